@@ -1,0 +1,71 @@
+//! Every read and write of the machine goes through [`Host`].
+//!
+//! Three implementations share the probes' code path: [`real::RealHost`] (this machine, or a
+//! tree mounted at `--root`), [`recorded::SnapshotHost`] (a JSON file written by
+//! `gpufix snapshot`) and [`recorded::RecordingHost`] (wraps another host and remembers every
+//! answer, which is how a snapshot is made). Probes never touch `std::fs` or NVML directly, so a
+//! recorded host replays exactly what a live one saw.
+
+pub mod nvml_types;
+pub mod real;
+pub mod recorded;
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::io;
+use std::time::Duration;
+
+pub use nvml_types::{Field, GpuReading, GpuSample, NvmlReading};
+
+/// What a command printed. `timed_out` means the whole process group was killed at the deadline.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct CommandOutput {
+    pub status: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+    pub timed_out: bool,
+}
+
+/// File metadata as the probes and fixes need it (never follows a final symlink).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct FileMeta {
+    /// `file`, `dir`, `symlink` or `other`.
+    pub kind: String,
+    pub mode: u32,
+    pub uid: u32,
+    pub gid: u32,
+    pub len: u64,
+    pub nlink: u64,
+}
+
+/// The machine as gpufix sees it. Paths are always the host's own absolute paths (`/proc/modules`);
+/// an implementation maps them (under `--root`, into a snapshot) as it needs.
+pub trait Host: Send + Sync {
+    /// Human description for reports: `this host`, `snapshot h200.json`, `root /host`.
+    fn describe(&self) -> String;
+    /// True when reads reflect a live machine (sampling sleeps for real).
+    fn is_live(&self) -> bool;
+    fn read_file(&self, path: &str) -> io::Result<Vec<u8>>;
+    /// Entry names of a directory, sorted.
+    fn read_dir(&self, path: &str) -> io::Result<Vec<String>>;
+    fn metadata(&self, path: &str) -> io::Result<FileMeta>;
+    fn read_link(&self, path: &str) -> io::Result<String>;
+    /// Run an argv (never a shell) in its own process group; the deadline kills the group.
+    fn run(&self, argv: &[String], timeout: Duration) -> io::Result<CommandOutput>;
+    /// One full NVML reading of every GPU. `Err` means NVML could not be initialised at all.
+    fn nvml(&self) -> Result<NvmlReading, String>;
+    /// A light NVML reading (utilization, clocks, power) used repeatedly by sampled probes.
+    fn nvml_sample(&self) -> Result<Vec<GpuSample>, String>;
+    /// gpufix's own process environment (what a job launched from this shell would inherit).
+    fn env(&self) -> BTreeMap<String, String>;
+    /// Seconds since the Unix epoch.
+    fn now(&self) -> f64;
+    /// Wait between two samples. Recorded hosts return at once.
+    fn sleep(&self, d: Duration);
+    /// Number of online CPUs.
+    fn cpu_count(&self) -> usize;
+}
+
+pub fn not_found(what: &str) -> io::Error {
+    io::Error::new(io::ErrorKind::NotFound, what.to_string())
+}

@@ -1,0 +1,135 @@
+//! What one NVML reading holds. Every field has three outcomes, as NVML itself does: a value,
+//! not supported by this GPU or driver, or an error. Unsupported and failed reads never turn
+//! into a default value; the nvml probe leaves them out, so an expression that uses them
+//! becomes `unknown` with the reason.
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "kebab-case")]
+pub enum Field<T> {
+    Ok(T),
+    NotSupported,
+    Error(String),
+}
+
+impl<T> Field<T> {
+    pub fn ok(&self) -> Option<&T> {
+        match self {
+            Field::Ok(v) => Some(v),
+            _ => None,
+        }
+    }
+    pub fn reason(&self) -> Option<String> {
+        match self {
+            Field::Ok(_) => None,
+            Field::NotSupported => Some("not supported by this GPU or driver".into()),
+            Field::Error(e) => Some(format!("NVML error: {e}")),
+        }
+    }
+}
+
+impl<T> Default for Field<T> {
+    fn default() -> Self {
+        Field::NotSupported
+    }
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct NvmlReading {
+    pub driver_version: Field<String>,
+    /// e.g. 13000 for CUDA 13.0
+    pub cuda_driver_version: Field<i32>,
+    pub nvml_version: Field<String>,
+    /// How long nvmlInit took, ms.
+    pub init_ms: f64,
+    pub gpus: Vec<GpuReading>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct ProcessMem {
+    pub pid: u32,
+    /// bytes; None when the driver does not say
+    pub used_memory: Option<u64>,
+    /// `compute` or `graphics`
+    pub kind: String,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct NvLink {
+    pub link: u32,
+    pub active: bool,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct GpuReading {
+    pub index: u32,
+    pub name: Field<String>,
+    pub uuid: Field<String>,
+    pub pci_bus_id: Field<String>,
+    pub vbios: Field<String>,
+    pub persistence: Field<bool>,
+    /// MHz
+    pub clock_sm: Field<u32>,
+    pub clock_sm_max: Field<u32>,
+    pub clock_graphics: Field<u32>,
+    pub clock_graphics_max: Field<u32>,
+    pub clock_mem: Field<u32>,
+    pub clock_mem_max: Field<u32>,
+    pub app_clock_graphics: Field<u32>,
+    pub default_app_clock_graphics: Field<u32>,
+    pub app_clock_mem: Field<u32>,
+    pub default_app_clock_mem: Field<u32>,
+    /// Names as NVML's ClocksEventReasons flags: GPU_IDLE, SW_POWER_CAP, HW_SLOWDOWN, ...
+    pub clocks_event_reasons: Field<Vec<String>>,
+    /// milliwatts
+    pub power_usage_mw: Field<u32>,
+    pub power_limit_mw: Field<u32>,
+    pub power_default_limit_mw: Field<u32>,
+    pub power_enforced_limit_mw: Field<u32>,
+    pub temperature_c: Field<u32>,
+    pub ecc_enabled: Field<bool>,
+    pub ecc_pending: Field<bool>,
+    pub ecc_uncorrected_volatile: Field<u64>,
+    pub ecc_uncorrected_aggregate: Field<u64>,
+    pub ecc_corrected_volatile: Field<u64>,
+    pub retired_pages_pending: Field<bool>,
+    pub retired_pages_count: Field<u64>,
+    pub remapped_rows_correctable: Field<u32>,
+    pub remapped_rows_uncorrectable: Field<u32>,
+    pub remapped_rows_pending: Field<bool>,
+    pub remapped_rows_failure: Field<bool>,
+    pub pcie_gen: Field<u32>,
+    pub pcie_width: Field<u32>,
+    pub pcie_max_gen: Field<u32>,
+    pub pcie_max_width: Field<u32>,
+    pub nvlinks: Field<Vec<NvLink>>,
+    /// Default, ExclusiveThread, Prohibited, ExclusiveProcess
+    pub compute_mode: Field<String>,
+    pub mig_current: Field<bool>,
+    pub mig_pending: Field<bool>,
+    /// percent
+    pub utilization_gpu: Field<u32>,
+    pub utilization_memory: Field<u32>,
+    /// bytes
+    pub memory_total: Field<u64>,
+    pub memory_used: Field<u64>,
+    pub memory_free: Field<u64>,
+    pub pstate: Field<String>,
+    pub processes: Field<Vec<ProcessMem>>,
+}
+
+/// One sample of the quickly changing values, for `nvml.sample`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct GpuSample {
+    pub index: u32,
+    pub utilization_gpu: Field<u32>,
+    pub utilization_memory: Field<u32>,
+    pub clock_sm: Field<u32>,
+    pub power_usage_mw: Field<u32>,
+    pub clocks_event_reasons: Field<Vec<String>>,
+    pub pcie_gen: Field<u32>,
+    pub pcie_width: Field<u32>,
+    pub temperature_c: Field<u32>,
+    pub memory_used: Field<u64>,
+}

@@ -1,0 +1,1 @@
+//! The live machine (optionally with files read under `--root`).

@@ -1,0 +1,146 @@
+//! THE list of probe kinds. A probe reads the host (only through [`Host`]) and returns one JSON
+//! value whose fields are documented in [`ProbeKind::fields`]; rules' expressions read those
+//! fields. Adding a kind means one new file and one line in [`PROBES`].
+//!
+//! A probe has three outcomes besides a value: `Unknown` (it tried and could not tell: an error,
+//! a timeout, not supported), and `NotApplicable` (an input it needs, such as `--pid`, was not
+//! given, or the evidence given does not cover it). Neither is ever turned into a value.
+
+use crate::host::Host;
+use serde_json::{Map, Value};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Inputs that only some probes need; they come from flags.
+#[derive(Debug, Clone, Default)]
+pub struct Inputs {
+    pub pid: Option<u32>,
+    pub config: Option<PathBuf>,
+    pub env_file: Option<PathBuf>,
+    pub trace: Option<PathBuf>,
+    pub nccl_log: Option<PathBuf>,
+    pub kernel_log: Option<PathBuf>,
+    pub evidence: Vec<PathBuf>,
+}
+
+pub struct ProbeCtx<'a> {
+    pub host: &'a dyn Host,
+    pub inputs: &'a Inputs,
+    /// Window for sampled probes (`--sample`). Zero means take a single reading.
+    pub sample: Duration,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum ProbeOutcome {
+    Value(Value),
+    Unknown(String),
+    NotApplicable(String),
+}
+
+/// A parameter a probe accepts in a playbook (`probes: { x: { kind: file, path: ..., parse: yaml } }`).
+#[derive(Debug, Clone, Copy)]
+pub struct ParamSpec {
+    pub name: &'static str,
+    pub required: bool,
+    /// `string`, `integer`, `number`, `boolean`, `array`, `object`, or `string|array`
+    pub ty: &'static str,
+    pub doc: &'static str,
+}
+
+pub trait ProbeKind: Sync {
+    fn name(&self) -> &'static str;
+    /// One sentence: what it reads.
+    fn doc(&self) -> &'static str;
+    /// Output fields (dotted paths) with a short description each.
+    fn fields(&self) -> &'static [(&'static str, &'static str)];
+    fn params(&self) -> &'static [ParamSpec] {
+        &[]
+    }
+    /// True when the probe takes readings over the `--sample` window.
+    fn sampled(&self) -> bool {
+        false
+    }
+    /// Extra checks on parameter values beyond their presence and type (regex compiles, enum
+    /// values). Returns one message per problem.
+    fn check_params(&self, _params: &Map<String, Value>) -> Vec<String> {
+        Vec::new()
+    }
+    fn run(&self, params: &Map<String, Value>, ctx: &ProbeCtx) -> ProbeOutcome;
+}
+
+/// Every probe kind, in the order `gpufix list --probes` shows them.
+pub static PROBES: &[&dyn ProbeKind] = &[];
+
+pub fn find(name: &str) -> Option<&'static dyn ProbeKind> {
+    PROBES.iter().copied().find(|p| p.name() == name)
+}
+
+/// Check a probe's parameters against its [`ParamSpec`]s: unknown names, missing required
+/// ones, wrong JSON types, then the kind's own checks.
+pub fn check_params(kind: &dyn ProbeKind, params: &Map<String, Value>) -> Vec<String> {
+    let mut errs = Vec::new();
+    for (k, v) in params {
+        match kind.params().iter().find(|p| p.name == k) {
+            None => {
+                let known: Vec<&str> = kind.params().iter().map(|p| p.name).collect();
+                errs.push(format!(
+                    "probe kind `{}` has no parameter `{k}`{}",
+                    kind.name(),
+                    if known.is_empty() {
+                        " (it takes none)".to_string()
+                    } else {
+                        format!(" (it takes: {})", known.join(", "))
+                    }
+                ));
+            }
+            Some(spec) => {
+                if !type_matches(spec.ty, v) {
+                    errs.push(format!(
+                        "probe parameter `{k}` of `{}` must be {}, found {}",
+                        kind.name(),
+                        spec.ty,
+                        json_type(v)
+                    ));
+                }
+            }
+        }
+    }
+    for spec in kind.params().iter().filter(|p| p.required) {
+        if !params.contains_key(spec.name) {
+            errs.push(format!("probe kind `{}` needs parameter `{}`", kind.name(), spec.name));
+        }
+    }
+    if errs.is_empty() {
+        errs.extend(kind.check_params(params));
+    }
+    errs
+}
+
+fn type_matches(ty: &str, v: &Value) -> bool {
+    ty.split('|').any(|t| match t {
+        "string" => v.is_string(),
+        "integer" => v.is_i64() || v.is_u64(),
+        "number" => v.is_number(),
+        "boolean" => v.is_boolean(),
+        "array" => v.is_array(),
+        "object" => v.is_object(),
+        _ => false,
+    })
+}
+
+pub fn json_type(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(n) if n.is_f64() => "number",
+        Value::Number(_) => "integer",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+/// Helpers for probe implementations.
+pub fn param_str<'a>(params: &'a Map<String, Value>, name: &str) -> Option<&'a str> {
+    params.get(name).and_then(Value::as_str)
+}
