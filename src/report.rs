@@ -120,6 +120,28 @@ pub struct RuleResult {
     pub source: String,
 }
 
+/// One change a fix action would make to one target.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlannedChange {
+    /// The rule whose fix this is.
+    pub rule: String,
+    /// The fix kind: `env.unset`, `config.set`, `fstab.options`, ...
+    pub kind: String,
+    /// What is changed: a file path, `sysctl vm.swappiness`, `gpu 0 persistence`.
+    pub target: String,
+    pub safety: Safety,
+    /// One line: `unset CUDA_LAUNCH_BLOCKING in /job/env`.
+    pub summary: String,
+    /// Unified diff for file targets.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diff: Option<String>,
+    /// Before and after for runtime state (and whole-file content is left to `diff`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub before: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after: Option<Value>,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Report {
     pub version: u32,
@@ -132,6 +154,10 @@ pub struct Report {
     pub results: Vec<RuleResult>,
     /// Count of rules per verdict; every verdict is present.
     pub summary: BTreeMap<String, usize>,
+    /// Every change `apply` would make, in order, rendered to concrete values (empty until the
+    /// fixes of failing rules are planned).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub changes: Vec<PlannedChange>,
     /// Non-fatal notes gathered while evaluating (an expired waiver, a probe that timed out).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
