@@ -4,3 +4,8 @@
 pub mod host;
 pub mod probes;
 pub mod report;
+pub mod engine;
+pub mod fixes;
+pub mod playbook;
+pub mod render;
+pub mod cli;

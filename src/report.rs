@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 pub const REPORT_VERSION: u32 = 1;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Verdict {
     Pass,
@@ -44,7 +44,7 @@ impl Verdict {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Severity {
     Info,
@@ -63,7 +63,7 @@ impl Severity {
 }
 
 /// Ordered `manual < disruptive < safe`: a site playbook may lower a fix's class, never raise it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Safety {
     Manual,
@@ -82,7 +82,7 @@ impl Safety {
 }
 
 /// The fix a failing rule proposes, with its actions rendered to concrete values.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FixProposal {
     pub safety: Safety,
     /// What must restart for the fix to take effect: nothing, the training job, a service, a reboot.
@@ -94,7 +94,7 @@ pub struct FixProposal {
     pub instructions: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RuleResult {
     pub id: String,
     pub title: String,
@@ -121,7 +121,7 @@ pub struct RuleResult {
 }
 
 /// One change a fix action would make to one target.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PlannedChange {
     /// The rule whose fix this is.
     pub rule: String,
@@ -142,7 +142,7 @@ pub struct PlannedChange {
     pub after: Option<Value>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Report {
     pub version: u32,
     pub gpufix_version: String,

@@ -1,0 +1,77 @@
+//! `gpufix plan`: judge the host (and a job), show findings and the fixes they propose.
+
+use super::{Format, Global, print_diagnostics};
+use crate::engine::{self, Options};
+use crate::playbook::diag::did_you_mean;
+use crate::playbook::{Layer, RuleSet};
+use crate::render::text::{self, Style};
+use crate::report::Report;
+use clap::Args;
+use std::io::IsTerminal;
+use std::sync::Arc;
+use std::time::Duration;
+
+#[derive(Args, Debug, Default)]
+pub struct PlanArgs {
+    /// Also show details of passing and not-applicable rules.
+    #[arg(short, long)]
+    pub verbose: bool,
+    /// Probe deadline: a probe still running after this is `unknown`.
+    #[arg(long, value_name = "DURATION", default_value = "15s", value_parser = super::parse_duration)]
+    pub probe_timeout: Duration,
+}
+
+/// Check `--only` names against the rule set.
+pub fn check_only(set: &RuleSet, only: &[String]) -> anyhow::Result<()> {
+    for o in only {
+        if Layer::parse(o).is_none() && set.get(o).is_none() {
+            let mut names: Vec<&str> = set.rules.iter().map(|r| r.rule.id.as_str()).collect();
+            names.extend(Layer::ALL.iter().map(|l| l.as_str()));
+            let hint = did_you_mean(o, names.iter().copied()).unwrap_or_else(|| "run `gpufix list` to see rule ids".into());
+            anyhow::bail!("--only `{o}` is neither a rule id nor a layer\nhelp: {hint}");
+        }
+    }
+    Ok(())
+}
+
+/// Shared by plan, audit and apply: load, check, observe, evaluate.
+pub fn make_report(g: &Global, probe_timeout: Duration) -> anyhow::Result<Result<Report, i32>> {
+    let set = match g.rule_set() {
+        Ok(s) => s,
+        Err(d) => return Ok(Err(print_diagnostics(&d))),
+    };
+    check_only(&set, &g.only)?;
+    let host = g.host()?;
+    let inputs = Arc::new(g.inputs(host.as_ref())?);
+    let opts = Options { sample: g.sample, probe_deadline: probe_timeout, only: g.only.clone(), ..Options::default() };
+    let show = std::io::stderr().is_terminal() && host.is_live() && g.sample >= Duration::from_millis(500);
+    let bar = show.then(|| {
+        let b = indicatif::ProgressBar::new_spinner();
+        b.set_message(format!("sampling for {:.0?}…", g.sample));
+        b.enable_steady_tick(Duration::from_millis(120));
+        b
+    });
+    let started = std::time::Instant::now();
+    let report = engine::evaluate(&set, host, inputs, &opts, |_| {
+        if let Some(b) = &bar {
+            let left = g.sample.saturating_sub(started.elapsed());
+            b.set_message(format!("sampling… {:.0}s left", left.as_secs_f64()));
+        }
+    });
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    Ok(Ok(report))
+}
+
+pub fn run(g: &Global, a: &PlanArgs) -> anyhow::Result<i32> {
+    let report = match make_report(g, a.probe_timeout)? {
+        Ok(r) => r,
+        Err(code) => return Ok(code),
+    };
+    match g.format {
+        Format::Json => println!("{}", serde_json::to_string_pretty(&report)?),
+        _ => print!("{}", text::render(&report, Style { color: g.color(), verbose: a.verbose })),
+    }
+    Ok(if report.has_findings() { 2 } else { 0 })
+}

@@ -1,0 +1,421 @@
+//! From a checked rule set and a host to a [`Report`]: render probe parameters, observe,
+//! then judge each rule in order. Verdict precedence: blocked (a dependency failed or is
+//! unknown) before not-applicable (an input or probe is missing) before unknown (a probe or
+//! expression could not tell) before pass/fail; a live waiver turns a finding into `waived`.
+
+use super::expr;
+use super::observe::{Observer, ProbeKey, Request};
+use crate::host::Host;
+use crate::playbook::{LoadedRule, RuleSet};
+use crate::probes::{Inputs, ProbeOutcome};
+use crate::report::{FixProposal, REPORT_VERSION, Report, RuleResult, Verdict};
+use serde_json::{Map, Value, json};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
+use std::time::Duration;
+
+pub struct Options {
+    pub sample: Duration,
+    pub probe_deadline: Duration,
+    pub today: jiff::civil::Date,
+    /// Rule ids or layer names; empty means all. Dependencies of selected rules are included.
+    pub only: Vec<String>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            sample: Duration::ZERO,
+            probe_deadline: Duration::from_secs(15),
+            today: jiff::tz::TimeZone::UTC.to_datetime(jiff::Timestamp::now()).date(),
+            only: Vec::new(),
+        }
+    }
+}
+
+/// The flag that provides each `inputs.X`.
+pub fn input_flag(name: &str) -> String {
+    format!("--{}", name.replace('_', "-"))
+}
+
+pub fn inputs_json(inputs: &Inputs) -> Value {
+    let mut m = Map::new();
+    if let Some(p) = inputs.pid {
+        m.insert("pid".into(), json!(p));
+    }
+    let paths = [
+        ("config", &inputs.config),
+        ("env_file", &inputs.env_file),
+        ("trace", &inputs.trace),
+        ("nccl_log", &inputs.nccl_log),
+        ("kernel_log", &inputs.kernel_log),
+    ];
+    for (k, v) in paths {
+        if let Some(p) = v {
+            m.insert(k.into(), json!(p.display().to_string()));
+        }
+    }
+    if !inputs.evidence.is_empty() {
+        m.insert("evidence".into(), json!(inputs.evidence.iter().map(|p| p.display().to_string()).collect::<Vec<_>>()));
+    }
+    Value::Object(m)
+}
+
+/// The rules `--only` selects, with everything they depend on.
+pub fn select<'a>(set: &'a RuleSet, only: &[String]) -> Vec<&'a LoadedRule> {
+    if only.is_empty() {
+        return set.rules.iter().collect();
+    }
+    let mut want: BTreeSet<&str> = set
+        .rules
+        .iter()
+        .filter(|r| only.iter().any(|o| o == &r.rule.id || o == r.layer.as_str()))
+        .map(|r| r.rule.id.as_str())
+        .collect();
+    // rules are in dependency order, so walking backwards closes over dependencies
+    for r in set.rules.iter().rev() {
+        if want.contains(r.rule.id.as_str()) {
+            want.extend(r.rule.depends_on.iter().map(String::as_str));
+        }
+    }
+    set.rules.iter().filter(|r| want.contains(r.rule.id.as_str())).collect()
+}
+
+enum Slot {
+    Key(ProbeKey),
+    Fixed(ProbeOutcome),
+}
+
+pub fn evaluate(
+    set: &RuleSet,
+    host: Arc<dyn Host>,
+    inputs: Arc<Inputs>,
+    opts: &Options,
+    on_probe_done: impl FnMut(&ProbeKey),
+) -> Report {
+    let rules = select(set, &opts.only);
+    let inputs_v = inputs_json(&inputs);
+    let host_v = json!({"cpus": host.cpu_count(), "live": host.is_live()});
+
+    // 1. render probe parameters and collect distinct probe instances
+    let mut requests: BTreeMap<ProbeKey, Request> = BTreeMap::new();
+    let mut slots: Vec<Vec<(String, Slot)>> = Vec::new();
+    for r in &rules {
+        let base = json!({"params": r.params, "inputs": inputs_v, "host": host_v});
+        let mut mine = Vec::new();
+        for (alias, spec) in &r.rule.probes {
+            let kind = spec.get("kind").and_then(Value::as_str).unwrap_or_default().to_string();
+            let mut params = spec.clone();
+            params.remove("kind");
+            let slot = match missing_input(&Value::Object(params.clone()), &inputs_v) {
+                Some(flag) => Slot::Fixed(ProbeOutcome::NotApplicable(format!("needs {flag}"))),
+                None => match expr::render_value(&Value::Object(params), &base) {
+                    Ok(Value::Object(p)) => {
+                        let key = ProbeKey::new(&kind, &p);
+                        requests.entry(key.clone()).or_insert(Request { kind, params: p });
+                        Slot::Key(key)
+                    }
+                    Ok(_) => unreachable!("an object renders to an object"),
+                    Err(e) => Slot::Fixed(ProbeOutcome::Unknown(format!("probe `{alias}` parameters: {e}"))),
+                },
+            };
+            mine.push((alias.clone(), slot));
+        }
+        slots.push(mine);
+    }
+
+    // 2. observe
+    let observer = Observer { deadline: opts.probe_deadline };
+    let outcomes = observer.run(host.clone(), inputs.clone(), opts.sample, requests, on_probe_done);
+
+    // 3. judge in order
+    let mut results: Vec<RuleResult> = Vec::with_capacity(rules.len());
+    let mut verdicts: HashMap<String, Verdict> = HashMap::new();
+    let mut notes = Vec::new();
+    for (r, mine) in rules.iter().zip(slots) {
+        let mut res = judge(r, &mine, &outcomes, &inputs_v, &host_v, &verdicts);
+        // waivers
+        if let Some(w) = &r.waiver {
+            let expires = jiff::civil::Date::strptime("%Y-%m-%d", &w.expires).ok();
+            match expires {
+                Some(d) if d > opts.today => {
+                    if res.verdict.is_finding() {
+                        let was = res.verdict.as_str();
+                        res.verdict = Verdict::Waived;
+                        res.reason = Some(format!("waived until {} ({was} otherwise): {}", w.expires, w.reason));
+                    }
+                }
+                _ => {
+                    let note = format!("waiver of `{}` expired on {}: it no longer waives ({})", r.rule.id, w.expires, w.reason);
+                    if res.verdict.is_finding() {
+                        res.reason = Some(match res.reason.take() {
+                            Some(x) => format!("{x}; {note}"),
+                            None => note.clone(),
+                        });
+                    }
+                    notes.push(note);
+                }
+            }
+        }
+        verdicts.insert(r.rule.id.clone(), res.verdict);
+        results.push(res);
+    }
+    for d in &set.disabled {
+        notes.push(format!("rule `{d}` is disabled by the values file"));
+    }
+    let summary = Report::summarize(&results);
+    Report {
+        version: REPORT_VERSION,
+        gpufix_version: env!("CARGO_PKG_VERSION").to_string(),
+        host: host.describe(),
+        generated_at: jiff::Timestamp::now().strftime("%Y-%m-%dT%H:%M:%SZ").to_string(),
+        results,
+        summary,
+        changes: Vec::new(),
+        notes,
+    }
+}
+
+/// The flag for the first `inputs.X` a templated parameter reads that was not given.
+fn missing_input(params: &Value, inputs: &Value) -> Option<String> {
+    let mut found = None;
+    walk_strings(params, &mut |s| {
+        if found.is_some() || !s.contains("{{") {
+            return;
+        }
+        if let Ok(vars) = expr::check_template(s) {
+            for v in vars {
+                if let Some(name) = v.strip_prefix("inputs.").map(|n| n.split('.').next().unwrap_or(n))
+                    && inputs.get(name).is_none()
+                {
+                    found = Some(input_flag(name));
+                    return;
+                }
+            }
+        }
+    });
+    found
+}
+
+fn walk_strings(v: &Value, f: &mut impl FnMut(&str)) {
+    match v {
+        Value::String(s) => f(s),
+        Value::Array(a) => a.iter().for_each(|x| walk_strings(x, f)),
+        Value::Object(m) => m.values().for_each(|x| walk_strings(x, f)),
+        _ => {}
+    }
+}
+
+fn base_result(r: &LoadedRule, verdict: Verdict) -> RuleResult {
+    RuleResult {
+        id: r.rule.id.clone(),
+        title: r.rule.title.clone(),
+        layer: r.layer.as_str().to_string(),
+        severity: r.rule.severity,
+        verdict,
+        reason: None,
+        messages: Vec::new(),
+        evidence: BTreeMap::new(),
+        blocked_by: Vec::new(),
+        why: r.rule.why.clone(),
+        fix: None,
+        source: r.source.clone(),
+    }
+}
+
+fn judge(
+    r: &LoadedRule,
+    mine: &[(String, Slot)],
+    outcomes: &BTreeMap<ProbeKey, ProbeOutcome>,
+    inputs_v: &Value,
+    host_v: &Value,
+    verdicts: &HashMap<String, Verdict>,
+) -> RuleResult {
+    // blocked
+    let blockers: Vec<String> = r
+        .rule
+        .depends_on
+        .iter()
+        .filter(|d| verdicts.get(*d).is_some_and(|v| v.is_finding()))
+        .cloned()
+        .collect();
+    if !blockers.is_empty() {
+        let mut res = base_result(r, Verdict::Blocked);
+        res.reason = Some(format!(
+            "blocked by {}",
+            blockers.iter().map(|b| format!("`{b}` ({})", verdicts[b].as_str())).collect::<Vec<_>>().join(", ")
+        ));
+        res.blocked_by = blockers;
+        return res;
+    }
+    // probe outcomes
+    let mut ctx = Map::new();
+    ctx.insert("params".into(), Value::Object(r.params.clone()));
+    ctx.insert("inputs".into(), inputs_v.clone());
+    ctx.insert("host".into(), host_v.clone());
+    let mut unknown = None;
+    let missing = ProbeOutcome::Unknown("probe was not run".into());
+    for (alias, slot) in mine {
+        let outcome = match slot {
+            Slot::Fixed(o) => o,
+            Slot::Key(k) => outcomes.get(k).unwrap_or(&missing),
+        };
+        match outcome {
+            ProbeOutcome::Value(v) => {
+                ctx.insert(alias.clone(), v.clone());
+            }
+            ProbeOutcome::NotApplicable(why) => {
+                let mut res = base_result(r, Verdict::NotApplicable);
+                res.reason = Some(format!("probe `{alias}`: {why}"));
+                return res;
+            }
+            ProbeOutcome::Unknown(why) => {
+                unknown.get_or_insert_with(|| format!("probe `{alias}`: {why}"));
+            }
+        }
+    }
+    if let Some(why) = unknown {
+        let mut res = base_result(r, Verdict::Unknown);
+        res.reason = Some(why);
+        return res;
+    }
+    let ctx = Value::Object(ctx);
+    if let Some(a) = &r.rule.applies_when {
+        match expr::eval_bool(a, &ctx) {
+            Ok(true) => {}
+            Ok(false) => {
+                let mut res = base_result(r, Verdict::NotApplicable);
+                res.reason = Some(format!("applies only when `{a}`"));
+                return res;
+            }
+            Err(e) => return unknown_result(r, &ctx, a, &e),
+        }
+    }
+    // items
+    let items: Vec<(Option<(String, usize)>, Value)> = match &r.rule.for_each {
+        None => vec![(None, ctx.clone())],
+        Some(fe) => match expr::eval(&fe.in_, &ctx) {
+            Ok(Value::Array(list)) => list
+                .into_iter()
+                .enumerate()
+                .map(|(i, item)| {
+                    let mut c = ctx.clone();
+                    c.as_object_mut().unwrap().insert(fe.as_.clone(), item);
+                    (Some((fe.as_.clone(), i)), c)
+                })
+                .collect(),
+            Ok(other) => {
+                let e = format!("`{}` gave {} where a list was expected", fe.in_, crate::probes::json_type(&other));
+                return unknown_result(r, &ctx, &fe.in_, &e);
+            }
+            Err(e) => return unknown_result(r, &ctx, &fe.in_, &e),
+        },
+    };
+    let vars = expr::check_expression(&r.rule.fail_when).unwrap_or_default();
+    let mut res = base_result(r, Verdict::Pass);
+    let mut unknowns = Vec::new();
+    let mut actions: Vec<Value> = Vec::new();
+    let mut instructions = Vec::new();
+    for (item, c) in &items {
+        let label = |v: &str| match item {
+            Some((name, i)) if v.starts_with(&format!("{name}.")) || v == name => {
+                format!("{name}[{i}]{}", &v[name.len()..])
+            }
+            _ => v.to_string(),
+        };
+        match expr::eval_bool(&r.rule.fail_when, c) {
+            Ok(false) => {}
+            Ok(true) => {
+                res.verdict = Verdict::Fail;
+                for v in &vars {
+                    if let Some(val) = expr::lookup(c, v) {
+                        res.evidence.insert(label(v), compact(val));
+                    }
+                }
+                res.messages.push(expr::render(&r.rule.message, c).unwrap_or_else(|e| format!("{} (message template failed: {e})", r.rule.title)));
+                if let Some(fix) = &r.rule.fix {
+                    for a in &fix.actions {
+                        match expr::render_value(&Value::Object(a.clone()), c) {
+                            Ok(v) if !actions.contains(&v) => actions.push(v),
+                            Ok(_) => {}
+                            Err(e) => res.messages.push(format!("fix action could not be rendered: {e}")),
+                        }
+                    }
+                    if let Some(ins) = &fix.instructions {
+                        let t = expr::render(ins, c).unwrap_or_else(|e| format!("(instructions template failed: {e})"));
+                        if !instructions.contains(&t) {
+                            instructions.push(t);
+                        }
+                    }
+                }
+            }
+            Err(e) => unknowns.push(reason_for(c, &r.rule.fail_when, &e, &vars, &label)),
+        }
+    }
+    if res.verdict == Verdict::Fail {
+        if let Some(fix) = &r.rule.fix {
+            res.fix = Some(FixProposal {
+                safety: r.fix_safety.unwrap_or(fix.safety),
+                restart: fix.restart.as_str().to_string(),
+                actions,
+                instructions: if instructions.is_empty() { None } else { Some(instructions.join("\n")) },
+            });
+        }
+        if !unknowns.is_empty() {
+            res.messages.push(format!("also could not judge: {}", unknowns.join("; ")));
+        }
+    } else if !unknowns.is_empty() {
+        res.verdict = Verdict::Unknown;
+        res.reason = Some(unknowns.join("; "));
+    }
+    res
+}
+
+/// Keep evidence readable: long strings and big structures are cut.
+fn compact(v: &Value) -> Value {
+    match v {
+        Value::String(s) if s.len() > 200 => Value::String(format!("{}…", &s[..s.floor_char_boundary(200)])),
+        Value::Array(a) if a.len() > 20 => Value::String(format!("[{} items]", a.len())),
+        Value::Object(m) if m.len() > 20 => Value::String(format!("{{{} fields}}", m.len())),
+        _ => v.clone(),
+    }
+}
+
+fn unknown_result(r: &LoadedRule, ctx: &Value, src: &str, err: &str) -> RuleResult {
+    let vars = expr::check_expression(src).unwrap_or_default();
+    let mut res = base_result(r, Verdict::Unknown);
+    res.reason = Some(reason_for(ctx, src, err, &vars, &|v: &str| v.to_string()));
+    res
+}
+
+/// Say which value was missing and, when a probe recorded why, that reason too.
+fn reason_for(ctx: &Value, src: &str, err: &str, vars: &BTreeSet<String>, label: &dyn Fn(&str) -> String) -> String {
+    let missing: Vec<String> = vars
+        .iter()
+        .filter(|v| expr::lookup(ctx, v).is_none())
+        .map(|v| {
+            let field = v.rsplit('.').next().unwrap_or(v);
+            let why = find_unavailable(ctx, field);
+            match why {
+                Some(w) => format!("`{}` is not available ({w})", label(v)),
+                None => format!("`{}` is not available", label(v)),
+            }
+        })
+        .collect();
+    if missing.is_empty() { format!("`{src}`: {err}") } else { missing.join(", ") }
+}
+
+/// Probes list fields they could not read under `unavailable: {"gpus[0].temperature_c": reason}`.
+fn find_unavailable(ctx: &Value, field: &str) -> Option<String> {
+    let obj = ctx.as_object()?;
+    for v in obj.values() {
+        if let Some(un) = v.get("unavailable").and_then(Value::as_object) {
+            for (k, why) in un {
+                if k == field || k.ends_with(&format!(".{field}")) {
+                    return why.as_str().map(str::to_string);
+                }
+            }
+        }
+    }
+    None
+}

@@ -1,0 +1,8 @@
+//! The engine: order, observe, evaluate. Takes a checked [`crate::playbook::RuleSet`] and a
+//! [`crate::host::Host`] to a [`crate::report::Report`].
+
+pub mod evaluate;
+pub mod expr;
+pub mod observe;
+
+pub use evaluate::{Options, evaluate};

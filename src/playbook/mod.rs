@@ -1,0 +1,104 @@
+//! Playbooks: where they come from, how they are read and checked, and the merged, ordered
+//! rule set the engine evaluates. This module is the only user of the YAML parser.
+
+pub mod diag;
+pub mod model;
+pub mod validate;
+
+use crate::report::Safety;
+pub use diag::Diagnostic;
+pub use model::{Layer, Playbook, Rule, Values};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+/// Where a playbook came from; later tiers replace earlier rules with the same id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Tier {
+    Builtin,
+    System,
+    Cli,
+}
+
+#[derive(Debug, Clone)]
+pub struct SourceFile {
+    pub name: String,
+    pub text: String,
+    pub tier: Tier,
+}
+
+/// The built-in playbooks, embedded in the binary.
+pub static BUILTIN: &[(&str, &str)] = &[("driver.yaml", include_str!("../../playbooks/driver.yaml"))];
+
+pub fn builtin_sources() -> Vec<SourceFile> {
+    BUILTIN
+        .iter()
+        .map(|(n, t)| SourceFile { name: format!("builtin:playbooks/{n}"), text: t.to_string(), tier: Tier::Builtin })
+        .collect()
+}
+
+/// Read `*.yaml`/`*.yml` from a directory (sorted by name), or a single file.
+pub fn read_sources(path: &Path, tier: Tier) -> Result<Vec<SourceFile>, Diagnostic> {
+    let err = |e: std::io::Error| {
+        Diagnostic::new(
+            "unreadable-playbook",
+            &path.display().to_string(),
+            format!("cannot read playbooks: {e}"),
+            "check the path given to `--playbooks` (a directory of .yaml files or one file)",
+        )
+    };
+    let meta = std::fs::metadata(path).map_err(err)?;
+    let files: Vec<PathBuf> = if meta.is_dir() {
+        let mut v: Vec<PathBuf> = std::fs::read_dir(path)
+            .map_err(err)?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| matches!(p.extension().and_then(|e| e.to_str()), Some("yaml" | "yml")))
+            .collect();
+        v.sort();
+        v
+    } else {
+        vec![path.to_path_buf()]
+    };
+    files
+        .into_iter()
+        .map(|f| {
+            let text = std::fs::read_to_string(&f).map_err(|e| {
+                Diagnostic::new(
+                    "unreadable-playbook",
+                    &f.display().to_string(),
+                    format!("cannot read playbook: {e}"),
+                    "make the file readable UTF-8 YAML",
+                )
+            })?;
+            Ok(SourceFile { name: f.display().to_string(), text, tier })
+        })
+        .collect()
+}
+
+/// One rule after loading: the rule, its playbook's layer, and the parameter values in force.
+#[derive(Debug, Clone)]
+pub struct LoadedRule {
+    pub rule: Rule,
+    pub layer: Layer,
+    pub playbook: String,
+    pub source: String,
+    pub tier: Tier,
+    /// Defaults overridden by the values file.
+    pub params: serde_json::Map<String, Value>,
+    pub waiver: Option<model::Waiver>,
+    /// Effective fix safety (never looser than the loosest its action kinds allow).
+    pub fix_safety: Option<Safety>,
+}
+
+/// Rules in evaluation order: bottom-up by layer, dependencies first, then by tier and position.
+#[derive(Debug, Clone, Default)]
+pub struct RuleSet {
+    pub rules: Vec<LoadedRule>,
+    /// Rules the values file disabled (named in reports' notes).
+    pub disabled: Vec<String>,
+}
+
+impl RuleSet {
+    pub fn get(&self, id: &str) -> Option<&LoadedRule> {
+        self.rules.iter().find(|r| r.rule.id == id)
+    }
+}

@@ -1,0 +1,193 @@
+//! The playbook and values file as typed data. Deserialisation is strict (`deny_unknown_fields`)
+//! and the JSON Schemas in `schemas/` are generated from these types (`gpufix schema`), so the
+//! schema and the code cannot drift: a test compares them.
+
+use crate::report::{Safety, Severity};
+use indexmap::IndexMap;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// The six layers, bottom-up: a lower fault poisons every metric above it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Layer {
+    Driver,
+    Cuda,
+    Data,
+    Launch,
+    Memory,
+    Comm,
+}
+
+impl Layer {
+    pub const ALL: [Layer; 6] = [
+        Layer::Driver,
+        Layer::Cuda,
+        Layer::Data,
+        Layer::Launch,
+        Layer::Memory,
+        Layer::Comm,
+    ];
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Layer::Driver => "driver",
+            Layer::Cuda => "cuda",
+            Layer::Data => "data",
+            Layer::Launch => "launch",
+            Layer::Memory => "memory",
+            Layer::Comm => "comm",
+        }
+    }
+    pub fn parse(s: &str) -> Option<Layer> {
+        Layer::ALL.into_iter().find(|l| l.as_str() == s)
+    }
+    pub fn title(self) -> &'static str {
+        match self {
+            Layer::Driver => "driver and firmware",
+            Layer::Cuda => "CUDA runtime",
+            Layer::Data => "data pipeline",
+            Layer::Launch => "kernel launch and scheduling",
+            Layer::Memory => "GPU memory",
+            Layer::Comm => "NCCL and distributed",
+        }
+    }
+}
+
+/// One playbook file: the rules for one bottleneck, all in one layer.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(title = "gpufix playbook")]
+pub struct Playbook {
+    /// Name of the playbook (usually the file stem).
+    pub playbook: String,
+    pub layer: Layer,
+    pub title: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    pub rules: Vec<Rule>,
+}
+
+/// A threshold or setting a site may override in its values file.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Param {
+    pub default: Value,
+    /// Where the default comes from: `vendor-documented: …`, `checklist: …`, `empirical: …`.
+    pub source: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+}
+
+/// Evaluate the rule once per element of a list (one finding per GPU, per mount, …).
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ForEach {
+    /// Expression giving a list, e.g. `nvml.gpus`.
+    #[serde(rename = "in")]
+    pub in_: String,
+    /// Name the element is bound to in `fail_when` and `message`.
+    #[serde(rename = "as")]
+    pub as_: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Fix {
+    /// `safe` (reversible, harmless to running work), `disruptive` (touches running state),
+    /// `manual` (never executed; printed as instructions).
+    pub safety: Safety,
+    /// What must restart for the fix to take effect: nothing, the training job, a service, a reboot.
+    pub restart: Restart,
+    /// Actions, each `{kind: FIX_KIND, …parameters}`; string parameters are templates.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub actions: Vec<Map<String, Value>>,
+    /// What a person should do (template). Required for manual fixes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Restart {
+    Nothing,
+    Job,
+    Service,
+    Reboot,
+}
+
+impl Restart {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Restart::Nothing => "nothing",
+            Restart::Job => "the training job",
+            Restart::Service => "a service",
+            Restart::Reboot => "a reboot",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Rule {
+    /// `layer.condition`, naming the condition, not the remedy: `driver.persistence-off`.
+    pub id: String,
+    pub title: String,
+    /// Why it matters, in two or three sentences.
+    pub why: String,
+    pub severity: Severity,
+    /// Rules whose evidence this rule needs: it is `blocked` while any of them fails or is unknown.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub depends_on: Vec<String>,
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    pub params: IndexMap<String, Param>,
+    /// Named probes: `{ mods: { kind: kernel.modules } }`. String parameters are templates over
+    /// `params` and `inputs`.
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    pub probes: IndexMap<String, Map<String, Value>>,
+    /// Expression; when false the rule is `not-applicable`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub applies_when: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub for_each: Option<ForEach>,
+    /// Expression over probe outputs and `params`; true means the condition is present.
+    pub fail_when: String,
+    /// Template shown when the rule fails.
+    pub message: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fix: Option<Fix>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub references: Vec<String>,
+}
+
+/// `values.yaml`: site settings for built-in and site rules.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(title = "gpufix values")]
+pub struct Values {
+    #[serde(default)]
+    pub rules: IndexMap<String, RuleValues>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RuleValues {
+    /// Parameter overrides by name.
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    pub params: IndexMap<String, Value>,
+    /// Leave the rule out entirely.
+    #[serde(default)]
+    pub disabled: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waive: Option<Waiver>,
+}
+
+/// Accept a rule's finding for a while, with a reason. An expired waiver stops waiving.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Waiver {
+    pub reason: String,
+    /// `YYYY-MM-DD`; the waiver ends at the start of this day (UTC).
+    #[schemars(regex(pattern = r"^\d{4}-\d{2}-\d{2}$"))]
+    pub expires: String,
+}

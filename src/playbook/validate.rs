@@ -1,0 +1,653 @@
+//! Validation before anything runs: YAML syntax, then the JSON Schema (strict: unknown keys
+//! are errors), then typed reading, then semantic checks across all files (unique ids, known
+//! probe and fix kinds and their parameters, known dependencies, no cycles, expressions and
+//! templates that compile and read only what the rule declares). Every problem is collected;
+//! the caller prints them all and stops.
+
+use super::diag::{Diagnostic, did_you_mean, locate};
+use super::model::{Playbook, Rule, Values};
+use super::{LoadedRule, RuleSet, SourceFile, Tier};
+use crate::engine::expr::{self, HOST_FIELDS, INPUTS, ROOTS};
+use crate::fixes::spec as fixspec;
+use crate::probes;
+use crate::report::Safety;
+use serde_json::{Map, Value};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+pub fn playbook_schema() -> Value {
+    serde_json::to_value(schemars::schema_for!(Playbook)).expect("schema serialises")
+}
+
+pub fn values_schema() -> Value {
+    serde_json::to_value(schemars::schema_for!(Values)).expect("schema serialises")
+}
+
+/// Parse YAML text into JSON, with a located diagnostic on syntax errors.
+pub fn parse_yaml(file: &str, text: &str) -> Result<Value, Diagnostic> {
+    serde_yaml::from_str::<Value>(text).map_err(|e| {
+        let line = e.location().map(|l| l.line());
+        Diagnostic::new(
+            "yaml-syntax",
+            file,
+            format!("invalid YAML: {}", strip_location(&e.to_string())),
+            "fix the YAML syntax (indentation, a missing `:` or an unclosed quote or bracket)",
+        )
+        .line(line)
+    })
+}
+
+fn strip_location(s: &str) -> String {
+    match s.find(" at line ") {
+        Some(i) => s[..i].to_string(),
+        None => s.to_string(),
+    }
+}
+
+/// Check a document against a schema, one diagnostic per violation.
+fn schema_check(file: &str, text: &str, doc: &Value, schema: &Value, what: &str) -> Vec<Diagnostic> {
+    let validator = match jsonschema::draft202012::new(schema) {
+        Ok(v) => v,
+        Err(e) => return vec![Diagnostic::new("internal", file, format!("bad built-in schema: {e}"), "report this bug")],
+    };
+    let mut out = Vec::new();
+    for err in validator.iter_errors(doc) {
+        let mut path = err.instance_path().to_string();
+        let (code, message, help) = match err.kind() {
+            jsonschema::error::ValidationErrorKind::AdditionalProperties { unexpected } => {
+                let key = unexpected.first().cloned().unwrap_or_default();
+                path = format!("{path}/{key}");
+                let known = known_keys(schema, &err.schema_path().to_string());
+                let mut help = match did_you_mean(&key, known.iter().map(String::as_str)) {
+                    Some(s) => s,
+                    None => String::new(),
+                };
+                if !known.is_empty() {
+                    if !help.is_empty() {
+                        help.push(' ');
+                    }
+                    help.push_str(&format!("allowed keys here: {}", known.join(", ")));
+                }
+                ("unknown-key", format!("unknown key `{key}` in {what}"), help)
+            }
+            jsonschema::error::ValidationErrorKind::Required { property } => (
+                "missing-key",
+                format!("missing required key {property} in {what}"),
+                format!("add {property}"),
+            ),
+            _ => (
+                "schema",
+                format!("{} (in {what})", err),
+                format!("see schemas/{what}.schema.json or `gpufix schema {what}`"),
+            ),
+        };
+        let line = locate(text, &path);
+        out.push(Diagnostic::new(code, file, message, help).at(if path.is_empty() { "/".into() } else { path }, line));
+    }
+    out
+}
+
+/// Property names allowed by the object schema that an `additionalProperties` error came from.
+fn known_keys(schema: &Value, schema_path: &str) -> Vec<String> {
+    // schema_path ends in `/additionalProperties`; resolve the object schema it belongs to,
+    // following a `$ref` if the path went through one.
+    let mut node = schema;
+    let segs: Vec<&str> = schema_path.trim_start_matches('/').split('/').collect();
+    for seg in &segs[..segs.len().saturating_sub(1)] {
+        if *seg == "$ref" {
+            continue;
+        }
+        node = match node.get(*seg) {
+            Some(n) => n,
+            None => return Vec::new(),
+        };
+        if let Some(r) = node.get("$ref").and_then(Value::as_str)
+            && let Some(name) = r.strip_prefix("#/$defs/")
+            && let Some(def) = schema.get("$defs").and_then(|d| d.get(name))
+        {
+            node = def;
+        }
+    }
+    node.get("properties")
+        .and_then(Value::as_object)
+        .map(|m| m.keys().cloned().collect())
+        .unwrap_or_default()
+}
+
+struct Parsed {
+    file: String,
+    text: String,
+    tier: Tier,
+    book: Playbook,
+}
+
+/// Load and check playbooks and an optional values file into an ordered rule set.
+pub fn load(sources: &[SourceFile], values: Option<&SourceFile>) -> Result<RuleSet, Vec<Diagnostic>> {
+    let mut diags = Vec::new();
+    let pschema = playbook_schema();
+    let mut parsed = Vec::new();
+    for s in sources {
+        let doc = match parse_yaml(&s.name, &s.text) {
+            Ok(d) => d,
+            Err(d) => {
+                diags.push(d);
+                continue;
+            }
+        };
+        let errs = schema_check(&s.name, &s.text, &doc, &pschema, "playbook");
+        if !errs.is_empty() {
+            diags.extend(errs);
+            continue;
+        }
+        match serde_json::from_value::<Playbook>(doc) {
+            Ok(book) => parsed.push(Parsed { file: s.name.clone(), text: s.text.clone(), tier: s.tier, book }),
+            Err(e) => diags.push(Diagnostic::new(
+                "schema",
+                &s.name,
+                format!("invalid playbook: {e}"),
+                "see `gpufix schema playbook`",
+            )),
+        }
+    }
+
+    // Merge: a later tier replaces an earlier rule with the same id; the same id twice in one
+    // tier is an error.
+    let mut chosen: Vec<(usize, usize)> = Vec::new(); // (parsed idx, rule idx)
+    let mut by_id: HashMap<String, (usize, usize)> = HashMap::new();
+    for (pi, p) in parsed.iter().enumerate() {
+        for (ri, r) in p.book.rules.iter().enumerate() {
+            if let Some(&(opi, ori)) = by_id.get(&r.id) {
+                let other = &parsed[opi];
+                if other.tier == p.tier {
+                    let line = locate(&p.text, &format!("/rules/{ri}/id"));
+                    let oline = locate(&other.text, &format!("/rules/{ori}/id"));
+                    diags.push(
+                        Diagnostic::new(
+                            "duplicate-id",
+                            &p.file,
+                            format!(
+                                "rule id `{}` is defined twice (also at {}:{})",
+                                r.id,
+                                other.file,
+                                oline.map(|l| l.to_string()).unwrap_or_else(|| "?".into())
+                            ),
+                            "give each rule a unique id; to replace a built-in rule, put the new one in a site playbook",
+                        )
+                        .at(format!("/rules/{ri}/id"), line),
+                    );
+                    continue;
+                }
+                // replace in place, keeping the original's position
+                if let Some(slot) = chosen.iter_mut().find(|c| **c == (opi, ori)) {
+                    *slot = (pi, ri);
+                }
+                by_id.insert(r.id.clone(), (pi, ri));
+            } else {
+                by_id.insert(r.id.clone(), (pi, ri));
+                chosen.push((pi, ri));
+            }
+        }
+    }
+    let ids: BTreeSet<String> = by_id.keys().cloned().collect();
+
+    // Values file.
+    let mut vals = Values::default();
+    if let Some(v) = values {
+        match parse_yaml(&v.name, &v.text) {
+            Err(d) => diags.push(d),
+            Ok(doc) => {
+                let doc = if doc.is_null() { Value::Object(Map::new()) } else { doc };
+                let errs = schema_check(&v.name, &v.text, &doc, &values_schema(), "values");
+                if errs.is_empty() {
+                    match serde_json::from_value::<Values>(doc) {
+                        Ok(x) => vals = x,
+                        Err(e) => diags.push(Diagnostic::new(
+                            "schema",
+                            &v.name,
+                            format!("invalid values file: {e}"),
+                            "see `gpufix schema values`",
+                        )),
+                    }
+                } else {
+                    diags.extend(errs);
+                }
+            }
+        }
+        for (id, rv) in &vals.rules {
+            let path = format!("/rules/{}", id.replace('~', "~0").replace('/', "~1"));
+            let line = locate(&v.text, &path);
+            let Some(&(pi, ri)) = by_id.get(id) else {
+                diags.push(
+                    Diagnostic::new(
+                        "unknown-rule",
+                        &v.name,
+                        format!("values file names unknown rule `{id}`"),
+                        did_you_mean(id, ids.iter().map(String::as_str))
+                            .unwrap_or_else(|| "run `gpufix list` to see rule ids".into()),
+                    )
+                    .at(path, line),
+                );
+                continue;
+            };
+            let rule = &parsed[pi].book.rules[ri];
+            for name in rv.params.keys() {
+                if !rule.params.contains_key(name) {
+                    let known: Vec<&str> = rule.params.keys().map(String::as_str).collect();
+                    diags.push(
+                        Diagnostic::new(
+                            "unknown-param",
+                            &v.name,
+                            format!("rule `{id}` has no parameter `{name}`"),
+                            did_you_mean(name, known.iter().copied()).unwrap_or_else(|| {
+                                if known.is_empty() {
+                                    "this rule takes no parameters".into()
+                                } else {
+                                    format!("its parameters: {}", known.join(", "))
+                                }
+                            }),
+                        )
+                        .at(format!("{path}/params/{name}"), locate(&v.text, &format!("{path}/params/{name}"))),
+                    );
+                }
+            }
+            if let Some(w) = &rv.waive
+                && jiff::civil::Date::strptime("%Y-%m-%d", &w.expires).is_err()
+            {
+                diags.push(
+                    Diagnostic::new(
+                        "bad-waiver",
+                        &v.name,
+                        format!("waiver of `{id}` has an invalid expiry date `{}`", w.expires),
+                        "write the date as YYYY-MM-DD, e.g. 2027-03-31",
+                    )
+                    .at(format!("{path}/waive/expires"), locate(&v.text, &format!("{path}/waive/expires"))),
+                );
+            }
+        }
+    }
+
+    // Semantic checks of every chosen rule.
+    let mut rules = Vec::new();
+    for &(pi, ri) in &chosen {
+        let p = &parsed[pi];
+        let rule = &p.book.rules[ri];
+        let base = format!("/rules/{ri}");
+        let mut d = RuleDiags { file: &p.file, text: &p.text, base: &base, out: &mut diags };
+        check_rule(rule, &ids, &mut d);
+        let rv = vals.rules.get(&rule.id);
+        if rv.is_some_and(|v| v.disabled) {
+            continue;
+        }
+        let mut params: Map<String, Value> =
+            rule.params.iter().map(|(k, v)| (k.clone(), v.default.clone())).collect();
+        if let Some(rv) = rv {
+            for (k, v) in &rv.params {
+                params.insert(k.clone(), v.clone());
+            }
+        }
+        let fix_safety = rule.fix.as_ref().map(|f| f.safety);
+        rules.push(LoadedRule {
+            rule: rule.clone(),
+            layer: p.book.layer,
+            playbook: p.book.playbook.clone(),
+            source: p.file.clone(),
+            tier: p.tier,
+            params,
+            waiver: rv.and_then(|v| v.waive.clone()),
+            fix_safety,
+        });
+    }
+    let disabled: Vec<String> = vals.rules.iter().filter(|(_, v)| v.disabled).map(|(k, _)| k.clone()).collect();
+
+    // Dependencies on disabled rules are simply dropped; the order must have no cycle.
+    let ordered = match order(&rules) {
+        Ok(o) => o,
+        Err(cycle) => {
+            let first = rules.iter().find(|r| r.rule.id == cycle[0]).unwrap();
+            let pi = parsed.iter().position(|p| p.file == first.source).unwrap_or(0);
+            let ri = parsed[pi].book.rules.iter().position(|r| r.id == cycle[0]).unwrap_or(0);
+            diags.push(
+                Diagnostic::new(
+                    "dependency-cycle",
+                    &first.source,
+                    format!("rule `{}` has circular dependency `{}`", cycle[0], cycle.join(" -> ")),
+                    "remove one of the `depends_on` entries in the cycle",
+                )
+                .at(format!("/rules/{ri}/depends_on"), locate(&parsed[pi].text, &format!("/rules/{ri}/depends_on"))),
+            );
+            Vec::new()
+        }
+    };
+    if !diags.is_empty() {
+        return Err(diags);
+    }
+    let mut by: HashMap<String, LoadedRule> = rules.into_iter().map(|r| (r.rule.id.clone(), r)).collect();
+    Ok(RuleSet { rules: ordered.into_iter().filter_map(|id| by.remove(&id)).collect(), disabled })
+}
+
+struct RuleDiags<'a> {
+    file: &'a str,
+    text: &'a str,
+    base: &'a str,
+    out: &'a mut Vec<Diagnostic>,
+}
+
+impl RuleDiags<'_> {
+    fn push(&mut self, code: &'static str, sub: &str, msg: String, help: String) {
+        let path = format!("{}{}", self.base, sub);
+        let line = locate(self.text, &path);
+        self.out.push(Diagnostic::new(code, self.file, msg, help).at(path, line));
+    }
+}
+
+/// Variables a rule's expressions and templates may read.
+struct Scope<'a> {
+    aliases: BTreeSet<&'a str>,
+    params: BTreeSet<&'a str>,
+    item: Option<&'a str>,
+}
+
+impl Scope<'_> {
+    /// Problems with the variables an expression reads, as messages.
+    fn check(&self, vars: &BTreeSet<String>) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        for v in vars {
+            let mut segs = v.split('.');
+            let root = segs.next().unwrap_or("");
+            let second = segs.next();
+            if self.aliases.contains(root) || self.item == Some(root) {
+                continue;
+            }
+            let (field_ok, fields): (bool, Vec<&str>) = match root {
+                "params" => (second.is_none_or(|s| self.params.contains(s)), self.params.iter().copied().collect()),
+                "inputs" => (second.is_none_or(|s| INPUTS.contains(&s)), INPUTS.to_vec()),
+                "host" => (second.is_none_or(|s| HOST_FIELDS.contains(&s)), HOST_FIELDS.to_vec()),
+                _ => {
+                    let mut known: Vec<&str> = self.aliases.iter().copied().collect();
+                    known.extend(ROOTS);
+                    known.extend(self.item);
+                    out.push((
+                        format!("`{root}` is not a declared probe or parameter"),
+                        did_you_mean(root, known.iter().copied())
+                            .unwrap_or_else(|| format!("declare it under `probes:`; names in scope: {}", known.join(", "))),
+                    ));
+                    continue;
+                }
+            };
+            if !field_ok {
+                let name = second.unwrap_or("");
+                out.push((
+                    format!("`{root}.{name}` is not declared"),
+                    did_you_mean(name, fields.iter().copied()).unwrap_or_else(|| {
+                        if root == "params" {
+                            format!("declare it under `params:` (declared: {})", fields.join(", "))
+                        } else {
+                            format!("`{root}` has: {}", fields.join(", "))
+                        }
+                    }),
+                ));
+            }
+        }
+        out
+    }
+}
+
+fn check_rule(rule: &Rule, ids: &BTreeSet<String>, d: &mut RuleDiags) {
+    // probes
+    for (alias, spec) in &rule.probes {
+        let sub = format!("/probes/{alias}");
+        let Some(kind) = spec.get("kind").and_then(Value::as_str) else {
+            d.push("missing-key", &sub, format!("probe `{alias}` has no `kind`"), known_probes_help());
+            continue;
+        };
+        let Some(pk) = probes::find(kind) else {
+            let help = did_you_mean(kind, probes::PROBES.iter().map(|p| p.name())).unwrap_or_else(known_probes_help);
+            d.push("unknown-probe-kind", &format!("{sub}/kind"), format!("unknown probe kind `{kind}`"), help);
+            continue;
+        };
+        let mut params = spec.clone();
+        params.remove("kind");
+        for msg in probes::check_params(pk, &params) {
+            let help = format!(
+                "`{}` takes: {}",
+                pk.name(),
+                pk.params()
+                    .iter()
+                    .map(|p| format!("{}{} ({})", p.name, if p.required { "*" } else { "" }, p.ty))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+            d.push("bad-probe-param", &sub, msg, help);
+        }
+        // templated parameters may read params and inputs only
+        let scope = Scope { aliases: BTreeSet::new(), params: rule.params.keys().map(String::as_str).collect(), item: None };
+        check_templates_in(&Value::Object(params), &format!("{sub}"), &scope, d);
+    }
+    let mut scope = Scope {
+        aliases: rule.probes.keys().map(String::as_str).collect(),
+        params: rule.params.keys().map(String::as_str).collect(),
+        item: None,
+    };
+    // depends_on
+    for (i, dep) in rule.depends_on.iter().enumerate() {
+        if dep == &rule.id {
+            d.push("self-dependency", &format!("/depends_on/{i}"), format!("rule `{dep}` depends on itself"), "remove it".into());
+        } else if !ids.contains(dep) {
+            d.push(
+                "unknown-dependency",
+                &format!("/depends_on/{i}"),
+                format!("rule `{}` depends on unknown rule `{dep}`", rule.id),
+                did_you_mean(dep, ids.iter().map(String::as_str)).unwrap_or_else(|| "run `gpufix list` to see rule ids".into()),
+            );
+        }
+    }
+    // expressions
+    let mut exprs: Vec<(&str, &str)> = Vec::new();
+    if let Some(a) = &rule.applies_when {
+        exprs.push(("/applies_when", a));
+    }
+    if let Some(fe) = &rule.for_each {
+        exprs.push(("/for_each/in", &fe.in_));
+    }
+    for (sub, src) in exprs {
+        expr_check(src, sub, &scope, d);
+    }
+    if let Some(fe) = &rule.for_each {
+        scope.item = Some(&fe.as_);
+    }
+    expr_check(&rule.fail_when, "/fail_when", &scope, d);
+    template_check(&rule.message, "/message", &scope, d);
+    // fix
+    if let Some(fix) = &rule.fix {
+        if fix.safety == Safety::Manual && fix.instructions.is_none() {
+            d.push(
+                "manual-fix-without-instructions",
+                "/fix",
+                "a manual fix must say what to do".into(),
+                "add `instructions:` describing the steps".into(),
+            );
+        }
+        if fix.safety != Safety::Manual && fix.actions.is_empty() {
+            d.push(
+                "fix-without-actions",
+                "/fix",
+                format!("a {} fix needs at least one action", fix.safety.as_str()),
+                "add `actions:`, or make it `safety: manual` with `instructions:`".into(),
+            );
+        }
+        if let Some(ins) = &fix.instructions {
+            template_check(ins, "/fix/instructions", &scope, d);
+        }
+        for (i, action) in fix.actions.iter().enumerate() {
+            let sub = format!("/fix/actions/{i}");
+            let Some(kind) = action.get("kind").and_then(Value::as_str) else {
+                d.push("missing-key", &sub, "fix action has no `kind`".into(), known_fixes_help());
+                continue;
+            };
+            let Some(fk) = fixspec::find(kind) else {
+                let help = did_you_mean(kind, fixspec::FIX_KINDS.iter().map(|k| k.name)).unwrap_or_else(known_fixes_help);
+                d.push("unknown-fix-kind", &format!("{sub}/kind"), format!("unknown fix kind `{kind}`"), help);
+                continue;
+            };
+            let mut params = action.clone();
+            params.remove("kind");
+            for (k, v) in &params {
+                match fk.params.iter().find(|p| p.name == k) {
+                    None => d.push(
+                        "bad-fix-param",
+                        &format!("{sub}/{k}"),
+                        format!("fix kind `{kind}` has no parameter `{k}`"),
+                        format!("`{kind}` takes: {}", fk.params.iter().map(|p| p.name).collect::<Vec<_>>().join(", ")),
+                    ),
+                    Some(spec) => {
+                        // templated strings are checked when rendered
+                        let templated = v.as_str().is_some_and(|s| s.contains("{{"));
+                        if !templated && !spec.ty.split('|').any(|t| probes::json_type(v) == t || (t == "number" && v.is_number())) {
+                            d.push(
+                                "bad-fix-param",
+                                &format!("{sub}/{k}"),
+                                format!("fix parameter `{k}` of `{kind}` must be {}, found {}", spec.ty, probes::json_type(v)),
+                                format!("{}: {}", spec.name, spec.doc),
+                            );
+                        }
+                    }
+                }
+            }
+            for spec in fk.params.iter().filter(|p| p.required) {
+                if !params.contains_key(spec.name) {
+                    d.push(
+                        "bad-fix-param",
+                        &sub,
+                        format!("fix kind `{kind}` needs parameter `{}`", spec.name),
+                        format!("{}: {}", spec.name, spec.doc),
+                    );
+                }
+            }
+            if fix.safety > fk.max_safety {
+                d.push(
+                    "fix-safety-too-loose",
+                    "/fix/safety",
+                    format!(
+                        "fix kind `{kind}` is at most {}; this fix is marked {}",
+                        fk.max_safety.as_str(),
+                        fix.safety.as_str()
+                    ),
+                    format!("mark the fix `safety: {}` (a playbook may make a fix stricter, never looser)", fk.max_safety.as_str()),
+                );
+            }
+            check_templates_in(&Value::Object(params), &sub, &scope, d);
+        }
+    }
+}
+
+fn known_probes_help() -> String {
+    format!("known probe kinds: {}", probes::PROBES.iter().map(|p| p.name()).collect::<Vec<_>>().join(", "))
+}
+
+fn known_fixes_help() -> String {
+    format!("known fix kinds: {}", fixspec::FIX_KINDS.iter().map(|k| k.name).collect::<Vec<_>>().join(", "))
+}
+
+fn expr_check(src: &str, sub: &str, scope: &Scope, d: &mut RuleDiags) {
+    match expr::check_expression(src) {
+        Err(e) => d.push(
+            "expression-syntax",
+            sub,
+            format!("expression `{src}` does not compile: {e}"),
+            "thresholds use minijinja's expression syntax, e.g. `gpu.power_limit_w < params.min_watts`".into(),
+        ),
+        Ok(vars) => {
+            for (m, h) in scope.check(&vars) {
+                d.push("undeclared-name", sub, format!("expression `{src}`: {m}"), h);
+            }
+        }
+    }
+}
+
+fn template_check(src: &str, sub: &str, scope: &Scope, d: &mut RuleDiags) {
+    match expr::check_template(src) {
+        Err(e) => d.push(
+            "template-syntax",
+            sub,
+            format!("template does not compile: {e}"),
+            "templates use minijinja syntax: `{{ value }}`, `{% if %}…{% endif %}`".into(),
+        ),
+        Ok(vars) => {
+            for (m, h) in scope.check(&vars) {
+                d.push("undeclared-name", sub, format!("template: {m}"), h);
+            }
+        }
+    }
+}
+
+fn check_templates_in(v: &Value, sub: &str, scope: &Scope, d: &mut RuleDiags) {
+    match v {
+        Value::String(s) if s.contains("{{") || s.contains("{%") => template_check(s, sub, scope, d),
+        Value::Array(a) => a.iter().enumerate().for_each(|(i, x)| check_templates_in(x, &format!("{sub}/{i}"), scope, d)),
+        Value::Object(m) => m.iter().for_each(|(k, x)| check_templates_in(x, &format!("{sub}/{k}"), scope, d)),
+        _ => {}
+    }
+}
+
+/// Deterministic topological order: bottom-up by layer, then tier, then position, with each
+/// rule after its dependencies. Returns the cycle (`a, b, a`) if there is one.
+pub fn order(rules: &[LoadedRule]) -> Result<Vec<String>, Vec<String>> {
+    let idx: HashMap<&str, usize> = rules.iter().enumerate().map(|(i, r)| (r.rule.id.as_str(), i)).collect();
+    let deps: Vec<Vec<usize>> = rules
+        .iter()
+        .map(|r| r.rule.depends_on.iter().filter_map(|d| idx.get(d.as_str()).copied()).collect())
+        .collect();
+    // cycle detection with an explicit stack (names the cycle, as `just` does)
+    let mut state = vec![0u8; rules.len()]; // 0 new, 1 on stack, 2 done
+    for start in 0..rules.len() {
+        if state[start] != 0 {
+            continue;
+        }
+        let mut stack: Vec<(usize, usize)> = vec![(start, 0)];
+        state[start] = 1;
+        while let Some(&mut (node, ref mut next)) = stack.last_mut() {
+            if *next < deps[node].len() {
+                let d = deps[node][*next];
+                *next += 1;
+                match state[d] {
+                    0 => {
+                        state[d] = 1;
+                        stack.push((d, 0));
+                    }
+                    1 => {
+                        let pos = stack.iter().position(|(n, _)| *n == d).unwrap();
+                        let mut cycle: Vec<String> = stack[pos..].iter().map(|(n, _)| rules[*n].rule.id.clone()).collect();
+                        cycle.push(rules[d].rule.id.clone());
+                        return Err(cycle);
+                    }
+                    _ => {}
+                }
+            } else {
+                state[node] = 2;
+                stack.pop();
+            }
+        }
+    }
+    // Kahn with an ordered ready set. A rule never sorts before its dependencies, even when a
+    // dependency sits in a higher layer (the key only breaks ties among ready rules).
+    let key = |i: usize| (rules[i].layer, i);
+    let mut indeg: Vec<usize> = deps.iter().map(Vec::len).collect();
+    let mut users: Vec<Vec<usize>> = vec![Vec::new(); rules.len()];
+    for (i, ds) in deps.iter().enumerate() {
+        for &d in ds {
+            users[d].push(i);
+        }
+    }
+    let mut ready: BTreeMap<(crate::playbook::Layer, usize), usize> =
+        (0..rules.len()).filter(|&i| indeg[i] == 0).map(|i| (key(i), i)).collect();
+    let mut out = Vec::with_capacity(rules.len());
+    while let Some((_, i)) = ready.pop_first() {
+        out.push(rules[i].rule.id.clone());
+        for &u in &users[i] {
+            indeg[u] -= 1;
+            if indeg[u] == 0 {
+                ready.insert(key(u), u);
+            }
+        }
+    }
+    Ok(out)
+}
