@@ -69,7 +69,9 @@ pub trait ProbeKind: Sync {
 }
 
 /// Every probe kind, in the order `gpufix list --probes` shows them.
-pub static PROBES: &[&dyn ProbeKind] = &[];
+pub mod devices;
+
+pub static PROBES: &[&dyn ProbeKind] = &[&devices::Devices];
 
 pub fn find(name: &str) -> Option<&'static dyn ProbeKind> {
     PROBES.iter().copied().find(|p| p.name() == name)
