@@ -9,3 +9,7 @@ pub mod fixes;
 pub mod playbook;
 pub mod render;
 pub mod cli;
+pub mod crashpoint;
+pub mod journal;
+pub mod apply;
+pub mod plan;

@@ -140,6 +140,20 @@ pub struct PlannedChange {
     pub before: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub after: Option<Value>,
+    /// Whole file text before and after, for file targets (what `apply` writes, exactly).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub before_text: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after_text: Option<String>,
+    /// Which part of the action this change is: `file`, `runtime`, `persist`, `remount`.
+    pub part: String,
+    /// The rendered action, with concrete values.
+    pub action: Value,
+    /// The target's state when the plan was made (`sha256:…` of a file, `absent`, or a value);
+    /// `apply` refuses when it no longer matches.
+    pub fingerprint: String,
+    /// What must restart for the change to take effect.
+    pub restart: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]

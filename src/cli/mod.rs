@@ -1,9 +1,11 @@
 //! Command-line interface: raw arguments (clap) first, then one resolved [`Session`] (host,
 //! inputs, rule set) that every subcommand uses.
 
+pub mod apply;
 pub mod explain;
 pub mod list;
 pub mod plan;
+pub mod rollback;
 pub mod snapshot;
 pub mod validate;
 
@@ -129,6 +131,16 @@ pub enum Command {
     #[command(after_help = "Exit status: 0 nothing found, 2 findings (fail, unknown or blocked), 1 error.\n\n\
 Examples:\n  gpufix plan\n  gpufix plan --sample 5s --pid $(pgrep -f train.py)\n  gpufix plan --snapshot tests/fixtures/hosts/h200-vm.snapshot.json")]
     Plan(plan::PlanArgs),
+    /// Apply the fixes of a plan: show each change, ask (or --yes), apply in one transaction.
+    #[command(after_help = "Exit status: 0 applied and verified (or nothing to do), 1 error or rolled back.\n\n\
+Examples:\n  gpufix apply --dry-run\n  gpufix apply --yes --allow config.set --allow env.unset --config train.yaml --env-file job.env\n  \
+gpufix plan -o plan.json && gpufix apply plan.json")]
+    Apply(apply::ApplyArgs),
+    /// Undo a run from its journal (default: the last one).
+    #[command(after_help = "Examples:\n  gpufix rollback\n  gpufix rollback 20261202T120301.123Z-4242 --force")]
+    Rollback(rollback::RollbackArgs),
+    /// List apply runs and their status (applied, rolled-back, failed, interrupted).
+    History(rollback::HistoryArgs),
     /// Check playbooks and a values file; print every problem at once.
     #[command(after_help = "Exit status: 0 valid, 1 problems found.\n\nExamples:\n  gpufix validate\n  gpufix validate site/ --values site/values.yaml")]
     Validate(validate::ValidateArgs),
@@ -316,6 +328,9 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
     let g = &cli.global;
     match &cli.command {
         Command::Plan(a) => plan::run(g, a),
+        Command::Apply(a) => apply::run(g, a),
+        Command::Rollback(a) => rollback::rollback(g, a),
+        Command::History(a) => rollback::history(g, a),
         Command::Validate(a) => validate::run(g, a),
         Command::List(a) => list::run(g, a),
         Command::Explain(a) => explain::run(g, a),

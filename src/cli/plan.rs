@@ -19,6 +19,9 @@ pub struct PlanArgs {
     /// Probe deadline: a probe still running after this is `unknown`.
     #[arg(long, value_name = "DURATION", default_value = "15s", value_parser = super::parse_duration)]
     pub probe_timeout: Duration,
+    /// Write the complete plan (changes with concrete values and fingerprints) for `gpufix apply FILE`.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<std::path::PathBuf>,
 }
 
 /// Check `--only` names against the rule set.
@@ -65,10 +68,33 @@ pub fn make_report(g: &Global, probe_timeout: Duration) -> anyhow::Result<Result
 }
 
 pub fn run(g: &Global, a: &PlanArgs) -> anyhow::Result<i32> {
-    let report = match make_report(g, a.probe_timeout)? {
+    let mut report = match make_report(g, a.probe_timeout)? {
         Ok(r) => r,
         Err(code) => return Ok(code),
     };
+    let host = g.host()?;
+    let inputs = g.inputs(host.as_ref())?;
+    let local = super::apply::local_files(g);
+    let cx = crate::fixes::FixCtx {
+        host: host.as_ref(),
+        inputs: &inputs,
+        roots: &super::apply::roots(g, &local),
+        local_files: local.clone(),
+        overlay: Default::default(),
+    };
+    crate::plan::plan_changes(&mut report, &cx);
+    if let Some(out) = &a.output {
+        let pf = crate::plan::PlanFile {
+            plan_version: crate::plan::PLAN_VERSION,
+            gpufix_version: env!("CARGO_PKG_VERSION").to_string(),
+            created_at: report.generated_at.clone(),
+            root: g.root.as_ref().map(|r| r.display().to_string()),
+            local_files: local.iter().map(|p| p.display().to_string()).collect(),
+            report: report.clone(),
+        };
+        std::fs::write(out, serde_json::to_string_pretty(&pf)? + "\n")
+            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", out.display()))?;
+    }
     match g.format {
         Format::Json => println!("{}", serde_json::to_string_pretty(&report)?),
         _ => print!("{}", text::render(&report, Style { color: g.color(), verbose: a.verbose })),

@@ -1,4 +1,193 @@
-//! Fix kinds: what a failing rule's fix may do, and how each change is previewed, applied,
-//! verified and undone.
+//! Fix kinds: how each change is prepared (previewed), saved, applied, verified and undone.
+//! [`FIXES`] is THE list; each kind is one file. File-editing kinds share [`file::FileFix`]:
+//! they only say which file and how its text changes, and the shared code handles the safe
+//! write, the fingerprint, the read-back and the byte-exact undo.
 
+pub mod command;
+pub mod config_set;
+pub mod edit;
+pub mod env;
+pub mod file;
+pub mod file_line;
+pub mod fstab_options;
+pub mod kmod;
+pub mod nvidia;
 pub mod spec;
+pub mod sysctl;
+pub mod sysfs;
+
+use crate::host::Host;
+use crate::probes::Inputs;
+use crate::report::PlannedChange;
+use crate::safe_write::Roots;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// What a fix needs from the world.
+pub struct FixCtx<'a> {
+    pub host: &'a dyn Host,
+    pub inputs: &'a Inputs,
+    /// Files a fix may write: under `--root` (or `/`) only.
+    pub roots: &'a Roots,
+    /// Files named on the command line (`--config`, `--env-file`), absolute: used as given,
+    /// not mapped under `--root`.
+    pub local_files: Vec<std::path::PathBuf>,
+    /// Text a file will have after earlier changes of the same plan (so two fixes to one config
+    /// chain instead of overwriting each other).
+    pub overlay: std::cell::RefCell<std::collections::HashMap<String, String>>,
+}
+
+impl FixCtx<'_> {
+    /// The env file an env fix writes: its `file:` or `--env-file`.
+    pub fn input_file(&self, action: &Map<String, Value>, which: &str) -> Result<String, String> {
+        if let Some(f) = action.get("file").and_then(Value::as_str) {
+            return Ok(f.to_string());
+        }
+        let (given, flag) = match which {
+            "config" => (&self.inputs.config, "--config"),
+            _ => (&self.inputs.env_file, "--env-file"),
+        };
+        given
+            .as_ref()
+            .map(|p| std::path::absolute(p).unwrap_or_else(|_| p.clone()).display().to_string())
+            .ok_or_else(|| format!("needs {flag} (or `file:` in the fix action)"))
+    }
+}
+
+/// One change a fix action would make, before it becomes a [`PlannedChange`].
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    pub part: &'static str,
+    pub target: String,
+    pub summary: String,
+    pub diff: Option<String>,
+    pub before: Option<Value>,
+    pub after: Option<Value>,
+    pub before_text: Option<String>,
+    pub after_text: Option<String>,
+    pub fingerprint: String,
+}
+
+/// The state a change replaced, journaled before the change is made.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", tag = "type")]
+pub enum Prior {
+    File {
+        exists: bool,
+        /// UTF-8 text, or hex when the file is not UTF-8.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        text: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        hex: Option<String>,
+        mode: u32,
+        uid: u32,
+        gid: u32,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        xattrs: Vec<(String, String)>,
+        /// Directories the change had to create (removed again by undo).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        created_dirs: Vec<String>,
+    },
+    Value {
+        value: Value,
+    },
+}
+
+pub trait FixKind: Sync {
+    fn name(&self) -> &'static str;
+    /// The changes this action would make now; empty when the target is already as wanted.
+    fn prepare(&self, action: &Map<String, Value>, cx: &FixCtx) -> Result<Vec<Prepared>, String>;
+    /// The target's current fingerprint (compared with the plan's, and with `after` at rollback).
+    fn fingerprint(&self, change: &PlannedChange, cx: &FixCtx) -> Result<String, String>;
+    /// The fingerprint the target has once the change is made.
+    fn after_fingerprint(&self, change: &PlannedChange) -> String;
+    /// Read what undo needs.
+    fn save(&self, change: &PlannedChange, cx: &FixCtx) -> Result<Prior, String>;
+    fn apply(&self, change: &PlannedChange, cx: &FixCtx) -> Result<(), String>;
+    /// Read back and compare with what apply meant to write.
+    fn verify(&self, change: &PlannedChange, cx: &FixCtx) -> Result<(), String> {
+        let now = self.fingerprint(change, cx)?;
+        let want = self.after_fingerprint(change);
+        if now == want {
+            Ok(())
+        } else {
+            Err(format!("{}: read back {now}, expected {want}", change.target))
+        }
+    }
+    fn undo(&self, change: &PlannedChange, prior: &Prior, cx: &FixCtx) -> Result<(), String>;
+}
+
+/// Every fix kind that can run. `manual` fixes have no actions and are only printed.
+pub static FIXES: &[&dyn FixKind] = &[
+    &file_line::FileLine,
+    &file_line::FileReplace,
+    &fstab_options::FstabOptions,
+    &kmod::KmodLoad,
+    &kmod::KmodOptions,
+    &env::EnvSet,
+    &env::EnvUnset,
+    &config_set::ConfigSet,
+    &sysctl::SysctlSet,
+    &sysfs::SysfsWrite,
+    &nvidia::Persistence,
+    &nvidia::PowerLimit,
+    &nvidia::Clocks,
+    &command::Command,
+];
+
+pub fn find(name: &str) -> Option<&'static dyn FixKind> {
+    FIXES.iter().copied().find(|k| k.name() == name)
+}
+
+pub fn str_param<'a>(action: &'a Map<String, Value>, name: &str) -> Result<&'a str, String> {
+    action
+        .get(name)
+        .and_then(Value::as_str)
+        .ok_or_else(|| format!("action needs a string `{name}`"))
+}
+
+/// A scalar parameter as text (`8`, `true`, `expandable_segments:True`).
+pub fn scalar_param(action: &Map<String, Value>, name: &str) -> Result<String, String> {
+    match action.get(name) {
+        Some(Value::String(s)) => Ok(s.clone()),
+        Some(v @ (Value::Number(_) | Value::Bool(_))) => Ok(v.to_string()),
+        _ => Err(format!("action needs a value `{name}`")),
+    }
+}
+
+pub fn action_of(change: &PlannedChange) -> Map<String, Value> {
+    change.action.as_object().cloned().unwrap_or_default()
+}
+
+/// Fingerprint of a runtime value.
+pub fn value_fingerprint(v: &Value) -> String {
+    format!("value:{v}")
+}
+
+/// The `after` value of a runtime change.
+pub fn after_value(change: &PlannedChange) -> Value {
+    change.after.clone().unwrap_or(Value::Null)
+}
+
+/// A runtime change (no file): before → after.
+pub fn runtime_change(part: &'static str, target: String, summary: String, before: Value, after: Value) -> Prepared {
+    Prepared {
+        part,
+        target,
+        summary,
+        diff: None,
+        fingerprint: value_fingerprint(&before),
+        before: Some(before),
+        after: Some(after),
+        before_text: None,
+        after_text: None,
+    }
+}
+
+/// Relabel a file change prepared by [`file::prepare_edit`] as another part of an action.
+pub fn as_part(mut v: Vec<Prepared>, part: &'static str) -> Vec<Prepared> {
+    for p in &mut v {
+        p.part = part;
+    }
+    v
+}

@@ -64,6 +64,40 @@ pub trait Host: Send + Sync {
     fn sleep(&self, d: Duration);
     /// Number of online CPUs.
     fn cpu_count(&self) -> usize;
+
+    // --- changes (fixes). Hosts that cannot make a change say so; nothing is faked. ---
+
+    /// Where a host path lives on this machine's filesystem (under `--root`), for file fixes.
+    /// `None` for hosts that have no filesystem behind them (a snapshot).
+    fn fs_path(&self, _path: &str) -> Option<std::path::PathBuf> {
+        None
+    }
+    /// Write a runtime value under /proc/sys or /sys (sysctl, sysfs).
+    fn write_runtime(&self, path: &str, _value: &str) -> io::Result<()> {
+        Err(io::Error::new(io::ErrorKind::Unsupported, format!("{}: cannot write {path}", self.describe())))
+    }
+    /// Apply one NVML setting to one GPU.
+    fn nvml_set(&self, _gpu: u32, _setting: &NvmlSetting) -> Result<(), String> {
+        Err(format!("{}: cannot change GPU settings", self.describe()))
+    }
+    /// Load (`true`) or unload a kernel module.
+    fn set_module(&self, name: &str, _loaded: bool) -> Result<(), String> {
+        Err(format!("{}: cannot load or unload `{name}`", self.describe()))
+    }
+    /// Remount a mount point with the given options (`remount,noatime`).
+    fn remount(&self, mount_point: &str, _options: &str) -> Result<(), String> {
+        Err(format!("{}: cannot remount {mount_point}", self.describe()))
+    }
+}
+
+/// A GPU setting a fix may change through NVML.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", tag = "setting")]
+pub enum NvmlSetting {
+    Persistence { enabled: bool },
+    PowerLimit { milliwatts: u32 },
+    ResetApplicationClocks,
+    ApplicationClocks { memory_mhz: u32, graphics_mhz: u32 },
 }
 
 pub fn not_found(what: &str) -> io::Error {

@@ -1,0 +1,238 @@
+//! The apply transaction and rollback. One run holds the lock in the state directory. Before
+//! each change its prior state is journaled (fsynced); then the change is made, journaled and
+//! verified by reading it back. If any change or verification fails, every change this run made
+//! is undone, newest first. `rollback` undoes a finished or interrupted run from its journal,
+//! refusing where a target changed since (unless forced).
+
+use crate::fixes::{self, FixCtx, Prior};
+use crate::journal::{self, Journal, Record};
+use crate::report::PlannedChange;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+pub const DEFAULT_STATE_DIR: &str = "/var/lib/gpufix";
+
+/// The run's lock: held until dropped. A second run refuses with a clear message.
+pub struct Lock {
+    _file: File,
+}
+
+pub fn lock(state: &Path) -> Result<Lock, String> {
+    std::fs::create_dir_all(state).map_err(|e| format!("cannot create state directory {}: {e}", state.display()))?;
+    let path = state.join("lock");
+    let file = File::options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+    match file.try_lock() {
+        Ok(()) => Ok(Lock { _file: file }),
+        Err(std::fs::TryLockError::WouldBlock) => Err(format!(
+            "another gpufix run holds the lock {}; wait for it to finish (see `gpufix history`)",
+            path.display()
+        )),
+        Err(std::fs::TryLockError::Error(e)) => Err(format!("cannot lock {}: {e}", path.display())),
+    }
+}
+
+#[derive(Debug)]
+pub struct Outcome {
+    pub run: String,
+    /// Indexes of the changes made and verified.
+    pub applied: Vec<usize>,
+    pub error: Option<String>,
+    /// The changes made before the error were undone.
+    pub rolled_back: bool,
+}
+
+fn kind(change: &PlannedChange) -> Result<&'static dyn fixes::FixKind, String> {
+    fixes::find(&change.kind).ok_or_else(|| format!("unknown fix kind `{}`", change.kind))
+}
+
+/// Refuse a stale plan before touching anything: the first change to each target must find
+/// the target as the plan saw it.
+pub fn check_fresh(changes: &[PlannedChange], cx: &FixCtx) -> Result<(), String> {
+    let mut seen = std::collections::HashSet::new();
+    let mut stale = Vec::new();
+    for c in changes {
+        if !seen.insert((c.kind.clone(), c.part.clone(), c.target.clone())) {
+            continue;
+        }
+        let now = kind(c)?.fingerprint(c, cx)?;
+        if now != c.fingerprint {
+            stale.push(format!("`{}` changed since the plan was made (plan saw {}, now {now})", c.target, c.fingerprint));
+        }
+    }
+    if stale.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("refusing a stale plan; nothing was changed:\n  {}\nhelp: run `gpufix plan` again", stale.join("\n  ")))
+    }
+}
+
+/// Refuse to start while an earlier run was interrupted: its undo information must be used first.
+pub fn check_no_interrupted(state: &Path) -> Result<(), String> {
+    if let Some(r) = journal::runs(state).into_iter().find(|r| r.status == "interrupted") {
+        return Err(format!(
+            "run {} was interrupted before it finished; nothing was changed now\nhelp: run `gpufix rollback {}` to restore what it changed, then plan again",
+            r.run, r.run
+        ));
+    }
+    Ok(())
+}
+
+/// Apply `changes` (already approved) in one transaction.
+pub fn apply(changes: &[PlannedChange], cx: &FixCtx, state: &Path, host: &str) -> Result<Outcome, String> {
+    let _lock = lock(state)?;
+    check_no_interrupted(state)?;
+    check_fresh(changes, cx)?;
+    let run = journal::new_run_id();
+    let mut j = Journal::create(state, &run).map_err(|e| format!("cannot create the journal in {}: {e}", state.display()))?;
+    let jerr = |e: std::io::Error| format!("cannot write the journal: {e}");
+    j.append(&Record::Begin { run: run.clone(), started_at: journal::now(), host: host.to_string(), changes: changes.to_vec() })
+        .map_err(jerr)?;
+    let mut made: Vec<(usize, Prior)> = Vec::new();
+    let mut applied = Vec::new();
+    let mut failure = None;
+    for (i, c) in changes.iter().enumerate() {
+        let step = (|| -> Result<Option<Prior>, String> {
+            let k = kind(c)?;
+            let now = k.fingerprint(c, cx)?;
+            if now != c.fingerprint {
+                return Err(format!("`{}` changed while applying (expected {}, found {now})", c.target, c.fingerprint));
+            }
+            let prior = k.save(c, cx)?;
+            j.append(&Record::Intent { index: i, prior: prior.clone() }).map_err(jerr)?;
+            made.push((i, prior.clone()));
+            k.apply(c, cx)?;
+            j.append(&Record::Applied { index: i }).map_err(jerr)?;
+            k.verify(c, cx).map_err(|e| format!("verification failed: {e}"))?;
+            j.append(&Record::Verified { index: i }).map_err(jerr)?;
+            Ok(Some(prior))
+        })();
+        match step {
+            Ok(_) => applied.push(i),
+            Err(e) => {
+                let _ = j.append(&Record::Failed { index: i, error: e.clone() });
+                failure = Some(format!("{} ({}): {e}", c.target, c.kind));
+                break;
+            }
+        }
+    }
+    if let Some(err) = failure {
+        let undo_errs = undo_all(changes, &made, cx, &mut j);
+        let status = if undo_errs.is_empty() { "rolled-back" } else { "failed" };
+        let _ = j.append(&Record::End { status: status.into(), at: journal::now() });
+        let mut msg = err;
+        if !undo_errs.is_empty() {
+            msg.push_str(&format!("\nundo also failed: {}", undo_errs.join("; ")));
+        }
+        return Ok(Outcome { run, applied: Vec::new(), error: Some(msg), rolled_back: undo_errs.is_empty() });
+    }
+    j.append(&Record::End { status: "applied".into(), at: journal::now() }).map_err(jerr)?;
+    Ok(Outcome { run, applied, error: None, rolled_back: false })
+}
+
+/// Undo changes newest first, journaling each; returns the errors.
+fn undo_all(changes: &[PlannedChange], made: &[(usize, Prior)], cx: &FixCtx, j: &mut Journal) -> Vec<String> {
+    let mut errs = Vec::new();
+    for (i, prior) in made.iter().rev() {
+        let c = &changes[*i];
+        match kind(c).and_then(|k| k.undo(c, prior, cx)) {
+            Ok(()) => {
+                let _ = j.append(&Record::Undone { index: *i });
+            }
+            Err(e) => errs.push(format!("{}: {e}", c.target)),
+        }
+    }
+    errs
+}
+
+/// Undo a run from its journal. `force` undoes even where a target changed since the run.
+pub fn rollback(state: &Path, run: Option<&str>, force: bool, cx: &FixCtx) -> Result<RollbackOutcome, String> {
+    let _lock = lock(state)?;
+    let runs = journal::runs(state);
+    let info = match run {
+        Some(r) => runs.iter().find(|x| x.run == r).ok_or_else(|| {
+            format!("no run `{r}` in {}\nhelp: `gpufix history` lists the runs", state.join("runs").display())
+        })?,
+        None => runs
+            .iter()
+            .rev()
+            .find(|x| x.status != "rolled-back")
+            .ok_or_else(|| format!("nothing to roll back: no run in {} that is not rolled back already", state.display()))?,
+    };
+    if info.status == "rolled-back" {
+        return Err(format!("run {} is already rolled back", info.run));
+    }
+    let dir: PathBuf = state.join("runs").join(&info.run);
+    let recs = journal::read(&dir).map_err(|e| format!("cannot read the journal of {}: {e}", info.run))?;
+    let Some(Record::Begin { changes, .. }) = recs.first() else {
+        return Err(format!("journal of {} has no begin record", info.run));
+    };
+    let undone: std::collections::HashSet<usize> =
+        recs.iter().filter_map(|r| if let Record::Undone { index } = r { Some(*index) } else { None }).collect();
+    let applied: std::collections::HashSet<usize> =
+        recs.iter().filter_map(|r| if let Record::Applied { index } = r { Some(*index) } else { None }).collect();
+    let made: Vec<(usize, Prior)> = recs
+        .iter()
+        .filter_map(|r| match r {
+            Record::Intent { index, prior } if !undone.contains(index) => Some((*index, prior.clone())),
+            _ => None,
+        })
+        .collect();
+    // Where a later change of the same run touched the same target, only the last one's
+    // result is expected on disk.
+    let mut conflicts = Vec::new();
+    if !force {
+        let mut last_for: std::collections::HashMap<(String, String), usize> = std::collections::HashMap::new();
+        for (i, _) in &made {
+            let c = &changes[*i];
+            last_for.insert((c.kind.clone() + &c.part, c.target.clone()), *i);
+        }
+        for (i, _) in &made {
+            let c = &changes[*i];
+            if last_for.get(&(c.kind.clone() + &c.part, c.target.clone())) != Some(i) || !applied.contains(i) {
+                continue;
+            }
+            let k = kind(c)?;
+            let now = k.fingerprint(c, cx)?;
+            if now != k.after_fingerprint(c) {
+                let detail = match (&c.after_text, c.kind.as_str()) {
+                    (Some(after), _) => {
+                        let cur = cx
+                            .host
+                            .fs_path(&c.target)
+                            .and_then(|p| std::fs::read_to_string(p).ok())
+                            .unwrap_or_default();
+                        crate::fixes::file::unified_diff(&c.target, after, &cur)
+                    }
+                    _ => format!("expected {}, found {now}\n", k.after_fingerprint(c)),
+                };
+                conflicts.push(format!("`{}` changed since run {} (what gpufix wrote → what is there now):\n{detail}", c.target, info.run));
+            }
+        }
+    }
+    if !conflicts.is_empty() {
+        return Err(format!(
+            "refusing to roll back; nothing was changed:\n{}help: re-apply your edits after rollback, or pass --force to restore the prior state anyway",
+            conflicts.join("\n")
+        ));
+    }
+    let mut j = Journal::open(&dir).map_err(|e| format!("cannot open the journal: {e}"))?;
+    let errs = undo_all(changes, &made, cx, &mut j);
+    if !errs.is_empty() {
+        let _ = j.append(&Record::End { status: "failed".into(), at: journal::now() });
+        return Err(format!("rollback of {} failed: {}", info.run, errs.join("; ")));
+    }
+    j.append(&Record::End { status: "rolled-back".into(), at: journal::now() }).map_err(|e| format!("cannot write the journal: {e}"))?;
+    Ok(RollbackOutcome { run: info.run.clone(), undone: made.iter().map(|(i, _)| changes[*i].clone()).collect(), was: info.status.clone() })
+}
+
+pub struct RollbackOutcome {
+    pub run: String,
+    pub undone: Vec<PlannedChange>,
+    /// The run's status before the rollback (applied, interrupted, failed).
+    pub was: String,
+}

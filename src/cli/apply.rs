@@ -1,0 +1,294 @@
+//! `gpufix apply [PLAN]`: show every change, ask (or take --yes), and apply the approved ones in
+//! one transaction; then re-check the rules. `--dry-run` prints exactly what would happen.
+
+use super::{Format, Global};
+use crate::apply::{self, DEFAULT_STATE_DIR};
+use crate::fixes::FixCtx;
+use crate::plan::{PLAN_VERSION, PlanFile, plan_changes};
+use crate::render::text;
+use crate::report::{PlannedChange, Safety, Verdict};
+use crate::safe_write::Roots;
+use clap::Args;
+use serde_json::json;
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::PathBuf;
+use std::time::Duration;
+
+#[derive(Args, Debug)]
+pub struct ApplyArgs {
+    /// A plan written by `gpufix plan -o FILE`; without it, gpufix plans afresh.
+    pub plan: Option<PathBuf>,
+    /// Approve every safe change without asking (for automation).
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+    /// Also approve disruptive changes (modprobe, remount, GPU settings) with --yes.
+    #[arg(long)]
+    pub allow_disruptive: bool,
+    /// Only these fix kinds may run (repeatable), e.g. --allow config.set --allow env.unset.
+    #[arg(long, value_name = "KIND")]
+    pub allow: Vec<String>,
+    /// These fix kinds may not run (repeatable), e.g. --deny nvidia.power_limit.
+    #[arg(long, value_name = "KIND")]
+    pub deny: Vec<String>,
+    /// Print exactly what apply would do; write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Where the lock and the journal live [default: /var/lib/gpufix, under --root when given].
+    #[arg(long, value_name = "DIR")]
+    pub state_dir: Option<PathBuf>,
+}
+
+pub fn state_dir(g: &Global, explicit: &Option<PathBuf>) -> PathBuf {
+    match (explicit, &g.root) {
+        (Some(d), _) => d.clone(),
+        (None, Some(r)) => r.join(DEFAULT_STATE_DIR.trim_start_matches('/')),
+        (None, None) => PathBuf::from(DEFAULT_STATE_DIR),
+    }
+}
+
+/// Absolute `--config` / `--env-file`: written as given, never mapped under `--root`.
+pub fn local_files(g: &Global) -> Vec<PathBuf> {
+    [&g.inputs.config, &g.inputs.env_file]
+        .into_iter()
+        .flatten()
+        .map(|p| std::path::absolute(p).unwrap_or_else(|_| p.clone()))
+        .collect()
+}
+
+pub fn roots(g: &Global, local: &[PathBuf]) -> Roots {
+    let mut r: Vec<PathBuf> = vec![g.root.clone().unwrap_or_else(|| PathBuf::from("/"))];
+    r.extend(local.iter().filter_map(|p| p.parent().map(|d| d.to_path_buf())));
+    Roots::new(r)
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Skipped {
+    pub rule: String,
+    pub kind: String,
+    pub target: String,
+    pub reason: String,
+}
+
+fn kind_allowed(a: &ApplyArgs, kind: &str) -> Option<String> {
+    if a.deny.iter().any(|d| d == kind) {
+        return Some(format!("fix kind `{kind}` is denied by --deny"));
+    }
+    if !a.allow.is_empty() && !a.allow.iter().any(|d| d == kind) {
+        return Some(format!("fix kind `{kind}` is not in --allow"));
+    }
+    None
+}
+
+enum Answer {
+    Yes,
+    No,
+    All,
+    Quit,
+}
+
+fn ask(c: &PlannedChange) -> Answer {
+    eprint!("apply `{}` ({}, {})? [y]es / [n]o / [a]ll / [q]uit (default no): ", c.summary, c.kind, c.safety.as_str());
+    let _ = std::io::stderr().flush();
+    let mut line = String::new();
+    if std::io::stdin().lock().read_line(&mut line).is_err() {
+        return Answer::Quit;
+    }
+    match line.trim().to_ascii_lowercase().as_str() {
+        "y" | "yes" => Answer::Yes,
+        "a" | "all" => Answer::All,
+        "q" | "quit" => Answer::Quit,
+        _ => Answer::No,
+    }
+}
+
+pub fn run(g: &Global, a: &ApplyArgs) -> anyhow::Result<i32> {
+    let host = g.host()?;
+    let inputs = g.inputs(host.as_ref())?;
+    let mut local = local_files(g);
+    let (report, from_file) = match &a.plan {
+        Some(p) => {
+            let text = std::fs::read_to_string(p).map_err(|e| anyhow::anyhow!("cannot read plan {}: {e}", p.display()))?;
+            let pf: PlanFile = serde_json::from_str(&text)
+                .map_err(|e| anyhow::anyhow!("{} is not a gpufix plan: {e}\nhelp: write one with `gpufix plan -o FILE`", p.display()))?;
+            if pf.plan_version != PLAN_VERSION {
+                anyhow::bail!("{} is plan version {}, this gpufix reads version {PLAN_VERSION}", p.display(), pf.plan_version);
+            }
+            let plan_root = pf.root.clone();
+            let given = g.root.as_ref().map(|r| r.display().to_string());
+            if plan_root != given {
+                anyhow::bail!(
+                    "{} was made with --root {:?}, this run has --root {:?}\nhelp: apply a plan with the same --root it was made with",
+                    p.display(),
+                    plan_root,
+                    given
+                );
+            }
+            local.extend(pf.local_files.iter().map(PathBuf::from));
+            (pf.report, true)
+        }
+        None => {
+            let mut report = match super::plan::make_report(g, Duration::from_secs(15))? {
+                Ok(r) => r,
+                Err(code) => return Ok(code),
+            };
+            let cx = FixCtx { host: host.as_ref(), inputs: &inputs, roots: &roots(g, &local), local_files: local.clone(), overlay: Default::default() };
+            plan_changes(&mut report, &cx);
+            (report, false)
+        }
+    };
+    let _ = from_file;
+    let roots = roots(g, &local);
+    let cx = FixCtx { host: host.as_ref(), inputs: &inputs, roots: &roots, local_files: local.clone(), overlay: Default::default() };
+    let json_out = g.format == Format::Json;
+    let mut out = std::io::stdout();
+
+    // manual fixes: printed, never run
+    if !json_out {
+        for r in report.results.iter().filter(|r| r.verdict == Verdict::Fail) {
+            if let Some(f) = r.fix.as_ref().filter(|f| f.safety == Safety::Manual) {
+                writeln!(out, "manual fix for {} (not run by gpufix):", r.id)?;
+                for l in f.instructions.as_deref().unwrap_or("").lines() {
+                    writeln!(out, "    {l}")?;
+                }
+            }
+        }
+    }
+    let mut approved: Vec<PlannedChange> = Vec::new();
+    let mut skipped: Vec<Skipped> = Vec::new();
+    let interactive = !a.yes && std::io::stdin().is_terminal() && !a.dry_run;
+    if !a.yes && !interactive && !a.dry_run && !report.changes.is_empty() {
+        anyhow::bail!(
+            "{} change(s) to approve, but there is no terminal to ask on\nhelp: review them with `gpufix apply --dry-run`, then run `gpufix apply --yes`",
+            report.changes.len()
+        );
+    }
+    let mut all = false;
+    let mut quit = false;
+    for c in &report.changes {
+        let skip = |reason: String| Skipped { rule: c.rule.clone(), kind: c.kind.clone(), target: c.target.clone(), reason };
+        if quit {
+            skipped.push(skip("not asked: quit".into()));
+            continue;
+        }
+        if let Some(why) = kind_allowed(a, &c.kind) {
+            skipped.push(skip(why));
+            continue;
+        }
+        if skipped.iter().any(|s| s.target == c.target) && c.diff.is_some() {
+            skipped.push(skip("builds on a skipped change to the same file".into()));
+            continue;
+        }
+        if !json_out {
+            writeln!(out, "\n{} [{}] {}", c.kind, c.safety.as_str(), c.summary)?;
+            match &c.diff {
+                Some(d) => write!(out, "{}", indent(d))?,
+                None => writeln!(out, "    {} → {}", c.before.clone().unwrap_or_default(), c.after.clone().unwrap_or_default())?,
+            }
+        }
+        let disruptive = c.safety == Safety::Disruptive;
+        if a.dry_run || a.yes {
+            if disruptive && !a.allow_disruptive {
+                skipped.push(skip("disruptive: needs --allow-disruptive (or approve it at the prompt)".into()));
+            } else {
+                approved.push(c.clone());
+            }
+            continue;
+        }
+        if all && !disruptive {
+            approved.push(c.clone());
+            continue;
+        }
+        match ask(c) {
+            Answer::Yes => approved.push(c.clone()),
+            Answer::All => {
+                all = true;
+                approved.push(c.clone());
+            }
+            Answer::No => skipped.push(skip("declined".into())),
+            Answer::Quit => {
+                quit = true;
+                skipped.push(skip("declined: quit".into()));
+            }
+        }
+    }
+    if a.dry_run {
+        if json_out {
+            println!("{}", serde_json::to_string_pretty(&json!({"dry_run": true, "would_apply": approved, "skipped": skipped}))?);
+        } else {
+            writeln!(out, "\ndry run: {} change(s) would be applied, {} skipped; nothing was written", approved.len(), skipped.len())?;
+            for s in &skipped {
+                writeln!(out, "  skipped {} ({}): {}", s.target, s.kind, s.reason)?;
+            }
+        }
+        return Ok(0);
+    }
+    if approved.is_empty() {
+        if json_out {
+            println!("{}", serde_json::to_string_pretty(&json!({"run": null, "changed": false, "applied": [], "skipped": skipped}))?);
+        } else {
+            writeln!(out, "nothing to apply ({} skipped)", skipped.len())?;
+            for s in &skipped {
+                writeln!(out, "  skipped {} ({}): {}", s.target, s.kind, s.reason)?;
+            }
+        }
+        return Ok(0);
+    }
+    let state = state_dir(g, &a.state_dir);
+    let outcome = apply::apply(&approved, &cx, &state, &host.describe()).map_err(|e| anyhow::anyhow!("{e}"))?;
+    if let Some(err) = &outcome.error {
+        let what = if outcome.rolled_back { "every change of this run was undone" } else { "undo failed too: see `gpufix history`" };
+        if json_out {
+            println!("{}", serde_json::to_string_pretty(&json!({"run": outcome.run, "changed": false, "error": err, "rolled_back": outcome.rolled_back}))?);
+        }
+        anyhow::bail!("apply failed: {err}\n{what} (run {})", outcome.run);
+    }
+    // Re-check the rules: one whose fix takes effect at once must now pass.
+    let mut notes = Vec::new();
+    let rules: Vec<String> = {
+        let mut v: Vec<String> = approved.iter().map(|c| c.rule.clone()).collect();
+        v.dedup();
+        v
+    };
+    let recheck = {
+        let mut g2 = g.clone();
+        g2.only = rules.clone();
+        g2.sample = Duration::ZERO;
+        super::plan::make_report(&g2, Duration::from_secs(15))?
+    };
+    if let Ok(after) = recheck {
+        for r in after.results.iter().filter(|r| rules.contains(&r.id) && r.verdict == Verdict::Fail) {
+            let immediate = approved.iter().filter(|c| c.rule == r.id).all(|c| c.restart == "nothing");
+            if immediate {
+                let rb = apply::rollback(&state, Some(&outcome.run), true, &cx);
+                anyhow::bail!(
+                    "rule `{}` still fails after its fix: {}\n{} (run {})",
+                    r.id,
+                    r.messages.join("; "),
+                    if rb.is_ok() { "every change of this run was undone" } else { "undo failed: run `gpufix rollback`" },
+                    outcome.run
+                );
+            }
+            notes.push(format!("`{}` still fails until you restart {}", r.id, approved.iter().find(|c| c.rule == r.id).map(|c| c.restart.as_str()).unwrap_or("the job")));
+        }
+    }
+    if json_out {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json!({"run": outcome.run, "changed": true, "applied": approved, "skipped": skipped, "notes": notes}))?
+        );
+    } else {
+        writeln!(out, "\napplied {} change(s) in run {} (undo with `gpufix rollback {}`)", approved.len(), outcome.run, outcome.run)?;
+        for s in &skipped {
+            writeln!(out, "  skipped {} ({}): {}", s.target, s.kind, s.reason)?;
+        }
+        for n in &notes {
+            writeln!(out, "note: {n}")?;
+        }
+    }
+    let _ = text::summary_line;
+    Ok(0)
+}
+
+fn indent(s: &str) -> String {
+    s.lines().map(|l| format!("    {l}\n")).collect()
+}

@@ -1,0 +1,63 @@
+//! `command`: run an argv (never through a shell) with a declared safety and an undo argv.
+//! gpufix cannot read back what a command changed, so verification is its exit status and the
+//! rule's own re-check.
+
+use super::{FixCtx, FixKind, Prepared, Prior, runtime_change};
+use crate::report::PlannedChange;
+use serde_json::{Map, Value, json};
+use std::time::Duration;
+
+pub struct Command;
+
+fn argv(v: Option<&Value>) -> Option<Vec<String>> {
+    let a = v?.as_array()?;
+    let out: Vec<String> = a.iter().map(|x| x.as_str().map(str::to_string).unwrap_or_else(|| x.to_string())).collect();
+    (!out.is_empty()).then_some(out)
+}
+
+fn run(cx: &FixCtx, argv: &[String]) -> Result<(), String> {
+    let out = cx.host.run(argv, Duration::from_secs(60)).map_err(|e| format!("cannot run `{}`: {e}", argv.join(" ")))?;
+    if out.timed_out {
+        return Err(format!("`{}` timed out after 60s", argv.join(" ")));
+    }
+    match out.status {
+        Some(0) => Ok(()),
+        s => Err(format!("`{}` exited with {s:?}: {}", argv.join(" "), out.stderr.trim())),
+    }
+}
+
+impl FixKind for Command {
+    fn name(&self) -> &'static str {
+        "command"
+    }
+    fn prepare(&self, action: &Map<String, Value>, _cx: &FixCtx) -> Result<Vec<Prepared>, String> {
+        let a = argv(action.get("argv")).ok_or("`argv` must be a non-empty list")?;
+        let undo = argv(action.get("undo_argv"));
+        let summary = match &undo {
+            Some(u) => format!("run `{}` (undo: `{}`)", a.join(" "), u.join(" ")),
+            None => format!("run `{}` (no undo)", a.join(" ")),
+        };
+        Ok(vec![runtime_change("runtime", format!("command {}", a.join(" ")), summary, json!("not run"), json!("run"))])
+    }
+    fn fingerprint(&self, _change: &PlannedChange, _cx: &FixCtx) -> Result<String, String> {
+        Ok(super::value_fingerprint(&json!("not run")))
+    }
+    fn after_fingerprint(&self, _change: &PlannedChange) -> String {
+        super::value_fingerprint(&json!("not run"))
+    }
+    fn save(&self, _change: &PlannedChange, _cx: &FixCtx) -> Result<Prior, String> {
+        Ok(Prior::Value { value: json!("not run") })
+    }
+    fn apply(&self, change: &PlannedChange, cx: &FixCtx) -> Result<(), String> {
+        run(cx, &argv(change.action.get("argv")).ok_or("no argv")?)
+    }
+    fn verify(&self, _change: &PlannedChange, _cx: &FixCtx) -> Result<(), String> {
+        Ok(())
+    }
+    fn undo(&self, change: &PlannedChange, _prior: &Prior, cx: &FixCtx) -> Result<(), String> {
+        match argv(change.action.get("undo_argv")) {
+            Some(u) => run(cx, &u),
+            None => Err(format!("`{}` has no undo_argv: undo it by hand", change.target)),
+        }
+    }
+}

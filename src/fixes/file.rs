@@ -1,0 +1,194 @@
+//! The shared half of every file-editing fix: resolve the target under the allowed roots,
+//! compute the new text with the kind's pure edit, show it as a unified diff, fingerprint it,
+//! save the prior bytes, mode, owner and xattrs, write atomically, read back, and undo
+//! byte-exactly (removing a file and directories the change created).
+
+use super::{FixCtx, FixKind, Prepared, Prior};
+use crate::report::PlannedChange;
+use crate::safe_write::{self, TargetState};
+use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
+
+/// A fix kind that edits one text file.
+pub trait FileEdit: Sync {
+    fn name(&self) -> &'static str;
+    /// The host path of the file this action edits.
+    fn path(&self, action: &Map<String, Value>, cx: &FixCtx) -> Result<String, String>;
+    /// The new text, from the old text (`""` when the file does not exist yet).
+    fn edit(&self, path: &str, old: &str, exists: bool, action: &Map<String, Value>) -> Result<String, String>;
+    /// One line for the plan: `unset CUDA_LAUNCH_BLOCKING in /job/env`.
+    fn summary(&self, action: &Map<String, Value>, path: &str) -> String;
+}
+
+pub fn sha(bytes: &[u8]) -> String {
+    format!("sha256:{}", hex::encode(Sha256::digest(bytes)))
+}
+
+pub fn unified_diff(path: &str, old: &str, new: &str) -> String {
+    similar::TextDiff::from_lines(old, new)
+        .unified_diff()
+        .context_radius(3)
+        .header(&format!("a{path}"), &format!("b{path}"))
+        .to_string()
+}
+
+/// The real path of a host path, checked against the allowed roots.
+pub fn resolve(path: &str, cx: &FixCtx) -> Result<PathBuf, String> {
+    // files named on the command line (--config, --env-file) are this machine's paths as given
+    if cx.local_files.iter().any(|f| f.as_os_str() == path) {
+        return cx.roots.check(Path::new(path)).map_err(|e| e.to_string());
+    }
+    let p = cx
+        .host
+        .fs_path(path)
+        .ok_or_else(|| format!("{} has no files gpufix can change (use --root DIR or run on the host)", cx.host.describe()))?;
+    cx.roots.check(&p).map_err(|e| e.to_string())
+}
+
+fn read(p: &Path) -> Result<TargetState, String> {
+    safe_write::read_target(p).map_err(|e| e.to_string())
+}
+
+fn text_of(state: &TargetState, path: &str) -> Result<String, String> {
+    if !state.exists {
+        return Ok(String::new());
+    }
+    state.text().map(str::to_string).ok_or_else(|| format!("{path} is not UTF-8 text; gpufix edits text files only"))
+}
+
+pub fn prepare_edit<E: FileEdit + ?Sized>(e: &E, action: &Map<String, Value>, cx: &FixCtx) -> Result<Vec<Prepared>, String> {
+    let path = e.path(action, cx)?;
+    let real = resolve(&path, cx)?;
+    let state = read(&real)?;
+    let pending = cx.overlay.borrow().get(&path).cloned();
+    let (old, exists, fingerprint) = match pending {
+        Some(t) => (t.clone(), true, sha(t.as_bytes())),
+        None => (
+            text_of(&state, &path)?,
+            state.exists,
+            if state.exists { sha(&state.content) } else { "absent".into() },
+        ),
+    };
+    let new = e.edit(&path, &old, exists, action)?;
+    if new == old && exists {
+        return Ok(Vec::new());
+    }
+    cx.overlay.borrow_mut().insert(path.clone(), new.clone());
+    Ok(vec![Prepared {
+        part: "file",
+        target: path.clone(),
+        summary: e.summary(action, &path),
+        diff: Some(unified_diff(&path, &old, &new)),
+        before: None,
+        after: None,
+        before_text: Some(old),
+        after_text: Some(new),
+        fingerprint,
+    }])
+}
+
+pub fn file_fingerprint(change: &PlannedChange, cx: &FixCtx) -> Result<String, String> {
+    let state = read(&resolve(&change.target, cx)?)?;
+    Ok(if state.exists { sha(&state.content) } else { "absent".into() })
+}
+
+pub fn file_after_fingerprint(change: &PlannedChange) -> String {
+    sha(change.after_text.as_deref().unwrap_or_default().as_bytes())
+}
+
+pub fn file_save(change: &PlannedChange, cx: &FixCtx) -> Result<Prior, String> {
+    let real = resolve(&change.target, cx)?;
+    let state = read(&real)?;
+    let mut created = Vec::new();
+    let mut dir = real.parent();
+    while let Some(d) = dir {
+        if d.exists() {
+            break;
+        }
+        created.push(d.display().to_string());
+        dir = d.parent();
+    }
+    created.reverse();
+    let (text, hex) = match std::str::from_utf8(&state.content) {
+        Ok(t) => (Some(t.to_string()), None),
+        Err(_) => (None, Some(hex::encode(&state.content))),
+    };
+    Ok(Prior::File {
+        exists: state.exists,
+        text,
+        hex,
+        mode: state.mode,
+        uid: state.uid,
+        gid: state.gid,
+        xattrs: state.xattrs.iter().map(|(k, v)| (k.clone(), hex::encode(v))).collect(),
+        created_dirs: created,
+    })
+}
+
+pub fn file_apply(change: &PlannedChange, cx: &FixCtx) -> Result<(), String> {
+    let real = resolve(&change.target, cx)?;
+    let state = read(&real)?;
+    if let Some(parent) = real.parent() {
+        safe_write::create_dir_all(parent).map_err(|e| e.to_string())?;
+    }
+    let content = change.after_text.as_deref().ok_or("the plan has no text for this file")?;
+    crate::crashpoint::hit("file: before write");
+    safe_write::write_atomic(&real, content.as_bytes(), state.exists.then_some(&state)).map_err(|e| e.to_string())?;
+    crate::crashpoint::hit("file: after write");
+    Ok(())
+}
+
+pub fn file_undo(change: &PlannedChange, prior: &Prior, cx: &FixCtx) -> Result<(), String> {
+    let Prior::File { exists, text, hex, mode, uid, gid, xattrs, created_dirs } = prior else {
+        return Err("journal holds no file state for this change".into());
+    };
+    let real = resolve(&change.target, cx)?;
+    if *exists {
+        let content = match (text, hex) {
+            (Some(t), _) => t.as_bytes().to_vec(),
+            (None, Some(h)) => hex::decode(h).map_err(|e| e.to_string())?,
+            _ => Vec::new(),
+        };
+        let like = TargetState {
+            exists: true,
+            content: Vec::new(),
+            mode: *mode,
+            uid: *uid,
+            gid: *gid,
+            xattrs: xattrs.iter().map(|(k, v)| (k.clone(), hex::decode(v).unwrap_or_default())).collect(),
+        };
+        crate::crashpoint::hit("undo: before write");
+        safe_write::write_atomic(&real, &content, Some(&like)).map_err(|e| e.to_string())?;
+    } else {
+        safe_write::remove_file(&real).map_err(|e| e.to_string())?;
+        for d in created_dirs.iter().rev() {
+            safe_write::remove_dir(Path::new(d)).map_err(|e| e.to_string())?;
+        }
+    }
+    Ok(())
+}
+
+impl<T: FileEdit> FixKind for T {
+    fn name(&self) -> &'static str {
+        FileEdit::name(self)
+    }
+    fn prepare(&self, action: &Map<String, Value>, cx: &FixCtx) -> Result<Vec<Prepared>, String> {
+        prepare_edit(self, action, cx)
+    }
+    fn fingerprint(&self, change: &PlannedChange, cx: &FixCtx) -> Result<String, String> {
+        file_fingerprint(change, cx)
+    }
+    fn after_fingerprint(&self, change: &PlannedChange) -> String {
+        file_after_fingerprint(change)
+    }
+    fn save(&self, change: &PlannedChange, cx: &FixCtx) -> Result<Prior, String> {
+        file_save(change, cx)
+    }
+    fn apply(&self, change: &PlannedChange, cx: &FixCtx) -> Result<(), String> {
+        file_apply(change, cx)
+    }
+    fn undo(&self, change: &PlannedChange, prior: &Prior, cx: &FixCtx) -> Result<(), String> {
+        file_undo(change, prior, cx)
+    }
+}

@@ -1,0 +1,185 @@
+//! `fstab.options`: add or remove mount options of the fstab entry for one mount point. Only
+//! the options field changes; every other byte of the file stays. The candidate is checked with
+//! `findmnt --verify --tab-file` where findmnt exists. With `remount: true` the mount is also
+//! remounted now (disruptive), verified from the live mount table, and undone by remounting with
+//! the options it had.
+
+use super::edit::fstab;
+use super::file::{self, FileEdit};
+use super::{FixCtx, FixKind, Prepared, Prior, runtime_change, str_param, value_fingerprint};
+use crate::report::PlannedChange;
+use serde_json::{Map, Value, json};
+use std::time::Duration;
+
+pub const DEFAULT_FSTAB: &str = "/etc/fstab";
+
+fn list(action: &Map<String, Value>, key: &str) -> Vec<String> {
+    action.get(key).and_then(Value::as_array).map(|a| a.iter().filter_map(|v| v.as_str().map(str::to_string)).collect()).unwrap_or_default()
+}
+
+struct FstabFile;
+
+impl FileEdit for FstabFile {
+    fn name(&self) -> &'static str {
+        "fstab.options"
+    }
+    fn path(&self, action: &Map<String, Value>, _cx: &FixCtx) -> Result<String, String> {
+        Ok(action.get("fstab").and_then(Value::as_str).unwrap_or(DEFAULT_FSTAB).to_string())
+    }
+    fn edit(&self, _path: &str, old: &str, _exists: bool, action: &Map<String, Value>) -> Result<String, String> {
+        let add = list(action, "add");
+        let remove = list(action, "remove");
+        let add: Vec<&str> = add.iter().map(String::as_str).collect();
+        let remove: Vec<&str> = remove.iter().map(String::as_str).collect();
+        fstab::fstab_set_options(old, str_param(action, "mount_point")?, &add, &remove).map_err(|e| e.to_string())
+    }
+    fn summary(&self, action: &Map<String, Value>, path: &str) -> String {
+        let mut s = format!("mount options of {} in {path}:", action.get("mount_point").and_then(Value::as_str).unwrap_or(""));
+        for a in list(action, "add") {
+            s.push_str(&format!(" +{a}"));
+        }
+        for r in list(action, "remove") {
+            s.push_str(&format!(" -{r}"));
+        }
+        s
+    }
+}
+
+/// Options of the live mount at `mp` (last entry wins, as the kernel shows stacked mounts).
+fn live_options(mp: &str, cx: &FixCtx) -> Result<Vec<String>, String> {
+    let raw = cx.host.read_file("/proc/mounts").map_err(|e| format!("cannot read /proc/mounts: {e}"))?;
+    String::from_utf8_lossy(&raw)
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f.len() >= 4 && fstab::decode_octal(f[1]) == mp).then(|| f[3].split(',').map(str::to_string).collect())
+        })
+        .last()
+        .ok_or_else(|| format!("{mp} is not mounted"))
+}
+
+fn with_changes(cur: &[String], add: &[String], remove: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = cur.iter().filter(|o| !remove.contains(o)).cloned().collect();
+    for a in add {
+        if !out.contains(a) {
+            out.push(a.clone());
+        }
+    }
+    out
+}
+
+/// `findmnt --verify --tab-file CANDIDATE`, when findmnt is there; its complaints refuse the plan.
+fn findmnt_verify(text: &str, cx: &FixCtx) -> Result<(), String> {
+    if !cx.host.is_live() {
+        return Ok(());
+    }
+    let dir = std::env::temp_dir().join(format!("gpufix-fstab-{}", std::process::id()));
+    if std::fs::create_dir_all(&dir).is_err() {
+        return Ok(());
+    }
+    let cand = dir.join("fstab");
+    if std::fs::write(&cand, text).is_err() {
+        return Ok(());
+    }
+    let argv = vec!["findmnt".to_string(), "--verify".into(), "--tab-file".into(), cand.display().to_string()];
+    let res = cx.host.run(&argv, Duration::from_secs(10));
+    let _ = std::fs::remove_dir_all(&dir);
+    match res {
+        Ok(out) if out.status == Some(0) || out.status.is_none() => Ok(()),
+        Ok(out) if out.stdout.contains("[E]") || out.stderr.contains("[E]") => {
+            Err(format!("findmnt --verify rejects the new fstab:\n{}{}", out.stdout, out.stderr))
+        }
+        _ => Ok(()), // findmnt missing, or only warnings (e.g. a device absent here)
+    }
+}
+
+pub struct FstabOptions;
+
+impl FixKind for FstabOptions {
+    fn name(&self) -> &'static str {
+        "fstab.options"
+    }
+    fn prepare(&self, action: &Map<String, Value>, cx: &FixCtx) -> Result<Vec<Prepared>, String> {
+        let mut out = file::prepare_edit(&FstabFile, action, cx)?;
+        if let Some(p) = out.first()
+            && let Some(t) = &p.after_text
+        {
+            findmnt_verify(t, cx)?;
+        }
+        if action.get("remount").and_then(Value::as_bool) == Some(true) {
+            let mp = str_param(action, "mount_point")?;
+            let cur = live_options(mp, cx)?;
+            let want = with_changes(&cur, &list(action, "add"), &list(action, "remove"));
+            if want != cur {
+                out.push(runtime_change(
+                    "remount",
+                    format!("mount {mp}"),
+                    format!("remount {mp} with {}", want.join(",")),
+                    json!(cur),
+                    json!(want),
+                ));
+            }
+        }
+        Ok(out)
+    }
+    fn fingerprint(&self, change: &PlannedChange, cx: &FixCtx) -> Result<String, String> {
+        match change.part.as_str() {
+            "remount" => Ok(value_fingerprint(&json!(live_options(mp_of(change)?, cx)?))),
+            _ => file::file_fingerprint(change, cx),
+        }
+    }
+    fn after_fingerprint(&self, change: &PlannedChange) -> String {
+        match change.part.as_str() {
+            "remount" => value_fingerprint(&super::after_value(change)),
+            _ => file::file_after_fingerprint(change),
+        }
+    }
+    fn save(&self, change: &PlannedChange, cx: &FixCtx) -> Result<Prior, String> {
+        match change.part.as_str() {
+            "remount" => Ok(Prior::Value { value: json!(live_options(mp_of(change)?, cx)?) }),
+            _ => file::file_save(change, cx),
+        }
+    }
+    fn apply(&self, change: &PlannedChange, cx: &FixCtx) -> Result<(), String> {
+        match change.part.as_str() {
+            "remount" => remount(change, &super::after_value(change), cx),
+            _ => file::file_apply(change, cx),
+        }
+    }
+    fn verify(&self, change: &PlannedChange, cx: &FixCtx) -> Result<(), String> {
+        match change.part.as_str() {
+            // the kernel may add or reorder options: check the ones we asked for
+            "remount" => {
+                let live = live_options(mp_of(change)?, cx)?;
+                let a = super::action_of(change);
+                let missing: Vec<String> = list(&a, "add").into_iter().filter(|o| !live.contains(o)).collect();
+                let still: Vec<String> = list(&a, "remove").into_iter().filter(|o| live.contains(o)).collect();
+                if missing.is_empty() && still.is_empty() {
+                    Ok(())
+                } else {
+                    Err(format!("after remount {} lacks {missing:?} / still has {still:?}", change.target))
+                }
+            }
+            _ => {
+                let now = file::file_fingerprint(change, cx)?;
+                if now == file::file_after_fingerprint(change) { Ok(()) } else { Err(format!("{} changed after writing", change.target)) }
+            }
+        }
+    }
+    fn undo(&self, change: &PlannedChange, prior: &Prior, cx: &FixCtx) -> Result<(), String> {
+        match (change.part.as_str(), prior) {
+            ("remount", Prior::Value { value }) => remount(change, value, cx),
+            ("remount", _) => Err("journal holds no mount options".into()),
+            _ => file::file_undo(change, prior, cx),
+        }
+    }
+}
+
+fn mp_of(change: &PlannedChange) -> Result<&str, String> {
+    change.action.get("mount_point").and_then(Value::as_str).ok_or_else(|| "action has no mount_point".into())
+}
+
+fn remount(change: &PlannedChange, opts: &Value, cx: &FixCtx) -> Result<(), String> {
+    let o: Vec<&str> = opts.as_array().map(|a| a.iter().filter_map(Value::as_str).collect()).unwrap_or_default();
+    cx.host.remount(mp_of(change)?, &format!("remount,{}", o.join(",")))
+}

@@ -1,0 +1,96 @@
+//! `sysctl.set`: the runtime value under /proc/sys, and the same key persisted in a sysctl.d
+//! file. Undo restores the value read before and the file's prior bytes.
+
+use super::edit::sysctl_conf;
+use super::file::{self, FileEdit};
+use super::{FixCtx, FixKind, Prepared, Prior, as_part, runtime_change, scalar_param, str_param, value_fingerprint};
+use crate::report::PlannedChange;
+use serde_json::{Map, Value, json};
+
+pub const DEFAULT_FILE: &str = "/etc/sysctl.d/90-gpufix.conf";
+
+pub fn proc_path(key: &str) -> String {
+    format!("/proc/sys/{}", key.replace('.', "/"))
+}
+
+fn read_value(key: &str, cx: &FixCtx) -> Result<String, String> {
+    let raw = cx.host.read_file(&proc_path(key)).map_err(|e| format!("cannot read sysctl `{key}`: {e}"))?;
+    Ok(String::from_utf8_lossy(&raw).split_whitespace().collect::<Vec<_>>().join(" "))
+}
+
+struct SysctlFile;
+
+impl FileEdit for SysctlFile {
+    fn name(&self) -> &'static str {
+        "sysctl.set"
+    }
+    fn path(&self, action: &Map<String, Value>, _cx: &FixCtx) -> Result<String, String> {
+        Ok(action.get("file").and_then(Value::as_str).unwrap_or(DEFAULT_FILE).to_string())
+    }
+    fn edit(&self, _path: &str, old: &str, _exists: bool, action: &Map<String, Value>) -> Result<String, String> {
+        sysctl_conf::sysctl_set(old, str_param(action, "key")?, &scalar_param(action, "value")?).map_err(|e| e.to_string())
+    }
+    fn summary(&self, action: &Map<String, Value>, path: &str) -> String {
+        format!("persist {} = {} in {path}", action.get("key").and_then(Value::as_str).unwrap_or(""), scalar_param(action, "value").unwrap_or_default())
+    }
+}
+
+pub struct SysctlSet;
+
+impl FixKind for SysctlSet {
+    fn name(&self) -> &'static str {
+        "sysctl.set"
+    }
+    fn prepare(&self, action: &Map<String, Value>, cx: &FixCtx) -> Result<Vec<Prepared>, String> {
+        let key = str_param(action, "key")?;
+        let want = scalar_param(action, "value")?;
+        let mut out = Vec::new();
+        let cur = read_value(key, cx)?;
+        if cur != want {
+            out.push(runtime_change("runtime", format!("sysctl {key}"), format!("set sysctl {key} = {want} (now {cur})"), json!(cur), json!(want)));
+        }
+        out.extend(as_part(file::prepare_edit(&SysctlFile, action, cx)?, "persist"));
+        Ok(out)
+    }
+    fn fingerprint(&self, change: &PlannedChange, cx: &FixCtx) -> Result<String, String> {
+        match change.part.as_str() {
+            "runtime" => Ok(value_fingerprint(&json!(read_value(key_of(change)?, cx)?))),
+            _ => file::file_fingerprint(change, cx),
+        }
+    }
+    fn after_fingerprint(&self, change: &PlannedChange) -> String {
+        match change.part.as_str() {
+            "runtime" => value_fingerprint(&super::after_value(change)),
+            _ => file::file_after_fingerprint(change),
+        }
+    }
+    fn save(&self, change: &PlannedChange, cx: &FixCtx) -> Result<Prior, String> {
+        match change.part.as_str() {
+            "runtime" => Ok(Prior::Value { value: json!(read_value(key_of(change)?, cx)?) }),
+            _ => file::file_save(change, cx),
+        }
+    }
+    fn apply(&self, change: &PlannedChange, cx: &FixCtx) -> Result<(), String> {
+        match change.part.as_str() {
+            "runtime" => write(change, &super::after_value(change), cx),
+            _ => file::file_apply(change, cx),
+        }
+    }
+    fn undo(&self, change: &PlannedChange, prior: &Prior, cx: &FixCtx) -> Result<(), String> {
+        match (change.part.as_str(), prior) {
+            ("runtime", Prior::Value { value }) => write(change, value, cx),
+            ("runtime", _) => Err("journal holds no value for this change".into()),
+            _ => file::file_undo(change, prior, cx),
+        }
+    }
+}
+
+fn key_of(change: &PlannedChange) -> Result<&str, String> {
+    change.action.get("key").and_then(Value::as_str).ok_or_else(|| "action has no key".into())
+}
+
+fn write(change: &PlannedChange, v: &Value, cx: &FixCtx) -> Result<(), String> {
+    let key = key_of(change)?;
+    let text = v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string());
+    cx.host.write_runtime(&proc_path(key), &text).map_err(|e| format!("cannot set sysctl {key}: {e}"))
+}
