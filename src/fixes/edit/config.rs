@@ -1,0 +1,1 @@
+//! Structured config files (YAML, JSON, TOML).
