@@ -269,6 +269,12 @@ fn judge(
                 res.reason = Some(format!("probe `{alias}`: {why}"));
                 return res;
             }
+            // judging a host from pasted evidence: what it does not cover is not applicable
+            ProbeOutcome::Unknown(why) if why.contains(crate::host::NOT_IN_EVIDENCE) => {
+                let mut res = base_result(r, Verdict::NotApplicable);
+                res.reason = Some(format!("probe `{alias}`: {why}"));
+                return res;
+            }
             ProbeOutcome::Unknown(why) => {
                 unknown.get_or_insert_with(|| format!("probe `{alias}`: {why}"));
             }

@@ -64,6 +64,10 @@ pub trait Host: Send + Sync {
     fn sleep(&self, d: Duration);
     /// Number of online CPUs.
     fn cpu_count(&self) -> usize;
+    /// False when the host's own environment is unknown (judging pasted evidence).
+    fn has_env(&self) -> bool {
+        true
+    }
 
     // --- changes (fixes). Hosts that cannot make a change say so; nothing is faked. ---
 
@@ -99,6 +103,9 @@ pub enum NvmlSetting {
     ResetApplicationClocks,
     ApplicationClocks { memory_mhz: u32, graphics_mhz: u32 },
 }
+
+/// What an evidence host answers for anything the pasted text does not cover.
+pub const NOT_IN_EVIDENCE: &str = "not in the evidence";
 
 pub fn not_found(what: &str) -> io::Error {
     io::Error::new(io::ErrorKind::NotFound, what.to_string())

@@ -1,0 +1,113 @@
+//! `config`: the job's training config (`--config`, YAML, JSON or TOML), with the settings
+//! rules ask for found by candidate key paths (`data.num_workers`, `dataloader.num_workers`, …).
+
+use super::{ParamSpec, ProbeCtx, ProbeKind, ProbeOutcome};
+use serde_json::{Map, Value, json};
+
+pub struct Config;
+
+/// `a.b.c` or `a.b[0].c` in a JSON value.
+pub fn get_path<'a>(v: &'a Value, path: &str) -> Option<&'a Value> {
+    let mut cur = v;
+    for seg in path.split('.') {
+        let (name, idx) = match seg.find('[') {
+            Some(i) => (&seg[..i], seg[i + 1..].trim_end_matches(']').parse::<usize>().ok()),
+            None => (seg, None),
+        };
+        if !name.is_empty() {
+            cur = cur.get(name)?;
+        }
+        if let Some(i) = idx {
+            cur = cur.get(i)?;
+        }
+    }
+    Some(cur)
+}
+
+pub fn parse_config(path: &str, text: &str) -> Result<(&'static str, Value), String> {
+    let ext = path.rsplit('.').next().unwrap_or("").to_ascii_lowercase();
+    match ext.as_str() {
+        "yaml" | "yml" => serde_yaml::from_str(text).map(|v| ("yaml", v)).map_err(|e| format!("{path}: invalid YAML: {e}")),
+        "json" => serde_json::from_str(text).map(|v| ("json", v)).map_err(|e| format!("{path}: invalid JSON: {e}")),
+        "toml" => {
+            let doc: toml_edit::DocumentMut = text.parse().map_err(|e| format!("{path}: invalid TOML: {e}"))?;
+            Ok(("toml", toml_to_json(doc.as_item())))
+        }
+        _ => Err(format!("{path}: cannot tell the format (name it .yaml, .json or .toml)")),
+    }
+}
+
+fn toml_to_json(item: &toml_edit::Item) -> Value {
+    use toml_edit::{Item, Value as V};
+    fn val(v: &V) -> Value {
+        match v {
+            V::String(s) => json!(s.value()),
+            V::Integer(i) => json!(i.value()),
+            V::Float(f) => json!(f.value()),
+            V::Boolean(b) => json!(b.value()),
+            V::Datetime(d) => json!(d.value().to_string()),
+            V::Array(a) => Value::Array(a.iter().map(val).collect()),
+            V::InlineTable(t) => Value::Object(t.iter().map(|(k, v)| (k.to_string(), val(v))).collect()),
+        }
+    }
+    match item {
+        Item::None => Value::Null,
+        Item::Value(v) => val(v),
+        Item::Table(t) => Value::Object(t.iter().map(|(k, v)| (k.to_string(), toml_to_json(v))).collect()),
+        Item::ArrayOfTables(a) => Value::Array(a.iter().map(|t| toml_to_json(&Item::Table(t.clone()))).collect()),
+    }
+}
+
+impl ProbeKind for Config {
+    fn name(&self) -> &'static str {
+        "config"
+    }
+    fn doc(&self) -> &'static str {
+        "the training config given with --config, and settings found by candidate key paths"
+    }
+    fn fields(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            ("path", "the config file"),
+            ("format", "yaml, json or toml"),
+            ("data", "the whole parsed config"),
+            ("values.NAME", "the value of the first candidate key path of NAME present in the file"),
+            ("key_paths.NAME", "which key path that was (what config.set edits)"),
+        ]
+    }
+    fn params(&self) -> &'static [ParamSpec] {
+        &[ParamSpec { name: "keys", required: false, ty: "object", doc: "NAME: [candidate key paths]" }]
+    }
+    fn run(&self, params: &Map<String, Value>, ctx: &ProbeCtx) -> ProbeOutcome {
+        let Some(path) = &ctx.inputs.config else {
+            return ProbeOutcome::NotApplicable("needs --config".into());
+        };
+        let shown = std::path::absolute(path).unwrap_or_else(|_| path.clone()).display().to_string();
+        let text = match std::fs::read_to_string(path) {
+            Ok(t) => t,
+            Err(e) => return ProbeOutcome::Unknown(format!("cannot read {shown}: {e}")),
+        };
+        if shown.ends_with(".py") {
+            return ProbeOutcome::NotApplicable(format!("{shown} is Python source, not a structured config"));
+        }
+        let (format, data) = match parse_config(&shown, &text) {
+            Ok(x) => x,
+            Err(e) => return ProbeOutcome::Unknown(e),
+        };
+        let mut values = Map::new();
+        let mut key_paths = Map::new();
+        if let Some(keys) = params.get("keys").and_then(Value::as_object) {
+            for (name, cands) in keys {
+                let cands: Vec<&str> = match cands {
+                    Value::String(s) => vec![s.as_str()],
+                    Value::Array(a) => a.iter().filter_map(Value::as_str).collect(),
+                    _ => Vec::new(),
+                };
+                if let Some((p, v)) = cands.iter().find_map(|c| get_path(&data, c).map(|v| (*c, v))) {
+                    values.insert(name.clone(), v.clone());
+                    key_paths.insert(name.clone(), json!(p));
+                }
+            }
+        }
+        ProbeOutcome::Value(json!({"path": shown, "format": format, "data": data, "values": values, "key_paths": key_paths}))
+    }
+}

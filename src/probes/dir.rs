@@ -1,0 +1,31 @@
+//! `dir`: the entries of one directory (e.g. /sys/class/infiniband, /sys/class/net).
+
+use super::{ParamSpec, ProbeCtx, ProbeKind, ProbeOutcome, param_str};
+use serde_json::{Map, Value, json};
+
+pub struct Dir;
+
+impl ProbeKind for Dir {
+    fn name(&self) -> &'static str {
+        "dir"
+    }
+    fn doc(&self) -> &'static str {
+        "entries of a directory on the host"
+    }
+    fn fields(&self) -> &'static [(&'static str, &'static str)] {
+        &[("path", "the directory"), ("exists", "false when it is absent"), ("entries", "entry names, sorted")]
+    }
+    fn params(&self) -> &'static [ParamSpec] {
+        &[ParamSpec { name: "path", required: true, ty: "string", doc: "absolute directory path" }]
+    }
+    fn run(&self, params: &Map<String, Value>, ctx: &ProbeCtx) -> ProbeOutcome {
+        let path = param_str(params, "path").unwrap_or("/");
+        match ctx.host.read_dir(path) {
+            Ok(entries) => ProbeOutcome::Value(json!({"path": path, "exists": true, "entries": entries})),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && !e.to_string().contains("snapshot") && !e.to_string().contains(crate::host::NOT_IN_EVIDENCE) => {
+                ProbeOutcome::Value(json!({"path": path, "exists": false, "entries": []}))
+            }
+            Err(e) => ProbeOutcome::Unknown(format!("cannot list {path}: {e}")),
+        }
+    }
+}

@@ -1,0 +1,39 @@
+//! `processes`: which PIDs exist on the host and which are zombies (to tell GPU memory held by
+//! processes that are gone).
+
+use super::{ProbeCtx, ProbeKind, ProbeOutcome};
+use serde_json::{Map, Value, json};
+
+pub struct Processes;
+
+impl ProbeKind for Processes {
+    fn name(&self) -> &'static str {
+        "processes"
+    }
+    fn doc(&self) -> &'static str {
+        "PIDs present in /proc and the zombies among them"
+    }
+    fn fields(&self) -> &'static [(&'static str, &'static str)] {
+        &[("pids", "every PID in /proc"), ("zombies", "PIDs in state Z (defunct)"), ("count", "number of processes")]
+    }
+    fn run(&self, _params: &Map<String, Value>, ctx: &ProbeCtx) -> ProbeOutcome {
+        let names = match ctx.host.read_dir("/proc") {
+            Ok(n) => n,
+            Err(e) => return ProbeOutcome::Unknown(format!("cannot list /proc: {e}")),
+        };
+        let pids: Vec<u32> = names.iter().filter_map(|n| n.parse().ok()).collect();
+        let mut zombies = Vec::new();
+        for pid in &pids {
+            if let Ok(raw) = ctx.host.read_file(&format!("/proc/{pid}/stat")) {
+                let s = String::from_utf8_lossy(&raw);
+                // state follows the last `)` (the command name may contain spaces and parens)
+                if let Some(rest) = s.rfind(')').map(|i| &s[i + 1..])
+                    && rest.split_whitespace().next() == Some("Z")
+                {
+                    zombies.push(*pid);
+                }
+            }
+        }
+        ProbeOutcome::Value(json!({"count": pids.len(), "pids": pids, "zombies": zombies}))
+    }
+}

@@ -1,0 +1,52 @@
+//! `trace`: a PyTorch profiler (Kineto) trace given with `--trace` (or as `--evidence`),
+//! streamed through the analyser in bounded memory.
+
+use super::{ProbeCtx, ProbeKind, ProbeOutcome};
+use crate::evidence::trace;
+use serde_json::{Map, Value};
+
+pub struct Trace;
+
+impl ProbeKind for Trace {
+    fn name(&self) -> &'static str {
+        "trace"
+    }
+    fn doc(&self) -> &'static str {
+        "PyTorch profiler trace (--trace): GPU busy fraction, idle causes, DataLoader share, syncs, kernels"
+    }
+    fn fields(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            ("steps", "ProfilerStep annotations in the trace"),
+            ("gpu_kernel_busy_fraction", "union of kernel time over the step window"),
+            ("idle_waiting_on_host_ms", "GPU idle while the CPU waited in DataLoader or a sync"),
+            ("idle_other_ms", "other GPU idle time"),
+            ("dataloader_share", "time in DataLoader __next__ over the window"),
+            ("sync_calls_per_step", "host syncs per step by name"),
+            ("sync_calls_per_step_total", "all host syncs per step"),
+            ("pageable_h2d_copies.count / .per_step", "host-to-device copies from pageable memory"),
+            ("kernels_per_step", "kernel launches per step"),
+            ("median_kernel_us", "median kernel duration"),
+            ("nccl_kernel_share", "NCCL kernels' share of kernel time"),
+            ("top_kernels", "five kernels with the most time"),
+        ]
+    }
+    fn run(&self, _params: &Map<String, Value>, ctx: &ProbeCtx) -> ProbeOutcome {
+        let path = match &ctx.inputs.trace {
+            Some(p) => p.clone(),
+            None => match ctx.inputs.evidence.iter().find(|p| {
+                let n = p.to_string_lossy();
+                n.ends_with(".json") || n.ends_with(".json.gz") || n.ends_with(".pt.trace.json")
+            }) {
+                Some(p) => p.clone(),
+                None => return ProbeOutcome::NotApplicable("needs --trace".into()),
+            },
+        };
+        match trace::analyze_trace_file(&path) {
+            Ok(stats) => match serde_json::to_value(&stats) {
+                Ok(v) => ProbeOutcome::Value(v),
+                Err(e) => ProbeOutcome::Unknown(e.to_string()),
+            },
+            Err(e) => ProbeOutcome::Unknown(format!("{}: {e}", path.display())),
+        }
+    }
+}
