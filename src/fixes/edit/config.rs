@@ -750,7 +750,7 @@ fn json_set(old: &str, segs: &[Seg], value: &Value, key_path: &str) -> Result<St
                     }
                     Some(m) => node = &m.value,
                     None => {
-                        return Ok(json_insert(old, node, members, &segs[n..], value, nl, unit));
+                        return json_insert(old, node, &segs[n..], value, nl, unit, key_path);
                     }
                 }
             }
@@ -783,12 +783,12 @@ fn json_set(old: &str, segs: &[Seg], value: &Value, key_path: &str) -> Result<St
 fn json_insert(
     old: &str,
     obj: &JNode,
-    members: &[JMember],
     rest: &[Seg],
     value: &Value,
     nl: &str,
     unit: Option<String>,
-) -> String {
+    key_path: &str,
+) -> Result<String, EditError> {
     // Nest the value under the keys still missing.
     let (first, deeper) = rest.split_first().expect("non-empty");
     let mut nested = value.clone();
@@ -799,8 +799,10 @@ fn json_insert(
             nested = Value::Object(m);
         }
     }
-    let Seg::Key(key) = first else {
-        unreachable!("set_path refuses to create list items")
+    let (JKind::Object(members), Seg::Key(key)) = (&obj.kind, first) else {
+        return Err(EditError::Invalid(format!(
+            "cannot set `{key_path}`: list items are not created"
+        )));
     };
     let key = serde_json::to_string(key).expect("a string renders");
     match members.last() {
@@ -824,7 +826,11 @@ fn json_insert(
             };
             let rendered = render_json(&nested, &style, &indent);
             let at = lastm.value.end;
-            format!("{}{sep}{key}{colon}{rendered}{}", &old[..at], &old[at..])
+            Ok(format!(
+                "{}{sep}{key}{colon}{rendered}{}",
+                &old[..at],
+                &old[at..]
+            ))
         }
         None => {
             let base = line_indent(old, obj.start).to_string();
@@ -850,7 +856,11 @@ fn json_insert(
                     format!("{{{key}: {}}}", render_json(&nested, &style, ""))
                 }
             };
-            format!("{}{replacement}{}", &old[..obj.start], &old[obj.end..])
+            Ok(format!(
+                "{}{replacement}{}",
+                &old[..obj.start],
+                &old[obj.end..]
+            ))
         }
     }
 }
