@@ -472,15 +472,25 @@ fn temp_name(name: &OsStr, attempt: u32) -> Vec<u8> {
     out
 }
 
-/// Replaces `path` with `content` atomically, keeping the mode, owner and xattrs of `like`
-/// (the state read before; `None` or a non-existent state gives a new `0o644` file).
+/// Replaces `path` with `content` atomically, giving it the mode, owner and xattrs of `like`
+/// (the state read before). With `None`, an existing file keeps its own; a new file, or a
+/// `like` that did not exist, gets `0o644` and the caller's owner.
 pub fn write_atomic(
     path: &Path,
     content: &[u8],
     like: Option<&TargetState>,
 ) -> Result<(), WriteError> {
     let (dir, name) = open_parent(path)?;
-    check_existing(&dir, name, path)?;
+    let existing = check_existing(&dir, name, path)?;
+    // Without a saved state, an existing file keeps its own attributes.
+    let current;
+    let like = match like {
+        None if existing.is_some() => {
+            current = read_target(path)?;
+            Some(&current)
+        }
+        like => like,
+    };
     let fault = take_fault();
 
     let mut attempt = 0;
@@ -721,6 +731,17 @@ mod tests {
         let meta = std::fs::metadata(&path).unwrap();
         assert_eq!(meta.nlink(), 1);
         assert_eq!(dir_names(tmp.path()), vec!["environment"]);
+    }
+
+    #[test]
+    fn without_a_saved_state_the_current_attributes_stay() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("limits.conf");
+        std::fs::write(&path, "old").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        write_atomic(&path, b"new", None).unwrap();
+        let after = read_target(&path).unwrap();
+        assert_eq!((after.content.as_slice(), after.mode), (&b"new"[..], 0o600));
     }
 
     #[test]

@@ -8,15 +8,15 @@ use serde_json::{Map, Value};
 
 pub struct ConfigSet;
 
-pub fn format_of(path: &str, action: &Map<String, Value>) -> Result<cfg::Format, String> {
+pub fn format_of(path: &str, action: &Map<String, Value>) -> Result<cfg::ConfigFormat, String> {
     let name = match action.get("format").and_then(Value::as_str) {
         Some(f) => f.to_string(),
         None => path.rsplit('.').next().unwrap_or("").to_ascii_lowercase(),
     };
     match name.as_str() {
-        "yaml" | "yml" => Ok(cfg::Format::Yaml),
-        "json" => Ok(cfg::Format::Json),
-        "toml" => Ok(cfg::Format::Toml),
+        "yaml" | "yml" => Ok(cfg::ConfigFormat::Yaml),
+        "json" => Ok(cfg::ConfigFormat::Json),
+        "toml" => Ok(cfg::ConfigFormat::Toml),
         other => Err(format!("cannot tell the format of {path} (`{other}`): name it .yaml, .json or .toml, or set `format:`")),
     }
 }

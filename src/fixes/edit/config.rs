@@ -1,1 +1,1255 @@
-//! Structured config files (YAML, JSON, TOML).
+//! Structured config files (a training job's YAML, JSON or TOML): read and set one value by a
+//! key path such as `data.num_workers` or `loaders[0].pin_memory`, keeping comments, key order
+//! and formatting.
+//!
+//! - YAML goes through `yaml-edit`, which edits a lossless syntax tree: a scalar replace keeps
+//!   the key, its trailing comment and the line around it, and a missing key is inserted after
+//!   its parent's last child at the parent's indentation (missing parents are created). Its
+//!   path syntax is the same as ours, so the path is passed through escaped.
+//! - TOML goes through `toml_edit`; a replaced value keeps its decor (spacing and comment).
+//! - JSON has no editing library here that keeps formatting, so a small scanner finds the
+//!   value's byte span and only those bytes change; a missing key goes after the last member of
+//!   its object at that member's indentation (JSON then needs a `,` after the member before it).
+//!
+//! Every edit is checked before it is returned: the new text must parse to the old document
+//! with exactly the one value set, otherwise the edit is refused. That guards against a library
+//! or scanner mistake corrupting a config gpufix was asked to tune.
+
+use std::path::Path;
+
+use serde_json::{Map, Value};
+
+use super::EditError;
+
+/// The syntax of a config file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConfigFormat {
+    Yaml,
+    Json,
+    Toml,
+}
+
+impl ConfigFormat {
+    /// The format a file's extension names.
+    pub fn from_path(path: &Path) -> Option<Self> {
+        match path.extension()?.to_str()? {
+            "yaml" | "yml" => Some(ConfigFormat::Yaml),
+            "json" => Some(ConfigFormat::Json),
+            "toml" => Some(ConfigFormat::Toml),
+            _ => None,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            ConfigFormat::Yaml => "YAML",
+            ConfigFormat::Json => "JSON",
+            ConfigFormat::Toml => "TOML",
+        }
+    }
+}
+
+/// One step of a key path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Seg {
+    Key(String),
+    Index(usize),
+}
+
+/// Parses `a.b[0].c`; `\.`, `\[` and `\\` put those characters in a key.
+pub fn parse_key_path(path: &str) -> Result<Vec<Seg>, EditError> {
+    let bad = |why: &str| EditError::Invalid(format!("key path `{path}` is not valid: {why}"));
+    let mut segs = Vec::new();
+    let mut key = String::new();
+    let mut have_key = false;
+    let mut after_index = false;
+    let mut chars = path.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                let next = chars.next().ok_or_else(|| bad("it ends with `\\`"))?;
+                key.push(next);
+                have_key = true;
+            }
+            '.' => {
+                if have_key {
+                    segs.push(Seg::Key(std::mem::take(&mut key)));
+                    have_key = false;
+                } else if !after_index {
+                    return Err(bad("it has an empty segment"));
+                }
+                after_index = false;
+                if chars.peek().is_none() {
+                    return Err(bad("it ends with `.`"));
+                }
+            }
+            '[' => {
+                if have_key {
+                    segs.push(Seg::Key(std::mem::take(&mut key)));
+                    have_key = false;
+                } else if !after_index {
+                    return Err(bad("an index must follow a key"));
+                }
+                let mut digits = String::new();
+                loop {
+                    match chars.next() {
+                        Some(']') => break,
+                        Some(d) if d.is_ascii_digit() => digits.push(d),
+                        _ => return Err(bad("an index must be digits closed by `]`")),
+                    }
+                }
+                let n = digits
+                    .parse()
+                    .map_err(|_| bad("an index must be digits closed by `]`"))?;
+                segs.push(Seg::Index(n));
+                after_index = true;
+            }
+            c => {
+                if after_index {
+                    return Err(bad("expected `.` or `[` after `]`"));
+                }
+                key.push(c);
+                have_key = true;
+            }
+        }
+    }
+    if have_key {
+        segs.push(Seg::Key(key));
+    }
+    if segs.is_empty() {
+        return Err(bad("it is empty"));
+    }
+    Ok(segs)
+}
+
+fn path_text(segs: &[Seg]) -> String {
+    let mut out = String::new();
+    for s in segs {
+        match s {
+            Seg::Key(k) => {
+                if !out.is_empty() {
+                    out.push('.');
+                }
+                for c in k.chars() {
+                    if matches!(c, '.' | '[' | '\\') {
+                        out.push('\\');
+                    }
+                    out.push(c);
+                }
+            }
+            Seg::Index(i) => out.push_str(&format!("[{i}]")),
+        }
+    }
+    out
+}
+
+/// The whole document as a JSON value (for probes and checks).
+pub fn parse_document(text: &str, format: ConfigFormat) -> Result<Value, EditError> {
+    let err = |e: String| EditError::Parse(format!("not valid {}: {e}", format.name()));
+    match format {
+        ConfigFormat::Json => serde_json::from_str(text).map_err(|e| err(e.to_string())),
+        ConfigFormat::Yaml => {
+            if text.trim().is_empty() {
+                return Ok(Value::Null);
+            }
+            serde_yaml::from_str(text).map_err(|e| err(e.to_string()))
+        }
+        ConfigFormat::Toml => {
+            let doc: toml_edit::DocumentMut = text
+                .parse()
+                .map_err(|e: toml_edit::TomlError| err(e.to_string().trim_end().to_string()))?;
+            Ok(toml_item_to_json(doc.as_item()))
+        }
+    }
+}
+
+fn get_path<'a>(mut v: &'a Value, segs: &[Seg]) -> Option<&'a Value> {
+    for s in segs {
+        v = match (s, v) {
+            (Seg::Key(k), Value::Object(m)) => m.get(k)?,
+            (Seg::Index(i), Value::Array(a)) => a.get(*i)?,
+            _ => return None,
+        };
+    }
+    Some(v)
+}
+
+fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "a mapping",
+    }
+}
+
+/// Sets the value in the parsed document, creating missing mappings: the reference result the
+/// text edit must match, and the source of path errors.
+fn set_path(doc: &mut Value, segs: &[Seg], value: &Value, path: &str) -> Result<(), EditError> {
+    if doc.is_null() {
+        *doc = Value::Object(Map::new());
+    }
+    let mut cur = doc;
+    for (n, s) in segs.iter().enumerate() {
+        let last = n + 1 == segs.len();
+        let here = path_text(&segs[..n]);
+        let here = if here.is_empty() {
+            "the document root".to_string()
+        } else {
+            format!("`{here}`")
+        };
+        cur = match s {
+            Seg::Key(k) => {
+                let Value::Object(m) = cur else {
+                    return Err(EditError::Invalid(format!(
+                        "cannot set `{path}`: {here} is {}, not a mapping",
+                        kind(cur)
+                    )));
+                };
+                if last {
+                    m.insert(k.clone(), value.clone());
+                    return Ok(());
+                }
+                m.entry(k.clone())
+                    .or_insert_with(|| Value::Object(Map::new()))
+            }
+            Seg::Index(i) => {
+                let Value::Array(a) = cur else {
+                    return Err(EditError::Invalid(format!(
+                        "cannot set `{path}`: {here} is {}, not a list",
+                        kind(cur)
+                    )));
+                };
+                let len = a.len();
+                let Some(slot) = a.get_mut(*i) else {
+                    return Err(EditError::NotFound(format!(
+                        "cannot set `{path}`: {here} has {len} items, no index {i}"
+                    )));
+                };
+                if last {
+                    *slot = value.clone();
+                    return Ok(());
+                }
+                slot
+            }
+        };
+    }
+    Ok(())
+}
+
+/// The value at `key_path`; `None` if the file does not parse or has no such value.
+pub fn config_get(old: &str, format: ConfigFormat, key_path: &str) -> Option<Value> {
+    let segs = parse_key_path(key_path).ok()?;
+    let doc = parse_document(old, format).ok()?;
+    get_path(&doc, &segs).cloned()
+}
+
+/// Sets `key_path` to `value`, changing only that value's text (or inserting it).
+pub fn config_set(
+    old: &str,
+    format: ConfigFormat,
+    key_path: &str,
+    value: &Value,
+) -> Result<String, EditError> {
+    let segs = parse_key_path(key_path)?;
+    let before = parse_document(old, format)?;
+    if get_path(&before, &segs) == Some(value) {
+        return Ok(old.to_string());
+    }
+    let mut expected = before;
+    set_path(&mut expected, &segs, value, key_path)?;
+    let new = match format {
+        ConfigFormat::Yaml => yaml_set(old, &segs, value, key_path)?,
+        ConfigFormat::Toml => toml_set(old, &segs, value, key_path)?,
+        ConfigFormat::Json => json_set(old, &segs, value, key_path)?,
+    };
+    let after = parse_document(&new, format).map_err(|e| {
+        EditError::Parse(format!(
+            "setting `{key_path}` would leave the file unparsable ({e}); refusing"
+        ))
+    })?;
+    if after != expected {
+        return Err(EditError::Parse(format!(
+            "setting `{key_path}` would change more than that value; refusing"
+        )));
+    }
+    Ok(new)
+}
+
+// ---------------------------------------------------------------------------------------- YAML
+
+fn json_to_yaml(v: &Value) -> yaml_edit::YamlValue {
+    use yaml_edit::{ScalarValue, YamlValue};
+    match v {
+        Value::Null => YamlValue::Scalar(ScalarValue::null()),
+        Value::Bool(b) => YamlValue::Scalar(ScalarValue::from(*b)),
+        Value::Number(n) => YamlValue::Scalar(match (n.as_i64(), n.as_f64()) {
+            (Some(i), _) => ScalarValue::from(i),
+            (None, Some(f)) if n.is_f64() => ScalarValue::from(f),
+            _ => ScalarValue::parse(n.to_string()),
+        }),
+        Value::String(s) => YamlValue::Scalar(ScalarValue::string(s.as_str())),
+        Value::Array(a) => YamlValue::Sequence(a.iter().map(json_to_yaml).collect()),
+        Value::Object(m) => YamlValue::Mapping(
+            m.iter()
+                .map(|(k, v)| (k.clone(), json_to_yaml(v)))
+                .collect(),
+        ),
+    }
+}
+
+fn yaml_set(old: &str, segs: &[Seg], value: &Value, key_path: &str) -> Result<String, EditError> {
+    use std::str::FromStr;
+    use yaml_edit::path::YamlPath;
+    let doc = yaml_edit::Document::from_str(old)
+        .map_err(|e| EditError::Parse(format!("not valid YAML: {e}")))?;
+    let mut new_value = json_to_yaml(value);
+    // Keep a double- or single-quoted string quoted the same way.
+    if let (Value::String(s), Ok(yaml_edit::YamlNode::Scalar(sc))) =
+        (value, doc.try_get_path(&path_text(segs)))
+    {
+        let raw = sc.value();
+        if raw.starts_with('"') && !s.contains(['"', '\\']) && !s.chars().any(char::is_control) {
+            new_value =
+                yaml_edit::YamlValue::Scalar(yaml_edit::ScalarValue::double_quoted(s.as_str()));
+        } else if raw.starts_with('\'') && !s.contains('\'') && !s.chars().any(char::is_control) {
+            new_value =
+                yaml_edit::YamlValue::Scalar(yaml_edit::ScalarValue::single_quoted(s.as_str()));
+        }
+    }
+    doc.try_set_path(&path_text(segs), new_value)
+        .map_err(|e| EditError::Invalid(format!("cannot set `{key_path}`: {e}")))?;
+    Ok(doc.to_string())
+}
+
+// ---------------------------------------------------------------------------------------- TOML
+
+fn toml_value_to_json(v: &toml_edit::Value) -> Value {
+    use toml_edit::Value as T;
+    match v {
+        T::String(s) => Value::String(s.value().clone()),
+        T::Integer(i) => Value::from(*i.value()),
+        T::Float(f) => serde_json::Number::from_f64(*f.value()).map_or(Value::Null, Value::Number),
+        T::Boolean(b) => Value::Bool(*b.value()),
+        T::Datetime(d) => Value::String(d.value().to_string()),
+        T::Array(a) => Value::Array(a.iter().map(toml_value_to_json).collect()),
+        T::InlineTable(t) => Value::Object(
+            t.iter()
+                .map(|(k, v)| (k.to_string(), toml_value_to_json(v)))
+                .collect(),
+        ),
+    }
+}
+
+fn toml_item_to_json(item: &toml_edit::Item) -> Value {
+    use toml_edit::Item;
+    match item {
+        Item::None => Value::Null,
+        Item::Value(v) => toml_value_to_json(v),
+        Item::Table(t) => Value::Object(
+            t.iter()
+                .map(|(k, v)| (k.to_string(), toml_item_to_json(v)))
+                .collect(),
+        ),
+        Item::ArrayOfTables(a) => Value::Array(
+            a.iter()
+                .map(|t| {
+                    Value::Object(
+                        t.iter()
+                            .map(|(k, v)| (k.to_string(), toml_item_to_json(v)))
+                            .collect(),
+                    )
+                })
+                .collect(),
+        ),
+    }
+}
+
+fn json_to_toml(v: &Value, key_path: &str) -> Result<toml_edit::Value, EditError> {
+    Ok(match v {
+        Value::Null => {
+            return Err(EditError::Invalid(format!(
+                "cannot set `{key_path}` to null: TOML has no null"
+            )));
+        }
+        Value::Bool(b) => (*b).into(),
+        Value::Number(n) => match (n.as_i64(), n.as_f64()) {
+            (Some(i), _) => i.into(),
+            (None, Some(f)) if n.is_f64() => f.into(),
+            _ => {
+                return Err(EditError::Invalid(format!(
+                    "cannot set `{key_path}` to {n}: TOML integers are 64-bit signed"
+                )));
+            }
+        },
+        Value::String(s) => s.as_str().into(),
+        Value::Array(a) => {
+            let mut arr = toml_edit::Array::new();
+            for x in a {
+                arr.push(json_to_toml(x, key_path)?);
+            }
+            toml_edit::Value::Array(arr)
+        }
+        Value::Object(m) => {
+            let mut t = toml_edit::InlineTable::new();
+            for (k, x) in m {
+                t.insert(k, json_to_toml(x, key_path)?);
+            }
+            toml_edit::Value::InlineTable(t)
+        }
+    })
+}
+
+/// Where a TOML path currently points.
+enum Slot<'a> {
+    Item(&'a mut toml_edit::Item),
+    Table(&'a mut toml_edit::Table),
+    Value(&'a mut toml_edit::Value),
+}
+
+fn toml_set(old: &str, segs: &[Seg], value: &Value, key_path: &str) -> Result<String, EditError> {
+    let mut doc: toml_edit::DocumentMut = old
+        .parse()
+        .map_err(|e: toml_edit::TomlError| EditError::Parse(format!("not valid TOML: {e}")))?;
+    let new_value = json_to_toml(value, key_path)?;
+    toml_descend(Slot::Table(doc.as_table_mut()), segs, new_value, key_path)?;
+    Ok(doc.to_string())
+}
+
+fn toml_descend(
+    slot: Slot<'_>,
+    segs: &[Seg],
+    new_value: toml_edit::Value,
+    key_path: &str,
+) -> Result<(), EditError> {
+    use toml_edit::{InlineTable, Item, Table, Value as T};
+    let cannot = || EditError::Invalid(format!("cannot set `{key_path}` in this TOML file"));
+    let (seg, rest) = segs.split_first().expect("paths are non-empty");
+    // Normalise the slot so each container shape is handled once.
+    let slot = match slot {
+        Slot::Item(Item::Table(t)) => Slot::Table(t),
+        Slot::Item(Item::Value(v)) => Slot::Value(v),
+        other => other,
+    };
+    if rest.is_empty() {
+        return toml_set_last(slot, seg, new_value, key_path);
+    }
+    let next = match (seg, slot) {
+        (Seg::Key(k), Slot::Table(t)) => Slot::Item(t.entry(k).or_insert_with(|| {
+            let mut t = Table::new();
+            // An implicit table gets no `[header]` of its own unless it holds keys.
+            t.set_implicit(true);
+            Item::Table(t)
+        })),
+        (Seg::Key(k), Slot::Value(T::InlineTable(t))) => Slot::Value(
+            t.entry(k.as_str())
+                .or_insert(T::InlineTable(InlineTable::new())),
+        ),
+        (Seg::Index(i), Slot::Item(Item::ArrayOfTables(a))) => {
+            Slot::Table(a.get_mut(*i).ok_or_else(cannot)?)
+        }
+        (Seg::Index(i), Slot::Value(T::Array(a))) => Slot::Value(a.get_mut(*i).ok_or_else(cannot)?),
+        _ => return Err(cannot()),
+    };
+    toml_descend(next, rest, new_value, key_path)
+}
+
+/// Replaces `old` by `new`, keeping the spacing and comment around the old value.
+fn replace_keeping_decor(old: &mut toml_edit::Value, mut new: toml_edit::Value) {
+    *new.decor_mut() = old.decor().clone();
+    *old = new;
+}
+
+fn toml_set_last(
+    slot: Slot<'_>,
+    seg: &Seg,
+    new_value: toml_edit::Value,
+    key_path: &str,
+) -> Result<(), EditError> {
+    use toml_edit::{Item, Value as T};
+    match (seg, slot) {
+        (Seg::Key(k), Slot::Table(t)) => match t.get_mut(k) {
+            Some(Item::Value(old)) => replace_keeping_decor(old, new_value),
+            Some(other) => *other = Item::Value(new_value),
+            None => {
+                t.insert(k, Item::Value(new_value));
+            }
+        },
+        (Seg::Key(k), Slot::Value(T::InlineTable(t))) => match t.get_mut(k) {
+            Some(old) => replace_keeping_decor(old, new_value),
+            None => {
+                t.insert(k, new_value);
+            }
+        },
+        (Seg::Index(i), Slot::Value(T::Array(a))) if *i < a.len() => {
+            let old = a.get_mut(*i).expect("index checked");
+            replace_keeping_decor(old, new_value);
+        }
+        _ => {
+            return Err(EditError::Invalid(format!(
+                "cannot set `{key_path}` in this TOML file"
+            )));
+        }
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------- JSON
+
+/// A JSON value and where its text is.
+#[derive(Debug)]
+struct JNode {
+    start: usize,
+    end: usize,
+    kind: JKind,
+}
+
+#[derive(Debug)]
+enum JKind {
+    Scalar,
+    Object(Vec<JMember>),
+    Array(Vec<JNode>),
+}
+
+#[derive(Debug)]
+struct JMember {
+    key: String,
+    key_start: usize,
+    key_end: usize,
+    value: JNode,
+}
+
+struct Scanner<'a> {
+    text: &'a str,
+    b: &'a [u8],
+    i: usize,
+}
+
+impl<'a> Scanner<'a> {
+    fn error(&self, what: &str) -> EditError {
+        let before = &self.text[..self.i.min(self.text.len())];
+        let line = before.matches('\n').count() + 1;
+        let col = before.len() - before.rfind('\n').map_or(0, |p| p + 1) + 1;
+        EditError::Parse(format!(
+            "not valid JSON: {what} at line {line} column {col}"
+        ))
+    }
+
+    fn ws(&mut self) {
+        while self.i < self.b.len() && matches!(self.b[self.i], b' ' | b'\t' | b'\n' | b'\r') {
+            self.i += 1;
+        }
+    }
+
+    fn document(mut self) -> Result<JNode, EditError> {
+        self.ws();
+        let v = self.value()?;
+        self.ws();
+        if self.i != self.b.len() {
+            return Err(self.error("unexpected text after the document"));
+        }
+        Ok(v)
+    }
+
+    fn value(&mut self) -> Result<JNode, EditError> {
+        let start = self.i;
+        let kind = match self.b.get(self.i) {
+            Some(b'{') => {
+                self.i += 1;
+                let mut members = Vec::new();
+                self.ws();
+                if self.b.get(self.i) == Some(&b'}') {
+                    self.i += 1;
+                } else {
+                    loop {
+                        self.ws();
+                        let key_start = self.i;
+                        if self.b.get(self.i) != Some(&b'"') {
+                            return Err(self.error("expected a key"));
+                        }
+                        let key = self.string()?;
+                        let key_end = self.i;
+                        self.ws();
+                        if self.b.get(self.i) != Some(&b':') {
+                            return Err(self.error("expected `:`"));
+                        }
+                        self.i += 1;
+                        self.ws();
+                        let value = self.value()?;
+                        members.push(JMember {
+                            key,
+                            key_start,
+                            key_end,
+                            value,
+                        });
+                        self.ws();
+                        match self.b.get(self.i) {
+                            Some(b',') => self.i += 1,
+                            Some(b'}') => {
+                                self.i += 1;
+                                break;
+                            }
+                            _ => return Err(self.error("expected `,` or `}`")),
+                        }
+                    }
+                }
+                JKind::Object(members)
+            }
+            Some(b'[') => {
+                self.i += 1;
+                let mut items = Vec::new();
+                self.ws();
+                if self.b.get(self.i) == Some(&b']') {
+                    self.i += 1;
+                } else {
+                    loop {
+                        self.ws();
+                        items.push(self.value()?);
+                        self.ws();
+                        match self.b.get(self.i) {
+                            Some(b',') => self.i += 1,
+                            Some(b']') => {
+                                self.i += 1;
+                                break;
+                            }
+                            _ => return Err(self.error("expected `,` or `]`")),
+                        }
+                    }
+                }
+                JKind::Array(items)
+            }
+            Some(b'"') => {
+                self.string()?;
+                JKind::Scalar
+            }
+            Some(_) => {
+                while self.i < self.b.len()
+                    && matches!(self.b[self.i], b'-' | b'+' | b'.' | b'0'..=b'9' | b'a'..=b'z' | b'A'..=b'Z')
+                {
+                    self.i += 1;
+                }
+                if self.i == start {
+                    return Err(self.error("expected a value"));
+                }
+                JKind::Scalar
+            }
+            None => return Err(self.error("unexpected end")),
+        };
+        Ok(JNode {
+            start,
+            end: self.i,
+            kind,
+        })
+    }
+
+    /// A string starting at `"`; its decoded text.
+    fn string(&mut self) -> Result<String, EditError> {
+        let start = self.i;
+        self.i += 1;
+        while self.i < self.b.len() {
+            match self.b[self.i] {
+                b'\\' => self.i += 2,
+                b'"' => {
+                    self.i += 1;
+                    return serde_json::from_str(&self.text[start..self.i])
+                        .map_err(|e| self.error(&format!("bad string ({e})")));
+                }
+                _ => self.i += 1,
+            }
+        }
+        Err(self.error("unterminated string"))
+    }
+}
+
+/// How new JSON text is laid out: `unit` is the indentation step (`None`: one line).
+struct JsonStyle<'a> {
+    nl: &'a str,
+    unit: Option<String>,
+    colon: String,
+}
+
+fn line_indent(text: &str, at: usize) -> &str {
+    let line_start = text[..at].rfind('\n').map_or(0, |p| p + 1);
+    let line = &text[line_start..];
+    &line[..line.len() - line.trim_start_matches([' ', '\t']).len()]
+}
+
+fn render_json(v: &Value, style: &JsonStyle<'_>, base: &str) -> String {
+    let items: Vec<(Option<&String>, &Value)> = match v {
+        Value::Array(a) if !a.is_empty() => a.iter().map(|x| (None, x)).collect(),
+        Value::Object(m) if !m.is_empty() => m.iter().map(|(k, x)| (Some(k), x)).collect(),
+        _ => return serde_json::to_string(v).expect("a JSON value renders"),
+    };
+    let (open, close) = if v.is_array() { ("[", "]") } else { ("{", "}") };
+    let member = |k: Option<&String>, x: &Value, inner: &str| match k {
+        Some(k) => format!(
+            "{}{}{}",
+            serde_json::to_string(k).expect("a string renders"),
+            style.colon,
+            render_json(x, style, inner)
+        ),
+        None => render_json(x, style, inner),
+    };
+    match &style.unit {
+        Some(unit) => {
+            let inner = format!("{base}{unit}");
+            let body: Vec<String> = items
+                .iter()
+                .map(|(k, x)| format!("{inner}{}", member(*k, x, &inner)))
+                .collect();
+            format!(
+                "{open}{nl}{}{nl}{base}{close}",
+                body.join(&format!(",{}", style.nl)),
+                nl = style.nl
+            )
+        }
+        None => {
+            let body: Vec<String> = items.iter().map(|(k, x)| member(*k, x, base)).collect();
+            format!("{open}{}{close}", body.join(", "))
+        }
+    }
+}
+
+fn json_set(old: &str, segs: &[Seg], value: &Value, key_path: &str) -> Result<String, EditError> {
+    let root = Scanner {
+        text: old,
+        b: old.as_bytes(),
+        i: 0,
+    }
+    .document()?;
+    let nl = if old.contains("\r\n") { "\r\n" } else { "\n" };
+    // The indentation step: the first indented line's leading blanks.
+    let unit = old.contains('\n').then(|| {
+        old.lines()
+            .skip(1)
+            .map(|l| &l[..l.len() - l.trim_start_matches([' ', '\t']).len()])
+            .find(|ws| !ws.is_empty())
+            .unwrap_or("  ")
+            .to_string()
+    });
+    let mut node = &root;
+    for (n, seg) in segs.iter().enumerate() {
+        let last = n + 1 == segs.len();
+        match (seg, &node.kind) {
+            (Seg::Key(k), JKind::Object(members)) => {
+                match members.iter().rev().find(|m| m.key == *k) {
+                    Some(m) if last => {
+                        let style = JsonStyle {
+                            nl,
+                            unit: unit.clone(),
+                            colon: ": ".into(),
+                        };
+                        let rendered = render_json(value, &style, line_indent(old, m.value.start));
+                        return Ok(format!(
+                            "{}{rendered}{}",
+                            &old[..m.value.start],
+                            &old[m.value.end..]
+                        ));
+                    }
+                    Some(m) => node = &m.value,
+                    None => {
+                        return json_insert(old, node, &segs[n..], value, nl, unit, key_path);
+                    }
+                }
+            }
+            (Seg::Index(i), JKind::Array(items)) => match items.get(*i) {
+                Some(item) if last => {
+                    let style = JsonStyle {
+                        nl,
+                        unit: unit.clone(),
+                        colon: ": ".into(),
+                    };
+                    let rendered = render_json(value, &style, line_indent(old, item.start));
+                    return Ok(format!(
+                        "{}{rendered}{}",
+                        &old[..item.start],
+                        &old[item.end..]
+                    ));
+                }
+                Some(item) => node = item,
+                None => break,
+            },
+            _ => break,
+        }
+    }
+    Err(EditError::Invalid(format!(
+        "cannot set `{key_path}` in this JSON file"
+    )))
+}
+
+/// Inserts the missing `rest` of the path (keys only) into `obj`.
+fn json_insert(
+    old: &str,
+    obj: &JNode,
+    rest: &[Seg],
+    value: &Value,
+    nl: &str,
+    unit: Option<String>,
+    key_path: &str,
+) -> Result<String, EditError> {
+    // Nest the value under the keys still missing.
+    let (first, deeper) = rest.split_first().expect("non-empty");
+    let mut nested = value.clone();
+    for s in deeper.iter().rev() {
+        if let Seg::Key(k) = s {
+            let mut m = Map::new();
+            m.insert(k.clone(), nested);
+            nested = Value::Object(m);
+        }
+    }
+    let (JKind::Object(members), Seg::Key(key)) = (&obj.kind, first) else {
+        return Err(EditError::Invalid(format!(
+            "cannot set `{key_path}`: list items are not created"
+        )));
+    };
+    let key = serde_json::to_string(key).expect("a string renders");
+    match members.last() {
+        Some(lastm) => {
+            let colon = old[lastm.key_end..lastm.value.start].to_string();
+            let multi_line = old[obj.start..members[0].key_start].contains('\n');
+            let (sep, indent) = if multi_line {
+                let indent = line_indent(old, lastm.key_start);
+                (format!(",{nl}{indent}"), indent.to_string())
+            } else {
+                let sep = match members.get(1) {
+                    Some(second) => old[members[0].value.end..second.key_start].to_string(),
+                    None => ", ".to_string(),
+                };
+                (sep, String::new())
+            };
+            let style = JsonStyle {
+                nl,
+                unit: if multi_line { unit } else { None },
+                colon: colon.clone(),
+            };
+            let rendered = render_json(&nested, &style, &indent);
+            let at = lastm.value.end;
+            Ok(format!(
+                "{}{sep}{key}{colon}{rendered}{}",
+                &old[..at],
+                &old[at..]
+            ))
+        }
+        None => {
+            let base = line_indent(old, obj.start).to_string();
+            let replacement = match &unit {
+                Some(u) => {
+                    let inner = format!("{base}{u}");
+                    let style = JsonStyle {
+                        nl,
+                        unit: unit.clone(),
+                        colon: ": ".into(),
+                    };
+                    format!(
+                        "{{{nl}{inner}{key}: {}{nl}{base}}}",
+                        render_json(&nested, &style, &inner)
+                    )
+                }
+                None => {
+                    let style = JsonStyle {
+                        nl,
+                        unit: None,
+                        colon: ": ".into(),
+                    };
+                    format!("{{{key}: {}}}", render_json(&nested, &style, ""))
+                }
+            };
+            Ok(format!(
+                "{}{replacement}{}",
+                &old[..obj.start],
+                &old[obj.end..]
+            ))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use serde_json::json;
+    use similar::{ChangeTag, TextDiff};
+
+    /// (lines removed, lines added) between two texts.
+    fn line_diff(old: &str, new: &str) -> (Vec<String>, Vec<String>) {
+        let diff = TextDiff::from_lines(old, new);
+        let mut removed = Vec::new();
+        let mut added = Vec::new();
+        for change in diff.iter_all_changes() {
+            match change.tag() {
+                ChangeTag::Delete => removed.push(change.value().to_string()),
+                ChangeTag::Insert => added.push(change.value().to_string()),
+                ChangeTag::Equal => {}
+            }
+        }
+        (removed, added)
+    }
+
+    fn expect_set(old: &str, format: ConfigFormat, path: &str, value: Value) -> String {
+        let new = config_set(old, format, path, &value).unwrap();
+        assert_eq!(config_get(&new, format, path), Some(value.clone()), "{new}");
+        assert_eq!(
+            config_set(&new, format, path, &value).unwrap(),
+            new,
+            "not idempotent"
+        );
+        new
+    }
+
+    const YAML: &str = "\
+# ResNet-50 on ImageNet, 8x H200
+seed: 42
+model:
+  name: resnet50   # torchvision
+  pretrained: false
+data:
+  root: /mnt/imagenet
+  # DataLoader settings
+  batch_size: 256
+  num_workers: 2          # TODO: raise
+  pin_memory: false
+  augment:
+    - random_resized_crop
+    - horizontal_flip
+optim:
+  name: \"sgd\"
+  lr: 0.1
+trainer:
+  precision: bf16-mixed
+  max_epochs: 90
+";
+
+    #[test]
+    fn parses_key_paths() {
+        assert_eq!(
+            parse_key_path("a.b[0].c").unwrap(),
+            vec![
+                Seg::Key("a".into()),
+                Seg::Key("b".into()),
+                Seg::Index(0),
+                Seg::Key("c".into())
+            ]
+        );
+        assert_eq!(
+            parse_key_path(r"env.a\.b").unwrap(),
+            vec![Seg::Key("env".into()), Seg::Key("a.b".into())]
+        );
+        assert_eq!(parse_key_path("x[1][2]").unwrap().len(), 3);
+        for bad in ["", "a..b", "a.", "[0]", "a[x]", "a[0]b", "a\\"] {
+            let err = parse_key_path(bad).unwrap_err();
+            assert!(
+                err.to_string()
+                    .starts_with(&format!("key path `{bad}` is not valid")),
+                "{err}"
+            );
+        }
+        assert_eq!(
+            path_text(&parse_key_path(r"a\.b[3].c").unwrap()),
+            r"a\.b[3].c"
+        );
+    }
+
+    #[test]
+    fn yaml_scalar_replace_changes_one_line() {
+        let new = expect_set(YAML, ConfigFormat::Yaml, "data.num_workers", json!(8));
+        let (removed, added) = line_diff(YAML, &new);
+        assert_eq!(removed, vec!["  num_workers: 2          # TODO: raise\n"]);
+        assert_eq!(added, vec!["  num_workers: 8          # TODO: raise\n"]);
+        let reparsed: Value = serde_yaml::from_str(&new).unwrap();
+        let mut expected: Value = serde_yaml::from_str(YAML).unwrap();
+        expected["data"]["num_workers"] = json!(8);
+        assert_eq!(reparsed, expected);
+    }
+
+    #[test]
+    fn yaml_keeps_quote_style_and_types() {
+        let new = expect_set(YAML, ConfigFormat::Yaml, "optim.name", json!("adamw"));
+        assert_eq!(
+            line_diff(YAML, &new),
+            (
+                vec!["  name: \"sgd\"\n".into()],
+                vec!["  name: \"adamw\"\n".into()]
+            )
+        );
+        let new = expect_set(YAML, ConfigFormat::Yaml, "model.name", json!("8"));
+        assert!(new.contains("  name: '8'   # torchvision\n"), "{new}");
+        let new = expect_set(YAML, ConfigFormat::Yaml, "optim.lr", json!(1.0));
+        assert!(new.contains("  lr: 1.0\n"), "{new}");
+        expect_set(
+            YAML,
+            ConfigFormat::Yaml,
+            "data.augment[1]",
+            json!("color_jitter"),
+        );
+    }
+
+    #[test]
+    fn yaml_missing_key_is_inserted_once() {
+        let new = expect_set(
+            YAML,
+            ConfigFormat::Yaml,
+            "data.persistent_workers",
+            json!(true),
+        );
+        let (removed, added) = line_diff(YAML, &new);
+        assert!(removed.is_empty(), "{removed:?}");
+        assert_eq!(added, vec!["  persistent_workers: true\n"]);
+        let new = expect_set(
+            YAML,
+            ConfigFormat::Yaml,
+            "env.PYTORCH_CUDA_ALLOC_CONF",
+            json!("expandable_segments:True"),
+        );
+        let (removed, added) = line_diff(YAML, &new);
+        assert!(removed.is_empty(), "{removed:?}");
+        assert_eq!(
+            added,
+            vec![
+                "env:\n",
+                "  PYTORCH_CUDA_ALLOC_CONF: expandable_segments:True\n"
+            ]
+        );
+    }
+
+    #[test]
+    fn yaml_crlf_no_final_newline_and_empty() {
+        let old = "data:\r\n  num_workers: 2\r\n  pin_memory: false";
+        let new = expect_set(old, ConfigFormat::Yaml, "data.num_workers", json!(6));
+        assert_eq!(new, "data:\r\n  num_workers: 6\r\n  pin_memory: false");
+        let new = expect_set("", ConfigFormat::Yaml, "data.num_workers", json!(4));
+        assert_eq!(
+            config_get(&new, ConfigFormat::Yaml, "data.num_workers"),
+            Some(json!(4))
+        );
+    }
+
+    #[test]
+    fn yaml_errors_name_the_path() {
+        let err = config_set(YAML, ConfigFormat::Yaml, "seed.x", &json!(1)).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "cannot set `seed.x`: `seed` is a number, not a mapping"
+        );
+        let err = config_set(YAML, ConfigFormat::Yaml, "data.augment[5]", &json!(1)).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "cannot set `data.augment[5]`: `data.augment` has 2 items, no index 5"
+        );
+        let err = config_set("a: [1, 2\n", ConfigFormat::Yaml, "a", &json!(1)).unwrap_err();
+        assert!(err.to_string().starts_with("not valid YAML"), "{err}");
+    }
+
+    const TOML: &str = "\
+# fine-tune config
+title = \"llama-ft\"
+
+[data]
+path = \"/mnt/ds\"   # shards
+num_workers = 2 # low
+pin_memory = false
+
+[optim]
+lr = 3e-4
+
+[[loaders]]
+name = \"train\"
+workers = 2
+
+[[loaders]]
+name = \"val\"
+workers = 1
+";
+
+    #[test]
+    fn toml_scalar_replace_keeps_comment() {
+        let new = expect_set(TOML, ConfigFormat::Toml, "data.num_workers", json!(8));
+        assert_eq!(
+            line_diff(TOML, &new),
+            (
+                vec!["num_workers = 2 # low\n".into()],
+                vec!["num_workers = 8 # low\n".into()]
+            )
+        );
+        let doc: toml_edit::DocumentMut = new.parse().unwrap();
+        assert_eq!(doc["data"]["num_workers"].as_integer(), Some(8));
+        assert_eq!(doc["data"]["path"].as_str(), Some("/mnt/ds"));
+        let new = expect_set(TOML, ConfigFormat::Toml, "loaders[1].workers", json!(4));
+        assert_eq!(
+            line_diff(TOML, &new),
+            (vec!["workers = 1\n".into()], vec!["workers = 4\n".into()])
+        );
+    }
+
+    #[test]
+    fn toml_missing_key_and_table() {
+        let new = expect_set(
+            TOML,
+            ConfigFormat::Toml,
+            "data.persistent_workers",
+            json!(true),
+        );
+        let (removed, added) = line_diff(TOML, &new);
+        assert!(removed.is_empty(), "{removed:?}");
+        assert_eq!(added, vec!["persistent_workers = true\n"]);
+        assert!(
+            new.contains("pin_memory = false\npersistent_workers = true\n\n[optim]"),
+            "{new}"
+        );
+        let new = expect_set(TOML, ConfigFormat::Toml, "trainer.devices", json!(4));
+        let doc: toml_edit::DocumentMut = new.parse().unwrap();
+        assert_eq!(doc["trainer"]["devices"].as_integer(), Some(4));
+        assert!(new.starts_with(TOML), "{new}");
+        let err = config_set(TOML, ConfigFormat::Toml, "data.x", &json!(null)).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "cannot set `data.x` to null: TOML has no null"
+        );
+    }
+
+    const JSON: &str = r#"{
+  "train_batch_size": 256,
+  "bf16": {
+    "enabled": false
+  },
+  "zero_optimization": {
+    "stage": 2,
+    "reduce_bucket_size": 500000000
+  },
+  "data": {"num_workers": 2, "pin_memory": false},
+  "empty": {}
+}
+"#;
+
+    #[test]
+    fn json_scalar_replace_changes_one_line() {
+        let new = expect_set(JSON, ConfigFormat::Json, "bf16.enabled", json!(true));
+        assert_eq!(
+            line_diff(JSON, &new),
+            (
+                vec!["    \"enabled\": false\n".into()],
+                vec!["    \"enabled\": true\n".into()]
+            )
+        );
+        let new = expect_set(JSON, ConfigFormat::Json, "data.num_workers", json!(8));
+        assert_eq!(
+            line_diff(JSON, &new).1,
+            vec!["  \"data\": {\"num_workers\": 8, \"pin_memory\": false},\n"]
+        );
+        let reparsed: Value = serde_json::from_str(&new).unwrap();
+        let mut expected: Value = serde_json::from_str(JSON).unwrap();
+        expected["data"]["num_workers"] = json!(8);
+        assert_eq!(reparsed, expected);
+    }
+
+    #[test]
+    fn json_missing_key_goes_after_the_last_member() {
+        let new = expect_set(
+            JSON,
+            ConfigFormat::Json,
+            "zero_optimization.overlap_comm",
+            json!(true),
+        );
+        let (removed, added) = line_diff(JSON, &new);
+        assert_eq!(removed, vec!["    \"reduce_bucket_size\": 500000000\n"]);
+        assert_eq!(
+            added,
+            vec![
+                "    \"reduce_bucket_size\": 500000000,\n",
+                "    \"overlap_comm\": true\n"
+            ]
+        );
+        let new = expect_set(
+            JSON,
+            ConfigFormat::Json,
+            "data.persistent_workers",
+            json!(true),
+        );
+        assert!(
+            new.contains(
+                "{\"num_workers\": 2, \"pin_memory\": false, \"persistent_workers\": true}"
+            ),
+            "{new}"
+        );
+        let new = expect_set(
+            JSON,
+            ConfigFormat::Json,
+            "comms_logger.enabled",
+            json!(true),
+        );
+        assert!(
+            new.ends_with(
+                "  \"empty\": {},\n  \"comms_logger\": {\n    \"enabled\": true\n  }\n}\n"
+            ),
+            "{new}"
+        );
+        let new = expect_set(JSON, ConfigFormat::Json, "empty.a", json!([1, 2]));
+        assert!(
+            new.contains("  \"empty\": {\n    \"a\": [\n      1,\n      2\n    ]\n  }\n"),
+            "{new}"
+        );
+    }
+
+    #[test]
+    fn json_crlf_minified_and_errors() {
+        let old = "{\r\n\t\"a\": 1\r\n}";
+        let new = expect_set(old, ConfigFormat::Json, "b", json!("x"));
+        assert_eq!(new, "{\r\n\t\"a\": 1,\r\n\t\"b\": \"x\"\r\n}");
+        let new = expect_set("{\"a\":{\"b\":1}}", ConfigFormat::Json, "a.c", json!(2));
+        assert_eq!(new, "{\"a\":{\"b\":1, \"c\":2}}");
+        let err = config_set("{\"a\": 1,}", ConfigFormat::Json, "a", &json!(2)).unwrap_err();
+        assert!(err.to_string().starts_with("not valid JSON"), "{err}");
+        let err = config_set("[1]", ConfigFormat::Json, "a", &json!(2)).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "cannot set `a`: the document root is a list, not a mapping"
+        );
+        assert_eq!(
+            config_get("{\"a\": 1, \"a\": 2}", ConfigFormat::Json, "a"),
+            Some(json!(2))
+        );
+        let new = expect_set("{\"a\": 1, \"a\": 2}", ConfigFormat::Json, "a", json!(3));
+        assert_eq!(new, "{\"a\": 1, \"a\": 3}");
+    }
+
+    #[test]
+    fn format_from_path() {
+        assert_eq!(
+            ConfigFormat::from_path(Path::new("/job/train.yml")),
+            Some(ConfigFormat::Yaml)
+        );
+        assert_eq!(
+            ConfigFormat::from_path(Path::new("ds_config.json")),
+            Some(ConfigFormat::Json)
+        );
+        assert_eq!(
+            ConfigFormat::from_path(Path::new("pyproject.toml")),
+            Some(ConfigFormat::Toml)
+        );
+        assert_eq!(ConfigFormat::from_path(Path::new("train.cfg")), None);
+    }
+
+    fn scalar() -> impl Strategy<Value = Value> {
+        prop_oneof![
+            any::<bool>().prop_map(Value::from),
+            any::<i32>().prop_map(Value::from),
+            "[ -~]{0,10}".prop_map(Value::from),
+            (-1000i32..1000).prop_map(|n| Value::from(f64::from(n) / 8.0)),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        #[test]
+        fn set_then_get_in_every_format(value in scalar(), path in "(data\\.num_workers|data\\.new_key|newtop\\.x)") {
+            for (text, format) in [(YAML, ConfigFormat::Yaml), (TOML, ConfigFormat::Toml), (JSON, ConfigFormat::Json)] {
+                let new = config_set(text, format, &path, &value).unwrap();
+                prop_assert_eq!(config_get(&new, format, &path), Some(value.clone()));
+                prop_assert_eq!(config_set(&new, format, &path, &value).unwrap(), new.clone());
+                let (removed, _) = line_diff(text, &new);
+                prop_assert!(removed.len() <= 1, "{:?}", removed);
+            }
+        }
+    }
+}

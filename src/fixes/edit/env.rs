@@ -293,6 +293,12 @@ struct Word {
     quoted: bool,
 }
 
+impl Word {
+    fn sets(&self, key: &str) -> bool {
+        self.text.split_once('=').is_some_and(|(k, _)| k == key)
+    }
+}
+
 fn systemd_words(text: &str, from: usize) -> Vec<Word> {
     let mut out = Vec::new();
     let mut chars = text[from..]
@@ -485,7 +491,7 @@ fn systemd_set(old: &str, key: &str, value: &str) -> Result<String, EditError> {
         if let Some(vs) = environment_directive(&l.text) {
             for w in systemd_words(&l.text, vs) {
                 *any_quoted.get_or_insert(false) |= w.quoted;
-                if w.text.split_once('=').is_some_and(|(k, _)| k == key) {
+                if w.sets(key) {
                     hit = Some((i, w));
                 }
             }
@@ -542,10 +548,7 @@ pub fn env_unset(old: &str, format_hint: Option<Format>, key: &str) -> Result<St
                 continue;
             };
             let words = systemd_words(&text, vs);
-            let hits: Vec<&Word> = words
-                .iter()
-                .filter(|w| w.text.split_once('=').is_some_and(|(k, _)| k == key))
-                .collect();
+            let hits: Vec<&Word> = words.iter().filter(|w| w.sets(key)).collect();
             if hits.is_empty() {
                 continue;
             }
@@ -558,7 +561,7 @@ pub fn env_unset(old: &str, format_hint: Option<Format>, key: &str) -> Result<St
             let mut emitted = false;
             let mut last_end = words[0].span.0;
             for w in &words {
-                if !w.text.split_once('=').is_some_and(|(k, _)| k == key) {
+                if !w.sets(key) {
                     if emitted {
                         new.push_str(&text[last_end..w.span.0]);
                     }
