@@ -96,7 +96,7 @@ impl FileEdit for KmodOptions {
         Ok(action.get("file").and_then(Value::as_str).unwrap_or(DEFAULT_OPTIONS_FILE).to_string())
     }
     fn edit(&self, _path: &str, old: &str, _exists: bool, action: &Map<String, Value>) -> Result<String, String> {
-        module_conf::modprobe_option_set(old, str_param(action, "module")?, str_param(action, "option")?, Some(&scalar_param(action, "value")?))
+        module_conf::modprobe_option_set(old, str_param(action, "module")?, str_param(action, "option")?, Some(scalar_param(action, "value")?.as_str()))
             .map_err(|e| e.to_string())
     }
     fn summary(&self, action: &Map<String, Value>, path: &str) -> String {

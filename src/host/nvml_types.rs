@@ -5,10 +5,11 @@
 
 use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 #[serde(rename_all = "kebab-case")]
 pub enum Field<T> {
     Ok(T),
+    #[default]
     NotSupported,
     Error(String),
 }
@@ -29,11 +30,6 @@ impl<T> Field<T> {
     }
 }
 
-impl<T> Default for Field<T> {
-    fn default() -> Self {
-        Field::NotSupported
-    }
-}
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct NvmlReading {
