@@ -3,4 +3,5 @@
 
 pub mod host;
 pub mod probes;
+pub mod render;
 pub mod report;
