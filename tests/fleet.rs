@@ -5,8 +5,8 @@
 
 use gpufix::render::{junit, nagios, prometheus, slurm};
 use gpufix::report::{FixProposal, PlannedChange, Report, RuleResult, Safety, Severity, Verdict};
-use quick_xml::Reader;
 use quick_xml::events::{BytesStart, Event};
+use quick_xml::{Reader, XmlVersion};
 use serde_json::json;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -137,8 +137,10 @@ fn attrs(e: &BytesStart) -> BTreeMap<String, String> {
         .map(|a| {
             let a = a.unwrap();
             (
-                String::from_utf8(a.key.as_ref().to_vec()).unwrap(),
-                a.unescape_value().unwrap().into_owned(),
+                a.key.as_ref().to_string(),
+                a.normalized_value(XmlVersion::Implicit1_0)
+                    .unwrap()
+                    .into_owned(),
             )
         })
         .collect()
@@ -151,10 +153,10 @@ fn parse_junit(xml: &str) -> Parsed {
     loop {
         match reader.read_event().unwrap() {
             Event::Eof => break,
-            Event::Start(e) | Event::Empty(e) if e.name().as_ref() == b"testsuites" => {
+            Event::Start(e) | Event::Empty(e) if e.name().as_ref() == "testsuites" => {
                 p.root = attrs(&e)
             }
-            Event::Start(e) if e.name().as_ref() == b"testsuite" => p.suites.push(attrs(&e)),
+            Event::Start(e) if e.name().as_ref() == "testsuite" => p.suites.push(attrs(&e)),
             ev @ (Event::Start(_) | Event::Empty(_)) => {
                 let (e, empty) = match &ev {
                     Event::Start(e) => (e, false),
@@ -163,14 +165,14 @@ fn parse_junit(xml: &str) -> Parsed {
                 };
                 let a = attrs(e);
                 match e.name().as_ref() {
-                    b"testcase" => p.cases.push(Case {
+                    "testcase" => p.cases.push(Case {
                         suite: p.suites.last().unwrap()["name"].clone(),
                         classname: a["classname"].clone(),
                         name: a["name"].clone(),
                         ..Case::default()
                     }),
-                    b"skipped" => p.cases.last_mut().unwrap().skipped = Some(a["message"].clone()),
-                    b"failure" => {
+                    "skipped" => p.cases.last_mut().unwrap().skipped = Some(a["message"].clone()),
+                    "failure" => {
                         assert!(!empty, "a failure carries a body");
                         let raw = reader.read_text(e.to_end().name()).unwrap();
                         let body = quick_xml::escape::unescape(&raw).unwrap().into_owned();

@@ -6,6 +6,7 @@
 
 use crate::report::{Report, RuleResult, Verdict};
 use quick_xml::Writer;
+use quick_xml::escape::partial_escape;
 use quick_xml::events::{BytesDecl, BytesText, Event};
 use std::borrow::Cow;
 use std::fmt::Write as _;
@@ -92,7 +93,6 @@ fn write_suite(w: &mut Writer<Vec<u8>>, report: &Report, layer: &str) -> io::Res
         .with_attribute(("errors", "0"))
         .with_attribute(("skipped", skipped.as_str()))
         .with_attribute(("timestamp", attr(&report.generated_at).as_ref()))
-        .with_attribute(("hostname", attr(&report.host).as_ref()))
         .write_inner_content(|w| {
             w.create_element("properties").write_inner_content(|w| {
                 for (name, value) in [
@@ -140,7 +140,11 @@ fn write_case(w: &mut Writer<Vec<u8>>, report: &Report, r: &RuleResult) -> io::R
                 w.create_element("failure")
                     .with_attribute(("message", attr(&failure_message(r)).as_ref()))
                     .with_attribute(("type", r.verdict.as_str()))
-                    .write_text_content(BytesText::new(&xml_chars(&body)))?;
+                    // Only `<` and `&` need escaping in text; leaving quotes alone keeps the
+                    // JSON in the body readable in raw XML.
+                    .write_text_content(BytesText::from_escaped(partial_escape(xml_chars(
+                        &body,
+                    ))))?;
                 Ok(())
             })?;
         }
