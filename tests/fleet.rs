@@ -819,3 +819,66 @@ fn healthcheck_changes_nothing_when_the_audit_errors() {
         "a broken audit must not drain or resume: {calls:?}"
     );
 }
+
+// ------------------------------------------------------------------------ contrib/slurm/gpufix.nhc
+
+/// Sources the NHC check with stub `die`/`log` (NHC's own functions) and a fake gpufix; returns
+/// what `check_gpufix` returned and the calls the stubs saw.
+fn nhc_check(rc: i32, on_error: &str) -> (i32, String, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write_exec(
+        &d.join("gpufix"),
+        &format!(
+            "#!/bin/sh\necho \"$*\" > '{}'\nprintf 'gpufix: driver.xid, +1 more\\nsecond line\\n'\necho noise >&2\nexit {rc}\n",
+            d.join("argv").display()
+        ),
+    );
+    let nhc = Path::new(env!("CARGO_MANIFEST_DIR")).join("contrib/slurm/gpufix.nhc");
+    let out = Command::new("bash")
+        .arg("-c")
+        .arg(r#"die() { echo "die $*"; }; log() { echo "log $*"; }; source "$1"; check_gpufix --values /etc/gpufix/values.yaml; echo "returned $?""#)
+        .arg("nhc")
+        .arg(&nhc)
+        .env("GPUFIX_BIN", d.join("gpufix"))
+        .env("GPUFIX_ON_ERROR", on_error)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let (calls, returned) = stdout
+        .trim_end()
+        .rsplit_once('\n')
+        .map_or(("", stdout.trim_end()), |(a, b)| (a, b));
+    let code = returned.strip_prefix("returned ").unwrap().parse().unwrap();
+    (
+        code,
+        calls.to_string(),
+        std::fs::read_to_string(d.join("argv")).unwrap(),
+    )
+}
+
+#[test]
+fn nhc_check_fails_with_the_reason_on_findings_only() {
+    let (code, calls, argv) = nhc_check(2, "ignore");
+    assert_eq!(
+        (code, calls.as_str()),
+        (1, "die 1 gpufix: driver.xid, +1 more")
+    );
+    assert_eq!(
+        argv.trim(),
+        "audit --format slurm --values /etc/gpufix/values.yaml"
+    );
+    let (code, calls, _) = nhc_check(0, "ignore");
+    assert_eq!((code, calls.as_str()), (0, ""));
+    let (code, calls, _) = nhc_check(1, "ignore");
+    assert_eq!(code, 0, "an audit error must not fail the node: {calls}");
+    assert!(
+        calls.starts_with("log check_gpufix:") && calls.contains("(exit 1)"),
+        "{calls}"
+    );
+    let (code, calls, _) = nhc_check(1, "drain");
+    assert_eq!(
+        (code, calls.as_str()),
+        (1, "die 1 gpufix: audit error (exit 1)")
+    );
+}
