@@ -109,7 +109,11 @@ pub fn check_params(kind: &dyn ProbeKind, params: &Map<String, Value>) -> Vec<St
     }
     for spec in kind.params().iter().filter(|p| p.required) {
         if !params.contains_key(spec.name) {
-            errs.push(format!("probe kind `{}` needs parameter `{}`", kind.name(), spec.name));
+            errs.push(format!(
+                "probe kind `{}` needs parameter `{}`",
+                kind.name(),
+                spec.name
+            ));
         }
     }
     if errs.is_empty() {

@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# Runs contrib/ansible/test/site.yml against the gpufix Ansible module on localhost:
+#   1. --check --diff: reports changed=1 and prints a diff, and the fixture is untouched
+#   2. a real run: changed=1, and the fixture now differs
+#   3. the same run again: changed=0 (idempotent), and --check agrees
+#   4. (fake binary only) --deny of the fix's kind predicts no change; --diff with
+#      before_text/after_text; a failing binary fails the task with its message
+#
+#   GPUFIX_BIN    gpufix binary (default: contrib/ansible/test/fake-gpufix, which needs no build)
+#   FIXTURE_ROOT  a root tree with one failing rule whose fix is allowed (copied, never changed);
+#                 default: a tree with CUDA_LAUNCH_BLOCKING=1 in etc/environment
+#   GPUFIX_ALLOW  comma-separated fix kinds passed as `allow` (default: none, i.e. gpufix's default)
+#
+# Needs ansible-core (tests/ci-deps.sh installs it). Skips with a note when ansible-playbook is
+# absent, unless ANSIBLE_REQUIRED=1.
+set -euo pipefail
+
+repo=$(cd "$(dirname "$0")/.." && pwd)
+fake=$repo/contrib/ansible/test/fake-gpufix
+bin=${GPUFIX_BIN:-$fake}
+
+if ! command -v ansible-playbook >/dev/null; then
+    echo "ansible: ansible-playbook not installed; skipping (tests/ci-deps.sh installs ansible-core)"
+    [[ ${ANSIBLE_REQUIRED:-0} == 1 ]] && exit 1
+    exit 0
+fi
+
+work=$(mktemp -d /tmp/gpufix-ansible.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$work/root"
+if [[ -n ${FIXTURE_ROOT:-} ]]; then
+    cp -a "$FIXTURE_ROOT/." "$work/root/"
+else
+    mkdir -p "$work/root/etc"
+    printf 'PATH=/usr/local/bin:/usr/bin\nCUDA_LAUNCH_BLOCKING=1\nLANG=C.UTF-8\n' >"$work/root/etc/environment"
+fi
+
+export ANSIBLE_LIBRARY=$repo/contrib/ansible/library
+export ANSIBLE_NOCOLOR=1 ANSIBLE_FORCE_COLOR=0 ANSIBLE_RETRY_FILES_ENABLED=0
+export ANSIBLE_LOCAL_TEMP=$work/ansible-tmp ANSIBLE_REMOTE_TEMP=$work/ansible-tmp
+python=$(python3 -c 'import sys; print(sys.executable)')
+
+allow_json="[]"
+if [[ -n ${GPUFIX_ALLOW:-} ]]; then
+    allow_json=$(python3 -c 'import json,sys; print(json.dumps(sys.argv[1].split(",")))' "$GPUFIX_ALLOW")
+fi
+
+passed=0
+failed=0
+check() { # check NAME CONDITION-COMMAND...
+    local name=$1
+    shift
+    if "$@"; then
+        echo "ok - $name"
+        passed=$((passed + 1))
+    else
+        echo "not ok - $name"
+        echo "----- output"
+        cat "$work/out"
+        echo "-----"
+        failed=$((failed + 1))
+    fi
+}
+
+playbook() { # playbook BINARY EXTRA-VARS-JSON [ansible-playbook args...]
+    local binary=$1 extra=$2
+    shift 2
+    local vars
+    vars=$(python3 -c 'import json,sys; v=dict(gpufix_binary=sys.argv[1], gpufix_root=sys.argv[2], gpufix_allow=json.loads(sys.argv[3]), ansible_python_interpreter=sys.argv[5]); v.update(json.loads(sys.argv[4])); print(json.dumps(v))' \
+        "$binary" "$work/root" "$allow_json" "$extra" "$python")
+    ansible-playbook -i localhost, -c local "$repo/contrib/ansible/test/site.yml" -e "$vars" "$@" >"$work/out" 2>&1
+}
+
+recap() { grep -E '^localhost +: ' "$work/out"; }
+recap_has() { recap | grep -q -- "$1"; }
+has_diff() { grep -qE '^@@ ' "$work/out" && grep -qE '^[-+][^-+]' "$work/out"; }
+tree_sum() { (cd "$work/root" && find . -type f -print0 | sort -z | xargs -0 sha256sum); }
+
+before=$(tree_sum)
+playbook "$bin" '{}' --check --diff || true
+check "check mode reports a change" recap_has "changed=1"
+check "check mode prints a diff" has_diff
+check "check mode leaves the host untouched" test "$before" == "$(tree_sum)"
+
+playbook "$bin" '{}' --diff || true
+check "apply reports a change" recap_has "changed=1"
+check "apply succeeds" recap_has "failed=0"
+check "apply changes the host" test "$before" != "$(tree_sum)"
+
+after=$(tree_sum)
+playbook "$bin" '{}' || true
+check "a second apply changes nothing" recap_has "changed=0"
+check "the second apply succeeds" recap_has "failed=0"
+check "the second apply leaves the host as it was" test "$after" == "$(tree_sum)"
+playbook "$bin" '{}' --check || true
+check "check mode agrees nothing is left to do" recap_has "changed=0"
+
+if [[ $bin == "$fake" ]]; then
+    # A fresh failing tree for the module's own edge cases.
+    printf 'CUDA_LAUNCH_BLOCKING=1\n' >"$work/root/etc/environment"
+    playbook "$bin" '{"gpufix_deny": ["env.unset"]}' --check --diff || true
+    check "a denied kind is not predicted as a change" recap_has "changed=0"
+
+    FAKE_GPUFIX_BEFORE_AFTER=1 playbook "$bin" '{}' --check --diff || true
+    # Ansible labels whole-text diffs `--- before: HEADER`; a prepared unified diff has no label.
+    check "before_text/after_text become a whole-file diff" grep -qE '^--- before: /etc/environment' "$work/out"
+    check "the whole-file diff removes the line" grep -qE '^-CUDA_LAUNCH_BLOCKING=1' "$work/out"
+
+    cat >"$work/broken" <<'SH'
+#!/bin/sh
+echo 'error: playbook `site.yaml`: unknown key `fial_when`' >&2
+exit 1
+SH
+    chmod +x "$work/broken"
+    playbook "$work/broken" '{}' || true
+    check "a gpufix error fails the task" recap_has "failed=1"
+    # shellcheck disable=SC2016 # the backticks are literal text of gpufix's message
+    check "the failure shows gpufix's message" grep -q 'unknown key `fial_when`' "$work/out"
+
+    log=$work/argv.log
+    FAKE_GPUFIX_LOG=$log playbook "$bin" '{"gpufix_allow": ["env.unset", "config.set"]}' || true
+    check "apply passes each allowed kind" grep -qF '"apply", "--yes", "--format", "json", "--root", "'"$work/root"'", "--allow", "env.unset", "--allow", "config.set"' "$log"
+fi
+
+echo "$passed passed, $failed failed"
+[[ $failed == 0 ]]

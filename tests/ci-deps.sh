@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs what the fleet tests need beyond the Rust toolchain; safe to run again (it skips what
+# is already there). Run as root on Debian 12 (bookworm):
+#   promtool               apt prometheus   (~16 s)  tests/fleet.rs `prometheus_output_passes_promtool`
+#   slurmctld/slurmd/munge apt slurm-wlm munge (~30 s) tests/slurm_real.sh
+#   the shell linter       apt shellcheck   lints contrib/ and tests/*.sh
+#   ansible-playbook       pip ansible-core (~6 s)   tests/ansible.sh
+#   kubernetes-validate    pip kubernetes-validate (~50 s) tests/k8s_validate.sh
+set -euo pipefail
+
+apt_pkgs=()
+command -v promtool >/dev/null || apt_pkgs+=(prometheus)
+command -v slurmctld >/dev/null || apt_pkgs+=(slurm-wlm)
+command -v munged >/dev/null || apt_pkgs+=(munge)
+command -v shellcheck >/dev/null || apt_pkgs+=(shellcheck)
+if ((${#apt_pkgs[@]})); then
+    apt-get update -q
+    # tests/slurm_real.sh starts its own munged/slurmctld/slurmd on other ports and sockets, so
+    # services these packages may start where an init system runs do not get in the way.
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${apt_pkgs[@]}"
+fi
+
+pip_pkgs=()
+command -v ansible-playbook >/dev/null || pip_pkgs+=(ansible-core)
+command -v kubernetes-validate >/dev/null || pip_pkgs+=(kubernetes-validate)
+if ((${#pip_pkgs[@]})); then
+    python3 -m pip install -q "${pip_pkgs[@]}"
+fi
+echo "ci-deps: promtool, slurm, munge, shellcheck, ansible-core and kubernetes-validate are installed"

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Validates contrib/kubernetes/*.yaml offline:
+#   1. kubernetes-validate --strict (PyPI; bundles the Kubernetes OpenAPI schemas, so no cluster is
+#      needed; --strict rejects unknown fields). kubectl cannot do this here: even
+#      `--dry-run=client` asks an API server for its schema or group list.
+#   2. a mutated copy with a misspelled field must FAIL, so step 1 is known to catch mistakes;
+#   3. the properties the manifests promise: the DaemonSet's host mounts are read-only, its root
+#      filesystem is read-only, it writes the textfile; the Job is pinned to a node, never
+#      restarts, and mounts /etc read-write at /host/etc.
+# Skips with a note when kubernetes-validate is absent (tests/ci-deps.sh installs it), unless
+# K8S_VALIDATE_REQUIRED=1.
+set -euo pipefail
+
+repo=$(cd "$(dirname "$0")/.." && pwd)
+dir=$repo/contrib/kubernetes
+version=${K8S_VERSION:-1.30.0}
+
+if ! command -v kubernetes-validate >/dev/null; then
+    echo "k8s_validate: kubernetes-validate not installed; skipping (tests/ci-deps.sh installs it)"
+    [[ ${K8S_VALIDATE_REQUIRED:-0} == 1 ]] && exit 1
+    exit 0
+fi
+
+passed=0
+failed=0
+ok() { echo "ok - $1"; passed=$((passed + 1)); }
+not_ok() { echo "not ok - $1"; failed=$((failed + 1)); }
+
+for f in "$dir"/daemonset.yaml "$dir"/job.yaml; do
+    if out=$(kubernetes-validate --strict -k "$version" "$f" 2>&1); then
+        ok "$(basename "$f") is valid for Kubernetes $version"
+    else
+        not_ok "$(basename "$f") is valid for Kubernetes $version"
+        echo "$out"
+    fi
+done
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+sed 's/readOnlyRootFilesystem:/readOnlyRootFilesytem:/' "$dir/daemonset.yaml" >"$work/typo.yaml"
+if kubernetes-validate --strict -k "$version" "$work/typo.yaml" >"$work/out" 2>&1; then
+    not_ok "a misspelled field is rejected"
+    cat "$work/out"
+else
+    ok "a misspelled field is rejected"
+fi
+
+if python3 - "$dir" <<'PY'; then ok "the manifests keep their promises"; else not_ok "the manifests keep their promises"; fi
+import sys, yaml
+d = sys.argv[1]
+docs = {doc["kind"]: doc for doc in yaml.safe_load_all(open(d + "/daemonset.yaml"))}
+ds = docs["DaemonSet"]["spec"]["template"]["spec"]
+c = ds["containers"][0]
+script = " ".join(c.get("command", []) + c.get("args", []))
+problems = []
+def want(cond, msg):
+    if not cond:
+        problems.append(msg)
+want(ds.get("hostPID") is True, "daemonset: hostPID")
+want(c["securityContext"].get("readOnlyRootFilesystem") is True, "daemonset: readOnlyRootFilesystem")
+want("gpufix audit --root /host --format prometheus --output /textfile/gpufix.prom" in script,
+     "daemonset: the audit command")
+mounts = {m["mountPath"]: m for m in c["volumeMounts"]}
+for path in ("/host/proc", "/host/sys", "/host/etc"):
+    want(mounts.get(path, {}).get("readOnly") is True, "daemonset: %s read-only" % path)
+want("/textfile" in mounts and not mounts["/textfile"].get("readOnly"), "daemonset: /textfile writable")
+want(not any(m.get("mountPath", "").startswith("/host") and not m.get("readOnly") for m in c["volumeMounts"]),
+     "daemonset: every /host mount read-only")
+
+job = yaml.safe_load(open(d + "/job.yaml"))
+js = job["spec"]["template"]["spec"]
+jc = js["containers"][0]
+want(js.get("restartPolicy") == "Never", "job: restartPolicy Never")
+want(job["spec"].get("backoffLimit") == 0, "job: backoffLimit 0")
+want(bool(js.get("nodeName")), "job: pinned with nodeName")
+want(jc["args"][:2] == ["apply", "--yes"] and "--allow" in jc["args"], "job: apply --yes with --allow")
+jm = {m["mountPath"]: m for m in jc["volumeMounts"]}
+want("/host/etc" in jm and not jm["/host/etc"].get("readOnly"), "job: /host/etc read-write")
+want(jm.get("/host/proc", {}).get("readOnly") is True, "job: /host/proc read-only")
+for p in problems:
+    print("  " + p)
+sys.exit(1 if problems else 0)
+PY
+
+echo "$passed passed, $failed failed"
+[[ $failed == 0 ]]
