@@ -29,6 +29,9 @@ pub fn run(g: &Global, a: &ListArgs) -> anyhow::Result<i32> {
     let rules: Vec<&LoadedRule> = crate::engine::evaluate::select(&set, &g.only);
     match g.format {
         Format::Markdown => print!("{}", markdown(&rules)),
+        Format::Junit | Format::Prometheus | Format::Nagios | Format::Slurm => {
+            anyhow::bail!("`list` prints text, json or markdown; junit, prometheus, nagios and slurm are `audit` formats")
+        }
         Format::Json => {
             let v: Vec<serde_json::Value> = rules
                 .iter()

@@ -2,6 +2,7 @@
 //! inputs, rule set) that every subcommand uses.
 
 pub mod apply;
+pub mod audit;
 pub mod explain;
 pub mod list;
 pub mod plan;
@@ -115,7 +116,16 @@ pub struct InputArgs {
 pub enum Format {
     Text,
     Json,
+    /// `list` only: the library as a printable checklist.
     Markdown,
+    /// `audit` only: JUnit XML, one test case per rule.
+    Junit,
+    /// `audit` only: node_exporter textfile metrics.
+    Prometheus,
+    /// `audit` only: one Nagios plugin line; exit 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN.
+    Nagios,
+    /// `audit` only: a Slurm drain reason (`gpufix: RULE…`) or nothing when clean.
+    Slurm,
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
@@ -141,6 +151,11 @@ gpufix plan -o plan.json && gpufix apply plan.json")]
     Rollback(rollback::RollbackArgs),
     /// List apply runs and their status (applied, rolled-back, failed, interrupted).
     History(rollback::HistoryArgs),
+    /// A plan that never writes (not even the journal), in machine formats for fleets.
+    #[command(after_help = "Exit status: 0 nothing found, 2 findings, 1 error; with --format nagios 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN.\n\n\
+Examples:\n  gpufix audit --format json\n  gpufix audit --root /host --format prometheus -o /var/lib/node_exporter/textfile/gpufix.prom\n  \
+gpufix audit --format nagios\n  gpufix audit --format junit > gpufix.xml")]
+    Audit(audit::AuditArgs),
     /// Check playbooks and a values file; print every problem at once.
     #[command(after_help = "Exit status: 0 valid, 1 problems found.\n\nExamples:\n  gpufix validate\n  gpufix validate site/ --values site/values.yaml")]
     Validate(validate::ValidateArgs),
@@ -329,6 +344,7 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
     match &cli.command {
         Command::Plan(a) => plan::run(g, a),
         Command::Apply(a) => apply::run(g, a),
+        Command::Audit(a) => audit::run(g, a),
         Command::Rollback(a) => rollback::rollback(g, a),
         Command::History(a) => rollback::history(g, a),
         Command::Validate(a) => validate::run(g, a),
