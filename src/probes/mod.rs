@@ -6,6 +6,19 @@
 //! a timeout, not supported), and `NotApplicable` (an input it needs, such as `--pid`, was not
 //! given, or the evidence given does not cover it). Neither is ever turned into a value.
 
+pub mod command;
+pub mod diskstats;
+pub mod env;
+pub mod file;
+pub mod fstab;
+pub mod kernel_modules;
+pub mod mounts;
+pub mod nvml;
+pub mod nvml_sample;
+pub mod pressure;
+pub mod process;
+pub mod sysfs;
+
 use crate::host::Host;
 use serde_json::{Map, Value};
 use std::path::PathBuf;
@@ -69,7 +82,20 @@ pub trait ProbeKind: Sync {
 }
 
 /// Every probe kind, in the order `gpufix list --probes` shows them.
-pub static PROBES: &[&dyn ProbeKind] = &[];
+pub static PROBES: &[&dyn ProbeKind] = &[
+    &nvml::Nvml,
+    &nvml_sample::NvmlSample,
+    &kernel_modules::KernelModules,
+    &mounts::Mounts,
+    &fstab::Fstab,
+    &diskstats::Diskstats,
+    &pressure::Pressure,
+    &sysfs::Sysfs,
+    &file::File,
+    &env::Env,
+    &command::Command,
+    &process::Process,
+];
 
 pub fn find(name: &str) -> Option<&'static dyn ProbeKind> {
     PROBES.iter().copied().find(|p| p.name() == name)
@@ -107,7 +133,11 @@ pub fn check_params(kind: &dyn ProbeKind, params: &Map<String, Value>) -> Vec<St
     }
     for spec in kind.params().iter().filter(|p| p.required) {
         if !params.contains_key(spec.name) {
-            errs.push(format!("probe kind `{}` needs parameter `{}`", kind.name(), spec.name));
+            errs.push(format!(
+                "probe kind `{}` needs parameter `{}`",
+                kind.name(),
+                spec.name
+            ));
         }
     }
     if errs.is_empty() {
@@ -143,4 +173,89 @@ pub fn json_type(v: &Value) -> &'static str {
 /// Helpers for probe implementations.
 pub fn param_str<'a>(params: &'a Map<String, Value>, name: &str) -> Option<&'a str> {
     params.get(name).and_then(Value::as_str)
+}
+
+pub fn param_bool(params: &Map<String, Value>, name: &str) -> Option<bool> {
+    params.get(name).and_then(Value::as_bool)
+}
+
+pub fn param_u64(params: &Map<String, Value>, name: &str) -> Option<u64> {
+    params.get(name).and_then(Value::as_u64)
+}
+
+/// A host file as text, or the sentence a probe reports as `unknown`.
+pub fn read_text(host: &dyn Host, path: &str) -> Result<String, String> {
+    host.read_file(path)
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+        .map_err(|e| format!("cannot read `{path}`: {e}"))
+}
+
+/// Check that a parameter, when given, is one of `allowed`.
+pub fn check_enum(
+    kind: &str,
+    params: &Map<String, Value>,
+    name: &str,
+    allowed: &[&str],
+) -> Option<String> {
+    let v = param_str(params, name)?;
+    (!allowed.contains(&v)).then(|| {
+        format!(
+            "probe parameter `{name}` of `{kind}` must be one of {}, found `{v}`",
+            allowed.join(", ")
+        )
+    })
+}
+
+/// Check that a `regex` parameter, when given, compiles.
+pub fn check_regex(kind: &str, params: &Map<String, Value>) -> Option<String> {
+    let re = param_str(params, "regex")?;
+    regex::Regex::new(re)
+        .err()
+        .map(|e| format!("probe parameter `regex` of `{kind}` does not compile: {e}"))
+}
+
+/// Apply a `regex` parameter to `text`: `matches` (count) and `captures` (the named groups of
+/// the first match that took part in it).
+pub fn regex_fields(re: &regex::Regex, text: &str, out: &mut Map<String, Value>) {
+    out.insert("matches".into(), Value::from(re.find_iter(text).count()));
+    if let Some(c) = re.captures(text) {
+        let mut caps = Map::new();
+        for name in re.capture_names().flatten() {
+            if let Some(m) = c.name(name) {
+                caps.insert(name.to_string(), Value::from(m.as_str()));
+            }
+        }
+        out.insert("captures".into(), Value::Object(caps));
+    }
+}
+
+/// Test helper: run `kind` with JSON `params` on `host`.
+#[cfg(test)]
+pub(crate) fn run_with(
+    kind: &dyn ProbeKind,
+    host: &dyn Host,
+    params: Value,
+    inputs: &Inputs,
+    sample: Duration,
+) -> ProbeOutcome {
+    let params = params.as_object().cloned().unwrap_or_default();
+    let errs = check_params(kind, &params);
+    assert!(errs.is_empty(), "bad params in test: {errs:?}");
+    kind.run(
+        &params,
+        &ProbeCtx {
+            host,
+            inputs,
+            sample,
+        },
+    )
+}
+
+/// Test helper: the value of a probe that must succeed.
+#[cfg(test)]
+pub(crate) fn value_of(outcome: ProbeOutcome) -> Value {
+    match outcome {
+        ProbeOutcome::Value(v) => v,
+        other => panic!("expected a value, got {other:?}"),
+    }
 }
