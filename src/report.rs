@@ -173,12 +173,7 @@ impl Report {
     pub fn summarize(results: &[RuleResult]) -> BTreeMap<String, usize> {
         Verdict::ALL
             .iter()
-            .map(|v| {
-                (
-                    v.as_str().to_string(),
-                    results.iter().filter(|r| r.verdict == *v).count(),
-                )
-            })
+            .map(|v| (v.as_str().to_string(), results.iter().filter(|r| r.verdict == *v).count()))
             .collect()
     }
 }
