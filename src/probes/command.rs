@@ -6,6 +6,7 @@ use super::{
     ParamSpec, ProbeCtx, ProbeKind, ProbeOutcome, check_enum, check_regex, param_str, param_u64,
     regex_fields,
 };
+use crate::host::recorded::NOT_RECORDED;
 use serde_json::{Map, Value, json};
 use std::io;
 use std::time::Duration;
@@ -113,6 +114,11 @@ impl ProbeKind for Command {
             Duration::from_millis(param_u64(params, "timeout_ms").unwrap_or(DEFAULT_TIMEOUT_MS));
         let out = match ctx.host.run(&argv, timeout) {
             Ok(o) => o,
+            Err(e) if e.kind() == io::ErrorKind::NotFound && e.to_string() == NOT_RECORDED => {
+                return ProbeOutcome::Unknown(format!(
+                    "`{shown}` was not recorded in this snapshot"
+                ));
+            }
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
                 return ProbeOutcome::Value(json!({ "argv": argv, "found": false }));
             }
@@ -226,6 +232,17 @@ mod tests {
             Duration::ZERO,
         ));
         assert_eq!(v["found"], json!(false));
+        // A command the snapshot never ran is not a missing program.
+        assert_eq!(
+            run_with(
+                &Command,
+                &SnapshotHost::empty(),
+                json!({"argv": ["nvcc", "--version"]}),
+                &Inputs::default(),
+                Duration::ZERO
+            ),
+            ProbeOutcome::Unknown("`nvcc --version` was not recorded in this snapshot".into())
+        );
     }
 
     #[test]
