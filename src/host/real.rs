@@ -489,7 +489,12 @@ impl Host for RealHost {
     fn env(&self) -> BTreeMap<String, String> {
         // vars() panics on a non-UTF-8 variable; a diagnosis tool must not.
         std::env::vars_os()
-            .map(|(k, v)| (k.to_string_lossy().into_owned(), v.to_string_lossy().into_owned()))
+            .map(|(k, v)| {
+                (
+                    k.to_string_lossy().into_owned(),
+                    v.to_string_lossy().into_owned(),
+                )
+            })
             .collect()
     }
 
