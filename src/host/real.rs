@@ -1,60 +1,656 @@
-//! TEMPORARY stub until the host helper's implementation is merged.
-use super::*;
-use std::path::PathBuf;
+//! The live machine (optionally with files read under `--root`).
+//!
+//! Files, directory listings, metadata and links map the host's absolute path under `root` when
+//! one is given, so a container that mounts the host at `/host` (or a recorded tree) reads the
+//! host's `/proc/modules` as `/host/proc/modules`. NVML and commands always talk to the live
+//! machine: a container sees the host's GPUs through the driver, not through the mounted tree.
+//!
+//! Commands run through duct with an argv (never a shell), stdin from `/dev/null`, both outputs
+//! captured, each in its own process group; at the deadline the whole group is killed, so a
+//! script's background grandchildren do not outlive gpufix.
+
+use super::nvml_types::{Field, GpuReading, GpuSample, NvLink, NvmlReading, ProcessMem};
+use super::{CommandOutput, FileMeta, Host};
+use nvml_wrapper::Nvml;
+use nvml_wrapper::bitmasks::device::ThrottleReasons;
+use nvml_wrapper::enum_wrappers::device::{
+    Clock, ComputeMode, EccCounter, MemoryError, PerformanceState, RetirementCause,
+    TemperatureSensor,
+};
+use nvml_wrapper::enums::device::{SampleValue, UsedGpuMemory};
+use nvml_wrapper::error::NvmlError;
+use nvml_wrapper::struct_wrappers::device::ProcessInfo;
+use nvml_wrapper::structs::device::FieldId;
+use nvml_wrapper::sys_exports::field_id::{
+    NVML_FI_DEV_REMAPPED_COR, NVML_FI_DEV_REMAPPED_FAILURE, NVML_FI_DEV_REMAPPED_PENDING,
+    NVML_FI_DEV_REMAPPED_UNC,
+};
+use std::collections::BTreeMap;
+use std::io;
+use std::os::unix::fs::MetadataExt;
+use std::os::unix::process::CommandExt;
+use std::path::{Component, Path, PathBuf};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// This machine, with file paths optionally mapped under `root`.
 pub struct RealHost {
     root: Option<PathBuf>,
+    nvml: OnceLock<NvmlState>,
 }
+
+struct NvmlState {
+    nvml: Result<Nvml, String>,
+    init_ms: f64,
+}
+
 impl RealHost {
-    pub fn new(root: Option<PathBuf>) -> Self {
-        RealHost { root }
+    pub fn new(root: Option<PathBuf>) -> RealHost {
+        RealHost {
+            root,
+            nvml: OnceLock::new(),
+        }
     }
-    fn p(&self, path: &str) -> PathBuf {
-        match &self.root {
-            Some(r) => r.join(path.trim_start_matches('/')),
-            None => PathBuf::from(path),
+
+    /// Where a host path lives on this machine. Under a root, `..` is refused so that a path
+    /// can never climb out of the mounted tree.
+    pub fn map_path(&self, path: &str) -> io::Result<PathBuf> {
+        let p = Path::new(path);
+        let Some(root) = &self.root else {
+            return Ok(p.to_path_buf());
+        };
+        if p.components().any(|c| c == Component::ParentDir) {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "path `{path}` has a `..` component, refused under root `{}`",
+                    root.display()
+                ),
+            ));
+        }
+        let mut out = root.clone();
+        for c in p.components() {
+            if let Component::Normal(part) = c {
+                out.push(part);
+            }
+        }
+        Ok(out)
+    }
+
+    fn nvml_state(&self) -> &NvmlState {
+        self.nvml.get_or_init(|| {
+            let start = Instant::now();
+            let nvml = Nvml::init().map_err(init_message);
+            NvmlState {
+                nvml,
+                init_ms: start.elapsed().as_secs_f64() * 1000.0,
+            }
+        })
+    }
+
+    fn nvml_handle(&self) -> Result<(&Nvml, f64), String> {
+        let st = self.nvml_state();
+        match &st.nvml {
+            Ok(n) => Ok((n, st.init_ms)),
+            Err(e) => Err(e.clone()),
         }
     }
 }
+
+/// A sentence a user can act on, rather than the wrapper's enum name.
+fn init_message(e: NvmlError) -> String {
+    match e {
+        NvmlError::LibloadingError(_) | NvmlError::LibraryNotFound => {
+            "NVML cannot be loaded: libnvidia-ml.so.1 not found (is the NVIDIA driver installed?)"
+                .to_string()
+        }
+        NvmlError::DriverNotLoaded => {
+            "NVML cannot talk to the NVIDIA driver: the kernel module is not loaded".to_string()
+        }
+        NvmlError::NoPermission => {
+            "NVML was refused permission to talk to the NVIDIA driver".to_string()
+        }
+        other => format!("NVML initialization failed: {other}"),
+    }
+}
+
+/// Derive one field from another read (one NVML call answers several fields).
+fn fmap<T, U>(f: &Field<T>, g: impl Fn(&T) -> U) -> Field<U> {
+    match f {
+        Field::Ok(v) => Field::Ok(g(v)),
+        Field::NotSupported => Field::NotSupported,
+        Field::Error(e) => Field::Error(e.clone()),
+    }
+}
+
+fn field<T>(r: Result<T, NvmlError>) -> Field<T> {
+    match r {
+        Ok(v) => Field::Ok(v),
+        Err(NvmlError::NotSupported) => Field::NotSupported,
+        Err(e) => Field::Error(e.to_string()),
+    }
+}
+
+/// NVML's clocks-event reason flags by the names the playbooks use.
+pub fn reason_names(r: ThrottleReasons) -> Vec<String> {
+    const NAMES: [(ThrottleReasons, &str); 9] = [
+        (ThrottleReasons::GPU_IDLE, "GPU_IDLE"),
+        (
+            ThrottleReasons::APPLICATIONS_CLOCKS_SETTING,
+            "APPLICATIONS_CLOCKS_SETTING",
+        ),
+        (ThrottleReasons::SW_POWER_CAP, "SW_POWER_CAP"),
+        (ThrottleReasons::HW_SLOWDOWN, "HW_SLOWDOWN"),
+        (ThrottleReasons::SYNC_BOOST, "SYNC_BOOST"),
+        (ThrottleReasons::SW_THERMAL_SLOWDOWN, "SW_THERMAL_SLOWDOWN"),
+        (ThrottleReasons::HW_THERMAL_SLOWDOWN, "HW_THERMAL_SLOWDOWN"),
+        (
+            ThrottleReasons::HW_POWER_BRAKE_SLOWDOWN,
+            "HW_POWER_BRAKE_SLOWDOWN",
+        ),
+        (
+            ThrottleReasons::DISPLAY_CLOCK_SETTING,
+            "DISPLAY_CLOCK_SETTING",
+        ),
+    ];
+    NAMES
+        .iter()
+        .filter(|(flag, _)| r.contains(*flag))
+        .map(|(_, n)| n.to_string())
+        .collect()
+}
+
+fn pstate_name(p: PerformanceState) -> String {
+    use PerformanceState::*;
+    let n = match p {
+        Zero => 0,
+        One => 1,
+        Two => 2,
+        Three => 3,
+        Four => 4,
+        Five => 5,
+        Six => 6,
+        Seven => 7,
+        Eight => 8,
+        Nine => 9,
+        Ten => 10,
+        Eleven => 11,
+        Twelve => 12,
+        Thirteen => 13,
+        Fourteen => 14,
+        Fifteen => 15,
+        Unknown => return "Unknown".to_string(),
+    };
+    format!("P{n}")
+}
+
+fn compute_mode_name(m: ComputeMode) -> String {
+    match m {
+        ComputeMode::Default => "Default",
+        ComputeMode::ExclusiveThread => "ExclusiveThread",
+        ComputeMode::Prohibited => "Prohibited",
+        ComputeMode::ExclusiveProcess => "ExclusiveProcess",
+    }
+    .to_string()
+}
+
+fn processes(list: Vec<ProcessInfo>, kind: &str) -> Vec<ProcessMem> {
+    list.into_iter()
+        .map(|p| ProcessMem {
+            pid: p.pid,
+            used_memory: match p.used_gpu_memory {
+                UsedGpuMemory::Used(b) => Some(b),
+                UsedGpuMemory::Unavailable => None,
+            },
+            kind: kind.to_string(),
+        })
+        .collect()
+}
+
+fn sample_u64(v: &SampleValue) -> u64 {
+    match *v {
+        SampleValue::F64(f) => f.max(0.0) as u64,
+        SampleValue::U32(u) => u64::from(u),
+        SampleValue::U64(u) => u,
+        SampleValue::I64(i) => i.max(0) as u64,
+    }
+}
+
+fn read_gpu(nvml: &Nvml, index: u32) -> Result<GpuReading, NvmlError> {
+    let d = nvml.device_by_index(index)?;
+    let mut g = GpuReading {
+        index,
+        name: field(d.name()),
+        uuid: field(d.uuid()),
+        pci_bus_id: field(d.pci_info().map(|p| p.bus_id)),
+        vbios: field(d.vbios_version()),
+        persistence: field(d.is_in_persistent_mode()),
+        clock_sm: field(d.clock_info(Clock::SM)),
+        clock_sm_max: field(d.max_clock_info(Clock::SM)),
+        clock_graphics: field(d.clock_info(Clock::Graphics)),
+        clock_graphics_max: field(d.max_clock_info(Clock::Graphics)),
+        clock_mem: field(d.clock_info(Clock::Memory)),
+        clock_mem_max: field(d.max_clock_info(Clock::Memory)),
+        app_clock_graphics: field(d.applications_clock(Clock::Graphics)),
+        default_app_clock_graphics: field(d.default_applications_clock(Clock::Graphics)),
+        app_clock_mem: field(d.applications_clock(Clock::Memory)),
+        default_app_clock_mem: field(d.default_applications_clock(Clock::Memory)),
+        clocks_event_reasons: field(d.current_throttle_reasons().map(reason_names)),
+        power_usage_mw: field(d.power_usage()),
+        power_limit_mw: field(d.power_management_limit()),
+        power_default_limit_mw: field(d.power_management_limit_default()),
+        power_enforced_limit_mw: field(d.enforced_power_limit()),
+        temperature_c: field(d.temperature(TemperatureSensor::Gpu)),
+        ..GpuReading::default()
+    };
+    let ecc = field(d.is_ecc_enabled());
+    g.ecc_enabled = fmap(&ecc, |e| e.currently_enabled);
+    g.ecc_pending = fmap(&ecc, |e| e.pending_enabled);
+    g.ecc_uncorrected_volatile =
+        field(d.total_ecc_errors(MemoryError::Uncorrected, EccCounter::Volatile));
+    g.ecc_uncorrected_aggregate =
+        field(d.total_ecc_errors(MemoryError::Uncorrected, EccCounter::Aggregate));
+    g.ecc_corrected_volatile =
+        field(d.total_ecc_errors(MemoryError::Corrected, EccCounter::Volatile));
+    g.retired_pages_pending = field(d.are_pages_pending_retired());
+    g.retired_pages_count = field(
+        d.retired_pages(RetirementCause::MultipleSingleBitEccErrors)
+            .and_then(|a| {
+                d.retired_pages(RetirementCause::DoubleBitEccError)
+                    .map(|b| (a.len() + b.len()) as u64)
+            }),
+    );
+    // nvml-wrapper has no safe call for nvmlDeviceGetRemappedRows; the field-value API reads
+    // the same counters.
+    let ids = [
+        NVML_FI_DEV_REMAPPED_COR,
+        NVML_FI_DEV_REMAPPED_UNC,
+        NVML_FI_DEV_REMAPPED_PENDING,
+        NVML_FI_DEV_REMAPPED_FAILURE,
+    ]
+    .map(FieldId);
+    let remapped: Vec<Field<u64>> = match d.field_values_for(&ids) {
+        Ok(vals) => vals
+            .into_iter()
+            .map(|r| field(r.and_then(|s| s.value).map(|v| sample_u64(&v))))
+            .chain(std::iter::repeat(Field::Error(
+                "NVML returned fewer field values than asked".into(),
+            )))
+            .take(4)
+            .collect(),
+        Err(e) => vec![field::<u64>(Err(e)); 4],
+    };
+    g.remapped_rows_correctable = fmap(&remapped[0], |v| *v as u32);
+    g.remapped_rows_uncorrectable = fmap(&remapped[1], |v| *v as u32);
+    g.remapped_rows_pending = fmap(&remapped[2], |v| *v != 0);
+    g.remapped_rows_failure = fmap(&remapped[3], |v| *v != 0);
+    g.pcie_gen = field(d.current_pcie_link_gen());
+    g.pcie_width = field(d.current_pcie_link_width());
+    g.pcie_max_gen = field(d.max_pcie_link_gen());
+    g.pcie_max_width = field(d.max_pcie_link_width());
+    g.nvlinks = read_nvlinks(&d);
+    g.compute_mode = field(d.compute_mode().map(compute_mode_name));
+    let mig = field(d.mig_mode());
+    g.mig_current = fmap(&mig, |m| m.current == 1);
+    g.mig_pending = fmap(&mig, |m| m.pending == 1);
+    let util = field(d.utilization_rates());
+    g.utilization_gpu = fmap(&util, |u| u.gpu);
+    g.utilization_memory = fmap(&util, |u| u.memory);
+    let mem = field(d.memory_info());
+    g.memory_total = fmap(&mem, |m| m.total);
+    g.memory_used = fmap(&mem, |m| m.used);
+    g.memory_free = fmap(&mem, |m| m.free);
+    g.pstate = field(d.performance_state().map(pstate_name));
+    g.processes = field(d.running_compute_processes().map(|c| {
+        let mut all = processes(c, "compute");
+        // Graphics contexts hold memory too; a failure to list them does not hide compute ones.
+        if let Ok(gr) = d.running_graphics_processes() {
+            all.extend(processes(gr, "graphics"));
+        }
+        all
+    }));
+    Ok(g)
+}
+
+fn read_nvlinks(d: &nvml_wrapper::Device) -> Field<Vec<NvLink>> {
+    let mut links = Vec::new();
+    // NVML_NVLINK_MAX_LINKS; links past a GPU's count answer InvalidArg or NotSupported.
+    for link in 0..18 {
+        match d.link_wrapper_for(link).is_active() {
+            Ok(active) => links.push(NvLink { link, active }),
+            Err(NvmlError::NotSupported) | Err(NvmlError::InvalidArg) if link > 0 => continue,
+            Err(NvmlError::NotSupported) => return Field::NotSupported,
+            Err(e) if link == 0 => return Field::Error(e.to_string()),
+            Err(_) => continue,
+        }
+    }
+    if links.is_empty() {
+        Field::NotSupported
+    } else {
+        Field::Ok(links)
+    }
+}
+
+fn sample_gpu(nvml: &Nvml, index: u32) -> Result<GpuSample, NvmlError> {
+    let d = nvml.device_by_index(index)?;
+    let util = field(d.utilization_rates());
+    Ok(GpuSample {
+        index,
+        utilization_gpu: fmap(&util, |u| u.gpu),
+        utilization_memory: fmap(&util, |u| u.memory),
+        clock_sm: field(d.clock_info(Clock::SM)),
+        power_usage_mw: field(d.power_usage()),
+        clocks_event_reasons: field(d.current_throttle_reasons().map(reason_names)),
+        pcie_gen: field(d.current_pcie_link_gen()),
+        pcie_width: field(d.current_pcie_link_width()),
+        temperature_c: field(d.temperature(TemperatureSensor::Gpu)),
+        memory_used: field(d.memory_info().map(|m| m.used)),
+    })
+}
+
+fn meta_of(m: &std::fs::Metadata) -> FileMeta {
+    let ft = m.file_type();
+    let kind = if ft.is_symlink() {
+        "symlink"
+    } else if ft.is_dir() {
+        "dir"
+    } else if ft.is_file() {
+        "file"
+    } else {
+        // device nodes (/dev/nvidia0), fifos, sockets
+        "other"
+    };
+    FileMeta {
+        kind: kind.to_string(),
+        mode: m.mode(),
+        uid: m.uid(),
+        gid: m.gid(),
+        len: m.len(),
+        nlink: m.nlink(),
+    }
+}
+
+/// Run `argv` in its own process group and kill the group at the deadline.
+pub fn run_command(argv: &[String], timeout: Duration) -> io::Result<CommandOutput> {
+    let Some((program, args)) = argv.split_first() else {
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, "empty argv"));
+    };
+    let handle = duct::cmd(program, args)
+        .stdin_null()
+        .stdout_capture()
+        .stderr_capture()
+        .unchecked()
+        .before_spawn(|c| {
+            c.process_group(0);
+            Ok(())
+        })
+        .start()?;
+    let deadline = Instant::now() + timeout;
+    if let Some(out) = handle.wait_deadline(deadline)? {
+        return Ok(CommandOutput {
+            status: out.status.code(),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+            timed_out: false,
+        });
+    }
+    // The child is its group's leader, so its pid is the group id.
+    for pid in handle.pids() {
+        if let Some(pgid) = rustix::process::Pid::from_raw(pid as i32) {
+            let _ = rustix::process::kill_process_group(pgid, rustix::process::Signal::KILL);
+        }
+    }
+    let _ = handle.kill();
+    // Every holder of the pipes is dead now, so this returns quickly; a grandchild that left the
+    // group (setsid) could still hold them, so do not wait for ever.
+    let (stdout, stderr, status) = match handle.wait_timeout(Duration::from_secs(2)) {
+        Ok(Some(out)) => (
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+            out.status.code(),
+        ),
+        _ => (String::new(), String::new(), None),
+    };
+    Ok(CommandOutput {
+        status,
+        stdout,
+        stderr,
+        timed_out: true,
+    })
+}
+
 impl Host for RealHost {
     fn describe(&self) -> String {
-        "this host".into()
+        match &self.root {
+            Some(r) => format!("root {}", r.display()),
+            None => "this host".to_string(),
+        }
     }
+
     fn is_live(&self) -> bool {
         true
     }
+
     fn read_file(&self, path: &str) -> io::Result<Vec<u8>> {
-        std::fs::read(self.p(path))
+        std::fs::read(self.map_path(path)?)
     }
+
     fn read_dir(&self, path: &str) -> io::Result<Vec<String>> {
-        let mut v: Vec<String> = std::fs::read_dir(self.p(path))?.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().to_string()).collect();
-        v.sort();
-        Ok(v)
+        let mut names = Vec::new();
+        for e in std::fs::read_dir(self.map_path(path)?)? {
+            names.push(e?.file_name().to_string_lossy().into_owned());
+        }
+        names.sort();
+        Ok(names)
     }
-    fn metadata(&self, _path: &str) -> io::Result<FileMeta> {
-        Err(not_found("stub"))
+
+    fn metadata(&self, path: &str) -> io::Result<FileMeta> {
+        Ok(meta_of(&std::fs::symlink_metadata(self.map_path(path)?)?))
     }
-    fn read_link(&self, _path: &str) -> io::Result<String> {
-        Err(not_found("stub"))
+
+    fn read_link(&self, path: &str) -> io::Result<String> {
+        Ok(std::fs::read_link(self.map_path(path)?)?
+            .to_string_lossy()
+            .into_owned())
     }
-    fn run(&self, _argv: &[String], _timeout: Duration) -> io::Result<CommandOutput> {
-        Err(not_found("stub"))
+
+    fn run(&self, argv: &[String], timeout: Duration) -> io::Result<CommandOutput> {
+        run_command(argv, timeout)
     }
+
     fn nvml(&self) -> Result<NvmlReading, String> {
-        Err("NVML cannot be loaded: stub".into())
+        let (nvml, init_ms) = self.nvml_handle()?;
+        let count = nvml
+            .device_count()
+            .map_err(|e| format!("NVML cannot count GPUs: {e}"))?;
+        let mut gpus = Vec::new();
+        for i in 0..count {
+            gpus.push(read_gpu(nvml, i).map_err(|e| format!("NVML cannot open GPU {i}: {e}"))?);
+        }
+        Ok(NvmlReading {
+            driver_version: field(nvml.sys_driver_version()),
+            cuda_driver_version: field(nvml.sys_cuda_driver_version()),
+            nvml_version: field(nvml.sys_nvml_version()),
+            init_ms,
+            gpus,
+        })
     }
+
     fn nvml_sample(&self) -> Result<Vec<GpuSample>, String> {
-        Err("stub".into())
+        let (nvml, _) = self.nvml_handle()?;
+        let count = nvml
+            .device_count()
+            .map_err(|e| format!("NVML cannot count GPUs: {e}"))?;
+        (0..count)
+            .map(|i| sample_gpu(nvml, i).map_err(|e| format!("NVML cannot open GPU {i}: {e}")))
+            .collect()
     }
+
     fn env(&self) -> BTreeMap<String, String> {
-        std::env::vars().collect()
+        // vars() panics on a non-UTF-8 variable; a diagnosis tool must not.
+        std::env::vars_os()
+            .map(|(k, v)| {
+                (
+                    k.to_string_lossy().into_owned(),
+                    v.to_string_lossy().into_owned(),
+                )
+            })
+            .collect()
     }
+
     fn now(&self) -> f64 {
-        0.0
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_secs_f64())
+            .unwrap_or(0.0)
     }
+
     fn sleep(&self, d: Duration) {
-        std::thread::sleep(d)
+        std::thread::sleep(d);
     }
+
     fn cpu_count(&self) -> usize {
-        2
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn argv(a: &[&str]) -> Vec<String> {
+        a.iter().map(|s| s.to_string()).collect()
+    }
+
+    fn alive(pid: u32) -> bool {
+        // A killed child of an exited shell is reparented and reaped by init; until then it is a
+        // zombie, which is as dead as we need.
+        match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+            Ok(s) => !s
+                .rsplit(')')
+                .next()
+                .unwrap_or("")
+                .trim_start()
+                .starts_with('Z'),
+            Err(_) => false,
+        }
+    }
+
+    #[test]
+    fn deadline_kills_the_whole_process_group() {
+        let dir = tempfile::tempdir().unwrap();
+        let pidfile = dir.path().join("bg.pid");
+        let script = format!(
+            "sleep 30 & echo $! > {}; echo started; sleep 30",
+            pidfile.display()
+        );
+        let start = Instant::now();
+        let out = run_command(&argv(&["sh", "-c", &script]), Duration::from_millis(500)).unwrap();
+        let took = start.elapsed();
+        assert!(out.timed_out, "{out:?}");
+        assert!(took < Duration::from_secs(4), "took {took:?}");
+        assert_eq!(out.stdout, "started\n");
+        let bg: u32 = std::fs::read_to_string(&pidfile)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        // SIGKILL is delivered at once, but give the kernel a moment to tear the process down.
+        let gone_by = Instant::now() + Duration::from_secs(2);
+        while alive(bg) && Instant::now() < gone_by {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(
+            !alive(bg),
+            "background grandchild {bg} survived the deadline"
+        );
+    }
+
+    #[test]
+    fn captures_both_outputs_and_the_exit_status() {
+        let out = run_command(
+            &argv(&["sh", "-c", "echo out; echo err >&2; exit 3"]),
+            Duration::from_secs(10),
+        )
+        .unwrap();
+        assert_eq!(out.status, Some(3));
+        assert_eq!(out.stdout, "out\n");
+        assert_eq!(out.stderr, "err\n");
+        assert!(!out.timed_out);
+    }
+
+    #[test]
+    fn argv_is_not_interpreted_by_a_shell() {
+        let out =
+            run_command(&argv(&["echo", "$HOME; rm -rf /"]), Duration::from_secs(10)).unwrap();
+        assert_eq!(out.stdout, "$HOME; rm -rf /\n");
+    }
+
+    #[test]
+    fn stdin_is_null() {
+        let out = run_command(&argv(&["cat"]), Duration::from_secs(10)).unwrap();
+        assert!(!out.timed_out);
+        assert_eq!(out.stdout, "");
+    }
+
+    #[test]
+    fn a_missing_program_is_not_found() {
+        let err =
+            run_command(&argv(&["gpufix-no-such-program"]), Duration::from_secs(5)).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::NotFound);
+    }
+
+    #[test]
+    fn paths_map_under_the_root() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("proc")).unwrap();
+        std::fs::write(dir.path().join("proc/modules"), "nvidia 1 - - Live 0x0\n").unwrap();
+        std::os::unix::fs::symlink("/nonexistent-target", dir.path().join("proc/link")).unwrap();
+        let h = RealHost::new(Some(dir.path().to_path_buf()));
+        assert_eq!(
+            h.read_file("/proc/modules").unwrap(),
+            b"nvidia 1 - - Live 0x0\n"
+        );
+        assert_eq!(h.read_dir("/proc").unwrap(), vec!["link", "modules"]);
+        assert_eq!(h.metadata("/proc").unwrap().kind, "dir");
+        // The final symlink is described, not followed (its target does not even exist).
+        assert_eq!(h.metadata("/proc/link").unwrap().kind, "symlink");
+        assert_eq!(h.read_link("/proc/link").unwrap(), "/nonexistent-target");
+        assert_eq!(h.describe(), format!("root {}", dir.path().display()));
+    }
+
+    #[test]
+    fn dot_dot_cannot_escape_the_root() {
+        let dir = tempfile::tempdir().unwrap();
+        let h = RealHost::new(Some(dir.path().join("inner")));
+        let err = h.read_file("/../etc/passwd").unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::InvalidInput);
+        assert!(err.to_string().contains("`..`"), "{err}");
+        assert!(h.metadata("/proc/../..").is_err());
+    }
+
+    #[test]
+    fn nvml_without_a_driver_says_how_to_fix_it() {
+        // No NVIDIA driver on the build machines; where one exists this checks nothing.
+        let h = RealHost::new(None);
+        if let Err(e) = h.nvml() {
+            if !Path::new("/proc/driver/nvidia").exists() {
+                assert_eq!(
+                    e,
+                    "NVML cannot be loaded: libnvidia-ml.so.1 not found (is the NVIDIA driver installed?)"
+                );
+            }
+            // Initialised once: the second call answers the same without retrying.
+            assert_eq!(h.nvml_sample().unwrap_err(), e);
+        }
+    }
+
+    #[test]
+    fn clocks_event_reasons_have_flag_names() {
+        let r = ThrottleReasons::GPU_IDLE | ThrottleReasons::HW_SLOWDOWN;
+        assert_eq!(reason_names(r), vec!["GPU_IDLE", "HW_SLOWDOWN"]);
+        assert!(reason_names(ThrottleReasons::NONE).is_empty());
     }
 }

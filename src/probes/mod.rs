@@ -6,6 +6,27 @@
 //! a timeout, not supported), and `NotApplicable` (an input it needs, such as `--pid`, was not
 //! given, or the evidence given does not cover it). Neither is ever turned into a value.
 
+pub mod command;
+pub mod config;
+pub mod cuda_stack;
+pub mod devices;
+pub mod dir;
+pub mod inputs;
+pub mod logs;
+pub mod processes;
+pub mod trace;
+pub mod diskstats;
+pub mod env;
+pub mod file;
+pub mod fstab;
+pub mod kernel_modules;
+pub mod mounts;
+pub mod nvml;
+pub mod nvml_sample;
+pub mod pressure;
+pub mod process;
+pub mod sysfs;
+
 use crate::host::Host;
 use serde_json::{Map, Value};
 use std::path::PathBuf;
@@ -69,9 +90,29 @@ pub trait ProbeKind: Sync {
 }
 
 /// Every probe kind, in the order `gpufix list --probes` shows them.
-pub mod devices;
-
-pub static PROBES: &[&dyn ProbeKind] = &[&devices::Devices];
+pub static PROBES: &[&dyn ProbeKind] = &[
+    &nvml::Nvml,
+    &nvml_sample::NvmlSample,
+    &devices::Devices,
+    &kernel_modules::KernelModules,
+    &logs::KernelLog,
+    &mounts::Mounts,
+    &fstab::Fstab,
+    &diskstats::Diskstats,
+    &pressure::Pressure,
+    &sysfs::Sysfs,
+    &file::File,
+    &dir::Dir,
+    &env::Env,
+    &command::Command,
+    &process::Process,
+    &processes::Processes,
+    &config::Config,
+    &cuda_stack::CudaStack,
+    &trace::Trace,
+    &logs::NcclLog,
+    &logs::TorchMemory,
+];
 
 pub fn find(name: &str) -> Option<&'static dyn ProbeKind> {
     PROBES.iter().copied().find(|p| p.name() == name)
@@ -149,4 +190,89 @@ pub fn json_type(v: &Value) -> &'static str {
 /// Helpers for probe implementations.
 pub fn param_str<'a>(params: &'a Map<String, Value>, name: &str) -> Option<&'a str> {
     params.get(name).and_then(Value::as_str)
+}
+
+pub fn param_bool(params: &Map<String, Value>, name: &str) -> Option<bool> {
+    params.get(name).and_then(Value::as_bool)
+}
+
+pub fn param_u64(params: &Map<String, Value>, name: &str) -> Option<u64> {
+    params.get(name).and_then(Value::as_u64)
+}
+
+/// A host file as text, or the sentence a probe reports as `unknown`.
+pub fn read_text(host: &dyn Host, path: &str) -> Result<String, String> {
+    host.read_file(path)
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+        .map_err(|e| format!("cannot read `{path}`: {e}"))
+}
+
+/// Check that a parameter, when given, is one of `allowed`.
+pub fn check_enum(
+    kind: &str,
+    params: &Map<String, Value>,
+    name: &str,
+    allowed: &[&str],
+) -> Option<String> {
+    let v = param_str(params, name)?;
+    (!allowed.contains(&v)).then(|| {
+        format!(
+            "probe parameter `{name}` of `{kind}` must be one of {}, found `{v}`",
+            allowed.join(", ")
+        )
+    })
+}
+
+/// Check that a `regex` parameter, when given, compiles.
+pub fn check_regex(kind: &str, params: &Map<String, Value>) -> Option<String> {
+    let re = param_str(params, "regex")?;
+    regex::Regex::new(re)
+        .err()
+        .map(|e| format!("probe parameter `regex` of `{kind}` does not compile: {e}"))
+}
+
+/// Apply a `regex` parameter to `text`: `matches` (count) and `captures` (the named groups of
+/// the first match that took part in it).
+pub fn regex_fields(re: &regex::Regex, text: &str, out: &mut Map<String, Value>) {
+    out.insert("matches".into(), Value::from(re.find_iter(text).count()));
+    if let Some(c) = re.captures(text) {
+        let mut caps = Map::new();
+        for name in re.capture_names().flatten() {
+            if let Some(m) = c.name(name) {
+                caps.insert(name.to_string(), Value::from(m.as_str()));
+            }
+        }
+        out.insert("captures".into(), Value::Object(caps));
+    }
+}
+
+/// Test helper: run `kind` with JSON `params` on `host`.
+#[cfg(test)]
+pub(crate) fn run_with(
+    kind: &dyn ProbeKind,
+    host: &dyn Host,
+    params: Value,
+    inputs: &Inputs,
+    sample: Duration,
+) -> ProbeOutcome {
+    let params = params.as_object().cloned().unwrap_or_default();
+    let errs = check_params(kind, &params);
+    assert!(errs.is_empty(), "bad params in test: {errs:?}");
+    kind.run(
+        &params,
+        &ProbeCtx {
+            host,
+            inputs,
+            sample,
+        },
+    )
+}
+
+/// Test helper: the value of a probe that must succeed.
+#[cfg(test)]
+pub(crate) fn value_of(outcome: ProbeOutcome) -> Value {
+    match outcome {
+        ProbeOutcome::Value(v) => v,
+        other => panic!("expected a value, got {other:?}"),
+    }
 }

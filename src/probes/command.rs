@@ -1,0 +1,310 @@
+//! `command`: run a program (an argv, never a shell) with a timeout and report what it printed.
+//! A program that is not installed is a value (`found: false`) so a rule can say so; a timeout
+//! is unknown, and the program's whole process group has been killed by then.
+
+use super::{
+    ParamSpec, ProbeCtx, ProbeKind, ProbeOutcome, check_enum, check_regex, param_str, param_u64,
+    regex_fields,
+};
+use crate::host::recorded::NOT_RECORDED;
+use serde_json::{Map, Value, json};
+use std::io;
+use std::time::Duration;
+
+pub struct Command;
+
+pub const DEFAULT_TIMEOUT_MS: u64 = 5000;
+
+fn argv_of(params: &Map<String, Value>) -> Option<Vec<String>> {
+    params
+        .get("argv")?
+        .as_array()?
+        .iter()
+        .map(|v| v.as_str().map(str::to_string))
+        .collect()
+}
+
+impl ProbeKind for Command {
+    fn name(&self) -> &'static str {
+        "command"
+    }
+    fn doc(&self) -> &'static str {
+        "Runs a program (argv, no shell) under a timeout and reports its exit code and output."
+    }
+    fn fields(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            ("argv", "the argv run"),
+            (
+                "found",
+                "false when the program is not installed (then no other fields but argv)",
+            ),
+            ("exit_code", "exit status (absent when a signal ended it)"),
+            ("stdout", "standard output"),
+            ("stderr", "standard error"),
+            (
+                "timed_out",
+                "always false in a value: a timeout makes the probe unknown",
+            ),
+            ("lines", "with parse: lines, stdout's lines"),
+            ("data", "with parse: json, stdout parsed"),
+            ("matches", "with `regex`: matches in stdout"),
+            (
+                "captures",
+                "with `regex`: named groups of the first match in stdout",
+            ),
+        ]
+    }
+    fn params(&self) -> &'static [ParamSpec] {
+        &[
+            ParamSpec {
+                name: "argv",
+                required: true,
+                ty: "array",
+                doc: "program and arguments, strings",
+            },
+            ParamSpec {
+                name: "timeout_ms",
+                required: false,
+                ty: "integer",
+                doc: "kill the process group after this long (default 5000)",
+            },
+            ParamSpec {
+                name: "parse",
+                required: false,
+                ty: "string",
+                doc: "text (default), lines, or json",
+            },
+            ParamSpec {
+                name: "regex",
+                required: false,
+                ty: "string",
+                doc: "regex applied to stdout; named groups become `captures`",
+            },
+        ]
+    }
+    fn check_params(&self, params: &Map<String, Value>) -> Vec<String> {
+        let mut errs = Vec::new();
+        match argv_of(params) {
+            Some(a) if !a.is_empty() && !a[0].is_empty() => {}
+            Some(_) => {
+                errs.push("probe parameter `argv` of `command` must not be empty".to_string())
+            }
+            None => errs.push(
+                "probe parameter `argv` of `command` must be an array of strings".to_string(),
+            ),
+        }
+        if param_u64(params, "timeout_ms") == Some(0) {
+            errs.push("probe parameter `timeout_ms` of `command` must be positive".to_string());
+        }
+        errs.extend(check_enum(
+            "command",
+            params,
+            "parse",
+            &["text", "lines", "json"],
+        ));
+        errs.extend(check_regex("command", params));
+        errs
+    }
+    fn run(&self, params: &Map<String, Value>, ctx: &ProbeCtx) -> ProbeOutcome {
+        let Some(argv) = argv_of(params).filter(|a| !a.is_empty()) else {
+            return ProbeOutcome::Unknown("probe `command` needs a non-empty `argv`".into());
+        };
+        let shown = argv.join(" ");
+        let timeout =
+            Duration::from_millis(param_u64(params, "timeout_ms").unwrap_or(DEFAULT_TIMEOUT_MS));
+        let out = match ctx.host.run(&argv, timeout) {
+            Ok(o) => o,
+            Err(e) if e.kind() == io::ErrorKind::NotFound && e.to_string() == NOT_RECORDED => {
+                return ProbeOutcome::Unknown(format!(
+                    "`{shown}` was not recorded in this snapshot"
+                ));
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                return ProbeOutcome::Value(json!({ "argv": argv, "found": false }));
+            }
+            Err(e) => return ProbeOutcome::Unknown(format!("cannot run `{shown}`: {e}")),
+        };
+        if out.timed_out {
+            return ProbeOutcome::Unknown(format!(
+                "`{shown}` timed out after {}s; killed its process group",
+                fmt_secs(timeout)
+            ));
+        }
+        let mut m = Map::new();
+        m.insert("argv".into(), json!(argv));
+        m.insert("found".into(), json!(true));
+        if let Some(c) = out.status {
+            m.insert("exit_code".into(), json!(c));
+        }
+        m.insert("stdout".into(), json!(out.stdout));
+        m.insert("stderr".into(), json!(out.stderr));
+        m.insert("timed_out".into(), json!(false));
+        match param_str(params, "parse") {
+            Some("lines") => {
+                m.insert(
+                    "lines".into(),
+                    json!(out.stdout.lines().collect::<Vec<_>>()),
+                );
+            }
+            Some("json") => match serde_json::from_str::<Value>(&out.stdout) {
+                Ok(v) => {
+                    m.insert("data".into(), v);
+                }
+                Err(e) => {
+                    return ProbeOutcome::Unknown(format!("`{shown}` printed invalid JSON: {e}"));
+                }
+            },
+            _ => {}
+        }
+        if let Some(re) = param_str(params, "regex") {
+            match regex::Regex::new(re) {
+                Ok(re) => regex_fields(&re, &out.stdout, &mut m),
+                Err(e) => return ProbeOutcome::Unknown(format!("bad regex `{re}`: {e}")),
+            }
+        }
+        ProbeOutcome::Value(Value::Object(m))
+    }
+}
+
+/// `5`, `0.5`, `2.25`: seconds without trailing zeros.
+fn fmt_secs(d: Duration) -> String {
+    let s = format!("{:.3}", d.as_secs_f64());
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::host::CommandOutput;
+    use crate::host::real::RealHost;
+    use crate::host::recorded::SnapshotHost;
+    use crate::probes::{Inputs, check_params, run_with, value_of};
+
+    fn out(stdout: &str, status: i32) -> CommandOutput {
+        CommandOutput {
+            status: Some(status),
+            stdout: stdout.into(),
+            stderr: String::new(),
+            timed_out: false,
+        }
+    }
+
+    #[test]
+    fn regex_over_stdout() {
+        let mut h = SnapshotHost::empty();
+        h.set_command(
+            &["nvcc", "--version"],
+            out("Cuda compilation tools, release 13.0, V13.0.88\n", 0),
+        );
+        let v = value_of(run_with(
+            &Command,
+            &h,
+            json!({"argv": ["nvcc", "--version"], "regex": "release (?P<version>[0-9.]+)"}),
+            &Inputs::default(),
+            Duration::ZERO,
+        ));
+        assert_eq!(v["captures"]["version"], json!("13.0"));
+        assert_eq!(v["exit_code"], json!(0));
+        assert_eq!(v["found"], json!(true));
+    }
+
+    #[test]
+    fn missing_program_is_a_value() {
+        let mut h = SnapshotHost::empty();
+        h.set_command_error(
+            &["lsmod"],
+            io::Error::new(io::ErrorKind::NotFound, "No such file or directory"),
+        );
+        let v = value_of(run_with(
+            &Command,
+            &h,
+            json!({"argv": ["lsmod"]}),
+            &Inputs::default(),
+            Duration::ZERO,
+        ));
+        assert_eq!(v, json!({"argv": ["lsmod"], "found": false}));
+        // Live: a program that does not exist anywhere.
+        let v = value_of(run_with(
+            &Command,
+            &RealHost::new(None),
+            json!({"argv": ["gpufix-absent-tool"]}),
+            &Inputs::default(),
+            Duration::ZERO,
+        ));
+        assert_eq!(v["found"], json!(false));
+        // A command the snapshot never ran is not a missing program.
+        assert_eq!(
+            run_with(
+                &Command,
+                &SnapshotHost::empty(),
+                json!({"argv": ["nvcc", "--version"]}),
+                &Inputs::default(),
+                Duration::ZERO
+            ),
+            ProbeOutcome::Unknown("`nvcc --version` was not recorded in this snapshot".into())
+        );
+    }
+
+    #[test]
+    fn timeout_is_unknown() {
+        let v = run_with(
+            &Command,
+            &RealHost::new(None),
+            json!({"argv": ["sleep", "10"], "timeout_ms": 300}),
+            &Inputs::default(),
+            Duration::ZERO,
+        );
+        assert_eq!(
+            v,
+            ProbeOutcome::Unknown(
+                "`sleep 10` timed out after 0.3s; killed its process group".into()
+            )
+        );
+    }
+
+    #[test]
+    fn json_and_lines_parsing() {
+        let mut h = SnapshotHost::empty();
+        h.set_command(&["tool", "--json"], out("{\"gpus\": 8}", 0));
+        h.set_command(&["tool", "--bad"], out("not json", 1));
+        let i = Inputs::default();
+        let v = value_of(run_with(
+            &Command,
+            &h,
+            json!({"argv": ["tool", "--json"], "parse": "json"}),
+            &i,
+            Duration::ZERO,
+        ));
+        assert_eq!(v["data"]["gpus"], json!(8));
+        let ProbeOutcome::Unknown(m) = run_with(
+            &Command,
+            &h,
+            json!({"argv": ["tool", "--bad"], "parse": "json"}),
+            &i,
+            Duration::ZERO,
+        ) else {
+            panic!()
+        };
+        assert!(m.starts_with("`tool --bad` printed invalid JSON"), "{m}");
+        let v = value_of(run_with(
+            &Command,
+            &h,
+            json!({"argv": ["tool", "--bad"], "parse": "lines"}),
+            &i,
+            Duration::ZERO,
+        ));
+        assert_eq!(v["lines"], json!(["not json"]));
+        assert_eq!(v["exit_code"], json!(1));
+    }
+
+    #[test]
+    fn argv_must_be_strings() {
+        for p in [json!({"argv": []}), json!({"argv": ["a", 1]})] {
+            assert_eq!(
+                check_params(&Command, p.as_object().unwrap()).len(),
+                1,
+                "{p}"
+            );
+        }
+    }
+}
