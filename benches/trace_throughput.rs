@@ -44,7 +44,10 @@ fn main() {
     let secs = t1.elapsed().as_secs_f64();
     let mb = size as f64 / 1e6;
 
-    println!("trace: {mb:.1} MB, {} steps, {} events (generated in {gen_s:.1} s)", stats.steps, stats.events_seen);
+    println!(
+        "trace: {mb:.1} MB, {} steps, {} events (generated in {gen_s:.1} s)",
+        stats.steps, stats.events_seen
+    );
     println!("analyzed in {secs:.2} s: {:.1} MB/s", mb / secs);
     println!(
         "kernels: {}, busy fraction: {:?}, median kernel: {:?} us",

@@ -21,7 +21,8 @@ pub struct CudaVersion {
 }
 
 static NVCC: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"release (\d{1,4})\.(\d{1,4})(?:, V(\d{1,4}(?:\.\d{1,6}){1,3}))?").expect("static regex")
+    Regex::new(r"release (\d{1,4})\.(\d{1,4})(?:, V(\d{1,4}(?:\.\d{1,6}){1,3}))?")
+        .expect("static regex")
 });
 static JSON_LOOSE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r#""cuda"\s*:\s*\{[^{}]*?"version"\s*:\s*"(\d{1,4})\.(\d{1,4})((?:\.\d{1,6})*)""#)
@@ -31,7 +32,12 @@ static TXT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"CUDA Version (\d{1,4})\.(\d{1,4})((?:\.\d{1,6})*)").expect("static regex")
 });
 
-fn build(major: &str, minor: &str, full: Option<String>, source: &'static str) -> Option<CudaVersion> {
+fn build(
+    major: &str,
+    minor: &str,
+    full: Option<String>,
+    source: &'static str,
+) -> Option<CudaVersion> {
     let (major, minor): (u32, u32) = (major.parse().ok()?, minor.parse().ok()?);
     Some(CudaVersion {
         version: format!("{major}.{minor}"),
@@ -46,7 +52,12 @@ fn build(major: &str, minor: &str, full: Option<String>, source: &'static str) -
 pub fn parse_cuda_version(text: &str) -> Option<CudaVersion> {
     if text.contains("Cuda compilation tools") || text.contains("nvcc:") {
         if let Some(c) = NVCC.captures(text) {
-            return build(&c[1], &c[2], c.get(3).map(|m| m.as_str().to_string()), "nvcc");
+            return build(
+                &c[1],
+                &c[2],
+                c.get(3).map(|m| m.as_str().to_string()),
+                "nvcc",
+            );
         }
     }
     if text.trim_start().starts_with('{') {
@@ -87,17 +98,33 @@ mod tests {
     #[test]
     fn version_json_and_txt() {
         let j = parse_cuda_version(r#"{"cuda": {"name": "CUDA SDK", "version": "12.4.1"}, "cuda_cudart": {"version": "12.4.127"}}"#).unwrap();
-        assert_eq!((j.version.as_str(), j.full.as_deref(), j.source), ("12.4", Some("12.4.1"), "version.json"));
-        let cut = parse_cuda_version(r#"{"cuda": {"name": "CUDA SDK", "version": "12.4.1"}, "cuda_cud"#).unwrap();
+        assert_eq!(
+            (j.version.as_str(), j.full.as_deref(), j.source),
+            ("12.4", Some("12.4.1"), "version.json")
+        );
+        let cut =
+            parse_cuda_version(r#"{"cuda": {"name": "CUDA SDK", "version": "12.4.1"}, "cuda_cud"#)
+                .unwrap();
         assert_eq!(cut.version, "12.4");
         let t = parse_cuda_version("CUDA Version 11.8.0\n").unwrap();
-        assert_eq!((t.version.as_str(), t.minor, t.source), ("11.8", 8, "version.txt"));
+        assert_eq!(
+            (t.version.as_str(), t.minor, t.source),
+            ("11.8", 8, "version.txt")
+        );
     }
 
     #[test]
     fn driver_cuda_version_lines_are_not_toolkit_versions() {
-        assert_eq!(parse_cuda_version("CUDA Version                  : 13.0"), None);
-        assert_eq!(parse_cuda_version("| NVIDIA-SMI 580.159.04   Driver Version: 580.159.04   CUDA Version: 13.0 |"), None);
+        assert_eq!(
+            parse_cuda_version("CUDA Version                  : 13.0"),
+            None
+        );
+        assert_eq!(
+            parse_cuda_version(
+                "| NVIDIA-SMI 580.159.04   Driver Version: 580.159.04   CUDA Version: 13.0 |"
+            ),
+            None
+        );
         assert_eq!(parse_cuda_version(r#"{"cuda": {"name": "x"}}"#), None);
         assert_eq!(parse_cuda_version(""), None);
     }
@@ -111,7 +138,10 @@ mod tests {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(256))]
+        #![proptest_config(ProptestConfig {
+            failure_persistence: None,
+            ..ProptestConfig::with_cases(256)
+        })]
 
         #[test]
         fn random_text_never_panics(s in "\\PC{0,300}") {

@@ -105,7 +105,11 @@ pub fn detect(text: &str) -> Option<EvidenceKind> {
 
 /// Most lines carry a dmesg timestamp or a kmsg record header.
 fn looks_like_kernel_log(h: &str) -> bool {
-    let lines: Vec<&str> = h.lines().filter(|l| !l.trim().is_empty()).take(50).collect();
+    let lines: Vec<&str> = h
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .take(50)
+        .collect();
     if lines.is_empty() {
         return false;
     }
@@ -113,9 +117,12 @@ fn looks_like_kernel_log(h: &str) -> bool {
         .iter()
         .filter(|l| {
             let l = l.trim_start();
-            (l.starts_with('[') && l.find(']').is_some_and(|i| l[1..i].trim().parse::<f64>().is_ok()))
+            (l.starts_with('[')
+                && l.find(']')
+                    .is_some_and(|i| l[1..i].trim().parse::<f64>().is_ok()))
                 || l.split_once(';').is_some_and(|(head, _)| {
-                    head.split(',').count() >= 3 && head.split(',').take(3).all(|p| p.parse::<u64>().is_ok())
+                    head.split(',').count() >= 3
+                        && head.split(',').take(3).all(|p| p.parse::<u64>().is_ok())
                 })
                 || l.contains(" kernel: ")
         })
@@ -141,8 +148,11 @@ fn mount_table_kind(h: &str) -> Option<EvidenceKind> {
         .count();
     if rows.is_empty() {
         // Only comments: an fstab with nothing configured (a fresh install's placeholder).
-        return (comments > 0 && lines.iter().any(|l| l.to_ascii_lowercase().contains("fstab")))
-            .then_some(EvidenceKind::Fstab);
+        return (comments > 0
+            && lines
+                .iter()
+                .any(|l| l.to_ascii_lowercase().contains("fstab")))
+        .then_some(EvidenceKind::Fstab);
     }
     if table_rows * 2 <= rows.len() {
         return None;
@@ -152,7 +162,10 @@ fn mount_table_kind(h: &str) -> Option<EvidenceKind> {
             f[0].starts_with("UUID=")
                 || f[0].starts_with("LABEL=")
                 || f[0].starts_with("PARTUUID=")
-                || f.get(3).is_some_and(|o| o.split(',').any(|x| x == "defaults" || x == "noauto" || x == "nofail"))
+                || f.get(3).is_some_and(|o| {
+                    o.split(',')
+                        .any(|x| x == "defaults" || x == "noauto" || x == "nofail")
+                })
                 || f.len() < 6
         });
     Some(if fstab_markers {
@@ -226,11 +239,23 @@ mod tests {
     #[test]
     fn small_samples_of_each_kind() {
         use EvidenceKind::*;
-        assert_eq!(detect("UUID=1 / ext4 defaults 0 1\n/dev/sdb /data xfs noatime 0 2\n"), Some(Fstab));
-        assert_eq!(detect("sysfs /sys sysfs rw,nosuid 0 0\n/dev/nvme0n1p1 / ext4 rw,relatime 0 0\n"), Some(ProcMounts));
-        assert_eq!(detect(r#"{"cuda": {"name": "CUDA SDK", "version": "12.4.1"}}"#), Some(CudaVersion));
+        assert_eq!(
+            detect("UUID=1 / ext4 defaults 0 1\n/dev/sdb /data xfs noatime 0 2\n"),
+            Some(Fstab)
+        );
+        assert_eq!(
+            detect("sysfs /sys sysfs rw,nosuid 0 0\n/dev/nvme0n1p1 / ext4 rw,relatime 0 0\n"),
+            Some(ProcMounts)
+        );
+        assert_eq!(
+            detect(r#"{"cuda": {"name": "CUDA SDK", "version": "12.4.1"}}"#),
+            Some(CudaVersion)
+        );
         assert_eq!(detect("CUDA Version 11.8.0\n"), Some(CudaVersion));
-        assert_eq!(detect("6,1234,5678,-;nvidia: loading out-of-tree module\n"), Some(KernelLog));
+        assert_eq!(
+            detect("6,1234,5678,-;nvidia: loading out-of-tree module\n"),
+            Some(KernelLog)
+        );
         assert_eq!(detect("[  1.0] x\n[  2.0] y\n"), Some(KernelLog));
         assert_eq!(detect("hello world\nthis is not evidence\n"), None);
         assert_eq!(detect(""), None);
@@ -254,7 +279,10 @@ mod tests {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(512))]
+        #![proptest_config(ProptestConfig {
+            failure_persistence: None,
+            ..ProptestConfig::with_cases(512)
+        })]
 
         #[test]
         fn detect_and_parse_never_panic(s in "\\PC{0,800}") {

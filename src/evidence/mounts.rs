@@ -42,8 +42,13 @@ fn unescape(field: &str) -> String {
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
     while i < b.len() {
-        if b[i] == b'\\' && i + 3 < b.len() && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c)) {
-            let v = (b[i + 1] - b'0') as u32 * 64 + (b[i + 2] - b'0') as u32 * 8 + (b[i + 3] - b'0') as u32;
+        if b[i] == b'\\'
+            && i + 3 < b.len()
+            && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c))
+        {
+            let v = (b[i + 1] - b'0') as u32 * 64
+                + (b[i + 2] - b'0') as u32 * 8
+                + (b[i + 3] - b'0') as u32;
             if let Ok(byte) = u8::try_from(v) {
                 out.push(byte);
                 i += 4;
@@ -85,7 +90,10 @@ pub fn parse_fstab(text: &str) -> Fstab {
             mount_point: unescape(fields[1]),
             fstype: unescape(fields[2]),
             // fstab(5): options default to `defaults` when the field is missing.
-            options: fields.get(3).map(|o| options(o)).unwrap_or_else(|| vec!["defaults".into()]),
+            options: fields
+                .get(3)
+                .map(|o| options(o))
+                .unwrap_or_else(|| vec!["defaults".into()]),
             dump: fields.get(4).and_then(|d| d.parse().ok()),
             pass: fields.get(5).and_then(|p| p.parse().ok()),
         });
@@ -124,7 +132,11 @@ mod tests {
     fn h200_fstab_and_mounts() {
         let f = parse_fstab(&fixture("mounts/h200_fstab"));
         let m = parse_proc_mounts(&fixture("mounts/h200_proc_mounts"));
-        assert!(m.mounts.iter().any(|x| x.mount_point == "/proc" && x.fstype == "proc"));
+        assert!(
+            m.mounts
+                .iter()
+                .any(|x| x.mount_point == "/proc" && x.fstype == "proc")
+        );
         assert_eq!(m.skipped, 0);
         insta::assert_json_snapshot!("mounts_h200_fstab", f);
         insta::assert_json_snapshot!("mounts_h200_proc_mounts", m);
@@ -132,7 +144,9 @@ mod tests {
 
     #[test]
     fn fstab_fields_escapes_and_defaults() {
-        let f = parse_fstab("# comment\nUUID=abcd /data\\040set ext4 defaults,noatime 0 2\n/dev/sdb1 /scratch xfs\nbroken line\n");
+        let f = parse_fstab(
+            "# comment\nUUID=abcd /data\\040set ext4 defaults,noatime 0 2\n/dev/sdb1 /scratch xfs\nbroken line\n",
+        );
         assert_eq!(f.entries.len(), 2);
         assert_eq!(f.entries[0].mount_point, "/data set");
         assert_eq!(f.entries[0].options, ["defaults", "noatime"]);
@@ -152,7 +166,10 @@ mod tests {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(256))]
+        #![proptest_config(ProptestConfig {
+            failure_persistence: None,
+            ..ProptestConfig::with_cases(256)
+        })]
 
         #[test]
         fn random_text_never_panics(s in "\\PC{0,600}") {

@@ -87,6 +87,8 @@ static RANK: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"\brank (\d+) nranks (\d+)").expect("static regex"));
 static INDEXED_IF: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"\[\d+\]([^\s:\[\]<>;]+)").expect("static regex"));
+static IB_DEV: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\[\d+\]([^\s;\[\]]+)").expect("static regex"));
 static OOB: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"OOB ([^\s:<>;]+)").expect("static regex"));
 static PLUGIN: LazyLock<Regex> = LazyLock::new(|| {
@@ -139,15 +141,22 @@ fn split_line(line: &str) -> Option<(Option<String>, &str, bool)> {
         _ if prefix.starts_with('[') && prefix.ends_with(']') => "",
         _ => prefix,
     };
-    let prefix = prefix.rsplit_once("<stdout>:").map(|p| p.1).unwrap_or(prefix);
+    let prefix = prefix
+        .rsplit_once("<stdout>:")
+        .map(|p| p.1)
+        .unwrap_or(prefix);
     let host = {
         let mut parts = prefix.rsplitn(3, ':');
         let (tid, pid, rest) = (parts.next(), parts.next(), parts.next());
         match (tid, pid, rest) {
             (Some(t), Some(p), Some(h))
-                if t.chars().all(|c| c.is_ascii_digit()) && p.chars().all(|c| c.is_ascii_digit()) =>
+                if t.chars().all(|c| c.is_ascii_digit())
+                    && p.chars().all(|c| c.is_ascii_digit()) =>
             {
-                h.rsplit(' ').next().filter(|h| !h.is_empty()).map(|h| super::clip(h, 128))
+                h.rsplit(' ')
+                    .next()
+                    .filter(|h| !h.is_empty())
+                    .map(|h| super::clip(h, 128))
             }
             _ => None,
         }
@@ -238,7 +247,7 @@ pub fn parse_nccl_log(text: &str) -> NcclLog {
         } else if let Some(rest) = m.strip_prefix("NET/IB : Using") {
             ib_init = true;
             let devs = rest.split(';').next().unwrap_or("");
-            for c in INDEXED_IF.captures_iter(devs) {
+            for c in IB_DEV.captures_iter(devs) {
                 push_unique(&mut log.ib_devices, super::clip(&c[1], 64));
             }
             if let Some(c) = OOB.captures(rest) {
@@ -271,7 +280,10 @@ pub fn parse_nccl_log(text: &str) -> NcclLog {
     // Channels beat NCCL's own choice line, which beats init lines.
     let channel_net = if net_channels.iter().any(|n| net_kind(n) == "IB") {
         Some("IB".to_string())
-    } else if net_channels.iter().any(|n| n.eq_ignore_ascii_case("socket")) {
+    } else if net_channels
+        .iter()
+        .any(|n| n.eq_ignore_ascii_case("socket"))
+    {
         Some("Socket".to_string())
     } else {
         net_channels.iter().next().map(|n| net_kind(n))
@@ -408,7 +420,10 @@ n:1:2 [0] NCCL INFO comm 0x1 rank 0 nranks 2 cudaDev 0 busId 1000 - Init COMPLET
 
     #[test]
     fn every_truncation_parses() {
-        for name in ["nccl/ib_roce_2node.log", "nccl/socket_fallback_multinode.log"] {
+        for name in [
+            "nccl/ib_roce_2node.log",
+            "nccl/socket_fallback_multinode.log",
+        ] {
             let text = fixture(name);
             for p in prefixes(&text, 53) {
                 let l = parse_nccl_log(p);
@@ -418,7 +433,10 @@ n:1:2 [0] NCCL INFO comm 0x1 rank 0 nranks 2 cudaDev 0 busId 1000 - Init COMPLET
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(256))]
+        #![proptest_config(ProptestConfig {
+            failure_persistence: None,
+            ..ProptestConfig::with_cases(256)
+        })]
 
         #[test]
         fn random_text_never_panics(s in "\\PC{0,600}") {

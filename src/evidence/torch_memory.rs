@@ -174,7 +174,10 @@ pub fn parse_torch_memory(text: &str) -> TorchMemory {
     if m.oom_count.is_some_and(|n| n > 0) {
         m.oom = true;
     }
-    if m.allocated_mib.is_none() && m.reserved_mib.is_none() && (s_alloc.is_some() || s_res.is_some()) {
+    if m.allocated_mib.is_none()
+        && m.reserved_mib.is_none()
+        && (s_alloc.is_some() || s_res.is_some())
+    {
         m.allocated_mib = s_alloc;
         m.reserved_mib = s_res;
         m.source = Some("memory_summary");
@@ -203,7 +206,10 @@ mod tests {
         assert_eq!(m.tried_to_allocate_mib, Some(23326.72));
         assert_eq!(m.allocated_mib, Some(9297.92));
         assert_eq!(m.reserved_unallocated_mib, Some(9574.4));
-        assert_eq!(m.alloc_conf_hint.as_deref(), Some("expandable_segments:True"));
+        assert_eq!(
+            m.alloc_conf_hint.as_deref(),
+            Some("expandable_segments:True")
+        );
         assert_eq!(m.fragmentation, Some(0.5073));
         assert_eq!(m.process_in_use_mib, Some(19179.52));
         insta::assert_json_snapshot!("torch_memory_oom_expandable_segments", m);
@@ -262,7 +268,10 @@ mod tests {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(256))]
+        #![proptest_config(ProptestConfig {
+            failure_persistence: None,
+            ..ProptestConfig::with_cases(256)
+        })]
 
         #[test]
         fn random_text_never_panics(s in "\\PC{0,600}") {
