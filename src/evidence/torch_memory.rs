@@ -99,8 +99,13 @@ fn mib(n: &str, unit: &str) -> Option<f64> {
         "TiB" | "TB" => 1048576.0,
         _ => return None,
     };
-    let v = n * f;
-    v.is_finite().then(|| (v * 100.0).round() / 100.0)
+    round2(n * f)
+}
+
+/// Two decimals; `None` for values too large to round (they are not real sizes).
+fn round2(v: f64) -> Option<f64> {
+    let r = (v * 100.0).round() / 100.0;
+    r.is_finite().then_some(r)
 }
 
 fn size_at(c: &regex::Captures, i: usize) -> Option<f64> {
@@ -128,7 +133,7 @@ pub fn parse_torch_memory(text: &str) -> TorchMemory {
         m.allocated_mib = size_at(&c, 1);
         m.reserved_unallocated_mib = size_at(&c, 3);
         if let (Some(a), Some(u)) = (m.allocated_mib, m.reserved_unallocated_mib) {
-            m.reserved_mib = Some(((a + u) * 100.0).round() / 100.0);
+            m.reserved_mib = round2(a + u);
         }
         m.source = Some("oom_message");
     } else if let Some(c) = OLD.captures_iter(text).last() {
@@ -184,7 +189,7 @@ pub fn parse_torch_memory(text: &str) -> TorchMemory {
     }
     if let (Some(a), Some(r)) = (m.allocated_mib, m.reserved_mib) {
         if m.reserved_unallocated_mib.is_none() && r >= a {
-            m.reserved_unallocated_mib = Some(((r - a) * 100.0).round() / 100.0);
+            m.reserved_unallocated_mib = round2(r - a);
         }
         if r > 0.0 && r >= a {
             m.fragmentation = Some((((r - a) / r) * 10000.0).round() / 10000.0);
