@@ -5,6 +5,7 @@ pub mod apply;
 pub mod cli;
 pub mod crashpoint;
 pub mod engine;
+pub mod evidence;
 pub mod fixes;
 pub mod host;
 pub mod journal;

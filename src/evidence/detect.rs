@@ -1,0 +1,297 @@
+//! Recognises which kind of evidence a pasted text is, and parses it into a JSON value with the
+//! matching parser. Recognition looks for markers each format always prints (the NVSMI banner,
+//! `NCCL INFO`, `NVRM:`, `traceEvents`, ...); mount tables are told apart by their content.
+
+use serde::Serialize;
+use serde_json::Value;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EvidenceKind {
+    NvidiaSmiText,
+    NvidiaSmiXml,
+    NcclLog,
+    KernelLog,
+    TorchMemory,
+    Fstab,
+    ProcMounts,
+    ChromeTrace,
+    CudaVersion,
+}
+
+impl EvidenceKind {
+    pub const ALL: [EvidenceKind; 9] = [
+        EvidenceKind::NvidiaSmiText,
+        EvidenceKind::NvidiaSmiXml,
+        EvidenceKind::NcclLog,
+        EvidenceKind::KernelLog,
+        EvidenceKind::TorchMemory,
+        EvidenceKind::Fstab,
+        EvidenceKind::ProcMounts,
+        EvidenceKind::ChromeTrace,
+        EvidenceKind::CudaVersion,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            EvidenceKind::NvidiaSmiText => "nvidia-smi-text",
+            EvidenceKind::NvidiaSmiXml => "nvidia-smi-xml",
+            EvidenceKind::NcclLog => "nccl-log",
+            EvidenceKind::KernelLog => "kernel-log",
+            EvidenceKind::TorchMemory => "torch-memory",
+            EvidenceKind::Fstab => "fstab",
+            EvidenceKind::ProcMounts => "proc-mounts",
+            EvidenceKind::ChromeTrace => "chrome-trace",
+            EvidenceKind::CudaVersion => "cuda-version",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<EvidenceKind> {
+        EvidenceKind::ALL.into_iter().find(|k| k.name() == name)
+    }
+}
+
+/// Only the head is inspected: markers sit near the top, and a huge paste stays cheap.
+const HEAD: usize = 64 * 1024;
+
+fn head(text: &str) -> &str {
+    let mut end = text.len().min(HEAD);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
+pub fn detect(text: &str) -> Option<EvidenceKind> {
+    let h = head(text);
+    let t = h.trim_start();
+    if super::nvidia_smi::looks_like_xml(h) {
+        return Some(EvidenceKind::NvidiaSmiXml);
+    }
+    if (t.starts_with('{') || t.starts_with('['))
+        && (h.contains("\"traceEvents\"") || (h.contains("\"ph\"") && h.contains("\"ts\"")))
+    {
+        return Some(EvidenceKind::ChromeTrace);
+    }
+    if t.starts_with('{') && h.contains("\"cuda\"") && h.contains("\"version\"") {
+        return Some(EvidenceKind::CudaVersion);
+    }
+    if h.contains("NVSMI LOG")
+        || (h.contains("Product Name") && (h.contains("Attached GPUs") || h.contains("\nGPU 0")))
+        || (h.contains("Persistence Mode") && h.contains("Performance State"))
+    {
+        return Some(EvidenceKind::NvidiaSmiText);
+    }
+    if h.contains("CUDA out of memory")
+        || h.contains("OutOfMemoryError")
+        || h.contains("PyTorch CUDA memory summary")
+    {
+        return Some(EvidenceKind::TorchMemory);
+    }
+    if h.contains("NCCL INFO") || h.contains("NCCL WARN") || h.contains("NCCL version ") {
+        return Some(EvidenceKind::NcclLog);
+    }
+    if h.contains("NVRM:")
+        || (h.contains("AER:") && h.contains("pcieport"))
+        || looks_like_kernel_log(h)
+    {
+        return Some(EvidenceKind::KernelLog);
+    }
+    if h.contains("Cuda compilation tools") || t.starts_with("CUDA Version ") {
+        return Some(EvidenceKind::CudaVersion);
+    }
+    mount_table_kind(h)
+}
+
+/// Most lines carry a dmesg timestamp or a kmsg record header.
+fn looks_like_kernel_log(h: &str) -> bool {
+    let lines: Vec<&str> = h
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .take(50)
+        .collect();
+    if lines.is_empty() {
+        return false;
+    }
+    let stamped = lines
+        .iter()
+        .filter(|l| {
+            let l = l.trim_start();
+            (l.starts_with('[')
+                && l.find(']')
+                    .is_some_and(|i| l[1..i].trim().parse::<f64>().is_ok()))
+                || l.split_once(';').is_some_and(|(head, _)| {
+                    head.split(',').count() >= 3
+                        && head.split(',').take(3).all(|p| p.parse::<u64>().is_ok())
+                })
+                || l.contains(" kernel: ")
+        })
+        .count();
+    stamped * 2 > lines.len()
+}
+
+fn mount_table_kind(h: &str) -> Option<EvidenceKind> {
+    let lines: Vec<&str> = h.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    let comments = lines.iter().filter(|l| l.starts_with('#')).count();
+    let rows: Vec<Vec<&str>> = lines
+        .iter()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    let table_rows = rows
+        .iter()
+        .filter(|f| {
+            f.len() >= 3
+                && f.len() <= 6
+                && (f[1].starts_with('/') || f[1] == "none" || f[1] == "swap")
+        })
+        .count();
+    if rows.is_empty() {
+        // Only comments: an fstab with nothing configured (a fresh install's placeholder).
+        return (comments > 0
+            && lines
+                .iter()
+                .any(|l| l.to_ascii_lowercase().contains("fstab")))
+        .then_some(EvidenceKind::Fstab);
+    }
+    if table_rows * 2 <= rows.len() {
+        return None;
+    }
+    let fstab_markers = comments > 0
+        || rows.iter().any(|f| {
+            f[0].starts_with("UUID=")
+                || f[0].starts_with("LABEL=")
+                || f[0].starts_with("PARTUUID=")
+                || f.get(3).is_some_and(|o| {
+                    o.split(',')
+                        .any(|x| x == "defaults" || x == "noauto" || x == "nofail")
+                })
+                || f.len() < 6
+        });
+    Some(if fstab_markers {
+        EvidenceKind::Fstab
+    } else {
+        EvidenceKind::ProcMounts
+    })
+}
+
+fn to_value<T: Serialize>(v: &T) -> Result<Value, String> {
+    serde_json::to_value(v).map_err(|e| format!("cannot encode the parsed evidence: {e}"))
+}
+
+/// Parses `text` as evidence of `kind` into a JSON value for rules to read.
+pub fn parse(kind: EvidenceKind, text: &str) -> Result<Value, String> {
+    use super::*;
+    match kind {
+        EvidenceKind::NvidiaSmiText => to_value(&nvidia_smi::parse_nvidia_smi_text(text)?),
+        EvidenceKind::NvidiaSmiXml => to_value(&nvidia_smi::parse_nvidia_smi_xml(text)?),
+        EvidenceKind::NcclLog => to_value(&nccl_log::parse_nccl_log(text)),
+        EvidenceKind::KernelLog => to_value(&kernel_log::parse_kernel_log(text)),
+        EvidenceKind::TorchMemory => to_value(&torch_memory::parse_torch_memory(text)),
+        EvidenceKind::Fstab => to_value(&mounts::parse_fstab(text)),
+        EvidenceKind::ProcMounts => to_value(&mounts::parse_proc_mounts(text)),
+        EvidenceKind::ChromeTrace => {
+            to_value(&trace::analyze_trace(text.as_bytes()).map_err(|e| e.to_string())?)
+        }
+        EvidenceKind::CudaVersion => match cuda_stack::parse_cuda_version(text) {
+            Some(v) => to_value(&v),
+            None => Err("no CUDA toolkit version in the text (expected `nvcc --version`, version.json or version.txt)".to_string()),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::evidence::testutil::fixture;
+    use proptest::prelude::*;
+
+    #[test]
+    fn every_fixture_is_recognised_as_its_kind() {
+        use EvidenceKind::*;
+        let cases = [
+            ("nvidia_smi/h200-q.txt", NvidiaSmiText),
+            ("nvidia_smi/v100_truncated.txt", NvidiaSmiText),
+            ("nvidia_smi/h200-q-x.xml", NvidiaSmiXml),
+            ("nvidia_smi/gtx_1080_truncated.xml", NvidiaSmiXml),
+            ("nccl/ib_roce_2node.log", NcclLog),
+            ("nccl/single_node_p2p.log", NcclLog),
+            ("nccl/no_ib_device_multinode.log", NcclLog),
+            ("kernel_log/xid79_journal.txt", KernelLog),
+            ("kernel_log/rm_init_adapter_dmesg.txt", KernelLog),
+            ("kernel_log/aer_corrected.txt", KernelLog),
+            ("torch_memory/oom_expandable_segments.txt", TorchMemory),
+            ("torch_memory/oom_old_wording.txt", TorchMemory),
+            ("torch_memory/memory_summary_truncated.txt", TorchMemory),
+            ("mounts/h200_fstab", Fstab),
+            ("mounts/h200_proc_mounts", ProcMounts),
+            ("trace/starved.pt.trace.json", ChromeTrace),
+            ("trace/truncated.pt.trace.json", ChromeTrace),
+            ("cuda/nvcc_version_h200.txt", CudaVersion),
+        ];
+        for (name, kind) in cases {
+            let text = fixture(name);
+            assert_eq!(detect(&text), Some(kind), "{name}");
+            assert!(parse(kind, &text).is_ok(), "{name}");
+        }
+    }
+
+    #[test]
+    fn small_samples_of_each_kind() {
+        use EvidenceKind::*;
+        assert_eq!(
+            detect("UUID=1 / ext4 defaults 0 1\n/dev/sdb /data xfs noatime 0 2\n"),
+            Some(Fstab)
+        );
+        assert_eq!(
+            detect("sysfs /sys sysfs rw,nosuid 0 0\n/dev/nvme0n1p1 / ext4 rw,relatime 0 0\n"),
+            Some(ProcMounts)
+        );
+        assert_eq!(
+            detect(r#"{"cuda": {"name": "CUDA SDK", "version": "12.4.1"}}"#),
+            Some(CudaVersion)
+        );
+        assert_eq!(detect("CUDA Version 11.8.0\n"), Some(CudaVersion));
+        assert_eq!(
+            detect("6,1234,5678,-;nvidia: loading out-of-tree module\n"),
+            Some(KernelLog)
+        );
+        assert_eq!(detect("[  1.0] x\n[  2.0] y\n"), Some(KernelLog));
+        assert_eq!(detect("hello world\nthis is not evidence\n"), None);
+        assert_eq!(detect(""), None);
+    }
+
+    #[test]
+    fn parse_reports_unusable_text() {
+        assert!(parse(EvidenceKind::ChromeTrace, "not json").is_err());
+        assert!(parse(EvidenceKind::CudaVersion, "nothing").is_err());
+        assert!(parse(EvidenceKind::NvidiaSmiText, "nothing").is_err());
+        let v = parse(EvidenceKind::NcclLog, &fixture("nccl/ib_roce_2node.log")).unwrap();
+        assert_eq!(v["net"], "IB");
+    }
+
+    #[test]
+    fn names_round_trip() {
+        for k in EvidenceKind::ALL {
+            assert_eq!(EvidenceKind::from_name(k.name()), Some(k));
+            assert_eq!(serde_json::to_value(k).unwrap(), k.name());
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig {
+            failure_persistence: None,
+            ..ProptestConfig::with_cases(512)
+        })]
+
+        #[test]
+        fn detect_and_parse_never_panic(s in "\\PC{0,800}") {
+            if let Some(k) = detect(&s) {
+                let _ = parse(k, &s);
+            }
+            for k in EvidenceKind::ALL {
+                let _ = parse(k, &s);
+            }
+        }
+    }
+}

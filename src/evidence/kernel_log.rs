@@ -1,0 +1,307 @@
+//! Kernel logs (`dmesg`, `dmesg -T`, `journalctl -k`, raw `/dev/kmsg` records): NVIDIA Xid
+//! events, a GPU that fell off the bus, `RmInitAdapter` failures, and PCIe AER errors.
+//!
+//! Xid lines look like `NVRM: Xid (PCI:0000:3b:00): 79, pid=..., GPU has fallen off the bus.`
+//! (older drivers omit `PCI:`); the line prefix may be a dmesg `[  123.456]`, a syslog or
+//! ISO date with host and `kernel:`, or a kmsg `6,1234,5678,-;` record header.
+
+use regex::Regex;
+use serde::Serialize;
+use std::collections::BTreeSet;
+use std::sync::LazyLock;
+
+/// What an Xid code means, from NVIDIA's Xid catalog (docs.nvidia.com/deploy/xid-errors) and
+/// its dynamic page retirement notes. Codes the catalog marks as application errors say so:
+/// they are rarely a hardware fault.
+pub fn xid_meaning(code: u32) -> Option<&'static str> {
+    Some(match code {
+        8 => "GPU stopped processing (channel idle timeout)",
+        13 => {
+            "graphics engine exception (usually an application error, e.g. an out-of-range access)"
+        }
+        31 => "GPU memory page fault (MMU fault; usually an application error)",
+        32 => "invalid or corrupted push buffer stream",
+        43 => {
+            "GPU stopped processing (reset channel verification error; usually an application error)"
+        }
+        45 => "preemptive cleanup after a previous error (robust channel preemptive removal)",
+        48 => "double-bit ECC error (DBE): an uncorrectable memory error",
+        61 => "internal micro-controller breakpoint or warning",
+        62 => "internal micro-controller halt",
+        63 => "ECC page retirement or row remapping recorded (takes effect after a GPU reset)",
+        64 => "ECC page retirement or row remapping recording failed",
+        69 => "graphics engine class error",
+        74 => "NVLink error",
+        79 => "GPU has fallen off the bus (no longer reachable over PCIe)",
+        92 => "high single-bit ECC error rate",
+        94 => "contained ECC error (affected applications stopped; the GPU keeps running)",
+        95 => "uncontained ECC error (all applications on the GPU affected; reset required)",
+        119 => "GSP RPC timeout (the GPU System Processor did not answer)",
+        120 => "GSP error",
+        140 => "unrecovered ECC error",
+        154 => "GPU recovery action changed (a GPU reset or node reboot is required)",
+        _ => return None,
+    })
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Xid {
+    pub code: u32,
+    pub pci: String,
+    pub message: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timestamp: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub meaning: Option<&'static str>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Aer {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pci: Option<String>,
+    /// `corrected`, `uncorrected` or `fatal`.
+    pub severity: &'static str,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq, Default)]
+pub struct KernelLog {
+    pub xids: Vec<Xid>,
+    /// Every Xid line seen, including those beyond the kept [`super::MAX_ITEMS`].
+    pub xid_count: u64,
+    pub xid_codes: Vec<u32>,
+    pub fallen_off_bus: bool,
+    pub rm_init_adapter_failed: bool,
+    pub aer: Vec<Aer>,
+    pub aer_count: u64,
+    pub lines: u64,
+}
+
+static XID: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"NVRM: Xid \((?:PCI:)?([0-9A-Fa-f]{4}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}(?:\.[0-9A-Fa-f])?)\): (\d+),?\s*(.*)$")
+        .expect("static regex")
+});
+static DMESG_TS: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\[\s*(\d+\.\d+)\]").expect("static regex"));
+static DMESG_T: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^\s*\[([A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4})\]")
+        .expect("static regex")
+});
+static SYSLOG_TS: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"^(?:- )?([A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d|\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d\S*)",
+    )
+    .expect("static regex")
+});
+static KMSG: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^(\d+),(\d+),(\d+),[^;]*;").expect("static regex"));
+static PCI: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\b([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-9a-fA-F])\b")
+        .expect("static regex")
+});
+
+fn timestamp(line: &str) -> Option<String> {
+    if let Some(c) = SYSLOG_TS.captures(line) {
+        return Some(c[1].to_string());
+    }
+    if let Some(c) = DMESG_T.captures(line) {
+        return Some(c[1].to_string());
+    }
+    if let Some(c) = KMSG.captures(line) {
+        // kmsg records carry microseconds since boot.
+        let us: u64 = c[3].parse().ok()?;
+        return Some(format!("{}.{:06}", us / 1_000_000, us % 1_000_000));
+    }
+    DMESG_TS.captures(line).map(|c| c[1].to_string())
+}
+
+fn aer_severity(line: &str) -> Option<&'static str> {
+    let l = line.to_ascii_lowercase();
+    let sev = if let Some(i) = l.find("severity=") {
+        l[i + 9..].split(',').next().unwrap_or("").to_string()
+    } else if l.contains("aer:") && l.contains("error") && l.contains("received") {
+        // Only fatal `... error received` lines stand alone; the others are followed by a
+        // `severity=` line that carries the same error.
+        if l.contains("(fatal)") {
+            "fatal".to_string()
+        } else {
+            return None;
+        }
+    } else {
+        return None;
+    };
+    Some(if sev.contains("non-fatal") || sev.contains("nonfatal") {
+        "uncorrected"
+    } else if sev.contains("fatal") {
+        "fatal"
+    } else if sev.contains("uncorrect") {
+        "uncorrected"
+    } else if sev.contains("correct") {
+        "corrected"
+    } else {
+        return None;
+    })
+}
+
+pub fn parse_kernel_log(text: &str) -> KernelLog {
+    let mut log = KernelLog::default();
+    let mut codes = BTreeSet::new();
+    for line in super::content_lines(text) {
+        log.lines += 1;
+        if let Some(c) = XID.captures(line) {
+            log.xid_count += 1;
+            if let Ok(code) = c[2].parse::<u32>() {
+                codes.insert(code);
+                if log.xids.len() < super::MAX_ITEMS {
+                    log.xids.push(Xid {
+                        code,
+                        pci: c[1].to_string(),
+                        message: super::clip(c[3].trim(), super::MAX_TEXT),
+                        timestamp: timestamp(line),
+                        meaning: xid_meaning(code),
+                    });
+                }
+            }
+        }
+        if line.contains("fallen off the bus") {
+            log.fallen_off_bus = true;
+        }
+        if line.contains("RmInitAdapter failed") || line.contains("rm_init_adapter failed") {
+            log.rm_init_adapter_failed = true;
+        }
+        if line.contains("AER") || line.contains("PCIe Bus Error") {
+            if let Some(severity) = aer_severity(line) {
+                log.aer_count += 1;
+                if log.aer.len() < super::MAX_ITEMS {
+                    let message = line
+                        .split_once("kernel: ")
+                        .map(|p| p.1)
+                        .unwrap_or(line)
+                        .trim();
+                    log.aer.push(Aer {
+                        pci: PCI.captures(line).map(|c| c[1].to_string()),
+                        severity,
+                        message: super::clip(message, super::MAX_TEXT),
+                    });
+                }
+            }
+        }
+    }
+    log.xid_codes = codes.into_iter().collect();
+    log
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::evidence::testutil::{fixture, prefixes};
+    use proptest::prelude::*;
+
+    #[test]
+    fn journal_with_fallen_off_bus() {
+        let l = parse_kernel_log(&fixture("kernel_log/xid79_journal.txt"));
+        assert!(l.fallen_off_bus);
+        assert_eq!(l.xid_codes, [79]);
+        assert_eq!(l.xids[0].pci, "0000:2b:00");
+        assert_eq!(l.xids[0].timestamp.as_deref(), Some("May 18 19:02:39"));
+        assert_eq!(l.xids[0].meaning, xid_meaning(79));
+        insta::assert_json_snapshot!("kernel_log_xid79_journal", l);
+    }
+
+    #[test]
+    fn dmesg_with_rm_init_adapter_failures() {
+        let l = parse_kernel_log(&fixture("kernel_log/rm_init_adapter_dmesg.txt"));
+        assert!(l.rm_init_adapter_failed);
+        assert!(!l.fallen_off_bus);
+        assert!(l.xids.is_empty());
+        insta::assert_json_snapshot!("kernel_log_rm_init_adapter_dmesg", l);
+    }
+
+    #[test]
+    fn pcie_aer_corrected_errors() {
+        let l = parse_kernel_log(&fixture("kernel_log/aer_corrected.txt"));
+        assert!(l.aer_count >= 3);
+        assert!(l.aer.iter().all(|a| a.severity == "corrected"));
+        assert_eq!(l.aer[0].pci.as_deref(), Some("0000:00:03.1"));
+        insta::assert_json_snapshot!("kernel_log_aer_corrected", l);
+    }
+
+    #[test]
+    fn mixed_xids_in_dmesg_kmsg_and_old_forms() {
+        let text = "\
+[  123.456] NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, GPU has fallen off the bus.
+6,1234,5678000,-;NVRM: Xid (PCI:0000:10:1c): 63, pid=1896, Row Remapper: New row marked for remapping, reset gpu to activate.
+[Mon May 18 19:02:39 2026] NVRM: Xid (PCI:0000:3b:00): 48, An uncorrectable double bit error (DBE) has been detected on GPU in the framebuffer at partition 6, subpartition 0.
+Jan 18 11:38:05 localhost kernel: [ 269.517039] NVRM: Xid (0000:01:00): 3, C 00000005 SC 00000007 M 00001ffc Data ffffffff
+2026-03-01T12:42:15+0100 host kernel: NVRM: Xid (PCI:0000:01:00): 119, pid=1, name=x, Timeout after 45s of waiting for RPC response from GPU0 GSP!
+pcieport 0000:00:01.0: AER: Uncorrected (Fatal) error received: 0000:01:00.0
+nvidia 0000:01:00.0: PCIe Bus Error: severity=Uncorrected (Non-Fatal), type=Transaction Layer, (Requester ID)
+";
+        let l = parse_kernel_log(text);
+        assert_eq!(l.xid_codes, [3, 48, 63, 79, 119]);
+        assert_eq!(l.xids[0].timestamp.as_deref(), Some("123.456"));
+        assert_eq!(l.xids[1].timestamp.as_deref(), Some("5.678000"));
+        assert_eq!(
+            l.xids[2].timestamp.as_deref(),
+            Some("Mon May 18 19:02:39 2026")
+        );
+        assert_eq!(l.xids[3].pci, "0000:01:00");
+        assert_eq!(l.xids[3].meaning, None);
+        assert_eq!(
+            l.xids[4].timestamp.as_deref(),
+            Some("2026-03-01T12:42:15+0100")
+        );
+        assert_eq!(l.aer[0].severity, "fatal");
+        assert_eq!(l.aer[1].severity, "uncorrected");
+        assert_eq!(l.aer[1].pci.as_deref(), Some("0000:01:00.0"));
+        assert!(l.fallen_off_bus);
+    }
+
+    #[test]
+    fn xid_table_covers_the_codes_rules_use() {
+        for code in [13, 31, 43, 45, 48, 63, 64, 74, 79, 92, 94, 95, 119, 120] {
+            assert!(xid_meaning(code).is_some(), "xid {code}");
+        }
+        assert_eq!(xid_meaning(1), None);
+    }
+
+    #[test]
+    fn every_truncation_parses() {
+        let text = fixture("kernel_log/xid79_journal.txt");
+        for p in prefixes(&text, 29) {
+            let l = parse_kernel_log(p);
+            assert!(l.xids.len() <= 1);
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig {
+            failure_persistence: None,
+            ..ProptestConfig::with_cases(256)
+        })]
+
+        #[test]
+        fn random_text_never_panics(s in "\\PC{0,600}") {
+            let _ = parse_kernel_log(&s);
+        }
+
+        #[test]
+        fn garbled_xid_lines_never_panic(lines in proptest::collection::vec(
+            prop_oneof![
+                "\\[ *[0-9]{1,8}\\.[0-9]{1,6}\\] NVRM: Xid \\(PCI:[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\\): [0-9]{1,12}, \\PC{0,40}",
+                "[0-9]{1,3},[0-9]{1,20},[0-9]{1,25},-;NVRM: Xid \\(PCI:0000:01:00\\): [0-9]{1,3}, x",
+                "\\PC{0,20}AER\\PC{0,20}severity=\\PC{0,20}",
+                "\\PC{0,60}",
+            ], 0..50)) {
+            let l = parse_kernel_log(&lines.join("\n"));
+            prop_assert!(l.xids.len() <= 50);
+        }
+
+        #[test]
+        fn very_long_lines_are_clipped(n in 1usize..100_000) {
+            let line = format!("NVRM: Xid (PCI:0000:01:00): 79, {}", "y".repeat(n));
+            let l = parse_kernel_log(&line);
+            prop_assert!(l.xids[0].message.len() <= crate::evidence::MAX_TEXT + 3);
+        }
+    }
+}

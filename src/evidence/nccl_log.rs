@@ -1,0 +1,466 @@
+//! `NCCL_DEBUG=INFO` output: which NCCL, how many ranks and hosts, which transport each channel
+//! connection uses, which network NCCL picked, and which `NCCL_*` variables the environment set.
+//!
+//! The network is read from the strongest evidence present: channel connections (`Channel 00/0
+//! : 0[0] -> 1[1] [send] via NET/IB/0`) over NCCL's own `Using network IB` line over the
+//! `NET/IB : Using` / `NET/Socket : Using` init lines. NCCL prints the socket transport's init
+//! line on most hosts, IB or not, so an init line alone never decides it when channels say
+//! otherwise. `network_used` is true only if a connection actually goes through `NET/…`.
+//! Lines starting with `#` (comments, nccl-tests banners) are skipped.
+
+use regex::Regex;
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::LazyLock;
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Connection {
+    pub channel: u32,
+    pub from: u32,
+    pub to: u32,
+    /// `send` or `receive` where the line says.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub direction: Option<String>,
+    /// Normalized: `P2P/IPC`, `P2P/CUMEM`, `P2P/direct pointer`, `SHM`, `NET/IB`, `NET/Socket`,
+    /// `NET/IBext_v8`, ...
+    pub transport: String,
+    /// GPUDirect RDMA (`/GDRDMA`).
+    pub gdr: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq, Default)]
+pub struct NcclLog {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nccl_version: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cuda_driver_version: Option<u32>,
+    /// Distinct ranks named in `rank N nranks M` lines.
+    pub ranks_seen: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nranks: Option<u32>,
+    /// Distinct host names in the line prefixes (`host:pid:tid [dev] NCCL INFO`).
+    pub hosts: Vec<String>,
+    pub transports: Vec<Connection>,
+    /// Connection lines seen, including those beyond the kept [`super::MAX_ITEMS`].
+    pub connections_seen: u64,
+    pub transports_used: Vec<String>,
+    /// `IB` or `Socket` (or a plugin's network name), from the strongest evidence present.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub net: Option<String>,
+    /// `channels`, `using_network` or `init`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub net_source: Option<String>,
+    /// A network plugin NCCL loaded (`P2P plugin IBext`, `Loaded net plugin ...`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub net_plugin: Option<String>,
+    /// `NET/IB : Using [0]mlx5_0:1/IB ...` devices.
+    pub ib_devices: Vec<String>,
+    pub ib_no_device: bool,
+    /// Interfaces from `NET/Socket : Using`, `Bootstrap : Using` and IB's `OOB` part.
+    pub interfaces: Vec<String>,
+    pub env_overrides: BTreeMap<String, String>,
+    /// True only if a connection goes through the network; absent when the log has no
+    /// connection lines (and more than one rank), since then it cannot tell.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub network_used: Option<bool>,
+    pub warnings: Vec<String>,
+    /// Lines that carried an NCCL message.
+    pub lines: u64,
+}
+
+static CONN: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"\b(?:Channel|Ring) (\d+)(?:/\d+)? : (\d+)(?:\[[0-9a-fA-Fx]*\])? -> (\d+)(?:\[[0-9a-fA-Fx]*\])?(?: \[(send|receive)\])? via (.+)$",
+    )
+    .expect("static regex")
+});
+static VERSION: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"NCCL version (\S+)").expect("static regex"));
+static DRIVER: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"cudaDriverVersion (\d+)").expect("static regex"));
+static ENV: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\b(NCCL_[A-Z0-9_]+) set by environment to (.*)$").expect("static regex")
+});
+static RANK: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\brank (\d+) nranks (\d+)").expect("static regex"));
+static INDEXED_IF: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\[\d+\]([^\s:\[\]<>;]+)").expect("static regex"));
+static IB_DEV: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\[\d+\]([^\s;\[\]]+)").expect("static regex"));
+static OOB: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"OOB ([^\s:<>;]+)").expect("static regex"));
+static PLUGIN: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?:P2P plugin (\S+)|Loaded net plugin (.+?) \()").expect("static regex")
+});
+
+/// Normalizes the text after `via`.
+fn transport_name(raw: &str) -> (String, bool) {
+    let raw = raw.trim();
+    let gdr = raw.contains("GDRDMA");
+    let lower = raw.to_ascii_lowercase();
+    if lower.contains("shared memory") || raw.starts_with("SHM") {
+        return ("SHM".into(), gdr);
+    }
+    let mut parts = raw.split('/');
+    let head = parts.next().unwrap_or("");
+    let name = match head {
+        "NET" | "P2P" => match parts.next() {
+            Some(second) if !second.is_empty() => format!("{head}/{second}"),
+            _ => head.to_string(),
+        },
+        _ => head.split_whitespace().next().unwrap_or(head).to_string(),
+    };
+    (super::clip(&name, 64), gdr)
+}
+
+fn net_kind(name: &str) -> String {
+    if name.starts_with("IB") || name.starts_with("ib") {
+        "IB".into()
+    } else if name.eq_ignore_ascii_case("socket") {
+        "Socket".into()
+    } else {
+        super::clip(name, 64)
+    }
+}
+
+/// Splits `prefix NCCL INFO message`; the host is the `host` of a `host:pid:tid` prefix,
+/// after any `[rank]` or `[1,0]<stdout>:` wrapper that launchers add.
+fn split_line(line: &str) -> Option<(Option<String>, &str, bool)> {
+    let (pos, warn) = match (line.find("NCCL INFO "), line.find("NCCL WARN ")) {
+        (Some(i), _) => (i, false),
+        (None, Some(w)) => (w, true),
+        (None, None) => return None,
+    };
+    let msg = &line[pos + 10..];
+    let prefix = line[..pos].trim_end();
+    // Drop the trailing `[dev]`.
+    let prefix = match prefix.rfind(" [") {
+        Some(i) if prefix.ends_with(']') => &prefix[..i],
+        _ if prefix.starts_with('[') && prefix.ends_with(']') => "",
+        _ => prefix,
+    };
+    let prefix = prefix
+        .rsplit_once("<stdout>:")
+        .map(|p| p.1)
+        .unwrap_or(prefix);
+    let host = {
+        let mut parts = prefix.rsplitn(3, ':');
+        let (tid, pid, rest) = (parts.next(), parts.next(), parts.next());
+        match (tid, pid, rest) {
+            (Some(t), Some(p), Some(h))
+                if t.chars().all(|c| c.is_ascii_digit())
+                    && p.chars().all(|c| c.is_ascii_digit()) =>
+            {
+                h.rsplit(' ')
+                    .next()
+                    .filter(|h| !h.is_empty())
+                    .map(|h| super::clip(h, 128))
+            }
+            _ => None,
+        }
+    };
+    Some((host, msg, warn))
+}
+
+fn push_unique(v: &mut Vec<String>, s: String) {
+    if !v.contains(&s) && v.len() < super::MAX_ITEMS {
+        v.push(s);
+    }
+}
+
+pub fn parse_nccl_log(text: &str) -> NcclLog {
+    let mut log = NcclLog::default();
+    let mut ranks = BTreeSet::new();
+    let mut hosts = BTreeSet::new();
+    let mut used = BTreeSet::new();
+    let (mut using_network, mut ib_init, mut socket_init) = (None, false, false);
+    let mut net_channels: BTreeSet<String> = BTreeSet::new();
+    for line in super::content_lines(text) {
+        if log.nccl_version.is_none() {
+            if let Some(c) = VERSION.captures(line) {
+                log.nccl_version = Some(super::clip(&c[1], 64));
+            }
+        }
+        let Some((host, msg, warn)) = split_line(line) else {
+            continue;
+        };
+        log.lines += 1;
+        if let Some(h) = host {
+            if hosts.len() < super::MAX_ITEMS {
+                hosts.insert(h);
+            }
+        }
+        if warn {
+            if log.warnings.len() < 100 {
+                log.warnings.push(super::clip(msg.trim(), super::MAX_TEXT));
+            }
+            continue;
+        }
+        if let Some(c) = CONN.captures(msg) {
+            log.connections_seen += 1;
+            let (transport, gdr) = transport_name(&c[5]);
+            if let Some(net) = transport.strip_prefix("NET/") {
+                net_channels.insert(net.to_string());
+            }
+            used.insert(transport.clone());
+            if log.transports.len() < super::MAX_ITEMS {
+                log.transports.push(Connection {
+                    channel: c[1].parse().unwrap_or(u32::MAX),
+                    from: c[2].parse().unwrap_or(u32::MAX),
+                    to: c[3].parse().unwrap_or(u32::MAX),
+                    direction: c.get(4).map(|m| m.as_str().to_string()),
+                    transport,
+                    gdr,
+                    host: split_line(line).and_then(|s| s.0),
+                });
+            }
+            continue;
+        }
+        if let Some(c) = DRIVER.captures(msg) {
+            log.cuda_driver_version = c[1].parse().ok();
+        }
+        if let Some(c) = ENV.captures(msg) {
+            let value = c[2].trim().trim_end_matches('.').trim();
+            if log.env_overrides.len() < super::MAX_ITEMS {
+                log.env_overrides
+                    .insert(c[1].to_string(), super::clip(value, 256));
+            }
+        }
+        if let Some(c) = RANK.captures(msg) {
+            if let (Ok(r), Ok(n)) = (c[1].parse::<u32>(), c[2].parse::<u32>()) {
+                if ranks.len() < 1_000_000 {
+                    ranks.insert(r);
+                }
+                log.nranks = Some(log.nranks.map_or(n, |m| m.max(n)));
+            }
+        }
+        if let Some(c) = PLUGIN.captures(msg) {
+            if let Some(m) = c.get(1).or(c.get(2)) {
+                log.net_plugin = Some(super::clip(m.as_str(), 64));
+            }
+        }
+        let m = msg.trim();
+        if m.starts_with("NET/IB : No device found") {
+            log.ib_no_device = true;
+        } else if let Some(rest) = m.strip_prefix("NET/IB : Using") {
+            ib_init = true;
+            let devs = rest.split(';').next().unwrap_or("");
+            for c in IB_DEV.captures_iter(devs) {
+                push_unique(&mut log.ib_devices, super::clip(&c[1], 64));
+            }
+            if let Some(c) = OOB.captures(rest) {
+                push_unique(&mut log.interfaces, super::clip(&c[1], 64));
+            }
+        } else if let Some(rest) = m.strip_prefix("NET/Socket : Using") {
+            socket_init = true;
+            for c in INDEXED_IF.captures_iter(rest) {
+                push_unique(&mut log.interfaces, super::clip(&c[1], 64));
+            }
+        } else if let Some(rest) = m.strip_prefix("Bootstrap : Using") {
+            let rest = rest.trim();
+            let mut found = false;
+            for c in INDEXED_IF.captures_iter(rest) {
+                push_unique(&mut log.interfaces, super::clip(&c[1], 64));
+                found = true;
+            }
+            if !found {
+                if let Some(name) = rest.split(':').next().filter(|n| !n.is_empty()) {
+                    push_unique(&mut log.interfaces, super::clip(name, 64));
+                }
+            }
+        } else if let Some(rest) = m.strip_prefix("Using network ") {
+            using_network = Some(net_kind(rest.trim()));
+        }
+    }
+    log.ranks_seen = ranks.len();
+    log.hosts = hosts.into_iter().collect();
+    log.transports_used = used.into_iter().collect();
+    // Channels beat NCCL's own choice line, which beats init lines.
+    let channel_net = if net_channels.iter().any(|n| net_kind(n) == "IB") {
+        Some("IB".to_string())
+    } else if net_channels
+        .iter()
+        .any(|n| n.eq_ignore_ascii_case("socket"))
+    {
+        Some("Socket".to_string())
+    } else {
+        net_channels.iter().next().map(|n| net_kind(n))
+    };
+    (log.net, log.net_source) = if let Some(n) = channel_net {
+        (Some(n), Some("channels".into()))
+    } else if let Some(n) = using_network {
+        (Some(n), Some("using_network".into()))
+    } else if ib_init {
+        (Some("IB".into()), Some("init".into()))
+    } else if socket_init {
+        (Some("Socket".into()), Some("init".into()))
+    } else {
+        (None, None)
+    };
+    log.network_used = if log.connections_seen > 0 {
+        Some(!net_channels.is_empty())
+    } else if log.nranks == Some(1) {
+        Some(false)
+    } else {
+        None
+    };
+    log
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::evidence::testutil::{fixture, prefixes};
+    use proptest::prelude::*;
+
+    fn parse(name: &str) -> NcclLog {
+        parse_nccl_log(&fixture(name))
+    }
+
+    #[test]
+    fn roce_two_node_log_uses_ib_on_channels() {
+        let l = parse("nccl/ib_roce_2node.log");
+        assert_eq!(l.nccl_version.as_deref(), Some("2.5.7+cuda10.0"));
+        assert_eq!(l.net.as_deref(), Some("IB"));
+        assert_eq!(l.net_source.as_deref(), Some("channels"));
+        assert_eq!(l.network_used, Some(true));
+        assert_eq!(l.transports_used, ["NET/IB", "P2P/IPC", "SHM"]);
+        assert_eq!(l.env_overrides["NCCL_IB_DISABLE"], "0");
+        assert_eq!(l.env_overrides["NCCL_IB_GID_INDEX"], "3");
+        assert_eq!(l.ib_devices, ["mlx5_0:1/RoCE"]);
+        // `Channel 00/02 :    0   1 ...` ring listings are not connections.
+        assert_eq!(l.connections_seen, 5);
+        insta::assert_json_snapshot!("nccl_ib_roce_2node", l);
+    }
+
+    #[test]
+    fn socket_fallback_multinode_uses_network_over_sockets() {
+        let l = parse("nccl/socket_fallback_multinode.log");
+        assert_eq!(l.net.as_deref(), Some("Socket"));
+        assert_eq!(l.network_used, Some(true));
+        assert!(l.transports_used.contains(&"P2P/IPC".to_string()));
+        assert_eq!(l.net_plugin.as_deref(), Some("IBext"));
+        assert!(l.interfaces.contains(&"ibp12s0".to_string()));
+        insta::assert_json_snapshot!("nccl_socket_fallback_multinode", l);
+    }
+
+    #[test]
+    fn aws_log_without_ib_devices() {
+        let l = parse("nccl/no_ib_device_multinode.log");
+        assert!(l.ib_no_device);
+        assert_eq!(l.net.as_deref(), Some("Socket"));
+        assert_eq!(l.network_used, Some(true));
+        assert!(l.hosts.len() > 3);
+        insta::assert_json_snapshot!("nccl_no_ib_device_multinode", l);
+    }
+
+    #[test]
+    fn single_node_p2p_does_not_use_the_network() {
+        let l = parse("nccl/single_node_p2p.log");
+        assert_eq!(l.network_used, Some(false));
+        assert_eq!(l.transports_used, ["P2P/direct pointer"]);
+        assert_eq!(l.net, None);
+        insta::assert_json_snapshot!("nccl_single_node_p2p", l);
+    }
+
+    #[test]
+    fn init_lines_alone_leave_network_use_open() {
+        let l = parse("nccl/socket_and_ib_init.log");
+        assert_eq!(l.net.as_deref(), Some("IB"));
+        assert_eq!(l.net_source.as_deref(), Some("init"));
+        assert_eq!(l.network_used, None);
+        assert_eq!(l.env_overrides["NCCL_IB_DISABLE"], "0");
+        insta::assert_json_snapshot!("nccl_socket_and_ib_init", l);
+    }
+
+    #[test]
+    fn truncated_ibext_log() {
+        let l = parse("nccl/ibext_truncated.log");
+        assert_eq!(l.net.as_deref(), Some("IB"));
+        assert_eq!(l.network_used, Some(true));
+        assert_eq!(l.nranks, Some(64));
+        assert!(l.transports_used.contains(&"NET/IBext_v8".to_string()));
+        assert_eq!(l.env_overrides["NCCL_SOCKET_IFNAME"], "bond0");
+        insta::assert_json_snapshot!("nccl_ibext_truncated", l);
+    }
+
+    #[test]
+    fn socket_init_line_does_not_override_ib_channels() {
+        let text = "\
+host1:1:1 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0>
+host1:1:1 [0] NCCL INFO Using network Socket
+host1:1:2 [0] NCCL INFO Channel 00/0 : 1[0] -> 0[0] [receive] via NET/IB/0/GDRDMA
+host1:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM/read
+";
+        let l = parse_nccl_log(text);
+        assert_eq!(l.net.as_deref(), Some("IB"));
+        assert_eq!(l.network_used, Some(true));
+        assert!(l.transports[0].gdr);
+        assert_eq!(l.transports[1].transport, "P2P/CUMEM");
+    }
+
+    #[test]
+    fn single_node_socket_init_with_p2p_channels_is_not_network() {
+        let text = "\
+n:1:1 [0] NCCL INFO NET/IB : No device found.
+n:1:1 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0>
+n:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/IPC
+n:1:2 [1] NCCL INFO Channel 00 : 1[1] -> 0[0] via SHM/direct/direct
+n:1:2 [0] NCCL INFO comm 0x1 rank 0 nranks 2 cudaDev 0 busId 1000 - Init COMPLETE
+";
+        let l = parse_nccl_log(text);
+        assert_eq!(l.network_used, Some(false));
+        assert_eq!(l.net.as_deref(), Some("Socket"));
+        assert_eq!(l.net_source.as_deref(), Some("init"));
+        assert_eq!(l.transports_used, ["P2P/IPC", "SHM"]);
+        assert_eq!(l.ranks_seen, 1);
+    }
+
+    #[test]
+    fn every_truncation_parses() {
+        for name in [
+            "nccl/ib_roce_2node.log",
+            "nccl/socket_fallback_multinode.log",
+        ] {
+            let text = fixture(name);
+            for p in prefixes(&text, 53) {
+                let l = parse_nccl_log(p);
+                assert!(l.transports.len() <= crate::evidence::MAX_ITEMS);
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig {
+            failure_persistence: None,
+            ..ProptestConfig::with_cases(256)
+        })]
+
+        #[test]
+        fn random_text_never_panics(s in "\\PC{0,600}") {
+            let _ = parse_nccl_log(&s);
+        }
+
+        #[test]
+        fn garbled_nccl_lines_never_panic(lines in proptest::collection::vec(
+            prop_oneof![
+                "[a-z0-9:\\[\\] <>]{0,20} NCCL INFO Channel [0-9]{1,12}/[0-9] : [0-9]{1,12}\\[[0-9a-f]{0,5}\\] -> [0-9]{1,12} via \\PC{0,20}",
+                "[a-z0-9:]{0,20} NCCL INFO \\PC{0,60}",
+                "NCCL_[A-Z]{1,8} set by environment to \\PC{0,10}",
+                "\\PC{0,40}",
+            ], 0..40)) {
+            let l = parse_nccl_log(&lines.join("\n"));
+            prop_assert!(l.transports.len() <= 40);
+        }
+
+        #[test]
+        fn many_connections_are_capped(n in 1000usize..3000) {
+            let line = "h:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/IPC\n";
+            let l = parse_nccl_log(&line.repeat(n));
+            prop_assert!(l.transports.len() <= crate::evidence::MAX_ITEMS);
+            prop_assert_eq!(l.connections_seen, n as u64);
+        }
+    }
+}

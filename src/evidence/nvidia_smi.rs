@@ -1,0 +1,1068 @@
+//! `nvidia-smi -q` text and `nvidia-smi -q -x` XML into [`NvmlReading`], the same struct the
+//! live NVML read fills, so the same rules judge a pasted report and a live host.
+//!
+//! Both formats are first read into one small tree of (key, value, children), then mapped field
+//! by field. A field the text does not contain becomes `Field::Error("not in the evidence")`;
+//! a field nvidia-smi printed as `N/A`, `[N/A]` or `Not Supported` becomes
+//! `Field::NotSupported`, so a rule can tell "this GPU cannot say" from "the paste lacks it".
+//! Key spellings of older drivers are accepted too (`Clocks Throttle Reasons`, `Power Readings`,
+//! `Power Limit`, `Enforced Power Limit`, `Double Bit`/`Single Bit` ECC totals, `Gpu`).
+
+use crate::host::nvml_types::ProcessMem;
+use crate::host::{Field, GpuReading, NvmlReading};
+
+/// Why a field is `Field::Error`: the pasted text simply does not contain it.
+pub const NOT_IN_EVIDENCE: &str = "not in the evidence";
+
+/// Parses `nvidia-smi -q` output, text or XML (detected).
+pub fn parse_nvidia_smi(text: &str) -> Result<NvmlReading, String> {
+    if looks_like_xml(text) {
+        parse_nvidia_smi_xml(text)
+    } else {
+        parse_nvidia_smi_text(text)
+    }
+}
+
+pub(crate) fn looks_like_xml(text: &str) -> bool {
+    let t = text.trim_start();
+    t.starts_with("<?xml")
+        || t.starts_with("<!DOCTYPE nvidia_smi_log")
+        || t.contains("<nvidia_smi_log")
+}
+
+/// Parses the text of `nvidia-smi -q` (or `-a`).
+pub fn parse_nvidia_smi_text(text: &str) -> Result<NvmlReading, String> {
+    let tree = Tree::from_text(text);
+    map_reading(&tree)
+}
+
+/// Parses the XML of `nvidia-smi -q -x`; a truncated or broken document yields what came
+/// before the break.
+pub fn parse_nvidia_smi_xml(text: &str) -> Result<NvmlReading, String> {
+    let tree = Tree::from_xml(text);
+    map_reading(&tree)
+}
+
+// ---------------------------------------------------------------------------------------------
+// The tree.
+
+struct Node {
+    key: String,
+    value: Option<String>,
+    /// Indentation in the text form; depth in the XML form.
+    indent: usize,
+    children: Vec<usize>,
+}
+
+struct Tree {
+    nodes: Vec<Node>,
+    xml: bool,
+}
+
+const ROOT: usize = 0;
+
+impl Tree {
+    fn new() -> Tree {
+        Tree {
+            nodes: vec![Node {
+                key: String::new(),
+                value: None,
+                indent: 0,
+                children: Vec::new(),
+            }],
+            xml: false,
+        }
+    }
+
+    fn add(&mut self, parent: usize, key: &str, value: Option<String>, indent: usize) -> usize {
+        let id = self.nodes.len();
+        self.nodes.push(Node {
+            key: super::clip(key.trim(), 200),
+            value,
+            indent,
+            children: Vec::new(),
+        });
+        self.nodes[parent].children.push(id);
+        id
+    }
+
+    fn from_text(text: &str) -> Tree {
+        let mut tree = Tree::new();
+        // Stack of (indent, node); the root sits below every indentation.
+        let mut stack: Vec<(i64, usize)> = vec![(-1, ROOT)];
+        for raw in text.lines() {
+            let line = raw.trim_end();
+            let trimmed = line.trim_start();
+            if trimmed.is_empty() || trimmed.starts_with('#') || trimmed.starts_with("====") {
+                continue;
+            }
+            let indent: usize = line
+                .chars()
+                .take_while(|c| c.is_whitespace())
+                .map(|c| if c == '\t' { 4 } else { 1 })
+                .sum();
+            let (key, value) = split_key_value(trimmed);
+            while stack.len() > 1 && stack.last().is_some_and(|t| t.0 >= indent as i64) {
+                stack.pop();
+            }
+            let parent = stack.last().map(|t| t.1).unwrap_or(ROOT);
+            let id = tree.add(parent, key, value.map(|v| super::clip(v, 200)), indent);
+            stack.push((indent as i64, id));
+        }
+        tree
+    }
+
+    fn from_xml(text: &str) -> Tree {
+        use quick_xml::events::Event;
+        let mut tree = Tree::new();
+        tree.xml = true;
+        let mut reader = quick_xml::Reader::from_str(text);
+        reader.config_mut().trim_text(true);
+        let mut stack = vec![ROOT];
+        // Nodes are bounded by the input size; this cap only stops pathological nesting.
+        loop {
+            let parent = *stack.last().unwrap_or(&ROOT);
+            match reader.read_event() {
+                Ok(Event::Start(e)) => {
+                    let id = tree.add(parent, e.name().as_ref(), None, stack.len());
+                    for a in e.attributes().flatten() {
+                        if a.key.as_ref() == "id" {
+                            let v = a
+                                .normalized_value(quick_xml::XmlVersion::Implicit1_0)
+                                .map(|v| v.into_owned())
+                                .ok();
+                            tree.add(id, "@id", v, stack.len() + 1);
+                        }
+                    }
+                    if stack.len() < 64 {
+                        stack.push(id);
+                    }
+                }
+                Ok(Event::Empty(e)) => {
+                    tree.add(parent, e.name().as_ref(), None, stack.len());
+                }
+                Ok(Event::End(_)) => {
+                    if stack.len() > 1 {
+                        stack.pop();
+                    }
+                }
+                Ok(Event::Text(t)) => {
+                    let s = t.xml_content(quick_xml::XmlVersion::Implicit1_0);
+                    append_text(&mut tree.nodes[parent].value, s.trim());
+                }
+                Ok(Event::GeneralRef(r)) => {
+                    let c = match r.into_inner().as_ref() {
+                        "amp" => "&",
+                        "lt" => "<",
+                        "gt" => ">",
+                        "quot" => "\"",
+                        "apos" => "'",
+                        _ => "",
+                    };
+                    append_text(&mut tree.nodes[parent].value, c);
+                }
+                Ok(Event::Eof) | Err(_) => break,
+                Ok(_) => {}
+            }
+        }
+        tree
+    }
+
+    fn key(&self, id: usize) -> &str {
+        &self.nodes[id].key
+    }
+
+    fn value(&self, id: usize) -> Option<&str> {
+        self.nodes[id].value.as_deref().filter(|v| !v.is_empty())
+    }
+
+    fn children(&self, id: usize) -> &[usize] {
+        &self.nodes[id].children
+    }
+
+    fn child(&self, id: usize, key: &str) -> Option<usize> {
+        self.children(id)
+            .iter()
+            .copied()
+            .find(|&c| self.key(c).eq_ignore_ascii_case(key))
+    }
+
+    /// Looks up `a/b/c` under `id`. A node on the way that holds `N/A` instead of a section
+    /// (older drivers print `Remapped Rows : N/A`) makes everything below it not supported.
+    fn lookup(&self, id: usize, path: &str) -> Look<'_> {
+        let mut cur = id;
+        let parts: Vec<&str> = path.split('/').collect();
+        for (i, part) in parts.iter().enumerate() {
+            match self.child(cur, part) {
+                Some(c) => cur = c,
+                None => return Look::Absent,
+            }
+            if i + 1 < parts.len() && self.children(cur).is_empty() {
+                return match self.value(cur) {
+                    Some(v) if is_na(v) => Look::Na,
+                    _ => Look::Absent,
+                };
+            }
+        }
+        match self.value(cur) {
+            Some(v) if is_na(v) => Look::Na,
+            Some(v) => Look::Val(v),
+            None => Look::Absent,
+        }
+    }
+
+    /// The first path that holds a value; `Na` if none does but one says N/A.
+    fn first(&self, id: usize, paths: &[&str]) -> Look<'_> {
+        let mut na = false;
+        for p in paths {
+            match self.lookup(id, p) {
+                Look::Val(v) => return Look::Val(v),
+                Look::Na => na = true,
+                Look::Absent => {}
+            }
+        }
+        if na { Look::Na } else { Look::Absent }
+    }
+
+    fn section(&self, id: usize, paths: &[&str]) -> Option<usize> {
+        paths.iter().find_map(|p| {
+            let mut cur = id;
+            for part in p.split('/') {
+                cur = self.child(cur, part)?;
+            }
+            Some(cur)
+        })
+    }
+
+    fn descendants(&self, id: usize, out: &mut Vec<usize>) {
+        for &c in self.children(id) {
+            out.push(c);
+            if out.len() < 10_000 {
+                self.descendants(c, out);
+            }
+        }
+    }
+}
+
+fn append_text(slot: &mut Option<String>, s: &str) {
+    if s.is_empty() {
+        return;
+    }
+    let v = slot.get_or_insert_with(String::new);
+    if v.len() < 200 {
+        v.push_str(s);
+    }
+}
+
+/// `Key      : value` → (`Key`, `value`); a line without ` : ` is a section header.
+fn split_key_value(line: &str) -> (&str, Option<&str>) {
+    // The separator is whitespace then a colon; keys such as `GPU 00000000:00:06.0` have colons
+    // without whitespace before them.
+    let bytes = line.as_bytes();
+    for i in 1..bytes.len() {
+        if bytes[i] == b':' && bytes[i - 1].is_ascii_whitespace() {
+            let key = line[..i].trim_end();
+            let value = line[i + 1..].trim();
+            return (key, Some(value));
+        }
+    }
+    (line, None)
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Look<'a> {
+    Absent,
+    Na,
+    Val(&'a str),
+}
+
+fn is_na(v: &str) -> bool {
+    let v = v.trim().trim_start_matches('[').trim_end_matches(']');
+    v.eq_ignore_ascii_case("N/A")
+        || v.eq_ignore_ascii_case("Not Supported")
+        || v.eq_ignore_ascii_case("Not Available")
+        || v.eq_ignore_ascii_case("Requested functionality has been deprecated")
+}
+
+fn absent<T>() -> Field<T> {
+    Field::Error(NOT_IN_EVIDENCE.to_string())
+}
+
+/// Turns a lookup into a field with `conv`; a value `conv` cannot read is an error naming it.
+fn field<T>(look: Look<'_>, conv: impl Fn(&str) -> Option<T>) -> Field<T> {
+    match look {
+        Look::Absent => absent(),
+        Look::Na => Field::NotSupported,
+        Look::Val(v) => match conv(v) {
+            Some(x) => Field::Ok(x),
+            None if v.to_ascii_lowercase().contains("error") || v.contains("requires reset") => {
+                Field::Error(format!("nvidia-smi printed `{}`", super::clip(v, 80)))
+            }
+            None => Field::Error(format!("cannot read `{}`", super::clip(v, 80))),
+        },
+    }
+}
+
+fn leading_number(v: &str) -> Option<f64> {
+    let tok = v.split_whitespace().next()?;
+    let tok = tok.trim_end_matches(['x', 'X', '%']);
+    let n: f64 = tok.parse().ok()?;
+    n.is_finite().then_some(n)
+}
+
+fn to_u32(v: &str) -> Option<u32> {
+    let n = leading_number(v)?;
+    (n >= 0.0 && n <= u32::MAX as f64).then(|| n.round() as u32)
+}
+
+fn to_u64(v: &str) -> Option<u64> {
+    let n = leading_number(v)?;
+    (0.0..1.8e19).contains(&n).then(|| n.round() as u64)
+}
+
+fn to_milliwatts(v: &str) -> Option<u32> {
+    let n = leading_number(v)?;
+    let unit = v.split_whitespace().nth(1).unwrap_or("W");
+    let mw = match unit {
+        "mW" => n,
+        "kW" => n * 1e6,
+        _ => n * 1000.0,
+    };
+    (mw >= 0.0 && mw <= u32::MAX as f64).then(|| mw.round() as u32)
+}
+
+fn to_bytes(v: &str) -> Option<u64> {
+    let n = leading_number(v)?;
+    let unit = v.split_whitespace().nth(1).unwrap_or("MiB");
+    let factor: f64 = match unit {
+        "B" | "bytes" => 1.0,
+        "KiB" | "KB" => 1024.0,
+        "MiB" | "MB" => 1048576.0,
+        "GiB" | "GB" => 1073741824.0,
+        _ => return None,
+    };
+    let b = n * factor;
+    (0.0..1.8e19).contains(&b).then(|| b.round() as u64)
+}
+
+fn to_bool(v: &str) -> Option<bool> {
+    match v.trim().to_ascii_lowercase().as_str() {
+        "enabled" | "yes" | "active" | "true" | "on" => Some(true),
+        "disabled" | "no" | "not active" | "false" | "off" => Some(false),
+        _ => None,
+    }
+}
+
+fn to_string(v: &str) -> Option<String> {
+    Some(super::clip(v.trim(), 200))
+}
+
+fn compute_mode(v: &str) -> Option<String> {
+    let k: String = v
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric())
+        .collect::<String>()
+        .to_ascii_lowercase();
+    Some(
+        match k.as_str() {
+            "default" => "Default",
+            "exclusiveprocess" => "ExclusiveProcess",
+            "exclusivethread" => "ExclusiveThread",
+            "prohibited" => "Prohibited",
+            _ => return to_string(v),
+        }
+        .to_string(),
+    )
+}
+
+/// `13.0` → 13000, the encoding `nvmlSystemGetCudaDriverVersion` uses.
+fn cuda_version_number(v: &str) -> Option<i32> {
+    let mut it = v.trim().split('.');
+    let major: i32 = it.next()?.trim().parse().ok()?;
+    let minor: i32 = it.next().unwrap_or("0").trim().parse().ok()?;
+    (0..1000)
+        .contains(&major)
+        .then_some(major * 1000 + minor.clamp(0, 99) * 10)
+}
+
+fn reason_name(key: &str) -> String {
+    let k = key
+        .trim()
+        .to_ascii_lowercase()
+        .replace([' ', '-'], "_")
+        .trim_start_matches("clocks_event_reason_")
+        .trim_start_matches("clocks_throttle_reason_")
+        .to_string();
+    match k.as_str() {
+        "idle" | "gpu_idle" => "GPU_IDLE".into(),
+        "display_clock_setting" | "display_clocks_setting" => "DISPLAY_CLOCK_SETTING".into(),
+        _ => k.to_ascii_uppercase(),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Mapping.
+
+fn map_reading(t: &Tree) -> Result<NvmlReading, String> {
+    // GPU sections: `GPU 00000000:00:06.0` headers (text) or `<gpu id=...>` (XML).
+    let xml_root = t.child(ROOT, "nvidia_smi_log");
+    if t.xml && xml_root.is_none() {
+        return Err("no `<nvidia_smi_log>` element in the XML".to_string());
+    }
+    let top = xml_root.unwrap_or(ROOT);
+    let mut gpus: Vec<(usize, Option<String>)> = Vec::new();
+    let mut orphans = false;
+    for &c in t.children(top) {
+        let key = t.key(c);
+        if key.eq_ignore_ascii_case("gpu") {
+            let id = t
+                .child(c, "@id")
+                .and_then(|i| t.value(i))
+                .map(str::to_string);
+            gpus.push((c, id));
+        } else if let Some(id) = key.strip_prefix("GPU ").filter(|_| t.value(c).is_none()) {
+            gpus.push((c, Some(id.trim().to_string())));
+        } else if xml_root.is_none() && t.nodes[c].indent > 0 {
+            orphans = true;
+        }
+    }
+    // An excerpt that starts inside a GPU section: its fields belong to a GPU whose header the
+    // paste cut off, so they are read as one GPU without a bus id.
+    if orphans {
+        gpus.insert(0, (ROOT, None));
+    }
+
+    let driver_version = field(
+        t.first(top, &["Driver Version", "driver_version"]),
+        to_string,
+    );
+    let cuda_driver_version = field(
+        t.first(top, &["CUDA Version", "cuda_version"]),
+        cuda_version_number,
+    );
+    if gpus.is_empty() && matches!(driver_version, Field::Error(_)) {
+        return Err("no `nvidia-smi -q` fields found in the text".to_string());
+    }
+    let gpus = gpus
+        .iter()
+        .enumerate()
+        .map(|(i, (node, header_id))| map_gpu(t, *node, header_id.as_deref(), i as u32))
+        .collect();
+    Ok(NvmlReading {
+        driver_version,
+        cuda_driver_version,
+        nvml_version: absent(),
+        init_ms: 0.0,
+        gpus,
+    })
+}
+
+const POWER: [&str; 4] = [
+    "GPU Power Readings",
+    "Power Readings",
+    "gpu_power_readings",
+    "power_readings",
+];
+
+fn power_paths(keys: &[&str]) -> Vec<String> {
+    POWER
+        .iter()
+        .flat_map(|s| keys.iter().map(move |k| format!("{s}/{k}")))
+        .collect()
+}
+
+fn first_val<T>(
+    t: &Tree,
+    g: usize,
+    paths: &[String],
+    conv: impl Fn(&str) -> Option<T>,
+) -> Field<T> {
+    let refs: Vec<&str> = paths.iter().map(String::as_str).collect();
+    field(t.first(g, &refs), conv)
+}
+
+fn map_gpu(t: &Tree, g: usize, header_id: Option<&str>, index: u32) -> GpuReading {
+    let f = |paths: &[&str]| t.first(g, paths);
+    let pci_bus_id = match f(&["PCI/Bus Id", "pci/pci_bus_id"]) {
+        Look::Val(v) => Field::Ok(v.to_string()),
+        Look::Na => Field::NotSupported,
+        Look::Absent => match header_id {
+            Some(id) => Field::Ok(id.to_string()),
+            None => absent(),
+        },
+    };
+    GpuReading {
+        index,
+        name: field(f(&["Product Name", "product_name"]), to_string),
+        uuid: field(f(&["GPU UUID", "uuid"]), to_string),
+        pci_bus_id,
+        vbios: field(f(&["VBIOS Version", "vbios_version"]), to_string),
+        persistence: field(f(&["Persistence Mode", "persistence_mode"]), to_bool),
+        clock_sm: field(f(&["Clocks/SM", "clocks/sm_clock"]), to_u32),
+        clock_sm_max: field(f(&["Max Clocks/SM", "max_clocks/sm_clock"]), to_u32),
+        clock_graphics: field(f(&["Clocks/Graphics", "clocks/graphics_clock"]), to_u32),
+        clock_graphics_max: field(
+            f(&["Max Clocks/Graphics", "max_clocks/graphics_clock"]),
+            to_u32,
+        ),
+        clock_mem: field(f(&["Clocks/Memory", "clocks/mem_clock"]), to_u32),
+        clock_mem_max: field(f(&["Max Clocks/Memory", "max_clocks/mem_clock"]), to_u32),
+        app_clock_graphics: field(
+            f(&[
+                "Applications Clocks/Graphics",
+                "applications_clocks/graphics_clock",
+            ]),
+            to_u32,
+        ),
+        default_app_clock_graphics: field(
+            f(&[
+                "Default Applications Clocks/Graphics",
+                "default_applications_clocks/graphics_clock",
+            ]),
+            to_u32,
+        ),
+        app_clock_mem: field(
+            f(&[
+                "Applications Clocks/Memory",
+                "applications_clocks/mem_clock",
+            ]),
+            to_u32,
+        ),
+        default_app_clock_mem: field(
+            f(&[
+                "Default Applications Clocks/Memory",
+                "default_applications_clocks/mem_clock",
+            ]),
+            to_u32,
+        ),
+        clocks_event_reasons: clocks_event_reasons(t, g),
+        power_usage_mw: first_val(
+            t,
+            g,
+            &power_paths(&[
+                "Power Draw",
+                "Average Power Draw",
+                "Instantaneous Power Draw",
+                "power_draw",
+                "average_power_draw",
+                "instant_power_draw",
+            ]),
+            to_milliwatts,
+        ),
+        power_limit_mw: first_val(
+            t,
+            g,
+            &power_paths(&[
+                "Power Limit",
+                "Requested Power Limit",
+                "power_limit",
+                "requested_power_limit",
+            ]),
+            to_milliwatts,
+        ),
+        power_default_limit_mw: first_val(
+            t,
+            g,
+            &power_paths(&["Default Power Limit", "default_power_limit"]),
+            to_milliwatts,
+        ),
+        power_enforced_limit_mw: first_val(
+            t,
+            g,
+            &power_paths(&[
+                "Enforced Power Limit",
+                "Current Power Limit",
+                "enforced_power_limit",
+                "current_power_limit",
+            ]),
+            to_milliwatts,
+        ),
+        temperature_c: field(
+            f(&["Temperature/GPU Current Temp", "temperature/gpu_temp"]),
+            to_u32,
+        ),
+        ecc_enabled: field(f(&["ECC Mode/Current", "ecc_mode/current_ecc"]), to_bool),
+        ecc_pending: field(f(&["ECC Mode/Pending", "ecc_mode/pending_ecc"]), to_bool),
+        ecc_uncorrected_volatile: ecc_count(t, g, "Volatile", true),
+        ecc_uncorrected_aggregate: ecc_count(t, g, "Aggregate", true),
+        ecc_corrected_volatile: ecc_count(t, g, "Volatile", false),
+        retired_pages_pending: field(
+            f(&[
+                "Retired Pages/Pending Page Blacklist",
+                "Retired Pages/Pending Page Retirement",
+                "Retired Pages/Pending",
+                "retired_pages/pending_blacklist",
+                "retired_pages/pending_retirement",
+            ]),
+            to_bool,
+        ),
+        retired_pages_count: retired_count(t, g),
+        remapped_rows_correctable: field(
+            f(&[
+                "Remapped Rows/Correctable Error",
+                "remapped_rows/remapped_row_corr",
+            ]),
+            to_u32,
+        ),
+        remapped_rows_uncorrectable: field(
+            f(&[
+                "Remapped Rows/Uncorrectable Error",
+                "remapped_rows/remapped_row_unc",
+            ]),
+            to_u32,
+        ),
+        remapped_rows_pending: field(
+            f(&[
+                "Remapped Rows/Pending",
+                "remapped_rows/remapped_row_pending",
+            ]),
+            to_bool,
+        ),
+        remapped_rows_failure: field(
+            f(&[
+                "Remapped Rows/Remapping Failure Occurred",
+                "remapped_rows/remapped_row_failure",
+            ]),
+            to_bool,
+        ),
+        pcie_gen: field(
+            f(&[
+                "PCI/GPU Link Info/PCIe Generation/Current",
+                "pci/pci_gpu_link_info/pcie_gen/current_link_gen",
+            ]),
+            to_u32,
+        ),
+        pcie_width: field(
+            f(&[
+                "PCI/GPU Link Info/Link Width/Current",
+                "pci/pci_gpu_link_info/link_widths/current_link_width",
+            ]),
+            to_u32,
+        ),
+        pcie_max_gen: field(
+            f(&[
+                "PCI/GPU Link Info/PCIe Generation/Max",
+                "pci/pci_gpu_link_info/pcie_gen/max_link_gen",
+            ]),
+            to_u32,
+        ),
+        pcie_max_width: field(
+            f(&[
+                "PCI/GPU Link Info/Link Width/Max",
+                "pci/pci_gpu_link_info/link_widths/max_link_width",
+            ]),
+            to_u32,
+        ),
+        // `nvidia-smi -q` does not print NVLink state unless asked (`-d NVLINK` is separate).
+        nvlinks: absent(),
+        compute_mode: field(f(&["Compute Mode", "compute_mode"]), compute_mode),
+        mig_current: field(f(&["MIG Mode/Current", "mig_mode/current_mig"]), to_bool),
+        mig_pending: field(f(&["MIG Mode/Pending", "mig_mode/pending_mig"]), to_bool),
+        utilization_gpu: field(f(&["Utilization/GPU", "utilization/gpu_util"]), to_u32),
+        utilization_memory: field(
+            f(&["Utilization/Memory", "utilization/memory_util"]),
+            to_u32,
+        ),
+        memory_total: field(
+            f(&["FB Memory Usage/Total", "fb_memory_usage/total"]),
+            to_bytes,
+        ),
+        memory_used: field(
+            f(&["FB Memory Usage/Used", "fb_memory_usage/used"]),
+            to_bytes,
+        ),
+        memory_free: field(
+            f(&["FB Memory Usage/Free", "fb_memory_usage/free"]),
+            to_bytes,
+        ),
+        pstate: field(f(&["Performance State", "performance_state"]), to_string),
+        processes: processes(t, g),
+    }
+}
+
+fn clocks_event_reasons(t: &Tree, g: usize) -> Field<Vec<String>> {
+    let Some(sec) = t.section(
+        g,
+        &[
+            "Clocks Event Reasons",
+            "Clocks Throttle Reasons",
+            "clocks_event_reasons",
+            "clocks_throttle_reasons",
+        ],
+    ) else {
+        return absent();
+    };
+    let mut all = Vec::new();
+    t.descendants(sec, &mut all);
+    let mut active = Vec::new();
+    let mut readable = 0;
+    for id in all {
+        let Some(v) = t.value(id) else { continue };
+        if is_na(v) {
+            continue;
+        }
+        if let Some(on) = to_bool(v) {
+            readable += 1;
+            let name = reason_name(t.key(id));
+            if on && !active.contains(&name) {
+                active.push(name);
+            }
+        }
+    }
+    if readable == 0 {
+        Field::NotSupported
+    } else {
+        Field::Ok(active)
+    }
+}
+
+/// Sum of the uncorrectable (or correctable) counters of an ECC section. Older drivers print
+/// `Double Bit`/`Single Bit` groups with a `Total`; newer ones print SRAM and DRAM counters.
+fn ecc_count(t: &Tree, g: usize, which: &str, uncorrected: bool) -> Field<u64> {
+    let Some(sec) = t.section(
+        g,
+        &[
+            &format!("ECC Errors/{which}"),
+            &format!("ecc_errors/{}", which.to_ascii_lowercase()),
+        ],
+    ) else {
+        return match t.first(g, &["ECC Errors", "ecc_errors"]) {
+            Look::Na => Field::NotSupported,
+            _ => absent(),
+        };
+    };
+    let group = if uncorrected {
+        ["Double Bit", "double_bit"]
+    } else {
+        ["Single Bit", "single_bit"]
+    };
+    if let Some(grp) = group.iter().find_map(|k| t.child(sec, k)) {
+        return field(t.first(grp, &["Total", "total"]), to_u64);
+    }
+    let (mut sum, mut seen, mut na) = (0u64, false, false);
+    for &c in t.children(sec) {
+        let key = t.key(c).to_ascii_lowercase();
+        let unc = key.contains("uncorrectable");
+        let matches = if uncorrected {
+            unc
+        } else {
+            key.contains("correctable") && !unc
+        };
+        if !matches {
+            continue;
+        }
+        match t.value(c) {
+            Some(v) if is_na(v) => na = true,
+            Some(v) => {
+                if let Some(n) = to_u64(v) {
+                    sum = sum.saturating_add(n);
+                    seen = true;
+                }
+            }
+            None => {}
+        }
+    }
+    if seen {
+        Field::Ok(sum)
+    } else if na {
+        Field::NotSupported
+    } else {
+        absent()
+    }
+}
+
+fn retired_count(t: &Tree, g: usize) -> Field<u64> {
+    let sbe = t.first(
+        g,
+        &[
+            "Retired Pages/Single Bit ECC",
+            "retired_pages/multiple_single_bit_retirement/retired_count",
+        ],
+    );
+    let dbe = t.first(
+        g,
+        &[
+            "Retired Pages/Double Bit ECC",
+            "retired_pages/double_bit_retirement/retired_count",
+        ],
+    );
+    match (field(sbe, to_u64), field(dbe, to_u64)) {
+        (Field::Ok(a), Field::Ok(b)) => Field::Ok(a.saturating_add(b)),
+        (Field::Ok(a), Field::NotSupported) | (Field::NotSupported, Field::Ok(a)) => Field::Ok(a),
+        (Field::NotSupported, Field::NotSupported) => Field::NotSupported,
+        (Field::Error(e), _) | (_, Field::Error(e)) => Field::Error(e),
+    }
+}
+
+fn processes(t: &Tree, g: usize) -> Field<Vec<ProcessMem>> {
+    let Some(sec) = t.section(g, &["Processes", "processes"]) else {
+        return absent();
+    };
+    let kids = t.children(sec);
+    if kids.is_empty() {
+        return match t.value(sec) {
+            Some(v) if is_na(v) => Field::NotSupported,
+            // `Processes : None` (text) or an empty `<processes>` element (XML).
+            _ => Field::Ok(Vec::new()),
+        };
+    }
+    let mut out = Vec::new();
+    for (i, &c) in kids.iter().enumerate() {
+        let key = t.key(c);
+        let (pid, attrs): (Option<u32>, Vec<usize>) = if key.eq_ignore_ascii_case("process_info") {
+            let pid = t.child(c, "pid").and_then(|p| t.value(p)).and_then(to_u32);
+            (pid, t.children(c).to_vec())
+        } else if key.eq_ignore_ascii_case("Process ID") {
+            let pid = t.value(c).and_then(to_u32);
+            // Type and memory sit either under the `Process ID` line or after it as siblings.
+            let mut attrs = t.children(c).to_vec();
+            attrs.extend(
+                kids[i + 1..]
+                    .iter()
+                    .copied()
+                    .take_while(|&s| !t.key(s).eq_ignore_ascii_case("Process ID")),
+            );
+            (pid, attrs)
+        } else {
+            continue;
+        };
+        let Some(pid) = pid else { continue };
+        let get = |names: &[&str]| {
+            attrs
+                .iter()
+                .copied()
+                .find(|&a| names.iter().any(|n| t.key(a).eq_ignore_ascii_case(n)))
+                .and_then(|a| t.value(a))
+        };
+        let kind = match get(&["Type", "type"]).map(str::trim) {
+            Some("C") => "compute",
+            Some("G") => "graphics",
+            Some("C+G") => "compute+graphics",
+            _ => "unknown",
+        };
+        let used_memory = get(&["Used GPU Memory", "used_memory"]).and_then(to_bytes);
+        if out.len() < super::MAX_ITEMS {
+            out.push(ProcessMem {
+                pid,
+                used_memory,
+                kind: kind.to_string(),
+            });
+        }
+    }
+    Field::Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::evidence::testutil::{fixture, prefixes};
+    use proptest::prelude::*;
+
+    fn gpu(r: &NvmlReading) -> &GpuReading {
+        &r.gpus[0]
+    }
+
+    #[test]
+    fn h200_text_maps_every_field_the_live_read_has() {
+        let r = parse_nvidia_smi_text(&fixture("nvidia_smi/h200-q.txt")).unwrap();
+        assert_eq!(r.driver_version, Field::Ok("580.159.04".into()));
+        assert_eq!(r.cuda_driver_version, Field::Ok(13000));
+        assert_eq!(r.nvml_version, Field::Error(NOT_IN_EVIDENCE.into()));
+        let g = gpu(&r);
+        assert_eq!(g.pci_bus_id, Field::Ok("00000000:00:06.0".into()));
+        assert_eq!(g.clock_sm, Field::Ok(345));
+        assert_eq!(g.clock_sm_max, Field::Ok(1980));
+        assert_eq!(g.clocks_event_reasons, Field::Ok(vec!["GPU_IDLE".into()]));
+        assert_eq!(g.power_usage_mw, Field::Ok(80630));
+        assert_eq!(g.power_limit_mw, Field::Ok(700_000));
+        assert_eq!(g.power_enforced_limit_mw, Field::Ok(700_000));
+        assert_eq!(g.memory_total, Field::Ok(150_754_820_096));
+        assert_eq!(g.retired_pages_count, Field::NotSupported);
+        assert_eq!(g.retired_pages_pending, Field::NotSupported);
+        assert_eq!(g.remapped_rows_pending, Field::Ok(false));
+        assert_eq!(g.ecc_uncorrected_volatile, Field::Ok(0));
+        assert_eq!(g.pcie_gen, Field::Ok(5));
+        assert_eq!(g.pcie_max_width, Field::Ok(16));
+        assert_eq!(g.compute_mode, Field::Ok("Default".into()));
+        assert_eq!(g.mig_current, Field::Ok(false));
+        assert_eq!(g.processes, Field::Ok(vec![]));
+        assert_eq!(g.pstate, Field::Ok("P0".into()));
+        insta::assert_json_snapshot!("nvidia_smi_h200_text", r);
+    }
+
+    #[test]
+    fn h200_xml_agrees_with_text_where_the_readings_are_static() {
+        let x = parse_nvidia_smi_xml(&fixture("nvidia_smi/h200-q-x.xml")).unwrap();
+        let t = parse_nvidia_smi_text(&fixture("nvidia_smi/h200-q.txt")).unwrap();
+        let (gx, gt) = (gpu(&x), gpu(&t));
+        assert_eq!(gx.pci_bus_id, gt.pci_bus_id);
+        assert_eq!(gx.uuid, gt.uuid);
+        assert_eq!(gx.clock_sm_max, gt.clock_sm_max);
+        assert_eq!(gx.clocks_event_reasons, gt.clocks_event_reasons);
+        assert_eq!(gx.power_default_limit_mw, gt.power_default_limit_mw);
+        assert_eq!(gx.ecc_enabled, gt.ecc_enabled);
+        assert_eq!(gx.retired_pages_count, gt.retired_pages_count);
+        assert_eq!(
+            gx.remapped_rows_uncorrectable,
+            gt.remapped_rows_uncorrectable
+        );
+        assert_eq!(gx.pcie_max_gen, gt.pcie_max_gen);
+        assert_eq!(gx.memory_total, gt.memory_total);
+        assert_eq!(gx.processes, Field::Ok(vec![]));
+        insta::assert_json_snapshot!("nvidia_smi_h200_xml", x);
+    }
+
+    #[test]
+    fn older_driver_text_uses_old_key_names() {
+        let r = parse_nvidia_smi_text(&fixture("nvidia_smi/titan_v_tail.txt")).unwrap();
+        // The paste starts inside a GPU section, then a full header follows.
+        assert_eq!(r.gpus.len(), 2);
+        let g = gpu(&r);
+        assert_eq!(g.pci_bus_id, Field::Error(NOT_IN_EVIDENCE.into()));
+        // The `Power Readings` header was cut off, so its lines cannot be placed: not guessed.
+        assert_eq!(
+            g.power_enforced_limit_mw,
+            Field::Error(NOT_IN_EVIDENCE.into())
+        );
+        assert_eq!(g.app_clock_graphics, Field::Ok(1200));
+        assert_eq!(g.clock_sm_max, Field::Ok(1912));
+        assert_eq!(g.processes, Field::Ok(vec![]));
+        assert_eq!(r.gpus[1].pci_bus_id, Field::Ok("00000000:83:00.0".into()));
+        assert_eq!(r.gpus[1].name, Field::Ok("TITAN V".into()));
+        insta::assert_json_snapshot!("nvidia_smi_titan_v_tail", r);
+    }
+
+    #[test]
+    fn truncated_public_paste_keeps_the_head() {
+        let r = parse_nvidia_smi_text(&fixture("nvidia_smi/v100_truncated.txt")).unwrap();
+        assert_eq!(r.driver_version, Field::Ok("390.30".into()));
+        // Driver 390 printed no CUDA version line.
+        assert_eq!(r.cuda_driver_version, Field::Error(NOT_IN_EVIDENCE.into()));
+        let g = gpu(&r);
+        assert_eq!(g.name, Field::Ok("Tesla V100-SXM2-16GB".into()));
+        assert_eq!(g.persistence, Field::Ok(true));
+        assert_eq!(g.clock_sm, Field::Error(NOT_IN_EVIDENCE.into()));
+        insta::assert_json_snapshot!("nvidia_smi_v100_truncated", r);
+    }
+
+    #[test]
+    fn older_throttle_reasons_and_gpu_utilization_spelling() {
+        let r =
+            parse_nvidia_smi_text(&fixture("nvidia_smi/reasons_utilization_excerpt.txt")).unwrap();
+        let g = gpu(&r);
+        assert_eq!(g.utilization_gpu, Field::Ok(0));
+        assert_eq!(g.memory_total, Field::Ok(8119 * 1048576));
+        assert_eq!(g.compute_mode, Field::Ok("Default".into()));
+        insta::assert_json_snapshot!("nvidia_smi_reasons_utilization_excerpt", r);
+    }
+
+    #[test]
+    fn public_xml_excerpt_with_throttle_reasons() {
+        let r = parse_nvidia_smi_xml(&fixture("nvidia_smi/gtx_1080_truncated.xml")).unwrap();
+        assert_eq!(r.driver_version, Field::Ok("430.26".into()));
+        assert_eq!(r.cuda_driver_version, Field::Ok(10020));
+        let g = gpu(&r);
+        assert_eq!(g.persistence, Field::Ok(false));
+        assert_eq!(g.pci_bus_id, Field::Ok("00000000:01:00.0".into()));
+        insta::assert_json_snapshot!("nvidia_smi_gtx_1080_truncated_xml", r);
+    }
+
+    #[test]
+    fn old_ecc_layout_and_na_sections() {
+        let text = "GPU 00000000:84:00.0\n    ECC Errors\n        Volatile\n            Single Bit\n                Total : 3\n            Double Bit\n                Device Memory : 1\n                Total : 2\n    Remapped Rows : N/A\n    Retired Pages\n        Single Bit ECC : 1\n        Double Bit ECC : 2\n        Pending Page Blacklist : Yes\n    Processes\n        Process ID : 24010\n            Type : C\n            Name : python\n            Used GPU Memory : 10000 MiB\n        Process ID : 1\n            Type : G\n            Used GPU Memory : Not available in WDDM driver model\n    Clocks Throttle Reasons\n        Idle : Not Active\n        SW Power Cap : Active\n        HW Slowdown : Active\n    Compute Mode : Exclusive_Process\n    Power Readings\n        Power Draw : [Unknown Error]\n";
+        let g = parse_nvidia_smi_text(text).unwrap().gpus.remove(0);
+        assert_eq!(g.ecc_uncorrected_volatile, Field::Ok(2));
+        assert_eq!(g.ecc_corrected_volatile, Field::Ok(3));
+        assert_eq!(g.remapped_rows_correctable, Field::NotSupported);
+        assert_eq!(g.retired_pages_count, Field::Ok(3));
+        assert_eq!(g.retired_pages_pending, Field::Ok(true));
+        assert_eq!(
+            g.clocks_event_reasons,
+            Field::Ok(vec!["SW_POWER_CAP".into(), "HW_SLOWDOWN".into()])
+        );
+        assert_eq!(g.compute_mode, Field::Ok("ExclusiveProcess".into()));
+        assert_eq!(
+            g.processes,
+            Field::Ok(vec![
+                ProcessMem {
+                    pid: 24010,
+                    used_memory: Some(10000 * 1048576),
+                    kind: "compute".into()
+                },
+                ProcessMem {
+                    pid: 1,
+                    used_memory: None,
+                    kind: "graphics".into()
+                },
+            ])
+        );
+        assert_eq!(
+            g.power_usage_mw,
+            Field::Error("nvidia-smi printed `[Unknown Error]`".into())
+        );
+    }
+
+    #[test]
+    fn text_without_nvidia_smi_fields_is_an_error() {
+        assert!(parse_nvidia_smi_text("hello\nworld").is_err());
+        assert!(parse_nvidia_smi_xml("<a><b>c</b></a>").is_err());
+        assert!(parse_nvidia_smi("").is_err());
+    }
+
+    #[test]
+    fn every_truncation_of_the_fixtures_parses_or_errs() {
+        for name in ["nvidia_smi/h200-q.txt", "nvidia_smi/h200-q-x.xml"] {
+            let text = fixture(name);
+            for p in prefixes(&text, 97) {
+                if let Ok(r) = parse_nvidia_smi(p) {
+                    assert!(r.gpus.len() <= 1);
+                }
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig {
+            failure_persistence: None,
+            ..ProptestConfig::with_cases(256)
+        })]
+
+        #[test]
+        fn random_text_never_panics(s in "\\PC{0,400}") {
+            let _ = parse_nvidia_smi(&s);
+            let _ = parse_nvidia_smi_xml(&s);
+        }
+
+        #[test]
+        fn garbled_lines_never_panic(lines in proptest::collection::vec(
+            prop_oneof![
+                Just("GPU 00000000:00:06.0".to_string()),
+                "[ \t]{0,12}[A-Za-z ]{1,20} : [0-9A-Za-z./ ]{0,12}",
+                "[ \t]{0,12}[A-Za-z ]{1,20}",
+                "\\PC{0,30}",
+            ], 0..60)) {
+            let text = lines.join("\n");
+            if let Ok(r) = parse_nvidia_smi_text(&text) {
+                prop_assert!(r.gpus.len() <= 61);
+            }
+        }
+
+        #[test]
+        fn very_long_values_are_clipped(n in 1usize..100_000) {
+            let text = format!("GPU 0000:01:00.0\n    Product Name : {}\n", "x".repeat(n));
+            let r = parse_nvidia_smi_text(&text).unwrap();
+            if let Field::Ok(name) = &r.gpus[0].name {
+                prop_assert!(name.len() <= 210);
+            }
+        }
+
+        #[test]
+        fn deep_or_broken_xml_never_panics(depth in 0usize..200, cut in 0usize..4000) {
+            let mut s = String::from("<nvidia_smi_log><gpu id=\"1\">");
+            for i in 0..depth { s.push_str(&format!("<n{i}>v")); }
+            s.push_str("<product_name>A &amp; B</product_name>");
+            let cut = cut.min(s.len());
+            let _ = parse_nvidia_smi_xml(&s[..cut]);
+        }
+    }
+}

@@ -1,0 +1,295 @@
+//! PyTorch CUDA memory evidence: `torch.cuda.memory_summary()` tables and CUDA out-of-memory
+//! messages, in both the current wording ("Of the allocated memory A is allocated by PyTorch,
+//! and R is reserved by PyTorch but unallocated") and the older one ("A already allocated; F
+//! free; R reserved in total by PyTorch"). All sizes in MiB; PyTorch's `MB`/`GB` in older
+//! summaries are binary units too.
+//!
+//! Fragmentation is `(reserved - allocated) / reserved`: memory the caching allocator holds
+//! but cannot hand out in the shape asked for.
+
+use regex::Regex;
+use serde::Serialize;
+use std::sync::LazyLock;
+
+#[derive(Debug, Clone, Serialize, PartialEq, Default)]
+pub struct TorchMemory {
+    /// The text reports a CUDA out-of-memory error (a message, or `CUDA OOMs` > 0).
+    pub oom: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tried_to_allocate_mib: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpu: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total_capacity_mib: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub free_mib: Option<f64>,
+    /// "Including non-PyTorch memory, this process has X memory in use".
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub process_in_use_mib: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub allocated_mib: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reserved_mib: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reserved_unallocated_mib: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fragmentation: Option<f64>,
+    /// The allocator setting the message suggests: `expandable_segments:True` or
+    /// `max_split_size_mb`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub alloc_conf_hint: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub peak_allocated_mib: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub peak_reserved_mib: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub non_releasable_mib: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub oom_count: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub malloc_retries: Option<u64>,
+    /// Where allocated/reserved came from: `oom_message` or `memory_summary`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<&'static str>,
+}
+
+const SIZE: &str = r"([0-9]+(?:\.[0-9]+)?) ?(bytes|B|KiB|MiB|GiB|TiB|KB|MB|GB|TB)";
+
+static TRIED: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(&format!(r"Tried to allocate {SIZE}")).expect("static regex"));
+static NEW_CAPACITY: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(&format!(
+        r"GPU (\d+) has a total capac?i?ty of {SIZE} of which {SIZE} is free"
+    ))
+    .expect("static regex")
+});
+static IN_USE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(&format!(r"this process has {SIZE} memory in use")).expect("static regex")
+});
+static NEW_SPLIT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(&format!(
+        r"Of the allocated memory {SIZE} is allocated by PyTorch, and {SIZE} is reserved by PyTorch but unallocated"
+    ))
+    .expect("static regex")
+});
+static OLD: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(&format!(
+        r"\(GPU (\d+); {SIZE} total capacity; {SIZE} already allocated; {SIZE} free; {SIZE} reserved in total by PyTorch\)"
+    ))
+    .expect("static regex")
+});
+static ROW: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(&format!(
+        r"^\|\s*(Allocated memory|GPU reserved memory|Non-releasable memory)\s*\|\s*{SIZE}\s*\|\s*(?:{SIZE}\s*\|)?"
+    ))
+    .expect("static regex")
+});
+static OOMS: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"CUDA OOMs:\s*(\d+)").expect("static regex"));
+static RETRIES: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"cudaMalloc retries:\s*(\d+)").expect("static regex"));
+
+fn mib(n: &str, unit: &str) -> Option<f64> {
+    let n: f64 = n.parse().ok()?;
+    let f = match unit {
+        "bytes" | "B" => 1.0 / 1048576.0,
+        "KiB" | "KB" => 1.0 / 1024.0,
+        "MiB" | "MB" => 1.0,
+        "GiB" | "GB" => 1024.0,
+        "TiB" | "TB" => 1048576.0,
+        _ => return None,
+    };
+    round2(n * f)
+}
+
+/// Two decimals; `None` for values too large to round (they are not real sizes).
+fn round2(v: f64) -> Option<f64> {
+    let r = (v * 100.0).round() / 100.0;
+    r.is_finite().then_some(r)
+}
+
+fn size_at(c: &regex::Captures, i: usize) -> Option<f64> {
+    mib(c.get(i)?.as_str(), c.get(i + 1)?.as_str())
+}
+
+pub fn parse_torch_memory(text: &str) -> TorchMemory {
+    let mut m = TorchMemory {
+        oom: text.contains("CUDA out of memory") || text.contains("OutOfMemoryError"),
+        ..Default::default()
+    };
+    // With several OOM messages in one log, the last one describes the final state.
+    if let Some(c) = TRIED.captures_iter(text).last() {
+        m.tried_to_allocate_mib = size_at(&c, 1);
+    }
+    if let Some(c) = NEW_CAPACITY.captures_iter(text).last() {
+        m.gpu = c[1].parse().ok();
+        m.total_capacity_mib = size_at(&c, 2);
+        m.free_mib = size_at(&c, 4);
+    }
+    if let Some(c) = IN_USE.captures_iter(text).last() {
+        m.process_in_use_mib = size_at(&c, 1);
+    }
+    if let Some(c) = NEW_SPLIT.captures_iter(text).last() {
+        m.allocated_mib = size_at(&c, 1);
+        m.reserved_unallocated_mib = size_at(&c, 3);
+        if let (Some(a), Some(u)) = (m.allocated_mib, m.reserved_unallocated_mib) {
+            m.reserved_mib = round2(a + u);
+        }
+        m.source = Some("oom_message");
+    } else if let Some(c) = OLD.captures_iter(text).last() {
+        m.gpu = c[1].parse().ok();
+        m.total_capacity_mib = size_at(&c, 2);
+        m.allocated_mib = size_at(&c, 4);
+        m.free_mib = size_at(&c, 6);
+        m.reserved_mib = size_at(&c, 8);
+        m.source = Some("oom_message");
+    }
+    if text.contains("expandable_segments:True") {
+        m.alloc_conf_hint = Some("expandable_segments:True".into());
+    } else if text.contains("max_split_size_mb") {
+        m.alloc_conf_hint = Some("max_split_size_mb".into());
+    }
+
+    // memory_summary(): current and peak of each row.
+    let (mut s_alloc, mut s_res) = (None, None);
+    for line in super::content_lines(text) {
+        let line = line.trim();
+        if let Some(c) = ROW.captures(line) {
+            let cur = size_at(&c, 2);
+            let peak = size_at(&c, 4);
+            match &c[1] {
+                "Allocated memory" => {
+                    s_alloc = s_alloc.or(cur);
+                    m.peak_allocated_mib = m.peak_allocated_mib.or(peak);
+                }
+                "GPU reserved memory" => {
+                    s_res = s_res.or(cur);
+                    m.peak_reserved_mib = m.peak_reserved_mib.or(peak);
+                }
+                _ => m.non_releasable_mib = m.non_releasable_mib.or(cur),
+            }
+        }
+    }
+    if let Some(c) = OOMS.captures(text) {
+        m.oom_count = c[1].parse().ok();
+    }
+    if let Some(c) = RETRIES.captures(text) {
+        m.malloc_retries = c[1].parse().ok();
+    }
+    if m.oom_count.is_some_and(|n| n > 0) {
+        m.oom = true;
+    }
+    if m.allocated_mib.is_none()
+        && m.reserved_mib.is_none()
+        && (s_alloc.is_some() || s_res.is_some())
+    {
+        m.allocated_mib = s_alloc;
+        m.reserved_mib = s_res;
+        m.source = Some("memory_summary");
+    }
+    if let (Some(a), Some(r)) = (m.allocated_mib, m.reserved_mib) {
+        if m.reserved_unallocated_mib.is_none() && r >= a {
+            m.reserved_unallocated_mib = round2(r - a);
+        }
+        if r > 0.0 && r >= a {
+            m.fragmentation = Some((((r - a) / r) * 10000.0).round() / 10000.0);
+        }
+    }
+    m
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::evidence::testutil::{fixture, prefixes};
+    use proptest::prelude::*;
+
+    #[test]
+    fn current_oom_message_with_expandable_segments_hint() {
+        let m = parse_torch_memory(&fixture("torch_memory/oom_expandable_segments.txt"));
+        assert!(m.oom);
+        assert_eq!(m.tried_to_allocate_mib, Some(23326.72));
+        assert_eq!(m.allocated_mib, Some(9297.92));
+        assert_eq!(m.reserved_unallocated_mib, Some(9574.4));
+        assert_eq!(
+            m.alloc_conf_hint.as_deref(),
+            Some("expandable_segments:True")
+        );
+        assert_eq!(m.fragmentation, Some(0.5073));
+        assert_eq!(m.process_in_use_mib, Some(19179.52));
+        insta::assert_json_snapshot!("torch_memory_oom_expandable_segments", m);
+    }
+
+    #[test]
+    fn older_oom_message_wording() {
+        let m = parse_torch_memory(&fixture("torch_memory/oom_old_wording.txt"));
+        assert!(m.oom);
+        assert_eq!(m.allocated_mib, Some(781.59));
+        assert_eq!(m.reserved_mib, Some(1269.76));
+        assert_eq!(m.free_mib, Some(3102.72));
+        assert_eq!(m.alloc_conf_hint, None);
+        insta::assert_json_snapshot!("torch_memory_oom_old_wording", m);
+    }
+
+    #[test]
+    fn memory_summary_table() {
+        let m = parse_torch_memory(&fixture("torch_memory/memory_summary_truncated.txt"));
+        assert_eq!(m.source, Some("memory_summary"));
+        assert_eq!(m.allocated_mib, Some(1062.0));
+        assert_eq!(m.reserved_mib, Some(12420.0));
+        assert_eq!(m.peak_allocated_mib, Some(4877.0));
+        assert_eq!(m.oom_count, Some(1));
+        assert!(m.oom);
+        assert_eq!(m.fragmentation, Some(0.9145));
+        insta::assert_json_snapshot!("torch_memory_memory_summary_truncated", m);
+    }
+
+    #[test]
+    fn truncated_oom_message_keeps_what_is_there() {
+        let m = parse_torch_memory(&fixture("torch_memory/oom_truncated.txt"));
+        assert!(m.oom);
+        assert_eq!(m.tried_to_allocate_mib, Some(1740.8));
+        assert_eq!(m.free_mib, Some(0.0));
+        assert_eq!(m.allocated_mib, None);
+        assert_eq!(m.fragmentation, None);
+        insta::assert_json_snapshot!("torch_memory_oom_truncated", m);
+    }
+
+    #[test]
+    fn text_without_memory_evidence_reports_nothing() {
+        let m = parse_torch_memory("all good");
+        assert_eq!(m, TorchMemory::default());
+    }
+
+    #[test]
+    fn every_truncation_parses() {
+        let text = fixture("torch_memory/oom_expandable_segments.txt");
+        for p in prefixes(&text, 7) {
+            let m = parse_torch_memory(p);
+            if let Some(f) = m.fragmentation {
+                assert!((0.0..=1.0).contains(&f));
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig {
+            failure_persistence: None,
+            ..ProptestConfig::with_cases(256)
+        })]
+
+        #[test]
+        fn random_text_never_panics(s in "\\PC{0,600}") {
+            let _ = parse_torch_memory(&s);
+        }
+
+        #[test]
+        fn garbled_numbers_never_panic(a in "[0-9]{1,400}(\\.[0-9]{1,20})?", r in "[0-9]{1,30}", unit in "(B|KiB|MiB|GiB|TiB|bytes)") {
+            let text = format!("CUDA out of memory. Tried to allocate {a} {unit}. Of the allocated memory {a} {unit} is allocated by PyTorch, and {r} {unit} is reserved by PyTorch but unallocated.");
+            let m = parse_torch_memory(&text);
+            if let Some(f) = m.fragmentation {
+                prop_assert!((0.0..=1.0).contains(&f));
+            }
+        }
+    }
+}

@@ -1,0 +1,1475 @@
+//! PyTorch profiler (Kineto) Chrome traces: how busy the GPU was inside the profiled steps, and
+//! why it was idle. The trace is streamed, never loaded: a custom serde visitor walks
+//! `traceEvents` one element at a time and keeps only compact per-event aggregates (about 24
+//! bytes per GPU kernel, nothing for most CPU events), so a 500 MB trace stays far below 500 MB
+//! of memory. Plain and gzip files are accepted (detected by their magic bytes).
+//!
+//! Event shape read (Chrome trace format as Kineto writes it): `ph` (`X` complete events only),
+//! `cat` (`kernel`, `gpu_memcpy`, `gpu_memset`, `cuda_runtime`, `cpu_op`, `user_annotation`,
+//! `python_function`, `gpu_user_annotation`; the older `Kernel`, `Memcpy`, `Memset`, `Runtime`,
+//! `Operator` spellings too), `name`, `ts` and `dur` in microseconds (floats), and `args.bytes`.
+//!
+//! The analysis window is the profiled steps (`ProfilerStep#N` annotations: first step start to
+//! last step end); a trace without steps is analysed whole. A truncated trace yields what its
+//! complete events say, with `truncated: true`.
+
+use flate2::read::MultiGzDecoder;
+use serde::Serialize;
+use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+use std::io::{BufRead, BufReader, Read};
+use std::path::Path;
+
+/// Host-side calls that make the CPU wait for the GPU; counted by name.
+pub const SYNC_CALLS: [&str; 4] = [
+    "cudaStreamSynchronize",
+    "cudaDeviceSynchronize",
+    "aten::item",
+    "aten::_local_scalar_dense",
+];
+
+/// Distinct kernel names remembered; further names are pooled under `<other kernels>` so a
+/// trace with a unique name per kernel cannot grow the table without bound.
+const MAX_KERNEL_NAMES: usize = 50_000;
+const OTHER_KERNELS: &str = "<other kernels>";
+
+#[derive(Debug, thiserror::Error)]
+pub enum TraceError {
+    #[error("cannot read trace `{path}`: {source}")]
+    Open {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("not a Chrome trace: {0}")]
+    NotATrace(String),
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct TopKernel {
+    pub name: String,
+    pub count: u64,
+    pub total_ms: f64,
+    /// Of all kernel time in the window.
+    pub share: f64,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct PageableCopies {
+    pub count: u64,
+    /// Sum of `args.bytes` over the copies that state it.
+    pub bytes: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub per_step: Option<f64>,
+}
+
+/// What a profiler trace says about GPU utilization. GPU figures are absent when the trace
+/// recorded no GPU activity at all (a CPU-only profile), and host-side figures are absent when
+/// it recorded no CPU activity: an absent figure was not measured, it is not zero.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct TraceStats {
+    /// Elements of `traceEvents` visited, of any kind.
+    pub events_seen: u64,
+    /// The JSON ended early or broke; figures cover the events before that point.
+    pub truncated: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parse_error: Option<String>,
+    /// `steps` (first `ProfilerStep#N` start to last step end) or `whole_trace`.
+    pub window: &'static str,
+    pub steps: u64,
+    /// Length of the window.
+    pub duration_ms: f64,
+    /// Union of GPU kernel intervals over the window, divided by the window.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpu_kernel_busy_fraction: Option<f64>,
+    /// As above, counting memcpy and memset on the GPU as busy too.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpu_busy_fraction: Option<f64>,
+    /// Window time with no kernel, memcpy or memset running.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpu_idle_ms: Option<f64>,
+    /// GPU idle while the CPU was inside DataLoader `__next__` or a sync call.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub idle_waiting_on_host_ms: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub idle_other_ms: Option<f64>,
+    pub gpu_memcpy_count: u64,
+    pub gpu_memcpy_ms: f64,
+    pub gpu_memset_count: u64,
+    pub gpu_memset_ms: f64,
+    /// Time inside DataLoader `__next__` (union of its spans) in the window.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dataloader_ms: Option<f64>,
+    /// `dataloader_ms` over the window.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dataloader_share: Option<f64>,
+    /// Calls per name in [`SYNC_CALLS`]; nested calls count under each name (one `.item()`
+    /// usually shows as `aten::item`, `aten::_local_scalar_dense` and `cudaStreamSynchronize`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sync_calls: Option<BTreeMap<String, u64>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sync_calls_total: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sync_calls_per_step: Option<BTreeMap<String, f64>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sync_calls_per_step_total: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pageable_h2d_copies: Option<PageableCopies>,
+    pub kernel_count: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kernels_per_step: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub median_kernel_us: Option<f64>,
+    /// Time in kernels whose name contains `nccl`, over all kernel time.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nccl_kernel_share: Option<f64>,
+    pub top_kernels: Vec<TopKernel>,
+}
+
+/// Analyses a Chrome trace from a reader (plain JSON or gzip).
+pub fn analyze_trace<R: Read>(r: R) -> Result<TraceStats, TraceError> {
+    let mut br = BufReader::with_capacity(1 << 16, r);
+    let gzip = match br.fill_buf() {
+        Ok(head) => head.starts_with(&[0x1f, 0x8b]),
+        Err(e) => return Err(TraceError::NotATrace(format!("read failed: {e}"))),
+    };
+    if gzip {
+        analyze_json(BufReader::with_capacity(1 << 16, MultiGzDecoder::new(br)))
+    } else {
+        analyze_json(br)
+    }
+}
+
+/// Analyses the trace file at `path` (plain JSON or gzip).
+pub fn analyze_trace_file(path: &Path) -> Result<TraceStats, TraceError> {
+    let f = std::fs::File::open(path).map_err(|source| TraceError::Open {
+        path: path.display().to_string(),
+        source,
+    })?;
+    analyze_trace(f)
+}
+
+fn analyze_json<R: Read>(r: R) -> Result<TraceStats, TraceError> {
+    let mut acc = Acc::default();
+    let mut de = serde_json::Deserializer::from_reader(r);
+    let err = TopSeed(&mut acc).deserialize(&mut de).err();
+    if acc.events_seen == 0 {
+        let why = match err {
+            Some(e) => format!("no trace events before the JSON ended or broke: {e}"),
+            None => "no `traceEvents` array with events".to_string(),
+        };
+        return Err(TraceError::NotATrace(why));
+    }
+    Ok(acc.finish(err.map(|e| super::clip(&e.to_string(), super::MAX_TEXT))))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Streaming deserialization: top level (object with `traceEvents`, or a bare array), the event
+// array, and each event. Every visitor accepts any JSON type and drops what it does not expect,
+// so one odd element never stops the walk.
+
+struct TopSeed<'a>(&'a mut Acc);
+
+impl<'de> DeserializeSeed<'de> for TopSeed<'_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(TopVisitor(self.0))
+    }
+}
+
+struct TopVisitor<'a>(&'a mut Acc);
+
+impl<'de> Visitor<'de> for TopVisitor<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a Chrome trace object or event array")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        while let Some(key) = map.next_key::<Key>()? {
+            if key == Key::TraceEvents {
+                map.next_value_seed(EventsSeed(&mut *self.0))?;
+            } else {
+                map.next_value::<IgnoredAny>()?;
+            }
+        }
+        Ok(())
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        while seq.next_element_seed(EventSeed(&mut *self.0))?.is_some() {}
+        Ok(())
+    }
+    // Any other top-level value is not a trace; the caller reports zero events.
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
+        Ok(())
+    }
+}
+
+struct EventsSeed<'a>(&'a mut Acc);
+
+impl<'de> DeserializeSeed<'de> for EventsSeed<'_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(EventsVisitor(self.0))
+    }
+}
+
+struct EventsVisitor<'a>(&'a mut Acc);
+
+impl<'de> Visitor<'de> for EventsVisitor<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("an array of trace events")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        while seq.next_element_seed(EventSeed(&mut *self.0))?.is_some() {}
+        Ok(())
+    }
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<(), A::Error> {
+        drain_map(map)
+    }
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
+        Ok(())
+    }
+}
+
+struct EventSeed<'a>(&'a mut Acc);
+
+impl<'de> DeserializeSeed<'de> for EventSeed<'_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(EventVisitor(self.0))
+    }
+}
+
+struct EventVisitor<'a>(&'a mut Acc);
+
+impl<'de> Visitor<'de> for EventVisitor<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a trace event object")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let mut ev = RawEvent::default();
+        while let Some(key) = map.next_key::<Key>()? {
+            match key {
+                Key::Ph => ev.ph = map.next_value::<Lenient>()?.0,
+                Key::Cat => ev.cat = map.next_value::<Lenient>()?.0,
+                Key::Name => ev.name = map.next_value::<Lenient>()?.0,
+                Key::Ts => ev.ts = map.next_value::<Num>()?.0,
+                Key::Dur => ev.dur = map.next_value::<Num>()?.0,
+                Key::Args => ev.args = map.next_value::<Args>()?,
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        self.0.add(ev);
+        Ok(())
+    }
+    // A non-object element is garbage: count it as seen and move on.
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<(), A::Error> {
+        self.0.events_seen += 1;
+        drain_seq(seq)
+    }
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<(), E> {
+        self.0.events_seen += 1;
+        Ok(())
+    }
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<(), E> {
+        self.0.events_seen += 1;
+        Ok(())
+    }
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<(), E> {
+        self.0.events_seen += 1;
+        Ok(())
+    }
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<(), E> {
+        self.0.events_seen += 1;
+        Ok(())
+    }
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<(), E> {
+        self.0.events_seen += 1;
+        Ok(())
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
+        self.0.events_seen += 1;
+        Ok(())
+    }
+}
+
+fn drain_map<'de, A: MapAccess<'de>>(mut map: A) -> Result<(), A::Error> {
+    while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+    Ok(())
+}
+
+fn drain_seq<'de, A: SeqAccess<'de>>(mut seq: A) -> Result<(), A::Error> {
+    while seq.next_element::<IgnoredAny>()?.is_some() {}
+    Ok(())
+}
+
+/// Object keys we act on, matched without allocating.
+#[derive(Debug, PartialEq, Eq)]
+enum Key {
+    TraceEvents,
+    Ph,
+    Cat,
+    Name,
+    Ts,
+    Dur,
+    Args,
+    Bytes,
+    CopyKind,
+    Other,
+}
+
+impl<'de> de::Deserialize<'de> for Key {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Key, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Key;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("an object key")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Key, E> {
+                Ok(match v {
+                    "traceEvents" => Key::TraceEvents,
+                    "ph" => Key::Ph,
+                    "cat" => Key::Cat,
+                    "name" => Key::Name,
+                    "ts" => Key::Ts,
+                    "dur" => Key::Dur,
+                    "args" => Key::Args,
+                    "bytes" => Key::Bytes,
+                    "kind" | "copy_kind" | "copyKind" | "memory kind" => Key::CopyKind,
+                    _ => Key::Other,
+                })
+            }
+        }
+        d.deserialize_identifier(V)
+    }
+}
+
+/// A string if the value is one; anything else is consumed and dropped.
+struct Lenient(Option<String>);
+
+impl<'de> de::Deserialize<'de> for Lenient {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Lenient, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Lenient;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("any value")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Lenient, E> {
+                Ok(Lenient(Some(super::clip(v, super::MAX_TEXT))))
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Lenient, E> {
+                Ok(Lenient(None))
+            }
+            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Lenient, E> {
+                Ok(Lenient(None))
+            }
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Lenient, E> {
+                Ok(Lenient(None))
+            }
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Lenient, E> {
+                Ok(Lenient(None))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Lenient, E> {
+                Ok(Lenient(None))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Lenient, A::Error> {
+                drain_map(map).map(|_| Lenient(None))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Lenient, A::Error> {
+                drain_seq(seq).map(|_| Lenient(None))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// A number, or a string holding one (some exporters quote them); anything else is dropped.
+struct Num(Option<f64>);
+
+impl<'de> de::Deserialize<'de> for Num {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Num, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Num;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a number")
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Num, E> {
+                Ok(Num(v.is_finite().then_some(v)))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Num, E> {
+                Ok(Num(Some(v as f64)))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Num, E> {
+                Ok(Num(Some(v as f64)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Num, E> {
+                Ok(Num(v.trim().parse::<f64>().ok().filter(|x| x.is_finite())))
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Num, E> {
+                Ok(Num(None))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Num, E> {
+                Ok(Num(None))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Num, A::Error> {
+                drain_map(map).map(|_| Num(None))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Num, A::Error> {
+                drain_seq(seq).map(|_| Num(None))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+#[derive(Default)]
+struct Args {
+    bytes: Option<f64>,
+    copy_kind: Option<String>,
+}
+
+impl<'de> de::Deserialize<'de> for Args {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Args, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Args;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("an args object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Args, A::Error> {
+                let mut args = Args::default();
+                while let Some(key) = map.next_key::<Key>()? {
+                    match key {
+                        Key::Bytes => args.bytes = map.next_value::<Num>()?.0,
+                        Key::CopyKind => args.copy_kind = map.next_value::<Lenient>()?.0,
+                        _ => {
+                            map.next_value::<IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(args)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Args, A::Error> {
+                drain_seq(seq).map(|_| Args::default())
+            }
+            fn visit_str<E: de::Error>(self, _: &str) -> Result<Args, E> {
+                Ok(Args::default())
+            }
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Args, E> {
+                Ok(Args::default())
+            }
+            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Args, E> {
+                Ok(Args::default())
+            }
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Args, E> {
+                Ok(Args::default())
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Args, E> {
+                Ok(Args::default())
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Args, E> {
+                Ok(Args::default())
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+#[derive(Default)]
+struct RawEvent {
+    ph: Option<String>,
+    cat: Option<String>,
+    name: Option<String>,
+    ts: Option<f64>,
+    dur: Option<f64>,
+    args: Args,
+}
+
+// ---------------------------------------------------------------------------------------------
+// Aggregation.
+
+type Span = (i64, i64);
+
+#[derive(Clone, Copy)]
+struct Kernel {
+    start: i64,
+    end: i64,
+    name: u32,
+}
+
+#[derive(PartialEq)]
+enum Cat {
+    Kernel,
+    Memcpy,
+    Memset,
+    GpuAnnotation,
+    Host,
+    Other,
+}
+
+fn classify(cat: &str) -> Cat {
+    let is = |s: &str| cat.eq_ignore_ascii_case(s);
+    if is("kernel") {
+        Cat::Kernel
+    } else if is("gpu_memcpy") || is("memcpy") {
+        Cat::Memcpy
+    } else if is("gpu_memset") || is("memset") {
+        Cat::Memset
+    } else if is("gpu_user_annotation") {
+        Cat::GpuAnnotation
+    } else if is("cpu_op")
+        || is("operator")
+        || is("user_annotation")
+        || is("python_function")
+        || is("cuda_runtime")
+        || is("runtime")
+        || is("cuda_driver")
+    {
+        Cat::Host
+    } else {
+        Cat::Other
+    }
+}
+
+fn step_number(name: &str) -> Option<u64> {
+    name.strip_prefix("ProfilerStep#")?.trim().parse().ok()
+}
+
+fn sync_kind(name: &str) -> Option<u8> {
+    SYNC_CALLS.iter().position(|s| *s == name).map(|i| i as u8)
+}
+
+fn is_dataloader_next(name: &str) -> bool {
+    name.contains("DataLoaderIter.__next__")
+        || name.starts_with("enumerate(DataLoader)")
+        || (name.contains("dataloader.py(") && name.ends_with(": __next__"))
+}
+
+fn is_pageable_h2d(name: &str, kind: Option<&str>) -> bool {
+    let text = format!("{name} {}", kind.unwrap_or("")).to_ascii_lowercase();
+    text.contains("pageable") && (text.contains("htod") || text.contains("h2d"))
+}
+
+/// Microseconds to integer nanoseconds; `as` saturates on overflow and maps NaN to 0.
+fn to_ns(us: f64) -> i64 {
+    (us * 1000.0).round() as i64
+}
+
+#[derive(Default)]
+struct Acc {
+    events_seen: u64,
+    /// First timestamp seen; times are kept relative to it so that large absolute `ts`
+    /// values (microseconds since epoch) keep their sub-microsecond digits.
+    base_us: Option<f64>,
+    bounds: Option<Span>,
+    kernels: Vec<Kernel>,
+    name_ids: HashMap<String, u32>,
+    names: Vec<String>,
+    memcpy: Vec<Span>,
+    memset: Vec<Span>,
+    pageable: Vec<(i64, Option<u64>)>,
+    syncs: Vec<(i64, i64, u8)>,
+    dataloader: Vec<Span>,
+    steps_cpu: BTreeMap<u64, Span>,
+    steps_gpu: BTreeMap<u64, Span>,
+    gpu_seen: bool,
+    host_seen: bool,
+}
+
+impl Acc {
+    fn intern(&mut self, name: &str) -> u32 {
+        if let Some(&id) = self.name_ids.get(name) {
+            return id;
+        }
+        let key = if self.names.len() >= MAX_KERNEL_NAMES {
+            OTHER_KERNELS
+        } else {
+            name
+        };
+        if let Some(&id) = self.name_ids.get(key) {
+            return id;
+        }
+        let id = self.names.len() as u32;
+        self.names.push(key.to_string());
+        self.name_ids.insert(key.to_string(), id);
+        id
+    }
+
+    fn add(&mut self, ev: RawEvent) {
+        self.events_seen += 1;
+        if !matches!(ev.ph.as_deref(), None | Some("X")) {
+            return;
+        }
+        let (Some(ts), Some(dur)) = (ev.ts, ev.dur) else {
+            return;
+        };
+        if dur < 0.0 {
+            return;
+        }
+        let base = *self.base_us.get_or_insert(ts);
+        let start = to_ns(ts - base);
+        let end = start.saturating_add(to_ns(dur));
+        self.bounds = Some(match self.bounds {
+            Some((lo, hi)) => (lo.min(start), hi.max(end)),
+            None => (start, end),
+        });
+        let name = ev.name.unwrap_or_default();
+        match classify(ev.cat.as_deref().unwrap_or("")) {
+            Cat::Kernel => {
+                self.gpu_seen = true;
+                let id = self.intern(&name);
+                self.kernels.push(Kernel {
+                    start,
+                    end,
+                    name: id,
+                });
+            }
+            Cat::Memcpy => {
+                self.gpu_seen = true;
+                self.memcpy.push((start, end));
+                if is_pageable_h2d(&name, ev.args.copy_kind.as_deref()) {
+                    let bytes = ev.args.bytes.filter(|b| *b >= 0.0).map(|b| b as u64);
+                    self.pageable.push((start, bytes));
+                }
+            }
+            Cat::Memset => {
+                self.gpu_seen = true;
+                self.memset.push((start, end));
+            }
+            Cat::GpuAnnotation => {
+                if let Some(n) = step_number(&name) {
+                    widen(&mut self.steps_gpu, n, (start, end));
+                }
+            }
+            Cat::Host => {
+                self.host_seen = true;
+                if let Some(n) = step_number(&name) {
+                    widen(&mut self.steps_cpu, n, (start, end));
+                } else if let Some(k) = sync_kind(&name) {
+                    self.syncs.push((start, end, k));
+                } else if is_dataloader_next(&name) {
+                    self.dataloader.push((start, end));
+                }
+            }
+            Cat::Other => {}
+        }
+    }
+
+    fn finish(self, error: Option<String>) -> TraceStats {
+        let steps_map = if self.steps_cpu.is_empty() {
+            &self.steps_gpu
+        } else {
+            &self.steps_cpu
+        };
+        let steps = steps_map.len() as u64;
+        let (window, (ws, we)) = if steps > 0 {
+            let lo = steps_map.values().map(|s| s.0).min().unwrap_or(0);
+            let hi = steps_map.values().map(|s| s.1).max().unwrap_or(0);
+            ("steps", (lo, hi))
+        } else {
+            ("whole_trace", self.bounds.unwrap_or((0, 0)))
+        };
+        let win = (we - ws).max(0);
+        let in_window = |s: i64| s >= ws && s <= we;
+        let clip = |(s, e): Span| -> Option<Span> {
+            let (s, e) = (s.max(ws), e.min(we));
+            (e > s).then_some((s, e))
+        };
+        let frac = |ns: i64| (win > 0).then(|| round4(ns as f64 / win as f64));
+        let per_step = |n: f64| (steps > 0).then(|| round3(n / steps as f64));
+
+        // Kernels inside the window: busy time, counts, names.
+        let kernels: Vec<Kernel> = self
+            .kernels
+            .iter()
+            .copied()
+            .filter(|k| in_window(k.start))
+            .collect();
+        let kernel_spans: Vec<Span> = kernels
+            .iter()
+            .filter_map(|k| clip((k.start, k.end)))
+            .collect();
+        let kernel_union = union(kernel_spans.clone());
+        let memcpy_in: Vec<Span> = self.memcpy.iter().copied().filter_map(clip).collect();
+        let memset_in: Vec<Span> = self.memset.iter().copied().filter_map(clip).collect();
+        let gpu_union = union(
+            kernel_spans
+                .into_iter()
+                .chain(memcpy_in.iter().copied())
+                .chain(memset_in.iter().copied())
+                .collect(),
+        );
+        let gpu_busy = total(&gpu_union);
+        let idle = (win - gpu_busy).max(0);
+
+        let dl_union = union(self.dataloader.iter().copied().filter_map(clip).collect());
+        let host_wait = union(
+            dl_union
+                .iter()
+                .copied()
+                .chain(self.syncs.iter().filter_map(|s| clip((s.0, s.1))))
+                .collect(),
+        );
+        let idle_host = (total(&host_wait) - overlap(&host_wait, &gpu_union)).max(0);
+
+        let mut durations: Vec<u64> = kernels
+            .iter()
+            .map(|k| (k.end - k.start).max(0) as u64)
+            .collect();
+        let kernel_time: u64 = durations.iter().sum();
+        let median = median_ns(&mut durations).map(|ns| round3(ns / 1000.0));
+
+        let mut by_name: HashMap<u32, (u64, u64)> = HashMap::new();
+        for k in &kernels {
+            let e = by_name.entry(k.name).or_default();
+            e.0 += 1;
+            e.1 += (k.end - k.start).max(0) as u64;
+        }
+        let nccl_time: u64 = by_name
+            .iter()
+            .filter(|(id, _)| {
+                self.names[**id as usize]
+                    .to_ascii_lowercase()
+                    .contains("nccl")
+            })
+            .map(|(_, (_, t))| *t)
+            .sum();
+        let mut top: Vec<(u32, u64, u64)> =
+            by_name.into_iter().map(|(id, (c, t))| (id, c, t)).collect();
+        top.sort_by(|a, b| {
+            b.2.cmp(&a.2)
+                .then_with(|| self.names[a.0 as usize].cmp(&self.names[b.0 as usize]))
+        });
+        let top_kernels = top
+            .into_iter()
+            .take(5)
+            .map(|(id, count, t)| TopKernel {
+                name: self.names[id as usize].clone(),
+                count,
+                total_ms: round3(t as f64 / 1e6),
+                share: if kernel_time > 0 {
+                    round4(t as f64 / kernel_time as f64)
+                } else {
+                    0.0
+                },
+            })
+            .collect();
+
+        let (sync_calls, sync_total, sync_per_step, sync_per_step_total) = if self.host_seen {
+            let mut counts: BTreeMap<String, u64> =
+                SYNC_CALLS.iter().map(|s| (s.to_string(), 0)).collect();
+            for s in self.syncs.iter().filter(|s| in_window(s.0)) {
+                *counts
+                    .entry(SYNC_CALLS[s.2 as usize].to_string())
+                    .or_default() += 1;
+            }
+            let total_calls: u64 = counts.values().sum();
+            let ps = (steps > 0).then(|| {
+                counts
+                    .iter()
+                    .map(|(k, v)| (k.clone(), round3(*v as f64 / steps as f64)))
+                    .collect::<BTreeMap<String, f64>>()
+            });
+            (
+                Some(counts),
+                Some(total_calls),
+                ps,
+                per_step(total_calls as f64),
+            )
+        } else {
+            (None, None, None, None)
+        };
+
+        let pageable_h2d_copies = self.gpu_seen.then(|| {
+            let copies: Vec<_> = self.pageable.iter().filter(|p| in_window(p.0)).collect();
+            PageableCopies {
+                count: copies.len() as u64,
+                bytes: copies.iter().filter_map(|p| p.1).sum(),
+                per_step: per_step(copies.len() as f64),
+            }
+        });
+
+        let gpu = self.gpu_seen;
+        let dl_seen = !self.dataloader.is_empty();
+        TraceStats {
+            events_seen: self.events_seen,
+            truncated: error.is_some(),
+            parse_error: error,
+            window,
+            steps,
+            duration_ms: round3(win as f64 / 1e6),
+            gpu_kernel_busy_fraction: if gpu {
+                frac(total(&kernel_union))
+            } else {
+                None
+            },
+            gpu_busy_fraction: if gpu { frac(gpu_busy) } else { None },
+            gpu_idle_ms: gpu.then(|| round3(idle as f64 / 1e6)),
+            idle_waiting_on_host_ms: (gpu && self.host_seen)
+                .then(|| round3(idle_host as f64 / 1e6)),
+            idle_other_ms: (gpu && self.host_seen)
+                .then(|| round3((idle - idle_host).max(0) as f64 / 1e6)),
+            gpu_memcpy_count: memcpy_in.len() as u64,
+            gpu_memcpy_ms: round3(total(&union(memcpy_in)) as f64 / 1e6),
+            gpu_memset_count: memset_in.len() as u64,
+            gpu_memset_ms: round3(total(&union(memset_in)) as f64 / 1e6),
+            dataloader_ms: dl_seen.then(|| round3(total(&dl_union) as f64 / 1e6)),
+            dataloader_share: if dl_seen {
+                frac(total(&dl_union))
+            } else {
+                None
+            },
+            sync_calls,
+            sync_calls_total: sync_total,
+            sync_calls_per_step: sync_per_step,
+            sync_calls_per_step_total: sync_per_step_total,
+            pageable_h2d_copies,
+            kernel_count: kernels.len() as u64,
+            kernels_per_step: per_step(kernels.len() as f64),
+            median_kernel_us: median,
+            nccl_kernel_share: (kernel_time > 0)
+                .then(|| round4(nccl_time as f64 / kernel_time as f64)),
+            top_kernels,
+        }
+    }
+}
+
+fn widen(map: &mut BTreeMap<u64, Span>, n: u64, span: Span) {
+    map.entry(n)
+        .and_modify(|s| *s = (s.0.min(span.0), s.1.max(span.1)))
+        .or_insert(span);
+}
+
+/// Sorted, merged union of intervals.
+fn union(mut spans: Vec<Span>) -> Vec<Span> {
+    spans.sort_unstable();
+    let mut out: Vec<Span> = Vec::with_capacity(spans.len().min(1 << 16));
+    for (s, e) in spans {
+        match out.last_mut() {
+            Some(last) if s <= last.1 => last.1 = last.1.max(e),
+            _ => out.push((s, e)),
+        }
+    }
+    out.shrink_to_fit();
+    out
+}
+
+fn total(spans: &[Span]) -> i64 {
+    spans.iter().map(|(s, e)| e - s).sum()
+}
+
+/// Length of the intersection of two merged interval lists.
+fn overlap(a: &[Span], b: &[Span]) -> i64 {
+    let (mut i, mut j, mut sum) = (0, 0, 0);
+    while i < a.len() && j < b.len() {
+        let lo = a[i].0.max(b[j].0);
+        let hi = a[i].1.min(b[j].1);
+        if hi > lo {
+            sum += hi - lo;
+        }
+        if a[i].1 < b[j].1 {
+            i += 1;
+        } else {
+            j += 1;
+        }
+    }
+    sum
+}
+
+fn median_ns(v: &mut [u64]) -> Option<f64> {
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_unstable();
+    let m = v.len() / 2;
+    Some(if v.len() % 2 == 1 {
+        v[m] as f64
+    } else {
+        (v[m - 1] as f64 + v[m] as f64) / 2.0
+    })
+}
+
+fn round3(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
+}
+
+fn round4(x: f64) -> f64 {
+    (x * 10000.0).round() / 10000.0
+}
+
+/// Writes synthetic traces shaped like the ones `torch.profiler` (Kineto) exports: the same
+/// categories, names, argument keys and nesting, on a made-up timeline. Used by the fixtures,
+/// the tests and the `trace_throughput` bench; not a model of any real job.
+pub mod synth {
+    use std::io::{self, Write};
+
+    #[derive(Debug, Clone)]
+    pub struct Spec {
+        pub steps: u32,
+        /// Host time inside DataLoader `__next__` per step, during which the GPU has no work.
+        pub dataloader_us: f64,
+        /// `_MultiProcessingDataLoaderIter` (workers) instead of `_SingleProcessDataLoaderIter`.
+        pub multiprocess: bool,
+        pub kernels_per_step: u32,
+        pub kernel_us: f64,
+        /// GPU gap between consecutive kernels (launch overhead the GPU sees).
+        pub gap_us: f64,
+        pub pageable_copies_per_step: u32,
+        pub pinned_copies_per_step: u32,
+        pub copy_bytes: u64,
+        /// `.item()` calls per step, each a `aten::item` → `aten::_local_scalar_dense` →
+        /// `cudaStreamSynchronize` nest.
+        pub item_calls_per_step: u32,
+        pub nccl_kernels_per_step: u32,
+    }
+
+    /// `num_workers=0`, pageable batches, a `.item()` per step: the GPU waits on the host.
+    pub fn starved() -> Spec {
+        Spec {
+            steps: 5,
+            dataloader_us: 30_000.0,
+            multiprocess: false,
+            kernels_per_step: 40,
+            kernel_us: 200.0,
+            gap_us: 4.0,
+            pageable_copies_per_step: 2,
+            pinned_copies_per_step: 0,
+            copy_bytes: 4 << 20,
+            item_calls_per_step: 1,
+            nccl_kernels_per_step: 0,
+        }
+    }
+
+    /// Workers, pinned memory, long kernels, an all-reduce per step: the GPU stays busy.
+    pub fn well_fed() -> Spec {
+        Spec {
+            steps: 5,
+            dataloader_us: 40.0,
+            multiprocess: true,
+            kernels_per_step: 60,
+            kernel_us: 400.0,
+            gap_us: 3.0,
+            pageable_copies_per_step: 0,
+            pinned_copies_per_step: 2,
+            copy_bytes: 4 << 20,
+            item_calls_per_step: 0,
+            nccl_kernels_per_step: 2,
+        }
+    }
+
+    const KERNELS: [&str; 4] = [
+        "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas",
+        "void at::native::vectorized_elementwise_kernel<4, at::native::GeluCUDAKernelImpl(at::TensorIteratorBase&, at::native::GeluType)::{lambda()#2}::operator()() const::{lambda()#2}::operator()() const::{lambda(c10::BFloat16)#1}, std::array<char*, 2ul> >(int, at::native::GeluCUDAKernelImpl(at::TensorIteratorBase&, at::native::GeluType)::{lambda()#2}::operator()() const::{lambda()#2}::operator()() const::{lambda(c10::BFloat16)#1}, std::array<char*, 2ul>)",
+        "void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<c10::BFloat16, float>(int, float, c10::BFloat16 const*, c10::BFloat16 const*, c10::BFloat16 const*, float*, float*, c10::BFloat16*)",
+        "void cutlass::Kernel2<cutlass_80_wmma_tensorop_bf16_s161616gemm_bf16_32x32_128x2_tn_align8>(cutlass_80_wmma_tensorop_bf16_s161616gemm_bf16_32x32_128x2_tn_align8::Params)",
+    ];
+    const OPS: [&str; 4] = ["aten::linear", "aten::gelu", "aten::layer_norm", "aten::mm"];
+    const NCCL: &str = "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)";
+    const PID: u32 = 2_718_281;
+
+    struct W<'a, T: Write> {
+        out: &'a mut T,
+        first: bool,
+        corr: u64,
+        ext: u64,
+    }
+
+    impl<T: Write> W<'_, T> {
+        fn sep(&mut self) -> io::Result<()> {
+            if self.first {
+                self.first = false;
+                Ok(())
+            } else {
+                self.out.write_all(b",\n")
+            }
+        }
+        fn host(&mut self, cat: &str, name: &str, ts: f64, dur: f64) -> io::Result<()> {
+            self.sep()?;
+            self.ext += 1;
+            write!(
+                self.out,
+                r#"  {{"ph": "X", "cat": "{cat}", "name": "{name}", "pid": {PID}, "tid": {PID}, "ts": {ts:.3}, "dur": {dur:.3}, "args": {{"External id": {ext}, "Record function id": 0, "Ev Idx": {ext}}}}}"#,
+                ext = self.ext
+            )
+        }
+        /// A runtime call plus the GPU activity it launched, linked the way Kineto links them.
+        fn launch(
+            &mut self,
+            runtime: &str,
+            cpu_ts: f64,
+            gpu: (&str, &str, f64, f64, u32),
+            bytes: Option<u64>,
+        ) -> io::Result<()> {
+            let (cat, name, gts, gdur, stream) = gpu;
+            self.corr += 1;
+            let c = self.corr;
+            self.sep()?;
+            write!(
+                self.out,
+                r#"  {{"ph": "X", "cat": "cuda_runtime", "name": "{runtime}", "pid": {PID}, "tid": {PID}, "ts": {cpu_ts:.3}, "dur": 4.100, "args": {{"External id": {e}, "cbid": 211, "correlation": {c}}}}}"#,
+                e = self.ext
+            )?;
+            self.sep()?;
+            match bytes {
+                Some(b) => write!(
+                    self.out,
+                    r#"  {{"ph": "X", "cat": "{cat}", "name": "{name}", "pid": 0, "tid": {stream}, "ts": {gts:.3}, "dur": {gdur:.3}, "args": {{"External id": {e}, "device": 0, "context": 1, "stream": {stream}, "correlation": {c}, "bytes": {b}, "memory bandwidth (GB/s)": 12.5}}}}"#,
+                    e = self.ext
+                )?,
+                None => write!(
+                    self.out,
+                    r#"  {{"ph": "X", "cat": "{cat}", "name": "{name}", "pid": 0, "tid": {stream}, "ts": {gts:.3}, "dur": {gdur:.3}, "args": {{"External id": {e}, "queued": 0, "device": 0, "context": 1, "stream": {stream}, "correlation": {c}, "registers per thread": 128, "shared memory": 65536, "blocks per SM": 1.5, "warps per SM": 12.0, "grid": [132, 1, 1], "block": [384, 1, 1], "est. achieved occupancy %": 19}}}}"#,
+                    e = self.ext
+                )?,
+            }
+            self.sep()?;
+            write!(
+                self.out,
+                r#"  {{"ph": "f", "id": {c}, "pid": 0, "tid": {stream}, "ts": {gts:.3}, "cat": "ac2g", "name": "ac2g", "bp": "e"}}"#
+            )
+        }
+    }
+
+    /// Writes a whole trace with `spec.steps` profiled steps; returns the bytes written.
+    pub fn write<T: Write>(out: &mut T, spec: &Spec) -> io::Result<u64> {
+        let mut counted = Counter { inner: out, n: 0 };
+        write_counted(&mut counted, spec)?;
+        Ok(counted.n)
+    }
+
+    struct Counter<'a, T: Write> {
+        inner: &'a mut T,
+        n: u64,
+    }
+
+    impl<T: Write> Write for Counter<'_, T> {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            let k = self.inner.write(buf)?;
+            self.n += k as u64;
+            Ok(k)
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            self.inner.flush()
+        }
+    }
+
+    fn write_counted<T: Write>(out: &mut T, spec: &Spec) -> io::Result<()> {
+        out.write_all(
+            br#"{
+  "schemaVersion": 1,
+  "deviceProperties": [{"id": 0, "name": "NVIDIA H200", "totalGlobalMem": 150754820096, "computeMajor": 9, "computeMinor": 0, "maxThreadsPerBlock": 1024, "numSms": 132}],
+  "cupti_version": 24, "cuda_runtime_version": 12080, "cuda_driver_version": 13000,
+  "record_shapes": 0, "with_stack": 0, "profile_memory": 0,
+  "traceEvents": [
+"#,
+        )?;
+        let mut w = W {
+            out,
+            first: true,
+            corr: 1000,
+            ext: 0,
+        };
+        let iter = if spec.multiprocess {
+            "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__"
+        } else {
+            "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"
+        };
+        let mut t = 3_152_081_460.0_f64; // host clock, microseconds
+        let mut gpu_free = t; // when the GPU's queue runs dry
+        for step in 0..spec.steps {
+            let step_start = t;
+            let mut body = Vec::new();
+            let mut sub = W {
+                out: &mut body,
+                first: true,
+                corr: w.corr,
+                ext: w.ext,
+            };
+            // Fetch the batch: the GPU has nothing to do meanwhile unless work is queued.
+            let dl_start = t + 6.0;
+            sub.host("user_annotation", iter, dl_start, spec.dataloader_us)?;
+            t = dl_start + spec.dataloader_us + 2.0;
+            let copies = spec.pageable_copies_per_step + spec.pinned_copies_per_step;
+            for i in 0..copies {
+                let name = if i < spec.pageable_copies_per_step {
+                    "Memcpy HtoD (Pageable -> Device)"
+                } else {
+                    "Memcpy HtoD (Pinned -> Device)"
+                };
+                sub.host("cpu_op", "aten::copy_", t, 30.0)?;
+                let g = gpu_free.max(t + 3.0);
+                sub.launch(
+                    "cudaMemcpyAsync",
+                    t + 1.0,
+                    ("gpu_memcpy", name, g, 25.0, 7),
+                    Some(spec.copy_bytes),
+                )?;
+                gpu_free = g + 25.0;
+                t += 32.0;
+            }
+            for i in 0..spec.kernels_per_step {
+                let k = (i as usize) % KERNELS.len();
+                sub.host("cpu_op", OPS[k], t, 9.0)?;
+                let g = gpu_free.max(t + 5.0);
+                sub.launch(
+                    "cudaLaunchKernel",
+                    t + 2.0,
+                    ("kernel", KERNELS[k], g, spec.kernel_us, 7),
+                    None,
+                )?;
+                gpu_free = g + spec.kernel_us + spec.gap_us;
+                t += 11.0;
+            }
+            for _ in 0..spec.nccl_kernels_per_step {
+                sub.host("cpu_op", "c10d::allreduce_", t, 8.0)?;
+                let g = gpu_free.max(t + 5.0);
+                sub.launch(
+                    "cudaLaunchKernel",
+                    t + 2.0,
+                    ("kernel", NCCL, g, spec.kernel_us, 20),
+                    None,
+                )?;
+                gpu_free = g + spec.kernel_us + spec.gap_us;
+                t += 10.0;
+            }
+            for _ in 0..spec.item_calls_per_step {
+                // `.item()` waits for everything queued so far.
+                let wait_end = gpu_free.max(t + 10.0) + 4.0;
+                sub.host("cpu_op", "aten::item", t, wait_end - t)?;
+                sub.host(
+                    "cpu_op",
+                    "aten::_local_scalar_dense",
+                    t + 1.0,
+                    wait_end - t - 2.0,
+                )?;
+                sub.host(
+                    "cuda_runtime",
+                    "cudaStreamSynchronize",
+                    t + 3.0,
+                    wait_end - t - 5.0,
+                )?;
+                t = wait_end;
+            }
+            // The optimizer step and the next `prof.step()` keep the host near the GPU.
+            t = t.max(gpu_free - 50.0) + 20.0;
+            w.corr = sub.corr;
+            w.ext = sub.ext;
+            w.host(
+                "user_annotation",
+                &format!("ProfilerStep#{}", step + 2),
+                step_start,
+                t - step_start,
+            )?;
+            w.out.write_all(b",\n")?;
+            w.out.write_all(&body)?;
+            t += 1.0;
+        }
+        w.out.write_all(
+            b"\n  ],\n  \"traceName\": \"synthetic.pt.trace.json\",\n  \"displayTimeUnit\": \"ms\",\n  \"baseTimeNanoseconds\": 1759300000000000000\n}\n",
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::evidence::testutil::{fixture, fixture_dir};
+    use proptest::prelude::*;
+    use std::io::Write;
+
+    fn make_trace(spec: &synth::Spec) -> Vec<u8> {
+        let mut v = Vec::new();
+        synth::write(&mut v, spec).unwrap();
+        v
+    }
+
+    fn stats(bytes: &[u8]) -> TraceStats {
+        analyze_trace(bytes).unwrap()
+    }
+
+    /// The committed fixtures are the generator's output; `GPUFIX_REGEN=1` rewrites them.
+    #[test]
+    fn fixtures_match_generator() {
+        let dir = fixture_dir().join("trace");
+        let full = make_trace(&synth::starved());
+        let cases = [
+            ("starved.pt.trace.json", full.clone()),
+            ("well_fed.pt.trace.json", make_trace(&synth::well_fed())),
+            (
+                "truncated.pt.trace.json",
+                full[..full.len() * 3 / 5].to_vec(),
+            ),
+        ];
+        for (name, bytes) in cases {
+            let path = dir.join(name);
+            if std::env::var_os("GPUFIX_REGEN").is_some() {
+                std::fs::create_dir_all(&dir).unwrap();
+                std::fs::write(&path, &bytes).unwrap();
+            }
+            let on_disk = std::fs::read(&path).unwrap();
+            assert!(
+                on_disk == bytes,
+                "fixture `{}` is stale: run `GPUFIX_REGEN=1 cargo test --lib evidence::trace` to regenerate",
+                path.display()
+            );
+        }
+    }
+
+    #[test]
+    fn starved_job_shows_low_busy_fraction_and_host_wait() {
+        let s = analyze_trace_file(&fixture_dir().join("trace/starved.pt.trace.json")).unwrap();
+        assert_eq!(s.window, "steps");
+        assert_eq!(s.steps, 5);
+        let busy = s.gpu_kernel_busy_fraction.unwrap();
+        assert!(busy < 0.3, "busy {busy}");
+        assert!(s.dataloader_share.unwrap() > 0.6);
+        assert!(s.idle_waiting_on_host_ms.unwrap() > s.idle_other_ms.unwrap());
+        assert_eq!(s.pageable_h2d_copies.as_ref().unwrap().count, 10);
+        assert_eq!(
+            s.pageable_h2d_copies.as_ref().unwrap().bytes,
+            10 * (4 << 20)
+        );
+        assert_eq!(s.sync_calls_per_step_total, Some(3.0));
+        assert_eq!(s.kernels_per_step, Some(40.0));
+        assert_eq!(s.median_kernel_us, Some(200.0));
+        assert!(!s.truncated);
+        insta::assert_json_snapshot!("trace_starved", s);
+    }
+
+    #[test]
+    fn well_fed_job_keeps_gpu_busy() {
+        let s = analyze_trace_file(&fixture_dir().join("trace/well_fed.pt.trace.json")).unwrap();
+        assert!(s.gpu_kernel_busy_fraction.unwrap() > 0.9);
+        assert_eq!(s.pageable_h2d_copies.as_ref().unwrap().count, 0);
+        assert_eq!(s.sync_calls_total, Some(0));
+        let nccl = s.nccl_kernel_share.unwrap();
+        assert!(nccl > 0.0 && nccl < 0.1, "nccl share {nccl}");
+        assert_eq!(s.top_kernels.len(), 5);
+        insta::assert_json_snapshot!("trace_well_fed", s);
+    }
+
+    #[test]
+    fn truncated_trace_reports_what_it_saw() {
+        let s = analyze_trace_file(&fixture_dir().join("trace/truncated.pt.trace.json")).unwrap();
+        assert!(s.truncated);
+        assert!(s.parse_error.is_some());
+        assert!(s.steps >= 2 && s.steps < 5, "steps {}", s.steps);
+        assert!(s.gpu_kernel_busy_fraction.unwrap() < 0.3);
+    }
+
+    #[test]
+    fn gzip_is_detected_by_magic_bytes() {
+        let plain = fixture("trace/well_fed.pt.trace.json");
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(plain.as_bytes()).unwrap();
+        let gz = gz.finish().unwrap();
+        assert_eq!(stats(&gz), stats(plain.as_bytes()));
+        // A truncated gzip stream still yields the events before the cut.
+        let cut = analyze_trace(&gz[..gz.len() / 2]).unwrap();
+        assert!(cut.truncated && cut.events_seen > 0);
+    }
+
+    #[test]
+    fn busy_fraction_is_the_union_of_overlapping_kernels() {
+        let json = r#"{"traceEvents": [
+            {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#0", "ts": 0, "dur": 100},
+            {"ph": "X", "cat": "kernel", "name": "a", "ts": 10, "dur": 30},
+            {"ph": "X", "cat": "kernel", "name": "b", "ts": 20, "dur": 30},
+            {"ph": "X", "cat": "kernel", "name": "c", "ts": 90, "dur": 40},
+            {"ph": "X", "cat": "gpu_memset", "name": "Memset (Device)", "ts": 60, "dur": 10}
+        ]}"#;
+        let s = stats(json.as_bytes());
+        // [10,50) ∪ [90,100) clipped to the step = 50 of 100.
+        assert_eq!(s.gpu_kernel_busy_fraction, Some(0.5));
+        assert_eq!(s.gpu_busy_fraction, Some(0.6));
+        assert_eq!(s.gpu_idle_ms, Some(0.04));
+        assert_eq!(s.gpu_memset_count, 1);
+        assert_eq!(s.kernel_count, 3);
+        assert_eq!(s.median_kernel_us, Some(30.0));
+    }
+
+    #[test]
+    fn host_wait_counts_only_gpu_idle_time_under_host_spans() {
+        let json = r#"[
+            {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "ts": 0, "dur": 100},
+            {"ph": "X", "cat": "user_annotation", "name": "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", "ts": 0, "dur": 40},
+            {"ph": "X", "cat": "kernel", "name": "k", "ts": 30, "dur": 50},
+            {"ph": "X", "cat": "cuda_runtime", "name": "cudaDeviceSynchronize", "ts": 85, "dur": 5}
+        ]"#;
+        let s = stats(json.as_bytes());
+        // idle: [0,30) and [80,100) = 50; host spans idle: [0,30) and [85,90) = 35.
+        assert_eq!(s.gpu_idle_ms, Some(0.05));
+        assert_eq!(s.idle_waiting_on_host_ms, Some(0.035));
+        assert_eq!(s.idle_other_ms, Some(0.015));
+        assert_eq!(s.dataloader_share, Some(0.4));
+        assert_eq!(s.sync_calls.unwrap()["cudaDeviceSynchronize"], 1);
+    }
+
+    #[test]
+    fn trace_without_steps_is_analysed_whole_and_cpu_only_trace_has_no_gpu_figures() {
+        let json = r#"{"traceEvents": [
+            {"ph": "X", "cat": "cpu_op", "name": "aten::add", "ts": 1000.5, "dur": 10},
+            {"ph": "X", "cat": "cpu_op", "name": "aten::item", "ts": 1020.5, "dur": 10}
+        ]}"#;
+        let s = stats(json.as_bytes());
+        assert_eq!(s.window, "whole_trace");
+        assert_eq!(s.steps, 0);
+        assert_eq!(s.duration_ms, 0.03);
+        assert_eq!(s.gpu_kernel_busy_fraction, None);
+        assert_eq!(s.pageable_h2d_copies, None);
+        assert_eq!(s.sync_calls_total, Some(1));
+        assert_eq!(s.sync_calls_per_step, None);
+    }
+
+    #[test]
+    fn odd_elements_and_types_are_skipped_not_fatal() {
+        let json = r#"{"meta": {"x": [1, 2]}, "traceEvents": [
+            42, "text", null, [1, {"a": 2}],
+            {"ph": "X", "cat": 7, "name": {"n": 1}, "ts": "12.5", "dur": [1]},
+            {"ph": "X", "cat": "kernel", "name": "k", "ts": "10", "dur": "5", "args": [1, 2]},
+            {"ph": "M", "name": "process_name", "args": {"name": "python"}},
+            {"ph": "X", "cat": "kernel", "name": "neg", "ts": 1, "dur": -3}
+        ]}"#;
+        let s = stats(json.as_bytes());
+        assert_eq!(s.events_seen, 8);
+        assert_eq!(s.kernel_count, 1);
+        assert!(!s.truncated);
+    }
+
+    #[test]
+    fn non_traces_are_errors() {
+        let inputs: [&[u8]; 6] = [
+            b"",
+            b"hello",
+            b"{}",
+            b"[]",
+            br#"{"traceEvents": 3}"#,
+            b"\x1f\x8bjunk",
+        ];
+        for bytes in inputs {
+            assert!(
+                matches!(analyze_trace(bytes), Err(TraceError::NotATrace(_))),
+                "{bytes:?}"
+            );
+        }
+        let missing = analyze_trace_file(Path::new("/nonexistent/trace.json"));
+        assert!(matches!(missing, Err(TraceError::Open { .. })));
+    }
+
+    #[test]
+    fn large_epoch_timestamps_keep_sub_microsecond_precision() {
+        let json = r#"[
+            {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#7", "ts": 1759300000123456.25, "dur": 2.0},
+            {"ph": "X", "cat": "kernel", "name": "k", "ts": 1759300000123456.75, "dur": 0.5}
+        ]"#;
+        let s = stats(json.as_bytes());
+        assert_eq!(s.gpu_kernel_busy_fraction, Some(0.25));
+    }
+
+    #[test]
+    fn truncation_at_every_4093_bytes_never_panics_and_stays_bounded() {
+        let full = fixture("trace/starved.pt.trace.json");
+        let mut last_events = 0;
+        for cut in (0..full.len()).step_by(4093) {
+            match analyze_trace(&full.as_bytes()[..cut]) {
+                Ok(s) => {
+                    assert!(s.truncated);
+                    // Longer prefixes never see fewer events.
+                    assert!(s.events_seen >= last_events);
+                    last_events = s.events_seen;
+                }
+                Err(TraceError::NotATrace(_)) => assert_eq!(last_events, 0),
+                Err(e) => panic!("{e}"),
+            }
+        }
+    }
+
+    fn cases() -> u32 {
+        256
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig {
+            failure_persistence: None,
+            ..ProptestConfig::with_cases(cases())
+        })]
+
+        #[test]
+        fn random_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..2048)) {
+            let _ = analyze_trace(bytes.as_slice());
+        }
+
+        #[test]
+        fn any_truncation_parses_a_prefix(frac in 0.0f64..1.0) {
+            let full = fixture("trace/starved.pt.trace.json");
+            let cut = ((full.len() as f64 * frac) as usize).min(full.len());
+            if let Ok(s) = analyze_trace(&full.as_bytes()[..cut]) {
+                prop_assert!(s.events_seen > 0);
+                prop_assert!(s.top_kernels.len() <= 5);
+                if let Some(b) = s.gpu_kernel_busy_fraction {
+                    prop_assert!((0.0..=1.0).contains(&b));
+                }
+            }
+        }
+
+        #[test]
+        fn garbled_events_never_panic(
+            ts in proptest::num::f64::ANY, dur in proptest::num::f64::ANY,
+            name in ".{0,40}", cat in prop::sample::select(vec!["kernel", "gpu_memcpy", "cpu_op", "user_annotation", "x"]),
+        ) {
+            let ev = serde_json::json!({"traceEvents": [
+                {"ph": "X", "cat": cat, "name": name, "ts": ts, "dur": dur},
+                {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "ts": 0, "dur": 10}
+            ]});
+            let s = analyze_trace(ev.to_string().as_bytes()).unwrap();
+            if let Some(b) = s.gpu_kernel_busy_fraction {
+                prop_assert!((0.0..=1.0).contains(&b));
+            }
+        }
+
+        #[test]
+        fn very_long_names_are_clipped(n in 1usize..200_000) {
+            let name = "k".repeat(n);
+            let json = format!(r#"[{{"ph": "X", "cat": "kernel", "name": "{name}", "ts": 0, "dur": 1}}]"#);
+            let s = analyze_trace(json.as_bytes()).unwrap();
+            prop_assert!(s.top_kernels[0].name.len() <= crate::evidence::MAX_TEXT + 3);
+        }
+    }
+}
