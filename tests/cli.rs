@@ -73,7 +73,7 @@ mod schemas {
 
     #[test]
     fn committed_schemas_match_the_types() {
-        for name in ["playbook", "values", "report", "snapshot"] {
+        for name in ["playbook", "values", "report", "plan"] {
             let out = run(&["schema", name]);
             assert_eq!(out.code, 0);
             let path = repo().join(format!("schemas/{name}.schema.json"));

@@ -168,9 +168,9 @@ gpufix audit --format nagios\n  gpufix audit --format junit > gpufix.xml")]
     /// Record everything the probes read into one JSON file, for replay with --snapshot.
     #[command(after_help = "Example:\n  gpufix snapshot -o node17.json && gpufix plan --snapshot node17.json")]
     Snapshot(snapshot::SnapshotArgs),
-    /// Print a JSON Schema: playbook, values, report or snapshot.
+    /// Print a JSON Schema: playbook, values, report, plan or snapshot.
     Schema {
-        #[arg(value_parser = ["playbook", "values", "report", "snapshot"])]
+        #[arg(value_parser = ["playbook", "values", "report", "plan", "snapshot"])]
         name: String,
     },
 }
@@ -356,7 +356,8 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
                 "playbook" => playbook::validate::playbook_schema(),
                 "values" => playbook::validate::values_schema(),
                 "report" => serde_json::to_value(schemars::schema_for!(crate::report::Report))?,
-                _ => crate::host::recorded::snapshot_schema(),
+                "plan" => serde_json::to_value(schemars::schema_for!(crate::plan::PlanFile))?,
+                _ => serde_json::from_str(include_str!("../../schemas/snapshot.schema.json"))?,
             };
             println!("{}", serde_json::to_string_pretty(&v)?);
             Ok(0)

@@ -253,7 +253,9 @@ fn judge(
     ctx.insert("params".into(), Value::Object(r.params.clone()));
     ctx.insert("inputs".into(), inputs_v.clone());
     ctx.insert("host".into(), host_v.clone());
-    let mut unknown = None;
+    // A probe that could not answer leaves its name out of the context: the verdict is unknown
+    // only if the expressions actually read it (`x is defined and …` may short-circuit).
+    let mut unknown: Vec<(String, String)> = Vec::new();
     let missing = ProbeOutcome::Unknown("probe was not run".into());
     for (alias, slot) in mine {
         let outcome = match slot {
@@ -275,15 +277,11 @@ fn judge(
                 res.reason = Some(format!("probe `{alias}`: {why}"));
                 return res;
             }
-            ProbeOutcome::Unknown(why) => {
-                unknown.get_or_insert_with(|| format!("probe `{alias}`: {why}"));
-            }
+            ProbeOutcome::Unknown(why) => unknown.push((alias.clone(), why.clone())),
         }
     }
-    if let Some(why) = unknown {
-        let mut res = base_result(r, Verdict::Unknown);
-        res.reason = Some(why);
-        return res;
+    if !unknown.is_empty() {
+        ctx.insert("__unknown_probes".into(), Value::Object(unknown.iter().map(|(a, w)| (a.clone(), Value::String(w.clone()))).collect()));
     }
     let ctx = Value::Object(ctx);
     if let Some(a) = &r.rule.applies_when {
@@ -400,6 +398,10 @@ fn reason_for(ctx: &Value, src: &str, err: &str, vars: &BTreeSet<String>, label:
         .iter()
         .filter(|v| expr::lookup(ctx, v).is_none())
         .map(|v| {
+            let root = v.split('.').next().unwrap_or(v);
+            if let Some(why) = ctx.get("__unknown_probes").and_then(|u| u.get(root)).and_then(Value::as_str) {
+                return format!("probe `{root}`: {why}");
+            }
             let field = v.rsplit('.').next().unwrap_or(v);
             let why = find_unavailable(ctx, field);
             match why {
@@ -408,6 +410,8 @@ fn reason_for(ctx: &Value, src: &str, err: &str, vars: &BTreeSet<String>, label:
             }
         })
         .collect();
+    let mut seen = BTreeSet::new();
+    let missing: Vec<String> = missing.into_iter().filter(|m| seen.insert(m.clone())).collect();
     if missing.is_empty() { format!("`{src}`: {err}") } else { missing.join(", ") }
 }
 

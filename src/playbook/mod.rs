@@ -27,7 +27,14 @@ pub struct SourceFile {
 }
 
 /// The built-in playbooks, embedded in the binary.
-pub static BUILTIN: &[(&str, &str)] = &[("driver.yaml", include_str!("../../playbooks/driver.yaml"))];
+pub static BUILTIN: &[(&str, &str)] = &[
+    ("driver.yaml", include_str!("../../playbooks/driver.yaml")),
+    ("cuda.yaml", include_str!("../../playbooks/cuda.yaml")),
+    ("data.yaml", include_str!("../../playbooks/data.yaml")),
+    ("launch.yaml", include_str!("../../playbooks/launch.yaml")),
+    ("memory.yaml", include_str!("../../playbooks/memory.yaml")),
+    ("comm.yaml", include_str!("../../playbooks/comm.yaml")),
+];
 
 pub fn builtin_sources() -> Vec<SourceFile> {
     BUILTIN

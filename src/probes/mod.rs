@@ -137,7 +137,9 @@ pub fn check_params(kind: &dyn ProbeKind, params: &Map<String, Value>) -> Vec<St
                 ));
             }
             Some(spec) => {
-                if !type_matches(spec.ty, v) {
+                // a template renders to its value's type at run time
+                let templated = v.as_str().is_some_and(|s| s.contains("{{"));
+                if !templated && !type_matches(spec.ty, v) {
                     errs.push(format!(
                         "probe parameter `{k}` of `{}` must be {}, found {}",
                         kind.name(),

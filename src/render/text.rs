@@ -96,7 +96,8 @@ fn render_rule(out: &mut String, r: &RuleResult, st: Style) {
         let _ = writeln!(out, "            why: {}", r.why.split_whitespace().collect::<Vec<_>>().join(" "));
     }
     if let Some(fix) = &r.fix {
-        let _ = writeln!(out, "            fix ({}, takes effect after restarting {}):", fix.safety.as_str(), fix.restart);
+        let when = if fix.restart == "nothing" { "takes effect at once".to_string() } else { format!("takes effect after restarting {}", fix.restart) };
+        let _ = writeln!(out, "            fix ({}, {when}):", fix.safety.as_str());
         for a in &fix.actions {
             let _ = writeln!(out, "              - {}", describe_action(a));
         }
