@@ -110,6 +110,12 @@ fn all_verdicts() -> Report {
         diff: Some("--- /etc/environment\n+++ /etc/environment\n@@ -1,2 +1 @@\n PATH=/usr/bin\n-CUDA_LAUNCH_BLOCKING=1\n".into()),
         before: None,
         after: None,
+        before_text: Some("PATH=/usr/bin\nCUDA_LAUNCH_BLOCKING=1\n".into()),
+        after_text: Some("PATH=/usr/bin\n".into()),
+        part: "file".into(),
+        action: serde_json::json!({"name": "CUDA_LAUNCH_BLOCKING"}),
+        fingerprint: "sha256:0".into(),
+        restart: "the training job".into(),
     });
     r
 }

@@ -879,6 +879,7 @@ mod tests {
             let p = match name {
                 "mounts" | "diskstats" => json!({"path": "/home/user/data"}),
                 "fstab" => json!({"mount_point": "/"}),
+                "dir" => json!({"path": "/sys/block"}),
                 "sysfs" => json!({"path": "/sys/kernel/mm/transparent_hugepage/enabled"}),
                 "file" => json!({"path": "/etc/os-release", "parse": "dotenv"}),
                 "command" => {

@@ -50,7 +50,8 @@ fn schema_check(file: &str, text: &str, doc: &Value, schema: &Value, what: &str)
         Err(e) => return vec![Diagnostic::new("internal", file, format!("bad built-in schema: {e}"), "report this bug")],
     };
     let mut out = Vec::new();
-    for err in validator.iter_errors(doc) {
+    for top in validator.iter_errors(doc) {
+        let err = most_specific(&top);
         let mut path = err.instance_path().to_string();
         let (code, message, help) = match err.kind() {
             jsonschema::error::ValidationErrorKind::AdditionalProperties { unexpected } => {
@@ -72,7 +73,11 @@ fn schema_check(file: &str, text: &str, doc: &Value, schema: &Value, what: &str)
             jsonschema::error::ValidationErrorKind::Required { property } => (
                 "missing-key",
                 format!("missing required key {property} in {what}"),
-                format!("add {property}"),
+                if property.as_str() == Some("expires") {
+                    "a waiver must end: add `expires: YYYY-MM-DD` (it stops waiving on that day)".to_string()
+                } else {
+                    format!("add {property}")
+                },
             ),
             _ => (
                 "schema",
@@ -84,6 +89,23 @@ fn schema_check(file: &str, text: &str, doc: &Value, schema: &Value, what: &str)
         out.push(Diagnostic::new(code, file, message, help).at(if path.is_empty() { "/".into() } else { path }, line));
     }
     out
+}
+
+/// For `anyOf` (how an optional field is written: the type or null), report the error inside
+/// the branch that is not `null`: "missing key `expires`" rather than "not valid under anyOf".
+fn most_specific<'x, 'b>(err: &'x jsonschema::ValidationError<'b>) -> &'x jsonschema::ValidationError<'b> {
+    if let jsonschema::error::ValidationErrorKind::AnyOf { context } = err.kind() {
+        let here = err.instance_path().to_string();
+        let branch = context.iter().find(|errs| {
+            !errs.iter().any(|e| {
+                matches!(e.kind(), jsonschema::error::ValidationErrorKind::Type { .. }) && e.instance_path().to_string() == here
+            })
+        });
+        if let Some(first) = branch.and_then(|b| b.first()) {
+            return most_specific(first);
+        }
+    }
+    err
 }
 
 /// Property names allowed by the object schema that an `additionalProperties` error came from.
@@ -379,7 +401,11 @@ impl Scope<'_> {
                     format!("`{root}.{name}` is not declared"),
                     did_you_mean(name, fields.iter().copied()).unwrap_or_else(|| {
                         if root == "params" {
-                            format!("declare it under `params:` (declared: {})", fields.join(", "))
+                            if fields.is_empty() {
+                                "declare it under `params:` (this rule declares no parameters)".to_string()
+                            } else {
+                                format!("declare it under `params:` (declared: {})", fields.join(", "))
+                            }
                         } else {
                             format!("`{root}` has: {}", fields.join(", "))
                         }
