@@ -413,6 +413,16 @@ def cmd_combine(a: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_get(a: argparse.Namespace) -> int:
+    """Print one dotted key of a JSON file (nothing, exit 0, when the file or key is missing)."""
+    data, _err = load_json(Path(a.file))
+    for k in a.key.split("."):
+        data = data.get(k) if isinstance(data, dict) else None
+    if data is not None:
+        print(data if not isinstance(data, (dict, list, bool)) else json.dumps(data))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -474,6 +484,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--set", action="append")
     p.add_argument("--append", action="append")
     p.set_defaults(fn=cmd_meta)
+
+    p = sub.add_parser("get", help="print one key of a JSON file")
+    p.add_argument("--file", required=True)
+    p.add_argument("--key", required=True)
+    p.set_defaults(fn=cmd_get)
 
     p = sub.add_parser("combine", help="gather files into one JSON object")
     p.add_argument("--out", required=True)

@@ -250,10 +250,16 @@ def render(doc: dict) -> str:
         lines += ["", "Skipped: " + "; ".join(doc["skipped"]) + "."]
     sizing = doc.get("sizing")
     if sizing:
-        d, m = sizing.get("data_only") or {}, sizing.get("model_only") or {}
-        lines += ["", "## Sizing", "",
-                  f"Data pipeline alone: {num(d.get('samples_per_s'))} samples/s; GPU alone (one batch kept on the GPU): {num(m.get('samples_per_s'))} samples/s "
-                  f"({num(m.get('gpu_util_mean'))}% util). The healthy job is GPU-bound when the second is well below the first."]
+        d, m, c = sizing.get("data_only") or {}, sizing.get("model_only") or {}, sizing.get("calibration") or {}
+        lines += ["", "## Sizing", ""]
+        if m:
+            lines.append(f"- GPU alone (one batch kept on the GPU, no loader): {num(m.get('samples_per_s'))} samples/s ({num(m.get('gpu_util_mean'))}% util).")
+        if c:
+            lines.append(f"- Decode cost set to {c.get('target_ms')} ms per item (4 workers match the GPU): {c.get('decode_passes')} blur passes, "
+                         f"{c.get('expected_ms')} ms measured in one process ({c.get('base_ms')} ms base + {c.get('per_pass_ms')} ms per pass).")
+        if d:
+            lines.append(f"- Data pipeline alone (8 workers, no GPU work): {num(d.get('samples_per_s'))} samples/s.")
+        lines.append("- The healthy job is GPU-bound when the data pipeline's rate is well above the GPU's.")
     lines += [""] + overhead(doc)
     lines += [""] + details(doc)
     return "\n".join(lines).rstrip() + "\n"

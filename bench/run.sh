@@ -141,40 +141,63 @@ pack_artifacts() {
 meta_set() { "$PY" "$H" meta --file "$META" --set "$1=$2"; }
 json_str() { "$PY" -c 'import json,sys; print(json.dumps(sys.argv[1]))' "$1"; }
 
-# ---- host facts and calibration ----------------------------------------------------------------
+# ---- host facts --------------------------------------------------------------------------------
 log "gpufix benchmark: work folder $WORK, results to $OUT"
 gpu_line=$(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null | head -n 1 || true)
 gpufix_version=$("$GPUFIX" --version 2>/dev/null | head -n 1 || true)
 meta_set generated_at "$(json_str "$(date -u +%Y-%m-%dT%H:%M:%SZ)")"
 meta_set host "{\"gpu\": $(json_str "$gpu_line"), \"cpus\": $(nproc), \"kernel\": $(json_str "$(uname -r)")}"
 meta_set gpufix "{\"path\": $(json_str "$GPUFIX"), \"version\": $(json_str "$gpufix_version")}"
-if [[ -z $DECODE_PASSES ]]; then
-  calib=$("$PY" "$BENCH/imagedata.py" --calibrate 2.0)
-  DECODE_PASSES=$("$PY" -c 'import json,sys; print(json.loads(sys.argv[1])["decode_passes"])' "$calib")
-  meta_set calibration "$calib"
-  log "decode cost calibrated: $calib"
-fi
-meta_set settings "{\"quick\": $QUICK, \"measure_s\": $MEASURE_S, \"plan_sample\": \"$PLAN_SAMPLE\", \"warmup_steps\": $WARMUP_STEPS, \"profile_steps\": $PROFILE_STEPS, \"decode_passes\": $DECODE_PASSES, \"repeat\": $REPEAT, \"ab_window_s\": $AB_WINDOW_S, \"budget_s\": $BUDGET_S}"
 meta_set fault_order '[]'
 meta_set skipped '[]'
+
+# ---- sizing: fit the data cost to this GPU -----------------------------------------------------
+# The GPU's rate G on the healthy model (one batch kept on the GPU, no loader) sets the decode
+# cost per item to HEADROOM_WORKERS / G seconds: 4 workers then match the GPU, so the healthy
+# 8 workers have 2x headroom (the job is GPU-bound), 2 workers feed about half of G and the
+# main process alone about a quarter. --decode-passes N skips this.
+HEADROOM_WORKERS=4
+SIZING_SETS=(--set "train.max_seconds=$(( QUICK ? 3 : 5 ))" --set "train.warmup_steps=$WARMUP_STEPS"
+  --set "train.warmup_max_s=$WARMUP_MAX_S")
+sdir="$WORK/sizing"
+sizing_parts=()
+if [[ -z $DECODE_PASSES ]]; then
+  log "sizing: GPU rate of the healthy model (model_only run)"
+  "$PY" "$H" make-job --base "$BENCH/configs/healthy.yaml" --dir "$sdir" --name sizing "${SIZING_SETS[@]}" >/dev/null
+  start_job "$sdir" model_only "$JOB_LIMIT" --mode model_only
+  wait_job
+  gpu_rate=$("$PY" "$H" get --file "$sdir/model_only/job.json" --key samples_per_s)
+  if [[ -n $gpu_rate ]]; then
+    target_ms=$("$PY" -c 'import sys; print(round(min(20.0, max(0.5, 1000.0 * float(sys.argv[1]) / float(sys.argv[2]))), 3))' "$HEADROOM_WORKERS" "$gpu_rate")
+    log "sizing: GPU alone $gpu_rate samples/s, so $target_ms ms of decode per item"
+  else
+    target_ms=2.0
+    log "sizing: the model_only run failed (exit $JOB_RC, see $sdir/model_only/job.log); using $target_ms ms per item"
+  fi
+  sizing_parts+=("model_only=$sdir/model_only/job.json")
+  "$PY" "$BENCH/imagedata.py" --calibrate "$target_ms" >"$WORK/calibration.json"
+  sizing_parts+=("calibration=$WORK/calibration.json")
+  DECODE_PASSES=$("$PY" "$H" get --file "$WORK/calibration.json" --key decode_passes)
+  log "sizing: $(cat "$WORK/calibration.json")"
+fi
+if (( SIZING )); then
+  log "sizing: data pipeline alone (data_only run)"
+  "$PY" "$H" make-job --base "$BENCH/configs/healthy.yaml" --dir "$sdir" --name sizing "${SIZING_SETS[@]}" \
+    --set "data.decode_passes=$DECODE_PASSES" >/dev/null
+  start_job "$sdir" data_only "$JOB_LIMIT" --mode data_only
+  wait_job
+  log "sizing: data pipeline $("$PY" "$H" get --file "$sdir/data_only/job.json" --key samples_per_s) samples/s"
+  sizing_parts+=("data_only=$sdir/data_only/job.json")
+fi
+if (( ${#sizing_parts[@]} )); then
+  "$PY" "$H" combine --out "$WORK/sizing.json" "${sizing_parts[@]}"
+fi
+meta_set settings "{\"quick\": $QUICK, \"measure_s\": $MEASURE_S, \"plan_sample\": \"$PLAN_SAMPLE\", \"warmup_steps\": $WARMUP_STEPS, \"profile_steps\": $PROFILE_STEPS, \"decode_passes\": $DECODE_PASSES, \"repeat\": $REPEAT, \"ab_window_s\": $AB_WINDOW_S, \"budget_s\": $BUDGET_S}"
 
 # Keys every job gets on top of the fault's own overrides.
 COMMON_SETS=(--set "train.max_seconds=$MEASURE_S" --set "train.warmup_steps=$WARMUP_STEPS"
   --set "train.warmup_max_s=$WARMUP_MAX_S" --set "train.profile_steps=$PROFILE_STEPS"
   --set "data.decode_passes=$DECODE_PASSES")
-
-# ---- sizing: data pipeline capacity vs GPU capacity --------------------------------------------
-if (( SIZING )); then
-  log "sizing: data_only and model_only runs of the healthy config"
-  sdir="$WORK/sizing"
-  "$PY" "$H" make-job --base "$BENCH/configs/healthy.yaml" --dir "$sdir" --name sizing "${COMMON_SETS[@]}" >/dev/null
-  for mode in data_only model_only; do
-    start_job "$sdir" "$mode" "$JOB_LIMIT" --mode "$mode"
-    wait_job
-    log "  $mode: $(cat "$sdir/$mode/job.json" 2>/dev/null | "$PY" -c 'import json,sys; d=json.load(sys.stdin); print(d["samples_per_s"], "samples/s, gpu util", d["gpu_util_mean"])' 2>/dev/null || echo "failed (exit $JOB_RC), see $sdir/$mode/job.log")"
-  done
-  "$PY" "$H" combine --out "$WORK/sizing.json" "data_only=$sdir/data_only/job.json" "model_only=$sdir/model_only/job.json"
-fi
 
 # ---- one fault ---------------------------------------------------------------------------------
 run_fault() {

@@ -333,7 +333,7 @@ class EndToEndTest(unittest.TestCase):
         env = dict(os.environ, BENCH_TRAIN=str(BENCH / "testdata" / "fake_train.py"))
         p = subprocess.run(
             ["bash", str(BENCH / "run.sh"), "--gpufix", str(gpufix), "--out", str(d / "out"), "--work", str(d / "work"),
-             "--quick", "--measure-s", "1", "--ab-window", "1", "--python", sys.executable, "--decode-passes", "1"],
+             "--quick", "--measure-s", "1", "--ab-window", "1", "--python", sys.executable, "--sizing"],
             env=env, capture_output=True, text=True, timeout=300,
         )
         self.assertEqual(p.returncode, 0, p.stdout[-3000:] + p.stderr[-3000:])
@@ -349,6 +349,11 @@ class EndToEndTest(unittest.TestCase):
         self.assertIsNone(by["item_sync"]["after"])
         self.assertEqual(by["slow_disk_simulated"]["plan"]["fired"], ["data.dataloader-wait"])
         self.assertIsNotNone(res["overhead"]["ab"]["unwatched_mean"])
+        # the stand-in job reports 1000 samples/s alone, so 4 workers' worth is 4 ms per item
+        self.assertEqual(res["sizing"]["calibration"]["target_ms"], 4.0)
+        self.assertEqual(res["sizing"]["model_only"]["samples_per_s"], 1000.0)
+        self.assertIn("data_only", res["sizing"])
+        self.assertEqual(res["settings"]["decode_passes"], res["sizing"]["calibration"]["decode_passes"])
         for name in ("results.json", "RESULTS.md", "run.log", "artifacts.tar.gz"):
             self.assertTrue((d / "out" / name).exists(), name)
         self.assertLessEqual(len(list((d / "out").iterdir())), 8)

@@ -136,11 +136,12 @@ class UtilSampler:
             import pynvml
 
             pynvml.nvmlInit()
-            handle = (
-                pynvml.nvmlDeviceGetHandleByPciBusId(pci_bus_id)
-                if pci_bus_id
-                else pynvml.nvmlDeviceGetHandleByIndex(device_index)
-            )
+            try:
+                handle = pynvml.nvmlDeviceGetHandleByPciBusId(pci_bus_id) if pci_bus_id else None
+            except Exception:
+                handle = None
+            if handle is None:
+                handle = pynvml.nvmlDeviceGetHandleByIndex(device_index)
             self._read = lambda: float(pynvml.nvmlDeviceGetUtilizationRates(handle).gpu)
             self.source = "nvml"
         except Exception as e:  # no pynvml, or NVML refused: fall back to the CLI
@@ -304,22 +305,11 @@ def main(argv: list[str] | None = None) -> int:
     import torch
     import torch.nn as nn
     import torch.nn.functional as F
-    from torch.utils.data import DataLoader, Dataset
+    from torch.utils.data import DataLoader
 
     if not torch.cuda.is_available():
         print("error: torch sees no CUDA device", file=sys.stderr)
         return 1
-
-    class Images(Dataset):
-        def __init__(self, src: ImageSource) -> None:
-            self.src = src
-
-        def __len__(self) -> int:
-            return len(self.src)
-
-        def __getitem__(self, i: int):
-            img, label = self.src[i]
-            return torch.from_numpy(img), label
 
     torch.manual_seed(t["seed"])
     src = ImageSource(
@@ -338,8 +328,9 @@ def main(argv: list[str] | None = None) -> int:
         loader_kw["prefetch_factor"] = d["prefetch_factor"]
     effective = {"num_workers": nw, "pin_memory": d["pin_memory"], "persistent_workers": bool(nw and d["persistent_workers"])}
 
-    # workers fork before CUDA starts in this process, and begin decoding while the model builds
-    batches = iter(DataLoader(Images(src), **loader_kw)) if args.mode != "model_only" else None
+    # ImageSource is a map-style dataset as it is (numpy items; default_collate makes tensors).
+    # Workers fork before CUDA starts in this process, and decode while the model builds.
+    batches = iter(DataLoader(src, **loader_kw)) if args.mode != "model_only" else None
 
     device = torch.device("cuda")
     torch.backends.cudnn.benchmark = t["cudnn_benchmark"]
@@ -408,6 +399,9 @@ def main(argv: list[str] | None = None) -> int:
     warm = run_for(int(t["warmup_steps"]), float(t["warmup_max_s"]), min(3, int(t["warmup_steps"])))
     torch.cuda.synchronize()
     timings["warmup_s"] = round(time.monotonic() - t_start, 3)
+    # cudnn's autotuning (first steps) leaves large workspace blocks cached; drop them so the
+    # memory evidence shows the steady state of training, not the tuning
+    torch.cuda.empty_cache()
 
     trace_written = None
     if trace_out is not None and args.mode != "data_only" and stop["signal"] is None:
@@ -427,8 +421,11 @@ def main(argv: list[str] | None = None) -> int:
         torch.cuda.synchronize()
         trace_written = str(trace_out) if trace_out.exists() else None
         timings["profile_s"] = round(time.monotonic() - t0, 3)
-        # the loader queue filled while the trace was exported; drain it so the window is steady
-        run_for(int(t["warmup_steps"]), float(t["settle_max_s"]), 1)
+    if trace_written or t["fragment"]:
+        # settle: the loader queue filled while the trace was exported, so drain it; and the
+        # fragmentation pattern needs a full cycle of sizes again after empty_cache()
+        cycle = int(t["fragment_cycle"]) if t["fragment"] else 1
+        run_for(max(int(t["warmup_steps"]), cycle), float(t["settle_max_s"]), cycle)
 
     memory: dict = {}
     if args.mode != "data_only":
