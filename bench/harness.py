@@ -159,7 +159,14 @@ def judge_plan(plan: dict | None, error: str | None, expect: list[str], also_ok:
         return {"parsed": False, "error": error, "fails": [], "fired": [], "detected": False, "false_findings": []}
     results = plan.get("results") if isinstance(plan, dict) else None
     if not isinstance(results, list):
-        return {"parsed": False, "error": "plan JSON has no `results` list", "fails": [], "fired": [], "detected": False, "false_findings": []}
+        return {
+            "parsed": False,
+            "error": "plan JSON has no `results` list",
+            "fails": [],
+            "fired": [],
+            "detected": False,
+            "false_findings": [],
+        }
     verdicts = {r.get("id"): r.get("verdict") for r in results if isinstance(r, dict)}
     fails = sorted(i for i, v in verdicts.items() if v == "fail")
     fired = [i for i in expect if verdicts.get(i) == "fail"]
@@ -167,9 +174,7 @@ def judge_plan(plan: dict | None, error: str | None, expect: list[str], also_ok:
     false_findings = [i for i in fails if i not in expect and i not in also_ok]
     symptoms = [i for i in fails if i in also_ok]
     messages = {
-        r.get("id"): r.get("messages") or []
-        for r in results
-        if isinstance(r, dict) and r.get("verdict") == "fail"
+        r.get("id"): r.get("messages") or [] for r in results if isinstance(r, dict) and r.get("verdict") == "fail"
     }
     return {
         "parsed": True,
@@ -205,19 +210,22 @@ def cmd_time_cmd(a: argparse.Namespace) -> int:
         raise SystemExit("error: no command given after --")
     runs, rcs = [], []
     for i in range(a.repeat):
-        out = open(a.keep_output, "wb") if (a.keep_output and i == 0) else subprocess.DEVNULL
-        t0 = time.perf_counter()
-        try:
-            p = subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT if a.keep_output and i == 0 else subprocess.DEVNULL, timeout=a.timeout)
-            rcs.append(p.returncode)
-        except subprocess.TimeoutExpired:
-            rcs.append("timeout")
-        except OSError as e:
-            rcs.append(f"error: {e.strerror}")
-        runs.append(round(time.perf_counter() - t0, 4))
-        if out is not subprocess.DEVNULL:
-            out.close()
-    print(json.dumps({"command": " ".join(cmd), "median_s": round(statistics.median(runs), 4), "runs_s": runs, "exit_codes": rcs}))
+        keep = bool(a.keep_output) and i == 0
+        with open(a.keep_output if keep else os.devnull, "wb") as out:
+            t0 = time.perf_counter()
+            try:
+                p = subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT, timeout=a.timeout, check=False)
+                rcs.append(p.returncode)
+            except subprocess.TimeoutExpired:
+                rcs.append("timeout")
+            except OSError as e:
+                rcs.append(f"error: {e.strerror}")
+            runs.append(round(time.perf_counter() - t0, 4))
+    print(
+        json.dumps(
+            {"command": " ".join(cmd), "median_s": round(statistics.median(runs), 4), "runs_s": runs, "exit_codes": rcs}
+        )
+    )
     return 0
 
 
@@ -243,9 +251,11 @@ def ab_summary(points: list[tuple[float, int]], windows: list[tuple[str, float, 
     rows = []
     for label, start, end in windows:
         rows.append({"label": label, "start": start, "end": end, **window_rate(points, start, end)})
+
     def mean_of(label: str):
         vals = [r["samples_per_s"] for r in rows if r["label"] == label and r["samples_per_s"] is not None]
         return round(sum(vals) / len(vals), 2) if vals else None
+
     a, b = mean_of("A"), mean_of("B")
     diff = round((a - b) / a * 100.0, 3) if a and b is not None else None
     return {"windows": rows, "unwatched_mean": a, "watched_mean": b, "slowdown_pct": diff}
@@ -262,7 +272,21 @@ def cmd_ab(a: argparse.Namespace) -> int:
 
 # ---- results -----------------------------------------------------------------------------------
 
-JOB_KEYS = ("samples_per_s", "gpu_util_mean", "gpu_util_samples", "gpu_util_source", "steps", "measured_s", "stopped_by", "effective", "env", "memory", "timings", "device", "torch")
+JOB_KEYS = (
+    "samples_per_s",
+    "gpu_util_mean",
+    "gpu_util_samples",
+    "gpu_util_source",
+    "steps",
+    "measured_s",
+    "stopped_by",
+    "effective",
+    "env",
+    "memory",
+    "timings",
+    "device",
+    "torch",
+)
 
 
 def job_summary(path: Path, rc: int | None) -> dict | None:

@@ -150,7 +150,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--image-size", type=int, default=224)
     p.add_argument("--decode-passes", type=int, default=2)
     p.add_argument("--slow-read-ms", type=float, default=0.0)
-    p.add_argument("--calibrate", type=float, metavar="TARGET_MS", help="choose decode_passes for this CPU cost per item")
+    p.add_argument(
+        "--calibrate", type=float, metavar="TARGET_MS", help="choose decode_passes for this CPU cost per item"
+    )
     a = p.parse_args(argv)
     if a.calibrate is not None:
         print(json.dumps(calibrate(a.calibrate, a.image_size, a.items)))

@@ -1,3 +1,5 @@
+# shellcheck shell=bash
+# shellcheck disable=SC2034  # JOB_PID, JOB_RC are read by the scripts that source this
 # bench/lib.sh: process control shared by bench/run.sh and bench/overhead.sh (sourced, not run).
 # Expects: PY (python with pyyaml), BENCH (this folder), H (harness.py), START (epoch seconds).
 # BENCH_TRAIN may name another training script with train.py's flags (the tests use a stand-in).

@@ -87,7 +87,10 @@ def judge(f: dict) -> tuple[bool, str]:
         fails = plan.get("fails") or []
         return (not fails), ("" if not fails else f"false findings: {ids(fails)}")
     if not plan.get("detected"):
-        return False, f"not detected ({', '.join(f'{k}={v}' for k, v in (plan.get('expected_verdicts') or {}).items())})"
+        return (
+            False,
+            f"not detected ({', '.join(f'{k}={v}' for k, v in (plan.get('expected_verdicts') or {}).items())})",
+        )
     if target == "recover":
         rec = f.get("recovered_fraction")
         if rec is None:
@@ -119,7 +122,11 @@ def fault_rows(faults: list[dict]) -> list[str]:
             fired = "no"
         ok, why = judge(f)
         after = f.get("after")
-        after_cell = rate_cell(after) if after else ("— (nothing changed)" if (f.get("apply") or {}).get("exit_code") is not None else "—")
+        after_cell = (
+            rate_cell(after)
+            if after
+            else ("— (nothing changed)" if (f.get("apply") or {}).get("exit_code") is not None else "—")
+        )
         rows.append(
             "| {name} | {target} | {fired} | {false} | {healthy} | {deg} | {after} | {rec} | {met} |".format(
                 name=f["name"],
@@ -142,7 +149,9 @@ def targets(doc: dict) -> list[str]:
     lines = ["## Targets", ""]
     detect = [f for f in faults if f.get("target") != "clean"]
     missed = [f["name"] for f in detect if not (f.get("plan") or {}).get("detected")]
-    lines.append(f"- Every fault detected: {'yes' if detect and not missed else 'no'} ({len(detect) - len(missed)} of {len(detect)}{'; missed: ' + ', '.join(missed) if missed else ''}).")
+    lines.append(
+        f"- Every fault detected: {'yes' if detect and not missed else 'no'} ({len(detect) - len(missed)} of {len(detect)}{'; missed: ' + ', '.join(missed) if missed else ''})."
+    )
     h = by.get("healthy")
     if h:
         ok, why = judge(h)
@@ -153,11 +162,15 @@ def targets(doc: dict) -> list[str]:
     if rec:
         parts = [f"{f['name']} {pct(f.get('recovered_fraction'))}" for f in rec]
         all_ok = all(judge(f)[0] for f in rec)
-        lines.append(f"- Recovered ≥ 95% of healthy after `gpufix apply` (config/env fixes): {'yes' if all_ok else 'no'} ({'; '.join(parts)}).")
+        lines.append(
+            f"- Recovered ≥ 95% of healthy after `gpufix apply` (config/env fixes): {'yes' if all_ok else 'no'} ({'; '.join(parts)})."
+        )
     for f in faults:
         if f.get("target") == "manual":
             fired = (f.get("plan") or {}).get("fired") or []
-            lines.append(f"- {f['name']}: the fix is manual; detected by {ids(fired)}; degraded to {pct(f.get('degraded_fraction'))} of healthy.")
+            lines.append(
+                f"- {f['name']}: the fix is manual; detected by {ids(fired)}; degraded to {pct(f.get('degraded_fraction'))} of healthy."
+            )
         if f.get("target") == "fix":
             mem_b = (((f.get("degraded") or {}).get("memory") or {}).get("ready") or {}).get("unused_at_peak_fraction")
             mem_a = (((f.get("after") or {}).get("memory") or {}).get("ready") or {}).get("unused_at_peak_fraction")
@@ -169,7 +182,9 @@ def targets(doc: dict) -> list[str]:
     ab = (doc.get("overhead") or {}).get("ab") or {}
     if ab.get("slowdown_pct") is not None:
         ok = ab["slowdown_pct"] < OVERHEAD_TARGET_PCT
-        lines.append(f"- gpufix watching a job costs < 1% of its throughput: {'yes' if ok else 'no'} ({ab['slowdown_pct']:+.2f}%).")
+        lines.append(
+            f"- gpufix watching a job costs < 1% of its throughput: {'yes' if ok else 'no'} ({ab['slowdown_pct']:+.2f}%)."
+        )
     else:
         lines.append("- gpufix watching a job costs < 1% of its throughput: not measured.")
     return lines
@@ -183,24 +198,36 @@ def overhead(doc: dict) -> list[str]:
     for key, label in OVERHEAD_ROWS:
         r = o.get(key) or {}
         if "median_s" in r:
-            lines.append(f"| {label} | {r['median_s']:.3f} | {', '.join(f'{x:.2f}' for x in r.get('runs_s', []))} | {', '.join(str(x) for x in r.get('exit_codes', []))} |")
+            lines.append(
+                f"| {label} | {r['median_s']:.3f} | {', '.join(f'{x:.2f}' for x in r.get('runs_s', []))} | {', '.join(str(x) for x in r.get('exit_codes', []))} |"
+            )
         else:
             lines.append(f"| {label} | — | {r.get('skipped') or r.get('error') or 'not run'} | |")
     ab = o.get("ab") or {}
     if ab.get("windows"):
-        lines += ["", "Training job watched by `gpufix plan --pid PID --sample 30s` (B) and not watched (A), one job, alternating:", "",
-                  "| window | samples/s | span s |", "|---|---|---|"]
+        lines += [
+            "",
+            "Training job watched by `gpufix plan --pid PID --sample 30s` (B) and not watched (A), one job, alternating:",
+            "",
+            "| window | samples/s | span s |",
+            "|---|---|---|",
+        ]
         for i, w in enumerate(ab["windows"], 1):
             lines.append(f"| {i} {w['label']} | {num(w.get('samples_per_s'), 1)} | {num(w.get('span_s'), 1)} |")
         lines.append(f"| mean A (unwatched) | {num(ab.get('unwatched_mean'), 1)} | |")
         lines.append(f"| mean B (watched) | {num(ab.get('watched_mean'), 1)} | |")
-        lines.append(f"| difference | {'—' if ab.get('slowdown_pct') is None else format(ab['slowdown_pct'], '+.2f') + '%'} | target < 1% |")
+        lines.append(
+            f"| difference | {'—' if ab.get('slowdown_pct') is None else format(ab['slowdown_pct'], '+.2f') + '%'} | target < 1% |"
+        )
     elif ab:
         lines += ["", f"A/B: {ab.get('error') or ab.get('skipped')}"]
     cmds = o.get("gpu_diagnose_commands")
     if isinstance(cmds, dict):
         missing = [c for c, p in cmds.items() if p is None]
-        lines += ["", f"Commands the checklist's `gpu_diagnose.sh` calls that are missing on this host: {ids(missing)}."]
+        lines += [
+            "",
+            f"Commands the checklist's `gpu_diagnose.sh` calls that are missing on this host: {ids(missing)}.",
+        ]
     out = o.get("gpu_diagnose_output")
     if isinstance(out, str) and out.strip():
         lines += ["", "Its output (first run):", "", "```", out.strip()[:1500], "```"]
@@ -236,12 +263,16 @@ def render(doc: dict) -> str:
     lines = [
         "# gpufix benchmark results",
         "",
-        f"Host: {host.get('gpu') or 'unknown GPU'}; {host.get('cpus', '?')} CPUs; generated {doc.get('generated_at', '?')}; "
-        f"gpufix {gf.get('version') or '?'}; measured window {settings.get('measure_s', '?')} s per run"
-        f"{' (quick)' if settings.get('quick') else ''}; decode passes {settings.get('decode_passes', '?')}.",
+        (
+            f"Host: {host.get('gpu') or 'unknown GPU'}; {host.get('cpus', '?')} CPUs; generated {doc.get('generated_at', '?')}; "
+            f"gpufix {gf.get('version') or '?'}; measured window {settings.get('measure_s', '?')} s per run"
+            f"{' (quick)' if settings.get('quick') else ''}; decode passes {settings.get('decode_passes', '?')}."
+        ),
         "",
-        "samples/s are measured after warm-up, (GPU util) is the mean of NVML readings every 200 ms in the same window; "
-        "recovered = after apply / healthy. The slow disk is SIMULATED (a sleep per item).",
+        (
+            "samples/s are measured after warm-up, (GPU util) is the mean of NVML readings every 200 ms in the same window; "
+            "recovered = after apply / healthy. The slow disk is SIMULATED (a sleep per item)."
+        ),
         "",
     ]
     lines += fault_rows(doc.get("faults", []))
@@ -253,10 +284,14 @@ def render(doc: dict) -> str:
         d, m, c = sizing.get("data_only") or {}, sizing.get("model_only") or {}, sizing.get("calibration") or {}
         lines += ["", "## Sizing", ""]
         if m:
-            lines.append(f"- GPU alone (one batch kept on the GPU, no loader): {num(m.get('samples_per_s'))} samples/s ({num(m.get('gpu_util_mean'))}% util).")
+            lines.append(
+                f"- GPU alone (one batch kept on the GPU, no loader): {num(m.get('samples_per_s'))} samples/s ({num(m.get('gpu_util_mean'))}% util)."
+            )
         if c:
-            lines.append(f"- Decode cost set to {c.get('target_ms')} ms per item (4 workers match the GPU): {c.get('decode_passes')} blur passes, "
-                         f"{c.get('expected_ms')} ms measured in one process ({c.get('base_ms')} ms base + {c.get('per_pass_ms')} ms per pass).")
+            lines.append(
+                f"- Decode cost set to {c.get('target_ms')} ms per item (4 workers match the GPU): {c.get('decode_passes')} blur passes, "
+                f"{c.get('expected_ms')} ms measured in one process ({c.get('base_ms')} ms base + {c.get('per_pass_ms')} ms per pass)."
+            )
         if d:
             lines.append(f"- Data pipeline alone (8 workers, no GPU work): {num(d.get('samples_per_s'))} samples/s.")
         lines.append("- The healthy job is GPU-bound when the data pipeline's rate is well above the GPU's.")

@@ -22,13 +22,11 @@ from pathlib import Path
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
 
-import harness  # noqa: E402
-import make_results  # noqa: E402
+import harness
 
 try:
-    import numpy as np
-
     import imagedata
+    import numpy as np
 except ImportError:  # pragma: no cover - reported as skips
     np = None
 try:
@@ -137,7 +135,7 @@ class DotenvTest(unittest.TestCase):
         return harness.read_dotenv(Path(f.name))
 
     def test_comments_export_and_quotes(self):
-        got = self.parse('# c\n\nexport A=1\nB="x y"\nC=\'$(rm -rf /)\'\nD=a=b\n')
+        got = self.parse("# c\n\nexport A=1\nB=\"x y\"\nC='$(rm -rf /)'\nD=a=b\n")
         self.assertEqual(got, [("A", "1"), ("B", "x y"), ("C", "$(rm -rf /)"), ("D", "a=b")])
 
     def test_bad_name_and_bad_line_are_errors(self):
@@ -154,7 +152,14 @@ def plan(verdicts: dict) -> dict:
 class JudgePlanTest(unittest.TestCase):
     def test_expected_rule_fired_and_other_fails_are_false_findings(self):
         j = harness.judge_plan(
-            plan({"data.workers-too-few": "fail", "launch.gpu-idle-gaps": "fail", "driver.persistence-off": "fail", "x": "pass"}),
+            plan(
+                {
+                    "data.workers-too-few": "fail",
+                    "launch.gpu-idle-gaps": "fail",
+                    "driver.persistence-off": "fail",
+                    "x": "pass",
+                }
+            ),
             None,
             ["data.workers-too-few"],
             ["launch.gpu-idle-gaps"],
@@ -165,7 +170,12 @@ class JudgePlanTest(unittest.TestCase):
         self.assertEqual(j["symptoms"], ["launch.gpu-idle-gaps"])
 
     def test_any_one_expected_id_counts(self):
-        j = harness.judge_plan(plan({"launch.gpu-idle-gaps": "unknown", "data.dataloader-wait": "fail"}), None, ["launch.gpu-idle-gaps", "data.dataloader-wait"], [])
+        j = harness.judge_plan(
+            plan({"launch.gpu-idle-gaps": "unknown", "data.dataloader-wait": "fail"}),
+            None,
+            ["launch.gpu-idle-gaps", "data.dataloader-wait"],
+            [],
+        )
         self.assertTrue(j["detected"])
         self.assertEqual(j["fired"], ["data.dataloader-wait"])
         self.assertEqual(j["expected_verdicts"], {"launch.gpu-idle-gaps": "unknown", "data.dataloader-wait": "fail"})
@@ -191,7 +201,7 @@ class JudgePlanTest(unittest.TestCase):
 class WindowTest(unittest.TestCase):
     def test_ab_means_and_slowdown(self):
         # 1000 samples/s for t in [0, 10), then 990 samples/s for t in [10, 20)
-        points = [(float(t), 1000 * t) for t in range(0, 11)] + [(10.0 + t, 10000 + 990 * t) for t in range(1, 11)]
+        points = [(float(t), 1000 * t) for t in range(11)] + [(10.0 + t, 10000 + 990 * t) for t in range(1, 11)]
         s = harness.ab_summary(points, [("A", 0, 10), ("B", 10, 20)])
         self.assertEqual(s["unwatched_mean"], 1000.0)
         self.assertEqual(s["watched_mean"], 990.0)
@@ -235,15 +245,46 @@ def canned_results() -> dict:
         "gpufix": {"version": "gpufix 0.1.0"},
         "faults": [
             fault("healthy", "clean", 2000.0, None, [], [], changed=False),
-            fault("workers0", "recover", 500.0, 1980.0, ["data.workers-too-few", "launch.gpu-idle-gaps"], ["data.workers-too-few"], ["launch.gpu-idle-gaps"]),
+            fault(
+                "workers0",
+                "recover",
+                500.0,
+                1980.0,
+                ["data.workers-too-few", "launch.gpu-idle-gaps"],
+                ["data.workers-too-few"],
+                ["launch.gpu-idle-gaps"],
+            ),
             fault("workers2", "recover", 1000.0, 1600.0, ["data.workers-too-few"], ["data.workers-too-few"]),
-            fault("launch_blocking", "recover", 1500.0, None, ["driver.persistence-off"], ["cuda.launch-blocking"], changed=False),
-            fault("slow_disk_simulated", "manual", 700.0, None, ["data.dataloader-wait"], ["launch.gpu-idle-gaps", "data.dataloader-wait"], changed=False),
+            fault(
+                "launch_blocking",
+                "recover",
+                1500.0,
+                None,
+                ["driver.persistence-off"],
+                ["cuda.launch-blocking"],
+                changed=False,
+            ),
+            fault(
+                "slow_disk_simulated",
+                "manual",
+                700.0,
+                None,
+                ["data.dataloader-wait"],
+                ["launch.gpu-idle-gaps", "data.dataloader-wait"],
+                changed=False,
+            ),
         ],
         "overhead": {
             "gpufix_plan_sample_0s": {"median_s": 0.21, "runs_s": [0.2, 0.21, 0.22], "exit_codes": [2, 2, 2]},
-            "ab": {"windows": [{"label": "A", "samples_per_s": 2000.0, "span_s": 30.0}, {"label": "B", "samples_per_s": 1990.0, "span_s": 30.4}],
-                   "unwatched_mean": 2000.0, "watched_mean": 1990.0, "slowdown_pct": 0.5},
+            "ab": {
+                "windows": [
+                    {"label": "A", "samples_per_s": 2000.0, "span_s": 30.0},
+                    {"label": "B", "samples_per_s": 1990.0, "span_s": 30.4},
+                ],
+                "unwatched_mean": 2000.0,
+                "watched_mean": 1990.0,
+                "slowdown_pct": 0.5,
+            },
             "gpu_diagnose_commands": {"lsmod": None, "iostat": None, "awk": "/usr/bin/awk"},
         },
     }
@@ -254,7 +295,9 @@ class MakeResultsTest(unittest.TestCase):
         d = Path(tempfile.mkdtemp())
         self.addCleanup(shutil.rmtree, d)
         (d / "results.json").write_text(json.dumps(doc))
-        subprocess.run([sys.executable, str(BENCH / "make_results.py"), str(d / "results.json"), "-o", str(d / "R.md")], check=True)
+        subprocess.run(
+            [sys.executable, str(BENCH / "make_results.py"), str(d / "results.json"), "-o", str(d / "R.md")], check=True
+        )
         return (d / "R.md").read_text()
 
     def row(self, md: str, name: str) -> list[str]:
@@ -292,9 +335,13 @@ class MakeResultsTest(unittest.TestCase):
     def test_false_finding_on_healthy_fails_that_target(self):
         doc = canned_results()
         h = doc["faults"][0]
-        h["plan"].update(fails=["memory.allocator-fragmentation"], false_findings=["memory.allocator-fragmentation"], detected=False)
+        h["plan"].update(
+            fails=["memory.allocator-fragmentation"], false_findings=["memory.allocator-fragmentation"], detected=False
+        )
         md = self.render(doc)
-        self.assertIn("- No false finding on the healthy job: no: false findings: `memory.allocator-fragmentation`.", md)
+        self.assertIn(
+            "- No false finding on the healthy job: no: false findings: `memory.allocator-fragmentation`.", md
+        )
         self.assertEqual(self.row(md, "healthy")[3], "`memory.allocator-fragmentation`")
 
     def test_split_runs_merge_into_one_report(self):
@@ -305,19 +352,38 @@ class MakeResultsTest(unittest.TestCase):
         self.addCleanup(shutil.rmtree, d)
         (d / "a.json").write_text(json.dumps(faults))
         (d / "b.json").write_text(json.dumps(over))
-        out = subprocess.run([sys.executable, str(BENCH / "make_results.py"), str(d / "a.json"), str(d / "b.json")], check=True, capture_output=True, text=True).stdout
+        out = subprocess.run(
+            [sys.executable, str(BENCH / "make_results.py"), str(d / "a.json"), str(d / "b.json")],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
         self.assertIn("| workers0 |", out)
         self.assertIn("| mean B (watched) | 1,990.0 | |", out)
 
 
 class ChecklistScriptTest(unittest.TestCase):
     def test_copy_is_the_seed_line_with_line_breaks_restored(self):
-        candidates = [BENCH.parent / "shared" / "seed", BENCH.parent.parent / "shared" / "seed", Path("/work/shared/seed")]
-        seed = next((c / "000_d50e187c06fa1e0e.txt" for c in candidates if (c / "000_d50e187c06fa1e0e.txt").exists()), None)
+        candidates = [
+            BENCH.parent / "shared" / "seed",
+            BENCH.parent.parent / "shared" / "seed",
+            Path("/work/shared/seed"),
+        ]
+        seed = next(
+            (c / "000_d50e187c06fa1e0e.txt" for c in candidates if (c / "000_d50e187c06fa1e0e.txt").exists()), None
+        )
         if seed is None:
             self.skipTest("the seed checklist is not beside this checkout")
-        line = next(x for x in seed.read_text(encoding="utf-8").splitlines() if x.startswith("#!/bin/bash # save as gpu_diagnose.sh"))
-        ours = [x for x in (BENCH / "gpu_diagnose.sh").read_text(encoding="utf-8").splitlines() if not x.startswith("# [bench]")]
+        line = next(
+            x
+            for x in seed.read_text(encoding="utf-8").splitlines()
+            if x.startswith("#!/bin/bash # save as gpu_diagnose.sh")
+        )
+        ours = [
+            x
+            for x in (BENCH / "gpu_diagnose.sh").read_text(encoding="utf-8").splitlines()
+            if not x.startswith("# [bench]")
+        ]
         self.assertEqual(" ".join(ours), line)
 
 
@@ -332,9 +398,29 @@ class EndToEndTest(unittest.TestCase):
         gpufix.chmod(0o755)
         env = dict(os.environ, BENCH_TRAIN=str(BENCH / "testdata" / "fake_train.py"))
         p = subprocess.run(
-            ["bash", str(BENCH / "run.sh"), "--gpufix", str(gpufix), "--out", str(d / "out"), "--work", str(d / "work"),
-             "--quick", "--measure-s", "1", "--ab-window", "1", "--python", sys.executable, "--sizing"],
-            env=env, capture_output=True, text=True, timeout=300,
+            [
+                "bash",
+                str(BENCH / "run.sh"),
+                "--gpufix",
+                str(gpufix),
+                "--out",
+                str(d / "out"),
+                "--work",
+                str(d / "work"),
+                "--quick",
+                "--measure-s",
+                "1",
+                "--ab-window",
+                "1",
+                "--python",
+                sys.executable,
+                "--sizing",
+            ],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
         )
         self.assertEqual(p.returncode, 0, p.stdout[-3000:] + p.stderr[-3000:])
         res = json.loads((d / "out" / "results.json").read_text())

@@ -33,7 +33,7 @@ from pathlib import Path
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from imagedata import ImageSource  # noqa: E402  (numpy-only module beside this file)
+from imagedata import ImageSource  # numpy-only module beside this file
 
 DEFAULTS: dict = {
     "data": {
@@ -149,7 +149,9 @@ class UtilSampler:
             if shutil.which("nvidia-smi"):
                 ident = pci_bus_id or str(device_index)
                 cmd = ["nvidia-smi", f"--id={ident}", "--query-gpu=utilization.gpu", "--format=csv,noheader,nounits"]
-                self._read = lambda: float(subprocess.run(cmd, capture_output=True, text=True, timeout=5, check=True).stdout.split()[0])
+                self._read = lambda: float(
+                    subprocess.run(cmd, capture_output=True, text=True, timeout=5, check=True).stdout.split()[0]
+                )
                 self.source = "nvidia-smi"
         self._thread = threading.Thread(target=self._loop, name="util-sampler", daemon=True)
 
@@ -272,7 +274,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--ready-file", type=Path, help="create this file when the measured window begins")
     ap.add_argument("--json-out", type=Path, help="also write the final JSON here")
     ap.add_argument("--progress-out", type=Path, help="append `unix_time samples` after each measured step")
-    ap.add_argument("--out-dir", type=Path, help="where relative output paths in the config go (default: the config's folder)")
+    ap.add_argument(
+        "--out-dir", type=Path, help="where relative output paths in the config go (default: the config's folder)"
+    )
     ap.add_argument("--mode", choices=["train", "data_only", "model_only"], default="train")
     ap.add_argument("--no-profile", action="store_true", help="skip the trace even where the config asks for one")
     args = ap.parse_args(argv)
@@ -303,8 +307,8 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGINT, on_signal)
 
     import torch
-    import torch.nn as nn
     import torch.nn.functional as F
+    from torch import nn
     from torch.utils.data import DataLoader
 
     if not torch.cuda.is_available():
@@ -326,7 +330,11 @@ def main(argv: list[str] | None = None) -> int:
         # torch refuses these two without workers; a config may still carry them
         loader_kw["persistent_workers"] = d["persistent_workers"]
         loader_kw["prefetch_factor"] = d["prefetch_factor"]
-    effective = {"num_workers": nw, "pin_memory": d["pin_memory"], "persistent_workers": bool(nw and d["persistent_workers"])}
+    effective = {
+        "num_workers": nw,
+        "pin_memory": d["pin_memory"],
+        "persistent_workers": bool(nw and d["persistent_workers"]),
+    }
 
     # ImageSource is a map-style dataset as it is (numpy items; default_collate makes tensors).
     # Workers fork before CUDA starts in this process, and decode while the model builds.
@@ -340,7 +348,9 @@ def main(argv: list[str] | None = None) -> int:
         pci = f"{props.pci_domain_id:08x}:{props.pci_bus_id:02x}:{props.pci_device_id:02x}.0"
     mem_fmt = torch.channels_last if t["channels_last"] else torch.contiguous_format
 
-    model = build_model(torch, nn, t["model_width"], list(t["model_blocks"]), t["num_classes"]).to(device, memory_format=mem_fmt)
+    model = build_model(torch, nn, t["model_width"], list(t["model_blocks"]), t["num_classes"]).to(
+        device, memory_format=mem_fmt
+    )
     opt = torch.optim.SGD(model.parameters(), lr=t["lr"], momentum=0.9)
     loss_sum = torch.zeros((), device=device)
     host_loss = 0.0
@@ -436,7 +446,9 @@ def main(argv: list[str] | None = None) -> int:
         torch.cuda.synchronize()
         memory["ready"] = memory_numbers(torch)
         if memory_out is not None:
-            write_memory_evidence(torch, memory_out, f"ready, after step {state['step']} (peak counters reset at its start)")
+            write_memory_evidence(
+                torch, memory_out, f"ready, after step {state['step']} (peak counters reset at its start)"
+            )
 
     progress = open(args.progress_out, "a", buffering=1, encoding="utf-8") if args.progress_out else None
     sampler = UtilSampler(torch.cuda.current_device(), pci)
@@ -499,7 +511,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.json_out:
         write_atomic(args.json_out, (line + "\n").encode())
     print(line, flush=True)
-    del batches  # stops the workers now rather than at interpreter teardown
+    batches = None  # stops the workers now rather than at interpreter teardown
     return 0
 
 

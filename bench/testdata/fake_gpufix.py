@@ -46,8 +46,15 @@ if cfg:
         fails.append("memory.allocator-fragmentation")
 if env.get("CUDA_LAUNCH_BLOCKING") == "1":
     fails.append("cuda.launch-blocking")
-ids = ["data.workers-too-few", "data.pin-memory-off", "cuda.launch-blocking", "launch.host-sync-in-step",
-       "data.dataloader-wait", "memory.allocator-fragmentation", "driver.nvml-unavailable"]
+ids = [
+    "data.workers-too-few",
+    "data.pin-memory-off",
+    "cuda.launch-blocking",
+    "launch.host-sync-in-step",
+    "data.dataloader-wait",
+    "memory.allocator-fragmentation",
+    "driver.nvml-unavailable",
+]
 results = [{"id": i, "verdict": "fail" if i in fails else "pass"} for i in ids]
 if a.cmd == "plan":
     print(json.dumps({"version": 1, "results": results, "summary": {"fail": len(fails)}}))

@@ -49,10 +49,18 @@ while time.time() - t0 < float(t["max_seconds"]) and not stop:
     samples += int(rate * 0.05)
     if progress:
         progress.write(f"{time.time():.4f} {samples}\n")
-result = {"samples_per_s": rate, "gpu_util_mean": 50.0, "steps": 1, "config": cfg, "pid": os.getpid(),
-          "env": {"CUDA_LAUNCH_BLOCKING": os.environ.get("CUDA_LAUNCH_BLOCKING"),
-                  "PYTORCH_CUDA_ALLOC_CONF": os.environ.get("PYTORCH_CUDA_ALLOC_CONF")},
-          "memory": {"ready": {"unused_at_peak_fraction": 0.6 if frag else 0.05}}}
+result = {
+    "samples_per_s": rate,
+    "gpu_util_mean": 50.0,
+    "steps": 1,
+    "config": cfg,
+    "pid": os.getpid(),
+    "env": {
+        "CUDA_LAUNCH_BLOCKING": os.environ.get("CUDA_LAUNCH_BLOCKING"),
+        "PYTORCH_CUDA_ALLOC_CONF": os.environ.get("PYTORCH_CUDA_ALLOC_CONF"),
+    },
+    "memory": {"ready": {"unused_at_peak_fraction": 0.6 if frag else 0.05}},
+}
 a.json_out.write_text(json.dumps(result) + "\n")
 print(json.dumps(result))
 sys.exit(0)
