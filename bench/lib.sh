@@ -54,6 +54,19 @@ wait_job() {
   wait "$JOB_TPID" || JOB_RC=$?
 }
 
+# end_window RDIR MIN_S: end the job's measured window once it has lasted MIN_S seconds (longer
+# if gpufix took longer), by SIGTERM to the training process, which then prints its result.
+# The window is ended here rather than by train.max_seconds so that it always outlasts the
+# gpufix commands run inside it, however long they take.
+end_window() {
+  local rdir=$1 min_s=$2 left
+  left=$("$PY" -c 'import sys, time; print(round(max(0.0, float(open(sys.argv[1]).read()) + float(sys.argv[2]) - time.time()), 3))' \
+    "$rdir/ready" "$min_s")
+  sleep "$left"
+  kill -TERM "$JOB_PID" 2>/dev/null || true
+  wait_job
+}
+
 # stop_jobs: end the jobs this harness started that still run (exit trap).
 stop_jobs() {
   local p

@@ -90,7 +90,9 @@ else
   REPEAT=${REPEAT:-5}; AB_WINDOW_S=${AB_WINDOW_S:-30}
 fi
 PLAN_SAMPLE=3s
-JOB_LIMIT=$(( MEASURE_S + 150 ))
+# A job's window is ended by end_window; max_seconds only caps a job nobody stopped.
+WINDOW_CAP_S=$(( MEASURE_S + 240 ))
+JOB_LIMIT=$(( WINDOW_CAP_S + 120 ))
 READY_TIMEOUT=120
 
 # shellcheck source=bench/lib.sh
@@ -195,7 +197,7 @@ fi
 meta_set settings "{\"quick\": $QUICK, \"measure_s\": $MEASURE_S, \"plan_sample\": \"$PLAN_SAMPLE\", \"warmup_steps\": $WARMUP_STEPS, \"profile_steps\": $PROFILE_STEPS, \"decode_passes\": $DECODE_PASSES, \"repeat\": $REPEAT, \"ab_window_s\": $AB_WINDOW_S, \"budget_s\": $BUDGET_S}"
 
 # Keys every job gets on top of the fault's own overrides.
-COMMON_SETS=(--set "train.max_seconds=$MEASURE_S" --set "train.warmup_steps=$WARMUP_STEPS"
+COMMON_SETS=(--set "train.max_seconds=$WINDOW_CAP_S" --set "train.warmup_steps=$WARMUP_STEPS"
   --set "train.warmup_max_s=$WARMUP_MAX_S" --set "train.profile_steps=$PROFILE_STEPS"
   --set "data.decode_passes=$DECODE_PASSES")
 
@@ -254,12 +256,13 @@ run_fault() {
     log "$name: apply exit $apply_rc, files changed: $changed"
     diff -u "$dir/config.degraded.yaml" "$dir/config.yaml" >"$dir/apply.diff" || true
     diff -u "$dir/job.degraded.env" "$dir/job.env" >>"$dir/apply.diff" || true
+    end_window "$dir/degraded" "$MEASURE_S"
   else
     kill -TERM "$JOB_TPID" 2>/dev/null || true
+    wait_job
     note+=("degraded job ended before its measured window: $(tail -n 3 "$dir/degraded/job.log" 2>/dev/null | tr '\n' ' ')")
     log "$name: the degraded job failed to start, see $dir/degraded/job.log"
   fi
-  wait_job
   deg_rc=$JOB_RC
 
   if [[ $changed == yes ]]; then
@@ -269,11 +272,12 @@ run_fault() {
       plan_inputs after
       after_plan_rc=0
       timeout 120 "$GPUFIX" plan "${ins[@]}" --sample "$PLAN_SAMPLE" --format json >"$dir/plan_after.json" 2>"$dir/plan_after.err" || after_plan_rc=$?
+      end_window "$dir/after" "$MEASURE_S"
     else
       kill -TERM "$JOB_TPID" 2>/dev/null || true
+      wait_job
       note+=("fixed job ended before its measured window: $(tail -n 3 "$dir/after/job.log" 2>/dev/null | tr '\n' ' ')")
     fi
-    wait_job
     after_rc=$JOB_RC
   fi
 

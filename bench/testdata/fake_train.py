@@ -40,7 +40,7 @@ if t.get("profile") and not a.no_profile:
 frag = t.get("fragment") and "expandable_segments" not in os.environ.get("PYTORCH_CUDA_ALLOC_CONF", "")
 if t.get("memory_summary_out"):
     (out / t["memory_summary_out"]).write_text(f"fragmented: {bool(frag)}\n")
-a.ready_file.write_text("ready\n")
+a.ready_file.write_text(f"{time.time():.3f}\n")
 t0 = time.time()
 samples = 0
 progress = open(a.progress_out, "a", buffering=1) if a.progress_out else None
