@@ -149,9 +149,12 @@ def targets(doc: dict) -> list[str]:
     lines = ["## Targets", ""]
     detect = [f for f in faults if f.get("target") != "clean"]
     missed = [f["name"] for f in detect if not (f.get("plan") or {}).get("detected")]
-    lines.append(
-        f"- Every fault detected: {'yes' if detect and not missed else 'no'} ({len(detect) - len(missed)} of {len(detect)}{'; missed: ' + ', '.join(missed) if missed else ''})."
-    )
+    if not detect:
+        lines.append("- Every fault detected: no fault was run.")
+    else:
+        lines.append(
+            f"- Every fault detected: {'yes' if detect and not missed else 'no'} ({len(detect) - len(missed)} of {len(detect)}{'; missed: ' + ', '.join(missed) if missed else ''})."
+        )
     h = by.get("healthy")
     if h:
         ok, why = judge(h)
