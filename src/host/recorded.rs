@@ -340,6 +340,16 @@ pub struct SnapshotHost {
     name: String,
     snap: Snapshot,
     cursors: Mutex<BTreeMap<(u8, String), usize>>,
+    /// Changes fixes made to this recorded host (runtime values, NVML settings, modules,
+    /// mounts): later reads see them, so apply → verify → undo runs end to end without a
+    /// live machine.
+    changed: Mutex<Changed>,
+}
+
+#[derive(Default)]
+struct Changed {
+    files: BTreeMap<String, Vec<u8>>,
+    nvml: Option<NvmlReading>,
 }
 
 const FILES: u8 = 0;
@@ -362,6 +372,7 @@ impl SnapshotHost {
             name: format!("snapshot {name}"),
             snap,
             cursors: Mutex::new(BTreeMap::new()),
+            changed: Mutex::new(Changed::default()),
         })
     }
 
@@ -374,6 +385,7 @@ impl SnapshotHost {
             },
             snap,
             cursors: Mutex::new(BTreeMap::new()),
+            changed: Mutex::new(Changed::default()),
         }
     }
 
@@ -528,8 +540,74 @@ impl Host for SnapshotHost {
         false
     }
     fn read_file(&self, path: &str) -> io::Result<Vec<u8>> {
+        if let Some(b) = self.changed.lock().unwrap().files.get(path) {
+            return Ok(b.clone());
+        }
         self.replay(FILES, path, self.snap.files.get(path))?
             .to_bytes()
+    }
+    fn write_runtime(&self, path: &str, value: &str) -> io::Result<()> {
+        if !(path.starts_with("/sys/") || path.starts_with("/proc/sys/")) {
+            return Err(io::Error::new(io::ErrorKind::PermissionDenied, format!("runtime writes go under /sys or /proc/sys, not {path}")));
+        }
+        self.read_file(path)?; // only what exists can be written
+        self.changed.lock().unwrap().files.insert(path.to_string(), format!("{value}\n").into_bytes());
+        Ok(())
+    }
+    fn nvml_set(&self, gpu: u32, setting: &super::NvmlSetting) -> Result<(), String> {
+        let mut reading = self.nvml()?;
+        let g = reading.gpus.iter_mut().find(|g| g.index == gpu).ok_or_else(|| format!("no GPU {gpu}"))?;
+        match setting {
+            super::NvmlSetting::Persistence { enabled } => g.persistence = super::Field::Ok(*enabled),
+            super::NvmlSetting::PowerLimit { milliwatts } => {
+                g.power_limit_mw = super::Field::Ok(*milliwatts);
+                g.power_enforced_limit_mw = super::Field::Ok(*milliwatts);
+            }
+            super::NvmlSetting::ResetApplicationClocks => {
+                g.app_clock_graphics = g.default_app_clock_graphics.clone();
+                g.app_clock_mem = g.default_app_clock_mem.clone();
+            }
+            super::NvmlSetting::ApplicationClocks { memory_mhz, graphics_mhz } => {
+                g.app_clock_graphics = super::Field::Ok(*graphics_mhz);
+                g.app_clock_mem = super::Field::Ok(*memory_mhz);
+            }
+        }
+        self.changed.lock().unwrap().nvml = Some(reading);
+        Ok(())
+    }
+    fn set_module(&self, name: &str, loaded: bool) -> Result<(), String> {
+        let text = String::from_utf8_lossy(&self.read_file("/proc/modules").map_err(|e| e.to_string())?).into_owned();
+        let mut lines: Vec<String> = text.lines().filter(|l| l.split_whitespace().next() != Some(name)).map(str::to_string).collect();
+        if loaded {
+            lines.insert(0, format!("{name} 16384 0 - Live 0x0000000000000000"));
+        }
+        let mut out = lines.join("\n");
+        out.push('\n');
+        self.changed.lock().unwrap().files.insert("/proc/modules".into(), out.into_bytes());
+        Ok(())
+    }
+    fn remount(&self, mount_point: &str, options: &str) -> Result<(), String> {
+        let text = String::from_utf8_lossy(&self.read_file("/proc/mounts").map_err(|e| e.to_string())?).into_owned();
+        let opts = options.strip_prefix("remount,").unwrap_or(options);
+        let mut found = false;
+        let lines: Vec<String> = text
+            .lines()
+            .map(|l| {
+                let mut f: Vec<&str> = l.split_whitespace().collect();
+                if f.len() >= 4 && f[1] == mount_point {
+                    found = true;
+                    f[3] = opts;
+                    f.join(" ")
+                } else {
+                    l.to_string()
+                }
+            })
+            .collect();
+        if !found {
+            return Err(format!("{mount_point} is not mounted"));
+        }
+        self.changed.lock().unwrap().files.insert("/proc/mounts".into(), (lines.join("\n") + "\n").into_bytes());
+        Ok(())
     }
     fn read_dir(&self, path: &str) -> io::Result<Vec<String>> {
         self.replay(DIRS, path, self.snap.dirs.get(path))
@@ -545,6 +623,9 @@ impl Host for SnapshotHost {
         self.replay(COMMANDS, &key, self.snap.commands.get(&key))
     }
     fn nvml(&self) -> Result<NvmlReading, String> {
+        if let Some(r) = &self.changed.lock().unwrap().nvml {
+            return Ok(r.clone());
+        }
         let l = &self.snap.nvml;
         if l.is_empty() {
             return Err("NVML was not recorded in this snapshot".to_string());

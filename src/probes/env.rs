@@ -199,8 +199,9 @@ impl ProbeKind for Env {
                 let Some(file) = &ctx.inputs.env_file else {
                     return ProbeOutcome::NotApplicable("needs --env-file".into());
                 };
+                // --env-file is this machine's file as given, never mapped under --root
                 let path = file.to_string_lossy();
-                match ctx.host.read_file(&path) {
+                match std::fs::read(file) {
                     Ok(b) => ProbeOutcome::Value(json!({
                         "source": format!("env-file {path}"),
                         "vars": vars_value(parse_env_file(&String::from_utf8_lossy(&b))),
@@ -208,6 +209,10 @@ impl ProbeKind for Env {
                     Err(e) => ProbeOutcome::Unknown(format!("cannot read `{path}`: {e}")),
                 }
             }
+            _ if !ctx.host.has_env() => ProbeOutcome::Unknown(format!(
+                "the job's environment is {} (give --pid or --env-file)",
+                crate::host::NOT_IN_EVIDENCE
+            )),
             _ => ProbeOutcome::Value(json!({
                 "source": "gpufix environment",
                 "vars": vars_value(ctx.host.env()),
@@ -262,19 +267,21 @@ mod tests {
     fn sources_in_order_of_preference() {
         let mut h = SnapshotHost::empty();
         h.set_file("/proc/42/environ", "CUDA_LAUNCH_BLOCKING=1\0");
-        h.set_file("/etc/job.env", "NCCL_P2P_DISABLE=1\n");
+        let dir = tempfile::tempdir().unwrap();
+        let env_file = dir.path().join("job.env");
+        std::fs::write(&env_file, "NCCL_P2P_DISABLE=1\n").unwrap();
         h.set_env(BTreeMap::from([("HOME".to_string(), "/root".to_string())]));
         let run = |i: &Inputs, p: Value| run_with(&Env, &h, p, i, Duration::ZERO);
         let both = Inputs {
             pid: Some(42),
-            env_file: Some("/etc/job.env".into()),
+            env_file: Some(env_file.clone()),
             ..Default::default()
         };
         let v = value_of(run(&both, json!({})));
         assert_eq!(v["source"], json!("process 42"));
         assert_eq!(v["vars"]["CUDA_LAUNCH_BLOCKING"], json!("1"));
         let v = value_of(run(&both, json!({"from": "env-file"})));
-        assert_eq!(v["source"], json!("env-file /etc/job.env"));
+        assert_eq!(v["source"], json!(format!("env-file {}", env_file.display())));
         assert_eq!(v["vars"]["NCCL_P2P_DISABLE"], json!("1"));
         let v = value_of(run(&Inputs::default(), json!({})));
         assert_eq!(
