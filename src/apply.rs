@@ -82,9 +82,30 @@ pub fn check_no_interrupted(state: &Path) -> Result<(), String> {
     Ok(())
 }
 
+/// Test hooks, read from the environment so CLI tests can inject failures into a real run:
+/// `GPUFIX_TEST_FAULT` = `write-error` | `no-space` | `fail-after:N` (the N+1-th file write
+/// fails), `GPUFIX_TEST_FAIL_VERIFY` = N (verification of the N-th change, 1-based, fails),
+/// `GPUFIX_TEST_HOLD_LOCK_MS` = how long to hold the lock before applying (concurrency test).
+fn test_hooks() -> Option<usize> {
+    use crate::safe_write::{Fault, set_fault};
+    match std::env::var("GPUFIX_TEST_FAULT").ok().as_deref() {
+        Some("write-error") => set_fault(Some(Fault::WriteError)),
+        Some("no-space") => set_fault(Some(Fault::NoSpace)),
+        Some(f) if f.starts_with("fail-after:") => {
+            set_fault(f[11..].parse().ok().map(Fault::FailAfter));
+        }
+        _ => {}
+    }
+    if let Some(ms) = std::env::var("GPUFIX_TEST_HOLD_LOCK_MS").ok().and_then(|v| v.parse().ok()) {
+        std::thread::sleep(std::time::Duration::from_millis(ms));
+    }
+    std::env::var("GPUFIX_TEST_FAIL_VERIFY").ok().and_then(|v| v.parse().ok())
+}
+
 /// Apply `changes` (already approved) in one transaction.
 pub fn apply(changes: &[PlannedChange], cx: &FixCtx, state: &Path, host: &str) -> Result<Outcome, String> {
     let _lock = lock(state)?;
+    let fail_verify = test_hooks();
     check_no_interrupted(state)?;
     check_fresh(changes, cx)?;
     let run = journal::new_run_id();
@@ -107,6 +128,9 @@ pub fn apply(changes: &[PlannedChange], cx: &FixCtx, state: &Path, host: &str) -
             made.push((i, prior.clone()));
             k.apply(c, cx)?;
             j.append(&Record::Applied { index: i }).map_err(jerr)?;
+            if fail_verify == Some(i + 1) {
+                return Err("verification failed: injected by GPUFIX_TEST_FAIL_VERIFY".into());
+            }
             k.verify(c, cx).map_err(|e| format!("verification failed: {e}"))?;
             j.append(&Record::Verified { index: i }).map_err(jerr)?;
             Ok(Some(prior))

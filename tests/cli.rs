@@ -250,3 +250,232 @@ mod no_driver {
         assert!(!text.stderr.contains("panicked"));
     }
 }
+
+/// The apply loop on a recorded host under `--root`: plan shows diffs, apply changes exactly
+/// that, plan is clean, rollback restores every byte; refusals change nothing.
+mod apply_loop {
+    use super::*;
+    use std::collections::BTreeMap;
+    use std::os::unix::fs::MetadataExt;
+
+    pub struct Fixture {
+        pub dir: tempfile::TempDir,
+    }
+
+    impl Fixture {
+        pub fn new() -> Fixture {
+            let dir = tempfile::tempdir().unwrap();
+            let root = dir.path().join("root");
+            std::fs::create_dir_all(root.join("etc")).unwrap();
+            std::fs::create_dir_all(root.join("proc")).unwrap();
+            std::fs::create_dir_all(dir.path().join("job")).unwrap();
+            std::fs::write(root.join("etc/fstab"), "# /etc/fstab\nUUID=1111\t/\text4\terrors=remount-ro\t0 1\nUUID=2222  /data  ext4  defaults  0 2\n").unwrap();
+            std::fs::write(root.join("proc/mounts"), "/dev/vda / ext4 rw,relatime 0 0\n/dev/nvme0n1 /data ext4 rw,relatime 0 0\n").unwrap();
+            std::fs::write(
+                dir.path().join("job/config.yaml"),
+                "# training config\ndata:\n  num_workers: 0   # decode workers\n  pin_memory: false\n  batch_size: 128\nddp:\n  bucket_cap_mb: 25\n",
+            )
+            .unwrap();
+            std::fs::write(dir.path().join("job/job.env"), "# job env\nCUDA_LAUNCH_BLOCKING=1\nOMP_NUM_THREADS=4\n").unwrap();
+            let mut perms = std::fs::metadata(dir.path().join("job/job.env")).unwrap().permissions();
+            std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o640);
+            std::fs::set_permissions(dir.path().join("job/job.env"), perms).unwrap();
+            Fixture { dir }
+        }
+        pub fn p(&self, rel: &str) -> String {
+            self.dir.path().join(rel).display().to_string()
+        }
+        pub fn args<'a>(&self, extra: &[&'a str]) -> Vec<String> {
+            let mut v: Vec<String> = vec![
+                "--root".into(),
+                self.p("root"),
+                "--config".into(),
+                self.p("job/config.yaml"),
+                "--env-file".into(),
+                self.p("job/job.env"),
+                "--sample".into(),
+                "0".into(),
+                "--only".into(),
+                "data".into(),
+                "--only".into(),
+                "cuda.launch-blocking".into(),
+                "--only".into(),
+                "comm.ddp-bucket-default".into(),
+            ];
+            v.extend(extra.iter().map(|s| s.to_string()));
+            v
+        }
+        pub fn run(&self, extra: &[&str]) -> Out {
+            let a = self.args(extra);
+            run(&a.iter().map(String::as_str).collect::<Vec<_>>())
+        }
+        /// Every file of the fixture (outside the state dir) with its bytes and mode.
+        pub fn state(&self) -> BTreeMap<String, (Vec<u8>, u32)> {
+            let mut out = BTreeMap::new();
+            for sub in ["root/etc", "root/proc", "job"] {
+                let d = self.dir.path().join(sub);
+                for e in std::fs::read_dir(&d).unwrap() {
+                    let e = e.unwrap();
+                    let m = e.metadata().unwrap();
+                    if m.is_file() {
+                        out.insert(format!("{sub}/{}", e.file_name().to_string_lossy()), (std::fs::read(e.path()).unwrap(), m.mode()));
+                    }
+                }
+            }
+            out
+        }
+    }
+
+    #[test]
+    fn plan_apply_plan_rollback_restores_every_byte() {
+        let f = Fixture::new();
+        let before = f.state();
+        let plan = f.run(&["plan"]);
+        assert_eq!(plan.code, 2, "{}", plan.stderr);
+        for needle in ["-  num_workers: 0   # decode workers", "+  num_workers: ", "-CUDA_LAUNCH_BLOCKING=1", "+  bucket_cap_mb: 128", "defaults,noatime"] {
+            assert!(plan.stdout.contains(needle), "plan shows `{needle}`:\n{}", plan.stdout);
+        }
+        assert_eq!(f.state(), before, "plan changes nothing");
+        let apply = f.run(&["apply", "--yes"]);
+        assert_eq!(apply.code, 0, "{}\n{}", apply.stdout, apply.stderr);
+        let cfg = std::fs::read_to_string(f.p("job/config.yaml")).unwrap();
+        assert!(cfg.contains("pin_memory: true") && cfg.contains("bucket_cap_mb: 128") && cfg.contains("# decode workers"), "{cfg}");
+        assert!(!std::fs::read_to_string(f.p("job/job.env")).unwrap().contains("CUDA_LAUNCH_BLOCKING"));
+        assert_eq!(f.state()["job/job.env"].1 & 0o777, 0o640, "mode kept");
+        // idempotent: nothing left to do, and a second apply changes nothing
+        let again = f.run(&["plan"]);
+        assert!(!again.stdout.contains("FAIL"), "{}", again.stdout);
+        let after = f.state();
+        let second = f.run(&["apply", "--yes"]);
+        assert_eq!(second.code, 0);
+        assert!(second.stdout.contains("nothing to apply"), "{}", second.stdout);
+        assert_eq!(f.state(), after);
+        let hist = f.run(&["history"]);
+        assert!(hist.stdout.contains("applied"), "{}", hist.stdout);
+        let rb = f.run(&["rollback"]);
+        assert_eq!(rb.code, 0, "{}", rb.stderr);
+        assert_eq!(f.state(), before, "rollback restores bytes and modes");
+        assert!(f.run(&["history"]).stdout.contains("rolled-back"));
+    }
+
+    #[test]
+    fn apply_plan_file_refuses_when_a_target_changed() {
+        let f = Fixture::new();
+        let plan_path = f.p("plan.json");
+        assert_eq!(f.run(&["plan", "-o", &plan_path]).code, 2);
+        std::fs::write(f.p("job/config.yaml"), "data:\n  num_workers: 1\n").unwrap();
+        let snapshot = f.state();
+        let out = f.run(&["apply", &plan_path, "--yes"]);
+        assert_eq!(out.code, 1);
+        assert!(out.stderr.contains("stale plan") && out.stderr.contains("config.yaml"), "{}", out.stderr);
+        assert_eq!(f.state(), snapshot, "nothing changed");
+    }
+
+    #[test]
+    fn apply_plan_file_executes_exactly_that_plan() {
+        let f = Fixture::new();
+        let plan_path = f.p("plan.json");
+        f.run(&["plan", "-o", &plan_path]);
+        let plan: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&plan_path).unwrap()).unwrap();
+        let out = f.run(&["apply", &plan_path, "--yes"]);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        for c in plan["report"]["changes"].as_array().unwrap() {
+            if let Some(after) = c["after_text"].as_str() {
+                let target = c["target"].as_str().unwrap();
+                let path = if target.starts_with(&f.p("")) { target.to_string() } else { f.p(&format!("root{target}")) };
+                // a file changed twice ends as the last change's text
+                let last = plan["report"]["changes"].as_array().unwrap().iter().rev().find(|x| x["target"] == c["target"]).unwrap();
+                assert_eq!(std::fs::read_to_string(&path).unwrap(), last["after_text"].as_str().unwrap(), "{target}");
+                let _ = after;
+            }
+        }
+    }
+
+    #[test]
+    fn refuses_symlinked_and_hardlinked_targets() {
+        for kind in ["symlink", "hardlink"] {
+            let f = Fixture::new();
+            let real = f.p("elsewhere.env");
+            std::fs::write(&real, "CUDA_LAUNCH_BLOCKING=1\n").unwrap();
+            std::fs::remove_file(f.p("job/job.env")).unwrap();
+            if kind == "symlink" {
+                std::os::unix::fs::symlink(&real, f.p("job/job.env")).unwrap();
+            } else {
+                std::fs::hard_link(&real, f.p("job/job.env")).unwrap();
+            }
+            let snapshot = f.state();
+            let out = f.run(&["apply", "--yes", "--only", "cuda.launch-blocking"]);
+            assert_ne!(out.code, 0, "{kind}: {}", out.stdout);
+            let msg = format!("{}{}", out.stdout, out.stderr);
+            assert!(msg.contains(kind) || msg.contains("hard-linked") || msg.contains("symlink"), "{kind}: {msg}");
+            assert_eq!(std::fs::read_to_string(&real).unwrap(), "CUDA_LAUNCH_BLOCKING=1\n");
+            assert_eq!(f.state(), snapshot);
+        }
+    }
+
+    #[test]
+    fn refuses_targets_outside_the_allowed_roots() {
+        let f = Fixture::new();
+        let site = f.p("site");
+        std::fs::create_dir_all(&site).unwrap();
+        let outside = f.p("outside.conf");
+        std::fs::write(&outside, "x=1\n").unwrap();
+        std::fs::write(
+            format!("{site}/escape.yaml"),
+            format!(
+                "playbook: site\nlayer: data\ntitle: Site\nrules:\n  - id: site.escape\n    title: Writes outside the root\n    why: Test.\n    severity: info\n    fail_when: \"true\"\n    message: x\n    fix:\n      safety: safe\n      restart: nothing\n      actions:\n        - kind: file.line\n          path: \"/../../outside.conf\"\n          line: \"y=2\"\n"
+            ),
+        )
+        .unwrap();
+        let out = f.run(&["--playbooks", &site, "--only", "site.escape", "apply", "--yes"]);
+        assert_eq!(std::fs::read_to_string(&outside).unwrap(), "x=1\n");
+        let msg = format!("{}{}", out.stdout, out.stderr);
+        assert!(msg.contains("cannot be planned") || msg.contains("refus"), "{msg}");
+    }
+
+    #[test]
+    fn a_second_concurrent_apply_is_refused() {
+        let f = Fixture::new();
+        let a = f.args(&["apply", "--yes"]);
+        let mut first = std::process::Command::new(assert_cmd::cargo::cargo_bin("gpufix"));
+        first.current_dir(repo()).env("NO_COLOR", "1").env("GPUFIX_TEST_HOLD_LOCK_MS", "3000").arg("--no-system").args(&a);
+        let child = first.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(1200));
+        let second = f.run(&["apply", "--yes"]);
+        let first = child.wait_with_output().unwrap();
+        assert_eq!(first.status.code(), Some(0), "{}", String::from_utf8_lossy(&first.stderr));
+        assert_eq!(second.code, 1);
+        assert!(second.stderr.contains("holds the lock"), "{}", second.stderr);
+    }
+
+    #[test]
+    fn injected_failures_roll_back_earlier_changes() {
+        for (var, val) in [("GPUFIX_TEST_FAIL_VERIFY", "3"), ("GPUFIX_TEST_FAULT", "fail-after:2"), ("GPUFIX_TEST_FAULT", "no-space")] {
+            let f = Fixture::new();
+            let before = f.state();
+            let a = f.args(&["apply", "--yes"]);
+            let out = gpufix().env(var, val).args(&a).output().unwrap();
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(1), "{var}={val}: {stderr}");
+            assert!(stderr.contains("every change of this run was undone"), "{var}={val}: {stderr}");
+            assert_eq!(f.state(), before, "{var}={val}: earlier changes rolled back");
+            if val == "no-space" {
+                assert!(stderr.contains("no space"), "{stderr}");
+            }
+        }
+    }
+
+    #[test]
+    fn no_terminal_and_no_yes_refuses_and_dry_run_writes_nothing() {
+        let f = Fixture::new();
+        let before = f.state();
+        let out = f.run(&["apply"]);
+        assert_eq!(out.code, 1);
+        assert!(out.stderr.contains("--yes"), "{}", out.stderr);
+        let dry = f.run(&["apply", "--dry-run"]);
+        assert_eq!(dry.code, 0);
+        assert!(dry.stdout.contains("would be applied"), "{}", dry.stdout);
+        assert_eq!(f.state(), before);
+        assert!(!f.dir.path().join("root/var/lib/gpufix/runs").exists(), "dry run writes no journal");
+    }
+}
