@@ -24,7 +24,8 @@ pub struct PlanFile {
 
 /// Fill `report.changes` for every failing rule with an executable fix. Problems preparing a
 /// fix become notes on the report (the rule still fails; its fix cannot be planned).
-pub fn plan_changes(report: &mut Report, cx: &FixCtx) {
+pub fn plan_changes(report: &mut Report, cx: &FixCtx) -> Vec<Unplannable> {
+    let mut problems = Vec::new();
     let mut changes = Vec::new();
     let mut notes = Vec::new();
     for r in &report.results {
@@ -40,6 +41,7 @@ pub fn plan_changes(report: &mut Report, cx: &FixCtx) {
             let kind = obj.get("kind").and_then(|k| k.as_str()).unwrap_or("");
             let Some(k) = fixes::find(kind) else {
                 notes.push(format!("fix of `{}`: unknown fix kind `{kind}`", r.id));
+                problems.push(Unplannable { rule: r.id.clone(), kind: kind.to_string(), error: format!("unknown fix kind `{kind}`") });
                 continue;
             };
             let mut params = obj.clone();
@@ -65,10 +67,23 @@ pub fn plan_changes(report: &mut Report, cx: &FixCtx) {
                         });
                     }
                 }
-                Err(e) => notes.push(format!("fix of `{}` cannot be planned: {e}", r.id)),
+                Err(e) => {
+                    notes.push(format!("fix of `{}` cannot be planned: {e}", r.id));
+                    problems.push(Unplannable { rule: r.id.clone(), kind: kind.to_string(), error: e });
+                }
             }
         }
     }
     report.changes = changes;
     report.notes.extend(notes);
+    problems
+}
+
+/// A failing rule's fix action that could not be turned into a change (a refused target, a
+/// missing --env-file, an entry fstab does not have).
+#[derive(Debug, Clone)]
+pub struct Unplannable {
+    pub rule: String,
+    pub kind: String,
+    pub error: String,
 }

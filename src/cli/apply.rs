@@ -105,6 +105,7 @@ pub fn run(g: &Global, a: &ApplyArgs) -> anyhow::Result<i32> {
     let host = g.host()?;
     let inputs = g.inputs(host.as_ref())?;
     let mut local = local_files(g);
+    let mut problems = Vec::new();
     let (report, from_file) = match &a.plan {
         Some(p) => {
             let text = std::fs::read_to_string(p).map_err(|e| anyhow::anyhow!("cannot read plan {}: {e}", p.display()))?;
@@ -132,7 +133,7 @@ pub fn run(g: &Global, a: &ApplyArgs) -> anyhow::Result<i32> {
                 Err(code) => return Ok(code),
             };
             let cx = FixCtx { host: host.as_ref(), inputs: &inputs, roots: &roots(g, &local), local_files: local.clone(), overlay: Default::default() };
-            plan_changes(&mut report, &cx);
+            problems = plan_changes(&mut report, &cx);
             (report, false)
         }
     };
@@ -141,6 +142,18 @@ pub fn run(g: &Global, a: &ApplyArgs) -> anyhow::Result<i32> {
     let cx = FixCtx { host: host.as_ref(), inputs: &inputs, roots: &roots, local_files: local.clone(), overlay: Default::default() };
     let json_out = g.format == Format::Json;
     let mut out = std::io::stdout();
+    // A fix that should run but cannot be planned (a refused target, a missing input) stops the
+    // whole run before anything changes.
+    let blocking: Vec<String> = problems
+        .iter()
+        .filter(|p| kind_allowed(a, &p.kind).is_none())
+        .map(|p| format!("fix of `{}` ({}) cannot be planned: {}", p.rule, p.kind, p.error))
+        .collect();
+    if !blocking.is_empty() && !a.dry_run {
+        anyhow::bail!("{}
+nothing was changed
+help: fix the cause, or leave those fixes out with --deny KIND or --only RULE", blocking.join("\n"));
+    }
 
     // manual fixes: printed, never run
     if !json_out {

@@ -37,7 +37,7 @@ pub fn run(g: &Global, a: &AuditArgs) -> anyhow::Result<i32> {
             overlay: Default::default(),
         };
         // read-only: prepare computes diffs without writing anything
-        crate::plan::plan_changes(&mut report, &cx);
+        let _ = crate::plan::plan_changes(&mut report, &cx);
         Ok(Ok(report))
     })();
     let report = match made {

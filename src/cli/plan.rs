@@ -82,7 +82,7 @@ pub fn run(g: &Global, a: &PlanArgs) -> anyhow::Result<i32> {
         local_files: local.clone(),
         overlay: Default::default(),
     };
-    crate::plan::plan_changes(&mut report, &cx);
+    let _ = crate::plan::plan_changes(&mut report, &cx);
     if let Some(out) = &a.output {
         let pf = crate::plan::PlanFile {
             plan_version: crate::plan::PLAN_VERSION,

@@ -68,28 +68,37 @@ fn with_changes(cur: &[String], add: &[String], remove: &[String]) -> Vec<String
     out
 }
 
-/// `findmnt --verify --tab-file CANDIDATE`, when findmnt is there; its complaints refuse the plan.
-fn findmnt_verify(text: &str, cx: &FixCtx) -> Result<(), String> {
-    if !cx.host.is_live() {
-        return Ok(());
-    }
+/// Errors `findmnt --verify --tab-file FILE` reports for a file's text (`[E]` lines), or `None`
+/// when findmnt cannot be run here.
+fn findmnt_errors(text: &str, cx: &FixCtx) -> Option<Vec<String>> {
     let dir = std::env::temp_dir().join(format!("gpufix-fstab-{}", std::process::id()));
-    if std::fs::create_dir_all(&dir).is_err() {
-        return Ok(());
-    }
+    std::fs::create_dir_all(&dir).ok()?;
     let cand = dir.join("fstab");
-    if std::fs::write(&cand, text).is_err() {
-        return Ok(());
-    }
+    std::fs::write(&cand, text).ok()?;
     let argv = vec!["findmnt".to_string(), "--verify".into(), "--tab-file".into(), cand.display().to_string()];
     let res = cx.host.run(&argv, Duration::from_secs(10));
     let _ = std::fs::remove_dir_all(&dir);
-    match res {
-        Ok(out) if out.status == Some(0) || out.status.is_none() => Ok(()),
-        Ok(out) if out.stdout.contains("[E]") || out.stderr.contains("[E]") => {
-            Err(format!("findmnt --verify rejects the new fstab:\n{}{}", out.stdout, out.stderr))
-        }
-        _ => Ok(()), // findmnt missing, or only warnings (e.g. a device absent here)
+    let out = res.ok()?;
+    if out.timed_out {
+        return None;
+    }
+    Some(format!("{}{}", out.stdout, out.stderr).lines().filter(|l| l.contains("[E]")).map(|l| l.trim().to_string()).collect())
+}
+
+/// Refuse a candidate fstab that findmnt finds new errors in (errors the file already had, such
+/// as a device absent from this machine, are not the change's doing).
+fn findmnt_verify(old: &str, new: &str, cx: &FixCtx) -> Result<(), String> {
+    if !cx.host.is_live() {
+        return Ok(());
+    }
+    let (Some(before), Some(after)) = (findmnt_errors(old, cx), findmnt_errors(new, cx)) else {
+        return Ok(());
+    };
+    let fresh: Vec<&String> = after.iter().filter(|e| !before.contains(e)).collect();
+    if fresh.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("findmnt --verify finds new errors in the changed fstab: {}", fresh.iter().map(|s| s.as_str()).collect::<Vec<_>>().join("; ")))
     }
 }
 
@@ -102,9 +111,9 @@ impl FixKind for FstabOptions {
     fn prepare(&self, action: &Map<String, Value>, cx: &FixCtx) -> Result<Vec<Prepared>, String> {
         let mut out = file::prepare_edit(&FstabFile, action, cx)?;
         if let Some(p) = out.first()
-            && let Some(t) = &p.after_text
+            && let (Some(old), Some(new)) = (&p.before_text, &p.after_text)
         {
-            findmnt_verify(t, cx)?;
+            findmnt_verify(old, new, cx)?;
         }
         if action.get("remount").and_then(Value::as_bool) == Some(true) {
             let mp = str_param(action, "mount_point")?;
