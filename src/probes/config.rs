@@ -72,10 +72,14 @@ impl ProbeKind for Config {
             ("data", "the whole parsed config"),
             ("values.NAME", "the value of the first candidate key path of NAME present in the file"),
             ("key_paths.NAME", "which key path that was (what config.set edits)"),
+            ("captures.NAME", "for a .py config: named groups of `regex`'s first match"),
         ]
     }
     fn params(&self) -> &'static [ParamSpec] {
-        &[ParamSpec { name: "keys", required: false, ty: "object", doc: "NAME: [candidate key paths]" }]
+        &[
+            ParamSpec { name: "keys", required: false, ty: "object", doc: "NAME: [candidate key paths]" },
+            ParamSpec { name: "regex", required: false, ty: "string", doc: "for Python sources: named captures of the first match" },
+        ]
     }
     fn run(&self, params: &Map<String, Value>, ctx: &ProbeCtx) -> ProbeOutcome {
         let Some(path) = &ctx.inputs.config else {
@@ -87,7 +91,24 @@ impl ProbeKind for Config {
             Err(e) => return ProbeOutcome::Unknown(format!("cannot read {shown}: {e}")),
         };
         if shown.ends_with(".py") {
-            return ProbeOutcome::NotApplicable(format!("{shown} is Python source, not a structured config"));
+            // Python source: no keys to read, but a regex can find a keyword argument
+            let mut out = json!({"path": shown, "format": "python", "values": {}, "key_paths": {}});
+            if let Some(re) = params.get("regex").and_then(Value::as_str) {
+                match regex::Regex::new(re) {
+                    Ok(re) => {
+                        if let Some(c) = re.captures(&text) {
+                            let caps: Map<String, Value> = re
+                                .capture_names()
+                                .flatten()
+                                .filter_map(|n| c.name(n).map(|m| (n.to_string(), json!(m.as_str()))))
+                                .collect();
+                            out["captures"] = Value::Object(caps);
+                        }
+                    }
+                    Err(e) => return ProbeOutcome::Unknown(format!("regex does not compile: {e}")),
+                }
+            }
+            return ProbeOutcome::Value(out);
         }
         let (format, data) = match parse_config(&shown, &text) {
             Ok(x) => x,

@@ -96,7 +96,11 @@ fn render_rule(out: &mut String, r: &RuleResult, st: Style) {
         let _ = writeln!(out, "            why: {}", r.why.split_whitespace().collect::<Vec<_>>().join(" "));
     }
     if let Some(fix) = &r.fix {
-        let when = if fix.restart == "nothing" { "takes effect at once".to_string() } else { format!("takes effect after restarting {}", fix.restart) };
+        let when = match fix.restart.as_str() {
+            "nothing" => "takes effect at once".to_string(),
+            "a reboot" => "takes effect after a reboot or remount".to_string(),
+            other => format!("takes effect after restarting {other}"),
+        };
         let _ = writeln!(out, "            fix ({}, {when}):", fix.safety.as_str());
         for a in &fix.actions {
             let _ = writeln!(out, "              - {}", describe_action(a));
