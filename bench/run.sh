@@ -23,7 +23,7 @@ set -euo pipefail
 #     person's), fix (detection and an applied fix; throughput is not the point)
 FAULTS=(
   "healthy             |                            |                        | -                                         | -                                         | trace,evidence | clean"
-  "workers0            | data.num_workers=0         |                        | data.workers-too-few                      | launch.gpu-idle-gaps,data.dataloader-wait | trace          | recover"
+  "workers0            | data.num_workers=0         |                        | data.workers-too-few                      | launch.gpu-idle-gaps,data.dataloader-wait,launch.cpu-bound-launch-thread | trace          | recover"
   "workers2            | data.num_workers=2         |                        | data.workers-too-few                      | launch.gpu-idle-gaps,data.dataloader-wait | trace          | recover"
   "pin_memory_false    | data.pin_memory=false      |                        | data.pin-memory-off                       | -                                         | -              | recover"
   "launch_blocking     |                            | CUDA_LAUNCH_BLOCKING=1 | cuda.launch-blocking                      | -                                         | -              | recover"

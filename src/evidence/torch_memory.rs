@@ -44,6 +44,10 @@ pub struct TorchMemory {
     pub peak_reserved_mib: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub non_releasable_mib: Option<f64>,
+    /// Peak of "Non-releasable memory" (inactive split blocks): memory the allocator holds in
+    /// split blocks it cannot hand out for other sizes, the direct measure of fragmentation.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub peak_non_releasable_mib: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub oom_count: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -166,7 +170,10 @@ pub fn parse_torch_memory(text: &str) -> TorchMemory {
                     s_res = s_res.or(cur);
                     m.peak_reserved_mib = m.peak_reserved_mib.or(peak);
                 }
-                _ => m.non_releasable_mib = m.non_releasable_mib.or(cur),
+                _ => {
+                    m.non_releasable_mib = m.non_releasable_mib.or(cur);
+                    m.peak_non_releasable_mib = m.peak_non_releasable_mib.or(peak);
+                }
             }
         }
     }

@@ -13,7 +13,7 @@ use std::time::Duration;
 fn to_value<T: serde::Serialize>(t: &T, source: String) -> ProbeOutcome {
     match serde_json::to_value(t) {
         Ok(Value::Object(mut m)) => {
-            m.insert("source".into(), json!(source));
+            m.insert("file".into(), json!(source));
             ProbeOutcome::Value(Value::Object(m))
         }
         Ok(v) => ProbeOutcome::Value(v),
@@ -72,7 +72,7 @@ impl ProbeKind for KernelLog {
             ("fallen_off_bus", "a GPU has fallen off the bus"),
             ("rm_init_adapter_failed", "RmInitAdapter failed"),
             ("aer", "PCIe AER errors"),
-            ("source", "where the log came from"),
+            ("file", "where the log came from (a path, or `dmesg`)"),
         ]
     }
     fn run(&self, _params: &Map<String, Value>, ctx: &ProbeCtx) -> ProbeOutcome {
