@@ -479,3 +479,66 @@ mod apply_loop {
         assert!(!f.dir.path().join("root/var/lib/gpufix/runs").exists(), "dry run writes no journal");
     }
 }
+
+/// Recordings from the real H200 (device runs of 2026-12-02): the live snapshot, two profiler
+/// traces of the benchmark job and a one-process NCCL log.
+mod h200_recordings {
+    use super::*;
+
+    fn plan_json(args: &[&str]) -> serde_json::Value {
+        let mut a = vec!["plan", "--sample", "0", "--format", "json"];
+        a.extend_from_slice(args);
+        let out = run(&a);
+        assert_ne!(out.code, 1, "{}", out.stderr);
+        serde_json::from_str(&out.stdout).unwrap()
+    }
+
+    fn verdict(v: &serde_json::Value, id: &str) -> (String, serde_json::Value) {
+        let r = v["results"].as_array().unwrap().iter().find(|r| r["id"] == id).unwrap();
+        (r["verdict"].as_str().unwrap().to_string(), r["evidence"].clone())
+    }
+
+    #[test]
+    fn live_snapshot_is_healthy_with_nothing_unknown() {
+        let v = plan_json(&["--snapshot", "tests/fixtures/hosts/h200-live.snapshot.json"]);
+        assert_eq!(v["summary"]["fail"], 0, "{v}");
+        assert_eq!(v["summary"]["unknown"], 0, "{v}");
+        assert_eq!(v["summary"]["blocked"], 0, "{v}");
+        assert!(v["summary"]["pass"].as_u64().unwrap() >= 20);
+    }
+
+    #[test]
+    fn starved_trace_vs_well_fed_trace() {
+        let starved = plan_json(&["--trace", "tests/fixtures/evidence/trace/h200-workers0.trace.json.gz", "--only", "launch", "--only", "data"]);
+        let (v, ev) = verdict(&starved, "launch.gpu-idle-gaps");
+        assert_eq!(v, "fail");
+        assert!(ev["t.gpu_kernel_busy_fraction"].as_f64().unwrap() < 0.3, "{ev}");
+        let (v, ev) = verdict(&starved, "data.dataloader-wait");
+        assert_eq!(v, "fail");
+        assert!(ev["t.dataloader_share"].as_f64().unwrap() > 0.5, "{ev}");
+        let fed = plan_json(&["--trace", "tests/fixtures/evidence/trace/h200-healthy.trace.json.gz", "--only", "launch", "--only", "data"]);
+        assert_eq!(verdict(&fed, "data.dataloader-wait").0, "pass");
+        assert_eq!(verdict(&fed, "launch.host-sync-in-step").0, "pass");
+        assert_eq!(verdict(&fed, "launch.tiny-kernels").0, "pass");
+    }
+
+    #[test]
+    fn one_process_nccl_log_uses_no_network() {
+        let v = plan_json(&["--nccl-log", "tests/fixtures/evidence/nccl/h200-1proc.log", "--only", "comm"]);
+        let (verdict_socket, _) = verdict(&v, "comm.nccl-socket-fallback");
+        assert_eq!(verdict_socket, "not-applicable", "a single-node log that never used the network");
+        assert_eq!(verdict(&v, "comm.p2p-disabled-in-log").0, "pass");
+    }
+
+    #[test]
+    fn pasted_nvidia_smi_is_judged_without_the_local_machine() {
+        let v = plan_json(&["--evidence", "tests/fixtures/evidence/nvidia_smi/h200-q.txt"]);
+        assert!(v["host"].as_str().unwrap().starts_with("evidence"));
+        assert_eq!(verdict(&v, "driver.nvml-unavailable").0, "pass");
+        assert_eq!(verdict(&v, "driver.persistence-off").0, "pass");
+        // nothing the text lacks is read from this machine
+        assert_eq!(verdict(&v, "driver.uvm-module-missing").0, "not-applicable");
+        assert_eq!(verdict(&v, "cuda.launch-blocking").0, "not-applicable");
+        assert_eq!(v["summary"]["fail"], 0, "{v}");
+    }
+}

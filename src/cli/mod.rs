@@ -260,6 +260,14 @@ impl Global {
     }
 
     pub fn host(&self) -> anyhow::Result<Arc<dyn Host>> {
+        if let Some(h) = crate::host::evidence::EvidenceHost::from_files(&self.inputs.evidence)? {
+            if self.snapshot.is_some() || self.root.is_some() {
+                anyhow::bail!(
+                    "--evidence with nvidia-smi output, fstab or /proc/mounts judges the host it describes; it cannot be combined with --root or --snapshot"
+                );
+            }
+            return Ok(Arc::new(h));
+        }
         Ok(match &self.snapshot {
             Some(f) => Arc::new(SnapshotHost::load(f)?),
             None => Arc::new(RealHost::new(self.root.clone())),

@@ -297,6 +297,7 @@ impl ProbeKind for Nvml {
     fn run(&self, _params: &Map<String, Value>, ctx: &ProbeCtx) -> ProbeOutcome {
         match ctx.host.nvml() {
             Ok(r) => ProbeOutcome::Value(reading_json(&r)),
+            Err(e) if e.contains(crate::host::NOT_IN_EVIDENCE) => ProbeOutcome::Unknown(e),
             Err(e) => ProbeOutcome::Value(json!({ "available": false, "error": e })),
         }
     }

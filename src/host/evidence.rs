@@ -1,0 +1,111 @@
+//! Judging a host from pasted diagnostics (`--evidence FILE`): `nvidia-smi -q` text or XML
+//! becomes the NVML reading, `/etc/fstab` and `/proc/mounts` become those files. Everything
+//! else answers "not in the evidence", which makes the rules that need it not-applicable:
+//! nothing is ever read from the machine gpufix runs on. Job-side evidence (a profiler trace,
+//! an NCCL log, a kernel log, a torch memory summary) is read by its probe directly and can be
+//! combined with a live host.
+
+use super::{CommandOutput, FileMeta, GpuSample, Host, NOT_IN_EVIDENCE, NvmlReading};
+use crate::evidence::detect::{EvidenceKind, detect};
+use crate::evidence::nvidia_smi;
+use std::collections::BTreeMap;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+pub struct EvidenceHost {
+    names: Vec<String>,
+    files: BTreeMap<String, Vec<u8>>,
+    nvml: Option<NvmlReading>,
+}
+
+fn missing(what: &str) -> io::Error {
+    io::Error::new(io::ErrorKind::NotFound, format!("{what}: {NOT_IN_EVIDENCE}"))
+}
+
+/// Kinds that describe a host (and so replace the live one) rather than a job.
+pub fn describes_host(kind: EvidenceKind) -> bool {
+    matches!(kind, EvidenceKind::NvidiaSmiText | EvidenceKind::NvidiaSmiXml | EvidenceKind::Fstab | EvidenceKind::ProcMounts)
+}
+
+impl EvidenceHost {
+    /// `None` when no file describes a host (only job evidence: keep the live host).
+    pub fn from_files(paths: &[PathBuf]) -> anyhow::Result<Option<EvidenceHost>> {
+        let mut h = EvidenceHost { names: Vec::new(), files: BTreeMap::new(), nvml: None };
+        for p in paths {
+            let text = crate::probes::inputs::read_text(p).map_err(|e| anyhow::anyhow!("--evidence {}: {e}", p.display()))?;
+            let Some(kind) = detect(&text) else {
+                anyhow::bail!(
+                    "--evidence {}: cannot tell what this is\nhelp: give nvidia-smi -q (text or -x XML), an NCCL_DEBUG=INFO log, dmesg, a torch memory summary or OOM message, /etc/fstab, /proc/mounts or a profiler trace",
+                    p.display()
+                );
+            };
+            if !describes_host(kind) {
+                continue;
+            }
+            h.names.push(format!("{} ({})", name_of(p), kind.name()));
+            match kind {
+                EvidenceKind::NvidiaSmiText | EvidenceKind::NvidiaSmiXml => {
+                    h.nvml = Some(nvidia_smi::parse_nvidia_smi(&text).map_err(|e| anyhow::anyhow!("--evidence {}: {e}", p.display()))?);
+                }
+                EvidenceKind::Fstab => {
+                    h.files.insert("/etc/fstab".into(), text.into_bytes());
+                }
+                _ => {
+                    h.files.insert("/proc/mounts".into(), text.into_bytes());
+                }
+            }
+        }
+        Ok(if h.names.is_empty() { None } else { Some(h) })
+    }
+}
+
+fn name_of(p: &Path) -> String {
+    p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| p.display().to_string())
+}
+
+impl Host for EvidenceHost {
+    fn describe(&self) -> String {
+        format!("evidence {}", self.names.join(", "))
+    }
+    fn is_live(&self) -> bool {
+        false
+    }
+    fn read_file(&self, path: &str) -> io::Result<Vec<u8>> {
+        self.files.get(path).cloned().ok_or_else(|| missing(path))
+    }
+    fn read_dir(&self, path: &str) -> io::Result<Vec<String>> {
+        Err(missing(path))
+    }
+    fn metadata(&self, path: &str) -> io::Result<FileMeta> {
+        Err(missing(path))
+    }
+    fn read_link(&self, path: &str) -> io::Result<String> {
+        Err(missing(path))
+    }
+    fn run(&self, argv: &[String], _timeout: Duration) -> io::Result<CommandOutput> {
+        Err(missing(&format!("`{}`", argv.join(" "))))
+    }
+    fn nvml(&self) -> Result<NvmlReading, String> {
+        self.nvml.clone().ok_or_else(|| format!("NVML readings: {NOT_IN_EVIDENCE}"))
+    }
+    fn nvml_sample(&self) -> Result<Vec<GpuSample>, String> {
+        match &self.nvml {
+            Some(r) => Ok(r.gpus.iter().map(super::recorded::sample_of).collect()),
+            None => Err(format!("NVML samples: {NOT_IN_EVIDENCE}")),
+        }
+    }
+    fn env(&self) -> BTreeMap<String, String> {
+        BTreeMap::new()
+    }
+    fn has_env(&self) -> bool {
+        false
+    }
+    fn now(&self) -> f64 {
+        0.0
+    }
+    fn sleep(&self, _d: Duration) {}
+    fn cpu_count(&self) -> usize {
+        0
+    }
+}
