@@ -25,18 +25,35 @@ fn synthetic(n: usize) -> String {
 }
 
 fn main() {
-    let snap = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hosts/h200-vm.snapshot.json");
+    let snap = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/hosts/h200-vm.snapshot.json");
     let host: Arc<dyn Host> = Arc::new(SnapshotHost::load(&snap).expect("snapshot fixture"));
-    println!("{:>7} {:>12} {:>12} {:>12} {:>10}", "rules", "load+check", "evaluate", "total", "µs/rule");
+    println!(
+        "{:>7} {:>12} {:>12} {:>12} {:>10}",
+        "rules", "load+check", "evaluate", "total", "µs/rule"
+    );
     for n in [1_000usize, 10_000] {
         let text = synthetic(n);
         let mut times: Vec<(Duration, Duration)> = Vec::new();
         for _ in 0..5 {
             let t0 = Instant::now();
-            let set = validate::load(&[SourceFile { name: "synthetic.yaml".into(), text: text.clone(), tier: Tier::Cli }], None)
-                .expect("synthetic playbook is valid");
+            let set = validate::load(
+                &[SourceFile {
+                    name: "synthetic.yaml".into(),
+                    text: text.clone(),
+                    tier: Tier::Cli,
+                }],
+                None,
+            )
+            .expect("synthetic playbook is valid");
             let t1 = Instant::now();
-            let report = evaluate(&set, host.clone(), Arc::new(Inputs::default()), &Options::default(), |_| {});
+            let report = evaluate(
+                &set,
+                host.clone(),
+                Arc::new(Inputs::default()),
+                &Options::default(),
+                |_| {},
+            );
             let t2 = Instant::now();
             assert_eq!(report.results.len(), n);
             times.push((t1 - t0, t2 - t1));

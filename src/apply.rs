@@ -18,7 +18,8 @@ pub struct Lock {
 }
 
 pub fn lock(state: &Path) -> Result<Lock, String> {
-    std::fs::create_dir_all(state).map_err(|e| format!("cannot create state directory {}: {e}", state.display()))?;
+    std::fs::create_dir_all(state)
+        .map_err(|e| format!("cannot create state directory {}: {e}", state.display()))?;
     let path = state.join("lock");
     let file = File::options()
         .create(true)
@@ -61,19 +62,28 @@ pub fn check_fresh(changes: &[PlannedChange], cx: &FixCtx) -> Result<(), String>
         }
         let now = kind(c)?.fingerprint(c, cx)?;
         if now != c.fingerprint {
-            stale.push(format!("`{}` changed since the plan was made (plan saw {}, now {now})", c.target, c.fingerprint));
+            stale.push(format!(
+                "`{}` changed since the plan was made (plan saw {}, now {now})",
+                c.target, c.fingerprint
+            ));
         }
     }
     if stale.is_empty() {
         Ok(())
     } else {
-        Err(format!("refusing a stale plan; nothing was changed:\n  {}\nhelp: run `gpufix plan` again", stale.join("\n  ")))
+        Err(format!(
+            "refusing a stale plan; nothing was changed:\n  {}\nhelp: run `gpufix plan` again",
+            stale.join("\n  ")
+        ))
     }
 }
 
 /// Refuse to start while an earlier run was interrupted: its undo information must be used first.
 pub fn check_no_interrupted(state: &Path) -> Result<(), String> {
-    if let Some(r) = journal::runs(state).into_iter().find(|r| r.status == "interrupted") {
+    if let Some(r) = journal::runs(state)
+        .into_iter()
+        .find(|r| r.status == "interrupted")
+    {
         return Err(format!(
             "run {} was interrupted before it finished; nothing was changed now\nhelp: run `gpufix rollback {}` to restore what it changed, then plan again",
             r.run, r.run
@@ -96,23 +106,39 @@ fn test_hooks() -> Option<usize> {
         }
         _ => {}
     }
-    if let Some(ms) = std::env::var("GPUFIX_TEST_HOLD_LOCK_MS").ok().and_then(|v| v.parse().ok()) {
+    if let Some(ms) = std::env::var("GPUFIX_TEST_HOLD_LOCK_MS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
         std::thread::sleep(std::time::Duration::from_millis(ms));
     }
-    std::env::var("GPUFIX_TEST_FAIL_VERIFY").ok().and_then(|v| v.parse().ok())
+    std::env::var("GPUFIX_TEST_FAIL_VERIFY")
+        .ok()
+        .and_then(|v| v.parse().ok())
 }
 
 /// Apply `changes` (already approved) in one transaction.
-pub fn apply(changes: &[PlannedChange], cx: &FixCtx, state: &Path, host: &str) -> Result<Outcome, String> {
+pub fn apply(
+    changes: &[PlannedChange],
+    cx: &FixCtx,
+    state: &Path,
+    host: &str,
+) -> Result<Outcome, String> {
     let _lock = lock(state)?;
     let fail_verify = test_hooks();
     check_no_interrupted(state)?;
     check_fresh(changes, cx)?;
     let run = journal::new_run_id();
-    let mut j = Journal::create(state, &run).map_err(|e| format!("cannot create the journal in {}: {e}", state.display()))?;
+    let mut j = Journal::create(state, &run)
+        .map_err(|e| format!("cannot create the journal in {}: {e}", state.display()))?;
     let jerr = |e: std::io::Error| format!("cannot write the journal: {e}");
-    j.append(&Record::Begin { run: run.clone(), started_at: journal::now(), host: host.to_string(), changes: changes.to_vec() })
-        .map_err(jerr)?;
+    j.append(&Record::Begin {
+        run: run.clone(),
+        started_at: journal::now(),
+        host: host.to_string(),
+        changes: changes.to_vec(),
+    })
+    .map_err(jerr)?;
     let mut made: Vec<(usize, Prior)> = Vec::new();
     let mut applied = Vec::new();
     let mut failure = None;
@@ -121,24 +147,35 @@ pub fn apply(changes: &[PlannedChange], cx: &FixCtx, state: &Path, host: &str) -
             let k = kind(c)?;
             let now = k.fingerprint(c, cx)?;
             if now != c.fingerprint {
-                return Err(format!("`{}` changed while applying (expected {}, found {now})", c.target, c.fingerprint));
+                return Err(format!(
+                    "`{}` changed while applying (expected {}, found {now})",
+                    c.target, c.fingerprint
+                ));
             }
             let prior = k.save(c, cx)?;
-            j.append(&Record::Intent { index: i, prior: prior.clone() }).map_err(jerr)?;
+            j.append(&Record::Intent {
+                index: i,
+                prior: prior.clone(),
+            })
+            .map_err(jerr)?;
             made.push((i, prior.clone()));
             k.apply(c, cx)?;
             j.append(&Record::Applied { index: i }).map_err(jerr)?;
             if fail_verify == Some(i + 1) {
                 return Err("verification failed: injected by GPUFIX_TEST_FAIL_VERIFY".into());
             }
-            k.verify(c, cx).map_err(|e| format!("verification failed: {e}"))?;
+            k.verify(c, cx)
+                .map_err(|e| format!("verification failed: {e}"))?;
             j.append(&Record::Verified { index: i }).map_err(jerr)?;
             Ok(Some(prior))
         })();
         match step {
             Ok(_) => applied.push(i),
             Err(e) => {
-                let _ = j.append(&Record::Failed { index: i, error: e.clone() });
+                let _ = j.append(&Record::Failed {
+                    index: i,
+                    error: e.clone(),
+                });
                 failure = Some(format!("{} ({}): {e}", c.target, c.kind));
                 break;
             }
@@ -146,20 +183,46 @@ pub fn apply(changes: &[PlannedChange], cx: &FixCtx, state: &Path, host: &str) -
     }
     if let Some(err) = failure {
         let undo_errs = undo_all(changes, &made, cx, &mut j);
-        let status = if undo_errs.is_empty() { "rolled-back" } else { "failed" };
-        let _ = j.append(&Record::End { status: status.into(), at: journal::now() });
+        let status = if undo_errs.is_empty() {
+            "rolled-back"
+        } else {
+            "failed"
+        };
+        let _ = j.append(&Record::End {
+            status: status.into(),
+            at: journal::now(),
+        });
         let mut msg = err;
         if !undo_errs.is_empty() {
             msg.push_str(&format!("\nundo also failed: {}", undo_errs.join("; ")));
         }
-        return Ok(Outcome { run, applied: Vec::new(), error: Some(msg), rolled_back: undo_errs.is_empty() });
+        return Ok(Outcome {
+            run,
+            applied: Vec::new(),
+            error: Some(msg),
+            rolled_back: undo_errs.is_empty(),
+        });
     }
-    j.append(&Record::End { status: "applied".into(), at: journal::now() }).map_err(jerr)?;
-    Ok(Outcome { run, applied, error: None, rolled_back: false })
+    j.append(&Record::End {
+        status: "applied".into(),
+        at: journal::now(),
+    })
+    .map_err(jerr)?;
+    Ok(Outcome {
+        run,
+        applied,
+        error: None,
+        rolled_back: false,
+    })
 }
 
 /// Undo changes newest first, journaling each; returns the errors.
-fn undo_all(changes: &[PlannedChange], made: &[(usize, Prior)], cx: &FixCtx, j: &mut Journal) -> Vec<String> {
+fn undo_all(
+    changes: &[PlannedChange],
+    made: &[(usize, Prior)],
+    cx: &FixCtx,
+    j: &mut Journal,
+) -> Vec<String> {
     let mut errs = Vec::new();
     for (i, prior) in made.iter().rev() {
         let c = &changes[*i];
@@ -174,35 +237,67 @@ fn undo_all(changes: &[PlannedChange], made: &[(usize, Prior)], cx: &FixCtx, j: 
 }
 
 /// Undo a run from its journal. `force` undoes even where a target changed since the run.
-pub fn rollback(state: &Path, run: Option<&str>, force: bool, cx: &FixCtx) -> Result<RollbackOutcome, String> {
+pub fn rollback(
+    state: &Path,
+    run: Option<&str>,
+    force: bool,
+    cx: &FixCtx,
+) -> Result<RollbackOutcome, String> {
     let _lock = lock(state)?;
     let runs = journal::runs(state);
     let info = match run {
         Some(r) => runs.iter().find(|x| x.run == r).ok_or_else(|| {
-            format!("no run `{r}` in {}\nhelp: `gpufix history` lists the runs", state.join("runs").display())
+            format!(
+                "no run `{r}` in {}\nhelp: `gpufix history` lists the runs",
+                state.join("runs").display()
+            )
         })?,
         None => runs
             .iter()
             .rev()
             .find(|x| x.status != "rolled-back")
-            .ok_or_else(|| format!("nothing to roll back: no run in {} that is not rolled back already", state.display()))?,
+            .ok_or_else(|| {
+                format!(
+                    "nothing to roll back: no run in {} that is not rolled back already",
+                    state.display()
+                )
+            })?,
     };
     if info.status == "rolled-back" {
         return Err(format!("run {} is already rolled back", info.run));
     }
     let dir: PathBuf = state.join("runs").join(&info.run);
-    let recs = journal::read(&dir).map_err(|e| format!("cannot read the journal of {}: {e}", info.run))?;
+    let recs =
+        journal::read(&dir).map_err(|e| format!("cannot read the journal of {}: {e}", info.run))?;
     let Some(Record::Begin { changes, .. }) = recs.first() else {
         return Err(format!("journal of {} has no begin record", info.run));
     };
-    let undone: std::collections::HashSet<usize> =
-        recs.iter().filter_map(|r| if let Record::Undone { index } = r { Some(*index) } else { None }).collect();
-    let applied: std::collections::HashSet<usize> =
-        recs.iter().filter_map(|r| if let Record::Applied { index } = r { Some(*index) } else { None }).collect();
+    let undone: std::collections::HashSet<usize> = recs
+        .iter()
+        .filter_map(|r| {
+            if let Record::Undone { index } = r {
+                Some(*index)
+            } else {
+                None
+            }
+        })
+        .collect();
+    let applied: std::collections::HashSet<usize> = recs
+        .iter()
+        .filter_map(|r| {
+            if let Record::Applied { index } = r {
+                Some(*index)
+            } else {
+                None
+            }
+        })
+        .collect();
     let made: Vec<(usize, Prior)> = recs
         .iter()
         .filter_map(|r| match r {
-            Record::Intent { index, prior } if !undone.contains(index) => Some((*index, prior.clone())),
+            Record::Intent { index, prior } if !undone.contains(index) => {
+                Some((*index, prior.clone()))
+            }
             _ => None,
         })
         .collect();
@@ -210,14 +305,17 @@ pub fn rollback(state: &Path, run: Option<&str>, force: bool, cx: &FixCtx) -> Re
     // result is expected on disk.
     let mut conflicts = Vec::new();
     if !force {
-        let mut last_for: std::collections::HashMap<(String, String), usize> = std::collections::HashMap::new();
+        let mut last_for: std::collections::HashMap<(String, String), usize> =
+            std::collections::HashMap::new();
         for (i, _) in &made {
             let c = &changes[*i];
             last_for.insert((c.kind.clone() + &c.part, c.target.clone()), *i);
         }
         for (i, _) in &made {
             let c = &changes[*i];
-            if last_for.get(&(c.kind.clone() + &c.part, c.target.clone())) != Some(i) || !applied.contains(i) {
+            if last_for.get(&(c.kind.clone() + &c.part, c.target.clone())) != Some(i)
+                || !applied.contains(i)
+            {
                 continue;
             }
             let k = kind(c)?;
@@ -234,7 +332,10 @@ pub fn rollback(state: &Path, run: Option<&str>, force: bool, cx: &FixCtx) -> Re
                     }
                     _ => format!("expected {}, found {now}\n", k.after_fingerprint(c)),
                 };
-                conflicts.push(format!("`{}` changed since run {} (what gpufix wrote → what is there now):\n{detail}", c.target, info.run));
+                conflicts.push(format!(
+                    "`{}` changed since run {} (what gpufix wrote → what is there now):\n{detail}",
+                    c.target, info.run
+                ));
             }
         }
     }
@@ -247,11 +348,26 @@ pub fn rollback(state: &Path, run: Option<&str>, force: bool, cx: &FixCtx) -> Re
     let mut j = Journal::open(&dir).map_err(|e| format!("cannot open the journal: {e}"))?;
     let errs = undo_all(changes, &made, cx, &mut j);
     if !errs.is_empty() {
-        let _ = j.append(&Record::End { status: "failed".into(), at: journal::now() });
-        return Err(format!("rollback of {} failed: {}", info.run, errs.join("; ")));
+        let _ = j.append(&Record::End {
+            status: "failed".into(),
+            at: journal::now(),
+        });
+        return Err(format!(
+            "rollback of {} failed: {}",
+            info.run,
+            errs.join("; ")
+        ));
     }
-    j.append(&Record::End { status: "rolled-back".into(), at: journal::now() }).map_err(|e| format!("cannot write the journal: {e}"))?;
-    Ok(RollbackOutcome { run: info.run.clone(), undone: made.iter().map(|(i, _)| changes[*i].clone()).collect(), was: info.status.clone() })
+    j.append(&Record::End {
+        status: "rolled-back".into(),
+        at: journal::now(),
+    })
+    .map_err(|e| format!("cannot write the journal: {e}"))?;
+    Ok(RollbackOutcome {
+        run: info.run.clone(),
+        undone: made.iter().map(|(i, _)| changes[*i].clone()).collect(),
+        was: info.status.clone(),
+    })
 }
 
 pub struct RollbackOutcome {

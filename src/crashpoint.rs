@@ -9,7 +9,11 @@ static COUNT: AtomicU64 = AtomicU64::new(0);
 
 fn target() -> Option<u64> {
     static T: OnceLock<Option<u64>> = OnceLock::new();
-    *T.get_or_init(|| std::env::var("GPUFIX_CRASH_AT").ok().and_then(|v| v.parse().ok()))
+    *T.get_or_init(|| {
+        std::env::var("GPUFIX_CRASH_AT")
+            .ok()
+            .and_then(|v| v.parse().ok())
+    })
 }
 
 /// Mark a point where a crash must leave a recoverable state.
@@ -20,7 +24,10 @@ pub fn hit(label: &str) {
             eprintln!("crash point {n}: {label}");
         }
         if n == t {
-            let _ = rustix::process::kill_process(rustix::process::getpid(), rustix::process::Signal::KILL);
+            let _ = rustix::process::kill_process(
+                rustix::process::getpid(),
+                rustix::process::Signal::KILL,
+            );
             std::process::abort();
         }
     }

@@ -13,14 +13,34 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case", tag = "type")]
 pub enum Record {
-    Begin { run: String, started_at: String, host: String, changes: Vec<PlannedChange> },
-    Intent { index: usize, prior: Prior },
-    Applied { index: usize },
-    Verified { index: usize },
-    Failed { index: usize, error: String },
-    Undone { index: usize },
+    Begin {
+        run: String,
+        started_at: String,
+        host: String,
+        changes: Vec<PlannedChange>,
+    },
+    Intent {
+        index: usize,
+        prior: Prior,
+    },
+    Applied {
+        index: usize,
+    },
+    Verified {
+        index: usize,
+    },
+    Failed {
+        index: usize,
+        error: String,
+    },
+    Undone {
+        index: usize,
+    },
     /// `applied`, `rolled-back`, `failed`
-    End { status: String, at: String },
+    End {
+        status: String,
+        at: String,
+    },
 }
 
 pub struct Journal {
@@ -29,7 +49,9 @@ pub struct Journal {
 }
 
 pub fn now() -> String {
-    jiff::Timestamp::now().strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
+    jiff::Timestamp::now()
+        .strftime("%Y-%m-%dT%H:%M:%SZ")
+        .to_string()
 }
 
 fn fsync_dir(p: &Path) -> std::io::Result<()> {
@@ -44,14 +66,22 @@ impl Journal {
         let dir = runs.join(run);
         std::fs::create_dir(&dir)?;
         fsync_dir(&runs)?;
-        let file = OpenOptions::new().create_new(true).append(true).open(dir.join("journal.jsonl"))?;
+        let file = OpenOptions::new()
+            .create_new(true)
+            .append(true)
+            .open(dir.join("journal.jsonl"))?;
         fsync_dir(&dir)?;
         Ok(Journal { file, dir })
     }
 
     pub fn open(dir: &Path) -> std::io::Result<Journal> {
-        let file = OpenOptions::new().append(true).open(dir.join("journal.jsonl"))?;
-        Ok(Journal { file, dir: dir.to_path_buf() })
+        let file = OpenOptions::new()
+            .append(true)
+            .open(dir.join("journal.jsonl"))?;
+        Ok(Journal {
+            file,
+            dir: dir.to_path_buf(),
+        })
     }
 
     pub fn append(&mut self, rec: &Record) -> std::io::Result<()> {
@@ -67,7 +97,10 @@ impl Journal {
 /// Records of a run; a torn last line (a crash mid-append) is ignored.
 pub fn read(dir: &Path) -> std::io::Result<Vec<Record>> {
     let text = std::fs::read_to_string(dir.join("journal.jsonl"))?;
-    Ok(text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect())
+    Ok(text
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect())
 }
 
 /// A run as `gpufix history` shows it.
@@ -85,7 +118,13 @@ pub struct RunInfo {
 
 pub fn info(dir: &Path) -> Option<RunInfo> {
     let recs = read(dir).ok()?;
-    let Some(Record::Begin { run, started_at, host, changes }) = recs.first().cloned() else {
+    let Some(Record::Begin {
+        run,
+        started_at,
+        host,
+        changes,
+    }) = recs.first().cloned()
+    else {
         return None;
     };
     let status = recs
@@ -96,21 +135,41 @@ pub fn info(dir: &Path) -> Option<RunInfo> {
             _ => None,
         })
         .unwrap_or_else(|| "interrupted".into());
-    let made = recs.iter().filter(|r| matches!(r, Record::Intent { .. })).count();
+    let made = recs
+        .iter()
+        .filter(|r| matches!(r, Record::Intent { .. }))
+        .count();
     let mut rules: Vec<String> = changes.iter().map(|c| c.rule.clone()).collect();
     rules.dedup();
-    Some(RunInfo { run, started_at, host, status, changes: changes.len(), made, rules })
+    Some(RunInfo {
+        run,
+        started_at,
+        host,
+        status,
+        changes: changes.len(),
+        made,
+        rules,
+    })
 }
 
 /// Every run, oldest first.
 pub fn runs(state: &Path) -> Vec<RunInfo> {
-    let Ok(rd) = std::fs::read_dir(state.join("runs")) else { return Vec::new() };
-    let mut v: Vec<RunInfo> = rd.filter_map(|e| e.ok()).filter_map(|e| info(&e.path())).collect();
+    let Ok(rd) = std::fs::read_dir(state.join("runs")) else {
+        return Vec::new();
+    };
+    let mut v: Vec<RunInfo> = rd
+        .filter_map(|e| e.ok())
+        .filter_map(|e| info(&e.path()))
+        .collect();
     v.sort_by(|a, b| a.run.cmp(&b.run));
     v
 }
 
 /// A sortable, unique run id: `20261202T120301Z-4242`.
 pub fn new_run_id() -> String {
-    format!("{}-{}", jiff::Timestamp::now().strftime("%Y%m%dT%H%M%S%.3fZ"), std::process::id())
+    format!(
+        "{}-{}",
+        jiff::Timestamp::now().strftime("%Y%m%dT%H%M%S%.3fZ"),
+        std::process::id()
+    )
 }

@@ -37,11 +37,17 @@ pub fn plan_changes(report: &mut Report, cx: &FixCtx) -> Vec<Unplannable> {
             continue;
         }
         for action in &fix.actions {
-            let Some(obj) = action.as_object() else { continue };
+            let Some(obj) = action.as_object() else {
+                continue;
+            };
             let kind = obj.get("kind").and_then(|k| k.as_str()).unwrap_or("");
             let Some(k) = fixes::find(kind) else {
                 notes.push(format!("fix of `{}`: unknown fix kind `{kind}`", r.id));
-                problems.push(Unplannable { rule: r.id.clone(), kind: kind.to_string(), error: format!("unknown fix kind `{kind}`") });
+                problems.push(Unplannable {
+                    rule: r.id.clone(),
+                    kind: kind.to_string(),
+                    error: format!("unknown fix kind `{kind}`"),
+                });
                 continue;
             };
             let mut params = obj.clone();
@@ -69,7 +75,11 @@ pub fn plan_changes(report: &mut Report, cx: &FixCtx) -> Vec<Unplannable> {
                 }
                 Err(e) => {
                     notes.push(format!("fix of `{}` cannot be planned: {e}", r.id));
-                    problems.push(Unplannable { rule: r.id.clone(), kind: kind.to_string(), error: e });
+                    problems.push(Unplannable {
+                        rule: r.id.clone(),
+                        kind: kind.to_string(),
+                        error: e,
+                    });
                 }
             }
         }

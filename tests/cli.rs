@@ -12,7 +12,9 @@ fn repo() -> PathBuf {
 /// `gpufix` run from the repository root, isolated from /etc/gpufix and colors.
 pub fn gpufix() -> Command {
     let mut c = Command::cargo_bin("gpufix").unwrap();
-    c.current_dir(repo()).env("NO_COLOR", "1").arg("--no-system");
+    c.current_dir(repo())
+        .env("NO_COLOR", "1")
+        .arg("--no-system");
     c
 }
 
@@ -39,11 +41,23 @@ mod invalid_playbooks {
     #[test]
     fn each_mistake_is_reported_with_location_and_help() {
         let dir = repo().join("tests/fixtures/playbooks/invalid");
-        let mut files: Vec<PathBuf> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+        let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
         files.sort();
-        assert!(files.len() >= 12, "at least 12 invalid fixtures, found {}", files.len());
+        assert!(
+            files.len() >= 12,
+            "at least 12 invalid fixtures, found {}",
+            files.len()
+        );
         for f in files {
-            let rel = f.strip_prefix(repo()).unwrap().to_str().unwrap().to_string();
+            let rel = f
+                .strip_prefix(repo())
+                .unwrap()
+                .to_str()
+                .unwrap()
+                .to_string();
             let name = f.file_name().unwrap().to_str().unwrap().to_string();
             let out = if name.ends_with(".values.yaml") {
                 run(&["validate", "--values", &rel])
@@ -52,9 +66,19 @@ mod invalid_playbooks {
             };
             assert_eq!(out.code, 1, "{name} must exit 1; stderr:\n{}", out.stderr);
             assert!(out.stdout.is_empty(), "{name}: nothing on stdout");
-            assert!(out.stderr.contains(&rel), "{name}: diagnostics name the file");
-            assert!(out.stderr.contains("help: "), "{name}: diagnostics have a help line");
-            assert!(!out.stderr.contains("builtin:"), "{name}: built-in playbooks stay valid:\n{}", out.stderr);
+            assert!(
+                out.stderr.contains(&rel),
+                "{name}: diagnostics name the file"
+            );
+            assert!(
+                out.stderr.contains("help: "),
+                "{name}: diagnostics have a help line"
+            );
+            assert!(
+                !out.stderr.contains("builtin:"),
+                "{name}: built-in playbooks stay valid:\n{}",
+                out.stderr
+            );
             insta::assert_snapshot!(format!("invalid__{name}"), out.stderr);
         }
     }
@@ -86,7 +110,6 @@ mod schemas {
     }
 }
 
-
 /// The recorded H200 and degraded variants of it: each fault gives exactly its finding, and
 /// rules that need a failing rule's evidence are blocked.
 mod recorded_hosts {
@@ -106,11 +129,21 @@ mod recorded_hosts {
 
     pub fn judge(host: SnapshotHost) -> Report {
         let set = validate::load(&builtin_sources(), None).unwrap();
-        evaluate(&set, Arc::new(host) as Arc<dyn Host>, Arc::new(Inputs::default()), &Options::default(), |_| {})
+        evaluate(
+            &set,
+            Arc::new(host) as Arc<dyn Host>,
+            Arc::new(Inputs::default()),
+            &Options::default(),
+            |_| {},
+        )
     }
 
     fn with(r: &Report, v: Verdict) -> BTreeSet<String> {
-        r.results.iter().filter(|x| x.verdict == v).map(|x| x.id.clone()).collect()
+        r.results
+            .iter()
+            .filter(|x| x.verdict == v)
+            .map(|x| x.id.clone())
+            .collect()
     }
 
     fn ids(v: &[&str]) -> BTreeSet<String> {
@@ -136,10 +169,18 @@ mod recorded_hosts {
     #[test]
     fn healthy_h200_has_no_failure_and_every_unknown_has_a_reason() {
         let r = judge(h200());
-        assert!(with(&r, Verdict::Fail).is_empty(), "{:?}", with(&r, Verdict::Fail));
+        assert!(
+            with(&r, Verdict::Fail).is_empty(),
+            "{:?}",
+            with(&r, Verdict::Fail)
+        );
         for x in &r.results {
             if x.verdict == Verdict::Unknown || x.verdict == Verdict::Blocked {
-                assert!(x.reason.as_deref().is_some_and(|s| !s.is_empty()), "{} has no reason", x.id);
+                assert!(
+                    x.reason.as_deref().is_some_and(|s| !s.is_empty()),
+                    "{} has no reason",
+                    x.id
+                );
             }
         }
         assert_eq!(r.results.len(), r.summary.values().sum::<usize>());
@@ -151,8 +192,15 @@ mod recorded_hosts {
         h.edit_nvml(|n| n.gpus[0].persistence = Field::Ok(false));
         let r = judge(h);
         assert_eq!(with(&r, Verdict::Fail), ids(&["driver.persistence-off"]));
-        let f = r.results.iter().find(|x| x.id == "driver.persistence-off").unwrap();
-        assert_eq!(f.messages, vec!["GPU 0 (NVIDIA H200): persistence mode is off".to_string()]);
+        let f = r
+            .results
+            .iter()
+            .find(|x| x.id == "driver.persistence-off")
+            .unwrap();
+        assert_eq!(
+            f.messages,
+            vec!["GPU 0 (NVIDIA H200): persistence mode is off".to_string()]
+        );
         let fix = f.fix.as_ref().unwrap();
         assert_eq!(fix.actions[0]["kind"], "nvidia.persistence");
         assert_eq!(fix.actions[0]["gpu"], 0);
@@ -166,19 +214,36 @@ mod recorded_hosts {
             n.gpus[0].power_limit_mw = Field::Ok(450_000);
         });
         let r = judge(h);
-        assert_eq!(with(&r, Verdict::Fail), ids(&["driver.power-limit-below-default"]));
+        assert_eq!(
+            with(&r, Verdict::Fail),
+            ids(&["driver.power-limit-below-default"])
+        );
         assert!(with(&r, Verdict::Blocked).contains("driver.clocks-held-low"));
-        let b = r.results.iter().find(|x| x.id == "driver.clocks-held-low").unwrap();
-        assert_eq!(b.blocked_by, vec!["driver.power-limit-below-default".to_string()]);
+        let b = r
+            .results
+            .iter()
+            .find(|x| x.id == "driver.clocks-held-low")
+            .unwrap();
+        assert_eq!(
+            b.blocked_by,
+            vec!["driver.power-limit-below-default".to_string()]
+        );
     }
 
     #[test]
     fn uvm_module_missing_blocks_the_smoke_test() {
         let mut h = h200();
-        h.set_file("/proc/modules", "nvidia 14299136 - - Live 0xffffffffc0400000 (O)\n");
+        h.set_file(
+            "/proc/modules",
+            "nvidia 14299136 - - Live 0xffffffffc0400000 (O)\n",
+        );
         let r = judge(h);
         assert_eq!(with(&r, Verdict::Fail), ids(&["driver.uvm-module-missing"]));
-        let f = r.results.iter().find(|x| x.id == "driver.uvm-module-missing").unwrap();
+        let f = r
+            .results
+            .iter()
+            .find(|x| x.id == "driver.uvm-module-missing")
+            .unwrap();
         assert_eq!(f.fix.as_ref().unwrap().actions[0]["kind"], "kmod.load");
         assert!(with(&r, Verdict::Blocked).contains("cuda.context-smoke-test-failed"));
     }
@@ -188,7 +253,10 @@ mod recorded_hosts {
         let mut h = h200();
         h.set_samples(busy(98, 5, &["HW_SLOWDOWN"]));
         let r = judge(h);
-        assert_eq!(with(&r, Verdict::Fail), ids(&["driver.clocks-event-slowdown"]));
+        assert_eq!(
+            with(&r, Verdict::Fail),
+            ids(&["driver.clocks-event-slowdown"])
+        );
         // the same event on an idle GPU is not a finding
         let mut idle = h200();
         idle.set_samples(busy(0, 5, &["HW_SLOWDOWN"]));
@@ -209,11 +277,19 @@ mod recorded_hosts {
     #[test]
     fn nvml_unavailable_blocks_every_gpu_rule() {
         let mut h = h200();
-        h.set_nvml(Err("NVML cannot be loaded: libnvidia-ml.so.1 not found (is the NVIDIA driver installed?)".into()));
+        h.set_nvml(Err(
+            "NVML cannot be loaded: libnvidia-ml.so.1 not found (is the NVIDIA driver installed?)"
+                .into(),
+        ));
         let r = judge(h);
         assert_eq!(with(&r, Verdict::Fail), ids(&["driver.nvml-unavailable"]));
         let blocked = with(&r, Verdict::Blocked);
-        for id in ["driver.persistence-off", "driver.power-limit-below-default", "cuda.driver-too-old", "memory.full-but-idle"] {
+        for id in [
+            "driver.persistence-off",
+            "driver.power-limit-below-default",
+            "cuda.driver-too-old",
+            "memory.full-but-idle",
+        ] {
             assert!(blocked.contains(id), "{id} must be blocked: {blocked:?}");
         }
         // transitively: blocked because what it depends on is blocked
@@ -238,11 +314,26 @@ mod no_driver {
             return;
         }
         assert_eq!(nvml["verdict"], "fail");
-        assert!(nvml["messages"][0].as_str().unwrap().contains("NVML cannot"), "{nvml}");
-        for id in ["driver.persistence-off", "driver.ecc-uncorrectable", "cuda.driver-too-old"] {
+        assert!(
+            nvml["messages"][0]
+                .as_str()
+                .unwrap()
+                .contains("NVML cannot"),
+            "{nvml}"
+        );
+        for id in [
+            "driver.persistence-off",
+            "driver.ecc-uncorrectable",
+            "cuda.driver-too-old",
+        ] {
             let r = get(id);
             assert_eq!(r["verdict"], "blocked", "{id}");
-            assert!(r["blocked_by"].as_array().unwrap().contains(&serde_json::json!("driver.nvml-unavailable")));
+            assert!(
+                r["blocked_by"]
+                    .as_array()
+                    .unwrap()
+                    .contains(&serde_json::json!("driver.nvml-unavailable"))
+            );
         }
         let text = run(&["plan", "--sample", "0"]);
         assert_eq!(text.code, 2);
@@ -270,14 +361,24 @@ mod apply_loop {
             std::fs::create_dir_all(root.join("proc")).unwrap();
             std::fs::create_dir_all(dir.path().join("job")).unwrap();
             std::fs::write(root.join("etc/fstab"), "# /etc/fstab\nUUID=1111\t/\text4\terrors=remount-ro\t0 1\nUUID=2222  /data  ext4  defaults  0 2\n").unwrap();
-            std::fs::write(root.join("proc/mounts"), "/dev/vda / ext4 rw,relatime 0 0\n/dev/nvme0n1 /data ext4 rw,relatime 0 0\n").unwrap();
+            std::fs::write(
+                root.join("proc/mounts"),
+                "/dev/vda / ext4 rw,relatime 0 0\n/dev/nvme0n1 /data ext4 rw,relatime 0 0\n",
+            )
+            .unwrap();
             std::fs::write(
                 dir.path().join("job/config.yaml"),
                 "# training config\ndata:\n  num_workers: 0   # decode workers\n  pin_memory: false\n  batch_size: 128\nddp:\n  bucket_cap_mb: 25\n",
             )
             .unwrap();
-            std::fs::write(dir.path().join("job/job.env"), "# job env\nCUDA_LAUNCH_BLOCKING=1\nOMP_NUM_THREADS=4\n").unwrap();
-            let mut perms = std::fs::metadata(dir.path().join("job/job.env")).unwrap().permissions();
+            std::fs::write(
+                dir.path().join("job/job.env"),
+                "# job env\nCUDA_LAUNCH_BLOCKING=1\nOMP_NUM_THREADS=4\n",
+            )
+            .unwrap();
+            let mut perms = std::fs::metadata(dir.path().join("job/job.env"))
+                .unwrap()
+                .permissions();
             std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o640);
             std::fs::set_permissions(dir.path().join("job/job.env"), perms).unwrap();
             Fixture { dir }
@@ -285,7 +386,7 @@ mod apply_loop {
         pub fn p(&self, rel: &str) -> String {
             self.dir.path().join(rel).display().to_string()
         }
-        pub fn args<'a>(&self, extra: &[&'a str]) -> Vec<String> {
+        pub fn args(&self, extra: &[&str]) -> Vec<String> {
             let mut v: Vec<String> = vec![
                 "--root".into(),
                 self.p("root"),
@@ -318,7 +419,10 @@ mod apply_loop {
                     let e = e.unwrap();
                     let m = e.metadata().unwrap();
                     if m.is_file() {
-                        out.insert(format!("{sub}/{}", e.file_name().to_string_lossy()), (std::fs::read(e.path()).unwrap(), m.mode()));
+                        out.insert(
+                            format!("{sub}/{}", e.file_name().to_string_lossy()),
+                            (std::fs::read(e.path()).unwrap(), m.mode()),
+                        );
                     }
                 }
             }
@@ -332,15 +436,34 @@ mod apply_loop {
         let before = f.state();
         let plan = f.run(&["plan"]);
         assert_eq!(plan.code, 2, "{}", plan.stderr);
-        for needle in ["-  num_workers: 0   # decode workers", "+  num_workers: ", "-CUDA_LAUNCH_BLOCKING=1", "+  bucket_cap_mb: 128", "defaults,noatime"] {
-            assert!(plan.stdout.contains(needle), "plan shows `{needle}`:\n{}", plan.stdout);
+        for needle in [
+            "-  num_workers: 0   # decode workers",
+            "+  num_workers: ",
+            "-CUDA_LAUNCH_BLOCKING=1",
+            "+  bucket_cap_mb: 128",
+            "defaults,noatime",
+        ] {
+            assert!(
+                plan.stdout.contains(needle),
+                "plan shows `{needle}`:\n{}",
+                plan.stdout
+            );
         }
         assert_eq!(f.state(), before, "plan changes nothing");
         let apply = f.run(&["apply", "--yes"]);
         assert_eq!(apply.code, 0, "{}\n{}", apply.stdout, apply.stderr);
         let cfg = std::fs::read_to_string(f.p("job/config.yaml")).unwrap();
-        assert!(cfg.contains("pin_memory: true") && cfg.contains("bucket_cap_mb: 128") && cfg.contains("# decode workers"), "{cfg}");
-        assert!(!std::fs::read_to_string(f.p("job/job.env")).unwrap().contains("CUDA_LAUNCH_BLOCKING"));
+        assert!(
+            cfg.contains("pin_memory: true")
+                && cfg.contains("bucket_cap_mb: 128")
+                && cfg.contains("# decode workers"),
+            "{cfg}"
+        );
+        assert!(
+            !std::fs::read_to_string(f.p("job/job.env"))
+                .unwrap()
+                .contains("CUDA_LAUNCH_BLOCKING")
+        );
         assert_eq!(f.state()["job/job.env"].1 & 0o777, 0o640, "mode kept");
         // idempotent: nothing left to do, and a second apply changes nothing
         let again = f.run(&["plan"]);
@@ -348,7 +471,11 @@ mod apply_loop {
         let after = f.state();
         let second = f.run(&["apply", "--yes"]);
         assert_eq!(second.code, 0);
-        assert!(second.stdout.contains("nothing to apply"), "{}", second.stdout);
+        assert!(
+            second.stdout.contains("nothing to apply"),
+            "{}",
+            second.stdout
+        );
         assert_eq!(f.state(), after);
         let hist = f.run(&["history"]);
         assert!(hist.stdout.contains("applied"), "{}", hist.stdout);
@@ -367,7 +494,11 @@ mod apply_loop {
         let snapshot = f.state();
         let out = f.run(&["apply", &plan_path, "--yes"]);
         assert_eq!(out.code, 1);
-        assert!(out.stderr.contains("stale plan") && out.stderr.contains("config.yaml"), "{}", out.stderr);
+        assert!(
+            out.stderr.contains("stale plan") && out.stderr.contains("config.yaml"),
+            "{}",
+            out.stderr
+        );
         assert_eq!(f.state(), snapshot, "nothing changed");
     }
 
@@ -376,16 +507,31 @@ mod apply_loop {
         let f = Fixture::new();
         let plan_path = f.p("plan.json");
         f.run(&["plan", "-o", &plan_path]);
-        let plan: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&plan_path).unwrap()).unwrap();
+        let plan: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&plan_path).unwrap()).unwrap();
         let out = f.run(&["apply", &plan_path, "--yes"]);
         assert_eq!(out.code, 0, "{}", out.stderr);
         for c in plan["report"]["changes"].as_array().unwrap() {
             if let Some(after) = c["after_text"].as_str() {
                 let target = c["target"].as_str().unwrap();
-                let path = if target.starts_with(&f.p("")) { target.to_string() } else { f.p(&format!("root{target}")) };
+                let path = if target.starts_with(&f.p("")) {
+                    target.to_string()
+                } else {
+                    f.p(&format!("root{target}"))
+                };
                 // a file changed twice ends as the last change's text
-                let last = plan["report"]["changes"].as_array().unwrap().iter().rev().find(|x| x["target"] == c["target"]).unwrap();
-                assert_eq!(std::fs::read_to_string(&path).unwrap(), last["after_text"].as_str().unwrap(), "{target}");
+                let last = plan["report"]["changes"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .rev()
+                    .find(|x| x["target"] == c["target"])
+                    .unwrap();
+                assert_eq!(
+                    std::fs::read_to_string(&path).unwrap(),
+                    last["after_text"].as_str().unwrap(),
+                    "{target}"
+                );
                 let _ = after;
             }
         }
@@ -407,8 +553,14 @@ mod apply_loop {
             let out = f.run(&["apply", "--yes", "--only", "cuda.launch-blocking"]);
             assert_ne!(out.code, 0, "{kind}: {}", out.stdout);
             let msg = format!("{}{}", out.stdout, out.stderr);
-            assert!(msg.contains(kind) || msg.contains("hard-linked") || msg.contains("symlink"), "{kind}: {msg}");
-            assert_eq!(std::fs::read_to_string(&real).unwrap(), "CUDA_LAUNCH_BLOCKING=1\n");
+            assert!(
+                msg.contains(kind) || msg.contains("hard-linked") || msg.contains("symlink"),
+                "{kind}: {msg}"
+            );
+            assert_eq!(
+                std::fs::read_to_string(&real).unwrap(),
+                "CUDA_LAUNCH_BLOCKING=1\n"
+            );
             assert_eq!(f.state(), snapshot);
         }
     }
@@ -422,15 +574,23 @@ mod apply_loop {
         std::fs::write(&outside, "x=1\n").unwrap();
         std::fs::write(
             format!("{site}/escape.yaml"),
-            format!(
-                "playbook: site\nlayer: data\ntitle: Site\nrules:\n  - id: site.escape\n    title: Writes outside the root\n    why: Test.\n    severity: info\n    fail_when: \"true\"\n    message: x\n    fix:\n      safety: safe\n      restart: nothing\n      actions:\n        - kind: file.line\n          path: \"/../../outside.conf\"\n          line: \"y=2\"\n"
-            ),
+                "playbook: site\nlayer: data\ntitle: Site\nrules:\n  - id: site.escape\n    title: Writes outside the root\n    why: Test.\n    severity: info\n    fail_when: \"true\"\n    message: x\n    fix:\n      safety: safe\n      restart: nothing\n      actions:\n        - kind: file.line\n          path: \"/../../outside.conf\"\n          line: \"y=2\"\n",
         )
         .unwrap();
-        let out = f.run(&["--playbooks", &site, "--only", "site.escape", "apply", "--yes"]);
+        let out = f.run(&[
+            "--playbooks",
+            &site,
+            "--only",
+            "site.escape",
+            "apply",
+            "--yes",
+        ]);
         assert_eq!(std::fs::read_to_string(&outside).unwrap(), "x=1\n");
         let msg = format!("{}{}", out.stdout, out.stderr);
-        assert!(msg.contains("cannot be planned") || msg.contains("refus"), "{msg}");
+        assert!(
+            msg.contains("cannot be planned") || msg.contains("refus"),
+            "{msg}"
+        );
     }
 
     #[test]
@@ -438,27 +598,56 @@ mod apply_loop {
         let f = Fixture::new();
         let a = f.args(&["apply", "--yes"]);
         let mut first = std::process::Command::new(assert_cmd::cargo::cargo_bin("gpufix"));
-        first.current_dir(repo()).env("NO_COLOR", "1").env("GPUFIX_TEST_HOLD_LOCK_MS", "3000").arg("--no-system").args(&a);
-        let child = first.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap();
+        first
+            .current_dir(repo())
+            .env("NO_COLOR", "1")
+            .env("GPUFIX_TEST_HOLD_LOCK_MS", "3000")
+            .arg("--no-system")
+            .args(&a);
+        let child = first
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
         std::thread::sleep(std::time::Duration::from_millis(1200));
         let second = f.run(&["apply", "--yes"]);
         let first = child.wait_with_output().unwrap();
-        assert_eq!(first.status.code(), Some(0), "{}", String::from_utf8_lossy(&first.stderr));
+        assert_eq!(
+            first.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&first.stderr)
+        );
         assert_eq!(second.code, 1);
-        assert!(second.stderr.contains("holds the lock"), "{}", second.stderr);
+        assert!(
+            second.stderr.contains("holds the lock"),
+            "{}",
+            second.stderr
+        );
     }
 
     #[test]
     fn injected_failures_roll_back_earlier_changes() {
-        for (var, val) in [("GPUFIX_TEST_FAIL_VERIFY", "3"), ("GPUFIX_TEST_FAULT", "fail-after:2"), ("GPUFIX_TEST_FAULT", "no-space")] {
+        for (var, val) in [
+            ("GPUFIX_TEST_FAIL_VERIFY", "3"),
+            ("GPUFIX_TEST_FAULT", "fail-after:2"),
+            ("GPUFIX_TEST_FAULT", "no-space"),
+        ] {
             let f = Fixture::new();
             let before = f.state();
             let a = f.args(&["apply", "--yes"]);
             let out = gpufix().env(var, val).args(&a).output().unwrap();
             let stderr = String::from_utf8_lossy(&out.stderr);
             assert_eq!(out.status.code(), Some(1), "{var}={val}: {stderr}");
-            assert!(stderr.contains("every change of this run was undone"), "{var}={val}: {stderr}");
-            assert_eq!(f.state(), before, "{var}={val}: earlier changes rolled back");
+            assert!(
+                stderr.contains("every change of this run was undone"),
+                "{var}={val}: {stderr}"
+            );
+            assert_eq!(
+                f.state(),
+                before,
+                "{var}={val}: earlier changes rolled back"
+            );
             if val == "no-space" {
                 assert!(stderr.contains("no space"), "{stderr}");
             }
@@ -476,7 +665,10 @@ mod apply_loop {
         assert_eq!(dry.code, 0);
         assert!(dry.stdout.contains("would be applied"), "{}", dry.stdout);
         assert_eq!(f.state(), before);
-        assert!(!f.dir.path().join("root/var/lib/gpufix/runs").exists(), "dry run writes no journal");
+        assert!(
+            !f.dir.path().join("root/var/lib/gpufix/runs").exists(),
+            "dry run writes no journal"
+        );
     }
 }
 
@@ -494,8 +686,16 @@ mod h200_recordings {
     }
 
     fn verdict(v: &serde_json::Value, id: &str) -> (String, serde_json::Value) {
-        let r = v["results"].as_array().unwrap().iter().find(|r| r["id"] == id).unwrap();
-        (r["verdict"].as_str().unwrap().to_string(), r["evidence"].clone())
+        let r = v["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["id"] == id)
+            .unwrap();
+        (
+            r["verdict"].as_str().unwrap().to_string(),
+            r["evidence"].clone(),
+        )
     }
 
     #[test]
@@ -509,14 +709,31 @@ mod h200_recordings {
 
     #[test]
     fn starved_trace_vs_well_fed_trace() {
-        let starved = plan_json(&["--trace", "tests/fixtures/evidence/trace/h200-workers0.trace.json.gz", "--only", "launch", "--only", "data"]);
+        let starved = plan_json(&[
+            "--trace",
+            "tests/fixtures/evidence/trace/h200-workers0.trace.json.gz",
+            "--only",
+            "launch",
+            "--only",
+            "data",
+        ]);
         let (v, ev) = verdict(&starved, "launch.gpu-idle-gaps");
         assert_eq!(v, "fail");
-        assert!(ev["t.gpu_kernel_busy_fraction"].as_f64().unwrap() < 0.3, "{ev}");
+        assert!(
+            ev["t.gpu_kernel_busy_fraction"].as_f64().unwrap() < 0.3,
+            "{ev}"
+        );
         let (v, ev) = verdict(&starved, "data.dataloader-wait");
         assert_eq!(v, "fail");
         assert!(ev["t.dataloader_share"].as_f64().unwrap() > 0.5, "{ev}");
-        let fed = plan_json(&["--trace", "tests/fixtures/evidence/trace/h200-healthy.trace.json.gz", "--only", "launch", "--only", "data"]);
+        let fed = plan_json(&[
+            "--trace",
+            "tests/fixtures/evidence/trace/h200-healthy.trace.json.gz",
+            "--only",
+            "launch",
+            "--only",
+            "data",
+        ]);
         assert_eq!(verdict(&fed, "data.dataloader-wait").0, "pass");
         assert_eq!(verdict(&fed, "launch.host-sync-in-step").0, "pass");
         assert_eq!(verdict(&fed, "launch.tiny-kernels").0, "pass");
@@ -524,15 +741,26 @@ mod h200_recordings {
 
     #[test]
     fn one_process_nccl_log_uses_no_network() {
-        let v = plan_json(&["--nccl-log", "tests/fixtures/evidence/nccl/h200-1proc.log", "--only", "comm"]);
+        let v = plan_json(&[
+            "--nccl-log",
+            "tests/fixtures/evidence/nccl/h200-1proc.log",
+            "--only",
+            "comm",
+        ]);
         let (verdict_socket, _) = verdict(&v, "comm.nccl-socket-fallback");
-        assert_eq!(verdict_socket, "not-applicable", "a single-node log that never used the network");
+        assert_eq!(
+            verdict_socket, "not-applicable",
+            "a single-node log that never used the network"
+        );
         assert_eq!(verdict(&v, "comm.p2p-disabled-in-log").0, "pass");
     }
 
     #[test]
     fn pasted_nvidia_smi_is_judged_without_the_local_machine() {
-        let v = plan_json(&["--evidence", "tests/fixtures/evidence/nvidia_smi/h200-q.txt"]);
+        let v = plan_json(&[
+            "--evidence",
+            "tests/fixtures/evidence/nvidia_smi/h200-q.txt",
+        ]);
         assert!(v["host"].as_str().unwrap().starts_with("evidence"));
         assert_eq!(verdict(&v, "driver.nvml-unavailable").0, "pass");
         assert_eq!(verdict(&v, "driver.persistence-off").0, "pass");

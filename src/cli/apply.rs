@@ -57,7 +57,11 @@ pub fn local_files(g: &Global) -> Vec<PathBuf> {
 
 pub fn roots(g: &Global, local: &[PathBuf]) -> Roots {
     let mut r: Vec<PathBuf> = vec![g.root.clone().unwrap_or_else(|| PathBuf::from("/"))];
-    r.extend(local.iter().filter_map(|p| p.parent().map(|d| d.to_path_buf())));
+    r.extend(
+        local
+            .iter()
+            .filter_map(|p| p.parent().map(|d| d.to_path_buf())),
+    );
     Roots::new(r)
 }
 
@@ -87,7 +91,12 @@ enum Answer {
 }
 
 fn ask(c: &PlannedChange) -> Answer {
-    eprint!("apply `{}` ({}, {})? [y]es / [n]o / [a]ll / [q]uit (default no): ", c.summary, c.kind, c.safety.as_str());
+    eprint!(
+        "apply `{}` ({}, {})? [y]es / [n]o / [a]ll / [q]uit (default no): ",
+        c.summary,
+        c.kind,
+        c.safety.as_str()
+    );
     let _ = std::io::stderr().flush();
     let mut line = String::new();
     if std::io::stdin().lock().read_line(&mut line).is_err() {
@@ -108,11 +117,20 @@ pub fn run(g: &Global, a: &ApplyArgs) -> anyhow::Result<i32> {
     let mut problems = Vec::new();
     let (report, from_file) = match &a.plan {
         Some(p) => {
-            let text = std::fs::read_to_string(p).map_err(|e| anyhow::anyhow!("cannot read plan {}: {e}", p.display()))?;
-            let pf: PlanFile = serde_json::from_str(&text)
-                .map_err(|e| anyhow::anyhow!("{} is not a gpufix plan: {e}\nhelp: write one with `gpufix plan -o FILE`", p.display()))?;
+            let text = std::fs::read_to_string(p)
+                .map_err(|e| anyhow::anyhow!("cannot read plan {}: {e}", p.display()))?;
+            let pf: PlanFile = serde_json::from_str(&text).map_err(|e| {
+                anyhow::anyhow!(
+                    "{} is not a gpufix plan: {e}\nhelp: write one with `gpufix plan -o FILE`",
+                    p.display()
+                )
+            })?;
             if pf.plan_version != PLAN_VERSION {
-                anyhow::bail!("{} is plan version {}, this gpufix reads version {PLAN_VERSION}", p.display(), pf.plan_version);
+                anyhow::bail!(
+                    "{} is plan version {}, this gpufix reads version {PLAN_VERSION}",
+                    p.display(),
+                    pf.plan_version
+                );
             }
             let plan_root = pf.root.clone();
             let given = g.root.as_ref().map(|r| r.display().to_string());
@@ -132,14 +150,26 @@ pub fn run(g: &Global, a: &ApplyArgs) -> anyhow::Result<i32> {
                 Ok(r) => r,
                 Err(code) => return Ok(code),
             };
-            let cx = FixCtx { host: host.as_ref(), inputs: &inputs, roots: &roots(g, &local), local_files: local.clone(), overlay: Default::default() };
+            let cx = FixCtx {
+                host: host.as_ref(),
+                inputs: &inputs,
+                roots: &roots(g, &local),
+                local_files: local.clone(),
+                overlay: Default::default(),
+            };
             problems = plan_changes(&mut report, &cx);
             (report, false)
         }
     };
     let _ = from_file;
     let roots = roots(g, &local);
-    let cx = FixCtx { host: host.as_ref(), inputs: &inputs, roots: &roots, local_files: local.clone(), overlay: Default::default() };
+    let cx = FixCtx {
+        host: host.as_ref(),
+        inputs: &inputs,
+        roots: &roots,
+        local_files: local.clone(),
+        overlay: Default::default(),
+    };
     let json_out = g.format == Format::Json;
     let mut out = std::io::stdout();
     // A fix that should run but cannot be planned (a refused target, a missing input) stops the
@@ -147,12 +177,20 @@ pub fn run(g: &Global, a: &ApplyArgs) -> anyhow::Result<i32> {
     let blocking: Vec<String> = problems
         .iter()
         .filter(|p| kind_allowed(a, &p.kind).is_none())
-        .map(|p| format!("fix of `{}` ({}) cannot be planned: {}", p.rule, p.kind, p.error))
+        .map(|p| {
+            format!(
+                "fix of `{}` ({}) cannot be planned: {}",
+                p.rule, p.kind, p.error
+            )
+        })
         .collect();
     if !blocking.is_empty() && !a.dry_run {
-        anyhow::bail!("{}
+        anyhow::bail!(
+            "{}
 nothing was changed
-help: fix the cause, or leave those fixes out with --deny KIND or --only RULE", blocking.join("\n"));
+help: fix the cause, or leave those fixes out with --deny KIND or --only RULE",
+            blocking.join("\n")
+        );
     }
 
     // manual fixes: printed, never run
@@ -178,7 +216,12 @@ help: fix the cause, or leave those fixes out with --deny KIND or --only RULE", 
     let mut all = false;
     let mut quit = false;
     for c in &report.changes {
-        let skip = |reason: String| Skipped { rule: c.rule.clone(), kind: c.kind.clone(), target: c.target.clone(), reason };
+        let skip = |reason: String| Skipped {
+            rule: c.rule.clone(),
+            kind: c.kind.clone(),
+            target: c.target.clone(),
+            reason,
+        };
         if quit {
             skipped.push(skip("not asked: quit".into()));
             continue;
@@ -195,13 +238,20 @@ help: fix the cause, or leave those fixes out with --deny KIND or --only RULE", 
             writeln!(out, "\n{} [{}] {}", c.kind, c.safety.as_str(), c.summary)?;
             match &c.diff {
                 Some(d) => write!(out, "{}", indent(d))?,
-                None => writeln!(out, "    {} → {}", c.before.clone().unwrap_or_default(), c.after.clone().unwrap_or_default())?,
+                None => writeln!(
+                    out,
+                    "    {} → {}",
+                    c.before.clone().unwrap_or_default(),
+                    c.after.clone().unwrap_or_default()
+                )?,
             }
         }
         let disruptive = c.safety == Safety::Disruptive;
         if a.dry_run || a.yes {
             if disruptive && !a.allow_disruptive {
-                skipped.push(skip("disruptive: needs --allow-disruptive (or approve it at the prompt)".into()));
+                skipped.push(skip(
+                    "disruptive: needs --allow-disruptive (or approve it at the prompt)".into(),
+                ));
             } else {
                 approved.push(c.clone());
             }
@@ -226,9 +276,19 @@ help: fix the cause, or leave those fixes out with --deny KIND or --only RULE", 
     }
     if a.dry_run {
         if json_out {
-            println!("{}", serde_json::to_string_pretty(&json!({"dry_run": true, "would_apply": approved, "skipped": skipped}))?);
+            println!(
+                "{}",
+                serde_json::to_string_pretty(
+                    &json!({"dry_run": true, "would_apply": approved, "skipped": skipped})
+                )?
+            );
         } else {
-            writeln!(out, "\ndry run: {} change(s) would be applied, {} skipped; nothing was written", approved.len(), skipped.len())?;
+            writeln!(
+                out,
+                "\ndry run: {} change(s) would be applied, {} skipped; nothing was written",
+                approved.len(),
+                skipped.len()
+            )?;
             for s in &skipped {
                 writeln!(out, "  skipped {} ({}): {}", s.target, s.kind, s.reason)?;
             }
@@ -237,7 +297,12 @@ help: fix the cause, or leave those fixes out with --deny KIND or --only RULE", 
     }
     if approved.is_empty() {
         if json_out {
-            println!("{}", serde_json::to_string_pretty(&json!({"run": null, "changed": false, "applied": [], "skipped": skipped}))?);
+            println!(
+                "{}",
+                serde_json::to_string_pretty(
+                    &json!({"run": null, "changed": false, "applied": [], "skipped": skipped})
+                )?
+            );
         } else {
             writeln!(out, "nothing to apply ({} skipped)", skipped.len())?;
             for s in &skipped {
@@ -247,11 +312,21 @@ help: fix the cause, or leave those fixes out with --deny KIND or --only RULE", 
         return Ok(0);
     }
     let state = state_dir(g, &a.state_dir);
-    let outcome = apply::apply(&approved, &cx, &state, &host.describe()).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let outcome = apply::apply(&approved, &cx, &state, &host.describe())
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
     if let Some(err) = &outcome.error {
-        let what = if outcome.rolled_back { "every change of this run was undone" } else { "undo failed too: see `gpufix history`" };
+        let what = if outcome.rolled_back {
+            "every change of this run was undone"
+        } else {
+            "undo failed too: see `gpufix history`"
+        };
         if json_out {
-            println!("{}", serde_json::to_string_pretty(&json!({"run": outcome.run, "changed": false, "error": err, "rolled_back": outcome.rolled_back}))?);
+            println!(
+                "{}",
+                serde_json::to_string_pretty(
+                    &json!({"run": outcome.run, "changed": false, "error": err, "rolled_back": outcome.rolled_back})
+                )?
+            );
         }
         anyhow::bail!("apply failed: {err}\n{what} (run {})", outcome.run);
     }
@@ -269,28 +344,55 @@ help: fix the cause, or leave those fixes out with --deny KIND or --only RULE", 
         super::plan::make_report(&g2, Duration::from_secs(15))?
     };
     if let Ok(after) = recheck {
-        for r in after.results.iter().filter(|r| rules.contains(&r.id) && r.verdict == Verdict::Fail) {
-            let immediate = approved.iter().filter(|c| c.rule == r.id).all(|c| c.restart == "nothing");
+        for r in after
+            .results
+            .iter()
+            .filter(|r| rules.contains(&r.id) && r.verdict == Verdict::Fail)
+        {
+            let immediate = approved
+                .iter()
+                .filter(|c| c.rule == r.id)
+                .all(|c| c.restart == "nothing");
             if immediate {
                 let rb = apply::rollback(&state, Some(&outcome.run), true, &cx);
                 anyhow::bail!(
                     "rule `{}` still fails after its fix: {}\n{} (run {})",
                     r.id,
                     r.messages.join("; "),
-                    if rb.is_ok() { "every change of this run was undone" } else { "undo failed: run `gpufix rollback`" },
+                    if rb.is_ok() {
+                        "every change of this run was undone"
+                    } else {
+                        "undo failed: run `gpufix rollback`"
+                    },
                     outcome.run
                 );
             }
-            notes.push(format!("`{}` still fails until you restart {}", r.id, approved.iter().find(|c| c.rule == r.id).map(|c| c.restart.as_str()).unwrap_or("the job")));
+            notes.push(format!(
+                "`{}` still fails until you restart {}",
+                r.id,
+                approved
+                    .iter()
+                    .find(|c| c.rule == r.id)
+                    .map(|c| c.restart.as_str())
+                    .unwrap_or("the job")
+            ));
         }
     }
     if json_out {
         println!(
             "{}",
-            serde_json::to_string_pretty(&json!({"run": outcome.run, "changed": true, "applied": approved, "skipped": skipped, "notes": notes}))?
+            serde_json::to_string_pretty(
+                &json!({"run": outcome.run, "changed": true, "applied": approved, "skipped": skipped, "notes": notes})
+            )?
         );
     } else {
-        writeln!(out, "\napplied {} change(s) in run {} (undo with `gpufix rollback {}`)", approved.len(), outcome.run, outcome.run)?;
+        writeln!(
+            out,
+            "\napplied {} change(s) in run {} (undo with `gpufix rollback {}`)",
+            approved.len(),
+            outcome.run,
+            outcome.run
+        )?;
         for s in &skipped {
             writeln!(out, "  skipped {} ({}): {}", s.target, s.kind, s.reason)?;
         }

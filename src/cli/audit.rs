@@ -44,7 +44,8 @@ pub fn run(g: &Global, a: &AuditArgs) -> anyhow::Result<i32> {
         Ok(Ok(r)) => r,
         Ok(Err(code)) => {
             if g.format == Format::Nagios {
-                let (line, c) = nagios::render_error("playbooks or values are invalid: run `gpufix validate`");
+                let (line, c) =
+                    nagios::render_error("playbooks or values are invalid: run `gpufix validate`");
                 emit(a, &line)?;
                 return Ok(c);
             }
@@ -69,16 +70,30 @@ pub fn run(g: &Global, a: &AuditArgs) -> anyhow::Result<i32> {
             (l, c)
         }
         Format::Slurm => (slurm::render(&report), code),
-        Format::Text | Format::Markdown => (text::render(&report, text::Style { color: g.color() && a.output.is_none(), verbose: false }), code),
+        Format::Text | Format::Markdown => (
+            text::render(
+                &report,
+                text::Style {
+                    color: g.color() && a.output.is_none(),
+                    verbose: false,
+                },
+            ),
+            code,
+        ),
     };
     emit(a, &out)?;
     Ok(code)
 }
 
 fn emit(a: &AuditArgs, s: &str) -> anyhow::Result<()> {
-    let s = if s.ends_with('\n') { s.to_string() } else { format!("{s}\n") };
+    let s = if s.ends_with('\n') {
+        s.to_string()
+    } else {
+        format!("{s}\n")
+    };
     match &a.output {
-        Some(p) => prometheus::write_textfile_atomic(p, &s).map_err(|e| anyhow::anyhow!("cannot write {}: {e}", p.display())),
+        Some(p) => prometheus::write_textfile_atomic(p, &s)
+            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", p.display())),
         None => {
             print!("{s}");
             Ok(())

@@ -22,8 +22,17 @@ pub fn run(g: &Global, a: &ExplainArgs) -> anyhow::Result<i32> {
     };
     let rule = &r.rule;
     println!("{} — {}", rule.id, rule.title);
-    println!("layer: {} ({})   severity: {}   from: {}", r.layer.as_str(), r.layer.title(), rule.severity.as_str(), r.source);
-    println!("\nWhy it matters\n  {}", rule.why.split_whitespace().collect::<Vec<_>>().join(" "));
+    println!(
+        "layer: {} ({})   severity: {}   from: {}",
+        r.layer.as_str(),
+        r.layer.title(),
+        rule.severity.as_str(),
+        r.source
+    );
+    println!(
+        "\nWhy it matters\n  {}",
+        rule.why.split_whitespace().collect::<Vec<_>>().join(" ")
+    );
     println!("\nWhat it checks\n  fails when: {}", rule.fail_when.trim());
     if let Some(fe) = &rule.for_each {
         println!("  for each `{}` in {}", fe.as_, fe.in_);
@@ -32,16 +41,26 @@ pub fn run(g: &Global, a: &ExplainArgs) -> anyhow::Result<i32> {
         println!("  applies when: {a}");
     }
     for (alias, p) in &rule.probes {
-        println!("  probe `{alias}`: {}", serde_json::Value::Object(p.clone()));
+        println!(
+            "  probe `{alias}`: {}",
+            serde_json::Value::Object(p.clone())
+        );
     }
     if !rule.depends_on.is_empty() {
-        println!("  blocked while any of these fails or is unknown: {}", rule.depends_on.join(", "));
+        println!(
+            "  blocked while any of these fails or is unknown: {}",
+            rule.depends_on.join(", ")
+        );
     }
     if !rule.params.is_empty() {
         println!("\nThresholds");
         for (k, p) in &rule.params {
             let cur = r.params.get(k).unwrap_or(&p.default);
-            let over = if cur != &p.default { format!(" (default {}, set by the values file)", p.default) } else { String::new() };
+            let over = if cur != &p.default {
+                format!(" (default {}, set by the values file)", p.default)
+            } else {
+                String::new()
+            };
             println!("  {k} = {cur}{over}\n      source: {}", p.source);
             if let Some(d) = &p.description {
                 println!("      {d}");
@@ -51,9 +70,16 @@ pub fn run(g: &Global, a: &ExplainArgs) -> anyhow::Result<i32> {
     match &rule.fix {
         None => println!("\nFix\n  none: this rule only reports"),
         Some(f) => {
-            println!("\nFix ({}; takes effect after: {})", f.safety.as_str(), f.restart.as_str());
+            println!(
+                "\nFix ({}; takes effect after: {})",
+                f.safety.as_str(),
+                f.restart.as_str()
+            );
             for a in &f.actions {
-                println!("  - {}", crate::render::text::describe_action(&serde_json::Value::Object(a.clone())));
+                println!(
+                    "  - {}",
+                    crate::render::text::describe_action(&serde_json::Value::Object(a.clone()))
+                );
             }
             if let Some(i) = &f.instructions {
                 for l in i.lines() {
@@ -73,4 +99,3 @@ pub fn run(g: &Global, a: &ExplainArgs) -> anyhow::Result<i32> {
     }
     Ok(0)
 }
-

@@ -138,35 +138,49 @@ pub enum ColorWhen {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Judge the host (and a job, if given) and show what gpufix would change. Changes nothing.
-    #[command(after_help = "Exit status: 0 nothing found, 2 findings (fail, unknown or blocked), 1 error.\n\n\
-Examples:\n  gpufix plan\n  gpufix plan --sample 5s --pid $(pgrep -f train.py)\n  gpufix plan --snapshot tests/fixtures/hosts/h200-vm.snapshot.json")]
+    #[command(
+        after_help = "Exit status: 0 nothing found, 2 findings (fail, unknown or blocked), 1 error.\n\n\
+Examples:\n  gpufix plan\n  gpufix plan --sample 5s --pid $(pgrep -f train.py)\n  gpufix plan --snapshot tests/fixtures/hosts/h200-vm.snapshot.json"
+    )]
     Plan(plan::PlanArgs),
     /// Apply the fixes of a plan: show each change, ask (or --yes), apply in one transaction.
-    #[command(after_help = "Exit status: 0 applied and verified (or nothing to do), 1 error or rolled back.\n\n\
+    #[command(
+        after_help = "Exit status: 0 applied and verified (or nothing to do), 1 error or rolled back.\n\n\
 Examples:\n  gpufix apply --dry-run\n  gpufix apply --yes --allow config.set --allow env.unset --config train.yaml --env-file job.env\n  \
-gpufix plan -o plan.json && gpufix apply plan.json")]
+gpufix plan -o plan.json && gpufix apply plan.json"
+    )]
     Apply(apply::ApplyArgs),
     /// Undo a run from its journal (default: the last one).
-    #[command(after_help = "Examples:\n  gpufix rollback\n  gpufix rollback 20261202T120301.123Z-4242 --force")]
+    #[command(
+        after_help = "Examples:\n  gpufix rollback\n  gpufix rollback 20261202T120301.123Z-4242 --force"
+    )]
     Rollback(rollback::RollbackArgs),
     /// List apply runs and their status (applied, rolled-back, failed, interrupted).
     History(rollback::HistoryArgs),
     /// A plan that never writes (not even the journal), in machine formats for fleets.
-    #[command(after_help = "Exit status: 0 nothing found, 2 findings, 1 error; with --format nagios 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN.\n\n\
+    #[command(
+        after_help = "Exit status: 0 nothing found, 2 findings, 1 error; with --format nagios 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN.\n\n\
 Examples:\n  gpufix audit --format json\n  gpufix audit --root /host --format prometheus -o /var/lib/node_exporter/textfile/gpufix.prom\n  \
-gpufix audit --format nagios\n  gpufix audit --format junit > gpufix.xml")]
+gpufix audit --format nagios\n  gpufix audit --format junit > gpufix.xml"
+    )]
     Audit(audit::AuditArgs),
     /// Check playbooks and a values file; print every problem at once.
-    #[command(after_help = "Exit status: 0 valid, 1 problems found.\n\nExamples:\n  gpufix validate\n  gpufix validate site/ --values site/values.yaml")]
+    #[command(
+        after_help = "Exit status: 0 valid, 1 problems found.\n\nExamples:\n  gpufix validate\n  gpufix validate site/ --values site/values.yaml"
+    )]
     Validate(validate::ValidateArgs),
     /// List the rules with layer, severity and fix safety.
-    #[command(after_help = "Examples:\n  gpufix list\n  gpufix list --format markdown > CHECKLIST.md\n  gpufix list --probes")]
+    #[command(
+        after_help = "Examples:\n  gpufix list\n  gpufix list --format markdown > CHECKLIST.md\n  gpufix list --probes"
+    )]
     List(list::ListArgs),
     /// Explain a rule: why it exists, its threshold and where it comes from, its fix.
     #[command(after_help = "Example:\n  gpufix explain data.workers-too-few")]
     Explain(explain::ExplainArgs),
     /// Record everything the probes read into one JSON file, for replay with --snapshot.
-    #[command(after_help = "Example:\n  gpufix snapshot -o node17.json && gpufix plan --snapshot node17.json")]
+    #[command(
+        after_help = "Example:\n  gpufix snapshot -o node17.json && gpufix plan --snapshot node17.json"
+    )]
     Snapshot(snapshot::SnapshotArgs),
     /// Print a JSON Schema: playbook, values, report, plan or snapshot.
     Schema {
@@ -180,8 +194,13 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
     if s == "0" {
         return Ok(Duration::ZERO);
     }
-    let (num, unit) = s.split_at(s.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(s.len()));
-    let n: f64 = num.parse().map_err(|_| format!("`{s}` is not a duration (try 5s, 500ms, 1m)"))?;
+    let (num, unit) = s.split_at(
+        s.find(|c: char| !c.is_ascii_digit() && c != '.')
+            .unwrap_or(s.len()),
+    );
+    let n: f64 = num
+        .parse()
+        .map_err(|_| format!("`{s}` is not a duration (try 5s, 500ms, 1m)"))?;
     let secs = match unit {
         "ms" => n / 1000.0,
         "s" | "" => n,
@@ -199,7 +218,10 @@ impl Global {
         match self.color {
             ColorWhen::Always => true,
             ColorWhen::Never => false,
-            ColorWhen::Auto => std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) && std::io::stdout().is_terminal(),
+            ColorWhen::Auto => {
+                std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+                    && std::io::stdout().is_terminal()
+            }
         }
     }
 
@@ -222,7 +244,11 @@ impl Global {
                 Err(d) => diags.push(d),
             }
         }
-        if diags.is_empty() { Ok(out) } else { Err(diags) }
+        if diags.is_empty() {
+            Ok(out)
+        } else {
+            Err(diags)
+        }
     }
 
     pub fn values_source(&self) -> Result<Option<SourceFile>, Vec<Diagnostic>> {
@@ -235,7 +261,13 @@ impl Global {
             return Ok(None);
         }
         std::fs::read_to_string(&path)
-            .map(|text| Some(SourceFile { name: path.display().to_string(), text, tier: Tier::Cli }))
+            .map(|text| {
+                Some(SourceFile {
+                    name: path.display().to_string(),
+                    text,
+                    tier: Tier::Cli,
+                })
+            })
             .map_err(|e| {
                 vec![Diagnostic::new(
                     "unreadable-values",
@@ -291,7 +323,10 @@ impl Global {
             if let Some(p) = p
                 && !p.exists()
             {
-                anyhow::bail!("{flag} {}: no such file\nhelp: give the path of an existing file", p.display());
+                anyhow::bail!(
+                    "{flag} {}: no such file\nhelp: give the path of an existing file",
+                    p.display()
+                );
             }
         }
         Ok(Inputs {
@@ -311,11 +346,15 @@ fn find_job(host: &dyn Host, pat: &str) -> anyhow::Result<u32> {
     let me = std::process::id();
     let mut hits = Vec::new();
     for name in host.read_dir("/proc").unwrap_or_default() {
-        let Ok(pid) = name.parse::<u32>() else { continue };
+        let Ok(pid) = name.parse::<u32>() else {
+            continue;
+        };
         if pid == me {
             continue;
         }
-        let Ok(raw) = host.read_file(&format!("/proc/{pid}/cmdline")) else { continue };
+        let Ok(raw) = host.read_file(&format!("/proc/{pid}/cmdline")) else {
+            continue;
+        };
         let cmd = String::from_utf8_lossy(&raw).replace('\0', " ");
         if cmd.contains(pat) && !cmd.contains("gpufix") {
             hits.push((pid, cmd.trim().to_string()));

@@ -30,7 +30,8 @@ pub fn check_only(set: &RuleSet, only: &[String]) -> anyhow::Result<()> {
         if Layer::parse(o).is_none() && set.get(o).is_none() {
             let mut names: Vec<&str> = set.rules.iter().map(|r| r.rule.id.as_str()).collect();
             names.extend(Layer::ALL.iter().map(|l| l.as_str()));
-            let hint = did_you_mean(o, names.iter().copied()).unwrap_or_else(|| "run `gpufix list` to see rule ids".into());
+            let hint = did_you_mean(o, names.iter().copied())
+                .unwrap_or_else(|| "run `gpufix list` to see rule ids".into());
             anyhow::bail!("--only `{o}` is neither a rule id nor a layer\nhelp: {hint}");
         }
     }
@@ -46,8 +47,14 @@ pub fn make_report(g: &Global, probe_timeout: Duration) -> anyhow::Result<Result
     check_only(&set, &g.only)?;
     let host = g.host()?;
     let inputs = Arc::new(g.inputs(host.as_ref())?);
-    let opts = Options { sample: g.sample, probe_deadline: probe_timeout, only: g.only.clone(), ..Options::default() };
-    let show = std::io::stderr().is_terminal() && host.is_live() && g.sample >= Duration::from_millis(500);
+    let opts = Options {
+        sample: g.sample,
+        probe_deadline: probe_timeout,
+        only: g.only.clone(),
+        ..Options::default()
+    };
+    let show =
+        std::io::stderr().is_terminal() && host.is_live() && g.sample >= Duration::from_millis(500);
     let bar = show.then(|| {
         let b = indicatif::ProgressBar::new_spinner();
         b.set_message(format!("sampling for {:.0?}…", g.sample));
@@ -97,7 +104,16 @@ pub fn run(g: &Global, a: &PlanArgs) -> anyhow::Result<i32> {
     }
     match g.format {
         Format::Json => println!("{}", serde_json::to_string_pretty(&report)?),
-        _ => print!("{}", text::render(&report, Style { color: g.color(), verbose: a.verbose })),
+        _ => print!(
+            "{}",
+            text::render(
+                &report,
+                Style {
+                    color: g.color(),
+                    verbose: a.verbose
+                }
+            )
+        ),
     }
     Ok(if report.has_findings() { 2 } else { 0 })
 }

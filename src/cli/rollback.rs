@@ -35,23 +35,44 @@ pub fn rollback(g: &Global, a: &RollbackArgs) -> anyhow::Result<i32> {
             && let Some(journal::Record::Begin { changes, .. }) = recs.first()
         {
             for c in changes {
-                if c.diff.is_some() && c.target.starts_with('/') && g.root.as_ref().is_some_and(|root| PathBuf::from(&c.target).starts_with(root)) {
+                if c.diff.is_some()
+                    && c.target.starts_with('/')
+                    && g.root
+                        .as_ref()
+                        .is_some_and(|root| PathBuf::from(&c.target).starts_with(root))
+                {
                     local.push(PathBuf::from(&c.target));
                 }
-                if c.action.get("file").is_none() && matches!(c.kind.as_str(), "env.set" | "env.unset" | "config.set") {
+                if c.action.get("file").is_none()
+                    && matches!(c.kind.as_str(), "env.set" | "env.unset" | "config.set")
+                {
                     local.push(PathBuf::from(&c.target));
                 }
             }
         }
     }
     let roots = super::apply::roots(g, &local);
-    let cx = FixCtx { host: host.as_ref(), inputs: &inputs, roots: &roots, local_files: local.clone(), overlay: Default::default() };
+    let cx = FixCtx {
+        host: host.as_ref(),
+        inputs: &inputs,
+        roots: &roots,
+        local_files: local.clone(),
+        overlay: Default::default(),
+    };
     match apply::rollback(&state, a.run.as_deref(), a.force, &cx) {
         Ok(o) => {
             if g.format == Format::Json {
-                println!("{}", serde_json::json!({"run": o.run, "was": o.was, "undone": o.undone.len()}));
+                println!(
+                    "{}",
+                    serde_json::json!({"run": o.run, "was": o.was, "undone": o.undone.len()})
+                );
             } else {
-                println!("rolled back run {} ({}): {} change(s) undone", o.run, o.was, o.undone.len());
+                println!(
+                    "rolled back run {} ({}): {} change(s) undone",
+                    o.run,
+                    o.was,
+                    o.undone.len()
+                );
                 for c in o.undone.iter().rev() {
                     println!("  undone: {}", c.summary);
                 }
@@ -75,10 +96,19 @@ pub fn history(g: &Global, a: &HistoryArgs) -> anyhow::Result<i32> {
     }
     println!("{:<32} {:<12} {:>7}  rules", "run", "status", "changes");
     for r in &runs {
-        println!("{:<32} {:<12} {:>7}  {}", r.run, r.status, format!("{}/{}", r.made, r.changes), r.rules.join(", "));
+        println!(
+            "{:<32} {:<12} {:>7}  {}",
+            r.run,
+            r.status,
+            format!("{}/{}", r.made, r.changes),
+            r.rules.join(", ")
+        );
     }
     if let Some(r) = runs.iter().find(|r| r.status == "interrupted") {
-        println!("\nrun {} was interrupted: `gpufix rollback {}` restores what it changed", r.run, r.run);
+        println!(
+            "\nrun {} was interrupted: `gpufix rollback {}` restores what it changed",
+            r.run, r.run
+        );
     }
     Ok(0)
 }

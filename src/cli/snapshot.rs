@@ -24,12 +24,25 @@ pub fn run(g: &Global, a: &SnapshotArgs) -> anyhow::Result<i32> {
     let inner = g.host()?;
     let inputs = Arc::new(g.inputs(inner.as_ref())?);
     let rec = Arc::new(RecordingHost::new(inner));
-    let opts = Options { sample: g.sample, only: g.only.clone(), ..Options::default() };
+    let opts = Options {
+        sample: g.sample,
+        only: g.only.clone(),
+        ..Options::default()
+    };
     let report = engine::evaluate(&set, rec.clone() as Arc<dyn Host>, inputs, &opts, |_| {});
     let snap = rec.snapshot();
     let text = serde_json::to_string_pretty(&snap)?;
-    std::fs::write(&a.output, text + "\n")
-        .map_err(|e| anyhow::anyhow!("cannot write {}: {e}\nhelp: choose a writable path for -o", a.output.display()))?;
-    eprintln!("wrote {} ({} rules evaluated: {})", a.output.display(), report.results.len(), crate::render::text::summary_line(&report));
+    std::fs::write(&a.output, text + "\n").map_err(|e| {
+        anyhow::anyhow!(
+            "cannot write {}: {e}\nhelp: choose a writable path for -o",
+            a.output.display()
+        )
+    })?;
+    eprintln!(
+        "wrote {} ({} rules evaluated: {})",
+        a.output.display(),
+        report.results.len(),
+        crate::render::text::summary_line(&report)
+    );
     Ok(0)
 }

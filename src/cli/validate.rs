@@ -22,7 +22,12 @@ pub fn run(g: &Global, a: &ValidateArgs) -> anyhow::Result<i32> {
             Ok(s) => {
                 // a path that is the built-in playbooks dir replaces the embedded copies
                 let names: Vec<String> = s.iter().map(|f| f.name.clone()).collect();
-                sources.retain(|b| !(b.tier == Tier::Builtin && names.iter().any(|n| n.ends_with(b.name.trim_start_matches("builtin:")))));
+                sources.retain(|b| {
+                    !(b.tier == Tier::Builtin
+                        && names
+                            .iter()
+                            .any(|n| n.ends_with(b.name.trim_start_matches("builtin:"))))
+                });
                 sources.extend(s)
             }
             Err(d) => return Ok(print_diagnostics(&[d])),
@@ -34,8 +39,13 @@ pub fn run(g: &Global, a: &ValidateArgs) -> anyhow::Result<i32> {
     };
     match playbook::validate::load(&sources, values.as_ref()) {
         Ok(set) => {
-            let files: std::collections::BTreeSet<&str> = set.rules.iter().map(|r| r.source.as_str()).collect();
-            println!("ok: {} rules in {} playbook files are valid", set.rules.len(), files.len());
+            let files: std::collections::BTreeSet<&str> =
+                set.rules.iter().map(|r| r.source.as_str()).collect();
+            println!(
+                "ok: {} rules in {} playbook files are valid",
+                set.rules.len(),
+                files.len()
+            );
             Ok(0)
         }
         Err(d) => Ok(print_diagnostics(&d)),

@@ -27,7 +27,9 @@ impl Default for Options {
         Options {
             sample: Duration::ZERO,
             probe_deadline: Duration::from_secs(15),
-            today: jiff::tz::TimeZone::UTC.to_datetime(jiff::Timestamp::now()).date(),
+            today: jiff::tz::TimeZone::UTC
+                .to_datetime(jiff::Timestamp::now())
+                .date(),
             only: Vec::new(),
         }
     }
@@ -56,7 +58,16 @@ pub fn inputs_json(inputs: &Inputs) -> Value {
         }
     }
     if !inputs.evidence.is_empty() {
-        m.insert("evidence".into(), json!(inputs.evidence.iter().map(|p| p.display().to_string()).collect::<Vec<_>>()));
+        m.insert(
+            "evidence".into(),
+            json!(
+                inputs
+                    .evidence
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect::<Vec<_>>()
+            ),
+        );
     }
     Value::Object(m)
 }
@@ -69,7 +80,10 @@ pub fn select<'a>(set: &'a RuleSet, only: &[String]) -> Vec<&'a LoadedRule> {
     let mut want: BTreeSet<&str> = set
         .rules
         .iter()
-        .filter(|r| only.iter().any(|o| o == &r.rule.id || o == r.layer.as_str()))
+        .filter(|r| {
+            only.iter()
+                .any(|o| o == &r.rule.id || o == r.layer.as_str())
+        })
         .map(|r| r.rule.id.as_str())
         .collect();
     // rules are in dependency order, so walking backwards closes over dependencies
@@ -78,7 +92,10 @@ pub fn select<'a>(set: &'a RuleSet, only: &[String]) -> Vec<&'a LoadedRule> {
             want.extend(r.rule.depends_on.iter().map(String::as_str));
         }
     }
-    set.rules.iter().filter(|r| want.contains(r.rule.id.as_str())).collect()
+    set.rules
+        .iter()
+        .filter(|r| want.contains(r.rule.id.as_str()))
+        .collect()
 }
 
 enum Slot {
@@ -104,7 +121,11 @@ pub fn evaluate(
         let base = json!({"params": r.params, "inputs": inputs_v, "host": host_v});
         let mut mine = Vec::new();
         for (alias, spec) in &r.rule.probes {
-            let kind = spec.get("kind").and_then(Value::as_str).unwrap_or_default().to_string();
+            let kind = spec
+                .get("kind")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string();
             let mut params = spec.clone();
             params.remove("kind");
             let slot = match missing_input(&Value::Object(params.clone()), &inputs_v) {
@@ -112,11 +133,15 @@ pub fn evaluate(
                 None => match expr::render_value(&Value::Object(params), &base) {
                     Ok(Value::Object(p)) => {
                         let key = ProbeKey::new(&kind, &p);
-                        requests.entry(key.clone()).or_insert(Request { kind, params: p });
+                        requests
+                            .entry(key.clone())
+                            .or_insert(Request { kind, params: p });
                         Slot::Key(key)
                     }
                     Ok(_) => unreachable!("an object renders to an object"),
-                    Err(e) => Slot::Fixed(ProbeOutcome::Unknown(format!("probe `{alias}` parameters: {e}"))),
+                    Err(e) => Slot::Fixed(ProbeOutcome::Unknown(format!(
+                        "probe `{alias}` parameters: {e}"
+                    ))),
                 },
             };
             mine.push((alias.clone(), slot));
@@ -125,8 +150,16 @@ pub fn evaluate(
     }
 
     // 2. observe
-    let observer = Observer { deadline: opts.probe_deadline };
-    let outcomes = observer.run(host.clone(), inputs.clone(), opts.sample, requests, on_probe_done);
+    let observer = Observer {
+        deadline: opts.probe_deadline,
+    };
+    let outcomes = observer.run(
+        host.clone(),
+        inputs.clone(),
+        opts.sample,
+        requests,
+        on_probe_done,
+    );
 
     // 3. judge in order
     let mut results: Vec<RuleResult> = Vec::with_capacity(rules.len());
@@ -142,11 +175,17 @@ pub fn evaluate(
                     if res.verdict.is_finding() {
                         let was = res.verdict.as_str();
                         res.verdict = Verdict::Waived;
-                        res.reason = Some(format!("waived until {} ({was} otherwise): {}", w.expires, w.reason));
+                        res.reason = Some(format!(
+                            "waived until {} ({was} otherwise): {}",
+                            w.expires, w.reason
+                        ));
                     }
                 }
                 _ => {
-                    let note = format!("waiver of `{}` expired on {}: it no longer waives ({})", r.rule.id, w.expires, w.reason);
+                    let note = format!(
+                        "waiver of `{}` expired on {}: it no longer waives ({})",
+                        r.rule.id, w.expires, w.reason
+                    );
                     if res.verdict.is_finding() {
                         res.reason = Some(match res.reason.take() {
                             Some(x) => format!("{x}; {note}"),
@@ -168,7 +207,9 @@ pub fn evaluate(
         version: REPORT_VERSION,
         gpufix_version: env!("CARGO_PKG_VERSION").to_string(),
         host: host.describe(),
-        generated_at: jiff::Timestamp::now().strftime("%Y-%m-%dT%H:%M:%SZ").to_string(),
+        generated_at: jiff::Timestamp::now()
+            .strftime("%Y-%m-%dT%H:%M:%SZ")
+            .to_string(),
         results,
         summary,
         changes: Vec::new(),
@@ -185,7 +226,9 @@ fn missing_input(params: &Value, inputs: &Value) -> Option<String> {
         }
         if let Ok(vars) = expr::check_template(s) {
             for v in vars {
-                if let Some(name) = v.strip_prefix("inputs.").map(|n| n.split('.').next().unwrap_or(n))
+                if let Some(name) = v
+                    .strip_prefix("inputs.")
+                    .map(|n| n.split('.').next().unwrap_or(n))
                     && inputs.get(name).is_none()
                 {
                     found = Some(input_flag(name));
@@ -243,7 +286,11 @@ fn judge(
         let mut res = base_result(r, Verdict::Blocked);
         res.reason = Some(format!(
             "blocked by {}",
-            blockers.iter().map(|b| format!("`{b}` ({})", verdicts[b].as_str())).collect::<Vec<_>>().join(", ")
+            blockers
+                .iter()
+                .map(|b| format!("`{b}` ({})", verdicts[b].as_str()))
+                .collect::<Vec<_>>()
+                .join(", ")
         ));
         res.blocked_by = blockers;
         return res;
@@ -281,7 +328,15 @@ fn judge(
         }
     }
     if !unknown.is_empty() {
-        ctx.insert("__unknown_probes".into(), Value::Object(unknown.iter().map(|(a, w)| (a.clone(), Value::String(w.clone()))).collect()));
+        ctx.insert(
+            "__unknown_probes".into(),
+            Value::Object(
+                unknown
+                    .iter()
+                    .map(|(a, w)| (a.clone(), Value::String(w.clone())))
+                    .collect(),
+            ),
+        );
     }
     let ctx = Value::Object(ctx);
     if let Some(a) = &r.rule.applies_when {
@@ -309,7 +364,11 @@ fn judge(
                 })
                 .collect(),
             Ok(other) => {
-                let e = format!("`{}` gave {} where a list was expected", fe.in_, crate::probes::json_type(&other));
+                let e = format!(
+                    "`{}` gave {} where a list was expected",
+                    fe.in_,
+                    crate::probes::json_type(&other)
+                );
                 return unknown_result(r, &ctx, &fe.in_, &e);
             }
             Err(e) => return unknown_result(r, &ctx, &fe.in_, &e),
@@ -336,17 +395,23 @@ fn judge(
                         res.evidence.insert(label(v), compact(val));
                     }
                 }
-                res.messages.push(expr::render(&r.rule.message, c).unwrap_or_else(|e| format!("{} (message template failed: {e})", r.rule.title)));
+                res.messages
+                    .push(expr::render(&r.rule.message, c).unwrap_or_else(|e| {
+                        format!("{} (message template failed: {e})", r.rule.title)
+                    }));
                 if let Some(fix) = &r.rule.fix {
                     for a in &fix.actions {
                         match expr::render_value(&Value::Object(a.clone()), c) {
                             Ok(v) if !actions.contains(&v) => actions.push(v),
                             Ok(_) => {}
-                            Err(e) => res.messages.push(format!("fix action could not be rendered: {e}")),
+                            Err(e) => res
+                                .messages
+                                .push(format!("fix action could not be rendered: {e}")),
                         }
                     }
                     if let Some(ins) = &fix.instructions {
-                        let t = expr::render(ins, c).unwrap_or_else(|e| format!("(instructions template failed: {e})"));
+                        let t = expr::render(ins, c)
+                            .unwrap_or_else(|e| format!("(instructions template failed: {e})"));
                         if !instructions.contains(&t) {
                             instructions.push(t);
                         }
@@ -362,11 +427,16 @@ fn judge(
                 safety: r.fix_safety.unwrap_or(fix.safety),
                 restart: fix.restart.as_str().to_string(),
                 actions,
-                instructions: if instructions.is_empty() { None } else { Some(instructions.join("\n")) },
+                instructions: if instructions.is_empty() {
+                    None
+                } else {
+                    Some(instructions.join("\n"))
+                },
             });
         }
         if !unknowns.is_empty() {
-            res.messages.push(format!("also could not judge: {}", unknowns.join("; ")));
+            res.messages
+                .push(format!("also could not judge: {}", unknowns.join("; ")));
         }
     } else if !unknowns.is_empty() {
         res.verdict = Verdict::Unknown;
@@ -378,7 +448,9 @@ fn judge(
 /// Keep evidence readable: long strings and big structures are cut.
 fn compact(v: &Value) -> Value {
     match v {
-        Value::String(s) if s.len() > 200 => Value::String(format!("{}…", &s[..s.floor_char_boundary(200)])),
+        Value::String(s) if s.len() > 200 => {
+            Value::String(format!("{}…", &s[..s.floor_char_boundary(200)]))
+        }
         Value::Array(a) if a.len() > 20 => Value::String(format!("[{} items]", a.len())),
         Value::Object(m) if m.len() > 20 => Value::String(format!("{{{} fields}}", m.len())),
         _ => v.clone(),
@@ -393,13 +465,23 @@ fn unknown_result(r: &LoadedRule, ctx: &Value, src: &str, err: &str) -> RuleResu
 }
 
 /// Say which value was missing and, when a probe recorded why, that reason too.
-fn reason_for(ctx: &Value, src: &str, err: &str, vars: &BTreeSet<String>, label: &dyn Fn(&str) -> String) -> String {
+fn reason_for(
+    ctx: &Value,
+    src: &str,
+    err: &str,
+    vars: &BTreeSet<String>,
+    label: &dyn Fn(&str) -> String,
+) -> String {
     let missing: Vec<String> = vars
         .iter()
         .filter(|v| expr::lookup(ctx, v).is_none())
         .map(|v| {
             let root = v.split('.').next().unwrap_or(v);
-            if let Some(why) = ctx.get("__unknown_probes").and_then(|u| u.get(root)).and_then(Value::as_str) {
+            if let Some(why) = ctx
+                .get("__unknown_probes")
+                .and_then(|u| u.get(root))
+                .and_then(Value::as_str)
+            {
                 return format!("probe `{root}`: {why}");
             }
             let field = v.rsplit('.').next().unwrap_or(v);
@@ -411,8 +493,15 @@ fn reason_for(ctx: &Value, src: &str, err: &str, vars: &BTreeSet<String>, label:
         })
         .collect();
     let mut seen = BTreeSet::new();
-    let missing: Vec<String> = missing.into_iter().filter(|m| seen.insert(m.clone())).collect();
-    if missing.is_empty() { format!("`{src}`: {err}") } else { missing.join(", ") }
+    let missing: Vec<String> = missing
+        .into_iter()
+        .filter(|m| seen.insert(m.clone()))
+        .collect();
+    if missing.is_empty() {
+        format!("`{src}`: {err}")
+    } else {
+        missing.join(", ")
+    }
 }
 
 /// Probes list fields they could not read under `unavailable: {"gpus[0].temperature_c": reason}`.

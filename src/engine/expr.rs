@@ -11,11 +11,27 @@ use std::sync::OnceLock;
 /// Names every expression may use besides probe aliases.
 pub const ROOTS: &[&str] = &["params", "inputs", "host"];
 /// Fields of `inputs` (the flags a rule may need).
-pub const INPUTS: &[&str] = &["pid", "config", "env_file", "trace", "nccl_log", "kernel_log", "evidence"];
+pub const INPUTS: &[&str] = &[
+    "pid",
+    "config",
+    "env_file",
+    "trace",
+    "nccl_log",
+    "kernel_log",
+    "evidence",
+];
 /// Fields of `host`.
 pub const HOST_FIELDS: &[&str] = &["cpus", "live"];
 /// minijinja globals that are functions, not data.
-const GLOBALS: &[&str] = &["range", "dict", "namespace", "debug", "true", "false", "none"];
+const GLOBALS: &[&str] = &[
+    "range",
+    "dict",
+    "namespace",
+    "debug",
+    "true",
+    "false",
+    "none",
+];
 
 pub fn env() -> &'static Environment<'static> {
     static ENV: OnceLock<Environment<'static>> = OnceLock::new();
@@ -43,13 +59,20 @@ pub fn err_text(e: &minijinja::Error) -> String {
 /// Compile an expression; on success return the dotted variable paths it reads.
 pub fn check_expression(src: &str) -> Result<BTreeSet<String>, String> {
     let expr = env().compile_expression(src).map_err(|e| err_text(&e))?;
-    Ok(expr.undeclared_variables(true).into_iter().filter(|v| !is_global(v)).collect())
+    Ok(expr
+        .undeclared_variables(true)
+        .into_iter()
+        .filter(|v| !is_global(v))
+        .collect())
 }
 
 /// Compile a template; on success return the dotted variable paths it reads.
 pub fn check_template(src: &str) -> Result<BTreeSet<String>, String> {
     let t = env().template_from_str(src).map_err(|e| err_text(&e))?;
-    Ok(t.undeclared_variables(true).into_iter().filter(|v| !is_global(v)).collect())
+    Ok(t.undeclared_variables(true)
+        .into_iter()
+        .filter(|v| !is_global(v))
+        .collect())
 }
 
 fn is_global(v: &str) -> bool {
@@ -70,7 +93,9 @@ pub fn eval(src: &str, ctx: &Value) -> Result<Value, String> {
 pub fn eval_bool(src: &str, ctx: &Value) -> Result<bool, String> {
     match eval(src, ctx)? {
         Value::Bool(b) => Ok(b),
-        other => Err(format!("`{src}` gave {other} where true or false was expected")),
+        other => Err(format!(
+            "`{src}` gave {other} where true or false was expected"
+        )),
     }
 }
 
@@ -96,7 +121,11 @@ pub fn render_value(v: &Value, ctx: &Value) -> Result<Value, String> {
                 v.clone()
             }
         }
-        Value::Array(a) => Value::Array(a.iter().map(|x| render_value(x, ctx)).collect::<Result<_, _>>()?),
+        Value::Array(a) => Value::Array(
+            a.iter()
+                .map(|x| render_value(x, ctx))
+                .collect::<Result<_, _>>()?,
+        ),
         Value::Object(m) => Value::Object(
             m.iter()
                 .map(|(k, x)| Ok((k.clone(), render_value(x, ctx)?)))
@@ -133,7 +162,10 @@ mod tests {
             "gpu.util < 30 or false",
             "gpu.util != 5",
         ] {
-            assert!(eval_bool(src, &ctx).is_err(), "`{src}` must not evaluate to a boolean");
+            assert!(
+                eval_bool(src, &ctx).is_err(),
+                "`{src}` must not evaluate to a boolean"
+            );
         }
         assert_eq!(eval_bool("gpu.util is defined", &ctx), Ok(false));
         assert_eq!(eval_bool("gpu.name == 'H200'", &ctx), Ok(true));
@@ -144,25 +176,41 @@ mod tests {
         // Documents the hazard the strict setting removes.
         let mut lenient = Environment::new();
         lenient.set_undefined_behavior(UndefinedBehavior::Lenient);
-        let v = lenient.compile_expression("util < 30").unwrap().eval(to_mj(&json!({}))).unwrap();
-        assert!(v.is_true(), "minijinja's lenient mode treats undefined < 30 as true");
+        let v = lenient
+            .compile_expression("util < 30")
+            .unwrap()
+            .eval(to_mj(&json!({})))
+            .unwrap();
+        assert!(
+            v.is_true(),
+            "minijinja's lenient mode treats undefined < 30 as true"
+        );
     }
 
     #[test]
     fn non_boolean_threshold_is_an_error() {
-        assert!(eval_bool("1 + 1", &json!({})).unwrap_err().contains("true or false"));
+        assert!(
+            eval_bool("1 + 1", &json!({}))
+                .unwrap_err()
+                .contains("true or false")
+        );
     }
 
     #[test]
     fn render_value_keeps_types_of_single_expressions() {
         let ctx = json!({"params": {"workers": 8}});
-        let v = render_value(&json!({"value": "{{ params.workers }}", "s": "n={{ params.workers }}"}), &ctx).unwrap();
+        let v = render_value(
+            &json!({"value": "{{ params.workers }}", "s": "n={{ params.workers }}"}),
+            &ctx,
+        )
+        .unwrap();
         assert_eq!(v, json!({"value": 8, "s": "n=8"}));
     }
 
     #[test]
     fn variables_are_reported_nested() {
-        let vars = check_expression("gpu.persistence == false and params.x > range(3)|length").unwrap();
+        let vars =
+            check_expression("gpu.persistence == false and params.x > range(3)|length").unwrap();
         assert!(vars.contains("gpu.persistence"));
         assert!(vars.contains("params.x"));
         assert!(!vars.iter().any(|v| v.starts_with("range")));

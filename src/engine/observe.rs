@@ -46,28 +46,55 @@ impl Observer {
             let (tx, rx) = mpsc::channel();
             let host = host.clone();
             let inputs = inputs.clone();
-            let deadline = self.deadline + if kind.sampled() { sample } else { Duration::ZERO };
+            let deadline = self.deadline
+                + if kind.sampled() {
+                    sample
+                } else {
+                    Duration::ZERO
+                };
             let params = req.params;
-            let spawned = std::thread::Builder::new().name(format!("probe {}", req.kind)).spawn(move || {
-                let ctx = ProbeCtx { host: host.as_ref(), inputs: &inputs, sample };
-                let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| kind.run(&params, &ctx)))
-                    .unwrap_or_else(|_| ProbeOutcome::Unknown(format!("probe `{}` crashed (a bug: please report it)", kind.name())));
-                let _ = tx.send(out);
-            });
+            let spawned = std::thread::Builder::new()
+                .name(format!("probe {}", req.kind))
+                .spawn(move || {
+                    let ctx = ProbeCtx {
+                        host: host.as_ref(),
+                        inputs: &inputs,
+                        sample,
+                    };
+                    let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        kind.run(&params, &ctx)
+                    }))
+                    .unwrap_or_else(|_| {
+                        ProbeOutcome::Unknown(format!(
+                            "probe `{}` crashed (a bug: please report it)",
+                            kind.name()
+                        ))
+                    });
+                    let _ = tx.send(out);
+                });
             match spawned {
                 Ok(_) => pending.push((key, rx, deadline)),
-                Err(e) => pending.push((key, {
-                    let (tx, rx) = mpsc::channel();
-                    let _ = tx.send(ProbeOutcome::Unknown(format!("cannot start probe thread: {e}")));
-                    rx
-                }, deadline)),
+                Err(e) => pending.push((
+                    key,
+                    {
+                        let (tx, rx) = mpsc::channel();
+                        let _ = tx.send(ProbeOutcome::Unknown(format!(
+                            "cannot start probe thread: {e}"
+                        )));
+                        rx
+                    },
+                    deadline,
+                )),
             }
         }
         let mut out = BTreeMap::new();
         for (key, rx, deadline) in pending {
             let left = deadline.saturating_sub(started.elapsed());
             let outcome = rx.recv_timeout(left).unwrap_or_else(|_| {
-                ProbeOutcome::Unknown(format!("probe did not answer within {:.1}s", deadline.as_secs_f64()))
+                ProbeOutcome::Unknown(format!(
+                    "probe did not answer within {:.1}s",
+                    deadline.as_secs_f64()
+                ))
             });
             on_done(&key);
             out.insert(key, outcome);

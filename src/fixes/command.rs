@@ -11,18 +11,32 @@ pub struct Command;
 
 fn argv(v: Option<&Value>) -> Option<Vec<String>> {
     let a = v?.as_array()?;
-    let out: Vec<String> = a.iter().map(|x| x.as_str().map(str::to_string).unwrap_or_else(|| x.to_string())).collect();
+    let out: Vec<String> = a
+        .iter()
+        .map(|x| {
+            x.as_str()
+                .map(str::to_string)
+                .unwrap_or_else(|| x.to_string())
+        })
+        .collect();
     (!out.is_empty()).then_some(out)
 }
 
 fn run(cx: &FixCtx, argv: &[String]) -> Result<(), String> {
-    let out = cx.host.run(argv, Duration::from_secs(60)).map_err(|e| format!("cannot run `{}`: {e}", argv.join(" ")))?;
+    let out = cx
+        .host
+        .run(argv, Duration::from_secs(60))
+        .map_err(|e| format!("cannot run `{}`: {e}", argv.join(" ")))?;
     if out.timed_out {
         return Err(format!("`{}` timed out after 60s", argv.join(" ")));
     }
     match out.status {
         Some(0) => Ok(()),
-        s => Err(format!("`{}` exited with {s:?}: {}", argv.join(" "), out.stderr.trim())),
+        s => Err(format!(
+            "`{}` exited with {s:?}: {}",
+            argv.join(" "),
+            out.stderr.trim()
+        )),
     }
 }
 
@@ -37,7 +51,13 @@ impl FixKind for Command {
             Some(u) => format!("run `{}` (undo: `{}`)", a.join(" "), u.join(" ")),
             None => format!("run `{}` (no undo)", a.join(" ")),
         };
-        Ok(vec![runtime_change("runtime", format!("command {}", a.join(" ")), summary, json!("not run"), json!("run"))])
+        Ok(vec![runtime_change(
+            "runtime",
+            format!("command {}", a.join(" ")),
+            summary,
+            json!("not run"),
+            json!("run"),
+        )])
     }
     fn fingerprint(&self, _change: &PlannedChange, _cx: &FixCtx) -> Result<String, String> {
         Ok(super::value_fingerprint(&json!("not run")))
@@ -46,7 +66,9 @@ impl FixKind for Command {
         super::value_fingerprint(&json!("not run"))
     }
     fn save(&self, _change: &PlannedChange, _cx: &FixCtx) -> Result<Prior, String> {
-        Ok(Prior::Value { value: json!("not run") })
+        Ok(Prior::Value {
+            value: json!("not run"),
+        })
     }
     fn apply(&self, change: &PlannedChange, cx: &FixCtx) -> Result<(), String> {
         run(cx, &argv(change.action.get("argv")).ok_or("no argv")?)
@@ -57,7 +79,10 @@ impl FixKind for Command {
     fn undo(&self, change: &PlannedChange, _prior: &Prior, cx: &FixCtx) -> Result<(), String> {
         match argv(change.action.get("undo_argv")) {
             Some(u) => run(cx, &u),
-            None => Err(format!("`{}` has no undo_argv: undo it by hand", change.target)),
+            None => Err(format!(
+                "`{}` has no undo_argv: undo it by hand",
+                change.target
+            )),
         }
     }
 }

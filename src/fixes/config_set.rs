@@ -17,7 +17,9 @@ pub fn format_of(path: &str, action: &Map<String, Value>) -> Result<cfg::ConfigF
         "yaml" | "yml" => Ok(cfg::ConfigFormat::Yaml),
         "json" => Ok(cfg::ConfigFormat::Json),
         "toml" => Ok(cfg::ConfigFormat::Toml),
-        other => Err(format!("cannot tell the format of {path} (`{other}`): name it .yaml, .json or .toml, or set `format:`")),
+        other => Err(format!(
+            "cannot tell the format of {path} (`{other}`): name it .yaml, .json or .toml, or set `format:`"
+        )),
     }
 }
 
@@ -28,7 +30,13 @@ impl FileEdit for ConfigSet {
     fn path(&self, action: &Map<String, Value>, cx: &FixCtx) -> Result<String, String> {
         cx.input_file(action, "config")
     }
-    fn edit(&self, path: &str, old: &str, exists: bool, action: &Map<String, Value>) -> Result<String, String> {
+    fn edit(
+        &self,
+        path: &str,
+        old: &str,
+        exists: bool,
+        action: &Map<String, Value>,
+    ) -> Result<String, String> {
         if !exists {
             return Err(format!("the training config {path} does not exist"));
         }
@@ -40,7 +48,10 @@ impl FileEdit for ConfigSet {
         format!(
             "set {} = {} in {path}",
             action.get("key").and_then(Value::as_str).unwrap_or(""),
-            action.get("value").map(Value::to_string).unwrap_or_default()
+            action
+                .get("value")
+                .map(Value::to_string)
+                .unwrap_or_default()
         )
     }
 }

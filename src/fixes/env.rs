@@ -15,8 +15,20 @@ impl FileEdit for EnvSet {
     fn path(&self, action: &Map<String, Value>, cx: &FixCtx) -> Result<String, String> {
         cx.input_file(action, "env_file")
     }
-    fn edit(&self, _path: &str, old: &str, _exists: bool, action: &Map<String, Value>) -> Result<String, String> {
-        envedit::env_set(old, None, str_param(action, "name")?, &scalar_param(action, "value")?).map_err(|e| e.to_string())
+    fn edit(
+        &self,
+        _path: &str,
+        old: &str,
+        _exists: bool,
+        action: &Map<String, Value>,
+    ) -> Result<String, String> {
+        envedit::env_set(
+            old,
+            None,
+            str_param(action, "name")?,
+            &scalar_param(action, "value")?,
+        )
+        .map_err(|e| e.to_string())
     }
     fn summary(&self, action: &Map<String, Value>, path: &str) -> String {
         format!(
@@ -36,10 +48,19 @@ impl FileEdit for EnvUnset {
     fn path(&self, action: &Map<String, Value>, cx: &FixCtx) -> Result<String, String> {
         cx.input_file(action, "env_file")
     }
-    fn edit(&self, _path: &str, old: &str, _exists: bool, action: &Map<String, Value>) -> Result<String, String> {
+    fn edit(
+        &self,
+        _path: &str,
+        old: &str,
+        _exists: bool,
+        action: &Map<String, Value>,
+    ) -> Result<String, String> {
         envedit::env_unset(old, None, str_param(action, "name")?).map_err(|e| e.to_string())
     }
     fn summary(&self, action: &Map<String, Value>, path: &str) -> String {
-        format!("unset {} in {path}", action.get("name").and_then(Value::as_str).unwrap_or(""))
+        format!(
+            "unset {} in {path}",
+            action.get("name").and_then(Value::as_str).unwrap_or("")
+        )
     }
 }

@@ -16,7 +16,13 @@ pub trait FileEdit: Sync {
     /// The host path of the file this action edits.
     fn path(&self, action: &Map<String, Value>, cx: &FixCtx) -> Result<String, String>;
     /// The new text, from the old text (`""` when the file does not exist yet).
-    fn edit(&self, path: &str, old: &str, exists: bool, action: &Map<String, Value>) -> Result<String, String>;
+    fn edit(
+        &self,
+        path: &str,
+        old: &str,
+        exists: bool,
+        action: &Map<String, Value>,
+    ) -> Result<String, String>;
     /// One line for the plan: `unset CUDA_LAUNCH_BLOCKING in /job/env`.
     fn summary(&self, action: &Map<String, Value>, path: &str) -> String;
 }
@@ -39,10 +45,12 @@ pub fn resolve(path: &str, cx: &FixCtx) -> Result<PathBuf, String> {
     if cx.local_files.iter().any(|f| f.as_os_str() == path) {
         return cx.roots.check(Path::new(path)).map_err(|e| e.to_string());
     }
-    let p = cx
-        .host
-        .fs_path(path)
-        .ok_or_else(|| format!("{} has no files gpufix can change (use --root DIR or run on the host)", cx.host.describe()))?;
+    let p = cx.host.fs_path(path).ok_or_else(|| {
+        format!(
+            "{} has no files gpufix can change (use --root DIR or run on the host)",
+            cx.host.describe()
+        )
+    })?;
     cx.roots.check(&p).map_err(|e| e.to_string())
 }
 
@@ -54,10 +62,17 @@ fn text_of(state: &TargetState, path: &str) -> Result<String, String> {
     if !state.exists {
         return Ok(String::new());
     }
-    state.text().map(str::to_string).ok_or_else(|| format!("{path} is not UTF-8 text; gpufix edits text files only"))
+    state
+        .text()
+        .map(str::to_string)
+        .ok_or_else(|| format!("{path} is not UTF-8 text; gpufix edits text files only"))
 }
 
-pub fn prepare_edit<E: FileEdit + ?Sized>(e: &E, action: &Map<String, Value>, cx: &FixCtx) -> Result<Vec<Prepared>, String> {
+pub fn prepare_edit<E: FileEdit + ?Sized>(
+    e: &E,
+    action: &Map<String, Value>,
+    cx: &FixCtx,
+) -> Result<Vec<Prepared>, String> {
     let path = e.path(action, cx)?;
     let real = resolve(&path, cx)?;
     let state = read(&real)?;
@@ -67,7 +82,11 @@ pub fn prepare_edit<E: FileEdit + ?Sized>(e: &E, action: &Map<String, Value>, cx
         None => (
             text_of(&state, &path)?,
             state.exists,
-            if state.exists { sha(&state.content) } else { "absent".into() },
+            if state.exists {
+                sha(&state.content)
+            } else {
+                "absent".into()
+            },
         ),
     };
     let new = e.edit(&path, &old, exists, action)?;
@@ -90,7 +109,11 @@ pub fn prepare_edit<E: FileEdit + ?Sized>(e: &E, action: &Map<String, Value>, cx
 
 pub fn file_fingerprint(change: &PlannedChange, cx: &FixCtx) -> Result<String, String> {
     let state = read(&resolve(&change.target, cx)?)?;
-    Ok(if state.exists { sha(&state.content) } else { "absent".into() })
+    Ok(if state.exists {
+        sha(&state.content)
+    } else {
+        "absent".into()
+    })
 }
 
 pub fn file_after_fingerprint(change: &PlannedChange) -> String {
@@ -121,7 +144,11 @@ pub fn file_save(change: &PlannedChange, cx: &FixCtx) -> Result<Prior, String> {
         mode: state.mode,
         uid: state.uid,
         gid: state.gid,
-        xattrs: state.xattrs.iter().map(|(k, v)| (k.clone(), hex::encode(v))).collect(),
+        xattrs: state
+            .xattrs
+            .iter()
+            .map(|(k, v)| (k.clone(), hex::encode(v)))
+            .collect(),
         created_dirs: created,
     })
 }
@@ -132,15 +159,29 @@ pub fn file_apply(change: &PlannedChange, cx: &FixCtx) -> Result<(), String> {
     if let Some(parent) = real.parent() {
         safe_write::create_dir_all(parent).map_err(|e| e.to_string())?;
     }
-    let content = change.after_text.as_deref().ok_or("the plan has no text for this file")?;
+    let content = change
+        .after_text
+        .as_deref()
+        .ok_or("the plan has no text for this file")?;
     crate::crashpoint::hit("file: before write");
-    safe_write::write_atomic(&real, content.as_bytes(), state.exists.then_some(&state)).map_err(|e| e.to_string())?;
+    safe_write::write_atomic(&real, content.as_bytes(), state.exists.then_some(&state))
+        .map_err(|e| e.to_string())?;
     crate::crashpoint::hit("file: after write");
     Ok(())
 }
 
 pub fn file_undo(change: &PlannedChange, prior: &Prior, cx: &FixCtx) -> Result<(), String> {
-    let Prior::File { exists, text, hex, mode, uid, gid, xattrs, created_dirs } = prior else {
+    let Prior::File {
+        exists,
+        text,
+        hex,
+        mode,
+        uid,
+        gid,
+        xattrs,
+        created_dirs,
+    } = prior
+    else {
         return Err("journal holds no file state for this change".into());
     };
     let real = resolve(&change.target, cx)?;
@@ -156,7 +197,10 @@ pub fn file_undo(change: &PlannedChange, prior: &Prior, cx: &FixCtx) -> Result<(
             mode: *mode,
             uid: *uid,
             gid: *gid,
-            xattrs: xattrs.iter().map(|(k, v)| (k.clone(), hex::decode(v).unwrap_or_default())).collect(),
+            xattrs: xattrs
+                .iter()
+                .map(|(k, v)| (k.clone(), hex::decode(v).unwrap_or_default()))
+                .collect(),
         };
         crate::crashpoint::hit("undo: before write");
         safe_write::write_atomic(&real, &content, Some(&like)).map_err(|e| e.to_string())?;

@@ -15,8 +15,18 @@ impl FileEdit for FileLine {
     fn path(&self, action: &Map<String, Value>, _cx: &FixCtx) -> Result<String, String> {
         str_param(action, "path").map(str::to_string)
     }
-    fn edit(&self, _path: &str, old: &str, _exists: bool, action: &Map<String, Value>) -> Result<String, String> {
-        let state = match action.get("state").and_then(Value::as_str).unwrap_or("present") {
+    fn edit(
+        &self,
+        _path: &str,
+        old: &str,
+        _exists: bool,
+        action: &Map<String, Value>,
+    ) -> Result<String, String> {
+        let state = match action
+            .get("state")
+            .and_then(Value::as_str)
+            .unwrap_or("present")
+        {
             "present" => LineState::Present,
             "absent" => LineState::Absent,
             other => return Err(format!("`state` must be present or absent, not `{other}`")),
@@ -42,17 +52,31 @@ impl FileEdit for FileReplace {
     fn path(&self, action: &Map<String, Value>, _cx: &FixCtx) -> Result<String, String> {
         str_param(action, "path").map(str::to_string)
     }
-    fn edit(&self, _path: &str, old: &str, exists: bool, action: &Map<String, Value>) -> Result<String, String> {
+    fn edit(
+        &self,
+        _path: &str,
+        old: &str,
+        exists: bool,
+        action: &Map<String, Value>,
+    ) -> Result<String, String> {
         if !exists {
             return Err(format!("{} does not exist", str_param(action, "path")?));
         }
-        line::replace(old, str_param(action, "regex")?, str_param(action, "replacement")?).map_err(|e| e.to_string())
+        line::replace(
+            old,
+            str_param(action, "regex")?,
+            str_param(action, "replacement")?,
+        )
+        .map_err(|e| e.to_string())
     }
     fn summary(&self, action: &Map<String, Value>, path: &str) -> String {
         format!(
             "replace /{}/ with `{}` in {path}",
             action.get("regex").and_then(Value::as_str).unwrap_or(""),
-            action.get("replacement").and_then(Value::as_str).unwrap_or("")
+            action
+                .get("replacement")
+                .and_then(Value::as_str)
+                .unwrap_or("")
         )
     }
 }

@@ -14,7 +14,15 @@ use std::time::Duration;
 pub const DEFAULT_FSTAB: &str = "/etc/fstab";
 
 fn list(action: &Map<String, Value>, key: &str) -> Vec<String> {
-    action.get(key).and_then(Value::as_array).map(|a| a.iter().filter_map(|v| v.as_str().map(str::to_string)).collect()).unwrap_or_default()
+    action
+        .get(key)
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 struct FstabFile;
@@ -24,17 +32,34 @@ impl FileEdit for FstabFile {
         "fstab.options"
     }
     fn path(&self, action: &Map<String, Value>, _cx: &FixCtx) -> Result<String, String> {
-        Ok(action.get("fstab").and_then(Value::as_str).unwrap_or(DEFAULT_FSTAB).to_string())
+        Ok(action
+            .get("fstab")
+            .and_then(Value::as_str)
+            .unwrap_or(DEFAULT_FSTAB)
+            .to_string())
     }
-    fn edit(&self, _path: &str, old: &str, _exists: bool, action: &Map<String, Value>) -> Result<String, String> {
+    fn edit(
+        &self,
+        _path: &str,
+        old: &str,
+        _exists: bool,
+        action: &Map<String, Value>,
+    ) -> Result<String, String> {
         let add = list(action, "add");
         let remove = list(action, "remove");
         let add: Vec<&str> = add.iter().map(String::as_str).collect();
         let remove: Vec<&str> = remove.iter().map(String::as_str).collect();
-        fstab::fstab_set_options(old, str_param(action, "mount_point")?, &add, &remove).map_err(|e| e.to_string())
+        fstab::fstab_set_options(old, str_param(action, "mount_point")?, &add, &remove)
+            .map_err(|e| e.to_string())
     }
     fn summary(&self, action: &Map<String, Value>, path: &str) -> String {
-        let mut s = format!("mount options of {} in {path}:", action.get("mount_point").and_then(Value::as_str).unwrap_or(""));
+        let mut s = format!(
+            "mount options of {} in {path}:",
+            action
+                .get("mount_point")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+        );
         for a in list(action, "add") {
             s.push_str(&format!(" +{a}"));
         }
@@ -47,19 +72,27 @@ impl FileEdit for FstabFile {
 
 /// Options of the live mount at `mp` (last entry wins, as the kernel shows stacked mounts).
 fn live_options(mp: &str, cx: &FixCtx) -> Result<Vec<String>, String> {
-    let raw = cx.host.read_file("/proc/mounts").map_err(|e| format!("cannot read /proc/mounts: {e}"))?;
+    let raw = cx
+        .host
+        .read_file("/proc/mounts")
+        .map_err(|e| format!("cannot read /proc/mounts: {e}"))?;
     String::from_utf8_lossy(&raw)
         .lines()
         .filter_map(|l| {
             let f: Vec<&str> = l.split_whitespace().collect();
-            (f.len() >= 4 && fstab::decode_octal(f[1]) == mp).then(|| f[3].split(',').map(str::to_string).collect())
+            (f.len() >= 4 && fstab::decode_octal(f[1]) == mp)
+                .then(|| f[3].split(',').map(str::to_string).collect())
         })
-        .last()
+        .next_back()
         .ok_or_else(|| format!("{mp} is not mounted"))
 }
 
 fn with_changes(cur: &[String], add: &[String], remove: &[String]) -> Vec<String> {
-    let mut out: Vec<String> = cur.iter().filter(|o| !remove.contains(o)).cloned().collect();
+    let mut out: Vec<String> = cur
+        .iter()
+        .filter(|o| !remove.contains(o))
+        .cloned()
+        .collect();
     for a in add {
         if !out.contains(a) {
             out.push(a.clone());
@@ -75,14 +108,25 @@ fn findmnt_errors(text: &str, cx: &FixCtx) -> Option<Vec<String>> {
     std::fs::create_dir_all(&dir).ok()?;
     let cand = dir.join("fstab");
     std::fs::write(&cand, text).ok()?;
-    let argv = vec!["findmnt".to_string(), "--verify".into(), "--tab-file".into(), cand.display().to_string()];
+    let argv = vec![
+        "findmnt".to_string(),
+        "--verify".into(),
+        "--tab-file".into(),
+        cand.display().to_string(),
+    ];
     let res = cx.host.run(&argv, Duration::from_secs(10));
     let _ = std::fs::remove_dir_all(&dir);
     let out = res.ok()?;
     if out.timed_out {
         return None;
     }
-    Some(format!("{}{}", out.stdout, out.stderr).lines().filter(|l| l.contains("[E]")).map(|l| l.trim().to_string()).collect())
+    Some(
+        format!("{}{}", out.stdout, out.stderr)
+            .lines()
+            .filter(|l| l.contains("[E]"))
+            .map(|l| l.trim().to_string())
+            .collect(),
+    )
 }
 
 /// Refuse a candidate fstab that findmnt finds new errors in (errors the file already had, such
@@ -98,7 +142,14 @@ fn findmnt_verify(old: &str, new: &str, cx: &FixCtx) -> Result<(), String> {
     if fresh.is_empty() {
         Ok(())
     } else {
-        Err(format!("findmnt --verify finds new errors in the changed fstab: {}", fresh.iter().map(|s| s.as_str()).collect::<Vec<_>>().join("; ")))
+        Err(format!(
+            "findmnt --verify finds new errors in the changed fstab: {}",
+            fresh
+                .iter()
+                .map(|s| s.as_str())
+                .collect::<Vec<_>>()
+                .join("; ")
+        ))
     }
 }
 
@@ -145,7 +196,9 @@ impl FixKind for FstabOptions {
     }
     fn save(&self, change: &PlannedChange, cx: &FixCtx) -> Result<Prior, String> {
         match change.part.as_str() {
-            "remount" => Ok(Prior::Value { value: json!(live_options(mp_of(change)?, cx)?) }),
+            "remount" => Ok(Prior::Value {
+                value: json!(live_options(mp_of(change)?, cx)?),
+            }),
             _ => file::file_save(change, cx),
         }
     }
@@ -161,17 +214,30 @@ impl FixKind for FstabOptions {
             "remount" => {
                 let live = live_options(mp_of(change)?, cx)?;
                 let a = super::action_of(change);
-                let missing: Vec<String> = list(&a, "add").into_iter().filter(|o| !live.contains(o)).collect();
-                let still: Vec<String> = list(&a, "remove").into_iter().filter(|o| live.contains(o)).collect();
+                let missing: Vec<String> = list(&a, "add")
+                    .into_iter()
+                    .filter(|o| !live.contains(o))
+                    .collect();
+                let still: Vec<String> = list(&a, "remove")
+                    .into_iter()
+                    .filter(|o| live.contains(o))
+                    .collect();
                 if missing.is_empty() && still.is_empty() {
                     Ok(())
                 } else {
-                    Err(format!("after remount {} lacks {missing:?} / still has {still:?}", change.target))
+                    Err(format!(
+                        "after remount {} lacks {missing:?} / still has {still:?}",
+                        change.target
+                    ))
                 }
             }
             _ => {
                 let now = file::file_fingerprint(change, cx)?;
-                if now == file::file_after_fingerprint(change) { Ok(()) } else { Err(format!("{} changed after writing", change.target)) }
+                if now == file::file_after_fingerprint(change) {
+                    Ok(())
+                } else {
+                    Err(format!("{} changed after writing", change.target))
+                }
             }
         }
     }
@@ -185,10 +251,18 @@ impl FixKind for FstabOptions {
 }
 
 fn mp_of(change: &PlannedChange) -> Result<&str, String> {
-    change.action.get("mount_point").and_then(Value::as_str).ok_or_else(|| "action has no mount_point".into())
+    change
+        .action
+        .get("mount_point")
+        .and_then(Value::as_str)
+        .ok_or_else(|| "action has no mount_point".into())
 }
 
 fn remount(change: &PlannedChange, opts: &Value, cx: &FixCtx) -> Result<(), String> {
-    let o: Vec<&str> = opts.as_array().map(|a| a.iter().filter_map(Value::as_str).collect()).unwrap_or_default();
-    cx.host.remount(mp_of(change)?, &format!("remount,{}", o.join(",")))
+    let o: Vec<&str> = opts
+        .as_array()
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    cx.host
+        .remount(mp_of(change)?, &format!("remount,{}", o.join(",")))
 }

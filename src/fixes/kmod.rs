@@ -4,7 +4,10 @@
 use super::edit::line::LineState;
 use super::edit::module_conf;
 use super::file::{self, FileEdit};
-use super::{FixCtx, FixKind, Prepared, Prior, as_part, runtime_change, scalar_param, str_param, value_fingerprint};
+use super::{
+    FixCtx, FixKind, Prepared, Prior, as_part, runtime_change, scalar_param, str_param,
+    value_fingerprint,
+};
 use crate::report::PlannedChange;
 use serde_json::{Map, Value, json};
 
@@ -12,12 +15,21 @@ pub const DEFAULT_LOAD_FILE: &str = "/etc/modules-load.d/gpufix.conf";
 pub const DEFAULT_OPTIONS_FILE: &str = "/etc/modprobe.d/gpufix.conf";
 
 fn loaded(module: &str, cx: &FixCtx) -> Result<bool, String> {
-    let raw = cx.host.read_file("/proc/modules").map_err(|e| format!("cannot read /proc/modules: {e}"))?;
-    Ok(String::from_utf8_lossy(&raw).lines().any(|l| l.split_whitespace().next() == Some(module)))
+    let raw = cx
+        .host
+        .read_file("/proc/modules")
+        .map_err(|e| format!("cannot read /proc/modules: {e}"))?;
+    Ok(String::from_utf8_lossy(&raw)
+        .lines()
+        .any(|l| l.split_whitespace().next() == Some(module)))
 }
 
 fn module_of(change: &PlannedChange) -> Result<&str, String> {
-    change.action.get("module").and_then(Value::as_str).ok_or_else(|| "action has no module".into())
+    change
+        .action
+        .get("module")
+        .and_then(Value::as_str)
+        .ok_or_else(|| "action has no module".into())
 }
 
 struct LoadFile;
@@ -27,13 +39,27 @@ impl FileEdit for LoadFile {
         "kmod.load"
     }
     fn path(&self, action: &Map<String, Value>, _cx: &FixCtx) -> Result<String, String> {
-        Ok(action.get("persist").and_then(Value::as_str).unwrap_or(DEFAULT_LOAD_FILE).to_string())
+        Ok(action
+            .get("persist")
+            .and_then(Value::as_str)
+            .unwrap_or(DEFAULT_LOAD_FILE)
+            .to_string())
     }
-    fn edit(&self, _path: &str, old: &str, _exists: bool, action: &Map<String, Value>) -> Result<String, String> {
-        module_conf::modules_load(old, str_param(action, "module")?, LineState::Present).map_err(|e| e.to_string())
+    fn edit(
+        &self,
+        _path: &str,
+        old: &str,
+        _exists: bool,
+        action: &Map<String, Value>,
+    ) -> Result<String, String> {
+        module_conf::modules_load(old, str_param(action, "module")?, LineState::Present)
+            .map_err(|e| e.to_string())
     }
     fn summary(&self, action: &Map<String, Value>, path: &str) -> String {
-        format!("load {} at boot ({path})", action.get("module").and_then(Value::as_str).unwrap_or(""))
+        format!(
+            "load {} at boot ({path})",
+            action.get("module").and_then(Value::as_str).unwrap_or("")
+        )
     }
 }
 
@@ -47,9 +73,18 @@ impl FixKind for KmodLoad {
         let m = str_param(action, "module")?;
         let mut out = Vec::new();
         if !loaded(m, cx)? {
-            out.push(runtime_change("runtime", format!("module {m}"), format!("load kernel module {m}"), json!(false), json!(true)));
+            out.push(runtime_change(
+                "runtime",
+                format!("module {m}"),
+                format!("load kernel module {m}"),
+                json!(false),
+                json!(true),
+            ));
         }
-        out.extend(as_part(file::prepare_edit(&LoadFile, action, cx)?, "persist"));
+        out.extend(as_part(
+            file::prepare_edit(&LoadFile, action, cx)?,
+            "persist",
+        ));
         Ok(out)
     }
     fn fingerprint(&self, change: &PlannedChange, cx: &FixCtx) -> Result<String, String> {
@@ -66,7 +101,9 @@ impl FixKind for KmodLoad {
     }
     fn save(&self, change: &PlannedChange, cx: &FixCtx) -> Result<Prior, String> {
         match change.part.as_str() {
-            "runtime" => Ok(Prior::Value { value: json!(loaded(module_of(change)?, cx)?) }),
+            "runtime" => Ok(Prior::Value {
+                value: json!(loaded(module_of(change)?, cx)?),
+            }),
             _ => file::file_save(change, cx),
         }
     }
@@ -79,7 +116,9 @@ impl FixKind for KmodLoad {
     fn undo(&self, change: &PlannedChange, prior: &Prior, cx: &FixCtx) -> Result<(), String> {
         match (change.part.as_str(), prior) {
             // unload only what this run loaded
-            ("runtime", Prior::Value { value }) if value == &json!(false) => cx.host.set_module(module_of(change)?, false),
+            ("runtime", Prior::Value { value }) if value == &json!(false) => {
+                cx.host.set_module(module_of(change)?, false)
+            }
             ("runtime", _) => Ok(()),
             _ => file::file_undo(change, prior, cx),
         }
@@ -93,11 +132,26 @@ impl FileEdit for KmodOptions {
         "kmod.options"
     }
     fn path(&self, action: &Map<String, Value>, _cx: &FixCtx) -> Result<String, String> {
-        Ok(action.get("file").and_then(Value::as_str).unwrap_or(DEFAULT_OPTIONS_FILE).to_string())
+        Ok(action
+            .get("file")
+            .and_then(Value::as_str)
+            .unwrap_or(DEFAULT_OPTIONS_FILE)
+            .to_string())
     }
-    fn edit(&self, _path: &str, old: &str, _exists: bool, action: &Map<String, Value>) -> Result<String, String> {
-        module_conf::modprobe_option_set(old, str_param(action, "module")?, str_param(action, "option")?, Some(scalar_param(action, "value")?.as_str()))
-            .map_err(|e| e.to_string())
+    fn edit(
+        &self,
+        _path: &str,
+        old: &str,
+        _exists: bool,
+        action: &Map<String, Value>,
+    ) -> Result<String, String> {
+        module_conf::modprobe_option_set(
+            old,
+            str_param(action, "module")?,
+            str_param(action, "option")?,
+            Some(scalar_param(action, "value")?.as_str()),
+        )
+        .map_err(|e| e.to_string())
     }
     fn summary(&self, action: &Map<String, Value>, path: &str) -> String {
         format!(

@@ -49,7 +49,12 @@ impl FixCtx<'_> {
         };
         given
             .as_ref()
-            .map(|p| std::path::absolute(p).unwrap_or_else(|_| p.clone()).display().to_string())
+            .map(|p| {
+                std::path::absolute(p)
+                    .unwrap_or_else(|_| p.clone())
+                    .display()
+                    .to_string()
+            })
             .ok_or_else(|| format!("needs {flag} (or `file:` in the fix action)"))
     }
 }
@@ -111,7 +116,10 @@ pub trait FixKind: Sync {
         if now == want {
             Ok(())
         } else {
-            Err(format!("{}: read back {now}, expected {want}", change.target))
+            Err(format!(
+                "{}: read back {now}, expected {want}",
+                change.target
+            ))
         }
     }
     fn undo(&self, change: &PlannedChange, prior: &Prior, cx: &FixCtx) -> Result<(), String>;
@@ -170,7 +178,13 @@ pub fn after_value(change: &PlannedChange) -> Value {
 }
 
 /// A runtime change (no file): before → after.
-pub fn runtime_change(part: &'static str, target: String, summary: String, before: Value, after: Value) -> Prepared {
+pub fn runtime_change(
+    part: &'static str,
+    target: String,
+    summary: String,
+    before: Value,
+    after: Value,
+) -> Prepared {
     Prepared {
         part,
         target,

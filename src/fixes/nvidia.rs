@@ -2,7 +2,9 @@
 //! The value read before is journaled; undo sets it back. These are disruptive: they change
 //! a card other jobs may share.
 
-use super::{FixCtx, FixKind, Prepared, Prior, after_value, runtime_change, str_param, value_fingerprint};
+use super::{
+    FixCtx, FixKind, Prepared, Prior, after_value, runtime_change, str_param, value_fingerprint,
+};
 use crate::host::{GpuReading, NvmlSetting};
 use crate::report::PlannedChange;
 use serde_json::{Map, Value, json};
@@ -13,10 +15,17 @@ fn gpus(action: &Map<String, Value>, cx: &FixCtx) -> Result<Vec<GpuReading>, Str
     let all = sel.as_str() == Some("all");
     let want: Option<u32> = match sel {
         Value::Number(n) => n.as_u64().map(|n| n as u32),
-        Value::String(s) if !all => Some(s.parse().map_err(|_| format!("`gpu` must be an index or `all`, not `{s}`"))?),
+        Value::String(s) if !all => Some(
+            s.parse()
+                .map_err(|_| format!("`gpu` must be an index or `all`, not `{s}`"))?,
+        ),
         _ => None,
     };
-    let list: Vec<GpuReading> = reading.gpus.into_iter().filter(|g| all || Some(g.index) == want).collect();
+    let list: Vec<GpuReading> = reading
+        .gpus
+        .into_iter()
+        .filter(|g| all || Some(g.index) == want)
+        .collect();
     if list.is_empty() {
         return Err(format!("no GPU {sel}"));
     }
@@ -24,11 +33,22 @@ fn gpus(action: &Map<String, Value>, cx: &FixCtx) -> Result<Vec<GpuReading>, Str
 }
 
 fn gpu_index(change: &PlannedChange) -> Result<u32, String> {
-    change.before.as_ref().and_then(|b| b.get("gpu")).and_then(Value::as_u64).map(|n| n as u32).ok_or_else(|| "change has no GPU index".into())
+    change
+        .before
+        .as_ref()
+        .and_then(|b| b.get("gpu"))
+        .and_then(Value::as_u64)
+        .map(|n| n as u32)
+        .ok_or_else(|| "change has no GPU index".into())
 }
 
 fn reading(idx: u32, cx: &FixCtx) -> Result<GpuReading, String> {
-    cx.host.nvml()?.gpus.into_iter().find(|g| g.index == idx).ok_or_else(|| format!("GPU {idx} is gone"))
+    cx.host
+        .nvml()?
+        .gpus
+        .into_iter()
+        .find(|g| g.index == idx)
+        .ok_or_else(|| format!("GPU {idx} is gone"))
 }
 
 /// Shared shape of the three kinds: read a JSON state of one GPU, set a state.
@@ -41,53 +61,87 @@ trait GpuSetting: Sync {
 }
 
 fn field<T: Clone>(f: &crate::host::Field<T>, what: &str) -> Result<T, String> {
-    f.ok().cloned().ok_or_else(|| format!("{what}: {}", f.reason().unwrap_or_default()))
+    f.ok()
+        .cloned()
+        .ok_or_else(|| format!("{what}: {}", f.reason().unwrap_or_default()))
 }
 
 macro_rules! gpu_fix_kind {
     ($T:ty) => {
-impl FixKind for $T {
-    fn name(&self) -> &'static str {
-        <$T>::NAME
-    }
-    fn prepare(&self, action: &Map<String, Value>, cx: &FixCtx) -> Result<Vec<Prepared>, String> {
-        let mut out = Vec::new();
-        for g in gpus(action, cx)? {
-            let mut before = <$T>::state(&g)?;
-            let mut after = <$T>::wanted(action, &g)?;
-            if before == after {
-                continue;
+        impl FixKind for $T {
+            fn name(&self) -> &'static str {
+                <$T>::NAME
             }
-            let summary = format!("GPU {}: {} → {}", g.index, <$T>::describe(&before), <$T>::describe(&after));
-            before.as_object_mut().unwrap().insert("gpu".into(), json!(g.index));
-            after.as_object_mut().unwrap().insert("gpu".into(), json!(g.index));
-            out.push(runtime_change("runtime", format!("gpu {} {}", g.index, <$T>::NAME.trim_start_matches("nvidia.")), summary, before, after));
+            fn prepare(
+                &self,
+                action: &Map<String, Value>,
+                cx: &FixCtx,
+            ) -> Result<Vec<Prepared>, String> {
+                let mut out = Vec::new();
+                for g in gpus(action, cx)? {
+                    let mut before = <$T>::state(&g)?;
+                    let mut after = <$T>::wanted(action, &g)?;
+                    if before == after {
+                        continue;
+                    }
+                    let summary = format!(
+                        "GPU {}: {} → {}",
+                        g.index,
+                        <$T>::describe(&before),
+                        <$T>::describe(&after)
+                    );
+                    before
+                        .as_object_mut()
+                        .unwrap()
+                        .insert("gpu".into(), json!(g.index));
+                    after
+                        .as_object_mut()
+                        .unwrap()
+                        .insert("gpu".into(), json!(g.index));
+                    out.push(runtime_change(
+                        "runtime",
+                        format!(
+                            "gpu {} {}",
+                            g.index,
+                            <$T>::NAME.trim_start_matches("nvidia.")
+                        ),
+                        summary,
+                        before,
+                        after,
+                    ));
+                }
+                Ok(out)
+            }
+            fn fingerprint(&self, change: &PlannedChange, cx: &FixCtx) -> Result<String, String> {
+                let idx = gpu_index(change)?;
+                let mut s = <$T>::state(&reading(idx, cx)?)?;
+                s.as_object_mut().unwrap().insert("gpu".into(), json!(idx));
+                Ok(value_fingerprint(&s))
+            }
+            fn after_fingerprint(&self, change: &PlannedChange) -> String {
+                value_fingerprint(&after_value(change))
+            }
+            fn save(&self, change: &PlannedChange, cx: &FixCtx) -> Result<Prior, String> {
+                let idx = gpu_index(change)?;
+                let mut s = <$T>::state(&reading(idx, cx)?)?;
+                s.as_object_mut().unwrap().insert("gpu".into(), json!(idx));
+                Ok(Prior::Value { value: s })
+            }
+            fn apply(&self, change: &PlannedChange, cx: &FixCtx) -> Result<(), String> {
+                <$T>::set(gpu_index(change)?, &after_value(change), cx)
+            }
+            fn undo(
+                &self,
+                change: &PlannedChange,
+                prior: &Prior,
+                cx: &FixCtx,
+            ) -> Result<(), String> {
+                let Prior::Value { value } = prior else {
+                    return Err("journal holds no value for this change".into());
+                };
+                <$T>::set(gpu_index(change)?, value, cx)
+            }
         }
-        Ok(out)
-    }
-    fn fingerprint(&self, change: &PlannedChange, cx: &FixCtx) -> Result<String, String> {
-        let idx = gpu_index(change)?;
-        let mut s = <$T>::state(&reading(idx, cx)?)?;
-        s.as_object_mut().unwrap().insert("gpu".into(), json!(idx));
-        Ok(value_fingerprint(&s))
-    }
-    fn after_fingerprint(&self, change: &PlannedChange) -> String {
-        value_fingerprint(&after_value(change))
-    }
-    fn save(&self, change: &PlannedChange, cx: &FixCtx) -> Result<Prior, String> {
-        let idx = gpu_index(change)?;
-        let mut s = <$T>::state(&reading(idx, cx)?)?;
-        s.as_object_mut().unwrap().insert("gpu".into(), json!(idx));
-        Ok(Prior::Value { value: s })
-    }
-    fn apply(&self, change: &PlannedChange, cx: &FixCtx) -> Result<(), String> {
-        <$T>::set(gpu_index(change)?, &after_value(change), cx)
-    }
-    fn undo(&self, change: &PlannedChange, prior: &Prior, cx: &FixCtx) -> Result<(), String> {
-        let Prior::Value { value } = prior else { return Err("journal holds no value for this change".into()) };
-        <$T>::set(gpu_index(change)?, value, cx)
-    }
-}
     };
 }
 
@@ -103,13 +157,27 @@ impl GpuSetting for Persistence {
         Ok(json!({"enabled": field(&g.persistence, "persistence mode")?}))
     }
     fn wanted(action: &Map<String, Value>, _g: &GpuReading) -> Result<Value, String> {
-        Ok(json!({"enabled": action.get("enabled").and_then(Value::as_bool).ok_or("action needs `enabled: true|false`")?}))
+        Ok(
+            json!({"enabled": action.get("enabled").and_then(Value::as_bool).ok_or("action needs `enabled: true|false`")?}),
+        )
     }
     fn set(idx: u32, s: &Value, cx: &FixCtx) -> Result<(), String> {
-        cx.host.nvml_set(idx, &NvmlSetting::Persistence { enabled: s["enabled"].as_bool().unwrap_or(true) })
+        cx.host.nvml_set(
+            idx,
+            &NvmlSetting::Persistence {
+                enabled: s["enabled"].as_bool().unwrap_or(true),
+            },
+        )
     }
     fn describe(s: &Value) -> String {
-        format!("persistence {}", if s["enabled"].as_bool() == Some(true) { "on" } else { "off" })
+        format!(
+            "persistence {}",
+            if s["enabled"].as_bool() == Some(true) {
+                "on"
+            } else {
+                "off"
+            }
+        )
     }
 }
 
@@ -122,17 +190,27 @@ impl GpuSetting for PowerLimit {
     }
     fn wanted(action: &Map<String, Value>, g: &GpuReading) -> Result<Value, String> {
         let mw = match action.get("watts") {
-            Some(Value::String(s)) if s == "default" => field(&g.power_default_limit_mw, "default power limit")?,
+            Some(Value::String(s)) if s == "default" => {
+                field(&g.power_default_limit_mw, "default power limit")?
+            }
             Some(Value::Number(n)) => (n.as_f64().unwrap_or(0.0) * 1000.0) as u32,
             _ => return Err("`watts` must be a number or `default`".into()),
         };
         Ok(json!({"milliwatts": mw}))
     }
     fn set(idx: u32, s: &Value, cx: &FixCtx) -> Result<(), String> {
-        cx.host.nvml_set(idx, &NvmlSetting::PowerLimit { milliwatts: s["milliwatts"].as_u64().unwrap_or(0) as u32 })
+        cx.host.nvml_set(
+            idx,
+            &NvmlSetting::PowerLimit {
+                milliwatts: s["milliwatts"].as_u64().unwrap_or(0) as u32,
+            },
+        )
     }
     fn describe(s: &Value) -> String {
-        format!("power limit {} W", s["milliwatts"].as_u64().unwrap_or(0) / 1000)
+        format!(
+            "power limit {} W",
+            s["milliwatts"].as_u64().unwrap_or(0) / 1000
+        )
     }
 }
 
@@ -169,6 +247,9 @@ impl GpuSetting for Clocks {
         )
     }
     fn describe(s: &Value) -> String {
-        format!("application clocks {}/{} MHz (graphics/memory)", s["graphics_mhz"], s["memory_mhz"])
+        format!(
+            "application clocks {}/{} MHz (graphics/memory)",
+            s["graphics_mhz"], s["memory_mhz"]
+        )
     }
 }

@@ -14,7 +14,12 @@ pub struct FixKindSpec {
 }
 
 const fn p(name: &'static str, required: bool, ty: &'static str, doc: &'static str) -> ParamSpec {
-    ParamSpec { name, required, ty, doc }
+    ParamSpec {
+        name,
+        required,
+        ty,
+        doc,
+    }
 }
 
 pub static FIX_KINDS: &[FixKindSpec] = &[
@@ -25,7 +30,12 @@ pub static FIX_KINDS: &[FixKindSpec] = &[
             p("path", true, "string", "file to edit"),
             p("line", true, "string", "the line"),
             p("state", false, "string", "present (default) or absent"),
-            p("regex", false, "string", "replace the first matching line instead of appending"),
+            p(
+                "regex",
+                false,
+                "string",
+                "replace the first matching line instead of appending",
+            ),
         ],
         max_safety: Safety::Safe,
     },
@@ -35,7 +45,12 @@ pub static FIX_KINDS: &[FixKindSpec] = &[
         params: &[
             p("path", true, "string", "file to edit"),
             p("regex", true, "string", "pattern"),
-            p("replacement", true, "string", "replacement, `$name` for captures"),
+            p(
+                "replacement",
+                true,
+                "string",
+                "replacement, `$name` for captures",
+            ),
         ],
         max_safety: Safety::Safe,
     },
@@ -56,7 +71,12 @@ pub static FIX_KINDS: &[FixKindSpec] = &[
         doc: "load a kernel module and persist it in modules-load.d",
         params: &[
             p("module", true, "string", "module name"),
-            p("persist", false, "string", "modules-load.d file (default /etc/modules-load.d/gpufix.conf)"),
+            p(
+                "persist",
+                false,
+                "string",
+                "modules-load.d file (default /etc/modules-load.d/gpufix.conf)",
+            ),
         ],
         max_safety: Safety::Disruptive,
     },
@@ -67,7 +87,12 @@ pub static FIX_KINDS: &[FixKindSpec] = &[
             p("module", true, "string", "module name"),
             p("option", true, "string", "parameter name"),
             p("value", true, "string|integer", "parameter value"),
-            p("file", false, "string", "modprobe.d file (default /etc/modprobe.d/gpufix.conf)"),
+            p(
+                "file",
+                false,
+                "string",
+                "modprobe.d file (default /etc/modprobe.d/gpufix.conf)",
+            ),
         ],
         max_safety: Safety::Safe,
     },
@@ -94,10 +119,25 @@ pub static FIX_KINDS: &[FixKindSpec] = &[
         name: "config.set",
         doc: "set a key path in a YAML, JSON or TOML training config, keeping everything else",
         params: &[
-            p("key", true, "string", "dotted key path, e.g. data.num_workers"),
-            p("value", true, "string|integer|number|boolean|array|object", "new value"),
+            p(
+                "key",
+                true,
+                "string",
+                "dotted key path, e.g. data.num_workers",
+            ),
+            p(
+                "value",
+                true,
+                "string|integer|number|boolean|array|object",
+                "new value",
+            ),
             p("file", false, "string", "config file (default: --config)"),
-            p("format", false, "string", "yaml, json or toml (default: from the file name)"),
+            p(
+                "format",
+                false,
+                "string",
+                "yaml, json or toml (default: from the file name)",
+            ),
         ],
         max_safety: Safety::Safe,
     },
@@ -107,7 +147,12 @@ pub static FIX_KINDS: &[FixKindSpec] = &[
         params: &[
             p("key", true, "string", "sysctl name, e.g. vm.swappiness"),
             p("value", true, "string|integer", "value"),
-            p("file", false, "string", "sysctl.d file (default /etc/sysctl.d/90-gpufix.conf)"),
+            p(
+                "file",
+                false,
+                "string",
+                "sysctl.d file (default /etc/sysctl.d/90-gpufix.conf)",
+            ),
         ],
         max_safety: Safety::Disruptive,
     },
@@ -134,7 +179,12 @@ pub static FIX_KINDS: &[FixKindSpec] = &[
         doc: "set the power limit through NVML (watts, or `default`)",
         params: &[
             p("gpu", true, "integer|string", "GPU index, or `all`"),
-            p("watts", true, "number|integer|string", "watts, or `default`"),
+            p(
+                "watts",
+                true,
+                "number|integer|string",
+                "watts, or `default`",
+            ),
         ],
         max_safety: Safety::Disruptive,
     },
@@ -155,7 +205,12 @@ pub static FIX_KINDS: &[FixKindSpec] = &[
         params: &[
             p("argv", true, "array", "command and arguments"),
             p("undo_argv", false, "array", "command that undoes it"),
-            p("safety", true, "string", "declared class of this command: safe, disruptive or manual"),
+            p(
+                "safety",
+                true,
+                "string",
+                "declared class of this command: safe, disruptive or manual",
+            ),
         ],
         max_safety: Safety::Disruptive,
     },

@@ -3,7 +3,10 @@
 
 use super::edit::sysctl_conf;
 use super::file::{self, FileEdit};
-use super::{FixCtx, FixKind, Prepared, Prior, as_part, runtime_change, scalar_param, str_param, value_fingerprint};
+use super::{
+    FixCtx, FixKind, Prepared, Prior, as_part, runtime_change, scalar_param, str_param,
+    value_fingerprint,
+};
 use crate::report::PlannedChange;
 use serde_json::{Map, Value, json};
 
@@ -14,8 +17,14 @@ pub fn proc_path(key: &str) -> String {
 }
 
 fn read_value(key: &str, cx: &FixCtx) -> Result<String, String> {
-    let raw = cx.host.read_file(&proc_path(key)).map_err(|e| format!("cannot read sysctl `{key}`: {e}"))?;
-    Ok(String::from_utf8_lossy(&raw).split_whitespace().collect::<Vec<_>>().join(" "))
+    let raw = cx
+        .host
+        .read_file(&proc_path(key))
+        .map_err(|e| format!("cannot read sysctl `{key}`: {e}"))?;
+    Ok(String::from_utf8_lossy(&raw)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" "))
 }
 
 struct SysctlFile;
@@ -25,13 +34,32 @@ impl FileEdit for SysctlFile {
         "sysctl.set"
     }
     fn path(&self, action: &Map<String, Value>, _cx: &FixCtx) -> Result<String, String> {
-        Ok(action.get("file").and_then(Value::as_str).unwrap_or(DEFAULT_FILE).to_string())
+        Ok(action
+            .get("file")
+            .and_then(Value::as_str)
+            .unwrap_or(DEFAULT_FILE)
+            .to_string())
     }
-    fn edit(&self, _path: &str, old: &str, _exists: bool, action: &Map<String, Value>) -> Result<String, String> {
-        sysctl_conf::sysctl_set(old, str_param(action, "key")?, &scalar_param(action, "value")?).map_err(|e| e.to_string())
+    fn edit(
+        &self,
+        _path: &str,
+        old: &str,
+        _exists: bool,
+        action: &Map<String, Value>,
+    ) -> Result<String, String> {
+        sysctl_conf::sysctl_set(
+            old,
+            str_param(action, "key")?,
+            &scalar_param(action, "value")?,
+        )
+        .map_err(|e| e.to_string())
     }
     fn summary(&self, action: &Map<String, Value>, path: &str) -> String {
-        format!("persist {} = {} in {path}", action.get("key").and_then(Value::as_str).unwrap_or(""), scalar_param(action, "value").unwrap_or_default())
+        format!(
+            "persist {} = {} in {path}",
+            action.get("key").and_then(Value::as_str).unwrap_or(""),
+            scalar_param(action, "value").unwrap_or_default()
+        )
     }
 }
 
@@ -47,9 +75,18 @@ impl FixKind for SysctlSet {
         let mut out = Vec::new();
         let cur = read_value(key, cx)?;
         if cur != want {
-            out.push(runtime_change("runtime", format!("sysctl {key}"), format!("set sysctl {key} = {want} (now {cur})"), json!(cur), json!(want)));
+            out.push(runtime_change(
+                "runtime",
+                format!("sysctl {key}"),
+                format!("set sysctl {key} = {want} (now {cur})"),
+                json!(cur),
+                json!(want),
+            ));
         }
-        out.extend(as_part(file::prepare_edit(&SysctlFile, action, cx)?, "persist"));
+        out.extend(as_part(
+            file::prepare_edit(&SysctlFile, action, cx)?,
+            "persist",
+        ));
         Ok(out)
     }
     fn fingerprint(&self, change: &PlannedChange, cx: &FixCtx) -> Result<String, String> {
@@ -66,7 +103,9 @@ impl FixKind for SysctlSet {
     }
     fn save(&self, change: &PlannedChange, cx: &FixCtx) -> Result<Prior, String> {
         match change.part.as_str() {
-            "runtime" => Ok(Prior::Value { value: json!(read_value(key_of(change)?, cx)?) }),
+            "runtime" => Ok(Prior::Value {
+                value: json!(read_value(key_of(change)?, cx)?),
+            }),
             _ => file::file_save(change, cx),
         }
     }
@@ -86,11 +125,20 @@ impl FixKind for SysctlSet {
 }
 
 fn key_of(change: &PlannedChange) -> Result<&str, String> {
-    change.action.get("key").and_then(Value::as_str).ok_or_else(|| "action has no key".into())
+    change
+        .action
+        .get("key")
+        .and_then(Value::as_str)
+        .ok_or_else(|| "action has no key".into())
 }
 
 fn write(change: &PlannedChange, v: &Value, cx: &FixCtx) -> Result<(), String> {
     let key = key_of(change)?;
-    let text = v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string());
-    cx.host.write_runtime(&proc_path(key), &text).map_err(|e| format!("cannot set sysctl {key}: {e}"))
+    let text = v
+        .as_str()
+        .map(str::to_string)
+        .unwrap_or_else(|| v.to_string());
+    cx.host
+        .write_runtime(&proc_path(key), &text)
+        .map_err(|e| format!("cannot set sysctl {key}: {e}"))
 }

@@ -1,7 +1,10 @@
 //! `sysfs.write`: a runtime value under /sys (CPU governor, read-ahead, THP). The value read
 //! before is journaled and written back by undo. Writes outside /sys are refused.
 
-use super::{FixCtx, FixKind, Prepared, Prior, after_value, runtime_change, scalar_param, str_param, value_fingerprint};
+use super::{
+    FixCtx, FixKind, Prepared, Prior, after_value, runtime_change, scalar_param, str_param,
+    value_fingerprint,
+};
 use crate::report::PlannedChange;
 use serde_json::{Map, Value, json};
 
@@ -9,7 +12,10 @@ pub struct SysfsWrite;
 
 /// The current value: the bracketed word for `a [b] c` files, else the trimmed text.
 pub fn read_value(path: &str, cx: &FixCtx) -> Result<String, String> {
-    let raw = cx.host.read_file(path).map_err(|e| format!("cannot read {path}: {e}"))?;
+    let raw = cx
+        .host
+        .read_file(path)
+        .map_err(|e| format!("cannot read {path}: {e}"))?;
     let t = String::from_utf8_lossy(&raw).trim().to_string();
     if let (Some(a), Some(b)) = (t.find('['), t.find(']'))
         && a < b
@@ -38,7 +44,13 @@ impl FixKind for SysfsWrite {
         if cur == want {
             return Ok(Vec::new());
         }
-        Ok(vec![runtime_change("runtime", path.to_string(), format!("write `{want}` to {path} (now `{cur}`)"), json!(cur), json!(want))])
+        Ok(vec![runtime_change(
+            "runtime",
+            path.to_string(),
+            format!("write `{want}` to {path} (now `{cur}`)"),
+            json!(cur),
+            json!(want),
+        )])
     }
     fn fingerprint(&self, change: &PlannedChange, cx: &FixCtx) -> Result<String, String> {
         Ok(value_fingerprint(&json!(read_value(&change.target, cx)?)))
@@ -47,15 +59,23 @@ impl FixKind for SysfsWrite {
         value_fingerprint(&after_value(change))
     }
     fn save(&self, change: &PlannedChange, cx: &FixCtx) -> Result<Prior, String> {
-        Ok(Prior::Value { value: json!(read_value(&change.target, cx)?) })
+        Ok(Prior::Value {
+            value: json!(read_value(&change.target, cx)?),
+        })
     }
     fn apply(&self, change: &PlannedChange, cx: &FixCtx) -> Result<(), String> {
         check_path(&change.target)?;
         let v = after_value(change);
-        cx.host.write_runtime(&change.target, v.as_str().unwrap_or_default()).map_err(|e| format!("cannot write {}: {e}", change.target))
+        cx.host
+            .write_runtime(&change.target, v.as_str().unwrap_or_default())
+            .map_err(|e| format!("cannot write {}: {e}", change.target))
     }
     fn undo(&self, change: &PlannedChange, prior: &Prior, cx: &FixCtx) -> Result<(), String> {
-        let Prior::Value { value } = prior else { return Err("journal holds no value for this change".into()) };
-        cx.host.write_runtime(&change.target, value.as_str().unwrap_or_default()).map_err(|e| format!("cannot restore {}: {e}", change.target))
+        let Prior::Value { value } = prior else {
+            return Err("journal holds no value for this change".into());
+        };
+        cx.host
+            .write_runtime(&change.target, value.as_str().unwrap_or_default())
+            .map_err(|e| format!("cannot restore {}: {e}", change.target))
     }
 }

@@ -20,20 +20,34 @@ pub struct EvidenceHost {
 }
 
 fn missing(what: &str) -> io::Error {
-    io::Error::new(io::ErrorKind::NotFound, format!("{what}: {NOT_IN_EVIDENCE}"))
+    io::Error::new(
+        io::ErrorKind::NotFound,
+        format!("{what}: {NOT_IN_EVIDENCE}"),
+    )
 }
 
 /// Kinds that describe a host (and so replace the live one) rather than a job.
 pub fn describes_host(kind: EvidenceKind) -> bool {
-    matches!(kind, EvidenceKind::NvidiaSmiText | EvidenceKind::NvidiaSmiXml | EvidenceKind::Fstab | EvidenceKind::ProcMounts)
+    matches!(
+        kind,
+        EvidenceKind::NvidiaSmiText
+            | EvidenceKind::NvidiaSmiXml
+            | EvidenceKind::Fstab
+            | EvidenceKind::ProcMounts
+    )
 }
 
 impl EvidenceHost {
     /// `None` when no file describes a host (only job evidence: keep the live host).
     pub fn from_files(paths: &[PathBuf]) -> anyhow::Result<Option<EvidenceHost>> {
-        let mut h = EvidenceHost { names: Vec::new(), files: BTreeMap::new(), nvml: None };
+        let mut h = EvidenceHost {
+            names: Vec::new(),
+            files: BTreeMap::new(),
+            nvml: None,
+        };
         for p in paths {
-            let text = crate::probes::inputs::read_text(p).map_err(|e| anyhow::anyhow!("--evidence {}: {e}", p.display()))?;
+            let text = crate::probes::inputs::read_text(p)
+                .map_err(|e| anyhow::anyhow!("--evidence {}: {e}", p.display()))?;
             let Some(kind) = detect(&text) else {
                 anyhow::bail!(
                     "--evidence {}: cannot tell what this is\nhelp: give nvidia-smi -q (text or -x XML), an NCCL_DEBUG=INFO log, dmesg, a torch memory summary or OOM message, /etc/fstab, /proc/mounts or a profiler trace",
@@ -46,7 +60,10 @@ impl EvidenceHost {
             h.names.push(format!("{} ({})", name_of(p), kind.name()));
             match kind {
                 EvidenceKind::NvidiaSmiText | EvidenceKind::NvidiaSmiXml => {
-                    h.nvml = Some(nvidia_smi::parse_nvidia_smi(&text).map_err(|e| anyhow::anyhow!("--evidence {}: {e}", p.display()))?);
+                    h.nvml = Some(
+                        nvidia_smi::parse_nvidia_smi(&text)
+                            .map_err(|e| anyhow::anyhow!("--evidence {}: {e}", p.display()))?,
+                    );
                 }
                 EvidenceKind::Fstab => {
                     h.files.insert("/etc/fstab".into(), text.into_bytes());
@@ -61,7 +78,9 @@ impl EvidenceHost {
 }
 
 fn name_of(p: &Path) -> String {
-    p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| p.display().to_string())
+    p.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| p.display().to_string())
 }
 
 impl Host for EvidenceHost {
@@ -87,7 +106,9 @@ impl Host for EvidenceHost {
         Err(missing(&format!("`{}`", argv.join(" "))))
     }
     fn nvml(&self) -> Result<NvmlReading, String> {
-        self.nvml.clone().ok_or_else(|| format!("NVML readings: {NOT_IN_EVIDENCE}"))
+        self.nvml
+            .clone()
+            .ok_or_else(|| format!("NVML readings: {NOT_IN_EVIDENCE}"))
     }
     fn nvml_sample(&self) -> Result<Vec<GpuSample>, String> {
         match &self.nvml {

@@ -79,7 +79,10 @@ pub trait Host: Send + Sync {
     }
     /// Write a runtime value under /proc/sys or /sys (sysctl, sysfs).
     fn write_runtime(&self, path: &str, _value: &str) -> io::Result<()> {
-        Err(io::Error::new(io::ErrorKind::Unsupported, format!("{}: cannot write {path}", self.describe())))
+        Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            format!("{}: cannot write {path}", self.describe()),
+        ))
     }
     /// Apply one NVML setting to one GPU.
     fn nvml_set(&self, _gpu: u32, _setting: &NvmlSetting) -> Result<(), String> {
@@ -87,7 +90,10 @@ pub trait Host: Send + Sync {
     }
     /// Load (`true`) or unload a kernel module.
     fn set_module(&self, name: &str, _loaded: bool) -> Result<(), String> {
-        Err(format!("{}: cannot load or unload `{name}`", self.describe()))
+        Err(format!(
+            "{}: cannot load or unload `{name}`",
+            self.describe()
+        ))
     }
     /// Remount a mount point with the given options (`remount,noatime`).
     fn remount(&self, mount_point: &str, _options: &str) -> Result<(), String> {

@@ -30,7 +30,6 @@ impl<T> Field<T> {
     }
 }
 
-
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct NvmlReading {
     pub driver_version: Field<String>,

@@ -425,9 +425,14 @@ impl RealHost {
         let mut d = nvml.device_by_index(gpu)?;
         match setting {
             super::NvmlSetting::Persistence { enabled } => d.set_persistent(*enabled),
-            super::NvmlSetting::PowerLimit { milliwatts } => d.set_power_management_limit(*milliwatts),
+            super::NvmlSetting::PowerLimit { milliwatts } => {
+                d.set_power_management_limit(*milliwatts)
+            }
             super::NvmlSetting::ResetApplicationClocks => d.reset_applications_clocks(),
-            super::NvmlSetting::ApplicationClocks { memory_mhz, graphics_mhz } => d.set_applications_clocks(*memory_mhz, *graphics_mhz),
+            super::NvmlSetting::ApplicationClocks {
+                memory_mhz,
+                graphics_mhz,
+            } => d.set_applications_clocks(*memory_mhz, *graphics_mhz),
         }
     }
 }
@@ -438,13 +443,17 @@ impl Host for RealHost {
     }
     fn write_runtime(&self, path: &str, value: &str) -> io::Result<()> {
         if !(path.starts_with("/sys/") || path.starts_with("/proc/sys/")) || path.contains("/../") {
-            return Err(io::Error::new(io::ErrorKind::PermissionDenied, format!("runtime writes go under /sys or /proc/sys, not {path}")));
+            return Err(io::Error::new(
+                io::ErrorKind::PermissionDenied,
+                format!("runtime writes go under /sys or /proc/sys, not {path}"),
+            ));
         }
         std::fs::write(self.map_path(path)?, value)
     }
     fn nvml_set(&self, gpu: u32, setting: &super::NvmlSetting) -> Result<(), String> {
         self.nvml_handle()?;
-        self.set_on_gpu(gpu, setting).map_err(|e| format!("GPU {gpu}: {e}"))
+        self.set_on_gpu(gpu, setting)
+            .map_err(|e| format!("GPU {gpu}: {e}"))
     }
     fn set_module(&self, name: &str, loaded: bool) -> Result<(), String> {
         let mut argv = vec!["modprobe".to_string()];
@@ -452,18 +461,31 @@ impl Host for RealHost {
             argv.push("-r".into());
         }
         argv.extend(["--".to_string(), name.to_string()]);
-        let o = run_command(&argv, Duration::from_secs(60)).map_err(|e| format!("cannot run modprobe: {e}"))?;
+        let o = run_command(&argv, Duration::from_secs(60))
+            .map_err(|e| format!("cannot run modprobe: {e}"))?;
         match o.status {
             Some(0) => Ok(()),
-            s => Err(format!("`{}` exited {s:?}: {}", argv.join(" "), o.stderr.trim())),
+            s => Err(format!(
+                "`{}` exited {s:?}: {}",
+                argv.join(" "),
+                o.stderr.trim()
+            )),
         }
     }
     fn remount(&self, mount_point: &str, options: &str) -> Result<(), String> {
-        let argv: Vec<String> = ["mount", "-o", options, "--", mount_point].iter().map(|s| s.to_string()).collect();
-        let o = run_command(&argv, Duration::from_secs(60)).map_err(|e| format!("cannot run mount: {e}"))?;
+        let argv: Vec<String> = ["mount", "-o", options, "--", mount_point]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let o = run_command(&argv, Duration::from_secs(60))
+            .map_err(|e| format!("cannot run mount: {e}"))?;
         match o.status {
             Some(0) => Ok(()),
-            s => Err(format!("`{}` exited {s:?}: {}", argv.join(" "), o.stderr.trim())),
+            s => Err(format!(
+                "`{}` exited {s:?}: {}",
+                argv.join(" "),
+                o.stderr.trim()
+            )),
         }
     }
     fn describe(&self) -> String {

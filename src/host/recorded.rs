@@ -548,17 +548,30 @@ impl Host for SnapshotHost {
     }
     fn write_runtime(&self, path: &str, value: &str) -> io::Result<()> {
         if !(path.starts_with("/sys/") || path.starts_with("/proc/sys/")) {
-            return Err(io::Error::new(io::ErrorKind::PermissionDenied, format!("runtime writes go under /sys or /proc/sys, not {path}")));
+            return Err(io::Error::new(
+                io::ErrorKind::PermissionDenied,
+                format!("runtime writes go under /sys or /proc/sys, not {path}"),
+            ));
         }
         self.read_file(path)?; // only what exists can be written
-        self.changed.lock().unwrap().files.insert(path.to_string(), format!("{value}\n").into_bytes());
+        self.changed
+            .lock()
+            .unwrap()
+            .files
+            .insert(path.to_string(), format!("{value}\n").into_bytes());
         Ok(())
     }
     fn nvml_set(&self, gpu: u32, setting: &super::NvmlSetting) -> Result<(), String> {
         let mut reading = self.nvml()?;
-        let g = reading.gpus.iter_mut().find(|g| g.index == gpu).ok_or_else(|| format!("no GPU {gpu}"))?;
+        let g = reading
+            .gpus
+            .iter_mut()
+            .find(|g| g.index == gpu)
+            .ok_or_else(|| format!("no GPU {gpu}"))?;
         match setting {
-            super::NvmlSetting::Persistence { enabled } => g.persistence = super::Field::Ok(*enabled),
+            super::NvmlSetting::Persistence { enabled } => {
+                g.persistence = super::Field::Ok(*enabled)
+            }
             super::NvmlSetting::PowerLimit { milliwatts } => {
                 g.power_limit_mw = super::Field::Ok(*milliwatts);
                 g.power_enforced_limit_mw = super::Field::Ok(*milliwatts);
@@ -567,7 +580,10 @@ impl Host for SnapshotHost {
                 g.app_clock_graphics = g.default_app_clock_graphics.clone();
                 g.app_clock_mem = g.default_app_clock_mem.clone();
             }
-            super::NvmlSetting::ApplicationClocks { memory_mhz, graphics_mhz } => {
+            super::NvmlSetting::ApplicationClocks {
+                memory_mhz,
+                graphics_mhz,
+            } => {
                 g.app_clock_graphics = super::Field::Ok(*graphics_mhz);
                 g.app_clock_mem = super::Field::Ok(*memory_mhz);
             }
@@ -576,18 +592,30 @@ impl Host for SnapshotHost {
         Ok(())
     }
     fn set_module(&self, name: &str, loaded: bool) -> Result<(), String> {
-        let text = String::from_utf8_lossy(&self.read_file("/proc/modules").map_err(|e| e.to_string())?).into_owned();
-        let mut lines: Vec<String> = text.lines().filter(|l| l.split_whitespace().next() != Some(name)).map(str::to_string).collect();
+        let text =
+            String::from_utf8_lossy(&self.read_file("/proc/modules").map_err(|e| e.to_string())?)
+                .into_owned();
+        let mut lines: Vec<String> = text
+            .lines()
+            .filter(|l| l.split_whitespace().next() != Some(name))
+            .map(str::to_string)
+            .collect();
         if loaded {
             lines.insert(0, format!("{name} 16384 0 - Live 0x0000000000000000"));
         }
         let mut out = lines.join("\n");
         out.push('\n');
-        self.changed.lock().unwrap().files.insert("/proc/modules".into(), out.into_bytes());
+        self.changed
+            .lock()
+            .unwrap()
+            .files
+            .insert("/proc/modules".into(), out.into_bytes());
         Ok(())
     }
     fn remount(&self, mount_point: &str, options: &str) -> Result<(), String> {
-        let text = String::from_utf8_lossy(&self.read_file("/proc/mounts").map_err(|e| e.to_string())?).into_owned();
+        let text =
+            String::from_utf8_lossy(&self.read_file("/proc/mounts").map_err(|e| e.to_string())?)
+                .into_owned();
         let opts = options.strip_prefix("remount,").unwrap_or(options);
         let mut found = false;
         let lines: Vec<String> = text
@@ -606,7 +634,10 @@ impl Host for SnapshotHost {
         if !found {
             return Err(format!("{mount_point} is not mounted"));
         }
-        self.changed.lock().unwrap().files.insert("/proc/mounts".into(), (lines.join("\n") + "\n").into_bytes());
+        self.changed.lock().unwrap().files.insert(
+            "/proc/mounts".into(),
+            (lines.join("\n") + "\n").into_bytes(),
+        );
         Ok(())
     }
     fn read_dir(&self, path: &str) -> io::Result<Vec<String>> {

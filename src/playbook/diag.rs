@@ -20,7 +20,12 @@ pub struct Diagnostic {
 }
 
 impl Diagnostic {
-    pub fn new(code: &'static str, file: &str, message: impl Into<String>, help: impl Into<String>) -> Self {
+    pub fn new(
+        code: &'static str,
+        file: &str,
+        message: impl Into<String>,
+        help: impl Into<String>,
+    ) -> Self {
         Diagnostic {
             code,
             file: file.to_string(),
@@ -105,18 +110,24 @@ pub fn locate(text: &str, pointer: &str) -> Option<usize> {
                 }
             }
         } else {
-            for (i, l) in lines.iter().enumerate().skip(if found.is_some() { pos } else { 0 }) {
+            for (i, l) in lines
+                .iter()
+                .enumerate()
+                .skip(if found.is_some() { pos } else { 0 })
+            {
                 let t = l.trim_start();
                 if t.is_empty() || t.starts_with('#') {
                     continue;
                 }
                 let ind = (l.len() - t.len()) as isize;
-                if i > pos && ind <= indent && found.is_some() && !(t.starts_with("- ") && i == pos) {
+                if i > pos && ind <= indent && found.is_some() && !(t.starts_with("- ") && i == pos)
+                {
                     break;
                 }
                 let body = t.strip_prefix("- ").unwrap_or(t);
                 let key_ind = ind + (t.len() - body.len()) as isize;
-                if (body.starts_with(&format!("{seg}:")) || body.starts_with(&format!("\"{seg}\":")))
+                if (body.starts_with(&format!("{seg}:"))
+                    || body.starts_with(&format!("\"{seg}\":")))
                     && (key_ind > indent || found.is_none())
                 {
                     hit = Some((i, key_ind));
@@ -159,7 +170,11 @@ mod tests {
     #[test]
     fn suggests_close_names() {
         assert_eq!(
-            did_you_mean("driver.persistnce-off", ["driver.persistence-off", "cuda.x"]).as_deref(),
+            did_you_mean(
+                "driver.persistnce-off",
+                ["driver.persistence-off", "cuda.x"]
+            )
+            .as_deref(),
             Some("did you mean `driver.persistence-off`?")
         );
         assert_eq!(did_you_mean("zzz", ["driver.persistence-off"]), None);

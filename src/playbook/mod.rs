@@ -39,7 +39,11 @@ pub static BUILTIN: &[(&str, &str)] = &[
 pub fn builtin_sources() -> Vec<SourceFile> {
     BUILTIN
         .iter()
-        .map(|(n, t)| SourceFile { name: format!("builtin:playbooks/{n}"), text: t.to_string(), tier: Tier::Builtin })
+        .map(|(n, t)| SourceFile {
+            name: format!("builtin:playbooks/{n}"),
+            text: t.to_string(),
+            tier: Tier::Builtin,
+        })
         .collect()
 }
 
@@ -76,7 +80,11 @@ pub fn read_sources(path: &Path, tier: Tier) -> Result<Vec<SourceFile>, Diagnost
                     "make the file readable UTF-8 YAML",
                 )
             })?;
-            Ok(SourceFile { name: f.display().to_string(), text, tier })
+            Ok(SourceFile {
+                name: f.display().to_string(),
+                text,
+                tier,
+            })
         })
         .collect()
 }

@@ -44,10 +44,23 @@ fn strip_location(s: &str) -> String {
 }
 
 /// Check a document against a schema, one diagnostic per violation.
-fn schema_check(file: &str, text: &str, doc: &Value, schema: &Value, what: &str) -> Vec<Diagnostic> {
+fn schema_check(
+    file: &str,
+    text: &str,
+    doc: &Value,
+    schema: &Value,
+    what: &str,
+) -> Vec<Diagnostic> {
     let validator = match jsonschema::draft202012::new(schema) {
         Ok(v) => v,
-        Err(e) => return vec![Diagnostic::new("internal", file, format!("bad built-in schema: {e}"), "report this bug")],
+        Err(e) => {
+            return vec![Diagnostic::new(
+                "internal",
+                file,
+                format!("bad built-in schema: {e}"),
+                "report this bug",
+            )];
+        }
     };
     let mut out = Vec::new();
     for top in validator.iter_errors(doc) {
@@ -58,23 +71,26 @@ fn schema_check(file: &str, text: &str, doc: &Value, schema: &Value, what: &str)
                 let key = unexpected.first().cloned().unwrap_or_default();
                 path = format!("{path}/{key}");
                 let known = known_keys(schema, &err.schema_path().to_string());
-                let mut help = match did_you_mean(&key, known.iter().map(String::as_str)) {
-                    Some(s) => s,
-                    None => String::new(),
-                };
+                let mut help =
+                    did_you_mean(&key, known.iter().map(String::as_str)).unwrap_or_default();
                 if !known.is_empty() {
                     if !help.is_empty() {
                         help.push(' ');
                     }
                     help.push_str(&format!("allowed keys here: {}", known.join(", ")));
                 }
-                ("unknown-key", format!("unknown key `{key}` in {what}"), help)
+                (
+                    "unknown-key",
+                    format!("unknown key `{key}` in {what}"),
+                    help,
+                )
             }
             jsonschema::error::ValidationErrorKind::Required { property } => (
                 "missing-key",
                 format!("missing required key {property} in {what}"),
                 if property.as_str() == Some("expires") {
-                    "a waiver must end: add `expires: YYYY-MM-DD` (it stops waiving on that day)".to_string()
+                    "a waiver must end: add `expires: YYYY-MM-DD` (it stops waiving on that day)"
+                        .to_string()
                 } else {
                     format!("add {property}")
                 },
@@ -86,19 +102,27 @@ fn schema_check(file: &str, text: &str, doc: &Value, schema: &Value, what: &str)
             ),
         };
         let line = locate(text, &path);
-        out.push(Diagnostic::new(code, file, message, help).at(if path.is_empty() { "/".into() } else { path }, line));
+        out.push(
+            Diagnostic::new(code, file, message, help)
+                .at(if path.is_empty() { "/".into() } else { path }, line),
+        );
     }
     out
 }
 
 /// For `anyOf` (how an optional field is written: the type or null), report the error inside
 /// the branch that is not `null`: "missing key `expires`" rather than "not valid under anyOf".
-fn most_specific<'x, 'b>(err: &'x jsonschema::ValidationError<'b>) -> &'x jsonschema::ValidationError<'b> {
+fn most_specific<'x, 'b>(
+    err: &'x jsonschema::ValidationError<'b>,
+) -> &'x jsonschema::ValidationError<'b> {
     if let jsonschema::error::ValidationErrorKind::AnyOf { context } = err.kind() {
         let here = err.instance_path().to_string();
         let branch = context.iter().find(|errs| {
             !errs.iter().any(|e| {
-                matches!(e.kind(), jsonschema::error::ValidationErrorKind::Type { .. }) && e.instance_path().to_string() == here
+                matches!(
+                    e.kind(),
+                    jsonschema::error::ValidationErrorKind::Type { .. }
+                ) && e.instance_path().to_string() == here
             })
         });
         if let Some(first) = branch.and_then(|b| b.first()) {
@@ -143,7 +167,10 @@ struct Parsed {
 }
 
 /// Load and check playbooks and an optional values file into an ordered rule set.
-pub fn load(sources: &[SourceFile], values: Option<&SourceFile>) -> Result<RuleSet, Vec<Diagnostic>> {
+pub fn load(
+    sources: &[SourceFile],
+    values: Option<&SourceFile>,
+) -> Result<RuleSet, Vec<Diagnostic>> {
     let mut diags = Vec::new();
     let pschema = playbook_schema();
     let mut parsed = Vec::new();
@@ -161,7 +188,12 @@ pub fn load(sources: &[SourceFile], values: Option<&SourceFile>) -> Result<RuleS
             continue;
         }
         match serde_json::from_value::<Playbook>(doc) {
-            Ok(book) => parsed.push(Parsed { file: s.name.clone(), text: s.text.clone(), tier: s.tier, book }),
+            Ok(book) => parsed.push(Parsed {
+                file: s.name.clone(),
+                text: s.text.clone(),
+                tier: s.tier,
+                book,
+            }),
             Err(e) => diags.push(Diagnostic::new(
                 "schema",
                 &s.name,
@@ -217,7 +249,11 @@ pub fn load(sources: &[SourceFile], values: Option<&SourceFile>) -> Result<RuleS
         match parse_yaml(&v.name, &v.text) {
             Err(d) => diags.push(d),
             Ok(doc) => {
-                let doc = if doc.is_null() { Value::Object(Map::new()) } else { doc };
+                let doc = if doc.is_null() {
+                    Value::Object(Map::new())
+                } else {
+                    doc
+                };
                 let errs = schema_check(&v.name, &v.text, &doc, &values_schema(), "values");
                 if errs.is_empty() {
                     match serde_json::from_value::<Values>(doc) {
@@ -267,7 +303,10 @@ pub fn load(sources: &[SourceFile], values: Option<&SourceFile>) -> Result<RuleS
                                 }
                             }),
                         )
-                        .at(format!("{path}/params/{name}"), locate(&v.text, &format!("{path}/params/{name}"))),
+                        .at(
+                            format!("{path}/params/{name}"),
+                            locate(&v.text, &format!("{path}/params/{name}")),
+                        ),
                     );
                 }
             }
@@ -278,10 +317,16 @@ pub fn load(sources: &[SourceFile], values: Option<&SourceFile>) -> Result<RuleS
                     Diagnostic::new(
                         "bad-waiver",
                         &v.name,
-                        format!("waiver of `{id}` has an invalid expiry date `{}`", w.expires),
+                        format!(
+                            "waiver of `{id}` has an invalid expiry date `{}`",
+                            w.expires
+                        ),
                         "write the date as YYYY-MM-DD, e.g. 2027-03-31",
                     )
-                    .at(format!("{path}/waive/expires"), locate(&v.text, &format!("{path}/waive/expires"))),
+                    .at(
+                        format!("{path}/waive/expires"),
+                        locate(&v.text, &format!("{path}/waive/expires")),
+                    ),
                 );
             }
         }
@@ -293,14 +338,22 @@ pub fn load(sources: &[SourceFile], values: Option<&SourceFile>) -> Result<RuleS
         let p = &parsed[pi];
         let rule = &p.book.rules[ri];
         let base = format!("/rules/{ri}");
-        let mut d = RuleDiags { file: &p.file, text: &p.text, base: &base, out: &mut diags };
+        let mut d = RuleDiags {
+            file: &p.file,
+            text: &p.text,
+            base: &base,
+            out: &mut diags,
+        };
         check_rule(rule, &ids, &mut d);
         let rv = vals.rules.get(&rule.id);
         if rv.is_some_and(|v| v.disabled) {
             continue;
         }
-        let mut params: Map<String, Value> =
-            rule.params.iter().map(|(k, v)| (k.clone(), v.default.clone())).collect();
+        let mut params: Map<String, Value> = rule
+            .params
+            .iter()
+            .map(|(k, v)| (k.clone(), v.default.clone()))
+            .collect();
         if let Some(rv) = rv {
             for (k, v) in &rv.params {
                 params.insert(k.clone(), v.clone());
@@ -318,23 +371,43 @@ pub fn load(sources: &[SourceFile], values: Option<&SourceFile>) -> Result<RuleS
             fix_safety,
         });
     }
-    let disabled: Vec<String> = vals.rules.iter().filter(|(_, v)| v.disabled).map(|(k, _)| k.clone()).collect();
+    let disabled: Vec<String> = vals
+        .rules
+        .iter()
+        .filter(|(_, v)| v.disabled)
+        .map(|(k, _)| k.clone())
+        .collect();
 
     // Dependencies on disabled rules are simply dropped; the order must have no cycle.
     let ordered = match order(&rules) {
         Ok(o) => o,
         Err(cycle) => {
             let first = rules.iter().find(|r| r.rule.id == cycle[0]).unwrap();
-            let pi = parsed.iter().position(|p| p.file == first.source).unwrap_or(0);
-            let ri = parsed[pi].book.rules.iter().position(|r| r.id == cycle[0]).unwrap_or(0);
+            let pi = parsed
+                .iter()
+                .position(|p| p.file == first.source)
+                .unwrap_or(0);
+            let ri = parsed[pi]
+                .book
+                .rules
+                .iter()
+                .position(|r| r.id == cycle[0])
+                .unwrap_or(0);
             diags.push(
                 Diagnostic::new(
                     "dependency-cycle",
                     &first.source,
-                    format!("rule `{}` has circular dependency `{}`", cycle[0], cycle.join(" -> ")),
+                    format!(
+                        "rule `{}` has circular dependency `{}`",
+                        cycle[0],
+                        cycle.join(" -> ")
+                    ),
                     "remove one of the `depends_on` entries in the cycle",
                 )
-                .at(format!("/rules/{ri}/depends_on"), locate(&parsed[pi].text, &format!("/rules/{ri}/depends_on"))),
+                .at(
+                    format!("/rules/{ri}/depends_on"),
+                    locate(&parsed[pi].text, &format!("/rules/{ri}/depends_on")),
+                ),
             );
             Vec::new()
         }
@@ -342,8 +415,15 @@ pub fn load(sources: &[SourceFile], values: Option<&SourceFile>) -> Result<RuleS
     if !diags.is_empty() {
         return Err(diags);
     }
-    let mut by: HashMap<String, LoadedRule> = rules.into_iter().map(|r| (r.rule.id.clone(), r)).collect();
-    Ok(RuleSet { rules: ordered.into_iter().filter_map(|id| by.remove(&id)).collect(), disabled })
+    let mut by: HashMap<String, LoadedRule> =
+        rules.into_iter().map(|r| (r.rule.id.clone(), r)).collect();
+    Ok(RuleSet {
+        rules: ordered
+            .into_iter()
+            .filter_map(|id| by.remove(&id))
+            .collect(),
+        disabled,
+    })
 }
 
 struct RuleDiags<'a> {
@@ -357,7 +437,8 @@ impl RuleDiags<'_> {
     fn push(&mut self, code: &'static str, sub: &str, msg: String, help: String) {
         let path = format!("{}{}", self.base, sub);
         let line = locate(self.text, &path);
-        self.out.push(Diagnostic::new(code, self.file, msg, help).at(path, line));
+        self.out
+            .push(Diagnostic::new(code, self.file, msg, help).at(path, line));
     }
 }
 
@@ -380,17 +461,27 @@ impl Scope<'_> {
                 continue;
             }
             let (field_ok, fields): (bool, Vec<&str>) = match root {
-                "params" => (second.is_none_or(|s| self.params.contains(s)), self.params.iter().copied().collect()),
+                "params" => (
+                    second.is_none_or(|s| self.params.contains(s)),
+                    self.params.iter().copied().collect(),
+                ),
                 "inputs" => (second.is_none_or(|s| INPUTS.contains(&s)), INPUTS.to_vec()),
-                "host" => (second.is_none_or(|s| HOST_FIELDS.contains(&s)), HOST_FIELDS.to_vec()),
+                "host" => (
+                    second.is_none_or(|s| HOST_FIELDS.contains(&s)),
+                    HOST_FIELDS.to_vec(),
+                ),
                 _ => {
                     let mut known: Vec<&str> = self.aliases.iter().copied().collect();
                     known.extend(ROOTS);
                     known.extend(self.item);
                     out.push((
                         format!("`{root}` is not a declared probe or parameter"),
-                        did_you_mean(root, known.iter().copied())
-                            .unwrap_or_else(|| format!("declare it under `probes:`; names in scope: {}", known.join(", "))),
+                        did_you_mean(root, known.iter().copied()).unwrap_or_else(|| {
+                            format!(
+                                "declare it under `probes:`; names in scope: {}",
+                                known.join(", ")
+                            )
+                        }),
                     ));
                     continue;
                 }
@@ -402,9 +493,13 @@ impl Scope<'_> {
                     did_you_mean(name, fields.iter().copied()).unwrap_or_else(|| {
                         if root == "params" {
                             if fields.is_empty() {
-                                "declare it under `params:` (this rule declares no parameters)".to_string()
+                                "declare it under `params:` (this rule declares no parameters)"
+                                    .to_string()
                             } else {
-                                format!("declare it under `params:` (declared: {})", fields.join(", "))
+                                format!(
+                                    "declare it under `params:` (declared: {})",
+                                    fields.join(", ")
+                                )
                             }
                         } else {
                             format!("`{root}` has: {}", fields.join(", "))
@@ -422,12 +517,23 @@ fn check_rule(rule: &Rule, ids: &BTreeSet<String>, d: &mut RuleDiags) {
     for (alias, spec) in &rule.probes {
         let sub = format!("/probes/{alias}");
         let Some(kind) = spec.get("kind").and_then(Value::as_str) else {
-            d.push("missing-key", &sub, format!("probe `{alias}` has no `kind`"), known_probes_help());
+            d.push(
+                "missing-key",
+                &sub,
+                format!("probe `{alias}` has no `kind`"),
+                known_probes_help(),
+            );
             continue;
         };
         let Some(pk) = probes::find(kind) else {
-            let help = did_you_mean(kind, probes::PROBES.iter().map(|p| p.name())).unwrap_or_else(known_probes_help);
-            d.push("unknown-probe-kind", &format!("{sub}/kind"), format!("unknown probe kind `{kind}`"), help);
+            let help = did_you_mean(kind, probes::PROBES.iter().map(|p| p.name()))
+                .unwrap_or_else(known_probes_help);
+            d.push(
+                "unknown-probe-kind",
+                &format!("{sub}/kind"),
+                format!("unknown probe kind `{kind}`"),
+                help,
+            );
             continue;
         };
         let mut params = spec.clone();
@@ -445,8 +551,12 @@ fn check_rule(rule: &Rule, ids: &BTreeSet<String>, d: &mut RuleDiags) {
             d.push("bad-probe-param", &sub, msg, help);
         }
         // templated parameters may read params and inputs only
-        let scope = Scope { aliases: BTreeSet::new(), params: rule.params.keys().map(String::as_str).collect(), item: None };
-        check_templates_in(&Value::Object(params), &format!("{sub}"), &scope, d);
+        let scope = Scope {
+            aliases: BTreeSet::new(),
+            params: rule.params.keys().map(String::as_str).collect(),
+            item: None,
+        };
+        check_templates_in(&Value::Object(params), &sub, &scope, d);
     }
     let mut scope = Scope {
         aliases: rule.probes.keys().map(String::as_str).collect(),
@@ -456,13 +566,19 @@ fn check_rule(rule: &Rule, ids: &BTreeSet<String>, d: &mut RuleDiags) {
     // depends_on
     for (i, dep) in rule.depends_on.iter().enumerate() {
         if dep == &rule.id {
-            d.push("self-dependency", &format!("/depends_on/{i}"), format!("rule `{dep}` depends on itself"), "remove it".into());
+            d.push(
+                "self-dependency",
+                &format!("/depends_on/{i}"),
+                format!("rule `{dep}` depends on itself"),
+                "remove it".into(),
+            );
         } else if !ids.contains(dep) {
             d.push(
                 "unknown-dependency",
                 &format!("/depends_on/{i}"),
                 format!("rule `{}` depends on unknown rule `{dep}`", rule.id),
-                did_you_mean(dep, ids.iter().map(String::as_str)).unwrap_or_else(|| "run `gpufix list` to see rule ids".into()),
+                did_you_mean(dep, ids.iter().map(String::as_str))
+                    .unwrap_or_else(|| "run `gpufix list` to see rule ids".into()),
             );
         }
     }
@@ -506,12 +622,23 @@ fn check_rule(rule: &Rule, ids: &BTreeSet<String>, d: &mut RuleDiags) {
         for (i, action) in fix.actions.iter().enumerate() {
             let sub = format!("/fix/actions/{i}");
             let Some(kind) = action.get("kind").and_then(Value::as_str) else {
-                d.push("missing-key", &sub, "fix action has no `kind`".into(), known_fixes_help());
+                d.push(
+                    "missing-key",
+                    &sub,
+                    "fix action has no `kind`".into(),
+                    known_fixes_help(),
+                );
                 continue;
             };
             let Some(fk) = fixspec::find(kind) else {
-                let help = did_you_mean(kind, fixspec::FIX_KINDS.iter().map(|k| k.name)).unwrap_or_else(known_fixes_help);
-                d.push("unknown-fix-kind", &format!("{sub}/kind"), format!("unknown fix kind `{kind}`"), help);
+                let help = did_you_mean(kind, fixspec::FIX_KINDS.iter().map(|k| k.name))
+                    .unwrap_or_else(known_fixes_help);
+                d.push(
+                    "unknown-fix-kind",
+                    &format!("{sub}/kind"),
+                    format!("unknown fix kind `{kind}`"),
+                    help,
+                );
                 continue;
             };
             let mut params = action.clone();
@@ -522,16 +649,31 @@ fn check_rule(rule: &Rule, ids: &BTreeSet<String>, d: &mut RuleDiags) {
                         "bad-fix-param",
                         &format!("{sub}/{k}"),
                         format!("fix kind `{kind}` has no parameter `{k}`"),
-                        format!("`{kind}` takes: {}", fk.params.iter().map(|p| p.name).collect::<Vec<_>>().join(", ")),
+                        format!(
+                            "`{kind}` takes: {}",
+                            fk.params
+                                .iter()
+                                .map(|p| p.name)
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
                     ),
                     Some(spec) => {
                         // templated strings are checked when rendered
                         let templated = v.as_str().is_some_and(|s| s.contains("{{"));
-                        if !templated && !spec.ty.split('|').any(|t| probes::json_type(v) == t || (t == "number" && v.is_number())) {
+                        if !templated
+                            && !spec.ty.split('|').any(|t| {
+                                probes::json_type(v) == t || (t == "number" && v.is_number())
+                            })
+                        {
                             d.push(
                                 "bad-fix-param",
                                 &format!("{sub}/{k}"),
-                                format!("fix parameter `{k}` of `{kind}` must be {}, found {}", spec.ty, probes::json_type(v)),
+                                format!(
+                                    "fix parameter `{k}` of `{kind}` must be {}, found {}",
+                                    spec.ty,
+                                    probes::json_type(v)
+                                ),
                                 format!("{}: {}", spec.name, spec.doc),
                             );
                         }
@@ -566,11 +708,25 @@ fn check_rule(rule: &Rule, ids: &BTreeSet<String>, d: &mut RuleDiags) {
 }
 
 fn known_probes_help() -> String {
-    format!("known probe kinds: {}", probes::PROBES.iter().map(|p| p.name()).collect::<Vec<_>>().join(", "))
+    format!(
+        "known probe kinds: {}",
+        probes::PROBES
+            .iter()
+            .map(|p| p.name())
+            .collect::<Vec<_>>()
+            .join(", ")
+    )
 }
 
 fn known_fixes_help() -> String {
-    format!("known fix kinds: {}", fixspec::FIX_KINDS.iter().map(|k| k.name).collect::<Vec<_>>().join(", "))
+    format!(
+        "known fix kinds: {}",
+        fixspec::FIX_KINDS
+            .iter()
+            .map(|k| k.name)
+            .collect::<Vec<_>>()
+            .join(", ")
+    )
 }
 
 fn expr_check(src: &str, sub: &str, scope: &Scope, d: &mut RuleDiags) {
@@ -607,9 +763,16 @@ fn template_check(src: &str, sub: &str, scope: &Scope, d: &mut RuleDiags) {
 
 fn check_templates_in(v: &Value, sub: &str, scope: &Scope, d: &mut RuleDiags) {
     match v {
-        Value::String(s) if s.contains("{{") || s.contains("{%") => template_check(s, sub, scope, d),
-        Value::Array(a) => a.iter().enumerate().for_each(|(i, x)| check_templates_in(x, &format!("{sub}/{i}"), scope, d)),
-        Value::Object(m) => m.iter().for_each(|(k, x)| check_templates_in(x, &format!("{sub}/{k}"), scope, d)),
+        Value::String(s) if s.contains("{{") || s.contains("{%") => {
+            template_check(s, sub, scope, d)
+        }
+        Value::Array(a) => a
+            .iter()
+            .enumerate()
+            .for_each(|(i, x)| check_templates_in(x, &format!("{sub}/{i}"), scope, d)),
+        Value::Object(m) => m
+            .iter()
+            .for_each(|(k, x)| check_templates_in(x, &format!("{sub}/{k}"), scope, d)),
         _ => {}
     }
 }
@@ -617,10 +780,20 @@ fn check_templates_in(v: &Value, sub: &str, scope: &Scope, d: &mut RuleDiags) {
 /// Deterministic topological order: bottom-up by layer, then tier, then position, with each
 /// rule after its dependencies. Returns the cycle (`a, b, a`) if there is one.
 pub fn order(rules: &[LoadedRule]) -> Result<Vec<String>, Vec<String>> {
-    let idx: HashMap<&str, usize> = rules.iter().enumerate().map(|(i, r)| (r.rule.id.as_str(), i)).collect();
+    let idx: HashMap<&str, usize> = rules
+        .iter()
+        .enumerate()
+        .map(|(i, r)| (r.rule.id.as_str(), i))
+        .collect();
     let deps: Vec<Vec<usize>> = rules
         .iter()
-        .map(|r| r.rule.depends_on.iter().filter_map(|d| idx.get(d.as_str()).copied()).collect())
+        .map(|r| {
+            r.rule
+                .depends_on
+                .iter()
+                .filter_map(|d| idx.get(d.as_str()).copied())
+                .collect()
+        })
         .collect();
     // cycle detection with an explicit stack (names the cycle, as `just` does)
     let mut state = vec![0u8; rules.len()]; // 0 new, 1 on stack, 2 done
@@ -641,7 +814,10 @@ pub fn order(rules: &[LoadedRule]) -> Result<Vec<String>, Vec<String>> {
                     }
                     1 => {
                         let pos = stack.iter().position(|(n, _)| *n == d).unwrap();
-                        let mut cycle: Vec<String> = stack[pos..].iter().map(|(n, _)| rules[*n].rule.id.clone()).collect();
+                        let mut cycle: Vec<String> = stack[pos..]
+                            .iter()
+                            .map(|(n, _)| rules[*n].rule.id.clone())
+                            .collect();
                         cycle.push(rules[d].rule.id.clone());
                         return Err(cycle);
                     }
@@ -663,8 +839,10 @@ pub fn order(rules: &[LoadedRule]) -> Result<Vec<String>, Vec<String>> {
             users[d].push(i);
         }
     }
-    let mut ready: BTreeMap<(crate::playbook::Layer, usize), usize> =
-        (0..rules.len()).filter(|&i| indeg[i] == 0).map(|i| (key(i), i)).collect();
+    let mut ready: BTreeMap<(crate::playbook::Layer, usize), usize> = (0..rules.len())
+        .filter(|&i| indeg[i] == 0)
+        .map(|i| (key(i), i))
+        .collect();
     let mut out = Vec::with_capacity(rules.len());
     while let Some((_, i)) = ready.pop_first() {
         out.push(rules[i].rule.id.clone());

@@ -11,7 +11,10 @@ pub fn get_path<'a>(v: &'a Value, path: &str) -> Option<&'a Value> {
     let mut cur = v;
     for seg in path.split('.') {
         let (name, idx) = match seg.find('[') {
-            Some(i) => (&seg[..i], seg[i + 1..].trim_end_matches(']').parse::<usize>().ok()),
+            Some(i) => (
+                &seg[..i],
+                seg[i + 1..].trim_end_matches(']').parse::<usize>().ok(),
+            ),
             None => (seg, None),
         };
         if !name.is_empty() {
@@ -27,13 +30,21 @@ pub fn get_path<'a>(v: &'a Value, path: &str) -> Option<&'a Value> {
 pub fn parse_config(path: &str, text: &str) -> Result<(&'static str, Value), String> {
     let ext = path.rsplit('.').next().unwrap_or("").to_ascii_lowercase();
     match ext.as_str() {
-        "yaml" | "yml" => serde_yaml::from_str(text).map(|v| ("yaml", v)).map_err(|e| format!("{path}: invalid YAML: {e}")),
-        "json" => serde_json::from_str(text).map(|v| ("json", v)).map_err(|e| format!("{path}: invalid JSON: {e}")),
+        "yaml" | "yml" => serde_yaml::from_str(text)
+            .map(|v| ("yaml", v))
+            .map_err(|e| format!("{path}: invalid YAML: {e}")),
+        "json" => serde_json::from_str(text)
+            .map(|v| ("json", v))
+            .map_err(|e| format!("{path}: invalid JSON: {e}")),
         "toml" => {
-            let doc: toml_edit::DocumentMut = text.parse().map_err(|e| format!("{path}: invalid TOML: {e}"))?;
+            let doc: toml_edit::DocumentMut = text
+                .parse()
+                .map_err(|e| format!("{path}: invalid TOML: {e}"))?;
             Ok(("toml", toml_to_json(doc.as_item())))
         }
-        _ => Err(format!("{path}: cannot tell the format (name it .yaml, .json or .toml)")),
+        _ => Err(format!(
+            "{path}: cannot tell the format (name it .yaml, .json or .toml)"
+        )),
     }
 }
 
@@ -47,14 +58,24 @@ fn toml_to_json(item: &toml_edit::Item) -> Value {
             V::Boolean(b) => json!(b.value()),
             V::Datetime(d) => json!(d.value().to_string()),
             V::Array(a) => Value::Array(a.iter().map(val).collect()),
-            V::InlineTable(t) => Value::Object(t.iter().map(|(k, v)| (k.to_string(), val(v))).collect()),
+            V::InlineTable(t) => {
+                Value::Object(t.iter().map(|(k, v)| (k.to_string(), val(v))).collect())
+            }
         }
     }
     match item {
         Item::None => Value::Null,
         Item::Value(v) => val(v),
-        Item::Table(t) => Value::Object(t.iter().map(|(k, v)| (k.to_string(), toml_to_json(v))).collect()),
-        Item::ArrayOfTables(a) => Value::Array(a.iter().map(|t| toml_to_json(&Item::Table(t.clone()))).collect()),
+        Item::Table(t) => Value::Object(
+            t.iter()
+                .map(|(k, v)| (k.to_string(), toml_to_json(v)))
+                .collect(),
+        ),
+        Item::ArrayOfTables(a) => Value::Array(
+            a.iter()
+                .map(|t| toml_to_json(&Item::Table(t.clone())))
+                .collect(),
+        ),
     }
 }
 
@@ -70,22 +91,44 @@ impl ProbeKind for Config {
             ("path", "the config file"),
             ("format", "yaml, json or toml"),
             ("data", "the whole parsed config"),
-            ("values.NAME", "the value of the first candidate key path of NAME present in the file"),
-            ("key_paths.NAME", "which key path that was (what config.set edits)"),
-            ("captures.NAME", "for a .py config: named groups of `regex`'s first match"),
+            (
+                "values.NAME",
+                "the value of the first candidate key path of NAME present in the file",
+            ),
+            (
+                "key_paths.NAME",
+                "which key path that was (what config.set edits)",
+            ),
+            (
+                "captures.NAME",
+                "for a .py config: named groups of `regex`'s first match",
+            ),
         ]
     }
     fn params(&self) -> &'static [ParamSpec] {
         &[
-            ParamSpec { name: "keys", required: false, ty: "object", doc: "NAME: [candidate key paths]" },
-            ParamSpec { name: "regex", required: false, ty: "string", doc: "for Python sources: named captures of the first match" },
+            ParamSpec {
+                name: "keys",
+                required: false,
+                ty: "object",
+                doc: "NAME: [candidate key paths]",
+            },
+            ParamSpec {
+                name: "regex",
+                required: false,
+                ty: "string",
+                doc: "for Python sources: named captures of the first match",
+            },
         ]
     }
     fn run(&self, params: &Map<String, Value>, ctx: &ProbeCtx) -> ProbeOutcome {
         let Some(path) = &ctx.inputs.config else {
             return ProbeOutcome::NotApplicable("needs --config".into());
         };
-        let shown = std::path::absolute(path).unwrap_or_else(|_| path.clone()).display().to_string();
+        let shown = std::path::absolute(path)
+            .unwrap_or_else(|_| path.clone())
+            .display()
+            .to_string();
         let text = match std::fs::read_to_string(path) {
             Ok(t) => t,
             Err(e) => return ProbeOutcome::Unknown(format!("cannot read {shown}: {e}")),
@@ -100,7 +143,9 @@ impl ProbeKind for Config {
                             let caps: Map<String, Value> = re
                                 .capture_names()
                                 .flatten()
-                                .filter_map(|n| c.name(n).map(|m| (n.to_string(), json!(m.as_str()))))
+                                .filter_map(|n| {
+                                    c.name(n).map(|m| (n.to_string(), json!(m.as_str())))
+                                })
                                 .collect();
                             out["captures"] = Value::Object(caps);
                         }
@@ -123,12 +168,17 @@ impl ProbeKind for Config {
                     Value::Array(a) => a.iter().filter_map(Value::as_str).collect(),
                     _ => Vec::new(),
                 };
-                if let Some((p, v)) = cands.iter().find_map(|c| get_path(&data, c).map(|v| (*c, v))) {
+                if let Some((p, v)) = cands
+                    .iter()
+                    .find_map(|c| get_path(&data, c).map(|v| (*c, v)))
+                {
                     values.insert(name.clone(), v.clone());
                     key_paths.insert(name.clone(), json!(p));
                 }
             }
         }
-        ProbeOutcome::Value(json!({"path": shown, "format": format, "data": data, "values": values, "key_paths": key_paths}))
+        ProbeOutcome::Value(
+            json!({"path": shown, "format": format, "data": data, "values": values, "key_paths": key_paths}),
+        )
     }
 }

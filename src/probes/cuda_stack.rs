@@ -57,23 +57,50 @@ impl ProbeKind for CudaStack {
     }
     fn fields(&self) -> &'static [(&'static str, &'static str)] {
         &[
-            ("toolkit.version / .code", "toolkit version (`13.0`, code 13000) and where it was read"),
-            ("torch.version / .cuda / .cuda_code / .nccl", "PyTorch and the CUDA and NCCL it was built with"),
-            ("smoke.ok / .ms / .error / .timed_out", "the tiny-matmul context test (with `smoke: true`)"),
+            (
+                "toolkit.version / .code",
+                "toolkit version (`13.0`, code 13000) and where it was read",
+            ),
+            (
+                "torch.version / .cuda / .cuda_code / .nccl",
+                "PyTorch and the CUDA and NCCL it was built with",
+            ),
+            (
+                "smoke.ok / .ms / .error / .timed_out",
+                "the tiny-matmul context test (with `smoke: true`)",
+            ),
         ]
     }
     fn params(&self) -> &'static [ParamSpec] {
         &[
-            ParamSpec { name: "python", required: false, ty: "string", doc: "interpreter (default python3)" },
-            ParamSpec { name: "smoke", required: false, ty: "boolean", doc: "run the CUDA smoke test" },
-            ParamSpec { name: "timeout_ms", required: false, ty: "integer", doc: "deadline for python (default 30000)" },
+            ParamSpec {
+                name: "python",
+                required: false,
+                ty: "string",
+                doc: "interpreter (default python3)",
+            },
+            ParamSpec {
+                name: "smoke",
+                required: false,
+                ty: "boolean",
+                doc: "run the CUDA smoke test",
+            },
+            ParamSpec {
+                name: "timeout_ms",
+                required: false,
+                ty: "integer",
+                doc: "deadline for python (default 30000)",
+            },
         ]
     }
     fn run(&self, params: &Map<String, Value>, ctx: &ProbeCtx) -> ProbeOutcome {
         let mut out = Map::new();
         // toolkit
         let mut toolkit = None;
-        for f in ["/usr/local/cuda/version.json", "/usr/local/cuda/version.txt"] {
+        for f in [
+            "/usr/local/cuda/version.json",
+            "/usr/local/cuda/version.txt",
+        ] {
             if let Ok(raw) = ctx.host.read_file(f)
                 && let Some(v) = parse_cuda_version(&String::from_utf8_lossy(&raw))
             {
@@ -83,8 +110,10 @@ impl ProbeKind for CudaStack {
         }
         if toolkit.is_none() {
             for nvcc in ["nvcc", "/usr/local/cuda/bin/nvcc"] {
-                if let Ok(o) = ctx.host.run(&[nvcc.to_string(), "--version".into()], Duration::from_secs(10))
-                    && let Some(v) = parse_cuda_version(&o.stdout)
+                if let Ok(o) = ctx.host.run(
+                    &[nvcc.to_string(), "--version".into()],
+                    Duration::from_secs(10),
+                ) && let Some(v) = parse_cuda_version(&o.stdout)
                 {
                     toolkit = Some(v);
                     break;
@@ -95,9 +124,21 @@ impl ProbeKind for CudaStack {
             out.insert("toolkit".into(), version_json(t));
         }
         // framework
-        let py = params.get("python").and_then(Value::as_str).unwrap_or("python3").to_string();
-        let smoke = params.get("smoke").and_then(Value::as_bool).unwrap_or(false);
-        let timeout = Duration::from_millis(params.get("timeout_ms").and_then(Value::as_u64).unwrap_or(30_000));
+        let py = params
+            .get("python")
+            .and_then(Value::as_str)
+            .unwrap_or("python3")
+            .to_string();
+        let smoke = params
+            .get("smoke")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        let timeout = Duration::from_millis(
+            params
+                .get("timeout_ms")
+                .and_then(Value::as_u64)
+                .unwrap_or(30_000),
+        );
         let mut argv = vec![py.clone(), "-c".into(), PY.into()];
         if smoke {
             argv.push("--smoke".into());
@@ -112,15 +153,26 @@ impl ProbeKind for CudaStack {
                 );
             }
             Ok(o) => {
-                let line = o.stdout.lines().rev().find(|l| l.trim_start().starts_with('{')).unwrap_or("");
+                let line = o
+                    .stdout
+                    .lines()
+                    .rev()
+                    .find(|l| l.trim_start().starts_with('{'))
+                    .unwrap_or("");
                 if let Ok(Value::Object(mut t)) = serde_json::from_str::<Value>(line) {
                     if let Some(s) = t.remove("smoke") {
                         out.insert("smoke".into(), s);
                     }
                     if t.contains_key("import_error") {
-                        out.insert("torch_import_error".into(), t.remove("import_error").unwrap_or_default());
+                        out.insert(
+                            "torch_import_error".into(),
+                            t.remove("import_error").unwrap_or_default(),
+                        );
                     } else {
-                        if let Some(c) = t.get("cuda").and_then(Value::as_str).and_then(|c| parse_cuda_version(&format!("CUDA Version {c}")))
+                        if let Some(c) = t
+                            .get("cuda")
+                            .and_then(Value::as_str)
+                            .and_then(|c| parse_cuda_version(&format!("CUDA Version {c}")))
                         {
                             t.insert("cuda_code".into(), json!(code(&c)));
                         }
@@ -131,10 +183,16 @@ impl ProbeKind for CudaStack {
                 }
             }
             Err(e) => {
-                out.insert("python_error".into(), json!(format!("cannot run {py}: {e}")));
+                out.insert(
+                    "python_error".into(),
+                    json!(format!("cannot run {py}: {e}")),
+                );
             }
         }
-        out.insert("python_ms".into(), json!(started.elapsed().as_millis() as u64));
+        out.insert(
+            "python_ms".into(),
+            json!(started.elapsed().as_millis() as u64),
+        );
         ProbeOutcome::Value(Value::Object(out))
     }
 }

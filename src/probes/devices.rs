@@ -19,7 +19,10 @@ impl ProbeKind for Devices {
             ("nvidiactl", "true when /dev/nvidiactl exists"),
             ("nvidia_uvm", "true when /dev/nvidia-uvm exists"),
             ("gpu_nodes", "minor numbers N of /dev/nvidiaN, sorted"),
-            ("missing", "expected nodes that are absent (nvidiactl, nvidia-uvm, nvidia0 when no GPU node)"),
+            (
+                "missing",
+                "expected nodes that are absent (nvidiactl, nvidia-uvm, nvidia0 when no GPU node)",
+            ),
         ]
     }
     fn run(&self, _params: &Map<String, Value>, ctx: &ProbeCtx) -> ProbeOutcome {
@@ -28,7 +31,10 @@ impl ProbeKind for Devices {
             Err(e) => return ProbeOutcome::Unknown(format!("cannot list /dev: {e}")),
         };
         let nodes: Vec<&String> = names.iter().filter(|n| n.starts_with("nvidia")).collect();
-        let mut gpu_nodes: Vec<u32> = nodes.iter().filter_map(|n| n.strip_prefix("nvidia")?.parse().ok()).collect();
+        let mut gpu_nodes: Vec<u32> = nodes
+            .iter()
+            .filter_map(|n| n.strip_prefix("nvidia")?.parse().ok())
+            .collect();
         gpu_nodes.sort_unstable();
         let ctl = names.iter().any(|n| n == "nvidiactl");
         let uvm = names.iter().any(|n| n == "nvidia-uvm");

@@ -13,16 +13,31 @@ impl ProbeKind for Dir {
         "entries of a directory on the host"
     }
     fn fields(&self) -> &'static [(&'static str, &'static str)] {
-        &[("path", "the directory"), ("exists", "false when it is absent"), ("entries", "entry names, sorted")]
+        &[
+            ("path", "the directory"),
+            ("exists", "false when it is absent"),
+            ("entries", "entry names, sorted"),
+        ]
     }
     fn params(&self) -> &'static [ParamSpec] {
-        &[ParamSpec { name: "path", required: true, ty: "string", doc: "absolute directory path" }]
+        &[ParamSpec {
+            name: "path",
+            required: true,
+            ty: "string",
+            doc: "absolute directory path",
+        }]
     }
     fn run(&self, params: &Map<String, Value>, ctx: &ProbeCtx) -> ProbeOutcome {
         let path = param_str(params, "path").unwrap_or("/");
         match ctx.host.read_dir(path) {
-            Ok(entries) => ProbeOutcome::Value(json!({"path": path, "exists": true, "entries": entries})),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound && !e.to_string().contains("snapshot") && !e.to_string().contains(crate::host::NOT_IN_EVIDENCE) => {
+            Ok(entries) => {
+                ProbeOutcome::Value(json!({"path": path, "exists": true, "entries": entries}))
+            }
+            Err(e)
+                if e.kind() == std::io::ErrorKind::NotFound
+                    && !e.to_string().contains("snapshot")
+                    && !e.to_string().contains(crate::host::NOT_IN_EVIDENCE) =>
+            {
                 ProbeOutcome::Value(json!({"path": path, "exists": false, "entries": []}))
             }
             Err(e) => ProbeOutcome::Unknown(format!("cannot list {path}: {e}")),

@@ -281,7 +281,10 @@ mod tests {
         assert_eq!(v["source"], json!("process 42"));
         assert_eq!(v["vars"]["CUDA_LAUNCH_BLOCKING"], json!("1"));
         let v = value_of(run(&both, json!({"from": "env-file"})));
-        assert_eq!(v["source"], json!(format!("env-file {}", env_file.display())));
+        assert_eq!(
+            v["source"],
+            json!(format!("env-file {}", env_file.display()))
+        );
         assert_eq!(v["vars"]["NCCL_P2P_DISABLE"], json!("1"));
         let v = value_of(run(&Inputs::default(), json!({})));
         assert_eq!(

@@ -23,7 +23,9 @@ pub fn read_text(p: &Path) -> std::io::Result<String> {
     let limit = 256 << 20;
     let mut buf = Vec::new();
     if p.extension().is_some_and(|e| e == "gz") {
-        flate2::read::MultiGzDecoder::new(f).take(limit).read_to_end(&mut buf)?;
+        flate2::read::MultiGzDecoder::new(f)
+            .take(limit)
+            .read_to_end(&mut buf)?;
     } else {
         f.take(limit).read_to_end(&mut buf)?;
     }

@@ -33,11 +33,20 @@ impl ProbeKind for NcclLog {
     fn fields(&self) -> &'static [(&'static str, &'static str)] {
         &[
             ("nccl_version", "NCCL version"),
-            ("transports_used", "distinct transports of channel connections (P2P/IPC, SHM, NET/IB, NET/Socket…)"),
+            (
+                "transports_used",
+                "distinct transports of channel connections (P2P/IPC, SHM, NET/IB, NET/Socket…)",
+            ),
             ("network_used", "true when a channel goes over the network"),
-            ("net", "IB or Socket, from the strongest evidence in the log"),
+            (
+                "net",
+                "IB or Socket, from the strongest evidence in the log",
+            ),
             ("ib_no_device", "`NET/IB : No device found`"),
-            ("env_overrides", "NCCL_* variables NCCL reports as set by the environment"),
+            (
+                "env_overrides",
+                "NCCL_* variables NCCL reports as set by the environment",
+            ),
             ("interfaces", "network interfaces NCCL uses"),
         ]
     }
@@ -45,9 +54,14 @@ impl ProbeKind for NcclLog {
         let (path, text) = match &ctx.inputs.nccl_log {
             Some(p) => match read_text(p) {
                 Ok(t) => (p.clone(), t),
-                Err(e) => return ProbeOutcome::Unknown(format!("cannot read {}: {e}", p.display())),
+                Err(e) => {
+                    return ProbeOutcome::Unknown(format!("cannot read {}: {e}", p.display()));
+                }
             },
-            None => match evidence_of(&ctx.inputs.evidence, EvidenceKind::NcclLog).into_iter().next() {
+            None => match evidence_of(&ctx.inputs.evidence, EvidenceKind::NcclLog)
+                .into_iter()
+                .next()
+            {
                 Some(x) => x,
                 None => return ProbeOutcome::NotApplicable("needs --nccl-log".into()),
             },
@@ -82,21 +96,31 @@ impl ProbeKind for KernelLog {
                 Err(e) => ProbeOutcome::Unknown(format!("cannot read {}: {e}", p.display())),
             };
         }
-        if let Some((p, t)) = evidence_of(&ctx.inputs.evidence, EvidenceKind::KernelLog).into_iter().next() {
+        if let Some((p, t)) = evidence_of(&ctx.inputs.evidence, EvidenceKind::KernelLog)
+            .into_iter()
+            .next()
+        {
             return to_value(&kernel_log::parse_kernel_log(&t), p.display().to_string());
         }
         if !ctx.inputs.evidence.is_empty() {
-            return ProbeOutcome::NotApplicable(format!("no kernel log: {}", crate::host::NOT_IN_EVIDENCE));
+            return ProbeOutcome::NotApplicable(format!(
+                "no kernel log: {}",
+                crate::host::NOT_IN_EVIDENCE
+            ));
         }
         let argv = vec!["dmesg".to_string()];
         match ctx.host.run(&argv, Duration::from_secs(5)) {
-            Ok(o) if o.status == Some(0) => to_value(&kernel_log::parse_kernel_log(&o.stdout), "dmesg".into()),
+            Ok(o) if o.status == Some(0) => {
+                to_value(&kernel_log::parse_kernel_log(&o.stdout), "dmesg".into())
+            }
             Ok(o) if o.timed_out => ProbeOutcome::Unknown("`dmesg` timed out".into()),
             Ok(o) => ProbeOutcome::Unknown(format!(
                 "`dmesg` failed ({}); give the log with --kernel-log FILE",
                 o.stderr.lines().next().unwrap_or("no output").trim()
             )),
-            Err(e) => ProbeOutcome::Unknown(format!("cannot run `dmesg` ({e}); give the log with --kernel-log FILE")),
+            Err(e) => ProbeOutcome::Unknown(format!(
+                "cannot run `dmesg` ({e}); give the log with --kernel-log FILE"
+            )),
         }
     }
 }
@@ -121,9 +145,17 @@ impl ProbeKind for TorchMemory {
         ]
     }
     fn run(&self, _params: &Map<String, Value>, ctx: &ProbeCtx) -> ProbeOutcome {
-        match evidence_of(&ctx.inputs.evidence, EvidenceKind::TorchMemory).into_iter().next() {
-            Some((p, t)) => to_value(&torch_memory::parse_torch_memory(&t), p.display().to_string()),
-            None => ProbeOutcome::NotApplicable("needs --evidence with a torch memory summary or OOM message".into()),
+        match evidence_of(&ctx.inputs.evidence, EvidenceKind::TorchMemory)
+            .into_iter()
+            .next()
+        {
+            Some((p, t)) => to_value(
+                &torch_memory::parse_torch_memory(&t),
+                p.display().to_string(),
+            ),
+            None => ProbeOutcome::NotApplicable(
+                "needs --evidence with a torch memory summary or OOM message".into(),
+            ),
         }
     }
 }

@@ -14,7 +14,11 @@ impl ProbeKind for Processes {
         "PIDs present in /proc and the zombies among them"
     }
     fn fields(&self) -> &'static [(&'static str, &'static str)] {
-        &[("pids", "every PID in /proc"), ("zombies", "PIDs in state Z (defunct)"), ("count", "number of processes")]
+        &[
+            ("pids", "every PID in /proc"),
+            ("zombies", "PIDs in state Z (defunct)"),
+            ("count", "number of processes"),
+        ]
     }
     fn run(&self, _params: &Map<String, Value>, ctx: &ProbeCtx) -> ProbeOutcome {
         let names = match ctx.host.read_dir("/proc") {

@@ -17,13 +17,25 @@ impl ProbeKind for Trace {
     fn fields(&self) -> &'static [(&'static str, &'static str)] {
         &[
             ("steps", "ProfilerStep annotations in the trace"),
-            ("gpu_kernel_busy_fraction", "union of kernel time over the step window"),
-            ("idle_waiting_on_host_ms", "GPU idle while the CPU waited in DataLoader or a sync"),
+            (
+                "gpu_kernel_busy_fraction",
+                "union of kernel time over the step window",
+            ),
+            (
+                "idle_waiting_on_host_ms",
+                "GPU idle while the CPU waited in DataLoader or a sync",
+            ),
             ("idle_other_ms", "other GPU idle time"),
-            ("dataloader_share", "time in DataLoader __next__ over the window"),
+            (
+                "dataloader_share",
+                "time in DataLoader __next__ over the window",
+            ),
             ("sync_calls_per_step", "host syncs per step by name"),
             ("sync_calls_per_step_total", "all host syncs per step"),
-            ("pageable_h2d_copies.count / .per_step", "host-to-device copies from pageable memory"),
+            (
+                "pageable_h2d_copies.count / .per_step",
+                "host-to-device copies from pageable memory",
+            ),
             ("kernels_per_step", "kernel launches per step"),
             ("median_kernel_us", "median kernel duration"),
             ("nccl_kernel_share", "NCCL kernels' share of kernel time"),

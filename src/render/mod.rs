@@ -4,10 +4,10 @@
 //! effect here, writing the Prometheus textfile atomically, is a separate function.
 
 pub mod junit;
-pub mod text;
 pub mod nagios;
 pub mod prometheus;
 pub mod slurm;
+pub mod text;
 
 use crate::report::{Report, RuleResult, Verdict};
 use std::cmp::Reverse;

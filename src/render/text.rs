@@ -13,7 +13,11 @@ pub struct Style {
 }
 
 fn paint(s: &str, code: &str, st: Style) -> String {
-    if st.color { format!("\x1b[{code}m{s}\x1b[0m") } else { s.to_string() }
+    if st.color {
+        format!("\x1b[{code}m{s}\x1b[0m")
+    } else {
+        s.to_string()
+    }
 }
 
 fn badge(v: Verdict, st: Style) -> String {
@@ -29,7 +33,10 @@ fn badge(v: Verdict, st: Style) -> String {
 }
 
 pub fn summary_line(report: &Report) -> String {
-    let parts: Vec<String> = Verdict::ALL.iter().map(|v| format!("{} {}", report.count(*v), v.as_str())).collect();
+    let parts: Vec<String> = Verdict::ALL
+        .iter()
+        .map(|v| format!("{} {}", report.count(*v), v.as_str()))
+        .collect();
     format!("{} rules: {}", report.results.len(), parts.join(", "))
 }
 
@@ -37,11 +44,20 @@ pub fn render(report: &Report, st: Style) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "gpufix plan for {}", report.host);
     for layer in Layer::ALL {
-        let rs: Vec<&RuleResult> = report.results.iter().filter(|r| r.layer == layer.as_str()).collect();
+        let rs: Vec<&RuleResult> = report
+            .results
+            .iter()
+            .filter(|r| r.layer == layer.as_str())
+            .collect();
         if rs.is_empty() {
             continue;
         }
-        let _ = writeln!(out, "\n{} — {}", paint(layer.as_str(), "1", st), layer.title());
+        let _ = writeln!(
+            out,
+            "\n{} — {}",
+            paint(layer.as_str(), "1", st),
+            layer.title()
+        );
         for r in rs {
             render_rule(&mut out, r, st);
         }
@@ -74,7 +90,11 @@ pub fn render(report: &Report, st: Style) -> String {
 
 fn render_rule(out: &mut String, r: &RuleResult, st: Style) {
     let _ = write!(out, "  {} {} ", badge(r.verdict, st), paint(&r.id, "1", st));
-    let _ = writeln!(out, "{}", paint(&format!("[{}] {}", r.severity.as_str(), r.title), "2", st));
+    let _ = writeln!(
+        out,
+        "{}",
+        paint(&format!("[{}] {}", r.severity.as_str(), r.title), "2", st)
+    );
     let detailed = r.verdict.is_finding() || r.verdict == Verdict::Waived || st.verbose;
     if !detailed {
         if let (Verdict::NotApplicable, Some(reason)) = (r.verdict, &r.reason) {
@@ -89,11 +109,19 @@ fn render_rule(out: &mut String, r: &RuleResult, st: Style) {
         let _ = writeln!(out, "            reason: {reason}");
     }
     if !r.evidence.is_empty() {
-        let ev: Vec<String> = r.evidence.iter().map(|(k, v)| format!("{k} = {v}")).collect();
+        let ev: Vec<String> = r
+            .evidence
+            .iter()
+            .map(|(k, v)| format!("{k} = {v}"))
+            .collect();
         let _ = writeln!(out, "            evidence: {}", ev.join(", "));
     }
     if r.verdict == Verdict::Fail {
-        let _ = writeln!(out, "            why: {}", r.why.split_whitespace().collect::<Vec<_>>().join(" "));
+        let _ = writeln!(
+            out,
+            "            why: {}",
+            r.why.split_whitespace().collect::<Vec<_>>().join(" ")
+        );
     }
     if let Some(fix) = &r.fix {
         let when = match fix.restart.as_str() {
@@ -115,7 +143,9 @@ fn render_rule(out: &mut String, r: &RuleResult, st: Style) {
 
 /// `env.unset name=CUDA_LAUNCH_BLOCKING file=/job/env`
 pub fn describe_action(a: &serde_json::Value) -> String {
-    let Some(m) = a.as_object() else { return a.to_string() };
+    let Some(m) = a.as_object() else {
+        return a.to_string();
+    };
     let kind = m.get("kind").and_then(|k| k.as_str()).unwrap_or("?");
     let rest: Vec<String> = m
         .iter()
