@@ -770,3 +770,33 @@ mod h200_recordings {
         assert_eq!(v["summary"]["fail"], 0, "{v}");
     }
 }
+
+/// The README's printable checklist is `gpufix list --format markdown`, kept current.
+mod readme {
+    use super::*;
+
+    #[test]
+    fn readme_checklist_is_current() {
+        let out = run(&["list", "--format", "markdown"]);
+        assert_eq!(out.code, 0);
+        let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+        let start = readme.find("<!-- checklist:begin -->\n").expect("checklist markers") + "<!-- checklist:begin -->\n".len();
+        let end = readme.find("<!-- checklist:end -->").unwrap();
+        assert!(
+            readme[start..end] == out.stdout,
+            "README.md's checklist is stale: paste `cargo run -- list --format markdown` between the checklist markers"
+        );
+    }
+
+    #[test]
+    fn explain_works_for_every_rule() {
+        let list = run(&["list", "--format", "json"]);
+        let rules: serde_json::Value = serde_json::from_str(&list.stdout).unwrap();
+        for r in rules.as_array().unwrap() {
+            let id = r["id"].as_str().unwrap();
+            let out = run(&["explain", id]);
+            assert_eq!(out.code, 0, "{id}: {}", out.stderr);
+            assert!(out.stdout.starts_with(id) && out.stdout.contains("Why it matters"), "{id}");
+        }
+    }
+}
