@@ -472,6 +472,37 @@ fn temp_name(name: &OsStr, attempt: u32) -> Vec<u8> {
     out
 }
 
+/// Remove temporary files a crashed write left beside `path` (`.gpufix.<name>….tmp`); the
+/// target itself is never touched. Returns how many were removed.
+pub fn remove_stale_temps(path: &Path) -> Result<usize, WriteError> {
+    let Some(dir) = path.parent() else {
+        return Ok(0);
+    };
+    let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+        return Ok(0);
+    };
+    // temp names keep at most a prefix of long names; match on that prefix
+    let prefix = format!(
+        ".gpufix.{}",
+        &name[..name.floor_char_boundary(name.len().min(200))]
+    );
+    let mut removed = 0;
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return Ok(0);
+    };
+    for e in rd.flatten() {
+        let n = e.file_name();
+        let n = n.to_string_lossy();
+        if n.starts_with(&prefix) && n.ends_with(".tmp") && e.file_type().is_ok_and(|t| t.is_file())
+        {
+            std::fs::remove_file(e.path())
+                .map_err(|err| WriteError::std_io(&e.path(), "remove", err))?;
+            removed += 1;
+        }
+    }
+    Ok(removed)
+}
+
 /// Replaces `path` with `content` atomically, giving it the mode, owner and xattrs of `like`
 /// (the state read before). With `None`, an existing file keeps its own; a new file, or a
 /// `like` that did not exist, gets `0o644` and the caller's owner.
@@ -512,6 +543,7 @@ pub fn write_atomic(
     let tmp = OsStr::from_bytes(&tmp);
 
     let result = fill_temp(fd, path, content, like, fault).and_then(|()| {
+        crate::crashpoint::hit("write: temp file written and fsynced, not renamed");
         rustix::fs::renameat(&dir, tmp, &dir, name)
             .map_err(|e| WriteError::io(path, "rename the temporary file over", e))
     });
@@ -519,6 +551,7 @@ pub fn write_atomic(
         let _ = rustix::fs::unlinkat(&dir, tmp, AtFlags::empty());
         return Err(err);
     }
+    crate::crashpoint::hit("write: renamed, directory not fsynced");
     rustix::fs::fsync(&dir).map_err(|e| WriteError::io(path, "fsync the directory of", e))
 }
 

@@ -780,7 +780,10 @@ mod readme {
         let out = run(&["list", "--format", "markdown"]);
         assert_eq!(out.code, 0);
         let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
-        let start = readme.find("<!-- checklist:begin -->\n").expect("checklist markers") + "<!-- checklist:begin -->\n".len();
+        let start = readme
+            .find("<!-- checklist:begin -->\n")
+            .expect("checklist markers")
+            + "<!-- checklist:begin -->\n".len();
         let end = readme.find("<!-- checklist:end -->").unwrap();
         assert!(
             readme[start..end] == out.stdout,
@@ -796,7 +799,70 @@ mod readme {
             let id = r["id"].as_str().unwrap();
             let out = run(&["explain", id]);
             assert_eq!(out.code, 0, "{id}: {}", out.stderr);
-            assert!(out.stdout.starts_with(id) && out.stdout.contains("Why it matters"), "{id}");
+            assert!(
+                out.stdout.starts_with(id) && out.stdout.contains("Why it matters"),
+                "{id}"
+            );
         }
+    }
+}
+
+/// Crash consistency: SIGKILL the apply process at every crash point (each journal append and
+/// each step of each file write) of a multi-change plan; after each kill `gpufix rollback`
+/// restores the exact prior state.
+mod crash {
+    use super::apply_loop::Fixture;
+    use super::*;
+    use std::os::unix::process::ExitStatusExt;
+
+    #[test]
+    fn kill_at_every_journal_and_write_step_then_rollback_restores() {
+        let mut tried = 0;
+        let mut restored = 0;
+        for n in 1..200 {
+            let f = Fixture::new();
+            let before = f.state();
+            let a = f.args(&["apply", "--yes"]);
+            let out = gpufix()
+                .env("GPUFIX_CRASH_AT", n.to_string())
+                .args(&a)
+                .output()
+                .unwrap();
+            if out.status.code() == Some(0) {
+                // past the last crash point: the run completed
+                assert!(
+                    n > 10,
+                    "a multi-change plan has many crash points, only {} were found",
+                    n - 1
+                );
+                break;
+            }
+            assert_eq!(
+                out.status.signal(),
+                Some(9),
+                "crash point {n}: killed by SIGKILL, got {:?}",
+                out.status
+            );
+            tried += 1;
+            let hist = f.run(&["history"]);
+            let rb = f.run(&["rollback"]);
+            let nothing_journaled = rb.stderr.contains("nothing to roll back");
+            assert!(
+                rb.code == 0 || nothing_journaled,
+                "crash point {n}: rollback failed: {}\n{}",
+                rb.stderr,
+                hist.stdout
+            );
+            assert_eq!(
+                f.state(),
+                before,
+                "crash point {n}: state restored exactly\n{}",
+                hist.stdout
+            );
+            restored += 1;
+        }
+        eprintln!("crash points tried: {tried}, restored: {restored}");
+        assert_eq!(tried, restored);
+        assert!(tried >= 10);
     }
 }

@@ -374,7 +374,10 @@ fn judge(
             Err(e) => return unknown_result(r, &ctx, &fe.in_, &e),
         },
     };
-    let vars = expr::check_expression(&r.rule.fail_when).unwrap_or_default();
+    // the variables an expression reads are only needed to explain a fail or an unknown
+    let vars_cell = std::cell::OnceCell::new();
+    let vars =
+        || vars_cell.get_or_init(|| expr::check_expression(&r.rule.fail_when).unwrap_or_default());
     let mut res = base_result(r, Verdict::Pass);
     let mut unknowns = Vec::new();
     let mut actions: Vec<Value> = Vec::new();
@@ -390,7 +393,7 @@ fn judge(
             Ok(false) => {}
             Ok(true) => {
                 res.verdict = Verdict::Fail;
-                for v in &vars {
+                for v in vars() {
                     if let Some(val) = expr::lookup(c, v) {
                         res.evidence.insert(label(v), compact(val));
                     }
@@ -418,7 +421,7 @@ fn judge(
                     }
                 }
             }
-            Err(e) => unknowns.push(reason_for(c, &r.rule.fail_when, &e, &vars, &label)),
+            Err(e) => unknowns.push(reason_for(c, &r.rule.fail_when, &e, vars(), &label)),
         }
     }
     if res.verdict == Verdict::Fail {

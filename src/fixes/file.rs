@@ -185,6 +185,8 @@ pub fn file_undo(change: &PlannedChange, prior: &Prior, cx: &FixCtx) -> Result<(
         return Err("journal holds no file state for this change".into());
     };
     let real = resolve(&change.target, cx)?;
+    // a write killed midway leaves its temporary file beside the target
+    safe_write::remove_stale_temps(&real).map_err(|e| e.to_string())?;
     if *exists {
         let content = match (text, hex) {
             (Some(t), _) => t.as_bytes().to_vec(),
