@@ -866,3 +866,28 @@ mod crash {
         assert!(tried >= 10);
     }
 }
+
+/// Completions and the man page come from the clap definitions.
+mod generated {
+    use super::*;
+
+    #[test]
+    fn completions_and_man_page() {
+        for shell in ["bash", "zsh", "fish"] {
+            let out = run(&["completions", shell]);
+            assert_eq!(out.code, 0);
+            assert!(
+                out.stdout.contains("gpufix") && out.stdout.contains("rollback"),
+                "{shell}"
+            );
+        }
+        let man = run(&["man"]);
+        assert_eq!(man.code, 0);
+        assert!(
+            man.stdout.starts_with(".ie") || man.stdout.contains(".TH gpufix"),
+            "{}",
+            &man.stdout[..80.min(man.stdout.len())]
+        );
+        assert!(man.stdout.contains("plan") && man.stdout.contains("apply"));
+    }
+}

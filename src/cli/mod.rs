@@ -182,6 +182,12 @@ gpufix audit --format nagios\n  gpufix audit --format junit > gpufix.xml"
         after_help = "Example:\n  gpufix snapshot -o node17.json && gpufix plan --snapshot node17.json"
     )]
     Snapshot(snapshot::SnapshotArgs),
+    /// Print shell completions: bash, zsh, fish, elvish or powershell.
+    #[command(after_help = "Example:\n  gpufix completions bash > /etc/bash_completion.d/gpufix")]
+    Completions { shell: clap_complete::Shell },
+    /// Print the man page (roff), generated from these definitions.
+    #[command(after_help = "Example:\n  gpufix man > /usr/local/share/man/man1/gpufix.1")]
+    Man,
     /// Print a JSON Schema: playbook, values, report, plan or snapshot.
     Schema {
         #[arg(value_parser = ["playbook", "values", "report", "plan", "snapshot"])]
@@ -398,6 +404,16 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::List(a) => list::run(g, a),
         Command::Explain(a) => explain::run(g, a),
         Command::Snapshot(a) => snapshot::run(g, a),
+        Command::Completions { shell } => {
+            let mut cmd = <Cli as clap::CommandFactory>::command();
+            clap_complete::generate(*shell, &mut cmd, "gpufix", &mut std::io::stdout());
+            Ok(0)
+        }
+        Command::Man => {
+            let cmd = <Cli as clap::CommandFactory>::command();
+            clap_mangen::Man::new(cmd).render(&mut std::io::stdout())?;
+            Ok(0)
+        }
         Command::Schema { name } => {
             let v = match name.as_str() {
                 "playbook" => playbook::validate::playbook_schema(),

@@ -10,6 +10,8 @@ pub mod env;
 pub mod file;
 pub mod file_line;
 pub mod fstab_options;
+#[cfg(test)]
+mod kinds_test;
 pub mod kmod;
 pub mod nvidia;
 pub mod spec;

@@ -448,7 +448,8 @@ impl Host for RealHost {
                 format!("runtime writes go under /sys or /proc/sys, not {path}"),
             ));
         }
-        std::fs::write(self.map_path(path)?, value)
+        // as `echo VALUE > FILE` does: procfs and sysfs accept the newline
+        std::fs::write(self.map_path(path)?, format!("{value}\n"))
     }
     fn nvml_set(&self, gpu: u32, setting: &super::NvmlSetting) -> Result<(), String> {
         self.nvml_handle()?;
