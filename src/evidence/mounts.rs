@@ -38,27 +38,7 @@ pub struct Mounts {
 
 /// Decodes the `\NNN` octal escapes the kernel and fstab(5) use for whitespace.
 fn unescape(field: &str) -> String {
-    let b = field.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'\\'
-            && i + 3 < b.len()
-            && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c))
-        {
-            let v = (b[i + 1] - b'0') as u32 * 64
-                + (b[i + 2] - b'0') as u32 * 8
-                + (b[i + 3] - b'0') as u32;
-            if let Ok(byte) = u8::try_from(v) {
-                out.push(byte);
-                i += 4;
-                continue;
-            }
-        }
-        out.push(b[i]);
-        i += 1;
-    }
-    super::clip(&String::from_utf8_lossy(&out), 4096)
+    super::clip(&crate::probes::mounts::decode_octal(field), 4096)
 }
 
 fn options(field: &str) -> Vec<String> {

@@ -51,30 +51,8 @@ fn fields(text: &str) -> Vec<(usize, usize)> {
     out
 }
 
-/// Decodes fstab's octal escapes (`\040` is a space, `\011` a tab, `\134` a backslash).
-pub fn decode_octal(field: &str) -> String {
-    let b = field.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'\\'
-            && i + 3 < b.len()
-            && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c))
-        {
-            let v = (b[i + 1] - b'0') as u32 * 64
-                + (b[i + 2] - b'0') as u32 * 8
-                + (b[i + 3] - b'0') as u32;
-            if v <= 0xff {
-                out.push(v as u8);
-                i += 4;
-                continue;
-            }
-        }
-        out.push(b[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
+/// Decodes fstab's octal escapes (`\040` is a space): the one decoder the mounts probe uses.
+pub use crate::probes::mounts::decode_octal;
 
 fn normalize_mount_point(mp: &str) -> &str {
     let t = mp.trim_end_matches('/');
