@@ -891,3 +891,342 @@ mod generated {
         assert!(man.stdout.contains("plan") && man.stdout.contains("apply"));
     }
 }
+
+/// One failing case per rule: the recorded H200 (which passes or is not applicable for every
+/// rule, see `recorded_hosts::healthy_h200_has_no_failure_and_every_unknown_has_a_reason`) with
+/// one fault injected. Each case checks the verdict and message; the message, fix and planned
+/// diff of every case are snapshot in `tests/snapshots/cli__rule_cases__*.snap`.
+mod rule_cases {
+    use super::recorded_hosts::h200;
+    use super::*;
+    use gpufix::engine::{Options, evaluate};
+    use gpufix::fixes::FixCtx;
+    use gpufix::host::recorded::SnapshotHost;
+    use gpufix::host::{CommandOutput, Field, GpuSample, Host};
+    use gpufix::playbook::{SourceFile, Tier, builtin_sources, validate};
+    use gpufix::probes::Inputs;
+    use gpufix::report::Verdict;
+    use gpufix::safe_write::Roots;
+    use std::sync::Arc;
+
+    struct Case {
+        rule: &'static str,
+        host: SnapshotHost,
+        inputs: Inputs,
+        values: Option<String>,
+        sample: bool,
+        expect: &'static str,
+    }
+
+    fn case(rule: &'static str, expect: &'static str) -> Case {
+        Case {
+            rule,
+            host: h200(),
+            inputs: Inputs::default(),
+            values: None,
+            sample: false,
+            expect,
+        }
+    }
+
+    /// A file of its own for each case (cases are built before any runs).
+    fn file(dir: &std::path::Path, name: &str, text: &str) -> std::path::PathBuf {
+        static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let sub = dir.join(format!(
+            "case{}",
+            N.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        ));
+        std::fs::create_dir_all(&sub).unwrap();
+        let p = sub.join(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    }
+
+    fn ok(stdout: &str) -> CommandOutput {
+        CommandOutput {
+            status: Some(0),
+            stdout: stdout.into(),
+            stderr: String::new(),
+            timed_out: false,
+        }
+    }
+
+    fn busy_sample(util: u32, mem_used: u64) -> Vec<Result<Vec<GpuSample>, String>> {
+        vec![Ok(vec![GpuSample {
+            index: 0,
+            utilization_gpu: Field::Ok(util),
+            utilization_memory: Field::Ok(1),
+            clock_sm: Field::Ok(1980),
+            power_usage_mw: Field::Ok(100_000),
+            clocks_event_reasons: Field::Ok(vec![]),
+            pcie_gen: Field::Ok(5),
+            pcie_width: Field::Ok(16),
+            temperature_c: Field::Ok(40),
+            memory_used: Field::Ok(mem_used),
+        }])]
+    }
+
+    fn run_case(c: Case, dir: &std::path::Path) -> String {
+        let mut sources = builtin_sources();
+        let values = c.values.map(|text| SourceFile {
+            name: "values.yaml".into(),
+            text,
+            tier: Tier::Cli,
+        });
+        sources.truncate(sources.len());
+        let set = validate::load(&sources, values.as_ref()).unwrap();
+        let host: Arc<dyn Host> = Arc::new(c.host);
+        let opts = Options {
+            only: vec![c.rule.to_string()],
+            sample: if c.sample {
+                std::time::Duration::from_secs(1)
+            } else {
+                std::time::Duration::ZERO
+            },
+            ..Options::default()
+        };
+        let inputs = Arc::new(c.inputs);
+        let mut report = evaluate(&set, host.clone(), inputs.clone(), &opts, |_| {});
+        let r = report
+            .results
+            .iter()
+            .find(|r| r.id == c.rule)
+            .unwrap()
+            .clone();
+        assert_eq!(
+            r.verdict,
+            Verdict::Fail,
+            "{}: {:?} {:?}",
+            c.rule,
+            r.reason,
+            r.messages
+        );
+        let msg = r.messages.join(" | ");
+        assert!(
+            msg.contains(c.expect),
+            "{}: message `{msg}` lacks `{}`",
+            c.rule,
+            c.expect
+        );
+        // plan the fix's changes (read-only)
+        let local: Vec<std::path::PathBuf> = [&inputs.config, &inputs.env_file]
+            .into_iter()
+            .flatten()
+            .cloned()
+            .collect();
+        let roots = Roots::new([dir.to_path_buf()]);
+        let cx = FixCtx {
+            host: host.as_ref(),
+            inputs: &inputs,
+            roots: &roots,
+            local_files: local,
+            overlay: Default::default(),
+        };
+        report.results.retain(|x| x.id == c.rule);
+        let _ = gpufix::plan::plan_changes(&mut report, &cx);
+        let mut out = format!("rule: {}\nmessage: {msg}\n", c.rule);
+        if let Some(fix) = &r.fix {
+            out.push_str(&format!(
+                "fix: {} (restart: {})\n",
+                fix.safety.as_str(),
+                fix.restart
+            ));
+            for a in &fix.actions {
+                out.push_str(&format!(
+                    "  action: {}\n",
+                    gpufix::render::text::describe_action(a)
+                ));
+            }
+        }
+        for ch in &report.changes {
+            out.push_str(&format!("change: {}\n", ch.summary));
+            if let Some(d) = &ch.diff {
+                out.push_str(d);
+            }
+        }
+        let re = regex::Regex::new(r"\[DIR\]/case\d+").unwrap();
+        re.replace_all(&out.replace(&dir.display().to_string(), "[DIR]"), "[DIR]")
+            .into_owned()
+    }
+
+    #[test]
+    fn every_rule_fails_on_its_fault() {
+        let t = tempfile::tempdir().unwrap();
+        let d = t.path().to_path_buf();
+        let env = |text: &str| Inputs {
+            env_file: Some(file(&d, "job.env", text)),
+            ..Default::default()
+        };
+        let cfg = |name: &str, text: &str| Inputs {
+            config: Some(file(&d, name, text)),
+            ..Default::default()
+        };
+        let mut cases = Vec::new();
+
+        let mut c = case("driver.device-nodes-missing", "/dev/nvidiactl");
+        c.host.set_dir("/dev", &["nvidia0", "null"]);
+        cases.push(c);
+        let mut c = case("driver.clocks-held-low", "application clock 1500 MHz");
+        c.host
+            .edit_nvml(|n| n.gpus[0].app_clock_graphics = Field::Ok(1500));
+        cases.push(c);
+        let mut c = case("driver.temperature-unreadable", "temperature 0");
+        c.host.edit_nvml(|n| n.gpus[0].temperature_c = Field::Ok(0));
+        cases.push(c);
+        let mut c = case("driver.ecc-uncorrectable", "row remap pending True");
+        c.host
+            .edit_nvml(|n| n.gpus[0].remapped_rows_pending = Field::Ok(true));
+        cases.push(c);
+        let mut c = case("driver.selinux-blocks-modules", "--> off");
+        c.host.set_command(
+            &["getsebool", "domain_kernel_load_modules"],
+            ok("domain_kernel_load_modules --> off\n"),
+        );
+        cases.push(c);
+        let mut c = case("driver.xid-errors", "Xid 79");
+        c.inputs.kernel_log = Some(file(
+            &d,
+            "dmesg.txt",
+            "[ 1234.5] NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, GPU has fallen off the bus.\n",
+        ));
+        cases.push(c);
+        let mut c = case("cuda.driver-too-old", "supports CUDA 12.0");
+        c.host
+            .edit_nvml(|n| n.cuda_driver_version = Field::Ok(12000));
+        cases.push(c);
+        let mut c = case("cuda.launch-blocking", "CUDA_LAUNCH_BLOCKING=1");
+        c.inputs = env("CUDA_LAUNCH_BLOCKING=1\n");
+        cases.push(c);
+        let mut c = case("cuda.visible-devices-empty", "no GPU is visible");
+        c.inputs = env("CUDA_VISIBLE_DEVICES=\n");
+        cases.push(c);
+        let mut c = case("cuda.visible-devices-unknown", "names 3");
+        c.inputs = env("CUDA_VISIBLE_DEVICES=0,3\n");
+        cases.push(c);
+        let mut c = case("cuda.compute-mode-restricted", "Prohibited");
+        c.host
+            .edit_nvml(|n| n.gpus[0].compute_mode = Field::Ok("Prohibited".into()));
+        cases.push(c);
+        let mut c = case("data.workers-too-few", "data.num_workers is 0");
+        c.inputs = cfg("train.yaml", "data:\n  num_workers: 0\n");
+        cases.push(c);
+        let mut c = case("data.pin-memory-off", "pin_memory is false");
+        c.inputs = cfg(
+            "train.yaml",
+            "data:\n  num_workers: 8\n  pin_memory: false\n",
+        );
+        cases.push(c);
+        let mut c = case("data.persistent-workers-off", "with 4 workers");
+        c.inputs = cfg(
+            "train.json",
+            "{\"dataloader\": {\"num_workers\": 4, \"persistent_workers\": false}}\n",
+        );
+        cases.push(c);
+        let mut c = case("data.dataloader-wait", "DataLoader __next__");
+        c.inputs.trace =
+            Some(repo().join("tests/fixtures/evidence/trace/h200-workers0.trace.json.gz"));
+        cases.push(c);
+        let mut c = case("data.mount-atime", "without noatime");
+        c.host.set_file(
+            "/proc/mounts",
+            "/dev/vda / ext4 rw,relatime 0 0\n/dev/nvme0n1 /data xfs rw,relatime 0 0\n",
+        );
+        c.host
+            .set_file("/etc/fstab", "UUID=2222 /data xfs defaults 0 2\n");
+        cases.push(c);
+        let mut c = case("data.pressure-high", "io some 71");
+        c.host.set_file("/proc/pressure/io", "some avg10=71.00 avg60=60.00 avg300=20.00 total=1\nfull avg10=50.00 avg60=0.00 avg300=0.00 total=1\n");
+        cases.push(c);
+        let mut c = case("launch.gpu-idle-gaps", "waiting on the host");
+        c.inputs.trace =
+            Some(repo().join("tests/fixtures/evidence/trace/h200-workers0.trace.json.gz"));
+        cases.push(c);
+        let mut c = case("launch.cpu-governor-powersave", "powersave");
+        c.host.set_file(
+            "/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor",
+            "powersave\n",
+        );
+        cases.push(c);
+        let mut c = case("memory.orphaned-gpu-memory", "PID 424242 (gone");
+        c.host.edit_nvml(|n| {
+            n.gpus[0].processes = Field::Ok(vec![gpufix::host::nvml_types::ProcessMem {
+                pid: 424242,
+                used_memory: Some(1 << 30),
+                kind: "compute".into(),
+            }])
+        });
+        c.host.set_dir("/proc", &["1", "2"]);
+        cases.push(c);
+        let mut c = case(
+            "memory.allocator-fragmentation",
+            "non-releasable split blocks",
+        );
+        c.inputs.evidence = vec![
+            repo().join("tests/fixtures/evidence/torch_memory/h200-fragmentation-summary.txt"),
+        ];
+        cases.push(c);
+        let mut c = case("memory.full-but-idle", "at 3.0% utilization");
+        c.host.edit_nvml(|n| {
+            n.gpus[0].memory_used =
+                Field::Ok(n.gpus[0].memory_total.ok().copied().unwrap_or(0) - (1 << 20))
+        });
+        c.host.set_samples(busy_sample(3, 140 << 30));
+        cases.push(c);
+        let mut c = case("comm.nccl-socket-fallback", "NET/Socket");
+        c.inputs.nccl_log =
+            Some(repo().join("tests/fixtures/evidence/nccl/socket_fallback_multinode.log"));
+        c.host.set_dir("/sys/class/infiniband", &["mlx5_0"]);
+        cases.push(c);
+        let mut c = case("comm.p2p-disabled", "NCCL_P2P_DISABLE=1");
+        c.inputs = env("NCCL_P2P_DISABLE=1\n");
+        c.host.edit_nvml(|n| {
+            let mut g = n.gpus[0].clone();
+            g.index = 1;
+            n.gpus.push(g);
+        });
+        cases.push(c);
+        let mut c = case("comm.p2p-disabled-in-log", "set to 1");
+        c.inputs.nccl_log = Some(file(
+            &d,
+            "nccl.log",
+            "host:1:1 [0] NCCL INFO NCCL_P2P_DISABLE set by environment to 1.\nhost:1:1 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via SHM/direct/direct\n",
+        ));
+        cases.push(c);
+        let mut c = case("comm.ib-disabled", "mlx5_0");
+        c.inputs = env("NCCL_IB_DISABLE=1\n");
+        c.host.set_dir("/sys/class/infiniband", &["mlx5_0"]);
+        cases.push(c);
+        let mut c = case("comm.socket-ifname-missing", "`ib9`");
+        c.inputs = env("NCCL_SOCKET_IFNAME=ib9,^docker\n");
+        c.host.set_dir("/sys/class/net", &["eth0", "lo"]);
+        cases.push(c);
+        let mut c = case("comm.ddp-bucket-default", "is 25 MB");
+        c.inputs = cfg("train.toml", "[ddp]\nbucket_cap_mb = 25 # default\n");
+        cases.push(c);
+        let mut c = case("comm.ddp-bucket-default-source", "bucket_cap_mb=25");
+        c.inputs = cfg(
+            "train.py",
+            "model = DistributedDataParallel(model, device_ids=[rank], bucket_cap_mb=25)\n",
+        );
+        cases.push(c);
+        let mut c = case("comm.topology-no-nvlink", "no active NVLink");
+        c.values = Some(
+            "rules:\n  comm.topology-no-nvlink:\n    params: { expect_nvlink: true }\n".into(),
+        );
+        c.host.edit_nvml(|n| {
+            let mut g = n.gpus[0].clone();
+            g.index = 1;
+            n.gpus.push(g);
+        });
+        cases.push(c);
+
+        let mut all = String::new();
+        let n = cases.len();
+        for c in cases {
+            all.push_str(&run_case(c, &d));
+            all.push('\n');
+        }
+        insta::assert_snapshot!("rule_cases", all);
+        eprintln!("{n} rule fault cases");
+    }
+}
