@@ -1220,6 +1220,73 @@ mod rule_cases {
         });
         cases.push(c);
 
+        let mut c = case("launch.host-sync-in-step", "aten::item");
+        c.inputs.trace =
+            Some(repo().join("tests/fixtures/evidence/trace/h200-item-sync.trace.json.gz"));
+        cases.push(c);
+        let synth = |name: &str, spec: gpufix::evidence::trace::synth::Spec| {
+            let p = d.join(name);
+            let mut f = std::fs::File::create(&p).unwrap();
+            gpufix::evidence::trace::synth::write(&mut f, &spec).unwrap();
+            p
+        };
+        let mut c = case("launch.pageable-copies", "pageable host-to-device copies");
+        c.inputs.trace = Some(synth(
+            "starved.json",
+            gpufix::evidence::trace::synth::starved(),
+        ));
+        c.inputs.config = Some(file(
+            &d,
+            "train.yaml",
+            "data:\n  pin_memory: false  # pageable\n",
+        ));
+        cases.push(c);
+        let mut tiny = gpufix::evidence::trace::synth::well_fed();
+        tiny.kernels_per_step = 2000;
+        tiny.kernel_us = 3.0;
+        tiny.gap_us = 12.0;
+        tiny.dataloader_us = 0.0;
+        tiny.item_calls_per_step = 0;
+        tiny.pageable_copies_per_step = 0;
+        let mut c = case("launch.tiny-kernels", "kernels per step");
+        c.inputs.trace = Some(synth("tiny.json", tiny));
+        cases.push(c);
+        let mut c = case("data.disk-slow", "await");
+        c.sample = true;
+        c.host.set_file_sequence(
+            "/proc/diskstats",
+            &[
+                " 254       0 vda 100 0 800 1000 0 0 0 0 0 500 1000 0 0 0 0 0 0\n",
+                " 254       0 vda 200 0 1600 11000 0 0 0 0 0 1500 11000 0 0 0 0 0 0\n",
+            ],
+        );
+        cases.push(c);
+        let mut c = case("cuda.context-smoke-test-failed", "no kernel image");
+        c.host
+            .set_dir("/dev", &["nvidia0", "nvidiactl", "nvidia-uvm"]);
+        c.host.set_command(
+            &["python3", "-c", gpufix::probes::cuda_stack::PY, "--smoke"],
+            ok("{\"version\": \"2.11.0\", \"cuda\": \"13.0\", \"smoke\": {\"ok\": false, \"error\": \"CUDA error: no kernel image is available\"}}\n"),
+        );
+        cases.push(c);
+        let mut c = case("launch.cpu-bound-launch-thread", "main thread of PID 4242");
+        c.sample = true;
+        c.inputs.pid = Some(4242);
+        let stat = |utime: u32| {
+            format!(
+                "4242 (python3) R 1 4242 4242 0 -1 4194304 100 0 0 0 {utime} 0 0 0 20 0 3 0 100 0 0\n"
+            )
+        };
+        c.host
+            .set_file_sequence("/proc/4242/stat", &[stat(0), stat(100)]);
+        c.host
+            .set_file_sequence("/proc/4242/task/4242/stat", &[stat(0), stat(98)]);
+        c.host.set_file("/proc/4242/cmdline", "python3\0train.py\0");
+        c.host.set_file("/proc/4242/environ", "HOME=/root\0");
+        c.host.set_dir("/proc/4242/task", &["4242"]);
+        c.host.set_samples(busy_sample(4, 1 << 30));
+        cases.push(c);
+
         let mut all = String::new();
         let n = cases.len();
         for c in cases {

@@ -9,7 +9,8 @@ use std::time::{Duration, Instant};
 
 pub struct CudaStack;
 
-const PY: &str = r#"
+/// The script `cuda.stack` runs with `python3 -c` (public so tests can record its answer).
+pub const PY: &str = r#"
 import json, sys, time
 out = {}
 try:
