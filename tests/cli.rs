@@ -1023,8 +1023,11 @@ mod rule_cases {
             overlay: Default::default(),
         };
         report.results.retain(|x| x.id == c.rule);
-        let _ = gpufix::plan::plan_changes(&mut report, &cx);
+        let unplannable = gpufix::plan::plan_changes(&mut report, &cx);
         let mut out = format!("rule: {}\nmessage: {msg}\n", c.rule);
+        for p in unplannable {
+            out.push_str(&format!("cannot plan: {}\n", p.error));
+        }
         if let Some(fix) = &r.fix {
             out.push_str(&format!(
                 "fix: {} (restart: {})\n",
@@ -1164,6 +1167,7 @@ mod rule_cases {
         c.inputs.evidence = vec![
             repo().join("tests/fixtures/evidence/torch_memory/h200-fragmentation-summary.txt"),
         ];
+        c.inputs.env_file = Some(file(&d, "job.env", "# launcher env\nOMP_NUM_THREADS=8\n"));
         cases.push(c);
         let mut c = case("memory.full-but-idle", "at 3.0% utilization");
         c.host.edit_nvml(|n| {
