@@ -389,7 +389,11 @@ fn judge(
             }
             _ => v.to_string(),
         };
-        match expr::eval_bool(&r.rule.fail_when, c) {
+        let verdict = match &r.fail_expr {
+            Some(e) => expr::eval_compiled_bool(e, &r.rule.fail_when, c),
+            None => expr::eval_bool(&r.rule.fail_when, c),
+        };
+        match verdict {
             Ok(false) => {}
             Ok(true) => {
                 res.verdict = Verdict::Fail;

@@ -56,6 +56,36 @@ pub fn err_text(e: &minijinja::Error) -> String {
     }
 }
 
+/// An expression compiled once at load time and reused for every evaluation.
+pub type Compiled = std::sync::Arc<minijinja::Expression<'static, 'static>>;
+
+/// Compile an expression to keep, with the dotted variable paths it reads.
+pub fn compile(src: &str) -> Result<(Compiled, BTreeSet<String>), String> {
+    let expr = env()
+        .compile_expression_owned(src.to_string())
+        .map_err(|e| err_text(&e))?;
+    let vars = expr
+        .undeclared_variables(true)
+        .into_iter()
+        .filter(|v| !is_global(v))
+        .collect();
+    Ok((std::sync::Arc::new(expr), vars))
+}
+
+/// Evaluate a compiled threshold: exactly `true` or `false`.
+pub fn eval_compiled_bool(expr: &Compiled, src: &str, ctx: &Value) -> Result<bool, String> {
+    let v = expr.eval(to_mj(ctx)).map_err(|e| err_text(&e))?;
+    if v.is_undefined() {
+        return Err("undefined value: the expression read something that is not there".into());
+    }
+    match serde_json::to_value(&v).map_err(|e| e.to_string())? {
+        Value::Bool(b) => Ok(b),
+        other => Err(format!(
+            "`{src}` gave {other} where true or false was expected"
+        )),
+    }
+}
+
 /// Compile an expression; on success return the dotted variable paths it reads.
 pub fn check_expression(src: &str) -> Result<BTreeSet<String>, String> {
     let expr = env().compile_expression(src).map_err(|e| err_text(&e))?;

@@ -102,6 +102,8 @@ pub struct LoadedRule {
     pub waiver: Option<model::Waiver>,
     /// Effective fix safety (never looser than the loosest its action kinds allow).
     pub fix_safety: Option<Safety>,
+    /// `fail_when`, compiled once when the rule was checked.
+    pub fail_expr: Option<crate::engine::expr::Compiled>,
 }
 
 /// Rules in evaluation order: bottom-up by layer, dependencies first, then by tier and position.

@@ -344,7 +344,7 @@ pub fn load(
             base: &base,
             out: &mut diags,
         };
-        check_rule(rule, &ids, &mut d);
+        let fail_expr = check_rule(rule, &ids, &mut d);
         let rv = vals.rules.get(&rule.id);
         if rv.is_some_and(|v| v.disabled) {
             continue;
@@ -369,6 +369,7 @@ pub fn load(
             params,
             waiver: rv.and_then(|v| v.waive.clone()),
             fix_safety,
+            fail_expr,
         });
     }
     let disabled: Vec<String> = vals
@@ -512,7 +513,8 @@ impl Scope<'_> {
     }
 }
 
-fn check_rule(rule: &Rule, ids: &BTreeSet<String>, d: &mut RuleDiags) {
+/// Check one rule; returns its `fail_when` compiled, for evaluation to reuse.
+fn check_rule(rule: &Rule, ids: &BTreeSet<String>, d: &mut RuleDiags) -> Option<expr::Compiled> {
     // probes
     for (alias, spec) in &rule.probes {
         let sub = format!("/probes/{alias}");
@@ -596,7 +598,28 @@ fn check_rule(rule: &Rule, ids: &BTreeSet<String>, d: &mut RuleDiags) {
     if let Some(fe) = &rule.for_each {
         scope.item = Some(&fe.as_);
     }
-    expr_check(&rule.fail_when, "/fail_when", &scope, d);
+    let compiled = match expr::compile(&rule.fail_when) {
+        Err(e) => {
+            d.push(
+                "expression-syntax",
+                "/fail_when",
+                format!("expression `{}` does not compile: {e}", rule.fail_when),
+                "thresholds use minijinja's expression syntax, e.g. `gpu.power_limit_w < params.min_watts`".into(),
+            );
+            None
+        }
+        Ok((c, vars)) => {
+            for (m, h) in scope.check(&vars) {
+                d.push(
+                    "undeclared-name",
+                    "/fail_when",
+                    format!("expression `{}`: {m}", rule.fail_when),
+                    h,
+                );
+            }
+            Some(c)
+        }
+    };
     template_check(&rule.message, "/message", &scope, d);
     // fix
     if let Some(fix) = &rule.fix {
@@ -705,6 +728,7 @@ fn check_rule(rule: &Rule, ids: &BTreeSet<String>, d: &mut RuleDiags) {
             check_templates_in(&Value::Object(params), &sub, &scope, d);
         }
     }
+    compiled
 }
 
 fn known_probes_help() -> String {
