@@ -601,7 +601,7 @@ mod apply_loop {
         first
             .current_dir(repo())
             .env("NO_COLOR", "1")
-            .env("GPUFIX_TEST_HOLD_LOCK_MS", "3000")
+            .env("GPUFIX_TEST_HOLD_LOCK_MS", "8000")
             .arg("--no-system")
             .args(&a);
         let child = first
@@ -609,7 +609,13 @@ mod apply_loop {
             .stderr(std::process::Stdio::piped())
             .spawn()
             .unwrap();
-        std::thread::sleep(std::time::Duration::from_millis(1200));
+        // start the second run once the first holds the lock (its lock file exists)
+        let lock = f.dir.path().join("root/var/lib/gpufix/lock");
+        let t0 = std::time::Instant::now();
+        while !lock.exists() && t0.elapsed() < std::time::Duration::from_secs(30) {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
         let second = f.run(&["apply", "--yes"]);
         let first = child.wait_with_output().unwrap();
         assert_eq!(
