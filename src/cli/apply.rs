@@ -4,8 +4,7 @@
 use super::{Format, Global};
 use crate::apply::{self, DEFAULT_STATE_DIR};
 use crate::fixes::FixCtx;
-use crate::plan::{PLAN_VERSION, PlanFile, plan_changes};
-use crate::render::text;
+use crate::plan::{PLAN_VERSION, PlanFile};
 use crate::report::{PlannedChange, Safety, Verdict};
 use crate::safe_write::Roots;
 use clap::Args;
@@ -111,11 +110,9 @@ fn ask(c: &PlannedChange) -> Answer {
 }
 
 pub fn run(g: &Global, a: &ApplyArgs) -> anyhow::Result<i32> {
-    let host = g.host()?;
-    let inputs = g.inputs(host.as_ref())?;
+    let (host, inputs) = super::plan::host_and_inputs(g)?;
     let mut local = local_files(g);
-    let mut problems = Vec::new();
-    let (report, from_file) = match &a.plan {
+    let (report, problems) = match &a.plan {
         Some(p) => {
             let text = std::fs::read_to_string(p)
                 .map_err(|e| anyhow::anyhow!("cannot read plan {}: {e}", p.display()))?;
@@ -143,25 +140,13 @@ pub fn run(g: &Global, a: &ApplyArgs) -> anyhow::Result<i32> {
                 );
             }
             local.extend(pf.local_files.iter().map(PathBuf::from));
-            (pf.report, true)
+            (pf.report, Vec::new())
         }
-        None => {
-            let mut report = match super::plan::make_report(g, Duration::from_secs(15))? {
-                Ok(r) => r,
-                Err(code) => return Ok(code),
-            };
-            let cx = FixCtx {
-                host: host.as_ref(),
-                inputs: &inputs,
-                roots: &roots(g, &local),
-                local_files: local.clone(),
-                overlay: Default::default(),
-            };
-            problems = plan_changes(&mut report, &cx);
-            (report, false)
-        }
+        None => match super::plan::planned_report(g, Duration::from_secs(15), &host, &inputs)? {
+            Ok(x) => x,
+            Err(code) => return Ok(code),
+        },
     };
-    let _ = from_file;
     let roots = roots(g, &local);
     let cx = FixCtx {
         host: host.as_ref(),
@@ -341,7 +326,7 @@ help: fix the cause, or leave those fixes out with --deny KIND or --only RULE",
         let mut g2 = g.clone();
         g2.only = rules.clone();
         g2.sample = Duration::ZERO;
-        super::plan::make_report(&g2, Duration::from_secs(15))?
+        super::plan::make_report(&g2, Duration::from_secs(15), &host, &inputs)?
     };
     if let Ok(after) = recheck {
         for r in after
@@ -400,7 +385,6 @@ help: fix the cause, or leave those fixes out with --deny KIND or --only RULE",
             writeln!(out, "note: {n}")?;
         }
     }
-    let _ = text::summary_line;
     Ok(0)
 }
 

@@ -3,7 +3,6 @@
 //! 1 WARNING, 2 CRITICAL, 3 UNKNOWN).
 
 use super::{Format, Global};
-use crate::fixes::FixCtx;
 use crate::render::{junit, nagios, prometheus, slurm, text};
 use clap::Args;
 use std::path::PathBuf;
@@ -21,25 +20,10 @@ pub struct AuditArgs {
 
 pub fn run(g: &Global, a: &AuditArgs) -> anyhow::Result<i32> {
     let started = Instant::now();
-    let made = (|| -> anyhow::Result<Result<crate::report::Report, i32>> {
-        let mut report = match super::plan::make_report(g, a.probe_timeout)? {
-            Ok(r) => r,
-            Err(code) => return Ok(Err(code)),
-        };
-        let host = g.host()?;
-        let inputs = g.inputs(host.as_ref())?;
-        let local = super::apply::local_files(g);
-        let cx = FixCtx {
-            host: host.as_ref(),
-            inputs: &inputs,
-            roots: &super::apply::roots(g, &local),
-            local_files: local.clone(),
-            overlay: Default::default(),
-        };
-        // read-only: prepare computes diffs without writing anything
-        let _ = crate::plan::plan_changes(&mut report, &cx);
-        Ok(Ok(report))
-    })();
+    let made = super::plan::host_and_inputs(g).and_then(|(host, inputs)| {
+        // read-only: planning computes diffs without writing anything
+        Ok(super::plan::planned_report(g, a.probe_timeout, &host, &inputs)?.map(|(r, _)| r))
+    });
     let report = match made {
         Ok(Ok(r)) => r,
         Ok(Err(code)) => {

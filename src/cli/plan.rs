@@ -2,8 +2,11 @@
 
 use super::{Format, Global, print_diagnostics};
 use crate::engine::{self, Options};
+use crate::host::Host;
+use crate::plan::Unplannable;
 use crate::playbook::diag::did_you_mean;
 use crate::playbook::{Layer, RuleSet};
+use crate::probes::Inputs;
 use crate::render::text::{self, Style};
 use crate::report::Report;
 use clap::Args;
@@ -38,15 +41,26 @@ pub fn check_only(set: &RuleSet, only: &[String]) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The host and inputs one run judges, made once (a snapshot is parsed once, NVML starts once).
+pub fn host_and_inputs(g: &Global) -> anyhow::Result<(Arc<dyn Host>, Arc<Inputs>)> {
+    let host = g.host()?;
+    let inputs = Arc::new(g.inputs(host.as_ref())?);
+    Ok((host, inputs))
+}
+
 /// Shared by plan, audit and apply: load, check, observe, evaluate.
-pub fn make_report(g: &Global, probe_timeout: Duration) -> anyhow::Result<Result<Report, i32>> {
+pub fn make_report(
+    g: &Global,
+    probe_timeout: Duration,
+    host: &Arc<dyn Host>,
+    inputs: &Arc<Inputs>,
+) -> anyhow::Result<Result<Report, i32>> {
     let set = match g.rule_set() {
         Ok(s) => s,
         Err(d) => return Ok(Err(print_diagnostics(&d))),
     };
     check_only(&set, &g.only)?;
-    let host = g.host()?;
-    let inputs = Arc::new(g.inputs(host.as_ref())?);
+    let (host, inputs) = (host.clone(), inputs.clone());
     let opts = Options {
         sample: g.sample,
         probe_deadline: probe_timeout,
@@ -74,22 +88,37 @@ pub fn make_report(g: &Global, probe_timeout: Duration) -> anyhow::Result<Result
     Ok(Ok(report))
 }
 
-pub fn run(g: &Global, a: &PlanArgs) -> anyhow::Result<i32> {
-    let mut report = match make_report(g, a.probe_timeout)? {
+/// The report with every failing rule's fix planned into changes (read-only), and the fixes
+/// that could not be planned. Shared by plan, audit and apply.
+pub fn planned_report(
+    g: &Global,
+    probe_timeout: Duration,
+    host: &Arc<dyn Host>,
+    inputs: &Arc<Inputs>,
+) -> anyhow::Result<Result<(Report, Vec<Unplannable>), i32>> {
+    let mut report = match make_report(g, probe_timeout, host, inputs)? {
         Ok(r) => r,
-        Err(code) => return Ok(code),
+        Err(code) => return Ok(Err(code)),
     };
-    let host = g.host()?;
-    let inputs = g.inputs(host.as_ref())?;
     let local = super::apply::local_files(g);
     let cx = crate::fixes::FixCtx {
         host: host.as_ref(),
-        inputs: &inputs,
+        inputs,
         roots: &super::apply::roots(g, &local),
-        local_files: local.clone(),
+        local_files: local,
         overlay: Default::default(),
     };
-    let _ = crate::plan::plan_changes(&mut report, &cx);
+    let problems = crate::plan::plan_changes(&mut report, &cx);
+    Ok(Ok((report, problems)))
+}
+
+pub fn run(g: &Global, a: &PlanArgs) -> anyhow::Result<i32> {
+    let (host, inputs) = host_and_inputs(g)?;
+    let report = match planned_report(g, a.probe_timeout, &host, &inputs)? {
+        Ok((r, _)) => r,
+        Err(code) => return Ok(code),
+    };
+    let local = super::apply::local_files(g);
     if let Some(out) = &a.output {
         let pf = crate::plan::PlanFile {
             plan_version: crate::plan::PLAN_VERSION,
