@@ -6,7 +6,8 @@
 
 use super::edit::fstab;
 use super::file::{self, FileEdit};
-use super::{FixCtx, FixKind, Prepared, Prior, runtime_change, str_param, value_fingerprint};
+use super::runtime::{RuntimeAndFile, runtime_and_file_kind};
+use super::{FixCtx, Prepared, runtime_change, str_param};
 use crate::report::PlannedChange;
 use serde_json::{Map, Value, json};
 use std::time::Duration;
@@ -155,11 +156,14 @@ fn findmnt_verify(old: &str, new: &str, cx: &FixCtx) -> Result<(), String> {
 
 pub struct FstabOptions;
 
-impl FixKind for FstabOptions {
-    fn name(&self) -> &'static str {
-        "fstab.options"
-    }
-    fn prepare(&self, action: &Map<String, Value>, cx: &FixCtx) -> Result<Vec<Prepared>, String> {
+impl RuntimeAndFile for FstabOptions {
+    const NAME: &'static str = "fstab.options";
+    const PART: &'static str = "remount";
+    fn prepare_parts(
+        &self,
+        action: &Map<String, Value>,
+        cx: &FixCtx,
+    ) -> Result<Vec<Prepared>, String> {
         let mut out = file::prepare_edit(&FstabFile, action, cx)?;
         if let Some(p) = out.first()
             && let (Some(old), Some(new)) = (&p.before_text, &p.after_text)
@@ -182,73 +186,41 @@ impl FixKind for FstabOptions {
         }
         Ok(out)
     }
-    fn fingerprint(&self, change: &PlannedChange, cx: &FixCtx) -> Result<String, String> {
-        match change.part.as_str() {
-            "remount" => Ok(value_fingerprint(&json!(live_options(mp_of(change)?, cx)?))),
-            _ => file::file_fingerprint(change, cx),
-        }
+    fn read(&self, change: &PlannedChange, cx: &FixCtx) -> Result<Value, String> {
+        Ok(json!(live_options(mp_of(change)?, cx)?))
     }
-    fn after_fingerprint(&self, change: &PlannedChange) -> String {
-        match change.part.as_str() {
-            "remount" => value_fingerprint(&super::after_value(change)),
-            _ => file::file_after_fingerprint(change),
-        }
+    fn write(&self, change: &PlannedChange, opts: &Value, cx: &FixCtx) -> Result<(), String> {
+        let o: Vec<&str> = opts
+            .as_array()
+            .map(|a| a.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        cx.host
+            .remount(mp_of(change)?, &format!("remount,{}", o.join(",")))
     }
-    fn save(&self, change: &PlannedChange, cx: &FixCtx) -> Result<Prior, String> {
-        match change.part.as_str() {
-            "remount" => Ok(Prior::Value {
-                value: json!(live_options(mp_of(change)?, cx)?),
-            }),
-            _ => file::file_save(change, cx),
-        }
-    }
-    fn apply(&self, change: &PlannedChange, cx: &FixCtx) -> Result<(), String> {
-        match change.part.as_str() {
-            "remount" => remount(change, &super::after_value(change), cx),
-            _ => file::file_apply(change, cx),
-        }
-    }
-    fn verify(&self, change: &PlannedChange, cx: &FixCtx) -> Result<(), String> {
-        match change.part.as_str() {
-            // the kernel may add or reorder options: check the ones we asked for
-            "remount" => {
-                let live = live_options(mp_of(change)?, cx)?;
-                let a = super::action_of(change);
-                let missing: Vec<String> = list(&a, "add")
-                    .into_iter()
-                    .filter(|o| !live.contains(o))
-                    .collect();
-                let still: Vec<String> = list(&a, "remove")
-                    .into_iter()
-                    .filter(|o| live.contains(o))
-                    .collect();
-                if missing.is_empty() && still.is_empty() {
-                    Ok(())
-                } else {
-                    Err(format!(
-                        "after remount {} lacks {missing:?} / still has {still:?}",
-                        change.target
-                    ))
-                }
-            }
-            _ => {
-                let now = file::file_fingerprint(change, cx)?;
-                if now == file::file_after_fingerprint(change) {
-                    Ok(())
-                } else {
-                    Err(format!("{} changed after writing", change.target))
-                }
-            }
-        }
-    }
-    fn undo(&self, change: &PlannedChange, prior: &Prior, cx: &FixCtx) -> Result<(), String> {
-        match (change.part.as_str(), prior) {
-            ("remount", Prior::Value { value }) => remount(change, value, cx),
-            ("remount", _) => Err("journal holds no mount options".into()),
-            _ => file::file_undo(change, prior, cx),
+    /// The kernel may add or reorder options: check the ones asked for.
+    fn verify_runtime(&self, change: &PlannedChange, cx: &FixCtx) -> Result<(), String> {
+        let live = live_options(mp_of(change)?, cx)?;
+        let a = super::action_of(change);
+        let missing: Vec<String> = list(&a, "add")
+            .into_iter()
+            .filter(|o| !live.contains(o))
+            .collect();
+        let still: Vec<String> = list(&a, "remove")
+            .into_iter()
+            .filter(|o| live.contains(o))
+            .collect();
+        if missing.is_empty() && still.is_empty() {
+            Ok(())
+        } else {
+            Err(format!(
+                "after remount {} lacks {missing:?} / still has {still:?}",
+                change.target
+            ))
         }
     }
 }
+
+runtime_and_file_kind!(FstabOptions);
 
 fn mp_of(change: &PlannedChange) -> Result<&str, String> {
     change
@@ -256,13 +228,4 @@ fn mp_of(change: &PlannedChange) -> Result<&str, String> {
         .get("mount_point")
         .and_then(Value::as_str)
         .ok_or_else(|| "action has no mount_point".into())
-}
-
-fn remount(change: &PlannedChange, opts: &Value, cx: &FixCtx) -> Result<(), String> {
-    let o: Vec<&str> = opts
-        .as_array()
-        .map(|a| a.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    cx.host
-        .remount(mp_of(change)?, &format!("remount,{}", o.join(",")))
 }

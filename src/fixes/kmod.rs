@@ -4,10 +4,8 @@
 use super::edit::line::LineState;
 use super::edit::module_conf;
 use super::file::{self, FileEdit};
-use super::{
-    FixCtx, FixKind, Prepared, Prior, as_part, runtime_change, scalar_param, str_param,
-    value_fingerprint,
-};
+use super::runtime::{RuntimeAndFile, runtime_and_file_kind};
+use super::{FixCtx, Prepared, as_part, runtime_change, scalar_param, str_param};
 use crate::report::PlannedChange;
 use serde_json::{Map, Value, json};
 
@@ -65,11 +63,14 @@ impl FileEdit for LoadFile {
 
 pub struct KmodLoad;
 
-impl FixKind for KmodLoad {
-    fn name(&self) -> &'static str {
-        "kmod.load"
-    }
-    fn prepare(&self, action: &Map<String, Value>, cx: &FixCtx) -> Result<Vec<Prepared>, String> {
+impl RuntimeAndFile for KmodLoad {
+    const NAME: &'static str = "kmod.load";
+    const PART: &'static str = "runtime";
+    fn prepare_parts(
+        &self,
+        action: &Map<String, Value>,
+        cx: &FixCtx,
+    ) -> Result<Vec<Prepared>, String> {
         let m = str_param(action, "module")?;
         let mut out = Vec::new();
         if !loaded(m, cx)? {
@@ -87,43 +88,28 @@ impl FixKind for KmodLoad {
         ));
         Ok(out)
     }
-    fn fingerprint(&self, change: &PlannedChange, cx: &FixCtx) -> Result<String, String> {
-        match change.part.as_str() {
-            "runtime" => Ok(value_fingerprint(&json!(loaded(module_of(change)?, cx)?))),
-            _ => file::file_fingerprint(change, cx),
-        }
+    fn read(&self, change: &PlannedChange, cx: &FixCtx) -> Result<Value, String> {
+        Ok(json!(loaded(module_of(change)?, cx)?))
     }
-    fn after_fingerprint(&self, change: &PlannedChange) -> String {
-        match change.part.as_str() {
-            "runtime" => value_fingerprint(&json!(true)),
-            _ => file::file_after_fingerprint(change),
-        }
+    fn write(&self, change: &PlannedChange, v: &Value, cx: &FixCtx) -> Result<(), String> {
+        cx.host.set_module(module_of(change)?, v == &json!(true))
     }
-    fn save(&self, change: &PlannedChange, cx: &FixCtx) -> Result<Prior, String> {
-        match change.part.as_str() {
-            "runtime" => Ok(Prior::Value {
-                value: json!(loaded(module_of(change)?, cx)?),
-            }),
-            _ => file::file_save(change, cx),
-        }
-    }
-    fn apply(&self, change: &PlannedChange, cx: &FixCtx) -> Result<(), String> {
-        match change.part.as_str() {
-            "runtime" => cx.host.set_module(module_of(change)?, true),
-            _ => file::file_apply(change, cx),
-        }
-    }
-    fn undo(&self, change: &PlannedChange, prior: &Prior, cx: &FixCtx) -> Result<(), String> {
-        match (change.part.as_str(), prior) {
-            // unload only what this run loaded
-            ("runtime", Prior::Value { value }) if value == &json!(false) => {
-                cx.host.set_module(module_of(change)?, false)
-            }
-            ("runtime", _) => Ok(()),
-            _ => file::file_undo(change, prior, cx),
+    /// Unload only what this run loaded.
+    fn undo_runtime(
+        &self,
+        change: &PlannedChange,
+        prior: &Value,
+        cx: &FixCtx,
+    ) -> Result<(), String> {
+        if prior == &json!(false) {
+            self.write(change, prior, cx)
+        } else {
+            Ok(())
         }
     }
 }
+
+runtime_and_file_kind!(KmodLoad);
 
 pub struct KmodOptions;
 

@@ -14,6 +14,7 @@ pub mod fstab_options;
 mod kinds_test;
 pub mod kmod;
 pub mod nvidia;
+pub mod runtime;
 pub mod spec;
 pub mod sysctl;
 pub mod sysfs;

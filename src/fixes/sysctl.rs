@@ -3,10 +3,8 @@
 
 use super::edit::sysctl_conf;
 use super::file::{self, FileEdit};
-use super::{
-    FixCtx, FixKind, Prepared, Prior, as_part, runtime_change, scalar_param, str_param,
-    value_fingerprint,
-};
+use super::runtime::{RuntimeAndFile, runtime_and_file_kind};
+use super::{FixCtx, Prepared, as_part, runtime_change, scalar_param, str_param};
 use crate::report::PlannedChange;
 use serde_json::{Map, Value, json};
 
@@ -65,11 +63,14 @@ impl FileEdit for SysctlFile {
 
 pub struct SysctlSet;
 
-impl FixKind for SysctlSet {
-    fn name(&self) -> &'static str {
-        "sysctl.set"
-    }
-    fn prepare(&self, action: &Map<String, Value>, cx: &FixCtx) -> Result<Vec<Prepared>, String> {
+impl RuntimeAndFile for SysctlSet {
+    const NAME: &'static str = "sysctl.set";
+    const PART: &'static str = "runtime";
+    fn prepare_parts(
+        &self,
+        action: &Map<String, Value>,
+        cx: &FixCtx,
+    ) -> Result<Vec<Prepared>, String> {
         let key = str_param(action, "key")?;
         let want = scalar_param(action, "value")?;
         let mut out = Vec::new();
@@ -89,40 +90,22 @@ impl FixKind for SysctlSet {
         ));
         Ok(out)
     }
-    fn fingerprint(&self, change: &PlannedChange, cx: &FixCtx) -> Result<String, String> {
-        match change.part.as_str() {
-            "runtime" => Ok(value_fingerprint(&json!(read_value(key_of(change)?, cx)?))),
-            _ => file::file_fingerprint(change, cx),
-        }
+    fn read(&self, change: &PlannedChange, cx: &FixCtx) -> Result<Value, String> {
+        Ok(json!(read_value(key_of(change)?, cx)?))
     }
-    fn after_fingerprint(&self, change: &PlannedChange) -> String {
-        match change.part.as_str() {
-            "runtime" => value_fingerprint(&super::after_value(change)),
-            _ => file::file_after_fingerprint(change),
-        }
-    }
-    fn save(&self, change: &PlannedChange, cx: &FixCtx) -> Result<Prior, String> {
-        match change.part.as_str() {
-            "runtime" => Ok(Prior::Value {
-                value: json!(read_value(key_of(change)?, cx)?),
-            }),
-            _ => file::file_save(change, cx),
-        }
-    }
-    fn apply(&self, change: &PlannedChange, cx: &FixCtx) -> Result<(), String> {
-        match change.part.as_str() {
-            "runtime" => write(change, &super::after_value(change), cx),
-            _ => file::file_apply(change, cx),
-        }
-    }
-    fn undo(&self, change: &PlannedChange, prior: &Prior, cx: &FixCtx) -> Result<(), String> {
-        match (change.part.as_str(), prior) {
-            ("runtime", Prior::Value { value }) => write(change, value, cx),
-            ("runtime", _) => Err("journal holds no value for this change".into()),
-            _ => file::file_undo(change, prior, cx),
-        }
+    fn write(&self, change: &PlannedChange, v: &Value, cx: &FixCtx) -> Result<(), String> {
+        let key = key_of(change)?;
+        let text = v
+            .as_str()
+            .map(str::to_string)
+            .unwrap_or_else(|| v.to_string());
+        cx.host
+            .write_runtime(&proc_path(key), &text)
+            .map_err(|e| format!("cannot set sysctl {key}: {e}"))
     }
 }
+
+runtime_and_file_kind!(SysctlSet);
 
 fn key_of(change: &PlannedChange) -> Result<&str, String> {
     change
@@ -130,15 +113,4 @@ fn key_of(change: &PlannedChange) -> Result<&str, String> {
         .get("key")
         .and_then(Value::as_str)
         .ok_or_else(|| "action has no key".into())
-}
-
-fn write(change: &PlannedChange, v: &Value, cx: &FixCtx) -> Result<(), String> {
-    let key = key_of(change)?;
-    let text = v
-        .as_str()
-        .map(str::to_string)
-        .unwrap_or_else(|| v.to_string());
-    cx.host
-        .write_runtime(&proc_path(key), &text)
-        .map_err(|e| format!("cannot set sysctl {key}: {e}"))
 }

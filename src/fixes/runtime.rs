@@ -1,0 +1,148 @@
+//! Fix kinds that change one piece of runtime state (a sysctl, a loaded module, a live mount)
+//! and persist it in a file (sysctl.d, modules-load.d, fstab). The runtime part reads and
+//! writes a JSON value; every other part is a file change handled by [`super::file`]. The
+//! [`runtime_and_file_kind!`] macro writes the part dispatch once for every such kind.
+
+use super::{FixCtx, Prepared, Prior, after_value};
+use crate::report::PlannedChange;
+use serde_json::{Map, Value};
+
+pub trait RuntimeAndFile: Sync {
+    const NAME: &'static str;
+    /// The part name of the runtime change (`runtime`, `remount`).
+    const PART: &'static str;
+    /// Every part this action would change now (runtime and file parts).
+    fn prepare_parts(
+        &self,
+        action: &Map<String, Value>,
+        cx: &FixCtx,
+    ) -> Result<Vec<Prepared>, String>;
+    /// The runtime value now.
+    fn read(&self, change: &PlannedChange, cx: &FixCtx) -> Result<Value, String>;
+    fn write(&self, change: &PlannedChange, value: &Value, cx: &FixCtx) -> Result<(), String>;
+    /// Read back after `write`: by default, the value must be exactly `after`.
+    fn verify_runtime(&self, change: &PlannedChange, cx: &FixCtx) -> Result<(), String> {
+        let now = self.read(change, cx)?;
+        if now == after_value(change) {
+            Ok(())
+        } else {
+            Err(format!(
+                "{}: read back {now}, expected {}",
+                change.target,
+                after_value(change)
+            ))
+        }
+    }
+    /// Restore the value read before: by default, write it back.
+    fn undo_runtime(
+        &self,
+        change: &PlannedChange,
+        prior: &Value,
+        cx: &FixCtx,
+    ) -> Result<(), String> {
+        self.write(change, prior, cx)
+    }
+}
+
+/// `impl FixKind` for a [`RuntimeAndFile`] type.
+macro_rules! runtime_and_file_kind {
+    ($T:ty) => {
+        impl $crate::fixes::FixKind for $T {
+            fn name(&self) -> &'static str {
+                <$T as $crate::fixes::runtime::RuntimeAndFile>::NAME
+            }
+            fn prepare(
+                &self,
+                action: &serde_json::Map<String, serde_json::Value>,
+                cx: &$crate::fixes::FixCtx,
+            ) -> Result<Vec<$crate::fixes::Prepared>, String> {
+                self.prepare_parts(action, cx)
+            }
+            fn fingerprint(
+                &self,
+                c: &$crate::report::PlannedChange,
+                cx: &$crate::fixes::FixCtx,
+            ) -> Result<String, String> {
+                if c.part == <$T as $crate::fixes::runtime::RuntimeAndFile>::PART {
+                    Ok($crate::fixes::value_fingerprint(&self.read(c, cx)?))
+                } else {
+                    $crate::fixes::file::file_fingerprint(c, cx)
+                }
+            }
+            fn after_fingerprint(&self, c: &$crate::report::PlannedChange) -> String {
+                if c.part == <$T as $crate::fixes::runtime::RuntimeAndFile>::PART {
+                    $crate::fixes::value_fingerprint(&$crate::fixes::after_value(c))
+                } else {
+                    $crate::fixes::file::file_after_fingerprint(c)
+                }
+            }
+            fn save(
+                &self,
+                c: &$crate::report::PlannedChange,
+                cx: &$crate::fixes::FixCtx,
+            ) -> Result<$crate::fixes::Prior, String> {
+                if c.part == <$T as $crate::fixes::runtime::RuntimeAndFile>::PART {
+                    Ok($crate::fixes::Prior::Value {
+                        value: self.read(c, cx)?,
+                    })
+                } else {
+                    $crate::fixes::file::file_save(c, cx)
+                }
+            }
+            fn apply(
+                &self,
+                c: &$crate::report::PlannedChange,
+                cx: &$crate::fixes::FixCtx,
+            ) -> Result<(), String> {
+                if c.part == <$T as $crate::fixes::runtime::RuntimeAndFile>::PART {
+                    self.write(c, &$crate::fixes::after_value(c), cx)
+                } else {
+                    $crate::fixes::file::file_apply(c, cx)
+                }
+            }
+            fn verify(
+                &self,
+                c: &$crate::report::PlannedChange,
+                cx: &$crate::fixes::FixCtx,
+            ) -> Result<(), String> {
+                if c.part == <$T as $crate::fixes::runtime::RuntimeAndFile>::PART {
+                    self.verify_runtime(c, cx)
+                } else {
+                    $crate::fixes::runtime::verify_file(c, cx)
+                }
+            }
+            fn undo(
+                &self,
+                c: &$crate::report::PlannedChange,
+                prior: &$crate::fixes::Prior,
+                cx: &$crate::fixes::FixCtx,
+            ) -> Result<(), String> {
+                $crate::fixes::runtime::undo_part(self, c, prior, cx)
+            }
+        }
+    };
+}
+pub(crate) use runtime_and_file_kind;
+
+pub fn verify_file(c: &PlannedChange, cx: &FixCtx) -> Result<(), String> {
+    let now = super::file::file_fingerprint(c, cx)?;
+    let want = super::file::file_after_fingerprint(c);
+    if now == want {
+        Ok(())
+    } else {
+        Err(format!("{}: read back {now}, expected {want}", c.target))
+    }
+}
+
+pub fn undo_part<T: RuntimeAndFile>(
+    k: &T,
+    c: &PlannedChange,
+    prior: &Prior,
+    cx: &FixCtx,
+) -> Result<(), String> {
+    match (c.part == T::PART, prior) {
+        (true, Prior::Value { value }) => k.undo_runtime(c, value, cx),
+        (true, _) => Err("journal holds no runtime value for this change".into()),
+        (false, _) => super::file::file_undo(c, prior, cx),
+    }
+}
