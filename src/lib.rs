@@ -7,6 +7,7 @@ pub mod crashpoint;
 pub mod engine;
 pub mod evidence;
 pub mod fixes;
+pub mod formats;
 pub mod host;
 pub mod journal;
 pub mod plan;
