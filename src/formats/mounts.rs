@@ -49,22 +49,29 @@ pub fn decode_octal(field: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-/// Parse `/proc/mounts` (or `/proc/self/mounts`); lines with fewer than four fields are skipped.
+/// Parse `/proc/mounts` (or `/proc/self/mounts`, `/etc/mtab`); lines with fewer than four
+/// fields are skipped.
 pub fn parse_mounts(text: &str) -> Vec<Mount> {
-    text.lines()
-        .filter_map(|line| {
-            let f: Vec<&str> = line.split_whitespace().collect();
-            if f.len() < 4 {
-                return None;
-            }
-            Some(Mount {
-                device: decode_octal(f[0]),
-                mount_point: decode_octal(f[1]),
-                fstype: f[2].to_string(),
-                options: f[3].split(',').map(decode_octal).collect(),
-            })
-        })
-        .collect()
+    text.lines().filter_map(mounts_line).collect()
+}
+
+/// One line of `/proc/mounts`: `device mount_point fstype options dump pass`; `None` when it
+/// has fewer than four fields.
+pub fn mounts_line(line: &str) -> Option<Mount> {
+    let f: Vec<&str> = line.split_whitespace().collect();
+    if f.len() < 4 {
+        return None;
+    }
+    Some(Mount {
+        device: decode_octal(f[0]),
+        mount_point: decode_octal(f[1]),
+        fstype: decode_octal(f[2]),
+        options: f[3]
+            .split(',')
+            .filter(|o| !o.is_empty())
+            .map(decode_octal)
+            .collect(),
+    })
 }
 
 /// True when `path` is `mount_point` or below it (component-wise, so `/data2` is not under
