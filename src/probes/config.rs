@@ -48,7 +48,7 @@ pub fn parse_config(path: &str, text: &str) -> Result<(&'static str, Value), Str
     }
 }
 
-fn toml_to_json(item: &toml_edit::Item) -> Value {
+pub fn toml_to_json(item: &toml_edit::Item) -> Value {
     use toml_edit::{Item, Value as V};
     fn val(v: &V) -> Value {
         match v {
