@@ -267,17 +267,13 @@ pub fn parse_structured(text: &str) -> Option<(&'static str, Value)> {
             return Some(("json", v));
         }
     }
-    if let Ok(doc) = t.parse::<toml_edit::DocumentMut>()
-        && !doc.as_table().is_empty()
-        && t.lines().any(|l| {
-            let l = l.trim();
-            l.starts_with('[') || l.contains(" = ")
-        })
+    if t.lines().any(|l| {
+        let l = l.trim();
+        l.starts_with('[') || l.contains(" = ")
+    }) && let Ok(v @ Value::Object(_)) = crate::formats::config::toml_to_json(t)
+        && v.as_object().is_some_and(|o| !o.is_empty())
     {
-        let v = crate::probes::config::toml_to_json(doc.as_item());
-        if v.is_object() {
-            return Some(("toml", v));
-        }
+        return Some(("toml", v));
     }
     match serde_yaml::from_str::<Value>(t) {
         Ok(v @ Value::Object(_)) => Some(("yaml", v)),
