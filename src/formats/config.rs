@@ -270,7 +270,7 @@ pub fn config_set(
     let new = match format {
         ConfigFormat::Yaml => yaml_set(old, &segs, value, key_path)?,
         ConfigFormat::Toml => toml_set(old, &segs, value, key_path)?,
-        ConfigFormat::Json => json_set(old, &segs, value, key_path)?,
+        ConfigFormat::Json => json_set_cst(old, &segs, value, key_path)?,
     };
     let after = parse_document(&new, format).map_err(|e| {
         EditError::Parse(format!(
@@ -717,6 +717,102 @@ fn render_json(v: &Value, style: &JsonStyle<'_>, base: &str) -> String {
             format!("{open}{}{close}", body.join(", "))
         }
     }
+}
+
+fn cst_input(v: &Value) -> jsonc_parser::cst::CstInputValue {
+    use jsonc_parser::cst::CstInputValue as I;
+    match v {
+        Value::Null => I::Null,
+        Value::Bool(b) => I::Bool(*b),
+        Value::Number(n) => I::Number(n.to_string()),
+        Value::String(s) => I::String(s.clone()),
+        Value::Array(a) => I::Array(a.iter().map(cst_input).collect()),
+        Value::Object(m) => I::Object(m.iter().map(|(k, v)| (k.clone(), cst_input(v))).collect()),
+    }
+}
+
+/// JSON and JSONC: a value that exists is replaced through `jsonc-parser`'s concrete syntax
+/// tree, which keeps comments, whitespace and trailing commas, so only the value's text
+/// changes. A missing member goes in with the span scanner below, which follows the object's
+/// layout (the CST would turn a one-line object into several lines); in a file the scanner
+/// cannot read (comments), the CST appends it.
+fn json_set_cst(
+    old: &str,
+    segs: &[Seg],
+    value: &Value,
+    key_path: &str,
+) -> Result<String, EditError> {
+    use jsonc_parser::cst::{CstInputValue, CstRootNode};
+    let root = CstRootNode::parse(old, &jsonc_options())
+        .map_err(|e| EditError::Parse(format!("not valid JSON: {e}")))?;
+    let cannot = || EditError::Invalid(format!("cannot set `{key_path}` in this JSON file"));
+    let mut node = root.value().ok_or_else(cannot)?;
+    for (n, seg) in segs.iter().enumerate() {
+        let last = n + 1 == segs.len();
+        match seg {
+            Seg::Key(k) => {
+                let obj = node.as_object().ok_or_else(cannot)?;
+                // The last of duplicate keys is the one readers see.
+                let prop = obj
+                    .properties()
+                    .into_iter()
+                    .rev()
+                    .find(|p| p.decoded_name().as_deref() == Some(k.as_str()));
+                match prop {
+                    Some(p) if last => {
+                        p.set_value(cst_input(value));
+                        return Ok(root.to_string());
+                    }
+                    Some(p) => node = p.value().ok_or_else(cannot)?,
+                    None => {
+                        // The scanner inserts in the object's own layout (one line stays one
+                        // line, which the CST's `append` would reflow); it reads no comments,
+                        // so a JSONC file gets the CST's insertion.
+                        match json_set(old, segs, value, key_path) {
+                            Err(EditError::Parse(_)) => {}
+                            done => return done,
+                        }
+                        // Build the missing rest of the path as one nested value.
+                        let mut v = cst_input(value);
+                        for s in segs[n + 1..].iter().rev() {
+                            let Seg::Key(k) = s else { return Err(cannot()) };
+                            v = CstInputValue::Object(vec![(k.clone(), v)]);
+                        }
+                        obj.append(k, v);
+                        return Ok(root.to_string());
+                    }
+                }
+            }
+            Seg::Index(i) => {
+                let arr = node.as_array().ok_or_else(cannot)?;
+                let item = arr.elements().into_iter().nth(*i).ok_or_else(cannot)?;
+                if last {
+                    replace_node(item, cst_input(value)).ok_or_else(cannot)?;
+                    return Ok(root.to_string());
+                }
+                node = item;
+            }
+        }
+    }
+    Err(cannot())
+}
+
+fn replace_node(
+    node: jsonc_parser::cst::CstNode,
+    with: jsonc_parser::cst::CstInputValue,
+) -> Option<()> {
+    use jsonc_parser::cst::{CstContainerNode as C, CstLeafNode as L, CstNode as N};
+    match node {
+        N::Container(C::Object(o)) => o.replace_with(with),
+        N::Container(C::Array(a)) => a.replace_with(with),
+        N::Leaf(L::BooleanLit(b)) => b.replace_with(with),
+        N::Leaf(L::NullKeyword(b)) => b.replace_with(with),
+        N::Leaf(L::NumberLit(b)) => b.replace_with(with),
+        N::Leaf(L::StringLit(b)) => b.replace_with(with),
+        N::Leaf(L::WordLit(b)) => b.replace_with(with),
+        _ => return None,
+    }
+    .map(|_| ())
 }
 
 fn json_set(old: &str, segs: &[Seg], value: &Value, key_path: &str) -> Result<String, EditError> {
@@ -1205,7 +1301,10 @@ workers = 1
         assert_eq!(new, "{\r\n\t\"a\": 1,\r\n\t\"b\": \"x\"\r\n}");
         let new = expect_set("{\"a\":{\"b\":1}}", ConfigFormat::Json, "a.c", json!(2));
         assert_eq!(new, "{\"a\":{\"b\":1, \"c\":2}}");
-        let err = config_set("{\"a\": 1,}", ConfigFormat::Json, "a", &json!(2)).unwrap_err();
+        // JSONC's trailing comma is kept; a file that does not parse is refused.
+        let new = expect_set("{\"a\": 1,}", ConfigFormat::Json, "a", json!(2));
+        assert_eq!(new, "{\"a\": 2,}");
+        let err = config_set("{\"a\": 1", ConfigFormat::Json, "a", &json!(2)).unwrap_err();
         assert!(err.to_string().starts_with("not valid JSON"), "{err}");
         let err = config_set("[1]", ConfigFormat::Json, "a", &json!(2)).unwrap_err();
         assert_eq!(
@@ -1218,6 +1317,29 @@ workers = 1
         );
         let new = expect_set("{\"a\": 1, \"a\": 2}", ConfigFormat::Json, "a", json!(3));
         assert_eq!(new, "{\"a\": 1, \"a\": 3}");
+    }
+
+    #[test]
+    fn jsonc_edits_keep_comments() {
+        let old = "{\n  // DataLoader\n  \"data\": {\n    \"num_workers\": 2, // low\n    \"pin_memory\": false,\n  },\n}\n";
+        let new = expect_set(old, ConfigFormat::Json, "data.num_workers", json!(8));
+        assert_eq!(
+            new,
+            old.replace("\"num_workers\": 2,", "\"num_workers\": 8,")
+        );
+        let new = expect_set(
+            old,
+            ConfigFormat::Json,
+            "data.persistent_workers",
+            json!(true),
+        );
+        assert!(
+            new.contains("// DataLoader") && new.contains("// low"),
+            "{new}"
+        );
+        let (removed, added) = line_diff(old, &new);
+        assert!(removed.is_empty(), "{removed:?}");
+        assert_eq!(added, vec!["    \"persistent_workers\": true,\n"]);
     }
 
     #[test]
