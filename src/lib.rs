@@ -16,3 +16,4 @@ pub mod probes;
 pub mod render;
 pub mod report;
 pub mod safe_write;
+pub mod session;

@@ -3,6 +3,7 @@
 use super::{Format, Global, print_diagnostics};
 use crate::playbook::{Layer, LoadedRule};
 use crate::probes;
+use crate::session::ExitStatus;
 use clap::Args;
 
 #[derive(Args, Debug)]
@@ -12,7 +13,7 @@ pub struct ListArgs {
     pub probes: bool,
 }
 
-pub fn run(g: &Global, a: &ListArgs) -> anyhow::Result<i32> {
+pub fn run(g: &Global, a: &ListArgs) -> anyhow::Result<ExitStatus> {
     if a.probes {
         for p in probes::PROBES {
             println!(
@@ -25,7 +26,7 @@ pub fn run(g: &Global, a: &ListArgs) -> anyhow::Result<i32> {
                 println!("    {f}: {d}");
             }
         }
-        return Ok(0);
+        return Ok(ExitStatus::Clean);
     }
     let set = match g.rule_set() {
         Ok(s) => s,
@@ -70,7 +71,7 @@ pub fn run(g: &Global, a: &ListArgs) -> anyhow::Result<i32> {
             println!("\n{} rules", rules.len());
         }
     }
-    Ok(0)
+    Ok(ExitStatus::Clean)
 }
 
 fn one_line(s: &str) -> String {

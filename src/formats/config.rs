@@ -51,7 +51,7 @@ impl ConfigFormat {
 
     /// The format of a file with no telling extension (`.txt`, `.cfg`, a pasted config), from
     /// its content: JSON/JSONC first (the strictest), then TOML, then YAML (which reads almost
-    /// any text as a string, so only a mapping or a list counts). `None` when it is none.
+    /// any text as a string); only a non-empty mapping counts. `None` when it is none.
     pub fn from_content(text: &str) -> Option<Self> {
         sniff(text).map(|(f, _)| f)
     }
@@ -151,15 +151,17 @@ pub fn read_config(path: Option<&Path>, text: &str) -> Result<(ConfigFormat, Val
 }
 
 fn sniff(text: &str) -> Option<(ConfigFormat, Value)> {
-    let structured = |v: &Value| v.is_object() || v.is_array();
-    let nonempty_table = |v: &Value| v.as_object().is_some_and(|m| !m.is_empty());
-    [
-        (ConfigFormat::Json, &structured as &dyn Fn(&Value) -> bool),
-        (ConfigFormat::Toml, &nonempty_table),
-        (ConfigFormat::Yaml, &structured),
-    ]
-    .into_iter()
-    .find_map(|(f, ok)| read_as(text, f).ok().filter(|v| ok(v)).map(|v| (f, v)))
+    // A training config is a mapping at the top; anything else (a bare list, a YAML string,
+    // an empty TOML table) says nothing about the format.
+    let text = text.trim_start_matches('\u{feff}');
+    [ConfigFormat::Json, ConfigFormat::Toml, ConfigFormat::Yaml]
+        .into_iter()
+        .find_map(|f| {
+            read_as(text, f)
+                .ok()
+                .filter(|v| v.as_object().is_some_and(|m| !m.is_empty()))
+                .map(|v| (f, v))
+        })
 }
 
 /// A TOML document as JSON: the one TOML→JSON conversion. Datetimes become their TOML text;
@@ -350,7 +352,8 @@ fn toml_value_to_json(v: &toml_edit::Value) -> Value {
     }
 }
 
-fn toml_item_to_json(item: &toml_edit::Item) -> Value {
+/// A parsed TOML item as JSON (see [`toml_to_json`]).
+pub fn toml_item_to_json(item: &toml_edit::Item) -> Value {
     use toml_edit::Item;
     match item {
         Item::None => Value::Null,
@@ -1370,7 +1373,6 @@ workers = 1
                 ConfigFormat::Json,
             ),
             ("[trainer]\ndevices = 8\n", ConfigFormat::Toml),
-            ("- a\n- b\n", ConfigFormat::Yaml),
         ];
         for (text, want) in cases {
             assert_eq!(ConfigFormat::from_content(text), Some(want), "{text}");
@@ -1379,8 +1381,10 @@ workers = 1
             let (got, _) = read_config(None, text).unwrap();
             assert_eq!(got, want);
         }
-        // Prose reads as a YAML string, not a config.
+        // Prose reads as a YAML string and a list is no config: neither is detected.
         assert_eq!(ConfigFormat::from_content("just some words\n"), None);
+        assert_eq!(ConfigFormat::from_content("- a\n- b\n"), None);
+        assert_eq!(ConfigFormat::from_content("[1, 2]"), None);
         assert_eq!(
             read_config(Some(Path::new("notes.cfg")), "just some words\n"),
             Err(ReadError::UnknownFormat)

@@ -15,10 +15,13 @@
 pub mod config;
 pub mod env;
 pub mod fstab;
+pub mod job_text;
 pub mod keypath;
+pub mod launcher;
 pub mod line;
 pub mod modprobe;
 pub mod mounts;
+pub mod python;
 pub mod sysctl;
 
 /// Why an edit could not be computed; the message names the key, entry or value involved.
