@@ -9,6 +9,7 @@ pub mod evidence;
 pub mod fixes;
 pub mod host;
 pub mod journal;
+pub mod kinds;
 pub mod plan;
 pub mod playbook;
 pub mod probes;

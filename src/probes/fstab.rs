@@ -2,7 +2,7 @@
 //! `fstab.options` fix edits that line).
 
 use super::mounts::decode_octal;
-use super::{ParamSpec, ProbeCtx, ProbeKind, ProbeOutcome, param_str};
+use super::{ProbeCtx, ProbeKind, ProbeOutcome, param_str};
 use serde_json::{Map, Value, json};
 use std::io;
 
@@ -73,6 +73,15 @@ fn norm(p: &str) -> &str {
     if t.is_empty() { "/" } else { t }
 }
 
+/// Parameters of the `fstab` probe.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FstabParams {
+    /// Report the entry for this mount point as `entry`.
+    #[serde(default)]
+    pub mount_point: Option<String>,
+}
+
 impl ProbeKind for Fstab {
     fn name(&self) -> &'static str {
         "fstab"
@@ -109,13 +118,8 @@ impl ProbeKind for Fstab {
             ),
         ]
     }
-    fn params(&self) -> &'static [ParamSpec] {
-        &[ParamSpec {
-            name: "mount_point",
-            required: false,
-            ty: "string",
-            doc: "report the entry for this mount point as `entry`",
-        }]
+    fn params(&self) -> super::ParamsDecl {
+        super::ParamsDecl::of::<FstabParams>()
     }
     fn run(&self, params: &Map<String, Value>, ctx: &ProbeCtx) -> ProbeOutcome {
         let (text, exists) = match ctx.host.read_file("/etc/fstab") {

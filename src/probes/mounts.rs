@@ -1,6 +1,6 @@
 //! `mounts`: what is mounted where, from `/proc/mounts`, and which mount holds a given path.
 
-use super::{ParamSpec, ProbeCtx, ProbeKind, ProbeOutcome, param_str, read_text};
+use super::{ProbeCtx, ProbeKind, ProbeOutcome, param_str, read_text};
 use serde_json::{Map, Value, json};
 
 pub struct Mounts;
@@ -95,6 +95,15 @@ pub fn mount_for_path<'a>(mounts: &'a [Mount], path: &str) -> Option<&'a Mount> 
     best
 }
 
+/// Parameters of the `mounts` probe.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MountsParams {
+    /// An absolute path whose mount to report as `for_path`.
+    #[serde(default)]
+    pub path: Option<String>,
+}
+
 impl ProbeKind for Mounts {
     fn name(&self) -> &'static str {
         "mounts"
@@ -120,13 +129,8 @@ impl ProbeKind for Mounts {
             ),
         ]
     }
-    fn params(&self) -> &'static [ParamSpec] {
-        &[ParamSpec {
-            name: "path",
-            required: false,
-            ty: "string",
-            doc: "an absolute path whose mount to report as `for_path`",
-        }]
+    fn params(&self) -> super::ParamsDecl {
+        super::ParamsDecl::of::<MountsParams>()
     }
     fn check_params(&self, params: &Map<String, Value>) -> Vec<String> {
         match param_str(params, "path") {
