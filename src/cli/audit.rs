@@ -56,7 +56,16 @@ pub fn run(g: &Global, a: &AuditArgs) -> anyhow::Result<ExitStatus> {
     let (out, code) = match g.format {
         Format::Json => (serde_json::to_string_pretty(&report)? + "\n", code),
         Format::Junit => (junit::render(&shown), code),
-        Format::Prometheus => (prometheus::render(&shown, Some(started.elapsed())), code),
+        Format::Prometheus => (
+            prometheus::render(
+                &shown,
+                &prometheus::Extras {
+                    duration: Some(started.elapsed()),
+                    ..Default::default()
+                },
+            ),
+            code,
+        ),
         Format::Nagios => {
             let (l, c) = nagios::render(&shown);
             (l, ExitStatus::nagios(c))

@@ -1,82 +1,50 @@
 //! `config`: the job's training config (`--config`, YAML, JSON or TOML), with the settings
 //! rules ask for found by candidate key paths (`data.num_workers`, `dataloader.num_workers`, …).
 
-use super::{ParamSpec, ProbeCtx, ProbeKind, ProbeOutcome};
+use super::{ProbeCtx, ProbeKind, ProbeOutcome};
 use serde_json::{Map, Value, json};
 
 pub struct Config;
 
-/// `a.b.c` or `a.b[0].c` in a JSON value.
+/// The value at a key path (`a.b[0].c`, `\.` for a dot inside a key) in a parsed config: the
+/// one key-path syntax of [`crate::formats::keypath`], which `config.set` edits by.
 pub fn get_path<'a>(v: &'a Value, path: &str) -> Option<&'a Value> {
-    let mut cur = v;
-    for seg in path.split('.') {
-        let (name, idx) = match seg.find('[') {
-            Some(i) => (
-                &seg[..i],
-                seg[i + 1..].trim_end_matches(']').parse::<usize>().ok(),
-            ),
-            None => (seg, None),
-        };
-        if !name.is_empty() {
-            cur = cur.get(name)?;
-        }
-        if let Some(i) = idx {
-            cur = cur.get(i)?;
-        }
-    }
-    Some(cur)
+    crate::formats::keypath::lookup(v, path)
 }
 
+/// Reads a training config by [`crate::formats::config::read_config`]: the format from the
+/// extension, else from the content (JSON/JSONC, TOML, YAML). Returns the format's name and the
+/// document; the error names the file.
 pub fn parse_config(path: &str, text: &str) -> Result<(&'static str, Value), String> {
-    let ext = path.rsplit('.').next().unwrap_or("").to_ascii_lowercase();
-    match ext.as_str() {
-        "yaml" | "yml" => serde_yaml::from_str(text)
-            .map(|v| ("yaml", v))
-            .map_err(|e| format!("{path}: invalid YAML: {e}")),
-        "json" => serde_json::from_str(text)
-            .map(|v| ("json", v))
-            .map_err(|e| format!("{path}: invalid JSON: {e}")),
-        "toml" => {
-            let doc: toml_edit::DocumentMut = text
-                .parse()
-                .map_err(|e| format!("{path}: invalid TOML: {e}"))?;
-            Ok(("toml", toml_to_json(doc.as_item())))
-        }
-        _ => Err(format!(
-            "{path}: cannot tell the format (name it .yaml, .json or .toml)"
-        )),
-    }
+    crate::formats::config::read_config(Some(std::path::Path::new(path)), text)
+        .map(|(format, v)| (format.id(), v))
+        .map_err(|e| format!("{path}: {e}"))
 }
 
-fn toml_to_json(item: &toml_edit::Item) -> Value {
-    use toml_edit::{Item, Value as V};
-    fn val(v: &V) -> Value {
-        match v {
-            V::String(s) => json!(s.value()),
-            V::Integer(i) => json!(i.value()),
-            V::Float(f) => json!(f.value()),
-            V::Boolean(b) => json!(b.value()),
-            V::Datetime(d) => json!(d.value().to_string()),
-            V::Array(a) => Value::Array(a.iter().map(val).collect()),
-            V::InlineTable(t) => {
-                Value::Object(t.iter().map(|(k, v)| (k.to_string(), val(v))).collect())
-            }
-        }
-    }
-    match item {
-        Item::None => Value::Null,
-        Item::Value(v) => val(v),
-        Item::Table(t) => Value::Object(
-            t.iter()
-                .map(|(k, v)| (k.to_string(), toml_to_json(v)))
-                .collect(),
-        ),
-        Item::ArrayOfTables(a) => Value::Array(
-            a.iter()
-                .map(|t| toml_to_json(&Item::Table(t.clone())))
-                .collect(),
-        ),
-    }
+/// A parsed TOML item as JSON: [`crate::formats::config::toml_item_to_json`], the one
+/// TOML→JSON conversion.
+pub fn toml_to_json(item: &toml_edit::Item) -> Value {
+    crate::formats::config::toml_item_to_json(item)
+}
+
+/// Parameters of the `config` probe.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigParams {
+    /// NAME: candidate key paths (one path or a list); the first present gives `values.NAME`.
+    #[serde(default)]
+    pub keys: Option<indexmap::IndexMap<String, KeyPaths>>,
+    /// For Python sources: named captures of the first match.
+    #[serde(default)]
+    pub regex: Option<String>,
+}
+
+/// One key path, or candidates tried in order.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(untagged)]
+pub enum KeyPaths {
+    One(String),
+    Candidates(Vec<String>),
 }
 
 impl ProbeKind for Config {
@@ -105,21 +73,8 @@ impl ProbeKind for Config {
             ),
         ]
     }
-    fn params(&self) -> &'static [ParamSpec] {
-        &[
-            ParamSpec {
-                name: "keys",
-                required: false,
-                ty: "object",
-                doc: "NAME: [candidate key paths]",
-            },
-            ParamSpec {
-                name: "regex",
-                required: false,
-                ty: "string",
-                doc: "for Python sources: named captures of the first match",
-            },
-        ]
+    fn params(&self) -> super::ParamsDecl {
+        super::ParamsDecl::of::<ConfigParams>()
     }
     fn run(&self, params: &Map<String, Value>, ctx: &ProbeCtx) -> ProbeOutcome {
         let Some(path) = &ctx.inputs.config else {
