@@ -42,6 +42,14 @@ impl ProbeKind for Trace {
             ("top_kernels", "five kernels with the most time"),
         ]
     }
+    fn params(&self) -> &'static [super::ParamSpec] {
+        &[super::ParamSpec {
+            name: "optional",
+            required: false,
+            ty: "boolean",
+            doc: "without a trace, answer `{given: false}` instead of not-applicable (rules that also judge a live --pid)",
+        }]
+    }
     fn run(&self, _params: &Map<String, Value>, ctx: &ProbeCtx) -> ProbeOutcome {
         let path = match &ctx.inputs.trace {
             Some(p) => p.clone(),
@@ -50,6 +58,9 @@ impl ProbeKind for Trace {
                 n.ends_with(".json") || n.ends_with(".json.gz") || n.ends_with(".pt.trace.json")
             }) {
                 Some(p) => p.clone(),
+                None if super::param_bool(_params, "optional") == Some(true) => {
+                    return ProbeOutcome::Value(serde_json::json!({ "given": false }));
+                }
                 None => return ProbeOutcome::NotApplicable("needs --trace".into()),
             },
         };
