@@ -3,29 +3,36 @@
 use super::{Format, Global, print_diagnostics};
 use crate::playbook::{Layer, LoadedRule};
 use crate::probes;
+use crate::session::ExitStatus;
 use clap::Args;
 
 #[derive(Args, Debug)]
 pub struct ListArgs {
-    /// List probe kinds and their output fields instead of rules.
+    /// List probe kinds: parameters (type, default, allowed values) and output fields.
     #[arg(long)]
     pub probes: bool,
+    /// List fix kinds: parameters (type, default, allowed values) and the loosest safety.
+    #[arg(long)]
+    pub fixes: bool,
 }
 
-pub fn run(g: &Global, a: &ListArgs) -> anyhow::Result<i32> {
-    if a.probes {
-        for p in probes::PROBES {
-            println!(
-                "{}{} — {}",
-                p.name(),
-                if p.sampled() { " (sampled)" } else { "" },
-                p.doc()
-            );
-            for (f, d) in p.fields() {
-                println!("    {f}: {d}");
-            }
+pub fn run(g: &Global, a: &ListArgs) -> anyhow::Result<ExitStatus> {
+    if a.probes || a.fixes {
+        if g.format == Format::Markdown {
+            // the whole authoring reference (docs/playbooks.md)
+            print!("{}", crate::kinds::reference_markdown());
+            return Ok(ExitStatus::Clean);
         }
-        return Ok(0);
+        if a.probes {
+            print!("{}", probes_text());
+        }
+        if a.fixes {
+            if a.probes {
+                println!();
+            }
+            print!("{}", fixes_text());
+        }
+        return Ok(ExitStatus::Clean);
     }
     let set = match g.rule_set() {
         Ok(s) => s,
@@ -70,7 +77,7 @@ pub fn run(g: &Global, a: &ListArgs) -> anyhow::Result<i32> {
             println!("\n{} rules", rules.len());
         }
     }
-    Ok(0)
+    Ok(ExitStatus::Clean)
 }
 
 fn one_line(s: &str) -> String {
@@ -128,6 +135,48 @@ pub fn markdown(rules: &[&LoadedRule]) -> String {
                 threshold,
                 fix
             ));
+        }
+    }
+    out
+}
+
+/// `gpufix list --probes`: each probe kind, its parameters (`*` required, `= default`), its outputs.
+pub fn probes_text() -> String {
+    let mut out = String::new();
+    for p in probes::PROBES {
+        out.push_str(&format!(
+            "{}{} — {}\n",
+            p.name(),
+            if p.sampled() { " (sampled)" } else { "" },
+            p.doc()
+        ));
+        let rows = p.params().rows();
+        if !rows.is_empty() {
+            out.push_str("  parameters:\n");
+            for r in rows {
+                out.push_str(&format!("    {}\n", r.line()));
+            }
+        }
+        out.push_str("  outputs:\n");
+        for (f, d) in p.fields() {
+            out.push_str(&format!("    {f}: {d}\n"));
+        }
+    }
+    out
+}
+
+/// `gpufix list --fixes`: each fix kind, the loosest safety a playbook may give it, its parameters.
+pub fn fixes_text() -> String {
+    let mut out = String::new();
+    for f in crate::fixes::FIXES {
+        out.push_str(&format!(
+            "{} — {} (at most {})\n",
+            f.name,
+            f.doc.trim_end_matches('.'),
+            f.max_safety.as_str()
+        ));
+        for r in f.params.rows() {
+            out.push_str(&format!("    {}\n", r.line()));
         }
     }
     out

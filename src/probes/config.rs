@@ -1,82 +1,50 @@
 //! `config`: the job's training config (`--config`, YAML, JSON or TOML), with the settings
 //! rules ask for found by candidate key paths (`data.num_workers`, `dataloader.num_workers`, …).
 
-use super::{ParamSpec, ProbeCtx, ProbeKind, ProbeOutcome};
+use super::{ProbeCtx, ProbeKind, ProbeOutcome};
 use serde_json::{Map, Value, json};
 
 pub struct Config;
 
-/// `a.b.c` or `a.b[0].c` in a JSON value.
+/// The value at a key path (`a.b[0].c`, `\.` for a dot inside a key) in a parsed config: the
+/// one key-path syntax of [`crate::formats::keypath`], which `config.set` edits by.
 pub fn get_path<'a>(v: &'a Value, path: &str) -> Option<&'a Value> {
-    let mut cur = v;
-    for seg in path.split('.') {
-        let (name, idx) = match seg.find('[') {
-            Some(i) => (
-                &seg[..i],
-                seg[i + 1..].trim_end_matches(']').parse::<usize>().ok(),
-            ),
-            None => (seg, None),
-        };
-        if !name.is_empty() {
-            cur = cur.get(name)?;
-        }
-        if let Some(i) = idx {
-            cur = cur.get(i)?;
-        }
-    }
-    Some(cur)
+    crate::formats::keypath::lookup(v, path)
 }
 
+/// Reads a training config by [`crate::formats::config::read_config`]: the format from the
+/// extension, else from the content (JSON/JSONC, TOML, YAML). Returns the format's name and the
+/// document; the error names the file.
 pub fn parse_config(path: &str, text: &str) -> Result<(&'static str, Value), String> {
-    let ext = path.rsplit('.').next().unwrap_or("").to_ascii_lowercase();
-    match ext.as_str() {
-        "yaml" | "yml" => serde_yaml::from_str(text)
-            .map(|v| ("yaml", v))
-            .map_err(|e| format!("{path}: invalid YAML: {e}")),
-        "json" => serde_json::from_str(text)
-            .map(|v| ("json", v))
-            .map_err(|e| format!("{path}: invalid JSON: {e}")),
-        "toml" => {
-            let doc: toml_edit::DocumentMut = text
-                .parse()
-                .map_err(|e| format!("{path}: invalid TOML: {e}"))?;
-            Ok(("toml", toml_to_json(doc.as_item())))
-        }
-        _ => Err(format!(
-            "{path}: cannot tell the format (name it .yaml, .json or .toml)"
-        )),
-    }
+    crate::formats::config::read_config(Some(std::path::Path::new(path)), text)
+        .map(|(format, v)| (format.id(), v))
+        .map_err(|e| format!("{path}: {e}"))
 }
 
+/// A parsed TOML item as JSON: [`crate::formats::config::toml_item_to_json`], the one
+/// TOML→JSON conversion.
 pub fn toml_to_json(item: &toml_edit::Item) -> Value {
-    use toml_edit::{Item, Value as V};
-    fn val(v: &V) -> Value {
-        match v {
-            V::String(s) => json!(s.value()),
-            V::Integer(i) => json!(i.value()),
-            V::Float(f) => json!(f.value()),
-            V::Boolean(b) => json!(b.value()),
-            V::Datetime(d) => json!(d.value().to_string()),
-            V::Array(a) => Value::Array(a.iter().map(val).collect()),
-            V::InlineTable(t) => {
-                Value::Object(t.iter().map(|(k, v)| (k.to_string(), val(v))).collect())
-            }
-        }
-    }
-    match item {
-        Item::None => Value::Null,
-        Item::Value(v) => val(v),
-        Item::Table(t) => Value::Object(
-            t.iter()
-                .map(|(k, v)| (k.to_string(), toml_to_json(v)))
-                .collect(),
-        ),
-        Item::ArrayOfTables(a) => Value::Array(
-            a.iter()
-                .map(|t| toml_to_json(&Item::Table(t.clone())))
-                .collect(),
-        ),
-    }
+    crate::formats::config::toml_item_to_json(item)
+}
+
+/// Parameters of the `config` probe.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigParams {
+    /// NAME: candidate key paths (one path or a list); the first present gives `values.NAME`.
+    #[serde(default)]
+    pub keys: Option<indexmap::IndexMap<String, KeyPaths>>,
+    /// For Python sources: named captures of the first match.
+    #[serde(default)]
+    pub regex: Option<String>,
+}
+
+/// One key path, or candidates tried in order.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(untagged)]
+pub enum KeyPaths {
+    One(String),
+    Candidates(Vec<String>),
 }
 
 impl ProbeKind for Config {
@@ -84,42 +52,54 @@ impl ProbeKind for Config {
         "config"
     }
     fn doc(&self) -> &'static str {
-        "the training config given with --config, and settings found by candidate key paths"
+        "the job's settings where they are written: --config, job text given as --evidence (Python, YAML/JSON/TOML, launcher lines, training logs), and with --pid the config files, Hydra config and training script the process's command line names"
     }
     fn fields(&self) -> &'static [(&'static str, &'static str)] {
         &[
-            ("path", "the config file"),
-            ("format", "yaml, json or toml"),
-            ("data", "the whole parsed config"),
+            (
+                "path",
+                "the first config read (`--config` first, then discovered files)",
+            ),
+            ("format", "yaml, json, toml, python, launcher or log"),
+            ("data", "the first structured config, parsed"),
             (
                 "values.NAME",
-                "the value of the first candidate key path of NAME present in the file",
+                "num_workers, pin_memory, persistent_workers, bucket_cap_mb (or a `keys` NAME): the value that applies, at any depth, under framework names",
             ),
             (
                 "key_paths.NAME",
-                "which key path that was (what config.set edits)",
+                "the key config.set edits (a key path, or CALLEE@LINE.KWARG in Python)",
+            ),
+            (
+                "files.NAME",
+                "the file that set it (empty when a command line did)",
+            ),
+            ("sources.NAME", "where it was set, for messages"),
+            (
+                "unjudged[]",
+                "settings written as expressions that cannot be judged, and why",
+            ),
+            (
+                "docs[]",
+                "{path, kind, origin}: every text read and how it was found",
+            ),
+            ("launch", "{launcher, nproc_per_node, nnodes, script, from}"),
+            (
+                "log_warnings[]",
+                "{kind, line, text, file, workers, suggested}: loader warnings in a training log",
+            ),
+            (
+                "node",
+                "{cpus, gpus, basis, assumed}: the node the job runs on (this host with --pid, else from the text, else assumed)",
             ),
             (
                 "captures.NAME",
-                "for a .py config: named groups of `regex`'s first match",
+                "for a Python source: named groups of `regex`'s first match",
             ),
         ]
     }
-    fn params(&self) -> &'static [ParamSpec] {
-        &[
-            ParamSpec {
-                name: "keys",
-                required: false,
-                ty: "object",
-                doc: "NAME: [candidate key paths]",
-            },
-            ParamSpec {
-                name: "regex",
-                required: false,
-                ty: "string",
-                doc: "for Python sources: named captures of the first match",
-            },
-        ]
+    fn params(&self) -> super::ParamsDecl {
+        super::ParamsDecl::of::<ConfigParams>()
     }
     fn run(&self, params: &Map<String, Value>, ctx: &ProbeCtx) -> ProbeOutcome {
         use super::config_sources as cs;

@@ -7,6 +7,15 @@ use serde_json::{Map, Value};
 
 pub struct Trace;
 
+/// Parameters: `optional`.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OptionalParams {
+    /// without a trace, answer `{given: false}` instead of not-applicable (for rules that also judge a live --pid)
+    #[serde(default)]
+    pub optional: bool,
+}
+
 impl ProbeKind for Trace {
     fn name(&self) -> &'static str {
         "trace"
@@ -42,13 +51,8 @@ impl ProbeKind for Trace {
             ("top_kernels", "five kernels with the most time"),
         ]
     }
-    fn params(&self) -> &'static [super::ParamSpec] {
-        &[super::ParamSpec {
-            name: "optional",
-            required: false,
-            ty: "boolean",
-            doc: "without a trace, answer `{given: false}` instead of not-applicable (rules that also judge a live --pid)",
-        }]
+    fn params(&self) -> super::ParamsDecl {
+        super::ParamsDecl::of::<OptionalParams>()
     }
     fn run(&self, _params: &Map<String, Value>, ctx: &ProbeCtx) -> ProbeOutcome {
         let path = match &ctx.inputs.trace {
