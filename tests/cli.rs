@@ -1119,7 +1119,10 @@ mod rule_cases {
         c.host
             .edit_nvml(|n| n.gpus[0].compute_mode = Field::Ok("Prohibited".into()));
         cases.push(c);
-        let mut c = case("data.workers-too-few", "data.num_workers is 0");
+        let mut c = case(
+            "data.workers-too-few",
+            "num_workers is 0 (`data.num_workers` in",
+        );
         c.inputs = cfg("train.yaml", "data:\n  num_workers: 0\n");
         cases.push(c);
         let mut c = case("data.pin-memory-off", "pin_memory is false");
@@ -1297,6 +1300,21 @@ mod rule_cases {
         c.host.set_file("/proc/4242/cmdline", "python3\0train.py\0");
         c.host.set_file("/proc/4242/environ", "HOME=/root\0");
         c.host.set_dir("/proc/4242/task", &["4242"]);
+        // two DataLoader workers with CPU to spare: the main thread, not the loader, is the
+        // bottleneck (with no workers at all, data.workers-too-few names the cause instead)
+        c.host
+            .set_file("/proc/4242/task/4242/children", "5001 5002");
+        for w in [5001, 5002] {
+            let ws = |utime: u32| {
+                format!(
+                    "{w} (pt_data_worker) S 4242 4242 4242 0 -1 4194304 100 0 0 0 {utime} 0 0 0 20 0 1 0 100 0 0\n"
+                )
+            };
+            c.host
+                .set_file_sequence(&format!("/proc/{w}/stat"), &[ws(0), ws(10)]);
+            c.host
+                .set_file(&format!("/proc/{w}/cmdline"), "python3\0train.py\0");
+        }
         c.host.set_samples(busy_sample(4, 1 << 30));
         cases.push(c);
 

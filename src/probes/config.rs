@@ -52,24 +52,49 @@ impl ProbeKind for Config {
         "config"
     }
     fn doc(&self) -> &'static str {
-        "the training config given with --config, and settings found by candidate key paths"
+        "the job's settings where they are written: --config, job text given as --evidence (Python, YAML/JSON/TOML, launcher lines, training logs), and with --pid the config files, Hydra config and training script the process's command line names"
     }
     fn fields(&self) -> &'static [(&'static str, &'static str)] {
         &[
-            ("path", "the config file"),
-            ("format", "yaml, json or toml"),
-            ("data", "the whole parsed config"),
+            (
+                "path",
+                "the first config read (`--config` first, then discovered files)",
+            ),
+            ("format", "yaml, json, toml, python, launcher or log"),
+            ("data", "the first structured config, parsed"),
             (
                 "values.NAME",
-                "the value of the first candidate key path of NAME present in the file",
+                "num_workers, pin_memory, persistent_workers, bucket_cap_mb (or a `keys` NAME): the value that applies, at any depth, under framework names",
             ),
             (
                 "key_paths.NAME",
-                "which key path that was (what config.set edits)",
+                "the key config.set edits (a key path, or CALLEE@LINE.KWARG in Python)",
+            ),
+            (
+                "files.NAME",
+                "the file that set it (empty when a command line did)",
+            ),
+            ("sources.NAME", "where it was set, for messages"),
+            (
+                "unjudged[]",
+                "settings written as expressions that cannot be judged, and why",
+            ),
+            (
+                "docs[]",
+                "{path, kind, origin}: every text read and how it was found",
+            ),
+            ("launch", "{launcher, nproc_per_node, nnodes, script, from}"),
+            (
+                "log_warnings[]",
+                "{kind, line, text, file, workers, suggested}: loader warnings in a training log",
+            ),
+            (
+                "node",
+                "{cpus, gpus, basis, assumed}: the node the job runs on (this host with --pid, else from the text, else assumed)",
             ),
             (
                 "captures.NAME",
-                "for a .py config: named groups of `regex`'s first match",
+                "for a Python source: named groups of `regex`'s first match",
             ),
         ]
     }

@@ -182,13 +182,13 @@ fn field_kb(status: &str, key: &str) -> Option<u64> {
         .and_then(|v| v.split_whitespace().next()?.parse().ok())
 }
 
-/// Parameters of the probe.
+/// Parameters: `optional`.
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct ProcessParams {
-    /// Without --pid, answer `{attached: false}` instead of not-applicable (rules that also judge a config).
+pub struct OptionalParams {
+    /// without --pid, answer `{attached: false}` instead of not-applicable (for rules that also judge a config)
     #[serde(default)]
-    pub optional: Option<bool>,
+    pub optional: bool,
 }
 
 impl ProbeKind for Process {
@@ -238,6 +238,31 @@ impl ProbeKind for Process {
                 "bytes read from and written to storage (absent when /proc/PID/io is unreadable)",
             ),
             (
+                "attached",
+                "true (false, with no other field, when `optional` and no --pid)",
+            ),
+            (
+                "launcher_pid / ranks",
+                "when attached to torchrun/deepspeed/accelerate: its pid, and the training processes under it (the first is judged)",
+            ),
+            ("age_s", "seconds since the process started"),
+            (
+                "workers_cpu_pct_mean / workers_saturated",
+                "the worker census: mean CPU of the DataLoader workers, and how many are near a full core",
+            ),
+            (
+                "gpu_util",
+                "mean utilization of the busiest GPU over the window (NVML)",
+            ),
+            (
+                "gpu_mem_growth_mib / starting",
+                "GPU memory growth over the window; starting = no kernels yet while memory grows",
+            ),
+            (
+                "pyspy",
+                "{available, samples, dataloader_share, host_sync_share, backward_optimizer_share, copy_share, pin_memory_thread} or {available: false, hint}",
+            ),
+            (
                 "unavailable",
                 "why environ or io are missing (usually another user's process)",
             ),
@@ -247,7 +272,7 @@ impl ProbeKind for Process {
         true
     }
     fn params(&self) -> super::ParamsDecl {
-        super::ParamsDecl::of::<ProcessParams>()
+        super::ParamsDecl::of::<OptionalParams>()
     }
     fn run(&self, _params: &Map<String, Value>, ctx: &ProbeCtx) -> ProbeOutcome {
         let Some(pid) = ctx.inputs.pid else {

@@ -7,13 +7,13 @@ use serde_json::{Map, Value};
 
 pub struct Trace;
 
-/// Parameters of the probe.
+/// Parameters: `optional`.
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct TraceParams {
-    /// Without a trace, answer `{given: false}` instead of not-applicable (rules that also judge a live --pid).
+pub struct OptionalParams {
+    /// without a trace, answer `{given: false}` instead of not-applicable (for rules that also judge a live --pid)
     #[serde(default)]
-    pub optional: Option<bool>,
+    pub optional: bool,
 }
 
 impl ProbeKind for Trace {
@@ -52,7 +52,7 @@ impl ProbeKind for Trace {
         ]
     }
     fn params(&self) -> super::ParamsDecl {
-        super::ParamsDecl::of::<TraceParams>()
+        super::ParamsDecl::of::<OptionalParams>()
     }
     fn run(&self, _params: &Map<String, Value>, ctx: &ProbeCtx) -> ProbeOutcome {
         let path = match &ctx.inputs.trace {
