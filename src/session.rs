@@ -665,13 +665,16 @@ impl Session {
             only: eval.only.clone(),
             ..Options::default()
         };
-        engine::evaluate(
+        crate::host::real::probing(true);
+        let report = engine::evaluate(
             &self.rules,
             self.host.clone(),
             self.inputs.clone(),
             &opts,
             on_probe_done,
-        )
+        );
+        crate::host::real::probing(false);
+        report
     }
 
     /// Plan every failing rule's fix into changes (read-only); returns the fixes that could

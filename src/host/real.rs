@@ -435,17 +435,26 @@ pub const MAX_COMMAND_OUTPUT: usize = 16 << 20;
 /// process was adopted (we are a child subreaper) and is an escapee to sweep.
 static LIVE: std::sync::Mutex<Vec<u32>> = std::sync::Mutex::new(Vec::new());
 
-/// Become a child subreaper once: a probe's grandchild that leaves its process group
-/// (`setsid`) and outlives its parent is then re-parented to gpufix, which kills it.
-fn become_subreaper() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        let _ = rustix::process::set_child_subreaper(Some(rustix::process::getpid()));
-    });
+/// Whether escapees are swept: on while probes run (see [`probing`]).
+static SWEEPING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// While probes run, be a child subreaper: a probe's grandchild that leaves its process group
+/// (`setsid`) and outlives its parent is re-parented to gpufix, which kills it. Off again for
+/// fixes, so a daemon a `command` fix starts on purpose is left alone.
+pub fn probing(on: bool) {
+    if !on {
+        sweep_escapees();
+    }
+    SWEEPING.store(on, std::sync::atomic::Ordering::SeqCst);
+    let me = on.then(rustix::process::getpid);
+    let _ = rustix::process::set_child_subreaper(me);
 }
 
 /// Kill and reap every process adopted by this one (see [`LIVE`]); returns how many.
 pub fn sweep_escapees() -> usize {
+    if !SWEEPING.load(std::sync::atomic::Ordering::SeqCst) {
+        return 0;
+    }
     let me = std::process::id();
     let live = LIVE.lock().unwrap_or_else(|e| e.into_inner());
     let mut swept = 0;
@@ -536,7 +545,6 @@ pub fn run_command(argv: &[String], timeout: Duration) -> io::Result<CommandOutp
     let Some((program, args)) = argv.split_first() else {
         return Err(io::Error::new(io::ErrorKind::InvalidInput, "empty argv"));
     };
-    become_subreaper();
     let mut cmd = std::process::Command::new(program);
     cmd.args(args)
         .stdin(Stdio::null())
