@@ -96,12 +96,28 @@ def merge(defaults: dict, given: dict, prefix: str = "") -> dict:
     return out
 
 
+# `training: {loader: {workers: 2, pin_memory: true}, max_seconds: 20}`: another layout for the
+# same settings, so the `--pid` bench shows gpufix finding a setting where it lives.
+OTHER_LAYOUT_NAMES = {"workers": "num_workers", "pin": "pin_memory", "batch": "batch_size"}
+
+
+def from_other_layout(given: dict) -> dict:
+    training = given.pop("training", None)
+    if not isinstance(training, dict):
+        return given
+    data = given.setdefault("data", {})
+    for key, value in (training.pop("loader", None) or {}).items():
+        data[OTHER_LAYOUT_NAMES.get(key, key)] = value
+    given.setdefault("train", {}).update(training)
+    return given
+
+
 def load_config(path: Path) -> dict:
     with open(path, encoding="utf-8") as f:
         given = yaml.safe_load(f) or {}
     if not isinstance(given, dict):
         raise ConfigError(f"config `{path}` must be a mapping at the top")
-    cfg = merge(DEFAULTS, given)
+    cfg = merge(DEFAULTS, from_other_layout(given))
     d, t = cfg["data"], cfg["train"]
     for key in ("num_workers", "batch_size", "prefetch_factor", "decode_passes", "image_size"):
         if not isinstance(d[key], int) or isinstance(d[key], bool) or d[key] < 0:

@@ -10,7 +10,7 @@ use crate::report::PlannedChange;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
-pub const DEFAULT_STATE_DIR: &str = "/var/lib/gpufix";
+pub use crate::session::DEFAULT_STATE_DIR;
 
 /// The run's lock: held until dropped. A second run refuses with a clear message.
 pub struct Lock {

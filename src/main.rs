@@ -5,10 +5,10 @@ use clap::Parser;
 fn main() {
     let cli = gpufix::cli::Cli::parse();
     let code = match gpufix::cli::run(cli) {
-        Ok(c) => c,
+        Ok(status) => status.code(),
         Err(e) => {
             eprintln!("error: {e:#}");
-            1
+            gpufix::session::ExitStatus::Error.code()
         }
     };
     std::process::exit(code);

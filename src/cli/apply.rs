@@ -2,11 +2,10 @@
 //! one transaction; then re-check the rules. `--dry-run` prints exactly what would happen.
 
 use super::{Format, Global};
-use crate::apply::{self, DEFAULT_STATE_DIR};
-use crate::fixes::FixCtx;
+use crate::apply;
 use crate::plan::{PLAN_VERSION, PlanFile};
 use crate::report::{PlannedChange, Safety, Verdict};
-use crate::safe_write::Roots;
+use crate::session::{Eval, ExitStatus};
 use clap::Args;
 use serde_json::json;
 use std::io::{BufRead, IsTerminal, Write};
@@ -35,33 +34,6 @@ pub struct ApplyArgs {
     /// Where the lock and the journal live [default: /var/lib/gpufix, under --root when given].
     #[arg(long, value_name = "DIR")]
     pub state_dir: Option<PathBuf>,
-}
-
-pub fn state_dir(g: &Global, explicit: &Option<PathBuf>) -> PathBuf {
-    match (explicit, &g.root) {
-        (Some(d), _) => d.clone(),
-        (None, Some(r)) => r.join(DEFAULT_STATE_DIR.trim_start_matches('/')),
-        (None, None) => PathBuf::from(DEFAULT_STATE_DIR),
-    }
-}
-
-/// Absolute `--config` / `--env-file`: written as given, never mapped under `--root`.
-pub fn local_files(g: &Global) -> Vec<PathBuf> {
-    [&g.inputs.config, &g.inputs.env_file]
-        .into_iter()
-        .flatten()
-        .map(|p| std::path::absolute(p).unwrap_or_else(|_| p.clone()))
-        .collect()
-}
-
-pub fn roots(g: &Global, local: &[PathBuf]) -> Roots {
-    let mut r: Vec<PathBuf> = vec![g.root.clone().unwrap_or_else(|| PathBuf::from("/"))];
-    r.extend(
-        local
-            .iter()
-            .filter_map(|p| p.parent().map(|d| d.to_path_buf())),
-    );
-    Roots::new(r)
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
@@ -109,9 +81,12 @@ fn ask(c: &PlannedChange) -> Answer {
     }
 }
 
-pub fn run(g: &Global, a: &ApplyArgs) -> anyhow::Result<i32> {
-    let (host, inputs) = super::plan::host_and_inputs(g)?;
-    let mut local = local_files(g);
+pub fn run(g: &Global, a: &ApplyArgs) -> anyhow::Result<ExitStatus> {
+    let mut s = match super::open_session(g)? {
+        Ok(s) => s,
+        Err(status) => return Ok(status),
+    };
+    let eval = g.eval(Duration::from_secs(15));
     let (report, problems) = match &a.plan {
         Some(p) => {
             let text = std::fs::read_to_string(p)
@@ -130,7 +105,7 @@ pub fn run(g: &Global, a: &ApplyArgs) -> anyhow::Result<i32> {
                 );
             }
             let plan_root = pf.root.clone();
-            let given = g.root.as_ref().map(|r| r.display().to_string());
+            let given = s.spec.root.as_ref().map(|r| r.display().to_string());
             if plan_root != given {
                 anyhow::bail!(
                     "{} was made with --root {:?}, this run has --root {:?}\nhelp: apply a plan with the same --root it was made with",
@@ -139,22 +114,14 @@ pub fn run(g: &Global, a: &ApplyArgs) -> anyhow::Result<i32> {
                     given
                 );
             }
-            local.extend(pf.local_files.iter().map(PathBuf::from));
+            s.local_files
+                .extend(pf.local_files.iter().map(PathBuf::from));
+            s.roots = s.spec.roots(&s.local_files);
             (pf.report, Vec::new())
         }
-        None => match super::plan::planned_report(g, Duration::from_secs(15), &host, &inputs)? {
-            Ok(x) => x,
-            Err(code) => return Ok(code),
-        },
+        None => super::plan::planned_report(&s, &eval)?,
     };
-    let roots = roots(g, &local);
-    let cx = FixCtx {
-        host: host.as_ref(),
-        inputs: &inputs,
-        roots: &roots,
-        local_files: local.clone(),
-        overlay: Default::default(),
-    };
+    let cx = s.fix_ctx();
     let json_out = g.format == Format::Json;
     let mut out = std::io::stdout();
     // A fix that should run but cannot be planned (a refused target, a missing input) stops the
@@ -278,7 +245,7 @@ help: fix the cause, or leave those fixes out with --deny KIND or --only RULE",
                 writeln!(out, "  skipped {} ({}): {}", s.target, s.kind, s.reason)?;
             }
         }
-        return Ok(0);
+        return Ok(ExitStatus::Clean);
     }
     if approved.is_empty() {
         if json_out {
@@ -294,10 +261,10 @@ help: fix the cause, or leave those fixes out with --deny KIND or --only RULE",
                 writeln!(out, "  skipped {} ({}): {}", s.target, s.kind, s.reason)?;
             }
         }
-        return Ok(0);
+        return Ok(ExitStatus::Clean);
     }
-    let state = state_dir(g, &a.state_dir);
-    let outcome = apply::apply(&approved, &cx, &state, &host.describe())
+    let state = s.state_dir(a.state_dir.as_deref());
+    let outcome = apply::apply(&approved, &cx, &state, &s.host.describe())
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     if let Some(err) = &outcome.error {
         let what = if outcome.rolled_back {
@@ -322,12 +289,14 @@ help: fix the cause, or leave those fixes out with --deny KIND or --only RULE",
         v.dedup();
         v
     };
-    let recheck = {
-        let mut g2 = g.clone();
-        g2.only = rules.clone();
-        g2.sample = Duration::ZERO;
-        super::plan::make_report(&g2, Duration::from_secs(15), &host, &inputs)?
-    };
+    let recheck = super::plan::evaluate(
+        &s,
+        &Eval {
+            sample: Duration::ZERO,
+            only: rules.clone(),
+            ..eval
+        },
+    );
     if let Ok(after) = recheck {
         for r in after
             .results
@@ -385,7 +354,7 @@ help: fix the cause, or leave those fixes out with --deny KIND or --only RULE",
             writeln!(out, "note: {n}")?;
         }
     }
-    Ok(0)
+    Ok(ExitStatus::Clean)
 }
 
 fn indent(s: &str) -> String {

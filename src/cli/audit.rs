@@ -4,6 +4,7 @@
 
 use super::{Format, Global};
 use crate::render::{junit, nagios, prometheus, slurm, text};
+use crate::session::ExitStatus;
 use clap::Args;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -18,40 +19,50 @@ pub struct AuditArgs {
     pub probe_timeout: Duration,
 }
 
-pub fn run(g: &Global, a: &AuditArgs) -> anyhow::Result<i32> {
+pub fn run(g: &Global, a: &AuditArgs) -> anyhow::Result<ExitStatus> {
     let started = Instant::now();
-    let made = super::plan::host_and_inputs(g).and_then(|(host, inputs)| {
-        // read-only: planning computes diffs without writing anything
-        Ok(super::plan::planned_report(g, a.probe_timeout, &host, &inputs)?.map(|(r, _)| r))
+    // read-only: planning computes diffs without writing anything
+    let made = super::open_session(g).and_then(|opened| match opened {
+        Ok(s) => super::plan::planned_report(&s, &g.eval(a.probe_timeout)).map(|(r, _)| Ok(r)),
+        Err(status) => Ok(Err(status)),
     });
     let report = match made {
         Ok(Ok(r)) => r,
-        Ok(Err(code)) => {
+        Ok(Err(status)) => {
             if g.format == Format::Nagios {
                 let (line, c) =
                     nagios::render_error("playbooks or values are invalid: run `gpufix validate`");
                 emit(a, &line)?;
-                return Ok(c);
+                return Ok(ExitStatus::nagios(c));
             }
-            return Ok(code);
+            return Ok(status);
         }
         Err(e) => {
             if g.format == Format::Nagios {
                 let (line, c) = nagios::render_error(&format!("{e:#}"));
                 emit(a, &line)?;
-                return Ok(c);
+                return Ok(ExitStatus::nagios(c));
             }
             return Err(e);
         }
     };
-    let code = if report.has_findings() { 2 } else { 0 };
+    let code = ExitStatus::of_report(&report);
     let (out, code) = match g.format {
         Format::Json => (serde_json::to_string_pretty(&report)? + "\n", code),
         Format::Junit => (junit::render(&report), code),
-        Format::Prometheus => (prometheus::render(&report, Some(started.elapsed())), code),
+        Format::Prometheus => (
+            prometheus::render(
+                &report,
+                &prometheus::Extras {
+                    duration: Some(started.elapsed()),
+                    ..Default::default()
+                },
+            ),
+            code,
+        ),
         Format::Nagios => {
             let (l, c) = nagios::render(&report);
-            (l, c)
+            (l, ExitStatus::nagios(c))
         }
         Format::Slurm => (slurm::render(&report), code),
         Format::Text | Format::Markdown => (

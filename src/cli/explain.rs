@@ -2,6 +2,7 @@
 
 use super::{Global, print_diagnostics};
 use crate::playbook::diag::did_you_mean;
+use crate::session::ExitStatus;
 use clap::Args;
 
 #[derive(Args, Debug)]
@@ -10,7 +11,7 @@ pub struct ExplainArgs {
     pub rule: String,
 }
 
-pub fn run(g: &Global, a: &ExplainArgs) -> anyhow::Result<i32> {
+pub fn run(g: &Global, a: &ExplainArgs) -> anyhow::Result<ExitStatus> {
     let set = match g.rule_set() {
         Ok(s) => s,
         Err(d) => return Ok(print_diagnostics(&d)),
@@ -97,5 +98,5 @@ pub fn run(g: &Global, a: &ExplainArgs) -> anyhow::Result<i32> {
             println!("  - {x}");
         }
     }
-    Ok(0)
+    Ok(ExitStatus::Clean)
 }

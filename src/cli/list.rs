@@ -3,6 +3,7 @@
 use super::{Format, Global, print_diagnostics};
 use crate::playbook::{Layer, LoadedRule};
 use crate::probes;
+use crate::session::ExitStatus;
 use clap::Args;
 
 #[derive(Args, Debug)]
@@ -15,12 +16,12 @@ pub struct ListArgs {
     pub fixes: bool,
 }
 
-pub fn run(g: &Global, a: &ListArgs) -> anyhow::Result<i32> {
+pub fn run(g: &Global, a: &ListArgs) -> anyhow::Result<ExitStatus> {
     if a.probes || a.fixes {
         if g.format == Format::Markdown {
             // the whole authoring reference (docs/playbooks.md)
             print!("{}", crate::kinds::reference_markdown());
-            return Ok(0);
+            return Ok(ExitStatus::Clean);
         }
         if a.probes {
             print!("{}", probes_text());
@@ -31,7 +32,7 @@ pub fn run(g: &Global, a: &ListArgs) -> anyhow::Result<i32> {
             }
             print!("{}", fixes_text());
         }
-        return Ok(0);
+        return Ok(ExitStatus::Clean);
     }
     let set = match g.rule_set() {
         Ok(s) => s,
@@ -76,7 +77,7 @@ pub fn run(g: &Global, a: &ListArgs) -> anyhow::Result<i32> {
             println!("\n{} rules", rules.len());
         }
     }
-    Ok(0)
+    Ok(ExitStatus::Clean)
 }
 
 fn one_line(s: &str) -> String {

@@ -8,21 +8,17 @@ pub mod list;
 pub mod plan;
 pub mod rollback;
 pub mod snapshot;
+pub mod test;
 pub mod validate;
 
-use crate::host::Host;
-use crate::host::real::RealHost;
-use crate::host::recorded::SnapshotHost;
-use crate::playbook::{self, Diagnostic, RuleSet, SourceFile, Tier};
-use crate::probes::Inputs;
+use crate::playbook::{self, Diagnostic, RuleSet, SourceFile};
+use crate::session::{Eval, ExitStatus, OpenError, Session, Spec};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::Duration;
 
-pub const SYSTEM_PLAYBOOKS: &str = "/etc/gpufix/playbooks.d";
-pub const SYSTEM_VALUES: &str = "/etc/gpufix/values.yaml";
+pub use crate::session::{SYSTEM_PLAYBOOKS, SYSTEM_VALUES};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -177,6 +173,16 @@ gpufix audit --format nagios\n  gpufix audit --format junit > gpufix.xml"
     /// Explain a rule: why it exists, its threshold and where it comes from, its fix.
     #[command(after_help = "Example:\n  gpufix explain data.workers-too-few")]
     Explain(explain::ExplainArgs),
+    /// Run playbook tests written in YAML: inputs (a snapshot, host files, config, env file,
+    /// evidence) and the verdict each rule must give.
+    #[command(
+        after_help = "Exit status: 0 every expectation holds, 1 otherwise (each difference is printed).\n\n\
+A test file holds `tests:`, each with `name`, inputs (`snapshot:` path, `files:` {path: text},\n\
+`dirs:`, `config:`/`env_file:`/`trace:`/`nccl_log:`/`kernel_log:` as a path or {name, text},\n\
+`evidence:` a list of those, `values:` inline, `only:`) and `expect:` {rule id: verdict}.\n\n\
+Examples:\n  gpufix test playbooks/tests\n  gpufix test --playbooks site/ site/tests/"
+    )]
+    Test(test::TestArgs),
     /// Record everything the probes read into one JSON file, for replay with --snapshot.
     #[command(
         after_help = "Example:\n  gpufix snapshot -o node17.json && gpufix plan --snapshot node17.json"
@@ -231,152 +237,63 @@ impl Global {
         }
     }
 
-    /// Built-ins, then /etc/gpufix/playbooks.d (under --root), then --playbooks.
-    pub fn sources(&self) -> Result<Vec<SourceFile>, Vec<Diagnostic>> {
-        let mut out = playbook::builtin_sources();
-        let mut diags = Vec::new();
-        if !self.no_system {
-            let sys = self.host_path(SYSTEM_PLAYBOOKS);
-            if sys.is_dir() {
-                match playbook::read_sources(&sys, Tier::System) {
-                    Ok(s) => out.extend(s),
-                    Err(d) => diags.push(d),
-                }
-            }
-        }
-        for p in &self.playbooks {
-            match playbook::read_sources(p, Tier::Cli) {
-                Ok(s) => out.extend(s),
-                Err(d) => diags.push(d),
-            }
-        }
-        if diags.is_empty() {
-            Ok(out)
-        } else {
-            Err(diags)
-        }
-    }
-
-    pub fn values_source(&self) -> Result<Option<SourceFile>, Vec<Diagnostic>> {
-        let (path, explicit) = match &self.values {
-            Some(p) => (p.clone(), true),
-            None if self.no_system => return Ok(None),
-            None => (self.host_path(SYSTEM_VALUES), false),
-        };
-        if !explicit && !path.exists() {
-            return Ok(None);
-        }
-        std::fs::read_to_string(&path)
-            .map(|text| {
-                Some(SourceFile {
-                    name: path.display().to_string(),
-                    text,
-                    tier: Tier::Cli,
-                })
-            })
-            .map_err(|e| {
-                vec![Diagnostic::new(
-                    "unreadable-values",
-                    &path.display().to_string(),
-                    format!("cannot read values file: {e}"),
-                    "check the path given to `--values`",
-                )]
-            })
-    }
-
-    fn host_path(&self, p: &str) -> PathBuf {
-        match &self.root {
-            Some(r) => r.join(p.trim_start_matches('/')),
-            None => PathBuf::from(p),
-        }
-    }
-
-    pub fn rule_set(&self) -> Result<RuleSet, Vec<Diagnostic>> {
-        let sources = self.sources()?;
-        let values = self.values_source()?;
-        playbook::validate::load(&sources, values.as_ref())
-    }
-
-    pub fn host(&self) -> anyhow::Result<Arc<dyn Host>> {
-        if let Some(h) = crate::host::evidence::EvidenceHost::from_files(&self.inputs.evidence)? {
-            if self.snapshot.is_some() || self.root.is_some() {
-                anyhow::bail!(
-                    "--evidence with nvidia-smi output, fstab or /proc/mounts judges the host it describes; it cannot be combined with --root or --snapshot"
-                );
-            }
-            return Ok(Arc::new(h));
-        }
-        Ok(match &self.snapshot {
-            Some(f) => Arc::new(SnapshotHost::load(f)?),
-            None => Arc::new(RealHost::new(self.root.clone())),
-        })
-    }
-
-    pub fn inputs(&self, host: &dyn Host) -> anyhow::Result<Inputs> {
+    /// The run as given on the command line (`--root` made absolute), for [`Session::open`].
+    pub fn spec(&self) -> Spec {
         let a = &self.inputs;
-        let pid = match (&a.pid, &a.job) {
-            (Some(p), _) => Some(*p),
-            (None, Some(pat)) => Some(find_job(host, pat)?),
-            _ => None,
-        };
-        for (flag, p) in [
-            ("--config", &a.config),
-            ("--env-file", &a.env_file),
-            ("--trace", &a.trace),
-            ("--nccl-log", &a.nccl_log),
-            ("--kernel-log", &a.kernel_log),
-        ] {
-            if let Some(p) = p
-                && !p.exists()
-            {
-                anyhow::bail!(
-                    "{flag} {}: no such file\nhelp: give the path of an existing file",
-                    p.display()
-                );
-            }
-        }
-        Ok(Inputs {
-            pid,
+        Spec {
+            root: self
+                .root
+                .as_ref()
+                .map(|r| std::path::absolute(r).unwrap_or_else(|_| r.clone())),
+            snapshot: self.snapshot.clone(),
+            playbooks: self.playbooks.clone(),
+            values: self.values.clone(),
+            no_system: self.no_system,
+            pid: a.pid,
+            job: a.job.clone(),
             config: a.config.clone(),
             env_file: a.env_file.clone(),
             trace: a.trace.clone(),
             nccl_log: a.nccl_log.clone(),
             kernel_log: a.kernel_log.clone(),
             evidence: a.evidence.clone(),
-        })
+        }
+    }
+
+    /// Built-ins, then /etc/gpufix/playbooks.d (under --root), then --playbooks.
+    pub fn sources(&self) -> Result<Vec<SourceFile>, Vec<Diagnostic>> {
+        self.spec().sources()
+    }
+
+    pub fn values_source(&self) -> Result<Option<SourceFile>, Vec<Diagnostic>> {
+        self.spec().values_source()
+    }
+
+    pub fn rule_set(&self) -> Result<RuleSet, Vec<Diagnostic>> {
+        self.spec().rule_set()
+    }
+
+    /// How to evaluate for this command line, with the given probe deadline.
+    pub fn eval(&self, probe_deadline: Duration) -> Eval {
+        Eval {
+            sample: self.sample,
+            probe_deadline,
+            only: self.only.clone(),
+        }
     }
 }
 
-/// The oldest process whose command line contains the pattern (not gpufix itself).
-fn find_job(host: &dyn Host, pat: &str) -> anyhow::Result<u32> {
-    let me = std::process::id();
-    let mut hits = Vec::new();
-    for name in host.read_dir("/proc").unwrap_or_default() {
-        let Ok(pid) = name.parse::<u32>() else {
-            continue;
-        };
-        if pid == me {
-            continue;
-        }
-        let Ok(raw) = host.read_file(&format!("/proc/{pid}/cmdline")) else {
-            continue;
-        };
-        let cmd = String::from_utf8_lossy(&raw).replace('\0', " ");
-        if cmd.contains(pat) && !cmd.contains("gpufix") {
-            hits.push((pid, cmd.trim().to_string()));
-        }
-    }
-    hits.sort();
-    match hits.first() {
-        Some((pid, _)) => Ok(*pid),
-        None => anyhow::bail!(
-            "--job `{pat}`: no running process has that in its command line\nhelp: check `ps -eo pid,args | grep {pat}`, or give --pid"
-        ),
+/// Open the session for a command, printing invalid playbooks' diagnostics (exit 1).
+pub fn open_session(g: &Global) -> anyhow::Result<Result<Session, ExitStatus>> {
+    match Session::open(g.spec()) {
+        Ok(s) => Ok(Ok(s)),
+        Err(OpenError::Invalid(d)) => Ok(Err(print_diagnostics(&d))),
+        Err(OpenError::Other(e)) => Err(e),
     }
 }
 
-/// Print diagnostics and return exit code 1.
-pub fn print_diagnostics(diags: &[Diagnostic]) -> i32 {
+/// Print diagnostics; the status is [`ExitStatus::Error`].
+pub fn print_diagnostics(diags: &[Diagnostic]) -> ExitStatus {
     for d in diags {
         eprintln!("{d}\n");
     }
@@ -385,14 +302,14 @@ pub fn print_diagnostics(diags: &[Diagnostic]) -> i32 {
         diags.len(),
         if diags.len() == 1 { "" } else { "s" }
     );
-    1
+    ExitStatus::Error
 }
 
 pub fn display_path(p: &Path) -> String {
     p.display().to_string()
 }
 
-pub fn run(cli: Cli) -> anyhow::Result<i32> {
+pub fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
     let g = &cli.global;
     match &cli.command {
         Command::Plan(a) => plan::run(g, a),
@@ -403,16 +320,17 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Validate(a) => validate::run(g, a),
         Command::List(a) => list::run(g, a),
         Command::Explain(a) => explain::run(g, a),
+        Command::Test(a) => test::run(g, a),
         Command::Snapshot(a) => snapshot::run(g, a),
         Command::Completions { shell } => {
             let mut cmd = <Cli as clap::CommandFactory>::command();
             clap_complete::generate(*shell, &mut cmd, "gpufix", &mut std::io::stdout());
-            Ok(0)
+            Ok(ExitStatus::Clean)
         }
         Command::Man => {
             let cmd = <Cli as clap::CommandFactory>::command();
             clap_mangen::Man::new(cmd).render(&mut std::io::stdout())?;
-            Ok(0)
+            Ok(ExitStatus::Clean)
         }
         Command::Schema { name } => {
             let v = match name.as_str() {
@@ -423,7 +341,7 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
                 _ => serde_json::from_str(include_str!("../../schemas/snapshot.schema.json"))?,
             };
             println!("{}", serde_json::to_string_pretty(&v)?);
-            Ok(0)
+            Ok(ExitStatus::Clean)
         }
     }
 }

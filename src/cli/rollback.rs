@@ -2,8 +2,8 @@
 
 use super::{Format, Global};
 use crate::apply;
-use crate::fixes::FixCtx;
 use crate::journal;
+use crate::session::{ExitStatus, Session};
 use clap::Args;
 use std::path::PathBuf;
 
@@ -24,12 +24,10 @@ pub struct HistoryArgs {
     pub state_dir: Option<PathBuf>,
 }
 
-pub fn rollback(g: &Global, a: &RollbackArgs) -> anyhow::Result<i32> {
-    let host = g.host()?;
-    let inputs = g.inputs(host.as_ref())?;
-    let state = super::apply::state_dir(g, &a.state_dir);
+pub fn rollback(g: &Global, a: &RollbackArgs) -> anyhow::Result<ExitStatus> {
+    let mut s = Session::without_rules(g.spec())?;
+    let state = s.state_dir(a.state_dir.as_deref());
     // files named in the run's changes that live outside --root were --config/--env-file
-    let mut local = super::apply::local_files(g);
     for r in journal::runs(&state) {
         if let Ok(recs) = journal::read(&state.join("runs").join(&r.run))
             && let Some(journal::Record::Begin { changes, .. }) = recs.first()
@@ -37,28 +35,23 @@ pub fn rollback(g: &Global, a: &RollbackArgs) -> anyhow::Result<i32> {
             for c in changes {
                 if c.diff.is_some()
                     && c.target.starts_with('/')
-                    && g.root
+                    && s.spec
+                        .root
                         .as_ref()
                         .is_some_and(|root| PathBuf::from(&c.target).starts_with(root))
                 {
-                    local.push(PathBuf::from(&c.target));
+                    s.local_files.push(PathBuf::from(&c.target));
                 }
                 if c.action.get("file").is_none()
                     && matches!(c.kind.as_str(), "env.set" | "env.unset" | "config.set")
                 {
-                    local.push(PathBuf::from(&c.target));
+                    s.local_files.push(PathBuf::from(&c.target));
                 }
             }
         }
     }
-    let roots = super::apply::roots(g, &local);
-    let cx = FixCtx {
-        host: host.as_ref(),
-        inputs: &inputs,
-        roots: &roots,
-        local_files: local.clone(),
-        overlay: Default::default(),
-    };
+    s.roots = s.spec.roots(&s.local_files);
+    let cx = s.fix_ctx();
     match apply::rollback(&state, a.run.as_deref(), a.force, &cx) {
         Ok(o) => {
             if g.format == Format::Json {
@@ -77,22 +70,22 @@ pub fn rollback(g: &Global, a: &RollbackArgs) -> anyhow::Result<i32> {
                     println!("  undone: {}", c.summary);
                 }
             }
-            Ok(0)
+            Ok(ExitStatus::Clean)
         }
         Err(e) => anyhow::bail!("{e}"),
     }
 }
 
-pub fn history(g: &Global, a: &HistoryArgs) -> anyhow::Result<i32> {
-    let state = super::apply::state_dir(g, &a.state_dir);
+pub fn history(g: &Global, a: &HistoryArgs) -> anyhow::Result<ExitStatus> {
+    let state = g.spec().state_dir(a.state_dir.as_deref());
     let runs = journal::runs(&state);
     if g.format == Format::Json {
         println!("{}", serde_json::to_string_pretty(&runs)?);
-        return Ok(0);
+        return Ok(ExitStatus::Clean);
     }
     if runs.is_empty() {
         println!("no runs in {}", state.join("runs").display());
-        return Ok(0);
+        return Ok(ExitStatus::Clean);
     }
     println!("{:<32} {:<12} {:>7}  rules", "run", "status", "changes");
     for r in &runs {
@@ -110,5 +103,5 @@ pub fn history(g: &Global, a: &HistoryArgs) -> anyhow::Result<i32> {
             r.run, r.run
         );
     }
-    Ok(0)
+    Ok(ExitStatus::Clean)
 }

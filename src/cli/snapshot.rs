@@ -2,9 +2,10 @@
 //! recording host and write everything they read into one JSON file.
 
 use super::{Global, print_diagnostics};
-use crate::engine::{self, Options};
+use crate::engine::Options;
 use crate::host::Host;
 use crate::host::recorded::RecordingHost;
+use crate::session::{ExitStatus, OpenError, Session};
 use clap::Args;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -16,20 +17,20 @@ pub struct SnapshotArgs {
     pub output: PathBuf,
 }
 
-pub fn run(g: &Global, a: &SnapshotArgs) -> anyhow::Result<i32> {
-    let set = match g.rule_set() {
+pub fn run(g: &Global, a: &SnapshotArgs) -> anyhow::Result<ExitStatus> {
+    let mut recorder = None;
+    let opened = Session::open_with(g.spec(), |inner| {
+        let rec = Arc::new(RecordingHost::new(inner));
+        recorder = Some(rec.clone());
+        rec as Arc<dyn Host>
+    });
+    let s = match opened {
         Ok(s) => s,
-        Err(d) => return Ok(print_diagnostics(&d)),
+        Err(OpenError::Invalid(d)) => return Ok(print_diagnostics(&d)),
+        Err(OpenError::Other(e)) => return Err(e),
     };
-    let inner = g.host()?;
-    let inputs = Arc::new(g.inputs(inner.as_ref())?);
-    let rec = Arc::new(RecordingHost::new(inner));
-    let opts = Options {
-        sample: g.sample,
-        only: g.only.clone(),
-        ..Options::default()
-    };
-    let report = engine::evaluate(&set, rec.clone() as Arc<dyn Host>, inputs, &opts, |_| {});
+    let rec = recorder.expect("open_with wraps the host");
+    let report = s.evaluate(&g.eval(Options::default().probe_deadline), |_| {});
     let snap = rec.snapshot();
     let text = serde_json::to_string_pretty(&snap)?;
     std::fs::write(&a.output, text + "\n").map_err(|e| {
@@ -44,5 +45,5 @@ pub fn run(g: &Global, a: &SnapshotArgs) -> anyhow::Result<i32> {
         report.results.len(),
         crate::render::text::summary_line(&report)
     );
-    Ok(0)
+    Ok(ExitStatus::Clean)
 }

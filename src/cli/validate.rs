@@ -2,6 +2,7 @@
 
 use super::{Global, print_diagnostics};
 use crate::playbook::{self, Tier};
+use crate::session::ExitStatus;
 use clap::Args;
 use std::path::PathBuf;
 
@@ -12,7 +13,7 @@ pub struct ValidateArgs {
     pub paths: Vec<PathBuf>,
 }
 
-pub fn run(g: &Global, a: &ValidateArgs) -> anyhow::Result<i32> {
+pub fn run(g: &Global, a: &ValidateArgs) -> anyhow::Result<ExitStatus> {
     let mut sources = match g.sources() {
         Ok(s) => s,
         Err(d) => return Ok(print_diagnostics(&d)),
@@ -46,7 +47,7 @@ pub fn run(g: &Global, a: &ValidateArgs) -> anyhow::Result<i32> {
                 set.rules.len(),
                 files.len()
             );
-            Ok(0)
+            Ok(ExitStatus::Clean)
         }
         Err(d) => Ok(print_diagnostics(&d)),
     }

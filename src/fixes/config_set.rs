@@ -8,19 +8,23 @@ use serde_json::{Map, Value};
 
 pub struct ConfigSet;
 
-pub fn format_of(path: &str, action: &Map<String, Value>) -> Result<cfg::ConfigFormat, String> {
-    let name = match action.get("format").and_then(Value::as_str) {
-        Some(f) => f.to_string(),
-        None => path.rsplit('.').next().unwrap_or("").to_ascii_lowercase(),
-    };
-    match name.as_str() {
-        "yaml" | "yml" => Ok(cfg::ConfigFormat::Yaml),
-        "json" => Ok(cfg::ConfigFormat::Json),
-        "toml" => Ok(cfg::ConfigFormat::Toml),
-        other => Err(format!(
-            "cannot tell the format of {path} (`{other}`): name it .yaml, .json or .toml, or set `format:`"
-        )),
+/// The format `config.set` edits: `format:` when given, else the extension, else the content
+/// (a config named `.txt` or `.cfg`), by the same detector the `config` probe reads with.
+pub fn format_of(
+    path: &str,
+    old: &str,
+    action: &Map<String, Value>,
+) -> Result<cfg::ConfigFormat, String> {
+    if let Some(name) = action.get("format").and_then(Value::as_str) {
+        return cfg::ConfigFormat::from_name(name).ok_or_else(|| {
+            format!("`format: {name}` is not a config format: use yaml, json or toml")
+        });
     }
+    cfg::ConfigFormat::detect(Some(std::path::Path::new(path)), old).ok_or_else(|| {
+        format!(
+            "cannot tell the format of {path}: no .yaml, .json or .toml name, and the content reads as none of them: set `format:`"
+        )
+    })
 }
 
 impl FileEdit for ConfigSet {
@@ -40,7 +44,7 @@ impl FileEdit for ConfigSet {
         if !exists {
             return Err(format!("the training config {path} does not exist"));
         }
-        let fmt = format_of(path, action)?;
+        let fmt = format_of(path, old, action)?;
         let value = action.get("value").ok_or("action needs `value`")?;
         cfg::config_set(old, fmt, str_param(action, "key")?, value).map_err(|e| e.to_string())
     }

@@ -77,14 +77,11 @@ fn live_options(mp: &str, cx: &FixCtx) -> Result<Vec<String>, String> {
         .host
         .read_file("/proc/mounts")
         .map_err(|e| format!("cannot read /proc/mounts: {e}"))?;
-    String::from_utf8_lossy(&raw)
-        .lines()
-        .filter_map(|l| {
-            let f: Vec<&str> = l.split_whitespace().collect();
-            (f.len() >= 4 && fstab::decode_octal(f[1]) == mp)
-                .then(|| f[3].split(',').map(str::to_string).collect())
-        })
-        .next_back()
+    crate::formats::mounts::parse_mounts(&String::from_utf8_lossy(&raw))
+        .into_iter()
+        .rev()
+        .find(|m| m.mount_point == mp)
+        .map(|m| m.options)
         .ok_or_else(|| format!("{mp} is not mounted"))
 }
 

@@ -6,77 +6,19 @@ use serde_json::{Map, Value, json};
 
 pub struct Config;
 
-/// `a.b.c` or `a.b[0].c` in a JSON value.
+/// The value at a key path (`a.b[0].c`, `\.` for a dot inside a key) in a parsed config: the
+/// one key-path syntax of [`crate::formats::keypath`], which `config.set` edits by.
 pub fn get_path<'a>(v: &'a Value, path: &str) -> Option<&'a Value> {
-    let mut cur = v;
-    for seg in path.split('.') {
-        let (name, idx) = match seg.find('[') {
-            Some(i) => (
-                &seg[..i],
-                seg[i + 1..].trim_end_matches(']').parse::<usize>().ok(),
-            ),
-            None => (seg, None),
-        };
-        if !name.is_empty() {
-            cur = cur.get(name)?;
-        }
-        if let Some(i) = idx {
-            cur = cur.get(i)?;
-        }
-    }
-    Some(cur)
+    crate::formats::keypath::lookup(v, path)
 }
 
+/// Reads a training config by [`crate::formats::config::read_config`]: the format from the
+/// extension, else from the content (JSON/JSONC, TOML, YAML). Returns the format's name and the
+/// document; the error names the file.
 pub fn parse_config(path: &str, text: &str) -> Result<(&'static str, Value), String> {
-    let ext = path.rsplit('.').next().unwrap_or("").to_ascii_lowercase();
-    match ext.as_str() {
-        "yaml" | "yml" => serde_yaml::from_str(text)
-            .map(|v| ("yaml", v))
-            .map_err(|e| format!("{path}: invalid YAML: {e}")),
-        "json" => serde_json::from_str(text)
-            .map(|v| ("json", v))
-            .map_err(|e| format!("{path}: invalid JSON: {e}")),
-        "toml" => {
-            let doc: toml_edit::DocumentMut = text
-                .parse()
-                .map_err(|e| format!("{path}: invalid TOML: {e}"))?;
-            Ok(("toml", toml_to_json(doc.as_item())))
-        }
-        _ => Err(format!(
-            "{path}: cannot tell the format (name it .yaml, .json or .toml)"
-        )),
-    }
-}
-
-fn toml_to_json(item: &toml_edit::Item) -> Value {
-    use toml_edit::{Item, Value as V};
-    fn val(v: &V) -> Value {
-        match v {
-            V::String(s) => json!(s.value()),
-            V::Integer(i) => json!(i.value()),
-            V::Float(f) => json!(f.value()),
-            V::Boolean(b) => json!(b.value()),
-            V::Datetime(d) => json!(d.value().to_string()),
-            V::Array(a) => Value::Array(a.iter().map(val).collect()),
-            V::InlineTable(t) => {
-                Value::Object(t.iter().map(|(k, v)| (k.to_string(), val(v))).collect())
-            }
-        }
-    }
-    match item {
-        Item::None => Value::Null,
-        Item::Value(v) => val(v),
-        Item::Table(t) => Value::Object(
-            t.iter()
-                .map(|(k, v)| (k.to_string(), toml_to_json(v)))
-                .collect(),
-        ),
-        Item::ArrayOfTables(a) => Value::Array(
-            a.iter()
-                .map(|t| toml_to_json(&Item::Table(t.clone())))
-                .collect(),
-        ),
-    }
+    crate::formats::config::read_config(Some(std::path::Path::new(path)), text)
+        .map(|(format, v)| (format.id(), v))
+        .map_err(|e| format!("{path}: {e}"))
 }
 
 /// Parameters of the `config` probe.

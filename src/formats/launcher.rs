@@ -1,0 +1,557 @@
+//! Training command lines: a pasted launcher line (`torchrun --nproc_per_node=8 train.py
+//! --num_workers 32`, `python -m torch.distributed.launch`, `deepspeed`, `accelerate launch`,
+//! `srun`/`mpirun` in front) or a live process's argv. What it yields: processes per node, the
+//! training script, the config files the command names (`--config X`, `-c X`, `--cfg X`,
+//! `config=X`, Hydra's `--config-path/--config-name`), Hydra/MMEngine/Detectron2 overrides
+//! (`data.num_workers=0`, `--cfg-options a.b=1`, `DATALOADER.NUM_WORKERS 2`) and plain flags
+//! (`--num_workers 2`).
+
+/// Split shell text into words: quotes, backslash escapes and line continuations, `#`
+/// comments; `$VAR` is kept as written (never expanded). Lines ending a command (`;`, `&&`,
+/// `|`, a newline without `\`) separate commands.
+pub fn split_commands(text: &str) -> Vec<Vec<String>> {
+    let mut cmds = Vec::new();
+    let mut cur: Vec<String> = Vec::new();
+    let mut word = String::new();
+    let mut in_word = false;
+    let mut chars = text.chars().peekable();
+    let end_word = |w: &mut String, in_w: &mut bool, cur: &mut Vec<String>| {
+        if *in_w {
+            cur.push(std::mem::take(w));
+            *in_w = false;
+        }
+    };
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => match chars.next() {
+                Some('\n') => {}
+                Some('\r') if chars.peek() == Some(&'\n') => {
+                    chars.next();
+                }
+                Some(n) => {
+                    word.push(n);
+                    in_word = true;
+                }
+                None => {}
+            },
+            '\'' => {
+                in_word = true;
+                for n in chars.by_ref() {
+                    if n == '\'' {
+                        break;
+                    }
+                    word.push(n);
+                }
+            }
+            '"' => {
+                in_word = true;
+                while let Some(n) = chars.next() {
+                    match n {
+                        '"' => break,
+                        '\\' => {
+                            if let Some(e) = chars.next() {
+                                if e != '\n' {
+                                    word.push(e);
+                                }
+                            }
+                        }
+                        _ => word.push(n),
+                    }
+                }
+            }
+            '#' if !in_word => {
+                for n in chars.by_ref() {
+                    if n == '\n' {
+                        break;
+                    }
+                }
+                end_word(&mut word, &mut in_word, &mut cur);
+                if !cur.is_empty() {
+                    cmds.push(std::mem::take(&mut cur));
+                }
+            }
+            '\n' | ';' | '|' | '&' => {
+                end_word(&mut word, &mut in_word, &mut cur);
+                if !cur.is_empty() {
+                    cmds.push(std::mem::take(&mut cur));
+                }
+            }
+            c if c.is_whitespace() => end_word(&mut word, &mut in_word, &mut cur),
+            c => {
+                word.push(c);
+                in_word = true;
+            }
+        }
+    }
+    end_word(&mut word, &mut in_word, &mut cur);
+    if !cur.is_empty() {
+        cmds.push(cur);
+    }
+    cmds
+}
+
+/// One setting the command line gives the training script.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Setting {
+    /// as written: `data.num_workers`, `--num_workers`, `DATALOADER.NUM_WORKERS`
+    pub key: String,
+    pub value: String,
+    /// the words as written, for messages
+    pub raw: String,
+}
+
+/// What a training command line says.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Launch {
+    /// `torchrun`, `torch.distributed.launch`, `deepspeed`, `accelerate`, or None for a plain
+    /// `python train.py`
+    pub launcher: Option<String>,
+    pub nproc_per_node: Option<u32>,
+    pub nnodes: Option<u32>,
+    /// the training script (`train.py`) or module (`-m pkg.train`)
+    pub script: Option<String>,
+    pub module: Option<String>,
+    /// config files named by the command (in order)
+    pub config_files: Vec<String>,
+    /// Hydra `--config-path` / `--config-name` (or `-cp` / `-cn`)
+    pub hydra_config_path: Option<String>,
+    pub hydra_config_name: Option<String>,
+    /// `key=value` overrides and `--flag value` settings given to the script
+    pub settings: Vec<Setting>,
+    /// `NAME=value` environment assignments in front of the command
+    pub env: Vec<(String, String)>,
+}
+
+const LAUNCHER_PROC_FLAGS: &[&str] = &[
+    "--nproc_per_node",
+    "--nproc-per-node",
+    "--num_gpus",
+    "--num-gpus",
+    "--num_processes",
+    "--num-processes",
+    "--gpus",
+];
+const CONFIG_FLAGS: &[&str] = &[
+    "--config",
+    "-c",
+    "--cfg",
+    "--config-file",
+    "--config_file",
+    "--config-yaml",
+    "--yaml",
+    "--conf",
+    "--hparams",
+    "--train-config",
+    "--train_config",
+];
+
+fn is_python(w: &str) -> bool {
+    let b = w.rsplit('/').next().unwrap_or(w);
+    b == "python" || b.starts_with("python3") || b == "python2" || b == "pypy3"
+}
+
+fn looks_like_config_file(w: &str) -> bool {
+    let l = w.to_ascii_lowercase();
+    [
+        ".yaml", ".yml", ".json", ".toml", ".cfg", ".conf", ".ini", ".jsonc",
+    ]
+    .iter()
+    .any(|e| l.ends_with(e))
+        || (l.ends_with(".py") && (l.contains("config") || l.contains("configs/")))
+}
+
+/// Parse one command (its words). Returns None when it does not run Python or a known
+/// launcher.
+pub fn parse(words: &[String]) -> Option<Launch> {
+    let mut l = Launch::default();
+    let mut i = 0;
+    // environment assignments and wrappers in front
+    while i < words.len() {
+        let w = &words[i];
+        if let Some((k, v)) = w.split_once('=')
+            && !k.is_empty()
+            && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            && !k.starts_with(|c: char| c.is_ascii_digit())
+        {
+            l.env.push((k.to_string(), v.to_string()));
+            i += 1;
+            continue;
+        }
+        let base = w.rsplit('/').next().unwrap_or(w);
+        if matches!(
+            base,
+            "env" | "nohup" | "exec" | "time" | "uv" | "poetry" | "pipenv"
+        ) || (matches!(base, "run") && i > 0)
+        {
+            i += 1;
+            continue;
+        }
+        if matches!(base, "srun" | "mpirun" | "mpiexec" | "numactl" | "taskset") {
+            // skip its options: a word starting with `-`, and the value of `-n N`-like options
+            i += 1;
+            while i < words.len() && words[i].starts_with('-') {
+                let opt = &words[i];
+                i += 1;
+                if !opt.contains('=')
+                    && matches!(
+                        opt.as_str(),
+                        "-n" | "-np"
+                            | "-N"
+                            | "--ntasks"
+                            | "-c"
+                            | "--cpus-per-task"
+                            | "-C"
+                            | "--physcpubind"
+                            | "--cpunodebind"
+                            | "-H"
+                            | "--host"
+                            | "-x"
+                    )
+                {
+                    i += 1;
+                }
+            }
+            continue;
+        }
+        break;
+    }
+    let rest = &words[i..];
+    let first = rest.first()?;
+    let base = first.rsplit('/').next().unwrap_or(first).to_string();
+    let mut j;
+    if base == "torchrun" || base == "deepspeed" {
+        l.launcher = Some(base.clone());
+        j = 1;
+        j = launcher_options(rest, j, &mut l);
+    } else if base == "accelerate" && rest.get(1).map(String::as_str) == Some("launch") {
+        l.launcher = Some("accelerate".into());
+        j = launcher_options(rest, 2, &mut l);
+    } else if is_python(&base) {
+        j = 1;
+        // interpreter options
+        while j < rest.len() && rest[j].starts_with('-') && rest[j] != "-m" {
+            j += 1;
+        }
+        if rest.get(j).map(String::as_str) == Some("-m") {
+            let m = rest.get(j + 1)?.clone();
+            j += 2;
+            if matches!(
+                m.as_str(),
+                "torch.distributed.launch" | "torch.distributed.run" | "torchrun"
+            ) {
+                l.launcher = Some(if m == "torch.distributed.launch" {
+                    "torch.distributed.launch".into()
+                } else {
+                    "torchrun".into()
+                });
+                j = launcher_options(rest, j, &mut l);
+            } else if m == "deepspeed" || m == "deepspeed.launcher.runner" {
+                l.launcher = Some("deepspeed".into());
+                j = launcher_options(rest, j, &mut l);
+            } else if m == "accelerate.commands.launch" {
+                l.launcher = Some("accelerate".into());
+                j = launcher_options(rest, j, &mut l);
+            } else {
+                l.module = Some(m);
+                script_args(&rest[j..], &mut l);
+                return Some(l);
+            }
+        }
+    } else {
+        // a script run directly (`./train.py`, `train.py` through a shebang)
+        if base.ends_with(".py") {
+            l.script = Some(first.clone());
+            script_args(&rest[1..], &mut l);
+            return Some(l);
+        }
+        return None;
+    }
+    // after a launcher: [python] script | -m module
+    if j < rest.len() && is_python(&rest[j]) {
+        j += 1;
+        while j < rest.len() && rest[j].starts_with('-') && rest[j] != "-m" {
+            j += 1;
+        }
+    }
+    if rest.get(j).map(String::as_str) == Some("-m")
+        || rest.get(j).map(String::as_str) == Some("--module")
+    {
+        l.module = rest.get(j + 1).cloned();
+        j += 2;
+    } else if let Some(s) = rest.get(j) {
+        l.script = Some(s.clone());
+        j += 1;
+    }
+    if j <= rest.len() {
+        script_args(&rest[j.min(rest.len())..], &mut l);
+    }
+    Some(l)
+}
+
+/// Read a launcher's own options from `j`; returns the index of the first word after them.
+fn launcher_options(w: &[String], mut j: usize, l: &mut Launch) -> usize {
+    // options whose value is a separate word
+    const FLAG_ONLY: &[&str] = &[
+        "--standalone",
+        "--no_python",
+        "--no-python",
+        "--use_env",
+        "--use-env",
+        "--multi_gpu",
+        "--multi-gpu",
+        "--module",
+        "-m",
+        "--no_local_rank",
+        "--no-local-rank",
+        "--bf16",
+        "--fp16",
+        "--cpu",
+        "--tpu",
+        "--use_deepspeed",
+        "--use_fsdp",
+        "--debug",
+        "--autoscaling",
+    ];
+    while j < w.len() && w[j].starts_with('-') {
+        let opt = w[j].clone();
+        if opt == "-m" || opt == "--module" {
+            return j;
+        }
+        let (name, val, used) = match opt.split_once('=') {
+            Some((n, v)) => (n.to_string(), Some(v.to_string()), 1),
+            None if FLAG_ONLY.contains(&opt.as_str()) => (opt.clone(), None, 1),
+            None => (opt.clone(), w.get(j + 1).cloned(), 2),
+        };
+        if LAUNCHER_PROC_FLAGS.contains(&name.as_str()) {
+            l.nproc_per_node = val.as_deref().and_then(|v| v.parse().ok());
+        } else if name == "--nnodes"
+            || name == "--num_nodes"
+            || name == "--num-nodes"
+            || name == "--num_machines"
+        {
+            l.nnodes = val
+                .as_deref()
+                .and_then(|v| v.split(':').next_back()?.parse().ok());
+        } else if name == "--include" {
+            // deepspeed --include localhost:0,1,2,3
+            if let Some(v) = &val
+                && let Some((_, gpus)) = v.split_once(':')
+            {
+                l.nproc_per_node = Some(gpus.split(',').count() as u32);
+            }
+        }
+        j += used;
+    }
+    j
+}
+
+fn script_args(w: &[String], l: &mut Launch) {
+    let mut j = 0;
+    while j < w.len() {
+        let a = &w[j];
+        let next = w.get(j + 1);
+        if let Some(opt) = a
+            .strip_prefix("--")
+            .filter(|_| a.len() > 2)
+            .map(|_| a.as_str())
+            .or_else(|| {
+                (a.starts_with('-') && a.len() == 2 && !a.starts_with("--")).then_some(a.as_str())
+            })
+        {
+            let (name, val, used) = match opt.split_once('=') {
+                Some((n, v)) => (n.to_string(), Some(v.to_string()), 1),
+                None => match next {
+                    Some(n) if !n.starts_with('-') || n.parse::<f64>().is_ok() => {
+                        (opt.to_string(), Some(n.clone()), 2)
+                    }
+                    _ => (opt.to_string(), None, 1),
+                },
+            };
+            let lname = name.to_ascii_lowercase();
+            if CONFIG_FLAGS.contains(&lname.as_str()) {
+                if let Some(v) = &val {
+                    l.config_files.push(v.clone());
+                }
+            } else if lname == "--config-path" || lname == "-cp" || lname == "--config_path" {
+                l.hydra_config_path = val.clone();
+            } else if lname == "--config-name" || lname == "-cn" || lname == "--config_name" {
+                l.hydra_config_name = val.clone();
+            } else if matches!(
+                lname.as_str(),
+                "--cfg-options" | "--cfg_options" | "--options" | "--opts" | "--override" | "--set"
+            ) {
+                // MMEngine `--cfg-options a.b=1 c=2`, Detectron2 `--opts A.B 1` / `opts A.B 1`
+                j += 1;
+                while j < w.len() && !w[j].starts_with("--") {
+                    if let Some((k, v)) = w[j].split_once('=') {
+                        push_setting(l, k, v, &w[j]);
+                        j += 1;
+                    } else if let Some(v) = w.get(j + 1) {
+                        push_setting(l, &w[j], v, &format!("{} {v}", w[j]));
+                        j += 2;
+                    } else {
+                        j += 1;
+                    }
+                }
+                continue;
+            } else if let Some(v) = &val {
+                if lname.ends_with("config") && looks_like_config_file(v) {
+                    l.config_files.push(v.clone());
+                } else {
+                    push_setting(l, &name, v, &format!("{name} {v}"));
+                }
+            } else {
+                push_setting(l, &name, "true", &name);
+            }
+            j += used;
+            continue;
+        }
+        if let Some((k, v)) = a.split_once('=') {
+            let k = k.trim_start_matches('+');
+            if k == "config" || k == "cfg" || k == "config_file" {
+                l.config_files.push(v.to_string());
+            } else if !k.is_empty() && !k.contains('/') || k.contains('.') {
+                push_setting(l, k, v, a);
+            }
+        } else if looks_like_config_file(a) {
+            l.config_files.push(a.clone());
+        } else if a.chars().next().is_some_and(|c| c.is_ascii_uppercase())
+            && a.contains('.')
+            && a.chars()
+                .all(|c| c.is_ascii_uppercase() || c == '.' || c == '_' || c.is_ascii_digit())
+            && let Some(v) = next
+        {
+            // Detectron2/yacs trailing `DATALOADER.NUM_WORKERS 2`
+            push_setting(l, a, v, &format!("{a} {v}"));
+            j += 2;
+            continue;
+        }
+        j += 1;
+    }
+}
+
+fn push_setting(l: &mut Launch, key: &str, value: &str, raw: &str) {
+    l.settings.push(Setting {
+        key: key.to_string(),
+        value: value.to_string(),
+        raw: raw.to_string(),
+    });
+}
+
+/// The launches in a pasted text: every command that runs Python or a launcher.
+pub fn find(text: &str) -> Vec<Launch> {
+    split_commands(text)
+        .iter()
+        .map(|w| {
+            // a prompt in front (`$ torchrun …`, `(venv) user@host:~$ python …`)
+            let start = w
+                .iter()
+                .position(|x| {
+                    x == "$" || x == "#" || x.ends_with('$') && x.len() > 1 && x.contains(':')
+                })
+                .map_or(0, |p| p + 1);
+            w[start..].to_vec()
+        })
+        .filter_map(|w| parse(&w))
+        .filter(|l| l.launcher.is_some() || l.script.is_some() || l.module.is_some())
+        .collect()
+}
+
+/// The normalized setting name a command-line key sets, if it is one the data rules read:
+/// `--num_workers`, `--workers`, `-j`?, `data.num_workers`, `DATALOADER.NUM_WORKERS`, ….
+pub fn setting_name(key: &str) -> Option<&'static str> {
+    let last = key
+        .trim_start_matches('-')
+        .trim_start_matches('+')
+        .rsplit('.')
+        .next()
+        .unwrap_or(key)
+        .to_ascii_lowercase()
+        .replace('-', "_");
+    crate::formats::job_text::canonical_setting(&last)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one(text: &str) -> Launch {
+        let v = find(text);
+        assert_eq!(v.len(), 1, "{v:#?}");
+        v.into_iter().next().unwrap()
+    }
+
+    #[test]
+    fn torchrun_with_plain_flags() {
+        let l = one("torchrun --nproc_per_node=8 --nnodes 1 main.py --num_workers 32 --lr 0.1");
+        assert_eq!(l.launcher.as_deref(), Some("torchrun"));
+        assert_eq!(l.nproc_per_node, Some(8));
+        assert_eq!(l.nnodes, Some(1));
+        assert_eq!(l.script.as_deref(), Some("main.py"));
+        assert_eq!(l.settings[0].key, "--num_workers");
+        assert_eq!(l.settings[0].value, "32");
+        assert_eq!(setting_name(&l.settings[0].key), Some("num_workers"));
+    }
+
+    #[test]
+    fn distributed_launch_deepspeed_accelerate_and_continuations() {
+        let l = one(
+            "NCCL_DEBUG=INFO python -m torch.distributed.launch \\\n  --nproc_per_node 4 --use_env train.py \\\n  --config configs/r50.yaml -j 2",
+        );
+        assert_eq!(l.launcher.as_deref(), Some("torch.distributed.launch"));
+        assert_eq!(l.nproc_per_node, Some(4));
+        assert_eq!(l.config_files, vec!["configs/r50.yaml"]);
+        assert_eq!(l.env, vec![("NCCL_DEBUG".into(), "INFO".into())]);
+        assert_eq!(l.settings[0].key, "-j");
+        let l =
+            one("deepspeed --num_gpus 8 train.py --deepspeed ds.json --dataloader_num_workers 4");
+        assert_eq!(l.nproc_per_node, Some(8));
+        assert_eq!(
+            l.settings
+                .iter()
+                .find(|s| s.key == "--dataloader_num_workers")
+                .unwrap()
+                .value,
+            "4"
+        );
+        let l = one(
+            "accelerate launch --multi_gpu --num_processes=2 run.py --per_device_train_batch_size 8",
+        );
+        assert_eq!(l.launcher.as_deref(), Some("accelerate"));
+        assert_eq!(l.nproc_per_node, Some(2));
+        assert_eq!(l.script.as_deref(), Some("run.py"));
+    }
+
+    #[test]
+    fn hydra_mmengine_detectron2_forms() {
+        let l = one(
+            "python train.py --config-path conf --config-name imagenet data.num_workers=0 +trainer.devices=8",
+        );
+        assert_eq!(l.hydra_config_path.as_deref(), Some("conf"));
+        assert_eq!(l.hydra_config_name.as_deref(), Some("imagenet"));
+        assert_eq!(l.settings[0].key, "data.num_workers");
+        assert_eq!(l.settings[1].key, "trainer.devices");
+        let l = one(
+            "python tools/train.py configs/segnext.py --cfg-options train_dataloader.num_workers=0 val_dataloader.num_workers=0 --work-dir w",
+        );
+        assert_eq!(l.config_files, vec!["configs/segnext.py"]);
+        assert_eq!(l.settings[0].key, "train_dataloader.num_workers");
+        let l = one(
+            "python tools/train_net.py --config-file configs/mask_rcnn.yaml --num-gpus 8 DATALOADER.NUM_WORKERS 2 SOLVER.IMS_PER_BATCH 16",
+        );
+        assert_eq!(l.config_files, vec!["configs/mask_rcnn.yaml"]);
+        let s = l
+            .settings
+            .iter()
+            .find(|s| s.key == "DATALOADER.NUM_WORKERS")
+            .unwrap();
+        assert_eq!(s.value, "2");
+        let l = one("$ python3 -u train.py config=exp/a.yaml");
+        assert_eq!(l.config_files, vec!["exp/a.yaml"]);
+    }
+
+    #[test]
+    fn not_a_training_command() {
+        assert!(find("ls -la\ncd /data\nnvidia-smi").is_empty());
+    }
+}

@@ -1,0 +1,863 @@
+//! Python source as written: the DataLoader calls, DDP/FSDP constructors, config dicts
+//! (`train_dataloader = dict(num_workers=2, …)`), attribute assignments
+//! (`cfg.DATALOADER.NUM_WORKERS = 2`) and argparse defaults a training script holds, and an
+//! editor that changes one keyword argument or one assignment in place.
+//!
+//! This is a tokenizer, not a parser: it skips strings and comments, balances brackets and
+//! reads keyword arguments, which is what finding a setting needs. A value is judged only when
+//! it is a literal, a small integer expression of literals, a module-level constant, or an
+//! `args.NAME` whose argparse default is in the same file; everything else is reported as
+//! "cannot judge" with the expression, never guessed.
+//!
+//! Key syntax (what `config.set` edits in a `.py` file): `CALLEE@LINE.KWARG` for a keyword
+//! argument of the call whose name starts on LINE (inserted when absent), and `=TARGET@LINE`
+//! for the right-hand side of an assignment on LINE.
+
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+
+#[derive(Debug, Clone, PartialEq)]
+enum Tok {
+    Name,
+    Num,
+    Str,
+    Op,
+    /// end of a logical line (a newline outside brackets)
+    Eol,
+}
+
+#[derive(Debug, Clone)]
+struct Token {
+    kind: Tok,
+    start: usize,
+    end: usize,
+}
+
+fn tokenize(src: &str) -> Vec<Token> {
+    let b = src.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    let mut depth: i32 = 0;
+    while i < b.len() {
+        let c = b[i];
+        if c == b'#' {
+            while i < b.len() && b[i] != b'\n' {
+                i += 1;
+            }
+            continue;
+        }
+        if c == b'\\' && b.get(i + 1) == Some(&b'\n') {
+            i += 2;
+            continue;
+        }
+        if c == b'\n' {
+            if depth <= 0 {
+                out.push(Token {
+                    kind: Tok::Eol,
+                    start: i,
+                    end: i + 1,
+                });
+            }
+            i += 1;
+            continue;
+        }
+        if c.is_ascii_whitespace() {
+            i += 1;
+            continue;
+        }
+        // string literal, with an optional prefix (r, b, f, rb, …)
+        let mut j = i;
+        while j < b.len() && j - i < 2 && b"rRbBfFuU".contains(&b[j]) {
+            j += 1;
+        }
+        if j < b.len() && (b[j] == b'"' || b[j] == b'\'') && (j == i || !is_ident(b[i - 1])) {
+            let q = b[j];
+            let triple = b.len() >= j + 3 && b[j + 1] == q && b[j + 2] == q;
+            let raw = b[i..j].iter().any(|c| *c == b'r' || *c == b'R');
+            let mut k = j + if triple { 3 } else { 1 };
+            loop {
+                if k >= b.len() {
+                    break;
+                }
+                if b[k] == b'\\' && !raw {
+                    k += 2;
+                    continue;
+                }
+                if b[k] == b'\\' && raw {
+                    k += 2;
+                    continue;
+                }
+                if triple {
+                    if b[k] == q && b.get(k + 1) == Some(&q) && b.get(k + 2) == Some(&q) {
+                        k += 3;
+                        break;
+                    }
+                } else if b[k] == q {
+                    k += 1;
+                    break;
+                } else if b[k] == b'\n' {
+                    break;
+                }
+                k += 1;
+            }
+            let k = k.min(b.len());
+            out.push(Token {
+                kind: Tok::Str,
+                start: i,
+                end: k,
+            });
+            i = k;
+            continue;
+        }
+        if is_ident(c) && !c.is_ascii_digit() {
+            let mut k = i;
+            while k < b.len() && is_ident(b[k]) {
+                k += 1;
+            }
+            out.push(Token {
+                kind: Tok::Name,
+                start: i,
+                end: k,
+            });
+            i = k;
+            continue;
+        }
+        if c.is_ascii_digit() || (c == b'.' && b.get(i + 1).is_some_and(u8::is_ascii_digit)) {
+            let mut k = i;
+            while k < b.len()
+                && (b[k].is_ascii_alphanumeric()
+                    || b[k] == b'.'
+                    || b[k] == b'_'
+                    || ((b[k] == b'+' || b[k] == b'-') && matches!(b[k - 1], b'e' | b'E')))
+            {
+                k += 1;
+            }
+            out.push(Token {
+                kind: Tok::Num,
+                start: i,
+                end: k,
+            });
+            i = k;
+            continue;
+        }
+        // operators: the two-character ones that matter are `==`, `**`, `//`, `!=`, `<=`, `>=`
+        let two = if i + 1 < b.len() { &src[i..i + 2] } else { "" };
+        let len = if [
+            "==", "**", "//", "!=", "<=", ">=", "->", ":=", "+=", "-=", "*=",
+        ]
+        .contains(&two)
+        {
+            2
+        } else {
+            // a UTF-8 character outside the ASCII range: step over it whole
+            src[i..].chars().next().map_or(1, char::len_utf8)
+        };
+        match c {
+            b'(' | b'[' | b'{' => depth += 1,
+            b')' | b']' | b'}' => depth -= 1,
+            _ => {}
+        }
+        out.push(Token {
+            kind: Tok::Op,
+            start: i,
+            end: i + len,
+        });
+        i += len;
+    }
+    out.push(Token {
+        kind: Tok::Eol,
+        start: src.len(),
+        end: src.len(),
+    });
+    out
+}
+
+fn is_ident(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || c == b'_' || c >= 0x80
+}
+
+/// One argument of a call: `name=value` or a positional `value`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Arg {
+    pub name: Option<String>,
+    pub value: String,
+    /// byte range of the value text
+    pub value_span: (usize, usize),
+}
+
+/// A call `a.b.Callee(args)` in the source.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Call {
+    /// the dotted name as written (`torch.utils.data.DataLoader`)
+    pub name: String,
+    /// its last part (`DataLoader`)
+    pub callee: String,
+    /// 1-based line of the callee name
+    pub line: usize,
+    /// byte offsets of `(` and `)`
+    pub open: usize,
+    pub close: usize,
+    pub args: Vec<Arg>,
+    /// the name this call is assigned to (`train_loader = DataLoader(...)`), or the keyword
+    /// it is passed as (`train_dataloader=dict(...)`)
+    pub assigned_to: Option<String>,
+    /// `**kwargs` or `*args` among the arguments: a keyword not written may still be passed
+    pub has_splat: bool,
+}
+
+impl Call {
+    pub fn kwarg(&self, name: &str) -> Option<&Arg> {
+        self.args.iter().find(|a| a.name.as_deref() == Some(name))
+    }
+}
+
+/// A simple assignment `target = value` at the start of a logical line.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Assign {
+    pub target: String,
+    pub value: String,
+    pub value_span: (usize, usize),
+    pub line: usize,
+}
+
+/// What a Python file holds that matters for the data pipeline.
+#[derive(Debug, Clone, Default)]
+pub struct Module {
+    pub calls: Vec<Call>,
+    pub assigns: Vec<Assign>,
+}
+
+fn line_of(src: &str, at: usize) -> usize {
+    src[..at.min(src.len())]
+        .bytes()
+        .filter(|c| *c == b'\n')
+        .count()
+        + 1
+}
+
+/// Read the calls and assignments of a Python source.
+pub fn scan(src: &str) -> Module {
+    let toks = tokenize(src);
+    let text = |t: &Token| &src[t.start..t.end];
+    let mut m = Module::default();
+    let mut i = 0;
+    let mut line_start = true;
+    while i < toks.len() {
+        let t = &toks[i];
+        if t.kind == Tok::Eol {
+            line_start = true;
+            i += 1;
+            continue;
+        }
+        // assignment at the start of a logical line: dotted/subscripted target, then `=`
+        if line_start && t.kind == Tok::Name {
+            let mut j = i;
+            let mut ok = true;
+            while j < toks.len() && toks[j].kind != Tok::Eol {
+                let s = text(&toks[j]);
+                if s == "=" || s == ":" {
+                    break;
+                }
+                if !(toks[j].kind == Tok::Name
+                    || toks[j].kind == Tok::Str
+                    || toks[j].kind == Tok::Num
+                    || s == "."
+                    || s == "["
+                    || s == "]")
+                {
+                    ok = false;
+                    break;
+                }
+                j += 1;
+            }
+            // annotated `x: int = 3`: skip the annotation
+            if ok && j < toks.len() && text(&toks[j]) == ":" {
+                let mut k = j + 1;
+                while k < toks.len() && toks[k].kind != Tok::Eol && text(&toks[k]) != "=" {
+                    k += 1;
+                }
+                j = k;
+            }
+            if ok && j > i && j < toks.len() && text(&toks[j]) == "=" {
+                let target: String = toks[i..j]
+                    .iter()
+                    .take_while(|t| text(t) != ":")
+                    .map(&text)
+                    .collect();
+                let mut k = j + 1;
+                while k < toks.len() && toks[k].kind != Tok::Eol {
+                    k += 1;
+                }
+                if k > j + 1 {
+                    let (a, z) = (toks[j + 1].start, toks[k - 1].end);
+                    m.assigns.push(Assign {
+                        target,
+                        value: src[a..z].to_string(),
+                        value_span: (a, z),
+                        line: line_of(src, t.start),
+                    });
+                }
+            }
+        }
+        line_start = false;
+        // a call: NAME(.NAME)* `(` not preceded by `def`/`class`
+        if t.kind == Tok::Name
+            && !(i > 0 && toks[i - 1].kind == Tok::Op && text(&toks[i - 1]) == ".")
+        {
+            let mut j = i;
+            while j + 2 < toks.len() && text(&toks[j + 1]) == "." && toks[j + 2].kind == Tok::Name {
+                j += 2;
+            }
+            let prev = if i > 0 { text(&toks[i - 1]) } else { "" };
+            if j + 1 < toks.len() && text(&toks[j + 1]) == "(" && prev != "def" && prev != "class" {
+                if let Some(call) = read_call(src, &toks, i, j) {
+                    m.calls.push(call);
+                }
+            }
+        }
+        i += 1;
+    }
+    m
+}
+
+fn read_call(src: &str, toks: &[Token], first: usize, last: usize) -> Option<Call> {
+    let text = |t: &Token| &src[t.start..t.end];
+    let open_i = last + 1;
+    let mut depth = 0;
+    let mut k = open_i;
+    let mut args = Vec::new();
+    let mut arg_start = open_i + 1;
+    let mut has_splat = false;
+    let close;
+    loop {
+        let t = toks.get(k)?;
+        let s = text(t);
+        if t.kind == Tok::Op {
+            match s {
+                "(" | "[" | "{" => depth += 1,
+                ")" | "]" | "}" => {
+                    depth -= 1;
+                    if depth == 0 {
+                        close = k;
+                        break;
+                    }
+                }
+                "," if depth == 1 => {
+                    push_arg(src, toks, arg_start, k, &mut args, &mut has_splat);
+                    arg_start = k + 1;
+                }
+                _ => {}
+            }
+        }
+        k += 1;
+    }
+    push_arg(src, toks, arg_start, close, &mut args, &mut has_splat);
+    let name: String = toks[first..=last].iter().map(&text).collect();
+    let callee = text(&toks[last]).to_string();
+    // `x = Call(` or `x=Call(` (keyword) before the call
+    let assigned_to = if first >= 2 && text(&toks[first - 1]) == "=" {
+        let mut s = first - 1;
+        while s >= 1 && (toks[s - 1].kind == Tok::Name || text(&toks[s - 1]) == ".") {
+            s -= 1;
+        }
+        Some(toks[s..first - 1].iter().map(&text).collect())
+    } else {
+        None
+    };
+    Some(Call {
+        name,
+        callee,
+        line: line_of(src, toks[first].start),
+        open: toks[open_i].start,
+        close: toks[close].start,
+        args,
+        assigned_to,
+        has_splat,
+    })
+}
+
+fn push_arg(src: &str, toks: &[Token], a: usize, z: usize, args: &mut Vec<Arg>, splat: &mut bool) {
+    if a >= z {
+        return;
+    }
+    let text = |t: &Token| &src[t.start..t.end];
+    let first = text(&toks[a]);
+    if first == "*" || first == "**" {
+        *splat = true;
+        return;
+    }
+    let (name, vs) = if z - a >= 2 && toks[a].kind == Tok::Name && text(&toks[a + 1]) == "=" {
+        (Some(first.to_string()), a + 2)
+    } else {
+        (None, a)
+    };
+    if vs >= z {
+        return;
+    }
+    let (s, e) = (toks[vs].start, toks[z - 1].end);
+    args.push(Arg {
+        name,
+        value: src[s..e].to_string(),
+        value_span: (s, e),
+    });
+}
+
+/// A judged Python value.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PyValue {
+    Known(Value),
+    /// the expression, and why it cannot be judged
+    Unjudged(String),
+}
+
+/// The argparse options of a script: dest -> (default expression, line of the add_argument call).
+pub fn argparse_defaults(m: &Module) -> BTreeMap<String, (Option<Arg>, usize)> {
+    let mut out = BTreeMap::new();
+    for c in m.calls.iter().filter(|c| c.callee == "add_argument") {
+        let flags: Vec<String> = c
+            .args
+            .iter()
+            .filter(|a| a.name.is_none())
+            .filter_map(|a| string_literal(&a.value))
+            .collect();
+        let dest = c
+            .kwarg("dest")
+            .and_then(|a| string_literal(&a.value))
+            .or_else(|| {
+                flags
+                    .iter()
+                    .find(|f| f.starts_with("--"))
+                    .or_else(|| flags.first())
+                    .map(|f| f.trim_start_matches('-').replace('-', "_"))
+            });
+        if let Some(d) = dest {
+            out.insert(d, (c.kwarg("default").cloned(), c.line));
+        }
+    }
+    out
+}
+
+/// The option strings of each argparse dest (`workers` -> [`-j`, `--workers`]).
+pub fn argparse_flags(m: &Module) -> BTreeMap<String, Vec<String>> {
+    let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for c in m.calls.iter().filter(|c| c.callee == "add_argument") {
+        let flags: Vec<String> = c
+            .args
+            .iter()
+            .filter(|a| a.name.is_none())
+            .filter_map(|a| string_literal(&a.value))
+            .collect();
+        let dest = c
+            .kwarg("dest")
+            .and_then(|a| string_literal(&a.value))
+            .or_else(|| {
+                flags
+                    .iter()
+                    .find(|f| f.starts_with("--"))
+                    .or_else(|| flags.first())
+                    .map(|f| f.trim_start_matches('-').replace('-', "_"))
+            });
+        if let Some(d) = dest {
+            out.entry(d).or_default().extend(flags);
+        }
+    }
+    out
+}
+
+/// `'x'` or `"x"` (no prefix but r/u) -> x.
+pub fn string_literal(s: &str) -> Option<String> {
+    let s = s.trim();
+    let s = s.strip_prefix(['r', 'u', 'R', 'U']).unwrap_or(s);
+    for q in ["\"\"\"", "'''", "\"", "'"] {
+        if let Some(inner) = s.strip_prefix(q).and_then(|r| r.strip_suffix(q)) {
+            return Some(inner.to_string());
+        }
+    }
+    None
+}
+
+/// Judge an expression: literals, `True`/`False`/`None`, integer arithmetic of literals
+/// (`+ - * //`, parentheses, `min`/`max`), module constants from `consts`.
+pub fn eval(expr: &str, consts: &BTreeMap<String, Value>) -> PyValue {
+    let e = expr.trim();
+    let unjudged = || PyValue::Unjudged(e.to_string());
+    match e {
+        "True" => return PyValue::Known(json!(true)),
+        "False" => return PyValue::Known(json!(false)),
+        "None" => return PyValue::Known(Value::Null),
+        _ => {}
+    }
+    if let Some(s) = string_literal(e) {
+        return PyValue::Known(json!(s));
+    }
+    if let Some(v) = consts.get(e) {
+        return PyValue::Known(v.clone());
+    }
+    match int_expr(e, consts) {
+        Some(n) => PyValue::Known(json!(n)),
+        None => match e.replace('_', "").parse::<f64>() {
+            Ok(f) if e.contains('.') => PyValue::Known(json!(f)),
+            _ => unjudged(),
+        },
+    }
+}
+
+fn int_expr(e: &str, consts: &BTreeMap<String, Value>) -> Option<i64> {
+    // a tiny precedence-climbing evaluator over the tokens of `e`
+    let toks: Vec<String> = tokenize(e)
+        .into_iter()
+        .filter(|t| t.kind != Tok::Eol)
+        .map(|t| e[t.start..t.end].to_string())
+        .collect();
+    let mut pos = 0;
+    let v = sum(&toks, &mut pos, consts)?;
+    (pos == toks.len()).then_some(v)
+}
+
+fn sum(t: &[String], p: &mut usize, c: &BTreeMap<String, Value>) -> Option<i64> {
+    let mut v = product(t, p, c)?;
+    while let Some(op) = t.get(*p).map(String::as_str) {
+        match op {
+            "+" => {
+                *p += 1;
+                v = v.checked_add(product(t, p, c)?)?;
+            }
+            "-" => {
+                *p += 1;
+                v = v.checked_sub(product(t, p, c)?)?;
+            }
+            _ => break,
+        }
+    }
+    Some(v)
+}
+
+fn product(t: &[String], p: &mut usize, c: &BTreeMap<String, Value>) -> Option<i64> {
+    let mut v = atom(t, p, c)?;
+    while let Some(op) = t.get(*p).map(String::as_str) {
+        match op {
+            "*" => {
+                *p += 1;
+                v = v.checked_mul(atom(t, p, c)?)?;
+            }
+            "//" => {
+                *p += 1;
+                let d = atom(t, p, c)?;
+                v = v.checked_div_euclid(d)?;
+            }
+            _ => break,
+        }
+    }
+    Some(v)
+}
+
+fn atom(t: &[String], p: &mut usize, c: &BTreeMap<String, Value>) -> Option<i64> {
+    let s = t.get(*p)?.clone();
+    *p += 1;
+    if s == "(" {
+        let v = sum(t, p, c)?;
+        (t.get(*p)? == ")").then(|| *p += 1)?;
+        return Some(v);
+    }
+    if s == "-" {
+        return atom(t, p, c).map(|v| -v);
+    }
+    if (s == "min" || s == "max") && t.get(*p).map(String::as_str) == Some("(") {
+        *p += 1;
+        let mut vals = vec![sum(t, p, c)?];
+        while t.get(*p).map(String::as_str) == Some(",") {
+            *p += 1;
+            vals.push(sum(t, p, c)?);
+        }
+        (t.get(*p)? == ")").then(|| *p += 1)?;
+        return if s == "min" {
+            vals.into_iter().min()
+        } else {
+            vals.into_iter().max()
+        };
+    }
+    if let Ok(n) = s.replace('_', "").parse::<i64>() {
+        return Some(n);
+    }
+    c.get(&s).and_then(Value::as_i64)
+}
+
+/// Module-level constants: `NAME = literal` (top level only: no indentation).
+pub fn constants(src: &str, m: &Module) -> BTreeMap<String, Value> {
+    let mut out = BTreeMap::new();
+    for a in &m.assigns {
+        let line_text = src.lines().nth(a.line - 1).unwrap_or("");
+        if line_text.starts_with(char::is_whitespace) || a.target.contains(['.', '[']) {
+            continue;
+        }
+        if let PyValue::Known(v) = eval(&a.value, &out) {
+            out.insert(a.target.clone(), v);
+        }
+    }
+    out
+}
+
+/// Python spelling of a JSON value.
+pub fn py_literal(v: &Value) -> String {
+    match v {
+        Value::Bool(true) => "True".into(),
+        Value::Bool(false) => "False".into(),
+        Value::Null => "None".into(),
+        Value::String(s) => format!("{s:?}"),
+        other => other.to_string(),
+    }
+}
+
+/// A parsed Python edit key.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PyKey {
+    /// `CALLEE@LINE.KWARG`
+    Kwarg {
+        callee: String,
+        line: usize,
+        kwarg: String,
+    },
+    /// `=TARGET@LINE`
+    Assign { target: String, line: usize },
+}
+
+pub fn parse_key(key: &str) -> Option<PyKey> {
+    if let Some(rest) = key.strip_prefix('=') {
+        let (target, line) = rest.rsplit_once("@L")?;
+        return Some(PyKey::Assign {
+            target: target.to_string(),
+            line: line.parse().ok()?,
+        });
+    }
+    let (callee, rest) = key.split_once("@L")?;
+    let (line, kwarg) = rest.split_once('.')?;
+    Some(PyKey::Kwarg {
+        callee: callee.to_string(),
+        line: line.parse().ok()?,
+        kwarg: kwarg.to_string(),
+    })
+}
+
+pub fn kwarg_key(call: &Call, kwarg: &str) -> String {
+    format!("{}@L{}.{kwarg}", call.callee, call.line)
+}
+
+pub fn assign_key(a: &Assign) -> String {
+    format!("={}@L{}", a.target, a.line)
+}
+
+/// Set one keyword argument or assignment; every other byte stays as it was. An absent
+/// keyword argument is inserted before the call's `)` (on the last argument's line, so line
+/// numbers of other keys do not move).
+pub fn set(src: &str, key: &str, value: &Value) -> Result<String, String> {
+    let k = parse_key(key).ok_or_else(|| {
+        format!("`{key}` is not a Python setting key (CALLEE@LINE.KWARG or =TARGET@LINE)")
+    })?;
+    let m = scan(src);
+    let lit = py_literal(value);
+    match k {
+        PyKey::Kwarg {
+            callee,
+            line,
+            kwarg,
+        } => {
+            let c = m
+                .calls
+                .iter()
+                .find(|c| c.callee == callee && c.line == line)
+                .ok_or_else(|| format!("no call to `{callee}` starts on line {line}"))?;
+            if let Some(a) = c.kwarg(&kwarg) {
+                let (s, e) = a.value_span;
+                return Ok(format!("{}{lit}{}", &src[..s], &src[e..]));
+            }
+            // insert after the last argument (keeping a trailing comma's style)
+            let last_end = c.args.iter().map(|a| a.value_span.1).max();
+            let inner = &src[c.open + 1..c.close];
+            let out = match last_end {
+                None if inner.trim().is_empty() => {
+                    format!("{}{kwarg}={lit}{}", &src[..c.open + 1], &src[c.close..])
+                }
+                _ => {
+                    // after the last token before `)`, skipping a trailing comma
+                    let before_close = src[..c.close].trim_end();
+                    let at = before_close.len();
+                    let _ = last_end;
+                    if before_close.ends_with(',') {
+                        format!("{} {kwarg}={lit},{}", &src[..at], &src[at..])
+                    } else {
+                        format!("{}, {kwarg}={lit}{}", &src[..at], &src[at..])
+                    }
+                }
+            };
+            Ok(out)
+        }
+        PyKey::Assign { target, line } => {
+            let a = m
+                .assigns
+                .iter()
+                .find(|a| a.target == target && a.line == line)
+                .ok_or_else(|| format!("no assignment to `{target}` on line {line}"))?;
+            let (s, e) = a.value_span;
+            Ok(format!("{}{lit}{}", &src[..s], &src[e..]))
+        }
+    }
+}
+
+/// Read back what a key holds (for the fix's verification and the round-trip tests).
+pub fn get(src: &str, key: &str) -> Option<PyValue> {
+    let m = scan(src);
+    let consts = constants(src, &m);
+    match parse_key(key)? {
+        PyKey::Kwarg {
+            callee,
+            line,
+            kwarg,
+        } => {
+            let c = m
+                .calls
+                .iter()
+                .find(|c| c.callee == callee && c.line == line)?;
+            c.kwarg(&kwarg).map(|a| eval(&a.value, &consts))
+        }
+        PyKey::Assign { target, line } => m
+            .assigns
+            .iter()
+            .find(|a| a.target == target && a.line == line)
+            .map(|a| eval(&a.value, &consts)),
+    }
+}
+
+/// Does this text look like Python source (rather than YAML, a log or a command line)?
+pub fn looks_like_python(text: &str) -> bool {
+    let mut score = 0;
+    for l in text.lines().take(400) {
+        let t = l.trim_start();
+        if t.starts_with("import ") || t.starts_with("from ") && t.contains(" import ") {
+            score += 3;
+        }
+        if (t.starts_with("def ") || t.starts_with("class ")) && t.trim_end().ends_with(':') {
+            score += 3;
+        }
+        if t.starts_with("if __name__") {
+            score += 3;
+        }
+        if t.contains("= dict(") || t.contains("DataLoader(") || t.contains("add_argument(") {
+            score += 2;
+        }
+        if t.starts_with("_base_ =") || t.starts_with("_C.") {
+            score += 3;
+        }
+    }
+    score >= 3
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SRC: &str = r#"import torch
+from torch.utils.data import DataLoader
+NUM_WORKERS = 2 * 2
+
+parser = argparse.ArgumentParser()
+parser.add_argument('-j', '--workers', default=4, type=int, help="data (loading) workers")
+parser.add_argument("--batch-size", default=256)
+
+def main():
+    train_loader = torch.utils.data.DataLoader(
+        train_dataset, batch_size=args.batch_size, shuffle=(sampler is None),  # a comment, with (parens
+        num_workers=args.workers, pin_memory=True, sampler=sampler)
+    val_loader = DataLoader(val_ds, batch_size=64,
+                            shuffle=False)
+    s = "DataLoader(num_workers=99)"
+    x = DataLoader(ds, **kw)
+"#;
+
+    #[test]
+    fn finds_calls_kwargs_and_what_they_are_assigned_to() {
+        let m = scan(SRC);
+        let dl: Vec<&Call> = m
+            .calls
+            .iter()
+            .filter(|c| c.callee == "DataLoader")
+            .collect();
+        assert_eq!(dl.len(), 3, "{dl:#?}");
+        assert_eq!(dl[0].name, "torch.utils.data.DataLoader");
+        assert_eq!(dl[0].line, 10);
+        assert_eq!(dl[0].assigned_to.as_deref(), Some("train_loader"));
+        assert_eq!(dl[0].kwarg("num_workers").unwrap().value, "args.workers");
+        assert_eq!(dl[0].kwarg("shuffle").unwrap().value, "(sampler is None)");
+        assert_eq!(dl[1].assigned_to.as_deref(), Some("val_loader"));
+        assert!(dl[1].kwarg("num_workers").is_none());
+        assert!(dl[2].has_splat);
+    }
+
+    #[test]
+    fn argparse_defaults_and_constants() {
+        let m = scan(SRC);
+        let d = argparse_defaults(&m);
+        assert_eq!(d["workers"].0.as_ref().unwrap().value, "4");
+        assert_eq!(d["workers"].1, 6);
+        assert_eq!(d["batch_size"].0.as_ref().unwrap().value, "256");
+        let c = constants(SRC, &m);
+        assert_eq!(c["NUM_WORKERS"], json!(4));
+        assert_eq!(
+            eval("min(8, NUM_WORKERS * 4)", &c),
+            PyValue::Known(json!(8))
+        );
+        assert_eq!(
+            eval("os.cpu_count() // 2", &c),
+            PyValue::Unjudged("os.cpu_count() // 2".into())
+        );
+    }
+
+    #[test]
+    fn sets_a_present_kwarg_and_inserts_an_absent_one_in_place() {
+        let out = set(SRC, "DataLoader@L10.pin_memory", &json!(false)).unwrap();
+        assert!(out.contains("num_workers=args.workers, pin_memory=False, sampler=sampler)"));
+        let out = set(&out, "DataLoader@L13.num_workers", &json!(8)).unwrap();
+        assert!(out.contains("                            shuffle=False, num_workers=8)"));
+        assert_eq!(out.lines().count(), SRC.lines().count());
+        // every other byte unchanged: undo both by hand
+        let back = out
+            .replace("pin_memory=False, sampler", "pin_memory=True, sampler")
+            .replace("shuffle=False, num_workers=8)", "shuffle=False)");
+        assert_eq!(back, SRC);
+        assert_eq!(
+            get(&out, "DataLoader@L13.num_workers"),
+            Some(PyValue::Known(json!(8)))
+        );
+        let out = set(SRC, "add_argument@L6.default", &json!(8)).unwrap();
+        assert!(out.contains("'--workers', default=8, type=int"));
+        let out = set(SRC, "=NUM_WORKERS@L3", &json!(8)).unwrap();
+        assert!(out.contains("NUM_WORKERS = 8\n"));
+        assert!(set(SRC, "DataLoader@L99.num_workers", &json!(1)).is_err());
+    }
+
+    #[test]
+    fn attribute_assignments_and_dict_configs() {
+        let src = "_base_ = ['a.py']\ntrain_dataloader = dict(\n    batch_size=2,\n    num_workers=2,\n    persistent_workers=True)\ncfg.DATALOADER.NUM_WORKERS = 0\n";
+        let m = scan(src);
+        let d = m.calls.iter().find(|c| c.callee == "dict").unwrap();
+        assert_eq!(d.assigned_to.as_deref(), Some("train_dataloader"));
+        assert_eq!(d.kwarg("num_workers").unwrap().value, "2");
+        let a = m
+            .assigns
+            .iter()
+            .find(|a| a.target == "cfg.DATALOADER.NUM_WORKERS")
+            .unwrap();
+        assert_eq!(a.value, "0");
+        assert_eq!(a.line, 6);
+        assert!(looks_like_python(src));
+        assert!(!looks_like_python("data:\n  num_workers: 2\n"));
+    }
+
+    #[test]
+    fn empty_call_and_trailing_comma() {
+        let src = "dl = DataLoader()\ndl2 = DataLoader(\n    ds,\n    batch_size=4,\n)\n";
+        let out = set(src, "DataLoader@L1.num_workers", &json!(8)).unwrap();
+        assert!(out.starts_with("dl = DataLoader(num_workers=8)\n"));
+        let out = set(src, "DataLoader@L2.num_workers", &json!(8)).unwrap();
+        assert!(out.contains("    batch_size=4, num_workers=8,\n)"), "{out}");
+    }
+}

@@ -1,0 +1,391 @@
+//! What one run is made of — the host it judges, the inputs it was given, the roots it may write
+//! under, the rule set and the fix context — built once from the command line and used by
+//! `plan`, `audit`, `apply`, `rollback` and `snapshot`. Also the exit status every subcommand
+//! ends with.
+//!
+//! The CLI turns raw arguments into a [`Spec`] (plain paths and flags, nothing parsed yet);
+//! [`Session::open`] reads everything the spec names exactly once: one snapshot parse, one NVML
+//! start, one playbook load.
+
+use crate::engine::{self, Options};
+use crate::fixes::FixCtx;
+use crate::host::Host;
+use crate::host::real::RealHost;
+use crate::host::recorded::SnapshotHost;
+use crate::plan::Unplannable;
+use crate::playbook::{self, Diagnostic, RuleSet, SourceFile, Tier};
+use crate::probes::Inputs;
+use crate::report::Report;
+use crate::safe_write::Roots;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+pub const SYSTEM_PLAYBOOKS: &str = "/etc/gpufix/playbooks.d";
+pub const SYSTEM_VALUES: &str = "/etc/gpufix/values.yaml";
+pub const DEFAULT_STATE_DIR: &str = "/var/lib/gpufix";
+
+/// How a gpufix command ends. Every subcommand returns one; `main` turns it into the process's
+/// exit status. Documented in the README ("Exit status").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExitStatus {
+    /// 0: nothing found; applied and verified; nothing to do.
+    Clean = 0,
+    /// 1: an error — invalid playbooks or arguments, a refused or failed apply. With
+    /// `--format nagios`: WARNING.
+    Error = 1,
+    /// 2: findings (a rule failed, is unknown or blocked). With `--format nagios`: CRITICAL.
+    Findings = 2,
+    /// 3: `--format nagios` only: UNKNOWN (gpufix could not judge the host).
+    Unknown = 3,
+    /// 4: `apply` made and verified every change, but re-checking the rules afterwards failed
+    /// (the changes stay; see `gpufix history`).
+    RecheckFailed = 4,
+}
+
+impl ExitStatus {
+    pub fn code(self) -> i32 {
+        self as i32
+    }
+
+    /// The status for a report: findings or clean.
+    pub fn of_report(report: &Report) -> ExitStatus {
+        if report.has_findings() {
+            ExitStatus::Findings
+        } else {
+            ExitStatus::Clean
+        }
+    }
+
+    /// A Nagios plugin code (0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN) as a status.
+    pub fn nagios(code: i32) -> ExitStatus {
+        match code {
+            0 => ExitStatus::Clean,
+            1 => ExitStatus::Error,
+            2 => ExitStatus::Findings,
+            _ => ExitStatus::Unknown,
+        }
+    }
+}
+
+/// Everything a run is built from, as given on the command line (nothing read yet).
+#[derive(Debug, Clone, Default)]
+pub struct Spec {
+    /// `--root`, made absolute.
+    pub root: Option<PathBuf>,
+    pub snapshot: Option<PathBuf>,
+    pub playbooks: Vec<PathBuf>,
+    pub values: Option<PathBuf>,
+    pub no_system: bool,
+    pub pid: Option<u32>,
+    pub job: Option<String>,
+    pub config: Option<PathBuf>,
+    pub env_file: Option<PathBuf>,
+    pub trace: Option<PathBuf>,
+    pub nccl_log: Option<PathBuf>,
+    pub kernel_log: Option<PathBuf>,
+    pub evidence: Vec<PathBuf>,
+}
+
+impl Spec {
+    /// A host path (`/etc/…`) where it lives on this machine: under `--root` when given.
+    pub fn host_path(&self, p: &str) -> PathBuf {
+        match &self.root {
+            Some(r) => r.join(p.trim_start_matches('/')),
+            None => PathBuf::from(p),
+        }
+    }
+
+    /// Built-ins, then /etc/gpufix/playbooks.d (under --root), then --playbooks.
+    pub fn sources(&self) -> Result<Vec<SourceFile>, Vec<Diagnostic>> {
+        let mut out = playbook::builtin_sources();
+        let mut diags = Vec::new();
+        if !self.no_system {
+            let sys = self.host_path(SYSTEM_PLAYBOOKS);
+            if sys.is_dir() {
+                match playbook::read_sources(&sys, Tier::System) {
+                    Ok(s) => out.extend(s),
+                    Err(d) => diags.push(d),
+                }
+            }
+        }
+        for p in &self.playbooks {
+            match playbook::read_sources(p, Tier::Cli) {
+                Ok(s) => out.extend(s),
+                Err(d) => diags.push(d),
+            }
+        }
+        if diags.is_empty() {
+            Ok(out)
+        } else {
+            Err(diags)
+        }
+    }
+
+    /// The values file: `--values`, else /etc/gpufix/values.yaml (under --root) if present.
+    pub fn values_source(&self) -> Result<Option<SourceFile>, Vec<Diagnostic>> {
+        let (path, explicit) = match &self.values {
+            Some(p) => (p.clone(), true),
+            None if self.no_system => return Ok(None),
+            None => (self.host_path(SYSTEM_VALUES), false),
+        };
+        if !explicit && !path.exists() {
+            return Ok(None);
+        }
+        std::fs::read_to_string(&path)
+            .map(|text| {
+                Some(SourceFile {
+                    name: path.display().to_string(),
+                    text,
+                    tier: Tier::Cli,
+                })
+            })
+            .map_err(|e| {
+                vec![Diagnostic::new(
+                    "unreadable-values",
+                    &path.display().to_string(),
+                    format!("cannot read values file: {e}"),
+                    "check the path given to `--values`",
+                )]
+            })
+    }
+
+    /// Load and validate the rule set (every problem at once).
+    pub fn rule_set(&self) -> Result<RuleSet, Vec<Diagnostic>> {
+        let sources = self.sources()?;
+        let values = self.values_source()?;
+        playbook::validate::load(&sources, values.as_ref())
+    }
+
+    /// The host this run judges: pasted evidence, a snapshot, or this machine (under --root).
+    pub fn host(&self) -> anyhow::Result<Arc<dyn Host>> {
+        if let Some(h) = crate::host::evidence::EvidenceHost::from_files(&self.evidence)? {
+            if self.snapshot.is_some() || self.root.is_some() {
+                anyhow::bail!(
+                    "--evidence with nvidia-smi output, fstab or /proc/mounts judges the host it describes; it cannot be combined with --root or --snapshot"
+                );
+            }
+            return Ok(Arc::new(h));
+        }
+        Ok(match &self.snapshot {
+            Some(f) => Arc::new(SnapshotHost::load(f)?),
+            None => Arc::new(RealHost::new(self.root.clone())),
+        })
+    }
+
+    /// The inputs (`--pid`/`--job`, `--config`, `--env-file`, logs) checked against `host`.
+    pub fn inputs(&self, host: &dyn Host) -> anyhow::Result<Inputs> {
+        let pid = match (&self.pid, &self.job) {
+            (Some(p), _) => Some(*p),
+            (None, Some(pat)) => Some(find_job(host, pat)?),
+            _ => None,
+        };
+        for (flag, p) in [
+            ("--config", &self.config),
+            ("--env-file", &self.env_file),
+            ("--trace", &self.trace),
+            ("--nccl-log", &self.nccl_log),
+            ("--kernel-log", &self.kernel_log),
+        ] {
+            if let Some(p) = p
+                && !p.exists()
+            {
+                anyhow::bail!(
+                    "{flag} {}: no such file\nhelp: give the path of an existing file",
+                    p.display()
+                );
+            }
+        }
+        Ok(Inputs {
+            pid,
+            config: self.config.clone(),
+            env_file: self.env_file.clone(),
+            trace: self.trace.clone(),
+            nccl_log: self.nccl_log.clone(),
+            kernel_log: self.kernel_log.clone(),
+            evidence: self.evidence.clone(),
+        })
+    }
+
+    /// Absolute `--config` / `--env-file`: written as given, never mapped under `--root`.
+    pub fn local_files(&self) -> Vec<PathBuf> {
+        [&self.config, &self.env_file]
+            .into_iter()
+            .flatten()
+            .map(|p| std::path::absolute(p).unwrap_or_else(|_| p.clone()))
+            .collect()
+    }
+
+    /// Where fixes may write: `--root` (or `/`) and the directories of the local files.
+    pub fn roots(&self, local: &[PathBuf]) -> Roots {
+        roots_for(self.root.as_deref(), local)
+    }
+
+    /// The state directory (lock, journal): `explicit`, else /var/lib/gpufix under --root.
+    pub fn state_dir(&self, explicit: Option<&Path>) -> PathBuf {
+        match explicit {
+            Some(d) => std::path::absolute(d).unwrap_or_else(|_| d.to_path_buf()),
+            None => self.host_path(DEFAULT_STATE_DIR),
+        }
+    }
+}
+
+/// Where fixes may write, given a root (None = `/`) and the files named on the command line.
+pub fn roots_for(root: Option<&Path>, local: &[PathBuf]) -> Roots {
+    let mut r: Vec<PathBuf> = vec![root.map_or_else(|| PathBuf::from("/"), Path::to_path_buf)];
+    r.extend(
+        local
+            .iter()
+            .filter_map(|p| p.parent().map(|d| d.to_path_buf())),
+    );
+    Roots::new(r)
+}
+
+/// The oldest process whose command line contains the pattern (not gpufix itself).
+fn find_job(host: &dyn Host, pat: &str) -> anyhow::Result<u32> {
+    let me = std::process::id();
+    let mut hits = Vec::new();
+    for name in host.read_dir("/proc").unwrap_or_default() {
+        let Ok(pid) = name.parse::<u32>() else {
+            continue;
+        };
+        if pid == me {
+            continue;
+        }
+        let Ok(raw) = host.read_file(&format!("/proc/{pid}/cmdline")) else {
+            continue;
+        };
+        let cmd = String::from_utf8_lossy(&raw).replace('\0', " ");
+        if cmd.contains(pat) && !cmd.contains("gpufix") {
+            hits.push((pid, cmd.trim().to_string()));
+        }
+    }
+    hits.sort();
+    match hits.first() {
+        Some((pid, _)) => Ok(*pid),
+        None => anyhow::bail!(
+            "--job `{pat}`: no running process has that in its command line\nhelp: check `ps -eo pid,args | grep {pat}`, or give --pid"
+        ),
+    }
+}
+
+/// Why a session could not be opened: invalid playbooks (every problem, to print at once), or
+/// anything else (an unreadable snapshot, a missing `--config`).
+#[derive(Debug)]
+pub enum OpenError {
+    Invalid(Vec<Diagnostic>),
+    Other(anyhow::Error),
+}
+
+impl From<anyhow::Error> for OpenError {
+    fn from(e: anyhow::Error) -> Self {
+        OpenError::Other(e)
+    }
+}
+
+/// One run: built once, shared by every step of a subcommand.
+pub struct Session {
+    pub spec: Spec,
+    pub host: Arc<dyn Host>,
+    pub inputs: Arc<Inputs>,
+    /// `--config` / `--env-file`, absolute.
+    pub local_files: Vec<PathBuf>,
+    /// Where fixes may write.
+    pub roots: Roots,
+    /// The validated rules (empty for a session opened with [`Session::without_rules`]).
+    pub rules: RuleSet,
+}
+
+/// How to evaluate: the probe deadline, the sampling window and which rules.
+#[derive(Debug, Clone)]
+pub struct Eval {
+    pub sample: Duration,
+    pub probe_deadline: Duration,
+    pub only: Vec<String>,
+}
+
+impl Session {
+    /// Host, inputs, roots and the validated rule set.
+    pub fn open(spec: Spec) -> Result<Session, OpenError> {
+        Self::open_with(spec, |h| h)
+    }
+
+    /// As [`Session::open`], with the host wrapped (snapshot records through a recording host).
+    pub fn open_with(
+        spec: Spec,
+        wrap: impl FnOnce(Arc<dyn Host>) -> Arc<dyn Host>,
+    ) -> Result<Session, OpenError> {
+        let host = wrap(spec.host()?);
+        let inputs = Arc::new(spec.inputs(host.as_ref())?);
+        let rules = spec.rule_set().map_err(OpenError::Invalid)?;
+        let local_files = spec.local_files();
+        let roots = spec.roots(&local_files);
+        Ok(Session {
+            spec,
+            host,
+            inputs,
+            local_files,
+            roots,
+            rules,
+        })
+    }
+
+    /// Host, inputs and roots, no rules (rollback acts on a journal, not on playbooks).
+    pub fn without_rules(spec: Spec) -> anyhow::Result<Session> {
+        let host = spec.host()?;
+        let inputs = Arc::new(spec.inputs(host.as_ref())?);
+        let local_files = spec.local_files();
+        let roots = spec.roots(&local_files);
+        Ok(Session {
+            spec,
+            host,
+            inputs,
+            local_files,
+            roots,
+            rules: RuleSet::default(),
+        })
+    }
+
+    /// The context fixes are planned, applied and undone in.
+    pub fn fix_ctx(&self) -> FixCtx<'_> {
+        FixCtx {
+            host: self.host.as_ref(),
+            inputs: &self.inputs,
+            roots: &self.roots,
+            local_files: self.local_files.clone(),
+            overlay: Default::default(),
+        }
+    }
+
+    /// Observe and evaluate the rules; `on_probe_done` is called as each probe finishes.
+    pub fn evaluate(
+        &self,
+        eval: &Eval,
+        on_probe_done: impl FnMut(&engine::observe::ProbeKey),
+    ) -> Report {
+        let opts = Options {
+            sample: eval.sample,
+            probe_deadline: eval.probe_deadline,
+            only: eval.only.clone(),
+            ..Options::default()
+        };
+        engine::evaluate(
+            &self.rules,
+            self.host.clone(),
+            self.inputs.clone(),
+            &opts,
+            on_probe_done,
+        )
+    }
+
+    /// Plan every failing rule's fix into changes (read-only); returns the fixes that could
+    /// not be planned.
+    pub fn plan_changes(&self, report: &mut Report) -> Vec<Unplannable> {
+        crate::plan::plan_changes(report, &self.fix_ctx())
+    }
+
+    /// The state directory of this run.
+    pub fn state_dir(&self, explicit: Option<&Path>) -> PathBuf {
+        self.spec.state_dir(explicit)
+    }
+}
