@@ -51,7 +51,7 @@ impl ConfigFormat {
 
     /// The format of a file with no telling extension (`.txt`, `.cfg`, a pasted config), from
     /// its content: JSON/JSONC first (the strictest), then TOML, then YAML (which reads almost
-    /// any text as a string, so only a mapping or a list counts). `None` when it is none.
+    /// any text as a string); only a non-empty mapping counts. `None` when it is none.
     pub fn from_content(text: &str) -> Option<Self> {
         sniff(text).map(|(f, _)| f)
     }
@@ -151,15 +151,17 @@ pub fn read_config(path: Option<&Path>, text: &str) -> Result<(ConfigFormat, Val
 }
 
 fn sniff(text: &str) -> Option<(ConfigFormat, Value)> {
-    let structured = |v: &Value| v.is_object() || v.is_array();
-    let nonempty_table = |v: &Value| v.as_object().is_some_and(|m| !m.is_empty());
-    [
-        (ConfigFormat::Json, &structured as &dyn Fn(&Value) -> bool),
-        (ConfigFormat::Toml, &nonempty_table),
-        (ConfigFormat::Yaml, &structured),
-    ]
-    .into_iter()
-    .find_map(|(f, ok)| read_as(text, f).ok().filter(|v| ok(v)).map(|v| (f, v)))
+    // A training config is a mapping at the top; anything else (a bare list, a YAML string,
+    // an empty TOML table) says nothing about the format.
+    let text = text.trim_start_matches('\u{feff}');
+    [ConfigFormat::Json, ConfigFormat::Toml, ConfigFormat::Yaml]
+        .into_iter()
+        .find_map(|f| {
+            read_as(text, f)
+                .ok()
+                .filter(|v| v.as_object().is_some_and(|m| !m.is_empty()))
+                .map(|v| (f, v))
+        })
 }
 
 /// A TOML document as JSON: the one TOML→JSON conversion. Datetimes become their TOML text;
@@ -270,7 +272,7 @@ pub fn config_set(
     let new = match format {
         ConfigFormat::Yaml => yaml_set(old, &segs, value, key_path)?,
         ConfigFormat::Toml => toml_set(old, &segs, value, key_path)?,
-        ConfigFormat::Json => json_set(old, &segs, value, key_path)?,
+        ConfigFormat::Json => json_set_cst(old, &segs, value, key_path)?,
     };
     let after = parse_document(&new, format).map_err(|e| {
         EditError::Parse(format!(
@@ -350,7 +352,8 @@ fn toml_value_to_json(v: &toml_edit::Value) -> Value {
     }
 }
 
-fn toml_item_to_json(item: &toml_edit::Item) -> Value {
+/// A parsed TOML item as JSON (see [`toml_to_json`]).
+pub fn toml_item_to_json(item: &toml_edit::Item) -> Value {
     use toml_edit::Item;
     match item {
         Item::None => Value::Null,
@@ -717,6 +720,102 @@ fn render_json(v: &Value, style: &JsonStyle<'_>, base: &str) -> String {
             format!("{open}{}{close}", body.join(", "))
         }
     }
+}
+
+fn cst_input(v: &Value) -> jsonc_parser::cst::CstInputValue {
+    use jsonc_parser::cst::CstInputValue as I;
+    match v {
+        Value::Null => I::Null,
+        Value::Bool(b) => I::Bool(*b),
+        Value::Number(n) => I::Number(n.to_string()),
+        Value::String(s) => I::String(s.clone()),
+        Value::Array(a) => I::Array(a.iter().map(cst_input).collect()),
+        Value::Object(m) => I::Object(m.iter().map(|(k, v)| (k.clone(), cst_input(v))).collect()),
+    }
+}
+
+/// JSON and JSONC: a value that exists is replaced through `jsonc-parser`'s concrete syntax
+/// tree, which keeps comments, whitespace and trailing commas, so only the value's text
+/// changes. A missing member goes in with the span scanner below, which follows the object's
+/// layout (the CST would turn a one-line object into several lines); in a file the scanner
+/// cannot read (comments), the CST appends it.
+fn json_set_cst(
+    old: &str,
+    segs: &[Seg],
+    value: &Value,
+    key_path: &str,
+) -> Result<String, EditError> {
+    use jsonc_parser::cst::{CstInputValue, CstRootNode};
+    let root = CstRootNode::parse(old, &jsonc_options())
+        .map_err(|e| EditError::Parse(format!("not valid JSON: {e}")))?;
+    let cannot = || EditError::Invalid(format!("cannot set `{key_path}` in this JSON file"));
+    let mut node = root.value().ok_or_else(cannot)?;
+    for (n, seg) in segs.iter().enumerate() {
+        let last = n + 1 == segs.len();
+        match seg {
+            Seg::Key(k) => {
+                let obj = node.as_object().ok_or_else(cannot)?;
+                // The last of duplicate keys is the one readers see.
+                let prop = obj
+                    .properties()
+                    .into_iter()
+                    .rev()
+                    .find(|p| p.decoded_name().as_deref() == Some(k.as_str()));
+                match prop {
+                    Some(p) if last => {
+                        p.set_value(cst_input(value));
+                        return Ok(root.to_string());
+                    }
+                    Some(p) => node = p.value().ok_or_else(cannot)?,
+                    None => {
+                        // The scanner inserts in the object's own layout (one line stays one
+                        // line, which the CST's `append` would reflow); it reads no comments,
+                        // so a JSONC file gets the CST's insertion.
+                        match json_set(old, segs, value, key_path) {
+                            Err(EditError::Parse(_)) => {}
+                            done => return done,
+                        }
+                        // Build the missing rest of the path as one nested value.
+                        let mut v = cst_input(value);
+                        for s in segs[n + 1..].iter().rev() {
+                            let Seg::Key(k) = s else { return Err(cannot()) };
+                            v = CstInputValue::Object(vec![(k.clone(), v)]);
+                        }
+                        obj.append(k, v);
+                        return Ok(root.to_string());
+                    }
+                }
+            }
+            Seg::Index(i) => {
+                let arr = node.as_array().ok_or_else(cannot)?;
+                let item = arr.elements().into_iter().nth(*i).ok_or_else(cannot)?;
+                if last {
+                    replace_node(item, cst_input(value)).ok_or_else(cannot)?;
+                    return Ok(root.to_string());
+                }
+                node = item;
+            }
+        }
+    }
+    Err(cannot())
+}
+
+fn replace_node(
+    node: jsonc_parser::cst::CstNode,
+    with: jsonc_parser::cst::CstInputValue,
+) -> Option<()> {
+    use jsonc_parser::cst::{CstContainerNode as C, CstLeafNode as L, CstNode as N};
+    match node {
+        N::Container(C::Object(o)) => o.replace_with(with),
+        N::Container(C::Array(a)) => a.replace_with(with),
+        N::Leaf(L::BooleanLit(b)) => b.replace_with(with),
+        N::Leaf(L::NullKeyword(b)) => b.replace_with(with),
+        N::Leaf(L::NumberLit(b)) => b.replace_with(with),
+        N::Leaf(L::StringLit(b)) => b.replace_with(with),
+        N::Leaf(L::WordLit(b)) => b.replace_with(with),
+        _ => return None,
+    }
+    .map(|_| ())
 }
 
 fn json_set(old: &str, segs: &[Seg], value: &Value, key_path: &str) -> Result<String, EditError> {
@@ -1205,7 +1304,10 @@ workers = 1
         assert_eq!(new, "{\r\n\t\"a\": 1,\r\n\t\"b\": \"x\"\r\n}");
         let new = expect_set("{\"a\":{\"b\":1}}", ConfigFormat::Json, "a.c", json!(2));
         assert_eq!(new, "{\"a\":{\"b\":1, \"c\":2}}");
-        let err = config_set("{\"a\": 1,}", ConfigFormat::Json, "a", &json!(2)).unwrap_err();
+        // JSONC's trailing comma is kept; a file that does not parse is refused.
+        let new = expect_set("{\"a\": 1,}", ConfigFormat::Json, "a", json!(2));
+        assert_eq!(new, "{\"a\": 2,}");
+        let err = config_set("{\"a\": 1", ConfigFormat::Json, "a", &json!(2)).unwrap_err();
         assert!(err.to_string().starts_with("not valid JSON"), "{err}");
         let err = config_set("[1]", ConfigFormat::Json, "a", &json!(2)).unwrap_err();
         assert_eq!(
@@ -1218,6 +1320,29 @@ workers = 1
         );
         let new = expect_set("{\"a\": 1, \"a\": 2}", ConfigFormat::Json, "a", json!(3));
         assert_eq!(new, "{\"a\": 1, \"a\": 3}");
+    }
+
+    #[test]
+    fn jsonc_edits_keep_comments() {
+        let old = "{\n  // DataLoader\n  \"data\": {\n    \"num_workers\": 2, // low\n    \"pin_memory\": false,\n  },\n}\n";
+        let new = expect_set(old, ConfigFormat::Json, "data.num_workers", json!(8));
+        assert_eq!(
+            new,
+            old.replace("\"num_workers\": 2,", "\"num_workers\": 8,")
+        );
+        let new = expect_set(
+            old,
+            ConfigFormat::Json,
+            "data.persistent_workers",
+            json!(true),
+        );
+        assert!(
+            new.contains("// DataLoader") && new.contains("// low"),
+            "{new}"
+        );
+        let (removed, added) = line_diff(old, &new);
+        assert!(removed.is_empty(), "{removed:?}");
+        assert_eq!(added, vec!["    \"persistent_workers\": true,\n"]);
     }
 
     #[test]
@@ -1248,7 +1373,6 @@ workers = 1
                 ConfigFormat::Json,
             ),
             ("[trainer]\ndevices = 8\n", ConfigFormat::Toml),
-            ("- a\n- b\n", ConfigFormat::Yaml),
         ];
         for (text, want) in cases {
             assert_eq!(ConfigFormat::from_content(text), Some(want), "{text}");
@@ -1257,8 +1381,10 @@ workers = 1
             let (got, _) = read_config(None, text).unwrap();
             assert_eq!(got, want);
         }
-        // Prose reads as a YAML string, not a config.
+        // Prose reads as a YAML string and a list is no config: neither is detected.
         assert_eq!(ConfigFormat::from_content("just some words\n"), None);
+        assert_eq!(ConfigFormat::from_content("- a\n- b\n"), None);
+        assert_eq!(ConfigFormat::from_content("[1, 2]"), None);
         assert_eq!(
             read_config(Some(Path::new("notes.cfg")), "just some words\n"),
             Err(ReadError::UnknownFormat)

@@ -21,6 +21,12 @@ pub fn parse_config(path: &str, text: &str) -> Result<(&'static str, Value), Str
         .map_err(|e| format!("{path}: {e}"))
 }
 
+/// A parsed TOML item as JSON: [`crate::formats::config::toml_item_to_json`], the one
+/// TOML→JSON conversion.
+pub fn toml_to_json(item: &toml_edit::Item) -> Value {
+    crate::formats::config::toml_item_to_json(item)
+}
+
 /// Parameters of the `config` probe.
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
