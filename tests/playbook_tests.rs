@@ -70,3 +70,15 @@ fn an_unknown_rule_or_verdict_in_expect_is_an_error() {
     );
     assert!(out.contains("is not a verdict"), "{out}");
 }
+
+#[test]
+fn the_readme_site_example_and_its_tests_pass() {
+    let (code, out) = gpufix(&[
+        "--playbooks",
+        "docs/examples/site",
+        "test",
+        "docs/examples/site/tests",
+    ]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("3 passed, 0 failed"), "{out}");
+}
