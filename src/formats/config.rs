@@ -1,15 +1,20 @@
-//! Structured config files (a training job's YAML, JSON or TOML): read and set one value by a
-//! key path such as `data.num_workers` or `loaders[0].pin_memory`, keeping comments, key order
-//! and formatting.
+//! Structured config files (a training job's YAML, JSON/JSONC or TOML): detect the format
+//! (extension, else content), read the whole document as JSON, and set one value by a key path
+//! such as `data.num_workers` or `loaders[0].pin_memory` ([`super::keypath`]), keeping
+//! comments, key order and formatting. The `config` and `file` probes read through
+//! [`read_config`] / [`read_as`], and `config.set` edits through [`config_set`], so both sides
+//! see one document.
 //!
 //! - YAML goes through `yaml-edit`, which edits a lossless syntax tree: a scalar replace keeps
 //!   the key, its trailing comment and the line around it, and a missing key is inserted after
 //!   its parent's last child at the parent's indentation (missing parents are created). Its
 //!   path syntax is the same as ours, so the path is passed through escaped.
 //! - TOML goes through `toml_edit`; a replaced value keeps its decor (spacing and comment).
-//! - JSON has no editing library here that keeps formatting, so a small scanner finds the
-//!   value's byte span and only those bytes change; a missing key goes after the last member of
-//!   its object at that member's indentation (JSON then needs a `,` after the member before it).
+//! - JSON and JSONC: `jsonc-parser` reads them (comments and trailing commas allowed) and its
+//!   concrete syntax tree replaces an existing value, keeping comments and layout. A missing
+//!   member goes in with a small span scanner that follows the object's layout (the CST would
+//!   reflow a one-line object over several lines); in a file with comments, which the scanner
+//!   does not read, the CST appends it.
 //!
 //! Every edit is checked before it is returned: the new text must parse to the old document
 //! with exactly the one value set, otherwise the edit is refused. That guards against a library
@@ -137,7 +142,7 @@ pub fn read_as(text: &str, format: ConfigFormat) -> Result<Value, ReadError> {
             }
             serde_yaml::from_str(text).map_err(|e| err(e.to_string()))
         }
-        ConfigFormat::Toml => toml_to_json(text).map_err(err),
+        ConfigFormat::Toml => toml_to_json(text),
     }
 }
 
@@ -166,10 +171,13 @@ fn sniff(text: &str) -> Option<(ConfigFormat, Value)> {
 
 /// A TOML document as JSON: the one TOML→JSON conversion. Datetimes become their TOML text;
 /// a float that JSON cannot hold (nan, inf) becomes `null`.
-pub fn toml_to_json(text: &str) -> Result<Value, String> {
-    let doc: toml_edit::DocumentMut = text
-        .parse()
-        .map_err(|e: toml_edit::TomlError| e.to_string().trim_end().replace('\n', " "))?;
+pub fn toml_to_json(text: &str) -> Result<Value, ReadError> {
+    let doc: toml_edit::DocumentMut =
+        text.parse()
+            .map_err(|e: toml_edit::TomlError| ReadError::Syntax {
+                format: ConfigFormat::Toml,
+                detail: e.to_string().trim_end().replace('\n', " "),
+            })?;
     Ok(toml_item_to_json(doc.as_item()))
 }
 
@@ -818,6 +826,9 @@ fn replace_node(
     .map(|_| ())
 }
 
+/// Inserts the missing part of `segs` with the span scanner: the deepest object on the path
+/// that exists gets the new member after its last one, in its own layout. Only called when
+/// the full path is missing (a value that exists is replaced through the CST).
 fn json_set(old: &str, segs: &[Seg], value: &Value, key_path: &str) -> Result<String, EditError> {
     let root = Scanner {
         text: old,
@@ -837,48 +848,21 @@ fn json_set(old: &str, segs: &[Seg], value: &Value, key_path: &str) -> Result<St
     });
     let mut node = &root;
     for (n, seg) in segs.iter().enumerate() {
-        let last = n + 1 == segs.len();
-        match (seg, &node.kind) {
+        let next = match (seg, &node.kind) {
             (Seg::Key(k), JKind::Object(members)) => {
                 match members.iter().rev().find(|m| m.key == *k) {
-                    Some(m) if last => {
-                        let style = JsonStyle {
-                            nl,
-                            unit: unit.clone(),
-                            colon: ": ".into(),
-                        };
-                        let rendered = render_json(value, &style, line_indent(old, m.value.start));
-                        return Ok(format!(
-                            "{}{rendered}{}",
-                            &old[..m.value.start],
-                            &old[m.value.end..]
-                        ));
-                    }
-                    Some(m) => node = &m.value,
+                    Some(m) => Some(&m.value),
                     None => {
                         return json_insert(old, node, &segs[n..], value, nl, unit, key_path);
                     }
                 }
             }
-            (Seg::Index(i), JKind::Array(items)) => match items.get(*i) {
-                Some(item) if last => {
-                    let style = JsonStyle {
-                        nl,
-                        unit: unit.clone(),
-                        colon: ": ".into(),
-                    };
-                    let rendered = render_json(value, &style, line_indent(old, item.start));
-                    return Ok(format!(
-                        "{}{rendered}{}",
-                        &old[..item.start],
-                        &old[item.end..]
-                    ));
-                }
-                Some(item) => node = item,
-                None => break,
-            },
-            _ => break,
-        }
+            (Seg::Index(i), JKind::Array(items)) => items.get(*i),
+            _ => None,
+        };
+        node = next.ok_or_else(|| {
+            EditError::Invalid(format!("cannot set `{key_path}` in this JSON file"))
+        })?;
     }
     Err(EditError::Invalid(format!(
         "cannot set `{key_path}` in this JSON file"
@@ -1420,7 +1404,12 @@ workers = 1
             v,
             json!({"when": "1979-05-27T07:32:00Z", "loaders": [{"w": 1}, {"w": 2}]})
         );
-        assert!(toml_to_json("a = ").unwrap_err().contains("line 1"));
+        assert!(
+            toml_to_json("a = ")
+                .unwrap_err()
+                .to_string()
+                .contains("line 1")
+        );
     }
 
     #[test]

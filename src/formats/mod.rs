@@ -24,6 +24,9 @@ pub mod mounts;
 pub mod python;
 pub mod sysctl;
 
+#[cfg(test)]
+mod roundtrip;
+
 /// Why an edit could not be computed; the message names the key, entry or value involved.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum EditError {
