@@ -8,6 +8,7 @@ pub mod list;
 pub mod plan;
 pub mod rollback;
 pub mod snapshot;
+pub mod test;
 pub mod validate;
 
 use crate::playbook::{self, Diagnostic, RuleSet, SourceFile};
@@ -172,6 +173,16 @@ gpufix audit --format nagios\n  gpufix audit --format junit > gpufix.xml"
     /// Explain a rule: why it exists, its threshold and where it comes from, its fix.
     #[command(after_help = "Example:\n  gpufix explain data.workers-too-few")]
     Explain(explain::ExplainArgs),
+    /// Run playbook tests written in YAML: inputs (a snapshot, host files, config, env file,
+    /// evidence) and the verdict each rule must give.
+    #[command(
+        after_help = "Exit status: 0 every expectation holds, 1 otherwise (each difference is printed).\n\n\
+A test file holds `tests:`, each with `name`, inputs (`snapshot:` path, `files:` {path: text},\n\
+`dirs:`, `config:`/`env_file:`/`trace:`/`nccl_log:`/`kernel_log:` as a path or {name, text},\n\
+`evidence:` a list of those, `values:` inline, `only:`) and `expect:` {rule id: verdict}.\n\n\
+Examples:\n  gpufix test playbooks/tests\n  gpufix test --playbooks site/ site/tests/"
+    )]
+    Test(test::TestArgs),
     /// Record everything the probes read into one JSON file, for replay with --snapshot.
     #[command(
         after_help = "Example:\n  gpufix snapshot -o node17.json && gpufix plan --snapshot node17.json"
@@ -309,6 +320,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
         Command::Validate(a) => validate::run(g, a),
         Command::List(a) => list::run(g, a),
         Command::Explain(a) => explain::run(g, a),
+        Command::Test(a) => test::run(g, a),
         Command::Snapshot(a) => snapshot::run(g, a),
         Command::Completions { shell } => {
             let mut cmd = <Cli as clap::CommandFactory>::command();

@@ -110,6 +110,208 @@ fn is_global(v: &str) -> bool {
     GLOBALS.contains(&root)
 }
 
+/// minijinja's built-in filters and tests, for "did you mean" on an unknown one.
+pub const FILTERS: &[&str] = &[
+    "abs",
+    "attr",
+    "batch",
+    "bool",
+    "capitalize",
+    "chain",
+    "count",
+    "d",
+    "default",
+    "dictsort",
+    "e",
+    "escape",
+    "first",
+    "float",
+    "format",
+    "groupby",
+    "indent",
+    "int",
+    "items",
+    "join",
+    "last",
+    "length",
+    "lines",
+    "list",
+    "lower",
+    "map",
+    "max",
+    "min",
+    "pprint",
+    "reject",
+    "rejectattr",
+    "replace",
+    "reverse",
+    "round",
+    "safe",
+    "select",
+    "selectattr",
+    "slice",
+    "sort",
+    "split",
+    "string",
+    "sum",
+    "title",
+    "tojson",
+    "trim",
+    "unique",
+    "upper",
+    "zip",
+];
+pub const TESTS: &[&str] = &[
+    "boolean",
+    "defined",
+    "divisibleby",
+    "endingwith",
+    "eq",
+    "equalto",
+    "escaped",
+    "even",
+    "false",
+    "filter",
+    "float",
+    "ge",
+    "greaterthan",
+    "gt",
+    "in",
+    "int",
+    "integer",
+    "iterable",
+    "le",
+    "lessthan",
+    "lower",
+    "lt",
+    "mapping",
+    "ne",
+    "none",
+    "number",
+    "odd",
+    "safe",
+    "sameas",
+    "sequence",
+    "startingwith",
+    "string",
+    "test",
+    "true",
+    "undefined",
+    "upper",
+];
+
+/// Filters (`x | name`) and tests (`x is name`, `x is not name`) an expression or template uses
+/// that the environment does not have: minijinja resolves them only when it evaluates, so
+/// without this check a typo would make every verdict `unknown` at run time.
+/// Returns `("filter" | "test", name)` pairs.
+pub fn unknown_callables(src: &str, template: bool) -> Vec<(&'static str, String)> {
+    let mut out = Vec::new();
+    let code: Vec<&str> = if template {
+        template_code(src)
+    } else {
+        vec![src]
+    };
+    for c in code {
+        let toks = tokens(c);
+        for (i, t) in toks.iter().enumerate() {
+            let (what, name) = match t.as_str() {
+                "|" => ("filter", toks.get(i + 1)),
+                "is" => match toks.get(i + 1).map(String::as_str) {
+                    Some("not") => ("test", toks.get(i + 2)),
+                    _ => ("test", toks.get(i + 1)),
+                },
+                _ => continue,
+            };
+            let Some(name) = name.filter(|n| {
+                n.chars()
+                    .next()
+                    .is_some_and(|c| c.is_alphabetic() || c == '_')
+            }) else {
+                continue;
+            };
+            let probe = format!("n is {what}");
+            let known = env()
+                .compile_expression(&probe)
+                .and_then(|e| e.eval(minijinja::context! { n => name }))
+                .map(|v| v.is_true())
+                .unwrap_or(true);
+            if !known && !out.iter().any(|(w, n)| *w == what && n == name) {
+                out.push((what, name.clone()));
+            }
+        }
+    }
+    out
+}
+
+/// The code inside a template's `{{ … }}` and `{% … %}` blocks.
+fn template_code(src: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut rest = src;
+    while let Some(i) = rest.find('{') {
+        let after = &rest[i + 1..];
+        let close = match after.chars().next() {
+            Some('{') => "}}",
+            Some('%') => "%}",
+            _ => {
+                rest = after;
+                continue;
+            }
+        };
+        let body = &after[1..];
+        match body.find(close) {
+            Some(j) => {
+                out.push(&body[..j]);
+                rest = &body[j + 2..];
+            }
+            None => {
+                out.push(body);
+                break;
+            }
+        }
+    }
+    out
+}
+
+/// Identifiers, `|` and other single characters, with string literals skipped.
+fn tokens(src: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut chars = src.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\'' || c == '"' {
+            while let Some(d) = chars.next() {
+                if d == '\\' {
+                    chars.next();
+                } else if d == c {
+                    break;
+                }
+            }
+            out.push("\"\"".into());
+        } else if c.is_alphabetic() || c == '_' {
+            let mut id = c.to_string();
+            while let Some(&d) = chars.peek() {
+                if d.is_alphanumeric() || d == '_' {
+                    id.push(d);
+                    chars.next();
+                } else {
+                    break;
+                }
+            }
+            out.push(id);
+        } else if c.is_numeric() {
+            while chars
+                .peek()
+                .is_some_and(|d| d.is_alphanumeric() || *d == '.')
+            {
+                chars.next();
+            }
+            out.push("0".into());
+        } else if !c.is_whitespace() {
+            out.push(c.to_string());
+        }
+    }
+    out
+}
+
 pub fn eval(src: &str, ctx: &Value) -> Result<Value, String> {
     let expr = env().compile_expression(src).map_err(|e| err_text(&e))?;
     let v = expr.eval(to_mj(ctx)).map_err(|e| err_text(&e))?;
@@ -235,6 +437,23 @@ mod tests {
         )
         .unwrap();
         assert_eq!(v, json!({"value": 8, "s": "n=8"}));
+    }
+
+    #[test]
+    fn unknown_filters_and_tests_are_found() {
+        assert_eq!(
+            unknown_callables("f.text | contains('x')", false),
+            vec![("filter", "contains".to_string())]
+        );
+        assert_eq!(
+            unknown_callables("x is not definedd and y | length > 0 and 'a|b' in z", false),
+            vec![("test", "definedd".to_string())]
+        );
+        assert!(unknown_callables("x | join(', ') is string", false).is_empty());
+        assert_eq!(
+            unknown_callables("a | b {{ x | lenght }} {% if y is odd %}{% endif %}", true),
+            vec![("filter", "lenght".to_string())]
+        );
     }
 
     #[test]

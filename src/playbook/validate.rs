@@ -312,7 +312,36 @@ pub fn load(
                 continue;
             };
             let rule = &parsed[pi].book.rules[ri];
-            for name in rv.params.keys() {
+            for (name, given) in &rv.params {
+                if let Some(decl) = rule.params.get(name)
+                    && !same_type(&decl.default, given)
+                {
+                    let ty = probes::json_type(&decl.default);
+                    let ty = match ty {
+                        "integer" => "an integer",
+                        "array" => "an array",
+                        "object" => "an object",
+                        "number" => "a number",
+                        "boolean" => "a boolean",
+                        _ => "a string",
+                    };
+                    diags.push(
+                        Diagnostic::new(
+                            "param-type",
+                            &v.name,
+                            format!(
+                                "parameter `{name}` of rule `{id}` must be {ty} (its default is {}), found {} {given}",
+                                decl.default,
+                                probes::json_type(given)
+                            ),
+                            format!("write {ty}, e.g. `{name}: {}`", decl.default),
+                        )
+                        .at(
+                            format!("{path}/params/{name}"),
+                            locate(&v.text, &format!("{path}/params/{name}")),
+                        ),
+                    );
+                }
                 if !rule.params.contains_key(name) {
                     let known: Vec<&str> = rule.params.keys().map(String::as_str).collect();
                     diags.push(
@@ -452,6 +481,17 @@ pub fn load(
     })
 }
 
+/// Whether a values-file override has the type of the parameter's declared default (an
+/// integer is also a number; a `null` default takes anything).
+fn same_type(default: &Value, given: &Value) -> bool {
+    match default {
+        Value::Null => true,
+        Value::Number(n) if n.is_f64() => given.is_number(),
+        Value::Number(_) => given.is_i64() || given.is_u64(),
+        _ => probes::json_type(default) == probes::json_type(given),
+    }
+}
+
 struct RuleDiags<'a> {
     file: &'a str,
     text: &'a str,
@@ -471,8 +511,22 @@ impl RuleDiags<'_> {
 /// Variables a rule's expressions and templates may read.
 struct Scope<'a> {
     aliases: BTreeSet<&'a str>,
+    /// The kind of each probe alias, for checking the output fields an expression reads.
+    kinds: BTreeMap<&'a str, &'static dyn probes::ProbeKind>,
     params: BTreeSet<&'a str>,
     item: Option<&'a str>,
+}
+
+/// The top-level output fields a probe kind documents (`gpus[].name` gives `gpus`).
+fn output_fields(kind: &dyn probes::ProbeKind) -> Vec<&'static str> {
+    let mut out: Vec<&'static str> = Vec::new();
+    for (f, _) in kind.fields() {
+        let top = f.split(['.', '[', ' ', '/']).next().unwrap_or(f);
+        if !out.contains(&top) {
+            out.push(top);
+        }
+    }
+    out
 }
 
 impl Scope<'_> {
@@ -483,6 +537,17 @@ impl Scope<'_> {
             let mut segs = v.split('.');
             let root = segs.next().unwrap_or("");
             let second = segs.next();
+            if let (Some(kind), Some(field)) = (self.kinds.get(root), second) {
+                let fields = output_fields(*kind);
+                if !fields.is_empty() && !fields.contains(&field) {
+                    out.push((
+                        format!("probe `{root}` ({}) has no output `{field}`", kind.name()),
+                        did_you_mean(field, fields.iter().copied())
+                            .unwrap_or_else(|| format!("`{root}` has: {}", fields.join(", "))),
+                    ));
+                }
+                continue;
+            }
             if self.aliases.contains(root) || self.item == Some(root) {
                 continue;
             }
@@ -576,6 +641,7 @@ fn check_rule(rule: &Rule, ids: &BTreeSet<String>, d: &mut RuleDiags) -> Option<
         // templated parameters may read params and inputs only
         let scope = Scope {
             aliases: BTreeSet::new(),
+            kinds: BTreeMap::new(),
             params: rule.params.keys().map(String::as_str).collect(),
             item: None,
         };
@@ -583,6 +649,14 @@ fn check_rule(rule: &Rule, ids: &BTreeSet<String>, d: &mut RuleDiags) -> Option<
     }
     let mut scope = Scope {
         aliases: rule.probes.keys().map(String::as_str).collect(),
+        kinds: rule
+            .probes
+            .iter()
+            .filter_map(|(a, spec)| {
+                let k = probes::find(spec.get("kind")?.as_str()?)?;
+                Some((a.as_str(), k))
+            })
+            .collect(),
         params: rule.params.keys().map(String::as_str).collect(),
         item: None,
     };
@@ -619,6 +693,7 @@ fn check_rule(rule: &Rule, ids: &BTreeSet<String>, d: &mut RuleDiags) -> Option<
     if let Some(fe) = &rule.for_each {
         scope.item = Some(&fe.as_);
     }
+    callables_check(&rule.fail_when, "/fail_when", false, d);
     let compiled = match expr::compile(&rule.fail_when) {
         Err(e) => {
             d.push(
@@ -735,7 +810,35 @@ fn known_fixes_help() -> String {
     )
 }
 
+/// Unknown filters and tests: minijinja resolves them only at evaluation time.
+fn callables_check(src: &str, sub: &str, template: bool, d: &mut RuleDiags) {
+    for (what, name) in expr::unknown_callables(src, template) {
+        let known = if what == "filter" {
+            expr::FILTERS
+        } else {
+            expr::TESTS
+        };
+        let help = if matches!(name.as_str(), "contains" | "includes" | "has") {
+            "membership is an operator: write `'x' in value` (or `'x' not in value`)".to_string()
+        } else {
+            did_you_mean(&name, known.iter().copied())
+                .unwrap_or_else(|| format!("known {what}s: {}", known.join(", ")))
+        };
+        d.push(
+            if what == "filter" {
+                "unknown-filter"
+            } else {
+                "unknown-test"
+            },
+            sub,
+            format!("`{}` uses unknown {what} `{name}`", src.trim()),
+            help,
+        );
+    }
+}
+
 fn expr_check(src: &str, sub: &str, scope: &Scope, d: &mut RuleDiags) {
+    callables_check(src, sub, false, d);
     match expr::check_expression(src) {
         Err(e) => d.push(
             "expression-syntax",
@@ -752,6 +855,7 @@ fn expr_check(src: &str, sub: &str, scope: &Scope, d: &mut RuleDiags) {
 }
 
 fn template_check(src: &str, sub: &str, scope: &Scope, d: &mut RuleDiags) {
+    callables_check(src, sub, true, d);
     match expr::check_template(src) {
         Err(e) => d.push(
             "template-syntax",

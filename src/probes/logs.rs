@@ -82,6 +82,10 @@ impl ProbeKind for KernelLog {
     fn fields(&self) -> &'static [(&'static str, &'static str)] {
         &[
             ("xids", "Xid events: code, pci, message, meaning"),
+            (
+                "xid_count",
+                "every Xid line seen, including those beyond the kept list",
+            ),
             ("xid_codes", "distinct Xid codes"),
             ("fallen_off_bus", "a GPU has fallen off the bus"),
             ("rm_init_adapter_failed", "RmInitAdapter failed"),
@@ -139,6 +143,28 @@ impl ProbeKind for TorchMemory {
             ("allocated_mib", "memory allocated by tensors"),
             ("reserved_mib", "memory the caching allocator holds"),
             ("peak_allocated_mib", "peak allocated"),
+            ("peak_reserved_mib", "peak reserved"),
+            (
+                "non_releasable_mib",
+                "non-releasable memory (inactive split blocks)",
+            ),
+            (
+                "peak_non_releasable_mib",
+                "peak non-releasable memory: the direct measure of fragmentation",
+            ),
+            (
+                "alloc_conf_hint",
+                "the allocator setting the message suggests",
+            ),
+            ("oom_count", "out-of-memory errors seen"),
+            (
+                "malloc_retries",
+                "allocator retries after a failed cudaMalloc",
+            ),
+            (
+                "source",
+                "where allocated/reserved came from: `oom_message` or `memory_summary`",
+            ),
             ("reserved_unallocated_mib", "reserved but not allocated"),
             ("fragmentation", "(reserved - allocated) / reserved"),
             ("oom", "an out-of-memory error is reported"),

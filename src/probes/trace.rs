@@ -27,6 +27,23 @@ impl ProbeKind for Trace {
         &[
             ("steps", "ProfilerStep annotations in the trace"),
             (
+                "window",
+                "`steps` (first step start to last step end) or `whole_trace`",
+            ),
+            ("duration_ms", "length of the window"),
+            (
+                "gpu_busy_fraction",
+                "as gpu_kernel_busy_fraction, memcpy and memset counting as busy",
+            ),
+            (
+                "gpu_idle_ms",
+                "window time with no kernel, memcpy or memset running",
+            ),
+            (
+                "dataloader_ms",
+                "time inside DataLoader `__next__` in the window",
+            ),
+            (
                 "gpu_kernel_busy_fraction",
                 "union of kernel time over the step window",
             ),
