@@ -10,6 +10,7 @@ pub mod fixes;
 pub mod formats;
 pub mod host;
 pub mod journal;
+pub mod kinds;
 pub mod plan;
 pub mod playbook;
 pub mod probes;

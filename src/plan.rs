@@ -41,7 +41,7 @@ pub fn plan_changes(report: &mut Report, cx: &FixCtx) -> Vec<Unplannable> {
                 continue;
             };
             let kind = obj.get("kind").and_then(|k| k.as_str()).unwrap_or("");
-            let Some(k) = fixes::find(kind) else {
+            let Some(k) = fixes::spec(kind) else {
                 notes.push(format!("fix of `{}`: unknown fix kind `{kind}`", r.id));
                 problems.push(Unplannable {
                     rule: r.id.clone(),
@@ -52,7 +52,7 @@ pub fn plan_changes(report: &mut Report, cx: &FixCtx) -> Vec<Unplannable> {
             };
             let mut params = obj.clone();
             params.remove("kind");
-            match k.prepare(&params, cx) {
+            match fixes::prepare_checked(k, &params, cx) {
                 Ok(prepared) => {
                     for p in prepared {
                         changes.push(PlannedChange {

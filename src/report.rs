@@ -144,6 +144,20 @@ pub struct RuleResult {
     pub fix: Option<FixProposal>,
     /// Playbook file the rule came from.
     pub source: String,
+    /// For a rule judged per GPU (`for_each` over `nvml.gpus`): the GPUs it fails on, so that
+    /// fleet metrics can be joined with dcgm-exporter's by `gpu` and `UUID`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gpus: Vec<GpuRef>,
+}
+
+/// One GPU a finding is about, named the way NVML and dcgm-exporter name it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct GpuRef {
+    /// NVML index (dcgm-exporter's `gpu` label).
+    pub index: u32,
+    /// `GPU-…` (dcgm-exporter's `UUID` label), where NVML gave one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uuid: Option<String>,
 }
 
 /// One change a fix action would make to one target.
@@ -186,8 +200,16 @@ pub struct PlannedChange {
 pub struct Report {
     pub version: u32,
     pub gpufix_version: String,
-    /// What was judged: `this host`, `snapshot FILE`, `root DIR`, `evidence FILE…`.
+    /// The judged machine's hostname (what fleet reports key on), or, where it has none on
+    /// record, what was judged (`snapshot FILE`, `evidence FILE…`).
     pub host: String,
+    /// The judged machine's `/etc/machine-id`, where it has one: tells apart hosts that share a
+    /// name (re-imaged nodes, clones).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine_id: Option<String>,
+    /// What was judged: `this host`, `snapshot FILE`, `root DIR`, `evidence FILE…`.
+    #[serde(default)]
+    pub judged: String,
     /// RFC 3339, UTC.
     pub generated_at: String,
     /// Rules in evaluation order (bottom-up by layer, then dependencies).

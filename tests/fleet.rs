@@ -3,8 +3,11 @@
 //! tests/ci-deps.sh), Nagios exit codes per state, the Slurm reason, and
 //! contrib/slurm/gpufix-healthcheck driving a fake `scontrol`.
 
+use gpufix::journal::RunInfo;
 use gpufix::render::{junit, nagios, prometheus, slurm};
-use gpufix::report::{FixProposal, PlannedChange, Report, RuleResult, Safety, Severity, Verdict};
+use gpufix::report::{
+    FixProposal, GpuRef, PlannedChange, Report, RuleResult, Safety, Severity, Verdict,
+};
 use quick_xml::events::{BytesStart, Event};
 use quick_xml::{Reader, XmlVersion};
 use serde_json::json;
@@ -26,6 +29,7 @@ fn rule(id: &str, layer: &str, severity: Severity, verdict: Verdict) -> RuleResu
         why: format!("why {id} matters"),
         fix: None,
         source: format!("playbooks/{layer}.yaml"),
+        gpus: vec![],
     }
 }
 
@@ -33,7 +37,9 @@ fn report(results: Vec<RuleResult>) -> Report {
     Report {
         version: 1,
         gpufix_version: "0.1.0".to_string(),
-        host: "root /host".to_string(),
+        host: "gpu-node-17".to_string(),
+        machine_id: Some("0123456789abcdef0123456789abcdef".to_string()),
+        judged: "root /host".to_string(),
         generated_at: "2025-01-02T03:04:05Z".to_string(),
         summary: Report::summarize(&results),
         results,
@@ -124,10 +130,10 @@ fn all_verdicts() -> Report {
 
 #[derive(Debug, Default)]
 struct Case {
-    suite: String,
     classname: String,
     name: String,
     failure: Option<(String, String, String)>, // type, message, body
+    element: String,                           // `failure` or `error`
     skipped: Option<String>,
 }
 
@@ -172,18 +178,19 @@ fn parse_junit(xml: &str) -> Parsed {
                 let a = attrs(e);
                 match e.name().as_ref() {
                     "testcase" => p.cases.push(Case {
-                        suite: p.suites.last().unwrap()["name"].clone(),
                         classname: a["classname"].clone(),
                         name: a["name"].clone(),
                         ..Case::default()
                     }),
                     "skipped" => p.cases.last_mut().unwrap().skipped = Some(a["message"].clone()),
-                    "failure" => {
+                    el @ ("failure" | "error") => {
                         assert!(!empty, "a failure carries a body");
+                        let el = el.to_string();
                         let raw = reader.read_text(e.to_end().name()).unwrap();
                         let body = quick_xml::escape::unescape(&raw).unwrap().into_owned();
-                        p.cases.last_mut().unwrap().failure =
-                            Some((a["type"].clone(), a["message"].clone(), body));
+                        let case = p.cases.last_mut().unwrap();
+                        case.failure = Some((a["type"].clone(), a["message"].clone(), body));
+                        case.element = el;
                     }
                     _ => {}
                 }
@@ -194,37 +201,102 @@ fn parse_junit(xml: &str) -> Parsed {
     p
 }
 
+/// Runs `xmllint --schema` with Jenkins xunit's junit-10.xsd (vendored from
+/// jenkinsci/xunit-plugin, MIT) over the document. `None` where xmllint is not installed; CI
+/// installs it (tests/ci-deps.sh) and sets `FLEET_TOOLS_REQUIRED=1` so a missing tool fails.
+fn xsd_check(xml: &str) -> Option<(bool, String)> {
+    let xsd =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/schemas/jenkins-junit-10.xsd");
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("report.xml");
+    std::fs::write(&file, xml).unwrap();
+    match Command::new("xmllint")
+        .args(["--noout", "--schema"])
+        .arg(&xsd)
+        .arg(&file)
+        .output()
+    {
+        Ok(o) => Some((
+            o.status.success(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )),
+        Err(_) if std::env::var_os("FLEET_TOOLS_REQUIRED").is_some() => {
+            panic!("xmllint is required (FLEET_TOOLS_REQUIRED is set): apt install libxml2-utils")
+        }
+        Err(_) => {
+            eprintln!("note: xmllint not installed; junit-10.xsd check skipped");
+            None
+        }
+    }
+}
+
 #[test]
-fn junit_has_one_suite_per_layer_and_counts_every_verdict() {
+fn junit_passes_jenkins_xunit_schema() {
+    let mut odd = rule("site.odd<&>", "data", Severity::Warning, Verdict::Fail);
+    odd.messages = vec!["a\u{1} b ]]> <x>".into()];
+    let mut all = all_verdicts();
+    all.results.push(odd);
+    for (what, r) in [("every verdict", all), ("empty", report(vec![]))] {
+        let xml = junit::render(&r);
+        if let Some((ok, err)) = xsd_check(&xml) {
+            assert!(ok, "{what}: junit-10.xsd rejects the report:\n{err}\n{xml}");
+        }
+    }
+    // The check itself can fail: the attributes the old renderer wrote are rejected.
+    let bad = junit::render(&all_verdicts()).replace("<testcase ", "<testcase file=\"x.yaml\" ");
+    if let Some((ok, _)) = xsd_check(&bad) {
+        assert!(
+            !ok,
+            "xmllint accepted an attribute junit-10.xsd does not allow"
+        );
+    }
+}
+
+#[test]
+fn junit_has_one_suite_per_host_and_counts_every_verdict() {
     let xml = junit::render(&all_verdicts());
     let p = parse_junit(&xml);
     assert_eq!(p.root["tests"], "6");
-    assert_eq!(p.root["failures"], "3");
-    assert_eq!(p.root["skipped"], "2");
-    let names: Vec<&str> = p.suites.iter().map(|s| s["name"].as_str()).collect();
+    assert_eq!(p.root["failures"], "1");
+    assert_eq!(p.root["errors"], "2", "unknown and blocked are errors");
+    assert_eq!(p.suites.len(), 1);
+    let s = &p.suites[0];
+    assert_eq!(s["name"], "gpu-node-17");
+    assert_eq!(s["hostname"], "gpu-node-17");
+    assert_eq!(s["tests"], "6");
+    assert_eq!(s["failures"], "1");
+    assert_eq!(s["errors"], "2");
+    assert_eq!(s["skipped"], "2");
+    let classes: Vec<&str> = p.cases.iter().map(|c| c.classname.as_str()).collect();
     assert_eq!(
-        names,
-        ["driver", "cuda", "data"],
-        "suites follow evaluation order"
+        classes,
+        [
+            "gpu-node-17.driver",
+            "gpu-node-17.driver",
+            "gpu-node-17.cuda",
+            "gpu-node-17.cuda",
+            "gpu-node-17.data",
+            "gpu-node-17.data"
+        ],
+        "classnames carry the host so merged reports of many nodes do not collide"
     );
-    for s in &p.suites {
-        let cases: Vec<&Case> = p.cases.iter().filter(|c| c.suite == s["name"]).collect();
-        assert_eq!(s["tests"], cases.len().to_string(), "suite {}", s["name"]);
-        let failures = cases.iter().filter(|c| c.failure.is_some()).count();
-        let skipped = cases.iter().filter(|c| c.skipped.is_some()).count();
-        assert_eq!(s["failures"], failures.to_string(), "suite {}", s["name"]);
-        assert_eq!(s["skipped"], skipped.to_string(), "suite {}", s["name"]);
-        for c in cases {
-            assert_eq!(c.classname, format!("gpufix.{}", s["name"]));
-        }
-    }
-    let types: Vec<&str> = p
+    let kinds: Vec<(&str, &str)> = p
         .cases
         .iter()
-        .filter_map(|c| c.failure.as_ref())
-        .map(|f| f.0.as_str())
+        .filter_map(|c| {
+            c.failure
+                .as_ref()
+                .map(|f| (c.element.as_str(), f.0.as_str()))
+        })
         .collect();
-    assert_eq!(types, ["fail", "unknown", "blocked"]);
+    assert_eq!(
+        kinds,
+        [
+            ("failure", "fail"),
+            ("error", "unknown"),
+            ("error", "blocked")
+        ]
+    );
     let waived = p
         .cases
         .iter()
@@ -240,6 +312,12 @@ fn junit_has_one_suite_per_layer_and_counts_every_verdict() {
         .find(|c| c.name == "driver.uvm-module-missing")
         .unwrap();
     assert!(pass.failure.is_none() && pass.skipped.is_none());
+    assert!(
+        xml.contains(
+            r#"<property name="gpufix.machine-id" value="0123456789abcdef0123456789abcdef"/>"#
+        ),
+        "{xml}"
+    );
 }
 
 #[test]
@@ -328,23 +406,51 @@ fn sample(text: &str, series: &str) -> Option<String> {
         .map(str::to_string)
 }
 
+fn extras(duration_ms: Option<u64>) -> prometheus::Extras<'static> {
+    prometheus::Extras {
+        duration: duration_ms.map(std::time::Duration::from_millis),
+        ..Default::default()
+    }
+}
+
 #[test]
-fn prometheus_exports_each_verdict_as_a_one_hot_label_set() {
-    let text = prometheus::render(
-        &all_verdicts(),
-        Some(std::time::Duration::from_millis(1250)),
+fn prometheus_exports_rule_info_once_and_one_lean_verdict_series_per_rule() {
+    let text = prometheus::render(&all_verdicts(), &extras(Some(1250)));
+    assert_eq!(
+        sample(
+            &text,
+            r#"gpufix_rule_info{rule="driver.persistence-off",layer="driver",severity="critical"}"#
+        )
+        .as_deref(),
+        Some("1")
     );
-    let fail = r#"gpufix_rule_verdict{rule="driver.persistence-off",layer="driver",severity="critical",verdict="fail"}"#;
-    let pass = r#"gpufix_rule_verdict{rule="driver.persistence-off",layer="driver",severity="critical",verdict="pass"}"#;
-    assert_eq!(sample(&text, fail).as_deref(), Some("1"));
-    assert_eq!(sample(&text, pass).as_deref(), Some("0"));
-    // Six series per rule, exactly one of them 1.
-    let rule_lines: Vec<&str> = text
+    assert_eq!(
+        sample(
+            &text,
+            r#"gpufix_rule_verdict{rule="driver.persistence-off",verdict="fail"}"#
+        )
+        .as_deref(),
+        Some("1")
+    );
+    // Two series per rule: its attributes once, its current verdict once; layer and severity
+    // appear on no other series.
+    let per_rule = |name: &str| {
+        text.lines()
+            .filter(|l| l.starts_with(&format!("{name}{{")))
+            .count()
+    };
+    assert_eq!(per_rule("gpufix_rule_info"), 6);
+    assert_eq!(per_rule("gpufix_rule_verdict"), 6);
+    let with_severity = text
         .lines()
-        .filter(|l| l.starts_with("gpufix_rule_verdict{"))
-        .collect();
-    assert_eq!(rule_lines.len(), 6 * 6);
-    assert_eq!(rule_lines.iter().filter(|l| l.ends_with(" 1")).count(), 6);
+        .filter(|l| !l.starts_with('#') && l.contains("severity="))
+        .count();
+    assert_eq!(with_severity, 6, "severity only on gpufix_rule_info");
+    assert!(
+        !text.contains("gpufix_gpu_rule_failing"),
+        "per-GPU is opt-in"
+    );
+    assert!(!text.contains("gpufix_apply_runs"), "no journal was read");
     // The fixture holds one rule of each verdict.
     for v in Verdict::ALL {
         assert_eq!(
@@ -354,6 +460,13 @@ fn prometheus_exports_each_verdict_as_a_one_hot_label_set() {
             )
             .as_deref(),
             Some("1")
+        );
+        assert_eq!(
+            text.matches(&format!("verdict=\"{}\"}} 1", v.as_str()))
+                .count(),
+            2,
+            "one rule and one count of verdict {}",
+            v.as_str()
         );
     }
     assert_eq!(
@@ -373,8 +486,131 @@ fn prometheus_exports_each_verdict_as_a_one_hot_label_set() {
         Some("1.25")
     );
     assert!(text.contains("# TYPE gpufix_rule_verdict gauge\n"));
-    let without = prometheus::render(&all_verdicts(), None);
+    let without = prometheus::render(&all_verdicts(), &extras(None));
     assert!(!without.contains("gpufix_audit_duration_seconds"));
+}
+
+fn per_gpu_report() -> Report {
+    let mut clocks = rule(
+        "driver.clocks-throttled",
+        "driver",
+        Severity::Warning,
+        Verdict::Fail,
+    );
+    clocks.gpus = vec![
+        GpuRef {
+            index: 1,
+            uuid: Some("GPU-3b1c2d4e-0000-1111-2222-333344445555".into()),
+        },
+        GpuRef {
+            index: 3,
+            uuid: None,
+        },
+    ];
+    // A passing per-GPU rule exports nothing per GPU.
+    let pass = rule(
+        "driver.ecc-errors",
+        "driver",
+        Severity::Critical,
+        Verdict::Pass,
+    );
+    report(vec![clocks, pass])
+}
+
+#[test]
+fn prometheus_per_gpu_series_carry_dcgm_labels_when_asked() {
+    let r = per_gpu_report();
+    let text = prometheus::render(
+        &r,
+        &prometheus::Extras {
+            per_gpu: true,
+            ..Default::default()
+        },
+    );
+    let lines: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("gpufix_gpu_rule_failing{"))
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            r#"gpufix_gpu_rule_failing{rule="driver.clocks-throttled",gpu="1",UUID="GPU-3b1c2d4e-0000-1111-2222-333344445555"} 1"#,
+            r#"gpufix_gpu_rule_failing{rule="driver.clocks-throttled",gpu="3",UUID=""} 1"#,
+        ]
+    );
+    if let Some((ok, msg)) = promtool_check(&text) {
+        assert!(ok && msg.trim().is_empty(), "promtool: {msg}\n{text}");
+    }
+}
+
+fn run_info(run: &str, status: &str) -> RunInfo {
+    RunInfo {
+        run: run.into(),
+        started_at: "2025-01-02T03:00:00Z".into(),
+        host: "gpu-node-17".into(),
+        status: status.into(),
+        changes: 2,
+        made: 1,
+        rules: vec!["data.mount-noatime".into()],
+    }
+}
+
+#[test]
+fn prometheus_exports_journal_state_interrupted_runs_and_last_result() {
+    let runs = vec![
+        run_info("20250101T000000.000Z-1", "applied"),
+        run_info("20250101T010000.000Z-2", "interrupted"),
+        run_info("20250102T030000.000Z-3", "rolled-back"),
+    ];
+    let text = prometheus::render(
+        &all_verdicts(),
+        &prometheus::Extras {
+            runs: Some(&runs),
+            ..Default::default()
+        },
+    );
+    for (st, n) in [
+        ("applied", "1"),
+        ("rolled-back", "1"),
+        ("failed", "0"),
+        ("interrupted", "1"),
+    ] {
+        assert_eq!(
+            sample(&text, &format!("gpufix_apply_runs{{status=\"{st}\"}}")).as_deref(),
+            Some(n),
+            "{st}"
+        );
+        let last = if st == "rolled-back" { "1" } else { "0" };
+        assert_eq!(
+            sample(
+                &text,
+                &format!("gpufix_last_apply_status{{status=\"{st}\"}}")
+            )
+            .as_deref(),
+            Some(last),
+            "{st}"
+        );
+    }
+    assert_eq!(
+        sample(&text, "gpufix_last_apply_timestamp_seconds").as_deref(),
+        Some("1735786800")
+    );
+    // A state directory with no runs: counts of zero, no last run.
+    let empty = prometheus::render(
+        &all_verdicts(),
+        &prometheus::Extras {
+            runs: Some(&[]),
+            ..Default::default()
+        },
+    );
+    assert_eq!(
+        sample(&empty, r#"gpufix_apply_runs{status="interrupted"}"#).as_deref(),
+        Some("0")
+    );
+    assert!(!empty.contains("gpufix_last_apply_status"));
+    if let Some((ok, msg)) = promtool_check(&text) {
+        assert!(ok && msg.trim().is_empty(), "promtool: {msg}\n{text}");
+    }
 }
 
 #[test]
@@ -387,7 +623,7 @@ fn prometheus_escapes_label_values() {
             Severity::Info,
             Verdict::Pass,
         )]),
-        None,
+        &extras(None),
     );
     assert!(
         text.contains(r#"rule="site.x\"y",layer="da\\ta""#),
@@ -441,7 +677,7 @@ fn prometheus_output_passes_promtool() {
     odd.reason = Some("x".into());
     let mut r = all_verdicts();
     r.results.push(odd);
-    let text = prometheus::render(&r, Some(std::time::Duration::from_secs(3)));
+    let text = prometheus::render(&r, &extras(Some(3000)));
     let Some((ok, msg)) = promtool_check(&text) else {
         return;
     };

@@ -50,7 +50,16 @@ pub fn run(g: &Global, a: &AuditArgs) -> anyhow::Result<ExitStatus> {
     let (out, code) = match g.format {
         Format::Json => (serde_json::to_string_pretty(&report)? + "\n", code),
         Format::Junit => (junit::render(&report), code),
-        Format::Prometheus => (prometheus::render(&report, Some(started.elapsed())), code),
+        Format::Prometheus => (
+            prometheus::render(
+                &report,
+                &prometheus::Extras {
+                    duration: Some(started.elapsed()),
+                    ..Default::default()
+                },
+            ),
+            code,
+        ),
         Format::Nagios => {
             let (l, c) = nagios::render(&report);
             (l, ExitStatus::nagios(c))

@@ -203,10 +203,13 @@ pub fn evaluate(
         notes.push(format!("rule `{d}` is disabled by the values file"));
     }
     let summary = Report::summarize(&results);
+    let (host_name, machine_id) = crate::host::identity(host.as_ref());
     Report {
         version: REPORT_VERSION,
         gpufix_version: env!("CARGO_PKG_VERSION").to_string(),
-        host: host.describe(),
+        host: host_name,
+        machine_id,
+        judged: host.describe(),
         generated_at: jiff::Timestamp::now()
             .strftime("%Y-%m-%dT%H:%M:%SZ")
             .to_string(),
@@ -263,6 +266,7 @@ fn base_result(r: &LoadedRule, verdict: Verdict) -> RuleResult {
         why: r.rule.why.clone(),
         fix: None,
         source: r.source.clone(),
+        gpus: Vec::new(),
     }
 }
 
@@ -397,6 +401,9 @@ fn judge(
             Ok(false) => {}
             Ok(true) => {
                 res.verdict = Verdict::Fail;
+                if let Some(g) = item.as_ref().and_then(|(name, _)| gpu_ref(c.get(name)?)) {
+                    res.gpus.push(g);
+                }
                 for v in vars() {
                     if let Some(val) = expr::lookup(c, v) {
                         res.evidence.insert(label(v), compact(val));
@@ -450,6 +457,20 @@ fn judge(
         res.reason = Some(unknowns.join("; "));
     }
     res
+}
+
+/// The GPU a `for_each` item is, when it is one of `nvml.gpus` (an object with a numeric
+/// `index` and, where NVML gave one, a `GPU-…` `uuid`).
+fn gpu_ref(item: &Value) -> Option<crate::report::GpuRef> {
+    let index = u32::try_from(item.get("index")?.as_u64()?).ok()?;
+    let uuid = item
+        .get("uuid")
+        .and_then(Value::as_str)
+        .filter(|u| u.starts_with("GPU-") || u.starts_with("MIG-"))
+        .map(str::to_string);
+    // Other lists with an `index` field (NVLinks, NICs) have no uuid; only GPUs do, or come
+    // from the nvml probe's `gpus`, whose items also carry `name`.
+    (uuid.is_some() || item.get("name").is_some()).then_some(crate::report::GpuRef { index, uuid })
 }
 
 /// Keep evidence readable: long strings and big structures are cut.

@@ -59,3 +59,36 @@ impl FileEdit for ConfigSet {
         )
     }
 }
+
+/// Parameters of `config.set`.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigSetParams {
+    /// Dotted key path, e.g. `data.num_workers`.
+    pub key: String,
+    /// The new value.
+    pub value: Value,
+    /// The config file (default: --config).
+    #[serde(default)]
+    pub file: Option<String>,
+    /// The file's format (default: from the file name).
+    #[serde(default)]
+    pub format: Option<ConfigFormatParam>,
+}
+
+/// `yaml`, `json` or `toml`.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ConfigFormatParam {
+    Yaml,
+    Json,
+    Toml,
+}
+
+pub static SPEC: super::spec::FixSpec = super::spec::FixSpec {
+    name: "config.set",
+    doc: "Set a key path in a YAML, JSON or TOML training config, keeping everything else.",
+    params: crate::kinds::ParamsDecl::of::<ConfigSetParams>(),
+    max_safety: crate::report::Safety::Safe,
+    imp: &ConfigSet,
+};

@@ -72,6 +72,46 @@ impl FileEdit for EnvUnset {
     }
 }
 
+/// Parameters of `env.set`.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SetParams {
+    /// The variable.
+    pub name: String,
+    /// Its value.
+    pub value: super::spec::Scalar,
+    /// The env file (default: --env-file).
+    #[serde(default)]
+    pub file: Option<String>,
+}
+
+/// Parameters of `env.unset`.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UnsetParams {
+    /// The variable.
+    pub name: String,
+    /// The env file (default: --env-file).
+    #[serde(default)]
+    pub file: Option<String>,
+}
+
+pub static SET: super::spec::FixSpec = super::spec::FixSpec {
+    name: "env.set",
+    doc: "Set a variable in an env file, in the file's own format.",
+    params: crate::kinds::ParamsDecl::of::<SetParams>(),
+    max_safety: crate::report::Safety::Safe,
+    imp: &EnvSet,
+};
+
+pub static UNSET: super::spec::FixSpec = super::spec::FixSpec {
+    name: "env.unset",
+    doc: "Remove a variable from an env file.",
+    params: crate::kinds::ParamsDecl::of::<UnsetParams>(),
+    max_safety: crate::report::Safety::Safe,
+    imp: &EnvUnset,
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;

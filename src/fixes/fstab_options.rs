@@ -226,3 +226,35 @@ fn mp_of(change: &PlannedChange) -> Result<&str, String> {
         .and_then(Value::as_str)
         .ok_or_else(|| "action has no mount_point".into())
 }
+
+/// Parameters of `fstab.options`.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FstabOptionsParams {
+    /// The entry's mount point.
+    pub mount_point: String,
+    /// Options to add.
+    #[serde(default)]
+    pub add: Vec<String>,
+    /// Options to remove.
+    #[serde(default)]
+    pub remove: Vec<String>,
+    /// Also remount now (disruptive).
+    #[serde(default)]
+    pub remount: bool,
+    /// The fstab file.
+    #[serde(default = "default_fstab")]
+    pub fstab: String,
+}
+
+fn default_fstab() -> String {
+    DEFAULT_FSTAB.into()
+}
+
+pub static SPEC: super::spec::FixSpec = super::spec::FixSpec {
+    name: "fstab.options",
+    doc: "Add or remove mount options of one fstab entry; optionally remount now.",
+    params: crate::kinds::ParamsDecl::of::<FstabOptionsParams>(),
+    max_safety: crate::report::Safety::Safe,
+    imp: &FstabOptions,
+};

@@ -117,3 +117,35 @@ pub const NOT_IN_EVIDENCE: &str = "not in the evidence";
 pub fn not_found(what: &str) -> io::Error {
     io::Error::new(io::ErrorKind::NotFound, what.to_string())
 }
+
+/// The host's name and machine id as the host itself records them: what fleet reports key on
+/// (a JUnit suite per host, a Slurm node, a Prometheus instance). The name comes from
+/// `/proc/sys/kernel/hostname`, then `/etc/hostname`; the id from `/etc/machine-id`. Both are
+/// read through the host (so `--root` and snapshots give the judged machine's, not this one's)
+/// and checked: a name is at most 253 printable ASCII characters, an id is 32 hex digits.
+/// Without a usable name, [`Host::describe`] stands in (`snapshot node17.json`).
+pub fn identity(host: &dyn Host) -> (String, Option<String>) {
+    fn first_line(host: &dyn Host, path: &str, max: usize) -> Option<String> {
+        let meta = host.metadata(path).ok()?;
+        // A regular file of at most a line (`/proc` files report length 0); never a FIFO or a
+        // device under a hostile `--root`.
+        if meta.kind != "file" || meta.len > max as u64 + 1 {
+            return None;
+        }
+        let bytes = host.read_file(path).ok()?;
+        let text = std::str::from_utf8(bytes.get(..bytes.len().min(max + 1))?).ok()?;
+        let line = text.lines().next()?.trim();
+        (!line.is_empty() && line.len() <= max).then(|| line.to_string())
+    }
+    let name = ["/proc/sys/kernel/hostname", "/etc/hostname"]
+        .iter()
+        .filter_map(|p| first_line(host, p, 253))
+        .find(|n| {
+            n.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"-._".contains(&b))
+        })
+        .unwrap_or_else(|| host.describe());
+    let machine_id = first_line(host, "/etc/machine-id", 32)
+        .filter(|id| id.len() == 32 && id.bytes().all(|b| b.is_ascii_hexdigit()));
+    (name, machine_id)
+}

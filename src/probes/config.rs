@@ -1,7 +1,7 @@
 //! `config`: the job's training config (`--config`, YAML, JSON or TOML), with the settings
 //! rules ask for found by candidate key paths (`data.num_workers`, `dataloader.num_workers`, …).
 
-use super::{ParamSpec, ProbeCtx, ProbeKind, ProbeOutcome};
+use super::{ProbeCtx, ProbeKind, ProbeOutcome};
 use serde_json::{Map, Value, json};
 
 pub struct Config;
@@ -25,6 +25,26 @@ pub fn parse_config(path: &str, text: &str) -> Result<(&'static str, Value), Str
 /// TOML→JSON conversion.
 pub fn toml_to_json(item: &toml_edit::Item) -> Value {
     crate::formats::config::toml_item_to_json(item)
+}
+
+/// Parameters of the `config` probe.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigParams {
+    /// NAME: candidate key paths (one path or a list); the first present gives `values.NAME`.
+    #[serde(default)]
+    pub keys: Option<indexmap::IndexMap<String, KeyPaths>>,
+    /// For Python sources: named captures of the first match.
+    #[serde(default)]
+    pub regex: Option<String>,
+}
+
+/// One key path, or candidates tried in order.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(untagged)]
+pub enum KeyPaths {
+    One(String),
+    Candidates(Vec<String>),
 }
 
 impl ProbeKind for Config {
@@ -53,21 +73,8 @@ impl ProbeKind for Config {
             ),
         ]
     }
-    fn params(&self) -> &'static [ParamSpec] {
-        &[
-            ParamSpec {
-                name: "keys",
-                required: false,
-                ty: "object",
-                doc: "NAME: [candidate key paths]",
-            },
-            ParamSpec {
-                name: "regex",
-                required: false,
-                ty: "string",
-                doc: "for Python sources: named captures of the first match",
-            },
-        ]
+    fn params(&self) -> super::ParamsDecl {
+        super::ParamsDecl::of::<ConfigParams>()
     }
     fn run(&self, params: &Map<String, Value>, ctx: &ProbeCtx) -> ProbeOutcome {
         let Some(path) = &ctx.inputs.config else {

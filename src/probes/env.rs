@@ -2,7 +2,7 @@
 //! it is launched with (`--env-file`), or gpufix's own, which a job started from this shell
 //! inherits.
 
-use super::{ParamSpec, ProbeCtx, ProbeKind, ProbeOutcome, check_enum, param_str};
+use super::{ProbeCtx, ProbeKind, ProbeOutcome, param_str};
 use indexmap::IndexMap;
 use serde_json::{Map, Value, json};
 
@@ -27,6 +27,27 @@ fn vars_value(vars: impl IntoIterator<Item = (String, String)>) -> Value {
     )
 }
 
+/// Parameters of the `env` probe.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EnvParams {
+    /// Whose environment: `auto` is --pid's process, else --env-file, else gpufix's own.
+    #[serde(default)]
+    pub from: EnvFrom,
+}
+
+/// Where the `env` probe reads variables.
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum EnvFrom {
+    #[default]
+    Auto,
+    Process,
+    EnvFile,
+    #[serde(rename = "self")]
+    Own,
+}
+
 impl ProbeKind for Env {
     fn name(&self) -> &'static str {
         "env"
@@ -46,23 +67,8 @@ impl ProbeKind for Env {
             ),
         ]
     }
-    fn params(&self) -> &'static [ParamSpec] {
-        &[ParamSpec {
-            name: "from",
-            required: false,
-            ty: "string",
-            doc: "auto (default: --pid, else --env-file, else self), process, env-file, or self",
-        }]
-    }
-    fn check_params(&self, params: &Map<String, Value>) -> Vec<String> {
-        check_enum(
-            "env",
-            params,
-            "from",
-            &["auto", "process", "env-file", "self"],
-        )
-        .into_iter()
-        .collect()
+    fn params(&self) -> super::ParamsDecl {
+        super::ParamsDecl::of::<EnvParams>()
     }
     fn run(&self, params: &Map<String, Value>, ctx: &ProbeCtx) -> ProbeOutcome {
         let from = param_str(params, "from").unwrap_or("auto");

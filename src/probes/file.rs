@@ -2,17 +2,12 @@
 //! optional regex. Training configs (`--config`) and site files are read through it.
 
 use super::env::parse_env_file;
-use super::{
-    ParamSpec, ProbeCtx, ProbeKind, ProbeOutcome, check_enum, check_regex, param_bool, param_str,
-    regex_fields,
-};
+use super::{ProbeCtx, ProbeKind, ProbeOutcome, check_regex, param_bool, param_str, regex_fields};
 use crate::formats::config::{ConfigFormat, read_as};
 use serde_json::{Map, Value, json};
 use std::io;
 
 pub struct File;
-
-const PARSE: &[&str] = &["text", "lines", "yaml", "json", "toml", "dotenv"];
 
 /// A TOML document as JSON (datetimes become their TOML text): the shared converter.
 pub use crate::formats::config::toml_to_json;
@@ -38,6 +33,36 @@ pub fn parse_as(how: &str, text: &str) -> Result<(&'static str, Value), String> 
         )),
         _ => Ok(("text", json!(text))),
     }
+}
+
+/// Parameters of the `file` probe.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FileParams {
+    /// The file to read.
+    pub path: String,
+    /// How to read it.
+    #[serde(default)]
+    pub parse: FileParse,
+    /// A regex applied to the raw content; named groups become `captures`.
+    #[serde(default)]
+    pub regex: Option<String>,
+    /// A missing file gives `{exists: false}` instead of unknown.
+    #[serde(default)]
+    pub missing_ok: bool,
+}
+
+/// How the `file` probe reads a file.
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum FileParse {
+    #[default]
+    Text,
+    Lines,
+    Yaml,
+    Json,
+    Toml,
+    Dotenv,
 }
 
 impl ProbeKind for File {
@@ -74,39 +99,11 @@ impl ProbeKind for File {
             ),
         ]
     }
-    fn params(&self) -> &'static [ParamSpec] {
-        &[
-            ParamSpec {
-                name: "path",
-                required: true,
-                ty: "string",
-                doc: "the file to read",
-            },
-            ParamSpec {
-                name: "parse",
-                required: false,
-                ty: "string",
-                doc: "text (default), lines, yaml, json, toml, or dotenv",
-            },
-            ParamSpec {
-                name: "regex",
-                required: false,
-                ty: "string",
-                doc: "a regex applied to the raw content; named groups become `captures`",
-            },
-            ParamSpec {
-                name: "missing_ok",
-                required: false,
-                ty: "boolean",
-                doc: "a missing file gives `{exists: false}` instead of unknown",
-            },
-        ]
+    fn params(&self) -> super::ParamsDecl {
+        super::ParamsDecl::of::<FileParams>()
     }
     fn check_params(&self, params: &Map<String, Value>) -> Vec<String> {
-        check_enum("file", params, "parse", PARSE)
-            .into_iter()
-            .chain(check_regex("file", params))
-            .collect()
+        check_regex("file", params).into_iter().collect()
     }
     fn run(&self, params: &Map<String, Value>, ctx: &ProbeCtx) -> ProbeOutcome {
         let Some(path) = param_str(params, "path") else {

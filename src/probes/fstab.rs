@@ -1,7 +1,7 @@
 //! `fstab`: the static mount table `/etc/fstab`, with the line each entry sits on (the
 //! `fstab.options` fix edits that line).
 
-use super::{ParamSpec, ProbeCtx, ProbeKind, ProbeOutcome, param_str};
+use super::{ProbeCtx, ProbeKind, ProbeOutcome, param_str};
 use crate::formats::fstab::normalize_mount_point as norm;
 use serde_json::{Map, Value, json};
 use std::io;
@@ -52,6 +52,15 @@ pub fn parse_fstab(text: &str) -> Vec<FstabEntry> {
         .collect()
 }
 
+/// Parameters of the `fstab` probe.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FstabParams {
+    /// Report the entry for this mount point as `entry`.
+    #[serde(default)]
+    pub mount_point: Option<String>,
+}
+
 impl ProbeKind for Fstab {
     fn name(&self) -> &'static str {
         "fstab"
@@ -88,13 +97,8 @@ impl ProbeKind for Fstab {
             ),
         ]
     }
-    fn params(&self) -> &'static [ParamSpec] {
-        &[ParamSpec {
-            name: "mount_point",
-            required: false,
-            ty: "string",
-            doc: "report the entry for this mount point as `entry`",
-        }]
+    fn params(&self) -> super::ParamsDecl {
+        super::ParamsDecl::of::<FstabParams>()
     }
     fn run(&self, params: &Map<String, Value>, ctx: &ProbeCtx) -> ProbeOutcome {
         let (text, exists) = match ctx.host.read_file("/etc/fstab") {

@@ -1,11 +1,20 @@
 //! `mounts`: what is mounted where, from `/proc/mounts`, and which mount holds a given path.
 
-use super::{ParamSpec, ProbeCtx, ProbeKind, ProbeOutcome, param_str, read_text};
+use super::{ProbeCtx, ProbeKind, ProbeOutcome, param_str, read_text};
 use serde_json::{Map, Value};
 
 pub struct Mounts;
 
 pub use crate::formats::mounts::{Mount, decode_octal, is_under, mount_for_path, parse_mounts};
+
+/// Parameters of the `mounts` probe.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MountsParams {
+    /// An absolute path whose mount to report as `for_path`.
+    #[serde(default)]
+    pub path: Option<String>,
+}
 
 impl ProbeKind for Mounts {
     fn name(&self) -> &'static str {
@@ -32,13 +41,8 @@ impl ProbeKind for Mounts {
             ),
         ]
     }
-    fn params(&self) -> &'static [ParamSpec] {
-        &[ParamSpec {
-            name: "path",
-            required: false,
-            ty: "string",
-            doc: "an absolute path whose mount to report as `for_path`",
-        }]
+    fn params(&self) -> super::ParamsDecl {
+        super::ParamsDecl::of::<MountsParams>()
     }
     fn check_params(&self, params: &Map<String, Value>) -> Vec<String> {
         match param_str(params, "path") {

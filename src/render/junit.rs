@@ -1,155 +1,127 @@
-//! JUnit XML for CI systems and test dashboards (Jenkins, GitLab, GitHub test reporters): one
-//! `<testsuite>` per layer in evaluation order, one `<testcase>` per rule. Findings (fail,
-//! unknown, blocked) are `<failure type="VERDICT">` whose body carries everything a person needs
-//! without gpufix at hand: messages, reason, evidence, the fix and the planned diffs.
-//! Not-applicable and waived rules are `<skipped>`; passing rules are bare testcases.
+//! JUnit XML for CI systems and test dashboards (Jenkins xunit, GitLab, GitHub test reporters),
+//! written with the quick-junit crate and checked in tests against Jenkins xunit's
+//! `junit-10.xsd`, the strictest reader in common use.
+//!
+//! Shape: one `<testsuite>` per host, named by the host's name (so reports of many nodes merged
+//! into one dashboard stay apart), one `<testcase>` per rule with classname `HOST.LAYER` and the
+//! rule id as name. Verdicts map to what a CI reader understands:
+//! - `fail` → `<failure type="fail">`: the host has the problem;
+//! - `unknown` and `blocked` → `<error type="unknown|blocked">`: the check could not be made,
+//!   which JUnit calls an error, not a failure;
+//! - `not-applicable` and `waived` → `<skipped>`;
+//! - `pass` → a bare testcase.
+//!
+//! A failure's or error's body carries everything a person needs without gpufix at hand:
+//! messages, reason, evidence, the fix and the planned diffs.
 
 use crate::report::{Report, RuleResult, Verdict};
-use quick_xml::Writer;
-use quick_xml::escape::partial_escape;
-use quick_xml::events::{BytesDecl, BytesText, Event};
+use quick_junit::{NonSuccessKind, Property, TestCase, TestCaseStatus, TestSuite};
 use std::borrow::Cow;
 use std::fmt::Write as _;
-use std::io;
 
 /// Renders the report as a JUnit XML document (`<testsuites>` root, UTF-8).
 pub fn render(report: &Report) -> String {
-    let mut w = Writer::new_with_indent(Vec::new(), b' ', 2);
-    write_document(&mut w, report).expect("writing XML into a Vec cannot fail");
-    let mut out = String::from_utf8(w.into_inner()).expect("the XML writer only emits UTF-8");
-    out.push('\n');
+    let mut doc = quick_junit::Report::new("gpufix");
+    if !report.results.is_empty() {
+        doc.add_test_suite(suite(report));
+    }
+    let xml = doc
+        .to_string()
+        .expect("serializing a JUnit report into memory cannot fail");
+    let mut out = skipped_not_disabled(&xml);
+    if !out.ends_with('\n') {
+        out.push('\n');
+    }
     out
 }
 
-/// Counts in the attributes every JUnit reader looks at.
-struct Counts {
-    tests: usize,
-    failures: usize,
-    skipped: usize,
-}
-
-impl Counts {
-    fn of<'a>(results: impl IntoIterator<Item = &'a RuleResult>) -> Counts {
-        let mut c = Counts {
-            tests: 0,
-            failures: 0,
-            skipped: 0,
-        };
-        for r in results {
-            c.tests += 1;
-            if r.verdict.is_finding() {
-                c.failures += 1;
-            } else if matches!(r.verdict, Verdict::NotApplicable | Verdict::Waived) {
-                c.skipped += 1;
-            }
-        }
-        c
-    }
-}
-
-fn write_document(w: &mut Writer<Vec<u8>>, report: &Report) -> io::Result<()> {
-    w.write_event(Event::Decl(BytesDecl::new("1.0", Some("UTF-8"), None)))?;
-    let total = Counts::of(&report.results);
-    let tests = total.tests.to_string();
-    let failures = total.failures.to_string();
-    let skipped = total.skipped.to_string();
-    w.create_element("testsuites")
-        .with_attribute(("name", "gpufix"))
-        .with_attribute(("tests", tests.as_str()))
-        .with_attribute(("failures", failures.as_str()))
-        .with_attribute(("errors", "0"))
-        .with_attribute(("skipped", skipped.as_str()))
-        .with_attribute(("timestamp", attr(&report.generated_at).as_ref()))
-        .write_inner_content(|w| {
-            for layer in layers(report) {
-                write_suite(w, report, layer)?;
-            }
-            Ok(())
-        })?;
-    Ok(())
-}
-
-/// Layers in the order their first rule was evaluated (bottom-up), each once.
-fn layers(report: &Report) -> Vec<&str> {
-    let mut seen: Vec<&str> = Vec::new();
-    for r in &report.results {
-        if !seen.contains(&r.layer.as_str()) {
-            seen.push(&r.layer);
-        }
-    }
-    seen
-}
-
-fn write_suite(w: &mut Writer<Vec<u8>>, report: &Report, layer: &str) -> io::Result<()> {
-    let results: Vec<&RuleResult> = report.results.iter().filter(|r| r.layer == layer).collect();
-    let counts = Counts::of(results.iter().copied());
-    let tests = counts.tests.to_string();
-    let failures = counts.failures.to_string();
-    let skipped = counts.skipped.to_string();
-    w.create_element("testsuite")
-        .with_attribute(("name", attr(layer).as_ref()))
-        .with_attribute(("tests", tests.as_str()))
-        .with_attribute(("failures", failures.as_str()))
-        .with_attribute(("errors", "0"))
-        .with_attribute(("skipped", skipped.as_str()))
-        .with_attribute(("timestamp", attr(&report.generated_at).as_ref()))
-        .write_inner_content(|w| {
-            w.create_element("properties").write_inner_content(|w| {
-                for (name, value) in [
-                    ("gpufix.version", report.gpufix_version.as_str()),
-                    ("gpufix.host", report.host.as_str()),
-                ] {
-                    w.create_element("property")
-                        .with_attribute(("name", name))
-                        .with_attribute(("value", attr(value).as_ref()))
-                        .write_empty()?;
+/// quick-junit counts skipped cases in a `disabled` attribute on `<testsuite>`; junit-10.xsd
+/// (and so Jenkins xunit, which drops a file that fails it) allows only `skipped` there. Renames
+/// that one attribute, event by event, and leaves everything else as quick-junit wrote it.
+fn skipped_not_disabled(xml: &str) -> String {
+    use quick_xml::events::{BytesStart, Event};
+    let mut reader = quick_xml::Reader::from_str(xml);
+    let mut writer = quick_xml::Writer::new(Vec::new());
+    loop {
+        let ev = reader
+            .read_event()
+            .expect("quick-junit writes well-formed XML");
+        let ev = match ev {
+            Event::Eof => break,
+            Event::Start(e) if e.name().as_ref() == "testsuite" => {
+                let mut renamed = BytesStart::new("testsuite");
+                for a in e.attributes().flatten() {
+                    if a.key.as_ref() == "disabled" {
+                        renamed.push_attribute(("skipped", a.value.as_ref()));
+                    } else {
+                        renamed.push_attribute(a);
+                    }
                 }
-                Ok(())
-            })?;
-            for r in results {
-                write_case(w, report, r)?;
+                Event::Start(renamed)
             }
-            Ok(())
-        })?;
-    Ok(())
+            other => other,
+        };
+        writer
+            .write_event(ev)
+            .expect("writing XML into a Vec cannot fail");
+    }
+    String::from_utf8(writer.into_inner()).expect("the XML writer only emits UTF-8")
 }
 
-fn write_case(w: &mut Writer<Vec<u8>>, report: &Report, r: &RuleResult) -> io::Result<()> {
-    let classname = format!("gpufix.{}", r.layer);
-    let case = w
-        .create_element("testcase")
-        .with_attribute(("classname", attr(&classname).as_ref()))
-        .with_attribute(("name", attr(&r.id).as_ref()))
-        .with_attribute(("file", attr(&r.source).as_ref()));
-    match r.verdict {
-        Verdict::Pass => {
-            case.write_empty()?;
-        }
+fn suite(report: &Report) -> TestSuite {
+    let host = one_line(&report.host);
+    let mut s = TestSuite::new(host.as_ref());
+    // `hostname` and `timestamp` are attributes junit-10.xsd allows on a testsuite (not on
+    // testsuites). quick-junit's own timestamp needs a parsed date; the report's string is
+    // already RFC 3339.
+    s.extra.insert("hostname".into(), host.as_ref().into());
+    s.extra.insert(
+        "timestamp".into(),
+        one_line(&report.generated_at).as_ref().into(),
+    );
+    let mut props = vec![
+        ("gpufix.version", report.gpufix_version.clone()),
+        ("gpufix.judged", report.judged.clone()),
+    ];
+    if let Some(id) = &report.machine_id {
+        props.push(("gpufix.machine-id", id.clone()));
+    }
+    s.add_properties(
+        props
+            .into_iter()
+            .map(|(k, v)| Property::new(k, one_line(&v).as_ref())),
+    );
+    for r in &report.results {
+        s.add_test_case(case(report, &host, r));
+    }
+    s
+}
+
+fn case(report: &Report, host: &str, r: &RuleResult) -> TestCase {
+    let status = match r.verdict {
+        Verdict::Pass => TestCaseStatus::success(),
         Verdict::NotApplicable | Verdict::Waived => {
-            let message = r.reason.as_deref().unwrap_or(r.verdict.as_str());
-            case.write_inner_content(|w| {
-                w.create_element("skipped")
-                    .with_attribute(("message", attr(message).as_ref()))
-                    .write_empty()?;
-                Ok(())
-            })?;
+            let mut st = TestCaseStatus::skipped();
+            st.set_message(one_line(r.reason.as_deref().unwrap_or(r.verdict.as_str())).as_ref());
+            st.set_type(r.verdict.as_str());
+            st
         }
         Verdict::Fail | Verdict::Unknown | Verdict::Blocked => {
-            let body = failure_body(report, r);
-            case.write_inner_content(|w| {
-                w.create_element("failure")
-                    .with_attribute(("message", attr(&failure_message(r)).as_ref()))
-                    .with_attribute(("type", r.verdict.as_str()))
-                    // Only `<` and `&` need escaping in text; leaving quotes alone keeps the
-                    // JSON in the body readable in raw XML.
-                    .write_text_content(BytesText::from_escaped(partial_escape(xml_chars(
-                        &body,
-                    ))))?;
-                Ok(())
-            })?;
+            let kind = if r.verdict == Verdict::Fail {
+                NonSuccessKind::Failure
+            } else {
+                NonSuccessKind::Error
+            };
+            let mut st = TestCaseStatus::non_success(kind);
+            st.set_message(one_line(&failure_message(r)).as_ref());
+            st.set_type(r.verdict.as_str());
+            st.set_description(failure_body(report, r));
+            st
         }
-    }
-    Ok(())
+    };
+    let mut c = TestCase::new(one_line(&r.id).as_ref(), status);
+    c.set_classname(format!("{}.{}", host, one_line(&r.layer)));
+    c
 }
 
 /// One line for the `message` attribute: the rule's own messages for a failure, the reason for
@@ -227,12 +199,12 @@ fn failure_body(report: &Report, r: &RuleResult) -> String {
         }
     }
     let _ = write!(b, "source: {}", r.source);
-    b
+    xml_chars(&b).into_owned()
 }
 
 /// An attribute value: XML-safe characters on one line (parsers turn raw newlines in attributes
 /// into spaces anyway; doing it here keeps the output what a reader sees).
-fn attr(s: &str) -> Cow<'_, str> {
+fn one_line(s: &str) -> Cow<'_, str> {
     let s = xml_chars(s);
     if s.contains(['\n', '\r', '\t']) {
         Cow::Owned(
@@ -248,7 +220,8 @@ fn attr(s: &str) -> Cow<'_, str> {
 
 /// Replaces characters XML 1.0 cannot carry at all, escaped or not (NUL, most C0 controls, the
 /// noncharacters U+FFFE and U+FFFF), with U+FFFD. Probe output such as a kernel log line may hold
-/// them, and one would make the whole document unreadable to a CI server.
+/// them, and one would make the whole document unreadable to a CI server. (quick-junit drops
+/// some of these itself; replacing them keeps a visible mark where something was.)
 pub fn xml_chars(s: &str) -> Cow<'_, str> {
     fn ok(c: char) -> bool {
         matches!(c, '\t' | '\n' | '\r') || (c >= ' ' && c != '\u{FFFE}' && c != '\u{FFFF}')

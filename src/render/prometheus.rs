@@ -1,15 +1,32 @@
 //! Prometheus text exposition for node_exporter's textfile collector
 //! (`gpufix audit --format prometheus --output /var/lib/node_exporter/textfile/gpufix.prom`).
 //!
-//! A rule's verdict is an enum, exported the way Prometheus client libraries export enums: one
-//! series per possible state with the state as a label, 1 for the current state and 0 for the
-//! others (`gpufix_rule_verdict{rule,layer,severity,verdict}`). Every state is always present,
-//! so a series never vanishes when a verdict changes and `== 1` selects the current one; alerts
-//! read `gpufix_rule_verdict{verdict="fail",severity="critical"} == 1`. No sample carries a
-//! timestamp: node_exporter rejects textfiles that do.
+//! Lean by design (a fleet scrapes this from every node, next to dcgm-exporter's ~240 series for
+//! 8 GPUs): per rule, one `gpufix_rule_info{rule,layer,severity} 1` carries the rule's fixed
+//! attributes and one `gpufix_rule_verdict{rule,verdict} 1` its current verdict, so a node with
+//! 42 rules exports 84 rule series, not 6 per rule with the attributes repeated. Alerts join the
+//! two on `rule`:
 //!
-//! The file is written with [`write_textfile_atomic`] so the collector never reads half of it.
+//! ```text
+//! gpufix_rule_verdict{verdict="fail"}
+//!   * on (instance, rule) group_left (layer, severity) gpufix_rule_info{severity="critical"}
+//! ```
+//!
+//! When a verdict changes the old `verdict` label is no longer written and Prometheus marks that
+//! series stale at the next scrape; `gpufix_rule_info` never vanishes, so `absent()` is not
+//! needed to tell a missing rule from a passing one.
+//!
+//! Opt-in (`--per-gpu`), for joining with dcgm-exporter on its `gpu` and `UUID` labels:
+//! `gpufix_gpu_rule_failing{rule,gpu,UUID} 1` for each GPU a per-GPU rule fails on.
+//!
+//! Journal state, where the audit was given the state directory: the number of apply runs by
+//! status (an `interrupted` run left changes half-made: `gpufix rollback` it), and the last run's
+//! start time and status.
+//!
+//! No sample carries a timestamp: node_exporter rejects textfiles that do. The file is written
+//! with [`write_textfile_atomic`] so the collector never reads half of it.
 
+use crate::journal::RunInfo;
 use crate::report::{Report, Verdict};
 use std::fmt::Write as _;
 use std::fs;
@@ -17,8 +34,22 @@ use std::io::{self, Write as _};
 use std::path::Path;
 use std::time::Duration;
 
-/// Renders the report's metrics. `duration` is how long the audit took, when the caller timed it.
-pub fn render(report: &Report, duration: Option<Duration>) -> String {
+/// What the textfile holds besides the report.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Extras<'a> {
+    /// How long the audit took, when the caller timed it.
+    pub duration: Option<Duration>,
+    /// Also export `gpufix_gpu_rule_failing{rule,gpu,UUID}`.
+    pub per_gpu: bool,
+    /// Apply runs from the journal (oldest first), when the state directory was read.
+    pub runs: Option<&'a [RunInfo]>,
+}
+
+/// Statuses an apply run can end in (`gpufix history`), each always exported.
+pub const RUN_STATUSES: [&str; 4] = ["applied", "rolled-back", "failed", "interrupted"];
+
+/// Renders the report's metrics.
+pub fn render(report: &Report, extras: &Extras) -> String {
     let mut out = String::new();
 
     metric(
@@ -34,20 +65,49 @@ pub fn render(report: &Report, duration: Option<Duration>) -> String {
 
     metric(
         &mut out,
-        "gpufix_rule_verdict",
-        "Verdict of each rule: 1 for the current verdict, 0 for the other five.",
+        "gpufix_rule_info",
+        "Each rule evaluated, with its layer and severity; always 1. Join on `rule`.",
     );
     for r in &report.results {
-        for v in Verdict::ALL {
-            let _ = writeln!(
-                out,
-                "gpufix_rule_verdict{{rule=\"{}\",layer=\"{}\",severity=\"{}\",verdict=\"{}\"}} {}",
-                label(&r.id),
-                label(&r.layer),
-                r.severity.as_str(),
-                v.as_str(),
-                u8::from(r.verdict == v),
-            );
+        let _ = writeln!(
+            out,
+            "gpufix_rule_info{{rule=\"{}\",layer=\"{}\",severity=\"{}\"}} 1",
+            label(&r.id),
+            label(&r.layer),
+            r.severity.as_str(),
+        );
+    }
+
+    metric(
+        &mut out,
+        "gpufix_rule_verdict",
+        "Current verdict of each rule (pass, fail, unknown, blocked, not-applicable, waived); always 1.",
+    );
+    for r in &report.results {
+        let _ = writeln!(
+            out,
+            "gpufix_rule_verdict{{rule=\"{}\",verdict=\"{}\"}} 1",
+            label(&r.id),
+            r.verdict.as_str(),
+        );
+    }
+
+    if extras.per_gpu {
+        metric(
+            &mut out,
+            "gpufix_gpu_rule_failing",
+            "A per-GPU rule failing on this GPU; `gpu` and `UUID` as dcgm-exporter labels them.",
+        );
+        for r in report.results.iter().filter(|r| r.verdict == Verdict::Fail) {
+            for g in &r.gpus {
+                let _ = writeln!(
+                    out,
+                    "gpufix_gpu_rule_failing{{rule=\"{}\",gpu=\"{}\",UUID=\"{}\"}} 1",
+                    label(&r.id),
+                    g.index,
+                    label(g.uuid.as_deref().unwrap_or("")),
+                );
+            }
         }
     }
 
@@ -68,20 +128,50 @@ pub fn render(report: &Report, duration: Option<Duration>) -> String {
     );
     let _ = writeln!(out, "gpufix_planned_changes {}", report.changes.len());
 
+    if let Some(runs) = extras.runs {
+        metric(
+            &mut out,
+            "gpufix_apply_runs",
+            "Apply runs in the journal by status; an interrupted run left changes half-made (`gpufix rollback RUN`).",
+        );
+        for st in RUN_STATUSES {
+            let n = runs.iter().filter(|r| r.status == st).count();
+            let _ = writeln!(out, "gpufix_apply_runs{{status=\"{st}\"}} {n}");
+        }
+        if let Some(last) = runs.last() {
+            if let Some(ts) = unix_seconds(&last.started_at) {
+                metric(
+                    &mut out,
+                    "gpufix_last_apply_timestamp_seconds",
+                    "Unix time the last apply run started.",
+                );
+                let _ = writeln!(out, "gpufix_last_apply_timestamp_seconds {}", float(ts));
+            }
+            metric(
+                &mut out,
+                "gpufix_last_apply_status",
+                "Status of the last apply run: 1 for its status, 0 for the others.",
+            );
+            for st in RUN_STATUSES {
+                let _ = writeln!(
+                    out,
+                    "gpufix_last_apply_status{{status=\"{st}\"}} {}",
+                    u8::from(last.status == st)
+                );
+            }
+        }
+    }
+
     // The report's own clock, so a stale file is visible: `time() - gpufix_audit_timestamp_seconds`.
-    if let Ok(ts) = report.generated_at.parse::<jiff::Timestamp>() {
+    if let Some(ts) = unix_seconds(&report.generated_at) {
         metric(
             &mut out,
             "gpufix_audit_timestamp_seconds",
             "Unix time the audit was made.",
         );
-        let _ = writeln!(
-            out,
-            "gpufix_audit_timestamp_seconds {}",
-            float(ts.as_millisecond() as f64 / 1000.0)
-        );
+        let _ = writeln!(out, "gpufix_audit_timestamp_seconds {}", float(ts));
     }
-    if let Some(d) = duration {
+    if let Some(d) = extras.duration {
         metric(
             &mut out,
             "gpufix_audit_duration_seconds",
@@ -94,6 +184,13 @@ pub fn render(report: &Report, duration: Option<Duration>) -> String {
         );
     }
     out
+}
+
+fn unix_seconds(rfc3339: &str) -> Option<f64> {
+    rfc3339
+        .parse::<jiff::Timestamp>()
+        .ok()
+        .map(|ts| ts.as_millisecond() as f64 / 1000.0)
 }
 
 /// Every metric here is a gauge: each file is a fresh snapshot, nothing accumulates.
