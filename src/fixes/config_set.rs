@@ -32,6 +32,10 @@ impl FileEdit for ConfigSet {
         "config.set"
     }
     fn path(&self, action: &Map<String, Value>, cx: &FixCtx) -> Result<String, String> {
+        if action.get("file").and_then(Value::as_str) == Some("") {
+            // the config probe found the value on a command line: there is no file to edit
+            return Err("the value comes from the job's command line, not a file: change it where the job is launched".into());
+        }
         cx.input_file(action, "config")
     }
     fn edit(
@@ -43,6 +47,14 @@ impl FileEdit for ConfigSet {
     ) -> Result<String, String> {
         if !exists {
             return Err(format!("the training config {path} does not exist"));
+        }
+        let key = str_param(action, "key")?;
+        if crate::formats::python::parse_key(key).is_some()
+            && (path.ends_with(".py") || crate::formats::python::looks_like_python(old))
+        {
+            // a keyword argument or assignment in Python source, edited in place
+            let value = action.get("value").ok_or("action needs `value`")?;
+            return crate::formats::python::set(old, key, value);
         }
         let fmt = format_of(path, old, action)?;
         let value = action.get("value").ok_or("action needs `value`")?;

@@ -12,6 +12,25 @@ pub struct Command;
 
 pub const DEFAULT_TIMEOUT_MS: u64 = 5000;
 
+/// The run's probe deadline in milliseconds (0: none set), the cap of every `timeout_ms`.
+static PROBE_DEADLINE_MS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Cap every command probe's `timeout_ms` at the probe deadline (set once per evaluation), so
+/// that a probe the engine abandons at its deadline has had its process group killed by then.
+pub fn set_probe_deadline(d: Duration) {
+    PROBE_DEADLINE_MS.store(
+        d.as_millis().min(u128::from(u64::MAX)) as u64,
+        std::sync::atomic::Ordering::Relaxed,
+    );
+}
+
+fn probe_deadline() -> Duration {
+    match PROBE_DEADLINE_MS.load(std::sync::atomic::Ordering::Relaxed) {
+        0 => Duration::MAX,
+        ms => Duration::from_millis(ms),
+    }
+}
+
 fn argv_of(params: &Map<String, Value>) -> Option<Vec<String>> {
     params
         .get("argv")?
@@ -102,8 +121,10 @@ impl ProbeKind for Command {
             return ProbeOutcome::Unknown("probe `command` needs a non-empty `argv`".into());
         };
         let shown = argv.join(" ");
+        // never longer than the probe deadline: an abandoned probe's group is killed with it
         let timeout =
-            Duration::from_millis(param_u64(params, "timeout_ms").unwrap_or(DEFAULT_TIMEOUT_MS));
+            Duration::from_millis(param_u64(params, "timeout_ms").unwrap_or(DEFAULT_TIMEOUT_MS))
+                .min(probe_deadline());
         let out = match ctx.host.run(&argv, timeout) {
             Ok(o) => o,
             Err(e) if e.kind() == io::ErrorKind::NotFound && e.to_string() == NOT_RECORDED => {

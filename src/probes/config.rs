@@ -77,63 +77,133 @@ impl ProbeKind for Config {
         super::ParamsDecl::of::<ConfigParams>()
     }
     fn run(&self, params: &Map<String, Value>, ctx: &ProbeCtx) -> ProbeOutcome {
-        let Some(path) = &ctx.inputs.config else {
-            return ProbeOutcome::NotApplicable("needs --config".into());
-        };
-        let shown = std::path::absolute(path)
-            .unwrap_or_else(|_| path.clone())
-            .display()
-            .to_string();
-        let text = match std::fs::read_to_string(path) {
-            Ok(t) => t,
-            Err(e) => return ProbeOutcome::Unknown(format!("cannot read {shown}: {e}")),
-        };
-        if shown.ends_with(".py") {
-            // Python source: no keys to read, but a regex can find a keyword argument
-            let mut out = json!({"path": shown, "format": "python", "values": {}, "key_paths": {}});
-            if let Some(re) = params.get("regex").and_then(Value::as_str) {
-                match regex::Regex::new(re) {
-                    Ok(re) => {
-                        if let Some(c) = re.captures(&text) {
-                            let caps: Map<String, Value> = re
-                                .capture_names()
-                                .flatten()
-                                .filter_map(|n| {
-                                    c.name(n).map(|m| (n.to_string(), json!(m.as_str())))
-                                })
-                                .collect();
-                            out["captures"] = Value::Object(caps);
-                        }
-                    }
-                    Err(e) => return ProbeOutcome::Unknown(format!("regex does not compile: {e}")),
-                }
+        use super::config_sources as cs;
+        let g = cs::gather(
+            ctx.host,
+            ctx.inputs.config.as_deref(),
+            &ctx.inputs.evidence,
+            ctx.inputs.pid,
+        );
+        if g.docs.is_empty() && g.launches.is_empty() {
+            if ctx.inputs.config.is_none() && ctx.inputs.pid.is_none() {
+                return ProbeOutcome::NotApplicable(
+                    "needs --config, --pid, or job text (Python, config, command line, training log) as --evidence".into(),
+                );
             }
-            return ProbeOutcome::Value(out);
+            return ProbeOutcome::Unknown(if g.notes.is_empty() {
+                "no training config or script found".into()
+            } else {
+                g.notes.join("; ")
+            });
         }
-        let (format, data) = match parse_config(&shown, &text) {
-            Ok(x) => x,
-            Err(e) => return ProbeOutcome::Unknown(e),
-        };
+        let site_keys = params
+            .get("keys")
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default();
+        let (chosen, unjudged) = cs::choose(&g, &site_keys);
         let mut values = Map::new();
         let mut key_paths = Map::new();
-        if let Some(keys) = params.get("keys").and_then(Value::as_object) {
-            for (name, cands) in keys {
-                let cands: Vec<&str> = match cands {
-                    Value::String(s) => vec![s.as_str()],
-                    Value::Array(a) => a.iter().filter_map(Value::as_str).collect(),
-                    _ => Vec::new(),
-                };
-                if let Some((p, v)) = cands
-                    .iter()
-                    .find_map(|c| get_path(&data, c).map(|v| (*c, v)))
-                {
-                    values.insert(name.clone(), v.clone());
-                    key_paths.insert(name.clone(), json!(p));
-                }
+        let mut files = Map::new();
+        let mut sources = Map::new();
+        let mut also = Map::new();
+        for (name, c) in &chosen {
+            values.insert(name.clone(), c["value"].clone());
+            key_paths.insert(name.clone(), c["key"].clone());
+            files.insert(name.clone(), c["file"].clone());
+            sources.insert(name.clone(), c["source"].clone());
+            if let Some(a) = c.get("also") {
+                also.insert(name.clone(), a.clone());
             }
         }
-        ProbeOutcome::Value(
-            json!({"path": shown, "format": format, "data": data, "values": values, "key_paths": key_paths}),
-        )
+        let first = g
+            .docs
+            .iter()
+            .find(|d| d.data.is_some())
+            .or_else(|| g.docs.first());
+        let mut out = json!({
+            "path": first.map(|d| d.path.clone()).unwrap_or_default(),
+            "format": first.map(|d| d.kind.name()).unwrap_or("launcher"),
+            "data": first.and_then(|d| d.data.clone()).unwrap_or(Value::Null),
+            "values": values, "key_paths": key_paths, "files": files, "sources": sources, "also": also,
+            "unjudged": unjudged,
+            "docs": g.docs.iter().map(|d| json!({"path": d.path, "kind": d.kind.name(), "origin": d.origin})).collect::<Vec<_>>(),
+            "notes": g.notes,
+        });
+        // the launch: processes per node
+        let nproc = g
+            .launches
+            .iter()
+            .find_map(|(l, _)| l.nproc_per_node)
+            .map(u64::from);
+        let ranks = g.ranks.or(nproc);
+        if let Some((l, origin)) = g
+            .launches
+            .iter()
+            .find(|(l, _)| l.launcher.is_some())
+            .or(g.launches.first())
+        {
+            out["launch"] = json!({"launcher": l.launcher, "nproc_per_node": nproc, "nnodes": l.nnodes, "script": l.script, "from": origin});
+        }
+        out["log_warnings"] = Value::Array(
+            g.warnings
+                .iter()
+                .map(|(w, f)| json!({"kind": w.kind, "line": w.line, "text": w.text, "file": f, "workers": w.workers, "suggested": w.suggested}))
+                .collect(),
+        );
+        // the node the job runs on: this host when attached to a live process, else what the
+        // text says, else an assumption that the message states
+        let gpus = ranks.unwrap_or(1).max(1);
+        let suggested_cpus = g.warnings.iter().find_map(|(w, _)| {
+            (w.kind == "too-many-workers")
+                .then_some(w.suggested)
+                .flatten()
+        });
+        let (cpus, basis, assumed) = if ctx.inputs.pid.is_some() {
+            (
+                ctx.host.cpu_count() as u64,
+                format!("{} CPUs of the host the job runs on", ctx.host.cpu_count()),
+                false,
+            )
+        } else if let Some(c) = suggested_cpus {
+            (
+                c,
+                format!("{c} CPUs (the count torch's warning names)"),
+                false,
+            )
+        } else {
+            (
+                16 * gpus,
+                format!(
+                    "node size unknown: assumed 16 CPUs per GPU for {gpus} process(es) per node (set the rule's `node_cpus` parameter)"
+                ),
+                true,
+            )
+        };
+        out["node"] = json!({"cpus": cpus, "gpus": gpus, "basis": basis, "assumed": assumed});
+        // regex captures over a Python source (site rules that read a keyword by pattern)
+        if let Some(re) = params.get("regex").and_then(Value::as_str) {
+            match regex::Regex::new(re) {
+                Ok(re) => {
+                    if let Some(d) = g
+                        .docs
+                        .iter()
+                        .find(|d| d.kind == crate::formats::job_text::JobText::Python)
+                        && let Some(c) = re.captures(&d.text)
+                    {
+                        let caps: Map<String, Value> = re
+                            .capture_names()
+                            .flatten()
+                            .filter_map(|n| c.name(n).map(|m| (n.to_string(), json!(m.as_str()))))
+                            .collect();
+                        out["captures"] = Value::Object(caps);
+                        out["path"] = json!(d.path);
+                        out["format"] = json!("python");
+                    }
+                }
+                Err(e) => return ProbeOutcome::Unknown(format!("regex does not compile: {e}")),
+            }
+        }
+        ProbeOutcome::Value(out)
     }
 }

@@ -8,6 +8,7 @@
 
 pub mod command;
 pub mod config;
+pub mod config_sources;
 pub mod cuda_stack;
 pub mod devices;
 pub mod dir;
@@ -24,6 +25,7 @@ pub mod nvml_sample;
 pub mod pressure;
 pub mod process;
 pub mod processes;
+pub mod pyspy;
 pub mod sysfs;
 pub mod trace;
 
