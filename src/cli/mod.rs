@@ -306,6 +306,25 @@ impl Global {
             }
             return Ok(Arc::new(h));
         }
+        let a = &self.inputs;
+        let job_inputs = !a.evidence.is_empty()
+            || a.nccl_log.is_some()
+            || a.kernel_log.is_some()
+            || a.trace.is_some()
+            || a.config.is_some();
+        // A job's logs or config given on a machine without an NVIDIA driver (a laptop, CI)
+        // come from another machine: judge them alone, never this one.
+        if job_inputs
+            && self.snapshot.is_none()
+            && self.root.is_none()
+            && a.pid.is_none()
+            && a.job.is_none()
+            && crate::host::evidence::no_local_driver()
+        {
+            return Ok(Arc::new(crate::host::evidence::EvidenceHost::inputs_only(
+                "the inputs given (this machine has no NVIDIA driver, so it is not judged)",
+            )));
+        }
         Ok(match &self.snapshot {
             Some(f) => Arc::new(SnapshotHost::load(f)?),
             None => Arc::new(RealHost::new(self.root.clone())),
