@@ -170,6 +170,24 @@ impl Spec {
             }
             return Ok(Arc::new(h));
         }
+        let job_inputs = !self.evidence.is_empty()
+            || self.nccl_log.is_some()
+            || self.kernel_log.is_some()
+            || self.trace.is_some()
+            || self.config.is_some();
+        // A job's logs or config given on a machine without an NVIDIA driver (a laptop, CI)
+        // come from another machine: judge them alone, never this one.
+        if job_inputs
+            && self.snapshot.is_none()
+            && self.root.is_none()
+            && self.pid.is_none()
+            && self.job.is_none()
+            && crate::host::evidence::no_local_driver()
+        {
+            return Ok(Arc::new(crate::host::evidence::EvidenceHost::inputs_only(
+                "the inputs given (this machine has no NVIDIA driver, so it is not judged)",
+            )));
+        }
         Ok(match &self.snapshot {
             Some(f) => Arc::new(SnapshotHost::load(f)?),
             None => Arc::new(RealHost::new(self.root.clone())),

@@ -763,6 +763,71 @@ mod h200_recordings {
         assert_eq!(verdict(&v, "comm.p2p-disabled-in-log").0, "pass");
     }
 
+    /// On a machine without an NVIDIA driver (this CI), a job's log or a paste given alone is
+    /// judged alone: no NVML or driver finding about this machine, no wall of blocked rules.
+    #[test]
+    fn inputs_alone_on_a_gpu_less_machine_judge_only_the_inputs() {
+        if !gpufix::host::evidence::no_local_driver() {
+            eprintln!("skipped: this machine has an NVIDIA driver");
+            return;
+        }
+        let d = tempfile::tempdir().unwrap();
+        let table = d.path().join("smi.txt");
+        std::fs::write(
+            &table,
+            "|   0  Tesla V100-SXM2...  Off  | 00000000:40:00.0 Off |                    0 |\n\
+| N/A   34C    P0    55W / 300W |   6671MiB / 16160MiB |      0%      Default |\n",
+        )
+        .unwrap();
+        let table = table.to_str().unwrap().to_string();
+        for args in [
+            vec!["--nccl-log", "tests/fixtures/evidence/nccl/h200-1proc.log"],
+            vec![
+                "--kernel-log",
+                "tests/fixtures/evidence/kernel_log/aer_corrected.txt",
+            ],
+            vec![
+                "--trace",
+                "tests/fixtures/evidence/trace/h200-healthy.trace.json.gz",
+            ],
+            vec![
+                "--evidence",
+                "tests/fixtures/evidence/torch_memory/oom_old_wording.txt",
+            ],
+            vec!["--evidence", table.as_str()],
+        ] {
+            let mut a = vec!["--no-system"];
+            a.extend(args.iter().copied());
+            let v = plan_json(&a);
+            for r in v["results"].as_array().unwrap() {
+                let id = r["id"].as_str().unwrap();
+                let verdict = r["verdict"].as_str().unwrap();
+                assert!(
+                    !(id.starts_with("driver.") && verdict == "fail"),
+                    "{args:?}: {id} failed on this machine"
+                );
+                assert_ne!(verdict, "blocked", "{args:?}: {id}");
+            }
+            // a pasted table is an NVML reading of that host; a log is none
+            let nvml = verdict(&v, "driver.nvml-unavailable").0;
+            assert!(
+                nvml == "not-applicable" || nvml == "pass",
+                "{args:?}: {nvml}"
+            );
+        }
+        let v = plan_json(&["--no-system", "--evidence", table.as_str()]);
+        assert_eq!(verdict(&v, "launch.gpu-underutilized").0, "fail");
+        let text = run(&[
+            "--no-system",
+            "plan",
+            "--sample",
+            "0",
+            "--evidence",
+            table.as_str(),
+        ]);
+        assert!(!text.stdout.contains("NVML cannot"), "{}", text.stdout);
+    }
+
     #[test]
     fn pasted_nvidia_smi_is_judged_without_the_local_machine() {
         let v = plan_json(&[
@@ -1188,7 +1253,7 @@ mod rule_cases {
         });
         c.host.set_samples(busy_sample(3, 140 << 30));
         cases.push(c);
-        let mut c = case("comm.nccl-socket-fallback", "NET/Socket");
+        let mut c = case("comm.nccl-socket-fallback", "over sockets");
         c.inputs.nccl_log =
             Some(repo().join("tests/fixtures/evidence/nccl/socket_fallback_multinode.log"));
         c.host.set_dir("/sys/class/infiniband", &["mlx5_0"]);
@@ -1316,6 +1381,54 @@ mod rule_cases {
                 .set_file(&format!("/proc/{w}/cmdline"), "python3\0train.py\0");
         }
         c.host.set_samples(busy_sample(4, 1 << 30));
+        cases.push(c);
+
+        // Rules judged from evidence alone (a pasted table, a df, an NCCL log).
+        let mut c = case("launch.gpu-underutilized", "at 0% mean utilization");
+        c.inputs.evidence = vec![file(
+            &d,
+            "smi.txt",
+            "| NVIDIA-SMI 418.87.00    Driver Version: 418.87.00    CUDA Version: 10.1     |\n\
+|===============================+======================+======================|\n\
+|   0  GRID K520           On   | 00000000:00:03.0 Off |                  N/A |\n\
+| N/A   30C    P8    17W / 125W |     46MiB /  4037MiB |      0%      Default |\n\
++-------------------------------+----------------------+----------------------+\n\
+| Processes:                                                       GPU Memory |\n\
+|  GPU       PID   Type   Process name                             Usage      |\n\
+|=============================================================================|\n\
+|    0      8351      C   /usr/bin/python3.6                            35MiB |\n",
+        )];
+        cases.push(c);
+        let mut c = case("data.shm-too-small", "Docker's 64 MB default");
+        c.inputs.evidence = vec![file(
+            &d,
+            "df.txt",
+            "Filesystem      Size  Used Avail Use% Mounted on\noverlay         1.8T  1.2T  520G  70% /\nshm              64M     0   64M   0% /dev/shm\n",
+        )];
+        cases.push(c);
+        let nccl = |text: &str| file(&d, "nccl.log", text);
+        let mut c = case("comm.no-ib-device-multinode", "No device found");
+        c.inputs.nccl_log = Some(nccl(
+            "a:1:1 [0] NCCL INFO NET/IB : No device found.\n\
+a:1:1 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0>\n\
+a:1:1 [0] NCCL INFO Using network Socket\n\
+b:2:2 [0] NCCL INFO Using network Socket\n\
+a:1:3 [0] NCCL INFO Channel 00 : 1[0] -> 0[0] [receive] via NET/Socket/0\n",
+        ));
+        cases.push(c);
+        let mut c = case("comm.ib-disabled-in-log", "NCCL_IB_DISABLE was set to 1");
+        c.inputs.nccl_log = Some(nccl(
+            "a:1:1 [0] NCCL INFO NCCL_IB_DISABLE set by environment to 1.\n\
+a:1:3 [0] NCCL INFO comm 0x1 rank 0 nRanks 16 nNodes 2 localRanks 8 localRank 0 MNNVL 0\n",
+        ));
+        cases.push(c);
+        let mut c = case("comm.shm-between-local-gpus", "via SHM");
+        c.inputs.nccl_log = Some(nccl(
+            "a:1:1 [0] NCCL INFO comm 0x1 rank 0 nranks 2 cudaDev 0 busId 1000 - Init START\n\
+a:2:2 [1] NCCL INFO comm 0x1 rank 1 nranks 2 cudaDev 1 busId 2000 - Init START\n\
+a:1:3 [0] NCCL INFO Channel 00 : 0[1000] -> 1[2000] via SHM/direct/direct\n\
+a:2:3 [1] NCCL INFO Channel 00 : 1[2000] -> 0[1000] via SHM/direct/direct\n",
+        ));
         cases.push(c);
 
         let mut all = String::new();

@@ -453,7 +453,15 @@ fn judge(
                 .push(format!("also could not judge: {}", unknowns.join("; ")));
         }
     } else if !unknowns.is_empty() {
-        res.verdict = Verdict::Unknown;
+        // judging pasted evidence: what the paste does not show is not applicable
+        res.verdict = if unknowns
+            .iter()
+            .all(|u| u.contains(crate::host::NOT_IN_EVIDENCE))
+        {
+            Verdict::NotApplicable
+        } else {
+            Verdict::Unknown
+        };
         res.reason = Some(unknowns.join("; "));
     }
     res
@@ -489,6 +497,14 @@ fn unknown_result(r: &LoadedRule, ctx: &Value, src: &str, err: &str) -> RuleResu
     let vars = expr::check_expression(src).unwrap_or_default();
     let mut res = base_result(r, Verdict::Unknown);
     res.reason = Some(reason_for(ctx, src, err, &vars, &|v: &str| v.to_string()));
+    // judging pasted evidence: a field the paste does not show is not applicable, not unknown
+    if res
+        .reason
+        .as_deref()
+        .is_some_and(|w| w.contains(crate::host::NOT_IN_EVIDENCE))
+    {
+        res.verdict = Verdict::NotApplicable;
+    }
     res
 }
 

@@ -17,10 +17,19 @@ pub enum EvidenceKind {
     ProcMounts,
     ChromeTrace,
     CudaVersion,
+    NvidiaSmiTable,
+    NvidiaSmiCsv,
+    #[serde(rename = "nvidia-smi-dmon")]
+    NvidiaSmiMonitor,
+    NvidiaSmiTopo,
+    MountOutput,
+    Mountinfo,
+    Df,
+    ShmErrorLog,
 }
 
 impl EvidenceKind {
-    pub const ALL: [EvidenceKind; 9] = [
+    pub const ALL: [EvidenceKind; 17] = [
         EvidenceKind::NvidiaSmiText,
         EvidenceKind::NvidiaSmiXml,
         EvidenceKind::NcclLog,
@@ -30,6 +39,14 @@ impl EvidenceKind {
         EvidenceKind::ProcMounts,
         EvidenceKind::ChromeTrace,
         EvidenceKind::CudaVersion,
+        EvidenceKind::NvidiaSmiTable,
+        EvidenceKind::NvidiaSmiCsv,
+        EvidenceKind::NvidiaSmiMonitor,
+        EvidenceKind::NvidiaSmiTopo,
+        EvidenceKind::MountOutput,
+        EvidenceKind::Mountinfo,
+        EvidenceKind::Df,
+        EvidenceKind::ShmErrorLog,
     ];
 
     pub fn name(self) -> &'static str {
@@ -43,6 +60,14 @@ impl EvidenceKind {
             EvidenceKind::ProcMounts => "proc-mounts",
             EvidenceKind::ChromeTrace => "chrome-trace",
             EvidenceKind::CudaVersion => "cuda-version",
+            EvidenceKind::NvidiaSmiTable => "nvidia-smi-table",
+            EvidenceKind::NvidiaSmiCsv => "nvidia-smi-csv",
+            EvidenceKind::NvidiaSmiMonitor => "nvidia-smi-dmon",
+            EvidenceKind::NvidiaSmiTopo => "nvidia-smi-topo",
+            EvidenceKind::MountOutput => "mount-output",
+            EvidenceKind::Mountinfo => "mountinfo",
+            EvidenceKind::Df => "df",
+            EvidenceKind::ShmErrorLog => "shm-error-log",
         }
     }
 
@@ -76,20 +101,38 @@ pub fn detect(text: &str) -> Option<EvidenceKind> {
     if t.starts_with('{') && h.contains("\"cuda\"") && h.contains("\"version\"") {
         return Some(EvidenceKind::CudaVersion);
     }
+    // The default table before `-q` text: its header line holds `Driver Version` too.
+    if super::smi_tables::looks_like_table(h) {
+        return Some(EvidenceKind::NvidiaSmiTable);
+    }
     if h.contains("NVSMI LOG")
         || (h.contains("Product Name") && (h.contains("Attached GPUs") || h.contains("\nGPU 0")))
         || (h.contains("Persistence Mode") && h.contains("Performance State"))
+        || super::nvidia_smi::looks_like_q_fragment(h)
     {
         return Some(EvidenceKind::NvidiaSmiText);
+    }
+    if super::smi_tables::looks_like_query_csv(h) {
+        return Some(EvidenceKind::NvidiaSmiCsv);
+    }
+    if super::smi_tables::looks_like_monitor(h) {
+        return Some(EvidenceKind::NvidiaSmiMonitor);
+    }
+    if super::smi_tables::looks_like_topo(h) {
+        return Some(EvidenceKind::NvidiaSmiTopo);
+    }
+    if h.contains("NCCL INFO") || h.contains("NCCL WARN") || h.contains("NCCL version ") {
+        return Some(EvidenceKind::NcclLog);
     }
     if h.contains("CUDA out of memory")
         || h.contains("OutOfMemoryError")
         || h.contains("PyTorch CUDA memory summary")
+        || super::torch_memory::looks_like_memory_printout(h)
     {
         return Some(EvidenceKind::TorchMemory);
     }
-    if h.contains("NCCL INFO") || h.contains("NCCL WARN") || h.contains("NCCL version ") {
-        return Some(EvidenceKind::NcclLog);
+    if shm_error_line(text).is_some() {
+        return Some(EvidenceKind::ShmErrorLog);
     }
     if h.contains("NVRM:")
         || (h.contains("AER:") && h.contains("pcieport"))
@@ -100,7 +143,26 @@ pub fn detect(text: &str) -> Option<EvidenceKind> {
     if h.contains("Cuda compilation tools") || t.starts_with("CUDA Version ") {
         return Some(EvidenceKind::CudaVersion);
     }
+    if super::mount_text::looks_like_df(h) {
+        return Some(EvidenceKind::Df);
+    }
+    if super::mount_text::looks_like_mountinfo(h) {
+        return Some(EvidenceKind::Mountinfo);
+    }
+    if super::mount_text::looks_like_mount_output(h) {
+        return Some(EvidenceKind::MountOutput);
+    }
     mount_table_kind(h)
+}
+
+/// The first line where DataLoader workers fail for lack of shared memory.
+pub fn shm_error_line(text: &str) -> Option<&str> {
+    text.lines().find(|l| {
+        l.contains("insufficient shared memory")
+            || l.contains("unable to write to file </torch_")
+            || (l.contains("DataLoader worker") && l.contains("Bus error"))
+            || (l.contains("/dev/shm") && l.contains("No space left on device"))
+    })
 }
 
 /// Most lines carry a dmesg timestamp or a kmsg record header.
@@ -193,6 +255,20 @@ pub fn parse(kind: EvidenceKind, text: &str) -> Result<Value, String> {
         EvidenceKind::ChromeTrace => {
             to_value(&trace::analyze_trace(text.as_bytes()).map_err(|e| e.to_string())?)
         }
+        EvidenceKind::NvidiaSmiTable => to_value(&smi_tables::parse_table(text)?),
+        EvidenceKind::NvidiaSmiCsv => to_value(&smi_tables::parse_query_csv(text)?),
+        EvidenceKind::NvidiaSmiMonitor => to_value(&smi_tables::parse_monitor(text)?),
+        EvidenceKind::NvidiaSmiTopo => to_value(&smi_tables::parse_topo(text)?),
+        EvidenceKind::MountOutput => to_value(&mounts::parse_proc_mounts(
+            &mount_text::mount_output_to_proc_mounts(text),
+        )),
+        EvidenceKind::Mountinfo => to_value(&mounts::parse_proc_mounts(
+            &mount_text::mountinfo_to_proc_mounts(text),
+        )),
+        EvidenceKind::Df => to_value(&mount_text::parse_df(text)),
+        EvidenceKind::ShmErrorLog => Ok(serde_json::json!({
+            "error": shm_error_line(text).map(|l| clip(l.trim(), MAX_TEXT)),
+        })),
         EvidenceKind::CudaVersion => match cuda_stack::parse_cuda_version(text) {
             Some(v) => to_value(&v),
             None => Err("no CUDA toolkit version in the text (expected `nvcc --version`, version.json or version.txt)".to_string()),

@@ -13,9 +13,11 @@
 pub mod cuda_stack;
 pub mod detect;
 pub mod kernel_log;
+pub mod mount_text;
 pub mod mounts;
 pub mod nccl_log;
 pub mod nvidia_smi;
+pub mod smi_tables;
 pub mod torch_memory;
 pub mod trace;
 

@@ -68,6 +68,32 @@ pub struct NcclLog {
     pub warnings: Vec<String>,
     /// Lines that carried an NCCL message.
     pub lines: u64,
+    /// Nodes of the job: NCCL's `nNodes`, else the distinct hosts in the line prefixes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nodes: Option<u32>,
+    /// Ranks per node (`localRanks`), else the most ranks one host printed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub local_ranks: Option<u32>,
+    /// True when the job spans nodes (nNodes > 1, several hosts, or channels over the network
+    /// while P2P and SHM were not both disabled); false when one node is certain.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub multi_node: Option<bool>,
+    /// The IB verbs library could not be loaded or a device could not be opened.
+    pub ib_verbs_failed: bool,
+    /// Connections between GPUs of one node through SHM, and through the network.
+    pub local_shm_connections: u64,
+    pub local_net_connections: u64,
+    /// Connections through P2P (IPC, CUMEM, direct pointer) or NVLS.
+    pub p2p_connections: u64,
+    /// `Init COMPLETE` was printed for at least one communicator.
+    pub init_complete: bool,
+    /// Distinct networks NCCL said it chose (`Using network X`), per rank.
+    pub networks_chosen: Vec<String>,
+    /// The environment asked for IB (NCCL_IB_HCA set, NCCL_IB_DISABLE=0, NCCL_NET=IB).
+    pub ib_wanted: bool,
+    /// Fields the log cannot give, with why (`input ends early: ...`).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub unavailable: BTreeMap<String, String>,
 }
 
 static CONN: LazyLock<Regex> = LazyLock::new(|| {
@@ -84,7 +110,11 @@ static ENV: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"\b(NCCL_[A-Z0-9_]+) set by environment to (.*)$").expect("static regex")
 });
 static RANK: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"\brank (\d+) nranks (\d+)").expect("static regex"));
+    LazyLock::new(|| Regex::new(r"(?i)\brank (\d+) nranks (\d+)").expect("static regex"));
+static NNODES: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\bnNodes (\d+)").expect("static regex"));
+static LOCAL_RANKS: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\blocalRanks (\d+)").expect("static regex"));
 static INDEXED_IF: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"\[\d+\]([^\s:\[\]<>;]+)").expect("static regex"));
 static IB_DEV: LazyLock<Regex> =
@@ -177,7 +207,59 @@ pub fn parse_nccl_log(text: &str) -> NcclLog {
     let mut used = BTreeSet::new();
     let (mut using_network, mut ib_init, mut socket_init) = (None, false, false);
     let mut net_channels: BTreeSet<String> = BTreeSet::new();
+    let mut nnodes: Option<u32> = None;
+    let mut ranks_by_host: BTreeMap<String, BTreeSet<u32>> = BTreeMap::new();
+    // A forum quote can collapse many lines into one: split before every `NCCL INFO`/`WARN`
+    // that follows another on the same line (keeping the `[dev]` prefix before it).
+    let mut lines: Vec<&str> = Vec::new();
     for line in super::content_lines(text) {
+        let mut rest = line;
+        loop {
+            let first = ["NCCL INFO ", "NCCL WARN "]
+                .iter()
+                .filter_map(|k| rest.find(k))
+                .min();
+            let next = first.and_then(|f| {
+                ["NCCL INFO ", "NCCL WARN "]
+                    .iter()
+                    .filter_map(|k| {
+                        rest.get(f + 10..)
+                            .and_then(|r| r.find(k))
+                            .map(|i| i + f + 10)
+                    })
+                    .min()
+            });
+            match next {
+                Some(i) if lines.len() < 10_000_000 => {
+                    // cut at the start of the ` [0] ` (or `host:pid:tid [0] `) before it
+                    let head = &rest[..i];
+                    let cut = head
+                        .trim_end()
+                        .rfind(' ')
+                        .map(|j| {
+                            let pre = &head[..j];
+                            // include a `host:pid:tid` token before `[dev]`
+                            match pre.trim_end().rfind(' ') {
+                                Some(k) if pre[k + 1..].matches(':').count() >= 2 => k + 1,
+                                _ => j + 1,
+                            }
+                        })
+                        .unwrap_or(i);
+                    if cut <= first.unwrap_or(0) || cut >= rest.len() {
+                        lines.push(rest);
+                        break;
+                    }
+                    lines.push(&rest[..cut]);
+                    rest = &rest[cut..];
+                }
+                _ => {
+                    lines.push(rest);
+                    break;
+                }
+            }
+        }
+    }
+    for line in lines {
         if log.nccl_version.is_none() {
             if let Some(c) = VERSION.captures(line) {
                 log.nccl_version = Some(super::clip(&c[1], 64));
@@ -192,6 +274,28 @@ pub fn parse_nccl_log(text: &str) -> NcclLog {
                 hosts.insert(h);
             }
         }
+        let lower = msg.to_ascii_lowercase();
+        if lower.contains("libibverbs")
+            && (lower.contains("fail") || lower.contains("unable") || lower.contains("cannot"))
+            || lower.contains("ibv_open_device") && lower.contains("fail")
+            || lower.contains("net/ib : unable to open")
+            || lower.contains("ibv_get_device_list failed")
+        {
+            log.ib_verbs_failed = true;
+        }
+        if msg.contains("Init COMPLETE") {
+            log.init_complete = true;
+        }
+        if let Some(c) = NNODES.captures(msg) {
+            if let Ok(n) = c[1].parse::<u32>() {
+                nnodes = Some(nnodes.map_or(n, |m: u32| m.max(n)));
+            }
+        }
+        if let Some(c) = LOCAL_RANKS.captures(msg) {
+            if let Ok(n) = c[1].parse::<u32>() {
+                log.local_ranks = Some(log.local_ranks.map_or(n, |m| m.max(n)));
+            }
+        }
         if warn {
             if log.warnings.len() < 100 {
                 log.warnings.push(super::clip(msg.trim(), super::MAX_TEXT));
@@ -203,6 +307,11 @@ pub fn parse_nccl_log(text: &str) -> NcclLog {
             let (transport, gdr) = transport_name(&c[5]);
             if let Some(net) = transport.strip_prefix("NET/") {
                 net_channels.insert(net.to_string());
+            }
+            if transport == "SHM" {
+                log.local_shm_connections += 1;
+            } else if transport.starts_with("P2P") || transport.starts_with("NVLS") {
+                log.p2p_connections += 1;
             }
             used.insert(transport.clone());
             if log.transports.len() < super::MAX_ITEMS {
@@ -232,6 +341,11 @@ pub fn parse_nccl_log(text: &str) -> NcclLog {
             if let (Ok(r), Ok(n)) = (c[1].parse::<u32>(), c[2].parse::<u32>()) {
                 if ranks.len() < 1_000_000 {
                     ranks.insert(r);
+                }
+                if let Some(h) = split_line(line).and_then(|s| s.0)
+                    && ranks_by_host.len() < 10_000
+                {
+                    ranks_by_host.entry(h).or_default().insert(r);
                 }
                 log.nranks = Some(log.nranks.map_or(n, |m| m.max(n)));
             }
@@ -271,7 +385,9 @@ pub fn parse_nccl_log(text: &str) -> NcclLog {
                 }
             }
         } else if let Some(rest) = m.strip_prefix("Using network ") {
-            using_network = Some(net_kind(rest.trim()));
+            let n = net_kind(rest.trim());
+            push_unique(&mut log.networks_chosen, n.clone());
+            using_network = Some(n);
         }
     }
     log.ranks_seen = ranks.len();
@@ -306,6 +422,68 @@ pub fn parse_nccl_log(text: &str) -> NcclLog {
     } else {
         None
     };
+    let set_to_1 = |k: &str| log.env_overrides.get(k).is_some_and(|v| v.trim() == "1");
+    log.ib_wanted = log.env_overrides.contains_key("NCCL_IB_HCA")
+        || log
+            .env_overrides
+            .get("NCCL_IB_DISABLE")
+            .is_some_and(|v| v.trim() == "0")
+        || log
+            .env_overrides
+            .get("NCCL_NET")
+            .is_some_and(|v| v.trim().eq_ignore_ascii_case("IB"));
+    if text.contains("NCCL_IB_HCA set to") {
+        log.ib_wanted = true;
+    }
+    let intra_disabled = set_to_1("NCCL_P2P_DISABLE") && set_to_1("NCCL_SHM_DISABLE");
+    if log.local_ranks.is_none() {
+        log.local_ranks = ranks_by_host
+            .values()
+            .map(|r| r.len() as u32)
+            .max()
+            .filter(|_| log.hosts.len() == ranks_by_host.len());
+    }
+    log.nodes = nnodes.or_else(|| (!log.hosts.is_empty()).then_some(log.hosts.len() as u32));
+    // ranks of one job choose different networks only on different nodes
+    log.multi_node =
+        if nnodes.is_some_and(|n| n > 1) || log.hosts.len() > 1 || log.networks_chosen.len() > 1 {
+            Some(true)
+        } else if nnodes == Some(1) || log.nranks == Some(1) {
+            Some(false)
+        } else if !net_channels.is_empty() && !intra_disabled {
+            // NCCL never sends between GPUs of one node over the network while P2P or SHM works
+            Some(true)
+        } else if log.hosts.len() == 1
+            && log.nranks.is_some()
+            && log.ranks_seen as u32 == log.nranks.unwrap_or(0)
+        {
+            // every rank printed from one host
+            Some(false)
+        } else if log.hosts.len() == 1 && log.connections_seen > 0 && net_channels.is_empty() {
+            Some(false)
+        } else {
+            None
+        };
+    // Within one node, network connections are GPU pairs that P2P and SHM did not serve.
+    if log.multi_node == Some(false) {
+        log.local_net_connections = log
+            .transports
+            .iter()
+            .filter(|c| c.transport.starts_with("NET/"))
+            .count() as u64;
+    }
+    if log.connections_seen == 0 && !log.init_complete && log.lines > 0 {
+        let why = "input ends early: the log stops before NCCL set up its channels (no `via` lines, no `Init COMPLETE`)";
+        if log.network_used.is_none() {
+            log.unavailable.insert("network_used".into(), why.into());
+        }
+        if log.multi_node.is_none() {
+            log.unavailable.insert("multi_node".into(), why.into());
+        }
+        if log.net.is_none() {
+            log.unavailable.insert("net".into(), why.into());
+        }
+    }
     log
 }
 
@@ -317,6 +495,57 @@ mod tests {
 
     fn parse(name: &str) -> NcclLog {
         parse_nccl_log(&fixture(name))
+    }
+
+    #[test]
+    fn job_shape_and_failures() {
+        let t = "node1:10:10 [0] NCCL INFO NET/IB : No device found.\n\
+node1:10:10 [0] NCCL INFO Failed to open libibverbs.so[.1]\n\
+node1:10:10 [0] NCCL INFO Using network Socket\n\
+node1:10:20 [0] NCCL INFO comm 0x1 rank 0 nRanks 16 nNodes 2 localRanks 8 localRank 0 MNNVL 0\n\
+node1:10:20 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via SHM/direct/direct\n\
+node1:10:20 [0] NCCL INFO Channel 00/0 : 15[7] -> 0[0] [receive] via NET/Socket/0\n";
+        let l = parse_nccl_log(t);
+        assert_eq!(l.nodes, Some(2));
+        assert_eq!(l.local_ranks, Some(8));
+        assert_eq!(l.multi_node, Some(true));
+        assert!(l.ib_verbs_failed && l.ib_no_device);
+        assert_eq!(l.local_shm_connections, 1);
+        assert_eq!(l.net.as_deref(), Some("Socket"));
+        assert!(l.unavailable.is_empty());
+    }
+
+    #[test]
+    fn single_node_bootstrap_socket_is_not_multi_node() {
+        let t = "h:1:1 [0] NCCL INFO Using network Socket\n\
+h:1:2 [0] NCCL INFO comm 0x1 rank 0 nranks 2 cudaDev 0 busId 1000 - Init START\n\
+h:2:2 [1] NCCL INFO comm 0x1 rank 1 nranks 2 cudaDev 1 busId 2000 - Init START\n\
+h:1:2 [0] NCCL INFO Channel 00/02 : 0[0] -> 1[1] via P2P/IPC\n";
+        let l = parse_nccl_log(t);
+        assert_eq!(l.multi_node, Some(false));
+        assert_eq!(l.network_used, Some(false));
+        assert_eq!(l.p2p_connections, 1);
+    }
+
+    #[test]
+    fn collapsed_quote_lines_are_split() {
+        let t = "> > [0] NCCL INFO NCCL_IB_DISABLE set by environment to 0. [0] NCCL INFO NET/IB : No device found. [0] NCCL INFO Using network Socket\n";
+        let l = parse_nccl_log(t);
+        assert!(l.ib_no_device);
+        assert!(l.ib_wanted);
+        assert_eq!(l.env_overrides["NCCL_IB_DISABLE"], "0");
+        assert_eq!(l.net.as_deref(), Some("Socket"));
+        let m = parse_nccl_log(
+            "u:1:1 [0] NCCL INFO Using network Socket\nu:2:2 [1] NCCL INFO Using network IB\n",
+        );
+        assert_eq!(m.multi_node, Some(true));
+    }
+
+    #[test]
+    fn a_log_cut_before_channels_says_so() {
+        let t = "h:1:1 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>\nNCCL version 2.18.1+cuda12.1\n";
+        let l = parse_nccl_log(t);
+        assert!(l.unavailable["network_used"].starts_with("input ends early"));
     }
 
     #[test]

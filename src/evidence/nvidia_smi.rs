@@ -28,6 +28,132 @@ pub(crate) fn looks_like_xml(text: &str) -> bool {
     t.starts_with("<?xml")
         || t.starts_with("<!DOCTYPE nvidia_smi_log")
         || t.contains("<nvidia_smi_log")
+        || (t.starts_with('<') && XML_TAGS.iter().filter(|k| t.contains(*k)).count() >= 2)
+}
+
+/// Elements only `nvidia-smi -q -x` prints: two of them make an XML fragment recognisable.
+const XML_TAGS: &[&str] = &[
+    "<ecc_mode>",
+    "<current_ecc>",
+    "<pending_ecc>",
+    "<single_bit>",
+    "<double_bit>",
+    "<sm_clock>",
+    "<graphics_clock>",
+    "<mem_clock>",
+    "<power_draw>",
+    "<gpu_temp>",
+    "<memory_util>",
+    "<pci_bus_id>",
+    "<tx_util>",
+    "<rx_util>",
+    "<fan_speed>",
+    "<pci_bridge_chip>",
+    "<power_state>",
+    "<enforced_power_limit>",
+    "<gpu id=",
+    "<product_name>",
+    "<clocks_event_reasons>",
+    "<clocks_throttle_reasons>",
+    "<clocks_event_reason_",
+    "<clocks_throttle_reason_",
+    "<pci_gpu_link_info>",
+    "<current_link_gen>",
+    "<performance_state>",
+    "<gpu_util>",
+    "<fb_memory_usage>",
+    "<ecc_errors>",
+    "<retired_pages>",
+    "<remapped_rows>",
+    "<persistence_mode>",
+    "<gpu_power_readings>",
+];
+
+/// `Key : value` names only `nvidia-smi -q` prints (any driver's spelling).
+const Q_KEYS: &[&str] = &[
+    "Utilization",
+    "Encoder",
+    "Decoder",
+    "Correctable Error",
+    "Uncorrectable Error",
+    "Remapping Failure Occurred",
+    "Max Clocks",
+    "Applications Clocks",
+    "Default Applications Clocks",
+    "Clocks Event Reasons Counters",
+    "ECC Mode",
+    "ECC Errors",
+    "Power Readings",
+    "GPU Power Readings",
+    "Video",
+    "Product Name",
+    "Product Brand",
+    "Persistence Mode",
+    "Performance State",
+    "Clocks Event Reasons",
+    "Clocks Throttle Reasons",
+    "Clocks Event Reasons Counters",
+    "Idle",
+    "Applications Clocks Setting",
+    "SW Power Cap",
+    "HW Slowdown",
+    "HW Thermal Slowdown",
+    "HW Power Brake Slowdown",
+    "Sync Boost",
+    "SW Thermal Slowdown",
+    "Display Clock Setting",
+    "GPU Link Info",
+    "PCIe Generation",
+    "Link Width",
+    "Bus Id",
+    "GPU Current Temp",
+    "GPU Shutdown Temp",
+    "GPU Slowdown Temp",
+    "Power Draw",
+    "Current Power Limit",
+    "Enforced Power Limit",
+    "Default Power Limit",
+    "Retired Pages",
+    "Remapped Rows",
+    "Pending Page Blacklist",
+    "Single Bit ECC",
+    "Double Bit ECC",
+    "Volatile",
+    "Aggregate",
+    "FB Memory Usage",
+    "BAR1 Memory Usage",
+    "Compute Mode",
+    "VBIOS Version",
+    "GPU UUID",
+    "Replays Since Reset",
+];
+
+/// A shell prompt or command line pasted above the output (`$ nvidia-smi -q | grep -A8 ...`).
+fn is_prompt(t: &str) -> bool {
+    t.starts_with('$') || (t.contains("nvidia-smi") && !t.contains(" : "))
+}
+
+/// A piece of `nvidia-smi -q` text without its banner: a few of its keys, laid out as
+/// `Key   : value` lines or section headers.
+pub(crate) fn looks_like_q_fragment(h: &str) -> bool {
+    let mut hits = 0;
+    let mut kv = 0;
+    let mut lines = 0;
+    for l in h.lines().take(400) {
+        let t = l.trim().trim_start_matches(['>', '`']).trim();
+        if t.is_empty() || is_prompt(t) {
+            continue;
+        }
+        lines += 1;
+        let (key, val) = split_key_value(t);
+        if val.is_some() {
+            kv += 1;
+        }
+        if Q_KEYS.iter().any(|k| key.eq_ignore_ascii_case(k)) {
+            hits += 1;
+        }
+    }
+    hits >= 2 && kv * 3 >= lines
 }
 
 /// Parses the text of `nvidia-smi -q` (or `-a`).
@@ -93,7 +219,12 @@ impl Tree {
         for raw in text.lines() {
             let line = raw.trim_end();
             let trimmed = line.trim_start();
-            if trimmed.is_empty() || trimmed.starts_with('#') || trimmed.starts_with("====") {
+            if trimmed.is_empty()
+                || trimmed.starts_with('#')
+                || trimmed.starts_with("====")
+                || trimmed.starts_with("```")
+                || is_prompt(trimmed)
+            {
                 continue;
             }
             let indent: usize = line
@@ -113,11 +244,20 @@ impl Tree {
     }
 
     fn from_xml(text: &str) -> Tree {
+        let owned;
+        let text = if text.contains("<nvidia_smi_log") {
+            text
+        } else {
+            owned = drop_unopened_end_tags(text);
+            owned.as_str()
+        };
         use quick_xml::events::Event;
         let mut tree = Tree::new();
         tree.xml = true;
         let mut reader = quick_xml::Reader::from_str(text);
         reader.config_mut().trim_text(true);
+        // a fragment starts inside elements whose start tags the paste cut off
+        reader.config_mut().check_end_names = false;
         let mut stack = vec![ROOT];
         // Nodes are bounded by the input size; this cap only stops pathological nesting.
         loop {
@@ -242,6 +382,42 @@ impl Tree {
             }
         }
     }
+}
+
+/// A fragment cut inside elements closes tags it never opened; those end tags are dropped so
+/// the reader keeps going.
+fn drop_unopened_end_tags(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut open: Vec<&str> = Vec::new();
+    let mut rest = text;
+    while let Some(i) = rest.find("</") {
+        let (before, after) = rest.split_at(i);
+        // count the start tags in `before`
+        for seg in before.split('<').skip(1) {
+            let name_end = seg.find(['>', ' ', '/']).unwrap_or(seg.len());
+            let name = &seg[..name_end];
+            if !name.is_empty()
+                && !seg[..seg.find('>').unwrap_or(seg.len())].ends_with('/')
+                && !name.starts_with('?')
+                && !name.starts_with('!')
+                && open.len() < 4096
+            {
+                open.push(name);
+            }
+        }
+        out.push_str(before);
+        let (name, end) = match after.find('>') {
+            Some(j) => (after[2..j].trim(), j + 1),
+            None => (after[2..].trim(), after.len()),
+        };
+        if let Some(pos) = open.iter().rposition(|n| *n == name) {
+            open.truncate(pos);
+            out.push_str(&after[..end]);
+        }
+        rest = &after[end..];
+    }
+    out.push_str(rest);
+    out
 }
 
 fn append_text(slot: &mut Option<String>, s: &str) {
@@ -405,10 +581,8 @@ fn reason_name(key: &str) -> String {
 
 fn map_reading(t: &Tree) -> Result<NvmlReading, String> {
     // GPU sections: `GPU 00000000:00:06.0` headers (text) or `<gpu id=...>` (XML).
+    // An XML fragment without its root element is read from the top, like a text fragment.
     let xml_root = t.child(ROOT, "nvidia_smi_log");
-    if t.xml && xml_root.is_none() {
-        return Err("no `<nvidia_smi_log>` element in the XML".to_string());
-    }
     let top = xml_root.unwrap_or(ROOT);
     let mut gpus: Vec<(usize, Option<String>)> = Vec::new();
     let mut orphans = false;
@@ -422,7 +596,13 @@ fn map_reading(t: &Tree) -> Result<NvmlReading, String> {
             gpus.push((c, id));
         } else if let Some(id) = key.strip_prefix("GPU ").filter(|_| t.value(c).is_none()) {
             gpus.push((c, Some(id.trim().to_string())));
-        } else if xml_root.is_none() && t.nodes[c].indent > 0 {
+        } else if xml_root.is_none()
+            && (if t.xml {
+                is_gpu_element(key)
+            } else {
+                t.nodes[c].indent > 0 || is_gpu_field(key)
+            })
+        {
             orphans = true;
         }
     }
@@ -455,6 +635,72 @@ fn map_reading(t: &Tree) -> Result<NvmlReading, String> {
         init_ms: 0.0,
         gpus,
     })
+}
+
+/// A key that belongs inside a GPU section (not the log's header lines).
+fn is_gpu_field(key: &str) -> bool {
+    ![
+        "Timestamp",
+        "Driver Version",
+        "CUDA Version",
+        "Attached GPUs",
+        "timestamp",
+        "driver_version",
+        "cuda_version",
+        "attached_gpus",
+    ]
+    .iter()
+    .any(|k| key.eq_ignore_ascii_case(k))
+        && (Q_KEYS.iter().any(|k| key.eq_ignore_ascii_case(k))
+            || [
+                "Clocks",
+                "Max Clocks",
+                "Utilization",
+                "PCI",
+                "Temperature",
+                "ECC Mode",
+                "ECC Errors",
+                "Processes",
+                "Power Readings",
+                "GPU Power Readings",
+                "MIG Mode",
+                "Applications Clocks",
+                "Default Applications Clocks",
+            ]
+            .iter()
+            .any(|k| key.eq_ignore_ascii_case(k)))
+}
+
+/// An element that sits inside `<gpu>` in `-q -x` output.
+fn is_gpu_element(key: &str) -> bool {
+    [
+        "product_name",
+        "product_brand",
+        "persistence_mode",
+        "performance_state",
+        "clocks_event_reasons",
+        "clocks_throttle_reasons",
+        "pci",
+        "utilization",
+        "fb_memory_usage",
+        "ecc_errors",
+        "ecc_mode",
+        "retired_pages",
+        "remapped_rows",
+        "gpu_power_readings",
+        "power_readings",
+        "clocks",
+        "max_clocks",
+        "temperature",
+        "processes",
+        "compute_mode",
+        "uuid",
+        "vbios_version",
+        "mig_mode",
+        "applications_clocks",
+        "default_applications_clocks",
+    ]
+    .contains(&key)
 }
 
 const POWER: [&str; 4] = [

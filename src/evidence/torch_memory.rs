@@ -93,6 +93,53 @@ static OOMS: LazyLock<Regex> =
 static RETRIES: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"cudaMalloc retries:\s*(\d+)").expect("static regex"));
 
+// Custom printouts: `Allocated: 1.2 GB, Reserved: 8.0 GB`, `memory_allocated=...`,
+// `torch.cuda.memory_reserved(): ...`, DeepSpeed's `MA 1.2 GB Max_MA 2 GB CA 8 GB Max_CA 8 GB`.
+const PSIZE: &str = r"([0-9]+(?:\.[0-9]+)?)\s?(bytes|B|KiB|MiB|GiB|TiB|KB|MB|GB|TB|kB)\b";
+static P_ALLOC: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(&format!(
+        r"(?i)(max[_ ]?|peak[_ ]?)?(?:memory[_ ]?|mem[_ ]?)?allocated(?:\(\))?(?:\s*memory)?\s*[:=]?\s*{PSIZE}"
+    ))
+    .expect("static regex")
+});
+static P_RES: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(&format!(
+        r"(?i)(max[_ ]?|peak[_ ]?)?(?:memory[_ ]?|mem[_ ]?)?(?:reserved|cached)(?:\(\))?(?:\s*memory)?\s*[:=]?\s*{PSIZE}"
+    ))
+    .expect("static regex")
+});
+static DS_MA: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\bMA ([0-9]+(?:\.[0-9]+)?) (GB|MB)\s+Max_MA [0-9.]+ (?:GB|MB)\s+CA ([0-9]+(?:\.[0-9]+)?) (GB|MB)")
+        .expect("static regex")
+});
+
+/// The last (allocated, reserved) pair a custom printout gives, in MiB.
+fn printout(text: &str) -> Option<(f64, f64)> {
+    if let Some(c) = DS_MA.captures_iter(text).last() {
+        return Some((size_at(&c, 1)?, size_at(&c, 3)?));
+    }
+    let last = |re: &Regex| {
+        re.captures_iter(text)
+            .filter(|c| c.get(1).is_none())
+            .last()
+            .and_then(|c| mib(c.get(2)?.as_str(), &unit(c.get(3)?.as_str())))
+    };
+    Some((last(&P_ALLOC)?, last(&P_RES)?))
+}
+
+fn unit(u: &str) -> String {
+    if u == "kB" {
+        "KB".into()
+    } else {
+        u.to_string()
+    }
+}
+
+/// A custom printout of allocated and reserved memory (not an OOM message or summary table).
+pub fn looks_like_memory_printout(h: &str) -> bool {
+    printout(h).is_some()
+}
+
 fn mib(n: &str, unit: &str) -> Option<f64> {
     let n: f64 = n.parse().ok()?;
     let f = match unit {
@@ -194,6 +241,14 @@ pub fn parse_torch_memory(text: &str) -> TorchMemory {
         m.reserved_mib = s_res;
         m.source = Some("memory_summary");
     }
+    if m.allocated_mib.is_none()
+        && m.reserved_mib.is_none()
+        && let Some((a, r)) = printout(text)
+    {
+        m.allocated_mib = Some(a);
+        m.reserved_mib = Some(r);
+        m.source = Some("printout");
+    }
     if let (Some(a), Some(r)) = (m.allocated_mib, m.reserved_mib) {
         if m.reserved_unallocated_mib.is_none() && r >= a {
             m.reserved_unallocated_mib = round2(r - a);
@@ -260,6 +315,28 @@ mod tests {
         assert_eq!(m.allocated_mib, None);
         assert_eq!(m.fragmentation, None);
         insta::assert_json_snapshot!("torch_memory_oom_truncated", m);
+    }
+
+    #[test]
+    fn custom_printouts_of_allocated_and_reserved() {
+        let m = parse_torch_memory(
+            "step 10 | Allocated: 1.5 GB, Reserved: 6.0 GB\nstep 20 | Allocated: 2.0 GB, Reserved: 8.0 GB\n",
+        );
+        assert_eq!(m.allocated_mib, Some(2048.0));
+        assert_eq!(m.reserved_mib, Some(8192.0));
+        assert_eq!(m.fragmentation, Some(0.75));
+        let ds = parse_torch_memory(
+            "[INFO] [utils.py:781:see_memory_usage] MA 3.5 GB         Max_MA 4.0 GB         CA 12.0 GB         Max_CA 12 GB \n",
+        );
+        assert_eq!(ds.allocated_mib, Some(3584.0));
+        assert_eq!(ds.reserved_mib, Some(12288.0));
+        let peak =
+            parse_torch_memory("max allocated: 9 GB\nmemory_allocated=1 GB memory_reserved=2 GB\n");
+        assert_eq!(peak.allocated_mib, Some(1024.0));
+        assert!(looks_like_memory_printout(
+            "torch.cuda.memory_allocated(): 10 MB torch.cuda.memory_reserved(): 20 MB"
+        ));
+        assert!(!looks_like_memory_printout("allocated 3 GB"));
     }
 
     #[test]

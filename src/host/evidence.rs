@@ -1,13 +1,15 @@
-//! Judging a host from pasted diagnostics (`--evidence FILE`): `nvidia-smi -q` text or XML
-//! becomes the NVML reading, `/etc/fstab` and `/proc/mounts` become those files. Everything
+//! Judging a host from pasted diagnostics (`--evidence FILE`): `nvidia-smi -q` text or XML, the
+//! default `nvidia-smi` table, `--query-gpu` CSV and `dmon` samples become the NVML reading;
+//! `/etc/fstab`, `/proc/mounts`, `mount` output and mountinfo become those files. Everything
 //! else answers "not in the evidence", which makes the rules that need it not-applicable:
 //! nothing is ever read from the machine gpufix runs on. Job-side evidence (a profiler trace,
 //! an NCCL log, a kernel log, a torch memory summary) is read by its probe directly and can be
-//! combined with a live host.
+//! combined with a live host; on a machine without an NVIDIA driver it is judged alone
+//! ([`EvidenceHost::inputs_only`]), since that machine cannot be the one the job ran on.
 
 use super::{CommandOutput, FileMeta, GpuSample, Host, NOT_IN_EVIDENCE, NvmlReading};
 use crate::evidence::detect::{EvidenceKind, detect};
-use crate::evidence::nvidia_smi;
+use crate::evidence::{mount_text, nvidia_smi, smi_tables};
 use std::collections::BTreeMap;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -32,12 +34,35 @@ pub fn describes_host(kind: EvidenceKind) -> bool {
         kind,
         EvidenceKind::NvidiaSmiText
             | EvidenceKind::NvidiaSmiXml
+            | EvidenceKind::NvidiaSmiTable
+            | EvidenceKind::NvidiaSmiCsv
+            | EvidenceKind::NvidiaSmiMonitor
+            | EvidenceKind::NvidiaSmiTopo
             | EvidenceKind::Fstab
             | EvidenceKind::ProcMounts
+            | EvidenceKind::MountOutput
+            | EvidenceKind::Mountinfo
+            | EvidenceKind::Df
     )
 }
 
+/// True when this machine has no NVIDIA driver loaded (a laptop, CI): a job's logs given here
+/// describe another machine.
+pub fn no_local_driver() -> bool {
+    !Path::new("/proc/driver/nvidia").exists() && !Path::new("/dev/nvidiactl").exists()
+}
+
 impl EvidenceHost {
+    /// A host that knows nothing: the inputs given (an NCCL log, a kernel log, a trace, a
+    /// config) are judged on their own and every rule about a machine is not-applicable.
+    pub fn inputs_only(why: &str) -> EvidenceHost {
+        EvidenceHost {
+            names: vec![why.to_string()],
+            files: BTreeMap::new(),
+            nvml: None,
+        }
+    }
+
     /// `None` when no file describes a host (only job evidence: keep the live host).
     pub fn from_files(paths: &[PathBuf]) -> anyhow::Result<Option<EvidenceHost>> {
         let mut h = EvidenceHost {
@@ -55,7 +80,7 @@ impl EvidenceHost {
                     continue;
                 }
                 anyhow::bail!(
-                    "--evidence {}: cannot tell what this is\nhelp: give nvidia-smi -q (text or -x XML), an NCCL_DEBUG=INFO log, dmesg, a torch memory summary or OOM message, /etc/fstab, /proc/mounts or a profiler trace",
+                    "--evidence {}: cannot tell what this is\nhelp: give nvidia-smi output (the table, -q text or -x XML, --query-gpu CSV, dmon, topo -m), an NCCL_DEBUG=INFO log, dmesg, a torch memory summary or OOM message, /etc/fstab, /proc/mounts, mount or df -h output, or a profiler trace",
                     p.display()
                 );
             };
@@ -70,12 +95,37 @@ impl EvidenceHost {
                             .map_err(|e| anyhow::anyhow!("--evidence {}: {e}", p.display()))?,
                     );
                 }
+                EvidenceKind::NvidiaSmiTable
+                | EvidenceKind::NvidiaSmiCsv
+                | EvidenceKind::NvidiaSmiMonitor => {
+                    let u = match kind {
+                        EvidenceKind::NvidiaSmiTable => smi_tables::parse_table(&text),
+                        EvidenceKind::NvidiaSmiCsv => smi_tables::parse_query_csv(&text),
+                        _ => smi_tables::parse_monitor(&text),
+                    }
+                    .map_err(|e| anyhow::anyhow!("--evidence {}: {e}", p.display()))?;
+                    h.nvml = Some(smi_tables::to_reading(&u));
+                }
                 EvidenceKind::Fstab => {
                     h.files.insert("/etc/fstab".into(), text.into_bytes());
                 }
-                _ => {
+                EvidenceKind::ProcMounts => {
                     h.files.insert("/proc/mounts".into(), text.into_bytes());
                 }
+                EvidenceKind::MountOutput => {
+                    h.files.insert(
+                        "/proc/mounts".into(),
+                        mount_text::mount_output_to_proc_mounts(&text).into_bytes(),
+                    );
+                }
+                EvidenceKind::Mountinfo => {
+                    h.files.insert(
+                        "/proc/mounts".into(),
+                        mount_text::mountinfo_to_proc_mounts(&text).into_bytes(),
+                    );
+                }
+                // topo -m and df are read by their own probes; they still describe that host
+                _ => {}
             }
         }
         Ok(if h.names.is_empty() { None } else { Some(h) })

@@ -16,9 +16,11 @@ pub mod diskstats;
 pub mod env;
 pub mod file;
 pub mod fstab;
+pub mod gpu_usage;
 pub mod inputs;
 pub mod kernel_modules;
 pub mod logs;
+pub mod mount_checks;
 pub mod mounts;
 pub mod nvml;
 pub mod nvml_sample;
@@ -106,6 +108,9 @@ pub static PROBES: &[&dyn ProbeKind] = &[
     &trace::Trace,
     &logs::NcclLog,
     &logs::TorchMemory,
+    &gpu_usage::GpuUsage,
+    &mount_checks::DataMounts,
+    &mount_checks::Shm,
 ];
 
 pub fn find(name: &str) -> Option<&'static dyn ProbeKind> {

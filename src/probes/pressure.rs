@@ -77,6 +77,18 @@ impl ProbeKind for Pressure {
                 }
             }
         }
+        if out.is_empty()
+            && !ctx.host.is_live()
+            && unavailable.values().any(|v| {
+                v.as_str()
+                    .is_some_and(|s| s.contains(crate::host::NOT_IN_EVIDENCE))
+            })
+        {
+            return ProbeOutcome::Unknown(format!(
+                "/proc/pressure: {}",
+                crate::host::NOT_IN_EVIDENCE
+            ));
+        }
         if out.is_empty() {
             return ProbeOutcome::Unknown("PSI not available (kernel without CONFIG_PSI)".into());
         }

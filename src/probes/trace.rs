@@ -74,9 +74,13 @@ impl ProbeKind for Trace {
     fn run(&self, _params: &Map<String, Value>, ctx: &ProbeCtx) -> ProbeOutcome {
         let path = match &ctx.inputs.trace {
             Some(p) => p.clone(),
+            // a trace is recognised by its content; a gzipped one by its name
             None => match ctx.inputs.evidence.iter().find(|p| {
-                let n = p.to_string_lossy();
-                n.ends_with(".json") || n.ends_with(".json.gz") || n.ends_with(".pt.trace.json")
+                p.to_string_lossy().ends_with(".gz") && p.to_string_lossy().contains(".json")
+                    || crate::probes::inputs::read_text(p).is_ok_and(|t| {
+                        crate::evidence::detect::detect(&t)
+                            == Some(crate::evidence::detect::EvidenceKind::ChromeTrace)
+                    })
             }) {
                 Some(p) => p.clone(),
                 None if super::param_bool(_params, "optional") == Some(true) => {

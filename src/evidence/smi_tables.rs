@@ -1,0 +1,1029 @@
+//! The other things people paste from `nvidia-smi`: the default table (the most common paste
+//! of all), `--query-gpu=... --format=csv` with its header, `dmon` and `pmon` samples, and
+//! `topo -m`. Each is read into [`SmiUsage`] (what the GPUs were doing, and which processes
+//! ran on them), which also maps onto the [`NvmlReading`] the live read fills, so the driver
+//! and memory rules judge a pasted table as they judge a live host. What a table does not
+//! print stays "not in the evidence".
+//!
+//! Lines may come quoted (`> `), inside markdown fences, with a shell prompt before them or
+//! cut at the end; each parser reads the rows it recognises and skips the rest.
+
+use crate::host::nvml_types::ProcessMem;
+use crate::host::{Field, GpuReading, NvmlReading};
+use serde::Serialize;
+
+use super::nvidia_smi::NOT_IN_EVIDENCE;
+
+/// What a pasted `nvidia-smi` table, CSV or monitor log shows.
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct SmiUsage {
+    /// `table`, `query-csv`, `dmon`, `pmon`.
+    pub format: String,
+    pub driver_version: Option<String>,
+    pub cuda_version: Option<String>,
+    pub gpus: Vec<UsageGpu>,
+    /// True when the text has a process section (even one saying "No running processes").
+    pub processes_listed: bool,
+    pub processes: Vec<UsageProcess>,
+    /// Rows read (dmon/pmon: samples).
+    pub samples: usize,
+    /// The last GPU row or sample is cut short.
+    pub truncated: bool,
+}
+
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct UsageGpu {
+    pub index: u32,
+    pub name: Option<String>,
+    pub bus_id: Option<String>,
+    pub persistence: Option<bool>,
+    /// The table's `Disp.A` column: this GPU drives a display.
+    pub display_active: Option<bool>,
+    pub temperature_c: Option<f64>,
+    pub pstate: Option<String>,
+    pub power_w: Option<f64>,
+    pub power_cap_w: Option<f64>,
+    pub memory_used_mib: Option<f64>,
+    pub memory_total_mib: Option<f64>,
+    /// Percent; for dmon the mean over the samples.
+    pub util_gpu: Option<f64>,
+    pub util_gpu_max: Option<f64>,
+    pub util_mem: Option<f64>,
+    pub compute_mode: Option<String>,
+    pub sm_clock_mhz: Option<f64>,
+    pub mem_clock_mhz: Option<f64>,
+    pub pcie_gen: Option<f64>,
+    pub pcie_gen_max: Option<f64>,
+    pub pcie_width: Option<f64>,
+    pub pcie_width_max: Option<f64>,
+    pub ecc_uncorrected: Option<f64>,
+    pub samples: usize,
+}
+
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct UsageProcess {
+    pub gpu: Option<u32>,
+    pub pid: Option<u32>,
+    /// `C`, `G`, `C+G`, `M`…
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub name: String,
+    pub memory_mib: Option<f64>,
+    /// pmon: SM percent of this process.
+    pub sm_pct: Option<f64>,
+}
+
+// ---------------------------------------------------------------------------------------------
+// Line cleanup.
+
+/// Strips what wraps a pasted line: quote marks, markdown fences and backticks, list bullets.
+fn clean(line: &str) -> &str {
+    let mut l = line.trim_end();
+    loop {
+        let t = l.trim_start();
+        if let Some(r) = t.strip_prefix('>') {
+            l = r;
+        } else if let Some(r) = t.strip_prefix('`') {
+            l = r;
+        } else {
+            break;
+        }
+    }
+    l.trim_end_matches('`')
+}
+
+fn num(s: &str) -> Option<f64> {
+    let t = s
+        .trim()
+        .trim_end_matches(|c: char| c.is_ascii_alphabetic() || c == '%')
+        .trim();
+    let n: f64 = t.parse().ok()?;
+    n.is_finite().then_some(n)
+}
+
+fn mib(s: &str) -> Option<f64> {
+    let s = s.trim();
+    let n = num(s)?;
+    let unit: String = s
+        .trim_start_matches(|c: char| c.is_ascii_digit() || c == '.' || c == ' ')
+        .to_string();
+    Some(match unit.trim() {
+        "GiB" | "GB" | "G" => n * 1024.0,
+        "KiB" | "KB" | "K" => n / 1024.0,
+        "B" => n / 1048576.0,
+        _ => n,
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// The default table.
+
+/// True when the text has the default table's header or a GPU row of it.
+pub fn looks_like_table(h: &str) -> bool {
+    (h.contains("GPU-Util") && h.contains("Memory-Usage"))
+        || (h.contains("NVIDIA-SMI") && h.contains("Driver Version") && h.contains('|'))
+        || h.lines().any(|l| {
+            let l = clean(l);
+            l.trim_start().starts_with('|') && gpu_row_2(&cells(l)).is_some()
+        })
+}
+
+fn cells(line: &str) -> Vec<&str> {
+    let t = line.trim();
+    let t = t.strip_prefix('|').unwrap_or(t);
+    let t = t.strip_suffix('|').unwrap_or(t);
+    t.split('|').map(str::trim).collect()
+}
+
+/// `0  NVIDIA A100-SXM4-80GB   On` | `00000000:07:00.0 Off` | `0`
+type Row1 = (u32, String, Option<bool>, Option<String>, Option<bool>);
+
+fn gpu_row_1(c: &[&str]) -> Option<Row1> {
+    if c.len() < 2 {
+        return None;
+    }
+    let mut toks: Vec<&str> = c[0].split_whitespace().collect();
+    let index: u32 = toks.first()?.parse().ok()?;
+    toks.remove(0);
+    let persistence = match toks.last().copied() {
+        Some("On") => Some(true),
+        Some("Off") => Some(false),
+        _ => None,
+    };
+    if persistence.is_some() {
+        toks.pop();
+    }
+    // Windows tables print the driver model (WDDM/TCC) instead of the persistence flag.
+    if matches!(toks.last().copied(), Some("WDDM" | "TCC")) {
+        toks.pop();
+    }
+    let disp = match c[1].split_whitespace().nth(1) {
+        Some("On") => Some(true),
+        Some("Off") => Some(false),
+        _ => None,
+    };
+    let bus = c[1].split_whitespace().next().filter(|b| {
+        b.matches(':').count() >= 1
+            && b.contains('.')
+            && b.chars()
+                .all(|x| x.is_ascii_hexdigit() || x == ':' || x == '.')
+    })?;
+    Some((
+        index,
+        toks.join(" "),
+        persistence,
+        Some(bus.to_string()),
+        disp,
+    ))
+}
+
+struct Row2 {
+    fan: Option<f64>,
+    temp: Option<f64>,
+    pstate: Option<String>,
+    power: Option<f64>,
+    cap: Option<f64>,
+    used: Option<f64>,
+    total: Option<f64>,
+    util: Option<f64>,
+    compute_mode: Option<String>,
+}
+
+/// `N/A   33C    P0    62W / 400W` | `4MiB / 81920MiB` | `0%      Default`
+fn gpu_row_2(c: &[&str]) -> Option<Row2> {
+    if c.len() < 2 {
+        return None;
+    }
+    let (used, total) = c[1].split_once('/')?;
+    if !used.trim().ends_with("MiB") && !used.trim().ends_with("GiB") {
+        return None;
+    }
+    let toks: Vec<&str> = c[0].split_whitespace().collect();
+    let temp = toks
+        .iter()
+        .find(|t| t.ends_with('C') && t[..t.len() - 1].parse::<f64>().is_ok())
+        .and_then(|t| num(t));
+    let fan = toks.iter().find(|t| t.ends_with('%')).and_then(|t| num(t));
+    let pstate = toks
+        .iter()
+        .find(|t| t.len() <= 3 && t.starts_with('P') && t[1..].parse::<u32>().is_ok())
+        .map(|t| t.to_string());
+    let (power, cap) = match c[0].rsplit_once('/') {
+        Some((a, b)) => (
+            a.split_whitespace().last().and_then(num),
+            b.split_whitespace().next().and_then(num),
+        ),
+        None => (None, None),
+    };
+    let (util, compute_mode) = match c.get(2) {
+        Some(u) => {
+            let mut it = u.split_whitespace();
+            let util = it.next().filter(|t| t.ends_with('%')).and_then(num);
+            (util, it.next().map(str::to_string))
+        }
+        None => (None, None),
+    };
+    Some(Row2 {
+        fan,
+        temp,
+        pstate,
+        power,
+        cap,
+        used: mib(used),
+        total: mib(total),
+        util,
+        compute_mode,
+    })
+}
+
+fn process_row(c: &[&str]) -> Option<UsageProcess> {
+    if c.len() != 1 {
+        return None;
+    }
+    let toks: Vec<&str> = c[0].split_whitespace().collect();
+    if toks.len() < 4 {
+        return None;
+    }
+    let gpu: u32 = toks[0].parse().ok()?;
+    let ti = toks
+        .iter()
+        .position(|t| matches!(*t, "C" | "G" | "C+G" | "M" | "M+C" | "M+G" | "C+M"))?;
+    let pid: Option<u32> = toks.get(ti.checked_sub(1)?).and_then(|p| p.parse().ok());
+    let last = toks.last()?;
+    let (memory_mib, end) = if last.ends_with("MiB") || last.ends_with("GiB") {
+        (mib(last), toks.len() - 1)
+    } else if *last == "N/A" {
+        (None, toks.len() - 1)
+    } else {
+        (None, toks.len())
+    };
+    if end <= ti + 1 {
+        return None;
+    }
+    Some(UsageProcess {
+        gpu: Some(gpu),
+        pid,
+        kind: toks[ti].to_string(),
+        name: super::clip(&toks[ti + 1..end].join(" "), 200),
+        memory_mib,
+        sm_pct: None,
+    })
+}
+
+pub fn parse_table(text: &str) -> Result<SmiUsage, String> {
+    let mut u = SmiUsage {
+        format: "table".into(),
+        ..Default::default()
+    };
+    let mut in_procs = false;
+    let mut pending: Option<UsageGpu> = None;
+    for raw in text.lines() {
+        let line = clean(raw);
+        let t = line.trim();
+        if t.contains("Driver Version:") {
+            let after = |k: &str| {
+                t.split_once(k)
+                    .and_then(|(_, r)| r.split_whitespace().next())
+                    .filter(|v| v.chars().next().is_some_and(|c| c.is_ascii_digit()))
+                    .map(str::to_string)
+            };
+            u.driver_version = after("Driver Version:");
+            u.cuda_version = after("CUDA Version:");
+            continue;
+        }
+        if t.starts_with("| Processes") || t.starts_with("|  Processes") || t == "Processes:" {
+            in_procs = true;
+            u.processes_listed = true;
+            continue;
+        }
+        if !t.starts_with('|') {
+            continue;
+        }
+        let c = cells(t);
+        if in_procs {
+            if t.contains("No running processes") {
+                continue;
+            }
+            if let Some(p) = process_row(&c)
+                && u.processes.len() < super::MAX_ITEMS
+            {
+                u.processes.push(p);
+            }
+            continue;
+        }
+        if let Some((index, name, persistence, bus_id, display_active)) = gpu_row_1(&c) {
+            if let Some(g) = pending.take() {
+                u.gpus.push(g);
+            }
+            pending = Some(UsageGpu {
+                index,
+                name: Some(super::clip(&name, 200)).filter(|n| !n.is_empty()),
+                persistence,
+                bus_id,
+                display_active,
+                ..Default::default()
+            });
+            continue;
+        }
+        if let Some(r) = gpu_row_2(&c) {
+            let mut g = pending.take().unwrap_or_else(|| UsageGpu {
+                index: u.gpus.len() as u32,
+                ..Default::default()
+            });
+            let _ = r.fan;
+            g.temperature_c = r.temp;
+            g.pstate = r.pstate;
+            g.power_w = r.power;
+            g.power_cap_w = r.cap;
+            g.memory_used_mib = r.used;
+            g.memory_total_mib = r.total;
+            g.util_gpu = r.util;
+            g.util_gpu_max = r.util;
+            g.compute_mode = r.compute_mode;
+            g.samples = 1;
+            u.samples += 1;
+            if u.gpus.len() < super::MAX_ITEMS {
+                u.gpus.push(g);
+            }
+        }
+    }
+    // A GPU row whose second line the paste lost.
+    if let Some(g) = pending.take() {
+        u.truncated = true;
+        u.gpus.push(g);
+    }
+    if u.gpus.is_empty() && u.processes.is_empty() {
+        return Err("no GPU rows found in the nvidia-smi table".into());
+    }
+    Ok(u)
+}
+
+// ---------------------------------------------------------------------------------------------
+// `--query-gpu=... --format=csv` (and `--query-compute-apps`).
+
+/// The CSV header nvidia-smi prints: field names with units in brackets.
+pub fn looks_like_query_csv(h: &str) -> bool {
+    h.lines().map(clean).any(|l| {
+        let l = l.trim();
+        let fields: Vec<&str> = l.split(',').map(str::trim).collect();
+        fields.len() >= 2
+            && fields.iter().filter(|f| is_query_field(f)).count() * 2 >= fields.len()
+            && fields.iter().any(|f| is_query_field(f))
+    })
+}
+
+fn is_query_field(f: &str) -> bool {
+    let name = f.split(" [").next().unwrap_or(f).trim();
+    [
+        "index",
+        "name",
+        "pci.bus_id",
+        "uuid",
+        "driver_version",
+        "pstate",
+        "temperature.gpu",
+        "utilization.gpu",
+        "utilization.memory",
+        "memory.total",
+        "memory.used",
+        "memory.free",
+        "power.draw",
+        "power.limit",
+        "enforced.power.limit",
+        "power.default_limit",
+        "clocks.sm",
+        "clocks.gr",
+        "clocks.mem",
+        "clocks.max.sm",
+        "clocks.max.gr",
+        "clocks.max.mem",
+        "pcie.link.gen.current",
+        "pcie.link.gen.max",
+        "pcie.link.width.current",
+        "pcie.link.width.max",
+        "persistence_mode",
+        "compute_mode",
+        "fan.speed",
+        "timestamp",
+        "pid",
+        "process_name",
+        "used_gpu_memory",
+        "used_memory",
+        "gpu_uuid",
+        "gpu_bus_id",
+        "clocks_throttle_reasons.active",
+        "clocks_event_reasons.active",
+        "ecc.errors.uncorrected.volatile.total",
+        "ecc.errors.uncorrected.aggregate.total",
+        "count",
+    ]
+    .contains(&name)
+        || name.starts_with("clocks_throttle_reasons.")
+        || name.starts_with("clocks_event_reasons.")
+        || name.starts_with("ecc.")
+        || name.starts_with("utilization.")
+}
+
+pub fn parse_query_csv(text: &str) -> Result<SmiUsage, String> {
+    let mut u = SmiUsage {
+        format: "query-csv".into(),
+        ..Default::default()
+    };
+    let mut header: Option<Vec<String>> = None;
+    for raw in text.lines() {
+        let l = clean(raw).trim();
+        if l.is_empty() {
+            continue;
+        }
+        let fields: Vec<&str> = l.split(',').map(str::trim).collect();
+        if fields.len() >= 2
+            && fields.iter().filter(|f| is_query_field(f)).count() * 2 >= fields.len()
+        {
+            header = Some(
+                fields
+                    .iter()
+                    .map(|f| f.split(" [").next().unwrap_or(f).trim().to_string())
+                    .collect(),
+            );
+            continue;
+        }
+        let Some(h) = &header else { continue };
+        if fields.len() != h.len() {
+            // a row cut off by the paste
+            if fields.len() < h.len() && !fields.is_empty() {
+                u.truncated = true;
+            }
+            continue;
+        }
+        let get = |k: &str| {
+            h.iter()
+                .position(|x| x == k)
+                .map(|i| fields[i])
+                .filter(|v| !v.contains("N/A") && !v.contains("Not Supported") && !v.is_empty())
+        };
+        if h.iter().any(|x| x == "pid" || x == "process_name")
+            && !h.iter().any(|x| x == "utilization.gpu")
+        {
+            u.processes_listed = true;
+            if u.processes.len() < super::MAX_ITEMS {
+                u.processes.push(UsageProcess {
+                    gpu: get("index").and_then(|v| v.parse().ok()),
+                    pid: get("pid").and_then(|v| v.parse().ok()),
+                    kind: "C".into(),
+                    name: super::clip(get("process_name").unwrap_or(""), 200),
+                    memory_mib: get("used_gpu_memory").or(get("used_memory")).and_then(mib),
+                    sm_pct: None,
+                });
+            }
+            continue;
+        }
+        let index = get("index")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(u.gpus.len() as u32);
+        let reasons = get("clocks_throttle_reasons.active").or(get("clocks_event_reasons.active"));
+        let _ = reasons;
+        let g = UsageGpu {
+            index,
+            name: get("name").map(|v| super::clip(v, 200)),
+            bus_id: get("pci.bus_id").map(str::to_string),
+            persistence: get("persistence_mode").map(|v| v == "Enabled"),
+            display_active: get("display_active").map(|v| v == "Enabled"),
+            temperature_c: get("temperature.gpu").and_then(num),
+            pstate: get("pstate").map(str::to_string),
+            power_w: get("power.draw").and_then(num),
+            power_cap_w: get("enforced.power.limit")
+                .or(get("power.limit"))
+                .and_then(num),
+            memory_used_mib: get("memory.used").and_then(mib),
+            memory_total_mib: get("memory.total").and_then(mib),
+            util_gpu: get("utilization.gpu").and_then(num),
+            util_gpu_max: get("utilization.gpu").and_then(num),
+            util_mem: get("utilization.memory").and_then(num),
+            compute_mode: get("compute_mode").map(str::to_string),
+            sm_clock_mhz: get("clocks.sm").or(get("clocks.gr")).and_then(num),
+            mem_clock_mhz: get("clocks.mem").and_then(num),
+            pcie_gen: get("pcie.link.gen.current").and_then(num),
+            pcie_gen_max: get("pcie.link.gen.max").and_then(num),
+            pcie_width: get("pcie.link.width.current").and_then(num),
+            pcie_width_max: get("pcie.link.width.max").and_then(num),
+            ecc_uncorrected: get("ecc.errors.uncorrected.volatile.total").and_then(num),
+            samples: 1,
+        };
+        u.samples += 1;
+        merge_sample(&mut u.gpus, g);
+    }
+    if header.is_none() {
+        return Err("no nvidia-smi --query-gpu CSV header found".into());
+    }
+    if u.gpus.is_empty() && u.processes.is_empty() {
+        return Err("the --query-gpu CSV has a header but no rows".into());
+    }
+    Ok(u)
+}
+
+/// Several rows for one GPU (`-l 1`): utilization becomes the mean, the rest the latest.
+fn merge_sample(gpus: &mut Vec<UsageGpu>, g: UsageGpu) {
+    let full = gpus.len() >= super::MAX_ITEMS;
+    match gpus.iter_mut().find(|x| x.index == g.index) {
+        Some(x) => {
+            let n = x.samples as f64;
+            let mean = |a: Option<f64>, b: Option<f64>| match (a, b) {
+                (Some(a), Some(b)) => Some((a * n + b) / (n + 1.0)),
+                (a, b) => a.or(b),
+            };
+            let util = mean(x.util_gpu, g.util_gpu);
+            let umem = mean(x.util_mem, g.util_mem);
+            let umax = match (x.util_gpu_max, g.util_gpu) {
+                (Some(a), Some(b)) => Some(a.max(b)),
+                (a, b) => a.or(b),
+            };
+            let samples = x.samples + 1;
+            let name = x.name.take();
+            *x = UsageGpu {
+                name: g.name.clone().or(name),
+                util_gpu: util,
+                util_mem: umem,
+                util_gpu_max: umax,
+                samples,
+                ..g
+            };
+        }
+        None if !full => gpus.push(g),
+        None => {}
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// dmon / pmon.
+
+fn monitor_header(h: &str) -> Option<(bool, Vec<String>)> {
+    for l in h.lines().map(clean) {
+        let t = l.trim();
+        if let Some(rest) = t.strip_prefix('#') {
+            let cols: Vec<String> = rest
+                .split_whitespace()
+                .map(str::to_ascii_lowercase)
+                .collect();
+            if cols.first().is_some_and(|c| c == "gpu") {
+                let pmon = cols.iter().any(|c| c == "pid");
+                if pmon || cols.iter().any(|c| c == "sm" || c == "pwr") {
+                    return Some((pmon, cols));
+                }
+            }
+        }
+    }
+    None
+}
+
+pub fn looks_like_monitor(h: &str) -> bool {
+    monitor_header(h).is_some()
+}
+
+pub fn parse_monitor(text: &str) -> Result<SmiUsage, String> {
+    let Some((pmon, cols)) = monitor_header(text) else {
+        return Err("no `# gpu ...` header of nvidia-smi dmon or pmon".into());
+    };
+    let mut u = SmiUsage {
+        format: if pmon { "pmon" } else { "dmon" }.into(),
+        processes_listed: pmon,
+        ..Default::default()
+    };
+    let col = |k: &str| cols.iter().position(|c| c == k);
+    for raw in text.lines() {
+        let t = clean(raw).trim();
+        if t.is_empty() || t.starts_with('#') {
+            continue;
+        }
+        let toks: Vec<&str> = t.split_whitespace().collect();
+        // dmon -o T/D prefixes date and time columns; they are in the header too.
+        if toks.len() < cols.len() {
+            if toks.first().is_some_and(|x| x.parse::<u32>().is_ok()) {
+                u.truncated = true;
+            }
+            continue;
+        }
+        let Some(gi) = col("gpu") else { break };
+        let Ok(index) = toks[gi].parse::<u32>() else {
+            continue;
+        };
+        let get = |k: &str| col(k).and_then(|i| toks.get(i)).and_then(|v| num(v));
+        u.samples += 1;
+        if pmon {
+            let pid = col("pid")
+                .and_then(|i| toks.get(i))
+                .and_then(|v| v.parse().ok());
+            let name = col("command")
+                .and_then(|i| toks.get(i..))
+                .map(|r| r.join(" "))
+                .unwrap_or_default();
+            let sm = get("sm");
+            if pid.is_none() {
+                merge_sample(
+                    &mut u.gpus,
+                    UsageGpu {
+                        index,
+                        samples: 1,
+                        ..Default::default()
+                    },
+                );
+                continue;
+            }
+            let full = u.processes.len() >= super::MAX_ITEMS;
+            match u
+                .processes
+                .iter_mut()
+                .find(|p| p.pid == pid && p.gpu == Some(index))
+            {
+                Some(p) => {
+                    p.sm_pct = match (p.sm_pct, sm) {
+                        (Some(a), Some(b)) => Some((a + b) / 2.0),
+                        (a, b) => a.or(b),
+                    }
+                }
+                None if !full => u.processes.push(UsageProcess {
+                    gpu: Some(index),
+                    pid,
+                    kind: col("type")
+                        .and_then(|i| toks.get(i))
+                        .unwrap_or(&"C")
+                        .to_string(),
+                    name: super::clip(&name, 200),
+                    memory_mib: get("fb"),
+                    sm_pct: sm,
+                }),
+                None => {}
+            }
+            merge_sample(
+                &mut u.gpus,
+                UsageGpu {
+                    index,
+                    util_gpu: sm.or(Some(0.0)),
+                    util_gpu_max: sm,
+                    samples: 1,
+                    ..Default::default()
+                },
+            );
+        } else {
+            merge_sample(
+                &mut u.gpus,
+                UsageGpu {
+                    index,
+                    power_w: get("pwr"),
+                    temperature_c: get("gtemp").or(get("temp")),
+                    util_gpu: get("sm"),
+                    util_gpu_max: get("sm"),
+                    util_mem: get("mem"),
+                    sm_clock_mhz: get("pclk"),
+                    mem_clock_mhz: get("mclk"),
+                    memory_used_mib: get("fb"),
+                    samples: 1,
+                    ..Default::default()
+                },
+            );
+        }
+    }
+    if u.samples == 0 {
+        return Err("the dmon/pmon header has no sample rows under it".into());
+    }
+    Ok(u)
+}
+
+// ---------------------------------------------------------------------------------------------
+// `nvidia-smi topo -m`.
+
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct Topology {
+    pub gpus: Vec<String>,
+    /// `GPU0-GPU1: NV12`, one entry per pair.
+    pub links: Vec<TopoLink>,
+    pub nvlink_pairs: usize,
+    pub pairs: usize,
+}
+
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct TopoLink {
+    pub a: String,
+    pub b: String,
+    pub link: String,
+}
+
+pub fn looks_like_topo(h: &str) -> bool {
+    h.contains("CPU Affinity") && h.lines().any(|l| clean(l).trim_start().starts_with("GPU0"))
+        || h.contains("Legend:") && h.contains("PHB") && h.contains("PIX")
+}
+
+pub fn parse_topo(text: &str) -> Result<Topology, String> {
+    let mut header: Vec<String> = Vec::new();
+    let mut t = Topology::default();
+    for raw in text.lines() {
+        let l = clean(raw);
+        let toks: Vec<&str> = l.split_whitespace().collect();
+        if header.is_empty() {
+            if toks.first().is_some_and(|x| x.starts_with("GPU0"))
+                && toks.len() >= 2
+                && l.starts_with(char::is_whitespace)
+            {
+                header = toks
+                    .iter()
+                    .take_while(|x| !x.starts_with("CPU") && !x.starts_with("NUMA"))
+                    .map(|s| s.to_string())
+                    .collect();
+            } else if toks.first().is_some_and(|x| x.starts_with("GPU0"))
+                && toks.len() >= 2
+                && toks[1].starts_with("GPU")
+            {
+                header = toks
+                    .iter()
+                    .take_while(|x| !x.starts_with("CPU") && !x.starts_with("NUMA"))
+                    .map(|s| s.to_string())
+                    .collect();
+            }
+            continue;
+        }
+        let Some(row) = toks.first() else { continue };
+        if !row.starts_with("GPU") || toks.len() < 2 {
+            continue;
+        }
+        if !t.gpus.contains(&row.to_string()) {
+            t.gpus.push(row.to_string());
+        }
+        for (i, cell) in toks[1..].iter().enumerate() {
+            let Some(col) = header.get(i) else { break };
+            if !col.starts_with("GPU") || *cell == "X" || col.as_str() <= *row {
+                continue;
+            }
+            t.pairs += 1;
+            if cell.starts_with("NV") {
+                t.nvlink_pairs += 1;
+            }
+            if t.links.len() < super::MAX_ITEMS {
+                t.links.push(TopoLink {
+                    a: row.to_string(),
+                    b: col.clone(),
+                    link: cell.to_string(),
+                });
+            }
+        }
+    }
+    if header.is_empty() {
+        return Err("no `GPU0 GPU1 ...` header of nvidia-smi topo -m".into());
+    }
+    Ok(t)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Mapping onto the NVML reading.
+
+fn absent<T>() -> Field<T> {
+    Field::Error(NOT_IN_EVIDENCE.to_string())
+}
+
+fn opt<T>(v: Option<T>) -> Field<T> {
+    v.map(Field::Ok).unwrap_or_else(absent)
+}
+
+fn to_u32(v: Option<f64>) -> Field<u32> {
+    opt(v
+        .filter(|x| *x >= 0.0 && *x < 1e9)
+        .map(|x| x.round() as u32))
+}
+
+fn mib_to_bytes(v: Option<f64>) -> Field<u64> {
+    opt(v
+        .filter(|x| *x >= 0.0 && *x < 1e12)
+        .map(|x| (x * 1048576.0) as u64))
+}
+
+/// What the table says in the shape of a live NVML reading; the rest is not in the evidence.
+pub fn to_reading(u: &SmiUsage) -> NvmlReading {
+    let gpus = u
+        .gpus
+        .iter()
+        .map(|g| {
+            let processes = if u.processes_listed && u.format != "pmon" {
+                Field::Ok(
+                    u.processes
+                        .iter()
+                        .filter(|p| p.gpu == Some(g.index) || p.gpu.is_none())
+                        .filter_map(|p| {
+                            Some(ProcessMem {
+                                pid: p.pid?,
+                                used_memory: p.memory_mib.map(|m| (m * 1048576.0) as u64),
+                                kind: match p.kind.as_str() {
+                                    "G" => "graphics",
+                                    "C+G" => "compute+graphics",
+                                    _ => "compute",
+                                }
+                                .into(),
+                            })
+                        })
+                        .collect(),
+                )
+            } else {
+                absent()
+            };
+            GpuReading {
+                index: g.index,
+                name: opt(g.name.clone()),
+                uuid: absent(),
+                pci_bus_id: opt(g.bus_id.clone()),
+                vbios: absent(),
+                // the table's Persistence-M column is a desktop's default as often as a
+                // server's fault; only `-q` output (which names the mode) is judged for it
+                persistence: absent(),
+                clock_sm: to_u32(g.sm_clock_mhz),
+                clock_sm_max: absent(),
+                clock_graphics: to_u32(g.sm_clock_mhz),
+                clock_graphics_max: absent(),
+                clock_mem: to_u32(g.mem_clock_mhz),
+                clock_mem_max: absent(),
+                app_clock_graphics: absent(),
+                default_app_clock_graphics: absent(),
+                app_clock_mem: absent(),
+                default_app_clock_mem: absent(),
+                clocks_event_reasons: absent(),
+                power_usage_mw: to_u32(g.power_w.map(|w| w * 1000.0)),
+                power_limit_mw: to_u32(g.power_cap_w.map(|w| w * 1000.0)),
+                power_default_limit_mw: absent(),
+                power_enforced_limit_mw: to_u32(g.power_cap_w.map(|w| w * 1000.0)),
+                temperature_c: to_u32(g.temperature_c),
+                ecc_enabled: absent(),
+                ecc_pending: absent(),
+                ecc_uncorrected_volatile: opt(g.ecc_uncorrected.map(|x| x as u64)),
+                ecc_uncorrected_aggregate: absent(),
+                ecc_corrected_volatile: absent(),
+                retired_pages_pending: absent(),
+                retired_pages_count: absent(),
+                remapped_rows_correctable: absent(),
+                remapped_rows_uncorrectable: absent(),
+                remapped_rows_pending: absent(),
+                remapped_rows_failure: absent(),
+                pcie_gen: to_u32(g.pcie_gen),
+                pcie_width: to_u32(g.pcie_width),
+                pcie_max_gen: to_u32(g.pcie_gen_max),
+                pcie_max_width: to_u32(g.pcie_width_max),
+                nvlinks: absent(),
+                compute_mode: opt(g.compute_mode.clone()),
+                mig_current: absent(),
+                mig_pending: absent(),
+                utilization_gpu: to_u32(g.util_gpu),
+                utilization_memory: to_u32(g.util_mem),
+                memory_total: mib_to_bytes(g.memory_total_mib),
+                memory_used: mib_to_bytes(g.memory_used_mib),
+                memory_free: match (g.memory_total_mib, g.memory_used_mib) {
+                    (Some(t), Some(u)) if t >= u => mib_to_bytes(Some(t - u)),
+                    _ => absent(),
+                },
+                pstate: opt(g.pstate.clone()),
+                processes,
+            }
+        })
+        .collect();
+    NvmlReading {
+        driver_version: opt(u.driver_version.clone()),
+        cuda_driver_version: match u.cuda_version.as_deref().and_then(|v| {
+            let mut it = v.split('.');
+            let a: i32 = it.next()?.parse().ok()?;
+            let b: i32 = it.next().unwrap_or("0").parse().ok()?;
+            Some(a * 1000 + b.clamp(0, 99) * 10)
+        }) {
+            Some(v) => Field::Ok(v),
+            None => absent(),
+        },
+        nvml_version: absent(),
+        init_ms: 0.0,
+        gpus,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NEW_TABLE: &str = "\
+Tue Mar  5 10:00:00 2024
++---------------------------------------------------------------------------------------+
+| NVIDIA-SMI 535.104.05             Driver Version: 535.104.05   CUDA Version: 12.2     |
+|-----------------------------------------+----------------------+----------------------+
+| GPU  Name                 Persistence-M | Bus-Id        Disp.A | Volatile Uncorr. ECC |
+| Fan  Temp   Perf          Pwr:Usage/Cap |         Memory-Usage | GPU-Util  Compute M. |
+|                                         |                      |               MIG M. |
+|=========================================+======================+======================|
+|   0  NVIDIA A100-SXM4-80GB          On  | 00000000:07:00.0 Off |                    0 |
+| N/A   33C    P0              92W / 400W |  20155MiB / 81920MiB |      7%      Default |
+|                                         |                      |             Disabled |
++-----------------------------------------+----------------------+----------------------+
+|   1  NVIDIA A100-SXM4-80GB          On  | 00000000:0F:00.0 Off |                    0 |
+| N/A   31C    P0              61W / 400W |      4MiB / 81920MiB |      0%      Default |
+|                                         |                      |             Disabled |
++-----------------------------------------+----------------------+----------------------+
+
++---------------------------------------------------------------------------------------+
+| Processes:                                                                            |
+|  GPU   GI   CI        PID   Type   Process name                            GPU Memory |
+|        ID   ID                                                             Usage      |
+|=======================================================================================|
+|    0   N/A  N/A     41234      C   /opt/conda/bin/python                     20142MiB |
++---------------------------------------------------------------------------------------+
+";
+
+    #[test]
+    fn new_table_layout_with_gi_ci_columns() {
+        assert!(looks_like_table(NEW_TABLE));
+        let u = parse_table(NEW_TABLE).unwrap();
+        assert_eq!(u.driver_version.as_deref(), Some("535.104.05"));
+        assert_eq!(u.cuda_version.as_deref(), Some("12.2"));
+        assert_eq!(u.gpus.len(), 2);
+        assert_eq!(u.gpus[0].name.as_deref(), Some("NVIDIA A100-SXM4-80GB"));
+        assert_eq!(u.gpus[0].util_gpu, Some(7.0));
+        assert_eq!(u.gpus[0].memory_used_mib, Some(20155.0));
+        assert_eq!(u.gpus[0].power_cap_w, Some(400.0));
+        assert_eq!(u.gpus[1].index, 1);
+        assert_eq!(u.processes.len(), 1);
+        assert_eq!(u.processes[0].pid, Some(41234));
+        assert_eq!(u.processes[0].name, "/opt/conda/bin/python");
+        assert_eq!(u.processes[0].memory_mib, Some(20142.0));
+        let r = to_reading(&u);
+        assert_eq!(r.cuda_driver_version, Field::Ok(12020));
+        assert_eq!(r.gpus[0].utilization_gpu, Field::Ok(7));
+        assert!(matches!(r.gpus[0].clocks_event_reasons, Field::Error(_)));
+    }
+
+    #[test]
+    fn quoted_old_table_in_backticks_and_cut_gpu_row() {
+        let t = "> `+-----------------------------------------------------------------------------+\n\
+> | NVIDIA-SMI 396.45                 Driver Version: 396.45                    |\n\
+> |===============================+======================+======================|\n\
+> |   0  Tesla V100-SXM2...  Off  | 00000000:40:00.0 Off |                    0 |\n\
+> | N/A   34C    P0    55W / 300W |   6671MiB / 16160MiB |      0%      Default |\n\
+> |   1  Tesla V100-SXM2...  Off  | 00000000:41:00.0 Off |                    0 |`\n";
+        let u = parse_table(t).unwrap();
+        assert_eq!(u.gpus.len(), 2);
+        assert_eq!(u.gpus[0].util_gpu, Some(0.0));
+        assert_eq!(u.gpus[0].persistence, Some(false));
+        assert!(u.truncated);
+        assert!(!u.processes_listed);
+    }
+
+    #[test]
+    fn query_csv_with_units_and_several_samples() {
+        let t = "index, name, utilization.gpu [%], memory.used [MiB], memory.total [MiB]\n\
+0, NVIDIA GeForce RTX 3090, 12 %, 10240 MiB, 24576 MiB\n\
+0, NVIDIA GeForce RTX 3090, 4 %, 10240 MiB, 24576 MiB\n";
+        assert!(looks_like_query_csv(t));
+        let u = parse_query_csv(t).unwrap();
+        assert_eq!(u.gpus.len(), 1);
+        assert_eq!(u.gpus[0].util_gpu, Some(8.0));
+        assert_eq!(u.gpus[0].util_gpu_max, Some(12.0));
+        assert_eq!(u.samples, 2);
+    }
+
+    #[test]
+    fn dmon_samples_average_per_gpu() {
+        let t = "# gpu    pwr  gtemp  mtemp     sm    mem    enc    dec   mclk   pclk\n\
+# Idx      W      C      C      %      %      %      %    MHz    MHz\n\
+    0     70     36     43     10      2      0      0   2619   1980\n\
+    1     71     37     44     90     30      0      0   2619   1980\n\
+    0     70     36     43     30      2      0      0   2619   1980\n\
+    1     71";
+        let u = parse_monitor(t).unwrap();
+        assert_eq!(u.format, "dmon");
+        assert_eq!(u.gpus[0].util_gpu, Some(20.0));
+        assert_eq!(u.gpus[1].util_gpu, Some(90.0));
+        assert!(u.truncated);
+    }
+
+    #[test]
+    fn pmon_lists_processes() {
+        let t = "# gpu        pid  type    sm   mem   enc   dec   command\n\
+# Idx          #   C/G     %     %     %     %   name\n\
+    0      23456     C     3     1     -     -   python\n\
+    1          -     -     -     -     -     -   -\n";
+        let u = parse_monitor(t).unwrap();
+        assert_eq!(u.format, "pmon");
+        assert_eq!(u.processes.len(), 1);
+        assert_eq!(u.processes[0].name, "python");
+        assert_eq!(u.processes[0].sm_pct, Some(3.0));
+    }
+
+    #[test]
+    fn topo_matrix() {
+        let t = "\tGPU0\tGPU1\tGPU2\tCPU Affinity\tNUMA Affinity\n\
+GPU0\t X \tNV12\tSYS\t0-31\t0\n\
+GPU1\tNV12\t X \tPHB\t0-31\t0\n\
+GPU2\tSYS\tPHB\t X \t32-63\t1\n\n\
+Legend:\n  X    = Self\n";
+        assert!(looks_like_topo(t));
+        let topo = parse_topo(t).unwrap();
+        assert_eq!(topo.pairs, 3);
+        assert_eq!(topo.nvlink_pairs, 1);
+    }
+
+    #[test]
+    fn non_tables_are_errors() {
+        assert!(parse_table("hello").is_err());
+        assert!(parse_query_csv("a,b\n1,2").is_err());
+        assert!(parse_monitor("# nothing").is_err());
+        assert!(parse_topo("x").is_err());
+    }
+}

@@ -1,0 +1,196 @@
+//! `gpu.usage`: what the GPUs were doing and which processes ran on them, from a pasted
+//! `nvidia-smi` table, `--query-gpu`/`--query-compute-apps` CSV, `dmon` or `pmon` given as
+//! `--evidence`. The fields are generic (`gpu_util`, `process_on_gpu`) so a live reading of a
+//! `--pid` window can fill the same ones.
+
+use super::inputs::evidence_of;
+use super::{ProbeCtx, ProbeKind, ProbeOutcome};
+use crate::evidence::detect::EvidenceKind;
+use crate::evidence::smi_tables::{self, SmiUsage, UsageProcess};
+use serde_json::{Map, Value, json};
+
+pub struct GpuUsage;
+
+/// Memory a job holds on a GPU when the paste lists no processes: an idle desktop's display
+/// server holds a few hundred MiB, so a GPU that drives a display (or may) needs GiBs; an
+/// idle GPU without a display holds a few MiB, so more than this is a CUDA context.
+const HELD_MIB: f64 = 1024.0;
+const HELD_NO_DISPLAY_MIB: f64 = 48.0;
+
+/// A process that looks like a training job: Python or a launcher.
+pub fn is_training_process(p: &UsageProcess) -> bool {
+    if p.kind.starts_with('G') {
+        return false;
+    }
+    let n = p.name.to_ascii_lowercase();
+    [
+        "python",
+        "torchrun",
+        "deepspeed",
+        "accelerate",
+        "pt_main_thread",
+        "train",
+        "ray::",
+        "jupyter",
+    ]
+    .iter()
+    .any(|k| n.contains(k))
+}
+
+/// Judges what one paste shows.
+pub fn usage_value(u: &SmiUsage, source: &str) -> Value {
+    let mut gpus = Vec::new();
+    let mut busy_utils = Vec::new();
+    let mut evidence = None;
+    for g in &u.gpus {
+        let procs: Vec<&UsageProcess> = u
+            .processes
+            .iter()
+            .filter(|p| p.gpu == Some(g.index) && is_training_process(p))
+            .collect();
+        let floor = if g.display_active == Some(false) {
+            HELD_NO_DISPLAY_MIB
+        } else {
+            HELD_MIB
+        };
+        let held = !u.processes_listed && g.memory_used_mib.is_some_and(|m| m >= floor);
+        let hosts_job = !procs.is_empty() || held;
+        if hosts_job {
+            if let Some(x) = g.util_gpu {
+                busy_utils.push(x);
+            }
+            evidence.get_or_insert(if procs.is_empty() {
+                "memory held (the paste lists no processes)"
+            } else {
+                "a training process is listed"
+            });
+        }
+        gpus.push(json!({
+            "index": g.index,
+            "name": g.name,
+            "util_gpu": g.util_gpu,
+            "util_gpu_max": g.util_gpu_max,
+            "memory_used_mib": g.memory_used_mib,
+            "memory_total_mib": g.memory_total_mib,
+            "pstate": g.pstate,
+            "hosts_job": hosts_job,
+            "training_processes": procs.iter().map(|p| json!({"pid": p.pid, "name": p.name, "memory_mib": p.memory_mib})).collect::<Vec<_>>(),
+        }));
+    }
+    let mut out = Map::new();
+    out.insert("format".into(), json!(u.format));
+    out.insert("samples".into(), json!(u.samples));
+    out.insert("gpus".into(), Value::Array(gpus));
+    out.insert("process_on_gpu".into(), json!(evidence.is_some()));
+    if let Some(e) = evidence {
+        out.insert("process_evidence".into(), json!(e));
+    }
+    let mut unavailable = Map::new();
+    if busy_utils.is_empty() {
+        if evidence.is_some() {
+            unavailable.insert(
+                "gpu_util".into(),
+                json!("the paste shows no utilization figure for the GPUs the job is on"),
+            );
+        }
+    } else {
+        let mean = busy_utils.iter().sum::<f64>() / busy_utils.len() as f64;
+        out.insert("gpu_util".into(), json!((mean * 10.0).round() / 10.0));
+        out.insert("job_gpus".into(), json!(busy_utils.len()));
+    }
+    if u.truncated {
+        unavailable
+            .entry("gpu_util")
+            .or_insert(json!("input ends early: the last GPU row is cut"));
+    }
+    out.insert("truncated".into(), json!(u.truncated));
+    if !unavailable.is_empty() {
+        out.insert("unavailable".into(), Value::Object(unavailable));
+    }
+    out.insert("file".into(), json!(source));
+    Value::Object(out)
+}
+
+impl ProbeKind for GpuUsage {
+    fn name(&self) -> &'static str {
+        "gpu.usage"
+    }
+    fn doc(&self) -> &'static str {
+        "GPU utilization and the processes on each GPU, from a pasted nvidia-smi table, --query-gpu CSV, dmon or pmon (--evidence)"
+    }
+    fn fields(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            ("gpu_util", "mean utilization (%) of the GPUs a job is on"),
+            (
+                "process_on_gpu",
+                "a training process (python, torchrun, ...) is on a GPU, or, where no processes are listed, a GPU holds over 1 GiB",
+            ),
+            ("process_evidence", "why process_on_gpu is true"),
+            ("job_gpus", "how many GPUs the job is on"),
+            (
+                "gpus",
+                "[{index, name, util_gpu, util_gpu_max, memory_used_mib, memory_total_mib, pstate, hosts_job, training_processes}]",
+            ),
+            ("format", "table, query-csv, dmon or pmon"),
+            ("samples", "rows read"),
+            ("truncated", "the paste ends inside a GPU row"),
+        ]
+    }
+    fn run(&self, _params: &Map<String, Value>, ctx: &ProbeCtx) -> ProbeOutcome {
+        for kind in [
+            EvidenceKind::NvidiaSmiTable,
+            EvidenceKind::NvidiaSmiCsv,
+            EvidenceKind::NvidiaSmiMonitor,
+        ] {
+            if let Some((p, t)) = evidence_of(&ctx.inputs.evidence, kind).into_iter().next() {
+                let parsed = match kind {
+                    EvidenceKind::NvidiaSmiTable => smi_tables::parse_table(&t),
+                    EvidenceKind::NvidiaSmiCsv => smi_tables::parse_query_csv(&t),
+                    _ => smi_tables::parse_monitor(&t),
+                };
+                return match parsed {
+                    Ok(u) => ProbeOutcome::Value(usage_value(&u, &p.display().to_string())),
+                    Err(e) => ProbeOutcome::Unknown(format!("{}: {e}", p.display())),
+                };
+            }
+        }
+        // no paste of GPU usage: a value that says so, so a rule can also read a live `--pid`
+        ProbeOutcome::Value(json!({ "given": false, "process_on_gpu": false }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn python_at_zero_percent_is_a_job_on_an_idle_gpu() {
+        let t = "|   0  GRID K520           On   | 00000000:00:03.0 Off |                  N/A |\n\
+| N/A   30C    P8    17W / 125W |     46MiB /  4037MiB |      0%      Default |\n\
+| Processes:                                                       GPU Memory |\n\
+|    0      8351      C   /usr/bin/python3.6                            35MiB |\n";
+        let u = smi_tables::parse_table(t).unwrap();
+        let v = usage_value(&u, "x");
+        assert_eq!(v["process_on_gpu"], json!(true));
+        assert_eq!(v["gpu_util"], json!(0.0));
+    }
+
+    #[test]
+    fn an_idle_desktop_hosts_no_job() {
+        let t = "|   0  GeForce GTX 1080    Off  | 00000000:01:00.0  On |                  N/A |\n\
+| 28%   35C    P8    10W / 180W |    300MiB /  8119MiB |      1%      Default |\n\
+| Processes:                                                       GPU Memory |\n\
+|    0      1200      G   /usr/lib/xorg/Xorg                           200MiB |\n";
+        let v = usage_value(&smi_tables::parse_table(t).unwrap(), "x");
+        assert_eq!(v["process_on_gpu"], json!(false));
+    }
+
+    #[test]
+    fn memory_held_without_a_process_list_counts() {
+        let t = "|   0  Tesla V100-SXM2...  Off  | 00000000:40:00.0 Off |                    0 |\n\
+| N/A   34C    P0    55W / 300W |   6671MiB / 16160MiB |      0%      Default |\n";
+        let v = usage_value(&smi_tables::parse_table(t).unwrap(), "x");
+        assert_eq!(v["process_on_gpu"], json!(true));
+        assert_eq!(v["gpu_util"], json!(0.0));
+    }
+}

@@ -1,0 +1,228 @@
+//! `mounts.data` and `shm`: mount facts that must be judged from whatever table is at hand —
+//! the live `/proc/mounts`, or a pasted fstab, `/proc/mounts`, `mount` output, mountinfo or
+//! `df -h` — so that an fstab pasted alone is judged, not declared not-applicable.
+
+use super::inputs::evidence_of;
+use super::mounts::parse_mounts;
+use super::{ProbeCtx, ProbeKind, ProbeOutcome, read_text};
+use crate::evidence::detect::EvidenceKind;
+use crate::evidence::{mount_text, mounts as ev_mounts};
+use serde_json::{Map, Value, json};
+
+/// Filesystems whose atime updates cost a write per read.
+const ATIME_FS: [&str; 4] = ["ext4", "ext3", "xfs", "btrfs"];
+
+/// Mount points that hold the system, not training data (nor a container's bind-mounted
+/// `/etc/hosts`).
+fn is_data_mount_point(mp: &str) -> bool {
+    const SYSTEM: [&str; 9] = [
+        "/", "/boot", "/efi", "/usr", "/var", "/tmp", "/home", "/opt", "/srv",
+    ];
+    const UNDER: [&str; 10] = [
+        "/boot/", "/etc/", "/proc/", "/sys/", "/dev/", "/run/", "/usr/", "/var/", "/snap/", "/tmp/",
+    ];
+    mp.starts_with('/')
+        && !SYSTEM.contains(&mp.trim_end_matches('/').max("/"))
+        && !UNDER.iter().any(|u| mp.starts_with(u))
+}
+
+pub struct DataMounts;
+
+impl ProbeKind for DataMounts {
+    fn name(&self) -> &'static str {
+        "mounts.data"
+    }
+    fn doc(&self) -> &'static str {
+        "data mounts (ext4, ext3, xfs, btrfs outside the system paths) from /proc/mounts and /etc/fstab, whichever is at hand, with their atime options"
+    }
+    fn fields(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            (
+                "mounts",
+                "[{mount_point, fstype, device, options, from: mounts|fstab, noatime}] (noatime: set in either table)",
+            ),
+            ("sources", "which tables were read: mounts, fstab"),
+        ]
+    }
+    fn run(&self, _params: &Map<String, Value>, ctx: &ProbeCtx) -> ProbeOutcome {
+        let mounts = read_text(ctx.host, "/proc/mounts")
+            .ok()
+            .map(|t| parse_mounts(&t));
+        let fstab = read_text(ctx.host, "/etc/fstab")
+            .ok()
+            .map(|t| ev_mounts::parse_fstab(&t));
+        if mounts.is_none() && fstab.is_none() {
+            return ProbeOutcome::Unknown(format!(
+                "no mount table: {}",
+                crate::host::NOT_IN_EVIDENCE
+            ));
+        }
+        let fstab_noatime = |mp: &str| {
+            fstab.as_ref().is_some_and(|f| {
+                f.entries
+                    .iter()
+                    .any(|e| e.mount_point == mp && e.options.iter().any(|o| o == "noatime"))
+            })
+        };
+        let mut out: Vec<Value> = Vec::new();
+        let mut seen: Vec<String> = Vec::new();
+        if let Some(ms) = &mounts {
+            for m in ms {
+                if !ATIME_FS.contains(&m.fstype.as_str())
+                    || !is_data_mount_point(&m.mount_point)
+                    || seen.contains(&m.mount_point)
+                {
+                    continue;
+                }
+                seen.push(m.mount_point.clone());
+                let noatime =
+                    m.options.iter().any(|o| o == "noatime") || fstab_noatime(&m.mount_point);
+                out.push(json!({
+                    "mount_point": m.mount_point, "fstype": m.fstype, "device": m.device,
+                    "options": m.options, "from": "mounts", "noatime": noatime,
+                }));
+            }
+        }
+        // fstab entries not mounted (or no mount table at hand) are judged from fstab itself
+        if let Some(f) = &fstab {
+            for e in &f.entries {
+                if !ATIME_FS.contains(&e.fstype.as_str())
+                    || !is_data_mount_point(&e.mount_point)
+                    || seen.contains(&e.mount_point)
+                    || mounts.is_some() && ctx.host.is_live()
+                {
+                    continue;
+                }
+                seen.push(e.mount_point.clone());
+                out.push(json!({
+                    "mount_point": e.mount_point, "fstype": e.fstype, "device": e.device,
+                    "options": e.options, "from": "fstab",
+                    "noatime": e.options.iter().any(|o| o == "noatime"),
+                }));
+            }
+        }
+        let mut sources = Vec::new();
+        if mounts.is_some() {
+            sources.push("mounts");
+        }
+        if fstab.is_some() {
+            sources.push("fstab");
+        }
+        ProbeOutcome::Value(json!({ "mounts": out, "sources": sources }))
+    }
+}
+
+pub struct Shm;
+
+impl ProbeKind for Shm {
+    fn name(&self) -> &'static str {
+        "shm"
+    }
+    fn doc(&self) -> &'static str {
+        "size of /dev/shm: from `df` evidence, the tmpfs `size=` option in a mount table, or half the memory for a live tmpfs without one"
+    }
+    fn fields(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            ("size_mib", "size of /dev/shm in MiB"),
+            ("source", "df, mount-option or meminfo"),
+            (
+                "container",
+                "the table looks like a container's (overlay root)",
+            ),
+            (
+                "error_seen / error",
+                "a log shows DataLoader workers failing on shared memory (bus error, insufficient shm)",
+            ),
+        ]
+    }
+    fn run(&self, _params: &Map<String, Value>, ctx: &ProbeCtx) -> ProbeOutcome {
+        if let Some((p, t)) = evidence_of(&ctx.inputs.evidence, EvidenceKind::ShmErrorLog)
+            .into_iter()
+            .next()
+        {
+            let line = crate::evidence::detect::shm_error_line(&t)
+                .unwrap_or("")
+                .trim();
+            return ProbeOutcome::Value(json!({
+                "error_seen": true,
+                "error": crate::evidence::clip(line, 300),
+                "source": "log",
+                "file": p.display().to_string(),
+            }));
+        }
+        if let Some((p, t)) = evidence_of(&ctx.inputs.evidence, EvidenceKind::Df)
+            .into_iter()
+            .next()
+        {
+            let rows = mount_text::parse_df(&t);
+            let container = rows
+                .iter()
+                .any(|r| r.mount_point == "/" && r.filesystem == "overlay");
+            return match rows.iter().find(|r| r.mount_point == "/dev/shm") {
+                Some(r) => match r.size_mib {
+                    Some(s) => ProbeOutcome::Value(json!({
+                        "size_mib": s, "source": "df", "container": container, "error_seen": false, "file": p.display().to_string(),
+                    })),
+                    None => ProbeOutcome::Unknown(
+                        "cannot read the size of /dev/shm in the df output".into(),
+                    ),
+                },
+                None => ProbeOutcome::NotApplicable(format!(
+                    "/dev/shm: {}",
+                    crate::host::NOT_IN_EVIDENCE
+                )),
+            };
+        }
+        let text = match read_text(ctx.host, "/proc/mounts") {
+            Ok(t) => t,
+            Err(e) => return ProbeOutcome::Unknown(e),
+        };
+        let ms = parse_mounts(&text);
+        let container = ms
+            .iter()
+            .any(|m| m.mount_point == "/" && m.fstype == "overlay");
+        let Some(m) = ms.iter().rev().find(|m| m.mount_point == "/dev/shm") else {
+            return ProbeOutcome::NotApplicable(if ctx.host.is_live() {
+                "/dev/shm is not mounted".to_string()
+            } else {
+                format!("/dev/shm: {}", crate::host::NOT_IN_EVIDENCE)
+            });
+        };
+        if let Some(s) = mount_text::tmpfs_size_option_mib(&m.options.join(",")) {
+            return ProbeOutcome::Value(json!({
+                "size_mib": s, "source": "mount-option", "container": container, "error_seen": false,
+            }));
+        }
+        // tmpfs without size= gets half of the memory
+        match read_text(ctx.host, "/proc/meminfo") {
+            Ok(mi) => match mi
+                .lines()
+                .find_map(|l| l.strip_prefix("MemTotal:"))
+                .and_then(|v| v.split_whitespace().next()?.parse::<f64>().ok())
+            {
+                Some(kib) => ProbeOutcome::Value(json!({
+                    "size_mib": (kib / 2048.0).round(), "source": "meminfo", "container": container, "error_seen": false,
+                })),
+                None => ProbeOutcome::Unknown("cannot read MemTotal in /proc/meminfo".into()),
+            },
+            Err(e) => ProbeOutcome::Unknown(format!("/dev/shm has no size= option and {e}")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn data_mount_points() {
+        assert!(is_data_mount_point("/data"));
+        assert!(is_data_mount_point("/mnt/nvme"));
+        assert!(is_data_mount_point("/workspace"));
+        assert!(!is_data_mount_point("/"));
+        assert!(!is_data_mount_point("/boot/efi"));
+        assert!(!is_data_mount_point("/etc/hosts"));
+        assert!(!is_data_mount_point("/home"));
+        assert!(!is_data_mount_point("/var/lib/docker"));
+    }
+}
