@@ -520,10 +520,13 @@ struct Scope<'a> {
 /// The top-level output fields a probe kind documents (`gpus[].name` gives `gpus`).
 fn output_fields(kind: &dyn probes::ProbeKind) -> Vec<&'static str> {
     let mut out: Vec<&'static str> = Vec::new();
-    for (f, _) in kind.fields() {
-        let top = f.split(['.', '[', ' ', '/']).next().unwrap_or(f);
-        if !out.contains(&top) {
-            out.push(top);
+    // `a / b` documents two fields at once
+    for (names, _) in kind.fields() {
+        for f in names.split(" / ") {
+            let top = f.split(['.', '[', ' ', '/']).next().unwrap_or(f);
+            if !out.contains(&top) {
+                out.push(top);
+            }
         }
     }
     out

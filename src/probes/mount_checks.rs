@@ -130,9 +130,10 @@ impl ProbeKind for Shm {
                 "the table looks like a container's (overlay root)",
             ),
             (
-                "error_seen / error",
+                "error_seen",
                 "a log shows DataLoader workers failing on shared memory (bus error, insufficient shm)",
             ),
+            ("error", "the log line that shows it"),
         ]
     }
     fn run(&self, _params: &Map<String, Value>, ctx: &ProbeCtx) -> ProbeOutcome {
