@@ -45,12 +45,25 @@ impl ProbeKind for DataMounts {
         ]
     }
     fn run(&self, _params: &Map<String, Value>, ctx: &ProbeCtx) -> ProbeOutcome {
-        let mounts = read_text(ctx.host, "/proc/mounts")
-            .ok()
-            .map(|t| parse_mounts(&t));
-        let fstab = read_text(ctx.host, "/etc/fstab")
-            .ok()
-            .map(|t| ev_mounts::parse_fstab(&t));
+        // a table that is absent is simply not at hand; one that cannot be read (not a regular
+        // file, too large, unreadable) makes the verdict unknown, with the reason
+        let read = |path: &str| match ctx.host.read_file(path) {
+            Ok(b) => Ok(Some(String::from_utf8_lossy(&b).into_owned())),
+            Err(e)
+                if e.kind() == std::io::ErrorKind::NotFound
+                    || e.to_string().contains(crate::host::NOT_IN_EVIDENCE) =>
+            {
+                Ok(None)
+            }
+            Err(e) => Err(format!("cannot read `{path}`: {e}")),
+        };
+        let (mounts, fstab) = match (read("/proc/mounts"), read("/etc/fstab")) {
+            (Ok(m), Ok(f)) => (
+                m.map(|t| parse_mounts(&t)),
+                f.map(|t| ev_mounts::parse_fstab(&t)),
+            ),
+            (Err(e), _) | (_, Err(e)) => return ProbeOutcome::Unknown(e),
+        };
         if mounts.is_none() && fstab.is_none() {
             return ProbeOutcome::Unknown(format!(
                 "no mount table: {}",
