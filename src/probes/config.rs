@@ -56,6 +56,17 @@ impl ProbeKind for Config {
     }
     fn fields(&self) -> &'static [(&'static str, &'static str)] {
         &[
+            (
+                "node",
+                "the node's CPUs and GPUs as the job sees them (`node.cpus`, `node.gpus`)",
+            ),
+            ("sources", "where the values came from"),
+            ("files", "the config files read"),
+            ("docs", "each document read, with its kind"),
+            (
+                "log_warnings",
+                "DataLoader warnings found in logs (file, line, text)",
+            ),
             ("path", "the config file"),
             ("format", "yaml, json or toml"),
             ("data", "the whole parsed config"),
