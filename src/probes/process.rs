@@ -200,6 +200,28 @@ impl ProbeKind for Process {
     }
     fn fields(&self) -> &'static [(&'static str, &'static str)] {
         &[
+            (
+                "attached",
+                "true when --pid/--job named a running process this probe read",
+            ),
+            (
+                "starting",
+                "the job started moments ago (its figures are not settled yet)",
+            ),
+            (
+                "gpu_util",
+                "GPU utilization of the GPUs the process uses, percent",
+            ),
+            ("ranks", "training ranks (processes) on this host"),
+            (
+                "workers_saturated",
+                "DataLoader workers busy on a CPU most of the window",
+            ),
+            (
+                "workers_cpu_pct_mean",
+                "mean CPU percent of the DataLoader workers",
+            ),
+            ("pyspy", "py-spy sample of the main thread, when available"),
             ("pid", "the process id"),
             (
                 "gone",
