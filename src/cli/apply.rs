@@ -82,6 +82,9 @@ fn ask(c: &PlannedChange) -> Answer {
 }
 
 pub fn run(g: &Global, a: &ApplyArgs) -> anyhow::Result<ExitStatus> {
+    if !matches!(g.format, Format::Text | Format::Json) {
+        return super::unsupported_format("apply", g.format);
+    }
     let mut s = match super::open_session(g)? {
         Ok(s) => s,
         Err(status) => return Ok(status),
