@@ -9,7 +9,7 @@
 # given). DIR/summary.tsv has one line per case. Only reads the GPU; writes only under DIR.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-out=""; gpufix=""; pyspy=""; cases="healthy,workers0,workers2,pin_memory_false,launch_blocking,item_sync,other_layout,torchrun"
+out=""; gpufix=""; pyspy=""; record=1; cases="healthy,workers0,workers2,pin_memory_false,launch_blocking,item_sync,other_layout,torchrun"
 py=/opt/torch/.venv/bin/python3; [ -x "$py" ] || py=python3
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -17,6 +17,7 @@ while [ $# -gt 0 ]; do
     --gpufix) gpufix=$(readlink -f "$2"); shift 2;;
     --pyspy) pyspy=$(readlink -f "$2"); shift 2;;
     --cases) cases=$2; shift 2;;
+    --no-record) record=0; shift;;
     --python) py=$2; shift 2;;
     *) echo "unknown argument $1" >&2; exit 1;;
   esac
@@ -31,12 +32,12 @@ printf 'case\tpid\tlauncher_pid\tgpu_util\tplan_exit\tfails\n' > "$out/summary.t
 
 config_for() {
   case "$1" in
-    healthy|launch_blocking) printf 'data:\n  num_workers: 8\n  pin_memory: true\n%s\ntrain:\n  max_seconds: 45\n' "$base";;
-    workers0) printf 'data:\n  num_workers: 0\n  pin_memory: true\n%s\ntrain:\n  max_seconds: 45\n' "$base";;
-    workers2|torchrun) printf 'data:\n  num_workers: 2\n  pin_memory: true\n%s\ntrain:\n  max_seconds: 45\n' "$base";;
-    pin_memory_false) printf 'data:\n  num_workers: 8\n  pin_memory: false\n%s\ntrain:\n  max_seconds: 45\n' "$base";;
-    item_sync) printf 'data:\n  num_workers: 8\n  pin_memory: true\n%s\ntrain:\n  max_seconds: 45\n  sync_every_step: true\n' "$base";;
-    other_layout) printf '# another layout: the loader settings under training.loader\ntraining:\n  max_seconds: 45\n  loader:\n    workers: 2\n    pin_memory: true\n    decode_passes: 0\n    batch: 128\n';;
+    healthy|launch_blocking) printf 'data:\n  num_workers: 8\n  pin_memory: true\n%s\ntrain:\n  max_seconds: 45\n  warmup_max_s: 3\n' "$base";;
+    workers0) printf 'data:\n  num_workers: 0\n  pin_memory: true\n%s\ntrain:\n  max_seconds: 45\n  warmup_max_s: 3\n' "$base";;
+    workers2|torchrun) printf 'data:\n  num_workers: 2\n  pin_memory: true\n%s\ntrain:\n  max_seconds: 45\n  warmup_max_s: 3\n' "$base";;
+    pin_memory_false) printf 'data:\n  num_workers: 8\n  pin_memory: false\n%s\ntrain:\n  max_seconds: 45\n  warmup_max_s: 3\n' "$base";;
+    item_sync) printf 'data:\n  num_workers: 8\n  pin_memory: true\n%s\ntrain:\n  max_seconds: 45\n  warmup_max_s: 3\n  sync_every_step: true\n' "$base";;
+    other_layout) printf '# another layout: the loader settings under training.loader\ntraining:\n  max_seconds: 45\n  warmup_max_s: 3\n  loader:\n    workers: 2\n    pin_memory: true\n    decode_passes: 0\n    batch: 128\n';;
   esac
 }
 
@@ -59,12 +60,18 @@ for c in "${list[@]}"; do
   job=$(cat pid)
   # a user attaching to a torchrun job gives the launcher's pid (`pgrep -f train.py`'s first)
   attach=$job; [ "$c" = torchrun ] && attach=$launcher
-  "$py" "$here/proc_record.py" "$attach" --window 5 -o tree.json ${pyspy:+--pyspy "$pyspy"} --description "bench/pid_only.sh case $c" 2> record.log
-  util=$(sed -n 's/.*util mean \([0-9.]*\)%.*/\1/p' record.log)
+  util=-
+  if [ "$record" = 1 ]; then
+    "$py" "$here/proc_record.py" "$attach" --window 5 -o tree.json ${pyspy:+--pyspy "$pyspy"} --description "bench/pid_only.sh case $c" 2> record.log
+    util=$(sed -n 's/.*util mean \([0-9.]*\)%.*/\1/p' record.log)
+  fi
   pexit=-; fails=-
   if [ -n "$gpufix" ]; then
-    "$gpufix" --no-system plan --pid "$attach" --sample 5s --format json > plan.json 2> plan.err; pexit=$?
-    "$gpufix" --no-system plan --pid "$attach" --sample 1s --color never > plan.txt 2>&1
+    # GPU utilization over the plan's window, read beside gpufix (every 200 ms)
+    nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader,nounits -lms 200 > util.txt 2>/dev/null & smi=$!
+    PATH="$(dirname "${pyspy:-/nonexistent/x}"):$PATH" "$gpufix" --no-system plan --pid "$attach" --sample 5s --format json > plan.json 2> plan.err; pexit=$?
+    kill $smi 2>/dev/null; wait $smi 2>/dev/null
+    [ "$record" = 1 ] || util=$(awk -F, '{s+=$1; n++} END {if (n) printf "%.1f", s/n}' util.txt)
     fails=$("$py" -c 'import json,sys; r=json.load(open(sys.argv[1])); print(",".join(x["id"] for x in r.get("results",[]) if x.get("verdict")=="fail") or "none")' plan.json 2>/dev/null || echo "?")
   fi
   kill -TERM $launcher 2>/dev/null; kill -TERM "$job" 2>/dev/null

@@ -18,13 +18,17 @@ pub struct Lock {
 }
 
 pub fn lock(state: &Path) -> Result<Lock, String> {
-    std::fs::create_dir_all(state)
+    use std::os::unix::fs::OpenOptionsExt;
+    journal::create_private_dir(state)
         .map_err(|e| format!("cannot create state directory {}: {e}", state.display()))?;
+    journal::check_state(state)?;
     let path = state.join("lock");
     let file = File::options()
         .create(true)
         .truncate(false)
         .write(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW)
         .open(&path)
         .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
     match file.try_lock() {
@@ -78,16 +82,29 @@ pub fn check_fresh(changes: &[PlannedChange], cx: &FixCtx) -> Result<(), String>
     }
 }
 
-/// Refuse to start while an earlier run was interrupted: its undo information must be used first.
+/// Refuse to start while an earlier run was interrupted (its undo information must be used
+/// first) or its journal is corrupt (what it changed is not known).
 pub fn check_no_interrupted(state: &Path) -> Result<(), String> {
-    if let Some(r) = journal::runs(state)
-        .into_iter()
-        .find(|r| r.status == "interrupted")
-    {
-        return Err(format!(
-            "run {} was interrupted before it finished; nothing was changed now\nhelp: run `gpufix rollback {}` to restore what it changed, then plan again",
-            r.run, r.run
-        ));
+    for r in journal::runs(state) {
+        if r.status == "interrupted" {
+            return Err(format!(
+                "run {} was interrupted before it finished; nothing was changed now\nhelp: run `gpufix rollback {}` to restore what it changed, then plan again",
+                r.run, r.run
+            ));
+        }
+        if r.status == "corrupt" {
+            return Err(format!(
+                "the journal of run {} is corrupt ({}); nothing was changed now\nhelp: read {}, restore what it changed by hand or with `gpufix rollback {} --force`, then move that run directory away",
+                r.run,
+                r.problem.as_deref().unwrap_or("unreadable"),
+                state
+                    .join("runs")
+                    .join(&r.run)
+                    .join("journal.jsonl")
+                    .display(),
+                r.run
+            ));
+        }
     }
     Ok(())
 }
@@ -96,6 +113,13 @@ pub fn check_no_interrupted(state: &Path) -> Result<(), String> {
 /// `GPUFIX_TEST_FAULT` = `write-error` | `no-space` | `fail-after:N` (the N+1-th file write
 /// fails), `GPUFIX_TEST_FAIL_VERIFY` = N (verification of the N-th change, 1-based, fails),
 /// `GPUFIX_TEST_HOLD_LOCK_MS` = how long to hold the lock before applying (concurrency test).
+/// Only with the `fault-injection` cargo feature; release builds never read these variables.
+#[cfg(not(feature = "fault-injection"))]
+fn test_hooks() -> Option<usize> {
+    None
+}
+
+#[cfg(feature = "fault-injection")]
 fn test_hooks() -> Option<usize> {
     use crate::safe_write::{Fault, set_fault};
     match std::env::var("GPUFIX_TEST_FAULT").ok().as_deref() {
@@ -123,6 +147,7 @@ pub fn apply(
     cx: &FixCtx,
     state: &Path,
     host: &str,
+    root: Option<&Path>,
 ) -> Result<Outcome, String> {
     let _lock = lock(state)?;
     let fail_verify = test_hooks();
@@ -137,6 +162,12 @@ pub fn apply(
         started_at: journal::now(),
         host: host.to_string(),
         changes: changes.to_vec(),
+        root: root.map(|r| r.display().to_string()),
+        local_files: cx
+            .local_files
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect(),
     })
     .map_err(jerr)?;
     let mut made: Vec<(usize, Prior)> = Vec::new();
@@ -158,8 +189,9 @@ pub fn apply(
                 prior: prior.clone(),
             })
             .map_err(jerr)?;
-            made.push((i, prior.clone()));
+            // A failed apply wrote nothing (writes are atomic): there is nothing to undo.
             k.apply(c, cx)?;
+            made.push((i, prior.clone()));
             j.append(&Record::Applied { index: i }).map_err(jerr)?;
             if fail_verify == Some(i + 1) {
                 return Err("verification failed: injected by GPUFIX_TEST_FAIL_VERIFY".into());
@@ -266,12 +298,26 @@ pub fn rollback(
     if info.status == "rolled-back" {
         return Err(format!("run {} is already rolled back", info.run));
     }
+    if info.status == "corrupt" && !force {
+        return Err(format!(
+            "refusing to roll back run {}: its journal is corrupt ({}); nothing was changed\nhelp: read {}; `gpufix rollback {} --force` undoes what can still be read",
+            info.run,
+            info.problem.as_deref().unwrap_or("unreadable"),
+            state
+                .join("runs")
+                .join(&info.run)
+                .join("journal.jsonl")
+                .display(),
+            info.run
+        ));
+    }
     let dir: PathBuf = state.join("runs").join(&info.run);
     let recs =
         journal::read(&dir).map_err(|e| format!("cannot read the journal of {}: {e}", info.run))?;
     let Some(Record::Begin { changes, .. }) = recs.first() else {
         return Err(format!("journal of {} has no begin record", info.run));
     };
+    check_journal(&info.run, changes, &recs, cx)?;
     let undone: std::collections::HashSet<usize> = recs
         .iter()
         .filter_map(|r| {
@@ -368,6 +414,86 @@ pub fn rollback(
         undone: made.iter().map(|(i, _)| changes[*i].clone()).collect(),
         was: info.status.clone(),
     })
+}
+
+/// Refuse a journal whose records do not fit its own run: an index past its changes, a target
+/// outside the run's recorded roots, directories to remove that are not above the target, a
+/// prior state with set-id bits. Nothing is undone when any record is refused.
+fn check_journal(
+    run: &str,
+    changes: &[PlannedChange],
+    recs: &[Record],
+    cx: &FixCtx,
+) -> Result<(), String> {
+    let bad = |why: String| {
+        Err(format!(
+            "refusing to roll back run {run}: {why}; nothing was changed\nhelp: this journal was not written by this run of gpufix as it stands; inspect it before acting on it"
+        ))
+    };
+    for r in recs {
+        let index = match r {
+            Record::Intent { index, .. }
+            | Record::Applied { index }
+            | Record::Verified { index }
+            | Record::Failed { index, .. }
+            | Record::Undone { index } => *index,
+            _ => continue,
+        };
+        if index >= changes.len() {
+            return bad(format!(
+                "its journal names change index {index}, but the run has {} change(s)",
+                changes.len()
+            ));
+        }
+        let c = &changes[index];
+        if fixes::find(&c.kind).is_none() {
+            return bad(format!("change {index} has an unknown kind `{}`", c.kind));
+        }
+        let Record::Intent { prior, .. } = r else {
+            continue;
+        };
+        if c.part != "file" {
+            continue;
+        }
+        // env and config fixes without `file:` write --env-file / --config: the run's own
+        if c.action.get("file").is_none()
+            && matches!(c.kind.as_str(), "env.set" | "env.unset" | "config.set")
+            && !cx
+                .local_files
+                .iter()
+                .any(|f| f.as_os_str() == c.target.as_str())
+        {
+            return bad(format!(
+                "change {index} targets `{}`, which is not one of the run's recorded --config/--env-file files",
+                c.target
+            ));
+        }
+        let real = fixes::file::resolve(&c.target, cx)
+            .map_err(|e| format!("refusing to roll back run {run}: change {index}: {e}"))?;
+        if let Prior::File {
+            mode, created_dirs, ..
+        } = prior
+        {
+            if mode & 0o6000 != 0 {
+                return bad(format!(
+                    "change {index} would restore `{}` with set-id bits (mode {:o})",
+                    c.target,
+                    mode & 0o7777
+                ));
+            }
+            for d in created_dirs {
+                let d = Path::new(d);
+                if !(real.starts_with(d) && real != d) || cx.roots.check(d).is_err() {
+                    return bad(format!(
+                        "change {index} would remove directory `{}`, which is not above its target `{}`",
+                        d.display(),
+                        real.display()
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 pub struct RollbackOutcome {

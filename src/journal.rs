@@ -2,13 +2,81 @@
 //! (`/var/lib/gpufix/runs/<run>/journal.jsonl`). Every record is appended and fsynced before
 //! the step it announces, so a crash at any point leaves enough to undo: the prior state of a
 //! change is on disk before the change is made. A run without an `end` record was interrupted.
+//!
+//! The state directory is private: created 0700, files 0600, and refused when another user owns
+//! it or it is group- or world-writable, since rollback acts on what the journal says. A line
+//! that does not parse is tolerated only as the torn last line of a crash mid-append; anywhere
+//! else it marks the run `corrupt`: shown in `history`, blocking `apply`, refused by `rollback`
+//! unless forced.
 
 use crate::fixes::Prior;
 use crate::report::PlannedChange;
 use serde::{Deserialize, Serialize};
 use std::fs::{File, OpenOptions};
 use std::io::Write;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+
+/// Create `dir` (and missing parents) with mode 0700 for the last component.
+pub fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    if let Some(parent) = dir.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    match std::fs::DirBuilder::new().mode(0o700).create(dir) {
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        other => other,
+    }
+}
+
+fn check_private(p: &Path, m: &std::fs::Metadata) -> Result<(), String> {
+    if !crate::trust::trusted_uid(m.uid()) {
+        return Err(format!(
+            "refusing the state directory: {} is owned by uid {}, not by root or the user running gpufix\nhelp: a journal someone else wrote could make rollback write anything; remove it or `chown root` it if it is gpufix's own",
+            p.display(),
+            m.uid()
+        ));
+    }
+    if m.mode() & 0o022 != 0 {
+        return Err(format!(
+            "refusing the state directory: {} is group- or world-writable (mode {:o})\nhelp: a journal someone else wrote could make rollback write anything; `chmod go-w {}` once you checked its runs",
+            p.display(),
+            m.mode() & 0o7777,
+            p.display()
+        ));
+    }
+    Ok(())
+}
+
+/// Refuse a state directory (or anything in it) that someone else could have written.
+pub fn check_state(state: &Path) -> Result<(), String> {
+    if !state.exists() {
+        return Ok(());
+    }
+    crate::trust::check(state, "state directory")?;
+    let runs = state.join("runs");
+    let Ok(m) = std::fs::symlink_metadata(&runs) else {
+        return Ok(());
+    };
+    check_private(&runs, &m)?;
+    let rd =
+        std::fs::read_dir(&runs).map_err(|e| format!("cannot list {}: {e}", runs.display()))?;
+    for e in rd.flatten() {
+        let dir = e.path();
+        let m = std::fs::symlink_metadata(&dir).map_err(|e| e.to_string())?;
+        check_private(&dir, &m)?;
+        let j = dir.join("journal.jsonl");
+        if let Ok(m) = std::fs::symlink_metadata(&j) {
+            if !m.is_file() {
+                return Err(format!(
+                    "refusing the state directory: {} is not a regular file",
+                    j.display()
+                ));
+            }
+            check_private(&j, &m)?;
+        }
+    }
+    Ok(())
+}
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case", tag = "type")]
@@ -18,6 +86,13 @@ pub enum Record {
         started_at: String,
         host: String,
         changes: Vec<PlannedChange>,
+        /// The run's `--root` (absent: `/`); rollback must be given the same.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        root: Option<String>,
+        /// The run's `--config` / `--env-file`, absolute: the only files outside the root it
+        /// may have written.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        local_files: Vec<String>,
     },
     Intent {
         index: usize,
@@ -62,13 +137,15 @@ impl Journal {
     /// Create the run directory and its journal (both fsynced into their parents).
     pub fn create(state: &Path, run: &str) -> std::io::Result<Journal> {
         let runs = state.join("runs");
-        std::fs::create_dir_all(&runs)?;
+        create_private_dir(&runs)?;
         let dir = runs.join(run);
-        std::fs::create_dir(&dir)?;
+        std::fs::DirBuilder::new().mode(0o700).create(&dir)?;
         fsync_dir(&runs)?;
         let file = OpenOptions::new()
             .create_new(true)
             .append(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW)
             .open(dir.join("journal.jsonl"))?;
         fsync_dir(&dir)?;
         Ok(Journal { file, dir })
@@ -77,6 +154,7 @@ impl Journal {
     pub fn open(dir: &Path) -> std::io::Result<Journal> {
         let file = OpenOptions::new()
             .append(true)
+            .custom_flags(libc::O_NOFOLLOW)
             .open(dir.join("journal.jsonl"))?;
         Ok(Journal {
             file,
@@ -94,13 +172,57 @@ impl Journal {
     }
 }
 
-/// Records of a run; a torn last line (a crash mid-append) is ignored.
+/// What a run's journal holds: its records, and why it is corrupt if it is.
+#[derive(Debug, Clone, Default)]
+pub struct Read {
+    pub records: Vec<Record>,
+    /// A line other than a torn last one does not parse, or the first record is not `begin`.
+    pub corrupt: Option<String>,
+}
+
+/// Largest journal read (a journal holds the plan's changes and the prior text of each target).
+pub const MAX_JOURNAL_BYTES: u64 = 256 << 20;
+
+/// Read a run's journal. A torn last line (a crash mid-append: no final newline) is ignored;
+/// any other line that does not parse makes the run corrupt.
+pub fn read_run(dir: &Path) -> std::io::Result<Read> {
+    use std::io::Read as _;
+    let f = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(dir.join("journal.jsonl"))?;
+    let mut text = String::new();
+    f.take(MAX_JOURNAL_BYTES + 1).read_to_string(&mut text)?;
+    if text.len() as u64 > MAX_JOURNAL_BYTES {
+        return Ok(Read {
+            records: Vec::new(),
+            corrupt: Some(format!("input too large (over {MAX_JOURNAL_BYTES} bytes)")),
+        });
+    }
+    let mut out = Read::default();
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    for (i, raw) in lines.iter().enumerate() {
+        let torn = i + 1 == lines.len() && !raw.ends_with('\n');
+        let line = raw.trim_end_matches('\n');
+        match serde_json::from_str::<Record>(line) {
+            Ok(r) => out.records.push(r),
+            Err(_) if torn => {}
+            Err(e) => {
+                if out.corrupt.is_none() {
+                    out.corrupt = Some(format!("line {} does not parse: {e}", i + 1));
+                }
+            }
+        }
+    }
+    if out.corrupt.is_none() && !matches!(out.records.first(), Some(Record::Begin { .. })) {
+        out.corrupt = Some("it does not start with a begin record".into());
+    }
+    Ok(out)
+}
+
+/// Records of a run (see [`read_run`]; corruption is ignored here).
 pub fn read(dir: &Path) -> std::io::Result<Vec<Record>> {
-    let text = std::fs::read_to_string(dir.join("journal.jsonl"))?;
-    Ok(text
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect())
+    Ok(read_run(dir)?.records)
 }
 
 /// A run as `gpufix history` shows it.
@@ -109,32 +231,53 @@ pub struct RunInfo {
     pub run: String,
     pub started_at: String,
     pub host: String,
-    /// applied, rolled-back, failed, interrupted
+    /// applied, rolled-back, failed, interrupted, corrupt
     pub status: String,
     pub changes: usize,
     pub made: usize,
     pub rules: Vec<String>,
+    /// Why the run is corrupt.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub problem: Option<String>,
 }
 
 pub fn info(dir: &Path) -> Option<RunInfo> {
-    let recs = read(dir).ok()?;
-    let Some(Record::Begin {
-        run,
-        started_at,
-        host,
-        changes,
-    }) = recs.first().cloned()
-    else {
-        return None;
+    let name = dir.file_name()?.to_string_lossy().into_owned();
+    let read = match read_run(dir) {
+        Ok(r) => r,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
+        Err(e) => Read {
+            records: Vec::new(),
+            corrupt: Some(format!("cannot read the journal: {e}")),
+        },
     };
-    let status = recs
-        .iter()
-        .rev()
-        .find_map(|r| match r {
-            Record::End { status, .. } => Some(status.clone()),
-            _ => None,
-        })
-        .unwrap_or_else(|| "interrupted".into());
+    let recs = read.records;
+    let begin = match recs.first().cloned() {
+        Some(Record::Begin {
+            run,
+            started_at,
+            host,
+            changes,
+            ..
+        }) => Some((run, started_at, host, changes)),
+        _ => None,
+    };
+    let (run, started_at, host, changes) =
+        begin.unwrap_or_else(|| (name.clone(), String::new(), String::new(), Vec::new()));
+    let status = if read.corrupt.is_some() || run != name {
+        "corrupt".to_string()
+    } else {
+        recs.iter()
+            .rev()
+            .find_map(|r| match r {
+                Record::End { status, .. } => Some(status.clone()),
+                _ => None,
+            })
+            .unwrap_or_else(|| "interrupted".into())
+    };
+    let problem = read.corrupt.or_else(|| {
+        (run != name).then(|| format!("its begin record names run `{run}`, not `{name}`"))
+    });
     let made = recs
         .iter()
         .filter(|r| matches!(r, Record::Intent { .. }))
@@ -142,13 +285,14 @@ pub fn info(dir: &Path) -> Option<RunInfo> {
     let mut rules: Vec<String> = changes.iter().map(|c| c.rule.clone()).collect();
     rules.dedup();
     Some(RunInfo {
-        run,
+        run: name,
         started_at,
         host,
         status,
         changes: changes.len(),
         made,
         rules,
+        problem,
     })
 }
 

@@ -9,7 +9,19 @@ use clap::Parser;
 use clap::error::ErrorKind;
 use gpufix::session::ExitStatus;
 
+/// Let a closed stdout (`gpufix plan | head`) end the process quietly, as it does any Unix
+/// filter, instead of a panic in the middle of printing. Rust ignores SIGPIPE by default.
+#[allow(unsafe_code)]
+fn default_sigpipe() {
+    // SAFETY: called first in `main`, before any other thread exists; SIG_DFL is a valid
+    // disposition for SIGPIPE and no handler of ours is replaced.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
 fn main() {
+    default_sigpipe();
     let cli = match gpufix::cli::Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => std::process::exit(usage_error(&e)),
@@ -21,6 +33,8 @@ fn main() {
             ExitStatus::Error.code()
         }
     };
+    // a probe abandoned at its deadline is still running: its process group goes with us
+    gpufix::host::real::kill_all_commands();
     std::process::exit(code);
 }
 

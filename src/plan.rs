@@ -1,5 +1,10 @@
 //! From findings to changes: render each failing rule's fix actions into concrete changes
-//! (diffs, before → after, fingerprints), and the plan file that `apply PLAN` executes exactly.
+//! (diffs, before → after, fingerprints), and the plan file `gpufix plan -o` writes.
+//!
+//! A plan file is a proposal, not an instruction: `apply PLAN` loads the playbooks and inputs
+//! the plan records, derives the changes again from the host as it is, and applies them only
+//! when they are exactly the plan's (kind, target, content, argv, safety); roots come from the
+//! command line and each kind's safety from the playbooks, never from the file.
 
 use crate::fixes::{self, FixCtx};
 use crate::report::{PlannedChange, Report, Safety, Verdict};
@@ -19,7 +24,95 @@ pub struct PlanFile {
     /// `--config` and `--env-file` the plan read (absolute).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub local_files: Vec<String>,
+    /// What the plan was made from: `apply PLAN` loads the same and refuses a command line
+    /// that names something else.
+    #[serde(default)]
+    pub made_from: MadeFrom,
     pub report: Report,
+}
+
+/// The playbooks, values, inputs and selection a plan was made from (paths absolute).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct MadeFrom {
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub playbooks: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub values: Option<String>,
+    #[serde(default)]
+    pub no_system: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snapshot: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pid: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub env_file: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nccl_log: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_log: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub evidence: Vec<String>,
+    /// `--only`
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub only: Vec<String>,
+    /// `--sample`, milliseconds.
+    #[serde(default)]
+    pub sample_ms: u64,
+}
+
+/// The differences between the changes a plan file proposes and those derived now, one line
+/// (or a diff) per difference, for the operator to read. Empty when they are the same.
+pub fn differences(file: &[PlannedChange], derived: &[PlannedChange]) -> Vec<String> {
+    let mut out = Vec::new();
+    if file.len() != derived.len() {
+        out.push(format!(
+            "the plan file has {} change(s); the playbooks propose {} now",
+            file.len(),
+            derived.len()
+        ));
+    }
+    for (i, (f, d)) in file.iter().zip(derived).enumerate() {
+        if f == d {
+            continue;
+        }
+        let n = i + 1;
+        let mut field = |name: &str, a: String, b: String| {
+            if a != b {
+                out.push(format!(
+                    "change {n} ({}): {name}: the plan file has {}, gpufix derives {}",
+                    crate::escape::escape(&d.target),
+                    crate::escape::escape(&a),
+                    crate::escape::escape(&b)
+                ));
+            }
+        };
+        field("rule", f.rule.clone(), d.rule.clone());
+        field("kind", f.kind.clone(), d.kind.clone());
+        field("target", f.target.clone(), d.target.clone());
+        field("part", f.part.clone(), d.part.clone());
+        field("safety", f.safety.as_str().into(), d.safety.as_str().into());
+        field("action", f.action.to_string(), d.action.to_string());
+        field("restart", f.restart.clone(), d.restart.clone());
+        field("fingerprint", f.fingerprint.clone(), d.fingerprint.clone());
+        field("after", format!("{:?}", f.after), format!("{:?}", d.after));
+        field("summary", f.summary.clone(), d.summary.clone());
+        if f.after_text != d.after_text || f.diff != d.diff || f.before_text != d.before_text {
+            let (a, b) = (
+                d.after_text.clone().unwrap_or_default(),
+                f.after_text.clone().unwrap_or_default(),
+            );
+            out.push(format!(
+                "change {n} ({}): the plan file would write other content (what gpufix derives → what the file says):\n{}",
+                crate::escape::escape(&d.target),
+                crate::escape::escape_lines(&crate::fixes::file::unified_diff(&d.target, &a, &b))
+            ));
+        }
+    }
+    out
 }
 
 /// Fill `report.changes` for every failing rule with an executable fix. Problems preparing a
@@ -41,7 +134,7 @@ pub fn plan_changes(report: &mut Report, cx: &FixCtx) -> Vec<Unplannable> {
                 continue;
             };
             let kind = obj.get("kind").and_then(|k| k.as_str()).unwrap_or("");
-            let Some(k) = fixes::find(kind) else {
+            let Some(k) = fixes::spec(kind) else {
                 notes.push(format!("fix of `{}`: unknown fix kind `{kind}`", r.id));
                 problems.push(Unplannable {
                     rule: r.id.clone(),
@@ -52,7 +145,7 @@ pub fn plan_changes(report: &mut Report, cx: &FixCtx) -> Vec<Unplannable> {
             };
             let mut params = obj.clone();
             params.remove("kind");
-            match k.prepare(&params, cx) {
+            match fixes::prepare_checked(k, &params, cx) {
                 Ok(prepared) => {
                     for p in prepared {
                         changes.push(PlannedChange {

@@ -602,6 +602,62 @@ fn fill_temp(
         .map_err(|e| WriteError::std_io(path, "fsync", e))
 }
 
+/// Writes an output file the operator named (`plan -o`, `snapshot -o`, `audit -o`): the
+/// directory the operator chose is resolved as given, then the file is replaced atomically
+/// without following a symlink planted at its name (or hard link to another file), and gets
+/// `mode` and the caller's owner.
+pub fn write_output(path: &Path, content: &[u8], mode: u32) -> Result<(), WriteError> {
+    let (parent, name) = split(path)?;
+    let parent = std::fs::canonicalize(parent)
+        .map_err(|e| WriteError::std_io(path, "find the directory of", e))?;
+    let like = TargetState {
+        exists: true,
+        content: Vec::new(),
+        mode,
+        uid: rustix::process::geteuid().as_raw(),
+        gid: rustix::process::getegid().as_raw(),
+        xattrs: Vec::new(),
+    };
+    write_atomic(&parent.join(name), content, Some(&like))
+}
+
+/// Writes a runtime value (`/sys/...`, `/proc/sys/...`) in place, as `echo VALUE > FILE` does,
+/// resolving the path inside `base` (`/sys` or `/proc/sys`, under `--root` when given) so that
+/// no link, absolute or relative, leads out of it; the target must be a regular file.
+pub fn write_runtime(base: &Path, rel: &Path, content: &[u8]) -> Result<(), WriteError> {
+    let full = base.join(rel);
+    let dir = rustix::fs::open(
+        base,
+        OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(|e| WriteError::io(&full, "open", e))?;
+    // O_TRUNC as the shell's `>` does (sysfs and procfs ignore it; a tree under --root needs it)
+    let flags =
+        OFlags::WRONLY | OFlags::TRUNC | OFlags::NOCTTY | OFlags::NONBLOCK | OFlags::CLOEXEC;
+    let fd = rustix::fs::openat2(
+        &dir,
+        rel,
+        flags,
+        Mode::empty(),
+        ResolveFlags::IN_ROOT | ResolveFlags::NO_MAGICLINKS,
+    )
+    .map_err(|e| match e {
+        Errno::XDEV | Errno::LOOP => WriteError::Symlink {
+            path: full.clone(),
+            link: full.clone(),
+        },
+        e => WriteError::io(&full, "open", e),
+    })?;
+    let st = rustix::fs::fstat(&fd).map_err(|e| WriteError::io(&full, "stat", e))?;
+    if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
+        return Err(WriteError::NotRegular { path: full });
+    }
+    let mut f = File::from(fd);
+    f.write_all(content)
+        .map_err(|e| WriteError::std_io(&full, "write", e))
+}
+
 /// Removes a file gpufix created (undo of a file that did not exist), with the same refusals
 /// as [`write_atomic`]; `Ok(false)` when it is already gone.
 pub fn remove_file(path: &Path) -> Result<bool, WriteError> {

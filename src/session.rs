@@ -12,7 +12,7 @@ use crate::fixes::FixCtx;
 use crate::host::Host;
 use crate::host::real::RealHost;
 use crate::host::recorded::SnapshotHost;
-use crate::plan::Unplannable;
+use crate::plan::{MadeFrom, Unplannable};
 use crate::playbook::{self, Diagnostic, RuleSet, SourceFile, Tier};
 use crate::probes::Inputs;
 use crate::report::Report;
@@ -103,14 +103,14 @@ impl Spec {
         if !self.no_system {
             let sys = self.host_path(SYSTEM_PLAYBOOKS);
             if sys.is_dir() {
-                match playbook::read_sources(&sys, Tier::System) {
+                match read_playbooks(&sys, Tier::System) {
                     Ok(s) => out.extend(s),
                     Err(d) => diags.push(d),
                 }
             }
         }
         for p in &self.playbooks {
-            match playbook::read_sources(p, Tier::Cli) {
+            match read_playbooks(p, Tier::Cli) {
                 Ok(s) => out.extend(s),
                 Err(d) => diags.push(d),
             }
@@ -132,7 +132,7 @@ impl Spec {
         if !explicit && !path.exists() {
             return Ok(None);
         }
-        std::fs::read_to_string(&path)
+        read_trusted(&path, "values file", MAX_VALUES_BYTES)
             .map(|text| {
                 Some(SourceFile {
                     name: path.display().to_string(),
@@ -140,12 +140,12 @@ impl Spec {
                     tier: Tier::Cli,
                 })
             })
-            .map_err(|e| {
+            .map_err(|(message, help)| {
                 vec![Diagnostic::new(
                     "unreadable-values",
                     &path.display().to_string(),
-                    format!("cannot read values file: {e}"),
-                    "check the path given to `--values`",
+                    message,
+                    help,
                 )]
             })
     }
@@ -159,6 +159,9 @@ impl Spec {
 
     /// The host this run judges: pasted evidence, a snapshot, or this machine (under --root).
     pub fn host(&self) -> anyhow::Result<Arc<dyn Host>> {
+        for p in &self.evidence {
+            check_input_file("--evidence", p, MAX_EVIDENCE_BYTES)?;
+        }
         if let Some(h) = crate::host::evidence::EvidenceHost::from_files(&self.evidence)? {
             if self.snapshot.is_some() || self.root.is_some() {
                 anyhow::bail!(
@@ -187,13 +190,8 @@ impl Spec {
             ("--nccl-log", &self.nccl_log),
             ("--kernel-log", &self.kernel_log),
         ] {
-            if let Some(p) = p
-                && !p.exists()
-            {
-                anyhow::bail!(
-                    "{flag} {}: no such file\nhelp: give the path of an existing file",
-                    p.display()
-                );
+            if let Some(p) = p {
+                check_input_file(flag, p, u64::MAX)?;
             }
         }
         Ok(Inputs {
@@ -228,6 +226,303 @@ impl Spec {
             None => self.host_path(DEFAULT_STATE_DIR),
         }
     }
+}
+
+fn abs(p: &Path) -> String {
+    std::path::absolute(p)
+        .unwrap_or_else(|_| p.to_path_buf())
+        .display()
+        .to_string()
+}
+
+impl Spec {
+    /// What a plan made from this spec records (`plan -o`).
+    pub fn made_from(&self, eval: &Eval) -> MadeFrom {
+        let opt = |p: &Option<PathBuf>| p.as_deref().map(abs);
+        MadeFrom {
+            playbooks: self.playbooks.iter().map(|p| abs(p)).collect(),
+            values: opt(&self.values),
+            no_system: self.no_system,
+            snapshot: opt(&self.snapshot),
+            pid: self.pid,
+            config: opt(&self.config),
+            env_file: opt(&self.env_file),
+            trace: opt(&self.trace),
+            nccl_log: opt(&self.nccl_log),
+            kernel_log: opt(&self.kernel_log),
+            evidence: self.evidence.iter().map(|p| abs(p)).collect(),
+            only: eval.only.clone(),
+            sample_ms: eval.sample.as_millis() as u64,
+        }
+    }
+
+    /// The spec and evaluation `apply PLAN` uses: the plan's own, where the command line names
+    /// nothing else. Every flag the command line gives must match the plan's.
+    pub fn for_plan(&self, eval: &Eval, m: &MadeFrom) -> Result<(Spec, Eval), String> {
+        let mine = self.made_from(eval);
+        let mut clash = Vec::new();
+        let mut pick_opt = |flag: &str, given: &Option<String>, plan: &Option<String>| {
+            if given.is_some() && given != plan {
+                clash.push(format!(
+                    "{flag}: the plan was made with {}, this command line has {}",
+                    plan.as_deref().unwrap_or("none"),
+                    given.as_deref().unwrap_or("none")
+                ));
+            }
+            plan.as_ref().map(PathBuf::from)
+        };
+        let values = pick_opt("--values", &mine.values, &m.values);
+        let snapshot = pick_opt("--snapshot", &mine.snapshot, &m.snapshot);
+        let config = pick_opt("--config", &mine.config, &m.config);
+        let env_file = pick_opt("--env-file", &mine.env_file, &m.env_file);
+        let trace = pick_opt("--trace", &mine.trace, &m.trace);
+        let nccl_log = pick_opt("--nccl-log", &mine.nccl_log, &m.nccl_log);
+        let kernel_log = pick_opt("--kernel-log", &mine.kernel_log, &m.kernel_log);
+        let mut pick_list = |flag: &str, given: &Vec<String>, plan: &Vec<String>| {
+            if !given.is_empty() && given != plan {
+                clash.push(format!(
+                    "{flag}: the plan was made with [{}], this command line has [{}]",
+                    plan.join(", "),
+                    given.join(", ")
+                ));
+            }
+            plan.clone()
+        };
+        let playbooks = pick_list("--playbooks", &mine.playbooks, &m.playbooks);
+        let evidence = pick_list("--evidence", &mine.evidence, &m.evidence);
+        let only = pick_list("--only", &mine.only, &m.only);
+        if mine.pid.is_some() && mine.pid != m.pid {
+            clash.push(format!(
+                "--pid: the plan was made with {:?}, this command line has {:?}",
+                m.pid, mine.pid
+            ));
+        }
+        if mine.no_system && !m.no_system {
+            clash.push("--no-system: the plan was made reading /etc/gpufix".into());
+        }
+        if !clash.is_empty() {
+            return Err(clash.join("\n"));
+        }
+        let spec = Spec {
+            root: self.root.clone(),
+            snapshot,
+            playbooks: playbooks.into_iter().map(PathBuf::from).collect(),
+            values,
+            no_system: m.no_system,
+            pid: m.pid,
+            job: None,
+            config,
+            env_file,
+            trace,
+            nccl_log,
+            kernel_log,
+            evidence: evidence.into_iter().map(PathBuf::from).collect(),
+        };
+        let eval = Eval {
+            sample: Duration::from_millis(m.sample_ms),
+            probe_deadline: eval.probe_deadline,
+            only,
+        };
+        Ok((spec, eval))
+    }
+}
+
+/// Largest playbook file read (the built-in six layers together are under 200 KB).
+pub const MAX_PLAYBOOK_BYTES: u64 = 16 << 20;
+/// Largest values file read.
+pub const MAX_VALUES_BYTES: u64 = 4 << 20;
+/// Deepest `[`/`{` nesting accepted in a playbook or values file before it is parsed.
+pub const MAX_NESTING: usize = 64;
+
+/// The deepest flow nesting (`[`, `{`) of YAML text outside quotes and comments: a bound
+/// checked before parsing, so that a `[[[[…` bomb is refused in linear time.
+pub fn nesting_depth(text: &str) -> usize {
+    let (mut depth, mut max) = (0usize, 0usize);
+    let (mut single, mut double, mut comment, mut escape) = (false, false, false, false);
+    let mut prev = '\n';
+    for c in text.chars() {
+        if c == '\n' {
+            comment = false;
+        } else if comment {
+        } else if double {
+            if escape {
+                escape = false;
+            } else if c == '\\' {
+                escape = true;
+            } else if c == '"' {
+                double = false;
+            }
+        } else if single {
+            if c == '\'' {
+                single = false;
+            }
+        } else {
+            match c {
+                '#' if prev.is_whitespace() => comment = true,
+                '"' => double = true,
+                '\'' if !prev.is_alphanumeric() => single = true,
+                '[' | '{' => {
+                    depth += 1;
+                    max = max.max(depth);
+                }
+                ']' | '}' => depth = depth.saturating_sub(1),
+                _ => {}
+            }
+        }
+        prev = c;
+    }
+    max
+}
+
+/// Read a file gpufix takes instructions from: trusted (see [`crate::trust`]), a regular file,
+/// at most `cap` bytes, UTF-8, nesting within [`MAX_NESTING`]. Errors are (message, help).
+pub fn read_trusted(path: &Path, what: &str, cap: u64) -> Result<String, (String, String)> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let split = |e: String| match e.split_once("\nhelp: ") {
+        Some((m, h)) => (m.to_string(), h.to_string()),
+        None => (e, format!("check the {what}")),
+    };
+    crate::trust::check(path, what).map_err(split)?;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| {
+            (
+                format!("cannot read {what}: {e}"),
+                format!("check the {what}'s path"),
+            )
+        })?;
+    let meta = f.metadata().map_err(|e| {
+        (
+            format!("cannot read {what}: {e}"),
+            format!("check the {what}'s path"),
+        )
+    })?;
+    if !meta.is_file() {
+        return Err((
+            format!("cannot read {what}: it is not a regular file"),
+            format!("give the path of a {what}"),
+        ));
+    }
+    if meta.len() > cap {
+        return Err((
+            format!(
+                "cannot read {what}: input too large ({} bytes, the limit is {cap})",
+                meta.len()
+            ),
+            "split it into several files".into(),
+        ));
+    }
+    let mut text = String::new();
+    f.take(cap + 1).read_to_string(&mut text).map_err(|e| {
+        (
+            format!("cannot read {what}: {e}"),
+            "make it UTF-8 YAML".to_string(),
+        )
+    })?;
+    if text.len() as u64 > cap {
+        return Err((
+            format!("cannot read {what}: input too large (over {cap} bytes)"),
+            "split it into several files".into(),
+        ));
+    }
+    let depth = nesting_depth(&text);
+    if depth > MAX_NESTING {
+        return Err((
+            format!("{what} nests `[`/`{{` {depth} levels deep; the limit is {MAX_NESTING}"),
+            "write nested data as block YAML with fewer levels".into(),
+        ));
+    }
+    Ok(text)
+}
+
+/// Read `*.yaml`/`*.yml` from a playbook directory (sorted by name), or a single file; the
+/// directory and each file must be trusted.
+pub fn read_playbooks(path: &Path, tier: Tier) -> Result<Vec<SourceFile>, Diagnostic> {
+    let diag = |file: &Path, (message, help): (String, String)| {
+        Diagnostic::new(
+            "unreadable-playbook",
+            &file.display().to_string(),
+            message,
+            help,
+        )
+    };
+    let meta = std::fs::metadata(path).map_err(|e| {
+        diag(
+            path,
+            (
+                format!("cannot read playbooks: {e}"),
+                "check the path given to `--playbooks` (a directory of .yaml files or one file)"
+                    .into(),
+            ),
+        )
+    })?;
+    let files: Vec<PathBuf> = if meta.is_dir() {
+        crate::trust::check(path, "playbook directory").map_err(|e| {
+            diag(
+                path,
+                match e.split_once("\nhelp: ") {
+                    Some((m, h)) => (m.to_string(), h.to_string()),
+                    None => (e, String::new()),
+                },
+            )
+        })?;
+        let mut v: Vec<PathBuf> = std::fs::read_dir(path)
+            .map_err(|e| diag(path, (format!("cannot read playbooks: {e}"), String::new())))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| matches!(p.extension().and_then(|e| e.to_str()), Some("yaml" | "yml")))
+            .collect();
+        v.sort();
+        v
+    } else {
+        vec![path.to_path_buf()]
+    };
+    files
+        .into_iter()
+        .map(|f| {
+            let text = read_trusted(&f, "playbook", MAX_PLAYBOOK_BYTES).map_err(|e| diag(&f, e))?;
+            Ok(SourceFile {
+                name: f.display().to_string(),
+                text,
+                tier,
+            })
+        })
+        .collect()
+}
+
+/// Largest pasted evidence file (`--evidence`): nvidia-smi output, logs, fstab.
+pub const MAX_EVIDENCE_BYTES: u64 = 64 << 20;
+
+/// An input named on the command line must be an existing regular file (a FIFO or a device
+/// would block or never end) of at most `cap` bytes.
+fn check_input_file(flag: &str, p: &Path, cap: u64) -> anyhow::Result<()> {
+    let m = match std::fs::metadata(p) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => anyhow::bail!(
+            "{flag} {}: no such file\nhelp: give the path of an existing file",
+            p.display()
+        ),
+        Err(e) => anyhow::bail!(
+            "{flag} {}: {e}\nhelp: give the path of a readable file",
+            p.display()
+        ),
+    };
+    if !m.is_file() {
+        anyhow::bail!(
+            "{flag} {}: not a regular file\nhelp: save the text to a file and give its path",
+            p.display()
+        );
+    }
+    if m.len() > cap {
+        anyhow::bail!(
+            "{flag} {}: input too large ({} bytes, the limit is {cap})\nhelp: give the relevant part of it",
+            p.display(),
+            m.len()
+        );
+    }
+    Ok(())
 }
 
 /// Where fixes may write, given a root (None = `/`) and the files named on the command line.
@@ -363,6 +658,7 @@ impl Session {
         eval: &Eval,
         on_probe_done: impl FnMut(&engine::observe::ProbeKey),
     ) -> Report {
+        crate::probes::command::set_probe_deadline(eval.probe_deadline);
         let opts = Options {
             sample: eval.sample,
             probe_deadline: eval.probe_deadline,

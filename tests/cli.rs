@@ -594,6 +594,7 @@ mod apply_loop {
     }
 
     #[test]
+    #[cfg(feature = "fault-injection")]
     fn a_second_concurrent_apply_is_refused() {
         let f = Fixture::new();
         let a = f.args(&["apply", "--yes"]);
@@ -633,6 +634,7 @@ mod apply_loop {
     }
 
     #[test]
+    #[cfg(feature = "fault-injection")]
     fn injected_failures_roll_back_earlier_changes() {
         for (var, val) in [
             ("GPUFIX_TEST_FAIL_VERIFY", "3"),
@@ -815,7 +817,8 @@ mod readme {
 
 /// Crash consistency: SIGKILL the apply process at every crash point (each journal append and
 /// each step of each file write) of a multi-change plan; after each kill `gpufix rollback`
-/// restores the exact prior state.
+/// restores the exact prior state. Needs the `fault-injection` feature (`.ci/run` turns it on).
+#[cfg(feature = "fault-injection")]
 mod crash {
     use super::apply_loop::Fixture;
     use super::*;

@@ -552,6 +552,7 @@ fn run_info(run: &str, status: &str) -> RunInfo {
         changes: 2,
         made: 1,
         rules: vec!["data.mount-noatime".into()],
+        problem: None,
     }
 }
 

@@ -3,13 +3,14 @@
 
 use super::{Format, Global};
 use crate::apply;
+use crate::escape;
 use crate::plan::{PLAN_VERSION, PlanFile};
 use crate::report::{PlannedChange, Safety, Verdict};
-use crate::session::{Eval, ExitStatus};
+use crate::session::{Eval, ExitStatus, OpenError, Session};
 use clap::Args;
 use serde_json::json;
 use std::io::{BufRead, IsTerminal, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 #[derive(Args, Debug)]
@@ -64,7 +65,7 @@ enum Answer {
 fn ask(c: &PlannedChange) -> Answer {
     eprint!(
         "apply `{}` ({}, {})? [y]es / [n]o / [a]ll / [q]uit (default no): ",
-        c.summary,
+        escape::escape(&c.summary),
         c.kind,
         c.safety.as_str()
     );
@@ -81,50 +82,130 @@ fn ask(c: &PlannedChange) -> Answer {
     }
 }
 
+/// Largest plan file read.
+const MAX_PLAN_BYTES: u64 = 64 << 20;
+
+/// Read a plan file: trusted (owner, not writable by others), bounded, the right version.
+fn read_plan(p: &Path) -> anyhow::Result<PlanFile> {
+    use std::io::Read;
+    crate::trust::check(p, "plan file").map_err(|e| anyhow::anyhow!(e))?;
+    let f = std::fs::File::open(p)
+        .map_err(|e| anyhow::anyhow!("cannot read plan {}: {e}", p.display()))?;
+    let mut text = String::new();
+    f.take(MAX_PLAN_BYTES + 1)
+        .read_to_string(&mut text)
+        .map_err(|e| anyhow::anyhow!("cannot read plan {}: {e}", p.display()))?;
+    if text.len() as u64 > MAX_PLAN_BYTES {
+        anyhow::bail!(
+            "cannot read plan {}: input too large (over {MAX_PLAN_BYTES} bytes)\nhelp: write one with `gpufix plan -o FILE`",
+            p.display()
+        );
+    }
+    let pf: PlanFile = serde_json::from_str(&text).map_err(|e| {
+        anyhow::anyhow!(
+            "{} is not a gpufix plan: {e}\nhelp: write one with `gpufix plan -o FILE`",
+            p.display()
+        )
+    })?;
+    if pf.plan_version != PLAN_VERSION {
+        anyhow::bail!(
+            "{} is plan version {}, this gpufix reads version {PLAN_VERSION}",
+            p.display(),
+            pf.plan_version
+        );
+    }
+    Ok(pf)
+}
+
+/// Changes the plan file proposes that are not what gpufix derives now: refused, showing why.
+fn refuse_mismatch(
+    p: &Path,
+    file: &[PlannedChange],
+    derived: &[PlannedChange],
+    cx: &crate::fixes::FixCtx,
+) -> anyhow::Result<()> {
+    let diffs = crate::plan::differences(file, derived);
+    if diffs.is_empty() {
+        return Ok(());
+    }
+    // A target that changed since the plan was made explains the difference: a stale plan.
+    let mut stale = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for c in file {
+        // later changes to one target chain on the earlier ones: the first saw the disk
+        if !seen.insert((c.kind.as_str(), c.part.as_str(), c.target.as_str())) {
+            continue;
+        }
+        let same_target = derived
+            .iter()
+            .any(|d| d.kind == c.kind && d.target == c.target && d.part == c.part);
+        if !same_target {
+            continue;
+        }
+        if let Some(k) = crate::fixes::find(&c.kind)
+            && let Ok(now) = k.fingerprint(c, cx)
+            && now != c.fingerprint
+        {
+            stale.push(format!(
+                "`{}` changed since the plan was made (plan saw {}, now {now})",
+                crate::escape::escape(&c.target),
+                c.fingerprint
+            ));
+        }
+    }
+    if !stale.is_empty() {
+        anyhow::bail!(
+            "refusing a stale plan; nothing was changed:\n  {}\nhelp: run `gpufix plan` again",
+            stale.join("\n  ")
+        );
+    }
+    anyhow::bail!(
+        "refusing plan {}: it does not match what gpufix derives now from the playbooks and this host; nothing was changed:\n{}\nhelp: a plan file is a proposal: make a new one with `gpufix plan -o FILE`, or run `gpufix apply` without one",
+        p.display(),
+        diffs.join("\n")
+    );
+}
+
 pub fn run(g: &Global, a: &ApplyArgs) -> anyhow::Result<ExitStatus> {
     if !matches!(g.format, Format::Text | Format::Json) {
         return super::unsupported_format("apply", g.format);
     }
-    let mut s = match super::open_session(g)? {
-        Ok(s) => s,
-        Err(status) => return Ok(status),
-    };
-    let eval = g.eval(Duration::from_secs(15));
-    let (report, problems) = match &a.plan {
+    let mut spec = g.spec();
+    let mut eval = g.eval(Duration::from_secs(15));
+    let plan_file = match &a.plan {
         Some(p) => {
-            let text = std::fs::read_to_string(p)
-                .map_err(|e| anyhow::anyhow!("cannot read plan {}: {e}", p.display()))?;
-            let pf: PlanFile = serde_json::from_str(&text).map_err(|e| {
-                anyhow::anyhow!(
-                    "{} is not a gpufix plan: {e}\nhelp: write one with `gpufix plan -o FILE`",
-                    p.display()
-                )
-            })?;
-            if pf.plan_version != PLAN_VERSION {
-                anyhow::bail!(
-                    "{} is plan version {}, this gpufix reads version {PLAN_VERSION}",
-                    p.display(),
-                    pf.plan_version
-                );
-            }
-            let plan_root = pf.root.clone();
-            let given = s.spec.root.as_ref().map(|r| r.display().to_string());
-            if plan_root != given {
+            let pf = read_plan(p)?;
+            let given = spec.root.as_ref().map(|r| r.display().to_string());
+            if pf.root != given {
                 anyhow::bail!(
                     "{} was made with --root {:?}, this run has --root {:?}\nhelp: apply a plan with the same --root it was made with",
                     p.display(),
-                    plan_root,
+                    pf.root,
                     given
                 );
             }
-            s.local_files
-                .extend(pf.local_files.iter().map(PathBuf::from));
-            s.roots = s.spec.roots(&s.local_files);
-            (pf.report, Vec::new())
+            (spec, eval) = spec.for_plan(&eval, &pf.made_from).map_err(|e| {
+                anyhow::anyhow!(
+                    "{} was made from other inputs than this command line names:\n{e}\nhelp: `gpufix apply PLAN` needs no inputs again; leave them out or make a new plan",
+                    p.display()
+                )
+            })?;
+            Some((p.clone(), pf))
         }
-        None => super::plan::planned_report(&s, &eval)?,
+        None => None,
     };
+    let s = match Session::open(spec) {
+        Ok(s) => s,
+        Err(OpenError::Invalid(d)) => return Ok(super::print_diagnostics(&d)),
+        Err(OpenError::Other(e)) => return Err(e),
+    };
+    // Roots come from the command line (and the plan's recorded inputs, which must match it);
+    // what apply executes is derived again here, never read from the plan file.
+    let (report, problems) = super::plan::planned_report(&s, &eval)?;
     let cx = s.fix_ctx();
+    if let Some((p, pf)) = &plan_file {
+        refuse_mismatch(p, &pf.report.changes, &report.changes, &cx)?;
+    }
     let json_out = g.format == Format::Json;
     let mut out = std::io::stdout();
     // A fix that should run but cannot be planned (a refused target, a missing input) stops the
@@ -190,9 +271,16 @@ help: fix the cause, or leave those fixes out with --deny KIND or --only RULE",
             continue;
         }
         if !json_out {
-            writeln!(out, "\n{} [{}] {}", c.kind, c.safety.as_str(), c.summary)?;
+            // what files said is shown escaped: an ESC sequence must not hide a diff line
+            writeln!(
+                out,
+                "\n{} [{}] {}",
+                c.kind,
+                c.safety.as_str(),
+                escape::escape(&c.summary)
+            )?;
             match &c.diff {
-                Some(d) => write!(out, "{}", indent(d))?,
+                Some(d) => write!(out, "{}", indent(&escape::escape_lines(d)))?,
                 None => writeln!(
                     out,
                     "    {} → {}",
@@ -267,8 +355,14 @@ help: fix the cause, or leave those fixes out with --deny KIND or --only RULE",
         return Ok(ExitStatus::Clean);
     }
     let state = s.state_dir(a.state_dir.as_deref());
-    let outcome = apply::apply(&approved, &cx, &state, &s.host.describe())
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let outcome = apply::apply(
+        &approved,
+        &cx,
+        &state,
+        &s.host.describe(),
+        s.spec.root.as_deref(),
+    )
+    .map_err(|e| anyhow::anyhow!("{e}"))?;
     if let Some(err) = &outcome.error {
         let what = if outcome.rolled_back {
             "every change of this run was undone"
@@ -300,6 +394,14 @@ help: fix the cause, or leave those fixes out with --deny KIND or --only RULE",
             ..eval
         },
     );
+    let mut status = ExitStatus::Clean;
+    if let Err(e) = &recheck {
+        // the changes were made and verified: say so, and that the re-check did not run
+        notes.push(format!(
+            "every change was applied and verified, but re-checking the rules failed: {e:#}; run `gpufix plan` to see where the host stands"
+        ));
+        status = ExitStatus::RecheckFailed;
+    }
     if let Ok(after) = recheck {
         for r in after
             .results
@@ -357,7 +459,7 @@ help: fix the cause, or leave those fixes out with --deny KIND or --only RULE",
             writeln!(out, "note: {n}")?;
         }
     }
-    Ok(ExitStatus::Clean)
+    Ok(status)
 }
 
 fn indent(s: &str) -> String {

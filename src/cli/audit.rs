@@ -111,12 +111,18 @@ pub fn run(g: &Global, a: &AuditArgs) -> anyhow::Result<ExitStatus> {
         ExitStatus::Clean
     };
     let runs = a.state_dir.as_deref().map(crate::journal::runs);
+    // text formats show what files and commands said: control characters escaped
+    let shown = if g.format == Format::Json {
+        report.clone()
+    } else {
+        crate::escape::escaped(&report)
+    };
     let (out, code) = match g.format {
         Format::Json => (serde_json::to_string_pretty(&report)? + "\n", code),
-        Format::Junit => (junit::render(&report), code),
+        Format::Junit => (junit::render(&shown), code),
         Format::Prometheus => (
             prometheus::render(
-                &report,
+                &shown,
                 &prometheus::Extras {
                     duration: Some(started.elapsed()),
                     per_gpu: a.per_gpu,
@@ -126,13 +132,13 @@ pub fn run(g: &Global, a: &AuditArgs) -> anyhow::Result<ExitStatus> {
             code,
         ),
         Format::Nagios => {
-            let (l, c) = nagios::render(&report);
+            let (l, c) = nagios::render(&shown);
             (l, ExitStatus::nagios(c))
         }
-        Format::Slurm => (slurm::render(&report, &policy), code),
+        Format::Slurm => (slurm::render(&shown, &policy), code),
         Format::Text | Format::Markdown => (
             text::render(
-                &report,
+                &shown,
                 text::Style {
                     color: g.color() && a.output.is_none(),
                     verbose: false,
@@ -154,8 +160,9 @@ fn emit(a: &AuditArgs, s: &str) -> anyhow::Result<()> {
         format!("{s}\n")
     };
     match &a.output {
-        Some(p) => prometheus::write_textfile_atomic(p, &s)
-            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", p.display())),
+        // atomically, never through a link planted at the name; readable by the collector
+        Some(p) => crate::safe_write::write_output(p, s.as_bytes(), 0o644)
+            .map_err(|e| anyhow::anyhow!("{e}\nhelp: choose a path for -o that is not a link")),
         None => {
             print!("{s}");
             Ok(())

@@ -8,23 +8,29 @@ use clap::Args;
 
 #[derive(Args, Debug)]
 pub struct ListArgs {
-    /// List probe kinds and their output fields instead of rules.
+    /// List probe kinds: parameters (type, default, allowed values) and output fields.
     #[arg(long)]
     pub probes: bool,
+    /// List fix kinds: parameters (type, default, allowed values) and the loosest safety.
+    #[arg(long)]
+    pub fixes: bool,
 }
 
 pub fn run(g: &Global, a: &ListArgs) -> anyhow::Result<ExitStatus> {
-    if a.probes {
-        for p in probes::PROBES {
-            println!(
-                "{}{} — {}",
-                p.name(),
-                if p.sampled() { " (sampled)" } else { "" },
-                p.doc()
-            );
-            for (f, d) in p.fields() {
-                println!("    {f}: {d}");
+    if a.probes || a.fixes {
+        if g.format == Format::Markdown {
+            // the whole authoring reference (docs/playbooks.md)
+            print!("{}", crate::kinds::reference_markdown());
+            return Ok(ExitStatus::Clean);
+        }
+        if a.probes {
+            print!("{}", probes_text());
+        }
+        if a.fixes {
+            if a.probes {
+                println!();
             }
+            print!("{}", fixes_text());
         }
         return Ok(ExitStatus::Clean);
     }
@@ -129,6 +135,48 @@ pub fn markdown(rules: &[&LoadedRule]) -> String {
                 threshold,
                 fix
             ));
+        }
+    }
+    out
+}
+
+/// `gpufix list --probes`: each probe kind, its parameters (`*` required, `= default`), its outputs.
+pub fn probes_text() -> String {
+    let mut out = String::new();
+    for p in probes::PROBES {
+        out.push_str(&format!(
+            "{}{} — {}\n",
+            p.name(),
+            if p.sampled() { " (sampled)" } else { "" },
+            p.doc()
+        ));
+        let rows = p.params().rows();
+        if !rows.is_empty() {
+            out.push_str("  parameters:\n");
+            for r in rows {
+                out.push_str(&format!("    {}\n", r.line()));
+            }
+        }
+        out.push_str("  outputs:\n");
+        for (f, d) in p.fields() {
+            out.push_str(&format!("    {f}: {d}\n"));
+        }
+    }
+    out
+}
+
+/// `gpufix list --fixes`: each fix kind, the loosest safety a playbook may give it, its parameters.
+pub fn fixes_text() -> String {
+    let mut out = String::new();
+    for f in crate::fixes::FIXES {
+        out.push_str(&format!(
+            "{} — {} (at most {})\n",
+            f.name,
+            f.doc.trim_end_matches('.'),
+            f.max_safety.as_str()
+        ));
+        for r in f.params.rows() {
+            out.push_str(&format!("    {}\n", r.line()));
         }
     }
     out

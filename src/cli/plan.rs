@@ -83,7 +83,8 @@ pub fn run(g: &Global, a: &PlanArgs) -> anyhow::Result<ExitStatus> {
         Ok(s) => s,
         Err(status) => return Ok(status),
     };
-    let (report, _) = planned_report(&s, &g.eval(a.probe_timeout))?;
+    let eval = g.eval(a.probe_timeout);
+    let (report, _) = planned_report(&s, &eval)?;
     if let Some(out) = &a.output {
         let pf = crate::plan::PlanFile {
             plan_version: crate::plan::PLAN_VERSION,
@@ -95,17 +96,21 @@ pub fn run(g: &Global, a: &PlanArgs) -> anyhow::Result<ExitStatus> {
                 .iter()
                 .map(|p| p.display().to_string())
                 .collect(),
+            made_from: s.spec.made_from(&eval),
             report: report.clone(),
         };
-        std::fs::write(out, serde_json::to_string_pretty(&pf)? + "\n")
-            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", out.display()))?;
+        // private (0600): a plan holds the text of the files it changes; never through a link
+        let text = serde_json::to_string_pretty(&pf)? + "\n";
+        crate::safe_write::write_output(out, text.as_bytes(), 0o600).map_err(|e| {
+            anyhow::anyhow!("{e}\nhelp: choose a writable path for -o that is not a link")
+        })?;
     }
     match g.format {
         Format::Json => println!("{}", serde_json::to_string_pretty(&report)?),
         _ => print!(
             "{}",
             text::render(
-                &report,
+                &crate::escape::escaped(&report),
                 Style {
                     color: g.color(),
                     verbose: a.verbose,

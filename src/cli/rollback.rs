@@ -30,26 +30,34 @@ pub fn rollback(g: &Global, a: &RollbackArgs) -> anyhow::Result<ExitStatus> {
     }
     let mut s = Session::without_rules(g.spec())?;
     let state = s.state_dir(a.state_dir.as_deref());
-    // files named in the run's changes that live outside --root were --config/--env-file
-    for r in journal::runs(&state) {
-        if let Ok(recs) = journal::read(&state.join("runs").join(&r.run))
-            && let Some(journal::Record::Begin { changes, .. }) = recs.first()
-        {
-            for c in changes {
-                if c.diff.is_some()
-                    && c.target.starts_with('/')
-                    && s.spec
-                        .root
-                        .as_ref()
-                        .is_some_and(|root| PathBuf::from(&c.target).starts_with(root))
-                {
-                    s.local_files.push(PathBuf::from(&c.target));
-                }
-                if c.action.get("file").is_none()
-                    && matches!(c.kind.as_str(), "env.set" | "env.unset" | "config.set")
-                {
-                    s.local_files.push(PathBuf::from(&c.target));
-                }
+    journal::check_state(&state).map_err(|e| anyhow::anyhow!(e))?;
+    // The roots are the run's own: its --root (which must be this one) and the --config /
+    // --env-file it recorded. Nothing a change names widens them.
+    let runs = journal::runs(&state);
+    let chosen = match &a.run {
+        Some(r) => runs.iter().find(|x| &x.run == r),
+        None => runs.iter().rev().find(|x| x.status != "rolled-back"),
+    };
+    if let Some(info) = chosen
+        && let Ok(recs) = journal::read(&state.join("runs").join(&info.run))
+        && let Some(journal::Record::Begin {
+            root, local_files, ..
+        }) = recs.first()
+    {
+        let now = s.spec.root.as_ref().map(|r| r.display().to_string());
+        if root.is_some() && *root != now {
+            anyhow::bail!(
+                "run {} was applied with --root {}, this rollback has {}\nhelp: roll back with the --root the run was applied with",
+                info.run,
+                root.as_deref().unwrap_or("/"),
+                now.as_deref()
+                    .map_or("no --root".to_string(), |r| format!("--root {r}"))
+            );
+        }
+        for f in local_files {
+            let p = PathBuf::from(f);
+            if p.is_absolute() && !s.local_files.contains(&p) {
+                s.local_files.push(p);
             }
         }
     }
@@ -84,6 +92,7 @@ pub fn history(g: &Global, a: &HistoryArgs) -> anyhow::Result<ExitStatus> {
         return super::unsupported_format("history", g.format);
     }
     let state = g.spec().state_dir(a.state_dir.as_deref());
+    journal::check_state(&state).map_err(|e| anyhow::anyhow!(e))?;
     let runs = journal::runs(&state);
     if g.format == Format::Json {
         println!("{}", serde_json::to_string_pretty(&runs)?);
@@ -107,6 +116,13 @@ pub fn history(g: &Global, a: &HistoryArgs) -> anyhow::Result<ExitStatus> {
         println!(
             "\nrun {} was interrupted: `gpufix rollback {}` restores what it changed",
             r.run, r.run
+        );
+    }
+    for r in runs.iter().filter(|r| r.status == "corrupt") {
+        println!(
+            "\nrun {} has a corrupt journal ({}): `gpufix apply` is blocked until it is dealt with",
+            r.run,
+            r.problem.as_deref().unwrap_or("unreadable")
         );
     }
     Ok(ExitStatus::Clean)

@@ -31,14 +31,18 @@ pub fn run(g: &Global, a: &SnapshotArgs) -> anyhow::Result<ExitStatus> {
     };
     let rec = recorder.expect("open_with wraps the host");
     let report = s.evaluate(&g.eval(Options::default().probe_deadline), |_| {});
-    let snap = rec.snapshot();
+    let mut snap = rec.snapshot();
+    // snapshots are shared: keep only the variables the playbooks are about, no secrets
+    let (kept, dropped, redacted) = crate::privacy::filter_env(&mut snap.env);
     let text = serde_json::to_string_pretty(&snap)?;
-    std::fs::write(&a.output, text + "\n").map_err(|e| {
-        anyhow::anyhow!(
-            "cannot write {}: {e}\nhelp: choose a writable path for -o",
-            a.output.display()
-        )
+    // private (0600): a snapshot holds what the host's files say; never through a link
+    crate::safe_write::write_output(&a.output, (text + "\n").as_bytes(), 0o600).map_err(|e| {
+        anyhow::anyhow!("{e}\nhelp: choose a writable path for -o that is not a link")
     })?;
+    eprintln!(
+        "environment: kept {kept} variable(s) named {}*, left out {dropped} other(s), redacted {redacted} secret-looking value(s)",
+        crate::privacy::ENV_ALLOW.join("*, ")
+    );
     eprintln!(
         "wrote {} ({} rules evaluated: {})",
         a.output.display(),

@@ -19,7 +19,7 @@ pub fn run(g: &Global, a: &ValidateArgs) -> anyhow::Result<ExitStatus> {
         Err(d) => return Ok(print_diagnostics(&d)),
     };
     for p in &a.paths {
-        match playbook::read_sources(p, Tier::Cli) {
+        match crate::session::read_playbooks(p, Tier::Cli) {
             Ok(s) => {
                 // a path that is the built-in playbooks dir replaces the embedded copies
                 let names: Vec<String> = s.iter().map(|f| f.name.clone()).collect();

@@ -62,7 +62,7 @@ impl Observer {
                         sample,
                     };
                     let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                        kind.run(&params, &ctx)
+                        probes::run_checked(kind, &params, &ctx)
                     }))
                     .unwrap_or_else(|_| {
                         ProbeOutcome::Unknown(format!(

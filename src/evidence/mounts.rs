@@ -36,46 +36,38 @@ pub struct Mounts {
     pub skipped: u64,
 }
 
-/// Decodes the `\NNN` octal escapes the kernel and fstab(5) use for whitespace.
-fn unescape(field: &str) -> String {
-    super::clip(&crate::probes::mounts::decode_octal(field), 4096)
+// Both tables are read by the shared readers in [`crate::formats`]; this module only bounds
+// what pasted evidence can make gpufix hold (field length, option count, entry count).
+
+fn clipped(field: &str) -> String {
+    super::clip(field, 4096)
 }
 
-fn options(field: &str) -> Vec<String> {
-    field
-        .split(',')
-        .filter(|o| !o.is_empty())
+fn options(opts: Vec<String>) -> Vec<String> {
+    opts.into_iter()
         .take(256)
-        .map(|o| super::clip(o, 256))
+        .map(|o| super::clip(&o, 256))
         .collect()
 }
 
 pub fn parse_fstab(text: &str) -> Fstab {
-    let mut t = Fstab::default();
-    for line in super::content_lines(text) {
-        let fields: Vec<&str> = line.split_whitespace().collect();
-        if fields.is_empty() {
-            continue;
-        }
-        if fields.len() < 3 {
-            t.skipped += 1;
-            continue;
-        }
+    let entries = crate::formats::fstab::parse_fstab(text);
+    let mut t = Fstab {
+        entries: Vec::new(),
+        skipped: crate::formats::fstab::short_lines(text) as u64,
+    };
+    for e in entries {
         if t.entries.len() >= super::MAX_ITEMS {
             t.skipped += 1;
             continue;
         }
         t.entries.push(FstabEntry {
-            device: unescape(fields[0]),
-            mount_point: unescape(fields[1]),
-            fstype: unescape(fields[2]),
-            // fstab(5): options default to `defaults` when the field is missing.
-            options: fields
-                .get(3)
-                .map(|o| options(o))
-                .unwrap_or_else(|| vec!["defaults".into()]),
-            dump: fields.get(4).and_then(|d| d.parse().ok()),
-            pass: fields.get(5).and_then(|p| p.parse().ok()),
+            device: clipped(&e.device),
+            mount_point: clipped(&e.mount_point),
+            fstype: clipped(&e.fstype),
+            options: options(e.options),
+            dump: e.dump,
+            pass: e.pass,
         });
     }
     t
@@ -84,20 +76,18 @@ pub fn parse_fstab(text: &str) -> Fstab {
 pub fn parse_proc_mounts(text: &str) -> Mounts {
     let mut m = Mounts::default();
     for line in text.lines() {
-        let fields: Vec<&str> = line.split_whitespace().collect();
-        if fields.is_empty() {
+        if line.trim().is_empty() {
             continue;
         }
-        if fields.len() < 4 || m.mounts.len() >= super::MAX_ITEMS {
-            m.skipped += 1;
-            continue;
+        match crate::formats::mounts::mounts_line(line) {
+            Some(x) if m.mounts.len() < super::MAX_ITEMS => m.mounts.push(Mount {
+                device: clipped(&x.device),
+                mount_point: clipped(&x.mount_point),
+                fstype: clipped(&x.fstype),
+                options: options(x.options),
+            }),
+            _ => m.skipped += 1,
         }
-        m.mounts.push(Mount {
-            device: unescape(fields[0]),
-            mount_point: unescape(fields[1]),
-            fstype: unescape(fields[2]),
-            options: options(fields[3]),
-        });
     }
     m
 }

@@ -86,3 +86,24 @@ impl FixKind for Command {
         }
     }
 }
+
+/// Parameters of the `command` fix.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CommandParams {
+    /// Program and arguments (an argv, never a shell).
+    pub argv: Vec<String>,
+    /// The argv that undoes it.
+    #[serde(default)]
+    pub undo_argv: Option<Vec<String>>,
+    /// The declared class of this command.
+    pub safety: crate::report::Safety,
+}
+
+pub static SPEC: super::spec::FixSpec = super::spec::FixSpec {
+    name: "command",
+    doc: "Run an argv (never a shell), with an argv that undoes it.",
+    params: crate::kinds::ParamsDecl::of::<CommandParams>(),
+    max_safety: crate::report::Safety::Disruptive,
+    imp: &Command,
+};

@@ -8,19 +8,23 @@ use serde_json::{Map, Value};
 
 pub struct ConfigSet;
 
-pub fn format_of(path: &str, action: &Map<String, Value>) -> Result<cfg::ConfigFormat, String> {
-    let name = match action.get("format").and_then(Value::as_str) {
-        Some(f) => f.to_string(),
-        None => path.rsplit('.').next().unwrap_or("").to_ascii_lowercase(),
-    };
-    match name.as_str() {
-        "yaml" | "yml" => Ok(cfg::ConfigFormat::Yaml),
-        "json" => Ok(cfg::ConfigFormat::Json),
-        "toml" => Ok(cfg::ConfigFormat::Toml),
-        other => Err(format!(
-            "cannot tell the format of {path} (`{other}`): name it .yaml, .json or .toml, or set `format:`"
-        )),
+/// The format `config.set` edits: `format:` when given, else the extension, else the content
+/// (a config named `.txt` or `.cfg`), by the same detector the `config` probe reads with.
+pub fn format_of(
+    path: &str,
+    old: &str,
+    action: &Map<String, Value>,
+) -> Result<cfg::ConfigFormat, String> {
+    if let Some(name) = action.get("format").and_then(Value::as_str) {
+        return cfg::ConfigFormat::from_name(name).ok_or_else(|| {
+            format!("`format: {name}` is not a config format: use yaml, json or toml")
+        });
     }
+    cfg::ConfigFormat::detect(Some(std::path::Path::new(path)), old).ok_or_else(|| {
+        format!(
+            "cannot tell the format of {path}: no .yaml, .json or .toml name, and the content reads as none of them: set `format:`"
+        )
+    })
 }
 
 impl FileEdit for ConfigSet {
@@ -28,6 +32,10 @@ impl FileEdit for ConfigSet {
         "config.set"
     }
     fn path(&self, action: &Map<String, Value>, cx: &FixCtx) -> Result<String, String> {
+        if action.get("file").and_then(Value::as_str) == Some("") {
+            // the config probe found the value on a command line: there is no file to edit
+            return Err("the value comes from the job's command line, not a file: change it where the job is launched".into());
+        }
         cx.input_file(action, "config")
     }
     fn edit(
@@ -40,7 +48,15 @@ impl FileEdit for ConfigSet {
         if !exists {
             return Err(format!("the training config {path} does not exist"));
         }
-        let fmt = format_of(path, action)?;
+        let key = str_param(action, "key")?;
+        if crate::formats::python::parse_key(key).is_some()
+            && (path.ends_with(".py") || crate::formats::python::looks_like_python(old))
+        {
+            // a keyword argument or assignment in Python source, edited in place
+            let value = action.get("value").ok_or("action needs `value`")?;
+            return crate::formats::python::set(old, key, value);
+        }
+        let fmt = format_of(path, old, action)?;
         let value = action.get("value").ok_or("action needs `value`")?;
         cfg::config_set(old, fmt, str_param(action, "key")?, value).map_err(|e| e.to_string())
     }
@@ -55,3 +71,36 @@ impl FileEdit for ConfigSet {
         )
     }
 }
+
+/// Parameters of `config.set`.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigSetParams {
+    /// Dotted key path, e.g. `data.num_workers`.
+    pub key: String,
+    /// The new value.
+    pub value: Value,
+    /// The config file (default: --config).
+    #[serde(default)]
+    pub file: Option<String>,
+    /// The file's format (default: from the file name).
+    #[serde(default)]
+    pub format: Option<ConfigFormatParam>,
+}
+
+/// `yaml`, `json` or `toml`.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ConfigFormatParam {
+    Yaml,
+    Json,
+    Toml,
+}
+
+pub static SPEC: super::spec::FixSpec = super::spec::FixSpec {
+    name: "config.set",
+    doc: "Set a key path in a YAML, JSON or TOML training config, keeping everything else.",
+    params: crate::kinds::ParamsDecl::of::<ConfigSetParams>(),
+    max_safety: crate::report::Safety::Safe,
+    imp: &ConfigSet,
+};

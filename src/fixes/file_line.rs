@@ -80,3 +80,56 @@ impl FileEdit for FileReplace {
         )
     }
 }
+
+/// Parameters of `file.line`.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LineParams {
+    /// The file to edit.
+    pub path: String,
+    /// The line.
+    pub line: String,
+    /// Whether the line must be there or not.
+    #[serde(default)]
+    pub state: LineStateParam,
+    /// Replace the first line matching this regex instead of appending.
+    #[serde(default)]
+    pub regex: Option<String>,
+}
+
+/// `present` or `absent`.
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum LineStateParam {
+    #[default]
+    Present,
+    Absent,
+}
+
+/// Parameters of `file.replace`.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReplaceParams {
+    /// The file to edit.
+    pub path: String,
+    /// The pattern.
+    pub regex: String,
+    /// The replacement; `$name` inserts a capture.
+    pub replacement: String,
+}
+
+pub static LINE: super::spec::FixSpec = super::spec::FixSpec {
+    name: "file.line",
+    doc: "Ensure a line is present, absent, or replaces the first line matching a regex.",
+    params: crate::kinds::ParamsDecl::of::<LineParams>(),
+    max_safety: crate::report::Safety::Safe,
+    imp: &FileLine,
+};
+
+pub static REPLACE: super::spec::FixSpec = super::spec::FixSpec {
+    name: "file.replace",
+    doc: "Replace every match of a regex in a file (captures as `$name`).",
+    params: crate::kinds::ParamsDecl::of::<ReplaceParams>(),
+    max_safety: crate::report::Safety::Safe,
+    imp: &FileReplace,
+};

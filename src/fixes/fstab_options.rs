@@ -77,14 +77,11 @@ fn live_options(mp: &str, cx: &FixCtx) -> Result<Vec<String>, String> {
         .host
         .read_file("/proc/mounts")
         .map_err(|e| format!("cannot read /proc/mounts: {e}"))?;
-    String::from_utf8_lossy(&raw)
-        .lines()
-        .filter_map(|l| {
-            let f: Vec<&str> = l.split_whitespace().collect();
-            (f.len() >= 4 && fstab::decode_octal(f[1]) == mp)
-                .then(|| f[3].split(',').map(str::to_string).collect())
-        })
-        .next_back()
+    crate::formats::mounts::parse_mounts(&String::from_utf8_lossy(&raw))
+        .into_iter()
+        .rev()
+        .find(|m| m.mount_point == mp)
+        .map(|m| m.options)
         .ok_or_else(|| format!("{mp} is not mounted"))
 }
 
@@ -229,3 +226,35 @@ fn mp_of(change: &PlannedChange) -> Result<&str, String> {
         .and_then(Value::as_str)
         .ok_or_else(|| "action has no mount_point".into())
 }
+
+/// Parameters of `fstab.options`.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FstabOptionsParams {
+    /// The entry's mount point.
+    pub mount_point: String,
+    /// Options to add.
+    #[serde(default)]
+    pub add: Vec<String>,
+    /// Options to remove.
+    #[serde(default)]
+    pub remove: Vec<String>,
+    /// Also remount now (disruptive).
+    #[serde(default)]
+    pub remount: bool,
+    /// The fstab file.
+    #[serde(default = "default_fstab")]
+    pub fstab: String,
+}
+
+fn default_fstab() -> String {
+    DEFAULT_FSTAB.into()
+}
+
+pub static SPEC: super::spec::FixSpec = super::spec::FixSpec {
+    name: "fstab.options",
+    doc: "Add or remove mount options of one fstab entry; optionally remount now.",
+    params: crate::kinds::ParamsDecl::of::<FstabOptionsParams>(),
+    max_safety: crate::report::Safety::Safe,
+    imp: &FstabOptions,
+};

@@ -148,3 +148,53 @@ impl FileEdit for KmodOptions {
         )
     }
 }
+
+/// Parameters of `kmod.load`.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LoadParams {
+    /// Module name.
+    pub module: String,
+    /// The modules-load.d file that loads it at boot.
+    #[serde(default = "default_load_file")]
+    pub persist: String,
+}
+
+fn default_load_file() -> String {
+    DEFAULT_LOAD_FILE.into()
+}
+
+/// Parameters of `kmod.options`.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OptionsParams {
+    /// Module name.
+    pub module: String,
+    /// Parameter name.
+    pub option: String,
+    /// Parameter value.
+    pub value: super::spec::TextOrInt,
+    /// The modprobe.d file.
+    #[serde(default = "default_options_file")]
+    pub file: String,
+}
+
+fn default_options_file() -> String {
+    DEFAULT_OPTIONS_FILE.into()
+}
+
+pub static LOAD: super::spec::FixSpec = super::spec::FixSpec {
+    name: "kmod.load",
+    doc: "Load a kernel module now and persist it in modules-load.d.",
+    params: crate::kinds::ParamsDecl::of::<LoadParams>(),
+    max_safety: crate::report::Safety::Disruptive,
+    imp: &KmodLoad,
+};
+
+pub static OPTIONS: super::spec::FixSpec = super::spec::FixSpec {
+    name: "kmod.options",
+    doc: "Set a module option in modprobe.d (takes effect when the module loads).",
+    params: crate::kinds::ParamsDecl::of::<OptionsParams>(),
+    max_safety: crate::report::Safety::Safe,
+    imp: &KmodOptions,
+};

@@ -1,5 +1,5 @@
 //! Fix kinds: how each change is prepared (previewed), saved, applied, verified and undone.
-//! [`FIXES`] is THE list; each kind is one file. File-editing kinds share [`file::FileFix`]:
+//! [`FIXES`] is THE list; each kind is one file (its implementation and its [`FixSpec`]). File-editing kinds share [`file::FileFix`]:
 //! they only say which file and how its text changes, and the shared code handles the safe
 //! write, the fingerprint, the read-back and the byte-exact undo.
 
@@ -25,6 +25,7 @@ use crate::report::PlannedChange;
 use crate::safe_write::Roots;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+pub use spec::FixSpec;
 
 /// What a fix needs from the world.
 pub struct FixCtx<'a> {
@@ -128,26 +129,53 @@ pub trait FixKind: Sync {
     fn undo(&self, change: &PlannedChange, prior: &Prior, cx: &FixCtx) -> Result<(), String>;
 }
 
-/// Every fix kind that can run. `manual` fixes have no actions and are only printed.
-pub static FIXES: &[&dyn FixKind] = &[
-    &file_line::FileLine,
-    &file_line::FileReplace,
-    &fstab_options::FstabOptions,
-    &kmod::KmodLoad,
-    &kmod::KmodOptions,
-    &env::EnvSet,
-    &env::EnvUnset,
-    &config_set::ConfigSet,
-    &sysctl::SysctlSet,
-    &sysfs::SysfsWrite,
-    &nvidia::Persistence,
-    &nvidia::PowerLimit,
-    &nvidia::Clocks,
-    &command::Command,
+/// THE list of fix kinds: dispatch, names, parameters (and so the playbook schema, validation,
+/// `gpufix list --fixes` and docs/playbooks.md) and the loosest safety each allows. A new kind is
+/// one file declaring its [`FixSpec`] plus one line here. `manual` fixes have no actions and are
+/// only printed.
+pub static FIXES: &[&FixSpec] = &[
+    &file_line::LINE,
+    &file_line::REPLACE,
+    &fstab_options::SPEC,
+    &kmod::LOAD,
+    &kmod::OPTIONS,
+    &env::SET,
+    &env::UNSET,
+    &config_set::SPEC,
+    &sysctl::SPEC,
+    &sysfs::SPEC,
+    &nvidia::PERSISTENCE,
+    &nvidia::POWER_LIMIT,
+    &nvidia::CLOCKS,
+    &command::SPEC,
 ];
 
+/// The implementation of a fix kind.
 pub fn find(name: &str) -> Option<&'static dyn FixKind> {
-    FIXES.iter().copied().find(|k| k.name() == name)
+    spec(name).map(|s| s.imp)
+}
+
+/// A fix kind's entry in [`FIXES`].
+pub fn spec(name: &str) -> Option<&'static FixSpec> {
+    FIXES.iter().copied().find(|k| k.name == name)
+}
+
+/// Check a fix action's parameters (before templates render) against its kind's types.
+pub fn param_problems(spec: &FixSpec, params: &Map<String, Value>) -> Vec<crate::kinds::Problem> {
+    crate::kinds::check("fix", spec.name, &spec.params, params)
+}
+
+/// Prepare an action whose templates have rendered: its parameters must read as the kind's
+/// typed parameters first.
+pub fn prepare_checked(
+    spec: &FixSpec,
+    params: &Map<String, Value>,
+    cx: &FixCtx,
+) -> Result<Vec<Prepared>, String> {
+    spec.params
+        .parse(params)
+        .map_err(|e| format!("parameters of fix `{}` after rendering: {e}", spec.name))?;
+    spec.imp.prepare(params, cx)
 }
 
 pub fn str_param<'a>(action: &'a Map<String, Value>, name: &str) -> Result<&'a str, String> {

@@ -253,3 +253,86 @@ impl GpuSetting for Clocks {
         )
     }
 }
+
+/// Parameters of `nvidia.persistence`.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PersistenceParams {
+    /// GPU index, or `all`.
+    pub gpu: super::spec::GpuSelector,
+    /// On or off.
+    pub enabled: bool,
+}
+
+/// Parameters of `nvidia.power_limit`.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PowerLimitParams {
+    /// GPU index, or `all`.
+    pub gpu: super::spec::GpuSelector,
+    /// Watts, or `default` for the card's default limit.
+    pub watts: Watts,
+}
+
+/// Watts, or `default`.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(untagged)]
+pub enum Watts {
+    Number(f64),
+    Default(DefaultWord),
+}
+
+/// `default`
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum DefaultWord {
+    Default,
+}
+
+/// Parameters of `nvidia.clocks`.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ClocksParams {
+    /// GPU index, or `all`.
+    pub gpu: super::spec::GpuSelector,
+    /// Reset application clocks, or set them.
+    pub action: ClocksAction,
+    /// Graphics clock in MHz (with `set`).
+    #[serde(default)]
+    pub graphics_mhz: Option<u32>,
+    /// Memory clock in MHz (with `set`).
+    #[serde(default)]
+    pub memory_mhz: Option<u32>,
+}
+
+/// `reset` or `set`.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ClocksAction {
+    Reset,
+    Set,
+}
+
+pub static PERSISTENCE: super::spec::FixSpec = super::spec::FixSpec {
+    name: "nvidia.persistence",
+    doc: "Set persistence mode through NVML.",
+    params: crate::kinds::ParamsDecl::of::<PersistenceParams>(),
+    max_safety: crate::report::Safety::Disruptive,
+    imp: &Persistence,
+};
+
+pub static POWER_LIMIT: super::spec::FixSpec = super::spec::FixSpec {
+    name: "nvidia.power_limit",
+    doc: "Set the power limit through NVML (watts, or `default`).",
+    params: crate::kinds::ParamsDecl::of::<PowerLimitParams>(),
+    max_safety: crate::report::Safety::Disruptive,
+    imp: &PowerLimit,
+};
+
+pub static CLOCKS: super::spec::FixSpec = super::spec::FixSpec {
+    name: "nvidia.clocks",
+    doc: "Reset or set application clocks through NVML.",
+    params: crate::kinds::ParamsDecl::of::<ClocksParams>(),
+    max_safety: crate::report::Safety::Disruptive,
+    imp: &Clocks,
+};

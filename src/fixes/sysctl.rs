@@ -114,3 +114,28 @@ fn key_of(change: &PlannedChange) -> Result<&str, String> {
         .and_then(Value::as_str)
         .ok_or_else(|| "action has no key".into())
 }
+
+/// Parameters of `sysctl.set`.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SysctlParams {
+    /// Sysctl name, e.g. `vm.swappiness`.
+    pub key: String,
+    /// The value.
+    pub value: super::spec::TextOrInt,
+    /// The sysctl.d file that persists it.
+    #[serde(default = "default_file")]
+    pub file: String,
+}
+
+fn default_file() -> String {
+    DEFAULT_FILE.into()
+}
+
+pub static SPEC: super::spec::FixSpec = super::spec::FixSpec {
+    name: "sysctl.set",
+    doc: "Set a sysctl now and persist it in sysctl.d.",
+    params: crate::kinds::ParamsDecl::of::<SysctlParams>(),
+    max_safety: crate::report::Safety::Disruptive,
+    imp: &SysctlSet,
+};

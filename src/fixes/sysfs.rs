@@ -79,3 +79,21 @@ impl FixKind for SysfsWrite {
             .map_err(|e| format!("cannot restore {}: {e}", change.target))
     }
 }
+
+/// Parameters of `sysfs.write`.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SysfsWriteParams {
+    /// A path under /sys.
+    pub path: String,
+    /// The value to write.
+    pub value: super::spec::TextOrInt,
+}
+
+pub static SPEC: super::spec::FixSpec = super::spec::FixSpec {
+    name: "sysfs.write",
+    doc: "Write a value under /sys now (undo restores the value read before).",
+    params: crate::kinds::ParamsDecl::of::<SysfsWriteParams>(),
+    max_safety: crate::report::Safety::Disruptive,
+    imp: &SysfsWrite,
+};

@@ -255,75 +255,12 @@ fn looks_like_log(text: &str) -> bool {
 }
 
 /// Parse a structured config by content: JSON (also with comments), TOML, YAML; only a
-/// mapping at the top counts (any text is a YAML string).
+/// mapping at the top counts (any text is a YAML string). This is the one content detector,
+/// [`crate::formats::config::read_config`] without a file name.
 pub fn parse_structured(text: &str) -> Option<(&'static str, Value)> {
-    let t = text.trim_start_matches('\u{feff}');
-    if let Ok(v @ Value::Object(_)) = serde_json::from_str::<Value>(t) {
-        return Some(("json", v));
-    }
-    if t.trim_start().starts_with(['{', '/']) {
-        // JSON with comments: drop // and /* */ outside strings
-        if let Ok(v @ Value::Object(_)) = serde_json::from_str::<Value>(&strip_json_comments(t)) {
-            return Some(("json", v));
-        }
-    }
-    if let Ok(doc) = t.parse::<toml_edit::DocumentMut>()
-        && !doc.as_table().is_empty()
-        && t.lines().any(|l| {
-            let l = l.trim();
-            l.starts_with('[') || l.contains(" = ")
-        })
-    {
-        let v = crate::probes::config::toml_to_json(doc.as_item());
-        if v.is_object() {
-            return Some(("toml", v));
-        }
-    }
-    match serde_yaml::from_str::<Value>(t) {
-        Ok(v @ Value::Object(_)) => Some(("yaml", v)),
-        _ => None,
-    }
-}
-
-fn strip_json_comments(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    let b: Vec<char> = s.chars().collect();
-    let mut i = 0;
-    let mut in_str = false;
-    while i < b.len() {
-        let c = b[i];
-        if in_str {
-            out.push(c);
-            if c == '\\' && i + 1 < b.len() {
-                out.push(b[i + 1]);
-                i += 2;
-                continue;
-            }
-            if c == '"' {
-                in_str = false;
-            }
-            i += 1;
-            continue;
-        }
-        if c == '"' {
-            in_str = true;
-        } else if c == '/' && b.get(i + 1) == Some(&'/') {
-            while i < b.len() && b[i] != '\n' {
-                i += 1;
-            }
-            continue;
-        } else if c == '/' && b.get(i + 1) == Some(&'*') {
-            i += 2;
-            while i + 1 < b.len() && !(b[i] == '*' && b[i + 1] == '/') {
-                i += 1;
-            }
-            i += 2;
-            continue;
-        }
-        out.push(c);
-        i += 1;
-    }
-    out
+    crate::formats::config::read_config(None, text)
+        .ok()
+        .map(|(f, v)| (f.id(), v))
 }
 
 /// What this text is, by content: Python source, a structured config, launcher command

@@ -232,6 +232,15 @@ pub fn parse(words: &[String]) -> Option<Launch> {
         while j < rest.len() && rest[j].starts_with('-') && rest[j] != "-m" {
             j += 1;
         }
+        // `python /venv/bin/torchrun …`: the launcher's own script run by the interpreter
+        if let Some(w) = rest.get(j) {
+            let b = w.rsplit('/').next().unwrap_or(w);
+            if matches!(b, "torchrun" | "deepspeed" | "accelerate") {
+                let mut inner = parse(&rest[j..])?;
+                inner.env.splice(0..0, l.env);
+                return Some(inner);
+            }
+        }
         if rest.get(j).map(String::as_str) == Some("-m") {
             let m = rest.get(j + 1)?.clone();
             j += 2;

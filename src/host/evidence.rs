@@ -49,6 +49,11 @@ impl EvidenceHost {
             let text = crate::probes::inputs::read_text(p)
                 .map_err(|e| anyhow::anyhow!("--evidence {}: {e}", p.display()))?;
             let Some(kind) = detect(&text) else {
+                // job text (Python, a training config, a launcher line, a training log) is
+                // read by the config probe, not as a host description
+                if crate::formats::job_text::detect(&text).is_some() {
+                    continue;
+                }
                 anyhow::bail!(
                     "--evidence {}: cannot tell what this is\nhelp: give nvidia-smi -q (text or -x XML), an NCCL_DEBUG=INFO log, dmesg, a torch memory summary or OOM message, /etc/fstab, /proc/mounts or a profiler trace",
                     p.display()

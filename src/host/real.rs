@@ -25,6 +25,8 @@ use nvml_wrapper::sys_exports::field_id::{
     NVML_FI_DEV_REMAPPED_COR, NVML_FI_DEV_REMAPPED_FAILURE, NVML_FI_DEV_REMAPPED_PENDING,
     NVML_FI_DEV_REMAPPED_UNC,
 };
+use rustix::fd::OwnedFd;
+use rustix::fs::{FileType, Mode, OFlags, ResolveFlags};
 use std::collections::BTreeMap;
 use std::io;
 use std::os::unix::fs::MetadataExt;
@@ -94,6 +96,61 @@ impl RealHost {
             Ok(n) => Ok((n, st.init_ms)),
             Err(e) => Err(e.clone()),
         }
+    }
+}
+
+/// Largest file read from the host (or under `--root`): "input too large" beyond.
+pub const MAX_HOST_FILE_BYTES: u64 = 64 << 20;
+
+/// `/proc/self/fd/N`: a path that names an open descriptor, for std calls that want a path.
+fn fd_path(fd: &OwnedFd) -> PathBuf {
+    use std::os::fd::AsRawFd;
+    PathBuf::from(format!("/proc/self/fd/{}", fd.as_raw_fd()))
+}
+
+impl RealHost {
+    /// Open a host path. Under `--root` it resolves inside the root (`openat2` with
+    /// `RESOLVE_IN_ROOT`): an absolute or `..` link is taken relative to the root, so no link
+    /// leads out of it.
+    fn open_in_root(&self, path: &str, flags: OFlags) -> io::Result<OwnedFd> {
+        let flags = flags | OFlags::CLOEXEC;
+        let Some(root) = &self.root else {
+            return Ok(rustix::fs::open(path, flags, Mode::empty())?);
+        };
+        let rel = self.map_path(path)?;
+        let rel = rel.strip_prefix(root).unwrap_or(Path::new("."));
+        let rel = if rel.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            rel
+        };
+        let dir = rustix::fs::open(
+            root,
+            OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )?;
+        Ok(rustix::fs::openat2(
+            &dir,
+            rel,
+            flags,
+            Mode::empty(),
+            ResolveFlags::IN_ROOT | ResolveFlags::NO_MAGICLINKS,
+        )?)
+    }
+
+    /// The directory holding `path` (resolved as [`Self::open_in_root`]) and the last name.
+    fn parent_in_root(&self, path: &str) -> io::Result<(OwnedFd, String)> {
+        let p = Path::new(path);
+        let (parent, name) = match (p.parent(), p.file_name()) {
+            (Some(d), Some(n)) => (d, n.to_string_lossy().into_owned()),
+            _ => (Path::new("/"), ".".to_string()),
+        };
+        let parent = parent.to_str().unwrap_or("/");
+        let parent = if parent.is_empty() { "/" } else { parent };
+        Ok((
+            self.open_in_root(parent, OFlags::PATH | OFlags::DIRECTORY)?,
+            name,
+        ))
     }
 }
 
@@ -370,52 +427,186 @@ fn meta_of(m: &std::fs::Metadata) -> FileMeta {
     }
 }
 
-/// Run `argv` in its own process group and kill the group at the deadline.
+/// Most bytes kept of a command's stdout (and of its stderr): a probe that prints more is
+/// killed and unknown ("output cap exceeded"), so `yes` cannot fill memory.
+pub const MAX_COMMAND_OUTPUT: usize = 16 << 20;
+
+/// Children this process started and is waiting for; anything else whose parent is this
+/// process was adopted (we are a child subreaper) and is an escapee to sweep.
+static LIVE: std::sync::Mutex<Vec<u32>> = std::sync::Mutex::new(Vec::new());
+
+/// Become a child subreaper once: a probe's grandchild that leaves its process group
+/// (`setsid`) and outlives its parent is then re-parented to gpufix, which kills it.
+fn become_subreaper() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let _ = rustix::process::set_child_subreaper(Some(rustix::process::getpid()));
+    });
+}
+
+/// Kill and reap every process adopted by this one (see [`LIVE`]); returns how many.
+pub fn sweep_escapees() -> usize {
+    let me = std::process::id();
+    let live = LIVE.lock().unwrap_or_else(|e| e.into_inner());
+    let mut swept = 0;
+    let Ok(rd) = std::fs::read_dir("/proc") else {
+        return 0;
+    };
+    for e in rd.flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        // `pid (comm) state ppid …`: comm may hold spaces and parentheses
+        let Some(after) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
+            continue;
+        };
+        let ppid = after
+            .split_whitespace()
+            .nth(1)
+            .and_then(|p| p.parse::<u32>().ok());
+        if ppid != Some(me) || live.contains(&pid) {
+            continue;
+        }
+        if let Some(p) = rustix::process::Pid::from_raw(pid as i32) {
+            let _ = rustix::process::kill_process(p, rustix::process::Signal::KILL);
+            let _ = rustix::process::waitpid(Some(p), rustix::process::WaitOptions::empty());
+            swept += 1;
+        }
+    }
+    swept
+}
+
+/// Kill the process group of every command still running and sweep escapees: called when
+/// gpufix exits, so a probe abandoned at its deadline does not outlive it.
+pub fn kill_all_commands() {
+    let live: Vec<u32> = LIVE.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    for pid in live {
+        kill_group(pid);
+    }
+    sweep_escapees();
+}
+
+/// Read a pipe to its end, keeping at most `cap` bytes; sets `over` when there was more.
+fn read_capped(
+    mut r: impl io::Read + Send + 'static,
+    cap: usize,
+    over: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> std::sync::mpsc::Receiver<Vec<u8>> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut out = Vec::new();
+        let mut buf = vec![0u8; 64 << 10];
+        loop {
+            match r.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => {
+                    let room = cap.saturating_sub(out.len());
+                    out.extend_from_slice(&buf[..n.min(room)]);
+                    if n > room {
+                        over.store(true, std::sync::atomic::Ordering::Relaxed);
+                        break;
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => break,
+            }
+        }
+        let _ = tx.send(out);
+    });
+    rx
+}
+
+fn kill_group(pid: u32) {
+    // The child is its group's leader, so its pid is the group id.
+    if let Some(pgid) = rustix::process::Pid::from_raw(pid as i32) {
+        let _ = rustix::process::kill_process_group(pgid, rustix::process::Signal::KILL);
+    }
+}
+
+/// Run `argv` in its own process group, keep at most [`MAX_COMMAND_OUTPUT`] bytes of each
+/// output, and kill the group at the deadline, when the output cap is reached, and once the
+/// program has exited (its background children do not outlive the probe); processes that left
+/// the group are swept through the subreaper.
 pub fn run_command(argv: &[String], timeout: Duration) -> io::Result<CommandOutput> {
+    use std::process::Stdio;
+    use std::sync::atomic::{AtomicBool, Ordering};
     let Some((program, args)) = argv.split_first() else {
         return Err(io::Error::new(io::ErrorKind::InvalidInput, "empty argv"));
     };
-    let handle = duct::cmd(program, args)
-        .stdin_null()
-        .stdout_capture()
-        .stderr_capture()
-        .unchecked()
-        .before_spawn(|c| {
-            c.process_group(0);
-            Ok(())
-        })
-        .start()?;
-    let deadline = Instant::now() + timeout;
-    if let Some(out) = handle.wait_deadline(deadline)? {
-        return Ok(CommandOutput {
-            status: out.status.code(),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-            timed_out: false,
-        });
-    }
-    // The child is its group's leader, so its pid is the group id.
-    for pid in handle.pids() {
-        if let Some(pgid) = rustix::process::Pid::from_raw(pid as i32) {
-            let _ = rustix::process::kill_process_group(pgid, rustix::process::Signal::KILL);
-        }
-    }
-    let _ = handle.kill();
-    // Every holder of the pipes is dead now, so this returns quickly; a grandchild that left the
-    // group (setsid) could still hold them, so do not wait for ever.
-    let (stdout, stderr, status) = match handle.wait_timeout(Duration::from_secs(2)) {
-        Ok(Some(out)) => (
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-            out.status.code(),
-        ),
-        _ => (String::new(), String::new(), None),
+    become_subreaper();
+    let mut cmd = std::process::Command::new(program);
+    cmd.args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    let mut child = {
+        let mut live = LIVE.lock().unwrap_or_else(|e| e.into_inner());
+        let child = cmd.spawn()?;
+        live.push(child.id());
+        child
     };
+    let pid = child.id();
+    let over = std::sync::Arc::new(AtomicBool::new(false));
+    let out_rx = read_capped(
+        child.stdout.take().expect("piped"),
+        MAX_COMMAND_OUTPUT,
+        over.clone(),
+    );
+    let err_rx = read_capped(
+        child.stderr.take().expect("piped"),
+        MAX_COMMAND_OUTPUT,
+        over.clone(),
+    );
+    let deadline = Instant::now() + timeout;
+    let mut timed_out = false;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(st)) => break Some(st),
+            Ok(None) => {}
+            Err(_) => break None,
+        }
+        if over.load(Ordering::Relaxed) || Instant::now() >= deadline {
+            timed_out = !over.load(Ordering::Relaxed);
+            kill_group(pid);
+            let _ = child.kill();
+            break child.wait().ok();
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    kill_group(pid);
+    LIVE.lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .retain(|p| *p != pid);
+    // Whoever still holds the pipes was killed with the group or is swept now.
+    let grace = Instant::now() + Duration::from_secs(2);
+    let take = |rx: std::sync::mpsc::Receiver<Vec<u8>>| loop {
+        sweep_escapees();
+        match rx.recv_timeout(Duration::from_millis(50)) {
+            Ok(v) => break v,
+            Err(_) if Instant::now() < grace => {}
+            Err(_) => break Vec::new(),
+        }
+    };
+    let stdout = take(out_rx);
+    let stderr = take(err_rx);
+    sweep_escapees();
+    if over.load(Ordering::Relaxed) {
+        return Err(io::Error::new(
+            io::ErrorKind::FileTooLarge,
+            format!(
+                "it printed more than the output cap of {MAX_COMMAND_OUTPUT} bytes; killed its process group"
+            ),
+        ));
+    }
     Ok(CommandOutput {
-        status,
-        stdout,
-        stderr,
-        timed_out: true,
+        status: status.and_then(|s| s.code()),
+        stdout: String::from_utf8_lossy(&stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&stderr).into_owned(),
+        timed_out,
     })
 }
 
@@ -448,8 +639,20 @@ impl Host for RealHost {
                 format!("runtime writes go under /sys or /proc/sys, not {path}"),
             ));
         }
-        // as `echo VALUE > FILE` does: procfs and sysfs accept the newline
-        std::fs::write(self.map_path(path)?, format!("{value}\n"))
+        // as `echo VALUE > FILE` does: procfs and sysfs accept the newline; resolved inside
+        // /sys or /proc/sys (under --root when given) so that no link leads elsewhere
+        let base = if path.starts_with("/sys/") {
+            "/sys"
+        } else {
+            "/proc/sys"
+        };
+        let rel = Path::new(&path[base.len() + 1..]);
+        crate::safe_write::write_runtime(
+            &self.map_path(base)?,
+            rel,
+            format!("{value}\n").as_bytes(),
+        )
+        .map_err(|e| io::Error::new(io::ErrorKind::PermissionDenied, e.to_string()))
     }
     fn nvml_set(&self, gpu: u32, setting: &super::NvmlSetting) -> Result<(), String> {
         self.nvml_handle()?;
@@ -501,12 +704,32 @@ impl Host for RealHost {
     }
 
     fn read_file(&self, path: &str) -> io::Result<Vec<u8>> {
-        std::fs::read(self.map_path(path)?)
+        use std::io::Read;
+        let fd = self.open_in_root(path, OFlags::RDONLY | OFlags::NOCTTY | OFlags::NONBLOCK)?;
+        let st = rustix::fs::fstat(&fd)?;
+        if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("{path} is not a regular file"),
+            ));
+        }
+        let mut out = Vec::new();
+        std::fs::File::from(fd)
+            .take(MAX_HOST_FILE_BYTES + 1)
+            .read_to_end(&mut out)?;
+        if out.len() as u64 > MAX_HOST_FILE_BYTES {
+            return Err(io::Error::new(
+                io::ErrorKind::FileTooLarge,
+                format!("{path}: input too large (over {MAX_HOST_FILE_BYTES} bytes)"),
+            ));
+        }
+        Ok(out)
     }
 
     fn read_dir(&self, path: &str) -> io::Result<Vec<String>> {
+        let fd = self.open_in_root(path, OFlags::RDONLY | OFlags::DIRECTORY)?;
         let mut names = Vec::new();
-        for e in std::fs::read_dir(self.map_path(path)?)? {
+        for e in std::fs::read_dir(fd_path(&fd))? {
             names.push(e?.file_name().to_string_lossy().into_owned());
         }
         names.sort();
@@ -514,11 +737,15 @@ impl Host for RealHost {
     }
 
     fn metadata(&self, path: &str) -> io::Result<FileMeta> {
-        Ok(meta_of(&std::fs::symlink_metadata(self.map_path(path)?)?))
+        let (dir, name) = self.parent_in_root(path)?;
+        Ok(meta_of(&std::fs::symlink_metadata(
+            fd_path(&dir).join(name),
+        )?))
     }
 
     fn read_link(&self, path: &str) -> io::Result<String> {
-        Ok(std::fs::read_link(self.map_path(path)?)?
+        let (dir, name) = self.parent_in_root(path)?;
+        Ok(rustix::fs::readlinkat(&dir, name.as_str(), Vec::new())?
             .to_string_lossy()
             .into_owned())
     }

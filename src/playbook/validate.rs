@@ -8,7 +8,7 @@ use super::diag::{Diagnostic, did_you_mean, locate};
 use super::model::{Playbook, Rule, Values};
 use super::{LoadedRule, RuleSet, SourceFile, Tier};
 use crate::engine::expr::{self, HOST_FIELDS, INPUTS, ROOTS};
-use crate::fixes::spec as fixspec;
+use crate::fixes;
 use crate::probes;
 use crate::report::Safety;
 use serde_json::{Map, Value};
@@ -16,6 +16,19 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 pub fn playbook_schema() -> Value {
     serde_json::to_value(schemars::schema_for!(Playbook)).expect("schema serialises")
+}
+
+/// The playbook schema `load` checks a document's structure against: probes and fix actions
+/// are plain objects here, because each is checked against its kind's own parameter schema
+/// (with messages that name the kind and the parameter).
+fn structural_playbook_schema() -> Value {
+    let mut s = playbook_schema();
+    if let Some(defs) = s.get_mut("$defs").and_then(Value::as_object_mut) {
+        for name in ["ProbeSpec", "FixAction"] {
+            defs.insert(name.into(), serde_json::json!({ "type": "object" }));
+        }
+    }
+    s
 }
 
 pub fn values_schema() -> Value {
@@ -172,7 +185,7 @@ pub fn load(
     values: Option<&SourceFile>,
 ) -> Result<RuleSet, Vec<Diagnostic>> {
     let mut diags = Vec::new();
-    let pschema = playbook_schema();
+    let pschema = structural_playbook_schema();
     let mut parsed = Vec::new();
     for s in sources {
         // Fast path: a document that reads straight into the types is valid under the schema
@@ -552,17 +565,13 @@ fn check_rule(rule: &Rule, ids: &BTreeSet<String>, d: &mut RuleDiags) -> Option<
         };
         let mut params = spec.clone();
         params.remove("kind");
-        for msg in probes::check_params(pk, &params) {
-            let help = format!(
-                "`{}` takes: {}",
-                pk.name(),
-                pk.params()
-                    .iter()
-                    .map(|p| format!("{}{} ({})", p.name, if p.required { "*" } else { "" }, p.ty))
-                    .collect::<Vec<_>>()
-                    .join(", ")
+        for pr in probes::param_problems(pk, &params) {
+            d.push(
+                "bad-probe-param",
+                &format!("{sub}{}", pr.path),
+                pr.message,
+                pr.help,
             );
-            d.push("bad-probe-param", &sub, msg, help);
         }
         // templated parameters may read params and inputs only
         let scope = Scope {
@@ -665,8 +674,8 @@ fn check_rule(rule: &Rule, ids: &BTreeSet<String>, d: &mut RuleDiags) -> Option<
                 );
                 continue;
             };
-            let Some(fk) = fixspec::find(kind) else {
-                let help = did_you_mean(kind, fixspec::FIX_KINDS.iter().map(|k| k.name))
+            let Some(fk) = fixes::spec(kind) else {
+                let help = did_you_mean(kind, fixes::FIXES.iter().map(|k| k.name))
                     .unwrap_or_else(known_fixes_help);
                 d.push(
                     "unknown-fix-kind",
@@ -678,52 +687,13 @@ fn check_rule(rule: &Rule, ids: &BTreeSet<String>, d: &mut RuleDiags) -> Option<
             };
             let mut params = action.clone();
             params.remove("kind");
-            for (k, v) in &params {
-                match fk.params.iter().find(|p| p.name == k) {
-                    None => d.push(
-                        "bad-fix-param",
-                        &format!("{sub}/{k}"),
-                        format!("fix kind `{kind}` has no parameter `{k}`"),
-                        format!(
-                            "`{kind}` takes: {}",
-                            fk.params
-                                .iter()
-                                .map(|p| p.name)
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        ),
-                    ),
-                    Some(spec) => {
-                        // templated strings are checked when rendered
-                        let templated = v.as_str().is_some_and(|s| s.contains("{{"));
-                        if !templated
-                            && !spec.ty.split('|').any(|t| {
-                                probes::json_type(v) == t || (t == "number" && v.is_number())
-                            })
-                        {
-                            d.push(
-                                "bad-fix-param",
-                                &format!("{sub}/{k}"),
-                                format!(
-                                    "fix parameter `{k}` of `{kind}` must be {}, found {}",
-                                    spec.ty,
-                                    probes::json_type(v)
-                                ),
-                                format!("{}: {}", spec.name, spec.doc),
-                            );
-                        }
-                    }
-                }
-            }
-            for spec in fk.params.iter().filter(|p| p.required) {
-                if !params.contains_key(spec.name) {
-                    d.push(
-                        "bad-fix-param",
-                        &sub,
-                        format!("fix kind `{kind}` needs parameter `{}`", spec.name),
-                        format!("{}: {}", spec.name, spec.doc),
-                    );
-                }
+            for pr in fixes::param_problems(fk, &params) {
+                d.push(
+                    "bad-fix-param",
+                    &format!("{sub}{}", pr.path),
+                    pr.message,
+                    pr.help,
+                );
             }
             if fix.safety > fk.max_safety {
                 d.push(
@@ -757,7 +727,7 @@ fn known_probes_help() -> String {
 fn known_fixes_help() -> String {
     format!(
         "known fix kinds: {}",
-        fixspec::FIX_KINDS
+        fixes::FIXES
             .iter()
             .map(|k| k.name)
             .collect::<Vec<_>>()

@@ -2,10 +2,7 @@
 //! A program that is not installed is a value (`found: false`) so a rule can say so; a timeout
 //! is unknown, and the program's whole process group has been killed by then.
 
-use super::{
-    ParamSpec, ProbeCtx, ProbeKind, ProbeOutcome, check_enum, check_regex, param_str, param_u64,
-    regex_fields,
-};
+use super::{ProbeCtx, ProbeKind, ProbeOutcome, check_regex, param_str, param_u64, regex_fields};
 use crate::host::recorded::NOT_RECORDED;
 use serde_json::{Map, Value, json};
 use std::io;
@@ -15,6 +12,25 @@ pub struct Command;
 
 pub const DEFAULT_TIMEOUT_MS: u64 = 5000;
 
+/// The run's probe deadline in milliseconds (0: none set), the cap of every `timeout_ms`.
+static PROBE_DEADLINE_MS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Cap every command probe's `timeout_ms` at the probe deadline (set once per evaluation), so
+/// that a probe the engine abandons at its deadline has had its process group killed by then.
+pub fn set_probe_deadline(d: Duration) {
+    PROBE_DEADLINE_MS.store(
+        d.as_millis().min(u128::from(u64::MAX)) as u64,
+        std::sync::atomic::Ordering::Relaxed,
+    );
+}
+
+fn probe_deadline() -> Duration {
+    match PROBE_DEADLINE_MS.load(std::sync::atomic::Ordering::Relaxed) {
+        0 => Duration::MAX,
+        ms => Duration::from_millis(ms),
+    }
+}
+
 fn argv_of(params: &Map<String, Value>) -> Option<Vec<String>> {
     params
         .get("argv")?
@@ -22,6 +38,37 @@ fn argv_of(params: &Map<String, Value>) -> Option<Vec<String>> {
         .iter()
         .map(|v| v.as_str().map(str::to_string))
         .collect()
+}
+
+/// Parameters of the `command` probe.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CommandParams {
+    /// Program and arguments (an argv, never a shell).
+    pub argv: Vec<String>,
+    /// Kill the process group after this many milliseconds.
+    #[serde(default = "default_timeout_ms")]
+    pub timeout_ms: u64,
+    /// How to read stdout.
+    #[serde(default)]
+    pub parse: CommandParse,
+    /// A regex applied to stdout; named groups become `captures`.
+    #[serde(default)]
+    pub regex: Option<String>,
+}
+
+fn default_timeout_ms() -> u64 {
+    5000
+}
+
+/// How the `command` probe reads stdout.
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum CommandParse {
+    #[default]
+    Text,
+    Lines,
+    Json,
 }
 
 impl ProbeKind for Command {
@@ -54,54 +101,18 @@ impl ProbeKind for Command {
             ),
         ]
     }
-    fn params(&self) -> &'static [ParamSpec] {
-        &[
-            ParamSpec {
-                name: "argv",
-                required: true,
-                ty: "array",
-                doc: "program and arguments, strings",
-            },
-            ParamSpec {
-                name: "timeout_ms",
-                required: false,
-                ty: "integer",
-                doc: "kill the process group after this long (default 5000)",
-            },
-            ParamSpec {
-                name: "parse",
-                required: false,
-                ty: "string",
-                doc: "text (default), lines, or json",
-            },
-            ParamSpec {
-                name: "regex",
-                required: false,
-                ty: "string",
-                doc: "regex applied to stdout; named groups become `captures`",
-            },
-        ]
+    fn params(&self) -> super::ParamsDecl {
+        super::ParamsDecl::of::<CommandParams>()
     }
     fn check_params(&self, params: &Map<String, Value>) -> Vec<String> {
         let mut errs = Vec::new();
-        match argv_of(params) {
-            Some(a) if !a.is_empty() && !a[0].is_empty() => {}
-            Some(_) => {
-                errs.push("probe parameter `argv` of `command` must not be empty".to_string())
-            }
-            None => errs.push(
-                "probe parameter `argv` of `command` must be an array of strings".to_string(),
-            ),
+        // its type is checked against the declared parameters
+        if argv_of(params).is_some_and(|a| a.first().is_none_or(String::is_empty)) {
+            errs.push("probe parameter `argv` of `command` must not be empty".to_string())
         }
         if param_u64(params, "timeout_ms") == Some(0) {
             errs.push("probe parameter `timeout_ms` of `command` must be positive".to_string());
         }
-        errs.extend(check_enum(
-            "command",
-            params,
-            "parse",
-            &["text", "lines", "json"],
-        ));
         errs.extend(check_regex("command", params));
         errs
     }
@@ -110,8 +121,10 @@ impl ProbeKind for Command {
             return ProbeOutcome::Unknown("probe `command` needs a non-empty `argv`".into());
         };
         let shown = argv.join(" ");
+        // never longer than the probe deadline: an abandoned probe's group is killed with it
         let timeout =
-            Duration::from_millis(param_u64(params, "timeout_ms").unwrap_or(DEFAULT_TIMEOUT_MS));
+            Duration::from_millis(param_u64(params, "timeout_ms").unwrap_or(DEFAULT_TIMEOUT_MS))
+                .min(probe_deadline());
         let out = match ctx.host.run(&argv, timeout) {
             Ok(o) => o,
             Err(e) if e.kind() == io::ErrorKind::NotFound && e.to_string() == NOT_RECORDED => {

@@ -2,7 +2,7 @@
 //! that order) and, through `python3 -c` under a deadline, the framework's CUDA and NCCL
 //! versions and a context smoke test (a tiny matmul; a hang is a finding, not a stuck gpufix).
 
-use super::{ParamSpec, ProbeCtx, ProbeKind, ProbeOutcome};
+use super::{ProbeCtx, ProbeKind, ProbeOutcome};
 use crate::evidence::cuda_stack::{CudaVersion, parse_cuda_version};
 use serde_json::{Map, Value, json};
 use std::time::{Duration, Instant};
@@ -49,6 +49,29 @@ fn version_json(v: &CudaVersion) -> Value {
     json!({"version": v.version, "major": v.major, "minor": v.minor, "code": code(v), "source": v.source, "full": v.full})
 }
 
+/// Parameters of the `cuda.stack` probe.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CudaStackParams {
+    /// Python interpreter to ask for torch's CUDA build.
+    #[serde(default = "default_python")]
+    pub python: String,
+    /// Also run the CUDA smoke test.
+    #[serde(default)]
+    pub smoke: bool,
+    /// Deadline for python, in milliseconds.
+    #[serde(default = "default_timeout_ms")]
+    pub timeout_ms: u64,
+}
+
+fn default_python() -> String {
+    "python3".into()
+}
+
+fn default_timeout_ms() -> u64 {
+    30000
+}
+
 impl ProbeKind for CudaStack {
     fn name(&self) -> &'static str {
         "cuda.stack"
@@ -72,27 +95,8 @@ impl ProbeKind for CudaStack {
             ),
         ]
     }
-    fn params(&self) -> &'static [ParamSpec] {
-        &[
-            ParamSpec {
-                name: "python",
-                required: false,
-                ty: "string",
-                doc: "interpreter (default python3)",
-            },
-            ParamSpec {
-                name: "smoke",
-                required: false,
-                ty: "boolean",
-                doc: "run the CUDA smoke test",
-            },
-            ParamSpec {
-                name: "timeout_ms",
-                required: false,
-                ty: "integer",
-                doc: "deadline for python (default 30000)",
-            },
-        ]
+    fn params(&self) -> super::ParamsDecl {
+        super::ParamsDecl::of::<CudaStackParams>()
     }
     fn run(&self, params: &Map<String, Value>, ctx: &ProbeCtx) -> ProbeOutcome {
         let mut out = Map::new();

@@ -1,9 +1,17 @@
 //! `dir`: the entries of one directory (e.g. /sys/class/infiniband, /sys/class/net).
 
-use super::{ParamSpec, ProbeCtx, ProbeKind, ProbeOutcome, param_str};
+use super::{ProbeCtx, ProbeKind, ProbeOutcome, param_str};
 use serde_json::{Map, Value, json};
 
 pub struct Dir;
+
+/// Parameters of the `dir` probe.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DirParams {
+    /// Absolute directory path.
+    pub path: String,
+}
 
 impl ProbeKind for Dir {
     fn name(&self) -> &'static str {
@@ -19,13 +27,8 @@ impl ProbeKind for Dir {
             ("entries", "entry names, sorted"),
         ]
     }
-    fn params(&self) -> &'static [ParamSpec] {
-        &[ParamSpec {
-            name: "path",
-            required: true,
-            ty: "string",
-            doc: "absolute directory path",
-        }]
+    fn params(&self) -> super::ParamsDecl {
+        super::ParamsDecl::of::<DirParams>()
     }
     fn run(&self, params: &Map<String, Value>, ctx: &ProbeCtx) -> ProbeOutcome {
         let path = param_str(params, "path").unwrap_or("/");

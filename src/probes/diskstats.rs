@@ -2,7 +2,7 @@
 //! `/proc/diskstats` over the `--sample` window, the way `iostat -x` computes them.
 
 use super::mounts::{mount_for_path, parse_mounts};
-use super::{ParamSpec, ProbeCtx, ProbeKind, ProbeOutcome, param_str, read_text};
+use super::{ProbeCtx, ProbeKind, ProbeOutcome, param_str, read_text};
 use crate::host::Host;
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
@@ -143,6 +143,15 @@ fn device_name(
     stats.contains_key(&name).then_some(name)
 }
 
+/// Parameters of the `diskstats` probe.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DiskstatsParams {
+    /// Report the device holding this path as `for_path`.
+    #[serde(default)]
+    pub path: Option<String>,
+}
+
 impl ProbeKind for Diskstats {
     fn name(&self) -> &'static str {
         "diskstats"
@@ -183,13 +192,8 @@ impl ProbeKind for Diskstats {
             ),
         ]
     }
-    fn params(&self) -> &'static [ParamSpec] {
-        &[ParamSpec {
-            name: "path",
-            required: false,
-            ty: "string",
-            doc: "report the device holding this path as `for_path`",
-        }]
+    fn params(&self) -> super::ParamsDecl {
+        super::ParamsDecl::of::<DiskstatsParams>()
     }
     fn sampled(&self) -> bool {
         true

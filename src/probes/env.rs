@@ -2,130 +2,21 @@
 //! it is launched with (`--env-file`), or gpufix's own, which a job started from this shell
 //! inherits.
 
-use super::{ParamSpec, ProbeCtx, ProbeKind, ProbeOutcome, check_enum, param_str};
+use super::{ProbeCtx, ProbeKind, ProbeOutcome, param_str};
 use indexmap::IndexMap;
 use serde_json::{Map, Value, json};
 
 pub struct Env;
 
-/// `/proc/PID/environ`: NUL-separated `KEY=VALUE` entries.
-pub fn parse_environ(bytes: &[u8]) -> IndexMap<String, String> {
-    bytes
-        .split(|b| *b == 0)
-        .filter_map(|e| {
-            let s = String::from_utf8_lossy(e);
-            let (k, v) = s.split_once('=')?;
-            (!k.is_empty()).then(|| (k.to_string(), v.to_string()))
-        })
-        .collect()
-}
+pub use crate::formats::env::parse_environ;
 
 /// Parse an environment file in any of the forms jobs are launched with: dotenv
 /// (`KEY=value`, quoted values, `# comments`), shell (`export KEY=value`), `/etc/environment`,
-/// and systemd (`Environment=KEY=value "KEY2=value 2"` and `EnvironmentFile` style lines).
-/// Later assignments win. Lines that are none of these are skipped.
+/// and systemd (`Environment=KEY=value "KEY2=value 2"` lines in a drop-in). The form comes
+/// from the content; later assignments win. This is [`crate::formats::env::read_vars`], the
+/// reader the `env.set` fix checks its own edit with.
 pub fn parse_env_file(text: &str) -> IndexMap<String, String> {
-    let mut out = IndexMap::new();
-    for line in text.lines() {
-        let t = line.trim();
-        if t.is_empty() || t.starts_with('#') || t.starts_with(';') || t.starts_with('[') {
-            continue;
-        }
-        if let Some(rest) = t.strip_prefix("Environment=") {
-            // systemd: whitespace-separated words, each optionally quoted as a whole.
-            for word in split_words(rest) {
-                if let Some((k, v)) = word.split_once('=') {
-                    if valid_key(k) {
-                        out.insert(k.to_string(), v.to_string());
-                    }
-                }
-            }
-            continue;
-        }
-        let t = t.strip_prefix("export ").map(str::trim_start).unwrap_or(t);
-        let Some((k, v)) = t.split_once('=') else {
-            continue;
-        };
-        let k = k.trim();
-        if !valid_key(k) {
-            continue;
-        }
-        out.insert(k.to_string(), unquote(v.trim()));
-    }
-    out
-}
-
-fn valid_key(k: &str) -> bool {
-    !k.is_empty()
-        && !k.starts_with(|c: char| c.is_ascii_digit())
-        && k.chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
-}
-
-/// A value as a shell or dotenv loader would read it: quotes removed, `\"` and `\n` in double
-/// quotes, no escapes in single quotes, and an unquoted ` # comment` dropped.
-fn unquote(v: &str) -> String {
-    if let Some(inner) = v.strip_prefix('"') {
-        let mut out = String::new();
-        let mut chars = inner.chars();
-        while let Some(c) = chars.next() {
-            match c {
-                '"' => break,
-                '\\' => match chars.next() {
-                    Some('n') => out.push('\n'),
-                    Some(o) => out.push(o),
-                    None => {}
-                },
-                c => out.push(c),
-            }
-        }
-        return out;
-    }
-    if let Some(inner) = v.strip_prefix('\'') {
-        return inner.split('\'').next().unwrap_or("").to_string();
-    }
-    match v.find(" #") {
-        Some(i) => v[..i].trim_end().to_string(),
-        None => v.to_string(),
-    }
-}
-
-/// systemd's word splitting for `Environment=`: spaces separate, double or single quotes group.
-fn split_words(s: &str) -> Vec<String> {
-    let mut words = Vec::new();
-    let mut cur = String::new();
-    let mut quote: Option<char> = None;
-    let mut in_word = false;
-    let mut chars = s.chars();
-    while let Some(c) = chars.next() {
-        match (quote, c) {
-            (Some(q), c) if c == q => quote = None,
-            (Some('"'), '\\') => {
-                if let Some(n) = chars.next() {
-                    cur.push(n);
-                }
-            }
-            (Some(_), c) => cur.push(c),
-            (None, '"' | '\'') => {
-                quote = Some(c);
-                in_word = true;
-            }
-            (None, c) if c.is_whitespace() => {
-                if in_word {
-                    words.push(std::mem::take(&mut cur));
-                    in_word = false;
-                }
-            }
-            (None, c) => {
-                cur.push(c);
-                in_word = true;
-            }
-        }
-    }
-    if in_word {
-        words.push(cur);
-    }
-    words
+    crate::formats::env::read_vars(None, text)
 }
 
 fn vars_value(vars: impl IntoIterator<Item = (String, String)>) -> Value {
@@ -134,6 +25,27 @@ fn vars_value(vars: impl IntoIterator<Item = (String, String)>) -> Value {
             .map(|(k, v)| (k, Value::String(v)))
             .collect(),
     )
+}
+
+/// Parameters of the `env` probe.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EnvParams {
+    /// Whose environment: `auto` is --pid's process, else --env-file, else gpufix's own.
+    #[serde(default)]
+    pub from: EnvFrom,
+}
+
+/// Where the `env` probe reads variables.
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum EnvFrom {
+    #[default]
+    Auto,
+    Process,
+    EnvFile,
+    #[serde(rename = "self")]
+    Own,
 }
 
 impl ProbeKind for Env {
@@ -155,23 +67,8 @@ impl ProbeKind for Env {
             ),
         ]
     }
-    fn params(&self) -> &'static [ParamSpec] {
-        &[ParamSpec {
-            name: "from",
-            required: false,
-            ty: "string",
-            doc: "auto (default: --pid, else --env-file, else self), process, env-file, or self",
-        }]
-    }
-    fn check_params(&self, params: &Map<String, Value>) -> Vec<String> {
-        check_enum(
-            "env",
-            params,
-            "from",
-            &["auto", "process", "env-file", "self"],
-        )
-        .into_iter()
-        .collect()
+    fn params(&self) -> super::ParamsDecl {
+        super::ParamsDecl::of::<EnvParams>()
     }
     fn run(&self, params: &Map<String, Value>, ctx: &ProbeCtx) -> ProbeOutcome {
         let from = param_str(params, "from").unwrap_or("auto");
@@ -204,7 +101,10 @@ impl ProbeKind for Env {
                 match std::fs::read(file) {
                     Ok(b) => ProbeOutcome::Value(json!({
                         "source": format!("env-file {path}"),
-                        "vars": vars_value(parse_env_file(&String::from_utf8_lossy(&b))),
+                        "vars": vars_value(crate::formats::env::read_vars(
+                            Some(file),
+                            &String::from_utf8_lossy(&b),
+                        )),
                     })),
                     Err(e) => ProbeOutcome::Unknown(format!("cannot read `{path}`: {e}")),
                 }
@@ -231,14 +131,13 @@ mod tests {
 
     #[test]
     fn env_file_forms() {
+        // A dotenv or shell file: `KEY=value` lines, `Environment=` is not special there.
         let text = "# comment\n\
             CUDA_LAUNCH_BLOCKING=1\n\
             export NCCL_IB_DISABLE=\"1\"\n\
             PATH='/usr/bin:$HOME'\n\
             MSG=\"a \\\"quoted\\\" word\"\n\
             PLAIN=value # trailing comment\n\
-            Environment=A=1 \"B=two words\" 'C=3'\n\
-            [Service]\n\
             not a line\n\
             1BAD=x\n\
             CUDA_LAUNCH_BLOCKING=0\n";
@@ -248,11 +147,19 @@ mod tests {
         assert_eq!(v["PATH"], "/usr/bin:$HOME");
         assert_eq!(v["MSG"], "a \"quoted\" word");
         assert_eq!(v["PLAIN"], "value");
+        assert!(!v.contains_key("1BAD"));
+        assert_eq!(v.len(), 5);
+        // A systemd drop-in: only `Environment=` lines set variables (`ExecStart=` does not).
+        let dropin = "[Service]\n\
+            Environment=A=1 \"B=two words\" 'C=3'\n\
+            ExecStart=/usr/bin/train\n\
+            Environment=D=4\n";
+        let v = parse_env_file(dropin);
         assert_eq!(v["A"], "1");
         assert_eq!(v["B"], "two words");
         assert_eq!(v["C"], "3");
-        assert!(!v.contains_key("1BAD"));
-        assert_eq!(v.len(), 8);
+        assert_eq!(v["D"], "4");
+        assert_eq!(v.len(), 4);
     }
 
     #[test]

@@ -2,71 +2,26 @@
 //! optional regex. Training configs (`--config`) and site files are read through it.
 
 use super::env::parse_env_file;
-use super::{
-    ParamSpec, ProbeCtx, ProbeKind, ProbeOutcome, check_enum, check_regex, param_bool, param_str,
-    regex_fields,
-};
+use super::{ProbeCtx, ProbeKind, ProbeOutcome, check_regex, param_bool, param_str, regex_fields};
+use crate::formats::config::{ConfigFormat, read_as};
 use serde_json::{Map, Value, json};
 use std::io;
 
 pub struct File;
 
-const PARSE: &[&str] = &["text", "lines", "yaml", "json", "toml", "dotenv"];
-
-/// A TOML document as JSON (datetimes become their TOML text).
-pub fn toml_to_json(text: &str) -> Result<Value, String> {
-    let doc: toml_edit::DocumentMut = text
-        .parse()
-        .map_err(|e: toml_edit::TomlError| e.to_string().trim_end().replace('\n', " "))?;
-    Ok(table_json(doc.as_table()))
-}
-
-fn table_json(t: &toml_edit::Table) -> Value {
-    Value::Object(
-        t.iter()
-            .filter_map(|(k, item)| item_json(item).map(|v| (k.to_string(), v)))
-            .collect(),
-    )
-}
-
-fn item_json(item: &toml_edit::Item) -> Option<Value> {
-    match item {
-        toml_edit::Item::None => None,
-        toml_edit::Item::Value(v) => Some(value_json(v)),
-        toml_edit::Item::Table(t) => Some(table_json(t)),
-        toml_edit::Item::ArrayOfTables(a) => Some(Value::Array(a.iter().map(table_json).collect())),
-    }
-}
-
-fn value_json(v: &toml_edit::Value) -> Value {
-    match v {
-        toml_edit::Value::String(s) => json!(s.value()),
-        toml_edit::Value::Integer(i) => json!(i.value()),
-        toml_edit::Value::Float(f) => json!(f.value()),
-        toml_edit::Value::Boolean(b) => json!(b.value()),
-        toml_edit::Value::Datetime(d) => json!(d.value().to_string()),
-        toml_edit::Value::Array(a) => Value::Array(a.iter().map(value_json).collect()),
-        toml_edit::Value::InlineTable(t) => Value::Object(
-            t.iter()
-                .map(|(k, v)| (k.to_string(), value_json(v)))
-                .collect(),
-        ),
-    }
-}
+/// A TOML document as JSON (datetimes become their TOML text): the shared converter.
+pub use crate::formats::config::toml_to_json;
 
 /// Parse `text` as `how`; the error names the format and, where the parser says, the line.
 pub fn parse_as(how: &str, text: &str) -> Result<(&'static str, Value), String> {
     match how {
         "lines" => Ok(("lines", json!(text.lines().collect::<Vec<_>>()))),
-        "yaml" => serde_yaml::from_str::<Value>(text)
-            .map(|v| ("data", v))
-            .map_err(|e| format!("invalid YAML: {e}")),
-        "json" => serde_json::from_str::<Value>(text)
-            .map(|v| ("data", v))
-            .map_err(|e| format!("invalid JSON: {e}")),
-        "toml" => toml_to_json(text)
-            .map(|v| ("data", v))
-            .map_err(|e| format!("invalid TOML: {e}")),
+        "yaml" | "json" | "toml" => {
+            let format = ConfigFormat::from_name(how).expect("a config format name");
+            read_as(text, format)
+                .map(|v| ("data", v))
+                .map_err(|e| e.to_string())
+        }
         "dotenv" => Ok((
             "vars",
             Value::Object(
@@ -78,6 +33,36 @@ pub fn parse_as(how: &str, text: &str) -> Result<(&'static str, Value), String> 
         )),
         _ => Ok(("text", json!(text))),
     }
+}
+
+/// Parameters of the `file` probe.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FileParams {
+    /// The file to read.
+    pub path: String,
+    /// How to read it.
+    #[serde(default)]
+    pub parse: FileParse,
+    /// A regex applied to the raw content; named groups become `captures`.
+    #[serde(default)]
+    pub regex: Option<String>,
+    /// A missing file gives `{exists: false}` instead of unknown.
+    #[serde(default)]
+    pub missing_ok: bool,
+}
+
+/// How the `file` probe reads a file.
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum FileParse {
+    #[default]
+    Text,
+    Lines,
+    Yaml,
+    Json,
+    Toml,
+    Dotenv,
 }
 
 impl ProbeKind for File {
@@ -114,39 +99,11 @@ impl ProbeKind for File {
             ),
         ]
     }
-    fn params(&self) -> &'static [ParamSpec] {
-        &[
-            ParamSpec {
-                name: "path",
-                required: true,
-                ty: "string",
-                doc: "the file to read",
-            },
-            ParamSpec {
-                name: "parse",
-                required: false,
-                ty: "string",
-                doc: "text (default), lines, yaml, json, toml, or dotenv",
-            },
-            ParamSpec {
-                name: "regex",
-                required: false,
-                ty: "string",
-                doc: "a regex applied to the raw content; named groups become `captures`",
-            },
-            ParamSpec {
-                name: "missing_ok",
-                required: false,
-                ty: "boolean",
-                doc: "a missing file gives `{exists: false}` instead of unknown",
-            },
-        ]
+    fn params(&self) -> super::ParamsDecl {
+        super::ParamsDecl::of::<FileParams>()
     }
     fn check_params(&self, params: &Map<String, Value>) -> Vec<String> {
-        check_enum("file", params, "parse", PARSE)
-            .into_iter()
-            .chain(check_regex("file", params))
-            .collect()
+        check_regex("file", params).into_iter().collect()
     }
     fn run(&self, params: &Map<String, Value>, ctx: &ProbeCtx) -> ProbeOutcome {
         let Some(path) = param_str(params, "path") else {

@@ -1,8 +1,8 @@
 //! `fstab`: the static mount table `/etc/fstab`, with the line each entry sits on (the
 //! `fstab.options` fix edits that line).
 
-use super::mounts::decode_octal;
-use super::{ParamSpec, ProbeCtx, ProbeKind, ProbeOutcome, param_str};
+use super::{ProbeCtx, ProbeKind, ProbeOutcome, param_str};
+use crate::formats::fstab::normalize_mount_point as norm;
 use serde_json::{Map, Value, json};
 use std::io;
 
@@ -34,43 +34,31 @@ impl FstabEntry {
     }
 }
 
-/// Parse fstab text. Comments and blank lines are skipped; missing options default to
-/// `defaults`, missing dump and pass to 0 (as mount(8) does). Lines with fewer than three
-/// fields are skipped.
+/// Parse fstab text with the shared reader ([`crate::formats::fstab::parse_fstab`]): comments
+/// and blank lines are skipped; missing options default to `defaults`, missing dump and pass
+/// to 0 (as mount(8) does). Lines with fewer than three fields are skipped.
 pub fn parse_fstab(text: &str) -> Vec<FstabEntry> {
-    text.lines()
-        .enumerate()
-        .filter_map(|(i, line)| {
-            let t = line.trim();
-            if t.is_empty() || t.starts_with('#') {
-                return None;
-            }
-            let f: Vec<&str> = t.split_whitespace().collect();
-            if f.len() < 3 {
-                return None;
-            }
-            Some(FstabEntry {
-                device: decode_octal(f[0]),
-                mount_point: decode_octal(f[1]),
-                fstype: f[2].to_string(),
-                options: f
-                    .get(3)
-                    .unwrap_or(&"defaults")
-                    .split(',')
-                    .map(decode_octal)
-                    .collect(),
-                dump: f.get(4).and_then(|v| v.parse().ok()).unwrap_or(0),
-                pass: f.get(5).and_then(|v| v.parse().ok()).unwrap_or(0),
-                line: i + 1,
-            })
+    crate::formats::fstab::parse_fstab(text)
+        .into_iter()
+        .map(|e| FstabEntry {
+            device: e.device,
+            mount_point: e.mount_point,
+            fstype: e.fstype,
+            options: e.options,
+            dump: e.dump.unwrap_or(0),
+            pass: e.pass.unwrap_or(0),
+            line: e.line,
         })
         .collect()
 }
 
-/// `/data/` and `/data` are the same mount point.
-fn norm(p: &str) -> &str {
-    let t = p.trim_end_matches('/');
-    if t.is_empty() { "/" } else { t }
+/// Parameters of the `fstab` probe.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FstabParams {
+    /// Report the entry for this mount point as `entry`.
+    #[serde(default)]
+    pub mount_point: Option<String>,
 }
 
 impl ProbeKind for Fstab {
@@ -109,13 +97,8 @@ impl ProbeKind for Fstab {
             ),
         ]
     }
-    fn params(&self) -> &'static [ParamSpec] {
-        &[ParamSpec {
-            name: "mount_point",
-            required: false,
-            ty: "string",
-            doc: "report the entry for this mount point as `entry`",
-        }]
+    fn params(&self) -> super::ParamsDecl {
+        super::ParamsDecl::of::<FstabParams>()
     }
     fn run(&self, params: &Map<String, Value>, ctx: &ProbeCtx) -> ProbeOutcome {
         let (text, exists) = match ctx.host.read_file("/etc/fstab") {

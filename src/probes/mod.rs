@@ -8,6 +8,7 @@
 
 pub mod command;
 pub mod config;
+pub mod config_sources;
 pub mod cuda_stack;
 pub mod devices;
 pub mod dir;
@@ -24,10 +25,12 @@ pub mod nvml_sample;
 pub mod pressure;
 pub mod process;
 pub mod processes;
+pub mod pyspy;
 pub mod sysfs;
 pub mod trace;
 
 use crate::host::Host;
+pub use crate::kinds::{ParamsDecl, Problem};
 use serde_json::{Map, Value};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -58,31 +61,22 @@ pub enum ProbeOutcome {
     NotApplicable(String),
 }
 
-/// A parameter a probe accepts in a playbook (`probes: { x: { kind: file, path: ..., parse: yaml } }`).
-#[derive(Debug, Clone, Copy)]
-pub struct ParamSpec {
-    pub name: &'static str,
-    pub required: bool,
-    /// `string`, `integer`, `number`, `boolean`, `array`, `object`, or `string|array`
-    pub ty: &'static str,
-    pub doc: &'static str,
-}
-
 pub trait ProbeKind: Sync {
     fn name(&self) -> &'static str;
     /// One sentence: what it reads.
     fn doc(&self) -> &'static str;
     /// Output fields (dotted paths) with a short description each.
     fn fields(&self) -> &'static [(&'static str, &'static str)];
-    fn params(&self) -> &'static [ParamSpec] {
-        &[]
+    /// The parameters it takes in a playbook, as a typed struct (see [`crate::kinds`]).
+    fn params(&self) -> ParamsDecl {
+        ParamsDecl::NONE
     }
     /// True when the probe takes readings over the `--sample` window.
     fn sampled(&self) -> bool {
         false
     }
-    /// Extra checks on parameter values beyond their presence and type (regex compiles, enum
-    /// values). Returns one message per problem.
+    /// Extra checks on parameter values beyond their declared types (a regex compiles, a path
+    /// is absolute). Returns one message per problem.
     fn check_params(&self, _params: &Map<String, Value>) -> Vec<String> {
         Vec::new()
     }
@@ -118,63 +112,40 @@ pub fn find(name: &str) -> Option<&'static dyn ProbeKind> {
     PROBES.iter().copied().find(|p| p.name() == name)
 }
 
-/// Check a probe's parameters against its [`ParamSpec`]s: unknown names, missing required
-/// ones, wrong JSON types, then the kind's own checks.
-pub fn check_params(kind: &dyn ProbeKind, params: &Map<String, Value>) -> Vec<String> {
-    let mut errs = Vec::new();
-    for (k, v) in params {
-        match kind.params().iter().find(|p| p.name == k) {
-            None => {
-                let known: Vec<&str> = kind.params().iter().map(|p| p.name).collect();
-                errs.push(format!(
-                    "probe kind `{}` has no parameter `{k}`{}",
-                    kind.name(),
-                    if known.is_empty() {
-                        " (it takes none)".to_string()
-                    } else {
-                        format!(" (it takes: {})", known.join(", "))
-                    }
-                ));
-            }
-            Some(spec) => {
-                // a template renders to its value's type at run time
-                let templated = v.as_str().is_some_and(|s| s.contains("{{"));
-                if !templated && !type_matches(spec.ty, v) {
-                    errs.push(format!(
-                        "probe parameter `{k}` of `{}` must be {}, found {}",
-                        kind.name(),
-                        spec.ty,
-                        json_type(v)
-                    ));
-                }
-            }
-        }
-    }
-    for spec in kind.params().iter().filter(|p| p.required) {
-        if !params.contains_key(spec.name) {
-            errs.push(format!(
-                "probe kind `{}` needs parameter `{}`",
-                kind.name(),
-                spec.name
-            ));
-        }
-    }
-    if errs.is_empty() {
-        errs.extend(kind.check_params(params));
-    }
+/// Check a probe's parameters (before templates render) against its declared types: unknown
+/// names, missing required ones, wrong types and values outside an enum; then the kind's own
+/// checks.
+pub fn param_problems(kind: &dyn ProbeKind, params: &Map<String, Value>) -> Vec<Problem> {
+    let mut errs = crate::kinds::check("probe", kind.name(), &kind.params(), params);
+    errs.extend(kind.check_params(params).into_iter().map(|m| Problem {
+        path: String::new(),
+        message: m,
+        help: format!("see `gpufix list --probes` for `{}`", kind.name()),
+    }));
     errs
 }
 
-fn type_matches(ty: &str, v: &Value) -> bool {
-    ty.split('|').any(|t| match t {
-        "string" => v.is_string(),
-        "integer" => v.is_i64() || v.is_u64(),
-        "number" => v.is_number(),
-        "boolean" => v.is_boolean(),
-        "array" => v.is_array(),
-        "object" => v.is_object(),
-        _ => false,
-    })
+/// [`param_problems`] as messages.
+pub fn check_params(kind: &dyn ProbeKind, params: &Map<String, Value>) -> Vec<String> {
+    param_problems(kind, params)
+        .into_iter()
+        .map(|p| p.message)
+        .collect()
+}
+
+/// Run a probe on rendered parameters: they must read as the kind's typed parameters first.
+pub fn run_checked(
+    kind: &dyn ProbeKind,
+    params: &Map<String, Value>,
+    ctx: &ProbeCtx,
+) -> ProbeOutcome {
+    match kind.params().parse(params) {
+        Ok(()) => kind.run(params, ctx),
+        Err(e) => ProbeOutcome::Unknown(format!(
+            "parameters of probe `{}` after rendering: {e}",
+            kind.name()
+        )),
+    }
 }
 
 pub fn json_type(v: &Value) -> &'static str {
@@ -207,22 +178,6 @@ pub fn read_text(host: &dyn Host, path: &str) -> Result<String, String> {
     host.read_file(path)
         .map(|b| String::from_utf8_lossy(&b).into_owned())
         .map_err(|e| format!("cannot read `{path}`: {e}"))
-}
-
-/// Check that a parameter, when given, is one of `allowed`.
-pub fn check_enum(
-    kind: &str,
-    params: &Map<String, Value>,
-    name: &str,
-    allowed: &[&str],
-) -> Option<String> {
-    let v = param_str(params, name)?;
-    (!allowed.contains(&v)).then(|| {
-        format!(
-            "probe parameter `{name}` of `{kind}` must be one of {}, found `{v}`",
-            allowed.join(", ")
-        )
-    })
 }
 
 /// Check that a `regex` parameter, when given, compiles.

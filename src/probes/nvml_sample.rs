@@ -2,7 +2,7 @@
 //! reasons read repeatedly over the `--sample` window, summarized per GPU. A single reading
 //! says little about a training job whose utilization swings between steps.
 
-use super::{ParamSpec, ProbeCtx, ProbeKind, ProbeOutcome, param_u64};
+use super::{ProbeCtx, ProbeKind, ProbeOutcome, param_u64};
 use crate::host::{Field, GpuSample};
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
@@ -126,6 +126,19 @@ fn summarize(index: u32, samples: &[&GpuSample], unavailable: &mut Map<String, V
     Value::Object(o)
 }
 
+/// Parameters of the `nvml.sample` probe.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NvmlSampleParams {
+    /// Milliseconds between readings.
+    #[serde(default = "default_interval_ms")]
+    pub interval_ms: u64,
+}
+
+fn default_interval_ms() -> u64 {
+    200
+}
+
 impl ProbeKind for NvmlSample {
     fn name(&self) -> &'static str {
         "nvml.sample"
@@ -167,13 +180,8 @@ impl ProbeKind for NvmlSample {
             ),
         ]
     }
-    fn params(&self) -> &'static [ParamSpec] {
-        &[ParamSpec {
-            name: "interval_ms",
-            required: false,
-            ty: "integer",
-            doc: "milliseconds between readings (default 200)",
-        }]
+    fn params(&self) -> super::ParamsDecl {
+        super::ParamsDecl::of::<NvmlSampleParams>()
     }
     fn check_params(&self, params: &Map<String, Value>) -> Vec<String> {
         if param_u64(params, "interval_ms") == Some(0) {

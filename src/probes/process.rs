@@ -4,6 +4,7 @@
 //! so a recorded host replays it.
 
 use super::env::parse_environ;
+use super::pyspy;
 use super::{ProbeCtx, ProbeKind, ProbeOutcome};
 use crate::host::Host;
 use serde_json::{Map, Value, json};
@@ -30,6 +31,8 @@ pub struct ProcStat {
     /// utime + stime, clock ticks
     pub cpu_ticks: u64,
     pub threads: u64,
+    /// start time after boot, clock ticks
+    pub start_ticks: u64,
 }
 
 /// Parse `/proc/PID/stat`. `comm` may hold spaces and parentheses, so fields are counted from
@@ -50,6 +53,7 @@ pub fn parse_stat(text: &str) -> Option<ProcStat> {
         ppid: f[1].parse().ok()?,
         cpu_ticks: f[11].parse::<u64>().ok()? + f[12].parse::<u64>().ok()?,
         threads: f[17].parse().ok()?,
+        start_ticks: f.get(19).and_then(|v| v.parse().ok()).unwrap_or(0),
     })
 }
 
@@ -114,6 +118,21 @@ fn children(host: &dyn Host, pid: u32, tasks: &[String]) -> Vec<u32> {
     found
 }
 
+/// A worker at this share of a core or more is saturated (the calibration run on the H200:
+/// starved jobs' workers at 100.4-100.6%, the healthy job's eight at 53-59%).
+const SATURATED_PCT: f64 = 85.0;
+
+/// Seconds since the process started: field 22 of stat against /proc/uptime.
+fn age_s(host: &dyn Host, s: &ProcStat) -> Option<f64> {
+    let start = s.start_ticks as f64;
+    let up: f64 = String::from_utf8_lossy(&host.read_file("/proc/uptime").ok()?)
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()?;
+    Some(((up - start / TICKS_PER_SEC) * 10.0).round() / 10.0)
+}
+
 /// A forked DataLoader worker keeps its parent's command line; torch names them
 /// `pt_data_worker` (recent versions); spawned ones run `python`.
 fn looks_like_worker(parent_exe: &str, child_exe: &str, child_comm: &str, child_cmd: &str) -> bool {
@@ -161,6 +180,15 @@ fn field_kb(status: &str, key: &str) -> Option<u64> {
         .lines()
         .find_map(|l| l.strip_prefix(key)?.strip_prefix(':'))
         .and_then(|v| v.split_whitespace().next()?.parse().ok())
+}
+
+/// Parameters of the probe.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ProcessParams {
+    /// Without --pid, answer `{attached: false}` instead of not-applicable (rules that also judge a config).
+    #[serde(default)]
+    pub optional: Option<bool>,
 }
 
 impl ProbeKind for Process {
@@ -218,11 +246,21 @@ impl ProbeKind for Process {
     fn sampled(&self) -> bool {
         true
     }
+    fn params(&self) -> super::ParamsDecl {
+        super::ParamsDecl::of::<ProcessParams>()
+    }
     fn run(&self, _params: &Map<String, Value>, ctx: &ProbeCtx) -> ProbeOutcome {
         let Some(pid) = ctx.inputs.pid else {
+            if super::param_bool(_params, "optional") == Some(true) {
+                return ProbeOutcome::Value(json!({ "attached": false }));
+            }
             return ProbeOutcome::NotApplicable("needs --pid or --job".into());
         };
         let host = ctx.host;
+        // attached to a launcher (torchrun, deepspeed, accelerate): judge its first rank
+        let given = pid;
+        let ranks = super::config_sources::training_processes(host, pid);
+        let pid = ranks[0];
         let stat_path = format!("/proc/{pid}/stat");
         let first = match read_stat(host, &stat_path) {
             Ok(s) => s,
@@ -236,7 +274,15 @@ impl ProbeKind for Process {
         let mut out = Map::new();
         let mut unavailable = Map::new();
         out.insert("pid".into(), json!(pid));
+        out.insert("attached".into(), json!(true));
         out.insert("gone".into(), json!(false));
+        if given != pid {
+            out.insert("launcher_pid".into(), json!(given));
+        }
+        out.insert("ranks".into(), json!(ranks.len()));
+        if let Some(age) = age_s(host, &first) {
+            out.insert("age_s".into(), json!(age));
+        }
         out.insert("comm".into(), json!(first.comm));
         out.insert("cmdline".into(), json!(argv.join(" ")));
         out.insert("argv".into(), json!(argv));
@@ -274,7 +320,23 @@ impl ProbeKind for Process {
             ctx.sample
         };
         let r0 = reading(host, pid, &kids, Some(first.clone()));
-        host.sleep(window);
+        // GPU readings over the same window: utilization while we watch (max over GPUs of
+        // the mean), and whether memory is still growing (a job still starting)
+        let mut gpu: BTreeMap<u32, (Vec<f64>, Vec<f64>)> = BTreeMap::new();
+        let mut tick = || {
+            if let Ok(samples) = host.nvml_sample() {
+                for g in samples {
+                    let e = gpu.entry(g.index).or_default();
+                    if let Some(u) = g.utilization_gpu.ok() {
+                        e.0.push(f64::from(*u));
+                    }
+                    if let Some(m) = g.memory_used.ok() {
+                        e.1.push(*m as f64 / 1048576.0);
+                    }
+                }
+            }
+        };
+        let spy = pyspy::sample(host, pid, window, &argv, &mut tick);
         let r1 = reading(host, pid, &kids, None);
         let measured = r1.t - r0.t;
         let secs = if measured > 0.0 {
@@ -295,6 +357,7 @@ impl ProbeKind for Process {
         }
         let mut child_list = Vec::new();
         let mut workers = 0;
+        let mut worker_cpu: Vec<f64> = Vec::new();
         for k in &kids {
             let Some(s) = r1.children.get(k).or_else(|| r0.children.get(k)) else {
                 continue;
@@ -303,6 +366,9 @@ impl ProbeKind for Process {
             let kcmd = kargv.join(" ");
             if looks_like_worker(&exe, &exe_name(&kargv, &s.comm), &s.comm, &kcmd) {
                 workers += 1;
+                if let Some(p) = pct(r0.children.get(k), r1.children.get(k), secs) {
+                    worker_cpu.push(p);
+                }
             }
             let mut c = Map::new();
             c.insert("pid".into(), json!(k));
@@ -316,6 +382,41 @@ impl ProbeKind for Process {
         }
         out.insert("children".into(), Value::Array(child_list));
         out.insert("dataloader_workers".into(), json!(workers));
+        // the census: how busy the workers are (near a full core each = the pipeline is CPU-bound)
+        if !worker_cpu.is_empty() {
+            let mean = worker_cpu.iter().sum::<f64>() / worker_cpu.len() as f64;
+            out.insert(
+                "workers_cpu_pct_mean".into(),
+                json!((mean * 10.0).round() / 10.0),
+            );
+            out.insert(
+                "workers_saturated".into(),
+                json!(worker_cpu.iter().filter(|c| **c >= SATURATED_PCT).count()),
+            );
+        }
+        out.insert("pyspy".into(), spy);
+        // the busiest GPU over the window
+        let busiest = gpu
+            .values()
+            .filter(|(u, _)| !u.is_empty())
+            .map(|(u, m)| {
+                (
+                    u.iter().sum::<f64>() / u.len() as f64,
+                    u.iter().cloned().fold(0.0, f64::max),
+                    m,
+                )
+            })
+            .max_by(|a, b| a.0.total_cmp(&b.0));
+        if let Some((mean, max, mem)) = busiest {
+            out.insert("gpu_util".into(), json!((mean * 10.0).round() / 10.0));
+            let growth = match (mem.first(), mem.last()) {
+                (Some(a), Some(b)) => b - a,
+                _ => 0.0,
+            };
+            out.insert("gpu_mem_growth_mib".into(), json!(growth.round()));
+            // start-up: no kernels yet while memory is still being allocated
+            out.insert("starting".into(), json!(max < 1.0 && growth > 64.0));
+        }
         match host.read_file(&format!("/proc/{pid}/io")) {
             Ok(b) => {
                 let t = String::from_utf8_lossy(&b);

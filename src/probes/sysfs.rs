@@ -1,7 +1,7 @@
 //! `sysfs`: one value under `/sys` or `/proc/sys` (CPU governor, THP mode, block scheduler,
 //! read-ahead, sysctls). Other paths are refused: use the `file` probe for them.
 
-use super::{ParamSpec, ProbeCtx, ProbeKind, ProbeOutcome, param_str};
+use super::{ProbeCtx, ProbeKind, ProbeOutcome, param_str};
 use serde_json::{Map, Value, json};
 
 pub struct Sysfs;
@@ -36,6 +36,14 @@ pub fn selected_word(value: &str) -> Option<String> {
     Some(value[start + 1..end].to_string())
 }
 
+/// Parameters of the `sysfs` probe.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SysfsParams {
+    /// Absolute path under /sys or /proc/sys, no globs.
+    pub path: String,
+}
+
 impl ProbeKind for Sysfs {
     fn name(&self) -> &'static str {
         "sysfs"
@@ -54,13 +62,8 @@ impl ProbeKind for Sysfs {
             ),
         ]
     }
-    fn params(&self) -> &'static [ParamSpec] {
-        &[ParamSpec {
-            name: "path",
-            required: true,
-            ty: "string",
-            doc: "absolute path under /sys or /proc/sys, no globs",
-        }]
+    fn params(&self) -> super::ParamsDecl {
+        super::ParamsDecl::of::<SysfsParams>()
     }
     fn check_params(&self, params: &Map<String, Value>) -> Vec<String> {
         param_str(params, "path")

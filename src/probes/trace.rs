@@ -7,6 +7,15 @@ use serde_json::{Map, Value};
 
 pub struct Trace;
 
+/// Parameters of the probe.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TraceParams {
+    /// Without a trace, answer `{given: false}` instead of not-applicable (rules that also judge a live --pid).
+    #[serde(default)]
+    pub optional: Option<bool>,
+}
+
 impl ProbeKind for Trace {
     fn name(&self) -> &'static str {
         "trace"
@@ -42,6 +51,9 @@ impl ProbeKind for Trace {
             ("top_kernels", "five kernels with the most time"),
         ]
     }
+    fn params(&self) -> super::ParamsDecl {
+        super::ParamsDecl::of::<TraceParams>()
+    }
     fn run(&self, _params: &Map<String, Value>, ctx: &ProbeCtx) -> ProbeOutcome {
         let path = match &ctx.inputs.trace {
             Some(p) => p.clone(),
@@ -50,6 +62,9 @@ impl ProbeKind for Trace {
                 n.ends_with(".json") || n.ends_with(".json.gz") || n.ends_with(".pt.trace.json")
             }) {
                 Some(p) => p.clone(),
+                None if super::param_bool(_params, "optional") == Some(true) => {
+                    return ProbeOutcome::Value(serde_json::json!({ "given": false }));
+                }
                 None => return ProbeOutcome::NotApplicable("needs --trace".into()),
             },
         };

@@ -1,5 +1,7 @@
-//! `/etc/fstab` mount options: change only the options field (the 4th) of the one entry for a
-//! mount point; every other byte, including the field separators, stays as it was.
+//! `/etc/fstab`: read its entries ([`parse_fstab`], for the `fstab` probe and pasted fstab
+//! evidence), and change only the options field (the 4th) of the one entry for a mount point;
+//! every other byte, including the field separators, stays as it was. Reader and editor share
+//! one line splitter, so what the `fstab.options` fix writes is what the probe reads back.
 //!
 //! Options are handled the way mount(8) reads them: adding an option drops its opposite
 //! (`noatime` replaces `relatime`, `atime` and `strictatime`; `rw` replaces `ro`), adding
@@ -51,10 +53,65 @@ fn fields(text: &str) -> Vec<(usize, usize)> {
     out
 }
 
-/// Decodes fstab's octal escapes (`\040` is a space): the one decoder the mounts probe uses.
-pub use crate::probes::mounts::decode_octal;
+/// Decodes fstab's octal escapes (`\040` is a space): the one decoder the mount tables use.
+pub use super::mounts::decode_octal;
 
-fn normalize_mount_point(mp: &str) -> &str {
+/// One entry of an fstab file, fields decoded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    pub device: String,
+    pub mount_point: String,
+    pub fstype: String,
+    /// The 4th field split at commas (empty items dropped); `defaults` when the field is
+    /// missing, as mount(8) reads it.
+    pub options: Vec<String>,
+    /// The 5th and 6th fields; `None` when missing (mount(8) then takes 0) or not a number.
+    pub dump: Option<u32>,
+    pub pass: Option<u32>,
+    /// 1-based line number.
+    pub line: usize,
+}
+
+/// Non-comment, non-blank lines that are not entries: fewer than three fields.
+pub fn short_lines(text: &str) -> usize {
+    Lines::parse(text)
+        .lines
+        .iter()
+        .filter(|l| entry(&l.text).is_some_and(|f| f.len() < 3))
+        .count()
+}
+
+/// The entries of an fstab file, in order. Comments and blank lines are skipped, and so are
+/// lines with fewer than three fields (see [`short_lines`]).
+pub fn parse_fstab(text: &str) -> Vec<Entry> {
+    Lines::parse(text)
+        .lines
+        .iter()
+        .enumerate()
+        .filter_map(|(i, l)| {
+            let f = entry(&l.text)?;
+            if f.len() < 3 {
+                return None;
+            }
+            let field = |n: usize| f.get(n).map(|&(s, e)| &l.text[s..e]);
+            Some(Entry {
+                device: decode_octal(field(0)?),
+                mount_point: decode_octal(field(1)?),
+                fstype: decode_octal(field(2)?),
+                options: match field(3) {
+                    Some(o) => split_options(o).iter().map(|o| decode_octal(o)).collect(),
+                    None => vec!["defaults".to_string()],
+                },
+                dump: field(4).and_then(|v| v.parse().ok()),
+                pass: field(5).and_then(|v| v.parse().ok()),
+                line: i + 1,
+            })
+        })
+        .collect()
+}
+
+/// `/data/` and `/data` are the same mount point.
+pub fn normalize_mount_point(mp: &str) -> &str {
     let t = mp.trim_end_matches('/');
     if t.is_empty() && mp.starts_with('/') {
         "/"
@@ -97,17 +154,15 @@ fn split_options(field: &str) -> Vec<String> {
         .collect()
 }
 
-/// The options of the entry for `mount_point` (the last one if several); `defaults` when the
-/// entry has no options field.
+/// The options of the entry for `mount_point` (the last one if several, as `mount -a` mounts
+/// them in order); `defaults` when the entry has no options field.
 pub fn fstab_options(old: &str, mount_point: &str) -> Option<Vec<String>> {
-    let lines = Lines::parse(old);
-    let &i = entries_for(&lines, mount_point).last()?;
-    let text = &lines.lines[i].text;
-    let f = fields(text);
-    Some(match f.get(3) {
-        Some(&(s, e)) => split_options(&text[s..e]),
-        None => vec!["defaults".to_string()],
-    })
+    let want = normalize_mount_point(mount_point);
+    parse_fstab(old)
+        .into_iter()
+        .rev()
+        .find(|e| normalize_mount_point(&e.mount_point) == want)
+        .map(|e| e.options)
 }
 
 fn key_of(opt: &str) -> &str {

@@ -2,6 +2,8 @@
 //! an `options MODULE k=v ...` line in a `modprobe.d` file. Module and parameter names compare
 //! with `-` and `_` as equal, as the kernel and modprobe do.
 
+use indexmap::IndexMap;
+
 use super::line::{LineState, ensure_line};
 use super::{EditError, Lines};
 
@@ -18,6 +20,11 @@ fn check_name(what: &str, name: &str) -> Result<(), EditError> {
             name.escape_debug()
         )))
     }
+}
+
+/// A module or parameter name with `-` written as `_`.
+fn canonical(name: &str) -> String {
+    name.replace('-', "_")
 }
 
 fn same_name(a: &str, b: &str) -> bool {
@@ -118,24 +125,57 @@ fn render_value(param: &str, value: &str) -> Result<String, EditError> {
     }
 }
 
-/// `modprobe.d`: the value `param` of `module` gets (the last one given wins, as in the kernel);
-/// `Some("")` for a bare flag.
-pub fn modprobe_option(old: &str, module: &str, param: &str) -> Option<String> {
-    let mut found = None;
-    for l in &Lines::parse(old).lines {
-        if let Some(params) = options_params(&l.text, module) {
-            for (s, e) in params {
-                let word = &l.text[s..e];
-                if same_name(param_name(word), param) {
-                    found = Some(
-                        word.split_once('=')
-                            .map_or(String::new(), |(_, v)| unquote(v)),
-                    );
+/// What a `modprobe.d` file says: module parameters (`options`) and `blacklist`ed modules.
+/// Module and parameter names are stored with `_` for `-` (the kernel treats them as equal).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ModprobeConf {
+    /// Module -> parameter -> value (`""` for a bare flag), the last one given winning.
+    pub options: IndexMap<String, IndexMap<String, String>>,
+    pub blacklist: Vec<String>,
+}
+
+impl ModprobeConf {
+    /// The value `param` of `module` gets.
+    pub fn option(&self, module: &str, param: &str) -> Option<&str> {
+        self.options
+            .get(&canonical(module))?
+            .get(&canonical(param))
+            .map(String::as_str)
+    }
+}
+
+/// Reads a `modprobe.d` file: `options MODULE p=v ...` and `blacklist MODULE` lines; other
+/// commands (`install`, `alias`, `softdep`) and `#` comments are skipped.
+pub fn parse_modprobe(text: &str) -> ModprobeConf {
+    let mut conf = ModprobeConf::default();
+    for l in &Lines::parse(text).lines {
+        let w = words(&l.text);
+        let word = |i: usize| w.get(i).map(|&(s, e)| &l.text[s..e]);
+        match (word(0), word(1)) {
+            (Some("options"), Some(module)) => {
+                let params = conf.options.entry(canonical(module)).or_default();
+                for &(s, e) in &w[2..] {
+                    let word = &l.text[s..e];
+                    let value = word
+                        .split_once('=')
+                        .map_or(String::new(), |(_, v)| unquote(v));
+                    // Re-inserting moves nothing; the later value wins.
+                    params.insert(canonical(param_name(word)), value);
                 }
             }
+            (Some("blacklist"), Some(module)) => conf.blacklist.push(canonical(module)),
+            _ => {}
         }
     }
-    found
+    conf
+}
+
+/// `modprobe.d`: the value `param` of `module` gets (the last one given wins, as in the kernel);
+/// `Some("")` for a bare flag. [`parse_modprobe`] for one parameter.
+pub fn modprobe_option(old: &str, module: &str, param: &str) -> Option<String> {
+    parse_modprobe(old)
+        .option(module, param)
+        .map(str::to_string)
 }
 
 /// `modprobe.d`: set (`Some`) or unset (`None`) one parameter of `module`, leaving its other

@@ -1,6 +1,13 @@
-//! Environment files: read, set and unset one variable in a dotenv file (`KEY=value`), a shell
-//! file (`export KEY=value`), `/etc/environment` (`KEY="value"`, read by pam_env) or a systemd
-//! drop-in (`[Service]` with `Environment="KEY=value" "K2=v"` lines).
+//! Environment files: read every variable, and set or unset one, in a dotenv file
+//! (`KEY=value`), a shell file (`export KEY=value`), `/etc/environment` (`KEY="value"`, read by
+//! pam_env) or a systemd drop-in (`[Service]` with `Environment="KEY=value" "K2=v"` lines).
+//! The `env` probe ([`read_vars`]) and the `env.set`/`env.unset` fixes ([`env_get`],
+//! [`env_set`], [`env_unset`]) share one line parser, so a value the fix writes is the value
+//! the probe reads back.
+//!
+//! Values are read as the loaders do: double quotes unescape only `\\`, `\"`, `\$` and
+//! `` \` `` (a shell keeps `\t` as two characters), single quotes are literal, and an unquoted
+//! value ends at a `#` after a blank (space or tab).
 //!
 //! A variable that is present is changed in place: only the bytes of its value (or, in a
 //! systemd line with several variables, of its word) change, and the line keeps its quoting,
@@ -13,6 +20,8 @@
 //! continuations); such a value is refused rather than guessed at.
 
 use std::path::Path;
+
+use indexmap::IndexMap;
 
 use super::{EditError, Lines, check_single_line};
 
@@ -27,6 +36,18 @@ pub enum Format {
     Environment,
     /// A systemd unit drop-in: `Environment=` lines in `[Service]`.
     SystemdDropIn,
+}
+
+impl Format {
+    /// How messages name the format.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Dotenv => "dotenv",
+            Format::Shell => "shell",
+            Format::Environment => "/etc/environment",
+            Format::SystemdDropIn => "systemd drop-in",
+        }
+    }
 }
 
 /// The format of an environment file, from its path when that is telling, else its content.
@@ -56,27 +77,41 @@ fn detect_from_content(content: &str) -> Format {
         .any(|t| (t.starts_with('[') && t.ends_with(']')) || environment_directive(t).is_some())
     {
         Format::SystemdDropIn
-    } else if texts().any(|t| t.starts_with("export") && parse_kv(t).is_some_and(|a| a.export)) {
+    } else if texts()
+        .any(|t| t.starts_with("export") && parse_kv(t, Format::Shell).is_some_and(|a| a.export))
+    {
         Format::Shell
     } else {
         Format::Dotenv
     }
 }
 
-fn check_key(key: &str) -> Result<(), EditError> {
+/// Whether a name may be assigned in a file of `format`. dotenv loaders (docker `--env-file`,
+/// python-dotenv), pam_env and systemd accept a `.` inside a name; a shell does not, so
+/// `export A.B=1` is not an assignment there. Reader and editor share this rule.
+fn valid_key(key: &str, format: Format) -> bool {
+    let dots = format != Format::Shell;
     let mut chars = key.chars();
-    let ok = chars
+    chars
         .next()
         .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
-    if ok {
-        Ok(())
-    } else {
-        Err(EditError::Invalid(format!(
-            "environment variable name `{}` is not valid (letters, digits and `_`, not starting with a digit)",
-            key.escape_debug()
-        )))
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || (dots && c == '.'))
+}
+
+fn check_key(key: &str, format: Format) -> Result<(), EditError> {
+    if valid_key(key, format) {
+        return Ok(());
     }
+    let allowed = if format == Format::Shell {
+        "letters, digits and `_`"
+    } else {
+        "letters, digits, `_` and `.`"
+    };
+    Err(EditError::Invalid(format!(
+        "environment variable name `{}` is not valid in a {} file ({allowed}, not starting with a digit)",
+        key.escape_debug(),
+        format.name()
+    )))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -99,11 +134,13 @@ struct Assign {
     unterminated: bool,
 }
 
-fn is_key_char(c: u8) -> bool {
-    c.is_ascii_alphanumeric() || c == b'_'
+fn is_key_char(c: u8, dots: bool) -> bool {
+    c.is_ascii_alphanumeric() || c == b'_' || (dots && c == b'.')
 }
 
-fn parse_kv(text: &str) -> Option<Assign> {
+/// A `KEY=value` line as a file of `format` reads it; `None` for anything else.
+fn parse_kv(text: &str, format: Format) -> Option<Assign> {
+    let dots = format != Format::Shell;
     let b = text.as_bytes();
     let mut i = 0;
     let skip_ws = |mut i: usize| {
@@ -125,7 +162,7 @@ fn parse_kv(text: &str) -> Option<Assign> {
     {
         return None;
     }
-    while i < b.len() && is_key_char(b[i]) {
+    while i < b.len() && is_key_char(b[i], dots) {
         i += 1;
     }
     let key = text[ks..i].to_string();
@@ -373,9 +410,15 @@ pub fn env_get(old: &str, key: &str) -> Option<String> {
 
 /// [`env_get`] for a known format.
 pub fn env_get_as(old: &str, format: Format, key: &str) -> Option<String> {
-    let lines = Lines::parse(old);
-    let mut found = None;
-    for l in &lines.lines {
+    vars_as(old, format).shift_remove(key)
+}
+
+/// Every variable the file sets, in order of first assignment, each with its last value: what
+/// a loader of `format` would put in the environment. The `env` probe reads env files with
+/// this, and [`env_get`] is this for one name, so a verdict and a fix never disagree.
+pub fn vars_as(text: &str, format: Format) -> IndexMap<String, String> {
+    let mut vars = IndexMap::new();
+    for l in &Lines::parse(text).lines {
         if format == Format::SystemdDropIn {
             let Some(vs) = environment_directive(&l.text) else {
                 continue;
@@ -383,22 +426,37 @@ pub fn env_get_as(old: &str, format: Format, key: &str) -> Option<String> {
             let words = systemd_words(&l.text, vs);
             if words.is_empty() {
                 // A bare `Environment=` resets the list.
-                found = None;
+                vars.clear();
             }
             for w in words {
                 if let Some((k, v)) = w.text.split_once('=')
-                    && k == key
+                    && valid_key(k, format)
                 {
-                    found = Some(v.to_string());
+                    vars.insert(k.to_string(), v.to_string());
                 }
             }
-        } else if let Some(a) = parse_kv(&l.text)
-            && a.key == key
-        {
-            found = Some(a.value);
+        } else if let Some(a) = parse_kv(&l.text, format) {
+            vars.insert(a.key, a.value);
         }
     }
-    found
+    vars
+}
+
+/// [`vars_as`] with the format detected from the path and content ([`detect_format`]).
+pub fn read_vars(path: Option<&Path>, text: &str) -> IndexMap<String, String> {
+    vars_as(text, detect_format(path, text))
+}
+
+/// `/proc/PID/environ`: NUL-separated `KEY=VALUE` entries, exactly as the process has them.
+pub fn parse_environ(bytes: &[u8]) -> IndexMap<String, String> {
+    bytes
+        .split(|b| *b == 0)
+        .filter_map(|e| {
+            let s = String::from_utf8_lossy(e);
+            let (k, v) = s.split_once('=')?;
+            (!k.is_empty()).then(|| (k.to_string(), v.to_string()))
+        })
+        .collect()
 }
 
 /// Sets `key` to `value`; `format_hint` overrides detection from the content.
@@ -408,9 +466,9 @@ pub fn env_set(
     key: &str,
     value: &str,
 ) -> Result<String, EditError> {
-    check_key(key)?;
-    check_single_line("value", value)?;
     let format = resolve_format(old, format_hint);
+    check_key(key, format)?;
+    check_single_line("value", value)?;
     if env_get_as(old, format, key).as_deref() == Some(value) {
         return Ok(old.to_string());
     }
@@ -427,7 +485,7 @@ fn kv_set(old: &str, format: Format, key: &str, value: &str) -> Result<String, E
         .lines
         .iter()
         .enumerate()
-        .filter_map(|(i, l)| parse_kv(&l.text).map(|a| (i, a)))
+        .filter_map(|(i, l)| parse_kv(&l.text, format).map(|a| (i, a)))
         .collect();
     let (always_quote, prefer) = file_style(format, &assigns);
     if let Some((i, a)) = assigns.iter().rev().find(|(_, a)| a.key == key) {
@@ -536,8 +594,8 @@ fn systemd_set(old: &str, key: &str, value: &str) -> Result<String, EditError> {
 
 /// Removes every assignment of `key`; other variables, on the same systemd line included, stay.
 pub fn env_unset(old: &str, format_hint: Option<Format>, key: &str) -> Result<String, EditError> {
-    check_key(key)?;
     let format = resolve_format(old, format_hint);
+    check_key(key, format)?;
     let mut lines = Lines::parse(old);
     let mut i = lines.len();
     while i > 0 {
@@ -572,7 +630,7 @@ pub fn env_unset(old: &str, format_hint: Option<Format>, key: &str) -> Result<St
             }
             new.push_str(&text[words.last().expect("non-empty").span.1..]);
             lines.lines[i].text = new;
-        } else if parse_kv(&text).is_some_and(|a| a.key == key) {
+        } else if parse_kv(&text, format).is_some_and(|a| a.key == key) {
             lines.remove(i);
         }
     }
@@ -767,7 +825,7 @@ mod tests {
         let err = env_set("", None, "1BAD", "x").unwrap_err();
         assert_eq!(
             err.to_string(),
-            "environment variable name `1BAD` is not valid (letters, digits and `_`, not starting with a digit)"
+            "environment variable name `1BAD` is not valid in a dotenv file (letters, digits, `_` and `.`, not starting with a digit)"
         );
         assert!(env_set("", None, "A", "x\ny").is_err());
         let err = env_set("", Some(Format::Environment), "A", "say \"hi\"").unwrap_err();
@@ -777,6 +835,43 @@ mod tests {
         );
         let err = env_set("A=\"open\nB=1\n", None, "A", "x").unwrap_err();
         assert!(matches!(err, EditError::Parse(_)), "{err}");
+    }
+
+    /// What the `env` probe reads for `key`: the verdict side.
+    fn probe_reads(text: &str, key: &str) -> Option<String> {
+        crate::probes::env::parse_env_file(text).get(key).cloned()
+    }
+
+    // The three places where the probe that judges an env file and the fix that edits it read
+    // the same bytes differently (issue 11). Each asserts one answer for both sides.
+
+    #[test]
+    fn probe_and_fix_agree_on_backslashes_in_double_quotes() {
+        // Shell and dotenv double quotes keep a backslash before anything but \ " $ `.
+        let text = "A=\"a\\tb\"\n";
+        assert_eq!(env_get(text, "A").as_deref(), Some("a\\tb"));
+        assert_eq!(probe_reads(text, "A").as_deref(), Some("a\\tb"));
+    }
+
+    #[test]
+    fn probe_and_fix_agree_on_a_comment_after_a_tab() {
+        let text = "KEY=v\t# c\n";
+        assert_eq!(env_get(text, "KEY").as_deref(), Some("v"));
+        assert_eq!(probe_reads(text, "KEY").as_deref(), Some("v"));
+    }
+
+    #[test]
+    fn probe_and_fix_agree_on_keys_with_dots() {
+        // dotenv loaders (docker --env-file, python-dotenv) and systemd accept a dotted name;
+        // a shell does not, so in a shell file it is not an assignment for either side.
+        let text = "A.B=1\n";
+        assert_eq!(probe_reads(text, "A.B").as_deref(), Some("1"));
+        assert_eq!(env_get(text, "A.B").as_deref(), Some("1"));
+        assert_eq!(env_set(text, None, "A.B", "2").unwrap(), "A.B=2\n");
+        let shell = "export X=1\nexport A.B=1\n";
+        assert_eq!(probe_reads(shell, "A.B"), None);
+        assert_eq!(env_get(shell, "A.B"), None);
+        assert!(env_set(shell, None, "A.B", "2").is_err());
     }
 
     fn value_strategy() -> impl Strategy<Value = String> {

@@ -2,6 +2,8 @@
 //! an accepted separator the way sysctl.d(5) reads it: when the first separator is `/`, slashes
 //! and dots swap (`net/ipv4/conf/eth0.100/rp_filter` is `net.ipv4.conf.eth0/100.rp_filter`).
 
+use indexmap::IndexMap;
+
 use super::{EditError, Lines, check_single_line};
 
 /// The dotted form of a sysctl key.
@@ -39,18 +41,41 @@ fn parse_line(text: &str) -> Option<((usize, usize), (usize, usize))> {
     Some(((ks, ke), (vs, ve)))
 }
 
-/// The value the file gives `key` (the last line wins, as systemd-sysctl applies them in order).
-pub fn sysctl_get(old: &str, key: &str) -> Option<String> {
-    let want = normalize_key(key);
-    let mut found = None;
-    for l in &Lines::parse(old).lines {
-        if let Some(((ks, ke), (vs, ve))) = parse_line(&l.text)
-            && normalize_key(&l.text[ks..ke]) == want
-        {
-            found = Some(l.text[vs..ve].to_string());
+/// One setting of a sysctl.d file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Setting {
+    /// The value as written, blanks around it dropped.
+    pub value: String,
+    /// A leading `-`: systemd-sysctl ignores a failure to set it.
+    pub ignore_failure: bool,
+    /// 1-based line number of the line that wins.
+    pub line: usize,
+}
+
+/// Every setting of a sysctl.d file by its dotted key ([`normalize_key`]), in order of first
+/// appearance; the last line for a key wins, as systemd-sysctl applies them in order.
+pub fn parse_sysctl(text: &str) -> IndexMap<String, Setting> {
+    let mut out = IndexMap::new();
+    for (i, l) in Lines::parse(text).lines.iter().enumerate() {
+        if let Some(((ks, ke), (vs, ve))) = parse_line(&l.text) {
+            out.insert(
+                normalize_key(&l.text[ks..ke]),
+                Setting {
+                    value: l.text[vs..ve].to_string(),
+                    ignore_failure: l.text[..ks].ends_with('-'),
+                    line: i + 1,
+                },
+            );
         }
     }
-    found
+    out
+}
+
+/// The value the file gives `key` (the last line wins): [`parse_sysctl`] for one key.
+pub fn sysctl_get(old: &str, key: &str) -> Option<String> {
+    parse_sysctl(old)
+        .shift_remove(&normalize_key(key))
+        .map(|s| s.value)
 }
 
 fn check_key(key: &str) -> Result<(), EditError> {

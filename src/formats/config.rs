@@ -1,15 +1,20 @@
-//! Structured config files (a training job's YAML, JSON or TOML): read and set one value by a
-//! key path such as `data.num_workers` or `loaders[0].pin_memory`, keeping comments, key order
-//! and formatting.
+//! Structured config files (a training job's YAML, JSON/JSONC or TOML): detect the format
+//! (extension, else content), read the whole document as JSON, and set one value by a key path
+//! such as `data.num_workers` or `loaders[0].pin_memory` ([`super::keypath`]), keeping
+//! comments, key order and formatting. The `config` and `file` probes read through
+//! [`read_config`] / [`read_as`], and `config.set` edits through [`config_set`], so both sides
+//! see one document.
 //!
 //! - YAML goes through `yaml-edit`, which edits a lossless syntax tree: a scalar replace keeps
 //!   the key, its trailing comment and the line around it, and a missing key is inserted after
 //!   its parent's last child at the parent's indentation (missing parents are created). Its
 //!   path syntax is the same as ours, so the path is passed through escaped.
 //! - TOML goes through `toml_edit`; a replaced value keeps its decor (spacing and comment).
-//! - JSON has no editing library here that keeps formatting, so a small scanner finds the
-//!   value's byte span and only those bytes change; a missing key goes after the last member of
-//!   its object at that member's indentation (JSON then needs a `,` after the member before it).
+//! - JSON and JSONC: `jsonc-parser` reads them (comments and trailing commas allowed) and its
+//!   concrete syntax tree replaces an existing value, keeping comments and layout. A missing
+//!   member goes in with a small span scanner that follows the object's layout (the CST would
+//!   reflow a one-line object over several lines); in a file with comments, which the scanner
+//!   does not read, the CST appends it.
 //!
 //! Every edit is checked before it is returned: the new text must parse to the old document
 //! with exactly the one value set, otherwise the edit is refused. That guards against a library
@@ -20,11 +25,14 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use super::EditError;
+pub use super::keypath::{Seg, get_path, parse_key_path, path_text};
 
 /// The syntax of a config file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ConfigFormat {
     Yaml,
+    /// JSON, read with `//` and `/* */` comments and trailing commas allowed (JSONC, as VS Code
+    /// and DeepSpeed-style configs are often written).
     Json,
     Toml,
 }
@@ -32,11 +40,39 @@ pub enum ConfigFormat {
 impl ConfigFormat {
     /// The format a file's extension names.
     pub fn from_path(path: &Path) -> Option<Self> {
-        match path.extension()?.to_str()? {
+        Self::from_name(path.extension()?.to_str()?)
+    }
+
+    /// The format a name gives: an extension or a `format:` parameter (`yaml`, `yml`, `json`,
+    /// `jsonc`, `toml`, any case).
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name.to_ascii_lowercase().as_str() {
             "yaml" | "yml" => Some(ConfigFormat::Yaml),
-            "json" => Some(ConfigFormat::Json),
+            "json" | "jsonc" => Some(ConfigFormat::Json),
             "toml" => Some(ConfigFormat::Toml),
             _ => None,
+        }
+    }
+
+    /// The format of a file with no telling extension (`.txt`, `.cfg`, a pasted config), from
+    /// its content: JSON/JSONC first (the strictest), then TOML, then YAML (which reads almost
+    /// any text as a string); only a non-empty mapping counts. `None` when it is none.
+    pub fn from_content(text: &str) -> Option<Self> {
+        sniff(text).map(|(f, _)| f)
+    }
+
+    /// The format of `path`'s extension, else of `text`.
+    pub fn detect(path: Option<&Path>, text: &str) -> Option<Self> {
+        path.and_then(Self::from_path)
+            .or_else(|| Self::from_content(text))
+    }
+
+    /// The lower-case name probes report (`yaml`, `json`, `toml`).
+    pub fn id(self) -> &'static str {
+        match self {
+            ConfigFormat::Yaml => "yaml",
+            ConfigFormat::Json => "json",
+            ConfigFormat::Toml => "toml",
         }
     }
 
@@ -49,129 +85,110 @@ impl ConfigFormat {
     }
 }
 
-/// One step of a key path.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Seg {
-    Key(String),
-    Index(usize),
+impl std::fmt::Display for ConfigFormat {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
 }
 
-/// Parses `a.b[0].c`; `\.`, `\[` and `\\` put those characters in a key.
-pub fn parse_key_path(path: &str) -> Result<Vec<Seg>, EditError> {
-    let bad = |why: &str| EditError::Invalid(format!("key path `{path}` is not valid: {why}"));
-    let mut segs = Vec::new();
-    let mut key = String::new();
-    let mut have_key = false;
-    let mut after_index = false;
-    let mut chars = path.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\\' => {
-                let next = chars.next().ok_or_else(|| bad("it ends with `\\`"))?;
-                key.push(next);
-                have_key = true;
-            }
-            '.' => {
-                if have_key {
-                    segs.push(Seg::Key(std::mem::take(&mut key)));
-                    have_key = false;
-                } else if !after_index {
-                    return Err(bad("it has an empty segment"));
-                }
-                after_index = false;
-                if chars.peek().is_none() {
-                    return Err(bad("it ends with `.`"));
-                }
-            }
-            '[' => {
-                if have_key {
-                    segs.push(Seg::Key(std::mem::take(&mut key)));
-                    have_key = false;
-                } else if !after_index {
-                    return Err(bad("an index must follow a key"));
-                }
-                let mut digits = String::new();
-                loop {
-                    match chars.next() {
-                        Some(']') => break,
-                        Some(d) if d.is_ascii_digit() => digits.push(d),
-                        _ => return Err(bad("an index must be digits closed by `]`")),
-                    }
-                }
-                let n = digits
-                    .parse()
-                    .map_err(|_| bad("an index must be digits closed by `]`"))?;
-                segs.push(Seg::Index(n));
-                after_index = true;
-            }
-            c => {
-                if after_index {
-                    return Err(bad("expected `.` or `[` after `]`"));
-                }
-                key.push(c);
-                have_key = true;
-            }
-        }
-    }
-    if have_key {
-        segs.push(Seg::Key(key));
-    }
-    if segs.is_empty() {
-        return Err(bad("it is empty"));
-    }
-    Ok(segs)
+/// Why a config file could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ReadError {
+    /// The text is not valid in the format it was read as; `detail` is the parser's message,
+    /// with the line where it says.
+    #[error("invalid {format}: {detail}")]
+    Syntax {
+        format: ConfigFormat,
+        detail: String,
+    },
+    /// No telling extension, and the content reads as none of the formats.
+    #[error(
+        "cannot tell the format: the content reads as none of JSON, TOML or YAML (a mapping); name it .yaml, .json or .toml to see that format's error"
+    )]
+    UnknownFormat,
 }
 
-fn path_text(segs: &[Seg]) -> String {
-    let mut out = String::new();
-    for s in segs {
-        match s {
-            Seg::Key(k) => {
-                if !out.is_empty() {
-                    out.push('.');
-                }
-                for c in k.chars() {
-                    if matches!(c, '.' | '[' | '\\') {
-                        out.push('\\');
-                    }
-                    out.push(c);
-                }
-            }
-            Seg::Index(i) => out.push_str(&format!("[{i}]")),
-        }
+fn jsonc_options() -> jsonc_parser::ParseOptions {
+    // JSONC, not JSON5: comments and trailing commas, nothing that changes what a value means.
+    jsonc_parser::ParseOptions {
+        allow_comments: true,
+        allow_trailing_commas: true,
+        allow_loose_object_property_names: false,
+        allow_missing_commas: false,
+        allow_single_quoted_strings: false,
+        allow_hexadecimal_numbers: false,
+        allow_unary_plus_numbers: false,
+        allow_bare_decimal_point_numbers: false,
+        allow_non_finite_numbers: false,
+        allow_extended_string_escapes: false,
     }
-    out
 }
 
-/// The whole document as a JSON value (for probes and checks).
-pub fn parse_document(text: &str, format: ConfigFormat) -> Result<Value, EditError> {
-    let err = |e: String| EditError::Parse(format!("not valid {}: {e}", format.name()));
+/// Parses `text` as `format` into a JSON value: the one reader behind the `config` and `file`
+/// probes and the `config.set` fix. An empty YAML document is `null`.
+pub fn read_as(text: &str, format: ConfigFormat) -> Result<Value, ReadError> {
+    let err = |detail: String| ReadError::Syntax { format, detail };
     match format {
-        ConfigFormat::Json => serde_json::from_str(text).map_err(|e| err(e.to_string())),
+        ConfigFormat::Json => {
+            if text.trim().is_empty() {
+                return Err(err("the file is empty".into()));
+            }
+            jsonc_parser::parse_to_serde_value::<Value>(text, &jsonc_options())
+                .map_err(|e| err(e.to_string()))
+        }
         ConfigFormat::Yaml => {
             if text.trim().is_empty() {
                 return Ok(Value::Null);
             }
             serde_yaml::from_str(text).map_err(|e| err(e.to_string()))
         }
-        ConfigFormat::Toml => {
-            let doc: toml_edit::DocumentMut = text
-                .parse()
-                .map_err(|e: toml_edit::TomlError| err(e.to_string().trim_end().to_string()))?;
-            Ok(toml_item_to_json(doc.as_item()))
-        }
+        ConfigFormat::Toml => toml_to_json(text),
     }
 }
 
-fn get_path<'a>(mut v: &'a Value, segs: &[Seg]) -> Option<&'a Value> {
-    for s in segs {
-        v = match (s, v) {
-            (Seg::Key(k), Value::Object(m)) => m.get(k)?,
-            (Seg::Index(i), Value::Array(a)) => a.get(*i)?,
-            _ => return None,
-        };
+/// Reads a config file: the format from `path`'s extension when it names one, else from the
+/// content (see [`ConfigFormat::from_content`]).
+pub fn read_config(path: Option<&Path>, text: &str) -> Result<(ConfigFormat, Value), ReadError> {
+    if let Some(format) = path.and_then(ConfigFormat::from_path) {
+        return read_as(text, format).map(|v| (format, v));
     }
-    Some(v)
+    sniff(text).ok_or(ReadError::UnknownFormat)
+}
+
+fn sniff(text: &str) -> Option<(ConfigFormat, Value)> {
+    // A training config is a mapping at the top; anything else (a bare list, a YAML string,
+    // an empty TOML table) says nothing about the format.
+    let text = text.trim_start_matches('\u{feff}');
+    [ConfigFormat::Json, ConfigFormat::Toml, ConfigFormat::Yaml]
+        .into_iter()
+        .find_map(|f| {
+            read_as(text, f)
+                .ok()
+                .filter(|v| v.as_object().is_some_and(|m| !m.is_empty()))
+                .map(|v| (f, v))
+        })
+}
+
+/// A TOML document as JSON: the one TOML→JSON conversion. Datetimes become their TOML text;
+/// a float that JSON cannot hold (nan, inf) becomes `null`.
+pub fn toml_to_json(text: &str) -> Result<Value, ReadError> {
+    let doc: toml_edit::DocumentMut =
+        text.parse()
+            .map_err(|e: toml_edit::TomlError| ReadError::Syntax {
+                format: ConfigFormat::Toml,
+                detail: e.to_string().trim_end().replace('\n', " "),
+            })?;
+    Ok(toml_item_to_json(doc.as_item()))
+}
+
+/// The whole document as a JSON value, for the editor's before/after checks.
+pub fn parse_document(text: &str, format: ConfigFormat) -> Result<Value, EditError> {
+    read_as(text, format).map_err(|e| match e {
+        ReadError::Syntax { format, detail } => {
+            EditError::Parse(format!("not valid {format}: {detail}"))
+        }
+        other => EditError::Parse(other.to_string()),
+    })
 }
 
 fn kind(v: &Value) -> &'static str {
@@ -263,7 +280,7 @@ pub fn config_set(
     let new = match format {
         ConfigFormat::Yaml => yaml_set(old, &segs, value, key_path)?,
         ConfigFormat::Toml => toml_set(old, &segs, value, key_path)?,
-        ConfigFormat::Json => json_set(old, &segs, value, key_path)?,
+        ConfigFormat::Json => json_set_cst(old, &segs, value, key_path)?,
     };
     let after = parse_document(&new, format).map_err(|e| {
         EditError::Parse(format!(
@@ -343,7 +360,8 @@ fn toml_value_to_json(v: &toml_edit::Value) -> Value {
     }
 }
 
-fn toml_item_to_json(item: &toml_edit::Item) -> Value {
+/// A parsed TOML item as JSON (see [`toml_to_json`]).
+pub fn toml_item_to_json(item: &toml_edit::Item) -> Value {
     use toml_edit::Item;
     match item {
         Item::None => Value::Null,
@@ -712,6 +730,105 @@ fn render_json(v: &Value, style: &JsonStyle<'_>, base: &str) -> String {
     }
 }
 
+fn cst_input(v: &Value) -> jsonc_parser::cst::CstInputValue {
+    use jsonc_parser::cst::CstInputValue as I;
+    match v {
+        Value::Null => I::Null,
+        Value::Bool(b) => I::Bool(*b),
+        Value::Number(n) => I::Number(n.to_string()),
+        Value::String(s) => I::String(s.clone()),
+        Value::Array(a) => I::Array(a.iter().map(cst_input).collect()),
+        Value::Object(m) => I::Object(m.iter().map(|(k, v)| (k.clone(), cst_input(v))).collect()),
+    }
+}
+
+/// JSON and JSONC: a value that exists is replaced through `jsonc-parser`'s concrete syntax
+/// tree, which keeps comments, whitespace and trailing commas, so only the value's text
+/// changes. A missing member goes in with the span scanner below, which follows the object's
+/// layout (the CST would turn a one-line object into several lines); in a file the scanner
+/// cannot read (comments), the CST appends it.
+fn json_set_cst(
+    old: &str,
+    segs: &[Seg],
+    value: &Value,
+    key_path: &str,
+) -> Result<String, EditError> {
+    use jsonc_parser::cst::{CstInputValue, CstRootNode};
+    let root = CstRootNode::parse(old, &jsonc_options())
+        .map_err(|e| EditError::Parse(format!("not valid JSON: {e}")))?;
+    let cannot = || EditError::Invalid(format!("cannot set `{key_path}` in this JSON file"));
+    let mut node = root.value().ok_or_else(cannot)?;
+    for (n, seg) in segs.iter().enumerate() {
+        let last = n + 1 == segs.len();
+        match seg {
+            Seg::Key(k) => {
+                let obj = node.as_object().ok_or_else(cannot)?;
+                // The last of duplicate keys is the one readers see.
+                let prop = obj
+                    .properties()
+                    .into_iter()
+                    .rev()
+                    .find(|p| p.decoded_name().as_deref() == Some(k.as_str()));
+                match prop {
+                    Some(p) if last => {
+                        p.set_value(cst_input(value));
+                        return Ok(root.to_string());
+                    }
+                    Some(p) => node = p.value().ok_or_else(cannot)?,
+                    None => {
+                        // The scanner inserts in the object's own layout (one line stays one
+                        // line, which the CST's `append` would reflow); it reads no comments,
+                        // so a JSONC file gets the CST's insertion.
+                        match json_set(old, segs, value, key_path) {
+                            Err(EditError::Parse(_)) => {}
+                            done => return done,
+                        }
+                        // Build the missing rest of the path as one nested value.
+                        let mut v = cst_input(value);
+                        for s in segs[n + 1..].iter().rev() {
+                            let Seg::Key(k) = s else { return Err(cannot()) };
+                            v = CstInputValue::Object(vec![(k.clone(), v)]);
+                        }
+                        obj.append(k, v);
+                        return Ok(root.to_string());
+                    }
+                }
+            }
+            Seg::Index(i) => {
+                let arr = node.as_array().ok_or_else(cannot)?;
+                let item = arr.elements().into_iter().nth(*i).ok_or_else(cannot)?;
+                if last {
+                    replace_node(item, cst_input(value)).ok_or_else(cannot)?;
+                    return Ok(root.to_string());
+                }
+                node = item;
+            }
+        }
+    }
+    Err(cannot())
+}
+
+fn replace_node(
+    node: jsonc_parser::cst::CstNode,
+    with: jsonc_parser::cst::CstInputValue,
+) -> Option<()> {
+    use jsonc_parser::cst::{CstContainerNode as C, CstLeafNode as L, CstNode as N};
+    match node {
+        N::Container(C::Object(o)) => o.replace_with(with),
+        N::Container(C::Array(a)) => a.replace_with(with),
+        N::Leaf(L::BooleanLit(b)) => b.replace_with(with),
+        N::Leaf(L::NullKeyword(b)) => b.replace_with(with),
+        N::Leaf(L::NumberLit(b)) => b.replace_with(with),
+        N::Leaf(L::StringLit(b)) => b.replace_with(with),
+        N::Leaf(L::WordLit(b)) => b.replace_with(with),
+        _ => return None,
+    }
+    .map(|_| ())
+}
+
+/// Inserts the missing part of `segs` with the span scanner: the deepest object on the path
+/// that exists gets the new member after its last one, in its own layout. Only called when
+/// the full path is missing (a value that exists is replaced through the CST).
 fn json_set(old: &str, segs: &[Seg], value: &Value, key_path: &str) -> Result<String, EditError> {
     let root = Scanner {
         text: old,
@@ -731,48 +848,21 @@ fn json_set(old: &str, segs: &[Seg], value: &Value, key_path: &str) -> Result<St
     });
     let mut node = &root;
     for (n, seg) in segs.iter().enumerate() {
-        let last = n + 1 == segs.len();
-        match (seg, &node.kind) {
+        let next = match (seg, &node.kind) {
             (Seg::Key(k), JKind::Object(members)) => {
                 match members.iter().rev().find(|m| m.key == *k) {
-                    Some(m) if last => {
-                        let style = JsonStyle {
-                            nl,
-                            unit: unit.clone(),
-                            colon: ": ".into(),
-                        };
-                        let rendered = render_json(value, &style, line_indent(old, m.value.start));
-                        return Ok(format!(
-                            "{}{rendered}{}",
-                            &old[..m.value.start],
-                            &old[m.value.end..]
-                        ));
-                    }
-                    Some(m) => node = &m.value,
+                    Some(m) => Some(&m.value),
                     None => {
                         return json_insert(old, node, &segs[n..], value, nl, unit, key_path);
                     }
                 }
             }
-            (Seg::Index(i), JKind::Array(items)) => match items.get(*i) {
-                Some(item) if last => {
-                    let style = JsonStyle {
-                        nl,
-                        unit: unit.clone(),
-                        colon: ": ".into(),
-                    };
-                    let rendered = render_json(value, &style, line_indent(old, item.start));
-                    return Ok(format!(
-                        "{}{rendered}{}",
-                        &old[..item.start],
-                        &old[item.end..]
-                    ));
-                }
-                Some(item) => node = item,
-                None => break,
-            },
-            _ => break,
-        }
+            (Seg::Index(i), JKind::Array(items)) => items.get(*i),
+            _ => None,
+        };
+        node = next.ok_or_else(|| {
+            EditError::Invalid(format!("cannot set `{key_path}` in this JSON file"))
+        })?;
     }
     Err(EditError::Invalid(format!(
         "cannot set `{key_path}` in this JSON file"
@@ -1198,7 +1288,10 @@ workers = 1
         assert_eq!(new, "{\r\n\t\"a\": 1,\r\n\t\"b\": \"x\"\r\n}");
         let new = expect_set("{\"a\":{\"b\":1}}", ConfigFormat::Json, "a.c", json!(2));
         assert_eq!(new, "{\"a\":{\"b\":1, \"c\":2}}");
-        let err = config_set("{\"a\": 1,}", ConfigFormat::Json, "a", &json!(2)).unwrap_err();
+        // JSONC's trailing comma is kept; a file that does not parse is refused.
+        let new = expect_set("{\"a\": 1,}", ConfigFormat::Json, "a", json!(2));
+        assert_eq!(new, "{\"a\": 2,}");
+        let err = config_set("{\"a\": 1", ConfigFormat::Json, "a", &json!(2)).unwrap_err();
         assert!(err.to_string().starts_with("not valid JSON"), "{err}");
         let err = config_set("[1]", ConfigFormat::Json, "a", &json!(2)).unwrap_err();
         assert_eq!(
@@ -1211,6 +1304,29 @@ workers = 1
         );
         let new = expect_set("{\"a\": 1, \"a\": 2}", ConfigFormat::Json, "a", json!(3));
         assert_eq!(new, "{\"a\": 1, \"a\": 3}");
+    }
+
+    #[test]
+    fn jsonc_edits_keep_comments() {
+        let old = "{\n  // DataLoader\n  \"data\": {\n    \"num_workers\": 2, // low\n    \"pin_memory\": false,\n  },\n}\n";
+        let new = expect_set(old, ConfigFormat::Json, "data.num_workers", json!(8));
+        assert_eq!(
+            new,
+            old.replace("\"num_workers\": 2,", "\"num_workers\": 8,")
+        );
+        let new = expect_set(
+            old,
+            ConfigFormat::Json,
+            "data.persistent_workers",
+            json!(true),
+        );
+        assert!(
+            new.contains("// DataLoader") && new.contains("// low"),
+            "{new}"
+        );
+        let (removed, added) = line_diff(old, &new);
+        assert!(removed.is_empty(), "{removed:?}");
+        assert_eq!(added, vec!["    \"persistent_workers\": true,\n"]);
     }
 
     #[test]
@@ -1228,6 +1344,96 @@ workers = 1
             Some(ConfigFormat::Toml)
         );
         assert_eq!(ConfigFormat::from_path(Path::new("train.cfg")), None);
+    }
+
+    #[test]
+    fn content_decides_when_the_name_does_not() {
+        let cases = [
+            (YAML, ConfigFormat::Yaml),
+            (TOML, ConfigFormat::Toml),
+            (JSON, ConfigFormat::Json),
+            (
+                "// DeepSpeed\n{\"a\": 1, /* x */ \"b\": [1, 2,],}\n",
+                ConfigFormat::Json,
+            ),
+            ("[trainer]\ndevices = 8\n", ConfigFormat::Toml),
+        ];
+        for (text, want) in cases {
+            assert_eq!(ConfigFormat::from_content(text), Some(want), "{text}");
+            let (got, _) = read_config(Some(Path::new("/job/pasted.txt")), text).unwrap();
+            assert_eq!(got, want);
+            let (got, _) = read_config(None, text).unwrap();
+            assert_eq!(got, want);
+        }
+        // Prose reads as a YAML string and a list is no config: neither is detected.
+        assert_eq!(ConfigFormat::from_content("just some words\n"), None);
+        assert_eq!(ConfigFormat::from_content("- a\n- b\n"), None);
+        assert_eq!(ConfigFormat::from_content("[1, 2]"), None);
+        assert_eq!(
+            read_config(Some(Path::new("notes.cfg")), "just some words\n"),
+            Err(ReadError::UnknownFormat)
+        );
+        // The name wins over the content: a .yaml file is read as YAML and its error shown.
+        let err = read_config(Some(Path::new("t.yaml")), "a: [1\n").unwrap_err();
+        assert!(err.to_string().starts_with("invalid YAML: "), "{err}");
+        assert_eq!(
+            ConfigFormat::detect(Some(Path::new("x.JSONC")), ""),
+            Some(ConfigFormat::Json)
+        );
+    }
+
+    #[test]
+    fn jsonc_reads_with_comments_and_errors_name_the_line() {
+        let text = "{\n  // workers\n  \"data\": {\"num_workers\": 2,},\n}\n";
+        let v = read_as(text, ConfigFormat::Json).unwrap();
+        assert_eq!(v, json!({"data": {"num_workers": 2}}));
+        let err = read_as("{\n  \"a\": ,\n}", ConfigFormat::Json).unwrap_err();
+        assert!(err.to_string().starts_with("invalid JSON: "), "{err}");
+        assert!(err.to_string().contains("line 2"), "{err}");
+        // JSONC, not JSON5: single quotes and bare keys are still errors.
+        assert!(read_as("{'a': 1}", ConfigFormat::Json).is_err());
+        assert!(read_as("{a: 1}", ConfigFormat::Json).is_err());
+    }
+
+    #[test]
+    fn one_toml_conversion() {
+        let v =
+            toml_to_json("when = 1979-05-27T07:32:00Z\n[[loaders]]\nw = 1\n[[loaders]]\nw = 2\n")
+                .unwrap();
+        assert_eq!(
+            v,
+            json!({"when": "1979-05-27T07:32:00Z", "loaders": [{"w": 1}, {"w": 2}]})
+        );
+        assert!(
+            toml_to_json("a = ")
+                .unwrap_err()
+                .to_string()
+                .contains("line 1")
+        );
+    }
+
+    #[test]
+    fn the_config_probe_reads_what_config_set_writes() {
+        use crate::probes::config::{get_path, parse_config};
+        // A pasted TOML config named .cfg, and a key with a dot in it.
+        let old = "[env]\n\"NCCL.DEBUG\" = \"WARN\"\n[data]\nnum_workers = 2 # low\n";
+        let format = ConfigFormat::detect(Some(Path::new("job.cfg")), old).unwrap();
+        let new = config_set(old, format, r"env.NCCL\.DEBUG", &json!("INFO")).unwrap();
+        let new = config_set(&new, format, "data.num_workers", &json!(8)).unwrap();
+        assert_eq!(
+            new,
+            "[env]\n\"NCCL.DEBUG\" = \"INFO\"\n[data]\nnum_workers = 8 # low\n"
+        );
+        let (name, doc) = parse_config("/job/job.cfg", &new).unwrap();
+        assert_eq!(name, "toml");
+        assert_eq!(get_path(&doc, r"env.NCCL\.DEBUG"), Some(&json!("INFO")));
+        assert_eq!(get_path(&doc, "data.num_workers"), Some(&json!(8)));
+        assert_eq!(get_path(&doc, "env.NCCL.DEBUG"), None);
+        let err = parse_config("/job/notes.txt", "hello\n").unwrap_err();
+        assert!(
+            err.starts_with("/job/notes.txt: cannot tell the format"),
+            "{err}"
+        );
     }
 
     fn scalar() -> impl Strategy<Value = Value> {

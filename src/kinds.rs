@@ -1,0 +1,656 @@
+//! Typed parameters of probe and fix kinds, and what is derived from them.
+//!
+//! Each kind declares its parameters as a Rust struct (serde + schemars, `deny_unknown_fields`,
+//! enums for allowed values). [`ParamsDecl`] erases that type so the kind lists can hold it, and
+//! from it come: the kind-discriminated part of the playbook schema (so an editor completes
+//! `kind:` and its parameters), validation before anything runs (types, enums, unknown and
+//! missing parameters, each at its own path), the typed check after templates render,
+//! `gpufix list --probes/--fixes` and the authoring reference `docs/playbooks.md`.
+//!
+//! A templated string (`"{{ params.x }}"`) is allowed wherever a typed value goes; it is checked
+//! once it has rendered.
+
+use crate::playbook::diag::did_you_mean;
+use schemars::generate::SchemaSettings;
+use schemars::{JsonSchema, Schema, SchemaGenerator};
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value, json};
+
+/// A kind's parameter struct, with its type erased.
+#[derive(Clone, Copy)]
+pub struct ParamsDecl {
+    schema: fn(&mut SchemaGenerator) -> Schema,
+    parse: fn(Value) -> Result<(), String>,
+}
+
+fn schema_of<T: JsonSchema>(g: &mut SchemaGenerator) -> Schema {
+    g.root_schema_for::<T>()
+}
+
+fn parse_as<T: DeserializeOwned>(v: Value) -> Result<(), String> {
+    serde_json::from_value::<T>(v)
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+}
+
+/// The parameters of a kind that takes none.
+#[derive(Debug, serde::Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NoParams {}
+
+impl ParamsDecl {
+    pub const fn of<T: DeserializeOwned + JsonSchema>() -> Self {
+        ParamsDecl {
+            schema: schema_of::<T>,
+            parse: parse_as::<T>,
+        }
+    }
+
+    pub const NONE: ParamsDecl = ParamsDecl::of::<NoParams>();
+
+    /// The parameters' JSON Schema as declared (an object schema, subschemas inlined).
+    pub fn schema(&self) -> Value {
+        let mut g = SchemaSettings::draft2020_12()
+            .with(|s| s.inline_subschemas = true)
+            .into_generator();
+        let mut v = (self.schema)(&mut g).to_value();
+        if let Some(o) = v.as_object_mut() {
+            o.remove("$schema");
+            o.remove("title");
+            o.remove("description");
+        }
+        v
+    }
+
+    /// The schema a playbook is checked against before templates render: every parameter
+    /// that is not a plain string also accepts a template string.
+    pub fn template_schema(&self) -> Value {
+        let mut v = self.schema();
+        if let Some(props) = v.get_mut("properties").and_then(Value::as_object_mut) {
+            for p in props.values_mut() {
+                if let Some(o) = p.as_object_mut()
+                    && o.get("default") == Some(&Value::Null)
+                {
+                    o.remove("default");
+                }
+                if is_plain_string(p) {
+                    continue;
+                }
+                let mut inner = p.clone();
+                let mut wrapped = Map::new();
+                if let Some(o) = inner.as_object_mut() {
+                    for k in ["description", "default"] {
+                        if let Some(x) = o.remove(k) {
+                            wrapped.insert(k.into(), x);
+                        }
+                    }
+                }
+                wrapped.insert("anyOf".into(), json!([inner, template_string()]));
+                *p = Value::Object(wrapped);
+            }
+        }
+        v
+    }
+
+    /// Deserialise rendered parameters into the kind's struct.
+    pub fn parse(&self, params: &Map<String, Value>) -> Result<(), String> {
+        (self.parse)(Value::Object(params.clone()))
+    }
+
+    /// One row per parameter, for `list` and the reference.
+    pub fn rows(&self) -> Vec<ParamRow> {
+        let s = self.schema();
+        let required: Vec<&str> = s
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        s.get("properties")
+            .and_then(Value::as_object)
+            .map(|props| {
+                props
+                    .iter()
+                    .map(|(name, p)| ParamRow {
+                        name: name.clone(),
+                        ty: type_text(p),
+                        required: required.contains(&name.as_str()),
+                        default: p.get("default").filter(|d| !d.is_null()).cloned(),
+                        allowed: allowed_values(p),
+                        doc: p
+                            .get("description")
+                            .and_then(Value::as_str)
+                            .unwrap_or("")
+                            .split_whitespace()
+                            .collect::<Vec<_>>()
+                            .join(" "),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+}
+
+/// A parameter as `list` and the reference show it.
+#[derive(Debug, Clone)]
+pub struct ParamRow {
+    pub name: String,
+    pub ty: String,
+    pub required: bool,
+    pub default: Option<Value>,
+    pub allowed: Vec<String>,
+    pub doc: String,
+}
+
+impl ParamRow {
+    /// `state: present|absent = present — what it does`
+    pub fn line(&self) -> String {
+        let mut s = format!(
+            "{}{}: {}",
+            self.name,
+            if self.required { "*" } else { "" },
+            self.ty
+        );
+        if let Some(d) = &self.default {
+            s.push_str(&format!(" = {d}"));
+        }
+        if !self.doc.is_empty() {
+            s.push_str(&format!(" — {}", self.doc));
+        }
+        s
+    }
+}
+
+fn template_string() -> Value {
+    json!({
+        "type": "string",
+        "pattern": "\\{\\{|\\{%",
+        "description": "a template; its rendered value is checked against the parameter's type"
+    })
+}
+
+fn is_plain_string(p: &Value) -> bool {
+    let ty = p.get("type");
+    (ty.and_then(Value::as_str) == Some("string") || ty == Some(&json!(["string", "null"])))
+        && p.get("enum").is_none()
+        && p.get("pattern").is_none()
+        && p.get("const").is_none()
+}
+
+fn allowed_values(p: &Value) -> Vec<String> {
+    if let Some(e) = p.get("enum").and_then(Value::as_array) {
+        return e.iter().map(scalar_text).collect();
+    }
+    for key in ["oneOf", "anyOf"] {
+        if let Some(alts) = p.get(key).and_then(Value::as_array) {
+            let mut out = Vec::new();
+            for a in alts {
+                if let Some(c) = a.get("const") {
+                    out.push(scalar_text(c));
+                }
+                if let Some(e) = a.get("enum").and_then(Value::as_array) {
+                    out.extend(e.iter().map(scalar_text));
+                }
+            }
+            if !out.is_empty() {
+                return out;
+            }
+        }
+    }
+    Vec::new()
+}
+
+fn scalar_text(v: &Value) -> String {
+    v.as_str()
+        .map(str::to_string)
+        .unwrap_or_else(|| v.to_string())
+}
+
+/// A short type description of a parameter schema: `string`, `integer`, `present|absent`,
+/// `array of string`, `map of string → array of string`, `string|integer`.
+pub fn type_text(p: &Value) -> String {
+    if let Some(e) = p.get("enum").and_then(Value::as_array) {
+        return e.iter().map(scalar_text).collect::<Vec<_>>().join("|");
+    }
+    if let Some(c) = p.get("const") {
+        return scalar_text(c);
+    }
+    if let Some(alts) = p
+        .get("anyOf")
+        .or_else(|| p.get("oneOf"))
+        .and_then(Value::as_array)
+    {
+        let parts: Vec<String> = alts.iter().map(type_text).filter(|t| t != "null").collect();
+        return parts.join("|");
+    }
+    let types: Vec<&str> = match p.get("type") {
+        Some(Value::String(t)) => vec![t.as_str()],
+        Some(Value::Array(a)) => a
+            .iter()
+            .filter_map(Value::as_str)
+            .filter(|t| *t != "null")
+            .collect(),
+        _ => return "any".into(),
+    };
+    types
+        .iter()
+        .map(|t| match *t {
+            "array" => match p.get("items") {
+                Some(i) => format!("array of {}", type_text(i)),
+                None => "array".into(),
+            },
+            "object" => match p.get("additionalProperties") {
+                Some(a) if a.is_object() => format!("map of string → {}", type_text(a)),
+                _ => "object".into(),
+            },
+            other => other.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("|")
+}
+
+/// The JSON Schema of one kind inside a playbook: `kind: NAME` plus its parameters.
+pub fn kind_schema(name: &str, doc: &str, params: &ParamsDecl) -> Value {
+    let mut s = params.template_schema();
+    let o = s.as_object_mut().expect("a params schema is an object");
+    o.insert("title".into(), json!(name));
+    o.insert("description".into(), json!(doc));
+    let props = o
+        .entry("properties")
+        .or_insert_with(|| json!({}))
+        .as_object_mut()
+        .expect("properties is an object");
+    let mut with_kind = Map::new();
+    with_kind.insert("kind".into(), json!({ "const": name }));
+    with_kind.extend(std::mem::take(props));
+    *props = with_kind;
+    let req = o
+        .entry("required")
+        .or_insert_with(|| json!([]))
+        .as_array_mut()
+        .expect("required is an array");
+    req.insert(0, json!("kind"));
+    o.insert("type".into(), json!("object"));
+    o.insert("additionalProperties".into(), json!(false));
+    s
+}
+
+/// `{kind: one of NAMES, …}` discriminated over the kinds, for the playbook schema.
+pub fn union_schema(what: &str, kinds: &[(&str, &str, ParamsDecl)]) -> Value {
+    let names: Vec<&str> = kinds.iter().map(|k| k.0).collect();
+    json!({
+        "description": format!("A {what}: `kind` and that kind's parameters (`gpufix list --{what}s` lists them)."),
+        "type": "object",
+        "required": ["kind"],
+        "properties": { "kind": { "enum": names } },
+        "oneOf": kinds.iter().map(|(n, d, p)| kind_schema(n, d, p)).collect::<Vec<_>>(),
+    })
+}
+
+/// One problem with a kind's parameters: where (a JSON pointer relative to the probe or
+/// action), what, and what to do.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Problem {
+    pub path: String,
+    pub message: String,
+    pub help: String,
+}
+
+/// Check parameters (before templates render) against a kind's declared types.
+pub fn check(
+    what: &str,
+    kind: &str,
+    params: &ParamsDecl,
+    given: &Map<String, Value>,
+) -> Vec<Problem> {
+    let schema = params.template_schema();
+    let rows = params.rows();
+    let takes = || {
+        if rows.is_empty() {
+            "it takes no parameters".to_string()
+        } else {
+            format!(
+                "`{kind}` takes: {}",
+                rows.iter()
+                    .map(|r| format!("{}{} ({})", r.name, if r.required { "*" } else { "" }, r.ty))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        }
+    };
+    let validator = match jsonschema::draft202012::new(&schema) {
+        Ok(v) => v,
+        Err(e) => {
+            return vec![Problem {
+                path: String::new(),
+                message: format!("bad built-in schema of {what} kind `{kind}`: {e}"),
+                help: "report this bug".into(),
+            }];
+        }
+    };
+    let doc = Value::Object(given.clone());
+    let mut out = Vec::new();
+    for top in validator.iter_errors(&doc) {
+        let err = first_branch(&top);
+        let path = err.instance_path().to_string();
+        let pname = path
+            .trim_start_matches('/')
+            .split('/')
+            .next()
+            .unwrap_or("")
+            .to_string();
+        let row = rows.iter().find(|r| r.name == pname);
+        let row_help = || {
+            row.map(|r| {
+                format!(
+                    "{}: {}",
+                    r.name,
+                    r.line().split_once(": ").map(|x| x.1).unwrap_or("")
+                )
+            })
+            .unwrap_or_else(takes)
+        };
+        use jsonschema::error::ValidationErrorKind as K;
+        match err.kind() {
+            K::AdditionalProperties { unexpected } => {
+                for key in unexpected {
+                    let mut help = did_you_mean(key, rows.iter().map(|r| r.name.as_str()))
+                        .map(|h| format!("{h} "))
+                        .unwrap_or_default();
+                    help.push_str(&takes());
+                    out.push(Problem {
+                        path: format!("/{key}"),
+                        message: format!("{what} kind `{kind}` has no parameter `{key}`"),
+                        help,
+                    });
+                }
+            }
+            K::Required { property } => {
+                let p = property.as_str().unwrap_or_default();
+                let r = rows.iter().find(|r| r.name == p);
+                out.push(Problem {
+                    path: String::new(),
+                    message: format!("{what} kind `{kind}` needs parameter `{p}`"),
+                    help: match r {
+                        Some(r) => format!("add `{}:` ({}: {})", r.name, r.ty, r.doc),
+                        None => takes(),
+                    },
+                });
+            }
+            K::Enum { options } => {
+                let allowed: Vec<String> = options
+                    .as_array()
+                    .map(|a| a.iter().map(scalar_text).collect())
+                    .unwrap_or_default();
+                let found = scalar_text(err.instance());
+                let help = did_you_mean(&found, allowed.iter().map(String::as_str))
+                    .unwrap_or_else(|| format!("write one of: {}", allowed.join(", ")));
+                out.push(Problem {
+                    path,
+                    message: format!(
+                        "{what} parameter `{pname}` of `{kind}` must be one of {}, found `{found}`",
+                        allowed.join(", ")
+                    ),
+                    help,
+                });
+            }
+            K::Type { .. } => {
+                let want = row
+                    .map(|r| r.ty.clone())
+                    .unwrap_or_else(|| "another type".into());
+                out.push(Problem {
+                    message: format!(
+                        "{what} parameter `{}` of `{kind}` must be {want}, found {}",
+                        path.trim_start_matches('/').replace('/', "."),
+                        crate::probes::json_type(err.instance())
+                    ),
+                    path,
+                    help: row_help(),
+                });
+            }
+            _ => out.push(Problem {
+                message: format!("{what} parameter `{pname}` of `{kind}`: {err}"),
+                path,
+                help: row_help(),
+            }),
+        }
+    }
+    out
+}
+
+/// For the `anyOf` a template allowance adds (`[declared type, template string]`), report the
+/// error of the declared type: "must be one of present, absent", not "not valid under anyOf".
+fn first_branch<'x, 'b>(
+    err: &'x jsonschema::ValidationError<'b>,
+) -> &'x jsonschema::ValidationError<'b> {
+    if let jsonschema::error::ValidationErrorKind::AnyOf { context } = err.kind()
+        && let Some(first) = context.first().and_then(|b| b.first())
+    {
+        return first_branch(first);
+    }
+    err
+}
+
+/// The authoring reference: every probe kind and fix kind with parameters and outputs.
+/// `docs/playbooks.md` is this text; a test keeps it current.
+pub fn reference_markdown() -> String {
+    let mut out = String::from(
+        "# Playbook authoring reference\n\n\
+Generated from the kinds' parameter types by `gpufix list --probes --fixes --format markdown`; \
+a test fails when this file is stale (regenerate it with \
+`cargo run -- list --probes --fixes --format markdown > docs/playbooks.md`).\n\n\
+A parameter marked * is required. Any parameter may be a template (`\"{{ params.x }}\"`); \
+its rendered value is checked against the type shown.\n\n## Probe kinds\n",
+    );
+    for p in crate::probes::PROBES {
+        out.push_str(&format!(
+            "\n### `{}`{}\n\n{}\n",
+            p.name(),
+            if p.sampled() { " (sampled)" } else { "" },
+            p.doc()
+        ));
+        params_table(&mut out, &p.params());
+        out.push_str("\nOutputs:\n\n");
+        for (f, d) in p.fields() {
+            out.push_str(&format!("- `{f}`: {d}\n"));
+        }
+    }
+    out.push_str("\n## Fix kinds\n");
+    for f in crate::fixes::FIXES {
+        out.push_str(&format!(
+            "\n### `{}`\n\n{} Safety at most `{}`.\n",
+            f.name,
+            f.doc,
+            f.max_safety.as_str()
+        ));
+        params_table(&mut out, &f.params);
+    }
+    out
+}
+
+fn params_table(out: &mut String, params: &ParamsDecl) {
+    let rows = params.rows();
+    if rows.is_empty() {
+        out.push_str("\nParameters: none.\n");
+        return;
+    }
+    out.push_str("\n| parameter | type | default | description |\n|---|---|---|---|\n");
+    for r in rows {
+        out.push_str(&format!(
+            "| `{}`{} | {} | {} | {} |\n",
+            r.name,
+            if r.required { "*" } else { "" },
+            r.ty.replace('|', "\\|"),
+            r.default.map(|d| format!("`{d}`")).unwrap_or_default(),
+            r.doc.replace('|', "\\|")
+        ));
+    }
+}
+
+/// The playbook schema of `probes:` (`{alias: {kind: …, …}}`), discriminated over the probe kinds.
+pub fn probe_map_schema(g: &mut SchemaGenerator) -> Schema {
+    let kinds: Vec<(&str, &str, ParamsDecl)> = crate::probes::PROBES
+        .iter()
+        .map(|p| (p.name(), p.doc(), p.params()))
+        .collect();
+    g.definitions_mut()
+        .insert("ProbeSpec".into(), union_schema("probe", &kinds));
+    schemars::json_schema!({
+        "type": "object",
+        "additionalProperties": { "$ref": "#/$defs/ProbeSpec" }
+    })
+}
+
+/// The playbook schema of a fix's `actions:`, discriminated over the fix kinds.
+pub fn fix_actions_schema(g: &mut SchemaGenerator) -> Schema {
+    let kinds: Vec<(&str, &str, ParamsDecl)> = crate::fixes::FIXES
+        .iter()
+        .map(|f| (f.name, f.doc, f.params))
+        .collect();
+    g.definitions_mut()
+        .insert("FixAction".into(), union_schema("fix", &kinds));
+    schemars::json_schema!({
+        "type": "array",
+        "items": { "$ref": "#/$defs/FixAction" }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn docs_playbooks_md_is_current() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/playbooks.md");
+        let want = reference_markdown();
+        if std::env::var_os("GPUFIX_UPDATE_DOCS").is_some() {
+            std::fs::write(path, &want).unwrap();
+        }
+        let have = std::fs::read_to_string(path).unwrap_or_default();
+        assert!(
+            have == want,
+            "docs/playbooks.md is stale: run `cargo run -- list --probes --fixes --format markdown > docs/playbooks.md`"
+        );
+    }
+
+    #[test]
+    fn each_fix_spec_names_its_implementation() {
+        for f in crate::fixes::FIXES {
+            assert_eq!(f.name, f.imp.name());
+        }
+        let mut names: Vec<&str> = crate::fixes::FIXES.iter().map(|f| f.name).collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(
+            names.len(),
+            crate::fixes::FIXES.len(),
+            "a fix kind is listed twice"
+        );
+    }
+
+    #[test]
+    fn every_kind_schema_compiles_and_checks() {
+        for p in crate::probes::PROBES {
+            let s = kind_schema(p.name(), p.doc(), &p.params());
+            jsonschema::draft202012::new(&s).unwrap();
+        }
+        for f in crate::fixes::FIXES {
+            let s = kind_schema(f.name, f.doc, &f.params);
+            jsonschema::draft202012::new(&s).unwrap();
+        }
+    }
+
+    fn obj(v: Value) -> Map<String, Value> {
+        v.as_object().unwrap().clone()
+    }
+
+    #[test]
+    fn enum_type_unknown_and_missing_parameters_are_problems() {
+        let line = crate::fixes::spec("file.line").unwrap();
+        let p = check(
+            "fix",
+            "file.line",
+            &line.params,
+            &obj(json!({"path": "/etc/x", "line": "a", "state": "presentt"})),
+        );
+        assert_eq!(p.len(), 1, "{p:?}");
+        assert_eq!(p[0].path, "/state");
+        assert!(p[0].message.contains("present, absent"), "{p:?}");
+        assert!(p[0].help.contains("did you mean `present`"), "{p:?}");
+        // a template is allowed where the enum goes, and checked after rendering
+        let ok = obj(json!({"path": "/etc/x", "line": "a", "state": "{{ params.s }}"}));
+        assert!(check("fix", "file.line", &line.params, &ok).is_empty());
+        assert!(line.params.parse(&ok).is_err());
+        assert!(
+            line.params
+                .parse(&obj(
+                    json!({"path": "/etc/x", "line": "a", "state": "absent"})
+                ))
+                .is_ok()
+        );
+        // wrong type, unknown name, missing name
+        let p = check(
+            "fix",
+            "file.line",
+            &line.params,
+            &obj(json!({"path": 3, "lines": "a"})),
+        );
+        let msgs: Vec<&str> = p.iter().map(|x| x.message.as_str()).collect();
+        assert!(
+            msgs.iter()
+                .any(|m| m.contains("`path` of `file.line` must be string, found integer")),
+            "{msgs:?}"
+        );
+        assert!(
+            msgs.iter().any(|m| m.contains("has no parameter `lines`")),
+            "{msgs:?}"
+        );
+        assert!(
+            msgs.iter().any(|m| m.contains("needs parameter `line`")),
+            "{msgs:?}"
+        );
+        let gpu = crate::fixes::spec("nvidia.persistence").unwrap();
+        assert!(
+            check(
+                "fix",
+                "nvidia.persistence",
+                &gpu.params,
+                &obj(json!({"gpu": "all", "enabled": true}))
+            )
+            .is_empty()
+        );
+        assert!(
+            check(
+                "fix",
+                "nvidia.persistence",
+                &gpu.params,
+                &obj(json!({"gpu": 0, "enabled": true}))
+            )
+            .is_empty()
+        );
+        assert!(
+            !check(
+                "fix",
+                "nvidia.persistence",
+                &gpu.params,
+                &obj(json!({"gpu": "every", "enabled": true}))
+            )
+            .is_empty()
+        );
+    }
+
+    #[test]
+    fn rows_show_types_defaults_and_allowed_values() {
+        let line = crate::fixes::spec("file.line").unwrap();
+        let rows = line.params.rows();
+        let state = rows.iter().find(|r| r.name == "state").unwrap();
+        assert_eq!(state.ty, "present|absent");
+        assert_eq!(state.default, Some(json!("present")));
+        assert!(rows.iter().find(|r| r.name == "path").unwrap().required);
+        let gpu = crate::fixes::spec("nvidia.power_limit")
+            .unwrap()
+            .params
+            .rows();
+        assert_eq!(gpu[0].ty, "integer|all");
+        assert_eq!(gpu[1].ty, "number|default");
+    }
+}

@@ -1,0 +1,837 @@
+//! The attacks of "Nothing an unprivileged user can write decides what gpufix runs or writes as
+//! root", each played against the binary on a scratch tree under `--root`. Each test failed on
+//! the code before the fix (commit b7e0f02): run them against any binary with
+//! `GPUFIX_BIN=/path/to/gpufix cargo test --test adversarial`.
+
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn bin() -> PathBuf {
+    std::env::var_os("GPUFIX_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_gpufix")))
+}
+
+struct Out {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+    took: Duration,
+}
+
+impl Out {
+    fn all(&self) -> String {
+        format!("{}{}", self.stdout, self.stderr)
+    }
+}
+
+fn gpufix(args: &[String]) -> Command {
+    let mut c = Command::new(bin());
+    c.env("NO_COLOR", "1")
+        .env_remove("GPUFIX_CRASH_AT")
+        .env_remove("GPUFIX_TEST_FAULT")
+        .arg("--no-system")
+        .args(args)
+        .stdin(Stdio::null());
+    c
+}
+
+fn run_cmd(mut c: Command) -> Out {
+    let t = Instant::now();
+    let o = c.output().unwrap();
+    Out {
+        code: o.status.code(),
+        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+        took: t.elapsed(),
+    }
+}
+
+fn strs(v: &[&str]) -> Vec<String> {
+    v.iter().map(|s| s.to_string()).collect()
+}
+
+fn chmod(p: impl AsRef<Path>, mode: u32) {
+    std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
+fn write(p: impl AsRef<Path>, text: &str) {
+    let p = p.as_ref();
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, text).unwrap();
+}
+
+const GOVERNOR: &str = "sys/devices/system/cpu/cpu0/cpufreq/scaling_governor";
+
+/// A scratch host under `root/`, a job's config and env file under `job/`.
+struct Fixture {
+    dir: tempfile::TempDir,
+}
+
+impl Fixture {
+    fn new() -> Fixture {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        write(
+            d.join("root/etc/fstab"),
+            "# /etc/fstab\nUUID=1111\t/\text4\terrors=remount-ro\t0 1\nUUID=2222  /data  ext4  defaults  0 2\n",
+        );
+        write(
+            d.join("root/proc/mounts"),
+            "/dev/vda / ext4 rw,relatime 0 0\n/dev/nvme0n1 /data ext4 rw,relatime 0 0\n",
+        );
+        write(d.join("root").join(GOVERNOR), "powersave\n");
+        write(
+            d.join("job/config.yaml"),
+            "# training config\ndata:\n  num_workers: 0   # decode workers\n  pin_memory: false\n  batch_size: 128\nddp:\n  bucket_cap_mb: 25\n",
+        );
+        write(
+            d.join("job/job.env"),
+            "# job env\nCUDA_LAUNCH_BLOCKING=1\nOMP_NUM_THREADS=4\n",
+        );
+        Fixture { dir }
+    }
+    fn p(&self, rel: &str) -> String {
+        self.dir.path().join(rel).display().to_string()
+    }
+    fn state_dir(&self) -> PathBuf {
+        self.dir.path().join("root/var/lib/gpufix")
+    }
+    fn args(&self, extra: &[&str]) -> Vec<String> {
+        let mut v = strs(&[
+            "--root",
+            &self.p("root"),
+            "--config",
+            &self.p("job/config.yaml"),
+            "--env-file",
+            &self.p("job/job.env"),
+            "--sample",
+            "0",
+            "--only",
+            "data",
+            "--only",
+            "cuda.launch-blocking",
+            "--only",
+            "comm.ddp-bucket-default",
+            "--only",
+            "launch.cpu-governor-powersave",
+        ]);
+        v.extend(strs(extra));
+        v
+    }
+    fn run(&self, extra: &[&str]) -> Out {
+        run_cmd(gpufix(&self.args(extra)))
+    }
+    /// Every regular file of the fixture outside the state directory, with bytes and mode.
+    fn state(&self) -> BTreeMap<String, (Vec<u8>, u32)> {
+        let mut out = BTreeMap::new();
+        let mut stack = vec![self.dir.path().to_path_buf()];
+        while let Some(d) = stack.pop() {
+            if d == self.state_dir() {
+                continue;
+            }
+            for e in std::fs::read_dir(&d).unwrap() {
+                let e = e.unwrap();
+                let m = e.path().symlink_metadata().unwrap();
+                if m.is_dir() {
+                    stack.push(e.path());
+                } else if m.is_file() {
+                    let rel = e.path().strip_prefix(self.dir.path()).unwrap().to_owned();
+                    out.insert(
+                        rel.display().to_string(),
+                        (std::fs::read(e.path()).unwrap(), m.mode()),
+                    );
+                }
+            }
+        }
+        out
+    }
+    /// `plan -o plan.json`, parsed.
+    fn plan(&self) -> (String, Value) {
+        let path = self.p("plan.json");
+        let out = self.run(&["plan", "-o", &path]);
+        assert_eq!(out.code, Some(2), "{}", out.all());
+        let v = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        (path, v)
+    }
+}
+
+fn save_json(path: &str, v: &Value) {
+    std::fs::write(path, serde_json::to_string_pretty(v).unwrap()).unwrap();
+}
+
+fn change_of<'a>(plan: &'a mut Value, kind: &str) -> &'a mut Value {
+    plan["report"]["changes"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|c| c["kind"] == kind)
+        .unwrap_or_else(|| panic!("the plan has a `{kind}` change"))
+}
+
+/// Attack 1: a plan file is a proposal. What apply executes is re-derived from the playbooks and
+/// the host; an edited file is refused (the attacker can recompute any fingerprint).
+mod tampered_plan {
+    use super::*;
+
+    #[test]
+    fn cannot_widen_the_roots_to_write_elsewhere() {
+        let f = Fixture::new();
+        let (path, mut plan) = f.plan();
+        let victim = f.p("victim/authorized_keys");
+        std::fs::create_dir_all(f.p("victim")).unwrap();
+        plan["local_files"]
+            .as_array_mut()
+            .unwrap()
+            .push(json!(victim));
+        let c = change_of(&mut plan, "env.unset");
+        c["target"] = json!(victim);
+        c["after_text"] = json!("ssh-ed25519 AAAA attacker\n");
+        c["fingerprint"] = json!("absent");
+        save_json(&path, &plan);
+        let before = f.state();
+        let out = f.run(&["apply", &path, "--yes"]);
+        assert!(
+            !Path::new(&victim).exists(),
+            "wrote {victim}: {}",
+            out.all()
+        );
+        assert_eq!(out.code, Some(1), "{}", out.all());
+        assert!(out.stderr.contains("does not match"), "{}", out.stderr);
+        assert_eq!(f.state(), before, "nothing changed");
+    }
+
+    #[test]
+    fn cannot_turn_a_change_into_a_command() {
+        let f = Fixture::new();
+        let (path, mut plan) = f.plan();
+        let marker = f.p("ran-as-root");
+        let c = change_of(&mut plan, "env.unset");
+        *c = json!({
+            "rule": c["rule"], "kind": "command", "target": "command true", "safety": "safe",
+            "summary": c["summary"], "part": "runtime", "restart": "nothing",
+            "before": "not run", "after": "run", "fingerprint": "value:\"not run\"",
+            "action": {"argv": ["/bin/sh", "-c", format!("touch {marker}")]},
+        });
+        save_json(&path, &plan);
+        let out = f.run(&["apply", &path, "--yes"]);
+        assert!(!Path::new(&marker).exists(), "ran the argv: {}", out.all());
+        assert_eq!(out.code, Some(1), "{}", out.all());
+    }
+
+    #[test]
+    fn cannot_write_other_content_than_the_diff_shown() {
+        let f = Fixture::new();
+        let (path, mut plan) = f.plan();
+        let c = change_of(&mut plan, "env.unset");
+        let after = c["after_text"].as_str().unwrap().to_string();
+        c["after_text"] = json!(format!("{after}LD_PRELOAD=/tmp/evil.so\n"));
+        save_json(&path, &plan);
+        let before = f.state();
+        let out = f.run(&["apply", &path, "--yes"]);
+        let env = std::fs::read_to_string(f.p("job/job.env")).unwrap();
+        assert!(!env.contains("LD_PRELOAD"), "{env}");
+        assert_eq!(out.code, Some(1), "{}", out.all());
+        assert!(
+            out.stderr.contains("LD_PRELOAD"),
+            "shows the difference: {}",
+            out.stderr
+        );
+        assert_eq!(f.state(), before);
+    }
+
+    #[test]
+    fn cannot_lower_a_kinds_safety() {
+        let f = Fixture::new();
+        let (path, mut plan) = f.plan();
+        change_of(&mut plan, "sysfs.write")["safety"] = json!("safe");
+        save_json(&path, &plan);
+        let out = f.run(&["apply", &path, "--yes"]);
+        assert_eq!(
+            std::fs::read_to_string(f.p(&format!("root/{GOVERNOR}"))).unwrap(),
+            "powersave\n",
+            "a disruptive write ran with --yes alone: {}",
+            out.all()
+        );
+        assert_eq!(out.code, Some(1), "{}", out.all());
+    }
+}
+
+/// A journal written by hand into the state directory: a run that "changed" files outside
+/// the root, with undo records that would write, delete and run things.
+fn plant_run(f: &Fixture, run: &str, lines: &[Value]) -> PathBuf {
+    let dir = f.state_dir().join("runs").join(run);
+    std::fs::create_dir_all(&dir).unwrap();
+    chmod(f.state_dir(), 0o700);
+    chmod(f.state_dir().join("runs"), 0o700);
+    chmod(&dir, 0o700);
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    let j = dir.join("journal.jsonl");
+    std::fs::write(&j, text).unwrap();
+    chmod(&j, 0o600);
+    j
+}
+
+fn begin(run: &str, changes: Value) -> Value {
+    json!({"type": "begin", "run": run, "started_at": "2026-12-02T00:00:00Z", "host": "x", "changes": changes})
+}
+
+fn env_change(target: &str) -> Value {
+    json!({"rule": "cuda.launch-blocking", "kind": "env.set", "target": target, "safety": "safe",
+           "summary": "s", "part": "file", "restart": "nothing", "after_text": "A=1\n",
+           "before_text": "", "diff": "d", "fingerprint": "absent",
+           "action": {"name": "A", "value": "1"}})
+}
+
+/// Attack 2: rollback acts only on what the run itself recorded, inside its own roots.
+mod planted_journal {
+    use super::*;
+
+    #[test]
+    fn cannot_write_a_setuid_file_outside_the_root() {
+        let f = Fixture::new();
+        let victim = f.p("outside/sbin-helper");
+        std::fs::create_dir_all(f.p("outside")).unwrap();
+        let run = "20261202T000000.000Z-1";
+        plant_run(
+            &f,
+            run,
+            &[
+                begin(run, json!([env_change(&victim)])),
+                json!({"type": "intent", "index": 0, "prior": {"type": "file", "exists": true,
+                       "text": "#!/bin/sh\nid\n", "mode": 0o104755, "uid": 0, "gid": 0}}),
+                json!({"type": "applied", "index": 0}),
+            ],
+        );
+        let out = f.run(&["rollback", "--force"]);
+        assert!(
+            !Path::new(&victim).exists(),
+            "wrote {victim}: {}",
+            out.all()
+        );
+        assert_eq!(out.code, Some(1), "{}", out.all());
+    }
+
+    #[test]
+    fn cannot_delete_a_file_outside_the_root() {
+        let f = Fixture::new();
+        let victim = f.p("outside/precious");
+        write(&victim, "keep me\n");
+        let run = "20261202T000000.000Z-2";
+        plant_run(
+            &f,
+            run,
+            &[
+                begin(run, json!([env_change(&victim)])),
+                json!({"type": "intent", "index": 0, "prior": {"type": "file", "exists": false,
+                       "mode": 0o644, "uid": 0, "gid": 0}}),
+                json!({"type": "applied", "index": 0}),
+            ],
+        );
+        let out = f.run(&["rollback", "--force"]);
+        assert!(
+            Path::new(&victim).exists(),
+            "deleted {victim}: {}",
+            out.all()
+        );
+        assert_eq!(out.code, Some(1), "{}", out.all());
+    }
+
+    #[test]
+    fn an_out_of_range_index_is_an_error_not_a_panic() {
+        let f = Fixture::new();
+        let run = "20261202T000000.000Z-3";
+        plant_run(
+            &f,
+            run,
+            &[
+                begin(run, json!([env_change(&f.p("job/job.env"))])),
+                json!({"type": "intent", "index": 7, "prior": {"type": "value", "value": "x"}}),
+                json!({"type": "applied", "index": 7}),
+            ],
+        );
+        let out = f.run(&["rollback", "--force"]);
+        assert_eq!(out.code, Some(1), "{}", out.all());
+        assert!(!out.stderr.contains("panicked"), "{}", out.stderr);
+        assert!(out.stderr.contains("index 7"), "{}", out.stderr);
+    }
+
+    #[test]
+    fn a_journal_someone_else_can_write_is_not_acted_on() {
+        let f = Fixture::new();
+        let marker = f.p("undo-ran");
+        let run = "20261202T000000.000Z-4";
+        let j = plant_run(
+            &f,
+            run,
+            &[
+                begin(
+                    run,
+                    json!([{"rule": "r", "kind": "command", "target": "command true",
+                            "safety": "safe", "summary": "s", "part": "runtime",
+                            "restart": "nothing", "before": "not run", "after": "run",
+                            "fingerprint": "value:\"not run\"",
+                            "action": {"argv": ["true"],
+                                       "undo_argv": ["/bin/sh", "-c", format!("touch {marker}")]}}]),
+                ),
+                json!({"type": "intent", "index": 0, "prior": {"type": "value", "value": "not run"}}),
+                json!({"type": "applied", "index": 0}),
+            ],
+        );
+        // planted by a user who could write the state directory
+        chmod(&j, 0o666);
+        chmod(f.state_dir().join("runs"), 0o777);
+        let out = f.run(&["rollback", "--force"]);
+        assert!(!Path::new(&marker).exists(), "ran undo_argv: {}", out.all());
+        assert_eq!(out.code, Some(1), "{}", out.all());
+        assert!(out.stderr.contains("writable"), "says why: {}", out.stderr);
+    }
+}
+
+/// Attack 6: a corrupt line other than a torn last line marks the run corrupt.
+mod corrupt_journal {
+    use super::*;
+
+    fn applied(f: &Fixture) -> PathBuf {
+        let out = f.run(&["apply", "--yes"]);
+        assert_eq!(out.code, Some(0), "{}", out.all());
+        let runs = f.state_dir().join("runs");
+        let run = std::fs::read_dir(&runs).unwrap().next().unwrap().unwrap();
+        run.path().join("journal.jsonl")
+    }
+
+    fn corrupt_line(j: &Path, n: usize) {
+        let text = std::fs::read_to_string(j).unwrap();
+        let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+        lines[n] = format!("{{garbage{}", &lines[n][..lines[n].len().min(20)]);
+        std::fs::write(j, lines.join("\n") + "\n").unwrap();
+    }
+
+    #[test]
+    fn a_corrupt_middle_line_makes_rollback_refuse() {
+        let f = Fixture::new();
+        let j = applied(&f);
+        corrupt_line(&j, 1); // the first intent record: the prior state of a change
+        let after = f.state();
+        let out = f.run(&["rollback"]);
+        assert_eq!(out.code, Some(1), "{}", out.all());
+        assert!(out.stderr.contains("corrupt"), "{}", out.stderr);
+        assert_eq!(f.state(), after, "nothing restored from a corrupt journal");
+    }
+
+    #[test]
+    fn a_corrupt_first_line_is_shown_in_history() {
+        let f = Fixture::new();
+        let j = applied(&f);
+        corrupt_line(&j, 0);
+        let out = f.run(&["history"]);
+        assert!(out.stdout.contains("corrupt"), "{}", out.all());
+    }
+
+    #[test]
+    fn a_corrupt_first_line_blocks_apply() {
+        let f = Fixture::new();
+        let j = applied(&f);
+        corrupt_line(&j, 0);
+        // something to do again
+        write(f.p("job/job.env"), "CUDA_LAUNCH_BLOCKING=1\n");
+        let out = f.run(&["apply", "--yes"]);
+        assert_eq!(out.code, Some(1), "{}", out.all());
+        assert!(out.stderr.contains("corrupt"), "{}", out.stderr);
+        assert_eq!(
+            std::fs::read_to_string(f.p("job/job.env")).unwrap(),
+            "CUDA_LAUNCH_BLOCKING=1\n"
+        );
+    }
+}
+
+const PROBE_PLAYBOOK: &str = "playbook: site\nlayer: data\ntitle: Site\nrules:\n  - id: site.probe\n    title: Runs a command\n    why: Test.\n    severity: info\n    probes:\n      c: { kind: command, argv: [\"/bin/sh\", \"-c\", \"touch MARKER\"] }\n    fail_when: \"false\"\n    message: x\n";
+
+/// Attack 3: playbooks are code; one anybody can write is refused before anything runs.
+mod untrusted_playbooks {
+    use super::*;
+
+    fn playbook_dir(f: &Fixture) -> (String, String) {
+        let marker = f.p("probe-ran");
+        let dir = f.p("site");
+        write(
+            format!("{dir}/site.yaml"),
+            &PROBE_PLAYBOOK.replace("MARKER", &marker),
+        );
+        (dir, marker)
+    }
+
+    fn plan(f: &Fixture, dir: &str) -> Out {
+        run_cmd(gpufix(&strs(&[
+            "--root",
+            &f.p("root"),
+            "--playbooks",
+            dir,
+            "--only",
+            "site.probe",
+            "plan",
+        ])))
+    }
+
+    #[test]
+    fn a_world_writable_playbook_directory_is_refused() {
+        let f = Fixture::new();
+        let (dir, marker) = playbook_dir(&f);
+        // the trusted case first: the tempdir's defaults are accepted
+        let ok = plan(&f, &dir);
+        assert_eq!(ok.code, Some(0), "{}", ok.all());
+        std::fs::remove_file(&marker).unwrap();
+        chmod(&dir, 0o777);
+        let out = plan(&f, &dir);
+        assert!(!Path::new(&marker).exists(), "probe ran: {}", out.all());
+        assert_eq!(out.code, Some(1), "{}", out.all());
+        assert!(
+            out.stderr.contains("writable") && out.stderr.contains("help:"),
+            "{}",
+            out.stderr
+        );
+    }
+
+    #[test]
+    fn a_world_writable_playbook_file_is_refused_under_root_too() {
+        let f = Fixture::new();
+        let marker = f.p("probe-ran");
+        let file = f.p("root/etc/gpufix/playbooks.d/site.yaml");
+        write(&file, &PROBE_PLAYBOOK.replace("MARKER", &marker));
+        chmod(&file, 0o666);
+        let out = run_cmd({
+            let mut c = Command::new(bin());
+            c.env("NO_COLOR", "1").args(strs(&[
+                "--root",
+                &f.p("root"),
+                "--only",
+                "site.probe",
+                "plan",
+            ]));
+            c
+        });
+        assert!(!Path::new(&marker).exists(), "probe ran: {}", out.all());
+        assert_eq!(out.code, Some(1), "{}", out.all());
+        assert!(out.stderr.contains("writable"), "{}", out.stderr);
+    }
+}
+
+/// Attack 4: runtime values and `-o` outputs are written without following links.
+mod symlinked_writes {
+    use super::*;
+
+    #[test]
+    fn a_symlinked_sysfs_target_is_not_followed() {
+        let f = Fixture::new();
+        let outside = f.p("outside-governor");
+        write(&outside, "powersave\n");
+        let gov = f.p(&format!("root/{GOVERNOR}"));
+        std::fs::remove_file(&gov).unwrap();
+        std::os::unix::fs::symlink(&outside, &gov).unwrap();
+        let out = f.run(&[
+            "--only",
+            "launch.cpu-governor-powersave",
+            "apply",
+            "--yes",
+            "--allow-disruptive",
+        ]);
+        assert_eq!(
+            std::fs::read_to_string(&outside).unwrap(),
+            "powersave\n",
+            "wrote through the link: {}",
+            out.all()
+        );
+    }
+
+    #[test]
+    fn a_symlinked_output_file_is_not_followed() {
+        let f = Fixture::new();
+        for cmd in ["plan", "snapshot"] {
+            let victim = f.p(&format!("victim-{cmd}"));
+            write(&victim, "precious\n");
+            let link = f.p(&format!("out-{cmd}.json"));
+            std::os::unix::fs::symlink(&victim, &link).unwrap();
+            let out = f.run(&[cmd, "-o", &link]);
+            assert_eq!(
+                std::fs::read_to_string(&victim).unwrap(),
+                "precious\n",
+                "{cmd} -o wrote through the link: {}",
+                out.all()
+            );
+            assert_eq!(out.code, Some(1), "{cmd}: {}", out.all());
+            assert!(out.stderr.contains("symlink"), "{cmd}: {}", out.stderr);
+        }
+    }
+}
+
+/// Attack 5: reads under `--root` stay in the root, read regular files only, never block.
+mod reads_under_root {
+    use super::*;
+
+    #[test]
+    fn a_symlink_out_of_the_root_is_not_followed() {
+        let f = Fixture::new();
+        let secret = f.p("secret");
+        write(
+            &secret,
+            "UUID=SECRET-OUTSIDE-THE-ROOT / ext4 defaults 0 0\n",
+        );
+        std::fs::remove_file(f.p("root/etc/fstab")).unwrap();
+        std::os::unix::fs::symlink(&secret, f.p("root/etc/fstab")).unwrap();
+        let snap = f.p("snap.json");
+        let out = f.run(&["snapshot", "-o", &snap]);
+        let text = std::fs::read_to_string(&snap).unwrap_or_default();
+        assert!(!text.contains("SECRET-OUTSIDE"), "{}", out.all());
+        let plan = f.run(&["--format", "json", "plan"]);
+        assert!(!plan.stdout.contains("SECRET-OUTSIDE"), "{}", plan.stdout);
+    }
+
+    #[test]
+    fn a_fifo_does_not_block_and_a_device_is_not_read() {
+        let f = Fixture::new();
+        std::fs::remove_file(f.p("root/etc/fstab")).unwrap();
+        let st = Command::new("mkfifo")
+            .arg(f.p("root/etc/fstab"))
+            .status()
+            .unwrap();
+        assert!(st.success());
+        let out = f.run(&["--format", "json", "--only", "data", "plan"]);
+        assert!(out.took < Duration::from_secs(5), "took {:?}", out.took);
+        assert_eq!(out.code, Some(2), "{}", out.all());
+        assert!(out.stdout.contains("not a regular file"), "{}", out.stdout);
+        // a device (or a link to one): /dev/zero would never end
+        std::fs::remove_file(f.p("root/etc/fstab")).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", f.p("root/etc/fstab")).unwrap();
+        std::fs::create_dir_all(f.p("root/dev")).unwrap();
+        let made = Command::new("mknod")
+            .args([&f.p("root/dev/zero"), "c", "1", "5"])
+            .status()
+            .map(|s| s.success())
+            .unwrap_or(false);
+        let out = f.run(&["--format", "json", "--only", "data", "plan"]);
+        assert!(out.took < Duration::from_secs(5), "took {:?}", out.took);
+        assert_eq!(out.code, Some(2), "{}", out.all());
+        if made {
+            assert!(out.stdout.contains("not a regular file"), "{}", out.stdout);
+        }
+    }
+}
+
+/// Attack 8: hostile sizes are refused quickly and in bounded memory.
+mod hostile_sizes {
+    use super::*;
+
+    /// Run under a 1 GiB address-space limit: an input that would need more aborts the run.
+    fn bounded(args: &[String]) -> Out {
+        let mut c = Command::new("sh");
+        c.arg("-c")
+            .arg("ulimit -v 1048576 && exec \"$0\" \"$@\"")
+            .arg(bin())
+            .arg("--no-system")
+            .args(args)
+            .env("NO_COLOR", "1")
+            .stdin(Stdio::null());
+        run_cmd(c)
+    }
+
+    #[test]
+    fn a_nesting_bomb_is_rejected_in_under_a_second() {
+        let f = Fixture::new();
+        for (flag, name) in [("--playbooks", "bomb.yaml"), ("--values", "values.yaml")] {
+            let p = f.p(name);
+            std::fs::write(&p, "[".repeat(100_000) + &"]".repeat(100_000)).unwrap();
+            let out = run_cmd(gpufix(&strs(&[flag, &p, "validate"])));
+            assert_eq!(out.code, Some(1), "{flag}: {}", out.all());
+            assert!(
+                out.took < Duration::from_secs(1),
+                "{flag}: took {:?}",
+                out.took
+            );
+            assert!(out.stderr.contains("nest"), "{flag}: {}", out.stderr);
+        }
+    }
+
+    #[test]
+    fn oversized_inputs_are_refused_in_bounded_memory() {
+        let f = Fixture::new();
+        // a 64 MB playbook (seven million tiny mappings) and 256 MB of pasted evidence
+        let big = f.p("big.yaml");
+        let item = "- {a: 1}\n";
+        std::fs::write(
+            &big,
+            format!("rules:\n{}", item.repeat((64 << 20) / item.len())),
+        )
+        .unwrap();
+        let out = bounded(&strs(&["--playbooks", &big, "validate"]));
+        assert_eq!(out.code, Some(1), "{}", out.all());
+        assert!(out.stderr.contains("input too large"), "{}", out.stderr);
+        let ev = f.p("pasted.txt");
+        {
+            use std::io::Write;
+            let mut w = std::io::BufWriter::new(std::fs::File::create(&ev).unwrap());
+            let l = "Dec  2 12:00:00 node kernel: NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus.\n";
+            for _ in 0..(256 << 20) / l.len() {
+                w.write_all(l.as_bytes()).unwrap();
+            }
+        }
+        let out = bounded(&strs(&["--evidence", &ev, "--sample", "0", "plan"]));
+        assert_eq!(out.code, Some(1), "ends normally (no abort): {}", out.all());
+        assert!(out.stderr.contains("input too large"), "{}", out.stderr);
+    }
+}
+
+/// Attack 8 (commands): a probe's output is capped, a probe is killed with its group at the
+/// deadline, and processes that left the group are swept.
+mod command_probes {
+    use super::*;
+
+    fn probe_playbook(f: &Fixture, argv: &str, timeout_ms: u64) -> String {
+        let dir = f.p("cmd");
+        write(
+            format!("{dir}/p.yaml"),
+            &format!(
+                "playbook: site\nlayer: data\ntitle: Site\nrules:\n  - id: site.cmd\n    title: Runs a command\n    why: Test.\n    severity: info\n    probes:\n      c: {{ kind: command, argv: {argv}, timeout_ms: {timeout_ms} }}\n    fail_when: \"c.found == false\"\n    message: x\n"
+            ),
+        );
+        dir
+    }
+
+    fn alive_with(tag: &str) -> Vec<u32> {
+        let mut v = Vec::new();
+        for e in std::fs::read_dir("/proc").unwrap().flatten() {
+            let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
+                continue;
+            };
+            if let Ok(c) = std::fs::read(format!("/proc/{pid}/cmdline"))
+                && String::from_utf8_lossy(&c).contains(tag)
+            {
+                v.push(pid);
+            }
+        }
+        v
+    }
+
+    #[test]
+    fn a_flooding_probe_is_capped() {
+        let f = Fixture::new();
+        let dir = probe_playbook(&f, "[\"yes\"]", 3000);
+        let mut c = Command::new("sh");
+        c.arg("-c")
+            .arg("ulimit -v 1048576 && exec \"$0\" \"$@\"")
+            .arg(bin())
+            .args(strs(&[
+                "--no-system",
+                "--playbooks",
+                &dir,
+                "--only",
+                "site.cmd",
+                "--format",
+                "json",
+                "plan",
+                "--probe-timeout",
+                "10s",
+            ]))
+            .stdin(Stdio::null());
+        let out = run_cmd(c);
+        assert_eq!(out.code, Some(2), "{}", out.all());
+        assert!(
+            out.stdout.contains("output cap"),
+            "{}",
+            &out.stdout[..out.stdout.len().min(2000)]
+        );
+    }
+
+    #[test]
+    fn an_escaped_grandchild_is_swept() {
+        let f = Fixture::new();
+        let tag = format!("{}", 200_000 + std::process::id() % 10_000);
+        // a grandchild that leaves the group with setsid and outlives its parent
+        let argv =
+            format!("[\"/bin/sh\", \"-c\", \"setsid sleep {tag} >/dev/null 2>&1 & exit 0\"]");
+        let dir = probe_playbook(&f, &argv, 5000);
+        let out = run_cmd(gpufix(&strs(&[
+            "--playbooks",
+            &dir,
+            "--only",
+            "site.cmd",
+            "plan",
+        ])));
+        std::thread::sleep(Duration::from_millis(300));
+        let left = alive_with(&format!("sleep\0{tag}"));
+        for p in &left {
+            let _ = Command::new("kill").arg(p.to_string()).status();
+        }
+        assert!(
+            left.is_empty(),
+            "escapees left running: {left:?}\n{}",
+            out.all()
+        );
+    }
+
+    #[test]
+    fn a_timeout_beyond_the_probe_deadline_still_kills() {
+        let f = Fixture::new();
+        let tag = format!("{}", 300_000 + std::process::id() % 10_000);
+        let dir = probe_playbook(&f, &format!("[\"sleep\", \"{tag}\"]"), 3_600_000);
+        let out = run_cmd(gpufix(&strs(&[
+            "--playbooks",
+            &dir,
+            "--only",
+            "site.cmd",
+            "plan",
+            "--probe-timeout",
+            "1s",
+        ])));
+        std::thread::sleep(Duration::from_millis(300));
+        let left = alive_with(&format!("sleep\0{tag}"));
+        for p in &left {
+            let _ = Command::new("kill").arg(p.to_string()).status();
+        }
+        assert!(
+            left.is_empty(),
+            "abandoned probe left running: {left:?}\n{}",
+            out.all()
+        );
+    }
+}
+
+/// Attack 9: what the operator sees and approves is what will happen, shown safely.
+mod hygiene {
+    use super::*;
+
+    #[test]
+    fn terminal_escapes_are_shown_escaped() {
+        let f = Fixture::new();
+        write(
+            f.p("job/job.env"),
+            "CUDA_LAUNCH_BLOCKING=1\x1b]0;owned\x07\x1b[2J\nOMP_NUM_THREADS=4\n",
+        );
+        let out = f.run(&["apply", "--dry-run"]);
+        assert_eq!(out.code, Some(0), "{}", out.all());
+        assert!(
+            !out.stdout.contains('\x1b'),
+            "raw ESC in:\n{:?}",
+            out.stdout
+        );
+        assert!(out.stdout.contains("\\x1b"), "{}", out.stdout);
+        let plan = f.run(&["plan"]);
+        assert!(!plan.stdout.contains('\x1b'), "{:?}", plan.stdout);
+    }
+
+    #[test]
+    fn a_closed_pipe_ends_quietly() {
+        let f = Fixture::new();
+        let (r, w) = std::io::pipe().unwrap();
+        drop(r);
+        let mut c = gpufix(&f.args(&["plan", "--verbose"]));
+        c.stdout(w).stderr(Stdio::piped());
+        let o = c.output().unwrap();
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert!(!stderr.contains("panicked"), "{stderr}");
+        assert_ne!(o.status.code(), Some(101), "{stderr}");
+    }
+}

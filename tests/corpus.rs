@@ -1,0 +1,442 @@
+//! The public corpus (`tests/fixtures/corpus/`): real text copied from public issues, forums,
+//! docs and repositories, each with a label saying what the poster's problem was.
+//!
+//! Every artifact is given to the built binary the way a user would give it
+//! (`gpufix --no-system plan --<input> FILE --sample 0 --format json`), and the failing rules
+//! are compared with the label. The table of detection and false-finding rates per kind is
+//! printed always and written to `target/corpus-report.md`.
+//!
+//! Without `GPUFIX_CORPUS_STRICT=1` the test asserts only that the corpus itself is sound
+//! (labels well-formed, every artifact present, known rule ids, no e-mail addresses); with it,
+//! it also asserts the acceptance figures of issue 12: at least 80 artifacts and 20 healthy
+//! ones, at least 90% of the problem artifacts detected by an expected rule, no false finding on
+//! a healthy artifact, nothing unreadable.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde::Deserialize;
+
+const INPUTS: [&str; 5] = ["evidence", "config", "trace", "nccl-log", "kernel-log"];
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Label {
+    source: String,
+    kind: String,
+    input: String,
+    expect: Vec<String>,
+    /// Rules the artifact does show but that were not the poster's problem (a table that reads
+    /// `Persistence-M Off`): failing, they count neither as a detection nor as a false finding.
+    #[serde(default)]
+    allow: Vec<String>,
+    note: String,
+}
+
+struct Artifact {
+    name: String,
+    file: PathBuf,
+    label: Label,
+}
+
+fn corpus_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/corpus")
+}
+
+fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_gpufix")
+}
+
+/// Rule ids the binary knows, plus the proposed ones other engineers are implementing.
+fn known_rules() -> BTreeSet<String> {
+    let out = Command::new(bin())
+        .args(["--no-system", "list", "--format", "json"])
+        .output()
+        .expect("run gpufix list");
+    assert!(
+        out.status.success(),
+        "gpufix list failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("list --format json");
+    let mut ids: BTreeSet<String> = v
+        .as_array()
+        .expect("a list of rules")
+        .iter()
+        .filter_map(|r| r["id"].as_str().map(str::to_owned))
+        .collect();
+    let proposed = std::fs::read_to_string(corpus_dir().join("PROPOSED_RULES.txt"))
+        .expect("tests/fixtures/corpus/PROPOSED_RULES.txt");
+    for line in proposed.lines() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        if let Some(id) = line.split('|').next() {
+            ids.insert(id.trim().to_owned());
+        }
+    }
+    ids
+}
+
+/// Every `NAME.label.yaml` with its artifact `NAME.<ext>`; problems found on the way are
+/// collected, not panicked on, so one run lists them all.
+fn load(errors: &mut Vec<String>) -> Vec<Artifact> {
+    let dir = corpus_dir();
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .expect("read the corpus directory")
+        .filter_map(|e| e.ok())
+        .filter_map(|e| e.file_name().into_string().ok())
+        .collect();
+    names.sort();
+    let mut out = Vec::new();
+    for label_name in names.iter().filter(|n| n.ends_with(".label.yaml")) {
+        let stem = label_name.trim_end_matches(".label.yaml");
+        let text = std::fs::read_to_string(dir.join(label_name)).expect("read label");
+        let label: Label = match serde_yaml::from_str(&text) {
+            Ok(l) => l,
+            Err(e) => {
+                errors.push(format!("{label_name}: not a label: {e}"));
+                continue;
+            }
+        };
+        let files: Vec<&String> = names
+            .iter()
+            .filter(|n| {
+                n.strip_prefix(stem)
+                    .is_some_and(|rest| rest.starts_with('.'))
+                    && !n.ends_with(".label.yaml")
+            })
+            .collect();
+        match files.as_slice() {
+            [one] => out.push(Artifact {
+                name: stem.to_owned(),
+                file: dir.join(one),
+                label,
+            }),
+            [] => errors.push(format!("{label_name}: no artifact {stem}.<ext> beside it")),
+            many => errors.push(format!("{label_name}: several artifacts: {many:?}")),
+        }
+    }
+    // an artifact without a label is an error too
+    for n in &names {
+        if n.ends_with(".label.yaml") || n == "README.md" || n == "PROPOSED_RULES.txt" {
+            continue;
+        }
+        if !out
+            .iter()
+            .any(|a| a.file.file_name().and_then(|f| f.to_str()) == Some(n.as_str()))
+        {
+            errors.push(format!("{n}: artifact without a NAME.label.yaml"));
+        }
+    }
+    out
+}
+
+/// A crude e-mail finder: `local@domain.tld` with a letter-only TLD.
+fn has_email(text: &str) -> Option<&str> {
+    text.split(|c: char| c.is_whitespace() || "<>()[]\"',;`".contains(c))
+        .find(|tok| {
+            let Some((local, domain)) = tok.split_once('@') else {
+                return false;
+            };
+            let domain = domain.trim_end_matches('.');
+            !local.is_empty()
+                && local
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "._%+-".contains(c))
+                && domain.contains('.')
+                && domain.rsplit('.').next().is_some_and(|tld| {
+                    tld.len() >= 2 && tld.chars().all(|c| c.is_ascii_alphabetic())
+                })
+                && domain
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || ".-".contains(c))
+        })
+}
+
+fn check_label(a: &Artifact, known: &BTreeSet<String>, errors: &mut Vec<String>) {
+    let l = &a.label;
+    let n = &a.name;
+    if !l.source.starts_with("https://") || l.source.contains(char::is_whitespace) {
+        errors.push(format!(
+            "{n}: source must be one https:// URL, got `{}`",
+            l.source
+        ));
+    }
+    if !INPUTS.contains(&l.input.as_str()) {
+        errors.push(format!("{n}: input `{}` is not one of {INPUTS:?}", l.input));
+    }
+    if l.kind.trim().is_empty() || l.kind.contains(char::is_whitespace) {
+        errors.push(format!("{n}: kind must be one word like nvidia-smi-table"));
+    }
+    if l.note.trim().is_empty() || l.note.contains('\n') {
+        errors.push(format!("{n}: note must be one non-empty line"));
+    }
+    for id in l.expect.iter().chain(&l.allow) {
+        if !known.contains(id) {
+            errors.push(format!(
+                "{n}: `{id}` is neither a rule of gpufix list nor in PROPOSED_RULES.txt"
+            ));
+        }
+    }
+    if let Some(id) = l.allow.iter().find(|id| l.expect.contains(id)) {
+        errors.push(format!("{n}: `{id}` is in both expect and allow"));
+    }
+    match std::fs::read(&a.file) {
+        Ok(bytes) if bytes.is_empty() => errors.push(format!("{n}: the artifact is empty")),
+        Ok(bytes) => {
+            if let Some(e) = has_email(&String::from_utf8_lossy(&bytes)) {
+                errors.push(format!(
+                    "{n}: the artifact holds an e-mail address ({e}); pick another"
+                ));
+            }
+        }
+        Err(e) => errors.push(format!("{n}: cannot read the artifact: {e}")),
+    }
+}
+
+#[derive(Debug)]
+enum Outcome {
+    /// gpufix exited 1 or said it cannot tell what the input is.
+    Unreadable(String),
+    /// The rule ids that failed.
+    Judged(BTreeSet<String>),
+}
+
+fn run(a: &Artifact) -> Outcome {
+    let flag = format!("--{}", a.label.input);
+    let out = Command::new(bin())
+        .args(["--no-system", "plan"])
+        .arg(&flag)
+        .arg(&a.file)
+        .args(["--sample", "0", "--format", "json"])
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("run gpufix");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let first_err = stderr
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .to_owned();
+    if out.status.code() == Some(1) || stderr.contains("cannot tell what") {
+        return Outcome::Unreadable(first_err);
+    }
+    let report: serde_json::Value = match serde_json::from_slice(&out.stdout) {
+        Ok(v) => v,
+        Err(e) => return Outcome::Unreadable(format!("no JSON report ({e}); {first_err}")),
+    };
+    let failed = report["results"]
+        .as_array()
+        .map(|rs| {
+            rs.iter()
+                .filter(|r| r["verdict"] == "fail")
+                .filter_map(|r| r["id"].as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default();
+    Outcome::Judged(failed)
+}
+
+#[derive(Default)]
+struct Row {
+    artifacts: usize,
+    problems: usize,
+    detected: usize,
+    healthy: usize,
+    false_on_healthy: usize,
+    false_on_problems: usize,
+    unreadable: usize,
+}
+
+impl Row {
+    fn add(&mut self, o: &Row) {
+        self.artifacts += o.artifacts;
+        self.problems += o.problems;
+        self.detected += o.detected;
+        self.healthy += o.healthy;
+        self.false_on_healthy += o.false_on_healthy;
+        self.false_on_problems += o.false_on_problems;
+        self.unreadable += o.unreadable;
+    }
+}
+
+fn pct(n: usize, d: usize) -> String {
+    if d == 0 {
+        "–".to_owned()
+    } else {
+        format!("{:.0}%", 100.0 * n as f64 / d as f64)
+    }
+}
+
+fn table_line(kind: &str, r: &Row) -> String {
+    format!(
+        "| {kind} | {} | {} | {} ({}) | {} | {} | {} | {} |\n",
+        r.artifacts,
+        r.problems,
+        r.detected,
+        pct(r.detected, r.problems),
+        r.healthy,
+        r.false_on_healthy,
+        r.false_on_problems,
+        r.unreadable
+    )
+}
+
+#[test]
+fn corpus() {
+    let mut errors = Vec::new();
+    let artifacts = load(&mut errors);
+    let known = known_rules();
+    for a in &artifacts {
+        check_label(a, &known, &mut errors);
+    }
+    assert!(
+        errors.is_empty(),
+        "the corpus is not well-formed:\n  {}",
+        errors.join("\n  ")
+    );
+    assert!(
+        !artifacts.is_empty(),
+        "no artifacts in {}",
+        corpus_dir().display()
+    );
+
+    let mut rows: BTreeMap<String, Row> = BTreeMap::new();
+    let mut details = String::new();
+    for a in &artifacts {
+        let l = &a.label;
+        let row = rows.entry(l.kind.clone()).or_default();
+        row.artifacts += 1;
+        let problem = !l.expect.is_empty();
+        if problem {
+            row.problems += 1
+        } else {
+            row.healthy += 1
+        }
+        match run(a) {
+            Outcome::Unreadable(why) => {
+                row.unreadable += 1;
+                let _ = writeln!(details, "- `{}` ({}) unreadable: {why}", a.name, l.kind);
+            }
+            Outcome::Judged(failed) => {
+                let hit = l.expect.iter().any(|id| failed.contains(id));
+                let extra: Vec<&String> = failed
+                    .iter()
+                    .filter(|id| !l.expect.contains(id) && !l.allow.contains(id))
+                    .collect();
+                if problem && hit {
+                    row.detected += 1;
+                }
+                if !extra.is_empty() {
+                    if problem {
+                        row.false_on_problems += 1
+                    } else {
+                        row.false_on_healthy += 1
+                    }
+                }
+                if (problem && !hit) || !extra.is_empty() {
+                    let _ = writeln!(
+                        details,
+                        "- `{}` ({}): expected {:?}, failed {:?}{}",
+                        a.name,
+                        l.kind,
+                        l.expect,
+                        failed,
+                        if extra.is_empty() {
+                            String::new()
+                        } else {
+                            format!(", false findings {extra:?}")
+                        }
+                    );
+                }
+            }
+        }
+    }
+
+    let mut total = Row::default();
+    let mut table = String::from(
+        "| kind | artifacts | problems | detected | healthy | false findings (healthy) | false findings (problems) | unreadable |\n\
+         |---|---:|---:|---:|---:|---:|---:|---:|\n",
+    );
+    for (kind, r) in &rows {
+        table.push_str(&table_line(kind, r));
+        total.add(r);
+    }
+    table.push_str(&table_line("**all**", &total));
+    let report = format!(
+        "# Corpus report\n\n`cargo test --test corpus` ran {} artifacts through `gpufix --no-system plan --<input> FILE --sample 0 --format json`.\n\n{table}\n## Misses, false findings and unreadable artifacts\n\n{}",
+        total.artifacts,
+        if details.is_empty() {
+            "none\n".to_owned()
+        } else {
+            details.clone()
+        }
+    );
+    println!("{report}");
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target"));
+    let _ = std::fs::create_dir_all(&target);
+    std::fs::write(target.join("corpus-report.md"), &report)
+        .expect("write target/corpus-report.md");
+
+    if std::env::var("GPUFIX_CORPUS_STRICT").as_deref() == Ok("1") {
+        let mut fails = Vec::new();
+        if total.artifacts < 80 {
+            fails.push(format!(
+                "{} artifacts, the acceptance needs at least 80",
+                total.artifacts
+            ));
+        }
+        if total.healthy < 20 {
+            fails.push(format!(
+                "{} healthy artifacts, the acceptance needs at least 20",
+                total.healthy
+            ));
+        }
+        if total.detected * 10 < total.problems * 9 {
+            fails.push(format!(
+                "{} of {} problem artifacts detected ({}), the acceptance needs 90%",
+                total.detected,
+                total.problems,
+                pct(total.detected, total.problems)
+            ));
+        }
+        if total.false_on_healthy > 0 {
+            fails.push(format!(
+                "{} healthy artifacts with a false finding, the acceptance needs 0",
+                total.false_on_healthy
+            ));
+        }
+        if total.unreadable > 0 {
+            fails.push(format!(
+                "{} unreadable artifacts, the acceptance needs 0",
+                total.unreadable
+            ));
+        }
+        assert!(
+            fails.is_empty(),
+            "corpus acceptance (GPUFIX_CORPUS_STRICT=1):\n  {}\n\n{details}",
+            fails.join("\n  ")
+        );
+    }
+}
+
+#[test]
+fn email_finder_finds_addresses_and_not_nccl_lines() {
+    assert_eq!(
+        has_email("mail me at jane.doe@example.com please"),
+        Some("jane.doe@example.com")
+    );
+    assert_eq!(has_email("<user@host.org>"), Some("user@host.org"));
+    assert_eq!(
+        has_email("gpu01:124172:124452 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>"),
+        None
+    );
+    assert_eq!(has_email("pip install torch==2.1 python@3.10"), None);
+    assert_eq!(has_email("remote@10.0.0.1"), None);
+}

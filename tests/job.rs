@@ -1,0 +1,388 @@
+//! A job diagnosed from what it is made of: recorded /proc trees of real jobs on an H200
+//! (`--pid` alone, no --config, no --env-file), and config fixes that land where the setting
+//! was written — a Python call, a nested YAML key, a Hydra group file — proven by
+//! apply -> plan clean -> rollback byte-exact.
+
+use assert_cmd::Command;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+struct Out {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn run(args: &[&str]) -> Out {
+    let o = Command::cargo_bin("gpufix")
+        .unwrap()
+        .current_dir(repo())
+        .env("NO_COLOR", "1")
+        .env_remove("GPUFIX_PYSPY")
+        .arg("--no-system")
+        .args(args)
+        .output()
+        .unwrap();
+    Out {
+        code: o.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+    }
+}
+
+fn fails(json: &str) -> Vec<String> {
+    let v: serde_json::Value = serde_json::from_str(json).unwrap();
+    v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["verdict"] == "fail")
+        .map(|r| r["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// The /proc trees bench/pid_only.sh recorded on the H200 (calibration run, 2026-12-02):
+/// each case's job attached by its pid (the torchrun case by the launcher's pid), judged with
+/// no --config and no --env-file. The data, launch and cuda rules that fail must be exactly
+/// the case's root cause (the healthy job: none).
+#[test]
+fn recorded_jobs_attached_by_pid_alone() {
+    let cases: &[(&str, &str, &[&str])] = &[
+        ("healthy", "450", &[]),
+        ("workers0", "647", &["data.workers-too-few"]),
+        ("workers2", "799", &["data.workers-too-few"]),
+        ("pin_memory_false", "953", &["data.pin-memory-off"]),
+        ("launch_blocking", "1121", &["cuda.launch-blocking"]),
+        ("other_layout", "1493", &["data.workers-too-few"]),
+        ("torchrun", "1647", &["data.workers-too-few"]),
+    ];
+    let mut report = Vec::new();
+    for (case, pid, expect) in cases {
+        let snap = format!("tests/fixtures/pid/{case}.snapshot.json");
+        let o = run(&[
+            "plan",
+            "--snapshot",
+            &snap,
+            "--pid",
+            pid,
+            "--sample",
+            "5s",
+            "--format",
+            "json",
+            "--only",
+            "data",
+            "--only",
+            "launch",
+            "--only",
+            "cuda.launch-blocking",
+        ]);
+        assert!(o.code == 0 || o.code == 2, "{case}: {}", o.stderr);
+        let got: Vec<String> = fails(&o.stdout)
+            .into_iter()
+            .filter(|id| {
+                id.starts_with("data.") || id.starts_with("launch.") || id.starts_with("cuda.")
+            })
+            .collect();
+        if got.iter().map(String::as_str).collect::<Vec<_>>() != *expect {
+            report.push(format!("{case}: expected {expect:?}, got {got:?}"));
+        }
+    }
+    assert!(report.is_empty(), "{}", report.join("\n"));
+}
+
+/// The config was found from the process alone, and the output says which file set the value.
+#[test]
+fn config_discovered_from_argv_and_cwd_is_named() {
+    let o = run(&[
+        "plan",
+        "--snapshot",
+        "tests/fixtures/pid/other_layout.snapshot.json",
+        "--pid",
+        "1493",
+        "--sample",
+        "5s",
+        "--only",
+        "data.workers-too-few",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(o.code, 2, "{}", o.stderr);
+    let v: serde_json::Value = serde_json::from_str(&o.stdout).unwrap();
+    let r = &v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["id"] == "data.workers-too-few")
+        .unwrap();
+    let msg = r["messages"][0].as_str().unwrap();
+    assert!(
+        msg.contains(
+            "num_workers is 2 (`training.loader.workers` in /tmp/cal/other_layout/config.yaml)"
+        ),
+        "{msg}"
+    );
+    assert!(
+        msg.contains("2 saturated"),
+        "the census is in the message: {msg}"
+    );
+}
+
+struct Job {
+    dir: tempfile::TempDir,
+}
+
+impl Job {
+    fn new(files: &[(&str, &str)]) -> Job {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("root/proc")).unwrap();
+        for (p, text) in files {
+            let f = dir.path().join(p);
+            std::fs::create_dir_all(f.parent().unwrap()).unwrap();
+            std::fs::write(f, text).unwrap();
+        }
+        Job { dir }
+    }
+    fn p(&self, rel: &str) -> String {
+        self.dir.path().join(rel).display().to_string()
+    }
+    fn state(&self) -> BTreeMap<String, Vec<u8>> {
+        fn walk(d: &Path, base: &Path, out: &mut BTreeMap<String, Vec<u8>>) {
+            for e in std::fs::read_dir(d).unwrap() {
+                let e = e.unwrap();
+                let p = e.path();
+                if p.file_name().is_some_and(|n| n == "var") {
+                    continue; // gpufix's own state (journal)
+                }
+                if e.file_type().unwrap().is_dir() {
+                    walk(&p, base, out);
+                } else if e.file_type().unwrap().is_file() {
+                    out.insert(
+                        p.strip_prefix(base).unwrap().display().to_string(),
+                        std::fs::read(&p).unwrap(),
+                    );
+                }
+            }
+        }
+        let mut out = BTreeMap::new();
+        walk(self.dir.path(), self.dir.path(), &mut out);
+        out
+    }
+    fn run(&self, args: &[&str]) -> Out {
+        let root = self.p("root");
+        let mut a = vec!["--root", root.as_str(), "--sample", "0"];
+        a.extend(args);
+        run(&a)
+    }
+}
+
+/// apply -> plan clean -> rollback byte-exact, with the diff at the place the setting lives.
+fn prove(
+    job: &Job,
+    inputs: &[&str],
+    rules: &[&str],
+    diff_has: &[&str],
+    after_has: &[(&str, &str)],
+) {
+    let mut base: Vec<&str> = inputs.to_vec();
+    for r in rules {
+        base.push("--only");
+        base.push(r);
+    }
+    let before = job.state();
+    let plan = job.run(&[&["plan"], base.as_slice()].concat());
+    assert_eq!(plan.code, 2, "{}\n{}", plan.stdout, plan.stderr);
+    for d in diff_has {
+        assert!(
+            plan.stdout.contains(d),
+            "plan shows `{d}`:\n{}",
+            plan.stdout
+        );
+    }
+    assert_eq!(job.state(), before, "plan changes nothing");
+    let apply = job.run(
+        &[
+            &["apply", "--yes", "--allow", "config.set"],
+            base.as_slice(),
+        ]
+        .concat(),
+    );
+    assert_eq!(apply.code, 0, "{}\n{}", apply.stdout, apply.stderr);
+    for (file, has) in after_has {
+        let t = std::fs::read_to_string(job.p(file)).unwrap();
+        assert!(t.contains(has), "{file} has `{has}` after apply:\n{t}");
+    }
+    let again = job.run(&[&["plan"], base.as_slice()].concat());
+    assert!(
+        !again.stdout.contains("FAIL"),
+        "plan is clean after apply:\n{}",
+        again.stdout
+    );
+    let rb = job.run(&[&["rollback"], inputs].concat());
+    assert_eq!(rb.code, 0, "{}\n{}", rb.stdout, rb.stderr);
+    assert_eq!(job.state(), before, "rollback restores every byte");
+}
+
+#[test]
+fn python_dataloader_call_is_fixed_in_place() {
+    let src = "import torch\nfrom torch.utils.data import DataLoader\n\n\ndef main():\n    ds = make()\n    loader = DataLoader(ds, batch_size=64,\n                        shuffle=True)  # the training loader\n    for x in loader:\n        step(x)\n";
+    let job = Job::new(&[("job/train_script.txt", src)]);
+    let cfg = job.p("job/train_script.txt");
+    prove(
+        &job,
+        &["--config", &cfg],
+        &["data.workers-too-few", "data.pin-memory-off"],
+        &["+                        shuffle=True, num_workers=8)  # the training loader"],
+        &[(
+            "job/train_script.txt",
+            "shuffle=True, num_workers=8, pin_memory=True)  # the training loader",
+        )],
+    );
+}
+
+#[test]
+fn nested_yaml_key_is_fixed_where_it_lives() {
+    let yaml = "# NeMo-style\nmodel:\n  train_ds:\n    batch_size: 32\n    num_workers: 2   # per GPU\n    pin_memory: false\n  validation_ds:\n    num_workers: 0\n";
+    let job = Job::new(&[("job/exp.yaml", yaml)]);
+    let cfg = job.p("job/exp.yaml");
+    prove(
+        &job,
+        &["--config", &cfg],
+        &["data.workers-too-few", "data.pin-memory-off"],
+        &[
+            "-    num_workers: 2   # per GPU",
+            "+    num_workers: 8   # per GPU",
+        ],
+        &[(
+            "job/exp.yaml",
+            "    num_workers: 8   # per GPU\n    pin_memory: true\n  validation_ds:\n    num_workers: 0\n",
+        )],
+    );
+}
+
+#[test]
+fn hydra_group_file_is_found_from_the_process_and_fixed() {
+    let job = Job::new(&[
+        (
+            "root/job/train.py",
+            "import hydra\n\n@hydra.main(config_path=\"conf\", config_name=\"config\")\ndef main(cfg):\n    loader = DataLoader(ds, num_workers=cfg.data.num_workers, pin_memory=cfg.data.pin_memory)\n",
+        ),
+        (
+            "root/job/conf/config.yaml",
+            "defaults:\n  - data: imagenet\n  - _self_\ntrainer:\n  max_epochs: 10\n",
+        ),
+        (
+            "root/job/conf/data/imagenet.yaml",
+            "# the data group\nbatch_size: 256\nnum_workers: 0\npin_memory: true\n",
+        ),
+        (
+            "root/proc/4242/cmdline",
+            "python\0train.py\0trainer.max_epochs=5\0",
+        ),
+        (
+            "root/proc/4242/stat",
+            "4242 (python) S 1 1 1 0 -1 4194304 100 0 0 0 100 10 0 0 20 0 3 0 100 1000 200\n",
+        ),
+        (
+            "root/proc/4242/task/4242/stat",
+            "4242 (python) S 1 1 1 0 -1 4194304 100 0 0 0 100 10 0 0 20 0 3 0 100 1000 200\n",
+        ),
+        ("root/proc/4242/task/4242/children", ""),
+    ]);
+    std::os::unix::fs::symlink("/job", job.dir.path().join("root/proc/4242/cwd")).unwrap();
+    prove(
+        &job,
+        &["--pid", "4242"],
+        &["data.workers-too-few"],
+        &["set num_workers = ", "in /job/conf/data/imagenet.yaml"],
+        &[(
+            "root/job/conf/data/imagenet.yaml",
+            "# the data group\nbatch_size: 256\nnum_workers: ",
+        )],
+    );
+}
+
+/// Job text given as --evidence (any name, any extension) feeds the config rules.
+#[test]
+fn launcher_line_and_log_warning_as_evidence() {
+    let dir = tempfile::tempdir().unwrap();
+    let l = dir.path().join("cmd.txt");
+    std::fs::write(
+        &l,
+        "torchrun --nproc_per_node=8 main.py --num_workers 32 --lr 0.1\n",
+    )
+    .unwrap();
+    let o = run(&[
+        "plan",
+        "--evidence",
+        &l.display().to_string(),
+        "--sample",
+        "0",
+        "--format",
+        "json",
+        "--only",
+        "data.workers-too-many",
+        "--only",
+        "data.loader-warning-in-log",
+        "--only",
+        "data.workers-too-few",
+        "--only",
+        "data.pin-memory-off",
+    ]);
+    assert_eq!(
+        fails(&o.stdout),
+        vec!["data.workers-too-many"],
+        "{}\n{}",
+        o.stdout,
+        o.stderr
+    );
+    let g = dir.path().join("log.txt");
+    std::fs::write(&g, "Epoch 0:  10%|# | 30/300 [00:10<01:30, 3.0it/s, loss=2.1]\n/usr/lib/python3/site-packages/lightning/pytorch/trainer/connectors/data_connector.py:424: The 'train_dataloader' does not have many workers which may be a bottleneck. Consider increasing the value of the `num_workers` argument` to `num_workers=7` in the `DataLoader` to improve performance.\n").unwrap();
+    let o = run(&[
+        "plan",
+        "--evidence",
+        &g.display().to_string(),
+        "--sample",
+        "0",
+        "--format",
+        "json",
+        "--only",
+        "data.workers-too-many",
+        "--only",
+        "data.loader-warning-in-log",
+        "--only",
+        "data.workers-too-few",
+        "--only",
+        "data.pin-memory-off",
+    ]);
+    assert_eq!(
+        fails(&o.stdout),
+        vec!["data.loader-warning-in-log"],
+        "{}\n{}",
+        o.stdout,
+        o.stderr
+    );
+    // generous workers on 8 GPUs: silent
+    std::fs::write(&l, "torchrun --nproc_per_node 8 train.py --workers 8\n").unwrap();
+    let o = run(&[
+        "plan",
+        "--evidence",
+        &l.display().to_string(),
+        "--sample",
+        "0",
+        "--format",
+        "json",
+        "--only",
+        "data.workers-too-many",
+        "--only",
+        "data.loader-warning-in-log",
+        "--only",
+        "data.workers-too-few",
+        "--only",
+        "data.pin-memory-off",
+    ]);
+    assert!(fails(&o.stdout).is_empty(), "{}", o.stdout);
+}
