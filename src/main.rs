@@ -1,6 +1,13 @@
 //! The `gpufix` binary: parse arguments, run, map errors to exit status 1.
+//!
+//! A usage error (an unknown flag, a bad value) exits 1 like any other error, never clap's
+//! default 2, which is gpufix's "findings": a typo in a scheduler's audit arguments must not read
+//! as a sick node. With `--format nagios` it is the plugin's UNKNOWN (3) with a status line on
+//! stdout, as monitoring expects.
 
 use clap::Parser;
+use clap::error::ErrorKind;
+use gpufix::session::ExitStatus;
 
 /// Let a closed stdout (`gpufix plan | head`) end the process quietly, as it does any Unix
 /// filter, instead of a panic in the middle of printing. Rust ignores SIGPIPE by default.
@@ -15,15 +22,52 @@ fn default_sigpipe() {
 
 fn main() {
     default_sigpipe();
-    let cli = gpufix::cli::Cli::parse();
+    let cli = match gpufix::cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => std::process::exit(usage_error(&e)),
+    };
     let code = match gpufix::cli::run(cli) {
         Ok(status) => status.code(),
         Err(e) => {
             eprintln!("error: {e:#}");
-            gpufix::session::ExitStatus::Error.code()
+            ExitStatus::Error.code()
         }
     };
     // a probe abandoned at its deadline is still running: its process group goes with us
     gpufix::host::real::kill_all_commands();
     std::process::exit(code);
+}
+
+/// Prints a clap error (or the help and version it asks for) and returns the exit status.
+fn usage_error(e: &clap::Error) -> i32 {
+    if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+        let _ = e.print();
+        return ExitStatus::Clean.code();
+    }
+    if nagios_requested(std::env::args_os().skip(1)) {
+        let first = e
+            .to_string()
+            .lines()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("invalid arguments")
+            .trim_start_matches("error: ")
+            .replace('|', "/");
+        println!("GPUFIX UNKNOWN - usage error: {first}");
+        let _ = e.print();
+        return ExitStatus::Unknown.code();
+    }
+    let _ = e.print();
+    ExitStatus::Error.code()
+}
+
+/// `--format nagios` or `--format=nagios` anywhere before `--`.
+fn nagios_requested(args: impl Iterator<Item = std::ffi::OsString>) -> bool {
+    let args: Vec<String> = args
+        .map(|a| a.to_string_lossy().into_owned())
+        .take_while(|a| a != "--")
+        .collect();
+    args.iter().any(|a| a == "--format=nagios")
+        || args
+            .windows(2)
+            .any(|w| w[0] == "--format" && w[1] == "nagios")
 }

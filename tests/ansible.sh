@@ -10,6 +10,8 @@
 #   FIXTURE_ROOT  a root tree with one failing rule whose fix is allowed (copied, never changed);
 #                 default: a tree with CUDA_LAUNCH_BLOCKING=1 in etc/environment
 #   GPUFIX_ALLOW  comma-separated fix kinds passed as `allow` (default: none, i.e. gpufix's default)
+#   PENDING_ROOT  a root tree where one change is skipped and one disruptive change stays pending:
+#                 check mode, apply (handler fires, recap skipped=0), check mode again (changed=0)
 #
 # Needs ansible-core (tests/ci-deps.sh installs it). Skips with a note when ansible-playbook is
 # absent, unless ANSIBLE_REQUIRED=1.
@@ -35,7 +37,7 @@ else
     printf 'PATH=/usr/local/bin:/usr/bin\nCUDA_LAUNCH_BLOCKING=1\nLANG=C.UTF-8\n' >"$work/root/etc/environment"
 fi
 
-export ANSIBLE_LIBRARY=$repo/contrib/ansible/library
+export ANSIBLE_COLLECTIONS_PATH=$repo/contrib/ansible
 export ANSIBLE_NOCOLOR=1 ANSIBLE_FORCE_COLOR=0 ANSIBLE_RETRY_FILES_ENABLED=0
 export ANSIBLE_LOCAL_TEMP=$work/ansible-tmp ANSIBLE_REMOTE_TEMP=$work/ansible-tmp
 python=$(python3 -c 'import sys; print(sys.executable)')
@@ -120,6 +122,26 @@ SH
     log=$work/argv.log
     FAKE_GPUFIX_LOG=$log playbook "$bin" '{"gpufix_allow": ["env.unset", "config.set"]}' || true
     check "apply passes each allowed kind" grep -qF '"apply", "--yes", "--format", "json", "--root", "'"$work/root"'", "--allow", "env.unset", "--allow", "config.set"' "$log"
+    FAKE_GPUFIX_LOG=$log playbook "$bin" '{"gpufix_allow": ["env.unset"], "gpufix_allow_disruptive": true}' --check || true
+    check "check mode runs apply --dry-run with the same filters" grep -qF '"apply", "--dry-run", "--format", "json", "--root", "'"$work/root"'", "--allow", "env.unset", "--allow-disruptive"' "$log"
+fi
+
+if [[ -n ${PENDING_ROOT:-} ]]; then
+    # A handler notified by the module fires only when the task changed something (it did not
+    # while the module returned Ansible's reserved `skipped` key).
+    # The CI fixture: one change that gpufix skips (a kind not allowed) and one disruptive change
+    # pending. Check mode must predict what apply does, so after the apply check mode settles at
+    # changed=0 while the disruptive change stays in not_applied.
+    rm -rf "$work/root" && mkdir -p "$work/root" && cp -a "$PENDING_ROOT/." "$work/root/"
+    playbook "$bin" '{}' --check -v || true
+    check "pending: check mode predicts a change" recap_has "changed=1"
+    check "pending: a task that changed is not reported as skipped" recap_has "skipped=0"
+    check "pending: check mode lists what will not be applied" grep -q "not applied:" "$work/out"
+    playbook "$bin" '{}' -v || true
+    check "pending: apply changes the host and fires the handler" grep -q "HANDLER-FIRED" "$work/out"
+    check "pending: apply is not reported as skipped" recap_has "skipped=0"
+    playbook "$bin" '{}' --check || true
+    check "pending: check mode settles at changed=0 with the disruptive change pending" recap_has "changed=0"
 fi
 
 echo "$passed passed, $failed failed"

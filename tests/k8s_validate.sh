@@ -5,8 +5,11 @@
 #      `--dry-run=client` asks an API server for its schema or group list.
 #   2. a mutated copy with a misspelled field must FAIL, so step 1 is known to catch mistakes;
 #   3. the properties the manifests promise: the DaemonSet's host mounts are read-only, its root
-#      filesystem is read-only, it writes the textfile; the Job is pinned to a node, never
-#      restarts, and mounts /etc read-write at /host/etc.
+#      filesystem is read-only, seccomp RuntimeDefault, no hostPID/SYS_PTRACE unless opted in,
+#      every taint tolerated, GFD or NFD node labels, a deny-all NetworkPolicy, it writes the
+#      textfile and reads the journal; the Job is pinned to a node, never restarts, mounts /etc
+#      read-write at /host/etc, keeps its journal in the hostPath it passes as --state-dir; the
+#      Node Problem Detector plugin config names the wrapper and a permanent condition.
 # Skips with a note when kubernetes-validate is absent (tests/ci-deps.sh installs it), unless
 # K8S_VALIDATE_REQUIRED=1.
 set -euo pipefail
@@ -56,10 +59,28 @@ problems = []
 def want(cond, msg):
     if not cond:
         problems.append(msg)
-want(ds.get("hostPID") is True, "daemonset: hostPID")
+# hostPID + SYS_PTRACE as uid 0 is host root: both off unless an admin opts in.
+want(not ds.get("hostPID"), "daemonset: hostPID off by default")
+caps = c["securityContext"].get("capabilities", {})
+want("SYS_PTRACE" not in caps.get("add", []), "daemonset: no SYS_PTRACE by default")
+want(caps.get("drop") == ["ALL"], "daemonset: drops every capability")
+want(ds.get("securityContext", {}).get("seccompProfile", {}).get("type") == "RuntimeDefault",
+     "daemonset: seccomp RuntimeDefault")
 want(c["securityContext"].get("readOnlyRootFilesystem") is True, "daemonset: readOnlyRootFilesystem")
-want("gpufix audit --root /host --format prometheus --output /textfile/gpufix.prom" in script,
-     "daemonset: the audit command")
+want(c["securityContext"].get("allowPrivilegeEscalation") is False, "daemonset: no privilege escalation")
+want(ds.get("tolerations") == [{"operator": "Exists"}], "daemonset: tolerates every taint")
+terms = ds["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+keys = {e["key"] for t in terms for e in t["matchExpressions"]}
+want(keys == {"nvidia.com/gpu.present", "feature.node.kubernetes.io/pci-10de.present"},
+     "daemonset: GFD or NFD GPU node labels")
+want("gpufix audit --root /host --state-dir /host/var/lib/gpufix" in script
+     and "--format prometheus --output /textfile/gpufix.prom" in script,
+     "daemonset: the audit command reads the journal under the hostPath")
+np = docs.get("NetworkPolicy")
+want(np is not None and np["spec"]["policyTypes"] == ["Ingress", "Egress"]
+     and np["spec"]["ingress"] == [] and np["spec"]["egress"] == []
+     and np["spec"]["podSelector"]["matchLabels"] == {"app.kubernetes.io/name": "gpufix"},
+     "networkpolicy: no traffic in or out for gpufix pods")
 mounts = {m["mountPath"]: m for m in c["volumeMounts"]}
 for path in ("/host/proc", "/host/sys", "/host/etc"):
     want(mounts.get(path, {}).get("readOnly") is True, "daemonset: %s read-only" % path)
@@ -77,6 +98,24 @@ want(jc["args"][:2] == ["apply", "--yes"] and "--allow" in jc["args"], "job: app
 jm = {m["mountPath"]: m for m in jc["volumeMounts"]}
 want("/host/etc" in jm and not jm["/host/etc"].get("readOnly"), "job: /host/etc read-write")
 want(jm.get("/host/proc", {}).get("readOnly") is True, "job: /host/proc read-only")
+args = jc["args"]
+state = args[args.index("--state-dir") + 1] if "--state-dir" in args else None
+vols = {v["name"]: v for v in js["volumes"]}
+want(state is not None and state in jm and not jm[state].get("readOnly")
+     and vols[jm[state]["name"]].get("hostPath", {}).get("path") == "/var/lib/gpufix",
+     "job: --state-dir is the read-write hostPath of the host's /var/lib/gpufix")
+want("--config" in args and "--env-file" in args, "job: passes --config and --env-file")
+want(not js.get("hostPID"), "job: hostPID off")
+want(js.get("securityContext", {}).get("seccompProfile", {}).get("type") == "RuntimeDefault",
+     "job: seccomp RuntimeDefault")
+
+import json
+npd = json.load(open(d + "/npd-gpufix.json"))
+want(npd.get("plugin") == "custom" and npd["pluginConfig"]["invoke_interval"]
+     and npd["rules"] and all(r["path"] == "/usr/local/bin/gpufix-npd" for r in npd["rules"]),
+     "npd: a custom plugin running gpufix-npd")
+want(any(r.get("type") == "permanent" and r.get("condition") == "GPUFixUnhealthy" for r in npd["rules"]),
+     "npd: a permanent rule setting the GPUFixUnhealthy condition")
 for p in problems:
     print("  " + p)
 sys.exit(1 if problems else 0)

@@ -167,6 +167,9 @@ fn refuse_mismatch(
 }
 
 pub fn run(g: &Global, a: &ApplyArgs) -> anyhow::Result<ExitStatus> {
+    if !matches!(g.format, Format::Text | Format::Json) {
+        return super::unsupported_format("apply", g.format);
+    }
     let mut spec = g.spec();
     let mut eval = g.eval(Duration::from_secs(15));
     let plan_file = match &a.plan {

@@ -3,7 +3,8 @@
 //! 1 WARNING, 2 CRITICAL, 3 UNKNOWN).
 
 use super::{Format, Global};
-use crate::render::{junit, nagios, prometheus, slurm, text};
+use crate::render::{FailPolicy, junit, nagios, prometheus, slurm, text};
+use crate::report::Severity;
 use crate::session::ExitStatus;
 use clap::Args;
 use std::path::PathBuf;
@@ -17,10 +18,68 @@ pub struct AuditArgs {
     /// Probe deadline.
     #[arg(long, value_name = "DURATION", default_value = "15s", value_parser = super::parse_duration)]
     pub probe_timeout: Duration,
+    /// Least severity of a failing rule that counts (exit 2; a drain reason with --format
+    /// slurm). [default: info; critical with --format slurm]
+    #[arg(long, value_enum, value_name = "SEVERITY")]
+    pub fail_on: Option<SeverityArg>,
+    /// Unknown and blocked rules count as failing too. Without --fail-on or --profile they do;
+    /// with either (and with --format slurm) only when this is given.
+    #[arg(long)]
+    pub fail_on_unknown: bool,
+    /// Which rules count: `all`, or `health` (driver and cuda layers: "this node is unfit",
+    /// not "this job is slow"). [default: all; health with --format slurm]
+    #[arg(long, value_enum, value_name = "PROFILE")]
+    pub profile: Option<Profile>,
+    /// --format prometheus: also export `gpufix_gpu_rule_failing{rule,gpu,UUID}` per GPU.
+    #[arg(long)]
+    pub per_gpu: bool,
+    /// --format prometheus: read apply runs from this state directory (read-only) and export
+    /// them (`gpufix_apply_runs`, `gpufix_last_apply_status`).
+    #[arg(long, value_name = "DIR")]
+    pub state_dir: Option<PathBuf>,
+}
+
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SeverityArg {
+    Info,
+    Warning,
+    Critical,
+}
+
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Profile {
+    All,
+    Health,
+}
+
+impl AuditArgs {
+    /// The rules that fail the host, from the flags and the format's defaults.
+    pub fn policy(&self, format: Format) -> FailPolicy {
+        let slurm = format == Format::Slurm;
+        let asked = self.fail_on.is_some() || self.profile.is_some();
+        FailPolicy {
+            fail_on: match self.fail_on {
+                Some(SeverityArg::Info) => Severity::Info,
+                Some(SeverityArg::Warning) => Severity::Warning,
+                Some(SeverityArg::Critical) => Severity::Critical,
+                None if slurm => Severity::Critical,
+                None => Severity::Info,
+            },
+            undetermined: self.fail_on_unknown || (!slurm && !asked),
+            health_only: self
+                .profile
+                .unwrap_or(if slurm { Profile::Health } else { Profile::All })
+                == Profile::Health,
+        }
+    }
 }
 
 pub fn run(g: &Global, a: &AuditArgs) -> anyhow::Result<ExitStatus> {
     let started = Instant::now();
+    if g.format == Format::Markdown {
+        return super::unsupported_format("audit", g.format);
+    }
+    let policy = a.policy(g.format);
     // read-only: planning computes diffs without writing anything
     let made = super::open_session(g).and_then(|opened| match opened {
         Ok(s) => super::plan::planned_report(&s, &g.eval(a.probe_timeout)).map(|(r, _)| Ok(r)),
@@ -46,7 +105,12 @@ pub fn run(g: &Global, a: &AuditArgs) -> anyhow::Result<ExitStatus> {
             return Err(e);
         }
     };
-    let code = ExitStatus::of_report(&report);
+    let code = if report.results.iter().any(|r| policy.counts(r)) {
+        ExitStatus::Findings
+    } else {
+        ExitStatus::Clean
+    };
+    let runs = a.state_dir.as_deref().map(crate::journal::runs);
     // text formats show what files and commands said: control characters escaped
     let shown = if g.format == Format::Json {
         report.clone()
@@ -61,7 +125,8 @@ pub fn run(g: &Global, a: &AuditArgs) -> anyhow::Result<ExitStatus> {
                 &shown,
                 &prometheus::Extras {
                     duration: Some(started.elapsed()),
-                    ..Default::default()
+                    per_gpu: a.per_gpu,
+                    runs: runs.as_deref(),
                 },
             ),
             code,
@@ -70,13 +135,14 @@ pub fn run(g: &Global, a: &AuditArgs) -> anyhow::Result<ExitStatus> {
             let (l, c) = nagios::render(&shown);
             (l, ExitStatus::nagios(c))
         }
-        Format::Slurm => (slurm::render(&shown), code),
+        Format::Slurm => (slurm::render(&shown, &policy), code),
         Format::Text | Format::Markdown => (
             text::render(
                 &shown,
                 text::Style {
                     color: g.color() && a.output.is_none(),
                     verbose: false,
+                    quiet: false,
                 },
             ),
             code,
@@ -87,7 +153,8 @@ pub fn run(g: &Global, a: &AuditArgs) -> anyhow::Result<ExitStatus> {
 }
 
 fn emit(a: &AuditArgs, s: &str) -> anyhow::Result<()> {
-    let s = if s.ends_with('\n') {
+    // `--format slurm` with nothing to drain prints nothing at all, not an empty line.
+    let s = if s.is_empty() || s.ends_with('\n') {
         s.to_string()
     } else {
         format!("{s}\n")

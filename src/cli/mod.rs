@@ -5,6 +5,7 @@ pub mod apply;
 pub mod audit;
 pub mod explain;
 pub mod list;
+pub mod man;
 pub mod plan;
 pub mod rollback;
 pub mod snapshot;
@@ -191,9 +192,11 @@ Examples:\n  gpufix test playbooks/tests\n  gpufix test --playbooks site/ site/t
     /// Print shell completions: bash, zsh, fish, elvish or powershell.
     #[command(after_help = "Example:\n  gpufix completions bash > /etc/bash_completion.d/gpufix")]
     Completions { shell: clap_complete::Shell },
-    /// Print the man page (roff), generated from these definitions.
-    #[command(after_help = "Example:\n  gpufix man > /usr/local/share/man/man1/gpufix.1")]
-    Man,
+    /// Print the man page (roff), or write one per subcommand into a directory.
+    #[command(
+        after_help = "Examples:\n  gpufix man | man -l -\n  gpufix man --dir /usr/local/share/man/man1    gpufix.1, gpufix-plan.1, gpufix-audit.1, ..."
+    )]
+    Man(man::ManArgs),
     /// Print a JSON Schema: playbook, values, report, plan or snapshot.
     Schema {
         #[arg(value_parser = ["playbook", "values", "report", "plan", "snapshot"])]
@@ -283,6 +286,23 @@ impl Global {
     }
 }
 
+/// The error for a `--format` the subcommand does not write.
+pub fn unsupported_format(cmd: &str, f: Format) -> anyhow::Result<ExitStatus> {
+    let name = f
+        .to_possible_value()
+        .map(|v| v.get_name().to_string())
+        .unwrap_or_default();
+    let (formats, hint) = match cmd {
+        "audit" => ("text, json, junit, prometheus, nagios or slurm", ""),
+        "list" => ("text, json or markdown", ""),
+        _ => (
+            "text or json",
+            "; junit, prometheus, nagios and slurm are `gpufix audit` formats",
+        ),
+    };
+    anyhow::bail!("`gpufix {cmd}` does not write --format {name}\nhelp: use {formats}{hint}")
+}
+
 /// Open the session for a command, printing invalid playbooks' diagnostics (exit 1).
 pub fn open_session(g: &Global) -> anyhow::Result<Result<Session, ExitStatus>> {
     match Session::open(g.spec()) {
@@ -327,11 +347,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
             clap_complete::generate(*shell, &mut cmd, "gpufix", &mut std::io::stdout());
             Ok(ExitStatus::Clean)
         }
-        Command::Man => {
-            let cmd = <Cli as clap::CommandFactory>::command();
-            clap_mangen::Man::new(cmd).render(&mut std::io::stdout())?;
-            Ok(ExitStatus::Clean)
-        }
+        Command::Man(a) => man::run(a),
         Command::Schema { name } => {
             let v = match name.as_str() {
                 "playbook" => playbook::validate::playbook_schema(),

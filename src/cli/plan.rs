@@ -13,9 +13,12 @@ use std::time::Duration;
 
 #[derive(Args, Debug, Default)]
 pub struct PlanArgs {
-    /// Also show details of passing and not-applicable rules.
+    /// Also show passing and not-applicable rules (what each checked, why each was skipped).
     #[arg(short, long)]
     pub verbose: bool,
+    /// Print only the summary line; the exit status says the rest.
+    #[arg(short, long, conflicts_with = "verbose")]
+    pub quiet: bool,
     /// Probe deadline: a probe still running after this is `unknown`.
     #[arg(long, value_name = "DURATION", default_value = "15s", value_parser = super::parse_duration)]
     pub probe_timeout: Duration,
@@ -73,6 +76,9 @@ pub fn planned_report(s: &Session, eval: &Eval) -> anyhow::Result<(Report, Vec<U
 }
 
 pub fn run(g: &Global, a: &PlanArgs) -> anyhow::Result<ExitStatus> {
+    if !matches!(g.format, Format::Text | Format::Json) {
+        return super::unsupported_format("plan", g.format);
+    }
     let s = match open_session(g)? {
         Ok(s) => s,
         Err(status) => return Ok(status),
@@ -107,7 +113,8 @@ pub fn run(g: &Global, a: &PlanArgs) -> anyhow::Result<ExitStatus> {
                 &crate::escape::escaped(&report),
                 Style {
                     color: g.color(),
-                    verbose: a.verbose
+                    verbose: a.verbose,
+                    quiet: a.quiet,
                 }
             )
         ),

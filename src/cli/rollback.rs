@@ -25,6 +25,9 @@ pub struct HistoryArgs {
 }
 
 pub fn rollback(g: &Global, a: &RollbackArgs) -> anyhow::Result<ExitStatus> {
+    if !matches!(g.format, Format::Text | Format::Json) {
+        return super::unsupported_format("rollback", g.format);
+    }
     let mut s = Session::without_rules(g.spec())?;
     let state = s.state_dir(a.state_dir.as_deref());
     journal::check_state(&state).map_err(|e| anyhow::anyhow!(e))?;
@@ -85,6 +88,9 @@ pub fn rollback(g: &Global, a: &RollbackArgs) -> anyhow::Result<ExitStatus> {
 }
 
 pub fn history(g: &Global, a: &HistoryArgs) -> anyhow::Result<ExitStatus> {
+    if !matches!(g.format, Format::Text | Format::Json) {
+        return super::unsupported_format("history", g.format);
+    }
     let state = g.spec().state_dir(a.state_dir.as_deref());
     journal::check_state(&state).map_err(|e| anyhow::anyhow!(e))?;
     let runs = journal::runs(&state);

@@ -1,9 +1,11 @@
 //! The Slurm node reason for `gpufix audit --format slurm`, read by
 //! `contrib/slurm/gpufix-healthcheck` (a HealthCheckProgram): `gpufix: RULE_ID[, +N more]`
-//! naming the most urgent finding. The `gpufix:` prefix is how the health check later knows a
+//! naming the most urgent finding that the [`FailPolicy`] counts: by default
+//! ([`FailPolicy::DRAIN`]) only a failed critical rule of the health layers, never an unknown or
+//! blocked one, never a job setting. The `gpufix:` prefix is how the health check later knows a
 //! drain is its own and may be lifted; drains set by anyone else are never touched.
 
-use crate::render::findings_by_urgency;
+use crate::render::FailPolicy;
 use crate::report::Report;
 
 /// What every reason gpufix sets starts with.
@@ -13,9 +15,9 @@ pub const REASON_PREFIX: &str = "gpufix: ";
 /// people in a terminal: keep it to one short line.
 pub const MAX_REASON: usize = 80;
 
-/// The drain reason, or `None` when the report has no findings.
-pub fn slurm_reason(report: &Report) -> Option<String> {
-    let findings = findings_by_urgency(report);
+/// The drain reason, or `None` when the policy counts no finding.
+pub fn slurm_reason(report: &Report, policy: &FailPolicy) -> Option<String> {
+    let findings = policy.findings(report);
     let first = findings.first()?;
     let more = match findings.len() - 1 {
         0 => String::new(),
@@ -43,7 +45,9 @@ pub fn slurm_reason(report: &Report) -> Option<String> {
     Some(format!("{REASON_PREFIX}{id}{more}"))
 }
 
-/// `--format slurm` output: the reason and a newline, or nothing when there are no findings.
-pub fn render(report: &Report) -> String {
-    slurm_reason(report).map(|r| r + "\n").unwrap_or_default()
+/// `--format slurm` output: the reason and a newline, or nothing when the node stays in service.
+pub fn render(report: &Report, policy: &FailPolicy) -> String {
+    slurm_reason(report, policy)
+        .map(|r| r + "\n")
+        .unwrap_or_default()
 }

@@ -1,15 +1,19 @@
-//! Human output: findings grouped by layer in evaluation order, each with its evidence, why it
-//! matters and the fix it proposes; one summary line at the end.
+//! Human output, cause first: the findings a person must act on, most severe first, each with
+//! its evidence, why it matters and the fix it proposes; then the rules that could not be judged
+//! because of them, collapsed to one line per cause; one summary line at the end. Passing and
+//! not-applicable rules only with `-v`, where a pass line says what was checked and not found.
 
-use crate::playbook::Layer;
 use crate::report::{Report, RuleResult, Verdict};
+use std::cmp::Reverse;
 use std::fmt::Write;
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 pub struct Style {
     pub color: bool,
-    /// Also print passing and not-applicable rules with their details.
+    /// Also print passing and not-applicable rules.
     pub verbose: bool,
+    /// Only the summary line.
+    pub quiet: bool,
 }
 
 fn paint(s: &str, code: &str, st: Style) -> String {
@@ -40,26 +44,130 @@ pub fn summary_line(report: &Report) -> String {
     format!("{} rules: {}", report.results.len(), parts.join(", "))
 }
 
+/// How many rule ids a collapsed line names before `+N more` (all of them with `-v`).
+const NAMED: usize = 3;
+
+fn names(ids: &[&str], st: Style) -> String {
+    if st.verbose || ids.len() <= NAMED {
+        return ids.join(", ");
+    }
+    format!("{}, +{} more", ids[..NAMED].join(", "), ids.len() - NAMED)
+}
+
 pub fn render(report: &Report, st: Style) -> String {
     let mut out = String::new();
+    if st.quiet {
+        let _ = writeln!(out, "{}", summary_line(report));
+        return out;
+    }
     let _ = writeln!(out, "gpufix plan for {}", report.host);
-    for layer in Layer::ALL {
-        let rs: Vec<&RuleResult> = report
-            .results
-            .iter()
-            .filter(|r| r.layer == layer.as_str())
-            .collect();
-        if rs.is_empty() {
+    // Fail and unknown, most severe first; fail before unknown at one severity; a stable sort
+    // keeps evaluation order (bottom-up: causes before consequences) among equals.
+    let mut judged: Vec<&RuleResult> = report
+        .results
+        .iter()
+        .filter(|r| matches!(r.verdict, Verdict::Fail | Verdict::Unknown))
+        .collect();
+    judged.sort_by_key(|r| (Reverse(r.severity), r.verdict != Verdict::Fail));
+    if !judged.is_empty() {
+        out.push('\n');
+    }
+    let mut done: Vec<&str> = Vec::new();
+    for r in &judged {
+        if done.contains(&r.id.as_str()) {
             continue;
         }
+        // Unknown rules with one and the same reason (one probe could not read one file) are
+        // one line: the reason is the news, not each rule.
+        let same: Vec<&RuleResult> = if r.verdict == Verdict::Unknown && r.messages.is_empty() {
+            judged
+                .iter()
+                .filter(|o| {
+                    o.verdict == Verdict::Unknown && o.messages.is_empty() && o.reason == r.reason
+                })
+                .copied()
+                .collect()
+        } else {
+            vec![*r]
+        };
+        done.extend(same.iter().map(|o| o.id.as_str()));
+        if same.len() > 1 {
+            let ids: Vec<&str> = same.iter().map(|o| o.id.as_str()).collect();
+            let _ = writeln!(
+                out,
+                "  {} {} {}",
+                badge(Verdict::Unknown, st),
+                paint(&ids.join(", "), "1", st),
+                paint(&format!("[{}]", r.severity.as_str()), "2", st)
+            );
+            if let Some(reason) = &r.reason {
+                let _ = writeln!(out, "            reason: {reason}");
+            }
+        } else {
+            render_rule(&mut out, r, st);
+        }
+    }
+    // Blocked rules, one line per root cause: the first rule each waits on that is itself a
+    // finding and not blocked (following blocked blockers down), so everything a missing driver
+    // blocks is one line however the dependencies chain.
+    let mut causes: Vec<(&str, Vec<&str>)> = Vec::new();
+    for r in report
+        .results
+        .iter()
+        .filter(|r| r.verdict == Verdict::Blocked)
+    {
+        let cause = root_cause(report, r);
+        match causes.iter_mut().find(|(c, _)| *c == cause) {
+            Some((_, ids)) => ids.push(&r.id),
+            None => causes.push((cause, vec![&r.id])),
+        }
+    }
+    for (cause, ids) in &causes {
+        let what = if ids.len() == 1 {
+            "1 rule waits".to_string()
+        } else {
+            format!("{} rules wait", ids.len())
+        };
         let _ = writeln!(
             out,
-            "\n{} — {}",
-            paint(layer.as_str(), "1", st),
-            layer.title()
+            "  {} {what} on {cause}: {}",
+            badge(Verdict::Blocked, st),
+            names(ids, st)
         );
-        for r in rs {
+    }
+    let waived: Vec<&RuleResult> = report
+        .results
+        .iter()
+        .filter(|r| r.verdict == Verdict::Waived)
+        .collect();
+    if !waived.is_empty() {
+        out.push('\n');
+        for r in waived {
             render_rule(&mut out, r, st);
+        }
+    }
+    if st.verbose {
+        let quiet: Vec<&RuleResult> = report
+            .results
+            .iter()
+            .filter(|r| matches!(r.verdict, Verdict::Pass | Verdict::NotApplicable))
+            .collect();
+        if !quiet.is_empty() {
+            out.push('\n');
+        }
+        for r in quiet {
+            let detail = match (r.verdict, &r.reason) {
+                (Verdict::NotApplicable, Some(reason)) => reason.clone(),
+                (Verdict::NotApplicable, None) => "not applicable here".to_string(),
+                _ => format!("checked, not found: {}", r.title),
+            };
+            let _ = writeln!(
+                out,
+                "  {} {} {}",
+                badge(r.verdict, st),
+                paint(&r.id, "1", st),
+                paint(&detail, "2", st)
+            );
         }
     }
     if !report.changes.is_empty() {
@@ -84,8 +192,41 @@ pub fn render(report: &Report, st: Style) -> String {
     for n in &report.notes {
         let _ = writeln!(out, "\nnote: {n}");
     }
-    let _ = writeln!(out, "\n{}", summary_line(report));
+    let hidden = report.count(Verdict::Pass) + report.count(Verdict::NotApplicable);
+    let more = if !st.verbose && hidden > 0 {
+        " (-v shows passing and not-applicable rules)"
+    } else {
+        ""
+    };
+    let _ = writeln!(out, "\n{}{more}", summary_line(report));
     out
+}
+
+/// The first rule `r` waits on that failed or is unknown, following blocked blockers down.
+fn root_cause<'a>(report: &'a Report, r: &'a RuleResult) -> &'a str {
+    let mut cur = r;
+    // Dependencies are acyclic (checked at load); the bound only guards a hand-made report.
+    for _ in 0..report.results.len() {
+        let Some(first) = cur.blocked_by.first() else {
+            break;
+        };
+        let direct = cur.blocked_by.iter().find(|b| {
+            report
+                .results
+                .iter()
+                .any(|o| &o.id == *b && o.verdict != Verdict::Blocked)
+        });
+        if let Some(d) = direct {
+            return d;
+        }
+        match report.results.iter().find(|o| &o.id == first) {
+            Some(next) => cur = next,
+            None => return first,
+        }
+    }
+    cur.blocked_by
+        .first()
+        .map_or(cur.id.as_str(), String::as_str)
 }
 
 fn render_rule(out: &mut String, r: &RuleResult, st: Style) {
@@ -95,13 +236,6 @@ fn render_rule(out: &mut String, r: &RuleResult, st: Style) {
         "{}",
         paint(&format!("[{}] {}", r.severity.as_str(), r.title), "2", st)
     );
-    let detailed = r.verdict.is_finding() || r.verdict == Verdict::Waived || st.verbose;
-    if !detailed {
-        if let (Verdict::NotApplicable, Some(reason)) = (r.verdict, &r.reason) {
-            let _ = writeln!(out, "            {}", paint(reason, "2", st));
-        }
-        return;
-    }
     for m in &r.messages {
         let _ = writeln!(out, "            {m}");
     }

@@ -2,8 +2,9 @@
 # -*- coding: utf-8 -*-
 # Copyright: gpufix contributors
 # SPDX-License-Identifier: MIT OR Apache-2.0
-"""Ansible module wrapping the gpufix CLI: `--check` runs `gpufix audit`, a normal run
-`gpufix apply --yes`. gpufix does the work; this module only builds argv and maps the JSON."""
+"""Ansible module wrapping the gpufix CLI: `--check` runs `gpufix apply --dry-run`, a normal run
+`gpufix apply --yes`, both with the same filters. gpufix does the work; this module only builds
+argv and maps the JSON."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -14,14 +15,15 @@ DOCUMENTATION = r"""
 module: gpufix
 short_description: Find and fix why GPU training runs slowly, with gpufix
 description:
-  - Runs C(gpufix audit --format json) in check mode and reports the changes C(gpufix apply)
-    would make, with a diff per change when C(--diff) is given.
+  - In check mode runs C(gpufix apply --dry-run --format json) with the same C(allow), C(deny)
+    and C(allow_disruptive) as a real run, so the binary itself decides what would be applied;
+    with C(--diff) it shows a diff per change.
   - Otherwise runs C(gpufix apply --yes --format json), which applies the approved fixes in a
     transaction, verifies them and rolls back on failure.
   - C(changed) is true when there is (check mode) or was (apply) at least one change, so a second
-    run reports C(changed=0) once the host is fixed.
-  - Manual fixes are never applied and never count as a change; failing rules are listed in
-    C(findings) either way.
+    run reports C(changed=0) once the host is fixed. Changes that are not applied (manual, not
+    allowed, disruptive without C(allow_disruptive)) are listed in C(not_applied) and never
+    count as a change.
 options:
   binary:
     description: The gpufix executable, a name on C(PATH) or a path.
@@ -60,49 +62,47 @@ options:
     type: list
     elements: str
     default: []
+  allow_disruptive:
+    description:
+      - Also apply disruptive fixes (C(--allow-disruptive)): modprobe, remount, persistence
+        mode, power limits, clocks. Without it they stay in C(not_applied).
+    type: bool
+    default: false
 notes:
   - Supports check mode and diff mode.
   - The gpufix binary must be installed on the managed host.
 author:
-  - gpufix contributors
+  - gpufix contributors (@gpufix)
 """
 
 EXAMPLES = r"""
 - name: Show what gpufix would change
-  gpufix:
+  gpufix.gpufix.gpufix:
     env_file: /etc/training/job.env
     allow: [env.unset, config.set]
   check_mode: true
   diff: true
 
 - name: Apply safe environment fixes
-  gpufix:
+  gpufix.gpufix.gpufix:
     env_file: /etc/training/job.env
     allow: [env.unset]
 """
 
 RETURN = r"""
-findings:
-  description: Rules whose verdict is fail, unknown or blocked (check mode).
-  returned: check mode
-  type: list
-  elements: dict
-report:
-  description: The full gpufix report (C(gpufix audit --format json)).
-  returned: check mode
-  type: dict
 run:
   description: The apply run id, for C(gpufix rollback RUN).
   returned: when applied
   type: str
 applied:
-  description: The changes that were applied.
-  returned: when applied
+  description: The changes that were applied (check mode, the changes that would be).
+  returned: always
   type: list
   elements: dict
-skipped:
-  description: Changes not applied, with the reason (not allowed, manual, ...).
-  returned: when applied
+not_applied:
+  description: Changes not applied, each with its reason (manual, not allowed, disruptive without
+    C(allow_disruptive), declined).
+  returned: always
   type: list
   elements: dict
 cmd:
@@ -115,8 +115,6 @@ cmd:
 import json
 
 from ansible.module_utils.basic import AnsibleModule
-
-FINDINGS = ("fail", "unknown", "blocked")
 
 # option name -> gpufix flag, for the inputs audit and apply share
 COMMON_FLAGS = (
@@ -136,16 +134,6 @@ def common_args(params):
     for item in params["only"]:
         args += ["--only", item]
     return args
-
-
-def would_apply(change, allow, deny):
-    """What `apply --yes` with these --allow/--deny would actually run of a planned change."""
-    if change.get("safety") == "manual":
-        return False
-    kind = change.get("kind")
-    if allow and kind not in allow:
-        return False
-    return kind not in deny
 
 
 def show_value(value):
@@ -215,47 +203,38 @@ def main():
             only=dict(type="list", elements="str", default=[]),
             allow=dict(type="list", elements="str", default=[]),
             deny=dict(type="list", elements="str", default=[]),
+            allow_disruptive=dict(type="bool", default=False),
         ),
         supports_check_mode=True,
     )
     p = module.params
     binary = module.get_bin_path(p["binary"], required=True) if "/" not in p["binary"] else p["binary"]
 
-    if module.check_mode:
-        cmd = [binary, "audit", "--format", "json"] + common_args(p)
-        if p["snapshot"]:
-            cmd += ["--snapshot", p["snapshot"]]
-        # audit exits 2 when it has findings: that is an answer, not an error.
-        report = run_json(module, cmd, ok_codes=(0, 2))
-        changes = [c for c in report.get("changes") or [] if would_apply(c, p["allow"], p["deny"])]
-        findings = [
-            {k: r.get(k) for k in ("id", "verdict", "severity", "messages", "reason") if r.get(k) is not None}
-            for r in report.get("results") or []
-            if r.get("verdict") in FINDINGS
-        ]
-        result = dict(changed=bool(changes), findings=findings, report=report, cmd=cmd)
-        if module._diff:
-            result["diff"] = [change_diff(c) for c in changes]
-        module.exit_json(**result)
-
-    if p["snapshot"]:
+    if p["snapshot"] and not module.check_mode:
         module.fail_json(msg="`snapshot` is a recorded host and cannot be changed; use it in check mode")
-    cmd = [binary, "apply", "--yes", "--format", "json"] + common_args(p)
+    mode = ["--dry-run"] if module.check_mode else ["--yes"]
+    cmd = [binary, "apply"] + mode + ["--format", "json"] + common_args(p)
+    if p["snapshot"]:
+        cmd += ["--snapshot", p["snapshot"]]
     for kind in p["allow"]:
         cmd += ["--allow", kind]
     for kind in p["deny"]:
         cmd += ["--deny", kind]
+    if p["allow_disruptive"]:
+        cmd += ["--allow-disruptive"]
     # apply exits 1 on error and after a rollback: the task fails with gpufix's message.
-    applied = run_json(module, cmd, ok_codes=(0,))
-    result = dict(
-        changed=bool(applied.get("changed")),
-        run=applied.get("run"),
-        applied=applied.get("applied") or [],
-        skipped=applied.get("skipped") or [],
-        cmd=cmd,
-    )
+    out = run_json(module, cmd, ok_codes=(0,))
+    if module.check_mode:
+        applied = out.get("would_apply") or []
+        result = dict(changed=bool(applied), applied=applied)
+    else:
+        applied = out.get("applied") or []
+        result = dict(changed=bool(out.get("changed")), run=out.get("run"), applied=applied)
+    # gpufix calls them `skipped`; Ansible reserves that key for a skipped task.
+    result["not_applied"] = out.get("skipped") or []
+    result["cmd"] = cmd
     if module._diff:
-        result["diff"] = [change_diff(c) for c in result["applied"]]
+        result["diff"] = [change_diff(c) for c in applied]
     module.exit_json(**result)
 
 
