@@ -85,6 +85,8 @@ pub struct Spec {
     pub nccl_log: Option<PathBuf>,
     pub kernel_log: Option<PathBuf>,
     pub evidence: Vec<PathBuf>,
+    /// `--deep`: also the framework-level checks that start Python.
+    pub deep: bool,
 }
 
 impl Spec {
@@ -204,6 +206,7 @@ impl Spec {
             nccl_log: self.nccl_log.clone(),
             kernel_log: self.kernel_log.clone(),
             evidence: self.evidence.clone(),
+            deep: self.deep,
         })
     }
 
@@ -302,6 +305,8 @@ pub struct Eval {
     pub sample: Duration,
     pub probe_deadline: Duration,
     pub only: Vec<String>,
+    /// Put the run's timings in the report (`plan --timings`).
+    pub timings: bool,
 }
 
 impl Session {
@@ -367,6 +372,7 @@ impl Session {
             sample: eval.sample,
             probe_deadline: eval.probe_deadline,
             only: eval.only.clone(),
+            timings: eval.timings,
             ..Options::default()
         };
         engine::evaluate(

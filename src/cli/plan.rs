@@ -22,6 +22,10 @@ pub struct PlanArgs {
     /// Write the complete plan (changes with concrete values and fingerprints) for `gpufix apply FILE`.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<std::path::PathBuf>,
+    /// Show where the time went: the run's phases, each probe's wall time and what it waited
+    /// on (commands, NVML, the CUDA check, files), and peak memory. In JSON: `timings`.
+    #[arg(long)]
+    pub timings: bool,
 }
 
 /// Check `--only` names against the rule set.
@@ -73,11 +77,22 @@ pub fn planned_report(s: &Session, eval: &Eval) -> anyhow::Result<(Report, Vec<U
 }
 
 pub fn run(g: &Global, a: &PlanArgs) -> anyhow::Result<ExitStatus> {
+    let started = std::time::Instant::now();
     let s = match open_session(g)? {
         Ok(s) => s,
         Err(status) => return Ok(status),
     };
-    let (report, _) = planned_report(&s, &g.eval(a.probe_timeout))?;
+    let opened = started.elapsed();
+    let eval = Eval {
+        timings: a.timings,
+        ..g.eval(a.probe_timeout)
+    };
+    let mut report = evaluate(&s, &eval)?;
+    let evaluated = started.elapsed();
+    s.plan_changes(&mut report);
+    if let Some(t) = &mut report.timings {
+        t.add_run_phases(opened, evaluated, started.elapsed());
+    }
     if let Some(out) = &a.output {
         let pf = crate::plan::PlanFile {
             plan_version: crate::plan::PLAN_VERSION,
@@ -106,6 +121,9 @@ pub fn run(g: &Global, a: &PlanArgs) -> anyhow::Result<ExitStatus> {
                 }
             )
         ),
+    }
+    if let (Some(t), Format::Text) = (&report.timings, g.format) {
+        print!("\n{}", crate::engine::timing::render(t));
     }
     Ok(ExitStatus::of_report(&report))
 }

@@ -46,7 +46,7 @@ impl EvidenceHost {
             nvml: None,
         };
         for p in paths {
-            let text = crate::probes::inputs::read_text(p)
+            let text = crate::probes::inputs::read_shared(p)
                 .map_err(|e| anyhow::anyhow!("--evidence {}: {e}", p.display()))?;
             let Some(kind) = detect(&text) else {
                 anyhow::bail!(
@@ -66,10 +66,12 @@ impl EvidenceHost {
                     );
                 }
                 EvidenceKind::Fstab => {
-                    h.files.insert("/etc/fstab".into(), text.into_bytes());
+                    h.files
+                        .insert("/etc/fstab".into(), text.as_bytes().to_vec());
                 }
                 _ => {
-                    h.files.insert("/proc/mounts".into(), text.into_bytes());
+                    h.files
+                        .insert("/proc/mounts".into(), text.as_bytes().to_vec());
                 }
             }
         }
