@@ -223,6 +223,9 @@ pub struct Report {
     /// Non-fatal notes gathered while evaluating (an expired waiver, a probe that timed out).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// With `--timings`: the run's phases, each probe's wall time and what it waited on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timings: Option<crate::engine::timing::Timings>,
 }
 
 impl Report {

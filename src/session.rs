@@ -85,6 +85,8 @@ pub struct Spec {
     pub nccl_log: Option<PathBuf>,
     pub kernel_log: Option<PathBuf>,
     pub evidence: Vec<PathBuf>,
+    /// `--deep`: also the framework-level checks that start Python.
+    pub deep: bool,
 }
 
 impl Spec {
@@ -220,6 +222,7 @@ impl Spec {
             nccl_log: self.nccl_log.clone(),
             kernel_log: self.kernel_log.clone(),
             evidence: self.evidence.clone(),
+            deep: self.deep,
         })
     }
 
@@ -335,11 +338,14 @@ impl Spec {
             nccl_log,
             kernel_log,
             evidence: evidence.into_iter().map(PathBuf::from).collect(),
+            // the torch check changes no fix: a plan is re-derived without it
+            deep: false,
         };
         let eval = Eval {
             sample: Duration::from_millis(m.sample_ms),
             probe_deadline: eval.probe_deadline,
             only,
+            timings: false,
         };
         Ok((spec, eval))
     }
@@ -615,6 +621,8 @@ pub struct Eval {
     pub sample: Duration,
     pub probe_deadline: Duration,
     pub only: Vec<String>,
+    /// Put the run's timings in the report (`plan --timings`).
+    pub timings: bool,
 }
 
 impl Session {
@@ -681,6 +689,7 @@ impl Session {
             sample: eval.sample,
             probe_deadline: eval.probe_deadline,
             only: eval.only.clone(),
+            timings: eval.timings,
             ..Options::default()
         };
         crate::host::real::probing(true);

@@ -297,6 +297,229 @@ mod recorded_hosts {
     }
 }
 
+/// The native CUDA check (libcuda, no Python) as the smoke rule reads it: a recorded host
+/// replays the check's answer, so the no-driver, broken-context and hung cases are judged
+/// exactly as a live run would judge them.
+mod native_cuda_check {
+    use super::recorded_hosts::judge;
+    use gpufix::host::CudaCheck;
+    use gpufix::host::cuda_check::CudaDeviceCheck;
+    use gpufix::host::recorded::SnapshotHost;
+    use gpufix::report::{Report, Verdict};
+
+    const RULE: &str = "cuda.context-smoke-test-failed";
+
+    fn healthy() -> CudaCheck {
+        CudaCheck {
+            ok: true,
+            driver_api_version: Some(13000),
+            device_count: Some(1),
+            devices: vec![CudaDeviceCheck {
+                index: 0,
+                name: "NVIDIA H200".into(),
+                ok: true,
+                error: None,
+                error_name: None,
+                context_ms: Some(90.0),
+                ms: 120.0,
+            }],
+            error: None,
+            error_name: None,
+            init_ms: Some(40.0),
+            timed_out: false,
+            ms: 160.0,
+        }
+    }
+
+    fn failing(error: &str, name: Option<&str>) -> CudaCheck {
+        CudaCheck {
+            ok: false,
+            error: Some(error.into()),
+            error_name: name.map(str::to_string),
+            devices: vec![],
+            ..healthy()
+        }
+    }
+
+    /// The recorded H200 with its device nodes listed (the recording has no /dev listing, which
+    /// would leave `driver.device-nodes-missing`, a dependency of the smoke rule, unknown).
+    fn h200() -> SnapshotHost {
+        let mut h = super::recorded_hosts::h200();
+        h.set_dir("/dev", &["nvidia0", "nvidiactl", "nvidia-uvm"]);
+        h
+    }
+
+    fn rule(r: &Report) -> &gpufix::report::RuleResult {
+        r.results.iter().find(|x| x.id == RULE).unwrap()
+    }
+
+    fn fails(r: &Report) -> Vec<String> {
+        r.results
+            .iter()
+            .filter(|x| x.verdict == Verdict::Fail)
+            .map(|x| x.id.clone())
+            .collect()
+    }
+
+    #[test]
+    fn a_passing_check_passes_and_names_no_python() {
+        let mut h = h200();
+        h.set_cuda_check(Ok(healthy()));
+        let r = judge(h);
+        assert_eq!(rule(&r).verdict, Verdict::Pass, "{:?}", rule(&r).reason);
+        assert!(fails(&r).is_empty(), "{:?}", fails(&r));
+    }
+
+    #[test]
+    fn broken_context_fails_the_smoke_rule_with_the_cuda_error() {
+        let mut h = h200();
+        h.set_cuda_check(Ok(failing(
+            "GPU 0: cuDevicePrimaryCtxRetain: CUDA_ERROR_DEVICES_UNAVAILABLE (CUDA-capable device(s) is/are busy or unavailable)",
+            Some("CUDA_ERROR_DEVICES_UNAVAILABLE"),
+        )));
+        let r = judge(h);
+        assert_eq!(fails(&r), vec![RULE.to_string()]);
+        assert_eq!(
+            rule(&r).messages,
+            vec!["CUDA smoke test failed: GPU 0: cuDevicePrimaryCtxRetain: CUDA_ERROR_DEVICES_UNAVAILABLE (CUDA-capable device(s) is/are busy or unavailable)".to_string()]
+        );
+    }
+
+    #[test]
+    fn a_hung_driver_is_a_failure_not_a_stuck_plan() {
+        let mut h = h200();
+        let mut c = failing(
+            "the CUDA driver did not answer within 10.0s (a hung GPU or driver? check the kernel log for Xid errors)",
+            None,
+        );
+        c.timed_out = true;
+        h.set_cuda_check(Ok(c));
+        let r = judge(h);
+        assert_eq!(fails(&r), vec![RULE.to_string()]);
+        assert!(rule(&r).messages[0].contains("did not answer within 10.0s"));
+    }
+
+    /// No driver at all: NVML fails first, and the smoke rule is blocked by it rather than
+    /// repeating the same fault.
+    #[test]
+    fn no_driver_host_blocks_the_smoke_rule_behind_nvml() {
+        let mut h = h200();
+        h.set_nvml(Err(
+            "NVML cannot be loaded: libnvidia-ml.so.1 not found (is the NVIDIA driver installed?)"
+                .into(),
+        ));
+        h.set_cuda_check(Ok(failing(
+            "cannot load libcuda.so.1 (is the NVIDIA driver installed?): libcuda.so.1: cannot open shared object file: No such file or directory",
+            None,
+        )));
+        let r = judge(h);
+        assert_eq!(fails(&r), vec!["driver.nvml-unavailable".to_string()]);
+        assert_eq!(rule(&r).verdict, Verdict::Blocked);
+        assert!(
+            rule(&r)
+                .blocked_by
+                .contains(&"driver.nvml-unavailable".to_string())
+        );
+    }
+
+    /// NVML answers but the CUDA driver library is missing (a container whose runtime did not
+    /// mount libcuda): the smoke rule is the finding, with the loader's message.
+    #[test]
+    fn missing_libcuda_with_working_nvml_fails_the_smoke_rule() {
+        let mut h = h200();
+        h.set_cuda_check(Ok(failing(
+            "cannot load libcuda.so.1 (is the NVIDIA driver installed?): libcuda.so.1: cannot open shared object file: No such file or directory",
+            None,
+        )));
+        let r = judge(h);
+        assert_eq!(fails(&r), vec![RULE.to_string()]);
+        assert!(
+            rule(&r).messages[0].starts_with("CUDA smoke test failed: cannot load libcuda.so.1")
+        );
+    }
+
+    /// Pasted evidence and snapshots without the check cannot say: not applicable, with why.
+    #[test]
+    fn a_host_that_cannot_run_the_check_is_not_applicable() {
+        let mut h = h200();
+        h.set_cuda_check(Err(
+            "the CUDA check was not recorded in this snapshot".into()
+        ));
+        let r = judge(h);
+        assert_eq!(rule(&r).verdict, Verdict::NotApplicable);
+    }
+}
+
+/// The default plan starts no Python process: `python3`/`python` on PATH are stand-ins that
+/// leave a mark; only `--deep` may run one.
+mod no_python {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn stand_ins(dir: &std::path::Path, mark: &std::path::Path) {
+        for name in ["python3", "python", "python3.12"] {
+            let p = dir.join(name);
+            std::fs::write(
+                &p,
+                format!(
+                    "#!/bin/sh\necho \"$0 $*\" >> '{}'\necho '{{\"import_error\": \"stand-in\"}}'\n",
+                    mark.display()
+                ),
+            )
+            .unwrap();
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+    }
+
+    fn plan(dir: &std::path::Path, extra: &[&str]) -> Out {
+        let path = format!(
+            "{}:{}",
+            dir.display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        let mut args = vec!["plan", "--sample", "0", "--format", "json"];
+        args.extend_from_slice(extra);
+        let o = gpufix().env("PATH", path).args(&args).output().unwrap();
+        Out {
+            code: o.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+        }
+    }
+
+    #[test]
+    fn default_plan_starts_no_python_but_deep_does() {
+        let t = tempfile::tempdir().unwrap();
+        let mark = t.path().join("python-ran.txt");
+        stand_ins(t.path(), &mark);
+        let out = plan(t.path(), &[]);
+        assert_ne!(out.code, 1, "{}", out.stderr);
+        assert!(
+            !mark.exists(),
+            "the default plan started Python: {}",
+            std::fs::read_to_string(&mark).unwrap_or_default()
+        );
+        // the same run with --deep does start it (so this test can fail); a machine without a
+        // driver blocks the smoke rule, so ask the probe through --only's dependencies
+        let out = plan(t.path(), &["--deep", "--timings"]);
+        assert_ne!(out.code, 1, "{}", out.stderr);
+        let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+        let probes = v["timings"]["probes"].as_array().unwrap();
+        assert!(
+            probes
+                .iter()
+                .any(|p| p["probe"].as_str().unwrap().starts_with("cuda.stack")),
+            "{probes:?}"
+        );
+        assert!(
+            std::fs::read_to_string(&mark)
+                .unwrap_or_default()
+                .contains("-c"),
+            "--deep must run the framework check through python"
+        );
+    }
+}
+
 /// On a machine without an NVIDIA driver (CI): plan says so plainly, blocks the GPU rules, exits 2.
 mod no_driver {
     use super::*;
@@ -1345,10 +1568,17 @@ mod rule_cases {
         let mut c = case("cuda.context-smoke-test-failed", "no kernel image");
         c.host
             .set_dir("/dev", &["nvidia0", "nvidiactl", "nvidia-uvm"]);
-        c.host.set_command(
-            &["python3", "-c", gpufix::probes::cuda_stack::PY, "--smoke"],
-            ok("{\"version\": \"2.11.0\", \"cuda\": \"13.0\", \"smoke\": {\"ok\": false, \"error\": \"CUDA error: no kernel image is available\"}}\n"),
-        );
+        c.host.set_cuda_check(Ok(gpufix::host::CudaCheck {
+            ok: false,
+            driver_api_version: Some(13000),
+            device_count: Some(1),
+            devices: vec![],
+            error: Some("GPU 0: cuModuleLoadDataEx (PTX 8.0, sm_75): CUDA_ERROR_NO_BINARY_FOR_GPU (no kernel image is available for execution on the device)".into()),
+            error_name: Some("CUDA_ERROR_NO_BINARY_FOR_GPU".into()),
+            init_ms: Some(40.0),
+            timed_out: false,
+            ms: 90.0,
+        }));
         cases.push(c);
         let mut c = case("launch.cpu-bound-launch-thread", "main thread of PID 4242");
         c.sample = true;

@@ -45,6 +45,7 @@ fn report(results: Vec<RuleResult>) -> Report {
         results,
         changes: vec![],
         notes: vec![],
+        timings: None,
     }
 }
 

@@ -107,6 +107,10 @@ pub struct InputArgs {
     /// they describe is judged, not this one. Repeatable.
     #[arg(long, global = true, value_name = "FILE")]
     pub evidence: Vec<PathBuf>,
+    /// Also run the framework-level CUDA check: import torch in the job's Python and run a
+    /// matmul (seconds; the default check talks to libcuda directly and starts no Python).
+    #[arg(long, global = true)]
+    pub deep: bool,
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
@@ -260,6 +264,7 @@ impl Global {
             nccl_log: a.nccl_log.clone(),
             kernel_log: a.kernel_log.clone(),
             evidence: a.evidence.clone(),
+            deep: a.deep,
         }
     }
 
@@ -282,6 +287,7 @@ impl Global {
             sample: self.sample,
             probe_deadline,
             only: self.only.clone(),
+            timings: false,
         }
     }
 }

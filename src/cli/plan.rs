@@ -25,6 +25,10 @@ pub struct PlanArgs {
     /// Write the complete plan (changes with concrete values and fingerprints) for `gpufix apply FILE`.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<std::path::PathBuf>,
+    /// Show where the time went: the run's phases, each probe's wall time and what it waited
+    /// on (commands, NVML, the CUDA check, files), and peak memory. In JSON: `timings`.
+    #[arg(long)]
+    pub timings: bool,
 }
 
 /// Check `--only` names against the rule set.
@@ -79,12 +83,21 @@ pub fn run(g: &Global, a: &PlanArgs) -> anyhow::Result<ExitStatus> {
     if !matches!(g.format, Format::Text | Format::Json) {
         return super::unsupported_format("plan", g.format);
     }
+    let started = std::time::Instant::now();
     let s = match open_session(g)? {
         Ok(s) => s,
         Err(status) => return Ok(status),
     };
-    let eval = g.eval(a.probe_timeout);
-    let (report, _) = planned_report(&s, &eval)?;
+    let opened = started.elapsed();
+    let eval = Eval {
+        timings: a.timings,
+        ..g.eval(a.probe_timeout)
+    };
+    let (mut report, _) = planned_report(&s, &eval)?;
+    let evaluated = started.elapsed();
+    if let Some(t) = &mut report.timings {
+        t.add_run_phases(opened, evaluated, started.elapsed());
+    }
     if let Some(out) = &a.output {
         let pf = crate::plan::PlanFile {
             plan_version: crate::plan::PLAN_VERSION,
@@ -118,6 +131,9 @@ pub fn run(g: &Global, a: &PlanArgs) -> anyhow::Result<ExitStatus> {
                 }
             )
         ),
+    }
+    if let (Some(t), Format::Text) = (&report.timings, g.format) {
+        print!("\n{}", crate::engine::timing::render(t));
     }
     Ok(ExitStatus::of_report(&report))
 }

@@ -278,6 +278,7 @@ fn run_case(
             .iter()
             .map(|f| scratch.path_of(f, base))
             .collect::<anyhow::Result<_>>()?,
+        deep: false,
     };
     let opts = Options {
         only: if case.only.is_empty() {

@@ -20,6 +20,8 @@ pub struct Options {
     pub today: jiff::civil::Date,
     /// Rule ids or layer names; empty means all. Dependencies of selected rules are included.
     pub only: Vec<String>,
+    /// Put [`crate::engine::timing::Timings`] in the report (`--timings`).
+    pub timings: bool,
 }
 
 impl Default for Options {
@@ -31,6 +33,7 @@ impl Default for Options {
                 .to_datetime(jiff::Timestamp::now())
                 .date(),
             only: Vec::new(),
+            timings: false,
         }
     }
 }
@@ -153,13 +156,17 @@ pub fn evaluate(
     let observer = Observer {
         deadline: opts.probe_deadline,
     };
-    let outcomes = observer.run(
+    let observe_started = std::time::Instant::now();
+    let (outcomes, probe_timings) = observer.run(
         host.clone(),
         inputs.clone(),
         opts.sample,
         requests,
         on_probe_done,
     );
+
+    let observe_ms = super::timing::ms(observe_started.elapsed());
+    let judge_started = std::time::Instant::now();
 
     // 3. judge in order
     let mut results: Vec<RuleResult> = Vec::with_capacity(rules.len());
@@ -204,6 +211,28 @@ pub fn evaluate(
     }
     let summary = Report::summarize(&results);
     let (host_name, machine_id) = crate::host::identity(host.as_ref());
+    let timings = opts.timings.then(|| {
+        let waited_on = probe_timings
+            .iter()
+            .max_by(|a, b| (a.start_ms + a.ms).total_cmp(&(b.start_ms + b.ms)))
+            .map(|p| format!("{} ({:.1} ms)", p.probe, p.ms));
+        super::timing::Timings {
+            total_ms: 0.0,
+            phases: vec![
+                super::timing::Phase {
+                    name: format!("observe ({} probes, concurrent)", probe_timings.len()),
+                    ms: observe_ms,
+                },
+                super::timing::Phase {
+                    name: format!("evaluate ({} rules)", results.len()),
+                    ms: super::timing::ms(judge_started.elapsed()),
+                },
+            ],
+            probes: probe_timings,
+            waited_on,
+            peak_rss_kib: None,
+        }
+    });
     Report {
         version: REPORT_VERSION,
         gpufix_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -217,6 +246,7 @@ pub fn evaluate(
         summary,
         changes: Vec::new(),
         notes,
+        timings,
     }
 }
 

@@ -4,5 +4,6 @@
 pub mod evaluate;
 pub mod expr;
 pub mod observe;
+pub mod timing;
 
 pub use evaluate::{Options, evaluate};

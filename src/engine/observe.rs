@@ -1,6 +1,9 @@
 //! Run each distinct probe once, concurrently, each under its own deadline. A probe that
 //! panics, errors or runs past its deadline yields `unknown` with the reason, never a value.
+//! Each probe sees the host through a [`TimedHost`], so the run knows each probe's wall time
+//! and what it waited on ([`super::timing`]).
 
+use super::timing::{ProbeTiming, TimedHost, ms};
 use crate::host::Host;
 use crate::probes::{self, Inputs, ProbeCtx, ProbeOutcome};
 use serde_json::{Map, Value};
@@ -28,6 +31,10 @@ pub struct Observer {
     pub deadline: Duration,
 }
 
+/// What a probe thread sends back: the outcome, when it started and finished (from the start
+/// of observe), and what it waited on.
+type Answer = (ProbeOutcome, Duration, Duration, Vec<super::timing::Wait>);
+
 impl Observer {
     pub fn run(
         &self,
@@ -36,14 +43,14 @@ impl Observer {
         sample: Duration,
         requests: BTreeMap<ProbeKey, Request>,
         mut on_done: impl FnMut(&ProbeKey),
-    ) -> BTreeMap<ProbeKey, ProbeOutcome> {
+    ) -> (BTreeMap<ProbeKey, ProbeOutcome>, Vec<ProbeTiming>) {
         let started = Instant::now();
         let mut pending = Vec::new();
         for (key, req) in requests {
             let Some(kind) = probes::find(&req.kind) else {
                 continue;
             };
-            let (tx, rx) = mpsc::channel();
+            let (tx, rx) = mpsc::channel::<Answer>();
             let host = host.clone();
             let inputs = inputs.clone();
             let deadline = self.deadline
@@ -56,8 +63,10 @@ impl Observer {
             let spawned = std::thread::Builder::new()
                 .name(format!("probe {}", req.kind))
                 .spawn(move || {
+                    let begin = started.elapsed();
+                    let timed = TimedHost::new(host.as_ref());
                     let ctx = ProbeCtx {
-                        host: host.as_ref(),
+                        host: &timed,
                         inputs: &inputs,
                         sample,
                     };
@@ -70,17 +79,20 @@ impl Observer {
                             kind.name()
                         ))
                     });
-                    let _ = tx.send(out);
+                    let _ = tx.send((out, begin, started.elapsed(), timed.waits()));
                 });
             match spawned {
                 Ok(_) => pending.push((key, rx, deadline)),
                 Err(e) => pending.push((
                     key,
                     {
-                        let (tx, rx) = mpsc::channel();
-                        let _ = tx.send(ProbeOutcome::Unknown(format!(
-                            "cannot start probe thread: {e}"
-                        )));
+                        let (tx, rx) = mpsc::channel::<Answer>();
+                        let _ = tx.send((
+                            ProbeOutcome::Unknown(format!("cannot start probe thread: {e}")),
+                            Duration::ZERO,
+                            Duration::ZERO,
+                            Vec::new(),
+                        ));
                         rx
                     },
                     deadline,
@@ -88,17 +100,39 @@ impl Observer {
             }
         }
         let mut out = BTreeMap::new();
+        let mut timings = Vec::new();
         for (key, rx, deadline) in pending {
             let left = deadline.saturating_sub(started.elapsed());
-            let outcome = rx.recv_timeout(left).unwrap_or_else(|_| {
-                ProbeOutcome::Unknown(format!(
-                    "probe did not answer within {:.1}s",
-                    deadline.as_secs_f64()
-                ))
-            });
+            let (outcome, timing) = match rx.recv_timeout(left) {
+                Ok((o, begin, end, waits)) => (
+                    o,
+                    ProbeTiming {
+                        probe: key.0.clone(),
+                        start_ms: ms(begin),
+                        ms: ms(end.saturating_sub(begin)),
+                        timed_out: false,
+                        waits,
+                    },
+                ),
+                Err(_) => (
+                    ProbeOutcome::Unknown(format!(
+                        "probe did not answer within {:.1}s",
+                        deadline.as_secs_f64()
+                    )),
+                    ProbeTiming {
+                        probe: key.0.clone(),
+                        start_ms: 0.0,
+                        ms: ms(started.elapsed()),
+                        timed_out: true,
+                        waits: Vec::new(),
+                    },
+                ),
+            };
             on_done(&key);
             out.insert(key, outcome);
+            timings.push(timing);
         }
-        out
+        timings.sort_by(|a, b| b.ms.total_cmp(&a.ms).then_with(|| a.probe.cmp(&b.probe)));
+        (out, timings)
     }
 }

@@ -16,7 +16,7 @@ pub struct CudaVersion {
     /// The full version where the text gives one (`13.0.88`, `12.4.1`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub full: Option<String>,
-    /// `nvcc`, `version.json` or `version.txt`.
+    /// `nvcc`, `version.json`, `version.txt` or `cuda.h`.
     pub source: &'static str,
 }
 
@@ -81,6 +81,82 @@ pub fn parse_cuda_version(text: &str) -> Option<CudaVersion> {
     None
 }
 
+static CUDA_H: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?m)^\s*#\s*define\s+CUDA_VERSION\s+(\d{4,6})\b").expect("static regex")
+});
+
+/// The toolkit version from its `include/cuda.h` (`#define CUDA_VERSION 13000`): reading a
+/// header costs far less than starting `nvcc`.
+pub fn parse_cuda_h(text: &str) -> Option<CudaVersion> {
+    let code: u32 = CUDA_H.captures(text)?[1].parse().ok()?;
+    let (major, minor) = (code / 1000, (code % 1000) / 10);
+    build(&major.to_string(), &minor.to_string(), None, "cuda.h")
+}
+
+/// `Name` and `Version` from the header of a `*.dist-info/METADATA` (or `PKG-INFO`) file: the
+/// RFC 822 style fields before the first blank line. Only the header is read.
+pub fn parse_metadata(text: &str) -> Option<(String, String)> {
+    let (mut name, mut version) = (None, None);
+    for line in text.lines().take(400) {
+        if line.trim().is_empty() {
+            break;
+        }
+        if let Some(v) = line.strip_prefix("Name:") {
+            name.get_or_insert_with(|| super::clip(v.trim(), 128));
+        } else if let Some(v) = line.strip_prefix("Version:") {
+            version.get_or_insert_with(|| super::clip(v.trim(), 64));
+        }
+    }
+    Some((name?, version.filter(|v| !v.is_empty())?))
+}
+
+/// What `torch/version.py` (written by PyTorch's build) says: `__version__`, and `cuda` (None
+/// on CPU and ROCm builds).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct TorchVersionPy {
+    pub version: Option<String>,
+    pub cuda: Option<String>,
+}
+
+static PY_VERSION: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r#"(?m)^__version__\s*(?::\s*[A-Za-z_\[\]. ]{1,40})?=\s*['"]([^'"\n]{1,64})['"]"#)
+        .expect("static regex")
+});
+static PY_CUDA: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r#"(?m)^cuda\s*(?::\s*[A-Za-z_\[\]. ]{1,40})?=\s*['"]([0-9][0-9.]{0,15})['"]"#)
+        .expect("static regex")
+});
+
+pub fn parse_torch_version_py(text: &str) -> TorchVersionPy {
+    TorchVersionPy {
+        version: PY_VERSION.captures(text).map(|c| c[1].to_string()),
+        cuda: PY_CUDA.captures(text).map(|c| c[1].to_string()),
+    }
+}
+
+/// A dist-info directory name, `nvidia_nccl_cu13-2.28.9.dist-info`, as (name, version).
+pub fn parse_dist_info_name(dir: &str) -> Option<(&str, &str)> {
+    let stem = dir.strip_suffix(".dist-info")?;
+    let (name, version) = stem.split_once('-')?;
+    (!name.is_empty() && !version.is_empty()).then_some((name, version))
+}
+
+/// `home` and `include-system-site-packages` from a virtual environment's `pyvenv.cfg`.
+pub fn parse_pyvenv_cfg(text: &str) -> (Option<String>, bool) {
+    let (mut home, mut system) = (None, false);
+    for line in text.lines().take(100) {
+        let Some((k, v)) = line.split_once('=') else {
+            continue;
+        };
+        match k.trim() {
+            "home" => home = Some(v.trim().to_string()),
+            "include-system-site-packages" => system = v.trim().eq_ignore_ascii_case("true"),
+            _ => {}
+        }
+    }
+    (home, system)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -127,6 +203,58 @@ mod tests {
         );
         assert_eq!(parse_cuda_version(r#"{"cuda": {"name": "x"}}"#), None);
         assert_eq!(parse_cuda_version(""), None);
+    }
+
+    #[test]
+    fn cuda_h_define() {
+        let v =
+            parse_cuda_h("/* CUDA API version number */\n#define CUDA_VERSION 13000\n").unwrap();
+        assert_eq!((v.version.as_str(), v.source), ("13.0", "cuda.h"));
+        assert_eq!(
+            parse_cuda_h("#define CUDA_VERSION 12040").unwrap().version,
+            "12.4"
+        );
+        assert_eq!(parse_cuda_h("#define CUDA_VERSION_MAJOR 13"), None);
+        assert_eq!(parse_cuda_h(""), None);
+    }
+
+    #[test]
+    fn package_metadata_header() {
+        let m = "Metadata-Version: 2.4\nName: torch\nVersion: 2.11.0+cu130\nSummary: Tensors\n\nName: not-this\nVersion: 9\n";
+        assert_eq!(
+            parse_metadata(m),
+            Some(("torch".to_string(), "2.11.0+cu130".to_string()))
+        );
+        assert_eq!(parse_metadata("Name: x\n\nVersion: 1\n"), None);
+        assert_eq!(parse_metadata(""), None);
+    }
+
+    #[test]
+    fn torch_version_py_as_the_build_writes_it() {
+        // the shape PyTorch 2.x's setup writes (tools/generate_torch_version.py)
+        let t = "from typing import Optional\n\n__all__ = ['__version__', 'debug', 'cuda', 'git_version', 'hip', 'xpu']\n__version__ = '2.11.0+cu130'\ndebug = False\ncuda: Optional[str] = '13.0'\ngit_version = '70d99e998b8955ec7f5e8a9a0c5ff1a2a2cbcb11'\nhip: Optional[str] = None\nxpu: Optional[str] = None\n";
+        let v = parse_torch_version_py(t);
+        assert_eq!(v.version.as_deref(), Some("2.11.0+cu130"));
+        assert_eq!(v.cuda.as_deref(), Some("13.0"));
+        let cpu = parse_torch_version_py("__version__ = '2.4.0+cpu'\ncuda: Optional[str] = None\n");
+        assert_eq!(cpu.cuda, None);
+        assert_eq!(cpu.version.as_deref(), Some("2.4.0+cpu"));
+        let old = parse_torch_version_py("__version__ = \"1.13.1\"\ncuda = '11.7'\n");
+        assert_eq!(old.cuda.as_deref(), Some("11.7"));
+    }
+
+    #[test]
+    fn dist_info_names_and_venv_config() {
+        assert_eq!(
+            parse_dist_info_name("nvidia_nccl_cu13-2.28.9.dist-info"),
+            Some(("nvidia_nccl_cu13", "2.28.9"))
+        );
+        assert_eq!(parse_dist_info_name("torch-2.11.0+cu130.egg-info"), None);
+        assert_eq!(parse_dist_info_name("-1.dist-info"), None);
+        let (home, sys) = parse_pyvenv_cfg(
+            "home = /usr/bin\ninclude-system-site-packages = false\nversion = 3.12.3\n",
+        );
+        assert_eq!((home.as_deref(), sys), (Some("/usr/bin"), false));
     }
 
     #[test]

@@ -71,7 +71,7 @@ impl EvidenceHost {
             nvml: None,
         };
         for p in paths {
-            let text = crate::probes::inputs::read_text(p)
+            let text = crate::probes::inputs::read_shared(p)
                 .map_err(|e| anyhow::anyhow!("--evidence {}: {e}", p.display()))?;
             let Some(kind) = detect(&text) else {
                 // job text (Python, a training config, a launcher line, a training log) is
@@ -107,10 +107,11 @@ impl EvidenceHost {
                     h.nvml = Some(smi_tables::to_reading(&u));
                 }
                 EvidenceKind::Fstab => {
-                    h.files.insert("/etc/fstab".into(), text.into_bytes());
+                    h.files
+                        .insert("/etc/fstab".into(), text.as_bytes().to_vec());
                 }
                 EvidenceKind::ProcMounts => {
-                    h.files.insert("/proc/mounts".into(), text.into_bytes());
+                    h.files.insert("/proc/mounts".into(), text.as_bytes().to_vec());
                 }
                 EvidenceKind::MountOutput => {
                     h.files.insert(

@@ -6,6 +6,7 @@
 //! answer, which is how a snapshot is made). Probes never touch `std::fs` or NVML directly, so a
 //! recorded host replays exactly what a live one saw.
 
+pub mod cuda_check;
 pub mod evidence;
 pub mod nvml_types;
 pub mod real;
@@ -16,6 +17,7 @@ use std::collections::BTreeMap;
 use std::io;
 use std::time::Duration;
 
+pub use cuda_check::CudaCheck;
 pub use nvml_types::{Field, GpuReading, GpuSample, NvmlReading};
 
 /// What a command printed. `timed_out` means the whole process group was killed at the deadline.
@@ -57,6 +59,15 @@ pub trait Host: Send + Sync {
     fn nvml(&self) -> Result<NvmlReading, String>;
     /// A light NVML reading (utilization, clocks, power) used repeatedly by sampled probes.
     fn nvml_sample(&self) -> Result<Vec<GpuSample>, String>;
+    /// The native CUDA check ([`cuda_check`]: context, copy and a tiny kernel on every GPU CUDA
+    /// sees) under `deadline`. A check that ran and failed is `Ok` with `ok: false`; `Err`
+    /// means this host cannot run it (pasted evidence, a snapshot that did not record it).
+    fn cuda_check(&self, _deadline: Duration) -> Result<CudaCheck, String> {
+        Err(format!(
+            "{}: the CUDA check cannot run here",
+            self.describe()
+        ))
+    }
     /// gpufix's own process environment (what a job launched from this shell would inherit).
     fn env(&self) -> BTreeMap<String, String>;
     /// Seconds since the Unix epoch.

@@ -762,6 +762,10 @@ impl Host for RealHost {
         run_command(argv, timeout)
     }
 
+    fn cuda_check(&self, deadline: Duration) -> Result<super::CudaCheck, String> {
+        Ok(super::cuda_check::run_once(deadline))
+    }
+
     fn nvml(&self) -> Result<NvmlReading, String> {
         let (nvml, init_ms) = self.nvml_handle()?;
         let count = nvml

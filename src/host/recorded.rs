@@ -9,6 +9,7 @@
 //! Tests make degraded variants of a recorded host by loading it and replacing single answers
 //! (`set_file`, `set_nvml`, `set_command`, ...), so every fixture starts from real data.
 
+use super::CudaCheck;
 use super::nvml_types::{GpuSample, NvmlReading};
 use super::{CommandOutput, FileMeta, Host};
 use serde::{Deserialize, Serialize};
@@ -171,6 +172,9 @@ pub struct Snapshot {
     pub nvml: Vec<NvmlRecord<NvmlReading>>,
     #[serde(default)]
     pub nvml_samples: Vec<NvmlRecord<Vec<GpuSample>>>,
+    /// Answers of the native CUDA check, in call order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cuda_checks: Vec<NvmlRecord<CudaCheck>>,
     #[serde(default)]
     pub env: BTreeMap<String, String>,
     #[serde(default)]
@@ -193,6 +197,7 @@ impl Snapshot {
             commands: BTreeMap::new(),
             nvml: Vec::new(),
             nvml_samples: Vec::new(),
+            cuda_checks: Vec::new(),
             env: BTreeMap::new(),
             cpu_count: None,
             now: Vec::new(),
@@ -314,6 +319,12 @@ impl Host for RecordingHost {
         self.with(|s| s.nvml_samples.push(rec));
         r
     }
+    fn cuda_check(&self, deadline: Duration) -> Result<CudaCheck, String> {
+        let r = self.inner.cuda_check(deadline);
+        let rec = NvmlRecord::from_result(&r);
+        self.with(|s| s.cuda_checks.push(rec));
+        r
+    }
     fn env(&self) -> BTreeMap<String, String> {
         let e = self.inner.env();
         self.with(|s| s.env = e.clone());
@@ -360,6 +371,7 @@ const COMMANDS: u8 = 4;
 const NVML: u8 = 5;
 const SAMPLES: u8 = 6;
 const NOW: u8 = 7;
+const CUDA: u8 = 8;
 
 impl SnapshotHost {
     pub fn load(path: &Path) -> anyhow::Result<SnapshotHost> {
@@ -513,6 +525,12 @@ impl SnapshotHost {
     /// Replace the recorded sample sequence.
     pub fn set_samples(&mut self, samples: Vec<Result<Vec<GpuSample>, String>>) -> &mut Self {
         self.snap.nvml_samples = samples.iter().map(NvmlRecord::from_result).collect();
+        self
+    }
+
+    /// Replace the recorded native CUDA check answers (`Err`: the host could not run it).
+    pub fn set_cuda_check(&mut self, check: Result<CudaCheck, String>) -> &mut Self {
+        self.snap.cuda_checks = vec![NvmlRecord::from_result(&check)];
         self
     }
 
@@ -670,6 +688,13 @@ impl Host for SnapshotHost {
             return self.nvml().map(|r| r.gpus.iter().map(sample_of).collect());
         }
         l[self.next_index(SAMPLES, "", l.len())].to_result()
+    }
+    fn cuda_check(&self, _deadline: Duration) -> Result<CudaCheck, String> {
+        let l = &self.snap.cuda_checks;
+        if l.is_empty() {
+            return Err("the CUDA check was not recorded in this snapshot".to_string());
+        }
+        l[self.next_index(CUDA, "", l.len())].to_result()
     }
     fn env(&self) -> BTreeMap<String, String> {
         self.snap.env.clone()

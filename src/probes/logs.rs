@@ -3,7 +3,7 @@
 //! kernel ring buffer through `dmesg`), and `torch.memory` (a `memory_summary()` table or an
 //! out-of-memory message given as `--evidence`).
 
-use super::inputs::{evidence_of, read_text};
+use super::inputs::{evidence_of, read_shared};
 use super::{ProbeCtx, ProbeKind, ProbeOutcome};
 use crate::evidence::detect::EvidenceKind;
 use crate::evidence::{kernel_log, nccl_log, torch_memory};
@@ -72,7 +72,7 @@ impl ProbeKind for NcclLog {
     }
     fn run(&self, _params: &Map<String, Value>, ctx: &ProbeCtx) -> ProbeOutcome {
         let (path, text) = match &ctx.inputs.nccl_log {
-            Some(p) => match read_text(p) {
+            Some(p) => match read_shared(p) {
                 Ok(t) => (p.clone(), t),
                 Err(e) => {
                     return ProbeOutcome::Unknown(format!("cannot read {}: {e}", p.display()));
@@ -115,7 +115,7 @@ impl ProbeKind for KernelLog {
     }
     fn run(&self, _params: &Map<String, Value>, ctx: &ProbeCtx) -> ProbeOutcome {
         if let Some(p) = &ctx.inputs.kernel_log {
-            return match read_text(p) {
+            return match read_shared(p) {
                 Ok(t) => to_value(&kernel_log::parse_kernel_log(&t), p.display().to_string()),
                 Err(e) => ProbeOutcome::Unknown(format!("cannot read {}: {e}", p.display())),
             };

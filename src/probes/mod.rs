@@ -47,6 +47,8 @@ pub struct Inputs {
     pub nccl_log: Option<PathBuf>,
     pub kernel_log: Option<PathBuf>,
     pub evidence: Vec<PathBuf>,
+    /// `--deep`: also run the framework-level checks that start Python (seconds).
+    pub deep: bool,
 }
 
 pub struct ProbeCtx<'a> {

@@ -1,0 +1,303 @@
+//! Where a run's time goes (`plan --timings`, and `timings` in the JSON report): the phases of
+//! the run, each probe's wall time, and what each probe waited on (commands, NVML, the CUDA
+//! check, file reads), measured by wrapping the host a probe sees in a [`TimedHost`].
+//!
+//! Probes run concurrently, so the run waits on the slowest one: `waited_on` names it.
+
+use crate::host::{CommandOutput, CudaCheck, FileMeta, GpuSample, Host, NvmlReading, NvmlSetting};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::io;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Timings {
+    /// Wall time of the whole run so far, in milliseconds.
+    pub total_ms: f64,
+    /// The run's phases in order (`host and inputs`, `load playbooks`, `observe`, ...).
+    pub phases: Vec<Phase>,
+    /// Every probe instance, slowest first.
+    pub probes: Vec<ProbeTiming>,
+    /// The probe the observe phase waited on (the last to finish), with its time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waited_on: Option<String>,
+    /// Peak resident memory of the process so far (VmHWM), in KiB.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_rss_kib: Option<u64>,
+}
+
+impl Timings {
+    /// Put the whole run around the engine's phases: opening the session before, planning the
+    /// fixes after, all measured from the start of the command.
+    pub fn add_run_phases(&mut self, opened: Duration, evaluated: Duration, total: Duration) {
+        let engine: f64 = self.phases.iter().map(|p| p.ms).sum();
+        let mut phases = vec![Phase {
+            name: "open the session (host, inputs, playbooks)".into(),
+            ms: ms(opened),
+        }];
+        phases.append(&mut self.phases);
+        let other = ms(evaluated.saturating_sub(opened)) - engine;
+        if other >= 0.1 {
+            phases.push(Phase {
+                name: "engine set-up (ordering, parameters)".into(),
+                ms: (other * 10.0).round() / 10.0,
+            });
+        }
+        phases.push(Phase {
+            name: "plan the fixes".into(),
+            ms: ms(total.saturating_sub(evaluated)),
+        });
+        self.phases = phases;
+        self.total_ms = ms(total);
+        self.peak_rss_kib = peak_rss_kib();
+    }
+}
+
+/// VmHWM of this process, from /proc/self/status.
+pub fn peak_rss_kib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Phase {
+    pub name: String,
+    pub ms: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ProbeTiming {
+    /// The probe kind and its parameters, as rules share it.
+    pub probe: String,
+    /// Start, relative to the start of the observe phase, in milliseconds.
+    pub start_ms: f64,
+    /// Wall time until it answered (or the deadline passed), in milliseconds.
+    pub ms: f64,
+    /// It did not answer within its deadline.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub timed_out: bool,
+    /// What it waited on, longest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub waits: Vec<Wait>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Wait {
+    /// `command nvcc --version`, `NVML reading`, `CUDA check`, `file reads`, `sleep`, ...
+    pub what: String,
+    pub calls: u32,
+    pub ms: f64,
+}
+
+pub fn ms(d: Duration) -> f64 {
+    (d.as_secs_f64() * 10_000.0).round() / 10.0
+}
+
+/// A host that forwards every call and adds up how long each kind of call took.
+pub struct TimedHost<'a> {
+    inner: &'a dyn Host,
+    waits: Mutex<BTreeMap<String, (u32, Duration)>>,
+}
+
+impl<'a> TimedHost<'a> {
+    pub fn new(inner: &'a dyn Host) -> TimedHost<'a> {
+        TimedHost {
+            inner,
+            waits: Mutex::new(BTreeMap::new()),
+        }
+    }
+
+    fn time<R>(&self, what: impl FnOnce() -> String, f: impl FnOnce() -> R) -> R {
+        let t = Instant::now();
+        let r = f();
+        let d = t.elapsed();
+        let mut w = self.waits.lock().unwrap_or_else(|e| e.into_inner());
+        let e = w.entry(what()).or_insert((0, Duration::ZERO));
+        e.0 += 1;
+        e.1 += d;
+        r
+    }
+
+    /// What was waited on, longest first.
+    pub fn waits(&self) -> Vec<Wait> {
+        let w = self.waits.lock().unwrap_or_else(|e| e.into_inner());
+        let mut v: Vec<Wait> = w
+            .iter()
+            .map(|(k, (n, d))| Wait {
+                what: k.clone(),
+                calls: *n,
+                ms: ms(*d),
+            })
+            .collect();
+        v.sort_by(|a, b| b.ms.total_cmp(&a.ms).then_with(|| a.what.cmp(&b.what)));
+        v
+    }
+}
+
+fn command_name(argv: &[String]) -> String {
+    // the program and its first arguments, not a script passed with -c
+    let mut parts = Vec::new();
+    for a in argv.iter().take(3) {
+        if a.len() > 40 || a.contains('\n') {
+            parts.push("…".to_string());
+            break;
+        }
+        parts.push(a.clone());
+    }
+    format!("command {}", parts.join(" "))
+}
+
+impl Host for TimedHost<'_> {
+    fn describe(&self) -> String {
+        self.inner.describe()
+    }
+    fn is_live(&self) -> bool {
+        self.inner.is_live()
+    }
+    fn read_file(&self, path: &str) -> io::Result<Vec<u8>> {
+        self.time(|| "file reads".into(), || self.inner.read_file(path))
+    }
+    fn read_dir(&self, path: &str) -> io::Result<Vec<String>> {
+        self.time(|| "directory listings".into(), || self.inner.read_dir(path))
+    }
+    fn metadata(&self, path: &str) -> io::Result<FileMeta> {
+        self.time(|| "file metadata".into(), || self.inner.metadata(path))
+    }
+    fn read_link(&self, path: &str) -> io::Result<String> {
+        self.time(|| "file metadata".into(), || self.inner.read_link(path))
+    }
+    fn run(&self, argv: &[String], timeout: Duration) -> io::Result<CommandOutput> {
+        self.time(|| command_name(argv), || self.inner.run(argv, timeout))
+    }
+    fn nvml(&self) -> Result<NvmlReading, String> {
+        self.time(|| "NVML reading".into(), || self.inner.nvml())
+    }
+    fn nvml_sample(&self) -> Result<Vec<GpuSample>, String> {
+        self.time(|| "NVML samples".into(), || self.inner.nvml_sample())
+    }
+    fn cuda_check(&self, deadline: Duration) -> Result<CudaCheck, String> {
+        self.time(|| "CUDA check".into(), || self.inner.cuda_check(deadline))
+    }
+    fn env(&self) -> BTreeMap<String, String> {
+        self.inner.env()
+    }
+    fn now(&self) -> f64 {
+        self.inner.now()
+    }
+    fn sleep(&self, d: Duration) {
+        self.time(|| "sampling window (sleep)".into(), || self.inner.sleep(d))
+    }
+    fn cpu_count(&self) -> usize {
+        self.inner.cpu_count()
+    }
+    fn has_env(&self) -> bool {
+        self.inner.has_env()
+    }
+    fn fs_path(&self, path: &str) -> Option<std::path::PathBuf> {
+        self.inner.fs_path(path)
+    }
+    fn write_runtime(&self, path: &str, value: &str) -> io::Result<()> {
+        self.inner.write_runtime(path, value)
+    }
+    fn nvml_set(&self, gpu: u32, setting: &NvmlSetting) -> Result<(), String> {
+        self.inner.nvml_set(gpu, setting)
+    }
+    fn set_module(&self, name: &str, loaded: bool) -> Result<(), String> {
+        self.inner.set_module(name, loaded)
+    }
+    fn remount(&self, mount_point: &str, options: &str) -> Result<(), String> {
+        self.inner.remount(mount_point, options)
+    }
+}
+
+/// The timings as text: phases, then probes slowest first with what each waited on.
+pub fn render(t: &Timings) -> String {
+    use std::fmt::Write;
+    let mut s = String::new();
+    let _ = write!(s, "timings ({:.1} ms in all", t.total_ms);
+    if let Some(k) = t.peak_rss_kib {
+        let _ = write!(s, ", peak memory {:.1} MiB", k as f64 / 1024.0);
+    }
+    let _ = writeln!(s, ")");
+    for p in &t.phases {
+        let _ = writeln!(s, "  {:>9.1} ms  {}", p.ms, p.name);
+    }
+    if let Some(w) = &t.waited_on {
+        let _ = writeln!(s, "  observe waited on {w}");
+    }
+    let _ = writeln!(s, "probes (concurrent; slowest first)");
+    for p in &t.probes {
+        let _ = writeln!(
+            s,
+            "  {:>9.1} ms  {}{}",
+            p.ms,
+            p.probe,
+            if p.timed_out { "  (timed out)" } else { "" }
+        );
+        for w in p.waits.iter().filter(|w| w.ms >= 0.1) {
+            let _ = writeln!(
+                s,
+                "  {:>9}     {:>7.1} ms  {} ({} call{})",
+                "",
+                w.ms,
+                w.what,
+                w.calls,
+                if w.calls == 1 { "" } else { "s" }
+            );
+        }
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::host::recorded::SnapshotHost;
+
+    #[test]
+    fn timed_host_counts_calls_by_kind() {
+        let mut h = SnapshotHost::empty();
+        h.set_file("/proc/modules", "nvidia 1 0 - Live 0x0\n");
+        let t = TimedHost::new(&h);
+        assert!(t.read_file("/proc/modules").is_ok());
+        assert!(t.read_file("/nope").is_err());
+        let _ = t.run(
+            &["python3".into(), "-c".into(), "import x\nprint(1)".into()],
+            Duration::from_secs(1),
+        );
+        let w = t.waits();
+        let files = w.iter().find(|w| w.what == "file reads").unwrap();
+        assert_eq!(files.calls, 2);
+        assert!(w.iter().any(|w| w.what == "command python3 -c …"), "{w:?}");
+    }
+
+    #[test]
+    fn render_names_the_probe_waited_on() {
+        let t = Timings {
+            total_ms: 52.0,
+            phases: vec![Phase {
+                name: "observe".into(),
+                ms: 40.0,
+            }],
+            probes: vec![ProbeTiming {
+                probe: "nvml {}".into(),
+                start_ms: 0.1,
+                ms: 39.5,
+                timed_out: false,
+                waits: vec![Wait {
+                    what: "NVML reading".into(),
+                    calls: 1,
+                    ms: 39.0,
+                }],
+            }],
+            waited_on: Some("nvml {} (39.5 ms)".into()),
+            peak_rss_kib: Some(10240),
+        };
+        let s = render(&t);
+        assert!(s.contains("observe waited on nvml {} (39.5 ms)"), "{s}");
+        assert!(s.contains("39.0 ms  NVML reading (1 call)"), "{s}");
+        assert!(s.contains("peak memory 10.0 MiB"), "{s}");
+    }
+}
