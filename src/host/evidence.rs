@@ -111,7 +111,8 @@ impl EvidenceHost {
                         .insert("/etc/fstab".into(), text.as_bytes().to_vec());
                 }
                 EvidenceKind::ProcMounts => {
-                    h.files.insert("/proc/mounts".into(), text.as_bytes().to_vec());
+                    h.files
+                        .insert("/proc/mounts".into(), text.as_bytes().to_vec());
                 }
                 EvidenceKind::MountOutput => {
                     h.files.insert(

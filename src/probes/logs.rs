@@ -48,7 +48,10 @@ impl ProbeKind for NcclLog {
                 "NCCL_* variables NCCL reports as set by the environment",
             ),
             ("interfaces", "network interfaces NCCL uses"),
-            ("net_source", "where `net` came from: channels, using_network or init"),
+            (
+                "net_source",
+                "where `net` came from: channels, using_network or init",
+            ),
             ("net_plugin", "a network plugin NCCL loaded"),
             ("ib_devices", "IB devices NCCL uses"),
             ("transports", "channel connections: peer, transport"),
@@ -58,10 +61,22 @@ impl ProbeKind for NcclLog {
             ("nodes", "nodes of the job (nNodes, else distinct hosts)"),
             ("nranks", "ranks of the job"),
             ("local_ranks", "ranks per node"),
-            ("multi_node", "true when the job spans nodes, false when one node is certain"),
-            ("ib_verbs_failed", "the IB verbs library could not be loaded or a device opened"),
-            ("local_shm_connections", "connections between GPUs of one node through SHM"),
-            ("local_net_connections", "connections between GPUs of one node through the network"),
+            (
+                "multi_node",
+                "true when the job spans nodes, false when one node is certain",
+            ),
+            (
+                "ib_verbs_failed",
+                "the IB verbs library could not be loaded or a device opened",
+            ),
+            (
+                "local_shm_connections",
+                "connections between GPUs of one node through SHM",
+            ),
+            (
+                "local_net_connections",
+                "connections between GPUs of one node through the network",
+            ),
             ("p2p_connections", "connections through P2P or NVLS"),
             ("init_complete", "`Init COMPLETE` was printed"),
             ("networks_chosen", "distinct networks NCCL said it chose"),
