@@ -459,10 +459,26 @@ pub fn find(text: &str) -> Vec<Launch> {
                     x == "$" || x == "#" || x.ends_with('$') && x.len() > 1 && x.contains(':')
                 })
                 .map_or(0, |p| p + 1);
-            w[start..].to_vec()
+            // a command quoted in prose or markdown (`` `python -m … ` ``)
+            let mut w = w[start..].to_vec();
+            if let Some(first) = w.first_mut() {
+                *first = first.trim_start_matches('`').to_string();
+            }
+            if let Some(last) = w.last_mut() {
+                *last = last.trim_end_matches('`').to_string();
+            }
+            w.retain(|x| !x.is_empty());
+            w
         })
         .filter_map(|w| parse(&w))
-        .filter(|l| l.launcher.is_some() || l.script.is_some() || l.module.is_some())
+        // a launcher, a script, or any command that sets a loader setting by flag
+        // (`swift pt … --dataloader_num_workers 1`)
+        .filter(|l| {
+            l.launcher.is_some()
+                || l.script.is_some()
+                || l.module.is_some()
+                || l.settings.iter().any(|s| setting_name(&s.key).is_some())
+        })
         .collect()
 }
 
