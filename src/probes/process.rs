@@ -35,25 +35,19 @@ pub struct ProcStat {
     pub start_ticks: u64,
 }
 
-/// Parse `/proc/PID/stat`. `comm` may hold spaces and parentheses, so fields are counted from
-/// its last `)`.
+/// Parse `/proc/PID/stat` with procfs's parser (it reads from bytes, so it works on what the
+/// [`Host`] returns: a live file, a snapshot or a tree under `--root`).
 pub fn parse_stat(text: &str) -> Option<ProcStat> {
-    let open = text.find('(')?;
-    let close = text.rfind(')')?;
-    let pid = text[..open].trim().parse().ok()?;
-    let comm = text[open + 1..close].to_string();
-    let f: Vec<&str> = text[close + 1..].split_whitespace().collect();
-    if f.len() < 18 {
-        return None;
-    }
+    use procfs::FromRead;
+    let st = procfs::process::Stat::from_read(text.as_bytes()).ok()?;
     Some(ProcStat {
-        pid,
-        comm,
-        state: f[0].to_string(),
-        ppid: f[1].parse().ok()?,
-        cpu_ticks: f[11].parse::<u64>().ok()? + f[12].parse::<u64>().ok()?,
-        threads: f[17].parse().ok()?,
-        start_ticks: f.get(19).and_then(|v| v.parse().ok()).unwrap_or(0),
+        pid: u32::try_from(st.pid).ok()?,
+        comm: st.comm,
+        state: st.state.to_string(),
+        ppid: u32::try_from(st.ppid).ok()?,
+        cpu_ticks: st.utime + st.stime,
+        threads: u64::try_from(st.num_threads).ok()?,
+        start_ticks: st.starttime,
     })
 }
 
@@ -498,7 +492,7 @@ mod tests {
 
     fn stat(pid: u32, comm: &str, state: &str, ppid: u32, ticks: u64, threads: u64) -> String {
         format!(
-            "{pid} ({comm}) {state} {ppid} 1 1 0 -1 4194304 100 0 0 0 {ticks} 0 0 0 20 0 {threads} 0 100 1000 200\n"
+            "{pid} ({comm}) {state} {ppid} 1 1 0 -1 4194304 100 0 0 0 {ticks} 0 0 0 20 0 {threads} 0 100 1000 200 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n"
         )
     }
 
