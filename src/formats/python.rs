@@ -410,56 +410,45 @@ pub enum PyValue {
     Unjudged(String),
 }
 
+/// Each `add_argument` call of a script: its dest (from `dest=`, else the first `--long` flag,
+/// else the first flag), its option strings and the call itself.
+fn argparse_calls(m: &Module) -> impl Iterator<Item = (String, Vec<String>, &Call)> {
+    m.calls
+        .iter()
+        .filter(|c| c.callee == "add_argument")
+        .filter_map(|c| {
+            let flags: Vec<String> = c
+                .args
+                .iter()
+                .filter(|a| a.name.is_none())
+                .filter_map(|a| string_literal(&a.value))
+                .collect();
+            let dest = c
+                .kwarg("dest")
+                .and_then(|a| string_literal(&a.value))
+                .or_else(|| {
+                    flags
+                        .iter()
+                        .find(|f| f.starts_with("--"))
+                        .or_else(|| flags.first())
+                        .map(|f| f.trim_start_matches('-').replace('-', "_"))
+                })?;
+            Some((dest, flags, c))
+        })
+}
+
 /// The argparse options of a script: dest -> (default expression, line of the add_argument call).
 pub fn argparse_defaults(m: &Module) -> BTreeMap<String, (Option<Arg>, usize)> {
-    let mut out = BTreeMap::new();
-    for c in m.calls.iter().filter(|c| c.callee == "add_argument") {
-        let flags: Vec<String> = c
-            .args
-            .iter()
-            .filter(|a| a.name.is_none())
-            .filter_map(|a| string_literal(&a.value))
-            .collect();
-        let dest = c
-            .kwarg("dest")
-            .and_then(|a| string_literal(&a.value))
-            .or_else(|| {
-                flags
-                    .iter()
-                    .find(|f| f.starts_with("--"))
-                    .or_else(|| flags.first())
-                    .map(|f| f.trim_start_matches('-').replace('-', "_"))
-            });
-        if let Some(d) = dest {
-            out.insert(d, (c.kwarg("default").cloned(), c.line));
-        }
-    }
-    out
+    argparse_calls(m)
+        .map(|(d, _, c)| (d, (c.kwarg("default").cloned(), c.line)))
+        .collect()
 }
 
 /// The option strings of each argparse dest (`workers` -> [`-j`, `--workers`]).
 pub fn argparse_flags(m: &Module) -> BTreeMap<String, Vec<String>> {
     let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    for c in m.calls.iter().filter(|c| c.callee == "add_argument") {
-        let flags: Vec<String> = c
-            .args
-            .iter()
-            .filter(|a| a.name.is_none())
-            .filter_map(|a| string_literal(&a.value))
-            .collect();
-        let dest = c
-            .kwarg("dest")
-            .and_then(|a| string_literal(&a.value))
-            .or_else(|| {
-                flags
-                    .iter()
-                    .find(|f| f.starts_with("--"))
-                    .or_else(|| flags.first())
-                    .map(|f| f.trim_start_matches('-').replace('-', "_"))
-            });
-        if let Some(d) = dest {
-            out.entry(d).or_default().extend(flags);
-        }
+    for (d, flags, _) in argparse_calls(m) {
+        out.entry(d).or_default().extend(flags);
     }
     out
 }
