@@ -9,7 +9,6 @@ use crate::report::Safety;
 pub use diag::Diagnostic;
 pub use model::{Layer, Playbook, Rule, Values};
 use serde_json::Value;
-use std::path::{Path, PathBuf};
 
 /// Where a playbook came from; later tiers replace earlier rules with the same id.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -43,48 +42,6 @@ pub fn builtin_sources() -> Vec<SourceFile> {
             name: format!("builtin:playbooks/{n}"),
             text: t.to_string(),
             tier: Tier::Builtin,
-        })
-        .collect()
-}
-
-/// Read `*.yaml`/`*.yml` from a directory (sorted by name), or a single file.
-pub fn read_sources(path: &Path, tier: Tier) -> Result<Vec<SourceFile>, Diagnostic> {
-    let err = |e: std::io::Error| {
-        Diagnostic::new(
-            "unreadable-playbook",
-            &path.display().to_string(),
-            format!("cannot read playbooks: {e}"),
-            "check the path given to `--playbooks` (a directory of .yaml files or one file)",
-        )
-    };
-    let meta = std::fs::metadata(path).map_err(err)?;
-    let files: Vec<PathBuf> = if meta.is_dir() {
-        let mut v: Vec<PathBuf> = std::fs::read_dir(path)
-            .map_err(err)?
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| matches!(p.extension().and_then(|e| e.to_str()), Some("yaml" | "yml")))
-            .collect();
-        v.sort();
-        v
-    } else {
-        vec![path.to_path_buf()]
-    };
-    files
-        .into_iter()
-        .map(|f| {
-            let text = std::fs::read_to_string(&f).map_err(|e| {
-                Diagnostic::new(
-                    "unreadable-playbook",
-                    &f.display().to_string(),
-                    format!("cannot read playbook: {e}"),
-                    "make the file readable UTF-8 YAML",
-                )
-            })?;
-            Ok(SourceFile {
-                name: f.display().to_string(),
-                text,
-                tier,
-            })
         })
         .collect()
 }
