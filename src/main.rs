@@ -5,7 +5,6 @@
 //! as a sick node. With `--format nagios` it is the plugin's UNKNOWN (3) with a status line on
 //! stdout, as monitoring expects.
 
-use clap::Parser;
 use clap::error::ErrorKind;
 use gpufix::session::ExitStatus;
 
@@ -22,7 +21,7 @@ fn default_sigpipe() {
 
 fn main() {
     default_sigpipe();
-    let cli = match gpufix::cli::Cli::try_parse() {
+    let cli = match gpufix::cli::parse_from(std::env::args_os().collect()) {
         Ok(cli) => cli,
         Err(e) => std::process::exit(usage_error(&e)),
     };
@@ -60,14 +59,27 @@ fn usage_error(e: &clap::Error) -> i32 {
     ExitStatus::Error.code()
 }
 
-/// `--format nagios` or `--format=nagios` anywhere before `--`.
+/// `--format nagios` or `--format=nagios` anywhere before `--`, unless the subcommand is one
+/// that does not write nagios (`gpufix list --format nagios` is a plain usage error, 1): a
+/// monitoring system runs `audit`, or a misspelt subcommand, which must read as UNKNOWN.
 fn nagios_requested(args: impl Iterator<Item = std::ffi::OsString>) -> bool {
-    let args: Vec<String> = args
+    let hoisted =
+        gpufix::cli::hoist_leading_options(std::iter::once("gpufix".into()).chain(args).collect());
+    let args: Vec<String> = hoisted
+        .iter()
+        .skip(1)
         .map(|a| a.to_string_lossy().into_owned())
         .take_while(|a| a != "--")
         .collect();
-    args.iter().any(|a| a == "--format=nagios")
-        || args
-            .windows(2)
-            .any(|w| w[0] == "--format" && w[1] == "nagios")
+    let other_subcommand = args.first().is_some_and(|a| {
+        a != "audit"
+            && <gpufix::cli::Cli as clap::CommandFactory>::command()
+                .find_subcommand(a)
+                .is_some()
+    });
+    !other_subcommand
+        && (args.iter().any(|a| a == "--format=nagios")
+            || args
+                .windows(2)
+                .any(|w| w[0] == "--format" && w[1] == "nagios"))
 }

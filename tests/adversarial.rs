@@ -126,6 +126,17 @@ impl Fixture {
     fn run(&self, extra: &[&str]) -> Out {
         run_cmd(gpufix(&self.args(extra)))
     }
+    /// `rollback` and `history`: they take the run's --root, none of the probing options.
+    fn journal(&self, extra: &[&str]) -> Out {
+        let mut c = Command::new(bin());
+        c.env("NO_COLOR", "1")
+            .env_remove("GPUFIX_CRASH_AT")
+            .env_remove("GPUFIX_TEST_FAULT")
+            .args(extra)
+            .args(["--root", &self.p("root")])
+            .stdin(Stdio::null());
+        run_cmd(c)
+    }
     /// Every regular file of the fixture outside the state directory, with bytes and mode.
     fn state(&self) -> BTreeMap<String, (Vec<u8>, u32)> {
         let mut out = BTreeMap::new();
@@ -307,7 +318,7 @@ mod planted_journal {
                 json!({"type": "applied", "index": 0}),
             ],
         );
-        let out = f.run(&["rollback", "--force"]);
+        let out = f.journal(&["rollback", "--force"]);
         assert!(
             !Path::new(&victim).exists(),
             "wrote {victim}: {}",
@@ -332,7 +343,7 @@ mod planted_journal {
                 json!({"type": "applied", "index": 0}),
             ],
         );
-        let out = f.run(&["rollback", "--force"]);
+        let out = f.journal(&["rollback", "--force"]);
         assert!(
             Path::new(&victim).exists(),
             "deleted {victim}: {}",
@@ -354,7 +365,7 @@ mod planted_journal {
                 json!({"type": "applied", "index": 7}),
             ],
         );
-        let out = f.run(&["rollback", "--force"]);
+        let out = f.journal(&["rollback", "--force"]);
         assert_eq!(out.code, Some(1), "{}", out.all());
         assert!(!out.stderr.contains("panicked"), "{}", out.stderr);
         assert!(out.stderr.contains("index 7"), "{}", out.stderr);
@@ -385,7 +396,7 @@ mod planted_journal {
         // planted by a user who could write the state directory
         chmod(&j, 0o666);
         chmod(f.state_dir().join("runs"), 0o777);
-        let out = f.run(&["rollback", "--force"]);
+        let out = f.journal(&["rollback", "--force"]);
         assert!(!Path::new(&marker).exists(), "ran undo_argv: {}", out.all());
         assert_eq!(out.code, Some(1), "{}", out.all());
         assert!(out.stderr.contains("writable"), "says why: {}", out.stderr);
@@ -417,7 +428,7 @@ mod corrupt_journal {
         let j = applied(&f);
         corrupt_line(&j, 1); // the first intent record: the prior state of a change
         let after = f.state();
-        let out = f.run(&["rollback"]);
+        let out = f.journal(&["rollback"]);
         assert_eq!(out.code, Some(1), "{}", out.all());
         assert!(out.stderr.contains("corrupt"), "{}", out.stderr);
         assert_eq!(f.state(), after, "nothing restored from a corrupt journal");
@@ -428,7 +439,7 @@ mod corrupt_journal {
         let f = Fixture::new();
         let j = applied(&f);
         corrupt_line(&j, 0);
-        let out = f.run(&["history"]);
+        let out = f.journal(&["history"]);
         assert!(out.stdout.contains("corrupt"), "{}", out.all());
     }
 

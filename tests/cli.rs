@@ -25,7 +25,14 @@ pub struct Out {
 }
 
 pub fn run(args: &[&str]) -> Out {
-    let o = gpufix().args(args).output().unwrap();
+    // completions, man and schema read no rules: they take no --no-system
+    let o = if matches!(args.first(), Some(&("completions" | "man" | "schema"))) {
+        let mut c = Command::cargo_bin("gpufix").unwrap();
+        c.current_dir(repo()).env("NO_COLOR", "1");
+        c.args(args).output().unwrap()
+    } else {
+        gpufix().args(args).output().unwrap()
+    };
     Out {
         code: o.status.code().unwrap_or(-1),
         stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
@@ -633,6 +640,22 @@ mod apply_loop {
             let a = self.args(extra);
             run(&a.iter().map(String::as_str).collect::<Vec<_>>())
         }
+        /// `rollback` and `history`: they take the run's --root, none of the probing options.
+        pub fn journal(&self, extra: &[&str]) -> Out {
+            let root = self.p("root");
+            let o = Command::cargo_bin("gpufix")
+                .unwrap()
+                .env("NO_COLOR", "1")
+                .args(extra)
+                .args(["--root", &root])
+                .output()
+                .unwrap();
+            Out {
+                code: o.status.code().unwrap_or(-1),
+                stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+                stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+            }
+        }
         /// Every file of the fixture (outside the state dir) with its bytes and mode.
         pub fn state(&self) -> BTreeMap<String, (Vec<u8>, u32)> {
             let mut out = BTreeMap::new();
@@ -700,12 +723,12 @@ mod apply_loop {
             second.stdout
         );
         assert_eq!(f.state(), after);
-        let hist = f.run(&["history"]);
+        let hist = f.journal(&["history"]);
         assert!(hist.stdout.contains("applied"), "{}", hist.stdout);
-        let rb = f.run(&["rollback"]);
+        let rb = f.journal(&["rollback"]);
         assert_eq!(rb.code, 0, "{}", rb.stderr);
         assert_eq!(f.state(), before, "rollback restores bytes and modes");
-        assert!(f.run(&["history"]).stdout.contains("rolled-back"));
+        assert!(f.journal(&["history"]).stdout.contains("rolled-back"));
     }
 
     #[test]
@@ -1141,8 +1164,8 @@ mod crash {
                 out.status
             );
             tried += 1;
-            let hist = f.run(&["history"]);
-            let rb = f.run(&["rollback"]);
+            let hist = f.journal(&["history"]);
+            let rb = f.journal(&["rollback"]);
             let nothing_journaled = rb.stderr.contains("nothing to roll back");
             assert!(
                 rb.code == 0 || nothing_journaled,

@@ -1382,6 +1382,451 @@ fn a_format_the_subcommand_does_not_write_is_an_error() {
 }
 
 #[test]
+fn every_subcommand_refuses_a_format_it_does_not_write() {
+    // Subcommands with --format offer only theirs; the others take no --format at all.
+    for args in [
+        &["list", "--format", "junit"][..],
+        &["apply", "--format", "nagios"],
+        &["rollback", "--format", "markdown"],
+        &["validate", "--format", "json"],
+        &["explain", "--format", "json", "driver.persistence-off"],
+        &["test", "--format", "json"],
+        &["snapshot", "--format", "json", "-o", "x.json"],
+        &["man", "--format", "json"],
+        &["schema", "--format", "json", "plan"],
+    ] {
+        let o = gpufix(args);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {o:?}");
+        assert!(o.stdout.is_empty(), "{args:?}");
+        assert!(String::from_utf8_lossy(&o.stderr).contains("error:"));
+    }
+}
+
+/// The options that say which host is judged and how.
+const HOST_OPTIONS: &[&str] = &[
+    "--root",
+    "--snapshot",
+    "--sample",
+    "--pid",
+    "--job",
+    "--config",
+    "--env-file",
+    "--trace",
+    "--nccl-log",
+    "--kernel-log",
+    "--evidence",
+    "--deep",
+];
+
+fn help_of(sub: &str) -> String {
+    let o = gpufix(&[sub, "--help"]);
+    assert_eq!(o.status.code(), Some(0), "{sub} --help");
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn has_option(help: &str, opt: &str) -> bool {
+    help.lines().any(|l| {
+        l.trim_start()
+            .trim_start_matches("-v, ")
+            .starts_with(&format!("{opt} "))
+            || l.trim() == opt
+    })
+}
+
+#[test]
+fn each_subcommand_shows_only_its_own_options() {
+    for sub in [
+        "completions",
+        "man",
+        "list",
+        "schema",
+        "explain",
+        "validate",
+        "test",
+    ] {
+        let help = help_of(sub);
+        for opt in HOST_OPTIONS {
+            assert!(
+                !has_option(&help, opt),
+                "`gpufix {sub} --help` shows {opt}:\n{help}"
+            );
+        }
+    }
+    for sub in [
+        "completions",
+        "man",
+        "schema",
+        "explain",
+        "validate",
+        "test",
+    ] {
+        assert!(
+            !has_option(&help_of(sub), "--format"),
+            "{sub} shows --format"
+        );
+    }
+    for sub in ["completions", "man", "schema"] {
+        let help = help_of(sub);
+        for opt in [
+            "--playbooks",
+            "--values",
+            "--no-system",
+            "--only",
+            "--color",
+        ] {
+            assert!(!has_option(&help, opt), "`gpufix {sub} --help` shows {opt}");
+        }
+    }
+    // ...while the probing subcommands keep them, and each lists only the formats it writes.
+    for sub in ["plan", "audit", "apply"] {
+        let help = help_of(sub);
+        for opt in HOST_OPTIONS
+            .iter()
+            .chain(&["--playbooks", "--only", "--format"])
+        {
+            assert!(has_option(&help, opt), "`gpufix {sub} --help` lacks {opt}");
+        }
+    }
+    let plan = help_of("plan");
+    assert!(plan.contains("[possible values: text, json]"), "{plan}");
+    let audit = help_of("audit");
+    assert!(
+        audit.contains("[possible values: text, json, junit, prometheus, nagios, slurm]")
+            || ["text", "json", "junit", "prometheus", "nagios", "slurm"]
+                .iter()
+                .all(|f| audit.contains(&format!("- {f}"))),
+        "{audit}"
+    );
+    assert!(!help_of("history").contains("--sample"));
+    // The top level shows none of them: they belong to subcommands.
+    let top = String::from_utf8_lossy(&gpufix(&["--help"]).stdout).into_owned();
+    for opt in HOST_OPTIONS.iter().chain(&["--format", "--playbooks"]) {
+        assert!(!has_option(&top, opt), "`gpufix --help` shows {opt}");
+    }
+}
+
+#[test]
+fn completions_and_man_pages_offer_each_subcommand_only_its_options() {
+    let o = gpufix(&["completions", "bash"]);
+    let script = String::from_utf8_lossy(&o.stdout);
+    // clap's bash script has one `opts="..."` line per subcommand, after its case label.
+    let opts_of = |sub: &str| -> String {
+        let label = format!("gpufix__subcmd__{sub})");
+        let at = script.find(&label).unwrap_or_else(|| panic!("no {label}"));
+        let rest = &script[at..];
+        let line = rest
+            .lines()
+            .find(|l| l.trim_start().starts_with("opts="))
+            .unwrap();
+        line.to_string()
+    };
+    for sub in [
+        "list",
+        "explain",
+        "validate",
+        "man",
+        "completions",
+        "schema",
+        "test",
+    ] {
+        let opts = opts_of(sub);
+        for opt in HOST_OPTIONS {
+            assert!(
+                !opts.split_whitespace().any(|w| w.trim_matches('"') == *opt),
+                "{sub}: {opts}"
+            );
+        }
+    }
+    let plan = opts_of("plan");
+    assert!(
+        plan.contains("--root") && plan.contains("--evidence"),
+        "{plan}"
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let o = gpufix(&["man", "--dir", dir.path().to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0));
+    let page = |name: &str| std::fs::read_to_string(dir.path().join(name)).unwrap();
+    for name in [
+        "gpufix-list.1",
+        "gpufix-explain.1",
+        "gpufix-validate.1",
+        "gpufix-man.1",
+    ] {
+        let p = page(name);
+        assert!(
+            !p.contains("\\-\\-root") && !p.contains("\\-\\-sample"),
+            "{name}"
+        );
+    }
+    assert!(page("gpufix-plan.1").contains("\\-\\-root"));
+}
+
+#[test]
+fn options_before_the_subcommand_still_work_and_foreign_ones_are_refused() {
+    // The form README, CI and integrations written for earlier versions use.
+    let before = gpufix(&[
+        "--no-system",
+        "--format",
+        "json",
+        "--only",
+        "driver",
+        "list",
+    ]);
+    let after = gpufix(&[
+        "list",
+        "--no-system",
+        "--format",
+        "json",
+        "--only",
+        "driver",
+    ]);
+    assert_eq!(before.status.code(), Some(0), "{before:?}");
+    assert_eq!(before.stdout, after.stdout);
+    let rules: serde_json::Value = serde_json::from_slice(&before.stdout).unwrap();
+    assert!(
+        rules
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["layer"] == "driver")
+    );
+
+    let root = tempfile::tempdir().unwrap();
+    let r = root.path().to_str().unwrap();
+    let before = gpufix(&[
+        "--root",
+        r,
+        "--sample=0",
+        "--no-system",
+        "--format",
+        "json",
+        "plan",
+        "--only",
+        "driver",
+    ]);
+    assert_eq!(before.status.code(), Some(2), "{before:?}");
+    let plan: serde_json::Value = serde_json::from_slice(&before.stdout).unwrap();
+    assert!(plan["results"].as_array().is_some_and(|r| !r.is_empty()));
+
+    // A host option before a subcommand that does not probe is a usage error naming who takes it.
+    let o = gpufix(&["--root", r, "list"]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("`gpufix list` does not take --root"), "{err}");
+    assert!(err.contains("help: --root is an option of plan"), "{err}");
+    let o = gpufix(&["explain", "--evidence", "x", "driver.persistence-off"]);
+    assert_eq!(o.status.code(), Some(1));
+    // Given twice (before and after) is clap's own error, not a silent choice.
+    let o = gpufix(&["--sample", "0", "plan", "--sample", "1s", "--root", r]);
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+}
+
+#[test]
+fn progress_shows_on_stderr_with_the_flag_and_never_without_it() {
+    let root = tempfile::tempdir().unwrap();
+    let r = root.path().to_str().unwrap();
+    let base = [
+        "--no-system",
+        "--root",
+        r,
+        "--sample",
+        "0",
+        "--only",
+        "driver",
+    ];
+    let run = |extra: &[&str]| {
+        let mut args = vec!["plan"];
+        args.extend(base);
+        args.extend(extra);
+        gpufix(&args)
+    };
+    let forced = run(&["--progress", "--format", "json"]);
+    let err = String::from_utf8_lossy(&forced.stderr);
+    assert!(err.contains("gpufix: probing (sampling window 0"), "{err}");
+    assert!(
+        err.lines()
+            .any(|l| l.starts_with("gpufix: ") && l.contains(" answered in ")),
+        "{err}"
+    );
+    // stdout is the report alone, as without the flag
+    let plain = run(&["--format", "json"]);
+    let a: serde_json::Value = serde_json::from_slice(&forced.stdout).unwrap();
+    let b: serde_json::Value = serde_json::from_slice(&plain.stdout).unwrap();
+    assert_eq!(a["results"], b["results"]);
+    // stderr is not a terminal here: no flag, no progress; --quiet wins over nothing and
+    // cannot be combined with --progress
+    assert!(!String::from_utf8_lossy(&plain.stderr).contains("gpufix: probing"));
+    let quiet = run(&["--quiet"]);
+    assert!(!String::from_utf8_lossy(&quiet.stderr).contains("gpufix: probing"));
+    assert_eq!(run(&["--quiet", "--progress"]).status.code(), Some(1));
+
+    // audit in a machine format: progress on stderr, the textfile untouched on stdout
+    let o = gpufix(&[
+        "audit",
+        "--no-system",
+        "--root",
+        r,
+        "--sample",
+        "0",
+        "--only",
+        "driver",
+        "--format",
+        "prometheus",
+        "--progress",
+    ]);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("gpufix: probing"));
+    assert!(String::from_utf8_lossy(&o.stdout).starts_with("# HELP"));
+
+    // large evidence: a line while it is read
+    let dir = tempfile::tempdir().unwrap();
+    let big = dir.path().join("dmesg.log");
+    let line = "[ 1234.567890] NVRM: GPU at PCI:0000:17:00: GPU-3e1f Xid (PCI:0000:17:00): 79, pid=1234, GPU has fallen off the bus.\n";
+    std::fs::write(&big, line.repeat((3 << 20) / line.len())).unwrap();
+    let o = gpufix(&[
+        "plan",
+        "--no-system",
+        "--sample",
+        "0",
+        "--progress",
+        "--kernel-log",
+        big.to_str().unwrap(),
+        "--only",
+        "driver",
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("gpufix: reading 3.0 MiB of inputs (1 file)")
+            && err.contains("gpufix: inputs read in"),
+        "{err}"
+    );
+}
+
+/// A site playbook directory holding one broken file; returns (dir, file name, line).
+fn broken_site(kind: &str) -> (tempfile::TempDir, &'static str, usize) {
+    let dir = tempfile::tempdir().unwrap();
+    let (name, text, line) = match kind {
+        // a tab where YAML needs spaces, in line 6
+        "yaml" => (
+            "yaml-error.yaml",
+            "playbook: site\nlayer: data\ntitle: Site checks\nrules:\n  - id: site.x\n\ttitle: broken\n",
+            6,
+        ),
+        // valid YAML, but `treshold` is not a rule key (line 8)
+        _ => (
+            "schema-error.yaml",
+            "playbook: site\nlayer: data\ntitle: Site checks\nrules:\n  - id: site.scratch-mount\n    title: scratch is mounted\n    why: jobs read from /scratch\n    treshold: 3\n    probes:\n      m: { kind: mounts }\n    fail_when: \"false\"\n    severity: warning\n    message: scratch\n",
+            8,
+        ),
+    };
+    std::fs::write(dir.path().join(name), text).unwrap();
+    (dir, name, line)
+}
+
+#[test]
+fn a_broken_site_playbook_is_an_error_with_its_place_never_per_rule_unknown() {
+    let root = tempfile::tempdir().unwrap();
+    let r = root.path().to_str().unwrap();
+    for kind in ["yaml", "schema"] {
+        let (site, name, line) = broken_site(kind);
+        let pb = site.path().to_str().unwrap();
+        let place = format!("{name}:{line}");
+        let common = [
+            "--no-system",
+            "--root",
+            r,
+            "--sample",
+            "0",
+            "--playbooks",
+            pb,
+        ];
+        for (sub, format) in [
+            ("plan", "text"),
+            ("plan", "json"),
+            ("audit", "text"),
+            ("audit", "json"),
+            ("audit", "junit"),
+            ("audit", "prometheus"),
+            ("audit", "slurm"),
+        ] {
+            let mut args = vec![sub, "--format", format];
+            args.extend(common);
+            let o = gpufix(&args);
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert_eq!(o.status.code(), Some(1), "{kind} {sub} {format}: {err}");
+            assert!(
+                o.stdout.is_empty(),
+                "{kind} {sub} {format}: no report, no drain reason"
+            );
+            assert!(err.contains(&place), "{kind} {sub} {format}: {err}");
+            assert!(
+                err.contains("nothing was probed or changed"),
+                "{kind} {sub} {format}: {err}"
+            );
+        }
+        // Nagios: UNKNOWN (3), and the status line says where
+        let mut args = vec!["audit", "--format", "nagios"];
+        args.extend(common);
+        let o = gpufix(&args);
+        assert_eq!(o.status.code(), Some(3), "{kind} nagios");
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert_eq!(out.lines().count(), 1, "{out}");
+        assert!(
+            out.starts_with("GPUFIX UNKNOWN - invalid playbooks or values: ")
+                && out.contains(&place),
+            "{kind}: {out}"
+        );
+
+        // The Slurm health check: the audit's error is logged, the node is not drained.
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let scontrol = fake_scontrol(d, IDLE);
+        let out = Command::new("bash")
+            .arg(healthcheck_script())
+            .env("GPUFIX", env!("CARGO_BIN_EXE_gpufix"))
+            .env("SCONTROL", &scontrol)
+            .env("GPUFIX_NODENAME", "gpu-node-7")
+            .env(
+                "GPUFIX_AUDIT_ARGS",
+                format!("--no-system --root {r} --sample 0 --playbooks {pb}"),
+            )
+            .env("TMPDIR", d)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{stderr}");
+        assert!(
+            stderr.contains("failed (exit 1)") && stderr.contains(&place),
+            "{stderr}"
+        );
+        let calls = std::fs::read_to_string(d.join("scontrol.log")).unwrap_or_default();
+        assert!(
+            calls.is_empty(),
+            "a broken playbook must not drain: {calls}"
+        );
+
+        // ... and the NHC check logs it without failing the node.
+        let nhc = Path::new(env!("CARGO_MANIFEST_DIR")).join("contrib/slurm/gpufix.nhc");
+        let o = Command::new("bash")
+            .arg("-c")
+            .arg(r#"die() { echo "die $*"; }; log() { echo "log $*"; }; source "$1"; check_gpufix --no-system --root "$2" --sample 0 --playbooks "$3"; echo "returned $?""#)
+            .arg("nhc")
+            .arg(&nhc)
+            .arg(r)
+            .arg(pb)
+            .env("GPUFIX_BIN", env!("CARGO_BIN_EXE_gpufix"))
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&o.stdout);
+        assert!(!stdout.contains("die "), "{stdout}");
+        assert!(
+            stdout.contains("(exit 1)") && stdout.trim_end().ends_with("returned 0"),
+            "{stdout}"
+        );
+    }
+}
+
+#[test]
 fn gpu_less_plan_is_short_and_names_the_cause_first() {
     // An empty tree as the host: no driver, no /proc, no NVML (CI has no libnvidia-ml).
     let root = tempfile::tempdir().unwrap();

@@ -15,6 +15,9 @@ use std::time::Duration;
 
 #[derive(Args, Debug)]
 pub struct ApplyArgs {
+    /// Output format.
+    #[arg(long, value_name = "FORMAT", default_value = "text", value_parser = super::FormatParser::new("apply", super::TEXT_JSON))]
+    pub format: super::Format,
     /// A plan written by `gpufix plan -o FILE`; without it, gpufix plans afresh.
     pub plan: Option<PathBuf>,
     /// Approve every safe change without asking (for automation).
@@ -35,6 +38,14 @@ pub struct ApplyArgs {
     /// Where the lock and the journal live [default: /var/lib/gpufix, under --root when given].
     #[arg(long, value_name = "DIR")]
     pub state_dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub progress: super::ProgressOpts,
+    #[command(flatten)]
+    pub host: super::HostOpts,
+    #[command(flatten)]
+    pub rules: super::RuleOpts,
+    #[command(flatten)]
+    pub only: super::OnlyOpts,
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
@@ -167,9 +178,6 @@ fn refuse_mismatch(
 }
 
 pub fn run(g: &Global, a: &ApplyArgs) -> anyhow::Result<ExitStatus> {
-    if !matches!(g.format, Format::Text | Format::Json) {
-        return super::unsupported_format("apply", g.format);
-    }
     let mut spec = g.spec();
     let mut eval = g.eval(Duration::from_secs(15));
     let plan_file = match &a.plan {
@@ -194,7 +202,10 @@ pub fn run(g: &Global, a: &ApplyArgs) -> anyhow::Result<ExitStatus> {
         }
         None => None,
     };
-    let s = match Session::open(spec) {
+    let reading = super::progress::Reading::start(&super::progress::input_files(&spec));
+    let opened = Session::open(spec);
+    drop(reading);
+    let s = match opened {
         Ok(s) => s,
         Err(OpenError::Invalid(d)) => return Ok(super::print_diagnostics(&d)),
         Err(OpenError::Other(e)) => return Err(e),

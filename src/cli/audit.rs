@@ -12,6 +12,9 @@ use std::time::{Duration, Instant};
 
 #[derive(Args, Debug)]
 pub struct AuditArgs {
+    /// Output format.
+    #[arg(long, value_name = "FORMAT", default_value = "text", value_parser = super::FormatParser::new("audit", super::AUDIT_FORMATS))]
+    pub format: super::Format,
     /// Write the output to FILE (atomically: temp file, fsync, rename) instead of stdout.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
@@ -37,6 +40,16 @@ pub struct AuditArgs {
     /// them (`gpufix_apply_runs`, `gpufix_last_apply_status`).
     #[arg(long, value_name = "DIR")]
     pub state_dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub color: super::ColorOpts,
+    #[command(flatten)]
+    pub progress: super::ProgressOpts,
+    #[command(flatten)]
+    pub host: super::HostOpts,
+    #[command(flatten)]
+    pub rules: super::RuleOpts,
+    #[command(flatten)]
+    pub only: super::OnlyOpts,
 }
 
 #[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
@@ -76,21 +89,22 @@ impl AuditArgs {
 
 pub fn run(g: &Global, a: &AuditArgs) -> anyhow::Result<ExitStatus> {
     let started = Instant::now();
-    if g.format == Format::Markdown {
-        return super::unsupported_format("audit", g.format);
-    }
     let policy = a.policy(g.format);
     // read-only: planning computes diffs without writing anything
-    let made = super::open_session(g).and_then(|opened| match opened {
+    let made = super::open_session_or_diagnostics(g).and_then(|opened| match opened {
         Ok(s) => super::plan::planned_report(&s, &g.eval(a.probe_timeout)).map(|(r, _)| Ok(r)),
-        Err(status) => Ok(Err(status)),
+        Err(diags) => Ok(Err(diags)),
     });
     let report = match made {
         Ok(Ok(r)) => r,
-        Ok(Err(status)) => {
+        Ok(Err(diags)) => {
+            // never a report of per-rule unknowns: the rule set itself is broken (exit 1)
+            let status = super::print_diagnostics(&diags);
             if g.format == Format::Nagios {
-                let (line, c) =
-                    nagios::render_error("playbooks or values are invalid: run `gpufix validate`");
+                let (line, c) = nagios::render_error(&format!(
+                    "invalid playbooks or values: {}; run `gpufix validate`",
+                    super::first_diagnostic_line(&diags)
+                ));
                 emit(a, &line)?;
                 return Ok(ExitStatus::nagios(c));
             }

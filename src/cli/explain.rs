@@ -9,6 +9,8 @@ use clap::Args;
 pub struct ExplainArgs {
     /// Rule id, e.g. driver.persistence-off
     pub rule: String,
+    #[command(flatten)]
+    pub rules: super::RuleOpts,
 }
 
 pub fn run(g: &Global, a: &ExplainArgs) -> anyhow::Result<ExitStatus> {

@@ -8,12 +8,19 @@ use clap::Args;
 
 #[derive(Args, Debug)]
 pub struct ListArgs {
+    /// Output format.
+    #[arg(long, value_name = "FORMAT", default_value = "text", value_parser = super::FormatParser::new("list", super::LIST_FORMATS))]
+    pub format: super::Format,
     /// List probe kinds: parameters (type, default, allowed values) and output fields.
     #[arg(long)]
     pub probes: bool,
     /// List fix kinds: parameters (type, default, allowed values) and the loosest safety.
     #[arg(long)]
     pub fixes: bool,
+    #[command(flatten)]
+    pub rules: super::RuleOpts,
+    #[command(flatten)]
+    pub only: super::OnlyOpts,
 }
 
 pub fn run(g: &Global, a: &ListArgs) -> anyhow::Result<ExitStatus> {

@@ -7,6 +7,7 @@ pub mod explain;
 pub mod list;
 pub mod man;
 pub mod plan;
+pub mod progress;
 pub mod rollback;
 pub mod snapshot;
 pub mod test;
@@ -15,6 +16,7 @@ pub mod validate;
 use crate::playbook::{self, Diagnostic, RuleSet, SourceFile};
 use crate::session::{Eval, ExitStatus, OpenError, Session, Spec};
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::ffi::OsString;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -30,7 +32,9 @@ pub use crate::session::{SYSTEM_PLAYBOOKS, SYSTEM_VALUES};
 gpufix evaluates YAML playbooks (probe -> threshold -> fix) bottom-up over six layers: driver, \
 cuda, data, launch, memory, comm. `plan` shows what is wrong and what it would change; nothing \
 is changed until you `apply`.",
-    after_help = "Examples:\n  \
+    after_help = "Each subcommand has its own options: `gpufix help plan`, `gpufix audit --help`. \
+They may also come before the subcommand (`gpufix --root /host audit`).\n\n\
+Examples:\n  \
 gpufix plan                                   judge this host\n  \
 gpufix plan --pid 4242 --config train.yaml    judge a running training job too\n  \
 gpufix plan --snapshot node17.json            judge a host someone recorded\n  \
@@ -41,91 +45,295 @@ gpufix validate site-playbooks/               check site playbooks before deploy
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
-    #[command(flatten)]
-    pub global: Global,
 }
 
+/// Which host is judged, and how: for the subcommands that probe (plan, apply, audit, snapshot).
 #[derive(Args, Debug, Clone)]
-pub struct Global {
+#[command(next_help_heading = "Host")]
+pub struct HostOpts {
     /// Treat DIR as the host's `/` for every file, /proc and /sys read (a container with the
     /// host mounted at /host, or a recorded tree).
-    #[arg(long, global = true, value_name = "DIR")]
+    #[arg(long, value_name = "DIR")]
     pub root: Option<PathBuf>,
     /// Evaluate a host recorded by `gpufix snapshot` instead of this one.
-    #[arg(long, global = true, value_name = "FILE", conflicts_with = "root")]
+    #[arg(long, value_name = "FILE", conflicts_with = "root")]
     pub snapshot: Option<PathBuf>,
-    /// Site playbooks (a directory of .yaml files, or one file), after the built-ins and
-    /// /etc/gpufix/playbooks.d. A rule with a built-in's id replaces it. Repeatable.
-    #[arg(long = "playbooks", global = true, value_name = "DIR")]
-    pub playbooks: Vec<PathBuf>,
-    /// Values file: parameters, disabled rules, waivers [default: /etc/gpufix/values.yaml if present]
-    #[arg(long, global = true, value_name = "FILE")]
-    pub values: Option<PathBuf>,
-    /// Only these rules or layers (and what they depend on). Repeatable.
-    #[arg(long, global = true, value_name = "RULE|LAYER")]
-    pub only: Vec<String>,
-    /// Output format.
-    #[arg(long, global = true, value_enum, default_value_t = Format::Text)]
-    pub format: Format,
     /// Window for sampled probes (utilization, disk, CPU), e.g. 5s, 500ms, 0 for one reading.
-    #[arg(long, global = true, value_name = "DURATION", default_value = "1s", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = parse_duration)]
     pub sample: Duration,
-    /// When to use color [NO_COLOR and non-terminals turn `auto` off].
-    #[arg(long, global = true, value_enum, default_value_t = ColorWhen::Auto)]
-    pub color: ColorWhen,
-    /// Do not read /etc/gpufix (playbooks.d and values.yaml).
-    #[arg(long, global = true)]
-    pub no_system: bool,
     #[command(flatten)]
     pub inputs: InputArgs,
 }
 
+/// Which rules: the built-ins, /etc/gpufix and site playbooks, and a values file.
 #[derive(Args, Debug, Clone, Default)]
+#[command(next_help_heading = "Rules")]
+pub struct RuleOpts {
+    /// Site playbooks (a directory of .yaml files, or one file), after the built-ins and
+    /// /etc/gpufix/playbooks.d. A rule with a built-in's id replaces it. Repeatable.
+    #[arg(long = "playbooks", value_name = "DIR")]
+    pub playbooks: Vec<PathBuf>,
+    /// Values file: parameters, disabled rules, waivers [default: /etc/gpufix/values.yaml if present]
+    #[arg(long, value_name = "FILE")]
+    pub values: Option<PathBuf>,
+    /// Do not read /etc/gpufix (playbooks.d and values.yaml).
+    #[arg(long, overrides_with = "no_system")]
+    pub no_system: bool,
+}
+
+/// Site playbooks only, for `gpufix test` (each test brings its own values and host).
+#[derive(Args, Debug, Clone, Default)]
+#[command(next_help_heading = "Rules")]
+pub struct PlaybookOpts {
+    /// Site playbooks (a directory of .yaml files, or one file), after the built-ins and
+    /// /etc/gpufix/playbooks.d. A rule with a built-in's id replaces it. Repeatable.
+    #[arg(long = "playbooks", value_name = "DIR")]
+    pub playbooks: Vec<PathBuf>,
+    /// Do not read /etc/gpufix/playbooks.d.
+    #[arg(long, overrides_with = "no_system")]
+    pub no_system: bool,
+}
+
+/// A subset of the rules.
+#[derive(Args, Debug, Clone, Default)]
+#[command(next_help_heading = "Rules")]
+pub struct OnlyOpts {
+    /// Only these rules or layers (and what they depend on). Repeatable.
+    #[arg(long, value_name = "RULE|LAYER")]
+    pub only: Vec<String>,
+}
+
+/// `--root` alone, for the journal commands (rollback, history).
+#[derive(Args, Debug, Clone, Default)]
+pub struct RootOpts {
+    /// The root the run was applied with; the journal is under it [default: /].
+    #[arg(long, value_name = "DIR")]
+    pub root: Option<PathBuf>,
+}
+
+/// `--progress`, for the subcommands that probe.
+#[derive(Args, Debug, Clone, Default)]
+pub struct ProgressOpts {
+    /// Show progress on stderr even when it is not a terminal (as `gpufix: ...` lines, for a
+    /// log); on a terminal a spinner shows anyway while probes sample or wait on the driver.
+    #[arg(long)]
+    pub progress: bool,
+}
+
+impl ProgressOpts {
+    fn mode(&self, quiet: bool) -> progress::Mode {
+        if quiet {
+            progress::Mode::Never
+        } else if self.progress {
+            progress::Mode::Always
+        } else {
+            progress::Mode::Auto
+        }
+    }
+}
+
+/// `--color`, for the subcommands that color their text.
+#[derive(Args, Debug, Clone)]
+pub struct ColorOpts {
+    /// When to use color [NO_COLOR and non-terminals turn `auto` off].
+    #[arg(long, value_enum, default_value_t = ColorWhen::Auto)]
+    pub color: ColorWhen,
+}
+
+#[derive(Args, Debug, Clone, Default)]
+#[command(next_help_heading = "Job inputs")]
 pub struct InputArgs {
     /// A running training process to attach to (environment, DataLoader workers, CPU use).
-    #[arg(long, global = true, value_name = "PID")]
+    #[arg(long, value_name = "PID")]
     pub pid: Option<u32>,
     /// Find the training process by a pattern in its command line.
-    #[arg(long, global = true, value_name = "PATTERN", conflicts_with = "pid")]
+    #[arg(long, value_name = "PATTERN", conflicts_with = "pid")]
     pub job: Option<String>,
     /// The job's training config (YAML, JSON or TOML).
-    #[arg(long, global = true, value_name = "FILE")]
+    #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// The env file the job's launcher reads; env fixes are written there.
-    #[arg(long = "env-file", global = true, value_name = "FILE")]
+    #[arg(long = "env-file", value_name = "FILE")]
     pub env_file: Option<PathBuf>,
     /// A PyTorch profiler trace (Chrome trace JSON, plain or .gz).
-    #[arg(long, global = true, value_name = "FILE")]
+    #[arg(long, value_name = "FILE")]
     pub trace: Option<PathBuf>,
     /// Output of a run with NCCL_DEBUG=INFO.
-    #[arg(long = "nccl-log", global = true, value_name = "FILE")]
+    #[arg(long = "nccl-log", value_name = "FILE")]
     pub nccl_log: Option<PathBuf>,
     /// A kernel log (dmesg) to read instead of the live one.
-    #[arg(long = "kernel-log", global = true, value_name = "FILE")]
+    #[arg(long = "kernel-log", value_name = "FILE")]
     pub kernel_log: Option<PathBuf>,
     /// Pasted diagnostics (nvidia-smi -q, NCCL log, dmesg, memory summary, fstab…); the host
     /// they describe is judged, not this one. Repeatable.
-    #[arg(long, global = true, value_name = "FILE")]
+    #[arg(long, value_name = "FILE")]
     pub evidence: Vec<PathBuf>,
     /// Also run the framework-level CUDA check: import torch in the job's Python and run a
     /// matmul (seconds; the default check talks to libcuda directly and starts no Python).
-    #[arg(long, global = true)]
+    #[arg(long, overrides_with = "deep")]
     pub deep: bool,
+}
+
+/// The options of one run, resolved from the subcommand's groups; what a subcommand does not
+/// take keeps its default (no root, built-in rules only when `no_system`, text, 1s, auto color).
+#[derive(Debug, Clone)]
+pub struct Global {
+    pub root: Option<PathBuf>,
+    pub snapshot: Option<PathBuf>,
+    pub playbooks: Vec<PathBuf>,
+    pub values: Option<PathBuf>,
+    pub only: Vec<String>,
+    pub format: Format,
+    pub sample: Duration,
+    pub color: ColorWhen,
+    pub no_system: bool,
+    pub inputs: InputArgs,
+}
+
+impl Default for Global {
+    fn default() -> Self {
+        Global {
+            root: None,
+            snapshot: None,
+            playbooks: Vec::new(),
+            values: None,
+            only: Vec::new(),
+            format: Format::Text,
+            sample: Duration::from_secs(1),
+            color: ColorWhen::Auto,
+            no_system: false,
+            inputs: InputArgs::default(),
+        }
+    }
+}
+
+impl Global {
+    fn host(mut self, h: &HostOpts) -> Self {
+        self.root = h.root.clone();
+        self.snapshot = h.snapshot.clone();
+        self.sample = h.sample;
+        self.inputs = h.inputs.clone();
+        self
+    }
+    fn rules(mut self, r: &RuleOpts) -> Self {
+        self.playbooks = r.playbooks.clone();
+        self.values = r.values.clone();
+        self.no_system = r.no_system;
+        self
+    }
+    fn playbooks(mut self, r: &PlaybookOpts) -> Self {
+        self.playbooks = r.playbooks.clone();
+        self.no_system = r.no_system;
+        self
+    }
+    fn only(mut self, o: &OnlyOpts) -> Self {
+        self.only = o.only.clone();
+        self
+    }
+    fn format(mut self, f: Format) -> Self {
+        self.format = f;
+        self
+    }
+    fn color_opts(mut self, c: &ColorOpts) -> Self {
+        self.color = c.color;
+        self
+    }
+    fn root(mut self, r: &RootOpts) -> Self {
+        self.root = r.root.clone();
+        self
+    }
+}
+
+/// A `--format` value parser that offers (in help and completions) and accepts only the
+/// formats one subcommand writes; any other is a usage error naming the ones it does.
+#[derive(Clone, Copy, Debug)]
+pub struct FormatParser {
+    cmd: &'static str,
+    allowed: &'static [Format],
+}
+
+impl FormatParser {
+    pub const fn new(cmd: &'static str, allowed: &'static [Format]) -> Self {
+        FormatParser { cmd, allowed }
+    }
+}
+
+pub const TEXT_JSON: &[Format] = &[Format::Text, Format::Json];
+pub const LIST_FORMATS: &[Format] = &[Format::Text, Format::Json, Format::Markdown];
+pub const AUDIT_FORMATS: &[Format] = &[
+    Format::Text,
+    Format::Json,
+    Format::Junit,
+    Format::Prometheus,
+    Format::Nagios,
+    Format::Slurm,
+];
+
+impl clap::builder::TypedValueParser for FormatParser {
+    type Value = Format;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        _arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<Format, clap::Error> {
+        let given = value.to_string_lossy();
+        match Format::from_str(&given, false) {
+            Ok(f) if self.allowed.contains(&f) => Ok(f),
+            _ => {
+                let mut cmd = cmd.clone();
+                Err(cmd.error(
+                    clap::error::ErrorKind::InvalidValue,
+                    unsupported_format_message(self.cmd, &given, self.allowed),
+                ))
+            }
+        }
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new(
+            self.allowed.iter().filter_map(|f| f.to_possible_value()),
+        ))
+    }
+}
+
+/// "`gpufix plan` does not write --format junit" with the formats it does write, and which
+/// subcommand writes the one asked for.
+fn unsupported_format_message(cmd: &str, given: &str, allowed: &[Format]) -> String {
+    let names: Vec<String> = allowed
+        .iter()
+        .filter_map(|f| f.to_possible_value().map(|v| v.get_name().to_string()))
+        .collect();
+    let list = match names.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+        _ => names.join(""),
+    };
+    let elsewhere = match Format::from_str(given, false) {
+        Ok(Format::Markdown) => "; markdown is a `gpufix list` format",
+        Ok(Format::Junit | Format::Prometheus | Format::Nagios | Format::Slurm) => {
+            "; junit, prometheus, nagios and slurm are `gpufix audit` formats"
+        }
+        _ => "",
+    };
+    format!("`gpufix {cmd}` does not write --format {given}\nhelp: use {list}{elsewhere}")
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
     Text,
     Json,
-    /// `list` only: the library as a printable checklist.
+    /// The library as a printable checklist.
     Markdown,
-    /// `audit` only: JUnit XML, one test case per rule.
+    /// JUnit XML (Jenkins xunit's junit-10.xsd), one test case per rule.
     Junit,
-    /// `audit` only: node_exporter textfile metrics.
+    /// node_exporter textfile metrics.
     Prometheus,
-    /// `audit` only: one Nagios plugin line; exit 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN.
+    /// One Nagios plugin line; exit 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN.
     Nagios,
-    /// `audit` only: a Slurm drain reason (`gpufix: RULE…`) or nothing when clean.
+    /// A Slurm drain reason (`gpufix: RULE…`) or nothing when clean.
     Slurm,
 }
 
@@ -206,6 +414,104 @@ Examples:\n  gpufix test playbooks/tests\n  gpufix test --playbooks site/ site/t
         #[arg(value_parser = ["playbook", "values", "report", "plan", "snapshot"])]
         name: String,
     },
+}
+
+/// Parse the command line. Options placed before the subcommand (`gpufix --root /host audit`,
+/// the form scripts written for earlier versions use) are moved after it first, so each
+/// subcommand still accepts only its own options and says so when given another's.
+pub fn parse_from(args: Vec<OsString>) -> Result<Cli, clap::Error> {
+    let args = hoist_leading_options(args);
+    Cli::try_parse_from(&args).map_err(|e| with_owner_hint(e, &args))
+}
+
+/// An option of another subcommand (`gpufix list --root /host`) gets a `help:` line saying
+/// which subcommands take it, instead of clap's bare "unexpected argument".
+fn with_owner_hint(e: clap::Error, args: &[OsString]) -> clap::Error {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if e.kind() != ErrorKind::UnknownArgument {
+        return e;
+    }
+    let Some(ContextValue::String(given)) = e.get(ContextKind::InvalidArg) else {
+        return e;
+    };
+    let name = given.split('=').next().unwrap_or(given);
+    let Some(long) = name.strip_prefix("--") else {
+        return e;
+    };
+    let mut cmd = <Cli as clap::CommandFactory>::command();
+    let Some(sub) = args
+        .get(1)
+        .and_then(|w| w.to_str())
+        .filter(|w| cmd.find_subcommand(w).is_some())
+    else {
+        return e;
+    };
+    let owners: Vec<&str> = cmd
+        .get_subcommands()
+        .filter(|s| s.get_arguments().any(|a| a.get_long() == Some(long)))
+        .map(|s| s.get_name())
+        .collect();
+    if owners.is_empty() {
+        return e;
+    }
+    let list = match owners.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+        _ => owners.join(""),
+    };
+    let msg = format!(
+        "`gpufix {sub}` does not take {name}\nhelp: {name} is an option of {list}; see `gpufix {sub} --help` for this one's"
+    );
+    let sub = sub.to_string();
+    cmd.find_subcommand_mut(&sub)
+        .map(|c| c.clone().bin_name(format!("gpufix {sub}")))
+        .unwrap_or(cmd)
+        .error(ErrorKind::UnknownArgument, msg)
+}
+
+/// `[gpufix, --opt, VAL, .., SUB, rest..]` becomes `[gpufix, SUB, --opt, VAL, .., rest..]` when
+/// every leading word is a long option some subcommand has; anything else is left for clap to
+/// report as it stands.
+pub fn hoist_leading_options(args: Vec<OsString>) -> Vec<OsString> {
+    let cmd = <Cli as clap::CommandFactory>::command();
+    let mut i = 1;
+    while let Some(word) = args.get(i) {
+        let Some(word) = word.to_str() else {
+            return args;
+        };
+        if !word.starts_with('-') || word == "-" {
+            break;
+        }
+        let Some(long) = word.strip_prefix("--") else {
+            return args; // a short option, or `--`: not ours to move
+        };
+        let (name, inline_value) = match long.split_once('=') {
+            Some((n, _)) => (n, true),
+            None => (long, false),
+        };
+        let takes_value = cmd
+            .get_subcommands()
+            .flat_map(|s| s.get_arguments())
+            .find(|a| a.get_long() == Some(name))
+            .map(|a| a.get_action().takes_values());
+        match takes_value {
+            None => return args, // --help, --version, or unknown: clap answers
+            Some(true) if !inline_value => i += 2,
+            Some(_) => i += 1,
+        }
+    }
+    let is_subcommand = args
+        .get(i)
+        .and_then(|w| w.to_str())
+        .is_some_and(|w| cmd.find_subcommand(w).is_some());
+    if i == 1 || !is_subcommand {
+        return args;
+    }
+    let mut out = Vec::with_capacity(args.len());
+    out.push(args[0].clone());
+    out.push(args[i].clone());
+    out.extend_from_slice(&args[1..i]);
+    out.extend_from_slice(&args[i + 1..]);
+    out
 }
 
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
@@ -292,30 +598,42 @@ impl Global {
     }
 }
 
-/// The error for a `--format` the subcommand does not write.
-pub fn unsupported_format(cmd: &str, f: Format) -> anyhow::Result<ExitStatus> {
-    let name = f
-        .to_possible_value()
-        .map(|v| v.get_name().to_string())
-        .unwrap_or_default();
-    let (formats, hint) = match cmd {
-        "audit" => ("text, json, junit, prometheus, nagios or slurm", ""),
-        "list" => ("text, json or markdown", ""),
-        _ => (
-            "text or json",
-            "; junit, prometheus, nagios and slurm are `gpufix audit` formats",
-        ),
-    };
-    anyhow::bail!("`gpufix {cmd}` does not write --format {name}\nhelp: use {formats}{hint}")
-}
-
 /// Open the session for a command, printing invalid playbooks' diagnostics (exit 1).
 pub fn open_session(g: &Global) -> anyhow::Result<Result<Session, ExitStatus>> {
-    match Session::open(g.spec()) {
+    Ok(open_session_or_diagnostics(g)?.map_err(|d| print_diagnostics(&d)))
+}
+
+/// Open the session; invalid playbooks or values come back as their diagnostics, unprinted.
+pub fn open_session_or_diagnostics(g: &Global) -> anyhow::Result<Result<Session, Vec<Diagnostic>>> {
+    let spec = g.spec();
+    let reading = progress::Reading::start(&progress::input_files(&spec));
+    let opened = Session::open(spec);
+    drop(reading);
+    match opened {
         Ok(s) => Ok(Ok(s)),
-        Err(OpenError::Invalid(d)) => Ok(Err(print_diagnostics(&d))),
+        Err(OpenError::Invalid(d)) => Ok(Err(d)),
         Err(OpenError::Other(e)) => Err(e),
     }
+}
+
+/// The first diagnostic's place and message on one line (`site/x.yaml:4: ...`), for formats
+/// that have one line to say it (Nagios).
+pub fn first_diagnostic_line(diags: &[Diagnostic]) -> String {
+    let Some(d) = diags.first() else {
+        return "playbooks or values are invalid".to_string();
+    };
+    let place = match d.line {
+        Some(l) => format!("{}:{l}", d.file),
+        None => d.file.clone(),
+    };
+    let more = match diags.len() {
+        1 => String::new(),
+        n => format!(" (+{} more)", n - 1),
+    };
+    format!(
+        "{place}: {}{more}",
+        d.message.lines().next().unwrap_or_default()
+    )
 }
 
 /// Print diagnostics; the status is [`ExitStatus::Error`].
@@ -336,18 +654,45 @@ pub fn display_path(p: &Path) -> String {
 }
 
 pub fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
-    let g = &cli.global;
+    let g = Global::default();
+    progress::set(match &cli.command {
+        Command::Plan(a) => a.progress.mode(a.quiet),
+        Command::Apply(a) => a.progress.mode(false),
+        Command::Audit(a) => a.progress.mode(false),
+        Command::Snapshot(a) => a.progress.mode(false),
+        _ => progress::Mode::Never,
+    });
     match &cli.command {
-        Command::Plan(a) => plan::run(g, a),
-        Command::Apply(a) => apply::run(g, a),
-        Command::Audit(a) => audit::run(g, a),
-        Command::Rollback(a) => rollback::rollback(g, a),
-        Command::History(a) => rollback::history(g, a),
-        Command::Validate(a) => validate::run(g, a),
-        Command::List(a) => list::run(g, a),
-        Command::Explain(a) => explain::run(g, a),
-        Command::Test(a) => test::run(g, a),
-        Command::Snapshot(a) => snapshot::run(g, a),
+        Command::Plan(a) => plan::run(
+            &g.host(&a.host)
+                .rules(&a.rules)
+                .only(&a.only)
+                .format(a.format)
+                .color_opts(&a.color),
+            a,
+        ),
+        Command::Apply(a) => apply::run(
+            &g.host(&a.host)
+                .rules(&a.rules)
+                .only(&a.only)
+                .format(a.format),
+            a,
+        ),
+        Command::Audit(a) => audit::run(
+            &g.host(&a.host)
+                .rules(&a.rules)
+                .only(&a.only)
+                .format(a.format)
+                .color_opts(&a.color),
+            a,
+        ),
+        Command::Rollback(a) => rollback::rollback(&g.root(&a.root).format(a.format), a),
+        Command::History(a) => rollback::history(&g.root(&a.root).format(a.format), a),
+        Command::Validate(a) => validate::run(&g.rules(&a.rules), a),
+        Command::List(a) => list::run(&g.rules(&a.rules).only(&a.only).format(a.format), a),
+        Command::Explain(a) => explain::run(&g.rules(&a.rules), a),
+        Command::Test(a) => test::run(&g.playbooks(&a.playbooks), a),
+        Command::Snapshot(a) => snapshot::run(&g.host(&a.host).rules(&a.rules).only(&a.only), a),
         Command::Completions { shell } => {
             let mut cmd = <Cli as clap::CommandFactory>::command();
             clap_complete::generate(*shell, &mut cmd, "gpufix", &mut std::io::stdout());
@@ -364,6 +709,63 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
             };
             println!("{}", serde_json::to_string_pretty(&v)?);
             Ok(ExitStatus::Clean)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::hoist_leading_options;
+
+    fn hoist(args: &[&str]) -> Vec<String> {
+        hoist_leading_options(args.iter().map(Into::into).collect())
+            .into_iter()
+            .map(|a| a.into_string().unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn leading_options_move_after_the_subcommand_with_their_values() {
+        assert_eq!(
+            hoist(&[
+                "gpufix",
+                "--root",
+                "/host",
+                "--no-system",
+                "--sample=0",
+                "audit",
+                "-o",
+                "x"
+            ]),
+            [
+                "gpufix",
+                "audit",
+                "--root",
+                "/host",
+                "--no-system",
+                "--sample=0",
+                "-o",
+                "x"
+            ]
+        );
+        // a value that looks like a subcommand stays the option's value
+        assert_eq!(
+            hoist(&["gpufix", "--only", "plan", "list"]),
+            ["gpufix", "list", "--only", "plan"]
+        );
+    }
+
+    #[test]
+    fn anything_else_is_left_for_clap() {
+        for args in [
+            &["gpufix", "plan", "--root", "/"][..],
+            &["gpufix", "--bogus", "plan"],
+            &["gpufix", "--help", "plan"],
+            &["gpufix", "-v", "plan"],
+            &["gpufix", "--root", "/", "notacommand"],
+            &["gpufix", "--root"],
+        ] {
+            assert_eq!(hoist(args), args, "{args:?}");
         }
     }
 }

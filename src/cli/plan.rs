@@ -8,16 +8,18 @@ use crate::render::text::{self, Style};
 use crate::report::Report;
 use crate::session::{Eval, ExitStatus, Session};
 use clap::Args;
-use std::io::IsTerminal;
 use std::time::Duration;
 
-#[derive(Args, Debug, Default)]
+#[derive(Args, Debug)]
 pub struct PlanArgs {
+    /// Output format.
+    #[arg(long, value_name = "FORMAT", default_value = "text", value_parser = super::FormatParser::new("plan", super::TEXT_JSON))]
+    pub format: super::Format,
     /// Also show passing and not-applicable rules (what each checked, why each was skipped).
     #[arg(short, long)]
     pub verbose: bool,
     /// Print only the summary line; the exit status says the rest.
-    #[arg(short, long, conflicts_with = "verbose")]
+    #[arg(short, long, conflicts_with_all = ["verbose", "progress"])]
     pub quiet: bool,
     /// Probe deadline: a probe still running after this is `unknown`.
     #[arg(long, value_name = "DURATION", default_value = "15s", value_parser = super::parse_duration)]
@@ -29,6 +31,16 @@ pub struct PlanArgs {
     /// on (commands, NVML, the CUDA check, files), and peak memory. In JSON: `timings`.
     #[arg(long)]
     pub timings: bool,
+    #[command(flatten)]
+    pub color: super::ColorOpts,
+    #[command(flatten)]
+    pub progress: super::ProgressOpts,
+    #[command(flatten)]
+    pub host: super::HostOpts,
+    #[command(flatten)]
+    pub rules: super::RuleOpts,
+    #[command(flatten)]
+    pub only: super::OnlyOpts,
 }
 
 /// Check `--only` names against the rule set.
@@ -45,29 +57,14 @@ pub fn check_only(set: &RuleSet, only: &[String]) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Observe and evaluate the session's rules, with a spinner on a terminal while sampling.
+/// Observe and evaluate the session's rules, with progress on stderr (see [`super::progress`]).
 /// Shared by plan, audit, apply and apply's re-check.
 pub fn evaluate(s: &Session, eval: &Eval) -> anyhow::Result<Report> {
     check_only(&s.rules, &eval.only)?;
-    let show = std::io::stderr().is_terminal()
-        && s.host.is_live()
-        && eval.sample >= Duration::from_millis(500);
-    let bar = show.then(|| {
-        let b = indicatif::ProgressBar::new_spinner();
-        b.set_message(format!("sampling for {:.0?}…", eval.sample));
-        b.enable_steady_tick(Duration::from_millis(120));
-        b
-    });
-    let started = std::time::Instant::now();
-    let report = s.evaluate(eval, |_| {
-        if let Some(b) = &bar {
-            let left = eval.sample.saturating_sub(started.elapsed());
-            b.set_message(format!("sampling… {:.0}s left", left.as_secs_f64()));
-        }
-    });
-    if let Some(b) = bar {
-        b.finish_and_clear();
-    }
+    let mut progress =
+        super::progress::Probing::start(s.host.is_live(), eval.sample, eval.probe_deadline);
+    let report = s.evaluate(eval, |key| progress.probe_done(key));
+    drop(progress);
     Ok(report)
 }
 
@@ -80,9 +77,6 @@ pub fn planned_report(s: &Session, eval: &Eval) -> anyhow::Result<(Report, Vec<U
 }
 
 pub fn run(g: &Global, a: &PlanArgs) -> anyhow::Result<ExitStatus> {
-    if !matches!(g.format, Format::Text | Format::Json) {
-        return super::unsupported_format("plan", g.format);
-    }
     let started = std::time::Instant::now();
     let s = match open_session(g)? {
         Ok(s) => s,

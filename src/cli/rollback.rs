@@ -9,6 +9,9 @@ use std::path::PathBuf;
 
 #[derive(Args, Debug)]
 pub struct RollbackArgs {
+    /// Output format.
+    #[arg(long, value_name = "FORMAT", default_value = "text", value_parser = super::FormatParser::new("rollback", super::TEXT_JSON))]
+    pub format: super::Format,
     /// The run to undo [default: the last run not rolled back]
     pub run: Option<String>,
     /// Restore the prior state even where a target changed since the run.
@@ -16,18 +19,22 @@ pub struct RollbackArgs {
     pub force: bool,
     #[arg(long, value_name = "DIR")]
     pub state_dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub root: super::RootOpts,
 }
 
 #[derive(Args, Debug)]
 pub struct HistoryArgs {
+    /// Output format.
+    #[arg(long, value_name = "FORMAT", default_value = "text", value_parser = super::FormatParser::new("history", super::TEXT_JSON))]
+    pub format: super::Format,
     #[arg(long, value_name = "DIR")]
     pub state_dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub root: super::RootOpts,
 }
 
 pub fn rollback(g: &Global, a: &RollbackArgs) -> anyhow::Result<ExitStatus> {
-    if !matches!(g.format, Format::Text | Format::Json) {
-        return super::unsupported_format("rollback", g.format);
-    }
     let mut s = Session::without_rules(g.spec())?;
     let state = s.state_dir(a.state_dir.as_deref());
     journal::check_state(&state).map_err(|e| anyhow::anyhow!(e))?;
@@ -88,9 +95,6 @@ pub fn rollback(g: &Global, a: &RollbackArgs) -> anyhow::Result<ExitStatus> {
 }
 
 pub fn history(g: &Global, a: &HistoryArgs) -> anyhow::Result<ExitStatus> {
-    if !matches!(g.format, Format::Text | Format::Json) {
-        return super::unsupported_format("history", g.format);
-    }
     let state = g.spec().state_dir(a.state_dir.as_deref());
     journal::check_state(&state).map_err(|e| anyhow::anyhow!(e))?;
     let runs = journal::runs(&state);

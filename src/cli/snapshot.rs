@@ -15,6 +15,14 @@ pub struct SnapshotArgs {
     /// Where to write the snapshot.
     #[arg(short, long, value_name = "FILE")]
     pub output: PathBuf,
+    #[command(flatten)]
+    pub progress: super::ProgressOpts,
+    #[command(flatten)]
+    pub host: super::HostOpts,
+    #[command(flatten)]
+    pub rules: super::RuleOpts,
+    #[command(flatten)]
+    pub only: super::OnlyOpts,
 }
 
 pub fn run(g: &Global, a: &SnapshotArgs) -> anyhow::Result<ExitStatus> {
@@ -30,7 +38,11 @@ pub fn run(g: &Global, a: &SnapshotArgs) -> anyhow::Result<ExitStatus> {
         Err(OpenError::Other(e)) => return Err(e),
     };
     let rec = recorder.expect("open_with wraps the host");
-    let report = s.evaluate(&g.eval(Options::default().probe_deadline), |_| {});
+    let eval = g.eval(Options::default().probe_deadline);
+    let mut progress =
+        super::progress::Probing::start(s.host.is_live(), eval.sample, eval.probe_deadline);
+    let report = s.evaluate(&eval, |key| progress.probe_done(key));
+    drop(progress);
     let mut snap = rec.snapshot();
     // snapshots are shared: keep only the variables the playbooks are about, no secrets
     let (kept, dropped, redacted) = crate::privacy::filter_env(&mut snap.env);

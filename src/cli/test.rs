@@ -34,6 +34,8 @@ use std::sync::Arc;
 pub struct TestArgs {
     /// A test file, or a directory of them (`*.yaml`, sorted) [default: playbooks/tests]
     pub path: Option<PathBuf>,
+    #[command(flatten)]
+    pub playbooks: super::PlaybookOpts,
 }
 
 #[derive(Debug, Deserialize)]

@@ -11,6 +11,8 @@ pub struct ValidateArgs {
     /// Playbook files or directories to check with the built-ins (default: the built-ins,
     /// /etc/gpufix/playbooks.d and --playbooks).
     pub paths: Vec<PathBuf>,
+    #[command(flatten)]
+    pub rules: super::RuleOpts,
 }
 
 pub fn run(g: &Global, a: &ValidateArgs) -> anyhow::Result<ExitStatus> {
