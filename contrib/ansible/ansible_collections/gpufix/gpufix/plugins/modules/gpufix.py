@@ -64,8 +64,8 @@ options:
     default: []
   allow_disruptive:
     description:
-      - Also apply disruptive fixes (C(--allow-disruptive)): modprobe, remount, persistence
-        mode, power limits, clocks. Without it they stay in C(not_applied).
+      - Also apply disruptive fixes (C(--allow-disruptive)), such as modprobe, remount,
+        persistence mode, power limits and clocks. Without it they stay in C(not_applied).
     type: bool
     default: false
 notes:
