@@ -172,6 +172,11 @@ pub struct InputArgs {
     /// matmul (seconds; the default check talks to libcuda directly and starts no Python).
     #[arg(long, overrides_with = "deep")]
     pub deep: bool,
+    /// Reuse a passed native CUDA check younger than this, from the state directory's cache
+    /// (only while the boot, driver and GPUs are unchanged; a failed check is never reused).
+    /// 0 runs the check every time.
+    #[arg(long = "cuda-check-max-age", global = true, value_name = "DURATION", default_value = "10m", value_parser = parse_duration)]
+    pub cuda_check_max_age: Duration,
 }
 
 /// The options of one run, resolved from the subcommand's groups; what a subcommand does not
@@ -571,6 +576,7 @@ impl Global {
             kernel_log: a.kernel_log.clone(),
             evidence: a.evidence.clone(),
             deep: a.deep,
+            cuda_check_max_age: Some(a.cuda_check_max_age),
         }
     }
 
