@@ -699,6 +699,9 @@ mod apply_loop {
         assert_eq!(f.state(), before, "plan changes nothing");
         let apply = f.run(&["apply", "--yes"]);
         assert_eq!(apply.code, 0, "{}\n{}", apply.stdout, apply.stderr);
+        // the undo hint carries the run's --root, or it would look in the real /var/lib/gpufix
+        let hint = format!("(undo with `gpufix rollback --root {} ", f.p("root"));
+        assert!(apply.stdout.contains(&hint), "{}", apply.stdout);
         let cfg = std::fs::read_to_string(f.p("job/config.yaml")).unwrap();
         assert!(
             cfg.contains("pin_memory: true")

@@ -374,6 +374,9 @@ help: fix the cause, or leave those fixes out with --deny KIND or --only RULE",
         s.spec.root.as_deref(),
     )
     .map_err(|e| anyhow::anyhow!("{e}"))?;
+    // the hint carries the run's --root and --state-dir, or rollback looks elsewhere
+    let undo =
+        super::rollback_command(&outcome.run, s.spec.root.as_deref(), a.state_dir.as_deref());
     if let Some(err) = &outcome.error {
         let what = if outcome.rolled_back {
             "every change of this run was undone"
@@ -432,8 +435,9 @@ help: fix the cause, or leave those fixes out with --deny KIND or --only RULE",
                     if rb.is_ok() {
                         "every change of this run was undone"
                     } else {
-                        "undo failed: run `gpufix rollback`"
-                    },
+                        "undo failed: run `{undo}`"
+                    }
+                    .replace("{undo}", &undo),
                     outcome.run
                 );
             }
@@ -458,10 +462,9 @@ help: fix the cause, or leave those fixes out with --deny KIND or --only RULE",
     } else {
         writeln!(
             out,
-            "\napplied {} change(s) in run {} (undo with `gpufix rollback {}`)",
+            "\napplied {} change(s) in run {} (undo with `{undo}`)",
             approved.len(),
             outcome.run,
-            outcome.run
         )?;
         for s in &skipped {
             writeln!(out, "  skipped {} ({}): {}", s.target, s.kind, s.reason)?;

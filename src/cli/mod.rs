@@ -175,7 +175,7 @@ pub struct InputArgs {
     /// Reuse a passed native CUDA check younger than this, from the state directory's cache
     /// (only while the boot, driver and GPUs are unchanged; a failed check is never reused).
     /// 0 runs the check every time.
-    #[arg(long = "cuda-check-max-age", global = true, value_name = "DURATION", default_value = "10m", value_parser = parse_duration)]
+    #[arg(long = "cuda-check-max-age", value_name = "DURATION", default_value = "10m", value_parser = parse_duration)]
     pub cuda_check_max_age: Duration,
 }
 
@@ -653,6 +653,33 @@ pub fn print_diagnostics(diags: &[Diagnostic]) -> ExitStatus {
         if diags.len() == 1 { "" } else { "s" }
     );
     ExitStatus::Error
+}
+
+/// `gpufix rollback RUN` with the `--root` and `--state-dir` the run was made with, so the hint
+/// finds the journal where it is (a shell word per path, quoted when it needs to be).
+pub fn rollback_command(run: &str, root: Option<&Path>, state_dir: Option<&Path>) -> String {
+    fn word(p: &Path) -> String {
+        let s = p.display().to_string();
+        if !s.is_empty()
+            && s.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "/._-+=:@,".contains(c))
+        {
+            s
+        } else {
+            format!("'{}'", s.replace('\'', "'\\''"))
+        }
+    }
+    let mut cmd = "gpufix rollback".to_string();
+    if let Some(r) = root {
+        cmd += &format!(" --root {}", word(r));
+    }
+    if let Some(d) = state_dir {
+        cmd += &format!(" --state-dir {}", word(d));
+    }
+    if !run.is_empty() {
+        cmd += &format!(" {run}");
+    }
+    cmd
 }
 
 pub fn display_path(p: &Path) -> String {

@@ -118,8 +118,9 @@ pub fn history(g: &Global, a: &HistoryArgs) -> anyhow::Result<ExitStatus> {
     }
     if let Some(r) = runs.iter().find(|r| r.status == "interrupted") {
         println!(
-            "\nrun {} was interrupted: `gpufix rollback {}` restores what it changed",
-            r.run, r.run
+            "\nrun {} was interrupted: `{}` restores what it changed",
+            r.run,
+            super::rollback_command(&r.run, g.root.as_deref(), a.state_dir.as_deref())
         );
     }
     for r in runs.iter().filter(|r| r.status == "corrupt") {
