@@ -289,6 +289,12 @@ pub fn detect(text: &str) -> Option<JobText> {
     if !launches.is_empty() {
         return Some(JobText::Launcher);
     }
+    // a launch script without a recognised launch (a Slurm/bash excerpt that exports NCCL or
+    // CUDA settings): its exports are the job's environment
+    let sc = crate::formats::launcher::read_script(text);
+    if sc.shell_lines >= 2 || (sc.shell_lines >= 1 && !sc.exports.is_empty()) {
+        return Some(JobText::Launcher);
+    }
     looks_like_log(text).then_some(JobText::Log)
 }
 

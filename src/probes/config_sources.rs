@@ -694,6 +694,30 @@ fn python_settings(d: &Doc, cli: &BTreeMap<String, (String, String)>, out: &mut 
             }
         }
     }
+    // dict literals: CFG = {'train': {'num_workers_per_gpu': 2, 'pin_memory': True}}; in a
+    // training script such a dict is usually the defaults a config file overlays, so a config
+    // file or the command line that sets the same setting wins (rank 5)
+    let before = out.len();
+    for e in &m.dict_entries {
+        if let Some(setting) = job_text::canonical_setting(&e.key) {
+            let eval_only = e.path.iter().any(|p| job_text::is_eval_segment(p));
+            let path: String = e.path.iter().map(|p| format!("['{p}']")).collect();
+            let path = path.replacen("['", "", 1).replacen("']", "", 1);
+            judge(
+                &e.value,
+                setting,
+                python::dict_key(e),
+                format!("{short}:{} {path}['{}']", e.line, e.key),
+                eval_only,
+                out,
+            );
+        }
+    }
+    for f in &mut out[before..] {
+        if f.rank == 1 {
+            f.rank = 5;
+        }
+    }
     // attribute assignments: cfg.DATALOADER.NUM_WORKERS = 2, _C.DATALOADER.NUM_WORKERS = 4, NUM_WORKERS = 8
     for a in &m.assigns {
         let last = a

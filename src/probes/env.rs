@@ -53,7 +53,7 @@ impl ProbeKind for Env {
         "env"
     }
     fn doc(&self) -> &'static str {
-        "The environment a job sees: the process's (--pid), an env file (--env-file), or gpufix's own."
+        "The environment a job sees: the process's (--pid), an env file (--env-file), a launch script given as --evidence (its exports), or gpufix's own."
     }
     fn fields(&self) -> &'static [(&'static str, &'static str)] {
         &[
@@ -65,6 +65,18 @@ impl ProbeKind for Env {
                 "vars",
                 "name -> value; test a variable with `'X' in env.vars` or `env.vars.X is defined`",
             ),
+            (
+                "gpus",
+                "GPUs per node: the host's (NVML), or the processes per node a launch script starts (absent when unknown)",
+            ),
+            (
+                "ib_devices",
+                "the host's /sys/class/infiniband entries (absent for a launch script given as evidence)",
+            ),
+            (
+                "nodes",
+                "nodes of the job a launch script starts, where it says (`--nnodes`; 1 for torchrun without rendezvous options)",
+            ),
         ]
     }
     fn params(&self) -> super::ParamsDecl {
@@ -72,12 +84,114 @@ impl ProbeKind for Env {
     }
     fn run(&self, params: &Map<String, Value>, ctx: &ProbeCtx) -> ProbeOutcome {
         let from = param_str(params, "from").unwrap_or("auto");
+        let script = if from == "auto" && ctx.inputs.pid.is_none() && ctx.inputs.env_file.is_none()
+        {
+            launch_script(&ctx.inputs.evidence)
+        } else {
+            None
+        };
+        if let Some((path, sc)) = script {
+            return ProbeOutcome::Value(script_env(&path, &sc));
+        }
         let from = match from {
             "auto" if ctx.inputs.pid.is_some() => "process",
             "auto" if ctx.inputs.env_file.is_some() => "env-file",
             "auto" => "self",
             other => other,
         };
+        let mut out = self.read(from, ctx);
+        // the host the environment applies to: its GPUs and RDMA devices
+        if let ProbeOutcome::Value(v) = &mut out {
+            if let Ok(r) = ctx.host.nvml() {
+                v["gpus"] = json!(r.gpus.len());
+            }
+            match ctx.host.read_dir("/sys/class/infiniband") {
+                Ok(mut e) => {
+                    e.sort();
+                    v["ib_devices"] = json!(e);
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound && ctx.host.is_live() => {
+                    v["ib_devices"] = json!([]);
+                }
+                Err(_) => {}
+            }
+        }
+        out
+    }
+}
+
+/// The first `--evidence` file that is a launch script or command line, read.
+fn launch_script(
+    evidence: &[std::path::PathBuf],
+) -> Option<(String, crate::formats::launcher::Script)> {
+    use crate::formats::job_text::{JobText, detect};
+    evidence.iter().find_map(|p| {
+        let text = crate::probes::inputs::read_shared(p).ok()?;
+        (detect(&text) == Some(JobText::Launcher)).then(|| {
+            (
+                p.display().to_string(),
+                crate::formats::launcher::read_script(&text),
+            )
+        })
+    })
+}
+
+/// The environment a launch script gives its training processes: its exports and the
+/// `NAME=value` prefixes of its launch commands; the job's shape where the script says it
+/// (`gpus` per node from `--nproc_per_node` or `CUDA_VISIBLE_DEVICES`, `nodes` from
+/// `--nnodes`, 1 for a torchrun without rendezvous options).
+fn script_env(path: &str, sc: &crate::formats::launcher::Script) -> Value {
+    let mut vars: IndexMap<String, String> = sc.exports.iter().cloned().collect();
+    for l in &sc.launches {
+        for (k, v) in &l.env {
+            vars.insert(k.clone(), v.clone());
+        }
+    }
+    let mut out = json!({
+        "source": format!("launch script {path}"),
+        "vars": vars_value(vars.clone()),
+    });
+    let gpus = sc
+        .launches
+        .iter()
+        .find_map(|l| l.nproc_per_node)
+        .map(u64::from)
+        .or_else(|| {
+            vars.get("CUDA_VISIBLE_DEVICES")
+                .filter(|v| {
+                    !v.is_empty()
+                        && v.split(',')
+                            .all(|d| !d.trim().is_empty() && !d.contains('$'))
+                })
+                .map(|v| v.split(',').count() as u64)
+        });
+    if let Some(g) = gpus {
+        out["gpus"] = json!(g);
+    }
+    let nodes = sc
+        .launches
+        .iter()
+        .find_map(|l| l.nnodes)
+        .map(u64::from)
+        .or_else(|| {
+            // torchrun / torch.distributed.launch default to one node
+            let single = !sc.launches.is_empty()
+                && sc.launches.iter().all(|l| {
+                    matches!(
+                        l.launcher.as_deref(),
+                        Some("torchrun" | "torch.distributed.launch")
+                    ) && !l.multi_node_hint
+                });
+            single.then_some(1)
+        });
+    if let Some(n) = nodes {
+        out["nodes"] = json!(n);
+    }
+    out
+}
+
+impl Env {
+    fn read(&self, from: &str, ctx: &ProbeCtx) -> ProbeOutcome {
         match from {
             "process" => {
                 let Some(pid) = ctx.inputs.pid else {
