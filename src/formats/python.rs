@@ -219,6 +219,9 @@ pub struct Assign {
     pub value: String,
     pub value_span: (usize, usize),
     pub line: usize,
+    /// `name: type = value` indented under a `class`: a field default of a config class
+    /// (dataclass, pydantic model), which the run's config usually sets
+    pub class_field: bool,
 }
 
 /// An entry `'key': value` of a dict literal (`CFG = {'train': {'num_workers': 2}}`).
@@ -377,7 +380,8 @@ pub fn scan(src: &str) -> Module {
                 j += 1;
             }
             // annotated `x: int = 3`: skip the annotation
-            if ok && j < toks.len() && text(&toks[j]) == ":" {
+            let annotated = ok && j < toks.len() && text(&toks[j]) == ":";
+            if annotated {
                 let mut k = j + 1;
                 while k < toks.len() && toks[k].kind != Tok::Eol && text(&toks[k]) != "=" {
                     k += 1;
@@ -396,11 +400,15 @@ pub fn scan(src: &str) -> Module {
                 }
                 if k > j + 1 {
                     let (a, z) = (toks[j + 1].start, toks[k - 1].end);
+                    let line = line_of(src, t.start);
                     m.assigns.push(Assign {
+                        class_field: annotated
+                            && !target.contains(['.', '['])
+                            && in_class_body(src, line),
                         target,
                         value: src[a..z].to_string(),
                         value_span: (a, z),
-                        line: line_of(src, t.start),
+                        line,
                     });
                 }
             }
@@ -425,6 +433,25 @@ pub fn scan(src: &str) -> Module {
     }
     m.dict_entries = dict_entries(src, &toks);
     m
+}
+
+/// Is the (indented) line `line` inside a `class` body: the nearest less-indented line above
+/// it opens a class?
+fn in_class_body(src: &str, line: usize) -> bool {
+    let lines: Vec<&str> = src.lines().collect();
+    let Some(l) = lines.get(line.wrapping_sub(1)) else {
+        return false;
+    };
+    let indent = l.len() - l.trim_start().len();
+    if indent == 0 {
+        return false;
+    }
+    lines[..line - 1]
+        .iter()
+        .rev()
+        .filter(|x| !x.trim().is_empty() && !x.trim_start().starts_with('#'))
+        .find(|x| x.len() - x.trim_start().len() < indent)
+        .is_some_and(|x| x.trim_start().starts_with("class "))
 }
 
 fn read_call(src: &str, toks: &[Token], first: usize, last: usize) -> Option<Call> {
@@ -876,6 +903,25 @@ pub fn looks_like_python(text: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn annotated_class_fields_are_marked() {
+        let src = "from dataclasses import dataclass\n\n@dataclass\nclass Cfg:\n    num_workers: int = 0\n\n    def f(self):\n        num_workers: int = 3\n\nworkers: int = 2\n";
+        let m = scan(src);
+        let f: Vec<(&str, usize, bool)> = m
+            .assigns
+            .iter()
+            .map(|a| (a.target.as_str(), a.line, a.class_field))
+            .collect();
+        assert_eq!(
+            f,
+            vec![
+                ("num_workers", 5, true),
+                ("num_workers", 8, false),
+                ("workers", 10, false)
+            ]
+        );
+    }
 
     #[test]
     fn dict_literal_entries_read_and_set_in_place() {
