@@ -244,6 +244,25 @@ fn python_dataloader_call_is_fixed_in_place() {
 }
 
 #[test]
+fn python_dict_literal_config_is_fixed_in_place() {
+    let src = "'''dataloader config'''\nDATALOADER_CFG = {\n    'train': {\n        'batch_size_per_gpu': 2, 'num_workers_per_gpu': 2, 'shuffle': True, 'pin_memory': True,\n    },\n    'test': {'batch_size_per_gpu': 1, 'num_workers_per_gpu': 2},\n}";
+    let job = Job::new(&[("job/dataloader_cfg.py", src)]);
+    let cfg = job.p("job/dataloader_cfg.py");
+    prove(
+        &job,
+        &["--config", &cfg],
+        &["data.workers-too-few"],
+        &[
+            "+        'batch_size_per_gpu': 2, 'num_workers_per_gpu': 8, 'shuffle': True, 'pin_memory': True,",
+        ],
+        &[(
+            "job/dataloader_cfg.py",
+            "'num_workers_per_gpu': 8, 'shuffle': True, 'pin_memory': True,\n    },\n    'test': {'batch_size_per_gpu': 1, 'num_workers_per_gpu': 2},\n}",
+        )],
+    );
+}
+
+#[test]
 fn nested_yaml_key_is_fixed_where_it_lives() {
     let yaml = "# NeMo-style\nmodel:\n  train_ds:\n    batch_size: 32\n    num_workers: 2   # per GPU\n    pin_memory: false\n  validation_ds:\n    num_workers: 0\n";
     let job = Job::new(&[("job/exp.yaml", yaml)]);
