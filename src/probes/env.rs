@@ -53,7 +53,7 @@ impl ProbeKind for Env {
         "env"
     }
     fn doc(&self) -> &'static str {
-        "The environment a job sees: the process's (--pid), an env file (--env-file), a launch script given as --evidence (its exports), or gpufix's own."
+        "The environment a job sees: the process's (--pid), an env file (--env-file), a launch script given as --config or --evidence (its exports), or gpufix's own."
     }
     fn fields(&self) -> &'static [(&'static str, &'static str)] {
         &[
@@ -74,6 +74,10 @@ impl ProbeKind for Env {
                 "the host's /sys/class/infiniband entries (absent for a launch script given as evidence)",
             ),
             (
+                "file",
+                "the launch script given as --config that the variables come from (absent otherwise): env fixes edit it there",
+            ),
+            (
                 "nodes",
                 "nodes of the job a launch script starts, where it says (`--nnodes`; 1 for torchrun without rendezvous options)",
             ),
@@ -84,14 +88,22 @@ impl ProbeKind for Env {
     }
     fn run(&self, params: &Map<String, Value>, ctx: &ProbeCtx) -> ProbeOutcome {
         let from = param_str(params, "from").unwrap_or("auto");
+        // a launch script given as --config (this machine's file: env fixes edit it) or as
+        // --evidence (read only)
         let script = if from == "auto" && ctx.inputs.pid.is_none() && ctx.inputs.env_file.is_none()
         {
-            launch_script(&ctx.inputs.evidence)
+            launch_script(ctx.inputs.config.as_slice())
+                .map(|s| (s, true))
+                .or_else(|| launch_script(&ctx.inputs.evidence).map(|s| (s, false)))
         } else {
             None
         };
-        if let Some((path, sc)) = script {
-            return ProbeOutcome::Value(script_env(&path, &sc));
+        if let Some(((path, sc), editable)) = script {
+            let mut v = script_env(&path, &sc);
+            if editable {
+                v["file"] = json!(path);
+            }
+            return ProbeOutcome::Value(v);
         }
         let from = match from {
             "auto" if ctx.inputs.pid.is_some() => "process",
@@ -129,7 +141,10 @@ fn launch_script(
         let text = crate::probes::inputs::read_shared(p).ok()?;
         (detect(&text) == Some(JobText::Launcher)).then(|| {
             (
-                p.display().to_string(),
+                std::path::absolute(p)
+                    .unwrap_or_else(|_| p.clone())
+                    .display()
+                    .to_string(),
                 crate::formats::launcher::read_script(&text),
             )
         })
