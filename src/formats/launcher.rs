@@ -859,3 +859,38 @@ mod tests {
         assert!(find("ls -la\ncd /data\nnvidia-smi").is_empty());
     }
 }
+
+#[cfg(test)]
+mod prop {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig {
+            failure_persistence: None,
+            ..ProptestConfig::with_cases(512)
+        })]
+
+        /// Any text, shell-like or not, is read without a panic; and job-text detection
+        /// (which reads it as a script) never panics either.
+        #[test]
+        fn scripts_never_panic(s in "(export |\\$\\{?|\"|'|\\\\\n|#|torchrun |python -m |--[a-z_]+=?|[A-Z_]+=|[ -~]|\n){0,120}") {
+            let sc = read_script(&s);
+            for l in &sc.launches {
+                let _ = l.nproc_per_node;
+            }
+            let _ = crate::formats::job_text::detect(&s);
+            let _ = find(&s);
+        }
+
+        /// Python with dict literals, annotations and class bodies: scanning and editing a
+        /// found dict entry never panic.
+        #[test]
+        fn python_dicts_never_panic(s in r"(class A:\n|    |x: int = |\{|\}|'k'|: |, |\[|\]|\(|\)|1|=|\n|[ -~]){0,120}") {
+            let m = crate::formats::python::scan(&s);
+            for e in m.dict_entries.iter().take(3) {
+                let _ = crate::formats::python::set(&s, &crate::formats::python::dict_key(e), &serde_json::json!(8));
+            }
+        }
+    }
+}
