@@ -134,6 +134,8 @@ pub struct Launch {
     /// launcher options that only a multi-node job sets (`--node_rank`, `--master_addr`, a
     /// remote `--rdzv_endpoint`, `--hostfile`, `--machine_rank`)
     pub multi_node_hint: bool,
+    /// started through `srun`, `mpirun` or `mpiexec`, which may place it on several nodes
+    pub via_scheduler: bool,
 }
 
 const LAUNCHER_PROC_FLAGS: &[&str] = &[
@@ -201,6 +203,7 @@ pub fn parse(words: &[String]) -> Option<Launch> {
             continue;
         }
         if matches!(base, "srun" | "mpirun" | "mpiexec" | "numactl" | "taskset") {
+            l.via_scheduler |= matches!(base, "srun" | "mpirun" | "mpiexec");
             // skip its options: a word starting with `-`, and the value of `-n N`-like options
             i += 1;
             while i < words.len() && words[i].starts_with('-') {

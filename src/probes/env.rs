@@ -189,13 +189,16 @@ fn script_env(path: &str, sc: &crate::formats::launcher::Script) -> Value {
         .find_map(|l| l.nnodes)
         .map(u64::from)
         .or_else(|| {
-            // torchrun / torch.distributed.launch default to one node
+            // torchrun, torch.distributed.launch and accelerate default to one node, and so
+            // does a plain `python train.py`, unless a scheduler (srun, mpirun) starts it or a
+            // rendezvous option names another host
             let single = !sc.launches.is_empty()
                 && sc.launches.iter().all(|l| {
                     matches!(
                         l.launcher.as_deref(),
-                        Some("torchrun" | "torch.distributed.launch")
+                        Some("torchrun" | "torch.distributed.launch" | "accelerate") | None
                     ) && !l.multi_node_hint
+                        && !l.via_scheduler
                 });
             single.then_some(1)
         });
@@ -253,6 +256,31 @@ impl Env {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn launch_script_environment_and_shape() {
+        let read = |t: &str| script_env("run.sh", &crate::formats::launcher::read_script(t));
+        let v =
+            read("export NCCL_IB_DISABLE=1\nexport CUDA_VISIBLE_DEVICES=0,1\npython train.py\n");
+        assert_eq!(v["vars"]["NCCL_IB_DISABLE"], "1");
+        assert_eq!(
+            (v["gpus"].clone(), v["nodes"].clone()),
+            (json!(2), json!(1))
+        );
+        let v = read("export NCCL_IB_DISABLE=1\nsrun python train.py\n");
+        assert!(v.get("nodes").is_none(), "srun may span nodes: {v}");
+        let v = read("NCCL_P2P_DISABLE=1 torchrun --nnodes 2 --nproc_per_node 8 t.py\n");
+        assert_eq!(v["vars"]["NCCL_P2P_DISABLE"], "1");
+        assert_eq!(
+            (v["gpus"].clone(), v["nodes"].clone()),
+            (json!(8), json!(2))
+        );
+        let v = read("torchrun --nproc_per_node 8 --node_rank 1 --master_addr 10.0.0.2 t.py\n");
+        assert!(v.get("nodes").is_none(), "{v}");
+        // an excerpt without a launch: shape unknown
+        let v = read("else\n    export NCCL_IB_DISABLE=1\nfi\n");
+        assert!(v.get("nodes").is_none() && v.get("gpus").is_none(), "{v}");
+    }
     use crate::host::recorded::SnapshotHost;
     use crate::probes::{Inputs, run_with, value_of};
     use std::collections::BTreeMap;
