@@ -5,6 +5,13 @@
 //! `config=X`, Hydra's `--config-path/--config-name`), Hydra/MMEngine/Detectron2 overrides
 //! (`data.num_workers=0`, `--cfg-options a.b=1`, `DATALOADER.NUM_WORKERS 2`) and plain flags
 //! (`--num_workers 2`).
+//!
+//! A whole launch script is read top to bottom by [`read_script`]: `export`s (and `unset`) give
+//! the environment the training processes inherit, `$VAR`/`${VAR}`/`${VAR:-default}` expand from
+//! the assignments above the command (unknown ones stay as written, never guessed), a command
+//! quoted whole for a wrapper (`bash -c "…"`, `sbatch --wrap="…"`, `bitfusion run "…"`) is read
+//! with its commented-out flags dropped, and any other program that takes the trainer's flags
+//! (`swift pt … --dataloader_num_workers 1`) counts when it sets a loader setting.
 
 /// Split shell text into words: quotes, backslash escapes and line continuations, `#`
 /// comments; `$VAR` is kept as written (never expanded). Lines ending a command (`;`, `&&`,
