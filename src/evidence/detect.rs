@@ -136,6 +136,7 @@ pub fn detect(text: &str) -> Option<EvidenceKind> {
     }
     if h.contains("NVRM:")
         || (h.contains("AER:") && h.contains("pcieport"))
+        || h.lines().any(super::kernel_log::is_gpu_lost)
         || looks_like_kernel_log(h)
     {
         return Some(EvidenceKind::KernelLog);

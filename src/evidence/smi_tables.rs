@@ -85,6 +85,10 @@ fn clean(line: &str) -> &str {
             l = r;
         } else if let Some(r) = t.strip_prefix('`') {
             l = r;
+        } else if t.starts_with("\\#") {
+            // markdown escapes a leading `#` (dmon's header) as `\#`
+            l = &t[1..];
+            break;
         } else {
             break;
         }
@@ -899,6 +903,18 @@ pub fn to_reading(u: &SmiUsage) -> NvmlReading {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn dmon_quoted_in_markdown_with_an_escaped_header() {
+        let t = "> \\# gpu   pwr  temp    sm   mem   enc   dec  mclk  pclk\n\
+> \\# Idx     W     C     %     %     %     %   MHz   MHz\n\
+>     0   111    83    25     7     0     0  4513  1683\n\
+>     1   111    84    18     5     0     0  4513  1733\n";
+        assert!(looks_like_monitor(t));
+        let u = parse_monitor(t).unwrap();
+        assert_eq!(u.samples, 2);
+        assert_eq!(u.gpus[1].util_gpu, Some(18.0));
+    }
 
     const NEW_TABLE: &str = "\
 Tue Mar  5 10:00:00 2024

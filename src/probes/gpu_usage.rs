@@ -11,11 +11,11 @@ use serde_json::{Map, Value, json};
 
 pub struct GpuUsage;
 
-/// Memory a job holds on a GPU when the paste lists no processes: an idle desktop's display
-/// server holds a few hundred MiB, so a GPU that drives a display (or may) needs GiBs; an
-/// idle GPU without a display holds a few MiB, so more than this is a CUDA context.
+/// Memory a job holds on a GPU when the paste lists no processes. An idle desktop's display
+/// server holds a few hundred MiB; a bare CUDA context holds 100-600 MiB (a monitoring agent,
+/// a notebook that imported torch); a training job holds GiBs (weights, optimizer state,
+/// activations, the caching allocator's pool). Below 1 GiB the paste does not show a job.
 const HELD_MIB: f64 = 1024.0;
-const HELD_NO_DISPLAY_MIB: f64 = 48.0;
 
 /// A process that looks like a training job: Python or a launcher.
 pub fn is_training_process(p: &UsageProcess) -> bool {
@@ -48,12 +48,7 @@ pub fn usage_value(u: &SmiUsage, source: &str) -> Value {
             .iter()
             .filter(|p| p.gpu == Some(g.index) && is_training_process(p))
             .collect();
-        let floor = if g.display_active == Some(false) {
-            HELD_NO_DISPLAY_MIB
-        } else {
-            HELD_MIB
-        };
-        let held = !u.processes_listed && g.memory_used_mib.is_some_and(|m| m >= floor);
+        let held = !u.processes_listed && g.memory_used_mib.is_some_and(|m| m >= HELD_MIB);
         let hosts_job = !procs.is_empty() || held;
         if hosts_job {
             if let Some(x) = g.util_gpu {
@@ -183,6 +178,20 @@ mod tests {
 |    0      1200      G   /usr/lib/xorg/Xorg                           200MiB |\n";
         let v = usage_value(&smi_tables::parse_table(t).unwrap(), "x");
         assert_eq!(v["process_on_gpu"], json!(false));
+    }
+
+    #[test]
+    fn a_context_sized_allocation_without_a_process_list_is_no_job() {
+        // an idle Ada card holding 77 MiB, and a V100 at 593 MiB (a monitoring context)
+        for t in [
+            "|   0  NVIDIA RTX 4000 Ada Gene...    On  |   00000000:47:00.0 Off |                  Off |\n\
+| 30%   35C    P8              5W /  130W |      77MiB /  20475MiB |      0%      Default |\n",
+            "|   1  Tesla V100-PCIE...  On   | 00008ED0:00:00.0 Off |                    0 |\n\
+| N/A   29C    P0   ERR! / 250W |    593MiB / 16160MiB |      0%      Default |\n",
+        ] {
+            let v = usage_value(&smi_tables::parse_table(t).unwrap(), "x");
+            assert_eq!(v["process_on_gpu"], json!(false), "{t}");
+        }
     }
 
     #[test]
