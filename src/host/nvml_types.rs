@@ -25,6 +25,12 @@ impl<T> Field<T> {
         match self {
             Field::Ok(_) => None,
             Field::NotSupported => Some("not supported by this GPU or driver".into()),
+            // pasted evidence says why itself (not in the evidence, input ends early)
+            Field::Error(e)
+                if e.contains("not in the evidence") || e.starts_with("input ends early") =>
+            {
+                Some(e.clone())
+            }
             Field::Error(e) => Some(format!("NVML error: {e}")),
         }
     }
