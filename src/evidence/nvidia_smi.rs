@@ -929,6 +929,13 @@ fn map_gpu(t: &Tree, g: usize, header_id: Option<&str>, index: u32) -> GpuReadin
             f(&["Temperature/GPU Current Temp", "temperature/gpu_temp"]),
             to_u32,
         ),
+        temperature_max_operating_c: field(
+            f(&[
+                "Temperature/GPU Max Operating Temp",
+                "temperature/gpu_temp_max_gpu_threshold",
+            ]),
+            to_u32,
+        ),
         ecc_enabled: field(f(&["ECC Mode/Current", "ecc_mode/current_ecc"]), to_bool),
         ecc_pending: field(f(&["ECC Mode/Pending", "ecc_mode/pending_ecc"]), to_bool),
         ecc_uncorrected_volatile: ecc_count(t, g, "Volatile", true),
@@ -1334,6 +1341,17 @@ mod tests {
         let why = r.gpus[1].persistence.reason().unwrap();
         assert!(why.starts_with("input ends early"), "{why}");
         assert!(why.contains("1 of 2"), "{why}");
+    }
+
+    #[test]
+    fn max_operating_temperature_from_text_and_xml() {
+        let t = "GPU 00000000:2D:00.0\n    Temperature\n        GPU Current Temp : 56 C\n        GPU Shutdown Temp : 102 C\n        GPU Slowdown Temp : 97 C\n        GPU Max Operating Temp : 57 C\n";
+        let r = parse_nvidia_smi_text(t).unwrap();
+        assert_eq!(r.gpus[0].temperature_c, Field::Ok(56));
+        assert_eq!(r.gpus[0].temperature_max_operating_c, Field::Ok(57));
+        let x = "<gpu id=\"00000000:2D:00.0\">\n<temperature>\n<gpu_temp>56 C</gpu_temp>\n<gpu_temp_max_threshold>102 C</gpu_temp_max_threshold>\n<gpu_temp_slow_threshold>97 C</gpu_temp_slow_threshold>\n<gpu_temp_max_gpu_threshold>57 C</gpu_temp_max_gpu_threshold>\n</temperature>\n</gpu>\n";
+        let r = parse_nvidia_smi_xml(x).unwrap();
+        assert_eq!(r.gpus[0].temperature_max_operating_c, Field::Ok(57));
     }
 
     #[test]

@@ -851,6 +851,7 @@ pub fn to_reading(u: &SmiUsage) -> NvmlReading {
                 power_default_limit_mw: absent(),
                 power_enforced_limit_mw: to_u32(g.power_cap_w.map(|w| w * 1000.0)),
                 temperature_c: to_u32(g.temperature_c),
+                temperature_max_operating_c: absent(),
                 ecc_enabled: absent(),
                 ecc_pending: absent(),
                 ecc_uncorrected_volatile: opt(g.ecc_uncorrected.map(|x| x as u64)),

@@ -89,6 +89,10 @@ pub struct GpuReading {
     pub power_default_limit_mw: Field<u32>,
     pub power_enforced_limit_mw: Field<u32>,
     pub temperature_c: Field<u32>,
+    /// The GPU's max operating temperature (NVML's GPU_MAX threshold, `-q`'s "GPU Max
+    /// Operating Temp"): at it the driver lowers clocks, below base if it must.
+    #[serde(default)]
+    pub temperature_max_operating_c: Field<u32>,
     pub ecc_enabled: Field<bool>,
     pub ecc_pending: Field<bool>,
     pub ecc_uncorrected_volatile: Field<u64>,
