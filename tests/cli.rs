@@ -1780,3 +1780,64 @@ mod truncated_input {
         assert_ends_early(&rs, "driver.temperature-unreadable");
     }
 }
+
+/// Pasted host evidence judged alone: `topo -m` and what nvidia-smi prints for a lost GPU.
+mod pasted_gpu_evidence {
+    use super::*;
+
+    fn verdict_of(file: &str, id: &str) -> String {
+        let out = run(&[
+            "plan",
+            "--sample",
+            "0",
+            "--format",
+            "json",
+            "--evidence",
+            file,
+        ]);
+        assert_ne!(out.code, 1, "{}", out.stderr);
+        let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+        v["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["id"] == id)
+            .map(|r| r["verdict"].as_str().unwrap().to_string())
+            .unwrap()
+    }
+
+    #[test]
+    fn topo_with_every_pair_across_the_sockets_fails_and_closer_pairs_pass() {
+        let c = "tests/fixtures/corpus/";
+        assert_eq!(
+            verdict_of(
+                &format!("{c}h2_topo_8gpu_all_sys_ring_slow.txt"),
+                "comm.topology-no-nvlink"
+            ),
+            "fail"
+        );
+        for healthy in [
+            "topo_l20_pix_node_sys.txt",
+            "topo_h100_nvl_pairs.txt",
+            "topo_2x5090_phb_tabs.txt",
+            "topo_markdown_indented_node.txt",
+        ] {
+            assert_eq!(
+                verdict_of(&format!("{c}{healthy}"), "comm.topology-no-nvlink"),
+                "pass",
+                "{healthy}"
+            );
+        }
+    }
+
+    #[test]
+    fn nvidia_smi_saying_a_gpu_is_lost_is_a_gpu_fault() {
+        assert_eq!(
+            verdict_of(
+                "tests/fixtures/corpus/h2_smi_error_gpu_is_lost.txt",
+                "driver.xid-errors"
+            ),
+            "fail"
+        );
+    }
+}
