@@ -37,8 +37,10 @@ pub fn xid_meaning(code: u32) -> Option<&'static str> {
         94 => "contained ECC error (affected applications stopped; the GPU keeps running)",
         95 => "uncontained ECC error (all applications on the GPU affected; reset required)",
         119 => "GSP RPC timeout (the GPU System Processor did not answer)",
+        109 => "context switch timeout (the GPU stopped switching between jobs' contexts)",
         120 => "GSP error",
         140 => "unrecovered ECC error",
+        144..=150 => "NVLink error (Hopper/Blackwell NVLink fabric)",
         154 => "GPU recovery action changed (a GPU reset or node reboot is required)",
         _ => return None,
     })
@@ -242,6 +244,7 @@ mod tests {
         let l = parse_kernel_log(t);
         assert!(l.gsp_timeout);
         assert!(l.xids.is_empty());
+        assert!(xid_meaning(109).is_some() && xid_meaning(147).is_some());
         // the words alone, outside an NVRM line, are not the driver's report
         assert!(!parse_kernel_log("we saw a GSP Timeout last week\n").gsp_timeout);
     }
