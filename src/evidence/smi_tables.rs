@@ -57,6 +57,11 @@ pub struct UsageGpu {
     pub pcie_width: Option<f64>,
     pub pcie_width_max: Option<f64>,
     pub ecc_uncorrected: Option<f64>,
+    /// Active clocks event (throttle) reasons, NVML's names (`HW_SLOWDOWN`, ...), when the
+    /// CSV has `clocks_throttle_reasons.*` / `clocks_event_reasons.*` columns; over several
+    /// samples, every reason seen active.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub clocks_event_reasons: Option<Vec<String>>,
     pub samples: usize,
 }
 
@@ -484,8 +489,6 @@ pub fn parse_query_csv(text: &str) -> Result<SmiUsage, String> {
         let index = get("index")
             .and_then(|v| v.parse().ok())
             .unwrap_or(u.gpus.len() as u32);
-        let reasons = get("clocks_throttle_reasons.active").or(get("clocks_event_reasons.active"));
-        let _ = reasons;
         let g = UsageGpu {
             index,
             name: get("name").map(|v| super::clip(v, 200)),
@@ -511,6 +514,7 @@ pub fn parse_query_csv(text: &str) -> Result<SmiUsage, String> {
             pcie_width: get("pcie.link.width.current").and_then(num),
             pcie_width_max: get("pcie.link.width.max").and_then(num),
             ecc_uncorrected: get("ecc.errors.uncorrected.volatile.total").and_then(num),
+            clocks_event_reasons: csv_reasons(h, &fields),
             samples: 1,
         };
         u.samples += 1;
@@ -526,6 +530,59 @@ pub fn parse_query_csv(text: &str) -> Result<SmiUsage, String> {
 }
 
 /// Several rows for one GPU (`-l 1`): utilization becomes the mean, the rest the latest.
+/// NVML's clocks event reason bits (nvmlClocksEventReasons) and their names.
+const REASON_BITS: [(u64, &str); 9] = [
+    (0x1, "GPU_IDLE"),
+    (0x2, "APPLICATIONS_CLOCKS_SETTING"),
+    (0x4, "SW_POWER_CAP"),
+    (0x8, "HW_SLOWDOWN"),
+    (0x10, "SYNC_BOOST"),
+    (0x20, "SW_THERMAL_SLOWDOWN"),
+    (0x40, "HW_THERMAL_SLOWDOWN"),
+    (0x80, "HW_POWER_BRAKE_SLOWDOWN"),
+    (0x100, "DISPLAY_CLOCK_SETTING"),
+];
+
+/// The active reasons of one CSV row: `Active` in the per-reason columns
+/// (`clocks_throttle_reasons.hw_slowdown`, or the newer `clocks_event_reasons.` names), else
+/// the bits of the `.active` mask. `None` when the row has neither.
+fn csv_reasons(header: &[String], fields: &[&str]) -> Option<Vec<String>> {
+    let mut named = None::<Vec<String>>;
+    let mut mask = None;
+    for (k, v) in header.iter().zip(fields) {
+        let Some(reason) = k
+            .strip_prefix("clocks_throttle_reasons.")
+            .or_else(|| k.strip_prefix("clocks_event_reasons."))
+        else {
+            continue;
+        };
+        let v = v.trim();
+        match reason {
+            "active" => {
+                mask = u64::from_str_radix(v.trim_start_matches("0x").trim_start_matches("0X"), 16)
+                    .ok()
+            }
+            "supported" => {}
+            _ if v.eq_ignore_ascii_case("Active") => named
+                .get_or_insert_with(Vec::new)
+                .push(reason.to_ascii_uppercase()),
+            _ if v.eq_ignore_ascii_case("Not Active") => {
+                named.get_or_insert_with(Vec::new);
+            }
+            _ => {}
+        }
+    }
+    named.or_else(|| {
+        mask.map(|m| {
+            REASON_BITS
+                .iter()
+                .filter(|(bit, _)| m & bit != 0)
+                .map(|(_, n)| n.to_string())
+                .collect()
+        })
+    })
+}
+
 fn merge_sample(gpus: &mut Vec<UsageGpu>, g: UsageGpu) {
     let full = gpus.len() >= super::MAX_ITEMS;
     match gpus.iter_mut().find(|x| x.index == g.index) {
@@ -543,8 +600,23 @@ fn merge_sample(gpus: &mut Vec<UsageGpu>, g: UsageGpu) {
             };
             let samples = x.samples + 1;
             let name = x.name.take();
+            let reasons = match (
+                x.clocks_event_reasons.take(),
+                g.clocks_event_reasons.clone(),
+            ) {
+                (Some(mut a), Some(b)) => {
+                    for r in b {
+                        if !a.contains(&r) {
+                            a.push(r);
+                        }
+                    }
+                    Some(a)
+                }
+                (a, b) => a.or(b),
+            };
             *x = UsageGpu {
                 name: g.name.clone().or(name),
+                clocks_event_reasons: reasons,
                 util_gpu: util,
                 util_mem: umem,
                 util_gpu_max: umax,
@@ -845,7 +917,7 @@ pub fn to_reading(u: &SmiUsage) -> NvmlReading {
                 default_app_clock_graphics: absent(),
                 app_clock_mem: absent(),
                 default_app_clock_mem: absent(),
-                clocks_event_reasons: absent(),
+                clocks_event_reasons: opt(g.clocks_event_reasons.clone()),
                 power_usage_mw: to_u32(g.power_w.map(|w| w * 1000.0)),
                 power_limit_mw: to_u32(g.power_cap_w.map(|w| w * 1000.0)),
                 power_default_limit_mw: absent(),
@@ -904,6 +976,31 @@ pub fn to_reading(u: &SmiUsage) -> NvmlReading {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn csv_throttle_reasons_by_column_and_by_mask() {
+        let t = "index, clocks_throttle_reasons.active, clocks_throttle_reasons.hw_slowdown, clocks_throttle_reasons.sw_thermal_slowdown, utilization.gpu [%]\n0, 0x0000000000000008, Active, Not Active, 100 %\n";
+        let u = parse_query_csv(t).unwrap();
+        assert_eq!(
+            u.gpus[0].clocks_event_reasons,
+            Some(vec!["HW_SLOWDOWN".to_string()])
+        );
+        let t =
+            "index, clocks_event_reasons.active, utilization.gpu [%]\n0, 0x0000000000000081, 3 %\n";
+        let u = parse_query_csv(t).unwrap();
+        assert_eq!(
+            u.gpus[0].clocks_event_reasons,
+            Some(vec![
+                "GPU_IDLE".to_string(),
+                "HW_POWER_BRAKE_SLOWDOWN".to_string()
+            ])
+        );
+        let r = to_reading(&u);
+        assert!(matches!(r.gpus[0].clocks_event_reasons, Field::Ok(_)));
+        // no reason columns: not in the evidence
+        let u = parse_query_csv("index, utilization.gpu [%]\n0, 50 %\n").unwrap();
+        assert_eq!(u.gpus[0].clocks_event_reasons, None);
+    }
 
     #[test]
     fn dmon_quoted_in_markdown_with_an_escaped_header() {
