@@ -330,6 +330,12 @@ pub fn parse_table(text: &str) -> Result<SmiUsage, String> {
                 persistence,
                 bus_id,
                 display_active,
+                // the `Volatile Uncorr. ECC` column: a count, or N/A / Off without ECC
+                ecc_uncorrected: c
+                    .get(2)
+                    .map(|v| v.trim())
+                    .filter(|v| !v.is_empty() && v.chars().all(|x| x.is_ascii_digit()))
+                    .and_then(num),
                 ..Default::default()
             });
             continue;
@@ -976,6 +982,17 @@ pub fn to_reading(u: &SmiUsage) -> NvmlReading {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn table_volatile_uncorrected_ecc_column() {
+        let t = "|   0  Tesla V100-SXM2...  On   | 00000000:1A:00.0 Off |                    2 |\n\
+| N/A   43C    P0    61W / 300W |   3358MiB / 32510MiB |     97%      Default |\n\
+|   1  GeForce GTX 108...  Off  | 00000000:01:00.0  On |                  N/A |\n\
+| 31%   58C    P2    70W / 250W |   9584MiB / 11170MiB |      0%      Default |\n";
+        let u = parse_table(t).unwrap();
+        assert_eq!(u.gpus[0].ecc_uncorrected, Some(2.0));
+        assert_eq!(u.gpus[1].ecc_uncorrected, None);
+    }
 
     #[test]
     fn csv_throttle_reasons_by_column_and_by_mask() {
