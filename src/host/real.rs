@@ -15,7 +15,7 @@ use nvml_wrapper::Nvml;
 use nvml_wrapper::bitmasks::device::ThrottleReasons;
 use nvml_wrapper::enum_wrappers::device::{
     Clock, ComputeMode, EccCounter, MemoryError, PerformanceState, RetirementCause,
-    TemperatureSensor,
+    TemperatureSensor, TemperatureThreshold,
 };
 use nvml_wrapper::enums::device::{SampleValue, UsedGpuMemory};
 use nvml_wrapper::error::NvmlError;
@@ -323,6 +323,7 @@ fn read_gpu(nvml: &Nvml, index: u32) -> Result<GpuReading, NvmlError> {
         power_default_limit_mw: field(d.power_management_limit_default()),
         power_enforced_limit_mw: field(d.enforced_power_limit()),
         temperature_c: field(d.temperature(TemperatureSensor::Gpu)),
+        temperature_max_operating_c: field(d.temperature_threshold(TemperatureThreshold::GpuMax)),
         ..GpuReading::default()
     };
     let ecc = field(d.is_ecc_enabled());
