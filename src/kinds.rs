@@ -295,6 +295,28 @@ pub struct Problem {
     pub help: String,
 }
 
+/// A compiled schema, built once per process for each `key` (a kind's parameter schema, the
+/// playbook schema): compiling costs far more than validating one small document, and a run
+/// checks hundreds of probe and fix parameter maps against a few dozen schemas.
+pub fn cached_validator(
+    key: &str,
+    schema: impl FnOnce() -> Value,
+) -> Result<std::sync::Arc<jsonschema::Validator>, String> {
+    use std::collections::HashMap;
+    use std::sync::{Arc, Mutex, OnceLock};
+    static CACHE: OnceLock<Mutex<HashMap<String, Arc<jsonschema::Validator>>>> = OnceLock::new();
+    let cache = CACHE.get_or_init(Default::default);
+    if let Some(v) = cache.lock().unwrap_or_else(|e| e.into_inner()).get(key) {
+        return Ok(v.clone());
+    }
+    let v = Arc::new(jsonschema::draft202012::new(&schema()).map_err(|e| e.to_string())?);
+    cache
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(key.to_string(), v.clone());
+    Ok(v)
+}
+
 /// Check parameters (before templates render) against a kind's declared types.
 pub fn check(
     what: &str,
@@ -302,7 +324,12 @@ pub fn check(
     params: &ParamsDecl,
     given: &Map<String, Value>,
 ) -> Vec<Problem> {
-    let schema = params.template_schema();
+    // Fast path: parameters that read straight into the kind's struct are valid under its
+    // schema (generated from the same struct, with no constraints serde does not enforce);
+    // only the others pay for a compiled schema, for their located messages.
+    if params.parse(given).is_ok() {
+        return Vec::new();
+    }
     let rows = params.rows();
     let takes = || {
         if rows.is_empty() {
@@ -317,16 +344,17 @@ pub fn check(
             )
         }
     };
-    let validator = match jsonschema::draft202012::new(&schema) {
-        Ok(v) => v,
-        Err(e) => {
-            return vec![Problem {
-                path: String::new(),
-                message: format!("bad built-in schema of {what} kind `{kind}`: {e}"),
-                help: "report this bug".into(),
-            }];
-        }
-    };
+    let validator =
+        match cached_validator(&format!("{what} kind {kind}"), || params.template_schema()) {
+            Ok(v) => v,
+            Err(e) => {
+                return vec![Problem {
+                    path: String::new(),
+                    message: format!("bad built-in schema of {what} kind `{kind}`: {e}"),
+                    help: "report this bug".into(),
+                }];
+            }
+        };
     let doc = Value::Object(given.clone());
     let mut out = Vec::new();
     for top in validator.iter_errors(&doc) {

@@ -199,7 +199,11 @@ impl Spec {
                 let cache = self.cuda_check_max_age.filter(|d| !d.is_zero()).map(|d| {
                     crate::host::cuda_cache::CudaCache::in_state_dir(&self.state_dir(None), d)
                 });
-                Arc::new(RealHost::new(self.root.clone()).with_cuda_cache(cache))
+                Arc::new(
+                    RealHost::new(self.root.clone())
+                        .with_cuda_cache(cache)
+                        .start_nvml(),
+                )
             }
         })
     }

@@ -1699,3 +1699,173 @@ a:2:3 [1] NCCL INFO Channel 00 : 1[2000] -> 0[1000] via SHM/direct/direct\n",
         eprintln!("{n} rule fault cases");
     }
 }
+
+/// Issue 12 item 6: a paste cut short gives `unknown` with "input ends early" for the rules
+/// that needed the missing part, never a confident verdict from half a file. Each test cuts a
+/// real file here; no truncated copy is committed.
+mod truncated_input {
+    use super::*;
+
+    fn cut_to(name: &str, text: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("gpufix-cut-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        let p = d.join(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    }
+
+    fn results(args: &[&str]) -> Vec<serde_json::Value> {
+        let mut a = vec!["plan", "--sample", "0", "--format", "json"];
+        a.extend_from_slice(args);
+        let out = run(&a);
+        assert_ne!(out.code, 1, "{}", out.stderr);
+        let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+        v["results"].as_array().unwrap().clone()
+    }
+
+    fn assert_ends_early(rs: &[serde_json::Value], id: &str) {
+        let r = rs.iter().find(|r| r["id"] == id).unwrap();
+        assert_eq!(r["verdict"], "unknown", "{id}: {r}");
+        let why = r["reason"].as_str().unwrap_or_default();
+        assert!(why.contains("input ends early"), "{id}: {why}");
+    }
+
+    #[test]
+    fn a_trace_that_ends_mid_array() {
+        let full = std::fs::read_to_string(
+            repo().join("tests/fixtures/evidence/trace/well_fed.pt.trace.json"),
+        )
+        .unwrap();
+        let half = &full[..full.floor_char_boundary(full.len() / 2)];
+        let p = cut_to("half.pt.trace.json", half);
+        let rs = results(&[
+            "--trace",
+            p.to_str().unwrap(),
+            "--only",
+            "launch",
+            "--only",
+            "data",
+        ]);
+        for id in [
+            "launch.gpu-idle-gaps",
+            "launch.tiny-kernels",
+            "data.dataloader-wait",
+        ] {
+            assert_ends_early(&rs, id);
+        }
+        // the whole file is judged
+        let rs = results(&[
+            "--trace",
+            "tests/fixtures/evidence/trace/well_fed.pt.trace.json",
+            "--only",
+            "launch",
+        ]);
+        let r = rs
+            .iter()
+            .find(|r| r["id"] == "launch.gpu-idle-gaps")
+            .unwrap();
+        assert!(r["verdict"] == "pass" || r["verdict"] == "fail", "{r}");
+    }
+
+    #[test]
+    fn an_nvidia_smi_xml_cut_inside_its_gpu() {
+        let full = std::fs::read_to_string(
+            repo().join("tests/fixtures/corpus/smi_x_full_head_with_command.xml"),
+        )
+        .unwrap();
+        // the public paste, cut after the GPU's persistence line (before clocks, power, temps)
+        let at = full.find("</persistence_mode>").unwrap() + "</persistence_mode>".len();
+        let p = cut_to("cut.xml", &full[..at]);
+        let rs = results(&["--evidence", p.to_str().unwrap()]);
+        for id in [
+            "driver.power-limit-below-default",
+            "driver.temperature-unreadable",
+            "driver.pcie-link-degraded",
+        ] {
+            assert_ends_early(&rs, id);
+        }
+    }
+
+    #[test]
+    fn an_nvidia_smi_q_text_cut_or_missing_a_gpu() {
+        let full =
+            std::fs::read_to_string(repo().join("tests/fixtures/evidence/nvidia_smi/h200-q.txt"))
+                .unwrap();
+        // a live H200's -q, cut before its Temperature section
+        let end = full.find("\n    Temperature").unwrap();
+        let p = cut_to("cut-q.txt", &full[..end]);
+        let rs = results(&["--evidence", p.to_str().unwrap()]);
+        assert_ends_early(&rs, "driver.temperature-unreadable");
+        // a GPU the header announces but the paste never reaches is not passed either
+        let two = full.replacen(
+            "Attached GPUs                                          : 1",
+            "Attached GPUs                                          : 2",
+            1,
+        );
+        assert_ne!(two, full);
+        let p = cut_to("one-of-two-q.txt", &two);
+        let rs = results(&["--evidence", p.to_str().unwrap()]);
+        assert_ends_early(&rs, "driver.temperature-unreadable");
+    }
+}
+
+/// Pasted host evidence judged alone: `topo -m` and what nvidia-smi prints for a lost GPU.
+mod pasted_gpu_evidence {
+    use super::*;
+
+    fn verdict_of(file: &str, id: &str) -> String {
+        let out = run(&[
+            "plan",
+            "--sample",
+            "0",
+            "--format",
+            "json",
+            "--evidence",
+            file,
+        ]);
+        assert_ne!(out.code, 1, "{}", out.stderr);
+        let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+        v["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["id"] == id)
+            .map(|r| r["verdict"].as_str().unwrap().to_string())
+            .unwrap()
+    }
+
+    #[test]
+    fn topo_with_every_pair_across_the_sockets_fails_and_closer_pairs_pass() {
+        let c = "tests/fixtures/corpus/";
+        assert_eq!(
+            verdict_of(
+                &format!("{c}h2_topo_8gpu_all_sys_ring_slow.txt"),
+                "comm.topology-no-nvlink"
+            ),
+            "fail"
+        );
+        for healthy in [
+            "topo_l20_pix_node_sys.txt",
+            "topo_h100_nvl_pairs.txt",
+            "topo_2x5090_phb_tabs.txt",
+            "topo_markdown_indented_node.txt",
+        ] {
+            assert_eq!(
+                verdict_of(&format!("{c}{healthy}"), "comm.topology-no-nvlink"),
+                "pass",
+                "{healthy}"
+            );
+        }
+    }
+
+    #[test]
+    fn nvidia_smi_saying_a_gpu_is_lost_is_a_gpu_fault() {
+        assert_eq!(
+            verdict_of(
+                "tests/fixtures/corpus/h2_smi_error_gpu_is_lost.txt",
+                "driver.xid-errors"
+            ),
+            "fail"
+        );
+    }
+}

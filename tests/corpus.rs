@@ -289,7 +289,10 @@ fn table_line(kind: &str, r: &Row) -> String {
 #[test]
 fn corpus() {
     let mut errors = Vec::new();
-    let artifacts = load(&mut errors);
+    let mut artifacts = load(&mut errors);
+    // GPUFIX_CORPUS_ONLY=h2_ measures one batch alone (a held-out batch's honest figures).
+    let only = std::env::var("GPUFIX_CORPUS_ONLY").unwrap_or_default();
+    artifacts.retain(|a| a.name.starts_with(&only));
     let known = known_rules();
     for a in &artifacts {
         check_label(a, &known, &mut errors);
@@ -368,8 +371,13 @@ fn corpus() {
     }
     table.push_str(&table_line("**all**", &total));
     let report = format!(
-        "# Corpus report\n\n`cargo test --test corpus` ran {} artifacts through `gpufix --no-system plan --<input> FILE --sample 0 --format json`.\n\n{table}\n## Misses, false findings and unreadable artifacts\n\n{}",
+        "# Corpus report\n\n`cargo test --test corpus` ran {} artifacts{} through `gpufix --no-system plan --<input> FILE --sample 0 --format json`.\n\n{table}\n## Misses, false findings and unreadable artifacts\n\n{}",
         total.artifacts,
+        if only.is_empty() {
+            String::new()
+        } else {
+            format!(" (only names starting `{only}`)")
+        },
         if details.is_empty() {
             "none\n".to_owned()
         } else {

@@ -258,6 +258,56 @@ fn python_dataloader_call_is_fixed_in_place() {
 }
 
 #[test]
+fn python_dict_literal_config_is_fixed_in_place() {
+    let src = "'''dataloader config'''\nDATALOADER_CFG = {\n    'train': {\n        'batch_size_per_gpu': 2, 'num_workers_per_gpu': 2, 'shuffle': True, 'pin_memory': True,\n    },\n    'test': {'batch_size_per_gpu': 1, 'num_workers_per_gpu': 2},\n}";
+    let job = Job::new(&[("job/dataloader_cfg.py", src)]);
+    let cfg = job.p("job/dataloader_cfg.py");
+    prove(
+        &job,
+        &["--config", &cfg],
+        &["data.workers-too-few"],
+        &[
+            "+        'batch_size_per_gpu': 2, 'num_workers_per_gpu': 8, 'shuffle': True, 'pin_memory': True,",
+        ],
+        &[(
+            "job/dataloader_cfg.py",
+            "'num_workers_per_gpu': 8, 'shuffle': True, 'pin_memory': True,\n    },\n    'test': {'batch_size_per_gpu': 1, 'num_workers_per_gpu': 2},\n}",
+        )],
+    );
+}
+
+/// A launch script given as --config is the job's environment: the export that breaks the
+/// job is removed from the script itself; rollback restores it byte for byte.
+#[test]
+fn launch_script_export_is_removed_where_it_is_written() {
+    let script = "#!/bin/bash\nexport OMP_NUM_THREADS=8\nexport CUDA_LAUNCH_BLOCKING=1\ntorchrun --nproc_per_node=4 train.py --cfg exp.yaml\n";
+    let job = Job::new(&[("job/run.sh", script)]);
+    let cfg = job.p("job/run.sh");
+    let base = ["--config", cfg.as_str(), "--only", "cuda.launch-blocking"];
+    let before = job.state();
+    let plan = job.run(&[&["plan"][..], &base].concat());
+    assert_eq!(plan.code, 2, "{}\n{}", plan.stdout, plan.stderr);
+    assert!(
+        plan.stdout.contains("-export CUDA_LAUNCH_BLOCKING=1"),
+        "{}",
+        plan.stdout
+    );
+    let apply = job.run(&[&["apply", "--yes", "--allow", "env.unset"][..], &base].concat());
+    assert_eq!(apply.code, 0, "{}\n{}", apply.stdout, apply.stderr);
+    let after = std::fs::read_to_string(&cfg).unwrap();
+    assert!(!after.contains("CUDA_LAUNCH_BLOCKING"), "{after}");
+    assert!(
+        after.contains("export OMP_NUM_THREADS=8\ntorchrun"),
+        "{after}"
+    );
+    let again = job.run(&[&["plan"][..], &base].concat());
+    assert!(!again.stdout.contains("FAIL"), "{}", again.stdout);
+    let rb = job.run(&["rollback", "--config", cfg.as_str()]);
+    assert_eq!(rb.code, 0, "{}\n{}", rb.stdout, rb.stderr);
+    assert_eq!(job.state(), before, "rollback restores every byte");
+}
+
+#[test]
 fn nested_yaml_key_is_fixed_where_it_lives() {
     let yaml = "# NeMo-style\nmodel:\n  train_ds:\n    batch_size: 32\n    num_workers: 2   # per GPU\n    pin_memory: false\n  validation_ds:\n    num_workers: 0\n";
     let job = Job::new(&[("job/exp.yaml", yaml)]);

@@ -26,10 +26,12 @@ pub enum EvidenceKind {
     Mountinfo,
     Df,
     ShmErrorLog,
+    /// What `nvidia-smi` prints instead of a table when it cannot read the GPUs.
+    NvidiaSmiError,
 }
 
 impl EvidenceKind {
-    pub const ALL: [EvidenceKind; 17] = [
+    pub const ALL: [EvidenceKind; 18] = [
         EvidenceKind::NvidiaSmiText,
         EvidenceKind::NvidiaSmiXml,
         EvidenceKind::NcclLog,
@@ -47,6 +49,7 @@ impl EvidenceKind {
         EvidenceKind::Mountinfo,
         EvidenceKind::Df,
         EvidenceKind::ShmErrorLog,
+        EvidenceKind::NvidiaSmiError,
     ];
 
     pub fn name(self) -> &'static str {
@@ -68,6 +71,7 @@ impl EvidenceKind {
             EvidenceKind::Mountinfo => "mountinfo",
             EvidenceKind::Df => "df",
             EvidenceKind::ShmErrorLog => "shm-error-log",
+            EvidenceKind::NvidiaSmiError => "nvidia-smi-error",
         }
     }
 
@@ -121,6 +125,9 @@ pub fn detect(text: &str) -> Option<EvidenceKind> {
     if super::smi_tables::looks_like_topo(h) {
         return Some(EvidenceKind::NvidiaSmiTopo);
     }
+    if nvidia_smi_error_line(h).is_some() {
+        return Some(EvidenceKind::NvidiaSmiError);
+    }
     if h.contains("NCCL INFO") || h.contains("NCCL WARN") || h.contains("NCCL version ") {
         return Some(EvidenceKind::NcclLog);
     }
@@ -136,6 +143,7 @@ pub fn detect(text: &str) -> Option<EvidenceKind> {
     }
     if h.contains("NVRM:")
         || (h.contains("AER:") && h.contains("pcieport"))
+        || h.lines().any(super::kernel_log::is_gpu_lost)
         || looks_like_kernel_log(h)
     {
         return Some(EvidenceKind::KernelLog);
@@ -153,6 +161,20 @@ pub fn detect(text: &str) -> Option<EvidenceKind> {
         return Some(EvidenceKind::MountOutput);
     }
     mount_table_kind(h)
+}
+
+/// The line where `nvidia-smi` (or NVML) says it cannot read the GPUs at all: the driver is
+/// not loaded or not reachable, user space and kernel module disagree, or the driver sees no
+/// GPU. (A single lost GPU is a GPU fault and reads as a kernel log, see
+/// [`super::kernel_log::is_gpu_lost`].)
+pub fn nvidia_smi_error_line(text: &str) -> Option<&str> {
+    text.lines().map(str::trim).find(|l| {
+        l.starts_with(
+            "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver",
+        ) || l.starts_with("Failed to initialize NVML")
+            || l.starts_with("NVML library version mismatch")
+            || *l == "No devices were found"
+    })
 }
 
 /// The first line where DataLoader workers fail for lack of shared memory.
@@ -269,6 +291,9 @@ pub fn parse(kind: EvidenceKind, text: &str) -> Result<Value, String> {
         EvidenceKind::ShmErrorLog => Ok(serde_json::json!({
             "error": shm_error_line(text).map(|l| clip(l.trim(), MAX_TEXT)),
         })),
+        EvidenceKind::NvidiaSmiError => Ok(serde_json::json!({
+            "error": nvidia_smi_error_line(text).map(|l| clip(l, MAX_TEXT)),
+        })),
         EvidenceKind::CudaVersion => match cuda_stack::parse_cuda_version(text) {
             Some(v) => to_value(&v),
             None => Err("no CUDA toolkit version in the text (expected `nvcc --version`, version.json or version.txt)".to_string()),
@@ -333,6 +358,19 @@ mod tests {
             Some(KernelLog)
         );
         assert_eq!(detect("[  1.0] x\n[  2.0] y\n"), Some(KernelLog));
+        assert_eq!(
+            detect(
+                "$ nvidia-smi\nNVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest NVIDIA driver is installed and running.\n"
+            ),
+            Some(NvidiaSmiError)
+        );
+        assert_eq!(detect("No devices were found\n"), Some(NvidiaSmiError));
+        assert_eq!(
+            detect("Failed to initialize NVML: Driver/library version mismatch\n"),
+            Some(NvidiaSmiError)
+        );
+        // the words inside prose are not the tool's output
+        assert_eq!(detect("it said no devices were found, then worked\n"), None);
         assert_eq!(detect("hello world\nthis is not evidence\n"), None);
         assert_eq!(detect(""), None);
     }

@@ -37,8 +37,10 @@ pub fn xid_meaning(code: u32) -> Option<&'static str> {
         94 => "contained ECC error (affected applications stopped; the GPU keeps running)",
         95 => "uncontained ECC error (all applications on the GPU affected; reset required)",
         119 => "GSP RPC timeout (the GPU System Processor did not answer)",
+        109 => "context switch timeout (the GPU stopped switching between jobs' contexts)",
         120 => "GSP error",
         140 => "unrecovered ECC error",
+        144..=150 => "NVLink error (Hopper/Blackwell NVLink fabric)",
         154 => "GPU recovery action changed (a GPU reset or node reboot is required)",
         _ => return None,
     })
@@ -72,6 +74,12 @@ pub struct KernelLog {
     pub xid_codes: Vec<u32>,
     pub fallen_off_bus: bool,
     pub rm_init_adapter_failed: bool,
+    /// The GPU System Processor stopped answering (`GSP Timeout`, heartbeat timed out, RPC
+    /// timeout): the state Xid 119 reports, logged before or without the Xid line.
+    pub gsp_timeout: bool,
+    /// `nvidia-smi` (or NVML) says a GPU is lost or cannot be reached: `GPU is lost`, `Unable
+    /// to determine the device handle for GPU ...`: a GPU gone from the bus.
+    pub gpu_lost: bool,
     pub aer: Vec<Aer>,
     pub aer_count: u64,
     pub lines: u64,
@@ -143,6 +151,21 @@ fn aer_severity(line: &str) -> Option<&'static str> {
     })
 }
 
+/// The driver's words for a GSP that stopped answering (r525+ GSP-RM firmware).
+fn is_gsp_timeout(line: &str) -> bool {
+    line.contains("GSP Timeout")
+        || line.contains("_kgspLogRpcTimeout")
+        || line.contains("_kgspIsHeartbeatTimedOut")
+        || (line.contains("waiting for RPC response") && line.contains("GSP"))
+}
+
+/// What `nvidia-smi` prints for a GPU that NVML cannot reach any more.
+pub fn is_gpu_lost(line: &str) -> bool {
+    line.contains("GPU is lost")
+        || (line.contains("Unable to determine the device handle for GPU")
+            && (line.contains("Unknown Error") || line.contains("lost")))
+}
+
 pub fn parse_kernel_log(text: &str) -> KernelLog {
     let mut log = KernelLog::default();
     let mut codes = BTreeSet::new();
@@ -168,6 +191,12 @@ pub fn parse_kernel_log(text: &str) -> KernelLog {
         }
         if line.contains("RmInitAdapter failed") || line.contains("rm_init_adapter failed") {
             log.rm_init_adapter_failed = true;
+        }
+        if line.contains("NVRM:") && is_gsp_timeout(line) {
+            log.gsp_timeout = true;
+        }
+        if is_gpu_lost(line) {
+            log.gpu_lost = true;
         }
         if line.contains("AER") || line.contains("PCIe Bus Error") {
             if let Some(severity) = aer_severity(line) {
@@ -206,6 +235,34 @@ mod tests {
         assert_eq!(l.xids[0].timestamp.as_deref(), Some("May 18 19:02:39"));
         assert_eq!(l.xids[0].meaning, xid_meaning(79));
         insta::assert_json_snapshot!("kernel_log_xid79_journal", l);
+    }
+
+    #[test]
+    fn gsp_timeout_without_an_xid_line() {
+        let t = "[   24.302465] NVRM: GPU6 _kgspIsHeartbeatTimedOut: Heartbeat timed out, currentTimeMs 812751949 heartbeat 1899482\n\
+[   84.300488] NVRM: GPU6 _kgspLogRpcTimeout: ********************************* GSP Timeout **********************************\n";
+        let l = parse_kernel_log(t);
+        assert!(l.gsp_timeout);
+        assert!(l.xids.is_empty());
+        assert!(xid_meaning(109).is_some() && xid_meaning(147).is_some());
+        // the words alone, outside an NVRM line, are not the driver's report
+        assert!(!parse_kernel_log("we saw a GSP Timeout last week\n").gsp_timeout);
+    }
+
+    #[test]
+    fn nvidia_smi_saying_a_gpu_is_lost() {
+        for t in [
+            "Unable to determine the device handle for GPU 0000:02:00.0: GPU is lost. Reboot the system to recover this GPU\n",
+            "Unable to determine the device handle for GPU0000:A1:00.0: Unknown Error\n",
+        ] {
+            assert!(parse_kernel_log(t).gpu_lost, "{t}");
+            assert_eq!(
+                crate::evidence::detect(t),
+                Some(crate::evidence::EvidenceKind::KernelLog),
+                "{t}"
+            );
+        }
+        assert!(!parse_kernel_log("NVRM: loading NVIDIA UNIX x86_64 Kernel Module\n").gpu_lost);
     }
 
     #[test]

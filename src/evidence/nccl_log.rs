@@ -111,6 +111,12 @@ static ENV: LazyLock<Regex> = LazyLock::new(|| {
 });
 static RANK: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(?i)\brank (\d+) nranks (\d+)").expect("static regex"));
+/// nccl-tests' device table: `#  Rank  0 Group  0 Pid 295203 on    node005 device  0 [0x18] …`
+/// (older versions without `Group`): the host each rank runs on.
+static TESTS_RANK: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^#\s+Rank\s+\d+\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device\s")
+        .expect("static regex")
+});
 static NNODES: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"\bnNodes (\d+)").expect("static regex"));
 static LOCAL_RANKS: LazyLock<Regex> =
@@ -209,6 +215,14 @@ pub fn parse_nccl_log(text: &str) -> NcclLog {
     let mut net_channels: BTreeSet<String> = BTreeSet::new();
     let mut nnodes: Option<u32> = None;
     let mut ranks_by_host: BTreeMap<String, BTreeSet<u32>> = BTreeMap::new();
+    // nccl-tests prints the host of every rank before NCCL's own lines
+    for l in text.lines() {
+        if let Some(c) = TESTS_RANK.captures(l.trim_end())
+            && hosts.len() < super::MAX_ITEMS
+        {
+            hosts.insert(c[1].to_string());
+        }
+    }
     // A forum quote can collapse many lines into one: split before every `NCCL INFO`/`WARN`
     // that follows another on the same line (keeping the `[dev]` prefix before it).
     let mut lines: Vec<&str> = Vec::new();
@@ -513,6 +527,18 @@ node1:10:20 [0] NCCL INFO Channel 00/0 : 15[7] -> 0[0] [receive] via NET/Socket/
         assert_eq!(l.local_shm_connections, 1);
         assert_eq!(l.net.as_deref(), Some("Socket"));
         assert!(l.unavailable.is_empty());
+    }
+
+    #[test]
+    fn nccl_tests_device_table_names_the_hosts() {
+        let log = "# Using devices\n#   Rank  0 Pid   7846 on ip-172-31-0-112 device  0 [0x00] Tesla V100-SXM2-32GB\n#   Rank  1 Pid   7998 on ip-172-31-13-129 device  0 [0x00] Tesla V100-SXM2-32GB\nip-172-31-0-112:7846:7846 [0] NCCL INFO NET/IB : No device found.\nip-172-31-0-112:7846:7846 [0] NCCL INFO NET/Socket : Using [0]ens5:172.31.0.112<0>\n";
+        let l = parse_nccl_log(log);
+        assert_eq!(l.hosts.len(), 2, "{:?}", l.hosts);
+        assert_eq!(l.multi_node, Some(true));
+        let one = parse_nccl_log(
+            "#  Rank  0 Group  0 Pid 295203 on    node005 device  0 [0x18] NVIDIA H100 80GB HBM3\n#  Rank  1 Group  0 Pid 295203 on    node005 device  1 [0x6d] NVIDIA H100 80GB HBM3\nnode005:295203:295203 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.5<0>\n",
+        );
+        assert_eq!(one.hosts, vec!["node005".to_string()]);
     }
 
     #[test]

@@ -13,6 +13,8 @@ use crate::host::{Field, GpuReading, NvmlReading};
 
 /// Why a field is `Field::Error`: the pasted text simply does not contain it.
 pub const NOT_IN_EVIDENCE: &str = "not in the evidence";
+/// Why a field is unknown when the paste was cut before it.
+pub const INPUT_ENDS_EARLY: &str = "input ends early";
 
 /// Parses `nvidia-smi -q` output, text or XML (detected).
 pub fn parse_nvidia_smi(text: &str) -> Result<NvmlReading, String> {
@@ -183,6 +185,8 @@ struct Node {
 struct Tree {
     nodes: Vec<Node>,
     xml: bool,
+    /// XML: elements still open where the text ends (the closing tags never came).
+    open_at_end: usize,
 }
 
 const ROOT: usize = 0;
@@ -197,6 +201,7 @@ impl Tree {
                 children: Vec::new(),
             }],
             xml: false,
+            open_at_end: 0,
         }
     }
 
@@ -305,6 +310,7 @@ impl Tree {
                 Ok(_) => {}
             }
         }
+        tree.open_at_end = stack.len() - 1;
         tree
     }
 
@@ -623,11 +629,32 @@ fn map_reading(t: &Tree) -> Result<NvmlReading, String> {
     if gpus.is_empty() && matches!(driver_version, Field::Error(_)) {
         return Err("no `nvidia-smi -q` fields found in the text".to_string());
     }
-    let gpus = gpus
+    let cut = where_cut(t, top, xml_root.is_some(), &gpus);
+    let mut gpus: Vec<GpuReading> = gpus
         .iter()
         .enumerate()
         .map(|(i, (node, header_id))| map_gpu(t, *node, header_id.as_deref(), i as u32))
         .collect();
+    if let Some((why, attached, last_cut)) = cut {
+        // what a cut GPU section lacks comes after the cut; GPUs never reached are unknown
+        if let Some(last) = gpus.last_mut().filter(|_| last_cut) {
+            mark_cut(last, &why);
+        }
+        let read = gpus.len();
+        for i in read..attached.min(64) {
+            let mut g = GpuReading {
+                index: i as u32,
+                ..Default::default()
+            };
+            mark_cut(
+                &mut g,
+                &format!(
+                    "the paste stops before this GPU ({read} of {attached} attached GPUs shown)"
+                ),
+            );
+            gpus.push(g);
+        }
+    }
     Ok(NvmlReading {
         driver_version,
         cuda_driver_version,
@@ -635,6 +662,81 @@ fn map_reading(t: &Tree) -> Result<NvmlReading, String> {
         init_ms: 0.0,
         gpus,
     })
+}
+
+/// Where a paste that starts at the log's head stops early, and how many GPUs it announced:
+/// an XML document whose `</nvidia_smi_log>` never comes; text or XML that shows fewer GPU
+/// sections than `Attached GPUs`; a full `-q` GPU section (it opens with `Product Name`)
+/// without the `Processes` section that closes it. Fragments without the head are not
+/// judged: what they lack may come before or after the excerpt.
+fn where_cut(
+    t: &Tree,
+    top: usize,
+    xml_root: bool,
+    gpus: &[(usize, Option<String>)],
+) -> Option<(String, usize, bool)> {
+    let attached: Option<usize> = match t.first(top, &["Attached GPUs", "attached_gpus"]) {
+        Look::Val(v) => v.trim().parse().ok(),
+        _ => None,
+    };
+    if !xml_root && attached.is_none() {
+        return None;
+    }
+    let shown = gpus.len();
+    let last = gpus.last();
+    let inside = |(_, id): &(usize, Option<String>)| {
+        format!(
+            "the paste stops inside GPU {}",
+            id.as_deref().unwrap_or("section")
+        )
+    };
+    let has = |n: usize, keys: [&str; 2]| keys.iter().any(|k| t.child(n, k).is_some());
+    // the last GPU section itself is cut: the XML never closes, or a full `-q` section (it
+    // opens with Product Name) lacks the Processes section that ends it
+    let last_cut = last.filter(|(n, _)| {
+        (t.xml && t.open_at_end > 0)
+            || (!t.xml
+                && has(*n, ["Product Name", "product_name"])
+                && !has(*n, ["Processes", "processes"]))
+    });
+    let more = attached.is_some_and(|n| shown < n);
+    let why = match (last_cut, more) {
+        (Some(g), _) if !t.xml => format!("{}, before its Processes section", inside(g)),
+        (Some(g), _) => inside(g),
+        (None, true) => format!(
+            "the paste shows {shown} of {} attached GPUs",
+            attached.unwrap_or(0)
+        ),
+        (None, false) if t.xml && t.open_at_end > 0 => {
+            "the XML stops before </nvidia_smi_log>".into()
+        }
+        (None, false) => return None,
+    };
+    Some((
+        why,
+        attached.unwrap_or(shown).max(shown),
+        last_cut.is_some(),
+    ))
+}
+
+/// Marks what a GPU section lacks as cut off rather than absent from the evidence.
+fn mark_cut(g: &mut GpuReading, why: &str) {
+    let reason = format!("{INPUT_ENDS_EARLY}: {why}");
+    let Ok(mut v) = serde_json::to_value(&*g) else {
+        return;
+    };
+    if let Some(o) = v.as_object_mut() {
+        for f in o.values_mut() {
+            let missing = f.get("error").and_then(|e| e.as_str()) == Some(NOT_IN_EVIDENCE)
+                || f.as_str() == Some("not-supported");
+            if missing {
+                *f = serde_json::json!({ "error": reason });
+            }
+        }
+    }
+    if let Ok(n) = serde_json::from_value(v) {
+        *g = n;
+    }
 }
 
 /// A key that belongs inside a GPU section (not the log's header lines).
@@ -825,6 +927,13 @@ fn map_gpu(t: &Tree, g: usize, header_id: Option<&str>, index: u32) -> GpuReadin
         ),
         temperature_c: field(
             f(&["Temperature/GPU Current Temp", "temperature/gpu_temp"]),
+            to_u32,
+        ),
+        temperature_max_operating_c: field(
+            f(&[
+                "Temperature/GPU Max Operating Temp",
+                "temperature/gpu_temp_max_gpu_threshold",
+            ]),
             to_u32,
         ),
         ecc_enabled: field(f(&["ECC Mode/Current", "ecc_mode/current_ecc"]), to_bool),
@@ -1179,6 +1288,86 @@ mod tests {
     }
 
     #[test]
+    fn cut_xml_and_text_say_input_ends_early() {
+        let xml = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/fixtures/corpus/smi_x_full_head_with_command.xml"),
+        )
+        .unwrap();
+        let text = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/fixtures/corpus/smi_q_full_head_gtx780.txt"),
+        )
+        .unwrap();
+        for (name, full, parse) in [
+            (
+                "xml",
+                xml.as_str(),
+                parse_nvidia_smi_xml as fn(&str) -> Result<NvmlReading, String>,
+            ),
+            ("text", text.as_str(), parse_nvidia_smi_text),
+        ] {
+            // cut the real paste right after its first GPU's product name
+            let at = full
+                .find("product_name")
+                .or_else(|| full.find("Product Name"))
+                .unwrap();
+            let cut = &full[..full[at..].find('\n').map(|n| at + n + 1).unwrap()];
+            let r = parse(cut).unwrap();
+            let g = &r.gpus[0];
+            assert!(
+                g.name.ok().is_some(),
+                "{name}: the name before the cut is read"
+            );
+            let why = g.temperature_c.reason().unwrap();
+            assert!(why.starts_with("input ends early"), "{name}: {why}");
+        }
+    }
+
+    #[test]
+    fn a_gpu_never_reached_is_unknown_not_absent() {
+        let t = "==============NVSMI LOG==============\n\nDriver Version : 535.54.03\nAttached GPUs : 2\nGPU 00000000:01:00.0\n    Product Name : Tesla V100\n    Persistence Mode : Enabled\n    Processes : None\n";
+        let r = parse_nvidia_smi_text(t).unwrap();
+        assert_eq!(r.gpus.len(), 2);
+        assert_eq!(r.gpus[0].persistence, Field::Ok(true));
+        // the first GPU's section is complete: what it lacks is not in the evidence
+        assert!(
+            r.gpus[0]
+                .temperature_c
+                .reason()
+                .unwrap()
+                .contains(NOT_IN_EVIDENCE)
+        );
+        let why = r.gpus[1].persistence.reason().unwrap();
+        assert!(why.starts_with("input ends early"), "{why}");
+        assert!(why.contains("1 of 2"), "{why}");
+    }
+
+    #[test]
+    fn max_operating_temperature_from_text_and_xml() {
+        let t = "GPU 00000000:2D:00.0\n    Temperature\n        GPU Current Temp : 56 C\n        GPU Shutdown Temp : 102 C\n        GPU Slowdown Temp : 97 C\n        GPU Max Operating Temp : 57 C\n";
+        let r = parse_nvidia_smi_text(t).unwrap();
+        assert_eq!(r.gpus[0].temperature_c, Field::Ok(56));
+        assert_eq!(r.gpus[0].temperature_max_operating_c, Field::Ok(57));
+        let x = "<gpu id=\"00000000:2D:00.0\">\n<temperature>\n<gpu_temp>56 C</gpu_temp>\n<gpu_temp_max_threshold>102 C</gpu_temp_max_threshold>\n<gpu_temp_slow_threshold>97 C</gpu_temp_slow_threshold>\n<gpu_temp_max_gpu_threshold>57 C</gpu_temp_max_gpu_threshold>\n</temperature>\n</gpu>\n";
+        let r = parse_nvidia_smi_xml(x).unwrap();
+        assert_eq!(r.gpus[0].temperature_max_operating_c, Field::Ok(57));
+    }
+
+    #[test]
+    fn a_fragment_without_the_head_is_not_called_cut() {
+        let t = "    Clocks\n        Graphics : 435 MHz\n        SM : 435 MHz\n    Max Clocks\n        Graphics : 1740 MHz\n";
+        let r = parse_nvidia_smi_text(t).unwrap();
+        assert!(
+            r.gpus[0]
+                .temperature_c
+                .reason()
+                .unwrap()
+                .contains(NOT_IN_EVIDENCE)
+        );
+    }
+
+    #[test]
     fn truncated_public_paste_keeps_the_head() {
         let r = parse_nvidia_smi_text(&fixture("nvidia_smi/v100_truncated.txt")).unwrap();
         assert_eq!(r.driver_version, Field::Ok("390.30".into()));
@@ -1187,7 +1376,8 @@ mod tests {
         let g = gpu(&r);
         assert_eq!(g.name, Field::Ok("Tesla V100-SXM2-16GB".into()));
         assert_eq!(g.persistence, Field::Ok(true));
-        assert_eq!(g.clock_sm, Field::Error(NOT_IN_EVIDENCE.into()));
+        // the paste stops inside the GPU's section: what it lacks is cut off, not absent
+        assert!(g.clock_sm.reason().unwrap().starts_with(INPUT_ENDS_EARLY));
         insta::assert_json_snapshot!("nvidia_smi_v100_truncated", r);
     }
 

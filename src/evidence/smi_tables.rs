@@ -57,6 +57,11 @@ pub struct UsageGpu {
     pub pcie_width: Option<f64>,
     pub pcie_width_max: Option<f64>,
     pub ecc_uncorrected: Option<f64>,
+    /// Active clocks event (throttle) reasons, NVML's names (`HW_SLOWDOWN`, ...), when the
+    /// CSV has `clocks_throttle_reasons.*` / `clocks_event_reasons.*` columns; over several
+    /// samples, every reason seen active.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub clocks_event_reasons: Option<Vec<String>>,
     pub samples: usize,
 }
 
@@ -85,6 +90,10 @@ fn clean(line: &str) -> &str {
             l = r;
         } else if let Some(r) = t.strip_prefix('`') {
             l = r;
+        } else if t.starts_with("\\#") {
+            // markdown escapes a leading `#` (dmon's header) as `\#`
+            l = &t[1..];
+            break;
         } else {
             break;
         }
@@ -321,6 +330,12 @@ pub fn parse_table(text: &str) -> Result<SmiUsage, String> {
                 persistence,
                 bus_id,
                 display_active,
+                // the `Volatile Uncorr. ECC` column: a count, or N/A / Off without ECC
+                ecc_uncorrected: c
+                    .get(2)
+                    .map(|v| v.trim())
+                    .filter(|v| !v.is_empty() && v.chars().all(|x| x.is_ascii_digit()))
+                    .and_then(num),
                 ..Default::default()
             });
             continue;
@@ -480,8 +495,6 @@ pub fn parse_query_csv(text: &str) -> Result<SmiUsage, String> {
         let index = get("index")
             .and_then(|v| v.parse().ok())
             .unwrap_or(u.gpus.len() as u32);
-        let reasons = get("clocks_throttle_reasons.active").or(get("clocks_event_reasons.active"));
-        let _ = reasons;
         let g = UsageGpu {
             index,
             name: get("name").map(|v| super::clip(v, 200)),
@@ -507,6 +520,7 @@ pub fn parse_query_csv(text: &str) -> Result<SmiUsage, String> {
             pcie_width: get("pcie.link.width.current").and_then(num),
             pcie_width_max: get("pcie.link.width.max").and_then(num),
             ecc_uncorrected: get("ecc.errors.uncorrected.volatile.total").and_then(num),
+            clocks_event_reasons: csv_reasons(h, &fields),
             samples: 1,
         };
         u.samples += 1;
@@ -522,6 +536,59 @@ pub fn parse_query_csv(text: &str) -> Result<SmiUsage, String> {
 }
 
 /// Several rows for one GPU (`-l 1`): utilization becomes the mean, the rest the latest.
+/// NVML's clocks event reason bits (nvmlClocksEventReasons) and their names.
+const REASON_BITS: [(u64, &str); 9] = [
+    (0x1, "GPU_IDLE"),
+    (0x2, "APPLICATIONS_CLOCKS_SETTING"),
+    (0x4, "SW_POWER_CAP"),
+    (0x8, "HW_SLOWDOWN"),
+    (0x10, "SYNC_BOOST"),
+    (0x20, "SW_THERMAL_SLOWDOWN"),
+    (0x40, "HW_THERMAL_SLOWDOWN"),
+    (0x80, "HW_POWER_BRAKE_SLOWDOWN"),
+    (0x100, "DISPLAY_CLOCK_SETTING"),
+];
+
+/// The active reasons of one CSV row: `Active` in the per-reason columns
+/// (`clocks_throttle_reasons.hw_slowdown`, or the newer `clocks_event_reasons.` names), else
+/// the bits of the `.active` mask. `None` when the row has neither.
+fn csv_reasons(header: &[String], fields: &[&str]) -> Option<Vec<String>> {
+    let mut named = None::<Vec<String>>;
+    let mut mask = None;
+    for (k, v) in header.iter().zip(fields) {
+        let Some(reason) = k
+            .strip_prefix("clocks_throttle_reasons.")
+            .or_else(|| k.strip_prefix("clocks_event_reasons."))
+        else {
+            continue;
+        };
+        let v = v.trim();
+        match reason {
+            "active" => {
+                mask = u64::from_str_radix(v.trim_start_matches("0x").trim_start_matches("0X"), 16)
+                    .ok()
+            }
+            "supported" => {}
+            _ if v.eq_ignore_ascii_case("Active") => named
+                .get_or_insert_with(Vec::new)
+                .push(reason.to_ascii_uppercase()),
+            _ if v.eq_ignore_ascii_case("Not Active") => {
+                named.get_or_insert_with(Vec::new);
+            }
+            _ => {}
+        }
+    }
+    named.or_else(|| {
+        mask.map(|m| {
+            REASON_BITS
+                .iter()
+                .filter(|(bit, _)| m & bit != 0)
+                .map(|(_, n)| n.to_string())
+                .collect()
+        })
+    })
+}
+
 fn merge_sample(gpus: &mut Vec<UsageGpu>, g: UsageGpu) {
     let full = gpus.len() >= super::MAX_ITEMS;
     match gpus.iter_mut().find(|x| x.index == g.index) {
@@ -539,8 +606,23 @@ fn merge_sample(gpus: &mut Vec<UsageGpu>, g: UsageGpu) {
             };
             let samples = x.samples + 1;
             let name = x.name.take();
+            let reasons = match (
+                x.clocks_event_reasons.take(),
+                g.clocks_event_reasons.clone(),
+            ) {
+                (Some(mut a), Some(b)) => {
+                    for r in b {
+                        if !a.contains(&r) {
+                            a.push(r);
+                        }
+                    }
+                    Some(a)
+                }
+                (a, b) => a.or(b),
+            };
             *x = UsageGpu {
                 name: g.name.clone().or(name),
+                clocks_event_reasons: reasons,
                 util_gpu: util,
                 util_mem: umem,
                 util_gpu_max: umax,
@@ -841,12 +923,13 @@ pub fn to_reading(u: &SmiUsage) -> NvmlReading {
                 default_app_clock_graphics: absent(),
                 app_clock_mem: absent(),
                 default_app_clock_mem: absent(),
-                clocks_event_reasons: absent(),
+                clocks_event_reasons: opt(g.clocks_event_reasons.clone()),
                 power_usage_mw: to_u32(g.power_w.map(|w| w * 1000.0)),
                 power_limit_mw: to_u32(g.power_cap_w.map(|w| w * 1000.0)),
                 power_default_limit_mw: absent(),
                 power_enforced_limit_mw: to_u32(g.power_cap_w.map(|w| w * 1000.0)),
                 temperature_c: to_u32(g.temperature_c),
+                temperature_max_operating_c: absent(),
                 ecc_enabled: absent(),
                 ecc_pending: absent(),
                 ecc_uncorrected_volatile: opt(g.ecc_uncorrected.map(|x| x as u64)),
@@ -899,6 +982,54 @@ pub fn to_reading(u: &SmiUsage) -> NvmlReading {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn table_volatile_uncorrected_ecc_column() {
+        let t = "|   0  Tesla V100-SXM2...  On   | 00000000:1A:00.0 Off |                    2 |\n\
+| N/A   43C    P0    61W / 300W |   3358MiB / 32510MiB |     97%      Default |\n\
+|   1  GeForce GTX 108...  Off  | 00000000:01:00.0  On |                  N/A |\n\
+| 31%   58C    P2    70W / 250W |   9584MiB / 11170MiB |      0%      Default |\n";
+        let u = parse_table(t).unwrap();
+        assert_eq!(u.gpus[0].ecc_uncorrected, Some(2.0));
+        assert_eq!(u.gpus[1].ecc_uncorrected, None);
+    }
+
+    #[test]
+    fn csv_throttle_reasons_by_column_and_by_mask() {
+        let t = "index, clocks_throttle_reasons.active, clocks_throttle_reasons.hw_slowdown, clocks_throttle_reasons.sw_thermal_slowdown, utilization.gpu [%]\n0, 0x0000000000000008, Active, Not Active, 100 %\n";
+        let u = parse_query_csv(t).unwrap();
+        assert_eq!(
+            u.gpus[0].clocks_event_reasons,
+            Some(vec!["HW_SLOWDOWN".to_string()])
+        );
+        let t =
+            "index, clocks_event_reasons.active, utilization.gpu [%]\n0, 0x0000000000000081, 3 %\n";
+        let u = parse_query_csv(t).unwrap();
+        assert_eq!(
+            u.gpus[0].clocks_event_reasons,
+            Some(vec![
+                "GPU_IDLE".to_string(),
+                "HW_POWER_BRAKE_SLOWDOWN".to_string()
+            ])
+        );
+        let r = to_reading(&u);
+        assert!(matches!(r.gpus[0].clocks_event_reasons, Field::Ok(_)));
+        // no reason columns: not in the evidence
+        let u = parse_query_csv("index, utilization.gpu [%]\n0, 50 %\n").unwrap();
+        assert_eq!(u.gpus[0].clocks_event_reasons, None);
+    }
+
+    #[test]
+    fn dmon_quoted_in_markdown_with_an_escaped_header() {
+        let t = "> \\# gpu   pwr  temp    sm   mem   enc   dec  mclk  pclk\n\
+> \\# Idx     W     C     %     %     %     %   MHz   MHz\n\
+>     0   111    83    25     7     0     0  4513  1683\n\
+>     1   111    84    18     5     0     0  4513  1733\n";
+        assert!(looks_like_monitor(t));
+        let u = parse_monitor(t).unwrap();
+        assert_eq!(u.samples, 2);
+        assert_eq!(u.gpus[1].util_gpu, Some(18.0));
+    }
 
     const NEW_TABLE: &str = "\
 Tue Mar  5 10:00:00 2024

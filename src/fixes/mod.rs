@@ -44,7 +44,12 @@ pub struct FixCtx<'a> {
 impl FixCtx<'_> {
     /// The env file an env fix writes: its `file:` or `--env-file`.
     pub fn input_file(&self, action: &Map<String, Value>, which: &str) -> Result<String, String> {
-        if let Some(f) = action.get("file").and_then(Value::as_str) {
+        // an empty `file:` (a template whose source names no file) falls back to the flag
+        if let Some(f) = action
+            .get("file")
+            .and_then(Value::as_str)
+            .filter(|f| !f.is_empty())
+        {
             return Ok(f.to_string());
         }
         let (given, flag) = match which {

@@ -187,7 +187,30 @@ fn first_number_after(s: &str, marker: &str) -> Option<u64> {
 /// system is M".
 pub fn log_warnings(text: &str) -> Vec<LogWarning> {
     let mut out = Vec::new();
-    for (i, l) in text.lines().enumerate() {
+    let all: Vec<&str> = text.lines().collect();
+    for (i, line) in all.iter().enumerate() {
+        // a warning wrapped over several lines (a terminal or a quote broke it): read it with
+        // the lines that continue it
+        let start = line.to_ascii_lowercase();
+        let wrapped = (start.contains("does not have many workers")
+            && !start.contains("(try ")
+            && !start.contains("num_workers="))
+            || (start.contains("will create") && !start.contains("suggested max number"));
+        let joined;
+        let l: &str = if wrapped {
+            let mut parts = vec![line.trim()];
+            for next in all.iter().skip(i + 1).take(3) {
+                let n = next.to_ascii_lowercase();
+                if n.contains("does not have many workers") || n.contains("will create") {
+                    break;
+                }
+                parts.push(next.trim());
+            }
+            joined = parts.join(" ");
+            &joined
+        } else {
+            line
+        };
         let low = l.to_ascii_lowercase();
         let w = if low.contains("does not have many workers") {
             Some(LogWarning {
@@ -200,6 +223,7 @@ pub fn log_warnings(text: &str) -> Vec<LogWarning> {
             })
         } else if low.contains("worker processes in total")
             && low.contains("suggested max number of worker")
+            && start.contains("will create")
         {
             Some(LogWarning {
                 kind: "too-many-workers",
@@ -234,6 +258,21 @@ pub fn log_warnings(text: &str) -> Vec<LogWarning> {
     out
 }
 
+/// The first line naming torch's `_SingleProcessDataLoaderIter` (a profiler table row such as
+/// `enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__`, or a traceback frame): the
+/// loader it belongs to runs in the training process, i.e. with num_workers=0. Returns the
+/// 1-based line and the name as printed.
+pub fn single_process_loader(text: &str) -> Option<(usize, String)> {
+    text.lines().enumerate().find_map(|(i, l)| {
+        let at = l.find("_SingleProcessDataLoaderIter")?;
+        let start = l[..at].rfind(char::is_whitespace).map_or(0, |s| s + 1);
+        let end = l[at..]
+            .find(char::is_whitespace)
+            .map_or(l.len(), |e| at + e);
+        Some((i + 1, l[start..end].to_string()))
+    })
+}
+
 fn looks_like_log(text: &str) -> bool {
     let mut hits = 0;
     for l in text.lines().take(2000) {
@@ -251,7 +290,7 @@ fn looks_like_log(text: &str) -> bool {
             hits += 1;
         }
     }
-    hits >= 2 || !log_warnings(text).is_empty()
+    hits >= 2 || !log_warnings(text).is_empty() || single_process_loader(text).is_some()
 }
 
 /// Parse a structured config by content: JSON (also with comments), TOML, YAML; only a
@@ -287,6 +326,12 @@ pub fn detect(text: &str) -> Option<JobText> {
         return Some(JobText::Config(f));
     }
     if !launches.is_empty() {
+        return Some(JobText::Launcher);
+    }
+    // a launch script without a recognised launch (a Slurm/bash excerpt that exports NCCL or
+    // CUDA settings): its exports are the job's environment
+    let sc = crate::formats::launcher::read_script(text);
+    if sc.shell_lines >= 2 || (sc.shell_lines >= 1 && !sc.exports.is_empty()) {
         return Some(JobText::Launcher);
     }
     looks_like_log(text).then_some(JobText::Log)
@@ -336,6 +381,29 @@ mod tests {
         assert_eq!(w[1].kind, "too-many-workers");
         assert_eq!((w[1].workers, w[1].suggested), (Some(32), Some(8)));
         assert_eq!(detect(log), Some(JobText::Log));
+        // wrapped over lines, each warning once
+        let wrapped = "dataloader.py:560: UserWarning: \nThis DataLoader will create 12 worker processes in total. \nOur suggested max number of worker in current system is 8 (`cpuset` is not taken into account), which is smaller than what this DataLoader is going to create. \nPlease be aware that excessive worker creation might get DataLoader running slow\nThe dataloader, train_dataloader, does not have many workers which may be a bottleneck. \nConsider increasing the value of the `num_workers` argument` (try 16 which is the number of cpus on this machine)\n";
+        let w = log_warnings(wrapped);
+        assert_eq!(w.len(), 2, "{w:#?}");
+        assert_eq!(
+            (w[0].kind, w[0].workers, w[0].suggested),
+            ("too-many-workers", Some(12), Some(8))
+        );
+        assert_eq!((w[1].kind, w[1].suggested), ("few-workers", Some(16)));
+        assert_eq!(detect(wrapped), Some(JobText::Log));
+        let table = "Name    Self CPU %\n----  ----\nenumerate(DataLoader)#_SingleProcessDataLoaderIter._...        88.64%       78.632s\n";
+        assert_eq!(
+            single_process_loader(table),
+            Some((
+                3,
+                "enumerate(DataLoader)#_SingleProcessDataLoaderIter._...".to_string()
+            ))
+        );
+        assert_eq!(detect(table), Some(JobText::Log));
+        assert_eq!(
+            single_process_loader("_MultiProcessingDataLoaderIter"),
+            None
+        );
     }
 
     #[test]

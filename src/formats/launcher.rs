@@ -5,11 +5,24 @@
 //! `config=X`, Hydra's `--config-path/--config-name`), Hydra/MMEngine/Detectron2 overrides
 //! (`data.num_workers=0`, `--cfg-options a.b=1`, `DATALOADER.NUM_WORKERS 2`) and plain flags
 //! (`--num_workers 2`).
+//!
+//! A whole launch script is read top to bottom by [`read_script`]: `export`s (and `unset`) give
+//! the environment the training processes inherit, `$VAR`/`${VAR}`/`${VAR:-default}` expand from
+//! the assignments above the command (unknown ones stay as written, never guessed), a command
+//! quoted whole for a wrapper (`bash -c "…"`, `sbatch --wrap="…"`, `bitfusion run "…"`) is read
+//! with its commented-out flags dropped, and any other program that takes the trainer's flags
+//! (`swift pt … --dataloader_num_workers 1`) counts when it sets a loader setting.
 
 /// Split shell text into words: quotes, backslash escapes and line continuations, `#`
 /// comments; `$VAR` is kept as written (never expanded). Lines ending a command (`;`, `&&`,
 /// `|`, a newline without `\`) separate commands.
 pub fn split_commands(text: &str) -> Vec<Vec<String>> {
+    split_words(text, false)
+}
+
+/// [`split_commands`]; with `word_comments`, a `#` at the start of a word drops only that word
+/// (a flag commented out inside a quoted multi-line command: `"python t.py \\n#--x=1 \\n--y 2"`).
+fn split_words(text: &str, word_comments: bool) -> Vec<Vec<String>> {
     let mut cmds = Vec::new();
     let mut cur: Vec<String> = Vec::new();
     let mut word = String::new();
@@ -57,6 +70,11 @@ pub fn split_commands(text: &str) -> Vec<Vec<String>> {
                         }
                         _ => word.push(n),
                     }
+                }
+            }
+            '#' if !in_word && word_comments => {
+                while chars.peek().is_some_and(|n| !n.is_whitespace()) {
+                    chars.next();
                 }
             }
             '#' if !in_word => {
@@ -120,6 +138,11 @@ pub struct Launch {
     pub settings: Vec<Setting>,
     /// `NAME=value` environment assignments in front of the command
     pub env: Vec<(String, String)>,
+    /// launcher options that only a multi-node job sets (`--node_rank`, `--master_addr`, a
+    /// remote `--rdzv_endpoint`, `--hostfile`, `--machine_rank`)
+    pub multi_node_hint: bool,
+    /// started through `srun`, `mpirun` or `mpiexec`, which may place it on several nodes
+    pub via_scheduler: bool,
 }
 
 const LAUNCHER_PROC_FLAGS: &[&str] = &[
@@ -187,6 +210,7 @@ pub fn parse(words: &[String]) -> Option<Launch> {
             continue;
         }
         if matches!(base, "srun" | "mpirun" | "mpiexec" | "numactl" | "taskset") {
+            l.via_scheduler |= matches!(base, "srun" | "mpirun" | "mpiexec");
             // skip its options: a word starting with `-`, and the value of `-n N`-like options
             i += 1;
             while i < words.len() && words[i].starts_with('-') {
@@ -273,6 +297,19 @@ pub fn parse(words: &[String]) -> Option<Launch> {
             script_args(&rest[1..], &mut l);
             return Some(l);
         }
+        // another program that takes the trainer's flags (`swift pt`, `llamafactory-cli
+        // train`, a site wrapper): it counts only when it sets a loader setting by flag
+        let mut other = Launch::default();
+        script_args(&rest[1..], &mut other);
+        if other
+            .settings
+            .iter()
+            .any(|s| setting_name(&s.key).is_some())
+        {
+            l.settings = other.settings;
+            l.config_files = other.config_files;
+            return Some(l);
+        }
         return None;
     }
     // after a launcher: [python] script | -m module
@@ -341,6 +378,15 @@ fn launcher_options(w: &[String], mut j: usize, l: &mut Launch) -> usize {
             l.nnodes = val
                 .as_deref()
                 .and_then(|v| v.split(':').next_back()?.parse().ok());
+        } else if matches!(
+            name.replace('-', "_").as_str(),
+            "__node_rank" | "__master_addr" | "__hostfile" | "__machine_rank" | "__main_process_ip"
+        ) || (name.replace('-', "_") == "__rdzv_endpoint"
+            && !val
+                .as_deref()
+                .is_some_and(|v| v.starts_with("localhost") || v.starts_with("127.")))
+        {
+            l.multi_node_hint = true;
         } else if name == "--include" {
             // deepspeed --include localhost:0,1,2,3
             if let Some(v) = &val
@@ -447,30 +493,228 @@ fn push_setting(l: &mut Launch, key: &str, value: &str, raw: &str) {
     });
 }
 
+/// A launch script read top to bottom: the variables it exports (what the training
+/// processes inherit) and its launches, with `$VAR` / `${VAR}` expanded from the assignments
+/// above them.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Script {
+    /// `export NAME=value` (and `NAME=value` for a name exported before), in order; `unset`
+    /// removes
+    pub exports: Vec<(String, String)>,
+    pub launches: Vec<Launch>,
+    /// shell syntax seen: `export`, `#!/bin/bash`, `#SBATCH`, `if … then`, …
+    pub shell_lines: usize,
+}
+
+impl Script {
+    /// The value the script's processes see for `name`: the last export (or a launch's
+    /// `NAME=value` prefix).
+    pub fn var(&self, name: &str) -> Option<&str> {
+        self.launches
+            .iter()
+            .rev()
+            .find_map(|l| {
+                l.env
+                    .iter()
+                    .rev()
+                    .find(|(k, _)| k == name)
+                    .map(|(_, v)| v.as_str())
+            })
+            .or_else(|| {
+                self.exports
+                    .iter()
+                    .rev()
+                    .find(|(k, _)| k == name)
+                    .map(|(_, v)| v.as_str())
+            })
+    }
+}
+
+fn is_var_name(k: &str) -> bool {
+    !k.is_empty()
+        && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && !k.starts_with(|c: char| c.is_ascii_digit())
+}
+
+/// `$NAME` and `${NAME}` (also `${NAME:-default}`) from `vars`; an unknown name stays as
+/// written.
+fn expand(word: &str, vars: &std::collections::HashMap<String, String>) -> String {
+    if !word.contains('$') {
+        return word.to_string();
+    }
+    let mut out = String::new();
+    let mut rest = word;
+    while let Some(at) = rest.find('$') {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 1..];
+        let (name, default, used) = if let Some(inner) = after.strip_prefix('{') {
+            match inner.find('}') {
+                Some(end) => {
+                    let body = &inner[..end];
+                    let (n, d) = match body.split_once(":-") {
+                        Some((n, d)) => (n, Some(d)),
+                        None => (body, None),
+                    };
+                    (n, d, end + 2)
+                }
+                None => ("", None, 0),
+            }
+        } else {
+            let n = after
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .unwrap_or(after.len());
+            (&after[..n], None, n)
+        };
+        match vars.get(name).map(String::as_str).or(default) {
+            Some(v) if is_var_name(name) => out.push_str(v),
+            _ => out.push_str(&rest[at..at + 1 + used]),
+        }
+        rest = &after[used..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Strip a shell prompt in front (`$ torchrun …`, `(venv) user@host:~$ python …`) and the
+/// backticks of a command quoted in prose or markdown.
+fn strip_prompt(w: &[String]) -> Vec<String> {
+    let start = w
+        .iter()
+        .position(|x| x == "$" || x == "#" || x.ends_with('$') && x.len() > 1 && x.contains(':'))
+        .map_or(0, |p| p + 1);
+    let mut w = w[start..].to_vec();
+    if let Some(first) = w.first_mut() {
+        *first = first.trim_start_matches('`').to_string();
+    }
+    if let Some(last) = w.last_mut() {
+        *last = last.trim_end_matches('`').to_string();
+    }
+    w.retain(|x| !x.is_empty());
+    // shell keywords in front of a command (`then export X=1`, `do python t.py`)
+    while w
+        .first()
+        .is_some_and(|x| matches!(x.as_str(), "then" | "else" | "do" | "{" | "(" | "!"))
+    {
+        w.remove(0);
+    }
+    w
+}
+
+fn is_shell_line(l: &str) -> bool {
+    let t = l.trim();
+    t.starts_with("#!/bin/")
+        || t.starts_with("#!/usr/bin/env bash")
+        || t.starts_with("#SBATCH")
+        || t.starts_with("#PBS")
+        || t.starts_with("export ")
+        || t.starts_with("set -")
+        || t.starts_with("source ")
+        || t.starts_with("module load ")
+        || t.starts_with("if [")
+        || t.starts_with("for ") && t.contains(" in ")
+        || matches!(t, "fi" | "done" | "else" | "then" | "esac")
+        || t.starts_with("echo ")
+        || t.starts_with("unset ")
+        || t.starts_with("srun ")
+        || t.starts_with("mkdir -p ")
+}
+
+/// Read a launch script (or a pasted command line) top to bottom.
+pub fn read_script(text: &str) -> Script {
+    let mut sc = Script {
+        shell_lines: text.lines().filter(|l| is_shell_line(l)).count(),
+        ..Script::default()
+    };
+    let mut vars: std::collections::HashMap<String, String> = std::collections::HashMap::new();
+    let mut exported: Vec<String> = Vec::new();
+    let set_export = |sc: &mut Script, k: &str, v: &str| {
+        sc.exports.retain(|(n, _)| n != k);
+        sc.exports.push((k.to_string(), v.to_string()));
+    };
+    for raw in split_commands(text) {
+        let w = strip_prompt(&raw);
+        let Some(first) = w.first() else { continue };
+        if first == "export" || (first == "declare" && w.get(1).is_some_and(|x| x == "-x")) {
+            for a in &w[if first == "export" { 1 } else { 2 }..] {
+                match a.split_once('=') {
+                    Some((k, v)) if is_var_name(k) => {
+                        let v = expand(v, &vars);
+                        vars.insert(k.to_string(), v.clone());
+                        if !exported.iter().any(|e| e == k) {
+                            exported.push(k.to_string());
+                        }
+                        set_export(&mut sc, k, &v);
+                    }
+                    None if is_var_name(a) => {
+                        if !exported.iter().any(|e| e == a) {
+                            exported.push(a.clone());
+                        }
+                        if let Some(v) = vars.get(a).cloned() {
+                            set_export(&mut sc, a, &v);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            continue;
+        }
+        if first == "unset" {
+            for a in &w[1..] {
+                vars.remove(a);
+                exported.retain(|e| e != a);
+                sc.exports.retain(|(n, _)| n != a);
+            }
+            continue;
+        }
+        // only assignments: shell variables (exported ones change the environment)
+        if w.iter()
+            .all(|a| a.split_once('=').is_some_and(|(k, _)| is_var_name(k)))
+        {
+            for a in &w {
+                let (k, v) = a.split_once('=').unwrap_or_default();
+                let v = expand(v, &vars);
+                vars.insert(k.to_string(), v.clone());
+                if exported.iter().any(|e| e == k) {
+                    set_export(&mut sc, k, &v);
+                }
+            }
+            continue;
+        }
+        let w: Vec<String> = w.iter().map(|a| expand(a, &vars)).collect();
+        let mut found: Vec<Launch> = parse(&w).into_iter().collect();
+        if found.is_empty() {
+            // a command quoted whole for a wrapper (`bash -c "…"`, `bitfusion run "…"`,
+            // `sbatch --wrap="…"`): read the quoted command
+            for a in &w {
+                let a = a.strip_prefix("--wrap=").unwrap_or(a);
+                if a.contains(char::is_whitespace) {
+                    for inner in split_words(a, true) {
+                        let inner: Vec<String> = inner.iter().map(|x| expand(x, &vars)).collect();
+                        found.extend(parse(&strip_prompt(&inner)));
+                    }
+                }
+            }
+        }
+        for mut l in found {
+            if l.nproc_per_node.is_none() {
+                l.nproc_per_node = l
+                    .env
+                    .iter()
+                    .chain(sc.exports.iter())
+                    .find(|(k, _)| k == "NPROC_PER_NODE" || k == "GPUS_PER_NODE")
+                    .and_then(|(_, v)| v.parse().ok());
+            }
+            sc.launches.push(l);
+        }
+    }
+    sc
+}
+
 /// The launches in a pasted text: every command that runs Python or a launcher.
 pub fn find(text: &str) -> Vec<Launch> {
-    split_commands(text)
-        .iter()
-        .map(|w| {
-            // a prompt in front (`$ torchrun …`, `(venv) user@host:~$ python …`)
-            let start = w
-                .iter()
-                .position(|x| {
-                    x == "$" || x == "#" || x.ends_with('$') && x.len() > 1 && x.contains(':')
-                })
-                .map_or(0, |p| p + 1);
-            // a command quoted in prose or markdown (`` `python -m … ` ``)
-            let mut w = w[start..].to_vec();
-            if let Some(first) = w.first_mut() {
-                *first = first.trim_start_matches('`').to_string();
-            }
-            if let Some(last) = w.last_mut() {
-                *last = last.trim_end_matches('`').to_string();
-            }
-            w.retain(|x| !x.is_empty());
-            w
-        })
-        .filter_map(|w| parse(&w))
+    read_script(text)
+        .launches
+        .into_iter()
         // a launcher, a script, or any command that sets a loader setting by flag
         // (`swift pt … --dataloader_num_workers 1`)
         .filter(|l| {
@@ -576,7 +820,87 @@ mod tests {
     }
 
     #[test]
+    fn script_exports_variables_and_quoted_commands() {
+        // exports reach the launch; `$VAR` expands from assignments above; a wrapper's quoted
+        // command is read with its commented-out flags dropped
+        let sc = read_script(
+            "#!/bin/bash\nexport WORKERS=1\nexport NCCL_IB_DISABLE=1\nn=4\nNPROC_PER_NODE=$n CUDA_VISIBLE_DEVICES=0,1,2,3 \\\nswift pt --model m \\\n  --dataloader_num_workers $WORKERS\nwrapper run -n 1 \"python train.py \\\n#--workers=9 \\\n--num_workers ${WORKERS}\"\nunset NCCL_IB_DISABLE\nexport NCCL_P2P_DISABLE=1\n",
+        );
+        assert_eq!(
+            sc.exports,
+            vec![
+                ("WORKERS".to_string(), "1".to_string()),
+                ("NCCL_P2P_DISABLE".to_string(), "1".to_string())
+            ]
+        );
+        assert_eq!(sc.launches.len(), 2, "{:#?}", sc.launches);
+        let swift = &sc.launches[0];
+        assert_eq!(swift.nproc_per_node, Some(4));
+        assert_eq!(swift.settings[1].key, "--dataloader_num_workers");
+        assert_eq!(swift.settings[1].value, "1");
+        let wrapped = &sc.launches[1];
+        assert_eq!(wrapped.script.as_deref(), Some("train.py"));
+        assert_eq!(wrapped.settings.len(), 1, "{:#?}", wrapped.settings);
+        assert_eq!(wrapped.settings[0].value, "1");
+        assert_eq!(sc.var("NCCL_P2P_DISABLE"), Some("1"));
+        assert_eq!(sc.var("NCCL_IB_DISABLE"), None);
+        // a plain `X=1` is a shell variable, not the job's environment
+        assert!(read_script("FOO=1\npython t.py\n").exports.is_empty());
+        // unknown variables stay as written; `${X:-d}` takes its default
+        let l = one("python t.py --workers ${W:-3} --x $UNSET");
+        assert_eq!(l.settings[0].value, "3");
+        assert_eq!(l.settings[1].value, "$UNSET");
+    }
+
+    #[test]
+    fn multi_node_hints() {
+        assert!(
+            one("torchrun --nproc_per_node 8 --node_rank 1 --master_addr 10.0.0.1 t.py")
+                .multi_node_hint
+        );
+        assert!(
+            !one("torchrun --nproc_per_node 8 --rdzv_endpoint=localhost:29500 t.py")
+                .multi_node_hint
+        );
+    }
+
+    #[test]
     fn not_a_training_command() {
         assert!(find("ls -la\ncd /data\nnvidia-smi").is_empty());
+    }
+}
+
+#[cfg(test)]
+mod prop {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig {
+            failure_persistence: None,
+            ..ProptestConfig::with_cases(512)
+        })]
+
+        /// Any text, shell-like or not, is read without a panic; and job-text detection
+        /// (which reads it as a script) never panics either.
+        #[test]
+        fn scripts_never_panic(s in "(export |\\$\\{?|\"|'|\\\\\n|#|torchrun |python -m |--[a-z_]+=?|[A-Z_]+=|[ -~]|\n){0,120}") {
+            let sc = read_script(&s);
+            for l in &sc.launches {
+                let _ = l.nproc_per_node;
+            }
+            let _ = crate::formats::job_text::detect(&s);
+            let _ = find(&s);
+        }
+
+        /// Python with dict literals, annotations and class bodies: scanning and editing a
+        /// found dict entry never panic.
+        #[test]
+        fn python_dicts_never_panic(s in r"(class A:\n|    |x: int = |\{|\}|'k'|: |, |\[|\]|\(|\)|1|=|\n|[ -~]){0,120}") {
+            let m = crate::formats::python::scan(&s);
+            for e in m.dict_entries.iter().take(3) {
+                let _ = crate::formats::python::set(&s, &crate::formats::python::dict_key(e), &serde_json::json!(8));
+            }
+        }
     }
 }

@@ -10,8 +10,9 @@
 //! "cannot judge" with the expression, never guessed.
 //!
 //! Key syntax (what `config.set` edits in a `.py` file): `CALLEE@LINE.KWARG` for a keyword
-//! argument of the call whose name starts on LINE (inserted when absent), and `=TARGET@LINE`
-//! for the right-hand side of an assignment on LINE.
+//! argument of the call whose name starts on LINE (inserted when absent), `=TARGET@LINE`
+//! for the right-hand side of an assignment on LINE, and `{KEY}@LINE` for the value of a
+//! dict-literal entry `'KEY': …` on LINE.
 
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -218,6 +219,20 @@ pub struct Assign {
     pub value: String,
     pub value_span: (usize, usize),
     pub line: usize,
+    /// `name: type = value` indented under a `class`: a field default of a config class
+    /// (dataclass, pydantic model), which the run's config usually sets
+    pub class_field: bool,
+}
+
+/// An entry `'key': value` of a dict literal (`CFG = {'train': {'num_workers': 2}}`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct DictEntry {
+    pub key: String,
+    /// the enclosing keys, outermost first, starting with the name the dict is assigned to
+    pub path: Vec<String>,
+    pub value: String,
+    pub value_span: (usize, usize),
+    pub line: usize,
 }
 
 /// What a Python file holds that matters for the data pipeline.
@@ -225,6 +240,100 @@ pub struct Assign {
 pub struct Module {
     pub calls: Vec<Call>,
     pub assigns: Vec<Assign>,
+    pub dict_entries: Vec<DictEntry>,
+}
+
+struct DictFrame {
+    /// this dict's key in its parent (or the name it is assigned to); None for `(`/`[`
+    seg: Option<String>,
+    is_dict: bool,
+    /// the entry being read: key and the index of its value's first token
+    entry: Option<(String, usize, usize)>,
+}
+
+/// The `'key': value` entries of every dict literal, with the keys that enclose them.
+fn dict_entries(src: &str, toks: &[Token]) -> Vec<DictEntry> {
+    let text = |t: &Token| &src[t.start..t.end];
+    let mut out = Vec::new();
+    let mut stack: Vec<DictFrame> = Vec::new();
+    let finish =
+        |f: &mut DictFrame, end: usize, stack_segs: Vec<String>, out: &mut Vec<DictEntry>| {
+            if let Some((key, first, line)) = f.entry.take()
+                && end > first
+            {
+                let (a, z) = (toks[first].start, toks[end - 1].end);
+                out.push(DictEntry {
+                    key,
+                    path: stack_segs,
+                    value: src[a..z].to_string(),
+                    value_span: (a, z),
+                    line,
+                });
+            }
+        };
+    let segs = |stack: &[DictFrame]| -> Vec<String> {
+        stack
+            .iter()
+            .filter(|f| f.is_dict)
+            .filter_map(|f| f.seg.clone())
+            .collect()
+    };
+    for (k, t) in toks.iter().enumerate() {
+        let s = text(t);
+        if t.kind == Tok::Op && matches!(s, "{" | "(" | "[") {
+            // the key this bracket is the value of, or the name it is assigned to
+            let seg = match stack.last() {
+                Some(DictFrame {
+                    entry: Some((key, first, _)),
+                    ..
+                }) if *first == k => Some(key.clone()),
+                _ if k >= 2 && text(&toks[k - 1]) == "=" && toks[k - 2].kind == Tok::Name => {
+                    Some(text(&toks[k - 2]).to_string())
+                }
+                _ => None,
+            };
+            stack.push(DictFrame {
+                seg,
+                is_dict: s == "{",
+                entry: None,
+            });
+            continue;
+        }
+        if t.kind == Tok::Op && matches!(s, "}" | ")" | "]") {
+            let segs_now = segs(&stack);
+            if let Some(mut f) = stack.pop() {
+                if f.is_dict {
+                    finish(&mut f, k, segs_now, &mut out);
+                }
+            }
+            continue;
+        }
+        if t.kind == Tok::Eol && stack.is_empty() {
+            continue;
+        }
+        let Some(top) = stack.last() else { continue };
+        if !top.is_dict {
+            continue;
+        }
+        if t.kind == Tok::Op && s == "," {
+            let segs_now = segs(&stack);
+            if let Some(f) = stack.last_mut() {
+                finish(f, k, segs_now, &mut out);
+            }
+            continue;
+        }
+        if top.entry.is_none()
+            && t.kind == Tok::Str
+            && toks.get(k + 1).is_some_and(|n| text(n) == ":")
+            && let Some(key) = string_literal(s)
+        {
+            let line = line_of(src, t.start);
+            if let Some(f) = stack.last_mut() {
+                f.entry = Some((key, k + 2, line));
+            }
+        }
+    }
+    out
 }
 
 fn line_of(src: &str, at: usize) -> usize {
@@ -271,7 +380,8 @@ pub fn scan(src: &str) -> Module {
                 j += 1;
             }
             // annotated `x: int = 3`: skip the annotation
-            if ok && j < toks.len() && text(&toks[j]) == ":" {
+            let annotated = ok && j < toks.len() && text(&toks[j]) == ":";
+            if annotated {
                 let mut k = j + 1;
                 while k < toks.len() && toks[k].kind != Tok::Eol && text(&toks[k]) != "=" {
                     k += 1;
@@ -290,11 +400,15 @@ pub fn scan(src: &str) -> Module {
                 }
                 if k > j + 1 {
                     let (a, z) = (toks[j + 1].start, toks[k - 1].end);
+                    let line = line_of(src, t.start);
                     m.assigns.push(Assign {
+                        class_field: annotated
+                            && !target.contains(['.', '['])
+                            && in_class_body(src, line),
                         target,
                         value: src[a..z].to_string(),
                         value_span: (a, z),
-                        line: line_of(src, t.start),
+                        line,
                     });
                 }
             }
@@ -317,7 +431,27 @@ pub fn scan(src: &str) -> Module {
         }
         i += 1;
     }
+    m.dict_entries = dict_entries(src, &toks);
     m
+}
+
+/// Is the (indented) line `line` inside a `class` body: the nearest less-indented line above
+/// it opens a class?
+fn in_class_body(src: &str, line: usize) -> bool {
+    let lines: Vec<&str> = src.lines().collect();
+    let Some(l) = lines.get(line.wrapping_sub(1)) else {
+        return false;
+    };
+    let indent = l.len() - l.trim_start().len();
+    if indent == 0 {
+        return false;
+    }
+    lines[..line - 1]
+        .iter()
+        .rev()
+        .filter(|x| !x.trim().is_empty() && !x.trim_start().starts_with('#'))
+        .find(|x| x.len() - x.trim_start().len() < indent)
+        .is_some_and(|x| x.trim_start().starts_with("class "))
 }
 
 fn read_call(src: &str, toks: &[Token], first: usize, last: usize) -> Option<Call> {
@@ -608,9 +742,18 @@ pub enum PyKey {
     },
     /// `=TARGET@LINE`
     Assign { target: String, line: usize },
+    /// `{KEY}@LINE`: the value of the dict-literal entry `'KEY': …` on LINE
+    DictEntry { key: String, line: usize },
 }
 
 pub fn parse_key(key: &str) -> Option<PyKey> {
+    if let Some(rest) = key.strip_prefix('{') {
+        let (k, line) = rest.rsplit_once("}@L")?;
+        return Some(PyKey::DictEntry {
+            key: k.to_string(),
+            line: line.parse().ok()?,
+        });
+    }
     if let Some(rest) = key.strip_prefix('=') {
         let (target, line) = rest.rsplit_once("@L")?;
         return Some(PyKey::Assign {
@@ -629,6 +772,10 @@ pub fn parse_key(key: &str) -> Option<PyKey> {
 
 pub fn kwarg_key(call: &Call, kwarg: &str) -> String {
     format!("{}@L{}.{kwarg}", call.callee, call.line)
+}
+
+pub fn dict_key(e: &DictEntry) -> String {
+    format!("{{{}}}@L{}", e.key, e.line)
 }
 
 pub fn assign_key(a: &Assign) -> String {
@@ -689,6 +836,15 @@ pub fn set(src: &str, key: &str, value: &Value) -> Result<String, String> {
             let (s, e) = a.value_span;
             Ok(format!("{}{lit}{}", &src[..s], &src[e..]))
         }
+        PyKey::DictEntry { key, line } => {
+            let d = m
+                .dict_entries
+                .iter()
+                .find(|d| d.key == key && d.line == line)
+                .ok_or_else(|| format!("no dict entry `{key}` on line {line}"))?;
+            let (s, e) = d.value_span;
+            Ok(format!("{}{lit}{}", &src[..s], &src[e..]))
+        }
     }
 }
 
@@ -713,6 +869,11 @@ pub fn get(src: &str, key: &str) -> Option<PyValue> {
             .iter()
             .find(|a| a.target == target && a.line == line)
             .map(|a| eval(&a.value, &consts)),
+        PyKey::DictEntry { key, line } => m
+            .dict_entries
+            .iter()
+            .find(|d| d.key == key && d.line == line)
+            .map(|d| eval(&d.value, &consts)),
     }
 }
 
@@ -742,6 +903,60 @@ pub fn looks_like_python(text: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn annotated_class_fields_are_marked() {
+        let src = "from dataclasses import dataclass\n\n@dataclass\nclass Cfg:\n    num_workers: int = 0\n\n    def f(self):\n        num_workers: int = 3\n\nworkers: int = 2\n";
+        let m = scan(src);
+        let f: Vec<(&str, usize, bool)> = m
+            .assigns
+            .iter()
+            .map(|a| (a.target.as_str(), a.line, a.class_field))
+            .collect();
+        assert_eq!(
+            f,
+            vec![
+                ("num_workers", 5, true),
+                ("num_workers", 8, false),
+                ("workers", 10, false)
+            ]
+        );
+    }
+
+    #[test]
+    fn dict_literal_entries_read_and_set_in_place() {
+        let src = "CFG = {\n    'train': {\n        'batch_size': 2, 'num_workers_per_gpu': 2, 'pin_memory': True,\n    },\n    'test': {'num_workers_per_gpu': 2, 'f': dict(a=1)},\n}\nx = {k: v for k, v in y}\n";
+        let m = scan(src);
+        let got: Vec<(String, String, String, usize)> = m
+            .dict_entries
+            .iter()
+            .map(|e| (e.path.join("."), e.key.clone(), e.value.clone(), e.line))
+            .collect();
+        assert_eq!(
+            got[..4],
+            [
+                ("CFG.train".into(), "batch_size".into(), "2".into(), 3),
+                ("CFG.train".into(), "num_workers_per_gpu".into(), "2".into(), 3),
+                ("CFG.train".into(), "pin_memory".into(), "True".into(), 3),
+                ("CFG".into(), "train".into(), "{\n        'batch_size': 2, 'num_workers_per_gpu': 2, 'pin_memory': True,\n    }".into(), 2),
+            ]
+        );
+        let w = m
+            .dict_entries
+            .iter()
+            .find(|e| e.key == "num_workers_per_gpu" && e.line == 5)
+            .unwrap();
+        assert_eq!(w.path, vec!["CFG", "test"]);
+        let k = dict_key(&m.dict_entries[1]);
+        assert_eq!(k, "{num_workers_per_gpu}@L3");
+        let out = set(src, &k, &json!(8)).unwrap();
+        assert_eq!(get(&out, &k), Some(PyValue::Known(json!(8))));
+        assert_eq!(
+            out.replacen("'num_workers_per_gpu': 8", "'num_workers_per_gpu': 2", 1),
+            src
+        );
+    }
+
     use super::*;
 
     const SRC: &str = r#"import torch

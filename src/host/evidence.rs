@@ -19,6 +19,8 @@ pub struct EvidenceHost {
     names: Vec<String>,
     files: BTreeMap<String, Vec<u8>>,
     nvml: Option<NvmlReading>,
+    /// nvidia-smi's own failure message, when that is what was pasted.
+    nvml_error: Option<String>,
 }
 
 fn missing(what: &str) -> io::Error {
@@ -43,6 +45,7 @@ pub fn describes_host(kind: EvidenceKind) -> bool {
             | EvidenceKind::MountOutput
             | EvidenceKind::Mountinfo
             | EvidenceKind::Df
+            | EvidenceKind::NvidiaSmiError
     )
 }
 
@@ -60,6 +63,7 @@ impl EvidenceHost {
             names: vec![why.to_string()],
             files: BTreeMap::new(),
             nvml: None,
+            nvml_error: None,
         }
     }
 
@@ -69,6 +73,7 @@ impl EvidenceHost {
             names: Vec::new(),
             files: BTreeMap::new(),
             nvml: None,
+            nvml_error: None,
         };
         for p in paths {
             let text = crate::probes::inputs::read_shared(p)
@@ -126,6 +131,10 @@ impl EvidenceHost {
                         mount_text::mountinfo_to_proc_mounts(&text).into_bytes(),
                     );
                 }
+                EvidenceKind::NvidiaSmiError => {
+                    h.nvml_error = crate::evidence::detect::nvidia_smi_error_line(&text)
+                        .map(|l| format!("{l} (nvidia-smi output in {})", name_of(p)));
+                }
                 // topo -m and df are read by their own probes; they still describe that host
                 _ => {}
             }
@@ -163,9 +172,12 @@ impl Host for EvidenceHost {
         Err(missing(&format!("`{}`", argv.join(" "))))
     }
     fn nvml(&self) -> Result<NvmlReading, String> {
-        self.nvml
-            .clone()
-            .ok_or_else(|| format!("NVML readings: {NOT_IN_EVIDENCE}"))
+        match (&self.nvml, &self.nvml_error) {
+            (Some(r), _) => Ok(r.clone()),
+            // the paste is nvidia-smi failing: NVML could not read the GPUs on that host
+            (None, Some(e)) => Err(e.clone()),
+            (None, None) => Err(format!("NVML readings: {NOT_IN_EVIDENCE}")),
+        }
     }
     fn nvml_sample(&self) -> Result<Vec<GpuSample>, String> {
         match &self.nvml {

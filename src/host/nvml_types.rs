@@ -25,6 +25,12 @@ impl<T> Field<T> {
         match self {
             Field::Ok(_) => None,
             Field::NotSupported => Some("not supported by this GPU or driver".into()),
+            // pasted evidence says why itself (not in the evidence, input ends early)
+            Field::Error(e)
+                if e.contains("not in the evidence") || e.starts_with("input ends early") =>
+            {
+                Some(e.clone())
+            }
             Field::Error(e) => Some(format!("NVML error: {e}")),
         }
     }
@@ -83,6 +89,10 @@ pub struct GpuReading {
     pub power_default_limit_mw: Field<u32>,
     pub power_enforced_limit_mw: Field<u32>,
     pub temperature_c: Field<u32>,
+    /// The GPU's max operating temperature (NVML's GPU_MAX threshold, `-q`'s "GPU Max
+    /// Operating Temp"): at it the driver lowers clocks, below base if it must.
+    #[serde(default)]
+    pub temperature_max_operating_c: Field<u32>,
     pub ecc_enabled: Field<bool>,
     pub ecc_pending: Field<bool>,
     pub ecc_uncorrected_volatile: Field<u64>,

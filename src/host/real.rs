@@ -15,7 +15,7 @@ use nvml_wrapper::Nvml;
 use nvml_wrapper::bitmasks::device::ThrottleReasons;
 use nvml_wrapper::enum_wrappers::device::{
     Clock, ComputeMode, EccCounter, MemoryError, PerformanceState, RetirementCause,
-    TemperatureSensor,
+    TemperatureSensor, TemperatureThreshold,
 };
 use nvml_wrapper::enums::device::{SampleValue, UsedGpuMemory};
 use nvml_wrapper::error::NvmlError;
@@ -40,7 +40,8 @@ pub struct RealHost {
     root: Option<PathBuf>,
     /// Where a passed CUDA check is remembered ([`super::cuda_cache`]); `None`: always run it.
     cuda_cache: Option<super::cuda_cache::CudaCache>,
-    nvml: OnceLock<NvmlState>,
+    /// Shared with the thread [`RealHost::start_nvml`] may have started.
+    nvml: std::sync::Arc<OnceLock<NvmlState>>,
 }
 
 struct NvmlState {
@@ -53,7 +54,7 @@ impl RealHost {
         RealHost {
             root,
             cuda_cache: None,
-            nvml: OnceLock::new(),
+            nvml: Default::default(),
         }
     }
 
@@ -89,14 +90,20 @@ impl RealHost {
     }
 
     fn nvml_state(&self) -> &NvmlState {
-        self.nvml.get_or_init(|| {
-            let start = Instant::now();
-            let nvml = Nvml::init().map_err(init_message);
-            NvmlState {
-                nvml,
-                init_ms: start.elapsed().as_secs_f64() * 1000.0,
-            }
-        })
+        self.nvml.get_or_init(init_nvml)
+    }
+
+    /// Start loading NVML now, in the background, so that it is ready when the first probe
+    /// asks: a whole-host plan waits on NVML's start-up (tens of milliseconds) otherwise, after
+    /// the playbooks load, where the two can overlap. A probe that asks first waits for it.
+    pub fn start_nvml(self) -> RealHost {
+        let cell = self.nvml.clone();
+        let _ = std::thread::Builder::new()
+            .name("nvml-init".into())
+            .spawn(move || {
+                cell.get_or_init(init_nvml);
+            });
+        self
     }
 
     fn nvml_handle(&self) -> Result<(&Nvml, f64), String> {
@@ -105,6 +112,15 @@ impl RealHost {
             Ok(n) => Ok((n, st.init_ms)),
             Err(e) => Err(e.clone()),
         }
+    }
+}
+
+fn init_nvml() -> NvmlState {
+    let start = Instant::now();
+    let nvml = Nvml::init().map_err(init_message);
+    NvmlState {
+        nvml,
+        init_ms: start.elapsed().as_secs_f64() * 1000.0,
     }
 }
 
@@ -307,6 +323,7 @@ fn read_gpu(nvml: &Nvml, index: u32) -> Result<GpuReading, NvmlError> {
         power_default_limit_mw: field(d.power_management_limit_default()),
         power_enforced_limit_mw: field(d.enforced_power_limit()),
         temperature_c: field(d.temperature(TemperatureSensor::Gpu)),
+        temperature_max_operating_c: field(d.temperature_threshold(TemperatureThreshold::GpuMax)),
         ..GpuReading::default()
     };
     let ecc = field(d.is_ecc_enabled());

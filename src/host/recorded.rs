@@ -1048,6 +1048,7 @@ mod tests {
         assert_eq!(
             nvml["unavailable"],
             json!({
+                "gpus[0].temperature_max_operating_c": "not supported by this GPU or driver",
                 "gpus[0].retired_pages_pending": "not supported by this GPU or driver",
                 "gpus[0].retired_pages_count": "not supported by this GPU or driver",
                 "gpus[0].nvlinks": "not supported by this GPU or driver",
@@ -1382,6 +1383,8 @@ mod tests {
                 power_default_limit_mw: u32f(power[2]),
                 power_enforced_limit_mw: u32f(power[3]),
                 temperature_c: u32f(u(r"temp Ok\((\d+)\)")[0]),
+                // the recorded -q gives a T.Limit margin, not the max operating temperature
+                temperature_max_operating_c: Field::NotSupported,
                 ecc_enabled: Field::Ok(ecc[0] == "true"),
                 ecc_pending: Field::Ok(ecc[1] == "true"),
                 // ECC counts, retired pages and remapped rows: from nvidia-smi -q. Retired

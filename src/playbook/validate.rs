@@ -185,7 +185,8 @@ pub fn load(
     values: Option<&SourceFile>,
 ) -> Result<RuleSet, Vec<Diagnostic>> {
     let mut diags = Vec::new();
-    let pschema = structural_playbook_schema();
+    // made only when a document needs the schema pass (generating it costs milliseconds)
+    let mut pschema: Option<Value> = None;
     let mut parsed = Vec::new();
     for s in sources {
         // Fast path: a document that reads straight into the types is valid under the schema
@@ -207,7 +208,8 @@ pub fn load(
                 continue;
             }
         };
-        let errs = schema_check(&s.name, &s.text, &doc, &pschema, "playbook");
+        let ps = pschema.get_or_insert_with(structural_playbook_schema);
+        let errs = schema_check(&s.name, &s.text, &doc, ps, "playbook");
         if !errs.is_empty() {
             diags.extend(errs);
             continue;

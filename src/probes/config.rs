@@ -179,10 +179,14 @@ impl ProbeKind for Config {
         // the node the job runs on: this host when attached to a live process, else what the
         // text says, else an assumption that the message states
         let gpus = ranks.unwrap_or(1).max(1);
+        // the node's CPUs as a warning names them: torch's suggested maximum, Lightning's
+        // "(try N which is the number of cpus on this machine)"
         let suggested_cpus = g.warnings.iter().find_map(|(w, _)| {
-            (w.kind == "too-many-workers")
-                .then_some(w.suggested)
-                .flatten()
+            (w.kind == "too-many-workers"
+                || (w.kind == "few-workers"
+                    && w.text.to_ascii_lowercase().contains("number of cpus")))
+            .then_some(w.suggested)
+            .flatten()
         });
         let (cpus, basis, assumed) = if ctx.inputs.pid.is_some() {
             (
@@ -193,7 +197,7 @@ impl ProbeKind for Config {
         } else if let Some(c) = suggested_cpus {
             (
                 c,
-                format!("{c} CPUs (the count torch's warning names)"),
+                format!("{c} CPUs (the count the framework's warning names)"),
                 false,
             )
         } else {

@@ -494,6 +494,26 @@ fn resolve(g: &mut Gathered) {
                 }
             }
             JobText::Python => python_settings(d, &cli, &mut found),
+            JobText::Log => {
+                // a profiler table or stack that shows torch's single-process loader
+                // iterator: that loader runs with num_workers=0
+                if let Some((line, text)) = job_text::single_process_loader(&d.text) {
+                    found.push(Found {
+                        setting: "num_workers",
+                        value: Some(json!(0)),
+                        unjudged: None,
+                        file: String::new(),
+                        key: String::new(),
+                        source: format!(
+                            "{}:{line} `{}`: torch's single-process loader iterator, which runs only with num_workers=0",
+                            d.path.rsplit('/').next().unwrap_or(&d.path),
+                            text
+                        ),
+                        rank: 5,
+                        eval_only: false,
+                    });
+                }
+            }
             _ => {}
         }
     }
@@ -694,6 +714,30 @@ fn python_settings(d: &Doc, cli: &BTreeMap<String, (String, String)>, out: &mut 
             }
         }
     }
+    // dict literals: CFG = {'train': {'num_workers_per_gpu': 2, 'pin_memory': True}}; in a
+    // training script such a dict is usually the defaults a config file overlays, so a config
+    // file or the command line that sets the same setting wins (rank 5)
+    let before = out.len();
+    for e in &m.dict_entries {
+        if let Some(setting) = job_text::canonical_setting(&e.key) {
+            let eval_only = e.path.iter().any(|p| job_text::is_eval_segment(p));
+            let path: String = e.path.iter().map(|p| format!("['{p}']")).collect();
+            let path = path.replacen("['", "", 1).replacen("']", "", 1);
+            judge(
+                &e.value,
+                setting,
+                python::dict_key(e),
+                format!("{short}:{} {path}['{}']", e.line, e.key),
+                eval_only,
+                out,
+            );
+        }
+    }
+    for f in &mut out[before..] {
+        if f.rank == 1 {
+            f.rank = 5;
+        }
+    }
     // attribute assignments: cfg.DATALOADER.NUM_WORKERS = 2, _C.DATALOADER.NUM_WORKERS = 4, NUM_WORKERS = 8
     for a in &m.assigns {
         let last = a
@@ -704,6 +748,22 @@ fn python_settings(d: &Doc, cli: &BTreeMap<String, (String, String)>, out: &mut 
             .trim_matches(|c| c == '\'' || c == '"' || c == ']');
         if let Some(setting) = job_text::canonical_setting(last) {
             let eval_only = a.target.split('.').any(job_text::is_eval_segment);
+            if a.class_field {
+                out.push(Found {
+                    setting,
+                    value: None,
+                    unjudged: Some(format!(
+                        "{short}:{} `{}: … = {}` is a field default of a config class; the run's config or command line sets the value",
+                        a.line, a.target, a.value
+                    )),
+                    file: String::new(),
+                    key: String::new(),
+                    source: format!("{short}:{} {}", a.line, a.target),
+                    rank: 6,
+                    eval_only,
+                });
+                continue;
+            }
             judge(
                 &a.value,
                 setting,

@@ -53,7 +53,7 @@ impl ProbeKind for Env {
         "env"
     }
     fn doc(&self) -> &'static str {
-        "The environment a job sees: the process's (--pid), an env file (--env-file), or gpufix's own."
+        "The environment a job sees: the process's (--pid), an env file (--env-file), a launch script given as --config or --evidence (its exports), or gpufix's own."
     }
     fn fields(&self) -> &'static [(&'static str, &'static str)] {
         &[
@@ -65,6 +65,22 @@ impl ProbeKind for Env {
                 "vars",
                 "name -> value; test a variable with `'X' in env.vars` or `env.vars.X is defined`",
             ),
+            (
+                "gpus",
+                "GPUs per node: the host's (NVML), or the processes per node a launch script starts (absent when unknown)",
+            ),
+            (
+                "ib_devices",
+                "the host's /sys/class/infiniband entries (absent for a launch script given as evidence)",
+            ),
+            (
+                "file",
+                "the launch script given as --config that the variables come from (absent otherwise): env fixes edit it there",
+            ),
+            (
+                "nodes",
+                "nodes of the job a launch script starts, where it says (`--nnodes`; 1 for torchrun without rendezvous options)",
+            ),
         ]
     }
     fn params(&self) -> super::ParamsDecl {
@@ -72,12 +88,128 @@ impl ProbeKind for Env {
     }
     fn run(&self, params: &Map<String, Value>, ctx: &ProbeCtx) -> ProbeOutcome {
         let from = param_str(params, "from").unwrap_or("auto");
+        // a launch script given as --config (this machine's file: env fixes edit it) or as
+        // --evidence (read only)
+        let script = if from == "auto" && ctx.inputs.pid.is_none() && ctx.inputs.env_file.is_none()
+        {
+            launch_script(ctx.inputs.config.as_slice())
+                .map(|s| (s, true))
+                .or_else(|| launch_script(&ctx.inputs.evidence).map(|s| (s, false)))
+        } else {
+            None
+        };
+        if let Some(((path, sc), editable)) = script {
+            let mut v = script_env(&path, &sc);
+            if editable {
+                v["file"] = json!(path);
+            }
+            return ProbeOutcome::Value(v);
+        }
         let from = match from {
             "auto" if ctx.inputs.pid.is_some() => "process",
             "auto" if ctx.inputs.env_file.is_some() => "env-file",
             "auto" => "self",
             other => other,
         };
+        let mut out = self.read(from, ctx);
+        // the host the environment applies to: its GPUs and RDMA devices
+        if let ProbeOutcome::Value(v) = &mut out {
+            if let Ok(r) = ctx.host.nvml() {
+                v["gpus"] = json!(r.gpus.len());
+            }
+            match ctx.host.read_dir("/sys/class/infiniband") {
+                Ok(mut e) => {
+                    e.sort();
+                    v["ib_devices"] = json!(e);
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound && ctx.host.is_live() => {
+                    v["ib_devices"] = json!([]);
+                }
+                Err(_) => {}
+            }
+        }
+        out
+    }
+}
+
+/// The first `--evidence` file that is a launch script or command line, read.
+fn launch_script(
+    evidence: &[std::path::PathBuf],
+) -> Option<(String, crate::formats::launcher::Script)> {
+    use crate::formats::job_text::{JobText, detect};
+    evidence.iter().find_map(|p| {
+        let text = crate::probes::inputs::read_shared(p).ok()?;
+        (detect(&text) == Some(JobText::Launcher)).then(|| {
+            (
+                std::path::absolute(p)
+                    .unwrap_or_else(|_| p.clone())
+                    .display()
+                    .to_string(),
+                crate::formats::launcher::read_script(&text),
+            )
+        })
+    })
+}
+
+/// The environment a launch script gives its training processes: its exports and the
+/// `NAME=value` prefixes of its launch commands; the job's shape where the script says it
+/// (`gpus` per node from `--nproc_per_node` or `CUDA_VISIBLE_DEVICES`, `nodes` from
+/// `--nnodes`, 1 for a torchrun without rendezvous options).
+fn script_env(path: &str, sc: &crate::formats::launcher::Script) -> Value {
+    let mut vars: IndexMap<String, String> = sc.exports.iter().cloned().collect();
+    for l in &sc.launches {
+        for (k, v) in &l.env {
+            vars.insert(k.clone(), v.clone());
+        }
+    }
+    let mut out = json!({
+        "source": format!("launch script {path}"),
+        "vars": vars_value(vars.clone()),
+    });
+    let gpus = sc
+        .launches
+        .iter()
+        .find_map(|l| l.nproc_per_node)
+        .map(u64::from)
+        .or_else(|| {
+            vars.get("CUDA_VISIBLE_DEVICES")
+                .filter(|v| {
+                    !v.is_empty()
+                        && v.split(',')
+                            .all(|d| !d.trim().is_empty() && !d.contains('$'))
+                })
+                .map(|v| v.split(',').count() as u64)
+        });
+    if let Some(g) = gpus {
+        out["gpus"] = json!(g);
+    }
+    let nodes = sc
+        .launches
+        .iter()
+        .find_map(|l| l.nnodes)
+        .map(u64::from)
+        .or_else(|| {
+            // torchrun, torch.distributed.launch and accelerate default to one node, and so
+            // does a plain `python train.py`, unless a scheduler (srun, mpirun) starts it or a
+            // rendezvous option names another host
+            let single = !sc.launches.is_empty()
+                && sc.launches.iter().all(|l| {
+                    matches!(
+                        l.launcher.as_deref(),
+                        Some("torchrun" | "torch.distributed.launch" | "accelerate") | None
+                    ) && !l.multi_node_hint
+                        && !l.via_scheduler
+                });
+            single.then_some(1)
+        });
+    if let Some(n) = nodes {
+        out["nodes"] = json!(n);
+    }
+    out
+}
+
+impl Env {
+    fn read(&self, from: &str, ctx: &ProbeCtx) -> ProbeOutcome {
         match from {
             "process" => {
                 let Some(pid) = ctx.inputs.pid else {
@@ -124,6 +256,31 @@ impl ProbeKind for Env {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn launch_script_environment_and_shape() {
+        let read = |t: &str| script_env("run.sh", &crate::formats::launcher::read_script(t));
+        let v =
+            read("export NCCL_IB_DISABLE=1\nexport CUDA_VISIBLE_DEVICES=0,1\npython train.py\n");
+        assert_eq!(v["vars"]["NCCL_IB_DISABLE"], "1");
+        assert_eq!(
+            (v["gpus"].clone(), v["nodes"].clone()),
+            (json!(2), json!(1))
+        );
+        let v = read("export NCCL_IB_DISABLE=1\nsrun python train.py\n");
+        assert!(v.get("nodes").is_none(), "srun may span nodes: {v}");
+        let v = read("NCCL_P2P_DISABLE=1 torchrun --nnodes 2 --nproc_per_node 8 t.py\n");
+        assert_eq!(v["vars"]["NCCL_P2P_DISABLE"], "1");
+        assert_eq!(
+            (v["gpus"].clone(), v["nodes"].clone()),
+            (json!(8), json!(2))
+        );
+        let v = read("torchrun --nproc_per_node 8 --node_rank 1 --master_addr 10.0.0.2 t.py\n");
+        assert!(v.get("nodes").is_none(), "{v}");
+        // an excerpt without a launch: shape unknown
+        let v = read("else\n    export NCCL_IB_DISABLE=1\nfi\n");
+        assert!(v.get("nodes").is_none() && v.get("gpus").is_none(), "{v}");
+    }
     use crate::host::recorded::SnapshotHost;
     use crate::probes::{Inputs, run_with, value_of};
     use std::collections::BTreeMap;

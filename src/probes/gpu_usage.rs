@@ -11,11 +11,32 @@ use serde_json::{Map, Value, json};
 
 pub struct GpuUsage;
 
-/// Memory a job holds on a GPU when the paste lists no processes: an idle desktop's display
-/// server holds a few hundred MiB, so a GPU that drives a display (or may) needs GiBs; an
-/// idle GPU without a display holds a few MiB, so more than this is a CUDA context.
+/// Memory a job holds on a GPU when the paste lists no processes. A GPU that drives (or may
+/// drive) a display holds a few hundred MiB for the desktop, so it takes GiBs to show a job.
+/// A GPU without a display holds a few MiB idle; a CUDA context costs about 60-600 MiB, so
+/// past [`CONTEXT_MIB`] a process has the GPU open, and past [`HELD_NO_DISPLAY_MIB`] one does
+/// when the GPU also stays in a working performance state (P0-P7: a context keeps it there)
+/// rather than idling at P8 or below, where tens of MiB are the driver's own.
 const HELD_MIB: f64 = 1024.0;
+const CONTEXT_MIB: f64 = 256.0;
 const HELD_NO_DISPLAY_MIB: f64 = 48.0;
+
+/// `P8` -> 8.
+fn pstate_number(p: Option<&str>) -> Option<u32> {
+    p?.trim().strip_prefix('P')?.parse().ok()
+}
+
+/// Memory the paste shows held on a GPU that lists no processes, enough to say a job has it.
+fn holds_job_memory(g: &smi_tables::UsageGpu) -> bool {
+    let Some(m) = g.memory_used_mib else {
+        return false;
+    };
+    if g.display_active != Some(false) {
+        return m >= HELD_MIB;
+    }
+    m >= CONTEXT_MIB
+        || (m >= HELD_NO_DISPLAY_MIB && pstate_number(g.pstate.as_deref()).is_some_and(|p| p < 8))
+}
 
 /// A process that looks like a training job: Python or a launcher.
 pub fn is_training_process(p: &UsageProcess) -> bool {
@@ -48,12 +69,7 @@ pub fn usage_value(u: &SmiUsage, source: &str) -> Value {
             .iter()
             .filter(|p| p.gpu == Some(g.index) && is_training_process(p))
             .collect();
-        let floor = if g.display_active == Some(false) {
-            HELD_NO_DISPLAY_MIB
-        } else {
-            HELD_MIB
-        };
-        let held = !u.processes_listed && g.memory_used_mib.is_some_and(|m| m >= floor);
+        let held = !u.processes_listed && holds_job_memory(g);
         let hosts_job = !procs.is_empty() || held;
         if hosts_job {
             if let Some(x) = g.util_gpu {
@@ -123,7 +139,7 @@ impl ProbeKind for GpuUsage {
             ("gpu_util", "mean utilization (%) of the GPUs a job is on"),
             (
                 "process_on_gpu",
-                "a training process (python, torchrun, ...) is on a GPU, or, where no processes are listed, a GPU holds over 1 GiB",
+                "a training process (python, torchrun, ...) is on a GPU, or, where no processes are listed, a GPU holds job-sized memory (1 GiB with a display; without one 256 MiB, or 48 MiB kept at P0-P7)",
             ),
             ("process_evidence", "why process_on_gpu is true"),
             ("job_gpus", "how many GPUs the job is on"),
@@ -183,6 +199,25 @@ mod tests {
 |    0      1200      G   /usr/lib/xorg/Xorg                           200MiB |\n";
         let v = usage_value(&smi_tables::parse_table(t).unwrap(), "x");
         assert_eq!(v["process_on_gpu"], json!(false));
+    }
+
+    #[test]
+    fn a_context_sized_allocation_without_a_process_list_is_no_job() {
+        // an idle Ada card at P8 holding 77 MiB, and a display GPU holding 600 MiB
+        for t in [
+            "|   0  NVIDIA RTX 4000 Ada Gene...    On  |   00000000:47:00.0 Off |                  Off |\n\
+| 30%   35C    P8              5W /  130W |      77MiB /  20475MiB |      0%      Default |\n",
+            "|   0  GeForce GTX 1080    Off  | 00000000:01:00.0  On |                  N/A |\n\
+| 28%   35C    P0    40W / 180W |    600MiB /  8119MiB |      1%      Default |\n",
+        ] {
+            let v = usage_value(&smi_tables::parse_table(t).unwrap(), "x");
+            assert_eq!(v["process_on_gpu"], json!(false), "{t}");
+        }
+        // the same few dozen MiB on a GPU kept at P0 is a context
+        let t = "|   0  Tesla K80           On   | 00000000:00:1E.0 Off |                    0 |\n\
+| N/A   64C    P0    66W / 149W |     67MiB / 11441MiB |      0%      Default |\n";
+        let v = usage_value(&smi_tables::parse_table(t).unwrap(), "x");
+        assert_eq!(v["process_on_gpu"], json!(true));
     }
 
     #[test]

@@ -124,6 +124,14 @@ impl ProbeKind for KernelLog {
             ("xid_codes", "distinct Xid codes"),
             ("fallen_off_bus", "a GPU has fallen off the bus"),
             ("rm_init_adapter_failed", "RmInitAdapter failed"),
+            (
+                "gsp_timeout",
+                "the GPU System Processor stopped answering (GSP timeout, heartbeat or RPC timeout)",
+            ),
+            (
+                "gpu_lost",
+                "nvidia-smi says a GPU is lost or its device handle cannot be determined",
+            ),
             ("aer", "PCIe AER errors"),
             ("file", "where the log came from (a path, or `dmesg`)"),
         ]

@@ -29,6 +29,7 @@ pub mod process;
 pub mod processes;
 pub mod pyspy;
 pub mod sysfs;
+pub mod topology;
 pub mod trace;
 
 use crate::host::Host;
@@ -111,6 +112,7 @@ pub static PROBES: &[&dyn ProbeKind] = &[
     &logs::NcclLog,
     &logs::TorchMemory,
     &gpu_usage::GpuUsage,
+    &topology::GpuTopology,
     &mount_checks::DataMounts,
     &mount_checks::Shm,
 ];

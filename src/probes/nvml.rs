@@ -93,6 +93,11 @@ fn gpu_json(g: &GpuReading, unavailable: &mut Map<String, Value>) -> Value {
     o.put("power_default_limit_w", &g.power_default_limit_mw, watts);
     o.put("power_enforced_limit_w", &g.power_enforced_limit_mw, watts);
     o.put("temperature_c", &g.temperature_c, n);
+    o.put(
+        "temperature_max_operating_c",
+        &g.temperature_max_operating_c,
+        n,
+    );
     o.put("ecc_enabled", &g.ecc_enabled, b);
     o.put("ecc_pending", &g.ecc_pending, b);
     o.put("ecc_uncorrected_volatile", &g.ecc_uncorrected_volatile, n64);
@@ -242,6 +247,10 @@ impl ProbeKind for Nvml {
                 "watts",
             ),
             ("gpus[].temperature_c", "GPU temperature, °C"),
+            (
+                "gpus[].temperature_max_operating_c",
+                "max operating temperature, °C: at it the driver lowers clocks",
+            ),
             (
                 "gpus[].ecc_enabled / ecc_pending",
                 "ECC mode now and after reboot",

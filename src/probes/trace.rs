@@ -90,6 +90,13 @@ impl ProbeKind for Trace {
             },
         };
         match trace::analyze_trace_file(&path) {
+            // figures from the part before a cut are not the run's: no verdict from half a file
+            Ok(stats) if stats.truncated => ProbeOutcome::Unknown(format!(
+                "input ends early: {} stops after {} events ({}); give the whole trace",
+                path.display(),
+                stats.events_seen,
+                stats.parse_error.as_deref().unwrap_or("the JSON is cut")
+            )),
             Ok(stats) => match serde_json::to_value(&stats) {
                 Ok(v) => ProbeOutcome::Value(v),
                 Err(e) => ProbeOutcome::Unknown(e.to_string()),

@@ -283,7 +283,9 @@ pub fn describe_action(a: &serde_json::Value) -> String {
     let kind = m.get("kind").and_then(|k| k.as_str()).unwrap_or("?");
     let rest: Vec<String> = m
         .iter()
-        .filter(|(k, _)| *k != "kind")
+        // an empty parameter is one the rule left to its default (`file:` of a source that
+        // names no file): not worth a `file=` in the line
+        .filter(|(k, v)| *k != "kind" && v.as_str() != Some(""))
         .map(|(k, v)| match v {
             serde_json::Value::String(s) => format!("{k}={s}"),
             other => format!("{k}={other}"),

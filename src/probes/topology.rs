@@ -1,0 +1,184 @@
+//! `gpu.topology`: how the GPUs of one host reach each other. From a pasted `nvidia-smi topo
+//! -m` (`--evidence`) when one is given: the link class of every GPU pair (NV#, PIX, PXB, PHB,
+//! NODE, SYS). Otherwise from the host's NVML reading: which GPUs have an active NVLink.
+//!
+//! A topology only says what the wiring is; which GPUs ought to have NVLink is the site's
+//! knowledge (`expect_nvlink`), except where the paste itself shows a box whose GPU pairs all
+//! cross the CPU interconnect (SYS): there no pair has a peer-to-peer path short of the
+//! sockets' link, whatever the cards are.
+
+use super::inputs::evidence_of;
+use super::{ProbeCtx, ProbeKind, ProbeOutcome};
+use crate::evidence::detect::EvidenceKind;
+use crate::evidence::smi_tables::{self, Topology};
+use crate::host::{Field, NvmlReading};
+use serde_json::{Map, Value, json};
+use std::collections::BTreeMap;
+
+pub struct GpuTopology;
+
+/// What a pasted `topo -m` shows.
+pub fn topo_value(t: &Topology, source: &str) -> Value {
+    let mut kinds: BTreeMap<String, usize> = BTreeMap::new();
+    for l in &t.links {
+        let k = if l.link.starts_with("NV") {
+            "NV#".to_string()
+        } else {
+            l.link.to_ascii_uppercase()
+        };
+        *kinds.entry(k).or_default() += 1;
+    }
+    let sys = kinds.get("SYS").copied().unwrap_or(0);
+    json!({
+        "given": true,
+        "source": "topo -m",
+        "file": source,
+        "gpu_count": t.gpus.len(),
+        "pairs": t.pairs,
+        "nvlink_pairs": t.nvlink_pairs,
+        "links": kinds,
+        // every pair read (and every pair kept) crosses the CPU interconnect
+        "all_pairs_sys": t.gpus.len() > 1 && t.pairs > 0 && sys == t.pairs && t.links.len() == t.pairs,
+    })
+}
+
+/// What a live (or `-q`) NVML reading says about NVLink.
+pub fn nvml_value(r: &NvmlReading) -> Value {
+    let mut without = Vec::new();
+    for g in &r.gpus {
+        let why = match &g.nvlinks {
+            Field::Ok(links) if links.iter().any(|l| l.active) => continue,
+            Field::Ok(links) if links.is_empty() => "no active NVLink (not supported)".to_string(),
+            Field::Ok(_) => "no active NVLink".to_string(),
+            Field::NotSupported => "no active NVLink (not supported)".to_string(),
+            other => format!(
+                "no active NVLink (not readable: {})",
+                other.reason().unwrap_or_default()
+            ),
+        };
+        without.push(json!({"index": g.index, "why": why}));
+    }
+    json!({
+        "given": true,
+        "source": "nvml",
+        "gpu_count": r.gpus.len(),
+        "gpus_without_nvlink": without,
+    })
+}
+
+impl ProbeKind for GpuTopology {
+    fn name(&self) -> &'static str {
+        "gpu.topology"
+    }
+    fn doc(&self) -> &'static str {
+        "How the GPUs reach each other: a pasted nvidia-smi topo -m (--evidence), else the NVML reading's NVLink state"
+    }
+    fn fields(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            (
+                "source",
+                "`topo -m` (a paste) or `nvml` (the host's reading)",
+            ),
+            ("gpu_count", "GPUs in the topology"),
+            ("pairs", "topo -m: GPU pairs read"),
+            ("nvlink_pairs", "topo -m: pairs joined by NVLink (NV#)"),
+            (
+                "links",
+                "topo -m: pairs per link class {NV#, PIX, PXB, PHB, NODE, SYS}",
+            ),
+            (
+                "all_pairs_sys",
+                "topo -m: more than one GPU and every pair crosses the CPU interconnect (SYS)",
+            ),
+            (
+                "gpus_without_nvlink",
+                "nvml: [{index, why}] GPUs without an active NVLink",
+            ),
+            ("file", "topo -m: the file read"),
+        ]
+    }
+    fn run(&self, _params: &Map<String, Value>, ctx: &ProbeCtx) -> ProbeOutcome {
+        if let Some((p, t)) = evidence_of(&ctx.inputs.evidence, EvidenceKind::NvidiaSmiTopo)
+            .into_iter()
+            .next()
+        {
+            return match smi_tables::parse_topo(&t) {
+                Ok(topo) => ProbeOutcome::Value(topo_value(&topo, &p.display().to_string())),
+                Err(e) => ProbeOutcome::Unknown(format!("{}: {e}", p.display())),
+            };
+        }
+        match ctx.host.nvml() {
+            Ok(r) => ProbeOutcome::Value(nvml_value(&r)),
+            Err(e) => ProbeOutcome::Unknown(e),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn topo(t: &str) -> Value {
+        topo_value(&smi_tables::parse_topo(t).unwrap(), "x")
+    }
+
+    #[test]
+    fn every_pair_across_the_sockets() {
+        let v = topo(
+            "\tGPU0\tGPU1\tGPU2\tCPU Affinity\nGPU0\t X \tSYS\tSYS\t0-15\nGPU1\tSYS\t X \tSYS\t16-31\nGPU2\tSYS\tSYS\t X \t32-47\n",
+        );
+        assert_eq!(v["all_pairs_sys"], json!(true));
+        assert_eq!(v["pairs"], json!(3));
+        assert_eq!(v["links"]["SYS"], json!(3));
+    }
+
+    #[test]
+    fn a_closer_pair_or_nvlink_is_not_all_sys() {
+        for t in [
+            // PCIe cards paired on a switch, SYS otherwise
+            "        GPU0    GPU1    GPU2    GPU3    CPU Affinity\nGPU0     X      PIX     SYS     SYS     0-47\nGPU1    PIX      X      SYS     SYS     0-47\nGPU2    SYS     SYS      X      PIX     48-95\nGPU3    SYS     SYS     PIX      X      48-95\n",
+            // an NVL pair and an odd card on the other socket
+            "        GPU0    GPU1    GPU2    CPU Affinity\nGPU0     X      NV12    SYS     0-15\nGPU1    NV12     X      SYS     0-15\nGPU2    SYS     SYS      X      16-31\n",
+            // two consumer cards through the host bridge
+            "\tGPU0\tGPU1\tCPU Affinity\nGPU0\t X \tPHB\t0-63\nGPU1\tPHB\t X \t0-63\n",
+        ] {
+            assert_eq!(topo(t)["all_pairs_sys"], json!(false), "{t}");
+        }
+    }
+
+    #[test]
+    fn one_gpu_is_no_topology_finding() {
+        let v = topo("\tGPU0\tCPU Affinity\nGPU0\t X \t0-15\n");
+        assert_eq!(v["all_pairs_sys"], json!(false));
+    }
+
+    #[test]
+    fn nvml_lists_gpus_without_an_active_link() {
+        use crate::host::GpuReading;
+        use crate::host::nvml_types::NvLink;
+        let mut r = NvmlReading::default();
+        let mut g = GpuReading {
+            nvlinks: Field::Ok(vec![NvLink {
+                link: 0,
+                active: true,
+            }]),
+            ..Default::default()
+        };
+        r.gpus.push(g.clone());
+        g.index = 1;
+        g.nvlinks = Field::Ok(vec![NvLink {
+            link: 0,
+            active: false,
+        }]);
+        r.gpus.push(g.clone());
+        g.index = 2;
+        g.nvlinks = Field::NotSupported;
+        r.gpus.push(g);
+        let v = nvml_value(&r);
+        assert_eq!(v["gpu_count"], json!(3));
+        let w = v["gpus_without_nvlink"].as_array().unwrap();
+        assert_eq!(w.len(), 2);
+        assert_eq!(w[0]["index"], json!(1));
+        assert_eq!(w[1]["why"], json!("no active NVLink (not supported)"));
+    }
+}
