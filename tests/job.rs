@@ -302,7 +302,8 @@ fn launch_script_export_is_removed_where_it_is_written() {
     );
     let again = job.run(&[&["plan"][..], &base].concat());
     assert!(!again.stdout.contains("FAIL"), "{}", again.stdout);
-    let rb = job.run(&["rollback", "--config", cfg.as_str()]);
+    // the journal holds the run's --config root: rollback takes only --root
+    let rb = job.rollback();
     assert_eq!(rb.code, 0, "{}\n{}", rb.stdout, rb.stderr);
     assert_eq!(job.state(), before, "rollback restores every byte");
 }
