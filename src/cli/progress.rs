@@ -141,7 +141,9 @@ impl Probing {
                 format!("probing, sampling for {sample:.1?}…")
             }),
             Some(Draw::Lines) => eprintln!(
-                "gpufix: probing (sampling window {sample:.1?}, probe deadline {deadline:.0?})"
+                "gpufix: probing (sampling window {:.1}s, probe deadline {:.1}s)",
+                sample.as_secs_f64(),
+                deadline.as_secs_f64()
             ),
             None => {}
         }
