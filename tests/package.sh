@@ -75,6 +75,7 @@ else
 fi
 
 cd "$repo"
+echo "# .deb Depends: $(dpkg-deb -f "$work/gpufix.deb" Depends 2>/dev/null)"
 contents=$(dpkg-deb -c "$work/gpufix.deb" | awk '{print $6}' | sed 's#^\./##; s#^#./#')
 missing=()
 for f in ./usr/bin/gpufix ./usr/share/man/man1/gpufix.1.gz ./usr/share/man/man1/gpufix-audit.1.gz \
