@@ -27,6 +27,60 @@ fn builtin_playbook_tests_pass() {
     let (code, out) = gpufix(&["test", "playbooks/tests"]);
     assert_eq!(code, 0, "{out}");
     assert!(out.contains(" passed, 0 failed"), "{out}");
+    assert!(!out.contains("ERROR"), "{out}");
+}
+
+/// Every built-in rule has a test where it fails and one where it passes (and
+/// `builtin_playbook_tests_pass` makes every one of those expectations hold).
+#[test]
+fn every_builtin_rule_has_a_failing_and_a_passing_case() {
+    use std::collections::{BTreeMap, BTreeSet};
+    let yaml = |p: &std::path::Path| -> serde_yaml::Value {
+        serde_yaml::from_str(&std::fs::read_to_string(p).unwrap())
+            .unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+    };
+    let files = |dir: &str| -> Vec<PathBuf> {
+        let mut v: Vec<PathBuf> = std::fs::read_dir(repo().join(dir))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
+            .collect();
+        v.sort();
+        v
+    };
+    let mut rules = Vec::new();
+    for f in files("playbooks") {
+        for r in yaml(&f)["rules"].as_sequence().unwrap() {
+            rules.push(r["id"].as_str().unwrap().to_string());
+        }
+    }
+    assert!(rules.len() >= 49, "{rules:?}");
+    let mut seen: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for f in files("playbooks/tests") {
+        for t in yaml(&f)["tests"].as_sequence().unwrap() {
+            for (rule, verdict) in t["expect"].as_mapping().unwrap() {
+                seen.entry(rule.as_str().unwrap().to_string())
+                    .or_default()
+                    .insert(verdict.as_str().unwrap().to_string());
+            }
+        }
+    }
+    let missing: Vec<String> = rules
+        .iter()
+        .filter_map(|r| {
+            let v = seen.get(r).cloned().unwrap_or_default();
+            let lacks: Vec<&str> = ["fail", "pass"]
+                .into_iter()
+                .filter(|want| !v.contains(*want))
+                .collect();
+            (!lacks.is_empty()).then(|| format!("{r}: no `{}` case", lacks.join("`, no `")))
+        })
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "add cases to playbooks/tests:\n{}",
+        missing.join("\n")
+    );
 }
 
 #[test]
