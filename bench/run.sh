@@ -4,7 +4,7 @@
 #
 #   bench/run.sh [--gpufix PATH] [--out DIR] [--quick] [--faults a,b,...] [--sizing]
 #                [--no-overhead | --overhead-only] [--measure-s N] [--decode-passes N]
-#                [--ab-window N] [--repeat N] [--budget-s N] [--work DIR] [--python PATH]
+#                [--ab-window N] [--ab-pairs N] [--repeat N] [--budget-s N] [--work DIR] [--python PATH]
 #
 # Leaves in --out (default bench/out): results.json, RESULTS.md, run.log, artifacts.tar.gz.
 # Never changes GPU settings: no nvidia-smi -pm/-pl/-ac/-rgc/-r, no modprobe, no mount, and
@@ -51,6 +51,7 @@ DO_FAULTS=1
 DO_OVERHEAD=1
 MEASURE_S=""
 AB_WINDOW_S=""
+AB_PAIRS=""
 REPEAT=""
 DECODE_PASSES=""
 BUDGET_S=540
@@ -73,6 +74,7 @@ while (( $# )); do
     --overhead-only) DO_FAULTS=0; shift ;;
     --measure-s) MEASURE_S=$2; shift 2 ;;
     --ab-window) AB_WINDOW_S=$2; shift 2 ;;
+    --ab-pairs) AB_PAIRS=$2; shift 2 ;;
     --repeat) REPEAT=$2; shift 2 ;;
     --decode-passes) DECODE_PASSES=$2; shift 2 ;;
     --budget-s) BUDGET_S=$2; shift 2 ;;
@@ -84,10 +86,12 @@ done
 
 if (( QUICK )); then
   MEASURE_S=${MEASURE_S:-6}; WARMUP_STEPS=8; WARMUP_MAX_S=3; PROFILE_STEPS=3
-  REPEAT=${REPEAT:-1}; AB_WINDOW_S=${AB_WINDOW_S:-5}
+  REPEAT=${REPEAT:-1}; AB_WINDOW_S=${AB_WINDOW_S:-5}; AB_PAIRS=${AB_PAIRS:-2}
 else
-  MEASURE_S=${MEASURE_S:-8}; WARMUP_STEPS=15; WARMUP_MAX_S=6; PROFILE_STEPS=5
-  REPEAT=${REPEAT:-5}; AB_WINDOW_S=${AB_WINDOW_S:-30}
+  # 20 profiled steps: enough that a loader whose prefetch queue was full at the start shows
+  # its waits, and that the profiler's cost at step boundaries does not dominate
+  MEASURE_S=${MEASURE_S:-8}; WARMUP_STEPS=15; WARMUP_MAX_S=6; PROFILE_STEPS=20
+  REPEAT=${REPEAT:-5}; AB_WINDOW_S=${AB_WINDOW_S:-30}; AB_PAIRS=${AB_PAIRS:-2}
 fi
 PLAN_SAMPLE=3s
 # A job's window is ended by end_window; max_seconds only caps a job nobody stopped.
@@ -194,7 +198,7 @@ fi
 if (( ${#sizing_parts[@]} )); then
   "$PY" "$H" combine --out "$WORK/sizing.json" "${sizing_parts[@]}"
 fi
-meta_set settings "{\"quick\": $QUICK, \"measure_s\": $MEASURE_S, \"plan_sample\": \"$PLAN_SAMPLE\", \"warmup_steps\": $WARMUP_STEPS, \"profile_steps\": $PROFILE_STEPS, \"decode_passes\": $DECODE_PASSES, \"repeat\": $REPEAT, \"ab_window_s\": $AB_WINDOW_S, \"budget_s\": $BUDGET_S}"
+meta_set settings "{\"quick\": $QUICK, \"measure_s\": $MEASURE_S, \"plan_sample\": \"$PLAN_SAMPLE\", \"warmup_steps\": $WARMUP_STEPS, \"profile_steps\": $PROFILE_STEPS, \"decode_passes\": $DECODE_PASSES, \"repeat\": $REPEAT, \"ab_window_s\": $AB_WINDOW_S, \"ab_pairs\": $AB_PAIRS, \"budget_s\": $BUDGET_S}"
 
 # Keys every job gets on top of the fault's own overrides.
 COMMON_SETS=(--set "train.max_seconds=$WINDOW_CAP_S" --set "train.warmup_steps=$WARMUP_STEPS"
@@ -300,7 +304,7 @@ if (( DO_FAULTS )); then
   degraded_need=$(( MEASURE_S + 14 ))
   after_need=$(( MEASURE_S + 8 ))
   reserve=0
-  if (( DO_OVERHEAD )); then reserve=$(( 4 * (AB_WINDOW_S + 1) + 12 )); fi
+  if (( DO_OVERHEAD )); then reserve=$(( 2 * AB_PAIRS * (AB_WINDOW_S + 1) + 12 )); fi
   for line in "${FAULTS[@]}"; do
     IFS='|' read -r f_name f_over f_env f_expect f_also f_inputs f_target <<<"$line"
     f_name=$(trim "$f_name")
@@ -323,6 +327,6 @@ fi
 if (( DO_OVERHEAD )); then
   log "overheads: bench/overhead.sh"
   bash "$BENCH/overhead.sh" --gpufix "$GPUFIX" --work "$WORK" --python "$PY" --repeat "$REPEAT" \
-    --ab-window "$AB_WINDOW_S" --decode-passes "$DECODE_PASSES" --warmup-steps "$WARMUP_STEPS" \
+    --ab-window "$AB_WINDOW_S" --ab-pairs "$AB_PAIRS" --decode-passes "$DECODE_PASSES" --warmup-steps "$WARMUP_STEPS" \
     --budget-s "$BUDGET_S" --start "$START" || log "overhead.sh failed (exit $?); see run.log"
 fi

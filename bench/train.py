@@ -455,15 +455,21 @@ def main(argv: list[str] | None = None) -> int:
 
     memory: dict = {}
     if args.mode != "data_only":
-        # one full step with fresh peak counters, so the evidence holds this step's peak
+        # fresh peak counters, then one full cycle of the job's allocation pattern (one step for
+        # a job without one), so the evidence holds the steady state's peak -- as a summary taken
+        # mid-training would -- and not only the step right after the reset
         torch.cuda.synchronize()
         torch.cuda.reset_peak_memory_stats()
-        step()
+        cycle_steps = max(1, int(t["fragment_cycle"])) if t["fragment"] else 1
+        for _ in range(cycle_steps):
+            step()
         torch.cuda.synchronize()
         memory["ready"] = memory_numbers(torch)
         if memory_out is not None:
             write_memory_evidence(
-                torch, memory_out, f"ready, after step {state['step']} (peak counters reset at its start)"
+                torch,
+                memory_out,
+                f"ready, after step {state['step']} (peak counters reset {cycle_steps} step(s) before)",
             )
 
     progress = open(args.progress_out, "a", buffering=1, encoding="utf-8") if args.progress_out else None

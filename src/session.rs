@@ -87,6 +87,9 @@ pub struct Spec {
     pub evidence: Vec<PathBuf>,
     /// `--deep`: also the framework-level checks that start Python.
     pub deep: bool,
+    /// `--cuda-check-max-age`: reuse a passed native CUDA check this young from the state
+    /// directory's cache ([`crate::host::cuda_cache`]); `None` or zero: always run it.
+    pub cuda_check_max_age: Option<std::time::Duration>,
 }
 
 impl Spec {
@@ -192,7 +195,12 @@ impl Spec {
         }
         Ok(match &self.snapshot {
             Some(f) => Arc::new(SnapshotHost::load(f)?),
-            None => Arc::new(RealHost::new(self.root.clone())),
+            None => {
+                let cache = self.cuda_check_max_age.filter(|d| !d.is_zero()).map(|d| {
+                    crate::host::cuda_cache::CudaCache::in_state_dir(&self.state_dir(None), d)
+                });
+                Arc::new(RealHost::new(self.root.clone()).with_cuda_cache(cache))
+            }
         })
     }
 
@@ -340,6 +348,7 @@ impl Spec {
             evidence: evidence.into_iter().map(PathBuf::from).collect(),
             // the torch check changes no fix: a plan is re-derived without it
             deep: false,
+            cuda_check_max_age: self.cuda_check_max_age,
         };
         let eval = Eval {
             sample: Duration::from_millis(m.sample_ms),

@@ -328,6 +328,7 @@ mod native_cuda_check {
             init_ms: Some(40.0),
             timed_out: false,
             ms: 160.0,
+            cached_age_s: None,
         }
     }
 
@@ -1578,6 +1579,7 @@ mod rule_cases {
             init_ms: Some(40.0),
             timed_out: false,
             ms: 90.0,
+            cached_age_s: None,
         }));
         cases.push(c);
         let mut c = case("launch.cpu-bound-launch-thread", "main thread of PID 4242");

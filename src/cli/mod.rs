@@ -111,6 +111,11 @@ pub struct InputArgs {
     /// matmul (seconds; the default check talks to libcuda directly and starts no Python).
     #[arg(long, global = true)]
     pub deep: bool,
+    /// Reuse a passed native CUDA check younger than this, from the state directory's cache
+    /// (only while the boot, driver and GPUs are unchanged; a failed check is never reused).
+    /// 0 runs the check every time.
+    #[arg(long = "cuda-check-max-age", global = true, value_name = "DURATION", default_value = "10m", value_parser = parse_duration)]
+    pub cuda_check_max_age: Duration,
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
@@ -265,6 +270,7 @@ impl Global {
             kernel_log: a.kernel_log.clone(),
             evidence: a.evidence.clone(),
             deep: a.deep,
+            cuda_check_max_age: Some(a.cuda_check_max_age),
         }
     }
 

@@ -19,7 +19,12 @@ pub struct SnapshotArgs {
 
 pub fn run(g: &Global, a: &SnapshotArgs) -> anyhow::Result<ExitStatus> {
     let mut recorder = None;
-    let opened = Session::open_with(g.spec(), |inner| {
+    // a snapshot records what the host answers now, never a remembered CUDA check
+    let spec = crate::session::Spec {
+        cuda_check_max_age: None,
+        ..g.spec()
+    };
+    let opened = Session::open_with(spec, |inner| {
         let rec = Arc::new(RecordingHost::new(inner));
         recorder = Some(rec.clone());
         rec as Arc<dyn Host>

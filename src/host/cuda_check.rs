@@ -47,6 +47,10 @@ pub struct CudaCheck {
     pub timed_out: bool,
     /// Wall time of the whole check, in milliseconds.
     pub ms: f64,
+    /// Set when this is a passed check remembered from an earlier run on the same boot and
+    /// driver ([`super::cuda_cache`]): how many seconds ago it ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_age_s: Option<f64>,
 }
 
 /// One GPU's part of the check.
@@ -186,6 +190,7 @@ fn failed(started: Instant, error: String) -> CudaCheck {
         init_ms: None,
         timed_out: false,
         ms: ms(started),
+        cached_age_s: None,
     }
 }
 

@@ -6,6 +6,7 @@
 //! answer, which is how a snapshot is made). Probes never touch `std::fs` or NVML directly, so a
 //! recorded host replays exactly what a live one saw.
 
+pub mod cuda_cache;
 pub mod cuda_check;
 pub mod evidence;
 pub mod nvml_types;

@@ -38,6 +38,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 /// This machine, with file paths optionally mapped under `root`.
 pub struct RealHost {
     root: Option<PathBuf>,
+    /// Where a passed CUDA check is remembered ([`super::cuda_cache`]); `None`: always run it.
+    cuda_cache: Option<super::cuda_cache::CudaCache>,
     nvml: OnceLock<NvmlState>,
 }
 
@@ -50,8 +52,15 @@ impl RealHost {
     pub fn new(root: Option<PathBuf>) -> RealHost {
         RealHost {
             root,
+            cuda_cache: None,
             nvml: OnceLock::new(),
         }
+    }
+
+    /// Remember a passed native CUDA check in `cache` and reuse it while it is valid.
+    pub fn with_cuda_cache(mut self, cache: Option<super::cuda_cache::CudaCache>) -> RealHost {
+        self.cuda_cache = cache;
+        self
     }
 
     /// Where a host path lives on this machine. Under a root, `..` is refused so that a path
@@ -763,7 +772,20 @@ impl Host for RealHost {
     }
 
     fn cuda_check(&self, deadline: Duration) -> Result<super::CudaCheck, String> {
-        Ok(super::cuda_check::run_once(deadline))
+        let cached = self
+            .cuda_cache
+            .as_ref()
+            .and_then(|c| Some((c, super::cuda_cache::machine_key(self)?)));
+        if let Some((c, key)) = &cached
+            && let Some(hit) = c.load(key)
+        {
+            return Ok(hit);
+        }
+        let r = super::cuda_check::run_once(deadline);
+        if let Some((c, key)) = &cached {
+            c.store(key, &r);
+        }
+        Ok(r)
     }
 
     fn nvml(&self) -> Result<NvmlReading, String> {
