@@ -371,3 +371,33 @@ fn builtin_playbooks_use_defaults_for_the_nvml_dependency() {
         );
     }
 }
+
+/// A host given twice (a snapshot and pasted nvidia-smi output), or a `patch` that does not
+/// fit the snapshot's form, is an error with what to do, not a silent choice.
+#[test]
+fn conflicting_or_malformed_test_hosts_are_errors() {
+    let fixtures = repo().join("tests/fixtures");
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("t.yaml");
+    std::fs::write(
+        &f,
+        format!(
+            "tests:\n  - name: two hosts\n    snapshot: {s}\n    evidence: [{e}]\n    expect: {{ driver.persistence-off: pass }}\n  - name: bad patch\n    snapshot: {s}\n    patch: {{ nvml: [{{ ok: {{ gpus: [{{ persistence: maybe }}] }} }}] }}\n    expect: {{ driver.persistence-off: pass }}\n",
+            s = fixtures.join("hosts/h200-live.snapshot.json").display(),
+            e = fixtures.join("evidence/nvidia_smi/h200-q.txt").display(),
+        ),
+    )
+    .unwrap();
+    let (code, out) = gpufix(&["test", f.to_str().unwrap()]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("0 passed, 2 failed"), "{out}");
+    assert!(
+        out.contains("cannot be combined with `snapshot`")
+            && out.contains("help: give the host either as evidence or as a snapshot"),
+        "{out}"
+    );
+    assert!(
+        out.contains("`patch` does not make a snapshot") && out.contains("gpufix schema snapshot"),
+        "{out}"
+    );
+}
