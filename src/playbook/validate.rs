@@ -513,6 +513,12 @@ pub fn load(
                 .iter()
                 .position(|r| r.id == cycle[0])
                 .unwrap_or(0);
+            // an inherited dependency is written in the playbook's defaults
+            let dep_path = if parsed[pi].inherited.get(ri).copied().unwrap_or(false) {
+                "/defaults/depends_on".to_string()
+            } else {
+                format!("/rules/{ri}/depends_on")
+            };
             diags.push(
                 Diagnostic::new(
                     "dependency-cycle",
@@ -524,10 +530,7 @@ pub fn load(
                     ),
                     "remove one of the `depends_on` entries in the cycle",
                 )
-                .at(
-                    format!("/rules/{ri}/depends_on"),
-                    locate(&parsed[pi].text, &format!("/rules/{ri}/depends_on")),
-                ),
+                .at(dep_path.clone(), locate(&parsed[pi].text, &dep_path)),
             );
             Vec::new()
         }
