@@ -53,6 +53,7 @@ DEFAULTS: dict = {
         "warmup_steps": 15,
         "warmup_max_s": 6.0,
         "settle_max_s": 2.0,
+        "drain_max_s": 8.0,
         "sync_every_step": False,
         "model_width": 64,
         "model_blocks": [3, 4, 23, 3],
@@ -428,6 +429,14 @@ def main(argv: list[str] | None = None) -> int:
     # cudnn's autotuning (first steps) leaves large workspace blocks cached; drop them so the
     # memory evidence shows the steady state of training, not the tuning
     torch.cuda.empty_cache()
+
+    # steady state before profiling: the loader's prefetch queue (workers x prefetch_factor
+    # batches) filled during the slow first steps; until it drains, a starved pipeline looks fed
+    d_cfg = cfg["data"]
+    queued = int(d_cfg.get("num_workers") or 0) * int(d_cfg.get("prefetch_factor") or 2)
+    if trace_out is not None and args.mode != "data_only" and queued and stop["signal"] is None:
+        run_for(queued + 2, float(t["drain_max_s"]), 0)
+        timings["drain_steps"] = queued + 2
 
     trace_written = None
     if trace_out is not None and args.mode != "data_only" and stop["signal"] is None:

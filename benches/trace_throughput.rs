@@ -2,9 +2,13 @@
 //! Kineto trace. Size in MB from `GPUFIX_TRACE_MB` (default 500). Prints MB/s and the process's
 //! peak resident set (VmHWM), which must stay well below the trace size.
 
-use gpufix::evidence::trace::{analyze_trace_file, synth};
+use gpufix::evidence::trace::analyze_trace_file;
 use std::io::{BufWriter, Write};
 use std::time::Instant;
+
+#[path = "../tests/support/trace_synth.rs"]
+#[allow(dead_code)]
+mod synth;
 
 fn vm_hwm_kib() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;

@@ -5,7 +5,7 @@
 //! refusing where a target changed since (unless forced).
 
 use crate::fixes::{self, FixCtx, Prior};
-use crate::journal::{self, Journal, Record};
+use crate::journal::{self, Journal, Record, RunStatus};
 use crate::report::PlannedChange;
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -86,13 +86,13 @@ pub fn check_fresh(changes: &[PlannedChange], cx: &FixCtx) -> Result<(), String>
 /// first) or its journal is corrupt (what it changed is not known).
 pub fn check_no_interrupted(state: &Path) -> Result<(), String> {
     for r in journal::runs(state) {
-        if r.status == "interrupted" {
+        if r.status == RunStatus::Interrupted {
             return Err(format!(
                 "run {} was interrupted before it finished; nothing was changed now\nhelp: run `gpufix rollback {}` to restore what it changed, then plan again",
                 r.run, r.run
             ));
         }
-        if r.status == "corrupt" {
+        if r.status == RunStatus::Corrupt {
             return Err(format!(
                 "the journal of run {} is corrupt ({}); nothing was changed now\nhelp: read {}, restore what it changed by hand or with `gpufix rollback {} --force`, then move that run directory away",
                 r.run,
@@ -216,12 +216,12 @@ pub fn apply(
     if let Some(err) = failure {
         let undo_errs = undo_all(changes, &made, cx, &mut j);
         let status = if undo_errs.is_empty() {
-            "rolled-back"
+            RunStatus::RolledBack
         } else {
-            "failed"
+            RunStatus::Failed
         };
         let _ = j.append(&Record::End {
-            status: status.into(),
+            status,
             at: journal::now(),
         });
         let mut msg = err;
@@ -236,7 +236,7 @@ pub fn apply(
         });
     }
     j.append(&Record::End {
-        status: "applied".into(),
+        status: RunStatus::Applied,
         at: journal::now(),
     })
     .map_err(jerr)?;
@@ -287,7 +287,7 @@ pub fn rollback(
         None => runs
             .iter()
             .rev()
-            .find(|x| x.status != "rolled-back")
+            .find(|x| x.status != RunStatus::RolledBack)
             .ok_or_else(|| {
                 format!(
                     "nothing to roll back: no run in {} that is not rolled back already",
@@ -295,10 +295,10 @@ pub fn rollback(
                 )
             })?,
     };
-    if info.status == "rolled-back" {
+    if info.status == RunStatus::RolledBack {
         return Err(format!("run {} is already rolled back", info.run));
     }
-    if info.status == "corrupt" && !force {
+    if info.status == RunStatus::Corrupt && !force {
         return Err(format!(
             "refusing to roll back run {}: its journal is corrupt ({}); nothing was changed\nhelp: read {}; `gpufix rollback {} --force` undoes what can still be read",
             info.run,
@@ -395,7 +395,7 @@ pub fn rollback(
     let errs = undo_all(changes, &made, cx, &mut j);
     if !errs.is_empty() {
         let _ = j.append(&Record::End {
-            status: "failed".into(),
+            status: RunStatus::Failed,
             at: journal::now(),
         });
         return Err(format!(
@@ -405,14 +405,14 @@ pub fn rollback(
         ));
     }
     j.append(&Record::End {
-        status: "rolled-back".into(),
+        status: RunStatus::RolledBack,
         at: journal::now(),
     })
     .map_err(|e| format!("cannot write the journal: {e}"))?;
     Ok(RollbackOutcome {
         run: info.run.clone(),
         undone: made.iter().map(|(i, _)| changes[*i].clone()).collect(),
-        was: info.status.clone(),
+        was: info.status,
     })
 }
 
@@ -500,5 +500,5 @@ pub struct RollbackOutcome {
     pub run: String,
     pub undone: Vec<PlannedChange>,
     /// The run's status before the rollback (applied, interrupted, failed).
-    pub was: String,
+    pub was: RunStatus,
 }

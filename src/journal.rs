@@ -113,9 +113,50 @@ pub enum Record {
     },
     /// `applied`, `rolled-back`, `failed`
     End {
-        status: String,
+        status: RunStatus,
         at: String,
     },
+}
+
+/// How an apply run ended: the journal's end record, or what its absence (or damage) means.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RunStatus {
+    /// Every change was made and verified.
+    Applied,
+    /// A change failed and every change made was undone (or `gpufix rollback` undid the run).
+    RolledBack,
+    /// A change failed and undoing failed too, or a rollback failed.
+    Failed,
+    /// No end record: the process died mid-run and changes may be half-made.
+    Interrupted,
+    /// The journal cannot be read or names another run.
+    Corrupt,
+}
+
+impl RunStatus {
+    pub const ALL: [RunStatus; 5] = [
+        RunStatus::Applied,
+        RunStatus::RolledBack,
+        RunStatus::Failed,
+        RunStatus::Interrupted,
+        RunStatus::Corrupt,
+    ];
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Applied => "applied",
+            RunStatus::RolledBack => "rolled-back",
+            RunStatus::Failed => "failed",
+            RunStatus::Interrupted => "interrupted",
+            RunStatus::Corrupt => "corrupt",
+        }
+    }
+}
+
+impl std::fmt::Display for RunStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 pub struct Journal {
@@ -231,8 +272,7 @@ pub struct RunInfo {
     pub run: String,
     pub started_at: String,
     pub host: String,
-    /// applied, rolled-back, failed, interrupted, corrupt
-    pub status: String,
+    pub status: RunStatus,
     pub changes: usize,
     pub made: usize,
     pub rules: Vec<String>,
@@ -265,15 +305,15 @@ pub fn info(dir: &Path) -> Option<RunInfo> {
     let (run, started_at, host, changes) =
         begin.unwrap_or_else(|| (name.clone(), String::new(), String::new(), Vec::new()));
     let status = if read.corrupt.is_some() || run != name {
-        "corrupt".to_string()
+        RunStatus::Corrupt
     } else {
         recs.iter()
             .rev()
             .find_map(|r| match r {
-                Record::End { status, .. } => Some(status.clone()),
+                Record::End { status, .. } => Some(*status),
                 _ => None,
             })
-            .unwrap_or_else(|| "interrupted".into())
+            .unwrap_or(RunStatus::Interrupted)
     };
     let problem = read.corrupt.or_else(|| {
         (run != name).then(|| format!("its begin record names run `{run}`, not `{name}`"))

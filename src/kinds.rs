@@ -466,7 +466,7 @@ pub fn reference_markdown() -> String {
 Generated from the kinds' parameter types by `gpufix list --probes --fixes --format markdown`; \
 a test fails when this file is stale (regenerate it with \
 `cargo run -- list --probes --fixes --format markdown > docs/playbooks.md`).\n\n\
-A parameter marked * is required. Any parameter may be a template (`\"{{ params.x }}\"`); \
+A key or parameter marked * is required. Any parameter may be a template (`\"{{ params.x }}\"`); \
 its rendered value is checked against the type shown.\n\n## Probe kinds\n",
     );
     for p in crate::probes::PROBES {
@@ -549,7 +549,7 @@ mod tests {
     #[test]
     fn docs_playbooks_md_is_current() {
         let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/playbooks.md");
-        let want = reference_markdown();
+        let want = crate::playbook::reference_markdown();
         if std::env::var_os("GPUFIX_UPDATE_DOCS").is_some() {
             std::fs::write(path, &want).unwrap();
         }

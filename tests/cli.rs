@@ -5,6 +5,11 @@
 use assert_cmd::Command;
 use std::path::PathBuf;
 
+/// The synthetic trace writer (test support, not in the library).
+#[path = "support/trace_synth.rs"]
+#[allow(dead_code)]
+mod trace_synth;
+
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
@@ -1555,24 +1560,21 @@ mod rule_cases {
         c.inputs.trace =
             Some(repo().join("tests/fixtures/evidence/trace/h200-item-sync.trace.json.gz"));
         cases.push(c);
-        let synth = |name: &str, spec: gpufix::evidence::trace::synth::Spec| {
+        let synth = |name: &str, spec: trace_synth::Spec| {
             let p = d.join(name);
             let mut f = std::fs::File::create(&p).unwrap();
-            gpufix::evidence::trace::synth::write(&mut f, &spec).unwrap();
+            trace_synth::write(&mut f, &spec).unwrap();
             p
         };
         let mut c = case("launch.pageable-copies", "pageable host-to-device copies");
-        c.inputs.trace = Some(synth(
-            "starved.json",
-            gpufix::evidence::trace::synth::starved(),
-        ));
+        c.inputs.trace = Some(synth("starved.json", trace_synth::starved()));
         c.inputs.config = Some(file(
             &d,
             "train.yaml",
             "data:\n  pin_memory: false  # pageable\n",
         ));
         cases.push(c);
-        let mut tiny = gpufix::evidence::trace::synth::well_fed();
+        let mut tiny = trace_synth::well_fed();
         tiny.kernels_per_step = 2000;
         tiny.kernel_us = 3.0;
         tiny.gap_us = 12.0;

@@ -3,7 +3,7 @@
 //! tests/ci-deps.sh), Nagios exit codes per state, the Slurm reason, and
 //! contrib/slurm/gpufix-healthcheck driving a fake `scontrol`.
 
-use gpufix::journal::RunInfo;
+use gpufix::journal::{RunInfo, RunStatus};
 use gpufix::render::{FailPolicy, junit, nagios, prometheus, slurm};
 use gpufix::report::{
     FixProposal, GpuRef, PlannedChange, Report, RuleResult, Safety, Severity, Verdict,
@@ -544,12 +544,12 @@ fn prometheus_per_gpu_series_carry_dcgm_labels_when_asked() {
     }
 }
 
-fn run_info(run: &str, status: &str) -> RunInfo {
+fn run_info(run: &str, status: RunStatus) -> RunInfo {
     RunInfo {
         run: run.into(),
         started_at: "2025-01-02T03:00:00Z".into(),
         host: "gpu-node-17".into(),
-        status: status.into(),
+        status,
         changes: 2,
         made: 1,
         rules: vec!["data.mount-noatime".into()],
@@ -560,9 +560,9 @@ fn run_info(run: &str, status: &str) -> RunInfo {
 #[test]
 fn prometheus_exports_journal_state_interrupted_runs_and_last_result() {
     let runs = vec![
-        run_info("20250101T000000.000Z-1", "applied"),
-        run_info("20250101T010000.000Z-2", "interrupted"),
-        run_info("20250102T030000.000Z-3", "rolled-back"),
+        run_info("20250101T000000.000Z-1", RunStatus::Applied),
+        run_info("20250101T010000.000Z-2", RunStatus::Interrupted),
+        run_info("20250102T030000.000Z-3", RunStatus::RolledBack),
     ];
     let text = prometheus::render(
         &all_verdicts(),

@@ -131,6 +131,40 @@ fn config_discovered_from_argv_and_cwd_is_named() {
     );
 }
 
+/// A config with few workers beside a busy GPU is not judged starved by the GPU reading alone
+/// (a short window can catch a job at 80%+); a trace that shows the steps waiting on the
+/// DataLoader settles it (bench, H200: 2 workers at 64% mean utilization, one 3 s window above
+/// the utilization gate).
+#[test]
+fn few_workers_beside_a_busy_gpu_fail_when_the_trace_shows_loader_waits() {
+    let d = tempfile::tempdir().unwrap();
+    let cfg = d.path().join("config.yaml");
+    std::fs::write(&cfg, "data:\n  num_workers: 2\n").unwrap();
+    let cfg = cfg.to_str().unwrap();
+    let base = [
+        "plan",
+        "--snapshot",
+        "tests/fixtures/pid/healthy.snapshot.json",
+        "--pid",
+        "450",
+        "--sample",
+        "5s",
+        "--config",
+        cfg,
+        "--only",
+        "data.workers-too-few",
+        "--format",
+        "json",
+    ];
+    let o = run(&base);
+    assert!(o.code == 0 || o.code == 2, "{}", o.stderr);
+    assert!(fails(&o.stdout).is_empty(), "busy GPU, no trace: {}", o.stdout);
+    let mut with_trace = base.to_vec();
+    with_trace.extend(["--trace", "tests/fixtures/evidence/trace/starved.pt.trace.json"]);
+    let o = run(&with_trace);
+    assert_eq!(fails(&o.stdout), ["data.workers-too-few"], "{}", o.stderr);
+}
+
 struct Job {
     dir: tempfile::TempDir,
 }

@@ -43,6 +43,15 @@ pub fn run(g: &Global, a: &ExplainArgs) -> anyhow::Result<ExitStatus> {
     if let Some(a) = &rule.applies_when {
         println!("  applies when: {a}");
     }
+    if !rule.lets.is_empty() {
+        println!("  where (let):");
+        for (name, src) in &rule.lets {
+            println!(
+                "    {name} = {}",
+                src.split_whitespace().collect::<Vec<_>>().join(" ")
+            );
+        }
+    }
     for (alias, p) in &rule.probes {
         println!(
             "  probe `{alias}`: {}",

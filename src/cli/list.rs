@@ -27,7 +27,7 @@ pub fn run(g: &Global, a: &ListArgs) -> anyhow::Result<ExitStatus> {
     if a.probes || a.fixes {
         if g.format == Format::Markdown {
             // the whole authoring reference (docs/playbooks.md)
-            print!("{}", crate::kinds::reference_markdown());
+            print!("{}", crate::playbook::reference_markdown());
             return Ok(ExitStatus::Clean);
         }
         if a.probes {
@@ -109,8 +109,20 @@ pub fn markdown(rules: &[&LoadedRule]) -> String {
             layer.title()
         ));
         for r in rs {
+            // the `let:` bindings the condition reads, so the checklist shows what they are
+            let lets: Vec<String> = r
+                .rule
+                .lets
+                .iter()
+                .map(|(k, v)| format!("`{k}` = `{}`", one_line(v)))
+                .collect();
+            let lets = if lets.is_empty() {
+                String::new()
+            } else {
+                format!(" where {}", lets.join(", "))
+            };
             let threshold = if r.rule.params.is_empty() {
-                format!("`{}`", one_line(&r.rule.fail_when))
+                format!("`{}`{lets}", one_line(&r.rule.fail_when))
             } else {
                 let ps: Vec<String> = r
                     .rule
@@ -118,7 +130,11 @@ pub fn markdown(rules: &[&LoadedRule]) -> String {
                     .iter()
                     .map(|(k, p)| format!("{k} = {}", r.params.get(k).unwrap_or(&p.default)))
                     .collect();
-                format!("`{}` ({})", one_line(&r.rule.fail_when), ps.join(", "))
+                format!(
+                    "`{}`{lets} ({})",
+                    one_line(&r.rule.fail_when),
+                    ps.join(", ")
+                )
             };
             let fix = match &r.rule.fix {
                 None => "—".to_string(),

@@ -395,9 +395,12 @@ gpufix audit --format nagios\n  gpufix audit --format junit > gpufix.xml"
     /// evidence) and the verdict each rule must give.
     #[command(
         after_help = "Exit status: 0 every expectation holds, 1 otherwise (each difference is printed).\n\n\
-A test file holds `tests:`, each with `name`, inputs (`snapshot:` path, `files:` {path: text},\n\
-`dirs:`, `config:`/`env_file:`/`trace:`/`nccl_log:`/`kernel_log:` as a path or {name, text},\n\
-`evidence:` a list of those, `values:` inline, `only:`) and `expect:` {rule id: verdict}.\n\n\
+A test file holds `tests:`, each with `name`, inputs (`snapshot:` path, `files:` {path: text, or\n\
+a list of successive readings}, `dirs:`, `commands:` {\"argv\": {stdout, stderr, exit_code}},\n\
+`patch:` merged into the snapshot (`nvml: [{ok: {gpus: [{persistence: {ok: false}}]}}]`),\n\
+`config:`/`env_file:`/`trace:`/`nccl_log:`/`kernel_log:` as a path or {name, text}, `evidence:`\n\
+a list of those, `pid:`, `sample:` (5s), `values:` inline, `only:`) and `expect:`\n\
+{rule id: verdict}. Paths are relative to the test file.\n\n\
 Examples:\n  gpufix test playbooks/tests\n  gpufix test --playbooks site/ site/tests/"
     )]
     Test(test::TestArgs),

@@ -2,7 +2,7 @@
 
 use super::{Format, Global};
 use crate::apply;
-use crate::journal;
+use crate::journal::{self, RunStatus};
 use crate::session::{ExitStatus, Session};
 use clap::Args;
 use std::path::PathBuf;
@@ -43,7 +43,10 @@ pub fn rollback(g: &Global, a: &RollbackArgs) -> anyhow::Result<ExitStatus> {
     let runs = journal::runs(&state);
     let chosen = match &a.run {
         Some(r) => runs.iter().find(|x| &x.run == r),
-        None => runs.iter().rev().find(|x| x.status != "rolled-back"),
+        None => runs
+            .iter()
+            .rev()
+            .find(|x| x.status != RunStatus::RolledBack),
     };
     if let Some(info) = chosen
         && let Ok(recs) = journal::read(&state.join("runs").join(&info.run))
@@ -116,14 +119,14 @@ pub fn history(g: &Global, a: &HistoryArgs) -> anyhow::Result<ExitStatus> {
             r.rules.join(", ")
         );
     }
-    if let Some(r) = runs.iter().find(|r| r.status == "interrupted") {
+    if let Some(r) = runs.iter().find(|r| r.status == RunStatus::Interrupted) {
         println!(
             "\nrun {} was interrupted: `{}` restores what it changed",
             r.run,
             super::rollback_command(&r.run, g.root.as_deref(), a.state_dir.as_deref())
         );
     }
-    for r in runs.iter().filter(|r| r.status == "corrupt") {
+    for r in runs.iter().filter(|r| r.status == RunStatus::Corrupt) {
         println!(
             "\nrun {} has a corrupt journal ({}): `gpufix apply` is blocked until it is dealt with",
             r.run,

@@ -11,15 +11,22 @@
 //!       data.workers-too-few: fail
 //! ```
 //!
-//! Inputs besides `snapshot`/`files`/`dirs`: `config`, `env_file`, `trace`, `nccl_log`,
+//! Inputs besides `snapshot`/`files` (a text, or a list of successive readings)/`dirs`: `config`, `env_file`, `trace`, `nccl_log`,
 //! `kernel_log` (each a path, or `{name, text}` written to a scratch file), `evidence` (a list
-//! of those), `pid`, `values` (a values document inline) and `only` (rules to evaluate; the
-//! default is the rules named in `expect`). Exit 0 when every expectation holds, 1 otherwise.
+//! of those), `pid`, `sample` (the window for sampled probes, e.g. `5s`; default one reading),
+//! `commands` (what a command prints: `{"getsebool x": {stdout: "...", exit_code: 0}}`),
+//! `patch` (merged into the snapshot's JSON: objects key by key, `null` removing a key, lists
+//! element by element, an element past the recorded ones starting as a copy of the last; see
+//! `gpufix schema snapshot`), `values` (a values document inline) and `only` (rules to
+//! evaluate; the default is the rules named in `expect`). Exit 0 when every expectation holds,
+//! 1 otherwise.
 
 use super::Global;
 use crate::engine::evaluate::{Options, evaluate};
+use crate::host::CommandOutput;
 use crate::host::Host;
-use crate::host::recorded::SnapshotHost;
+use crate::host::evidence::EvidenceHost;
+use crate::host::recorded::{Snapshot, SnapshotHost};
 use crate::playbook::{SourceFile, Tier, validate};
 use crate::probes::Inputs;
 use crate::session::ExitStatus;
@@ -51,7 +58,7 @@ struct TestCase {
     #[serde(default)]
     snapshot: Option<PathBuf>,
     #[serde(default)]
-    files: IndexMap<String, String>,
+    files: IndexMap<String, FileText>,
     #[serde(default)]
     dirs: IndexMap<String, Vec<String>>,
     #[serde(default)]
@@ -69,10 +76,37 @@ struct TestCase {
     #[serde(default)]
     pid: Option<u32>,
     #[serde(default)]
+    sample: Option<String>,
+    #[serde(default)]
+    commands: IndexMap<String, CommandAnswer>,
+    #[serde(default)]
+    patch: Option<serde_json::Value>,
+    #[serde(default)]
     values: Option<serde_yaml::Value>,
     #[serde(default)]
     only: Vec<String>,
     expect: IndexMap<String, String>,
+}
+
+/// A host file's text, or its successive readings (a sampled probe reads a file at the start
+/// and at the end of its window: `/proc/diskstats: [before, after]`).
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum FileText {
+    One(String),
+    Readings(Vec<String>),
+}
+
+/// What a command prints when a probe runs it.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CommandAnswer {
+    #[serde(default)]
+    stdout: String,
+    #[serde(default)]
+    stderr: String,
+    #[serde(default)]
+    exit_code: i32,
 }
 
 /// An input file: a path (relative to the test file), or a name and its text.
@@ -254,12 +288,37 @@ fn run_case(
             bail!("`expect` names unknown rule `{rule}`\nhelp: {hint}");
         }
     }
-    let mut host = match &case.snapshot {
-        Some(p) => SnapshotHost::load(&base.join(p))?,
-        None => SnapshotHost::empty(),
+    let mut snap = match &case.snapshot {
+        Some(p) => Snapshot::load(&base.join(p))?,
+        None => Snapshot::new("empty host of a playbook test"),
     };
+    if let Some(patch) = &case.patch {
+        let mut v = serde_json::to_value(&snap)?;
+        merge(&mut v, patch);
+        snap = serde_json::from_value(v).map_err(|e| {
+            anyhow::anyhow!(
+                "`patch` does not make a snapshot: {e}\nhelp: write it in the snapshot's JSON form (`gpufix schema snapshot`), e.g. `nvml: [{{ok: {{gpus: [{{persistence: {{ok: false}}}}]}}}}]`"
+            )
+        })?;
+    }
+    let mut host = SnapshotHost::from_snapshot(snap);
+    for (cmd, a) in &case.commands {
+        let argv: Vec<&str> = cmd.split_whitespace().collect();
+        host.set_command(
+            &argv,
+            CommandOutput {
+                status: Some(a.exit_code),
+                stdout: a.stdout.clone(),
+                stderr: a.stderr.clone(),
+                timed_out: false,
+            },
+        );
+    }
     for (p, text) in &case.files {
-        host.set_file(p, text);
+        match text {
+            FileText::One(t) => host.set_file(p, t),
+            FileText::Readings(ts) => host.set_file_sequence(p, ts),
+        };
     }
     for (p, names) in &case.dirs {
         let names: Vec<&str> = names.iter().map(String::as_str).collect();
@@ -282,7 +341,14 @@ fn run_case(
             .collect::<anyhow::Result<_>>()?,
         deep: false,
     };
+    let sample = match &case.sample {
+        None => std::time::Duration::ZERO,
+        Some(s) => super::parse_duration(s).map_err(|e| {
+            anyhow::anyhow!("`sample: {s}`: {e}\nhelp: write a duration such as 5s")
+        })?,
+    };
     let opts = Options {
+        sample,
         only: if case.only.is_empty() {
             case.expect.keys().cloned().collect()
         } else {
@@ -290,7 +356,24 @@ fn run_case(
         },
         ..Options::default()
     };
-    let host: Arc<dyn Host> = Arc::new(host);
+    // Pasted nvidia-smi output, fstab or mount tables describe a host of their own: judge it,
+    // as `gpufix plan --evidence` does.
+    let host: Arc<dyn Host> = match EvidenceHost::from_files(&inputs.evidence)? {
+        Some(h) => {
+            if case.snapshot.is_some()
+                || case.patch.is_some()
+                || !case.files.is_empty()
+                || !case.dirs.is_empty()
+                || !case.commands.is_empty()
+            {
+                bail!(
+                    "`evidence` with nvidia-smi output, fstab or mounts judges the host it describes; it cannot be combined with `snapshot`, `patch`, `files`, `dirs` or `commands`\nhelp: give the host either as evidence or as a snapshot"
+                );
+            }
+            Arc::new(h)
+        }
+        None => Arc::new(host),
+    };
     let report = evaluate(&set, host, Arc::new(inputs), &opts, |_| {});
     let mut diffs = Vec::new();
     for (rule, want) in &case.expect {
@@ -316,4 +399,56 @@ fn run_case(
         }
     }
     Ok(diffs)
+}
+
+/// Merge `patch` into `base`: objects key by key (a `null` removes the key, as in a JSON merge
+/// patch), lists element by element (an element past the end of `base`'s list starts as a
+/// copy of its last element), anything else replaced.
+fn merge(base: &mut serde_json::Value, patch: &serde_json::Value) {
+    use serde_json::Value;
+    match (base, patch) {
+        (Value::Object(b), Value::Object(p)) => {
+            for (k, v) in p {
+                if v.is_null() {
+                    b.remove(k);
+                    continue;
+                }
+                match b.get_mut(k) {
+                    Some(slot) => merge(slot, v),
+                    None => {
+                        b.insert(k.clone(), v.clone());
+                    }
+                }
+            }
+        }
+        (Value::Array(b), Value::Array(p)) => {
+            for (i, v) in p.iter().enumerate() {
+                if i >= b.len() {
+                    let start = b.last().cloned().unwrap_or(Value::Null);
+                    b.push(start);
+                }
+                merge(&mut b[i], v);
+            }
+        }
+        (b, p) => *b = p.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::merge;
+    use serde_json::json;
+
+    #[test]
+    fn merge_keys_lists_and_new_elements() {
+        let mut b = json!({"a": {"x": 1, "y": 2}, "l": [{"i": 0, "k": "v"}], "s": 1});
+        merge(
+            &mut b,
+            &json!({"a": {"y": 3, "x": null}, "l": [{}, {"i": 1}], "s": "t"}),
+        );
+        assert_eq!(
+            b,
+            json!({"a": {"y": 3}, "l": [{"i": 0, "k": "v"}, {"i": 1, "k": "v"}], "s": "t"})
+        );
+    }
 }

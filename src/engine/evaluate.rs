@@ -372,6 +372,7 @@ fn judge(
             ),
         );
     }
+    bind_lets(r, &mut ctx);
     let ctx = Value::Object(ctx);
     if let Some(a) = &r.rule.applies_when {
         match expr::eval_bool(a, &ctx) {
@@ -393,7 +394,10 @@ fn judge(
                 .enumerate()
                 .map(|(i, item)| {
                     let mut c = ctx.clone();
-                    c.as_object_mut().unwrap().insert(fe.as_.clone(), item);
+                    let m = c.as_object_mut().unwrap();
+                    m.insert(fe.as_.clone(), item);
+                    // bindings may read the item: compute them again for it
+                    bind_lets(r, m);
                     (Some((fe.as_.clone(), i)), c)
                 })
                 .collect(),
@@ -410,8 +414,7 @@ fn judge(
     };
     // the variables an expression reads are only needed to explain a fail or an unknown
     let vars_cell = std::cell::OnceCell::new();
-    let vars =
-        || vars_cell.get_or_init(|| expr::check_expression(&r.rule.fail_when).unwrap_or_default());
+    let vars = || vars_cell.get_or_init(|| expression_vars(r, &r.rule.fail_when));
     let mut res = base_result(r, Verdict::Pass);
     let mut unknowns = Vec::new();
     let mut actions: Vec<Value> = Vec::new();
@@ -497,6 +500,57 @@ fn judge(
     res
 }
 
+/// The variables an expression reads, with those of the `let:` bindings it reads (so a
+/// finding's evidence shows the values a binding was computed from too).
+fn expression_vars(r: &LoadedRule, src: &str) -> BTreeSet<String> {
+    let mut out = expr::check_expression(src).unwrap_or_default();
+    let mut todo: Vec<String> = out.iter().cloned().collect();
+    while let Some(v) = todo.pop() {
+        let root = v.split('.').next().unwrap_or(&v);
+        if let Some(let_src) = r.rule.lets.get(root) {
+            for w in expr::check_expression(let_src).unwrap_or_default() {
+                if out.insert(w.clone()) {
+                    todo.push(w);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Compute the rule's `let:` bindings in order into `ctx`. A binding that cannot be computed
+/// is left out (so `x is defined` reads false), and why is kept under `__let_errors` for the
+/// reason of a verdict that needs it.
+fn bind_lets(r: &LoadedRule, ctx: &mut Map<String, Value>) {
+    if r.rule.lets.is_empty() {
+        return;
+    }
+    ctx.remove("__let_errors");
+    for (name, src) in &r.rule.lets {
+        ctx.remove(name);
+        let c = Value::Object(std::mem::take(ctx));
+        let got = expr::eval(src, &c).map_err(|e| {
+            let vars = expr::check_expression(src).unwrap_or_default();
+            reason_for(&c, src, &e, &vars, &|v: &str| v.to_string())
+        });
+        let Value::Object(m) = c else { unreachable!() };
+        *ctx = m;
+        match got {
+            Ok(v) => {
+                ctx.insert(name.clone(), v);
+            }
+            Err(why) => {
+                let errors = ctx
+                    .entry("__let_errors")
+                    .or_insert_with(|| Value::Object(Map::new()));
+                if let Value::Object(e) = errors {
+                    e.insert(name.clone(), Value::String(why));
+                }
+            }
+        }
+    }
+}
+
 /// The GPU a `for_each` item is, when it is one of `nvml.gpus` (an object with a numeric
 /// `index` and, where NVML gave one, a `GPU-…` `uuid`).
 fn gpu_ref(item: &Value) -> Option<crate::report::GpuRef> {
@@ -551,6 +605,14 @@ fn reason_for(
         .filter(|v| expr::lookup(ctx, v).is_none())
         .map(|v| {
             let root = v.split('.').next().unwrap_or(v);
+            if let Some(why) = ctx
+                .get("__let_errors")
+                .and_then(|u| u.get(root))
+                .and_then(Value::as_str)
+            {
+                // the binding's own reason names what it was missing
+                return why.to_string();
+            }
             if let Some(why) = ctx
                 .get("__unknown_probes")
                 .and_then(|u| u.get(root))

@@ -1,5 +1,5 @@
 //! Fix kinds: how each change is prepared (previewed), saved, applied, verified and undone.
-//! [`FIXES`] is THE list; each kind is one file (its implementation and its [`FixSpec`]). File-editing kinds share [`file::FileFix`]:
+//! [`FIXES`] is THE list; each kind is one file (its implementation and its [`FixSpec`]). File-editing kinds share [`file::FileEdit`]:
 //! they only say which file and how its text changes, and the shared code handles the safe
 //! write, the fingerprint, the read-back and the byte-exact undo.
 

@@ -1,7 +1,7 @@
 //! Fix kinds that change one piece of runtime state (a sysctl, a loaded module, a live mount)
 //! and persist it in a file (sysctl.d, modules-load.d, fstab). The runtime part reads and
 //! writes a JSON value; every other part is a file change handled by [`super::file`]. The
-//! [`runtime_and_file_kind!`] macro writes the part dispatch once for every such kind.
+//! `runtime_and_file_kind!` macro writes the part dispatch once for every such kind.
 
 use super::{FixCtx, Prepared, Prior, after_value};
 use crate::report::PlannedChange;

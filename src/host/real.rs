@@ -476,7 +476,7 @@ pub fn probing(on: bool) {
     let _ = rustix::process::set_child_subreaper(me);
 }
 
-/// Kill and reap every process adopted by this one (see [`LIVE`]); returns how many.
+/// Kill and reap every process adopted by this one (see `LIVE`); returns how many.
 pub fn sweep_escapees() -> usize {
     if !SWEEPING.load(std::sync::atomic::Ordering::SeqCst) {
         return 0;

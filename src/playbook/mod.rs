@@ -76,3 +76,50 @@ impl RuleSet {
         self.rules.iter().find(|r| r.rule.id == id)
     }
 }
+
+/// The authoring reference (`docs/playbooks.md`): the playbook's and a rule's keys, from the
+/// playbook schema's descriptions, then every probe and fix kind.
+pub fn reference_markdown() -> String {
+    let kinds = crate::kinds::reference_markdown();
+    let at = kinds.find("## Probe kinds").unwrap_or(kinds.len());
+    format!("{}{}{}", &kinds[..at], keys_markdown(), &kinds[at..])
+}
+
+fn keys_markdown() -> String {
+    let schema = validate::playbook_schema();
+    let mut out = String::new();
+    let section = |out: &mut String, title: &str, obj: &Value| {
+        out.push_str(&format!("## {title}\n\n"));
+        let required: Vec<&str> = obj["required"]
+            .as_array()
+            .map(|a| a.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        if let Some(props) = obj["properties"].as_object() {
+            for (k, v) in props {
+                let desc = v["description"]
+                    .as_str()
+                    .map(|d| d.split_whitespace().collect::<Vec<_>>().join(" "))
+                    .unwrap_or_default();
+                let star = if required.contains(&k.as_str()) {
+                    "*"
+                } else {
+                    ""
+                };
+                if desc.is_empty() {
+                    out.push_str(&format!("- `{k}`{star}\n"));
+                } else {
+                    out.push_str(&format!("- `{k}`{star}: {desc}\n"));
+                }
+            }
+        }
+        out.push('\n');
+    };
+    section(&mut out, "Playbook keys", &schema);
+    section(
+        &mut out,
+        "`defaults` keys",
+        &schema["$defs"]["RuleDefaults"],
+    );
+    section(&mut out, "Rule keys", &schema["$defs"]["Rule"]);
+    out
+}

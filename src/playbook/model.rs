@@ -63,11 +63,28 @@ impl Layer {
 pub struct Playbook {
     /// Name of the playbook (usually the file stem).
     pub playbook: String,
+    /// The layer every rule of the file belongs to: driver, cuda, data, launch, memory, comm.
     pub layer: Layer,
+    /// One line naming the bottleneck the file covers.
     pub title: String,
+    /// More about the file's rules, for people reading it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    /// Values every rule of this file gets unless it writes its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub defaults: Option<RuleDefaults>,
+    /// The rules, each a probe → threshold → fix.
     pub rules: Vec<Rule>,
+}
+
+/// Playbook-level defaults for its rules: `defaults: {depends_on: [driver.nvml-unavailable]}`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RuleDefaults {
+    /// Rules every rule of the file depends on. A rule named here does not depend on itself,
+    /// and a rule that writes its own `depends_on` (even `[]`) keeps its own.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub depends_on: Vec<String>,
 }
 
 /// A threshold or setting a site may override in its values file.
@@ -135,13 +152,17 @@ impl Restart {
 pub struct Rule {
     /// `layer.condition`, naming the condition, not the remedy: `driver.persistence-off`.
     pub id: String,
+    /// The condition in one line, as a finding's headline.
     pub title: String,
     /// Why it matters, in two or three sentences.
     pub why: String,
+    /// `critical`, `warning` or `info`.
     pub severity: Severity,
     /// Rules whose evidence this rule needs: it is `blocked` while any of them fails or is unknown.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub depends_on: Vec<String>,
+    /// Thresholds and settings by name (`{default, source, description}`), read as
+    /// `params.NAME` and overridden per site in the values file.
     #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
     pub params: IndexMap<String, Param>,
     /// Named probes: `{ mods: { kind: kernel.modules } }`. String parameters are templates over
@@ -149,17 +170,28 @@ pub struct Rule {
     #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
     #[schemars(schema_with = "crate::kinds::probe_map_schema")]
     pub probes: IndexMap<String, Map<String, Value>>,
+    /// Named values, each an expression written once and read by name in `applies_when`,
+    /// `fail_when`, the message and the fix: `suggested: "[params.max_workers, host.cpus] | min"`.
+    /// Evaluated in order (a binding may read the ones above it) after the probes, and again
+    /// for each `for_each` item (so a binding may read the item). A binding that cannot be
+    /// computed is left undefined, and a verdict that needs it says why.
+    #[serde(default, rename = "let", skip_serializing_if = "IndexMap::is_empty")]
+    #[schemars(extend("propertyNames" = {"pattern": "^[a-z_][a-z0-9_]*$"}))]
+    pub lets: IndexMap<String, String>,
     /// Expression; when false the rule is `not-applicable`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub applies_when: Option<String>,
+    /// Judge once per element of a list: `{in: nvml.gpus, as: gpu}`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub for_each: Option<ForEach>,
     /// Expression over probe outputs and `params`; true means the condition is present.
     pub fail_when: String,
     /// Template shown when the rule fails.
     pub message: String,
+    /// What to do when it fails: `{safety, restart, actions, instructions}`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fix: Option<Fix>,
+    /// URLs of the documentation the rule rests on.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub references: Vec<String>,
 }

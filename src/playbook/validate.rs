@@ -177,6 +177,42 @@ struct Parsed {
     text: String,
     tier: Tier,
     book: Playbook,
+    /// Per rule: its `depends_on` came from the playbook's `defaults`.
+    inherited: Vec<bool>,
+}
+
+/// Give each rule that does not write its own `depends_on` the playbook's default (without
+/// itself). Returns, per rule, whether it inherited.
+fn apply_defaults(book: &mut Playbook, text: &str) -> Vec<bool> {
+    let mut inherited = vec![false; book.rules.len()];
+    let Some(defaults) = book.defaults.as_ref().filter(|d| !d.depends_on.is_empty()) else {
+        return inherited;
+    };
+    // Which rules wrote `depends_on` (an empty list included) is only in the text.
+    #[derive(serde::Deserialize)]
+    struct RawRule {
+        #[serde(default)]
+        depends_on: Option<serde::de::IgnoredAny>,
+    }
+    #[derive(serde::Deserialize)]
+    struct RawBook {
+        rules: Vec<RawRule>,
+    }
+    let Ok(raw) = serde_yaml::from_str::<RawBook>(text) else {
+        return inherited;
+    };
+    for ((rule, raw), inh) in book.rules.iter_mut().zip(raw.rules).zip(&mut inherited) {
+        if raw.depends_on.is_none() {
+            rule.depends_on = defaults
+                .depends_on
+                .iter()
+                .filter(|d| **d != rule.id)
+                .cloned()
+                .collect();
+            *inh = true;
+        }
+    }
+    inherited
 }
 
 /// Load and check playbooks and an optional values file into an ordered rule set.
@@ -192,12 +228,14 @@ pub fn load(
         // Fast path: a document that reads straight into the types is valid under the schema
         // (the schema is generated from the same types). Only a document that does not gets
         // the JSON Schema pass, for its located diagnostics.
-        if let Ok(book) = serde_yaml::from_str::<Playbook>(&s.text) {
+        if let Ok(mut book) = serde_yaml::from_str::<Playbook>(&s.text) {
+            let inherited = apply_defaults(&mut book, &s.text);
             parsed.push(Parsed {
                 file: s.name.clone(),
                 text: s.text.clone(),
                 tier: s.tier,
                 book,
+                inherited,
             });
             continue;
         }
@@ -215,12 +253,16 @@ pub fn load(
             continue;
         }
         match serde_json::from_value::<Playbook>(doc) {
-            Ok(book) => parsed.push(Parsed {
-                file: s.name.clone(),
-                text: s.text.clone(),
-                tier: s.tier,
-                book,
-            }),
+            Ok(mut book) => {
+                let inherited = apply_defaults(&mut book, &s.text);
+                parsed.push(Parsed {
+                    file: s.name.clone(),
+                    text: s.text.clone(),
+                    tier: s.tier,
+                    book,
+                    inherited,
+                })
+            }
             Err(e) => diags.push(Diagnostic::new(
                 "schema",
                 &s.name,
@@ -388,6 +430,29 @@ pub fn load(
         }
     }
 
+    // Playbook defaults name known rules (checked once, where they are written).
+    for p in &parsed {
+        let Some(defaults) = &p.book.defaults else {
+            continue;
+        };
+        for (i, dep) in defaults.depends_on.iter().enumerate() {
+            if !ids.contains(dep) {
+                let path = format!("/defaults/depends_on/{i}");
+                let line = locate(&p.text, &path);
+                diags.push(
+                    Diagnostic::new(
+                        "unknown-dependency",
+                        &p.file,
+                        format!("`defaults` names unknown rule `{dep}`"),
+                        did_you_mean(dep, ids.iter().map(String::as_str))
+                            .unwrap_or_else(|| "run `gpufix list` to see rule ids".into()),
+                    )
+                    .at(path, line),
+                );
+            }
+        }
+    }
+
     // Semantic checks of every chosen rule.
     let mut rules = Vec::new();
     for &(pi, ri) in &chosen {
@@ -400,7 +465,7 @@ pub fn load(
             base: &base,
             out: &mut diags,
         };
-        let fail_expr = check_rule(rule, &ids, &mut d);
+        let fail_expr = check_rule(rule, &ids, p.inherited[ri], &mut d);
         let rv = vals.rules.get(&rule.id);
         if rv.is_some_and(|v| v.disabled) {
             continue;
@@ -450,6 +515,12 @@ pub fn load(
                 .iter()
                 .position(|r| r.id == cycle[0])
                 .unwrap_or(0);
+            // an inherited dependency is written in the playbook's defaults
+            let dep_path = if parsed[pi].inherited.get(ri).copied().unwrap_or(false) {
+                "/defaults/depends_on".to_string()
+            } else {
+                format!("/rules/{ri}/depends_on")
+            };
             diags.push(
                 Diagnostic::new(
                     "dependency-cycle",
@@ -461,10 +532,7 @@ pub fn load(
                     ),
                     "remove one of the `depends_on` entries in the cycle",
                 )
-                .at(
-                    format!("/rules/{ri}/depends_on"),
-                    locate(&parsed[pi].text, &format!("/rules/{ri}/depends_on")),
-                ),
+                .at(dep_path.clone(), locate(&parsed[pi].text, &dep_path)),
             );
             Vec::new()
         }
@@ -517,6 +585,8 @@ struct Scope<'a> {
     kinds: BTreeMap<&'a str, &'static dyn probes::ProbeKind>,
     params: BTreeSet<&'a str>,
     item: Option<&'a str>,
+    /// `let:` bindings in scope (those above the one being checked).
+    lets: BTreeSet<&'a str>,
 }
 
 /// The top-level output fields a probe kind documents (`gpus[].name` gives `gpus`).
@@ -553,7 +623,7 @@ impl Scope<'_> {
                 }
                 continue;
             }
-            if self.aliases.contains(root) || self.item == Some(root) {
+            if self.aliases.contains(root) || self.item == Some(root) || self.lets.contains(root) {
                 continue;
             }
             let (field_ok, fields): (bool, Vec<&str>) = match root {
@@ -570,11 +640,12 @@ impl Scope<'_> {
                     let mut known: Vec<&str> = self.aliases.iter().copied().collect();
                     known.extend(ROOTS);
                     known.extend(self.item);
+                    known.extend(self.lets.iter().copied());
                     out.push((
                         format!("`{root}` is not a declared probe or parameter"),
                         did_you_mean(root, known.iter().copied()).unwrap_or_else(|| {
                             format!(
-                                "declare it under `probes:`; names in scope: {}",
+                                "declare it under `probes:` or `let:`; names in scope: {}",
                                 known.join(", ")
                             )
                         }),
@@ -609,7 +680,13 @@ impl Scope<'_> {
 }
 
 /// Check one rule; returns its `fail_when` compiled, for evaluation to reuse.
-fn check_rule(rule: &Rule, ids: &BTreeSet<String>, d: &mut RuleDiags) -> Option<expr::Compiled> {
+/// `inherited`: its `depends_on` came from the playbook's `defaults` (checked there).
+fn check_rule(
+    rule: &Rule,
+    ids: &BTreeSet<String>,
+    inherited: bool,
+    d: &mut RuleDiags,
+) -> Option<expr::Compiled> {
     // probes
     for (alias, spec) in &rule.probes {
         let sub = format!("/probes/{alias}");
@@ -649,6 +726,7 @@ fn check_rule(rule: &Rule, ids: &BTreeSet<String>, d: &mut RuleDiags) -> Option<
             kinds: BTreeMap::new(),
             params: rule.params.keys().map(String::as_str).collect(),
             item: None,
+            lets: BTreeSet::new(),
         };
         check_templates_in(&Value::Object(params), &sub, &scope, d);
     }
@@ -664,7 +742,48 @@ fn check_rule(rule: &Rule, ids: &BTreeSet<String>, d: &mut RuleDiags) -> Option<
             .collect(),
         params: rule.params.keys().map(String::as_str).collect(),
         item: None,
+        lets: BTreeSet::new(),
     };
+    // let: each binding may read the probes, params, inputs, host, the for_each item and the
+    // bindings above it
+    let item_name = rule.for_each.as_ref().map(|fe| fe.as_.as_str());
+    for (name, src) in &rule.lets {
+        let sub = format!("/let/{name}");
+        let valid_name = name
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_lowercase() || c == '_')
+            && name
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+        if !valid_name {
+            d.push(
+                "bad-let-name",
+                &sub,
+                format!("`let` name `{name}` is not a plain name"),
+                "use lowercase letters, digits and `_`, starting with a letter, e.g. `suggested_workers`".into(),
+            );
+        } else if ROOTS.contains(&name.as_str())
+            || rule.probes.contains_key(name)
+            || item_name == Some(name.as_str())
+        {
+            d.push(
+                "let-shadows-name",
+                &sub,
+                format!("`let` name `{name}` is already a probe, the for_each item or a root (params, inputs, host)"),
+                "give the binding a name of its own".into(),
+            );
+        }
+        let with_item = Scope {
+            aliases: scope.aliases.clone(),
+            kinds: scope.kinds.clone(),
+            params: scope.params.clone(),
+            item: item_name,
+            lets: scope.lets.clone(),
+        };
+        expr_check(src, &sub, &with_item, d);
+        scope.lets.insert(name.as_str());
+    }
     // depends_on
     for (i, dep) in rule.depends_on.iter().enumerate() {
         if dep == &rule.id {
@@ -674,7 +793,7 @@ fn check_rule(rule: &Rule, ids: &BTreeSet<String>, d: &mut RuleDiags) -> Option<
                 format!("rule `{dep}` depends on itself"),
                 "remove it".into(),
             );
-        } else if !ids.contains(dep) {
+        } else if !ids.contains(dep) && !inherited {
             d.push(
                 "unknown-dependency",
                 &format!("/depends_on/{i}"),

@@ -5,7 +5,7 @@
 //! - the framework's versions from installed package metadata: `torch-*.dist-info/METADATA`,
 //!   `torch/version.py` (the CUDA it was built with) and the `nvidia_nccl_cu*` wheel's dist-info
 //!   (the NCCL it ships), in the site-packages of the job's interpreter (`--pid`: its
-//!   `VIRTUAL_ENV`/`CONDA_PREFIX` or argv[0]) or else the default one (`VIRTUAL_ENV`, then
+//!   `VIRTUAL_ENV`/`CONDA_PREFIX` or `argv[0]`) or else the default one (`VIRTUAL_ENV`, then
 //!   `python3` on `PATH`);
 //! - with `smoke: true`, the native CUDA check ([`crate::host::cuda_check`]: a context, a copy
 //!   and a tiny kernel on every GPU, through libcuda, under a deadline);

@@ -11,31 +11,19 @@ use serde_json::{Map, Value, json};
 
 pub struct GpuUsage;
 
-/// Memory a job holds on a GPU when the paste lists no processes. A GPU that drives (or may
-/// drive) a display holds a few hundred MiB for the desktop, so it takes GiBs to show a job.
-/// A GPU without a display holds a few MiB idle; a CUDA context costs about 60-600 MiB, so
-/// past [`CONTEXT_MIB`] a process has the GPU open, and past [`HELD_NO_DISPLAY_MIB`] one does
-/// when the GPU also stays in a working performance state (P0-P7: a context keeps it there)
-/// rather than idling at P8 or below, where tens of MiB are the driver's own.
+/// Memory a job holds on a GPU when the paste lists no processes: a CUDA context alone costs
+/// about 60-600 MiB and a desktop a few hundred more, so it takes a GiB to show a training job.
 const HELD_MIB: f64 = 1024.0;
-const CONTEXT_MIB: f64 = 256.0;
-const HELD_NO_DISPLAY_MIB: f64 = 48.0;
-
-/// `P8` -> 8.
-fn pstate_number(p: Option<&str>) -> Option<u32> {
-    p?.trim().strip_prefix('P')?.parse().ok()
-}
 
 /// Memory the paste shows held on a GPU that lists no processes, enough to say a job has it.
 fn holds_job_memory(g: &smi_tables::UsageGpu) -> bool {
     let Some(m) = g.memory_used_mib else {
         return false;
     };
-    if g.display_active != Some(false) {
-        return m >= HELD_MIB;
-    }
-    m >= CONTEXT_MIB
-        || (m >= HELD_NO_DISPLAY_MIB && pstate_number(g.pstate.as_deref()).is_some_and(|p| p < 8))
+    // A context alone (a notebook left open, a finished job's process) holds up to a few
+    // hundred MiB at 0%; a training job holds GiBs. With no process list to say what holds the
+    // memory, only a training-sized footprint counts as a job, display or not.
+    m >= HELD_MIB
 }
 
 /// A process that looks like a training job: Python or a launcher.
@@ -213,11 +201,17 @@ mod tests {
             let v = usage_value(&smi_tables::parse_table(t).unwrap(), "x");
             assert_eq!(v["process_on_gpu"], json!(false), "{t}");
         }
-        // the same few dozen MiB on a GPU kept at P0 is a context
-        let t = "|   0  Tesla K80           On   | 00000000:00:1E.0 Off |                    0 |\n\
-| N/A   64C    P0    66W / 149W |     67MiB / 11441MiB |      0%      Default |\n";
-        let v = usage_value(&smi_tables::parse_table(t).unwrap(), "x");
-        assert_eq!(v["process_on_gpu"], json!(true));
+        // a context at P0 (67 MiB on a K80, 593 MiB on a V100) is not a job either: an open
+        // notebook or a finished job's process holds that much at 0%
+        for t in [
+            "|   0  Tesla K80           On   | 00000000:00:1E.0 Off |                    0 |\n\
+| N/A   64C    P0    66W / 149W |     67MiB / 11441MiB |      0%      Default |\n",
+            "|   0  Tesla V100-PCIE...  Off  | 00000000:00:04.0 Off |                    0 |\n\
+| N/A   34C    P0    35W / 250W |    593MiB / 16160MiB |      0%      Default |\n",
+        ] {
+            let v = usage_value(&smi_tables::parse_table(t).unwrap(), "x");
+            assert_eq!(v["process_on_gpu"], json!(false), "{t}");
+        }
     }
 
     #[test]

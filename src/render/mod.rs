@@ -1,4 +1,4 @@
-//! Renderers that turn a finished [`Report`](crate::report::Report) into what fleet tools read:
+//! Renderers that turn a finished [`Report`] into what fleet tools read:
 //! JUnit XML for CI dashboards, a node_exporter textfile for Prometheus, a Nagios plugin line with
 //! its exit code, and a Slurm drain reason. Each is a pure function of the report; the one side
 //! effect here, writing the Prometheus textfile atomically, is a separate function.

@@ -26,7 +26,7 @@
 //! No sample carries a timestamp: node_exporter rejects textfiles that do. The file is written
 //! with [`write_textfile_atomic`] so the collector never reads half of it.
 
-use crate::journal::RunInfo;
+use crate::journal::{RunInfo, RunStatus};
 use crate::report::{Report, Verdict};
 use std::fmt::Write as _;
 use std::fs;
@@ -46,7 +46,12 @@ pub struct Extras<'a> {
 }
 
 /// Statuses an apply run can end in (`gpufix history`), each always exported.
-pub const RUN_STATUSES: [&str; 4] = ["applied", "rolled-back", "failed", "interrupted"];
+pub const RUN_STATUSES: [RunStatus; 4] = [
+    RunStatus::Applied,
+    RunStatus::RolledBack,
+    RunStatus::Failed,
+    RunStatus::Interrupted,
+];
 
 /// Renders the report's metrics.
 pub fn render(report: &Report, extras: &Extras) -> String {
@@ -136,7 +141,7 @@ pub fn render(report: &Report, extras: &Extras) -> String {
         );
         for st in RUN_STATUSES {
             let n = runs.iter().filter(|r| r.status == st).count();
-            let _ = writeln!(out, "gpufix_apply_runs{{status=\"{st}\"}} {n}");
+            let _ = writeln!(out, "gpufix_apply_runs{{status=\"{}\"}} {n}", st.as_str());
         }
         if let Some(last) = runs.last() {
             if let Some(ts) = unix_seconds(&last.started_at) {
@@ -155,7 +160,8 @@ pub fn render(report: &Report, extras: &Extras) -> String {
             for st in RUN_STATUSES {
                 let _ = writeln!(
                     out,
-                    "gpufix_last_apply_status{{status=\"{st}\"}} {}",
+                    "gpufix_last_apply_status{{status=\"{}\"}} {}",
+                    st.as_str(),
                     u8::from(last.status == st)
                 );
             }
