@@ -158,9 +158,16 @@ fn few_workers_beside_a_busy_gpu_fail_when_the_trace_shows_loader_waits() {
     ];
     let o = run(&base);
     assert!(o.code == 0 || o.code == 2, "{}", o.stderr);
-    assert!(fails(&o.stdout).is_empty(), "busy GPU, no trace: {}", o.stdout);
+    assert!(
+        fails(&o.stdout).is_empty(),
+        "busy GPU, no trace: {}",
+        o.stdout
+    );
     let mut with_trace = base.to_vec();
-    with_trace.extend(["--trace", "tests/fixtures/evidence/trace/starved.pt.trace.json"]);
+    with_trace.extend([
+        "--trace",
+        "tests/fixtures/evidence/trace/starved.pt.trace.json",
+    ]);
     let o = run(&with_trace);
     assert_eq!(fails(&o.stdout), ["data.workers-too-few"], "{}", o.stderr);
 }
