@@ -155,12 +155,38 @@ pub fn read_config(path: Option<&Path>, text: &str) -> Result<(ConfigFormat, Val
     sniff(text).ok_or(ReadError::UnknownFormat)
 }
 
+/// Larger texts are not tried as a structured config by content: training configs are
+/// kilobytes, and a parser's token list over a pasted log of tens of MB costs GBs.
+pub const MAX_SNIFF_BYTES: usize = 1 << 20;
+
 fn sniff(text: &str) -> Option<(ConfigFormat, Value)> {
     // A training config is a mapping at the top; anything else (a bare list, a YAML string,
     // an empty TOML table) says nothing about the format.
+    if text.len() > MAX_SNIFF_BYTES {
+        return None;
+    }
     let text = text.trim_start_matches('\u{feff}');
+    // the first line that says something: JSON starts with `{`, TOML with `[table]` or
+    // `key = value`; only those are worth a parser's pass
+    let first = text
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty() && !l.starts_with('#') && !l.starts_with("//"))
+        .unwrap_or("");
+    let toml_like = first.starts_with('[')
+        || first.split_once('=').is_some_and(|(k, _)| {
+            let k = k.trim();
+            !k.is_empty()
+                && k.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "_-.\"' ".contains(c))
+        });
     [ConfigFormat::Json, ConfigFormat::Toml, ConfigFormat::Yaml]
         .into_iter()
+        .filter(|f| match f {
+            ConfigFormat::Json => first.starts_with('{') || first.starts_with("/*"),
+            ConfigFormat::Toml => toml_like,
+            _ => true,
+        })
         .find_map(|f| {
             read_as(text, f)
                 .ok()

@@ -621,6 +621,13 @@ fn is_shell_line(l: &str) -> bool {
 
 /// Read a launch script (or a pasted command line) top to bottom.
 pub fn read_script(text: &str) -> Script {
+    let kept;
+    let text = if text.len() > MAX_SCRIPT_BYTES {
+        kept = command_lines(text);
+        kept.as_str()
+    } else {
+        text
+    };
     let mut sc = Script {
         shell_lines: text.lines().filter(|l| is_shell_line(l)).count(),
         ..Script::default()
@@ -724,6 +731,34 @@ pub fn find(text: &str) -> Vec<Launch> {
                 || l.settings.iter().any(|s| setting_name(&s.key).is_some())
         })
         .collect()
+}
+
+/// Launch scripts are kilobytes; a longer text (a training log that echoes its command) is
+/// read for launch lines only ([`command_lines`]), so memory stays near the input's size.
+pub const MAX_SCRIPT_BYTES: usize = 1 << 20;
+
+/// The lines of a long text that can start or continue a launch command: those naming a
+/// launcher, Python or an `export`, and the lines a trailing `\` continues them onto. At most
+/// [`MAX_SCRIPT_BYTES`] of them.
+fn command_lines(text: &str) -> String {
+    const WORDS: [&str; 9] = [
+        "python", "torchrun", "deepspeed", "accelerate", "srun", "mpirun", "export ", "launch",
+        "NCCL_",
+    ];
+    let mut out = String::new();
+    let mut continued = false;
+    for line in text.lines() {
+        let keep = continued || WORDS.iter().any(|w| line.contains(w));
+        continued = keep && line.trim_end().ends_with('\\');
+        if keep {
+            if out.len() + line.len() + 1 > MAX_SCRIPT_BYTES {
+                break;
+            }
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
 }
 
 /// The normalized setting name a command-line key sets, if it is one the data rules read:
