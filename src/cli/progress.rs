@@ -76,7 +76,7 @@ pub struct Reading {
 }
 
 impl Reading {
-    /// Starts when the given files add up to [`LARGE_INPUTS`] or more.
+    /// Starts when the given files add up to `LARGE_INPUTS` or more.
     pub fn start(files: &[PathBuf]) -> Reading {
         let sizes: Vec<u64> = files
             .iter()

@@ -734,7 +734,7 @@ pub fn find(text: &str) -> Vec<Launch> {
 }
 
 /// Launch scripts are kilobytes; a longer text (a training log that echoes its command) is
-/// read for launch lines only ([`command_lines`]), so memory stays near the input's size.
+/// read for launch lines only (`command_lines`), so memory stays near the input's size.
 pub const MAX_SCRIPT_BYTES: usize = 1 << 20;
 
 /// The lines of a long text that can start or continue a launch command: those naming a
@@ -742,7 +742,14 @@ pub const MAX_SCRIPT_BYTES: usize = 1 << 20;
 /// [`MAX_SCRIPT_BYTES`] of them.
 fn command_lines(text: &str) -> String {
     const WORDS: [&str; 9] = [
-        "python", "torchrun", "deepspeed", "accelerate", "srun", "mpirun", "export ", "launch",
+        "python",
+        "torchrun",
+        "deepspeed",
+        "accelerate",
+        "srun",
+        "mpirun",
+        "export ",
+        "launch",
         "NCCL_",
     ];
     let mut out = String::new();
