@@ -10,6 +10,7 @@ pub mod crashpoint;
 pub mod engine;
 pub mod escape;
 pub mod evidence;
+pub mod expr;
 pub mod fixes;
 pub mod formats;
 pub mod host;

@@ -3,8 +3,8 @@
 //! unknown) before not-applicable (an input or probe is missing) before unknown (a probe or
 //! expression could not tell) before pass/fail; a live waiver turns a finding into `waived`.
 
-use super::expr;
 use super::observe::{Observer, ProbeKey, Request};
+use crate::expr;
 use crate::host::Host;
 use crate::playbook::{LoadedRule, RuleSet};
 use crate::probes::{Inputs, ProbeOutcome};

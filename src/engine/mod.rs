@@ -2,7 +2,7 @@
 //! [`crate::host::Host`] to a [`crate::report::Report`].
 
 pub mod evaluate;
-pub mod expr;
+pub use crate::expr;
 pub mod observe;
 pub mod timing;
 

@@ -60,7 +60,7 @@ pub struct LoadedRule {
     /// Effective fix safety (never looser than the loosest its action kinds allow).
     pub fix_safety: Option<Safety>,
     /// `fail_when`, compiled once when the rule was checked.
-    pub fail_expr: Option<crate::engine::expr::Compiled>,
+    pub fail_expr: Option<crate::expr::Compiled>,
 }
 
 /// Rules in evaluation order: bottom-up by layer, dependencies first, then by tier and position.
@@ -122,4 +122,23 @@ fn keys_markdown() -> String {
     );
     section(&mut out, "Rule keys", &schema["$defs"]["Rule"]);
     out
+}
+
+#[cfg(test)]
+mod layering {
+    /// Playbooks sit below the engine: they may use the expression language
+    /// ([`crate::expr`]) but never the engine that evaluates them (issue 11, item 5).
+    #[test]
+    fn playbook_does_not_import_the_engine() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/playbook");
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let p = e.unwrap().path();
+            let text = std::fs::read_to_string(&p).unwrap();
+            assert!(
+                !text.contains(&["crate", "::engine"].concat()),
+                "{} imports the engine",
+                p.display()
+            );
+        }
+    }
 }

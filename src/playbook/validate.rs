@@ -7,7 +7,7 @@
 use super::diag::{Diagnostic, did_you_mean, locate};
 use super::model::{Playbook, Rule, Values};
 use super::{LoadedRule, RuleSet, SourceFile, Tier};
-use crate::engine::expr::{self, HOST_FIELDS, INPUTS, ROOTS};
+use crate::expr::{self, HOST_FIELDS, INPUTS, ROOTS};
 use crate::fixes;
 use crate::probes;
 use crate::report::Safety;
