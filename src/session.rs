@@ -199,11 +199,7 @@ impl Spec {
                 let cache = self.cuda_check_max_age.filter(|d| !d.is_zero()).map(|d| {
                     crate::host::cuda_cache::CudaCache::in_state_dir(&self.state_dir(None), d)
                 });
-                Arc::new(
-                    RealHost::new(self.root.clone())
-                        .with_cuda_cache(cache)
-                        .start_nvml(),
-                )
+                Arc::new(RealHost::new(self.root.clone()).with_cuda_cache(cache))
             }
         })
     }
@@ -649,7 +645,10 @@ impl Session {
         spec: Spec,
         wrap: impl FnOnce(Arc<dyn Host>) -> Arc<dyn Host>,
     ) -> Result<Session, OpenError> {
-        let host = wrap(spec.host()?);
+        let base = spec.host()?;
+        // a session with rules will probe: NVML starts while the playbooks load
+        base.warm_up();
+        let host = wrap(base);
         let inputs = Arc::new(spec.inputs(host.as_ref())?);
         let rules = spec.rule_set().map_err(OpenError::Invalid)?;
         let local_files = spec.local_files();

@@ -69,6 +69,9 @@ pub trait Host: Send + Sync {
             self.describe()
         ))
     }
+    /// Start slow set-up (NVML) in the background so that it overlaps with loading playbooks;
+    /// called once by a session that will probe. Hosts with nothing to warm up do nothing.
+    fn warm_up(&self) {}
     /// gpufix's own process environment (what a job launched from this shell would inherit).
     fn env(&self) -> BTreeMap<String, String>;
     /// Seconds since the Unix epoch.

@@ -40,7 +40,7 @@ pub struct RealHost {
     root: Option<PathBuf>,
     /// Where a passed CUDA check is remembered ([`super::cuda_cache`]); `None`: always run it.
     cuda_cache: Option<super::cuda_cache::CudaCache>,
-    /// Shared with the thread [`RealHost::start_nvml`] may have started.
+    /// Shared with the thread [`Host::warm_up`] may have started.
     nvml: std::sync::Arc<OnceLock<NvmlState>>,
 }
 
@@ -91,19 +91,6 @@ impl RealHost {
 
     fn nvml_state(&self) -> &NvmlState {
         self.nvml.get_or_init(init_nvml)
-    }
-
-    /// Start loading NVML now, in the background, so that it is ready when the first probe
-    /// asks: a whole-host plan waits on NVML's start-up (tens of milliseconds) otherwise, after
-    /// the playbooks load, where the two can overlap. A probe that asks first waits for it.
-    pub fn start_nvml(self) -> RealHost {
-        let cell = self.nvml.clone();
-        let _ = std::thread::Builder::new()
-            .name("nvml-init".into())
-            .spawn(move || {
-                cell.get_or_init(init_nvml);
-            });
-        self
     }
 
     fn nvml_handle(&self) -> Result<(&Nvml, f64), String> {
@@ -786,6 +773,18 @@ impl Host for RealHost {
 
     fn run(&self, argv: &[String], timeout: Duration) -> io::Result<CommandOutput> {
         run_command(argv, timeout)
+    }
+
+    /// Start loading NVML in the background: a whole-host plan otherwise waits on NVML's
+    /// start-up (tens of milliseconds) after the playbooks load, where the two can overlap. A
+    /// probe that asks first waits for it.
+    fn warm_up(&self) {
+        let cell = self.nvml.clone();
+        let _ = std::thread::Builder::new()
+            .name("nvml-init".into())
+            .spawn(move || {
+                cell.get_or_init(init_nvml);
+            });
     }
 
     fn cuda_check(&self, deadline: Duration) -> Result<super::CudaCheck, String> {
