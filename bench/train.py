@@ -432,8 +432,7 @@ def main(argv: list[str] | None = None) -> int:
 
     # steady state before profiling: the loader's prefetch queue (workers x prefetch_factor
     # batches) filled during the slow first steps; until it drains, a starved pipeline looks fed
-    d_cfg = cfg["data"]
-    queued = int(d_cfg.get("num_workers") or 0) * int(d_cfg.get("prefetch_factor") or 2)
+    queued = nw * int(loader_kw.get("prefetch_factor") or 2)
     if trace_out is not None and args.mode != "data_only" and queued and stop["signal"] is None:
         run_for(queued + 2, float(t["drain_max_s"]), 0)
         timings["drain_steps"] = queued + 2
