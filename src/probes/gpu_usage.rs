@@ -111,9 +111,12 @@ pub fn usage_value(u: &SmiUsage, source: &str) -> Value {
         );
     }
     if u.truncated {
-        unavailable
-            .entry("gpu_util")
-            .or_insert(json!("input ends early: the last GPU row is cut"));
+        // a mean without the GPU the paste cut is a verdict from half a table
+        out.remove("gpu_util");
+        unavailable.insert(
+            "gpu_util".into(),
+            json!("input ends early: the last GPU row is cut"),
+        );
     }
     out.insert("truncated".into(), json!(u.truncated));
     if !unavailable.is_empty() {
