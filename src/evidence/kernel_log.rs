@@ -80,6 +80,11 @@ pub struct KernelLog {
     /// `nvidia-smi` (or NVML) says a GPU is lost or cannot be reached: `GPU is lost`, `Unable
     /// to determine the device handle for GPU ...`: a GPU gone from the bus.
     pub gpu_lost: bool,
+    /// NVSwitch errors (`nvidia-nvswitchN: SXid (PCI:...): CODE, Fatal|Non-fatal, ...`): the
+    /// distinct codes, and the ones a line calls fatal (the fabric stalls the GPUs' NVLink
+    /// traffic and their jobs abort with Xid 45).
+    pub sxid_codes: Vec<u32>,
+    pub sxid_fatal_codes: Vec<u32>,
     pub aer: Vec<Aer>,
     pub aer_count: u64,
     pub lines: u64,
@@ -87,6 +92,10 @@ pub struct KernelLog {
 
 static XID: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"NVRM: Xid \((?:PCI:)?([0-9A-Fa-f]{4}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}(?:\.[0-9A-Fa-f])?)\): (\d+),?\s*(.*)$")
+        .expect("static regex")
+});
+static SXID: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"SXid \((?:PCI:)?[0-9A-Fa-f:.]+\): (\d+),\s*(Fatal|Non-fatal)?")
         .expect("static regex")
 });
 static DMESG_TS: LazyLock<Regex> =
@@ -172,8 +181,17 @@ pub fn is_gpu_lost(line: &str) -> bool {
 pub fn parse_kernel_log(text: &str) -> KernelLog {
     let mut log = KernelLog::default();
     let mut codes = BTreeSet::new();
+    let (mut sx, mut sx_fatal) = (BTreeSet::new(), BTreeSet::new());
     for line in super::content_lines(text) {
         log.lines += 1;
+        if let Some(c) = SXID.captures(line)
+            && let Ok(code) = c[1].parse::<u32>()
+        {
+            sx.insert(code);
+            if c.get(2).is_some_and(|m| m.as_str() == "Fatal") {
+                sx_fatal.insert(code);
+            }
+        }
         if let Some(c) = XID.captures(line) {
             log.xid_count += 1;
             if let Ok(code) = c[2].parse::<u32>() {
@@ -220,6 +238,8 @@ pub fn parse_kernel_log(text: &str) -> KernelLog {
         }
     }
     log.xid_codes = codes.into_iter().collect();
+    log.sxid_codes = sx.into_iter().collect();
+    log.sxid_fatal_codes = sx_fatal.into_iter().collect();
     log
 }
 
@@ -250,6 +270,24 @@ mod tests {
         assert!(xid_meaning(109).is_some() && xid_meaning(147).is_some());
         // the words alone, outside an NVRM line, are not the driver's report
         assert!(!parse_kernel_log("we saw a GSP Timeout last week\n").gsp_timeout);
+    }
+
+    #[test]
+    fn nvswitch_sxid_lines_and_their_fatality() {
+        // gpud's scan of a real HGX log (continuation line of a 12028), and the two-line form
+        // NVIDIA's SXid catalog documents
+        let t = "kern  :err   : 2025-01-25T10:34:54,859532+00:00 nvidia-nvswitch1: SXid (PCI:0000:84:00.0): 12028, Data {0x000001c0, 0x00bd5c8a}\n\
+[ 1234.5] nvidia-nvswitch3: SXid (PCI:0000:c3:00.0): 20034, Fatal, Link 39 LTSSM Fault Up\n\
+[ 1234.6] nvidia-nvswitch0: SXid (PCI:0000:05:00.0): 11004, Non-fatal, Link 12 ingress invalid ACL\n";
+        let l = parse_kernel_log(t);
+        assert_eq!(l.sxid_codes, [11004, 12028, 20034]);
+        assert_eq!(l.sxid_fatal_codes, [20034]);
+        assert!(l.xids.is_empty());
+        assert!(detect_kernel(t));
+    }
+
+    fn detect_kernel(t: &str) -> bool {
+        crate::evidence::detect(t) == Some(crate::evidence::EvidenceKind::KernelLog)
     }
 
     #[test]

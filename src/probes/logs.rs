@@ -132,6 +132,11 @@ impl ProbeKind for KernelLog {
                 "gpu_lost",
                 "nvidia-smi says a GPU is lost or its device handle cannot be determined",
             ),
+            ("sxid_codes", "distinct NVSwitch SXid codes"),
+            (
+                "sxid_fatal_codes",
+                "SXid codes a line calls Fatal (NVLink traffic through the switch stalls)",
+            ),
             ("aer", "PCIe AER errors"),
             ("file", "where the log came from (a path, or `dmesg`)"),
         ]
