@@ -204,6 +204,7 @@ fn split_line(line: &str) -> Option<(Option<String>, &str, bool)> {
     };
     let prefix = prefix
         .rsplit_once("<stdout>:")
+        .or_else(|| prefix.rsplit_once("<stderr>:"))
         .map(|p| p.1)
         .unwrap_or(prefix);
     let host = {
@@ -214,8 +215,11 @@ fn split_line(line: &str) -> Option<(Option<String>, &str, bool)> {
                 if t.chars().all(|c| c.is_ascii_digit())
                     && p.chars().all(|c| c.is_ascii_digit()) =>
             {
-                h.rsplit(' ')
+                // after any wrapper a launcher glued on: `[default0]:host` (torchrun --tee),
+                // `(RayWorker pid=1) host`, `0: host` (srun -l), `10.0.0.1: host` (pdsh)
+                h.rsplit([' ', ']'])
                     .next()
+                    .map(|h| h.trim_start_matches(':'))
                     .filter(|h| !h.is_empty())
                     .map(|h| super::clip(h, 128))
             }
@@ -483,10 +487,18 @@ pub fn parse_nccl_log(text: &str) -> NcclLog {
                     push_unique(&mut log.interfaces, super::clip(name, 64));
                 }
             }
-        } else if let Some(rest) = m.strip_prefix("Using network ") {
+        } else if let Some(rest) = m.strip_prefix("Using network ").or_else(|| {
+            // NCCL 2.27+: `Assigned NET plugin IB to comm`
+            m.strip_prefix("Assigned NET plugin ")
+                .and_then(|r| r.strip_suffix(" to comm"))
+        }) {
             let n = net_kind(rest.trim());
             push_unique(&mut log.networks_chosen, n.clone());
             using_network = Some(n);
+        } else if m.starts_with("Failed to initialize NET plugin IB")
+            || m.starts_with("NET/IB : No device")
+        {
+            log.ib_no_device = true;
         }
     }
     log.ranks_seen = ranks.len();
@@ -720,6 +732,28 @@ h:1:1 [0] NCCL INFO Using network Socket
         let quiet =
             parse_nccl_log("the single node run hangs\nh:1:1 [0] NCCL INFO Using network Socket\n");
         assert_eq!(quiet.multi_node, None);
+    }
+
+    #[test]
+    fn launcher_wrappers_are_not_hosts() {
+        // torchrun --tee, mpirun stderr, srun -l, Ray: one host each time
+        for t in [
+            "[default0]:n1:10:10 [0] NCCL INFO Using network Socket\n[default1]:n1:11:11 [1] NCCL INFO Using network Socket\n",
+            "[1,0]<stderr>:n1:10:10 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>\n[1,1]<stderr>:n1:11:11 [1] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>\n",
+            "0: n1:10:10 [0] NCCL INFO Using network Socket\n1: n1:11:11 [1] NCCL INFO Using network Socket\n",
+            "(RayWorkerWrapper pid=2981, ip=169.254.28.198) n1:2981:2981 [0] NCCL INFO Using network IB\n",
+        ] {
+            assert_eq!(parse_nccl_log(t).hosts, vec!["n1".to_string()], "{t}");
+        }
+        // NCCL 2.27+ names its network plugin per communicator
+        let l = parse_nccl_log(&corpus("h5_nccl_k8s_pods_ib_two_hosts.log"));
+        assert_eq!(l.net.as_deref(), Some("IB"));
+        assert_eq!(l.hosts.len(), 2);
+        let l = parse_nccl_log(
+            "h:1:1 [0] NCCL INFO Failed to initialize NET plugin IB\nh:1:1 [0] NCCL INFO Assigned NET plugin Socket to comm\n",
+        );
+        assert!(l.ib_no_device);
+        assert_eq!(l.net.as_deref(), Some("Socket"));
     }
 
     #[test]

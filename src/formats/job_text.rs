@@ -390,6 +390,14 @@ fn judge_warnings(text: &str, warnings: &mut [LogWarning]) {
                     ));
                 }
             }
+            // a start-up hint (workers are re-created every epoch), not a throughput one:
+            // data.persistent-workers-off judges it
+            "persistent-workers" => {
+                w.discounted = Some(
+                    "a hint about worker start-up each epoch, not about feeding the GPU"
+                        .to_string(),
+                );
+            }
             "workers-capped" if w.suggested.is_none_or(|s| s > 2) => {
                 w.discounted =
                     Some("the dataset's shards still give the loader several workers".to_string());
