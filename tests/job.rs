@@ -742,3 +742,85 @@ fn compose_shape(
     std::fs::write(&path, serde_json::to_string(&snap).unwrap()).unwrap();
     (path, top)
 }
+
+/// A `--root` tree of a job: the process's argv, cwd link, one stat line and no workers (the
+/// config branch of the rule decides: `--sample 0`).
+fn job_tree(pid: &str, argv: &str, cwd: &str, files: &[(&str, &str)]) -> Job {
+    let stat = format!(
+        "{pid} (python) S 1 1 1 0 -1 4194304 100 0 0 0 100 10 0 0 20 0 3 0 100 1000 200 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n"
+    );
+    let mut all: Vec<(String, String)> = files
+        .iter()
+        .map(|(p, t)| (format!("root{p}"), t.to_string()))
+        .collect();
+    all.push((format!("root/proc/{pid}/cmdline"), argv.to_string()));
+    all.push((format!("root/proc/{pid}/stat"), stat.clone()));
+    all.push((format!("root/proc/{pid}/task/{pid}/stat"), stat));
+    all.push((
+        format!("root/proc/{pid}/task/{pid}/children"),
+        String::new(),
+    ));
+    let refs: Vec<(&str, &str)> = all.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+    let job = Job::new(&refs);
+    std::os::unix::fs::symlink(cwd, job.dir.path().join(format!("root/proc/{pid}/cwd"))).unwrap();
+    job
+}
+
+/// The default of a DataModule's constructor parameter, read back as `self.num_workers`: the
+/// fix edits the `def` line; apply -> plan clean -> rollback byte-exact.
+#[test]
+fn lightning_constructor_default_is_fixed_in_the_def() {
+    let src = std::fs::read_to_string(repo().join("tests/fixtures/pid/shapes/lightning/main.py"))
+        .unwrap();
+    let job = job_tree(
+        "4343",
+        "python\0main.py\0fit\0--trainer.max_epochs\x005\0",
+        "/home/ml/lit",
+        &[("/home/ml/lit/main.py", &src)],
+    );
+    prove(
+        &job,
+        &["--pid", "4343"],
+        &["data.workers-too-few"],
+        &[
+            "-    def __init__(self, data_dir: str = \"./\", batch_size: int = 64, num_workers: int = 0):",
+            "+    def __init__(self, data_dir: str = \"./\", batch_size: int = 64, num_workers: int = ",
+        ],
+        &[(
+            "root/home/ml/lit/main.py",
+            "batch_size: int = 64, num_workers: int = ",
+        )],
+    );
+}
+
+/// `python -m detr.train` whose loader is built in detr/data.py: the fix edits the default of
+/// `build_loader` in the imported module, not the entry point.
+#[test]
+fn imported_module_default_is_fixed_in_that_module() {
+    let d = repo().join("tests/fixtures/pid/shapes/imported_module/proj/detr");
+    let rd = |n: &str| std::fs::read_to_string(d.join(n)).unwrap();
+    let (train, data) = (rd("train.py"), rd("data.py"));
+    let job = job_tree(
+        "4444",
+        "python\0-m\0detr.train\0--batch_size\x004\0",
+        "/srv/proj",
+        &[
+            ("/srv/proj/detr/__init__.py", ""),
+            ("/srv/proj/detr/train.py", &train),
+            ("/srv/proj/detr/data.py", &data),
+        ],
+    );
+    prove(
+        &job,
+        &["--pid", "4444"],
+        &["data.workers-too-few"],
+        &[
+            "-def build_loader(dataset, batch_size, num_workers=0, distributed=False):",
+            "in /srv/proj/detr/data.py",
+        ],
+        &[(
+            "root/srv/proj/detr/train.py",
+            "build_loader(dataset_train, args.batch_size)",
+        )],
+    );
+}
