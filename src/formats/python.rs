@@ -5,12 +5,14 @@
 //!
 //! This is a tokenizer, not a parser: it skips strings and comments, balances brackets and
 //! reads keyword arguments, which is what finding a setting needs. A value is judged only when
-//! it is a literal, a small integer expression of literals, a module-level constant, or an
-//! `args.NAME` whose argparse default is in the same file; everything else is reported as
+//! it is a literal, a small integer expression of literals, a module-level constant, an
+//! `args.NAME` whose argparse default is in the same file, or a parameter of a `def` (its
+//! default, unless the command line or a caller sets it); everything else is reported as
 //! "cannot judge" with the expression, never guessed.
 //!
 //! Key syntax (what `config.set` edits in a `.py` file): `CALLEE@LINE.KWARG` for a keyword
-//! argument of the call whose name starts on LINE (inserted when absent), `=TARGET@LINE`
+//! argument of the call whose name starts on LINE (inserted when absent), `def NAME@LINE.PARAM`
+//! for the default of a parameter of the function defined on LINE, `=TARGET@LINE`
 //! for the right-hand side of an assignment on LINE, and `{KEY}@LINE` for the value of a
 //! dict-literal entry `'KEY': …` on LINE.
 

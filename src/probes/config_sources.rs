@@ -5,6 +5,11 @@
 //! is found at any depth under the names frameworks use, and remembered with the file and key
 //! that set it, so the fix edits that place.
 //!
+//! With `--pid` the job's Python is the script (or the `-m` module) and up to 8 local modules
+//! it imports; configs are the ones its command line names, the ones a path literal in its
+//! Python names, and Hydra's. A job in another mount namespace is read through
+//! `/proc/PID/root` with each link resolved inside that root. Nothing is executed.
+//!
 //! Precedence, highest first: a site's own key paths (`keys:`); the training DataLoader call
 //! in Python (a literal, a module constant, or `args.X` resolved through the command line or
 //! the argparse default; an absent keyword is torch's default); a command-line setting
@@ -469,6 +474,13 @@ fn config_literals(fs: &JobFs, cwd: &str, g: &mut Gathered) {
     let mut names = Vec::new();
     for d in g.docs.iter().filter(|d| d.kind == JobText::Python) {
         for c in python::scan(&d.text).calls {
+            // `open("metrics.json", "w")` writes; it names no config
+            let writes = c.args.iter().skip(1).any(|a| {
+                python::string_literal(&a.value).is_some_and(|m| m.contains(['w', 'a', 'x']))
+            });
+            if writes {
+                continue;
+            }
             for a in c.args.iter().filter(|a| a.name.is_none()) {
                 if let Some(s) = python::string_literal(&a.value) {
                     let lower = s.to_ascii_lowercase();
