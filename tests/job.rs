@@ -663,7 +663,7 @@ fn compose_shape(
     };
     let argv = strs(&run["argv"]);
     let launcher_argv = strs(&run["launcher_argv"]);
-    let cwd = case["cwd"].as_str().unwrap();
+    let cwd = run["cwd"].as_str().or(case["cwd"].as_str()).unwrap();
     let container = case["container"].as_bool().unwrap_or(false);
     let mut todo = vec![top];
     let mut procs = Vec::new();
@@ -686,6 +686,26 @@ fn compose_shape(
         cmd.push('\0');
         if f.contains_key(&format!("/proc/{p}/cmdline")) {
             f.insert(format!("/proc/{p}/cmdline"), json!([cmd]));
+        }
+        // the run's environment variables, set over the recorded environment
+        let key = format!("/proc/{p}/environ");
+        if let Some(env) = run["env"].as_mapping()
+            && let Some(old) = f.get(&key).map(&text_of)
+        {
+            let mut vars: Vec<String> = old
+                .split('\0')
+                .filter(|kv| {
+                    !kv.is_empty()
+                        && !env
+                            .keys()
+                            .any(|k| kv.starts_with(&format!("{}=", k.as_str().unwrap())))
+                })
+                .map(str::to_string)
+                .collect();
+            for (k, v) in env {
+                vars.push(format!("{}={}", k.as_str().unwrap(), v.as_str().unwrap()));
+            }
+            f.insert(key, json!([format!("{}\0", vars.join("\0"))]));
         }
     }
     let links = snap["links"].as_object_mut().unwrap();

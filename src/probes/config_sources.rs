@@ -388,12 +388,30 @@ fn discover(host: &dyn Host, pid: u32, explicit: bool, g: &mut Gathered) {
     // Python source to scan
     let mut script_path = None;
     let mut script_seen = None;
+    // where `-m` modules and imports are looked up: the working directory, then PYTHONPATH
+    let mut search = vec![cwd.clone()];
+    if let Ok(b) = host.read_file(&format!("/proc/{rank0}/environ")) {
+        for kv in b.split(|c| *c == 0) {
+            if let Some(v) = kv.strip_prefix(b"PYTHONPATH=") {
+                search.extend(
+                    String::from_utf8_lossy(v)
+                        .split(':')
+                        .filter(|d| d.starts_with('/'))
+                        .take(4)
+                        .map(str::to_string),
+                );
+            }
+        }
+    }
     let candidates: Vec<String> = match (&l.script, &l.module) {
         (Some(s), _) => vec![join_path(&cwd, s)],
-        (None, Some(m)) => {
-            let base = join_path(&cwd, &m.replace('.', "/"));
-            vec![format!("{base}.py"), format!("{base}/__main__.py")]
-        }
+        (None, Some(m)) => search
+            .iter()
+            .flat_map(|dir| {
+                let base = join_path(dir, &m.replace('.', "/"));
+                [format!("{base}.py"), format!("{base}/__main__.py")]
+            })
+            .collect(),
         _ => Vec::new(),
     };
     let mut first_err = None;
@@ -416,7 +434,7 @@ fn discover(host: &dyn Host, pid: u32, explicit: bool, g: &mut Gathered) {
         g.notes.push(format!("training script: {e}"));
     }
     if let (Some(at), Some(seen)) = (&script_path, &script_seen) {
-        local_imports(&fs, at, seen, &cwd, g);
+        local_imports(&fs, at, seen, &search, g);
     }
     if !explicit {
         for f in &l.config_files {
@@ -434,11 +452,11 @@ fn discover(host: &dyn Host, pid: u32, explicit: bool, g: &mut Gathered) {
 }
 
 /// Local modules a training script imports, read too (the DataLoader often lives in one):
-/// `from .data import x`, `from data import x`, `import pkg.data`, resolved beside the script
-/// and under the working directory. At most this many, one level deep.
+/// `from .data import x`, `from data import x`, `import pkg.data`, resolved beside the script,
+/// under the working directory and PYTHONPATH. At most this many, one level deep.
 const MAX_IMPORTS: usize = 8;
 
-fn local_imports(fs: &JobFs, at: &str, seen: &str, cwd: &str, g: &mut Gathered) {
+fn local_imports(fs: &JobFs, at: &str, seen: &str, search: &[String], g: &mut Gathered) {
     let Some(text) = g.docs.iter().find(|d| d.path == at).map(|d| d.text.clone()) else {
         return;
     };
@@ -455,7 +473,7 @@ fn local_imports(fs: &JobFs, at: &str, seen: &str, cwd: &str, g: &mut Gathered) 
         }
         let mut tries = vec![join_path(&dir, &format!("{rel}.py"))];
         if !m.starts_with('.') {
-            tries.push(join_path(cwd, &format!("{rel}.py")));
+            tries.extend(search.iter().map(|s| join_path(s, &format!("{rel}.py"))));
         }
         for p in tries {
             if let Ok((host_path, t)) = fs.read(&p) {
