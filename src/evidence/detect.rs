@@ -81,7 +81,7 @@ impl EvidenceKind {
 }
 
 /// Only the head is inspected: markers sit near the top, and a huge paste stays cheap.
-const HEAD: usize = 64 * 1024;
+pub const HEAD: usize = 64 * 1024;
 
 fn head(text: &str) -> &str {
     let mut end = text.len().min(HEAD);

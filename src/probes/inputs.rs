@@ -17,6 +17,30 @@ pub fn evidence_of(evidence: &[PathBuf], kind: EvidenceKind) -> Vec<(PathBuf, Ar
         .collect()
 }
 
+/// The kind of evidence a file holds, from its head alone ([`detect::HEAD`] bytes, gunzipped
+/// for `.gz`): asking what a 200 MB paste is must not load it. `None` when it is no known kind
+/// (or cannot be read).
+pub fn detect_file(p: &Path) -> Option<EvidenceKind> {
+    detect::detect(&read_head(p).ok()?)
+}
+
+/// The first [`detect::HEAD`] bytes of a file as text (gunzipped for `.gz`).
+pub fn read_head(p: &Path) -> std::io::Result<String> {
+    use std::io::Read;
+    let f = std::fs::File::open(p)?;
+    let limit = detect::HEAD as u64;
+    let mut buf = Vec::with_capacity(detect::HEAD);
+    if p.extension().is_some_and(|e| e == "gz") {
+        flate2::read::MultiGzDecoder::new(f)
+            .take(limit)
+            .read_to_end(&mut buf)?;
+    } else {
+        f.take(limit).read_to_end(&mut buf)?;
+    }
+    Ok(String::from_utf8(buf)
+        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
+}
+
 /// A file read once: its identity when read, and the text.
 struct Shared {
     path: PathBuf,
