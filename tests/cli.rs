@@ -1129,6 +1129,23 @@ mod h200_recordings {
             "{}",
             o.stderr
         );
+        // a paste far larger than one host's is refused before its lines are parsed into a tree
+        std::fs::write(&many, one.repeat(700)).unwrap();
+        let o = run(&[
+            "--no-system",
+            "plan",
+            "--sample",
+            "0",
+            "--evidence",
+            many.to_str().unwrap(),
+        ]);
+        assert_eq!(o.code, 1, "{}", o.stderr);
+        assert!(
+            o.stderr
+                .contains("9.9 MB of nvidia-smi -q output; one host's is under 8 MiB"),
+            "{}",
+            o.stderr
+        );
     }
 }
 

@@ -300,6 +300,10 @@ fn base_result(r: &LoadedRule, verdict: Verdict) -> RuleResult {
     }
 }
 
+/// A `for_each` item (its name and index; none for a rule without `for_each`) and the context
+/// it is judged in.
+type Item = (Option<(String, usize)>, Value);
+
 fn judge(
     r: &LoadedRule,
     mine: &[(String, Slot)],
@@ -388,32 +392,31 @@ fn judge(
     // items
     // Each item's context is made when it is judged and dropped after: holding them all at once
     // held a copy of the whole context per item (gigabytes for a paste of hundreds of GPUs).
-    let items: Box<dyn Iterator<Item = (Option<(String, usize)>, Value)> + '_> =
-        match &r.rule.for_each {
-            None => Box::new(std::iter::once((None, ctx.clone()))),
-            Some(fe) => match expr::eval(&fe.in_, &ctx) {
-                Ok(Value::Array(list)) => {
-                    let ctx = &ctx;
-                    Box::new(list.into_iter().enumerate().map(move |(i, item)| {
-                        let mut c = ctx.clone();
-                        let m = c.as_object_mut().unwrap();
-                        m.insert(fe.as_.clone(), item);
-                        // bindings may read the item: compute them again for it
-                        bind_lets(r, m);
-                        (Some((fe.as_.clone(), i)), c)
-                    }))
-                }
-                Ok(other) => {
-                    let e = format!(
-                        "`{}` gave {} where a list was expected",
-                        fe.in_,
-                        crate::probes::json_type(&other)
-                    );
-                    return unknown_result(r, &ctx, &fe.in_, &e);
-                }
-                Err(e) => return unknown_result(r, &ctx, &fe.in_, &e),
-            },
-        };
+    let items: Box<dyn Iterator<Item = Item> + '_> = match &r.rule.for_each {
+        None => Box::new(std::iter::once((None, ctx.clone()))),
+        Some(fe) => match expr::eval(&fe.in_, &ctx) {
+            Ok(Value::Array(list)) => {
+                let ctx = &ctx;
+                Box::new(list.into_iter().enumerate().map(move |(i, item)| {
+                    let mut c = ctx.clone();
+                    let m = c.as_object_mut().unwrap();
+                    m.insert(fe.as_.clone(), item);
+                    // bindings may read the item: compute them again for it
+                    bind_lets(r, m);
+                    (Some((fe.as_.clone(), i)), c)
+                }))
+            }
+            Ok(other) => {
+                let e = format!(
+                    "`{}` gave {} where a list was expected",
+                    fe.in_,
+                    crate::probes::json_type(&other)
+                );
+                return unknown_result(r, &ctx, &fe.in_, &e);
+            }
+            Err(e) => return unknown_result(r, &ctx, &fe.in_, &e),
+        },
+    };
     // the variables an expression reads are only needed to explain a fail or an unknown
     let vars_cell = std::cell::OnceCell::new();
     let vars = || vars_cell.get_or_init(|| expression_vars(r, &r.rule.fail_when));

@@ -20,6 +20,10 @@ use std::time::Duration;
 /// hosts' output concatenated, or a hostile file) would take minutes and gigabytes.
 pub const MAX_GPUS: usize = 64;
 
+/// Largest `nvidia-smi -q` paste (text or XML) read: the XML of one H200 with every section is
+/// 27 KB, so [`MAX_GPUS`] of them stay well under this.
+pub const MAX_SMI_Q_BYTES: usize = 8 << 20;
+
 pub struct EvidenceHost {
     names: Vec<String>,
     files: BTreeMap<String, Vec<u8>>,
@@ -102,6 +106,19 @@ impl EvidenceHost {
             };
             if !describes_host(kind) {
                 continue;
+            }
+            if matches!(
+                kind,
+                EvidenceKind::NvidiaSmiText | EvidenceKind::NvidiaSmiXml
+            ) && text.len() > MAX_SMI_Q_BYTES
+            {
+                // its parse keeps a tree of every line: refuse before building it
+                anyhow::bail!(
+                    "--evidence {}: {:.1} MB of nvidia-smi -q output; one host's is under {} MiB (-q -x of {MAX_GPUS} GPUs is about 2 MB)\nhelp: give the output of one host (`nvidia-smi -q > smi.txt` on the node the job ran on), not several pasted together",
+                    p.display(),
+                    text.len() as f64 / 1e6,
+                    MAX_SMI_Q_BYTES >> 20
+                );
             }
             h.names.push(format!("{} ({})", name_of(p), kind.name()));
             match kind {
