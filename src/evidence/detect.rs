@@ -81,7 +81,7 @@ impl EvidenceKind {
 }
 
 /// Only the head is inspected: markers sit near the top, and a huge paste stays cheap.
-const HEAD: usize = 64 * 1024;
+pub const HEAD: usize = 64 * 1024;
 
 fn head(text: &str) -> &str {
     let mut end = text.len().min(HEAD);
@@ -302,6 +302,30 @@ pub fn parse(kind: EvidenceKind, text: &str) -> Result<Value, String> {
             None => Err("no CUDA toolkit version in the text (expected `nvcc --version`, version.json or version.txt)".to_string()),
         },
     }
+}
+
+/// The kind of evidence a file holds, from its head alone ([`HEAD`] bytes, gunzipped
+/// for `.gz`): asking what a 200 MB paste is must not load it. `None` when it is no known kind
+/// (or cannot be read).
+pub fn detect_file(p: &std::path::Path) -> Option<EvidenceKind> {
+    detect(&read_head(p).ok()?)
+}
+
+/// The first [`HEAD`] bytes of a file as text (gunzipped for `.gz`).
+pub fn read_head(p: &std::path::Path) -> std::io::Result<String> {
+    use std::io::Read;
+    let f = std::fs::File::open(p)?;
+    let limit = HEAD as u64;
+    let mut buf = Vec::with_capacity(HEAD);
+    if p.extension().is_some_and(|e| e == "gz") {
+        flate2::read::MultiGzDecoder::new(f)
+            .take(limit)
+            .read_to_end(&mut buf)?;
+    } else {
+        f.take(limit).read_to_end(&mut buf)?;
+    }
+    Ok(String::from_utf8(buf)
+        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
 }
 
 #[cfg(test)]

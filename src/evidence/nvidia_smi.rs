@@ -8,8 +8,8 @@
 //! Key spellings of older drivers are accepted too (`Clocks Throttle Reasons`, `Power Readings`,
 //! `Power Limit`, `Enforced Power Limit`, `Double Bit`/`Single Bit` ECC totals, `Gpu`).
 
-use crate::host::nvml_types::ProcessMem;
-use crate::host::{Field, GpuReading, NvmlReading};
+use crate::vocab::nvml::ProcessMem;
+use crate::vocab::nvml::{Field, GpuReading, NvmlReading};
 
 /// Why a field is `Field::Error`: the pasted text simply does not contain it.
 pub const NOT_IN_EVIDENCE: &str = "not in the evidence";

@@ -8,8 +8,8 @@
 //! Lines may come quoted (`> `), inside markdown fences, with a shell prompt before them or
 //! cut at the end; each parser reads the rows it recognises and skips the rest.
 
-use crate::host::nvml_types::ProcessMem;
-use crate::host::{Field, GpuReading, NvmlReading};
+use crate::vocab::nvml::ProcessMem;
+use crate::vocab::nvml::{Field, GpuReading, NvmlReading};
 use serde::Serialize;
 
 use super::nvidia_smi::NOT_IN_EVIDENCE;
