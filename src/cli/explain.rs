@@ -64,6 +64,12 @@ pub fn run(g: &Global, a: &ExplainArgs) -> anyhow::Result<ExitStatus> {
             rule.depends_on.join(", ")
         );
     }
+    if !rule.explained_by.is_empty() {
+        println!(
+            "  stands down when any of these fails (it names the cause): {}",
+            rule.explained_by.join(", ")
+        );
+    }
     if !rule.params.is_empty() {
         println!("\nThresholds");
         for (k, p) in &rule.params {

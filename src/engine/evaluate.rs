@@ -93,6 +93,7 @@ pub fn select<'a>(set: &'a RuleSet, only: &[String]) -> Vec<&'a LoadedRule> {
     for r in set.rules.iter().rev() {
         if want.contains(r.rule.id.as_str()) {
             want.extend(r.rule.depends_on.iter().map(String::as_str));
+            want.extend(r.rule.explained_by.iter().map(String::as_str));
         }
     }
     set.rules
@@ -327,6 +328,25 @@ fn judge(
                 .join(", ")
         ));
         res.blocked_by = blockers;
+        return res;
+    }
+    // a symptom rule stands down when a rule that names its cause failed in this run
+    let explained: Vec<&String> = r
+        .rule
+        .explained_by
+        .iter()
+        .filter(|d| verdicts.get(*d) == Some(&Verdict::Fail))
+        .collect();
+    if !explained.is_empty() {
+        let mut res = base_result(r, Verdict::NotApplicable);
+        res.reason = Some(format!(
+            "explained by {}, which failed in this run",
+            explained
+                .iter()
+                .map(|b| format!("`{b}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
         return res;
     }
     // probe outcomes

@@ -8,10 +8,17 @@ use std::io;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+/// One NVML reading shared by every probe of an observation pass: the `nvml`, `env` and
+/// `gpu.topology` probes each ask for it, and reading a GPU costs tens of milliseconds of
+/// driver calls (32 ms in sequence on an H200), so the pass reads it once and every probe sees
+/// the same reading.
+pub type SharedNvml = std::sync::OnceLock<Result<NvmlReading, String>>;
+
 /// A host that forwards every call and adds up how long each kind of call took.
 pub struct TimedHost<'a> {
     inner: &'a dyn Host,
     waits: Mutex<BTreeMap<String, (u32, Duration)>>,
+    nvml: Option<&'a SharedNvml>,
 }
 
 impl<'a> TimedHost<'a> {
@@ -19,6 +26,16 @@ impl<'a> TimedHost<'a> {
         TimedHost {
             inner,
             waits: Mutex::new(BTreeMap::new()),
+            nvml: None,
+        }
+    }
+
+    /// Like [`TimedHost::new`], with the NVML reading shared through `nvml` (the first probe
+    /// to ask reads it; the others wait for that reading, and the wait is timed).
+    pub fn sharing(inner: &'a dyn Host, nvml: &'a SharedNvml) -> TimedHost<'a> {
+        TimedHost {
+            nvml: Some(nvml),
+            ..TimedHost::new(inner)
         }
     }
 
@@ -85,7 +102,13 @@ impl Host for TimedHost<'_> {
         self.time(|| command_name(argv), || self.inner.run(argv, timeout))
     }
     fn nvml(&self) -> Result<NvmlReading, String> {
-        self.time(|| "NVML reading".into(), || self.inner.nvml())
+        match self.nvml {
+            Some(cell) => self.time(
+                || "NVML reading".into(),
+                || cell.get_or_init(|| self.inner.nvml()).clone(),
+            ),
+            None => self.time(|| "NVML reading".into(), || self.inner.nvml()),
+        }
     }
     fn nvml_sample(&self) -> Result<Vec<GpuSample>, String> {
         self.time(|| "NVML samples".into(), || self.inner.nvml_sample())

@@ -71,7 +71,10 @@ fn tokenize(src: &str) -> Vec<Token> {
         while j < b.len() && j - i < 2 && b"rRbBfFuU".contains(&b[j]) {
             j += 1;
         }
-        if j < b.len() && (b[j] == b'"' || b[j] == b'\'') && (j == i || !is_ident(b[i - 1])) {
+        if j < b.len()
+            && (b[j] == b'"' || b[j] == b'\'')
+            && (j == i || i == 0 || !is_ident(b[i - 1]))
+        {
             let q = b[j];
             let triple = b.len() >= j + 3 && b[j + 1] == q && b[j + 2] == q;
             let raw = b[i..j].iter().any(|c| *c == b'r' || *c == b'R');
@@ -903,6 +906,14 @@ pub fn looks_like_python(text: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_prefixed_string_at_the_very_start_does_not_panic() {
+        // `r"` as the first bytes once read the byte before the start (a proptest found it)
+        for src in ["r\"x\"", "rb'y'", "f\"", "u'"] {
+            let _ = scan(src);
+        }
+    }
 
     #[test]
     fn annotated_class_fields_are_marked() {

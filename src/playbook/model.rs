@@ -161,6 +161,11 @@ pub struct Rule {
     /// Rules whose evidence this rule needs: it is `blocked` while any of them fails or is unknown.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub depends_on: Vec<String>,
+    /// Rules that name a cause of the condition this rule only states (a symptom): when any of
+    /// them fails in the same run, this rule stands down as `not-applicable`, naming them. A
+    /// cause rule that is unknown or not applicable does not silence it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub explained_by: Vec<String>,
     /// Thresholds and settings by name (`{default, source, description}`), read as
     /// `params.NAME` and overridden per site in the values file.
     #[serde(default, skip_serializing_if = "IndexMap::is_empty")]

@@ -804,6 +804,24 @@ fn check_rule(
             );
         }
     }
+    for (i, dep) in rule.explained_by.iter().enumerate() {
+        if dep == &rule.id {
+            d.push(
+                "self-dependency",
+                &format!("/explained_by/{i}"),
+                format!("rule `{dep}` is explained by itself"),
+                "remove it".into(),
+            );
+        } else if !ids.contains(dep) {
+            d.push(
+                "unknown-dependency",
+                &format!("/explained_by/{i}"),
+                format!("rule `{}` is explained by unknown rule `{dep}`", rule.id),
+                did_you_mean(dep, ids.iter().map(String::as_str))
+                    .unwrap_or_else(|| "run `gpufix list` to see rule ids".into()),
+            );
+        }
+    }
     // expressions
     let mut exprs: Vec<(&str, &str)> = Vec::new();
     if let Some(a) = &rule.applies_when {
@@ -1023,9 +1041,11 @@ pub fn order(rules: &[LoadedRule]) -> Result<Vec<String>, Vec<String>> {
     let deps: Vec<Vec<usize>> = rules
         .iter()
         .map(|r| {
+            // a rule is judged after the rules it depends on and the ones that explain it
             r.rule
                 .depends_on
                 .iter()
+                .chain(&r.rule.explained_by)
                 .filter_map(|d| idx.get(d.as_str()).copied())
                 .collect()
         })

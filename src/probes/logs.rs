@@ -212,6 +212,14 @@ impl ProbeKind for TorchMemory {
             ("reserved_unallocated_mib", "reserved but not allocated"),
             ("fragmentation", "(reserved - allocated) / reserved"),
             ("oom", "an out-of-memory error is reported"),
+            (
+                "tried_to_allocate_mib",
+                "the request that failed (an OOM message)",
+            ),
+            (
+                "free_mib",
+                "memory free on the GPU at the OOM, as the message says",
+            ),
         ]
     }
     fn run(&self, _params: &Map<String, Value>, ctx: &ProbeCtx) -> ProbeOutcome {
