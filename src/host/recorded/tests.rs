@@ -1,4 +1,3 @@
-
 use super::*;
 use crate::host::real::RealHost;
 use crate::host::{Field, GpuReading};
