@@ -301,6 +301,10 @@ fn base_result(r: &LoadedRule, verdict: Verdict) -> RuleResult {
     }
 }
 
+/// A `for_each` item (its name and index; none for a rule without `for_each`) and the context
+/// it is judged in.
+type Item = (Option<(String, usize)>, Value);
+
 fn judge(
     r: &LoadedRule,
     mine: &[(String, Slot)],
@@ -406,21 +410,22 @@ fn judge(
         }
     }
     // items
-    let items: Vec<(Option<(String, usize)>, Value)> = match &r.rule.for_each {
-        None => vec![(None, ctx.clone())],
+    // Each item's context is made when it is judged and dropped after: holding them all at once
+    // held a copy of the whole context per item (gigabytes for a paste of hundreds of GPUs).
+    let items: Box<dyn Iterator<Item = Item> + '_> = match &r.rule.for_each {
+        None => Box::new(std::iter::once((None, ctx.clone()))),
         Some(fe) => match expr::eval(&fe.in_, &ctx) {
-            Ok(Value::Array(list)) => list
-                .into_iter()
-                .enumerate()
-                .map(|(i, item)| {
+            Ok(Value::Array(list)) => {
+                let ctx = &ctx;
+                Box::new(list.into_iter().enumerate().map(move |(i, item)| {
                     let mut c = ctx.clone();
                     let m = c.as_object_mut().unwrap();
                     m.insert(fe.as_.clone(), item);
                     // bindings may read the item: compute them again for it
                     bind_lets(r, m);
                     (Some((fe.as_.clone(), i)), c)
-                })
-                .collect(),
+                }))
+            }
             Ok(other) => {
                 let e = format!(
                     "`{}` gave {} where a list was expected",
@@ -439,7 +444,8 @@ fn judge(
     let mut unknowns = Vec::new();
     let mut actions: Vec<Value> = Vec::new();
     let mut instructions = Vec::new();
-    for (item, c) in &items {
+    for (item, c) in items {
+        let (item, c) = (&item, &c);
         let label = |v: &str| match item {
             Some((name, i)) if v.starts_with(&format!("{name}.")) || v == name => {
                 format!("{name}[{i}]{}", &v[name.len()..])
