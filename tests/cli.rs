@@ -1484,7 +1484,7 @@ mod rule_cases {
         cases.push(c);
         let mut c = case("memory.orphaned-gpu-memory", "PID 424242 (gone");
         c.host.edit_nvml(|n| {
-            n.gpus[0].processes = Field::Ok(vec![gpufix::host::nvml_types::ProcessMem {
+            n.gpus[0].processes = Field::Ok(vec![gpufix::vocab::nvml::ProcessMem {
                 pid: 424242,
                 used_memory: Some(1 << 30),
                 kind: "compute".into(),

@@ -20,7 +20,7 @@ pub struct Options {
     pub today: jiff::civil::Date,
     /// Rule ids or layer names; empty means all. Dependencies of selected rules are included.
     pub only: Vec<String>,
-    /// Put [`crate::engine::timing::Timings`] in the report (`--timings`).
+    /// Put [`crate::vocab::timing::Timings`] in the report (`--timings`).
     pub timings: bool,
 }
 
@@ -166,7 +166,7 @@ pub fn evaluate(
         on_probe_done,
     );
 
-    let observe_ms = super::timing::ms(observe_started.elapsed());
+    let observe_ms = crate::vocab::timing::ms(observe_started.elapsed());
     let judge_started = std::time::Instant::now();
 
     // 3. judge in order
@@ -217,16 +217,16 @@ pub fn evaluate(
             .iter()
             .max_by(|a, b| (a.start_ms + a.ms).total_cmp(&(b.start_ms + b.ms)))
             .map(|p| format!("{} ({:.1} ms)", p.probe, p.ms));
-        super::timing::Timings {
+        crate::vocab::timing::Timings {
             total_ms: 0.0,
             phases: vec![
-                super::timing::Phase {
+                crate::vocab::timing::Phase {
                     name: format!("observe ({} probes, concurrent)", probe_timings.len()),
                     ms: observe_ms,
                 },
-                super::timing::Phase {
+                crate::vocab::timing::Phase {
                     name: format!("evaluate ({} rules)", results.len()),
-                    ms: super::timing::ms(judge_started.elapsed()),
+                    ms: crate::vocab::timing::ms(judge_started.elapsed()),
                 },
             ],
             probes: probe_timings,
@@ -425,7 +425,7 @@ fn judge(
                 let e = format!(
                     "`{}` gave {} where a list was expected",
                     fe.in_,
-                    crate::probes::json_type(&other)
+                    crate::kinds::json_type(&other)
                 );
                 return unknown_result(r, &ctx, &fe.in_, &e);
             }

@@ -76,7 +76,7 @@ impl EvidenceHost {
             nvml_error: None,
         };
         for p in paths {
-            let text = crate::probes::inputs::read_shared(p)
+            let text = crate::vocab::io::read_shared(p)
                 .map_err(|e| anyhow::anyhow!("--evidence {}: {e}", p.display()))?;
             let Some(kind) = detect(&text) else {
                 // job text (Python, a training config, a launcher line, a training log) is
