@@ -504,6 +504,66 @@ pub struct Script {
     pub launches: Vec<Launch>,
     /// shell syntax seen: `export`, `#!/bin/bash`, `#SBATCH`, `if … then`, …
     pub shell_lines: usize,
+    /// What the script's `#SBATCH` lines ask of the scheduler, per node.
+    pub slurm: Slurm,
+}
+
+/// The resources a Slurm batch script requests (`#SBATCH` lines): what each rank may use.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Slurm {
+    pub nodes: Option<u32>,
+    pub tasks_per_node: Option<u32>,
+    pub cpus_per_task: Option<u32>,
+    pub cpus_per_gpu: Option<u32>,
+    /// `--gpus-per-node=N`, `--gres=gpu:N` / `gpu:a100:N`
+    pub gpus_per_node: Option<u32>,
+}
+
+impl Slurm {
+    /// The CPUs one rank (task) gets, where the script says: `--cpus-per-task`, or
+    /// `--cpus-per-gpu` for a one-GPU task.
+    pub fn cpus_per_rank(&self) -> Option<u32> {
+        self.cpus_per_task.or(self.cpus_per_gpu)
+    }
+}
+
+/// Read `#SBATCH --opt=value` / `#SBATCH --opt value` / `#SBATCH -c 8` lines.
+fn read_slurm(text: &str) -> Slurm {
+    let mut s = Slurm::default();
+    for line in text.lines() {
+        let Some(rest) = line.trim_start().strip_prefix("#SBATCH") else {
+            continue;
+        };
+        // options up to a trailing comment
+        let opts = rest.split(" #").next().unwrap_or(rest);
+        let words: Vec<&str> = opts.split_whitespace().collect();
+        let mut i = 0;
+        while i < words.len() {
+            let (k, v) = match words[i].split_once('=') {
+                Some((k, v)) => (k, Some(v)),
+                None => (words[i], words.get(i + 1).copied()),
+            };
+            let num = |v: Option<&str>| {
+                v.and_then(|v| v.rsplit(':').next())
+                    .and_then(|v| v.trim().parse::<u32>().ok())
+            };
+            match k {
+                "--nodes" | "-N" => s.nodes = num(v),
+                "--ntasks-per-node" | "--tasks-per-node" => s.tasks_per_node = num(v),
+                "--cpus-per-task" | "-c" => s.cpus_per_task = num(v),
+                "--cpus-per-gpu" => s.cpus_per_gpu = num(v),
+                "--gpus-per-node" => s.gpus_per_node = num(v),
+                "--gres" => {
+                    if let Some(g) = v.filter(|g| g.starts_with("gpu")) {
+                        s.gpus_per_node = num(Some(g)).or(Some(1));
+                    }
+                }
+                _ => {}
+            }
+            i += if words[i].contains('=') { 1 } else { 2 };
+        }
+    }
+    s
 }
 
 impl Script {
@@ -630,6 +690,7 @@ pub fn read_script(text: &str) -> Script {
     };
     let mut sc = Script {
         shell_lines: text.lines().filter(|l| is_shell_line(l)).count(),
+        slurm: read_slurm(text),
         ..Script::default()
     };
     let mut vars: std::collections::HashMap<String, String> = std::collections::HashMap::new();
@@ -790,6 +851,31 @@ mod tests {
         let v = find(text);
         assert_eq!(v.len(), 1, "{v:#?}");
         v.into_iter().next().unwrap()
+    }
+
+    #[test]
+    fn slurm_lines_give_the_cpus_of_a_rank() {
+        let text = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/corpus/h5_log_deepdewedge_slurm_10_workers_1_cpu.txt"
+        ))
+        .unwrap();
+        let s = read_script(&text).slurm;
+        assert_eq!(
+            (s.nodes, s.tasks_per_node, s.cpus_per_task, s.gpus_per_node),
+            (Some(1), Some(2), Some(20), Some(2))
+        );
+        assert_eq!(s.cpus_per_rank(), Some(20));
+        let s = read_script(
+            "#SBATCH -c 8\n#SBATCH --gres=gpu:a100:4\n#SBATCH --cpus-per-gpu=6 # soft max\n",
+        )
+        .slurm;
+        assert_eq!(
+            (s.cpus_per_task, s.gpus_per_node, s.cpus_per_gpu),
+            (Some(8), Some(4), Some(6))
+        );
+        assert_eq!(s.cpus_per_rank(), Some(8));
+        assert_eq!(read_script("python train.py\n").slurm, Slurm::default());
     }
 
     #[test]

@@ -165,7 +165,19 @@ impl ProbeKind for Config {
             .iter()
             .find_map(|(l, _)| l.nproc_per_node)
             .map(u64::from);
-        let ranks = g.ranks.or(nproc);
+        // a Slurm batch script's requests: tasks (ranks) per node and the CPUs of each
+        let slurm = g
+            .docs
+            .iter()
+            .filter(|d| d.kind == crate::formats::job_text::JobText::Launcher)
+            .map(|d| crate::formats::launcher::read_script(&d.text).slurm)
+            .find(|s| s.cpus_per_rank().is_some() || s.tasks_per_node.is_some());
+        let ranks = g.ranks.or(nproc).or_else(|| {
+            slurm
+                .as_ref()
+                .and_then(|s| s.tasks_per_node.or(s.gpus_per_node))
+                .map(u64::from)
+        });
         if let Some((l, origin)) = g
             .launches
             .iter()
@@ -220,6 +232,15 @@ impl ProbeKind for Config {
             (
                 c,
                 format!("{c} CPUs (the count the framework's warning names)"),
+                false,
+            )
+        } else if let Some(per) = slurm.as_ref().and_then(|s| s.cpus_per_rank()) {
+            let c = u64::from(per) * gpus;
+            (
+                c,
+                format!(
+                    "{c} CPUs: {per} per rank as the Slurm script requests, for {gpus} rank(s) per node"
+                ),
                 false,
             )
         } else {
