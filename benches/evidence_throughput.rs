@@ -19,6 +19,19 @@ fn fixture(rel: &str) -> String {
     std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
 
+/// A public artifact of tests/fixtures/corpus/ (see its README), ending in a newline so that
+/// repeats stay whole lines.
+fn corpus(name: &str) -> String {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/corpus")
+        .join(name);
+    let mut s = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    if !s.ends_with('\n') {
+        s.push('\n');
+    }
+    s
+}
+
 /// Write `unit` repeatedly (after `head`, once) until the file holds `bytes`.
 fn write_repeated(path: &Path, head: &str, unit: &str, bytes: u64) -> u64 {
     let f = std::fs::File::create(path).expect("create paste");
@@ -54,6 +67,8 @@ struct Run {
     wall_s: f64,
     peak_kib: Option<u64>,
     status: Option<i32>,
+    /// the first line of stderr (a refusal's message)
+    error: String,
 }
 
 fn plan(file: &Path) -> Run {
@@ -78,6 +93,11 @@ fn plan(file: &Path) -> Run {
         wall_s,
         peak_kib: v["timings"]["peak_rss_kib"].as_u64(),
         status: out.status.code(),
+        error: String::from_utf8_lossy(&out.stderr)
+            .lines()
+            .next()
+            .unwrap_or("")
+            .to_string(),
     }
 }
 
@@ -98,31 +118,80 @@ fn main() {
             String::new(),
             dmesg,
         ),
+        // every other kind people paste, each a real public artifact repeated
+        (
+            "NCCL log (corpus)",
+            dir.path().join("nccl-corpus.log"),
+            String::new(),
+            corpus("nccl_two_node_roce_a800.log"),
+        ),
+        (
+            "training log",
+            dir.path().join("train.log"),
+            String::new(),
+            corpus("h3_log_colab_8_workers_2_cpus.txt"),
+        ),
+        (
+            "dmesg (corpus)",
+            dir.path().join("dmesg-corpus.txt"),
+            String::new(),
+            corpus("dmesg_xid13_graphics_exception.txt"),
+        ),
+        (
+            "smi -q text",
+            dir.path().join("smi-q.txt"),
+            String::new(),
+            corpus("smi_q_full_head_gtx780.txt"),
+        ),
+        (
+            "smi table",
+            dir.path().join("smi-table.txt"),
+            String::new(),
+            corpus("smi_table_a100_84_89pct.txt"),
+        ),
+        (
+            "Python",
+            dir.path().join("train.py"),
+            String::new(),
+            corpus("py_torchvision_classification_train.py"),
+        ),
+        (
+            "YAML config",
+            dir.path().join("config.yaml"),
+            String::new(),
+            corpus("nemo_conformer_ctc_bpe_train_ds8.yaml"),
+        ),
     ];
     println!("evidence pastes of {mb} MB (parser alone: median of 3; plan: one process)");
     println!(
-        "{:<12} {:>10} {:>12} {:>10} {:>14} {:>10}",
+        "{:<18} {:>10} {:>12} {:>10} {:>14} {:>10}",
         "kind", "size MB", "parser MB/s", "plan s", "plan peak MiB", "peak/size"
     );
     for (name, path, head, unit) in kinds {
         let size = write_repeated(&path, &head, &unit, mb * 1_000_000);
-        let text = std::fs::read_to_string(&path).expect("read paste");
+        // the parser alone, for the kinds whose parser reads the whole paste
         let rate = match name {
-            "NCCL log" => parse_rate(&text, |t| {
-                std::hint::black_box(nccl_log::parse_nccl_log(t));
-            }),
-            _ => parse_rate(&text, |t| {
-                std::hint::black_box(kernel_log::parse_kernel_log(t));
-            }),
+            "NCCL log" | "NCCL log (corpus)" => {
+                let text = std::fs::read_to_string(&path).expect("read paste");
+                Some(parse_rate(&text, |t| {
+                    std::hint::black_box(nccl_log::parse_nccl_log(t));
+                }))
+            }
+            "kernel log" | "dmesg (corpus)" => {
+                let text = std::fs::read_to_string(&path).expect("read paste");
+                Some(parse_rate(&text, |t| {
+                    std::hint::black_box(kernel_log::parse_kernel_log(t));
+                }))
+            }
+            _ => None,
         };
-        drop(text);
         let r = plan(&path);
         let peak_mib = r.peak_kib.map(|k| k as f64 / 1024.0);
         println!(
-            "{:<12} {:>10.1} {:>12.1} {:>10.2} {:>14} {:>10}{}",
+            "{:<18} {:>10.1} {:>12} {:>10.2} {:>14} {:>10}{}",
             name,
             size as f64 / 1e6,
-            rate,
+            rate.map_or("-".into(), |r| format!("{r:.1}")),
             r.wall_s,
             peak_mib.map_or("?".into(), |m| format!("{m:.1}")),
             peak_mib.map_or("?".into(), |m| format!(
@@ -131,7 +200,7 @@ fn main() {
             )),
             match r.status {
                 Some(0) | Some(2) => String::new(),
-                s => format!("  (exit {s:?})"),
+                s => format!("  (exit {s:?}: {})", r.error),
             }
         );
     }

@@ -1097,6 +1097,56 @@ mod h200_recordings {
         assert_eq!(verdict(&v, "cuda.launch-blocking").0, "not-applicable");
         assert_eq!(v["summary"]["fail"], 0, "{v}");
     }
+
+    /// Per-GPU rules judge each GPU against the whole reading (work grows with the square of
+    /// the count): a paste of more GPUs than one host has is refused, with what to give instead,
+    /// rather than taking minutes and gigabytes (730 pasted GPUs took 8 GB and 7 minutes).
+    #[test]
+    fn pasted_nvidia_smi_of_more_gpus_than_a_host_is_refused() {
+        let d = tempfile::tempdir().unwrap();
+        let one =
+            std::fs::read_to_string(repo().join("tests/fixtures/evidence/nvidia_smi/h200-q.txt"))
+                .unwrap();
+        let many = d.path().join("many.txt");
+        std::fs::write(&many, one.repeat(65)).unwrap();
+        let o = run(&[
+            "--no-system",
+            "plan",
+            "--sample",
+            "0",
+            "--evidence",
+            many.to_str().unwrap(),
+        ]);
+        assert_eq!(o.code, 1, "{}", o.stderr);
+        assert!(
+            o.stderr
+                .contains("nvidia-smi output of 65 GPUs; one host has at most 64"),
+            "{}",
+            o.stderr
+        );
+        assert!(
+            o.stderr.contains("help: give the output of one host"),
+            "{}",
+            o.stderr
+        );
+        // a paste far larger than one host's is refused before its lines are parsed into a tree
+        std::fs::write(&many, one.repeat(700)).unwrap();
+        let o = run(&[
+            "--no-system",
+            "plan",
+            "--sample",
+            "0",
+            "--evidence",
+            many.to_str().unwrap(),
+        ]);
+        assert_eq!(o.code, 1, "{}", o.stderr);
+        assert!(
+            o.stderr
+                .contains("9.9 MB of nvidia-smi -q output; one host's is under 8 MiB"),
+            "{}",
+            o.stderr
+        );
+    }
 }
 
 /// The README's printable checklist is `gpufix list --format markdown`, kept current.
@@ -1484,7 +1534,7 @@ mod rule_cases {
         cases.push(c);
         let mut c = case("memory.orphaned-gpu-memory", "PID 424242 (gone");
         c.host.edit_nvml(|n| {
-            n.gpus[0].processes = Field::Ok(vec![gpufix::host::nvml_types::ProcessMem {
+            n.gpus[0].processes = Field::Ok(vec![gpufix::vocab::nvml::ProcessMem {
                 pid: 424242,
                 used_memory: Some(1 << 30),
                 kind: "compute".into(),

@@ -1,8 +1,8 @@
 //! `gpufix explain RULE`: what the rule checks, why, its threshold and source, its fix.
 
 use super::{Global, print_diagnostics};
-use crate::playbook::diag::did_you_mean;
 use crate::session::ExitStatus;
+use crate::vocab::did_you_mean;
 use clap::Args;
 
 #[derive(Args, Debug)]

@@ -20,7 +20,7 @@ pub struct Options {
     pub today: jiff::civil::Date,
     /// Rule ids or layer names; empty means all. Dependencies of selected rules are included.
     pub only: Vec<String>,
-    /// Put [`crate::engine::timing::Timings`] in the report (`--timings`).
+    /// Put [`crate::vocab::timing::Timings`] in the report (`--timings`).
     pub timings: bool,
 }
 
@@ -166,7 +166,7 @@ pub fn evaluate(
         on_probe_done,
     );
 
-    let observe_ms = super::timing::ms(observe_started.elapsed());
+    let observe_ms = crate::vocab::timing::ms(observe_started.elapsed());
     let judge_started = std::time::Instant::now();
 
     // 3. judge in order
@@ -217,16 +217,16 @@ pub fn evaluate(
             .iter()
             .max_by(|a, b| (a.start_ms + a.ms).total_cmp(&(b.start_ms + b.ms)))
             .map(|p| format!("{} ({:.1} ms)", p.probe, p.ms));
-        super::timing::Timings {
+        crate::vocab::timing::Timings {
             total_ms: 0.0,
             phases: vec![
-                super::timing::Phase {
+                crate::vocab::timing::Phase {
                     name: format!("observe ({} probes, concurrent)", probe_timings.len()),
                     ms: observe_ms,
                 },
-                super::timing::Phase {
+                crate::vocab::timing::Phase {
                     name: format!("evaluate ({} rules)", results.len()),
-                    ms: super::timing::ms(judge_started.elapsed()),
+                    ms: crate::vocab::timing::ms(judge_started.elapsed()),
                 },
             ],
             probes: probe_timings,
@@ -300,6 +300,10 @@ fn base_result(r: &LoadedRule, verdict: Verdict) -> RuleResult {
         gpus: Vec::new(),
     }
 }
+
+/// A `for_each` item (its name and index; none for a rule without `for_each`) and the context
+/// it is judged in.
+type Item = (Option<(String, usize)>, Value);
 
 fn judge(
     r: &LoadedRule,
@@ -406,26 +410,27 @@ fn judge(
         }
     }
     // items
-    let items: Vec<(Option<(String, usize)>, Value)> = match &r.rule.for_each {
-        None => vec![(None, ctx.clone())],
+    // Each item's context is made when it is judged and dropped after: holding them all at once
+    // held a copy of the whole context per item (gigabytes for a paste of hundreds of GPUs).
+    let items: Box<dyn Iterator<Item = Item> + '_> = match &r.rule.for_each {
+        None => Box::new(std::iter::once((None, ctx.clone()))),
         Some(fe) => match expr::eval(&fe.in_, &ctx) {
-            Ok(Value::Array(list)) => list
-                .into_iter()
-                .enumerate()
-                .map(|(i, item)| {
+            Ok(Value::Array(list)) => {
+                let ctx = &ctx;
+                Box::new(list.into_iter().enumerate().map(move |(i, item)| {
                     let mut c = ctx.clone();
                     let m = c.as_object_mut().unwrap();
                     m.insert(fe.as_.clone(), item);
                     // bindings may read the item: compute them again for it
                     bind_lets(r, m);
                     (Some((fe.as_.clone(), i)), c)
-                })
-                .collect(),
+                }))
+            }
             Ok(other) => {
                 let e = format!(
                     "`{}` gave {} where a list was expected",
                     fe.in_,
-                    crate::probes::json_type(&other)
+                    crate::kinds::json_type(&other)
                 );
                 return unknown_result(r, &ctx, &fe.in_, &e);
             }
@@ -439,7 +444,8 @@ fn judge(
     let mut unknowns = Vec::new();
     let mut actions: Vec<Value> = Vec::new();
     let mut instructions = Vec::new();
-    for (item, c) in &items {
+    for (item, c) in items {
+        let (item, c) = (&item, &c);
         let label = |v: &str| match item {
             Some((name, i)) if v.starts_with(&format!("{name}.")) || v == name => {
                 format!("{name}[{i}]{}", &v[name.len()..])

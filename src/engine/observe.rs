@@ -3,9 +3,10 @@
 //! Each probe sees the host through a [`TimedHost`], so the run knows each probe's wall time
 //! and what it waited on ([`super::timing`]).
 
-use super::timing::{ProbeTiming, SharedNvml, TimedHost, ms};
+use super::timing::{SharedNvml, TimedHost};
 use crate::host::Host;
 use crate::probes::{self, Inputs, ProbeCtx, ProbeOutcome};
+use crate::vocab::timing::{ProbeTiming, ms};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use std::sync::{Arc, mpsc};
@@ -33,7 +34,12 @@ pub struct Observer {
 
 /// What a probe thread sends back: the outcome, when it started and finished (from the start
 /// of observe), and what it waited on.
-type Answer = (ProbeOutcome, Duration, Duration, Vec<super::timing::Wait>);
+type Answer = (
+    ProbeOutcome,
+    Duration,
+    Duration,
+    Vec<crate::vocab::timing::Wait>,
+);
 
 impl Observer {
     pub fn run(

@@ -81,7 +81,7 @@ impl EvidenceKind {
 }
 
 /// Only the head is inspected: markers sit near the top, and a huge paste stays cheap.
-const HEAD: usize = 64 * 1024;
+pub const HEAD: usize = 64 * 1024;
 
 fn head(text: &str) -> &str {
     let mut end = text.len().min(HEAD);
@@ -94,7 +94,10 @@ fn head(text: &str) -> &str {
 pub fn detect(text: &str) -> Option<EvidenceKind> {
     let h = head(text);
     let t = h.trim_start();
-    if super::nvidia_smi::looks_like_xml(h) {
+    // nvidia-smi -q text and XML quoted in a reply (`> ` before each line) read as pasted
+    let unquoted = super::unquote(h);
+    let q: &str = &unquoted;
+    if super::nvidia_smi::looks_like_xml(q) {
         return Some(EvidenceKind::NvidiaSmiXml);
     }
     if (t.starts_with('{') || t.starts_with('['))
@@ -109,10 +112,10 @@ pub fn detect(text: &str) -> Option<EvidenceKind> {
     if super::smi_tables::looks_like_table(h) {
         return Some(EvidenceKind::NvidiaSmiTable);
     }
-    if h.contains("NVSMI LOG")
-        || (h.contains("Product Name") && (h.contains("Attached GPUs") || h.contains("\nGPU 0")))
-        || (h.contains("Persistence Mode") && h.contains("Performance State"))
-        || super::nvidia_smi::looks_like_q_fragment(h)
+    if q.contains("NVSMI LOG")
+        || (q.contains("Product Name") && (q.contains("Attached GPUs") || q.contains("\nGPU 0")))
+        || (q.contains("Persistence Mode") && q.contains("Performance State"))
+        || super::nvidia_smi::looks_like_q_fragment(q)
     {
         return Some(EvidenceKind::NvidiaSmiText);
     }
@@ -301,6 +304,30 @@ pub fn parse(kind: EvidenceKind, text: &str) -> Result<Value, String> {
     }
 }
 
+/// The kind of evidence a file holds, from its head alone ([`HEAD`] bytes, gunzipped
+/// for `.gz`): asking what a 200 MB paste is must not load it. `None` when it is no known kind
+/// (or cannot be read).
+pub fn detect_file(p: &std::path::Path) -> Option<EvidenceKind> {
+    detect(&read_head(p).ok()?)
+}
+
+/// The first [`HEAD`] bytes of a file as text (gunzipped for `.gz`).
+pub fn read_head(p: &std::path::Path) -> std::io::Result<String> {
+    use std::io::Read;
+    let f = std::fs::File::open(p)?;
+    let limit = HEAD as u64;
+    let mut buf = Vec::with_capacity(HEAD);
+    if p.extension().is_some_and(|e| e == "gz") {
+        flate2::read::MultiGzDecoder::new(f)
+            .take(limit)
+            .read_to_end(&mut buf)?;
+    } else {
+        f.take(limit).read_to_end(&mut buf)?;
+    }
+    Ok(String::from_utf8(buf)
+        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -365,6 +392,13 @@ mod tests {
             Some(NvidiaSmiError)
         );
         assert_eq!(detect("No devices were found\n"), Some(NvidiaSmiError));
+        // a -q XML fragment quoted in a reply
+        assert_eq!(
+            detect(
+                "> <clocks_event_reasons>\n>     <clocks_event_reason_gpu_idle>Active</clocks_event_reason_gpu_idle>\n>     <clocks_event_reason_hw_slowdown>Not Active</clocks_event_reason_hw_slowdown>\n> </clocks_event_reasons>\n"
+            ),
+            Some(NvidiaSmiXml)
+        );
         assert_eq!(
             detect("Failed to initialize NVML: Driver/library version mismatch\n"),
             Some(NvidiaSmiError)

@@ -8,8 +8,8 @@
 //! Lines may come quoted (`> `), inside markdown fences, with a shell prompt before them or
 //! cut at the end; each parser reads the rows it recognises and skips the rest.
 
-use crate::host::nvml_types::ProcessMem;
-use crate::host::{Field, GpuReading, NvmlReading};
+use crate::vocab::nvml::ProcessMem;
+use crate::vocab::nvml::{Field, GpuReading, NvmlReading};
 use serde::Serialize;
 
 use super::nvidia_smi::NOT_IN_EVIDENCE;
@@ -287,6 +287,7 @@ pub fn parse_table(text: &str) -> Result<SmiUsage, String> {
         ..Default::default()
     };
     let mut in_procs = false;
+    let mut in_mig = false;
     // The process section is whole once its closing border follows its `|===|` header rule
     // (or it says there are none); a paste cut inside it leaves the others unknown.
     let (mut procs_ruled, mut procs_whole) = (false, false);
@@ -312,7 +313,17 @@ pub fn parse_table(text: &str) -> Result<SmiUsage, String> {
         }
         if t.starts_with("| Processes") || t.starts_with("|  Processes") || t == "Processes:" {
             in_procs = true;
+            in_mig = false;
             u.processes_listed = true;
+            continue;
+        }
+        // A MIG-enabled GPU's instances (memory and SM count per instance, no utilization):
+        // their rows are not GPUs.
+        if t.contains("MIG devices:") {
+            in_mig = true;
+            continue;
+        }
+        if in_mig {
             continue;
         }
         if !t.starts_with('|') {
@@ -1108,6 +1119,33 @@ Tue Mar  5 10:00:00 2024
         assert_eq!(u.gpus[0].persistence, Some(false));
         assert!(u.truncated);
         assert!(!u.processes_listed);
+    }
+
+    #[test]
+    fn mig_instance_rows_are_not_gpus() {
+        // the layout of a MIG-enabled A100 (driver 470): one GPU, two instances, one process
+        let t = "|   0  NVIDIA A100-SXM...  On   | 00000000:07:00.0 Off |                   On |\n\
+| N/A   32C    P0    62W / 400W |  10450MiB / 40536MiB |     N/A      Default |\n\
+|                               |                      |              Enabled |\n\
++-------------------------------+----------------------+----------------------+\n\
+| MIG devices:                                                                |\n\
++------------------+----------------------+-----------+-----------------------+\n\
+| GPU  GI  CI  MIG |         Memory-Usage |        Vol|         Shared        |\n\
+|==================+======================+===========+=======================|\n\
+|  0    1   0   0  |  10440MiB / 20096MiB | 42      0 |  3   0    2    0    0 |\n\
+|                  |      4MiB / 32767MiB |           |                       |\n\
++------------------+----------------------+-----------+-----------------------+\n\
+| Processes:                                                                  |\n\
+|  GPU   GI   CI        PID   Type   Process name                  GPU Memory |\n\
+|=============================================================================|\n\
+|    0    1    0      12345      C   python                          10427MiB |\n\
++-----------------------------------------------------------------------------+\n";
+        let u = parse_table(t).unwrap();
+        assert_eq!(u.gpus.len(), 1);
+        assert_eq!(u.gpus[0].util_gpu, None);
+        assert_eq!(u.gpus[0].compute_mode.as_deref(), Some("Default"));
+        assert_eq!(u.processes.len(), 1);
+        assert!(u.processes_listed);
     }
 
     #[test]

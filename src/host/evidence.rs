@@ -15,6 +15,15 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+/// Most GPUs one pasted host may have. Every per-GPU rule judges each GPU against the whole
+/// reading, so the work grows with the square of the count: a paste of hundreds of GPUs (several
+/// hosts' output concatenated, or a hostile file) would take minutes and gigabytes.
+pub const MAX_GPUS: usize = 64;
+
+/// Largest `nvidia-smi -q` paste (text or XML) read: the XML of one H200 with every section is
+/// 27 KB, so [`MAX_GPUS`] of them stay well under this.
+pub const MAX_SMI_Q_BYTES: usize = 8 << 20;
+
 pub struct EvidenceHost {
     names: Vec<String>,
     files: BTreeMap<String, Vec<u8>>,
@@ -76,7 +85,13 @@ impl EvidenceHost {
             nvml_error: None,
         };
         for p in paths {
-            let text = crate::probes::inputs::read_shared(p)
+            // Job evidence (a log, a trace) is read by its own probe: knowing from the head that
+            // it is one, leave it unread here rather than hold a whole paste for nothing. (Only
+            // the shm-error check reads past the head, and it never makes a text describe a host.)
+            if crate::evidence::detect::detect_file(p).is_some_and(|k| !describes_host(k)) {
+                continue;
+            }
+            let text = crate::vocab::io::read_shared(p)
                 .map_err(|e| anyhow::anyhow!("--evidence {}: {e}", p.display()))?;
             let Some(kind) = detect(&text) else {
                 // job text (Python, a training config, a launcher line, a training log) is
@@ -91,6 +106,19 @@ impl EvidenceHost {
             };
             if !describes_host(kind) {
                 continue;
+            }
+            if matches!(
+                kind,
+                EvidenceKind::NvidiaSmiText | EvidenceKind::NvidiaSmiXml
+            ) && text.len() > MAX_SMI_Q_BYTES
+            {
+                // its parse keeps a tree of every line: refuse before building it
+                anyhow::bail!(
+                    "--evidence {}: {:.1} MB of nvidia-smi -q output; one host's is under {} MiB (-q -x of {MAX_GPUS} GPUs is about 2 MB)\nhelp: give the output of one host (`nvidia-smi -q > smi.txt` on the node the job ran on), not several pasted together",
+                    p.display(),
+                    text.len() as f64 / 1e6,
+                    MAX_SMI_Q_BYTES >> 20
+                );
             }
             h.names.push(format!("{} ({})", name_of(p), kind.name()));
             match kind {
@@ -137,6 +165,15 @@ impl EvidenceHost {
                 }
                 // topo -m and df are read by their own probes; they still describe that host
                 _ => {}
+            }
+            if let Some(r) = &h.nvml
+                && r.gpus.len() > MAX_GPUS
+            {
+                anyhow::bail!(
+                    "--evidence {}: nvidia-smi output of {} GPUs; one host has at most {MAX_GPUS}\nhelp: give the output of one host (`nvidia-smi -q > smi.txt` on the node the job ran on), not several pasted together",
+                    p.display(),
+                    r.gpus.len()
+                );
             }
         }
         Ok(if h.names.is_empty() { None } else { Some(h) })

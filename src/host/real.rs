@@ -9,8 +9,8 @@
 //! captured, each in its own process group; at the deadline the whole group is killed, so a
 //! script's background grandchildren do not outlive gpufix.
 
-use super::nvml_types::{Field, GpuReading, GpuSample, NvLink, NvmlReading, ProcessMem};
 use super::{CommandOutput, FileMeta, Host};
+use crate::vocab::nvml::{Field, GpuReading, GpuSample, NvLink, NvmlReading, ProcessMem};
 use nvml_wrapper::Nvml;
 use nvml_wrapper::bitmasks::device::ThrottleReasons;
 use nvml_wrapper::enum_wrappers::device::{

@@ -4,13 +4,14 @@
 //! templates that compile and read only what the rule declares). Every problem is collected;
 //! the caller prints them all and stops.
 
-use super::diag::{Diagnostic, did_you_mean, locate};
+use super::diag::{Diagnostic, locate};
 use super::model::{Playbook, Rule, Values};
 use super::{LoadedRule, RuleSet, SourceFile, Tier};
 use crate::expr::{self, HOST_FIELDS, INPUTS, ROOTS};
 use crate::fixes;
 use crate::probes;
 use crate::report::Safety;
+use crate::vocab::did_you_mean;
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -360,7 +361,7 @@ pub fn load(
                 if let Some(decl) = rule.params.get(name)
                     && !same_type(&decl.default, given)
                 {
-                    let ty = probes::json_type(&decl.default);
+                    let ty = crate::kinds::json_type(&decl.default);
                     let ty = match ty {
                         "integer" => "an integer",
                         "array" => "an array",
@@ -376,7 +377,7 @@ pub fn load(
                             format!(
                                 "parameter `{name}` of rule `{id}` must be {ty} (its default is {}), found {} {given}",
                                 decl.default,
-                                probes::json_type(given)
+                                crate::kinds::json_type(given)
                             ),
                             format!("write {ty}, e.g. `{name}: {}`", decl.default),
                         )
@@ -558,7 +559,7 @@ fn same_type(default: &Value, given: &Value) -> bool {
         Value::Null => true,
         Value::Number(n) if n.is_f64() => given.is_number(),
         Value::Number(_) => given.is_i64() || given.is_u64(),
-        _ => probes::json_type(default) == probes::json_type(given),
+        _ => crate::kinds::json_type(default) == crate::kinds::json_type(given),
     }
 }
 

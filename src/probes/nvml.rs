@@ -330,9 +330,9 @@ impl ProbeKind for Nvml {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::host::nvml_types::NvLink;
     use crate::host::recorded::SnapshotHost;
     use crate::probes::{Inputs, run_with, value_of};
+    use crate::vocab::nvml::NvLink;
     use std::time::Duration;
 
     pub(crate) fn reading() -> NvmlReading {

@@ -77,10 +77,9 @@ impl ProbeKind for Trace {
             // a trace is recognised by its content; a gzipped one by its name
             None => match ctx.inputs.evidence.iter().find(|p| {
                 p.to_string_lossy().ends_with(".gz") && p.to_string_lossy().contains(".json")
-                    || crate::probes::inputs::read_text(p).is_ok_and(|t| {
-                        crate::evidence::detect::detect(&t)
-                            == Some(crate::evidence::detect::EvidenceKind::ChromeTrace)
-                    })
+                    // the head says it: reading the whole paste here held it twice more
+                    || crate::evidence::detect::detect_file(p)
+                        == Some(crate::evidence::detect::EvidenceKind::ChromeTrace)
             }) {
                 Some(p) => p.clone(),
                 None if super::param_bool(_params, "optional") == Some(true) => {
