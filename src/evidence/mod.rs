@@ -23,8 +23,8 @@ pub mod trace;
 
 pub use detect::{EvidenceKind, detect, parse};
 
-/// Most entries any list in a parser's output holds; the rest are counted, not kept.
-pub const MAX_ITEMS: usize = 1000;
+// The evidence readers say `super::MAX_ITEMS`; the bound itself is vocabulary (formats use it).
+pub use crate::vocab::MAX_ITEMS;
 /// Longest free-text field (a log message, a kernel name) kept, in bytes.
 pub const MAX_TEXT: usize = 512;
 

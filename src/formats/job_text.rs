@@ -303,7 +303,7 @@ pub fn log_warnings(text: &str) -> Vec<LogWarning> {
         };
         out.extend(w);
         // bounded like every evidence list: a long log repeats the same warning every epoch
-        if out.len() >= crate::evidence::MAX_ITEMS {
+        if out.len() >= crate::vocab::MAX_ITEMS {
             break;
         }
     }
@@ -604,9 +604,9 @@ mod tests {
     #[test]
     fn warnings_of_a_long_log_are_bounded() {
         let line = "UserWarning: This DataLoader will create 8 worker processes in total. Our suggested max number of worker in current system is 2, which is smaller than what this DataLoader is going to create.\n";
-        let log = line.repeat(crate::evidence::MAX_ITEMS + 500);
+        let log = line.repeat(crate::vocab::MAX_ITEMS + 500);
         let w = log_warnings(&log);
-        assert_eq!(w.len(), crate::evidence::MAX_ITEMS);
+        assert_eq!(w.len(), crate::vocab::MAX_ITEMS);
         assert_eq!(
             (w[0].kind, w[0].workers, w[0].suggested),
             ("too-many-workers", Some(8), Some(2))

@@ -6,6 +6,9 @@ pub mod io;
 pub mod nvml;
 pub mod timing;
 
+/// Most entries any list in a parser's output holds; the rest are counted, not kept.
+pub const MAX_ITEMS: usize = 1000;
+
 /// "did you mean `x`?" for a name close to one of `known`.
 pub fn did_you_mean<'a>(name: &str, known: impl IntoIterator<Item = &'a str>) -> Option<String> {
     known
