@@ -844,3 +844,78 @@ fn imported_module_default_is_fixed_in_that_module() {
         )],
     );
 }
+
+/// `bash run.sh` started the job with `-j 2`: the value is the command line's, and the fix
+/// edits the flag where the launch script writes it. The running process keeps its argv until
+/// it is restarted (the fix says `restart: job`), so the proof is the diff, the bytes after
+/// apply, and rollback.
+#[test]
+fn a_flag_from_a_launch_script_is_fixed_in_the_script() {
+    let src =
+        std::fs::read_to_string(repo().join("tests/fixtures/pid/shapes/imagenet/main.py")).unwrap();
+    let run_sh = "#!/bin/bash\nset -euo pipefail\n# train resnet50\npython main.py -a resnet50 \\\n    -j 2 --dummy\n";
+    let job = job_tree(
+        "5001",
+        "python\0main.py\0-a\0resnet50\0-j\x002\0--dummy\0",
+        "/home/ml/imagenet",
+        &[
+            ("/home/ml/imagenet/main.py", &src),
+            ("/home/ml/imagenet/run.sh", run_sh),
+            ("/proc/5000/cmdline", "/bin/bash\0run.sh\0"),
+            (
+                "/proc/5000/stat",
+                "5000 (bash) S 1 1 1 0 -1 4194304 100 0 0 0 1 1 0 0 20 0 1 0 100 1000 200 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n",
+            ),
+        ],
+    );
+    // the training process's parent is the shell running run.sh
+    let stat = job.dir.path().join("root/proc/5001/stat");
+    let t = std::fs::read_to_string(&stat)
+        .unwrap()
+        .replacen(" S 1 ", " S 5000 ", 1);
+    std::fs::write(&stat, &t).unwrap();
+    std::fs::write(job.dir.path().join("root/proc/5001/task/5001/stat"), &t).unwrap();
+    std::os::unix::fs::symlink(
+        "/home/ml/imagenet",
+        job.dir.path().join("root/proc/5000/cwd"),
+    )
+    .unwrap();
+    // judged for a 16-CPU node whatever the CPUs of the machine running the test
+    let values = job.p("values.yaml");
+    std::fs::write(
+        &values,
+        "rules:\n  data.workers-too-few:\n    params: { node_cpus: 16 }\n",
+    )
+    .unwrap();
+    let base = [
+        "--pid",
+        "5001",
+        "--values",
+        values.as_str(),
+        "--only",
+        "data.workers-too-few",
+    ];
+    let before = job.state();
+    let plan = job.run(&[&["plan"][..], &base].concat());
+    assert_eq!(plan.code, 2, "{}\n{}", plan.stdout, plan.stderr);
+    for has in [
+        "given as `-j 2",
+        "(`-j 2` on run.sh:4)",
+        "-    -j 2 --dummy",
+        "+    -j 8 --dummy",
+    ] {
+        assert!(
+            plan.stdout.contains(has),
+            "plan shows `{has}`:\n{}",
+            plan.stdout
+        );
+    }
+    assert_eq!(job.state(), before, "plan changes nothing");
+    let apply = job.run(&[&["apply", "--yes", "--allow", "config.set"][..], &base].concat());
+    assert_eq!(apply.code, 0, "{}\n{}", apply.stdout, apply.stderr);
+    let after = std::fs::read_to_string(job.p("root/home/ml/imagenet/run.sh")).unwrap();
+    assert_eq!(after, run_sh.replace("-j 2", "-j 8"));
+    let rb = job.rollback();
+    assert_eq!(rb.code, 0, "{}\n{}", rb.stdout, rb.stderr);
+    assert_eq!(job.state(), before, "rollback restores every byte");
+}

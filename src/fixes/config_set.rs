@@ -49,6 +49,14 @@ impl FileEdit for ConfigSet {
             return Err(format!("the training config {path} does not exist"));
         }
         let key = str_param(action, "key")?;
+        if crate::formats::launcher::is_flag_key(key) {
+            // a flag on the launch script's command line (`-j@L4`)
+            let value = match action.get("value").ok_or("action needs `value`")? {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            return crate::formats::launcher::set_flag(old, key, &value);
+        }
         if crate::formats::python::parse_key(key).is_some()
             && (path.ends_with(".py") || crate::formats::python::looks_like_python(old))
         {

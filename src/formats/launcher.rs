@@ -829,6 +829,97 @@ fn command_lines(text: &str) -> String {
     out
 }
 
+/// `FLAG@LINE` (`-j@L4`, `--num_workers@L7`): the value of a flag on a launch script's command
+/// that starts on LINE (or a line a trailing `\` continues it onto), the key `config.set`
+/// edits in a launch script.
+pub fn flag_key(flag: &str, line: usize) -> String {
+    format!("{flag}@L{line}")
+}
+
+fn parse_flag_key(key: &str) -> Option<(&str, usize)> {
+    let (flag, line) = key.rsplit_once("@L")?;
+    (flag.starts_with('-') && !flag.contains(char::is_whitespace))
+        .then_some((flag, line.parse().ok()?))
+}
+
+/// Where `flag`'s value is written on the command starting on `line`: its byte range.
+fn flag_value_span(src: &str, flag: &str, line: usize) -> Option<(usize, usize)> {
+    let mut offset = 0;
+    let mut n = 0;
+    for l in src.split_inclusive('\n') {
+        n += 1;
+        if n >= line {
+            let body = l.trim_end_matches('\n');
+            let mut i = 0;
+            while let Some(pos) = body[i..].find(flag) {
+                let at = i + pos;
+                let before_ok = at == 0 || body.as_bytes()[at - 1].is_ascii_whitespace();
+                let rest = &body[at + flag.len()..];
+                if before_ok {
+                    if let Some(v) = rest.strip_prefix('=') {
+                        let len = v.find(char::is_whitespace).unwrap_or(v.len());
+                        let s = offset + at + flag.len() + 1;
+                        return Some((s, s + len));
+                    }
+                    if rest.starts_with([' ', '\t']) {
+                        let ws = rest.len() - rest.trim_start().len();
+                        let v = rest.trim_start();
+                        let len = v.find(char::is_whitespace).unwrap_or(v.len());
+                        if len > 0 && !v.starts_with('\\') {
+                            let s = offset + at + flag.len() + ws;
+                            return Some((s, s + len));
+                        }
+                    }
+                }
+                i = at + flag.len();
+            }
+            if !body.trim_end().ends_with('\\') {
+                return None;
+            }
+        }
+        offset += l.len();
+    }
+    None
+}
+
+/// Set a flag's value in a launch script (`FLAG@LINE`); every other byte stays.
+pub fn set_flag(src: &str, key: &str, value: &str) -> Result<String, String> {
+    let (flag, line) = parse_flag_key(key)
+        .ok_or_else(|| format!("`{key}` is not a launch-script flag key (FLAG@LLINE)"))?;
+    let (s, e) = flag_value_span(src, flag, line)
+        .ok_or_else(|| format!("no `{flag} VALUE` on the command starting on line {line}"))?;
+    Ok(format!("{}{value}{}", &src[..s], &src[e..]))
+}
+
+/// A flag's value as written (`FLAG@LINE`).
+pub fn get_flag(src: &str, key: &str) -> Option<String> {
+    let (flag, line) = parse_flag_key(key)?;
+    let (s, e) = flag_value_span(src, flag, line)?;
+    Some(src[s..e].to_string())
+}
+
+/// Is `key` a launch-script flag key?
+pub fn is_flag_key(key: &str) -> bool {
+    parse_flag_key(key).is_some()
+}
+
+/// The line (1-based) of a launch script whose command sets `flag` to `value`, when exactly
+/// one does.
+pub fn flag_line(src: &str, flag: &str, value: &str) -> Option<usize> {
+    let lines: Vec<usize> = (1..=src.lines().count())
+        .filter(|n| {
+            // a line that starts a command: not one a `\` continues
+            *n == 1
+                || !src
+                    .lines()
+                    .nth(n - 2)
+                    .is_some_and(|p| p.trim_end().ends_with('\\'))
+        })
+        .filter(|n| get_flag(src, &flag_key(flag, *n)).as_deref() == Some(value))
+        .collect();
+    (lines.len() == 1).then(|| lines[0])
+}
+
 /// The normalized setting name a command-line key sets, if it is one the data rules read:
 /// `--num_workers`, `--workers`, `-j`?, `data.num_workers`, `DATALOADER.NUM_WORKERS`, ….
 pub fn setting_name(key: &str) -> Option<&'static str> {
@@ -876,6 +967,22 @@ mod tests {
         );
         assert_eq!(s.cpus_per_rank(), Some(8));
         assert_eq!(read_script("python train.py\n").slurm, Slurm::default());
+    }
+
+    #[test]
+    fn a_flag_value_is_set_in_place_on_its_command() {
+        let src = "#!/bin/bash\n# -j 4 in a comment line is not a command\nexport X=1\npython main.py -a resnet50 \\\n    -j 2 --lr=0.1 /data\ntorchrun train.py --num_workers=2\n";
+        assert_eq!(flag_line(src, "-j", "2"), Some(4));
+        assert_eq!(flag_line(src, "--num_workers", "2"), Some(6));
+        assert_eq!(flag_line(src, "--lr", "0.2"), None);
+        let out = set_flag(src, &flag_key("-j", 4), "8").unwrap();
+        assert_eq!(out, src.replace("-j 2", "-j 8"));
+        let out = set_flag(src, "--num_workers@L6", "8").unwrap();
+        assert_eq!(out, src.replace("--num_workers=2", "--num_workers=8"));
+        assert_eq!(get_flag(&out, "--num_workers@L6").as_deref(), Some("8"));
+        assert!(set_flag(src, "-j@L6", "8").is_err());
+        assert!(!is_flag_key("data.num_workers"));
+        assert!(is_flag_key("-j@L4"));
     }
 
     #[test]

@@ -379,6 +379,7 @@ fn discover(host: &dyn Host, pid: u32, explicit: bool, g: &mut Gathered) {
     g.launches
         .push((l.clone(), format!("command line of PID {rank0}")));
     let fs = JobFs::new(host, rank0);
+    launch_scripts(host, &fs, pid, g);
     if let Some(r) = &fs.root {
         g.notes.push(format!(
             "PID {rank0} runs in its own mount namespace (a container): its files are read through {r}"
@@ -448,6 +449,56 @@ fn discover(host: &dyn Host, pid: u32, explicit: bool, g: &mut Gathered) {
         }
         config_literals(&fs, &cwd, g);
         hydra(&fs, &l, &cwd, script_path.as_deref(), &origin, g);
+    }
+}
+
+/// The shell scripts that started the job (`bash run.sh` among its parent processes, up to 4
+/// levels): read as launch scripts, so a flag they pass can be fixed where it is written.
+fn launch_scripts(host: &dyn Host, fs: &JobFs, pid: u32, g: &mut Gathered) {
+    let mut p = pid;
+    for _ in 0..4 {
+        let Some(parent) = host
+            .read_file(&format!("/proc/{p}/stat"))
+            .ok()
+            .and_then(|b| {
+                let t = String::from_utf8_lossy(&b).into_owned();
+                // after `(comm)`: state, then the parent's pid
+                t.rsplit_once(')')?
+                    .1
+                    .split_whitespace()
+                    .nth(1)?
+                    .parse::<u32>()
+                    .ok()
+            })
+            .filter(|pp| *pp > 1)
+        else {
+            return;
+        };
+        p = parent;
+        let argv = argv_of(host, p);
+        let shell = argv
+            .first()
+            .map(|a| a.rsplit('/').next().unwrap_or(a))
+            .is_some_and(|b| matches!(b, "sh" | "bash" | "dash" | "zsh"));
+        let Some(script) = argv.get(1).filter(|s| shell && !s.starts_with('-')) else {
+            continue;
+        };
+        let cwd = host
+            .read_link(&format!("/proc/{p}/cwd"))
+            .unwrap_or_else(|_| "/".into());
+        match fs.read(&join_path(&cwd, script)) {
+            Ok((at, t)) => {
+                let before = g.docs.len();
+                g.add_doc(at, t, &format!("launch script of PID {p}"), "");
+                // the script's own launch lines are the job's command line seen again
+                if g.docs.len() > before {
+                    let path = g.docs[before].path.clone();
+                    g.launches.retain(|(_, o)| o != &path);
+                }
+            }
+            Err(e) => g.notes.push(format!("launch script of PID {p}: {e}")),
+        }
+        return;
     }
 }
 
@@ -722,6 +773,30 @@ fn resolve(g: &mut Gathered) {
             _ => {}
         }
     }
+    // a value given on the command line that a launch script of the job writes: the fix
+    // edits that flag in the script (`-j 2` on line 4 of run.sh -> `-j@L4`)
+    for f in found
+        .iter_mut()
+        .filter(|f| f.file.is_empty() && f.key.starts_with('-'))
+    {
+        let Some(v) = &f.value else { continue };
+        let v = value_text(v);
+        let hit = g
+            .docs
+            .iter()
+            .filter(|d| d.kind == JobText::Launcher)
+            .find_map(|d| launcher::flag_line(&d.text, &f.key, &v).map(|n| (d, n)));
+        if let Some((d, n)) = hit {
+            f.source = format!(
+                "{} (`{} {v}` on {}:{n})",
+                f.source,
+                f.key,
+                d.path.rsplit('/').next().unwrap_or(&d.path)
+            );
+            f.file = d.path.clone();
+            f.key = launcher::flag_key(&f.key, n);
+        }
+    }
     g.found = found;
 }
 
@@ -783,12 +858,19 @@ fn python_settings(
                         })
                         .or_else(|| cli.get(&attr).cloned());
                     if let Some((v, raw)) = given {
+                        // the flag as written (`-j` of `-j 2`), for a fix in a launch script
+                        let flag = raw
+                            .split([' ', '='])
+                            .next()
+                            .filter(|f| f.starts_with('-'))
+                            .unwrap_or(&attr)
+                            .to_string();
                         out.push(Found {
                             setting,
                             value: Some(cli_value(&v)),
                             unjudged: None,
                             file: String::new(),
-                            key: attr.clone(),
+                            key: flag,
                             source: format!("{at} = `{e}`, given as `{raw}`"),
                             rank: 1,
                             eval_only,
