@@ -4,12 +4,16 @@
 #
 #   bench/pid_only.sh --out DIR [--gpufix BIN] [--pyspy BIN] [--cases healthy,workers0,...]
 #
+# pub_imagenet_j2 and pub_module_w0 run scripts written the way public training code is
+# (bench/public: an imagenet/main.py-style `-j 2`; a `python -m pkgjob.train` job whose
+# DataLoader is built in an imported module with num_workers=0 by default); both expect
+# data.workers-too-few, found from the process alone.
 # Per case it leaves in DIR/CASE/: config.yaml, job.log, tree.json (the job's /proc tree over
 # 5 s, a gpufix snapshot: bench/proc_record.py), plan.json and plan.txt (when --gpufix is
 # given). DIR/summary.tsv has one line per case. Only reads the GPU; writes only under DIR.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-out=""; gpufix=""; pyspy=""; record=1; cases="healthy,workers0,workers2,pin_memory_false,launch_blocking,item_sync,other_layout,torchrun"
+out=""; gpufix=""; pyspy=""; record=1; cases="healthy,workers0,workers2,pin_memory_false,launch_blocking,item_sync,other_layout,torchrun,pub_imagenet_j2,pub_module_w0"
 py=/opt/torch/.venv/bin/python3; [ -x "$py" ] || py=python3
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -49,6 +53,10 @@ for c in "${list[@]}"; do
   envs=(env -u CUDA_LAUNCH_BLOCKING -u PYTORCH_CUDA_ALLOC_CONF)
   [ "$c" = launch_blocking ] && envs+=(CUDA_LAUNCH_BLOCKING=1)
   case "$c" in
+    # public-style scripts (bench/public): the worker count is a `-j` flag, or the default of
+    # a function in an imported module run with `python -m` from its source tree
+    pub_imagenet_j2) "${envs[@]}" "$py" "$here/public/imagenet_style.py" -j 2 --ready-file ready --pid-file pid > job.log 2>&1 & ;;
+    pub_module_w0) (cd "$here/public" && exec "${envs[@]}" "$py" -m pkgjob.train --ready-file "$d/ready" --pid-file "$d/pid") > job.log 2>&1 & ;;
     torchrun) "${envs[@]}" "$torchrun" --standalone --nproc_per_node=1 "$here/train.py" --config config.yaml --ready-file ready --pid-file pid > job.log 2>&1 & ;;
     workers0|item_sync) "${envs[@]}" "$py" "$here/train.py" config.yaml --ready-file ready --pid-file pid > job.log 2>&1 & ;;
     *) "${envs[@]}" "$py" "$here/train.py" --config config.yaml --ready-file ready --pid-file pid > job.log 2>&1 & ;;

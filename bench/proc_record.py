@@ -112,9 +112,41 @@ def main():
             if not cand or len(cand) > 4096:
                 continue
             path = cand if cand.startswith("/") else os.path.join(cwd, cand)
+            try:  # a job in a container: its files are under its own root
+                if os.readlink(f"/proc/{p}/ns/mnt") != os.readlink("/proc/self/ns/mnt"):
+                    path = f"/proc/{p}/root" + path
+            except OSError:
+                pass
             if os.path.isfile(path) and path not in files and not path.startswith("/proc"):
                 if os.path.getsize(path) <= MAX_FILE and not os.access(path, os.X_OK) or path.endswith(".py"):
                     rec(path)
+    # what config discovery may also read: the sources and configs beside the script and
+    # under the cwd (imported modules, configs named by a path in the script), two levels deep
+    # at most, 64 files; and the mount namespaces, so a job in a container is recorded as one
+    # (its files then under /proc/PID/root)
+    for p in [a.pid, "self"]:
+        try:
+            links[f"/proc/{p}/ns/mnt"] = [os.readlink(f"/proc/{p}/ns/mnt")]
+        except OSError:
+            pass
+    extra = 0
+    for p in pids[:1]:
+        cwd = links.get(f"/proc/{p}/cwd", ["/"])[0]
+        in_ct = links.get(f"/proc/{p}/ns/mnt") != links.get("/proc/self/ns/mnt")
+        prefix = f"/proc/{p}/root" if in_ct else ""
+        roots = {cwd} | {os.path.dirname(k[len(prefix):]) for k in files if k.endswith(".py")}
+        for top in sorted(r for r in roots if r and r != "/"):
+            for dirpath, dirnames, names in os.walk(prefix + top):
+                if dirpath[len(prefix + top):].count("/") >= 2:
+                    dirnames[:] = []
+                dirnames[:] = [d for d in dirnames if not d.startswith(".") and d != "__pycache__"]
+                for n in sorted(names):
+                    path = os.path.join(dirpath, n)
+                    if extra < 64 and n.endswith((".py", ".yaml", ".yml", ".json", ".toml")) \
+                            and path not in files and not os.path.islink(path) \
+                            and os.path.getsize(path) <= MAX_FILE:
+                        rec(path)
+                        extra += 1
     samples = []
 
     def stats():

@@ -7,10 +7,14 @@
 //! missing parameters, each at its own path), the typed check after templates render,
 //! `gpufix list --probes/--fixes` and the authoring reference `docs/playbooks.md`.
 //!
+//! This module is vocabulary (tests/layering.rs): the probes and fixes declare their parameters
+//! with it, so it knows neither list. What is built from the lists (the playbook schema's kind
+//! unions, the reference) is [`crate::playbook::registry`].
+//!
 //! A templated string (`"{{ params.x }}"`) is allowed wherever a typed value goes; it is checked
 //! once it has rendered.
 
-use crate::playbook::diag::did_you_mean;
+use crate::vocab::did_you_mean;
 use schemars::generate::SchemaSettings;
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::de::DeserializeOwned;
@@ -429,7 +433,7 @@ pub fn check(
                     message: format!(
                         "{what} parameter `{}` of `{kind}` must be {want}, found {}",
                         path.trim_start_matches('/').replace('/', "."),
-                        crate::probes::json_type(err.instance())
+                        json_type(err.instance())
                     ),
                     path,
                     help: row_help(),
@@ -445,6 +449,19 @@ pub fn check(
     out
 }
 
+/// The JSON Schema name of a value's type (`integer`, `number`, `string`, ...), for messages.
+pub fn json_type(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(n) if n.is_f64() => "number",
+        Value::Number(_) => "integer",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
 /// For the `anyOf` a template allowance adds (`[declared type, template string]`), report the
 /// error of the declared type: "must be one of present, absent", not "not valid under anyOf".
 fn first_branch<'x, 'b>(
@@ -456,90 +473,6 @@ fn first_branch<'x, 'b>(
         return first_branch(first);
     }
     err
-}
-
-/// The authoring reference: every probe kind and fix kind with parameters and outputs.
-/// `docs/playbooks.md` is this text; a test keeps it current.
-pub fn reference_markdown() -> String {
-    let mut out = String::from(
-        "# Playbook authoring reference\n\n\
-Generated from the kinds' parameter types by `gpufix list --probes --fixes --format markdown`; \
-a test fails when this file is stale (regenerate it with \
-`cargo run -- list --probes --fixes --format markdown > docs/playbooks.md`).\n\n\
-A key or parameter marked * is required. Any parameter may be a template (`\"{{ params.x }}\"`); \
-its rendered value is checked against the type shown.\n\n## Probe kinds\n",
-    );
-    for p in crate::probes::PROBES {
-        out.push_str(&format!(
-            "\n### `{}`{}\n\n{}\n",
-            p.name(),
-            if p.sampled() { " (sampled)" } else { "" },
-            p.doc()
-        ));
-        params_table(&mut out, &p.params());
-        out.push_str("\nOutputs:\n\n");
-        for (f, d) in p.fields() {
-            out.push_str(&format!("- `{f}`: {d}\n"));
-        }
-    }
-    out.push_str("\n## Fix kinds\n");
-    for f in crate::fixes::FIXES {
-        out.push_str(&format!(
-            "\n### `{}`\n\n{} Safety at most `{}`.\n",
-            f.name,
-            f.doc,
-            f.max_safety.as_str()
-        ));
-        params_table(&mut out, &f.params);
-    }
-    out
-}
-
-fn params_table(out: &mut String, params: &ParamsDecl) {
-    let rows = params.rows();
-    if rows.is_empty() {
-        out.push_str("\nParameters: none.\n");
-        return;
-    }
-    out.push_str("\n| parameter | type | default | description |\n|---|---|---|---|\n");
-    for r in rows {
-        out.push_str(&format!(
-            "| `{}`{} | {} | {} | {} |\n",
-            r.name,
-            if r.required { "*" } else { "" },
-            r.ty.replace('|', "\\|"),
-            r.default.map(|d| format!("`{d}`")).unwrap_or_default(),
-            r.doc.replace('|', "\\|")
-        ));
-    }
-}
-
-/// The playbook schema of `probes:` (`{alias: {kind: …, …}}`), discriminated over the probe kinds.
-pub fn probe_map_schema(g: &mut SchemaGenerator) -> Schema {
-    let kinds: Vec<(&str, &str, ParamsDecl)> = crate::probes::PROBES
-        .iter()
-        .map(|p| (p.name(), p.doc(), p.params()))
-        .collect();
-    g.definitions_mut()
-        .insert("ProbeSpec".into(), union_schema("probe", &kinds));
-    schemars::json_schema!({
-        "type": "object",
-        "additionalProperties": { "$ref": "#/$defs/ProbeSpec" }
-    })
-}
-
-/// The playbook schema of a fix's `actions:`, discriminated over the fix kinds.
-pub fn fix_actions_schema(g: &mut SchemaGenerator) -> Schema {
-    let kinds: Vec<(&str, &str, ParamsDecl)> = crate::fixes::FIXES
-        .iter()
-        .map(|f| (f.name, f.doc, f.params))
-        .collect();
-    g.definitions_mut()
-        .insert("FixAction".into(), union_schema("fix", &kinds));
-    schemars::json_schema!({
-        "type": "array",
-        "items": { "$ref": "#/$defs/FixAction" }
-    })
 }
 
 #[cfg(test)]

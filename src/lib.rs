@@ -25,3 +25,4 @@ pub mod report;
 pub mod safe_write;
 pub mod session;
 pub mod trust;
+pub mod vocab;

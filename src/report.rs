@@ -225,7 +225,7 @@ pub struct Report {
     pub notes: Vec<String>,
     /// With `--timings`: the run's phases, each probe's wall time and what it waited on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub timings: Option<crate::engine::timing::Timings>,
+    pub timings: Option<crate::vocab::timing::Timings>,
 }
 
 impl Report {

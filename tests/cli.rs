@@ -1534,7 +1534,7 @@ mod rule_cases {
         cases.push(c);
         let mut c = case("memory.orphaned-gpu-memory", "PID 424242 (gone");
         c.host.edit_nvml(|n| {
-            n.gpus[0].processes = Field::Ok(vec![gpufix::host::nvml_types::ProcessMem {
+            n.gpus[0].processes = Field::Ok(vec![gpufix::vocab::nvml::ProcessMem {
                 pid: 424242,
                 used_memory: Some(1 << 30),
                 kind: "compute".into(),
@@ -1919,5 +1919,99 @@ mod pasted_gpu_evidence {
             ),
             "fail"
         );
+    }
+}
+
+/// A paste cut short gives `unknown` with "input ends early" for the rules that needed what it
+/// lost, never a verdict from half a file. Each case cuts a real recording or corpus artifact
+/// here, in the test (no truncated copy is committed as real), and checks the whole file first
+/// so that the cut is what changes the verdict.
+mod truncation {
+    use super::*;
+
+    fn judge(text: &str) -> serde_json::Value {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("paste.txt");
+        std::fs::write(&p, text).unwrap();
+        let out = run(&[
+            "plan",
+            "--sample",
+            "0",
+            "--format",
+            "json",
+            "--evidence",
+            p.to_str().unwrap(),
+        ]);
+        assert_ne!(out.code, 1, "{}", out.stderr);
+        serde_json::from_str(&out.stdout).unwrap()
+    }
+
+    fn result<'a>(v: &'a serde_json::Value, id: &str) -> (&'a str, String) {
+        let r = v["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["id"] == id)
+            .unwrap_or_else(|| panic!("{id} not in {v}"));
+        (
+            r["verdict"].as_str().unwrap(),
+            r["reason"].as_str().unwrap_or_default().to_string(),
+        )
+    }
+
+    fn read(rel: &str) -> String {
+        std::fs::read_to_string(repo().join(rel)).unwrap()
+    }
+
+    /// `text` up to (not including) the first line holding `marker`.
+    fn cut_before(text: &str, marker: &str) -> String {
+        let at = text.find(marker).unwrap_or_else(|| panic!("no {marker}"));
+        let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+        text[..line_start].to_string()
+    }
+
+    fn assert_cut(v: &serde_json::Value, id: &str) {
+        let (verdict, reason) = result(v, id);
+        assert_eq!(verdict, "unknown", "{id}: {reason}");
+        assert!(reason.contains("input ends early"), "{id}: {reason}");
+    }
+
+    #[test]
+    fn q_text_cut_before_its_event_reasons_and_ecc() {
+        let whole = read("tests/fixtures/evidence/nvidia_smi/h200-q.txt");
+        let v = judge(&whole);
+        for id in ["driver.clocks-event-slowdown", "driver.ecc-uncorrectable"] {
+            assert_eq!(result(&v, id).0, "pass", "{id}");
+        }
+        let cut = judge(&cut_before(&whole, "Clocks Event Reasons"));
+        for id in ["driver.clocks-event-slowdown", "driver.ecc-uncorrectable"] {
+            assert_cut(&cut, id);
+        }
+        // what the head still shows is judged: persistence mode is on
+        assert_eq!(result(&cut, "driver.persistence-off").0, "pass");
+    }
+
+    #[test]
+    fn q_xml_cut_before_its_event_reasons_and_ecc() {
+        let whole = read("tests/fixtures/evidence/nvidia_smi/h200-q-x.xml");
+        let v = judge(&whole);
+        for id in ["driver.clocks-event-slowdown", "driver.ecc-uncorrectable"] {
+            assert_eq!(result(&v, id).0, "pass", "{id}");
+        }
+        let cut = judge(&cut_before(&whole, "<clocks_event_reasons>"));
+        for id in ["driver.clocks-event-slowdown", "driver.ecc-uncorrectable"] {
+            assert_cut(&cut, id);
+        }
+    }
+
+    #[test]
+    fn default_table_cut_inside_a_gpu_row() {
+        // a real table: V100s holding 3 GB each at 0% (the poster's training job, no processes)
+        let whole = read("tests/fixtures/corpus/h2_smi_table_v100sxm2_0pct_3gb.txt");
+        assert_eq!(result(&judge(&whole), "launch.gpu-underutilized").0, "fail");
+        // cut after the last GPU's first line: its utilization is lost
+        let last = whole.rfind("Tesla V100").unwrap();
+        let end = last + whole[last..].find('\n').unwrap() + 1;
+        assert_cut(&judge(&whole[..end]), "launch.gpu-underutilized");
     }
 }

@@ -492,3 +492,355 @@ fn launcher_line_and_log_warning_as_evidence() {
     ]);
     assert!(fails(&o.stdout).is_empty(), "{}", o.stdout);
 }
+
+/// Training scripts written the way public code is (tests/fixtures/pid/shapes/*/case.yaml:
+/// pytorch/examples imagenet and mnist, a Hugging Face Trainer script, a Lightning DataModule,
+/// timm, a loader in an imported module, a config loaded by a path literal, `accelerate
+/// launch`, a job in a container), each laid on a /proc tree recorded on the H200: the
+/// measurements (CPU of the process, its threads and DataLoader workers, GPU samples) are the
+/// recording of bench/train.py with the same fault (`base`); the command line, working
+/// directory and the files the job sees are the shape's. `plan --pid` alone must name the
+/// root-cause rule with where the value was set (`says`), plan the fix there (`plan_has`),
+/// and the healthy twin must be silent.
+#[test]
+fn public_script_shapes_attached_by_pid_alone() {
+    let shapes = repo().join("tests/fixtures/pid/shapes");
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&shapes)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.join("case.yaml").is_file())
+        .collect();
+    dirs.sort();
+    assert!(dirs.len() >= 8, "{dirs:?}");
+    let mut report = Vec::new();
+    let mut runs = 0;
+    for dir in &dirs {
+        let case: serde_yaml::Value =
+            serde_yaml::from_str(&std::fs::read_to_string(dir.join("case.yaml")).unwrap()).unwrap();
+        for run in case["runs"].as_sequence().unwrap() {
+            runs += 1;
+            let label = format!(
+                "{} / {}",
+                dir.file_name().unwrap().to_string_lossy(),
+                run["name"].as_str().unwrap()
+            );
+            let tmp = tempfile::tempdir().unwrap();
+            let (snap, pid) = compose_shape(dir, &case, run, tmp.path());
+            let snap = snap.display().to_string();
+            let args = |fmt: &'static str| {
+                vec![
+                    "plan".to_string(),
+                    "--snapshot".into(),
+                    snap.clone(),
+                    "--pid".into(),
+                    pid.to_string(),
+                    "--sample".into(),
+                    "5s".into(),
+                    "--format".into(),
+                    fmt.into(),
+                    "--only".into(),
+                    "data".into(),
+                    "--only".into(),
+                    "launch".into(),
+                    "--only".into(),
+                    "cuda.launch-blocking".into(),
+                ]
+            };
+            let a = args("json");
+            let o = run_owned(&a);
+            if o.code != 0 && o.code != 2 {
+                report.push(format!("{label}: exit {}: {}", o.code, o.stderr));
+                continue;
+            }
+            let v: serde_json::Value = serde_json::from_str(&o.stdout).unwrap();
+            let results = v["results"].as_array().unwrap();
+            let got: Vec<&str> = results
+                .iter()
+                .filter(|r| r["verdict"] == "fail")
+                .map(|r| r["id"].as_str().unwrap())
+                .collect();
+            let want: Vec<&str> = run["fails"]
+                .as_sequence()
+                .unwrap()
+                .iter()
+                .map(|x| x.as_str().unwrap())
+                .collect();
+            if got != want {
+                let msgs: Vec<String> = results
+                    .iter()
+                    .filter(|r| r["verdict"] == "fail")
+                    .map(|r| format!("{}: {}", r["id"], r["messages"]))
+                    .collect();
+                report.push(format!(
+                    "{label}: expected {want:?}, got {got:?}\n    {}",
+                    msgs.join("\n    ")
+                ));
+                continue;
+            }
+            let messages: String = results
+                .iter()
+                .filter(|r| r["verdict"] == "fail")
+                .map(|r| r["messages"].to_string())
+                .collect();
+            for s in run["says"].as_sequence().into_iter().flatten() {
+                let s = s.as_str().unwrap();
+                if !messages.contains(&s.replace('"', "\\\"")) {
+                    report.push(format!(
+                        "{label}: the finding says `{s}`; it says {messages}"
+                    ));
+                }
+            }
+            if let Some(has) = run["plan_has"].as_sequence() {
+                let text = run_owned(&args("text"));
+                for s in has {
+                    let s = s.as_str().unwrap();
+                    if !text.stdout.contains(s) {
+                        report.push(format!("{label}: the plan shows `{s}`:\n{}", text.stdout));
+                    }
+                }
+            }
+        }
+    }
+    assert!(runs >= 20, "{runs} runs");
+    assert!(report.is_empty(), "{}", report.join("\n"));
+}
+
+fn run_owned(args: &[String]) -> Out {
+    let a: Vec<&str> = args.iter().map(String::as_str).collect();
+    run(&a)
+}
+
+/// The recordings a shape is laid on: bench/pid_only.sh's calibration run (file, the pid
+/// attached: the torchrun case's launcher).
+fn base_recording(name: &str) -> (&'static str, u32) {
+    match name {
+        "healthy" => ("healthy", 450),
+        "workers0" => ("workers0", 647),
+        "workers2" => ("workers2", 799),
+        "pin_memory_false" => ("pin_memory_false", 953),
+        "launch_blocking" => ("launch_blocking", 1121),
+        "torchrun" => ("torchrun", 1647),
+        other => panic!("no recording `{other}`"),
+    }
+}
+
+/// Lay a shape on a recording: every process of the job gets the shape's command line (a
+/// launcher at the top gets `launcher_argv`) and working directory; the recorded job's own
+/// files (bench/train.py, its config) are taken out and the shape's put where the job sees
+/// them (under /proc/PID/root for a job in a container, whose mount namespace differs).
+fn compose_shape(
+    dir: &Path,
+    case: &serde_yaml::Value,
+    run: &serde_yaml::Value,
+    out: &Path,
+) -> (PathBuf, u32) {
+    use serde_json::{Value, json};
+    let (file, top) = base_recording(run["base"].as_str().unwrap());
+    let mut snap: Value = serde_json::from_str(
+        &std::fs::read_to_string(repo().join(format!("tests/fixtures/pid/{file}.snapshot.json")))
+            .unwrap(),
+    )
+    .unwrap();
+    let text_of = |v: &Value| v[0].as_str().unwrap_or_default().to_string();
+    // the job's processes: the top pid and its descendants
+    let files = snap["files"].as_object().unwrap().clone();
+    let kids = |p: u32| -> Vec<u32> {
+        files
+            .iter()
+            .filter(|(k, _)| k.starts_with(&format!("/proc/{p}/task/")) && k.ends_with("/children"))
+            .flat_map(|(_, v)| {
+                text_of(v)
+                    .split_whitespace()
+                    .filter_map(|x| x.parse().ok())
+                    .collect::<Vec<u32>>()
+            })
+            .collect()
+    };
+    let strs = |v: &serde_yaml::Value| -> Vec<String> {
+        v.as_sequence()
+            .map(|s| s.iter().map(|x| x.as_str().unwrap().to_string()).collect())
+            .unwrap_or_default()
+    };
+    let argv = strs(&run["argv"]);
+    let launcher_argv = strs(&run["launcher_argv"]);
+    let cwd = run["cwd"].as_str().or(case["cwd"].as_str()).unwrap();
+    let container = case["container"].as_bool().unwrap_or(false);
+    let mut todo = vec![top];
+    let mut procs = Vec::new();
+    while let Some(p) = todo.pop() {
+        procs.push(p);
+        todo.extend(kids(p));
+    }
+    let f = snap["files"].as_object_mut().unwrap();
+    f.retain(|k, _| !(k.ends_with("/bench/train.py") || k.ends_with("/config.yaml")));
+    for p in &procs {
+        let a = if *p == top && file == "torchrun" {
+            if launcher_argv.is_empty() {
+                panic!("a launcher recording needs launcher_argv")
+            }
+            &launcher_argv
+        } else {
+            &argv
+        };
+        let mut cmd = a.join("\0");
+        cmd.push('\0');
+        if f.contains_key(&format!("/proc/{p}/cmdline")) {
+            f.insert(format!("/proc/{p}/cmdline"), json!([cmd]));
+        }
+        // the run's environment variables, set over the recorded environment
+        let key = format!("/proc/{p}/environ");
+        if let Some(env) = run["env"].as_mapping()
+            && let Some(old) = f.get(&key).map(&text_of)
+        {
+            let mut vars: Vec<String> = old
+                .split('\0')
+                .filter(|kv| {
+                    !kv.is_empty()
+                        && !env
+                            .keys()
+                            .any(|k| kv.starts_with(&format!("{}=", k.as_str().unwrap())))
+                })
+                .map(str::to_string)
+                .collect();
+            for (k, v) in env {
+                vars.push(format!("{}={}", k.as_str().unwrap(), v.as_str().unwrap()));
+            }
+            f.insert(key, json!([format!("{}\0", vars.join("\0"))]));
+        }
+    }
+    let links = snap["links"].as_object_mut().unwrap();
+    for p in &procs {
+        links.insert(format!("/proc/{p}/cwd"), json!([cwd]));
+    }
+    let job = if file == "torchrun" {
+        procs[1..].iter().copied().min().unwrap()
+    } else {
+        top
+    };
+    let under = |p: &str| {
+        if container {
+            format!("/proc/{job}/root{p}")
+        } else {
+            p.to_string()
+        }
+    };
+    if container {
+        for p in &procs {
+            links.insert(format!("/proc/{p}/ns/mnt"), json!(["mnt:[4026532901]"]));
+        }
+        links.insert("/proc/self/ns/mnt".into(), json!(["mnt:[4026531841]"]));
+    }
+    for (k, v) in case["links"].as_mapping().into_iter().flatten() {
+        links.insert(under(k.as_str().unwrap()), json!([v.as_str().unwrap()]));
+    }
+    // the shape's files, with the run's edits
+    let f = snap["files"].as_object_mut().unwrap();
+    for (src, at) in case["files"].as_mapping().unwrap() {
+        let src = src.as_str().unwrap();
+        let mut text = std::fs::read_to_string(dir.join(src)).unwrap();
+        for (e, pair) in run["edit"].as_mapping().into_iter().flatten() {
+            if e.as_str() == Some(src) {
+                let pair = strs(pair);
+                assert!(text.contains(&pair[0]), "{src}: edit `{}`", pair[0]);
+                text = text.replacen(&pair[0], &pair[1], 1);
+            }
+        }
+        f.insert(under(at.as_str().unwrap()), json!([text]));
+    }
+    // files of the host itself (not the job's): must not be read as the job's
+    for m in [&case["host_files"], &run["host_files"]] {
+        for (src, at) in m.as_mapping().into_iter().flatten() {
+            let text = std::fs::read_to_string(dir.join(src.as_str().unwrap())).unwrap();
+            f.insert(at.as_str().unwrap().to_string(), json!([text]));
+        }
+    }
+    snap["description"] = json!(format!(
+        "{} laid on the H200 recording {file}",
+        case["shape"].as_str().unwrap()
+    ));
+    let path = out.join("job.snapshot.json");
+    std::fs::write(&path, serde_json::to_string(&snap).unwrap()).unwrap();
+    (path, top)
+}
+
+/// A `--root` tree of a job: the process's argv, cwd link, one stat line and no workers (the
+/// config branch of the rule decides: `--sample 0`).
+fn job_tree(pid: &str, argv: &str, cwd: &str, files: &[(&str, &str)]) -> Job {
+    let stat = format!(
+        "{pid} (python) S 1 1 1 0 -1 4194304 100 0 0 0 100 10 0 0 20 0 3 0 100 1000 200 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n"
+    );
+    let mut all: Vec<(String, String)> = files
+        .iter()
+        .map(|(p, t)| (format!("root{p}"), t.to_string()))
+        .collect();
+    all.push((format!("root/proc/{pid}/cmdline"), argv.to_string()));
+    all.push((format!("root/proc/{pid}/stat"), stat.clone()));
+    all.push((format!("root/proc/{pid}/task/{pid}/stat"), stat));
+    all.push((
+        format!("root/proc/{pid}/task/{pid}/children"),
+        String::new(),
+    ));
+    let refs: Vec<(&str, &str)> = all.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+    let job = Job::new(&refs);
+    std::os::unix::fs::symlink(cwd, job.dir.path().join(format!("root/proc/{pid}/cwd"))).unwrap();
+    job
+}
+
+/// The default of a DataModule's constructor parameter, read back as `self.num_workers`: the
+/// fix edits the `def` line; apply -> plan clean -> rollback byte-exact.
+#[test]
+fn lightning_constructor_default_is_fixed_in_the_def() {
+    let src = std::fs::read_to_string(repo().join("tests/fixtures/pid/shapes/lightning/main.py"))
+        .unwrap();
+    let job = job_tree(
+        "4343",
+        "python\0main.py\0fit\0--trainer.max_epochs\x005\0",
+        "/home/ml/lit",
+        &[("/home/ml/lit/main.py", &src)],
+    );
+    prove(
+        &job,
+        &["--pid", "4343"],
+        &["data.workers-too-few"],
+        &[
+            "-    def __init__(self, data_dir: str = \"./\", batch_size: int = 64, num_workers: int = 0):",
+            "+    def __init__(self, data_dir: str = \"./\", batch_size: int = 64, num_workers: int = ",
+        ],
+        &[(
+            "root/home/ml/lit/main.py",
+            "batch_size: int = 64, num_workers: int = ",
+        )],
+    );
+}
+
+/// `python -m detr.train` whose loader is built in detr/data.py: the fix edits the default of
+/// `build_loader` in the imported module, not the entry point.
+#[test]
+fn imported_module_default_is_fixed_in_that_module() {
+    let d = repo().join("tests/fixtures/pid/shapes/imported_module/proj/detr");
+    let rd = |n: &str| std::fs::read_to_string(d.join(n)).unwrap();
+    let (train, data) = (rd("train.py"), rd("data.py"));
+    let job = job_tree(
+        "4444",
+        "python\0-m\0detr.train\0--batch_size\x004\0",
+        "/srv/proj",
+        &[
+            ("/srv/proj/detr/__init__.py", ""),
+            ("/srv/proj/detr/train.py", &train),
+            ("/srv/proj/detr/data.py", &data),
+        ],
+    );
+    prove(
+        &job,
+        &["--pid", "4444"],
+        &["data.workers-too-few"],
+        &[
+            "-def build_loader(dataset, batch_size, num_workers=0, distributed=False):",
+            "in /srv/proj/detr/data.py",
+        ],
+        &[(
+            "root/srv/proj/detr/train.py",
+            "build_loader(dataset_train, args.batch_size)",
+        )],
+    );
+}

@@ -1,8 +1,8 @@
 //! `gpufix explain RULE`: what the rule checks, why, its threshold and source, its fix.
 
 use super::{Global, print_diagnostics};
-use crate::playbook::diag::did_you_mean;
 use crate::session::ExitStatus;
+use crate::vocab::did_you_mean;
 use clap::Args;
 
 #[derive(Args, Debug)]
@@ -62,6 +62,12 @@ pub fn run(g: &Global, a: &ExplainArgs) -> anyhow::Result<ExitStatus> {
         println!(
             "  blocked while any of these fails or is unknown: {}",
             rule.depends_on.join(", ")
+        );
+    }
+    if !rule.explained_by.is_empty() {
+        println!(
+            "  stands down when any of these fails (it names the cause): {}",
+            rule.explained_by.join(", ")
         );
     }
     if !rule.params.is_empty() {

@@ -2,11 +2,11 @@
 
 use super::{Format, Global, open_session};
 use crate::plan::Unplannable;
-use crate::playbook::diag::did_you_mean;
 use crate::playbook::{Layer, RuleSet};
 use crate::render::text::{self, Style};
 use crate::report::Report;
 use crate::session::{Eval, ExitStatus, Session};
+use crate::vocab::did_you_mean;
 use clap::Args;
 use std::time::Duration;
 
@@ -127,7 +127,7 @@ pub fn run(g: &Global, a: &PlanArgs) -> anyhow::Result<ExitStatus> {
         ),
     }
     if let (Some(t), Format::Text) = (&report.timings, g.format) {
-        print!("\n{}", crate::engine::timing::render(t));
+        print!("\n{}", crate::vocab::timing::render(t));
     }
     Ok(ExitStatus::of_report(&report))
 }

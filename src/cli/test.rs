@@ -280,11 +280,9 @@ fn run_case(
     };
     for rule in case.expect.keys() {
         if set.get(rule).is_none() {
-            let hint = crate::playbook::diag::did_you_mean(
-                rule,
-                set.rules.iter().map(|r| r.rule.id.as_str()),
-            )
-            .unwrap_or_else(|| "run `gpufix list` to see rule ids".into());
+            let hint =
+                crate::vocab::did_you_mean(rule, set.rules.iter().map(|r| r.rule.id.as_str()))
+                    .unwrap_or_else(|| "run `gpufix list` to see rule ids".into());
             bail!("`expect` names unknown rule `{rule}`\nhelp: {hint}");
         }
     }

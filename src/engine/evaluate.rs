@@ -20,7 +20,7 @@ pub struct Options {
     pub today: jiff::civil::Date,
     /// Rule ids or layer names; empty means all. Dependencies of selected rules are included.
     pub only: Vec<String>,
-    /// Put [`crate::engine::timing::Timings`] in the report (`--timings`).
+    /// Put [`crate::vocab::timing::Timings`] in the report (`--timings`).
     pub timings: bool,
 }
 
@@ -93,6 +93,7 @@ pub fn select<'a>(set: &'a RuleSet, only: &[String]) -> Vec<&'a LoadedRule> {
     for r in set.rules.iter().rev() {
         if want.contains(r.rule.id.as_str()) {
             want.extend(r.rule.depends_on.iter().map(String::as_str));
+            want.extend(r.rule.explained_by.iter().map(String::as_str));
         }
     }
     set.rules
@@ -165,7 +166,7 @@ pub fn evaluate(
         on_probe_done,
     );
 
-    let observe_ms = super::timing::ms(observe_started.elapsed());
+    let observe_ms = crate::vocab::timing::ms(observe_started.elapsed());
     let judge_started = std::time::Instant::now();
 
     // 3. judge in order
@@ -216,16 +217,16 @@ pub fn evaluate(
             .iter()
             .max_by(|a, b| (a.start_ms + a.ms).total_cmp(&(b.start_ms + b.ms)))
             .map(|p| format!("{} ({:.1} ms)", p.probe, p.ms));
-        super::timing::Timings {
+        crate::vocab::timing::Timings {
             total_ms: 0.0,
             phases: vec![
-                super::timing::Phase {
+                crate::vocab::timing::Phase {
                     name: format!("observe ({} probes, concurrent)", probe_timings.len()),
                     ms: observe_ms,
                 },
-                super::timing::Phase {
+                crate::vocab::timing::Phase {
                     name: format!("evaluate ({} rules)", results.len()),
-                    ms: super::timing::ms(judge_started.elapsed()),
+                    ms: crate::vocab::timing::ms(judge_started.elapsed()),
                 },
             ],
             probes: probe_timings,
@@ -333,6 +334,25 @@ fn judge(
         res.blocked_by = blockers;
         return res;
     }
+    // a symptom rule stands down when a rule that names its cause failed in this run
+    let explained: Vec<&String> = r
+        .rule
+        .explained_by
+        .iter()
+        .filter(|d| verdicts.get(*d) == Some(&Verdict::Fail))
+        .collect();
+    if !explained.is_empty() {
+        let mut res = base_result(r, Verdict::NotApplicable);
+        res.reason = Some(format!(
+            "explained by {}, which failed in this run",
+            explained
+                .iter()
+                .map(|b| format!("`{b}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+        return res;
+    }
     // probe outcomes
     let mut ctx = Map::new();
     ctx.insert("params".into(), Value::Object(r.params.clone()));
@@ -410,7 +430,7 @@ fn judge(
                 let e = format!(
                     "`{}` gave {} where a list was expected",
                     fe.in_,
-                    crate::probes::json_type(&other)
+                    crate::kinds::json_type(&other)
                 );
                 return unknown_result(r, &ctx, &fe.in_, &e);
             }

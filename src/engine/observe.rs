@@ -3,9 +3,10 @@
 //! Each probe sees the host through a [`TimedHost`], so the run knows each probe's wall time
 //! and what it waited on ([`super::timing`]).
 
-use super::timing::{ProbeTiming, TimedHost, ms};
+use super::timing::{SharedNvml, TimedHost};
 use crate::host::Host;
 use crate::probes::{self, Inputs, ProbeCtx, ProbeOutcome};
+use crate::vocab::timing::{ProbeTiming, ms};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use std::sync::{Arc, mpsc};
@@ -33,7 +34,12 @@ pub struct Observer {
 
 /// What a probe thread sends back: the outcome, when it started and finished (from the start
 /// of observe), and what it waited on.
-type Answer = (ProbeOutcome, Duration, Duration, Vec<super::timing::Wait>);
+type Answer = (
+    ProbeOutcome,
+    Duration,
+    Duration,
+    Vec<crate::vocab::timing::Wait>,
+);
 
 impl Observer {
     pub fn run(
@@ -46,6 +52,7 @@ impl Observer {
     ) -> (BTreeMap<ProbeKey, ProbeOutcome>, Vec<ProbeTiming>) {
         let started = Instant::now();
         let mut pending = Vec::new();
+        let nvml: Arc<SharedNvml> = Arc::default();
         for (key, req) in requests {
             let Some(kind) = probes::find(&req.kind) else {
                 continue;
@@ -53,6 +60,7 @@ impl Observer {
             let (tx, rx) = mpsc::channel::<Answer>();
             let host = host.clone();
             let inputs = inputs.clone();
+            let nvml = nvml.clone();
             let deadline = self.deadline
                 + if kind.sampled() {
                     sample
@@ -64,7 +72,7 @@ impl Observer {
                 .name(format!("probe {}", req.kind))
                 .spawn(move || {
                     let begin = started.elapsed();
-                    let timed = TimedHost::new(host.as_ref());
+                    let timed = TimedHost::sharing(host.as_ref(), &nvml);
                     let ctx = ProbeCtx {
                         host: &timed,
                         inputs: &inputs,
@@ -134,5 +142,50 @@ impl Observer {
         }
         timings.sort_by(|a, b| b.ms.total_cmp(&a.ms).then_with(|| a.probe.cmp(&b.probe)));
         (out, timings)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::host::NvmlReading;
+    use crate::host::recorded::{RecordingHost, SnapshotHost};
+
+    #[test]
+    fn the_probes_of_one_pass_share_one_nvml_reading() {
+        let mut h = SnapshotHost::empty();
+        h.set_nvml(Ok(NvmlReading::default()));
+        let rec = Arc::new(RecordingHost::new(Arc::new(h)));
+        let mut requests = BTreeMap::new();
+        for kind in ["nvml", "env", "gpu.topology"] {
+            requests.insert(
+                ProbeKey::new(kind, &Map::new()),
+                Request {
+                    kind: kind.into(),
+                    params: Map::new(),
+                },
+            );
+        }
+        let observer = Observer {
+            deadline: Duration::from_secs(10),
+        };
+        let (out, timings) = observer.run(
+            rec.clone(),
+            Arc::new(Inputs::default()),
+            Duration::ZERO,
+            requests,
+            |_| {},
+        );
+        assert_eq!(out.len(), 3);
+        // each probe still shows its wait on the reading
+        for t in &timings {
+            assert!(
+                t.waits.iter().any(|w| w.what == "NVML reading"),
+                "{}: {:?}",
+                t.probe,
+                t.waits
+            );
+        }
+        assert_eq!(rec.snapshot().nvml.len(), 1, "NVML read more than once");
     }
 }

@@ -91,10 +91,21 @@ fn head(text: &str) -> &str {
     &text[..end]
 }
 
+/// The kind of evidence a file holds, from its head alone ([`HEAD`] bytes, gunzipped for
+/// `.gz`): asking what a 200 MB paste is must not load it. `None` when it is no known kind (or
+/// cannot be read). Only the shm-error check reads past the head, so a text this calls job
+/// evidence is job evidence read whole too.
+pub fn detect_file(p: &std::path::Path) -> Option<EvidenceKind> {
+    detect(&crate::vocab::io::read_head(p, HEAD).ok()?)
+}
+
 pub fn detect(text: &str) -> Option<EvidenceKind> {
     let h = head(text);
     let t = h.trim_start();
-    if super::nvidia_smi::looks_like_xml(h) {
+    // nvidia-smi -q text and XML quoted in a reply (`> ` before each line) read as pasted
+    let unquoted = super::unquote(h);
+    let q: &str = &unquoted;
+    if super::nvidia_smi::looks_like_xml(q) {
         return Some(EvidenceKind::NvidiaSmiXml);
     }
     if (t.starts_with('{') || t.starts_with('['))
@@ -109,10 +120,10 @@ pub fn detect(text: &str) -> Option<EvidenceKind> {
     if super::smi_tables::looks_like_table(h) {
         return Some(EvidenceKind::NvidiaSmiTable);
     }
-    if h.contains("NVSMI LOG")
-        || (h.contains("Product Name") && (h.contains("Attached GPUs") || h.contains("\nGPU 0")))
-        || (h.contains("Persistence Mode") && h.contains("Performance State"))
-        || super::nvidia_smi::looks_like_q_fragment(h)
+    if q.contains("NVSMI LOG")
+        || (q.contains("Product Name") && (q.contains("Attached GPUs") || q.contains("\nGPU 0")))
+        || (q.contains("Persistence Mode") && q.contains("Performance State"))
+        || super::nvidia_smi::looks_like_q_fragment(q)
     {
         return Some(EvidenceKind::NvidiaSmiText);
     }
@@ -365,6 +376,13 @@ mod tests {
             Some(NvidiaSmiError)
         );
         assert_eq!(detect("No devices were found\n"), Some(NvidiaSmiError));
+        // a -q XML fragment quoted in a reply
+        assert_eq!(
+            detect(
+                "> <clocks_event_reasons>\n>     <clocks_event_reason_gpu_idle>Active</clocks_event_reason_gpu_idle>\n>     <clocks_event_reason_hw_slowdown>Not Active</clocks_event_reason_hw_slowdown>\n> </clocks_event_reasons>\n"
+            ),
+            Some(NvidiaSmiXml)
+        );
         assert_eq!(
             detect("Failed to initialize NVML: Driver/library version mismatch\n"),
             Some(NvidiaSmiError)

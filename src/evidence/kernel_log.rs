@@ -155,6 +155,9 @@ fn aer_severity(line: &str) -> Option<&'static str> {
 fn is_gsp_timeout(line: &str) -> bool {
     line.contains("GSP Timeout")
         || line.contains("_kgspLogRpcTimeout")
+        || line.contains("_kgspLogXid119")
+        // the GSP falcon's core dump, which the driver writes when the GSP stops answering
+        || line.contains("kflcnCoreDump")
         || line.contains("_kgspIsHeartbeatTimedOut")
         || (line.contains("waiting for RPC response") && line.contains("GSP"))
 }
@@ -247,6 +250,15 @@ mod tests {
         assert!(xid_meaning(109).is_some() && xid_meaning(147).is_some());
         // the words alone, outside an NVRM line, are not the driver's report
         assert!(!parse_kernel_log("we saw a GSP Timeout last week\n").gsp_timeout);
+    }
+
+    #[test]
+    fn the_gsp_core_dump_after_a_timeout_says_the_gsp_failed() {
+        // a Talos node's kernel log: `host: kern: level: [RFC3339]: ` before the driver's words
+        let t = "192.168.11.119: kern: warning: [2026-04-22T21:27:51.291660856Z]: NVRM: kflcnCoreDumpNondestructive_IMPL: TRACE: 08 = 0x0000000004d4b1a0\n";
+        assert!(parse_kernel_log(t).gsp_timeout);
+        let t = "[Sun Apr 26 23:12:26 2026] NVRM: _kgspLogXid119: Note: Please also check logs above.\n";
+        assert!(parse_kernel_log(t).gsp_timeout);
     }
 
     #[test]

@@ -40,6 +40,31 @@ pub(crate) fn clip(s: &str, max: usize) -> String {
     format!("{}…", &s[..end])
 }
 
+/// The text without markdown quote markers, when it is quoted as a whole (a reply on GitHub
+/// quotes a paste with `> ` before every line): each quoted line loses its `>` markers and the
+/// one space after each, so the indentation the tool printed is kept. Text not mostly quoted is
+/// returned as it is.
+pub(crate) fn unquote(text: &str) -> std::borrow::Cow<'_, str> {
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    let quoted = lines
+        .iter()
+        .filter(|l| l.trim_start().starts_with('>'))
+        .count();
+    if lines.is_empty() || quoted * 2 <= lines.len() {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    for line in text.lines() {
+        let mut l = line;
+        while let Some(r) = l.trim_start().strip_prefix('>') {
+            l = r.strip_prefix(' ').unwrap_or(r);
+        }
+        out.push_str(l);
+        out.push('\n');
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 /// Lines of pasted text, skipping `#` comment lines (fixtures cite their source that way).
 pub(crate) fn content_lines(text: &str) -> impl Iterator<Item = &str> {
     text.lines().filter(|l| !l.trim_start().starts_with('#'))

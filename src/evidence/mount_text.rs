@@ -38,9 +38,36 @@ fn mount_line(l: &str) -> Option<(String, String, String, String)> {
 }
 
 pub fn looks_like_mount_output(h: &str) -> bool {
+    if findmnt_rows(h).next().is_some() {
+        return true;
+    }
     let rows: Vec<&str> = h.lines().map(clean).filter(|l| !l.is_empty()).collect();
     let hits = rows.iter().filter(|l| mount_line(l).is_some()).count();
     hits >= 1 && hits * 2 >= rows.len().min(40)
+}
+
+/// `findmnt` (tree or `-l` list) under its default header `TARGET SOURCE FSTYPE OPTIONS`:
+/// the rows after the header, as (source, target, fstype, options).
+fn findmnt_rows(text: &str) -> impl Iterator<Item = (String, String, String, String)> + '_ {
+    text.lines()
+        .map(clean)
+        .skip_while(|l| {
+            l.split_whitespace().collect::<Vec<_>>() != ["TARGET", "SOURCE", "FSTYPE", "OPTIONS"]
+        })
+        .skip(1)
+        .filter_map(|l| {
+            // the tree drawing before a nested mount point
+            let l = l.trim_start_matches(['│', '├', '└', '─', '|', '`', '-', ' ']);
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f.len() == 4 && f[0].starts_with('/')).then(|| {
+                (
+                    f[1].to_string(),
+                    f[0].to_string(),
+                    f[2].to_string(),
+                    f[3].to_string(),
+                )
+            })
+        })
 }
 
 /// Escapes whitespace the way /proc/mounts does.
@@ -53,6 +80,9 @@ fn esc(s: &str) -> String {
 /// `mount` output as /proc/mounts text.
 pub fn mount_output_to_proc_mounts(text: &str) -> String {
     let mut out = String::new();
+    for (d, m, t, o) in findmnt_rows(text) {
+        out.push_str(&format!("{} {} {} {} 0 0\n", esc(&d), esc(&m), t, o));
+    }
     for l in text.lines().map(clean) {
         if let Some((d, m, t, o)) = mount_line(l) {
             out.push_str(&format!("{} {} {} {} 0 0\n", esc(&d), esc(&m), t, o));
@@ -238,6 +268,25 @@ pub fn tmpfs_size_option_mib(options: &str) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn findmnt_tree_and_list_become_mount_lines() {
+        let tree = "$ findmnt\nTARGET                SOURCE         FSTYPE     OPTIONS\n\
+/                     /dev/nvme0n1p2 ext4       rw,relatime\n\
+├─/dev/shm            shm            tmpfs      rw,nosuid,nodev,noexec,relatime,size=65536k\n\
+│ └─/dev/mqueue       mqueue         mqueue     rw,relatime\n\
+└─/data               /dev/sdb1      ext4       rw,relatime\n";
+        assert!(looks_like_mount_output(tree));
+        let m = mount_output_to_proc_mounts(tree);
+        assert!(m.contains("/dev/sdb1 /data ext4 rw,relatime 0 0"), "{m}");
+        assert!(
+            m.contains("shm /dev/shm tmpfs rw,nosuid,nodev,noexec,relatime,size=65536k 0 0"),
+            "{m}"
+        );
+        assert_eq!(m.lines().count(), 4);
+        // the words alone are no table
+        assert!(!looks_like_mount_output("TARGET SOURCE FSTYPE OPTIONS\n"));
+    }
 
     #[test]
     fn mount_output_becomes_proc_mounts() {

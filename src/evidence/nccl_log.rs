@@ -91,6 +91,15 @@ pub struct NcclLog {
     pub networks_chosen: Vec<String>,
     /// The environment asked for IB (NCCL_IB_HCA set, NCCL_IB_DISABLE=0, NCCL_NET=IB).
     pub ib_wanted: bool,
+    /// What showed the job spans nodes when NCCL's own lines did not: a rank numbered past the
+    /// GPUs of its host (`rank 10 nranks 16 cudaDev 2`), a command line (`--nnodes 2`), or the
+    /// poster's words around the log ("cross-node", "2 machines").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub multi_node_from: Option<String>,
+    /// The text ends in the middle of an NCCL line (a cut paste): what the rest would have
+    /// said is not judged from its absence.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub truncated: Option<String>,
     /// Fields the log cannot give, with why (`input ends early: ...`).
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub unavailable: BTreeMap<String, String>,
@@ -116,6 +125,22 @@ static RANK: LazyLock<Regex> =
 static TESTS_RANK: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^#\s+Rank\s+\d+\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device\s")
         .expect("static regex")
+});
+/// `comm 0x… rank 10 nranks 16 cudaDev 2 …`: the rank and the local device it runs on.
+static RANK_DEV: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\brank (\d+) nranks (\d+) cudaDev (\d+)").expect("static regex")
+});
+/// An NCCL line prefix with nothing after it: `host:pid:tid [0] NC`, `host:12:`.
+static PREFIX_ONLY: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(?:\[\d+\]\s+)?[^\s:]+:\d+:\d*(?:\s+\[\d*\]?)?(?:\s+N(?:C(?:C(?:L\w*)?)?)?)?$")
+        .expect("static regex")
+});
+/// The poster's words or a scheduler line around the log that say the job spans nodes.
+static MULTI_NODE_WORDS: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i)\b(?:cross|inter|multi)[- ]?(?:node|machine|host)s?\b|\b(?:[2-9]|[1-9]\d+|two|three|four|eight|several|multiple)\s+(?:nodes|machines|hosts|servers)\b|#SBATCH\s+(?:--nodes|-N)[= ]?\s*(?:[2-9]|[1-9]\d+)\b|\b(?:nnodes|num_nodes|num_machines|world_nodes)\s*[=:]\s*(?:[2-9]|[1-9]\d+)\b|多机|多节点|跨节点",
+    )
+    .expect("static regex")
 });
 static NNODES: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"\bnNodes (\d+)").expect("static regex"));
@@ -179,6 +204,7 @@ fn split_line(line: &str) -> Option<(Option<String>, &str, bool)> {
     };
     let prefix = prefix
         .rsplit_once("<stdout>:")
+        .or_else(|| prefix.rsplit_once("<stderr>:"))
         .map(|p| p.1)
         .unwrap_or(prefix);
     let host = {
@@ -189,8 +215,11 @@ fn split_line(line: &str) -> Option<(Option<String>, &str, bool)> {
                 if t.chars().all(|c| c.is_ascii_digit())
                     && p.chars().all(|c| c.is_ascii_digit()) =>
             {
-                h.rsplit(' ')
+                // after any wrapper a launcher glued on: `[default0]:host` (torchrun --tee),
+                // `(RayWorker pid=1) host`, `0: host` (srun -l), `10.0.0.1: host` (pdsh)
+                h.rsplit([' ', ']'])
                     .next()
+                    .map(|h| h.trim_start_matches(':'))
                     .filter(|h| !h.is_empty())
                     .map(|h| super::clip(h, 128))
             }
@@ -206,6 +235,55 @@ fn push_unique(v: &mut Vec<String>, s: String) {
     }
 }
 
+/// What the text around the NCCL lines says about the job's shape: a launch command with
+/// `--nnodes 2` or more, a Slurm `--nodes` line, or the poster's words ("cross-node", "two
+/// machines", "多机"). The matched words, quoted, for the message.
+fn job_shape_from_text(text: &str) -> Option<String> {
+    if let Some(n) = crate::formats::launcher::find(text)
+        .iter()
+        .filter_map(|l| l.nnodes)
+        .find(|n| *n > 1)
+    {
+        return Some(format!("the command line runs {n} nodes"));
+    }
+    text.lines()
+        .take(100_000)
+        .filter(|l| !l.contains("NCCL INFO") && !l.contains("NCCL WARN"))
+        .find_map(|l| MULTI_NODE_WORDS.find(l))
+        .map(|m| format!("the text says \"{}\"", super::clip(m.as_str(), 60)))
+}
+
+/// The last line of a paste that stops in the middle of an NCCL line: no final newline and a
+/// line NCCL would not print that way (`NCCL IN`, a channel line without `via`, a prefix
+/// only). A file without a final newline whose last line is whole is not cut.
+fn cut_line(text: &str) -> Option<String> {
+    if text.is_empty() || text.ends_with('\n') {
+        return None;
+    }
+    let last = text
+        .rsplit('\n')
+        .next()
+        .unwrap_or(text)
+        .trim_end_matches('\r');
+    let cut = if let Some((_, msg, _)) = split_line(last) {
+        let m = msg.trim();
+        m.is_empty()
+            || (m.starts_with("Channel ") && m.contains(" -> ") && !m.contains(" via "))
+            || m.ends_with(" via")
+            || m.ends_with(':')
+    } else {
+        // `host:pid:tid [0] NCCL I`, `host:pid:tid [0]`, `host:1234:`: a prefix without its message
+        let t = last.trim();
+        t.contains("NCCL") || PREFIX_ONLY.is_match(t)
+    };
+    cut.then(|| {
+        format!(
+            "the last line stops mid-way (`{}`)",
+            super::clip(last.trim(), 80)
+        )
+    })
+}
+
 pub fn parse_nccl_log(text: &str) -> NcclLog {
     let mut log = NcclLog::default();
     let mut ranks = BTreeSet::new();
@@ -215,6 +293,7 @@ pub fn parse_nccl_log(text: &str) -> NcclLog {
     let mut net_channels: BTreeSet<String> = BTreeSet::new();
     let mut nnodes: Option<u32> = None;
     let mut ranks_by_host: BTreeMap<String, BTreeSet<u32>> = BTreeMap::new();
+    let mut rank_past_gpus: Option<String> = None;
     // nccl-tests prints the host of every rank before NCCL's own lines
     for l in text.lines() {
         if let Some(c) = TESTS_RANK.captures(l.trim_end())
@@ -363,6 +442,16 @@ pub fn parse_nccl_log(text: &str) -> NcclLog {
                 }
                 log.nranks = Some(log.nranks.map_or(n, |m| m.max(n)));
             }
+            // ranks are numbered node by node: a process that sees several GPUs (device 2 of
+            // its host) yet holds rank 10 has ranks of other nodes before it
+            if rank_past_gpus.is_none()
+                && let Some(d) = RANK_DEV.captures(msg)
+                && let (Ok(r), Ok(dev)) = (d[1].parse::<u32>(), d[3].parse::<u32>())
+                && dev > 0
+                && r > dev
+            {
+                rank_past_gpus = Some(format!("rank {r} runs on local device {dev}"));
+            }
         }
         if let Some(c) = PLUGIN.captures(msg) {
             if let Some(m) = c.get(1).or(c.get(2)) {
@@ -398,10 +487,18 @@ pub fn parse_nccl_log(text: &str) -> NcclLog {
                     push_unique(&mut log.interfaces, super::clip(name, 64));
                 }
             }
-        } else if let Some(rest) = m.strip_prefix("Using network ") {
+        } else if let Some(rest) = m.strip_prefix("Using network ").or_else(|| {
+            // NCCL 2.27+: `Assigned NET plugin IB to comm`
+            m.strip_prefix("Assigned NET plugin ")
+                .and_then(|r| r.strip_suffix(" to comm"))
+        }) {
             let n = net_kind(rest.trim());
             push_unique(&mut log.networks_chosen, n.clone());
             using_network = Some(n);
+        } else if m.starts_with("Failed to initialize NET plugin IB")
+            || m.starts_with("NET/IB : No device")
+        {
+            log.ib_no_device = true;
         }
     }
     log.ranks_seen = ranks.len();
@@ -478,6 +575,25 @@ pub fn parse_nccl_log(text: &str) -> NcclLog {
         } else {
             None
         };
+    if log.multi_node.is_none()
+        && let Some(from) = rank_past_gpus.or_else(|| job_shape_from_text(text))
+    {
+        log.multi_node = Some(true);
+        log.multi_node_from = Some(from);
+    }
+    log.truncated = cut_line(text);
+    if let Some(why) = &log.truncated {
+        // a cut paste says nothing about what came after it: absence is not evidence
+        let why = format!("input ends early: {why}");
+        if log.multi_node == Some(false) && nnodes.is_none() && log.nranks != Some(1) {
+            log.multi_node = None;
+            log.unavailable.insert("multi_node".into(), why.clone());
+        }
+        if log.network_used == Some(false) && log.nranks != Some(1) {
+            log.network_used = None;
+            log.unavailable.insert("network_used".into(), why);
+        }
+    }
     // Within one node, network connections are GPU pairs that P2P and SHM did not serve.
     if log.multi_node == Some(false) {
         log.local_net_connections = log
@@ -565,6 +681,173 @@ h:1:2 [0] NCCL INFO Channel 00/02 : 0[0] -> 1[1] via P2P/IPC\n";
             "u:1:1 [0] NCCL INFO Using network Socket\nu:2:2 [1] NCCL INFO Using network IB\n",
         );
         assert_eq!(m.multi_node, Some(true));
+    }
+
+    fn corpus(name: &str) -> String {
+        std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/fixtures/corpus")
+                .join(name),
+        )
+        .expect("corpus file")
+    }
+
+    #[test]
+    fn words_and_commands_around_the_log_give_the_job_shape() {
+        // the poster's sentence above a one-line quote
+        let l = parse_nccl_log(&corpus("h3_nccl_areal_socket_instead_of_ib.txt"));
+        assert_eq!(l.multi_node, Some(true));
+        assert!(
+            l.multi_node_from.as_deref().unwrap().contains("Cross-node"),
+            "{l:?}"
+        );
+        assert_eq!(l.net.as_deref(), Some("Socket"));
+        // a launch command in the paste
+        let t = "torchrun --nnodes=2 --nproc_per_node=8 train.py
+h:1:1 [0] NCCL INFO Using network Socket
+";
+        let l = parse_nccl_log(t);
+        assert_eq!(l.multi_node, Some(true));
+        assert_eq!(
+            l.multi_node_from.as_deref(),
+            Some("the command line runs 2 nodes")
+        );
+        for words in [
+            "two machines are slower than one",
+            "#SBATCH --nodes=4",
+            "多机训练",
+        ] {
+            let l = parse_nccl_log(&format!(
+                "{words}\nh:1:1 [0] NCCL INFO Using network Socket\n"
+            ));
+            assert_eq!(l.multi_node, Some(true), "{words}");
+        }
+        // words never override what NCCL's own lines settle
+        let one = parse_nccl_log(
+            "2 nodes were slower than this one\nh:1:2 [0] NCCL INFO comm 0x1 rank 0 nRanks 2 nNodes 1 localRanks 2 localRank 0\n",
+        );
+        assert_eq!(one.multi_node, Some(false));
+        assert_eq!(one.multi_node_from, None);
+        // a single node and its own words: nothing about nodes
+        let quiet =
+            parse_nccl_log("the single node run hangs\nh:1:1 [0] NCCL INFO Using network Socket\n");
+        assert_eq!(quiet.multi_node, None);
+    }
+
+    #[test]
+    fn launcher_wrappers_are_not_hosts() {
+        // torchrun --tee, mpirun stderr, srun -l, Ray: one host each time
+        for t in [
+            "[default0]:n1:10:10 [0] NCCL INFO Using network Socket\n[default1]:n1:11:11 [1] NCCL INFO Using network Socket\n",
+            "[1,0]<stderr>:n1:10:10 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>\n[1,1]<stderr>:n1:11:11 [1] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>\n",
+            "0: n1:10:10 [0] NCCL INFO Using network Socket\n1: n1:11:11 [1] NCCL INFO Using network Socket\n",
+            "(RayWorkerWrapper pid=2981, ip=169.254.28.198) n1:2981:2981 [0] NCCL INFO Using network IB\n",
+        ] {
+            assert_eq!(parse_nccl_log(t).hosts, vec!["n1".to_string()], "{t}");
+        }
+        // NCCL 2.27+ names its network plugin per communicator
+        let l = parse_nccl_log(&corpus("h5_nccl_k8s_pods_ib_two_hosts.log"));
+        assert_eq!(l.net.as_deref(), Some("IB"));
+        assert_eq!(l.hosts.len(), 2);
+        let l = parse_nccl_log(
+            "h:1:1 [0] NCCL INFO Failed to initialize NET plugin IB\nh:1:1 [0] NCCL INFO Assigned NET plugin Socket to comm\n",
+        );
+        assert!(l.ib_no_device);
+        assert_eq!(l.net.as_deref(), Some("Socket"));
+    }
+
+    #[test]
+    fn a_rank_numbered_past_its_hosts_gpus_is_another_nodes() {
+        let t = "h:9:9 [2] NCCL INFO comm 0xa rank 10 nranks 16 cudaDev 2 nvmlDev 2 busId a2000 commId 0x1 - Init START\n";
+        let l = parse_nccl_log(t);
+        assert_eq!(l.multi_node, Some(true));
+        assert_eq!(
+            l.multi_node_from.as_deref(),
+            Some("rank 10 runs on local device 2")
+        );
+        // one GPU per process (device 0 everywhere) says nothing; rank == device is one node
+        for t in [
+            "h:9:9 [0] NCCL INFO comm 0xa rank 5 nranks 8 cudaDev 0 busId a2000 - Init START\n",
+            "h:9:9 [3] NCCL INFO comm 0xa rank 3 nranks 8 cudaDev 3 busId a2000 - Init START\n",
+        ] {
+            assert_eq!(parse_nccl_log(t).multi_node_from, None, "{t}");
+        }
+    }
+
+    /// Real logs cut in the middle of a line (not committed cut copies: the cut is made
+    /// here): a verdict that rests on what is absent is withheld, a whole log is judged.
+    #[test]
+    fn corpus_logs_cut_mid_line_do_not_conclude_from_absence() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/corpus");
+        let mut judged_whole = 0;
+        for e in std::fs::read_dir(&dir).expect("corpus dir") {
+            let path = e.expect("entry").path();
+            let label =
+                std::fs::read_to_string(path.with_extension("label.yaml")).unwrap_or_default();
+            if !label.contains("input: nccl-log") || path.to_string_lossy().ends_with(".label.yaml")
+            {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).expect("artifact");
+            let whole = parse_nccl_log(&text);
+            if whole.multi_node == Some(false) {
+                judged_whole += 1;
+            }
+            // cut every NCCL line in its middle
+            let mut at = 0;
+            for line in text.split_inclusive('\n') {
+                let mid = at + line.len() / 2;
+                at += line.len();
+                if !line.contains("NCCL INFO") || !text.is_char_boundary(mid) || line.len() < 40 {
+                    continue;
+                }
+                let cut = &text[..mid];
+                let l = parse_nccl_log(cut);
+                let settled = cut.contains("nNodes 1") || l.nranks == Some(1);
+                if l.truncated.is_some() && !settled {
+                    assert_ne!(
+                        l.multi_node,
+                        Some(false),
+                        "{}: cut at {mid}",
+                        path.display()
+                    );
+                    assert_ne!(
+                        l.network_used,
+                        Some(false),
+                        "{}: cut at {mid}",
+                        path.display()
+                    );
+                }
+            }
+        }
+        assert!(
+            judged_whole > 0,
+            "some whole single-node corpus log is judged"
+        );
+    }
+
+    #[test]
+    fn a_cut_last_line_is_told_from_a_whole_one() {
+        let single = "h:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/IPC\nh:1:2 [1] NCCL INFO Channel 00/0 : 1[1] -> 0[0] via P2P/IPC\n";
+        let whole = parse_nccl_log(single);
+        assert_eq!(whole.multi_node, Some(false));
+        assert_eq!(whole.truncated, None);
+        // no final newline but a whole line: not cut
+        assert_eq!(parse_nccl_log(single.trim_end()).truncated, None);
+        for tail in [
+            "h:1:2 [1] NCCL IN",
+            "h:1:2 [1] NCCL INFO Channel 01/0 : 1[1] -> 0[0] v",
+            "h:1:2 [1]",
+            "h:1:",
+        ] {
+            let l = parse_nccl_log(&format!("{single}{tail}"));
+            assert!(l.truncated.is_some(), "{tail}");
+            assert_eq!(l.multi_node, None, "{tail}");
+            assert!(
+                l.unavailable["multi_node"].starts_with("input ends early"),
+                "{tail}"
+            );
+        }
     }
 
     #[test]

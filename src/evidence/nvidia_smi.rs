@@ -8,8 +8,8 @@
 //! Key spellings of older drivers are accepted too (`Clocks Throttle Reasons`, `Power Readings`,
 //! `Power Limit`, `Enforced Power Limit`, `Double Bit`/`Single Bit` ECC totals, `Gpu`).
 
-use crate::host::nvml_types::ProcessMem;
-use crate::host::{Field, GpuReading, NvmlReading};
+use crate::vocab::nvml::ProcessMem;
+use crate::vocab::nvml::{Field, GpuReading, NvmlReading};
 
 /// Why a field is `Field::Error`: the pasted text simply does not contain it.
 pub const NOT_IN_EVIDENCE: &str = "not in the evidence";
@@ -160,14 +160,14 @@ pub(crate) fn looks_like_q_fragment(h: &str) -> bool {
 
 /// Parses the text of `nvidia-smi -q` (or `-a`).
 pub fn parse_nvidia_smi_text(text: &str) -> Result<NvmlReading, String> {
-    let tree = Tree::from_text(text);
+    let tree = Tree::from_text(&super::unquote(text));
     map_reading(&tree)
 }
 
 /// Parses the XML of `nvidia-smi -q -x`; a truncated or broken document yields what came
 /// before the break.
 pub fn parse_nvidia_smi_xml(text: &str) -> Result<NvmlReading, String> {
-    let tree = Tree::from_xml(text);
+    let tree = Tree::from_xml(&super::unquote(text));
     map_reading(&tree)
 }
 
@@ -1364,6 +1364,23 @@ mod tests {
                 .reason()
                 .unwrap()
                 .contains(NOT_IN_EVIDENCE)
+        );
+    }
+
+    #[test]
+    fn a_quoted_paste_reads_as_the_paste() {
+        // a GitHub reply quotes the -q excerpt with `> ` before every line
+        let plain = fixture("nvidia_smi/reasons_utilization_excerpt.txt");
+        let quoted: String = plain.lines().map(|l| format!("> {l}\n")).collect();
+        assert_eq!(
+            parse_nvidia_smi_text(&quoted).unwrap(),
+            parse_nvidia_smi_text(&plain).unwrap()
+        );
+        let x = fixture("nvidia_smi/gtx_1080_truncated.xml");
+        let qx: String = x.lines().map(|l| format!(">{l}\n")).collect();
+        assert_eq!(
+            parse_nvidia_smi_xml(&qx).unwrap(),
+            parse_nvidia_smi_xml(&x).unwrap()
         );
     }
 

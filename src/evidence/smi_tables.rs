@@ -8,8 +8,8 @@
 //! Lines may come quoted (`> `), inside markdown fences, with a shell prompt before them or
 //! cut at the end; each parser reads the rows it recognises and skips the rest.
 
-use crate::host::nvml_types::ProcessMem;
-use crate::host::{Field, GpuReading, NvmlReading};
+use crate::vocab::nvml::ProcessMem;
+use crate::vocab::nvml::{Field, GpuReading, NvmlReading};
 use serde::Serialize;
 
 use super::nvidia_smi::NOT_IN_EVIDENCE;
@@ -22,7 +22,9 @@ pub struct SmiUsage {
     pub driver_version: Option<String>,
     pub cuda_version: Option<String>,
     pub gpus: Vec<UsageGpu>,
-    /// True when the text has a process section (even one saying "No running processes").
+    /// True when the text has a whole process section (even one saying "No running
+    /// processes"): one cut before its closing border lists only some of the processes, so
+    /// it is not read as saying the others are absent.
     pub processes_listed: bool,
     pub processes: Vec<UsageProcess>,
     /// Rows read (dmon/pmon: samples).
@@ -285,10 +287,19 @@ pub fn parse_table(text: &str) -> Result<SmiUsage, String> {
         ..Default::default()
     };
     let mut in_procs = false;
+    let mut in_mig = false;
+    // The process section is whole once its closing border follows its `|===|` header rule
+    // (or it says there are none); a paste cut inside it leaves the others unknown.
+    let (mut procs_ruled, mut procs_whole) = (false, false);
     let mut pending: Option<UsageGpu> = None;
     for raw in text.lines() {
         let line = clean(raw);
         let t = line.trim();
+        if in_procs && t.starts_with("|=") {
+            procs_ruled = true;
+        } else if in_procs && procs_ruled && t.starts_with("+-") {
+            procs_whole = true;
+        }
         if t.contains("Driver Version:") {
             let after = |k: &str| {
                 t.split_once(k)
@@ -302,7 +313,17 @@ pub fn parse_table(text: &str) -> Result<SmiUsage, String> {
         }
         if t.starts_with("| Processes") || t.starts_with("|  Processes") || t == "Processes:" {
             in_procs = true;
+            in_mig = false;
             u.processes_listed = true;
+            continue;
+        }
+        // A MIG-enabled GPU's instances (memory and SM count per instance, no utilization):
+        // their rows are not GPUs.
+        if t.contains("MIG devices:") {
+            in_mig = true;
+            continue;
+        }
+        if in_mig {
             continue;
         }
         if !t.starts_with('|') {
@@ -311,6 +332,7 @@ pub fn parse_table(text: &str) -> Result<SmiUsage, String> {
         let c = cells(t);
         if in_procs {
             if t.contains("No running processes") {
+                procs_whole = true;
                 continue;
             }
             if let Some(p) = process_row(&c)
@@ -366,6 +388,9 @@ pub fn parse_table(text: &str) -> Result<SmiUsage, String> {
     if let Some(g) = pending.take() {
         u.truncated = true;
         u.gpus.push(g);
+    }
+    if in_procs && !procs_whole {
+        u.processes_listed = false;
     }
     if u.gpus.is_empty() && u.processes.is_empty() {
         return Err("no GPU rows found in the nvidia-smi table".into());
@@ -1094,6 +1119,71 @@ Tue Mar  5 10:00:00 2024
         assert_eq!(u.gpus[0].persistence, Some(false));
         assert!(u.truncated);
         assert!(!u.processes_listed);
+    }
+
+    #[test]
+    fn mig_instance_rows_are_not_gpus() {
+        // the layout of a MIG-enabled A100 (driver 470): one GPU, two instances, one process
+        let t = "|   0  NVIDIA A100-SXM...  On   | 00000000:07:00.0 Off |                   On |\n\
+| N/A   32C    P0    62W / 400W |  10450MiB / 40536MiB |     N/A      Default |\n\
+|                               |                      |              Enabled |\n\
++-------------------------------+----------------------+----------------------+\n\
+| MIG devices:                                                                |\n\
++------------------+----------------------+-----------+-----------------------+\n\
+| GPU  GI  CI  MIG |         Memory-Usage |        Vol|         Shared        |\n\
+|==================+======================+===========+=======================|\n\
+|  0    1   0   0  |  10440MiB / 20096MiB | 42      0 |  3   0    2    0    0 |\n\
+|                  |      4MiB / 32767MiB |           |                       |\n\
++------------------+----------------------+-----------+-----------------------+\n\
+| Processes:                                                                  |\n\
+|  GPU   GI   CI        PID   Type   Process name                  GPU Memory |\n\
+|=============================================================================|\n\
+|    0    1    0      12345      C   python                          10427MiB |\n\
++-----------------------------------------------------------------------------+\n";
+        let u = parse_table(t).unwrap();
+        assert_eq!(u.gpus.len(), 1);
+        assert_eq!(u.gpus[0].util_gpu, None);
+        assert_eq!(u.gpus[0].compute_mode.as_deref(), Some("Default"));
+        assert_eq!(u.processes.len(), 1);
+        assert!(u.processes_listed);
+    }
+
+    #[test]
+    fn a_process_section_cut_before_its_border_lists_nothing_for_sure() {
+        let gpu = "|   0  GeForce RTX 3090    Off  | 00000000:01:00.0 Off |                  N/A |\n\
+| 32%   32C    P8    23W / 350W |  23081MiB / 24245MiB |      0%      Default |\n\
++-------------------------------+----------------------+----------------------+\n\
++-----------------------------------------------------------------------------+\n\
+| Processes:                                                                  |\n\
+|  GPU   GI   CI        PID   Type   Process name                  GPU Memory |\n\
+|        ID   ID                                                   Usage      |\n";
+        // cut inside the header: the paste does not say which processes run
+        let u = parse_table(gpu).unwrap();
+        assert!(!u.processes_listed);
+        // cut after a row: that row counts, the others are still unknown
+        let row = format!(
+            "{gpu}|=============================================================================|\n\
+|    0   N/A  N/A      1234      C   python                          23000MiB |\n"
+        );
+        let u = parse_table(&row).unwrap();
+        assert!(!u.processes_listed);
+        assert_eq!(u.processes.len(), 1);
+        // the closing border, or \"No running processes found\", makes the list whole
+        for end in [
+            "+-----------------------------------------------------------------------------+\n",
+            "",
+        ] {
+            let whole = format!("{row}{end}");
+            assert_eq!(
+                parse_table(&whole).unwrap().processes_listed,
+                !end.is_empty()
+            );
+        }
+        let none = format!(
+            "{gpu}|=============================================================================|\n\
+|  No running processes found                                                 |\n"
+        );
+        assert!(parse_table(&none).unwrap().processes_listed);
     }
 
     #[test]

@@ -72,13 +72,13 @@ static IN_USE: LazyLock<Regex> = LazyLock::new(|| {
 });
 static NEW_SPLIT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(&format!(
-        r"Of the allocated memory {SIZE} is allocated by PyTorch, and {SIZE} is reserved by PyTorch but unallocated"
+        r"(?i)Of the allocated memory {SIZE} is allocated by PyTorch,\s*and {SIZE} is reserved by PyTorch but unallocated"
     ))
     .expect("static regex")
 });
 static OLD: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(&format!(
-        r"\(GPU (\d+); {SIZE} total capacity; {SIZE} already allocated; {SIZE} free; {SIZE} reserved in total by PyTorch\)"
+        r"(?i)\(GPU (\d+);\s*{SIZE} total capacity;\s*{SIZE} already allocated;\s*{SIZE} free;\s*{SIZE} reserved in total by PyTorch\)"
     ))
     .expect("static regex")
 });
@@ -315,6 +315,19 @@ mod tests {
         assert_eq!(m.allocated_mib, None);
         assert_eq!(m.fragmentation, None);
         insta::assert_json_snapshot!("torch_memory_oom_truncated", m);
+    }
+
+    #[test]
+    fn r_torch_spells_pytorch_its_own_way() {
+        // mlverse/torch (libtorch from R) prints `Pytorch`; the figures are the same
+        let m = parse_torch_memory(
+            "CUDA out of memory. Tried to allocate 2.93 GiB (GPU 0; 23.80 GiB total capacity; 12.04 GiB already allocated; 2.82 GiB free; 19.69 GiB reserved in total by Pytorch) If reserved memory is >> allocated memory try setting max_split_size_mb to avoid fragmentation.",
+        );
+        assert_eq!(m.source, Some("oom_message"));
+        assert_eq!(m.allocated_mib, Some(12328.96));
+        assert_eq!(m.reserved_mib, Some(20162.56));
+        assert_eq!(m.free_mib, Some(2887.68));
+        assert_eq!(m.tried_to_allocate_mib, Some(3000.32));
     }
 
     #[test]

@@ -169,6 +169,49 @@ pub struct LogWarning {
     pub workers: Option<u64>,
     /// the CPU count or suggested maximum it names
     pub suggested: Option<u64>,
+    /// Why this warning is not evidence of a loader bottleneck, where the text says so (the
+    /// machine has no CPUs to spare, or the job's own worker setting shows the warning is about
+    /// a side loader); None when it is evidence.
+    pub discounted: Option<String>,
+    /// The text sets num_workers (`--num-workers 4`) above what the framework found in the
+    /// loader it warns about: the setting does not reach that loader.
+    pub setting_contradicted: bool,
+}
+
+impl LogWarning {
+    /// The warning says the loader holds the GPU back (it is not discounted).
+    pub fn is_evidence(&self) -> bool {
+        self.discounted.is_none()
+    }
+}
+
+/// Lightning warns when a loader has 2 workers or fewer and the machine has more CPUs. On a
+/// machine of this many CPUs or fewer (the count the warning names) 2 workers already hold
+/// half of it and the training process needs the rest: the warning is not a bottleneck
+/// (Lightning's own maintainers call 2 workers reasonable; on 1 CPU it still suggests 1).
+const FEW_WORKERS_MIN_CPUS: u64 = 4;
+
+/// The loader a Lightning warning names is a validation/test/predict loader.
+fn names_eval_loader(low: &str) -> bool {
+    [
+        "val_dataloader",
+        "val dataloader",
+        "validation",
+        "test_dataloader",
+        "test dataloader",
+        "predict_dataloader",
+    ]
+    .iter()
+    .any(|k| low.contains(k))
+}
+
+/// The text without whitespace, lowercased: a warning a terminal wrapped mid-word
+/// (`worker process` / `es in total`) reads whole again.
+fn squash(s: &str) -> String {
+    s.chars()
+        .filter(|c| !c.is_whitespace())
+        .flat_map(char::to_lowercase)
+        .collect()
 }
 
 fn first_number_after(s: &str, marker: &str) -> Option<u64> {
@@ -181,6 +224,9 @@ fn first_number_after(s: &str, marker: &str) -> Option<u64> {
     digits.parse().ok()
 }
 
+/// Most warnings kept from one text (as `evidence::MAX_ITEMS`): the rest are not collected.
+pub const MAX_WARNINGS: usize = 1000;
+
 /// The loader warnings in a log: PyTorch Lightning's "does not have many workers which may be
 /// a bottleneck" (and its persistent_workers and ddp_spawn hints), torch's "This DataLoader
 /// will create N worker processes in total. Our suggested max number of worker in current
@@ -189,9 +235,10 @@ pub fn log_warnings(text: &str) -> Vec<LogWarning> {
     let mut out = Vec::new();
     let all: Vec<&str> = text.lines().collect();
     for (i, line) in all.iter().enumerate() {
-        // a warning wrapped over several lines (a terminal or a quote broke it): read it with
-        // the lines that continue it
+        // a warning wrapped over several lines (a terminal or a quote broke it, possibly in the
+        // middle of a word): read it with the lines that continue it
         let start = line.to_ascii_lowercase();
+        let start_sq = squash(line);
         let wrapped = (start.contains("does not have many workers")
             && !start.contains("(try ")
             && !start.contains("num_workers="))
@@ -199,7 +246,7 @@ pub fn log_warnings(text: &str) -> Vec<LogWarning> {
         let joined;
         let l: &str = if wrapped {
             let mut parts = vec![line.trim()];
-            for next in all.iter().skip(i + 1).take(3) {
+            for next in all.iter().skip(i + 1).take(4) {
                 let n = next.to_ascii_lowercase();
                 if n.contains("does not have many workers") || n.contains("will create") {
                     break;
@@ -212,54 +259,206 @@ pub fn log_warnings(text: &str) -> Vec<LogWarning> {
             line
         };
         let low = l.to_ascii_lowercase();
-        let w = if low.contains("does not have many workers") {
-            Some(LogWarning {
-                kind: "few-workers",
-                line: i + 1,
-                text: l.trim().to_string(),
-                workers: None,
-                suggested: first_number_after(&low, "num_workers=")
+        let sq = squash(l);
+        let warning = |kind, workers, suggested| LogWarning {
+            kind,
+            line: i + 1,
+            text: l.trim().to_string(),
+            workers,
+            suggested,
+            discounted: None,
+            setting_contradicted: false,
+        };
+        let w = if sq.contains("doesnothavemanyworkers") {
+            Some(warning(
+                "few-workers",
+                None,
+                first_number_after(&low, "num_workers=")
                     .or_else(|| first_number_after(&low, "(try ")),
-            })
-        } else if low.contains("worker processes in total")
-            && low.contains("suggested max number of worker")
-            && start.contains("will create")
+            ))
+        } else if sq.contains("workerprocessesintotal")
+            && sq.contains("suggestedmaxnumberofworker")
+            && start_sq.contains("willcreate")
         {
-            Some(LogWarning {
-                kind: "too-many-workers",
-                line: i + 1,
-                text: l.trim().to_string(),
-                workers: first_number_after(&low, "will create"),
-                suggested: first_number_after(&low, "current system is"),
-            })
+            Some(warning(
+                "too-many-workers",
+                first_number_after(&low, "will create"),
+                first_number_after(&low, "current system is"),
+            ))
+        } else if let Some(at) = low.find("too many dataloader workers:") {
+            // Hugging Face datasets: an IterableDataset with fewer shards than workers stops the
+            // extra workers ("Too many dataloader workers: 32 (max is dataset.num_shards=1).
+            // Stopping 31 dataloader workers."): the loader runs with num_shards workers
+            let rest = &low[at..];
+            Some(warning(
+                "workers-capped",
+                first_number_after(rest, "workers:"),
+                first_number_after(rest, "num_shards="),
+            ))
         } else if low.contains("consider setting `persistent_workers=true`")
             || low.contains("consider setting persistent_workers=true")
         {
-            Some(LogWarning {
-                kind: "persistent-workers",
-                line: i + 1,
-                text: l.trim().to_string(),
-                workers: None,
-                suggested: None,
-            })
+            Some(warning("persistent-workers", None, None))
         } else if low.contains("num_workers=0 may result in data loading bottlenecks") {
-            Some(LogWarning {
-                kind: "spawn-no-workers",
-                line: i + 1,
-                text: l.trim().to_string(),
-                workers: Some(0),
-                suggested: None,
-            })
+            Some(warning("spawn-no-workers", Some(0), None))
         } else {
             None
         };
         out.extend(w);
         // bounded like every evidence list: a long log repeats the same warning every epoch
-        if out.len() >= crate::evidence::MAX_ITEMS {
+        if out.len() >= MAX_WARNINGS {
             break;
         }
     }
+    judge_warnings(text, &mut out);
     out
+}
+
+/// A training log that stops inside a loader warning (a paste cut mid-line): the start of
+/// one is there (`This DataLoader will create 16 worker proc`, `does not have many wor`) but
+/// no whole warning was read from it. Says why, for an `input ends early` verdict; None
+/// when the text ends with a newline or its last line is not a cut warning.
+pub fn cut_warning(text: &str) -> Option<String> {
+    if text.is_empty() || text.ends_with('\n') {
+        return None;
+    }
+    // the last line that starts a warning, among the last five (a wrapped one spreads)
+    let lines: Vec<&str> = text.lines().collect();
+    let from = lines.len().saturating_sub(5);
+    let start_line = (from..lines.len()).rev().find(|&i| {
+        let sq = squash(lines[i]);
+        [
+            "thisdataloaderwillcreate",
+            "willcreate",
+            "doesnothavemany",
+            "toomanydataloaderworkers",
+        ]
+        .iter()
+        .any(|k| sq.contains(k))
+    })?;
+    // a whole warning was read from that line on: nothing is missing
+    let whole = log_warnings(text).iter().any(|w| w.line > start_line);
+    (!whole).then(|| {
+        let last = text.lines().last().unwrap_or("").trim();
+        format!(
+            "the log stops inside a loader warning (`…{}`)",
+            last.chars()
+                .rev()
+                .take(60)
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+                .collect::<String>()
+        )
+    })
+}
+
+/// Which warnings are evidence of a loader bottleneck, by what the rest of the text says:
+/// Lightning's few-workers warning on a machine of a few CPUs (it names the count), a
+/// few-workers warning about a validation/test loader while the job's command gives the
+/// training loader several workers, a shard cap that still leaves several workers.
+fn judge_warnings(text: &str, warnings: &mut [LogWarning]) {
+    if warnings.is_empty() {
+        return;
+    }
+    // the worker count the job's own command lines set
+    let set_workers: Option<(u64, String)> = crate::formats::launcher::find(text)
+        .iter()
+        .flat_map(|l| l.settings.iter())
+        .filter(|s| crate::formats::launcher::setting_name(&s.key) == Some("num_workers"))
+        .find_map(|s| {
+            s.value
+                .trim()
+                .parse::<u64>()
+                .ok()
+                .map(|n| (n, s.raw.clone()))
+        });
+    for w in warnings.iter_mut() {
+        let low = w.text.to_ascii_lowercase();
+        match w.kind {
+            "few-workers" => {
+                if let Some((n, raw)) = &set_workers
+                    && *n > 2
+                {
+                    // Lightning warns only at 2 workers or fewer
+                    w.setting_contradicted = true;
+                    if names_eval_loader(&low) {
+                        w.discounted = Some(format!(
+                            "the warning is about a validation/test loader while the command sets `{raw}` for training: the setting does not reach the loader the framework checked"
+                        ));
+                    }
+                }
+                if w.discounted.is_none()
+                    && let Some(c) = w.suggested
+                    && c <= FEW_WORKERS_MIN_CPUS
+                {
+                    w.discounted = Some(format!(
+                        "the warning suggests {c} worker(s), the CPUs of its machine: with that few CPUs more workers are not where the time goes"
+                    ));
+                }
+            }
+            // a start-up hint (workers are re-created every epoch), not a throughput one:
+            // data.persistent-workers-off judges it
+            "persistent-workers" => {
+                w.discounted = Some(
+                    "a hint about worker start-up each epoch, not about feeding the GPU"
+                        .to_string(),
+                );
+            }
+            "workers-capped" if w.suggested.is_none_or(|s| s > 2) => {
+                w.discounted =
+                    Some("the dataset's shards still give the loader several workers".to_string());
+            }
+            _ => {}
+        }
+    }
+}
+
+/// What the job's batches are made of, where the text shows it: `text` for a language-model
+/// fine-tune or pre-training (a tokenizer, a sequence length, a decoder layer to shard, LoRA),
+/// `image` for vision pipelines (resize/crop/flip transforms, image loading). A tokenized text
+/// batch is cheap to collate, so a few workers feed a GPU that an image pipeline would starve.
+/// None when the text shows neither, or both (a multimodal job counts as images).
+pub fn workload(text: &str) -> Option<&'static str> {
+    const TEXT: &[&str] = &[
+        "tokenizer",
+        "model_max_length",
+        "max_seq_length",
+        "max_seq_len",
+        "seq_length",
+        "cutoff_len",
+        "decoderlayer",
+        "fsdp_transformer_layer_cls_to_wrap",
+        "lora_r",
+        "lora_alpha",
+        "predict_with_generate",
+        "causal_lm",
+        "causallm",
+    ];
+    // vision and vision-language jobs (VQA, VisualBERT, LLaVA-style towers) load or
+    // transform images even when a tokenizer is also configured
+    const IMAGE: &[&str] = &[
+        "image",
+        "img",
+        "visual",
+        "vision",
+        "video",
+        "pixel",
+        "vqa",
+        "frames",
+        "crop",
+        "flip",
+        "torchvision",
+        "mm_projector",
+    ];
+    let low = text.to_ascii_lowercase();
+    let is_text = TEXT.iter().any(|k| low.contains(k));
+    let is_image = IMAGE.iter().any(|k| low.contains(k));
+    match (is_text, is_image) {
+        (true, false) => Some("text"),
+        (_, true) => Some("image"),
+        _ => None,
+    }
 }
 
 /// The first line naming torch's `_SingleProcessDataLoaderIter` (a profiler table row such as
@@ -277,11 +476,27 @@ pub fn single_process_loader(text: &str) -> Option<(usize, String)> {
     })
 }
 
+/// Metric names training loops print next to a number (`loss: 5.18`, `Data 0.016`,
+/// `reader_cost: 0.02 s`, `152.1 images/sec`).
+static METRIC: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+    regex::Regex::new(
+        r"(?i)\b(?:loss|lr|acc|epoch|iter|step|time|data|batch_cost|reader_cost|data_time|ips|samples|throughput|wps|ups|ppl|bsz)\b\s*[:=]?\s*[-+]?\d|\d\s*(?:images|samples|tokens|img|it)/s(?:ec)?\b",
+    )
+    .expect("static regex")
+});
+
+/// A progress line of a training loop: several metrics with their numbers on one line.
+fn is_progress_line(line: &str) -> bool {
+    METRIC.find_iter(line).take(3).count() >= 3 || line.to_ascii_lowercase().contains("images/sec")
+}
+
 fn looks_like_log(text: &str) -> bool {
     let mut hits = 0;
     for l in text.lines().take(2000) {
         let low = l.to_ascii_lowercase();
-        if low.contains("warning")
+        if is_progress_line(l) {
+            hits += 2;
+        } else if low.contains("warning")
             || low.contains("epoch")
             || low.contains("it/s]")
             || low.contains("s/it]")
@@ -294,7 +509,10 @@ fn looks_like_log(text: &str) -> bool {
             hits += 1;
         }
     }
-    hits >= 2 || !log_warnings(text).is_empty() || single_process_loader(text).is_some()
+    hits >= 2
+        || !log_warnings(text).is_empty()
+        || single_process_loader(text).is_some()
+        || cut_warning(text).is_some()
 }
 
 /// Parse a structured config by content: JSON (also with comments), TOML, YAML; only a
@@ -317,13 +535,24 @@ pub fn detect(text: &str) -> Option<JobText> {
     }
     let launches = crate::formats::launcher::find(text);
     let lines = text.lines().filter(|l| !l.trim().is_empty()).count();
+    // progress lines of a training loop (a log may echo its command or argparse Namespace)
+    let progress = text
+        .lines()
+        .take(2000)
+        .filter(|l| is_progress_line(l))
+        .count();
     if !launches.is_empty()
         && log_warnings(text).is_empty()
+        && progress == 0
         && launches.len() * 4 >= lines.min(40) / 2
     {
         return Some(JobText::Launcher);
     }
-    if !log_warnings(text).is_empty() {
+    if !log_warnings(text).is_empty()
+        || cut_warning(text).is_some()
+        || progress >= 2
+        || (progress == 1 && launches.is_empty())
+    {
         return Some(JobText::Log);
     }
     if let Some((f, _)) = parse_structured(text) {
@@ -378,9 +607,9 @@ mod tests {
     #[test]
     fn warnings_of_a_long_log_are_bounded() {
         let line = "UserWarning: This DataLoader will create 8 worker processes in total. Our suggested max number of worker in current system is 2, which is smaller than what this DataLoader is going to create.\n";
-        let log = line.repeat(crate::evidence::MAX_ITEMS + 500);
+        let log = line.repeat(MAX_WARNINGS + 500);
         let w = log_warnings(&log);
-        assert_eq!(w.len(), crate::evidence::MAX_ITEMS);
+        assert_eq!(w.len(), MAX_WARNINGS);
         assert_eq!(
             (w[0].kind, w[0].workers, w[0].suggested),
             ("too-many-workers", Some(8), Some(2))
@@ -420,6 +649,135 @@ mod tests {
             single_process_loader("_MultiProcessingDataLoaderIter"),
             None
         );
+    }
+
+    fn corpus(name: &str) -> String {
+        std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/fixtures/corpus")
+                .join(name),
+        )
+        .expect("corpus file")
+    }
+
+    #[test]
+    fn a_warning_wrapped_mid_word_and_the_shard_cap_are_read() {
+        let w = log_warnings(&corpus("h5_log_slideflow_4_workers_2_cpus_wrapped.txt"));
+        assert_eq!(w.len(), 1, "{w:#?}");
+        assert_eq!(
+            (w[0].kind, w[0].workers, w[0].suggested),
+            ("too-many-workers", Some(4), Some(2))
+        );
+        assert!(w[0].is_evidence());
+        let w = log_warnings(
+            "Too many dataloader workers: 32 (max is dataset.num_shards=1). Stopping 31 dataloader workers.\n",
+        );
+        assert_eq!(
+            (w[0].kind, w[0].workers, w[0].suggested),
+            ("workers-capped", Some(32), Some(1))
+        );
+        assert!(w[0].is_evidence());
+        let w = log_warnings(
+            "Too many dataloader workers: 32 (max is dataset.num_shards=16). Stopping 16 dataloader workers.\n",
+        );
+        assert!(!w[0].is_evidence());
+    }
+
+    #[test]
+    fn warnings_the_text_itself_answers_are_not_evidence() {
+        // a machine of 4 CPUs or fewer (the count the warning names)
+        for text in [
+            corpus("h3_log_bliss_warning_not_a_bottleneck.txt"),
+            corpus("h5_log_lightning_warning_one_cpu.txt"),
+        ] {
+            let w = log_warnings(&text);
+            assert_eq!(w.len(), 1);
+            assert!(!w[0].is_evidence(), "{w:?}");
+            assert!(
+                w[0].discounted
+                    .as_deref()
+                    .unwrap()
+                    .contains("CPUs of its machine")
+            );
+        }
+        // a validation loader while the command gives training 4 workers
+        let w = log_warnings(&corpus("h3_log_nnue_custom_loader_warning.txt"));
+        assert!(w[0].setting_contradicted && !w[0].is_evidence(), "{w:?}");
+        assert!(
+            w[0].discounted
+                .as_deref()
+                .unwrap()
+                .contains("--num-workers 4")
+        );
+        // the same warning about the training loader still counts, flagged as contradicted
+        let train = "The dataloader, train_dataloader, does not have many workers which may be a bottleneck. Consider increasing the value of the `num_workers` argument` (try 16 which is the number of cpus on this machine) in the `DataLoader` init to improve performance.\npython3 train.py --num-workers 4\n";
+        let w = log_warnings(train);
+        assert!(w[0].setting_contradicted && w[0].is_evidence(), "{w:?}");
+        // and a validation warning with no command: evidence
+        let w = log_warnings(&corpus("h3_log_lambdalabs_val_few_workers_try32.txt"));
+        assert!(w[0].is_evidence() && !w[0].setting_contradicted);
+        // many CPUs: evidence
+        let w = log_warnings(&corpus("h5_log_scarches_train_loader_few_workers.txt"));
+        assert_eq!(w[0].suggested, Some(9));
+        assert!(w[0].is_evidence());
+    }
+
+    #[test]
+    fn progress_lines_make_a_log() {
+        for name in [
+            "h5_log_paddleocr_reader_cost_small.txt",
+            "h5_log_horovod_tf_benchmark_images_per_sec.txt",
+            "h5_log_imagenet_data_time_small.txt",
+        ] {
+            assert_eq!(detect(&corpus(name)), Some(JobText::Log), "{name}");
+        }
+        assert!(!is_progress_line("learning rate schedule: cosine"));
+    }
+
+    #[test]
+    fn workload_from_the_config() {
+        assert_eq!(
+            workload(&corpus("h3_py_shikra_training_args_4_workers.py")),
+            Some("text")
+        );
+        // a tokenizer beside visual features is a vision-language job
+        assert_eq!(
+            workload(&corpus("mmf_training_num_workers6.yaml")),
+            Some("image")
+        );
+        assert_eq!(
+            workload(&corpus("h5_config_bigdet_mmdet_workers_per_gpu_0.py")),
+            Some("image")
+        );
+        assert_eq!(workload("train:\n  num_workers: 2\n"), None);
+    }
+
+    /// Real warnings cut mid-line in the test (no cut copies are committed): a log that stops
+    /// inside its only warning says so; the whole one is read.
+    #[test]
+    fn a_log_cut_inside_a_warning_says_so() {
+        for name in [
+            "h5_log_bliss_ci_32_workers_4_cpus.txt",
+            "h5_log_cosmos_8_workers_1_cpu_stuck.txt",
+            "h5_log_maze_transformer_16_workers_quoted.txt",
+        ] {
+            let text = corpus(name);
+            assert!(
+                log_warnings(&text).iter().any(LogWarning::is_evidence),
+                "{name}"
+            );
+            assert_eq!(cut_warning(&text), None, "{name}");
+            let at = text.find("worker processes").expect("warning") + 9;
+            let cut = &text[..at];
+            assert!(log_warnings(cut).is_empty(), "{name}");
+            let why = cut_warning(cut).unwrap_or_else(|| panic!("{name}: cut not seen"));
+            assert!(why.contains("stops inside a loader warning"), "{why}");
+            assert_eq!(detect(cut), Some(JobText::Log), "{name}");
+        }
+        // a short whole log is judged, not called cut
+        let short = "UserWarning: This DataLoader will create 8 worker processes in total. Our suggested max number of worker in current system is 1, which is smaller than what this DataLoader is going to create.";
+        assert_eq!(cut_warning(short), None);
+        assert_eq!(log_warnings(short).len(), 1);
     }
 
     #[test]

@@ -5,12 +5,14 @@
 //!
 //! This is a tokenizer, not a parser: it skips strings and comments, balances brackets and
 //! reads keyword arguments, which is what finding a setting needs. A value is judged only when
-//! it is a literal, a small integer expression of literals, a module-level constant, or an
-//! `args.NAME` whose argparse default is in the same file; everything else is reported as
+//! it is a literal, a small integer expression of literals, a module-level constant, an
+//! `args.NAME` whose argparse default is in the same file, or a parameter of a `def` (its
+//! default, unless the command line or a caller sets it); everything else is reported as
 //! "cannot judge" with the expression, never guessed.
 //!
 //! Key syntax (what `config.set` edits in a `.py` file): `CALLEE@LINE.KWARG` for a keyword
-//! argument of the call whose name starts on LINE (inserted when absent), `=TARGET@LINE`
+//! argument of the call whose name starts on LINE (inserted when absent), `def NAME@LINE.PARAM`
+//! for the default of a parameter of the function defined on LINE, `=TARGET@LINE`
 //! for the right-hand side of an assignment on LINE, and `{KEY}@LINE` for the value of a
 //! dict-literal entry `'KEY': …` on LINE.
 
@@ -71,7 +73,10 @@ fn tokenize(src: &str) -> Vec<Token> {
         while j < b.len() && j - i < 2 && b"rRbBfFuU".contains(&b[j]) {
             j += 1;
         }
-        if j < b.len() && (b[j] == b'"' || b[j] == b'\'') && (j == i || !is_ident(b[i - 1])) {
+        if j < b.len()
+            && (b[j] == b'"' || b[j] == b'\'')
+            && (j == i || i == 0 || !is_ident(b[i - 1]))
+        {
             let q = b[j];
             let triple = b.len() >= j + 3 && b[j + 1] == q && b[j + 2] == q;
             let raw = b[i..j].iter().any(|c| *c == b'r' || *c == b'R');
@@ -235,12 +240,167 @@ pub struct DictEntry {
     pub line: usize,
 }
 
+/// A parameter of a `def`, and its default (`num_workers: int = 0` -> `0`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Param {
+    pub name: String,
+    pub default: Option<Arg>,
+}
+
+/// A function definition: `def build_loader(ds, batch_size, num_workers=0):`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Def {
+    pub name: String,
+    /// the class whose body holds it (`MNISTDataModule` for its `__init__`)
+    pub class: Option<String>,
+    /// 1-based line of `def`, and the last line of its body
+    pub line: usize,
+    pub end_line: usize,
+    pub params: Vec<Param>,
+}
+
+impl Def {
+    pub fn param(&self, name: &str) -> Option<(usize, &Param)> {
+        self.params.iter().enumerate().find(|(_, p)| p.name == name)
+    }
+}
+
 /// What a Python file holds that matters for the data pipeline.
 #[derive(Debug, Clone, Default)]
 pub struct Module {
     pub calls: Vec<Call>,
     pub assigns: Vec<Assign>,
     pub dict_entries: Vec<DictEntry>,
+    pub defs: Vec<Def>,
+}
+
+impl Module {
+    /// The innermost `def` whose body holds `line`.
+    pub fn def_at(&self, line: usize) -> Option<&Def> {
+        self.defs
+            .iter()
+            .filter(|d| d.line < line && line <= d.end_line)
+            .max_by_key(|d| d.line)
+    }
+}
+
+fn indent_of(l: &str) -> usize {
+    l.len() - l.trim_start().len()
+}
+
+/// The enclosing class of an indented line, and the last line of the block opened on `line`.
+fn block_of(src: &str, line: usize) -> (Option<String>, usize) {
+    let lines: Vec<&str> = src.lines().collect();
+    let Some(l) = lines.get(line.wrapping_sub(1)) else {
+        return (None, line);
+    };
+    let ind = indent_of(l);
+    let code = |x: &&str| !x.trim().is_empty() && !x.trim_start().starts_with('#');
+    let class = if ind == 0 {
+        None
+    } else {
+        lines[..line - 1]
+            .iter()
+            .rev()
+            .filter(|x| code(x))
+            .find(|x| indent_of(x) < ind)
+            .and_then(|x| x.trim_start().strip_prefix("class "))
+            .map(|r| {
+                r.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                    .next()
+                    .unwrap_or("")
+                    .to_string()
+            })
+    };
+    // the body: every following line indented deeper (blank lines and comments included)
+    let mut end = line;
+    for (i, x) in lines.iter().enumerate().skip(line) {
+        if !code(x) {
+            continue;
+        }
+        // a signature's closing line `) -> X:` still belongs to the def
+        if indent_of(x) <= ind && !x.trim_start().starts_with(')') {
+            break;
+        }
+        end = i + 1;
+    }
+    (class, end)
+}
+
+fn read_def(src: &str, toks: &[Token], at: usize) -> Option<Def> {
+    let text = |t: &Token| &src[t.start..t.end];
+    let name_t = toks.get(at + 1).filter(|t| t.kind == Tok::Name)?;
+    let open = at + 2;
+    (toks.get(open).map(&text) == Some("(")).then_some(())?;
+    let mut depth = 0;
+    let mut k = open;
+    let mut segs: Vec<(usize, usize)> = Vec::new();
+    let mut start = open + 1;
+    loop {
+        let t = toks.get(k)?;
+        let s = text(t);
+        if t.kind == Tok::Op {
+            match s {
+                "(" | "[" | "{" => depth += 1,
+                ")" | "]" | "}" => {
+                    depth -= 1;
+                    if depth == 0 {
+                        segs.push((start, k));
+                        break;
+                    }
+                }
+                "," if depth == 1 => {
+                    segs.push((start, k));
+                    start = k + 1;
+                }
+                _ => {}
+            }
+        }
+        k += 1;
+    }
+    let mut params = Vec::new();
+    for (a, z) in segs {
+        let mut a = a;
+        while a < z && matches!(text(&toks[a]), "*" | "**" | "/") {
+            a += 1;
+        }
+        if a >= z || toks[a].kind != Tok::Name {
+            continue;
+        }
+        let name = text(&toks[a]).to_string();
+        // `=` at this parameter's own depth
+        let mut d = 0;
+        let mut eq = None;
+        for (j, t) in toks.iter().enumerate().take(z).skip(a + 1) {
+            match text(t) {
+                "(" | "[" | "{" => d += 1,
+                ")" | "]" | "}" => d -= 1,
+                "=" if d == 0 => {
+                    eq = Some(j);
+                    break;
+                }
+                _ => {}
+            }
+        }
+        let default = eq.filter(|e| e + 1 < z).map(|e| {
+            let (s, e2) = (toks[e + 1].start, toks[z - 1].end);
+            Arg {
+                name: Some(name.clone()),
+                value: src[s..e2].to_string(),
+                value_span: (s, e2),
+            }
+        });
+        params.push(Param { name, default });
+    }
+    let line = line_of(src, toks[at].start);
+    let (class, end_line) = block_of(src, line);
+    Some(Def {
+        name: text(name_t).to_string(),
+        class,
+        line,
+        end_line,
+        params,
+    })
 }
 
 struct DictFrame {
@@ -414,6 +574,12 @@ pub fn scan(src: &str) -> Module {
             }
         }
         line_start = false;
+        if t.kind == Tok::Name
+            && text(t) == "def"
+            && let Some(d) = read_def(src, &toks, i)
+        {
+            m.defs.push(d);
+        }
         // a call: NAME(.NAME)* `(` not preceded by `def`/`class`
         if t.kind == Tok::Name
             && !(i > 0 && toks[i - 1].kind == Tok::Op && text(&toks[i - 1]) == ".")
@@ -744,9 +910,24 @@ pub enum PyKey {
     Assign { target: String, line: usize },
     /// `{KEY}@LINE`: the value of the dict-literal entry `'KEY': …` on LINE
     DictEntry { key: String, line: usize },
+    /// `def NAME@LINE.PARAM`: the default of a parameter of the function defined on LINE
+    Param {
+        def: String,
+        line: usize,
+        param: String,
+    },
 }
 
 pub fn parse_key(key: &str) -> Option<PyKey> {
+    if let Some(rest) = key.strip_prefix("def ") {
+        let (name, rest) = rest.split_once("@L")?;
+        let (line, param) = rest.split_once('.')?;
+        return Some(PyKey::Param {
+            def: name.to_string(),
+            line: line.parse().ok()?,
+            param: param.to_string(),
+        });
+    }
     if let Some(rest) = key.strip_prefix('{') {
         let (k, line) = rest.rsplit_once("}@L")?;
         return Some(PyKey::DictEntry {
@@ -772,6 +953,20 @@ pub fn parse_key(key: &str) -> Option<PyKey> {
 
 pub fn kwarg_key(call: &Call, kwarg: &str) -> String {
     format!("{}@L{}.{kwarg}", call.callee, call.line)
+}
+
+pub fn param_key(d: &Def, param: &str) -> String {
+    format!("def {}@L{}.{param}", d.name, d.line)
+}
+
+fn find_param<'a>(m: &'a Module, def: &str, line: usize, param: &str) -> Option<&'a Arg> {
+    m.defs
+        .iter()
+        .find(|d| d.name == def && d.line == line)?
+        .param(param)?
+        .1
+        .default
+        .as_ref()
 }
 
 pub fn dict_key(e: &DictEntry) -> String {
@@ -845,6 +1040,13 @@ pub fn set(src: &str, key: &str, value: &Value) -> Result<String, String> {
             let (s, e) = d.value_span;
             Ok(format!("{}{lit}{}", &src[..s], &src[e..]))
         }
+        PyKey::Param { def, line, param } => {
+            let a = find_param(&m, &def, line, &param).ok_or_else(|| {
+                format!("no `def {def}` with a default for `{param}` on line {line}")
+            })?;
+            let (s, e) = a.value_span;
+            Ok(format!("{}{lit}{}", &src[..s], &src[e..]))
+        }
     }
 }
 
@@ -874,7 +1076,47 @@ pub fn get(src: &str, key: &str) -> Option<PyValue> {
             .iter()
             .find(|d| d.key == key && d.line == line)
             .map(|d| eval(&d.value, &consts)),
+        PyKey::Param { def, line, param } => {
+            find_param(&m, &def, line, &param).map(|a| eval(&a.value, &consts))
+        }
     }
+}
+
+/// The modules a source imports that may be local files (`from .data import x` -> `.data`,
+/// `from pkg.data import x` -> `pkg.data`, `import utils, models.net` -> `utils`,
+/// `models.net`), in order, at most 32; the caller tries to read each beside the script.
+pub fn local_import_candidates(src: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let valid = |m: &str| {
+        !m.is_empty()
+            && m.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+    };
+    for l in src.lines() {
+        let t = l.trim_start();
+        let mods: Vec<String> = if let Some(r) = t.strip_prefix("from ") {
+            match r.split_once(" import ") {
+                Some((m, names)) if m.trim().chars().all(|c| c == '.') => names
+                    .split(',')
+                    .map(|n| format!("{}{}", m.trim(), n.split_whitespace().next().unwrap_or("")))
+                    .collect(),
+                Some((m, _)) => vec![m.trim().to_string()],
+                None => Vec::new(),
+            }
+        } else if let Some(r) = t.strip_prefix("import ") {
+            r.split(',')
+                .map(|m| m.split_whitespace().next().unwrap_or("").to_string())
+                .collect()
+        } else {
+            Vec::new()
+        };
+        for m in mods {
+            if valid(&m) && !out.contains(&m) && out.len() < 32 {
+                out.push(m);
+            }
+        }
+    }
+    out
 }
 
 /// Does this text look like Python source (rather than YAML, a log or a command line)?
@@ -903,6 +1145,14 @@ pub fn looks_like_python(text: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_prefixed_string_at_the_very_start_does_not_panic() {
+        // `r"` as the first bytes once read the byte before the start (a proptest found it)
+        for src in ["r\"x\"", "rb'y'", "f\"", "u'"] {
+            let _ = scan(src);
+        }
+    }
 
     #[test]
     fn annotated_class_fields_are_marked() {
@@ -1054,6 +1304,64 @@ def main():
         assert_eq!(a.line, 6);
         assert!(looks_like_python(src));
         assert!(!looks_like_python("data:\n  num_workers: 2\n"));
+    }
+
+    #[test]
+    fn def_parameter_defaults_are_read_and_set_in_place() {
+        let src = "class DM(Base):\n    def __init__(self, data_dir: str = \"./\", batch_size: int = 64,\n                 num_workers: int = 0, *args, **kw):\n        self.num_workers = num_workers\n\n    def loader(self):\n        return DataLoader(self.ds, num_workers=self.num_workers)\n\n\ndef build(ds, n=(1, 2), num_workers=0):\n    return DataLoader(ds, num_workers=num_workers)\n";
+        let m = scan(src);
+        let init = &m.defs[0];
+        assert_eq!(init.class.as_deref(), Some("DM"));
+        assert_eq!((init.line, init.end_line), (2, 4));
+        let names: Vec<&str> = init.params.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "self",
+                "data_dir",
+                "batch_size",
+                "num_workers",
+                "args",
+                "kw"
+            ]
+        );
+        assert_eq!(
+            init.param("num_workers")
+                .unwrap()
+                .1
+                .default
+                .as_ref()
+                .unwrap()
+                .value,
+            "0"
+        );
+        assert_eq!(m.def_at(7).unwrap().name, "loader");
+        let b = m.def_at(11).unwrap();
+        assert_eq!((b.name.as_str(), b.class.as_deref()), ("build", None));
+        assert_eq!(
+            b.param("n").unwrap().1.default.as_ref().unwrap().value,
+            "(1, 2)"
+        );
+        let k = param_key(init, "num_workers");
+        assert_eq!(k, "def __init__@L2.num_workers");
+        let out = set(src, &k, &json!(8)).unwrap();
+        assert_eq!(get(&out, &k), Some(PyValue::Known(json!(8))));
+        assert_eq!(
+            out.replacen("num_workers: int = 8", "num_workers: int = 0", 1),
+            src
+        );
+        assert!(set(src, "def __init__@L2.missing", &json!(1)).is_err());
+    }
+
+    #[test]
+    fn local_import_candidates_in_order() {
+        let src = "import os, utils.io as uio\nfrom . import data, models\nfrom .loaders import build\nfrom pkg.data import x\n    import torch\n";
+        assert_eq!(
+            local_import_candidates(src),
+            [
+                "os", "utils.io", ".data", ".models", ".loaders", "pkg.data", "torch"
+            ]
+        );
     }
 
     #[test]

@@ -88,10 +88,10 @@ impl EvidenceHost {
             // Job evidence (a log, a trace) is read by its own probe: knowing from the head that
             // it is one, leave it unread here rather than hold a whole paste for nothing. (Only
             // the shm-error check reads past the head, and it never makes a text describe a host.)
-            if crate::probes::inputs::detect_file(p).is_some_and(|k| !describes_host(k)) {
+            if crate::evidence::detect::detect_file(p).is_some_and(|k| !describes_host(k)) {
                 continue;
             }
-            let text = crate::probes::inputs::read_shared(p)
+            let text = crate::vocab::io::read_shared(p)
                 .map_err(|e| anyhow::anyhow!("--evidence {}: {e}", p.display()))?;
             let Some(kind) = detect(&text) else {
                 // job text (Python, a training config, a launcher line, a training log) is

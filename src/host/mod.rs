@@ -9,7 +9,6 @@
 pub mod cuda_cache;
 pub mod cuda_check;
 pub mod evidence;
-pub mod nvml_types;
 pub mod real;
 pub mod recorded;
 
@@ -18,8 +17,8 @@ use std::collections::BTreeMap;
 use std::io;
 use std::time::Duration;
 
+pub use crate::vocab::nvml::{Field, GpuReading, GpuSample, NvmlReading};
 pub use cuda_check::CudaCheck;
-pub use nvml_types::{Field, GpuReading, GpuSample, NvmlReading};
 
 /// What a command printed. `timed_out` means the whole process group was killed at the deadline.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

@@ -10,8 +10,8 @@
 //! (`set_file`, `set_nvml`, `set_command`, ...), so every fixture starts from real data.
 
 use super::CudaCheck;
-use super::nvml_types::{GpuSample, NvmlReading};
 use super::{CommandOutput, FileMeta, Host};
+use crate::vocab::nvml::{GpuSample, NvmlReading};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::io;
@@ -1086,9 +1086,9 @@ mod tests {
     /// directory listings, `commands/` as command outputs, and an NVML reading.
     mod gen_h200 {
         use super::super::*;
-        use crate::host::nvml_types::ProcessMem;
         use crate::host::recorded::sample_of;
         use crate::host::{Field, GpuReading, NvmlReading};
+        use crate::vocab::nvml::ProcessMem;
         use regex::Regex;
         use std::path::{Path, PathBuf};
 

@@ -63,16 +63,6 @@ impl fmt::Display for Diagnostic {
     }
 }
 
-/// "did you mean `x`?" for a name close to one of `known`.
-pub fn did_you_mean<'a>(name: &str, known: impl IntoIterator<Item = &'a str>) -> Option<String> {
-    known
-        .into_iter()
-        .map(|k| (strsim::jaro_winkler(name, k), k))
-        .filter(|(score, _)| *score > 0.8)
-        .max_by(|a, b| a.0.total_cmp(&b.0))
-        .map(|(_, k)| format!("did you mean `{k}`?"))
-}
-
 /// Find the 1-based line of a JSON pointer (`/rules/0/probes/mods/kind`) in block-style YAML
 /// text. A heuristic, since the YAML parser keeps no spans on values: it follows keys by
 /// indentation and list items by `- `. Returns the deepest line it could reach.
@@ -155,6 +145,7 @@ pub fn locate(text: &str, pointer: &str) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::vocab::did_you_mean;
 
     const DOC: &str = "playbook: x\nlayer: driver\nrules:\n  - id: a\n    probes:\n      mods: { kind: kernel.modules }\n    fail_when: x\n  - id: b\n    metircs: 1\n";
 

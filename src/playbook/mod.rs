@@ -3,6 +3,7 @@
 
 pub mod diag;
 pub mod model;
+pub mod registry;
 pub mod validate;
 
 use crate::report::Safety;
@@ -80,7 +81,7 @@ impl RuleSet {
 /// The authoring reference (`docs/playbooks.md`): the playbook's and a rule's keys, from the
 /// playbook schema's descriptions, then every probe and fix kind.
 pub fn reference_markdown() -> String {
-    let kinds = crate::kinds::reference_markdown();
+    let kinds = registry::reference_markdown();
     let at = kinds.find("## Probe kinds").unwrap_or(kinds.len());
     format!("{}{}{}", &kinds[..at], keys_markdown(), &kinds[at..])
 }

@@ -120,7 +120,7 @@ pub struct Fix {
     pub restart: Restart,
     /// Actions, each `{kind: FIX_KIND, …parameters}`; string parameters are templates.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schemars(schema_with = "crate::kinds::fix_actions_schema")]
+    #[schemars(schema_with = "crate::playbook::registry::fix_actions_schema")]
     pub actions: Vec<Map<String, Value>>,
     /// What a person should do (template). Required for manual fixes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -161,6 +161,11 @@ pub struct Rule {
     /// Rules whose evidence this rule needs: it is `blocked` while any of them fails or is unknown.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub depends_on: Vec<String>,
+    /// Rules that name a cause of the condition this rule only states (a symptom): when any of
+    /// them fails in the same run, this rule stands down as `not-applicable`, naming them. A
+    /// cause rule that is unknown or not applicable does not silence it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub explained_by: Vec<String>,
     /// Thresholds and settings by name (`{default, source, description}`), read as
     /// `params.NAME` and overridden per site in the values file.
     #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
@@ -168,7 +173,7 @@ pub struct Rule {
     /// Named probes: `{ mods: { kind: kernel.modules } }`. String parameters are templates over
     /// `params` and `inputs`.
     #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
-    #[schemars(schema_with = "crate::kinds::probe_map_schema")]
+    #[schemars(schema_with = "crate::playbook::registry::probe_map_schema")]
     pub probes: IndexMap<String, Map<String, Value>>,
     /// Named values, each an expression written once and read by name in `applies_when`,
     /// `fail_when`, the message and the fix: `suggested: "[params.max_workers, host.cpus] | min"`.

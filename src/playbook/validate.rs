@@ -4,13 +4,14 @@
 //! templates that compile and read only what the rule declares). Every problem is collected;
 //! the caller prints them all and stops.
 
-use super::diag::{Diagnostic, did_you_mean, locate};
+use super::diag::{Diagnostic, locate};
 use super::model::{Playbook, Rule, Values};
 use super::{LoadedRule, RuleSet, SourceFile, Tier};
 use crate::expr::{self, HOST_FIELDS, INPUTS, ROOTS};
 use crate::fixes;
 use crate::probes;
 use crate::report::Safety;
+use crate::vocab::did_you_mean;
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -360,7 +361,7 @@ pub fn load(
                 if let Some(decl) = rule.params.get(name)
                     && !same_type(&decl.default, given)
                 {
-                    let ty = probes::json_type(&decl.default);
+                    let ty = crate::kinds::json_type(&decl.default);
                     let ty = match ty {
                         "integer" => "an integer",
                         "array" => "an array",
@@ -376,7 +377,7 @@ pub fn load(
                             format!(
                                 "parameter `{name}` of rule `{id}` must be {ty} (its default is {}), found {} {given}",
                                 decl.default,
-                                probes::json_type(given)
+                                crate::kinds::json_type(given)
                             ),
                             format!("write {ty}, e.g. `{name}: {}`", decl.default),
                         )
@@ -558,7 +559,7 @@ fn same_type(default: &Value, given: &Value) -> bool {
         Value::Null => true,
         Value::Number(n) if n.is_f64() => given.is_number(),
         Value::Number(_) => given.is_i64() || given.is_u64(),
-        _ => probes::json_type(default) == probes::json_type(given),
+        _ => crate::kinds::json_type(default) == crate::kinds::json_type(given),
     }
 }
 
@@ -803,6 +804,24 @@ fn check_rule(
             );
         }
     }
+    for (i, dep) in rule.explained_by.iter().enumerate() {
+        if dep == &rule.id {
+            d.push(
+                "self-dependency",
+                &format!("/explained_by/{i}"),
+                format!("rule `{dep}` is explained by itself"),
+                "remove it".into(),
+            );
+        } else if !ids.contains(dep) {
+            d.push(
+                "unknown-dependency",
+                &format!("/explained_by/{i}"),
+                format!("rule `{}` is explained by unknown rule `{dep}`", rule.id),
+                did_you_mean(dep, ids.iter().map(String::as_str))
+                    .unwrap_or_else(|| "run `gpufix list` to see rule ids".into()),
+            );
+        }
+    }
     // expressions
     let mut exprs: Vec<(&str, &str)> = Vec::new();
     if let Some(a) = &rule.applies_when {
@@ -1022,9 +1041,11 @@ pub fn order(rules: &[LoadedRule]) -> Result<Vec<String>, Vec<String>> {
     let deps: Vec<Vec<usize>> = rules
         .iter()
         .map(|r| {
+            // a rule is judged after the rules it depends on and the ones that explain it
             r.rule
                 .depends_on
                 .iter()
+                .chain(&r.rule.explained_by)
                 .filter_map(|d| idx.get(d.as_str()).copied())
                 .collect()
         })

@@ -86,7 +86,11 @@ impl ProbeKind for Config {
             ("launch", "{launcher, nproc_per_node, nnodes, script, from}"),
             (
                 "log_warnings[]",
-                "{kind, line, text, file, workers, suggested}: loader warnings in a training log",
+                "{kind, line, text, file, workers, suggested, evidence, discounted, setting_contradicted}: loader warnings in a training log; evidence is false where the text shows the warning is not a bottleneck (discounted says why)",
+            ),
+            (
+                "workload",
+                "`text` (tokenized language-model batches) or `image`, where the job's text shows it; null otherwise",
             ),
             (
                 "node",
@@ -173,8 +177,26 @@ impl ProbeKind for Config {
         out["log_warnings"] = Value::Array(
             g.warnings
                 .iter()
-                .map(|(w, f)| json!({"kind": w.kind, "line": w.line, "text": w.text, "file": f, "workers": w.workers, "suggested": w.suggested}))
+                .map(|(w, f)| json!({"kind": w.kind, "line": w.line, "text": w.text, "file": f, "workers": w.workers, "suggested": w.suggested, "evidence": w.is_evidence(), "discounted": w.discounted, "setting_contradicted": w.setting_contradicted}))
                 .collect(),
+        );
+        // a log cut inside a loader warning: with no whole warning read, whether it warned is
+        // not in the evidence
+        if !g.warnings.iter().any(|(w, _)| w.is_evidence())
+            && let Some(why) = g
+                .docs
+                .iter()
+                .filter(|d| d.kind == crate::formats::job_text::JobText::Log)
+                .find_map(|d| crate::formats::job_text::cut_warning(&d.text))
+        {
+            out.as_object_mut().map(|o| o.remove("log_warnings"));
+            out["unavailable"] = json!({ "log_warnings": format!("input ends early: {why}") });
+        }
+        // what the batches are made of (text or images), where the job's text shows it
+        out["workload"] = json!(
+            g.docs
+                .iter()
+                .find_map(|d| crate::formats::job_text::workload(&d.text))
         );
         // the node the job runs on: this host when attached to a live process, else what the
         // text says, else an assumption that the message states

@@ -5,6 +5,11 @@
 //! is found at any depth under the names frameworks use, and remembered with the file and key
 //! that set it, so the fix edits that place.
 //!
+//! With `--pid` the job's Python is the script (or the `-m` module) and up to 8 local modules
+//! it imports; configs are the ones its command line names, the ones a path literal in its
+//! Python names, and Hydra's. A job in another mount namespace is read through
+//! `/proc/PID/root` with each link resolved inside that root. Nothing is executed.
+//!
 //! Precedence, highest first: a site's own key paths (`keys:`); the training DataLoader call
 //! in Python (a literal, a module constant, or `args.X` resolved through the command line or
 //! the argparse default; an absent keyword is torch's default); a command-line setting
@@ -106,6 +111,76 @@ fn read_host(host: &dyn Host, path: &str) -> Result<String, String> {
         ));
     }
     Ok(String::from_utf8_lossy(&b).into_owned())
+}
+
+/// How the job's own files are reached. A job in another mount namespace (a container) sees
+/// its files under its own root: they are read through `/proc/PID/root`, each symbolic link
+/// resolved by hand inside that root (an absolute or `..` link never leads out of it), so a
+/// link the job's image holds cannot make gpufix read a file of the host.
+struct JobFs<'a> {
+    host: &'a dyn Host,
+    /// `/proc/PID/root` for a job in a container, else None (the job sees the host's files)
+    root: Option<String>,
+}
+
+/// Symbolic links followed while resolving one path, at most.
+const MAX_LINKS: usize = 16;
+
+impl JobFs<'_> {
+    fn new(host: &dyn Host, pid: u32) -> JobFs<'_> {
+        let ns = |p: &str| host.read_link(&format!("/proc/{p}/ns/mnt")).ok();
+        let (job, mine) = (ns(&pid.to_string()), ns("self"));
+        let root = match (job, mine) {
+            (Some(a), Some(b)) if a != b => Some(format!("/proc/{pid}/root")),
+            _ => None,
+        };
+        JobFs { host, root }
+    }
+
+    /// The host path of a path the job sees.
+    fn resolve(&self, path: &str) -> Result<String, String> {
+        let Some(root) = &self.root else {
+            return Ok(path.to_string());
+        };
+        let mut todo: std::collections::VecDeque<String> =
+            path.split('/').map(str::to_string).collect();
+        let mut done: Vec<String> = Vec::new();
+        let mut links = 0;
+        while let Some(c) = todo.pop_front() {
+            match c.as_str() {
+                "" | "." => continue,
+                ".." => {
+                    done.pop();
+                    continue;
+                }
+                _ => {}
+            }
+            let here =
+                format!("{root}/{}", [done.join("/"), c.clone()].join("/")).replace("//", "/");
+            match self.host.read_link(&here) {
+                Ok(target) => {
+                    links += 1;
+                    if links > MAX_LINKS {
+                        return Err(format!("{path}: more than {MAX_LINKS} symbolic links"));
+                    }
+                    if target.starts_with('/') {
+                        done.clear();
+                    }
+                    for (i, t) in target.split('/').enumerate() {
+                        todo.insert(i, t.to_string());
+                    }
+                }
+                Err(_) => done.push(c),
+            }
+        }
+        Ok(format!("{root}/{}", done.join("/")))
+    }
+
+    /// Read a file the job names (see [`read_host`]); returns the host path it was read at.
+    fn read(&self, path: &str) -> Result<(String, String), String> {
+        let at = self.resolve(path)?;
+        read_host(self.host, &at).map(|t| (at, t))
+    }
 }
 
 fn classify(path: &str, text: &str) -> Option<(JobText, Option<Value>)> {
@@ -303,43 +378,154 @@ fn discover(host: &dyn Host, pid: u32, explicit: bool, g: &mut Gathered) {
     }
     g.launches
         .push((l.clone(), format!("command line of PID {rank0}")));
-    // the training script itself: Python source to scan
+    let fs = JobFs::new(host, rank0);
+    if let Some(r) = &fs.root {
+        g.notes.push(format!(
+            "PID {rank0} runs in its own mount namespace (a container): its files are read through {r}"
+        ));
+    }
+    // the training script itself (`train.py`, or `-m pkg.train` from the working directory):
+    // Python source to scan
     let mut script_path = None;
-    if let Some(s) = &l.script {
-        let p = join_path(&cwd, s);
-        match read_host(host, &p) {
-            Ok(t) => {
-                script_path = Some(p.clone());
-                g.add_doc(p, t, &origin, "");
+    let mut script_seen = None;
+    // where `-m` modules and imports are looked up: the working directory, then PYTHONPATH
+    let mut search = vec![cwd.clone()];
+    if let Ok(b) = host.read_file(&format!("/proc/{rank0}/environ")) {
+        for kv in b.split(|c| *c == 0) {
+            if let Some(v) = kv.strip_prefix(b"PYTHONPATH=") {
+                search.extend(
+                    String::from_utf8_lossy(v)
+                        .split(':')
+                        .filter(|d| d.starts_with('/'))
+                        .take(4)
+                        .map(str::to_string),
+                );
             }
-            Err(e) => g.notes.push(format!("training script: {e}")),
         }
+    }
+    let candidates: Vec<String> = match (&l.script, &l.module) {
+        (Some(s), _) => vec![join_path(&cwd, s)],
+        (None, Some(m)) => search
+            .iter()
+            .flat_map(|dir| {
+                let base = join_path(dir, &m.replace('.', "/"));
+                [format!("{base}.py"), format!("{base}/__main__.py")]
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    let mut first_err = None;
+    for p in &candidates {
+        match fs.read(p) {
+            Ok((at, t)) => {
+                script_path = Some(at.clone());
+                script_seen = Some(p.clone());
+                g.add_doc(at, t, &origin, "");
+                break;
+            }
+            Err(e) => {
+                first_err.get_or_insert(e);
+            }
+        }
+    }
+    if script_path.is_none()
+        && let Some(e) = first_err
+    {
+        g.notes.push(format!("training script: {e}"));
+    }
+    if let (Some(at), Some(seen)) = (&script_path, &script_seen) {
+        local_imports(&fs, at, seen, &search, g);
     }
     if !explicit {
         for f in &l.config_files {
             let p = join_path(&cwd, f);
-            match read_host(host, &p) {
-                Ok(t) => g.add_doc(p, t, &origin, ""),
+            match fs.read(&p) {
+                Ok((at, t)) => g.add_doc(at, t, &origin, ""),
                 Err(e) => g
                     .notes
                     .push(format!("config named on the command line: {e}")),
             }
         }
-        hydra(host, &l, &cwd, script_path.as_deref(), &origin, g);
+        config_literals(&fs, &cwd, g);
+        hydra(&fs, &l, &cwd, script_path.as_deref(), &origin, g);
+    }
+}
+
+/// Local modules a training script imports, read too (the DataLoader often lives in one):
+/// `from .data import x`, `from data import x`, `import pkg.data`, resolved beside the script,
+/// under the working directory and PYTHONPATH. At most this many, one level deep.
+const MAX_IMPORTS: usize = 8;
+
+fn local_imports(fs: &JobFs, at: &str, seen: &str, search: &[String], g: &mut Gathered) {
+    let Some(text) = g.docs.iter().find(|d| d.path == at).map(|d| d.text.clone()) else {
+        return;
+    };
+    let short = seen.rsplit('/').next().unwrap_or(seen).to_string();
+    let dir = dirname(seen).to_string();
+    let mut read = 0;
+    for m in python::local_import_candidates(&text) {
+        if read >= MAX_IMPORTS {
+            break;
+        }
+        let rel = m.trim_start_matches('.').replace('.', "/");
+        if rel.is_empty() {
+            continue;
+        }
+        let mut tries = vec![join_path(&dir, &format!("{rel}.py"))];
+        if !m.starts_with('.') {
+            tries.extend(search.iter().map(|s| join_path(s, &format!("{rel}.py"))));
+        }
+        for p in tries {
+            if let Ok((host_path, t)) = fs.read(&p) {
+                read += 1;
+                g.add_doc(host_path, t, &format!("imported by {short}"), "");
+                break;
+            }
+        }
+    }
+}
+
+/// Config files a Python source names by a path literal: `yaml.safe_load(open("cfg.yaml"))`,
+/// `OmegaConf.load("configs/x.yaml")`, `json.load(open("c.json"))`; relative to the working
+/// directory, as Python opens them. At most [`MAX_IMPORTS`].
+fn config_literals(fs: &JobFs, cwd: &str, g: &mut Gathered) {
+    let mut names = Vec::new();
+    for d in g.docs.iter().filter(|d| d.kind == JobText::Python) {
+        for c in python::scan(&d.text).calls {
+            // `open("metrics.json", "w")` writes; it names no config
+            let writes = c.args.iter().skip(1).any(|a| {
+                python::string_literal(&a.value).is_some_and(|m| m.contains(['w', 'a', 'x']))
+            });
+            if writes {
+                continue;
+            }
+            for a in c.args.iter().filter(|a| a.name.is_none()) {
+                if let Some(s) = python::string_literal(&a.value) {
+                    let lower = s.to_ascii_lowercase();
+                    if [".yaml", ".yml", ".json", ".toml"]
+                        .iter()
+                        .any(|e| lower.ends_with(e))
+                        && !names.contains(&s)
+                    {
+                        names.push(s);
+                    }
+                }
+            }
+        }
+    }
+    for n in names.into_iter().take(MAX_IMPORTS) {
+        let p = join_path(cwd, &n);
+        match fs.read(&p) {
+            Ok((at, t)) => g.add_doc(at, t, "a path written in the training script", ""),
+            Err(e) => g.notes.push(format!("config named in the script: {e}")),
+        }
     }
 }
 
 /// Hydra: `--config-path/--config-name` on the command line, or `@hydra.main(config_path=…,
 /// config_name=…)` in the script; the primary config and the group files its `defaults:` list
 /// names (`- data: imagenet` -> `data/imagenet.yaml`, keys under `data.`).
-fn hydra(
-    host: &dyn Host,
-    l: &Launch,
-    cwd: &str,
-    script: Option<&str>,
-    origin: &str,
-    g: &mut Gathered,
-) {
+fn hydra(fs: &JobFs, l: &Launch, cwd: &str, script: Option<&str>, origin: &str, g: &mut Gathered) {
     let mut path = l.hydra_config_path.clone();
     let mut name = l.hydra_config_name.clone();
     let mut base_dir = cwd.to_string();
@@ -354,7 +540,13 @@ fn hydra(
                 path = c
                     .kwarg("config_path")
                     .and_then(|a| python::string_literal(&a.value));
-                base_dir = dirname(sp).to_string();
+                // the directory as the job sees it (a container's files are read through its root)
+                let seen = fs
+                    .root
+                    .as_deref()
+                    .and_then(|r| sp.strip_prefix(r))
+                    .unwrap_or(sp);
+                base_dir = dirname(seen).to_string();
             }
             if name.is_none() {
                 name = c
@@ -375,8 +567,8 @@ fn hydra(
         }
     };
     let primary = file(&n);
-    let text = match read_host(host, &primary) {
-        Ok(t) => t,
+    let (primary, text) = match fs.read(&primary) {
+        Ok(x) => x,
         Err(e) => {
             g.notes.push(format!("Hydra config: {e}"));
             return;
@@ -404,7 +596,7 @@ fn hydra(
                 .trim_start_matches("override ")
                 .trim_start_matches('/');
             let gp = join_path(&dir, &format!("{group_clean}/{opt}.yaml"));
-            if let Ok(t) = read_host(host, &gp) {
+            if let Ok((gp, t)) = fs.read(&gp) {
                 // a group file's keys live under the group's name (`_group_` package)
                 let prefix = if t.contains("# @package _global_") {
                     String::new()
@@ -467,6 +659,19 @@ fn resolve(g: &mut Gathered) {
             }
         }
     }
+    // every call in the job's Python, for what a caller passes to a function's parameter
+    let callers: Vec<(String, String, python::Call)> = g
+        .docs
+        .iter()
+        .filter(|d| d.kind == JobText::Python)
+        .flat_map(|d| {
+            let short = d.path.rsplit('/').next().unwrap_or(&d.path).to_string();
+            python::scan(&d.text)
+                .calls
+                .into_iter()
+                .map(move |c| (d.path.clone(), short.clone(), c))
+        })
+        .collect();
     for d in &g.docs {
         match d.kind {
             JobText::Config(_) => {
@@ -493,7 +698,7 @@ fn resolve(g: &mut Gathered) {
                     }
                 }
             }
-            JobText::Python => python_settings(d, &cli, &mut found),
+            JobText::Python => python_settings(d, &cli, &callers, &mut found),
             JobText::Log => {
                 // a profiler table or stack that shows torch's single-process loader
                 // iterator: that loader runs with num_workers=0
@@ -527,7 +732,14 @@ const LOADER_CALLEES: &[&str] = &[
     "MultiEpochsDataLoader",
 ];
 
-fn python_settings(d: &Doc, cli: &BTreeMap<String, (String, String)>, out: &mut Vec<Found>) {
+type Callers = [(String, String, python::Call)];
+
+fn python_settings(
+    d: &Doc,
+    cli: &BTreeMap<String, (String, String)>,
+    callers: &Callers,
+    out: &mut Vec<Found>,
+) {
     let m = python::scan(&d.text);
     let consts = python::constants(&d.text, &m);
     let defaults = python::argparse_defaults(&m);
@@ -539,6 +751,7 @@ fn python_settings(d: &Doc, cli: &BTreeMap<String, (String, String)>, out: &mut 
                  setting: &'static str,
                  key: String,
                  at: String,
+                 line: usize,
                  eval_only: bool,
                  out: &mut Vec<Found>| {
         match python::eval(expr, &consts) {
@@ -623,12 +836,42 @@ fn python_settings(d: &Doc, cli: &BTreeMap<String, (String, String)>, out: &mut 
                             eval_only,
                         }),
                     }
+                } else if let Some(f) = from_parameter(
+                    &m, &consts, &file, &short, cli, callers, &e, line, setting, &at, eval_only,
+                ) {
+                    out.push(f);
                 } else {
                     out.push(Found { setting, value: None, unjudged: Some(format!("{at} = `{e}` cannot be judged from the source (set by a config or computed at run time)")), file: String::new(), key: String::new(), source: at, rank: 6, eval_only });
                 }
             }
         }
     };
+    // Hugging Face: HfArgumentParser over TrainingArguments, the Trainer builds the loader;
+    // without `--dataloader_num_workers` on the command line TrainingArguments' default (0)
+    // applies (the command line, rank 2, wins over this)
+    if let Some(c) = m.calls.iter().find(|c| {
+        c.callee == "HfArgumentParser"
+            && c.args.iter().any(|a| a.value.contains("TrainingArguments"))
+    }) {
+        for (flag, setting, default) in [
+            ("dataloader_num_workers", "num_workers", json!(0)),
+            ("dataloader_pin_memory", "pin_memory", json!(true)),
+        ] {
+            out.push(Found {
+                setting,
+                value: Some(default.clone()),
+                unjudged: None,
+                file: String::new(),
+                key: format!("--{flag}"),
+                source: format!(
+                    "{short}:{} HfArgumentParser(…TrainingArguments…): TrainingArguments' default {flag}={default}, not given on the command line",
+                    c.line
+                ),
+                rank: 5,
+                eval_only: false,
+            });
+        }
+    }
     for c in &m.calls {
         let ctx = c.assigned_to.clone().unwrap_or_default();
         let eval_only =
@@ -649,6 +892,7 @@ fn python_settings(d: &Doc, cli: &BTreeMap<String, (String, String)>, out: &mut 
                         setting,
                         python::kwarg_key(c, kw),
                         format!("{at} {kw}"),
+                        c.line,
                         eval_only,
                         out,
                     ),
@@ -687,6 +931,7 @@ fn python_settings(d: &Doc, cli: &BTreeMap<String, (String, String)>, out: &mut 
                     "bucket_cap_mb",
                     python::kwarg_key(c, "bucket_cap_mb"),
                     format!("{short}:{} {}(…) bucket_cap_mb", c.line, c.callee),
+                    c.line,
                     false,
                     out,
                 );
@@ -707,6 +952,7 @@ fn python_settings(d: &Doc, cli: &BTreeMap<String, (String, String)>, out: &mut 
                         setting,
                         python::kwarg_key(c, n),
                         at,
+                        c.line,
                         eval_only,
                         out,
                     );
@@ -728,6 +974,7 @@ fn python_settings(d: &Doc, cli: &BTreeMap<String, (String, String)>, out: &mut 
                 setting,
                 python::dict_key(e),
                 format!("{short}:{} {path}['{}']", e.line, e.key),
+                e.line,
                 eval_only,
                 out,
             );
@@ -769,10 +1016,145 @@ fn python_settings(d: &Doc, cli: &BTreeMap<String, (String, String)>, out: &mut 
                 setting,
                 python::assign_key(a),
                 format!("{short}:{} {}", a.line, a.target),
+                a.line,
                 eval_only,
                 out,
             );
         }
+    }
+}
+
+/// An expression that is a parameter of a function: `self.num_workers` (or
+/// `self.hparams.num_workers`) set from the class's `__init__` parameter, or a bare
+/// `num_workers` of the function the call is in. The command line (`--data.num_workers 8`,
+/// LightningCLI) wins; then what a caller in the job's Python passes; then the default.
+#[allow(clippy::too_many_arguments)]
+fn from_parameter(
+    m: &python::Module,
+    consts: &BTreeMap<String, Value>,
+    file: &str,
+    short: &str,
+    cli: &BTreeMap<String, (String, String)>,
+    callers: &Callers,
+    e: &str,
+    line: usize,
+    setting: &'static str,
+    at: &str,
+    eval_only: bool,
+) -> Option<Found> {
+    let ident = |x: &str| {
+        !x.is_empty()
+            && x.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            && !x.starts_with(|c: char| c.is_ascii_digit())
+    };
+    let attr = e
+        .strip_prefix("self.hparams.")
+        .or_else(|| e.strip_prefix("self."));
+    let (def, pname) = match attr {
+        Some(x) if ident(x) => {
+            // `self.x = y` in the class: the parameter is y
+            let pname = m
+                .assigns
+                .iter()
+                .find(|a| a.target == format!("self.{x}") && ident(a.value.trim()))
+                .map_or(x.to_string(), |a| a.value.trim().to_string());
+            let class = m.def_at(line).and_then(|d| d.class.clone());
+            let def = m
+                .defs
+                .iter()
+                .filter(|d| d.name == "__init__" && d.param(&pname).is_some())
+                .min_by_key(|d| d.class != class)?;
+            (def, pname)
+        }
+        None if ident(e) => (m.def_at(line)?, e.to_string()),
+        _ => return None,
+    };
+    let (idx, p) = def.param(&pname)?;
+    let default = p.default.as_ref()?;
+    let owner = match &def.class {
+        Some(c) => format!("{c}.{}", def.name),
+        None => def.name.clone(),
+    };
+    let found = |value, file: String, key: String, source: String| Found {
+        setting,
+        value: Some(value),
+        unjudged: None,
+        file,
+        key,
+        source,
+        rank: 1,
+        eval_only,
+    };
+    // the command line: `--num_workers 8`, `--data.num_workers 8`
+    if let Some((v, raw)) = cli.get(&pname).or_else(|| {
+        cli.iter()
+            .find(|(k, _)| k.rsplit('.').next() == Some(pname.as_str()) && k.contains('.'))
+            .map(|(_, v)| v)
+    }) {
+        return Some(found(
+            cli_value(v),
+            String::new(),
+            pname.clone(),
+            format!("{at} = `{e}`, given as `{raw}`"),
+        ));
+    }
+    // a caller that passes it (a method's `self` is not among the call's arguments)
+    let skip = usize::from(def.class.is_some());
+    for (cfile, cshort, c) in callers.iter().filter(|(_, _, c)| c.callee == def.name) {
+        if let Some(a) = c.kwarg(&pname) {
+            return Some(match python::eval(&a.value, consts) {
+                PyValue::Known(v) => found(
+                    v,
+                    cfile.clone(),
+                    python::kwarg_key(c, &pname),
+                    format!(
+                        "{at} = `{e}`, passed as `{pname}={}` on {cshort}:{}",
+                        a.value, c.line
+                    ),
+                ),
+                PyValue::Unjudged(x) => Found {
+                    setting,
+                    value: None,
+                    unjudged: Some(format!(
+                        "{at} = `{e}`, passed as `{pname}={x}` on {cshort}:{}, which cannot be judged",
+                        c.line
+                    )),
+                    file: String::new(),
+                    key: String::new(),
+                    source: at.to_string(),
+                    rank: 6,
+                    eval_only,
+                },
+            });
+        }
+        let positional = c.args.iter().filter(|a| a.name.is_none()).count();
+        if positional + skip > idx || c.has_splat {
+            return Some(Found {
+                setting,
+                value: None,
+                unjudged: Some(format!(
+                    "{at} = `{e}`, which {cshort}:{} may pass to `{}` positionally or through *args/**kwargs",
+                    c.line, def.name
+                )),
+                file: String::new(),
+                key: String::new(),
+                source: at.to_string(),
+                rank: 6,
+                eval_only,
+            });
+        }
+    }
+    match python::eval(&default.value, consts) {
+        PyValue::Known(v) => Some(found(
+            v,
+            file.to_string(),
+            python::param_key(def, &pname),
+            format!(
+                "{at} = `{e}`, the default of `{owner}` on {short}:{}",
+                def.line
+            ),
+        )),
+        PyValue::Unjudged(_) => None,
     }
 }
 

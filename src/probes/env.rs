@@ -138,7 +138,7 @@ fn launch_script(
 ) -> Option<(String, crate::formats::launcher::Script)> {
     use crate::formats::job_text::{JobText, detect};
     evidence.iter().find_map(|p| {
-        let text = crate::probes::inputs::read_shared(p).ok()?;
+        let text = crate::vocab::io::read_shared(p).ok()?;
         (detect(&text) == Some(JobText::Launcher)).then(|| {
             (
                 std::path::absolute(p)

@@ -50,6 +50,8 @@ pub fn is_training_process(p: &UsageProcess) -> bool {
 pub fn usage_value(u: &SmiUsage, source: &str) -> Value {
     let mut gpus = Vec::new();
     let mut busy_utils = Vec::new();
+    // most readings of any GPU a job is on: 1 for a table or a single dmon/CSV sample
+    let mut job_samples = 0usize;
     let mut evidence = None;
     for g in &u.gpus {
         let procs: Vec<&UsageProcess> = u
@@ -62,6 +64,7 @@ pub fn usage_value(u: &SmiUsage, source: &str) -> Value {
         if hosts_job {
             if let Some(x) = g.util_gpu {
                 busy_utils.push(x);
+                job_samples = job_samples.max(g.samples.max(1));
             }
             evidence.get_or_insert(if procs.is_empty() {
                 "memory held (the paste lists no processes)"
@@ -101,11 +104,19 @@ pub fn usage_value(u: &SmiUsage, source: &str) -> Value {
         let mean = busy_utils.iter().sum::<f64>() / busy_utils.len() as f64;
         out.insert("gpu_util".into(), json!((mean * 10.0).round() / 10.0));
         out.insert("job_gpus".into(), json!(busy_utils.len()));
+        out.insert("snapshot".into(), json!(job_samples <= 1));
+        out.insert(
+            "job_inferred".into(),
+            json!(evidence == Some("memory held (the paste lists no processes)")),
+        );
     }
     if u.truncated {
-        unavailable
-            .entry("gpu_util")
-            .or_insert(json!("input ends early: the last GPU row is cut"));
+        // a mean without the GPU the paste cut is a verdict from half a table
+        out.remove("gpu_util");
+        unavailable.insert(
+            "gpu_util".into(),
+            json!("input ends early: the last GPU row is cut"),
+        );
     }
     out.insert("truncated".into(), json!(u.truncated));
     if !unavailable.is_empty() {
@@ -131,6 +142,14 @@ impl ProbeKind for GpuUsage {
             ),
             ("process_evidence", "why process_on_gpu is true"),
             ("job_gpus", "how many GPUs the job is on"),
+            (
+                "snapshot",
+                "the paste holds one reading per GPU (a table, one dmon or CSV sample): it shows a moment, not a mean",
+            ),
+            (
+                "job_inferred",
+                "no training process is listed: the job is inferred from the memory its GPUs hold",
+            ),
             (
                 "gpus",
                 "[{index, name, util_gpu, util_gpu_max, memory_used_mib, memory_total_mib, pstate, hosts_job, training_processes}]",
@@ -212,6 +231,35 @@ mod tests {
             let v = usage_value(&smi_tables::parse_table(t).unwrap(), "x");
             assert_eq!(v["process_on_gpu"], json!(false), "{t}");
         }
+    }
+
+    #[test]
+    fn a_process_list_cut_in_its_header_leaves_the_held_memory_to_speak() {
+        // 23 GB held at 0%, the paste cut inside the Processes header (a real 3090 paste)
+        let t = "|   0  GeForce RTX 3090    Off  | 00000000:01:00.0 Off |                  N/A |\n\
+| 32%   32C    P8    23W / 350W |  23081MiB / 24245MiB |      0%      Default |\n\
++-------------------------------+----------------------+----------------------+\n\
+| Processes:                                                                  |\n\
+|  GPU   GI   CI        PID   Type   Process name                  GPU Memory |\n";
+        let v = usage_value(&smi_tables::parse_table(t).unwrap(), "x");
+        assert_eq!(v["process_on_gpu"], json!(true));
+        assert_eq!(v["snapshot"], json!(true));
+        assert_eq!(v["job_inferred"], json!(true));
+    }
+
+    #[test]
+    fn a_listed_process_is_no_inference_and_samples_make_a_mean() {
+        let t = "|   0  GRID K520           On   | 00000000:00:03.0 Off |                  N/A |\n\
+| N/A   30C    P8    17W / 125W |     46MiB /  4037MiB |      0%      Default |\n\
+| Processes:                                                       GPU Memory |\n\
+|    0      8351      C   /usr/bin/python3.6                            35MiB |\n";
+        let v = usage_value(&smi_tables::parse_table(t).unwrap(), "x");
+        assert_eq!(v["job_inferred"], json!(false));
+        let csv =
+            "index, memory.used [MiB], utilization.gpu [%]\n0, 6144 MiB, 36 %\n0, 6144 MiB, 30 %\n";
+        let v = usage_value(&smi_tables::parse_query_csv(csv).unwrap(), "x");
+        assert_eq!(v["snapshot"], json!(false));
+        assert_eq!(v["gpu_util"], json!(33.0));
     }
 
     #[test]

@@ -3,10 +3,11 @@
 //! kernel ring buffer through `dmesg`), and `torch.memory` (a `memory_summary()` table or an
 //! out-of-memory message given as `--evidence`).
 
-use super::inputs::{evidence_of, read_shared};
+use super::inputs::evidence_of;
 use super::{ProbeCtx, ProbeKind, ProbeOutcome};
 use crate::evidence::detect::EvidenceKind;
 use crate::evidence::{kernel_log, nccl_log, torch_memory};
+use crate::vocab::io::read_shared;
 use serde_json::{Map, Value, json};
 use std::time::Duration;
 
@@ -211,6 +212,14 @@ impl ProbeKind for TorchMemory {
             ("reserved_unallocated_mib", "reserved but not allocated"),
             ("fragmentation", "(reserved - allocated) / reserved"),
             ("oom", "an out-of-memory error is reported"),
+            (
+                "tried_to_allocate_mib",
+                "the request that failed (an OOM message)",
+            ),
+            (
+                "free_mib",
+                "memory free on the GPU at the OOM, as the message says",
+            ),
         ]
     }
     fn run(&self, _params: &Map<String, Value>, ctx: &ProbeCtx) -> ProbeOutcome {

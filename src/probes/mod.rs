@@ -157,18 +157,6 @@ pub fn run_checked(
     }
 }
 
-pub fn json_type(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(n) if n.is_f64() => "number",
-        Value::Number(_) => "integer",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
-}
-
 /// Helpers for probe implementations.
 pub fn param_str<'a>(params: &'a Map<String, Value>, name: &str) -> Option<&'a str> {
     params.get(name).and_then(Value::as_str)

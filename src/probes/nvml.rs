@@ -20,6 +20,8 @@ struct Obj<'a> {
     map: Map<String, Value>,
     prefix: String,
     unavailable: &'a mut Map<String, Value>,
+    /// Fields a pasted excerpt would have shown had it not stopped early.
+    cut: Vec<Value>,
 }
 
 impl Obj<'_> {
@@ -29,6 +31,11 @@ impl Obj<'_> {
                 self.map.insert(name.to_string(), conv(v));
             }
             other => {
+                if let Field::Error(e) = other
+                    && e.starts_with("input ends early")
+                {
+                    self.cut.push(json!(name));
+                }
                 let key = if self.prefix.is_empty() {
                     name.to_string()
                 } else {
@@ -59,6 +66,7 @@ fn gpu_json(g: &GpuReading, unavailable: &mut Map<String, Value>) -> Value {
         map: Map::new(),
         prefix: format!("gpus[{}]", g.index),
         unavailable,
+        cut: Vec::new(),
     };
     o.map.insert("index".into(), json!(g.index));
     let s = |v: &String| json!(v);
@@ -167,6 +175,8 @@ fn gpu_json(g: &GpuReading, unavailable: &mut Map<String, Value>) -> Value {
                 .collect::<Vec<_>>()
         )
     });
+    let cut = std::mem::take(&mut o.cut);
+    o.map.insert("fields_cut".into(), Value::Array(cut));
     Value::Object(o.map)
 }
 
@@ -177,6 +187,7 @@ pub fn reading_json(r: &NvmlReading) -> Value {
         map: Map::new(),
         prefix: String::new(),
         unavailable: &mut unavailable,
+        cut: Vec::new(),
     };
     top.map.insert("available".into(), json!(true));
     top.put("driver_version", &r.driver_version, |v| json!(v));
@@ -227,6 +238,10 @@ impl ProbeKind for Nvml {
             (
                 "gpus[].index / name / uuid / pci_bus_id / vbios",
                 "identity",
+            ),
+            (
+                "gpus[].fields_cut",
+                "fields a pasted excerpt stops before (`input ends early`): a rule that needs one is unknown, not passed",
             ),
             ("gpus[].persistence", "persistence mode on"),
             ("gpus[].pstate", "performance state `P0`..`P15`"),
@@ -315,9 +330,9 @@ impl ProbeKind for Nvml {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::host::nvml_types::NvLink;
     use crate::host::recorded::SnapshotHost;
     use crate::probes::{Inputs, run_with, value_of};
+    use crate::vocab::nvml::NvLink;
     use std::time::Duration;
 
     pub(crate) fn reading() -> NvmlReading {

@@ -155,7 +155,7 @@ mod tests {
     #[test]
     fn nvml_lists_gpus_without_an_active_link() {
         use crate::host::GpuReading;
-        use crate::host::nvml_types::NvLink;
+        use crate::vocab::nvml::NvLink;
         let mut r = NvmlReading::default();
         let mut g = GpuReading {
             nvlinks: Field::Ok(vec![NvLink {

@@ -78,7 +78,7 @@ impl ProbeKind for Trace {
             None => match ctx.inputs.evidence.iter().find(|p| {
                 p.to_string_lossy().ends_with(".gz") && p.to_string_lossy().contains(".json")
                     // the head says it: reading the whole paste here held it twice more
-                    || crate::probes::inputs::detect_file(p)
+                    || crate::evidence::detect::detect_file(p)
                         == Some(crate::evidence::detect::EvidenceKind::ChromeTrace)
             }) {
                 Some(p) => p.clone(),

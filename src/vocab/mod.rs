@@ -1,0 +1,17 @@
+//! The shared vocabulary at the bottom of the crate (DESIGN.md "Layout"): what NVML readings
+//! hold, where a run's time goes, small IO helpers, name suggestions. Everything above may use
+//! it; it uses nothing of the crate above it (tests/layering.rs keeps it so).
+
+pub mod io;
+pub mod nvml;
+pub mod timing;
+
+/// "did you mean `x`?" for a name close to one of `known`.
+pub fn did_you_mean<'a>(name: &str, known: impl IntoIterator<Item = &'a str>) -> Option<String> {
+    known
+        .into_iter()
+        .map(|k| (strsim::jaro_winkler(name, k), k))
+        .filter(|(score, _)| *score > 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, k)| format!("did you mean `{k}`?"))
+}
