@@ -91,6 +91,14 @@ fn head(text: &str) -> &str {
     &text[..end]
 }
 
+/// The kind of evidence a file holds, from its head alone ([`HEAD`] bytes, gunzipped for
+/// `.gz`): asking what a 200 MB paste is must not load it. `None` when it is no known kind (or
+/// cannot be read). Only the shm-error check reads past the head, so a text this calls job
+/// evidence is job evidence read whole too.
+pub fn detect_file(p: &std::path::Path) -> Option<EvidenceKind> {
+    detect(&crate::vocab::io::read_head(p, HEAD).ok()?)
+}
+
 pub fn detect(text: &str) -> Option<EvidenceKind> {
     let h = head(text);
     let t = h.trim_start();

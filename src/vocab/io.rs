@@ -39,6 +39,23 @@ pub fn read_shared(p: &Path) -> std::io::Result<Arc<String>> {
     Ok(text)
 }
 
+/// The first `limit` bytes of a file as text (gunzipped for `.gz`): enough to tell what a paste
+/// is without loading it.
+pub fn read_head(p: &Path, limit: usize) -> std::io::Result<String> {
+    use std::io::Read;
+    let f = std::fs::File::open(p)?;
+    let mut buf = Vec::with_capacity(limit);
+    if p.extension().is_some_and(|e| e == "gz") {
+        flate2::read::MultiGzDecoder::new(f)
+            .take(limit as u64)
+            .read_to_end(&mut buf)?;
+    } else {
+        f.take(limit as u64).read_to_end(&mut buf)?;
+    }
+    Ok(String::from_utf8(buf)
+        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
+}
+
 /// Read a text file, gunzipping `.gz`; at most 256 MiB (larger logs are cut, never loaded whole).
 pub fn read_text(p: &Path) -> std::io::Result<String> {
     use std::io::Read;
