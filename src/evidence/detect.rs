@@ -312,30 +312,6 @@ pub fn parse(kind: EvidenceKind, text: &str) -> Result<Value, String> {
     }
 }
 
-/// The kind of evidence a file holds, from its head alone ([`HEAD`] bytes, gunzipped
-/// for `.gz`): asking what a 200 MB paste is must not load it. `None` when it is no known kind
-/// (or cannot be read).
-pub fn detect_file(p: &std::path::Path) -> Option<EvidenceKind> {
-    detect(&read_head(p).ok()?)
-}
-
-/// The first [`HEAD`] bytes of a file as text (gunzipped for `.gz`).
-pub fn read_head(p: &std::path::Path) -> std::io::Result<String> {
-    use std::io::Read;
-    let f = std::fs::File::open(p)?;
-    let limit = HEAD as u64;
-    let mut buf = Vec::with_capacity(HEAD);
-    if p.extension().is_some_and(|e| e == "gz") {
-        flate2::read::MultiGzDecoder::new(f)
-            .take(limit)
-            .read_to_end(&mut buf)?;
-    } else {
-        f.take(limit).read_to_end(&mut buf)?;
-    }
-    Ok(String::from_utf8(buf)
-        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
