@@ -138,3 +138,21 @@ pub struct GpuSample {
     pub temperature_c: Field<u32>,
     pub memory_used: Field<u64>,
 }
+
+impl GpuReading {
+    /// The sampled fields of this full reading: the one sample a zero-length window takes.
+    pub fn sample(&self) -> GpuSample {
+        GpuSample {
+            index: self.index,
+            utilization_gpu: self.utilization_gpu.clone(),
+            utilization_memory: self.utilization_memory.clone(),
+            clock_sm: self.clock_sm.clone(),
+            power_usage_mw: self.power_usage_mw.clone(),
+            clocks_event_reasons: self.clocks_event_reasons.clone(),
+            pcie_gen: self.pcie_gen.clone(),
+            pcie_width: self.pcie_width.clone(),
+            temperature_c: self.temperature_c.clone(),
+            memory_used: self.memory_used.clone(),
+        }
+    }
+}

@@ -226,16 +226,5 @@ impl Host for SnapshotHost {
 
 /// The sampled fields of a full reading.
 pub fn sample_of(g: &crate::host::GpuReading) -> GpuSample {
-    GpuSample {
-        index: g.index,
-        utilization_gpu: g.utilization_gpu.clone(),
-        utilization_memory: g.utilization_memory.clone(),
-        clock_sm: g.clock_sm.clone(),
-        power_usage_mw: g.power_usage_mw.clone(),
-        clocks_event_reasons: g.clocks_event_reasons.clone(),
-        pcie_gen: g.pcie_gen.clone(),
-        pcie_width: g.pcie_width.clone(),
-        temperature_c: g.temperature_c.clone(),
-        memory_used: g.memory_used.clone(),
-    }
+    g.sample()
 }
