@@ -218,7 +218,7 @@ impl Host for EvidenceHost {
     }
     fn nvml_sample(&self) -> Result<Vec<GpuSample>, String> {
         match &self.nvml {
-            Some(r) => Ok(r.gpus.iter().map(super::recorded::sample_of).collect()),
+            Some(r) => Ok(r.gpus.iter().map(|g| g.sample()).collect()),
             None => Err(format!("NVML samples: {NOT_IN_EVIDENCE}")),
         }
     }

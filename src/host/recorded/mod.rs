@@ -19,8 +19,6 @@ mod replay;
 #[cfg(test)]
 mod tests;
 
-pub use replay::sample_of;
-
 use super::CudaCheck;
 use super::{CommandOutput, FileMeta, Host};
 use crate::vocab::nvml::{GpuSample, NvmlReading};

@@ -197,7 +197,9 @@ impl Host for SnapshotHost {
         let l = &self.snap.nvml_samples;
         if l.is_empty() {
             // A snapshot with a full reading but no samples still answers from the reading.
-            return self.nvml().map(|r| r.gpus.iter().map(sample_of).collect());
+            return self
+                .nvml()
+                .map(|r| r.gpus.iter().map(|g| g.sample()).collect());
         }
         l[self.next_index(SAMPLES, "", l.len())].to_result()
     }
@@ -222,9 +224,4 @@ impl Host for SnapshotHost {
     fn cpu_count(&self) -> usize {
         self.snap.cpu_count.unwrap_or(1)
     }
-}
-
-/// The sampled fields of a full reading.
-pub fn sample_of(g: &crate::host::GpuReading) -> GpuSample {
-    g.sample()
 }

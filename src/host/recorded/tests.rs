@@ -352,7 +352,6 @@ fn every_probe_runs_on_the_h200_fixture() {
 /// directory listings, `commands/` as command outputs, and an NVML reading.
 mod gen_h200 {
     use super::super::*;
-    use crate::host::recorded::sample_of;
     use crate::host::{Field, GpuReading, NvmlReading};
     use crate::vocab::nvml::ProcessMem;
     use regex::Regex;
@@ -449,7 +448,7 @@ mod gen_h200 {
         // reading's (the host was idle and steady).
         let dmon = Regex::new(r"(?m)^\s+0\s+(\d+)\s+(\d+)\s").unwrap();
         for c in dmon.captures_iter(&cmd("nvidia-smi_dmon_-s_u_-d_1_-c_3.txt")) {
-            let mut smp = sample_of(&reading.gpus[0]);
+            let mut smp = reading.gpus[0].sample();
             smp.utilization_gpu = Field::Ok(c[1].parse().unwrap());
             smp.utilization_memory = Field::Ok(c[2].parse().unwrap());
             s.nvml_samples.push(NvmlRecord::Ok(vec![smp]));
