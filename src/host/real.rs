@@ -42,6 +42,51 @@ pub struct RealHost {
     cuda_cache: Option<super::cuda_cache::CudaCache>,
     /// Shared with the thread [`Host::warm_up`] may have started.
     nvml: std::sync::Arc<OnceLock<NvmlState>>,
+    /// The whole reading [`Host::warm_up`] started, for the first [`Host::nvml`] call to take.
+    prefetched: Prefetch<Result<NvmlReading, String>>,
+}
+
+/// How old a reading [`Host::warm_up`] took may be when the first probe asks for it: a plan
+/// asks within tens of milliseconds of opening its session; a session that asks later (its
+/// first pass had no NVML probe) reads afresh.
+const PREFETCH_FRESH: Duration = Duration::from_secs(2);
+
+/// A value computed on a background thread, taken once by whoever asks first while it is
+/// still fresh; every later ask (or a stale or failed one) computes its own.
+struct Prefetch<T> {
+    rx: std::sync::Mutex<Option<std::sync::mpsc::Receiver<(Instant, T)>>>,
+}
+
+impl<T> Default for Prefetch<T> {
+    fn default() -> Self {
+        Prefetch {
+            rx: std::sync::Mutex::new(None),
+        }
+    }
+}
+
+impl<T: Send + 'static> Prefetch<T> {
+    /// Start computing `f` on a thread named `name` (nothing happens if it cannot start).
+    fn start(&self, name: &str, f: impl FnOnce() -> T + Send + 'static) {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let spawned = std::thread::Builder::new()
+            .name(name.into())
+            .spawn(move || {
+                let v = f();
+                let _ = tx.send((Instant::now(), v));
+            });
+        if spawned.is_ok() {
+            *self.rx.lock().unwrap_or_else(|e| e.into_inner()) = Some(rx);
+        }
+    }
+
+    /// The prefetched value, waiting for it, when this is the first ask and the value was
+    /// finished at most `fresh` ago; `None` otherwise.
+    fn take(&self, fresh: Duration) -> Option<T> {
+        let rx = self.rx.lock().unwrap_or_else(|e| e.into_inner()).take()?;
+        let (at, v) = rx.recv().ok()?;
+        (at.elapsed() <= fresh).then_some(v)
+    }
 }
 
 struct NvmlState {
@@ -55,6 +100,7 @@ impl RealHost {
             root,
             cuda_cache: None,
             nvml: Default::default(),
+            prefetched: Default::default(),
         }
     }
 
@@ -283,6 +329,46 @@ fn sample_u64(v: &SampleValue) -> u64 {
         SampleValue::U64(u) => u,
         SampleValue::I64(i) => i.max(0) as u64,
     }
+}
+
+/// One full reading of every GPU, each GPU on its own thread (a GPU's reading is milliseconds
+/// of driver calls; an 8-GPU node read in sequence would wait for all of them one by one).
+fn read_all(st: &NvmlState) -> Result<NvmlReading, String> {
+    let nvml = match &st.nvml {
+        Ok(n) => n,
+        Err(e) => return Err(e.clone()),
+    };
+    let count = nvml
+        .device_count()
+        .map_err(|e| format!("NVML cannot count GPUs: {e}"))?;
+    let gpus = std::thread::scope(|s| {
+        let running: Vec<_> = (0..count)
+            .map(|i| {
+                let h = std::thread::Builder::new()
+                    .name("nvml-gpu".into())
+                    .spawn_scoped(s, move || read_gpu(nvml, i));
+                (i, h)
+            })
+            .collect();
+        running
+            .into_iter()
+            .map(|(i, h)| {
+                // a GPU whose thread cannot start (or that panicked) is read here instead
+                match h.map(|h| h.join()) {
+                    Ok(Ok(r)) => r,
+                    _ => read_gpu(nvml, i),
+                }
+                .map_err(|e| format!("NVML cannot open GPU {i}: {e}"))
+            })
+            .collect::<Result<Vec<_>, String>>()
+    })?;
+    Ok(NvmlReading {
+        driver_version: field(nvml.sys_driver_version()),
+        cuda_driver_version: field(nvml.sys_cuda_driver_version()),
+        nvml_version: field(nvml.sys_nvml_version()),
+        init_ms: st.init_ms,
+        gpus,
+    })
 }
 
 /// Fills part of a [`GpuReading`] with values a group of NVML calls read.
@@ -871,16 +957,15 @@ impl Host for RealHost {
         run_command(argv, timeout)
     }
 
-    /// Start loading NVML in the background: a whole-host plan otherwise waits on NVML's
-    /// start-up (tens of milliseconds) after the playbooks load, where the two can overlap. A
-    /// probe that asks first waits for it.
+    /// Start NVML and take the whole reading in the background: a whole-host plan otherwise
+    /// waits for NVML's start-up and the reading's driver calls (35 ms on an H200) after the
+    /// playbooks load, where the two can overlap. The first probe to ask takes that reading
+    /// ([`PREFETCH_FRESH`]); every later ask reads afresh.
     fn warm_up(&self) {
         let cell = self.nvml.clone();
-        let _ = std::thread::Builder::new()
-            .name("nvml-init".into())
-            .spawn(move || {
-                cell.get_or_init(init_nvml);
-            });
+        self.prefetched.start("nvml-prefetch", move || {
+            read_all(cell.get_or_init(init_nvml))
+        });
     }
 
     fn cuda_check(&self, deadline: Duration) -> Result<super::CudaCheck, String> {
@@ -901,21 +986,10 @@ impl Host for RealHost {
     }
 
     fn nvml(&self) -> Result<NvmlReading, String> {
-        let (nvml, init_ms) = self.nvml_handle()?;
-        let count = nvml
-            .device_count()
-            .map_err(|e| format!("NVML cannot count GPUs: {e}"))?;
-        let mut gpus = Vec::new();
-        for i in 0..count {
-            gpus.push(read_gpu(nvml, i).map_err(|e| format!("NVML cannot open GPU {i}: {e}"))?);
+        match self.prefetched.take(PREFETCH_FRESH) {
+            Some(r) => r,
+            None => read_all(self.nvml_state()),
         }
-        Ok(NvmlReading {
-            driver_version: field(nvml.sys_driver_version()),
-            cuda_driver_version: field(nvml.sys_cuda_driver_version()),
-            nvml_version: field(nvml.sys_nvml_version()),
-            init_ms,
-            gpus,
-        })
     }
 
     fn nvml_sample(&self) -> Result<Vec<GpuSample>, String> {
@@ -961,6 +1035,34 @@ impl Host for RealHost {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_prefetched_value_is_taken_once_while_fresh() {
+        let p: Prefetch<u32> = Prefetch::default();
+        assert_eq!(p.take(Duration::from_secs(5)), None, "nothing started");
+        p.start("t", || {
+            std::thread::sleep(Duration::from_millis(30));
+            7
+        });
+        // the first ask waits for the value, the second computes its own
+        assert_eq!(p.take(Duration::from_secs(5)), Some(7));
+        assert_eq!(p.take(Duration::from_secs(5)), None);
+    }
+
+    #[test]
+    fn a_stale_or_failed_prefetch_is_not_used() {
+        let p: Prefetch<u32> = Prefetch::default();
+        p.start("t", || 7);
+        std::thread::sleep(Duration::from_millis(50));
+        assert_eq!(
+            p.take(Duration::from_millis(10)),
+            None,
+            "finished 50 ms ago"
+        );
+        let p: Prefetch<u32> = Prefetch::default();
+        p.start("t", || panic!("prefetch failed"));
+        assert_eq!(p.take(Duration::from_secs(5)), None);
+    }
 
     fn argv(a: &[&str]) -> Vec<String> {
         a.iter().map(|s| s.to_string()).collect()
