@@ -183,26 +183,37 @@ impl JobFs<'_> {
     }
 }
 
-fn classify(path: &str, text: &str) -> Option<(JobText, Option<Value>)> {
+/// What a job file is, with its parsed data for a config; `Err` says why it is none of them.
+fn classify(path: &str, text: &str) -> Result<(JobText, Option<Value>), String> {
     let lower = path.to_ascii_lowercase();
     // an extension that says it, then content
     if lower.ends_with(".py") {
-        return Some((JobText::Python, None));
+        return Ok((JobText::Python, None));
     }
-    if lower.ends_with(".yaml")
-        || lower.ends_with(".yml")
-        || lower.ends_with(".json")
-        || lower.ends_with(".toml")
+    // a config named for its format is read as that format whatever its size (up to the file
+    // limit); content sniffing stops at MAX_SNIFF_BYTES
+    let mut syntax = None;
+    if let Some(format) =
+        crate::formats::config::ConfigFormat::from_path(std::path::Path::new(&lower))
     {
-        if let Some((f, v)) = job_text::parse_structured(text) {
-            return Some((JobText::Config(f), Some(v)));
+        match crate::formats::config::read_as(text, format) {
+            Ok(v) if v.as_object().is_some_and(|m| !m.is_empty()) => {
+                return Ok((JobText::Config(format.id()), Some(v)));
+            }
+            Ok(_) => {}
+            Err(e) => syntax = Some(e.to_string()),
         }
     }
-    match job_text::detect(text)? {
-        JobText::Config(f) => {
-            job_text::parse_structured(text).map(|(_, v)| (JobText::Config(f), Some(v)))
-        }
-        k => Some((k, None)),
+    let unknown = || match &syntax {
+        Some(e) => e.clone(),
+        None => "not a config, Python source, command line or training log".to_string(),
+    };
+    match job_text::detect(text) {
+        Some(JobText::Config(f)) => job_text::parse_structured(text)
+            .map(|(_, v)| (JobText::Config(f), Some(v)))
+            .ok_or_else(unknown),
+        Some(k) => Ok((k, None)),
+        None => Err(unknown()),
     }
 }
 
@@ -226,7 +237,7 @@ impl Gathered {
             return;
         }
         match classify(&path, &text) {
-            Some((kind, data)) => {
+            Ok((kind, data)) => {
                 if kind == JobText::Launcher || kind == JobText::Log {
                     for l in launcher::find(&text) {
                         self.launches.push((l, path.clone()));
@@ -244,9 +255,7 @@ impl Gathered {
                     prefix: prefix.to_string(),
                 });
             }
-            None => self.notes.push(format!(
-                "{path} ({origin}): not a config, Python source, command line or training log"
-            )),
+            Err(why) => self.notes.push(format!("{path} ({origin}): {why}")),
         }
     }
 }
@@ -1285,4 +1294,32 @@ pub fn choose(g: &Gathered, site_keys: &Map<String, Value>) -> (Map<String, Valu
         }
     }
     (out, unjudged)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_config_named_for_its_format_is_read_past_the_sniff_limit() {
+        let mut text = String::from("data:\n  num_workers: 0\n");
+        while text.len() <= crate::formats::config::MAX_SNIFF_BYTES {
+            text.push_str(&format!("layer_{}:\n  width: 96\n", text.len()));
+        }
+        let (kind, data) = classify("/job/big.yaml", &text).unwrap();
+        assert!(matches!(kind, JobText::Config(_)));
+        assert_eq!(data.unwrap()["data"]["num_workers"], 0);
+    }
+
+    #[test]
+    fn a_config_with_a_syntax_error_says_so() {
+        let why = classify(
+            "/job/train.yaml",
+            "data:\n  num_workers: [0\n  pin_memory: x\n",
+        )
+        .unwrap_err();
+        assert!(why.contains("invalid YAML"), "{why}");
+        let why = classify("/job/notes.txt", "\u{1}\u{2}").unwrap_err();
+        assert!(why.contains("not a config"), "{why}");
+    }
 }

@@ -229,6 +229,24 @@ fn root_cause<'a>(report: &'a Report, r: &'a RuleResult) -> &'a str {
         .map_or(cur.id.as_str(), String::as_str)
 }
 
+/// Longest evidence value the text report prints whole: a rule that reads a whole parsed
+/// config would otherwise print every key of it on one line.
+const EVIDENCE_VALUE_CHARS: usize = 160;
+
+/// One evidence value as JSON, cut at [`EVIDENCE_VALUE_CHARS`] with a pointer to the whole.
+fn evidence_value(v: &serde_json::Value) -> String {
+    let s = v.to_string();
+    let n = s.chars().count();
+    if n <= EVIDENCE_VALUE_CHARS {
+        return s;
+    }
+    let head: String = s.chars().take(EVIDENCE_VALUE_CHARS - 40).collect();
+    format!(
+        "{head}… ({} more characters: --format json has it whole)",
+        n - (EVIDENCE_VALUE_CHARS - 40)
+    )
+}
+
 fn render_rule(out: &mut String, r: &RuleResult, st: Style) {
     let _ = write!(out, "  {} {} ", badge(r.verdict, st), paint(&r.id, "1", st));
     let _ = writeln!(
@@ -246,7 +264,7 @@ fn render_rule(out: &mut String, r: &RuleResult, st: Style) {
         let ev: Vec<String> = r
             .evidence
             .iter()
-            .map(|(k, v)| format!("{k} = {v}"))
+            .map(|(k, v)| format!("{k} = {}", evidence_value(v)))
             .collect();
         let _ = writeln!(out, "            evidence: {}", ev.join(", "));
     }
@@ -292,4 +310,29 @@ pub fn describe_action(a: &serde_json::Value) -> String {
         })
         .collect();
     format!("{kind} {}", rest.join(" "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_evidence_value_is_cut_with_a_pointer_to_the_whole() {
+        let short = serde_json::json!({"num_workers": 0});
+        assert_eq!(evidence_value(&short), r#"{"num_workers":0}"#);
+        let keys: serde_json::Map<String, serde_json::Value> = (0..100)
+            .map(|i| (format!("layer_{i}"), serde_json::json!(i)))
+            .collect();
+        let long = serde_json::Value::Object(keys);
+        let s = evidence_value(&long);
+        assert!(s.starts_with(r#"{"layer_0":0,"#), "{s}");
+        assert!(
+            s.ends_with("more characters: --format json has it whole)"),
+            "{s}"
+        );
+        assert!(s.chars().count() < 200, "{s}");
+        // cut on a character, not a byte
+        let wide = serde_json::json!("é".repeat(300));
+        assert!(evidence_value(&wide).contains('…'));
+    }
 }
