@@ -87,8 +87,10 @@ pub fn run(g: &Global, a: &PlanArgs) -> anyhow::Result<ExitStatus> {
         timings: a.timings,
         ..g.eval(a.probe_timeout)
     };
-    let (mut report, _) = planned_report(&s, &eval)?;
+    // planned_report's two steps, timed apart: `plan the fixes` draws every change's diff
+    let mut report = evaluate(&s, &eval)?;
     let evaluated = started.elapsed();
+    let _ = s.plan_changes(&mut report);
     if let Some(t) = &mut report.timings {
         t.add_run_phases(opened, evaluated, started.elapsed());
     }
