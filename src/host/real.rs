@@ -80,6 +80,11 @@ impl<T: Send + 'static> Prefetch<T> {
         }
     }
 
+    /// Drop the value, not waiting for it: what it read may have changed.
+    fn discard(&self) {
+        self.rx.lock().unwrap_or_else(|e| e.into_inner()).take();
+    }
+
     /// The prefetched value, waiting for it, when this is the first ask and the value was
     /// finished at most `fresh` ago; `None` otherwise.
     fn take(&self, fresh: Duration) -> Option<T> {
@@ -836,6 +841,8 @@ impl Host for RealHost {
         self.map_path(path).ok()
     }
     fn write_runtime(&self, path: &str, value: &str) -> io::Result<()> {
+        // a change makes a reading taken before it stale
+        self.prefetched.discard();
         if !(path.starts_with("/sys/") || path.starts_with("/proc/sys/")) || path.contains("/../") {
             return Err(io::Error::new(
                 io::ErrorKind::PermissionDenied,
@@ -858,11 +865,15 @@ impl Host for RealHost {
         .map_err(|e| io::Error::new(io::ErrorKind::PermissionDenied, e.to_string()))
     }
     fn nvml_set(&self, gpu: u32, setting: &super::NvmlSetting) -> Result<(), String> {
+        // a change makes a reading taken before it stale
+        self.prefetched.discard();
         self.nvml_handle()?;
         self.set_on_gpu(gpu, setting)
             .map_err(|e| format!("GPU {gpu}: {e}"))
     }
     fn set_module(&self, name: &str, loaded: bool) -> Result<(), String> {
+        // a change makes a reading taken before it stale
+        self.prefetched.discard();
         let mut argv = vec!["modprobe".to_string()];
         if !loaded {
             argv.push("-r".into());
@@ -880,6 +891,8 @@ impl Host for RealHost {
         }
     }
     fn remount(&self, mount_point: &str, options: &str) -> Result<(), String> {
+        // a change makes a reading taken before it stale
+        self.prefetched.discard();
         let argv: Vec<String> = ["mount", "-o", options, "--", mount_point]
             .iter()
             .map(|s| s.to_string())
@@ -1046,6 +1059,11 @@ mod tests {
         });
         // the first ask waits for the value, the second computes its own
         assert_eq!(p.take(Duration::from_secs(5)), Some(7));
+        assert_eq!(p.take(Duration::from_secs(5)), None);
+        // a host change discards a value not yet taken
+        let p: Prefetch<u32> = Prefetch::default();
+        p.start("t", || 7);
+        p.discard();
         assert_eq!(p.take(Duration::from_secs(5)), None);
     }
 
