@@ -450,10 +450,47 @@ pub fn looks_like_query_csv(h: &str) -> bool {
     h.lines().map(clean).any(|l| {
         let l = l.trim();
         let fields: Vec<&str> = l.split(',').map(str::trim).collect();
-        fields.len() >= 2
+        !l.contains("--query-")
+            && fields.len() >= 2
             && fields.iter().filter(|f| is_query_field(f)).count() * 2 >= fields.len()
             && fields.iter().any(|f| is_query_field(f))
+    }) || query_from_command(h).is_some_and(|(fields, at)| {
+        h.lines()
+            .skip(at + 1)
+            .any(|l| headless_row(clean(l).trim(), fields.len()))
     })
+}
+
+/// `nvidia-smi --query-gpu=index,utilization.gpu --format=csv,noheader,nounits` pasted with
+/// its output: the fields the command asks for head rows printed without a header. The
+/// fields and the line of the command.
+fn query_from_command(text: &str) -> Option<(Vec<String>, usize)> {
+    text.lines().enumerate().find_map(|(i, l)| {
+        let (_, rest) = l
+            .split_once("--query-gpu")
+            .or_else(|| l.split_once("--query-compute-apps"))?;
+        let list = rest
+            .trim_start_matches(|c: char| c == '=' || c == ' ')
+            .split_whitespace()
+            .next()?
+            .trim_matches(|c: char| c == '"' || c == '\'');
+        let fields: Vec<String> = list
+            .split(',')
+            .map(|f| f.trim().to_string())
+            .filter(|f| !f.is_empty())
+            .collect();
+        (!fields.is_empty() && fields.iter().all(|f| is_query_field(f))).then_some((fields, i))
+    })
+}
+
+/// A row of `n` values printed under a headerless query: the right number of fields and at
+/// least one of them a number.
+fn headless_row(l: &str, n: usize) -> bool {
+    let fields: Vec<&str> = l.split(',').map(str::trim).collect();
+    !l.is_empty()
+        && !l.contains("--query-")
+        && fields.len() == n
+        && fields.iter().any(|f| num(f).is_some())
 }
 
 fn is_query_field(f: &str) -> bool {
@@ -513,10 +550,21 @@ pub fn parse_query_csv(text: &str) -> Result<SmiUsage, String> {
         format: "query-csv".into(),
         ..Default::default()
     };
+    // `--format=csv,noheader`: the command pasted above the rows names their fields
+    let command = query_from_command(text);
     let mut header: Option<Vec<String>> = None;
-    for raw in text.lines() {
+    for (i, raw) in text.lines().enumerate() {
         let l = clean(raw).trim();
         if l.is_empty() {
+            continue;
+        }
+        if let Some((fields, at)) = &command
+            && i == *at
+        {
+            header = Some(fields.clone());
+            continue;
+        }
+        if l.contains("--query-") {
             continue;
         }
         let fields: Vec<&str> = l.split(',').map(str::trim).collect();
@@ -1287,6 +1335,27 @@ Tue Mar  5 10:00:00 2024
         assert_eq!(u.gpus[0].util_gpu, Some(8.0));
         assert_eq!(u.gpus[0].util_gpu_max, Some(12.0));
         assert_eq!(u.samples, 2);
+    }
+
+    #[test]
+    fn headerless_query_csv_takes_its_fields_from_the_command() {
+        let t = "$ nvidia-smi --query-gpu=index,name,utilization.gpu,memory.used,memory.total --format=csv,noheader,nounits\n\
+0, NVIDIA L4, 7, 20100, 23034\n\
+1, NVIDIA L4, 0, 20100, 23034\n";
+        assert!(looks_like_query_csv(t));
+        let u = parse_query_csv(t).unwrap();
+        assert_eq!(u.gpus.len(), 2);
+        assert_eq!(u.gpus[0].util_gpu, Some(7.0));
+        assert_eq!(u.gpus[1].memory_used_mib, Some(20100.0));
+        assert_eq!(u.gpus[1].memory_total_mib, Some(23034.0));
+        // with units, and the command's list quoted
+        let q = "nvidia-smi --query-gpu=\"utilization.gpu,memory.used\" --format=csv,noheader\n35 %, 1200 MiB\n";
+        assert_eq!(parse_query_csv(q).unwrap().gpus[0].util_gpu, Some(35.0));
+        // the command alone, or followed by prose, is no CSV
+        assert!(!looks_like_query_csv("run nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader to see it\n"));
+        assert!(!looks_like_query_csv("nvidia-smi --query-gpu=index,name --format=csv,noheader\nit printed nothing\n"));
+        // a field list with something that is no query field is not trusted
+        assert!(query_from_command("nvidia-smi --query-gpu=index,bogus --format=csv").is_none());
     }
 
     #[test]
