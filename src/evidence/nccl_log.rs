@@ -412,7 +412,8 @@ pub fn parse_nccl_log(text: &str) -> NcclLog {
         }
         if warn {
             let m = msg.trim();
-            if m.starts_with("NET/IB : Got completion") || m.starts_with("NET/IB : Got async event") {
+            if m.starts_with("NET/IB : Got completion") || m.starts_with("NET/IB : Got async event")
+            {
                 ib_traffic = true;
             }
             if log.warnings.len() < 100 {
@@ -709,7 +710,8 @@ node1:10:20 [0] NCCL INFO Channel 00/0 : 15[7] -> 0[0] [receive] via NET/Socket/
         assert_eq!(l.net.as_deref(), Some("IB"));
         assert_eq!(l.net_source.as_deref(), Some("ib_completions"));
         assert_eq!(l.multi_node, Some(true));
-        let async_event = parse_nccl_log("n1:1:2 [0] NCCL WARN NET/IB : Got async event : port error\n");
+        let async_event =
+            parse_nccl_log("n1:1:2 [0] NCCL WARN NET/IB : Got async event : port error\n");
         assert_eq!(async_event.net.as_deref(), Some("IB"));
         // the same words outside a WARN line are not read
         let info = parse_nccl_log("n1:1:2 [0] NCCL INFO NET/IB : Got completion from peer x\n");

@@ -1281,9 +1281,15 @@ Tue Mar  5 10:00:00 2024
         // GPUs 2 and 3 are named, none of their readings is in the paste
         let idx: Vec<u32> = u.gpus.iter().map(|g| g.index).collect();
         assert_eq!(idx, vec![2, 3]);
-        assert!(u.gpus.iter().all(|g| g.util_gpu.is_none() && g.persistence.is_none()));
+        assert!(
+            u.gpus
+                .iter()
+                .all(|g| g.util_gpu.is_none() && g.persistence.is_none())
+        );
         // -q text with a Processes section is not a table
-        assert!(!looks_like_table("    Processes                         : None\n"));
+        assert!(!looks_like_table(
+            "    Processes                         : None\n"
+        ));
     }
 
     #[test]
@@ -1352,8 +1358,12 @@ Tue Mar  5 10:00:00 2024
         let q = "nvidia-smi --query-gpu=\"utilization.gpu,memory.used\" --format=csv,noheader\n35 %, 1200 MiB\n";
         assert_eq!(parse_query_csv(q).unwrap().gpus[0].util_gpu, Some(35.0));
         // the command alone, or followed by prose, is no CSV
-        assert!(!looks_like_query_csv("run nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader to see it\n"));
-        assert!(!looks_like_query_csv("nvidia-smi --query-gpu=index,name --format=csv,noheader\nit printed nothing\n"));
+        assert!(!looks_like_query_csv(
+            "run nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader to see it\n"
+        ));
+        assert!(!looks_like_query_csv(
+            "nvidia-smi --query-gpu=index,name --format=csv,noheader\nit printed nothing\n"
+        ));
         // a field list with something that is no query field is not trusted
         assert!(query_from_command("nvidia-smi --query-gpu=index,bogus --format=csv").is_none());
     }
