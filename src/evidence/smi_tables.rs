@@ -470,10 +470,10 @@ fn query_from_command(text: &str) -> Option<(Vec<String>, usize)> {
             .split_once("--query-gpu")
             .or_else(|| l.split_once("--query-compute-apps"))?;
         let list = rest
-            .trim_start_matches(|c: char| c == '=' || c == ' ')
+            .trim_start_matches(['=', ' '])
             .split_whitespace()
             .next()?
-            .trim_matches(|c: char| c == '"' || c == '\'');
+            .trim_matches(['"', '\'']);
         let fields: Vec<String> = list
             .split(',')
             .map(|f| f.trim().to_string())
