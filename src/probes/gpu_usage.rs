@@ -167,6 +167,47 @@ fn q_usage(r: &NvmlReading, text: &str) -> SmiUsage {
     };
     for line in text.lines() {
         let t = line.trim();
+        // `-x` XML: one element a line, `<gpu id="…">` opening each GPU
+        if t.starts_with("<gpu id=") {
+            flush(current.take(), &mut u.processes);
+            gpu = Some(seen_gpus);
+            seen_gpus += 1;
+            continue;
+        }
+        if let Some((tag, v)) = xml_element(t) {
+            match tag {
+                "processes" => u.processes_listed = true,
+                "pid" => {
+                    flush(current.take(), &mut u.processes);
+                    current = Some(UsageProcess {
+                        gpu: Some(gpu.unwrap_or(0)),
+                        pid: v.parse().ok(),
+                        ..Default::default()
+                    });
+                }
+                "type" => {
+                    if let Some(p) = current.as_mut() {
+                        p.kind = v.to_string();
+                    }
+                }
+                "process_name" => {
+                    if let Some(p) = current.as_mut() {
+                        p.name = crate::evidence::clip(v, 200);
+                    }
+                }
+                "used_memory" => {
+                    if let Some(p) = current.as_mut() {
+                        p.memory_mib = v.strip_suffix("MiB").and_then(|n| n.trim().parse().ok());
+                    }
+                }
+                _ => {}
+            }
+            continue;
+        }
+        if t.starts_with("<processes") {
+            u.processes_listed = true;
+            continue;
+        }
         if t.starts_with("GPU ")
             && t[4..]
                 .trim()
@@ -225,12 +266,24 @@ fn q_usage(r: &NvmlReading, text: &str) -> SmiUsage {
     u
 }
 
+/// `<tag>value</tag>` on one line: the tag and the value.
+fn xml_element(t: &str) -> Option<(&str, &str)> {
+    let rest = t.strip_prefix('<')?;
+    let (tag, rest) = rest.split_once('>')?;
+    let value = rest
+        .strip_suffix('>')?
+        .strip_suffix(tag)?
+        .strip_suffix("</")?;
+    (!tag.is_empty() && tag.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+        .then_some((tag, value.trim()))
+}
+
 impl ProbeKind for GpuUsage {
     fn name(&self) -> &'static str {
         "gpu.usage"
     }
     fn doc(&self) -> &'static str {
-        "GPU utilization and the processes on each GPU, from a pasted nvidia-smi table, --query-gpu CSV, dmon, pmon or -q text (--evidence)"
+        "GPU utilization and the processes on each GPU, from a pasted nvidia-smi table, --query-gpu CSV, dmon, pmon, -q text or -x XML (--evidence)"
     }
     fn fields(&self) -> &'static [(&'static str, &'static str)] {
         &[
@@ -253,7 +306,10 @@ impl ProbeKind for GpuUsage {
                 "gpus",
                 "[{index, name, util_gpu, util_gpu_max, memory_used_mib, memory_total_mib, pstate, hosts_job, training_processes}]",
             ),
-            ("format", "table, query-csv, dmon, pmon or q-text"),
+            (
+                "format",
+                "table, query-csv, dmon, pmon or q-text (-q text and -x XML)",
+            ),
             ("samples", "rows read"),
             ("truncated", "the paste ends inside a GPU row"),
         ]
@@ -264,6 +320,7 @@ impl ProbeKind for GpuUsage {
             EvidenceKind::NvidiaSmiCsv,
             EvidenceKind::NvidiaSmiMonitor,
             EvidenceKind::NvidiaSmiText,
+            EvidenceKind::NvidiaSmiXml,
         ] {
             if let Some((p, t)) = evidence_of(&ctx.inputs.evidence, kind).into_iter().next() {
                 let parsed = match kind {
@@ -271,6 +328,10 @@ impl ProbeKind for GpuUsage {
                     EvidenceKind::NvidiaSmiCsv => smi_tables::parse_query_csv(&t),
                     EvidenceKind::NvidiaSmiText => {
                         crate::evidence::nvidia_smi::parse_nvidia_smi_text(&t)
+                            .map(|r| q_usage(&r, &t))
+                    }
+                    EvidenceKind::NvidiaSmiXml => {
+                        crate::evidence::nvidia_smi::parse_nvidia_smi_xml(&t)
                             .map(|r| q_usage(&r, &t))
                     }
                     _ => smi_tables::parse_monitor(&t),
@@ -328,6 +389,21 @@ mod tests {
             usage_value(&q_usage(&r, &xorg), "x")["process_on_gpu"],
             json!(false)
         );
+    }
+
+    #[test]
+    fn q_xml_names_its_processes_too() {
+        let x = "<?xml version=\"1.0\" ?>\n<nvidia_smi_log>\n\t<attached_gpus>1</attached_gpus>\n\t<gpu id=\"00000000:01:00.0\">\n\t\t<product_name>NVIDIA L4</product_name>\n\t\t<fb_memory_usage>\n\t\t\t<total>23034 MiB</total>\n\t\t\t<used>21000 MiB</used>\n\t\t\t<free>2034 MiB</free>\n\t\t</fb_memory_usage>\n\t\t<utilization>\n\t\t\t<gpu_util>2 %</gpu_util>\n\t\t\t<memory_util>0 %</memory_util>\n\t\t</utilization>\n\t\t<processes>\n\t\t\t<process_info>\n\t\t\t\t<pid>777</pid>\n\t\t\t\t<type>C</type>\n\t\t\t\t<process_name>/usr/bin/python3</process_name>\n\t\t\t\t<used_memory>20990 MiB</used_memory>\n\t\t\t</process_info>\n\t\t</processes>\n\t</gpu>\n</nvidia_smi_log>\n";
+        let r = crate::evidence::nvidia_smi::parse_nvidia_smi_xml(x).unwrap();
+        let u = q_usage(&r, x);
+        assert_eq!(u.processes.len(), 1);
+        assert_eq!(u.processes[0].pid, Some(777));
+        assert_eq!(u.processes[0].memory_mib, Some(20990.0));
+        let v = usage_value(&u, "x");
+        assert_eq!(v["process_on_gpu"], json!(true));
+        assert_eq!(v["gpu_util"], json!(2.0));
+        assert_eq!(xml_element("<pid>12</pid>"), Some(("pid", "12")));
+        assert_eq!(xml_element("<gpu id=\"1\">"), None);
     }
 
     #[test]
