@@ -123,7 +123,7 @@ static RANK: LazyLock<Regex> =
 /// nccl-tests' device table: `#  Rank  0 Group  0 Pid 295203 on    node005 device  0 [0x18] …`
 /// (older versions without `Group`): the host each rank runs on.
 static TESTS_RANK: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^#\s+Rank\s+\d+\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device\s")
+    Regex::new(r"^#\s+Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device\s")
         .expect("static regex")
 });
 /// `comm 0x… rank 10 nranks 16 cudaDev 2 …`: the rank and the local device it runs on.
@@ -294,14 +294,35 @@ pub fn parse_nccl_log(text: &str) -> NcclLog {
     let mut nnodes: Option<u32> = None;
     let mut ranks_by_host: BTreeMap<String, BTreeSet<u32>> = BTreeMap::new();
     let mut rank_past_gpus: Option<String> = None;
-    // nccl-tests prints the host of every rank before NCCL's own lines
+    // nccl-tests prints the host of every rank of the job before NCCL's own lines; the table
+    // is whole once another line follows its last row (a paste cut inside it may have lost
+    // the rows of other hosts)
+    let mut tests_ranks: BTreeSet<u32> = BTreeSet::new();
+    let (mut in_tests_table, mut tests_table_ended) = (false, false);
     for l in text.lines() {
-        if let Some(c) = TESTS_RANK.captures(l.trim_end())
-            && hosts.len() < super::MAX_ITEMS
-        {
-            hosts.insert(c[1].to_string());
+        if let Some(c) = TESTS_RANK.captures(l.trim_end()) {
+            in_tests_table = true;
+            if hosts.len() < super::MAX_ITEMS {
+                hosts.insert(c[2].to_string());
+            }
+            if let Ok(r) = c[1].parse::<u32>()
+                && tests_ranks.len() < 1_000_000
+            {
+                tests_ranks.insert(r);
+            }
+        } else if in_tests_table && !l.trim().is_empty() {
+            in_tests_table = false;
+            tests_table_ended = true;
         }
     }
+    // every rank 0..n of a whole device table, all on one host: a single-node job
+    let tests_one_host = tests_table_ended
+        && hosts.len() == 1
+        && !tests_ranks.is_empty()
+        && tests_ranks.iter().copied().eq(0..tests_ranks.len() as u32);
+    // `NET/IB : Got completion from peer …` (or an async event on the port): the IB transport
+    // carried this rank's traffic to another node, failing or not
+    let mut ib_traffic = false;
     // A forum quote can collapse many lines into one: split before every `NCCL INFO`/`WARN`
     // that follows another on the same line (keeping the `[dev]` prefix before it).
     let mut lines: Vec<&str> = Vec::new();
@@ -390,6 +411,11 @@ pub fn parse_nccl_log(text: &str) -> NcclLog {
             }
         }
         if warn {
+            let m = msg.trim();
+            if m.starts_with("NET/IB : Got completion") || m.starts_with("NET/IB : Got async event")
+            {
+                ib_traffic = true;
+            }
             if log.warnings.len() < 100 {
                 log.warnings.push(super::clip(msg.trim(), super::MAX_TEXT));
             }
@@ -517,6 +543,8 @@ pub fn parse_nccl_log(text: &str) -> NcclLog {
     };
     (log.net, log.net_source) = if let Some(n) = channel_net {
         (Some(n), Some("channels".into()))
+    } else if ib_traffic {
+        (Some("IB".into()), Some("ib_completions".into()))
     } else if let Some(n) = using_network {
         (Some(n), Some("using_network".into()))
     } else if ib_init {
@@ -561,9 +589,12 @@ pub fn parse_nccl_log(text: &str) -> NcclLog {
             Some(true)
         } else if nnodes == Some(1) || log.nranks == Some(1) {
             Some(false)
-        } else if !net_channels.is_empty() && !intra_disabled {
+        } else if (!net_channels.is_empty() || ib_traffic) && !intra_disabled {
             // NCCL never sends between GPUs of one node over the network while P2P or SHM works
             Some(true)
+        } else if tests_one_host {
+            // nccl-tests' device table lists every rank of the job
+            Some(false)
         } else if log.hosts.len() == 1
             && log.nranks.is_some()
             && log.ranks_seen as u32 == log.nranks.unwrap_or(0)
@@ -655,6 +686,36 @@ node1:10:20 [0] NCCL INFO Channel 00/0 : 15[7] -> 0[0] [receive] via NET/Socket/
             "#  Rank  0 Group  0 Pid 295203 on    node005 device  0 [0x18] NVIDIA H100 80GB HBM3\n#  Rank  1 Group  0 Pid 295203 on    node005 device  1 [0x6d] NVIDIA H100 80GB HBM3\nnode005:295203:295203 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.5<0>\n",
         );
         assert_eq!(one.hosts, vec!["node005".to_string()]);
+    }
+
+    #[test]
+    fn a_whole_nccl_tests_table_on_one_host_is_a_single_node_job() {
+        let table = "#  Rank  0 Group  0 Pid    11 on   box-a device  0 [0x01] NVIDIA L40S\n#  Rank  1 Group  0 Pid    11 on   box-a device  1 [0x02] NVIDIA L40S\n#  Rank  2 Group  0 Pid    11 on   box-a device  2 [0x03] NVIDIA L40S\n";
+        let whole = format!(
+            "{table}box-a:11:11 [0] NCCL INFO Bootstrap : Using eth0:10.1.1.1<0>\nbox-a:11:20 [0] NCCL INFO Using network Socket\n"
+        );
+        let l = parse_nccl_log(&whole);
+        assert_eq!(l.multi_node, Some(false));
+        // the table alone may have lost the rows of the next host
+        assert_eq!(parse_nccl_log(table).multi_node, None);
+        // ranks missing from the table (1 of 0..2): not every rank is listed
+        let gap = whole.replace("Rank  1 Group", "Rank  5 Group");
+        assert_eq!(parse_nccl_log(&gap).multi_node, None);
+    }
+
+    #[test]
+    fn ib_completion_errors_mean_the_job_used_ib_across_nodes() {
+        let t = "gx:9:40 [3] ib_plugin.c:1615 NCCL WARN NET/IB : Got completion from peer 10.2.0.7<5000> with status=12 opcode=0 len=0 vendor err 129 (Recv)\ngx:9:40 [3] NCCL INFO transport/net.cc:1298 -> 6\n";
+        let l = parse_nccl_log(t);
+        assert_eq!(l.net.as_deref(), Some("IB"));
+        assert_eq!(l.net_source.as_deref(), Some("ib_completions"));
+        assert_eq!(l.multi_node, Some(true));
+        let async_event =
+            parse_nccl_log("n1:1:2 [0] NCCL WARN NET/IB : Got async event : port error\n");
+        assert_eq!(async_event.net.as_deref(), Some("IB"));
+        // the same words outside a WARN line are not read
+        let info = parse_nccl_log("n1:1:2 [0] NCCL INFO NET/IB : Got completion from peer x\n");
+        assert_eq!(info.net, None);
     }
 
     #[test]

@@ -133,6 +133,9 @@ fn mib(s: &str) -> Option<f64> {
 pub fn looks_like_table(h: &str) -> bool {
     (h.contains("GPU-Util") && h.contains("Memory-Usage"))
         || (h.contains("NVIDIA-SMI") && h.contains("Driver Version") && h.contains('|'))
+        // a paste trimmed to the process section or the MIG section
+        || (h.contains("Processes:") && h.contains("Process name") && h.contains('|'))
+        || (h.contains("MIG devices:") && h.contains('|'))
         || h.lines().any(|l| {
             let l = clean(l);
             l.trim_start().starts_with('|') && gpu_row_2(&cells(l)).is_some()
@@ -288,6 +291,8 @@ pub fn parse_table(text: &str) -> Result<SmiUsage, String> {
     };
     let mut in_procs = false;
     let mut in_mig = false;
+    // instance rows of a MIG section: a paste of that section alone is still a table
+    let mut mig_gpus: Vec<u32> = Vec::new();
     // The process section is whole once its closing border follows its `|===|` header rule
     // (or it says there are none); a paste cut inside it leaves the others unknown.
     let (mut procs_ruled, mut procs_whole) = (false, false);
@@ -324,6 +329,13 @@ pub fn parse_table(text: &str) -> Result<SmiUsage, String> {
             continue;
         }
         if in_mig {
+            if t.starts_with('|')
+                && let Some(g) = mig_instance_gpu(&cells(t))
+                && !mig_gpus.contains(&g)
+                && mig_gpus.len() < super::MAX_ITEMS
+            {
+                mig_gpus.push(g);
+            }
             continue;
         }
         if !t.starts_with('|') {
@@ -392,10 +404,42 @@ pub fn parse_table(text: &str) -> Result<SmiUsage, String> {
     if in_procs && !procs_whole {
         u.processes_listed = false;
     }
-    if u.gpus.is_empty() && u.processes.is_empty() {
+    if u.gpus.is_empty() && u.processes.is_empty() && mig_gpus.is_empty() {
         return Err("no GPU rows found in the nvidia-smi table".into());
     }
+    // A paste trimmed to the process or MIG section names GPUs without their rows: each
+    // stands with nothing read, so its rules say "not in the evidence" rather than passing
+    // over no GPU at all.
+    if u.gpus.is_empty() {
+        let mut named: Vec<u32> = u.processes.iter().filter_map(|p| p.gpu).collect();
+        named.extend(&mig_gpus);
+        named.sort_unstable();
+        named.dedup();
+        u.gpus = named
+            .into_iter()
+            .take(super::MAX_ITEMS)
+            .map(|index| UsageGpu {
+                index,
+                ..Default::default()
+            })
+            .collect();
+    }
     Ok(u)
+}
+
+/// `  1    3   0   0  |  14366MiB / 19968MiB | 28      0 | …`: GPU, GI, CI and MIG device
+/// numbers, then the instance's memory; the GPU it belongs to.
+fn mig_instance_gpu(c: &[&str]) -> Option<u32> {
+    let ids: Vec<&str> = c.first()?.split_whitespace().collect();
+    let is_memory = c.get(1)?.split_once('/').is_some_and(|(used, _)| {
+        let used = used.trim();
+        used.ends_with("MiB") || used.ends_with("GiB")
+    });
+    if ids.len() != 4 || !is_memory {
+        return None;
+    }
+    let nums: Vec<u32> = ids.iter().filter_map(|t| t.parse().ok()).collect();
+    (nums.len() == 4).then_some(nums[0])
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -406,10 +450,47 @@ pub fn looks_like_query_csv(h: &str) -> bool {
     h.lines().map(clean).any(|l| {
         let l = l.trim();
         let fields: Vec<&str> = l.split(',').map(str::trim).collect();
-        fields.len() >= 2
+        !l.contains("--query-")
+            && fields.len() >= 2
             && fields.iter().filter(|f| is_query_field(f)).count() * 2 >= fields.len()
             && fields.iter().any(|f| is_query_field(f))
+    }) || query_from_command(h).is_some_and(|(fields, at)| {
+        h.lines()
+            .skip(at + 1)
+            .any(|l| headless_row(clean(l).trim(), fields.len()))
     })
+}
+
+/// `nvidia-smi --query-gpu=index,utilization.gpu --format=csv,noheader,nounits` pasted with
+/// its output: the fields the command asks for head rows printed without a header. The
+/// fields and the line of the command.
+fn query_from_command(text: &str) -> Option<(Vec<String>, usize)> {
+    text.lines().enumerate().find_map(|(i, l)| {
+        let (_, rest) = l
+            .split_once("--query-gpu")
+            .or_else(|| l.split_once("--query-compute-apps"))?;
+        let list = rest
+            .trim_start_matches(['=', ' '])
+            .split_whitespace()
+            .next()?
+            .trim_matches(['"', '\'']);
+        let fields: Vec<String> = list
+            .split(',')
+            .map(|f| f.trim().to_string())
+            .filter(|f| !f.is_empty())
+            .collect();
+        (!fields.is_empty() && fields.iter().all(|f| is_query_field(f))).then_some((fields, i))
+    })
+}
+
+/// A row of `n` values printed under a headerless query: the right number of fields and at
+/// least one of them a number.
+fn headless_row(l: &str, n: usize) -> bool {
+    let fields: Vec<&str> = l.split(',').map(str::trim).collect();
+    !l.is_empty()
+        && !l.contains("--query-")
+        && fields.len() == n
+        && fields.iter().any(|f| num(f).is_some())
 }
 
 fn is_query_field(f: &str) -> bool {
@@ -469,10 +550,21 @@ pub fn parse_query_csv(text: &str) -> Result<SmiUsage, String> {
         format: "query-csv".into(),
         ..Default::default()
     };
+    // `--format=csv,noheader`: the command pasted above the rows names their fields
+    let command = query_from_command(text);
     let mut header: Option<Vec<String>> = None;
-    for raw in text.lines() {
+    for (i, raw) in text.lines().enumerate() {
         let l = clean(raw).trim();
         if l.is_empty() {
+            continue;
+        }
+        if let Some((fields, at)) = &command
+            && i == *at
+        {
+            header = Some(fields.clone());
+            continue;
+        }
+        if l.contains("--query-") {
             continue;
         }
         let fields: Vec<&str> = l.split(',').map(str::trim).collect();
@@ -1149,6 +1241,58 @@ Tue Mar  5 10:00:00 2024
     }
 
     #[test]
+    fn a_mig_section_pasted_alone_is_read_without_gpus() {
+        let t = "+-----------------------------------------------------------------------------+\n\
+| MIG devices:                                                                |\n\
++------------------+----------------------+-----------+-----------------------+\n\
+| GPU  GI  CI  MIG |         Memory-Usage |        Vol|         Shared        |\n\
+|==================+======================+===========+=======================|\n\
+|  0    2   0   0  |   5120MiB / 9984MiB  | 14      0 |  1   0    0    0    0 |\n\
+|                  |      2MiB / 16383MiB |           |                       |\n\
++------------------+----------------------+-----------+-----------------------+\n";
+        let u = parse_table(t).unwrap();
+        // instance rows name GPU 0 but print no GPU reading (no utilization, power, clocks)
+        assert_eq!(u.gpus.len(), 1);
+        assert_eq!(u.gpus[0].index, 0);
+        assert_eq!(u.gpus[0].memory_used_mib, None);
+        assert_eq!(u.gpus[0].util_gpu, None);
+        assert_eq!(u.samples, 0);
+        assert!(u.processes.is_empty());
+        assert!(!u.processes_listed);
+        assert!(looks_like_table(t));
+        // a MIG header with no instance row under it is still nothing
+        let empty = t.lines().take(5).collect::<Vec<_>>().join("\n");
+        assert!(parse_table(&empty).is_err());
+    }
+
+    #[test]
+    fn a_paste_of_the_process_rows_alone_is_a_table() {
+        let t = "+-----------------------------------------------------------------------------+\n\
+| Processes:                                                       GPU Memory |\n\
+|  GPU       PID   Type   Process name                             Usage      |\n\
+|=============================================================================|\n\
+|    2     40411      C   python train.py                             9120MiB |\n\
+|    3     40412      C   python train.py                             9120MiB |\n\
++-----------------------------------------------------------------------------+\n";
+        assert!(looks_like_table(t));
+        let u = parse_table(t).unwrap();
+        assert_eq!(u.processes.len(), 2);
+        assert!(u.processes_listed);
+        // GPUs 2 and 3 are named, none of their readings is in the paste
+        let idx: Vec<u32> = u.gpus.iter().map(|g| g.index).collect();
+        assert_eq!(idx, vec![2, 3]);
+        assert!(
+            u.gpus
+                .iter()
+                .all(|g| g.util_gpu.is_none() && g.persistence.is_none())
+        );
+        // -q text with a Processes section is not a table
+        assert!(!looks_like_table(
+            "    Processes                         : None\n"
+        ));
+    }
+
+    #[test]
     fn a_process_section_cut_before_its_border_lists_nothing_for_sure() {
         let gpu = "|   0  GeForce RTX 3090    Off  | 00000000:01:00.0 Off |                  N/A |\n\
 | 32%   32C    P8    23W / 350W |  23081MiB / 24245MiB |      0%      Default |\n\
@@ -1197,6 +1341,31 @@ Tue Mar  5 10:00:00 2024
         assert_eq!(u.gpus[0].util_gpu, Some(8.0));
         assert_eq!(u.gpus[0].util_gpu_max, Some(12.0));
         assert_eq!(u.samples, 2);
+    }
+
+    #[test]
+    fn headerless_query_csv_takes_its_fields_from_the_command() {
+        let t = "$ nvidia-smi --query-gpu=index,name,utilization.gpu,memory.used,memory.total --format=csv,noheader,nounits\n\
+0, NVIDIA L4, 7, 20100, 23034\n\
+1, NVIDIA L4, 0, 20100, 23034\n";
+        assert!(looks_like_query_csv(t));
+        let u = parse_query_csv(t).unwrap();
+        assert_eq!(u.gpus.len(), 2);
+        assert_eq!(u.gpus[0].util_gpu, Some(7.0));
+        assert_eq!(u.gpus[1].memory_used_mib, Some(20100.0));
+        assert_eq!(u.gpus[1].memory_total_mib, Some(23034.0));
+        // with units, and the command's list quoted
+        let q = "nvidia-smi --query-gpu=\"utilization.gpu,memory.used\" --format=csv,noheader\n35 %, 1200 MiB\n";
+        assert_eq!(parse_query_csv(q).unwrap().gpus[0].util_gpu, Some(35.0));
+        // the command alone, or followed by prose, is no CSV
+        assert!(!looks_like_query_csv(
+            "run nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader to see it\n"
+        ));
+        assert!(!looks_like_query_csv(
+            "nvidia-smi --query-gpu=index,name --format=csv,noheader\nit printed nothing\n"
+        ));
+        // a field list with something that is no query field is not trusted
+        assert!(query_from_command("nvidia-smi --query-gpu=index,bogus --format=csv").is_none());
     }
 
     #[test]

@@ -51,7 +51,7 @@ impl ProbeKind for NcclLog {
             ("interfaces", "network interfaces NCCL uses"),
             (
                 "net_source",
-                "where `net` came from: channels, using_network or init",
+                "where `net` came from: channels, ib_completions (NET/IB completion WARN lines), using_network or init",
             ),
             ("net_plugin", "a network plugin NCCL loaded"),
             ("ib_devices", "IB devices NCCL uses"),
