@@ -973,7 +973,7 @@ impl Host for RealHost {
     /// Start NVML and take the whole reading in the background: a whole-host plan otherwise
     /// waits for NVML's start-up and the reading's driver calls (35 ms on an H200) after the
     /// playbooks load, where the two can overlap. The first probe to ask takes that reading
-    /// ([`PREFETCH_FRESH`]); every later ask reads afresh.
+    /// (`PREFETCH_FRESH`, 2 s); every later ask reads afresh.
     fn warm_up(&self) {
         let cell = self.nvml.clone();
         self.prefetched.start("nvml-prefetch", move || {
