@@ -145,6 +145,13 @@ pub fn plan_changes(report: &mut Report, cx: &FixCtx) -> Vec<Unplannable> {
             };
             let mut params = obj.clone();
             params.remove("kind");
+            if let Some(why) = k.imp.left_to_you(&params) {
+                notes.push(format!(
+                    "fix of `{}` ({kind}) is left to you: {why}; the rule's fix says how",
+                    r.id
+                ));
+                continue;
+            }
             match fixes::prepare_checked(k, &params, cx) {
                 Ok(prepared) => {
                     for p in prepared {

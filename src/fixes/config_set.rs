@@ -32,11 +32,17 @@ impl FileEdit for ConfigSet {
         "config.set"
     }
     fn path(&self, action: &Map<String, Value>, cx: &FixCtx) -> Result<String, String> {
-        if action.get("file").and_then(Value::as_str) == Some("") {
-            // the config probe found the value on a command line: there is no file to edit
-            return Err("the value comes from the job's command line, not a file: change it where the job is launched".into());
+        if let Some(why) = FileEdit::left_to_you(self, action) {
+            return Err(why);
         }
         cx.input_file(action, "config")
+    }
+    fn left_to_you(&self, action: &Map<String, Value>) -> Option<String> {
+        // `file: ""`: the config probe found the value on the job's own command line, or found
+        // no config at all; either way there is no file to edit
+        (action.get("file").and_then(Value::as_str) == Some("")).then(|| {
+            "no file holds the value (the job takes it from its command line, or no config was found): change it where the job is launched".to_string()
+        })
     }
     fn edit(
         &self,

@@ -25,6 +25,10 @@ pub trait FileEdit: Sync {
     ) -> Result<String, String>;
     /// One line for the plan: `unset CUDA_LAUNCH_BLOCKING in /job/env`.
     fn summary(&self, action: &Map<String, Value>, path: &str) -> String;
+    /// See [`FixKind::left_to_you`].
+    fn left_to_you(&self, _action: &Map<String, Value>) -> Option<String> {
+        None
+    }
 }
 
 pub fn sha(bytes: &[u8]) -> String {
@@ -221,6 +225,9 @@ impl<T: FileEdit> FixKind for T {
     }
     fn prepare(&self, action: &Map<String, Value>, cx: &FixCtx) -> Result<Vec<Prepared>, String> {
         prepare_edit(self, action, cx)
+    }
+    fn left_to_you(&self, action: &Map<String, Value>) -> Option<String> {
+        FileEdit::left_to_you(self, action)
     }
     fn fingerprint(&self, change: &PlannedChange, cx: &FixCtx) -> Result<String, String> {
         file_fingerprint(change, cx)
