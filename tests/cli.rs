@@ -1538,6 +1538,7 @@ mod rule_cases {
                 pid: 424242,
                 used_memory: Some(1 << 30),
                 kind: "compute".into(),
+                name: None,
             }])
         });
         c.host.set_dir("/proc", &["1", "2"]);

@@ -1197,10 +1197,15 @@ fn processes(t: &Tree, g: usize) -> Field<Vec<ProcessMem>> {
         };
         let used_memory = get(&["Used GPU Memory", "used_memory"]).and_then(to_bytes);
         if out.len() < super::MAX_ITEMS {
+            let name = get(&["Name", "Process Name", "process_name"])
+                .map(str::trim)
+                .filter(|n| !n.is_empty())
+                .map(|n| super::clip(n, 200));
             out.push(ProcessMem {
                 pid,
                 used_memory,
                 kind: kind.to_string(),
+                name,
             });
         }
     }
@@ -1440,12 +1445,14 @@ mod tests {
                 ProcessMem {
                     pid: 24010,
                     used_memory: Some(10000 * 1048576),
-                    kind: "compute".into()
+                    kind: "compute".into(),
+                    name: Some("python".into()),
                 },
                 ProcessMem {
                     pid: 1,
                     used_memory: None,
-                    kind: "graphics".into()
+                    kind: "graphics".into(),
+                    name: None,
                 },
             ])
         );

@@ -1014,6 +1014,7 @@ pub fn to_reading(u: &SmiUsage) -> NvmlReading {
                                     _ => "compute",
                                 }
                                 .into(),
+                                name: (!p.name.is_empty()).then(|| p.name.clone()),
                             })
                         })
                         .collect(),

@@ -323,6 +323,7 @@ fn processes(list: Vec<ProcessInfo>, kind: &str) -> Vec<ProcessMem> {
                 UsedGpuMemory::Unavailable => None,
             },
             kind: kind.to_string(),
+            name: None,
         })
         .collect()
 }

@@ -7,7 +7,7 @@ use super::inputs::evidence_of;
 use super::{ProbeCtx, ProbeKind, ProbeOutcome};
 use crate::evidence::detect::EvidenceKind;
 use crate::evidence::smi_tables::{self, SmiUsage, UsageGpu, UsageProcess};
-use crate::vocab::nvml::NvmlReading;
+use crate::vocab::nvml::{Field, NvmlReading};
 use serde_json::{Map, Value, json};
 
 pub struct GpuUsage;
@@ -129,10 +129,11 @@ pub fn usage_value(u: &SmiUsage, source: &str) -> Value {
     Value::Object(out)
 }
 
-/// `nvidia-smi -q` text as usage: each GPU's utilization and memory from the reading, and the
-/// processes its Processes sections name (the reading keeps no process names, so they are
-/// read from the text: `Process ID`, then `Type` and `Name` under or after it).
-fn q_usage(r: &NvmlReading, text: &str) -> SmiUsage {
+/// `nvidia-smi -q` text or `-x` XML as usage: each GPU's utilization and memory, and the
+/// processes its Processes section names, all from the one reading the evidence parser made.
+/// A GPU whose Processes section is present (even `None`) lists its processes; one without it
+/// (a paste of other sections) names no job by its memory alone.
+fn q_usage(r: &NvmlReading) -> SmiUsage {
     const MIB: f64 = 1024.0 * 1024.0;
     let mut u = SmiUsage {
         format: "q-text".into(),
@@ -151,131 +152,31 @@ fn q_usage(r: &NvmlReading, text: &str) -> SmiUsage {
             samples: 1,
             ..Default::default()
         });
+        let listed = match &g.processes {
+            Field::Ok(list) => list.as_slice(),
+            Field::NotSupported => &[],
+            _ => continue,
+        };
+        u.processes_listed = true;
+        for p in listed {
+            u.processes.push(UsageProcess {
+                gpu: Some(g.index),
+                pid: Some(p.pid),
+                kind: match p.kind.as_str() {
+                    "compute" => "C",
+                    "graphics" => "G",
+                    "compute+graphics" => "C+G",
+                    _ => "",
+                }
+                .into(),
+                name: p.name.clone().unwrap_or_default(),
+                memory_mib: p.used_memory.map(|b| b as f64 / MIB),
+                ..Default::default()
+            });
+        }
     }
     u.samples = u.gpus.len();
-    // the GPU a line belongs to: `GPU 00000000:01:00.0` headers count from 0; a fragment
-    // without one is about one GPU
-    let mut gpu: Option<u32> = None;
-    let mut seen_gpus = 0u32;
-    let mut current: Option<UsageProcess> = None;
-    let flush = |p: Option<UsageProcess>, out: &mut Vec<UsageProcess>| {
-        if let Some(p) = p
-            && out.len() < 10_000
-        {
-            out.push(p);
-        }
-    };
-    for line in text.lines() {
-        let t = line.trim();
-        // `-x` XML: one element a line, `<gpu id="…">` opening each GPU
-        if t.starts_with("<gpu id=") {
-            flush(current.take(), &mut u.processes);
-            gpu = Some(seen_gpus);
-            seen_gpus += 1;
-            continue;
-        }
-        if let Some((tag, v)) = xml_element(t) {
-            match tag {
-                "processes" => u.processes_listed = true,
-                "pid" => {
-                    flush(current.take(), &mut u.processes);
-                    current = Some(UsageProcess {
-                        gpu: Some(gpu.unwrap_or(0)),
-                        pid: v.parse().ok(),
-                        ..Default::default()
-                    });
-                }
-                "type" => {
-                    if let Some(p) = current.as_mut() {
-                        p.kind = v.to_string();
-                    }
-                }
-                "process_name" => {
-                    if let Some(p) = current.as_mut() {
-                        p.name = crate::evidence::clip(v, 200);
-                    }
-                }
-                "used_memory" => {
-                    if let Some(p) = current.as_mut() {
-                        p.memory_mib = v.strip_suffix("MiB").and_then(|n| n.trim().parse().ok());
-                    }
-                }
-                _ => {}
-            }
-            continue;
-        }
-        if t.starts_with("<processes") {
-            u.processes_listed = true;
-            continue;
-        }
-        if t.starts_with("GPU ")
-            && t[4..]
-                .trim()
-                .chars()
-                .all(|c| c.is_ascii_hexdigit() || c == ':' || c == '.')
-            && t.len() > 8
-        {
-            flush(current.take(), &mut u.processes);
-            gpu = Some(seen_gpus);
-            seen_gpus += 1;
-            continue;
-        }
-        let Some((k, v)) = t.split_once(':') else {
-            continue;
-        };
-        let (k, v) = (k.trim(), v.trim());
-        match k {
-            "Processes" => {
-                u.processes_listed = true;
-            }
-            "Process ID" => {
-                flush(current.take(), &mut u.processes);
-                current = Some(UsageProcess {
-                    gpu: Some(gpu.unwrap_or(0)),
-                    pid: v.parse().ok(),
-                    ..Default::default()
-                });
-            }
-            "Type" => {
-                if let Some(p) = current.as_mut() {
-                    p.kind = v.to_string();
-                }
-            }
-            "Name" | "Process Name" => {
-                if let Some(p) = current.as_mut() {
-                    p.name = crate::evidence::clip(v, 200);
-                }
-            }
-            "Used GPU Memory" => {
-                if let Some(p) = current.as_mut() {
-                    p.memory_mib = v.strip_suffix("MiB").and_then(|n| n.trim().parse().ok());
-                }
-            }
-            _ => {}
-        }
-    }
-    flush(current.take(), &mut u.processes);
-    // `Processes` with nothing under it but `: None` still lists them all (none)
-    if text.lines().any(|l| {
-        l.trim()
-            .split_once(':')
-            .is_some_and(|(k, _)| k.trim() == "Processes")
-    }) {
-        u.processes_listed = true;
-    }
     u
-}
-
-/// `<tag>value</tag>` on one line: the tag and the value.
-fn xml_element(t: &str) -> Option<(&str, &str)> {
-    let rest = t.strip_prefix('<')?;
-    let (tag, rest) = rest.split_once('>')?;
-    let value = rest
-        .strip_suffix('>')?
-        .strip_suffix(tag)?
-        .strip_suffix("</")?;
-    (!tag.is_empty() && tag.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
-        .then_some((tag, value.trim()))
 }
 
 impl ProbeKind for GpuUsage {
@@ -327,12 +228,10 @@ impl ProbeKind for GpuUsage {
                     EvidenceKind::NvidiaSmiTable => smi_tables::parse_table(&t),
                     EvidenceKind::NvidiaSmiCsv => smi_tables::parse_query_csv(&t),
                     EvidenceKind::NvidiaSmiText => {
-                        crate::evidence::nvidia_smi::parse_nvidia_smi_text(&t)
-                            .map(|r| q_usage(&r, &t))
+                        crate::evidence::nvidia_smi::parse_nvidia_smi_text(&t).map(|r| q_usage(&r))
                     }
                     EvidenceKind::NvidiaSmiXml => {
-                        crate::evidence::nvidia_smi::parse_nvidia_smi_xml(&t)
-                            .map(|r| q_usage(&r, &t))
+                        crate::evidence::nvidia_smi::parse_nvidia_smi_xml(&t).map(|r| q_usage(&r))
                     }
                     _ => smi_tables::parse_monitor(&t),
                 };
@@ -367,7 +266,7 @@ mod tests {
     fn q_text_names_the_python_process_at_low_utilization() {
         let t = "GPU 00000000:01:00.0\n    Product Name                          : NVIDIA RTX A5000\n    FB Memory Usage\n        Total                             : 24564 MiB\n        Used                              : 20112 MiB\n        Free                              : 4452 MiB\n    Utilization\n        GPU                               : 4 %\n        Memory                            : 1 %\n    Processes\n        GPU instance ID                   : N/A\n        Compute instance ID               : N/A\n        Process ID                        : 4242\n            Type                          : C\n            Name                          : python3\n            Used GPU Memory               : 20100 MiB\n";
         let r = crate::evidence::nvidia_smi::parse_nvidia_smi_text(t).unwrap();
-        let v = usage_value(&q_usage(&r, t), "x");
+        let v = usage_value(&q_usage(&r), "x");
         assert_eq!(v["process_on_gpu"], json!(true));
         assert_eq!(v["gpu_util"], json!(4.0));
         assert_eq!(v["job_inferred"], json!(false));
@@ -375,7 +274,7 @@ mod tests {
         // no job
         let sections = t.split("    Processes").next().unwrap();
         let r = crate::evidence::nvidia_smi::parse_nvidia_smi_text(sections).unwrap();
-        let v = usage_value(&q_usage(&r, sections), "x");
+        let v = usage_value(&q_usage(&r), "x");
         assert_eq!(v["process_on_gpu"], json!(false));
         // a graphics process is no training job
         let xorg = t
@@ -386,7 +285,7 @@ mod tests {
             .replace("python3", "Xorg");
         let r = crate::evidence::nvidia_smi::parse_nvidia_smi_text(&xorg).unwrap();
         assert_eq!(
-            usage_value(&q_usage(&r, &xorg), "x")["process_on_gpu"],
+            usage_value(&q_usage(&r), "x")["process_on_gpu"],
             json!(false)
         );
     }
@@ -395,15 +294,14 @@ mod tests {
     fn q_xml_names_its_processes_too() {
         let x = "<?xml version=\"1.0\" ?>\n<nvidia_smi_log>\n\t<attached_gpus>1</attached_gpus>\n\t<gpu id=\"00000000:01:00.0\">\n\t\t<product_name>NVIDIA L4</product_name>\n\t\t<fb_memory_usage>\n\t\t\t<total>23034 MiB</total>\n\t\t\t<used>21000 MiB</used>\n\t\t\t<free>2034 MiB</free>\n\t\t</fb_memory_usage>\n\t\t<utilization>\n\t\t\t<gpu_util>2 %</gpu_util>\n\t\t\t<memory_util>0 %</memory_util>\n\t\t</utilization>\n\t\t<processes>\n\t\t\t<process_info>\n\t\t\t\t<pid>777</pid>\n\t\t\t\t<type>C</type>\n\t\t\t\t<process_name>/usr/bin/python3</process_name>\n\t\t\t\t<used_memory>20990 MiB</used_memory>\n\t\t\t</process_info>\n\t\t</processes>\n\t</gpu>\n</nvidia_smi_log>\n";
         let r = crate::evidence::nvidia_smi::parse_nvidia_smi_xml(x).unwrap();
-        let u = q_usage(&r, x);
+        let u = q_usage(&r);
         assert_eq!(u.processes.len(), 1);
         assert_eq!(u.processes[0].pid, Some(777));
         assert_eq!(u.processes[0].memory_mib, Some(20990.0));
         let v = usage_value(&u, "x");
         assert_eq!(v["process_on_gpu"], json!(true));
         assert_eq!(v["gpu_util"], json!(2.0));
-        assert_eq!(xml_element("<pid>12</pid>"), Some(("pid", "12")));
-        assert_eq!(xml_element("<gpu id=\"1\">"), None);
+        assert_eq!(u.processes[0].name, "/usr/bin/python3");
     }
 
     #[test]

@@ -54,6 +54,9 @@ pub struct ProcessMem {
     pub used_memory: Option<u64>,
     /// `compute` or `graphics`
     pub kind: String,
+    /// The process's name where the source says it (pasted `nvidia-smi -q`/`-x`, a table).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
