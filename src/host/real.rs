@@ -337,6 +337,34 @@ fn sample_u64(v: &SampleValue) -> u64 {
     }
 }
 
+/// `f` of every item, each on its own scoped thread named `name`, in the items' order; an item
+/// whose thread cannot start (or that panicked) is run here instead.
+fn each_on_a_thread<I: Copy + Send, R: Send>(
+    name: &str,
+    items: &[I],
+    f: impl Fn(I) -> R + Sync,
+) -> Vec<R> {
+    std::thread::scope(|s| {
+        let f = &f;
+        let running: Vec<_> = items
+            .iter()
+            .map(|&item| {
+                let h = std::thread::Builder::new()
+                    .name(name.into())
+                    .spawn_scoped(s, move || f(item));
+                (item, h)
+            })
+            .collect();
+        running
+            .into_iter()
+            .map(|(item, h)| match h.map(|h| h.join()) {
+                Ok(Ok(r)) => r,
+                _ => f(item),
+            })
+            .collect()
+    })
+}
+
 /// One full reading of every GPU, each GPU on its own thread (a GPU's reading is milliseconds
 /// of driver calls; an 8-GPU node read in sequence would wait for all of them one by one).
 fn read_all(st: &NvmlState) -> Result<NvmlReading, String> {
@@ -347,27 +375,12 @@ fn read_all(st: &NvmlState) -> Result<NvmlReading, String> {
     let count = nvml
         .device_count()
         .map_err(|e| format!("NVML cannot count GPUs: {e}"))?;
-    let gpus = std::thread::scope(|s| {
-        let running: Vec<_> = (0..count)
-            .map(|i| {
-                let h = std::thread::Builder::new()
-                    .name("nvml-gpu".into())
-                    .spawn_scoped(s, move || read_gpu(nvml, i));
-                (i, h)
-            })
-            .collect();
-        running
-            .into_iter()
-            .map(|(i, h)| {
-                // a GPU whose thread cannot start (or that panicked) is read here instead
-                match h.map(|h| h.join()) {
-                    Ok(Ok(r)) => r,
-                    _ => read_gpu(nvml, i),
-                }
-                .map_err(|e| format!("NVML cannot open GPU {i}: {e}"))
-            })
-            .collect::<Result<Vec<_>, String>>()
-    })?;
+    let indices: Vec<u32> = (0..count).collect();
+    let gpus = each_on_a_thread("nvml-gpu", &indices, |i| {
+        read_gpu(nvml, i).map_err(|e| format!("NVML cannot open GPU {i}: {e}"))
+    })
+    .into_iter()
+    .collect::<Result<Vec<_>, String>>()?;
     Ok(NvmlReading {
         driver_version: field(nvml.sys_driver_version()),
         cuda_driver_version: field(nvml.sys_cuda_driver_version()),
@@ -392,26 +405,7 @@ fn read_gpu(nvml: &Nvml, index: u32) -> Result<GpuReading, NvmlError> {
         read_memory_errors,
         read_links_and_use,
     ];
-    let fills: Vec<Fill> = std::thread::scope(|s| {
-        let d = &d;
-        // a group whose thread cannot start (or that panicked) is read here instead
-        let running: Vec<_> = groups
-            .iter()
-            .map(|read| {
-                let h = std::thread::Builder::new()
-                    .name("nvml-read".into())
-                    .spawn_scoped(s, move || read(d));
-                (read, h)
-            })
-            .collect();
-        running
-            .into_iter()
-            .map(|(read, h)| match h.map(|h| h.join()) {
-                Ok(Ok(fill)) => fill,
-                _ => read(d),
-            })
-            .collect()
-    });
+    let fills = each_on_a_thread("nvml-read", &groups, |read| read(&d));
     let mut g = GpuReading {
         index,
         ..GpuReading::default()
@@ -1049,6 +1043,16 @@ impl Host for RealHost {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_on_a_thread_keeps_the_items_order() {
+        let squares = each_on_a_thread("t", &[3u32, 1, 2], |x| {
+            std::thread::sleep(Duration::from_millis(u64::from(x) * 10));
+            x * x
+        });
+        assert_eq!(squares, vec![9, 1, 4]);
+        assert!(each_on_a_thread("t", &[] as &[u32], |x| x).is_empty());
+    }
 
     #[test]
     fn a_prefetched_value_is_taken_once_while_fresh() {
