@@ -447,17 +447,25 @@ fn mig_instance_gpu(c: &[&str]) -> Option<u32> {
 
 /// The CSV header nvidia-smi prints: field names with units in brackets.
 pub fn looks_like_query_csv(h: &str) -> bool {
-    h.lines().map(clean).any(|l| {
-        let l = l.trim();
-        let fields: Vec<&str> = l.split(',').map(str::trim).collect();
-        !l.contains("--query-")
-            && fields.len() >= 2
-            && fields.iter().filter(|f| is_query_field(f)).count() * 2 >= fields.len()
-            && fields.iter().any(|f| is_query_field(f))
-    }) || query_from_command(h).is_some_and(|(fields, at)| {
-        h.lines()
-            .skip(at + 1)
-            .any(|l| headless_row(clean(l).trim(), fields.len()))
+    h.lines().any(|l| query_header(clean(l).trim()).is_some())
+        || query_from_command(h).is_some_and(|(fields, at)| {
+            h.lines()
+                .skip(at + 1)
+                .any(|l| headless_row(clean(l).trim(), fields.len()))
+        })
+}
+
+/// The header line nvidia-smi prints over `--format=csv` rows (`index, utilization.gpu [%]`):
+/// at least two fields, half or more of them query fields; the field names, units dropped. The
+/// command line itself (`--query-gpu=…`) is no header.
+fn query_header(l: &str) -> Option<Vec<String>> {
+    let fields: Vec<&str> = l.split(',').map(str::trim).collect();
+    let named = fields.iter().filter(|f| is_query_field(f)).count();
+    (!l.contains("--query-") && fields.len() >= 2 && named * 2 >= fields.len()).then(|| {
+        fields
+            .iter()
+            .map(|f| f.split(" [").next().unwrap_or(f).trim().to_string())
+            .collect()
     })
 }
 
@@ -567,18 +575,11 @@ pub fn parse_query_csv(text: &str) -> Result<SmiUsage, String> {
         if l.contains("--query-") {
             continue;
         }
-        let fields: Vec<&str> = l.split(',').map(str::trim).collect();
-        if fields.len() >= 2
-            && fields.iter().filter(|f| is_query_field(f)).count() * 2 >= fields.len()
-        {
-            header = Some(
-                fields
-                    .iter()
-                    .map(|f| f.split(" [").next().unwrap_or(f).trim().to_string())
-                    .collect(),
-            );
+        if let Some(names) = query_header(l) {
+            header = Some(names);
             continue;
         }
+        let fields: Vec<&str> = l.split(',').map(str::trim).collect();
         let Some(h) = &header else { continue };
         if fields.len() != h.len() {
             // a row cut off by the paste
@@ -993,6 +994,25 @@ fn mib_to_bytes(v: Option<f64>) -> Field<u64> {
         .map(|x| (x * 1048576.0) as u64))
 }
 
+/// A process's `Type` column (`C`, `G`, `C+G`) as the reading's kind; anything else is compute.
+fn process_kind(letter: &str) -> &'static str {
+    match letter {
+        "G" => "graphics",
+        "C+G" => "compute+graphics",
+        _ => "compute",
+    }
+}
+
+/// The reading's process kind as the `Type` letter a table prints (`""` for unknown).
+pub fn process_type_letter(kind: &str) -> &'static str {
+    match kind {
+        "compute" => "C",
+        "graphics" => "G",
+        "compute+graphics" => "C+G",
+        _ => "",
+    }
+}
+
 /// What the table says in the shape of a live NVML reading; the rest is not in the evidence.
 pub fn to_reading(u: &SmiUsage) -> NvmlReading {
     let gpus = u
@@ -1008,12 +1028,7 @@ pub fn to_reading(u: &SmiUsage) -> NvmlReading {
                             Some(ProcessMem {
                                 pid: p.pid?,
                                 used_memory: p.memory_mib.map(|m| (m * 1048576.0) as u64),
-                                kind: match p.kind.as_str() {
-                                    "G" => "graphics",
-                                    "C+G" => "compute+graphics",
-                                    _ => "compute",
-                                }
-                                .into(),
+                                kind: process_kind(&p.kind).into(),
                                 name: (!p.name.is_empty()).then(|| p.name.clone()),
                             })
                         })

@@ -162,13 +162,7 @@ fn q_usage(r: &NvmlReading) -> SmiUsage {
             u.processes.push(UsageProcess {
                 gpu: Some(g.index),
                 pid: Some(p.pid),
-                kind: match p.kind.as_str() {
-                    "compute" => "C",
-                    "graphics" => "G",
-                    "compute+graphics" => "C+G",
-                    _ => "",
-                }
-                .into(),
+                kind: smi_tables::process_type_letter(&p.kind).into(),
                 name: p.name.clone().unwrap_or_default(),
                 memory_mib: p.used_memory.map(|b| b as f64 / MIB),
                 ..Default::default()
