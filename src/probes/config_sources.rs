@@ -190,12 +190,21 @@ fn classify(path: &str, text: &str) -> Result<(JobText, Option<Value>), String> 
     if lower.ends_with(".py") {
         return Ok((JobText::Python, None));
     }
-    // a config named for its format is read as that format whatever its size (up to the file
-    // limit); content sniffing stops at MAX_SNIFF_BYTES
+    // a config named for its format is read as that format, and one with a syntax error says
+    // so; past MAX_SNIFF_BYTES it is not parsed at all, and says its size
     let mut syntax = None;
     if let Some(format) =
         crate::formats::config::ConfigFormat::from_path(std::path::Path::new(&lower))
     {
+        let max = crate::formats::config::MAX_SNIFF_BYTES;
+        if text.len() > max {
+            return Err(format!(
+                "{:.1} MB is more than a training config holds ({} MiB at most): not read as {}",
+                text.len() as f64 / 1e6,
+                max >> 20,
+                format.id()
+            ));
+        }
         match crate::formats::config::read_as(text, format) {
             Ok(v) if v.as_object().is_some_and(|m| !m.is_empty()) => {
                 return Ok((JobText::Config(format.id()), Some(v)));
@@ -1301,14 +1310,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_config_named_for_its_format_is_read_past_the_sniff_limit() {
+    fn a_config_named_for_its_format_past_the_limit_says_its_size() {
         let mut text = String::from("data:\n  num_workers: 0\n");
+        let (kind, data) = classify("/job/train.yaml", &text).unwrap();
+        assert!(matches!(kind, JobText::Config(_)));
+        assert_eq!(data.unwrap()["data"]["num_workers"], 0);
+        // past the limit it is refused with its size, never parsed
         while text.len() <= crate::formats::config::MAX_SNIFF_BYTES {
             text.push_str(&format!("layer_{}:\n  width: 96\n", text.len()));
         }
-        let (kind, data) = classify("/job/big.yaml", &text).unwrap();
-        assert!(matches!(kind, JobText::Config(_)));
-        assert_eq!(data.unwrap()["data"]["num_workers"], 0);
+        let why = classify("/job/big.yaml", &text).unwrap_err();
+        assert!(why.contains("more than a training config holds"), "{why}");
     }
 
     #[test]
