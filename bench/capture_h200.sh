@@ -50,23 +50,26 @@ cap cuda_err_hidden.txt "CUDA_VISIBLE_DEVICES= (empty) then .cuda()" \
 cap oom_too_large.txt "one 400 GiB request on a 141 GB GPU" \
   "$py" -c 'import torch; torch.empty(400*2**30, dtype=torch.uint8, device="cuda")'
 cat > "$out/frag.py" <<'EOF'
-# Fill the GPU with 1 GiB blocks + small spacers, free every other big one, then ask for a block
-# larger than any free hole: the caching allocator holds the freed blocks (reserved but
-# unallocated) and cannot coalesce them across the live spacers.
+# Fill the GPU with 6 MiB tensors: the caching allocator serves requests of 1-10 MiB from 20 MiB
+# segments, three to a segment. Free two of every three: each segment keeps one live tensor, so
+# none can go back to the driver, and about two thirds of the card is reserved by PyTorch but
+# unallocated in 12 MiB holes. A 1 GiB request then fails although far more than 1 GiB is free
+# inside PyTorch's cache: the fragmentation that expandable_segments avoids.
 import torch
-keep, big = [], []
+blocks = []
 try:
     while True:
-        big.append(torch.empty(2**30 - 2**21, dtype=torch.uint8, device="cuda"))
-        keep.append(torch.empty(2**20, dtype=torch.uint8, device="cuda"))
+        blocks.append(torch.empty(6 * 2**20, dtype=torch.uint8, device="cuda"))
 except torch.cuda.OutOfMemoryError:
     pass
-del big[::2]
-free, total = torch.cuda.mem_get_info()
-print(f"free {free/2**30:.2f} GiB of {total/2**30:.2f} GiB; reserved {torch.cuda.memory_reserved()/2**30:.2f} GiB, allocated {torch.cuda.memory_allocated()/2**30:.2f} GiB", flush=True)
-torch.empty(3 * 2**30, dtype=torch.uint8, device="cuda")
+del blocks[len(blocks) - len(blocks) % 3:]  # keep whole segments only
+for i in range(len(blocks)):
+    if i % 3:
+        blocks[i] = None
+print(f"reserved {torch.cuda.memory_reserved()/2**30:.2f} GiB, allocated {torch.cuda.memory_allocated()/2**30:.2f} GiB", flush=True)
+torch.empty(2**30, dtype=torch.uint8, device="cuda")
 EOF
-cap oom_fragmented.txt "1 GiB blocks with live spacers, every other freed, then a 3 GiB request" "$py" "$out/frag.py"
+cap oom_fragmented.txt "6 MiB tensors filling the card, two of every three freed, then a 1 GiB request" "$py" "$out/frag.py"
 cap oom_fragmented_summary.txt "the same, printing torch.cuda.memory_summary() at the OOM" \
   "$py" -c 'import runpy,torch
 try: runpy.run_path("'"$out"'/frag.py")
