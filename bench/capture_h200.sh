@@ -13,7 +13,9 @@
 #   cuda_err_*      a device-side assert, an invalid device ordinal, CUDA hidden by CUDA_VISIBLE_DEVICES
 #   nccl_*          NCCL_DEBUG=INFO of a one-rank all_reduce with NCCL's env switches, and two
 #                   ranks on one GPU (NCCL refuses: a real ncclInvalidUsage)
-#   pyspy_*         py-spy dump of a starved (num_workers 0) and a healthy training job
+#   nccl_watchdog_* a one-rank all_reduce queued behind a long GPU sleep (the watchdog fires), and without
+#   pyspy_*         py-spy dump of a starved (num_workers 0) and a healthy training job, of a job stuck
+#                   in a collective, and of a step loop that calls .item() every step
 #   lspci_vv, ibstat, ibv_devinfo, dcgmi_*   when those tools exist on the host
 set -u
 out=${1:?usage: capture_h200.sh OUT [PYSPY]}; pyspy=${2:-}
@@ -94,6 +96,51 @@ for sw in none NCCL_P2P_DISABLE NCCL_IB_DISABLE NCCL_SHM_DISABLE; do
 done
 cap nccl_2ranks_one_gpu.log "torchrun --nproc_per_node=2, both ranks on cuda:0 (NCCL refuses)" \
   env NCCL_DEBUG=INFO "$torchrun" --standalone --nproc_per_node=2 "$out/nccl1.py"
+
+# A collective that times out on one rank: the all_reduce waits behind a long GPU sleep, the
+# ProcessGroupNCCL watchdog (timeout 10 s) reports it; a py-spy dump while it hangs. The healthy
+# twin is the same program without the sleep.
+cat > "$out/watchdog.py" <<'EOF'
+import sys, datetime, torch, torch.distributed as dist
+dist.init_process_group("nccl", timeout=datetime.timedelta(seconds=10))
+torch.cuda.set_device(0)
+t = torch.ones(1 << 20, device="cuda")
+dist.all_reduce(t); torch.cuda.synchronize()
+if sys.argv[1:] == ["hang"]:
+    torch.cuda._sleep(10**12)
+    dist.all_reduce(t)
+    torch.cuda.synchronize()
+print("done", flush=True)
+dist.destroy_process_group()
+EOF
+cap nccl_watchdog_timeout.log "torchrun --nproc_per_node=1: an all_reduce queued behind a long GPU sleep, process-group timeout 10 s" \
+  env TORCH_CPP_LOG_LEVEL=INFO TORCH_NCCL_ASYNC_ERROR_HANDLING=1 timeout 90 "$torchrun" --standalone --nproc_per_node=1 "$out/watchdog.py" hang
+cap nccl_watchdog_healthy.log "torchrun --nproc_per_node=1: the same program without the sleep" \
+  env TORCH_CPP_LOG_LEVEL=INFO "$torchrun" --standalone --nproc_per_node=1 "$out/watchdog.py"
+if [ -n "$pyspy" ]; then
+  (cd "$out" && exec env MASTER_ADDR=127.0.0.1 MASTER_PORT=29533 RANK=0 WORLD_SIZE=1 LOCAL_RANK=0 timeout 60 "$py" watchdog.py hang > watchdog_direct.log 2>&1) &
+  wpid=$!; sleep 6
+  cap pyspy_stuck_in_collective.txt "py-spy dump of a one-rank job whose all_reduce waits behind a long GPU sleep" "$pyspy" dump --pid "$wpid"
+  kill "$wpid" 2>/dev/null; wait "$wpid" 2>/dev/null
+  cat > "$out/itemsync.py" <<'EOF'
+import torch
+m = torch.nn.Sequential(*[torch.nn.Linear(4096, 4096) for _ in range(8)]).cuda()
+opt = torch.optim.SGD(m.parameters(), lr=1e-3)
+x = torch.randn(512, 4096, device="cuda")
+while True:
+    loss = m(x).square().mean()
+    opt.zero_grad(); loss.backward(); opt.step()
+    print(loss.item(), end="\r")
+EOF
+  (cd "$out" && exec timeout 60 "$py" itemsync.py > /dev/null 2>&1) &
+  ipid=$!; sleep 8
+  for i in 1 2 3; do
+    cap "pyspy_item_sync_$i.txt" "py-spy dump of a step loop that calls loss.item() every step (sample $i)" "$pyspy" dump --pid "$ipid"
+    sleep 0.7
+  done
+  cap smi_q_d_PERFORMANCE_busy.txt "nvidia-smi -q -d PERFORMANCE,CLOCK,POWER while a step loop keeps the GPU busy" nvidia-smi -q -d PERFORMANCE,CLOCK,POWER
+  kill "$ipid" 2>/dev/null; wait "$ipid" 2>/dev/null
+fi
 
 # a starved and a healthy job: -q -d UTILIZATION while it runs, and a py-spy dump of each
 start_job() { # start_job NAME WORKERS
