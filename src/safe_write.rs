@@ -204,6 +204,12 @@ pub fn set_fault(fault: Option<Fault>) {
     FAULT.with(|f| f.set(fault));
 }
 
+/// Take (and disarm) the fault armed on this thread, to arm it on another
+/// ([`crate::authority::as_owner`] writes on a thread of its own).
+pub fn take_armed_fault() -> Option<Fault> {
+    FAULT.with(|f| f.take())
+}
+
 /// Counts this mutating call against the armed fault; `Some` when it must fail.
 fn take_fault() -> Option<Fault> {
     FAULT.with(|f| match f.get() {
