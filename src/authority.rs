@@ -67,10 +67,13 @@ impl Owner {
     }
 }
 
+/// What a job-derived file its owner may not read is called, in every message about it.
+pub const NOT_READABLE: &str = "not readable as the job's owner";
+
 /// The sentence a job-derived file gets when its owner may not read or change it.
 pub fn not_readable(path: &str, owner: &Owner) -> String {
     format!(
-        "{path}: not readable as the job's owner ({}); gpufix reads what a job names with its owner's authority",
+        "{path}: {NOT_READABLE} ({}); gpufix reads what a job names with its owner's authority",
         owner.describe()
     )
 }

@@ -1080,7 +1080,12 @@ mod job_authority {
             return;
         }
         let s = Scene::new();
-        let secret = s.root_only("secret/host-only.yaml", &format!("data:\n  num_workers: 0 # {SECRET}\n"));
+        // the host's file says 1 (a finding), the job's own says 4 (none): a report that finds
+        // `num_workers is 1` read the host's root-only file
+        let secret = s.root_only(
+            "secret/host-only.yaml",
+            &format!("data:\n  num_workers: 1 # {SECRET}\n"),
+        );
         let jobdir = s.user_dir("job");
         write(s.p("job/train.py"), TRAIN);
         s.user_file("job/cfg.yaml", "data:\n  num_workers: 4\n", 0o644);
@@ -1129,7 +1134,7 @@ mod job_authority {
                 &job.pid(),
                 &["--only", "data.workers-too-few", "--format", "json", "plan"],
             )));
-            if out.all().contains(SECRET) {
+            if out.all().contains(SECRET) || out.all().contains("num_workers is 1 (") {
                 leaks += 1;
             }
         }
@@ -1179,7 +1184,9 @@ mod job_authority {
         }
         let s = Scene::new();
         let marker = s.p("probe-ran");
-        let good = s.p("trusted/site.yaml");
+        // deep below many directories, as /etc/gpufix/... is a few: the check walks each one, so
+        // a flip has a window between the check of a path and its open
+        let good = s.p(&format!("trusted/{}site.yaml", "d/".repeat(120)));
         write(&good, &PROBE_PLAYBOOK.replace("touch MARKER", "true"));
         s.user_dir("user");
         let evil = s.user_file(
@@ -1189,21 +1196,20 @@ mod job_authority {
         );
         let link = s.p("user/site.yaml");
         std::os::unix::fs::symlink(&good, &link).unwrap();
+        let spare = s.p("user/.spare");
+        std::os::unix::fs::symlink(&evil, &spare).unwrap();
+        // the user swaps the two links back and forth, one atomic exchange at a time
         let stop = Arc::new(AtomicBool::new(false));
         let flip = {
-            let (stop, link, good, evil) = (stop.clone(), link.clone(), good.clone(), evil.clone());
-            let tmp = s.p("user/.tmp");
+            let (stop, link, spare) = (stop.clone(), link.clone(), spare.clone());
             std::thread::spawn(move || {
+                use rustix::fs::{CWD, RenameFlags, renameat_with};
                 while !stop.load(Ordering::Relaxed) {
-                    for target in [&good, &evil] {
-                        let _ = std::fs::remove_file(&tmp);
-                        std::os::unix::fs::symlink(target, &tmp).unwrap();
-                        std::fs::rename(&tmp, &link).unwrap();
-                    }
+                    renameat_with(CWD, &link, CWD, &spare, RenameFlags::EXCHANGE).unwrap();
                 }
             })
         };
-        let (mut ran, runs) = (0, 60);
+        let (mut ran, runs) = (0, 100);
         for _ in 0..runs {
             let _ = run_cmd(gpufix(&strs(&[
                 "--playbooks",
@@ -1233,7 +1239,8 @@ fn a_root_whose_sys_is_a_link_keeps_writes_inside() {
     std::fs::rename(f.p("root/sys"), f.p("root/outside-sys")).unwrap();
     std::os::unix::fs::symlink("../outside-sys", f.p("root/sys")).unwrap();
     let victim = f.p(&format!("outside-sys/{}", &GOVERNOR["sys/".len()..]));
-    write(&victim, "powersave\n");
+    // another value than the root's: a write and its undo both show
+    write(&victim, "ondemand\n");
     let out = f.run(&[
         "--only",
         "launch.cpu-governor-powersave",
@@ -1243,7 +1250,7 @@ fn a_root_whose_sys_is_a_link_keeps_writes_inside() {
     ]);
     assert_eq!(
         std::fs::read_to_string(&victim).unwrap(),
-        "powersave\n",
+        "ondemand\n",
         "a sysfs write left the root through R/sys: {}",
         out.all()
     );
