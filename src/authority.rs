@@ -102,8 +102,7 @@ fn take_credentials(owner: &Owner) -> io::Result<()> {
     let uid = Uid::from_raw(owner.uid);
     rustix::thread::set_thread_res_uid(uid, uid, uid)?;
     // the kernel cleared the capabilities when uid 0 left all three ids; make sure of it
-    if owner.uid != 0 && rustix::thread::capabilities(None).is_ok_and(|c| !c.effective.is_empty())
-    {
+    if owner.uid != 0 && rustix::thread::capabilities(None).is_ok_and(|c| !c.effective.is_empty()) {
         return Err(io::Error::new(
             io::ErrorKind::PermissionDenied,
             "the job owner's thread kept capabilities; refusing to act",
@@ -208,7 +207,9 @@ pub fn read_in_root(
     max: u64,
 ) -> Result<Vec<u8>, JobReadError> {
     let fd = open_in_root(owner, root, path).map_err(|e| match e.raw_os_error() {
-        Some(libc::EACCES) | Some(libc::EPERM) => JobReadError::NotReadable(not_readable(shown, owner)),
+        Some(libc::EACCES) | Some(libc::EPERM) => {
+            JobReadError::NotReadable(not_readable(shown, owner))
+        }
         Some(libc::ENOENT) => JobReadError::NotFound(format!("{shown}: not found")),
         Some(libc::EXDEV) | Some(libc::ELOOP) => JobReadError::NotReadable(format!(
             "{shown}: a link leads out of the job's root or loops; not read"
@@ -285,7 +286,8 @@ mod tests {
         let shown = secret.display().to_string();
         let e = read_in_root(&nobody, &root, &shown, &shown, 1 << 20).unwrap_err();
         assert!(
-            matches!(e, JobReadError::NotReadable(_)) && e.to_string().contains("not readable as the job's owner"),
+            matches!(e, JobReadError::NotReadable(_))
+                && e.to_string().contains("not readable as the job's owner"),
             "{e}"
         );
         // this thread is still root and reads it

@@ -48,7 +48,13 @@ pub fn open_trusted(path: &Path, what: &str) -> Result<std::fs::File, String> {
         OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC,
         Mode::empty(),
     )
-    .map_err(|e| format!("cannot read {what} {}: {}", path.display(), std::io::Error::from(e)))?;
+    .map_err(|e| {
+        format!(
+            "cannot read {what} {}: {}",
+            path.display(),
+            std::io::Error::from(e)
+        )
+    })?;
     let st = rustix::fs::fstat(&fd)
         .map_err(|e| format!("cannot read {what} {}: {e}", path.display()))?;
     let real = std::fs::read_link(format!("/proc/self/fd/{}", {
@@ -146,6 +152,9 @@ mod tests {
         std::fs::remove_file(&link).unwrap();
         std::os::unix::fs::symlink(&bad, &link).unwrap();
         let e = open_trusted(&link, "playbook").unwrap_err();
-        assert!(e.contains("bad.yaml") && e.contains("world-writable"), "{e}");
+        assert!(
+            e.contains("bad.yaml") && e.contains("world-writable"),
+            "{e}"
+        );
     }
 }

@@ -1016,7 +1016,10 @@ mod job_authority {
         let text = std::fs::read_to_string(&cfg).unwrap();
         assert!(!text.contains("num_workers: 0"), "{text}\n{}", out.all());
         let m = std::fs::metadata(&cfg).unwrap();
-        assert_eq!((m.uid(), m.gid(), m.mode() & 0o777), (NOBODY, NOBODY, 0o640));
+        assert_eq!(
+            (m.uid(), m.gid(), m.mode() & 0o777),
+            (NOBODY, NOBODY, 0o640)
+        );
         // rollback restores it as the same owner
         let mut c = Command::new(bin());
         c.env("NO_COLOR", "1")
@@ -1029,7 +1032,10 @@ mod job_authority {
             "data:\n  num_workers: 0\n  pin_memory: false\n"
         );
         let m = std::fs::metadata(&cfg).unwrap();
-        assert_eq!((m.uid(), m.gid(), m.mode() & 0o777), (NOBODY, NOBODY, 0o640));
+        assert_eq!(
+            (m.uid(), m.gid(), m.mode() & 0o777),
+            (NOBODY, NOBODY, 0o640)
+        );
     }
 
     #[test]
@@ -1058,7 +1064,16 @@ mod job_authority {
         let job = start_job(&s.p("job"), &[], &[("VIRTUAL_ENV", venv.as_str())]);
         let out = run_cmd(gpufix(&job_args(
             &job.pid(),
-            &["--playbooks", &pb, "--only", "site.deep", "--deep", "--format", "json", "plan"],
+            &[
+                "--playbooks",
+                &pb,
+                "--only",
+                "site.deep",
+                "--deep",
+                "--format",
+                "json",
+                "plan",
+            ],
         )));
         let uids = std::fs::read_to_string(format!("{seen}/uid")).unwrap_or_default();
         assert!(
@@ -1092,7 +1107,11 @@ mod job_authority {
         // a job in its own mount namespace (a container), run by nobody
         let mut c = Command::new("/usr/bin/unshare");
         c.args(["-m", "--propagation", "private", "/usr/bin/setpriv"])
-            .args([&format!("--reuid={NOBODY}"), &format!("--regid={NOBODY}"), "--clear-groups"])
+            .args([
+                &format!("--reuid={NOBODY}"),
+                &format!("--regid={NOBODY}"),
+                "--clear-groups",
+            ])
             .args([PYTHON, "train.py", "--config", "cfg.yaml"])
             .current_dir(&jobdir)
             .env_clear()
@@ -1140,7 +1159,10 @@ mod job_authority {
         }
         stop.store(true, Ordering::Relaxed);
         flip.join().unwrap();
-        assert_eq!(leaks, 0, "{leaks} of {runs} reports showed the host's root-only file");
+        assert_eq!(
+            leaks, 0,
+            "{leaks} of {runs} reports showed the host's root-only file"
+        );
     }
 
     #[test]
@@ -1166,7 +1188,15 @@ mod job_authority {
         let job = start_job(&s.p("job"), &[], &[]);
         let mut c = gpufix(&job_args(
             &job.pid(),
-            &["--playbooks", &pb, "--only", "site.proc", "--format", "json", "plan"],
+            &[
+                "--playbooks",
+                &pb,
+                "--only",
+                "site.proc",
+                "--format",
+                "json",
+                "plan",
+            ],
         ));
         c.env("GPUFIX_PYSPY", &spy);
         let out = run_cmd(c);
@@ -1226,7 +1256,10 @@ mod job_authority {
         }
         stop.store(true, Ordering::Relaxed);
         flip.join().unwrap();
-        assert_eq!(ran, 0, "a user's command probe ran as root in {ran} of {runs} runs");
+        assert_eq!(
+            ran, 0,
+            "a user's command probe ran as root in {ran} of {runs} runs"
+        );
     }
 }
 

@@ -214,7 +214,11 @@ pub fn evaluate(
     // content), whatever the rules that read it concluded
     for o in outcomes.values() {
         let ProbeOutcome::Value(v) = o else { continue };
-        let said = v.get("notes").and_then(Value::as_array).into_iter().flatten();
+        let said = v
+            .get("notes")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten();
         for n in said.filter_map(Value::as_str) {
             if n.contains(crate::authority::NOT_READABLE) && !notes.iter().any(|x| x == n) {
                 notes.push(n.to_string());

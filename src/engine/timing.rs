@@ -143,7 +143,12 @@ impl Host for TimedHost<'_> {
     fn job_file_owner(&self, path: &str) -> Option<crate::authority::Owner> {
         self.inner.job_file_owner(path)
     }
-    fn run_as_job(&self, pid: u32, argv: &[String], timeout: Duration) -> io::Result<CommandOutput> {
+    fn run_as_job(
+        &self,
+        pid: u32,
+        argv: &[String],
+        timeout: Duration,
+    ) -> io::Result<CommandOutput> {
         self.time(
             || command_name(argv),
             || self.inner.run_as_job(pid, argv, timeout),

@@ -10,8 +10,8 @@
 //! owner is journaled with the prior state, so `rollback` restores it as the same owner.
 
 use super::{FixCtx, FixKind, Prepared, Prior};
-use crate::report::PlannedChange;
 use crate::authority::Owner;
+use crate::report::PlannedChange;
 use crate::safe_write::{self, TargetState};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
@@ -260,7 +260,17 @@ pub fn file_undo(change: &PlannedChange, prior: &Prior, cx: &FixCtx) -> Result<(
     let real = resolve(&change.target, cx)?;
     // a job's file is restored as the owner it was changed as
     as_target_owner(owner.as_ref(), &real, || {
-        undo_file(&real, *exists, text, hex, *mode, *uid, *gid, xattrs, created_dirs)
+        undo_file(
+            &real,
+            *exists,
+            text,
+            hex,
+            *mode,
+            *uid,
+            *gid,
+            xattrs,
+            created_dirs,
+        )
     })
 }
 

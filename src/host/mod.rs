@@ -111,11 +111,19 @@ pub trait Host: Send + Sync {
     /// Run an argv the job chose (its interpreter, for `--deep`) as the job's owner: its uid,
     /// gid and groups, no capabilities, `no_new_privs`, a minimal environment. A recorded host
     /// answers what it recorded; a live host that cannot drop to the owner refuses.
-    fn run_as_job(&self, _pid: u32, argv: &[String], timeout: Duration) -> io::Result<CommandOutput> {
+    fn run_as_job(
+        &self,
+        _pid: u32,
+        argv: &[String],
+        timeout: Duration,
+    ) -> io::Result<CommandOutput> {
         if self.is_live() {
             return Err(io::Error::new(
                 io::ErrorKind::PermissionDenied,
-                format!("{}: cannot run a job's program as its owner", self.describe()),
+                format!(
+                    "{}: cannot run a job's program as its owner",
+                    self.describe()
+                ),
             ));
         }
         self.run(argv, timeout)

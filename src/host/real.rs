@@ -250,7 +250,10 @@ impl RealHost {
             return Ok((fd, rest.to_string()));
         }
         let top = self.root.clone().unwrap_or_else(|| PathBuf::from("/"));
-        Ok((rustix::fs::open(&top, dir, Mode::empty())?, path.to_string()))
+        Ok((
+            rustix::fs::open(&top, dir, Mode::empty())?,
+            path.to_string(),
+        ))
     }
 }
 
@@ -841,7 +844,9 @@ pub fn run_command_in(
         c
     };
     if let Some(c) = confined {
-        cmd.env_clear().envs(c.env.iter().copied()).current_dir(c.cwd);
+        cmd.env_clear()
+            .envs(c.env.iter().copied())
+            .current_dir(c.cwd);
     }
     cmd.args(args)
         .stdin(Stdio::null())
@@ -1086,7 +1091,9 @@ impl Host for RealHost {
             .unwrap_or_else(|e| e.into_inner())
             .insert(path.to_string(), owner.clone());
         let (root, rel) = self.job_root(pid, path)?;
-        Ok(crate::authority::read_in_root(&owner, &root, &rel, path, max)?)
+        Ok(crate::authority::read_in_root(
+            &owner, &root, &rel, path, max,
+        )?)
     }
 
     fn job_file_owner(&self, path: &str) -> Option<crate::authority::Owner> {
@@ -1105,7 +1112,12 @@ impl Host for RealHost {
     /// `setgroups`) and cannot set `no_new_privs` or the bounding set without `pre_exec`, which
     /// is `unsafe`. The environment is cleared to a fixed PATH and locale, and the program runs
     /// in `/`: the job's `VIRTUAL_ENV`, `PATH`, `PYTHONPATH` and `LD_*` reach nothing.
-    fn run_as_job(&self, pid: u32, argv: &[String], timeout: Duration) -> io::Result<CommandOutput> {
+    fn run_as_job(
+        &self,
+        pid: u32,
+        argv: &[String],
+        timeout: Duration,
+    ) -> io::Result<CommandOutput> {
         let owner = self.job_owner(pid)?;
         let confined = Confined {
             env: &[
@@ -1133,7 +1145,9 @@ impl Host for RealHost {
         let setpriv = trusted_program("setpriv").map_err(|e| {
             io::Error::new(
                 e.kind(),
-                format!("setpriv (util-linux) is needed to run the job's program as its owner: {e}"),
+                format!(
+                    "setpriv (util-linux) is needed to run the job's program as its owner: {e}"
+                ),
             )
         })?;
         let groups = if owner.groups.is_empty() {

@@ -65,7 +65,12 @@ impl Host for RecordingHost {
     fn job_file_owner(&self, path: &str) -> Option<crate::authority::Owner> {
         self.inner.job_file_owner(path)
     }
-    fn run_as_job(&self, pid: u32, argv: &[String], timeout: Duration) -> io::Result<CommandOutput> {
+    fn run_as_job(
+        &self,
+        pid: u32,
+        argv: &[String],
+        timeout: Duration,
+    ) -> io::Result<CommandOutput> {
         let r = self.inner.run_as_job(pid, argv, timeout);
         let rec = Recorded::from_result(&r);
         self.with(|s| s.commands.entry(command_key(argv)).or_default().push(rec));
