@@ -222,14 +222,31 @@ impl RealHost {
 }
 
 impl RealHost {
-    /// Whose authority job `pid` carries, from its `/proc/PID/status`.
+    /// Whose authority job `pid` carries, from its `/proc/PID/status`; in a recorded tree
+    /// under `--root` that has none, the owner of `/proc/PID` (procfs shows a process's
+    /// effective uid and gid as its directory's owner).
     fn job_owner(&self, pid: u32) -> io::Result<crate::authority::Owner> {
-        let b = self.read_file(&format!("/proc/{pid}/status"))?;
-        crate::authority::Owner::from_status(&String::from_utf8_lossy(&b)).ok_or_else(|| {
+        if let Ok(b) = self.read_file(&format!("/proc/{pid}/status"))
+            && let Some(o) = crate::authority::Owner::from_status(&String::from_utf8_lossy(&b))
+        {
+            return Ok(o);
+        }
+        let m = self.metadata(&format!("/proc/{pid}")).map_err(|e| {
             io::Error::new(
-                io::ErrorKind::InvalidData,
-                format!("/proc/{pid}/status names no owner: the job's files are not read"),
+                e.kind(),
+                format!("/proc/{pid} names no owner ({e}): the job's files are not read"),
             )
+        })?;
+        if m.kind != "dir" {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("/proc/{pid} is not a process directory: the job's files are not read"),
+            ));
+        }
+        Ok(crate::authority::Owner {
+            uid: m.uid,
+            gid: m.gid,
+            groups: Vec::new(),
         })
     }
 
