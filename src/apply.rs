@@ -372,7 +372,9 @@ pub fn rollback(
                         let cur = cx
                             .host
                             .fs_path(&c.target)
-                            .and_then(|p| std::fs::read_to_string(p).ok())
+                            // never through a link planted at the target since the run
+                            .and_then(|p| crate::safe_write::read_target(&p).ok())
+                            .and_then(|t| String::from_utf8(t.content).ok())
                             .unwrap_or_default();
                         crate::fixes::file::unified_diff(&c.target, after, &cur)
                     }

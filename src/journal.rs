@@ -232,6 +232,17 @@ pub fn read_run(dir: &Path) -> std::io::Result<Read> {
         .read(true)
         .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
         .open(dir.join("journal.jsonl"))?;
+    // checked on the descriptor read, not only on the path check_state looked at
+    let m = f.metadata()?;
+    if !m.is_file() || !crate::trust::trusted_uid(m.uid()) || m.mode() & 0o022 != 0 {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::PermissionDenied,
+            format!(
+                "refusing journal {}: not a regular file owned by root or the user running gpufix and writable by nobody else",
+                dir.join("journal.jsonl").display()
+            ),
+        ));
+    }
     let mut text = String::new();
     f.take(MAX_JOURNAL_BYTES + 1).read_to_string(&mut text)?;
     if text.len() as u64 > MAX_JOURNAL_BYTES {

@@ -5,6 +5,7 @@
 //! same for users.
 
 pub mod apply;
+pub mod authority;
 pub mod cli;
 pub mod crashpoint;
 pub mod engine;
@@ -24,5 +25,6 @@ pub mod render;
 pub mod report;
 pub mod safe_write;
 pub mod session;
+pub mod tempfiles;
 pub mod trust;
 pub mod vocab;

@@ -204,6 +204,12 @@ pub fn set_fault(fault: Option<Fault>) {
     FAULT.with(|f| f.set(fault));
 }
 
+/// Take (and disarm) the fault armed on this thread, to arm it on another
+/// ([`crate::authority::as_owner`] writes on a thread of its own).
+pub fn take_armed_fault() -> Option<Fault> {
+    FAULT.with(|f| f.take())
+}
+
 /// Counts this mutating call against the armed fault; `Some` when it must fail.
 fn take_fault() -> Option<Fault> {
     FAULT.with(|f| match f.get() {
@@ -622,21 +628,21 @@ pub fn write_output(path: &Path, content: &[u8], mode: u32) -> Result<(), WriteE
 }
 
 /// Writes a runtime value (`/sys/...`, `/proc/sys/...`) in place, as `echo VALUE > FILE` does,
-/// resolving the path inside `base` (`/sys` or `/proc/sys`, under `--root` when given) so that
-/// no link, absolute or relative, leads out of it; the target must be a regular file.
-pub fn write_runtime(base: &Path, rel: &Path, content: &[u8]) -> Result<(), WriteError> {
+/// resolving the path inside `dir` (the opened `/sys` or `/proc/sys`, under `--root` when given;
+/// `base` is its path, for messages) so that no link, absolute or relative, leads out of it; the
+/// target must be a regular file.
+pub fn write_runtime(
+    dir: &OwnedFd,
+    base: &Path,
+    rel: &Path,
+    content: &[u8],
+) -> Result<(), WriteError> {
     let full = base.join(rel);
-    let dir = rustix::fs::open(
-        base,
-        OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
-        Mode::empty(),
-    )
-    .map_err(|e| WriteError::io(&full, "open", e))?;
     // O_TRUNC as the shell's `>` does (sysfs and procfs ignore it; a tree under --root needs it)
     let flags =
         OFlags::WRONLY | OFlags::TRUNC | OFlags::NOCTTY | OFlags::NONBLOCK | OFlags::CLOEXEC;
     let fd = rustix::fs::openat2(
-        &dir,
+        dir,
         rel,
         flags,
         Mode::empty(),

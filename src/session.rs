@@ -411,22 +411,12 @@ pub fn nesting_depth(text: &str) -> usize {
 /// at most `cap` bytes, UTF-8, nesting within [`MAX_NESTING`]. Errors are (message, help).
 pub fn read_trusted(path: &Path, what: &str, cap: u64) -> Result<String, (String, String)> {
     use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
     let split = |e: String| match e.split_once("\nhelp: ") {
         Some((m, h)) => (m.to_string(), h.to_string()),
         None => (e, format!("check the {what}")),
     };
-    crate::trust::check(path, what).map_err(split)?;
-    let f = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)
-        .map_err(|e| {
-            (
-                format!("cannot read {what}: {e}"),
-                format!("check the {what}'s path"),
-            )
-        })?;
+    // checked on the descriptor it reads: a link flipped after a check cannot swap the file
+    let f = crate::trust::open_trusted(path, what).map_err(split)?;
     let meta = f.metadata().map_err(|e| {
         (
             format!("cannot read {what}: {e}"),

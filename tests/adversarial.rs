@@ -846,3 +846,519 @@ mod hygiene {
         assert_ne!(o.status.code(), Some(101), "{stderr}");
     }
 }
+
+/// Issue 23: what a job names is read and written as its owner, nothing it chose runs as root,
+/// and what gpufix opens is checked on the descriptor it reads. Each job here is a real process
+/// run by `nobody` (uid 65534); gpufix attaches to it with `--pid`. They need root (to start a
+/// job as another user, as gpufix's own users do) and `/usr/bin/python3` (the job's
+/// interpreter); the tests run as root here and in CI.
+mod job_authority {
+    use super::*;
+    use std::os::unix::process::CommandExt;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    const NOBODY: u32 = 65534;
+    const PYTHON: &str = "/usr/bin/python3";
+    const TRAIN: &str = "import time\ntime.sleep(120)\n";
+    const SECRET: &str = "SECRET-ROOT-ONLY-7f3a";
+
+    fn prereqs() -> bool {
+        let root = std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0);
+        let ok = root && Path::new(PYTHON).is_file();
+        if !ok {
+            eprintln!("skipped: needs root and {PYTHON}");
+        }
+        ok
+    }
+
+    /// A scratch tree every user may traverse (the jobs run as nobody).
+    struct Scene {
+        dir: tempfile::TempDir,
+    }
+
+    impl Scene {
+        fn new() -> Scene {
+            let dir = tempfile::tempdir().unwrap();
+            chmod(dir.path(), 0o755);
+            Scene { dir }
+        }
+        fn p(&self, rel: &str) -> String {
+            self.dir.path().join(rel).display().to_string()
+        }
+        /// A directory `nobody` owns.
+        fn user_dir(&self, rel: &str) -> String {
+            let d = self.p(rel);
+            std::fs::create_dir_all(&d).unwrap();
+            std::os::unix::fs::chown(&d, Some(NOBODY), Some(NOBODY)).unwrap();
+            chmod(&d, 0o755);
+            d
+        }
+        /// A file `nobody` owns.
+        fn user_file(&self, rel: &str, text: &str, mode: u32) -> String {
+            let p = self.p(rel);
+            write(&p, text);
+            std::os::unix::fs::chown(&p, Some(NOBODY), Some(NOBODY)).unwrap();
+            chmod(&p, mode);
+            p
+        }
+        /// A root-owned 0600 file in a directory anybody may traverse.
+        fn root_only(&self, rel: &str, text: &str) -> String {
+            let p = self.p(rel);
+            write(&p, text);
+            chmod(Path::new(&p).parent().unwrap(), 0o755);
+            chmod(&p, 0o600);
+            p
+        }
+    }
+
+    /// A training job: `python3 train.py ARGS` in `cwd` as nobody (through `wrap`, e.g.
+    /// `unshare -m`, when given); killed on drop.
+    struct Job(std::process::Child);
+
+    impl Drop for Job {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+
+    impl Job {
+        fn pid(&self) -> String {
+            self.0.id().to_string()
+        }
+    }
+
+    fn start_job(cwd: &str, args: &[&str], env: &[(&str, &str)]) -> Job {
+        let mut c = Command::new(PYTHON);
+        c.arg("train.py")
+            .args(args)
+            .current_dir(cwd)
+            .env_clear()
+            .env("PATH", "/usr/bin:/bin")
+            .envs(env.iter().copied())
+            .uid(NOBODY)
+            .gid(NOBODY)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        Job(c.spawn().unwrap())
+    }
+
+    fn job_args(pid: &str, extra: &[&str]) -> Vec<String> {
+        let mut v = strs(&["--pid", pid, "--sample", "200ms"]);
+        v.extend(strs(extra));
+        v
+    }
+
+    #[test]
+    fn a_root_only_config_a_job_names_is_neither_shown_nor_edited() {
+        if !prereqs() {
+            return;
+        }
+        let s = Scene::new();
+        write(s.p("job/train.py"), TRAIN);
+        chmod(s.p("job"), 0o755);
+        let secret = s.root_only(
+            "secret/root-only.yaml",
+            &format!("data:\n  num_workers: 0   # {SECRET}\n  pin_memory: false\n"),
+        );
+        let before = std::fs::read(&secret).unwrap();
+        let job = start_job(&s.p("job"), &["--config", &secret], &[]);
+        let only = ["--only", "data.workers-too-few"];
+        for fmt in ["text", "json"] {
+            let mut a = job_args(&job.pid(), &only);
+            a.extend(strs(&["--format", fmt, "plan"]));
+            let out = run_cmd(gpufix(&a));
+            assert!(
+                !out.all().contains(SECRET),
+                "{fmt} report echoes a root-only file the job named:\n{}",
+                out.all()
+            );
+            if fmt == "json" {
+                assert!(
+                    out.stdout.contains("not readable as the job's owner"),
+                    "{}",
+                    out.all()
+                );
+            }
+        }
+        let mut a = job_args(&job.pid(), &only);
+        a.extend(strs(&["apply", "--yes", "--state-dir", &s.p("state")]));
+        let out = run_cmd(gpufix(&a));
+        assert_eq!(
+            std::fs::read(&secret).unwrap(),
+            before,
+            "apply edited a root-only file the job named: {}",
+            out.all()
+        );
+        assert!(!out.all().contains(SECRET), "{}", out.all());
+    }
+
+    #[test]
+    fn a_jobs_own_config_is_edited_as_its_owner_and_stays_theirs() {
+        if !prereqs() {
+            return;
+        }
+        let s = Scene::new();
+        s.user_dir("job");
+        write(s.p("job/train.py"), TRAIN);
+        let cfg = s.user_file(
+            "job/cfg.yaml",
+            "data:\n  num_workers: 0\n  pin_memory: false\n",
+            0o640,
+        );
+        let job = start_job(&s.p("job"), &["--config", "cfg.yaml"], &[]);
+        let mut a = job_args(&job.pid(), &["--only", "data.workers-too-few"]);
+        a.extend(strs(&["apply", "--yes", "--state-dir", &s.p("state")]));
+        let out = run_cmd(gpufix(&a));
+        assert_eq!(out.code, Some(0), "{}", out.all());
+        let text = std::fs::read_to_string(&cfg).unwrap();
+        assert!(!text.contains("num_workers: 0"), "{text}\n{}", out.all());
+        let m = std::fs::metadata(&cfg).unwrap();
+        assert_eq!(
+            (m.uid(), m.gid(), m.mode() & 0o777),
+            (NOBODY, NOBODY, 0o640)
+        );
+        // rollback restores it as the same owner
+        let mut c = Command::new(bin());
+        c.env("NO_COLOR", "1")
+            .args(["rollback", "--state-dir", &s.p("state")])
+            .stdin(Stdio::null());
+        let out = run_cmd(c);
+        assert_eq!(out.code, Some(0), "{}", out.all());
+        assert_eq!(
+            std::fs::read_to_string(&cfg).unwrap(),
+            "data:\n  num_workers: 0\n  pin_memory: false\n"
+        );
+        let m = std::fs::metadata(&cfg).unwrap();
+        assert_eq!(
+            (m.uid(), m.gid(), m.mode() & 0o777),
+            (NOBODY, NOBODY, 0o640)
+        );
+    }
+
+    #[test]
+    fn deep_runs_the_jobs_python_as_the_job_owner_never_as_root() {
+        if !prereqs() {
+            return;
+        }
+        let s = Scene::new();
+        write(s.p("job/train.py"), TRAIN);
+        chmod(s.p("job"), 0o755);
+        // a venv the user owns: its python3 writes the uid it runs as
+        let venv = s.user_dir("venv");
+        s.user_dir("venv/bin");
+        s.user_dir("venv/lib/python3.11/site-packages/torch-2.5.0.dist-info");
+        let seen = s.user_dir("seen");
+        let fake = s.user_file(
+            "venv/bin/python3",
+            &format!("#!/bin/sh\nid -u >> {seen}/uid\necho '{{}}'\n"),
+            0o755,
+        );
+        let pb = s.p("site");
+        write(
+            format!("{pb}/deep.yaml"),
+            "playbook: site\nlayer: cuda\ntitle: Site\nrules:\n  - id: site.deep\n    title: Runs the framework check\n    why: Test.\n    severity: info\n    probes:\n      s: { kind: cuda.stack, deep: true, timeout_ms: 20000 }\n    fail_when: \"false\"\n    message: x\n",
+        );
+        let job = start_job(&s.p("job"), &[], &[("VIRTUAL_ENV", venv.as_str())]);
+        let out = run_cmd(gpufix(&job_args(
+            &job.pid(),
+            &[
+                "--playbooks",
+                &pb,
+                "--only",
+                "site.deep",
+                "--deep",
+                "--format",
+                "json",
+                "plan",
+            ],
+        )));
+        let uids = std::fs::read_to_string(format!("{seen}/uid")).unwrap_or_default();
+        assert!(
+            !uids.lines().any(|u| u.trim() == "0"),
+            "the job's {fake} ran as root: {uids:?}\n{}",
+            out.all()
+        );
+        assert_eq!(
+            uids.trim(),
+            NOBODY.to_string(),
+            "the job's python runs as the job's owner\n{}",
+            out.all()
+        );
+    }
+
+    #[test]
+    fn a_container_jobs_config_swapped_for_a_link_never_leaks_a_host_file() {
+        if !prereqs() || !Path::new("/usr/bin/unshare").exists() {
+            return;
+        }
+        let s = Scene::new();
+        // the host's file says 1 (a finding), the job's own says 4 (none): a report that finds
+        // `num_workers is 1` read the host's root-only file
+        let secret = s.root_only(
+            "secret/host-only.yaml",
+            &format!("data:\n  num_workers: 1 # {SECRET}\n"),
+        );
+        let jobdir = s.user_dir("job");
+        write(s.p("job/train.py"), TRAIN);
+        s.user_file("job/cfg.yaml", "data:\n  num_workers: 4\n", 0o644);
+        // a job in its own mount namespace (a container), run by nobody
+        let mut c = Command::new("/usr/bin/unshare");
+        c.args(["-m", "--propagation", "private", "/usr/bin/setpriv"])
+            .args([
+                &format!("--reuid={NOBODY}"),
+                &format!("--regid={NOBODY}"),
+                "--clear-groups",
+            ])
+            .args([PYTHON, "train.py", "--config", "cfg.yaml"])
+            .current_dir(&jobdir)
+            .env_clear()
+            .env("PATH", "/usr/bin:/bin")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        let job = Job(c.spawn().unwrap());
+        // unshare and setpriv exec in place: wait until the process is the interpreter
+        let t0 = Instant::now();
+        while !std::fs::read(format!("/proc/{}/cmdline", job.pid()))
+            .is_ok_and(|c| String::from_utf8_lossy(&c).contains("train.py"))
+            && t0.elapsed() < Duration::from_secs(10)
+        {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        // the job swaps its config for an absolute link to the host's root-only file and back
+        let stop = Arc::new(AtomicBool::new(false));
+        let flip = {
+            let stop = stop.clone();
+            let (cfg, jobdir, secret) = (s.p("job/cfg.yaml"), jobdir.clone(), secret.clone());
+            std::thread::spawn(move || {
+                let (link, file) = (format!("{jobdir}/.l"), format!("{jobdir}/.f"));
+                while !stop.load(Ordering::Relaxed) {
+                    let _ = std::fs::remove_file(&link);
+                    std::os::unix::fs::symlink(&secret, &link).unwrap();
+                    std::fs::rename(&link, &cfg).unwrap();
+                    std::thread::sleep(Duration::from_micros(300));
+                    std::fs::write(&file, "data:\n  num_workers: 4\n").unwrap();
+                    std::fs::rename(&file, &cfg).unwrap();
+                    std::thread::sleep(Duration::from_micros(300));
+                }
+            })
+        };
+        let mut leaks = 0;
+        let runs = 20;
+        for _ in 0..runs {
+            let out = run_cmd(gpufix(&job_args(
+                &job.pid(),
+                &["--only", "data.workers-too-few", "--format", "json", "plan"],
+            )));
+            if out.all().contains(SECRET) || out.all().contains("num_workers is 1 (") {
+                leaks += 1;
+            }
+        }
+        stop.store(true, Ordering::Relaxed);
+        flip.join().unwrap();
+        assert_eq!(
+            leaks, 0,
+            "{leaks} of {runs} reports showed the host's root-only file"
+        );
+    }
+
+    #[test]
+    fn a_user_owned_pyspy_is_refused() {
+        if !prereqs() {
+            return;
+        }
+        let s = Scene::new();
+        write(s.p("job/train.py"), TRAIN);
+        chmod(s.p("job"), 0o755);
+        let marker = s.p("pyspy-ran");
+        s.user_dir("user");
+        let spy = s.user_file(
+            "user/py-spy",
+            &format!("#!/bin/sh\nid -u >> {marker}\n"),
+            0o755,
+        );
+        let pb = s.p("site");
+        write(
+            format!("{pb}/p.yaml"),
+            "playbook: site\nlayer: launch\ntitle: Site\nrules:\n  - id: site.proc\n    title: Samples the job\n    why: Test.\n    severity: info\n    probes:\n      p: { kind: process }\n    fail_when: \"false\"\n    message: x\n",
+        );
+        let job = start_job(&s.p("job"), &[], &[]);
+        let mut c = gpufix(&job_args(
+            &job.pid(),
+            &[
+                "--playbooks",
+                &pb,
+                "--only",
+                "site.proc",
+                "--format",
+                "json",
+                "plan",
+            ],
+        ));
+        c.env("GPUFIX_PYSPY", &spy);
+        let out = run_cmd(c);
+        assert!(
+            !Path::new(&marker).exists(),
+            "a user's GPUFIX_PYSPY ran as root: {}",
+            out.all()
+        );
+    }
+
+    #[test]
+    fn a_playbook_link_flipped_to_a_users_file_never_runs() {
+        if !prereqs() {
+            return;
+        }
+        let s = Scene::new();
+        let marker = s.p("probe-ran");
+        // deep below many directories, as /etc/gpufix/... is a few: the check walks each one, so
+        // a flip has a window between the check of a path and its open
+        let good = s.p(&format!("trusted/{}site.yaml", "d/".repeat(120)));
+        write(&good, &PROBE_PLAYBOOK.replace("touch MARKER", "true"));
+        s.user_dir("user");
+        let evil = s.user_file(
+            "user/evil.yaml",
+            &PROBE_PLAYBOOK.replace("MARKER", &marker),
+            0o644,
+        );
+        let link = s.p("user/site.yaml");
+        std::os::unix::fs::symlink(&good, &link).unwrap();
+        let spare = s.p("user/.spare");
+        std::os::unix::fs::symlink(&evil, &spare).unwrap();
+        // the user swaps the two links back and forth, one atomic exchange at a time
+        let stop = Arc::new(AtomicBool::new(false));
+        let flip = {
+            let (stop, link, spare) = (stop.clone(), link.clone(), spare.clone());
+            std::thread::spawn(move || {
+                use rustix::fs::{CWD, RenameFlags, renameat_with};
+                while !stop.load(Ordering::Relaxed) {
+                    renameat_with(CWD, &link, CWD, &spare, RenameFlags::EXCHANGE).unwrap();
+                }
+            })
+        };
+        let (mut ran, runs) = (0, 100);
+        for _ in 0..runs {
+            let _ = run_cmd(gpufix(&strs(&[
+                "--playbooks",
+                &link,
+                "--only",
+                "site.probe",
+                "--sample",
+                "0",
+                "plan",
+            ])));
+            if std::fs::remove_file(&marker).is_ok() {
+                ran += 1;
+            }
+        }
+        stop.store(true, Ordering::Relaxed);
+        flip.join().unwrap();
+        assert_eq!(
+            ran, 0,
+            "a user's command probe ran as root in {ran} of {runs} runs"
+        );
+    }
+}
+
+/// Issue 23: `--root R` whose `sys` is a link: the sysfs write is resolved inside R.
+#[test]
+fn a_root_whose_sys_is_a_link_keeps_writes_inside() {
+    let f = Fixture::new();
+    // R/sys -> ../outside-sys: a path walk leaves R, a walk inside R (openat2 RESOLVE_IN_ROOT)
+    // ends at R/outside-sys
+    std::fs::rename(f.p("root/sys"), f.p("root/outside-sys")).unwrap();
+    std::os::unix::fs::symlink("../outside-sys", f.p("root/sys")).unwrap();
+    let victim = f.p(&format!("outside-sys/{}", &GOVERNOR["sys/".len()..]));
+    // another value than the root's: a write and its undo both show
+    write(&victim, "ondemand\n");
+    let out = f.run(&[
+        "--only",
+        "launch.cpu-governor-powersave",
+        "apply",
+        "--yes",
+        "--allow-disruptive",
+    ]);
+    assert_eq!(
+        std::fs::read_to_string(&victim).unwrap(),
+        "ondemand\n",
+        "a sysfs write left the root through R/sys: {}",
+        out.all()
+    );
+}
+
+/// Issue 22 item 4: gpufix makes no file at a name anybody could guess. A shell plants a link
+/// to a victim (and a directory holding one, and a link to a directory) at every temporary
+/// name gpufix has used — `$TMPDIR/gpufix-fstab-PID` (the fstab check's candidate, during plan,
+/// audit and apply) and the Prometheus textfile's `.NAME.tmp.PID` — then execs gpufix, whose
+/// pid is the shell's `$$`: nothing outside gpufix's own files changes.
+#[test]
+fn planted_temporary_names_are_never_followed() {
+    let plants = [
+        // a directory someone else made, holding a link where the candidate goes
+        "mkdir TMP/gpufix-fstab-$$ && ln -s VICTIM TMP/gpufix-fstab-$$/fstab",
+        // the directory name itself a link to another directory
+        "ln -s VDIR TMP/gpufix-fstab-$$",
+    ];
+    for plant in plants {
+        let f = Fixture::new();
+        let tmp = f.p("tmp");
+        std::fs::create_dir_all(&tmp).unwrap();
+        let victim = f.p("victim/file");
+        write(&victim, "precious\n");
+        let victim_dir = f.p("victim-dir");
+        std::fs::create_dir_all(&victim_dir).unwrap();
+        let out_dir = f.p("textfile");
+        std::fs::create_dir_all(&out_dir).unwrap();
+        let plant = plant
+            .replace("TMP", &tmp)
+            .replace("VICTIM", &victim)
+            .replace("VDIR", &victim_dir);
+        let before = f.state();
+        for cmd in [
+            &["plan"][..],
+            &["audit", "--format", "prometheus", "--output"][..],
+            &["apply", "--yes", "--allow-disruptive"][..],
+        ] {
+            let mut args = f.args(cmd);
+            if cmd[0] == "audit" {
+                args.push(format!("{out_dir}/gpufix.prom"));
+            }
+            let script = format!(
+                "rm -rf {tmp}/* {out_dir}/.gpufix*; {plant} && ln -s {victim} {out_dir}/.gpufix.prom.tmp.$$ && exec \"$0\" \"$@\""
+            );
+            let mut c = Command::new("sh");
+            c.arg("-c")
+                .arg(&script)
+                .arg(bin())
+                .arg("--no-system")
+                .args(&args)
+                .env("NO_COLOR", "1")
+                .env("TMPDIR", &tmp)
+                .stdin(Stdio::null());
+            let out = run_cmd(c);
+            assert_eq!(
+                std::fs::read_to_string(&victim).unwrap(),
+                "precious\n",
+                "{cmd:?} wrote through a planted name: {}",
+                out.all()
+            );
+            assert!(
+                std::fs::read_dir(&victim_dir).unwrap().next().is_none(),
+                "{cmd:?} wrote into a planted directory: {}",
+                out.all()
+            );
+        }
+        // nothing else outside the fixture's own targets changed: the job's config and env
+        // file, the governor and fstab are apply's; the textfile is audit's
+        let after = f.state();
+        for (k, v) in &before {
+            let own = k.starts_with("job/") || k.starts_with("root/");
+            if !own {
+                assert_eq!(after.get(k), Some(v), "{k} changed");
+            }
+        }
+    }
+}

@@ -28,6 +28,8 @@ const LAYERS: &[(&str, &[&str])] = &[
             "escape",
             "trust",
             "safe_write",
+            "authority",
+            "tempfiles",
             "crashpoint",
             "privacy",
             "kinds",
@@ -436,4 +438,88 @@ fn the_scanner_finds_real_imports_only() {
     assert_eq!(s.refs[0].1, 3, "line numbers are the source's");
     let mods: Vec<&str> = s.mods.iter().map(|(n, _)| n.as_str()).collect();
     assert_eq!(mods, ["child"]);
+}
+
+/// Temporary-file uses outside test code: `temp_dir`, the `tempfile` crate, a `"/tmp/…"` path.
+fn temp_uses(tokens: Vec<TokenTree>, out: &mut Vec<(usize, String)>) {
+    let mut i = 0;
+    while i < tokens.len() {
+        if is_punct(&tokens[i], '#') && tokens.get(i + 1).is_some_and(is_test_cfg) {
+            // leave out the whole test-only item: up to its body or its `;`
+            i += 2;
+            while i < tokens.len() {
+                let end = matches!(&tokens[i], TokenTree::Group(g) if g.delimiter() == Delimiter::Brace)
+                    || is_punct(&tokens[i], ';');
+                i += 1;
+                if end {
+                    break;
+                }
+            }
+            continue;
+        }
+        match &tokens[i] {
+            TokenTree::Group(g) => temp_uses(g.stream().into_iter().collect(), out),
+            TokenTree::Ident(id) if id == "temp_dir" || id == "tempfile" => {
+                out.push((id.span().start().line, id.to_string()))
+            }
+            TokenTree::Literal(l) => {
+                let s = l.to_string();
+                if s.starts_with("\"/tmp/") && s.len() > "\"/tmp/\"".len() {
+                    out.push((l.span().start().line, s));
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+}
+
+/// Issue 22 item 4: every temporary file gpufix makes goes through `src/tempfiles.rs` (a private
+/// directory, never a name someone could guess); no other module names `temp_dir`, the
+/// `tempfile` crate or a `/tmp/…` path outside its tests.
+#[test]
+fn temporary_files_go_through_one_helper() {
+    let mut bad = Vec::new();
+    let mut stack = vec![src()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+                continue;
+            }
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            // the helper itself, and files that are test-only modules
+            if p.extension().is_none_or(|x| x != "rs")
+                || p == src().join("tempfiles.rs")
+                || name.ends_with("tests.rs")
+                || name.ends_with("_test.rs")
+            {
+                continue;
+            }
+            let mut uses = Vec::new();
+            temp_uses(lex(&p).into_iter().collect(), &mut uses);
+            for (line, what) in uses {
+                bad.push(format!("{}:{line}: {what}", p.display()));
+            }
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "temporary files go through crate::tempfiles::PrivateDir (a private 0700 directory), not:\n{}",
+        bad.join("\n")
+    );
+    // the scanner sees through test code and finds real uses
+    let mut found = Vec::new();
+    temp_uses(
+        TokenStream::from_str(
+            "fn f() { let d = std::env::temp_dir(); let p = \"/tmp/gpufix-x\"; }\n#[cfg(test)]\nmod tests { fn g() { tempfile::tempdir(); } }",
+        )
+        .unwrap()
+        .into_iter()
+        .collect(),
+        &mut found,
+    );
+    let what: Vec<&str> = found.iter().map(|(_, w)| w.as_str()).collect();
+    assert_eq!(what, ["temp_dir", "\"/tmp/gpufix-x\""]);
 }

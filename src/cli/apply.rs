@@ -99,9 +99,8 @@ const MAX_PLAN_BYTES: u64 = 64 << 20;
 /// Read a plan file: trusted (owner, not writable by others), bounded, the right version.
 fn read_plan(p: &Path) -> anyhow::Result<PlanFile> {
     use std::io::Read;
-    crate::trust::check(p, "plan file").map_err(|e| anyhow::anyhow!(e))?;
-    let f = std::fs::File::open(p)
-        .map_err(|e| anyhow::anyhow!("cannot read plan {}: {e}", p.display()))?;
+    // checked on the descriptor it reads (crate::trust::open_trusted)
+    let f = crate::trust::open_trusted(p, "plan file").map_err(|e| anyhow::anyhow!(e))?;
     let mut text = String::new();
     f.take(MAX_PLAN_BYTES + 1)
         .read_to_string(&mut text)

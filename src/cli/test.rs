@@ -200,20 +200,17 @@ fn test_files(path: &Path) -> anyhow::Result<Vec<PathBuf>> {
     Ok(v)
 }
 
-/// A private scratch directory for inline input files, removed at the end.
+/// A private scratch directory for inline input files, removed at the end
+/// ([`crate::tempfiles::PrivateDir`]: a random 0700 directory nobody else can plant in).
 struct Scratch {
-    dir: PathBuf,
+    dir: crate::tempfiles::PrivateDir,
     n: std::cell::Cell<usize>,
 }
 
 impl Scratch {
     fn new() -> anyhow::Result<Scratch> {
-        let dir = std::env::temp_dir().join(format!(
-            "gpufix-test-{}-{}",
-            std::process::id(),
-            jiff::Timestamp::now().as_nanosecond()
-        ));
-        std::fs::create_dir(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        let dir = crate::tempfiles::PrivateDir::new("test")
+            .context("cannot create a private directory for inline inputs")?;
         Ok(Scratch {
             dir,
             n: std::cell::Cell::new(0),
@@ -227,7 +224,7 @@ impl Scratch {
                 let name = Path::new(name)
                     .file_name()
                     .context("an inline input needs a file `name`")?;
-                let sub = self.dir.join(self.n.get().to_string());
+                let sub = self.dir.path().join(self.n.get().to_string());
                 self.n.set(self.n.get() + 1);
                 std::fs::create_dir(&sub)?;
                 let p = sub.join(name);
@@ -235,12 +232,6 @@ impl Scratch {
                 Ok(p)
             }
         }
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 

@@ -210,6 +210,21 @@ pub fn evaluate(
     for d in &set.disabled {
         notes.push(format!("rule `{d}` is disabled by the values file"));
     }
+    // a file a job named that its owner may not read is said in the report's notes (never its
+    // content), whatever the rules that read it concluded
+    for o in outcomes.values() {
+        let ProbeOutcome::Value(v) = o else { continue };
+        let said = v
+            .get("notes")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten();
+        for n in said.filter_map(Value::as_str) {
+            if n.contains(crate::authority::NOT_READABLE) && !notes.iter().any(|x| x == n) {
+                notes.push(n.to_string());
+            }
+        }
+    }
     let summary = Report::summarize(&results);
     let (host_name, machine_id) = crate::host::identity(host.as_ref());
     let timings = opts.timings.then(|| {

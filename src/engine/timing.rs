@@ -134,6 +134,26 @@ impl Host for TimedHost<'_> {
     fn fs_path(&self, path: &str) -> Option<std::path::PathBuf> {
         self.inner.fs_path(path)
     }
+    fn read_job_file(&self, pid: u32, path: &str, max: u64) -> io::Result<Vec<u8>> {
+        self.time(
+            || "file reads".into(),
+            || self.inner.read_job_file(pid, path, max),
+        )
+    }
+    fn job_file_owner(&self, path: &str) -> Option<crate::authority::Owner> {
+        self.inner.job_file_owner(path)
+    }
+    fn run_as_job(
+        &self,
+        pid: u32,
+        argv: &[String],
+        timeout: Duration,
+    ) -> io::Result<CommandOutput> {
+        self.time(
+            || command_name(argv),
+            || self.inner.run_as_job(pid, argv, timeout),
+        )
+    }
     fn write_runtime(&self, path: &str, value: &str) -> io::Result<()> {
         self.inner.write_runtime(path, value)
     }

@@ -2,8 +2,15 @@
 //! compute the new text with the kind's pure edit, show it as a unified diff, fingerprint it,
 //! save the prior bytes, mode, owner and xattrs, write atomically, read back, and undo
 //! byte-exactly (removing a file and directories the change created).
+//!
+//! A file found through a job (a discovered config, a launch script, the training source) is
+//! read, written and restored with the job owner's authority ([`crate::authority::as_owner`]):
+//! the kernel checks every step as it would for the owner, so `apply` can change only what the
+//! job's owner could, and the file keeps its owner (one owned by anybody else is refused). The
+//! owner is journaled with the prior state, so `rollback` restores it as the same owner.
 
 use super::{FixCtx, FixKind, Prepared, Prior};
+use crate::authority::Owner;
 use crate::report::PlannedChange;
 use crate::safe_write::{self, TargetState};
 use serde_json::{Map, Value};
@@ -58,8 +65,61 @@ pub fn resolve(path: &str, cx: &FixCtx) -> Result<PathBuf, String> {
     cx.roots.check(&p).map_err(|e| e.to_string())
 }
 
-fn read(p: &Path) -> Result<TargetState, String> {
-    safe_write::read_target(p).map_err(|e| e.to_string())
+/// The job owner a target is changed as: the one it was read as when it was found through a
+/// job ([`crate::host::Host::job_file_owner`]); `None` for gpufix's own targets.
+pub fn owner_of(path: &str, cx: &FixCtx) -> Option<Owner> {
+    if cx.local_files.iter().any(|f| f.as_os_str() == path) {
+        return None;
+    }
+    cx.host.job_file_owner(path)
+}
+
+/// Run a step on a target as `owner` when it has one ([`crate::authority::as_owner`]).
+fn as_target_owner<T: Send>(
+    owner: Option<&Owner>,
+    path: &Path,
+    f: impl FnOnce() -> Result<T, String> + Send,
+) -> Result<T, String> {
+    match owner {
+        None => f(),
+        Some(o) => crate::authority::as_owner(o, f).map_err(|e| {
+            format!(
+                "cannot act on {} as the job's owner ({}): {e}",
+                path.display(),
+                o.describe()
+            )
+        })?,
+    }
+}
+
+/// The target's state, read as `owner` when it has one; a job's file owned by anybody but the
+/// job's owner is refused (replacing it as the owner would take it over).
+fn read_as(p: &Path, owner: Option<&Owner>) -> Result<TargetState, String> {
+    let state = as_target_owner(owner, p, || {
+        safe_write::read_target(p).map_err(|e| match &e {
+            safe_write::WriteError::Io { source, .. }
+                if source.kind() == std::io::ErrorKind::PermissionDenied =>
+            {
+                crate::authority::not_readable(
+                    &p.display().to_string(),
+                    owner.expect("a permission error comes from the owner's thread"),
+                )
+            }
+            _ => e.to_string(),
+        })
+    })?;
+    if let Some(o) = owner
+        && state.exists
+        && state.uid != o.uid
+    {
+        return Err(format!(
+            "refusing to change {}: it is owned by uid {}, not by the job's owner ({}); gpufix changes a job's files only as their owner",
+            p.display(),
+            state.uid,
+            o.describe()
+        ));
+    }
+    Ok(state)
 }
 
 fn text_of(state: &TargetState, path: &str) -> Result<String, String> {
@@ -79,7 +139,7 @@ pub fn prepare_edit<E: FileEdit + ?Sized>(
 ) -> Result<Vec<Prepared>, String> {
     let path = e.path(action, cx)?;
     let real = resolve(&path, cx)?;
-    let state = read(&real)?;
+    let state = read_as(&real, owner_of(&path, cx).as_ref())?;
     let pending = cx.overlay.borrow().get(&path).cloned();
     let (old, exists, fingerprint) = match pending {
         Some(t) => (t.clone(), true, sha(t.as_bytes())),
@@ -112,7 +172,10 @@ pub fn prepare_edit<E: FileEdit + ?Sized>(
 }
 
 pub fn file_fingerprint(change: &PlannedChange, cx: &FixCtx) -> Result<String, String> {
-    let state = read(&resolve(&change.target, cx)?)?;
+    let state = read_as(
+        &resolve(&change.target, cx)?,
+        owner_of(&change.target, cx).as_ref(),
+    )?;
     Ok(if state.exists {
         sha(&state.content)
     } else {
@@ -126,7 +189,8 @@ pub fn file_after_fingerprint(change: &PlannedChange) -> String {
 
 pub fn file_save(change: &PlannedChange, cx: &FixCtx) -> Result<Prior, String> {
     let real = resolve(&change.target, cx)?;
-    let state = read(&real)?;
+    let owner = owner_of(&change.target, cx);
+    let state = read_as(&real, owner.as_ref())?;
     let mut created = Vec::new();
     let mut dir = real.parent();
     while let Some(d) = dir {
@@ -154,24 +218,28 @@ pub fn file_save(change: &PlannedChange, cx: &FixCtx) -> Result<Prior, String> {
             .map(|(k, v)| (k.clone(), hex::encode(v)))
             .collect(),
         created_dirs: created,
+        owner,
     })
 }
 
 pub fn file_apply(change: &PlannedChange, cx: &FixCtx) -> Result<(), String> {
     let real = resolve(&change.target, cx)?;
-    let state = read(&real)?;
-    if let Some(parent) = real.parent() {
-        safe_write::create_dir_all(parent).map_err(|e| e.to_string())?;
-    }
+    let owner = owner_of(&change.target, cx);
+    let state = read_as(&real, owner.as_ref())?;
     let content = change
         .after_text
         .as_deref()
         .ok_or("the plan has no text for this file")?;
-    crate::crashpoint::hit("file: before write");
-    safe_write::write_atomic(&real, content.as_bytes(), state.exists.then_some(&state))
-        .map_err(|e| e.to_string())?;
-    crate::crashpoint::hit("file: after write");
-    Ok(())
+    as_target_owner(owner.as_ref(), &real, || {
+        if let Some(parent) = real.parent() {
+            safe_write::create_dir_all(parent).map_err(|e| e.to_string())?;
+        }
+        crate::crashpoint::hit("file: before write");
+        safe_write::write_atomic(&real, content.as_bytes(), state.exists.then_some(&state))
+            .map_err(|e| e.to_string())?;
+        crate::crashpoint::hit("file: after write");
+        Ok(())
+    })
 }
 
 pub fn file_undo(change: &PlannedChange, prior: &Prior, cx: &FixCtx) -> Result<(), String> {
@@ -184,14 +252,44 @@ pub fn file_undo(change: &PlannedChange, prior: &Prior, cx: &FixCtx) -> Result<(
         gid,
         xattrs,
         created_dirs,
+        owner,
     } = prior
     else {
         return Err("journal holds no file state for this change".into());
     };
     let real = resolve(&change.target, cx)?;
+    // a job's file is restored as the owner it was changed as
+    as_target_owner(owner.as_ref(), &real, || {
+        undo_file(
+            &real,
+            *exists,
+            text,
+            hex,
+            *mode,
+            *uid,
+            *gid,
+            xattrs,
+            created_dirs,
+        )
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn undo_file(
+    real: &Path,
+    exists: bool,
+    text: &Option<String>,
+    hex: &Option<String>,
+    mode: u32,
+    uid: u32,
+    gid: u32,
+    xattrs: &[(String, String)],
+    created_dirs: &[String],
+) -> Result<(), String> {
+    let real = real.to_path_buf();
     // a write killed midway leaves its temporary file beside the target
     safe_write::remove_stale_temps(&real).map_err(|e| e.to_string())?;
-    if *exists {
+    if exists {
         let content = match (text, hex) {
             (Some(t), _) => t.as_bytes().to_vec(),
             (None, Some(h)) => hex::decode(h).map_err(|e| e.to_string())?,
@@ -200,9 +298,9 @@ pub fn file_undo(change: &PlannedChange, prior: &Prior, cx: &FixCtx) -> Result<(
         let like = TargetState {
             exists: true,
             content: Vec::new(),
-            mode: *mode,
-            uid: *uid,
-            gid: *gid,
+            mode,
+            uid,
+            gid,
             xattrs: xattrs
                 .iter()
                 .map(|(k, v)| (k.clone(), hex::decode(v).unwrap_or_default()))

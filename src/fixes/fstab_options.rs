@@ -102,10 +102,9 @@ fn with_changes(cur: &[String], add: &[String], remove: &[String]) -> Vec<String
 /// Errors `findmnt --verify --tab-file FILE` reports for a file's text (`[E]` lines), or `None`
 /// when findmnt cannot be run here.
 fn findmnt_errors(text: &str, cx: &FixCtx) -> Option<Vec<String>> {
-    let dir = std::env::temp_dir().join(format!("gpufix-fstab-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).ok()?;
-    let cand = dir.join("fstab");
-    std::fs::write(&cand, text).ok()?;
+    // a private directory (crate::tempfiles): nothing at a name anybody could guess
+    let dir = crate::tempfiles::PrivateDir::new("fstab").ok()?;
+    let cand = dir.write("fstab", text.as_bytes()).ok()?;
     let argv = vec![
         "findmnt".to_string(),
         "--verify".into(),
@@ -113,7 +112,7 @@ fn findmnt_errors(text: &str, cx: &FixCtx) -> Option<Vec<String>> {
         cand.display().to_string(),
     ];
     let res = cx.host.run(&argv, Duration::from_secs(10));
-    let _ = std::fs::remove_dir_all(&dir);
+    drop(dir);
     let out = res.ok()?;
     if out.timed_out {
         return None;

@@ -101,6 +101,10 @@ pub enum Prior {
         /// Directories the change had to create (removed again by undo).
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         created_dirs: Vec<String>,
+        /// The job owner the file was changed as (a file found through a job): undo restores it
+        /// as the same owner ([`crate::authority`]).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        owner: Option<crate::authority::Owner>,
     },
     Value {
         value: Value,

@@ -100,8 +100,13 @@ impl CudaCache {
         if !meta.is_file() || meta.len() > MAX_FILE_BYTES {
             return None;
         }
-        crate::trust::check(&self.path, "CUDA check cache").ok()?;
-        let raw = std::fs::read(&self.path).ok()?;
+        let f = crate::trust::open_trusted(&self.path, "CUDA check cache").ok()?;
+        let mut raw = Vec::new();
+        std::io::Read::read_to_end(&mut std::io::Read::take(f, MAX_FILE_BYTES + 1), &mut raw)
+            .ok()?;
+        if raw.len() as u64 > MAX_FILE_BYTES {
+            return None;
+        }
         let e: Entry = serde_json::from_slice(&raw).ok()?;
         let age = now - e.checked_at;
         let fresh = age.is_finite() && age >= 0.0 && age <= self.max_age.as_secs_f64();

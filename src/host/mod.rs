@@ -68,6 +68,66 @@ pub trait Host: Send + Sync {
             self.describe()
         ))
     }
+    /// Read a file a job named (through its argv, working directory, environment, config
+    /// discovery, launch script or Python sources) with the job owner's authority, inside the
+    /// job's root, checked on the opened descriptor: see [`crate::authority`]. `path` is a host
+    /// path (`/proc/PID/root/…` for a job in another mount namespace); at most `max` bytes of a
+    /// regular file. A recorded host answers what it recorded; a live host that cannot act as
+    /// the owner refuses rather than read as root.
+    fn read_job_file(&self, _pid: u32, path: &str, max: u64) -> io::Result<Vec<u8>> {
+        if self.is_live() {
+            return Err(io::Error::new(
+                io::ErrorKind::PermissionDenied,
+                format!("{}: cannot read {path} as the job's owner", self.describe()),
+            ));
+        }
+        let too_large = || {
+            io::Error::new(
+                io::ErrorKind::FileTooLarge,
+                format!("{path} is larger than {} MiB, not read", max >> 20),
+            )
+        };
+        match self.metadata(path) {
+            Ok(m) if m.kind != "file" => {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!("{path} is a {}, not read", m.kind),
+                ));
+            }
+            Ok(m) if m.len > max => return Err(too_large()),
+            _ => {}
+        }
+        let b = self.read_file(path)?;
+        if b.len() as u64 > max {
+            return Err(too_large());
+        }
+        Ok(b)
+    }
+    /// The owner a job-derived file was read as ([`Host::read_job_file`]): a fix writes it as
+    /// that owner. `None` for a file not found through a job.
+    fn job_file_owner(&self, _path: &str) -> Option<crate::authority::Owner> {
+        None
+    }
+    /// Run an argv the job chose (its interpreter, for `--deep`) as the job's owner: its uid,
+    /// gid and groups, no capabilities, `no_new_privs`, a minimal environment. A recorded host
+    /// answers what it recorded; a live host that cannot drop to the owner refuses.
+    fn run_as_job(
+        &self,
+        _pid: u32,
+        argv: &[String],
+        timeout: Duration,
+    ) -> io::Result<CommandOutput> {
+        if self.is_live() {
+            return Err(io::Error::new(
+                io::ErrorKind::PermissionDenied,
+                format!(
+                    "{}: cannot run a job's program as its owner",
+                    self.describe()
+                ),
+            ));
+        }
+        self.run(argv, timeout)
+    }
     /// Start slow set-up (NVML) in the background so that it overlaps with loading playbooks;
     /// called once by a session that will probe. Hosts with nothing to warm up do nothing.
     fn warm_up(&self) {}

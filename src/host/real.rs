@@ -44,6 +44,9 @@ pub struct RealHost {
     nvml: std::sync::Arc<OnceLock<NvmlState>>,
     /// The whole reading [`Host::warm_up`] started, for the first [`Host::nvml`] call to take.
     prefetched: Prefetch<Result<NvmlReading, String>>,
+    /// Every file read through a job ([`Host::read_job_file`]) and the owner it was read as:
+    /// a fix writes it as that owner.
+    job_files: std::sync::Mutex<BTreeMap<String, crate::authority::Owner>>,
 }
 
 /// How old a reading [`Host::warm_up`] took may be when the first probe asks for it: a plan
@@ -106,6 +109,7 @@ impl RealHost {
             cuda_cache: None,
             nvml: Default::default(),
             prefetched: Default::default(),
+            job_files: Default::default(),
         }
     }
 
@@ -215,6 +219,99 @@ impl RealHost {
             name,
         ))
     }
+}
+
+impl RealHost {
+    /// Whose authority job `pid` carries, from its `/proc/PID/status`; in a recorded tree
+    /// under `--root` that has none, the owner of `/proc/PID` (procfs shows a process's
+    /// effective uid and gid as its directory's owner).
+    fn job_owner(&self, pid: u32) -> io::Result<crate::authority::Owner> {
+        if let Ok(b) = self.read_file(&format!("/proc/{pid}/status"))
+            && let Some(o) = crate::authority::Owner::from_status(&String::from_utf8_lossy(&b))
+        {
+            return Ok(o);
+        }
+        let m = self.metadata(&format!("/proc/{pid}")).map_err(|e| {
+            io::Error::new(
+                e.kind(),
+                format!("/proc/{pid} names no owner ({e}): the job's files are not read"),
+            )
+        })?;
+        if m.kind != "dir" {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("/proc/{pid} is not a process directory: the job's files are not read"),
+            ));
+        }
+        Ok(crate::authority::Owner {
+            uid: m.uid,
+            gid: m.gid,
+            groups: Vec::new(),
+        })
+    }
+
+    /// The directory a job-derived `path` resolves in, and the path inside it: the job's own
+    /// root for `/proc/PID/root/…` (a job in a container), else `/` (or `--root`).
+    fn job_root(&self, pid: u32, path: &str) -> io::Result<(OwnedFd, String)> {
+        let dir = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
+        let own = format!("/proc/{pid}/root");
+        if let Some(rest) = path
+            .strip_prefix(&own)
+            .filter(|r| r.is_empty() || r.starts_with('/'))
+        {
+            let fd = match &self.root {
+                // the kernel's own link to the job's root, opened by gpufix (not named by the job)
+                None => rustix::fs::open(own.as_str(), dir, Mode::empty())?,
+                Some(_) => self.open_in_root(&own, OFlags::PATH | OFlags::DIRECTORY)?,
+            };
+            return Ok((fd, rest.to_string()));
+        }
+        let top = self.root.clone().unwrap_or_else(|| PathBuf::from("/"));
+        Ok((
+            rustix::fs::open(&top, dir, Mode::empty())?,
+            path.to_string(),
+        ))
+    }
+}
+
+/// Directories a helper program (`findmnt`, `dmesg`, `modprobe`, `setpriv`) is taken from when
+/// gpufix's own PATH has none that passes the trust check.
+const SYSTEM_BIN: [&str; 4] = ["/usr/sbin", "/usr/bin", "/sbin", "/bin"];
+
+/// Where a program named without a `/` is run from: the first executable of that name on
+/// gpufix's own PATH (root's, never a job's) that passes the trust check playbooks pass
+/// ([`crate::trust::check`]: owned by root or the invoking user, nothing above it writable by
+/// others). One that exists but fails the check is refused, never run.
+pub fn trusted_program(name: &str) -> io::Result<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let path = std::env::var("PATH").unwrap_or_default();
+    let mut refused = None;
+    for dir in path
+        .split(':')
+        .filter(|d| d.starts_with('/'))
+        .chain(SYSTEM_BIN)
+    {
+        let cand = Path::new(dir).join(name);
+        let Ok(m) = std::fs::metadata(&cand) else {
+            continue;
+        };
+        if !m.is_file() || m.permissions().mode() & 0o111 == 0 {
+            continue;
+        }
+        match crate::trust::check(&cand, "program") {
+            Ok(()) => return Ok(cand),
+            Err(e) => {
+                refused.get_or_insert(e);
+            }
+        }
+    }
+    Err(match refused {
+        Some(e) => io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            e.lines().next().unwrap_or("").to_string(),
+        ),
+        None => io::Error::new(io::ErrorKind::NotFound, format!("{name}: not found")),
+    })
 }
 
 /// A sentence a user can act on, rather than the wrapper's enum name.
@@ -735,12 +832,39 @@ fn kill_group(pid: u32) {
 /// program has exited (its background children do not outlive the probe); processes that left
 /// the group are swept through the subreaper.
 pub fn run_command(argv: &[String], timeout: Duration) -> io::Result<CommandOutput> {
+    run_command_in(argv, timeout, None)
+}
+
+/// What a command gets instead of gpufix's environment and working directory.
+pub struct Confined<'a> {
+    pub env: &'a [(&'a str, &'a str)],
+    pub cwd: &'a Path,
+}
+
+/// [`run_command`], with the environment cleared to `confined.env` and run in `confined.cwd`
+/// when given. A program named without a `/` comes from [`trusted_program`].
+pub fn run_command_in(
+    argv: &[String],
+    timeout: Duration,
+    confined: Option<&Confined>,
+) -> io::Result<CommandOutput> {
     use std::process::Stdio;
     use std::sync::atomic::{AtomicBool, Ordering};
     let Some((program, args)) = argv.split_first() else {
         return Err(io::Error::new(io::ErrorKind::InvalidInput, "empty argv"));
     };
-    let mut cmd = std::process::Command::new(program);
+    let mut cmd = if program.contains('/') {
+        std::process::Command::new(program)
+    } else {
+        let mut c = std::process::Command::new(trusted_program(program)?);
+        c.arg0(program);
+        c
+    };
+    if let Some(c) = confined {
+        cmd.env_clear()
+            .envs(c.env.iter().copied())
+            .current_dir(c.cwd);
+    }
     cmd.args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -852,7 +976,18 @@ impl Host for RealHost {
             "/proc/sys"
         };
         let rel = Path::new(&path[base.len() + 1..]);
+        // /sys itself resolved inside --root: a root whose `sys` is a link to the host's /sys
+        // stays inside the root (the link resolves to the root's own `sys`, or loops)
+        let dir = self
+            .open_in_root(base, OFlags::PATH | OFlags::DIRECTORY)
+            .map_err(|e| {
+                io::Error::new(
+                    io::ErrorKind::PermissionDenied,
+                    format!("cannot open {base} inside {}: {e}", self.describe()),
+                )
+            })?;
         crate::safe_write::write_runtime(
+            &dir,
             &self.map_path(base)?,
             rel,
             format!("{value}\n").as_bytes(),
@@ -963,6 +1098,93 @@ impl Host for RealHost {
 
     fn run(&self, argv: &[String], timeout: Duration) -> io::Result<CommandOutput> {
         run_command(argv, timeout)
+    }
+
+    fn read_job_file(&self, pid: u32, path: &str, max: u64) -> io::Result<Vec<u8>> {
+        let owner = self.job_owner(pid)?;
+        // remembered before the read: whatever a fix does to it later is done as this owner
+        self.job_files
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(path.to_string(), owner.clone());
+        let (root, rel) = self.job_root(pid, path)?;
+        Ok(crate::authority::read_in_root(
+            &owner, &root, &rel, path, max,
+        )?)
+    }
+
+    fn job_file_owner(&self, path: &str) -> Option<crate::authority::Owner> {
+        self.job_files
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(path)
+            .cloned()
+    }
+
+    /// Through util-linux `setpriv` from a trusted directory ([`trusted_program`]): it takes the
+    /// owner's uid, gid and supplementary groups, sets `no_new_privs`, and empties the
+    /// inheritable and bounding capability sets before it executes the program, so not even a
+    /// root-owned job's interpreter keeps a capability. std's `CommandExt::uid/gid` would drop
+    /// the uid too, but clears the supplementary groups (setting them needs the unstable
+    /// `setgroups`) and cannot set `no_new_privs` or the bounding set without `pre_exec`, which
+    /// is `unsafe`. The environment is cleared to a fixed PATH and locale, and the program runs
+    /// in `/`: the job's `VIRTUAL_ENV`, `PATH`, `PYTHONPATH` and `LD_*` reach nothing.
+    fn run_as_job(
+        &self,
+        pid: u32,
+        argv: &[String],
+        timeout: Duration,
+    ) -> io::Result<CommandOutput> {
+        let owner = self.job_owner(pid)?;
+        let confined = Confined {
+            env: &[
+                ("PATH", "/usr/local/bin:/usr/bin:/bin"),
+                ("LANG", "C.UTF-8"),
+                ("HOME", "/"),
+            ],
+            cwd: Path::new("/"),
+        };
+        let me = rustix::process::geteuid().as_raw();
+        if me != 0 {
+            // not root: gpufix has only its user's authority; it runs a job of that same user
+            // as it is, and refuses anybody else's
+            if owner.uid != me {
+                return Err(io::Error::new(
+                    io::ErrorKind::PermissionDenied,
+                    format!(
+                        "gpufix runs as uid {me} and cannot run a program as the job's owner ({})",
+                        owner.describe()
+                    ),
+                ));
+            }
+            return run_command_in(argv, timeout, Some(&confined));
+        }
+        let setpriv = trusted_program("setpriv").map_err(|e| {
+            io::Error::new(
+                e.kind(),
+                format!(
+                    "setpriv (util-linux) is needed to run the job's program as its owner: {e}"
+                ),
+            )
+        })?;
+        let groups = if owner.groups.is_empty() {
+            "--clear-groups".to_string()
+        } else {
+            let g: Vec<String> = owner.groups.iter().map(u32::to_string).collect();
+            format!("--groups={}", g.join(","))
+        };
+        let mut full = vec![
+            setpriv.display().to_string(),
+            format!("--reuid={}", owner.uid),
+            format!("--regid={}", owner.gid),
+            groups,
+            "--no-new-privs".into(),
+            "--inh-caps=-all".into(),
+            "--bounding-set=-all".into(),
+            "--".into(),
+        ];
+        full.extend(argv.iter().cloned());
+        run_command_in(&full, timeout, Some(&confined))
     }
 
     /// Start NVML and take the whole reading in the background: a whole-host plan otherwise

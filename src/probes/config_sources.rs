@@ -86,39 +86,17 @@ fn read_local(path: &std::path::Path) -> Result<String, String> {
     Ok(String::from_utf8_lossy(&b).into_owned())
 }
 
-/// Read a file the job names, through the host (so `--root` and snapshots work), refusing
-/// anything that is not a small regular file.
-fn read_host(host: &dyn Host, path: &str) -> Result<String, String> {
-    match host.metadata(path) {
-        Ok(m) if m.kind != "file" => return Err(format!("{path} is a {}, not read", m.kind)),
-        Ok(m) if m.len > MAX_TEXT => {
-            return Err(format!(
-                "{path} is larger than {} MiB, not read",
-                MAX_TEXT >> 20
-            ));
-        }
-        Ok(_) => {}
-        Err(_) if host.is_live() => return Err(format!("{path}: not found")),
-        Err(_) => {}
-    }
-    let b = host
-        .read_file(path)
-        .map_err(|e| format!("cannot read {path}: {e}"))?;
-    if b.len() as u64 > MAX_TEXT {
-        return Err(format!(
-            "{path} is larger than {} MiB, not read",
-            MAX_TEXT >> 20
-        ));
-    }
-    Ok(String::from_utf8_lossy(&b).into_owned())
-}
-
 /// How the job's own files are reached. A job in another mount namespace (a container) sees
 /// its files under its own root: they are read through `/proc/PID/root`, each symbolic link
 /// resolved by hand inside that root (an absolute or `..` link never leads out of it), so a
-/// link the job's image holds cannot make gpufix read a file of the host.
+/// link the job's image holds cannot make gpufix read a file of the host. The read itself is
+/// [`Host::read_job_file`]: opened with the job owner's authority, resolved again inside the
+/// job's root by the kernel (a link swapped in after the walk above still stays inside), and
+/// checked on the opened descriptor ([`crate::authority`]).
 struct JobFs<'a> {
     host: &'a dyn Host,
+    /// the process whose owner's authority the files are read with
+    pid: u32,
     /// `/proc/PID/root` for a job in a container, else None (the job sees the host's files)
     root: Option<String>,
 }
@@ -134,7 +112,7 @@ impl JobFs<'_> {
             (Some(a), Some(b)) if a != b => Some(format!("/proc/{pid}/root")),
             _ => None,
         };
-        JobFs { host, root }
+        JobFs { host, pid, root }
     }
 
     /// The host path of a path the job sees.
@@ -176,10 +154,26 @@ impl JobFs<'_> {
         Ok(format!("{root}/{}", done.join("/")))
     }
 
-    /// Read a file the job names (see [`read_host`]); returns the host path it was read at.
+    /// Read a file the job names as the job's owner; returns the host path it was read at.
     fn read(&self, path: &str) -> Result<(String, String), String> {
+        self.read_by(self.pid, path)
+    }
+
+    /// Read a file process `pid` of the job names (its launch script), as that process's owner.
+    fn read_by(&self, pid: u32, path: &str) -> Result<(String, String), String> {
         let at = self.resolve(path)?;
-        read_host(self.host, &at).map(|t| (at, t))
+        let b = self
+            .host
+            .read_job_file(pid, &at, MAX_TEXT)
+            .map_err(|e| match e.kind() {
+                // the sentences crate::authority and Host::read_job_file give name the file
+                std::io::ErrorKind::PermissionDenied
+                | std::io::ErrorKind::FileTooLarge
+                | std::io::ErrorKind::InvalidInput => e.to_string(),
+                std::io::ErrorKind::NotFound => format!("{at}: not found"),
+                _ => format!("cannot read {at}: {e}"),
+            })?;
+        Ok((at, String::from_utf8_lossy(&b).into_owned()))
     }
 }
 
@@ -504,7 +498,7 @@ fn launch_scripts(host: &dyn Host, fs: &JobFs, pid: u32, g: &mut Gathered) {
         let cwd = host
             .read_link(&format!("/proc/{p}/cwd"))
             .unwrap_or_else(|_| "/".into());
-        match fs.read(&join_path(&cwd, script)) {
+        match fs.read_by(p, &join_path(&cwd, script)) {
             Ok((at, t)) => {
                 let before = g.docs.len();
                 g.add_doc(at, t, &format!("launch script of PID {p}"), "");

@@ -161,7 +161,7 @@ impl ProbeKind for CudaStack {
                 .map(str::to_string)
                 .or_else(|| found.as_ref().and_then(|(_, i)| i.clone()))
                 .unwrap_or_else(|| "python3".to_string());
-            let d = deep_check(ctx.host, &py, timeout, &mut out);
+            let d = deep_check(ctx.host, ctx.inputs.pid, &py, timeout, &mut out);
             out.insert("deep".into(), d);
         } else {
             out.insert("deep".into(), json!({"ran": false}));
@@ -384,14 +384,27 @@ fn framework_versions(ctx: &ProbeCtx, python: Option<&str>) -> Option<(Value, Op
     None
 }
 
-/// The framework check: `python -c PY --smoke`, under the deadline.
-fn deep_check(host: &dyn Host, py: &str, timeout: Duration, out: &mut Map<String, Value>) -> Value {
+/// The framework check: `python -c PY --smoke`, under the deadline. With `--pid` the
+/// interpreter is the job's (its `VIRTUAL_ENV`, `CONDA_PREFIX` or `argv[0]`): it runs only as
+/// the job's owner ([`Host::run_as_job`]: its uid, gid and groups, no capabilities,
+/// `no_new_privs`, a minimal environment), never as root.
+fn deep_check(
+    host: &dyn Host,
+    pid: Option<u32>,
+    py: &str,
+    timeout: Duration,
+    out: &mut Map<String, Value>,
+) -> Value {
     let argv = vec![py.to_string(), "-c".into(), PY.into(), "--smoke".into()];
     let started = Instant::now();
     let mut deep = Map::new();
     deep.insert("ran".into(), json!(true));
     deep.insert("python".into(), json!(py));
-    match host.run(&argv, timeout) {
+    let ran = match pid {
+        Some(pid) => host.run_as_job(pid, &argv, timeout),
+        None => host.run(&argv, timeout),
+    };
+    match ran {
         Ok(o) if o.timed_out => {
             deep.insert("ok".into(), json!(false));
             deep.insert("timed_out".into(), json!(true));

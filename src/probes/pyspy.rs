@@ -17,21 +17,48 @@ use std::time::Duration;
 const PERIOD: Duration = Duration::from_millis(250);
 const HINT: &str = "py-spy is not installed: `pip install py-spy` (needs root or CAP_SYS_PTRACE) would add where the main thread spends its time (DataLoader wait, host syncs, backward)";
 
-fn find_pyspy(host: &dyn Host) -> Option<String> {
+/// py-spy runs as root (it reads the job's memory with ptrace), so it is taken only from a
+/// place the trust check of playbooks accepts ([`crate::trust::check`]: owned by root or the
+/// invoking user, nothing above it writable by others): `GPUFIX_PYSPY`, else the first trusted
+/// `py-spy` on gpufix's own PATH (never the job's) or in the usual directories. `Err` says why
+/// a py-spy that exists was refused.
+fn find_pyspy(host: &dyn Host) -> Result<Option<String>, String> {
     if !host.is_live() {
         // a recorded host answers the commands it recorded
-        return Some("py-spy".into());
+        return Ok(Some("py-spy".into()));
     }
     if let Ok(p) = std::env::var("GPUFIX_PYSPY")
         && !p.is_empty()
     {
-        return Some(p);
+        if !p.starts_with('/') {
+            return Err(format!(
+                "refusing GPUFIX_PYSPY `{p}`: give an absolute path (py-spy runs as root)"
+            ));
+        }
+        return crate::trust::check(std::path::Path::new(&p), "py-spy (GPUFIX_PYSPY)")
+            .map(|()| Some(p))
+            .map_err(|e| e.lines().next().unwrap_or("").to_string());
     }
     let path = std::env::var("PATH").unwrap_or_default();
-    path.split(':')
+    let mut refused = None;
+    for p in path
+        .split(':')
+        .filter(|d| d.starts_with('/'))
         .chain(["/usr/local/bin", "/usr/bin", "/opt/conda/bin"])
         .map(|d| format!("{}/py-spy", d.trim_end_matches('/')))
-        .find(|p| std::path::Path::new(p).is_file())
+        .filter(|p| std::path::Path::new(p).is_file())
+    {
+        match crate::trust::check(std::path::Path::new(&p), "py-spy") {
+            Ok(()) => return Ok(Some(p)),
+            Err(e) => {
+                refused.get_or_insert(e.lines().next().unwrap_or("").to_string());
+            }
+        }
+    }
+    match refused {
+        Some(e) => Err(e),
+        None => Ok(None),
+    }
 }
 
 /// One dump's main thread, innermost frame first: (function, file, line).
@@ -107,7 +134,8 @@ pub fn sample(
     argv: &[String],
     tick: &mut dyn FnMut(),
 ) -> Value {
-    let Some(bin) = find_pyspy(host) else {
+    let found = find_pyspy(host);
+    let Ok(Some(bin)) = found else {
         // still tick over the window (GPU readings)
         let n = ((window.as_secs_f64() / PERIOD.as_secs_f64()).floor() as usize).max(1);
         for _ in 0..n {
@@ -115,7 +143,10 @@ pub fn sample(
             host.sleep(window / n as u32);
         }
         tick();
-        return json!({"available": false, "hint": HINT});
+        return match found {
+            Err(why) => json!({"available": false, "error": why}),
+            _ => json!({"available": false, "hint": HINT}),
+        };
     };
     let cwd = host
         .read_link(&format!("/proc/{pid}/cwd"))
@@ -129,9 +160,13 @@ pub fn sample(
                 format!("{}/{}", cwd.trim_end_matches('/'), s)
             }
         });
+    // the job's own script: read with its owner's authority, like every file a job names
     let script_text = script
         .as_ref()
-        .and_then(|p| host.read_file(p).ok())
+        .and_then(|p| {
+            host.read_job_file(pid, p, crate::probes::config_sources::MAX_TEXT)
+                .ok()
+        })
         .map(|b| String::from_utf8_lossy(&b).into_owned());
     let script_base = script
         .as_ref()

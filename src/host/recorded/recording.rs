@@ -50,6 +50,32 @@ impl Host for RecordingHost {
         self.with(|s| s.files.entry(path.to_string()).or_default().push(rec));
         r
     }
+    /// Recorded as a read of that path, so a replay answers it the same.
+    fn read_job_file(&self, pid: u32, path: &str, max: u64) -> io::Result<Vec<u8>> {
+        let r = self.inner.read_job_file(pid, path, max);
+        let rec = match &r {
+            Ok(b) => Recorded::Ok(Content::from_bytes(b)),
+            Err(e) => Recorded::Err {
+                error: RecordedError::from_io(e),
+            },
+        };
+        self.with(|s| s.files.entry(path.to_string()).or_default().push(rec));
+        r
+    }
+    fn job_file_owner(&self, path: &str) -> Option<crate::authority::Owner> {
+        self.inner.job_file_owner(path)
+    }
+    fn run_as_job(
+        &self,
+        pid: u32,
+        argv: &[String],
+        timeout: Duration,
+    ) -> io::Result<CommandOutput> {
+        let r = self.inner.run_as_job(pid, argv, timeout);
+        let rec = Recorded::from_result(&r);
+        self.with(|s| s.commands.entry(command_key(argv)).or_default().push(rec));
+        r
+    }
     fn read_dir(&self, path: &str) -> io::Result<Vec<String>> {
         let r = self.inner.read_dir(path);
         let rec = Recorded::from_result(&r);
