@@ -4,7 +4,8 @@
 #   2. a real run: changed=1, and the fixture now differs
 #   3. the same run again: changed=0 (idempotent), and --check agrees
 #   4. (fake binary only) --deny of the fix's kind predicts no change; --diff with
-#      before_text/after_text; a failing binary fails the task with its message
+#      before_text/after_text; a failing binary fails the task with its message; apply's
+#      exit 4 (re-check failed) is changed with a warning; a root that does not exist fails
 #
 #   GPUFIX_BIN    gpufix binary (default: contrib/ansible/test/fake-gpufix, which needs no build)
 #   FIXTURE_ROOT  a root tree with one failing rule whose fix is allowed (copied, never changed);
@@ -118,6 +119,19 @@ SH
     check "a gpufix error fails the task" recap_has "failed=1"
     # shellcheck disable=SC2016 # the backticks are literal text of gpufix's message
     check "the failure shows gpufix's message" grep -q 'unknown key `fial_when`' "$work/out"
+
+    # Exit 4: the changes were made and verified, the re-check failed. The host changed, so
+    # the task is changed (the handler fires) and warns with the re-check's reason.
+    printf 'CUDA_LAUNCH_BLOCKING=1\n' >"$work/root/etc/environment"
+    FAKE_GPUFIX_RECHECK_FAIL=1 playbook "$bin" '{}' -v || true
+    check "exit 4: the task is changed" recap_has "changed=1"
+    check "exit 4: the task does not fail" recap_has "failed=0"
+    check "exit 4: the handler fires" grep -q "HANDLER-FIRED" "$work/out"
+    check "exit 4: a warning with the re-check's reason" grep -q "\[WARNING\]: gpufix applied and verified every change, but re-checking the rules failed: .*cannot run" "$work/out"
+
+    playbook "$bin" '{"gpufix_root": "'"$work"'/no-such-root"}' || true
+    check "a root that does not exist fails the task" recap_has "failed=1"
+    check "the failure names the root" grep -q "no-such-root is not a directory" "$work/out"
 
     log=$work/argv.log
     FAKE_GPUFIX_LOG=$log playbook "$bin" '{"gpufix_allow": ["env.unset", "config.set"]}' || true

