@@ -98,12 +98,13 @@ fn is_prompt(line: &str) -> bool {
         .strip_prefix('(')
         .and_then(|r| r.split_once(") "))
         .map_or(t, |(_, r)| r);
-    t.split_once(['$', '#']).is_some_and(|(before, after)| {
-        after.starts_with(' ')
-            && before.contains('@')
-            && before.contains(':')
-            && !before.contains(' ')
-    }) || t.starts_with("$ ")
+    t.starts_with("$ ")
+        || t.split_once(['$', '#']).is_some_and(|(before, after)| {
+            after.starts_with(' ')
+                && before.contains('@')
+                && before.contains(':')
+                && !before.contains(' ')
+        })
 }
 
 fn is_fence(line: &str) -> bool {
@@ -155,6 +156,9 @@ fn merge_ranges(mut r: Vec<(usize, usize)>) -> Vec<(usize, usize)> {
     out
 }
 
+/// Line ranges, 0-based and inclusive.
+type Spans = Vec<(usize, usize)>;
+
 /// Cuts `text` into the parts the kinds recognise. See the module doc.
 pub fn segment(text: &str) -> Reading<'_> {
     let whole = |k: &'static dyn EvidenceKind| {
@@ -189,7 +193,7 @@ pub fn segment(text: &str) -> Reading<'_> {
         bs.iter().map(|&b| detect(&text_of(&lines, &[b]))).collect();
 
     // Block kinds: neighbouring blocks of one kind, and unclaimed blocks its reader reads.
-    let mut parts: Vec<(&'static dyn EvidenceKind, Vec<(usize, usize)>)> = Vec::new();
+    let mut parts: Vec<(&'static dyn EvidenceKind, Spans)> = Vec::new();
     let mut tries = 0;
     let mut i = 0;
     while i < bs.len() {
