@@ -64,7 +64,7 @@ use crate::vocab::nvml::NvmlReading;
 use serde_json::Value;
 
 /// What a detector is given: the head of the text (at most [`detect::HEAD`] bytes), the same
-/// head without markdown quote markers (a paste quoted in a reply, see [`unquote`]), and the
+/// head without markdown quote markers (a paste quoted in a reply, with `> ` before each line), and the
 /// whole text as given (when a file is sniffed, only its head). A detector reads the head; it
 /// scans past it only for one marker line that can sit anywhere (an error in a long log),
 /// without collecting anything.
