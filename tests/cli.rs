@@ -1207,6 +1207,87 @@ mod list_evidence {
     }
 }
 
+/// A paste holding several kinds is read by each (issue 24): the table judges the host and
+/// the OOM message the memory rules, and the report says which lines were read as what.
+mod mixed_paste {
+    use super::*;
+
+    #[test]
+    fn a_table_then_an_oom_message_are_both_read_and_the_report_names_the_parts() {
+        let corpus = repo().join("tests/fixtures/corpus");
+        let table =
+            std::fs::read_to_string(corpus.join("h2_smi_table_k80_python_10g_0pct.txt")).unwrap();
+        let oom = std::fs::read_to_string(corpus.join("h2_oom_6g_2_30g_unallocated.txt")).unwrap();
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("paste.txt");
+        std::fs::write(&f, format!("{table}\nand then:\n\n{oom}")).unwrap();
+        let o = run(&[
+            "plan",
+            "--evidence",
+            f.to_str().unwrap(),
+            "--sample",
+            "0",
+            "--format",
+            "json",
+        ]);
+        assert!(o.code == 0 || o.code == 2, "{}", o.stderr);
+        let v: serde_json::Value = serde_json::from_str(&o.stdout).unwrap();
+        let note = v["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|n| n.as_str())
+            .find(|n| n.starts_with("--evidence"))
+            .unwrap_or_else(|| panic!("{}", v["notes"]));
+        assert!(
+            note.contains("nvidia-smi-table") && note.contains("torch-memory"),
+            "{note}"
+        );
+        assert!(note.contains("not read"), "{note}");
+        // the table describes the host (its GPU was read) and the OOM reached the memory probe
+        let verdict = |id: &str| {
+            v["results"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|r| r["id"] == id)
+                .map(|r| r["verdict"].as_str().unwrap().to_string())
+                .unwrap()
+        };
+        assert_eq!(
+            verdict("memory.allocator-fragmentation"),
+            "fail",
+            "{}",
+            v["results"]
+        );
+        assert!(
+            v["judged"].as_str().unwrap().contains("nvidia-smi-table"),
+            "{}",
+            v["judged"]
+        );
+    }
+
+    #[test]
+    fn text_no_kind_reads_says_the_nearest_kind_and_line() {
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("notes.txt");
+        std::fs::write(
+            &f,
+            "hi all\nGPU utilization stays low while training, any idea?\n",
+        )
+        .unwrap();
+        let o = run(&["plan", "--evidence", f.to_str().unwrap(), "--sample", "0"]);
+        assert_eq!(o.code, 1, "{}", o.stderr);
+        assert!(
+            o.stderr.contains("cannot tell what this is"),
+            "{}",
+            o.stderr
+        );
+        assert!(o.stderr.contains("the nearest kind is"), "{}", o.stderr);
+        assert!(o.stderr.contains("(line 2:"), "{}", o.stderr);
+    }
+}
+
 /// The README's printable checklist is `gpufix list --format markdown`, kept current.
 mod readme {
     use super::*;

@@ -8,9 +8,9 @@
 //!
 //! Without `GPUFIX_CORPUS_STRICT=1` the test asserts only that the corpus itself is sound
 //! (labels well-formed, every artifact present, known rule ids, no e-mail addresses); with it,
-//! it also asserts the acceptance figures of issue 12: at least 80 artifacts and 20 healthy
-//! ones, at least 90% of the problem artifacts detected by an expected rule, no false finding on
-//! a healthy artifact, nothing unreadable.
+//! it also asserts the acceptance figures of issues 12 and 24: at least 80 artifacts and 20
+//! healthy ones, at least 95% of the problem artifacts detected by an expected rule, no false
+//! finding on a healthy artifact, nothing unreadable. `.ci/run` runs it so.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -415,9 +415,9 @@ fn corpus() {
                 total.healthy
             ));
         }
-        if total.detected * 10 < total.problems * 9 {
+        if total.detected * 20 < total.problems * 19 {
             fails.push(format!(
-                "{} of {} problem artifacts detected ({}), the acceptance needs 90%",
+                "{} of {} problem artifacts detected ({}), the acceptance needs 95%",
                 total.detected,
                 total.problems,
                 pct(total.detected, total.problems)

@@ -225,6 +225,19 @@ pub fn evaluate(
             }
         }
     }
+    // what each pasted file was read as, part by part
+    for p in &inputs.evidence {
+        if let Ok(text) = crate::vocab::io::read_shared(p) {
+            let reading = crate::evidence::segment::segment(&text);
+            if !reading.parts.is_empty() {
+                notes.push(format!(
+                    "--evidence {}: read {}",
+                    p.display(),
+                    reading.describe()
+                ));
+            }
+        }
+    }
     let summary = Report::summarize(&results);
     let (host_name, machine_id) = crate::host::identity(host.as_ref());
     let timings = opts.timings.then(|| {

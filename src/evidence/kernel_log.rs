@@ -274,6 +274,15 @@ fn looks_like_kernel_log(h: &str) -> bool {
 pub struct KernelLogKind;
 
 impl super::EvidenceKind for KernelLogKind {
+    fn marker(&self, line: &str) -> bool {
+        line.contains("NVRM:")
+            || line.contains("SXid")
+            || (line.contains("AER:") && line.contains("pcieport"))
+            || is_gpu_lost(line)
+    }
+    fn has_markers(&self) -> bool {
+        true
+    }
     fn name(&self) -> &'static str {
         "kernel-log"
     }

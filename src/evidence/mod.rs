@@ -40,7 +40,9 @@
 //!    table's header holds too).
 //!
 //! [`detect::detect`] recognises which kind of evidence a text is and [`parse`] reads it with
-//! that kind's reader.
+//! that kind's reader; [`segment::segment`] cuts a paste that holds several kinds into the parts
+//! each kind recognises. A kind whose lines show it one at a time (log lines) also implements
+//! `marker` and `has_markers`, so it is found among other text.
 
 pub mod cuda_stack;
 pub mod detect;
@@ -50,6 +52,7 @@ pub mod mounts;
 pub mod nccl_log;
 pub mod nvidia_smi;
 pub mod nvidia_smi_error;
+pub mod segment;
 pub mod shm_error;
 pub mod smi_tables;
 pub mod torch_memory;
@@ -61,7 +64,7 @@ use crate::vocab::nvml::NvmlReading;
 use serde_json::Value;
 
 /// What a detector is given: the head of the text (at most [`detect::HEAD`] bytes), the same
-/// head without markdown quote markers (a paste quoted in a reply, see [`unquote`]), and the
+/// head without markdown quote markers (a paste quoted in a reply, with `> ` before each line), and the
 /// whole text as given (when a file is sniffed, only its head). A detector reads the head; it
 /// scans past it only for one marker line that can sit anywhere (an error in a long log),
 /// without collecting anything.
@@ -116,6 +119,21 @@ pub trait EvidenceKind: Sync {
     }
     /// True when [`EvidenceKind::host`] answers for this kind (whatever the text).
     fn describes_host(&self) -> bool {
+        false
+    }
+    /// For a kind whose lines show it one at a time (an NCCL line, an OOM message, an Xid): true
+    /// for such a line, wherever it sits. A paste is then read by this kind wherever those lines
+    /// are (a training log that also holds a table), and its reader is given the whole text,
+    /// reading only its own lines ([`segment`]). Kinds read as a block leave the default.
+    fn marker(&self, _line: &str) -> bool {
+        false
+    }
+    /// True when [`EvidenceKind::marker`] is implemented.
+    fn has_markers(&self) -> bool {
+        false
+    }
+    /// True for a document read whole (JSON, XML): never cut into parts.
+    fn whole(&self) -> bool {
         false
     }
 }

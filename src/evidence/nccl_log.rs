@@ -652,6 +652,12 @@ pub fn parse_nccl_log(text: &str) -> NcclLog {
 pub struct NcclLogKind;
 
 impl super::EvidenceKind for NcclLogKind {
+    fn marker(&self, line: &str) -> bool {
+        line.contains("NCCL INFO") || line.contains("NCCL WARN") || line.contains("NCCL version ")
+    }
+    fn has_markers(&self) -> bool {
+        true
+    }
     fn name(&self) -> &'static str {
         "nccl-log"
     }

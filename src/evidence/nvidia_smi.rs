@@ -250,6 +250,9 @@ impl super::EvidenceKind for NvidiaSmiText {
 pub struct NvidiaSmiXml;
 
 impl super::EvidenceKind for NvidiaSmiXml {
+    fn whole(&self) -> bool {
+        true
+    }
     fn name(&self) -> &'static str {
         "nvidia-smi-xml"
     }

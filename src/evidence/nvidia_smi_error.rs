@@ -18,6 +18,12 @@ pub fn nvidia_smi_error_line(text: &str) -> Option<&str> {
 pub struct NvidiaSmiError;
 
 impl super::EvidenceKind for NvidiaSmiError {
+    fn marker(&self, line: &str) -> bool {
+        nvidia_smi_error_line(line).is_some()
+    }
+    fn has_markers(&self) -> bool {
+        true
+    }
     fn name(&self) -> &'static str {
         "nvidia-smi-error"
     }

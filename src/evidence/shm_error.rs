@@ -18,6 +18,12 @@ pub fn shm_error_line(text: &str) -> Option<&str> {
 pub struct ShmErrorLog;
 
 impl super::EvidenceKind for ShmErrorLog {
+    fn marker(&self, line: &str) -> bool {
+        shm_error_line(line).is_some()
+    }
+    fn has_markers(&self) -> bool {
+        true
+    }
     fn name(&self) -> &'static str {
         "shm-error-log"
     }

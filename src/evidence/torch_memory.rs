@@ -264,6 +264,14 @@ pub fn parse_torch_memory(text: &str) -> TorchMemory {
 pub struct TorchMemoryKind;
 
 impl super::EvidenceKind for TorchMemoryKind {
+    fn marker(&self, line: &str) -> bool {
+        line.contains("CUDA out of memory")
+            || line.contains("OutOfMemoryError")
+            || line.contains("PyTorch CUDA memory summary")
+    }
+    fn has_markers(&self) -> bool {
+        true
+    }
     fn name(&self) -> &'static str {
         "torch-memory"
     }

@@ -940,6 +940,9 @@ fn round4(x: f64) -> f64 {
 pub struct ChromeTrace;
 
 impl super::EvidenceKind for ChromeTrace {
+    fn whole(&self) -> bool {
+        true
+    }
     fn name(&self) -> &'static str {
         "chrome-trace"
     }

@@ -8,7 +8,8 @@
 //! ([`EvidenceHost::inputs_only`]), since that machine cannot be the one the job ran on.
 
 use super::{CommandOutput, FileMeta, GpuSample, Host, NOT_IN_EVIDENCE, NvmlReading};
-use crate::evidence::{EvidenceKind, HostPart, detect};
+use crate::evidence::segment::{nearest, segment};
+use crate::evidence::{EvidenceKind, HostPart};
 use std::collections::BTreeMap;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -66,49 +67,75 @@ impl EvidenceHost {
             // Job evidence (a log, a trace) is read by its own probe: knowing from the head that
             // it is one, leave it unread here rather than hold a whole paste for nothing. (Only
             // the shm-error check reads past the head, and it never makes a text describe a host.)
-            if crate::evidence::detect_file(p).is_some_and(|k| !k.describes_host()) {
+            let big = std::fs::metadata(p)
+                .is_ok_and(|m| m.len() > crate::evidence::segment::SEGMENT_MAX as u64);
+            if big && crate::evidence::detect_file(p).is_some_and(|k| !k.describes_host()) {
                 continue;
             }
             let text = crate::vocab::io::read_shared(p)
                 .map_err(|e| anyhow::anyhow!("--evidence {}: {e}", p.display()))?;
-            let Some(kind) = detect(&text) else {
+            let reading = segment(&text);
+            if reading.parts.is_empty() {
                 // job text (Python, a training config, a launcher line, a training log) is
                 // read by the config probe, not as a host description
                 if crate::formats::job_text::detect(&text).is_some() {
                     continue;
                 }
+                let near = match nearest(&text) {
+                    Some((k, n, line)) => {
+                        format!("; the nearest kind is {} (line {n}: `{line}`)", k.name())
+                    }
+                    None => String::new(),
+                };
                 anyhow::bail!(
-                    "--evidence {}: cannot tell what this is\nhelp: `gpufix list --evidence` lists the kinds of text gpufix reads, with a command that produces each",
+                    "--evidence {}: cannot tell what this is: no line reads as any kind gpufix knows{near}\nhelp: `gpufix list --evidence` lists the kinds of text gpufix reads, with a command that produces each",
                     p.display()
                 );
-            };
-            let Some(part) = kind.host(&text) else {
-                continue;
-            };
-            let part = part.map_err(|e| anyhow::anyhow!("--evidence {}: {e}", p.display()))?;
-            h.names.push(format!("{} ({})", name_of(p), kind.name()));
-            match part {
-                HostPart::Nvml(r) => h.nvml = Some(r),
-                HostPart::NvmlError(line) => {
-                    h.nvml_error = Some(format!("{line} (nvidia-smi output in {})", name_of(p)))
-                }
-                HostPart::File(path, bytes) => {
-                    h.files.insert(path.to_string(), bytes);
-                }
-                // topo -m and df are read by their own probes; they still describe that host
-                HostPart::Shown => {}
             }
-            if let Some(r) = &h.nvml
-                && r.gpus.len() > MAX_GPUS
-            {
-                anyhow::bail!(
-                    "--evidence {}: nvidia-smi output of {} GPUs; one host has at most {MAX_GPUS}\nhelp: give the output of one host (`nvidia-smi -q > smi.txt` on the node the job ran on), not several pasted together",
-                    p.display(),
-                    r.gpus.len()
-                );
+            let mut gpus = 0;
+            for piece in &reading.parts {
+                let Some(part) = piece.kind.host(&piece.text) else {
+                    continue;
+                };
+                h.add(p, piece.kind, part, &mut gpus)?;
             }
         }
         Ok(if h.names.is_empty() { None } else { Some(h) })
+    }
+
+    /// What one part of a paste says about the host. `gpus`: the GPUs the file's parts have
+    /// shown so far; parts of one file that together show more GPUs than one host has are
+    /// several hosts' output pasted together, refused like one part of that many.
+    fn add(
+        &mut self,
+        p: &Path,
+        kind: &dyn EvidenceKind,
+        part: Result<HostPart, String>,
+        gpus: &mut usize,
+    ) -> anyhow::Result<()> {
+        let part = part.map_err(|e| anyhow::anyhow!("--evidence {}: {e}", p.display()))?;
+        self.names.push(format!("{} ({})", name_of(p), kind.name()));
+        match part {
+            HostPart::Nvml(r) => {
+                *gpus += r.gpus.len();
+                self.nvml = Some(r);
+            }
+            HostPart::NvmlError(line) => {
+                self.nvml_error = Some(format!("{line} (nvidia-smi output in {})", name_of(p)))
+            }
+            HostPart::File(path, bytes) => {
+                self.files.insert(path.to_string(), bytes);
+            }
+            // topo -m and df are read by their own probes; they still describe that host
+            HostPart::Shown => {}
+        }
+        if *gpus > MAX_GPUS {
+            anyhow::bail!(
+                "--evidence {}: nvidia-smi output of {gpus} GPUs; one host has at most {MAX_GPUS}\nhelp: give the output of one host (`nvidia-smi -q > smi.txt` on the node the job ran on), not several pasted together",
+                p.display(),
+            );
+        }
+        Ok(())
     }
 }
 

@@ -1,0 +1,476 @@
+//! Reading what is recognisable, wherever it is. People paste several things at once: a
+//! warning above a table, a training log that echoes its environment and then dies of an OOM,
+//! prose around a table in a chat message, `nvidia-smi` followed by `dmon` and a few `-q`
+//! sections. A paste is read by every kind that recognises a part of it, not only by the first
+//! kind whose markers its head holds.
+//!
+//! The text is cut into blocks (at blank lines, markdown fences and shell prompts) and each
+//! block is offered to the kinds' detectors, in [`super::KINDS`] order. Neighbouring blocks of
+//! one kind make one part; a block no detector claims joins the part above it when that kind's
+//! reader reads something from it (the processes table under `nvidia-smi`'s GPU table, a `-q`
+//! section without the keys its detector looks for), and is otherwise left unread. A kind whose
+//! lines show it one at a time ([`super::EvidenceKind::marker`]: an NCCL line, an OOM message,
+//! an Xid) is found on those lines wherever they sit, and its reader reads the whole text (it
+//! reads only its own lines). Each part keeps the line ranges it was read from, which the text
+//! report shows.
+//!
+//! Bounded: a text over [`SEGMENT_MAX`] bytes or [`MAX_BLOCKS`] blocks (a 200 MB log) is not
+//! cut; it is one part, of the kind its head shows, as [`super::detect`] says.
+
+use super::{EvidenceKind, KINDS, detect};
+use std::borrow::Cow;
+
+/// Largest text cut into parts; larger ones are one part of the kind their head shows.
+pub const SEGMENT_MAX: usize = 4 << 20;
+/// Most blocks a text is cut into.
+pub const MAX_BLOCKS: usize = 4096;
+/// Most times a reader is asked whether a block belongs to the part above it, per text.
+const MAX_JOIN_TRIES: usize = 256;
+
+/// One part of a paste, read as one kind.
+pub struct Part<'a> {
+    pub kind: &'static dyn EvidenceKind,
+    /// Line ranges it was read from, 1-based and inclusive, in order.
+    pub lines: Vec<(usize, usize)>,
+    /// What the kind's reader reads: the part's lines, or for a kind found by its marker lines,
+    /// the whole text.
+    pub text: Cow<'a, str>,
+}
+
+/// A paste cut into what each kind recognised.
+pub struct Reading<'a> {
+    pub parts: Vec<Part<'a>>,
+    /// Lines holding text that no kind read, 1-based inclusive ranges (blank lines left out).
+    pub unread: Vec<(usize, usize)>,
+}
+
+impl Reading<'_> {
+    /// `smi.txt: lines 1-20 nvidia-smi-table, lines 22-30 nvidia-smi-dmon; lines 31-33 not read`.
+    pub fn describe(&self) -> String {
+        let parts: Vec<String> = self
+            .parts
+            .iter()
+            .map(|p| format!("{} {}", ranges(&p.lines), p.kind.name()))
+            .collect();
+        let mut s = parts.join(", ");
+        if !self.unread.is_empty() {
+            s.push_str(&format!("; {} not read", ranges(&self.unread)));
+        }
+        s
+    }
+
+    /// The parts read as `kind`.
+    pub fn of<'s>(&'s self, kind: &dyn EvidenceKind) -> impl Iterator<Item = &'s Part<'s>> {
+        let name = kind.name();
+        self.parts.iter().filter(move |p| p.kind.name() == name)
+    }
+}
+
+/// `lines 1-20,22-30` (at most six ranges, then how many more).
+fn ranges(r: &[(usize, usize)]) -> String {
+    const SHOWN: usize = 6;
+    let mut v: Vec<String> = r
+        .iter()
+        .take(SHOWN)
+        .map(|(a, b)| {
+            if a == b {
+                format!("{a}")
+            } else {
+                format!("{a}-{b}")
+            }
+        })
+        .collect();
+    if r.len() > SHOWN {
+        v.push(format!("+{} more", r.len() - SHOWN));
+    }
+    let one = r.len() == 1 && r[0].0 == r[0].1;
+    format!("{} {}", if one { "line" } else { "lines" }, v.join(","))
+}
+
+/// A shell prompt that starts a new command's output: `$ nvidia-smi`, `user@node:~$ dmesg`,
+/// `root@node:/# df -h`, `(venv) $ ...`.
+fn is_prompt(line: &str) -> bool {
+    let t = line.trim_start();
+    if t.starts_with("$ ") {
+        return true;
+    }
+    let t = t
+        .strip_prefix('(')
+        .and_then(|r| r.split_once(") "))
+        .map_or(t, |(_, r)| r);
+    t.starts_with("$ ")
+        || t.split_once(['$', '#']).is_some_and(|(before, after)| {
+            after.starts_with(' ')
+                && before.contains('@')
+                && before.contains(':')
+                && !before.contains(' ')
+        })
+}
+
+fn is_fence(line: &str) -> bool {
+    line.trim_start().starts_with("```") || line.trim_start().starts_with("~~~")
+}
+
+/// Blocks of lines (0-based, inclusive): cut at blank lines and fences, and before prompts.
+fn blocks(lines: &[&str]) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut start: Option<usize> = None;
+    for (i, l) in lines.iter().enumerate() {
+        let sep = l.trim().is_empty() || is_fence(l);
+        if sep || is_prompt(l) {
+            if let Some(s) = start.take() {
+                out.push((s, i - 1));
+            }
+        }
+        if !sep && start.is_none() {
+            start = Some(i);
+        }
+    }
+    if let Some(s) = start {
+        out.push((s, lines.len() - 1));
+    }
+    out
+}
+
+/// The text of lines `a..=b` (0-based), each followed by a newline.
+fn text_of(lines: &[&str], spans: &[(usize, usize)]) -> String {
+    let mut s = String::new();
+    for &(a, b) in spans {
+        for l in &lines[a..=b] {
+            s.push_str(l);
+            s.push('\n');
+        }
+    }
+    s
+}
+
+fn merge_ranges(mut r: Vec<(usize, usize)>) -> Vec<(usize, usize)> {
+    r.sort_unstable();
+    let mut out: Vec<(usize, usize)> = Vec::new();
+    for (a, b) in r {
+        match out.last_mut() {
+            Some(last) if a <= last.1 + 1 => last.1 = last.1.max(b),
+            _ => out.push((a, b)),
+        }
+    }
+    out
+}
+
+/// Line ranges, 0-based and inclusive.
+type Spans = Vec<(usize, usize)>;
+
+/// Cuts `text` into the parts the kinds recognise. See the module doc.
+pub fn segment(text: &str) -> Reading<'_> {
+    let whole = |k: &'static dyn EvidenceKind| {
+        let n = text.lines().count().max(1);
+        Reading {
+            parts: vec![Part {
+                kind: k,
+                lines: vec![(1, n)],
+                text: Cow::Borrowed(text),
+            }],
+            unread: Vec::new(),
+        }
+    };
+    let first = detect(text);
+    if let Some(k) = first
+        && (text.len() > SEGMENT_MAX || k.whole())
+    {
+        return whole(k);
+    }
+    let lines: Vec<&str> = text.lines().collect();
+    let bs = blocks(&lines);
+    if bs.len() > MAX_BLOCKS || text.len() > SEGMENT_MAX {
+        return match first {
+            Some(k) => whole(k),
+            None => Reading {
+                parts: Vec::new(),
+                unread: Vec::new(),
+            },
+        };
+    }
+    let kinds: Vec<Option<&'static dyn EvidenceKind>> =
+        bs.iter().map(|&b| detect(&text_of(&lines, &[b]))).collect();
+
+    // Block kinds: neighbouring blocks of one kind, and unclaimed blocks its reader reads.
+    let mut parts: Vec<(&'static dyn EvidenceKind, Spans)> = Vec::new();
+    let mut tries = 0;
+    let mut i = 0;
+    while i < bs.len() {
+        let Some(k) = kinds[i] else {
+            i += 1;
+            continue;
+        };
+        let mut spans = vec![bs[i]];
+        let mut j = i + 1;
+        while j < bs.len() {
+            match kinds[j] {
+                Some(kj) if kj.name() == k.name() => {
+                    spans.push(bs[j]);
+                    j += 1;
+                }
+                None if !k.has_markers() && tries < MAX_JOIN_TRIES => {
+                    tries += 1;
+                    let before = k.parse(&text_of(&lines, &spans));
+                    let mut with = spans.clone();
+                    with.push(bs[j]);
+                    let after = k.parse(&text_of(&lines, &with));
+                    if after.is_ok() && after != before {
+                        spans = with;
+                        j += 1;
+                    } else {
+                        break;
+                    }
+                }
+                _ => break,
+            }
+        }
+        parts.push((k, spans));
+        i = j;
+    }
+
+    // Marker kinds: their lines wherever they are, read from the whole text.
+    let mut out: Vec<Part> = Vec::new();
+    let mut covered: Vec<(usize, usize)> = Vec::new();
+    for k in KINDS.iter().copied() {
+        let mut spans: Vec<(usize, usize)> = Vec::new();
+        for (pk, s) in &parts {
+            if pk.name() == k.name() && k.has_markers() {
+                spans.extend(s);
+            }
+        }
+        if k.has_markers() {
+            spans.extend(
+                lines
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, l)| k.marker(l))
+                    .map(|(n, _)| (n, n)),
+            );
+            if !spans.is_empty() {
+                let spans = merge_ranges(spans);
+                covered.extend(&spans);
+                out.push(Part {
+                    kind: k,
+                    lines: spans.iter().map(|(a, b)| (a + 1, b + 1)).collect(),
+                    text: Cow::Borrowed(text),
+                });
+            }
+        }
+    }
+    for (k, spans) in parts {
+        if k.has_markers() {
+            continue;
+        }
+        covered.extend(&spans);
+        out.push(Part {
+            kind: k,
+            lines: spans.iter().map(|(a, b)| (a + 1, b + 1)).collect(),
+            text: Cow::Owned(text_of(&lines, &spans)),
+        });
+    }
+    // What the head shows is read even when no single block shows it (markers spread over
+    // blocks that each hold too few of them).
+    if let Some(k) = first
+        && !out.iter().any(|p| p.kind.name() == k.name())
+    {
+        let rest: Vec<(usize, usize)> = bs
+            .iter()
+            .copied()
+            .filter(|&(a, b)| !covered.iter().any(|&(c, d)| a <= d && c <= b))
+            .collect();
+        let spans = merge_ranges(if rest.is_empty() { bs.clone() } else { rest });
+        covered.extend(&spans);
+        out.push(Part {
+            kind: k,
+            lines: spans.iter().map(|(a, b)| (a + 1, b + 1)).collect(),
+            text: Cow::Borrowed(text),
+        });
+    }
+    out.sort_by_key(|p| p.lines.first().copied());
+    let covered = merge_ranges(covered);
+    let unread = bs
+        .iter()
+        .flat_map(|&(a, b)| a..=b)
+        .filter(|n| !covered.iter().any(|&(c, d)| c <= *n && *n <= d))
+        .map(|n| (n, n))
+        .collect();
+    Reading {
+        parts: out,
+        unread: merge_ranges(unread)
+            .into_iter()
+            .map(|(a, b)| (a + 1, b + 1))
+            .collect(),
+    }
+}
+
+/// For a text no kind recognises: the kind it comes closest to and the line that came
+/// closest (1-based number and text), by the words the line shares with what the kind is
+/// (its name, description, example command and field names). `None` when no line shares a
+/// word with any kind.
+pub fn nearest(text: &str) -> Option<(&'static dyn EvidenceKind, usize, String)> {
+    fn words(s: &str) -> Vec<String> {
+        s.split(|c: char| !c.is_ascii_alphanumeric())
+            .filter(|w| w.len() >= 4)
+            .map(str::to_ascii_lowercase)
+            .collect()
+    }
+    const COMMON: &[&str] = &[
+        "with", "from", "that", "this", "what", "when", "each", "then", "their", "they", "where",
+        "over", "read", "time", "python", "true", "false", "none", "line", "lines",
+    ];
+    let vocab: Vec<(&'static dyn EvidenceKind, Vec<String>)> = KINDS
+        .iter()
+        .map(|k| {
+            let mut v = words(k.name());
+            v.extend(words(k.doc()));
+            v.extend(words(k.example()));
+            for (f, _) in k.fields() {
+                v.extend(words(f));
+            }
+            v.retain(|w| !COMMON.contains(&w.as_str()));
+            v.sort();
+            v.dedup();
+            (*k, v)
+        })
+        .collect();
+    let mut best: Option<(usize, &'static dyn EvidenceKind, usize, &str)> = None;
+    for (n, line) in text.lines().take(10_000).enumerate() {
+        let mut ws = words(line);
+        ws.sort();
+        ws.dedup();
+        if ws.is_empty() {
+            continue;
+        }
+        for (k, v) in &vocab {
+            let score = ws.iter().filter(|w| v.binary_search(w).is_ok()).count();
+            if score > 0 && best.is_none_or(|(s, ..)| score > s) {
+                best = Some((score, *k, n + 1, line));
+            }
+        }
+    }
+    best.map(|(_, k, n, l)| (k, n, super::clip(l.trim(), 200)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn corpus(name: &str) -> String {
+        let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/corpus")
+            .join(name);
+        std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+    }
+
+    fn kinds(r: &Reading) -> Vec<&'static str> {
+        r.parts.iter().map(|p| p.kind.name()).collect()
+    }
+
+    /// A paste of three outputs one after the other, each a public artifact of the corpus:
+    /// the table of https://github.com/NVIDIA/nvidia-container-runtime/issues/17, the dmon
+    /// samples of https://github.com/NVIDIA/gpu-monitoring-tools/issues/12 and the OOM message
+    /// of https://github.com/carolchenyx/MGFN./issues/35. Each is read, by its own reader.
+    #[test]
+    fn three_concatenated_kinds_are_each_read_in_full() {
+        let table = corpus("h2_smi_table_k80_python_10g_0pct.txt");
+        let dmon = corpus("dmon_idle_header.txt");
+        let oom = corpus("h2_oom_6g_2_30g_unallocated.txt");
+        let paste = format!("$ nvidia-smi\n{table}\n$ nvidia-smi dmon\n{dmon}\n{oom}");
+        let r = segment(&paste);
+        assert_eq!(
+            kinds(&r),
+            ["nvidia-smi-table", "nvidia-smi-dmon", "torch-memory"],
+            "{}",
+            r.describe()
+        );
+        let part = |k: &str| r.parts.iter().find(|p| p.kind.name() == k).unwrap();
+        // each part read as its reader reads the output alone
+        for (k, alone) in [("nvidia-smi-table", &table), ("nvidia-smi-dmon", &dmon)] {
+            let kind = crate::evidence::find(k).unwrap();
+            assert_eq!(kind.parse(&part(k).text), kind.parse(alone), "{k}");
+        }
+        let mem = part("torch-memory")
+            .kind
+            .parse(&part("torch-memory").text)
+            .unwrap();
+        assert_eq!(mem["oom"], true);
+        assert!(
+            mem["reserved_unallocated_mib"].as_f64().unwrap() > 2000.0,
+            "{mem}"
+        );
+        // nothing but the prompts is left unread
+        let n = paste.lines().count();
+        let prompt_lines: Vec<usize> = paste
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| l.starts_with("$ "))
+            .map(|(i, _)| i + 1)
+            .collect();
+        for (a, b) in &r.unread {
+            for l in *a..=*b {
+                assert!(
+                    prompt_lines.contains(&l),
+                    "line {l} of {n} unread: {}",
+                    r.describe()
+                );
+            }
+        }
+    }
+
+    /// Prose around a table with an error under it, as a chat message or an issue holds them:
+    /// the poster's words of https://github.com/NVIDIA/gpu-monitoring-tools/issues/12, the
+    /// table of https://github.com/NVIDIA/nvidia-container-runtime/issues/17, the OOM of
+    /// https://github.com/carolchenyx/MGFN./issues/35.
+    #[test]
+    fn prose_a_table_and_an_error_are_read_and_the_prose_is_named_unread() {
+        let prose = "In the dmon example, memory utilization and GPU utilization are calculated. For example, in the following example, memory utilization is 1%, but how is this value defined? Is it the percentage of bandwidth used during the last second ? And is there any reference document?";
+        let table = corpus("h2_smi_table_k80_python_10g_0pct.txt");
+        let oom = corpus("h2_oom_6g_2_30g_unallocated.txt");
+        let paste =
+            format!("{prose}\n\n```\n{table}```\n\nthen it died with\n\n{oom}\nany idea?\n");
+        let r = segment(&paste);
+        assert_eq!(
+            kinds(&r),
+            ["nvidia-smi-table", "torch-memory"],
+            "{}",
+            r.describe()
+        );
+        let t = crate::evidence::find("nvidia-smi-table").unwrap();
+        assert_eq!(t.parse(&r.parts[0].text), t.parse(&table));
+        // the table's lines, exactly: the prose and the fence are not in it
+        let first = paste.lines().position(|l| l.starts_with("+---")).unwrap() + 1;
+        assert_eq!(r.parts[0].lines[0].0, first, "{}", r.describe());
+        assert!(r.unread.iter().any(|(a, _)| *a == 1), "{}", r.describe());
+        assert!(r.describe().contains("not read"), "{}", r.describe());
+    }
+
+    #[test]
+    fn text_no_kind_reads_names_the_nearest_kind_and_line() {
+        let t = "hello\nmy GPU utilization is low, the dataloader seems slow\n";
+        let r = segment(t);
+        assert!(r.parts.is_empty());
+        let (k, n, line) = nearest(t).unwrap();
+        assert_eq!(n, 2, "{}", k.name());
+        assert!(line.contains("utilization"));
+        assert!(nearest("hello world\n").is_none());
+    }
+
+    #[test]
+    fn a_single_kind_is_one_part_as_before() {
+        let table = corpus("h2_smi_table_k80_python_10g_0pct.txt");
+        let r = segment(&table);
+        assert_eq!(kinds(&r), ["nvidia-smi-table"]);
+        // every line but the blank one between the GPUs and the processes
+        let n = table.lines().count();
+        let blank: Vec<usize> = table
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| l.trim().is_empty())
+            .map(|(i, _)| i + 1)
+            .collect();
+        assert!(r.unread.is_empty(), "{}", r.describe());
+        let covered: usize = r.parts[0].lines.iter().map(|(a, b)| b - a + 1).sum();
+        assert_eq!(covered + blank.len(), n, "{}", r.describe());
+    }
+}
