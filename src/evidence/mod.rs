@@ -10,11 +10,15 @@
 //! [`detect::detect`] recognises which kind of evidence a text is and [`detect::parse`]
 //! dispatches to the right parser, returning a `serde_json::Value`.
 
+pub mod collect_env;
+pub mod cuda_compat;
+pub mod cuda_errors;
 pub mod cuda_stack;
 pub mod detect;
 pub mod kernel_log;
 pub mod mount_text;
 pub mod mounts;
+pub mod nccl_errors;
 pub mod nccl_log;
 pub mod nvidia_smi;
 pub mod smi_tables;
