@@ -99,8 +99,16 @@ impl EvidenceHost {
                 if crate::formats::job_text::detect(&text).is_some() {
                     continue;
                 }
+                // PyTorch's CUDA messages, collect_env output and collective failures inside a
+                // paste are job evidence, read by their probes (cuda.log, cuda.compat, nccl.errors)
+                if crate::evidence::cuda_errors::looks_like(&text)
+                    || crate::evidence::collect_env::looks_like(&text)
+                    || crate::evidence::nccl_errors::looks_like(&text)
+                {
+                    continue;
+                }
                 anyhow::bail!(
-                    "--evidence {}: cannot tell what this is\nhelp: give nvidia-smi output (the table, -q text or -x XML, --query-gpu CSV, dmon, topo -m), an NCCL_DEBUG=INFO log, dmesg, a torch memory summary or OOM message, /etc/fstab, /proc/mounts, mount or df -h output, or a profiler trace",
+                    "--evidence {}: cannot tell what this is\nhelp: give nvidia-smi output (the table, -q text or -x XML, --query-gpu CSV, dmon, topo -m), an NCCL_DEBUG=INFO log, dmesg, a torch memory summary or OOM message, PyTorch's CUDA errors or `python -m torch.utils.collect_env` output, a watchdog timeout or NCCL error, /etc/fstab, /proc/mounts, mount or df -h output, or a profiler trace",
                     p.display()
                 );
             };
