@@ -342,6 +342,64 @@ pub fn parse_collect_env(text: &str) -> CollectEnv {
     e
 }
 
+/// The registry entry (see [`super::EvidenceKind`]).
+pub struct CollectEnvKind;
+
+impl super::EvidenceKind for CollectEnvKind {
+    fn name(&self) -> &'static str {
+        "torch-collect-env"
+    }
+    fn doc(&self) -> &'static str {
+        "`python -m torch.utils.collect_env` output: the PyTorch build and its CUDA, CUDA available, GPUs, driver, cuDNN, packages"
+    }
+    fn example(&self) -> &'static str {
+        "python -m torch.utils.collect_env"
+    }
+    fn fields(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            ("torch_version", "PyTorch version"),
+            ("is_debug_build", "Is debug build"),
+            ("torch_cuda", "CUDA used to build PyTorch"),
+            ("torch_cuda_code", "the same as a CUDA code (12010)"),
+            ("cpu_only_build", "a CPU-only build (`None`, `+cpu`)"),
+            ("rocm", "ROCM used to build PyTorch"),
+            ("os", "OS"),
+            ("windows", "the OS is Windows (its driver numbering differs)"),
+            ("gcc", "GCC version"),
+            ("clang", "Clang version"),
+            ("cmake", "CMake version"),
+            ("libc", "Libc version"),
+            ("python_version", "Python version"),
+            ("python_platform", "Python platform"),
+            ("cuda_available", "Is CUDA available"),
+            ("cuda_runtime_version", "CUDA runtime version (the toolkit nvcc found)"),
+            ("cuda_module_loading", "CUDA_MODULE_LOADING set to"),
+            ("gpus", "GPU models and configuration: index, name"),
+            ("nvidia_driver_version", "Nvidia driver version"),
+            ("driver_max_cuda_code", "the newest CUDA that driver runs (NVIDIA's driver table)"),
+            ("driver_max_cuda", "the same as major.minor"),
+            ("cudnn", "cuDNN version, or the libraries it found"),
+            ("xpu_available", "Is XPU available"),
+            ("hip_runtime_version", "HIP runtime version"),
+            ("miopen_runtime_version", "MIOpen runtime version"),
+            ("xnnpack_available", "Is XNNPACK available"),
+            ("caching_allocator_config", "Caching allocator config"),
+            ("cpu", "the CPU: block, key to value"),
+            ("packages", "pip/conda package lines: manager, name, version"),
+            ("other_keys", "keys of a newer collect_env this reader does not know"),
+        ]
+    }
+    fn read_by(&self) -> &'static [&'static str] {
+        &["cuda.log", "cuda.compat"]
+    }
+    fn detect(&self, s: &super::Sniff) -> bool {
+        looks_like(s.head)
+    }
+    fn parse(&self, text: &str) -> Result<serde_json::Value, String> {
+        super::to_value(&parse_collect_env(text))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

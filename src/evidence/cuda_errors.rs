@@ -463,6 +463,53 @@ pub fn parse_cuda_runtime_log(text: &str) -> CudaRuntimeLog {
     out
 }
 
+/// The registry entry (see [`super::EvidenceKind`]).
+pub struct CudaRuntimeKind;
+
+impl super::EvidenceKind for CudaRuntimeKind {
+    fn name(&self) -> &'static str {
+        "cuda-runtime-log"
+    }
+    fn doc(&self) -> &'static str {
+        "PyTorch's CUDA-init and runtime messages: driver too old, GPU architecture not in the build, no kernel image, CUDA/cuBLAS/cuDNN errors"
+    }
+    fn example(&self) -> &'static str {
+        "python train.py 2>&1 | tee train.log"
+    }
+    fn fields(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            ("driver_too_old", "\"The NVIDIA driver on your system is too old\""),
+            ("driver_found_version", "the CUDA version the driver runs, as cudaDriverGetVersion codes it (12080)"),
+            ("driver_cuda", "the same as major.minor"),
+            ("no_driver", "\"Found no NVIDIA driver on your system\""),
+            ("insufficient_driver", "cudaErrorInsufficientDriver"),
+            ("init_warning", "the message came as PyTorch's `CUDA initialization:` warning"),
+            ("driver_init_failed", "\"CUDA driver initialization failed\""),
+            ("unknown_error_env", "\"CUDA unknown error - this may be due to an incorrectly set up environment\""),
+            ("no_gpus", "\"No CUDA GPUs are available\""),
+            ("no_kernel_image", "cudaErrorNoKernelImageForDevice"),
+            ("incompatible_gpus", "GPUs the build has no kernels for: name, capability, sm, supported"),
+            ("old_gpus", "GPUs older than the build supports: index, name, capability, min_supported"),
+            ("needs_newer_cuda", "GPUs that need a newer CUDA than PyTorch was compiled with"),
+            ("errors", "CUDA, cuBLAS and cuDNN errors: name, code, message, category, count, line"),
+            ("error_names", "distinct error names"),
+            ("async_hint", "PyTorch warned that the stack may not be where the kernel failed"),
+            ("torch_wheel_cuda", "`+cuXYZ` tags of torch versions in the text"),
+            ("lines", "lines that carried one of these messages"),
+        ]
+    }
+    fn read_by(&self) -> &'static [&'static str] {
+        &["cuda.log", "cuda.compat"]
+    }
+    fn detect(&self, s: &super::Sniff) -> bool {
+        // the error can sit anywhere in a long log: scan for its line, collecting nothing
+        looks_like(s.text)
+    }
+    fn parse(&self, text: &str) -> Result<serde_json::Value, String> {
+        super::to_value(&parse_cuda_runtime_log(text))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -417,6 +417,51 @@ fn note_shm(out: &mut NcclErrors, line: &str) {
     }
 }
 
+/// The registry entry (see [`super::EvidenceKind`]).
+pub struct NcclErrorsKind;
+
+impl super::EvidenceKind for NcclErrorsKind {
+    fn name(&self) -> &'static str {
+        "nccl-error-log"
+    }
+    fn doc(&self) -> &'static str {
+        "collective failures in a PyTorch or NCCL log: ProcessGroupNCCL watchdog timeouts, ncclSystemError/ncclInternalError/… with NCCL's Last error, NCCL's /dev/shm failures"
+    }
+    fn example(&self) -> &'static str {
+        "torchrun --nproc_per_node 8 train.py 2>&1 | tee train.log"
+    }
+    fn fields(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            ("timeouts", "watchdog timeouts: rank, pg, seq, op, numel_in, numel_out, tensor_shape, timeout_ms, ran_for_ms"),
+            ("timeout_count", "every watchdog timeout line"),
+            ("timeout_ranks", "ranks that reported a timeout"),
+            ("timeout_ops", "ops that timed out"),
+            ("last_completed_work", "the lowest sequence number a rank reports completed"),
+            ("last_enqueued_work", "the highest sequence number a rank reports enqueued"),
+            ("errors", "NCCL error results: result, last_error, location, nccl_version, count"),
+            ("error_results", "distinct NCCL results"),
+            ("shm_create_failed", "NCCL could not create or grow a /dev/shm segment"),
+            ("shm_attach_failed", "NCCL could not attach to a peer's /dev/shm segment"),
+            ("shm_segment_bytes", "the segment size NCCL asked for"),
+            ("shm_error", "the first shared-memory WARN"),
+            ("bus_error", "`Bus error` in the same text"),
+            ("cuda_oom_in_nccl", "`Cuda failure 'out of memory'` inside NCCL"),
+            ("nccl_version", "the NCCL version the text names"),
+            ("lines", "lines that carried one of these messages"),
+        ]
+    }
+    fn read_by(&self) -> &'static [&'static str] {
+        &["nccl.errors", "shm"]
+    }
+    fn detect(&self, s: &super::Sniff) -> bool {
+        // the failure can sit anywhere in a long log: scan for its line, collecting nothing
+        looks_like(s.text)
+    }
+    fn parse(&self, text: &str) -> Result<serde_json::Value, String> {
+        super::to_value(&parse_nccl_errors(text))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
