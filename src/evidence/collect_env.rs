@@ -228,7 +228,9 @@ pub fn parse_collect_env(text: &str) -> CollectEnv {
             }
             continue;
         }
-        let keyed = l.split_once(": ").or_else(|| l.strip_suffix(':').map(|k| (k, "")));
+        let keyed = l
+            .split_once(": ")
+            .or_else(|| l.strip_suffix(':').map(|k| (k, "")));
         if let Some((k, v)) = keyed
             && KEYS.contains(&k)
         {
@@ -332,7 +334,10 @@ pub fn parse_collect_env(text: &str) -> CollectEnv {
             }
         }
     }
-    if e.torch_version.as_deref().is_some_and(|v| v.ends_with("+cpu")) {
+    if e.torch_version
+        .as_deref()
+        .is_some_and(|v| v.ends_with("+cpu"))
+    {
         e.cpu_only_build = true;
     }
     if let Some(d) = &e.nvidia_driver_version {
@@ -364,7 +369,10 @@ impl super::EvidenceKind for CollectEnvKind {
             ("cpu_only_build", "a CPU-only build (`None`, `+cpu`)"),
             ("rocm", "ROCM used to build PyTorch"),
             ("os", "OS"),
-            ("windows", "the OS is Windows (its driver numbering differs)"),
+            (
+                "windows",
+                "the OS is Windows (its driver numbering differs)",
+            ),
             ("gcc", "GCC version"),
             ("clang", "Clang version"),
             ("cmake", "CMake version"),
@@ -372,11 +380,17 @@ impl super::EvidenceKind for CollectEnvKind {
             ("python_version", "Python version"),
             ("python_platform", "Python platform"),
             ("cuda_available", "Is CUDA available"),
-            ("cuda_runtime_version", "CUDA runtime version (the toolkit nvcc found)"),
+            (
+                "cuda_runtime_version",
+                "CUDA runtime version (the toolkit nvcc found)",
+            ),
             ("cuda_module_loading", "CUDA_MODULE_LOADING set to"),
             ("gpus", "GPU models and configuration: index, name"),
             ("nvidia_driver_version", "Nvidia driver version"),
-            ("driver_max_cuda_code", "the newest CUDA that driver runs (NVIDIA's driver table)"),
+            (
+                "driver_max_cuda_code",
+                "the newest CUDA that driver runs (NVIDIA's driver table)",
+            ),
             ("driver_max_cuda", "the same as major.minor"),
             ("cudnn", "cuDNN version, or the libraries it found"),
             ("xpu_available", "Is XPU available"),
@@ -385,8 +399,14 @@ impl super::EvidenceKind for CollectEnvKind {
             ("xnnpack_available", "Is XNNPACK available"),
             ("caching_allocator_config", "Caching allocator config"),
             ("cpu", "the CPU: block, key to value"),
-            ("packages", "pip/conda package lines: manager, name, version"),
-            ("other_keys", "keys of a newer collect_env this reader does not know"),
+            (
+                "packages",
+                "pip/conda package lines: manager, name, version",
+            ),
+            (
+                "other_keys",
+                "keys of a newer collect_env this reader does not know",
+            ),
         ]
     }
     fn read_by(&self) -> &'static [&'static str] {
@@ -414,8 +434,14 @@ mod tests {
         assert_eq!(e.is_debug_build, Some(false));
         assert_eq!(e.torch_cuda.as_deref(), Some("10.2"));
         assert_eq!(e.torch_cuda_code, Some(10020));
-        assert_eq!(e.os.as_deref(), Some("Red Hat Enterprise Linux Server 7.6 (Maipo)"));
-        assert_eq!(e.gcc.as_deref(), Some("(GCC) 4.8.5 20150623 (Red Hat 4.8.5-36)"));
+        assert_eq!(
+            e.os.as_deref(),
+            Some("Red Hat Enterprise Linux Server 7.6 (Maipo)")
+        );
+        assert_eq!(
+            e.gcc.as_deref(),
+            Some("(GCC) 4.8.5 20150623 (Red Hat 4.8.5-36)")
+        );
         assert_eq!(e.cmake, None);
         assert_eq!(e.python_version.as_deref(), Some("3.7"));
         assert_eq!(e.cuda_available, Some(false));
@@ -423,8 +449,14 @@ mod tests {
         assert_eq!(
             e.gpus,
             [
-                Gpu { index: 0, name: "Tesla V100-PCIE-16GB".into() },
-                Gpu { index: 1, name: "Tesla V100-PCIE-16GB".into() }
+                Gpu {
+                    index: 0,
+                    name: "Tesla V100-PCIE-16GB".into()
+                },
+                Gpu {
+                    index: 1,
+                    name: "Tesla V100-PCIE-16GB".into()
+                }
             ]
         );
         assert_eq!(e.nvidia_driver_version.as_deref(), Some("418.67"));
@@ -455,14 +487,27 @@ mod tests {
         assert_eq!(e.cuda_available, Some(true));
         assert_eq!(e.cuda_runtime_version.as_deref(), Some("11.7.64"));
         assert_eq!(e.cuda_module_loading.as_deref(), Some("LAZY"));
-        assert_eq!(e.gpus, [Gpu { index: 0, name: "NVIDIA GeForce GTX 1050 Ti".into() }]);
+        assert_eq!(
+            e.gpus,
+            [Gpu {
+                index: 0,
+                name: "NVIDIA GeForce GTX 1050 Ti".into()
+            }]
+        );
         assert_eq!(e.nvidia_driver_version.as_deref(), Some("535.98"));
         assert_eq!(e.driver_max_cuda_code, Some(12010));
         assert_eq!(e.cudnn.len(), 1);
         assert_eq!(e.hip_runtime_version, None);
         assert_eq!(e.xnnpack_available, Some(true));
-        assert_eq!(e.cpu.get("Name").map(String::as_str), Some("Intel(R) Core(TM) i7-10700 CPU @ 2.90GHz"));
-        assert!(e.packages.iter().any(|p| p.name == "torch" && p.version.as_deref() == Some("2.0.1+cu117")));
+        assert_eq!(
+            e.cpu.get("Name").map(String::as_str),
+            Some("Intel(R) Core(TM) i7-10700 CPU @ 2.90GHz")
+        );
+        assert!(
+            e.packages
+                .iter()
+                .any(|p| p.name == "torch" && p.version.as_deref() == Some("2.0.1+cu117"))
+        );
     }
 
     #[test]
@@ -473,7 +518,9 @@ mod tests {
         assert_eq!(e.gpus.len(), 2);
         assert!(e.windows);
         assert_eq!(e.driver_max_cuda_code, Some(10020));
-        assert!(looks_like(&fixture("collect_env/torch15_quoted_titan_rtx.txt")));
+        assert!(looks_like(&fixture(
+            "collect_env/torch15_quoted_titan_rtx.txt"
+        )));
     }
 
     #[test]

@@ -128,53 +128,275 @@ pub struct CudaRuntimeLog {
 
 /// (runtime name, number, cudaGetErrorString text, CUresult name, category).
 const CUDA_ERRORS: &[(&str, u32, &str, &str, &str)] = &[
-    ("cudaErrorInvalidValue", 1, "invalid argument", "CUDA_ERROR_INVALID_VALUE", "other"),
-    ("cudaErrorMemoryAllocation", 2, "out of memory", "CUDA_ERROR_OUT_OF_MEMORY", "memory"),
-    ("cudaErrorInitializationError", 3, "initialization error", "CUDA_ERROR_NOT_INITIALIZED", "driver"),
-    ("cudaErrorCudartUnloading", 4, "driver shutting down", "CUDA_ERROR_DEINITIALIZED", "other"),
-    ("cudaErrorInvalidConfiguration", 9, "invalid configuration argument", "", "launch"),
-    ("cudaErrorInvalidDevicePointer", 17, "invalid device pointer", "", "memory-access"),
-    ("cudaErrorStubLibrary", 34, "CUDA driver is a stub library", "CUDA_ERROR_STUB_LIBRARY", "driver"),
-    ("cudaErrorInsufficientDriver", 35, "CUDA driver version is insufficient for CUDA runtime version", "", "driver"),
-    ("cudaErrorCallRequiresNewerDriver", 36, "API call is not supported in the installed CUDA driver", "", "driver"),
-    ("cudaErrorDevicesUnavailable", 46, "CUDA-capable device(s) is/are busy or unavailable", "CUDA_ERROR_DEVICES_UNAVAILABLE", "device-unavailable"),
-    ("cudaErrorInvalidDeviceFunction", 98, "invalid device function", "", "arch"),
-    ("cudaErrorNoDevice", 100, "no CUDA-capable device is detected", "CUDA_ERROR_NO_DEVICE", "device-unavailable"),
-    ("cudaErrorInvalidDevice", 101, "invalid device ordinal", "CUDA_ERROR_INVALID_DEVICE", "device-unavailable"),
-    ("cudaErrorInvalidKernelImage", 200, "device kernel image is invalid", "CUDA_ERROR_INVALID_IMAGE", "arch"),
-    ("cudaErrorNoKernelImageForDevice", 209, "no kernel image is available for execution on the device", "CUDA_ERROR_NO_BINARY_FOR_GPU", "arch"),
-    ("cudaErrorECCUncorrectable", 214, "uncorrectable ECC error encountered", "CUDA_ERROR_ECC_UNCORRECTABLE", "ecc"),
-    ("cudaErrorPeerAccessUnsupported", 217, "peer access is not supported between these two devices", "CUDA_ERROR_PEER_ACCESS_UNSUPPORTED", "other"),
-    ("cudaErrorInvalidPtx", 218, "a PTX JIT compilation failed", "CUDA_ERROR_INVALID_PTX", "arch"),
-    ("cudaErrorNvlinkUncorrectable", 220, "uncorrectable NVLink error detected during the execution", "CUDA_ERROR_NVLINK_UNCORRECTABLE", "hardware"),
-    ("cudaErrorUnsupportedPtxVersion", 222, "the provided PTX was compiled with an unsupported toolchain.", "CUDA_ERROR_UNSUPPORTED_PTX_VERSION", "driver"),
-    ("cudaErrorIllegalAddress", 700, "an illegal memory access was encountered", "CUDA_ERROR_ILLEGAL_ADDRESS", "memory-access"),
-    ("cudaErrorLaunchOutOfResources", 701, "too many resources requested for launch", "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES", "launch"),
-    ("cudaErrorLaunchTimeout", 702, "the launch timed out and was terminated", "CUDA_ERROR_LAUNCH_TIMEOUT", "launch"),
-    ("cudaErrorAssert", 710, "device-side assert triggered", "CUDA_ERROR_ASSERT", "assert"),
-    ("cudaErrorHardwareStackError", 714, "hardware stack error", "CUDA_ERROR_HARDWARE_STACK_ERROR", "hardware"),
-    ("cudaErrorIllegalInstruction", 715, "an illegal instruction was encountered", "CUDA_ERROR_ILLEGAL_INSTRUCTION", "memory-access"),
-    ("cudaErrorMisalignedAddress", 716, "misaligned address", "CUDA_ERROR_MISALIGNED_ADDRESS", "memory-access"),
-    ("cudaErrorInvalidPc", 718, "invalid program counter", "CUDA_ERROR_INVALID_PC", "memory-access"),
-    ("cudaErrorLaunchFailure", 719, "unspecified launch failure", "CUDA_ERROR_LAUNCH_FAILED", "launch"),
-    ("cudaErrorNotPermitted", 800, "operation not permitted", "CUDA_ERROR_NOT_PERMITTED", "other"),
-    ("cudaErrorNotSupported", 801, "operation not supported", "CUDA_ERROR_NOT_SUPPORTED", "other"),
-    ("cudaErrorSystemNotReady", 802, "system not yet initialized", "CUDA_ERROR_SYSTEM_NOT_READY", "driver"),
-    ("cudaErrorSystemDriverMismatch", 803, "system has unsupported display driver / cuda driver combination", "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH", "driver"),
-    ("cudaErrorCompatNotSupportedOnDevice", 804, "forward compatibility was attempted on non supported HW", "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE", "driver"),
-    ("cudaErrorTimeout", 909, "wait operation timed out", "CUDA_ERROR_TIMEOUT", "other"),
-    ("cudaErrorUnknown", 999, "unknown error", "CUDA_ERROR_UNKNOWN", "device-unavailable"),
+    (
+        "cudaErrorInvalidValue",
+        1,
+        "invalid argument",
+        "CUDA_ERROR_INVALID_VALUE",
+        "other",
+    ),
+    (
+        "cudaErrorMemoryAllocation",
+        2,
+        "out of memory",
+        "CUDA_ERROR_OUT_OF_MEMORY",
+        "memory",
+    ),
+    (
+        "cudaErrorInitializationError",
+        3,
+        "initialization error",
+        "CUDA_ERROR_NOT_INITIALIZED",
+        "driver",
+    ),
+    (
+        "cudaErrorCudartUnloading",
+        4,
+        "driver shutting down",
+        "CUDA_ERROR_DEINITIALIZED",
+        "other",
+    ),
+    (
+        "cudaErrorInvalidConfiguration",
+        9,
+        "invalid configuration argument",
+        "",
+        "launch",
+    ),
+    (
+        "cudaErrorInvalidDevicePointer",
+        17,
+        "invalid device pointer",
+        "",
+        "memory-access",
+    ),
+    (
+        "cudaErrorStubLibrary",
+        34,
+        "CUDA driver is a stub library",
+        "CUDA_ERROR_STUB_LIBRARY",
+        "driver",
+    ),
+    (
+        "cudaErrorInsufficientDriver",
+        35,
+        "CUDA driver version is insufficient for CUDA runtime version",
+        "",
+        "driver",
+    ),
+    (
+        "cudaErrorCallRequiresNewerDriver",
+        36,
+        "API call is not supported in the installed CUDA driver",
+        "",
+        "driver",
+    ),
+    (
+        "cudaErrorDevicesUnavailable",
+        46,
+        "CUDA-capable device(s) is/are busy or unavailable",
+        "CUDA_ERROR_DEVICES_UNAVAILABLE",
+        "device-unavailable",
+    ),
+    (
+        "cudaErrorInvalidDeviceFunction",
+        98,
+        "invalid device function",
+        "",
+        "arch",
+    ),
+    (
+        "cudaErrorNoDevice",
+        100,
+        "no CUDA-capable device is detected",
+        "CUDA_ERROR_NO_DEVICE",
+        "device-unavailable",
+    ),
+    (
+        "cudaErrorInvalidDevice",
+        101,
+        "invalid device ordinal",
+        "CUDA_ERROR_INVALID_DEVICE",
+        "device-unavailable",
+    ),
+    (
+        "cudaErrorInvalidKernelImage",
+        200,
+        "device kernel image is invalid",
+        "CUDA_ERROR_INVALID_IMAGE",
+        "arch",
+    ),
+    (
+        "cudaErrorNoKernelImageForDevice",
+        209,
+        "no kernel image is available for execution on the device",
+        "CUDA_ERROR_NO_BINARY_FOR_GPU",
+        "arch",
+    ),
+    (
+        "cudaErrorECCUncorrectable",
+        214,
+        "uncorrectable ECC error encountered",
+        "CUDA_ERROR_ECC_UNCORRECTABLE",
+        "ecc",
+    ),
+    (
+        "cudaErrorPeerAccessUnsupported",
+        217,
+        "peer access is not supported between these two devices",
+        "CUDA_ERROR_PEER_ACCESS_UNSUPPORTED",
+        "other",
+    ),
+    (
+        "cudaErrorInvalidPtx",
+        218,
+        "a PTX JIT compilation failed",
+        "CUDA_ERROR_INVALID_PTX",
+        "arch",
+    ),
+    (
+        "cudaErrorNvlinkUncorrectable",
+        220,
+        "uncorrectable NVLink error detected during the execution",
+        "CUDA_ERROR_NVLINK_UNCORRECTABLE",
+        "hardware",
+    ),
+    (
+        "cudaErrorUnsupportedPtxVersion",
+        222,
+        "the provided PTX was compiled with an unsupported toolchain.",
+        "CUDA_ERROR_UNSUPPORTED_PTX_VERSION",
+        "driver",
+    ),
+    (
+        "cudaErrorIllegalAddress",
+        700,
+        "an illegal memory access was encountered",
+        "CUDA_ERROR_ILLEGAL_ADDRESS",
+        "memory-access",
+    ),
+    (
+        "cudaErrorLaunchOutOfResources",
+        701,
+        "too many resources requested for launch",
+        "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES",
+        "launch",
+    ),
+    (
+        "cudaErrorLaunchTimeout",
+        702,
+        "the launch timed out and was terminated",
+        "CUDA_ERROR_LAUNCH_TIMEOUT",
+        "launch",
+    ),
+    (
+        "cudaErrorAssert",
+        710,
+        "device-side assert triggered",
+        "CUDA_ERROR_ASSERT",
+        "assert",
+    ),
+    (
+        "cudaErrorHardwareStackError",
+        714,
+        "hardware stack error",
+        "CUDA_ERROR_HARDWARE_STACK_ERROR",
+        "hardware",
+    ),
+    (
+        "cudaErrorIllegalInstruction",
+        715,
+        "an illegal instruction was encountered",
+        "CUDA_ERROR_ILLEGAL_INSTRUCTION",
+        "memory-access",
+    ),
+    (
+        "cudaErrorMisalignedAddress",
+        716,
+        "misaligned address",
+        "CUDA_ERROR_MISALIGNED_ADDRESS",
+        "memory-access",
+    ),
+    (
+        "cudaErrorInvalidPc",
+        718,
+        "invalid program counter",
+        "CUDA_ERROR_INVALID_PC",
+        "memory-access",
+    ),
+    (
+        "cudaErrorLaunchFailure",
+        719,
+        "unspecified launch failure",
+        "CUDA_ERROR_LAUNCH_FAILED",
+        "launch",
+    ),
+    (
+        "cudaErrorNotPermitted",
+        800,
+        "operation not permitted",
+        "CUDA_ERROR_NOT_PERMITTED",
+        "other",
+    ),
+    (
+        "cudaErrorNotSupported",
+        801,
+        "operation not supported",
+        "CUDA_ERROR_NOT_SUPPORTED",
+        "other",
+    ),
+    (
+        "cudaErrorSystemNotReady",
+        802,
+        "system not yet initialized",
+        "CUDA_ERROR_SYSTEM_NOT_READY",
+        "driver",
+    ),
+    (
+        "cudaErrorSystemDriverMismatch",
+        803,
+        "system has unsupported display driver / cuda driver combination",
+        "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH",
+        "driver",
+    ),
+    (
+        "cudaErrorCompatNotSupportedOnDevice",
+        804,
+        "forward compatibility was attempted on non supported HW",
+        "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE",
+        "driver",
+    ),
+    (
+        "cudaErrorTimeout",
+        909,
+        "wait operation timed out",
+        "CUDA_ERROR_TIMEOUT",
+        "other",
+    ),
+    (
+        "cudaErrorUnknown",
+        999,
+        "unknown error",
+        "CUDA_ERROR_UNKNOWN",
+        "device-unavailable",
+    ),
 ];
 
-fn by_message(m: &str) -> Option<&'static (&'static str, u32, &'static str, &'static str, &'static str)> {
+fn by_message(
+    m: &str,
+) -> Option<&'static (&'static str, u32, &'static str, &'static str, &'static str)> {
     let m = m.trim().trim_end_matches('.');
     CUDA_ERRORS
         .iter()
         .find(|e| e.2.trim_end_matches('.').eq_ignore_ascii_case(m))
 }
 
-fn by_name(n: &str) -> Option<&'static (&'static str, u32, &'static str, &'static str, &'static str)> {
-    CUDA_ERRORS.iter().find(|e| e.0 == n || (!e.3.is_empty() && e.3 == n))
+fn by_name(
+    n: &str,
+) -> Option<&'static (&'static str, u32, &'static str, &'static str, &'static str)> {
+    CUDA_ERRORS
+        .iter()
+        .find(|e| e.0 == n || (!e.3.is_empty() && e.3 == n))
 }
 
 static TOO_OLD: LazyLock<Regex> = LazyLock::new(|| {
@@ -183,13 +405,14 @@ static TOO_OLD: LazyLock<Regex> = LazyLock::new(|| {
 });
 // `CUDA error: <message>`, the message ending at the first `.`-and-space, newline or `(`-hint
 static CUDA_ERROR: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"CUDA error: ([A-Za-z][A-Za-z0-9 ()/,'_-]{2,120}?)(?:\.\s|\.$|$| \(|\n|CUDA kernel)")
-        .expect("static regex")
+    Regex::new(
+        r"CUDA error: ([A-Za-z][A-Za-z0-9 ()/,'_-]{2,120}?)(?:\.\s|\.$|$| \(|\n|CUDA kernel)",
+    )
+    .expect("static regex")
 });
 // NCCL's and other tools' `Cuda failure 999 'unknown error'` / `Cuda failure 'out of memory'`
-static CUDA_FAILURE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"Cuda failure (?:\d+ )?'([^']{2,120})'").expect("static regex")
-});
+static CUDA_FAILURE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"Cuda failure (?:\d+ )?'([^']{2,120})'").expect("static regex"));
 static NAMES: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"\b(cudaError[A-Z][A-Za-z]+|CUDA_ERROR_[A-Z_]+|CUBLAS_STATUS_[A-Z_]+|CUDNN_STATUS_[A-Z_]+)\b")
         .expect("static regex")
@@ -207,8 +430,10 @@ static OLD_GPU: LazyLock<Regex> = LazyLock::new(|| {
         .expect("static regex")
 });
 static MIN_CAP: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"minimum cuda capability (?:that we support|supported by this library) is (\d+\.\d+)")
-        .expect("static regex")
+    Regex::new(
+        r"minimum cuda capability (?:that we support|supported by this library) is (\d+\.\d+)",
+    )
+    .expect("static regex")
 });
 static NEEDS_NEWER: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"Found GPU(\d+) (.+?) which requires CUDA_VERSION >= (\d+)").expect("static regex")
@@ -229,7 +454,8 @@ pub fn recognised_line(line: &str) -> bool {
         || line.contains("is not compatible with the current PyTorch installation")
         || line.contains("CUDA error: ")
         || line.contains("CUDA driver initialization failed")
-        || line.contains("CUDA unknown error - this may be due to an incorrectly set up environment")
+        || line
+            .contains("CUDA unknown error - this may be due to an incorrectly set up environment")
         || (line.contains("Found GPU") && line.contains("cuda capability"))
         || line.contains("CUBLAS_STATUS_")
         || line.contains("CUDNN_STATUS_")
@@ -317,7 +543,8 @@ pub fn parse_cuda_runtime_log(text: &str) -> CudaRuntimeLog {
             out.driver_init_failed = true;
             carried = true;
         }
-        if line.contains("CUDA unknown error - this may be due to an incorrectly set up environment")
+        if line
+            .contains("CUDA unknown error - this may be due to an incorrectly set up environment")
         {
             out.unknown_error_env = true;
             carried = true;
@@ -400,11 +627,12 @@ pub fn parse_cuda_runtime_log(text: &str) -> CudaRuntimeLog {
         }
         // errors named on this line (each counted once per line)
         let mut here: Vec<(String, Option<u32>, Option<&'static str>, &'static str)> = Vec::new();
-        let mut add = |n: String, code: Option<u32>, msg: Option<&'static str>, cat: &'static str| {
-            if !here.iter().any(|h| h.0 == n) {
-                here.push((n, code, msg, cat));
-            }
-        };
+        let mut add =
+            |n: String, code: Option<u32>, msg: Option<&'static str>, cat: &'static str| {
+                if !here.iter().any(|h| h.0 == n) {
+                    here.push((n, code, msg, cat));
+                }
+            };
         for c in CUDA_ERROR
             .captures_iter(line)
             .chain(CUDA_FAILURE.captures_iter(line))
@@ -478,23 +706,56 @@ impl super::EvidenceKind for CudaRuntimeKind {
     }
     fn fields(&self) -> &'static [(&'static str, &'static str)] {
         &[
-            ("driver_too_old", "\"The NVIDIA driver on your system is too old\""),
-            ("driver_found_version", "the CUDA version the driver runs, as cudaDriverGetVersion codes it (12080)"),
+            (
+                "driver_too_old",
+                "\"The NVIDIA driver on your system is too old\"",
+            ),
+            (
+                "driver_found_version",
+                "the CUDA version the driver runs, as cudaDriverGetVersion codes it (12080)",
+            ),
             ("driver_cuda", "the same as major.minor"),
             ("no_driver", "\"Found no NVIDIA driver on your system\""),
             ("insufficient_driver", "cudaErrorInsufficientDriver"),
-            ("init_warning", "the message came as PyTorch's `CUDA initialization:` warning"),
-            ("driver_init_failed", "\"CUDA driver initialization failed\""),
-            ("unknown_error_env", "\"CUDA unknown error - this may be due to an incorrectly set up environment\""),
+            (
+                "init_warning",
+                "the message came as PyTorch's `CUDA initialization:` warning",
+            ),
+            (
+                "driver_init_failed",
+                "\"CUDA driver initialization failed\"",
+            ),
+            (
+                "unknown_error_env",
+                "\"CUDA unknown error - this may be due to an incorrectly set up environment\"",
+            ),
             ("no_gpus", "\"No CUDA GPUs are available\""),
             ("no_kernel_image", "cudaErrorNoKernelImageForDevice"),
-            ("incompatible_gpus", "GPUs the build has no kernels for: name, capability, sm, supported"),
-            ("old_gpus", "GPUs older than the build supports: index, name, capability, min_supported"),
-            ("needs_newer_cuda", "GPUs that need a newer CUDA than PyTorch was compiled with"),
-            ("errors", "CUDA, cuBLAS and cuDNN errors: name, code, message, category, count, line"),
+            (
+                "incompatible_gpus",
+                "GPUs the build has no kernels for: name, capability, sm, supported",
+            ),
+            (
+                "old_gpus",
+                "GPUs older than the build supports: index, name, capability, min_supported",
+            ),
+            (
+                "needs_newer_cuda",
+                "GPUs that need a newer CUDA than PyTorch was compiled with",
+            ),
+            (
+                "errors",
+                "CUDA, cuBLAS and cuDNN errors: name, code, message, category, count, line",
+            ),
             ("error_names", "distinct error names"),
-            ("async_hint", "PyTorch warned that the stack may not be where the kernel failed"),
-            ("torch_wheel_cuda", "`+cuXYZ` tags of torch versions in the text"),
+            (
+                "async_hint",
+                "PyTorch warned that the stack may not be where the kernel failed",
+            ),
+            (
+                "torch_wheel_cuda",
+                "`+cuXYZ` tags of torch versions in the text",
+            ),
             ("lines", "lines that carried one of these messages"),
         ]
     }
@@ -547,7 +808,9 @@ mod tests {
         assert_eq!(g.sm, 120);
         assert_eq!(
             g.supported,
-            ["sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90"]
+            [
+                "sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90"
+            ]
         );
         assert!(!m.driver_too_old);
     }
@@ -591,7 +854,10 @@ mod tests {
         let m = parse_cuda_runtime_log(
             "RuntimeError: CUDA error: CUBLAS_STATUS_EXECUTION_FAILED when calling `cublasSgemm( handle, opa, opb, m, n, k, &alpha, a, lda, b, ldb, &beta, c, ldc)`\n",
         );
-        assert!(m.error_names.contains(&"CUBLAS_STATUS_EXECUTION_FAILED".to_string()));
+        assert!(
+            m.error_names
+                .contains(&"CUBLAS_STATUS_EXECUTION_FAILED".to_string())
+        );
         let m = parse_cuda_runtime_log(
             "RuntimeError: cuDNN error: CUDNN_STATUS_SUCCESS\nRuntimeError: cuDNN error: CUDNN_STATUS_INTERNAL_ERROR\n",
         );

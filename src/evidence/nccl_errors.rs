@@ -335,7 +335,8 @@ pub fn parse_nccl_errors(text: &str) -> NcclErrors {
                 fresh = true;
             }
             if let Some(v) = c.get(3) {
-                out.nccl_version.get_or_insert_with(|| v.as_str().to_string());
+                out.nccl_version
+                    .get_or_insert_with(|| v.as_str().to_string());
             }
         } else if let Some(c) = RESULT.captures(line) {
             carried = true;
@@ -377,12 +378,7 @@ pub fn parse_nccl_errors(text: &str) -> NcclErrors {
 }
 
 /// NCCL's reason after `Last error:`: on the same line, or (nothing after it) on the next one.
-fn last_error_on(
-    line: &str,
-    i: usize,
-    out: &mut NcclErrors,
-    want: &mut Option<(usize, String)>,
-) {
+fn last_error_on(line: &str, i: usize, out: &mut NcclErrors, want: &mut Option<(usize, String)>) {
     let Some(at) = line.find("Last error:") else {
         return;
     };
@@ -432,20 +428,41 @@ impl super::EvidenceKind for NcclErrorsKind {
     }
     fn fields(&self) -> &'static [(&'static str, &'static str)] {
         &[
-            ("timeouts", "watchdog timeouts: rank, pg, seq, op, numel_in, numel_out, tensor_shape, timeout_ms, ran_for_ms"),
+            (
+                "timeouts",
+                "watchdog timeouts: rank, pg, seq, op, numel_in, numel_out, tensor_shape, timeout_ms, ran_for_ms",
+            ),
             ("timeout_count", "every watchdog timeout line"),
             ("timeout_ranks", "ranks that reported a timeout"),
             ("timeout_ops", "ops that timed out"),
-            ("last_completed_work", "the lowest sequence number a rank reports completed"),
-            ("last_enqueued_work", "the highest sequence number a rank reports enqueued"),
-            ("errors", "NCCL error results: result, last_error, location, nccl_version, count"),
+            (
+                "last_completed_work",
+                "the lowest sequence number a rank reports completed",
+            ),
+            (
+                "last_enqueued_work",
+                "the highest sequence number a rank reports enqueued",
+            ),
+            (
+                "errors",
+                "NCCL error results: result, last_error, location, nccl_version, count",
+            ),
             ("error_results", "distinct NCCL results"),
-            ("shm_create_failed", "NCCL could not create or grow a /dev/shm segment"),
-            ("shm_attach_failed", "NCCL could not attach to a peer's /dev/shm segment"),
+            (
+                "shm_create_failed",
+                "NCCL could not create or grow a /dev/shm segment",
+            ),
+            (
+                "shm_attach_failed",
+                "NCCL could not attach to a peer's /dev/shm segment",
+            ),
             ("shm_segment_bytes", "the segment size NCCL asked for"),
             ("shm_error", "the first shared-memory WARN"),
             ("bus_error", "`Bus error` in the same text"),
-            ("cuda_oom_in_nccl", "`Cuda failure 'out of memory'` inside NCCL"),
+            (
+                "cuda_oom_in_nccl",
+                "`Cuda failure 'out of memory'` inside NCCL",
+            ),
             ("nccl_version", "the NCCL version the text names"),
             ("lines", "lines that carried one of these messages"),
         ]
@@ -511,9 +528,14 @@ mod tests {
         let e = parse_nccl_errors(&fixture("nccl_errors/vllm_shm_system_error.log"));
         assert_eq!(e.error_results, ["ncclSystemError"]);
         let x = &e.errors[0];
-        assert_eq!(x.location.as_deref(), Some("../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1970"));
+        assert_eq!(
+            x.location.as_deref(),
+            Some("../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1970")
+        );
         assert_eq!(x.nccl_version.as_deref(), Some("2.20.5"));
-        assert!(x.last_error.as_deref().unwrap().starts_with("Error while creating shared memory segment /dev/shm/nccl-bWHyCi (size 9637888)"));
+        assert!(x.last_error.as_deref().unwrap().starts_with(
+            "Error while creating shared memory segment /dev/shm/nccl-bWHyCi (size 9637888)"
+        ));
         assert!(e.shm_create_failed && !e.shm_attach_failed);
         assert_eq!(e.shm_segment_bytes, Some(9637888));
         assert_eq!(e.nccl_version.as_deref(), Some("2.20.5"));
@@ -521,9 +543,14 @@ mod tests {
 
     #[test]
     fn unhandled_cuda_error_with_rank_prefixes() {
-        let e = parse_nccl_errors(&fixture("nccl_errors/unhandled_cuda_error_invalid_argument.log"));
+        let e = parse_nccl_errors(&fixture(
+            "nccl_errors/unhandled_cuda_error_invalid_argument.log",
+        ));
         assert_eq!(e.error_results, ["ncclUnhandledCudaError"]);
-        assert_eq!(e.errors[0].last_error.as_deref(), Some("Cuda failure 1 'invalid argument'"));
+        assert_eq!(
+            e.errors[0].last_error.as_deref(),
+            Some("Cuda failure 1 'invalid argument'")
+        );
         assert!(!e.shm_create_failed);
     }
 

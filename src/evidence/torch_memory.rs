@@ -112,7 +112,10 @@ static OTHER_PROC: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(&format!(r"Process (\d+) has {SIZE} memory in use")).expect("static regex")
 });
 static ALLOWED: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(&format!(r"is free\. (?:[^;]*?memory in use\. )*{SIZE} allowed;")).expect("static regex")
+    Regex::new(&format!(
+        r"is free\. (?:[^;]*?memory in use\. )*{SIZE} allowed;"
+    ))
+    .expect("static regex")
 });
 static ROW: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(&format!(

@@ -60,7 +60,9 @@ fn next_evidence(category: &str) -> &'static str {
         "arch" => {
             "`python -m torch.utils.collect_env` and `python -c \"import torch; print(torch.cuda.get_arch_list())\"`"
         }
-        _ => "rerun with CUDA_LAUNCH_BLOCKING=1 and give the full traceback with `python -m torch.utils.collect_env`",
+        _ => {
+            "rerun with CUDA_LAUNCH_BLOCKING=1 and give the full traceback with `python -m torch.utils.collect_env`"
+        }
     }
 }
 
@@ -72,7 +74,13 @@ fn to_object<T: serde::Serialize>(t: &T) -> Map<String, Value> {
 }
 
 /// The text facts both probes share: (runtime messages, collect_env, files read).
-fn read_text(ctx: &ProbeCtx) -> (Option<cuda_errors::CudaRuntimeLog>, Option<collect_env::CollectEnv>, Vec<String>) {
+fn read_text(
+    ctx: &ProbeCtx,
+) -> (
+    Option<cuda_errors::CudaRuntimeLog>,
+    Option<collect_env::CollectEnv>,
+    Vec<String>,
+) {
     let mut files = Vec::new();
     let rt = first_evidence(&ctx.inputs.evidence, cuda_errors::looks_like).map(|(p, t)| {
         files.push(p.display().to_string());
@@ -117,30 +125,87 @@ impl ProbeKind for CudaLog {
     }
     fn fields(&self) -> &'static [(&'static str, &'static str)] {
         &[
-            ("driver_too_old", "PyTorch said the NVIDIA driver is too old"),
-            ("driver_found_version", "the CUDA version PyTorch found the driver to run (12080)"),
+            (
+                "driver_too_old",
+                "PyTorch said the NVIDIA driver is too old",
+            ),
+            (
+                "driver_found_version",
+                "the CUDA version PyTorch found the driver to run (12080)",
+            ),
             ("no_driver", "\"Found no NVIDIA driver on your system\""),
             ("insufficient_driver", "cudaErrorInsufficientDriver"),
-            ("init_warning", "the message came as PyTorch's `CUDA initialization:` warning"),
+            (
+                "init_warning",
+                "the message came as PyTorch's `CUDA initialization:` warning",
+            ),
             ("no_kernel_image", "cudaErrorNoKernelImageForDevice"),
-            ("incompatible_gpus", "GPUs PyTorch says its build has no kernels for: name, capability, supported"),
-            ("old_gpus", "GPUs older than the build's oldest architecture"),
-            ("needs_newer_cuda", "GPUs that need a newer CUDA than PyTorch was compiled with"),
-            ("errors", "CUDA, cuBLAS and cuDNN errors: name, code, message, category, count, line"),
+            (
+                "incompatible_gpus",
+                "GPUs PyTorch says its build has no kernels for: name, capability, supported",
+            ),
+            (
+                "old_gpus",
+                "GPUs older than the build's oldest architecture",
+            ),
+            (
+                "needs_newer_cuda",
+                "GPUs that need a newer CUDA than PyTorch was compiled with",
+            ),
+            (
+                "errors",
+                "CUDA, cuBLAS and cuDNN errors: name, code, message, category, count, line",
+            ),
             ("error_names", "distinct error names"),
-            ("runtime_errors", "errors other than the driver's and the architecture's, each with `next`: the evidence to collect"),
-            ("async_hint", "PyTorch warned that the stack may not be where the kernel failed"),
-            ("torch_wheel_cuda", "`+cuXYZ` tags of torch versions in the text"),
-            ("arch_missing", "the build lacks the GPU's architecture (no kernel image, sm_XX not compatible, GPU too old or too new for the build)"),
-            ("arch_gpu", "the GPU that lacks kernels, where the text names it"),
+            (
+                "runtime_errors",
+                "errors other than the driver's and the architecture's, each with `next`: the evidence to collect",
+            ),
+            (
+                "async_hint",
+                "PyTorch warned that the stack may not be where the kernel failed",
+            ),
+            (
+                "torch_wheel_cuda",
+                "`+cuXYZ` tags of torch versions in the text",
+            ),
+            (
+                "arch_missing",
+                "the build lacks the GPU's architecture (no kernel image, sm_XX not compatible, GPU too old or too new for the build)",
+            ),
+            (
+                "arch_gpu",
+                "the GPU that lacks kernels, where the text names it",
+            ),
             ("arch_sm", "its compute capability as sm_XX number (120)"),
-            ("build_archs", "the architectures the build has, where the text lists them"),
-            ("arch_min_cuda", "the first CUDA that compiles for that GPU (12.8 for sm_120)"),
-            ("driver_max_cuda", "the newest CUDA the driver runs, from the text (major.minor)"),
-            ("wheel_index", "the PyTorch wheel index that has kernels for the GPU and runs on the driver"),
-            ("env", "collect_env fields: torch_version, torch_cuda, cuda_available, gpus, nvidia_driver_version, driver_max_cuda, cudnn, packages, …"),
-            ("cuda_unavailable_with_gpu", "collect_env says CUDA is not available while it lists a GPU"),
-            ("cpu_only_build", "collect_env shows a CPU-only PyTorch build"),
+            (
+                "build_archs",
+                "the architectures the build has, where the text lists them",
+            ),
+            (
+                "arch_min_cuda",
+                "the first CUDA that compiles for that GPU (12.8 for sm_120)",
+            ),
+            (
+                "driver_max_cuda",
+                "the newest CUDA the driver runs, from the text (major.minor)",
+            ),
+            (
+                "wheel_index",
+                "the PyTorch wheel index that has kernels for the GPU and runs on the driver",
+            ),
+            (
+                "env",
+                "collect_env fields: torch_version, torch_cuda, cuda_available, gpus, nvidia_driver_version, driver_max_cuda, cudnn, packages, …",
+            ),
+            (
+                "cuda_unavailable_with_gpu",
+                "collect_env says CUDA is not available while it lists a GPU",
+            ),
+            (
+                "cpu_only_build",
+                "collect_env shows a CPU-only PyTorch build",
+            ),
             ("files", "the evidence files read"),
         ]
     }
@@ -205,17 +270,19 @@ impl ProbeKind for CudaLog {
                 out.insert("build_archs".into(), json!(archs));
             }
             // an old GPU is served by an older build, not a newer wheel: no index to name
-            let old_only = rt.as_ref().is_some_and(|r| {
-                r.incompatible_gpus.is_empty() && !r.old_gpus.is_empty()
-            });
-            if !old_only
-                && let Some(w) = cuda_compat::wheel_index(sm, driver.as_ref().map(|d| d.0))
+            let old_only = rt
+                .as_ref()
+                .is_some_and(|r| r.incompatible_gpus.is_empty() && !r.old_gpus.is_empty());
+            if !old_only && let Some(w) = cuda_compat::wheel_index(sm, driver.as_ref().map(|d| d.0))
             {
                 out.insert("wheel_index".into(), json!(w));
             }
         }
         if let Some((code, _)) = &driver {
-            out.insert("driver_max_cuda".into(), json!(cuda_compat::cuda_code_str(*code)));
+            out.insert(
+                "driver_max_cuda".into(),
+                json!(cuda_compat::cuda_code_str(*code)),
+            );
         }
         if let Some(e) = &env {
             out.insert(
@@ -244,13 +311,28 @@ impl ProbeKind for CudaCompat {
     }
     fn fields(&self) -> &'static [(&'static str, &'static str)] {
         &[
-            ("driver_cuda_code", "the newest CUDA the driver runs (12080)"),
+            (
+                "driver_cuda_code",
+                "the newest CUDA the driver runs (12080)",
+            ),
             ("driver_cuda", "the same as major.minor"),
-            ("driver_source", "where it came from: NVML, PyTorch's warning, or collect_env's driver"),
-            ("said_too_old", "PyTorch or the CUDA runtime said the driver is too old (\"found version N\", cudaErrorInsufficientDriver)"),
+            (
+                "driver_source",
+                "where it came from: NVML, PyTorch's warning, or collect_env's driver",
+            ),
+            (
+                "said_too_old",
+                "PyTorch or the CUDA runtime said the driver is too old (\"found version N\", cudaErrorInsufficientDriver)",
+            ),
             ("said", "the line that said it"),
-            ("toolkit", "the CUDA toolkit: version, major, minor, code (host only)"),
-            ("torch_cuda_code", "the CUDA PyTorch was built for (collect_env, a `+cuXYZ` tag, or the installed package)"),
+            (
+                "toolkit",
+                "the CUDA toolkit: version, major, minor, code (host only)",
+            ),
+            (
+                "torch_cuda_code",
+                "the CUDA PyTorch was built for (collect_env, a `+cuXYZ` tag, or the installed package)",
+            ),
             ("torch_cuda", "the same as major.minor"),
             ("torch_source", "where it came from"),
         ]
@@ -266,7 +348,9 @@ impl ProbeKind for CudaCompat {
                     .find(|e| e.name == "cudaErrorInsufficientDriver")
                     .map(|e| e.line.clone())
                     .unwrap_or_else(|| match r.driver_found_version {
-                        Some(v) => format!("The NVIDIA driver on your system is too old (found version {v})"),
+                        Some(v) => format!(
+                            "The NVIDIA driver on your system is too old (found version {v})"
+                        ),
                         None => "The NVIDIA driver on your system is too old".to_string(),
                     })
             })
@@ -279,14 +363,20 @@ impl ProbeKind for CudaCompat {
         match text_driver {
             Some((code, src)) => {
                 out.insert("driver_cuda_code".into(), json!(code));
-                out.insert("driver_cuda".into(), json!(cuda_compat::cuda_code_str(code)));
+                out.insert(
+                    "driver_cuda".into(),
+                    json!(cuda_compat::cuda_code_str(code)),
+                );
                 out.insert("driver_source".into(), json!(src));
             }
             None => match ctx.host.nvml() {
                 Ok(r) => match r.cuda_driver_version.ok() {
                     Some(&v) if v > 0 => {
                         out.insert("driver_cuda_code".into(), json!(v));
-                        out.insert("driver_cuda".into(), json!(cuda_compat::cuda_code_str(v as u32)));
+                        out.insert(
+                            "driver_cuda".into(),
+                            json!(cuda_compat::cuda_code_str(v as u32)),
+                        );
                         out.insert("driver_source".into(), json!("NVML"));
                     }
                     _ if !text_seen => {
@@ -311,7 +401,10 @@ impl ProbeKind for CudaCompat {
             .and_then(|e| Some((e.torch_cuda_code?, "collect_env".to_string())))
             .or_else(|| {
                 let tag = rt.as_ref()?.torch_wheel_cuda.first()?;
-                Some((cuda_compat::cuda_code(tag)?, format!("the torch version's +{tag} tag")))
+                Some((
+                    cuda_compat::cuda_code(tag)?,
+                    format!("the torch version's +{tag} tag"),
+                ))
             });
         if let Some((code, src)) = text_torch {
             out.insert("torch_cuda_code".into(), json!(code));
@@ -331,7 +424,10 @@ impl ProbeKind for CudaCompat {
                     .and_then(Value::as_u64)
                 {
                     out.insert("torch_cuda_code".into(), json!(code));
-                    out.insert("torch_cuda".into(), json!(cuda_compat::cuda_code_str(code as u32)));
+                    out.insert(
+                        "torch_cuda".into(),
+                        json!(cuda_compat::cuda_code_str(code as u32)),
+                    );
                     out.insert("torch_source".into(), json!("installed package"));
                 }
             }
@@ -376,12 +472,20 @@ mod tests {
         let v = value_of(run(&CudaLog, &["cuda/illegal_memory_access.txt"]));
         assert_eq!(v["arch_missing"], false);
         assert_eq!(v["runtime_errors"][0]["name"], "cudaErrorIllegalAddress");
-        assert!(v["runtime_errors"][0]["next"].as_str().unwrap().contains("compute-sanitizer"));
+        assert!(
+            v["runtime_errors"][0]["next"]
+                .as_str()
+                .unwrap()
+                .contains("compute-sanitizer")
+        );
     }
 
     #[test]
     fn collect_env_gives_the_driver_and_the_build() {
-        let v = value_of(run(&CudaCompat, &["collect_env/torch16_v100_driver_418.txt"]));
+        let v = value_of(run(
+            &CudaCompat,
+            &["collect_env/torch16_v100_driver_418.txt"],
+        ));
         assert_eq!(v["driver_cuda_code"], 10010);
         assert_eq!(v["torch_cuda_code"], 10020);
         assert_eq!(v["torch_source"], "collect_env");

@@ -231,7 +231,10 @@ impl ProbeKind for TorchMemory {
                 "memory free on the GPU at the OOM, as the message says",
             ),
             ("gpu", "the GPU the OOM message names"),
-            ("total_capacity_mib", "the GPU's capacity, as the OOM message says"),
+            (
+                "total_capacity_mib",
+                "the GPU's capacity, as the OOM message says",
+            ),
             (
                 "process_in_use_mib",
                 "memory this process held at the OOM, PyTorch's or not",

@@ -19,20 +19,44 @@ impl ProbeKind for NcclErrors {
     }
     fn fields(&self) -> &'static [(&'static str, &'static str)] {
         &[
-            ("timeouts", "watchdog timeouts: rank, pg, seq, op, numel_in, numel_out, tensor_shape, timeout_ms, ran_for_ms"),
+            (
+                "timeouts",
+                "watchdog timeouts: rank, pg, seq, op, numel_in, numel_out, tensor_shape, timeout_ms, ran_for_ms",
+            ),
             ("timeout_count", "every watchdog timeout line"),
             ("timeout_ranks", "ranks that reported a timeout"),
             ("timeout_ops", "ops that timed out"),
-            ("last_completed_work", "the lowest sequence number a rank reports completed"),
-            ("last_enqueued_work", "the highest sequence number a rank reports enqueued"),
-            ("errors", "NCCL error results: result, last_error, location, nccl_version, count"),
-            ("error_results", "distinct NCCL results (ncclSystemError, …)"),
-            ("shm_create_failed", "NCCL could not create or grow a /dev/shm segment"),
-            ("shm_attach_failed", "NCCL could not attach to a peer's /dev/shm segment"),
+            (
+                "last_completed_work",
+                "the lowest sequence number a rank reports completed",
+            ),
+            (
+                "last_enqueued_work",
+                "the highest sequence number a rank reports enqueued",
+            ),
+            (
+                "errors",
+                "NCCL error results: result, last_error, location, nccl_version, count",
+            ),
+            (
+                "error_results",
+                "distinct NCCL results (ncclSystemError, …)",
+            ),
+            (
+                "shm_create_failed",
+                "NCCL could not create or grow a /dev/shm segment",
+            ),
+            (
+                "shm_attach_failed",
+                "NCCL could not attach to a peer's /dev/shm segment",
+            ),
             ("shm_segment_bytes", "the segment size NCCL asked for"),
             ("shm_error", "the first shared-memory WARN"),
             ("bus_error", "`Bus error` in the same text"),
-            ("cuda_oom_in_nccl", "`Cuda failure 'out of memory'` inside NCCL"),
+            (
+                "cuda_oom_in_nccl",
+                "`Cuda failure 'out of memory'` inside NCCL",
+            ),
             ("nccl_version", "the NCCL version the text names"),
             ("file", "the file read"),
         ]
