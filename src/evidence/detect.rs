@@ -150,6 +150,22 @@ mod tests {
             ("proc-mounts", "mounts/h200_proc_mounts"),
             ("chrome-trace", "trace/starved.pt.trace.json"),
             ("cuda-version", "cuda/nvcc_version_h200.txt"),
+            ("cuda-runtime-log", "cuda/sm_120_not_compatible.txt"),
+            ("cuda-runtime-log", "cuda/torch_driver_too_old_12080.txt"),
+            ("cuda-runtime-log", "cuda/illegal_memory_access.txt"),
+            (
+                "torch-collect-env",
+                "collect_env/torch16_v100_driver_418.txt",
+            ),
+            (
+                "torch-collect-env",
+                "collect_env/torch15_quoted_titan_rtx.txt",
+            ),
+            (
+                "nccl-error-log",
+                "nccl_errors/watchdog_allreduce_llamafactory.log",
+            ),
+            ("nccl-error-log", "nccl_errors/watchdog_old_format_ofa.log"),
         ]
         .into_iter()
         .map(|(k, f)| (k, fixture(f)))

@@ -44,11 +44,15 @@
 //! each kind recognises. A kind whose lines show it one at a time (log lines) also implements
 //! `marker` and `has_markers`, so it is found among other text.
 
+pub mod collect_env;
+pub mod cuda_compat;
+pub mod cuda_errors;
 pub mod cuda_stack;
 pub mod detect;
 pub mod kernel_log;
 pub mod mount_text;
 pub mod mounts;
+pub mod nccl_errors;
 pub mod nccl_log;
 pub mod nvidia_smi;
 pub mod nvidia_smi_error;
@@ -164,8 +168,16 @@ pub static KINDS: &[&dyn EvidenceKind] = &[
     &nccl_log::NcclLogKind,
     &torch_memory::TorchMemoryKind,
     &shm_error::ShmErrorLog,
+    // before the kernel log, whose timestamp test takes a launcher's `[80746] [rank0]:` prefix
+    // for dmesg's; after the NCCL log and the OOM, whose probes read a whole log of their own
+    &nccl_errors::NcclErrorsKind,
     &kernel_log::KernelLogKind,
     &cuda_stack::CudaVersionKind,
+    // after the NCCL log, the OOM and kernel-log kinds, which read a whole log of their own and
+    // whose probes would lose it to these; the probes of the CUDA-runtime, collect_env and
+    // NCCL-error kinds read every paste that holds their lines, whatever kind it was detected as
+    &cuda_errors::CudaRuntimeKind,
+    &collect_env::CollectEnvKind,
     &mount_text::Df,
     &mount_text::Mountinfo,
     &mount_text::MountOutput,

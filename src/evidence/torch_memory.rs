@@ -26,6 +26,19 @@ pub struct TorchMemory {
     /// "Including non-PyTorch memory, this process has X memory in use".
     #[serde(skip_serializing_if = "Option::is_none")]
     pub process_in_use_mib: Option<f64>,
+    /// Other processes on the GPU the message names ("Process 2752205 has 91.82 GiB memory in
+    /// use."), from NVML at the OOM.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub other_processes: Vec<OtherProcess>,
+    /// Their memory together, MiB.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub other_processes_mib: Option<f64>,
+    /// "X allowed;": the cap `torch.cuda.set_per_process_memory_fraction` set.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub allowed_mib: Option<f64>,
+    /// "with X allocated in private pools (e.g., CUDA Graphs)": part of `allocated_mib`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub private_pools_mib: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub allocated_mib: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -57,6 +70,12 @@ pub struct TorchMemory {
     pub source: Option<&'static str>,
 }
 
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct OtherProcess {
+    pub pid: u32,
+    pub mib: f64,
+}
+
 const SIZE: &str = r"([0-9]+(?:\.[0-9]+)?) ?(bytes|B|KiB|MiB|GiB|TiB|KB|MB|GB|TB)";
 
 static TRIED: LazyLock<Regex> =
@@ -72,13 +91,29 @@ static IN_USE: LazyLock<Regex> = LazyLock::new(|| {
 });
 static NEW_SPLIT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(&format!(
-        r"(?i)Of the allocated memory {SIZE} is allocated by PyTorch,\s*and {SIZE} is reserved by PyTorch but unallocated"
+        r"(?i)Of the allocated memory {SIZE} is allocated by PyTorch,\s*(?:with {SIZE} allocated in private pools \(e\.g\., CUDA Graphs\),\s*)?and {SIZE} is reserved by PyTorch but unallocated"
     ))
     .expect("static regex")
 });
 static OLD: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(&format!(
-        r"(?i)\(GPU (\d+);\s*{SIZE} total capacity;\s*{SIZE} already allocated;\s*{SIZE} free;\s*{SIZE} reserved in total by PyTorch\)"
+        r"(?i)\(GPU (\d+);\s*{SIZE} total capacity;\s*{SIZE} already allocated;\s*{SIZE} free;\s*(?:{SIZE} allowed;\s*)?{SIZE} reserved in total by PyTorch\)"
+    ))
+    .expect("static regex")
+});
+// PyTorch ≤ 1.3 (`THCCachingAllocator`): the last figure is reserved-but-unallocated ("cached")
+static OLDEST: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(&format!(
+        r"(?i)\(GPU (\d+);\s*{SIZE} total capacity;\s*{SIZE} already allocated;\s*{SIZE} free;\s*{SIZE} cached\)"
+    ))
+    .expect("static regex")
+});
+static OTHER_PROC: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(&format!(r"Process (\d+) has {SIZE} memory in use")).expect("static regex")
+});
+static ALLOWED: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(&format!(
+        r"is free\. (?:[^;]*?memory in use\. )*{SIZE} allowed;"
     ))
     .expect("static regex")
 });
@@ -182,7 +217,8 @@ pub fn parse_torch_memory(text: &str) -> TorchMemory {
     }
     if let Some(c) = NEW_SPLIT.captures_iter(text).last() {
         m.allocated_mib = size_at(&c, 1);
-        m.reserved_unallocated_mib = size_at(&c, 3);
+        m.private_pools_mib = size_at(&c, 3);
+        m.reserved_unallocated_mib = size_at(&c, 5);
         if let (Some(a), Some(u)) = (m.allocated_mib, m.reserved_unallocated_mib) {
             m.reserved_mib = round2(a + u);
         }
@@ -192,8 +228,45 @@ pub fn parse_torch_memory(text: &str) -> TorchMemory {
         m.total_capacity_mib = size_at(&c, 2);
         m.allocated_mib = size_at(&c, 4);
         m.free_mib = size_at(&c, 6);
-        m.reserved_mib = size_at(&c, 8);
+        m.allowed_mib = size_at(&c, 8);
+        m.reserved_mib = size_at(&c, 10);
         m.source = Some("oom_message");
+    } else if let Some(c) = OLDEST.captures_iter(text).last() {
+        m.gpu = c[1].parse().ok();
+        m.total_capacity_mib = size_at(&c, 2);
+        m.allocated_mib = size_at(&c, 4);
+        m.free_mib = size_at(&c, 6);
+        m.reserved_unallocated_mib = size_at(&c, 8);
+        if let (Some(a), Some(u)) = (m.allocated_mib, m.reserved_unallocated_mib) {
+            m.reserved_mib = round2(a + u);
+        }
+        m.source = Some("oom_message");
+    }
+    if m.allowed_mib.is_none()
+        && let Some(c) = ALLOWED.captures_iter(text).last()
+    {
+        m.allowed_mib = size_at(&c, 1);
+    }
+    // the process list of the last OOM message: its other processes
+    if let Some(last) = TRIED.find_iter(text).last() {
+        let tail = &text[last.start()..];
+        let mut end = tail
+            .find("Of the allocated memory")
+            .unwrap_or(tail.len().min(4096));
+        while !tail.is_char_boundary(end) {
+            end -= 1;
+        }
+        for c in OTHER_PROC.captures_iter(&tail[..end]) {
+            if m.other_processes.len() >= super::MAX_ITEMS {
+                break;
+            }
+            if let (Ok(pid), Some(mib)) = (c[1].parse(), size_at(&c, 2)) {
+                m.other_processes.push(OtherProcess { pid, mib });
+            }
+        }
+        if !m.other_processes.is_empty() {
+            m.other_processes_mib = round2(m.other_processes.iter().map(|p| p.mib).sum());
+        }
     }
     if text.contains("expandable_segments:True") {
         m.alloc_conf_hint = Some("expandable_segments:True".into());
@@ -291,6 +364,19 @@ impl super::EvidenceKind for TorchMemoryKind {
             (
                 "process_in_use_mib",
                 "memory the process held, PyTorch's or not",
+            ),
+            (
+                "other_processes",
+                "other processes on the GPU the message names: pid, mib",
+            ),
+            ("other_processes_mib", "their memory together"),
+            (
+                "allowed_mib",
+                "the cap set_per_process_memory_fraction set (\"X allowed;\")",
+            ),
+            (
+                "private_pools_mib",
+                "memory in private pools (CUDA Graphs), part of allocated_mib",
             ),
             ("allocated_mib", "memory allocated by PyTorch"),
             (
@@ -420,6 +506,59 @@ mod tests {
             "torch.cuda.memory_allocated(): 10 MB torch.cuda.memory_reserved(): 20 MB"
         ));
         assert!(!looks_like_memory_printout("allocated 3 GB"));
+    }
+
+    #[test]
+    fn other_processes_the_message_names() {
+        let m = parse_torch_memory(&fixture("torch_memory/oom_other_process_vllm.txt"));
+        assert!(m.oom);
+        assert_eq!(m.gpu, Some(1));
+        assert_eq!(m.tried_to_allocate_mib, Some(1280.0));
+        assert_eq!(m.total_capacity_mib, Some(95252.48));
+        assert_eq!(m.free_mib, Some(1208.32));
+        assert_eq!(m.process_in_use_mib, None);
+        assert_eq!(
+            m.other_processes,
+            [OtherProcess {
+                pid: 2752205,
+                mib: 94023.68
+            }]
+        );
+        assert_eq!(m.other_processes_mib, Some(94023.68));
+        assert_eq!(m.allocated_mib, Some(92805.12));
+        assert_eq!(m.reserved_unallocated_mib, Some(120.54));
+        assert_eq!(m.private_pools_mib, None);
+        assert_eq!(m.allowed_mib, None);
+    }
+
+    #[test]
+    fn pytorch_1_2_cached_wording() {
+        // before 1.4 the last figure is what the allocator holds beyond allocations ("cached")
+        let m = parse_torch_memory(&fixture("torch_memory/oom_cached_wording_1gb.txt"));
+        assert_eq!(m.source, Some("oom_message"));
+        assert_eq!(m.total_capacity_mib, Some(1024.0));
+        assert_eq!(m.allocated_mib, Some(435.61));
+        assert_eq!(m.free_mib, Some(24.17));
+        assert_eq!(m.reserved_unallocated_mib, Some(26.39));
+        assert_eq!(m.reserved_mib, Some(462.0));
+        assert_eq!(m.tried_to_allocate_mib, Some(26.0));
+    }
+
+    #[test]
+    fn allowed_and_private_pool_figures() {
+        // the source's two optional parts (`allowed_info`, `private_pool_msg`), in its wording
+        let m = parse_torch_memory(
+            "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 30.00 GiB is free. Including non-PyTorch memory, this process has 40.00 GiB memory in use. 39.58 GiB allowed; Of the allocated memory 36.00 GiB is allocated by PyTorch, with 4.00 GiB allocated in private pools (e.g., CUDA Graphs), and 1.50 GiB is reserved by PyTorch but unallocated.",
+        );
+        assert_eq!(m.allowed_mib, Some(40529.92));
+        assert_eq!(m.private_pools_mib, Some(4096.0));
+        assert_eq!(m.allocated_mib, Some(36864.0));
+        assert_eq!(m.reserved_unallocated_mib, Some(1536.0));
+        let old = parse_torch_memory(
+            "CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 23.69 GiB total capacity; 1.21 GiB already allocated; 19.92 GiB free; 1.70 GiB allowed; 1.22 GiB reserved in total by PyTorch)",
+        );
+        assert_eq!(old.allowed_mib, Some(1740.8));
+        assert_eq!(old.reserved_mib, Some(1249.28));
     }
 
     #[test]

@@ -230,6 +230,28 @@ impl ProbeKind for TorchMemory {
                 "free_mib",
                 "memory free on the GPU at the OOM, as the message says",
             ),
+            ("gpu", "the GPU the OOM message names"),
+            (
+                "total_capacity_mib",
+                "the GPU's capacity, as the OOM message says",
+            ),
+            (
+                "process_in_use_mib",
+                "memory this process held at the OOM, PyTorch's or not",
+            ),
+            (
+                "other_processes",
+                "other processes the OOM message names on that GPU: pid, mib",
+            ),
+            ("other_processes_mib", "their memory together"),
+            (
+                "allowed_mib",
+                "the cap set_per_process_memory_fraction set (\"X allowed;\")",
+            ),
+            (
+                "private_pools_mib",
+                "memory in private pools (CUDA Graphs), part of allocated_mib",
+            ),
         ]
     }
     fn run(&self, _params: &Map<String, Value>, ctx: &ProbeCtx) -> ProbeOutcome {

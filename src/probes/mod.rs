@@ -9,6 +9,7 @@
 pub mod command;
 pub mod config;
 pub mod config_sources;
+pub mod cuda_log;
 pub mod cuda_stack;
 pub mod devices;
 pub mod dir;
@@ -22,6 +23,7 @@ pub mod kernel_modules;
 pub mod logs;
 pub mod mount_checks;
 pub mod mounts;
+pub mod nccl_errors;
 pub mod nvml;
 pub mod nvml_sample;
 pub mod pressure;
@@ -108,8 +110,11 @@ pub static PROBES: &[&dyn ProbeKind] = &[
     &processes::Processes,
     &config::Config,
     &cuda_stack::CudaStack,
+    &cuda_log::CudaCompat,
+    &cuda_log::CudaLog,
     &trace::Trace,
     &logs::NcclLog,
+    &nccl_errors::NcclErrors,
     &logs::TorchMemory,
     &gpu_usage::GpuUsage,
     &topology::GpuTopology,

@@ -143,12 +143,34 @@ impl ProbeKind for Shm {
             ),
             (
                 "error_seen",
-                "a log shows DataLoader workers failing on shared memory (bus error, insufficient shm)",
+                "a log shows DataLoader workers failing on shared memory (bus error, insufficient shm), or NCCL unable to create or grow a /dev/shm segment",
             ),
             ("error", "the log line that shows it"),
+            ("by", "`nccl` when the failing line is NCCL's"),
         ]
     }
     fn run(&self, _params: &Map<String, Value>, ctx: &ProbeCtx) -> ProbeOutcome {
+        // NCCL's own WARN that it could not create or grow a segment in /dev/shm (an attach
+        // failure is a peer gone or an unshared /dev/shm, not its size: not read here)
+        for p in ctx.inputs.nccl_log.iter().chain(ctx.inputs.evidence.iter()) {
+            let Ok(t) = crate::vocab::io::read_shared(p) else {
+                continue;
+            };
+            if !t.contains("shared memory segment") && !t.contains("failed to extend") {
+                continue;
+            }
+            let e = crate::evidence::nccl_errors::parse_nccl_errors(&t);
+            if e.shm_create_failed {
+                let line = e.shm_error.unwrap_or_default();
+                return ProbeOutcome::Value(json!({
+                    "error_seen": true,
+                    "error": crate::evidence::clip(&line, 300),
+                    "by": "nccl",
+                    "source": "log",
+                    "file": p.display().to_string(),
+                }));
+            }
+        }
         if let Some((p, t)) = evidence_of(
             &ctx.inputs.evidence,
             &crate::evidence::shm_error::ShmErrorLog,

@@ -1,0 +1,556 @@
+//! `python -m torch.utils.collect_env` output: the PyTorch build, the CUDA it was built with and
+//! finds at run time, the GPUs and driver, and the package lists. Written from
+//! `torch/utils/collect_env.py` (pytorch/pytorch; read at 95511e23, PyTorch 1.10, and its
+//! later `env_info_fmt` in 2.x copies): `env_info_fmt` prints one `Key: value` line per field —
+//! PyTorch version, Is debug build, CUDA used to build PyTorch, ROCM used to build PyTorch, OS,
+//! GCC version, Clang version, CMake version, Libc version, Python version, Python platform, Is
+//! CUDA available, CUDA runtime version, CUDA_MODULE_LOADING set to (2.0+), GPU models and
+//! configuration, Nvidia driver version, cuDNN version, Is XPU available (2.4+), HIP runtime
+//! version, MIOpen runtime version, Is XNNPACK available (1.13+), Caching allocator config —
+//! then a `CPU:` block (2.0+) and `Versions of relevant libraries:` with `[pip3] name==ver` and
+//! `[conda] name ver build channel` lines. `pretty_str` writes `None` as `Could not collect`,
+//! booleans as `Yes`/`No` (1.x) or `True`/`False` (later), `No CUDA` when torch sees no CUDA at
+//! all, and starts a multi-line value (several GPUs, several cuDNN libraries) on the next line.
+//! Older versions (1.0–1.4) print the same keys without some of them.
+
+use super::cuda_compat;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Gpu {
+    pub index: u32,
+    pub name: String,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Package {
+    /// `pip3`, `pip`, `conda`
+    pub manager: String,
+    pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq, Default)]
+pub struct CollectEnv {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub torch_version: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub is_debug_build: Option<bool>,
+    /// "CUDA used to build PyTorch" (`12.1`); absent for `None`/`Could not collect`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub torch_cuda: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub torch_cuda_code: Option<u32>,
+    /// The build is CPU-only ("CUDA used to build PyTorch: None", or a `+cpu` version).
+    pub cpu_only_build: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rocm: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub os: Option<String>,
+    /// The OS line names Windows (driver numbering differs there).
+    pub windows: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gcc: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub clang: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cmake: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub libc: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub python_version: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub python_platform: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cuda_available: Option<bool>,
+    /// "CUDA runtime version": the toolkit nvcc found on the machine (not what torch ships).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cuda_runtime_version: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cuda_module_loading: Option<String>,
+    pub gpus: Vec<Gpu>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nvidia_driver_version: Option<String>,
+    /// The newest CUDA the driver runs, from NVIDIA's driver table (`12080`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub driver_max_cuda_code: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub driver_max_cuda: Option<String>,
+    /// cuDNN: a version, or the library paths it found.
+    pub cudnn: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub xpu_available: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hip_runtime_version: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub miopen_runtime_version: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub xnnpack_available: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub caching_allocator_config: Option<String>,
+    /// The `CPU:` block, `Key: value` lines (lscpu on Linux, wmic on Windows).
+    pub cpu: BTreeMap<String, String>,
+    pub packages: Vec<Package>,
+    /// Keys printed but absent from the producer's format (a newer collect_env), kept by name.
+    pub other_keys: Vec<String>,
+}
+
+/// collect_env's own first line and its first two keys: the output is recognised by them.
+pub fn looks_like(text: &str) -> bool {
+    let mut torch = false;
+    let mut cuda_build = false;
+    for l in text.lines().take(20_000) {
+        let l = strip_quote(l);
+        if l.starts_with("PyTorch version: ") {
+            torch = true;
+        } else if l.starts_with("CUDA used to build PyTorch: ")
+            || l.starts_with("Is CUDA available: ")
+        {
+            cuda_build = true;
+        }
+        if torch && cuda_build {
+            return true;
+        }
+    }
+    false
+}
+
+/// A line as printed, without a markdown quote (`> `) or the indentation of a pasted block.
+fn strip_quote(l: &str) -> &str {
+    let mut l = l.trim_start();
+    while let Some(r) = l.strip_prefix('>') {
+        l = r.trim_start();
+    }
+    l.trim_end()
+}
+
+fn value(v: &str) -> Option<String> {
+    let v = v.trim();
+    match v {
+        "" | "Could not collect" | "N/A" | "No CUDA" | "None" => None,
+        _ => Some(super::clip(v, 300)),
+    }
+}
+
+fn boolean(v: &str) -> Option<bool> {
+    match v.trim() {
+        "Yes" | "True" => Some(true),
+        "No" | "False" => Some(false),
+        _ => None,
+    }
+}
+
+const KEYS: &[&str] = &[
+    "PyTorch version",
+    "Is debug build",
+    "CUDA used to build PyTorch",
+    "ROCM used to build PyTorch",
+    "OS",
+    "GCC version",
+    "Clang version",
+    "CMake version",
+    "Libc version",
+    "Python version",
+    "Python platform",
+    "Is CUDA available",
+    "CUDA runtime version",
+    "CUDA_MODULE_LOADING set to",
+    "GPU models and configuration",
+    "Nvidia driver version",
+    "cuDNN version",
+    "Is XPU available",
+    "HIP runtime version",
+    "MIOpen runtime version",
+    "Is XNNPACK available",
+    "Caching allocator config",
+];
+
+#[derive(PartialEq)]
+enum Block {
+    None,
+    Gpus,
+    Cudnn,
+    Cpu,
+    Libraries,
+}
+
+fn gpu_line(l: &str) -> Option<Gpu> {
+    // `GPU 0: Tesla V100-PCIE-16GB` (nvidia-smi -L with the UUID taken out)
+    let r = l.strip_prefix("GPU ")?;
+    let (i, name) = r.split_once(':')?;
+    let name = name.trim();
+    let name = name
+        .split_once(" (UUID:")
+        .map(|(n, _)| n)
+        .unwrap_or(name)
+        .trim();
+    Some(Gpu {
+        index: i.trim().parse().ok()?,
+        name: super::clip(name, 200),
+    })
+}
+
+fn package_line(l: &str) -> Option<Package> {
+    let (tag, rest) = l.strip_prefix('[')?.split_once(']')?;
+    let rest = rest.trim();
+    if rest.is_empty() || rest == "Could not collect" || rest == "No relevant packages" {
+        return None;
+    }
+    if tag == "conda" {
+        let mut f = rest.split_whitespace();
+        return Some(Package {
+            manager: "conda".into(),
+            name: super::clip(f.next()?, 100),
+            version: f.next().map(|v| super::clip(v, 100)),
+        });
+    }
+    let (name, version) = match rest.split_once("==") {
+        Some((n, v)) => (n.trim(), Some(super::clip(v.trim(), 100))),
+        None => (rest, None),
+    };
+    Some(Package {
+        manager: super::clip(tag, 20),
+        name: super::clip(name, 100),
+        version,
+    })
+}
+
+pub fn parse_collect_env(text: &str) -> CollectEnv {
+    let mut e = CollectEnv::default();
+    let mut block = Block::None;
+    for raw in text.lines() {
+        let l = strip_quote(raw);
+        if l.is_empty() {
+            if block != Block::Libraries {
+                block = Block::None;
+            }
+            continue;
+        }
+        let keyed = l
+            .split_once(": ")
+            .or_else(|| l.strip_suffix(':').map(|k| (k, "")));
+        if let Some((k, v)) = keyed
+            && KEYS.contains(&k)
+        {
+            block = Block::None;
+            match k {
+                "PyTorch version" => e.torch_version = value(v),
+                "Is debug build" => e.is_debug_build = boolean(v),
+                "CUDA used to build PyTorch" => {
+                    e.torch_cuda = value(v);
+                    e.torch_cuda_code = e.torch_cuda.as_deref().and_then(cuda_compat::cuda_code);
+                    if v.trim() == "None" {
+                        e.cpu_only_build = true;
+                    }
+                }
+                "ROCM used to build PyTorch" => e.rocm = value(v),
+                "OS" => {
+                    e.windows = v.contains("Windows");
+                    e.os = value(v);
+                }
+                "GCC version" => e.gcc = value(v),
+                "Clang version" => e.clang = value(v),
+                "CMake version" => e.cmake = value(v),
+                "Libc version" => e.libc = value(v),
+                "Python version" => e.python_version = value(v),
+                "Python platform" => e.python_platform = value(v),
+                "Is CUDA available" => e.cuda_available = boolean(v),
+                "CUDA runtime version" => e.cuda_runtime_version = value(v),
+                "CUDA_MODULE_LOADING set to" => e.cuda_module_loading = value(v),
+                "GPU models and configuration" => match gpu_line(v.trim()) {
+                    Some(g) => e.gpus.push(g),
+                    None if v.trim().is_empty() => block = Block::Gpus,
+                    None => {}
+                },
+                "Nvidia driver version" => e.nvidia_driver_version = value(v),
+                "cuDNN version" => match value(v) {
+                    Some(x) if x != "Probably one of the following:" => e.cudnn.push(x),
+                    Some(_) => block = Block::Cudnn,
+                    None if v.trim().is_empty() => block = Block::Cudnn,
+                    None => {}
+                },
+                "Is XPU available" => e.xpu_available = boolean(v),
+                "HIP runtime version" => e.hip_runtime_version = value(v),
+                "MIOpen runtime version" => e.miopen_runtime_version = value(v),
+                "Is XNNPACK available" => e.xnnpack_available = boolean(v),
+                "Caching allocator config" => e.caching_allocator_config = value(v),
+                _ => {}
+            }
+            continue;
+        }
+        if l == "CPU:" {
+            block = Block::Cpu;
+            continue;
+        }
+        if l == "Versions of relevant libraries:" {
+            block = Block::Libraries;
+            continue;
+        }
+        if l.starts_with('[')
+            && let Some(p) = package_line(l)
+        {
+            if e.packages.len() < 4 * super::MAX_ITEMS {
+                e.packages.push(p);
+            }
+            continue;
+        }
+        match block {
+            Block::Gpus => {
+                if let Some(g) = gpu_line(l) {
+                    if e.gpus.len() < super::MAX_ITEMS {
+                        e.gpus.push(g);
+                    }
+                } else {
+                    block = Block::None;
+                }
+            }
+            Block::Cudnn => {
+                if e.cudnn.len() < 16 {
+                    e.cudnn.push(super::clip(l, 300));
+                }
+            }
+            Block::Cpu => {
+                // lscpu prints `Key: value`, wmic on Windows `Key=value`
+                if let Some((k, v)) = l.split_once(':').or_else(|| l.split_once('='))
+                    && e.cpu.len() < 64
+                {
+                    e.cpu
+                        .insert(super::clip(k.trim(), 60), super::clip(v.trim(), 200));
+                }
+            }
+            _ => {
+                // a `Key: value` line of a newer collect_env this reader does not know
+                if let Some((k, _)) = l.split_once(": ")
+                    && e.torch_version.is_some()
+                    && k.len() < 60
+                    && k.chars().next().is_some_and(|c| c.is_ascii_uppercase())
+                    && e.other_keys.len() < 16
+                    && !e.other_keys.iter().any(|o| o == k)
+                {
+                    e.other_keys.push(k.to_string());
+                }
+            }
+        }
+    }
+    if e.torch_version
+        .as_deref()
+        .is_some_and(|v| v.ends_with("+cpu"))
+    {
+        e.cpu_only_build = true;
+    }
+    if let Some(d) = &e.nvidia_driver_version {
+        e.driver_max_cuda_code = cuda_compat::driver_max_cuda(d, e.windows);
+        e.driver_max_cuda = e.driver_max_cuda_code.map(cuda_compat::cuda_code_str);
+    }
+    e
+}
+
+/// The registry entry (see [`super::EvidenceKind`]).
+pub struct CollectEnvKind;
+
+impl super::EvidenceKind for CollectEnvKind {
+    fn name(&self) -> &'static str {
+        "torch-collect-env"
+    }
+    fn doc(&self) -> &'static str {
+        "`python -m torch.utils.collect_env` output: the PyTorch build and its CUDA, CUDA available, GPUs, driver, cuDNN, packages"
+    }
+    fn example(&self) -> &'static str {
+        "python -m torch.utils.collect_env"
+    }
+    fn fields(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            ("torch_version", "PyTorch version"),
+            ("is_debug_build", "Is debug build"),
+            ("torch_cuda", "CUDA used to build PyTorch"),
+            ("torch_cuda_code", "the same as a CUDA code (12010)"),
+            ("cpu_only_build", "a CPU-only build (`None`, `+cpu`)"),
+            ("rocm", "ROCM used to build PyTorch"),
+            ("os", "OS"),
+            (
+                "windows",
+                "the OS is Windows (its driver numbering differs)",
+            ),
+            ("gcc", "GCC version"),
+            ("clang", "Clang version"),
+            ("cmake", "CMake version"),
+            ("libc", "Libc version"),
+            ("python_version", "Python version"),
+            ("python_platform", "Python platform"),
+            ("cuda_available", "Is CUDA available"),
+            (
+                "cuda_runtime_version",
+                "CUDA runtime version (the toolkit nvcc found)",
+            ),
+            ("cuda_module_loading", "CUDA_MODULE_LOADING set to"),
+            ("gpus", "GPU models and configuration: index, name"),
+            ("nvidia_driver_version", "Nvidia driver version"),
+            (
+                "driver_max_cuda_code",
+                "the newest CUDA that driver runs (NVIDIA's driver table)",
+            ),
+            ("driver_max_cuda", "the same as major.minor"),
+            ("cudnn", "cuDNN version, or the libraries it found"),
+            ("xpu_available", "Is XPU available"),
+            ("hip_runtime_version", "HIP runtime version"),
+            ("miopen_runtime_version", "MIOpen runtime version"),
+            ("xnnpack_available", "Is XNNPACK available"),
+            ("caching_allocator_config", "Caching allocator config"),
+            ("cpu", "the CPU: block, key to value"),
+            (
+                "packages",
+                "pip/conda package lines: manager, name, version",
+            ),
+            (
+                "other_keys",
+                "keys of a newer collect_env this reader does not know",
+            ),
+        ]
+    }
+    fn read_by(&self) -> &'static [&'static str] {
+        &["cuda.log", "cuda.compat"]
+    }
+    fn detect(&self, s: &super::Sniff) -> bool {
+        looks_like(s.head)
+    }
+    fn parse(&self, text: &str) -> Result<serde_json::Value, String> {
+        super::to_value(&parse_collect_env(text))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::evidence::testutil::{fixture, prefixes};
+    use proptest::prelude::*;
+
+    #[test]
+    fn driver_418_under_a_cuda_10_2_build() {
+        // pytorch/pytorch#43058: two V100s listed, CUDA not available, driver 418.67 (CUDA 10.1)
+        let e = parse_collect_env(&fixture("collect_env/torch16_v100_driver_418.txt"));
+        assert_eq!(e.torch_version.as_deref(), Some("1.6.0"));
+        assert_eq!(e.is_debug_build, Some(false));
+        assert_eq!(e.torch_cuda.as_deref(), Some("10.2"));
+        assert_eq!(e.torch_cuda_code, Some(10020));
+        assert_eq!(
+            e.os.as_deref(),
+            Some("Red Hat Enterprise Linux Server 7.6 (Maipo)")
+        );
+        assert_eq!(
+            e.gcc.as_deref(),
+            Some("(GCC) 4.8.5 20150623 (Red Hat 4.8.5-36)")
+        );
+        assert_eq!(e.cmake, None);
+        assert_eq!(e.python_version.as_deref(), Some("3.7"));
+        assert_eq!(e.cuda_available, Some(false));
+        assert_eq!(e.cuda_runtime_version, None);
+        assert_eq!(
+            e.gpus,
+            [
+                Gpu {
+                    index: 0,
+                    name: "Tesla V100-PCIE-16GB".into()
+                },
+                Gpu {
+                    index: 1,
+                    name: "Tesla V100-PCIE-16GB".into()
+                }
+            ]
+        );
+        assert_eq!(e.nvidia_driver_version.as_deref(), Some("418.67"));
+        assert_eq!(e.driver_max_cuda_code, Some(10010));
+        assert_eq!(e.driver_max_cuda.as_deref(), Some("10.1"));
+        assert!(e.cudnn.is_empty());
+        assert_eq!(e.packages.len(), 4);
+        assert_eq!(e.packages[1].name, "torch");
+        assert_eq!(e.packages[1].version.as_deref(), Some("1.6.0"));
+        assert_eq!(e.packages[2].manager, "conda");
+        assert!(!e.windows && !e.cpu_only_build);
+    }
+
+    #[test]
+    fn healthy_windows_2_0_with_cpu_block() {
+        // pytorch/pytorch#51858 comment: 2.0.1+cu117 on driver 535.98, CUDA available
+        let e = parse_collect_env(&fixture("collect_env/torch20_windows_1050ti_healthy.txt"));
+        assert_eq!(e.torch_version.as_deref(), Some("2.0.1+cu117"));
+        assert_eq!(e.torch_cuda_code, Some(11070));
+        assert_eq!(e.rocm, None);
+        assert!(e.windows);
+        assert_eq!(e.clang, None);
+        assert_eq!(e.libc, None);
+        assert_eq!(
+            e.python_platform.as_deref(),
+            Some("Windows-10-10.0.22621-SP0")
+        );
+        assert_eq!(e.cuda_available, Some(true));
+        assert_eq!(e.cuda_runtime_version.as_deref(), Some("11.7.64"));
+        assert_eq!(e.cuda_module_loading.as_deref(), Some("LAZY"));
+        assert_eq!(
+            e.gpus,
+            [Gpu {
+                index: 0,
+                name: "NVIDIA GeForce GTX 1050 Ti".into()
+            }]
+        );
+        assert_eq!(e.nvidia_driver_version.as_deref(), Some("535.98"));
+        assert_eq!(e.driver_max_cuda_code, Some(12010));
+        assert_eq!(e.cudnn.len(), 1);
+        assert_eq!(e.hip_runtime_version, None);
+        assert_eq!(e.xnnpack_available, Some(true));
+        assert_eq!(
+            e.cpu.get("Name").map(String::as_str),
+            Some("Intel(R) Core(TM) i7-10700 CPU @ 2.90GHz")
+        );
+        assert!(
+            e.packages
+                .iter()
+                .any(|p| p.name == "torch" && p.version.as_deref() == Some("2.0.1+cu117"))
+        );
+    }
+
+    #[test]
+    fn quoted_and_could_not_collect() {
+        let e = parse_collect_env(&fixture("collect_env/torch15_quoted_titan_rtx.txt"));
+        assert_eq!(e.torch_version.as_deref(), Some("1.5.0+cu101"));
+        assert_eq!(e.cuda_available, Some(true));
+        assert_eq!(e.gpus.len(), 2);
+        assert!(e.windows);
+        assert_eq!(e.driver_max_cuda_code, Some(10020));
+        assert!(looks_like(&fixture(
+            "collect_env/torch15_quoted_titan_rtx.txt"
+        )));
+    }
+
+    #[test]
+    fn cpu_only_build_and_detection() {
+        let e = parse_collect_env(
+            "PyTorch version: 1.7.1+cpu\nIs debug build: False\nCUDA used to build PyTorch: None\n",
+        );
+        assert!(e.cpu_only_build);
+        assert_eq!(e.torch_cuda, None);
+        assert!(!looks_like("PyTorch version: 2.1 is out\n"));
+        assert!(!looks_like("hello\n"));
+    }
+
+    #[test]
+    fn every_truncation_parses() {
+        let text = fixture("collect_env/torch20_windows_1050ti_healthy.txt");
+        for p in prefixes(&text, 9) {
+            let _ = parse_collect_env(p);
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig {
+            failure_persistence: None,
+            ..ProptestConfig::with_cases(256)
+        })]
+
+        #[test]
+        fn random_text_never_panics(s in "\\PC{0,600}") {
+            let _ = parse_collect_env(&s);
+        }
+    }
+}

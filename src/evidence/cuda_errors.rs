@@ -1,0 +1,908 @@
+//! What PyTorch and the CUDA runtime print when CUDA cannot start or a kernel fails, read from a
+//! paste that may hold much else (a traceback, prose, a training log). Written from:
+//!
+//! - `c10/cuda/CUDAFunctions.cpp` (pytorch/pytorch, read at 01a6a16d, PyTorch 2.x;
+//!   `device_count_impl`): "The NVIDIA driver on your system is too old (found version N)",
+//!   "Found no NVIDIA driver on your system", "CUDA driver initialization failed, you might not
+//!   have a CUDA gpu.", "CUDA unknown error - this may be due to an incorrectly set up
+//!   environment", "No CUDA GPUs are available", each behind "CUDA initialization: " when
+//!   `device_count()` turns it into a `UserWarning`;
+//! - `torch/cuda/__init__.py` (read at 000d1f4a, PyTorch 1.5, and 17e3b6a9, PyTorch 2.4):
+//!   1.x's `_check_driver` (the same "too old (found version N)" as an `AssertionError`),
+//!   `_check_capability` ("Found GPU%d %s which is of cuda capability %d.%d. … The minimum cuda
+//!   capability (that we support|supported by this library) is %d.%d", and "Found GPU%d %s which
+//!   requires CUDA_VERSION >= %d … compiled with CUDA_VERSION %d"), and `_check_cubins` ("%s with
+//!   CUDA capability sm_%d is not compatible with the current PyTorch installation. The current
+//!   PyTorch install supports CUDA capabilities %s.");
+//! - `c10/cuda/CUDAException.cpp`: `CUDA error: <cudaGetErrorString>` with its hints ("CUDA
+//!   kernel errors might be asynchronously reported …", "consider passing CUDA_LAUNCH_BLOCKING=1",
+//!   "Compile with `TORCH_USE_CUDA_DSA`");
+//! - the CUDA Runtime API's `cudaError` enum and its `cudaGetErrorString` strings, and the Driver
+//!   API's `CUresult` names (`driver_types.h`, `cuda.h`, CUDA 12.x; documented at
+//!   <https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html>);
+//! - cuBLAS's `cublasStatus_t` and cuDNN's `cudnnStatus_t` names, as PyTorch prints them
+//!   (`CUBLAS_STATUS_EXECUTION_FAILED when calling cublasSgemm(...)`, `cuDNN error:
+//!   CUDNN_STATUS_INTERNAL_ERROR`).
+//!
+//! The reader streams the lines once and keeps bounded lists.
+
+use super::cuda_compat;
+use regex::Regex;
+use serde::Serialize;
+use std::sync::LazyLock;
+
+/// A GPU the installed PyTorch has no kernels for (`_check_cubins`).
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct IncompatibleGpu {
+    pub name: String,
+    /// `sm_120`
+    pub capability: String,
+    /// 120
+    pub sm: u32,
+    /// The architectures the build has (`sm_50 sm_60 … compute_37`), as printed.
+    pub supported: Vec<String>,
+}
+
+/// A GPU older than the build's oldest architecture (`_check_capability`'s `old_gpu_warn`).
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct OldGpu {
+    pub index: u32,
+    pub name: String,
+    /// `3.0`
+    pub capability: String,
+    /// The oldest capability the build supports (`3.5`), where the message says.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub min_supported: Option<String>,
+}
+
+/// A GPU that needs a newer CUDA than PyTorch was compiled with (`incorrect_binary_warn`).
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct NeedsNewerCuda {
+    pub index: u32,
+    pub name: String,
+    pub requires_cuda_version: u32,
+    pub compiled_cuda_version: u32,
+}
+
+/// One CUDA error named in the text.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct CudaErrorSeen {
+    /// The runtime's enum name (`cudaErrorIllegalAddress`); for a cuBLAS/cuDNN status, that name.
+    pub name: String,
+    /// The runtime's error number, where known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code: Option<u32>,
+    /// `cudaGetErrorString`'s text.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// What it is about: `memory-access`, `assert`, `launch`, `ecc`, `hardware`, `driver`,
+    /// `arch`, `memory`, `device-unavailable`, `library`, `other`.
+    pub category: &'static str,
+    /// Lines naming it.
+    pub count: u64,
+    /// The first line naming it, trimmed.
+    pub line: String,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq, Default)]
+pub struct CudaRuntimeLog {
+    /// "The NVIDIA driver on your system is too old (found version N)".
+    pub driver_too_old: bool,
+    /// N: the CUDA version the driver runs, as `cudaDriverGetVersion` codes it (12080).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub driver_found_version: Option<u32>,
+    /// The same as `major.minor` (`12.8`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub driver_cuda: Option<String>,
+    /// "Found no NVIDIA driver on your system".
+    pub no_driver: bool,
+    /// `cudaErrorInsufficientDriver`: "CUDA driver version is insufficient for CUDA runtime
+    /// version".
+    pub insufficient_driver: bool,
+    /// The message came as PyTorch's "CUDA initialization:" warning (torch fell back to CPU).
+    pub init_warning: bool,
+    /// "CUDA driver initialization failed, you might not have a CUDA gpu."
+    pub driver_init_failed: bool,
+    /// "CUDA unknown error - this may be due to an incorrectly set up environment".
+    pub unknown_error_env: bool,
+    /// "No CUDA GPUs are available".
+    pub no_gpus: bool,
+    /// `cudaErrorNoKernelImageForDevice`: "no kernel image is available for execution on the
+    /// device".
+    pub no_kernel_image: bool,
+    pub incompatible_gpus: Vec<IncompatibleGpu>,
+    pub old_gpus: Vec<OldGpu>,
+    pub needs_newer_cuda: Vec<NeedsNewerCuda>,
+    /// Every CUDA, cuBLAS or cuDNN error named, in order of first appearance.
+    pub errors: Vec<CudaErrorSeen>,
+    /// Distinct error names (`errors[].name`), for rules.
+    pub error_names: Vec<String>,
+    /// "CUDA kernel errors might be asynchronously reported …": the stack may not be where it
+    /// failed.
+    pub async_hint: bool,
+    /// `+cu121`-style wheel tags seen on torch versions in the text (`torch 2.1.0+cu121`).
+    pub torch_wheel_cuda: Vec<String>,
+    /// Lines that carried one of these messages.
+    pub lines: u64,
+}
+
+/// (runtime name, number, cudaGetErrorString text, CUresult name, category).
+const CUDA_ERRORS: &[(&str, u32, &str, &str, &str)] = &[
+    (
+        "cudaErrorInvalidValue",
+        1,
+        "invalid argument",
+        "CUDA_ERROR_INVALID_VALUE",
+        "other",
+    ),
+    (
+        "cudaErrorMemoryAllocation",
+        2,
+        "out of memory",
+        "CUDA_ERROR_OUT_OF_MEMORY",
+        "memory",
+    ),
+    (
+        "cudaErrorInitializationError",
+        3,
+        "initialization error",
+        "CUDA_ERROR_NOT_INITIALIZED",
+        "driver",
+    ),
+    (
+        "cudaErrorCudartUnloading",
+        4,
+        "driver shutting down",
+        "CUDA_ERROR_DEINITIALIZED",
+        "other",
+    ),
+    (
+        "cudaErrorInvalidConfiguration",
+        9,
+        "invalid configuration argument",
+        "",
+        "launch",
+    ),
+    (
+        "cudaErrorInvalidDevicePointer",
+        17,
+        "invalid device pointer",
+        "",
+        "memory-access",
+    ),
+    (
+        "cudaErrorStubLibrary",
+        34,
+        "CUDA driver is a stub library",
+        "CUDA_ERROR_STUB_LIBRARY",
+        "driver",
+    ),
+    (
+        "cudaErrorInsufficientDriver",
+        35,
+        "CUDA driver version is insufficient for CUDA runtime version",
+        "",
+        "driver",
+    ),
+    (
+        "cudaErrorCallRequiresNewerDriver",
+        36,
+        "API call is not supported in the installed CUDA driver",
+        "",
+        "driver",
+    ),
+    (
+        "cudaErrorDevicesUnavailable",
+        46,
+        "CUDA-capable device(s) is/are busy or unavailable",
+        "CUDA_ERROR_DEVICES_UNAVAILABLE",
+        "device-unavailable",
+    ),
+    (
+        "cudaErrorInvalidDeviceFunction",
+        98,
+        "invalid device function",
+        "",
+        "arch",
+    ),
+    (
+        "cudaErrorNoDevice",
+        100,
+        "no CUDA-capable device is detected",
+        "CUDA_ERROR_NO_DEVICE",
+        "device-unavailable",
+    ),
+    (
+        "cudaErrorInvalidDevice",
+        101,
+        "invalid device ordinal",
+        "CUDA_ERROR_INVALID_DEVICE",
+        "device-unavailable",
+    ),
+    (
+        "cudaErrorInvalidKernelImage",
+        200,
+        "device kernel image is invalid",
+        "CUDA_ERROR_INVALID_IMAGE",
+        "arch",
+    ),
+    (
+        "cudaErrorNoKernelImageForDevice",
+        209,
+        "no kernel image is available for execution on the device",
+        "CUDA_ERROR_NO_BINARY_FOR_GPU",
+        "arch",
+    ),
+    (
+        "cudaErrorECCUncorrectable",
+        214,
+        "uncorrectable ECC error encountered",
+        "CUDA_ERROR_ECC_UNCORRECTABLE",
+        "ecc",
+    ),
+    (
+        "cudaErrorPeerAccessUnsupported",
+        217,
+        "peer access is not supported between these two devices",
+        "CUDA_ERROR_PEER_ACCESS_UNSUPPORTED",
+        "other",
+    ),
+    (
+        "cudaErrorInvalidPtx",
+        218,
+        "a PTX JIT compilation failed",
+        "CUDA_ERROR_INVALID_PTX",
+        "arch",
+    ),
+    (
+        "cudaErrorNvlinkUncorrectable",
+        220,
+        "uncorrectable NVLink error detected during the execution",
+        "CUDA_ERROR_NVLINK_UNCORRECTABLE",
+        "hardware",
+    ),
+    (
+        "cudaErrorUnsupportedPtxVersion",
+        222,
+        "the provided PTX was compiled with an unsupported toolchain.",
+        "CUDA_ERROR_UNSUPPORTED_PTX_VERSION",
+        "driver",
+    ),
+    (
+        "cudaErrorIllegalAddress",
+        700,
+        "an illegal memory access was encountered",
+        "CUDA_ERROR_ILLEGAL_ADDRESS",
+        "memory-access",
+    ),
+    (
+        "cudaErrorLaunchOutOfResources",
+        701,
+        "too many resources requested for launch",
+        "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES",
+        "launch",
+    ),
+    (
+        "cudaErrorLaunchTimeout",
+        702,
+        "the launch timed out and was terminated",
+        "CUDA_ERROR_LAUNCH_TIMEOUT",
+        "launch",
+    ),
+    (
+        "cudaErrorAssert",
+        710,
+        "device-side assert triggered",
+        "CUDA_ERROR_ASSERT",
+        "assert",
+    ),
+    (
+        "cudaErrorHardwareStackError",
+        714,
+        "hardware stack error",
+        "CUDA_ERROR_HARDWARE_STACK_ERROR",
+        "hardware",
+    ),
+    (
+        "cudaErrorIllegalInstruction",
+        715,
+        "an illegal instruction was encountered",
+        "CUDA_ERROR_ILLEGAL_INSTRUCTION",
+        "memory-access",
+    ),
+    (
+        "cudaErrorMisalignedAddress",
+        716,
+        "misaligned address",
+        "CUDA_ERROR_MISALIGNED_ADDRESS",
+        "memory-access",
+    ),
+    (
+        "cudaErrorInvalidPc",
+        718,
+        "invalid program counter",
+        "CUDA_ERROR_INVALID_PC",
+        "memory-access",
+    ),
+    (
+        "cudaErrorLaunchFailure",
+        719,
+        "unspecified launch failure",
+        "CUDA_ERROR_LAUNCH_FAILED",
+        "launch",
+    ),
+    (
+        "cudaErrorNotPermitted",
+        800,
+        "operation not permitted",
+        "CUDA_ERROR_NOT_PERMITTED",
+        "other",
+    ),
+    (
+        "cudaErrorNotSupported",
+        801,
+        "operation not supported",
+        "CUDA_ERROR_NOT_SUPPORTED",
+        "other",
+    ),
+    (
+        "cudaErrorSystemNotReady",
+        802,
+        "system not yet initialized",
+        "CUDA_ERROR_SYSTEM_NOT_READY",
+        "driver",
+    ),
+    (
+        "cudaErrorSystemDriverMismatch",
+        803,
+        "system has unsupported display driver / cuda driver combination",
+        "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH",
+        "driver",
+    ),
+    (
+        "cudaErrorCompatNotSupportedOnDevice",
+        804,
+        "forward compatibility was attempted on non supported HW",
+        "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE",
+        "driver",
+    ),
+    (
+        "cudaErrorTimeout",
+        909,
+        "wait operation timed out",
+        "CUDA_ERROR_TIMEOUT",
+        "other",
+    ),
+    (
+        "cudaErrorUnknown",
+        999,
+        "unknown error",
+        "CUDA_ERROR_UNKNOWN",
+        "device-unavailable",
+    ),
+];
+
+fn by_message(
+    m: &str,
+) -> Option<&'static (&'static str, u32, &'static str, &'static str, &'static str)> {
+    let m = m.trim().trim_end_matches('.');
+    CUDA_ERRORS
+        .iter()
+        .find(|e| e.2.trim_end_matches('.').eq_ignore_ascii_case(m))
+}
+
+fn by_name(
+    n: &str,
+) -> Option<&'static (&'static str, u32, &'static str, &'static str, &'static str)> {
+    CUDA_ERRORS
+        .iter()
+        .find(|e| e.0 == n || (!e.3.is_empty() && e.3 == n))
+}
+
+static TOO_OLD: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"NVIDIA driver on your system is too old \(found version (\d{1,6})\)")
+        .expect("static regex")
+});
+// `CUDA error: <message>`, the message ending at the first `.`-and-space, newline or `(`-hint
+static CUDA_ERROR: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"CUDA error: ([A-Za-z][A-Za-z0-9 ()/,'_-]{2,120}?)(?:\.\s|\.$|$| \(|\n|CUDA kernel)",
+    )
+    .expect("static regex")
+});
+// NCCL's and other tools' `Cuda failure 999 'unknown error'` / `Cuda failure 'out of memory'`
+static CUDA_FAILURE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"Cuda failure (?:\d+ )?'([^']{2,120})'").expect("static regex"));
+static NAMES: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\b(cudaError[A-Z][A-Za-z]+|CUDA_ERROR_[A-Z_]+|CUBLAS_STATUS_[A-Z_]+|CUDNN_STATUS_[A-Z_]+)\b")
+        .expect("static regex")
+});
+static INCOMPATIBLE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(\S.*?) with CUDA capability sm_(\d{2,3}) is not compatible with the current PyTorch installation")
+        .expect("static regex")
+});
+static SUPPORTS: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"The current PyTorch install supports CUDA capabilities ((?:(?:sm|compute)_\d{2,3}[a-z]?\s*)+)")
+        .expect("static regex")
+});
+static OLD_GPU: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"Found GPU(\d+) (.+?) which is of cuda capability (\d+\.\d+)")
+        .expect("static regex")
+});
+static MIN_CAP: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"minimum cuda capability (?:that we support|supported by this library) is (\d+\.\d+)",
+    )
+    .expect("static regex")
+});
+static NEEDS_NEWER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"Found GPU(\d+) (.+?) which requires CUDA_VERSION >= (\d+)").expect("static regex")
+});
+static COMPILED_WITH: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"with CUDA_VERSION (\d+)").expect("static regex"));
+static WHEEL: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\btorch(?:==|\s+|: |-)v?\d+\.\d+(?:\.\d+)?(?:[a-z0-9.]*)?\+(cu\d{2,3})\b")
+        .expect("static regex")
+});
+
+/// Markers this reader recognises, for detection inside a larger paste.
+pub fn recognised_line(line: &str) -> bool {
+    line.contains("NVIDIA driver on your system is too old")
+        || line.contains("Found no NVIDIA driver on your system")
+        || line.contains("CUDA driver version is insufficient for CUDA runtime version")
+        || line.contains("no kernel image is available for execution on the device")
+        || line.contains("is not compatible with the current PyTorch installation")
+        || line.contains("CUDA error: ")
+        || line.contains("CUDA driver initialization failed")
+        || line
+            .contains("CUDA unknown error - this may be due to an incorrectly set up environment")
+        || (line.contains("Found GPU") && line.contains("cuda capability"))
+        || line.contains("CUBLAS_STATUS_")
+        || line.contains("CUDNN_STATUS_")
+        || line.contains("cudaError")
+        || line.contains("CUDA_ERROR_")
+}
+
+/// True when some line of `text` is one of these messages.
+pub fn looks_like(text: &str) -> bool {
+    text.lines().any(recognised_line)
+}
+
+fn note_error(
+    out: &mut CudaRuntimeLog,
+    name: &str,
+    code: Option<u32>,
+    message: Option<&str>,
+    category: &'static str,
+    line: &str,
+) {
+    if let Some(e) = out.errors.iter_mut().find(|e| e.name == name) {
+        e.count += 1;
+        return;
+    }
+    if out.errors.len() >= super::MAX_ITEMS {
+        return;
+    }
+    out.errors.push(CudaErrorSeen {
+        name: name.to_string(),
+        code,
+        message: message.map(str::to_string),
+        category,
+        count: 1,
+        line: super::clip(line.trim(), super::MAX_TEXT),
+    });
+    out.error_names.push(name.to_string());
+}
+
+fn library_category(name: &str) -> &'static str {
+    if name.ends_with("ALLOC_FAILED") {
+        "memory"
+    } else if name.ends_with("ARCH_MISMATCH") {
+        "arch"
+    } else {
+        "library"
+    }
+}
+
+pub fn parse_cuda_runtime_log(text: &str) -> CudaRuntimeLog {
+    let mut out = CudaRuntimeLog::default();
+    // `_check_cubins` prints its message over three lines: keep the GPU until the list follows
+    let mut pending_gpu: Option<usize> = None;
+    for line in super::content_lines(text) {
+        if !recognised_line(line)
+            && !line.contains("The current PyTorch install supports")
+            && !line.contains("CUDA_VERSION")
+            && !line.contains("minimum cuda capability")
+            && !line.contains("Cuda failure")
+            && !line.contains("No CUDA GPUs are available")
+            && !line.contains("CUDA kernel errors might be asynchronously reported")
+            && !line.contains("+cu")
+        {
+            continue;
+        }
+        let mut carried = false;
+        if let Some(c) = TOO_OLD.captures(line) {
+            out.driver_too_old = true;
+            if let Ok(v) = c[1].parse::<u32>() {
+                out.driver_found_version = Some(v);
+                out.driver_cuda = Some(cuda_compat::cuda_code_str(v));
+            }
+            carried = true;
+        } else if line.contains("NVIDIA driver on your system is too old") {
+            out.driver_too_old = true;
+            carried = true;
+        }
+        if line.contains("CUDA initialization:") {
+            out.init_warning = true;
+        }
+        if line.contains("Found no NVIDIA driver on your system") {
+            out.no_driver = true;
+            carried = true;
+        }
+        if line.contains("CUDA driver initialization failed") {
+            out.driver_init_failed = true;
+            carried = true;
+        }
+        if line
+            .contains("CUDA unknown error - this may be due to an incorrectly set up environment")
+        {
+            out.unknown_error_env = true;
+            carried = true;
+        }
+        if line.contains("No CUDA GPUs are available") {
+            out.no_gpus = true;
+            carried = true;
+        }
+        if line.contains("CUDA kernel errors might be asynchronously reported") {
+            out.async_hint = true;
+        }
+        if let Some(c) = INCOMPATIBLE.captures(line) {
+            let name = c[1]
+                .trim()
+                .trim_start_matches("UserWarning:")
+                .trim()
+                .to_string();
+            let sm: u32 = c[2].parse().unwrap_or(0);
+            if out.incompatible_gpus.len() < super::MAX_ITEMS
+                && !out
+                    .incompatible_gpus
+                    .iter()
+                    .any(|g| g.name == name && g.sm == sm)
+            {
+                out.incompatible_gpus.push(IncompatibleGpu {
+                    name: super::clip(&name, 200),
+                    capability: format!("sm_{sm}"),
+                    sm,
+                    supported: Vec::new(),
+                });
+                pending_gpu = Some(out.incompatible_gpus.len() - 1);
+            }
+            carried = true;
+        }
+        if let Some(c) = SUPPORTS.captures(line) {
+            let list: Vec<String> = c[1]
+                .split_whitespace()
+                .take(64)
+                .map(|s| s.trim_end_matches('.').to_string())
+                .collect();
+            if let Some(i) = pending_gpu.take() {
+                out.incompatible_gpus[i].supported = list;
+            }
+            carried = true;
+        }
+        if let Some(c) = OLD_GPU.captures(line) {
+            if out.old_gpus.len() < super::MAX_ITEMS {
+                out.old_gpus.push(OldGpu {
+                    index: c[1].parse().unwrap_or(0),
+                    name: super::clip(c[2].trim(), 200),
+                    capability: c[3].to_string(),
+                    min_supported: MIN_CAP.captures(line).map(|m| m[1].to_string()),
+                });
+            }
+            carried = true;
+        } else if let Some(c) = MIN_CAP.captures(line)
+            && let Some(g) = out.old_gpus.last_mut()
+            && g.min_supported.is_none()
+        {
+            g.min_supported = Some(c[1].to_string());
+        }
+        if let Some(c) = NEEDS_NEWER.captures(line) {
+            if out.needs_newer_cuda.len() < super::MAX_ITEMS {
+                out.needs_newer_cuda.push(NeedsNewerCuda {
+                    index: c[1].parse().unwrap_or(0),
+                    name: super::clip(c[2].trim(), 200),
+                    requires_cuda_version: c[3].parse().unwrap_or(0),
+                    compiled_cuda_version: COMPILED_WITH
+                        .captures(line)
+                        .and_then(|m| m[1].parse().ok())
+                        .unwrap_or(0),
+                });
+            }
+            carried = true;
+        } else if let Some(c) = COMPILED_WITH.captures(line)
+            && let Some(g) = out.needs_newer_cuda.last_mut()
+            && g.compiled_cuda_version == 0
+        {
+            g.compiled_cuda_version = c[1].parse().unwrap_or(0);
+        }
+        // errors named on this line (each counted once per line)
+        let mut here: Vec<(String, Option<u32>, Option<&'static str>, &'static str)> = Vec::new();
+        let mut add =
+            |n: String, code: Option<u32>, msg: Option<&'static str>, cat: &'static str| {
+                if !here.iter().any(|h| h.0 == n) {
+                    here.push((n, code, msg, cat));
+                }
+            };
+        for c in CUDA_ERROR
+            .captures_iter(line)
+            .chain(CUDA_FAILURE.captures_iter(line))
+        {
+            let msg = c[1].trim();
+            match by_message(msg) {
+                Some(e) => add(e.0.to_string(), Some(e.1), Some(e.2), e.4),
+                // a message this table does not know stays as printed
+                None => add(super::clip(msg, 120), None, None, "other"),
+            }
+        }
+        // messages PyTorch prints without the `CUDA error:` prefix
+        for e in CUDA_ERRORS.iter().filter(|e| e.1 == 35 || e.1 == 209) {
+            if line.contains(e.2) {
+                add(e.0.to_string(), Some(e.1), Some(e.2), e.4);
+            }
+        }
+        for c in NAMES.captures_iter(line) {
+            let n = &c[1];
+            if let Some(e) = by_name(n) {
+                add(e.0.to_string(), Some(e.1), Some(e.2), e.4);
+            } else if (n.starts_with("CUBLAS_STATUS_") || n.starts_with("CUDNN_STATUS_"))
+                && !n.ends_with("_SUCCESS")
+            {
+                add(n.to_string(), None, None, library_category(n));
+            } else if (n.starts_with("cudaError") && n != "cudaErrorSuccess")
+                || (n.starts_with("CUDA_ERROR_") && n != "CUDA_ERROR_SUCCESS")
+            {
+                add(n.to_string(), None, None, "other");
+            }
+        }
+        if !here.is_empty() {
+            carried = true;
+        }
+        for (n, code, msg, cat) in here {
+            note_error(&mut out, &n, code, msg, cat, line);
+        }
+        for c in WHEEL.captures_iter(line) {
+            let tag = c[1].to_string();
+            if !out.torch_wheel_cuda.contains(&tag) && out.torch_wheel_cuda.len() < 8 {
+                out.torch_wheel_cuda.push(tag);
+            }
+        }
+        if carried {
+            out.lines += 1;
+        }
+    }
+    out.insufficient_driver = out
+        .error_names
+        .iter()
+        .any(|n| n == "cudaErrorInsufficientDriver");
+    out.no_kernel_image = out
+        .error_names
+        .iter()
+        .any(|n| n == "cudaErrorNoKernelImageForDevice");
+    out
+}
+
+/// The registry entry (see [`super::EvidenceKind`]).
+pub struct CudaRuntimeKind;
+
+impl super::EvidenceKind for CudaRuntimeKind {
+    fn name(&self) -> &'static str {
+        "cuda-runtime-log"
+    }
+    fn doc(&self) -> &'static str {
+        "PyTorch's CUDA-init and runtime messages: driver too old, GPU architecture not in the build, no kernel image, CUDA/cuBLAS/cuDNN errors"
+    }
+    fn example(&self) -> &'static str {
+        "python train.py 2>&1 | tee train.log"
+    }
+    fn fields(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            (
+                "driver_too_old",
+                "\"The NVIDIA driver on your system is too old\"",
+            ),
+            (
+                "driver_found_version",
+                "the CUDA version the driver runs, as cudaDriverGetVersion codes it (12080)",
+            ),
+            ("driver_cuda", "the same as major.minor"),
+            ("no_driver", "\"Found no NVIDIA driver on your system\""),
+            ("insufficient_driver", "cudaErrorInsufficientDriver"),
+            (
+                "init_warning",
+                "the message came as PyTorch's `CUDA initialization:` warning",
+            ),
+            (
+                "driver_init_failed",
+                "\"CUDA driver initialization failed\"",
+            ),
+            (
+                "unknown_error_env",
+                "\"CUDA unknown error - this may be due to an incorrectly set up environment\"",
+            ),
+            ("no_gpus", "\"No CUDA GPUs are available\""),
+            ("no_kernel_image", "cudaErrorNoKernelImageForDevice"),
+            (
+                "incompatible_gpus",
+                "GPUs the build has no kernels for: name, capability, sm, supported",
+            ),
+            (
+                "old_gpus",
+                "GPUs older than the build supports: index, name, capability, min_supported",
+            ),
+            (
+                "needs_newer_cuda",
+                "GPUs that need a newer CUDA than PyTorch was compiled with",
+            ),
+            (
+                "errors",
+                "CUDA, cuBLAS and cuDNN errors: name, code, message, category, count, line",
+            ),
+            ("error_names", "distinct error names"),
+            (
+                "async_hint",
+                "PyTorch warned that the stack may not be where the kernel failed",
+            ),
+            (
+                "torch_wheel_cuda",
+                "`+cuXYZ` tags of torch versions in the text",
+            ),
+            ("lines", "lines that carried one of these messages"),
+        ]
+    }
+    fn read_by(&self) -> &'static [&'static str] {
+        &["cuda.log", "cuda.compat"]
+    }
+    fn detect(&self, s: &super::Sniff) -> bool {
+        // the error can sit anywhere in a long log: scan for its line, collecting nothing
+        looks_like(s.text)
+    }
+    fn parse(&self, text: &str) -> Result<serde_json::Value, String> {
+        super::to_value(&parse_cuda_runtime_log(text))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::evidence::testutil::{fixture, prefixes};
+    use proptest::prelude::*;
+
+    #[test]
+    fn driver_too_old_warning_from_torch_2() {
+        let m = parse_cuda_runtime_log(&fixture("cuda/torch_driver_too_old_12080.txt"));
+        assert!(m.driver_too_old);
+        assert!(m.init_warning);
+        assert_eq!(m.driver_found_version, Some(12080));
+        assert_eq!(m.driver_cuda.as_deref(), Some("12.8"));
+        assert!(!m.no_kernel_image);
+        assert!(m.incompatible_gpus.is_empty());
+    }
+
+    #[test]
+    fn driver_too_old_assertion_from_torch_1() {
+        // 1.x's `_check_driver` spread the message over lines and printed no "CUDA initialization:"
+        let m = parse_cuda_runtime_log(&fixture("cuda/torch1_driver_too_old_9000.txt"));
+        assert!(m.driver_too_old);
+        assert!(!m.init_warning);
+        assert_eq!(m.driver_found_version, Some(9000));
+        assert_eq!(m.driver_cuda.as_deref(), Some("9.0"));
+    }
+
+    #[test]
+    fn gpu_not_in_the_build_lists_what_the_build_has() {
+        let m = parse_cuda_runtime_log(&fixture("cuda/sm_120_not_compatible.txt"));
+        assert_eq!(m.incompatible_gpus.len(), 1);
+        let g = &m.incompatible_gpus[0];
+        assert_eq!(g.name, "NVIDIA GeForce RTX 5060 Ti");
+        assert_eq!(g.capability, "sm_120");
+        assert_eq!(g.sm, 120);
+        assert_eq!(
+            g.supported,
+            [
+                "sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90"
+            ]
+        );
+        assert!(!m.driver_too_old);
+    }
+
+    #[test]
+    fn no_kernel_image_and_cuda_error_hints() {
+        let m = parse_cuda_runtime_log(&fixture("cuda/no_kernel_image_traceback.txt"));
+        assert!(m.no_kernel_image);
+        assert!(m.async_hint);
+        assert_eq!(m.errors[0].name, "cudaErrorNoKernelImageForDevice");
+        assert_eq!(m.errors[0].code, Some(209));
+        assert_eq!(m.errors[0].category, "arch");
+    }
+
+    #[test]
+    fn illegal_memory_access_is_named_with_its_number() {
+        let m = parse_cuda_runtime_log(&fixture("cuda/illegal_memory_access.txt"));
+        assert_eq!(m.error_names, ["cudaErrorIllegalAddress"]);
+        assert_eq!(m.errors[0].code, Some(700));
+        assert_eq!(m.errors[0].category, "memory-access");
+        assert!(!m.no_kernel_image && !m.driver_too_old);
+    }
+
+    #[test]
+    fn healthy_torch_output_names_nothing() {
+        // a healthy collect_env: torch 2.0.1+cu117 with CUDA available
+        let text = fixture("collect_env/torch20_windows_1050ti_healthy.txt");
+        let m = parse_cuda_runtime_log(&text);
+        assert!(m.errors.is_empty());
+        assert!(!m.driver_too_old && !m.no_kernel_image && m.incompatible_gpus.is_empty());
+        assert!(!looks_like(&text));
+    }
+
+    #[test]
+    fn small_messages_from_the_sources() {
+        let m = parse_cuda_runtime_log(
+            "RuntimeError: CUDA error: device-side assert triggered\nCUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.\nFor debugging consider passing CUDA_LAUNCH_BLOCKING=1.\n",
+        );
+        assert_eq!(m.error_names, ["cudaErrorAssert"]);
+        assert!(m.async_hint);
+        let m = parse_cuda_runtime_log(
+            "RuntimeError: CUDA error: CUBLAS_STATUS_EXECUTION_FAILED when calling `cublasSgemm( handle, opa, opb, m, n, k, &alpha, a, lda, b, ldb, &beta, c, ldc)`\n",
+        );
+        assert!(
+            m.error_names
+                .contains(&"CUBLAS_STATUS_EXECUTION_FAILED".to_string())
+        );
+        let m = parse_cuda_runtime_log(
+            "RuntimeError: cuDNN error: CUDNN_STATUS_SUCCESS\nRuntimeError: cuDNN error: CUDNN_STATUS_INTERNAL_ERROR\n",
+        );
+        assert_eq!(m.error_names, ["CUDNN_STATUS_INTERNAL_ERROR"]);
+        let m = parse_cuda_runtime_log(
+            "RuntimeError: CUDA error: CUDA driver version is insufficient for CUDA runtime version\n",
+        );
+        assert!(m.insufficient_driver);
+        let m = parse_cuda_runtime_log(
+            "UserWarning: CUDA initialization: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver from http://www.nvidia.com/Download/index.aspx (Triggered internally at  /pytorch/c10/cuda/CUDAFunctions.cpp:100.)\n",
+        );
+        assert!(m.no_driver && m.init_warning && !m.driver_too_old);
+        let m = parse_cuda_runtime_log(
+            "    Found GPU0 GeForce GTX 770 which is of cuda capability 3.0.\n    PyTorch no longer supports this GPU because it is too old.\n    The minimum cuda capability that we support is 3.5.\n",
+        );
+        assert_eq!(m.old_gpus[0].capability, "3.0");
+        assert_eq!(m.old_gpus[0].min_supported.as_deref(), Some("3.5"));
+        let m = parse_cuda_runtime_log("torch: 2.11.0+cu130 cuda: False\n");
+        assert_eq!(m.torch_wheel_cuda, ["cu130"]);
+        assert!(!looks_like("the driver is fine and CUDA works\n"));
+    }
+
+    #[test]
+    fn every_truncation_parses() {
+        let text = fixture("cuda/sm_120_not_compatible.txt");
+        for p in prefixes(&text, 5) {
+            let _ = parse_cuda_runtime_log(p);
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig {
+            failure_persistence: None,
+            ..ProptestConfig::with_cases(256)
+        })]
+
+        #[test]
+        fn random_text_never_panics(s in "\\PC{0,600}") {
+            let _ = parse_cuda_runtime_log(&s);
+        }
+
+        #[test]
+        fn garbled_versions_never_panic(v in "[0-9]{1,12}", sm in "[0-9]{1,9}") {
+            let t = format!("The NVIDIA driver on your system is too old (found version {v}).\nX with CUDA capability sm_{sm} is not compatible with the current PyTorch installation.\nThe current PyTorch install supports CUDA capabilities sm_50 sm_{sm}.\n");
+            let _ = parse_cuda_runtime_log(&t);
+        }
+    }
+}

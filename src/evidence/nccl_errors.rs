@@ -1,0 +1,617 @@
+//! Collective failures as PyTorch and NCCL print them, inside whatever log holds them. Written
+//! from:
+//!
+//! - `torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp` (pytorch/pytorch, 1.x and 2.x):
+//!   `WorkNCCL::checkTimeout` / `abortTimedOutCollectives` print `<prefix>Watchdog caught
+//!   collective operation timeout: <work> ran for <N> milliseconds before timing out.`, where
+//!   the prefix is `[Rank R] ` (≤ 2.2) or `logPrefix()` (`[PG 1 Rank 0] `, `[PG ID 0 PG GUID
+//!   0(default_pg) Rank 1] `), and `operator<<(WorkNCCL)` prints `WorkNCCL(SeqNum=S,
+//!   OpType=OP, NumelIn=I, NumelOut=O, Timeout(ms)=T)` (2.x), `WorkNCCL(SeqNum=S, OpType=OP,
+//!   Timeout(ms)=T)` (1.11–1.13) or `WorkNCCL(OpType=OP, TensorShape=[…], Timeout(ms)=T)`
+//!   (1.8–1.10); the watchdog then prints `Exception (either an error or timeout) detected by
+//!   watchdog at work: S, last enqueued NCCL work: E, last completed NCCL work: C.` (2.2+) or
+//!   `Timeout at NCCL work: S, last enqueued NCCL work: E, last completed NCCL work: C.`;
+//! - `torch/csrc/distributed/c10d/NCCLUtils.cpp` (`getNcclErrorDetailStr`): `NCCL error in:
+//!   FILE:LINE, <ncclGetErrorString>, NCCL version X` followed by `ncclSystemError: System call
+//!   (e.g. socket, malloc) or external library call failed or device error.`,
+//!   `ncclInternalError: Internal check failed.`, `ncclUnhandledCudaError: Call to CUDA function
+//!   failed.`, `ncclInvalidArgument: Invalid value for an argument.`, `ncclInvalidUsage: This
+//!   usually reflects invalid usage of NCCL library.`, `ncclRemoteError: A call failed possibly
+//!   due to a network error or a remote process exiting prematurely.`, then `Last error:` and
+//!   NCCL's own last WARN on the next line;
+//! - NVIDIA/nccl (read at 5067397c, 2.28): `ncclGetErrorString` in `src/init.cc` ("unhandled
+//!   system error", "unhandled cuda error", "internal error - please report this issue to the
+//!   NCCL developers", "invalid usage", "remote process exited or there was a network error"),
+//!   the result enum in `src/nccl.h.in`, `src/os/linux.cc`'s shared-memory WARNs ("Error while
+//!   creating shared memory segment %s (size %ld)", "Error while attaching to shared memory
+//!   segment …", "Error: failed to extend %s to %ld bytes"), and `src/include/checks.h`'s
+//!   `Cuda failure '%s'` / `Cuda failure %d '%s'` and `Call to %s failed: %s`.
+//!
+//! A line is looked at only if it holds one of a few fixed markers, so a long log streams fast.
+
+use regex::Regex;
+use serde::Serialize;
+use std::sync::LazyLock;
+
+/// One watchdog timeout (the first line seen for each sequence number and rank).
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct CollectiveTimeout {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rank: Option<u32>,
+    /// Process group id where the prefix names it (`PG 1`, `PG ID 0`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pg: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seq: Option<u64>,
+    /// `ALLREDUCE`, `_ALLGATHER_BASE`, `BROADCAST`, `COALESCED`, …
+    pub op: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub numel_in: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub numel_out: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tensor_shape: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ran_for_ms: Option<u64>,
+}
+
+/// An NCCL error result with NCCL's own reason.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct NcclError {
+    /// `ncclSystemError`, `ncclInternalError`, `ncclUnhandledCudaError`, `ncclInvalidArgument`,
+    /// `ncclInvalidUsage`, `ncclRemoteError`, `ncclTimeout`.
+    pub result: String,
+    /// The line after `Last error:` (or on it), where printed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_error: Option<String>,
+    /// `FILE:LINE` of `NCCL error in:`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub location: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nccl_version: Option<String>,
+    pub count: u64,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq, Default)]
+pub struct NcclErrors {
+    pub timeouts: Vec<CollectiveTimeout>,
+    /// Every watchdog timeout line, including those beyond the kept list.
+    pub timeout_count: u64,
+    /// Distinct ranks that reported a timeout.
+    pub timeout_ranks: Vec<u32>,
+    /// Distinct ops that timed out.
+    pub timeout_ops: Vec<String>,
+    /// "… detected by watchdog at work: S, last enqueued NCCL work: E, last completed NCCL
+    /// work: C": the lowest completed sequence any rank reports.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_completed_work: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_enqueued_work: Option<u64>,
+    pub errors: Vec<NcclError>,
+    /// Distinct NCCL results named (`errors[].result`).
+    pub error_results: Vec<String>,
+    /// NCCL could not create or grow a shared-memory segment (`/dev/shm` too small).
+    pub shm_create_failed: bool,
+    /// NCCL could not attach to another process's segment (a peer gone, or /dev/shm not shared).
+    pub shm_attach_failed: bool,
+    /// Size of the segment NCCL asked for, bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shm_segment_bytes: Option<u64>,
+    /// The first shared-memory WARN line.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shm_error: Option<String>,
+    /// `Bus error` in the same text (a process killed by SIGBUS touching shared memory).
+    pub bus_error: bool,
+    /// `Cuda failure 'out of memory'` inside NCCL.
+    pub cuda_oom_in_nccl: bool,
+    /// The NCCL version a `NCCL error in:` line or the log names.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nccl_version: Option<String>,
+    /// Lines that carried one of these messages.
+    pub lines: u64,
+}
+
+static PREFIX: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\[(?:PG (?:ID )?(\S+)(?: PG GUID \S+)? )?Rank (\d+)\]\s*Watchdog caught")
+        .expect("static regex")
+});
+static WORK: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"WorkNCCL\(([^)]*(?:\)[^)]*)?)\)").expect("static regex"));
+static RAN_FOR: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"ran for (\d+) milliseconds").expect("static regex"));
+static WORK_STATE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?:watchdog at work|Timeout at NCCL work): (\d+), last enqueued NCCL work: (-?\d+), last completed NCCL work: (-?\d+)")
+        .expect("static regex")
+});
+static RESULT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\b(ncclSystemError|ncclInternalError|ncclUnhandledCudaError|ncclInvalidArgument|ncclInvalidUsage|ncclRemoteError|ncclTimeout)\b")
+        .expect("static regex")
+});
+static ERROR_IN: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"NCCL error in: (\S+?),\s*([^,]+?)(?:,\s*NCCL version (\S+?))?\s*$")
+        .expect("static regex")
+});
+static SHM_SIZE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\(size (\d+)\)|to (\d+) bytes").expect("static regex"));
+static VERSION: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"NCCL version (\d+\.\d+\.\d+)").expect("static regex"));
+
+/// ncclGetErrorString's text → the result's name (an `NCCL error in:` line gives only the text).
+fn result_of_string(s: &str) -> Option<&'static str> {
+    let s = s.trim();
+    Some(if s.starts_with("unhandled system error") {
+        "ncclSystemError"
+    } else if s.starts_with("unhandled cuda error") {
+        "ncclUnhandledCudaError"
+    } else if s.starts_with("internal error") {
+        "ncclInternalError"
+    } else if s.starts_with("invalid argument") {
+        "ncclInvalidArgument"
+    } else if s.starts_with("invalid usage") {
+        "ncclInvalidUsage"
+    } else if s.starts_with("remote process exited") {
+        "ncclRemoteError"
+    } else {
+        return None;
+    })
+}
+
+/// One fast check per line before any regex runs.
+fn marked(line: &str) -> bool {
+    line.contains("Watchdog caught")
+        || line.contains("NCCL work:")
+        || line.contains("nccl")
+        || line.contains("NCCL error")
+        || line.contains("shared memory segment")
+        || line.contains("failed to extend")
+        || line.contains("Bus error")
+        || line.contains("Cuda failure")
+        || line.contains("Last error")
+}
+
+/// Markers this reader recognises inside a larger paste.
+pub fn recognised_line(line: &str) -> bool {
+    line.contains("Watchdog caught collective operation timeout")
+        || RESULT.is_match(line)
+        || line.contains("NCCL error in: ")
+        || (line.contains("NCCL WARN") && line.contains("shared memory segment"))
+}
+
+pub fn looks_like(text: &str) -> bool {
+    text.lines().any(recognised_line)
+}
+
+fn parse_work(inner: &str, t: &mut CollectiveTimeout) {
+    // `SeqNum=5, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000`; a TensorShape's
+    // brackets may hold commas
+    let mut depth = 0i32;
+    let mut start = 0;
+    let mut fields = Vec::new();
+    for (i, c) in inner.char_indices() {
+        match c {
+            '[' => depth += 1,
+            ']' => depth -= 1,
+            ',' if depth == 0 => {
+                fields.push(&inner[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    fields.push(&inner[start..]);
+    for f in fields {
+        let Some((k, v)) = f.trim().split_once('=') else {
+            continue;
+        };
+        let v = v.trim();
+        match k.trim() {
+            "SeqNum" => t.seq = v.parse().ok(),
+            "OpType" => t.op = super::clip(v, 60),
+            "NumelIn" => t.numel_in = v.parse().ok(),
+            "NumelOut" => t.numel_out = v.parse().ok(),
+            "TensorShape" => t.tensor_shape = Some(super::clip(v, 120)),
+            "Timeout(ms)" => t.timeout_ms = v.parse().ok(),
+            _ => {}
+        }
+    }
+}
+
+fn note_result(out: &mut NcclErrors, result: &str) -> Option<usize> {
+    if let Some(i) = out.errors.iter().position(|e| e.result == result) {
+        out.errors[i].count += 1;
+        return Some(i);
+    }
+    if out.errors.len() >= super::MAX_ITEMS {
+        return None;
+    }
+    out.errors.push(NcclError {
+        result: result.to_string(),
+        last_error: None,
+        location: None,
+        nccl_version: None,
+        count: 1,
+    });
+    out.error_results.push(result.to_string());
+    Some(out.errors.len() - 1)
+}
+
+/// The text after a line prefix a launcher adds (`[rank0]: `, `(VllmWorkerProcess pid=87)
+/// ERROR 07-19 10:59:03 file.py:226] `): what follows the last `] ` or `]: ` before `s`.
+fn after_prefix(line: &str) -> &str {
+    let t = line.trim();
+    match t.rfind("]: ").map(|i| i + 3).or_else(|| {
+        t.strip_prefix('[')
+            .and_then(|_| t.find("] "))
+            .map(|i| i + 2)
+    }) {
+        Some(i) if i < t.len() => t[i..].trim(),
+        _ => t,
+    }
+}
+
+pub fn parse_nccl_errors(text: &str) -> NcclErrors {
+    let mut out = NcclErrors::default();
+    // `Last error:` alone on its line: NCCL's reason is the next line
+    // (error, the text before `Last error:`: a launcher's prefix the reason line repeats)
+    let mut want_last_error: Option<(usize, String)> = None;
+    // the error the last result line named; `fresh` while an `NCCL error in:` line has counted
+    // it and the result line that follows it has not been seen yet
+    let mut last_result: Option<usize> = None;
+    let mut fresh = false;
+    for line in text.lines() {
+        if let Some((i, prefix)) = want_last_error.take() {
+            let reason = line.strip_prefix(prefix.as_str()).unwrap_or(line).trim();
+            if !reason.is_empty() && out.errors[i].last_error.is_none() {
+                out.errors[i].last_error = Some(super::clip(reason, super::MAX_TEXT));
+                if reason.contains("shared memory segment") {
+                    note_shm(&mut out, reason);
+                }
+                continue;
+            }
+        }
+        if !marked(line) {
+            continue;
+        }
+        let mut carried = false;
+        if line.contains("Watchdog caught collective operation timeout") {
+            carried = true;
+            out.timeout_count += 1;
+            let mut t = CollectiveTimeout {
+                rank: None,
+                pg: None,
+                seq: None,
+                op: String::new(),
+                numel_in: None,
+                numel_out: None,
+                tensor_shape: None,
+                timeout_ms: None,
+                ran_for_ms: None,
+            };
+            if let Some(c) = PREFIX.captures(line) {
+                t.pg = c.get(1).map(|m| m.as_str().to_string());
+                t.rank = c[2].parse().ok();
+            }
+            if let Some(c) = WORK.captures(line) {
+                parse_work(&c[1], &mut t);
+            }
+            t.ran_for_ms = RAN_FOR.captures(line).and_then(|c| c[1].parse().ok());
+            if let Some(r) = t.rank
+                && !out.timeout_ranks.contains(&r)
+                && out.timeout_ranks.len() < 4096
+            {
+                out.timeout_ranks.push(r);
+            }
+            if !t.op.is_empty() && !out.timeout_ops.contains(&t.op) && out.timeout_ops.len() < 32 {
+                out.timeout_ops.push(t.op.clone());
+            }
+            if out.timeouts.len() < super::MAX_ITEMS {
+                out.timeouts.push(t);
+            }
+        }
+        if let Some(c) = WORK_STATE.captures(line) {
+            carried = true;
+            let enq: Option<u64> = c[2].parse().ok();
+            let done: Option<u64> = c[3].parse().ok();
+            if let Some(d) = done {
+                out.last_completed_work = Some(out.last_completed_work.map_or(d, |x| x.min(d)));
+            }
+            if let Some(e) = enq {
+                out.last_enqueued_work = Some(out.last_enqueued_work.map_or(e, |x| x.max(e)));
+            }
+        }
+        if let Some(c) = ERROR_IN.captures(line) {
+            carried = true;
+            if let Some(r) = result_of_string(&c[2])
+                && let Some(i) = note_result(&mut out, r)
+            {
+                let e = &mut out.errors[i];
+                e.location.get_or_insert_with(|| super::clip(&c[1], 200));
+                if let Some(v) = c.get(3) {
+                    e.nccl_version.get_or_insert_with(|| v.as_str().to_string());
+                }
+                last_result = Some(i);
+                fresh = true;
+            }
+            if let Some(v) = c.get(3) {
+                out.nccl_version
+                    .get_or_insert_with(|| v.as_str().to_string());
+            }
+        } else if let Some(c) = RESULT.captures(line) {
+            carried = true;
+            let r = c[1].to_string();
+            let i = match last_result {
+                Some(i) if fresh && out.errors[i].result == r => Some(i),
+                _ => note_result(&mut out, &r),
+            };
+            fresh = false;
+            if let Some(i) = i {
+                last_result = Some(i);
+                last_error_on(line, i, &mut out, &mut want_last_error);
+            }
+        } else if let Some(i) = last_result {
+            last_error_on(line, i, &mut out, &mut want_last_error);
+        }
+        if line.contains("shared memory segment") || line.contains("failed to extend") {
+            carried = true;
+            note_shm(&mut out, line);
+        }
+        if line.contains("Bus error") {
+            out.bus_error = true;
+            carried = true;
+        }
+        if line.contains("Cuda failure") && line.contains("'out of memory'") {
+            out.cuda_oom_in_nccl = true;
+            carried = true;
+        }
+        if out.nccl_version.is_none()
+            && let Some(c) = VERSION.captures(line)
+        {
+            out.nccl_version = Some(c[1].to_string());
+        }
+        if carried {
+            out.lines += 1;
+        }
+    }
+    out
+}
+
+/// NCCL's reason after `Last error:`: on the same line, or (nothing after it) on the next one.
+fn last_error_on(line: &str, i: usize, out: &mut NcclErrors, want: &mut Option<(usize, String)>) {
+    let Some(at) = line.find("Last error:") else {
+        return;
+    };
+    let rest = line[at + "Last error:".len()..].trim();
+    if rest.is_empty() {
+        *want = Some((i, line[..at].to_string()));
+    } else if out.errors[i].last_error.is_none() {
+        out.errors[i].last_error = Some(super::clip(rest, super::MAX_TEXT));
+    }
+}
+
+fn note_shm(out: &mut NcclErrors, line: &str) {
+    let creating = line.contains("Error while creating shared memory segment")
+        || (line.contains("failed to extend") && line.contains("/dev/shm"));
+    if creating {
+        out.shm_create_failed = true;
+    } else if line.contains("Error while attaching to shared memory segment") {
+        out.shm_attach_failed = true;
+    } else {
+        return;
+    }
+    if out.shm_segment_bytes.is_none()
+        && let Some(c) = SHM_SIZE.captures(line)
+    {
+        out.shm_segment_bytes = c
+            .get(1)
+            .or_else(|| c.get(2))
+            .and_then(|m| m.as_str().parse().ok());
+    }
+    if out.shm_error.is_none() {
+        out.shm_error = Some(super::clip(after_prefix(line), 300));
+    }
+}
+
+/// The registry entry (see [`super::EvidenceKind`]).
+pub struct NcclErrorsKind;
+
+impl super::EvidenceKind for NcclErrorsKind {
+    fn name(&self) -> &'static str {
+        "nccl-error-log"
+    }
+    fn doc(&self) -> &'static str {
+        "collective failures in a PyTorch or NCCL log: ProcessGroupNCCL watchdog timeouts, ncclSystemError/ncclInternalError/… with NCCL's Last error, NCCL's /dev/shm failures"
+    }
+    fn example(&self) -> &'static str {
+        "torchrun --nproc_per_node 8 train.py 2>&1 | tee train.log"
+    }
+    fn fields(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            (
+                "timeouts",
+                "watchdog timeouts: rank, pg, seq, op, numel_in, numel_out, tensor_shape, timeout_ms, ran_for_ms",
+            ),
+            ("timeout_count", "every watchdog timeout line"),
+            ("timeout_ranks", "ranks that reported a timeout"),
+            ("timeout_ops", "ops that timed out"),
+            (
+                "last_completed_work",
+                "the lowest sequence number a rank reports completed",
+            ),
+            (
+                "last_enqueued_work",
+                "the highest sequence number a rank reports enqueued",
+            ),
+            (
+                "errors",
+                "NCCL error results: result, last_error, location, nccl_version, count",
+            ),
+            ("error_results", "distinct NCCL results"),
+            (
+                "shm_create_failed",
+                "NCCL could not create or grow a /dev/shm segment",
+            ),
+            (
+                "shm_attach_failed",
+                "NCCL could not attach to a peer's /dev/shm segment",
+            ),
+            ("shm_segment_bytes", "the segment size NCCL asked for"),
+            ("shm_error", "the first shared-memory WARN"),
+            ("bus_error", "`Bus error` in the same text"),
+            (
+                "cuda_oom_in_nccl",
+                "`Cuda failure 'out of memory'` inside NCCL",
+            ),
+            ("nccl_version", "the NCCL version the text names"),
+            ("lines", "lines that carried one of these messages"),
+        ]
+    }
+    fn read_by(&self) -> &'static [&'static str] {
+        &["nccl.errors", "shm"]
+    }
+    fn detect(&self, s: &super::Sniff) -> bool {
+        // the failure can sit anywhere in a long log: scan for its line, collecting nothing
+        looks_like(s.text)
+    }
+    fn parse(&self, text: &str) -> Result<serde_json::Value, String> {
+        super::to_value(&parse_nccl_errors(text))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::evidence::testutil::{fixture, prefixes};
+    use proptest::prelude::*;
+
+    #[test]
+    fn watchdog_timeout_of_torch_2_reads_every_field() {
+        let e = parse_nccl_errors(&fixture("nccl_errors/watchdog_allreduce_llamafactory.log"));
+        assert_eq!(e.timeout_count, 2);
+        let t = &e.timeouts[0];
+        assert_eq!(t.rank, Some(0));
+        assert_eq!(t.seq, Some(1580));
+        assert_eq!(t.op, "ALLREDUCE");
+        assert_eq!(t.numel_in, Some(466119168));
+        assert_eq!(t.numel_out, Some(466119168));
+        assert_eq!(t.timeout_ms, Some(600000));
+        assert_eq!(t.ran_for_ms, Some(600060));
+        assert_eq!(e.timeout_ranks, [0, 4]);
+        assert_eq!(e.timeout_ops, ["ALLREDUCE"]);
+        assert_eq!(e.last_completed_work, Some(1579));
+        assert_eq!(e.last_enqueued_work, Some(1582));
+        assert!(e.errors.is_empty());
+    }
+
+    #[test]
+    fn watchdog_timeout_of_torch_1_without_numel() {
+        let e = parse_nccl_errors(&fixture("nccl_errors/watchdog_old_format_ofa.log"));
+        assert_eq!(e.timeouts[0].rank, Some(1));
+        assert_eq!(e.timeouts[0].seq, Some(469508));
+        assert_eq!(e.timeouts[0].timeout_ms, Some(1800000));
+        assert_eq!(e.timeouts[0].numel_in, None);
+        assert_eq!(e.timeouts[0].pg, None);
+    }
+
+    #[test]
+    fn pg_prefixed_timeout_and_work_state() {
+        let e = parse_nccl_errors(&fixture("nccl_errors/watchdog_basicsr_pg_guid.log"));
+        assert_eq!(e.timeouts[0].rank, Some(1));
+        assert_eq!(e.timeouts[0].seq, Some(808));
+        assert_eq!(e.last_completed_work, Some(807));
+        assert_eq!(e.last_enqueued_work, Some(811));
+    }
+
+    #[test]
+    fn system_error_with_shm_reason_on_the_next_line() {
+        let e = parse_nccl_errors(&fixture("nccl_errors/vllm_shm_system_error.log"));
+        assert_eq!(e.error_results, ["ncclSystemError"]);
+        let x = &e.errors[0];
+        assert_eq!(
+            x.location.as_deref(),
+            Some("../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1970")
+        );
+        assert_eq!(x.nccl_version.as_deref(), Some("2.20.5"));
+        assert!(x.last_error.as_deref().unwrap().starts_with(
+            "Error while creating shared memory segment /dev/shm/nccl-bWHyCi (size 9637888)"
+        ));
+        assert!(e.shm_create_failed && !e.shm_attach_failed);
+        assert_eq!(e.shm_segment_bytes, Some(9637888));
+        assert_eq!(e.nccl_version.as_deref(), Some("2.20.5"));
+    }
+
+    #[test]
+    fn unhandled_cuda_error_with_rank_prefixes() {
+        let e = parse_nccl_errors(&fixture(
+            "nccl_errors/unhandled_cuda_error_invalid_argument.log",
+        ));
+        assert_eq!(e.error_results, ["ncclUnhandledCudaError"]);
+        assert_eq!(
+            e.errors[0].last_error.as_deref(),
+            Some("Cuda failure 1 'invalid argument'")
+        );
+        assert!(!e.shm_create_failed);
+    }
+
+    #[test]
+    fn nccl_warn_shm_lines_without_torch() {
+        let e = parse_nccl_errors(&fixture("nccl_errors/nccl_tests_shm_extend_failed.log"));
+        assert!(e.shm_create_failed);
+        assert_eq!(e.shm_segment_bytes, Some(5967872));
+        assert!(e.timeouts.is_empty());
+    }
+
+    #[test]
+    fn attach_failure_is_not_a_size_problem() {
+        let e = parse_nccl_errors(&fixture("nccl_errors/shm_attach_no_such_file.log"));
+        assert!(e.shm_attach_failed);
+        assert!(!e.shm_create_failed);
+        assert_eq!(e.shm_segment_bytes, Some(14156128));
+    }
+
+    #[test]
+    fn healthy_nccl_init_log_has_no_errors() {
+        let t = fixture("nccl/single_node_p2p.log");
+        let e = parse_nccl_errors(&t);
+        assert!(e.timeouts.is_empty() && e.errors.is_empty() && !e.shm_create_failed);
+        assert!(!looks_like(&t));
+    }
+
+    #[test]
+    fn oldest_work_format_with_tensor_shape() {
+        let e = parse_nccl_errors(
+            "[E ProcessGroupNCCL.cpp:566] [Rank 3] Watchdog caught collective operation timeout: WorkNCCL(OpType=BROADCAST, TensorShape=[25365, 2], Timeout(ms)=1800000) ran for 1805993 milliseconds before timing out.\n",
+        );
+        assert_eq!(e.timeouts[0].op, "BROADCAST");
+        assert_eq!(e.timeouts[0].tensor_shape.as_deref(), Some("[25365, 2]"));
+        assert_eq!(e.timeouts[0].seq, None);
+        assert_eq!(e.timeouts[0].timeout_ms, Some(1800000));
+    }
+
+    #[test]
+    fn every_truncation_parses() {
+        let text = fixture("nccl_errors/vllm_shm_system_error.log");
+        for p in prefixes(&text, 7) {
+            let _ = parse_nccl_errors(p);
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig {
+            failure_persistence: None,
+            ..ProptestConfig::with_cases(256)
+        })]
+
+        #[test]
+        fn random_text_never_panics(s in "\\PC{0,600}") {
+            let _ = parse_nccl_errors(&s);
+        }
+
+        #[test]
+        fn garbled_work_never_panics(inner in "[A-Za-z=0-9, \\[\\]()]{0,80}") {
+            let t = format!("[Rank 1] Watchdog caught collective operation timeout: WorkNCCL({inner}) ran for 9 milliseconds before timing out.\nncclSystemError: x\nLast error:\n");
+            let _ = parse_nccl_errors(&t);
+        }
+    }
+}

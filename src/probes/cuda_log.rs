@@ -1,0 +1,518 @@
+//! `cuda.log`: what pasted text says about the CUDA runtime — PyTorch's CUDA-init and runtime
+//! messages ([`crate::evidence::cuda_errors`]) and `collect_env` output
+//! ([`crate::evidence::collect_env`]) — with the facts rules judge by worked out here: whether
+//! the build lacks the GPU's architecture, which CUDA the driver runs, which wheel index fits,
+//! and which errors are left once the driver and architecture are accounted for.
+//!
+//! `cuda.compat`: the driver's CUDA against the CUDA the toolkit and PyTorch need, from the text
+//! where it says (PyTorch's "found version N", collect_env's driver and build) and otherwise
+//! from the host (NVML and [`super::cuda_stack`]), so `cuda.driver-too-old` judges a pasted
+//! warning and a live host alike.
+//!
+//! Each reads every `--evidence` file its reader recognises a part of, whatever else the paste
+//! holds (a traceback, prose, a training log).
+
+use super::{ProbeCtx, ProbeKind, ProbeOutcome};
+use crate::evidence::{collect_env, cuda_compat, cuda_errors};
+use crate::vocab::io::read_shared;
+use serde_json::{Map, Value, json};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// The first `--evidence` file (with its text) that `recognises` accepts.
+fn first_evidence(
+    evidence: &[PathBuf],
+    recognises: fn(&str) -> bool,
+) -> Option<(PathBuf, Arc<String>)> {
+    evidence.iter().find_map(|p| {
+        let t = read_shared(p).ok()?;
+        recognises(&t).then(|| (p.clone(), t))
+    })
+}
+
+/// What to collect next for an error of this category.
+fn next_evidence(category: &str) -> &'static str {
+    match category {
+        "memory-access" => {
+            "rerun with CUDA_LAUNCH_BLOCKING=1 to get the failing kernel's own stack, then under `compute-sanitizer --tool memcheck`; check `dmesg` for Xid 13/31/43 on that GPU"
+        }
+        "assert" => {
+            "rerun with CUDA_LAUNCH_BLOCKING=1 (or a build with TORCH_USE_CUDA_DSA) to see which op asserted: usually an index out of range (a label >= the number of classes, an embedding index past its table)"
+        }
+        "launch" => {
+            "rerun with CUDA_LAUNCH_BLOCKING=1; for a launch timeout, check whether the GPU also drives a display (its watchdog ends long kernels); check `dmesg` for Xid errors"
+        }
+        "ecc" | "hardware" => {
+            "`nvidia-smi -q -d ECC,PAGE_RETIREMENT` and `dmesg | grep -i xid` on that node: an uncorrectable error needs a GPU reset and, if it repeats, a replacement"
+        }
+        "memory" => {
+            "the full out-of-memory message or `torch.cuda.memory_summary()`, and `nvidia-smi` to see which processes hold the GPU's memory"
+        }
+        "device-unavailable" => {
+            "`nvidia-smi` on that node (compute mode, other processes, a lost GPU), `dmesg | grep -i xid`, and CUDA_VISIBLE_DEVICES as the job saw it"
+        }
+        "library" => {
+            "rerun with CUDA_LAUNCH_BLOCKING=1: a cuBLAS/cuDNN failure is often an earlier kernel's error or an out-of-memory surfacing late; give `python -m torch.utils.collect_env`"
+        }
+        "driver" => {
+            "`nvidia-smi` (the driver's CUDA version) and `python -m torch.utils.collect_env` (the CUDA PyTorch was built with)"
+        }
+        "arch" => {
+            "`python -m torch.utils.collect_env` and `python -c \"import torch; print(torch.cuda.get_arch_list())\"`"
+        }
+        _ => {
+            "rerun with CUDA_LAUNCH_BLOCKING=1 and give the full traceback with `python -m torch.utils.collect_env`"
+        }
+    }
+}
+
+fn to_object<T: serde::Serialize>(t: &T) -> Map<String, Value> {
+    match serde_json::to_value(t) {
+        Ok(Value::Object(m)) => m,
+        _ => Map::new(),
+    }
+}
+
+/// The text facts both probes share: (runtime messages, collect_env, files read).
+fn read_text(
+    ctx: &ProbeCtx,
+) -> (
+    Option<cuda_errors::CudaRuntimeLog>,
+    Option<collect_env::CollectEnv>,
+    Vec<String>,
+) {
+    let mut files = Vec::new();
+    let rt = first_evidence(&ctx.inputs.evidence, cuda_errors::looks_like).map(|(p, t)| {
+        files.push(p.display().to_string());
+        cuda_errors::parse_cuda_runtime_log(&t)
+    });
+    let env = first_evidence(&ctx.inputs.evidence, collect_env::looks_like).map(|(p, t)| {
+        let s = p.display().to_string();
+        if !files.contains(&s) {
+            files.push(s);
+        }
+        collect_env::parse_collect_env(&t)
+    });
+    (rt, env, files)
+}
+
+/// The driver's CUDA from the text: PyTorch's "found version N", else collect_env's driver.
+fn driver_from_text(
+    rt: Option<&cuda_errors::CudaRuntimeLog>,
+    env: Option<&collect_env::CollectEnv>,
+) -> Option<(u32, String)> {
+    if let Some(v) = rt.and_then(|r| r.driver_found_version) {
+        return Some((v, format!("PyTorch's \"found version {v}\"")));
+    }
+    let e = env?;
+    Some((
+        e.driver_max_cuda_code?,
+        format!(
+            "driver {} in collect_env (NVIDIA's driver table)",
+            e.nvidia_driver_version.as_deref().unwrap_or("?")
+        ),
+    ))
+}
+
+pub struct CudaLog;
+
+impl ProbeKind for CudaLog {
+    fn name(&self) -> &'static str {
+        "cuda.log"
+    }
+    fn doc(&self) -> &'static str {
+        "PyTorch's CUDA-init and runtime messages and collect_env output in pasted text (--evidence): driver too old, GPU architecture missing from the build, CUDA/cuBLAS/cuDNN errors"
+    }
+    fn fields(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            (
+                "driver_too_old",
+                "PyTorch said the NVIDIA driver is too old",
+            ),
+            (
+                "driver_found_version",
+                "the CUDA version PyTorch found the driver to run (12080)",
+            ),
+            ("no_driver", "\"Found no NVIDIA driver on your system\""),
+            ("insufficient_driver", "cudaErrorInsufficientDriver"),
+            (
+                "init_warning",
+                "the message came as PyTorch's `CUDA initialization:` warning",
+            ),
+            ("no_kernel_image", "cudaErrorNoKernelImageForDevice"),
+            (
+                "incompatible_gpus",
+                "GPUs PyTorch says its build has no kernels for: name, capability, supported",
+            ),
+            (
+                "old_gpus",
+                "GPUs older than the build's oldest architecture",
+            ),
+            (
+                "needs_newer_cuda",
+                "GPUs that need a newer CUDA than PyTorch was compiled with",
+            ),
+            (
+                "errors",
+                "CUDA, cuBLAS and cuDNN errors: name, code, message, category, count, line",
+            ),
+            ("error_names", "distinct error names"),
+            (
+                "runtime_errors",
+                "errors other than the driver's and the architecture's, each with `next`: the evidence to collect",
+            ),
+            (
+                "async_hint",
+                "PyTorch warned that the stack may not be where the kernel failed",
+            ),
+            (
+                "torch_wheel_cuda",
+                "`+cuXYZ` tags of torch versions in the text",
+            ),
+            (
+                "arch_missing",
+                "the build lacks the GPU's architecture (no kernel image, sm_XX not compatible, GPU too old or too new for the build)",
+            ),
+            (
+                "arch_gpu",
+                "the GPU that lacks kernels, where the text names it",
+            ),
+            ("arch_sm", "its compute capability as sm_XX number (120)"),
+            (
+                "build_archs",
+                "the architectures the build has, where the text lists them",
+            ),
+            (
+                "arch_min_cuda",
+                "the first CUDA that compiles for that GPU (12.8 for sm_120)",
+            ),
+            (
+                "driver_max_cuda",
+                "the newest CUDA the driver runs, from the text (major.minor)",
+            ),
+            (
+                "wheel_index",
+                "the PyTorch wheel index that has kernels for the GPU and runs on the driver",
+            ),
+            (
+                "env",
+                "collect_env fields: torch_version, torch_cuda, cuda_available, gpus, nvidia_driver_version, driver_max_cuda, cudnn, packages, …",
+            ),
+            (
+                "cuda_unavailable_with_gpu",
+                "collect_env says CUDA is not available while it lists a GPU",
+            ),
+            (
+                "cpu_only_build",
+                "collect_env shows a CPU-only PyTorch build",
+            ),
+            ("files", "the evidence files read"),
+        ]
+    }
+    fn run(&self, _params: &Map<String, Value>, ctx: &ProbeCtx) -> ProbeOutcome {
+        let (rt, env, files) = read_text(ctx);
+        if rt.is_none() && env.is_none() {
+            return ProbeOutcome::NotApplicable(
+                "needs --evidence with PyTorch's CUDA messages (a traceback or warning) or `python -m torch.utils.collect_env` output".into(),
+            );
+        }
+        // every field of the runtime reader is there, false/empty when only collect_env was given
+        let empty = cuda_errors::CudaRuntimeLog::default();
+        let mut out = to_object(rt.as_ref().unwrap_or(&empty));
+        let driver = driver_from_text(rt.as_ref(), env.as_ref());
+        // the architecture the text shows missing, and the GPU it belongs to
+        let (mut gpu, mut sm, mut archs) = (None, None, Vec::new());
+        let mut arch_missing = false;
+        if let Some(r) = &rt {
+            if let Some(g) = r.incompatible_gpus.first() {
+                gpu = Some(g.name.clone());
+                sm = Some(g.sm);
+                archs = g.supported.clone();
+            } else if let Some(g) = r.old_gpus.first() {
+                gpu = Some(g.name.clone());
+                sm = g
+                    .capability
+                    .split_once('.')
+                    .and_then(|(a, b)| Some(a.parse::<u32>().ok()? * 10 + b.parse::<u32>().ok()?));
+            } else if let Some(g) = r.needs_newer_cuda.first() {
+                gpu = Some(g.name.clone());
+            }
+            arch_missing = r.no_kernel_image
+                || !r.incompatible_gpus.is_empty()
+                || !r.old_gpus.is_empty()
+                || !r.needs_newer_cuda.is_empty();
+            let runtime: Vec<Value> = r
+                .errors
+                .iter()
+                .filter(|e| e.category != "driver" && e.category != "arch")
+                .map(|e| {
+                    let mut v = to_object(e);
+                    v.insert("next".into(), json!(next_evidence(e.category)));
+                    Value::Object(v)
+                })
+                .collect();
+            out.insert("runtime_errors".into(), Value::Array(runtime));
+        } else {
+            out.insert("runtime_errors".into(), json!([]));
+        }
+        out.insert("arch_missing".into(), json!(arch_missing));
+        if arch_missing {
+            if let Some(g) = &gpu {
+                out.insert("arch_gpu".into(), json!(g));
+            }
+            if let Some(s) = sm {
+                out.insert("arch_sm".into(), json!(s));
+                if let Some(c) = cuda_compat::arch_min_cuda(s) {
+                    out.insert("arch_min_cuda".into(), json!(cuda_compat::cuda_code_str(c)));
+                }
+            }
+            if !archs.is_empty() {
+                out.insert("build_archs".into(), json!(archs));
+            }
+            // an old GPU is served by an older build, not a newer wheel: no index to name
+            let old_only = rt
+                .as_ref()
+                .is_some_and(|r| r.incompatible_gpus.is_empty() && !r.old_gpus.is_empty());
+            if !old_only && let Some(w) = cuda_compat::wheel_index(sm, driver.as_ref().map(|d| d.0))
+            {
+                out.insert("wheel_index".into(), json!(w));
+            }
+        }
+        if let Some((code, _)) = &driver {
+            out.insert(
+                "driver_max_cuda".into(),
+                json!(cuda_compat::cuda_code_str(*code)),
+            );
+        }
+        if let Some(e) = &env {
+            out.insert(
+                "cuda_unavailable_with_gpu".into(),
+                json!(e.cuda_available == Some(false) && !e.gpus.is_empty()),
+            );
+            out.insert("cpu_only_build".into(), json!(e.cpu_only_build));
+            out.insert("env".into(), Value::Object(to_object(e)));
+        } else {
+            out.insert("cuda_unavailable_with_gpu".into(), json!(false));
+            out.insert("cpu_only_build".into(), json!(false));
+        }
+        out.insert("files".into(), json!(files));
+        ProbeOutcome::Value(Value::Object(out))
+    }
+}
+
+pub struct CudaCompat;
+
+impl ProbeKind for CudaCompat {
+    fn name(&self) -> &'static str {
+        "cuda.compat"
+    }
+    fn doc(&self) -> &'static str {
+        "the driver's CUDA version against the CUDA the toolkit and PyTorch need: from pasted text where it says (PyTorch's driver warning, collect_env), else from NVML and the installed packages"
+    }
+    fn fields(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            (
+                "driver_cuda_code",
+                "the newest CUDA the driver runs (12080)",
+            ),
+            ("driver_cuda", "the same as major.minor"),
+            (
+                "driver_source",
+                "where it came from: NVML, PyTorch's warning, or collect_env's driver",
+            ),
+            (
+                "said_too_old",
+                "PyTorch or the CUDA runtime said the driver is too old (\"found version N\", cudaErrorInsufficientDriver)",
+            ),
+            ("said", "the line that said it"),
+            (
+                "toolkit",
+                "the CUDA toolkit: version, major, minor, code (host only)",
+            ),
+            (
+                "torch_cuda_code",
+                "the CUDA PyTorch was built for (collect_env, a `+cuXYZ` tag, or the installed package)",
+            ),
+            ("torch_cuda", "the same as major.minor"),
+            ("torch_source", "where it came from"),
+        ]
+    }
+    fn run(&self, _params: &Map<String, Value>, ctx: &ProbeCtx) -> ProbeOutcome {
+        let (rt, env, files) = read_text(ctx);
+        let mut out = Map::new();
+        let text_driver = driver_from_text(rt.as_ref(), env.as_ref());
+        let said = rt.as_ref().and_then(|r| {
+            (r.driver_too_old || r.insufficient_driver).then(|| {
+                r.errors
+                    .iter()
+                    .find(|e| e.name == "cudaErrorInsufficientDriver")
+                    .map(|e| e.line.clone())
+                    .unwrap_or_else(|| match r.driver_found_version {
+                        Some(v) => format!(
+                            "The NVIDIA driver on your system is too old (found version {v})"
+                        ),
+                        None => "The NVIDIA driver on your system is too old".to_string(),
+                    })
+            })
+        });
+        out.insert("said_too_old".into(), json!(said.is_some()));
+        if let Some(s) = said {
+            out.insert("said".into(), json!(s));
+        }
+        let text_seen = rt.is_some() || env.is_some();
+        match text_driver {
+            Some((code, src)) => {
+                out.insert("driver_cuda_code".into(), json!(code));
+                out.insert(
+                    "driver_cuda".into(),
+                    json!(cuda_compat::cuda_code_str(code)),
+                );
+                out.insert("driver_source".into(), json!(src));
+            }
+            None => match ctx.host.nvml() {
+                Ok(r) => match r.cuda_driver_version.ok() {
+                    Some(&v) if v > 0 => {
+                        out.insert("driver_cuda_code".into(), json!(v));
+                        out.insert(
+                            "driver_cuda".into(),
+                            json!(cuda_compat::cuda_code_str(v as u32)),
+                        );
+                        out.insert("driver_source".into(), json!("NVML"));
+                    }
+                    _ if !text_seen => {
+                        return ProbeOutcome::Unknown(format!(
+                            "NVML's CUDA driver version: {}",
+                            r.cuda_driver_version
+                                .reason()
+                                .unwrap_or_else(|| "not reported".into())
+                        ));
+                    }
+                    _ => {}
+                },
+                // nothing from the text and no NVML: the probe cannot tell (with pasted evidence
+                // only, NVML's message says it is not in the evidence: not applicable)
+                Err(e) if !text_seen => return ProbeOutcome::Unknown(e),
+                Err(_) => {}
+            },
+        }
+        // what PyTorch was built for: the text first, then the installed package
+        let text_torch = env
+            .as_ref()
+            .and_then(|e| Some((e.torch_cuda_code?, "collect_env".to_string())))
+            .or_else(|| {
+                let tag = rt.as_ref()?.torch_wheel_cuda.first()?;
+                Some((
+                    cuda_compat::cuda_code(tag)?,
+                    format!("the torch version's +{tag} tag"),
+                ))
+            });
+        if let Some((code, src)) = text_torch {
+            out.insert("torch_cuda_code".into(), json!(code));
+            out.insert("torch_cuda".into(), json!(cuda_compat::cuda_code_str(code)));
+            out.insert("torch_source".into(), json!(src));
+        } else if !text_seen || ctx.host.is_live() {
+            // the host's own stack (toolkit files, installed torch), as `cuda.stack` reads it
+            if let ProbeOutcome::Value(Value::Object(stack)) =
+                super::cuda_stack::CudaStack.run(&Map::new(), ctx)
+            {
+                if let Some(t) = stack.get("toolkit") {
+                    out.insert("toolkit".into(), t.clone());
+                }
+                if let Some(code) = stack
+                    .get("torch")
+                    .and_then(|t| t.get("cuda_code"))
+                    .and_then(Value::as_u64)
+                {
+                    out.insert("torch_cuda_code".into(), json!(code));
+                    out.insert(
+                        "torch_cuda".into(),
+                        json!(cuda_compat::cuda_code_str(code as u32)),
+                    );
+                    out.insert("torch_source".into(), json!("installed package"));
+                }
+            }
+        }
+        if !files.is_empty() {
+            out.insert("files".into(), json!(files));
+        }
+        ProbeOutcome::Value(Value::Object(out))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::evidence::testutil::fixture_dir;
+    use crate::host::evidence::EvidenceHost;
+    use crate::probes::{Inputs, run_with, value_of};
+    use std::time::Duration;
+
+    fn run(kind: &dyn ProbeKind, files: &[&str]) -> ProbeOutcome {
+        let host = EvidenceHost::inputs_only("test");
+        let inputs = Inputs {
+            evidence: files.iter().map(|f| fixture_dir().join(f)).collect(),
+            ..Default::default()
+        };
+        run_with(kind, &host, json!({}), &inputs, Duration::ZERO)
+    }
+
+    #[test]
+    fn sm_120_names_the_cu128_index() {
+        let v = value_of(run(&CudaLog, &["cuda/sm_120_not_compatible.txt"]));
+        assert_eq!(v["arch_missing"], true);
+        assert_eq!(v["arch_gpu"], "NVIDIA GeForce RTX 5060 Ti");
+        assert_eq!(v["arch_sm"], 120);
+        assert_eq!(v["arch_min_cuda"], "12.8");
+        assert_eq!(v["wheel_index"], "https://download.pytorch.org/whl/cu128");
+        assert_eq!(v["runtime_errors"], json!([]));
+    }
+
+    #[test]
+    fn illegal_access_is_a_runtime_error_with_what_to_collect() {
+        let v = value_of(run(&CudaLog, &["cuda/illegal_memory_access.txt"]));
+        assert_eq!(v["arch_missing"], false);
+        assert_eq!(v["runtime_errors"][0]["name"], "cudaErrorIllegalAddress");
+        assert!(
+            v["runtime_errors"][0]["next"]
+                .as_str()
+                .unwrap()
+                .contains("compute-sanitizer")
+        );
+    }
+
+    #[test]
+    fn collect_env_gives_the_driver_and_the_build() {
+        let v = value_of(run(
+            &CudaCompat,
+            &["collect_env/torch16_v100_driver_418.txt"],
+        ));
+        assert_eq!(v["driver_cuda_code"], 10010);
+        assert_eq!(v["torch_cuda_code"], 10020);
+        assert_eq!(v["torch_source"], "collect_env");
+        assert_eq!(v["said_too_old"], false);
+        let l = value_of(run(&CudaLog, &["collect_env/torch16_v100_driver_418.txt"]));
+        assert_eq!(l["cuda_unavailable_with_gpu"], true);
+        assert_eq!(l["env"]["gpus"][1]["name"], "Tesla V100-PCIE-16GB");
+    }
+
+    #[test]
+    fn torch_warning_says_too_old() {
+        let v = value_of(run(&CudaCompat, &["cuda/torch_driver_too_old_12080.txt"]));
+        assert_eq!(v["said_too_old"], true);
+        assert_eq!(v["driver_cuda"], "12.8");
+        assert_eq!(v["driver_source"], "PyTorch's \"found version 12080\"");
+    }
+
+    #[test]
+    fn nothing_recognised_is_not_applicable_or_unknown() {
+        assert!(matches!(
+            run(&CudaLog, &["nccl/single_node_p2p.log"]),
+            ProbeOutcome::NotApplicable(_)
+        ));
+        // no text and no NVML: the evidence host's own message (not in the evidence)
+        match run(&CudaCompat, &["nccl/single_node_p2p.log"]) {
+            ProbeOutcome::Unknown(e) => assert!(e.contains(crate::host::NOT_IN_EVIDENCE)),
+            other => panic!("{other:?}"),
+        }
+    }
+}
