@@ -1036,6 +1036,10 @@ fn slurm_reason_stays_short_and_plain() {
 
 // --------------------------------------------------------------- contrib/slurm/gpufix-healthcheck
 
+fn healthcheck_script() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("contrib/slurm/gpufix-healthcheck")
+}
+
 /// A test's engine (promtool, xmllint, systemd-analyze) is not
 /// installed: under `CI=true` (or FLEET_TOOLS_REQUIRED) the test fails, so a CI machine without
 /// it cannot pass the test untested; elsewhere it skips with a note.
