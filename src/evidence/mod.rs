@@ -12,6 +12,10 @@
 
 pub mod cuda_stack;
 pub mod detect;
+pub mod ibdev2netdev;
+pub mod ibstat;
+pub mod ibv_devinfo;
+pub mod infiniband;
 pub mod kernel_log;
 pub mod mount_text;
 pub mod mounts;
