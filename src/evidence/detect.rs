@@ -28,10 +28,15 @@ pub enum EvidenceKind {
     ShmErrorLog,
     /// What `nvidia-smi` prints instead of a table when it cannot read the GPUs.
     NvidiaSmiError,
+    Ibstat,
+    IbvDevinfo,
+    Ibdev2netdev,
+    PyspyDump,
+    ContainerSpec,
 }
 
 impl EvidenceKind {
-    pub const ALL: [EvidenceKind; 18] = [
+    pub const ALL: [EvidenceKind; 23] = [
         EvidenceKind::NvidiaSmiText,
         EvidenceKind::NvidiaSmiXml,
         EvidenceKind::NcclLog,
@@ -50,6 +55,11 @@ impl EvidenceKind {
         EvidenceKind::Df,
         EvidenceKind::ShmErrorLog,
         EvidenceKind::NvidiaSmiError,
+        EvidenceKind::Ibstat,
+        EvidenceKind::IbvDevinfo,
+        EvidenceKind::Ibdev2netdev,
+        EvidenceKind::PyspyDump,
+        EvidenceKind::ContainerSpec,
     ];
 
     pub fn name(self) -> &'static str {
@@ -72,6 +82,11 @@ impl EvidenceKind {
             EvidenceKind::Df => "df",
             EvidenceKind::ShmErrorLog => "shm-error-log",
             EvidenceKind::NvidiaSmiError => "nvidia-smi-error",
+            EvidenceKind::Ibstat => "ibstat",
+            EvidenceKind::IbvDevinfo => "ibv-devinfo",
+            EvidenceKind::Ibdev2netdev => "ibdev2netdev",
+            EvidenceKind::PyspyDump => "pyspy-dump",
+            EvidenceKind::ContainerSpec => "container-spec",
         }
     }
 
@@ -142,6 +157,18 @@ pub fn detect(text: &str) -> Option<EvidenceKind> {
     if h.contains("NCCL INFO") || h.contains("NCCL WARN") || h.contains("NCCL version ") {
         return Some(EvidenceKind::NcclLog);
     }
+    if super::pyspy_dump::looks_like_pyspy_dump(h) {
+        return Some(EvidenceKind::PyspyDump);
+    }
+    if super::ibstat::looks_like_ibstat(h) {
+        return Some(EvidenceKind::Ibstat);
+    }
+    if super::ibv_devinfo::looks_like_ibv_devinfo(h) {
+        return Some(EvidenceKind::IbvDevinfo);
+    }
+    if super::ibdev2netdev::looks_like_ibdev2netdev(h) {
+        return Some(EvidenceKind::Ibdev2netdev);
+    }
     if h.contains("CUDA out of memory")
         || h.contains("OutOfMemoryError")
         || h.contains("PyTorch CUDA memory summary")
@@ -158,6 +185,9 @@ pub fn detect(text: &str) -> Option<EvidenceKind> {
         || looks_like_kernel_log(h)
     {
         return Some(EvidenceKind::KernelLog);
+    }
+    if super::container_spec::looks_like_container_spec(h) {
+        return Some(EvidenceKind::ContainerSpec);
     }
     if h.contains("Cuda compilation tools") || t.starts_with("CUDA Version ") {
         return Some(EvidenceKind::CudaVersion);
@@ -289,6 +319,11 @@ pub fn parse(kind: EvidenceKind, text: &str) -> Result<Value, String> {
             to_value(&trace::analyze_trace(text.as_bytes()).map_err(|e| e.to_string())?)
         }
         EvidenceKind::NvidiaSmiTable => to_value(&smi_tables::parse_table(text)?),
+        EvidenceKind::Ibstat => to_value(&ibstat::parse_ibstat(text)),
+        EvidenceKind::IbvDevinfo => to_value(&ibv_devinfo::parse_ibv_devinfo(text)),
+        EvidenceKind::Ibdev2netdev => to_value(&ibdev2netdev::parse_ibdev2netdev(text)),
+        EvidenceKind::PyspyDump => to_value(&pyspy_dump::parse_pyspy_dump(text)),
+        EvidenceKind::ContainerSpec => to_value(&container_spec::parse_container_specs(text)),
         EvidenceKind::NvidiaSmiCsv => to_value(&smi_tables::parse_query_csv(text)?),
         EvidenceKind::NvidiaSmiMonitor => to_value(&smi_tables::parse_monitor(text)?),
         EvidenceKind::NvidiaSmiTopo => to_value(&smi_tables::parse_topo(text)?),
@@ -340,6 +375,20 @@ mod tests {
             ("trace/starved.pt.trace.json", ChromeTrace),
             ("trace/truncated.pt.trace.json", ChromeTrace),
             ("cuda/nvcc_version_h200.txt", CudaVersion),
+            ("infiniband/ibstat_roce_one_disabled.txt", Ibstat),
+            ("infiniband/ibstat_polling.txt", Ibstat),
+            ("infiniband/ibstat_active_ibpanic.txt", Ibstat),
+            ("infiniband/ibstat_linkup_state_down.txt", Ibstat),
+            ("infiniband/ibv_devinfo_port_down.txt", IbvDevinfo),
+            ("infiniband/ibv_devinfo_roce_active.txt", IbvDevinfo),
+            ("infiniband/ibv_devinfo_port_init.txt", IbvDevinfo),
+            (
+                "infiniband/ibdev2netdev_ib_fabric_healthy.txt",
+                Ibdev2netdev,
+            ),
+            ("infiniband/ibdev2netdev_vfs_down.txt", Ibdev2netdev),
+            ("pyspy/worker_idle_lhotse.txt", PyspyDump),
+            ("pyspy/allgather_hang_accelerate.txt", PyspyDump),
         ];
         for (name, kind) in cases {
             let text = fixture(name);

@@ -103,7 +103,10 @@ fn verbose_line(l: &str) -> Option<Link> {
         Some((d, p)) => (Some(d.trim()), Some(p.trim())),
         None => (None, None),
     };
-    let some = |s: Option<&str>| s.filter(|s| !s.is_empty() && *s != "NA").map(str::to_string);
+    let some = |s: Option<&str>| {
+        s.filter(|s| !s.is_empty() && *s != "NA")
+            .map(str::to_string)
+    };
     Some(Link {
         device: dev.to_string(),
         port: n.trim().parse().ok()?,
@@ -133,7 +136,9 @@ fn line(raw: &str) -> Option<Link> {
 }
 
 pub fn looks_like_ibdev2netdev(text: &str) -> bool {
-    super::content_lines(text).take(4000).any(|l| line(l).is_some())
+    super::content_lines(text)
+        .take(4000)
+        .any(|l| line(l).is_some())
 }
 
 pub fn parse_ibdev2netdev(text: &str) -> Ibdev2netdev {
@@ -205,15 +210,25 @@ mod tests {
         // github.com/openshift/sriov-network-operator/issues/635 ("VF is down state")
         let t = fixture("infiniband/ibdev2netdev_vfs_down.txt");
         let d = parse_ibdev2netdev(&t);
-        assert!(d.links.iter().any(|l| l.netdev == "ibp75s0" && l.netdev_state.as_deref() == Some("Up")));
+        assert!(
+            d.links
+                .iter()
+                .any(|l| l.netdev == "ibp75s0" && l.netdev_state.as_deref() == Some("Up"))
+        );
         let p = d.ports();
         let roce_down: Vec<String> = p
             .iter()
             .filter(|p| p.verdict() == Verdict::Down)
             .map(|p| p.name())
             .collect();
-        assert!(roce_down.is_empty(), "IPoIB carriers are not port states: {roce_down:?}");
-        assert!(p.iter().any(|p| p.netdev.as_deref() == Some("enp97s0f0") && p.verdict() == Verdict::Up));
+        assert!(
+            roce_down.is_empty(),
+            "IPoIB carriers are not port states: {roce_down:?}"
+        );
+        assert!(
+            p.iter()
+                .any(|p| p.netdev.as_deref() == Some("enp97s0f0") && p.verdict() == Verdict::Up)
+        );
     }
 
     #[test]
@@ -234,7 +249,10 @@ mod tests {
         assert_eq!(d.ports()[0].state.as_deref(), Some("Down"));
         let o = &d.links[1];
         assert!(o.old_style);
-        assert_eq!((o.device.as_str(), o.port, o.netdev.as_str()), ("mlx4_0", 2, "ib1"));
+        assert_eq!(
+            (o.device.as_str(), o.port, o.netdev.as_str()),
+            ("mlx4_0", 2, "ib1")
+        );
         assert_eq!(d.ports()[1].verdict(), Verdict::NotShown);
         assert!(!looks_like_ibdev2netdev("the port ==> was down\n"));
     }

@@ -108,7 +108,11 @@ fn header(l: &str) -> Option<(&str, &str)> {
 
 /// `Port N:`
 fn port_header(l: &str) -> Option<u32> {
-    l.trim().strip_prefix("Port ")?.strip_suffix(':')?.parse().ok()
+    l.trim()
+        .strip_prefix("Port ")?
+        .strip_suffix(':')?
+        .parse()
+        .ok()
 }
 
 fn key_value(l: &str) -> Option<(&str, &str)> {
@@ -135,13 +139,17 @@ const PORT_KEYS: [&str; 11] = [
 pub fn looks_like_ibstat(text: &str) -> bool {
     let lines: Vec<&str> = super::content_lines(text).map(clean).take(4000).collect();
     lines.iter().enumerate().any(|(i, l)| {
-        let next = || lines.iter().skip(i + 1).take(3).filter_map(|l| key_value(l));
+        let next = || {
+            lines
+                .iter()
+                .skip(i + 1)
+                .take(3)
+                .filter_map(|l| key_value(l))
+        };
         if header(l).is_some() {
             return next().any(|(k, _)| {
                 k.ends_with(" type") || k == "Number of ports" || k == "Firmware version"
-            }) || lines
-                .get(i + 1)
-                .is_some_and(|n| port_header(n).is_some());
+            }) || lines.get(i + 1).is_some_and(|n| port_header(n).is_some());
         }
         port_header(l).is_some() && {
             let keys: Vec<&str> = next().map(|(k, _)| k).collect();
@@ -203,7 +211,11 @@ pub fn parse_ibstat(text: &str) -> Ibstat {
             && PORT_KEYS.contains(&k)
         {
             match k {
-                "State" => p.state = infiniband::logical_state(v).map(str::to_string).or(known(v)),
+                "State" => {
+                    p.state = infiniband::logical_state(v)
+                        .map(str::to_string)
+                        .or(known(v))
+                }
                 "Physical state" => {
                     p.physical_state = infiniband::physical_state(v)
                         .map(str::to_string)
@@ -333,7 +345,10 @@ mod tests {
         let p = &s.ports()[0];
         assert_eq!(p.verdict(), Verdict::Up);
         assert_eq!(p.link_layer.as_deref(), Some("InfiniBand"));
-        assert_eq!(s.cas[0].ca_type, None, "an elided value (`...`) is not a value");
+        assert_eq!(
+            s.cas[0].ca_type, None,
+            "an elided value (`...`) is not a value"
+        );
     }
 
     #[test]

@@ -170,7 +170,8 @@ pub fn looks_like_ibv_devinfo(text: &str) -> bool {
         .take(4000)
         .collect();
     lines.iter().enumerate().any(|(i, l)| {
-        l.strip_prefix("hca_id:").is_some_and(|v| !v.trim().is_empty())
+        l.strip_prefix("hca_id:")
+            .is_some_and(|v| !v.trim().is_empty())
             && lines.iter().skip(i + 1).take(3).any(|n| {
                 ["transport:", "fw_ver:", "node_guid:", "port:"]
                     .iter()
@@ -366,7 +367,7 @@ pub fn parse_ibv_devinfo(text: &str) -> IbvDevinfo {
             "hw_ver" => h.hw_ver = known(),
             "board_id" => h.board_id = known(),
             "phys_port_cnt" => h.phys_port_cnt = num(v),
-            _ if h.ports.is_empty() && !k.contains(' ') || k.starts_with("maximum ") => {
+            _ if (h.ports.is_empty() && !k.contains(' ')) || k.starts_with("maximum ") => {
                 if v.is_empty() {
                     flag_key = Some(k.to_string());
                 } else if h.attributes.len() < 4 * super::MAX_ITEMS {
@@ -497,7 +498,9 @@ mod tests {
         assert_eq!(p.gids.len(), 1);
         assert_eq!(d.ports()[0].rate_gbps, Some(100.0));
         assert_eq!(d.ports()[0].physical_state.as_deref(), Some("LinkUp"));
-        assert!(!looks_like_ibv_devinfo("hca_id: is a field of ibv_devinfo\n"));
+        assert!(!looks_like_ibv_devinfo(
+            "hca_id: is a field of ibv_devinfo\n"
+        ));
         assert!(parse_ibv_devinfo("No IB devices found\n").errors.len() == 1);
     }
 

@@ -143,9 +143,7 @@ pub fn physical_state(word: &str) -> Option<&'static str> {
         "Sleep" | "SLEEP" => "Sleep",
         "Polling" | "POLLING" => "Polling",
         "Disabled" | "DISABLED" => "Disabled",
-        "PortConfigurationTraining" | "PORT_CONFIGURATION TRAINNING" => {
-            "PortConfigurationTraining"
-        }
+        "PortConfigurationTraining" | "PORT_CONFIGURATION TRAINNING" => "PortConfigurationTraining",
         "LinkUp" | "LINK_UP" => "LinkUp",
         "LinkErrorRecovery" | "LINK_ERROR_RECOVERY" => "LinkErrorRecovery",
         "PhyTest" | "PHY TEST" => "PhyTest",

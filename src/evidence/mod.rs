@@ -10,6 +10,7 @@
 //! [`detect::detect`] recognises which kind of evidence a text is and [`detect::parse`]
 //! dispatches to the right parser, returning a `serde_json::Value`.
 
+pub mod container_spec;
 pub mod cuda_stack;
 pub mod detect;
 pub mod ibdev2netdev;
@@ -21,6 +22,7 @@ pub mod mount_text;
 pub mod mounts;
 pub mod nccl_log;
 pub mod nvidia_smi;
+pub mod pyspy_dump;
 pub mod smi_tables;
 pub mod torch_memory;
 pub mod trace;

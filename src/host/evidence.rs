@@ -55,6 +55,9 @@ pub fn describes_host(kind: EvidenceKind) -> bool {
             | EvidenceKind::Mountinfo
             | EvidenceKind::Df
             | EvidenceKind::NvidiaSmiError
+            | EvidenceKind::Ibstat
+            | EvidenceKind::IbvDevinfo
+            | EvidenceKind::Ibdev2netdev
     )
 }
 
@@ -100,7 +103,7 @@ impl EvidenceHost {
                     continue;
                 }
                 anyhow::bail!(
-                    "--evidence {}: cannot tell what this is\nhelp: give nvidia-smi output (the table, -q text or -x XML, --query-gpu CSV, dmon, topo -m), an NCCL_DEBUG=INFO log, dmesg, a torch memory summary or OOM message, /etc/fstab, /proc/mounts, mount or df -h output, or a profiler trace",
+                    "--evidence {}: cannot tell what this is\nhelp: give nvidia-smi output (the table, -q text or -x XML, --query-gpu CSV, dmon, topo -m), an NCCL_DEBUG=INFO log, dmesg, a torch memory summary or OOM message, /etc/fstab, /proc/mounts, mount or df -h output, ibstat/ibv_devinfo/ibdev2netdev output, or a profiler trace",
                     p.display()
                 );
             };

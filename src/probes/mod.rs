@@ -14,6 +14,7 @@ pub mod devices;
 pub mod dir;
 pub mod diskstats;
 pub mod env;
+pub mod fabric;
 pub mod file;
 pub mod fstab;
 pub mod gpu_usage;
@@ -109,7 +110,9 @@ pub static PROBES: &[&dyn ProbeKind] = &[
     &config::Config,
     &cuda_stack::CudaStack,
     &trace::Trace,
+    &pyspy::PyspyDumpProbe,
     &logs::NcclLog,
+    &fabric::IbPorts,
     &logs::TorchMemory,
     &gpu_usage::GpuUsage,
     &topology::GpuTopology,
