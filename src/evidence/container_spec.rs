@@ -703,6 +703,40 @@ pub fn looks_like_container_spec(text: &str) -> bool {
     (has_run || yamlish) && !parse_container_specs(text).is_empty()
 }
 
+/// The registry entry (see [`super::EvidenceKind`]).
+pub struct ContainerSpecKind;
+
+impl super::EvidenceKind for ContainerSpecKind {
+    fn name(&self) -> &'static str {
+        "container-spec"
+    }
+    fn doc(&self) -> &'static str {
+        "a container spec (`docker run` line, docker-compose.yml, Kubernetes Pod/Job/Deployment YAML): how it sizes /dev/shm and whether it runs a PyTorch job"
+    }
+    fn example(&self) -> &'static str {
+        "cat docker-compose.yml  (or: kubectl get pod POD -o yaml)"
+    }
+    fn fields(&self) -> &'static [(&'static str, &'static str)] {
+        &[(
+            "specs",
+            "per spec: source (docker-run, compose, kubernetes), containers (name, image, command, pytorch_hint, shm: how, size_mib, written; gpus)",
+        )]
+    }
+    fn read_by(&self) -> &'static [&'static str] {
+        &["shm"]
+    }
+    fn detect(&self, s: &super::Sniff) -> bool {
+        looks_like_container_spec(s.head)
+    }
+    fn parse(&self, text: &str) -> Result<serde_json::Value, String> {
+        let specs = parse_container_specs(text);
+        if specs.is_empty() {
+            return Err("no docker run line, compose services or Kubernetes pod spec in the text".into());
+        }
+        Ok(serde_json::json!({ "specs": super::to_value(&specs)? }))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

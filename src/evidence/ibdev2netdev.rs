@@ -174,6 +174,44 @@ impl Ibdev2netdev {
     }
 }
 
+/// The registry entry (see [`super::EvidenceKind`]).
+pub struct Ibdev2netdevKind;
+
+impl super::EvidenceKind for Ibdev2netdevKind {
+    fn name(&self) -> &'static str {
+        "ibdev2netdev"
+    }
+    fn doc(&self) -> &'static str {
+        "`ibdev2netdev` output (Mellanox OFED): each RDMA port's network interface and its carrier (`-v`: PCI address, part, firmware, the port's own state)"
+    }
+    fn example(&self) -> &'static str {
+        "ibdev2netdev -v"
+    }
+    fn fields(&self) -> &'static [(&'static str, &'static str)] {
+        &[("links", "device, port, netdev, netdev_state (the carrier), and with -v: pci, device_id, part_id, description, fw, port_state; old_style")]
+    }
+    fn read_by(&self) -> &'static [&'static str] {
+        &["ib.ports"]
+    }
+    fn detect(&self, s: &super::Sniff) -> bool {
+        looks_like_ibdev2netdev(s.unquoted)
+    }
+    fn parse(&self, text: &str) -> Result<serde_json::Value, String> {
+        let v = parse_ibdev2netdev(text);
+        if v.links.is_empty() {
+            return Err("no ibdev2netdev line (`DEV port N ==> NETDEV (State)`) in the text".into());
+        }
+        super::to_value(&v)
+    }
+    fn host(&self, _text: &str) -> Option<Result<super::HostPart, String>> {
+        // the RDMA ports of the node it ran on: read by the ib.ports probe from the paste
+        Some(Ok(super::HostPart::Shown))
+    }
+    fn describes_host(&self) -> bool {
+        true
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

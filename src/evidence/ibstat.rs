@@ -284,6 +284,44 @@ impl Ibstat {
     }
 }
 
+/// The registry entry (see [`super::EvidenceKind`]).
+pub struct IbstatKind;
+
+impl super::EvidenceKind for IbstatKind {
+    fn name(&self) -> &'static str {
+        "ibstat"
+    }
+    fn doc(&self) -> &'static str {
+        "`ibstat` output (infiniband-diags): each RDMA device and its ports' state, physical state, rate and link layer"
+    }
+    fn example(&self) -> &'static str {
+        "ibstat"
+    }
+    fn fields(&self) -> &'static [(&'static str, &'static str)] {
+        &[("cas", "devices: name, node_type, ca_type, number_of_ports, firmware_version, hardware_version, node_guid, system_image_guid, ports (port, state, physical_state, rate, fdr10, effective_speed, base_lid, lmc, sm_lid, capability_mask, port_guid, link_layer)"), ("warnings", "ibwarn/ibpanic lines")]
+    }
+    fn read_by(&self) -> &'static [&'static str] {
+        &["ib.ports"]
+    }
+    fn detect(&self, s: &super::Sniff) -> bool {
+        looks_like_ibstat(s.unquoted)
+    }
+    fn parse(&self, text: &str) -> Result<serde_json::Value, String> {
+        let v = parse_ibstat(text);
+        if v.cas.is_empty() {
+            return Err("no ibstat device or port block in the text".into());
+        }
+        super::to_value(&v)
+    }
+    fn host(&self, _text: &str) -> Option<Result<super::HostPart, String>> {
+        // the RDMA ports of the node it ran on: read by the ib.ports probe from the paste
+        Some(Ok(super::HostPart::Shown))
+    }
+    fn describes_host(&self) -> bool {
+        true
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -414,6 +414,44 @@ impl IbvDevinfo {
     }
 }
 
+/// The registry entry (see [`super::EvidenceKind`]).
+pub struct IbvDevinfoKind;
+
+impl super::EvidenceKind for IbvDevinfoKind {
+    fn name(&self) -> &'static str {
+        "ibv-devinfo"
+    }
+    fn doc(&self) -> &'static str {
+        "`ibv_devinfo` output (libibverbs): each RDMA device's attributes and its ports' state, MTU, LIDs and link layer (`-v`: width, speed, physical state, GIDs)"
+    }
+    fn example(&self) -> &'static str {
+        "ibv_devinfo -v"
+    }
+    fn fields(&self) -> &'static [(&'static str, &'static str)] {
+        &[("hcas", "devices: hca_id, transport, fw_ver, node_guid, sys_image_guid, vendor_id, vendor_part_id, hw_ver, board_id, phys_port_cnt, attributes, flags, ports (port, state, max_mtu, active_mtu, sm_lid, port_lid, port_lmc, link_layer, and the -v fields)"), ("errors", "devinfo's error lines")]
+    }
+    fn read_by(&self) -> &'static [&'static str] {
+        &["ib.ports"]
+    }
+    fn detect(&self, s: &super::Sniff) -> bool {
+        looks_like_ibv_devinfo(s.unquoted)
+    }
+    fn parse(&self, text: &str) -> Result<serde_json::Value, String> {
+        let v = parse_ibv_devinfo(text);
+        if v.hcas.is_empty() {
+            return Err("no ibv_devinfo device block (hca_id:) in the text".into());
+        }
+        super::to_value(&v)
+    }
+    fn host(&self, _text: &str) -> Option<Result<super::HostPart, String>> {
+        // the RDMA ports of the node it ran on: read by the ib.ports probe from the paste
+        Some(Ok(super::HostPart::Shown))
+    }
+    fn describes_host(&self) -> bool {
+        true
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

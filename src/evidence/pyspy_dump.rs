@@ -388,6 +388,40 @@ pub fn activity(t: &Thread) -> Activity {
     Activity::Other
 }
 
+/// The registry entry (see [`super::EvidenceKind`]).
+pub struct PyspyDumpKind;
+
+impl super::EvidenceKind for PyspyDumpKind {
+    fn name(&self) -> &'static str {
+        "pyspy-dump"
+    }
+    fn doc(&self) -> &'static str {
+        "`py-spy dump` output: each thread's Python stack in a running process (one moment)"
+    }
+    fn example(&self) -> &'static str {
+        "py-spy dump --pid PID > dump.txt"
+    }
+    fn fields(&self) -> &'static [(&'static str, &'static str)] {
+        &[(
+            "processes",
+            "per dump: pid, cmdline, python_version, python_exe, parent_pid, parent_cmdline, threads (id, status, name, frames: function, file, line, arguments, locals)",
+        )]
+    }
+    fn read_by(&self) -> &'static [&'static str] {
+        &["pyspy.dump"]
+    }
+    fn detect(&self, s: &super::Sniff) -> bool {
+        looks_like_pyspy_dump(s.unquoted)
+    }
+    fn parse(&self, text: &str) -> Result<serde_json::Value, String> {
+        let d = parse_pyspy_dump(text);
+        if d.processes.is_empty() {
+            return Err("no py-spy dump (`Process N:` or `Thread N (idle):`) in the text".into());
+        }
+        super::to_value(&d)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
