@@ -731,7 +731,9 @@ impl super::EvidenceKind for ContainerSpecKind {
     fn parse(&self, text: &str) -> Result<serde_json::Value, String> {
         let specs = parse_container_specs(text);
         if specs.is_empty() {
-            return Err("no docker run line, compose services or Kubernetes pod spec in the text".into());
+            return Err(
+                "no docker run line, compose services or Kubernetes pod spec in the text".into(),
+            );
         }
         Ok(serde_json::json!({ "specs": super::to_value(&specs)? }))
     }
@@ -745,7 +747,7 @@ mod tests {
     fn docker_run_without_shm_settings_gets_the_default() {
         // github.com/open-mmlab/mmdetection/issues/1997 (bus error in the DataLoader)
         let t = "`sudo docker run --rm -it -v $(pwd):/$(pwd) -w $(pwd) --name cascademask cascademask python tools/train.py configs/mask_rcnn_r50_fpn_1x.py`\n";
-        let specs = parse_container_specs(t.trim_matches('`'));
+        let specs = parse_container_specs(t.trim().trim_matches('`'));
         let c = &specs[0].containers[0];
         assert_eq!(specs[0].source, "docker-run");
         assert_eq!(c.name, "cascademask");

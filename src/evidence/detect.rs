@@ -71,7 +71,10 @@ mod tests {
             ("infiniband/ibv_devinfo_port_down.txt", "ibv-devinfo"),
             ("infiniband/ibv_devinfo_roce_active.txt", "ibv-devinfo"),
             ("infiniband/ibv_devinfo_port_init.txt", "ibv-devinfo"),
-            ("infiniband/ibdev2netdev_ib_fabric_healthy.txt", "ibdev2netdev"),
+            (
+                "infiniband/ibdev2netdev_ib_fabric_healthy.txt",
+                "ibdev2netdev",
+            ),
             ("infiniband/ibdev2netdev_vfs_down.txt", "ibdev2netdev"),
             ("pyspy/worker_idle_lhotse.txt", "pyspy-dump"),
             ("pyspy/allgather_hang_accelerate.txt", "pyspy-dump"),
@@ -161,11 +164,20 @@ mod tests {
             ("proc-mounts", "mounts/h200_proc_mounts"),
             ("chrome-trace", "trace/starved.pt.trace.json"),
             ("cuda-version", "cuda/nvcc_version_h200.txt"),
+            ("ibstat", "infiniband/ibstat_polling.txt"),
+            ("ibv-devinfo", "infiniband/ibv_devinfo_port_down.txt"),
+            ("ibdev2netdev", "infiniband/ibdev2netdev_vfs_down.txt"),
+            ("pyspy-dump", "pyspy/allgather_hang_accelerate.txt"),
         ]
         .into_iter()
         .map(|(k, f)| (k, fixture(f)))
         .collect();
         for (k, t) in [
+            (
+                // github.com/open-mmlab/mmdetection/issues/1997
+                "container-spec",
+                "sudo docker run --rm -it -v $(pwd):/$(pwd) -w $(pwd) --name cascademask cascademask python tools/train.py configs/mask_rcnn_r50_fpn_1x.py\n",
+            ),
             (
                 "nvidia-smi-table",
                 "+-----------------------------------------------------------------------------+\n| NVIDIA-SMI 470.57.02    Driver Version: 470.57.02    CUDA Version: 11.4     |\n|-------------------------------+----------------------+----------------------+\n| GPU  Name        Persistence-M| Bus-Id        Disp.A | Volatile Uncorr. ECC |\n| Fan  Temp  Perf  Pwr:Usage/Cap|         Memory-Usage | GPU-Util  Compute M. |\n|===============================+======================+======================|\n|   0  Tesla T4            Off  | 00000000:00:04.0 Off |                    0 |\n| N/A   36C    P8     9W /  70W |      0MiB / 15109MiB |      0%      Default |\n+-------------------------------+----------------------+----------------------+\n",

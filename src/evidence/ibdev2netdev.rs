@@ -188,7 +188,10 @@ impl super::EvidenceKind for Ibdev2netdevKind {
         "ibdev2netdev -v"
     }
     fn fields(&self) -> &'static [(&'static str, &'static str)] {
-        &[("links", "device, port, netdev, netdev_state (the carrier), and with -v: pci, device_id, part_id, description, fw, port_state; old_style")]
+        &[(
+            "links",
+            "device, port, netdev, netdev_state (the carrier), and with -v: pci, device_id, part_id, description, fw, port_state; old_style",
+        )]
     }
     fn read_by(&self) -> &'static [&'static str] {
         &["ib.ports"]
@@ -199,7 +202,9 @@ impl super::EvidenceKind for Ibdev2netdevKind {
     fn parse(&self, text: &str) -> Result<serde_json::Value, String> {
         let v = parse_ibdev2netdev(text);
         if v.links.is_empty() {
-            return Err("no ibdev2netdev line (`DEV port N ==> NETDEV (State)`) in the text".into());
+            return Err(
+                "no ibdev2netdev line (`DEV port N ==> NETDEV (State)`) in the text".into(),
+            );
         }
         super::to_value(&v)
     }

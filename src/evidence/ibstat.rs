@@ -298,7 +298,13 @@ impl super::EvidenceKind for IbstatKind {
         "ibstat"
     }
     fn fields(&self) -> &'static [(&'static str, &'static str)] {
-        &[("cas", "devices: name, node_type, ca_type, number_of_ports, firmware_version, hardware_version, node_guid, system_image_guid, ports (port, state, physical_state, rate, fdr10, effective_speed, base_lid, lmc, sm_lid, capability_mask, port_guid, link_layer)"), ("warnings", "ibwarn/ibpanic lines")]
+        &[
+            (
+                "cas",
+                "devices: name, node_type, ca_type, number_of_ports, firmware_version, hardware_version, node_guid, system_image_guid, ports (port, state, physical_state, rate, fdr10, effective_speed, base_lid, lmc, sm_lid, capability_mask, port_guid, link_layer)",
+            ),
+            ("warnings", "ibwarn/ibpanic lines"),
+        ]
     }
     fn read_by(&self) -> &'static [&'static str] {
         &["ib.ports"]

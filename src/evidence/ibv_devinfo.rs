@@ -428,7 +428,13 @@ impl super::EvidenceKind for IbvDevinfoKind {
         "ibv_devinfo -v"
     }
     fn fields(&self) -> &'static [(&'static str, &'static str)] {
-        &[("hcas", "devices: hca_id, transport, fw_ver, node_guid, sys_image_guid, vendor_id, vendor_part_id, hw_ver, board_id, phys_port_cnt, attributes, flags, ports (port, state, max_mtu, active_mtu, sm_lid, port_lid, port_lmc, link_layer, and the -v fields)"), ("errors", "devinfo's error lines")]
+        &[
+            (
+                "hcas",
+                "devices: hca_id, transport, fw_ver, node_guid, sys_image_guid, vendor_id, vendor_part_id, hw_ver, board_id, phys_port_cnt, attributes, flags, ports (port, state, max_mtu, active_mtu, sm_lid, port_lid, port_lmc, link_layer, and the -v fields)",
+            ),
+            ("errors", "devinfo's error lines"),
+        ]
     }
     fn read_by(&self) -> &'static [&'static str] {
         &["ib.ports"]
