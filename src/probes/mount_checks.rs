@@ -146,6 +146,14 @@ impl ProbeKind for Shm {
                 "a log shows DataLoader workers failing on shared memory (bus error, insufficient shm)",
             ),
             ("error", "the log line that shows it"),
+            (
+                "how",
+                "from a container spec: shm-size, ipc-host, host-dev-shm, tmpfs, emptydir-memory, emptydir-disk, ipc-shared, ipc-none or default",
+            ),
+            (
+                "unknown",
+                "from a container spec: what the spec cannot show (the DataLoader workers and batch size)",
+            ),
         ]
     }
     fn run(&self, _params: &Map<String, Value>, ctx: &ProbeCtx) -> ProbeOutcome {
