@@ -64,6 +64,20 @@ mod tests {
             ("trace/starved.pt.trace.json", "chrome-trace"),
             ("trace/truncated.pt.trace.json", "chrome-trace"),
             ("cuda/nvcc_version_h200.txt", "cuda-version"),
+            ("infiniband/ibstat_roce_one_disabled.txt", "ibstat"),
+            ("infiniband/ibstat_polling.txt", "ibstat"),
+            ("infiniband/ibstat_active_ibpanic.txt", "ibstat"),
+            ("infiniband/ibstat_linkup_state_down.txt", "ibstat"),
+            ("infiniband/ibv_devinfo_port_down.txt", "ibv-devinfo"),
+            ("infiniband/ibv_devinfo_roce_active.txt", "ibv-devinfo"),
+            ("infiniband/ibv_devinfo_port_init.txt", "ibv-devinfo"),
+            (
+                "infiniband/ibdev2netdev_ib_fabric_healthy.txt",
+                "ibdev2netdev",
+            ),
+            ("infiniband/ibdev2netdev_vfs_down.txt", "ibdev2netdev"),
+            ("pyspy/worker_idle_lhotse.txt", "pyspy-dump"),
+            ("pyspy/allgather_hang_accelerate.txt", "pyspy-dump"),
         ];
         for (name, kind) in cases {
             let text = fixture(name);
@@ -166,11 +180,20 @@ mod tests {
                 "nccl_errors/watchdog_allreduce_llamafactory.log",
             ),
             ("nccl-error-log", "nccl_errors/watchdog_old_format_ofa.log"),
+            ("ibstat", "infiniband/ibstat_polling.txt"),
+            ("ibv-devinfo", "infiniband/ibv_devinfo_port_down.txt"),
+            ("ibdev2netdev", "infiniband/ibdev2netdev_vfs_down.txt"),
+            ("pyspy-dump", "pyspy/allgather_hang_accelerate.txt"),
         ]
         .into_iter()
         .map(|(k, f)| (k, fixture(f)))
         .collect();
         for (k, t) in [
+            (
+                // github.com/open-mmlab/mmdetection/issues/1997
+                "container-spec",
+                "sudo docker run --rm -it -v $(pwd):/$(pwd) -w $(pwd) --name cascademask cascademask python tools/train.py configs/mask_rcnn_r50_fpn_1x.py\n",
+            ),
             (
                 "nvidia-smi-table",
                 "+-----------------------------------------------------------------------------+\n| NVIDIA-SMI 470.57.02    Driver Version: 470.57.02    CUDA Version: 11.4     |\n|-------------------------------+----------------------+----------------------+\n| GPU  Name        Persistence-M| Bus-Id        Disp.A | Volatile Uncorr. ECC |\n| Fan  Temp  Perf  Pwr:Usage/Cap|         Memory-Usage | GPU-Util  Compute M. |\n|===============================+======================+======================|\n|   0  Tesla T4            Off  | 00000000:00:04.0 Off |                    0 |\n| N/A   36C    P8     9W /  70W |      0MiB / 15109MiB |      0%      Default |\n+-------------------------------+----------------------+----------------------+\n",

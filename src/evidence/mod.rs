@@ -47,8 +47,13 @@
 pub mod collect_env;
 pub mod cuda_compat;
 pub mod cuda_errors;
+pub mod container_spec;
 pub mod cuda_stack;
 pub mod detect;
+pub mod ibdev2netdev;
+pub mod ibstat;
+pub mod ibv_devinfo;
+pub mod infiniband;
 pub mod kernel_log;
 pub mod mount_text;
 pub mod mounts;
@@ -57,6 +62,7 @@ pub mod nccl_log;
 pub mod nvidia_smi;
 pub mod nvidia_smi_error;
 pub mod segment;
+pub mod pyspy_dump;
 pub mod shm_error;
 pub mod smi_tables;
 pub mod torch_memory;
@@ -166,12 +172,17 @@ pub static KINDS: &[&dyn EvidenceKind] = &[
     &smi_tables::Topo,
     &nvidia_smi_error::NvidiaSmiError,
     &nccl_log::NcclLogKind,
+    &pyspy_dump::PyspyDumpKind,
+    &ibstat::IbstatKind,
+    &ibv_devinfo::IbvDevinfoKind,
+    &ibdev2netdev::Ibdev2netdevKind,
     &torch_memory::TorchMemoryKind,
     &shm_error::ShmErrorLog,
     // before the kernel log, whose timestamp test takes a launcher's `[80746] [rank0]:` prefix
     // for dmesg's; after the NCCL log and the OOM, whose probes read a whole log of their own
     &nccl_errors::NcclErrorsKind,
     &kernel_log::KernelLogKind,
+    &container_spec::ContainerSpecKind,
     &cuda_stack::CudaVersionKind,
     // after the NCCL log, the OOM and kernel-log kinds, which read a whole log of their own and
     // whose probes would lose it to these; the probes of the CUDA-runtime, collect_env and

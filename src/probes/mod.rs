@@ -15,6 +15,7 @@ pub mod devices;
 pub mod dir;
 pub mod diskstats;
 pub mod env;
+pub mod fabric;
 pub mod file;
 pub mod fstab;
 pub mod gpu_usage;
@@ -113,8 +114,10 @@ pub static PROBES: &[&dyn ProbeKind] = &[
     &cuda_log::CudaCompat,
     &cuda_log::CudaLog,
     &trace::Trace,
+    &pyspy::PyspyDumpProbe,
     &logs::NcclLog,
     &nccl_errors::NcclErrors,
+    &fabric::IbPorts,
     &logs::TorchMemory,
     &gpu_usage::GpuUsage,
     &topology::GpuTopology,

@@ -147,6 +147,14 @@ impl ProbeKind for Shm {
             ),
             ("error", "the log line that shows it"),
             ("by", "`nccl` when the failing line is NCCL's"),
+            (
+                "how",
+                "from a container spec: shm-size, ipc-host, host-dev-shm, tmpfs, emptydir-memory, emptydir-disk, ipc-shared, ipc-none or default",
+            ),
+            (
+                "unknown",
+                "from a container spec: what the spec cannot show (the DataLoader workers and batch size)",
+            ),
         ]
     }
     fn run(&self, _params: &Map<String, Value>, ctx: &ProbeCtx) -> ProbeOutcome {
@@ -187,6 +195,15 @@ impl ProbeKind for Shm {
                 "source": "log",
                 "file": p.display().to_string(),
             }));
+        }
+        if let Some((p, t)) = evidence_of(
+            &ctx.inputs.evidence,
+            &crate::evidence::container_spec::ContainerSpecKind,
+        )
+        .into_iter()
+        .next()
+        {
+            return from_container_spec(&p, &t);
         }
         if let Some((p, t)) = evidence_of(&ctx.inputs.evidence, &crate::evidence::mount_text::Df)
             .into_iter()
@@ -246,6 +263,54 @@ impl ProbeKind for Shm {
             Err(e) => ProbeOutcome::Unknown(format!("/dev/shm has no size= option and {e}")),
         }
     }
+}
+
+/// `/dev/shm` as a pasted container spec (docker run, compose, Kubernetes) sizes it, for the
+/// containers that run a PyTorch job; the workers count and batch size are not in a spec.
+fn from_container_spec(p: &std::path::Path, text: &str) -> ProbeOutcome {
+    use crate::evidence::container_spec::parse_container_specs;
+    let specs = parse_container_specs(text);
+    let file = p.display().to_string();
+    let torch: Vec<(&str, &crate::evidence::container_spec::Container)> = specs
+        .iter()
+        .flat_map(|s| s.containers.iter().map(move |c| (s.source, c)))
+        .filter(|(_, c)| c.pytorch_hint.is_some())
+        .collect();
+    let Some((source, c)) = torch
+        .iter()
+        .filter(|(_, c)| c.shm.size_mib.is_some())
+        .min_by(|a, b| {
+            a.1.shm
+                .size_mib
+                .partial_cmp(&b.1.shm.size_mib)
+                .unwrap_or(std::cmp::Ordering::Equal)
+        })
+        .or(torch.first())
+    else {
+        return ProbeOutcome::NotApplicable(format!(
+            "the container spec in {file} runs no PyTorch job (no torch, python or train in an image or command)"
+        ));
+    };
+    let setting = match (c.shm.how, &c.shm.written) {
+        ("default", _) => format!(
+            "{source} `{}` sets no shm size, --ipc=host or /dev/shm mount: the runtime's 64 MiB default",
+            c.name
+        ),
+        (how, Some(w)) => format!("{source} `{}`: {w} ({how})", c.name),
+        (how, None) => format!("{source} `{}`: {how}", c.name),
+    };
+    let mut v = json!({
+        "source": setting,
+        "container": true,
+        "error_seen": false,
+        "file": file,
+        "how": c.shm.how,
+        "unknown": "the number of DataLoader workers and the batch size are not in the spec",
+    });
+    if let Some(s) = c.shm.size_mib {
+        v["size_mib"] = json!(s);
+    }
+    ProbeOutcome::Value(v)
 }
 
 #[cfg(test)]

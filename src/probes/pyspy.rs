@@ -10,6 +10,7 @@
 //! the optimizer, or in a host-to-device copy. A `_pin_memory_loop` thread shows
 //! `pin_memory=True` at work.
 
+use crate::evidence::pyspy_dump::{self, Activity};
 use crate::host::Host;
 use serde_json::{Value, json};
 use std::time::Duration;
@@ -61,48 +62,48 @@ fn find_pyspy(host: &dyn Host) -> Result<Option<String>, String> {
     }
 }
 
-/// One dump's main thread, innermost frame first: (function, file, line).
+/// One dump's main thread, innermost frame first: (function, file, line). Read with the one
+/// parser of py-spy's format ([`pyspy_dump`]).
 pub fn main_thread(dump: &str, pid: u32) -> Vec<(String, String, u32)> {
-    let mut out = Vec::new();
-    let mut in_main = false;
-    for l in dump.lines() {
-        if l.starts_with("Thread ") {
-            in_main = l.contains("\"MainThread\"")
-                || l.starts_with(&format!("Thread {pid} "))
-                || l.starts_with(&format!("Thread 0x{pid:x} "));
-            if !out.is_empty() {
-                break;
-            }
-            continue;
-        }
-        if !in_main {
-            continue;
-        }
-        let t = l.trim();
-        // `func (file.py:123)`
-        if let Some((func, rest)) = t.rsplit_once(" (")
-            && let Some((file, line)) = rest.trim_end_matches(')').rsplit_once(':')
-        {
-            out.push((
-                func.to_string(),
-                file.to_string(),
-                line.parse().unwrap_or(0),
-            ));
-        }
-    }
-    out
+    let d = pyspy_dump::parse_pyspy_dump(dump);
+    d.processes
+        .iter()
+        .find(|p| p.pid == pid)
+        .or(d.processes.first())
+        .and_then(|p| p.threads.iter().find(|t| t.is_main(pid)))
+        .map(|t| {
+            t.frames
+                .iter()
+                .map(|f| (f.function.clone(), f.file.clone(), f.line.unwrap_or(0)))
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
-/// The class of one main-thread sample.
+/// The class of one main-thread sample: what the frames show ([`pyspy_dump::activity`]: the
+/// DataLoader, a sync frame, backward/optimizer), and, where they cannot show it, the training
+/// script's own line (`.item()` is a C call: its innermost Python frame is the script's line).
 pub fn classify(
     frames: &[(String, String, u32)],
     script_line: &dyn Fn(&str, u32) -> Option<String>,
 ) -> &'static str {
-    if frames
-        .iter()
-        .any(|(f, file, _)| f.contains("__next__") && file.contains("dataloader"))
-    {
-        return "dataloader";
+    let thread = pyspy_dump::Thread {
+        frames: frames
+            .iter()
+            .map(|(f, file, line)| pyspy_dump::Frame {
+                function: f.clone(),
+                file: file.clone(),
+                line: (*line > 0).then_some(*line),
+                ..Default::default()
+            })
+            .collect(),
+        ..Default::default()
+    };
+    let seen = pyspy_dump::activity(&thread);
+    match seen {
+        Activity::DataloaderWait { .. } => return "dataloader",
+        Activity::HostSync { .. } => return "host_sync",
+        _ => {}
     }
     if let Some((_, file, line)) = frames.first()
         && let Some(src) = script_line(file, *line)
@@ -118,9 +119,7 @@ pub fn classify(
             return "copy";
         }
     }
-    if frames.iter().any(|(f, file, _)| {
-        f.contains("backward") || file.contains("torch/optim") || f.contains("zero_grad")
-    }) {
+    if seen == Activity::BackwardOptimizer {
         return "backward_optimizer";
     }
     "other"
@@ -248,4 +247,206 @@ pub fn sample(
         "other_share": share("other"),
         "pin_memory_thread": pin_thread,
     })
+}
+
+/// `pyspy.dump`: pasted `py-spy dump` output (`--evidence`), read with the same parser as the
+/// live samples. Each dump of a training process's main thread is one sample; a DataLoader
+/// worker's own dump is counted apart (its main thread waits for indices by design). One dump
+/// is one moment: shares over few samples say where the thread *was*, which the rules read as
+/// such.
+pub struct PyspyDumpProbe;
+
+/// Parameters: `optional`.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DumpParams {
+    /// without a pasted dump, answer `{given: false}` instead of not-applicable (for rules that also judge a trace or a live --pid)
+    #[serde(default)]
+    pub optional: bool,
+}
+
+impl super::ProbeKind for PyspyDumpProbe {
+    fn name(&self) -> &'static str {
+        "pyspy.dump"
+    }
+    fn doc(&self) -> &'static str {
+        "pasted `py-spy dump` output: what each training process's main thread is doing (DataLoader wait, host sync, backward/optimizer), and threads inside a torch.distributed collective"
+    }
+    fn params(&self) -> super::ParamsDecl {
+        super::ParamsDecl::of::<DumpParams>()
+    }
+    fn fields(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            (
+                "given",
+                "false (and nothing else) when `optional` and no dump was given",
+            ),
+            ("files", "the dumps read"),
+            (
+                "samples",
+                "main-thread samples of training processes (one per dump)",
+            ),
+            (
+                "workers",
+                "dumps of DataLoader workers or other multiprocessing children (not judged)",
+            ),
+            (
+                "main_threads",
+                "per sample: pid, activity (dataloader_wait, host_sync, collective, backward_optimizer, other), frame, status",
+            ),
+            (
+                "dataloader_share",
+                "share of samples waiting on the DataLoader",
+            ),
+            (
+                "host_sync_share",
+                "share of samples in a sync that shows as a frame",
+            ),
+            (
+                "backward_optimizer_share",
+                "share of samples in backward or the optimizer",
+            ),
+            (
+                "collectives",
+                "threads inside a torch.distributed collective: pid, thread, op, frame, status",
+            ),
+        ]
+    }
+    fn run(
+        &self,
+        params: &serde_json::Map<String, Value>,
+        ctx: &super::ProbeCtx,
+    ) -> super::ProbeOutcome {
+        let mut files = Vec::new();
+        let mut dumps = Vec::new();
+        for p in &ctx.inputs.evidence {
+            let Ok(t) = crate::vocab::io::read_shared(p) else {
+                continue;
+            };
+            if pyspy_dump::looks_like_pyspy_dump(&t) {
+                files.push(p.display().to_string());
+                dumps.push(pyspy_dump::parse_pyspy_dump(&t));
+            }
+        }
+        if dumps.is_empty() {
+            return if super::param_bool(params, "optional") == Some(true) {
+                super::ProbeOutcome::Value(json!({"given": false}))
+            } else {
+                super::ProbeOutcome::NotApplicable(
+                    "needs a `py-spy dump` given as --evidence".into(),
+                )
+            };
+        }
+        super::ProbeOutcome::Value(summarize(&dumps, files))
+    }
+}
+
+/// The probe's value over parsed dumps.
+pub fn summarize(dumps: &[pyspy_dump::PyspyDump], files: Vec<String>) -> Value {
+    let mut samples = 0usize;
+    let mut workers = 0usize;
+    let mut counts = std::collections::BTreeMap::<&str, usize>::new();
+    let mut mains = Vec::new();
+    let mut collectives = Vec::new();
+    for p in dumps.iter().flat_map(|d| &d.processes) {
+        if p.is_worker() {
+            workers += 1;
+            continue;
+        }
+        for t in &p.threads {
+            let a = pyspy_dump::activity(t);
+            if let Activity::Collective { op, frame } = &a
+                && collectives.len() < crate::vocab::MAX_ITEMS
+            {
+                collectives.push(json!({
+                    "pid": p.pid, "thread": t.name.clone().unwrap_or_else(|| t.id.clone()),
+                    "op": op, "frame": frame, "status": t.status,
+                }));
+            }
+            if !t.is_main(p.pid) {
+                continue;
+            }
+            samples += 1;
+            let (kind, frame) = match &a {
+                Activity::DataloaderWait { frame } => ("dataloader_wait", Some(frame.clone())),
+                Activity::HostSync { frame } => ("host_sync", Some(frame.clone())),
+                Activity::Collective { frame, .. } => ("collective", Some(frame.clone())),
+                Activity::BackwardOptimizer => ("backward_optimizer", None),
+                Activity::Other => ("other", None),
+            };
+            *counts.entry(kind).or_default() += 1;
+            if mains.len() < crate::vocab::MAX_ITEMS {
+                let innermost = t.frames.first().map(|f| match f.line {
+                    Some(n) => format!("{} ({}:{n})", f.function, f.file),
+                    None => format!("{} ({})", f.function, f.file),
+                });
+                mains.push(json!({
+                    "pid": p.pid, "activity": kind, "frame": frame.or(innermost), "status": t.status,
+                }));
+            }
+        }
+    }
+    let share = |k: &str| {
+        if samples == 0 {
+            0.0
+        } else {
+            (counts.get(k).copied().unwrap_or(0) as f64 / samples as f64 * 1000.0).round() / 1000.0
+        }
+    };
+    json!({
+        "given": true,
+        "files": files,
+        "samples": samples,
+        "workers": workers,
+        "main_threads": mains,
+        "dataloader_share": share("dataloader_wait"),
+        "host_sync_share": share("host_sync"),
+        "backward_optimizer_share": share("backward_optimizer"),
+        "collectives": collectives,
+    })
+}
+
+#[cfg(test)]
+mod dump_tests {
+    use super::*;
+    use crate::evidence::testutil::fixture;
+
+    #[test]
+    fn a_pasted_dump_is_summarised() {
+        let d = pyspy_dump::parse_pyspy_dump(&fixture("pyspy/allgather_hang_accelerate.txt"));
+        let v = summarize(&[d], vec!["x".into()]);
+        assert_eq!(v["samples"], 1);
+        assert_eq!(v["backward_optimizer_share"], 1.0);
+        assert_eq!(v["dataloader_share"], 0.0);
+        assert_eq!(v["collectives"][0]["op"], "all_gather_into_tensor");
+        assert_eq!(v["collectives"][0]["thread"], "4079");
+        let w = pyspy_dump::parse_pyspy_dump(&fixture("pyspy/worker_idle_lhotse.txt"));
+        let v = summarize(&[w], vec![]);
+        assert_eq!(v["samples"], 0);
+        assert_eq!(v["workers"], 1);
+    }
+
+    #[test]
+    fn the_live_probe_reads_with_the_same_parser() {
+        let dump = "Process 7: python train.py\nPython v3.10.12 (/usr/bin/python3)\n\nThread 7 (active): \"MainThread\"\n    _try_get_data (torch/utils/data/dataloader.py:1133)\n    _get_data (torch/utils/data/dataloader.py:1294)\n    _next_data (torch/utils/data/dataloader.py:1327)\n    __next__ (torch/utils/data/dataloader.py:631)\n    main (train.py:40)\n";
+        let f = main_thread(dump, 7);
+        assert_eq!(
+            f[0],
+            (
+                "_try_get_data".into(),
+                "torch/utils/data/dataloader.py".into(),
+                1133
+            )
+        );
+        assert_eq!(classify(&f, &|_, _| None), "dataloader");
+        let f = vec![("main".to_string(), "train.py".to_string(), 12)];
+        assert_eq!(
+            classify(&f, &|_, _| Some("    l = loss.item()".into())),
+            "host_sync"
+        );
+        assert_eq!(
+            classify(&f, &|_, _| Some("    out = model(x)".into())),
+            "other"
+        );
+    }
 }

@@ -1,0 +1,830 @@
+//! How a container spec sizes `/dev/shm`, read from each producer's own definition:
+//!
+//! - `docker run`: the docker CLI's flags (github.com/docker/cli `cli/command/container/opts.go`,
+//!   commit 006ec01b): `--shm-size` ("Size of /dev/shm", a `MemBytes`: `units.RAMInBytes`,
+//!   binary units `b k m g t p`), `--ipc` ("IPC mode to use": `host`, `private`, `shareable`,
+//!   `container:NAME`, `none`), `-v/--volume`, `--mount`, `--tmpfs`, `--gpus`; the daemon's
+//!   default size is `DefaultShmSize = int64(67108864)` (64 MiB, moby `daemon/config/config.go`).
+//! - docker compose: the Compose Specification (github.com/compose-spec/compose-spec
+//!   `schema/compose-spec.json`, 170098ba): `services.*.shm_size` (a byte value, `11-extension.md`:
+//!   `b`, `k`/`kb`, `m`/`mb`, `g`/`gb`), `ipc`, `volumes` (short `SRC:DST[:MODE]` or long
+//!   `{type, source, target, tmpfs.size}`), `tmpfs`, `image`, `command`, `entrypoint`.
+//!   `build.shm_size` sizes the build, not the running service, and is not read as such.
+//! - Kubernetes: the PodSpec (`hostIPC`, `volumes[].emptyDir.{medium, sizeLimit}`,
+//!   `volumes[].hostPath.path`, `containers[].{image, command, args, volumeMounts[].mountPath}`)
+//!   wherever a pod template sits (Pod, Job, CronJob, Deployment, StatefulSet, DaemonSet, a
+//!   Kubeflow PyTorchJob's replica specs). Without a mount at `/dev/shm`, the runtime gives the
+//!   pod 64 MiB (containerd CRI `defaultShmSize = int64(1024 * 1024 * 64)`, as dockershim did);
+//!   `hostIPC: true` mounts the node's `/dev/shm` instead.
+//!
+//! What a spec cannot show is how much the job needs: the number of DataLoader workers and the
+//! batch size live in the training code; so a spec is read for its size and whether it runs a
+//! PyTorch job, and the rule says what is unknown.
+
+use serde::Serialize;
+use serde_yaml::Value as Yaml;
+
+/// Docker's (and the CRI runtimes') default `/dev/shm` in MiB.
+pub const DEFAULT_SHM_MIB: f64 = 64.0;
+
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct ContainerSpec {
+    /// `docker-run`, `compose` or `kubernetes`.
+    pub source: &'static str,
+    pub containers: Vec<Container>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct Container {
+    /// The service or container name (`docker run`: `--name`, else the image).
+    pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub image: Option<String>,
+    /// Command and arguments (entrypoint first), as written.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    /// The word of the image or command that shows a PyTorch job (`torch`, `python`, `train`, …).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pytorch_hint: Option<String>,
+    pub shm: Shm,
+    /// GPUs asked for (`--gpus all`, `nvidia.com/gpu: 8`, a compose device reservation).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpus: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct Shm {
+    /// `shm-size`, `ipc-host`, `host-dev-shm` (the host's /dev/shm bound in), `tmpfs`,
+    /// `emptydir-memory`, `emptydir-disk`, `ipc-shared` (another container's), `ipc-none`, or
+    /// `default` (nothing written: the runtime's 64 MiB).
+    pub how: &'static str,
+    /// MiB, where the spec fixes it (`default` is 64).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub size_mib: Option<f64>,
+    /// The setting as written.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub written: Option<String>,
+}
+
+/// `units.RAMInBytes` (docker) and compose byte values: a number and a binary unit.
+pub fn docker_size_mib(s: &str) -> Option<f64> {
+    let s = s.trim().trim_matches(['"', '\'']).to_ascii_lowercase();
+    let num_end = s
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(s.len());
+    let n: f64 = s[..num_end].parse().ok()?;
+    let unit = s[num_end..]
+        .trim()
+        .trim_end_matches('b')
+        .trim_end_matches('i');
+    let mult = match unit {
+        "" => 1.0,
+        "k" => 1024.0,
+        "m" => 1024.0 * 1024.0,
+        "g" => 1024.0 * 1024.0 * 1024.0,
+        "t" => 1024f64.powi(4),
+        "p" => 1024f64.powi(5),
+        _ => return None,
+    };
+    Some(n * mult / (1024.0 * 1024.0))
+}
+
+/// A Kubernetes quantity (`16Gi`, `1G`, `512Mi`, bytes) in MiB.
+pub fn k8s_quantity_mib(s: &str) -> Option<f64> {
+    let s = s.trim();
+    let num_end = s
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(s.len());
+    let n: f64 = s[..num_end].parse().ok()?;
+    let mult = match &s[num_end..] {
+        "" => 1.0,
+        "Ki" => 1024.0,
+        "Mi" => 1024f64.powi(2),
+        "Gi" => 1024f64.powi(3),
+        "Ti" => 1024f64.powi(4),
+        "k" => 1e3,
+        "M" => 1e6,
+        "G" => 1e9,
+        "T" => 1e12,
+        _ => return None,
+    };
+    Some(n * mult / (1024.0 * 1024.0))
+}
+
+const PYTORCH_WORDS: [&str; 9] = [
+    "torch",
+    "pytorch",
+    "python",
+    "train",
+    "deepspeed",
+    "accelerate",
+    "lightning",
+    "megatron",
+    "nemo",
+];
+
+fn pytorch_hint(text: &str) -> Option<String> {
+    let low = text.to_ascii_lowercase();
+    PYTORCH_WORDS
+        .iter()
+        .find(|w| low.contains(*w))
+        .map(|w| w.to_string())
+}
+
+// ---- docker run -------------------------------------------------------------------------
+
+/// Flags of `docker run`/`create` that take no value (opts.go `BoolVar`s, and run's own).
+const DOCKER_BOOL: [&str; 18] = [
+    "-d",
+    "--detach",
+    "-i",
+    "--interactive",
+    "-t",
+    "--tty",
+    "--rm",
+    "--privileged",
+    "-P",
+    "--publish-all",
+    "--read-only",
+    "--init",
+    "--no-healthcheck",
+    "--oom-kill-disable",
+    "--sig-proxy",
+    "--disable-content-trust",
+    "-q",
+    "--quiet",
+];
+
+fn docker_run_words(words: &[String]) -> Option<&[String]> {
+    let mut i = 0;
+    while words
+        .get(i)
+        .is_some_and(|w| w == "sudo" || w.contains('=') && !w.starts_with('-'))
+    {
+        i += 1;
+    }
+    let prog = words.get(i)?.rsplit('/').next()?;
+    if !["docker", "nvidia-docker", "podman"].contains(&prog) {
+        return None;
+    }
+    i += 1;
+    if words.get(i).map(String::as_str) == Some("container") {
+        i += 1;
+    }
+    matches!(words.get(i).map(String::as_str), Some("run" | "create")).then(|| &words[i + 1..])
+}
+
+fn docker_run(args: &[String]) -> Container {
+    let mut c = Container::default();
+    let mut shm_size = None;
+    let mut ipc = None;
+    let mut host_shm = None;
+    let mut tmpfs = None;
+    let mut i = 0;
+    let mut rest: &[String] = &[];
+    while i < args.len() {
+        let a = &args[i];
+        if !a.starts_with('-') || a == "-" {
+            rest = &args[i..];
+            break;
+        }
+        if a == "--" {
+            rest = &args[i + 1..];
+            break;
+        }
+        let (flag, inline) = match a.split_once('=') {
+            Some((f, v)) if f.starts_with("--") => (f.to_string(), Some(v.to_string())),
+            _ => (a.clone(), None),
+        };
+        // combined short booleans: -it, -itd
+        if !flag.starts_with("--")
+            && flag.len() > 2
+            && flag[1..].chars().all(|ch| "itdPq".contains(ch))
+        {
+            i += 1;
+            continue;
+        }
+        if DOCKER_BOOL.contains(&flag.as_str()) {
+            i += 1;
+            continue;
+        }
+        let value = match inline {
+            Some(v) => {
+                i += 1;
+                v
+            }
+            None => {
+                i += 2;
+                match args.get(i - 1) {
+                    Some(v) => v.clone(),
+                    None => break,
+                }
+            }
+        };
+        match flag.as_str() {
+            "--shm-size" => shm_size = Some(value),
+            "--ipc" => ipc = Some(value),
+            "--name" => c.name = value,
+            "--gpus" => c.gpus = Some(value),
+            "--entrypoint" => c.command = Some(value),
+            "-v" | "--volume" => {
+                let parts: Vec<&str> = value.split(':').collect();
+                if parts
+                    .get(1)
+                    .is_some_and(|t| t.trim_end_matches('/') == "/dev/shm")
+                {
+                    host_shm = Some(value.clone());
+                }
+            }
+            "--mount" => {
+                let kv: Vec<(&str, &str)> =
+                    value.split(',').filter_map(|p| p.split_once('=')).collect();
+                let get = |k: &[&str]| kv.iter().find(|(a, _)| k.contains(a)).map(|(_, v)| *v);
+                if get(&["target", "destination", "dst"]) == Some("/dev/shm") {
+                    if get(&["type"]) == Some("tmpfs") {
+                        tmpfs = Some((value.clone(), get(&["tmpfs-size"]).map(str::to_string)));
+                    } else {
+                        host_shm = Some(value.clone());
+                    }
+                }
+            }
+            "--tmpfs" => {
+                let (path, opts) = value.split_once(':').unwrap_or((&value, ""));
+                if path == "/dev/shm" {
+                    let size = opts
+                        .split(',')
+                        .find_map(|o| o.strip_prefix("size="))
+                        .map(str::to_string);
+                    tmpfs = Some((value.clone(), size));
+                }
+            }
+            _ => {}
+        }
+    }
+    if let Some((image, cmd)) = rest.split_first() {
+        c.image = Some(image.clone());
+        if !cmd.is_empty() {
+            let cmd = cmd.join(" ");
+            c.command = Some(match c.command.take() {
+                Some(e) => format!("{e} {cmd}"),
+                None => cmd,
+            });
+        }
+    }
+    if c.name.is_empty() {
+        c.name = c.image.clone().unwrap_or_else(|| "docker run".into());
+    }
+    c.pytorch_hint = pytorch_hint(&format!(
+        "{} {}",
+        c.image.as_deref().unwrap_or(""),
+        c.command.as_deref().unwrap_or("")
+    ));
+    c.shm = resolve(
+        ipc.as_deref(),
+        host_shm,
+        tmpfs,
+        shm_size.map(|s| (docker_size_mib(&s), format!("--shm-size={s}"))),
+    );
+    c
+}
+
+/// The `/dev/shm` a docker or compose container gets, from its settings, in the order the
+/// daemon applies them: a mount at /dev/shm replaces the IPC namespace's; `--ipc=host` shares
+/// the host's; `--shm-size` sizes a private one.
+fn resolve(
+    ipc: Option<&str>,
+    host_shm: Option<String>,
+    tmpfs: Option<(String, Option<String>)>,
+    shm_size: Option<(Option<f64>, String)>,
+) -> Shm {
+    if let Some(w) = host_shm {
+        return Shm {
+            how: "host-dev-shm",
+            size_mib: None,
+            written: Some(w),
+        };
+    }
+    if let Some((w, size)) = tmpfs {
+        return Shm {
+            how: "tmpfs",
+            size_mib: size.as_deref().and_then(docker_size_mib),
+            written: Some(w),
+        };
+    }
+    match ipc.map(str::trim) {
+        Some("host") => {
+            return Shm {
+                how: "ipc-host",
+                size_mib: None,
+                written: Some("ipc: host".into()),
+            };
+        }
+        Some("none") => {
+            return Shm {
+                how: "ipc-none",
+                size_mib: Some(0.0),
+                written: Some("ipc: none".into()),
+            };
+        }
+        Some(m) if m.starts_with("container:") || m.starts_with("service:") => {
+            return Shm {
+                how: "ipc-shared",
+                size_mib: None,
+                written: Some(format!("ipc: {m}")),
+            };
+        }
+        _ => {}
+    }
+    match shm_size {
+        Some((size, w)) => Shm {
+            how: "shm-size",
+            size_mib: size,
+            written: Some(w),
+        },
+        None => Shm {
+            how: "default",
+            size_mib: Some(DEFAULT_SHM_MIB),
+            written: None,
+        },
+    }
+}
+
+// ---- compose and Kubernetes ------------------------------------------------------------
+
+fn s(v: &Yaml) -> Option<String> {
+    match v {
+        Yaml::String(x) => Some(x.clone()),
+        Yaml::Number(n) => Some(n.to_string()),
+        Yaml::Bool(b) => Some(b.to_string()),
+        Yaml::Sequence(items) => Some(items.iter().filter_map(s).collect::<Vec<_>>().join(" ")),
+        _ => None,
+    }
+}
+
+fn compose_service(name: &str, svc: &Yaml) -> Container {
+    let mut c = Container {
+        name: name.to_string(),
+        image: svc.get("image").and_then(s),
+        ..Container::default()
+    };
+    let cmd: Vec<String> = ["entrypoint", "command"]
+        .iter()
+        .filter_map(|k| svc.get(*k).and_then(s))
+        .collect();
+    if !cmd.is_empty() {
+        c.command = Some(cmd.join(" "));
+    }
+    let build = svc.get("build").and_then(|b| {
+        s(b).or_else(|| b.get("context").and_then(s))
+            .or_else(|| b.get("dockerfile").and_then(s))
+    });
+    c.pytorch_hint = pytorch_hint(&format!(
+        "{} {} {}",
+        c.image.as_deref().unwrap_or(""),
+        c.command.as_deref().unwrap_or(""),
+        build.as_deref().unwrap_or("")
+    ));
+    c.gpus = svc.get("gpus").and_then(s).or_else(|| {
+        let devices = svc
+            .get("deploy")?
+            .get("resources")?
+            .get("reservations")?
+            .get("devices")?
+            .as_sequence()?;
+        devices.iter().find_map(|d| {
+            let caps = s(d.get("capabilities")?)?;
+            caps.contains("gpu")
+                .then(|| d.get("count").and_then(s).unwrap_or_else(|| "gpu".into()))
+        })
+    });
+    let mut host_shm = None;
+    let mut tmpfs = None;
+    for v in svc
+        .get("volumes")
+        .and_then(Yaml::as_sequence)
+        .into_iter()
+        .flatten()
+    {
+        match v {
+            Yaml::String(short) => {
+                let parts: Vec<&str> = short.split(':').collect();
+                if parts.len() >= 2 && parts[1].trim_end_matches('/') == "/dev/shm" {
+                    host_shm = Some(short.clone());
+                }
+            }
+            Yaml::Mapping(_) => {
+                if v.get("target").and_then(s).as_deref() == Some("/dev/shm") {
+                    let ty = v.get("type").and_then(s).unwrap_or_default();
+                    if ty == "tmpfs" {
+                        tmpfs = Some((
+                            "volumes: tmpfs at /dev/shm".to_string(),
+                            v.get("tmpfs").and_then(|t| t.get("size")).and_then(s),
+                        ));
+                    } else {
+                        host_shm = Some(format!(
+                            "volumes: {} {} at /dev/shm",
+                            ty,
+                            v.get("source").and_then(s).unwrap_or_default()
+                        ));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    let tmpfs_list = svc.get("tmpfs").map(|t| match t {
+        Yaml::Sequence(items) => items.iter().filter_map(s).collect(),
+        other => s(other).into_iter().collect::<Vec<_>>(),
+    });
+    for t in tmpfs_list.into_iter().flatten() {
+        let (path, opts) = t.split_once(':').unwrap_or((&t, ""));
+        if path == "/dev/shm" {
+            let size = opts
+                .split(',')
+                .find_map(|o| o.strip_prefix("size="))
+                .map(str::to_string);
+            tmpfs = Some((format!("tmpfs: {t}"), size));
+        }
+    }
+    let shm_size = svc
+        .get("shm_size")
+        .and_then(s)
+        .map(|v| (docker_size_mib(&v), format!("shm_size: {v}")));
+    c.shm = resolve(
+        svc.get("ipc").and_then(s).as_deref(),
+        host_shm,
+        tmpfs,
+        shm_size,
+    );
+    c
+}
+
+/// Every PodSpec in a Kubernetes object: a value holding a `containers` list.
+fn pod_specs<'a>(v: &'a Yaml, out: &mut Vec<&'a Yaml>, depth: usize) {
+    if depth > 12 || out.len() >= super::MAX_ITEMS {
+        return;
+    }
+    match v {
+        Yaml::Mapping(m) => {
+            if v.get("containers").is_some_and(Yaml::is_sequence) {
+                out.push(v);
+                return;
+            }
+            for (_, x) in m {
+                pod_specs(x, out, depth + 1);
+            }
+        }
+        Yaml::Sequence(items) => {
+            for x in items {
+                pod_specs(x, out, depth + 1);
+            }
+        }
+        _ => {}
+    }
+}
+
+fn pod_containers(spec: &Yaml) -> Vec<Container> {
+    let host_ipc = spec.get("hostIPC").and_then(Yaml::as_bool) == Some(true);
+    let volumes: Vec<&Yaml> = spec
+        .get("volumes")
+        .and_then(Yaml::as_sequence)
+        .map(|v| v.iter().collect())
+        .unwrap_or_default();
+    let mut out = Vec::new();
+    for c in spec
+        .get("containers")
+        .and_then(Yaml::as_sequence)
+        .into_iter()
+        .flatten()
+    {
+        let mut k = Container {
+            name: c
+                .get("name")
+                .and_then(s)
+                .unwrap_or_else(|| "container".into()),
+            image: c.get("image").and_then(s),
+            ..Container::default()
+        };
+        let cmd: Vec<String> = ["command", "args"]
+            .iter()
+            .filter_map(|f| c.get(*f).and_then(s))
+            .collect();
+        if !cmd.is_empty() {
+            k.command = Some(cmd.join(" "));
+        }
+        k.pytorch_hint = pytorch_hint(&format!(
+            "{} {}",
+            k.image.as_deref().unwrap_or(""),
+            k.command.as_deref().unwrap_or("")
+        ));
+        k.gpus = ["limits", "requests"].iter().find_map(|r| {
+            c.get("resources")?
+                .get(*r)?
+                .get("nvidia.com/gpu")
+                .and_then(s)
+        });
+        let mount = c
+            .get("volumeMounts")
+            .and_then(Yaml::as_sequence)
+            .into_iter()
+            .flatten()
+            .find(|m| {
+                m.get("mountPath")
+                    .and_then(s)
+                    .is_some_and(|p| p.trim_end_matches('/') == "/dev/shm")
+            });
+        k.shm = match mount.and_then(|m| m.get("name").and_then(s)) {
+            Some(vol) => {
+                let v = volumes
+                    .iter()
+                    .find(|v| v.get("name").and_then(s).as_deref() == Some(vol.as_str()));
+                match v {
+                    Some(v) if v.get("emptyDir").is_some() => {
+                        let e = v.get("emptyDir").expect("checked");
+                        let memory = e.get("medium").and_then(s).as_deref() == Some("Memory");
+                        let limit = e.get("sizeLimit").and_then(s);
+                        Shm {
+                            how: if memory {
+                                "emptydir-memory"
+                            } else {
+                                "emptydir-disk"
+                            },
+                            size_mib: limit.as_deref().and_then(k8s_quantity_mib),
+                            written: Some(format!(
+                                "emptyDir{}{} mounted at /dev/shm",
+                                if memory { " medium: Memory" } else { "" },
+                                limit
+                                    .map(|l| format!(" sizeLimit: {l}"))
+                                    .unwrap_or_default()
+                            )),
+                        }
+                    }
+                    Some(v) if v.get("hostPath").is_some() => Shm {
+                        how: "host-dev-shm",
+                        size_mib: None,
+                        written: Some(format!("hostPath volume `{vol}` mounted at /dev/shm")),
+                    },
+                    _ => Shm {
+                        how: "host-dev-shm",
+                        size_mib: None,
+                        written: Some(format!("volume `{vol}` mounted at /dev/shm")),
+                    },
+                }
+            }
+            None if host_ipc => Shm {
+                how: "ipc-host",
+                size_mib: None,
+                written: Some("hostIPC: true".into()),
+            },
+            None => Shm {
+                how: "default",
+                size_mib: Some(DEFAULT_SHM_MIB),
+                written: None,
+            },
+        };
+        out.push(k);
+    }
+    out
+}
+
+/// The YAML documents of the text: the whole text, else its fenced code blocks.
+fn yaml_docs(text: &str) -> Vec<Yaml> {
+    let parse = |t: &str| -> Vec<Yaml> {
+        if t.len() > 1 << 20 {
+            return Vec::new();
+        }
+        serde_yaml::Deserializer::from_str(t)
+            .take(super::MAX_ITEMS)
+            .filter_map(|d| serde::Deserialize::deserialize(d).ok())
+            .filter(Yaml::is_mapping)
+            .collect()
+    };
+    let whole = parse(text);
+    if !whole.is_empty() {
+        return whole;
+    }
+    let mut out = Vec::new();
+    let mut block: Option<String> = None;
+    for l in text.lines() {
+        if l.trim_start().starts_with("```") {
+            match block.take() {
+                Some(b) => out.extend(parse(&b)),
+                None => block = Some(String::new()),
+            }
+            continue;
+        }
+        if let Some(b) = block.as_mut() {
+            b.push_str(l);
+            b.push('\n');
+        }
+    }
+    out
+}
+
+fn is_compose(d: &Yaml) -> bool {
+    d.get("services")
+        .and_then(Yaml::as_mapping)
+        .is_some_and(|m| {
+            !m.is_empty()
+                && m.values().all(|v| {
+                    v.is_mapping()
+                        && (v.get("image").is_some()
+                            || v.get("build").is_some()
+                            || v.get("command").is_some())
+                })
+        })
+}
+
+fn is_kubernetes(d: &Yaml) -> bool {
+    d.get("apiVersion").is_some() && d.get("kind").is_some()
+}
+
+/// Every container spec the text holds: `docker run` lines, a compose file, Kubernetes objects.
+pub fn parse_container_specs(text: &str) -> Vec<ContainerSpec> {
+    let mut out = Vec::new();
+    let runs: Vec<Container> = crate::formats::launcher::split_commands(text)
+        .iter()
+        .filter_map(|w| docker_run_words(w).map(docker_run))
+        .take(super::MAX_ITEMS)
+        .collect();
+    if !runs.is_empty() {
+        out.push(ContainerSpec {
+            source: "docker-run",
+            containers: runs,
+        });
+    }
+    for d in yaml_docs(text) {
+        if is_compose(&d) {
+            let containers = d
+                .get("services")
+                .and_then(Yaml::as_mapping)
+                .into_iter()
+                .flatten()
+                .take(super::MAX_ITEMS)
+                .map(|(k, v)| compose_service(&s(k).unwrap_or_default(), v))
+                .collect();
+            out.push(ContainerSpec {
+                source: "compose",
+                containers,
+            });
+        } else if is_kubernetes(&d) {
+            let mut specs = Vec::new();
+            pod_specs(&d, &mut specs, 0);
+            let containers: Vec<Container> = specs.into_iter().flat_map(pod_containers).collect();
+            if !containers.is_empty() {
+                out.push(ContainerSpec {
+                    source: "kubernetes",
+                    containers,
+                });
+            }
+        }
+    }
+    out
+}
+
+pub fn looks_like_container_spec(text: &str) -> bool {
+    let has_run = text.lines().any(|l| {
+        let l = l
+            .trim_start()
+            .trim_start_matches("$ ")
+            .trim_start_matches("sudo ");
+        [
+            "docker run",
+            "docker container run",
+            "nvidia-docker run",
+            "podman run",
+            "docker create",
+        ]
+        .iter()
+        .any(|p| l.starts_with(p))
+    });
+    let yamlish =
+        text.contains("services:") || (text.contains("apiVersion:") && text.contains("kind:"));
+    (has_run || yamlish) && !parse_container_specs(text).is_empty()
+}
+
+/// The registry entry (see [`super::EvidenceKind`]).
+pub struct ContainerSpecKind;
+
+impl super::EvidenceKind for ContainerSpecKind {
+    fn name(&self) -> &'static str {
+        "container-spec"
+    }
+    fn doc(&self) -> &'static str {
+        "a container spec (`docker run` line, docker-compose.yml, Kubernetes Pod/Job/Deployment YAML): how it sizes /dev/shm and whether it runs a PyTorch job"
+    }
+    fn example(&self) -> &'static str {
+        "cat docker-compose.yml  (or: kubectl get pod POD -o yaml)"
+    }
+    fn fields(&self) -> &'static [(&'static str, &'static str)] {
+        &[(
+            "specs",
+            "per spec: source (docker-run, compose, kubernetes), containers (name, image, command, pytorch_hint, shm: how, size_mib, written; gpus)",
+        )]
+    }
+    fn read_by(&self) -> &'static [&'static str] {
+        &["shm"]
+    }
+    fn detect(&self, s: &super::Sniff) -> bool {
+        looks_like_container_spec(s.head)
+    }
+    fn parse(&self, text: &str) -> Result<serde_json::Value, String> {
+        let specs = parse_container_specs(text);
+        if specs.is_empty() {
+            return Err(
+                "no docker run line, compose services or Kubernetes pod spec in the text".into(),
+            );
+        }
+        Ok(serde_json::json!({ "specs": super::to_value(&specs)? }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn docker_run_without_shm_settings_gets_the_default() {
+        // github.com/open-mmlab/mmdetection/issues/1997 (bus error in the DataLoader)
+        let t = "`sudo docker run --rm -it -v $(pwd):/$(pwd) -w $(pwd) --name cascademask cascademask python tools/train.py configs/mask_rcnn_r50_fpn_1x.py`\n";
+        let specs = parse_container_specs(t.trim().trim_matches('`'));
+        let c = &specs[0].containers[0];
+        assert_eq!(specs[0].source, "docker-run");
+        assert_eq!(c.name, "cascademask");
+        assert_eq!(c.image.as_deref(), Some("cascademask"));
+        assert_eq!(
+            c.command.as_deref(),
+            Some("python tools/train.py configs/mask_rcnn_r50_fpn_1x.py")
+        );
+        assert_eq!(c.pytorch_hint.as_deref(), Some("python"));
+        assert_eq!(c.shm.how, "default");
+        assert_eq!(c.shm.size_mib, Some(64.0));
+    }
+
+    #[test]
+    fn docker_run_with_the_hosts_dev_shm() {
+        // github.com/bytedance/Protenix/issues/2 (the fix for the bus error), as the comment
+        // shows it (the image is a markdown link)
+        let t = "docker run --gpus all -it -v $(pwd):/workspace -v /dev/shm:/dev/shm [ai4s-cn-beijing.cr.volces.com/infra/protenix:v0.0.1](http://ai4s-cn-beijing.cr.volces.com/infra/protenix:v0.0.1) /bin/bash\n";
+        let c = &parse_container_specs(t)[0].containers[0];
+        assert_eq!(c.gpus.as_deref(), Some("all"));
+        assert_eq!(c.shm.how, "host-dev-shm");
+        assert_eq!(c.shm.written.as_deref(), Some("/dev/shm:/dev/shm"));
+        // written for this test: the size flag and --ipc=host
+        let t = "docker run --gpus all -it --shm-size=128g -v $(pwd):/workspace img python x.py\n";
+        let c = &parse_container_specs(t)[0].containers[0];
+        assert_eq!(c.shm.how, "shm-size");
+        assert_eq!(c.shm.size_mib, Some(128.0 * 1024.0));
+        let c = &parse_container_specs("docker run --ipc=host img python t.py\n")[0].containers[0];
+        assert_eq!(c.shm.how, "ipc-host");
+    }
+
+    #[test]
+    fn sizes() {
+        assert_eq!(docker_size_mib("64m"), Some(64.0));
+        assert_eq!(docker_size_mib("2gb"), Some(2048.0));
+        assert_eq!(docker_size_mib("1G"), Some(1024.0));
+        assert_eq!(docker_size_mib("67108864"), Some(64.0));
+        assert_eq!(docker_size_mib("lots"), None);
+        assert_eq!(k8s_quantity_mib("16Gi"), Some(16384.0));
+        assert_eq!(k8s_quantity_mib("512Mi"), Some(512.0));
+        assert_eq!(k8s_quantity_mib("1x"), None);
+    }
+
+    #[test]
+    fn compose_services() {
+        // written for this test from the Compose Specification's fields
+        let t = "services:\n  train:\n    image: pytorch/pytorch:2.3.0-cuda12.1-cudnn8-runtime\n    command: python train.py\n    shm_size: '8gb'\n  web:\n    image: nginx\n  trainer2:\n    build: .\n    command: [\"torchrun\", \"train.py\"]\n    ipc: host\n";
+        let specs = parse_container_specs(t);
+        assert_eq!(specs[0].source, "compose");
+        let c = &specs[0].containers;
+        assert_eq!(c[0].shm.how, "shm-size");
+        assert_eq!(c[0].shm.size_mib, Some(8192.0));
+        assert_eq!(c[1].pytorch_hint, None);
+        assert_eq!(c[1].shm.how, "default");
+        assert_eq!(c[2].command.as_deref(), Some("torchrun train.py"));
+        assert_eq!(c[2].shm.how, "ipc-host");
+        assert!(looks_like_container_spec(t));
+    }
+
+    #[test]
+    fn kubernetes_pod_templates() {
+        // written for this test from the PodSpec's fields
+        let t = "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: train\nspec:\n  template:\n    spec:\n      containers:\n      - name: trainer\n        image: nvcr.io/nvidia/pytorch:24.01-py3\n        command: [\"python\", \"train.py\"]\n        resources:\n          limits:\n            nvidia.com/gpu: 8\n        volumeMounts:\n        - name: dshm\n          mountPath: /dev/shm\n      volumes:\n      - name: dshm\n        emptyDir:\n          medium: Memory\n          sizeLimit: 16Gi\n---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: c\n    image: pytorch/pytorch\n";
+        let specs = parse_container_specs(t);
+        assert_eq!(specs.len(), 2);
+        let c = &specs[0].containers[0];
+        assert_eq!(c.gpus.as_deref(), Some("8"));
+        assert_eq!(c.shm.how, "emptydir-memory");
+        assert_eq!(c.shm.size_mib, Some(16384.0));
+        let p = &specs[1].containers[0];
+        assert_eq!(p.shm.how, "default");
+        assert_eq!(p.pytorch_hint.as_deref(), Some("torch"));
+    }
+
+    #[test]
+    fn prose_is_not_a_spec() {
+        assert!(!looks_like_container_spec("we use docker for training\n"));
+        assert!(!looks_like_container_spec("services: many\n"));
+    }
+}

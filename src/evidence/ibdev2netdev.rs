@@ -1,0 +1,302 @@
+//! `ibdev2netdev` output (a shell script shipped with Mellanox/NVIDIA OFED), read from its
+//! producer: the public copy in github.com/Mellanox/docker-sriov-plugin `ibdev2netdev` (commit
+//! b0619966, "Copyright (c) 2017 Mellanox Technologies"). It prints one line per RDMA port that
+//! has a network interface:
+//!
+//! ```text
+//! mlx5_0 port 1 ==> ib0 (Up)                                      default
+//! 0000:3b:00.0 mlx5_0 (MT4123 - MCX653105A-HDAT) ConnectX-6 fw 20.28.1002 port 1 (ACTIVE) ==> ib0 (Up)
+//!                                                                 -v: PCI address, device id, part,
+//!                                                                 description, firmware, port state
+//! mlx4_0 port 1 <===> ib0                                         "old style" (no dev_id in sysfs)
+//! ```
+//!
+//! The state in the last parentheses is the interface's carrier (`/sys/class/net/X/carrier`: `Up`,
+//! `Down`, or `NA` without a carrier file), not the RDMA port's: an interface that is
+//! administratively down reads `Down` whatever the port does. Only `-v` prints the port's own
+//! state (`/sys/class/infiniband/D/ports/P/state`, padded to six characters). Pastes through
+//! `column -t` (several spaces between words) and with `# comments` after a line read the same.
+
+use super::infiniband::{self, IbPort, clean};
+use serde::Serialize;
+
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct Ibdev2netdev {
+    pub links: Vec<Link>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct Link {
+    pub device: String,
+    pub port: u32,
+    pub netdev: String,
+    /// `Up`, `Down` or `NA` (the interface's carrier); absent in the old style.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub netdev_state: Option<String>,
+    /// `-v`: PCI address of the device.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pci: Option<String>,
+    /// `-v`: `MT4123`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device_id: Option<String>,
+    /// `-v`: the part number from the VPD (`MCX653105A-HDAT`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub part_id: Option<String>,
+    /// `-v`: the description from the VPD (`ConnectX-6 VPI`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// `-v`: firmware version.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fw: Option<String>,
+    /// `-v`: the RDMA port's state (`ACTIVE`, `DOWN`, `INIT`, `ARMED`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub port_state: Option<String>,
+    /// The `<===>` layout of old drivers.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub old_style: bool,
+}
+
+fn paren(w: &str) -> Option<&str> {
+    w.strip_prefix('(')?.strip_suffix(')').map(str::trim)
+}
+
+/// One line of the default or old-style layout.
+fn short_line(words: &[&str]) -> Option<Link> {
+    match words {
+        [dev, "port", n, "==>", netdev, state, ..] => Some(Link {
+            device: dev.to_string(),
+            port: n.parse().ok()?,
+            netdev: netdev.to_string(),
+            netdev_state: Some(paren(state)?.to_string()),
+            ..Link::default()
+        }),
+        [dev, "port", n, "<===>", netdev, ..] => Some(Link {
+            device: dev.to_string(),
+            port: n.parse().ok()?,
+            netdev: netdev.to_string(),
+            old_style: true,
+            ..Link::default()
+        }),
+        _ => None,
+    }
+}
+
+/// One `-v` line: `PCI DEV (DEVID - PART) DESC fw FW port N (STATE) ==> NETDEV (LINK)`.
+fn verbose_line(l: &str) -> Option<Link> {
+    let (left, right) = l.split_once(" ==> ")?;
+    let right: Vec<&str> = right.split_whitespace().collect();
+    let [netdev, link, ..] = right[..] else {
+        return None;
+    };
+    let (head, port_part) = left.rsplit_once(" port ")?;
+    let (n, state) = port_part.trim().split_once(' ')?;
+    let (head, fw) = head.rsplit_once(" fw ")?;
+    let mut it = head.trim().splitn(3, ' ');
+    let pci = it.next()?;
+    let dev = it.next()?;
+    let rest = it.next().unwrap_or("");
+    let (ids, desc) = match rest.strip_prefix('(').and_then(|r| r.split_once(')')) {
+        Some((ids, desc)) => (Some(ids), desc.trim()),
+        None => (None, rest.trim()),
+    };
+    let (device_id, part_id) = match ids.and_then(|i| i.split_once(" - ")) {
+        Some((d, p)) => (Some(d.trim()), Some(p.trim())),
+        None => (None, None),
+    };
+    let some = |s: Option<&str>| {
+        s.filter(|s| !s.is_empty() && *s != "NA")
+            .map(str::to_string)
+    };
+    Some(Link {
+        device: dev.to_string(),
+        port: n.trim().parse().ok()?,
+        netdev: netdev.to_string(),
+        netdev_state: Some(paren(link)?.to_string()),
+        pci: Some(pci.to_string()),
+        device_id: some(device_id),
+        part_id: some(part_id),
+        description: some(Some(desc)),
+        fw: some(Some(fw.trim())),
+        port_state: some(paren(state.trim())),
+        old_style: false,
+    })
+}
+
+fn line(raw: &str) -> Option<Link> {
+    let l = clean(raw).trim();
+    let l = l.strip_prefix("$ ").unwrap_or(l);
+    let words: Vec<&str> = l.split_whitespace().collect();
+    if words.len() >= 7 && words.contains(&"fw") {
+        // -v: the words rejoined with single spaces (column -t pads them)
+        if let Some(v) = verbose_line(&words.join(" ")) {
+            return Some(v);
+        }
+    }
+    short_line(&words)
+}
+
+pub fn looks_like_ibdev2netdev(text: &str) -> bool {
+    super::content_lines(text)
+        .take(4000)
+        .any(|l| line(l).is_some())
+}
+
+pub fn parse_ibdev2netdev(text: &str) -> Ibdev2netdev {
+    Ibdev2netdev {
+        links: super::content_lines(text)
+            .filter_map(line)
+            .take(super::MAX_ITEMS)
+            .collect(),
+    }
+}
+
+impl Ibdev2netdev {
+    pub fn ports(&self) -> Vec<IbPort> {
+        self.links
+            .iter()
+            .map(|l| IbPort {
+                device: l.device.clone(),
+                port: l.port,
+                state: l
+                    .port_state
+                    .as_deref()
+                    .and_then(infiniband::logical_state)
+                    .map(str::to_string),
+                physical_state: None,
+                link_layer: None,
+                rate_gbps: None,
+                netdev: Some(l.netdev.clone()),
+                netdev_state: l.netdev_state.clone(),
+                sm_lid: None,
+                source: "ibdev2netdev",
+            })
+            .collect()
+    }
+}
+
+/// The registry entry (see [`super::EvidenceKind`]).
+pub struct Ibdev2netdevKind;
+
+impl super::EvidenceKind for Ibdev2netdevKind {
+    fn name(&self) -> &'static str {
+        "ibdev2netdev"
+    }
+    fn doc(&self) -> &'static str {
+        "`ibdev2netdev` output (Mellanox OFED): each RDMA port's network interface and its carrier (`-v`: PCI address, part, firmware, the port's own state)"
+    }
+    fn example(&self) -> &'static str {
+        "ibdev2netdev -v"
+    }
+    fn fields(&self) -> &'static [(&'static str, &'static str)] {
+        &[(
+            "links",
+            "device, port, netdev, netdev_state (the carrier), and with -v: pci, device_id, part_id, description, fw, port_state; old_style",
+        )]
+    }
+    fn read_by(&self) -> &'static [&'static str] {
+        &["ib.ports"]
+    }
+    fn detect(&self, s: &super::Sniff) -> bool {
+        looks_like_ibdev2netdev(s.unquoted)
+    }
+    fn parse(&self, text: &str) -> Result<serde_json::Value, String> {
+        let v = parse_ibdev2netdev(text);
+        if v.links.is_empty() {
+            return Err(
+                "no ibdev2netdev line (`DEV port N ==> NETDEV (State)`) in the text".into(),
+            );
+        }
+        super::to_value(&v)
+    }
+    fn host(&self, _text: &str) -> Option<Result<super::HostPart, String>> {
+        // the RDMA ports of the node it ran on: read by the ib.ports probe from the paste
+        Some(Ok(super::HostPart::Shown))
+    }
+    fn describes_host(&self) -> bool {
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::evidence::infiniband::Verdict;
+    use crate::evidence::testutil::fixture;
+
+    #[test]
+    fn ib_fabric_without_ipoib_is_not_judged_down() {
+        // github.com/imbue-ai/cluster-health/issues/4: a healthy pure-IB H100 node; the IB
+        // interfaces read (Down) because IPoIB is not configured, the RoCE one is Up
+        let t = fixture("infiniband/ibdev2netdev_ib_fabric_healthy.txt");
+        assert!(looks_like_ibdev2netdev(&t));
+        let d = parse_ibdev2netdev(&t);
+        assert_eq!(d.links.len(), 12);
+        let l = &d.links[0];
+        assert_eq!(l.device, "mlx5_0");
+        assert_eq!(l.port, 1);
+        assert_eq!(l.netdev, "ibp26s0");
+        assert_eq!(l.netdev_state.as_deref(), Some("Down"));
+        let ports = d.ports();
+        assert_eq!(ports[0].verdict(), Verdict::NotShown);
+        assert_eq!(ports[1].verdict(), Verdict::Up, "enp27s0f0np0 (Up)");
+        // the one Ethernet interface that is Down is the second port of a dual-port card
+        let down: Vec<String> = ports
+            .iter()
+            .filter(|p| p.verdict() == Verdict::Down)
+            .map(|p| p.name())
+            .collect();
+        assert_eq!(down, vec!["mlx5_2 port 1", "mlx5_8 port 1"]);
+    }
+
+    #[test]
+    fn vf_interfaces_down() {
+        // github.com/openshift/sriov-network-operator/issues/635 ("VF is down state")
+        let t = fixture("infiniband/ibdev2netdev_vfs_down.txt");
+        let d = parse_ibdev2netdev(&t);
+        assert!(
+            d.links
+                .iter()
+                .any(|l| l.netdev == "ibp75s0" && l.netdev_state.as_deref() == Some("Up"))
+        );
+        let p = d.ports();
+        let roce_down: Vec<String> = p
+            .iter()
+            .filter(|p| p.verdict() == Verdict::Down)
+            .map(|p| p.name())
+            .collect();
+        assert!(
+            roce_down.is_empty(),
+            "IPoIB carriers are not port states: {roce_down:?}"
+        );
+        assert!(
+            p.iter()
+                .any(|p| p.netdev.as_deref() == Some("enp97s0f0") && p.verdict() == Verdict::Up)
+        );
+    }
+
+    #[test]
+    fn verbose_and_old_layouts() {
+        let d = parse_ibdev2netdev(
+            "0000:3b:00.0 mlx5_0 (MT4123 - MCX653105A-HDAT) ConnectX-6 VPI fw 20.28.1002 port 1 (DOWN  ) ==> ib0 (Down)\nmlx4_0 port 2 <===> ib1\n",
+        );
+        let v = &d.links[0];
+        assert_eq!(v.pci.as_deref(), Some("0000:3b:00.0"));
+        assert_eq!(v.device, "mlx5_0");
+        assert_eq!(v.device_id.as_deref(), Some("MT4123"));
+        assert_eq!(v.part_id.as_deref(), Some("MCX653105A-HDAT"));
+        assert_eq!(v.description.as_deref(), Some("ConnectX-6 VPI"));
+        assert_eq!(v.fw.as_deref(), Some("20.28.1002"));
+        assert_eq!(v.port_state.as_deref(), Some("DOWN"));
+        assert_eq!(v.netdev, "ib0");
+        assert_eq!(d.ports()[0].verdict(), Verdict::Down);
+        assert_eq!(d.ports()[0].state.as_deref(), Some("Down"));
+        let o = &d.links[1];
+        assert!(o.old_style);
+        assert_eq!(
+            (o.device.as_str(), o.port, o.netdev.as_str()),
+            ("mlx4_0", 2, "ib1")
+        );
+        assert_eq!(d.ports()[1].verdict(), Verdict::NotShown);
+        assert!(!looks_like_ibdev2netdev("the port ==> was down\n"));
+    }
+}

@@ -1,0 +1,558 @@
+//! `ibv_devinfo` output (libibverbs), read from its producer: rdma-core
+//! `libibverbs/examples/devinfo.c` at v64.0-61-g691953d8d (github.com/linux-rdma/rdma-core).
+//! `print_hca_cap()` prints, per device:
+//!
+//! ```text
+//! hca_id: mlx5_0
+//!         transport:                      InfiniBand (0)      InfiniBand/iWARP/usNIC/usNIC UDP/unspecified
+//!         fw_ver:                         28.39.2048
+//!         node_guid:                      58a2:e103:002a:09b8
+//!         sys_image_guid:                 58a2:e103:002a:09b8
+//!         vendor_id:                      0x02c9
+//!         vendor_part_id:                 4129
+//!         hw_ver:                         0x0
+//!         board_id:                       MT_0000000838
+//!         phys_port_cnt:                  1
+//!         [-v: max_mr_size … num_comp_vectors, capability flag lists]
+//!                 port:   1
+//!                         state:                  PORT_DOWN (1)   PORT_DOWN/INIT/ARMED/ACTIVE
+//!                         max_mtu:                4096 (5)
+//!                         active_mtu:             4096 (5)
+//!                         sm_lid:                 0
+//!                         port_lid:               65535
+//!                         port_lmc:               0x00
+//!                         link_layer:             InfiniBand      InfiniBand/Ethernet/Unspecified
+//!                         [-v: max_msg_sz, port_cap_flags, port_cap_flags2, max_vl_num,
+//!                          bad_pkey_cntr, qkey_viol_cntr, sm_sl, pkey_tbl_len, gid_tbl_len,
+//!                          subnet_timeout, init_type_reply, active_width "4X (2)",
+//!                          active_speed "25.0 Gbps (32)", effective_speed, phys_state
+//!                          "LINK_UP (5)" (IB transport only), GID[  i]: lines]
+//! ```
+//!
+//! Every port field is typed; the device's `-v` attributes (thirty-odd numeric limits) are kept
+//! by name in `attributes`, and the flag lists printed under them in `flags`. A paste that lost
+//! its indentation (all keys at one depth) still reads: a key belongs to the port once a
+//! `port:` line has been seen, as the producer prints device fields before any port.
+
+use super::infiniband::{self, IbPort, clean};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct IbvDevinfo {
+    pub hcas: Vec<Hca>,
+    /// `No IB devices found`, `Failed to open device`, … (devinfo.c's stderr when pasted along).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub errors: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct Hca {
+    /// Empty when the paste starts inside a device.
+    pub hca_id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub transport: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fw_ver: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub node_guid: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sys_image_guid: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vendor_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vendor_part_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hw_ver: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub board_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub phys_port_cnt: Option<u32>,
+    /// The `-v` device attributes, by the name devinfo.c prints.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub attributes: BTreeMap<String, String>,
+    /// Flag lists `-v` prints under an attribute (`device_cap_flags`, `rc_odp_caps`, …).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub flags: BTreeMap<String, Vec<String>>,
+    pub ports: Vec<DevPort>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct DevPort {
+    pub port: u32,
+    /// `PORT_ACTIVE` etc., as printed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub state: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_mtu: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub active_mtu: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sm_lid: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub port_lid: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub port_lmc: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub link_layer: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_msg_sz: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub port_cap_flags: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub port_cap_flags2: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_vl_num: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bad_pkey_cntr: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub qkey_viol_cntr: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sm_sl: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pkey_tbl_len: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gid_tbl_len: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subnet_timeout: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub init_type_reply: Option<u32>,
+    /// Lanes (`4X` → 4).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub active_width: Option<u32>,
+    /// Gb/s per lane (`25.0 Gbps` → 25).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub active_speed_gbps: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub effective_speed_gbps: Option<f64>,
+    /// `LINK_UP` etc., as printed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub phys_state: Option<String>,
+    /// `GID[  0]:` values, with their type (`RoCE v2`) when printed.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub gids: Vec<String>,
+}
+
+/// The value before a `(N)` code: `PORT_ACTIVE (4)` → `PORT_ACTIVE`.
+fn word(v: &str) -> String {
+    match v.rfind(" (") {
+        Some(i) if v.ends_with(')') => v[..i].trim().to_string(),
+        _ => v.trim().to_string(),
+    }
+}
+
+fn num(v: &str) -> Option<u32> {
+    v.split_whitespace().next()?.parse().ok()
+}
+
+fn gbps(v: &str) -> Option<f64> {
+    v.split_whitespace().next()?.parse().ok()
+}
+
+/// Keys that, before any `hca_id:`, mean the paste starts inside a device's block.
+const STARTS_INSIDE: [&str; 10] = [
+    "transport",
+    "fw_ver",
+    "node_guid",
+    "sys_image_guid",
+    "vendor_id",
+    "vendor_part_id",
+    "hw_ver",
+    "board_id",
+    "phys_port_cnt",
+    "port",
+];
+
+/// `hca_id:` followed by devinfo's device or port keys.
+pub fn looks_like_ibv_devinfo(text: &str) -> bool {
+    let lines: Vec<&str> = super::content_lines(text)
+        .map(|l| clean(l).trim())
+        .take(4000)
+        .collect();
+    lines.iter().enumerate().any(|(i, l)| {
+        l.strip_prefix("hca_id:")
+            .is_some_and(|v| !v.trim().is_empty())
+            && lines.iter().skip(i + 1).take(3).any(|n| {
+                ["transport:", "fw_ver:", "node_guid:", "port:"]
+                    .iter()
+                    .any(|k| n.starts_with(k))
+            })
+    })
+}
+
+pub fn parse_ibv_devinfo(text: &str) -> IbvDevinfo {
+    let mut out = IbvDevinfo::default();
+    let mut flag_key: Option<String> = None;
+    for raw in super::content_lines(text) {
+        let t = clean(raw).trim();
+        if t.is_empty() {
+            continue;
+        }
+        if [
+            "No IB devices found",
+            "Failed to open device",
+            "Failed to query device props",
+            "Failed to query port",
+            "Failed to get IB devices list",
+        ]
+        .iter()
+        .any(|e| t.starts_with(e))
+            || (t.starts_with("IB device '") && t.ends_with("wasn't found"))
+        {
+            if out.errors.len() < super::MAX_ITEMS {
+                out.errors.push(super::clip(t, super::MAX_TEXT));
+            }
+            continue;
+        }
+        if let Some(id) = t.strip_prefix("hca_id:") {
+            if out.hcas.len() >= super::MAX_ITEMS {
+                break;
+            }
+            out.hcas.push(Hca {
+                hca_id: id.trim().to_string(),
+                ..Hca::default()
+            });
+            flag_key = None;
+            continue;
+        }
+        if out.hcas.is_empty() {
+            // a paste that starts inside a device: its fields still belong to one
+            let key = t.split(':').next().unwrap_or("").trim();
+            if !STARTS_INSIDE.contains(&key) {
+                continue;
+            }
+            out.hcas.push(Hca::default());
+        }
+        let Some(h) = out.hcas.last_mut() else {
+            continue;
+        };
+        if let Some(g) = t.strip_prefix("GID[") {
+            if let (Some(p), Some((_, v))) = (h.ports.last_mut(), g.split_once(':'))
+                && p.gids.len() < super::MAX_ITEMS
+            {
+                p.gids.push(v.trim().to_string());
+            }
+            continue;
+        }
+        let Some((k, v)) = t.split_once(':') else {
+            // a flag printed under the attribute above it (`RESIZE_MAX_WR`)
+            if let Some(fk) = &flag_key
+                && t.chars()
+                    .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || "_ -".contains(c))
+            {
+                let f = h.flags.entry(fk.clone()).or_default();
+                if f.len() < super::MAX_ITEMS {
+                    f.push(t.to_string());
+                }
+            }
+            continue;
+        };
+        let (k, v) = (k.trim(), v.trim());
+        let known = || (!v.is_empty()).then(|| v.to_string());
+        if k == "port" {
+            if let Some(n) = num(v)
+                && h.ports.len() < super::MAX_ITEMS
+            {
+                h.ports.push(DevPort {
+                    port: n,
+                    ..DevPort::default()
+                });
+            }
+            flag_key = None;
+            continue;
+        }
+        if let Some(p) = h.ports.last_mut() {
+            let hit = match k {
+                "state" => {
+                    p.state = Some(word(v));
+                    true
+                }
+                "max_mtu" => {
+                    p.max_mtu = num(v);
+                    true
+                }
+                "active_mtu" => {
+                    p.active_mtu = num(v);
+                    true
+                }
+                "sm_lid" => {
+                    p.sm_lid = num(v);
+                    true
+                }
+                "port_lid" => {
+                    p.port_lid = num(v);
+                    true
+                }
+                "port_lmc" => {
+                    p.port_lmc = known();
+                    true
+                }
+                "link_layer" => {
+                    p.link_layer = known();
+                    true
+                }
+                "max_msg_sz" => {
+                    p.max_msg_sz = known();
+                    true
+                }
+                "port_cap_flags" => {
+                    p.port_cap_flags = known();
+                    true
+                }
+                "port_cap_flags2" => {
+                    p.port_cap_flags2 = known();
+                    true
+                }
+                "max_vl_num" => {
+                    p.max_vl_num = Some(word(v));
+                    true
+                }
+                "bad_pkey_cntr" => {
+                    p.bad_pkey_cntr = known();
+                    true
+                }
+                "qkey_viol_cntr" => {
+                    p.qkey_viol_cntr = known();
+                    true
+                }
+                "sm_sl" => {
+                    p.sm_sl = num(v);
+                    true
+                }
+                "pkey_tbl_len" => {
+                    p.pkey_tbl_len = num(v);
+                    true
+                }
+                "gid_tbl_len" => {
+                    p.gid_tbl_len = num(v);
+                    true
+                }
+                "subnet_timeout" => {
+                    p.subnet_timeout = num(v);
+                    true
+                }
+                "init_type_reply" => {
+                    p.init_type_reply = num(v);
+                    true
+                }
+                "active_width" => {
+                    p.active_width = v.split('X').next().and_then(|n| n.trim().parse().ok());
+                    true
+                }
+                "active_speed" => {
+                    p.active_speed_gbps = gbps(v);
+                    true
+                }
+                "effective_speed" => {
+                    p.effective_speed_gbps = gbps(v);
+                    true
+                }
+                "phys_state" => {
+                    p.phys_state = Some(word(v));
+                    true
+                }
+                _ => false,
+            };
+            if hit {
+                continue;
+            }
+        }
+        match k {
+            "transport" => h.transport = Some(word(v)),
+            "fw_ver" => h.fw_ver = known(),
+            "node_guid" => h.node_guid = known(),
+            "sys_image_guid" => h.sys_image_guid = known(),
+            "vendor_id" => h.vendor_id = known(),
+            "vendor_part_id" => h.vendor_part_id = known(),
+            "hw_ver" => h.hw_ver = known(),
+            "board_id" => h.board_id = known(),
+            "phys_port_cnt" => h.phys_port_cnt = num(v),
+            _ if (h.ports.is_empty() && !k.contains(' ')) || k.starts_with("maximum ") => {
+                if v.is_empty() {
+                    flag_key = Some(k.to_string());
+                } else if h.attributes.len() < 4 * super::MAX_ITEMS {
+                    h.attributes
+                        .insert(k.to_string(), super::clip(v, super::MAX_TEXT));
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+impl IbvDevinfo {
+    pub fn ports(&self) -> Vec<IbPort> {
+        self.hcas
+            .iter()
+            .flat_map(|h| {
+                h.ports.iter().map(move |p| IbPort {
+                    device: h.hca_id.clone(),
+                    port: p.port,
+                    state: p
+                        .state
+                        .as_deref()
+                        .and_then(infiniband::logical_state)
+                        .map(str::to_string),
+                    physical_state: p
+                        .phys_state
+                        .as_deref()
+                        .and_then(infiniband::physical_state)
+                        .map(str::to_string),
+                    link_layer: p.link_layer.clone(),
+                    rate_gbps: match (p.active_width, p.active_speed_gbps) {
+                        (Some(w), Some(s)) => Some(w as f64 * s),
+                        _ => p.effective_speed_gbps,
+                    },
+                    netdev: None,
+                    netdev_state: None,
+                    sm_lid: p.sm_lid,
+                    source: "ibv_devinfo",
+                })
+            })
+            .collect()
+    }
+}
+
+/// The registry entry (see [`super::EvidenceKind`]).
+pub struct IbvDevinfoKind;
+
+impl super::EvidenceKind for IbvDevinfoKind {
+    fn name(&self) -> &'static str {
+        "ibv-devinfo"
+    }
+    fn doc(&self) -> &'static str {
+        "`ibv_devinfo` output (libibverbs): each RDMA device's attributes and its ports' state, MTU, LIDs and link layer (`-v`: width, speed, physical state, GIDs)"
+    }
+    fn example(&self) -> &'static str {
+        "ibv_devinfo -v"
+    }
+    fn fields(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            (
+                "hcas",
+                "devices: hca_id, transport, fw_ver, node_guid, sys_image_guid, vendor_id, vendor_part_id, hw_ver, board_id, phys_port_cnt, attributes, flags, ports (port, state, max_mtu, active_mtu, sm_lid, port_lid, port_lmc, link_layer, and the -v fields)",
+            ),
+            ("errors", "devinfo's error lines"),
+        ]
+    }
+    fn read_by(&self) -> &'static [&'static str] {
+        &["ib.ports"]
+    }
+    fn detect(&self, s: &super::Sniff) -> bool {
+        looks_like_ibv_devinfo(s.unquoted)
+    }
+    fn parse(&self, text: &str) -> Result<serde_json::Value, String> {
+        let v = parse_ibv_devinfo(text);
+        if v.hcas.is_empty() {
+            return Err("no ibv_devinfo device block (hca_id:) in the text".into());
+        }
+        super::to_value(&v)
+    }
+    fn host(&self, _text: &str) -> Option<Result<super::HostPart, String>> {
+        // the RDMA ports of the node it ran on: read by the ib.ports probe from the paste
+        Some(Ok(super::HostPart::Shown))
+    }
+    fn describes_host(&self) -> bool {
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::evidence::infiniband::Verdict;
+    use crate::evidence::testutil::{fixture, prefixes};
+
+    #[test]
+    fn ib_port_down() {
+        // github.com/deepseek-ai/DeepEP/issues/60: mlx5_0 PORT_DOWN on an IB host
+        let t = fixture("infiniband/ibv_devinfo_port_down.txt");
+        assert!(looks_like_ibv_devinfo(&t));
+        let d = parse_ibv_devinfo(&t);
+        let h = &d.hcas[0];
+        assert_eq!(h.hca_id, "mlx5_0");
+        assert_eq!(h.transport.as_deref(), Some("InfiniBand"));
+        assert_eq!(h.fw_ver.as_deref(), Some("28.39.2048"));
+        assert_eq!(h.node_guid.as_deref(), Some("58a2:e103:002a:09b8"));
+        assert_eq!(h.sys_image_guid.as_deref(), Some("58a2:e103:002a:09b8"));
+        assert_eq!(h.vendor_id.as_deref(), Some("0x02c9"));
+        assert_eq!(h.vendor_part_id.as_deref(), Some("4129"));
+        assert_eq!(h.hw_ver.as_deref(), Some("0x0"));
+        assert_eq!(h.board_id.as_deref(), Some("MT_0000000838"));
+        assert_eq!(h.phys_port_cnt, Some(1));
+        let p = &h.ports[0];
+        assert_eq!(p.port, 1);
+        assert_eq!(p.state.as_deref(), Some("PORT_DOWN"));
+        assert_eq!(p.max_mtu, Some(4096));
+        assert_eq!(p.active_mtu, Some(4096));
+        assert_eq!(p.sm_lid, Some(0));
+        assert_eq!(p.port_lid, Some(65535));
+        assert_eq!(p.port_lmc.as_deref(), Some("0x00"));
+        assert_eq!(p.link_layer.as_deref(), Some("InfiniBand"));
+        let ports = d.ports();
+        assert_eq!(ports[0].verdict(), Verdict::Down);
+        assert_eq!(ports[0].state.as_deref(), Some("Down"));
+        assert_eq!(d.hcas[1].hca_id, "mlx5_1");
+    }
+
+    #[test]
+    fn roce_ports_active() {
+        // github.com/deepseek-ai/DeepEP/issues/38: PORT_ACTIVE over Ethernet, a paste that
+        // starts inside a device
+        let t = fixture("infiniband/ibv_devinfo_roce_active.txt");
+        assert!(looks_like_ibv_devinfo(&t));
+        let d = parse_ibv_devinfo(&t);
+        assert_eq!(d.hcas[0].hca_id, "", "the device the paste starts inside");
+        assert_eq!(d.hcas[0].board_id.as_deref(), Some("MT_0000000425"));
+        let p = &d.hcas[0].ports[0];
+        assert_eq!(p.state.as_deref(), Some("PORT_ACTIVE"));
+        assert_eq!(p.active_mtu, Some(1024));
+        assert_eq!(p.link_layer.as_deref(), Some("Ethernet"));
+        assert_eq!(d.hcas[1].hca_id, "mlx5_7");
+        assert_eq!(d.hcas[1].ports[0].link_layer, None, "cut before it");
+        assert!(d.ports().iter().all(|p| p.verdict() == Verdict::Up));
+    }
+
+    #[test]
+    fn port_init_without_indentation() {
+        // github.com/Mellanox/network-operator/issues/1646: PORT_INIT in a pod, keys flattened
+        let t = fixture("infiniband/ibv_devinfo_port_init.txt");
+        let d = parse_ibv_devinfo(&t);
+        let p = &d.ports()[0];
+        assert_eq!(p.name(), "mlx5_7 port 1");
+        assert_eq!(p.state.as_deref(), Some("Initializing"));
+        assert_eq!(p.sm_lid, Some(4));
+        assert_eq!(p.verdict(), Verdict::Down);
+        assert!(p.cause().contains("subnet manager"));
+    }
+
+    #[test]
+    fn verbose_fields() {
+        let t = "hca_id:\tmlx5_0\n\ttransport:\t\t\tInfiniBand (0)\n\tmax_qp:\t\t\t\t262144\n\tdevice_cap_flags:\t\t0x25e1361\n\tgeneral_odp_caps:\n\t\t\t\t\tODP_SUPPORT\n\t\tport:\t1\n\t\t\tstate:\t\t\tPORT_ACTIVE (4)\n\t\t\tlink_layer:\t\tInfiniBand\n\t\t\tmax_vl_num:\t\t4 (3)\n\t\t\tactive_width:\t\t4X (2)\n\t\t\tactive_speed:\t\t25.0 Gbps (32)\n\t\t\tphys_state:\t\tLINK_UP (5)\n\t\t\tGID[  0]:\t\tfe80:0000:0000:0000:1070:fd03:00e8:c8b6\n";
+        let d = parse_ibv_devinfo(t);
+        let h = &d.hcas[0];
+        assert_eq!(h.attributes["max_qp"], "262144");
+        assert_eq!(h.flags["general_odp_caps"], vec!["ODP_SUPPORT"]);
+        let p = &h.ports[0];
+        assert_eq!(p.max_vl_num.as_deref(), Some("4"));
+        assert_eq!(p.active_width, Some(4));
+        assert_eq!(p.active_speed_gbps, Some(25.0));
+        assert_eq!(p.phys_state.as_deref(), Some("LINK_UP"));
+        assert_eq!(p.gids.len(), 1);
+        assert_eq!(d.ports()[0].rate_gbps, Some(100.0));
+        assert_eq!(d.ports()[0].physical_state.as_deref(), Some("LinkUp"));
+        assert!(!looks_like_ibv_devinfo(
+            "hca_id: is a field of ibv_devinfo\n"
+        ));
+        assert!(parse_ibv_devinfo("No IB devices found\n").errors.len() == 1);
+    }
+
+    #[test]
+    fn truncated_pastes_never_panic() {
+        let t = fixture("infiniband/ibv_devinfo_port_down.txt");
+        for p in prefixes(&t, 5) {
+            let _ = parse_ibv_devinfo(p).ports();
+        }
+    }
+}

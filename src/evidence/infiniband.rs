@@ -1,0 +1,219 @@
+//! What the three InfiniBand/RoCE tools people paste say about one RDMA port, in one shape, so
+//! that one rule (`comm.ib-port-down`) judges `ibstat`, `ibv_devinfo` and `ibdev2netdev` alike.
+//! Each tool has its own reader ([`super::ibstat`], [`super::ibv_devinfo`],
+//! [`super::ibdev2netdev`]) that keeps every field its producer prints; this module holds the
+//! port they all reduce to and the judgement of a port's state, which is the producers' own
+//! vocabulary mapped onto the IBTA port states:
+//!
+//! - logical state (rdma-core `ibstat.c` `port_state_str`, `devinfo.c` `port_state_str`):
+//!   `Down`/`PORT_DOWN` (1), `Initializing`/`PORT_INIT` (2), `Armed`/`PORT_ARMED` (3),
+//!   `Active`/`PORT_ACTIVE` (4);
+//! - physical state (`port_phy_state_str`): `Sleep` (1), `Polling` (2), `Disabled` (3),
+//!   `PortConfigurationTraining` (4), `LinkUp` (5), `LinkErrorRecovery` (6), `PhyTest` (7).
+//!
+//! Only a port whose logical state is read is judged; `ibdev2netdev` without `-v` prints the
+//! state of the *network interface* (its carrier), which for an IPoIB interface says nothing
+//! about the RDMA port (an IB fabric without IPoIB configured shows every interface `Down`), so
+//! such a line only counts for a RoCE (Ethernet) interface, whose RDMA port follows the link.
+
+use serde::Serialize;
+
+/// One RDMA port as a tool reported it.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct IbPort {
+    /// The RDMA device (`mlx5_0`).
+    pub device: String,
+    pub port: u32,
+    /// The logical state in ibstat's words (`Down`, `Initializing`, `Armed`, `Active`), when
+    /// the tool printed it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub state: Option<String>,
+    /// The physical state in ibstat's words (`Polling`, `Disabled`, `LinkUp`, ...).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub physical_state: Option<String>,
+    /// `InfiniBand` or `Ethernet` (RoCE).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub link_layer: Option<String>,
+    /// Link rate in Gb/s (ibstat's `Rate`, or ibv_devinfo's width × speed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rate_gbps: Option<f64>,
+    /// The network interface of the port (`ibdev2netdev`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub netdev: Option<String>,
+    /// The interface's carrier as `ibdev2netdev` printed it (`Up`, `Down`, `NA`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub netdev_state: Option<String>,
+    /// The subnet manager's LID as the port knows it (0 or absent: none assigned).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sm_lid: Option<u32>,
+    /// `ibstat`, `ibv_devinfo` or `ibdev2netdev`.
+    pub source: &'static str,
+}
+
+/// Whether a port is up, down, or not judged from what the tool printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Verdict {
+    Up,
+    Down,
+    /// The text does not carry the port's RDMA state (an IPoIB interface's carrier).
+    NotShown,
+}
+
+impl IbPort {
+    pub fn verdict(&self) -> Verdict {
+        if let Some(s) = &self.state {
+            return if s == "Active" {
+                Verdict::Up
+            } else {
+                Verdict::Down
+            };
+        }
+        match (&self.netdev_state, self.is_ethernet_netdev()) {
+            (Some(s), true) if s == "Up" => Verdict::Up,
+            (Some(s), true) if s == "Down" => Verdict::Down,
+            _ => Verdict::NotShown,
+        }
+    }
+
+    /// The interface is an Ethernet one (RoCE): by link layer, or by the kernel's names for
+    /// Ethernet devices (`eth*`, systemd's `en*`); IPoIB interfaces are `ib*`.
+    fn is_ethernet_netdev(&self) -> bool {
+        if let Some(l) = &self.link_layer {
+            return l == "Ethernet";
+        }
+        self.netdev
+            .as_deref()
+            .is_some_and(|n| n.starts_with("eth") || n.starts_with("en"))
+    }
+
+    /// The usual cause of this state, in a sentence, and what to look at next.
+    pub fn cause(&self) -> String {
+        let phys = self.physical_state.as_deref().unwrap_or("");
+        let state = self.state.as_deref().unwrap_or("");
+        let roce = self.link_layer.as_deref() == Some("Ethernet")
+            || (self.state.is_none() && self.is_ethernet_netdev());
+        if roce {
+            return match &self.netdev {
+                Some(n) => format!(
+                    "the RoCE interface {n} has no link (cable, transceiver, switch port, or `ip link set {n} up`)"
+                ),
+                None => "the RoCE port has no Ethernet link (cable, transceiver, switch port, or the interface is administratively down)".into(),
+            };
+        }
+        match (state, phys) {
+            (_, "Polling") => "no link partner: the cable, transceiver or switch port (physical state Polling)".into(),
+            (_, "Disabled") => "the port is disabled (administratively, or no cable is seated)".into(),
+            ("Initializing" | "Down", "LinkUp") => {
+                "the link is up but no subnet manager has brought the port up: is opensm/UFM running on the fabric?"
+                    .into()
+            }
+            ("Armed", _) => "the subnet manager configured the port but did not activate it".into(),
+            (_, "LinkErrorRecovery") => "the link is recovering from errors (a bad cable or transceiver)".into(),
+            ("Initializing", _) => "the subnet manager has not brought the port up: is opensm/UFM running on the fabric?".into(),
+            _ => "the port has no link".into(),
+        }
+    }
+
+    pub fn name(&self) -> String {
+        if self.device.is_empty() {
+            // the paste started inside the device's block
+            format!("port {} of an unnamed device", self.port)
+        } else {
+            format!("{} port {}", self.device, self.port)
+        }
+    }
+}
+
+/// Normalises a logical state word from either tool to ibstat's.
+pub fn logical_state(word: &str) -> Option<&'static str> {
+    Some(match word.trim() {
+        "Down" | "PORT_DOWN" | "DOWN" => "Down",
+        "Initializing" | "PORT_INIT" | "INIT" | "Init" => "Initializing",
+        "Armed" | "PORT_ARMED" | "ARMED" => "Armed",
+        "Active" | "PORT_ACTIVE" | "ACTIVE" => "Active",
+        _ => return None,
+    })
+}
+
+/// Normalises a physical state word from either tool to ibstat's.
+pub fn physical_state(word: &str) -> Option<&'static str> {
+    Some(match word.trim() {
+        "No state change" => "No state change",
+        "Sleep" | "SLEEP" => "Sleep",
+        "Polling" | "POLLING" => "Polling",
+        "Disabled" | "DISABLED" => "Disabled",
+        "PortConfigurationTraining" | "PORT_CONFIGURATION TRAINNING" => "PortConfigurationTraining",
+        "LinkUp" | "LINK_UP" => "LinkUp",
+        "LinkErrorRecovery" | "LINK_ERROR_RECOVERY" => "LinkErrorRecovery",
+        "PhyTest" | "PHY TEST" => "PhyTest",
+        _ => return None,
+    })
+}
+
+/// A pasted line without markdown quoting, a leading shell prompt's `$`, or backticks.
+pub(crate) fn clean(line: &str) -> &str {
+    let mut l = line.trim_end_matches(['\r', '`']);
+    while let Some(r) = l.trim_start().strip_prefix('>') {
+        l = r;
+    }
+    l.trim_start_matches('`')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn port(state: Option<&str>, phys: Option<&str>) -> IbPort {
+        IbPort {
+            device: "mlx5_0".into(),
+            port: 1,
+            state: state.map(str::to_string),
+            physical_state: phys.map(str::to_string),
+            link_layer: Some("InfiniBand".into()),
+            rate_gbps: None,
+            netdev: None,
+            netdev_state: None,
+            sm_lid: None,
+            source: "ibstat",
+        }
+    }
+
+    #[test]
+    fn states_and_causes() {
+        assert_eq!(port(Some("Active"), Some("LinkUp")).verdict(), Verdict::Up);
+        let p = port(Some("Down"), Some("Polling"));
+        assert_eq!(p.verdict(), Verdict::Down);
+        assert!(p.cause().contains("cable"), "{}", p.cause());
+        let p = port(Some("Initializing"), Some("LinkUp"));
+        assert!(p.cause().contains("subnet manager"), "{}", p.cause());
+        let mut p = port(Some("Down"), Some("Disabled"));
+        p.link_layer = Some("Ethernet".into());
+        assert!(p.cause().contains("RoCE"), "{}", p.cause());
+    }
+
+    #[test]
+    fn a_netdev_carrier_is_judged_only_for_roce() {
+        let mut p = port(None, None);
+        p.link_layer = None;
+        p.netdev = Some("ibp26s0".into());
+        p.netdev_state = Some("Down".into());
+        assert_eq!(p.verdict(), Verdict::NotShown);
+        p.netdev = Some("enp27s0f1np1".into());
+        assert_eq!(p.verdict(), Verdict::Down);
+        p.netdev_state = Some("Up".into());
+        assert_eq!(p.verdict(), Verdict::Up);
+    }
+
+    #[test]
+    fn both_tools_words_map_to_one_vocabulary() {
+        assert_eq!(logical_state("PORT_INIT"), Some("Initializing"));
+        assert_eq!(logical_state("Active"), Some("Active"));
+        assert_eq!(logical_state("nonsense"), None);
+        assert_eq!(
+            physical_state("PORT_CONFIGURATION TRAINNING"),
+            Some("PortConfigurationTraining")
+        );
+        assert_eq!(physical_state("LINK_UP"), Some("LinkUp"));
+    }
+}

@@ -1,0 +1,516 @@
+//! `py-spy dump` output, read from its producer: py-spy `src/dump.rs` (`write_traces`,
+//! `write_trace`) and `src/stack_trace.rs` (`status_str`, `format_threadid`) at v0.4.2
+//! (github.com/benfred/py-spy, d230d820). The one parser of this format: the live probe
+//! ([`crate::probes::pyspy`]) reads its own dumps with it, and a pasted dump (`--evidence`) is
+//! read the same way.
+//!
+//! ```text
+//! Process 6473: /usr/bin/python3 -u train.py          cmdline joined with spaces
+//! Python v3.11.4 (/usr/bin/python3.11)                version (executable)
+//! Parent Process 6420: …                              with --subprocesses, for a child
+//!
+//! Thread 6473 (idle): "MainThread"                    native tid on Linux (else 0x… pthread id);
+//!                                                     (idle) / (active) / (active+gil);
+//!                                                     without --idle in `record`: (gil) or nothing;
+//!                                                     the name only when Python knows it
+//!     _try_get_data (torch/utils/data/dataloader.py:1133)   innermost frame first:
+//!     _get_data (torch/utils/data/dataloader.py:1294)       func (short file:line), or
+//!                                                            func (file) for a native frame (line 0)
+//!         Arguments:                                  with --locals: the frame's arguments
+//!             self: <…>                               and locals, `name: repr`
+//!         Locals:
+//!             batch: …
+//! ```
+//!
+//! With `--subprocesses` a rule of dashes separates each child's dump. `--json` output is not
+//! this format (and is not read). Several dumps of one process pasted one after the other are
+//! several samples of it.
+//!
+//! What one dump can show is where each thread *is* at that moment, not where it spends its
+//! time; [`activity`] names the moment (waiting on the DataLoader, inside a collective, in a
+//! host sync that shows as a frame), and only samples make a share.
+
+use serde::Serialize;
+
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct PyspyDump {
+    /// One entry per `Process N:` block (a process dumped twice appears twice: two samples).
+    pub processes: Vec<Process>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct Process {
+    pub pid: u32,
+    pub cmdline: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub python_version: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub python_exe: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parent_pid: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parent_cmdline: Option<String>,
+    pub threads: Vec<Thread>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct Thread {
+    /// As printed: a native tid (`6473`) or a pthread id (`0x7F768F77C740`).
+    pub id: String,
+    /// `idle`, `active`, `active+gil` or `gil`, when printed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Innermost first.
+    pub frames: Vec<Frame>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct Frame {
+    pub function: String,
+    pub file: String,
+    /// Absent for a native frame or a frame without line information.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<u32>,
+    /// `--locals`: (name, repr), arguments first.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub arguments: Vec<(String, String)>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub locals: Vec<(String, String)>,
+}
+
+impl Thread {
+    pub fn is_main(&self, pid: u32) -> bool {
+        self.name.as_deref() == Some("MainThread")
+            || self.id == pid.to_string()
+            || self.id.eq_ignore_ascii_case(&format!("0x{pid:x}"))
+    }
+    pub fn idle(&self) -> Option<bool> {
+        self.status.as_deref().map(|s| s == "idle")
+    }
+}
+
+impl Process {
+    /// The main thread: named `MainThread`, or the thread whose id is the pid.
+    pub fn main_thread(&self) -> Option<&Thread> {
+        self.threads.iter().find(|t| t.is_main(self.pid))
+    }
+    /// A DataLoader worker or another multiprocessing child, not the training loop.
+    pub fn is_worker(&self) -> bool {
+        self.cmdline.contains("multiprocessing.spawn")
+            || self.cmdline.contains("--multiprocessing-fork")
+            || self.cmdline.contains("multiprocessing.forkserver")
+            || self.main_thread().is_some_and(|t| {
+                t.frames
+                    .iter()
+                    .any(|f| f.function == "_worker_loop" && f.file.contains("torch/utils/data"))
+            })
+    }
+}
+
+/// `Thread 6473 (idle): "MainThread"` → (id, status, name).
+fn thread_header(l: &str) -> Option<(String, Option<String>, Option<String>)> {
+    let rest = l.strip_prefix("Thread ")?;
+    let (id, rest) = rest.split_once(' ').unwrap_or((rest, ""));
+    let id = id.trim_end_matches(':');
+    if id.is_empty()
+        || !(id.chars().all(|c| c.is_ascii_digit())
+            || (id.starts_with("0x") || id.starts_with("0X"))
+                && id[2..].chars().all(|c| c.is_ascii_hexdigit()))
+    {
+        return None;
+    }
+    let mut status = None;
+    let mut rest = rest.trim();
+    if let Some(r) = rest.strip_prefix('(')
+        && let Some((s, after)) = r.split_once(')')
+    {
+        status = Some(s.to_string());
+        rest = after.trim();
+    }
+    let name = rest
+        .strip_prefix(':')
+        .map(str::trim)
+        .and_then(|n| n.strip_prefix('"')?.strip_suffix('"'))
+        .map(str::to_string);
+    Some((id.to_string(), status, name))
+}
+
+/// `    func (file.py:123)` or `    func (file)`.
+fn frame_line(l: &str) -> Option<Frame> {
+    let t = l.trim();
+    let (func, rest) = t.rsplit_once(" (")?;
+    let inner = rest.strip_suffix(')')?;
+    if func.is_empty() || inner.is_empty() {
+        return None;
+    }
+    let (file, line) = match inner.rsplit_once(':') {
+        Some((f, n)) if n.chars().all(|c| c.is_ascii_digit()) && !n.is_empty() => {
+            (f, n.parse().ok())
+        }
+        _ => (inner, None),
+    };
+    Some(Frame {
+        function: func.to_string(),
+        file: file.to_string(),
+        line,
+        ..Frame::default()
+    })
+}
+
+/// True when the text holds a py-spy dump: a `Thread` header with py-spy's status words
+/// followed by a frame line, or a `Process N:` line followed by `Python v`.
+pub fn looks_like_pyspy_dump(text: &str) -> bool {
+    let lines: Vec<&str> = super::content_lines(text).take(20_000).collect();
+    lines.iter().enumerate().any(|(i, l)| {
+        let l = clean(l);
+        if l.starts_with("Process ")
+            && lines
+                .get(i + 1)
+                .is_some_and(|n| clean(n).starts_with("Python v"))
+        {
+            return true;
+        }
+        thread_header(l).is_some_and(|(_, s, _)| {
+            s.as_deref()
+                .is_some_and(|s| ["idle", "active", "active+gil", "gil"].contains(&s))
+        }) && lines.get(i + 1).is_some_and(|n| frame_line(n).is_some())
+    })
+}
+
+fn clean(l: &str) -> &str {
+    let mut l = l.trim_end_matches('\r');
+    while let Some(r) = l.trim_start().strip_prefix('>') {
+        l = r.strip_prefix(' ').unwrap_or(r);
+    }
+    l
+}
+
+pub fn parse_pyspy_dump(text: &str) -> PyspyDump {
+    let mut out = PyspyDump::default();
+    // which --locals section the lines below a frame belong to
+    let mut section: Option<bool> = None; // Some(true): arguments
+    for raw in super::content_lines(text) {
+        let l = clean(raw);
+        let t = l.trim();
+        if t.is_empty() {
+            continue;
+        }
+        if let Some(rest) = t.strip_prefix("Process ")
+            && let Some((pid, cmd)) = rest.split_once(": ")
+            && let Ok(pid) = pid.trim().parse::<u32>()
+        {
+            if out.processes.len() >= super::MAX_ITEMS {
+                break;
+            }
+            out.processes.push(Process {
+                pid,
+                cmdline: super::clip(cmd.trim(), super::MAX_TEXT),
+                ..Process::default()
+            });
+            section = None;
+            continue;
+        }
+        if let Some(rest) = t.strip_prefix("Parent Process ")
+            && let Some((pid, cmd)) = rest.split_once(": ")
+            && let Some(p) = out.processes.last_mut()
+        {
+            p.parent_pid = pid.trim().parse().ok();
+            p.parent_cmdline = Some(super::clip(cmd.trim(), super::MAX_TEXT));
+            continue;
+        }
+        if let Some(rest) = t.strip_prefix("Python v")
+            && let Some(p) = out.processes.last_mut()
+        {
+            let (v, exe) = rest.split_once(' ').unwrap_or((rest, ""));
+            p.python_version = Some(v.to_string());
+            p.python_exe = exe
+                .trim()
+                .strip_prefix('(')
+                .and_then(|e| e.strip_suffix(')'))
+                .map(str::to_string);
+            continue;
+        }
+        if let Some((id, status, name)) = thread_header(t) {
+            if out.processes.is_empty() {
+                // a paste of the threads alone
+                out.processes.push(Process::default());
+            }
+            let p = out.processes.last_mut().expect("pushed above");
+            if p.threads.len() < super::MAX_ITEMS {
+                p.threads.push(Thread {
+                    id,
+                    status,
+                    name,
+                    frames: Vec::new(),
+                });
+            }
+            section = None;
+            continue;
+        }
+        let Some(th) = out.processes.last_mut().and_then(|p| p.threads.last_mut()) else {
+            continue;
+        };
+        match t {
+            "Arguments:" => {
+                section = Some(true);
+                continue;
+            }
+            "Locals:" => {
+                section = Some(false);
+                continue;
+            }
+            _ => {}
+        }
+        // a local (`name: repr`) is indented deeper than a frame (12 spaces against 4)
+        let indent = l.len() - l.trim_start().len();
+        if let (Some(args), Some(f)) = (section, th.frames.last_mut())
+            && indent >= 8
+            && let Some((name, repr)) = t.split_once(": ")
+        {
+            let list = if args {
+                &mut f.arguments
+            } else {
+                &mut f.locals
+            };
+            if list.len() < super::MAX_ITEMS {
+                list.push((name.to_string(), super::clip(repr, 200)));
+            }
+            continue;
+        }
+        if let Some(f) = frame_line(t) {
+            section = None;
+            if th.frames.len() < 4 * super::MAX_ITEMS {
+                th.frames.push(f);
+            }
+        }
+    }
+    out
+}
+
+/// What a thread is doing at the moment of a dump.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Activity {
+    /// The training loop waits for a batch from the DataLoader (`_next_data`, `_get_data`,
+    /// `_try_get_data`, a queue `get`/`poll` under `dataloader.py`).
+    DataloaderWait { frame: String },
+    /// Inside a collective of `torch.distributed` (`distributed_c10d.py`).
+    Collective { op: String, frame: String },
+    /// A host–device sync that shows as a frame: `torch.cuda.synchronize`, an event or stream
+    /// `synchronize`, or native frames (`--native`) of `cudaStreamSynchronize`,
+    /// `cudaDeviceSynchronize`, `_local_scalar_dense` (`.item()`).
+    HostSync { frame: String },
+    /// In backward or the optimizer.
+    BackwardOptimizer,
+    /// Anything else (forward, the training script's own lines: a `.item()` there is a C call
+    /// without a frame of its own, so one dump without `--native` cannot tell).
+    Other,
+}
+
+/// Collectives of `torch.distributed.distributed_c10d` (PyTorch 1.x–2.x public names).
+const COLLECTIVES: &[&str] = &[
+    "all_reduce",
+    "all_reduce_coalesced",
+    "all_gather",
+    "all_gather_into_tensor",
+    "all_gather_object",
+    "all_gather_coalesced",
+    "_all_gather_base",
+    "reduce_scatter",
+    "reduce_scatter_tensor",
+    "_reduce_scatter_base",
+    "all_to_all",
+    "all_to_all_single",
+    "broadcast",
+    "broadcast_object_list",
+    "reduce",
+    "gather",
+    "gather_object",
+    "scatter",
+    "scatter_object_list",
+    "barrier",
+    "monitored_barrier",
+    "send",
+    "recv",
+    "batch_isend_irecv",
+];
+
+const NATIVE_SYNC: &[&str] = &[
+    "cudaStreamSynchronize",
+    "cudaDeviceSynchronize",
+    "cudaEventSynchronize",
+    "cuStreamSynchronize",
+    "cuCtxSynchronize",
+    "cuEventSynchronize",
+    "_local_scalar_dense",
+];
+
+fn at(f: &Frame) -> String {
+    match f.line {
+        Some(n) => format!("{} ({}:{n})", f.function, f.file),
+        None => format!("{} ({})", f.function, f.file),
+    }
+}
+
+pub fn activity(t: &Thread) -> Activity {
+    for f in &t.frames {
+        if f.file.ends_with("distributed_c10d.py") && COLLECTIVES.contains(&f.function.as_str()) {
+            return Activity::Collective {
+                op: f.function.clone(),
+                frame: at(f),
+            };
+        }
+        let py_sync = f.function == "synchronize"
+            && (f.file.contains("torch/cuda/") || f.file.ends_with("torch/cuda/__init__.py"));
+        let native_sync = f.line.is_none() && NATIVE_SYNC.iter().any(|n| f.function.contains(n));
+        if py_sync || native_sync {
+            return Activity::HostSync { frame: at(f) };
+        }
+    }
+    if let Some(f) = t.frames.iter().find(|f| {
+        f.file.ends_with("data/dataloader.py")
+            && ["_next_data", "_get_data", "_try_get_data", "__next__"]
+                .contains(&f.function.as_str())
+    }) {
+        // in the loader: waiting for workers, or fetching in-process (num_workers=0, whose
+        // `_next_data` calls the fetcher directly: also time the GPU waits for data)
+        return Activity::DataloaderWait { frame: at(f) };
+    }
+    if t.frames.iter().any(|f| {
+        f.function.contains("backward")
+            || f.file.contains("torch/optim")
+            || f.function == "zero_grad"
+    }) {
+        return Activity::BackwardOptimizer;
+    }
+    Activity::Other
+}
+
+/// The registry entry (see [`super::EvidenceKind`]).
+pub struct PyspyDumpKind;
+
+impl super::EvidenceKind for PyspyDumpKind {
+    fn name(&self) -> &'static str {
+        "pyspy-dump"
+    }
+    fn doc(&self) -> &'static str {
+        "`py-spy dump` output: each thread's Python stack in a running process (one moment)"
+    }
+    fn example(&self) -> &'static str {
+        "py-spy dump --pid PID > dump.txt"
+    }
+    fn fields(&self) -> &'static [(&'static str, &'static str)] {
+        &[(
+            "processes",
+            "per dump: pid, cmdline, python_version, python_exe, parent_pid, parent_cmdline, threads (id, status, name, frames: function, file, line, arguments, locals)",
+        )]
+    }
+    fn read_by(&self) -> &'static [&'static str] {
+        &["pyspy.dump"]
+    }
+    fn detect(&self, s: &super::Sniff) -> bool {
+        looks_like_pyspy_dump(s.unquoted)
+    }
+    fn parse(&self, text: &str) -> Result<serde_json::Value, String> {
+        let d = parse_pyspy_dump(text);
+        if d.processes.is_empty() {
+            return Err("no py-spy dump (`Process N:` or `Thread N (idle):`) in the text".into());
+        }
+        super::to_value(&d)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::evidence::testutil::{fixture, prefixes};
+
+    #[test]
+    fn a_worker_process_waiting_for_indices_is_not_the_training_loop() {
+        // github.com/lhotse-speech/lhotse/issues/666: a DataLoader worker's own dump
+        let t = fixture("pyspy/worker_idle_lhotse.txt");
+        assert!(looks_like_pyspy_dump(&t));
+        let d = parse_pyspy_dump(&t);
+        let p = &d.processes[0];
+        assert_eq!(p.pid, 365617);
+        assert!(p.cmdline.contains("spawn_main"));
+        assert_eq!(p.python_version.as_deref(), Some("3.8.0"));
+        assert_eq!(
+            p.python_exe.as_deref(),
+            Some("/ceph-fj/fangjun/software/py38/bin/python3.8")
+        );
+        assert!(p.is_worker());
+        let m = p.main_thread().unwrap();
+        assert_eq!(m.id, "365617");
+        assert_eq!(m.status.as_deref(), Some("idle"));
+        assert_eq!(m.idle(), Some(true));
+        assert_eq!(m.frames[0].function, "select");
+        assert_eq!(m.frames[0].file, "selectors.py");
+        assert_eq!(m.frames[0].line, Some(415));
+        assert_eq!(m.frames.last().unwrap().file, "<string>");
+        assert_eq!(p.threads[1].name.as_deref(), Some("QueueFeederThread"));
+    }
+
+    #[test]
+    fn a_thread_stuck_in_an_all_gather() {
+        // github.com/huggingface/accelerate/issues/3104: main thread in backward, a thread in
+        // all_gather_into_tensor; unnamed threads without frames
+        let t = fixture("pyspy/allgather_hang_accelerate.txt");
+        assert!(looks_like_pyspy_dump(&t));
+        let d = parse_pyspy_dump(&t);
+        let p = &d.processes[0];
+        let m = p.main_thread().unwrap();
+        assert_eq!(m.id, "42");
+        assert_eq!(activity(m), Activity::BackwardOptimizer);
+        let unnamed = p.threads.iter().find(|t| t.id == "4076").unwrap();
+        assert_eq!(unnamed.name, None);
+        assert!(unnamed.frames.is_empty());
+        let c = p.threads.iter().find(|t| t.id == "4079").unwrap();
+        assert_eq!(c.status.as_deref(), Some("active"));
+        match activity(c) {
+            Activity::Collective { op, frame } => {
+                assert_eq!(op, "all_gather_into_tensor");
+                assert_eq!(
+                    frame,
+                    "all_gather_into_tensor (torch/distributed/distributed_c10d.py:2709)"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn headers_frames_and_locals() {
+        let d = parse_pyspy_dump(
+            "Process 12: python train.py\nPython v3.10.12 (/usr/bin/python3.10)\n\nThread 0x7F768F77C740 (active+gil): \"MainThread\"\n    _try_get_data (torch/utils/data/dataloader.py:1133)\n        Arguments:\n            self: <_MultiProcessingDataLoaderIter at 0x7f>\n            timeout: 5.0\n        Locals:\n            success: False\n    cudaStreamSynchronize (libcudart.so.12)\nThread 13 (gil)\n    run (threading.py:975)\n",
+        );
+        let p = &d.processes[0];
+        let m = &p.threads[0];
+        assert_eq!(m.id, "0x7F768F77C740");
+        assert_eq!(m.status.as_deref(), Some("active+gil"));
+        assert_eq!(m.frames[0].arguments.len(), 2);
+        assert_eq!(m.frames[0].arguments[1], ("timeout".into(), "5.0".into()));
+        assert_eq!(m.frames[0].locals, vec![("success".into(), "False".into())]);
+        assert_eq!(m.frames[1].line, None);
+        assert_eq!(m.frames[1].file, "libcudart.so.12");
+        assert!(matches!(activity(m), Activity::HostSync { .. }));
+        assert_eq!(p.threads[1].status.as_deref(), Some("gil"));
+        assert_eq!(p.threads[1].name, None);
+        assert!(!looks_like_pyspy_dump("Thread 5 started\n"));
+    }
+
+    #[test]
+    fn truncated_pastes_never_panic() {
+        let t = fixture("pyspy/allgather_hang_accelerate.txt");
+        for p in prefixes(&t, 11) {
+            let d = parse_pyspy_dump(p);
+            for pr in &d.processes {
+                for th in &pr.threads {
+                    let _ = activity(th);
+                }
+            }
+        }
+    }
+}
