@@ -283,7 +283,7 @@ mod tests {
                 cut,
                 Some(Cut {
                     read: 6,
-                    total: Some(30),
+                    total: Some(29),
                     newest: true
                 })
             );
