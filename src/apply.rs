@@ -268,6 +268,56 @@ fn undo_all(
     errs
 }
 
+/// The changes of a corrupt run that cannot be undone, one line each: those with no readable
+/// intent record (the line holding their prior state is the corrupt one), not undone already.
+/// Whether each was made is said as far as the readable records tell.
+fn lost_changes(
+    changes: &[PlannedChange],
+    recs: &[Record],
+    undone: &std::collections::HashSet<usize>,
+) -> Vec<String> {
+    let saved: std::collections::HashSet<usize> = recs
+        .iter()
+        .filter_map(|r| match r {
+            Record::Intent { index, .. } => Some(*index),
+            _ => None,
+        })
+        .collect();
+    let finished = recs.iter().any(|r| {
+        matches!(
+            r,
+            Record::End {
+                status: RunStatus::Applied,
+                ..
+            }
+        )
+    });
+    let made = |i: usize| {
+        finished
+            || recs.iter().any(|r| {
+                matches!(r, Record::Applied { index } | Record::Verified { index } if *index == i)
+            })
+    };
+    (0..changes.len())
+        .filter(|i| !saved.contains(i) && !undone.contains(i))
+        .map(|i| {
+            let c = &changes[i];
+            format!(
+                "  change {} `{}` ({}): {}; {}",
+                i + 1,
+                c.target,
+                c.kind,
+                crate::privacy::redact_text(&c.summary),
+                if made(i) {
+                    "it was made and stays"
+                } else {
+                    "it may have been made"
+                }
+            )
+        })
+        .collect()
+}
+
 /// Undo a run from its journal. `force` undoes even where a target changed since the run.
 pub fn rollback(
     state: &Path,
@@ -393,8 +443,34 @@ pub fn rollback(
             conflicts.join("\n")
         ));
     }
+    // A corrupt journal (forced): a change whose intent record cannot be read has no saved
+    // prior state, so it cannot be undone. Each one is named, and the rollback fails.
+    let lost = if info.status == RunStatus::Corrupt {
+        lost_changes(changes, &recs, &undone)
+    } else {
+        Vec::new()
+    };
     let mut j = Journal::open(&dir).map_err(|e| format!("cannot open the journal: {e}"))?;
     let errs = undo_all(changes, &made, cx, &mut j);
+    if !lost.is_empty() {
+        let _ = j.append(&Record::End {
+            status: RunStatus::Failed,
+            at: journal::now(),
+        });
+        let mut msg = format!(
+            "rollback of {} is incomplete: {} change(s) undone, {} not undone: the journal is corrupt ({}) and holds no readable prior state for:\n{}",
+            info.run,
+            made.len() - errs.len(),
+            lost.len(),
+            info.problem.as_deref().unwrap_or("unreadable"),
+            lost.join("\n")
+        );
+        if !errs.is_empty() {
+            msg.push_str(&format!("\nundo also failed: {}", errs.join("; ")));
+        }
+        msg.push_str("\nhelp: restore those targets by hand (from a backup, or undo the change the line names)");
+        return Err(msg);
+    }
     if !errs.is_empty() {
         let _ = j.append(&Record::End {
             status: RunStatus::Failed,

@@ -56,11 +56,152 @@ pub fn err_text(e: &minijinja::Error) -> String {
     }
 }
 
+/// Deepest an expression or template may nest: brackets, `not`, unary `-`/`+`, `**` and
+/// `… if … else …` each add a level. minijinja parses (and drops) these recursively, so 30,000
+/// `not` overflowed the stack (an abort, exit 134) before any recursion limit applied.
+pub const MAX_EXPR_DEPTH: usize = 64;
+/// Longest expression or template compiled (the built-in playbooks' longest is under 1 KB).
+pub const MAX_EXPR_BYTES: usize = 16 << 10;
+
+/// Refuse an expression whose nesting could exhaust the stack, before minijinja parses it: a
+/// linear scan outside string literals that bounds the parser's recursion from above.
+pub fn check_depth(src: &str) -> Result<(), String> {
+    if src.len() > MAX_EXPR_BYTES {
+        return Err(format!(
+            "expression too large ({} bytes, the limit is {MAX_EXPR_BYTES}); split it with `let:`",
+            src.len()
+        ));
+    }
+    let (mut brackets, mut max_brackets, mut prefix) = (0usize, 0usize, 0usize);
+    let mut quote: Option<char> = None;
+    let mut escaped = false;
+    // whether the previous token ends an operand (then `-` is binary, not unary)
+    let mut after_operand = false;
+    let mut chars = src.chars().peekable();
+    while let Some(c) = chars.next() {
+        if let Some(q) = quote {
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == q {
+                quote = None;
+                after_operand = true;
+            }
+            continue;
+        }
+        match c {
+            '"' | '\'' => quote = Some(c),
+            '(' | '[' | '{' => {
+                brackets += 1;
+                max_brackets = max_brackets.max(brackets);
+                after_operand = false;
+            }
+            ')' | ']' | '}' => {
+                brackets = brackets.saturating_sub(1);
+                after_operand = true;
+            }
+            '-' | '+' if !after_operand => prefix += 1,
+            '*' if chars.peek() == Some(&'*') => {
+                chars.next();
+                prefix += 1;
+                after_operand = false;
+            }
+            c if c.is_alphanumeric() || c == '_' => {
+                let mut word = String::from(c);
+                while let Some(&d) = chars.peek() {
+                    if d.is_alphanumeric() || d == '_' || d == '.' {
+                        word.push(d);
+                        chars.next();
+                    } else {
+                        break;
+                    }
+                }
+                match word.as_str() {
+                    "not" | "if" => {
+                        prefix += 1;
+                        after_operand = false;
+                    }
+                    "and" | "or" | "in" | "is" | "else" => after_operand = false,
+                    _ => after_operand = true,
+                }
+            }
+            c if c.is_whitespace() => {}
+            _ => after_operand = false,
+        }
+    }
+    let depth = max_brackets + prefix;
+    if depth > MAX_EXPR_DEPTH {
+        return Err(format!(
+            "expression nests {depth} levels deep (brackets, `not`, `if`, unary signs, `**`); the limit is {MAX_EXPR_DEPTH}"
+        ));
+    }
+    Ok(())
+}
+
+/// An expression as a message quotes it: at most 200 characters (a bomb is not echoed whole).
+pub fn clipped(src: &str) -> String {
+    match src.char_indices().nth(200) {
+        Some((i, _)) => format!("{}… ({} bytes)", &src[..i], src.len()),
+        None => src.to_string(),
+    }
+}
+
+/// [`check_depth`] for a template: each `{{ … }}` and `{% … %}` is an expression, and block
+/// tags (`{% if %}` … `{% endif %}`) nest too; the text between them is not looked at.
+pub fn check_template_depth(src: &str) -> Result<(), String> {
+    if src.len() > MAX_EXPR_BYTES {
+        return Err(format!(
+            "template too large ({} bytes, the limit is {MAX_EXPR_BYTES})",
+            src.len()
+        ));
+    }
+    let (mut blocks, mut max_blocks) = (0usize, 0usize);
+    let mut rest = src;
+    while let Some(at) = rest.find(['{']) {
+        let tail = &rest[at..];
+        let close = if tail.starts_with("{{") {
+            "}}"
+        } else if tail.starts_with("{%") {
+            "%}"
+        } else {
+            rest = &tail[1..];
+            continue;
+        };
+        let Some(end) = tail[2..].find(close) else {
+            break;
+        };
+        let inner =
+            tail[2..2 + end].trim_matches(|c: char| c == '-' || c == '+' || c.is_whitespace());
+        if close == "%}" {
+            let tag = inner.split_whitespace().next().unwrap_or("");
+            if tag.starts_with("end") {
+                blocks = blocks.saturating_sub(1);
+            } else if matches!(
+                tag,
+                "if" | "for" | "macro" | "call" | "filter" | "with" | "block" | "autoescape"
+            ) {
+                blocks += 1;
+                max_blocks = max_blocks.max(blocks);
+            }
+        }
+        check_depth(inner)?;
+        rest = &tail[2 + end + 2..];
+    }
+    if max_blocks > MAX_EXPR_DEPTH {
+        return Err(format!(
+            "template nests {max_blocks} blocks deep; the limit is {MAX_EXPR_DEPTH}"
+        ));
+    }
+    Ok(())
+}
+
 /// An expression compiled once at load time and reused for every evaluation.
 pub type Compiled = std::sync::Arc<minijinja::Expression<'static, 'static>>;
 
 /// Compile an expression to keep, with the dotted variable paths it reads.
 pub fn compile(src: &str) -> Result<(Compiled, BTreeSet<String>), String> {
+    check_depth(src)?;
     let expr = env()
         .compile_expression_owned(src.to_string())
         .map_err(|e| err_text(&e))?;
@@ -88,6 +229,7 @@ pub fn eval_compiled_bool(expr: &Compiled, src: &str, ctx: &Value) -> Result<boo
 
 /// Compile an expression; on success return the dotted variable paths it reads.
 pub fn check_expression(src: &str) -> Result<BTreeSet<String>, String> {
+    check_depth(src)?;
     let expr = env().compile_expression(src).map_err(|e| err_text(&e))?;
     Ok(expr
         .undeclared_variables(true)
@@ -98,6 +240,7 @@ pub fn check_expression(src: &str) -> Result<BTreeSet<String>, String> {
 
 /// Compile a template; on success return the dotted variable paths it reads.
 pub fn check_template(src: &str) -> Result<BTreeSet<String>, String> {
+    check_template_depth(src)?;
     let t = env().template_from_str(src).map_err(|e| err_text(&e))?;
     Ok(t.undeclared_variables(true)
         .into_iter()
@@ -313,6 +456,7 @@ fn tokens(src: &str) -> Vec<String> {
 }
 
 pub fn eval(src: &str, ctx: &Value) -> Result<Value, String> {
+    check_depth(src)?;
     let expr = env().compile_expression(src).map_err(|e| err_text(&e))?;
     let v = expr.eval(to_mj(ctx)).map_err(|e| err_text(&e))?;
     if v.is_undefined() {
@@ -332,6 +476,7 @@ pub fn eval_bool(src: &str, ctx: &Value) -> Result<bool, String> {
 }
 
 pub fn render(src: &str, ctx: &Value) -> Result<String, String> {
+    check_template_depth(src)?;
     env().render_str(src, to_mj(ctx)).map_err(|e| err_text(&e))
 }
 

@@ -211,15 +211,17 @@ impl Spec {
             (None, Some(pat)) => Some(find_job(host, pat)?),
             _ => None,
         };
-        for (flag, p) in [
-            ("--config", &self.config),
-            ("--env-file", &self.env_file),
-            ("--trace", &self.trace),
-            ("--nccl-log", &self.nccl_log),
-            ("--kernel-log", &self.kernel_log),
+        // Logs and traces are streamed or read in part (see their caps); a config or an env
+        // file is parsed whole, so a larger one is refused before a byte of it is read.
+        for (flag, p, cap) in [
+            ("--config", &self.config, MAX_CONFIG_BYTES),
+            ("--env-file", &self.env_file, MAX_ENV_FILE_BYTES),
+            ("--trace", &self.trace, u64::MAX),
+            ("--nccl-log", &self.nccl_log, u64::MAX),
+            ("--kernel-log", &self.kernel_log, u64::MAX),
         ] {
             if let Some(p) = p {
-                check_input_file(flag, p, u64::MAX)?;
+                check_input_file(flag, p, cap)?;
             }
         }
         Ok(Inputs {
@@ -364,48 +366,7 @@ impl Spec {
 pub const MAX_PLAYBOOK_BYTES: u64 = 16 << 20;
 /// Largest values file read.
 pub const MAX_VALUES_BYTES: u64 = 4 << 20;
-/// Deepest `[`/`{` nesting accepted in a playbook or values file before it is parsed.
-pub const MAX_NESTING: usize = 64;
-
-/// The deepest flow nesting (`[`, `{`) of YAML text outside quotes and comments: a bound
-/// checked before parsing, so that a `[[[[…` bomb is refused in linear time.
-pub fn nesting_depth(text: &str) -> usize {
-    let (mut depth, mut max) = (0usize, 0usize);
-    let (mut single, mut double, mut comment, mut escape) = (false, false, false, false);
-    let mut prev = '\n';
-    for c in text.chars() {
-        if c == '\n' {
-            comment = false;
-        } else if comment {
-        } else if double {
-            if escape {
-                escape = false;
-            } else if c == '\\' {
-                escape = true;
-            } else if c == '"' {
-                double = false;
-            }
-        } else if single {
-            if c == '\'' {
-                single = false;
-            }
-        } else {
-            match c {
-                '#' if prev.is_whitespace() => comment = true,
-                '"' => double = true,
-                '\'' if !prev.is_alphanumeric() => single = true,
-                '[' | '{' => {
-                    depth += 1;
-                    max = max.max(depth);
-                }
-                ']' | '}' => depth = depth.saturating_sub(1),
-                _ => {}
-            }
-        }
-        prev = c;
-    }
-    max
-}
+pub use crate::vocab::io::{MAX_NESTING, nesting_depth};
 
 /// Read a file gpufix takes instructions from: trusted (see [`crate::trust`]), a regular file,
 /// at most `cap` bytes, UTF-8, nesting within [`MAX_NESTING`]. Errors are (message, help).
@@ -514,6 +475,8 @@ pub fn read_playbooks(path: &Path, tier: Tier) -> Result<Vec<SourceFile>, Diagno
         })
         .collect()
 }
+
+pub use crate::vocab::io::{MAX_CONFIG_BYTES, MAX_ENV_FILE_BYTES};
 
 /// Largest pasted evidence file (`--evidence`): nvidia-smi output, logs, fstab.
 pub const MAX_EVIDENCE_BYTES: u64 = 64 << 20;

@@ -695,6 +695,455 @@ mod hostile_sizes {
     }
 }
 
+/// Issue 23, item 4: a job's secrets stay home. Its environment holds tokens and cloud keys next
+/// to the settings the playbooks are about; the snapshot, every report format and the files
+/// `audit -o` writes keep the settings and redact the rest.
+mod secrets_stay_home {
+    use super::*;
+
+    /// Credentials of the kinds a training job carries, each in its own shape.
+    const SECRETS: &[(&str, &str)] = &[
+        ("HF_TOKEN", "hf_QwErTyUiOpAsDfGhJkLzXcVbNm1234567890"),
+        (
+            "AWS_SECRET_ACCESS_KEY",
+            "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        ),
+        ("AWS_ACCESS_KEY_ID", "AKIAIOSFODNN7EXAMPLE"),
+        (
+            "GITHUB_PAT_FOR_CI",
+            "ghp_0123456789abcdefABCDEF0123456789abcd",
+        ),
+        (
+            "DATABASE_URL",
+            "postgres://trainer:pg-s3cret-pw@db.internal/runs",
+        ),
+        ("NCCL_IB_AUTH_TOKEN", "nccl-token-value-77"),
+    ];
+
+    fn leaked(text: &str) -> Vec<&'static str> {
+        let mut v: Vec<&str> = SECRETS
+            .iter()
+            .map(|(_, s)| *s)
+            .filter(|s| text.contains(s))
+            .collect();
+        if text.contains("pg-s3cret-pw") {
+            v.push("pg-s3cret-pw");
+        }
+        v
+    }
+
+    /// A "training job": a process whose environment holds the secrets and one setting a
+    /// built-in rule is about; killed when dropped.
+    struct Job(std::process::Child);
+    impl Drop for Job {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    fn job() -> Job {
+        let mut c = Command::new("sleep");
+        c.arg("300")
+            .env("CUDA_LAUNCH_BLOCKING", "1")
+            .env("OMP_NUM_THREADS", "8")
+            .stdin(Stdio::null());
+        for (k, v) in SECRETS {
+            c.env(k, v);
+        }
+        Job(c.spawn().unwrap())
+    }
+
+    /// A site rule that shows the job's whole environment in its message and evidence, as a
+    /// rule written to debug a launcher would.
+    fn env_rule(f: &Fixture) -> String {
+        let dir = f.p("site-env");
+        write(
+            format!("{dir}/env.yaml"),
+            "playbook: site\nlayer: driver\ntitle: Site\nrules:\n  - id: site.job-env\n    title: Shows the job's environment\n    why: Test.\n    severity: critical\n    probes:\n      e: { kind: env, from: process }\n    fail_when: \"e.vars | length > 0\"\n    message: \"the job runs with {{ e.vars }}\"\n",
+        );
+        dir
+    }
+
+    #[test]
+    fn a_jobs_tokens_are_redacted_in_the_snapshot_and_every_report_format() {
+        let f = Fixture::new();
+        let j = job();
+        let pid = j.0.id().to_string();
+        std::thread::sleep(Duration::from_millis(100));
+        let dir = env_rule(&f);
+        // the live host: the job's /proc/PID/environ
+        let base = strs(&[
+            "--playbooks",
+            &dir,
+            "--pid",
+            &pid,
+            "--sample",
+            "0",
+            "--only",
+            "site.job-env",
+            "--only",
+            "cuda.launch-blocking",
+        ]);
+        let with = |extra: &[&str]| {
+            let mut a = base.clone();
+            a.extend(strs(extra));
+            run_cmd(gpufix(&a))
+        };
+        // the snapshot: the job's /proc/PID/environ, recorded
+        let snap = f.p("snap.json");
+        let out = with(&["snapshot", "-o", &snap]);
+        assert_eq!(out.code, Some(0), "{}", out.all());
+        let text = std::fs::read_to_string(&snap).unwrap();
+        assert!(
+            leaked(&text).is_empty(),
+            "snapshot leaks {:?}",
+            leaked(&text)
+        );
+        assert!(
+            text.contains("CUDA_LAUNCH_BLOCKING=1") && text.contains("HF_TOKEN=<redacted>"),
+            "the snapshot keeps the job's settings and names: {}",
+            &text[..text.len().min(3000)]
+        );
+        // the reports: every format, printed and written
+        let mut shown = 0;
+        for (cmd, format) in [
+            ("plan", "text"),
+            ("plan", "json"),
+            ("audit", "text"),
+            ("audit", "json"),
+            ("audit", "junit"),
+            ("audit", "prometheus"),
+            ("audit", "nagios"),
+            ("audit", "slurm"),
+        ] {
+            let out = with(&[cmd, "--format", format]);
+            assert!(
+                leaked(&out.all()).is_empty(),
+                "{cmd} --format {format} leaks {:?}:\n{}",
+                leaked(&out.all()),
+                out.all()
+            );
+            if out.stdout.contains("CUDA_LAUNCH_BLOCKING") {
+                shown += 1;
+            }
+        }
+        assert!(shown >= 4, "the reports still show the job's settings");
+        // and the same from the recorded snapshot
+        let out = run_cmd(gpufix(&strs(&[
+            "--snapshot",
+            &snap,
+            "--playbooks",
+            &dir,
+            "--pid",
+            &pid,
+            "--only",
+            "site.job-env",
+            "--format",
+            "json",
+            "plan",
+        ])));
+        assert!(leaked(&out.all()).is_empty(), "{}", out.all());
+    }
+
+    #[test]
+    fn audit_output_files_are_private_and_hold_no_env_secrets() {
+        let f = Fixture::new();
+        write(
+            f.p("job/job.env"),
+            &format!(
+                "# job env\nCUDA_LAUNCH_BLOCKING=1\nOMP_NUM_THREADS=4\n{}\n",
+                SECRETS
+                    .iter()
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            ),
+        );
+        for format in ["json", "junit", "text", "nagios", "slurm", "prometheus"] {
+            let out_file = f.p(&format!("audit.{format}"));
+            let out = f.run(&["audit", "--format", format, "--output", &out_file]);
+            assert!(Path::new(&out_file).exists(), "{format}: {}", out.all());
+            let text = std::fs::read_to_string(&out_file).unwrap();
+            let mode = std::fs::metadata(&out_file).unwrap().mode() & 0o777;
+            let want = if format == "prometheus" { 0o644 } else { 0o600 };
+            assert_eq!(mode, want, "{format}: mode {mode:o}");
+            assert!(
+                leaked(&text).is_empty(),
+                "{format} output leaks {:?}",
+                leaked(&text)
+            );
+            if format == "json" {
+                // the env file's text is still shown, filtered: the change is visible
+                assert!(text.contains("CUDA_LAUNCH_BLOCKING=1"), "{text}");
+                assert!(text.contains("HF_TOKEN=<redacted>"), "{text}");
+            }
+        }
+        // apply's own output and the plan file: filtered too; the plan still applies
+        let out = f.run(&["--format", "json", "apply", "--dry-run"]);
+        assert!(leaked(&out.all()).is_empty(), "{}", out.all());
+        let (path, _) = f.plan();
+        let plan = std::fs::read_to_string(&path).unwrap();
+        assert!(
+            leaked(&plan).is_empty(),
+            "plan -o leaks {:?}",
+            leaked(&plan)
+        );
+        let out = f.run(&["apply", "--yes", &path]);
+        assert_eq!(out.code, Some(0), "{}", out.all());
+        assert!(leaked(&out.all()).is_empty(), "{}", out.all());
+        let env = std::fs::read_to_string(f.p("job/job.env")).unwrap();
+        assert!(!env.contains("CUDA_LAUNCH_BLOCKING=1"), "{env}");
+        assert!(
+            env.contains(SECRETS[0].1),
+            "the file itself keeps its secrets: {env}"
+        );
+    }
+}
+
+/// Issue 23, item 5: every input kind has a size bound, enforced while reading; a cut input
+/// never gives pass; nesting and expression depth are bounded before parsing; a forced
+/// rollback over a corrupt journal says what it could not undo.
+mod bounds {
+    use super::*;
+
+    /// Run under a 1 GiB address-space limit: an input that would need more aborts the run.
+    fn bounded(args: &[String]) -> Out {
+        let mut c = Command::new("sh");
+        c.arg("-c")
+            .arg("ulimit -v 1048576 && exec \"$0\" \"$@\"")
+            .arg(bin())
+            .arg("--no-system")
+            .args(args)
+            .env("NO_COLOR", "1")
+            .stdin(Stdio::null());
+        run_cmd(c)
+    }
+
+    const XID: &str = "Dec  2 12:00:00 node kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, GPU has fallen off the bus.\n";
+
+    /// A sparse file of `holes` NUL bytes with `tail` written at its end (and `head` at its start).
+    fn sparse(path: &str, head: &str, holes: u64, tail: &str) {
+        use std::io::{Seek, SeekFrom, Write};
+        let mut f = std::fs::File::create(path).unwrap();
+        f.write_all(head.as_bytes()).unwrap();
+        f.seek(SeekFrom::Start(holes)).unwrap();
+        f.write_all(tail.as_bytes()).unwrap();
+    }
+
+    fn verdict(out: &Out, rule: &str) -> (String, String) {
+        let v: Value =
+            serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", out.all()));
+        let r = v["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["id"] == rule)
+            .unwrap_or_else(|| panic!("no {rule}: {}", out.stdout));
+        (
+            r["verdict"].as_str().unwrap().to_string(),
+            format!("{} {}", r["reason"], r["messages"]),
+        )
+    }
+
+    #[test]
+    fn a_3gb_env_file_is_refused_in_bounded_memory() {
+        let f = Fixture::new();
+        let env = f.p("huge.env");
+        sparse(
+            &env,
+            "CUDA_LAUNCH_BLOCKING=1\n",
+            3 << 30,
+            "\nOMP_NUM_THREADS=1\n",
+        );
+        let out = bounded(&strs(&[
+            "--env-file",
+            &env,
+            "--only",
+            "cuda.launch-blocking",
+            "--sample",
+            "0",
+            "plan",
+        ]));
+        assert_eq!(out.code, Some(1), "ends normally (no abort): {}", out.all());
+        assert!(out.stderr.contains("input too large"), "{}", out.stderr);
+        assert!(out.stderr.contains("--env-file"), "{}", out.stderr);
+        assert!(out.took < Duration::from_secs(5), "took {:?}", out.took);
+    }
+
+    #[test]
+    fn a_kernel_log_with_an_xid_past_the_cap_is_not_pass() {
+        let f = Fixture::new();
+        let args = |log: &str| {
+            strs(&[
+                "--kernel-log",
+                log,
+                "--only",
+                "driver.xid-errors",
+                "--format",
+                "json",
+                "plan",
+            ])
+        };
+        // 300 MiB: the Xid is on its last line, past the first 256 MiB
+        let log = f.p("kern.log");
+        sparse(&log, "boot\n", 300 << 20, &format!("\n{XID}"));
+        let out = bounded(&args(&log));
+        let (v, why) = verdict(&out, "driver.xid-errors");
+        assert_eq!(v, "fail", "{why}");
+        assert!(why.contains("input too large"), "says it read part: {why}");
+        // the Xid only in the part left out (the oldest): unknown, never pass
+        let old = f.p("old.log");
+        sparse(&old, XID, 300 << 20, "\nnothing to see\n");
+        let out = bounded(&args(&old));
+        let (v, why) = verdict(&out, "driver.xid-errors");
+        assert_eq!(v, "unknown", "{why}");
+        assert!(why.contains("input too large"), "{why}");
+    }
+
+    #[test]
+    fn a_gzip_trace_holding_one_huge_string_stays_bounded() {
+        use std::io::Write;
+        let f = Fixture::new();
+        let trace = f.p("trace.json.gz");
+        let mut z = flate2::write::GzEncoder::new(
+            std::fs::File::create(&trace).unwrap(),
+            flate2::Compression::fast(),
+        );
+        z.write_all(br#"{"traceEvents": [{"ph": "X", "cat": "kernel", "name": ""#)
+            .unwrap();
+        let chunk = vec![b'a'; 1 << 20];
+        for _ in 0..1024 {
+            z.write_all(&chunk).unwrap(); // one 1 GiB string
+        }
+        z.write_all(br#"", "ts": 1, "dur": 1}]}"#).unwrap();
+        z.finish().unwrap();
+        let out = bounded(&strs(&[
+            "--trace",
+            &trace,
+            "--only",
+            "launch",
+            "--sample",
+            "0",
+            "--format",
+            "json",
+            "plan",
+            "--probe-timeout",
+            "120s",
+        ]));
+        assert_eq!(out.code, Some(2), "ends normally (no abort): {}", out.all());
+        assert!(out.stdout.contains("input too large"), "{}", out.stdout);
+        // bounded in time too (a debug build on a loaded machine reads 16 MiB twice here)
+        assert!(out.took < Duration::from_secs(60), "took {:?}", out.took);
+    }
+
+    #[test]
+    fn nesting_and_expression_depth_bombs_are_refused_in_under_a_second() {
+        let f = Fixture::new();
+        // 30,000 `not` in a fail_when
+        let dir = f.p("deep");
+        write(
+            format!("{dir}/p.yaml"),
+            &format!(
+                "playbook: site\nlayer: data\ntitle: Site\nrules:\n  - id: site.deep\n    title: Deep\n    why: Test.\n    severity: info\n    probes:\n      c: {{ kind: env }}\n    fail_when: \"{}true\"\n    message: x\n",
+                "not ".repeat(30_000)
+            ),
+        );
+        let out = run_cmd(gpufix(&strs(&["--playbooks", &dir, "validate"])));
+        assert_eq!(out.code, Some(1), "{}", out.all());
+        // 0.07 s of CPU, 0.35-0.55 s wall on a loaded 2-core machine; 2 s for the test's own load
+        assert!(out.took < Duration::from_secs(2), "took {:?}", out.took);
+        assert!(
+            out.stderr.contains("expression") && out.stderr.contains("the limit is"),
+            "{}",
+            &out.stderr[out.stderr.len().saturating_sub(500)..]
+        );
+        // nested JSON and YAML pasted as evidence (480 KB)
+        for (name, text) in [
+            (
+                "deep.json",
+                "{\"a\":".repeat(80_000) + "1" + &"}".repeat(80_000),
+            ),
+            (
+                "deep.yaml",
+                "a: ".to_string() + &"[".repeat(240_000) + &"]".repeat(240_000),
+            ),
+        ] {
+            let p = f.p(name);
+            std::fs::write(&p, text).unwrap();
+            for flag in ["--evidence", "--config"] {
+                let out = run_cmd(gpufix(&strs(&[flag, &p, "--sample", "0", "plan"])));
+                // a whole plan, not only the parse (every job-text reader still scans the
+                // text, linearly): well under the 38 s a release build took on 480 KB, even as
+                // a debug build on a loaded machine
+                assert!(
+                    out.took < Duration::from_secs(30),
+                    "{flag} {name}: took {:?}",
+                    out.took
+                );
+                assert_ne!(out.code, Some(134), "{flag} {name}: {}", out.all());
+                assert_ne!(out.code, None, "{flag} {name}: killed: {}", out.all());
+            }
+        }
+    }
+
+    #[test]
+    fn rollback_force_over_a_corrupt_journal_names_what_it_could_not_undo() {
+        let f = Fixture::new();
+        let out = f.run(&["apply", "--yes"]);
+        assert_eq!(out.code, Some(0), "{}", out.all());
+        let runs = f.state_dir().join("runs");
+        let run = std::fs::read_dir(&runs).unwrap().next().unwrap().unwrap();
+        let j = run.path().join("journal.jsonl");
+        // the first intent record (the prior state of the first change) is garbage
+        let text = std::fs::read_to_string(&j).unwrap();
+        let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+        let first: Value = serde_json::from_str(&lines[0]).unwrap();
+        let target = first["changes"][0]["target"].as_str().unwrap().to_string();
+        assert!(lines[1].contains("\"intent\""), "{}", lines[1]);
+        lines[1] = format!("{{garbage{}", &lines[1][..20]);
+        std::fs::write(&j, lines.join("\n") + "\n").unwrap();
+        let out = f.journal(&["rollback", "--force"]);
+        assert_eq!(out.code, Some(1), "{}", out.all());
+        assert!(
+            out.stderr.contains("not undone") && out.stderr.contains(&target),
+            "names what is left: {}",
+            out.stderr
+        );
+        assert!(out.stderr.contains("change(s) undone"), "{}", out.stderr);
+    }
+
+    #[test]
+    fn apply_refuses_a_recorded_host() {
+        let f = Fixture::new();
+        let snap = f.p("snap.json");
+        let out = f.run(&["snapshot", "-o", &snap]);
+        assert_eq!(out.code, Some(0), "{}", out.all());
+        let before = f.state();
+        let out = run_cmd(gpufix(&strs(&[
+            "--snapshot",
+            &snap,
+            "--config",
+            &f.p("job/config.yaml"),
+            "--env-file",
+            &f.p("job/job.env"),
+            "apply",
+            "--yes",
+            "--state-dir",
+            &f.p("state"),
+        ])));
+        assert_eq!(out.code, Some(1), "{}", out.all());
+        assert!(
+            out.stderr
+                .contains("a recorded host cannot be changed; use `plan --snapshot`"),
+            "{}",
+            out.stderr
+        );
+        assert!(!out.stdout.contains("applied"), "{}", out.stdout);
+        assert!(!Path::new(&f.p("state")).exists(), "no journal was written");
+        assert_eq!(f.state(), before, "nothing changed");
+    }
+}
+
 /// Attack 8 (commands): a probe's output is capped, a probe is killed with its group at the
 /// deadline, and processes that left the group are swept.
 mod command_probes {

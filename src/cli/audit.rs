@@ -105,7 +105,7 @@ pub fn run(g: &Global, a: &AuditArgs) -> anyhow::Result<ExitStatus> {
                     "invalid playbooks or values: {}; run `gpufix validate`",
                     super::first_diagnostic_line(&diags)
                 ));
-                emit(a, &line)?;
+                emit(g, a, &line)?;
                 return Ok(ExitStatus::nagios(c));
             }
             return Ok(status);
@@ -113,7 +113,7 @@ pub fn run(g: &Global, a: &AuditArgs) -> anyhow::Result<ExitStatus> {
         Err(e) => {
             if g.format == Format::Nagios {
                 let (line, c) = nagios::render_error(&format!("{e:#}"));
-                emit(a, &line)?;
+                emit(g, a, &line)?;
                 return Ok(ExitStatus::nagios(c));
             }
             return Err(e);
@@ -125,7 +125,9 @@ pub fn run(g: &Global, a: &AuditArgs) -> anyhow::Result<ExitStatus> {
         ExitStatus::Clean
     };
     let runs = a.state_dir.as_deref().map(crate::journal::runs);
-    // text formats show what files and commands said: control characters escaped
+    // every format goes through the privacy filter; text formats show what files and commands
+    // said with control characters escaped
+    let report = crate::privacy::redacted(&report);
     let shown = if g.format == Format::Json {
         report.clone()
     } else {
@@ -162,20 +164,28 @@ pub fn run(g: &Global, a: &AuditArgs) -> anyhow::Result<ExitStatus> {
             code,
         ),
     };
-    emit(a, &out)?;
+    emit(g, a, &out)?;
     Ok(code)
 }
 
-fn emit(a: &AuditArgs, s: &str) -> anyhow::Result<()> {
+fn emit(g: &Global, a: &AuditArgs, s: &str) -> anyhow::Result<()> {
     // `--format slurm` with nothing to drain prints nothing at all, not an empty line.
     let s = if s.is_empty() || s.ends_with('\n') {
         s.to_string()
     } else {
         format!("{s}\n")
     };
+    // The Prometheus textfile (rule ids, verdicts, counts: no file text, no environment) is
+    // read by node_exporter's collector, often another user; every other format can carry
+    // what the host's files say and is private (0600).
+    let mode = if g.format == Format::Prometheus {
+        0o644
+    } else {
+        0o600
+    };
     match &a.output {
-        // atomically, never through a link planted at the name; readable by the collector
-        Some(p) => crate::safe_write::write_output(p, s.as_bytes(), 0o644)
+        // atomically, never through a link planted at the name
+        Some(p) => crate::safe_write::write_output(p, s.as_bytes(), mode)
             .map_err(|e| anyhow::anyhow!("{e}\nhelp: choose a path for -o that is not a link")),
         None => {
             print!("{s}");

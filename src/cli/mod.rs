@@ -149,23 +149,28 @@ pub struct InputArgs {
     /// Find the training process by a pattern in its command line.
     #[arg(long, value_name = "PATTERN", conflicts_with = "pid")]
     pub job: Option<String>,
-    /// The job's training config (YAML, JSON or TOML).
+    /// The job's training config (YAML, JSON or TOML); at most 64 MiB and 64 levels of
+    /// `[`/`{` nesting, refused ("input too large") beyond.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
-    /// The env file the job's launcher reads; env fixes are written there.
+    /// The env file the job's launcher reads; env fixes are written there. At most 16 MiB,
+    /// refused before it is read beyond.
     #[arg(long = "env-file", value_name = "FILE")]
     pub env_file: Option<PathBuf>,
-    /// A PyTorch profiler trace (Chrome trace JSON, plain or .gz).
+    /// A PyTorch profiler trace (Chrome trace JSON, plain or .gz), streamed: any size, but no
+    /// JSON string over 16 MiB (the trace is not read on: its rules are unknown).
     #[arg(long, value_name = "FILE")]
     pub trace: Option<PathBuf>,
-    /// Output of a run with NCCL_DEBUG=INFO.
+    /// Output of a run with NCCL_DEBUG=INFO. Its first 256 MiB are read; a rule that would
+    /// pass on part of a log is unknown.
     #[arg(long = "nccl-log", value_name = "FILE")]
     pub nccl_log: Option<PathBuf>,
-    /// A kernel log (dmesg) to read instead of the live one.
+    /// A kernel log (dmesg) to read instead of the live one. Its newest 256 MiB are read; a
+    /// rule that would pass on part of a log is unknown.
     #[arg(long = "kernel-log", value_name = "FILE")]
     pub kernel_log: Option<PathBuf>,
     /// Pasted diagnostics (nvidia-smi -q, NCCL log, dmesg, memory summary, fstab…); the host
-    /// they describe is judged, not this one. Repeatable.
+    /// they describe is judged, not this one. Repeatable; at most 64 MiB each.
     #[arg(long, value_name = "FILE")]
     pub evidence: Vec<PathBuf>,
     /// Also run the framework-level CUDA check: import torch in the job's Python and run a

@@ -94,6 +94,8 @@ pub fn run(g: &Global, a: &PlanArgs) -> anyhow::Result<ExitStatus> {
     if let Some(t) = &mut report.timings {
         t.add_run_phases(opened, evaluated, started.elapsed());
     }
+    // everything shown or written from here on goes through the privacy filter
+    let report = crate::privacy::redacted(&report);
     if let Some(out) = &a.output {
         let pf = crate::plan::PlanFile {
             plan_version: crate::plan::PLAN_VERSION,
@@ -108,7 +110,8 @@ pub fn run(g: &Global, a: &PlanArgs) -> anyhow::Result<ExitStatus> {
             made_from: s.spec.made_from(&eval),
             report: report.clone(),
         };
-        // private (0600): a plan holds the text of the files it changes; never through a link
+        // private (0600): a plan holds the text of the files it changes (filtered: `apply PLAN`
+        // compares it with the changes it derives filtered the same way); never through a link
         let text = serde_json::to_string_pretty(&pf)? + "\n";
         crate::safe_write::write_output(out, text.as_bytes(), 0o600).map_err(|e| {
             anyhow::anyhow!("{e}\nhelp: choose a writable path for -o that is not a link")

@@ -88,7 +88,7 @@ pub fn rollback(g: &Global, a: &RollbackArgs) -> anyhow::Result<ExitStatus> {
                     o.undone.len()
                 );
                 for c in o.undone.iter().rev() {
-                    println!("  undone: {}", c.summary);
+                    println!("  undone: {}", crate::privacy::redact_text(&c.summary));
                 }
             }
             Ok(ExitStatus::Clean)

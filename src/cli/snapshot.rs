@@ -50,14 +50,14 @@ pub fn run(g: &Global, a: &SnapshotArgs) -> anyhow::Result<ExitStatus> {
     drop(progress);
     let mut snap = rec.snapshot();
     // snapshots are shared: keep only the variables the playbooks are about, no secrets
-    let (kept, dropped, redacted) = crate::privacy::filter_env(&mut snap.env);
+    let ((kept, dropped, redacted), files) = snap.redact();
     let text = serde_json::to_string_pretty(&snap)?;
     // private (0600): a snapshot holds what the host's files say; never through a link
     crate::safe_write::write_output(&a.output, (text + "\n").as_bytes(), 0o600).map_err(|e| {
         anyhow::anyhow!("{e}\nhelp: choose a writable path for -o that is not a link")
     })?;
     eprintln!(
-        "environment: kept {kept} variable(s) named {}*, left out {dropped} other(s), redacted {redacted} secret-looking value(s)",
+        "environment: kept {kept} variable(s) named {}*, left out {dropped} other(s), redacted {redacted} secret-looking value(s); secrets filtered from {files} recorded file(s) and output(s)",
         crate::privacy::ENV_ALLOW.join("*, ")
     );
     eprintln!(

@@ -389,6 +389,8 @@ fn judge(
     // A probe that could not answer leaves its name out of the context: the verdict is unknown
     // only if the expressions actually read it (`x is defined and …` may short-circuit).
     let mut unknown: Vec<(String, String)> = Vec::new();
+    // inputs read in part (a log over its size limit): `cut` says which part
+    let mut cuts: Vec<String> = Vec::new();
     let missing = ProbeOutcome::Unknown("probe was not run".into());
     for (alias, slot) in mine {
         let outcome = match slot {
@@ -397,6 +399,9 @@ fn judge(
         };
         match outcome {
             ProbeOutcome::Value(v) => {
+                if let Some(c) = v.get("cut").and_then(Value::as_str) {
+                    cuts.push(format!("probe `{alias}`: {c}"));
+                }
                 ctx.insert(alias.clone(), v.clone());
             }
             ProbeOutcome::NotApplicable(why) => {
@@ -550,6 +555,22 @@ fn judge(
             Verdict::Unknown
         };
         res.reason = Some(unknowns.join("; "));
+    }
+    // A cut input never gives pass: what was left out was not judged.
+    if !cuts.is_empty() {
+        match res.verdict {
+            Verdict::Pass => {
+                res.verdict = Verdict::Unknown;
+                res.reason = Some(format!(
+                    "{}; the part read shows nothing this rule fails on, and the rest was not judged",
+                    cuts.join("; ")
+                ));
+            }
+            Verdict::Fail => res
+                .messages
+                .push(format!("judged on part of the input: {}", cuts.join("; "))),
+            _ => {}
+        }
     }
     res
 }

@@ -45,9 +45,9 @@
 //! `marker` and `has_markers`, so it is found among other text.
 
 pub mod collect_env;
+pub mod container_spec;
 pub mod cuda_compat;
 pub mod cuda_errors;
-pub mod container_spec;
 pub mod cuda_stack;
 pub mod detect;
 pub mod ibdev2netdev;
@@ -61,8 +61,8 @@ pub mod nccl_errors;
 pub mod nccl_log;
 pub mod nvidia_smi;
 pub mod nvidia_smi_error;
-pub mod segment;
 pub mod pyspy_dump;
+pub mod segment;
 pub mod shm_error;
 pub mod smi_tables;
 pub mod torch_memory;

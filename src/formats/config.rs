@@ -128,6 +128,14 @@ fn jsonc_options() -> jsonc_parser::ParseOptions {
 /// probes and the `config.set` fix. An empty YAML document is `null`.
 pub fn read_as(text: &str, format: ConfigFormat) -> Result<Value, ReadError> {
     let err = |detail: String| ReadError::Syntax { format, detail };
+    // a nesting bomb is refused in linear time, before a parser recurses into it
+    let depth = crate::vocab::io::nesting_depth(text);
+    if depth > crate::vocab::io::MAX_NESTING {
+        return Err(err(format!(
+            "input too large: it nests `[`/`{{` {depth} levels deep; the limit is {}",
+            crate::vocab::io::MAX_NESTING
+        )));
+    }
     match format {
         ConfigFormat::Json => {
             if text.trim().is_empty() {

@@ -230,7 +230,7 @@ impl Env {
                 };
                 // --env-file is this machine's file as given, never mapped under --root
                 let path = file.to_string_lossy();
-                match std::fs::read(file) {
+                match crate::vocab::io::read_capped(file, crate::vocab::io::MAX_ENV_FILE_BYTES) {
                     Ok(b) => ProbeOutcome::Value(json!({
                         "source": format!("env-file {path}"),
                         "vars": vars_value(crate::formats::env::read_vars(

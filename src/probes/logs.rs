@@ -6,9 +6,22 @@
 use super::inputs::evidence_of;
 use super::{ProbeCtx, ProbeKind, ProbeOutcome};
 use crate::evidence::{kernel_log, nccl_log, torch_memory};
-use crate::vocab::io::read_shared;
+use crate::vocab::io::{read_log_tail, read_shared_cut};
 use serde_json::{Map, Value, json};
 use std::time::Duration;
+
+/// A log read in part (over [`crate::vocab::io::MAX_LOG_BYTES`]) is judged on the part read,
+/// and says so in `cut`: a rule that fails on it says it was judged on part of the input, and
+/// one that would pass is unknown instead (the engine's rule: a cut input never gives pass).
+fn judged_in_part(outcome: ProbeOutcome, cut: Option<crate::vocab::io::Cut>) -> ProbeOutcome {
+    match (outcome, cut) {
+        (ProbeOutcome::Value(Value::Object(mut m)), Some(cut)) => {
+            m.insert("cut".into(), json!(cut.describe()));
+            ProbeOutcome::Value(Value::Object(m))
+        }
+        (outcome, _) => outcome,
+    }
+}
 
 fn to_value<T: serde::Serialize>(t: &T, source: String) -> ProbeOutcome {
     match serde_json::to_value(t) {
@@ -83,12 +96,21 @@ impl ProbeKind for NcclLog {
             ("ib_wanted", "the environment asked for IB"),
             ("hosts", "hosts named in the line prefixes"),
             ("unavailable", "fields the log cannot give, with why"),
+            (
+                "cut",
+                "only when the log is over 256 MiB: which part was read (its start); a rule that would pass on it is unknown",
+            ),
         ]
     }
     fn run(&self, _params: &Map<String, Value>, ctx: &ProbeCtx) -> ProbeOutcome {
+        let mut cut = None;
         let (path, text) = match &ctx.inputs.nccl_log {
-            Some(p) => match read_shared(p) {
-                Ok(t) => (p.clone(), t),
+            // its start: NCCL prints how it set up the communicators first
+            Some(p) => match read_shared_cut(p) {
+                Ok((t, c)) => {
+                    cut = c;
+                    (p.clone(), t)
+                }
                 Err(e) => {
                     return ProbeOutcome::Unknown(format!("cannot read {}: {e}", p.display()));
                 }
@@ -104,7 +126,10 @@ impl ProbeKind for NcclLog {
                 None => return ProbeOutcome::NotApplicable("needs --nccl-log".into()),
             },
         };
-        to_value(&nccl_log::parse_nccl_log(&text), path.display().to_string())
+        judged_in_part(
+            to_value(&nccl_log::parse_nccl_log(&text), path.display().to_string()),
+            cut,
+        )
     }
 }
 
@@ -142,12 +167,20 @@ impl ProbeKind for KernelLog {
             ),
             ("aer", "PCIe AER errors"),
             ("file", "where the log came from (a path, or `dmesg`)"),
+            (
+                "cut",
+                "only when the log is over 256 MiB: which part was read (its newest); a rule that would pass on it is unknown",
+            ),
         ]
     }
     fn run(&self, _params: &Map<String, Value>, ctx: &ProbeCtx) -> ProbeOutcome {
         if let Some(p) = &ctx.inputs.kernel_log {
-            return match read_shared(p) {
-                Ok(t) => to_value(&kernel_log::parse_kernel_log(&t), p.display().to_string()),
+            // its end: the newest messages are about the GPUs as they are now
+            return match read_log_tail(p) {
+                Ok((t, cut)) => judged_in_part(
+                    to_value(&kernel_log::parse_kernel_log(&t), p.display().to_string()),
+                    cut,
+                ),
                 Err(e) => ProbeOutcome::Unknown(format!("cannot read {}: {e}", p.display())),
             };
         }

@@ -90,6 +90,21 @@ impl ProbeKind for Trace {
             },
         };
         match trace::analyze_trace_file(&path) {
+            // a string past the bound: the trace is not read on (bounded memory), and said so
+            Ok(stats)
+                if stats.truncated
+                    && stats
+                        .parse_error
+                        .as_deref()
+                        .is_some_and(|e| e.contains("input too large")) =>
+            {
+                ProbeOutcome::Unknown(format!(
+                    "input too large: {} holds a JSON string longer than {} MiB after {} events; it was not read on",
+                    path.display(),
+                    trace::MAX_TRACE_STRING_BYTES >> 20,
+                    stats.events_seen
+                ))
+            }
             // figures from the part before a cut are not the run's: no verdict from half a file
             Ok(stats) if stats.truncated => ProbeOutcome::Unknown(format!(
                 "input ends early: {} stops after {} events ({}); give the whole trace",

@@ -4,12 +4,163 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-/// A file read once: its identity when read, and the text.
+/// Largest `--env-file` read (parsed whole; a real one is a few KB).
+pub const MAX_ENV_FILE_BYTES: u64 = 16 << 20;
+/// Largest `--config` read (a training config, script or launcher; parsed whole).
+pub const MAX_CONFIG_BYTES: u64 = 64 << 20;
+/// How much of a log (`--nccl-log`, `--kernel-log`, a gunzipped paste) is read: an NCCL log
+/// from its start (initialisation is at the top), a kernel log from its end (the newest
+/// messages are the ones about this boot's GPUs).
+pub const MAX_LOG_BYTES: u64 = 256 << 20;
+
+/// A file of at most `cap` bytes, read through a bounded reader (a file that grows after its
+/// size was checked still cannot make this read more): "input too large" beyond.
+pub fn read_capped(p: &Path, cap: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let f = std::fs::File::open(p)?;
+    let mut buf = Vec::new();
+    f.take(cap + 1).read_to_end(&mut buf)?;
+    if buf.len() as u64 > cap {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("input too large (over {cap} bytes)"),
+        ));
+    }
+    Ok(buf)
+}
+
+/// Deepest `[`/`{` nesting accepted in a playbook, values file or config (YAML, JSON, TOML)
+/// before it is parsed: parsers recurse per level (and some are quadratic in it: 480 KB of
+/// nested `--evidence` JSON took 38 s).
+pub const MAX_NESTING: usize = 64;
+
+/// The deepest flow nesting (`[`, `{`) of YAML text outside quotes and comments: a bound
+/// checked before parsing, so that a `[[[[…` bomb is refused in linear time.
+pub fn nesting_depth(text: &str) -> usize {
+    let (mut depth, mut max) = (0usize, 0usize);
+    let (mut single, mut double, mut comment, mut escape) = (false, false, false, false);
+    let mut prev = '\n';
+    for c in text.chars() {
+        if c == '\n' {
+            comment = false;
+        } else if comment {
+        } else if double {
+            if escape {
+                escape = false;
+            } else if c == '\\' {
+                escape = true;
+            } else if c == '"' {
+                double = false;
+            }
+        } else if single {
+            if c == '\'' {
+                single = false;
+            }
+        } else {
+            match c {
+                '#' if prev.is_whitespace() => comment = true,
+                '"' => double = true,
+                '\'' if !prev.is_alphanumeric() => single = true,
+                '[' | '{' => {
+                    depth += 1;
+                    max = max.max(depth);
+                }
+                ']' | '}' => depth = depth.saturating_sub(1),
+                _ => {}
+            }
+        }
+        prev = c;
+    }
+    max
+}
+
+/// What part of a log was read when it was larger than [`MAX_LOG_BYTES`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cut {
+    /// Bytes read (whole lines).
+    pub read: u64,
+    /// The file's size (gunzipped for `.gz`), where it was read to its end.
+    pub total: Option<u64>,
+    /// The newest part (the end) was read; else the start.
+    pub newest: bool,
+}
+
+impl Cut {
+    /// `only the newest 256.0 MiB of 3.0 GiB were read`
+    pub fn describe(&self) -> String {
+        let mib = |b: u64| b as f64 / (1u64 << 20) as f64;
+        format!(
+            "input too large: only the {} {:.1} MiB of {} were read (the limit is {} MiB)",
+            if self.newest { "newest" } else { "first" },
+            mib(self.read),
+            self.total
+                .map_or("more".to_string(), |t| format!("{:.1} MiB", mib(t))),
+            MAX_LOG_BYTES >> 20
+        )
+    }
+}
+
+/// The newest [`MAX_LOG_BYTES`] of a log, from the first whole line on (gunzipped for `.gz`,
+/// streamed through a ring buffer of that size), and what was left out.
+pub fn read_log_tail(p: &Path) -> std::io::Result<(String, Option<Cut>)> {
+    read_tail(p, MAX_LOG_BYTES)
+}
+
+fn read_tail(p: &Path, cap: u64) -> std::io::Result<(String, Option<Cut>)> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut f = std::fs::File::open(p)?;
+    let (buf, total) = if p.extension().is_some_and(|e| e == "gz") {
+        // a ring of `cap` bytes: memory stays bounded however large the stream
+        let mut ring = vec![0u8; cap as usize];
+        let (mut at, mut total) = (0usize, 0u64);
+        let mut z = flate2::read::MultiGzDecoder::new(f);
+        loop {
+            let n = z.read(&mut ring[at..])?;
+            if n == 0 {
+                break;
+            }
+            total += n as u64;
+            at = (at + n) % ring.len().max(1);
+        }
+        if total <= cap {
+            ring.truncate(total as usize);
+        } else {
+            ring.rotate_left(at);
+        }
+        (ring, total)
+    } else {
+        let total = f.metadata()?.len();
+        if total > cap {
+            f.seek(SeekFrom::Start(total - cap))?;
+        }
+        let mut buf = Vec::with_capacity(total.min(cap) as usize + 1);
+        f.take(cap).read_to_end(&mut buf)?;
+        (buf, total)
+    };
+    let mut text = String::from_utf8(buf)
+        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+    let cut = if total > cap {
+        // the first line is a part of one: start at the next (std's search, not a byte loop)
+        let start = text.find('\n').map_or(text.len(), |i| i + 1);
+        text.drain(..start);
+        Some(Cut {
+            read: text.len() as u64,
+            total: Some(total),
+            newest: true,
+        })
+    } else {
+        None
+    };
+    Ok((text, cut))
+}
+
+/// A file read once: its identity when read, the text, and whether it was cut.
 struct Shared {
     path: PathBuf,
     len: u64,
     modified: Option<std::time::SystemTime>,
     text: Arc<String>,
+    cut: Option<Cut>,
 }
 
 /// [`read_text`], once per file per process: the evidence host and every probe that looks at
@@ -17,6 +168,11 @@ struct Shared {
 /// (and holding) their own copy; probes run concurrently, so separate reads of a 200 MB paste
 /// used to be alive at the same time. A file whose size or mtime changed is read again.
 pub fn read_shared(p: &Path) -> std::io::Result<Arc<String>> {
+    read_shared_cut(p).map(|(t, _)| t)
+}
+
+/// [`read_shared`], and what was left out of a file over [`MAX_LOG_BYTES`] (its start is read).
+pub fn read_shared_cut(p: &Path) -> std::io::Result<(Arc<String>, Option<Cut>)> {
     static READ: Mutex<Vec<Shared>> = Mutex::new(Vec::new());
     let meta = std::fs::metadata(p)?;
     let (len, modified) = (meta.len(), meta.modified().ok());
@@ -26,17 +182,19 @@ pub fn read_shared(p: &Path) -> std::io::Result<Arc<String>> {
         .iter()
         .find(|s| s.path == p && s.len == len && s.modified == modified)
     {
-        return Ok(s.text.clone());
+        return Ok((s.text.clone(), s.cut.clone()));
     }
-    let text = Arc::new(read_text(p)?);
+    let (text, cut) = read_text_cut(p)?;
+    let text = Arc::new(text);
     cache.retain(|s| s.path != p);
     cache.push(Shared {
         path: p.to_path_buf(),
         len,
         modified,
         text: text.clone(),
+        cut: cut.clone(),
     });
-    Ok(text)
+    Ok((text, cut))
 }
 
 /// The first `limit` bytes of a file as text (gunzipped for `.gz`): enough to tell what a paste
@@ -56,23 +214,81 @@ pub fn read_head(p: &Path, limit: usize) -> std::io::Result<String> {
         .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
 }
 
-/// Read a text file, gunzipping `.gz`; at most 256 MiB (larger logs are cut, never loaded whole).
+/// Read a text file, gunzipping `.gz`; at most [`MAX_LOG_BYTES`] (larger logs are cut, never
+/// loaded whole: [`read_shared_cut`] says whether, for a reader that must say so).
 pub fn read_text(p: &Path) -> std::io::Result<String> {
+    read_text_cut(p).map(|(t, _)| t)
+}
+
+fn read_text_cut(p: &Path) -> std::io::Result<(String, Option<Cut>)> {
     use std::io::Read;
     let f = std::fs::File::open(p)?;
-    let limit: u64 = 256 << 20;
+    let limit: u64 = MAX_LOG_BYTES;
     let mut buf = Vec::new();
+    let mut total = None;
     if p.extension().is_some_and(|e| e == "gz") {
+        // one byte more than the limit tells a cut stream from one that fits
         flate2::read::MultiGzDecoder::new(f)
-            .take(limit)
+            .take(limit + 1)
             .read_to_end(&mut buf)?;
     } else {
         // one allocation of the right size: growing by doubling would hold two buffers at once
-        let len = f.metadata().map(|m| m.len()).unwrap_or(0).min(limit);
-        buf.reserve_exact(len as usize + 1);
-        f.take(limit).read_to_end(&mut buf)?;
+        let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+        total = Some(len);
+        buf.reserve_exact(len.min(limit) as usize + 2);
+        f.take(limit + 1).read_to_end(&mut buf)?;
     }
+    let over = buf.len() as u64 > limit;
+    buf.truncate(limit as usize);
     // valid UTF-8 (the usual case) becomes the String without a copy
-    Ok(String::from_utf8(buf)
-        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
+    let mut text = String::from_utf8(buf)
+        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+    let cut = if over {
+        // end at the last whole line read
+        let end = text.rfind('\n').map_or(0, |i| i + 1);
+        text.truncate(end);
+        Some(Cut {
+            read: text.len() as u64,
+            total,
+            newest: false,
+        })
+    } else {
+        None
+    };
+    Ok((text, cut))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tail_starts_at_a_whole_line_plain_and_gzipped() {
+        use std::io::Write;
+        let dir = tempfile::tempdir().unwrap();
+        let text = "first line\nsecond line\nthird\n";
+        let plain = dir.path().join("k.log");
+        std::fs::write(&plain, text).unwrap();
+        let gz = dir.path().join("k.log.gz");
+        let mut z = flate2::write::GzEncoder::new(
+            std::fs::File::create(&gz).unwrap(),
+            flate2::Compression::fast(),
+        );
+        z.write_all(text.as_bytes()).unwrap();
+        z.finish().unwrap();
+        for p in [&plain, &gz] {
+            let (t, cut) = read_tail(p, 15).unwrap();
+            assert_eq!(t, "third\n", "{}", p.display());
+            assert_eq!(
+                cut,
+                Some(Cut {
+                    read: 6,
+                    total: Some(29),
+                    newest: true
+                })
+            );
+            let (t, cut) = read_tail(p, 1000).unwrap();
+            assert_eq!((t.as_str(), cut), (text, None));
+        }
+    }
 }

@@ -230,6 +230,61 @@ impl Snapshot {
         Ok(s)
     }
 
+    /// Put everything recorded through the privacy filter ([`crate::privacy`]) before the
+    /// snapshot is written: snapshots are made to be shared. gpufix's own environment keeps
+    /// only the allowed variables; a job's `/proc/PID/environ` keeps every name with the values
+    /// of the others redacted (a replay sees the same variables set); command lines, file
+    /// texts and command output lose secret assignments and credential-shaped tokens. Returns
+    /// (kept, dropped, redacted) of gpufix's own environment and how many recorded files and
+    /// outputs were changed.
+    pub fn redact(&mut self) -> ((usize, usize, usize), usize) {
+        use crate::privacy;
+        let own = privacy::filter_env(&mut self.env);
+        let mut changed = 0;
+        for (path, recs) in self.files.iter_mut() {
+            let proc_file = path.starts_with("/proc/");
+            for r in recs.iter_mut() {
+                let Recorded::Ok(content) = r else { continue };
+                let Ok(bytes) = content.to_bytes() else {
+                    continue;
+                };
+                let shown = if proc_file && path.ends_with("/environ") {
+                    privacy::redact_environ(&bytes)
+                } else if proc_file && path.ends_with("/cmdline") {
+                    privacy::redact_cmdline(&bytes)
+                } else {
+                    match std::str::from_utf8(&bytes) {
+                        Ok(t) => privacy::redact_text(t).into_owned().into_bytes(),
+                        Err(_) => continue,
+                    }
+                };
+                if shown != bytes {
+                    *content = Content::from_bytes(&shown);
+                    changed += 1;
+                }
+            }
+        }
+        for (argv, recs) in self.commands.iter_mut() {
+            // `env` prints an environment: filtered as one
+            let environment = argv == "env" || argv.ends_with("/env");
+            for r in recs.iter_mut() {
+                let Recorded::Ok(out) = r else { continue };
+                for text in [&mut out.stdout, &mut out.stderr] {
+                    let shown = if environment {
+                        privacy::redact_env_text(text, "")
+                    } else {
+                        privacy::redact_text(text)
+                    };
+                    if let std::borrow::Cow::Owned(t) = shown {
+                        *text = t;
+                        changed += 1;
+                    }
+                }
+            }
+        }
+        (own, changed)
+    }
+
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(self).expect("a snapshot always serializes")
     }

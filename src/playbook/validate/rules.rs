@@ -282,7 +282,10 @@ pub(super) fn check_rule(
             d.push(
                 "expression-syntax",
                 "/fail_when",
-                format!("expression `{}` does not compile: {e}", rule.fail_when),
+                format!(
+                    "expression `{}` does not compile: {e}",
+                    expr::clipped(&rule.fail_when)
+                ),
                 "thresholds use minijinja's expression syntax, e.g. `gpu.power_limit_w < params.min_watts`".into(),
             );
             None
@@ -426,7 +429,7 @@ pub(super) fn expr_check(src: &str, sub: &str, scope: &Scope, d: &mut RuleDiags)
         Err(e) => d.push(
             "expression-syntax",
             sub,
-            format!("expression `{src}` does not compile: {e}"),
+            format!("expression `{}` does not compile: {e}", expr::clipped(src)),
             "thresholds use minijinja's expression syntax, e.g. `gpu.power_limit_w < params.min_watts`".into(),
         ),
         Ok(vars) => {

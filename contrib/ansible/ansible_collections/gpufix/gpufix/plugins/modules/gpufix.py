@@ -71,6 +71,12 @@ options:
     default: false
 notes:
   - Supports check mode and diff mode.
+  - Secrets stay on the host. gpufix filters everything it prints (its privacy filter) - values
+    of variables other than the GPU, CUDA, NCCL, PyTorch and threading settings it judges,
+    values whose names mark a secret (C(TOKEN), C(KEY), C(PASSWORD), ...) and credential-shaped
+    values are shown as C(<redacted>). The whole file texts of a change (C(before_text),
+    C(after_text)) are used only for the C(--diff) output and are left out of C(applied) and
+    C(not_applied).
   - The gpufix binary must be installed on the managed host.
 author:
   - gpufix contributors (@gpufix)
@@ -96,7 +102,9 @@ run:
   returned: when applied
   type: str
 applied:
-  description: The changes that were applied (check mode, the changes that would be).
+  description:
+    - The changes that were applied (check mode, the changes that would be), without the whole
+      file texts (see C(--diff)).
   returned: always
   type: list
   elements: dict
@@ -180,6 +188,15 @@ def change_diff(change):
     }
 
 
+# Whole file texts: shown only as the --diff, never returned in `applied`.
+FILE_TEXTS = ("before_text", "after_text")
+
+
+def public(change):
+    """A change as the task returns it: without the whole file texts."""
+    return dict((k, v) for k, v in change.items() if k not in FILE_TEXTS)
+
+
 def run_json(module, cmd, ok_codes):
     rc, out, err = module.run_command(cmd)
     try:
@@ -245,10 +262,10 @@ def main():
     recheck_failed = not module.check_mode and rc == 4
     if module.check_mode:
         applied = out.get("would_apply") or []
-        result = dict(changed=bool(applied), applied=applied)
+        result = dict(changed=bool(applied), applied=[public(c) for c in applied])
     else:
         applied = out.get("applied") or []
-        result = dict(changed=bool(out.get("changed")), run=out.get("run"), applied=applied)
+        result = dict(changed=bool(out.get("changed")), run=out.get("run"), applied=[public(c) for c in applied])
         result["notes"] = out.get("notes") or []
         if recheck_failed:
             result["changed"] = True
