@@ -1,15 +1,89 @@
 //! `env.set` / `env.unset`: one variable in an env file, written in the file's own format
-//! (dotenv, shell `export`, /etc/environment, systemd `Environment=`).
+//! (dotenv, shell `export`, /etc/environment, systemd `Environment=`), or in a launch script
+//! where it sets the variable.
+//!
+//! A shell file (a launch script given as `--config`, the script that started a `--pid` job,
+//! an env file of `export` lines) is edited on the bash grammar's tree ([`shell`]): at the one
+//! place that sets the variable — a command's prefix, an `export`/`declare -x` operand, an
+//! `env` argument — and nowhere else. Where that is not one exact edit (set in two places,
+//! inside a quoted command, a line that holds more), or where the job has the variable from
+//! an environment gpufix cannot see (the user's shell), the fix is left to the person with a
+//! note that says where the value is set and the command line to start the job without it.
 
 use super::edit::env as envedit;
 use super::file::FileEdit;
 use super::{FixCtx, scalar_param, str_param};
+use crate::formats::shell;
+use crate::formats::syntax::Refusal;
 use serde_json::{Map, Value};
 
 /// The file's dialect from its path and content: the same detection the `env` probe reads an
 /// `--env-file` with, so the fix writes in the form the probe will read.
 fn format_for(path: &str, old: &str) -> envedit::Format {
     envedit::detect_format(Some(std::path::Path::new(path)), old)
+}
+
+/// A shell file: named or written as one, or a launch script (a command line, a shebang).
+fn is_shell(path: &str, old: &str) -> bool {
+    match format_for(path, old) {
+        envedit::Format::Shell => true,
+        envedit::Format::Dotenv => {
+            old.starts_with("#!")
+                || crate::formats::job_text::detect(old)
+                    == Some(crate::formats::job_text::JobText::Launcher)
+        }
+        _ => false,
+    }
+}
+
+/// The refusal of a shell edit as a note, or None when the edit can be made.
+fn refused<T>(path: &str, r: Result<T, Refusal>) -> Option<String> {
+    match r {
+        Err(Refusal::Unproven(why)) => Some(format!("{path}: {why}")),
+        _ => None,
+    }
+}
+
+/// The command that starts the `--pid` job without `name`: the launch script's shell line
+/// (`bash run.sh`) when a shell among its parents runs one, else the job's own command line.
+fn start_without(name: &str, cx: &FixCtx) -> Option<String> {
+    let pid = cx.inputs.pid?;
+    let argv = match crate::probes::config_sources::launching_shell(cx.host, pid) {
+        Some((_, argv, _)) => argv,
+        None => cx
+            .host
+            .read_file(&format!("/proc/{pid}/cmdline"))
+            .ok()?
+            .split(|c| *c == 0)
+            .filter(|a| !a.is_empty())
+            .map(|a| String::from_utf8_lossy(a).into_owned())
+            .collect(),
+    };
+    let words: Vec<String> = argv.iter().map(|a| shell::quote(a, "")).collect();
+    Some(format!("env -u {name} {}", words.join(" ")))
+}
+
+/// With `--pid` and no file that sets the variable: it came from the environment the job was
+/// started in.
+fn from_the_shell(name: &str, cx: &FixCtx, file: Option<&str>) -> Option<String> {
+    let pid = cx.inputs.pid?;
+    let cmd = start_without(name, cx)?;
+    let where_ = match file {
+        Some(f) => format!("the launch script {f} does not set it"),
+        None => "no launch script gpufix can read started the job".into(),
+    };
+    Some(format!(
+        "PID {pid} has {name} from the environment it was started in, which gpufix cannot see ({where_}): start the job without it: `{cmd}`"
+    ))
+}
+
+/// No file to edit: no `file:` (or an empty one) and no `--env-file`, for a `--pid` job.
+fn no_file(action: &Map<String, Value>, cx: &FixCtx) -> Option<String> {
+    let file = action.get("file").and_then(Value::as_str).unwrap_or("");
+    if !file.is_empty() || cx.inputs.env_file.is_some() {
+        return None;
+    }
+    from_the_shell(action.get("name").and_then(Value::as_str)?, cx, None)
 }
 
 pub struct EnvSet;
@@ -28,6 +102,10 @@ impl FileEdit for EnvSet {
         _exists: bool,
         action: &Map<String, Value>,
     ) -> Result<String, String> {
+        if is_shell(path, old) {
+            return shell::set(old, str_param(action, "name")?, &scalar_param(action, "value")?)
+                .map_err(|e| e.to_string());
+        }
         envedit::env_set(
             old,
             Some(format_for(path, old)),
@@ -35,6 +113,22 @@ impl FileEdit for EnvSet {
             &scalar_param(action, "value")?,
         )
         .map_err(|e| e.to_string())
+    }
+    fn unproven(
+        &self,
+        path: &str,
+        old: &str,
+        action: &Map<String, Value>,
+        _cx: &FixCtx,
+    ) -> Option<String> {
+        if !is_shell(path, old) {
+            return None;
+        }
+        let (name, value) = (
+            action.get("name").and_then(Value::as_str)?,
+            scalar_param(action, "value").ok()?,
+        );
+        refused(path, shell::set(old, name, &value))
     }
     fn summary(&self, action: &Map<String, Value>, path: &str) -> String {
         format!(
@@ -61,8 +155,31 @@ impl FileEdit for EnvUnset {
         _exists: bool,
         action: &Map<String, Value>,
     ) -> Result<String, String> {
+        if is_shell(path, old) {
+            return shell::unset(old, str_param(action, "name")?).map_err(|e| e.to_string());
+        }
         envedit::env_unset(old, Some(format_for(path, old)), str_param(action, "name")?)
             .map_err(|e| e.to_string())
+    }
+    fn left_to_you(&self, action: &Map<String, Value>, cx: &FixCtx) -> Option<String> {
+        no_file(action, cx)
+    }
+    fn unproven(
+        &self,
+        path: &str,
+        old: &str,
+        action: &Map<String, Value>,
+        cx: &FixCtx,
+    ) -> Option<String> {
+        if !is_shell(path, old) {
+            return None;
+        }
+        let name = action.get("name").and_then(Value::as_str)?;
+        match shell::unset(old, name) {
+            // the launch script of a --pid job does not set it: the job's environment did
+            Ok(new) if new == old => from_the_shell(name, cx, Some(path)),
+            r => refused(path, r),
+        }
     }
     fn summary(&self, action: &Map<String, Value>, path: &str) -> String {
         format!(

@@ -25,8 +25,19 @@ pub trait FileEdit: Sync {
     ) -> Result<String, String>;
     /// One line for the plan: `unset CUDA_LAUNCH_BLOCKING in /job/env`.
     fn summary(&self, action: &Map<String, Value>, path: &str) -> String;
-    /// See [`FixKind::left_to_you`].
-    fn left_to_you(&self, _action: &Map<String, Value>) -> Option<String> {
+    /// See [`FixKind::left_to_you`]: what the action alone says (no file to edit).
+    fn left_to_you(&self, _action: &Map<String, Value>, _cx: &FixCtx) -> Option<String> {
+        None
+    }
+    /// See [`FixKind::left_to_you`]: what the file says — the value is set where no single
+    /// exact edit can change it (`old` is the text the edit would start from).
+    fn unproven(
+        &self,
+        _path: &str,
+        _old: &str,
+        _action: &Map<String, Value>,
+        _cx: &FixCtx,
+    ) -> Option<String> {
         None
     }
 }
@@ -72,27 +83,31 @@ fn text_of(state: &TargetState, path: &str) -> Result<String, String> {
         .ok_or_else(|| format!("{path} is not UTF-8 text; gpufix edits text files only"))
 }
 
+/// The text a file has for the next change of this plan: what an earlier change of the same
+/// plan leaves, else what is on disk; whether it exists, and its fingerprint.
+fn current(path: &str, cx: &FixCtx) -> Result<(String, bool, String), String> {
+    if let Some(t) = cx.overlay.borrow().get(path) {
+        return Ok((t.clone(), true, sha(t.as_bytes())));
+    }
+    let state = read(&resolve(path, cx)?)?;
+    Ok((
+        text_of(&state, path)?,
+        state.exists,
+        if state.exists {
+            sha(&state.content)
+        } else {
+            "absent".into()
+        },
+    ))
+}
+
 pub fn prepare_edit<E: FileEdit + ?Sized>(
     e: &E,
     action: &Map<String, Value>,
     cx: &FixCtx,
 ) -> Result<Vec<Prepared>, String> {
     let path = e.path(action, cx)?;
-    let real = resolve(&path, cx)?;
-    let state = read(&real)?;
-    let pending = cx.overlay.borrow().get(&path).cloned();
-    let (old, exists, fingerprint) = match pending {
-        Some(t) => (t.clone(), true, sha(t.as_bytes())),
-        None => (
-            text_of(&state, &path)?,
-            state.exists,
-            if state.exists {
-                sha(&state.content)
-            } else {
-                "absent".into()
-            },
-        ),
-    };
+    let (old, exists, fingerprint) = current(&path, cx)?;
     let new = e.edit(&path, &old, exists, action)?;
     if new == old && exists {
         return Ok(Vec::new());
@@ -226,8 +241,14 @@ impl<T: FileEdit> FixKind for T {
     fn prepare(&self, action: &Map<String, Value>, cx: &FixCtx) -> Result<Vec<Prepared>, String> {
         prepare_edit(self, action, cx)
     }
-    fn left_to_you(&self, action: &Map<String, Value>) -> Option<String> {
-        FileEdit::left_to_you(self, action)
+    fn left_to_you(&self, action: &Map<String, Value>, cx: &FixCtx) -> Option<String> {
+        if let Some(why) = FileEdit::left_to_you(self, action, cx) {
+            return Some(why);
+        }
+        // a file that cannot be found or read is an error `prepare` reports, not a note
+        let path = self.path(action, cx).ok()?;
+        let (old, _, _) = current(&path, cx).ok()?;
+        self.unproven(&path, &old, action, cx)
     }
     fn fingerprint(&self, change: &PlannedChange, cx: &FixCtx) -> Result<String, String> {
         file_fingerprint(change, cx)

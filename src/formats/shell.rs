@@ -20,6 +20,7 @@
 //! separated by a newline that no backslash continues is not read as bash runs it, so no edit
 //! touches it.
 
+pub use super::syntax::Refusal;
 use super::syntax::{self, Lang, line_of, text};
 use std::ops::Range;
 use tree_sitter::{Node, Tree};
@@ -76,11 +77,6 @@ impl Site {
     }
 }
 
-/// Why an edit is left to the person: where the value is set and why gpufix will not edit it.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct Refusal(pub String);
-
 /// A parsed script.
 pub struct Script<'s> {
     pub src: &'s str,
@@ -97,9 +93,9 @@ pub fn valid_name(name: &str) -> bool {
 impl<'s> Script<'s> {
     /// Parse a script; `Err` when it is too large, or the grammar cannot read part of it.
     pub fn parse(src: &'s str) -> Result<Script<'s>, Refusal> {
-        let tree = syntax::parse(Lang::Bash, src).map_err(Refusal)?;
+        let tree = syntax::parse(Lang::Bash, src).map_err(Refusal::Unproven)?;
         if let Some(at) = syntax::first_error(&tree, src) {
-            return Err(Refusal(format!(
+            return Err(Refusal::Unproven(format!(
                 "the bash grammar cannot read {at} of the script, so no edit of it can be proven exact"
             )));
         }
@@ -319,7 +315,7 @@ impl<'s> Script<'s> {
         let unread = self.unread_mentions(name, &sites);
         if !unread.is_empty() {
             let lines: Vec<String> = unread.iter().map(|l| l.to_string()).collect();
-            return Err(Refusal(format!(
+            return Err(Refusal::Unproven(format!(
                 "`{name}=` is also written on line {} in a form gpufix does not read as an assignment (a quoted command, eval or heredoc), so it cannot prove one edit removes it",
                 lines.join(", ")
             )));
@@ -329,7 +325,7 @@ impl<'s> Script<'s> {
             1 => Ok(sites.into_iter().next()),
             _ => {
                 let places: Vec<String> = sites.iter().map(Site::place).collect();
-                Err(Refusal(format!(
+                Err(Refusal::Unproven(format!(
                     "{name} is set in {} places ({}): gpufix edits a value only where exactly one place sets it",
                     places.len(),
                     places.join(", ")
@@ -383,9 +379,9 @@ pub fn unset(src: &str, name: &str) -> Result<String, Refusal> {
     let place = site.place();
     let range = site
         .removal
-        .map_err(|why| Refusal(format!("{name} is set on {place}: {why}")))?;
+        .map_err(|why| Refusal::Unproven(format!("{name} is set on {place}: {why}")))?;
     syntax::check_edit(Lang::Bash, src, range, "")
-        .map_err(|why| Refusal(format!("{name} is set on {place}: {why}")))
+        .map_err(|why| Refusal::Unproven(format!("{name} is set on {place}: {why}")))
 }
 
 /// Does the script set `name` anywhere gpufix can read?
@@ -398,12 +394,12 @@ pub fn sets(src: &str, name: &str) -> Result<Vec<Site>, Refusal> {
 /// that runs none), so the commands below see it.
 pub fn set(src: &str, name: &str, value: &str) -> Result<String, Refusal> {
     if !valid_name(name) {
-        return Err(Refusal(format!(
+        return Err(Refusal::Invalid(format!(
             "`{name}` is not valid in a shell file (letters, digits and _ only)"
         )));
     }
     if value.contains(['\n', '\r', '\0']) {
-        return Err(Refusal(format!(
+        return Err(Refusal::Invalid(format!(
             "the value of {name} contains a newline or NUL, which gpufix does not write into a script"
         )));
     }
@@ -415,7 +411,7 @@ pub fn set(src: &str, name: &str, value: &str) -> Result<String, Refusal> {
                 return Ok(src.to_string());
             }
             syntax::check_edit(Lang::Bash, src, site.value_span.clone(), &q)
-                .map_err(|why| Refusal(format!("{name} is set on {}: {why}", site.place())))
+                .map_err(|why| Refusal::Unproven(format!("{name} is set on {}: {why}", site.place())))
         }
         None => {
             let root = sc.tree.root_node();
@@ -436,9 +432,141 @@ pub fn set(src: &str, name: &str, value: &str) -> Result<String, Refusal> {
                 None if src.is_empty() || src.ends_with('\n') => (src.len(), format!("{line}{nl}")),
                 None => (src.len(), format!("{nl}{line}")),
             };
-            syntax::check_edit(Lang::Bash, src, at..at, &with).map_err(Refusal)
+            syntax::check_edit(Lang::Bash, src, at..at, &with).map_err(Refusal::Unproven)
         }
     }
+}
+
+/// One flag with a value on a command line: `--nproc_per_node 8` or `--nproc_per_node=8`.
+#[derive(Debug, Clone)]
+pub struct Flag {
+    pub flag: String,
+    /// 1-based line the command starts on
+    pub line: usize,
+    /// the value as written
+    pub value: String,
+    /// the bytes an edit replaces: the value word, or the whole `FLAG=value` word
+    pub span: Range<usize>,
+    /// `FLAG=value` in one word
+    pub joined: bool,
+}
+
+impl Script<'_> {
+    /// Every `FLAG VALUE` / `FLAG=VALUE` argument of every command.
+    pub fn flags(&self) -> Vec<Flag> {
+        let mut out = Vec::new();
+        for cmd in syntax::nodes(&self.tree)
+            .into_iter()
+            .filter(|n| n.kind() == "command")
+        {
+            if self.misread(cmd) {
+                continue;
+            }
+            let args: Vec<Node> = {
+                let mut c = cmd.walk();
+                cmd.children_by_field_name("argument", &mut c).collect()
+            };
+            let line = line_of(self.src, cmd.start_byte());
+            for (i, a) in args.iter().enumerate() {
+                let t = text(*a, self.src);
+                if !t.starts_with('-') || t == "-" || t == "--" {
+                    continue;
+                }
+                if let Some((f, v)) = t.split_once('=') {
+                    if f.contains(['"', '\'', '$', ' ']) {
+                        continue;
+                    }
+                    out.push(Flag {
+                        flag: f.to_string(),
+                        line,
+                        value: v.to_string(),
+                        span: a.byte_range(),
+                        joined: true,
+                    });
+                } else if let Some(v) = args.get(i + 1) {
+                    let vt = text(*v, self.src);
+                    if vt.starts_with('-') && vt.parse::<f64>().is_err() {
+                        continue;
+                    }
+                    out.push(Flag {
+                        flag: t.to_string(),
+                        line,
+                        value: vt.to_string(),
+                        span: v.byte_range(),
+                        joined: false,
+                    });
+                }
+            }
+        }
+        out
+    }
+
+    /// The one `flag` on the command that starts on `line`.
+    fn only_flag(&self, flag: &str, line: usize) -> Result<Flag, Refusal> {
+        let hits: Vec<Flag> = self
+            .flags()
+            .into_iter()
+            .filter(|f| f.flag == flag && f.line == line)
+            .collect();
+        match hits.len() {
+            1 => Ok(hits.into_iter().next().unwrap()),
+            0 if self
+                .src
+                .lines()
+                .nth(line.saturating_sub(1))
+                .is_some_and(|l| l.contains(flag)) =>
+            {
+                Err(Refusal::Unproven(format!(
+                    "`{flag}` on line {line} is not an argument of a command the bash grammar reads there (a quoted command, a wrapper string): gpufix does not edit inside it"
+                )))
+            }
+            0 => Err(Refusal::Invalid(format!(
+                "no `{flag} VALUE` on the command starting on line {line}"
+            ))),
+            n => Err(Refusal::Unproven(format!(
+                "`{flag}` is given {n} times on the command starting on line {line}: gpufix cannot tell which one counts"
+            ))),
+        }
+    }
+}
+
+/// A flag's value as written on the command starting on `line`.
+pub fn get_flag(src: &str, flag: &str, line: usize) -> Option<String> {
+    Script::parse(src)
+        .ok()?
+        .only_flag(flag, line)
+        .ok()
+        .map(|f| f.value)
+}
+
+/// The line of the one command that gives `flag` the value `value`, when exactly one does.
+pub fn flag_line(src: &str, flag: &str, value: &str) -> Option<usize> {
+    let sc = Script::parse(src).ok()?;
+    let hits: Vec<usize> = sc
+        .flags()
+        .into_iter()
+        .filter(|f| f.flag == flag && f.value == value)
+        .map(|f| f.line)
+        .collect();
+    (hits.len() == 1).then(|| hits[0])
+}
+
+/// Give `flag` on the command starting on `line` the value `value`: only its value changes.
+pub fn set_flag(src: &str, flag: &str, line: usize, value: &str) -> Result<String, Refusal> {
+    if value.contains(['\n', '\r', '\0']) {
+        return Err(Refusal::Invalid(format!(
+            "the value for {flag} contains a newline or NUL"
+        )));
+    }
+    let sc = Script::parse(src)?;
+    let f = sc.only_flag(flag, line)?;
+    let q = quote(value, &f.value);
+    let with = if f.joined { format!("{flag}={q}") } else { q };
+    if src[f.span.clone()] == with {
+        return Ok(src.to_string());
+    }
+    syntax::check_edit(Lang::Bash, src, f.span, &with)
+        .map_err(|why| Refusal::Unproven(format!("`{flag}` on line {line}: {why}")))
 }
 
 #[cfg(test)]
@@ -497,27 +625,27 @@ mod tests {
     #[test]
     fn a_value_set_in_two_places_is_refused_with_where() {
         let src = "export A=1\nA=2 python t.py\n";
-        let err = unset(src, "A").unwrap_err().0;
+        let err = unset(src, "A").unwrap_err().to_string();
         assert!(err.contains("set in 2 places"), "{err}");
         assert!(err.contains("line 1 (an export/declare)"), "{err}");
         assert!(err.contains("line 2 (a prefix of a command `python`)"), "{err}");
-        let err = set(src, "A", "0").unwrap_err().0;
+        let err = set(src, "A", "0").unwrap_err().to_string();
         assert!(err.contains("set in 2 places"), "{err}");
     }
 
     #[test]
     fn what_the_grammar_cannot_show_is_refused() {
         // inside a quoted command
-        let err = unset("export A=1\nbash -c \"A=2 python t.py\"\n", "A").unwrap_err().0;
+        let err = unset("export A=1\nbash -c \"A=2 python t.py\"\n", "A").unwrap_err().to_string();
         assert!(err.contains("also written on line 2"), "{err}");
         // `A=1 B=2` alone on a line is read as prefixes of the next line's command
-        let err = unset("A=1 B=2\npython t.py\n", "A").unwrap_err().0;
+        let err = unset("A=1 B=2\npython t.py\n", "A").unwrap_err().to_string();
         assert!(err.contains("reads lines 1-2 as one command"), "{err}");
         // a line that holds more than the export
-        let err = unset("export A=1; python t.py\n", "A").unwrap_err().0;
+        let err = unset("export A=1; python t.py\n", "A").unwrap_err().to_string();
         assert!(err.contains("holds more than"), "{err}");
         // a syntax error
-        let err = unset("if then\nexport A=1\n", "A").unwrap_err().0;
+        let err = unset("if then\nexport A=1\n", "A").unwrap_err().to_string();
         assert!(err.contains("cannot read line"), "{err}");
         // a comment is no place
         assert_eq!(
@@ -540,5 +668,27 @@ mod tests {
         assert_eq!(set("", "B", "2").unwrap(), "export B=2\n");
         let once = set(RUN_SH, "NCCL_DEBUG", "WARN").unwrap();
         assert_eq!(set(&once, "NCCL_DEBUG", "WARN").unwrap(), once);
+    }
+
+    #[test]
+    fn a_flag_value_changes_alone() {
+        let src = "torchrun --nproc_per_node=8 train.py \\
+  --dataloader_num_workers 0 \\
+  --lr 1e-4 # fast
+";
+        assert_eq!(flag_line(src, "--dataloader_num_workers", "0"), Some(1));
+        assert_eq!(get_flag(src, "--nproc_per_node", 1).as_deref(), Some("8"));
+        assert_eq!(
+            set_flag(src, "--dataloader_num_workers", 1, "8").unwrap(),
+            src.replace("workers 0", "workers 8")
+        );
+        assert_eq!(
+            set_flag(src, "--nproc_per_node", 1, "4").unwrap(),
+            src.replace("node=8", "node=4")
+        );
+        let err = set_flag("python t.py -j 1 -j 2\n", "-j", 1, "4").unwrap_err();
+        assert!(err.to_string().contains("given 2 times"), "{err}");
+        let err = set_flag("bash -c \"python t.py -j 1\"\n", "-j", 1, "4").unwrap_err();
+        assert!(matches!(err, Refusal::Unproven(_)), "{err}");
     }
 }

@@ -23,6 +23,19 @@ pub const MAX_BYTES: usize = 4 << 20;
 /// A parse that takes longer is abandoned.
 pub const PARSE_DEADLINE: Duration = Duration::from_secs(2);
 
+/// Why an edit of a script or Python source is not made.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Refusal {
+    /// The edit asked for does not fit the file (no such call on that line, a name the shell
+    /// cannot take): an error in the fix.
+    #[error("{0}")]
+    Invalid(String),
+    /// The file sets the value, but no single exact edit of it can be proven: the fix is left
+    /// to the person, with this note saying where the value is set and why.
+    #[error("{0}")]
+    Unproven(String),
+}
+
 /// Which grammar.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Lang {
