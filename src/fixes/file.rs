@@ -101,6 +101,45 @@ fn current(path: &str, cx: &FixCtx) -> Result<(String, bool, String), String> {
     ))
 }
 
+/// A file's text on disk (ignoring earlier changes of this plan), and whether it exists.
+fn on_disk(path: &str, cx: &FixCtx) -> Result<(String, bool), String> {
+    let state = read(&resolve(path, cx)?)?;
+    Ok((text_of(&state, path)?, state.exists))
+}
+
+/// Both changes of `base` — the one that gives `a` and the one that gives `b` — made together
+/// (byte ranges that do not overlap; two insertions at one place go in the order made), or
+/// None when they overlap.
+fn merge(base: &str, a: &str, b: &str) -> Option<String> {
+    use similar::{Algorithm, DiffTag, capture_diff_slices_deadline};
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+    let old = base.as_bytes();
+    let hunks = |x: &str| -> Vec<(std::ops::Range<usize>, Vec<u8>)> {
+        let new = x.as_bytes();
+        capture_diff_slices_deadline(Algorithm::Myers, old, new, Some(deadline))
+            .into_iter()
+            .filter(|o| o.tag() != DiffTag::Equal)
+            .map(|o| (o.old_range(), new[o.new_range()].to_vec()))
+            .collect()
+    };
+    let mut all = hunks(a);
+    all.extend(hunks(b));
+    // stable: at one place, `a`'s insertion stays before `b`'s
+    all.sort_by_key(|(r, _)| r.start);
+    if all.windows(2).any(|w| w[1].0.start < w[0].0.end) {
+        return None;
+    }
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    let mut at = 0;
+    for (r, with) in all {
+        out.extend_from_slice(&old[at..r.start]);
+        out.extend_from_slice(&with);
+        at = r.end;
+    }
+    out.extend_from_slice(&old[at..]);
+    String::from_utf8(out).ok()
+}
+
 pub fn prepare_edit<E: FileEdit + ?Sized>(
     e: &E,
     action: &Map<String, Value>,
@@ -112,12 +151,27 @@ pub fn prepare_edit<E: FileEdit + ?Sized>(
     if new == old && exists {
         return Ok(Vec::new());
     }
+    // a later change of the same file is shown alone, against the file as it is; what apply
+    // writes is both changes, and that must be exactly the two shown
+    let disk = on_disk(&path, cx)?;
+    let diff = if disk.0 != old {
+        let alone = e.edit(&path, &disk.0, disk.1, action)?;
+        let merged = merge(&disk.0, &old, &alone).filter(|m| *m == new);
+        if merged.is_none() {
+            return Err(format!(
+                "another fix of this plan changes the same lines of {path}: apply the fixes one at a time"
+            ));
+        }
+        unified_diff(&path, &disk.0, &alone)
+    } else {
+        unified_diff(&path, &old, &new)
+    };
     cx.overlay.borrow_mut().insert(path.clone(), new.clone());
     Ok(vec![Prepared {
         part: "file",
         target: path.clone(),
         summary: e.summary(action, &path),
-        diff: Some(unified_diff(&path, &old, &new)),
+        diff: Some(diff),
         before: None,
         after: None,
         before_text: Some(old),
