@@ -348,7 +348,11 @@ fn each_env_fix_removes_only_the_assignment_it_names() {
         "-NCCL_P2P_DISABLE=1 torchrun --nproc_per_node=8 train.py --config cfg.yaml\n    +torchrun --nproc_per_node=8 train.py --config cfg.yaml\n",
         "-export CUDA_LAUNCH_BLOCKING=1 OMP_NUM_THREADS=8\n    +export OMP_NUM_THREADS=8\n",
     ] {
-        assert!(plan.stdout.contains(has), "plan shows `{has}`:\n{}", plan.stdout);
+        assert!(
+            plan.stdout.contains(has),
+            "plan shows `{has}`:\n{}",
+            plan.stdout
+        );
     }
     // each diff alone: the second (NCCL_P2P_DISABLE) is drawn against the file as it is, not
     // on the result of the first, so its context still shows the CUDA_LAUNCH_BLOCKING line
@@ -366,7 +370,11 @@ fn each_env_fix_removes_only_the_assignment_it_names() {
     );
     let again = job.run(&[&["plan"][..], &base].concat());
     assert!(!again.stdout.contains("FAIL"), "{}", again.stdout);
-    assert!(!again.stdout.contains("@@"), "applying twice changes nothing: {}", again.stdout);
+    assert!(
+        !again.stdout.contains("@@"),
+        "applying twice changes nothing: {}",
+        again.stdout
+    );
     let rb = job.rollback();
     assert_eq!(rb.code, 0, "{}\n{}", rb.stdout, rb.stderr);
     assert_eq!(job.state(), before, "rollback restores every byte");
@@ -1029,7 +1037,11 @@ fn an_env_prefix_in_the_launch_script_is_removed_through_pid() {
     // the running process keeps its environment until it is restarted (`restart: job`):
     // apply says the rule still fails until then
     assert_eq!(apply.code, 0, "{}\n{}", apply.stdout, apply.stderr);
-    assert!(apply.stdout.contains("still fails until you restart the training job"));
+    assert!(
+        apply
+            .stdout
+            .contains("still fails until you restart the training job")
+    );
     let after = std::fs::read_to_string(job.p("root/home/ml/bench/launch.sh")).unwrap();
     assert_eq!(
         after,
@@ -1058,7 +1070,11 @@ fn an_env_value_from_the_users_shell_says_how_to_start_without_it() {
         "{}",
         plan.stdout
     );
-    assert!(!plan.stdout.contains("cannot be planned"), "{}", plan.stdout);
+    assert!(
+        !plan.stdout.contains("cannot be planned"),
+        "{}",
+        plan.stdout
+    );
     assert_eq!(job.state(), before);
 }
 

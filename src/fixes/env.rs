@@ -103,8 +103,12 @@ impl FileEdit for EnvSet {
         action: &Map<String, Value>,
     ) -> Result<String, String> {
         if is_shell(path, old) {
-            return shell::set(old, str_param(action, "name")?, &scalar_param(action, "value")?)
-                .map_err(|e| e.to_string());
+            return shell::set(
+                old,
+                str_param(action, "name")?,
+                &scalar_param(action, "value")?,
+            )
+            .map_err(|e| e.to_string());
         }
         envedit::env_set(
             old,
@@ -238,6 +242,42 @@ mod tests {
     fn set(path: &str, old: &str, name: &str, value: &str) -> Result<String, String> {
         let action = json!({"name": name, "value": value});
         EnvSet.edit(path, old, true, action.as_object().unwrap())
+    }
+
+    fn unset(path: &str, old: &str, name: &str) -> Result<String, String> {
+        let action = json!({ "name": name });
+        EnvUnset.edit(path, old, true, action.as_object().unwrap())
+    }
+
+    /// Issue 22: the edit takes exactly the named assignment out of a launch script.
+    #[test]
+    fn unset_in_a_script_takes_only_the_named_assignment() {
+        let run = "#!/bin/bash\nexport NCCL_DEBUG=INFO\nNCCL_P2P_DISABLE=1 torchrun --nproc_per_node=8 train.py --config cfg.yaml\nexport CUDA_LAUNCH_BLOCKING=1 OMP_NUM_THREADS=8\n";
+        assert_eq!(
+            unset("/job/run.sh", run, "NCCL_P2P_DISABLE").unwrap(),
+            run.replace("NCCL_P2P_DISABLE=1 torchrun", "torchrun")
+        );
+        assert_eq!(
+            unset("/job/run.sh", run, "CUDA_LAUNCH_BLOCKING").unwrap(),
+            run.replace("CUDA_LAUNCH_BLOCKING=1 OMP", "OMP")
+        );
+        assert_eq!(
+            unset("/job/run.sh", "export A=1 B=1\n", "A").unwrap(),
+            "export B=1\n"
+        );
+        assert_eq!(
+            unset("/job/run.sh", "env A=1 python train.py\n", "A").unwrap(),
+            "env python train.py\n"
+        );
+        // a heredoc and a continuation line keep every byte
+        let src = "#!/bin/bash\ncat > hostfile <<EOF\nnode1 slots=8\nEOF\nA=1 \\\n  deepspeed --hostfile hostfile \\\n  train.py\n";
+        assert_eq!(
+            unset("/job/run.sh", src, "A").unwrap(),
+            src.replace("A=1 \\\n  ", "")
+        );
+        // set in two places: no edit
+        let err = unset("/job/run.sh", "export A=1\nA=1 python t.py\n", "A").unwrap_err();
+        assert!(err.contains("set in 2 places"), "{err}");
     }
 
     #[test]

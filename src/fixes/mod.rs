@@ -11,6 +11,8 @@ pub mod file;
 pub mod file_line;
 pub mod fstab_options;
 #[cfg(test)]
+mod grammar_test;
+#[cfg(test)]
 mod kinds_test;
 pub mod kmod;
 pub mod nvidia;

@@ -1017,18 +1017,22 @@ fn edit_of(src: &str, key: &str, value: &Value) -> Result<(Range<usize>, String)
     let m = scan(src);
     let span = match k {
         PyKey::Kwarg { .. } => unreachable!("handled on the tree above"),
-        PyKey::Assign { target, line } => m
-            .assigns
-            .iter()
-            .find(|a| a.target == target && a.line == line)
-            .ok_or_else(|| Refusal::Invalid(format!("no assignment to `{target}` on line {line}")))?
-            .value_span,
-        PyKey::DictEntry { key, line } => m
-            .dict_entries
-            .iter()
-            .find(|d| d.key == key && d.line == line)
-            .ok_or_else(|| Refusal::Invalid(format!("no dict entry `{key}` on line {line}")))?
-            .value_span,
+        PyKey::Assign { target, line } => {
+            m.assigns
+                .iter()
+                .find(|a| a.target == target && a.line == line)
+                .ok_or_else(|| {
+                    Refusal::Invalid(format!("no assignment to `{target}` on line {line}"))
+                })?
+                .value_span
+        }
+        PyKey::DictEntry { key, line } => {
+            m.dict_entries
+                .iter()
+                .find(|d| d.key == key && d.line == line)
+                .ok_or_else(|| Refusal::Invalid(format!("no dict entry `{key}` on line {line}")))?
+                .value_span
+        }
         PyKey::Param { def, line, param } => {
             find_param(&m, &def, line, &param)
                 .ok_or_else(|| {
@@ -1141,7 +1145,10 @@ fn kwarg_edit(
         Some(l) if l.kind() == "," => (l.end_byte()..l.end_byte(), format!(" {kwarg}={lit},")),
         Some(l) if l.kind() == "(" => (l.end_byte()..l.end_byte(), format!("{kwarg}={lit}")),
         Some(l) => (l.end_byte()..l.end_byte(), format!(", {kwarg}={lit}")),
-        None => (close.start_byte()..close.start_byte(), format!("{kwarg}={lit}")),
+        None => (
+            close.start_byte()..close.start_byte(),
+            format!("{kwarg}={lit}"),
+        ),
     })
 }
 
@@ -1236,6 +1243,41 @@ pub fn looks_like_python(text: &str) -> bool {
         }
     }
     score >= 3
+}
+
+#[cfg(test)]
+mod grammar_tests {
+    use super::*;
+
+    #[test]
+    fn a_keyword_beside_a_splat_changes_only_its_literal() {
+        let src = "kw = dict(pin_memory=True)\nloader = DataLoader(ds, batch_size=4,  # per GPU\n    num_workers=2, **kw)\n";
+        let out = set(src, "DataLoader@L2.num_workers", &json!(8)).unwrap();
+        assert_eq!(out, src.replace("num_workers=2", "num_workers=8"));
+        // applying twice changes nothing
+        assert_eq!(
+            set(&out, "DataLoader@L2.num_workers", &json!(8)).unwrap(),
+            out
+        );
+        // an absent keyword beside `**kw` may be in kw: adding it could pass it twice
+        let err = set_checked(src, "DataLoader@L2.persistent_workers", &json!(true)).unwrap_err();
+        assert!(
+            matches!(&err, Refusal::Unproven(w) if w.contains("passes `**kw`")),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn two_calls_on_one_line_or_a_broken_file_are_refused() {
+        let src = "a = DataLoader(x, num_workers=1); b = DataLoader(y, num_workers=1)\n";
+        let err = set_checked(src, "DataLoader@L1.num_workers", &json!(4)).unwrap_err();
+        assert!(matches!(err, Refusal::Unproven(_)), "{err}");
+        let src = "def f(:\n    pass\nDataLoader(x, num_workers=1)\n";
+        let err = set_checked(src, "DataLoader@L3.num_workers", &json!(4)).unwrap_err();
+        assert!(err.to_string().contains("cannot read line 1"), "{err}");
+        let err = set_checked("f(x)\n", "DataLoader@L1.num_workers", &json!(4)).unwrap_err();
+        assert!(matches!(err, Refusal::Invalid(_)), "{err}");
+    }
 }
 
 #[cfg(test)]

@@ -86,7 +86,8 @@ pub struct Script<'s> {
 /// Names as the shell takes them: a letter or `_`, then letters, digits, `_`.
 pub fn valid_name(name: &str) -> bool {
     let mut c = name.chars();
-    c.next().is_some_and(|f| f.is_ascii_alphabetic() || f == '_')
+    c.next()
+        .is_some_and(|f| f.is_ascii_alphabetic() || f == '_')
         && c.all(|x| x.is_ascii_alphanumeric() || x == '_')
 }
 
@@ -154,7 +155,11 @@ impl<'s> Script<'s> {
             let t = text(a, self.src);
             if t.starts_with('-') {
                 // options of env; `-u NAME` and `-C DIR` take a word
-                i += if matches!(t, "-u" | "-C" | "-S") { 2 } else { 1 };
+                i += if matches!(t, "-u" | "-C" | "-S") {
+                    2
+                } else {
+                    1
+                };
                 continue;
             }
             let Some((n, _)) = t.split_once('=') else {
@@ -199,8 +204,10 @@ impl<'s> Script<'s> {
 
     /// The bytes that removing assignment `n` (a child of `parent`) drops.
     fn removal(&self, n: Node, parent: Node, how: How) -> Result<Range<usize>, String> {
-        if matches!(parent.kind(), "command" | "declaration_command" | "variable_assignments")
-            && self.misread(parent)
+        if matches!(
+            parent.kind(),
+            "command" | "declaration_command" | "variable_assignments"
+        ) && self.misread(parent)
         {
             return Err(self.misread_note(parent));
         }
@@ -297,8 +304,7 @@ impl<'s> Script<'s> {
             if !(rest.starts_with('=') || rest.starts_with("+=")) {
                 continue;
             }
-            if comments.iter().any(|c| c.contains(&i)) || sites.iter().any(|s| s.span.start == i)
-            {
+            if comments.iter().any(|c| c.contains(&i)) || sites.iter().any(|s| s.span.start == i) {
                 continue;
             }
             let l = line_of(self.src, i);
@@ -410,8 +416,9 @@ pub fn set(src: &str, name: &str, value: &str) -> Result<String, Refusal> {
             if site.value == q {
                 return Ok(src.to_string());
             }
-            syntax::check_edit(Lang::Bash, src, site.value_span.clone(), &q)
-                .map_err(|why| Refusal::Unproven(format!("{name} is set on {}: {why}", site.place())))
+            syntax::check_edit(Lang::Bash, src, site.value_span.clone(), &q).map_err(|why| {
+                Refusal::Unproven(format!("{name} is set on {}: {why}", site.place()))
+            })
         }
         None => {
             let root = sc.tree.root_node();
@@ -419,7 +426,10 @@ pub fn set(src: &str, name: &str, value: &str) -> Result<String, Refusal> {
             let first_cmd = root.named_children(&mut c).find(|n| {
                 !matches!(
                     n.kind(),
-                    "comment" | "declaration_command" | "variable_assignment" | "variable_assignments"
+                    "comment"
+                        | "declaration_command"
+                        | "variable_assignment"
+                        | "variable_assignments"
                 )
             });
             let nl = if src.contains("\r\n") { "\r\n" } else { "\n" };
@@ -585,7 +595,10 @@ mod tests {
         let out = unset(RUN_SH, "CUDA_LAUNCH_BLOCKING").unwrap();
         assert_eq!(
             out,
-            RUN_SH.replace("export CUDA_LAUNCH_BLOCKING=1 OMP_NUM_THREADS=8", "export OMP_NUM_THREADS=8")
+            RUN_SH.replace(
+                "export CUDA_LAUNCH_BLOCKING=1 OMP_NUM_THREADS=8",
+                "export OMP_NUM_THREADS=8"
+            )
         );
         let out = unset(RUN_SH, "NCCL_DEBUG").unwrap();
         assert_eq!(out, RUN_SH.replace("export NCCL_DEBUG=INFO\n", ""));
@@ -597,7 +610,10 @@ mod tests {
     fn multi_name_export_declare_and_env_arguments() {
         assert_eq!(unset("export A=1 B=1\n", "A").unwrap(), "export B=1\n");
         assert_eq!(unset("export A=1 B=1\n", "B").unwrap(), "export A=1\n");
-        assert_eq!(unset("declare -x A=1 B=1\n", "B").unwrap(), "declare -x A=1\n");
+        assert_eq!(
+            unset("declare -x A=1 B=1\n", "B").unwrap(),
+            "declare -x A=1\n"
+        );
         // a lone operand takes its line: `declare -x` alone would print every variable
         assert_eq!(unset("declare -x A=1\nx\n", "A").unwrap(), "x\n");
         assert_eq!(
@@ -614,10 +630,7 @@ mod tests {
     fn heredocs_continuations_comments_and_quotes_survive() {
         let src = "#!/bin/bash\n# keep me\ncat > cfg.yaml <<EOF\nworkers: 2\nA: \"$HOME\"\nEOF\nCUDA_LAUNCH_BLOCKING=1 \\\n  NCCL_DEBUG='INFO' \\\n  torchrun \\\n  --nproc_per_node 8 train.py  # run\n";
         let out = unset(src, "CUDA_LAUNCH_BLOCKING").unwrap();
-        assert_eq!(
-            out,
-            src.replace("CUDA_LAUNCH_BLOCKING=1 \\\n  ", "")
-        );
+        assert_eq!(out, src.replace("CUDA_LAUNCH_BLOCKING=1 \\\n  ", ""));
         let out = set(src, "NCCL_DEBUG", "WARN").unwrap();
         assert_eq!(out, src.replace("'INFO'", "'WARN'"));
     }
@@ -628,7 +641,10 @@ mod tests {
         let err = unset(src, "A").unwrap_err().to_string();
         assert!(err.contains("set in 2 places"), "{err}");
         assert!(err.contains("line 1 (an export/declare)"), "{err}");
-        assert!(err.contains("line 2 (a prefix of a command `python`)"), "{err}");
+        assert!(
+            err.contains("line 2 (a prefix of a command `python`)"),
+            "{err}"
+        );
         let err = set(src, "A", "0").unwrap_err().to_string();
         assert!(err.contains("set in 2 places"), "{err}");
     }
@@ -636,13 +652,19 @@ mod tests {
     #[test]
     fn what_the_grammar_cannot_show_is_refused() {
         // inside a quoted command
-        let err = unset("export A=1\nbash -c \"A=2 python t.py\"\n", "A").unwrap_err().to_string();
+        let err = unset("export A=1\nbash -c \"A=2 python t.py\"\n", "A")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("also written on line 2"), "{err}");
         // `A=1 B=2` alone on a line is read as prefixes of the next line's command
-        let err = unset("A=1 B=2\npython t.py\n", "A").unwrap_err().to_string();
+        let err = unset("A=1 B=2\npython t.py\n", "A")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("reads lines 1-2 as one command"), "{err}");
         // a line that holds more than the export
-        let err = unset("export A=1; python t.py\n", "A").unwrap_err().to_string();
+        let err = unset("export A=1; python t.py\n", "A")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("holds more than"), "{err}");
         // a syntax error
         let err = unset("if then\nexport A=1\n", "A").unwrap_err().to_string();

@@ -197,7 +197,12 @@ fn leaves(tree: &Tree, src: &str, range: &Range<usize>) -> Result<(Vec<Leaf>, Ve
 /// Proves that replacing `range` of `old` by `with` changes nothing but that range: both texts
 /// parse cleanly and every token outside it keeps its text, its ancestors and its place. Returns
 /// the new text.
-pub fn check_edit(lang: Lang, old: &str, range: Range<usize>, with: &str) -> Result<String, String> {
+pub fn check_edit(
+    lang: Lang,
+    old: &str,
+    range: Range<usize>,
+    with: &str,
+) -> Result<String, String> {
     let new = format!("{}{with}{}", &old[..range.start], &old[range.end..]);
     let old_tree = parse(lang, old)?;
     if let Some(at) = first_error(&old_tree, old) {
