@@ -1092,3 +1092,35 @@ fn an_env_value_set_twice_in_the_launch_script_is_left_to_the_person() {
     );
     assert!(!plan.stdout.contains("@@"), "no diff: {}", plan.stdout);
 }
+
+/// The launch script sources a file that exports the variable: the edit is made there.
+#[test]
+fn an_env_value_from_a_sourced_file_is_removed_there() {
+    let run_sh = "#!/bin/bash\nsource ./env.sh\npython3 train.py --config cfg.yaml\n";
+    let env_sh = "# site settings\nexport OMP_NUM_THREADS=4\nexport CUDA_LAUNCH_BLOCKING=1\n";
+    let job = launched_by_script(run_sh, "CUDA_LAUNCH_BLOCKING=1\0OMP_NUM_THREADS=4\0");
+    std::fs::write(job.p("root/home/ml/bench/env.sh"), env_sh).unwrap();
+    let base = ["--pid", "6001", "--only", "cuda.launch-blocking"];
+    let before = job.state();
+    let plan = job.run(&[&["plan"][..], &base].concat());
+    assert_eq!(plan.code, 2, "{}\n{}", plan.stdout, plan.stderr);
+    assert!(
+        plan.stdout
+            .contains("unset CUDA_LAUNCH_BLOCKING in /home/ml/bench/env.sh"),
+        "{}",
+        plan.stdout
+    );
+    let apply = job.run(&[&["apply", "--yes"][..], &base].concat());
+    assert_eq!(apply.code, 0, "{}\n{}", apply.stdout, apply.stderr);
+    assert_eq!(
+        std::fs::read_to_string(job.p("root/home/ml/bench/env.sh")).unwrap(),
+        "# site settings\nexport OMP_NUM_THREADS=4\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(job.p("root/home/ml/bench/launch.sh")).unwrap(),
+        run_sh
+    );
+    let rb = job.rollback();
+    assert_eq!(rb.code, 0, "{}\n{}", rb.stdout, rb.stderr);
+    assert_eq!(job.state(), before, "rollback restores every byte");
+}

@@ -5,7 +5,7 @@
 //! A shell file (a launch script given as `--config`, the script that started a `--pid` job,
 //! an env file of `export` lines) is edited on the bash grammar's tree ([`shell`]): at the one
 //! place that sets the variable — a command's prefix, an `export`/`declare -x` operand, an
-//! `env` argument — and nowhere else. Where that is not one exact edit (set in two places,
+//! `env` argument, or the one file the script sources that sets it — and nowhere else. Where that is not one exact edit (set in two places,
 //! inside a quoted command, a line that holds more), or where the job has the variable from
 //! an environment gpufix cannot see (the user's shell), the fix is left to the person with a
 //! note that says where the value is set and the command line to start the job without it.
@@ -143,6 +143,37 @@ impl FileEdit for EnvSet {
     }
 }
 
+/// When a launch script does not set `name` itself but exactly one file it sources (`source
+/// ./env.sh`, a path written out) does, that file: the place the value is set.
+fn sourced_setter(script: &str, name: &str, cx: &FixCtx) -> Option<String> {
+    let (text, _, _) = super::file::current(script, cx).ok()?;
+    if !is_shell(script, &text) || !shell::sets(&text, name).ok()?.is_empty() {
+        return None;
+    }
+    let dir = script.rsplit_once('/').map_or(".", |(d, _)| d);
+    let setters: Vec<String> = shell::sourced(&text)
+        .into_iter()
+        .map(|(_, p)| {
+            if p.starts_with('/') {
+                p
+            } else {
+                format!("{dir}/{}", p.trim_start_matches("./"))
+            }
+        })
+        .filter(|p| {
+            super::file::current(p, cx)
+                .ok()
+                .and_then(|(t, exists, _)| exists.then(|| shell::sets(&t, name).ok()))
+                .flatten()
+                .is_some_and(|s| !s.is_empty())
+        })
+        .collect();
+    match setters.as_slice() {
+        [one] => Some(one.clone()),
+        _ => None,
+    }
+}
+
 pub struct EnvUnset;
 
 impl FileEdit for EnvUnset {
@@ -150,7 +181,9 @@ impl FileEdit for EnvUnset {
         "env.unset"
     }
     fn path(&self, action: &Map<String, Value>, cx: &FixCtx) -> Result<String, String> {
-        cx.input_file(action, "env_file")
+        let file = cx.input_file(action, "env_file")?;
+        let name = str_param(action, "name")?;
+        Ok(sourced_setter(&file, name, cx).unwrap_or(file))
     }
     fn edit(
         &self,

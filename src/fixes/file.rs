@@ -85,7 +85,7 @@ fn text_of(state: &TargetState, path: &str) -> Result<String, String> {
 
 /// The text a file has for the next change of this plan: what an earlier change of the same
 /// plan leaves, else what is on disk; whether it exists, and its fingerprint.
-fn current(path: &str, cx: &FixCtx) -> Result<(String, bool, String), String> {
+pub(crate) fn current(path: &str, cx: &FixCtx) -> Result<(String, bool, String), String> {
     if let Some(t) = cx.overlay.borrow().get(path) {
         return Ok((t.clone(), true, sha(t.as_bytes())));
     }

@@ -447,6 +447,42 @@ pub fn set(src: &str, name: &str, value: &str) -> Result<String, Refusal> {
     }
 }
 
+/// The files a script reads with `source FILE` or `. FILE`, where FILE is written out (a path
+/// built from `$VAR` or `$(…)` is not followed): (line, path as written).
+pub fn sourced(src: &str) -> Vec<(usize, String)> {
+    let Ok(sc) = Script::parse(src) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for cmd in syntax::nodes(&sc.tree)
+        .into_iter()
+        .filter(|n| n.kind() == "command")
+    {
+        if !matches!(command_name(cmd, src).as_deref(), Some("source" | ".")) {
+            continue;
+        }
+        let mut c = cmd.walk();
+        let args: Vec<Node> = cmd.children_by_field_name("argument", &mut c).collect();
+        let [a] = args.as_slice() else { continue };
+        let path = match a.kind() {
+            "word" => text(*a, src).to_string(),
+            "raw_string" => text(*a, src).trim_matches('\'').to_string(),
+            "string"
+                if a.named_child_count() <= 1
+                    && a.named_child(0)
+                        .is_none_or(|k| k.kind() == "string_content") =>
+            {
+                text(*a, src).trim_matches('"').to_string()
+            }
+            _ => continue,
+        };
+        if !path.is_empty() && !path.contains(['$', '`', '*', '?', '~']) {
+            out.push((line_of(src, cmd.start_byte()), path));
+        }
+    }
+    out
+}
+
 /// One flag with a value on a command line: `--nproc_per_node 8` or `--nproc_per_node=8`.
 #[derive(Debug, Clone)]
 pub struct Flag {
@@ -690,6 +726,18 @@ mod tests {
         assert_eq!(set("", "B", "2").unwrap(), "export B=2\n");
         let once = set(RUN_SH, "NCCL_DEBUG", "WARN").unwrap();
         assert_eq!(set(&once, "NCCL_DEBUG", "WARN").unwrap(), once);
+    }
+
+    #[test]
+    fn sourced_files_written_out_are_listed() {
+        let src = "#!/bin/bash\nsource ./env.sh\n. \"/etc/job env.sh\"\nsource $HOME/x.sh\nsource a.sh b\n";
+        assert_eq!(
+            sourced(src),
+            [
+                (2, "./env.sh".to_string()),
+                (3, "/etc/job env.sh".to_string())
+            ]
+        );
     }
 
     #[test]
