@@ -145,7 +145,7 @@ pub fn plan_changes(report: &mut Report, cx: &FixCtx) -> Vec<Unplannable> {
             };
             let mut params = obj.clone();
             params.remove("kind");
-            if let Some(why) = k.imp.left_to_you(&params) {
+            if let Some(why) = k.imp.left_to_you(&params, cx) {
                 notes.push(format!(
                     "fix of `{}` ({kind}) is left to you: {why}; the rule's fix says how",
                     r.id

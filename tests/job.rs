@@ -319,6 +319,67 @@ fn python_dict_literal_config_is_fixed_in_place() {
 
 /// A launch script given as --config is the job's environment: the export that breaks the
 /// job is removed from the script itself; rollback restores it byte for byte.
+/// The launch script of issue 22: each env fix removes only the assignment it names. The
+/// `torchrun` line and `OMP_NUM_THREADS=8` survive byte for byte; the two diffs of one file
+/// are each drawn against the file as it is, and applied in one transaction.
+#[test]
+fn each_env_fix_removes_only_the_assignment_it_names() {
+    let script = "#!/bin/bash\nexport NCCL_DEBUG=INFO\nNCCL_P2P_DISABLE=1 torchrun --nproc_per_node=8 train.py --config cfg.yaml\nexport CUDA_LAUNCH_BLOCKING=1 OMP_NUM_THREADS=8\n";
+    // comm.p2p-disabled waits on NVML, which a test machine lacks: a site rule with its
+    // condition and fix stands in for it
+    let site = "playbook: site\nlayer: comm\ntitle: Site\nrules:\n  - id: site.p2p-disabled\n    title: NCCL_P2P_DISABLE=1 in the launch script\n    why: as comm.p2p-disabled\n    severity: warning\n    probes:\n      env: { kind: env }\n    fail_when: \"env.vars.NCCL_P2P_DISABLE is defined and env.vars.NCCL_P2P_DISABLE | trim == '1' and env.gpus > 1\"\n    message: \"NCCL_P2P_DISABLE=1 in the {{ env.source }}\"\n    fix:\n      safety: safe\n      restart: job\n      actions:\n        - kind: env.unset\n          name: NCCL_P2P_DISABLE\n          file: \"{{ env.file | default('') }}\"\n";
+    let job = Job::new(&[("job/run.sh", script), ("site/site.yaml", site)]);
+    let cfg = job.p("job/run.sh");
+    let dir = job.p("site");
+    let base = [
+        "--playbooks",
+        dir.as_str(),
+        "--config",
+        cfg.as_str(),
+        "--only",
+        "cuda.launch-blocking",
+        "--only",
+        "site.p2p-disabled",
+    ];
+    let before = job.state();
+    let plan = job.run(&[&["plan"][..], &base].concat());
+    assert_eq!(plan.code, 2, "{}\n{}", plan.stdout, plan.stderr);
+    for has in [
+        "-NCCL_P2P_DISABLE=1 torchrun --nproc_per_node=8 train.py --config cfg.yaml\n    +torchrun --nproc_per_node=8 train.py --config cfg.yaml\n",
+        "-export CUDA_LAUNCH_BLOCKING=1 OMP_NUM_THREADS=8\n    +export OMP_NUM_THREADS=8\n",
+    ] {
+        assert!(
+            plan.stdout.contains(has),
+            "plan shows `{has}`:\n{}",
+            plan.stdout
+        );
+    }
+    // each diff alone: the second (NCCL_P2P_DISABLE) is drawn against the file as it is, not
+    // on the result of the first, so its context still shows the CUDA_LAUNCH_BLOCKING line
+    let p2p = plan.stdout.split("unset NCCL_P2P_DISABLE").nth(1).unwrap();
+    assert!(
+        p2p.contains("\n     export CUDA_LAUNCH_BLOCKING=1 OMP_NUM_THREADS=8\n"),
+        "{p2p}"
+    );
+    let apply = job.run(&[&["apply", "--yes"][..], &base].concat());
+    assert_eq!(apply.code, 0, "{}\n{}", apply.stdout, apply.stderr);
+    let after = std::fs::read_to_string(&cfg).unwrap();
+    assert_eq!(
+        after,
+        "#!/bin/bash\nexport NCCL_DEBUG=INFO\ntorchrun --nproc_per_node=8 train.py --config cfg.yaml\nexport OMP_NUM_THREADS=8\n"
+    );
+    let again = job.run(&[&["plan"][..], &base].concat());
+    assert!(!again.stdout.contains("FAIL"), "{}", again.stdout);
+    assert!(
+        !again.stdout.contains("@@"),
+        "applying twice changes nothing: {}",
+        again.stdout
+    );
+    let rb = job.rollback();
+    assert_eq!(rb.code, 0, "{}\n{}", rb.stdout, rb.stderr);
+    assert_eq!(job.state(), before, "rollback restores every byte");
+}
+
 #[test]
 fn launch_script_export_is_removed_where_it_is_written() {
     let script = "#!/bin/bash\nexport OMP_NUM_THREADS=8\nexport CUDA_LAUNCH_BLOCKING=1\ntorchrun --nproc_per_node=4 train.py --cfg exp.yaml\n";
@@ -915,6 +976,150 @@ fn a_flag_from_a_launch_script_is_fixed_in_the_script() {
     assert_eq!(apply.code, 0, "{}\n{}", apply.stdout, apply.stderr);
     let after = std::fs::read_to_string(job.p("root/home/ml/imagenet/run.sh")).unwrap();
     assert_eq!(after, run_sh.replace("-j 2", "-j 8"));
+    let rb = job.rollback();
+    assert_eq!(rb.code, 0, "{}\n{}", rb.stdout, rb.stderr);
+    assert_eq!(job.state(), before, "rollback restores every byte");
+}
+
+/// A job started by `bash launch.sh` whose line is `CUDA_LAUNCH_BLOCKING=1 python3 train.py
+/// …` (issue 22, the H200 run): with `--pid` alone the env fix is planned where the launch
+/// script sets the variable — the one prefix goes, the command stays byte for byte — and
+/// `apply` makes it under `--root`; rollback restores every byte.
+fn launched_by_script(run_sh: &str, environ: &str) -> Job {
+    let job = job_tree(
+        "6001",
+        "python3\0train.py\0--config\0cfg.yaml\0",
+        "/home/ml/bench",
+        &[
+            ("/home/ml/bench/train.py", "import torch\nprint('train')\n"),
+            ("/home/ml/bench/launch.sh", run_sh),
+            ("/proc/6001/environ", environ),
+            ("/proc/6000/cmdline", "bash\0launch.sh\0"),
+            (
+                "/proc/6000/stat",
+                "6000 (bash) S 1 1 1 0 -1 4194304 100 0 0 0 1 1 0 0 20 0 1 0 100 1000 200 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n",
+            ),
+        ],
+    );
+    let stat = job.dir.path().join("root/proc/6001/stat");
+    let t = std::fs::read_to_string(&stat)
+        .unwrap()
+        .replacen(" S 1 ", " S 6000 ", 1);
+    std::fs::write(&stat, &t).unwrap();
+    std::fs::write(job.dir.path().join("root/proc/6001/task/6001/stat"), &t).unwrap();
+    std::os::unix::fs::symlink("/home/ml/bench", job.dir.path().join("root/proc/6000/cwd"))
+        .unwrap();
+    job
+}
+
+#[test]
+fn an_env_prefix_in_the_launch_script_is_removed_through_pid() {
+    let run_sh = "#!/bin/bash\nset -euo pipefail\n# debugging a hang\nCUDA_LAUNCH_BLOCKING=1 python3 train.py --config cfg.yaml \\\n    2>&1 | tee train.log\n";
+    let job = launched_by_script(run_sh, "PATH=/usr/bin\0CUDA_LAUNCH_BLOCKING=1\0");
+    let base = ["--pid", "6001", "--only", "cuda.launch-blocking"];
+    let before = job.state();
+    let plan = job.run(&[&["plan"][..], &base].concat());
+    assert_eq!(plan.code, 2, "{}\n{}", plan.stdout, plan.stderr);
+    for has in [
+        "unset CUDA_LAUNCH_BLOCKING in /home/ml/bench/launch.sh",
+        "-CUDA_LAUNCH_BLOCKING=1 python3 train.py --config cfg.yaml \\",
+        "+python3 train.py --config cfg.yaml \\",
+    ] {
+        assert!(
+            plan.stdout.contains(has),
+            "plan shows `{has}`:\n{}",
+            plan.stdout
+        );
+    }
+    assert!(!plan.stdout.contains("needs --env-file"), "{}", plan.stdout);
+    assert_eq!(job.state(), before, "plan changes nothing");
+    let apply = job.run(&[&["apply", "--yes"][..], &base].concat());
+    // the running process keeps its environment until it is restarted (`restart: job`):
+    // apply says the rule still fails until then
+    assert_eq!(apply.code, 0, "{}\n{}", apply.stdout, apply.stderr);
+    assert!(
+        apply
+            .stdout
+            .contains("still fails until you restart the training job")
+    );
+    let after = std::fs::read_to_string(job.p("root/home/ml/bench/launch.sh")).unwrap();
+    assert_eq!(
+        after,
+        run_sh.replace("CUDA_LAUNCH_BLOCKING=1 python3", "python3"),
+        "{}\n{}",
+        apply.stdout,
+        apply.stderr
+    );
+    let rb = job.rollback();
+    assert_eq!(rb.code, 0, "{}\n{}", rb.stdout, rb.stderr);
+    assert_eq!(job.state(), before, "rollback restores every byte");
+}
+
+/// The variable is not in the launch script: the job has it from the shell it was started
+/// in, which gpufix cannot see. No change; a note with the command line that starts the job
+/// without it.
+#[test]
+fn an_env_value_from_the_users_shell_says_how_to_start_without_it() {
+    let run_sh = "#!/bin/bash\npython3 train.py --config cfg.yaml\n";
+    let job = launched_by_script(run_sh, "PATH=/usr/bin\0CUDA_LAUNCH_BLOCKING=1\0");
+    let before = job.state();
+    let plan = job.run(&["plan", "--pid", "6001", "--only", "cuda.launch-blocking"]);
+    assert_eq!(plan.code, 2, "{}\n{}", plan.stdout, plan.stderr);
+    assert!(
+        plan.stdout.contains("is left to you: PID 6001 has CUDA_LAUNCH_BLOCKING from the environment it was started in, which gpufix cannot see (the launch script /home/ml/bench/launch.sh does not set it): start the job without it: `env -u CUDA_LAUNCH_BLOCKING bash launch.sh`"),
+        "{}",
+        plan.stdout
+    );
+    assert!(
+        !plan.stdout.contains("cannot be planned"),
+        "{}",
+        plan.stdout
+    );
+    assert_eq!(job.state(), before);
+}
+
+/// Set in two places in the launch script: refused with where, nothing planned.
+#[test]
+fn an_env_value_set_twice_in_the_launch_script_is_left_to_the_person() {
+    let run_sh = "#!/bin/bash\nexport CUDA_LAUNCH_BLOCKING=1\nCUDA_LAUNCH_BLOCKING=1 python3 train.py --config cfg.yaml\n";
+    let job = launched_by_script(run_sh, "CUDA_LAUNCH_BLOCKING=1\0");
+    let plan = job.run(&["plan", "--pid", "6001", "--only", "cuda.launch-blocking"]);
+    assert_eq!(plan.code, 2, "{}\n{}", plan.stdout, plan.stderr);
+    assert!(
+        plan.stdout.contains("CUDA_LAUNCH_BLOCKING is set in 2 places (line 2 (an export/declare), line 3 (a prefix of a command `python3`))"),
+        "{}",
+        plan.stdout
+    );
+    assert!(!plan.stdout.contains("@@"), "no diff: {}", plan.stdout);
+}
+
+/// The launch script sources a file that exports the variable: the edit is made there.
+#[test]
+fn an_env_value_from_a_sourced_file_is_removed_there() {
+    let run_sh = "#!/bin/bash\nsource ./env.sh\npython3 train.py --config cfg.yaml\n";
+    let env_sh = "# site settings\nexport OMP_NUM_THREADS=4\nexport CUDA_LAUNCH_BLOCKING=1\n";
+    let job = launched_by_script(run_sh, "CUDA_LAUNCH_BLOCKING=1\0OMP_NUM_THREADS=4\0");
+    std::fs::write(job.p("root/home/ml/bench/env.sh"), env_sh).unwrap();
+    let base = ["--pid", "6001", "--only", "cuda.launch-blocking"];
+    let before = job.state();
+    let plan = job.run(&[&["plan"][..], &base].concat());
+    assert_eq!(plan.code, 2, "{}\n{}", plan.stdout, plan.stderr);
+    assert!(
+        plan.stdout
+            .contains("unset CUDA_LAUNCH_BLOCKING in /home/ml/bench/env.sh"),
+        "{}",
+        plan.stdout
+    );
+    let apply = job.run(&[&["apply", "--yes"][..], &base].concat());
+    assert_eq!(apply.code, 0, "{}\n{}", apply.stdout, apply.stderr);
+    assert_eq!(
+        std::fs::read_to_string(job.p("root/home/ml/bench/env.sh")).unwrap(),
+        "# site settings\nexport OMP_NUM_THREADS=4\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(job.p("root/home/ml/bench/launch.sh")).unwrap(),
+        run_sh
+    );
     let rb = job.rollback();
     assert_eq!(rb.code, 0, "{}\n{}", rb.stdout, rb.stderr);
     assert_eq!(job.state(), before, "rollback restores every byte");

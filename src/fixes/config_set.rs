@@ -4,6 +4,7 @@
 use super::edit::config as cfg;
 use super::file::FileEdit;
 use super::{FixCtx, str_param};
+use crate::formats::syntax::Refusal;
 use serde_json::{Map, Value};
 
 pub struct ConfigSet;
@@ -27,17 +28,42 @@ pub fn format_of(
     })
 }
 
+/// A key that names a flag on a launch script's command line (`-j@L4`) or a keyword argument or
+/// assignment in Python source: the edit, made on the file's grammar tree. None for a key of a
+/// YAML, JSON or TOML config.
+fn script_edit(
+    path: &str,
+    old: &str,
+    action: &Map<String, Value>,
+) -> Option<Result<String, Refusal>> {
+    let key = action.get("key").and_then(Value::as_str)?;
+    let value = action.get("value")?;
+    if crate::formats::launcher::is_flag_key(key) {
+        let value = match value {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        return Some(crate::formats::launcher::set_flag_checked(old, key, &value));
+    }
+    if crate::formats::python::parse_key(key).is_some()
+        && (path.ends_with(".py") || crate::formats::python::looks_like_python(old))
+    {
+        return Some(crate::formats::python::set_checked(old, key, value));
+    }
+    None
+}
+
 impl FileEdit for ConfigSet {
     fn name(&self) -> &'static str {
         "config.set"
     }
     fn path(&self, action: &Map<String, Value>, cx: &FixCtx) -> Result<String, String> {
-        if let Some(why) = FileEdit::left_to_you(self, action) {
+        if let Some(why) = FileEdit::left_to_you(self, action, cx) {
             return Err(why);
         }
         cx.input_file(action, "config")
     }
-    fn left_to_you(&self, action: &Map<String, Value>) -> Option<String> {
+    fn left_to_you(&self, action: &Map<String, Value>, _cx: &FixCtx) -> Option<String> {
         // `file: ""`: the config probe found the value on the job's own command line, or found
         // no config at all; either way there is no file to edit
         (action.get("file").and_then(Value::as_str) == Some("")).then(|| {
@@ -54,25 +80,24 @@ impl FileEdit for ConfigSet {
         if !exists {
             return Err(format!("the training config {path} does not exist"));
         }
-        let key = str_param(action, "key")?;
-        if crate::formats::launcher::is_flag_key(key) {
-            // a flag on the launch script's command line (`-j@L4`)
-            let value = match action.get("value").ok_or("action needs `value`")? {
-                Value::String(s) => s.clone(),
-                other => other.to_string(),
-            };
-            return crate::formats::launcher::set_flag(old, key, &value);
-        }
-        if crate::formats::python::parse_key(key).is_some()
-            && (path.ends_with(".py") || crate::formats::python::looks_like_python(old))
-        {
-            // a keyword argument or assignment in Python source, edited in place
-            let value = action.get("value").ok_or("action needs `value`")?;
-            return crate::formats::python::set(old, key, value);
+        if let Some(r) = script_edit(path, old, action) {
+            return r.map_err(|e| e.to_string());
         }
         let fmt = format_of(path, old, action)?;
         let value = action.get("value").ok_or("action needs `value`")?;
         cfg::config_set(old, fmt, str_param(action, "key")?, value).map_err(|e| e.to_string())
+    }
+    fn unproven(
+        &self,
+        path: &str,
+        old: &str,
+        action: &Map<String, Value>,
+        _cx: &FixCtx,
+    ) -> Option<String> {
+        match script_edit(path, old, action)? {
+            Err(Refusal::Unproven(why)) => Some(format!("{path}: {why}")),
+            _ => None,
+        }
     }
     fn summary(&self, action: &Map<String, Value>, path: &str) -> String {
         format!(

@@ -32,8 +32,19 @@ pub trait FileEdit: Sync {
     ) -> Result<String, String>;
     /// One line for the plan: `unset CUDA_LAUNCH_BLOCKING in /job/env`.
     fn summary(&self, action: &Map<String, Value>, path: &str) -> String;
-    /// See [`FixKind::left_to_you`].
-    fn left_to_you(&self, _action: &Map<String, Value>) -> Option<String> {
+    /// See [`FixKind::left_to_you`]: what the action alone says (no file to edit).
+    fn left_to_you(&self, _action: &Map<String, Value>, _cx: &FixCtx) -> Option<String> {
+        None
+    }
+    /// See [`FixKind::left_to_you`]: what the file says — the value is set where no single
+    /// exact edit can change it (`old` is the text the edit would start from).
+    fn unproven(
+        &self,
+        _path: &str,
+        _old: &str,
+        _action: &Map<String, Value>,
+        _cx: &FixCtx,
+    ) -> Option<String> {
         None
     }
 }
@@ -132,37 +143,95 @@ fn text_of(state: &TargetState, path: &str) -> Result<String, String> {
         .ok_or_else(|| format!("{path} is not UTF-8 text; gpufix edits text files only"))
 }
 
+/// The text a file has for the next change of this plan: what an earlier change of the same
+/// plan leaves, else what is on disk; whether it exists, and its fingerprint.
+pub(crate) fn current(path: &str, cx: &FixCtx) -> Result<(String, bool, String), String> {
+    if let Some(t) = cx.overlay.borrow().get(path) {
+        return Ok((t.clone(), true, sha(t.as_bytes())));
+    }
+    let state = read_as(&resolve(path, cx)?, owner_of(path, cx).as_ref())?;
+    Ok((
+        text_of(&state, path)?,
+        state.exists,
+        if state.exists {
+            sha(&state.content)
+        } else {
+            "absent".into()
+        },
+    ))
+}
+
+/// A file's text on disk (ignoring earlier changes of this plan), and whether it exists.
+fn on_disk(path: &str, cx: &FixCtx) -> Result<(String, bool), String> {
+    let state = read_as(&resolve(path, cx)?, owner_of(path, cx).as_ref())?;
+    Ok((text_of(&state, path)?, state.exists))
+}
+
+/// Both changes of `base` — the one that gives `a` and the one that gives `b` — made together
+/// (byte ranges that do not overlap; two insertions at one place go in the order made), or
+/// None when they overlap.
+fn merge(base: &str, a: &str, b: &str) -> Option<String> {
+    use similar::{Algorithm, DiffTag, capture_diff_slices_deadline};
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+    let old = base.as_bytes();
+    let hunks = |x: &str| -> Vec<(std::ops::Range<usize>, Vec<u8>)> {
+        let new = x.as_bytes();
+        capture_diff_slices_deadline(Algorithm::Myers, old, new, Some(deadline))
+            .into_iter()
+            .filter(|o| o.tag() != DiffTag::Equal)
+            .map(|o| (o.old_range(), new[o.new_range()].to_vec()))
+            .collect()
+    };
+    let mut all = hunks(a);
+    all.extend(hunks(b));
+    // stable: at one place, `a`'s insertion stays before `b`'s
+    all.sort_by_key(|(r, _)| r.start);
+    if all.windows(2).any(|w| w[1].0.start < w[0].0.end) {
+        return None;
+    }
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    let mut at = 0;
+    for (r, with) in all {
+        out.extend_from_slice(&old[at..r.start]);
+        out.extend_from_slice(&with);
+        at = r.end;
+    }
+    out.extend_from_slice(&old[at..]);
+    String::from_utf8(out).ok()
+}
+
 pub fn prepare_edit<E: FileEdit + ?Sized>(
     e: &E,
     action: &Map<String, Value>,
     cx: &FixCtx,
 ) -> Result<Vec<Prepared>, String> {
     let path = e.path(action, cx)?;
-    let real = resolve(&path, cx)?;
-    let state = read_as(&real, owner_of(&path, cx).as_ref())?;
-    let pending = cx.overlay.borrow().get(&path).cloned();
-    let (old, exists, fingerprint) = match pending {
-        Some(t) => (t.clone(), true, sha(t.as_bytes())),
-        None => (
-            text_of(&state, &path)?,
-            state.exists,
-            if state.exists {
-                sha(&state.content)
-            } else {
-                "absent".into()
-            },
-        ),
-    };
+    let (old, exists, fingerprint) = current(&path, cx)?;
     let new = e.edit(&path, &old, exists, action)?;
     if new == old && exists {
         return Ok(Vec::new());
     }
+    // a later change of the same file is shown alone, against the file as it is; what apply
+    // writes is both changes, and that must be exactly the two shown
+    let disk = on_disk(&path, cx)?;
+    let diff = if disk.0 != old {
+        let alone = e.edit(&path, &disk.0, disk.1, action)?;
+        let merged = merge(&disk.0, &old, &alone).filter(|m| *m == new);
+        if merged.is_none() {
+            return Err(format!(
+                "another fix of this plan changes the same lines of {path}: apply the fixes one at a time"
+            ));
+        }
+        unified_diff(&path, &disk.0, &alone)
+    } else {
+        unified_diff(&path, &old, &new)
+    };
     cx.overlay.borrow_mut().insert(path.clone(), new.clone());
     Ok(vec![Prepared {
         part: "file",
         target: path.clone(),
         summary: e.summary(action, &path),
-        diff: Some(unified_diff(&path, &old, &new)),
+        diff: Some(diff),
         before: None,
         after: None,
         before_text: Some(old),
@@ -324,8 +393,14 @@ impl<T: FileEdit> FixKind for T {
     fn prepare(&self, action: &Map<String, Value>, cx: &FixCtx) -> Result<Vec<Prepared>, String> {
         prepare_edit(self, action, cx)
     }
-    fn left_to_you(&self, action: &Map<String, Value>) -> Option<String> {
-        FileEdit::left_to_you(self, action)
+    fn left_to_you(&self, action: &Map<String, Value>, cx: &FixCtx) -> Option<String> {
+        if let Some(why) = FileEdit::left_to_you(self, action, cx) {
+            return Some(why);
+        }
+        // a file that cannot be found or read is an error `prepare` reports, not a note
+        let path = self.path(action, cx).ok()?;
+        let (old, _, _) = current(&path, cx).ok()?;
+        self.unproven(&path, &old, action, cx)
     }
     fn fingerprint(&self, change: &PlannedChange, cx: &FixCtx) -> Result<String, String> {
         file_fingerprint(change, cx)

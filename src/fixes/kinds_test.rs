@@ -102,7 +102,7 @@ fn files(dir: &Path) -> BTreeMap<String, (Vec<u8>, u32, u32)> {
 }
 
 /// Run one action through every step and check that undo restores what save read.
-fn roundtrip(
+pub(super) fn roundtrip(
     kind: &str,
     action: serde_json::Value,
     host: &dyn Host,

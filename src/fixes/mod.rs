@@ -11,6 +11,8 @@ pub mod file;
 pub mod file_line;
 pub mod fstab_options;
 #[cfg(test)]
+mod grammar_test;
+#[cfg(test)]
 mod kinds_test;
 pub mod kmod;
 pub mod nvidia;
@@ -115,10 +117,12 @@ pub trait FixKind: Sync {
     fn name(&self) -> &'static str;
     /// The changes this action would make now; empty when the target is already as wanted.
     fn prepare(&self, action: &Map<String, Value>, cx: &FixCtx) -> Result<Vec<Prepared>, String>;
-    /// Why this action has nothing here to act on, so that its fix is left to the person (the
-    /// rule's instructions) instead of stopping `apply` as a fix that cannot be planned: a
-    /// value the job takes from its own command line, which no file holds.
-    fn left_to_you(&self, _action: &Map<String, Value>) -> Option<String> {
+    /// Why this action has nothing here it may act on, so that its fix is left to the person
+    /// (the rule's instructions) instead of stopping `apply` as a fix that cannot be planned: a
+    /// value the job takes from its own command line, which no file holds, or a value a script
+    /// sets in a way no single exact edit can change. The note says where the value is set and
+    /// why gpufix will not edit it.
+    fn left_to_you(&self, _action: &Map<String, Value>, _cx: &FixCtx) -> Option<String> {
         None
     }
     /// The target's current fingerprint (compared with the plan's, and with `after` at rollback).

@@ -842,60 +842,31 @@ fn parse_flag_key(key: &str) -> Option<(&str, usize)> {
         .then_some((flag, line.parse().ok()?))
 }
 
-/// Where `flag`'s value is written on the command starting on `line`: its byte range.
-fn flag_value_span(src: &str, flag: &str, line: usize) -> Option<(usize, usize)> {
-    let mut offset = 0;
-    let mut n = 0;
-    for l in src.split_inclusive('\n') {
-        n += 1;
-        if n >= line {
-            let body = l.trim_end_matches('\n');
-            let mut i = 0;
-            while let Some(pos) = body[i..].find(flag) {
-                let at = i + pos;
-                let before_ok = at == 0 || body.as_bytes()[at - 1].is_ascii_whitespace();
-                let rest = &body[at + flag.len()..];
-                if before_ok {
-                    if let Some(v) = rest.strip_prefix('=') {
-                        let len = v.find(char::is_whitespace).unwrap_or(v.len());
-                        let s = offset + at + flag.len() + 1;
-                        return Some((s, s + len));
-                    }
-                    if rest.starts_with([' ', '\t']) {
-                        let ws = rest.len() - rest.trim_start().len();
-                        let v = rest.trim_start();
-                        let len = v.find(char::is_whitespace).unwrap_or(v.len());
-                        if len > 0 && !v.starts_with('\\') {
-                            let s = offset + at + flag.len() + ws;
-                            return Some((s, s + len));
-                        }
-                    }
-                }
-                i = at + flag.len();
-            }
-            if !body.trim_end().ends_with('\\') {
-                return None;
-            }
-        }
-        offset += l.len();
-    }
-    None
+/// Set a flag's value in a launch script (`FLAG@LINE`); every other byte stays, proven on the
+/// bash grammar's tree ([`super::shell::set_flag`]).
+pub fn set_flag(src: &str, key: &str, value: &str) -> Result<String, String> {
+    set_flag_checked(src, key, value).map_err(|e| e.to_string())
 }
 
-/// Set a flag's value in a launch script (`FLAG@LINE`); every other byte stays.
-pub fn set_flag(src: &str, key: &str, value: &str) -> Result<String, String> {
-    let (flag, line) = parse_flag_key(key)
-        .ok_or_else(|| format!("`{key}` is not a launch-script flag key (FLAG@LLINE)"))?;
-    let (s, e) = flag_value_span(src, flag, line)
-        .ok_or_else(|| format!("no `{flag} VALUE` on the command starting on line {line}"))?;
-    Ok(format!("{}{value}{}", &src[..s], &src[e..]))
+/// [`set_flag`], saying whether a refusal is an error in the key or an edit that cannot be
+/// proven exact.
+pub fn set_flag_checked(
+    src: &str,
+    key: &str,
+    value: &str,
+) -> Result<String, super::syntax::Refusal> {
+    let (flag, line) = parse_flag_key(key).ok_or_else(|| {
+        super::syntax::Refusal::Invalid(format!(
+            "`{key}` is not a launch-script flag key (FLAG@LLINE)"
+        ))
+    })?;
+    super::shell::set_flag(src, flag, line, value)
 }
 
 /// A flag's value as written (`FLAG@LINE`).
 pub fn get_flag(src: &str, key: &str) -> Option<String> {
     let (flag, line) = parse_flag_key(key)?;
-    let (s, e) = flag_value_span(src, flag, line)?;
-    Some(src[s..e].to_string())
+    super::shell::get_flag(src, flag, line)
 }
 
 /// Is `key` a launch-script flag key?
@@ -906,18 +877,7 @@ pub fn is_flag_key(key: &str) -> bool {
 /// The line (1-based) of a launch script whose command sets `flag` to `value`, when exactly
 /// one does.
 pub fn flag_line(src: &str, flag: &str, value: &str) -> Option<usize> {
-    let lines: Vec<usize> = (1..=src.lines().count())
-        .filter(|n| {
-            // a line that starts a command: not one a `\` continues
-            *n == 1
-                || !src
-                    .lines()
-                    .nth(n - 2)
-                    .is_some_and(|p| p.trim_end().ends_with('\\'))
-        })
-        .filter(|n| get_flag(src, &flag_key(flag, *n)).as_deref() == Some(value))
-        .collect();
-    (lines.len() == 1).then(|| lines[0])
+    super::shell::flag_line(src, flag, value)
 }
 
 /// The normalized setting name a command-line key sets, if it is one the data rules read:

@@ -22,6 +22,8 @@ pub mod line;
 pub mod modprobe;
 pub mod mounts;
 pub mod python;
+pub mod shell;
+pub mod syntax;
 pub mod sysctl;
 
 #[cfg(test)]

@@ -16,8 +16,10 @@
 //! for the right-hand side of an assignment on LINE, and `{KEY}@LINE` for the value of a
 //! dict-literal entry `'KEY': …` on LINE.
 
+use super::syntax::{self, Lang, Refusal};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
+use std::ops::Range;
 
 #[derive(Debug, Clone, PartialEq)]
 enum Tok {
@@ -979,75 +981,175 @@ pub fn assign_key(a: &Assign) -> String {
 
 /// Set one keyword argument or assignment; every other byte stays as it was. An absent
 /// keyword argument is inserted before the call's `)` (on the last argument's line, so line
-/// numbers of other keys do not move).
+/// numbers of other keys do not move). Every edit is proven on the Python grammar's tree
+/// ([`super::syntax::check_edit`]): the one value changes, every other token stays.
 pub fn set(src: &str, key: &str, value: &Value) -> Result<String, String> {
+    set_checked(src, key, value).map_err(|e| e.to_string())
+}
+
+/// [`set`], saying whether a refusal is an error in the key ([`Refusal::Invalid`]) or an edit
+/// that cannot be proven exact ([`Refusal::Unproven`], left to the person).
+pub fn set_checked(src: &str, key: &str, value: &Value) -> Result<String, Refusal> {
+    let (range, with) = edit_of(src, key, value)?;
+    if src[range.clone()] == with {
+        return Ok(src.to_string());
+    }
+    syntax::check_edit(Lang::Python, src, range, &with)
+        .map_err(|why| Refusal::Unproven(format!("`{key}`: {why}")))
+}
+
+/// The bytes a key's edit replaces, and what goes there.
+fn edit_of(src: &str, key: &str, value: &Value) -> Result<(Range<usize>, String), Refusal> {
     let k = parse_key(key).ok_or_else(|| {
-        format!("`{key}` is not a Python setting key (CALLEE@LINE.KWARG or =TARGET@LINE)")
+        Refusal::Invalid(format!(
+            "`{key}` is not a Python setting key (CALLEE@LINE.KWARG or =TARGET@LINE)"
+        ))
     })?;
-    let m = scan(src);
     let lit = py_literal(value);
-    match k {
-        PyKey::Kwarg {
-            callee,
-            line,
-            kwarg,
-        } => {
-            let c = m
-                .calls
-                .iter()
-                .find(|c| c.callee == callee && c.line == line)
-                .ok_or_else(|| format!("no call to `{callee}` starts on line {line}"))?;
-            if let Some(a) = c.kwarg(&kwarg) {
-                let (s, e) = a.value_span;
-                return Ok(format!("{}{lit}{}", &src[..s], &src[e..]));
-            }
-            // insert after the last argument (keeping a trailing comma's style)
-            let last_end = c.args.iter().map(|a| a.value_span.1).max();
-            let inner = &src[c.open + 1..c.close];
-            let out = match last_end {
-                None if inner.trim().is_empty() => {
-                    format!("{}{kwarg}={lit}{}", &src[..c.open + 1], &src[c.close..])
-                }
-                _ => {
-                    // after the last token before `)`, skipping a trailing comma
-                    let before_close = src[..c.close].trim_end();
-                    let at = before_close.len();
-                    let _ = last_end;
-                    if before_close.ends_with(',') {
-                        format!("{} {kwarg}={lit},{}", &src[..at], &src[at..])
-                    } else {
-                        format!("{}, {kwarg}={lit}{}", &src[..at], &src[at..])
-                    }
-                }
-            };
-            Ok(out)
-        }
+    if let PyKey::Kwarg {
+        callee,
+        line,
+        kwarg,
+    } = &k
+    {
+        return kwarg_edit(src, callee, *line, kwarg, &lit);
+    }
+    let m = scan(src);
+    let span = match k {
+        PyKey::Kwarg { .. } => unreachable!("handled on the tree above"),
         PyKey::Assign { target, line } => {
-            let a = m
-                .assigns
+            m.assigns
                 .iter()
                 .find(|a| a.target == target && a.line == line)
-                .ok_or_else(|| format!("no assignment to `{target}` on line {line}"))?;
-            let (s, e) = a.value_span;
-            Ok(format!("{}{lit}{}", &src[..s], &src[e..]))
+                .ok_or_else(|| {
+                    Refusal::Invalid(format!("no assignment to `{target}` on line {line}"))
+                })?
+                .value_span
         }
         PyKey::DictEntry { key, line } => {
-            let d = m
-                .dict_entries
+            m.dict_entries
                 .iter()
                 .find(|d| d.key == key && d.line == line)
-                .ok_or_else(|| format!("no dict entry `{key}` on line {line}"))?;
-            let (s, e) = d.value_span;
-            Ok(format!("{}{lit}{}", &src[..s], &src[e..]))
+                .ok_or_else(|| Refusal::Invalid(format!("no dict entry `{key}` on line {line}")))?
+                .value_span
         }
         PyKey::Param { def, line, param } => {
-            let a = find_param(&m, &def, line, &param).ok_or_else(|| {
-                format!("no `def {def}` with a default for `{param}` on line {line}")
-            })?;
-            let (s, e) = a.value_span;
-            Ok(format!("{}{lit}{}", &src[..s], &src[e..]))
+            find_param(&m, &def, line, &param)
+                .ok_or_else(|| {
+                    Refusal::Invalid(format!(
+                        "no `def {def}` with a default for `{param}` on line {line}"
+                    ))
+                })?
+                .value_span
+        }
+    };
+    Ok((span.0..span.1, lit))
+}
+
+/// A keyword argument of the one call to `callee` whose name is on `line`, found on the tree:
+/// its value's bytes, or — when the call does not pass it — the place to add `kwarg=…`.
+fn kwarg_edit(
+    src: &str,
+    callee: &str,
+    line: usize,
+    kwarg: &str,
+    lit: &str,
+) -> Result<(Range<usize>, String), Refusal> {
+    let tree = syntax::parse(Lang::Python, src).map_err(Refusal::Unproven)?;
+    if let Some(at) = syntax::first_error(&tree, src) {
+        return Err(Refusal::Unproven(format!(
+            "the Python grammar cannot read {at}, so no edit of this file can be proven exact"
+        )));
+    }
+    let calls: Vec<_> = syntax::nodes(&tree)
+        .into_iter()
+        .filter(|n| n.kind() == "call")
+        .filter(|c| {
+            let Some(f) = c.child_by_field_name("function") else {
+                return false;
+            };
+            let name = match f.kind() {
+                "identifier" => Some(f),
+                "attribute" => f.child_by_field_name("attribute"),
+                _ => None,
+            };
+            name.is_some_and(|n| {
+                syntax::text(n, src) == callee && n.start_position().row + 1 == line
+            })
+        })
+        .collect();
+    let call = match calls.as_slice() {
+        [c] => *c,
+        [] => {
+            return Err(Refusal::Invalid(format!(
+                "no call to `{callee}` starts on line {line}"
+            )));
+        }
+        _ => {
+            return Err(Refusal::Unproven(format!(
+                "{} calls to `{callee}` start on line {line}: gpufix cannot tell which one the setting is",
+                calls.len()
+            )));
+        }
+    };
+    let args = call
+        .child_by_field_name("arguments")
+        .filter(|a| a.kind() == "argument_list")
+        .ok_or_else(|| {
+            Refusal::Unproven(format!(
+                "the call to `{callee}` on line {line} takes a generator, not an argument list"
+            ))
+        })?;
+    let mut c = args.walk();
+    let kids: Vec<_> = args.children(&mut c).collect();
+    let given: Vec<_> = kids
+        .iter()
+        .filter(|k| k.kind() == "keyword_argument")
+        .filter(|k| {
+            k.child_by_field_name("name")
+                .is_some_and(|n| syntax::text(n, src) == kwarg)
+        })
+        .collect();
+    match given.as_slice() {
+        [k] => {
+            let v = k
+                .child_by_field_name("value")
+                .ok_or_else(|| Refusal::Unproven(format!("`{kwarg}=` has no value")))?;
+            return Ok((v.byte_range(), lit.to_string()));
+        }
+        [] => {}
+        _ => {
+            return Err(Refusal::Unproven(format!(
+                "`{kwarg}` is passed {} times to `{callee}` on line {line}",
+                given.len()
+            )));
         }
     }
+    if let Some(splat) = kids.iter().find(|k| k.kind() == "dictionary_splat") {
+        return Err(Refusal::Unproven(format!(
+            "the call to `{callee}` on line {line} passes `{}`, which may already hold `{kwarg}`: adding it beside could pass it twice",
+            syntax::text(*splat, src)
+        )));
+    }
+    // before `)`: after a trailing comma, after the last argument, or inside `()`
+    let close = kids
+        .iter()
+        .rev()
+        .find(|k| k.kind() == ")")
+        .ok_or_else(|| Refusal::Unproven(format!("the call on line {line} has no `)`")))?;
+    let last = kids
+        .iter()
+        .rev()
+        .find(|k| k.end_byte() <= close.start_byte() && k.kind() != "comment");
+    Ok(match last {
+        Some(l) if l.kind() == "," => (l.end_byte()..l.end_byte(), format!(" {kwarg}={lit},")),
+        Some(l) if l.kind() == "(" => (l.end_byte()..l.end_byte(), format!("{kwarg}={lit}")),
+        Some(l) => (l.end_byte()..l.end_byte(), format!(", {kwarg}={lit}")),
+        None => (
+            close.start_byte()..close.start_byte(),
+            format!("{kwarg}={lit}"),
+        ),
+    })
 }
 
 /// Read back what a key holds (for the fix's verification and the round-trip tests).
@@ -1141,6 +1243,41 @@ pub fn looks_like_python(text: &str) -> bool {
         }
     }
     score >= 3
+}
+
+#[cfg(test)]
+mod grammar_tests {
+    use super::*;
+
+    #[test]
+    fn a_keyword_beside_a_splat_changes_only_its_literal() {
+        let src = "kw = dict(pin_memory=True)\nloader = DataLoader(ds, batch_size=4,  # per GPU\n    num_workers=2, **kw)\n";
+        let out = set(src, "DataLoader@L2.num_workers", &json!(8)).unwrap();
+        assert_eq!(out, src.replace("num_workers=2", "num_workers=8"));
+        // applying twice changes nothing
+        assert_eq!(
+            set(&out, "DataLoader@L2.num_workers", &json!(8)).unwrap(),
+            out
+        );
+        // an absent keyword beside `**kw` may be in kw: adding it could pass it twice
+        let err = set_checked(src, "DataLoader@L2.persistent_workers", &json!(true)).unwrap_err();
+        assert!(
+            matches!(&err, Refusal::Unproven(w) if w.contains("passes `**kw`")),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn two_calls_on_one_line_or_a_broken_file_are_refused() {
+        let src = "a = DataLoader(x, num_workers=1); b = DataLoader(y, num_workers=1)\n";
+        let err = set_checked(src, "DataLoader@L1.num_workers", &json!(4)).unwrap_err();
+        assert!(matches!(err, Refusal::Unproven(_)), "{err}");
+        let src = "def f(:\n    pass\nDataLoader(x, num_workers=1)\n";
+        let err = set_checked(src, "DataLoader@L3.num_workers", &json!(4)).unwrap_err();
+        assert!(err.to_string().contains("cannot read line 1"), "{err}");
+        let err = set_checked("f(x)\n", "DataLoader@L1.num_workers", &json!(4)).unwrap_err();
+        assert!(matches!(err, Refusal::Invalid(_)), "{err}");
+    }
 }
 
 #[cfg(test)]

@@ -464,12 +464,12 @@ fn discover(host: &dyn Host, pid: u32, explicit: bool, g: &mut Gathered) {
     }
 }
 
-/// The shell scripts that started the job (`bash run.sh` among its parent processes, up to 4
-/// levels): read as launch scripts, so a flag they pass can be fixed where it is written.
-fn launch_scripts(host: &dyn Host, fs: &JobFs, pid: u32, g: &mut Gathered) {
+/// The shell running a script among the job's parent processes (`bash run.sh`, up to 4
+/// levels): its PID, argv and working directory.
+pub fn launching_shell(host: &dyn Host, pid: u32) -> Option<(u32, Vec<String>, String)> {
     let mut p = pid;
     for _ in 0..4 {
-        let Some(parent) = host
+        let parent = host
             .read_file(&format!("/proc/{p}/stat"))
             .ok()
             .and_then(|b| {
@@ -482,35 +482,50 @@ fn launch_scripts(host: &dyn Host, fs: &JobFs, pid: u32, g: &mut Gathered) {
                     .parse::<u32>()
                     .ok()
             })
-            .filter(|pp| *pp > 1)
-        else {
-            return;
-        };
+            .filter(|pp| *pp > 1)?;
         p = parent;
         let argv = argv_of(host, p);
         let shell = argv
             .first()
             .map(|a| a.rsplit('/').next().unwrap_or(a))
             .is_some_and(|b| matches!(b, "sh" | "bash" | "dash" | "zsh"));
-        let Some(script) = argv.get(1).filter(|s| shell && !s.starts_with('-')) else {
+        if !argv.get(1).is_some_and(|s| shell && !s.starts_with('-')) {
             continue;
-        };
+        }
         let cwd = host
             .read_link(&format!("/proc/{p}/cwd"))
             .unwrap_or_else(|_| "/".into());
-        match fs.read_by(p, &join_path(&cwd, script)) {
-            Ok((at, t)) => {
-                let before = g.docs.len();
-                g.add_doc(at, t, &format!("launch script of PID {p}"), "");
-                // the script's own launch lines are the job's command line seen again
-                if g.docs.len() > before {
-                    let path = g.docs[before].path.clone();
-                    g.launches.retain(|(_, o)| o != &path);
-                }
-            }
-            Err(e) => g.notes.push(format!("launch script of PID {p}: {e}")),
-        }
+        return Some((p, argv, cwd));
+    }
+    None
+}
+
+/// The launch script that started the job given by PID, read as the job sees it: the host
+/// path it was read at, its text, and the argv of the shell running it (`bash run.sh`).
+pub fn launch_script_of(host: &dyn Host, pid: u32) -> Option<(String, String, Vec<String>)> {
+    let (p, argv, cwd) = launching_shell(host, pid)?;
+    let fs = JobFs::new(host, pid);
+    let (at, text) = fs.read_by(p, &join_path(&cwd, &argv[1])).ok()?;
+    Some((at, text, argv))
+}
+
+/// The shell scripts that started the job (`bash run.sh` among its parent processes, up to 4
+/// levels): read as launch scripts, so a flag they pass can be fixed where it is written.
+fn launch_scripts(host: &dyn Host, fs: &JobFs, pid: u32, g: &mut Gathered) {
+    let Some((p, argv, cwd)) = launching_shell(host, pid) else {
         return;
+    };
+    match fs.read_by(p, &join_path(&cwd, &argv[1])) {
+        Ok((at, t)) => {
+            let before = g.docs.len();
+            g.add_doc(at, t, &format!("launch script of PID {p}"), "");
+            // the script's own launch lines are the job's command line seen again
+            if g.docs.len() > before {
+                let path = g.docs[before].path.clone();
+                g.launches.retain(|(_, o)| o != &path);
+            }
+        }
+        Err(e) => g.notes.push(format!("launch script of PID {p}: {e}")),
     }
 }
 

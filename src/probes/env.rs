@@ -75,7 +75,11 @@ impl ProbeKind for Env {
             ),
             (
                 "file",
-                "the launch script given as --config that the variables come from (absent otherwise): env fixes edit it there",
+                "the launch script the variables come from: one given as --config, or with --pid the script a shell among the job's parents runs (absent otherwise): env fixes edit it there",
+            ),
+            (
+                "launched_by",
+                "with --pid, the command line of the shell that runs the launch script (`bash run.sh`)",
             ),
             (
                 "nodes",
@@ -217,10 +221,21 @@ impl Env {
                 };
                 let path = format!("/proc/{pid}/environ");
                 match ctx.host.read_file(&path) {
-                    Ok(b) => ProbeOutcome::Value(json!({
-                        "source": format!("process {pid}"),
-                        "vars": vars_value(parse_environ(&b)),
-                    })),
+                    Ok(b) => {
+                        let mut v = json!({
+                            "source": format!("process {pid}"),
+                            "vars": vars_value(parse_environ(&b)),
+                        });
+                        // the script that started the job: env fixes edit a variable where
+                        // it sets it, or say how to start the job without it
+                        if let Some((file, _, argv)) =
+                            super::config_sources::launch_script_of(ctx.host, pid)
+                        {
+                            v["file"] = json!(file);
+                            v["launched_by"] = json!(argv.join(" "));
+                        }
+                        ProbeOutcome::Value(v)
+                    }
                     Err(e) => ProbeOutcome::Unknown(format!("cannot read `{path}`: {e}")),
                 }
             }
