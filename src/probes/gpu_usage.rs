@@ -141,15 +141,25 @@ fn q_usage(r: &NvmlReading) -> SmiUsage {
     };
     for g in &r.gpus {
         let util = g.utilization_gpu.ok().map(|v| f64::from(*v));
+        // the driver's own samples (`-q -d UTILIZATION`) are a mean over its window: prefer
+        // them to the instant reading, and count them as the samples they are
+        let window = g.utilization_gpu_samples.as_ref();
         u.gpus.push(UsageGpu {
             index: g.index,
             name: g.name.ok().cloned(),
-            util_gpu: util,
-            util_gpu_max: util,
+            util_gpu: window.map(|w| f64::from(w.avg)).or(util),
+            util_gpu_max: window
+                .and_then(|w| w.max)
+                .map(f64::from)
+                .or(window.map(|w| f64::from(w.avg)))
+                .or(util),
             memory_used_mib: g.memory_used.ok().map(|b| *b as f64 / MIB),
             memory_total_mib: g.memory_total.ok().map(|b| *b as f64 / MIB),
             pstate: g.pstate.ok().cloned(),
-            samples: 1,
+            samples: window
+                .and_then(|w| w.samples)
+                .map(|n| n.max(1) as usize)
+                .unwrap_or(1),
             ..Default::default()
         });
         let listed = match &g.processes {
