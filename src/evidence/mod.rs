@@ -11,6 +11,7 @@
 //! dispatches to the right parser, returning a `serde_json::Value`.
 
 pub mod cuda_stack;
+pub mod dcgmi;
 pub mod detect;
 pub mod kernel_log;
 pub mod mount_text;
