@@ -14,6 +14,7 @@ pub mod cuda_stack;
 pub mod dcgmi;
 pub mod detect;
 pub mod kernel_log;
+pub mod lspci;
 pub mod mount_text;
 pub mod mounts;
 pub mod nccl_log;
