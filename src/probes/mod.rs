@@ -10,6 +10,7 @@ pub mod command;
 pub mod config;
 pub mod config_sources;
 pub mod cuda_stack;
+pub mod dcgm;
 pub mod devices;
 pub mod dir;
 pub mod diskstats;
@@ -95,6 +96,8 @@ pub static PROBES: &[&dyn ProbeKind] = &[
     &devices::Devices,
     &kernel_modules::KernelModules,
     &logs::KernelLog,
+    &dcgm::DcgmDiag,
+    &dcgm::DcgmHealth,
     &mounts::Mounts,
     &fstab::Fstab,
     &diskstats::Diskstats,
