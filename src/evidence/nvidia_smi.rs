@@ -1575,8 +1575,10 @@ mod tests {
             (s.avg, s.min, s.max, s.samples),
             (0, Some(0), Some(1), Some(99))
         );
-        // `18446744073709.21 sec` is the driver's overflow, not a duration
+        // `18446744073709.21 sec` is the driver's overflow, not a duration: the block is
+        // read but does not stand for a window
         assert_eq!(s.duration_s, None);
+        assert!(!s.usable());
         let m = g.utilization_memory_samples.clone().unwrap();
         assert_eq!((m.avg, m.max), (0, Some(1)));
         // a section paste says nothing of the rest: not in the evidence, never a default

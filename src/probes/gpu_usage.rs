@@ -143,7 +143,7 @@ fn q_usage(r: &NvmlReading) -> SmiUsage {
         let util = g.utilization_gpu.ok().map(|v| f64::from(*v));
         // the driver's own samples (`-q -d UTILIZATION`) are a mean over its window: prefer
         // them to the instant reading, and count them as the samples they are
-        let window = g.utilization_gpu_samples.as_ref();
+        let window = g.utilization_gpu_samples.as_ref().filter(|w| w.usable());
         u.gpus.push(UsageGpu {
             index: g.index,
             name: g.name.ok().cloned(),

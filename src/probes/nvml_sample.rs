@@ -70,7 +70,8 @@ fn summarize(index: u32, samples: &[&GpuSample], unavailable: &mut Map<String, V
     // Avg/Min/Max are steadier than the instant reading, so they stand for the window.
     let window = samples
         .iter()
-        .find_map(|s| s.utilization_gpu_samples.as_ref());
+        .find_map(|s| s.utilization_gpu_samples.as_ref())
+        .filter(|w| w.usable());
     if window.is_none() {
         put("utilization_gpu", pick(&|s| &s.utilization_gpu), false, 1.0);
     }

@@ -155,6 +155,17 @@ pub struct UtilizationSamples {
     pub duration_s: Option<f64>,
 }
 
+impl UtilizationSamples {
+    /// The block can stand for the window: the driver printed a real duration (not its
+    /// overflow value, which comes with made-up figures such as `Min 31 %`, `Avg 0 %`) and the
+    /// figures agree (Min <= Avg <= Max).
+    pub fn usable(&self) -> bool {
+        self.duration_s.is_some()
+            && self.min.is_none_or(|m| m <= self.avg)
+            && self.max.is_none_or(|m| self.avg <= m)
+    }
+}
+
 /// A GPU's link as `lspci -vv` printed it: the device, and whether LnkSta is below LnkCap.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct LspciLink {
