@@ -168,8 +168,7 @@ fn check_label(a: &Artifact, known: &BTreeSet<String>, errors: &mut Vec<String>)
     let made_here = n.starts_with("h200_")
         && l.source.starts_with(CAPTURED)
         && l.source.len() > CAPTURED.len() + 3;
-    if !made_here && (!l.source.starts_with("https://") || l.source.contains(char::is_whitespace))
-    {
+    if !made_here && (!l.source.starts_with("https://") || l.source.contains(char::is_whitespace)) {
         errors.push(format!(
             "{n}: source must be one https:// URL (or, for an h200_ artifact, `{CAPTURED} HOW`), got `{}`",
             l.source

@@ -294,6 +294,48 @@ mod tests {
         );
     }
 
+    fn corpus(name: &str) -> String {
+        std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/fixtures/corpus")
+                .join(name),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn utilization_samples_stand_for_the_window_when_usable() {
+        // `-q -d UTILIZATION` on the H200 during a healthy job (bench/capture_h200.sh): the
+        // instant reading says 50 %, the driver's 71 samples over 14 s average 33 %
+        let r = crate::evidence::nvidia_smi::parse_nvidia_smi_text(&corpus(
+            "h200_smi_q_d_utilization_healthy.txt",
+        ))
+        .unwrap();
+        assert_eq!(r.gpus[0].utilization_gpu, Field::Ok(50));
+        let u = q_usage(&r);
+        assert_eq!(u.gpus[0].util_gpu, Some(33.0));
+        assert_eq!(u.gpus[0].util_gpu_max, Some(90.0));
+        assert_eq!(u.gpus[0].samples, 71);
+        // and while a num_workers=0 job starves it: 9 % over the window
+        let r = crate::evidence::nvidia_smi::parse_nvidia_smi_text(&corpus(
+            "h200_smi_q_d_utilization_starved.txt",
+        ))
+        .unwrap();
+        assert_eq!(q_usage(&r).gpus[0].util_gpu, Some(9.0));
+        // the paste lists no processes: no job is inferred from a -q section
+        assert_eq!(
+            usage_value(&q_usage(&r), "x")["process_on_gpu"],
+            json!(false)
+        );
+        // a driver that printed its overflowed Duration made up Avg 0 % under Min 31 %: the
+        // instant reading stands (public paste, gnome-shell-system-monitor-applet#356)
+        let r = crate::evidence::nvidia_smi::parse_nvidia_smi_text(&corpus(
+            "smi_q_d_utilization_samples.txt",
+        ))
+        .unwrap();
+        assert_eq!(q_usage(&r).gpus[0].util_gpu, Some(38.0));
+    }
+
     #[test]
     fn q_xml_names_its_processes_too() {
         let x = "<?xml version=\"1.0\" ?>\n<nvidia_smi_log>\n\t<attached_gpus>1</attached_gpus>\n\t<gpu id=\"00000000:01:00.0\">\n\t\t<product_name>NVIDIA L4</product_name>\n\t\t<fb_memory_usage>\n\t\t\t<total>23034 MiB</total>\n\t\t\t<used>21000 MiB</used>\n\t\t\t<free>2034 MiB</free>\n\t\t</fb_memory_usage>\n\t\t<utilization>\n\t\t\t<gpu_util>2 %</gpu_util>\n\t\t\t<memory_util>0 %</memory_util>\n\t\t</utilization>\n\t\t<processes>\n\t\t\t<process_info>\n\t\t\t\t<pid>777</pid>\n\t\t\t\t<type>C</type>\n\t\t\t\t<process_name>/usr/bin/python3</process_name>\n\t\t\t\t<used_memory>20990 MiB</used_memory>\n\t\t\t</process_info>\n\t\t</processes>\n\t</gpu>\n</nvidia_smi_log>\n";
