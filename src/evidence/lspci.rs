@@ -329,7 +329,34 @@ fn blank() -> GpuReading {
 /// Adds lspci's link to the GPUs of a reading from the same paste (matched by bus id, the
 /// reading's `00000000:17:00.0` against lspci's `17:00.0`), and the lspci GPUs it lacks.
 pub fn merge_into(reading: &mut NvmlReading, devices: &[LspciDevice]) {
-    let from = to_reading(devices);
+    merge_links(reading, to_reading(devices));
+}
+
+/// True for a reading made from `lspci -vv` alone (it knows only links).
+pub fn is_links_only(r: &NvmlReading) -> bool {
+    !r.gpus.is_empty()
+        && r.gpus.iter().all(|g| g.pcie_lspci.is_some())
+        && matches!(r.driver_version, Field::Error(_))
+}
+
+/// Two pastes that describe one machine, read in turn: where one is `lspci -vv` (links only),
+/// its links join the other's GPUs; otherwise the later reading stands, as before.
+pub fn combine(earlier: Option<NvmlReading>, later: NvmlReading) -> NvmlReading {
+    match earlier {
+        Some(mut e) if is_links_only(&later) && !is_links_only(&e) => {
+            merge_links(&mut e, later);
+            e
+        }
+        Some(e) if is_links_only(&e) && !is_links_only(&later) => {
+            let mut l = later;
+            merge_links(&mut l, e);
+            l
+        }
+        _ => later,
+    }
+}
+
+fn merge_links(reading: &mut NvmlReading, from: NvmlReading) {
     for lg in from.gpus {
         let key = lg.pci_bus_id.ok().map(|s| bus_key(s));
         let n = reading.gpus.len();
@@ -473,6 +500,7 @@ mod tests {
     fn merges_into_a_reading_of_the_same_gpu() {
         let t = "17:00.0 3D controller: NVIDIA Corporation GH100 (rev a1)\n\t\tLnkCap:\tPort #0, Speed 32GT/s, Width x16\n\t\tLnkSta:\tSpeed 2.5GT/s (downgraded), Width x16\n";
         let mut r = NvmlReading {
+            driver_version: Field::Ok("580.159.04".into()),
             gpus: vec![GpuReading {
                 pci_bus_id: Field::Ok("00000000:17:00.0".into()),
                 utilization_gpu: Field::Ok(90),
@@ -480,10 +508,19 @@ mod tests {
             }],
             ..Default::default()
         };
+        let links = to_reading(&parse_lspci(t).unwrap());
+        assert!(is_links_only(&links));
+        // either order of the two pastes gives the same GPU with its load and its link
+        for r in [
+            combine(Some(r.clone()), links.clone()),
+            combine(Some(links), r.clone()),
+        ] {
+            assert_eq!(r.gpus.len(), 1);
+            assert_eq!(r.gpus[0].utilization_gpu, Field::Ok(90));
+            assert!(r.gpus[0].pcie_lspci.as_ref().unwrap().speed_downgraded);
+        }
         merge_into(&mut r, &parse_lspci(t).unwrap());
         assert_eq!(r.gpus.len(), 1);
-        assert_eq!(r.gpus[0].utilization_gpu, Field::Ok(90));
-        assert!(r.gpus[0].pcie_lspci.as_ref().unwrap().speed_downgraded);
     }
 
     #[test]
