@@ -1150,6 +1150,64 @@ mod h200_recordings {
     }
 }
 
+/// `gpufix list --evidence`: the evidence kinds from their one registry, with what reads them.
+mod list_evidence {
+    use super::*;
+
+    #[test]
+    fn lists_each_kind_with_an_example_its_fields_and_the_rules_that_read_it() {
+        let out = run(&["list", "--evidence"]);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        for name in [
+            "nvidia-smi-table",
+            "nccl-log",
+            "kernel-log",
+            "torch-memory",
+            "df",
+        ] {
+            assert!(
+                out.stdout.contains(&format!("{name} — ")),
+                "{name}: {}",
+                out.stdout
+            );
+        }
+        assert!(out.stdout.contains("  example: nvidia-smi topo -m\n"));
+        let json = run(&["list", "--evidence", "--format", "json"]);
+        assert_eq!(json.code, 0, "{}", json.stderr);
+        let v: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+        let kinds = v.as_array().unwrap();
+        let nccl = kinds.iter().find(|k| k["name"] == "nccl-log").unwrap();
+        assert_eq!(nccl["probes"], serde_json::json!(["nccl.log"]));
+        let rules: Vec<&str> = nccl["rules"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r.as_str().unwrap())
+            .collect();
+        assert!(rules.contains(&"comm.p2p-disabled-in-log"), "{rules:?}");
+        assert!(
+            nccl["fields"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|f| f["field"] == "env_overrides")
+        );
+        let table = kinds
+            .iter()
+            .find(|k| k["name"] == "nvidia-smi-table")
+            .unwrap();
+        assert_eq!(table["describes_host"], true);
+        assert!(
+            table["rules"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|r| r == "launch.gpu-underutilized"),
+            "{table}"
+        );
+    }
+}
+
 /// The README's printable checklist is `gpufix list --format markdown`, kept current.
 mod readme {
     use super::*;

@@ -1,4 +1,4 @@
-//! `gpufix list`: the rules (or probe kinds) as a table or a printable markdown checklist.
+//! `gpufix list`: the rules (or probe, fix or evidence kinds) as a table or a printable markdown checklist.
 
 use super::{Format, Global, print_diagnostics};
 use crate::playbook::{Layer, LoadedRule};
@@ -17,6 +17,10 @@ pub struct ListArgs {
     /// List fix kinds: parameters (type, default, allowed values) and the loosest safety.
     #[arg(long)]
     pub fixes: bool,
+    /// List the kinds of evidence `--evidence` reads: what each is, a command that produces
+    /// it, the fields it yields, and the probes and rules that read them.
+    #[arg(long)]
+    pub evidence: bool,
     #[command(flatten)]
     pub rules: super::RuleOpts,
     #[command(flatten)]
@@ -24,6 +28,19 @@ pub struct ListArgs {
 }
 
 pub fn run(g: &Global, a: &ListArgs) -> anyhow::Result<ExitStatus> {
+    if a.evidence {
+        let set = match g.rule_set() {
+            Ok(s) => s,
+            Err(d) => return Ok(print_diagnostics(&d)),
+        };
+        let rules: Vec<&LoadedRule> = set.rules.iter().collect();
+        match g.format {
+            Format::Json => println!("{}", serde_json::to_string_pretty(&evidence_json(&rules))?),
+            Format::Text => print!("{}", evidence_text(&rules)),
+            _ => anyhow::bail!("`list --evidence` prints text or json"),
+        }
+        return Ok(ExitStatus::Clean);
+    }
     if a.probes || a.fixes {
         if g.format == Format::Markdown {
             // the whole authoring reference (docs/playbooks.md)
@@ -185,6 +202,74 @@ pub fn probes_text() -> String {
             out.push_str(&format!("    {f}: {d}\n"));
         }
     }
+    out
+}
+
+/// The rules that read an evidence kind: those with a probe of a kind that reads it.
+fn rules_reading<'a>(
+    kind: &dyn crate::evidence::EvidenceKind,
+    rules: &[&'a LoadedRule],
+) -> Vec<&'a str> {
+    rules
+        .iter()
+        .filter(|r| {
+            r.rule.probes.values().any(|p| {
+                p.get("kind")
+                    .and_then(|k| k.as_str())
+                    .is_some_and(|k| kind.read_by().contains(&k))
+            })
+        })
+        .map(|r| r.rule.id.as_str())
+        .collect()
+}
+
+/// `gpufix list --evidence --format json`.
+pub fn evidence_json(rules: &[&LoadedRule]) -> serde_json::Value {
+    crate::evidence::KINDS
+        .iter()
+        .map(|k| {
+            serde_json::json!({
+                "name": k.name(),
+                "doc": k.doc(),
+                "example": k.example(),
+                "describes_host": k.describes_host(),
+                "fields": k.fields().iter().map(|(f, d)| serde_json::json!({"field": f, "doc": d})).collect::<Vec<_>>(),
+                "probes": k.read_by(),
+                "rules": rules_reading(*k, rules),
+            })
+        })
+        .collect()
+}
+
+/// `gpufix list --evidence`: each kind, a command that produces it, what it yields and what
+/// reads it.
+pub fn evidence_text(rules: &[&LoadedRule]) -> String {
+    let mut out = String::new();
+    for k in crate::evidence::KINDS {
+        out.push_str(&format!("{} — {}\n", k.name(), k.doc()));
+        out.push_str(&format!("  example: {}\n", k.example()));
+        if k.describes_host() {
+            out.push_str("  describes the host: stands in for the live machine\n");
+        }
+        let probes = k.read_by();
+        out.push_str(&format!(
+            "  read by: {}\n",
+            if probes.is_empty() {
+                "no probe yet".to_string()
+            } else {
+                probes.join(", ")
+            }
+        ));
+        let rs = rules_reading(*k, rules);
+        if !rs.is_empty() {
+            out.push_str(&format!("  rules: {}\n", rs.join(", ")));
+        }
+        out.push_str("  yields:\n");
+        for (f, d) in k.fields() {
+            out.push_str(&format!("    {f}: {d}\n"));
+        }
+    }
+    out.push_str(&format!("\n{} kinds\n", crate::evidence::KINDS.len()));
     out
 }
 

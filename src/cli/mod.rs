@@ -385,7 +385,7 @@ gpufix audit --format nagios\n  gpufix audit --format junit > gpufix.xml"
     Validate(validate::ValidateArgs),
     /// List the rules with layer, severity and fix safety.
     #[command(
-        after_help = "Examples:\n  gpufix list\n  gpufix list --format markdown > CHECKLIST.md\n  gpufix list --probes\n  gpufix list --fixes"
+        after_help = "Examples:\n  gpufix list\n  gpufix list --format markdown > CHECKLIST.md\n  gpufix list --probes\n  gpufix list --fixes\n  gpufix list --evidence"
     )]
     List(list::ListArgs),
     /// Explain a rule: why it exists, its threshold and where it comes from, its fix.

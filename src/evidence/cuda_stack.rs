@@ -157,6 +157,46 @@ pub fn parse_pyvenv_cfg(text: &str) -> (Option<String>, bool) {
     (home, system)
 }
 
+/// The registry entry.
+pub struct CudaVersionKind;
+
+impl super::EvidenceKind for CudaVersionKind {
+    fn name(&self) -> &'static str {
+        "cuda-version"
+    }
+    fn doc(&self) -> &'static str {
+        "the CUDA toolkit's version: nvcc --version, /usr/local/cuda/version.json or version.txt"
+    }
+    fn example(&self) -> &'static str {
+        "nvcc --version"
+    }
+    fn fields(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            ("version", "major.minor"),
+            ("major", "major version"),
+            ("minor", "minor version"),
+            ("full", "the full version where the text gives one"),
+            ("source", "nvcc, version.json, version.txt or cuda.h"),
+        ]
+    }
+    // recognised, but no rule reads a pasted toolkit version yet (cuda.stack reads the host's)
+    fn read_by(&self) -> &'static [&'static str] {
+        &[]
+    }
+    fn detect(&self, s: &super::Sniff) -> bool {
+        let (h, t) = (s.head, s.trimmed());
+        (t.starts_with('{') && h.contains("\"cuda\"") && h.contains("\"version\""))
+            || h.contains("Cuda compilation tools")
+            || t.starts_with("CUDA Version ")
+    }
+    fn parse(&self, text: &str) -> Result<serde_json::Value, String> {
+        match parse_cuda_version(text) {
+            Some(v) => super::to_value(&v),
+            None => Err("no CUDA toolkit version in the text (expected `nvcc --version`, version.json or version.txt)".to_string()),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -243,6 +243,80 @@ pub fn parse_kernel_log(text: &str) -> KernelLog {
     log
 }
 
+/// Most lines carry a dmesg timestamp or a kmsg record header.
+fn looks_like_kernel_log(h: &str) -> bool {
+    let lines: Vec<&str> = h
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .take(50)
+        .collect();
+    if lines.is_empty() {
+        return false;
+    }
+    let stamped = lines
+        .iter()
+        .filter(|l| {
+            let l = l.trim_start();
+            (l.starts_with('[')
+                && l.find(']')
+                    .is_some_and(|i| l[1..i].trim().parse::<f64>().is_ok()))
+                || l.split_once(';').is_some_and(|(head, _)| {
+                    head.split(',').count() >= 3
+                        && head.split(',').take(3).all(|p| p.parse::<u64>().is_ok())
+                })
+                || l.contains(" kernel: ")
+        })
+        .count();
+    stamped * 2 > lines.len()
+}
+
+/// The registry entry.
+pub struct KernelLogKind;
+
+impl super::EvidenceKind for KernelLogKind {
+    fn name(&self) -> &'static str {
+        "kernel-log"
+    }
+    fn doc(&self) -> &'static str {
+        "a kernel log: NVIDIA Xid and NVSwitch SXid events, a GPU fallen off the bus or lost, RmInitAdapter and GSP failures, PCIe AER errors"
+    }
+    fn example(&self) -> &'static str {
+        "sudo dmesg -T"
+    }
+    fn fields(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            ("xids", "Xid events: code, pci, message, timestamp, meaning"),
+            ("xid_count", "every Xid line seen"),
+            ("xid_codes", "distinct Xid codes"),
+            ("fallen_off_bus", "a GPU fell off the bus"),
+            (
+                "rm_init_adapter_failed",
+                "the driver could not initialise a GPU",
+            ),
+            ("gsp_timeout", "the GPU System Processor stopped answering"),
+            ("gpu_lost", "a GPU is lost or cannot be reached"),
+            ("sxid_codes", "distinct NVSwitch SXid codes"),
+            ("sxid_fatal_codes", "SXid codes a line calls fatal"),
+            ("aer", "PCIe AER errors: pci, severity, message"),
+            ("aer_count", "every AER line seen"),
+            ("lines", "lines read"),
+        ]
+    }
+    fn read_by(&self) -> &'static [&'static str] {
+        &["kernel.log"]
+    }
+    fn detect(&self, s: &super::Sniff) -> bool {
+        let h = s.head;
+        h.contains("NVRM:")
+            || (h.contains("AER:") && h.contains("pcieport"))
+            || h.lines().any(is_gpu_lost)
+            || looks_like_kernel_log(h)
+    }
+    fn parse(&self, text: &str) -> Result<serde_json::Value, String> {
+        super::to_value(&parse_kernel_log(text))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -287,7 +361,7 @@ mod tests {
     }
 
     fn detect_kernel(t: &str) -> bool {
-        crate::evidence::detect(t) == Some(crate::evidence::EvidenceKind::KernelLog)
+        crate::evidence::detect(t).is_some_and(|k| k.name() == "kernel-log")
     }
 
     #[test]
@@ -306,11 +380,7 @@ mod tests {
             "Unable to determine the device handle for GPU0000:A1:00.0: Unknown Error\n",
         ] {
             assert!(parse_kernel_log(t).gpu_lost, "{t}");
-            assert_eq!(
-                crate::evidence::detect(t),
-                Some(crate::evidence::EvidenceKind::KernelLog),
-                "{t}"
-            );
+            assert!(detect_kernel(t), "{t}");
         }
         assert!(!parse_kernel_log("NVRM: loading NVIDIA UNIX x86_64 Kernel Module\n").gpu_lost);
     }

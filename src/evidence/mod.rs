@@ -1,14 +1,46 @@
-//! Evidence parsers: turn what people paste into bug reports, and what a training job leaves
-//! behind, into values that rules read. Each parser is a pure function over text (or a reader,
-//! for profiler traces, which can be hundreds of megabytes) and shares three promises:
+//! THE registry of evidence kinds: what people paste into bug reports, and what a training job
+//! leaves behind, turned into values that rules read. Each kind is one entry of [`KINDS`]: a
+//! value implementing [`EvidenceKind`] that says what the kind is (name, one line, a command
+//! that produces it), recognises it ([`EvidenceKind::detect`]), reads it
+//! ([`EvidenceKind::parse`]), names the fields it yields and the probes that read them, and, for
+//! a kind that describes a machine rather than a job, what it says about that machine
+//! ([`EvidenceKind::host`]). Nothing else in the crate lists the kinds: detection, parsing,
+//! the evidence host (`host::evidence`) and `gpufix list --evidence` all walk [`KINDS`].
+//!
+//! Every reader shares three promises:
 //!
 //! - it never panics, whatever the bytes: truncated, garbled, oversized;
 //! - it parses what is there and leaves out what the text does not say, rather than guessing
 //!   a default (a field a rule needs and the evidence lacks makes that rule `unknown`);
 //! - its output is bounded: long lines and long lists are clipped (see [`MAX_ITEMS`]).
 //!
-//! [`detect::detect`] recognises which kind of evidence a text is and [`detect::parse`]
-//! dispatches to the right parser, returning a `serde_json::Value`.
+//! # Adding a kind
+//!
+//! One new file plus one line:
+//!
+//! 1. `src/evidence/<kind>.rs`: the reader, written from the producing tool's own source or
+//!    specification, cited at the top of the module (file and version); a test per field it
+//!    reads, with a healthy and a problem example copied from a public source (cited). Then a
+//!    unit struct implementing [`EvidenceKind`]:
+//!    - `name`: kebab-case, unique (`nccl-log`); `doc`: one sentence; `example`: the command
+//!      that produces the text (`NCCL_DEBUG=INFO torchrun ... 2>&1 | tee nccl.log`);
+//!    - `fields`: the top-level fields of the parsed value, each with a short description (a
+//!      test parses every kind's examples and fails on a field not declared);
+//!    - `read_by`: the probe kinds that read it (a test checks they exist); a probe reads a
+//!      job kind with `probes::inputs::evidence_of(&ctx.inputs.evidence, &your::YourKind)`;
+//!    - `detect`: recognition from markers the tool always prints, given a [`Sniff`] (the head
+//!      of the text, at most [`detect::HEAD`] bytes, so asking what a 200 MB paste is stays
+//!      cheap); it must not claim prose that merely mentions the words;
+//!    - `parse`: the reader, returning the parsed value as JSON (`Err` with a sentence when the
+//!      text holds nothing of this kind);
+//!    - `host`, only for text that describes the machine (nvidia-smi output, mount tables):
+//!      what it says about it, as a [`HostPart`]; job evidence leaves the default (`None`).
+//! 2. One line in [`KINDS`]. The list is also the detection order: put a kind before any kind
+//!    whose detector would also claim its text (a table before `-q` text, whose markers a
+//!    table's header holds too).
+//!
+//! [`detect::detect`] recognises which kind of evidence a text is and [`parse`] reads it with
+//! that kind's reader.
 
 pub mod cuda_stack;
 pub mod dcgmi;
@@ -19,11 +51,126 @@ pub mod mount_text;
 pub mod mounts;
 pub mod nccl_log;
 pub mod nvidia_smi;
+pub mod nvidia_smi_error;
+pub mod shm_error;
 pub mod smi_tables;
 pub mod torch_memory;
 pub mod trace;
 
-pub use detect::{EvidenceKind, detect, parse};
+pub use detect::{detect, detect_file};
+
+use crate::vocab::nvml::NvmlReading;
+use serde_json::Value;
+
+/// What a detector is given: the head of the text (at most [`detect::HEAD`] bytes), the same
+/// head without markdown quote markers (a paste quoted in a reply, see [`unquote`]), and the
+/// whole text as given (when a file is sniffed, only its head). A detector reads the head; it
+/// scans past it only for one marker line that can sit anywhere (an error in a long log),
+/// without collecting anything.
+pub struct Sniff<'a> {
+    pub head: &'a str,
+    pub unquoted: &'a str,
+    pub text: &'a str,
+}
+
+impl<'a> Sniff<'a> {
+    /// The head with leading whitespace removed.
+    pub fn trimmed(&self) -> &'a str {
+        self.head.trim_start()
+    }
+}
+
+/// What a paste that describes a machine says about it; the evidence host
+/// (`host::evidence::EvidenceHost`) answers the probes' questions from these.
+#[derive(Debug, Clone)]
+pub enum HostPart {
+    /// GPU readings: they answer the `nvml` and `nvml.sample` probes.
+    Nvml(NvmlReading),
+    /// `nvidia-smi` failing to read the GPUs: the line it printed, NVML's error on that host.
+    NvmlError(String),
+    /// A file of the host, at its path (`/etc/fstab`, `/proc/mounts`), in its own format.
+    File(&'static str, Vec<u8>),
+    /// The text describes the host, but only its own probe reads it (`topo -m`, `df`).
+    Shown,
+}
+
+/// One kind of evidence; see the module doc for how to add one.
+pub trait EvidenceKind: Sync {
+    /// Kebab-case, unique: what reports and `gpufix list --evidence` call it.
+    fn name(&self) -> &'static str;
+    /// One sentence: what the text is.
+    fn doc(&self) -> &'static str;
+    /// A command that produces it.
+    fn example(&self) -> &'static str;
+    /// Top-level fields of the value [`EvidenceKind::parse`] returns, each with a description.
+    fn fields(&self) -> &'static [(&'static str, &'static str)];
+    /// The probe kinds that read it, from the paste itself or through the evidence host.
+    fn read_by(&self) -> &'static [&'static str];
+    /// True when the text is of this kind, from its head.
+    fn detect(&self, s: &Sniff) -> bool;
+    /// The text read into the value rules see.
+    fn parse(&self, text: &str) -> Result<Value, String>;
+    /// For text that describes the machine (and so stands in for the live host): what it says
+    /// about it. `None` for job evidence (a log, a trace), which its probe reads directly and
+    /// which can be combined with a live host.
+    fn host(&self, _text: &str) -> Option<Result<HostPart, String>> {
+        None
+    }
+    /// True when [`EvidenceKind::host`] answers for this kind (whatever the text).
+    fn describes_host(&self) -> bool {
+        false
+    }
+}
+
+impl std::fmt::Debug for dyn EvidenceKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl PartialEq for dyn EvidenceKind {
+    fn eq(&self, other: &Self) -> bool {
+        self.name() == other.name()
+    }
+}
+
+/// Every evidence kind, in detection order (the first whose detector claims a text is its
+/// kind) and the order `gpufix list --evidence` shows them.
+pub static KINDS: &[&dyn EvidenceKind] = &[
+    &nvidia_smi::NvidiaSmiXml,
+    &trace::ChromeTrace,
+    &smi_tables::Table,
+    &nvidia_smi::NvidiaSmiText,
+    &smi_tables::QueryCsv,
+    &smi_tables::Monitor,
+    &smi_tables::Topo,
+    &nvidia_smi_error::NvidiaSmiError,
+    &nccl_log::NcclLogKind,
+    &torch_memory::TorchMemoryKind,
+    &shm_error::ShmErrorLog,
+    &kernel_log::KernelLogKind,
+    &cuda_stack::CudaVersionKind,
+    &mount_text::Df,
+    &mount_text::Mountinfo,
+    &mount_text::MountOutput,
+    &mounts::FstabKind,
+    &mounts::ProcMounts,
+];
+
+/// The kind called `name`.
+pub fn find(name: &str) -> Option<&'static dyn EvidenceKind> {
+    KINDS.iter().copied().find(|k| k.name() == name)
+}
+
+/// Parses `text` as evidence of `kind` into a JSON value for rules to read.
+pub fn parse(kind: &dyn EvidenceKind, text: &str) -> Result<Value, String> {
+    kind.parse(text)
+}
+
+/// A parsed value as JSON, for the kinds' [`EvidenceKind::parse`].
+pub(crate) fn to_value<T: serde::Serialize>(v: &T) -> Result<Value, String> {
+    serde_json::to_value(v).map_err(|e| format!("cannot encode the parsed evidence: {e}"))
+}
 
 // The evidence readers say `super::MAX_ITEMS`; the bound itself is vocabulary (formats use it).
 pub use crate::vocab::MAX_ITEMS;

@@ -265,6 +265,119 @@ pub fn tmpfs_size_option_mib(options: &str) -> Option<f64> {
     })
 }
 
+/// `mount` output.
+pub struct MountOutput;
+
+impl super::EvidenceKind for MountOutput {
+    fn name(&self) -> &'static str {
+        "mount-output"
+    }
+    fn doc(&self) -> &'static str {
+        "mount's output (`/dev/sdb1 on /data type ext4 (rw,relatime)`): what is mounted now, read as /proc/mounts"
+    }
+    fn example(&self) -> &'static str {
+        "mount"
+    }
+    fn fields(&self) -> &'static [(&'static str, &'static str)] {
+        super::mounts::MOUNTS_FIELDS
+    }
+    fn read_by(&self) -> &'static [&'static str] {
+        &["mounts", "mounts.data", "shm"]
+    }
+    fn detect(&self, s: &super::Sniff) -> bool {
+        looks_like_mount_output(s.head)
+    }
+    fn parse(&self, text: &str) -> Result<serde_json::Value, String> {
+        super::to_value(&super::mounts::parse_proc_mounts(
+            &mount_output_to_proc_mounts(text),
+        ))
+    }
+    fn host(&self, text: &str) -> Option<Result<super::HostPart, String>> {
+        Some(Ok(super::HostPart::File(
+            "/proc/mounts",
+            mount_output_to_proc_mounts(text).into_bytes(),
+        )))
+    }
+    fn describes_host(&self) -> bool {
+        true
+    }
+}
+
+/// `/proc/self/mountinfo`.
+pub struct Mountinfo;
+
+impl super::EvidenceKind for Mountinfo {
+    fn name(&self) -> &'static str {
+        "mountinfo"
+    }
+    fn doc(&self) -> &'static str {
+        "/proc/self/mountinfo: what is mounted now, read as /proc/mounts"
+    }
+    fn example(&self) -> &'static str {
+        "cat /proc/self/mountinfo"
+    }
+    fn fields(&self) -> &'static [(&'static str, &'static str)] {
+        super::mounts::MOUNTS_FIELDS
+    }
+    fn read_by(&self) -> &'static [&'static str] {
+        &["mounts", "mounts.data", "shm"]
+    }
+    fn detect(&self, s: &super::Sniff) -> bool {
+        looks_like_mountinfo(s.head)
+    }
+    fn parse(&self, text: &str) -> Result<serde_json::Value, String> {
+        super::to_value(&super::mounts::parse_proc_mounts(
+            &mountinfo_to_proc_mounts(text),
+        ))
+    }
+    fn host(&self, text: &str) -> Option<Result<super::HostPart, String>> {
+        Some(Ok(super::HostPart::File(
+            "/proc/mounts",
+            mountinfo_to_proc_mounts(text).into_bytes(),
+        )))
+    }
+    fn describes_host(&self) -> bool {
+        true
+    }
+}
+
+/// `df -h`.
+pub struct Df;
+
+impl super::EvidenceKind for Df {
+    fn name(&self) -> &'static str {
+        "df"
+    }
+    fn doc(&self) -> &'static str {
+        "df -h output: filesystem sizes and mount points (a container's 64 MB /dev/shm shows here)"
+    }
+    fn example(&self) -> &'static str {
+        "df -hT"
+    }
+    fn fields(&self) -> &'static [(&'static str, &'static str)] {
+        &[(
+            "[]",
+            "a list of rows: filesystem, fstype, size_mib, mount_point",
+        )]
+    }
+    fn read_by(&self) -> &'static [&'static str] {
+        &["shm"]
+    }
+    fn detect(&self, s: &super::Sniff) -> bool {
+        looks_like_df(s.head)
+    }
+    fn parse(&self, text: &str) -> Result<serde_json::Value, String> {
+        super::to_value(&parse_df(text))
+    }
+    // sizes only: it describes the host, but the shm probe reads it from the paste
+    fn host(&self, _text: &str) -> Option<Result<super::HostPart, String>> {
+        Some(Ok(super::HostPart::Shown))
+    }
+    fn describes_host(&self) -> bool {
+        true
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -92,6 +92,145 @@ pub fn parse_proc_mounts(text: &str) -> Mounts {
     m
 }
 
+/// Which of the two tables a text is, told apart by content: fstab has comments, `UUID=` or
+/// `LABEL=` devices, options like `defaults`/`noauto`/`nofail`, or omits dump and pass;
+/// `/proc/mounts` always prints six fields and none of those. `None` when most lines are not
+/// mount rows.
+fn mount_table_kind(h: &str) -> Option<MountTable> {
+    let lines: Vec<&str> = h.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    let comments = lines.iter().filter(|l| l.starts_with('#')).count();
+    let rows: Vec<Vec<&str>> = lines
+        .iter()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    let table_rows = rows
+        .iter()
+        .filter(|f| {
+            f.len() >= 3
+                && f.len() <= 6
+                && (f[1].starts_with('/') || f[1] == "none" || f[1] == "swap")
+        })
+        .count();
+    if rows.is_empty() {
+        // Only comments: an fstab with nothing configured (a fresh install's placeholder).
+        return (comments > 0
+            && lines
+                .iter()
+                .any(|l| l.to_ascii_lowercase().contains("fstab")))
+        .then_some(MountTable::Fstab);
+    }
+    if table_rows * 2 <= rows.len() {
+        return None;
+    }
+    let fstab_markers = comments > 0
+        || rows.iter().any(|f| {
+            f[0].starts_with("UUID=")
+                || f[0].starts_with("LABEL=")
+                || f[0].starts_with("PARTUUID=")
+                || f.get(3).is_some_and(|o| {
+                    o.split(',')
+                        .any(|x| x == "defaults" || x == "noauto" || x == "nofail")
+                })
+                || f.len() < 6
+        });
+    Some(if fstab_markers {
+        MountTable::Fstab
+    } else {
+        MountTable::ProcMounts
+    })
+}
+
+#[derive(PartialEq)]
+enum MountTable {
+    Fstab,
+    ProcMounts,
+}
+
+/// `/etc/fstab`.
+pub struct FstabKind;
+
+impl super::EvidenceKind for FstabKind {
+    fn name(&self) -> &'static str {
+        "fstab"
+    }
+    fn doc(&self) -> &'static str {
+        "/etc/fstab: the filesystems mounted at boot and their options"
+    }
+    fn example(&self) -> &'static str {
+        "cat /etc/fstab"
+    }
+    fn fields(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            (
+                "entries",
+                "device, mount_point, fstype, options, dump, pass",
+            ),
+            ("skipped", "lines with fewer than three fields"),
+        ]
+    }
+    fn read_by(&self) -> &'static [&'static str] {
+        &["fstab", "mounts.data"]
+    }
+    fn detect(&self, s: &super::Sniff) -> bool {
+        mount_table_kind(s.head) == Some(MountTable::Fstab)
+    }
+    fn parse(&self, text: &str) -> Result<serde_json::Value, String> {
+        super::to_value(&parse_fstab(text))
+    }
+    fn host(&self, text: &str) -> Option<Result<super::HostPart, String>> {
+        Some(Ok(super::HostPart::File(
+            "/etc/fstab",
+            text.as_bytes().to_vec(),
+        )))
+    }
+    fn describes_host(&self) -> bool {
+        true
+    }
+}
+
+/// `/proc/mounts`.
+pub struct ProcMounts;
+
+/// Fields of [`Mounts`], which every mount-table kind but fstab yields.
+pub(crate) const MOUNTS_FIELDS: &[(&str, &str)] = &[
+    ("mounts", "device, mount_point, fstype, options"),
+    ("skipped", "lines that are not mount rows"),
+];
+
+impl super::EvidenceKind for ProcMounts {
+    fn name(&self) -> &'static str {
+        "proc-mounts"
+    }
+    fn doc(&self) -> &'static str {
+        "/proc/mounts: what is mounted now, with the options in force"
+    }
+    fn example(&self) -> &'static str {
+        "cat /proc/mounts"
+    }
+    fn fields(&self) -> &'static [(&'static str, &'static str)] {
+        MOUNTS_FIELDS
+    }
+    fn read_by(&self) -> &'static [&'static str] {
+        &["mounts", "mounts.data", "shm"]
+    }
+    fn detect(&self, s: &super::Sniff) -> bool {
+        mount_table_kind(s.head) == Some(MountTable::ProcMounts)
+    }
+    fn parse(&self, text: &str) -> Result<serde_json::Value, String> {
+        super::to_value(&parse_proc_mounts(text))
+    }
+    fn host(&self, text: &str) -> Option<Result<super::HostPart, String>> {
+        Some(Ok(super::HostPart::File(
+            "/proc/mounts",
+            text.as_bytes().to_vec(),
+        )))
+    }
+    fn describes_host(&self) -> bool {
+        true
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

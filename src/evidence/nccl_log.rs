@@ -648,6 +648,87 @@ pub fn parse_nccl_log(text: &str) -> NcclLog {
     log
 }
 
+/// The registry entry.
+pub struct NcclLogKind;
+
+impl super::EvidenceKind for NcclLogKind {
+    fn name(&self) -> &'static str {
+        "nccl-log"
+    }
+    fn doc(&self) -> &'static str {
+        "NCCL_DEBUG=INFO output: NCCL's version, ranks and nodes, the transport of each channel, the network chosen, NCCL_* settings, warnings"
+    }
+    fn example(&self) -> &'static str {
+        "NCCL_DEBUG=INFO torchrun --nproc-per-node 8 train.py 2>&1 | tee nccl.log"
+    }
+    fn fields(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            ("nccl_version", "NCCL's version"),
+            (
+                "cuda_driver_version",
+                "the driver's CUDA version NCCL printed",
+            ),
+            ("ranks_seen", "distinct ranks named"),
+            ("nranks", "ranks of the communicator"),
+            ("hosts", "host names in the line prefixes"),
+            (
+                "transports",
+                "channel connections: channel, from, to, direction, transport, gdr, host",
+            ),
+            ("connections_seen", "connection lines seen"),
+            ("transports_used", "distinct transports of the connections"),
+            ("net", "IB, Socket or a plugin's network"),
+            (
+                "net_source",
+                "what decided `net`: channels, using_network or init",
+            ),
+            ("net_plugin", "a network plugin NCCL loaded"),
+            ("ib_devices", "IB devices NCCL used"),
+            ("ib_no_device", "`NET/IB : No device found`"),
+            ("interfaces", "socket and bootstrap interfaces"),
+            ("env_overrides", "NCCL_* variables the environment set"),
+            ("network_used", "a connection goes through the network"),
+            ("warnings", "NCCL WARN lines"),
+            ("lines", "lines that carried an NCCL message"),
+            ("nodes", "nodes of the job"),
+            ("local_ranks", "ranks per node"),
+            (
+                "multi_node",
+                "the job spans nodes (absent when the log cannot tell)",
+            ),
+            (
+                "ib_verbs_failed",
+                "the IB verbs library or a device could not be opened",
+            ),
+            (
+                "local_shm_connections",
+                "connections within a node through SHM",
+            ),
+            (
+                "local_net_connections",
+                "connections within a node through the network",
+            ),
+            ("p2p_connections", "connections through P2P or NVLS"),
+            ("init_complete", "`Init COMPLETE` was printed"),
+            ("networks_chosen", "networks NCCL said it chose"),
+            ("ib_wanted", "the environment asked for IB"),
+            ("multi_node_from", "what else showed the job spans nodes"),
+            ("truncated", "the text ends inside an NCCL line"),
+            ("unavailable", "fields the log cannot give, with why"),
+        ]
+    }
+    fn read_by(&self) -> &'static [&'static str] {
+        &["nccl.log"]
+    }
+    fn detect(&self, s: &super::Sniff) -> bool {
+        let h = s.head;
+        h.contains("NCCL INFO") || h.contains("NCCL WARN") || h.contains("NCCL version ")
+    }
+    fn parse(&self, text: &str) -> Result<serde_json::Value, String> {
+        super::to_value(&parse_nccl_log(text))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -192,6 +192,114 @@ pub fn parse_nvidia_smi_xml(text: &str) -> Result<NvmlReading, String> {
     map_reading(&tree)
 }
 
+/// Largest `nvidia-smi -q` paste (text or XML) read as a host: the XML of one H200 with every
+/// section is 27 KB, so [`MAX_GPUS`] of them stay well under this.
+pub const MAX_SMI_Q_BYTES: usize = 8 << 20;
+
+/// Most GPUs one pasted host may have. Every per-GPU rule judges each GPU against the whole
+/// reading, so the work grows with the square of the count: a paste of hundreds of GPUs (several
+/// hosts' output concatenated, or a hostile file) would take minutes and gigabytes.
+pub const MAX_GPUS: usize = 64;
+
+/// Fields of [`NvmlReading`], which both `-q` kinds yield.
+const READING_FIELDS: &[(&str, &str)] = &[
+    ("driver_version", "the driver's version"),
+    (
+        "cuda_driver_version",
+        "the newest CUDA the driver supports, e.g. 12040",
+    ),
+    ("nvml_version", "NVML's version"),
+    ("init_ms", "always 0 for a paste"),
+    (
+        "gpus",
+        "per GPU: name, bus id, persistence, pstate, clocks and their event reasons, power and its limits, temperature, utilization, memory, ECC, PCIe link, processes",
+    ),
+];
+
+/// What the `-q` host kinds say about the machine: its GPU readings, refusing a paste too large
+/// to be one host's before its tree is built.
+fn q_host(text: &str) -> Option<Result<super::HostPart, String>> {
+    if text.len() > MAX_SMI_Q_BYTES {
+        return Some(Err(format!(
+            "{:.1} MB of nvidia-smi -q output; one host's is under {} MiB (-q -x of {MAX_GPUS} GPUs is about 2 MB)\nhelp: give the output of one host (`nvidia-smi -q > smi.txt` on the node the job ran on), not several pasted together",
+            text.len() as f64 / 1e6,
+            MAX_SMI_Q_BYTES >> 20
+        )));
+    }
+    Some(parse_nvidia_smi(text).map(super::HostPart::Nvml))
+}
+
+/// `nvidia-smi -q` text.
+pub struct NvidiaSmiText;
+
+impl super::EvidenceKind for NvidiaSmiText {
+    fn name(&self) -> &'static str {
+        "nvidia-smi-text"
+    }
+    fn doc(&self) -> &'static str {
+        "nvidia-smi -q text (whole or a few of its sections): the GPUs' full NVML state"
+    }
+    fn example(&self) -> &'static str {
+        "nvidia-smi -q"
+    }
+    fn fields(&self) -> &'static [(&'static str, &'static str)] {
+        READING_FIELDS
+    }
+    fn read_by(&self) -> &'static [&'static str] {
+        &["nvml", "nvml.sample", "gpu.usage"]
+    }
+    fn detect(&self, s: &super::Sniff) -> bool {
+        let q = s.unquoted;
+        q.contains("NVSMI LOG")
+            || (q.contains("Product Name")
+                && (q.contains("Attached GPUs") || q.contains("\nGPU 0")))
+            || (q.contains("Persistence Mode") && q.contains("Performance State"))
+            || looks_like_q_fragment(q)
+    }
+    fn parse(&self, text: &str) -> Result<serde_json::Value, String> {
+        super::to_value(&parse_nvidia_smi_text(text)?)
+    }
+    fn host(&self, text: &str) -> Option<Result<super::HostPart, String>> {
+        q_host(text)
+    }
+    fn describes_host(&self) -> bool {
+        true
+    }
+}
+
+/// `nvidia-smi -q -x` XML.
+pub struct NvidiaSmiXml;
+
+impl super::EvidenceKind for NvidiaSmiXml {
+    fn name(&self) -> &'static str {
+        "nvidia-smi-xml"
+    }
+    fn doc(&self) -> &'static str {
+        "nvidia-smi -q -x XML (whole or a fragment): the GPUs' full NVML state"
+    }
+    fn example(&self) -> &'static str {
+        "nvidia-smi -q -x"
+    }
+    fn fields(&self) -> &'static [(&'static str, &'static str)] {
+        READING_FIELDS
+    }
+    fn read_by(&self) -> &'static [&'static str] {
+        &["nvml", "nvml.sample", "gpu.usage"]
+    }
+    fn detect(&self, s: &super::Sniff) -> bool {
+        looks_like_xml(s.unquoted)
+    }
+    fn parse(&self, text: &str) -> Result<serde_json::Value, String> {
+        super::to_value(&parse_nvidia_smi_xml(text)?)
+    }
+    fn host(&self, text: &str) -> Option<Result<super::HostPart, String>> {
+        q_host(text)
+    }
+    fn describes_host(&self) -> bool {
+        true
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // The tree.
 

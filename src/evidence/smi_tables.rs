@@ -1116,6 +1116,177 @@ pub fn to_reading(u: &SmiUsage) -> NvmlReading {
     }
 }
 
+// ---------------------------------------------------------------------------------------------
+// The registry entries.
+
+/// Fields of [`SmiUsage`], which the table, CSV and dmon kinds yield.
+const USAGE_FIELDS: &[(&str, &str)] = &[
+    ("format", "table, query-csv, dmon or pmon"),
+    ("driver_version", "the driver's version, where printed"),
+    (
+        "cuda_version",
+        "the newest CUDA the driver supports, where printed",
+    ),
+    (
+        "gpus",
+        "per GPU: index, name, bus id, persistence, temperature, pstate, power and cap, memory, utilization, compute mode, clocks, PCIe link, ECC, clocks event reasons",
+    ),
+    ("processes_listed", "the paste has a whole process section"),
+    (
+        "processes",
+        "per process: gpu, pid, type, name, memory, SM share (pmon)",
+    ),
+    ("samples", "rows read"),
+    ("truncated", "the last GPU row or sample is cut short"),
+];
+
+/// What a table, CSV or dmon paste says about the machine: its GPUs as an NVML reading.
+fn usage_host(parsed: Result<SmiUsage, String>) -> Option<Result<super::HostPart, String>> {
+    Some(parsed.map(|u| super::HostPart::Nvml(to_reading(&u))))
+}
+
+/// The default `nvidia-smi` table.
+pub struct Table;
+
+impl super::EvidenceKind for Table {
+    fn name(&self) -> &'static str {
+        "nvidia-smi-table"
+    }
+    fn doc(&self) -> &'static str {
+        "the default nvidia-smi table: per GPU its state, power, memory and utilization, then the processes"
+    }
+    fn example(&self) -> &'static str {
+        "nvidia-smi"
+    }
+    fn fields(&self) -> &'static [(&'static str, &'static str)] {
+        USAGE_FIELDS
+    }
+    fn read_by(&self) -> &'static [&'static str] {
+        &["nvml", "nvml.sample", "gpu.usage"]
+    }
+    // before `-q` text: the table's header line holds `Driver Version` too
+    fn detect(&self, s: &super::Sniff) -> bool {
+        looks_like_table(s.head)
+    }
+    fn parse(&self, text: &str) -> Result<serde_json::Value, String> {
+        super::to_value(&parse_table(text)?)
+    }
+    fn host(&self, text: &str) -> Option<Result<super::HostPart, String>> {
+        usage_host(parse_table(text))
+    }
+    fn describes_host(&self) -> bool {
+        true
+    }
+}
+
+/// `nvidia-smi --query-gpu=... --format=csv`.
+pub struct QueryCsv;
+
+impl super::EvidenceKind for QueryCsv {
+    fn name(&self) -> &'static str {
+        "nvidia-smi-csv"
+    }
+    fn doc(&self) -> &'static str {
+        "nvidia-smi --query-gpu (or --query-compute-apps) CSV, with or without its header"
+    }
+    fn example(&self) -> &'static str {
+        "nvidia-smi --query-gpu=index,name,utilization.gpu,memory.used,memory.total --format=csv"
+    }
+    fn fields(&self) -> &'static [(&'static str, &'static str)] {
+        USAGE_FIELDS
+    }
+    fn read_by(&self) -> &'static [&'static str] {
+        &["nvml", "nvml.sample", "gpu.usage"]
+    }
+    fn detect(&self, s: &super::Sniff) -> bool {
+        looks_like_query_csv(s.head)
+    }
+    fn parse(&self, text: &str) -> Result<serde_json::Value, String> {
+        super::to_value(&parse_query_csv(text)?)
+    }
+    fn host(&self, text: &str) -> Option<Result<super::HostPart, String>> {
+        usage_host(parse_query_csv(text))
+    }
+    fn describes_host(&self) -> bool {
+        true
+    }
+}
+
+/// `nvidia-smi dmon` and `pmon` samples.
+pub struct Monitor;
+
+impl super::EvidenceKind for Monitor {
+    fn name(&self) -> &'static str {
+        "nvidia-smi-dmon"
+    }
+    fn doc(&self) -> &'static str {
+        "nvidia-smi dmon or pmon samples: utilization, power, clocks (per process for pmon) over time"
+    }
+    fn example(&self) -> &'static str {
+        "nvidia-smi dmon -c 10"
+    }
+    fn fields(&self) -> &'static [(&'static str, &'static str)] {
+        USAGE_FIELDS
+    }
+    fn read_by(&self) -> &'static [&'static str] {
+        &["nvml", "nvml.sample", "gpu.usage"]
+    }
+    fn detect(&self, s: &super::Sniff) -> bool {
+        looks_like_monitor(s.head)
+    }
+    fn parse(&self, text: &str) -> Result<serde_json::Value, String> {
+        super::to_value(&parse_monitor(text)?)
+    }
+    fn host(&self, text: &str) -> Option<Result<super::HostPart, String>> {
+        usage_host(parse_monitor(text))
+    }
+    fn describes_host(&self) -> bool {
+        true
+    }
+}
+
+/// `nvidia-smi topo -m`.
+pub struct Topo;
+
+impl super::EvidenceKind for Topo {
+    fn name(&self) -> &'static str {
+        "nvidia-smi-topo"
+    }
+    fn doc(&self) -> &'static str {
+        "nvidia-smi topo -m: how each pair of GPUs is connected (NVLink, PCIe switch, host bridge, socket)"
+    }
+    fn example(&self) -> &'static str {
+        "nvidia-smi topo -m"
+    }
+    fn fields(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            ("gpus", "the GPUs of the matrix"),
+            (
+                "links",
+                "per pair: a, b and the link (NV12, PIX, PXB, PHB, NODE, SYS)",
+            ),
+            ("nvlink_pairs", "pairs joined by NVLink"),
+            ("pairs", "pairs in the matrix"),
+        ]
+    }
+    fn read_by(&self) -> &'static [&'static str] {
+        &["gpu.topology"]
+    }
+    fn detect(&self, s: &super::Sniff) -> bool {
+        looks_like_topo(s.head)
+    }
+    fn parse(&self, text: &str) -> Result<serde_json::Value, String> {
+        super::to_value(&parse_topo(text)?)
+    }
+    // the matrix describes the host; the topology probe reads it from the paste
+    fn host(&self, _text: &str) -> Option<Result<super::HostPart, String>> {
+        Some(Ok(super::HostPart::Shown))
+    }
+    fn describes_host(&self) -> bool {
+        true
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -260,6 +260,68 @@ pub fn parse_torch_memory(text: &str) -> TorchMemory {
     m
 }
 
+/// The registry entry.
+pub struct TorchMemoryKind;
+
+impl super::EvidenceKind for TorchMemoryKind {
+    fn name(&self) -> &'static str {
+        "torch-memory"
+    }
+    fn doc(&self) -> &'static str {
+        "a PyTorch CUDA out-of-memory message or torch.cuda.memory_summary() table: allocated, reserved, fragmentation"
+    }
+    fn example(&self) -> &'static str {
+        "python -c 'import torch; ...; print(torch.cuda.memory_summary())'"
+    }
+    fn fields(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            ("oom", "the text reports a CUDA out-of-memory error"),
+            ("tried_to_allocate_mib", "the allocation that failed"),
+            ("gpu", "the GPU it failed on"),
+            ("total_capacity_mib", "the GPU's capacity"),
+            ("free_mib", "free memory at the failure"),
+            (
+                "process_in_use_mib",
+                "memory the process held, PyTorch's or not",
+            ),
+            ("allocated_mib", "memory allocated by PyTorch"),
+            (
+                "reserved_mib",
+                "memory reserved by PyTorch's caching allocator",
+            ),
+            ("reserved_unallocated_mib", "reserved but unallocated"),
+            ("fragmentation", "(reserved - allocated) / reserved"),
+            (
+                "alloc_conf_hint",
+                "the allocator setting the message suggests",
+            ),
+            ("peak_allocated_mib", "peak allocated (summary)"),
+            ("peak_reserved_mib", "peak reserved (summary)"),
+            ("non_releasable_mib", "non-releasable memory (summary)"),
+            (
+                "peak_non_releasable_mib",
+                "peak non-releasable memory (summary)",
+            ),
+            ("oom_count", "CUDA OOMs counted (summary)"),
+            ("malloc_retries", "cudaMalloc retries (summary)"),
+            ("source", "oom_message or memory_summary"),
+        ]
+    }
+    fn read_by(&self) -> &'static [&'static str] {
+        &["torch.memory"]
+    }
+    fn detect(&self, s: &super::Sniff) -> bool {
+        let h = s.head;
+        h.contains("CUDA out of memory")
+            || h.contains("OutOfMemoryError")
+            || h.contains("PyTorch CUDA memory summary")
+            || looks_like_memory_printout(h)
+    }
+    fn parse(&self, text: &str) -> Result<serde_json::Value, String> {
+        super::to_value(&parse_torch_memory(text))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -936,6 +936,72 @@ fn round4(x: f64) -> f64 {
 
 /// The synthetic Kineto-shaped trace writer, for tests only (it is not shipped): the file lives
 /// with the test support code and the bench and integration tests include it the same way.
+/// The registry entry.
+pub struct ChromeTrace;
+
+impl super::EvidenceKind for ChromeTrace {
+    fn name(&self) -> &'static str {
+        "chrome-trace"
+    }
+    fn doc(&self) -> &'static str {
+        "a PyTorch profiler (Kineto) Chrome trace: GPU busy and idle time in the profiled steps, and why it was idle"
+    }
+    fn example(&self) -> &'static str {
+        "torch.profiler.profile(on_trace_ready=torch.profiler.tensorboard_trace_handler('./log'))"
+    }
+    fn fields(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            ("events_seen", "events visited"),
+            ("truncated", "the JSON ended early or broke"),
+            ("parse_error", "where it broke"),
+            ("window", "steps or whole_trace"),
+            ("steps", "profiled steps"),
+            ("duration_ms", "length of the window"),
+            ("gpu_kernel_busy_fraction", "kernel time over the window"),
+            (
+                "gpu_busy_fraction",
+                "kernel, memcpy and memset time over the window",
+            ),
+            ("gpu_idle_ms", "window time with nothing on the GPU"),
+            (
+                "idle_waiting_on_host_ms",
+                "GPU idle while the CPU waited in the DataLoader or a sync",
+            ),
+            ("idle_other_ms", "other GPU idle time"),
+            ("gpu_memcpy_count", "memcpy count"),
+            ("gpu_memcpy_ms", "memcpy time"),
+            ("gpu_memset_count", "memset count"),
+            ("gpu_memset_ms", "memset time"),
+            ("dataloader_ms", "time inside DataLoader __next__"),
+            ("dataloader_share", "dataloader_ms over the window"),
+            ("sync_calls", "host syncs per name"),
+            ("sync_calls_total", "all host syncs"),
+            ("sync_calls_per_step", "host syncs per step per name"),
+            ("sync_calls_per_step_total", "all host syncs per step"),
+            (
+                "pageable_h2d_copies",
+                "host-to-device copies from pageable memory",
+            ),
+            ("kernel_count", "kernel launches"),
+            ("kernels_per_step", "kernel launches per step"),
+            ("median_kernel_us", "median kernel duration"),
+            ("nccl_kernel_share", "NCCL kernels' share of kernel time"),
+            ("top_kernels", "kernels with the most time"),
+        ]
+    }
+    fn read_by(&self) -> &'static [&'static str] {
+        &["trace"]
+    }
+    fn detect(&self, s: &super::Sniff) -> bool {
+        let (h, t) = (s.head, s.trimmed());
+        (t.starts_with('{') || t.starts_with('['))
+            && (h.contains("\"traceEvents\"") || (h.contains("\"ph\"") && h.contains("\"ts\"")))
+    }
+    fn parse(&self, text: &str) -> Result<serde_json::Value, String> {
+        super::to_value(&analyze_trace(text.as_bytes()).map_err(|e| e.to_string())?)
+    }
+}
+
 #[cfg(test)]
 #[path = "../../tests/support/trace_synth.rs"]
 mod synth;

@@ -8,21 +8,13 @@
 //! ([`EvidenceHost::inputs_only`]), since that machine cannot be the one the job ran on.
 
 use super::{CommandOutput, FileMeta, GpuSample, Host, NOT_IN_EVIDENCE, NvmlReading};
-use crate::evidence::detect::{EvidenceKind, detect};
-use crate::evidence::{mount_text, nvidia_smi, smi_tables};
+use crate::evidence::{EvidenceKind, HostPart, detect};
 use std::collections::BTreeMap;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// Most GPUs one pasted host may have. Every per-GPU rule judges each GPU against the whole
-/// reading, so the work grows with the square of the count: a paste of hundreds of GPUs (several
-/// hosts' output concatenated, or a hostile file) would take minutes and gigabytes.
-pub const MAX_GPUS: usize = 64;
-
-/// Largest `nvidia-smi -q` paste (text or XML) read: the XML of one H200 with every section is
-/// 27 KB, so [`MAX_GPUS`] of them stay well under this.
-pub const MAX_SMI_Q_BYTES: usize = 8 << 20;
+pub use crate::evidence::nvidia_smi::{MAX_GPUS, MAX_SMI_Q_BYTES};
 
 pub struct EvidenceHost {
     names: Vec<String>,
@@ -40,22 +32,8 @@ fn missing(what: &str) -> io::Error {
 }
 
 /// Kinds that describe a host (and so replace the live one) rather than a job.
-pub fn describes_host(kind: EvidenceKind) -> bool {
-    matches!(
-        kind,
-        EvidenceKind::NvidiaSmiText
-            | EvidenceKind::NvidiaSmiXml
-            | EvidenceKind::NvidiaSmiTable
-            | EvidenceKind::NvidiaSmiCsv
-            | EvidenceKind::NvidiaSmiMonitor
-            | EvidenceKind::NvidiaSmiTopo
-            | EvidenceKind::Fstab
-            | EvidenceKind::ProcMounts
-            | EvidenceKind::MountOutput
-            | EvidenceKind::Mountinfo
-            | EvidenceKind::Df
-            | EvidenceKind::NvidiaSmiError
-    )
+pub fn describes_host(kind: &dyn EvidenceKind) -> bool {
+    kind.describes_host()
 }
 
 /// True when this machine has no NVIDIA driver loaded (a laptop, CI): a job's logs given here
@@ -88,7 +66,7 @@ impl EvidenceHost {
             // Job evidence (a log, a trace) is read by its own probe: knowing from the head that
             // it is one, leave it unread here rather than hold a whole paste for nothing. (Only
             // the shm-error check reads past the head, and it never makes a text describe a host.)
-            if crate::evidence::detect::detect_file(p).is_some_and(|k| !describes_host(k)) {
+            if crate::evidence::detect_file(p).is_some_and(|k| !k.describes_host()) {
                 continue;
             }
             let text = crate::vocab::io::read_shared(p)
@@ -100,71 +78,25 @@ impl EvidenceHost {
                     continue;
                 }
                 anyhow::bail!(
-                    "--evidence {}: cannot tell what this is\nhelp: give nvidia-smi output (the table, -q text or -x XML, --query-gpu CSV, dmon, topo -m), an NCCL_DEBUG=INFO log, dmesg, a torch memory summary or OOM message, /etc/fstab, /proc/mounts, mount or df -h output, or a profiler trace",
+                    "--evidence {}: cannot tell what this is\nhelp: `gpufix list --evidence` lists the kinds of text gpufix reads, with a command that produces each",
                     p.display()
                 );
             };
-            if !describes_host(kind) {
+            let Some(part) = kind.host(&text) else {
                 continue;
-            }
-            if matches!(
-                kind,
-                EvidenceKind::NvidiaSmiText | EvidenceKind::NvidiaSmiXml
-            ) && text.len() > MAX_SMI_Q_BYTES
-            {
-                // its parse keeps a tree of every line: refuse before building it
-                anyhow::bail!(
-                    "--evidence {}: {:.1} MB of nvidia-smi -q output; one host's is under {} MiB (-q -x of {MAX_GPUS} GPUs is about 2 MB)\nhelp: give the output of one host (`nvidia-smi -q > smi.txt` on the node the job ran on), not several pasted together",
-                    p.display(),
-                    text.len() as f64 / 1e6,
-                    MAX_SMI_Q_BYTES >> 20
-                );
-            }
+            };
+            let part = part.map_err(|e| anyhow::anyhow!("--evidence {}: {e}", p.display()))?;
             h.names.push(format!("{} ({})", name_of(p), kind.name()));
-            match kind {
-                EvidenceKind::NvidiaSmiText | EvidenceKind::NvidiaSmiXml => {
-                    h.nvml = Some(
-                        nvidia_smi::parse_nvidia_smi(&text)
-                            .map_err(|e| anyhow::anyhow!("--evidence {}: {e}", p.display()))?,
-                    );
+            match part {
+                HostPart::Nvml(r) => h.nvml = Some(r),
+                HostPart::NvmlError(line) => {
+                    h.nvml_error = Some(format!("{line} (nvidia-smi output in {})", name_of(p)))
                 }
-                EvidenceKind::NvidiaSmiTable
-                | EvidenceKind::NvidiaSmiCsv
-                | EvidenceKind::NvidiaSmiMonitor => {
-                    let u = match kind {
-                        EvidenceKind::NvidiaSmiTable => smi_tables::parse_table(&text),
-                        EvidenceKind::NvidiaSmiCsv => smi_tables::parse_query_csv(&text),
-                        _ => smi_tables::parse_monitor(&text),
-                    }
-                    .map_err(|e| anyhow::anyhow!("--evidence {}: {e}", p.display()))?;
-                    h.nvml = Some(smi_tables::to_reading(&u));
-                }
-                EvidenceKind::Fstab => {
-                    h.files
-                        .insert("/etc/fstab".into(), text.as_bytes().to_vec());
-                }
-                EvidenceKind::ProcMounts => {
-                    h.files
-                        .insert("/proc/mounts".into(), text.as_bytes().to_vec());
-                }
-                EvidenceKind::MountOutput => {
-                    h.files.insert(
-                        "/proc/mounts".into(),
-                        mount_text::mount_output_to_proc_mounts(&text).into_bytes(),
-                    );
-                }
-                EvidenceKind::Mountinfo => {
-                    h.files.insert(
-                        "/proc/mounts".into(),
-                        mount_text::mountinfo_to_proc_mounts(&text).into_bytes(),
-                    );
-                }
-                EvidenceKind::NvidiaSmiError => {
-                    h.nvml_error = crate::evidence::detect::nvidia_smi_error_line(&text)
-                        .map(|l| format!("{l} (nvidia-smi output in {})", name_of(p)));
+                HostPart::File(path, bytes) => {
+                    h.files.insert(path.to_string(), bytes);
                 }
                 // topo -m and df are read by their own probes; they still describe that host
-                _ => {}
+                HostPart::Shown => {}
             }
             if let Some(r) = &h.nvml
                 && r.gpus.len() > MAX_GPUS

@@ -5,8 +5,8 @@
 
 use super::inputs::evidence_of;
 use super::{ProbeCtx, ProbeKind, ProbeOutcome};
-use crate::evidence::detect::EvidenceKind;
 use crate::evidence::smi_tables::{self, SmiUsage, UsageGpu, UsageProcess};
+use crate::evidence::{EvidenceKind, nvidia_smi};
 use crate::vocab::nvml::{Field, NvmlReading};
 use serde_json::{Map, Value, json};
 
@@ -220,26 +220,22 @@ impl ProbeKind for GpuUsage {
         ]
     }
     fn run(&self, _params: &Map<String, Value>, ctx: &ProbeCtx) -> ProbeOutcome {
-        for kind in [
-            EvidenceKind::NvidiaSmiTable,
-            EvidenceKind::NvidiaSmiCsv,
-            EvidenceKind::NvidiaSmiMonitor,
-            EvidenceKind::NvidiaSmiText,
-            EvidenceKind::NvidiaSmiXml,
-        ] {
+        type Usage = fn(&str) -> Result<smi_tables::SmiUsage, String>;
+        // the kinds that show what GPUs were doing, each read into the usage they show
+        let kinds: [(&dyn EvidenceKind, Usage); 5] = [
+            (&smi_tables::Table, smi_tables::parse_table),
+            (&smi_tables::QueryCsv, smi_tables::parse_query_csv),
+            (&smi_tables::Monitor, smi_tables::parse_monitor),
+            (&nvidia_smi::NvidiaSmiText, |t| {
+                nvidia_smi::parse_nvidia_smi_text(t).map(|r| q_usage(&r))
+            }),
+            (&nvidia_smi::NvidiaSmiXml, |t| {
+                nvidia_smi::parse_nvidia_smi_xml(t).map(|r| q_usage(&r))
+            }),
+        ];
+        for (kind, usage) in kinds {
             if let Some((p, t)) = evidence_of(&ctx.inputs.evidence, kind).into_iter().next() {
-                let parsed = match kind {
-                    EvidenceKind::NvidiaSmiTable => smi_tables::parse_table(&t),
-                    EvidenceKind::NvidiaSmiCsv => smi_tables::parse_query_csv(&t),
-                    EvidenceKind::NvidiaSmiText => {
-                        crate::evidence::nvidia_smi::parse_nvidia_smi_text(&t).map(|r| q_usage(&r))
-                    }
-                    EvidenceKind::NvidiaSmiXml => {
-                        crate::evidence::nvidia_smi::parse_nvidia_smi_xml(&t).map(|r| q_usage(&r))
-                    }
-                    _ => smi_tables::parse_monitor(&t),
-                };
-                return match parsed {
+                return match usage(&t) {
                     Ok(u) => ProbeOutcome::Value(usage_value(&u, &p.display().to_string())),
                     Err(e) => ProbeOutcome::Unknown(format!("{}: {e}", p.display())),
                 };

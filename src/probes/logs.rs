@@ -5,7 +5,6 @@
 
 use super::inputs::evidence_of;
 use super::{ProbeCtx, ProbeKind, ProbeOutcome};
-use crate::evidence::detect::EvidenceKind;
 use crate::evidence::{kernel_log, nccl_log, torch_memory};
 use crate::vocab::io::read_shared;
 use serde_json::{Map, Value, json};
@@ -94,9 +93,12 @@ impl ProbeKind for NcclLog {
                     return ProbeOutcome::Unknown(format!("cannot read {}: {e}", p.display()));
                 }
             },
-            None => match evidence_of(&ctx.inputs.evidence, EvidenceKind::NcclLog)
-                .into_iter()
-                .next()
+            None => match evidence_of(
+                &ctx.inputs.evidence,
+                &crate::evidence::nccl_log::NcclLogKind,
+            )
+            .into_iter()
+            .next()
             {
                 Some(x) => x,
                 None => return ProbeOutcome::NotApplicable("needs --nccl-log".into()),
@@ -149,9 +151,12 @@ impl ProbeKind for KernelLog {
                 Err(e) => ProbeOutcome::Unknown(format!("cannot read {}: {e}", p.display())),
             };
         }
-        if let Some((p, t)) = evidence_of(&ctx.inputs.evidence, EvidenceKind::KernelLog)
-            .into_iter()
-            .next()
+        if let Some((p, t)) = evidence_of(
+            &ctx.inputs.evidence,
+            &crate::evidence::kernel_log::KernelLogKind,
+        )
+        .into_iter()
+        .next()
         {
             return to_value(&kernel_log::parse_kernel_log(&t), p.display().to_string());
         }
@@ -228,9 +233,12 @@ impl ProbeKind for TorchMemory {
         ]
     }
     fn run(&self, _params: &Map<String, Value>, ctx: &ProbeCtx) -> ProbeOutcome {
-        match evidence_of(&ctx.inputs.evidence, EvidenceKind::TorchMemory)
-            .into_iter()
-            .next()
+        match evidence_of(
+            &ctx.inputs.evidence,
+            &crate::evidence::torch_memory::TorchMemoryKind,
+        )
+        .into_iter()
+        .next()
         {
             Some((p, t)) => to_value(
                 &torch_memory::parse_torch_memory(&t),

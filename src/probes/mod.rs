@@ -233,3 +233,19 @@ pub(crate) fn value_of(outcome: ProbeOutcome) -> Value {
         other => panic!("expected a value, got {other:?}"),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn every_probe_an_evidence_kind_names_exists() {
+        for k in crate::evidence::KINDS {
+            for p in k.read_by() {
+                assert!(
+                    super::find(p).is_some(),
+                    "evidence kind {} says probe `{p}` reads it; there is no such probe",
+                    k.name()
+                );
+            }
+        }
+    }
+}

@@ -5,7 +5,6 @@
 use super::inputs::evidence_of;
 use super::mounts::parse_mounts;
 use super::{ProbeCtx, ProbeKind, ProbeOutcome, read_text};
-use crate::evidence::detect::EvidenceKind;
 use crate::evidence::{mount_text, mounts as ev_mounts};
 use serde_json::{Map, Value, json};
 
@@ -150,11 +149,14 @@ impl ProbeKind for Shm {
         ]
     }
     fn run(&self, _params: &Map<String, Value>, ctx: &ProbeCtx) -> ProbeOutcome {
-        if let Some((p, t)) = evidence_of(&ctx.inputs.evidence, EvidenceKind::ShmErrorLog)
-            .into_iter()
-            .next()
+        if let Some((p, t)) = evidence_of(
+            &ctx.inputs.evidence,
+            &crate::evidence::shm_error::ShmErrorLog,
+        )
+        .into_iter()
+        .next()
         {
-            let line = crate::evidence::detect::shm_error_line(&t)
+            let line = crate::evidence::shm_error::shm_error_line(&t)
                 .unwrap_or("")
                 .trim();
             return ProbeOutcome::Value(json!({
@@ -164,7 +166,7 @@ impl ProbeKind for Shm {
                 "file": p.display().to_string(),
             }));
         }
-        if let Some((p, t)) = evidence_of(&ctx.inputs.evidence, EvidenceKind::Df)
+        if let Some((p, t)) = evidence_of(&ctx.inputs.evidence, &crate::evidence::mount_text::Df)
             .into_iter()
             .next()
         {

@@ -9,7 +9,6 @@
 
 use super::inputs::evidence_of;
 use super::{ProbeCtx, ProbeKind, ProbeOutcome};
-use crate::evidence::detect::EvidenceKind;
 use crate::evidence::smi_tables::{self, Topology};
 use crate::host::{Field, NvmlReading};
 use serde_json::{Map, Value, json};
@@ -98,7 +97,7 @@ impl ProbeKind for GpuTopology {
         ]
     }
     fn run(&self, _params: &Map<String, Value>, ctx: &ProbeCtx) -> ProbeOutcome {
-        if let Some((p, t)) = evidence_of(&ctx.inputs.evidence, EvidenceKind::NvidiaSmiTopo)
+        if let Some((p, t)) = evidence_of(&ctx.inputs.evidence, &crate::evidence::smi_tables::Topo)
             .into_iter()
             .next()
         {

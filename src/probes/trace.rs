@@ -2,6 +2,7 @@
 //! streamed through the analyser in bounded memory.
 
 use super::{ProbeCtx, ProbeKind, ProbeOutcome};
+use crate::evidence::EvidenceKind as _;
 use crate::evidence::trace;
 use serde_json::{Map, Value};
 
@@ -78,8 +79,8 @@ impl ProbeKind for Trace {
             None => match ctx.inputs.evidence.iter().find(|p| {
                 p.to_string_lossy().ends_with(".gz") && p.to_string_lossy().contains(".json")
                     // the head says it: reading the whole paste here held it twice more
-                    || crate::evidence::detect::detect_file(p)
-                        == Some(crate::evidence::detect::EvidenceKind::ChromeTrace)
+                    || crate::evidence::detect_file(p)
+                        .is_some_and(|k| k.name() == crate::evidence::trace::ChromeTrace.name())
             }) {
                 Some(p) => p.clone(),
                 None if super::param_bool(_params, "optional") == Some(true) => {
