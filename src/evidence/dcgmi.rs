@@ -754,6 +754,137 @@ pub fn dmon_usage(d: &DcgmDmon) -> SmiUsage {
     u
 }
 
+// ---------------------------------------------------------------------------------------------
+// Registry entries.
+
+/// `dcgmi diag -r 1|2|3`.
+pub struct DcgmiDiag;
+
+impl super::EvidenceKind for DcgmiDiag {
+    fn name(&self) -> &'static str {
+        "dcgmi-diag"
+    }
+    fn doc(&self) -> &'static str {
+        "DCGM's diagnostic run: each test (deployment, PCIe, memory, stress) with its result per GPU and its warnings"
+    }
+    fn example(&self) -> &'static str {
+        "dcgmi diag -r 2"
+    }
+    fn fields(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            ("dcgm_version", "DCGM version (Metadata rows)"),
+            ("driver_version", "driver version DCGM detected"),
+            ("device_ids", "PCI device ids of the GPUs tested"),
+            (
+                "tests",
+                "per test: name, stage, result, GPUs by result, warnings, info",
+            ),
+            ("failed", "tests that failed or warned, with their GPUs"),
+            ("failed_gpus", "GPUs a failed or warned test names"),
+            (
+                "failure_messages",
+                "warnings of failed tests and Error rows, unwrapped",
+            ),
+        ]
+    }
+    fn read_by(&self) -> &'static [&'static str] {
+        &["dcgm.diag"]
+    }
+    fn detect(&self, s: &super::Sniff) -> bool {
+        looks_like_diag(s.unquoted)
+    }
+    fn parse(&self, text: &str) -> Result<serde_json::Value, String> {
+        super::to_value(&parse_diag(text)?)
+    }
+    fn host(&self, _text: &str) -> Option<Result<super::HostPart, String>> {
+        Some(Ok(super::HostPart::Shown))
+    }
+    fn describes_host(&self) -> bool {
+        true
+    }
+}
+
+/// `dcgmi health -c`.
+pub struct DcgmiHealth;
+
+impl super::EvidenceKind for DcgmiHealth {
+    fn name(&self) -> &'static str {
+        "dcgmi-health"
+    }
+    fn doc(&self) -> &'static str {
+        "DCGM's health report: overall health, and per GPU the subsystems (PCIe, NVLink, memory, thermal, power, ...) in warning or failure"
+    }
+    fn example(&self) -> &'static str {
+        "dcgmi health -s a && dcgmi health -c"
+    }
+    fn fields(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            ("overall", "Healthy, Warning or Failure"),
+            ("entities", "entity (GPU 0) -> its health"),
+            ("incidents", "per entity and subsystem: health and message"),
+        ]
+    }
+    fn read_by(&self) -> &'static [&'static str] {
+        &["dcgm.health"]
+    }
+    fn detect(&self, s: &super::Sniff) -> bool {
+        looks_like_health(s.unquoted)
+    }
+    fn parse(&self, text: &str) -> Result<serde_json::Value, String> {
+        super::to_value(&parse_health(text)?)
+    }
+    fn host(&self, _text: &str) -> Option<Result<super::HostPart, String>> {
+        Some(Ok(super::HostPart::Shown))
+    }
+    fn describes_host(&self) -> bool {
+        true
+    }
+}
+
+/// `dcgmi dmon -e …`.
+pub struct DcgmiDmon;
+
+impl super::EvidenceKind for DcgmiDmon {
+    fn name(&self) -> &'static str {
+        "dcgmi-dmon"
+    }
+    fn doc(&self) -> &'static str {
+        "DCGM field samples per GPU over time (GRACT, SMACT, DRAMA, GPUTL, FBUSD, PCITX, ...)"
+    }
+    fn example(&self) -> &'static str {
+        "dcgmi dmon -e 203,252,1001,1002,1005 -c 30"
+    }
+    fn fields(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            ("fields", "field short names, in header order"),
+            ("units", "the units row, where printed"),
+            (
+                "entities",
+                "entity (GPU 0) -> field -> values (N/A left out)",
+            ),
+            ("rows", "rows read"),
+        ]
+    }
+    fn read_by(&self) -> &'static [&'static str] {
+        &["nvml", "nvml.sample", "gpu.usage"]
+    }
+    fn detect(&self, s: &super::Sniff) -> bool {
+        looks_like_dmon(s.unquoted)
+    }
+    fn parse(&self, text: &str) -> Result<serde_json::Value, String> {
+        super::to_value(&parse_dmon(text)?)
+    }
+    fn host(&self, text: &str) -> Option<Result<super::HostPart, String>> {
+        Some(
+            parse_dmon(text)
+                .map(|d| super::HostPart::Nvml(super::smi_tables::to_reading(&dmon_usage(&d)))),
+        )
+    }
+    fn describes_host(&self) -> bool {
+        true
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

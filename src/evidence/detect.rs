@@ -64,6 +64,43 @@ mod tests {
             ("trace/starved.pt.trace.json", "chrome-trace"),
             ("trace/truncated.pt.trace.json", "chrome-trace"),
             ("cuda/nvcc_version_h200.txt", "cuda-version"),
+            // issue 24: -q -d sections, with and without the NVSMI banner
+            (
+                "nvidia_smi/q_d_utilization_samples_encoder.txt",
+                "nvidia-smi-text",
+            ),
+            (
+                "nvidia_smi/q_d_power_current_limit_below_default.txt",
+                "nvidia-smi-text",
+            ),
+            (
+                "nvidia_smi/q_d_power_at_default_laptop.txt",
+                "nvidia-smi-text",
+            ),
+            ("nvidia_smi/q_d_performance_idle.txt", "nvidia-smi-text"),
+            (
+                "nvidia_smi/q_d_temperature_at_max_operating.txt",
+                "nvidia-smi-text",
+            ),
+            (
+                "nvidia_smi/q_d_power_clock_temp_perf_idle.txt",
+                "nvidia-smi-text",
+            ),
+            (
+                "nvidia_smi/q_power_clocks_older_wording.txt",
+                "nvidia-smi-text",
+            ),
+            ("dcgmi/diag_r2_gpu_memory_thermal_fail.txt", "dcgmi-diag"),
+            ("dcgmi/diag_deployment_row_remap_error.txt", "dcgmi-diag"),
+            ("dcgmi/diag_r2_cuda_context_fail.txt", "dcgmi-diag"),
+            ("dcgmi/diag_r3_deployment_pass.txt", "dcgmi-diag"),
+            ("dcgmi/diag_v4_software_pass.txt", "dcgmi-diag"),
+            ("dcgmi/dmon_gract_smact.txt", "dcgmi-dmon"),
+            ("lspci/lnksta_gen1_riser_idle.txt", "lspci"),
+            ("lspci/lnksta_x1_downgraded.txt", "lspci"),
+            ("lspci/full_link_ok_wording.txt", "lspci"),
+            ("lspci/a100_header_nn.txt", "lspci"),
+            ("lspci/other_vendor_accelerator.txt", "lspci"),
         ];
         for (name, kind) in cases {
             let text = fixture(name);
@@ -150,11 +187,21 @@ mod tests {
             ("proc-mounts", "mounts/h200_proc_mounts"),
             ("chrome-trace", "trace/starved.pt.trace.json"),
             ("cuda-version", "cuda/nvcc_version_h200.txt"),
+            ("dcgmi-diag", "dcgmi/diag_r2_gpu_memory_thermal_fail.txt"),
+            ("dcgmi-diag", "dcgmi/diag_v4_software_pass.txt"),
+            ("dcgmi-dmon", "dcgmi/dmon_gract_smact.txt"),
+            ("lspci", "lspci/lnksta_x1_downgraded.txt"),
+            ("lspci", "lspci/a100_header_nn.txt"),
         ]
         .into_iter()
         .map(|(k, f)| (k, fixture(f)))
         .collect();
         for (k, t) in [
+            (
+                // the rows dcgmi's own unit test asserts (NVIDIA/DCGM dcgmi/tests/HealthTests.cpp)
+                "dcgmi-health",
+                "| Overall Health            | Failure                                                  |\n| GPU                       |                                                          |\n| -> 1                      | Failure                                                  |\n|    -> Errors              |                                                          |\n|       -> Memory system    | Failure                                                  |\n|                           | Green can be emerald and beautiful, but there are        |\n",
+            ),
             (
                 "nvidia-smi-table",
                 "+-----------------------------------------------------------------------------+\n| NVIDIA-SMI 470.57.02    Driver Version: 470.57.02    CUDA Version: 11.4     |\n|-------------------------------+----------------------+----------------------+\n| GPU  Name        Persistence-M| Bus-Id        Disp.A | Volatile Uncorr. ECC |\n| Fan  Temp  Perf  Pwr:Usage/Cap|         Memory-Usage | GPU-Util  Compute M. |\n|===============================+======================+======================|\n|   0  Tesla T4            Off  | 00000000:00:04.0 Off |                    0 |\n| N/A   36C    P8     9W /  70W |      0MiB / 15109MiB |      0%      Default |\n+-------------------------------+----------------------+----------------------+\n",

@@ -404,6 +404,50 @@ fn bus_key(s: &str) -> String {
     }
 }
 
+/// `lspci -vv`: the registry entry.
+pub struct Lspci;
+
+/// What the registry's reader returns: the devices read.
+#[derive(Serialize)]
+struct Devices {
+    devices: Vec<LspciDevice>,
+}
+
+impl super::EvidenceKind for Lspci {
+    fn name(&self) -> &'static str {
+        "lspci"
+    }
+    fn doc(&self) -> &'static str {
+        "lspci -vv device blocks: each device's PCIe link capability (LnkCap) and trained state (LnkSta)"
+    }
+    fn example(&self) -> &'static str {
+        "sudo lspci -vv -d 10de:"
+    }
+    fn fields(&self) -> &'static [(&'static str, &'static str)] {
+        &[(
+            "devices",
+            "per device: slot, class, description, nvidia, gpu, port_type, LnkCap/LnkSta speed and width, LnkCap2, LnkCtl2 target, kernel driver, speed_downgraded, width_downgraded",
+        )]
+    }
+    fn read_by(&self) -> &'static [&'static str] {
+        &["nvml", "nvml.sample"]
+    }
+    fn detect(&self, s: &super::Sniff) -> bool {
+        looks_like_lspci(s.unquoted)
+    }
+    fn parse(&self, text: &str) -> Result<serde_json::Value, String> {
+        super::to_value(&Devices {
+            devices: parse_lspci(text)?,
+        })
+    }
+    fn host(&self, text: &str) -> Option<Result<super::HostPart, String>> {
+        Some(parse_lspci(text).map(|d| super::HostPart::Nvml(to_reading(&d))))
+    }
+    fn describes_host(&self) -> bool {
+        true
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -88,7 +88,10 @@ impl EvidenceHost {
             let part = part.map_err(|e| anyhow::anyhow!("--evidence {}: {e}", p.display()))?;
             h.names.push(format!("{} ({})", name_of(p), kind.name()));
             match part {
-                HostPart::Nvml(r) => h.nvml = Some(r),
+                // an lspci paste adds its links to the GPUs another paste shows
+                HostPart::Nvml(r) => {
+                    h.nvml = Some(crate::evidence::lspci::combine(h.nvml.take(), r))
+                }
                 HostPart::NvmlError(line) => {
                     h.nvml_error = Some(format!("{line} (nvidia-smi output in {})", name_of(p)))
                 }

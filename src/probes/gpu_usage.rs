@@ -213,7 +213,7 @@ impl ProbeKind for GpuUsage {
             ),
             (
                 "format",
-                "table, query-csv, dmon, pmon or q-text (-q text and -x XML)",
+                "table, query-csv, dmon, pmon, dcgmi-dmon or q-text (-q text and -x XML)",
             ),
             ("samples", "rows read"),
             ("truncated", "the paste ends inside a GPU row"),
@@ -222,10 +222,14 @@ impl ProbeKind for GpuUsage {
     fn run(&self, _params: &Map<String, Value>, ctx: &ProbeCtx) -> ProbeOutcome {
         type Usage = fn(&str) -> Result<smi_tables::SmiUsage, String>;
         // the kinds that show what GPUs were doing, each read into the usage they show
-        let kinds: [(&dyn EvidenceKind, Usage); 5] = [
+        let kinds: [(&dyn EvidenceKind, Usage); 6] = [
             (&smi_tables::Table, smi_tables::parse_table),
             (&smi_tables::QueryCsv, smi_tables::parse_query_csv),
             (&smi_tables::Monitor, smi_tables::parse_monitor),
+            (&crate::evidence::dcgmi::DcgmiDmon, |t| {
+                crate::evidence::dcgmi::parse_dmon(t)
+                    .map(|d| crate::evidence::dcgmi::dmon_usage(&d))
+            }),
             (&nvidia_smi::NvidiaSmiText, |t| {
                 nvidia_smi::parse_nvidia_smi_text(t).map(|r| q_usage(&r))
             }),
