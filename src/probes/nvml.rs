@@ -210,6 +210,10 @@ pub fn reading_json(r: &NvmlReading) -> Value {
     top.put("nvml_version", &r.nvml_version, |v| json!(v));
     let mut out = top.map;
     out.insert("init_ms".into(), json!(r.init_ms));
+    if crate::evidence::lspci::is_links_only(r) {
+        // a pasted `lspci -vv` alone: its GPUs' links, nothing NVML said
+        out.insert("links_only".into(), json!(true));
+    }
     out.insert("gpu_count".into(), json!(r.gpus.len()));
     let gpus: Vec<Value> = r
         .gpus
@@ -247,6 +251,10 @@ impl ProbeKind for Nvml {
             ("nvml_version", "NVML library version"),
             ("init_ms", "how long NVML took to start, ms"),
             ("gpu_count", "number of GPUs NVML sees"),
+            (
+                "links_only",
+                "present (true) when the reading is a pasted `lspci -vv` alone: PCIe links, nothing NVML said",
+            ),
             (
                 "gpus[].index / name / uuid / pci_bus_id / vbios",
                 "identity",
