@@ -190,7 +190,7 @@ fn old_result(info: &str) -> Option<(DiagResult, Vec<u32>, bool)> {
                 .trim();
             let gpus: Vec<u32> = list
                 .split(',')
-                .filter_map(|x| x.trim().split_whitespace().next()?.parse().ok())
+                .filter_map(|x| x.split_whitespace().next()?.parse().ok())
                 .take(super::MAX_ITEMS)
                 .collect();
             Some((result, gpus, false))
