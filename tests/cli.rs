@@ -174,6 +174,7 @@ mod recorded_hosts {
             pcie_width: Field::Ok(16),
             temperature_c: Field::Ok(70),
             memory_used: Field::Ok(80 << 30),
+            utilization_gpu_samples: None,
         };
         vec![Ok(vec![s])]
     }
@@ -1481,6 +1482,7 @@ mod rule_cases {
             pcie_width: Field::Ok(16),
             temperature_c: Field::Ok(40),
             memory_used: Field::Ok(mem_used),
+            utilization_gpu_samples: None,
         }])]
     }
 

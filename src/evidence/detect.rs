@@ -78,6 +78,43 @@ mod tests {
             ("infiniband/ibdev2netdev_vfs_down.txt", "ibdev2netdev"),
             ("pyspy/worker_idle_lhotse.txt", "pyspy-dump"),
             ("pyspy/allgather_hang_accelerate.txt", "pyspy-dump"),
+            // issue 24: -q -d sections, with and without the NVSMI banner
+            (
+                "nvidia_smi/q_d_utilization_samples_encoder.txt",
+                "nvidia-smi-text",
+            ),
+            (
+                "nvidia_smi/q_d_power_current_limit_below_default.txt",
+                "nvidia-smi-text",
+            ),
+            (
+                "nvidia_smi/q_d_power_at_default_laptop.txt",
+                "nvidia-smi-text",
+            ),
+            ("nvidia_smi/q_d_performance_idle.txt", "nvidia-smi-text"),
+            (
+                "nvidia_smi/q_d_temperature_at_max_operating.txt",
+                "nvidia-smi-text",
+            ),
+            (
+                "nvidia_smi/q_d_power_clock_temp_perf_idle.txt",
+                "nvidia-smi-text",
+            ),
+            (
+                "nvidia_smi/q_power_clocks_older_wording.txt",
+                "nvidia-smi-text",
+            ),
+            ("dcgmi/diag_r2_gpu_memory_thermal_fail.txt", "dcgmi-diag"),
+            ("dcgmi/diag_deployment_row_remap_error.txt", "dcgmi-diag"),
+            ("dcgmi/diag_r2_cuda_context_fail.txt", "dcgmi-diag"),
+            ("dcgmi/diag_r3_deployment_pass.txt", "dcgmi-diag"),
+            ("dcgmi/diag_v4_software_pass.txt", "dcgmi-diag"),
+            ("dcgmi/dmon_gract_smact.txt", "dcgmi-dmon"),
+            ("lspci/lnksta_gen1_riser_idle.txt", "lspci"),
+            ("lspci/lnksta_x1_downgraded.txt", "lspci"),
+            ("lspci/full_link_ok_wording.txt", "lspci"),
+            ("lspci/a100_header_nn.txt", "lspci"),
+            ("lspci/other_vendor_accelerator.txt", "lspci"),
         ];
         for (name, kind) in cases {
             let text = fixture(name);
@@ -184,6 +221,11 @@ mod tests {
             ("ibv-devinfo", "infiniband/ibv_devinfo_port_down.txt"),
             ("ibdev2netdev", "infiniband/ibdev2netdev_vfs_down.txt"),
             ("pyspy-dump", "pyspy/allgather_hang_accelerate.txt"),
+            ("dcgmi-diag", "dcgmi/diag_r2_gpu_memory_thermal_fail.txt"),
+            ("dcgmi-diag", "dcgmi/diag_v4_software_pass.txt"),
+            ("dcgmi-dmon", "dcgmi/dmon_gract_smact.txt"),
+            ("lspci", "lspci/lnksta_x1_downgraded.txt"),
+            ("lspci", "lspci/a100_header_nn.txt"),
         ]
         .into_iter()
         .map(|(k, f)| (k, fixture(f)))
@@ -193,6 +235,11 @@ mod tests {
                 // github.com/open-mmlab/mmdetection/issues/1997
                 "container-spec",
                 "sudo docker run --rm -it -v $(pwd):/$(pwd) -w $(pwd) --name cascademask cascademask python tools/train.py configs/mask_rcnn_r50_fpn_1x.py\n",
+            ),
+            (
+                // the rows dcgmi's own unit test asserts (NVIDIA/DCGM dcgmi/tests/HealthTests.cpp)
+                "dcgmi-health",
+                "| Overall Health            | Failure                                                  |\n| GPU                       |                                                          |\n| -> 1                      | Failure                                                  |\n|    -> Errors              |                                                          |\n|       -> Memory system    | Failure                                                  |\n|                           | Green can be emerald and beautiful, but there are        |\n",
             ),
             (
                 "nvidia-smi-table",

@@ -49,12 +49,14 @@ pub mod container_spec;
 pub mod cuda_compat;
 pub mod cuda_errors;
 pub mod cuda_stack;
+pub mod dcgmi;
 pub mod detect;
 pub mod ibdev2netdev;
 pub mod ibstat;
 pub mod ibv_devinfo;
 pub mod infiniband;
 pub mod kernel_log;
+pub mod lspci;
 pub mod mount_text;
 pub mod mounts;
 pub mod nccl_errors;
@@ -168,9 +170,13 @@ pub static KINDS: &[&dyn EvidenceKind] = &[
     &smi_tables::Table,
     &nvidia_smi::NvidiaSmiText,
     &smi_tables::QueryCsv,
+    &dcgmi::DcgmiDiag,
+    &dcgmi::DcgmiHealth,
+    &dcgmi::DcgmiDmon,
     &smi_tables::Monitor,
     &smi_tables::Topo,
     &nvidia_smi_error::NvidiaSmiError,
+    &lspci::Lspci,
     &nccl_log::NcclLogKind,
     &pyspy_dump::PyspyDumpKind,
     &ibstat::IbstatKind,

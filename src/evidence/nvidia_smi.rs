@@ -128,6 +128,27 @@ const Q_KEYS: &[&str] = &[
     "VBIOS Version",
     "GPU UUID",
     "Replays Since Reset",
+    "GPU Utilization Samples",
+    "Memory Utilization Samples",
+    "ENC Utilization Samples",
+    "DEC Utilization Samples",
+    "Number of Samples",
+    "GPU Max Operating Temp",
+    "Average Power Draw",
+    "Instantaneous Power Draw",
+    "Requested Power Limit",
+    "Min Power Limit",
+    "Max Power Limit",
+    "Power Management",
+    "Max Customer Boost Clocks",
+    "Clock Policy",
+    "Auto Boost",
+    "Device Current",
+    "Device Max",
+    "Host Max",
+    "Tx Throughput",
+    "Rx Throughput",
+    "Sparse Operation Mode",
 ];
 
 /// A shell prompt or command line pasted above the output (`$ nvidia-smi -q | grep -A8 ...`).
@@ -1143,7 +1164,82 @@ fn map_gpu(t: &Tree, g: usize, header_id: Option<&str>, index: u32) -> GpuReadin
         ),
         pstate: field(f(&["Performance State", "performance_state"]), to_string),
         processes: processes(t, g),
+        utilization_gpu_samples: utilization_samples(t, g, &["GPU Utilization Samples"]),
+        utilization_memory_samples: utilization_samples(t, g, &["Memory Utilization Samples"]),
+        clocks_event_counters_us: clocks_event_counters(t, g),
+        pcie_lspci: None,
     }
+}
+
+/// A `… Utilization Samples` block, which only the text of `-q -d UTILIZATION` prints:
+/// `Duration`, `Number of Samples`, `Max`, `Min`, `Avg`. `None` unless `Avg` is a number
+/// (drivers print `Not Found` on every line when they kept no samples).
+fn utilization_samples(
+    t: &Tree,
+    g: usize,
+    names: &[&str],
+) -> Option<crate::vocab::nvml::UtilizationSamples> {
+    let sec = t.section(g, names)?;
+    let get = |keys: &[&str]| match t.first(sec, keys) {
+        Look::Val(v) => Some(v),
+        _ => None,
+    };
+    let avg = get(&["Avg", "avg"]).and_then(to_u32)?;
+    let duration_s = get(&["Duration", "duration"])
+        .and_then(leading_number)
+        // no samples yet: the driver prints an overflowed 64-bit microsecond count
+        .filter(|d| *d >= 0.0 && *d < 1e9);
+    Some(crate::vocab::nvml::UtilizationSamples {
+        avg,
+        min: get(&["Min", "min"]).and_then(to_u32),
+        max: get(&["Max", "max"]).and_then(to_u32),
+        samples: get(&["Number of Samples", "Number of Sample"]).and_then(to_u32),
+        duration_s,
+    })
+}
+
+/// `Clocks Event Reasons Counters` (`-q -d PERFORMANCE`, drivers 535+): `SW Power Capping :
+/// 0 us`, `HW Thermal Slowdown : 0 us`, … as microseconds by NVML reason name.
+fn clocks_event_counters(t: &Tree, g: usize) -> Option<std::collections::BTreeMap<String, u64>> {
+    let sec = t.section(
+        g,
+        &[
+            "Clocks Event Reasons Counters",
+            "clocks_event_reasons_counters",
+        ],
+    )?;
+    let mut out = std::collections::BTreeMap::new();
+    for &c in t.children(sec) {
+        let Some(v) = t.value(c) else { continue };
+        let Some(n) = leading_number(v).filter(|n| *n >= 0.0 && *n < 1.8e19) else {
+            continue;
+        };
+        // microseconds as printed (`us`); `ms`/`s` scale up
+        let us = match v.split_whitespace().nth(1) {
+            Some("ms") => n * 1e3,
+            Some("s") => n * 1e6,
+            Some("ns") => n / 1e3,
+            _ => n,
+        };
+        let key = t
+            .key(c)
+            .trim()
+            .to_ascii_lowercase()
+            .replace([' ', '-'], "_");
+        // text `HW Power Braking`, XML `…_hw_power_brake`; text `Thermal`, XML `therm`
+        let key = match key.trim_start_matches("clocks_event_reasons_counters_") {
+            "sw_power_capping" | "sw_power_cap" => "SW_POWER_CAP".to_string(),
+            "sync_boost" => "SYNC_BOOST".to_string(),
+            "sw_thermal_slowdown" | "sw_therm_slowdown" => "SW_THERMAL_SLOWDOWN".to_string(),
+            "hw_thermal_slowdown" | "hw_therm_slowdown" => "HW_THERMAL_SLOWDOWN".to_string(),
+            "hw_power_braking" | "hw_power_brake" => "HW_POWER_BRAKE_SLOWDOWN".to_string(),
+            other => other.to_ascii_uppercase(),
+        };
+        if out.len() < super::MAX_ITEMS {
+            out.insert(key, us.round() as u64);
+        }
+    }
+    (!out.is_empty()).then_some(out)
 }
 
 fn clocks_event_reasons(t: &Tree, g: usize) -> Field<Vec<String>> {
@@ -1378,6 +1474,7 @@ mod tests {
             gt.remapped_rows_uncorrectable
         );
         assert_eq!(gx.pcie_max_gen, gt.pcie_max_gen);
+        assert_eq!(gx.clocks_event_counters_us, gt.clocks_event_counters_us);
         assert_eq!(gx.memory_total, gt.memory_total);
         assert_eq!(gx.processes, Field::Ok(vec![]));
         insta::assert_json_snapshot!("nvidia_smi_h200_xml", x);
@@ -1571,6 +1668,143 @@ mod tests {
             g.power_usage_mw,
             Field::Error("nvidia-smi printed `[Unknown Error]`".into())
         );
+    }
+
+    // --- `nvidia-smi -q -d SECTION` pastes, one public example each (cited in the fixtures) ---
+
+    #[test]
+    fn utilization_samples_are_read_and_an_overflowed_duration_is_dropped() {
+        let r = parse_nvidia_smi_text(&fixture("nvidia_smi/q_d_utilization_samples_encoder.txt"))
+            .unwrap();
+        assert_eq!(r.driver_version, Field::Ok("396.24".into()));
+        let g = gpu(&r);
+        assert_eq!(g.pci_bus_id, Field::Ok("00000000:08:00.0".into()));
+        // the instant reading and the driver's samples over its window
+        assert_eq!(g.utilization_gpu, Field::Ok(1));
+        let s = g.utilization_gpu_samples.clone().unwrap();
+        assert_eq!(
+            (s.avg, s.min, s.max, s.samples),
+            (0, Some(0), Some(1), Some(99))
+        );
+        // `18446744073709.21 sec` is the driver's overflow, not a duration: the block is
+        // read but does not stand for a window
+        assert_eq!(s.duration_s, None);
+        assert!(!s.usable());
+        let m = g.utilization_memory_samples.clone().unwrap();
+        assert_eq!((m.avg, m.max), (0, Some(1)));
+        // a section paste says nothing of the rest: not in the evidence, never a default
+        assert_eq!(g.persistence, Field::Error(NOT_IN_EVIDENCE.into()));
+        assert_eq!(g.processes, Field::Error(NOT_IN_EVIDENCE.into()));
+    }
+
+    #[test]
+    fn samples_a_driver_did_not_keep_are_no_samples() {
+        // `Power Samples` of a laptop driver print `Not Found`; the utilization blocks do the
+        // same, and a block without a numeric Avg is no reading
+        let t = "GPU 00000000:01:00.0\n    GPU Utilization Samples\n        Duration : Not Found\n        Number of Samples : Not Found\n        Max : Not Found\n        Min : Not Found\n        Avg : Not Found\n";
+        let r = parse_nvidia_smi_text(t).unwrap();
+        assert_eq!(gpu(&r).utilization_gpu_samples, None);
+        let r =
+            parse_nvidia_smi_text(&fixture("nvidia_smi/q_d_power_at_default_laptop.txt")).unwrap();
+        assert_eq!(gpu(&r).utilization_gpu_samples, None);
+    }
+
+    #[test]
+    fn power_section_newer_wording_below_and_at_default() {
+        // Current Power Limit is the limit in force; Requested is what was asked for
+        let r = parse_nvidia_smi_text(&fixture(
+            "nvidia_smi/q_d_power_current_limit_below_default.txt",
+        ))
+        .unwrap();
+        let g = gpu(&r);
+        assert_eq!(g.power_enforced_limit_mw, Field::Ok(500_000));
+        assert_eq!(g.power_limit_mw, Field::Ok(700_000));
+        assert_eq!(g.power_default_limit_mw, Field::Ok(700_000));
+        assert_eq!(g.power_usage_mw, Field::Ok(78_830));
+        // the paste shows 1 of 4 attached GPUs: the others are unknown, not healthy
+        assert_eq!(r.gpus.len(), 4);
+        assert!(
+            r.gpus[1]
+                .power_enforced_limit_mw
+                .reason()
+                .unwrap()
+                .starts_with(INPUT_ENDS_EARLY)
+        );
+        let r =
+            parse_nvidia_smi_text(&fixture("nvidia_smi/q_d_power_at_default_laptop.txt")).unwrap();
+        let g = gpu(&r);
+        assert_eq!(g.power_enforced_limit_mw, Field::Ok(35_000));
+        assert_eq!(g.power_default_limit_mw, Field::Ok(35_000));
+        assert_eq!(g.power_usage_mw, Field::Ok(1_440));
+    }
+
+    #[test]
+    fn power_and_clocks_older_wording() {
+        let r =
+            parse_nvidia_smi_text(&fixture("nvidia_smi/q_power_clocks_older_wording.txt")).unwrap();
+        let g = gpu(&r);
+        assert_eq!(g.power_limit_mw, Field::Ok(250_000));
+        assert_eq!(g.power_enforced_limit_mw, Field::Ok(250_000));
+        assert_eq!(g.power_default_limit_mw, Field::Ok(250_000));
+        assert_eq!(g.power_usage_mw, Field::Ok(65_790));
+        assert_eq!(g.clock_sm, Field::Ok(1480));
+        assert_eq!(g.clock_sm_max, Field::Ok(1911));
+        assert_eq!(g.clock_mem_max, Field::Ok(5505));
+        // a GeForce prints N/A for application clocks: not supported, not a value
+        assert_eq!(g.app_clock_graphics, Field::NotSupported);
+        assert_eq!(g.default_app_clock_graphics, Field::NotSupported);
+    }
+
+    #[test]
+    fn performance_section_with_and_without_the_banner() {
+        let full = fixture("nvidia_smi/q_d_performance_idle.txt");
+        let r = parse_nvidia_smi_text(&full).unwrap();
+        let g = gpu(&r);
+        assert_eq!(g.pstate, Field::Ok("P0".into()));
+        assert_eq!(g.clocks_event_reasons, Field::Ok(vec!["GPU_IDLE".into()]));
+        // the same section without banner, Timestamp and Driver Version
+        let bare: String = full
+            .lines()
+            .skip_while(|l| !l.starts_with("GPU "))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let b = parse_nvidia_smi_text(&bare).unwrap();
+        assert_eq!(gpu(&b).clocks_event_reasons, g.clocks_event_reasons);
+        assert_eq!(b.driver_version, Field::Error(NOT_IN_EVIDENCE.into()));
+        // and the section alone, indented as printed, without its GPU header
+        let section: String = bare.lines().skip(1).map(|l| format!("{l}\n")).collect();
+        let s = parse_nvidia_smi_text(&section).unwrap();
+        assert_eq!(gpu(&s).clocks_event_reasons, g.clocks_event_reasons);
+    }
+
+    #[test]
+    fn temperature_and_multi_section_pastes() {
+        let r = parse_nvidia_smi_text(&fixture("nvidia_smi/q_d_temperature_at_max_operating.txt"))
+            .unwrap();
+        let g = gpu(&r);
+        assert_eq!(g.temperature_c, Field::Ok(56));
+        assert_eq!(g.temperature_max_operating_c, Field::Ok(57));
+        let r = parse_nvidia_smi_text(&fixture("nvidia_smi/q_d_power_clock_temp_perf_idle.txt"))
+            .unwrap();
+        let g = gpu(&r);
+        assert_eq!(g.pstate, Field::Ok("P8".into()));
+        assert_eq!(g.clocks_event_reasons, Field::Ok(vec!["GPU_IDLE".into()]));
+        assert_eq!(g.temperature_c, Field::Ok(37));
+        assert_eq!(g.temperature_max_operating_c, Field::NotSupported);
+    }
+
+    #[test]
+    fn clocks_event_counters_by_reason() {
+        // the block drivers 535+ print under -d PERFORMANCE (DTD: clocks_event_reasons_counters)
+        let t = "GPU 00000000:01:00.0\n    Clocks Event Reasons Counters\n        SW Power Capping : 1200 us\n        Sync Boost : 0 us\n        SW Thermal Slowdown : 0 us\n        HW Thermal Slowdown : 35 ms\n        HW Power Braking : 0 us\n";
+        let c = gpu(&parse_nvidia_smi_text(t).unwrap())
+            .clocks_event_counters_us
+            .clone()
+            .unwrap();
+        assert_eq!(c["SW_POWER_CAP"], 1200);
+        assert_eq!(c["HW_THERMAL_SLOWDOWN"], 35_000);
+        assert_eq!(c["HW_POWER_BRAKE_SLOWDOWN"], 0);
+        assert_eq!(c.len(), 5);
     }
 
     #[test]

@@ -1092,6 +1092,10 @@ pub fn to_reading(u: &SmiUsage) -> NvmlReading {
                 },
                 pstate: opt(g.pstate.clone()),
                 processes,
+                utilization_gpu_samples: None,
+                utilization_memory_samples: None,
+                clocks_event_counters_us: None,
+                pcie_lspci: None,
             }
         })
         .collect();

@@ -116,9 +116,10 @@ impl EvidenceHost {
         let part = part.map_err(|e| anyhow::anyhow!("--evidence {}: {e}", p.display()))?;
         self.names.push(format!("{} ({})", name_of(p), kind.name()));
         match part {
+            // an lspci paste adds its links to the GPUs another paste shows
             HostPart::Nvml(r) => {
                 *gpus += r.gpus.len();
-                self.nvml = Some(r);
+                self.nvml = Some(crate::evidence::lspci::combine(self.nvml.take(), r));
             }
             HostPart::NvmlError(line) => {
                 self.nvml_error = Some(format!("{line} (nvidia-smi output in {})", name_of(p)))

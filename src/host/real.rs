@@ -694,6 +694,8 @@ fn sample_gpu(nvml: &Nvml, index: u32) -> Result<GpuSample, NvmlError> {
         pcie_width: field(d.current_pcie_link_width()),
         temperature_c: field(d.temperature(TemperatureSensor::Gpu)),
         memory_used: field(d.memory_info().map(|m| m.used)),
+        // NVML's sample buffer is read by the window itself; only pasted text carries this
+        utilization_gpu_samples: None,
     })
 }
 

@@ -141,15 +141,25 @@ fn q_usage(r: &NvmlReading) -> SmiUsage {
     };
     for g in &r.gpus {
         let util = g.utilization_gpu.ok().map(|v| f64::from(*v));
+        // the driver's own samples (`-q -d UTILIZATION`) are a mean over its window: prefer
+        // them to the instant reading, and count them as the samples they are
+        let window = g.utilization_gpu_samples.as_ref().filter(|w| w.usable());
         u.gpus.push(UsageGpu {
             index: g.index,
             name: g.name.ok().cloned(),
-            util_gpu: util,
-            util_gpu_max: util,
+            util_gpu: window.map(|w| f64::from(w.avg)).or(util),
+            util_gpu_max: window
+                .and_then(|w| w.max)
+                .map(f64::from)
+                .or(window.map(|w| f64::from(w.avg)))
+                .or(util),
             memory_used_mib: g.memory_used.ok().map(|b| *b as f64 / MIB),
             memory_total_mib: g.memory_total.ok().map(|b| *b as f64 / MIB),
             pstate: g.pstate.ok().cloned(),
-            samples: 1,
+            samples: window
+                .and_then(|w| w.samples)
+                .map(|n| n.max(1) as usize)
+                .unwrap_or(1),
             ..Default::default()
         });
         let listed = match &g.processes {
@@ -203,7 +213,7 @@ impl ProbeKind for GpuUsage {
             ),
             (
                 "format",
-                "table, query-csv, dmon, pmon or q-text (-q text and -x XML)",
+                "table, query-csv, dmon, pmon, dcgmi-dmon or q-text (-q text and -x XML)",
             ),
             ("samples", "rows read"),
             ("truncated", "the paste ends inside a GPU row"),
@@ -212,10 +222,14 @@ impl ProbeKind for GpuUsage {
     fn run(&self, _params: &Map<String, Value>, ctx: &ProbeCtx) -> ProbeOutcome {
         type Usage = fn(&str) -> Result<smi_tables::SmiUsage, String>;
         // the kinds that show what GPUs were doing, each read into the usage they show
-        let kinds: [(&dyn EvidenceKind, Usage); 5] = [
+        let kinds: [(&dyn EvidenceKind, Usage); 6] = [
             (&smi_tables::Table, smi_tables::parse_table),
             (&smi_tables::QueryCsv, smi_tables::parse_query_csv),
             (&smi_tables::Monitor, smi_tables::parse_monitor),
+            (&crate::evidence::dcgmi::DcgmiDmon, |t| {
+                crate::evidence::dcgmi::parse_dmon(t)
+                    .map(|d| crate::evidence::dcgmi::dmon_usage(&d))
+            }),
             (&nvidia_smi::NvidiaSmiText, |t| {
                 nvidia_smi::parse_nvidia_smi_text(t).map(|r| q_usage(&r))
             }),
@@ -278,6 +292,48 @@ mod tests {
             usage_value(&q_usage(&r), "x")["process_on_gpu"],
             json!(false)
         );
+    }
+
+    fn corpus(name: &str) -> String {
+        std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/fixtures/corpus")
+                .join(name),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn utilization_samples_stand_for_the_window_when_usable() {
+        // `-q -d UTILIZATION` on the H200 during a healthy job (bench/capture_h200.sh): the
+        // instant reading says 50 %, the driver's 71 samples over 14 s average 33 %
+        let r = crate::evidence::nvidia_smi::parse_nvidia_smi_text(&corpus(
+            "h200_smi_q_d_utilization_healthy.txt",
+        ))
+        .unwrap();
+        assert_eq!(r.gpus[0].utilization_gpu, Field::Ok(50));
+        let u = q_usage(&r);
+        assert_eq!(u.gpus[0].util_gpu, Some(33.0));
+        assert_eq!(u.gpus[0].util_gpu_max, Some(90.0));
+        assert_eq!(u.gpus[0].samples, 71);
+        // and while a num_workers=0 job starves it: 9 % over the window
+        let r = crate::evidence::nvidia_smi::parse_nvidia_smi_text(&corpus(
+            "h200_smi_q_d_utilization_starved.txt",
+        ))
+        .unwrap();
+        assert_eq!(q_usage(&r).gpus[0].util_gpu, Some(9.0));
+        // the paste lists no processes: no job is inferred from a -q section
+        assert_eq!(
+            usage_value(&q_usage(&r), "x")["process_on_gpu"],
+            json!(false)
+        );
+        // a driver that printed its overflowed Duration made up Avg 0 % under Min 31 %: the
+        // instant reading stands (public paste, gnome-shell-system-monitor-applet#356)
+        let r = crate::evidence::nvidia_smi::parse_nvidia_smi_text(&corpus(
+            "smi_q_d_utilization_samples.txt",
+        ))
+        .unwrap();
+        assert_eq!(q_usage(&r).gpus[0].util_gpu, Some(38.0));
     }
 
     #[test]

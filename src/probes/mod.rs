@@ -11,6 +11,7 @@ pub mod config;
 pub mod config_sources;
 pub mod cuda_log;
 pub mod cuda_stack;
+pub mod dcgm;
 pub mod devices;
 pub mod dir;
 pub mod diskstats;
@@ -98,6 +99,8 @@ pub static PROBES: &[&dyn ProbeKind] = &[
     &devices::Devices,
     &kernel_modules::KernelModules,
     &logs::KernelLog,
+    &dcgm::DcgmDiag,
+    &dcgm::DcgmHealth,
     &mounts::Mounts,
     &fstab::Fstab,
     &diskstats::Diskstats,

@@ -175,6 +175,18 @@ fn gpu_json(g: &GpuReading, unavailable: &mut Map<String, Value>) -> Value {
                 .collect::<Vec<_>>()
         )
     });
+    if let Some(u) = &g.utilization_gpu_samples {
+        o.map.insert("utilization_gpu_samples".into(), json!(u));
+    }
+    if let Some(u) = &g.utilization_memory_samples {
+        o.map.insert("utilization_memory_samples".into(), json!(u));
+    }
+    if let Some(c) = &g.clocks_event_counters_us {
+        o.map.insert("clocks_event_counters_us".into(), json!(c));
+    }
+    if let Some(l) = &g.pcie_lspci {
+        o.map.insert("pcie_lspci".into(), json!(l));
+    }
     let cut = std::mem::take(&mut o.cut);
     o.map.insert("fields_cut".into(), Value::Array(cut));
     Value::Object(o.map)
@@ -198,6 +210,10 @@ pub fn reading_json(r: &NvmlReading) -> Value {
     top.put("nvml_version", &r.nvml_version, |v| json!(v));
     let mut out = top.map;
     out.insert("init_ms".into(), json!(r.init_ms));
+    if crate::evidence::lspci::is_links_only(r) {
+        // a pasted `lspci -vv` alone: its GPUs' links, nothing NVML said
+        out.insert("links_only".into(), json!(true));
+    }
     out.insert("gpu_count".into(), json!(r.gpus.len()));
     let gpus: Vec<Value> = r
         .gpus
@@ -235,6 +251,10 @@ impl ProbeKind for Nvml {
             ("nvml_version", "NVML library version"),
             ("init_ms", "how long NVML took to start, ms"),
             ("gpu_count", "number of GPUs NVML sees"),
+            (
+                "links_only",
+                "present (true) when the reading is a pasted `lspci -vv` alone: PCIe links, nothing NVML said",
+            ),
             (
                 "gpus[].index / name / uuid / pci_bus_id / vbios",
                 "identity",
@@ -285,6 +305,18 @@ impl ProbeKind for Nvml {
             (
                 "gpus[].pcie_gen / pcie_width / pcie_max_gen / pcie_max_width",
                 "PCIe link now and at most (an idle GPU downshifts)",
+            ),
+            (
+                "gpus[].pcie_lspci",
+                "{device, speed_downgraded, width_downgraded}: the link came from a pasted `lspci -vv` (LnkSta against LnkCap)",
+            ),
+            (
+                "gpus[].utilization_gpu_samples / utilization_memory_samples",
+                "{avg, min, max, samples, duration_s}: the driver's own samples (`-q -d UTILIZATION`), pasted text only",
+            ),
+            (
+                "gpus[].clocks_event_counters_us",
+                "microseconds each clocks event reason held the clocks down since the driver loaded (`-q -d PERFORMANCE`, drivers 535+)",
             ),
             (
                 "gpus[].nvlinks",

@@ -66,7 +66,15 @@ fn summarize(index: u32, samples: &[&GpuSample], unavailable: &mut Map<String, V
                 }
             }
         };
-    put("utilization_gpu", pick(&|s| &s.utilization_gpu), false, 1.0);
+    // Pasted `-q -d UTILIZATION` carries the driver's own samples over its window: their
+    // Avg/Min/Max are steadier than the instant reading, so they stand for the window.
+    let window = samples
+        .iter()
+        .find_map(|s| s.utilization_gpu_samples.as_ref())
+        .filter(|w| w.usable());
+    if window.is_none() {
+        put("utilization_gpu", pick(&|s| &s.utilization_gpu), false, 1.0);
+    }
     put(
         "utilization_memory",
         pick(&|s| &s.utilization_memory),
@@ -78,6 +86,23 @@ fn summarize(index: u32, samples: &[&GpuSample], unavailable: &mut Map<String, V
     put("temperature_c", pick(&|s| &s.temperature_c), false, 1.0);
     put("pcie_gen", pick(&|s| &s.pcie_gen), true, 1.0);
     put("pcie_width", pick(&|s| &s.pcie_width), true, 1.0);
+    if let Some(w) = window {
+        let mut v = Map::new();
+        v.insert("mean".into(), json!(f64::from(w.avg)));
+        v.insert(
+            "min".into(),
+            json!(f64::from(w.min.unwrap_or(w.avg).min(w.avg))),
+        );
+        v.insert(
+            "max".into(),
+            json!(f64::from(w.max.unwrap_or(w.avg).max(w.avg))),
+        );
+        v.insert("source".into(), json!("nvidia-smi utilization samples"));
+        if let Some(n) = w.samples {
+            v.insert("driver_samples".into(), json!(n));
+        }
+        o.insert("utilization_gpu".into(), Value::Object(v));
+    }
     let mem: Vec<f64> = samples
         .iter()
         .filter_map(|s| s.memory_used.ok())
@@ -159,7 +184,10 @@ impl ProbeKind for NvmlSample {
             ),
             ("gpus[].index", "GPU index"),
             ("gpus[].samples", "readings summarized"),
-            ("gpus[].utilization_gpu", "{mean, min, max} percent"),
+            (
+                "gpus[].utilization_gpu",
+                "{mean, min, max} percent; from pasted `-q -d UTILIZATION` the driver's GPU Utilization Samples (Avg, Min, Max) with source and driver_samples",
+            ),
             ("gpus[].utilization_memory", "{mean, min, max} percent"),
             ("gpus[].clock_sm", "{mean, min, max} MHz"),
             ("gpus[].power_w", "{mean, min, max} watts"),
@@ -277,6 +305,7 @@ mod tests {
             pcie_width: Field::Ok(16),
             temperature_c: Field::NotSupported,
             memory_used: Field::Ok(1024 * 1024 * 1024),
+            utilization_gpu_samples: None,
         }
     }
 

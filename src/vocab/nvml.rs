@@ -125,6 +125,55 @@ pub struct GpuReading {
     pub memory_free: Field<u64>,
     pub pstate: Field<String>,
     pub processes: Field<Vec<ProcessMem>>,
+    /// `nvidia-smi -q -d UTILIZATION`'s `GPU Utilization Samples` block: the driver's own
+    /// samples over its last window, steadier than the instant reading. Only pasted text has it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub utilization_gpu_samples: Option<UtilizationSamples>,
+    /// The same block for memory (`Memory Utilization Samples`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub utilization_memory_samples: Option<UtilizationSamples>,
+    /// `Clocks Event Reasons Counters` (`-q -d PERFORMANCE`, drivers 535+): microseconds each
+    /// reason held the clocks down since the driver loaded, by NVML reason name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clocks_event_counters_us: Option<std::collections::BTreeMap<String, u64>>,
+    /// The PCIe link as a pasted `lspci -vv` shows it, when that is where the link fields came
+    /// from (lspci shows no load, so the rules judge its link apart from NVML's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pcie_lspci: Option<LspciLink>,
+}
+
+/// The `Max`/`Min`/`Avg` of one `… Utilization Samples` block, percent.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct UtilizationSamples {
+    pub avg: u32,
+    pub min: Option<u32>,
+    pub max: Option<u32>,
+    /// `Number of Samples`.
+    pub samples: Option<u32>,
+    /// `Duration`, seconds; left out when the driver printed its overflow value (no samples
+    /// yet: 18446744073709.xx sec).
+    pub duration_s: Option<f64>,
+}
+
+impl UtilizationSamples {
+    /// The block can stand for the window: the driver printed a real duration (not its
+    /// overflow value, which comes with made-up figures such as `Min 31 %`, `Avg 0 %`) and the
+    /// figures agree (Min <= Avg <= Max).
+    pub fn usable(&self) -> bool {
+        self.duration_s.is_some()
+            && self.min.is_none_or(|m| m <= self.avg)
+            && self.max.is_none_or(|m| self.avg <= m)
+    }
+}
+
+/// A GPU's link as `lspci -vv` printed it: the device, and whether LnkSta is below LnkCap.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct LspciLink {
+    /// `17:00.0 3D controller: NVIDIA Corporation …`, or `the pasted device` when the paste
+    /// starts below the device's header.
+    pub device: String,
+    pub speed_downgraded: bool,
+    pub width_downgraded: bool,
 }
 
 /// One sample of the quickly changing values, for `nvml.sample`.
@@ -140,6 +189,10 @@ pub struct GpuSample {
     pub pcie_width: Field<u32>,
     pub temperature_c: Field<u32>,
     pub memory_used: Field<u64>,
+    /// The driver's own utilization samples (pasted `-q -d UTILIZATION`), which `nvml.sample`
+    /// prefers to the instant `utilization_gpu`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub utilization_gpu_samples: Option<UtilizationSamples>,
 }
 
 impl GpuReading {
@@ -156,6 +209,7 @@ impl GpuReading {
             pcie_width: self.pcie_width.clone(),
             temperature_c: self.temperature_c.clone(),
             memory_used: self.memory_used.clone(),
+            utilization_gpu_samples: self.utilization_gpu_samples.clone(),
         }
     }
 }

@@ -681,6 +681,7 @@ mod gen_h200 {
             memory_free: Field::Ok(mem[0]),
             pstate: Field::Ok(pstate.to_string()),
             processes: Field::Ok(Vec::<ProcessMem>::new()),
+            ..GpuReading::default()
         };
         NvmlReading {
             driver_version: Field::Ok(one(&t, r#"driver Ok\("(.*)"\)"#)[0].clone()),

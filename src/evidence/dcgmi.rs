@@ -1,0 +1,1090 @@
+//! What DCGM's `dcgmi` prints, read by its own grammar: `dcgmi diag -r 1|2|3` (the boxed
+//! result table), `dcgmi health -c` (the health report tree) and `dcgmi dmon -e …` (field
+//! columns per entity). Written from the producer's source, github.com/NVIDIA/DCGM at v4.6.0
+//! (commit 72fa3fe), with the older layouts from its v3.3.9 and v2.1.4 tags:
+//!
+//! - `dcgmi/Diag.cpp`: `DIAG_HEADER`, the stage rows (`|-----  Deployment  ---…`, `+-----
+//!   Hardware  ---…`, Integration, Stress, Metadata), one `| <name> | <info> |` row per test
+//!   whose info column is 45 characters wide (`DATA_INFO_TAG_LEN`), longer messages wrapped
+//!   over rows with an empty name. Up to v3.x a test row reads `Pass - All`, `Fail - GPU: 0`,
+//!   `Pass - GPUs: 1, 2` (`HelperDisplayGpuResults`), messages are `Warning` / `Info` /
+//!   `Error` rows; from v4.0 a test row reads `Pass|Fail|Warn|Skip|Not Run`
+//!   (`HelperDisplayDiagResult`) followed by one `GPU0: Fail` row per entity and messages named
+//!   `Warning: GPU0` / `Info: GPU0` (`HelperDisplayEntityResults`). Metadata rows: `DCGM
+//!   Version`, `Driver Version Detected`, `GPU Device IDs Detected`, `EUD Test Version`, ….
+//! - `dcgmi/Health.cpp` with `dcgmi/DcgmiOutput.cpp` (`DcgmiOutputTree::levelStr/rowStr`): a
+//!   `Health Monitor Report` box; `Overall Health` at level 0, the entity group (`GPU`) at level
+//!   0, each entity `-> 0` at level 1, `-> Errors` at level 2, each subsystem (`PCIe system`,
+//!   `NVLINK system`, `PMU system`, `MCU system`, `Memory system`, `SM system`, `InfoROM
+//!   system`, `Thermal system`, `Power system`, `Driver`, `ConnectX system`) at level 3 with
+//!   `Healthy|Warning|Failure`, its messages on overflow rows below (54 characters wide).
+//! - `dcgmi/DeviceMonitor.cpp` (`SetHeaderForOutput`, `PrintMetricsRow`): a `#Entity` header of
+//!   field short names (`dcgmlib/src/dcgm_fields.cpp`: GPUTL, MCUTL, GRACT, SMACT, SMOCC,
+//!   TENSO, DRAMA, FP64A, FP32A, FP16A, PCITX, PCIRX, FBUSD, FBFRE, FBTTL, POWER, TMPTR,
+//!   SMCLK, MMCLK, …), an `ID` units row, then one row per entity and tick (`GPU 0`, `GPU_I 1`,
+//!   `GPU 0 LINK 3`, …), `N/A` for a blank value; the header repeats every 14 ticks.
+//!
+//! Like every evidence reader: never panics, reads what is there, bounded output.
+
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+use super::smi_tables::{SmiUsage, UsageGpu};
+
+/// One result a diag test gave, as printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DiagResult {
+    Pass,
+    Fail,
+    Warn,
+    Skip,
+    NotRun,
+}
+
+impl DiagResult {
+    fn parse(s: &str) -> Option<DiagResult> {
+        Some(match s.trim().to_ascii_lowercase().as_str() {
+            "pass" => DiagResult::Pass,
+            "fail" => DiagResult::Fail,
+            "warn" => DiagResult::Warn,
+            "skip" => DiagResult::Skip,
+            "not run" => DiagResult::NotRun,
+            _ => return None,
+        })
+    }
+    fn is_finding(self) -> bool {
+        matches!(self, DiagResult::Fail | DiagResult::Warn)
+    }
+}
+
+/// One test of a `dcgmi diag` run.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct DiagTest {
+    /// `GPU Memory`, `PCIe`, `Targeted Power`, `software`, `memory`, …
+    pub name: String,
+    /// `Metadata`, `Deployment`, `Integration`, `Hardware`, `Stress`, or empty when the paste
+    /// starts below the stage header.
+    pub stage: String,
+    /// The worst result printed for the test: Fail over Warn over Skip over Pass.
+    pub result: DiagResult,
+    /// GPUs by result (`Fail - GPU: 0`, `GPU0: Fail`); `all` when the row said `- All`.
+    pub gpus: BTreeMap<String, Vec<u32>>,
+    pub all: bool,
+    /// `Warning` / `Error` messages, unwrapped.
+    pub warnings: Vec<String>,
+    pub info: Vec<String>,
+}
+
+/// A `dcgmi diag` run.
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct DcgmDiag {
+    pub dcgm_version: Option<String>,
+    pub driver_version: Option<String>,
+    pub device_ids: Vec<String>,
+    pub tests: Vec<DiagTest>,
+    /// Tests that failed or warned: `GPU Memory (GPU 0): Fail`.
+    pub failed: Vec<String>,
+    /// GPUs named by a failed or warned test.
+    pub failed_gpus: Vec<u32>,
+    /// Messages of failed or warned tests, and `Error` rows that belong to no test.
+    pub failure_messages: Vec<String>,
+}
+
+/// One `dcgmi health -c` incident group: a subsystem of an entity.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct HealthIncident {
+    /// `GPU 0`, `Switch 1`, …
+    pub entity: String,
+    /// `PCIe system`, `Memory system`, …
+    pub system: String,
+    /// `Healthy`, `Warning`, `Failure`.
+    pub health: String,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct DcgmHealth {
+    /// `Healthy`, `Warning`, `Failure` (or `Internal error`).
+    pub overall: Option<String>,
+    /// entity -> its health (`GPU 0` -> `Warning`).
+    pub entities: BTreeMap<String, String>,
+    pub incidents: Vec<HealthIncident>,
+}
+
+/// `dcgmi dmon` samples.
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct DcgmDmon {
+    /// Field short names, in header order.
+    pub fields: Vec<String>,
+    /// Units row (`(us)`, `(C)`, …), where printed.
+    pub units: Vec<String>,
+    /// entity (`GPU 0`) -> field -> values read (N/A left out).
+    pub entities: BTreeMap<String, BTreeMap<String, Vec<f64>>>,
+    /// Rows read.
+    pub rows: usize,
+}
+
+// ---------------------------------------------------------------------------------------------
+// Line cleanup: a paste may come quoted (`> `) or fenced.
+
+fn clean(line: &str) -> &str {
+    let mut l = line.trim_end();
+    loop {
+        let t = l.trim_start();
+        if let Some(r) = t.strip_prefix('>') {
+            l = r;
+        } else if let Some(r) = t.strip_prefix("```") {
+            l = r;
+        } else {
+            return t;
+        }
+    }
+}
+
+/// `| name | info |` -> (name, info). Pipes inside a message are rare but possible: the name
+/// column is the first cell, the rest (up to the closing pipe, which a cut paste may lack) is
+/// the info.
+fn cells(line: &str) -> Option<(&str, &str)> {
+    let l = clean(line);
+    let rest = l.strip_prefix('|')?;
+    let (name, info) = rest.split_once('|')?;
+    let info = info.strip_suffix('|').unwrap_or(info);
+    // the stencil puts one space after each pipe; a wrapped message keeps its own spaces
+    let info = info.strip_prefix(' ').unwrap_or(info).trim_end();
+    Some((name.trim(), info))
+}
+
+/// `|-----  Deployment  --------+----|` or `+-----  Hardware  ----+----+` -> `Deployment`.
+fn stage_row(line: &str) -> Option<String> {
+    let l = clean(line);
+    let inner = l.strip_prefix('|').or_else(|| l.strip_prefix('+'))?;
+    let name = inner.trim_start_matches('-').trim_start();
+    let end = name.find("  ").or_else(|| name.find(" -"))?;
+    let name = name[..end].trim();
+    (inner.starts_with("-----") && !name.is_empty() && name.chars().all(|c| c.is_alphabetic()))
+        .then(|| name.to_string())
+}
+
+fn is_border(line: &str) -> bool {
+    let l = clean(line);
+    l.starts_with('+') && l.chars().all(|c| matches!(c, '+' | '-' | '='))
+}
+
+/// `Pass - All`, `Fail - GPU: 0`, `Pass - GPUs: 1, 2, 3`, `Skip - GPU 3`, `Fail` ->
+/// (result, gpus, all).
+fn old_result(info: &str) -> Option<(DiagResult, Vec<u32>, bool)> {
+    let (head, tail) = match info.split_once(" - ") {
+        Some((h, t)) => (h, Some(t.trim())),
+        None => (info, None),
+    };
+    let result = DiagResult::parse(head)?;
+    match tail {
+        None => Some((result, Vec::new(), false)),
+        Some("All") => Some((result, Vec::new(), true)),
+        Some(t) => {
+            let list = t
+                .strip_prefix("GPUs")
+                .or_else(|| t.strip_prefix("GPU"))?
+                .trim_start_matches(':')
+                .trim();
+            let gpus: Vec<u32> = list
+                .split(',')
+                .filter_map(|x| x.split_whitespace().next()?.parse().ok())
+                .take(super::MAX_ITEMS)
+                .collect();
+            Some((result, gpus, false))
+        }
+    }
+}
+
+/// `GPU0: Fail` (v4 entity row) -> (entity id, result).
+fn entity_result(info: &str) -> Option<(u32, DiagResult)> {
+    let (ent, res) = info.split_once(':')?;
+    let id = ent.trim().strip_prefix("GPU")?.trim().parse().ok()?;
+    Some((id, DiagResult::parse(res)?))
+}
+
+fn rank(r: DiagResult) -> u8 {
+    match r {
+        DiagResult::Fail => 4,
+        DiagResult::Warn => 3,
+        DiagResult::Skip => 2,
+        DiagResult::NotRun => 1,
+        DiagResult::Pass => 0,
+    }
+}
+
+fn result_name(r: DiagResult) -> &'static str {
+    match r {
+        DiagResult::Pass => "pass",
+        DiagResult::Fail => "fail",
+        DiagResult::Warn => "warn",
+        DiagResult::Skip => "skip",
+        DiagResult::NotRun => "not-run",
+    }
+}
+
+/// The rows of a diag table in the text: the header, a stage row, or a result row
+/// (`| GPU Memory | Pass - All |`, `| software | Pass |`, `| | GPU0: Fail |`).
+pub fn diag_row_count(text: &str) -> usize {
+    let mut n = 0;
+    for line in text.lines().take(2000) {
+        if stage_row(line).is_some_and(|s| {
+            matches!(
+                s.as_str(),
+                "Deployment" | "Hardware" | "Integration" | "Stress" | "Metadata"
+            )
+        }) {
+            n += 1;
+        } else if let Some((name, info)) = cells(line) {
+            let info = info.trim();
+            if (name == "Diagnostic" && info == "Result")
+                || old_result(info).is_some_and(|(_, g, all)| all || !g.is_empty())
+                || entity_result(info).is_some()
+                || matches!(name, "DCGM Version" | "Driver Version Detected")
+            {
+                n += 1;
+            }
+        }
+    }
+    n
+}
+
+/// A `dcgmi diag` table is somewhere in the text: its header, a stage row, or two result rows
+/// in its layout.
+pub fn looks_like_diag(text: &str) -> bool {
+    diag_row_count(text) >= 2
+}
+
+/// Reads a `dcgmi diag` table (either layout); tests and results as printed.
+pub fn parse_diag(text: &str) -> Result<DcgmDiag, String> {
+    if !looks_like_diag(text) {
+        return Err("no `dcgmi diag` result table in the text".into());
+    }
+    let mut d = DcgmDiag::default();
+    let mut stage = String::new();
+    let mut cur: Option<DiagTest> = None;
+    let mut msg: Option<Msg> = None;
+    // `Error`/`Warning` rows above any test (a DCGM 2.x Deployment error): (stage, text)
+    let mut orphans: Vec<(String, String)> = Vec::new();
+
+    for line in text.lines() {
+        if let Some(s) = stage_row(line) {
+            flush_msg(&mut msg, &mut cur, &mut orphans, &stage);
+            push_test(&mut d, cur.take());
+            stage = s;
+            continue;
+        }
+        if is_border(line) {
+            continue;
+        }
+        let Some((name, info)) = cells(line) else {
+            continue;
+        };
+        if name == "Diagnostic" && info.trim() == "Result" {
+            continue;
+        }
+        match name {
+            "DCGM Version" => {
+                d.dcgm_version = Some(super::clip(info.trim(), 64));
+                continue;
+            }
+            "Driver Version Detected" => {
+                d.driver_version = Some(super::clip(info.trim(), 64));
+                continue;
+            }
+            n if n.ends_with("Device IDs Detected") => {
+                d.device_ids = info
+                    .split(',')
+                    .map(|x| x.trim().to_string())
+                    .filter(|x| !x.is_empty())
+                    .take(super::MAX_ITEMS)
+                    .collect();
+                continue;
+            }
+            // other metadata (EUD versions, CPU count)
+            n if stage == "Metadata" && !n.is_empty() => continue,
+            _ => {}
+        }
+        let kind = name.split(':').next().unwrap_or("").trim();
+        if matches!(kind, "Warning" | "Error" | "Info") {
+            flush_msg(&mut msg, &mut cur, &mut orphans, &stage);
+            // v4 names the entity in the name column (`Warning: GPU0`)
+            let who = name
+                .split_once(':')
+                .map(|(_, e)| format!("{}: ", e.trim()))
+                .unwrap_or_default();
+            msg = Some(Msg {
+                warning: kind != "Info",
+                text: format!("{who}{info}"),
+                last_chunk: info.len(),
+            });
+            continue;
+        }
+        if name.is_empty() {
+            if let Some(m) = msg.as_mut() {
+                // a message is cut into 45-character chunks (Diag.cpp DATA_INFO_TAG_LEN); a
+                // chunk shorter than that ended in spaces the cell padding swallowed
+                if m.text.len() < 2 * super::MAX_TEXT {
+                    if m.last_chunk < DATA_INFO_WIDTH && !info.starts_with(' ') {
+                        m.text.push(' ');
+                    }
+                    m.text.push_str(info);
+                    m.last_chunk = info.len();
+                }
+                continue;
+            }
+            let Some(t) = cur.as_mut() else { continue };
+            if let Some((r, gpus, all)) = old_result(info.trim()) {
+                merge(t, r, gpus, all);
+            } else if let Some((id, r)) = entity_result(info.trim()) {
+                merge(t, r, vec![id], false);
+            }
+            continue;
+        }
+        // a test row
+        let Some((r, gpus, all)) = old_result(info.trim()) else {
+            continue;
+        };
+        flush_msg(&mut msg, &mut cur, &mut orphans, &stage);
+        push_test(&mut d, cur.take());
+        let mut t = DiagTest {
+            name: super::clip(name, 80),
+            stage: stage.clone(),
+            result: r,
+            gpus: BTreeMap::new(),
+            all,
+            warnings: Vec::new(),
+            info: Vec::new(),
+        };
+        if !gpus.is_empty() {
+            t.gpus.insert(result_name(r).into(), gpus);
+        }
+        cur = Some(t);
+    }
+    flush_msg(&mut msg, &mut cur, &mut orphans, &stage);
+    push_test(&mut d, cur.take());
+
+    for t in &d.tests {
+        if !t.result.is_finding() {
+            continue;
+        }
+        let mut bad: Vec<u32> = t
+            .gpus
+            .iter()
+            .filter(|(r, _)| matches!(r.as_str(), "fail" | "warn"))
+            .flat_map(|(_, g)| g.iter().copied())
+            .collect();
+        bad.sort_unstable();
+        bad.dedup();
+        let on = if t.all {
+            " (all GPUs)".to_string()
+        } else if bad.is_empty() {
+            String::new()
+        } else {
+            let ids: Vec<String> = bad.iter().map(u32::to_string).collect();
+            format!(" (GPU {})", ids.join(", "))
+        };
+        d.failed
+            .push(format!("{}{on}: {}", t.name, result_name(t.result)));
+        for g in bad {
+            if !d.failed_gpus.contains(&g) {
+                d.failed_gpus.push(g);
+            }
+        }
+        for w in &t.warnings {
+            if d.failure_messages.len() < super::MAX_ITEMS {
+                d.failure_messages.push(w.clone());
+            }
+        }
+    }
+    // a message row above every test (`| Error | GPU 3 has uncorrectable memory errors … |`
+    // under Deployment in DCGM 2.x) is a failure of the run itself
+    for (st, e) in orphans {
+        let at = if st.is_empty() {
+            "diagnostic".into()
+        } else {
+            st
+        };
+        d.failed.push(format!("{at}: error"));
+        if let Some(g) = gpu_in(&e)
+            && !d.failed_gpus.contains(&g)
+        {
+            d.failed_gpus.push(g);
+        }
+        if d.failure_messages.len() < super::MAX_ITEMS {
+            d.failure_messages.push(e);
+        }
+    }
+    d.failed_gpus.sort_unstable();
+    Ok(d)
+}
+
+/// Width of the diag table's info column (`DATA_INFO_TAG_LEN` in Diag.cpp).
+const DATA_INFO_WIDTH: usize = 45;
+
+/// A message being unwrapped from its rows.
+struct Msg {
+    warning: bool,
+    text: String,
+    /// Length of the last chunk read, to tell a chunk cut mid-word from one ending in spaces.
+    last_chunk: usize,
+}
+
+fn flush_msg(
+    msg: &mut Option<Msg>,
+    cur: &mut Option<DiagTest>,
+    orphans: &mut Vec<(String, String)>,
+    stage: &str,
+) {
+    let Some(m) = msg.take() else { return };
+    let text = super::clip(m.text.trim(), super::MAX_TEXT);
+    let list = match cur.as_mut() {
+        Some(t) if m.warning => &mut t.warnings,
+        Some(t) => &mut t.info,
+        None if m.warning => {
+            if orphans.len() < super::MAX_ITEMS {
+                orphans.push((stage.to_string(), text));
+            }
+            return;
+        }
+        None => return,
+    };
+    if list.len() < super::MAX_ITEMS {
+        list.push(text);
+    }
+}
+
+fn push_test(d: &mut DcgmDiag, t: Option<DiagTest>) {
+    if let Some(t) = t
+        && d.tests.len() < super::MAX_ITEMS
+    {
+        d.tests.push(t);
+    }
+}
+
+/// `GPU 3 has …` -> 3.
+fn gpu_in(msg: &str) -> Option<u32> {
+    let rest = &msg[msg.find("GPU")? + 3..];
+    rest.trim_start()
+        .split(|c: char| !c.is_ascii_digit())
+        .next()?
+        .parse()
+        .ok()
+}
+
+fn merge(t: &mut DiagTest, r: DiagResult, gpus: Vec<u32>, all: bool) {
+    if rank(r) > rank(t.result) {
+        t.result = r;
+    }
+    t.all |= all && r == t.result;
+    let e = t.gpus.entry(result_name(r).into()).or_default();
+    for g in gpus {
+        if !e.contains(&g) && e.len() < super::MAX_ITEMS {
+            e.push(g);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// dcgmi health -c
+
+/// The tree rows of `dcgmi health -c`: `| Overall Health | … |`, `| -> 0 | … |`.
+pub fn looks_like_health(text: &str) -> bool {
+    text.lines().take(2000).any(|l| {
+        cells(l).is_some_and(|(n, v)| {
+            n == "Overall Health" && matches!(v.trim(), "Healthy" | "Warning" | "Failure")
+        })
+    })
+}
+
+pub fn parse_health(text: &str) -> Result<DcgmHealth, String> {
+    if !looks_like_health(text) {
+        return Err("no `dcgmi health -c` report in the text (no `Overall Health` row)".into());
+    }
+    let mut h = DcgmHealth::default();
+    let mut group = String::new();
+    let mut entity: Option<String> = None;
+    let mut in_errors = false;
+    let mut incident: Option<HealthIncident> = None;
+    let mut last_was_entity = false;
+    let finish = |h: &mut DcgmHealth, i: Option<HealthIncident>| {
+        if let Some(mut i) = i
+            && h.incidents.len() < super::MAX_ITEMS
+        {
+            i.message = super::clip(i.message.trim(), super::MAX_TEXT);
+            h.incidents.push(i);
+        }
+    };
+    for line in text.lines() {
+        let Some((left, right)) = cells(line) else {
+            continue;
+        };
+        let right = right.trim();
+        let l = clean(line).trim_start_matches('|');
+        // depth from the arrow's column: `-> 0` (1), `   -> Errors` (2), `      -> PCIe` (3)
+        let arrow = l.find("-> ");
+        let label = left.trim_start_matches("->").trim();
+        if left == "Overall Health" {
+            h.overall = Some(right.to_string());
+            continue;
+        }
+        if left.is_empty() {
+            // an overflow row: the message of the incident (or entity) above
+            if let Some(i) = incident.as_mut() {
+                if !i.message.is_empty() {
+                    i.message.push(' ');
+                }
+                if i.message.len() < super::MAX_TEXT {
+                    i.message.push_str(right);
+                }
+            } else if last_was_entity && let Some(e) = &entity {
+                // an entity's message without an Errors level (older trees)
+                let mut i = HealthIncident {
+                    entity: e.clone(),
+                    system: String::new(),
+                    health: h.entities.get(e).cloned().unwrap_or_default(),
+                    message: String::new(),
+                };
+                i.message.push_str(right);
+                incident = Some(i);
+            }
+            continue;
+        }
+        match arrow.map(|a| a / 3 + 1) {
+            None => {
+                // a group at level 0 (`GPU`, `Switch`)
+                finish(&mut h, incident.take());
+                group = label.to_string();
+                entity = None;
+                in_errors = false;
+                last_was_entity = false;
+            }
+            Some(1) => {
+                finish(&mut h, incident.take());
+                let name = format!("{group} {label}").trim().to_string();
+                if h.entities.len() < super::MAX_ITEMS {
+                    h.entities.insert(name.clone(), right.to_string());
+                }
+                entity = Some(name);
+                in_errors = false;
+                last_was_entity = true;
+            }
+            Some(2) => {
+                finish(&mut h, incident.take());
+                in_errors = label == "Errors";
+                last_was_entity = false;
+            }
+            Some(_) => {
+                finish(&mut h, incident.take());
+                last_was_entity = false;
+                if in_errors || entity.is_some() {
+                    incident = Some(HealthIncident {
+                        entity: entity.clone().unwrap_or_default(),
+                        system: super::clip(label, 80),
+                        health: right.to_string(),
+                        message: String::new(),
+                    });
+                }
+            }
+        }
+    }
+    finish(&mut h, incident.take());
+    Ok(h)
+}
+
+// ---------------------------------------------------------------------------------------------
+// dcgmi dmon
+
+/// `#Entity   GRACT   SMACT …` -> the short names.
+fn dmon_header(line: &str) -> Option<Vec<String>> {
+    let l = clean(line).trim_start_matches('\\');
+    let rest = l.strip_prefix("#Entity")?;
+    let names: Vec<String> = rest
+        .split_whitespace()
+        .take(64)
+        .map(str::to_string)
+        .collect();
+    (!names.is_empty()).then_some(names)
+}
+
+/// A row `GPU 0     0.888   N/A …` -> (entity, values).
+fn dmon_row(line: &str) -> Option<(String, Vec<&str>)> {
+    let l = clean(line);
+    let mut it = l.split_whitespace();
+    let group = it.next()?;
+    if !matches!(
+        group,
+        "GPU" | "GPU_I" | "GPU_CI" | "vGPU" | "Switch" | "CPU" | "CPU_CORE" | "LINK" | "ConnectX"
+    ) {
+        return None;
+    }
+    let id = it.next()?;
+    id.parse::<u32>().ok()?;
+    let mut entity = format!("{group} {id}");
+    let mut vals: Vec<&str> = it.collect();
+    // `GPU 0 LINK 3` names a link of GPU 0
+    if vals.first() == Some(&"LINK") && vals.len() >= 2 {
+        entity = format!("{entity} LINK {}", vals[1]);
+        vals.drain(..2);
+    }
+    Some((entity, vals))
+}
+
+pub fn looks_like_dmon(text: &str) -> bool {
+    let mut header = false;
+    for l in text.lines().take(2000) {
+        if dmon_header(l).is_some() {
+            header = true;
+        } else if header && dmon_row(l).is_some() {
+            return true;
+        }
+    }
+    false
+}
+
+pub fn parse_dmon(text: &str) -> Result<DcgmDmon, String> {
+    let mut d = DcgmDmon::default();
+    let mut want_units = false;
+    for line in text.lines() {
+        if let Some(h) = dmon_header(line) {
+            if d.fields.is_empty() {
+                d.fields = h;
+            }
+            want_units = true;
+            continue;
+        }
+        let l = clean(line);
+        if want_units && l.starts_with("ID") {
+            d.units = l
+                .split_whitespace()
+                .skip(1)
+                .take(64)
+                .map(str::to_string)
+                .collect();
+            want_units = false;
+            continue;
+        }
+        if d.fields.is_empty() {
+            continue;
+        }
+        let Some((entity, vals)) = dmon_row(line) else {
+            continue;
+        };
+        want_units = false;
+        d.rows += 1;
+        if !d.entities.contains_key(&entity) && d.entities.len() >= super::MAX_ITEMS {
+            continue;
+        }
+        let e = d.entities.entry(entity).or_default();
+        for (f, v) in d.fields.iter().zip(vals) {
+            if let Ok(x) = v.parse::<f64>()
+                && x.is_finite()
+            {
+                let slot = e.entry(f.clone()).or_default();
+                if slot.len() < 100_000 {
+                    slot.push(x);
+                }
+            }
+        }
+    }
+    if d.rows == 0 {
+        return Err("no `dcgmi dmon` rows in the text (expected `#Entity` then `GPU 0 …`)".into());
+    }
+    Ok(d)
+}
+
+fn mean(v: &[f64]) -> Option<f64> {
+    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+}
+
+/// The GPUs' utilization as `nvidia-smi` tables give it, so `gpu.usage` and the NVML rules read
+/// a dmon paste the same way: `GPUTL` (percent, what `nvidia-smi` calls utilization.gpu) when
+/// present, else `GRACT` (graphics engine active, a ratio), else `SMACT`, as percent; `FBUSD`
+/// (MiB), `POWER` (W), `TMPTR` (C), `SMCLK`/`MMCLK` (MHz), `MCUTL`.
+pub fn dmon_usage(d: &DcgmDmon) -> SmiUsage {
+    let mut u = SmiUsage {
+        format: "dcgmi-dmon".into(),
+        ..Default::default()
+    };
+    for (entity, fields) in &d.entities {
+        let Some(id) = entity
+            .strip_prefix("GPU ")
+            .and_then(|i| i.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let get = |k: &str| fields.get(k).map(Vec::as_slice).unwrap_or(&[]);
+        let (util, max) = if !get("GPUTL").is_empty() {
+            let v = get("GPUTL");
+            (mean(v), v.iter().copied().reduce(f64::max))
+        } else {
+            let v = if !get("GRACT").is_empty() {
+                get("GRACT")
+            } else {
+                get("SMACT")
+            };
+            (
+                mean(v).map(|x| x * 100.0),
+                v.iter().copied().reduce(f64::max).map(|x| x * 100.0),
+            )
+        };
+        let samples = ["GPUTL", "GRACT", "SMACT"]
+            .iter()
+            .map(|k| get(k).len())
+            .max()
+            .unwrap_or(0);
+        u.gpus.push(UsageGpu {
+            index: id,
+            util_gpu: util.map(|x| (x * 10.0).round() / 10.0),
+            util_gpu_max: max,
+            util_mem: mean(get("MCUTL")),
+            memory_used_mib: mean(get("FBUSD")),
+            memory_total_mib: mean(get("FBTTL")),
+            power_w: mean(get("POWER")),
+            temperature_c: mean(get("TMPTR")),
+            sm_clock_mhz: mean(get("SMCLK")),
+            mem_clock_mhz: mean(get("MMCLK")),
+            samples,
+            ..Default::default()
+        });
+    }
+    u.samples = d.rows;
+    u
+}
+
+// ---------------------------------------------------------------------------------------------
+// Registry entries.
+
+/// `dcgmi diag -r 1|2|3`.
+pub struct DcgmiDiag;
+
+impl super::EvidenceKind for DcgmiDiag {
+    fn name(&self) -> &'static str {
+        "dcgmi-diag"
+    }
+    fn doc(&self) -> &'static str {
+        "DCGM's diagnostic run: each test (deployment, PCIe, memory, stress) with its result per GPU and its warnings"
+    }
+    fn example(&self) -> &'static str {
+        "dcgmi diag -r 2"
+    }
+    fn fields(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            ("dcgm_version", "DCGM version (Metadata rows)"),
+            ("driver_version", "driver version DCGM detected"),
+            ("device_ids", "PCI device ids of the GPUs tested"),
+            (
+                "tests",
+                "per test: name, stage, result, GPUs by result, warnings, info",
+            ),
+            ("failed", "tests that failed or warned, with their GPUs"),
+            ("failed_gpus", "GPUs a failed or warned test names"),
+            (
+                "failure_messages",
+                "warnings of failed tests and Error rows, unwrapped",
+            ),
+        ]
+    }
+    fn read_by(&self) -> &'static [&'static str] {
+        &["dcgm.diag"]
+    }
+    fn detect(&self, s: &super::Sniff) -> bool {
+        looks_like_diag(s.unquoted)
+    }
+    fn parse(&self, text: &str) -> Result<serde_json::Value, String> {
+        super::to_value(&parse_diag(text)?)
+    }
+    fn host(&self, _text: &str) -> Option<Result<super::HostPart, String>> {
+        Some(Ok(super::HostPart::Shown))
+    }
+    fn describes_host(&self) -> bool {
+        true
+    }
+}
+
+/// `dcgmi health -c`.
+pub struct DcgmiHealth;
+
+impl super::EvidenceKind for DcgmiHealth {
+    fn name(&self) -> &'static str {
+        "dcgmi-health"
+    }
+    fn doc(&self) -> &'static str {
+        "DCGM's health report: overall health, and per GPU the subsystems (PCIe, NVLink, memory, thermal, power, ...) in warning or failure"
+    }
+    fn example(&self) -> &'static str {
+        "dcgmi health -s a && dcgmi health -c"
+    }
+    fn fields(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            ("overall", "Healthy, Warning or Failure"),
+            ("entities", "entity (GPU 0) -> its health"),
+            ("incidents", "per entity and subsystem: health and message"),
+        ]
+    }
+    fn read_by(&self) -> &'static [&'static str] {
+        &["dcgm.health"]
+    }
+    fn detect(&self, s: &super::Sniff) -> bool {
+        looks_like_health(s.unquoted)
+    }
+    fn parse(&self, text: &str) -> Result<serde_json::Value, String> {
+        super::to_value(&parse_health(text)?)
+    }
+    fn host(&self, _text: &str) -> Option<Result<super::HostPart, String>> {
+        Some(Ok(super::HostPart::Shown))
+    }
+    fn describes_host(&self) -> bool {
+        true
+    }
+}
+
+/// `dcgmi dmon -e …`.
+pub struct DcgmiDmon;
+
+impl super::EvidenceKind for DcgmiDmon {
+    fn name(&self) -> &'static str {
+        "dcgmi-dmon"
+    }
+    fn doc(&self) -> &'static str {
+        "DCGM field samples per GPU over time (GRACT, SMACT, DRAMA, GPUTL, FBUSD, PCITX, ...)"
+    }
+    fn example(&self) -> &'static str {
+        "dcgmi dmon -e 203,252,1001,1002,1005 -c 30"
+    }
+    fn fields(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            ("fields", "field short names, in header order"),
+            ("units", "the units row, where printed"),
+            (
+                "entities",
+                "entity (GPU 0) -> field -> values (N/A left out)",
+            ),
+            ("rows", "rows read"),
+        ]
+    }
+    fn read_by(&self) -> &'static [&'static str] {
+        &["nvml", "nvml.sample", "gpu.usage"]
+    }
+    fn detect(&self, s: &super::Sniff) -> bool {
+        looks_like_dmon(s.unquoted)
+    }
+    fn parse(&self, text: &str) -> Result<serde_json::Value, String> {
+        super::to_value(&parse_dmon(text)?)
+    }
+    fn host(&self, text: &str) -> Option<Result<super::HostPart, String>> {
+        Some(
+            parse_dmon(text)
+                .map(|d| super::HostPart::Nvml(super::smi_tables::to_reading(&dmon_usage(&d)))),
+        )
+    }
+    fn describes_host(&self) -> bool {
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::evidence::testutil::{fixture, prefixes};
+    use proptest::prelude::*;
+
+    #[test]
+    fn old_layout_gpu_memory_fail_with_thermal_warning() {
+        let t = fixture("dcgmi/diag_r2_gpu_memory_thermal_fail.txt");
+        let d = parse_diag(&t).unwrap();
+        assert_eq!(d.tests.len(), 1);
+        let m = &d.tests[0];
+        assert_eq!(m.name, "GPU Memory");
+        assert_eq!(m.result, DiagResult::Fail);
+        assert_eq!(m.gpus["pass"], vec![1, 2, 3, 4, 5, 6, 7]);
+        assert_eq!(m.gpus["fail"], vec![0]);
+        // the 45-character chunks join back into the message DCGM wrote
+        assert_eq!(
+            m.warnings,
+            vec![
+                "GPU 0 Thermal violations totaling 13.3 seconds started at 9.7 seconds into the test for GPU 0 Verify that the cooling on this machine is functional, including external, thermal material interface, fans, and any other components."
+            ]
+        );
+        assert_eq!(d.failed, vec!["GPU Memory (GPU 0): fail"]);
+        assert_eq!(d.failed_gpus, vec![0]);
+    }
+
+    #[test]
+    fn old_layout_deployment_error_row() {
+        let d = parse_diag(&fixture("dcgmi/diag_deployment_row_remap_error.txt")).unwrap();
+        assert!(d.tests.is_empty());
+        assert_eq!(d.failed, vec!["Deployment: error"]);
+        assert_eq!(d.failed_gpus, vec![3]);
+        assert_eq!(
+            d.failure_messages,
+            vec!["GPU 3 has uncorrectable memory errors and row remappings are pending"]
+        );
+    }
+
+    #[test]
+    fn old_layout_failure_inside_a_longer_run() {
+        let d = parse_diag(&fixture("dcgmi/diag_r2_cuda_context_fail.txt")).unwrap();
+        let m = d.tests.iter().find(|t| t.name == "GPU Memory").unwrap();
+        assert_eq!(m.stage, "Hardware");
+        assert_eq!(m.gpus["pass"], vec![1]);
+        assert_eq!(m.gpus["fail"], vec![0]);
+        assert!(m.warnings[0].starts_with("GPU 0 Error using CUDA API cuCtxCreate"));
+        assert!(m.warnings[0].ends_with("'CUDA-capable device(s) is/are busy or unavailable'."));
+        assert_eq!(d.failed_gpus, vec![0]);
+    }
+
+    #[test]
+    fn old_layout_all_pass_is_no_failure() {
+        let d = parse_diag(&fixture("dcgmi/diag_r3_deployment_pass.txt")).unwrap();
+        assert_eq!(d.tests.len(), 9);
+        assert!(d.tests.iter().all(|t| t.result == DiagResult::Pass));
+        assert_eq!(d.tests[4].name, "Persistence Mode");
+        assert_eq!(d.tests[4].stage, "Deployment");
+        assert!(d.failed.is_empty() && d.failed_gpus.is_empty());
+    }
+
+    #[test]
+    fn v4_layout_metadata_and_entity_rows() {
+        let d = parse_diag(&fixture("dcgmi/diag_v4_software_pass.txt")).unwrap();
+        assert_eq!(d.dcgm_version.as_deref(), Some("4.2.3"));
+        assert_eq!(d.driver_version.as_deref(), Some("570.148.08"));
+        assert_eq!(d.device_ids, vec!["26b9"; 4]);
+        assert_eq!(d.tests.len(), 1);
+        assert_eq!(d.tests[0].name, "software");
+        assert_eq!(d.tests[0].gpus["pass"], vec![0, 1, 2, 3]);
+        assert!(d.failed.is_empty());
+        // the same layout with a failing entity and its `Warning: GPU1` message, as
+        // Diag.cpp's HelperDisplayEntityResults prints it
+        let t = "|-----  Deployment  --------+------------------------------------------------|\n| software                  | Fail                                           |\n|                           | GPU0: Pass                                     |\n|                           | GPU1: Fail                                     |\n| Warning: GPU1             | Persistence mode for GPU 1 is disabled.        |\n";
+        let d = parse_diag(t).unwrap();
+        assert_eq!(d.tests[0].gpus["fail"], vec![1]);
+        assert_eq!(d.failed, vec!["software (GPU 1): fail"]);
+        assert_eq!(
+            d.tests[0].warnings,
+            vec!["GPU1: Persistence mode for GPU 1 is disabled."]
+        );
+    }
+
+    #[test]
+    fn diag_detection_needs_its_rows() {
+        assert!(looks_like_diag(&fixture(
+            "dcgmi/diag_r2_gpu_memory_thermal_fail.txt"
+        )));
+        assert!(!looks_like_diag("| a | b |\n| c | d |\n"));
+        assert!(!looks_like_diag("the diagnostic said Pass - All\n"));
+        // prose around the table
+        let t = format!(
+            "I ran the diag and got:\n\n{}\nany idea?\n",
+            fixture("dcgmi/diag_r3_deployment_pass.txt")
+        );
+        assert_eq!(parse_diag(&t).unwrap().tests.len(), 9);
+    }
+
+    // The lines below are those dcgmi's own unit test asserts the health renderer prints
+    // (github.com/NVIDIA/DCGM v4.6.0, dcgmi/tests/HealthTests.cpp,
+    // "Health::GenerateOutputFromResponse"), laid out in DcgmiOutputTree's levels.
+    const HEALTH_FAILURE: &str = "+---------------------------+----------------------------------------------------------+\n| Health Monitor Report                                                                |\n+===========================+==========================================================+\n| Overall Health            | Failure                                                  |\n| GPU                       |                                                          |\n| -> 0                      | Warning                                                  |\n|    -> Errors              |                                                          |\n|       -> Memory system    | Warning                                                  |\n|                           | The car is red? Are you sure because that doesn't seem   |\n|                           | like the color I ordered.                                |\n| -> 1                      | Failure                                                  |\n|    -> Errors              |                                                          |\n|       -> Memory system    | Failure                                                  |\n|                           | Green can be emerald and beautiful, but there are        |\n|                           | shades of green which are sure to disappoint.            |\n|       -> SM system        | Warning                                                  |\n|                           | The guards wear Kholin blue because otherwise they'd be  |\n|                           | lame.                                                    |\n+---------------------------+----------------------------------------------------------+\n";
+
+    #[test]
+    fn health_report_tree() {
+        assert!(looks_like_health(HEALTH_FAILURE));
+        let h = parse_health(HEALTH_FAILURE).unwrap();
+        assert_eq!(h.overall.as_deref(), Some("Failure"));
+        assert_eq!(h.entities["GPU 0"], "Warning");
+        assert_eq!(h.entities["GPU 1"], "Failure");
+        assert_eq!(h.incidents.len(), 3);
+        assert_eq!(h.incidents[1].entity, "GPU 1");
+        assert_eq!(h.incidents[1].system, "Memory system");
+        assert_eq!(h.incidents[1].health, "Failure");
+        assert_eq!(
+            h.incidents[1].message,
+            "Green can be emerald and beautiful, but there are shades of green which are sure to disappoint."
+        );
+        assert_eq!(h.incidents[2].system, "SM system");
+        // a healthy report is its Overall Health row alone (Health.cpp adds no entity
+        // without an incident)
+        let ok = "| Overall Health            | Healthy                                                  |\n";
+        let h = parse_health(ok).unwrap();
+        assert_eq!(h.overall.as_deref(), Some("Healthy"));
+        assert!(h.incidents.is_empty());
+        assert!(!looks_like_health("Overall Health: fine\n"));
+    }
+
+    #[test]
+    fn dmon_profiling_fields_with_na_rows() {
+        let t = fixture("dcgmi/dmon_gract_smact.txt");
+        assert!(looks_like_dmon(&t));
+        let d = parse_dmon(&t).unwrap();
+        assert_eq!(d.fields[..3], ["GRACT", "SMACT", "SMOCC"]);
+        assert_eq!(d.rows, 10);
+        // N/A is no value
+        assert_eq!(d.entities["GPU 0"]["GRACT"], vec![0.888]);
+        assert_eq!(d.entities["GPU 0"]["TENSO"], vec![0.178]);
+        assert_eq!(d.entities["GPU 1"]["SMACT"], vec![0.777]);
+        assert!(!d.entities["GPU 2"].contains_key("GRACT"));
+        let u = dmon_usage(&d);
+        let g0 = u.gpus.iter().find(|g| g.index == 0).unwrap();
+        assert_eq!(g0.util_gpu, Some(88.8));
+        // GPU 1 shows no GRACT: SMACT stands in
+        let g1 = u.gpus.iter().find(|g| g.index == 1).unwrap();
+        assert_eq!(g1.util_gpu, Some(77.7));
+        let g2 = u.gpus.iter().find(|g| g.index == 2).unwrap();
+        assert_eq!(g2.util_gpu, None);
+    }
+
+    #[test]
+    fn dmon_units_link_entities_and_gputl() {
+        // DeviceMonitor.cpp prints `GPU 0 LINK 5` for a link entity; GPUTL is a percent
+        let t = "#Entity   GPUTL      FBUSD      TMPTR\nID                    (MB)       (C)\nGPU 0     12         30000      45\nGPU 0     20         30010      46\nGPU 0 LINK 5    3    4    5\n";
+        let d = parse_dmon(t).unwrap();
+        assert_eq!(d.units, vec!["(MB)", "(C)"]);
+        assert!(d.entities.contains_key("GPU 0 LINK 5"));
+        let u = dmon_usage(&d);
+        assert_eq!(u.gpus.len(), 1);
+        assert_eq!(u.gpus[0].util_gpu, Some(16.0));
+        assert_eq!(u.gpus[0].util_gpu_max, Some(20.0));
+        assert_eq!(u.gpus[0].memory_used_mib, Some(30005.0));
+        assert_eq!(u.gpus[0].samples, 2);
+        assert!(parse_dmon("#Entity GRACT\nnothing\n").is_err());
+    }
+
+    #[test]
+    fn every_cut_of_the_fixtures_reads_or_errs() {
+        for f in [
+            "dcgmi/diag_r2_cuda_context_fail.txt",
+            "dcgmi/diag_v4_software_pass.txt",
+            "dcgmi/dmon_gract_smact.txt",
+        ] {
+            let t = fixture(f);
+            for p in prefixes(&t, 37) {
+                let _ = parse_diag(p);
+                let _ = parse_dmon(p);
+                let _ = parse_health(p);
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { failure_persistence: None, ..ProptestConfig::with_cases(256) })]
+        #[test]
+        fn never_panics(lines in proptest::collection::vec(prop_oneof![
+            Just("| GPU Memory                | Fail - GPU: 0                                  |".to_string()),
+            Just("|                           | GPU0: Fail                                     |".to_string()),
+            Just("| Warning                   | GPU 0 x".to_string()),
+            Just("|       -> PCIe system      | Warning |".to_string()),
+            Just("| Overall Health | Warning |".to_string()),
+            Just("#Entity   GRACT   SMACT".to_string()),
+            "GPU [0-9]{1,3} [0-9. NA/]{0,20}",
+            "\\|[ -~]{0,60}\\|?",
+            "\\PC{0,40}",
+        ], 0..40)) {
+            let t = lines.join("\n");
+            let _ = parse_diag(&t);
+            let _ = parse_health(&t);
+            let _ = parse_dmon(&t);
+        }
+    }
+}

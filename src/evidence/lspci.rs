@@ -1,0 +1,594 @@
+//! `lspci -vv` (and `-vvv`, `-nn`) device blocks, for the PCIe link of each NVIDIA GPU.
+//! Written from pciutils' own source, github.com/pciutils/pciutils at v3.14.0-22 (commit
+//! 0f5b941), `ls-caps.c` and `lspci.c`:
+//!
+//! - a block opens with the device line `[dddd:]bb:dd.f <class>[ [cccc]]: <vendor device>[
+//!   [vvvv:dddd]][ (rev xx)][ (prog-if …)]` at column 0 (`show_device`), its lines below are
+//!   tab-indented;
+//! - `Capabilities: [xx] Express (v2) <type>` names the port type (`Endpoint`, `Legacy
+//!   Endpoint`, `Root Port`, `Upstream Port`, `Downstream Port`, …: `cap_express`);
+//! - `LnkCap:\tPort #N, Speed S, Width xW, ASPM …` (`cap_express_link`), where S is
+//!   `link_speed()`: 2.5GT/s, 5GT/s, 8GT/s, 16GT/s, 32GT/s, 64GT/s, 128GT/s or `unknown`;
+//! - `LnkSta:\tSpeed S<mark>, Width xW<mark>` with `<mark>` from `link_compare()`: since
+//!   v3.8 (commit 9f76812, 2022) ` (downgraded)`, ` (overdriven)` or nothing, and nothing for
+//!   root and downstream ports; v3.6-3.7 printed ` (ok)`, ` (downgraded)` or ` (strange)` on
+//!   every port; older versions nothing at all. So the reader compares LnkSta with LnkCap
+//!   itself and uses the mark only where LnkCap is not in the paste;
+//! - `LnkCap2: Supported Link Speeds: 2.5-16GT/s, …` and `LnkCtl2: Target Link Speed: 16GT/s,
+//!   …` (`cap_express_link2`); `Kernel driver in use: nvidia` (lspci.c).
+//!
+//! A paste that starts below a device's header (an excerpt of its Express capability) is one
+//! device whose name the paste does not show.
+
+use serde::Serialize;
+
+use crate::vocab::nvml::{Field, GpuReading, LspciLink, NvmlReading};
+
+/// One device's link as `lspci -vv` printed it.
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct LspciDevice {
+    /// `da:00.0`, `0000:17:00.0`; `None` when the paste starts below the header.
+    pub slot: Option<String>,
+    /// `3D controller`, `VGA compatible controller`, …
+    pub class: Option<String>,
+    /// `NVIDIA Corporation GA100 [A100 SXM4 40GB] [10de:20b0] (rev a1)`
+    pub description: Option<String>,
+    /// The vendor is NVIDIA (name or `10de:` id); `None` without a header.
+    pub nvidia: Option<bool>,
+    /// A display-class device (VGA, 3D, display controller): a GPU rather than one of its
+    /// audio or bridge functions.
+    pub gpu: Option<bool>,
+    /// `Endpoint`, `Legacy Endpoint`, `Root Port`, `Downstream Port`, …
+    pub port_type: Option<String>,
+    pub cap_port: Option<u32>,
+    /// GT/s
+    pub cap_speed_gts: Option<f64>,
+    pub cap_width: Option<u32>,
+    pub sta_speed_gts: Option<f64>,
+    pub sta_width: Option<u32>,
+    /// What lspci appended to LnkSta's speed and width (`downgraded`, `ok`, `overdriven`,
+    /// `strange`), where it did.
+    pub sta_speed_mark: Option<String>,
+    pub sta_width_mark: Option<String>,
+    /// Highest speed of `LnkCap2: Supported Link Speeds`, GT/s.
+    pub cap2_max_gts: Option<f64>,
+    /// `LnkCtl2: Target Link Speed`, GT/s.
+    pub target_speed_gts: Option<f64>,
+    pub kernel_driver: Option<String>,
+    /// LnkSta below LnkCap (or marked `(downgraded)` where LnkCap is not shown).
+    pub speed_downgraded: bool,
+    pub width_downgraded: bool,
+}
+
+impl LspciDevice {
+    /// What the messages call it: `da:00.0 3D controller: NVIDIA …` or the paste's device.
+    pub fn label(&self) -> String {
+        match (&self.slot, &self.class, &self.description) {
+            (Some(s), Some(c), Some(d)) => super::clip(&format!("{s} {c}: {d}"), 160),
+            (Some(s), _, _) => s.clone(),
+            _ => "the pasted device (its lspci header is not in the paste)".into(),
+        }
+    }
+    /// A device the PCIe rule judges: an NVIDIA GPU, or the one device of a paste that starts
+    /// below its header.
+    pub fn judged(&self) -> bool {
+        (self.nvidia != Some(false) && self.gpu != Some(false))
+            && (self.sta_speed_gts.is_some() || self.sta_width.is_some())
+    }
+}
+
+/// `2.5GT/s` -> 2.5; `unknown` -> None.
+fn gts(s: &str) -> Option<f64> {
+    let n: f64 = s.trim().strip_suffix("GT/s")?.trim().parse().ok()?;
+    (n.is_finite() && n > 0.0).then_some(n)
+}
+
+/// PCIe generation of a transfer rate.
+pub fn generation(gts: f64) -> Option<u32> {
+    [2.5, 5.0, 8.0, 16.0, 32.0, 64.0, 128.0]
+        .iter()
+        .position(|g| (g - gts).abs() < 0.01)
+        .map(|i| i as u32 + 1)
+}
+
+/// `[dddd:]bb:dd.f` at the start of a line.
+fn slot_of(line: &str) -> Option<(&str, &str)> {
+    let (slot, rest) = line.split_once(' ')?;
+    let parts: Vec<&str> = slot.split(':').collect();
+    let ok = match parts.as_slice() {
+        [b, df] | [_, b, df] => {
+            b.len() == 2
+                && b.chars().all(|c| c.is_ascii_hexdigit())
+                && df.split_once('.').is_some_and(|(d, f)| {
+                    d.len() == 2 && d.chars().all(|c| c.is_ascii_hexdigit()) && f.len() == 1
+                })
+        }
+        _ => false,
+    };
+    (ok && (parts.len() == 2 || parts[0].len() == 4)).then_some((slot, rest))
+}
+
+/// A device header `17:00.0 3D controller [0302]: NVIDIA Corporation …`.
+fn header(line: &str) -> Option<LspciDevice> {
+    if line.starts_with([' ', '\t']) {
+        return None;
+    }
+    let (slot, rest) = slot_of(line.trim_end())?;
+    let (class, desc) = rest.split_once(": ")?;
+    let class = class
+        .trim()
+        .trim_end_matches(|c: char| c == ']' || c.is_ascii_hexdigit())
+        .trim_end_matches('[')
+        .trim()
+        .to_string();
+    let lower = desc.to_ascii_lowercase();
+    let nvidia = lower.starts_with("nvidia") || lower.contains("[10de:");
+    let cl = class.to_ascii_lowercase();
+    let gpu = cl.contains("vga") || cl.contains("3d controller") || cl.contains("display");
+    Some(LspciDevice {
+        slot: Some(slot.to_string()),
+        class: Some(super::clip(&class, 80)),
+        description: Some(super::clip(desc.trim(), 160)),
+        nvidia: Some(nvidia),
+        gpu: Some(gpu),
+        ..Default::default()
+    })
+}
+
+/// `Speed 2.5GT/s (downgraded)` -> (2.5, Some("downgraded")).
+fn speed_part(s: &str) -> (Option<f64>, Option<String>) {
+    let s = s.trim().trim_start_matches("Speed").trim();
+    let (v, mark) = match s.split_once('(') {
+        Some((v, m)) => (v, Some(m.trim_end_matches(')').trim().to_string())),
+        None => (s, None),
+    };
+    (gts(v), mark)
+}
+
+/// `Width x8 (downgraded)` -> (8, Some("downgraded")).
+fn width_part(s: &str) -> (Option<u32>, Option<String>) {
+    let s = s.trim().trim_start_matches("Width").trim();
+    let (v, mark) = match s.split_once('(') {
+        Some((v, m)) => (v, Some(m.trim_end_matches(')').trim().to_string())),
+        None => (s, None),
+    };
+    (v.trim().trim_start_matches('x').parse().ok(), mark)
+}
+
+/// A line's `Key:` and value, with lspci's tab or space after the colon.
+fn field<'a>(line: &'a str, key: &str) -> Option<&'a str> {
+    line.trim_start().strip_prefix(key).map(str::trim_start)
+}
+
+/// Lines of `lspci -vv` link output in the text: a LnkCap or LnkSta line in pciutils' words.
+pub fn looks_like_lspci(text: &str) -> bool {
+    text.lines().take(20_000).any(|l| {
+        let l = l.trim_start().trim_start_matches('>').trim_start();
+        (l.starts_with("LnkSta:") || l.starts_with("LnkCap:"))
+            && l.contains("Speed ")
+            && l.contains("Width x")
+    }) || (text.lines().take(20_000).any(|l| header(l).is_some())
+        && text
+            .lines()
+            .take(20_000)
+            .any(|l| l.trim_start().starts_with("Capabilities: [")))
+}
+
+/// Reads every device block; devices without link lines are kept (their link is unknown).
+pub fn parse_lspci(text: &str) -> Result<Vec<LspciDevice>, String> {
+    let text = super::unquote(text);
+    let mut out: Vec<LspciDevice> = Vec::new();
+    let mut cur: Option<LspciDevice> = None;
+    for raw in text.lines() {
+        let line = raw.trim_end().trim_start_matches('`');
+        if let Some(h) = header(line) {
+            if let Some(d) = cur.take()
+                && out.len() < super::MAX_ITEMS
+            {
+                out.push(d);
+            }
+            cur = Some(h);
+            continue;
+        }
+        let t = line.trim_start();
+        let is_link = t.starts_with("LnkCap:")
+            || t.starts_with("LnkSta:")
+            || t.starts_with("LnkCap2:")
+            || t.starts_with("LnkCtl2:");
+        if cur.is_none() && !is_link {
+            continue;
+        }
+        // a paste starting below its header: one device without a name
+        let d = cur.get_or_insert_with(LspciDevice::default);
+        if let Some(v) = field(t, "Capabilities:")
+            && let Some(i) = v.find("Express (")
+            && let Some((_, ty)) = v[i..].split_once(") ")
+        {
+            d.port_type = Some(super::clip(ty.split(',').next().unwrap_or("").trim(), 40));
+        } else if let Some(v) = field(t, "LnkCap:") {
+            for part in v.split(',') {
+                let p = part.trim();
+                if let Some(n) = p.strip_prefix("Port #") {
+                    d.cap_port = n.trim().parse().ok();
+                } else if p.starts_with("Speed") {
+                    d.cap_speed_gts = speed_part(p).0;
+                } else if p.starts_with("Width") {
+                    d.cap_width = width_part(p).0;
+                }
+            }
+        } else if let Some(v) = field(t, "LnkSta:") {
+            // old lspci printed the flags on the same line: `…, Width x16, TrErr- …`
+            let mut parts = v.split(',');
+            if let Some(p) = parts.next() {
+                let (s, m) = speed_part(p);
+                d.sta_speed_gts = s;
+                d.sta_speed_mark = m;
+            }
+            if let Some(p) = parts.next() {
+                let (w, m) = width_part(p);
+                d.sta_width = w;
+                d.sta_width_mark = m;
+            }
+        } else if let Some(v) = field(t, "LnkCap2:") {
+            // `Supported Link Speeds: 2.5-16GT/s, Crosslink- …`
+            if let Some(sp) = v
+                .strip_prefix("Supported Link Speeds:")
+                .and_then(|s| s.split(',').next())
+            {
+                let top = sp.trim().rsplit('-').next().unwrap_or("");
+                d.cap2_max_gts = gts(top);
+            }
+        } else if let Some(v) = field(t, "LnkCtl2:") {
+            if let Some(sp) = v
+                .strip_prefix("Target Link Speed:")
+                .and_then(|s| s.split(',').next())
+            {
+                d.target_speed_gts = gts(sp);
+            }
+        } else if let Some(v) = field(t, "Kernel driver in use:") {
+            d.kernel_driver = Some(super::clip(v.trim(), 40));
+        }
+    }
+    if let Some(d) = cur.take()
+        && out.len() < super::MAX_ITEMS
+    {
+        out.push(d);
+    }
+    for d in &mut out {
+        d.speed_downgraded = match (d.sta_speed_gts, d.cap_speed_gts) {
+            (Some(s), Some(c)) => s + 0.01 < c,
+            _ => d.sta_speed_mark.as_deref() == Some("downgraded"),
+        };
+        d.width_downgraded = match (d.sta_width, d.cap_width) {
+            (Some(s), Some(c)) => s < c,
+            _ => d.sta_width_mark.as_deref() == Some("downgraded"),
+        };
+    }
+    if out.is_empty() {
+        return Err("no `lspci -vv` device or link lines in the text".into());
+    }
+    Ok(out)
+}
+
+fn absent<T>() -> Field<T> {
+    Field::Error(super::nvidia_smi::NOT_IN_EVIDENCE.to_string())
+}
+
+fn opt<T>(v: Option<T>) -> Field<T> {
+    v.map(Field::Ok).unwrap_or_else(absent)
+}
+
+/// The judged devices as GPUs of a reading that knows only their link: everything else is
+/// "not in the evidence".
+pub fn to_reading(devices: &[LspciDevice]) -> NvmlReading {
+    let gpus = devices
+        .iter()
+        .filter(|d| d.judged())
+        .enumerate()
+        .map(|(i, d)| GpuReading {
+            index: i as u32,
+            name: opt(d.description.clone()),
+            pci_bus_id: opt(d.slot.clone()),
+            pcie_gen: opt(d.sta_speed_gts.and_then(generation)),
+            pcie_width: opt(d.sta_width),
+            pcie_max_gen: opt(d.cap_speed_gts.and_then(generation)),
+            pcie_max_width: opt(d.cap_width),
+            pcie_lspci: Some(LspciLink {
+                device: d.label(),
+                speed_downgraded: d.speed_downgraded,
+                width_downgraded: d.width_downgraded,
+            }),
+            ..blank()
+        })
+        .collect();
+    NvmlReading {
+        driver_version: absent(),
+        cuda_driver_version: absent(),
+        nvml_version: absent(),
+        init_ms: 0.0,
+        gpus,
+    }
+}
+
+fn blank() -> GpuReading {
+    let mut g = GpuReading::default();
+    let v = serde_json::to_value(&g).unwrap_or_default();
+    if let serde_json::Value::Object(mut o) = v {
+        for f in o.values_mut() {
+            if f.as_str() == Some("not-supported") {
+                *f = serde_json::json!({ "error": super::nvidia_smi::NOT_IN_EVIDENCE });
+            }
+        }
+        if let Ok(n) = serde_json::from_value(serde_json::Value::Object(o)) {
+            g = n;
+        }
+    }
+    g
+}
+
+/// Adds lspci's link to the GPUs of a reading from the same paste (matched by bus id, the
+/// reading's `00000000:17:00.0` against lspci's `17:00.0`), and the lspci GPUs it lacks.
+pub fn merge_into(reading: &mut NvmlReading, devices: &[LspciDevice]) {
+    merge_links(reading, to_reading(devices));
+}
+
+/// True for a reading made from `lspci -vv` alone (it knows only links).
+pub fn is_links_only(r: &NvmlReading) -> bool {
+    !r.gpus.is_empty()
+        && r.gpus.iter().all(|g| g.pcie_lspci.is_some())
+        && matches!(r.driver_version, Field::Error(_))
+}
+
+/// Two pastes that describe one machine, read in turn: where one is `lspci -vv` (links only),
+/// its links join the other's GPUs; otherwise the later reading stands, as before.
+pub fn combine(earlier: Option<NvmlReading>, later: NvmlReading) -> NvmlReading {
+    match earlier {
+        Some(mut e) if is_links_only(&later) && !is_links_only(&e) => {
+            merge_links(&mut e, later);
+            e
+        }
+        Some(e) if is_links_only(&e) && !is_links_only(&later) => {
+            let mut l = later;
+            merge_links(&mut l, e);
+            l
+        }
+        _ => later,
+    }
+}
+
+fn merge_links(reading: &mut NvmlReading, from: NvmlReading) {
+    for lg in from.gpus {
+        let key = lg.pci_bus_id.ok().map(|s| bus_key(s));
+        let n = reading.gpus.len();
+        let hit = reading
+            .gpus
+            .iter_mut()
+            .find(|g| key.is_some() && g.pci_bus_id.ok().map(|s| bus_key(s)) == key);
+        match hit {
+            Some(g) => {
+                if matches!(g.pcie_max_gen, Field::Error(_)) {
+                    g.pcie_max_gen = lg.pcie_max_gen;
+                }
+                if matches!(g.pcie_max_width, Field::Error(_)) {
+                    g.pcie_max_width = lg.pcie_max_width;
+                }
+                if matches!(g.pcie_gen, Field::Error(_)) {
+                    g.pcie_gen = lg.pcie_gen;
+                }
+                if matches!(g.pcie_width, Field::Error(_)) {
+                    g.pcie_width = lg.pcie_width;
+                }
+                g.pcie_lspci = lg.pcie_lspci;
+            }
+            None if n < super::MAX_ITEMS => {
+                let mut g = lg;
+                g.index = n as u32;
+                reading.gpus.push(g);
+            }
+            None => {}
+        }
+    }
+}
+
+/// `00000000:17:00.0` and `17:00.0` name the same device (domain 0).
+fn bus_key(s: &str) -> String {
+    let s = s.trim().to_ascii_lowercase();
+    let parts: Vec<&str> = s.split(':').collect();
+    match parts.as_slice() {
+        [dom, b, df] => {
+            let d = dom.trim_start_matches('0');
+            format!("{}:{b}:{df}", if d.is_empty() { "0" } else { d })
+        }
+        [b, df] => format!("0:{b}:{df}"),
+        _ => s,
+    }
+}
+
+/// `lspci -vv`: the registry entry.
+pub struct Lspci;
+
+/// What the registry's reader returns: the devices read.
+#[derive(Serialize)]
+struct Devices {
+    devices: Vec<LspciDevice>,
+}
+
+impl super::EvidenceKind for Lspci {
+    fn name(&self) -> &'static str {
+        "lspci"
+    }
+    fn doc(&self) -> &'static str {
+        "lspci -vv device blocks: each device's PCIe link capability (LnkCap) and trained state (LnkSta)"
+    }
+    fn example(&self) -> &'static str {
+        "sudo lspci -vv -d 10de:"
+    }
+    fn fields(&self) -> &'static [(&'static str, &'static str)] {
+        &[(
+            "devices",
+            "per device: slot, class, description, nvidia, gpu, port_type, LnkCap/LnkSta speed and width, LnkCap2, LnkCtl2 target, kernel driver, speed_downgraded, width_downgraded",
+        )]
+    }
+    fn read_by(&self) -> &'static [&'static str] {
+        &["nvml", "nvml.sample"]
+    }
+    fn detect(&self, s: &super::Sniff) -> bool {
+        looks_like_lspci(s.unquoted)
+    }
+    fn parse(&self, text: &str) -> Result<serde_json::Value, String> {
+        super::to_value(&Devices {
+            devices: parse_lspci(text)?,
+        })
+    }
+    fn host(&self, text: &str) -> Option<Result<super::HostPart, String>> {
+        Some(parse_lspci(text).map(|d| super::HostPart::Nvml(to_reading(&d))))
+    }
+    fn describes_host(&self) -> bool {
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::evidence::testutil::{fixture, prefixes};
+    use proptest::prelude::*;
+
+    #[test]
+    fn fragment_with_speed_downgraded_and_width_ok() {
+        let t = fixture("lspci/lnksta_gen1_riser_idle.txt");
+        assert!(looks_like_lspci(&t));
+        let d = parse_lspci(&t).unwrap();
+        assert_eq!(d.len(), 1);
+        let g = &d[0];
+        assert_eq!(g.slot, None);
+        assert_eq!(g.cap_port, Some(0));
+        assert_eq!((g.cap_speed_gts, g.cap_width), (Some(16.0), Some(16)));
+        assert_eq!((g.sta_speed_gts, g.sta_width), (Some(2.5), Some(16)));
+        assert_eq!(g.sta_speed_mark.as_deref(), Some("downgraded"));
+        assert_eq!(g.sta_width_mark.as_deref(), Some("ok"));
+        assert!(g.speed_downgraded && !g.width_downgraded);
+        let r = to_reading(&d);
+        assert_eq!(r.gpus[0].pcie_gen, Field::Ok(1));
+        assert_eq!(r.gpus[0].pcie_max_gen, Field::Ok(4));
+        assert_eq!(r.gpus[0].pcie_max_width, Field::Ok(16));
+        // lspci shows no load: the reading says so rather than 0%
+        assert!(
+            r.gpus[0]
+                .utilization_gpu
+                .reason()
+                .unwrap()
+                .contains("not in the evidence")
+        );
+    }
+
+    #[test]
+    fn width_downgraded_by_mark_where_lnkcap_is_cut() {
+        let d = parse_lspci(&fixture("lspci/lnksta_x1_downgraded.txt")).unwrap();
+        assert_eq!(d.len(), 1);
+        let g = &d[0];
+        assert_eq!(g.cap_width, None);
+        assert_eq!((g.sta_speed_gts, g.sta_width), (Some(5.0), Some(1)));
+        assert!(g.width_downgraded && g.speed_downgraded);
+        let l = to_reading(&d).gpus[0].pcie_lspci.clone().unwrap();
+        assert!(l.width_downgraded);
+        assert!(l.device.contains("header is not in the paste"));
+    }
+
+    #[test]
+    fn full_link_with_old_ok_marks_and_link2() {
+        let d = parse_lspci(&fixture("lspci/full_link_ok_wording.txt")).unwrap();
+        let g = &d[0];
+        assert_eq!((g.cap_speed_gts, g.cap_width), (Some(8.0), Some(16)));
+        assert_eq!((g.sta_speed_gts, g.sta_width), (Some(8.0), Some(16)));
+        assert_eq!(g.target_speed_gts, Some(8.0));
+        assert!(!g.speed_downgraded && !g.width_downgraded);
+    }
+
+    #[test]
+    fn headers_name_the_device_and_the_vendor() {
+        let d = parse_lspci(&fixture("lspci/a100_header_nn.txt")).unwrap();
+        let a = &d[0];
+        assert_eq!(a.slot.as_deref(), Some("da:00.0"));
+        assert_eq!(a.class.as_deref(), Some("3D controller"));
+        assert_eq!(a.nvidia, Some(true));
+        assert_eq!(a.gpu, Some(true));
+        assert_eq!(a.port_type.as_deref(), Some("Endpoint"));
+        // cut before LnkCap: the link is unknown, so the device is not judged
+        assert!(!a.judged());
+        let d = parse_lspci(&fixture("lspci/other_vendor_accelerator.txt")).unwrap();
+        assert_eq!(d[0].nvidia, Some(false));
+        assert_eq!(d[0].class.as_deref(), Some("Processing accelerators"));
+        assert!(to_reading(&d).gpus.is_empty());
+    }
+
+    #[test]
+    fn current_pciutils_layout_with_several_devices() {
+        // the layout of ls-caps.c today: no mark on a link at capability, `(downgraded)` on an
+        // endpoint below it; a bridge above the GPU and the GPU's audio function are skipped
+        let t = "16:00.0 PCI bridge: Broadcom / LSI PEX890xx PCIe Gen 5 Switch (rev b0) (prog-if 00 [Normal decode])\n\tCapabilities: [68] Express (v2) Downstream Port (Slot+), MSI 00\n\t\tLnkCap:\tPort #0, Speed 32GT/s, Width x16, ASPM L1, Exit Latency L1 <4us\n\t\tLnkSta:\tSpeed 16GT/s, Width x16\n17:00.0 3D controller: NVIDIA Corporation GH100 [H100 SXM5 80GB] (rev a1)\n\tCapabilities: [60] Express (v2) Endpoint, MSI 00\n\t\tLnkCap:\tPort #0, Speed 32GT/s, Width x16, ASPM not supported\n\t\tLnkSta:\tSpeed 32GT/s, Width x8 (downgraded)\n\t\tLnkCap2: Supported Link Speeds: 2.5-32GT/s, Crosslink- Retimer+ 2Retimers+ DRS-\n\t\tLnkCtl2: Target Link Speed: 32GT/s, EnterCompliance- SpeedDis-\n\tKernel driver in use: nvidia\n17:00.1 Audio device: NVIDIA Corporation Device 22bb (rev a1)\n\t\tLnkSta:\tSpeed 32GT/s, Width x8 (downgraded)\n";
+        let d = parse_lspci(t).unwrap();
+        assert_eq!(d.len(), 3);
+        let g = &d[1];
+        assert_eq!(g.cap2_max_gts, Some(32.0));
+        assert_eq!(g.kernel_driver.as_deref(), Some("nvidia"));
+        assert!(g.width_downgraded && !g.speed_downgraded);
+        let r = to_reading(&d);
+        assert_eq!(r.gpus.len(), 1);
+        assert_eq!(r.gpus[0].pci_bus_id, Field::Ok("17:00.0".into()));
+        assert_eq!(r.gpus[0].pcie_gen, Field::Ok(5));
+        assert_eq!(r.gpus[0].pcie_width, Field::Ok(8));
+    }
+
+    #[test]
+    fn merges_into_a_reading_of_the_same_gpu() {
+        let t = "17:00.0 3D controller: NVIDIA Corporation GH100 (rev a1)\n\t\tLnkCap:\tPort #0, Speed 32GT/s, Width x16\n\t\tLnkSta:\tSpeed 2.5GT/s (downgraded), Width x16\n";
+        let mut r = NvmlReading {
+            driver_version: Field::Ok("580.159.04".into()),
+            gpus: vec![GpuReading {
+                pci_bus_id: Field::Ok("00000000:17:00.0".into()),
+                utilization_gpu: Field::Ok(90),
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let links = to_reading(&parse_lspci(t).unwrap());
+        assert!(is_links_only(&links));
+        // either order of the two pastes gives the same GPU with its load and its link
+        for r in [
+            combine(Some(r.clone()), links.clone()),
+            combine(Some(links), r.clone()),
+        ] {
+            assert_eq!(r.gpus.len(), 1);
+            assert_eq!(r.gpus[0].utilization_gpu, Field::Ok(90));
+            assert!(r.gpus[0].pcie_lspci.as_ref().unwrap().speed_downgraded);
+        }
+        merge_into(&mut r, &parse_lspci(t).unwrap());
+        assert_eq!(r.gpus.len(), 1);
+    }
+
+    #[test]
+    fn prose_is_not_lspci() {
+        assert!(!looks_like_lspci("the link speed was downgraded\n"));
+        assert!(parse_lspci("hello\n").is_err());
+        for p in prefixes(&fixture("lspci/lnksta_x1_downgraded.txt"), 29) {
+            let _ = parse_lspci(p);
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { failure_persistence: None, ..ProptestConfig::with_cases(256) })]
+        #[test]
+        fn never_panics(lines in proptest::collection::vec(prop_oneof![
+            Just("17:00.0 3D controller: NVIDIA Corporation X".to_string()),
+            "\t\tLnkSta:\tSpeed [0-9.]{0,4}GT/s( \\(downgraded\\))?, Width x[0-9]{0,3}.{0,10}",
+            "\t\tLnkCap:\tPort #[0-9]{0,3}, Speed [0-9.a-z]{0,6}GT/s, Width x[0-9]{0,3}",
+            "\\PC{0,40}",
+        ], 0..30)) {
+            let t = lines.join("\n");
+            if let Ok(d) = parse_lspci(&t) {
+                let _ = to_reading(&d);
+            }
+        }
+    }
+}
