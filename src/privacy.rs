@@ -86,6 +86,11 @@ pub const REDACTED: &str = "<redacted>";
 /// Whether a name says its value is a secret (`HF_TOKEN`, `WANDB_API_KEY`, `db.password`, …).
 pub fn looks_secret(name: &str) -> bool {
     let up = name.to_ascii_uppercase();
+    // `key` alone names a config key (a fix's `key=data.num_workers`), not a secret; `A_KEY`,
+    // `ssh.key` do
+    if up == "KEY" || up == "KEYS" {
+        return false;
+    }
     SECRET_MARKS.iter().any(|m| up.contains(m))
         || up.split(['_', '-', '.']).any(|w| SECRET_WORDS.contains(&w))
 }
@@ -464,6 +469,14 @@ pub fn redacted<T: serde::Serialize + serde::de::DeserializeOwned + Clone>(value
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_fix_key_is_not_a_secret_but_a_named_key_is() {
+        assert!(!super::looks_secret("key"));
+        assert!(!super::looks_secret("keys"));
+        assert!(super::looks_secret("A_KEY"));
+        assert!(super::looks_secret("ssh.key"));
+    }
+
     use super::*;
     use serde_json::json;
 

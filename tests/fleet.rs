@@ -1887,6 +1887,8 @@ fn a_broken_site_playbook_is_an_error_with_its_place_never_per_rule_unknown() {
             .env("GPUFIX", env!("CARGO_BIN_EXE_gpufix"))
             .env("SCONTROL", &scontrol)
             .env("GPUFIX_NODENAME", "gpu-node-7")
+            // a node with a GPU (the device check looks here, not at this machine)
+            .env("GPUFIX_HC_SYSROOT", gpu_sysroot(d))
             .env(
                 "GPUFIX_AUDIT_ARGS",
                 format!("--no-system --root {r} --sample 0 --playbooks {pb}"),

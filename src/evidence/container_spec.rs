@@ -412,21 +412,19 @@ fn compose_service(name: &str, svc: &Yaml) -> Container {
                     host_shm = Some(short.clone());
                 }
             }
-            Yaml::Mapping(_) => {
-                if v.get("target").and_then(s).as_deref() == Some("/dev/shm") {
-                    let ty = v.get("type").and_then(s).unwrap_or_default();
-                    if ty == "tmpfs" {
-                        tmpfs = Some((
-                            "volumes: tmpfs at /dev/shm".to_string(),
-                            v.get("tmpfs").and_then(|t| t.get("size")).and_then(s),
-                        ));
-                    } else {
-                        host_shm = Some(format!(
-                            "volumes: {} {} at /dev/shm",
-                            ty,
-                            v.get("source").and_then(s).unwrap_or_default()
-                        ));
-                    }
+            Yaml::Mapping(_) if v.get("target").and_then(s).as_deref() == Some("/dev/shm") => {
+                let ty = v.get("type").and_then(s).unwrap_or_default();
+                if ty == "tmpfs" {
+                    tmpfs = Some((
+                        "volumes: tmpfs at /dev/shm".to_string(),
+                        v.get("tmpfs").and_then(|t| t.get("size")).and_then(s),
+                    ));
+                } else {
+                    host_shm = Some(format!(
+                        "volumes: {} {} at /dev/shm",
+                        ty,
+                        v.get("source").and_then(s).unwrap_or_default()
+                    ));
                 }
             }
             _ => {}
