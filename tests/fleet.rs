@@ -1899,16 +1899,19 @@ fn a_broken_site_playbook_is_an_error_with_its_place_never_per_rule_unknown() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{stderr}");
         assert!(
-            stderr.contains("failed (exit 1)") && stderr.contains(&place),
+            // the first line of gpufix's error (the place is on the lines below it)
+            stderr.contains("failed: exit 1: error["),
             "{stderr}"
         );
+        // an audit that cannot run fails the check with its own reason (issue 25): the node is
+        // drained `gpufix: audit failed: …`, which only a clean audit lifts
         let calls = std::fs::read_to_string(d.join("scontrol.log")).unwrap_or_default();
         assert!(
-            calls.is_empty(),
-            "a broken playbook must not drain: {calls}"
+            calls.contains("state=drain|reason=gpufix: audit failed: exit 1"),
+            "a broken playbook fails the check: {calls}"
         );
 
-        // ... and the NHC check logs it without failing the node.
+        // ... and the NHC check fails the node with the audit's error (NHC `die`).
         let nhc = Path::new(env!("CARGO_MANIFEST_DIR")).join("contrib/slurm/gpufix.nhc");
         let o = Command::new("bash")
             .arg("-c")
@@ -1918,12 +1921,12 @@ fn a_broken_site_playbook_is_an_error_with_its_place_never_per_rule_unknown() {
             .arg(r)
             .arg(pb)
             .env("GPUFIX_BIN", env!("CARGO_BIN_EXE_gpufix"))
+            .env("GPUFIX_HC_SYSROOT", gpu_sysroot(d))
             .output()
             .unwrap();
         let stdout = String::from_utf8_lossy(&o.stdout);
-        assert!(!stdout.contains("die "), "{stdout}");
         assert!(
-            stdout.contains("(exit 1)") && stdout.trim_end().ends_with("returned 0"),
+            stdout.contains("die 1 gpufix audit failed: exit 1"),
             "{stdout}"
         );
     }
