@@ -15,7 +15,7 @@
 //! report shows.
 //!
 //! Bounded: a text over [`SEGMENT_MAX`] bytes or [`MAX_BLOCKS`] blocks (a 200 MB log) is not
-//! cut; it is one part, of the kind its head shows, as [`super::detect`] says.
+//! cut; it is one part, of the kind its head shows, as [`super::detect()`] says.
 
 use super::{EvidenceKind, KINDS, detect};
 use std::borrow::Cow;
