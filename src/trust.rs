@@ -57,11 +57,28 @@ pub fn open_trusted(path: &Path, what: &str) -> Result<std::fs::File, String> {
     })?;
     let st = rustix::fs::fstat(&fd)
         .map_err(|e| format!("cannot read {what} {}: {e}", path.display()))?;
-    let real = std::fs::read_link(format!("/proc/self/fd/{}", {
+    let real = match std::fs::read_link(format!("/proc/self/fd/{}", {
         use std::os::fd::AsRawFd;
         fd.as_raw_fd()
-    }))
-    .map_err(|e| format!("cannot read {what} {}: {e}", path.display()))?;
+    })) {
+        Ok(r) => r,
+        // no /proc (a chroot, an early-boot container): the canonical path, taken only when it
+        // is the very file that was opened (same device and inode), so a swap in between is
+        // refused rather than checked in its place
+        Err(_) => {
+            let c = std::fs::canonicalize(path)
+                .map_err(|e| format!("cannot read {what} {}: {e}", path.display()))?;
+            let m = std::fs::metadata(&c)
+                .map_err(|e| format!("cannot read {what} {}: {e}", path.display()))?;
+            if m.dev() != st.st_dev || m.ino() != st.st_ino {
+                return Err(format!(
+                    "cannot read {what} {}: it changed while it was being opened",
+                    path.display()
+                ));
+            }
+            c
+        }
+    };
     check_chain(path, &real, (st.st_uid, st.st_mode), what)?;
     Ok(std::fs::File::from(fd))
 }
