@@ -116,9 +116,12 @@ impl EvidenceHost {
         let part = part.map_err(|e| anyhow::anyhow!("--evidence {}: {e}", p.display()))?;
         self.names.push(format!("{} ({})", name_of(p), kind.name()));
         match part {
-            // an lspci paste adds its links to the GPUs another paste shows
+            // an lspci paste adds its links to the GPUs another paste shows: the same GPUs,
+            // not more of them
             HostPart::Nvml(r) => {
-                *gpus += r.gpus.len();
+                if !crate::evidence::lspci::is_links_only(&r) {
+                    *gpus += r.gpus.len();
+                }
                 self.nvml = Some(crate::evidence::lspci::combine(self.nvml.take(), r));
             }
             HostPart::NvmlError(line) => {
