@@ -4,6 +4,7 @@
 
 pub mod io;
 pub mod nvml;
+pub mod record;
 pub mod timing;
 
 /// Most entries any list in a parser's output holds; the rest are counted, not kept.
