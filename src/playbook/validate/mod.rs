@@ -56,6 +56,106 @@ struct Parsed {
     book: Playbook,
     /// Per rule: its `depends_on` came from the playbook's `defaults`.
     inherited: Vec<bool>,
+    /// Per rule of `book`: its index in the document (`/rules/N`), which differs from its
+    /// position when rules that could not be rebuilt were left out.
+    index: Vec<usize>,
+    /// Set for a document that failed the schema and was rebuilt from its valid parts, so
+    /// that its rules' own mistakes are reported in the same pass: per rule, the keys that
+    /// were left out or stood in for (whose cascading diagnostics are not shown).
+    salvaged: Option<Vec<BTreeSet<String>>>,
+}
+
+/// A rule with placeholders for every required key: a key of a broken rule that reads into
+/// it alone is valid by itself.
+fn rule_template(file: &str, i: usize) -> Map<String, Value> {
+    let mut m = Map::new();
+    for (k, v) in [
+        ("id", format!("invalid-rule-{i}-of-{file}")),
+        ("title", "-".into()),
+        ("why", "-".into()),
+        ("severity", "info".into()),
+        ("fail_when", "false".into()),
+        ("message", "-".into()),
+    ] {
+        m.insert(k.into(), Value::String(v));
+    }
+    m
+}
+
+/// Rebuild a playbook that failed the schema from the parts that are valid on their own, so
+/// the semantic checks of its rules run in the same pass as the schema's (`validate` shows
+/// every mistake of a file at once, not the schema's first and then the rest). Top-level keys
+/// and each rule's keys are kept when each reads into the types alone; required keys that are
+/// missing or invalid get placeholders, remembered so that what follows from them is not
+/// reported. Rules that cannot be rebuilt are left out. `None` when nothing can be rebuilt.
+fn salvage(file: &str, doc: &Value) -> Option<(Playbook, Vec<usize>, Vec<BTreeSet<String>>)> {
+    let obj = doc.as_object()?;
+    let mut top = Map::new();
+    top.insert("playbook".into(), Value::String("invalid".into()));
+    top.insert("layer".into(), Value::String("driver".into()));
+    top.insert("title".into(), Value::String("-".into()));
+    top.insert("rules".into(), Value::Array(Vec::new()));
+    for (k, v) in obj {
+        if k == "rules" {
+            continue;
+        }
+        let mut t = top.clone();
+        t.insert(k.clone(), v.clone());
+        if serde_json::from_value::<Playbook>(Value::Object(t)).is_ok() {
+            top.insert(k.clone(), v.clone());
+        }
+    }
+    let mut rules = Vec::new();
+    let mut index = Vec::new();
+    let mut stood_in = Vec::new();
+    for (i, r) in obj
+        .get("rules")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        let Some(r) = r.as_object() else { continue };
+        let template = rule_template(file, i);
+        let mut rebuilt = template.clone();
+        let mut placeholders: BTreeSet<String> = template.keys().cloned().collect();
+        for (k, v) in r {
+            let mut t = template.clone();
+            t.insert(k.clone(), v.clone());
+            if serde_json::from_value::<Rule>(Value::Object(t)).is_ok() {
+                rebuilt.insert(k.clone(), v.clone());
+                placeholders.remove(k);
+            } else {
+                placeholders.insert(k.clone());
+            }
+        }
+        if let Ok(rule) = serde_json::from_value::<Rule>(Value::Object(rebuilt)) {
+            rules.push(rule);
+            index.push(i);
+            stood_in.push(placeholders);
+        }
+    }
+    let mut book = serde_json::from_value::<Playbook>(Value::Object(top)).ok()?;
+    book.rules = rules;
+    Some((book, index, stood_in))
+}
+
+/// Whether a semantic diagnostic of a rebuilt rule may follow from a key that was stood in for
+/// (and so is not the author's own mistake there).
+fn follows_from_placeholder(d: &Diagnostic, base: &str, stood_in: &BTreeSet<String>) -> bool {
+    let Some(path) = d.path.as_deref() else {
+        return false;
+    };
+    let Some(rest) = path.strip_prefix(base) else {
+        return false;
+    };
+    let key = rest.trim_start_matches('/').split('/').next().unwrap_or("");
+    if key.is_empty() || stood_in.contains(key) {
+        return true;
+    }
+    // names a left-out key declared are undeclared now
+    let declares = ["probes", "let", "params", "for_each"];
+    d.code == "undeclared-name" && declares.iter().any(|k| stood_in.contains(*k))
 }
 
 /// Give each rule that does not write its own `depends_on` the playbook's default (without
@@ -107,12 +207,15 @@ pub fn load(
         // the JSON Schema pass, for its located diagnostics.
         if let Ok(mut book) = serde_yaml::from_str::<Playbook>(&s.text) {
             let inherited = apply_defaults(&mut book, &s.text);
+            let index = (0..book.rules.len()).collect();
             parsed.push(Parsed {
                 file: s.name.clone(),
                 text: s.text.clone(),
                 tier: s.tier,
                 book,
                 inherited,
+                index,
+                salvaged: None,
             });
             continue;
         }
@@ -127,10 +230,7 @@ pub fn load(
         let errs = schema_check(&s.name, &s.text, &doc, ps, "playbook");
         if !errs.is_empty() {
             diags.extend(errs);
-            continue;
-        }
-        match serde_json::from_value::<Playbook>(doc) {
-            Ok(mut book) => {
+            if let Some((mut book, index, stood_in)) = salvage(&s.name, &doc) {
                 let inherited = apply_defaults(&mut book, &s.text);
                 parsed.push(Parsed {
                     file: s.name.clone(),
@@ -138,6 +238,24 @@ pub fn load(
                     tier: s.tier,
                     book,
                     inherited,
+                    index,
+                    salvaged: Some(stood_in),
+                });
+            }
+            continue;
+        }
+        match serde_json::from_value::<Playbook>(doc) {
+            Ok(mut book) => {
+                let inherited = apply_defaults(&mut book, &s.text);
+                let index = (0..book.rules.len()).collect();
+                parsed.push(Parsed {
+                    file: s.name.clone(),
+                    text: s.text.clone(),
+                    tier: s.tier,
+                    book,
+                    inherited,
+                    index,
+                    salvaged: None,
                 })
             }
             Err(e) => diags.push(Diagnostic::new(
@@ -158,6 +276,7 @@ pub fn load(
             if let Some(&(opi, ori)) = by_id.get(&r.id) {
                 let other = &parsed[opi];
                 if other.tier == p.tier {
+                    let (ri, ori) = (p.index[ri], other.index[ori]);
                     let line = locate(&p.text, &format!("/rules/{ri}/id"));
                     let oline = locate(&other.text, &format!("/rules/{ori}/id"));
                     diags.push(
@@ -335,7 +454,8 @@ pub fn load(
     for &(pi, ri) in &chosen {
         let p = &parsed[pi];
         let rule = &p.book.rules[ri];
-        let base = format!("/rules/{ri}");
+        let base = format!("/rules/{}", p.index[ri]);
+        let before = diags.len();
         let mut d = RuleDiags {
             file: &p.file,
             text: &p.text,
@@ -343,6 +463,11 @@ pub fn load(
             out: &mut diags,
         };
         let fail_expr = check_rule(rule, &ids, p.inherited[ri], &mut d);
+        if let Some(stood_in) = &p.salvaged {
+            let mut own = diags.split_off(before);
+            own.retain(|d| !follows_from_placeholder(d, &base, &stood_in[ri]));
+            diags.extend(own);
+        }
         let rv = vals.rules.get(&rule.id);
         if rv.is_some_and(|v| v.disabled) {
             continue;
@@ -396,7 +521,10 @@ pub fn load(
             let dep_path = if parsed[pi].inherited.get(ri).copied().unwrap_or(false) {
                 "/defaults/depends_on".to_string()
             } else {
-                format!("/rules/{ri}/depends_on")
+                format!(
+                    "/rules/{}/depends_on",
+                    parsed[pi].index.get(ri).copied().unwrap_or(ri)
+                )
             };
             diags.push(
                 Diagnostic::new(
