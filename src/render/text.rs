@@ -3,7 +3,7 @@
 //! because of them, collapsed to one line per cause; one summary line at the end. Passing and
 //! not-applicable rules only with `-v`, where a pass line says what was checked and not found.
 
-use crate::report::{Report, RuleResult, Verdict};
+use crate::report::{Report, RuleResult, Safety, Verdict};
 use std::cmp::Reverse;
 use std::fmt::Write;
 
@@ -233,18 +233,43 @@ fn root_cause<'a>(report: &'a Report, r: &'a RuleResult) -> &'a str {
 /// config would otherwise print every key of it on one line.
 const EVIDENCE_VALUE_CHARS: usize = 160;
 
-/// One evidence value as JSON, cut at [`EVIDENCE_VALUE_CHARS`] with a pointer to the whole.
+/// One evidence value as the threshold read it. A list or map too long for the line is named
+/// by its size, never printed as a cut-off serialised blob (`--format json` has it whole); a
+/// long string is cut on a character.
 fn evidence_value(v: &serde_json::Value) -> String {
     let s = v.to_string();
     let n = s.chars().count();
     if n <= EVIDENCE_VALUE_CHARS {
         return s;
     }
-    let head: String = s.chars().take(EVIDENCE_VALUE_CHARS - 40).collect();
-    format!(
-        "{head}… ({} more characters: --format json has it whole)",
-        n - (EVIDENCE_VALUE_CHARS - 40)
-    )
+    match v {
+        serde_json::Value::Object(m) => format!("{{… {} keys: --format json has them}}", m.len()),
+        serde_json::Value::Array(a) => format!("[… {} items: --format json has them]", a.len()),
+        _ => {
+            let head: String = s.chars().take(EVIDENCE_VALUE_CHARS - 40).collect();
+            format!(
+                "{head}… ({} more characters: --format json has it whole)",
+                n - (EVIDENCE_VALUE_CHARS - 40)
+            )
+        }
+    }
+}
+
+/// The evidence a person reads: a whole probe output (`cfg = {…}`) is left out where the
+/// values the rule read from it (`cfg.values.num_workers`) are listed too.
+fn shown_evidence(evidence: &std::collections::BTreeMap<String, serde_json::Value>) -> Vec<String> {
+    evidence
+        .iter()
+        .filter(|(k, v)| {
+            !(v.is_object() || v.is_array())
+                || !evidence.keys().any(|other| {
+                    other.len() > k.len()
+                        && other.starts_with(k.as_str())
+                        && matches!(other.as_bytes()[k.len()], b'.' | b'[')
+                })
+        })
+        .map(|(k, v)| format!("{k} = {}", evidence_value(v)))
+        .collect()
 }
 
 fn render_rule(out: &mut String, r: &RuleResult, st: Style) {
@@ -261,11 +286,7 @@ fn render_rule(out: &mut String, r: &RuleResult, st: Style) {
         let _ = writeln!(out, "            reason: {reason}");
     }
     if !r.evidence.is_empty() {
-        let ev: Vec<String> = r
-            .evidence
-            .iter()
-            .map(|(k, v)| format!("{k} = {}", evidence_value(v)))
-            .collect();
+        let ev = shown_evidence(&r.evidence);
         let _ = writeln!(out, "            evidence: {}", ev.join(", "));
     }
     if r.verdict == Verdict::Fail {
@@ -277,6 +298,8 @@ fn render_rule(out: &mut String, r: &RuleResult, st: Style) {
     }
     if let Some(fix) = &r.fix {
         let when = match fix.restart.as_str() {
+            // a manual fix is the person's to make: "at once" would read as gpufix's promise
+            "nothing" if fix.safety == Safety::Manual => "yours to make".to_string(),
             "nothing" => "takes effect at once".to_string(),
             "a reboot" => "takes effect after a reboot or remount".to_string(),
             other => format!("takes effect after restarting {other}"),
@@ -317,22 +340,35 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_long_evidence_value_is_cut_with_a_pointer_to_the_whole() {
+    fn a_long_list_or_map_is_named_by_its_size_and_a_long_string_is_cut() {
         let short = serde_json::json!({"num_workers": 0});
         assert_eq!(evidence_value(&short), r#"{"num_workers":0}"#);
         let keys: serde_json::Map<String, serde_json::Value> = (0..100)
             .map(|i| (format!("layer_{i}"), serde_json::json!(i)))
             .collect();
         let long = serde_json::Value::Object(keys);
-        let s = evidence_value(&long);
-        assert!(s.starts_with(r#"{"layer_0":0,"#), "{s}");
-        assert!(
-            s.ends_with("more characters: --format json has it whole)"),
-            "{s}"
+        assert_eq!(
+            evidence_value(&long),
+            "{… 100 keys: --format json has them}"
         );
-        assert!(s.chars().count() < 200, "{s}");
         // cut on a character, not a byte
         let wide = serde_json::json!("é".repeat(300));
-        assert!(evidence_value(&wide).contains('…'));
+        let s = evidence_value(&wide);
+        assert!(s.contains('…') && s.ends_with("--format json has it whole)"), "{s}");
+    }
+
+    #[test]
+    fn a_whole_probe_output_is_not_shown_beside_the_values_read_from_it() {
+        let ev: std::collections::BTreeMap<String, serde_json::Value> = [
+            ("cfg".to_string(), serde_json::json!({"values": {"num_workers": 2}})),
+            ("cfg.values.num_workers".to_string(), serde_json::json!(2)),
+            ("gpus".to_string(), serde_json::json!([1, 2])),
+            ("params.max_workers".to_string(), serde_json::json!(8)),
+        ]
+        .into();
+        assert_eq!(
+            shown_evidence(&ev),
+            ["cfg.values.num_workers = 2", "gpus = [1,2]", "params.max_workers = 8"]
+        );
     }
 }
