@@ -349,7 +349,10 @@ fn judge(
         .filter(|d| verdicts.get(*d).is_some_and(|v| v.is_finding()))
         .cloned()
         .collect();
-    if !blockers.is_empty() {
+    // A blocked rule that could not apply here anyway (it needs `--pid` and none was given, its
+    // probe has nothing to read) is not-applicable for that reason: "blocked" would send the
+    // person to fix the dependency for a rule that would still not run.
+    let blocked = (!blockers.is_empty()).then(|| {
         let mut res = base_result(r, Verdict::Blocked);
         res.reason = Some(format!(
             "blocked by {}",
@@ -360,8 +363,8 @@ fn judge(
                 .join(", ")
         ));
         res.blocked_by = blockers;
-        return res;
-    }
+        res
+    });
     // a symptom rule stands down when a rule that names its cause failed in this run
     let explained: Vec<&String> = r
         .rule
@@ -369,7 +372,7 @@ fn judge(
         .iter()
         .filter(|d| verdicts.get(*d) == Some(&Verdict::Fail))
         .collect();
-    if !explained.is_empty() {
+    if !explained.is_empty() && blocked.is_none() {
         let mut res = base_result(r, Verdict::NotApplicable);
         res.reason = Some(format!(
             "explained by {}, which failed in this run",
@@ -418,6 +421,11 @@ fn judge(
             ProbeOutcome::Unknown(why) => unknown.push((alias.clone(), why.clone())),
         }
     }
+    if r.rule.applies_when.is_none()
+        && let Some(res) = blocked
+    {
+        return res;
+    }
     if !unknown.is_empty() {
         ctx.insert(
             "__unknown_probes".into(),
@@ -439,8 +447,16 @@ fn judge(
                 res.reason = Some(format!("applies only when `{a}`"));
                 return res;
             }
-            Err(e) => return unknown_result(r, &ctx, a, &e),
+            Err(e) => {
+                return match blocked {
+                    Some(res) => res,
+                    None => unknown_result(r, &ctx, a, &e),
+                };
+            }
         }
+    }
+    if let Some(res) = blocked {
+        return res;
     }
     // items
     // Each item's context is made when it is judged and dropped after: holding them all at once

@@ -354,13 +354,19 @@ mod tests {
         // cut on a character, not a byte
         let wide = serde_json::json!("é".repeat(300));
         let s = evidence_value(&wide);
-        assert!(s.contains('…') && s.ends_with("--format json has it whole)"), "{s}");
+        assert!(
+            s.contains('…') && s.ends_with("--format json has it whole)"),
+            "{s}"
+        );
     }
 
     #[test]
     fn a_whole_probe_output_is_not_shown_beside_the_values_read_from_it() {
         let ev: std::collections::BTreeMap<String, serde_json::Value> = [
-            ("cfg".to_string(), serde_json::json!({"values": {"num_workers": 2}})),
+            (
+                "cfg".to_string(),
+                serde_json::json!({"values": {"num_workers": 2}}),
+            ),
             ("cfg.values.num_workers".to_string(), serde_json::json!(2)),
             ("gpus".to_string(), serde_json::json!([1, 2])),
             ("params.max_workers".to_string(), serde_json::json!(8)),
@@ -368,7 +374,11 @@ mod tests {
         .into();
         assert_eq!(
             shown_evidence(&ev),
-            ["cfg.values.num_workers = 2", "gpus = [1,2]", "params.max_workers = 8"]
+            [
+                "cfg.values.num_workers = 2",
+                "gpus = [1,2]",
+                "params.max_workers = 8"
+            ]
         );
     }
 }
