@@ -210,6 +210,10 @@ pub struct Report {
     /// What was judged: `this host`, `snapshot FILE`, `root DIR`, `evidence FILE…`.
     #[serde(default)]
     pub judged: String,
+    /// Every job input given, as its flag and path (`--config train.yaml`), in the order the
+    /// flags are documented: the report's header names them all.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub inputs: Vec<String>,
     /// RFC 3339, UTC.
     pub generated_at: String,
     /// Rules in evaluation order (bottom-up by layer, then dependencies).

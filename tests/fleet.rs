@@ -40,6 +40,7 @@ fn report(results: Vec<RuleResult>) -> Report {
         host: "gpu-node-17".to_string(),
         machine_id: Some("0123456789abcdef0123456789abcdef".to_string()),
         judged: "root /host".to_string(),
+        inputs: vec![],
         generated_at: "2025-01-02T03:04:05Z".to_string(),
         summary: Report::summarize(&results),
         results,

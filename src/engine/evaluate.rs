@@ -268,6 +268,7 @@ pub fn evaluate(
         host: host_name,
         machine_id,
         judged: host.describe(),
+        inputs: inputs.describe(),
         generated_at: jiff::Timestamp::now()
             .strftime("%Y-%m-%dT%H:%M:%SZ")
             .to_string(),
@@ -277,6 +278,25 @@ pub fn evaluate(
         notes,
         timings,
     }
+}
+
+/// The input a false `applies_when` waits on, when the person did not give it: a probe
+/// attached to no job (`p.attached`) needs `--pid`; an `inputs.X` that is null needs `--X`.
+fn needs_missing_input(applies_when: &str, ctx: &Value) -> Option<String> {
+    let m = ctx.as_object()?;
+    for (alias, v) in m {
+        if v.get("attached") == Some(&Value::Bool(false))
+            && applies_when.contains(&format!("{alias}.attached"))
+        {
+            return Some("needs --pid (no job attached)".into());
+        }
+    }
+    for (k, v) in m.get("inputs")?.as_object()? {
+        if v.is_null() && applies_when.contains(&format!("inputs.{k}")) {
+            return Some(format!("needs --{}", k.replace('_', "-")));
+        }
+    }
+    None
 }
 
 /// The flag for the first `inputs.X` a templated parameter reads that was not given.
@@ -443,8 +463,17 @@ fn judge(
         match expr::eval_bool(a, &ctx) {
             Ok(true) => {}
             Ok(false) => {
+                let needs = needs_missing_input(a, &ctx);
+                // without an input the person did not give, "blocked" would send them to the
+                // dependency; otherwise the dependency may be why the condition is false
+                if let (Some(res), None) = (&blocked, &needs) {
+                    return res.clone();
+                }
                 let mut res = base_result(r, Verdict::NotApplicable);
-                res.reason = Some(format!("applies only when `{a}`"));
+                res.reason = Some(match needs {
+                    Some(n) => format!("{n}: applies only when `{a}`"),
+                    None => format!("applies only when `{a}`"),
+                });
                 return res;
             }
             Err(e) => {

@@ -151,6 +151,10 @@ fn name_of(p: &Path) -> String {
 
 impl Host for EvidenceHost {
     fn describe(&self) -> String {
+        if self.files.is_empty() && self.nvml.is_none() && self.nvml_error.is_none() {
+            // inputs_only: the reason is the whole description
+            return self.names.join(", ");
+        }
         format!("evidence {}", self.names.join(", "))
     }
     fn is_live(&self) -> bool {

@@ -56,6 +56,34 @@ pub struct Inputs {
     pub deep: bool,
 }
 
+impl Inputs {
+    /// Each input given, as its flag and value (`--config train.yaml`).
+    pub fn describe(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if let Some(p) = self.pid {
+            out.push(format!("--pid {p}"));
+        }
+        for (flag, p) in [
+            ("--config", &self.config),
+            ("--env-file", &self.env_file),
+            ("--trace", &self.trace),
+            ("--nccl-log", &self.nccl_log),
+            ("--kernel-log", &self.kernel_log),
+        ] {
+            if let Some(p) = p {
+                out.push(format!("{flag} {}", p.display()));
+            }
+        }
+        for p in &self.evidence {
+            out.push(format!("--evidence {}", p.display()));
+        }
+        if self.deep {
+            out.push("--deep".into());
+        }
+        out
+    }
+}
+
 pub struct ProbeCtx<'a> {
     pub host: &'a dyn Host,
     pub inputs: &'a Inputs,

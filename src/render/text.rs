@@ -61,6 +61,9 @@ pub fn render(report: &Report, st: Style) -> String {
         return out;
     }
     let _ = writeln!(out, "gpufix plan for {}", report.host);
+    if !report.inputs.is_empty() {
+        let _ = writeln!(out, "  inputs: {}", report.inputs.join(", "));
+    }
     // Fail and unknown, most severe first; fail before unknown at one severity; a stable sort
     // keeps evaluation order (bottom-up: causes before consequences) among equals.
     let mut judged: Vec<&RuleResult> = report
