@@ -78,8 +78,7 @@ fn expected_lanes(r: &RecordFile) -> Vec<&'static str> {
     if r.gpus.iter().any(|g| g.memory_used_mib.is_some()) {
         l.push("gpu-memory");
     }
-    if r
-        .gpus
+    if r.gpus
         .iter()
         .any(|g| g.pcie_rx_mb_s.is_some() || g.pcie_tx_mb_s.is_some())
     {
@@ -130,7 +129,10 @@ fn every_lane_is_drawn_for_the_data_present_and_absent_ones_are_noted() {
         for l in data["lanes"].as_array().unwrap() {
             for s in l["series"].as_array().unwrap() {
                 let t = &data["times"][s["t"].as_u64().unwrap() as usize];
-                assert_eq!(s["v"].as_array().unwrap().len(), t.as_array().unwrap().len());
+                assert_eq!(
+                    s["v"].as_array().unwrap().len(),
+                    t.as_array().unwrap().len()
+                );
             }
         }
     }
@@ -138,7 +140,9 @@ fn every_lane_is_drawn_for_the_data_present_and_absent_ones_are_noted() {
     let rec = synthetic_runs::no_pcie();
     let page = render(&[("synthetic-no-pcie.json", &rec)]);
     assert!(!page.contains("data-lane=\"pcie\""));
-    assert!(page.contains("PCIe throughput: not supported by any GPU of this recording (absent, not zero)"));
+    assert!(page.contains(
+        "PCIe throughput: not supported by any GPU of this recording (absent, not zero)"
+    ));
     assert!(page.contains("Main thread: not sampled"));
     assert!(page.contains("Progress: not recorded"));
     assert!(page.contains("Not available: the main thread was not sampled."));
@@ -154,8 +158,14 @@ fn a_null_reading_is_a_gap_not_a_zero() {
     assert!(util["series"][0]["v"][17].is_null());
     assert!(util["series"][0]["v"][18].is_number());
     // the failed py-spy dump is counted apart from the breakdown
-    assert_eq!(attr(&page, "class=\"breakdown\"", "data-failed").as_deref(), Some("1"));
-    assert_eq!(attr(&page, "class=\"breakdown\"", "data-samples").as_deref(), Some("299"));
+    assert_eq!(
+        attr(&page, "class=\"breakdown\"", "data-failed").as_deref(),
+        Some("1")
+    );
+    assert_eq!(
+        attr(&page, "class=\"breakdown\"", "data-samples").as_deref(),
+        Some("299")
+    );
 }
 
 #[test]
@@ -169,11 +179,18 @@ fn each_findings_band_is_its_window() {
         for (b, f) in bands.iter().zip(&rec.findings) {
             let (from, to) = (b["from"].as_f64().unwrap(), b["to"].as_f64().unwrap());
             assert_eq!([from, to], f.window, "{name}: {}", f.rule);
-            assert!(0.0 <= from && from <= to && to <= duration, "{name}: {}", f.rule);
+            assert!(
+                0.0 <= from && from <= to && to <= duration,
+                "{name}: {}",
+                f.rule
+            );
         }
         for f in &rec.findings {
             // the findings panel shows the same window
-            assert!(page.contains(&format!("data-from=\"{}\" data-to=\"{}\"", f.window[0], f.window[1])));
+            assert!(page.contains(&format!(
+                "data-from=\"{}\" data-to=\"{}\"",
+                f.window[0], f.window[1]
+            )));
         }
     }
 }
@@ -193,7 +210,10 @@ fn the_step_breakdown_counts_the_main_threads_samples() {
         .parse()
         .unwrap();
     assert!((share - waits as f64 / ok.len() as f64).abs() < 1e-4);
-    assert!(share > 0.6, "the starved shape waits most of the time: {share}");
+    assert!(
+        share > 0.6,
+        "the starved shape waits most of the time: {share}"
+    );
 }
 
 #[test]
@@ -225,7 +245,12 @@ fn hostile_strings_stay_text() {
         "launch.gpu-underutilized</script><script>alert(5)</script>"
     );
     assert_eq!(
-        data["lanes"].as_array().unwrap().iter().find(|l| l["id"] == "cpu").unwrap()["series"][0]["label"],
+        data["lanes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|l| l["id"] == "cpu")
+            .unwrap()["series"][0]["label"],
         "7 <img src=x onerror=alert(2)> (main)"
     );
 }
@@ -260,7 +285,12 @@ fn compare_shows_the_figures_and_which_findings_went_away() {
         .arg(&out)
         .output()
         .unwrap();
-    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     let page = std::fs::read_to_string(&out).unwrap();
     // the figures, worked out here from the files
     let read = |p: &Path| -> RecordFile {
@@ -290,7 +320,10 @@ fn compare_shows_the_figures_and_which_findings_went_away() {
     assert!(mean_util(&b) > 80.0 && mean_util(&a) < 30.0);
     assert!(row("util_p5")[0].parse::<f64>().unwrap() < 20.0);
     let rate = row("progress_mean");
-    assert!(rate[0].ends_with(" it/s") && rate[1].ends_with(" it/s"), "{rate:?}");
+    assert!(
+        rate[0].ends_with(" it/s") && rate[1].ends_with(" it/s"),
+        "{rate:?}"
+    );
     assert!(rate[2].starts_with('×'));
     let wait = row("data_wait_share");
     assert!(wait[0].parse::<f64>().unwrap() > 60.0 && wait[1].parse::<f64>().unwrap() < 10.0);
@@ -305,7 +338,10 @@ fn compare_shows_the_figures_and_which_findings_went_away() {
         rules.sort();
         rules
     };
-    assert_eq!(findings("gone"), ["data.dataloader-wait", "data.workers-too-few"]);
+    assert_eq!(
+        findings("gone"),
+        ["data.dataloader-wait", "data.workers-too-few"]
+    );
     assert_eq!(findings("remain"), ["driver.persistence-off"]);
     assert_eq!(findings("new"), ["launch.host-sync-in-step"]);
     // both runs drawn side by side
@@ -314,7 +350,9 @@ fn compare_shows_the_figures_and_which_findings_went_away() {
     // a run without the figure says so instead of a zero
     let none = render(&[("a", &synthetic_runs::no_pcie()), ("b", &b)]);
     let at = none.find("data-metric=\"progress_mean\"").unwrap();
-    assert!(none[at..].starts_with("data-metric=\"progress_mean\"><th>Progress rate, mean</th><td>not recorded</td>"));
+    assert!(none[at..].starts_with(
+        "data-metric=\"progress_mean\"><th>Progress rate, mean</th><td>not recorded</td>"
+    ));
 }
 
 #[test]
@@ -323,7 +361,11 @@ fn the_written_page_is_private_and_holds_the_downsampling() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("r.html");
     let o = gpufix()
-        .args(["report", "tests/fixtures/runs/synthetic-downsampled.json", "-o"])
+        .args([
+            "report",
+            "tests/fixtures/runs/synthetic-downsampled.json",
+            "-o",
+        ])
         .arg(&out)
         .output()
         .unwrap();
@@ -334,7 +376,13 @@ fn the_written_page_is_private_and_holds_the_downsampling() {
     let page = std::fs::read_to_string(&out).unwrap();
     assert!(page.contains("yes: one point stands for 4 samples (14400 taken)"));
     // nothing is fetched: no URL a browser would load
-    for bad in ["src=\"http", "href=\"http", "src=\"//", "@import", "url(http"] {
+    for bad in [
+        "src=\"http",
+        "href=\"http",
+        "src=\"//",
+        "@import",
+        "url(http",
+    ] {
         assert!(!page.contains(bad), "{bad}");
     }
     assert!(page.contains("Content-Security-Policy\" content=\"default-src 'none'"));
@@ -350,29 +398,57 @@ fn a_bad_recording_exits_1_naming_the_file_and_writes_nothing() {
     let mut newer = good.clone();
     newer["version"] = 2.into();
     let mut short = good.clone();
-    short["gpus"][0]["utilization_gpu"].as_array_mut().unwrap().pop();
+    short["gpus"][0]["utilization_gpu"]
+        .as_array_mut()
+        .unwrap()
+        .pop();
     let mut backwards = good.clone();
     backwards["gpus"][0]["t"][5] = 0.1.into();
     let mut window = good.clone();
     window["findings"][0]["window"] = serde_json::json!([20.0, 10.0]);
     let deep = format!("{}{}", "[".repeat(100), "]".repeat(100));
     let cases: Vec<(&str, String, &str)> = vec![
-        ("newer.json", newer.to_string(), "it is recording version 2; this gpufix reads version 1"),
-        ("short.json", short.to_string(), "gpus[0].utilization_gpu has 149 values for 150 times"),
-        ("backwards.json", backwards.to_string(), "gpus[0].t is not increasing"),
+        (
+            "newer.json",
+            newer.to_string(),
+            "it is recording version 2; this gpufix reads version 1",
+        ),
+        (
+            "short.json",
+            short.to_string(),
+            "gpus[0].utilization_gpu has 149 values for 150 times",
+        ),
+        (
+            "backwards.json",
+            backwards.to_string(),
+            "gpus[0].t is not increasing",
+        ),
         ("window.json", window.to_string(), "has the window [20, 10]"),
         ("deep.json", deep, "levels deep; the limit is 64"),
-        ("plan.json", "{\"plan_version\": 1}".into(), "it has no `version`"),
+        (
+            "plan.json",
+            "{\"plan_version\": 1}".into(),
+            "it has no `version`",
+        ),
         ("text.json", "not json".into(), "it is not JSON"),
     ];
     for (name, text, says) in cases {
         let input = dir.path().join(name);
         std::fs::write(&input, text).unwrap();
         let out = dir.path().join("out.html");
-        let o = gpufix().arg("report").arg(&input).arg("-o").arg(&out).output().unwrap();
+        let o = gpufix()
+            .arg("report")
+            .arg(&input)
+            .arg("-o")
+            .arg(&out)
+            .output()
+            .unwrap();
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(1), "{name}: {err}");
-        assert!(err.contains(&format!("cannot draw {}", input.display())), "{name}: {err}");
+        assert!(
+            err.contains(&format!("cannot draw {}", input.display())),
+            "{name}: {err}"
+        );
         assert!(err.contains(says), "{name}: {err}");
         assert!(err.contains("help: give a file written by `gpufix record -o FILE`"));
         assert!(!out.exists(), "{name}: a page was written");
@@ -380,7 +456,11 @@ fn a_bad_recording_exits_1_naming_the_file_and_writes_nothing() {
     // the second file is checked before anything is written too
     let out = dir.path().join("out.html");
     let o = gpufix()
-        .args(["report", "tests/fixtures/runs/synthetic-starved.json", "--compare"])
+        .args([
+            "report",
+            "tests/fixtures/runs/synthetic-starved.json",
+            "--compare",
+        ])
         .arg(dir.path().join("missing.json"))
         .arg("-o")
         .arg(&out)

@@ -67,7 +67,10 @@ pub fn run(a: &ReportArgs) -> anyhow::Result<ExitStatus> {
     crate::safe_write::write_output(&a.output, page.as_bytes(), 0o600).map_err(|e| {
         anyhow::anyhow!("{e}\nhelp: choose a writable path for -o that is not a link")
     })?;
-    let lanes: usize = named.iter().map(|(_, r)| html::lanes(r).0.lanes.len()).sum();
+    let lanes: usize = named
+        .iter()
+        .map(|(_, r)| html::lanes(r).0.lanes.len())
+        .sum();
     eprintln!(
         "wrote {} ({} KB, {} run(s), {lanes} lane(s))",
         a.output.display(),

@@ -102,7 +102,11 @@ fn check(rec: &RecordFile) -> Result<(), String> {
     for (i, p) in rec.processes.iter().enumerate() {
         let name = format!("processes[{i}]");
         check_axis(&name, &p.t)?;
-        check_len(&format!("{name}.cpu_percent"), p.cpu_percent.len(), p.t.len())?;
+        check_len(
+            &format!("{name}.cpu_percent"),
+            p.cpu_percent.len(),
+            p.t.len(),
+        )?;
         check_len(&format!("{name}.state"), p.state.len(), p.t.len())?;
         for (col, c) in [
             ("read_bytes_s", &p.read_bytes_s),
@@ -152,7 +156,10 @@ fn check_axis(name: &str, t: &[f64]) -> Result<(), String> {
             t.len()
         ));
     }
-    if let Some(w) = t.windows(2).find(|w| w[1].partial_cmp(&w[0]) != Some(std::cmp::Ordering::Greater)) {
+    if let Some(w) = t
+        .windows(2)
+        .find(|w| w[1].partial_cmp(&w[0]) != Some(std::cmp::Ordering::Greater))
+    {
         return Err(format!(
             "{name}.t is not increasing ({} then {})",
             w[0], w[1]
@@ -266,7 +273,15 @@ pub fn lanes(rec: &RecordFile) -> (RunData, Vec<String>) {
 
     // Per-GPU metrics: one lane each, one series per GPU that supports it.
     type Pick = fn(&GpuSeries) -> &Option<Column>;
-    let gpu_lanes: [(&str, &str, &str, Option<f64>, &[(&str, Pick)]); 3] = [
+    /// id, title, unit, the y axis's top, and each series' label suffix and column
+    type GpuLane<'a> = (
+        &'a str,
+        &'a str,
+        &'a str,
+        Option<f64>,
+        &'a [(&'a str, Pick)],
+    );
+    let gpu_lanes: [GpuLane; 3] = [
         (
             "gpu-util",
             "GPU utilization",
@@ -394,9 +409,8 @@ pub fn lanes(rec: &RecordFile) -> (RunData, Vec<String>) {
                 }],
             });
         }
-        None => notes.push(
-            "Main thread: not sampled (py-spy was not available or no job was named)".into(),
-        ),
+        None => notes
+            .push("Main thread: not sampled (py-spy was not available or no job was named)".into()),
     }
 
     // The job's progress.
@@ -608,7 +622,9 @@ fn pct(x: f64) -> String {
 pub fn render(runs: &[(&str, &RecordFile)]) -> String {
     let mut body = String::new();
     let title = match runs {
-        [(_, a), (_, b)] if a.host == b.host => format!("gpufix report: {} (before / after)", h(&a.host)),
+        [(_, a), (_, b)] if a.host == b.host => {
+            format!("gpufix report: {} (before / after)", h(&a.host))
+        }
         [(_, a), (_, b)] => format!("gpufix report: {} / {}", h(&a.host), h(&b.host)),
         [(_, a), ..] => format!("gpufix report: {}", h(&a.host)),
         [] => "gpufix report".to_string(),
@@ -617,11 +633,7 @@ pub fn render(runs: &[(&str, &RecordFile)]) -> String {
     if let [(na, a), (nb, b)] = runs {
         compare(&mut body, (na, a), (nb, b));
     }
-    let _ = writeln!(
-        body,
-        "<div class=\"runs\" data-runs=\"{}\">",
-        runs.len()
-    );
+    let _ = writeln!(body, "<div class=\"runs\" data-runs=\"{}\">", runs.len());
     for (i, (name, rec)) in runs.iter().enumerate() {
         run_section(&mut body, i, name, rec, runs.len() > 1);
     }
@@ -657,7 +669,10 @@ fn run_section(out: &mut String, i: usize, name: &str, rec: &RecordFile, two: bo
     } else {
         h(name)
     };
-    let _ = writeln!(out, "<section class=\"run\" id=\"run-{i}\">\n<h2>{heading}</h2>");
+    let _ = writeln!(
+        out,
+        "<section class=\"run\" id=\"run-{i}\">\n<h2>{heading}</h2>"
+    );
     header(out, rec);
     let (data, lane_notes) = lanes(rec);
     // the timeline: one element per lane, its figures in data- attributes for tests and tools
@@ -688,9 +703,8 @@ fn run_section(out: &mut String, i: usize, name: &str, rec: &RecordFile, two: bo
             for (k, (_, id, label)) in THREAD_STATES.iter().enumerate() {
                 let _ = write!(
                     out,
-                    "<span><i class=\"sw s{k}\"></i>{label}</span> "
+                    "<span data-key=\"{id}\"><i class=\"sw s{k}\"></i>{label}</span> "
                 );
-                let _ = id;
             }
             out.push_str("<span><i class=\"sw sx\"></i>dump failed</span></div>\n");
         }
@@ -721,7 +735,10 @@ fn header(out: &mut String, rec: &RecordFile) {
     row("host", h(&rec.host));
     match &rec.job {
         Some(j) => {
-            row("job", format!("pid {} <code>{}</code>", j.pid, h(&j.command)));
+            row(
+                "job",
+                format!("pid {} <code>{}</code>", j.pid, h(&j.command)),
+            );
             if let Some(u) = &j.user {
                 row("user", h(u));
             }
@@ -820,7 +837,8 @@ fn diff_html(diff: &str) -> String {
             Some('@') => "hunk",
             _ => "ctx",
         };
-        let _ = writeln!(out, "<span class=\"{class}\">{}</span>", hl(line));
+        // one block per line; no newline between them (the <pre> would show it)
+        let _ = write!(out, "<span class=\"{class}\">{}</span>", hl(line));
     }
     out
 }
@@ -893,8 +911,9 @@ fn compare(out: &mut String, (na, a): (&str, &RecordFile), (nb, b): (&str, &Reco
         change(sa.util_p5, sb.util_p5, " points"),
     );
     let rate = |p: &Option<(f64, String)>| {
-        p.as_ref()
-            .map_or("not recorded".to_string(), |(m, u)| format!("{m:.1} {}", h(u)))
+        p.as_ref().map_or("not recorded".to_string(), |(m, u)| {
+            format!("{m:.1} {}", h(u))
+        })
     };
     let rate_change = match (&sa.progress_mean, &sb.progress_mean) {
         (Some((x, u)), Some((y, v))) if u == v && *x > 0.0 => format!("×{:.2}", y / x),
@@ -914,19 +933,28 @@ fn compare(out: &mut String, (na, a): (&str, &RecordFile), (nb, b): (&str, &Reco
         "Main thread waiting on data (% of samples)".into(),
         num(share(sa.data_wait_share)),
         num(share(sb.data_wait_share)),
-        change(share(sa.data_wait_share), share(sb.data_wait_share), " points"),
+        change(
+            share(sa.data_wait_share),
+            share(sb.data_wait_share),
+            " points",
+        ),
     );
     out.push_str("</table>\n");
     let gone: Vec<&String> = sa.rules.difference(&sb.rules).collect();
     let remain: Vec<&String> = sa.rules.intersection(&sb.rules).collect();
     let new: Vec<&String> = sb.rules.difference(&sa.rules).collect();
-    out.push_str("<table class=\"compare findings-diff\">\n<tr><th>findings</th><th>rules</th></tr>\n");
+    out.push_str(
+        "<table class=\"compare findings-diff\">\n<tr><th>findings</th><th>rules</th></tr>\n",
+    );
     for (key, label, list) in [
         ("gone", "went away", gone),
         ("remain", "remain", remain),
         ("new", "new", new),
     ] {
-        let items: Vec<String> = list.iter().map(|r| format!("<code>{}</code>", h(r))).collect();
+        let items: Vec<String> = list
+            .iter()
+            .map(|r| format!("<code>{}</code>", h(r)))
+            .collect();
         let _ = writeln!(
             out,
             "<tr data-findings=\"{key}\" data-count=\"{}\"><th>{label}</th><td>{}</td></tr>",

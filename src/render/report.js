@@ -16,7 +16,7 @@
   function fmt(v) {
     if (v == null) return "--";
     var a = Math.abs(v);
-    return a >= 1000 ? v.toFixed(0) : a >= 10 ? v.toFixed(1) : v.toFixed(2);
+    return a >= 1e5 ? (v / 1000).toFixed(0) + "k" : a >= 1000 ? v.toFixed(0) : a >= 10 ? v.toFixed(1) : v.toFixed(2);
   }
 
   // the findings' windows as shaded bands over the plotting area, labelled with the rule id
@@ -97,10 +97,24 @@
     };
     var opts = {
       width: widthOf(chartEl),
-      height: isState ? 70 : 150,
+      height: isState ? 110 : 160,
       cursor: { sync: { key: "gpufix-run-" + key }, drag: { x: true, y: false } },
-      scales: { x: { time: false, range: [0, run.duration] }, y: yScale },
-      axes: [{}, isState ? { show: false } : { size: 56, values: function (u, vals) { return vals.map(fmt); } }],
+      scales: {
+        x: {
+          time: false,
+          // the whole window unless zoomed: uPlot asks with the data's extent when it autoscales
+          // (at first and on double-click), and with the selection when zoomed
+          range: function (u, min, max) {
+            var x = u.data[0];
+            return min === x[0] && max === x[x.length - 1] ? [0, run.duration] : [min, max];
+          }
+        },
+        y: yScale
+      },
+      // the state lane keeps an empty y axis so that its x axis lines up with the other lanes'
+      axes: [{}, isState ? { size: 60, ticks: { show: false }, grid: { show: false },
+        values: function (u, vals) { return vals.map(function () { return ""; }); } }
+        : { size: 60, values: function (u, vals) { return vals.map(fmt); } }],
       series: series,
       hooks: {
         draw: [function (u) {

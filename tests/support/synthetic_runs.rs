@@ -72,7 +72,13 @@ fn gpu(index: u32, n: usize, step: f64, util: impl Fn(usize) -> f64, pcie: bool)
     }
 }
 
-fn process(pid: u32, role: ProcessRole, name: &str, n: usize, cpu: impl Fn(usize) -> f64) -> ProcessSeries {
+fn process(
+    pid: u32,
+    role: ProcessRole,
+    name: &str,
+    n: usize,
+    cpu: impl Fn(usize) -> f64,
+) -> ProcessSeries {
     ProcessSeries {
         pid,
         role,
@@ -85,9 +91,14 @@ fn process(pid: u32, role: ProcessRole, name: &str, n: usize, cpu: impl Fn(usize
     }
 }
 
-fn main_thread(n: usize, pick: impl Fn(f64) -> ThreadState, failed: &[usize]) -> MainThreadSeries {
+fn main_thread(
+    pid: u32,
+    n: usize,
+    pick: impl Fn(f64) -> ThreadState,
+    failed: &[usize],
+) -> MainThreadSeries {
     MainThreadSeries {
-        pid: 4242,
+        pid,
         t: times(n, 0.2),
         state: (0..n)
             .map(|i| (!failed.contains(&i)).then(|| pick(noise(i, 99))))
@@ -124,14 +135,28 @@ fn job(pid: u32) -> Option<RecordJob> {
 pub fn starved() -> RecordFile {
     let mut r = base("synthetic-h200", 60.0);
     r.job = job(4242);
-    let util = |seed: u64| move |i: usize| if i % 5 == 0 { 85.0 } else { 8.0 + 10.0 * noise(i, seed) };
+    let util = |seed: u64| {
+        move |i: usize| {
+            if i.is_multiple_of(5) {
+                85.0
+            } else {
+                8.0 + 10.0 * noise(i, seed)
+            }
+        }
+    };
     r.gpus = vec![gpu(0, N, 0.2, util(1), true), gpu(1, N, 0.2, util(2), true)];
     // one failed NVML reading
     r.gpus[0].utilization_gpu.as_mut().unwrap()[17] = None;
     r.processes = vec![
-        process(4242, ProcessRole::Main, "python", N, |i| 35.0 + 10.0 * noise(i, 5)),
-        process(4250, ProcessRole::Worker, "pt_data_worker", N, |i| 97.0 + 3.0 * noise(i, 6)),
-        process(4251, ProcessRole::Worker, "pt_data_worker", N, |i| 96.0 + 4.0 * noise(i, 7)),
+        process(4242, ProcessRole::Main, "python", N, |i| {
+            35.0 + 10.0 * noise(i, 5)
+        }),
+        process(4250, ProcessRole::Worker, "pt_data_worker", N, |i| {
+            97.0 + 3.0 * noise(i, 6)
+        }),
+        process(4251, ProcessRole::Worker, "pt_data_worker", N, |i| {
+            96.0 + 4.0 * noise(i, 7)
+        }),
     ];
     r.node = Some(NodeSeries {
         t: times(N, 0.2),
@@ -140,6 +165,7 @@ pub fn starved() -> RecordFile {
         io_pressure_percent: Some(col(N, |i| noise(i, 10))),
     });
     r.main_thread = Some(main_thread(
+        4242,
         N,
         |x| match x {
             x if x < 0.72 => ThreadState::DataWait,
@@ -192,17 +218,25 @@ pub fn healthy() -> RecordFile {
     let mut r = base("synthetic-h200", 60.0);
     r.job = job(4343);
     let util = |seed: u64| move |i: usize| 90.0 + 9.0 * noise(i, seed);
-    r.gpus = vec![gpu(0, N, 0.2, util(21), true), gpu(1, N, 0.2, util(22), true)];
+    r.gpus = vec![
+        gpu(0, N, 0.2, util(21), true),
+        gpu(1, N, 0.2, util(22), true),
+    ];
     r.processes = std::iter::once(process(4343, ProcessRole::Main, "python", N, |i| {
         95.0 + 5.0 * noise(i, 23)
     }))
     .chain((0..8).map(|w| {
-        process(4350 + w, ProcessRole::Worker, "pt_data_worker", N, move |i| {
-            40.0 + 15.0 * noise(i, 30 + u64::from(w))
-        })
+        process(
+            4350 + w,
+            ProcessRole::Worker,
+            "pt_data_worker",
+            N,
+            move |i| 40.0 + 15.0 * noise(i, 30 + u64::from(w)),
+        )
     }))
     .collect();
     r.main_thread = Some(main_thread(
+        4343,
         N,
         |x| match x {
             x if x < 0.03 => ThreadState::DataWait,
@@ -262,7 +296,19 @@ pub fn downsampled() -> RecordFile {
     let mut r = base("synthetic-h200", 2880.0);
     r.job = job(4444);
     let n = MAX_POINTS;
-    let mut g = gpu(0, n, 0.8, |i| if (i / 300) % 2 == 0 { 92.0 } else { 20.0 + 10.0 * noise(i, 51) }, true);
+    let mut g = gpu(
+        0,
+        n,
+        0.8,
+        |i| {
+            if (i / 300).is_multiple_of(2) {
+                92.0
+            } else {
+                20.0 + 10.0 * noise(i, 51)
+            }
+        },
+        true,
+    );
     g.clock_sm_mhz = None;
     g.power_w = None;
     g.utilization_memory = None;
@@ -292,8 +338,15 @@ pub fn hostile() -> RecordFile {
         user: Some("<b>bob</b>".into()),
         config: None,
     });
-    r.processes = vec![process(7, ProcessRole::Main, "<img src=x onerror=alert(2)>", 150, |_| 50.0)];
-    r.notes.push("<!-- note --><script>alert(4)</script>".into());
+    r.processes = vec![process(
+        7,
+        ProcessRole::Main,
+        "<img src=x onerror=alert(2)>",
+        150,
+        |_| 50.0,
+    )];
+    r.notes
+        .push("<!-- note --><script>alert(4)</script>".into());
     r.findings[0].rule = "launch.gpu-underutilized</script><script>alert(5)</script>".into();
     r.findings[0].message = "<!--\u{2029} \x1b[2J".into();
     r.findings[0].diff = Some("--- a\n+++ b\n-x\n+</pre><script>alert(6)</script>\n".into());
