@@ -148,6 +148,41 @@ fn every_lane_is_drawn_for_the_data_present_and_absent_ones_are_noted() {
     assert!(page.contains("Not available: the main thread was not sampled."));
 }
 
+/// Every run in tests/fixtures/runs/ — the synthetic ones and those `gpufix record` wrote on the
+/// H200 — reads, and its page draws a lane with data for each kind of data it holds.
+#[test]
+fn every_fixture_run_renders() {
+    let mut n = 0;
+    for entry in std::fs::read_dir(runs_dir()).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "json") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        let rec = html::parse_record(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let page = render(&[("run.json", &rec)]);
+        let lanes = attr(&page, "class=\"timeline\"", "data-lanes").unwrap();
+        assert_eq!(
+            lanes
+                .split(',')
+                .filter(|l| !l.is_empty())
+                .collect::<Vec<_>>(),
+            expected_lanes(&rec),
+            "{}",
+            path.display()
+        );
+        for id in expected_lanes(&rec) {
+            let points: usize = attr(&page, &format!("data-lane=\"{id}\""), "data-points")
+                .unwrap()
+                .parse()
+                .unwrap();
+            assert!(points > 0, "{}: lane {id} has no data", path.display());
+        }
+        n += 1;
+    }
+    assert!(n >= 5, "{n} runs in tests/fixtures/runs");
+}
+
 #[test]
 fn a_null_reading_is_a_gap_not_a_zero() {
     let rec = synthetic_runs::starved();
