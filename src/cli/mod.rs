@@ -8,6 +8,7 @@ pub mod list;
 pub mod man;
 pub mod plan;
 pub mod progress;
+pub mod report;
 pub mod rollback;
 pub mod snapshot;
 pub mod test;
@@ -414,6 +415,19 @@ Examples:\n  gpufix test playbooks/tests\n  gpufix test --playbooks site/ site/t
         after_help = "Example:\n  gpufix snapshot -o node17.json && gpufix plan --snapshot node17.json"
     )]
     Snapshot(snapshot::SnapshotArgs),
+    /// Draw a recording as one self-contained HTML page: timeline lanes with each finding on
+    /// its window, the main thread's step breakdown, the findings and their fixes; with
+    /// --compare, a run before and after a fix side by side.
+    #[command(
+        after_help = "The page loads nothing (scripts and styles are inline): open it offline or attach it to a ticket. \
+It is written 0600, as it holds the host's name, the job's command line and its config's diffs.\n\n\
+Exit status: 0 written, 1 error (a file that is not a recording of this version: nothing is written).\n\n\
+Examples:\n  gpufix report run.json -o report.html\n  \
+gpufix record --pid 4242 --for 60s -o before.json   (then apply the fix, restart the job)\n  \
+gpufix record --pid 4343 --for 60s -o after.json\n  \
+gpufix report before.json --compare after.json -o report.html"
+    )]
+    Report(report::ReportArgs),
     /// Print shell completions: bash, zsh, fish, elvish or powershell.
     #[command(after_help = "Example:\n  gpufix completions bash > /etc/bash_completion.d/gpufix")]
     Completions { shell: clap_complete::Shell },
@@ -734,6 +748,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
         Command::Explain(a) => explain::run(&g.rules(&a.rules), a),
         Command::Test(a) => test::run(&g.playbooks(&a.playbooks), a),
         Command::Snapshot(a) => snapshot::run(&g.host(&a.host).rules(&a.rules).only(&a.only), a),
+        Command::Report(a) => report::run(a),
         Command::Completions { shell } => {
             let mut cmd = <Cli as clap::CommandFactory>::command();
             clap_complete::generate(*shell, &mut cmd, "gpufix", &mut std::io::stdout());

@@ -3,6 +3,7 @@
 //! its exit code, and a Slurm drain reason. Each is a pure function of the report; the one side
 //! effect here, writing the Prometheus textfile atomically, is a separate function.
 
+pub mod html;
 pub mod junit;
 pub mod nagios;
 pub mod prometheus;
