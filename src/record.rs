@@ -581,7 +581,11 @@ impl<'h> Recorder<'h> {
                     write_bytes_s: a.write.column(),
                 })
                 .collect(),
-            node: (!self.node.t.is_empty()).then(|| NodeSeries {
+            node: (!self.node.t.is_empty()
+                && (self.node.busy.supported
+                    || self.node.cpu_psi.supported
+                    || self.node.io_psi.supported))
+                .then(|| NodeSeries {
                 t: self.node.t.clone(),
                 cpu_busy_percent: self.node.busy.column(),
                 cpu_pressure_percent: self.node.cpu_psi.column(),

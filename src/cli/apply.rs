@@ -459,7 +459,9 @@ help: fix the cause, or leave those fixes out with --deny KIND or --only RULE",
         },
     );
     let mut status = ExitStatus::Clean;
-    let restart_job = approved.iter().any(|c| c.restart == "job");
+    let restart_job = approved
+        .iter()
+        .any(|c| c.restart == crate::playbook::model::Restart::Job.as_str());
     if let Some(job) = &gone_job
         && restart_job
     {
