@@ -242,6 +242,13 @@ impl<'h> Recorder<'h> {
             }
             r.census(0.0);
         }
+        if !host.is_live() {
+            r.notes.push(format!(
+                "replayed from {}: GPU readings and process states are the recorded ones at a nominal {} ms apart; CPU, IO and pressure rates are null (the time between two recorded readings is not known)",
+                host.describe(),
+                r.opts.interval.as_millis()
+            ));
+        }
         if let Some(log) = &r.opts.log {
             r.progress = Some(progress::Tail::new(log.clone()));
         }
@@ -265,7 +272,7 @@ impl<'h> Recorder<'h> {
     fn census(&mut self, t: f64) {
         let Some(pid) = self.opts.pid else { return };
         self.last_census = t;
-        for (p, member, comm) in job_census(self.host, pid) {
+        for (p, member, st) in job_census(self.host, pid) {
             if self.procs.contains_key(&p) || self.procs.len() >= MAX_PROCESSES {
                 continue;
             }
@@ -278,33 +285,35 @@ impl<'h> Recorder<'h> {
                 p,
                 ProcAcc {
                     role,
-                    name: redact(&comm),
+                    name: redact(&st.comm),
                     t: Vec::new(),
                     cpu: Vec::new(),
                     state: Vec::new(),
                     read: Col::default(),
                     write: Col::default(),
-                    last: None,
+                    // the census's reading is this process's baseline
+                    last: Some((t, st.cpu_ticks, io_of(self.host, p))),
                     gone: false,
                 },
             );
         }
     }
 
+    /// Read every process followed; `push: false` takes only a baseline, of those without one.
     fn read_processes(&mut self, t: f64, push: bool) {
-        use procfs::FromRead;
-        for (pid, acc) in self.procs.iter_mut().filter(|(_, a)| !a.gone) {
+        let host = self.host;
+        let live = host.is_live();
+        for (pid, acc) in self
+            .procs
+            .iter_mut()
+            .filter(|(_, a)| !a.gone && (push || a.last.is_none()))
+        {
             let stat = self
                 .host
                 .read_file(&format!("/proc/{pid}/stat"))
                 .ok()
                 .and_then(|b| parse_stat(&String::from_utf8_lossy(&b)));
-            let io = self
-                .host
-                .read_file(&format!("/proc/{pid}/io"))
-                .ok()
-                .and_then(|b| procfs::process::Io::from_read(&b[..]).ok())
-                .map(|io| (io.read_bytes, io.write_bytes));
+            let io = io_of(host, *pid);
             let Some(st) = stat else {
                 // gone: one `null` says so, then the series ends
                 if push && acc.last.is_some() {
@@ -318,7 +327,9 @@ impl<'h> Recorder<'h> {
                 continue;
             };
             if push && let Some((t_last, ticks, io_last)) = acc.last {
-                let dt = t - t_last;
+                // a recorded host replays readings without the time that passed between them:
+                // no rate can be taken from them
+                let dt = if live { t - t_last } else { 0.0 };
                 acc.t.push(t);
                 acc.cpu.push((dt > 0.0).then(|| {
                     round1(st.cpu_ticks.saturating_sub(ticks) as f64 / TICKS_PER_SEC / dt * 100.0)
@@ -378,12 +389,13 @@ impl<'h> Recorder<'h> {
             .ok()
             .and_then(|b| procfs::IoPressure::from_read(&b[..]).ok())
             .map(|p| p.some.total);
+        let live = self.host.is_live();
         let n = &mut self.node;
         if push && let Some((t_last, cpu0, cpsi0, ipsi0)) = n.last {
-            let dt = t - t_last;
+            let dt = if live { t - t_last } else { 0.0 };
             n.t.push(t);
             match (cpu0, cpu) {
-                (Some((b0, a0)), Some((b1, a1))) if a1 > a0 => n.busy.push(
+                (Some((b0, a0)), Some((b1, a1))) if live && a1 > a0 => n.busy.push(
                     Some(round1(b1.saturating_sub(b0) as f64 / (a1 - a0) as f64 * 100.0)),
                     true,
                 ),
@@ -722,6 +734,15 @@ pub fn plan_window_file(
     };
     downsample(&mut f, MAX_POINTS);
     f
+}
+
+/// Bytes read and written by `pid` so far (`/proc/PID/io`, procfs-core's parser).
+fn io_of(host: &dyn Host, pid: u32) -> Option<(u64, u64)> {
+    use procfs::FromRead;
+    host.read_file(&format!("/proc/{pid}/io"))
+        .ok()
+        .and_then(|b| procfs::process::Io::from_read(&b[..]).ok())
+        .map(|io| (io.read_bytes, io.write_bytes))
 }
 
 fn round1(x: f64) -> f64 {

@@ -151,6 +151,7 @@ pub fn run(g: &Global, a: &RecordArgs) -> anyhow::Result<ExitStatus> {
             *checkpoint_error.lock().unwrap_or_else(|e| e.into_inner()) = Some(format!("{e:#}"));
         }
     };
+    let replay: Arc<dyn crate::host::Host>;
     let (recorder, planned) = if host.is_live() {
         // the plan watches the first seconds of the window while the recorder samples
         std::thread::scope(|sc| {
@@ -167,12 +168,14 @@ pub fn run(g: &Global, a: &RecordArgs) -> anyhow::Result<ExitStatus> {
             (rec.join(), planned)
         })
     } else {
-        // a recorded host has no time to share: the plan first, then the samples it replays
+        // a recorded host has no time to share: the plan first, then the recorder on a host
+        // of its own that replays the same recording from its start
         let planned = super::plan::planned_report(&s, &eval);
         if let Ok((report, _)) = &planned {
             *found.lock().unwrap_or_else(|e| e.into_inner()) = record::findings(report, window);
         }
-        let mut r = Recorder::start(host.as_ref(), opts);
+        replay = s.spec.host()?;
+        let mut r = Recorder::start(replay.as_ref(), opts);
         r.run(&stop, &mut checkpoint);
         (Ok(r), planned)
     };
