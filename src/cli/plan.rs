@@ -119,7 +119,7 @@ pub fn run(g: &Global, a: &PlanArgs) -> anyhow::Result<ExitStatus> {
     }
     // what the plan learned from the job, for `apply PLAN` after the job has stopped
     let job_facts = s
-        .spec
+        .inputs
         .pid
         .filter(|_| a.output.is_some())
         .and_then(|pid| crate::plan::job_facts(s.host.as_ref(), pid, &report));
