@@ -73,11 +73,7 @@ pub struct JobFile {
 
 /// The facts a plan records about the job it was made from: the changes whose target the host
 /// read through the job, and the messages of the rules behind them.
-pub fn job_facts(
-    host: &dyn crate::host::Host,
-    pid: u32,
-    report: &Report,
-) -> Option<JobFacts> {
+pub fn job_facts(host: &dyn crate::host::Host, pid: u32, report: &Report) -> Option<JobFacts> {
     let stat = host.read_file(&format!("/proc/{pid}/stat")).ok()?;
     let st = crate::probes::process::parse_stat(&String::from_utf8_lossy(&stat))?;
     let argv: Vec<String> = host

@@ -107,10 +107,15 @@ struct ProcAcc {
     state: Vec<Option<String>>,
     read: Col,
     write: Col,
-    /// The last reading: (t, cpu ticks, io bytes read and written).
-    last: Option<(f64, u64, Option<(u64, u64)>)>,
+    /// The last reading.
+    last: Option<ProcReading>,
     gone: bool,
 }
+
+/// One reading of a process: (t, cpu ticks, io bytes read and written).
+type ProcReading = (f64, u64, Option<(u64, u64)>);
+/// One reading of the node: (t, (busy ticks, all ticks), cpu `some` µs, io `some` µs).
+type NodeReading = (f64, Option<(u64, u64)>, Option<u64>, Option<u64>);
 
 #[derive(Debug, Clone, Default)]
 struct NodeAcc {
@@ -118,8 +123,7 @@ struct NodeAcc {
     busy: Col,
     cpu_psi: Col,
     io_psi: Col,
-    /// (t, busy ticks, all ticks, cpu some µs, io some µs)
-    last: Option<(f64, Option<(u64, u64)>, Option<u64>, Option<u64>)>,
+    last: Option<NodeReading>,
 }
 
 /// The recording as it fills; [`Recorder::file`] turns it into a [`RecordFile`] at any moment
@@ -335,7 +339,8 @@ impl<'h> Recorder<'h> {
                     round1(st.cpu_ticks.saturating_sub(ticks) as f64 / TICKS_PER_SEC / dt * 100.0)
                 }));
                 acc.state.push(Some(st.state.clone()));
-                let rate = |a: u64, b: u64| (dt > 0.0).then(|| round1(b.saturating_sub(a) as f64 / dt));
+                let rate =
+                    |a: u64, b: u64| (dt > 0.0).then(|| round1(b.saturating_sub(a) as f64 / dt));
                 match (io_last, io) {
                     (Some((r0, w0)), Some((r1, w1))) => {
                         acc.read.push(rate(r0, r1), true);
@@ -396,15 +401,17 @@ impl<'h> Recorder<'h> {
             n.t.push(t);
             match (cpu0, cpu) {
                 (Some((b0, a0)), Some((b1, a1))) if live && a1 > a0 => n.busy.push(
-                    Some(round1(b1.saturating_sub(b0) as f64 / (a1 - a0) as f64 * 100.0)),
+                    Some(round1(
+                        b1.saturating_sub(b0) as f64 / (a1 - a0) as f64 * 100.0,
+                    )),
                     true,
                 ),
                 _ => n.busy.push(None, cpu.is_some() || n.busy.supported),
             }
             let psi = |a: Option<u64>, b: Option<u64>| match (a, b) {
-                (Some(a), Some(b)) if dt > 0.0 => {
-                    Some(round1((b.saturating_sub(a) as f64 / 1e6 / dt * 100.0).min(100.0)))
-                }
+                (Some(a), Some(b)) if dt > 0.0 => Some(round1(
+                    (b.saturating_sub(a) as f64 / 1e6 / dt * 100.0).min(100.0),
+                )),
                 _ => None,
             };
             let v = psi(cpsi0, cpu_psi);
@@ -490,7 +497,11 @@ impl<'h> Recorder<'h> {
         self.read_gpus(t);
         self.read_processes(t, true);
         self.read_node(t, true);
-        if self.opts.pyspy_every > 0 && self.samples % u64::from(self.opts.pyspy_every) == 0 {
+        if self.opts.pyspy_every > 0
+            && self
+                .samples
+                .is_multiple_of(u64::from(self.opts.pyspy_every))
+        {
             self.read_main_thread(t);
         }
         if let Some(p) = &mut self.progress {
@@ -598,11 +609,11 @@ impl<'h> Recorder<'h> {
                     || self.node.cpu_psi.supported
                     || self.node.io_psi.supported))
                 .then(|| NodeSeries {
-                t: self.node.t.clone(),
-                cpu_busy_percent: self.node.busy.column(),
-                cpu_pressure_percent: self.node.cpu_psi.column(),
-                io_pressure_percent: self.node.io_psi.column(),
-            }),
+                    t: self.node.t.clone(),
+                    cpu_busy_percent: self.node.busy.column(),
+                    cpu_pressure_percent: self.node.cpu_psi.column(),
+                    io_pressure_percent: self.node.io_psi.column(),
+                }),
             main_thread: self.main_thread.clone().filter(|m| !m.t.is_empty()),
             progress: self.progress.as_ref().and_then(|p| p.series()),
             findings: Vec::new(),
@@ -615,23 +626,27 @@ impl<'h> Recorder<'h> {
 }
 
 fn push_gpu(
-gpus: &mut BTreeMap<u32, GpuAcc>,
-t: f64,
-g: &GpuSample,
-pcie: Option<&[crate::host::PcieThroughput]>,
+    gpus: &mut BTreeMap<u32, GpuAcc>,
+    t: f64,
+    g: &GpuSample,
+    pcie: Option<&[crate::host::PcieThroughput]>,
 ) {
-let acc = gpus.entry(g.index).or_default();
+    let acc = gpus.entry(g.index).or_default();
     // a GPU first seen now: its columns start here (padding keeps them index-aligned)
     acc.t.push(t);
     acc.util.field(&g.utilization_gpu, f64::from);
     acc.mem_util.field(&g.utilization_memory, f64::from);
-    acc.mem_used.field(&g.memory_used, |b| round1(b as f64 / 1048576.0));
+    acc.mem_used
+        .field(&g.memory_used, |b| round1(b as f64 / 1048576.0));
     acc.clock.field(&g.clock_sm, f64::from);
-    acc.power.field(&g.power_usage_mw, |mw| round1(f64::from(mw) / 1000.0));
+    acc.power
+        .field(&g.power_usage_mw, |mw| round1(f64::from(mw) / 1000.0));
     match pcie.and_then(|p| p.iter().find(|p| p.index == g.index)) {
         Some(p) => {
-            acc.rx.field(&p.rx_kb_s, |kb| round1(f64::from(kb) / 1000.0));
-            acc.tx.field(&p.tx_kb_s, |kb| round1(f64::from(kb) / 1000.0));
+            acc.rx
+                .field(&p.rx_kb_s, |kb| round1(f64::from(kb) / 1000.0));
+            acc.tx
+                .field(&p.tx_kb_s, |kb| round1(f64::from(kb) / 1000.0));
         }
         None => {
             let (r, x) = (acc.rx.supported, acc.tx.supported);
@@ -651,7 +666,6 @@ let acc = gpus.entry(g.index).or_default();
         }
     }
 }
-
 
 fn gpu_series(gpus: &BTreeMap<u32, GpuAcc>) -> Vec<GpuSeries> {
     gpus.iter()
@@ -772,9 +786,9 @@ pub fn thread_state(frames: &[(String, String, u32)], class: &str) -> ThreadStat
         "host_sync" => ThreadState::HostSync,
         "copy" => ThreadState::Copy,
         "backward_optimizer" => ThreadState::Compute,
-        _ if frames
-            .iter()
-            .any(|(f, file, _)| COLLECTIVES.iter().any(|c| f.contains(c)) && file.contains("distributed")) =>
+        _ if frames.iter().any(|(f, file, _)| {
+            COLLECTIVES.iter().any(|c| f.contains(c)) && file.contains("distributed")
+        }) =>
         {
             ThreadState::Communication
         }
@@ -858,7 +872,10 @@ pub fn downsample(f: &mut RecordFile, max: usize) {
             p.t = last_of(&p.t, k);
             p.cpu_percent = mean_of(&p.cpu_percent, k);
             p.state = mode_of(&p.state, k);
-            for c in [&mut p.read_bytes_s, &mut p.write_bytes_s].into_iter().flatten() {
+            for c in [&mut p.read_bytes_s, &mut p.write_bytes_s]
+                .into_iter()
+                .flatten()
+            {
                 *c = mean_of(c, k);
             }
         }
@@ -972,7 +989,13 @@ mod tests {
                 utilization_gpu: Some((0..n).map(|i| Some((i % 7) as f64 * 10.0)).collect()),
                 throttle_reasons: Some(
                     (0..n)
-                        .map(|i| Some(if i % 2 == 0 { vec!["GPU_IDLE".into()] } else { vec![] }))
+                        .map(|i| {
+                            Some(if i % 2 == 0 {
+                                vec!["GPU_IDLE".into()]
+                            } else {
+                                vec![]
+                            })
+                        })
                         .collect(),
                 ),
                 ..Default::default()
@@ -1018,9 +1041,15 @@ mod tests {
         assert_eq!((d.factor, d.raw_samples), (5, n as u64));
         // chunks of equal size keep the mean exactly; a shorter last chunk moves it by little
         let after_gpu = mean(g.utilization_gpu.as_ref().unwrap());
-        assert!((after_gpu - before_gpu).abs() < 0.05, "{before_gpu} -> {after_gpu}");
+        assert!(
+            (after_gpu - before_gpu).abs() < 0.05,
+            "{before_gpu} -> {after_gpu}"
+        );
         let after_cpu = mean(&f.processes[0].cpu_percent);
-        assert!((after_cpu - before_cpu).abs() < 0.05, "{before_cpu} -> {after_cpu}");
+        assert!(
+            (after_cpu - before_cpu).abs() < 0.05,
+            "{before_cpu} -> {after_cpu}"
+        );
         // the window's end is kept, reasons are the union, a state the most frequent
         assert_eq!(*g.t.last().unwrap(), n as f64 * 0.2);
         assert_eq!(
@@ -1057,15 +1086,27 @@ mod tests {
         let f = |fun: &str, file: &str| vec![(fun.to_string(), file.to_string(), 1)];
         assert_eq!(thread_state(&[], "dataloader"), ThreadState::DataWait);
         assert_eq!(thread_state(&[], "host_sync"), ThreadState::HostSync);
-        assert_eq!(thread_state(&[], "backward_optimizer"), ThreadState::Compute);
+        assert_eq!(
+            thread_state(&[], "backward_optimizer"),
+            ThreadState::Compute
+        );
         assert_eq!(
             thread_state(
-                &f("all_reduce", "/usr/lib/python3/torch/distributed/distributed_c10d.py"),
+                &f(
+                    "all_reduce",
+                    "/usr/lib/python3/torch/distributed/distributed_c10d.py"
+                ),
                 "other"
             ),
             ThreadState::Communication
         );
-        assert_eq!(thread_state(&f("forward", "model.py"), "other"), ThreadState::Compute);
-        assert_eq!(thread_state(&f("main", "train.py"), "other"), ThreadState::Other);
+        assert_eq!(
+            thread_state(&f("forward", "model.py"), "other"),
+            ThreadState::Compute
+        );
+        assert_eq!(
+            thread_state(&f("main", "train.py"), "other"),
+            ThreadState::Other
+        );
     }
 }

@@ -1171,7 +1171,9 @@ fn plan_then_stop_then_apply(job: &Job, pids: &[&str], file: &str, before: &str,
     assert_eq!(stale.code, 1, "{}\n{}", stale.stdout, stale.stderr);
     assert!(
         stale.stderr.contains("refusing a stale plan")
-            && stale.stderr.contains(&format!("`{target}` changed since the plan was made")),
+            && stale
+                .stderr
+                .contains(&format!("`{target}` changed since the plan was made")),
         "{}",
         stale.stderr
     );
@@ -1186,9 +1188,16 @@ fn plan_then_stop_then_apply(job: &Job, pids: &[&str], file: &str, before: &str,
         "is not running; from it, and not observed again:".to_string(),
         "data.workers-too-few: num_workers is 0".to_string(),
         format!("re-checked now: {target} (unchanged since the plan)"),
-        format!("note: the job (pid {}) had stopped: start it again", pids[0]),
+        format!(
+            "note: the job (pid {}) had stopped: start it again",
+            pids[0]
+        ),
     ] {
-        assert!(apply.stdout.contains(&has), "apply says `{has}`:\n{}", apply.stdout);
+        assert!(
+            apply.stdout.contains(&has),
+            "apply says `{has}`:\n{}",
+            apply.stdout
+        );
     }
     assert_eq!(
         std::fs::read_to_string(job.p(file)).unwrap(),
@@ -1227,8 +1236,9 @@ fn a_plan_of_a_yaml_config_is_applied_after_the_job_stopped() {
 
 #[test]
 fn a_plan_of_a_launch_script_flag_is_applied_after_the_job_stopped() {
-    let src = std::fs::read_to_string(repo().join("tests/fixtures/pid/shapes/hf_trainer/run_clm.py"))
-        .unwrap();
+    let src =
+        std::fs::read_to_string(repo().join("tests/fixtures/pid/shapes/hf_trainer/run_clm.py"))
+            .unwrap();
     let job = job_tree(
         "8001",
         "python3\0run_clm.py\0--model_name_or_path\0gpt2\0--do_train\0--dataloader_num_workers\x000\0--output_dir\0/tmp/out\0",
@@ -1248,11 +1258,12 @@ fn a_plan_of_a_launch_script_flag_is_applied_after_the_job_stopped() {
     );
     // the training process's parent is the shell running launch.sh
     for f in ["root/proc/8001/stat", "root/proc/8001/task/8001/stat"] {
-        let t = std::fs::read_to_string(job.p(f)).unwrap().replacen(" S 1 ", " S 8000 ", 1);
+        let t = std::fs::read_to_string(job.p(f))
+            .unwrap()
+            .replacen(" S 1 ", " S 8000 ", 1);
         std::fs::write(job.p(f), t).unwrap();
     }
-    std::os::unix::fs::symlink("/workspace/lm", job.dir.path().join("root/proc/8000/cwd"))
-        .unwrap();
+    std::os::unix::fs::symlink("/workspace/lm", job.dir.path().join("root/proc/8000/cwd")).unwrap();
     plan_then_stop_then_apply(
         &job,
         &["8001", "8000"],

@@ -62,13 +62,24 @@ fn a_record_of_a_recorded_host_validates_against_the_schema() {
     let out = d.path().join("run.json");
     let o = run_env(
         &[
-            "record", "--snapshot", WORKERS0, "--pid", "647", "--for", "3s", "-o",
+            "record",
+            "--snapshot",
+            WORKERS0,
+            "--pid",
+            "647",
+            "--for",
+            "3s",
+            "-o",
             out.to_str().unwrap(),
         ],
         &[],
     );
     assert_eq!(o.code, 0, "{}\n{}", o.stdout, o.stderr);
-    assert!(o.stdout.starts_with("recorded 3.0 s (15 samples"), "{}", o.stdout);
+    assert!(
+        o.stdout.starts_with("recorded 3.0 s (15 samples"),
+        "{}",
+        o.stdout
+    );
     let errors = schema_errors(&out);
     assert!(errors.is_empty(), "{}", errors.join("\n"));
     use std::os::unix::fs::PermissionsExt;
@@ -103,7 +114,14 @@ fn an_interrupted_record_leaves_a_whole_file_that_says_so() {
     let out = d.path().join("run.json");
     let o = run_env(
         &[
-            "record", "--snapshot", WORKERS0, "--pid", "647", "--for", "60s", "-o",
+            "record",
+            "--snapshot",
+            WORKERS0,
+            "--pid",
+            "647",
+            "--for",
+            "60s",
+            "-o",
             out.to_str().unwrap(),
         ],
         &[("GPUFIX_TEST_INTERRUPT_AFTER", "5")],
@@ -115,7 +133,10 @@ fn an_interrupted_record_leaves_a_whole_file_that_says_so() {
     let f = load(&out);
     assert!(f.interrupted);
     assert_eq!(f.interrupted_by.as_deref(), Some("SIGINT"));
-    assert_eq!(f.duration_s, 1.0, "five samples of 200 ms, not the 60 s asked for");
+    assert_eq!(
+        f.duration_s, 1.0,
+        "five samples of 200 ms, not the 60 s asked for"
+    );
     assert_eq!(f.gpus[0].t.len(), 5);
 }
 
@@ -125,8 +146,17 @@ fn plan_keeps_its_own_window_as_a_recording() {
     let out = d.path().join("plan-window.json");
     let o = run_env(
         &[
-            "plan", "--snapshot", WORKERS0, "--pid", "647", "--sample", "5s", "--only",
-            "data.workers-too-few", "--record", out.to_str().unwrap(),
+            "plan",
+            "--snapshot",
+            WORKERS0,
+            "--pid",
+            "647",
+            "--sample",
+            "5s",
+            "--only",
+            "data.workers-too-few",
+            "--record",
+            out.to_str().unwrap(),
         ],
         &[],
     );
@@ -167,7 +197,14 @@ fn the_fixture_runs_validate_against_the_schema() {
 #[test]
 fn plan_by_pid_prints_a_utilization_sparkline() {
     let args = [
-        "plan", "--snapshot", WORKERS0, "--pid", "647", "--sample", "5s", "--only",
+        "plan",
+        "--snapshot",
+        WORKERS0,
+        "--pid",
+        "647",
+        "--sample",
+        "5s",
+        "--only",
         "data.workers-too-few",
     ];
     let glance = |lang: &str| {

@@ -758,9 +758,9 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
                 "values" => playbook::validate::values_schema(),
                 "report" => serde_json::to_value(schemars::schema_for!(crate::report::Report))?,
                 "plan" => serde_json::to_value(schemars::schema_for!(crate::plan::PlanFile))?,
-                "record" => serde_json::to_value(schemars::schema_for!(
-                    crate::vocab::record::RecordFile
-                ))?,
+                "record" => {
+                    serde_json::to_value(schemars::schema_for!(crate::vocab::record::RecordFile))?
+                }
                 _ => serde_json::from_str(include_str!("../../schemas/snapshot.schema.json"))?,
             };
             println!("{}", serde_json::to_string_pretty(&v)?);

@@ -1,17 +1,17 @@
 //! `gpufix plan`: judge the host (and a job), show findings and the fixes they propose.
 
 use super::{Format, Global};
+use crate::host::GpuSample;
+use crate::host::remembered::HostView;
 use crate::plan::Unplannable;
 use crate::playbook::{Layer, RuleSet};
 use crate::render::text::{self, Style};
 use crate::report::Report;
-use crate::host::GpuSample;
-use crate::host::remembered::HostView;
 use crate::session::{Eval, ExitStatus, OpenError, Session};
-use std::collections::BTreeMap;
-use std::sync::Arc;
 use crate::vocab::did_you_mean;
 use clap::Args;
+use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 #[derive(Args, Debug)]
@@ -269,7 +269,9 @@ mod tests {
         let v: Vec<f64> = vec![0.0, 20.0, 100.0, 50.0];
         assert_eq!(sparkline(&v, true), "▁▂█▅");
         assert_eq!(sparkline(&v, false), "_.#=");
-        let long: Vec<f64> = (0..400).map(|i| if i < 200 { 0.0 } else { 100.0 }).collect();
+        let long: Vec<f64> = (0..400)
+            .map(|i| if i < 200 { 0.0 } else { 100.0 })
+            .collect();
         let s = sparkline(&long, true);
         assert_eq!(s.chars().count(), SPARK_WIDTH);
         assert_eq!(s, format!("{}{}", "▁".repeat(20), "█".repeat(20)));

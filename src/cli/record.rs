@@ -85,9 +85,8 @@ fn parse_interval(s: &str) -> Result<Duration, String> {
 /// following a link at its name, 0600 ([`crate::safe_write::write_output`]).
 pub fn write(path: &Path, f: &RecordFile) -> anyhow::Result<()> {
     let text = serde_json::to_string(f)? + "\n";
-    crate::safe_write::write_output(path, text.as_bytes(), 0o600).map_err(|e| {
-        anyhow::anyhow!("{e}\nhelp: choose a writable path for -o that is not a link")
-    })
+    crate::safe_write::write_output(path, text.as_bytes(), 0o600)
+        .map_err(|e| anyhow::anyhow!("{e}\nhelp: choose a writable path for -o that is not a link"))
 }
 
 /// The file's findings, filled in as the plan over the window finishes.
@@ -162,8 +161,7 @@ pub fn run(g: &Global, a: &RecordArgs) -> anyhow::Result<ExitStatus> {
             });
             let planned = super::plan::planned_report(&s, &eval);
             if let Ok((report, _)) = &planned {
-                *found.lock().unwrap_or_else(|e| e.into_inner()) =
-                    record::findings(report, window);
+                *found.lock().unwrap_or_else(|e| e.into_inner()) = record::findings(report, window);
             }
             (rec.join(), planned)
         })
@@ -179,8 +177,8 @@ pub fn run(g: &Global, a: &RecordArgs) -> anyhow::Result<ExitStatus> {
         r.run(&stop, &mut checkpoint);
         (Ok(r), planned)
     };
-    let mut recorder =
-        recorder.map_err(|_| anyhow::anyhow!("the recording thread failed; see the message above"))?;
+    let mut recorder = recorder
+        .map_err(|_| anyhow::anyhow!("the recording thread failed; see the message above"))?;
     let mut notes = Vec::new();
     match &planned {
         Ok((report, _)) => {
@@ -195,15 +193,28 @@ pub fn run(g: &Global, a: &RecordArgs) -> anyhow::Result<ExitStatus> {
     let mut file = with_findings(&recorder.file(), &found);
     file.notes.extend(notes);
     write(&a.output, &file)?;
-    if let Some(e) = checkpoint_error.lock().unwrap_or_else(|e| e.into_inner()).take() {
-        eprintln!("warning: a checkpoint of {} failed: {e}", a.output.display());
+    if let Some(e) = checkpoint_error
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .take()
+    {
+        eprintln!(
+            "warning: a checkpoint of {} failed: {e}",
+            a.output.display()
+        );
     }
     let samples = file.gpus.first().map_or(0, |g| g.t.len());
     let util = file
         .gpus
         .iter()
         .filter_map(|g| {
-            let v: Vec<f64> = g.utilization_gpu.as_ref()?.iter().flatten().copied().collect();
+            let v: Vec<f64> = g
+                .utilization_gpu
+                .as_ref()?
+                .iter()
+                .flatten()
+                .copied()
+                .collect();
             (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
         })
         .fold(None::<f64>, |m, x| Some(m.map_or(x, |m| m.max(x))));

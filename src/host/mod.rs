@@ -64,7 +64,10 @@ pub trait Host: Send + Sync {
     /// `gpufix record`; not part of [`Host::nvml_sample`] because each read costs that window.
     /// `Err` where this host cannot read it (a snapshot, pasted evidence).
     fn nvml_pcie(&self) -> Result<Vec<PcieThroughput>, String> {
-        Err(format!("{}: PCIe throughput is not recorded here", self.describe()))
+        Err(format!(
+            "{}: PCIe throughput is not recorded here",
+            self.describe()
+        ))
     }
     /// The native CUDA check ([`cuda_check`]: context, copy and a tiny kernel on every GPU CUDA
     /// sees) under `deadline`. A check that ran and failed is `Ok` with `ok: false`; `Err`

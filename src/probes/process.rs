@@ -172,8 +172,17 @@ pub fn job_census(host: &dyn Host, pid: u32) -> Vec<(u32, Member, ProcStat)> {
                 continue;
             };
             let kargv = cmdline(host, k);
-            let worker = looks_like_worker(&exe, &exe_name(&kargv, &ks.comm), &ks.comm, &kargv.join(" "));
-            let role = if worker { Member::Worker } else { Member::Other };
+            let worker = looks_like_worker(
+                &exe,
+                &exe_name(&kargv, &ks.comm),
+                &ks.comm,
+                &kargv.join(" "),
+            );
+            let role = if worker {
+                Member::Worker
+            } else {
+                Member::Other
+            };
             if !out.iter().any(|(p, _, _)| *p == k) {
                 out.push((k, role, ks));
             }

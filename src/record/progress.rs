@@ -191,11 +191,20 @@ mod tests {
                 Some((1.9, "it/s")),
             ),
             // rate_inv_fmt: more than a second a step
-            (" 70%|███████   | 70/100 [01:10<00:30,  1.25s/it]", Some((0.8, "it/s"))),
+            (
+                " 70%|███████   | 70/100 [01:10<00:30,  1.25s/it]",
+                Some((0.8, "it/s")),
+            ),
             // unit_scale with a unit of its own
-            ("100%|██████████| 5.00k/5.00k [00:02<00:00, 2.31kimg/s]", Some((2310.0, "img/s"))),
+            (
+                "100%|██████████| 5.00k/5.00k [00:02<00:00, 2.31kimg/s]",
+                Some((2310.0, "img/s")),
+            ),
             // tqdm 5: a space before the unit
-            ("10/300 [00:05<02:30, 12.50 samples/s]", Some((12.5, "samples/s"))),
+            (
+                "10/300 [00:05<02:30, 12.50 samples/s]",
+                Some((12.5, "samples/s")),
+            ),
             // the rate is not known yet
             ("  0%|          | 0/300 [00:00<?, ?it/s]", None),
             // Trainer's speed metrics
@@ -208,7 +217,10 @@ mod tests {
                 Some((4.5, "steps/s")),
             ),
             // a step log line carries no rate
-            ("{'loss': 2.3041, 'learning_rate': 4.9e-05, 'epoch': 0.02}", None),
+            (
+                "{'loss': 2.3041, 'learning_rate': 4.9e-05, 'epoch': 0.02}",
+                None,
+            ),
         ];
         for (line, want) in cases {
             let got = rate_of(line);
@@ -227,9 +239,13 @@ mod tests {
         assert!(t.series().is_none(), "what was there before is not read");
         use std::io::Write;
         let mut f = std::fs::OpenOptions::new().append(true).open(&p).unwrap();
-        write!(f, "\r 1/9 [00:01<00:08,  2.00it/s]\r 2/9 [00:01<00:07,  3.0").unwrap();
+        write!(
+            f,
+            "\r 1/9 [00:01<00:08,  2.00it/s]\r 2/9 [00:01<00:07,  3.0"
+        )
+        .unwrap();
         t.read(0.4);
-        write!(f, "0it/s]\n").unwrap();
+        writeln!(f, "0it/s]").unwrap();
         t.read(0.6);
         let s = t.series().unwrap();
         assert_eq!(s.unit, "it/s");
