@@ -201,6 +201,13 @@ impl<'h> Recorder<'h> {
             }
             Err(e) => r.notes.push(format!("NVML: {e}")),
         }
+        // the window starts now: starting NVML (a second or more on some hosts) is not in it
+        if host.is_live() {
+            r.t0 = host.now();
+            r.started_at = jiff::Timestamp::from_millisecond((r.t0 * 1000.0) as i64)
+                .map(|t| t.to_string())
+                .unwrap_or_default();
+        }
         if let Some(pid) = r.opts.pid {
             let argv: Vec<String> = host
                 .read_file(&format!("/proc/{pid}/cmdline"))
