@@ -36,7 +36,7 @@ use std::io::{self, Read};
 
 /// Whose authority a job carries: its effective uid and gid and its supplementary groups, as
 /// `/proc/PID/status` gives them.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Owner {
     pub uid: u32,
     pub gid: u32,

@@ -21,6 +21,7 @@ pub mod plan;
 pub mod playbook;
 pub mod privacy;
 pub mod probes;
+pub mod record;
 pub mod render;
 pub mod report;
 pub mod safe_write;

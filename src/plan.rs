@@ -29,6 +29,106 @@ pub struct PlanFile {
     #[serde(default)]
     pub made_from: MadeFrom,
     pub report: Report,
+    /// What the plan learned from the running job (`--pid`): the files it found through the
+    /// job, as whom they are changed and their fingerprints. `apply PLAN` after the job has
+    /// stopped re-checks these files, not the process.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job: Option<JobFacts>,
+}
+
+/// What a plan made with `--pid` learned from the process. A job's config lives on after the
+/// job stops, but what says which config, which key and which owner (its argv, cwd, /proc) goes
+/// with the process: these facts are kept so that the plan stays applicable after the job is
+/// stopped, as people close the loop (plan, stop, apply, restart). They are facts of the
+/// job's past: `apply` re-checks the files and their fingerprints and says that the rest was
+/// not re-observed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct JobFacts {
+    /// The process the plan read.
+    pub pid: u32,
+    /// Its start time (clock ticks after boot, /proc/PID/stat field 22): a process with the
+    /// same pid and another start time is another process.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_ticks: Option<u64>,
+    /// Its command line, secrets redacted.
+    pub command: String,
+    /// The files the plan found through the job and proposes to change.
+    #[serde(default)]
+    pub files: Vec<JobFile>,
+    /// What the failing rules read from the job (their messages: the value and where it is set).
+    #[serde(default)]
+    pub facts: Vec<String>,
+}
+
+/// One file found through the job.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct JobFile {
+    /// The host path (as the plan's changes name it).
+    pub path: String,
+    /// The job's owner: the file is read and changed with this authority, never root's.
+    pub owner: crate::authority::Owner,
+    /// The file's fingerprint when the plan was made (`sha256:…`).
+    pub fingerprint: String,
+}
+
+/// The facts a plan records about the job it was made from: the changes whose target the host
+/// read through the job, and the messages of the rules behind them.
+pub fn job_facts(host: &dyn crate::host::Host, pid: u32, report: &Report) -> Option<JobFacts> {
+    let stat = host.read_file(&format!("/proc/{pid}/stat")).ok()?;
+    let st = crate::probes::process::parse_stat(&String::from_utf8_lossy(&stat))?;
+    let argv: Vec<String> = host
+        .read_file(&format!("/proc/{pid}/cmdline"))
+        .map(|b| {
+            b.split(|c| *c == 0)
+                .filter(|a| !a.is_empty())
+                .map(|a| String::from_utf8_lossy(a).into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut files: Vec<JobFile> = Vec::new();
+    let mut rules: Vec<&str> = Vec::new();
+    for c in &report.changes {
+        let Some(owner) = host.job_file_owner(&c.target) else {
+            continue;
+        };
+        if !rules.contains(&c.rule.as_str()) {
+            rules.push(&c.rule);
+        }
+        // a later change to one file chains on the first: the first saw the disk
+        if files.iter().any(|f| f.path == c.target) {
+            continue;
+        }
+        files.push(JobFile {
+            path: c.target.clone(),
+            owner,
+            fingerprint: c.fingerprint.clone(),
+        });
+    }
+    let facts = report
+        .results
+        .iter()
+        .filter(|r| rules.contains(&r.id.as_str()))
+        .flat_map(|r| r.messages.iter().map(move |m| format!("{}: {m}", r.id)))
+        .map(|m| crate::privacy::redact_text(&m).into_owned())
+        .collect();
+    Some(JobFacts {
+        pid,
+        start_ticks: Some(st.start_ticks),
+        command: crate::privacy::redact_text(&argv.join(" ")).into_owned(),
+        files,
+        facts,
+    })
+}
+
+/// Whether the process a plan was made from still runs: the same pid with the same start time.
+pub fn job_running(host: &dyn crate::host::Host, job: &JobFacts) -> bool {
+    let Ok(stat) = host.read_file(&format!("/proc/{}/stat", job.pid)) else {
+        return false;
+    };
+    match crate::probes::process::parse_stat(&String::from_utf8_lossy(&stat)) {
+        Some(st) => job.start_ticks.is_none_or(|t| t == st.start_ticks),
+        None => false,
+    }
 }
 
 /// The playbooks, values, inputs and selection a plan was made from (paths absolute).

@@ -109,7 +109,7 @@ mod schemas {
 
     #[test]
     fn committed_schemas_match_the_types() {
-        for name in ["playbook", "values", "report", "plan"] {
+        for name in ["playbook", "values", "report", "plan", "record"] {
             let out = run(&["schema", name]);
             assert_eq!(out.code, 0);
             let path = repo().join(format!("schemas/{name}.schema.json"));

@@ -1124,3 +1124,193 @@ fn an_env_value_from_a_sourced_file_is_removed_there() {
     assert_eq!(rb.code, 0, "{}\n{}", rb.stdout, rb.stderr);
     assert_eq!(job.state(), before, "rollback restores every byte");
 }
+
+/// Issue 26: a plan made from a running job stays applicable after the job stops. `plan --pid
+/// -o plan.json` records what it learned from the process (the file, its owner, its
+/// fingerprint, the rule's finding); the process is then taken out of the recorded /proc (the
+/// job stopped), and `apply plan.json` re-checks the file, not the process: the edit is made,
+/// and the output says which facts came from the job and were not observed again. A file that
+/// changed since the plan is refused by name, and nothing changes.
+fn plan_then_stop_then_apply(job: &Job, pids: &[&str], file: &str, before: &str, after: &str) {
+    let values = job.p("values.yaml");
+    std::fs::write(
+        &values,
+        "rules:\n  data.workers-too-few:\n    params: { node_cpus: 16 }\n",
+    )
+    .unwrap();
+    let plan_json = job.p("plan.json");
+    let plan = job.run(&[
+        "plan",
+        "--pid",
+        pids[0],
+        "--values",
+        &values,
+        "--only",
+        "data.workers-too-few",
+        "-o",
+        &plan_json,
+    ]);
+    assert_eq!(plan.code, 2, "{}\n{}", plan.stdout, plan.stderr);
+    let pf: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&plan_json).unwrap()).unwrap();
+    let target = format!("/{}", file.trim_start_matches("root/"));
+    assert_eq!(pf["job"]["files"][0]["path"], target.as_str(), "{pf:#}");
+    // the job stops: its /proc entries are gone
+    let saved = job.p("saved-proc");
+    std::fs::create_dir_all(&saved).unwrap();
+    for pid in pids {
+        std::fs::rename(job.p(&format!("root/proc/{pid}")), format!("{saved}/{pid}")).unwrap();
+    }
+    let original = std::fs::read_to_string(job.p(file)).unwrap();
+    assert!(original.contains(before), "{original}");
+
+    // a file changed since the plan: refused by name, nothing changed
+    let edited = original.replacen("#", "# edited by hand\n#", 1);
+    std::fs::write(job.p(file), &edited).unwrap();
+    let stale = job.run(&["apply", &plan_json, "--yes"]);
+    assert_eq!(stale.code, 1, "{}\n{}", stale.stdout, stale.stderr);
+    assert!(
+        stale.stderr.contains("refusing a stale plan")
+            && stale
+                .stderr
+                .contains(&format!("`{target}` changed since the plan was made")),
+        "{}",
+        stale.stderr
+    );
+    assert_eq!(std::fs::read_to_string(job.p(file)).unwrap(), edited);
+    std::fs::write(job.p(file), &original).unwrap();
+
+    // as it was: the edit is made without the process
+    let apply = job.run(&["apply", &plan_json, "--yes"]);
+    assert_eq!(apply.code, 0, "{}\n{}", apply.stdout, apply.stderr);
+    for has in [
+        format!("the job the plan was made from (pid {}", pids[0]),
+        "is not running; from it, and not observed again:".to_string(),
+        "data.workers-too-few: num_workers is 0".to_string(),
+        format!("re-checked now: {target} (unchanged since the plan)"),
+        format!(
+            "note: the job (pid {}) had stopped: start it again",
+            pids[0]
+        ),
+    ] {
+        assert!(
+            apply.stdout.contains(&has),
+            "apply says `{has}`:\n{}",
+            apply.stdout
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(job.p(file)).unwrap(),
+        original.replacen(before, after, 1)
+    );
+    let rb = job.rollback();
+    assert_eq!(rb.code, 0, "{}\n{}", rb.stdout, rb.stderr);
+    assert_eq!(std::fs::read_to_string(job.p(file)).unwrap(), original);
+}
+
+#[test]
+fn a_plan_of_a_yaml_config_is_applied_after_the_job_stopped() {
+    let job = job_tree(
+        "7001",
+        "python3\0train.py\0--config\0config.yaml\0",
+        "/home/ml/bench",
+        &[
+            (
+                "/home/ml/bench/train.py",
+                "import yaml, torch\nfrom torch.utils.data import DataLoader\ncfg = yaml.safe_load(open(\"config.yaml\"))\nloader = DataLoader(ds, batch_size=cfg[\"data\"][\"batch_size\"], num_workers=cfg[\"data\"][\"num_workers\"])\n",
+            ),
+            (
+                "/home/ml/bench/config.yaml",
+                "# the H200 bench job\ndata:\n  num_workers: 0\n  batch_size: 128\ntrain:\n  max_seconds: 45\n",
+            ),
+        ],
+    );
+    plan_then_stop_then_apply(
+        &job,
+        &["7001"],
+        "root/home/ml/bench/config.yaml",
+        "num_workers: 0",
+        "num_workers: 8",
+    );
+}
+
+#[test]
+fn a_plan_of_a_launch_script_flag_is_applied_after_the_job_stopped() {
+    let src =
+        std::fs::read_to_string(repo().join("tests/fixtures/pid/shapes/hf_trainer/run_clm.py"))
+            .unwrap();
+    let job = job_tree(
+        "8001",
+        "python3\0run_clm.py\0--model_name_or_path\0gpt2\0--do_train\0--dataloader_num_workers\x000\0--output_dir\0/tmp/out\0",
+        "/workspace/lm",
+        &[
+            ("/workspace/lm/run_clm.py", &src),
+            (
+                "/workspace/lm/launch.sh",
+                "#!/bin/bash\n# fine-tune gpt2\npython3 run_clm.py --model_name_or_path gpt2 --do_train \\\n    --dataloader_num_workers 0 --output_dir /tmp/out\n",
+            ),
+            ("/proc/8000/cmdline", "bash\0launch.sh\0"),
+            (
+                "/proc/8000/stat",
+                "8000 (bash) S 1 1 1 0 -1 4194304 100 0 0 0 1 1 0 0 20 0 1 0 90 1000 200 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n",
+            ),
+        ],
+    );
+    // the training process's parent is the shell running launch.sh
+    for f in ["root/proc/8001/stat", "root/proc/8001/task/8001/stat"] {
+        let t = std::fs::read_to_string(job.p(f))
+            .unwrap()
+            .replacen(" S 1 ", " S 8000 ", 1);
+        std::fs::write(job.p(f), t).unwrap();
+    }
+    std::os::unix::fs::symlink("/workspace/lm", job.dir.path().join("root/proc/8000/cwd")).unwrap();
+    plan_then_stop_then_apply(
+        &job,
+        &["8001", "8000"],
+        "root/workspace/lm/launch.sh",
+        "--dataloader_num_workers 0",
+        "--dataloader_num_workers 2",
+    );
+}
+
+/// `apply --pid PID` while the job runs makes the change and says the job must be restarted.
+#[test]
+fn apply_by_pid_while_the_job_runs_says_to_restart_it() {
+    let job = job_tree(
+        "7101",
+        "python3\0train.py\0--config\0config.yaml\0",
+        "/home/ml/bench",
+        &[
+            ("/home/ml/bench/train.py", "import torch\n"),
+            ("/home/ml/bench/config.yaml", "data:\n  num_workers: 0\n"),
+        ],
+    );
+    let values = job.p("values.yaml");
+    std::fs::write(
+        &values,
+        "rules:\n  data.workers-too-few:\n    params: { node_cpus: 16 }\n",
+    )
+    .unwrap();
+    let apply = job.run(&[
+        "apply",
+        "--yes",
+        "--pid",
+        "7101",
+        "--values",
+        &values,
+        "--only",
+        "data.workers-too-few",
+    ]);
+    assert_eq!(apply.code, 0, "{}\n{}", apply.stdout, apply.stderr);
+    assert!(
+        apply.stdout.contains(
+            "note: the job (pid 7101) is still running with the old settings: restart it for the change to take effect"
+        ),
+        "{}",
+        apply.stdout
+    );
+    assert_eq!(
+        std::fs::read_to_string(job.p("root/home/ml/bench/config.yaml")).unwrap(),
+        "data:\n  num_workers: 8\n"
+    );
+}

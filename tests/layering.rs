@@ -44,7 +44,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("playbook", &["playbook"]),
     ("engine", &["engine"]),
     ("outputs", &["plan", "journal", "render"]),
-    ("transaction", &["apply", "session"]),
+    ("transaction", &["apply", "session", "record"]),
     ("cli", &["cli"]),
 ];
 

@@ -4,13 +4,16 @@
 use super::{Format, Global};
 use crate::apply;
 use crate::escape;
-use crate::plan::{PLAN_VERSION, PlanFile};
+use crate::fixes::FixCtx;
+use crate::host::remembered::HostView;
+use crate::plan::{JobFacts, PLAN_VERSION, PlanFile};
 use crate::report::{PlannedChange, Safety, Verdict};
 use crate::session::{Eval, ExitStatus, OpenError, Session};
 use clap::Args;
 use serde_json::json;
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 #[derive(Args, Debug)]
@@ -208,8 +211,35 @@ pub fn run(g: &Global, a: &ApplyArgs) -> anyhow::Result<ExitStatus> {
             "a recorded host cannot be changed; use `plan --snapshot` to see the changes\nhelp: `gpufix apply --dry-run --snapshot FILE` shows what apply would do on that host; run apply on the host itself"
         );
     }
+    // A plan made from a running job that has stopped since (or whose pid is another process
+    // now): the facts the plan recorded about the job stand in for the process, and the rules
+    // are derived again without it (issue 26).
+    let gone_job: Option<JobFacts> = match &plan_file {
+        Some((_, pf)) => match &pf.job {
+            Some(job) => {
+                let h = spec.host()?;
+                (!crate::plan::job_running(h.as_ref(), job)).then(|| job.clone())
+            }
+            None => None,
+        },
+        None => None,
+    };
+    let mut owners = std::collections::BTreeMap::new();
+    if let Some(job) = &gone_job {
+        spec.pid = None;
+        for f in &job.files {
+            owners.insert(f.path.clone(), f.owner.clone());
+        }
+    }
+    let running_pid = if gone_job.is_none() { spec.pid } else { None };
     let reading = super::progress::Reading::start(&super::progress::input_files(&spec));
-    let opened = Session::open(spec);
+    let opened = Session::open_with(spec, |h| {
+        if owners.is_empty() {
+            h
+        } else {
+            Arc::new(HostView::new(h, owners))
+        }
+    });
     drop(reading);
     let s = match opened {
         Ok(s) => s,
@@ -218,8 +248,15 @@ pub fn run(g: &Global, a: &ApplyArgs) -> anyhow::Result<ExitStatus> {
     };
     // Roots come from the command line (and the plan's recorded inputs, which must match it);
     // what apply executes is derived again here, never read from the plan file.
-    let (report, problems) = super::plan::planned_report(&s, &eval)?;
+    let (mut report, problems) = super::plan::planned_report(&s, &eval)?;
     let cx = s.fix_ctx();
+    let json_out = g.format == Format::Json;
+    if let (Some((_, pf)), Some(job)) = (&plan_file, &gone_job) {
+        report.changes = offline_changes(&s, pf, job, std::mem::take(&mut report.changes))?;
+        if !json_out {
+            print!("{}", job_gone_text(job));
+        }
+    }
     if let Some((p, pf)) = &plan_file {
         // the plan file holds the changes as `plan -o` wrote them: through the privacy filter
         refuse_mismatch(
@@ -229,7 +266,6 @@ pub fn run(g: &Global, a: &ApplyArgs) -> anyhow::Result<ExitStatus> {
             &cx,
         )?;
     }
-    let json_out = g.format == Format::Json;
     let mut out = std::io::stdout();
     // A fix that should run but cannot be planned (a refused target, a missing input) stops the
     // whole run before anything changes.
@@ -423,6 +459,23 @@ help: fix the cause, or leave those fixes out with --deny KIND or --only RULE",
         },
     );
     let mut status = ExitStatus::Clean;
+    let restart_job = approved
+        .iter()
+        .any(|c| c.restart == crate::playbook::model::Restart::Job.as_str());
+    if let Some(job) = &gone_job
+        && restart_job
+    {
+        notes.push(format!(
+            "the job (pid {}) had stopped: start it again from the changed files; `gpufix plan --pid NEWPID` checks the new one",
+            job.pid
+        ));
+    } else if let Some(pid) = running_pid
+        && restart_job
+    {
+        notes.push(format!(
+            "the job (pid {pid}) is still running with the old settings: restart it for the change to take effect"
+        ));
+    }
     if let Err(e) = &recheck {
         // the changes were made and verified: say so, and that the re-check did not run
         notes.push(format!(
@@ -488,6 +541,168 @@ help: fix the cause, or leave those fixes out with --deny KIND or --only RULE",
         }
     }
     Ok(status)
+}
+
+/// What `apply PLAN` says when the job the plan was made from has stopped: which facts came
+/// from the job and were not observed again, and which files were re-checked.
+fn job_gone_text(job: &JobFacts) -> String {
+    let mut t = format!(
+        "the job the plan was made from (pid {}: {}) is not running; from it, and not observed again:\n",
+        job.pid,
+        escape::escape(&job.command)
+    );
+    for f in &job.facts {
+        t += &format!("  - {}\n", escape::escape(f));
+    }
+    for f in &job.files {
+        t += &format!(
+            "  - {} is the job's file, changed as its owner ({})\n",
+            escape::escape(&f.path),
+            f.owner.describe()
+        );
+    }
+    if !job.files.is_empty() {
+        t += "re-checked now: ";
+        t += &job
+            .files
+            .iter()
+            .map(|f| format!("{} (unchanged since the plan)", escape::escape(&f.path)))
+            .collect::<Vec<_>>()
+            .join(", ");
+        t += "\n";
+    }
+    t
+}
+
+/// The changes `apply PLAN` makes when the job the plan was made from has stopped. A change to
+/// a file found through the job is prepared again from the plan's action on the file as it is
+/// now, after its fingerprint is checked against the plan's (a changed file is refused, named);
+/// the file must be one the plan recorded as the job's, it is read and written as the job's
+/// recorded owner, under the command line's roots, and its safety and restart come from the
+/// playbooks. Every other change is the one derived from the host now (`derived_now`).
+fn offline_changes(
+    s: &Session,
+    pf: &PlanFile,
+    job: &JobFacts,
+    derived_now: Vec<PlannedChange>,
+) -> anyhow::Result<Vec<PlannedChange>> {
+    let fresh = s.fix_ctx();
+    let mut stale = Vec::new();
+    for f in &job.files {
+        if f.path.starts_with("/proc/") {
+            anyhow::bail!(
+                "refusing plan: {} lived in the job's own root (a container), which went with the job; nothing was changed\nhelp: apply while the job runs (`gpufix apply --pid PID`), or make a plan from the restarted job",
+                escape::escape(&f.path)
+            );
+        }
+        let Some(c) = pf.report.changes.iter().find(|c| c.target == f.path) else {
+            continue;
+        };
+        let Some(k) = crate::fixes::find(&c.kind) else {
+            anyhow::bail!(
+                "refusing plan: unknown fix kind `{}`; nothing was changed",
+                c.kind
+            );
+        };
+        match k.fingerprint(c, &fresh) {
+            Ok(now) if now == f.fingerprint => {}
+            Ok(now) => stale.push(format!(
+                "`{}` changed since the plan was made (plan saw {}, now {now})",
+                escape::escape(&f.path),
+                f.fingerprint
+            )),
+            Err(e) => stale.push(format!(
+                "`{}` cannot be checked again: {}",
+                escape::escape(&f.path),
+                escape::escape(&e)
+            )),
+        }
+    }
+    if !stale.is_empty() {
+        anyhow::bail!(
+            "refusing a stale plan; nothing was changed:\n  {}\nhelp: the job (pid {}) has stopped, so the plan cannot be made again from it: start the job, then `gpufix plan --pid NEWPID -o FILE`",
+            stale.join("\n  "),
+            job.pid
+        );
+    }
+    let prep = s.fix_ctx();
+    let mut rest = derived_now;
+    let mut out = Vec::new();
+    for c in &pf.report.changes {
+        if job.files.iter().any(|f| f.path == c.target) {
+            out.push(prepare_again(s, &prep, c)?);
+        } else if let Some(i) = rest
+            .iter()
+            .position(|d| d.kind == c.kind && d.target == c.target && d.part == c.part)
+        {
+            out.push(rest.remove(i));
+        }
+    }
+    out.extend(rest);
+    Ok(out)
+}
+
+/// A job file's change prepared again from the plan's rendered action on the file as it is.
+fn prepare_again(s: &Session, cx: &FixCtx, c: &PlannedChange) -> anyhow::Result<PlannedChange> {
+    let target = escape::escape(&c.target);
+    let rule = s.rules.get(&c.rule).ok_or_else(|| {
+        anyhow::anyhow!(
+            "refusing plan: the rule `{}` of its change to {target} is not in the playbooks; nothing was changed",
+            c.rule
+        )
+    })?;
+    let has_kind = |f: &&crate::playbook::model::Fix| {
+        f.actions
+            .iter()
+            .any(|a| a.get("kind").and_then(|k| k.as_str()) == Some(c.kind.as_str()))
+    };
+    let fix = rule.rule.fix.as_ref().filter(has_kind).ok_or_else(|| {
+        anyhow::anyhow!(
+            "refusing plan: the rule `{}` has no `{}` fix in the playbooks; nothing was changed",
+            c.rule,
+            c.kind
+        )
+    })?;
+    let safety = rule.fix_safety.unwrap_or(fix.safety);
+    let spec = crate::fixes::spec(&c.kind)
+        .filter(|_| c.part == "file" && safety != Safety::Manual)
+        .ok_or_else(|| {
+            anyhow::anyhow!(
+                "refusing plan: its `{}` change to {target} is not a file edit gpufix can make without the job; nothing was changed",
+                c.kind
+            )
+        })?;
+    let params = c.action.as_object().cloned().unwrap_or_default();
+    let prepared = crate::fixes::prepare_checked(spec, &params, cx).map_err(|e| {
+        anyhow::anyhow!(
+            "refusing plan: its change to {target} cannot be made again: {}; nothing was changed",
+            escape::escape(&e)
+        )
+    })?;
+    let p = prepared
+        .into_iter()
+        .find(|p| p.target == c.target && p.part == c.part)
+        .ok_or_else(|| {
+            anyhow::anyhow!(
+                "refusing plan: {target} already has what the change writes; nothing was changed"
+            )
+        })?;
+    Ok(PlannedChange {
+        rule: c.rule.clone(),
+        kind: c.kind.clone(),
+        target: p.target,
+        safety,
+        summary: p.summary,
+        diff: p.diff,
+        before: p.before,
+        after: p.after,
+        before_text: p.before_text,
+        after_text: p.after_text,
+        part: p.part.to_string(),
+        action: serde_json::Value::Object(params),
+        fingerprint: p.fingerprint,
+        restart: fix.restart.as_str().to_string(),
+    })
 }
 
 fn indent(s: &str) -> String {

@@ -8,6 +8,7 @@ pub mod list;
 pub mod man;
 pub mod plan;
 pub mod progress;
+pub mod record;
 pub mod report;
 pub mod rollback;
 pub mod snapshot;
@@ -410,6 +411,16 @@ a list of those, `pid:`, `sample:` (5s), `values:` inline, `only:`) and `expect:
 Examples:\n  gpufix test playbooks/tests\n  gpufix test --playbooks site/ site/tests/"
     )]
     Test(test::TestArgs),
+    /// Record a running job over a window: per GPU, per process of the job, the node, the
+    /// main thread (py-spy) and its progress, sampled every 200 ms, with the plan's findings.
+    #[command(
+        after_help = "Writes one JSON file (`gpufix schema record`), every 5 s while it runs and at the end;\n\
+Ctrl-C ends the window early and keeps what was recorded (`interrupted: true`).\n\
+Exit status: 0 recorded, 1 error.\n\n\
+Examples:\n  gpufix record --pid $(pgrep -f train.py) --for 60s -o run.json\n  \
+gpufix record --pid 4242 --for 5m --log train.log -o before.json"
+    )]
+    Record(record::RecordArgs),
     /// Record everything the probes read into one JSON file, for replay with --snapshot.
     #[command(
         after_help = "Example:\n  gpufix snapshot -o node17.json && gpufix plan --snapshot node17.json"
@@ -436,9 +447,9 @@ gpufix report before.json --compare after.json -o report.html"
         after_help = "Examples:\n  gpufix man | man -l -\n  gpufix man --dir /usr/local/share/man/man1    gpufix.1, gpufix-plan.1, gpufix-audit.1, ..."
     )]
     Man(man::ManArgs),
-    /// Print a JSON Schema: playbook, values, report, plan or snapshot.
+    /// Print a JSON Schema: playbook, values, report, plan, snapshot or record.
     Schema {
-        #[arg(value_parser = ["playbook", "values", "report", "plan", "snapshot"])]
+        #[arg(value_parser = ["playbook", "values", "report", "plan", "snapshot", "record"])]
         name: String,
     },
 }
@@ -748,6 +759,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
         Command::Explain(a) => explain::run(&g.rules(&a.rules), a),
         Command::Test(a) => test::run(&g.playbooks(&a.playbooks), a),
         Command::Snapshot(a) => snapshot::run(&g.host(&a.host).rules(&a.rules).only(&a.only), a),
+        Command::Record(a) => record::run(&g.host(&a.host).rules(&a.rules).only(&a.only), a),
         Command::Report(a) => report::run(a),
         Command::Completions { shell } => {
             let mut cmd = <Cli as clap::CommandFactory>::command();
@@ -761,6 +773,9 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
                 "values" => playbook::validate::values_schema(),
                 "report" => serde_json::to_value(schemars::schema_for!(crate::report::Report))?,
                 "plan" => serde_json::to_value(schemars::schema_for!(crate::plan::PlanFile))?,
+                "record" => {
+                    serde_json::to_value(schemars::schema_for!(crate::vocab::record::RecordFile))?
+                }
                 _ => serde_json::from_str(include_str!("../../schemas/snapshot.schema.json"))?,
             };
             println!("{}", serde_json::to_string_pretty(&v)?);

@@ -1,13 +1,17 @@
 //! `gpufix plan`: judge the host (and a job), show findings and the fixes they propose.
 
-use super::{Format, Global, open_session};
+use super::{Format, Global};
+use crate::host::GpuSample;
+use crate::host::remembered::HostView;
 use crate::plan::Unplannable;
 use crate::playbook::{Layer, RuleSet};
 use crate::render::text::{self, Style};
 use crate::report::Report;
-use crate::session::{Eval, ExitStatus, Session};
+use crate::session::{Eval, ExitStatus, OpenError, Session};
 use crate::vocab::did_you_mean;
 use clap::Args;
+use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 #[derive(Args, Debug)]
@@ -31,6 +35,10 @@ pub struct PlanArgs {
     /// on (commands, NVML, the CUDA check, files), and peak memory. In JSON: `timings`.
     #[arg(long)]
     pub timings: bool,
+    /// Keep the plan's own sampling window as a recording (`gpufix schema record`): the GPU
+    /// samples its probes took and its findings; `gpufix record` keeps more.
+    #[arg(long, value_name = "FILE")]
+    pub record: Option<std::path::PathBuf>,
     #[command(flatten)]
     pub color: super::ColorOpts,
     #[command(flatten)]
@@ -78,9 +86,24 @@ pub fn planned_report(s: &Session, eval: &Eval) -> anyhow::Result<(Report, Vec<U
 
 pub fn run(g: &Global, a: &PlanArgs) -> anyhow::Result<ExitStatus> {
     let started = std::time::Instant::now();
-    let s = match open_session(g)? {
+    // a job's plan keeps the GPU samples its probes take: the glance beside the verdict
+    let job = g.inputs.pid.is_some() || g.inputs.job.is_some();
+    let mut view: Option<Arc<HostView>> = None;
+    let spec = g.spec();
+    let reading = super::progress::Reading::start(&super::progress::input_files(&spec));
+    let opened = Session::open_with(spec, |h| {
+        if !job && a.record.is_none() {
+            return h;
+        }
+        let v = Arc::new(HostView::new(h, BTreeMap::new()).tapping());
+        view = Some(v.clone());
+        v
+    });
+    drop(reading);
+    let s = match opened {
         Ok(s) => s,
-        Err(status) => return Ok(status),
+        Err(OpenError::Invalid(d)) => return Ok(super::print_diagnostics(&d)),
+        Err(OpenError::Other(e)) => return Err(e),
     };
     let opened = started.elapsed();
     let eval = Eval {
@@ -93,6 +116,23 @@ pub fn run(g: &Global, a: &PlanArgs) -> anyhow::Result<ExitStatus> {
     let _ = s.plan_changes(&mut report);
     if let Some(t) = &mut report.timings {
         t.add_run_phases(opened, evaluated, started.elapsed());
+    }
+    // what the plan learned from the job, for `apply PLAN` after the job has stopped
+    let job_facts = s
+        .inputs
+        .pid
+        .filter(|_| a.output.is_some())
+        .and_then(|pid| crate::plan::job_facts(s.host.as_ref(), pid, &report));
+    let taps = view.as_ref().map(|v| v.taps()).unwrap_or_default();
+    if let Some(path) = &a.record {
+        let job = s.inputs.pid.map(|pid| crate::vocab::record::RecordJob {
+            pid,
+            command: job_command(s.host.as_ref(), pid),
+            user: None,
+            config: None,
+        });
+        let f = crate::record::plan_window_file(s.host.as_ref(), &taps, eval.sample, &report, job);
+        super::record::write(path, &f)?;
     }
     // everything shown or written from here on goes through the privacy filter
     let report = crate::privacy::redacted(&report);
@@ -109,6 +149,7 @@ pub fn run(g: &Global, a: &PlanArgs) -> anyhow::Result<ExitStatus> {
                 .collect(),
             made_from: s.spec.made_from(&eval),
             report: report.clone(),
+            job: job_facts,
         };
         // private (0600): a plan holds the text of the files it changes (filtered: `apply PLAN`
         // compares it with the changes it derives filtered the same way); never through a link
@@ -131,8 +172,109 @@ pub fn run(g: &Global, a: &PlanArgs) -> anyhow::Result<ExitStatus> {
             )
         ),
     }
+    if g.format == Format::Text && !a.quiet && job {
+        let unicode = utf8_locale();
+        if let Some(line) = glance(&taps, unicode) {
+            println!("{line}");
+        }
+    }
+    if let (Some(path), Format::Text, false) = (&a.record, g.format, a.quiet) {
+        println!("recording: {}", path.display());
+    }
     if let (Some(t), Format::Text) = (&report.timings, g.format) {
         print!("\n{}", crate::vocab::timing::render(t));
     }
     Ok(ExitStatus::of_report(&report))
+}
+
+/// The job's command line, secrets redacted.
+fn job_command(host: &dyn crate::host::Host, pid: u32) -> String {
+    let raw = host
+        .read_file(&format!("/proc/{pid}/cmdline"))
+        .unwrap_or_default();
+    let argv: Vec<String> = raw
+        .split(|c| *c == 0)
+        .filter(|a| !a.is_empty())
+        .map(|a| String::from_utf8_lossy(a).into_owned())
+        .collect();
+    crate::privacy::redact_text(&argv.join(" ")).into_owned()
+}
+
+/// Whether the terminal's locale is UTF-8 (`LC_ALL`, else `LC_CTYPE`, else `LANG`, as
+/// setlocale(3) picks them): the sparkline's block characters, else its ASCII ramp.
+pub fn utf8_locale() -> bool {
+    let var = ["LC_ALL", "LC_CTYPE", "LANG"]
+        .iter()
+        .find_map(|k| std::env::var(k).ok().filter(|v| !v.is_empty()))
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    var.contains("utf-8") || var.contains("utf8")
+}
+
+/// Most characters of the sparkline.
+const SPARK_WIDTH: usize = 40;
+
+/// A one-line sparkline of `values` (percent, 0–100): at most [`SPARK_WIDTH`] characters,
+/// each the mean of its share of the samples, drawn with `▁▂▃▄▅▆▇█` or, without a UTF-8
+/// terminal, `_.-:=+*#`.
+pub fn sparkline(values: &[f64], unicode: bool) -> String {
+    const BLOCKS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
+    const ASCII: [char; 8] = ['_', '.', '-', ':', '=', '+', '*', '#'];
+    let ramp = if unicode { BLOCKS } else { ASCII };
+    if values.is_empty() {
+        return String::new();
+    }
+    let width = values.len().min(SPARK_WIDTH);
+    (0..width)
+        .map(|i| {
+            let (a, b) = (i * values.len() / width, (i + 1) * values.len() / width);
+            let chunk = &values[a..b.max(a + 1)];
+            let m = chunk.iter().sum::<f64>() / chunk.len() as f64;
+            let level = ((m.clamp(0.0, 100.0) / 100.0) * 7.0).round() as usize;
+            ramp[level.min(7)]
+        })
+        .collect()
+}
+
+/// The glance `plan --pid` prints beside its verdict: the busiest GPU's utilization per sample
+/// of the plan's window, as a sparkline with its mean, lowest and highest.
+pub fn glance(taps: &[(f64, Vec<GpuSample>)], unicode: bool) -> Option<String> {
+    let values: Vec<f64> = taps
+        .iter()
+        .filter_map(|(_, gpus)| {
+            gpus.iter()
+                .filter_map(|g| g.utilization_gpu.ok().map(|u| f64::from(*u)))
+                .fold(None, |m: Option<f64>, u| Some(m.map_or(u, |m| m.max(u))))
+        })
+        .collect();
+    if values.is_empty() {
+        return None;
+    }
+    let mean = values.iter().sum::<f64>() / values.len() as f64;
+    let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = values.iter().copied().fold(0.0, f64::max);
+    Some(format!(
+        "GPU utilization over the window: {} mean {mean:.0}%, min {lo:.0}%, max {hi:.0}% ({} samples)",
+        sparkline(&values, unicode),
+        values.len()
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sparkline_has_one_character_per_sample_up_to_its_width() {
+        let v: Vec<f64> = vec![0.0, 20.0, 100.0, 50.0];
+        assert_eq!(sparkline(&v, true), "▁▂█▅");
+        assert_eq!(sparkline(&v, false), "_.#=");
+        let long: Vec<f64> = (0..400)
+            .map(|i| if i < 200 { 0.0 } else { 100.0 })
+            .collect();
+        let s = sparkline(&long, true);
+        assert_eq!(s.chars().count(), SPARK_WIDTH);
+        assert_eq!(s, format!("{}{}", "▁".repeat(20), "█".repeat(20)));
+        assert_eq!(sparkline(&[], true), "");
+    }
 }

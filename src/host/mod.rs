@@ -11,6 +11,7 @@ pub mod cuda_check;
 pub mod evidence;
 pub mod real;
 pub mod recorded;
+pub mod remembered;
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -59,6 +60,15 @@ pub trait Host: Send + Sync {
     fn nvml(&self) -> Result<NvmlReading, String>;
     /// A light NVML reading (utilization, clocks, power) used repeatedly by sampled probes.
     fn nvml_sample(&self) -> Result<Vec<GpuSample>, String>;
+    /// Each GPU's PCIe throughput (NVML's byte counters over its own 20 ms window), for
+    /// `gpufix record`; not part of [`Host::nvml_sample`] because each read costs that window.
+    /// `Err` where this host cannot read it (a snapshot, pasted evidence).
+    fn nvml_pcie(&self) -> Result<Vec<PcieThroughput>, String> {
+        Err(format!(
+            "{}: PCIe throughput is not recorded here",
+            self.describe()
+        ))
+    }
     /// The native CUDA check ([`cuda_check`]: context, copy and a tiny kernel on every GPU CUDA
     /// sees) under `deadline`. A check that ran and failed is `Ok` with `ok: false`; `Err`
     /// means this host cannot run it (pasted evidence, a snapshot that did not record it).
@@ -173,6 +183,14 @@ pub trait Host: Send + Sync {
     fn remount(&self, mount_point: &str, _options: &str) -> Result<(), String> {
         Err(format!("{}: cannot remount {mount_point}", self.describe()))
     }
+}
+
+/// One GPU's PCIe throughput, KB/s (NVML's unit), as [`Host::nvml_pcie`] reads it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PcieThroughput {
+    pub index: u32,
+    pub rx_kb_s: Field<u32>,
+    pub tx_kb_s: Field<u32>,
 }
 
 /// A GPU setting a fix may change through NVML.

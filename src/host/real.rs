@@ -1224,6 +1224,26 @@ impl Host for RealHost {
         }
     }
 
+    fn nvml_pcie(&self) -> Result<Vec<super::PcieThroughput>, String> {
+        use nvml_wrapper::enum_wrappers::device::PcieUtilCounter;
+        let (nvml, _) = self.nvml_handle()?;
+        let count = nvml
+            .device_count()
+            .map_err(|e| format!("NVML cannot count GPUs: {e}"))?;
+        (0..count)
+            .map(|i| {
+                let d = nvml
+                    .device_by_index(i)
+                    .map_err(|e| format!("NVML cannot open GPU {i}: {e}"))?;
+                Ok(super::PcieThroughput {
+                    index: i,
+                    rx_kb_s: field(d.pcie_throughput(PcieUtilCounter::Receive)),
+                    tx_kb_s: field(d.pcie_throughput(PcieUtilCounter::Send)),
+                })
+            })
+            .collect()
+    }
+
     fn nvml_sample(&self) -> Result<Vec<GpuSample>, String> {
         let (nvml, _) = self.nvml_handle()?;
         let count = nvml

@@ -138,6 +138,64 @@ fn looks_like_worker(parent_exe: &str, child_exe: &str, child_comm: &str, child_
         || (!parent_exe.is_empty() && child_exe == parent_exe)
 }
 
+/// What a process found by [`job_census`] is to the job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Member {
+    /// The training process judged (the first rank under a launcher).
+    Main,
+    /// A child of a training process that looks like a DataLoader worker.
+    Worker,
+    /// A launcher, another rank, or another child.
+    Other,
+}
+
+/// The job's processes as the `process` probe finds them: the launcher (when `pid` is one),
+/// its training processes, and each one's children, DataLoader workers told by the same test
+/// the worker census uses. (pid, what it is, the stat read), main first: the reading is the
+/// caller's to use (a recorded host's readings are a sequence; each is taken once).
+pub fn job_census(host: &dyn Host, pid: u32) -> Vec<(u32, Member, ProcStat)> {
+    let ranks = super::config_sources::training_processes(host, pid);
+    let mut out: Vec<(u32, Member, ProcStat)> = Vec::new();
+    for (i, rank) in ranks.iter().enumerate() {
+        let Ok(st) = read_stat(host, &format!("/proc/{rank}/stat")) else {
+            continue;
+        };
+        let argv = cmdline(host, *rank);
+        let exe = exe_name(&argv, &st.comm);
+        let role = if i == 0 { Member::Main } else { Member::Other };
+        out.push((*rank, role, st.clone()));
+        let tasks = host
+            .read_dir(&format!("/proc/{rank}/task"))
+            .unwrap_or_default();
+        for k in children(host, *rank, &tasks) {
+            let Ok(ks) = read_stat(host, &format!("/proc/{k}/stat")) else {
+                continue;
+            };
+            let kargv = cmdline(host, k);
+            let worker = looks_like_worker(
+                &exe,
+                &exe_name(&kargv, &ks.comm),
+                &ks.comm,
+                &kargv.join(" "),
+            );
+            let role = if worker {
+                Member::Worker
+            } else {
+                Member::Other
+            };
+            if !out.iter().any(|(p, _, _)| *p == k) {
+                out.push((k, role, ks));
+            }
+        }
+    }
+    if !ranks.contains(&pid)
+        && let Ok(st) = read_stat(host, &format!("/proc/{pid}/stat"))
+    {
+        out.push((pid, Member::Other, st));
+    }
+    out
+}
+
 struct Reading {
     t: f64,
     process: Option<ProcStat>,

@@ -23,7 +23,7 @@ const HINT: &str = "py-spy is not installed: `pip install py-spy` (needs root or
 /// invoking user, nothing above it writable by others): `GPUFIX_PYSPY`, else the first trusted
 /// `py-spy` on gpufix's own PATH (never the job's) or in the usual directories. `Err` says why
 /// a py-spy that exists was refused.
-fn find_pyspy(host: &dyn Host) -> Result<Option<String>, String> {
+pub fn find_pyspy(host: &dyn Host) -> Result<Option<String>, String> {
     if !host.is_live() {
         // a recorded host answers the commands it recorded
         return Ok(Some("py-spy".into()));
@@ -59,6 +59,58 @@ fn find_pyspy(host: &dyn Host) -> Result<Option<String>, String> {
     match refused {
         Some(e) => Err(e),
         None => Ok(None),
+    }
+}
+
+/// The job's training script, read once with its owner's authority, for [`classify`]'s look at
+/// the line a C call was made from.
+pub struct Script {
+    base: Option<String>,
+    text: Option<String>,
+}
+
+impl Script {
+    pub fn of(host: &dyn Host, pid: u32, argv: &[String]) -> Script {
+        let cwd = host
+            .read_link(&format!("/proc/{pid}/cwd"))
+            .unwrap_or_else(|_| "/".into());
+        let script = crate::formats::launcher::parse(argv)
+            .and_then(|l| l.script)
+            .map(|s| {
+                if s.starts_with('/') {
+                    s
+                } else {
+                    format!("{}/{}", cwd.trim_end_matches('/'), s)
+                }
+            });
+        // the job's own script: read with its owner's authority, like every file a job names
+        let script_text = script
+            .as_ref()
+            .and_then(|p| {
+                host.read_job_file(pid, p, crate::probes::config_sources::MAX_TEXT)
+                    .ok()
+            })
+            .map(|b| String::from_utf8_lossy(&b).into_owned());
+        let script_base = script
+            .as_ref()
+            .and_then(|p| p.rsplit('/').next().map(str::to_string));
+        Script {
+            base: script_base,
+            text: script_text,
+        }
+    }
+
+    /// Line `line` of `file` when `file` is the training script.
+    pub fn line(&self, file: &str, line: u32) -> Option<String> {
+        let base = file.rsplit('/').next()?;
+        if Some(base) != self.base.as_deref() {
+            return None;
+        }
+        self.text
+            .as_ref()?
+            .lines()
+            .nth(line.checked_sub(1)? as usize)
+            .map(str::to_string)
     }
 }
 
@@ -147,40 +199,8 @@ pub fn sample(
             _ => json!({"available": false, "hint": HINT}),
         };
     };
-    let cwd = host
-        .read_link(&format!("/proc/{pid}/cwd"))
-        .unwrap_or_else(|_| "/".into());
-    let script = crate::formats::launcher::parse(argv)
-        .and_then(|l| l.script)
-        .map(|s| {
-            if s.starts_with('/') {
-                s
-            } else {
-                format!("{}/{}", cwd.trim_end_matches('/'), s)
-            }
-        });
-    // the job's own script: read with its owner's authority, like every file a job names
-    let script_text = script
-        .as_ref()
-        .and_then(|p| {
-            host.read_job_file(pid, p, crate::probes::config_sources::MAX_TEXT)
-                .ok()
-        })
-        .map(|b| String::from_utf8_lossy(&b).into_owned());
-    let script_base = script
-        .as_ref()
-        .and_then(|p| p.rsplit('/').next().map(str::to_string));
-    let script_line = |file: &str, line: u32| -> Option<String> {
-        let base = file.rsplit('/').next()?;
-        if Some(base) != script_base.as_deref() {
-            return None;
-        }
-        script_text
-            .as_ref()?
-            .lines()
-            .nth(line.checked_sub(1)? as usize)
-            .map(str::to_string)
-    };
+    let script = Script::of(host, pid, argv);
+    let script_line = |file: &str, line: u32| script.line(file, line);
     let argv_run = vec![bin.clone(), "dump".into(), "--pid".into(), pid.to_string()];
     let n = ((window.as_secs_f64() / PERIOD.as_secs_f64()).floor() as usize).clamp(1, 40);
     let start = host.now();

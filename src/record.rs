@@ -1,0 +1,1119 @@
+//! `gpufix record`: sample a running job and its host over a window into a [`RecordFile`]
+//! ([`crate::vocab::record`]), so that what the job did is kept after the command ends.
+//!
+//! Every reading goes through the [`Host`] interface, as the probes' do, so a recorded host
+//! drives the same code in tests (its `sleep` returns at once; its time is then the nominal
+//! `k × interval`). What is read, per sample:
+//! - each GPU through [`Host::nvml_sample`] (utilization, memory, SM clock, power, clocks-event
+//!   reasons) and [`Host::nvml_pcie`] (PCIe rx/tx); uuid, name and memory total once from
+//!   [`Host::nvml`]. A metric NVML says is not supported is left out; one failed reading is
+//!   `null`.
+//! - each process of the job, as the worker census finds them
+//!   ([`crate::probes::process::job_census`], taken again every few seconds: a DataLoader
+//!   starts new workers each epoch): CPU % from `/proc/PID/stat` deltas, its state letter, and
+//!   `/proc/PID/io` byte deltas, parsed with procfs-core's parsers.
+//! - the node: CPU busy from `/proc/stat` deltas, CPU and IO pressure from `/proc/pressure/*`
+//!   `some total=` deltas.
+//! - the main thread, from `py-spy dump` when py-spy is there, less often than the rest (a dump
+//!   stops the job for the moment py-spy reads its stacks: `pyspy_every` samples apart, one a
+//!   second by default), classed by [`crate::probes::pyspy::classify`].
+//! - the job's progress from `--log FILE` ([`progress`]).
+//!
+//! A point stands for the interval that ends at its `t`: the first sample is taken one
+//! interval after a baseline reading, so every CPU, IO and pressure value is a real delta.
+
+pub mod progress;
+
+use crate::host::{Field, GpuSample, Host};
+use crate::probes::process::{Member, job_census, parse_stat};
+use crate::report::{Report, Verdict};
+use crate::vocab::record::*;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+/// Linux's USER_HZ on every architecture gpufix supports.
+const TICKS_PER_SEC: f64 = 100.0;
+/// How often the job's processes are looked for again.
+const CENSUS_EVERY: Duration = Duration::from_secs(5);
+/// Most processes followed (a job with hundreds of workers keeps the first ones).
+const MAX_PROCESSES: usize = 256;
+/// PCIe throughput costs NVML a 20 ms counter window per GPU and direction: read only when
+/// that stays well inside the interval.
+const MAX_PCIE_GPUS: usize = 4;
+
+/// What to record.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub pid: Option<u32>,
+    pub duration: Duration,
+    pub interval: Duration,
+    /// The training log to read the job's progress from.
+    pub log: Option<PathBuf>,
+    /// A py-spy dump every this many samples (0: none).
+    pub pyspy_every: u32,
+    /// Write a checkpoint this often.
+    pub checkpoint: Duration,
+}
+
+/// One metric column while it fills: whether the GPU or kernel ever supported it.
+#[derive(Debug, Clone, Default)]
+struct Col {
+    vals: Column,
+    supported: bool,
+}
+
+impl Col {
+    fn push(&mut self, v: Option<f64>, supported: bool) {
+        self.supported |= supported;
+        self.vals.push(v);
+    }
+    fn field<T: Copy>(&mut self, f: &Field<T>, to: impl Fn(T) -> f64) {
+        match f {
+            Field::Ok(v) => self.push(Some(to(*v)), true),
+            Field::NotSupported => self.push(None, false),
+            Field::Error(_) => self.push(None, true),
+        }
+    }
+    fn column(&self) -> Option<Column> {
+        self.supported.then(|| self.vals.clone())
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+struct GpuAcc {
+    uuid: Option<String>,
+    name: Option<String>,
+    memory_total_mib: Option<f64>,
+    t: Vec<f64>,
+    util: Col,
+    mem_util: Col,
+    mem_used: Col,
+    clock: Col,
+    power: Col,
+    rx: Col,
+    tx: Col,
+    reasons: Vec<Option<Vec<String>>>,
+    reasons_supported: bool,
+}
+
+#[derive(Debug, Clone)]
+struct ProcAcc {
+    role: ProcessRole,
+    name: String,
+    t: Vec<f64>,
+    cpu: Column,
+    state: Vec<Option<String>>,
+    read: Col,
+    write: Col,
+    /// The last reading.
+    last: Option<ProcReading>,
+    gone: bool,
+}
+
+/// One reading of a process: (t, cpu ticks, io bytes read and written).
+type ProcReading = (f64, u64, Option<(u64, u64)>);
+/// One reading of the node: (t, (busy ticks, all ticks), cpu `some` µs, io `some` µs).
+type NodeReading = (f64, Option<(u64, u64)>, Option<u64>, Option<u64>);
+
+#[derive(Debug, Clone, Default)]
+struct NodeAcc {
+    t: Vec<f64>,
+    busy: Col,
+    cpu_psi: Col,
+    io_psi: Col,
+    last: Option<NodeReading>,
+}
+
+/// The recording as it fills; [`Recorder::file`] turns it into a [`RecordFile`] at any moment
+/// (a checkpoint) and at the end.
+pub struct Recorder<'h> {
+    host: &'h dyn Host,
+    opts: Options,
+    host_name: String,
+    started_at: String,
+    t0: f64,
+    samples: u64,
+    gpus: BTreeMap<u32, GpuAcc>,
+    procs: BTreeMap<u32, ProcAcc>,
+    node: NodeAcc,
+    main_thread: Option<MainThreadSeries>,
+    pyspy: Option<(String, crate::probes::pyspy::Script)>,
+    progress: Option<progress::Tail>,
+    notes: Vec<String>,
+    job: Option<RecordJob>,
+    interrupted_by: Option<String>,
+    last_census: f64,
+    pcie: bool,
+}
+
+fn redact(s: &str) -> String {
+    crate::privacy::redact_text(s).into_owned()
+}
+
+impl<'h> Recorder<'h> {
+    /// Start: the host's identity, the GPUs' fixed facts, the job's processes and the baseline
+    /// readings every delta is taken against.
+    pub fn start(host: &'h dyn Host, opts: Options) -> Recorder<'h> {
+        let t0 = if host.is_live() { host.now() } else { 0.0 };
+        let started_at = if host.is_live() {
+            jiff::Timestamp::from_millisecond((t0 * 1000.0) as i64)
+                .map(|t| t.to_string())
+                .unwrap_or_default()
+        } else {
+            jiff::Timestamp::now().to_string()
+        };
+        let mut r = Recorder {
+            host,
+            host_name: crate::host::identity(host).0,
+            started_at,
+            t0,
+            samples: 0,
+            gpus: BTreeMap::new(),
+            procs: BTreeMap::new(),
+            node: NodeAcc::default(),
+            main_thread: None,
+            pyspy: None,
+            progress: None,
+            notes: Vec::new(),
+            job: None,
+            interrupted_by: None,
+            last_census: 0.0,
+            pcie: false,
+            opts,
+        };
+        match host.nvml() {
+            Ok(full) => {
+                for g in &full.gpus {
+                    let acc = r.gpus.entry(g.index).or_default();
+                    acc.uuid = g.uuid.ok().cloned();
+                    acc.name = g.name.ok().cloned();
+                    acc.memory_total_mib = g.memory_total.ok().map(|b| *b as f64 / 1048576.0);
+                }
+                r.pcie = full.gpus.len() <= MAX_PCIE_GPUS;
+                if !r.pcie {
+                    r.notes.push(format!(
+                        "PCIe throughput not read: {} GPUs (NVML counts each over 20 ms; gpufix reads it for at most {MAX_PCIE_GPUS} within one interval)",
+                        full.gpus.len()
+                    ));
+                }
+            }
+            Err(e) => r.notes.push(format!("NVML: {e}")),
+        }
+        // the window starts now: starting NVML (a second or more on some hosts) is not in it
+        if host.is_live() {
+            r.t0 = host.now();
+            r.started_at = jiff::Timestamp::from_millisecond((r.t0 * 1000.0) as i64)
+                .map(|t| t.to_string())
+                .unwrap_or_default();
+        }
+        if let Some(pid) = r.opts.pid {
+            let argv: Vec<String> = host
+                .read_file(&format!("/proc/{pid}/cmdline"))
+                .map(|b| {
+                    b.split(|c| *c == 0)
+                        .filter(|a| !a.is_empty())
+                        .map(|a| String::from_utf8_lossy(a).into_owned())
+                        .collect()
+                })
+                .unwrap_or_default();
+            let user = host
+                .read_file(&format!("/proc/{pid}/status"))
+                .ok()
+                .and_then(|b| crate::authority::Owner::from_status(&String::from_utf8_lossy(&b)))
+                .map(|o| o.describe());
+            r.job = Some(RecordJob {
+                pid,
+                command: redact(&argv.join(" ")),
+                user,
+                config: None,
+            });
+            if r.opts.pyspy_every > 0 {
+                match crate::probes::pyspy::find_pyspy(host) {
+                    Ok(Some(bin)) => {
+                        let main = crate::probes::config_sources::training_processes(host, pid)
+                            .first()
+                            .copied()
+                            .unwrap_or(pid);
+                        let script = crate::probes::pyspy::Script::of(host, main, &argv);
+                        r.pyspy = Some((bin, script));
+                        r.main_thread = Some(MainThreadSeries {
+                            pid: main,
+                            t: Vec::new(),
+                            state: Vec::new(),
+                        });
+                    }
+                    Ok(None) => r.notes.push(
+                        "main thread not recorded: py-spy is not installed (`pip install py-spy`)"
+                            .into(),
+                    ),
+                    Err(e) => r.notes.push(format!("main thread not recorded: {e}")),
+                }
+            }
+            r.census(0.0);
+        }
+        if !host.is_live() {
+            r.notes.push(format!(
+                "replayed from {}: GPU readings and process states are the recorded ones at a nominal {} ms apart; CPU, IO and pressure rates are null (the time between two recorded readings is not known)",
+                host.describe(),
+                r.opts.interval.as_millis()
+            ));
+        }
+        if let Some(log) = &r.opts.log {
+            r.progress = Some(progress::Tail::new(log.clone()));
+        }
+        // the baseline every delta is taken against
+        r.read_processes(0.0, false);
+        r.read_node(0.0, false);
+        r
+    }
+
+    /// Seconds since the window began: the host's clock when live, else the nominal time.
+    fn now(&self) -> f64 {
+        if self.host.is_live() {
+            self.host.now() - self.t0
+        } else {
+            self.samples as f64 * self.opts.interval.as_secs_f64()
+        }
+    }
+
+    /// Look for the job's processes again: a worker seen for the first time gets a baseline
+    /// reading now and points from the next sample on.
+    fn census(&mut self, t: f64) {
+        let Some(pid) = self.opts.pid else { return };
+        self.last_census = t;
+        for (p, member, st) in job_census(self.host, pid) {
+            if self.procs.contains_key(&p) || self.procs.len() >= MAX_PROCESSES {
+                continue;
+            }
+            let role = match member {
+                Member::Main => ProcessRole::Main,
+                Member::Worker => ProcessRole::Worker,
+                Member::Other => ProcessRole::Other,
+            };
+            self.procs.insert(
+                p,
+                ProcAcc {
+                    role,
+                    name: redact(&st.comm),
+                    t: Vec::new(),
+                    cpu: Vec::new(),
+                    state: Vec::new(),
+                    read: Col::default(),
+                    write: Col::default(),
+                    // the census's reading is this process's baseline
+                    last: Some((t, st.cpu_ticks, io_of(self.host, p))),
+                    gone: false,
+                },
+            );
+        }
+    }
+
+    /// Read every process followed; `push: false` takes only a baseline, of those without one.
+    fn read_processes(&mut self, t: f64, push: bool) {
+        let host = self.host;
+        let live = host.is_live();
+        for (pid, acc) in self
+            .procs
+            .iter_mut()
+            .filter(|(_, a)| !a.gone && (push || a.last.is_none()))
+        {
+            let stat = self
+                .host
+                .read_file(&format!("/proc/{pid}/stat"))
+                .ok()
+                .and_then(|b| parse_stat(&String::from_utf8_lossy(&b)));
+            let io = io_of(host, *pid);
+            let Some(st) = stat else {
+                // gone: one `null` says so, then the series ends
+                if push && acc.last.is_some() {
+                    acc.t.push(t);
+                    acc.cpu.push(None);
+                    acc.state.push(None);
+                    acc.read.push(None, acc.read.supported);
+                    acc.write.push(None, acc.write.supported);
+                }
+                acc.gone = acc.last.is_some();
+                continue;
+            };
+            if push && let Some((t_last, ticks, io_last)) = acc.last {
+                // a recorded host replays readings without the time that passed between them:
+                // no rate can be taken from them
+                let dt = if live { t - t_last } else { 0.0 };
+                acc.t.push(t);
+                acc.cpu.push((dt > 0.0).then(|| {
+                    round1(st.cpu_ticks.saturating_sub(ticks) as f64 / TICKS_PER_SEC / dt * 100.0)
+                }));
+                acc.state.push(Some(st.state.clone()));
+                let rate =
+                    |a: u64, b: u64| (dt > 0.0).then(|| round1(b.saturating_sub(a) as f64 / dt));
+                match (io_last, io) {
+                    (Some((r0, w0)), Some((r1, w1))) => {
+                        acc.read.push(rate(r0, r1), true);
+                        acc.write.push(rate(w0, w1), true);
+                    }
+                    // unreadable (another user's process without root): a failed reading
+                    _ => {
+                        acc.read.push(None, io.is_some() || acc.read.supported);
+                        acc.write.push(None, io.is_some() || acc.write.supported);
+                    }
+                }
+            }
+            acc.last = Some((t, st.cpu_ticks, io));
+        }
+    }
+
+    fn read_node(&mut self, t: f64, push: bool) {
+        use procfs::{FromRead, FromReadSI};
+        let info = procfs::ExplicitSystemInfo {
+            boot_time_secs: 0,
+            ticks_per_second: TICKS_PER_SEC as u64,
+            page_size: 4096,
+            is_little_endian: cfg!(target_endian = "little"),
+        };
+        let cpu = self
+            .host
+            .read_file("/proc/stat")
+            .ok()
+            .and_then(|b| procfs::KernelStats::from_read(&b[..], &info).ok())
+            .map(|k| {
+                let c = &k.total;
+                let idle = c.idle + c.iowait.unwrap_or(0);
+                let all = c.user
+                    + c.nice
+                    + c.system
+                    + idle
+                    + c.irq.unwrap_or(0)
+                    + c.softirq.unwrap_or(0)
+                    + c.steal.unwrap_or(0);
+                (all - idle, all)
+            });
+        let cpu_psi = self
+            .host
+            .read_file("/proc/pressure/cpu")
+            .ok()
+            .and_then(|b| procfs::CpuPressure::from_read(&b[..]).ok())
+            .map(|p| p.some.total);
+        let io_psi = self
+            .host
+            .read_file("/proc/pressure/io")
+            .ok()
+            .and_then(|b| procfs::IoPressure::from_read(&b[..]).ok())
+            .map(|p| p.some.total);
+        let live = self.host.is_live();
+        let n = &mut self.node;
+        if push && let Some((t_last, cpu0, cpsi0, ipsi0)) = n.last {
+            let dt = if live { t - t_last } else { 0.0 };
+            n.t.push(t);
+            match (cpu0, cpu) {
+                (Some((b0, a0)), Some((b1, a1))) if live && a1 > a0 => n.busy.push(
+                    Some(round1(
+                        b1.saturating_sub(b0) as f64 / (a1 - a0) as f64 * 100.0,
+                    )),
+                    true,
+                ),
+                _ => n.busy.push(None, cpu.is_some() || n.busy.supported),
+            }
+            let psi = |a: Option<u64>, b: Option<u64>| match (a, b) {
+                (Some(a), Some(b)) if dt > 0.0 => Some(round1(
+                    (b.saturating_sub(a) as f64 / 1e6 / dt * 100.0).min(100.0),
+                )),
+                _ => None,
+            };
+            let v = psi(cpsi0, cpu_psi);
+            n.cpu_psi.push(v, cpu_psi.is_some() || n.cpu_psi.supported);
+            let v = psi(ipsi0, io_psi);
+            n.io_psi.push(v, io_psi.is_some() || n.io_psi.supported);
+        }
+        n.last = Some((t, cpu, cpu_psi, io_psi));
+    }
+
+    fn read_gpus(&mut self, t: f64) {
+        let samples = self.host.nvml_sample();
+        let pcie = if self.pcie {
+            self.host.nvml_pcie().ok()
+        } else {
+            None
+        };
+        match samples {
+            Ok(samples) => {
+                for g in &samples {
+                    push_gpu(&mut self.gpus, t, g, pcie.as_deref());
+                }
+            }
+            Err(_) => {
+                // NVML did not answer this time: a failed reading for every GPU known
+                for acc in self.gpus.values_mut().filter(|a| !a.t.is_empty()) {
+                    acc.t.push(t);
+                    for c in [
+                        &mut acc.util,
+                        &mut acc.mem_util,
+                        &mut acc.mem_used,
+                        &mut acc.clock,
+                        &mut acc.power,
+                        &mut acc.rx,
+                        &mut acc.tx,
+                    ] {
+                        let s = c.supported;
+                        c.push(None, s);
+                    }
+                    acc.reasons.push(None);
+                }
+            }
+        }
+    }
+
+    fn read_main_thread(&mut self, t: f64) {
+        let (Some((bin, script)), Some(series)) = (&self.pyspy, &mut self.main_thread) else {
+            return;
+        };
+        let argv = vec![
+            bin.clone(),
+            "dump".into(),
+            "--pid".into(),
+            series.pid.to_string(),
+        ];
+        let state = match self.host.run(&argv, Duration::from_secs(5)) {
+            Ok(o) if o.status == Some(0) => {
+                let frames = crate::probes::pyspy::main_thread(&o.stdout, series.pid);
+                (!frames.is_empty()).then(|| {
+                    thread_state(
+                        &frames,
+                        crate::probes::pyspy::classify(&frames, &|f, l| script.line(f, l)),
+                    )
+                })
+            }
+            _ => None,
+        };
+        series.t.push(t);
+        series.state.push(state);
+    }
+
+    /// Take one sample at the end of the next interval (sleeping until then on a live host).
+    fn sample(&mut self) {
+        let due = (self.samples + 1) as f64 * self.opts.interval.as_secs_f64();
+        if self.host.is_live() {
+            let left = due - self.now();
+            if left > 0.0 {
+                self.host.sleep(Duration::from_secs_f64(left));
+            }
+        }
+        self.samples += 1;
+        let t = round3(self.now());
+        self.read_gpus(t);
+        self.read_processes(t, true);
+        self.read_node(t, true);
+        if self.opts.pyspy_every > 0
+            && self
+                .samples
+                .is_multiple_of(u64::from(self.opts.pyspy_every))
+        {
+            self.read_main_thread(t);
+        }
+        if let Some(p) = &mut self.progress {
+            p.read(t);
+        }
+        if t - self.last_census >= CENSUS_EVERY.as_secs_f64() {
+            self.census(t);
+            // the new ones' baseline
+            self.read_processes(t, false);
+        }
+    }
+
+    /// Whether the job's main process is gone.
+    fn job_gone(&self) -> bool {
+        self.opts.pid.is_some()
+            && self
+                .procs
+                .values()
+                .find(|p| p.role == ProcessRole::Main)
+                .is_some_and(|p| p.gone)
+    }
+
+    /// Sample until the window ends, `stop` is raised (SIGINT) or the job exits; `checkpoint`
+    /// gets the file every [`Options::checkpoint`] of the window.
+    pub fn run(&mut self, stop: &AtomicBool, checkpoint: &mut dyn FnMut(&RecordFile)) {
+        let end = self.opts.duration.as_secs_f64();
+        let mut last_checkpoint = 0.0;
+        loop {
+            if stop.load(Ordering::SeqCst) {
+                self.interrupted_by = Some("SIGINT".into());
+                break;
+            }
+            if (self.samples + 1) as f64 * self.opts.interval.as_secs_f64() > end + 1e-9 {
+                break;
+            }
+            self.sample();
+            crate::record::fault::after_sample(self.samples);
+            if self.job_gone() {
+                self.interrupted_by = Some("the job exited".into());
+                break;
+            }
+            let t = self.now();
+            if t - last_checkpoint >= self.opts.checkpoint.as_secs_f64() {
+                last_checkpoint = t;
+                checkpoint(&self.file());
+            }
+        }
+    }
+
+    /// Set the config or launch script the plan found for the job.
+    pub fn set_config(&mut self, config: Option<String>) {
+        if let Some(j) = &mut self.job {
+            j.config = config;
+        }
+    }
+
+    /// The recording as it stands, bounded to [`MAX_POINTS`] per group.
+    pub fn file(&self) -> RecordFile {
+        let duration_s = round3(self.samples as f64 * self.opts.interval.as_secs_f64());
+        let duration_s = if self.host.is_live() {
+            round3(self.now().max(0.0))
+        } else {
+            duration_s
+        };
+        let mut notes = self.notes.clone();
+        if self.pyspy.is_some() {
+            notes.push(format!(
+                "main thread: one py-spy dump every {} samples (a dump pauses the job while py-spy reads its stacks)",
+                self.opts.pyspy_every
+            ));
+        }
+        if let Some(p) = &self.progress
+            && let Some(why) = &p.problem
+        {
+            notes.push(why.clone());
+        }
+        let mut f = RecordFile {
+            version: RECORD_VERSION,
+            gpufix: env!("CARGO_PKG_VERSION").to_string(),
+            host: self.host_name.clone(),
+            started_at: self.started_at.clone(),
+            interval_ms: self.opts.interval.as_millis() as u64,
+            duration_s,
+            interrupted: self.interrupted_by.is_some(),
+            interrupted_by: self.interrupted_by.clone(),
+            job: self.job.clone(),
+            gpus: gpu_series(&self.gpus),
+            processes: self
+                .procs
+                .iter()
+                .filter(|(_, a)| !a.t.is_empty())
+                .map(|(pid, a)| ProcessSeries {
+                    pid: *pid,
+                    role: a.role,
+                    name: a.name.clone(),
+                    t: a.t.clone(),
+                    cpu_percent: a.cpu.clone(),
+                    state: a.state.clone(),
+                    read_bytes_s: a.read.column(),
+                    write_bytes_s: a.write.column(),
+                })
+                .collect(),
+            node: (!self.node.t.is_empty()
+                && (self.node.busy.supported
+                    || self.node.cpu_psi.supported
+                    || self.node.io_psi.supported))
+                .then(|| NodeSeries {
+                    t: self.node.t.clone(),
+                    cpu_busy_percent: self.node.busy.column(),
+                    cpu_pressure_percent: self.node.cpu_psi.column(),
+                    io_pressure_percent: self.node.io_psi.column(),
+                }),
+            main_thread: self.main_thread.clone().filter(|m| !m.t.is_empty()),
+            progress: self.progress.as_ref().and_then(|p| p.series()),
+            findings: Vec::new(),
+            downsampled: None,
+            notes,
+        };
+        downsample(&mut f, MAX_POINTS);
+        f
+    }
+}
+
+fn push_gpu(
+    gpus: &mut BTreeMap<u32, GpuAcc>,
+    t: f64,
+    g: &GpuSample,
+    pcie: Option<&[crate::host::PcieThroughput]>,
+) {
+    let acc = gpus.entry(g.index).or_default();
+    // a GPU first seen now: its columns start here (padding keeps them index-aligned)
+    acc.t.push(t);
+    acc.util.field(&g.utilization_gpu, f64::from);
+    acc.mem_util.field(&g.utilization_memory, f64::from);
+    acc.mem_used
+        .field(&g.memory_used, |b| round1(b as f64 / 1048576.0));
+    acc.clock.field(&g.clock_sm, f64::from);
+    acc.power
+        .field(&g.power_usage_mw, |mw| round1(f64::from(mw) / 1000.0));
+    match pcie.and_then(|p| p.iter().find(|p| p.index == g.index)) {
+        Some(p) => {
+            acc.rx
+                .field(&p.rx_kb_s, |kb| round1(f64::from(kb) / 1000.0));
+            acc.tx
+                .field(&p.tx_kb_s, |kb| round1(f64::from(kb) / 1000.0));
+        }
+        None => {
+            let (r, x) = (acc.rx.supported, acc.tx.supported);
+            acc.rx.push(None, r);
+            acc.tx.push(None, x);
+        }
+    }
+    match &g.clocks_event_reasons {
+        Field::Ok(r) => {
+            acc.reasons_supported = true;
+            acc.reasons.push(Some(r.clone()));
+        }
+        Field::NotSupported => acc.reasons.push(None),
+        Field::Error(_) => {
+            acc.reasons_supported = true;
+            acc.reasons.push(None);
+        }
+    }
+}
+
+fn gpu_series(gpus: &BTreeMap<u32, GpuAcc>) -> Vec<GpuSeries> {
+    gpus.iter()
+        .filter(|(_, a)| !a.t.is_empty())
+        .map(|(i, a)| GpuSeries {
+            index: *i,
+            uuid: a.uuid.clone(),
+            name: a.name.clone(),
+            t: a.t.clone(),
+            utilization_gpu: a.util.column(),
+            utilization_memory: a.mem_util.column(),
+            memory_used_mib: a.mem_used.column(),
+            memory_total_mib: a.memory_total_mib,
+            clock_sm_mhz: a.clock.column(),
+            power_w: a.power.column(),
+            pcie_rx_mb_s: a.rx.column(),
+            pcie_tx_mb_s: a.tx.column(),
+            throttle_reasons: a.reasons_supported.then(|| a.reasons.clone()),
+        })
+        .collect()
+}
+
+/// `plan --record FILE`: the plan's own window kept as a recording — the GPU samples its
+/// probes took ([`crate::host::remembered::HostView`]'s taps) and its findings over the
+/// window. Times are the host's clock where it has one (a live host), else the samples spread
+/// evenly over the window.
+pub fn plan_window_file(
+    host: &dyn Host,
+    taps: &crate::host::remembered::Taps,
+    window: Duration,
+    report: &Report,
+    job: Option<RecordJob>,
+) -> RecordFile {
+    let n = taps.len().max(1);
+    let w = window.as_secs_f64();
+    let t0 = taps.first().map(|(t, _)| *t).filter(|t| t.is_finite());
+    let mut gpus = BTreeMap::new();
+    if let Ok(full) = host.nvml() {
+        for g in &full.gpus {
+            let acc: &mut GpuAcc = gpus.entry(g.index).or_default();
+            acc.uuid = g.uuid.ok().cloned();
+            acc.name = g.name.ok().cloned();
+            acc.memory_total_mib = g.memory_total.ok().map(|b| *b as f64 / 1048576.0);
+        }
+    }
+    for (i, (at, samples)) in taps.iter().enumerate() {
+        let t = match t0 {
+            Some(t0) if at.is_finite() => round3(at - t0),
+            _ => round3(w * i as f64 / n as f64),
+        };
+        for g in samples {
+            push_gpu(&mut gpus, t, g, None);
+        }
+    }
+    let duration_s = round3(
+        gpus.values()
+            .filter_map(|a| a.t.last().copied())
+            .fold(w, f64::max),
+    );
+    let mut f = RecordFile {
+        version: RECORD_VERSION,
+        gpufix: env!("CARGO_PKG_VERSION").to_string(),
+        host: crate::host::identity(host).0,
+        started_at: report.generated_at.clone(),
+        interval_ms: (w * 1000.0 / n as f64).round() as u64,
+        duration_s,
+        interrupted: false,
+        interrupted_by: None,
+        job,
+        gpus: gpu_series(&gpus),
+        processes: Vec::new(),
+        node: None,
+        main_thread: None,
+        progress: None,
+        findings: findings(report, [0.0, duration_s]),
+        downsampled: None,
+        notes: vec![
+            "the window of `gpufix plan`: the GPU samples its probes took; `gpufix record` also keeps the job's processes, the node and the main thread".into(),
+        ],
+    };
+    downsample(&mut f, MAX_POINTS);
+    f
+}
+
+/// Bytes read and written by `pid` so far (`/proc/PID/io`, procfs-core's parser).
+fn io_of(host: &dyn Host, pid: u32) -> Option<(u64, u64)> {
+    use procfs::FromRead;
+    host.read_file(&format!("/proc/{pid}/io"))
+        .ok()
+        .and_then(|b| procfs::process::Io::from_read(&b[..]).ok())
+        .map(|io| (io.read_bytes, io.write_bytes))
+}
+
+fn round1(x: f64) -> f64 {
+    (x * 10.0).round() / 10.0
+}
+
+fn round3(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
+}
+
+/// The [`ThreadState`] of one main-thread sample: py-spy's class ([`classify`]'s names), and
+/// from the frames what it cannot tell apart — a collective, and forward as compute.
+///
+/// [`classify`]: crate::probes::pyspy::classify
+pub fn thread_state(frames: &[(String, String, u32)], class: &str) -> ThreadState {
+    const COLLECTIVES: [&str; 7] = [
+        "all_reduce",
+        "all_gather",
+        "reduce_scatter",
+        "broadcast",
+        "barrier",
+        "all_to_all",
+        "_allreduce",
+    ];
+    match class {
+        "dataloader" => ThreadState::DataWait,
+        "host_sync" => ThreadState::HostSync,
+        "copy" => ThreadState::Copy,
+        "backward_optimizer" => ThreadState::Compute,
+        _ if frames.iter().any(|(f, file, _)| {
+            COLLECTIVES.iter().any(|c| f.contains(c)) && file.contains("distributed")
+        }) =>
+        {
+            ThreadState::Communication
+        }
+        _ if frames.iter().any(|(f, _, _)| f == "forward") => ThreadState::Compute,
+        _ => ThreadState::Other,
+    }
+}
+
+/// The plan's findings over a window `[from, to]` (seconds since the recording began): each
+/// failing rule with its message, and its fix's summary and diff where the plan has them.
+pub fn findings(report: &Report, window: [f64; 2]) -> Vec<RecordFinding> {
+    report
+        .results
+        .iter()
+        .filter(|r| r.verdict == Verdict::Fail)
+        .map(|r| {
+            let changes: Vec<_> = report.changes.iter().filter(|c| c.rule == r.id).collect();
+            let diff: Vec<String> = changes.iter().filter_map(|c| c.diff.clone()).collect();
+            RecordFinding {
+                rule: r.id.clone(),
+                layer: r.layer.clone(),
+                status: "fail".into(),
+                severity: r.severity.as_str().to_string(),
+                message: redact(&r.messages.join("; ")),
+                window,
+                fix: changes.first().map(|c| redact(&c.summary)),
+                diff: (!diff.is_empty()).then(|| redact(&diff.join(""))),
+            }
+        })
+        .collect()
+}
+
+/// Merge neighbouring samples so that no group has more than `max` points: chunks of `factor`
+/// samples become one (the mean of its numbers — `null` only when all were — the union of its
+/// reason lists, its most frequent state; its `t` is the chunk's last). `downsampled` records
+/// the largest factor and the raw sample count.
+pub fn downsample(f: &mut RecordFile, max: usize) {
+    let max = max.max(1);
+    let mut factor = 1usize;
+    let mut raw = 0usize;
+    let mut pick = |n: usize| -> usize {
+        raw = raw.max(n);
+        let k = n.div_ceil(max).max(1);
+        factor = factor.max(k);
+        k
+    };
+    for g in &mut f.gpus {
+        let k = pick(g.t.len());
+        if k > 1 {
+            g.t = last_of(&g.t, k);
+            for c in [
+                &mut g.utilization_gpu,
+                &mut g.utilization_memory,
+                &mut g.memory_used_mib,
+                &mut g.clock_sm_mhz,
+                &mut g.power_w,
+                &mut g.pcie_rx_mb_s,
+                &mut g.pcie_tx_mb_s,
+            ]
+            .into_iter()
+            .flatten()
+            {
+                *c = mean_of(c, k);
+            }
+            if let Some(r) = &mut g.throttle_reasons {
+                *r = r
+                    .chunks(k)
+                    .map(|ch| {
+                        let mut u: Vec<String> = ch.iter().flatten().flatten().cloned().collect();
+                        u.sort();
+                        u.dedup();
+                        ch.iter().any(Option::is_some).then_some(u)
+                    })
+                    .collect();
+            }
+        }
+    }
+    for p in &mut f.processes {
+        let k = pick(p.t.len());
+        if k > 1 {
+            p.t = last_of(&p.t, k);
+            p.cpu_percent = mean_of(&p.cpu_percent, k);
+            p.state = mode_of(&p.state, k);
+            for c in [&mut p.read_bytes_s, &mut p.write_bytes_s]
+                .into_iter()
+                .flatten()
+            {
+                *c = mean_of(c, k);
+            }
+        }
+    }
+    if let Some(n) = &mut f.node {
+        let k = pick(n.t.len());
+        if k > 1 {
+            n.t = last_of(&n.t, k);
+            for c in [
+                &mut n.cpu_busy_percent,
+                &mut n.cpu_pressure_percent,
+                &mut n.io_pressure_percent,
+            ]
+            .into_iter()
+            .flatten()
+            {
+                *c = mean_of(c, k);
+            }
+        }
+    }
+    if let Some(m) = &mut f.main_thread {
+        let k = pick(m.t.len());
+        if k > 1 {
+            m.t = last_of(&m.t, k);
+            m.state = mode_of(&m.state, k);
+        }
+    }
+    if let Some(p) = &mut f.progress {
+        let k = pick(p.t.len());
+        if k > 1 {
+            p.t = last_of(&p.t, k);
+            p.rate = mean_of(&p.rate, k);
+        }
+    }
+    if factor > 1 {
+        f.downsampled = Some(Downsampled {
+            factor: factor as u32,
+            raw_samples: raw as u64,
+        });
+    }
+}
+
+fn last_of(t: &[f64], k: usize) -> Vec<f64> {
+    t.chunks(k).filter_map(|c| c.last().copied()).collect()
+}
+
+fn mean_of(c: &[Option<f64>], k: usize) -> Column {
+    c.chunks(k)
+        .map(|ch| {
+            let v: Vec<f64> = ch.iter().flatten().copied().collect();
+            (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+        })
+        .collect()
+}
+
+fn mode_of<T: Clone + PartialEq>(c: &[Option<T>], k: usize) -> Vec<Option<T>> {
+    c.chunks(k)
+        .map(|ch| {
+            let mut best: Option<(&T, usize)> = None;
+            for v in ch.iter().flatten() {
+                let n = ch.iter().flatten().filter(|x| *x == v).count();
+                if best.is_none_or(|(_, m)| n > m) {
+                    best = Some((v, n));
+                }
+            }
+            best.map(|(v, _)| v.clone())
+        })
+        .collect()
+}
+
+/// The test hook for an interrupted recording (`fault-injection` builds only):
+/// `GPUFIX_TEST_INTERRUPT_AFTER=N` sends this process SIGINT after the N-th sample, through the
+/// same signal handler a person's Ctrl-C reaches.
+pub mod fault {
+    #[cfg(not(feature = "fault-injection"))]
+    pub fn after_sample(_n: u64) {}
+
+    #[cfg(feature = "fault-injection")]
+    pub fn after_sample(n: u64) {
+        let at: Option<u64> = std::env::var("GPUFIX_TEST_INTERRUPT_AFTER")
+            .ok()
+            .and_then(|v| v.parse().ok());
+        if at == Some(n) {
+            let _ = rustix::process::kill_process(
+                rustix::process::getpid(),
+                rustix::process::Signal::INT,
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file_with(n: usize) -> RecordFile {
+        let t: Vec<f64> = (1..=n).map(|i| i as f64 * 0.2).collect();
+        RecordFile {
+            version: RECORD_VERSION,
+            gpufix: "test".into(),
+            host: "h".into(),
+            started_at: "2026-12-03T00:00:00Z".into(),
+            interval_ms: 200,
+            duration_s: n as f64 * 0.2,
+            interrupted: false,
+            interrupted_by: None,
+            job: None,
+            gpus: vec![GpuSeries {
+                index: 0,
+                t: t.clone(),
+                utilization_gpu: Some((0..n).map(|i| Some((i % 7) as f64 * 10.0)).collect()),
+                throttle_reasons: Some(
+                    (0..n)
+                        .map(|i| {
+                            Some(if i % 2 == 0 {
+                                vec!["GPU_IDLE".into()]
+                            } else {
+                                vec![]
+                            })
+                        })
+                        .collect(),
+                ),
+                ..Default::default()
+            }],
+            processes: vec![ProcessSeries {
+                pid: 7,
+                role: ProcessRole::Worker,
+                name: "pt_data_worker".into(),
+                t: t.clone(),
+                cpu_percent: (0..n).map(|i| Some(100.0 - (i % 3) as f64)).collect(),
+                state: (0..n)
+                    .map(|i| Some(if i % 4 == 0 { "S" } else { "R" }.to_string()))
+                    .collect(),
+                read_bytes_s: None,
+                write_bytes_s: None,
+            }],
+            node: None,
+            main_thread: None,
+            progress: None,
+            findings: Vec::new(),
+            downsampled: None,
+            notes: Vec::new(),
+        }
+    }
+
+    fn mean(c: &[Option<f64>]) -> f64 {
+        let v: Vec<f64> = c.iter().flatten().copied().collect();
+        v.iter().sum::<f64>() / v.len() as f64
+    }
+
+    #[test]
+    fn downsampling_keeps_at_most_max_points_and_the_means() {
+        let n = MAX_POINTS * 4 + 12; // not a multiple: the last chunk is shorter
+        let mut f = file_with(n);
+        let before_gpu = mean(f.gpus[0].utilization_gpu.as_ref().unwrap());
+        let before_cpu = mean(&f.processes[0].cpu_percent);
+        downsample(&mut f, MAX_POINTS);
+        let g = &f.gpus[0];
+        assert!(g.t.len() <= MAX_POINTS, "{}", g.t.len());
+        assert_eq!(g.t.len(), g.utilization_gpu.as_ref().unwrap().len());
+        assert_eq!(f.processes[0].t.len(), f.processes[0].state.len());
+        let d = f.downsampled.clone().unwrap();
+        assert_eq!((d.factor, d.raw_samples), (5, n as u64));
+        // chunks of equal size keep the mean exactly; a shorter last chunk moves it by little
+        let after_gpu = mean(g.utilization_gpu.as_ref().unwrap());
+        assert!(
+            (after_gpu - before_gpu).abs() < 0.05,
+            "{before_gpu} -> {after_gpu}"
+        );
+        let after_cpu = mean(&f.processes[0].cpu_percent);
+        assert!(
+            (after_cpu - before_cpu).abs() < 0.05,
+            "{before_cpu} -> {after_cpu}"
+        );
+        // the window's end is kept, reasons are the union, a state the most frequent
+        assert_eq!(*g.t.last().unwrap(), n as f64 * 0.2);
+        assert_eq!(
+            g.throttle_reasons.as_ref().unwrap()[0],
+            Some(vec!["GPU_IDLE".to_string()])
+        );
+        assert_eq!(f.processes[0].state[0].as_deref(), Some("R"));
+    }
+
+    #[test]
+    fn equal_chunks_keep_the_mean_exactly_and_a_small_file_is_left_alone() {
+        let mut f = file_with(MAX_POINTS * 2);
+        let before = mean(f.gpus[0].utilization_gpu.as_ref().unwrap());
+        downsample(&mut f, MAX_POINTS);
+        assert_eq!(f.gpus[0].t.len(), MAX_POINTS);
+        let after = mean(f.gpus[0].utilization_gpu.as_ref().unwrap());
+        assert!((after - before).abs() < 1e-9, "{before} -> {after}");
+        let mut small = file_with(10);
+        let copy = small.clone();
+        downsample(&mut small, MAX_POINTS);
+        assert_eq!(small, copy);
+    }
+
+    #[test]
+    fn a_chunk_of_failed_readings_stays_null() {
+        assert_eq!(
+            mean_of(&[None, None, Some(4.0), Some(6.0)], 2),
+            vec![None, Some(5.0)]
+        );
+    }
+
+    #[test]
+    fn py_spy_classes_map_to_thread_states() {
+        let f = |fun: &str, file: &str| vec![(fun.to_string(), file.to_string(), 1)];
+        assert_eq!(thread_state(&[], "dataloader"), ThreadState::DataWait);
+        assert_eq!(thread_state(&[], "host_sync"), ThreadState::HostSync);
+        assert_eq!(
+            thread_state(&[], "backward_optimizer"),
+            ThreadState::Compute
+        );
+        assert_eq!(
+            thread_state(
+                &f(
+                    "all_reduce",
+                    "/usr/lib/python3/torch/distributed/distributed_c10d.py"
+                ),
+                "other"
+            ),
+            ThreadState::Communication
+        );
+        assert_eq!(
+            thread_state(&f("forward", "model.py"), "other"),
+            ThreadState::Compute
+        );
+        assert_eq!(
+            thread_state(&f("main", "train.py"), "other"),
+            ThreadState::Other
+        );
+    }
+}
