@@ -2157,3 +2157,66 @@ mod truncation {
         assert_cut(&judge(&whole[..end]), "launch.gpu-underutilized");
     }
 }
+
+/// A process or a root that does not exist is a usage error (exit 1, 3 for Nagios) with the
+/// reason, for plan, audit and apply: never a report of unknowns or an apply with nothing to do.
+mod missing_pid_and_root {
+    use super::*;
+
+    /// A pid no process has: above the kernel's pid_max limit (2^22).
+    const NO_PID: &str = "4194305";
+
+    #[test]
+    fn a_pid_that_does_not_exist_is_a_usage_error() {
+        for cmd in [
+            &["plan"][..],
+            &["audit"],
+            &["apply", "--dry-run"],
+            &["apply", "--yes"],
+        ] {
+            let mut args = cmd.to_vec();
+            args.extend(["--pid", NO_PID]);
+            let o = run(&args);
+            assert_eq!(o.code, 1, "{args:?}: {}{}", o.stdout, o.stderr);
+            assert!(
+                o.stderr
+                    .contains(&format!("--pid {NO_PID}: no such process")),
+                "{args:?}: {}",
+                o.stderr
+            );
+        }
+        let o = run(&["audit", "--format", "nagios", "--pid", NO_PID]);
+        assert_eq!(o.code, 3, "{}{}", o.stdout, o.stderr);
+    }
+
+    #[test]
+    fn a_root_that_does_not_exist_is_a_usage_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("no-such-root");
+        let missing = missing.to_str().unwrap();
+        for cmd in [
+            &["plan"][..],
+            &["audit"],
+            &["apply", "--dry-run"],
+            &["apply", "--yes"],
+        ] {
+            let mut args = cmd.to_vec();
+            args.extend(["--root", missing]);
+            let o = run(&args);
+            assert_eq!(o.code, 1, "{args:?}: {}{}", o.stdout, o.stderr);
+            assert!(
+                o.stderr.contains(&format!("--root {missing}: ")),
+                "{args:?}: {}",
+                o.stderr
+            );
+        }
+        let o = run(&["audit", "--format", "nagios", "--root", missing]);
+        assert_eq!(o.code, 3, "{}{}", o.stdout, o.stderr);
+        // A file is not a root either.
+        let file = dir.path().join("file");
+        std::fs::write(&file, "").unwrap();
+        let o = run(&["plan", "--root", file.to_str().unwrap()]);
+        assert_eq!(o.code, 1, "{}", o.stderr);
+        assert!(o.stderr.contains("not a directory"), "{}", o.stderr);
+    }
+}
