@@ -422,9 +422,10 @@ Examples:\n  gpufix test playbooks/tests\n  gpufix test --playbooks site/ site/t
         after_help = "Examples:\n  gpufix man | man -l -\n  gpufix man --dir /usr/local/share/man/man1    gpufix.1, gpufix-plan.1, gpufix-audit.1, ..."
     )]
     Man(man::ManArgs),
-    /// Print a JSON Schema: playbook, values, report, plan or snapshot.
+    /// Print a JSON Schema: playbook, values, report, plan, apply (`apply --format json`) or
+    /// snapshot.
     Schema {
-        #[arg(value_parser = ["playbook", "values", "report", "plan", "snapshot"])]
+        #[arg(value_parser = ["playbook", "values", "report", "plan", "apply", "snapshot"])]
         name: String,
     },
 }
@@ -746,6 +747,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
                 "values" => playbook::validate::values_schema(),
                 "report" => serde_json::to_value(schemars::schema_for!(crate::report::Report))?,
                 "plan" => serde_json::to_value(schemars::schema_for!(crate::plan::PlanFile))?,
+                "apply" => serde_json::to_value(schemars::schema_for!(apply::ApplyJson))?,
                 _ => serde_json::from_str(include_str!("../../schemas/snapshot.schema.json"))?,
             };
             println!("{}", serde_json::to_string_pretty(&v)?);
