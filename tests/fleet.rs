@@ -2248,7 +2248,9 @@ fn gpu_less_plan_is_short_and_names_the_cause_first() {
     }
     assert_eq!(o.status.code(), Some(2));
     let lines: Vec<&str> = text.lines().collect();
-    assert!(lines.len() <= 15, "{} lines:\n{text}", lines.len());
+    // (+2: the empty tree has no kernel log, so driver.xid-errors is unknown with the reason;
+    // it no longer reads this machine's dmesg under --root)
+    assert!(lines.len() <= 17, "{} lines:\n{text}", lines.len());
     let first = lines
         .iter()
         .find(|l| l.trim_start().starts_with("FAIL"))
