@@ -164,6 +164,21 @@ impl Spec {
 
     /// The host this run judges: pasted evidence, a snapshot, or this machine (under --root).
     pub fn host(&self) -> anyhow::Result<Arc<dyn Host>> {
+        // A mistyped --root is a usage error, never an empty host whose rules all read unknown
+        // (or an apply that finds nothing to do).
+        if let Some(r) = &self.root {
+            match std::fs::metadata(r) {
+                Ok(m) if m.is_dir() => {}
+                Ok(_) => anyhow::bail!(
+                    "--root {}: not a directory; give the directory the host's `/` is mounted at",
+                    r.display()
+                ),
+                Err(e) => anyhow::bail!(
+                    "--root {}: {e}; give the directory the host's `/` is mounted at",
+                    r.display()
+                ),
+            }
+        }
         for p in &self.evidence {
             check_input_file("--evidence", p, MAX_EVIDENCE_BYTES)?;
         }
@@ -207,6 +222,14 @@ impl Spec {
     /// The inputs (`--pid`/`--job`, `--config`, `--env-file`, logs) checked against `host`.
     pub fn inputs(&self, host: &dyn Host) -> anyhow::Result<Inputs> {
         let pid = match (&self.pid, &self.job) {
+            // A process that does not exist is a usage error, as `--job` matching none is:
+            // never a report of unknowns about it.
+            (Some(p), _) if host.is_live() && host.metadata(&format!("/proc/{p}")).is_err() => {
+                anyhow::bail!(
+                    "--pid {p}: no such process on {}; give the pid of the running training process, or find it with --job PATTERN",
+                    host.describe()
+                )
+            }
             (Some(p), _) => Some(*p),
             (None, Some(pat)) => Some(find_job(host, pat)?),
             _ => None,

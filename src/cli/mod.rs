@@ -447,9 +447,10 @@ gpufix report before.json --compare after.json -o report.html"
         after_help = "Examples:\n  gpufix man | man -l -\n  gpufix man --dir /usr/local/share/man/man1    gpufix.1, gpufix-plan.1, gpufix-audit.1, ..."
     )]
     Man(man::ManArgs),
-    /// Print a JSON Schema: playbook, values, report, plan, snapshot or record.
+    /// Print a JSON Schema: playbook, values, report, plan, apply (`apply --format json`),
+    /// snapshot or record (`gpufix record`).
     Schema {
-        #[arg(value_parser = ["playbook", "values", "report", "plan", "snapshot", "record"])]
+        #[arg(value_parser = ["playbook", "values", "report", "plan", "apply", "snapshot", "record"])]
         name: String,
     },
 }
@@ -776,6 +777,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
                 "record" => {
                     serde_json::to_value(schemars::schema_for!(crate::vocab::record::RecordFile))?
                 }
+                "apply" => serde_json::to_value(schemars::schema_for!(apply::ApplyJson))?,
                 _ => serde_json::from_str(include_str!("../../schemas/snapshot.schema.json"))?,
             };
             println!("{}", serde_json::to_string_pretty(&v)?);

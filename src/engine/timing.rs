@@ -134,6 +134,27 @@ impl Host for TimedHost<'_> {
     fn fs_path(&self, path: &str) -> Option<std::path::PathBuf> {
         self.inner.fs_path(path)
     }
+    fn commands_see_its_kernel(&self) -> bool {
+        self.inner.commands_see_its_kernel()
+    }
+    fn read_file_tail(&self, path: &str, max: u64) -> io::Result<(Vec<u8>, u64)> {
+        self.time(
+            || "file reads".into(),
+            || self.inner.read_file_tail(path, max),
+        )
+    }
+    fn run_on_files(
+        &self,
+        argv: &[String],
+        file_flag: &str,
+        files: &[String],
+        timeout: Duration,
+    ) -> io::Result<CommandOutput> {
+        self.time(
+            || command_name(argv),
+            || self.inner.run_on_files(argv, file_flag, files, timeout),
+        )
+    }
     fn read_job_file(&self, pid: u32, path: &str, max: u64) -> io::Result<Vec<u8>> {
         self.time(
             || "file reads".into(),

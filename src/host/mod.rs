@@ -154,6 +154,42 @@ pub trait Host: Send + Sync {
         true
     }
 
+    /// Whether a command run here (`dmesg`, `journalctl` without a file) reads the kernel of
+    /// the host being judged. False under `--root`: this machine's ring buffer and journal
+    /// belong to another kernel (a container's node, or the machine holding a copied tree), so
+    /// the kernel log is read from the root's own files instead.
+    fn commands_see_its_kernel(&self) -> bool {
+        true
+    }
+    /// The newest `max` bytes of a host file (all of it when smaller) and the file's size,
+    /// for logs that may be larger than [`Host::read_file`] takes. The default reads the
+    /// whole file through [`Host::read_file`] (its cap applies), which is what a recorded host
+    /// replays.
+    fn read_file_tail(&self, path: &str, max: u64) -> io::Result<(Vec<u8>, u64)> {
+        let mut b = self.read_file(path)?;
+        let total = b.len() as u64;
+        if total > max {
+            b.drain(..(total - max) as usize);
+        }
+        Ok((b, total))
+    }
+    /// Run a helper program on host files: `argv`, then `file_flag` joined to each of
+    /// `files`. A live host opens each file itself (inside `--root`, no link out, a regular
+    /// file) and hands the program `/proc/<gpufix>/fd/N`, so the program reads exactly the
+    /// file that was checked; the default names the host paths, which is what a recorded host
+    /// replays.
+    fn run_on_files(
+        &self,
+        argv: &[String],
+        file_flag: &str,
+        files: &[String],
+        timeout: Duration,
+    ) -> io::Result<CommandOutput> {
+        let mut argv = argv.to_vec();
+        argv.extend(files.iter().map(|f| format!("{file_flag}{f}")));
+        self.run(&argv, timeout)
+    }
+
     // --- changes (fixes). Hosts that cannot make a change say so; nothing is faked. ---
 
     /// Where a host path lives on this machine's filesystem (under `--root`), for file fixes.

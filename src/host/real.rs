@@ -961,6 +961,63 @@ impl Host for RealHost {
     fn fs_path(&self, path: &str) -> Option<PathBuf> {
         self.map_path(path).ok()
     }
+    fn commands_see_its_kernel(&self) -> bool {
+        self.root.is_none()
+    }
+    fn read_file_tail(&self, path: &str, max: u64) -> io::Result<(Vec<u8>, u64)> {
+        use std::io::{Read, Seek, SeekFrom};
+        let fd = self.open_in_root(path, OFlags::RDONLY | OFlags::NOCTTY | OFlags::NONBLOCK)?;
+        let st = rustix::fs::fstat(&fd)?;
+        if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("{path} is not a regular file"),
+            ));
+        }
+        let total = st.st_size.max(0) as u64;
+        let mut f = std::fs::File::from(fd);
+        if total > max {
+            f.seek(SeekFrom::Start(total - max))?;
+        }
+        let mut out = Vec::with_capacity(total.min(max) as usize);
+        // a file that grows while read is read to the size it had
+        f.take(total.min(max)).read_to_end(&mut out)?;
+        Ok((out, total))
+    }
+    /// Each file is opened inside the root ([`Self::open_in_root`]: no link leads out of it),
+    /// checked to be a regular file on the descriptor, and named to the program as
+    /// `/proc/<gpufix>/fd/N`, which reopens that very file (the program runs as root, like
+    /// gpufix); the descriptors stay open until the program has exited.
+    fn run_on_files(
+        &self,
+        argv: &[String],
+        file_flag: &str,
+        files: &[String],
+        timeout: Duration,
+    ) -> io::Result<CommandOutput> {
+        use std::os::fd::AsRawFd;
+        let mut fds = Vec::with_capacity(files.len());
+        for f in files {
+            let fd = self.open_in_root(f, OFlags::RDONLY | OFlags::NOCTTY | OFlags::NONBLOCK)?;
+            let st = rustix::fs::fstat(&fd)?;
+            if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!("{f} is not a regular file"),
+                ));
+            }
+            fds.push(fd);
+        }
+        let me = std::process::id();
+        let mut argv = argv.to_vec();
+        argv.extend(
+            fds.iter()
+                .map(|fd| format!("{file_flag}/proc/{me}/fd/{}", fd.as_raw_fd())),
+        );
+        let out = run_command(&argv, timeout);
+        drop(fds);
+        out
+    }
     fn write_runtime(&self, path: &str, value: &str) -> io::Result<()> {
         // a change makes a reading taken before it stale
         self.prefetched.discard();

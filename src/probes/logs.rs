@@ -1,7 +1,8 @@
 //! Log probes: `nccl.log` (an NCCL_DEBUG=INFO log, `--nccl-log` or `--evidence`),
 //! `kernel.log` (Xid, fallen off the bus, AER: `--kernel-log`, `--evidence`, or the live
-//! kernel ring buffer through `dmesg`), and `torch.memory` (a `memory_summary()` table or an
-//! out-of-memory message given as `--evidence`).
+//! kernel ring buffer through `dmesg`, else the host's own journal or syslog files; under
+//! `--root`, only the root's own: see [`host_kernel_log`]), and `torch.memory` (a
+//! `memory_summary()` table or an out-of-memory message given as `--evidence`).
 
 use super::inputs::evidence_of;
 use super::{ProbeCtx, ProbeKind, ProbeOutcome};
@@ -166,10 +167,17 @@ impl ProbeKind for KernelLog {
                 "SXid codes a line calls Fatal (NVLink traffic through the switch stalls)",
             ),
             ("aer", "PCIe AER errors"),
-            ("file", "where the log came from (a path, or `dmesg`)"),
+            (
+                "file",
+                "where the log came from (a path, `dmesg`, or the host's journal or syslog files)",
+            ),
             (
                 "cut",
-                "only when the log is over 256 MiB: which part was read (its newest); a rule that would pass on it is unknown",
+                "only when the log is over 256 MiB, or a host's own log was not read back to its current boot: which part was read (its newest); a rule that would pass on it is unknown",
+            ),
+            (
+                "skipped",
+                "only for a host's own log: the sources tried before it that gave nothing, and why",
             ),
         ]
     }
@@ -199,21 +207,313 @@ impl ProbeKind for KernelLog {
                 crate::host::NOT_IN_EVIDENCE
             ));
         }
+        // Under --root this machine's ring buffer and journal belong to another kernel (the
+        // container's node, or the machine holding a copied tree): only the root's own log
+        // on disk counts, and `dmesg` is never run.
+        if !ctx.host.commands_see_its_kernel() {
+            return match host_kernel_log(ctx, false) {
+                Ok(log) => log.judge(),
+                Err(why) => ProbeOutcome::Unknown(format!(
+                    "no kernel log in {}: {why}; give the log with --kernel-log FILE",
+                    ctx.host.describe()
+                )),
+            };
+        }
         let argv = vec!["dmesg".to_string()];
-        match ctx.host.run(&argv, Duration::from_secs(5)) {
+        let dmesg_failed = match ctx.host.run(&argv, Duration::from_secs(5)) {
             Ok(o) if o.status == Some(0) => {
-                to_value(&kernel_log::parse_kernel_log(&o.stdout), "dmesg".into())
+                return to_value(&kernel_log::parse_kernel_log(&o.stdout), "dmesg".into());
             }
-            Ok(o) if o.timed_out => ProbeOutcome::Unknown("`dmesg` timed out".into()),
-            Ok(o) => ProbeOutcome::Unknown(format!(
-                "`dmesg` failed ({}); give the log with --kernel-log FILE",
+            Ok(o) if o.timed_out => "`dmesg` timed out".to_string(),
+            Ok(o) => format!(
+                "`dmesg` failed ({})",
                 o.stderr.lines().next().unwrap_or("no output").trim()
-            )),
-            Err(e) => ProbeOutcome::Unknown(format!(
-                "cannot run `dmesg` ({e}); give the log with --kernel-log FILE"
+            ),
+            Err(e) => format!("cannot run `dmesg` ({e})"),
+        };
+        // Without CAP_SYSLOG (dmesg_restrict) the journal and the syslog files still hold it.
+        match host_kernel_log(ctx, true) {
+            Ok(log) => log.judge(),
+            Err(why) => ProbeOutcome::Unknown(format!(
+                "{dmesg_failed}, and {why}; give the log with --kernel-log FILE"
             )),
         }
     }
+}
+
+/// At most this much of a host's syslog files is read, newest first (the DaemonSet's container
+/// has 256 MiB of memory).
+const HOST_LOG_BYTES: u64 = 32 << 20;
+/// Kernel lines taken from a journal: its newest, of the latest boot it holds. As many lines
+/// read means there may be more: the log is cut.
+const JOURNAL_LINES: usize = 50_000;
+/// Journal files handed to `journalctl` at most (each is an open descriptor).
+const JOURNAL_FILES: usize = 256;
+/// Where journald keeps its files: persistent, else volatile (`Storage=auto` without
+/// /var/log/journal).
+const JOURNAL_DIRS: [&str; 2] = ["/var/log/journal", "/run/log/journal"];
+/// The syslog files a distribution writes kernel messages to: Debian/Ubuntu (rsyslog `kern.*`
+/// to kern.log, everything to syslog), RHEL/SUSE (messages). `.1` is the last rotation, which
+/// logrotate's `delaycompress` (Debian's default) leaves uncompressed.
+const SYSLOG_FILES: [&str; 3] = ["/var/log/kern.log", "/var/log/messages", "/var/log/syslog"];
+
+/// A kernel log a host kept, its current boot's part, and what was left out.
+struct HostLog {
+    text: String,
+    source: String,
+    cut: Option<String>,
+    /// Sources tried before this one, and why they gave nothing.
+    skipped: Vec<String>,
+}
+
+impl HostLog {
+    fn judge(self) -> ProbeOutcome {
+        let mut out = to_value(&kernel_log::parse_kernel_log(&self.text), self.source);
+        if let ProbeOutcome::Value(Value::Object(m)) = &mut out {
+            if let Some(c) = self.cut {
+                m.insert("cut".into(), json!(c));
+            }
+            if !self.skipped.is_empty() {
+                m.insert("skipped".into(), json!(self.skipped));
+            }
+        }
+        out
+    }
+}
+
+/// The kernel's first line of every boot (`Linux version 6.1.0-18-amd64 (…)`), as syslog
+/// (`kernel: [    0.000000] Linux version`) and the journal (`kernel: Linux version`) keep it.
+fn is_boot_line(line: &str) -> bool {
+    line.split_once("kernel: ").is_some_and(|(_, msg)| {
+        let msg = match msg.strip_prefix('[') {
+            Some(r) => r.split_once("] ").map_or("", |(_, m)| m),
+            None => msg,
+        };
+        msg.starts_with("Linux version ")
+    })
+}
+
+/// The part of `text` from its last boot line on, when it has one.
+fn since_last_boot(text: &str) -> Option<&str> {
+    let mut at = None;
+    let mut off = 0;
+    for line in text.split_inclusive('\n') {
+        if is_boot_line(line) {
+            at = Some(off);
+        }
+        off += line.len();
+    }
+    at.map(|i| &text[i..])
+}
+
+/// The kernel log a host kept on disk: its current boot (the latest in the log), read newest
+/// first and bounded. `live`: this machine (the default journal through `journalctl --dmesg`);
+/// else the judged root's own journal files, each opened inside the root and handed to
+/// `journalctl --file` ([`crate::host::Host::run_on_files`]). Then the first of
+/// [`SYSLOG_FILES`] that exists, with its last rotation when the boot began before it. One
+/// source is used: journald forwards to rsyslog and rsyslog writes each kernel line to kern.log
+/// and syslog, so reading more would count every Xid twice or three times.
+fn host_kernel_log(ctx: &ProbeCtx, live: bool) -> Result<HostLog, String> {
+    let host = ctx.host;
+    let mut tried = Vec::new();
+    let base = [
+        "--dmesg",
+        "--no-pager",
+        "--quiet",
+        "--output=short",
+        &format!("--lines={JOURNAL_LINES}"),
+    ]
+    .map(String::from);
+    let mut argv = vec!["journalctl".to_string()];
+    argv.extend(base);
+    let mut more = false;
+    let journal = if live {
+        Some((
+            "the journal".to_string(),
+            host.run(&argv, Duration::from_secs(8)),
+        ))
+    } else {
+        let files;
+        (files, more) = journal_files(host);
+        (!files.is_empty()).then(|| {
+            let what = format!(
+                "the journal in {} ({} files)",
+                JOURNAL_DIRS.join(" or "),
+                files.len(),
+            );
+            let r = host.run_on_files(&argv, "--file=", &files, Duration::from_secs(8));
+            (what, r)
+        })
+    };
+    if let Some((what, r)) = journal {
+        match r {
+            Ok(o) if o.status == Some(0) && o.stdout.lines().any(|l| !l.trim().is_empty()) => {
+                let lines = o.stdout.lines().count();
+                let cut = if lines >= JOURNAL_LINES {
+                    Some(format!(
+                        "input too large: only the newest {JOURNAL_LINES} kernel lines of the latest boot in {what} were read"
+                    ))
+                } else if more {
+                    // the files left out may hold the latest boot
+                    Some(format!(
+                        "input too large: only {JOURNAL_FILES} journal files were read"
+                    ))
+                } else {
+                    None
+                };
+                return Ok(HostLog {
+                    text: o.stdout,
+                    source: what,
+                    cut,
+                    skipped: tried,
+                });
+            }
+            Ok(o) if o.status == Some(0) => tried.push(format!("{what} has no kernel line")),
+            Ok(o) if o.timed_out => tried.push(format!("`journalctl` timed out on {what}")),
+            Ok(o) => tried.push(format!(
+                "`journalctl` failed on {what} ({})",
+                o.stderr.lines().next().unwrap_or("no output").trim()
+            )),
+            Err(e) => tried.push(format!("cannot run `journalctl` on {what} ({e})")),
+        }
+    }
+    for f in SYSLOG_FILES {
+        match syslog_file(host, f) {
+            Ok(Some(mut log)) => {
+                tried.append(&mut log.skipped);
+                log.skipped = tried;
+                return Ok(log);
+            }
+            Ok(None) => {}
+            Err(e) => tried.push(e),
+        }
+    }
+    if tried.is_empty() {
+        tried.push(format!(
+            "no journal in {} and none of {}",
+            JOURNAL_DIRS.join(", "),
+            SYSLOG_FILES.join(", ")
+        ));
+    }
+    Err(tried.join("; "))
+}
+
+/// journald's system journal files (`system.journal`, `system@….journal`, `….journal~`) in
+/// [`JOURNAL_DIRS`] and their machine-id directories: regular files only, never a link (a
+/// remote host's `remote-*.journal` and users' journals are not this kernel's). At most
+/// [`JOURNAL_FILES`] (the active `system.journal` and the newest names); `true` when more
+/// were left out.
+fn journal_files(host: &dyn crate::host::Host) -> (Vec<String>, bool) {
+    let is_system =
+        |n: &str| n.starts_with("system") && (n.ends_with(".journal") || n.ends_with(".journal~"));
+    let mut files = Vec::new();
+    for d in JOURNAL_DIRS {
+        if !host.metadata(d).is_ok_and(|m| m.kind == "dir") {
+            continue;
+        }
+        for e in host.read_dir(d).unwrap_or_default() {
+            let p = format!("{d}/{e}");
+            match host.metadata(&p) {
+                Ok(m) if m.kind == "file" && is_system(&e) => files.push(p),
+                Ok(m) if m.kind == "dir" => {
+                    for f in host.read_dir(&p).unwrap_or_default() {
+                        let fp = format!("{p}/{f}");
+                        if is_system(&f) && host.metadata(&fp).is_ok_and(|m| m.kind == "file") {
+                            files.push(fp);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    let more = files.len() > JOURNAL_FILES;
+    if more {
+        // `system.journal` sorts before `system@…`: keep the active files and the newest names
+        files.sort_by_key(|f| !f.ends_with("/system.journal"));
+        let active = files
+            .iter()
+            .filter(|f| f.ends_with("/system.journal"))
+            .count();
+        let (head, rest) = files.split_at(active.min(JOURNAL_FILES));
+        let mut rest = rest.to_vec();
+        rest.sort();
+        let keep = JOURNAL_FILES - head.len();
+        let tail = rest.split_off(rest.len() - keep.min(rest.len()));
+        files = head.iter().cloned().chain(tail).collect();
+    }
+    (files, more)
+}
+
+/// One syslog file's current boot: from its last boot line, reading the last rotation
+/// (`FILE.1`) too when the boot began before the file; `None` when the file does not exist.
+/// Cut when the budget ([`HOST_LOG_BYTES`]) ran out, or older rotations exist, before the
+/// boot line was found.
+fn syslog_file(host: &dyn crate::host::Host, f: &str) -> Result<Option<HostLog>, String> {
+    let mut text = String::new();
+    let mut budget = HOST_LOG_BYTES;
+    let mut read_from = Vec::new();
+    let mut cut = None;
+    for (i, path) in [f.to_string(), format!("{f}.1")].iter().enumerate() {
+        let (bytes, total) = match host.read_file_tail(path, budget) {
+            Ok(x) => x,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                if i == 0 {
+                    return Ok(None);
+                }
+                break;
+            }
+            Err(e) if i == 0 => return Err(format!("cannot read {path}: {e}")),
+            Err(e) => {
+                cut = Some(format!("input too large: {path} could not be read ({e})"));
+                break;
+            }
+        };
+        let len = bytes.len() as u64;
+        budget -= len;
+        let mut part = String::from_utf8(bytes)
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+        if total > len {
+            // the first line is a part of one
+            let start = part.find('\n').map_or(part.len(), |i| i + 1);
+            part.drain(..start);
+        }
+        read_from.push(path.clone());
+        part.push_str(&text);
+        text = part;
+        if let Some(boot) = since_last_boot(&text) {
+            let from = text.len() - boot.len();
+            text.drain(..from);
+            cut = None;
+            break;
+        }
+        if total > len || budget == 0 {
+            cut = Some(format!(
+                "input too large: only the newest {:.1} MiB of {} were read, and they do not reach the current boot",
+                text.len() as f64 / (1u64 << 20) as f64,
+                read_from.join(" and ")
+            ));
+            break;
+        }
+        if i == 1
+            && [".2", ".2.gz"]
+                .iter()
+                .any(|s| host.metadata(&format!("{f}{s}")).is_ok())
+        {
+            cut = Some(format!(
+                "the current boot began before {f}.1; older rotations were not read"
+            ));
+        }
+    }
+    if text.lines().all(|l| l.trim().is_empty()) {
+        return Err(format!("{f} is empty"));
+    }
+    Ok(Some(HostLog {
+        text,
+        source: read_from.join(" and "),
+        cut,
+        skipped: Vec::new(),
+    }))
 }
 
 pub struct TorchMemory;

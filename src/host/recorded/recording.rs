@@ -94,6 +94,24 @@ impl Host for RecordingHost {
         self.with(|s| s.links.entry(path.to_string()).or_default().push(rec));
         r
     }
+    fn commands_see_its_kernel(&self) -> bool {
+        self.inner.commands_see_its_kernel()
+    }
+    /// Recorded as the command naming the host paths, which is what a replay runs.
+    fn run_on_files(
+        &self,
+        argv: &[String],
+        file_flag: &str,
+        files: &[String],
+        timeout: Duration,
+    ) -> io::Result<CommandOutput> {
+        let r = self.inner.run_on_files(argv, file_flag, files, timeout);
+        let mut key = argv.to_vec();
+        key.extend(files.iter().map(|f| format!("{file_flag}{f}")));
+        let rec = Recorded::from_result(&r);
+        self.with(|s| s.commands.entry(command_key(&key)).or_default().push(rec));
+        r
+    }
     fn run(&self, argv: &[String], timeout: Duration) -> io::Result<CommandOutput> {
         let r = self.inner.run(argv, timeout);
         let rec = Recorded::from_result(&r);
