@@ -1233,7 +1233,9 @@ fn an_env_value_from_a_units_environment_file_or_vendor_unit() {
         plan.stdout
     );
     assert!(
-        plan.stdout.contains("`UnsetEnvironment=CUDA_LAUNCH_BLOCKING` in /etc/systemd/system/train@2.service.d/"),
+        plan.stdout.contains(
+            "`UnsetEnvironment=CUDA_LAUNCH_BLOCKING` in /etc/systemd/system/train@2.service.d/"
+        ),
         "{}",
         plan.stdout
     );
@@ -1259,7 +1261,10 @@ fn slurm_job(submitted: &str, copy: &str) -> Job {
                 "/proc/8001/environ",
                 "SLURM_JOB_ID=42\0SLURM_SUBMIT_DIR=/home/ml/exp\0SLURM_JOB_NAME=train.sbatch\0CUDA_LAUNCH_BLOCKING=1\0NCCL_DEBUG=INFO\0",
             ),
-            ("/proc/8000/cmdline", "/bin/bash\0/var/spool/slurmd/job00042/slurm_script\0"),
+            (
+                "/proc/8000/cmdline",
+                "/bin/bash\0/var/spool/slurmd/job00042/slurm_script\0",
+            ),
             (
                 "/proc/8000/stat",
                 "8000 (slurm_script) S 1 1 1 0 -1 4194304 100 0 0 0 1 1 0 0 20 0 1 0 100 1000 200 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n",
@@ -1272,8 +1277,7 @@ fn slurm_job(submitted: &str, copy: &str) -> Job {
         .replacen(" S 1 ", " S 8000 ", 1);
     std::fs::write(&stat, &t).unwrap();
     std::fs::write(job.dir.path().join("root/proc/8001/task/8001/stat"), &t).unwrap();
-    std::os::unix::fs::symlink("/home/ml/exp", job.dir.path().join("root/proc/8000/cwd"))
-        .unwrap();
+    std::os::unix::fs::symlink("/home/ml/exp", job.dir.path().join("root/proc/8000/cwd")).unwrap();
     job
 }
 
@@ -1296,7 +1300,11 @@ fn an_env_value_from_a_slurm_export_list_is_removed_from_the_submitted_script() 
             plan.stdout
         );
     }
-    assert!(!plan.stdout.contains("slurm_script (then"), "{}", plan.stdout);
+    assert!(
+        !plan.stdout.contains("slurm_script (then"),
+        "{}",
+        plan.stdout
+    );
     let apply = job.run(&[&["apply", "--yes"][..], &base].concat());
     assert_eq!(apply.code, 0, "{}\n{}", apply.stdout, apply.stderr);
     assert_eq!(
@@ -1317,7 +1325,8 @@ fn an_env_value_from_a_slurm_export_list_is_removed_from_the_submitted_script() 
 /// edited; the note says where the running copy sets the value and to resubmit.
 #[test]
 fn a_slurm_script_changed_since_submission_is_left_to_the_person() {
-    let copy = "#!/bin/bash\n#SBATCH --gres=gpu:8\nexport CUDA_LAUNCH_BLOCKING=1\nsrun python3 train.py\n";
+    let copy =
+        "#!/bin/bash\n#SBATCH --gres=gpu:8\nexport CUDA_LAUNCH_BLOCKING=1\nsrun python3 train.py\n";
     let now = copy.replace("gpu:8", "gpu:4");
     let job = slurm_job(&now, copy);
     let before = job.state();

@@ -184,14 +184,24 @@ fn slurm_place(name: &str, pid: u32, cx: &FixCtx, launch: Option<&str>) -> Optio
         _ => {
             let why = match (&submitted, &read, &runs) {
                 (_, _, None) => format!("slurmd's copy {spool} cannot be read"),
-                (None, _, _) => "SLURM_SUBMIT_DIR/SLURM_JOB_NAME name no script (--job-name?)".into(),
-                (Some(p), Some(Err(e)), _) => format!("the submitted script {p} cannot be read: {e}"),
-                (Some(p), _, _) => format!("{p} is not the script the job runs (it differs from slurmd's copy {spool})"),
+                (None, _, _) => {
+                    "SLURM_SUBMIT_DIR/SLURM_JOB_NAME name no script (--job-name?)".into()
+                }
+                (Some(p), Some(Err(e)), _) => {
+                    format!("the submitted script {p} cannot be read: {e}")
+                }
+                (Some(p), _, _) => format!(
+                    "{p} is not the script the job runs (it differs from slurmd's copy {spool})"
+                ),
             };
             let set = match &in_copy {
                 Some(lines) => format!(
                     "the script it runs sets {name} on line {}",
-                    lines.iter().map(usize::to_string).collect::<Vec<_>>().join(", ")
+                    lines
+                        .iter()
+                        .map(usize::to_string)
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 ),
                 None => format!("the script it runs does not set {name}"),
             };
@@ -213,7 +223,10 @@ fn service_of(cx: &FixCtx, pid: u32) -> Option<String> {
                 .find(|c| c.ends_with(".service") && !c.starts_with("user@"))
                 .map(str::to_string)
         })
-        .filter(|u| u.bytes().all(|c| c.is_ascii_alphanumeric() || b"@._-:\\".contains(&c)))
+        .filter(|u| {
+            u.bytes()
+                .all(|c| c.is_ascii_alphanumeric() || b"@._-:\\".contains(&c))
+        })
 }
 
 /// A unit's files in the order systemd reads them: the unit file (its template's, for
@@ -485,7 +498,9 @@ impl FileEdit for EnvUnset {
         if let Some(unit) = unit_of_path(path) {
             format!("{s} (then `systemctl daemon-reload` and `systemctl restart {unit}`)")
         } else if old.lines().any(|l| l.starts_with("#SBATCH")) {
-            format!("{s} (a Slurm batch script: the running job keeps its environment; resubmit it with sbatch)")
+            format!(
+                "{s} (a Slurm batch script: the running job keeps its environment; resubmit it with sbatch)"
+            )
         } else {
             s
         }

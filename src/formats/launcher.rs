@@ -47,6 +47,9 @@ fn read_text(text: &str, depth: usize, out: &mut Vec<Vec<String>>) {
     let mut c = root.walk();
     let mut done = 0;
     for k in root.children(&mut c) {
+        if k.start_byte() < done {
+            continue; // on a line already read again alone
+        }
         if !k.has_error() {
             collect(k, text, depth, out);
             done = k.end_byte();
@@ -93,14 +96,20 @@ const MAX_HEREDOC_DEPTH: usize = 4;
 
 fn collect(n: Node, src: &str, depth: usize, out: &mut Vec<Vec<String>>) {
     match n.kind() {
-        "comment" | "command_substitution" | "process_substitution" | "heredoc_start"
+        "comment"
+        | "command_substitution"
+        | "process_substitution"
+        | "heredoc_start"
         | "heredoc_end" => {}
         "command" | "declaration_command" | "unset_command" | "variable_assignments" => {
             let mut cur: Vec<String> = Vec::new();
             let mut last_end: Option<usize> = None;
             let mut c = n.walk();
             for k in n.children(&mut c) {
-                if matches!(k.kind(), "file_redirect" | "herestring_redirect" | "comment") {
+                if matches!(
+                    k.kind(),
+                    "file_redirect" | "herestring_redirect" | "comment"
+                ) {
                     continue;
                 }
                 // a line break no backslash continues ends the command where bash ends it
@@ -196,11 +205,8 @@ fn push_word(cur: &mut Vec<String>, k: Node, src: &str) {
 
 /// Is there a line break between `a` and `b` that no backslash continues?
 fn newline_between(src: &str, a: usize, b: usize) -> bool {
-    src.get(a..b).is_some_and(|gap| {
-        gap.replace("\\\r\n", "")
-            .replace("\\\n", "")
-            .contains('\n')
-    })
+    src.get(a..b)
+        .is_some_and(|gap| gap.replace("\\\r\n", "").replace("\\\n", "").contains('\n'))
 }
 
 /// A word's value as the shell gives it to the program, expansions kept as written.
@@ -273,7 +279,10 @@ fn word_value(n: Node, src: &str) -> String {
             };
             format!("{name}{op}{value}")
         }
-        "simple_expansion" | "expansion" | "command_substitution" | "arithmetic_expansion"
+        "simple_expansion"
+        | "expansion"
+        | "command_substitution"
+        | "arithmetic_expansion"
         | "process_substitution" => t.to_string(),
         _ => {
             // a bare word: a backslash quotes the next character; one before a newline
@@ -1247,6 +1256,46 @@ mod tests {
         let l = one("python t.py --workers ${W:-3} --x $UNSET");
         assert_eq!(l.settings[0].value, "3");
         assert_eq!(l.settings[1].value, "$UNSET");
+    }
+
+    #[test]
+    fn commands_are_read_on_the_bash_tree() {
+        let w = |t: &str| split_commands(t);
+        // quoting, escapes and a continuation line; redirections and comments are no words
+        assert_eq!(
+            w("NCCL_DEBUG='INFO' python \"t $X.py\" a\\ b \\\n  --n 2 2>&1 # run\n"),
+            [vec![
+                "NCCL_DEBUG=INFO",
+                "python",
+                "t $X.py",
+                "a b",
+                "--n",
+                "2"
+            ]]
+        );
+        // bash ends `A=1 B=2` at its line, though the grammar joins it to the next command
+        assert_eq!(
+            w("A=1 B=2\npython t.py\n"),
+            [vec!["A=1", "B=2"], vec!["python", "t.py"]]
+        );
+        // a heredoc's body is read as commands; `$(…)` stays inside its word
+        assert_eq!(
+            w("srun bash <<EOF\npython train.py --num_workers $(nproc)\nEOF\n"),
+            [
+                vec!["srun", "bash"],
+                vec!["python", "train.py", "--num_workers", "$(nproc)"]
+            ]
+        );
+        // an odd backtick in a pasted log line does not swallow the command after it
+        let l = one(
+            "warning: increase `num_workers` argument` (try 16)\nsome text\npython3 train.py --num-workers 4\n",
+        );
+        assert_eq!(l.settings[0].value, "4");
+        // a pasted prompt
+        assert_eq!(
+            one("(venv) me@box:~$ python t.py --workers 3").settings[0].value,
+            "3"
+        );
     }
 
     #[test]

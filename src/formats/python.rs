@@ -146,9 +146,7 @@ fn compact(n: Node, src: &str) -> String {
 fn is_dotted(n: Node) -> bool {
     match n.kind() {
         "identifier" => true,
-        "attribute" => n
-            .child_by_field_name("object")
-            .is_some_and(is_dotted),
+        "attribute" => n.child_by_field_name("object").is_some_and(is_dotted),
         _ => false,
     }
 }
@@ -186,7 +184,9 @@ fn enclosing_class(stmt: Node, src: &str) -> Option<String> {
 }
 
 fn read_call(n: Node, src: &str) -> Option<Call> {
-    let f = n.child_by_field_name("function").filter(|f| is_dotted(*f))?;
+    let f = n
+        .child_by_field_name("function")
+        .filter(|f| is_dotted(*f))?;
     let callee = match f.kind() {
         "attribute" => f.child_by_field_name("attribute")?,
         _ => f,
@@ -201,9 +201,10 @@ fn read_call(n: Node, src: &str) -> Option<Call> {
                 "comment" => {}
                 "list_splat" | "dictionary_splat" => has_splat = true,
                 "keyword_argument" => {
-                    let (Some(name), Some(v)) =
-                        (k.child_by_field_name("name"), k.child_by_field_name("value"))
-                    else {
+                    let (Some(name), Some(v)) = (
+                        k.child_by_field_name("name"),
+                        k.child_by_field_name("value"),
+                    ) else {
                         continue;
                     };
                     args.push(Arg {
@@ -306,7 +307,11 @@ fn read_def(n: Node, src: &str) -> Option<Def> {
         name: syntax::text(name, src).to_string(),
         class: enclosing_class(n, src),
         line: line(n),
-        end_line: if end.column == 0 { end.row } else { end.row + 1 },
+        end_line: if end.column == 0 {
+            end.row
+        } else {
+            end.row + 1
+        },
         params,
     })
 }
@@ -334,7 +339,9 @@ fn dict_seg(d: Node, src: &str) -> Option<String> {
 /// `'key': value` of a dict literal, with the keys of the dicts around it.
 fn read_entry(n: Node, src: &str) -> Option<DictEntry> {
     n.parent().filter(|p| p.kind() == "dictionary")?;
-    let key = n.child_by_field_name("key").filter(|k| k.kind() == "string")?;
+    let key = n
+        .child_by_field_name("key")
+        .filter(|k| k.kind() == "string")?;
     let k = string_literal(syntax::text(key, src))?;
     let v = n.child_by_field_name("value")?;
     let mut path = Vec::new();
@@ -475,7 +482,9 @@ fn int_expr(e: &str, consts: &BTreeMap<String, Value>) -> Option<i64> {
     if root.has_error() || root.named_child_count() != 1 {
         return None;
     }
-    let stmt = root.named_child(0).filter(|s| s.kind() == "expression_statement")?;
+    let stmt = root
+        .named_child(0)
+        .filter(|s| s.kind() == "expression_statement")?;
     if stmt.named_child_count() != 1 {
         return None;
     }

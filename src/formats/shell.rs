@@ -488,7 +488,10 @@ impl Script<'_> {
                         continue;
                     }
                     let without = if list.contains(['"', '\'']) {
-                        Err("the `--export` list is quoted, which gpufix does not take apart".to_string())
+                        Err(
+                            "the `--export` list is quoted, which gpufix does not take apart"
+                                .to_string(),
+                        )
                     } else if items.len() == 1 {
                         Err("it is the only entry of `--export`, and without it the option would mean something else".to_string())
                     } else {
@@ -516,7 +519,8 @@ impl Script<'_> {
 /// Does the script name `name` anywhere gpufix reads: an assignment or an `#SBATCH --export`
 /// entry?
 pub fn names(src: &str, name: &str) -> bool {
-    Script::parse(src).is_ok_and(|sc| !sc.sites(name).is_empty() || !sc.sbatch_exports(name).is_empty())
+    Script::parse(src)
+        .is_ok_and(|sc| !sc.sites(name).is_empty() || !sc.sbatch_exports(name).is_empty())
 }
 
 /// Does the script set `name` anywhere gpufix can read?
@@ -893,7 +897,10 @@ mod tests {
         // set twice: by the header and by an export in the body
         let err = unset("#SBATCH --export=ALL,A=1\nexport A=2\nsrun t\n", "A").unwrap_err();
         assert!(err.to_string().contains("set in 2 places"), "{err}");
-        assert!(err.to_string().contains("line 1 (#SBATCH --export)"), "{err}");
+        assert!(
+            err.to_string().contains("line 1 (#SBATCH --export)"),
+            "{err}"
+        );
         // sbatch stops reading #SBATCH at the first command: a later one is a plain comment
         let late = "srun t\n#SBATCH --export=ALL,A=1\n";
         assert_eq!(unset(late, "A").unwrap(), late);
