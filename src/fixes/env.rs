@@ -10,7 +10,7 @@
 //! an environment gpufix cannot see (the user's shell), the fix is left to the person with a
 //! note that says where the value is set and the command line to start the job without it.
 //!
-//! With `--pid`, `env.unset` follows the variable to where it is set ([`place`]): the launch
+//! With `--pid`, `env.unset` follows the variable to where it is set (`place`): the launch
 //! script, a file it sources, then — for a Slurm batch job — the batch script as submitted
 //! (`$SLURM_SUBMIT_DIR/$SLURM_JOB_NAME`, taken only when its bytes are those of the copy slurmd
 //! runs, `SlurmdSpoolDir/job%05u/slurm_script`; the copy itself is never edited), where an
