@@ -276,7 +276,11 @@ mod tests {
     #[test]
     fn a_character_past_255_after_a_brace_does_not_crash_the_bash_scanner() {
         // tree-sitter-bash 0.25.1 read outside isdigit's table here (SIGSEGV)
-        for src in ["echo {\u{E0000}", "x={\u{10FFFF}..2}\n", "echo {\u{1F600}é\n"] {
+        for src in [
+            "echo {\u{E0000}",
+            "x={\u{10FFFF}..2}\n",
+            "echo {\u{1F600}é\n",
+        ] {
             let t = parse(Lang::Bash, src).unwrap();
             assert_eq!(t.root_node().end_byte(), src.len());
         }
