@@ -1314,3 +1314,219 @@ fn apply_by_pid_while_the_job_runs_says_to_restart_it() {
         "data:\n  num_workers: 8\n"
     );
 }
+
+/// A job (PID 7001, `python3 train.py`) whose parent is PID 1: started by a service manager,
+/// not a shell; `files` are laid under the root.
+fn started_by_manager(environ: &str, files: &[(&str, &str)]) -> Job {
+    let mut all: Vec<(&str, &str)> = vec![
+        ("/opt/train/train.py", "import torch\nprint('train')\n"),
+        ("/proc/7001/environ", environ),
+    ];
+    all.extend_from_slice(files);
+    job_tree(
+        "7001",
+        "/usr/bin/python3\0/opt/train/train.py\0",
+        "/opt/train",
+        &all,
+    )
+}
+
+/// Issue 22 item 5: a job in a systemd service has the variable from its unit's
+/// `Environment=` line: the plan drops that one assignment from the line (the other stays,
+/// quoting kept), says `daemon-reload` and a restart are needed; apply -> rollback byte-exact.
+#[test]
+fn an_env_value_from_a_systemd_unit_is_removed_from_its_environment_line() {
+    let unit = "[Unit]\nDescription=training\n\n[Service]\nUser=ml\nEnvironment=\"NCCL_DEBUG=INFO\" CUDA_LAUNCH_BLOCKING=1\nExecStart=/usr/bin/python3 /opt/train/train.py\n\n[Install]\nWantedBy=multi-user.target\n";
+    let job = started_by_manager(
+        "PATH=/usr/bin\0NCCL_DEBUG=INFO\0CUDA_LAUNCH_BLOCKING=1\0",
+        &[
+            ("/proc/7001/cgroup", "0::/system.slice/train.service\n"),
+            ("/etc/systemd/system/train.service", unit),
+        ],
+    );
+    let base = ["--pid", "7001", "--only", "cuda.launch-blocking"];
+    let before = job.state();
+    let plan = job.run(&[&["plan"][..], &base].concat());
+    assert_eq!(plan.code, 2, "{}\n{}", plan.stdout, plan.stderr);
+    for has in [
+        "unset CUDA_LAUNCH_BLOCKING in /etc/systemd/system/train.service (then `systemctl daemon-reload` and `systemctl restart train.service`)",
+        "-Environment=\"NCCL_DEBUG=INFO\" CUDA_LAUNCH_BLOCKING=1",
+        "+Environment=\"NCCL_DEBUG=INFO\"",
+    ] {
+        assert!(
+            plan.stdout.contains(has),
+            "plan shows `{has}`:\n{}",
+            plan.stdout
+        );
+    }
+    assert_eq!(job.state(), before, "plan changes nothing");
+    let apply = job.run(&[&["apply", "--yes"][..], &base].concat());
+    assert_eq!(apply.code, 0, "{}\n{}", apply.stdout, apply.stderr);
+    assert_eq!(
+        std::fs::read_to_string(job.p("root/etc/systemd/system/train.service")).unwrap(),
+        unit.replace(" CUDA_LAUNCH_BLOCKING=1", "")
+    );
+    // applying again: the unit no longer sets it, so nothing is planned there
+    let again = job.run(&[&["plan"][..], &base].concat());
+    assert!(!again.stdout.contains("@@"), "{}", again.stdout);
+    let rb = job.rollback();
+    assert_eq!(rb.code, 0, "{}\n{}", rb.stdout, rb.stderr);
+    assert_eq!(job.state(), before, "rollback restores every byte");
+}
+
+/// The unit reads the variable from its `EnvironmentFile=`: that file is edited; a vendor unit
+/// (under /usr/lib) is left to the person with the drop-in that unsets it.
+#[test]
+fn an_env_value_from_a_units_environment_file_or_vendor_unit() {
+    let unit = "[Service]\nEnvironmentFile=-/etc/default/train\nExecStart=/usr/bin/python3 /opt/train/train.py\n";
+    let env = "# training defaults\nOMP_NUM_THREADS=8\nCUDA_LAUNCH_BLOCKING=1\n";
+    let job = started_by_manager(
+        "CUDA_LAUNCH_BLOCKING=1\0OMP_NUM_THREADS=8\0",
+        &[
+            ("/proc/7001/cgroup", "0::/system.slice/train.service\n"),
+            ("/etc/systemd/system/train.service", unit),
+            ("/etc/default/train", env),
+        ],
+    );
+    let base = ["--pid", "7001", "--only", "cuda.launch-blocking"];
+    let before = job.state();
+    let plan = job.run(&[&["plan"][..], &base].concat());
+    assert!(
+        plan.stdout
+            .contains("unset CUDA_LAUNCH_BLOCKING in /etc/default/train"),
+        "{}",
+        plan.stdout
+    );
+    let apply = job.run(&[&["apply", "--yes"][..], &base].concat());
+    assert_eq!(apply.code, 0, "{}\n{}", apply.stdout, apply.stderr);
+    assert_eq!(
+        std::fs::read_to_string(job.p("root/etc/default/train")).unwrap(),
+        "# training defaults\nOMP_NUM_THREADS=8\n"
+    );
+    let rb = job.rollback();
+    assert_eq!(rb.code, 0, "{}\n{}", rb.stdout, rb.stderr);
+    assert_eq!(job.state(), before, "rollback restores every byte");
+
+    let vendor = "[Service]\nEnvironment=CUDA_LAUNCH_BLOCKING=1\nExecStart=/usr/bin/python3 /opt/train/train.py\n";
+    let job = started_by_manager(
+        "CUDA_LAUNCH_BLOCKING=1\0",
+        &[
+            ("/proc/7001/cgroup", "0::/system.slice/train@2.service\n"),
+            ("/usr/lib/systemd/system/train@.service", vendor),
+        ],
+    );
+    let before = job.state();
+    let plan = job.run(&[&["plan"][..], &base].concat());
+    assert!(
+        plan.stdout.contains("is left to you: CUDA_LAUNCH_BLOCKING is set by train@2.service in /usr/lib/systemd/system/train@.service, which gpufix does not edit"),
+        "{}",
+        plan.stdout
+    );
+    assert!(
+        plan.stdout.contains(
+            "`UnsetEnvironment=CUDA_LAUNCH_BLOCKING` in /etc/systemd/system/train@2.service.d/"
+        ),
+        "{}",
+        plan.stdout
+    );
+    assert!(!plan.stdout.contains("@@"), "no diff: {}", plan.stdout);
+    assert_eq!(job.state(), before);
+}
+
+/// A Slurm batch job: slurmd runs a copy of the batch script
+/// (`/var/spool/slurmd/job00042/slurm_script`); the script as submitted
+/// (`$SLURM_SUBMIT_DIR/$SLURM_JOB_NAME`, the same bytes) is edited as the job's owner — one
+/// entry of its `#SBATCH --export=` list goes — and the plan says to resubmit; the copy is
+/// never touched.
+fn slurm_job(submitted: &str, copy: &str) -> Job {
+    let job = job_tree(
+        "8001",
+        "python3\0train.py\0",
+        "/home/ml/exp",
+        &[
+            ("/home/ml/exp/train.py", "import torch\nprint('train')\n"),
+            ("/home/ml/exp/train.sbatch", submitted),
+            ("/var/spool/slurmd/job00042/slurm_script", copy),
+            (
+                "/proc/8001/environ",
+                "SLURM_JOB_ID=42\0SLURM_SUBMIT_DIR=/home/ml/exp\0SLURM_JOB_NAME=train.sbatch\0CUDA_LAUNCH_BLOCKING=1\0NCCL_DEBUG=INFO\0",
+            ),
+            (
+                "/proc/8000/cmdline",
+                "/bin/bash\0/var/spool/slurmd/job00042/slurm_script\0",
+            ),
+            (
+                "/proc/8000/stat",
+                "8000 (slurm_script) S 1 1 1 0 -1 4194304 100 0 0 0 1 1 0 0 20 0 1 0 100 1000 200 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n",
+            ),
+        ],
+    );
+    let stat = job.dir.path().join("root/proc/8001/stat");
+    let t = std::fs::read_to_string(&stat)
+        .unwrap()
+        .replacen(" S 1 ", " S 8000 ", 1);
+    std::fs::write(&stat, &t).unwrap();
+    std::fs::write(job.dir.path().join("root/proc/8001/task/8001/stat"), &t).unwrap();
+    std::os::unix::fs::symlink("/home/ml/exp", job.dir.path().join("root/proc/8000/cwd")).unwrap();
+    job
+}
+
+#[test]
+fn an_env_value_from_a_slurm_export_list_is_removed_from_the_submitted_script() {
+    let script = "#!/bin/bash\n#SBATCH --job-name=train.sbatch\n#SBATCH --gres=gpu:8\n#SBATCH --export=ALL,CUDA_LAUNCH_BLOCKING=1,NCCL_DEBUG=INFO  # debugging\n\nsrun python3 train.py\n";
+    let job = slurm_job(script, script);
+    let base = ["--pid", "8001", "--only", "cuda.launch-blocking"];
+    let before = job.state();
+    let plan = job.run(&[&["plan"][..], &base].concat());
+    assert_eq!(plan.code, 2, "{}\n{}", plan.stdout, plan.stderr);
+    for has in [
+        "unset CUDA_LAUNCH_BLOCKING in /home/ml/exp/train.sbatch (a Slurm batch script: the running job keeps its environment; resubmit it with sbatch)",
+        "-#SBATCH --export=ALL,CUDA_LAUNCH_BLOCKING=1,NCCL_DEBUG=INFO  # debugging",
+        "+#SBATCH --export=ALL,NCCL_DEBUG=INFO  # debugging",
+    ] {
+        assert!(
+            plan.stdout.contains(has),
+            "plan shows `{has}`:\n{}",
+            plan.stdout
+        );
+    }
+    assert!(
+        !plan.stdout.contains("slurm_script (then"),
+        "{}",
+        plan.stdout
+    );
+    let apply = job.run(&[&["apply", "--yes"][..], &base].concat());
+    assert_eq!(apply.code, 0, "{}\n{}", apply.stdout, apply.stderr);
+    assert_eq!(
+        std::fs::read_to_string(job.p("root/home/ml/exp/train.sbatch")).unwrap(),
+        script.replace("CUDA_LAUNCH_BLOCKING=1,", "")
+    );
+    assert_eq!(
+        std::fs::read_to_string(job.p("root/var/spool/slurmd/job00042/slurm_script")).unwrap(),
+        script,
+        "slurmd's copy is never edited"
+    );
+    let rb = job.rollback();
+    assert_eq!(rb.code, 0, "{}\n{}", rb.stdout, rb.stderr);
+    assert_eq!(job.state(), before, "rollback restores every byte");
+}
+
+/// The submitted script was changed after submission (it is not what the job runs): nothing is
+/// edited; the note says where the running copy sets the value and to resubmit.
+#[test]
+fn a_slurm_script_changed_since_submission_is_left_to_the_person() {
+    let copy =
+        "#!/bin/bash\n#SBATCH --gres=gpu:8\nexport CUDA_LAUNCH_BLOCKING=1\nsrun python3 train.py\n";
+    let now = copy.replace("gpu:8", "gpu:4");
+    let job = slurm_job(&now, copy);
+    let before = job.state();
+    let plan = job.run(&["plan", "--pid", "8001", "--only", "cuda.launch-blocking"]);
+    assert_eq!(plan.code, 2, "{}\n{}", plan.stdout, plan.stderr);
+    assert!(
+        plan.stdout.contains("is left to you: PID 8001 is Slurm job 42; the script it runs sets CUDA_LAUNCH_BLOCKING on line 3, but gpufix edits the batch script as submitted, never slurmd's copy, and /home/ml/exp/train.sbatch is not the script the job runs (it differs from slurmd's copy /var/spool/slurmd/job00042/slurm_script)"),
+        "{}",
+        plan.stdout
+    );
+    assert!(!plan.stdout.contains("@@"), "no diff: {}", plan.stdout);
+    assert_eq!(job.state(), before);
+}

@@ -32,6 +32,11 @@ pub trait FileEdit: Sync {
     ) -> Result<String, String>;
     /// One line for the plan: `unset CUDA_LAUNCH_BLOCKING in /job/env`.
     fn summary(&self, action: &Map<String, Value>, path: &str) -> String;
+    /// [`FileEdit::summary`], knowing the text the edit starts from (what it must say to do
+    /// after: reload a unit, resubmit a batch job).
+    fn summary_of(&self, action: &Map<String, Value>, path: &str, _old: &str) -> String {
+        self.summary(action, path)
+    }
     /// See [`FixKind::left_to_you`]: what the action alone says (no file to edit).
     fn left_to_you(&self, _action: &Map<String, Value>, _cx: &FixCtx) -> Option<String> {
         None
@@ -230,7 +235,7 @@ pub fn prepare_edit<E: FileEdit + ?Sized>(
     Ok(vec![Prepared {
         part: "file",
         target: path.clone(),
-        summary: e.summary(action, &path),
+        summary: e.summary_of(action, &path, &old),
         diff: Some(diff),
         before: None,
         after: None,

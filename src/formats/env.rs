@@ -447,6 +447,32 @@ pub fn read_vars(path: Option<&Path>, text: &str) -> IndexMap<String, String> {
     vars_as(text, detect_format(path, text))
 }
 
+/// The files a systemd unit's `EnvironmentFile=` lines name (systemd.exec(5): one absolute path
+/// per line, `-` in front when a missing file is no error), in the order written; an empty
+/// `EnvironmentFile=` resets the list, as systemd does.
+pub fn environment_files(unit: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for l in Lines::parse(unit).lines {
+        let t = l.text.trim();
+        let Some(rest) = t.strip_prefix("EnvironmentFile") else {
+            continue;
+        };
+        let Some(v) = rest.trim_start().strip_prefix('=') else {
+            continue;
+        };
+        let v = v.trim();
+        if v.is_empty() {
+            out.clear();
+            continue;
+        }
+        let v = v.strip_prefix('-').unwrap_or(v);
+        if v.starts_with('/') {
+            out.push(v.to_string());
+        }
+    }
+    out
+}
+
 /// `/proc/PID/environ`: NUL-separated `KEY=VALUE` entries, exactly as the process has them.
 pub fn parse_environ(bytes: &[u8]) -> IndexMap<String, String> {
     bytes

@@ -6,6 +6,11 @@
 //! (`data.num_workers=0`, `--cfg-options a.b=1`, `DATALOADER.NUM_WORKERS 2`) and plain flags
 //! (`--num_workers 2`).
 //!
+//! Shell text is read on the bash grammar's tree ([`split_commands`], tree-sitter-bash, the
+//! same tree [`super::shell`] edits on): commands and their words, prefix assignments,
+//! `export`/`declare -x`, continuation lines, quoting and heredocs are the grammar's business;
+//! this module interprets the words ([`parse`]), which is also how a live process's argv is read.
+//!
 //! A whole launch script is read top to bottom by [`read_script`]: `export`s (and `unset`) give
 //! the environment the training processes inherit, `$VAR`/`${VAR}`/`${VAR:-default}` expand from
 //! the assignments above the command (unknown ones stay as written, never guessed), a command
@@ -13,99 +18,305 @@
 //! with its commented-out flags dropped, and any other program that takes the trainer's flags
 //! (`swift pt … --dataloader_num_workers 1`) counts when it sets a loader setting.
 
-/// Split shell text into words: quotes, backslash escapes and line continuations, `#`
-/// comments; `$VAR` is kept as written (never expanded). Lines ending a command (`;`, `&&`,
-/// `|`, a newline without `\`) separate commands.
+use super::syntax::{self, Lang};
+use tree_sitter::Node;
+
+/// The commands of shell text, each as its words, read on the bash grammar's tree
+/// ([`super::syntax`], tree-sitter-bash): a command's prefix assignments (`NAME=value`), its
+/// name and arguments, unquoted as the shell does (`'a b'`, `"a $X"` with its backslash
+/// escapes, `a\ b`, continuation lines); `$VAR`, `${VAR:-d}` and `$(…)` kept as written (never
+/// expanded); redirections dropped. `export`/`declare`/`local`/`readonly`/`unset` are commands
+/// like any other. A heredoc's body is read as commands too (`srun bash <<EOF … EOF` runs
+/// them), a `#` comment is no command, and a command the grammar joins across a line break
+/// bash would end it at (`A=1` alone, then `python t.py`) is two. Commands inside `$(…)` are
+/// part of their word, not commands of their own.
 pub fn split_commands(text: &str) -> Vec<Vec<String>> {
-    split_words(text, false)
+    let mut out = Vec::new();
+    read_text(text, 0, &mut out);
+    out
 }
 
-/// [`split_commands`]; with `word_comments`, a `#` at the start of a word drops only that word
-/// (a flag commented out inside a quoted multi-line command: `"python t.py \\n#--x=1 \\n--y 2"`).
-fn split_words(text: &str, word_comments: bool) -> Vec<Vec<String>> {
-    let mut cmds = Vec::new();
-    let mut cur: Vec<String> = Vec::new();
-    let mut word = String::new();
-    let mut in_word = false;
-    let mut chars = text.chars().peekable();
-    let end_word = |w: &mut String, in_w: &mut bool, cur: &mut Vec<String>| {
-        if *in_w {
-            cur.push(std::mem::take(w));
-            *in_w = false;
-        }
+/// Read `text` as commands. A part of it the grammar cannot read whole (a pasted log line with
+/// an odd backtick or quote, prose around a command) is read again one logical line at a
+/// time, so the damage stays on its line instead of swallowing the commands after it.
+fn read_text(text: &str, depth: usize, out: &mut Vec<Vec<String>>) {
+    let Ok(tree) = syntax::parse(Lang::Bash, text) else {
+        return;
     };
-    while let Some(c) = chars.next() {
-        match c {
-            '\\' => match chars.next() {
-                Some('\n') => {}
-                Some('\r') if chars.peek() == Some(&'\n') => {
-                    chars.next();
+    let root = tree.root_node();
+    let mut c = root.walk();
+    let mut done = 0;
+    for k in root.children(&mut c) {
+        if k.start_byte() < done {
+            continue; // on a line already read again alone
+        }
+        if !k.has_error() {
+            collect(k, text, depth, out);
+            done = k.end_byte();
+            continue;
+        }
+        let start = text[..k.start_byte()]
+            .rfind('\n')
+            .map_or(0, |i| i + 1)
+            .max(done);
+        let end = text[k.end_byte()..]
+            .find('\n')
+            .map_or(text.len(), |i| k.end_byte() + i);
+        for line in logical_lines(&text[start..end]) {
+            if let Ok(t) = syntax::parse(Lang::Bash, line) {
+                collect(t.root_node(), line, depth, out);
+            }
+        }
+        done = end;
+    }
+}
+
+/// Lines, a line ending in a backslash joined with the next (a continued command).
+fn logical_lines(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut at = 0;
+    for l in text.split_inclusive('\n') {
+        at += l.len();
+        let body = l.trim_end_matches(['\n', '\r']);
+        let slashes = body.len() - body.trim_end_matches('\\').len();
+        if slashes % 2 == 0 {
+            out.push(&text[start..at]);
+            start = at;
+        }
+    }
+    if start < text.len() {
+        out.push(&text[start..]);
+    }
+    out
+}
+
+/// Heredocs inside heredocs are read this deep, at most.
+const MAX_HEREDOC_DEPTH: usize = 4;
+
+fn collect(n: Node, src: &str, depth: usize, out: &mut Vec<Vec<String>>) {
+    match n.kind() {
+        "comment"
+        | "command_substitution"
+        | "process_substitution"
+        | "heredoc_start"
+        | "heredoc_end" => {}
+        "command" | "declaration_command" | "unset_command" | "variable_assignments" => {
+            let mut cur: Vec<String> = Vec::new();
+            let mut last_end: Option<usize> = None;
+            let mut c = n.walk();
+            for k in n.children(&mut c) {
+                if matches!(
+                    k.kind(),
+                    "file_redirect" | "herestring_redirect" | "comment"
+                ) {
+                    continue;
                 }
-                Some(n) => {
-                    word.push(n);
-                    in_word = true;
+                // a line break no backslash continues ends the command where bash ends it
+                if let Some(e) = last_end
+                    && newline_between(src, e, k.start_byte())
+                    && !cur.is_empty()
+                {
+                    out.push(std::mem::take(&mut cur));
                 }
-                None => {}
-            },
-            '\'' => {
-                in_word = true;
-                for n in chars.by_ref() {
-                    if n == '\'' {
-                        break;
+                last_end = Some(k.end_byte());
+                push_word(&mut cur, k, src);
+            }
+            if !cur.is_empty() {
+                out.push(cur);
+            }
+        }
+        "variable_assignment" => out.push(vec![word_value(n, src)]),
+        "ERROR" => {
+            // words the grammar could not place in a command: one command per run of them
+            let mut cur: Vec<String> = Vec::new();
+            let mut last_end: Option<usize> = None;
+            let mut c = n.walk();
+            let kids: Vec<Node> = n.children(&mut c).collect();
+            for k in kids {
+                if WORDS.contains(&k.kind()) {
+                    if let Some(e) = last_end
+                        && newline_between(src, e, k.start_byte())
+                        && !cur.is_empty()
+                    {
+                        out.push(std::mem::take(&mut cur));
                     }
-                    word.push(n);
-                }
-            }
-            '"' => {
-                in_word = true;
-                while let Some(n) = chars.next() {
-                    match n {
-                        '"' => break,
-                        '\\' => {
-                            if let Some(e) = chars.next() {
-                                if e != '\n' {
-                                    word.push(e);
-                                }
-                            }
-                        }
-                        _ => word.push(n),
+                    last_end = Some(k.end_byte());
+                    push_word(&mut cur, k, src);
+                } else {
+                    if !cur.is_empty() {
+                        out.push(std::mem::take(&mut cur));
                     }
+                    last_end = None;
+                    collect(k, src, depth, out);
                 }
             }
-            '#' if !in_word && word_comments => {
-                while chars.peek().is_some_and(|n| !n.is_whitespace()) {
-                    chars.next();
+            if !cur.is_empty() {
+                out.push(cur);
+            }
+        }
+        "heredoc_body" => {
+            if depth < MAX_HEREDOC_DEPTH {
+                let body = syntax::text(n, src);
+                if let Ok(tree) = syntax::parse(Lang::Bash, body) {
+                    collect(tree.root_node(), body, depth + 1, out);
                 }
             }
-            '#' if !in_word => {
-                for n in chars.by_ref() {
-                    if n == '\n' {
-                        break;
-                    }
-                }
-                end_word(&mut word, &mut in_word, &mut cur);
-                if !cur.is_empty() {
-                    cmds.push(std::mem::take(&mut cur));
-                }
-            }
-            '\n' | ';' | '|' | '&' => {
-                end_word(&mut word, &mut in_word, &mut cur);
-                if !cur.is_empty() {
-                    cmds.push(std::mem::take(&mut cur));
-                }
-            }
-            c if c.is_whitespace() => end_word(&mut word, &mut in_word, &mut cur),
-            c => {
-                word.push(c);
-                in_word = true;
+        }
+        _ => {
+            let mut c = n.walk();
+            let kids: Vec<Node> = n.children(&mut c).collect();
+            for k in kids {
+                collect(k, src, depth, out);
             }
         }
     }
-    end_word(&mut word, &mut in_word, &mut cur);
-    if !cur.is_empty() {
-        cmds.push(cur);
+}
+
+/// The kinds of node that are words of a command.
+const WORDS: &[&str] = &[
+    "word",
+    "string",
+    "raw_string",
+    "ansi_c_string",
+    "translated_string",
+    "concatenation",
+    "simple_expansion",
+    "expansion",
+    "number",
+    "variable_assignment",
+    "command_name",
+];
+
+/// Add a word of a command. A prompt the grammar reads as an expansion (`$ python3`, the `$`
+/// of a pasted shell prompt and the command's name) gives its two words.
+fn push_word(cur: &mut Vec<String>, k: Node, src: &str) {
+    let k = match k.kind() {
+        "command_name" => k.named_child(0).unwrap_or(k),
+        _ => k,
+    };
+    let t = syntax::text(k, src);
+    if k.kind() == "simple_expansion" && t.contains(char::is_whitespace) {
+        cur.extend(t.split_whitespace().map(str::to_string));
+        return;
     }
-    cmds
+    cur.push(word_value(k, src));
+}
+
+/// Is there a line break between `a` and `b` that no backslash continues?
+fn newline_between(src: &str, a: usize, b: usize) -> bool {
+    src.get(a..b)
+        .is_some_and(|gap| gap.replace("\\\r\n", "").replace("\\\n", "").contains('\n'))
+}
+
+/// A word's value as the shell gives it to the program, expansions kept as written.
+fn word_value(n: Node, src: &str) -> String {
+    let t = syntax::text(n, src);
+    match n.kind() {
+        "raw_string" => t
+            .strip_prefix('\'')
+            .and_then(|x| x.strip_suffix('\''))
+            .unwrap_or(t)
+            .to_string(),
+        "ansi_c_string" => t
+            .strip_prefix("$'")
+            .and_then(|x| x.strip_suffix('\''))
+            .unwrap_or(t)
+            .to_string(),
+        "string" | "translated_string" => {
+            let inner = t
+                .trim_start_matches('$')
+                .strip_prefix('"')
+                .and_then(|x| x.strip_suffix('"'))
+                .unwrap_or(t);
+            // inside double quotes a backslash escapes only $ ` " \ and a newline
+            let mut out = String::new();
+            let mut chars = inner.chars().peekable();
+            while let Some(c) = chars.next() {
+                if c == '\\' {
+                    match chars.peek() {
+                        Some('\n') => {
+                            chars.next();
+                            continue;
+                        }
+                        Some('$' | '`' | '"' | '\\') => {
+                            out.extend(chars.next());
+                            continue;
+                        }
+                        _ => {}
+                    }
+                }
+                out.push(c);
+            }
+            out
+        }
+        "concatenation" => {
+            let mut c = n.walk();
+            let kids: Vec<Node> = n.children(&mut c).collect();
+            // the bytes between parts (none in a well-formed word) are kept as written
+            let mut out = String::new();
+            let mut at = n.start_byte();
+            for k in kids {
+                out.push_str(&src[at..k.start_byte()]);
+                out.push_str(&word_value(k, src));
+                at = k.end_byte();
+            }
+            out.push_str(&src[at..n.end_byte()]);
+            out
+        }
+        "variable_assignment" => {
+            let name = n
+                .child_by_field_name("name")
+                .map_or("", |x| syntax::text(x, src));
+            let value = n
+                .child_by_field_name("value")
+                .map(|v| word_value(v, src))
+                .unwrap_or_default();
+            let op = if t[name.len()..].starts_with("+=") {
+                "+="
+            } else {
+                "="
+            };
+            format!("{name}{op}{value}")
+        }
+        "simple_expansion"
+        | "expansion"
+        | "command_substitution"
+        | "arithmetic_expansion"
+        | "process_substitution" => t.to_string(),
+        _ => {
+            // a bare word: a backslash quotes the next character; one before a newline
+            // continues the line
+            if !t.contains('\\') {
+                return t.to_string();
+            }
+            let mut out = String::new();
+            let mut chars = t.chars();
+            while let Some(c) = chars.next() {
+                if c == '\\' {
+                    match chars.next() {
+                        Some('\n') | None => {}
+                        Some(x) => out.push(x),
+                    }
+                } else {
+                    out.push(c);
+                }
+            }
+            out
+        }
+    }
+}
+
+/// A command quoted whole for a wrapper (`"python t.py \\\n#--x=1 \\\n--y 2"`): a word
+/// starting with `#` there is a flag commented out, dropped alone, not a comment to the end of
+/// the line (which would end the continued command), so those words are taken out before the
+/// text is read as commands.
+fn quoted_commands(text: &str) -> Vec<Vec<String>> {
+    let kept: Vec<&str> = text
+        .split_inclusive(['\n', ' ', '\t'])
+        .filter(|w| !w.starts_with('#'))
+        .collect();
+    split_commands(&kept.concat())
 }
 
 /// One setting the command line gives the training script.
@@ -756,7 +967,7 @@ pub fn read_script(text: &str) -> Script {
             for a in &w {
                 let a = a.strip_prefix("--wrap=").unwrap_or(a);
                 if a.contains(char::is_whitespace) {
-                    for inner in split_words(a, true) {
+                    for inner in quoted_commands(a) {
                         let inner: Vec<String> = inner.iter().map(|x| expand(x, &vars)).collect();
                         found.extend(parse(&strip_prompt(&inner)));
                     }
@@ -1045,6 +1256,46 @@ mod tests {
         let l = one("python t.py --workers ${W:-3} --x $UNSET");
         assert_eq!(l.settings[0].value, "3");
         assert_eq!(l.settings[1].value, "$UNSET");
+    }
+
+    #[test]
+    fn commands_are_read_on_the_bash_tree() {
+        let w = |t: &str| split_commands(t);
+        // quoting, escapes and a continuation line; redirections and comments are no words
+        assert_eq!(
+            w("NCCL_DEBUG='INFO' python \"t $X.py\" a\\ b \\\n  --n 2 2>&1 # run\n"),
+            [vec![
+                "NCCL_DEBUG=INFO",
+                "python",
+                "t $X.py",
+                "a b",
+                "--n",
+                "2"
+            ]]
+        );
+        // bash ends `A=1 B=2` at its line, though the grammar joins it to the next command
+        assert_eq!(
+            w("A=1 B=2\npython t.py\n"),
+            [vec!["A=1", "B=2"], vec!["python", "t.py"]]
+        );
+        // a heredoc's body is read as commands; `$(…)` stays inside its word
+        assert_eq!(
+            w("srun bash <<EOF\npython train.py --num_workers $(nproc)\nEOF\n"),
+            [
+                vec!["srun", "bash"],
+                vec!["python", "train.py", "--num_workers", "$(nproc)"]
+            ]
+        );
+        // an odd backtick in a pasted log line does not swallow the command after it
+        let l = one(
+            "warning: increase `num_workers` argument` (try 16)\nsome text\npython3 train.py --num-workers 4\n",
+        );
+        assert_eq!(l.settings[0].value, "4");
+        // a pasted prompt
+        assert_eq!(
+            one("(venv) me@box:~$ python t.py --workers 3").settings[0].value,
+            "3"
+        );
     }
 
     #[test]

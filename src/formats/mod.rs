@@ -2,6 +2,18 @@
 //! file, the fixes that edit it and the evidence parsers that read a pasted copy — so a verdict
 //! and a fix's idempotence check can never read the same bytes two ways.
 //!
+//! Shell and Python have one reader each, a real grammar ([`syntax`]: tree-sitter-bash and
+//! tree-sitter-python), and reading and editing go through the same tree: for shell,
+//! [`launcher`] reads commands, their words, prefix assignments, `export`s, heredocs and
+//! continuation lines from the bash tree ([`launcher::split_commands`]) and interprets them,
+//! [`shell`] finds where a variable or flag is set and edits it there; for Python, [`python`]
+//! reads calls, keyword arguments, assignments, dict literals, `def` defaults and argparse
+//! defaults from the Python tree and edits one of them. [`job_text`] says what a pasted or
+//! found text is and reads training logs; it reads shell and Python only through those two.
+//! What is still read by line, outside any grammar: `#SBATCH` resource lines
+//! ([`launcher`]'s `read_slurm`) and the content sniffing that decides a text *is* shell or
+//! Python at all ([`python::looks_like_python`], `is_shell_line`).
+//!
 //! Editors are pure text edits: old text in, new text out, so a change can be previewed as a
 //! diff and undone byte-exactly. Each edit is idempotent (applying it to its own output changes
 //! nothing) and leaves every line it does not need to change byte-identical, line endings and a

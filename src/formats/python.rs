@@ -1,14 +1,19 @@
 //! Python source as written: the DataLoader calls, DDP/FSDP constructors, config dicts
 //! (`train_dataloader = dict(num_workers=2, …)`), attribute assignments
-//! (`cfg.DATALOADER.NUM_WORKERS = 2`) and argparse defaults a training script holds, and an
-//! editor that changes one keyword argument or one assignment in place.
+//! (`cfg.DATALOADER.NUM_WORKERS = 2`), dict literals, `def` parameter defaults and argparse
+//! defaults a training script holds, and an editor that changes one keyword argument, one
+//! assignment, one dict entry or one default in place.
 //!
-//! This is a tokenizer, not a parser: it skips strings and comments, balances brackets and
-//! reads keyword arguments, which is what finding a setting needs. A value is judged only when
-//! it is a literal, a small integer expression of literals, a module-level constant, an
-//! `args.NAME` whose argparse default is in the same file, or a parameter of a `def` (its
-//! default, unless the command line or a caller sets it); everything else is reported as
-//! "cannot judge" with the expression, never guessed.
+//! Reading and editing go through one tree: the Python grammar's ([`super::syntax`],
+//! tree-sitter-python 0.25.0). [`scan`] walks it for `call`, `assignment`, `pair` and
+//! `function_definition` nodes, so strings, comments, brackets and line continuations are the
+//! grammar's business, never a scanner's; a part the grammar cannot read (a fragment pasted
+//! out of context) becomes an error node and what it can read around it is still found. The
+//! integer arithmetic a value is judged by ([`eval`]) is read on the same grammar's tree of the
+//! expression. A value is judged only when it is a literal, a small integer expression of
+//! literals, a module-level constant, an `args.NAME` whose argparse default is in the same
+//! file, or a parameter of a `def` (its default, unless the command line or a caller sets it);
+//! everything else is reported as "cannot judge" with the expression, never guessed.
 //!
 //! Key syntax (what `config.set` edits in a `.py` file): `CALLEE@LINE.KWARG` for a keyword
 //! argument of the call whose name starts on LINE (inserted when absent), `def NAME@LINE.PARAM`
@@ -20,169 +25,7 @@ use super::syntax::{self, Lang, Refusal};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::ops::Range;
-
-#[derive(Debug, Clone, PartialEq)]
-enum Tok {
-    Name,
-    Num,
-    Str,
-    Op,
-    /// end of a logical line (a newline outside brackets)
-    Eol,
-}
-
-#[derive(Debug, Clone)]
-struct Token {
-    kind: Tok,
-    start: usize,
-    end: usize,
-}
-
-fn tokenize(src: &str) -> Vec<Token> {
-    let b = src.as_bytes();
-    let mut out = Vec::new();
-    let mut i = 0;
-    let mut depth: i32 = 0;
-    while i < b.len() {
-        let c = b[i];
-        if c == b'#' {
-            while i < b.len() && b[i] != b'\n' {
-                i += 1;
-            }
-            continue;
-        }
-        if c == b'\\' && b.get(i + 1) == Some(&b'\n') {
-            i += 2;
-            continue;
-        }
-        if c == b'\n' {
-            if depth <= 0 {
-                out.push(Token {
-                    kind: Tok::Eol,
-                    start: i,
-                    end: i + 1,
-                });
-            }
-            i += 1;
-            continue;
-        }
-        if c.is_ascii_whitespace() {
-            i += 1;
-            continue;
-        }
-        // string literal, with an optional prefix (r, b, f, rb, …)
-        let mut j = i;
-        while j < b.len() && j - i < 2 && b"rRbBfFuU".contains(&b[j]) {
-            j += 1;
-        }
-        if j < b.len()
-            && (b[j] == b'"' || b[j] == b'\'')
-            && (j == i || i == 0 || !is_ident(b[i - 1]))
-        {
-            let q = b[j];
-            let triple = b.len() >= j + 3 && b[j + 1] == q && b[j + 2] == q;
-            let raw = b[i..j].iter().any(|c| *c == b'r' || *c == b'R');
-            let mut k = j + if triple { 3 } else { 1 };
-            loop {
-                if k >= b.len() {
-                    break;
-                }
-                if b[k] == b'\\' && !raw {
-                    k += 2;
-                    continue;
-                }
-                if b[k] == b'\\' && raw {
-                    k += 2;
-                    continue;
-                }
-                if triple {
-                    if b[k] == q && b.get(k + 1) == Some(&q) && b.get(k + 2) == Some(&q) {
-                        k += 3;
-                        break;
-                    }
-                } else if b[k] == q {
-                    k += 1;
-                    break;
-                } else if b[k] == b'\n' {
-                    break;
-                }
-                k += 1;
-            }
-            let k = k.min(b.len());
-            out.push(Token {
-                kind: Tok::Str,
-                start: i,
-                end: k,
-            });
-            i = k;
-            continue;
-        }
-        if is_ident(c) && !c.is_ascii_digit() {
-            let mut k = i;
-            while k < b.len() && is_ident(b[k]) {
-                k += 1;
-            }
-            out.push(Token {
-                kind: Tok::Name,
-                start: i,
-                end: k,
-            });
-            i = k;
-            continue;
-        }
-        if c.is_ascii_digit() || (c == b'.' && b.get(i + 1).is_some_and(u8::is_ascii_digit)) {
-            let mut k = i;
-            while k < b.len()
-                && (b[k].is_ascii_alphanumeric()
-                    || b[k] == b'.'
-                    || b[k] == b'_'
-                    || ((b[k] == b'+' || b[k] == b'-') && matches!(b[k - 1], b'e' | b'E')))
-            {
-                k += 1;
-            }
-            out.push(Token {
-                kind: Tok::Num,
-                start: i,
-                end: k,
-            });
-            i = k;
-            continue;
-        }
-        // operators: the two-character ones that matter are `==`, `**`, `//`, `!=`, `<=`, `>=`
-        let two = if i + 1 < b.len() { &src[i..i + 2] } else { "" };
-        let len = if [
-            "==", "**", "//", "!=", "<=", ">=", "->", ":=", "+=", "-=", "*=",
-        ]
-        .contains(&two)
-        {
-            2
-        } else {
-            // a UTF-8 character outside the ASCII range: step over it whole
-            src[i..].chars().next().map_or(1, char::len_utf8)
-        };
-        match c {
-            b'(' | b'[' | b'{' => depth += 1,
-            b')' | b']' | b'}' => depth -= 1,
-            _ => {}
-        }
-        out.push(Token {
-            kind: Tok::Op,
-            start: i,
-            end: i + len,
-        });
-        i += len;
-    }
-    out.push(Token {
-        kind: Tok::Eol,
-        start: src.len(),
-        end: src.len(),
-    });
-    out
-}
-
-fn is_ident(c: u8) -> bool {
-    c.is_ascii_alphanumeric() || c == b'_' || c >= 0x80
-}
+use tree_sitter::Node;
 
 /// One argument of a call: `name=value` or a positional `value`.
 #[derive(Debug, Clone, PartialEq)]
@@ -286,422 +129,261 @@ impl Module {
     }
 }
 
-fn indent_of(l: &str) -> usize {
-    l.len() - l.trim_start().len()
+/// The 1-based line a node starts on.
+fn line(n: Node) -> usize {
+    n.start_position().row + 1
 }
 
-/// The enclosing class of an indented line, and the last line of the block opened on `line`.
-fn block_of(src: &str, line: usize) -> (Option<String>, usize) {
-    let lines: Vec<&str> = src.lines().collect();
-    let Some(l) = lines.get(line.wrapping_sub(1)) else {
-        return (None, line);
+/// A name as written without the blanks inside it (`torch . utils` -> `torch.utils`).
+fn compact(n: Node, src: &str) -> String {
+    syntax::text(n, src)
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .collect()
+}
+
+/// `a`, `a.b.c`: a name or a chain of attributes of one.
+fn is_dotted(n: Node) -> bool {
+    match n.kind() {
+        "identifier" => true,
+        "attribute" => n.child_by_field_name("object").is_some_and(is_dotted),
+        _ => false,
+    }
+}
+
+/// An assignment target the settings are read from: a name, attributes and subscripts of one
+/// by names, strings or numbers (`cfg.DATALOADER.NUM_WORKERS`, `cfg['data']['workers']`).
+fn is_target(n: Node) -> bool {
+    match n.kind() {
+        "identifier" => true,
+        "attribute" => n.child_by_field_name("object").is_some_and(is_target),
+        "subscript" => {
+            n.child_by_field_name("value").is_some_and(is_target) && {
+                let mut c = n.walk();
+                n.children_by_field_name("subscript", &mut c)
+                    .all(|s| matches!(s.kind(), "identifier" | "string" | "integer"))
+            }
+        }
+        _ => false,
+    }
+}
+
+/// The class whose body holds a statement (through decorators), if any.
+fn enclosing_class(stmt: Node, src: &str) -> Option<String> {
+    let mut n = stmt.parent()?;
+    if n.kind() == "decorated_definition" {
+        n = n.parent()?;
+    }
+    if n.kind() != "block" {
+        return None;
+    }
+    let class = n.parent().filter(|p| p.kind() == "class_definition")?;
+    class
+        .child_by_field_name("name")
+        .map(|x| syntax::text(x, src).to_string())
+}
+
+fn read_call(n: Node, src: &str) -> Option<Call> {
+    let f = n
+        .child_by_field_name("function")
+        .filter(|f| is_dotted(*f))?;
+    let callee = match f.kind() {
+        "attribute" => f.child_by_field_name("attribute")?,
+        _ => f,
     };
-    let ind = indent_of(l);
-    let code = |x: &&str| !x.trim().is_empty() && !x.trim_start().starts_with('#');
-    let class = if ind == 0 {
-        None
-    } else {
-        lines[..line - 1]
-            .iter()
-            .rev()
-            .filter(|x| code(x))
-            .find(|x| indent_of(x) < ind)
-            .and_then(|x| x.trim_start().strip_prefix("class "))
-            .map(|r| {
-                r.split(|c: char| !(c.is_alphanumeric() || c == '_'))
-                    .next()
-                    .unwrap_or("")
-                    .to_string()
-            })
-    };
-    // the body: every following line indented deeper (blank lines and comments included)
-    let mut end = line;
-    for (i, x) in lines.iter().enumerate().skip(line) {
-        if !code(x) {
-            continue;
-        }
-        // a signature's closing line `) -> X:` still belongs to the def
-        if indent_of(x) <= ind && !x.trim_start().starts_with(')') {
-            break;
-        }
-        end = i + 1;
-    }
-    (class, end)
-}
-
-fn read_def(src: &str, toks: &[Token], at: usize) -> Option<Def> {
-    let text = |t: &Token| &src[t.start..t.end];
-    let name_t = toks.get(at + 1).filter(|t| t.kind == Tok::Name)?;
-    let open = at + 2;
-    (toks.get(open).map(&text) == Some("(")).then_some(())?;
-    let mut depth = 0;
-    let mut k = open;
-    let mut segs: Vec<(usize, usize)> = Vec::new();
-    let mut start = open + 1;
-    loop {
-        let t = toks.get(k)?;
-        let s = text(t);
-        if t.kind == Tok::Op {
-            match s {
-                "(" | "[" | "{" => depth += 1,
-                ")" | "]" | "}" => {
-                    depth -= 1;
-                    if depth == 0 {
-                        segs.push((start, k));
-                        break;
-                    }
-                }
-                "," if depth == 1 => {
-                    segs.push((start, k));
-                    start = k + 1;
-                }
-                _ => {}
-            }
-        }
-        k += 1;
-    }
-    let mut params = Vec::new();
-    for (a, z) in segs {
-        let mut a = a;
-        while a < z && matches!(text(&toks[a]), "*" | "**" | "/") {
-            a += 1;
-        }
-        if a >= z || toks[a].kind != Tok::Name {
-            continue;
-        }
-        let name = text(&toks[a]).to_string();
-        // `=` at this parameter's own depth
-        let mut d = 0;
-        let mut eq = None;
-        for (j, t) in toks.iter().enumerate().take(z).skip(a + 1) {
-            match text(t) {
-                "(" | "[" | "{" => d += 1,
-                ")" | "]" | "}" => d -= 1,
-                "=" if d == 0 => {
-                    eq = Some(j);
-                    break;
-                }
-                _ => {}
-            }
-        }
-        let default = eq.filter(|e| e + 1 < z).map(|e| {
-            let (s, e2) = (toks[e + 1].start, toks[z - 1].end);
-            Arg {
-                name: Some(name.clone()),
-                value: src[s..e2].to_string(),
-                value_span: (s, e2),
-            }
-        });
-        params.push(Param { name, default });
-    }
-    let line = line_of(src, toks[at].start);
-    let (class, end_line) = block_of(src, line);
-    Some(Def {
-        name: text(name_t).to_string(),
-        class,
-        line,
-        end_line,
-        params,
-    })
-}
-
-struct DictFrame {
-    /// this dict's key in its parent (or the name it is assigned to); None for `(`/`[`
-    seg: Option<String>,
-    is_dict: bool,
-    /// the entry being read: key and the index of its value's first token
-    entry: Option<(String, usize, usize)>,
-}
-
-/// The `'key': value` entries of every dict literal, with the keys that enclose them.
-fn dict_entries(src: &str, toks: &[Token]) -> Vec<DictEntry> {
-    let text = |t: &Token| &src[t.start..t.end];
-    let mut out = Vec::new();
-    let mut stack: Vec<DictFrame> = Vec::new();
-    let finish =
-        |f: &mut DictFrame, end: usize, stack_segs: Vec<String>, out: &mut Vec<DictEntry>| {
-            if let Some((key, first, line)) = f.entry.take()
-                && end > first
-            {
-                let (a, z) = (toks[first].start, toks[end - 1].end);
-                out.push(DictEntry {
-                    key,
-                    path: stack_segs,
-                    value: src[a..z].to_string(),
-                    value_span: (a, z),
-                    line,
-                });
-            }
-        };
-    let segs = |stack: &[DictFrame]| -> Vec<String> {
-        stack
-            .iter()
-            .filter(|f| f.is_dict)
-            .filter_map(|f| f.seg.clone())
-            .collect()
-    };
-    for (k, t) in toks.iter().enumerate() {
-        let s = text(t);
-        if t.kind == Tok::Op && matches!(s, "{" | "(" | "[") {
-            // the key this bracket is the value of, or the name it is assigned to
-            let seg = match stack.last() {
-                Some(DictFrame {
-                    entry: Some((key, first, _)),
-                    ..
-                }) if *first == k => Some(key.clone()),
-                _ if k >= 2 && text(&toks[k - 1]) == "=" && toks[k - 2].kind == Tok::Name => {
-                    Some(text(&toks[k - 2]).to_string())
-                }
-                _ => None,
-            };
-            stack.push(DictFrame {
-                seg,
-                is_dict: s == "{",
-                entry: None,
-            });
-            continue;
-        }
-        if t.kind == Tok::Op && matches!(s, "}" | ")" | "]") {
-            let segs_now = segs(&stack);
-            if let Some(mut f) = stack.pop() {
-                if f.is_dict {
-                    finish(&mut f, k, segs_now, &mut out);
-                }
-            }
-            continue;
-        }
-        if t.kind == Tok::Eol && stack.is_empty() {
-            continue;
-        }
-        let Some(top) = stack.last() else { continue };
-        if !top.is_dict {
-            continue;
-        }
-        if t.kind == Tok::Op && s == "," {
-            let segs_now = segs(&stack);
-            if let Some(f) = stack.last_mut() {
-                finish(f, k, segs_now, &mut out);
-            }
-            continue;
-        }
-        if top.entry.is_none()
-            && t.kind == Tok::Str
-            && toks.get(k + 1).is_some_and(|n| text(n) == ":")
-            && let Some(key) = string_literal(s)
-        {
-            let line = line_of(src, t.start);
-            if let Some(f) = stack.last_mut() {
-                f.entry = Some((key, k + 2, line));
-            }
-        }
-    }
-    out
-}
-
-fn line_of(src: &str, at: usize) -> usize {
-    src[..at.min(src.len())]
-        .bytes()
-        .filter(|c| *c == b'\n')
-        .count()
-        + 1
-}
-
-/// Read the calls and assignments of a Python source.
-pub fn scan(src: &str) -> Module {
-    let toks = tokenize(src);
-    let text = |t: &Token| &src[t.start..t.end];
-    let mut m = Module::default();
-    let mut i = 0;
-    let mut line_start = true;
-    while i < toks.len() {
-        let t = &toks[i];
-        if t.kind == Tok::Eol {
-            line_start = true;
-            i += 1;
-            continue;
-        }
-        // assignment at the start of a logical line: dotted/subscripted target, then `=`
-        if line_start && t.kind == Tok::Name {
-            let mut j = i;
-            let mut ok = true;
-            while j < toks.len() && toks[j].kind != Tok::Eol {
-                let s = text(&toks[j]);
-                if s == "=" || s == ":" {
-                    break;
-                }
-                if !(toks[j].kind == Tok::Name
-                    || toks[j].kind == Tok::Str
-                    || toks[j].kind == Tok::Num
-                    || s == "."
-                    || s == "["
-                    || s == "]")
-                {
-                    ok = false;
-                    break;
-                }
-                j += 1;
-            }
-            // annotated `x: int = 3`: skip the annotation
-            let annotated = ok && j < toks.len() && text(&toks[j]) == ":";
-            if annotated {
-                let mut k = j + 1;
-                while k < toks.len() && toks[k].kind != Tok::Eol && text(&toks[k]) != "=" {
-                    k += 1;
-                }
-                j = k;
-            }
-            if ok && j > i && j < toks.len() && text(&toks[j]) == "=" {
-                let target: String = toks[i..j]
-                    .iter()
-                    .take_while(|t| text(t) != ":")
-                    .map(&text)
-                    .collect();
-                let mut k = j + 1;
-                while k < toks.len() && toks[k].kind != Tok::Eol {
-                    k += 1;
-                }
-                if k > j + 1 {
-                    let (a, z) = (toks[j + 1].start, toks[k - 1].end);
-                    let line = line_of(src, t.start);
-                    m.assigns.push(Assign {
-                        class_field: annotated
-                            && !target.contains(['.', '['])
-                            && in_class_body(src, line),
-                        target,
-                        value: src[a..z].to_string(),
-                        value_span: (a, z),
-                        line,
+    let a = n.child_by_field_name("arguments")?;
+    let (mut args, mut has_splat) = (Vec::new(), false);
+    let (open, close) = (a.start_byte(), a.end_byte().saturating_sub(1));
+    if a.kind() == "argument_list" {
+        let mut c = a.walk();
+        for k in a.named_children(&mut c) {
+            match k.kind() {
+                "comment" => {}
+                "list_splat" | "dictionary_splat" => has_splat = true,
+                "keyword_argument" => {
+                    let (Some(name), Some(v)) = (
+                        k.child_by_field_name("name"),
+                        k.child_by_field_name("value"),
+                    ) else {
+                        continue;
+                    };
+                    args.push(Arg {
+                        name: Some(syntax::text(name, src).to_string()),
+                        value: syntax::text(v, src).to_string(),
+                        value_span: (v.start_byte(), v.end_byte()),
                     });
                 }
+                _ => args.push(Arg {
+                    name: None,
+                    value: syntax::text(k, src).to_string(),
+                    value_span: (k.start_byte(), k.end_byte()),
+                }),
             }
         }
-        line_start = false;
-        if t.kind == Tok::Name
-            && text(t) == "def"
-            && let Some(d) = read_def(src, &toks, i)
-        {
-            m.defs.push(d);
-        }
-        // a call: NAME(.NAME)* `(` not preceded by `def`/`class`
-        if t.kind == Tok::Name
-            && !(i > 0 && toks[i - 1].kind == Tok::Op && text(&toks[i - 1]) == ".")
-        {
-            let mut j = i;
-            while j + 2 < toks.len() && text(&toks[j + 1]) == "." && toks[j + 2].kind == Tok::Name {
-                j += 2;
-            }
-            let prev = if i > 0 { text(&toks[i - 1]) } else { "" };
-            if j + 1 < toks.len() && text(&toks[j + 1]) == "(" && prev != "def" && prev != "class" {
-                if let Some(call) = read_call(src, &toks, i, j) {
-                    m.calls.push(call);
-                }
-            }
-        }
-        i += 1;
     }
-    m.dict_entries = dict_entries(src, &toks);
-    m
-}
-
-/// Is the (indented) line `line` inside a `class` body: the nearest less-indented line above
-/// it opens a class?
-fn in_class_body(src: &str, line: usize) -> bool {
-    let lines: Vec<&str> = src.lines().collect();
-    let Some(l) = lines.get(line.wrapping_sub(1)) else {
-        return false;
-    };
-    let indent = l.len() - l.trim_start().len();
-    if indent == 0 {
-        return false;
-    }
-    lines[..line - 1]
-        .iter()
-        .rev()
-        .filter(|x| !x.trim().is_empty() && !x.trim_start().starts_with('#'))
-        .find(|x| x.len() - x.trim_start().len() < indent)
-        .is_some_and(|x| x.trim_start().starts_with("class "))
-}
-
-fn read_call(src: &str, toks: &[Token], first: usize, last: usize) -> Option<Call> {
-    let text = |t: &Token| &src[t.start..t.end];
-    let open_i = last + 1;
-    let mut depth = 0;
-    let mut k = open_i;
-    let mut args = Vec::new();
-    let mut arg_start = open_i + 1;
-    let mut has_splat = false;
-    let close;
-    loop {
-        let t = toks.get(k)?;
-        let s = text(t);
-        if t.kind == Tok::Op {
-            match s {
-                "(" | "[" | "{" => depth += 1,
-                ")" | "]" | "}" => {
-                    depth -= 1;
-                    if depth == 0 {
-                        close = k;
-                        break;
-                    }
-                }
-                "," if depth == 1 => {
-                    push_arg(src, toks, arg_start, k, &mut args, &mut has_splat);
-                    arg_start = k + 1;
-                }
-                _ => {}
-            }
-        }
-        k += 1;
-    }
-    push_arg(src, toks, arg_start, close, &mut args, &mut has_splat);
-    let name: String = toks[first..=last].iter().map(&text).collect();
-    let callee = text(&toks[last]).to_string();
-    // `x = Call(` or `x=Call(` (keyword) before the call
-    let assigned_to = if first >= 2 && text(&toks[first - 1]) == "=" {
-        let mut s = first - 1;
-        while s >= 1 && (toks[s - 1].kind == Tok::Name || text(&toks[s - 1]) == ".") {
-            s -= 1;
-        }
-        Some(toks[s..first - 1].iter().map(&text).collect())
-    } else {
-        None
-    };
+    // `x = Call(…)`, `x: T = Call(…)` or a keyword `x=Call(…)`
+    let assigned_to = n.parent().and_then(|p| match p.kind() {
+        "assignment" if p.child_by_field_name("right") == Some(n) => p
+            .child_by_field_name("left")
+            .filter(|l| is_target(*l))
+            .map(|l| compact(l, src)),
+        "keyword_argument" if p.child_by_field_name("value") == Some(n) => p
+            .child_by_field_name("name")
+            .map(|x| syntax::text(x, src).to_string()),
+        _ => None,
+    });
     Some(Call {
-        name,
-        callee,
-        line: line_of(src, toks[first].start),
-        open: toks[open_i].start,
-        close: toks[close].start,
+        name: compact(f, src),
+        callee: syntax::text(callee, src).to_string(),
+        line: line(f),
+        open,
+        close,
         args,
         assigned_to,
         has_splat,
     })
 }
 
-fn push_arg(src: &str, toks: &[Token], a: usize, z: usize, args: &mut Vec<Arg>, splat: &mut bool) {
-    if a >= z {
-        return;
+/// `target = value` (or `target: T = value`) as a statement of its own.
+fn read_assign(n: Node, src: &str) -> Option<Assign> {
+    let stmt = n.parent().filter(|p| p.kind() == "expression_statement")?;
+    let left = n.child_by_field_name("left").filter(|l| is_target(*l))?;
+    let right = n.child_by_field_name("right")?;
+    let annotated = n.child_by_field_name("type").is_some();
+    Some(Assign {
+        target: compact(left, src),
+        value: syntax::text(right, src).to_string(),
+        value_span: (right.start_byte(), right.end_byte()),
+        line: line(left),
+        class_field: annotated
+            && left.kind() == "identifier"
+            && enclosing_class(stmt, src).is_some(),
+    })
+}
+
+fn read_def(n: Node, src: &str) -> Option<Def> {
+    let name = n.child_by_field_name("name")?;
+    let ps = n.child_by_field_name("parameters")?;
+    let mut params = Vec::new();
+    let mut c = ps.walk();
+    for p in ps.named_children(&mut c) {
+        // the name of a parameter, through `*`/`**` and a type
+        let ident = |p: Node| -> Option<String> {
+            let mut x = p;
+            loop {
+                match x.kind() {
+                    "identifier" => return Some(syntax::text(x, src).to_string()),
+                    "typed_parameter" | "list_splat_pattern" | "dictionary_splat_pattern" => {
+                        x = x.named_child(0)?;
+                    }
+                    _ => return None,
+                }
+            }
+        };
+        let (pname, default) = match p.kind() {
+            "default_parameter" | "typed_default_parameter" => {
+                let Some(pn) = p.child_by_field_name("name").and_then(ident) else {
+                    continue;
+                };
+                let d = p.child_by_field_name("value").map(|v| Arg {
+                    name: Some(pn.clone()),
+                    value: syntax::text(v, src).to_string(),
+                    value_span: (v.start_byte(), v.end_byte()),
+                });
+                (pn, d)
+            }
+            _ => match ident(p) {
+                Some(pn) => (pn, None),
+                None => continue,
+            },
+        };
+        params.push(Param {
+            name: pname,
+            default,
+        });
     }
-    let text = |t: &Token| &src[t.start..t.end];
-    let first = text(&toks[a]);
-    if first == "*" || first == "**" {
-        *splat = true;
-        return;
+    let end = n.end_position();
+    Some(Def {
+        name: syntax::text(name, src).to_string(),
+        class: enclosing_class(n, src),
+        line: line(n),
+        end_line: if end.column == 0 {
+            end.row
+        } else {
+            end.row + 1
+        },
+        params,
+    })
+}
+
+/// The key of the dict literal `d` in what holds it: its entry's key in an enclosing dict, or
+/// the name it is assigned or passed as.
+fn dict_seg(d: Node, src: &str) -> Option<String> {
+    let p = d.parent()?;
+    match p.kind() {
+        "pair" if p.child_by_field_name("value") == Some(d) => p
+            .child_by_field_name("key")
+            .filter(|k| k.kind() == "string")
+            .and_then(|k| string_literal(syntax::text(k, src))),
+        "assignment" if p.child_by_field_name("right") == Some(d) => p
+            .child_by_field_name("left")
+            .filter(|l| l.kind() == "identifier")
+            .map(|l| syntax::text(l, src).to_string()),
+        "keyword_argument" if p.child_by_field_name("value") == Some(d) => p
+            .child_by_field_name("name")
+            .map(|x| syntax::text(x, src).to_string()),
+        _ => None,
     }
-    let (name, vs) = if z - a >= 2 && toks[a].kind == Tok::Name && text(&toks[a + 1]) == "=" {
-        (Some(first.to_string()), a + 2)
-    } else {
-        (None, a)
+}
+
+/// `'key': value` of a dict literal, with the keys of the dicts around it.
+fn read_entry(n: Node, src: &str) -> Option<DictEntry> {
+    n.parent().filter(|p| p.kind() == "dictionary")?;
+    let key = n
+        .child_by_field_name("key")
+        .filter(|k| k.kind() == "string")?;
+    let k = string_literal(syntax::text(key, src))?;
+    let v = n.child_by_field_name("value")?;
+    let mut path = Vec::new();
+    let mut a = n.parent();
+    while let Some(x) = a {
+        if x.kind() == "dictionary"
+            && let Some(s) = dict_seg(x, src)
+        {
+            path.push(s);
+        }
+        a = x.parent();
+    }
+    path.reverse();
+    Some(DictEntry {
+        key: k,
+        path,
+        value: syntax::text(v, src).to_string(),
+        value_span: (v.start_byte(), v.end_byte()),
+        line: line(key),
+    })
+}
+
+/// Read the calls, assignments, dict entries and definitions of a Python source from the
+/// Python grammar's tree. A part the grammar cannot read (a fragment pasted out of context) is
+/// skipped; what it can read around it is still found.
+pub fn scan(src: &str) -> Module {
+    let mut m = Module::default();
+    let Ok(tree) = syntax::parse(Lang::Python, src) else {
+        return m;
     };
-    if vs >= z {
-        return;
+    for n in syntax::nodes(&tree) {
+        match n.kind() {
+            "call" => m.calls.extend(read_call(n, src)),
+            "assignment" => m.assigns.extend(read_assign(n, src)),
+            "function_definition" => m.defs.extend(read_def(n, src)),
+            "pair" => m.dict_entries.extend(read_entry(n, src)),
+            _ => {}
+        }
     }
-    let (s, e) = (toks[vs].start, toks[z - 1].end);
-    args.push(Arg {
-        name,
-        value: src[s..e].to_string(),
-        value_span: (s, e),
-    });
+    // an entry is read when its dict is: the inner ones first
+    m.dict_entries.sort_by_key(|e| e.value_span.1);
+    m
 }
 
 /// A judged Python value.
@@ -793,84 +475,67 @@ pub fn eval(expr: &str, consts: &BTreeMap<String, Value>) -> PyValue {
     }
 }
 
+/// Integer arithmetic of literals and constants, read on the Python grammar's tree of `e`.
 fn int_expr(e: &str, consts: &BTreeMap<String, Value>) -> Option<i64> {
-    // a tiny precedence-climbing evaluator over the tokens of `e`
-    let toks: Vec<String> = tokenize(e)
-        .into_iter()
-        .filter(|t| t.kind != Tok::Eol)
-        .map(|t| e[t.start..t.end].to_string())
-        .collect();
-    let mut pos = 0;
-    let v = sum(&toks, &mut pos, consts)?;
-    (pos == toks.len()).then_some(v)
+    let tree = syntax::parse(Lang::Python, e).ok()?;
+    let root = tree.root_node();
+    if root.has_error() || root.named_child_count() != 1 {
+        return None;
+    }
+    let stmt = root
+        .named_child(0)
+        .filter(|s| s.kind() == "expression_statement")?;
+    if stmt.named_child_count() != 1 {
+        return None;
+    }
+    int_of(stmt.named_child(0)?, e, consts)
 }
 
-fn sum(t: &[String], p: &mut usize, c: &BTreeMap<String, Value>) -> Option<i64> {
-    let mut v = product(t, p, c)?;
-    while let Some(op) = t.get(*p).map(String::as_str) {
-        match op {
-            "+" => {
-                *p += 1;
-                v = v.checked_add(product(t, p, c)?)?;
-            }
-            "-" => {
-                *p += 1;
-                v = v.checked_sub(product(t, p, c)?)?;
-            }
-            _ => break,
+fn int_of(n: Node, src: &str, c: &BTreeMap<String, Value>) -> Option<i64> {
+    let op = |n: Node| {
+        n.child_by_field_name("operator")
+            .map(|o| syntax::text(o, src))
+    };
+    match n.kind() {
+        "integer" => syntax::text(n, src).replace('_', "").parse().ok(),
+        "identifier" => c.get(syntax::text(n, src)).and_then(Value::as_i64),
+        "parenthesized_expression" if n.named_child_count() == 1 => {
+            int_of(n.named_child(0)?, src, c)
         }
-    }
-    Some(v)
-}
-
-fn product(t: &[String], p: &mut usize, c: &BTreeMap<String, Value>) -> Option<i64> {
-    let mut v = atom(t, p, c)?;
-    while let Some(op) = t.get(*p).map(String::as_str) {
-        match op {
-            "*" => {
-                *p += 1;
-                v = v.checked_mul(atom(t, p, c)?)?;
-            }
-            "//" => {
-                *p += 1;
-                let d = atom(t, p, c)?;
-                v = v.checked_div_euclid(d)?;
-            }
-            _ => break,
+        "unary_operator" if op(n) == Some("-") => {
+            int_of(n.child_by_field_name("argument")?, src, c)?.checked_neg()
         }
-    }
-    Some(v)
-}
-
-fn atom(t: &[String], p: &mut usize, c: &BTreeMap<String, Value>) -> Option<i64> {
-    let s = t.get(*p)?.clone();
-    *p += 1;
-    if s == "(" {
-        let v = sum(t, p, c)?;
-        (t.get(*p)? == ")").then(|| *p += 1)?;
-        return Some(v);
-    }
-    if s == "-" {
-        return atom(t, p, c).map(|v| -v);
-    }
-    if (s == "min" || s == "max") && t.get(*p).map(String::as_str) == Some("(") {
-        *p += 1;
-        let mut vals = vec![sum(t, p, c)?];
-        while t.get(*p).map(String::as_str) == Some(",") {
-            *p += 1;
-            vals.push(sum(t, p, c)?);
+        "binary_operator" => {
+            let l = int_of(n.child_by_field_name("left")?, src, c)?;
+            let r = int_of(n.child_by_field_name("right")?, src, c)?;
+            match op(n)? {
+                "+" => l.checked_add(r),
+                "-" => l.checked_sub(r),
+                "*" => l.checked_mul(r),
+                "//" => l.checked_div_euclid(r),
+                _ => None,
+            }
         }
-        (t.get(*p)? == ")").then(|| *p += 1)?;
-        return if s == "min" {
-            vals.into_iter().min()
-        } else {
-            vals.into_iter().max()
-        };
+        "call" => {
+            let f = syntax::text(n.child_by_field_name("function")?, src);
+            let a = n.child_by_field_name("arguments")?;
+            if !matches!(f, "min" | "max") || a.kind() != "argument_list" {
+                return None;
+            }
+            let mut cur = a.walk();
+            let vals: Option<Vec<i64>> = a
+                .named_children(&mut cur)
+                .map(|x| int_of(x, src, c))
+                .collect();
+            let vals = vals?;
+            if f == "min" {
+                vals.into_iter().min()
+            } else {
+                vals.into_iter().max()
+            }
+        }
+        _ => None,
     }
-    if let Ok(n) = s.replace('_', "").parse::<i64>() {
-        return Some(n);
-    }
-    c.get(&s).and_then(Value::as_i64)
 }
 
 /// Module-level constants: `NAME = literal` (top level only: no indentation).
@@ -1189,28 +854,42 @@ pub fn get(src: &str, key: &str) -> Option<PyValue> {
 /// `models.net`), in order, at most 32; the caller tries to read each beside the script.
 pub fn local_import_candidates(src: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
+    let Ok(tree) = syntax::parse(Lang::Python, src) else {
+        return out;
+    };
     let valid = |m: &str| {
         !m.is_empty()
             && m.chars()
                 .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
     };
-    for l in src.lines() {
-        let t = l.trim_start();
-        let mods: Vec<String> = if let Some(r) = t.strip_prefix("from ") {
-            match r.split_once(" import ") {
-                Some((m, names)) if m.trim().chars().all(|c| c == '.') => names
-                    .split(',')
-                    .map(|n| format!("{}{}", m.trim(), n.split_whitespace().next().unwrap_or("")))
-                    .collect(),
-                Some((m, _)) => vec![m.trim().to_string()],
-                None => Vec::new(),
+    // the module an import names (`utils.io` of `utils.io as uio`)
+    let module = |n: Node| -> Option<String> {
+        let n = match n.kind() {
+            "aliased_import" => n.child_by_field_name("name")?,
+            _ => n,
+        };
+        Some(compact(n, src))
+    };
+    for n in syntax::nodes(&tree) {
+        let mut c = n.walk();
+        let names: Vec<Node> = match n.kind() {
+            "import_statement" | "import_from_statement" => {
+                n.children_by_field_name("name", &mut c).collect()
             }
-        } else if let Some(r) = t.strip_prefix("import ") {
-            r.split(',')
-                .map(|m| m.split_whitespace().next().unwrap_or("").to_string())
-                .collect()
-        } else {
-            Vec::new()
+            _ => continue,
+        };
+        let mods: Vec<String> = match n.child_by_field_name("module_name") {
+            // `from . import data`: each name is a module beside the script
+            Some(m) if compact(m, src).chars().all(|c| c == '.') => {
+                let dots = compact(m, src);
+                names
+                    .into_iter()
+                    .filter_map(module)
+                    .map(|x| format!("{dots}{x}"))
+                    .collect()
+            }
+            Some(m) => vec![compact(m, src)],
+            None => names.into_iter().filter_map(module).collect(),
         };
         for m in mods {
             if valid(&m) && !out.contains(&m) && out.len() < 32 {

@@ -375,19 +375,152 @@ pub fn quote(value: &str, like: &str) -> String {
     value.to_string()
 }
 
-/// Remove the one place the script sets `name`. Unchanged when it sets it nowhere; refused when
-/// it sets it in more than one place, or the edit cannot be proven exact.
+/// Remove the one place the script sets `name` — an assignment, or an entry of a Slurm batch
+/// script's `#SBATCH --export=` list ([`Script::sbatch_exports`]). Unchanged when it sets it
+/// nowhere; refused when it sets it in more than one place, or the edit cannot be proven exact.
 pub fn unset(src: &str, name: &str) -> Result<String, Refusal> {
     let sc = Script::parse(src)?;
-    let Some(site) = sc.only_site(name)? else {
-        return Ok(src.to_string());
+    let sbatch = sc.sbatch_exports(name);
+    let site = match sc.only_site(name) {
+        Err(Refusal::Unproven(why)) if !sbatch.is_empty() => {
+            return Err(Refusal::Unproven(format!(
+                "{why}; it is also named by `#SBATCH --export` on line {}",
+                sbatch[0].line
+            )));
+        }
+        r => r?,
     };
-    let place = site.place();
-    let range = site
-        .removal
-        .map_err(|why| Refusal::Unproven(format!("{name} is set on {place}: {why}")))?;
-    syntax::check_edit(Lang::Bash, src, range, "")
-        .map_err(|why| Refusal::Unproven(format!("{name} is set on {place}: {why}")))
+    match (site, sbatch.as_slice()) {
+        (None, []) => Ok(src.to_string()),
+        (None, [one]) => {
+            let place = format!("line {} (#SBATCH --export)", one.line);
+            let with = one
+                .without
+                .clone()
+                .map_err(|why| Refusal::Unproven(format!("{name} is set on {place}: {why}")))?;
+            syntax::check_edit(Lang::Bash, src, one.comment.clone(), &with)
+                .map_err(|why| Refusal::Unproven(format!("{name} is set on {place}: {why}")))
+        }
+        (site, more) => {
+            let mut places: Vec<String> = site.iter().map(Site::place).collect();
+            places.extend(
+                more.iter()
+                    .map(|e| format!("line {} (#SBATCH --export)", e.line)),
+            );
+            if places.len() > 1 {
+                return Err(Refusal::Unproven(format!(
+                    "{name} is set in {} places ({}): gpufix edits a value only where exactly one place sets it",
+                    places.len(),
+                    places.join(", ")
+                )));
+            }
+            let site = site.expect("one place, not an #SBATCH entry");
+            let place = site.place();
+            let range = site
+                .removal
+                .map_err(|why| Refusal::Unproven(format!("{name} is set on {place}: {why}")))?;
+            syntax::check_edit(Lang::Bash, src, range, "")
+                .map_err(|why| Refusal::Unproven(format!("{name} is set on {place}: {why}")))
+        }
+    }
+}
+
+/// One entry naming a variable in an `#SBATCH --export=` list of a batch script's header.
+#[derive(Debug, Clone)]
+pub struct SbatchExport {
+    /// 1-based line of the `#SBATCH` comment
+    pub line: usize,
+    /// the comment token's bytes
+    pub comment: Range<usize>,
+    /// the comment with this entry (and one comma beside it) taken out, or why it cannot be
+    pub without: Result<String, String>,
+}
+
+impl Script<'_> {
+    /// The entries of `#SBATCH --export=` lists that name `name` (`ALL,NAME=1` or `NAME`).
+    /// sbatch(1) reads `#SBATCH` lines only before the first command of the script, so only
+    /// the comments the tree holds before its first other node count; `--export`'s value is a
+    /// comma-separated list of `ALL`, `NIL`, `NONE`, `NAME` and `NAME=value` (sbatch(1),
+    /// "--export"). A quoted list is not taken apart: its entries are refused.
+    pub fn sbatch_exports(&self, name: &str) -> Vec<SbatchExport> {
+        let mut out = Vec::new();
+        let root = self.tree.root_node();
+        let mut c = root.walk();
+        for n in root.named_children(&mut c) {
+            if n.kind() != "comment" {
+                break;
+            }
+            let t = text(n, self.src);
+            let Some(opts) = t.strip_prefix("#SBATCH") else {
+                continue;
+            };
+            // offsets in the comment's text
+            let base = "#SBATCH".len();
+            // the words of the options, with their offsets in the comment
+            let mut words: Vec<(usize, &str)> = Vec::new();
+            let mut at = 0;
+            for w in opts.split([' ', '\t']) {
+                if !w.is_empty() {
+                    words.push((at, w));
+                }
+                at += w.len() + 1;
+            }
+            for (i, (off, w)) in words.iter().enumerate() {
+                if w.starts_with('#') {
+                    break; // a comment after the options
+                }
+                let (list_at, list) = if let Some(v) = w.strip_prefix("--export=") {
+                    (off + "--export=".len(), v)
+                } else if *w == "--export" {
+                    match words.get(i + 1) {
+                        Some((o, v)) => (*o, *v),
+                        None => continue,
+                    }
+                } else {
+                    continue;
+                };
+                let items: Vec<&str> = list.split(',').collect();
+                let mut from = 0;
+                for (k, item) in items.iter().enumerate() {
+                    let start = from;
+                    from += item.len() + 1;
+                    if !(*item == name || item.starts_with(&format!("{name}="))) {
+                        continue;
+                    }
+                    let without = if list.contains(['"', '\'']) {
+                        Err(
+                            "the `--export` list is quoted, which gpufix does not take apart"
+                                .to_string(),
+                        )
+                    } else if items.len() == 1 {
+                        Err("it is the only entry of `--export`, and without it the option would mean something else".to_string())
+                    } else {
+                        // drop the entry and the comma after it (before it, for the last one)
+                        let (a, z) = if k + 1 < items.len() {
+                            (start, start + item.len() + 1)
+                        } else {
+                            (start - 1, start + item.len())
+                        };
+                        let (a, z) = (base + list_at + a, base + list_at + z);
+                        Ok(format!("{}{}", &t[..a], &t[z..]))
+                    };
+                    out.push(SbatchExport {
+                        line: line_of(self.src, n.start_byte()),
+                        comment: n.byte_range(),
+                        without,
+                    });
+                }
+            }
+        }
+        out
+    }
+}
+
+/// Does the script name `name` anywhere gpufix reads: an assignment or an `#SBATCH --export`
+/// entry?
+pub fn names(src: &str, name: &str) -> bool {
+    Script::parse(src)
+        .is_ok_and(|sc| !sc.sites(name).is_empty() || !sc.sbatch_exports(name).is_empty())
 }
 
 /// Does the script set `name` anywhere gpufix can read?
@@ -738,6 +871,39 @@ mod tests {
                 (3, "/etc/job env.sh".to_string())
             ]
         );
+    }
+
+    #[test]
+    fn an_sbatch_export_entry_is_removed_alone() {
+        let src = "#!/bin/bash\n#SBATCH -N 1\n#SBATCH --export=ALL,A=1,B=2\nsrun python t.py\n";
+        assert_eq!(
+            unset(src, "A").unwrap(),
+            src.replace("ALL,A=1,B=2", "ALL,B=2")
+        );
+        assert_eq!(unset(src, "B").unwrap(), src.replace(",B=2", ""));
+        // applying twice changes nothing
+        let once = unset(src, "A").unwrap();
+        assert_eq!(unset(&once, "A").unwrap(), once);
+        assert!(names(src, "A") && !names(&once, "A"));
+        // `--export VALUE`, a bare name
+        let src2 = "#SBATCH --export NONE,A,B=2\nsrun t\n";
+        assert_eq!(unset(src2, "A").unwrap(), src2.replace("NONE,A,", "NONE,"));
+        // the only entry: without it `--export=` would mean something else
+        let err = unset("#SBATCH --export=A=1\nsrun t\n", "A").unwrap_err();
+        assert!(err.to_string().contains("only entry"), "{err}");
+        // quoted lists are not taken apart
+        let err = unset("#SBATCH --export=\"ALL,A=1\"\nsrun t\n", "A").unwrap_err();
+        assert!(err.to_string().contains("quoted"), "{err}");
+        // set twice: by the header and by an export in the body
+        let err = unset("#SBATCH --export=ALL,A=1\nexport A=2\nsrun t\n", "A").unwrap_err();
+        assert!(err.to_string().contains("set in 2 places"), "{err}");
+        assert!(
+            err.to_string().contains("line 1 (#SBATCH --export)"),
+            "{err}"
+        );
+        // sbatch stops reading #SBATCH at the first command: a later one is a plain comment
+        let late = "srun t\n#SBATCH --export=ALL,A=1\n";
+        assert_eq!(unset(late, "A").unwrap(), late);
     }
 
     #[test]

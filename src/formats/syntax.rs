@@ -72,7 +72,16 @@ pub fn parse(lang: Lang, src: &str) -> Result<Tree, String> {
     p.set_language(&lang.language())
         .map_err(|e| format!("the {} grammar cannot be loaded: {e}", lang.name()))?;
     let start = Instant::now();
-    let bytes = src.as_bytes();
+    // The parser sees every byte of a non-ASCII character as `x`: tree-sitter-bash 0.25.1's
+    // external scanner passes the lookahead character to C's `isdigit` (src/scanner.c, after
+    // a `{`), which reads outside its table for a code point past 255 and crashed gpufix on
+    // `echo {` + U+E0000. Neither shell nor Python gives a non-ASCII character a meaning of
+    // its own outside words, identifiers, strings and comments, so the tree has the same shape;
+    // byte ranges are unchanged, and every text is taken from `src` itself.
+    let bytes: Vec<u8> = src
+        .bytes()
+        .map(|b| if b.is_ascii() { b } else { b'x' })
+        .collect();
     let mut read = |at: usize, _| -> &[u8] { bytes.get(at..).unwrap_or_default() };
     let mut cancel = |_: &tree_sitter::ParseState| {
         if start.elapsed() > PARSE_DEADLINE {
@@ -262,6 +271,23 @@ mod tests {
         // a new syntax error
         let err = check_edit(Lang::Python, "f(n=2)\n", 4..5, "(").unwrap_err();
         assert!(err.contains("would not parse"), "{err}");
+    }
+
+    #[test]
+    fn a_character_past_255_after_a_brace_does_not_crash_the_bash_scanner() {
+        // tree-sitter-bash 0.25.1 read outside isdigit's table here (SIGSEGV)
+        for src in [
+            "echo {\u{E0000}",
+            "x={\u{10FFFF}..2}\n",
+            "echo {\u{1F600}é\n",
+        ] {
+            let t = parse(Lang::Bash, src).unwrap();
+            assert_eq!(t.root_node().end_byte(), src.len());
+        }
+        // non-ASCII words keep their bytes: `é` is one word with what is around it
+        let src = "python tráin.py --name \u{E0000}x\n";
+        let words = crate::formats::launcher::split_commands(src);
+        assert_eq!(words, [vec!["python", "tráin.py", "--name", "\u{E0000}x"]]);
     }
 
     #[test]

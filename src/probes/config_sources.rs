@@ -509,6 +509,12 @@ pub fn launch_script_of(host: &dyn Host, pid: u32) -> Option<(String, String, Ve
     Some((at, text, argv))
 }
 
+/// Read a file the job given by PID names (its Slurm batch script), as the job's owner and
+/// inside its root: the host path it was read at, and its text.
+pub fn read_job_file(host: &dyn Host, pid: u32, path: &str) -> Result<(String, String), String> {
+    JobFs::new(host, pid).read(path)
+}
+
 /// The shell scripts that started the job (`bash run.sh` among its parent processes, up to 4
 /// levels): read as launch scripts, so a flag they pass can be fixed where it is written.
 fn launch_scripts(host: &dyn Host, fs: &JobFs, pid: u32, g: &mut Gathered) {
