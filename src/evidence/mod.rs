@@ -53,6 +53,7 @@ pub mod dcgmi;
 pub mod detect;
 pub mod ibdev2netdev;
 pub mod ibstat;
+pub mod ibstatus;
 pub mod ibv_devinfo;
 pub mod infiniband;
 pub mod kernel_log;
@@ -180,6 +181,7 @@ pub static KINDS: &[&dyn EvidenceKind] = &[
     &nccl_log::NcclLogKind,
     &pyspy_dump::PyspyDumpKind,
     &ibstat::IbstatKind,
+    &ibstatus::IbstatusKind,
     &ibv_devinfo::IbvDevinfoKind,
     &ibdev2netdev::Ibdev2netdevKind,
     &torch_memory::TorchMemoryKind,

@@ -114,6 +114,16 @@ fn driver_from_text(
     ))
 }
 
+/// The errors that say the driver is older than the runtime or the code needs.
+fn says_driver_too_old(name: &str) -> bool {
+    matches!(
+        name,
+        "cudaErrorInsufficientDriver"
+            | "cudaErrorCallRequiresNewerDriver"
+            | "cudaErrorUnsupportedPtxVersion"
+    )
+}
+
 pub struct CudaLog;
 
 impl ProbeKind for CudaLog {
@@ -244,7 +254,10 @@ impl ProbeKind for CudaLog {
             let runtime: Vec<Value> = r
                 .errors
                 .iter()
-                .filter(|e| e.category != "driver" && e.category != "arch")
+                // the errors `cuda.driver-too-old` and `cuda.arch-not-in-build` judge; a driver
+                // error of another kind (the fabric manager not running: 802, a stub library)
+                // is the runtime's to report
+                .filter(|e| e.category != "arch" && !says_driver_too_old(&e.name))
                 .map(|e| {
                     let mut v = to_object(e);
                     v.insert("next".into(), json!(next_evidence(e.category)));
