@@ -423,8 +423,10 @@ static CUDA_FAILURE: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"Cuda failure (?:\d+ )?'([^']{2,120})'").expect("static regex"));
 // THC's `THCudaCheck FAIL file=F line=L error=N : message` (PyTorch 0.x-1.x, Lua Torch)
 static THC_FAIL: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"THCudaCheck FAIL file=(.{1,300}?) line=(\d{1,7}) error=(\d{1,4}) : (.{1,120}?)\s*$")
-        .expect("static regex")
+    Regex::new(
+        r"THCudaCheck FAIL file=(.{1,300}?) line=(\d{1,7}) error=(\d{1,4}) : (.{1,120}?)\s*$",
+    )
+    .expect("static regex")
 });
 // `_THError`'s `cuda runtime error (N) : message at FILE:LINE`
 static THC_RUNTIME: LazyLock<Regex> = LazyLock::new(|| {
@@ -961,7 +963,9 @@ mod tests {
             "  THCudaCheck FAIL file=/pytorch/torch/lib/THC/generic/THCStorage.cu line=58 error=59 : device-side assert triggered\nRuntimeError: cuda runtime error (59) : device-side assert triggered at /pytorch/torch/lib/THC/generic/THCStorage.cu:58\n",
         );
         assert_eq!(m.error_names, ["cudaErrorAssert"]);
-        assert!(looks_like("RuntimeError: cuda runtime error (802) : system not yet initialized at /opt/conda/conda-bld/pytorch_1579022034529/work/aten/src/THC/THCGeneral.cpp:50\n"));
+        assert!(looks_like(
+            "RuntimeError: cuda runtime error (802) : system not yet initialized at /opt/conda/conda-bld/pytorch_1579022034529/work/aten/src/THC/THCGeneral.cpp:50\n"
+        ));
     }
 
     #[test]

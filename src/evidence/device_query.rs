@@ -81,7 +81,9 @@ const BANNER: &str = "CUDA Device Query (Runtime API) version";
 /// True when the text holds deviceQuery's banner, or a device block's version line.
 pub fn looks_like_device_query(text: &str) -> bool {
     super::content_lines(text).take(4000).any(|l| {
-        l.contains(BANNER) || l.trim_start().starts_with("CUDA Driver Version / Runtime Version")
+        l.contains(BANNER)
+            || l.trim_start()
+                .starts_with("CUDA Driver Version / Runtime Version")
     })
 }
 
@@ -196,7 +198,14 @@ pub fn parse_device_query(text: &str) -> DeviceQuery {
         }
         // `(108) Multiprocessors, (064) CUDA Cores/MP:    6912 CUDA Cores` (CUDA 5: `x` for `,`)
         if t.contains("Multiprocessors") && t.contains("CUDA Cores/MP:") {
-            let num = |s: &str| s.trim().trim_start_matches('(').trim_end_matches(')').trim().parse().ok();
+            let num = |s: &str| {
+                s.trim()
+                    .trim_start_matches('(')
+                    .trim_end_matches(')')
+                    .trim()
+                    .parse()
+                    .ok()
+            };
             d.multiprocessors = t.split(')').next().and_then(num);
             d.cuda_cores = t
                 .rsplit_once("CUDA Cores/MP:")
@@ -255,8 +264,14 @@ impl super::EvidenceKind for DeviceQueryKind {
             ("error", "the error's text (`-> …`)"),
             ("result", "PASS or FAIL"),
             ("driver_cuda", "the CUDA version the driver runs (12.2)"),
-            ("runtime_cuda", "the CUDA runtime the samples were built with"),
-            ("peer_access", "(from GPU, to GPU, yes) for each pair it tried"),
+            (
+                "runtime_cuda",
+                "the CUDA runtime the samples were built with",
+            ),
+            (
+                "peer_access",
+                "(from GPU, to GPU, yes) for each pair it tried",
+            ),
         ]
     }
     fn read_by(&self) -> &'static [&'static str] {

@@ -61,7 +61,10 @@ pub struct StatusPort {
 fn header(line: &str) -> Option<(String, u32)> {
     let rest = line.trim().strip_prefix("Infiniband device '")?;
     let (dev, rest) = rest.split_once('\'')?;
-    let n = rest.trim().strip_prefix("port ")?.strip_suffix(" status:")?;
+    let n = rest
+        .trim()
+        .strip_prefix("port ")?
+        .strip_suffix(" status:")?;
     Some((dev.to_string(), n.trim().parse().ok()?))
 }
 
@@ -89,7 +92,9 @@ pub fn looks_like_ibstatus(text: &str) -> bool {
         if header(l).is_some() {
             return lines.take(8).any(|n| {
                 let n = n.trim_start();
-                n.starts_with("state:") || n.starts_with("default gid:") || n.starts_with("base lid:")
+                n.starts_with("state:")
+                    || n.starts_with("default gid:")
+                    || n.starts_with("base lid:")
             });
         }
     }
@@ -276,7 +281,9 @@ mod tests {
         let ports = s.ports();
         assert_eq!(ports[0].verdict(), Verdict::Down);
         assert!(ports[0].cause().contains("cable"));
-        assert!(!looks_like_ibstatus("the Infiniband device 'x' port 1 status: is odd\n"));
+        assert!(!looks_like_ibstatus(
+            "the Infiniband device 'x' port 1 status: is odd\n"
+        ));
     }
 
     #[test]

@@ -11,10 +11,8 @@
 
 /// The first line where DataLoader workers fail for lack of shared memory.
 pub fn shm_error_line(text: &str) -> Option<&str> {
-    text.lines().find(|l| {
-        !l.trim_start().starts_with('#')
-            && shm_line(l)
-    })
+    text.lines()
+        .find(|l| !l.trim_start().starts_with('#') && shm_line(l))
 }
 
 fn shm_line(l: &str) -> bool {

@@ -354,14 +354,15 @@ impl ProbeKind for CudaCompat {
         let (rt, env, mut files) = read_text(ctx);
         let mut out = Map::new();
         // the CUDA samples' deviceQuery prints the driver's CUDA version on a passing run
-        let dq = first_evidence(&ctx.inputs.evidence, device_query::looks_like_device_query)
-            .map(|(p, t)| {
+        let dq = first_evidence(&ctx.inputs.evidence, device_query::looks_like_device_query).map(
+            |(p, t)| {
                 let s = p.display().to_string();
                 if !files.contains(&s) {
                     files.push(s);
                 }
                 device_query::parse_device_query(&t)
-            });
+            },
+        );
         let text_driver = driver_from_text(rt.as_ref(), env.as_ref()).or_else(|| {
             let v = dq.as_ref()?.driver_cuda.as_deref()?;
             Some((
