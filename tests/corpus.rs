@@ -24,14 +24,14 @@ use serde::Deserialize;
 /// How the source of an artifact captured on the GPU host begins.
 const CAPTURED: &str = "made on the H200 by bench/capture_h200.sh:";
 
-/// The floor `GPUFIX_CORPUS_STRICT=1` (run by `.ci/run`) holds: the whole corpus's figures when
-/// the sealed batches h7/h8 and the H200 captures were first read by the readers of issue 24
-/// (398 artifacts: 160 of 184 problems detected, 5 healthy with a false finding, 6 unreadable).
-/// A change that reads the corpus worse fails CI; one that reads it better raises these.
-/// Issue 24's target is 95% detected, 0 and 0: not met yet.
-const FLOOR_DETECTED_PER_MILLE: usize = 869;
-const MAX_FALSE_ON_HEALTHY: usize = 5;
-const MAX_UNREADABLE: usize = 6;
+/// The floor `GPUFIX_CORPUS_STRICT=1` (run by `.ci/run`) holds: the whole corpus's figures after
+/// the readers that the sealed batch h9 prompted (428 artifacts: 173 of 195 problems detected,
+/// 2 healthy with a false finding, 4 unreadable; before them, with h7/h8 and the H200 captures
+/// first read, 869 per mille, 5 and 6). A change that reads the corpus worse fails CI; one that
+/// reads it better raises these. Issue 24's target is 95% detected, 0 and 0: not met yet.
+const FLOOR_DETECTED_PER_MILLE: usize = 887;
+const MAX_FALSE_ON_HEALTHY: usize = 2;
+const MAX_UNREADABLE: usize = 4;
 
 const INPUTS: [&str; 5] = ["evidence", "config", "trace", "nccl-log", "kernel-log"];
 

@@ -22,7 +22,15 @@
 //!   <https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html>);
 //! - cuBLAS's `cublasStatus_t` and cuDNN's `cudnnStatus_t` names, as PyTorch prints them
 //!   (`CUBLAS_STATUS_EXECUTION_FAILED when calling cublasSgemm(...)`, `cuDNN error:
-//!   CUDNN_STATUS_INTERNAL_ERROR`).
+//!   CUDNN_STATUS_INTERNAL_ERROR`);
+//! - the THC library of PyTorch 0.x-1.x and Lua Torch (`aten/src/THC/THCGeneral.cpp`,
+//!   pytorch/pytorch read at a9bce336; cutorch's `lib/THC/THCGeneral.c`, whose PR #330 added the
+//!   line): `__THCudaCheck` prints `THCudaCheck FAIL file=%s line=%i error=%i : %s` once and then
+//!   raises `cuda runtime error (%d) : %s` (with ` at FILE:LINE` from `_THError`);
+//!   `__THCudaCheckWarn` prints `THCudaCheckWarn FAIL …` and goes on. The number is the runtime's
+//!   enum of that CUDA release (before CUDA 10.1 an illegal address was 77, an assert 59, an
+//!   unknown error 30), so the error is named from `cudaGetErrorString`'s text, which did not
+//!   change, and the number kept as printed.
 //!
 //! The reader streams the lines once and keeps bounded lists.
 
@@ -413,6 +421,18 @@ static CUDA_ERROR: LazyLock<Regex> = LazyLock::new(|| {
 // NCCL's and other tools' `Cuda failure 999 'unknown error'` / `Cuda failure 'out of memory'`
 static CUDA_FAILURE: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"Cuda failure (?:\d+ )?'([^']{2,120})'").expect("static regex"));
+// THC's `THCudaCheck FAIL file=F line=L error=N : message` (PyTorch 0.x-1.x, Lua Torch)
+static THC_FAIL: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"THCudaCheck FAIL file=(.{1,300}?) line=(\d{1,7}) error=(\d{1,4}) : (.{1,120}?)\s*$",
+    )
+    .expect("static regex")
+});
+// `_THError`'s `cuda runtime error (N) : message at FILE:LINE`
+static THC_RUNTIME: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"cuda runtime error \((\d{1,4})\) : (.{1,120}?)(?: at \S+:\d+)?\s*$")
+        .expect("static regex")
+});
 static NAMES: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"\b(cudaError[A-Z][A-Za-z]+|CUDA_ERROR_[A-Z_]+|CUBLAS_STATUS_[A-Z_]+|CUDNN_STATUS_[A-Z_]+)\b")
         .expect("static regex")
@@ -461,6 +481,8 @@ pub fn recognised_line(line: &str) -> bool {
         || line.contains("CUDNN_STATUS_")
         || line.contains("cudaError")
         || line.contains("CUDA_ERROR_")
+        || line.contains("THCudaCheck FAIL")
+        || line.contains("cuda runtime error (")
 }
 
 /// True when some line of `text` is one of these messages.
@@ -502,6 +524,12 @@ fn library_category(name: &str) -> &'static str {
     } else {
         "library"
     }
+}
+
+/// True when the text holds THC's exception (`cuda runtime error (N) : …`), which a FAIL line
+/// precedes when the error was not caught.
+fn text_raises_thc(text: &str) -> bool {
+    text.contains("cuda runtime error (")
 }
 
 pub fn parse_cuda_runtime_log(text: &str) -> CudaRuntimeLog {
@@ -633,6 +661,8 @@ pub fn parse_cuda_runtime_log(text: &str) -> CudaRuntimeLog {
                     here.push((n, code, msg, cat));
                 }
             };
+        // a terminal pads lines with spaces to its width: the message ends before them
+        let line = line.trim_end();
         for c in CUDA_ERROR
             .captures_iter(line)
             .chain(CUDA_FAILURE.captures_iter(line))
@@ -642,6 +672,37 @@ pub fn parse_cuda_runtime_log(text: &str) -> CudaRuntimeLog {
                 Some(e) => add(e.0.to_string(), Some(e.1), Some(e.2), e.4),
                 // a message this table does not know stays as printed
                 None => add(super::clip(msg, 120), None, None, "other"),
+            }
+        }
+        // THC: the exception `_THError` raised, and the FAIL line printed before it. A FAIL in
+        // THCGeneral.cpp with `invalid argument` and no exception after it is PyTorch 1.0's
+        // start-up check that it caught and went on from (pytorch/pytorch#15797): not an error.
+        for (c, raised) in THC_RUNTIME
+            .captures_iter(line)
+            .map(|c| (c, true))
+            .chain(THC_FAIL.captures_iter(line).map(|c| (c, false)))
+        {
+            let (num, msg, file) = if raised {
+                (c.get(1), c.get(2), None)
+            } else {
+                (c.get(3), c.get(4), c.get(1))
+            };
+            let (Some(num), Some(msg)) = (num, msg) else {
+                continue;
+            };
+            let code = num.as_str().parse::<u32>().ok();
+            let msg = msg.as_str().trim();
+            let known = by_message(msg);
+            if !raised
+                && file.is_some_and(|f| f.as_str().ends_with("THCGeneral.cpp"))
+                && known.is_some_and(|e| e.1 == 1)
+                && !text_raises_thc(text)
+            {
+                continue;
+            }
+            match known {
+                Some(e) => add(e.0.to_string(), code, Some(e.2), e.4),
+                None => add(super::clip(msg, 120), code, None, "other"),
             }
         }
         // messages PyTorch prints without the `CUDA error:` prefix
@@ -878,6 +939,62 @@ mod tests {
         let m = parse_cuda_runtime_log("torch: 2.11.0+cu130 cuda: False\n");
         assert_eq!(m.torch_wheel_cuda, ["cu130"]);
         assert!(!looks_like("the driver is fine and CUDA works\n"));
+    }
+
+    #[test]
+    fn thc_fail_line_and_the_exception_it_raises() {
+        // github.com/torch/cutorch/pull/330, the PR's example output: the FAIL line, then the
+        // `cuda runtime error (N)` that `_THError` raised (the pre-10.1 number 77)
+        let m = parse_cuda_runtime_log(
+            "THCudaCheck FAIL file=/home/ubuntu/git/cutorch/lib/THC/THCTensorMath.cu line=303 error=77 : an illegal memory access was encountered\nluajit: cuda runtime error (77) : an illegal memory access was encountered at /home/ubuntu/git/cutorch/lib/THC/generic/THCStorage.c:147\n",
+        );
+        assert_eq!(m.error_names, ["cudaErrorIllegalAddress"]);
+        assert_eq!(m.errors[0].code, Some(77), "the number as printed");
+        assert_eq!(m.errors[0].category, "memory-access");
+        assert_eq!(m.errors[0].count, 2);
+        // github.com/ayooshkathuria/pytorch-yolo-v3/issues/88: error 30, unknown error (Windows path)
+        let m = parse_cuda_runtime_log(
+            "THCudaCheck FAIL file=..\\aten\\src\\THC\\THCGeneral.cpp line=87 error=30 : unknown error\n",
+        );
+        assert_eq!(m.error_names, ["cudaErrorUnknown"]);
+        assert_eq!(m.errors[0].code, Some(30));
+        // github.com/zhanghang1989/PyTorch-Encoding/issues/23: an assert, FAIL indented
+        let m = parse_cuda_runtime_log(
+            "  THCudaCheck FAIL file=/pytorch/torch/lib/THC/generic/THCStorage.cu line=58 error=59 : device-side assert triggered\nRuntimeError: cuda runtime error (59) : device-side assert triggered at /pytorch/torch/lib/THC/generic/THCStorage.cu:58\n",
+        );
+        assert_eq!(m.error_names, ["cudaErrorAssert"]);
+        assert!(looks_like(
+            "RuntimeError: cuda runtime error (802) : system not yet initialized at /opt/conda/conda-bld/pytorch_1579022034529/work/aten/src/THC/THCGeneral.cpp:50\n"
+        ));
+    }
+
+    #[test]
+    fn thc_start_up_check_pytorch_caught_is_not_an_error() {
+        // github.com/uber-research/UPSNet/issues/45 (PyTorch 1.0; pytorch/pytorch#15797): the
+        // FAIL line alone, the model runs on
+        let m = parse_cuda_runtime_log(
+            "THCudaCheck FAIL file=/pytorch/aten/src/THC/THCGeneral.cpp line=405 error=11 : invalid argument\n",
+        );
+        assert!(m.errors.is_empty());
+        // the same check beside the error that ended the run (fanq15/FSOD-code#54)
+        let m = parse_cuda_runtime_log(
+            "THCudaCheck FAIL file=/opt/conda/conda-bld/pytorch_1535491974311/work/aten/src/THC/THCGeneral.cpp line=663 error=11 : invalid argument\ncudaCheckError() failed : no kernel image is available for execution on the device\n",
+        );
+        assert_eq!(m.error_names, ["cudaErrorNoKernelImageForDevice"]);
+        assert!(m.no_kernel_image);
+    }
+
+    #[test]
+    fn a_message_padded_to_the_terminal_width_is_named() {
+        // github.com/hpcaitech/Open-Sora/issues/694: lines padded with spaces
+        let line = format!(
+            "RuntimeError: CUDA error: an illegal memory access was encountered{}\n",
+            " ".repeat(200)
+        );
+        assert_eq!(
+            parse_cuda_runtime_log(&line).error_names,
+            ["cudaErrorIllegalAddress"]
+        );
     }
 
     #[test]

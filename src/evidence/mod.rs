@@ -51,8 +51,10 @@ pub mod cuda_errors;
 pub mod cuda_stack;
 pub mod dcgmi;
 pub mod detect;
+pub mod device_query;
 pub mod ibdev2netdev;
 pub mod ibstat;
+pub mod ibstatus;
 pub mod ibv_devinfo;
 pub mod infiniband;
 pub mod kernel_log;
@@ -180,6 +182,7 @@ pub static KINDS: &[&dyn EvidenceKind] = &[
     &nccl_log::NcclLogKind,
     &pyspy_dump::PyspyDumpKind,
     &ibstat::IbstatKind,
+    &ibstatus::IbstatusKind,
     &ibv_devinfo::IbvDevinfoKind,
     &ibdev2netdev::Ibdev2netdevKind,
     &torch_memory::TorchMemoryKind,
@@ -193,6 +196,7 @@ pub static KINDS: &[&dyn EvidenceKind] = &[
     // after the NCCL log, the OOM and kernel-log kinds, which read a whole log of their own and
     // whose probes would lose it to these; the probes of the CUDA-runtime, collect_env and
     // NCCL-error kinds read every paste that holds their lines, whatever kind it was detected as
+    &device_query::DeviceQueryKind,
     &cuda_errors::CudaRuntimeKind,
     &collect_env::CollectEnvKind,
     &mount_text::Df,

@@ -1,18 +1,28 @@
 //! DataLoader workers failing for lack of shared memory, as PyTorch reports it
 //! (`torch/utils/data/_utils/signal_handling.py`: "ERROR: Unexpected bus error encountered in
 //! worker. This might be caused by insufficient shared memory (shm)."; `THMapAllocator`'s
-//! "unable to write to file </torch_...>"), or the kernel's `No space left on device` on
-//! `/dev/shm`. The line can sit anywhere in a long training log, so its detector scans the
+//! "unable to write to file </torch_...>"; `torch/csrc/DataLoader.cpp`'s SIGBUS report "DataLoader
+//! worker (pid N) is killed by signal: Bus error. It is possible that dataloader's workers are
+//! out of shared memory. Please try to raise your shared memory limit.", which PyTorch 0.3-0.4
+//! printed as "Bus error. It is possible that dataloader's workers are out of shared memory. …"),
+//! or the kernel's `No space left on device` on `/dev/shm`. A comment quoting the message in
+//! code (`# It is possible that …`) is not the error. The line can sit anywhere in a long training log, so its detector scans the
 //! whole text (without collecting anything).
 
 /// The first line where DataLoader workers fail for lack of shared memory.
 pub fn shm_error_line(text: &str) -> Option<&str> {
-    text.lines().find(|l| {
+    text.lines()
+        .find(|l| !l.trim_start().starts_with('#') && shm_line(l))
+}
+
+fn shm_line(l: &str) -> bool {
+    {
         l.contains("insufficient shared memory")
+            || l.contains("workers are out of shared memory")
             || l.contains("unable to write to file </torch_")
             || (l.contains("DataLoader worker") && l.contains("Bus error"))
             || (l.contains("/dev/shm") && l.contains("No space left on device"))
-    })
+    }
 }
 
 pub struct ShmErrorLog;
@@ -46,5 +56,20 @@ impl super::EvidenceKind for ShmErrorLog {
         Ok(serde_json::json!({
             "error": shm_error_line(text).map(|l| super::clip(l.trim(), super::MAX_TEXT)),
         }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_old_and_the_new_wording_and_not_a_comment() {
+        // github.com/kubeflow/pipelines/issues/6880 (PyTorch 0.x wording, in backticks)
+        assert!(shm_error_line("`Bus error. It is possible that dataloader's workers are out of shared memory. Please try to raise your shared memory limit.\n`\n").is_some());
+        // torch/csrc/DataLoader.cpp's SIGBUS report
+        assert!(shm_error_line("RuntimeError: DataLoader worker (pid 13068) is killed by signal: Bus error. It is possible that dataloader's workers are out of shared memory. Please try to raise your shared memory limit.\n").is_some());
+        // a training script quoting it in a comment above its loader
+        assert!(shm_error_line("    # It is possible that dataloader's workers are out of shared memory. Please try to raise your shared memory limit.\n    # num_workers=8 -> num_workers=4\n").is_none());
     }
 }

@@ -13,7 +13,7 @@
 //! holds (a traceback, prose, a training log).
 
 use super::{ProbeCtx, ProbeKind, ProbeOutcome};
-use crate::evidence::{collect_env, cuda_compat, cuda_errors};
+use crate::evidence::{collect_env, cuda_compat, cuda_errors, device_query};
 use crate::vocab::io::read_shared;
 use serde_json::{Map, Value, json};
 use std::path::PathBuf;
@@ -112,6 +112,16 @@ fn driver_from_text(
             e.nvidia_driver_version.as_deref().unwrap_or("?")
         ),
     ))
+}
+
+/// The errors that say the driver is older than the runtime or the code needs.
+fn says_driver_too_old(name: &str) -> bool {
+    matches!(
+        name,
+        "cudaErrorInsufficientDriver"
+            | "cudaErrorCallRequiresNewerDriver"
+            | "cudaErrorUnsupportedPtxVersion"
+    )
 }
 
 pub struct CudaLog;
@@ -244,7 +254,10 @@ impl ProbeKind for CudaLog {
             let runtime: Vec<Value> = r
                 .errors
                 .iter()
-                .filter(|e| e.category != "driver" && e.category != "arch")
+                // the errors `cuda.driver-too-old` and `cuda.arch-not-in-build` judge; a driver
+                // error of another kind (the fabric manager not running: 802, a stub library)
+                // is the runtime's to report
+                .filter(|e| e.category != "arch" && !says_driver_too_old(&e.name))
                 .map(|e| {
                     let mut v = to_object(e);
                     v.insert("next".into(), json!(next_evidence(e.category)));
@@ -318,7 +331,7 @@ impl ProbeKind for CudaCompat {
             ("driver_cuda", "the same as major.minor"),
             (
                 "driver_source",
-                "where it came from: NVML, PyTorch's warning, or collect_env's driver",
+                "where it came from: NVML, PyTorch's warning, collect_env's driver, or deviceQuery",
             ),
             (
                 "said_too_old",
@@ -338,9 +351,25 @@ impl ProbeKind for CudaCompat {
         ]
     }
     fn run(&self, _params: &Map<String, Value>, ctx: &ProbeCtx) -> ProbeOutcome {
-        let (rt, env, files) = read_text(ctx);
+        let (rt, env, mut files) = read_text(ctx);
         let mut out = Map::new();
-        let text_driver = driver_from_text(rt.as_ref(), env.as_ref());
+        // the CUDA samples' deviceQuery prints the driver's CUDA version on a passing run
+        let dq = first_evidence(&ctx.inputs.evidence, device_query::looks_like_device_query).map(
+            |(p, t)| {
+                let s = p.display().to_string();
+                if !files.contains(&s) {
+                    files.push(s);
+                }
+                device_query::parse_device_query(&t)
+            },
+        );
+        let text_driver = driver_from_text(rt.as_ref(), env.as_ref()).or_else(|| {
+            let v = dq.as_ref()?.driver_cuda.as_deref()?;
+            Some((
+                device_query::version_code(v)?,
+                format!("deviceQuery's CUDA Driver Version {v}"),
+            ))
+        });
         let said = rt.as_ref().and_then(|r| {
             (r.driver_too_old || r.insufficient_driver).then(|| {
                 r.errors
@@ -359,7 +388,7 @@ impl ProbeKind for CudaCompat {
         if let Some(s) = said {
             out.insert("said".into(), json!(s));
         }
-        let text_seen = rt.is_some() || env.is_some();
+        let text_seen = rt.is_some() || env.is_some() || dq.is_some();
         match text_driver {
             Some((code, src)) => {
                 out.insert("driver_cuda_code".into(), json!(code));

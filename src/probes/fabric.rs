@@ -1,5 +1,5 @@
-//! `ib.ports`: the state of each InfiniBand/RoCE port, from pasted `ibstat`, `ibv_devinfo` or
-//! `ibdev2netdev` output (`--evidence`), else from the host's `/sys/class/infiniband` (the
+//! `ib.ports`: the state of each InfiniBand/RoCE port, from pasted `ibstat`, `ibstatus`,
+//! `ibv_devinfo` or `ibdev2netdev` output (`--evidence`), else from the host's `/sys/class/infiniband` (the
 //! files those tools read: `ports/N/state`, `phys_state`, `link_layer`, `rate`).
 //!
 //! A port is *down* when its logical state is not Active. A down port whose physical state is
@@ -10,7 +10,7 @@
 
 use super::{ProbeCtx, ProbeKind, ProbeOutcome};
 use crate::evidence::infiniband::{IbPort, Verdict, logical_state, physical_state};
-use crate::evidence::{ibdev2netdev, ibstat, ibv_devinfo};
+use crate::evidence::{ibdev2netdev, ibstat, ibstatus, ibv_devinfo};
 use crate::host::Host;
 use crate::vocab::io::read_shared;
 use serde_json::{Map, Value, json};
@@ -35,6 +35,9 @@ fn from_evidence(paths: &[std::path::PathBuf]) -> (Vec<IbPort>, Vec<String>) {
         };
         if ibstat::looks_like_ibstat(&text) {
             found("ibstat", ibstat::parse_ibstat(&text).ports());
+        }
+        if ibstatus::looks_like_ibstatus(&text) {
+            found("ibstatus", ibstatus::parse_ibstatus(&text).ports());
         }
         if ibv_devinfo::looks_like_ibv_devinfo(&text) {
             found("ibv_devinfo", ibv_devinfo::parse_ibv_devinfo(&text).ports());
