@@ -5,14 +5,27 @@
 //! `/dev/shm`. The line can sit anywhere in a long training log, so its detector scans the
 //! whole text (without collecting anything).
 
+/// True for a line that says DataLoader workers fail for lack of shared memory.
+pub(crate) fn is_shm_error_line(l: &str) -> bool {
+    l.contains("insufficient shared memory")
+        || l.contains("unable to write to file </torch_")
+        || (l.contains("DataLoader worker") && l.contains("Bus error"))
+        || (l.contains("/dev/shm") && l.contains("No space left on device"))
+}
+
 /// The first line where DataLoader workers fail for lack of shared memory.
 pub fn shm_error_line(text: &str) -> Option<&str> {
-    text.lines().find(|l| {
-        l.contains("insufficient shared memory")
-            || l.contains("unable to write to file </torch_")
-            || (l.contains("DataLoader worker") && l.contains("Bus error"))
-            || (l.contains("/dev/shm") && l.contains("No space left on device"))
-    })
+    // only lines holding one of these phrases (one of each conjunction of the test above) can
+    // pass it: the text is searched for them once, not line by line
+    static ANCHORS: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        super::scan::phrases(&[
+            "insufficient shared memory",
+            "unable to write to file </torch_",
+            "Bus error",
+            "No space left on device",
+        ])
+    });
+    super::scan::lines_with(text, &ANCHORS).find(|l| is_shm_error_line(l))
 }
 
 pub struct ShmErrorLog;
