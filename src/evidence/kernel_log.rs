@@ -184,7 +184,10 @@ pub fn parse_kernel_log(text: &str) -> KernelLog {
     let (mut sx, mut sx_fatal) = (BTreeSet::new(), BTreeSet::new());
     for line in super::content_lines(text) {
         log.lines += 1;
-        if let Some(c) = SXID.captures(line)
+        // each pattern is tried only on a line holding its literal start: most lines of a
+        // kernel log are not the GPU's, and a substring search is far cheaper than a pattern
+        if line.contains("SXid (")
+            && let Some(c) = SXID.captures(line)
             && let Ok(code) = c[1].parse::<u32>()
         {
             sx.insert(code);
@@ -192,7 +195,11 @@ pub fn parse_kernel_log(text: &str) -> KernelLog {
                 sx_fatal.insert(code);
             }
         }
-        if let Some(c) = XID.captures(line) {
+        if let Some(c) = line
+            .contains("NVRM: Xid (")
+            .then(|| XID.captures(line))
+            .flatten()
+        {
             log.xid_count += 1;
             if let Ok(code) = c[2].parse::<u32>() {
                 codes.insert(code);
