@@ -254,11 +254,7 @@ fn nccl_lines(text: &str) -> impl Iterator<Item = &str> {
 
 /// A host name as kept: clipped to 128 bytes.
 fn host_name(h: &str) -> std::borrow::Cow<'_, str> {
-    if h.len() <= 128 {
-        std::borrow::Cow::Borrowed(h)
-    } else {
-        std::borrow::Cow::Owned(super::clip(h, 128))
-    }
+    clipped(h, 128)
 }
 
 /// Splits `prefix NCCL INFO message`; the host is the `host` of a `host:pid:tid` prefix,
@@ -328,6 +324,24 @@ fn contains_ci(hay: &str, needle: &str) -> bool {
 fn push_unique(v: &mut Vec<String>, s: String) {
     if !v.contains(&s) && v.len() < super::MAX_ITEMS {
         v.push(s);
+    }
+}
+
+/// `s` clipped to `max` bytes, borrowed when it fits (as [`super::clip`] gives it).
+fn clipped(s: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    if s.len() <= max {
+        std::borrow::Cow::Borrowed(s)
+    } else {
+        std::borrow::Cow::Owned(super::clip(s, max))
+    }
+}
+
+/// [`push_unique`] of `s` clipped to 64 bytes, allocating only for a name not yet kept (every
+/// rank prints the same interface and device lines).
+fn push_clipped(v: &mut Vec<String>, s: &str) {
+    let s = clipped(s, 64);
+    if !v.iter().any(|x| *x == *s) && v.len() < super::MAX_ITEMS {
+        v.push(s.into_owned());
     }
 }
 
@@ -514,8 +528,12 @@ pub fn parse_nccl_log(text: &str) -> NcclLog {
         if let Some(c) = gate(msg, " set by environment to ", &ENV) {
             let value = c[2].trim().trim_end_matches('.').trim();
             if log.env_overrides.len() < super::MAX_ITEMS {
-                log.env_overrides
-                    .insert(c[1].to_string(), super::clip(value, 256));
+                // every rank echoes the same settings: allocate only for a new value
+                let value = clipped(value, 256);
+                if log.env_overrides.get(&c[1]).map(String::as_str) != Some(&*value) {
+                    log.env_overrides
+                        .insert(c[1].to_string(), value.into_owned());
+                }
             }
         }
         // `(?i)` also folds non-ASCII letters (the Kelvin sign is a `K`): the ASCII test
@@ -564,26 +582,26 @@ pub fn parse_nccl_log(text: &str) -> NcclLog {
             ib_init = true;
             let devs = rest.split(';').next().unwrap_or("");
             for c in IB_DEV.captures_iter(devs) {
-                push_unique(&mut log.ib_devices, super::clip(&c[1], 64));
+                push_clipped(&mut log.ib_devices, &c[1]);
             }
             if let Some(c) = OOB.captures(rest) {
-                push_unique(&mut log.interfaces, super::clip(&c[1], 64));
+                push_clipped(&mut log.interfaces, &c[1]);
             }
         } else if let Some(rest) = m.strip_prefix("NET/Socket : Using") {
             socket_init = true;
             for c in INDEXED_IF.captures_iter(rest) {
-                push_unique(&mut log.interfaces, super::clip(&c[1], 64));
+                push_clipped(&mut log.interfaces, &c[1]);
             }
         } else if let Some(rest) = m.strip_prefix("Bootstrap : Using") {
             let rest = rest.trim();
             let mut found = false;
             for c in INDEXED_IF.captures_iter(rest) {
-                push_unique(&mut log.interfaces, super::clip(&c[1], 64));
+                push_clipped(&mut log.interfaces, &c[1]);
                 found = true;
             }
             if !found {
                 if let Some(name) = rest.split(':').next().filter(|n| !n.is_empty()) {
-                    push_unique(&mut log.interfaces, super::clip(name, 64));
+                    push_clipped(&mut log.interfaces, name);
                 }
             }
         } else if let Some(rest) = m.strip_prefix("Using network ").or_else(|| {
