@@ -185,7 +185,12 @@ pub fn segment(text: &str) -> Reading<'_> {
     {
         return whole(k);
     }
-    let lines: Vec<&str> = text.lines().collect();
+    // a text too big to cut is one part: decided before its lines are listed
+    let lines: Vec<&str> = if text.len() > SEGMENT_MAX {
+        Vec::new()
+    } else {
+        text.lines().collect()
+    };
     let bs = blocks(&lines);
     if bs.len() > MAX_BLOCKS || text.len() > SEGMENT_MAX {
         return match first {
