@@ -6,8 +6,20 @@
 //! `cargo bench --bench evidence_throughput` prints, per kind: MB/s of the parser alone (in
 //! this process), and the wall time and peak RSS (VmHWM, which gpufix reports in `--timings`)
 //! of the plan run as its own process, with the ratio to the input size; the target is ≤ 2×.
+//!
+//! A training log's "parser" is every evidence reader a pasted log goes through whatever it
+//! holds: [`segment::segment`] (which kinds read which lines) and the whole-text line readers
+//! of the kinds that find their lines anywhere in a log (CUDA runtime errors, NCCL errors,
+//! collect_env, py-spy, shared-memory errors, OOM messages). The loader-warning reader of job
+//! text (`formats::job_text::log_warnings`) is timed on its own line.
+//!
+//! `GPUFIX_EVIDENCE_PARSERS_ONLY=1` times the parsers only (no plan processes): with a small
+//! `GPUFIX_EVIDENCE_MB`, the run to count instructions under `valgrind --tool=callgrind`.
 
-use gpufix::evidence::{kernel_log, nccl_log, nvidia_smi};
+use gpufix::evidence::{
+    collect_env, cuda_errors, kernel_log, nccl_errors, nccl_log, nvidia_smi, pyspy_dump, segment,
+    shm_error, torch_memory,
+};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -48,6 +60,17 @@ fn write_repeated(path: &Path, head: &str, unit: &str, bytes: u64) -> u64 {
 
 fn mbps(bytes: usize, secs: f64) -> f64 {
     bytes as f64 / 1e6 / secs
+}
+
+/// The evidence readers every pasted training log goes through (see the module doc).
+fn training_log_readers(t: &str) {
+    std::hint::black_box(segment::segment(t).parts.len());
+    std::hint::black_box(cuda_errors::looks_like(t));
+    std::hint::black_box(nccl_errors::looks_like(t));
+    std::hint::black_box(collect_env::looks_like(t));
+    std::hint::black_box(pyspy_dump::looks_like_pyspy_dump(t));
+    std::hint::black_box(shm_error::shm_error_line(t));
+    std::hint::black_box(torch_memory::parse_torch_memory(t));
 }
 
 /// Median of 3 timed runs of the parser over `text`.
@@ -106,6 +129,7 @@ fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(200);
+    let parsers_only = std::env::var_os("GPUFIX_EVIDENCE_PARSERS_ONLY").is_some();
     let dir = tempfile::tempdir().expect("temp dir");
     let nccl = fixture("nccl/socket_and_ib_init.log");
     let dmesg = fixture("kernel_log/xid79_journal.txt");
@@ -183,8 +207,22 @@ fn main() {
                     std::hint::black_box(kernel_log::parse_kernel_log(t));
                 }))
             }
+            "training log" => {
+                let text = std::fs::read_to_string(&path).expect("read paste");
+                let loader = parse_rate(&text, |t| {
+                    std::hint::black_box(gpufix::formats::job_text::log_warnings(t));
+                });
+                println!("  (training log: job_text::log_warnings alone {loader:.1} MB/s)");
+                Some(parse_rate(&text, training_log_readers))
+            }
             _ => None,
         };
+        if parsers_only {
+            if let Some(r) = rate {
+                println!("{name:<18} {:>10.1} {r:>12.1}", size as f64 / 1e6);
+            }
+            continue;
+        }
         let r = plan(&path);
         let peak_mib = r.peak_kib.map(|k| k as f64 / 1024.0);
         println!(

@@ -487,7 +487,28 @@ pub fn recognised_line(line: &str) -> bool {
 
 /// True when some line of `text` is one of these messages.
 pub fn looks_like(text: &str) -> bool {
-    text.lines().any(recognised_line)
+    // only lines holding one of these (every phrase of `recognised_line`, one of each
+    // conjunction) can be recognised: the text is searched for them once, not line by line
+    static ANCHORS: LazyLock<Regex> = LazyLock::new(|| {
+        super::scan::phrases(&[
+            "NVIDIA driver on your system is too old",
+            "Found no NVIDIA driver on your system",
+            "CUDA driver version is insufficient for CUDA runtime version",
+            "no kernel image is available for execution on the device",
+            "is not compatible with the current PyTorch installation",
+            "CUDA error: ",
+            "CUDA driver initialization failed",
+            "CUDA unknown error - this may be due to an incorrectly set up environment",
+            "cuda capability",
+            "CUBLAS_STATUS_",
+            "CUDNN_STATUS_",
+            "cudaError",
+            "CUDA_ERROR_",
+            "THCudaCheck FAIL",
+            "cuda runtime error (",
+        ])
+    });
+    super::scan::lines_with(text, &ANCHORS).any(recognised_line)
 }
 
 fn note_error(

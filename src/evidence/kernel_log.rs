@@ -94,6 +94,14 @@ static XID: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"NVRM: Xid \((?:PCI:)?([0-9A-Fa-f]{4}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}(?:\.[0-9A-Fa-f])?)\): (\d+),?\s*(.*)$")
         .expect("static regex")
 });
+/// [`XID`] without its message: the same lines match (the message part matches whatever
+/// follows the code), with the same PCI address and code; used once [`super::MAX_ITEMS`]
+/// Xids are kept and only the code is read, so a log of a million Xid lines is not captured
+/// to the end of every line.
+static XID_CODE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"NVRM: Xid \((?:PCI:)?([0-9A-Fa-f]{4}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}(?:\.[0-9A-Fa-f])?)\): (\d+)")
+        .expect("static regex")
+});
 static SXID: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"SXid \((?:PCI:)?[0-9A-Fa-f:.]+\): (\d+),\s*(Fatal|Non-fatal)?")
         .expect("static regex")
@@ -184,7 +192,10 @@ pub fn parse_kernel_log(text: &str) -> KernelLog {
     let (mut sx, mut sx_fatal) = (BTreeSet::new(), BTreeSet::new());
     for line in super::content_lines(text) {
         log.lines += 1;
-        if let Some(c) = SXID.captures(line)
+        // each pattern is tried only on a line holding its literal start: most lines of a
+        // kernel log are not the GPU's, and a substring search is far cheaper than a pattern
+        if line.contains("SXid (")
+            && let Some(c) = SXID.captures(line)
             && let Ok(code) = c[1].parse::<u32>()
         {
             sx.insert(code);
@@ -192,7 +203,16 @@ pub fn parse_kernel_log(text: &str) -> KernelLog {
                 sx_fatal.insert(code);
             }
         }
-        if let Some(c) = XID.captures(line) {
+        let xid = if log.xids.len() < super::MAX_ITEMS {
+            &XID
+        } else {
+            &XID_CODE
+        };
+        if let Some(c) = line
+            .contains("NVRM: Xid (")
+            .then(|| xid.captures(line))
+            .flatten()
+        {
             log.xid_count += 1;
             if let Ok(code) = c[2].parse::<u32>() {
                 codes.insert(code);
@@ -401,6 +421,21 @@ mod tests {
         assert!(!l.fallen_off_bus);
         assert!(l.xids.is_empty());
         insta::assert_json_snapshot!("kernel_log_rm_init_adapter_dmesg", l);
+    }
+
+    /// Past the kept Xids only the code is read: every code and line is still counted.
+    #[test]
+    fn xids_past_the_kept_ones_are_counted_with_their_codes() {
+        let kept = "[  1.0] NVRM: Xid (PCI:0000:3b:00): 13, pid=1, Graphics Exception\n"
+            .repeat(crate::evidence::MAX_ITEMS + 5);
+        let log = format!(
+            "{kept}[  2.0] NVRM: Xid (PCI:0000:3b:00.0): 79, GPU has fallen off the bus.\n[  3.0] NVRM: Xid (0000:3b:00): 48\n"
+        );
+        let k = parse_kernel_log(&log);
+        assert_eq!(k.xid_count as usize, crate::evidence::MAX_ITEMS + 7);
+        assert_eq!(k.xid_codes, vec![13, 48, 79]);
+        assert_eq!(k.xids.len(), crate::evidence::MAX_ITEMS);
+        assert!(k.fallen_off_bus);
     }
 
     #[test]

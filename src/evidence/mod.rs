@@ -66,6 +66,7 @@ pub mod nccl_log;
 pub mod nvidia_smi;
 pub mod nvidia_smi_error;
 pub mod pyspy_dump;
+pub(crate) mod scan;
 pub mod segment;
 pub mod shm_error;
 pub mod smi_tables;

@@ -180,7 +180,17 @@ pub fn recognised_line(line: &str) -> bool {
 }
 
 pub fn looks_like(text: &str) -> bool {
-    text.lines().any(recognised_line)
+    // only lines holding one of these (one phrase of each conjunction, and RESULT's own
+    // pattern) can be recognised: the text is searched for them once, not line by line
+    static ANCHORS: LazyLock<Regex> = LazyLock::new(|| {
+        let p = super::scan::phrases(&[
+            "Watchdog caught collective operation timeout",
+            "NCCL error in: ",
+            "shared memory segment",
+        ]);
+        Regex::new(&format!("{}|{}", p.as_str(), RESULT.as_str())).expect("static regex")
+    });
+    super::scan::lines_with(text, &ANCHORS).any(recognised_line)
 }
 
 fn parse_work(inner: &str, t: &mut CollectiveTimeout) {

@@ -160,8 +160,7 @@ static PLUGIN: LazyLock<Regex> = LazyLock::new(|| {
 fn transport_name(raw: &str) -> (String, bool) {
     let raw = raw.trim();
     let gdr = raw.contains("GDRDMA");
-    let lower = raw.to_ascii_lowercase();
-    if lower.contains("shared memory") || raw.starts_with("SHM") {
+    if contains_ci(raw, "shared memory") || raw.starts_with("SHM") {
         return ("SHM".into(), gdr);
     }
     let mut parts = raw.split('/');
@@ -186,13 +185,85 @@ fn net_kind(name: &str) -> String {
     }
 }
 
+/// `NCCL INFO ` and `NCCL WARN `, found with memchr's SIMD searcher: every NCCL line is
+/// looked at, so the search costs per byte, not per line.
+static INFO_TAG: LazyLock<memchr::memmem::Finder<'static>> =
+    LazyLock::new(|| memchr::memmem::Finder::new("NCCL INFO "));
+static WARN_TAG: LazyLock<memchr::memmem::Finder<'static>> =
+    LazyLock::new(|| memchr::memmem::Finder::new("NCCL WARN "));
+static NCCL_TAG: LazyLock<memchr::memmem::Finder<'static>> =
+    LazyLock::new(|| memchr::memmem::Finder::new("NCCL "));
+
+/// Where the first `NCCL INFO ` or `NCCL WARN ` at or after `from` starts.
+fn tag_from(s: &str, from: usize) -> Option<usize> {
+    let b = s.as_bytes();
+    let mut i = from;
+    while i < b.len() {
+        let p = i + NCCL_TAG.find(&b[i..])?;
+        let after = &b[p + 5..];
+        if after.starts_with(b"INFO ") || after.starts_with(b"WARN ") {
+            return Some(p);
+        }
+        i = p + 1;
+    }
+    None
+}
+
+/// The lines of `text` (comment lines skipped) as NCCL lines: a forum quote can collapse many
+/// lines into one, so a line is split before every `NCCL INFO`/`WARN` that follows another on
+/// it (keeping the `[dev]` prefix before it). Streams: nothing is held but the current line.
+fn nccl_lines(text: &str) -> impl Iterator<Item = &str> {
+    let mut lines = super::content_lines(text);
+    let mut pending: Option<&str> = None;
+    let mut pieces = 0usize;
+    std::iter::from_fn(move || {
+        let rest = match pending.take() {
+            Some(r) => r,
+            None => lines.next()?,
+        };
+        let can_split = pieces < 10_000_000;
+        pieces += 1;
+        let first = tag_from(rest, 0);
+        let next = first.and_then(|f| tag_from(rest, f + 10));
+        match next {
+            Some(i) if can_split => {
+                // cut at the start of the ` [0] ` (or `host:pid:tid [0] `) before it
+                let head = &rest[..i];
+                let cut = head
+                    .trim_end()
+                    .rfind(' ')
+                    .map(|j| {
+                        let pre = &head[..j];
+                        // include a `host:pid:tid` token before `[dev]`
+                        match pre.trim_end().rfind(' ') {
+                            Some(k) if pre[k + 1..].matches(':').count() >= 2 => k + 1,
+                            _ => j + 1,
+                        }
+                    })
+                    .unwrap_or(i);
+                if cut <= first.unwrap_or(0) || cut >= rest.len() {
+                    return Some(rest);
+                }
+                pending = Some(&rest[cut..]);
+                Some(&rest[..cut])
+            }
+            _ => Some(rest),
+        }
+    })
+}
+
+/// A host name as kept: clipped to 128 bytes.
+fn host_name(h: &str) -> std::borrow::Cow<'_, str> {
+    clipped(h, 128)
+}
+
 /// Splits `prefix NCCL INFO message`; the host is the `host` of a `host:pid:tid` prefix,
-/// after any `[rank]` or `[1,0]<stdout>:` wrapper that launchers add.
-fn split_line(line: &str) -> Option<(Option<String>, &str, bool)> {
-    let (pos, warn) = match (line.find("NCCL INFO "), line.find("NCCL WARN ")) {
-        (Some(i), _) => (i, false),
-        (None, Some(w)) => (w, true),
-        (None, None) => return None,
+/// after any `[rank]` or `[1,0]<stdout>:` wrapper that launchers add (as printed: see
+/// [`host_name`] for the name kept).
+fn split_line(line: &str) -> Option<(Option<&str>, &str, bool)> {
+    let (pos, warn) = match INFO_TAG.find(line.as_bytes()) {
+        Some(i) => (i, false),
+        None => (WARN_TAG.find(line.as_bytes())?, true),
     };
     let msg = &line[pos + 10..];
     let prefix = line[..pos].trim_end();
@@ -221,7 +292,6 @@ fn split_line(line: &str) -> Option<(Option<String>, &str, bool)> {
                     .next()
                     .map(|h| h.trim_start_matches(':'))
                     .filter(|h| !h.is_empty())
-                    .map(|h| super::clip(h, 128))
             }
             _ => None,
         }
@@ -229,9 +299,49 @@ fn split_line(line: &str) -> Option<(Option<String>, &str, bool)> {
     Some((host, msg, warn))
 }
 
+/// `re`'s captures in `s`, tried only when `s` holds `literal`, which every match of `re`
+/// holds: most lines hold none of the patterns, and a substring search is far cheaper.
+fn gate<'s>(s: &'s str, literal: &str, re: &Regex) -> Option<regex::Captures<'s>> {
+    if s.contains(literal) {
+        re.captures(s)
+    } else {
+        None
+    }
+}
+
+/// `hay` holds `needle` (lowercase ASCII) in any ASCII case, without lowercasing `hay`.
+fn contains_ci(hay: &str, needle: &str) -> bool {
+    let (h, n) = (hay.as_bytes(), needle.as_bytes());
+    let Some(&first) = n.first() else {
+        return true;
+    };
+    memchr::memchr2_iter(first, first.to_ascii_uppercase(), h).any(|i| {
+        h.get(i..i + n.len())
+            .is_some_and(|w| w.eq_ignore_ascii_case(n))
+    })
+}
+
 fn push_unique(v: &mut Vec<String>, s: String) {
     if !v.contains(&s) && v.len() < super::MAX_ITEMS {
         v.push(s);
+    }
+}
+
+/// `s` clipped to `max` bytes, borrowed when it fits (as [`super::clip`] gives it).
+fn clipped(s: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    if s.len() <= max {
+        std::borrow::Cow::Borrowed(s)
+    } else {
+        std::borrow::Cow::Owned(super::clip(s, max))
+    }
+}
+
+/// [`push_unique`] of `s` clipped to 64 bytes, allocating only for a name not yet kept (every
+/// rank prints the same interface and device lines).
+fn push_clipped(v: &mut Vec<String>, s: &str) {
+    let s = clipped(s, 64);
+    if !v.iter().any(|x| *x == *s) && v.len() < super::MAX_ITEMS {
+        v.push(s.into_owned());
     }
 }
 
@@ -300,7 +410,12 @@ pub fn parse_nccl_log(text: &str) -> NcclLog {
     let mut tests_ranks: BTreeSet<u32> = BTreeSet::new();
     let (mut in_tests_table, mut tests_table_ended) = (false, false);
     for l in text.lines() {
-        if let Some(c) = TESTS_RANK.captures(l.trim_end()) {
+        // `^#`: only a line starting with `#` can be a row
+        if let Some(c) = l
+            .starts_with('#')
+            .then(|| TESTS_RANK.captures(l.trim_end()))
+            .flatten()
+        {
             in_tests_table = true;
             if hosts.len() < super::MAX_ITEMS {
                 hosts.insert(c[2].to_string());
@@ -323,58 +438,8 @@ pub fn parse_nccl_log(text: &str) -> NcclLog {
     // `NET/IB : Got completion from peer …` (or an async event on the port): the IB transport
     // carried this rank's traffic to another node, failing or not
     let mut ib_traffic = false;
-    // A forum quote can collapse many lines into one: split before every `NCCL INFO`/`WARN`
-    // that follows another on the same line (keeping the `[dev]` prefix before it).
-    let mut lines: Vec<&str> = Vec::new();
-    for line in super::content_lines(text) {
-        let mut rest = line;
-        loop {
-            let first = ["NCCL INFO ", "NCCL WARN "]
-                .iter()
-                .filter_map(|k| rest.find(k))
-                .min();
-            let next = first.and_then(|f| {
-                ["NCCL INFO ", "NCCL WARN "]
-                    .iter()
-                    .filter_map(|k| {
-                        rest.get(f + 10..)
-                            .and_then(|r| r.find(k))
-                            .map(|i| i + f + 10)
-                    })
-                    .min()
-            });
-            match next {
-                Some(i) if lines.len() < 10_000_000 => {
-                    // cut at the start of the ` [0] ` (or `host:pid:tid [0] `) before it
-                    let head = &rest[..i];
-                    let cut = head
-                        .trim_end()
-                        .rfind(' ')
-                        .map(|j| {
-                            let pre = &head[..j];
-                            // include a `host:pid:tid` token before `[dev]`
-                            match pre.trim_end().rfind(' ') {
-                                Some(k) if pre[k + 1..].matches(':').count() >= 2 => k + 1,
-                                _ => j + 1,
-                            }
-                        })
-                        .unwrap_or(i);
-                    if cut <= first.unwrap_or(0) || cut >= rest.len() {
-                        lines.push(rest);
-                        break;
-                    }
-                    lines.push(&rest[..cut]);
-                    rest = &rest[cut..];
-                }
-                _ => {
-                    lines.push(rest);
-                    break;
-                }
-            }
-        }
-    }
-    for line in lines {
-        if log.nccl_version.is_none() {
+    for line in nccl_lines(text) {
+        if log.nccl_version.is_none() && line.contains("NCCL version ") {
             if let Some(c) = VERSION.captures(line) {
                 log.nccl_version = Some(super::clip(&c[1], 64));
             }
@@ -385,27 +450,34 @@ pub fn parse_nccl_log(text: &str) -> NcclLog {
         log.lines += 1;
         if let Some(h) = host {
             if hosts.len() < super::MAX_ITEMS {
-                hosts.insert(h);
+                let h = host_name(h);
+                if !hosts.contains(h.as_ref()) {
+                    hosts.insert(h.into_owned());
+                }
             }
         }
-        let lower = msg.to_ascii_lowercase();
-        if lower.contains("libibverbs")
-            && (lower.contains("fail") || lower.contains("unable") || lower.contains("cannot"))
-            || lower.contains("ibv_open_device") && lower.contains("fail")
-            || lower.contains("net/ib : unable to open")
-            || lower.contains("ibv_get_device_list failed")
-        {
-            log.ib_verbs_failed = true;
+        // every phrase below holds `ib` (in any case): only such a line is lowercased
+        if contains_ci(msg, "ib") {
+            let lower = msg.to_ascii_lowercase();
+            if lower.contains("libibverbs")
+                && (lower.contains("fail") || lower.contains("unable") || lower.contains("cannot"))
+                || lower.contains("ibv_open_device") && lower.contains("fail")
+                || lower.contains("net/ib : unable to open")
+                || lower.contains("ibv_get_device_list failed")
+            {
+                log.ib_verbs_failed = true;
+            }
         }
         if msg.contains("Init COMPLETE") {
             log.init_complete = true;
         }
-        if let Some(c) = NNODES.captures(msg) {
+        // each pattern below is tried only on a line holding its literal words
+        if let Some(c) = gate(msg, "nNodes ", &NNODES) {
             if let Ok(n) = c[1].parse::<u32>() {
                 nnodes = Some(nnodes.map_or(n, |m: u32| m.max(n)));
             }
         }
-        if let Some(c) = LOCAL_RANKS.captures(msg) {
+        if let Some(c) = gate(msg, "localRanks ", &LOCAL_RANKS) {
             if let Ok(n) = c[1].parse::<u32>() {
                 log.local_ranks = Some(log.local_ranks.map_or(n, |m| m.max(n)));
             }
@@ -421,10 +493,12 @@ pub fn parse_nccl_log(text: &str) -> NcclLog {
             }
             continue;
         }
-        if let Some(c) = CONN.captures(msg) {
+        if let Some(c) = gate(msg, " via ", &CONN) {
             log.connections_seen += 1;
             let (transport, gdr) = transport_name(&c[5]);
-            if let Some(net) = transport.strip_prefix("NET/") {
+            if let Some(net) = transport.strip_prefix("NET/")
+                && !net_channels.contains(net)
+            {
                 net_channels.insert(net.to_string());
             }
             if transport == "SHM" {
@@ -432,7 +506,9 @@ pub fn parse_nccl_log(text: &str) -> NcclLog {
             } else if transport.starts_with("P2P") || transport.starts_with("NVLS") {
                 log.p2p_connections += 1;
             }
-            used.insert(transport.clone());
+            if !used.contains(&transport) {
+                used.insert(transport.clone());
+            }
             if log.transports.len() < super::MAX_ITEMS {
                 log.transports.push(Connection {
                     channel: c[1].parse().unwrap_or(u32::MAX),
@@ -441,30 +517,42 @@ pub fn parse_nccl_log(text: &str) -> NcclLog {
                     direction: c.get(4).map(|m| m.as_str().to_string()),
                     transport,
                     gdr,
-                    host: split_line(line).and_then(|s| s.0),
+                    host: host.map(|h| host_name(h).into_owned()),
                 });
             }
             continue;
         }
-        if let Some(c) = DRIVER.captures(msg) {
+        if let Some(c) = gate(msg, "cudaDriverVersion ", &DRIVER) {
             log.cuda_driver_version = c[1].parse().ok();
         }
-        if let Some(c) = ENV.captures(msg) {
+        if let Some(c) = gate(msg, " set by environment to ", &ENV) {
             let value = c[2].trim().trim_end_matches('.').trim();
             if log.env_overrides.len() < super::MAX_ITEMS {
-                log.env_overrides
-                    .insert(c[1].to_string(), super::clip(value, 256));
+                // every rank echoes the same settings: allocate only for a new value
+                let value = clipped(value, 256);
+                if log.env_overrides.get(&c[1]).map(String::as_str) != Some(&*value) {
+                    log.env_overrides
+                        .insert(c[1].to_string(), value.into_owned());
+                }
             }
         }
-        if let Some(c) = RANK.captures(msg) {
+        // `(?i)` also folds non-ASCII letters (the Kelvin sign is a `K`): the ASCII test
+        // stands in for the pattern only on ASCII text
+        if let Some(c) = (!msg.is_ascii() || contains_ci(msg, "nranks "))
+            .then(|| RANK.captures(msg))
+            .flatten()
+        {
             if let (Ok(r), Ok(n)) = (c[1].parse::<u32>(), c[2].parse::<u32>()) {
                 if ranks.len() < 1_000_000 {
                     ranks.insert(r);
                 }
-                if let Some(h) = split_line(line).and_then(|s| s.0)
+                if let Some(h) = host
                     && ranks_by_host.len() < 10_000
                 {
-                    ranks_by_host.entry(h).or_default().insert(r);
+                    ranks_by_host
+                        .entry(host_name(h).into_owned())
+                        .or_default()
+                        .insert(r);
                 }
                 log.nranks = Some(log.nranks.map_or(n, |m| m.max(n)));
             }
@@ -479,7 +567,10 @@ pub fn parse_nccl_log(text: &str) -> NcclLog {
                 rank_past_gpus = Some(format!("rank {r} runs on local device {dev}"));
             }
         }
-        if let Some(c) = PLUGIN.captures(msg) {
+        if let Some(c) = (msg.contains("P2P plugin ") || msg.contains("Loaded net plugin "))
+            .then(|| PLUGIN.captures(msg))
+            .flatten()
+        {
             if let Some(m) = c.get(1).or(c.get(2)) {
                 log.net_plugin = Some(super::clip(m.as_str(), 64));
             }
@@ -491,26 +582,26 @@ pub fn parse_nccl_log(text: &str) -> NcclLog {
             ib_init = true;
             let devs = rest.split(';').next().unwrap_or("");
             for c in IB_DEV.captures_iter(devs) {
-                push_unique(&mut log.ib_devices, super::clip(&c[1], 64));
+                push_clipped(&mut log.ib_devices, &c[1]);
             }
             if let Some(c) = OOB.captures(rest) {
-                push_unique(&mut log.interfaces, super::clip(&c[1], 64));
+                push_clipped(&mut log.interfaces, &c[1]);
             }
         } else if let Some(rest) = m.strip_prefix("NET/Socket : Using") {
             socket_init = true;
             for c in INDEXED_IF.captures_iter(rest) {
-                push_unique(&mut log.interfaces, super::clip(&c[1], 64));
+                push_clipped(&mut log.interfaces, &c[1]);
             }
         } else if let Some(rest) = m.strip_prefix("Bootstrap : Using") {
             let rest = rest.trim();
             let mut found = false;
             for c in INDEXED_IF.captures_iter(rest) {
-                push_unique(&mut log.interfaces, super::clip(&c[1], 64));
+                push_clipped(&mut log.interfaces, &c[1]);
                 found = true;
             }
             if !found {
                 if let Some(name) = rest.split(':').next().filter(|n| !n.is_empty()) {
-                    push_unique(&mut log.interfaces, super::clip(name, 64));
+                    push_clipped(&mut log.interfaces, name);
                 }
             }
         } else if let Some(rest) = m.strip_prefix("Using network ").or_else(|| {

@@ -9,20 +9,30 @@
 //! code (`# It is possible that …`) is not the error. The line can sit anywhere in a long training log, so its detector scans the
 //! whole text (without collecting anything).
 
-/// The first line where DataLoader workers fail for lack of shared memory.
-pub fn shm_error_line(text: &str) -> Option<&str> {
-    text.lines()
-        .find(|l| !l.trim_start().starts_with('#') && shm_line(l))
+/// True for a line that says DataLoader workers fail for lack of shared memory.
+pub(crate) fn is_shm_error_line(l: &str) -> bool {
+    l.contains("insufficient shared memory")
+        || l.contains("workers are out of shared memory")
+        || l.contains("unable to write to file </torch_")
+        || (l.contains("DataLoader worker") && l.contains("Bus error"))
+        || (l.contains("/dev/shm") && l.contains("No space left on device"))
 }
 
-fn shm_line(l: &str) -> bool {
-    {
-        l.contains("insufficient shared memory")
-            || l.contains("workers are out of shared memory")
-            || l.contains("unable to write to file </torch_")
-            || (l.contains("DataLoader worker") && l.contains("Bus error"))
-            || (l.contains("/dev/shm") && l.contains("No space left on device"))
-    }
+/// The first line where DataLoader workers fail for lack of shared memory.
+pub fn shm_error_line(text: &str) -> Option<&str> {
+    // only lines holding one of these phrases (one of each conjunction of the test below) can
+    // pass it: the text is searched for them once, not line by line
+    static ANCHORS: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        super::scan::phrases(&[
+            "insufficient shared memory",
+            "workers are out of shared memory",
+            "unable to write to file </torch_",
+            "Bus error",
+            "No space left on device",
+        ])
+    });
+    super::scan::lines_with(text, &ANCHORS)
+        .find(|l| !l.trim_start().starts_with('#') && is_shm_error_line(l))
 }
 
 pub struct ShmErrorLog;

@@ -131,8 +131,20 @@ pub fn first_error(tree: &Tree, src: &str) -> Option<String> {
 }
 
 /// The text of a node.
+/// The parsers see non-ASCII characters as runs of `x` (see [`parse`]); on garbled input their
+/// error recovery can end a node inside such a run, so the range is widened to whole characters
+/// rather than cut one in two.
 pub fn text<'s>(n: Node, src: &'s str) -> &'s str {
-    &src[n.byte_range()]
+    let r = n.byte_range();
+    let mut a = r.start.min(src.len());
+    while !src.is_char_boundary(a) {
+        a -= 1;
+    }
+    let mut b = r.end.clamp(a, src.len());
+    while !src.is_char_boundary(b) {
+        b += 1;
+    }
+    &src[a..b]
 }
 
 /// Every node of the tree, depth first, in source order.

@@ -1,0 +1,126 @@
+//! Finding the few lines a reader wants in a large text without looking at every line.
+//!
+//! Most readers of a log want a handful of its lines (an OOM, an NCCL error, a CUDA error in a
+//! training log of millions of progress lines) and test each line for a dozen phrases. Testing
+//! every line costs a search per phrase per line; [`lines_with`] instead searches the whole
+//! text once for all the phrases (the regex crate's multi-literal SIMD search) and yields only
+//! the lines that hold one, each exactly as `str::lines` gives it. A reader keeps its own test
+//! of each line, so what it reads does not change: the phrases are only a necessary condition
+//! (every line its test accepts holds one of them).
+
+use regex::Regex;
+
+/// A search for any of `phrases` (literal text, no line breaks).
+pub(crate) fn phrases(phrases: &[&str]) -> Regex {
+    let alt: Vec<String> = phrases.iter().map(|p| regex::escape(p)).collect();
+    Regex::new(&alt.join("|")).expect("escaped literals")
+}
+
+/// The lines of `text` that hold a match of `anchors`, in order, each once and as
+/// `text.lines()` gives it (without its `\n`, or its `\r\n`).
+pub(crate) fn lines_with<'t>(text: &'t str, anchors: &Regex) -> impl Iterator<Item = &'t str> {
+    let mut pos = 0;
+    std::iter::from_fn(move || {
+        if pos > text.len() {
+            return None;
+        }
+        let m = anchors.find_at(text, pos)?;
+        let b = text.as_bytes();
+        let start = memchr::memrchr(b'\n', &b[..m.start()]).map_or(0, |i| i + 1);
+        let (end, next) = match memchr::memchr(b'\n', &b[m.end()..]) {
+            Some(i) => (m.end() + i, m.end() + i + 1),
+            None => (text.len(), text.len() + 1),
+        };
+        pos = next;
+        let line = &text[start..end];
+        Some(if end < text.len() {
+            line.strip_suffix('\r').unwrap_or(line)
+        } else {
+            line
+        })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn reference<'t>(text: &'t str, words: &[&str]) -> Vec<&'t str> {
+        text.lines()
+            .filter(|l| words.iter().any(|w| l.contains(w)))
+            .collect()
+    }
+
+    #[test]
+    fn yields_each_holding_line_once_as_lines_gives_it() {
+        let words = ["Bus error", "nccl", "x"];
+        let re = phrases(&words);
+        for text in [
+            "",
+            "nccl",
+            "a\nnccl nccl x\r\nb\n",
+            "Bus error\r\n\r\nnccl\r",
+            "\n\nx\n",
+            "xx\nx",
+            "é nccl ü\n",
+        ] {
+            assert_eq!(
+                lines_with(text, &re).collect::<Vec<_>>(),
+                reference(text, &words),
+                "{text:?}"
+            );
+        }
+    }
+
+    /// Every text of the fixtures and the corpus: the readers that search for their phrases
+    /// first find exactly the lines that testing every line finds. A phrase added to a
+    /// reader's line test but not to its search fails here (on the text that shows it).
+    #[test]
+    fn readers_searching_phrases_agree_with_testing_every_line() {
+        use crate::evidence::{cuda_errors, nccl_errors, shm_error};
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+        let mut dirs = vec![root.join("corpus"), root.join("evidence")];
+        let mut n = 0;
+        while let Some(d) = dirs.pop() {
+            for e in std::fs::read_dir(&d).unwrap().flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    dirs.push(p);
+                    continue;
+                }
+                let Ok(bytes) = std::fs::read(&p) else {
+                    continue;
+                };
+                let t = String::from_utf8_lossy(&bytes);
+                n += 1;
+                let name = p.display();
+                assert_eq!(
+                    cuda_errors::looks_like(&t),
+                    t.lines().any(cuda_errors::recognised_line),
+                    "{name}"
+                );
+                assert_eq!(
+                    nccl_errors::looks_like(&t),
+                    t.lines().any(nccl_errors::recognised_line),
+                    "{name}"
+                );
+                assert_eq!(
+                    shm_error::shm_error_line(&t),
+                    t.lines().find(|l| shm_error::is_shm_error_line(l)),
+                    "{name}"
+                );
+            }
+        }
+        assert!(n > 300, "{n} files");
+    }
+
+    proptest! {
+        #[test]
+        fn same_lines_as_filtering_every_line(text in "[a-c\\r\\n é]{0,60}") {
+            let words = ["ab", "c", "\u{e9}a"];
+            let re = phrases(&words);
+            prop_assert_eq!(lines_with(&text, &re).collect::<Vec<_>>(), reference(&text, &words));
+        }
+    }
+}
