@@ -214,7 +214,7 @@ pub fn utf8_locale() -> bool {
 /// Most characters of the sparkline.
 const SPARK_WIDTH: usize = 40;
 
-/// A one-line sparkline of `values` (percent, 0–100): at most [`SPARK_WIDTH`] characters,
+/// A one-line sparkline of `values` (percent, 0–100): at most `SPARK_WIDTH` characters,
 /// each the mean of its share of the samples, drawn with `▁▂▃▄▅▆▇█` or, without a UTF-8
 /// terminal, `_.-:=+*#`.
 pub fn sparkline(values: &[f64], unicode: bool) -> String {

@@ -984,7 +984,7 @@ impl Host for RealHost {
         f.take(total.min(max)).read_to_end(&mut out)?;
         Ok((out, total))
     }
-    /// Each file is opened inside the root ([`Self::open_in_root`]: no link leads out of it),
+    /// Each file is opened inside the root (`open_in_root`: no link leads out of it),
     /// checked to be a regular file on the descriptor, and named to the program as
     /// `/proc/<gpufix>/fd/N`, which reopens that very file (the program runs as root, like
     /// gpufix); the descriptors stay open until the program has exited.

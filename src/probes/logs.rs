@@ -1,7 +1,7 @@
 //! Log probes: `nccl.log` (an NCCL_DEBUG=INFO log, `--nccl-log` or `--evidence`),
 //! `kernel.log` (Xid, fallen off the bus, AER: `--kernel-log`, `--evidence`, or the live
 //! kernel ring buffer through `dmesg`, else the host's own journal or syslog files; under
-//! `--root`, only the root's own: see [`host_kernel_log`]), and `torch.memory` (a
+//! `--root`, only the root's own: see `host_kernel_log`), and `torch.memory` (a
 //! `memory_summary()` table or an out-of-memory message given as `--evidence`).
 
 use super::inputs::evidence_of;

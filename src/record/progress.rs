@@ -14,8 +14,8 @@
 //!   (`{'loss': …, 'learning_rate': …, 'epoch': …}`) carry no rate; its tqdm bar does.
 //!
 //! The first unit seen is the series' unit; a rate in another unit later is not mixed in.
-//! Bounded: at most [`MAX_READ`] new bytes a sample (a log that grew more is read from its
-//! newest part), a partial line of at most [`MAX_LINE`] bytes kept.
+//! Bounded: at most `MAX_READ` new bytes a sample (a log that grew more is read from its
+//! newest part), a partial line of at most `MAX_LINE` bytes kept.
 
 use crate::vocab::record::ProgressSeries;
 use regex::Regex;

@@ -468,6 +468,18 @@ pub fn lanes(rec: &RecordFile) -> (RunData, Vec<String>) {
         .iter()
         .filter_map(|t| t.last().copied())
         .fold(0.0f64, f64::max);
+    // A lane whose every reading failed (`null` throughout: rates on a replayed host, which
+    // has no clock) has nothing to draw: it is left out with a note, like an absent one.
+    lanes.retain(|l: &LaneData| {
+        let has = l.series.iter().any(|s| s.v.iter().any(Option::is_some));
+        if !has {
+            notes.push(format!(
+                "{}: no reading in this recording (every sample failed)",
+                l.title
+            ));
+        }
+        has
+    });
     let bands = rec
         .findings
         .iter()
