@@ -93,7 +93,7 @@ EOF
   [ -n "$job" ] && g record --pid "$job" --for 15s --log fixed.log -o after.json > record-after.txt 2>&1
   echo "record exit $?" >> record-after.txt
   finish
-  g report before.json --compare after.json -o report.html > report.txt 2>&1; echo "report exit $?" >> report.txt
+  "$gpufix" report before.json --compare after.json -o report.html > report.txt 2>&1; echo "report exit $?" >> report.txt
 
   h=$(rate healthy.log); b=$(rate broken.log); f=$(rate fixed.log)
   {
