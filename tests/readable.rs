@@ -114,5 +114,5 @@ fn header_names_every_input_and_a_rule_needing_a_job_is_not_applicable() {
         line.starts_with("  n/a     launch.cpu-bound-launch-thread needs --pid"),
         "{line}"
     );
-    assert!(!out.contains("blocked"), "{out}");
+    assert!(out.contains(", 0 blocked,"), "{out}");
 }

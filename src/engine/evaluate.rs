@@ -750,26 +750,23 @@ fn reason_for(
             Missing::Field(label(v), find_unavailable(ctx, field))
         })
         .collect();
-    // (reason, labels) in first-seen order; a reason-less group stays per field as before
+    // (reason, labels) in first-seen order; the fields without a recorded reason are one group too
     let mut groups: Vec<(Option<String>, Vec<String>)> = Vec::new();
     let mut missing: Vec<String> = Vec::new();
     for m in found {
         match m {
             Missing::Said(s) => missing.push(s),
-            Missing::Field(l, Some(w)) => {
-                match groups.iter_mut().find(|(g, _)| g.as_ref() == Some(&w)) {
-                    Some((_, ls)) => {
-                        if !ls.contains(&l) {
-                            ls.push(l)
-                        }
-                    }
-                    None => {
-                        missing.push(String::new()); // placeholder keeps the order
-                        groups.push((Some(w), vec![l]));
+            Missing::Field(l, w) => match groups.iter_mut().find(|(g, _)| *g == w) {
+                Some((_, ls)) => {
+                    if !ls.contains(&l) {
+                        ls.push(l)
                     }
                 }
-            }
-            Missing::Field(l, None) => missing.push(format!("`{l}` is not available")),
+                None => {
+                    missing.push(String::new()); // placeholder keeps the order
+                    groups.push((w, vec![l]));
+                }
+            },
         }
     }
     let mut groups = groups.into_iter();
@@ -782,11 +779,10 @@ fn reason_for(
             let (w, ls) = groups.next().unwrap_or_default();
             let named: Vec<String> = ls.iter().map(|l| format!("`{l}`")).collect();
             let verb = if named.len() == 1 { "is" } else { "are" };
-            format!(
-                "{} {verb} not available ({})",
-                named.join(", "),
-                w.unwrap_or_default()
-            )
+            match w {
+                Some(w) => format!("{} {verb} not available ({w})", named.join(", ")),
+                None => format!("{} {verb} not available", named.join(", ")),
+            }
         })
         .collect();
     let mut seen = BTreeSet::new();
