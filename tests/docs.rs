@@ -180,3 +180,24 @@ fn every_dependency_is_explained() {
         "docs/dependencies.md does not say why these are there: {missing:?}"
     );
 }
+
+/// docs/record.md draws the report from copies of two H200 recordings; they stay the recordings.
+#[test]
+fn the_report_example_draws_the_recorded_runs() {
+    for (copy, fixture) in [
+        (
+            "docs/record.in/before.json",
+            "tests/fixtures/runs/h200-yaml-workers0.before.run.json",
+        ),
+        (
+            "docs/record.in/after.json",
+            "tests/fixtures/runs/h200-yaml-workers8.after.run.json",
+        ),
+    ] {
+        assert!(
+            std::fs::read(repo().join(copy)).unwrap()
+                == std::fs::read(repo().join(fixture)).unwrap(),
+            "{copy} is not a copy of {fixture}: `cp {fixture} {copy}`"
+        );
+    }
+}
