@@ -95,17 +95,16 @@ fn every_command_block_is_run_or_says_why_not() {
                         }
                     }
                 }
-                "sh" | "bash" | "shell" | "shell-session" => {
+                "sh" | "bash" | "shell" | "shell-session"
                     if !b
                         .body
                         .first()
-                        .is_some_and(|l| l.starts_with("# not run in CI: "))
-                    {
-                        problems.push(format!(
-                            "{name}:{}: a shell block is not run: make it `console`, or say why on its first line (`# not run in CI: …`)",
-                            b.line
-                        ));
-                    }
+                        .is_some_and(|l| l.starts_with("# not run in CI: ")) =>
+                {
+                    problems.push(format!(
+                        "{name}:{}: a shell block is not run: make it `console`, or say why on its first line (`# not run in CI: …`)",
+                        b.line
+                    ));
                 }
                 _ => {}
             }
