@@ -2362,3 +2362,21 @@ mod missing_pid_and_root {
         assert!(o.stderr.contains("not a directory"), "{}", o.stderr);
     }
 }
+
+/// The native CUDA check runs in a child of the binary (`host::cuda_check::isolate_in`): the
+/// child's side answers one line of JSON, which on a machine without the driver says why.
+#[test]
+fn the_cuda_check_child_answers_one_json_line() {
+    let o = Command::cargo_bin("gpufix")
+        .unwrap()
+        .arg("--internal-cuda-check")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let line = stdout.lines().last().unwrap();
+    let c: gpufix::host::cuda_check::CudaCheck = serde_json::from_str(line).unwrap();
+    if !c.ok {
+        assert!(c.error.is_some(), "{line}");
+    }
+}
