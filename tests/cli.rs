@@ -1431,15 +1431,15 @@ mod mixed_paste {
     }
 }
 
-/// The README's printable checklist is `gpufix list --format markdown`, kept current.
+/// The printable checklist (docs/rules.md) is `gpufix list --format markdown`, kept current.
 mod readme {
     use super::*;
 
     #[test]
-    fn readme_checklist_is_current() {
+    fn checklist_is_current() {
         let out = run(&["list", "--format", "markdown"]);
         assert_eq!(out.code, 0);
-        let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+        let readme = std::fs::read_to_string(repo().join("docs/rules.md")).unwrap();
         let start = readme
             .find("<!-- checklist:begin -->\n")
             .expect("checklist markers")
@@ -1447,7 +1447,7 @@ mod readme {
         let end = readme.find("<!-- checklist:end -->").unwrap();
         assert!(
             readme[start..end] == out.stdout,
-            "README.md's checklist is stale: paste `cargo run -- list --format markdown` between the checklist markers"
+            "docs/rules.md's checklist is stale: paste `cargo run -- list --format markdown` between the checklist markers"
         );
     }
 

@@ -7,7 +7,7 @@
 //! Why one file with everything inline: the page is attached to tickets and opened offline, so
 //! it loads nothing (a Content-Security-Policy of `default-src 'none'` says so to the browser;
 //! the two scripts run by their sha256 hashes, nothing else can). The charts are drawn by uPlot
-//! (vendored under `assets/uplot/`, MIT; README "Why each dependency" says why it and not
+//! (vendored under `assets/uplot/`, MIT; docs/dependencies.md says why it and not
 //! plotters' SVG backend): the page holds the data as JSON and a small script of ours that
 //! hands it to uPlot.
 //!
