@@ -994,6 +994,67 @@ mod tests {
     }
 
     #[test]
+    fn gpus_from_the_nvidia_runtime_devices_and_env() {
+        // github.com/NVIDIA/nccl/issues/290 (problem: NCCL's segments do not fit the default
+        // /dev/shm): the NVIDIA runtime exposes the image's NVIDIA_VISIBLE_DEVICES (all)
+        let t = "docker run -it -d --rm --net=host --mount type=bind,source=/home,destination=/home --runtime nvidia nvcr.io/nvidia/tensorflow:20.01-tf1-py3 sh\n";
+        let c = &parse_container_specs(t)[0].containers[0];
+        assert_eq!(c.gpus.as_deref(), Some("all"));
+        assert_eq!(gpu_count(c.gpus.as_deref().unwrap()), None);
+        assert_eq!(c.shm.how, "default");
+        assert!(!c.runs_other_program());
+        // github.com/tlkh/ai-lab/issues/5 (problem): the nvidia-docker wrapper, the image's
+        // own command
+        let t = "sudo nvidia-docker run --rm -p 8888:8888 -v /home/$USER:/home/jovyan nvaitc/ai-lab\n";
+        let c = &parse_container_specs(t)[0].containers[0];
+        assert_eq!(c.gpus.as_deref(), Some("all"));
+        assert_eq!(c.command, None);
+        // github.com/taronegeorage/MyUbuntuConfig Docker/start_pytorch_example.sh (healthy,
+        // --ipc=host): one GPU named by NVIDIA_VISIBLE_DEVICES
+        let t = "docker run --rm -it --init \\\n  --runtime=nvidia \\\n  --ipc=host \\\n  --user=\"$(id -u):$(id -g)\" \\\n  --volume=$PWD:/app \\\n  -e NVIDIA_VISIBLE_DEVICES=0 \\\n  anibali/pytorch python3 main.py\n";
+        let c = &parse_container_specs(t)[0].containers[0];
+        assert_eq!(c.gpus.as_deref(), Some("0"));
+        assert_eq!(gpu_count("0"), Some(1));
+        assert_eq!(c.shm.how, "ipc-host");
+        // github.com/horovod/horovod/issues/566: eight GPU device nodes, no shm setting
+        let t = "sudo docker run --privileged --cap-add=SYS_PTRACE --net=host --name=$container_name --device=/dev/nvidia0 --device=/dev/nvidia1 --device=/dev/nvidia2 --device=/dev/nvidia3 --device=/dev/nvidia4 --device=/dev/nvidia5 --device=/dev/nvidia6 --device=/dev/nvidia7 --device=/dev/nvidiactl --device=/dev/nvidia-uvm -v /var/drivers/nvidia/current:/usr/local/nvidia:ro -d -it horovod-python35:latest\n";
+        let c = &parse_container_specs(t)[0].containers[0];
+        assert_eq!(c.gpus.as_deref(), Some("8"));
+        assert_eq!(c.shm.how, "default");
+        // docker/compose#6691 (healthy): a GPU reservation running nvidia-smi is not a job
+        let t = "services:\n  docker-compose-now-supports-device-requests:\n    image: nvidia/cuda:10.0-base\n    command: nvidia-smi\n    deploy:\n      resources:\n        reservations:\n          devices:\n            - capabilities:\n              - gpu\n";
+        let c = &parse_container_specs(t)[0].containers[0];
+        assert_eq!(c.gpus.as_deref(), Some("gpu"));
+        assert!(c.runs_other_program());
+        assert_eq!(gpu_count("device=0,1"), Some(2));
+        assert_eq!(gpu_count("\"device=0\""), Some(1));
+        assert_eq!(gpu_count("2"), Some(2));
+    }
+
+    #[test]
+    fn quoted_podspec_fragments() {
+        // github.com/MaastrichtU-IDS/dsri-documentation/issues/10 (healthy): the two lists at
+        // different indents, one after the other
+        let t = "          volumeMounts:\n            - mountPath: /dev/shm\n              name: dshm\n      volumes:\n        - emptyDir:\n            medium: Memory\n          name: dshm\n";
+        assert!(looks_like_container_spec(t));
+        let specs = parse_container_specs(t);
+        assert_eq!(specs[0].source, K8S_FRAGMENT);
+        let c = &specs[0].containers[0];
+        assert_eq!(c.shm.how, "emptydir-memory");
+        assert_eq!(c.shm.size_mib, None);
+        // github.com/kubeflow/arena/issues/1044: between `...` lines, capped at 2Gi
+        let t = "...\n    - mountPath: /dev/shm\n      name: dshm\n...\n...\n  - emptyDir:\n      medium: Memory\n      sizeLimit: 2Gi\n    name: dshm\n...\n";
+        let c = &parse_container_specs(t)[0].containers[0];
+        assert_eq!(c.shm.how, "emptydir-memory");
+        assert_eq!(c.shm.size_mib, Some(2048.0));
+        // written for this test: a mount whose volume is on disk
+        let t = "volumeMounts:\n- mountPath: /dev/shm\n  name: s\nvolumes:\n- name: s\n  emptyDir: {}\n";
+        assert_eq!(parse_container_specs(t)[0].containers[0].shm.how, "emptydir-disk");
+        // a mount elsewhere is not a /dev/shm fragment
+        assert!(parse_container_specs("volumeMounts:\n- mountPath: /data\n  name: d\n").is_empty());
+    }
+
+    #[test]
     fn prose_is_not_a_spec() {
         assert!(!looks_like_container_spec("we use docker for training\n"));
         assert!(!looks_like_container_spec("services: many\n"));
