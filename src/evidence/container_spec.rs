@@ -347,7 +347,12 @@ fn docker_run(nvidia_docker: bool, args: &[String]) -> Container {
         c.gpus = if nvidia_devices > 0 {
             Some(nvidia_devices.to_string())
         } else if nvidia_runtime || visible.is_some() {
-            Some(visible.unwrap_or_else(|| "all".into()))
+            // NVIDIA_VISIBLE_DEVICES lists devices (`0,1`), where `--gpus N` counts them
+            Some(match visible.as_deref() {
+                None => "all".into(),
+                Some(v @ ("all" | "none" | "void" | "")) => v.to_string(),
+                Some(v) => format!("device={v}"),
+            })
         } else {
             None
         };
@@ -1013,8 +1018,8 @@ mod tests {
         // --ipc=host): one GPU named by NVIDIA_VISIBLE_DEVICES
         let t = "docker run --rm -it --init \\\n  --runtime=nvidia \\\n  --ipc=host \\\n  --user=\"$(id -u):$(id -g)\" \\\n  --volume=$PWD:/app \\\n  -e NVIDIA_VISIBLE_DEVICES=0 \\\n  anibali/pytorch python3 main.py\n";
         let c = &parse_container_specs(t)[0].containers[0];
-        assert_eq!(c.gpus.as_deref(), Some("0"));
-        assert_eq!(gpu_count("0"), Some(1));
+        assert_eq!(c.gpus.as_deref(), Some("device=0"));
+        assert_eq!(gpu_count("device=0"), Some(1));
         assert_eq!(c.shm.how, "ipc-host");
         // github.com/horovod/horovod/issues/566: eight GPU device nodes, no shm setting
         let t = "sudo docker run --privileged --cap-add=SYS_PTRACE --net=host --name=$container_name --device=/dev/nvidia0 --device=/dev/nvidia1 --device=/dev/nvidia2 --device=/dev/nvidia3 --device=/dev/nvidia4 --device=/dev/nvidia5 --device=/dev/nvidia6 --device=/dev/nvidia7 --device=/dev/nvidiactl --device=/dev/nvidia-uvm -v /var/drivers/nvidia/current:/usr/local/nvidia:ro -d -it horovod-python35:latest\n";
