@@ -132,7 +132,10 @@ fn key_value(l: &str) -> Option<(&'static str, &str)> {
             continue;
         }
         let rest = &l[k.len()..];
-        let v = if let Some(v) = rest.strip_prefix(':').or_else(|| rest.strip_prefix('\u{ff1a}')) {
+        let v = if let Some(v) = rest
+            .strip_prefix(':')
+            .or_else(|| rest.strip_prefix('\u{ff1a}'))
+        {
             v
         } else if rest.starts_with(' ') {
             // only a value that does not read as prose: `PyTorch version 1.5.0`

@@ -1010,7 +1010,8 @@ mod tests {
         assert!(!c.runs_other_program());
         // github.com/tlkh/ai-lab/issues/5 (problem): the nvidia-docker wrapper, the image's
         // own command
-        let t = "sudo nvidia-docker run --rm -p 8888:8888 -v /home/$USER:/home/jovyan nvaitc/ai-lab\n";
+        let t =
+            "sudo nvidia-docker run --rm -p 8888:8888 -v /home/$USER:/home/jovyan nvaitc/ai-lab\n";
         let c = &parse_container_specs(t)[0].containers[0];
         assert_eq!(c.gpus.as_deref(), Some("all"));
         assert_eq!(c.command, None);
@@ -1054,7 +1055,10 @@ mod tests {
         assert_eq!(c.shm.size_mib, Some(2048.0));
         // written for this test: a mount whose volume is on disk
         let t = "volumeMounts:\n- mountPath: /dev/shm\n  name: s\nvolumes:\n- name: s\n  emptyDir: {}\n";
-        assert_eq!(parse_container_specs(t)[0].containers[0].shm.how, "emptydir-disk");
+        assert_eq!(
+            parse_container_specs(t)[0].containers[0].shm.how,
+            "emptydir-disk"
+        );
         // a mount elsewhere is not a /dev/shm fragment
         assert!(parse_container_specs("volumeMounts:\n- mountPath: /data\n  name: d\n").is_empty());
     }

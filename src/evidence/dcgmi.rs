@@ -476,12 +476,13 @@ pub fn parse_diag_json(text: &str) -> Result<DcgmDiag, String> {
     // a result's fields come in any order: status and gpu_id are joined when both are seen
     let mut status: Option<DiagResult> = None;
     let mut gpu: Option<u32> = None;
-    let flush = |cur: &mut Option<DiagTest>, status: &mut Option<DiagResult>, gpu: &mut Option<u32>| {
-        if let (Some(t), Some(r)) = (cur.as_mut(), status.take()) {
-            merge(t, r, gpu.take().into_iter().collect(), false);
-        }
-        *gpu = None;
-    };
+    let flush =
+        |cur: &mut Option<DiagTest>, status: &mut Option<DiagResult>, gpu: &mut Option<u32>| {
+            if let (Some(t), Some(r)) = (cur.as_mut(), status.take()) {
+                merge(t, r, gpu.take().into_iter().collect(), false);
+            }
+            *gpu = None;
+        };
     for c in KV.captures_iter(text).take(100_000) {
         let key = &c[1];
         let val = c
@@ -1248,7 +1249,11 @@ mod tests {
         assert_eq!(pcie.stage, "Integration");
         assert_eq!(pcie.result, DiagResult::Skip);
         assert_eq!(pcie.gpus["skip"], vec![0]);
-        assert!(d.tests.iter().any(|t| t.name == "GPU Memory" && t.stage == "Hardware"));
+        assert!(
+            d.tests
+                .iter()
+                .any(|t| t.name == "GPU Memory" && t.stage == "Hardware")
+        );
         assert!(d.failed.is_empty() && d.failed_gpus.is_empty());
     }
 
@@ -1293,5 +1298,4 @@ mod tests {
         let d = parse_dmon("#Entity   SMACT\nID\nGPU 0     N/A\n").unwrap();
         assert!(dmon_xids(&d).is_empty());
     }
-
 }
