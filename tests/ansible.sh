@@ -7,6 +7,8 @@
 #      --deny of the fix's kind predicts no change; --diff with before_text/after_text; a
 #      failing binary fails the task with its message; apply's exit 4 (re-check failed) is
 #      changed with a warning; a root that does not exist fails
+#   5. (a real gpufix; SECRET_CASES=0 leaves them out) secrets in the job's env file appear
+#      nowhere in -vvv output: not in the invocation, the result or the --diff
 #
 #   GPUFIX_BIN    gpufix binary (default: contrib/ansible/test/fake-gpufix, which needs no build)
 #   FIXTURE_ROOT  a root tree with one failing rule whose fix is allowed (copied, never changed);
@@ -144,6 +146,29 @@ SH
     FAKE_GPUFIX_LOG=$log playbook "$fake" '{"gpufix_allow": ["env.unset"], "gpufix_allow_disruptive": true}' --check || true
     check "check mode runs apply --dry-run with the same filters" grep -qF '"apply", "--dry-run", "--format", "json", "--root", "'"$work/root"'", "--allow", "env.unset", "--allow-disruptive"' "$log"
     allow_json=$saved_allow
+fi
+
+if [[ $bin != "$fake" && ${SECRET_CASES:-1} == 1 ]]; then
+    # Secrets in the job's env file never reach what Ansible shows or logs: not the invocation
+    # (its module_args, printed at -vvv, are what the module logs on the host; every option is
+    # a path or a fix kind, so none is no_log), not `applied`, not the --diff. gpufix's privacy
+    # filter (src/privacy.rs) redacts them; this runs the real binary through the module. The
+    # values are made up, in the shapes the filter knows (a Hugging Face token, a URL's
+    # password, a secret-named variable).
+    secrets=(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 'pw-9f3Kq2' 'wandb-7c1d9e0b2a4f6835')
+    printf 'CUDA_LAUNCH_BLOCKING=1\nHF_TOKEN=%s\nDATABASE_URL=postgres://trainer:%s@db.internal/runs\nWANDB_API_KEY=%s\n' \
+        "${secrets[@]}" >"$work/job.env"
+    env_before=$(cat "$work/job.env")
+    secret_free() { ! grep -qF -e "${secrets[0]}" -e "${secrets[1]}" -e "${secrets[2]}" "$work/out"; }
+    playbook "$bin" '{"gpufix_env_file": "'"$work"'/job.env", "gpufix_allow": ["env.unset"]}' --check --diff -vvv || true
+    check "secrets: check mode predicts the env file's change" recap_has "changed=1"
+    check "secrets: the invocation shows the env file's path" grep -qF '"env_file": "'"$work"'/job.env"' "$work/out"
+    check "secrets: no secret in check mode's invocation, result or diff" secret_free
+    check "secrets: the diff shows them redacted" grep -q '^ HF_TOKEN=<redacted>' "$work/out"
+    playbook "$bin" '{"gpufix_env_file": "'"$work"'/job.env", "gpufix_allow": ["env.unset"]}' --diff -vvv || true
+    check "secrets: apply changes the env file" recap_has "changed=1"
+    check "secrets: no secret in apply's invocation, result or diff" secret_free
+    check "secrets: apply removed only CUDA_LAUNCH_BLOCKING" test "$(cat "$work/job.env")" == "$(grep -v '^CUDA_LAUNCH_BLOCKING=' <<<"$env_before")"
 fi
 
 if [[ -n ${PENDING_ROOT:-} ]]; then
