@@ -21,7 +21,7 @@
 #   chromium               apt chromium (72 s with apt-get update: 124 MB, 25 packages)  tests/report_browser.sh
 #                          loads `gpufix report` pages headless (playwright-core: npm ci there)
 #   (LBNL NHC is in no registry CI reaches, Debian has no package of it: its release 1.4.3's
-#    scripts are in tests/vendor/lbnl-nhc-1.4.3, which .ci/run gives tests/slurm_real.sh step 7)
+#    scripts are in tests/vendor/lbnl-nhc-1.4.3, which tests/slurm_real.sh step 7 runs)
 set -euo pipefail
 
 apt_pkgs=()
