@@ -442,6 +442,30 @@ mod tests {
         r.parts.iter().map(|p| p.kind.name()).collect()
     }
 
+    /// A shared text is cut once and read the same way every time it is asked for: parts,
+    /// their lines and texts, and the lines left unread, as [`segment`] gives them.
+    #[test]
+    fn a_shared_text_reads_as_segment_reads_it() {
+        let table = corpus("h2_smi_table_k80_python_10g_0pct.txt");
+        let oom = corpus("h2_oom_6g_2_30g_unallocated.txt");
+        let text = std::sync::Arc::new(format!("some words\n\n$ nvidia-smi\n{table}\n{oom}"));
+        let plain = segment(&text);
+        let view = |r: &Reading| {
+            let parts: Vec<_> = r
+                .parts
+                .iter()
+                .map(|p| (p.kind.name(), p.lines.clone(), p.text.to_string()))
+                .collect();
+            (parts, r.unread.clone())
+        };
+        for _ in 0..2 {
+            assert_eq!(view(&segment_shared(&text)), view(&plain));
+        }
+        // another text with the same bytes is another entry, read the same
+        let twin = std::sync::Arc::new(text.as_str().to_string());
+        assert_eq!(view(&segment_shared(&twin)), view(&plain));
+    }
+
     /// A paste of three outputs one after the other, each a public artifact of the corpus:
     /// the table of https://github.com/NVIDIA/nvidia-container-runtime/issues/17, the dmon
     /// samples of https://github.com/NVIDIA/gpu-monitoring-tools/issues/12 and the OOM message
