@@ -38,7 +38,7 @@ pub fn find_pyspy(host: &dyn Host) -> Result<Option<String>, String> {
         }
         return crate::trust::check(std::path::Path::new(&p), "py-spy (GPUFIX_PYSPY)")
             .map(|()| Some(p))
-            .map_err(|e| e.lines().next().unwrap_or("").to_string());
+            .map_err(|e| e.message);
     }
     let path = std::env::var("PATH").unwrap_or_default();
     let mut refused = None;
@@ -52,7 +52,7 @@ pub fn find_pyspy(host: &dyn Host) -> Result<Option<String>, String> {
         match crate::trust::check(std::path::Path::new(&p), "py-spy") {
             Ok(()) => return Ok(Some(p)),
             Err(e) => {
-                refused.get_or_insert(e.lines().next().unwrap_or("").to_string());
+                refused.get_or_insert(e.message);
             }
         }
     }
