@@ -1,8 +1,8 @@
 //! gpufix: rule-based remediation for GPU training hosts. The pipeline is load → validate →
 //! order → observe → evaluate → plan → apply → rollback: [`playbook`] loads and checks the rules,
 //! [`engine`] observes and evaluates them, [`plan`] and [`apply`] turn findings into changes,
-//! [`session`] holds one run's host, inputs and rules; README.md ("How it works") tells the
-//! same for users.
+//! [`session`] holds one run's host, inputs and rules; docs/authoring.md ("How gpufix evaluates
+//! playbooks") tells the same for users.
 
 pub mod apply;
 pub mod authority;

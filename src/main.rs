@@ -6,6 +6,7 @@
 //! stdout, as monitoring expects.
 
 use clap::error::ErrorKind;
+use gpufix::host::cuda_check;
 use gpufix::session::ExitStatus;
 
 /// Let a closed stdout (`gpufix plan | head`) end the process quietly, as it does any Unix
@@ -21,6 +22,12 @@ fn default_sigpipe() {
 
 fn main() {
     default_sigpipe();
+    // the native CUDA check runs in a child of this binary (`host::cuda_check::isolate_in`)
+    if std::env::args_os().nth(1).as_deref() == Some(cuda_check::CHILD_ARG.as_ref()) {
+        std::process::exit(cuda_check::child_main());
+    }
+    // (/proc/self/exe: this very binary, even if its file was replaced by an upgrade since)
+    cuda_check::isolate_in("/proc/self/exe".into());
     let cli = match gpufix::cli::parse_from(std::env::args_os().collect()) {
         Ok(cli) => cli,
         Err(e) => std::process::exit(usage_error(&e)),

@@ -1431,15 +1431,15 @@ mod mixed_paste {
     }
 }
 
-/// The README's printable checklist is `gpufix list --format markdown`, kept current.
+/// The printable checklist (docs/rules.md) is `gpufix list --format markdown`, kept current.
 mod readme {
     use super::*;
 
     #[test]
-    fn readme_checklist_is_current() {
+    fn checklist_is_current() {
         let out = run(&["list", "--format", "markdown"]);
         assert_eq!(out.code, 0);
-        let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+        let readme = std::fs::read_to_string(repo().join("docs/rules.md")).unwrap();
         let start = readme
             .find("<!-- checklist:begin -->\n")
             .expect("checklist markers")
@@ -1447,7 +1447,7 @@ mod readme {
         let end = readme.find("<!-- checklist:end -->").unwrap();
         assert!(
             readme[start..end] == out.stdout,
-            "README.md's checklist is stale: paste `cargo run -- list --format markdown` between the checklist markers"
+            "docs/rules.md's checklist is stale: paste `cargo run -- list --format markdown` between the checklist markers"
         );
     }
 
@@ -2360,5 +2360,23 @@ mod missing_pid_and_root {
         let o = run(&["plan", "--root", file.to_str().unwrap()]);
         assert_eq!(o.code, 1, "{}", o.stderr);
         assert!(o.stderr.contains("not a directory"), "{}", o.stderr);
+    }
+}
+
+/// The native CUDA check runs in a child of the binary (`host::cuda_check::isolate_in`): the
+/// child's side answers one line of JSON, which on a machine without the driver says why.
+#[test]
+fn the_cuda_check_child_answers_one_json_line() {
+    let o = Command::cargo_bin("gpufix")
+        .unwrap()
+        .arg("--internal-cuda-check")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let line = stdout.lines().last().unwrap();
+    let c: gpufix::host::cuda_check::CudaCheck = serde_json::from_str(line).unwrap();
+    if !c.ok {
+        assert!(c.error.is_some(), "{line}");
     }
 }

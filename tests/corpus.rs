@@ -12,7 +12,7 @@
 //! ([`FLOOR_DETECTED_PER_MILLE`], [`MAX_FALSE_ON_HEALTHY`], [`MAX_UNREADABLE`]): the figures the
 //! corpus is read with now, so a change that reads it worse fails. `.ci/run` runs it so. Issue
 //! 24's target (95% detected, no false finding on a healthy artifact, nothing unreadable) is
-//! above that floor and not met yet.
+//! met for unreadable artifacts; the other two are above the floor and not met yet.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -25,13 +25,14 @@ use serde::Deserialize;
 const CAPTURED: &str = "made on the H200 by bench/capture_h200.sh:";
 
 /// The floor `GPUFIX_CORPUS_STRICT=1` (run by `.ci/run`) holds: the whole corpus's figures after
-/// the readers that the sealed batch h9 prompted (428 artifacts: 173 of 195 problems detected,
-/// 2 healthy with a false finding, 4 unreadable; before them, with h7/h8 and the H200 captures
-/// first read, 869 per mille, 5 and 6). A change that reads the corpus worse fails CI; one that
-/// reads it better raises these. Issue 24's target is 95% detected, 0 and 0: not met yet.
-const FLOOR_DETECTED_PER_MILLE: usize = 887;
-const MAX_FALSE_ON_HEALTHY: usize = 2;
-const MAX_UNREADABLE: usize = 4;
+/// the readers that the sealed batch h10 prompted (448 artifacts: 184 of 200 problems detected,
+/// 1 healthy with a false finding, 0 unreadable; before them, with h10 first read, 177 of 200,
+/// 3 and 5; after the h9 readers, on 428 artifacts, 887 per mille, 2 and 4). A change that reads
+/// the corpus worse fails CI; one that reads it better raises these. Issue 24's target is 95%
+/// detected, 0 and 0: the detected share and the false finding are not met yet.
+const FLOOR_DETECTED_PER_MILLE: usize = 920;
+const MAX_FALSE_ON_HEALTHY: usize = 1;
+const MAX_UNREADABLE: usize = 0;
 
 const INPUTS: [&str; 5] = ["evidence", "config", "trace", "nccl-log", "kernel-log"];
 

@@ -171,6 +171,58 @@ fn plan_keeps_its_own_window_as_a_recording() {
     let f = load(&out);
     assert!(!f.gpus.is_empty() && !f.gpus[0].t.is_empty());
     assert_eq!(f.findings[0].rule, "data.workers-too-few");
+    // the job's processes and the node over the same window, not only the GPU
+    let main = f
+        .processes
+        .iter()
+        .find(|p| p.pid == 647)
+        .expect("the job's main process");
+    // (a snapshot has one state of /proc, so no CPU rate: null, not zero; the live test below
+    // reads rates)
+    assert!(!main.t.is_empty() && main.cpu_percent.len() == main.t.len());
+    assert_eq!(f.job.as_ref().map(|j| j.pid), Some(647));
+}
+
+/// On the live host (no GPU needed): a job's plan window keeps the job's process and the node.
+#[test]
+fn plan_record_on_a_live_job_keeps_its_processes() {
+    let mut job = std::process::Command::new("sh")
+        .args(["-c", "while :; do :; done"])
+        .spawn()
+        .unwrap();
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("live.json");
+    let pid = job.id().to_string();
+    let o = run_env(
+        &[
+            "plan",
+            "--pid",
+            &pid,
+            "--sample",
+            "2s",
+            "--only",
+            "data.workers-too-few",
+            "--record",
+            out.to_str().unwrap(),
+        ],
+        &[],
+    );
+    let _ = job.kill();
+    let _ = job.wait();
+    assert!(out.exists(), "{}\n{}", o.stdout, o.stderr);
+    let errors = schema_errors(&out);
+    assert!(errors.is_empty(), "{}", errors.join("\n"));
+    let f = load(&out);
+    let p = f
+        .processes
+        .iter()
+        .find(|p| p.pid == job.id())
+        .unwrap_or_else(|| panic!("no process {} in {:?}", job.id(), f.processes));
+    // a busy loop: it shows CPU use in every reading (however loaded the machine is)
+    let busy: Vec<f64> = p.cpu_percent.iter().flatten().copied().collect();
+    assert!(busy.len() >= 3, "{busy:?}");
+    assert!(busy.iter().all(|c| *c > 0.0), "{busy:?}");
+    assert!(f.node.is_some());
 }
 
 #[test]

@@ -84,6 +84,15 @@ fn expected_lanes(r: &RecordFile) -> Vec<&'static str> {
     {
         l.push("pcie");
     }
+    if r.gpus.iter().any(|g| g.power_w.is_some()) {
+        l.push("gpu-power");
+    }
+    if r.gpus.iter().any(|g| g.clock_sm_mhz.is_some()) {
+        l.push("gpu-clock");
+    }
+    if r.gpus.iter().any(|g| g.throttle_reasons.is_some()) {
+        l.push("throttle");
+    }
     // a lane of readings that all failed (null throughout) is left out with a note
     if r.processes
         .iter()

@@ -15,8 +15,9 @@
 #      runs contrib/slurm/gpufix.nhc: findings drain, timeout/usage error/missing binary keep
 #      the node drained with `NHC: gpufix audit failed: …`, a clean audit resumes, a GPU-less
 #      node passes, an admin's drain is never resumed. Debian has no NHC package and CI reaches
-#      no place that has it: run with NHC_DIR holding upstream's release 1.4.3 (github.com/mej/nhc,
-#      bash scripts, nothing to build). Skipped with a note when absent, unless NHC_REQUIRED=1.
+#      no place that has it, so upstream's release 1.4.3 (github.com/mej/nhc, bash scripts,
+#      nothing to build) is vendored in tests/vendor/lbnl-nhc-1.4.3 and checked by SHA-256;
+#      NHC_DIR points elsewhere. Skipped with a note when absent, unless NHC_REQUIRED=1.
 # The device check looks under GPUFIX_HC_SYSROOT: $work/gpu has a dev/nvidia0, $work/nogpu
 # nothing, so the steps do not depend on the machine running them.
 # REAL_GPUFIX (optional): a built gpufix binary; the usage-error steps then use it with a bad flag.
@@ -231,7 +232,16 @@ wait_for 10 is_idle || fail "node did not resume"
 echo "ok 6 a node with no NVIDIA device is not drained, unless GPUFIX_REQUIRE_GPU=1"
 
 # 7. LBNL NHC itself runs gpufix.nhc.
-nhc_dir=${NHC_DIR:-/opt/lbnl-nhc}
+nhc_dir=${NHC_DIR:-$here/tests/vendor/lbnl-nhc-1.4.3}
+if [[ $nhc_dir == "$here/tests/vendor/lbnl-nhc-1.4.3" ]]; then
+    # upstream's release 1.4.3, byte for byte (tests/vendor/lbnl-nhc-1.4.3/README.md)
+    (cd "$nhc_dir" && sha256sum --quiet -c - <<'SUMS') || fail "the vendored NHC differs from release 1.4.3"
+d98ae8433d2c68032a90681dcd0f11088ce4f97764482625591d16b2f8f858a9  nhc
+8d0522e54574dbc5a3f7f11c23607d9ba0e7b328bf36441d73c084c3781555e6  helpers/node-mark-offline
+993c93b6cdc251a2c8ca6a7adfb0ead7dcaa574f04c7133a5ae3a2494ab02996  helpers/node-mark-online
+5a4867c2613648f65e4ca210b7e1965c0d3f1f00a0cc673580ecc263f0a5a535  scripts/common.nhc
+SUMS
+fi
 if [[ -f $nhc_dir/nhc && -f $nhc_dir/helpers/node-mark-offline ]]; then
     mkdir -p "$work/nhc/scripts" "$work/nhc/helpers"
     # As `make install` does: the helpers NHC evals must be executable.

@@ -35,8 +35,10 @@ pub struct PlanArgs {
     /// on (commands, NVML, the CUDA check, files), and peak memory. In JSON: `timings`.
     #[arg(long)]
     pub timings: bool,
-    /// Keep the plan's own sampling window as a recording (`gpufix schema record`): the GPU
-    /// samples its probes took and its findings; `gpufix record` keeps more.
+    /// Keep the plan's own sampling window as a recording (`gpufix schema record`, drawn by
+    /// `gpufix report`): the GPUs and, with --pid, the job's processes and the node over the
+    /// window, and the plan's findings; `gpufix record` also samples the main thread and the
+    /// job's progress.
     #[arg(long, value_name = "FILE")]
     pub record: Option<std::path::PathBuf>,
     #[command(flatten)]
@@ -110,8 +112,42 @@ pub fn run(g: &Global, a: &PlanArgs) -> anyhow::Result<ExitStatus> {
         timings: a.timings,
         ..g.eval(a.probe_timeout)
     };
+    // With --record and a job on a live host, the recorder samples the job's processes and the
+    // node beside the plan's probes, over the same window (as `gpufix record` does).
+    let keep_job = a.record.is_some() && s.inputs.pid.is_some();
+    let record_opts = || crate::record::Options {
+        pid: s.inputs.pid,
+        duration: eval.sample,
+        interval: Duration::from_millis(200),
+        log: None,
+        pyspy_every: 0,
+        checkpoint: Duration::from_secs(24 * 3600),
+    };
+    let (report, mut recorded) = if keep_job && s.host.is_live() {
+        let host = s.host.clone();
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        std::thread::scope(|sc| {
+            let rec = sc.spawn(|| {
+                let mut r = crate::record::Recorder::start(host.as_ref(), record_opts());
+                r.run(&stop, &mut |_| {});
+                r.file()
+            });
+            let report = evaluate(&s, &eval);
+            (report, rec.join().ok())
+        })
+    } else {
+        (evaluate(&s, &eval), None)
+    };
     // planned_report's two steps, timed apart: `plan the fixes` draws every change's diff
-    let mut report = evaluate(&s, &eval)?;
+    let mut report = report?;
+    if keep_job && !s.host.is_live() {
+        // a recorded host has no time to share: the recorder replays the same recording from
+        // its start on a host of its own, after the plan
+        let replay = s.spec.host()?;
+        let mut r = crate::record::Recorder::start(replay.as_ref(), record_opts());
+        r.run(&std::sync::atomic::AtomicBool::new(false), &mut |_| {});
+        recorded = Some(r.file());
+    }
     let evaluated = started.elapsed();
     let _ = s.plan_changes(&mut report);
     if let Some(t) = &mut report.timings {
@@ -131,7 +167,25 @@ pub fn run(g: &Global, a: &PlanArgs) -> anyhow::Result<ExitStatus> {
             user: None,
             config: None,
         });
-        let f = crate::record::plan_window_file(s.host.as_ref(), &taps, eval.sample, &report, job);
+        let f = match recorded
+            .filter(|f| f.gpus.iter().any(|g| !g.t.is_empty()) || !f.processes.is_empty())
+        {
+            Some(mut f) => {
+                f.findings = crate::record::findings(&report, [0.0, f.duration_s]);
+                if let (Some(j), Some(pid)) = (&mut f.job, s.inputs.pid) {
+                    j.config = crate::plan::job_facts(s.host.as_ref(), pid, &report)
+                        .and_then(|j| j.files.first().map(|f| f.path.clone()))
+                        .map(|c| crate::privacy::redact_text(&c).into_owned());
+                }
+                f.notes.push(
+                    "the window of `gpufix plan --record`: the job's processes, the node and the GPUs sampled beside the plan's probes; `gpufix record` also samples the main thread and the job's progress".into(),
+                );
+                f
+            }
+            None => {
+                crate::record::plan_window_file(s.host.as_ref(), &taps, eval.sample, &report, job)
+            }
+        };
         super::record::write(path, &f)?;
     }
     // everything shown or written from here on goes through the privacy filter

@@ -720,7 +720,13 @@ fn reason_for(
     vars: &BTreeSet<String>,
     label: &dyn Fn(&str) -> String,
 ) -> String {
-    let missing: Vec<String> = vars
+    // Fields missing for the same reason are named together, so a cut paste's reason ("input
+    // ends early: …") is said once per rule, not once per field.
+    enum Missing {
+        Said(String),
+        Field(String, Option<String>),
+    }
+    let found: Vec<Missing> = vars
         .iter()
         .filter(|v| expr::lookup(ctx, v).is_none())
         .map(|v| {
@@ -731,20 +737,51 @@ fn reason_for(
                 .and_then(Value::as_str)
             {
                 // the binding's own reason names what it was missing
-                return why.to_string();
+                return Missing::Said(why.to_string());
             }
             if let Some(why) = ctx
                 .get("__unknown_probes")
                 .and_then(|u| u.get(root))
                 .and_then(Value::as_str)
             {
-                return format!("probe `{root}`: {why}");
+                return Missing::Said(format!("probe `{root}`: {why}"));
             }
             let field = v.rsplit('.').next().unwrap_or(v);
-            let why = find_unavailable(ctx, field);
-            match why {
-                Some(w) => format!("`{}` is not available ({w})", label(v)),
-                None => format!("`{}` is not available", label(v)),
+            Missing::Field(label(v), find_unavailable(ctx, field))
+        })
+        .collect();
+    // (reason, labels) in first-seen order; the fields without a recorded reason are one group too
+    let mut groups: Vec<(Option<String>, Vec<String>)> = Vec::new();
+    let mut missing: Vec<String> = Vec::new();
+    for m in found {
+        match m {
+            Missing::Said(s) => missing.push(s),
+            Missing::Field(l, w) => match groups.iter_mut().find(|(g, _)| *g == w) {
+                Some((_, ls)) => {
+                    if !ls.contains(&l) {
+                        ls.push(l)
+                    }
+                }
+                None => {
+                    missing.push(String::new()); // placeholder keeps the order
+                    groups.push((w, vec![l]));
+                }
+            },
+        }
+    }
+    let mut groups = groups.into_iter();
+    let missing: Vec<String> = missing
+        .into_iter()
+        .map(|m| {
+            if !m.is_empty() {
+                return m;
+            }
+            let (w, ls) = groups.next().unwrap_or_default();
+            let named: Vec<String> = ls.iter().map(|l| format!("`{l}`")).collect();
+            let verb = if named.len() == 1 { "is" } else { "are" };
+            match w {
+                Some(w) => format!("{} {verb} not available ({w})", named.join(", ")),
+                None => format!("{} {verb} not available", named.join(", ")),
             }
         })
         .collect();

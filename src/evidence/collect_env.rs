@@ -97,24 +97,61 @@ pub struct CollectEnv {
     pub other_keys: Vec<String>,
 }
 
-/// collect_env's own first line and its first two keys: the output is recognised by them.
+/// collect_env's own first line and its first two keys: the output is recognised by them,
+/// written as `Key: value` (or, as CJK input methods and retyped pastes write it, with a
+/// full-width colon `：` or only a space after the key, in any case: see [`key_value`]).
 pub fn looks_like(text: &str) -> bool {
     let mut torch = false;
     let mut cuda_build = false;
     for l in text.lines().take(20_000) {
         let l = strip_quote(l);
-        if l.starts_with("PyTorch version: ") {
-            torch = true;
-        } else if l.starts_with("CUDA used to build PyTorch: ")
-            || l.starts_with("Is CUDA available: ")
-        {
-            cuda_build = true;
+        match key_value(l) {
+            Some(("PyTorch version", v)) if !v.is_empty() => torch = true,
+            Some(("CUDA used to build PyTorch" | "Is CUDA available", v)) if !v.is_empty() => {
+                cuda_build = true
+            }
+            _ => {}
         }
         if torch && cuda_build {
             return true;
         }
     }
     false
+}
+
+/// A collect_env key at the start of the line and its value: the key as the producer prints it
+/// (any letter case: `Os` for `OS`), then `:`, a full-width `：` or a space, then the value.
+/// The longest key that fits wins (`CUDA used to build PyTorch` over nothing shorter).
+fn key_value(l: &str) -> Option<(&'static str, &str)> {
+    let mut best: Option<(&'static str, &str)> = None;
+    for k in KEYS {
+        let Some(head) = l.get(..k.len()) else {
+            continue;
+        };
+        if !head.eq_ignore_ascii_case(k) {
+            continue;
+        }
+        let rest = &l[k.len()..];
+        let v = if let Some(v) = rest
+            .strip_prefix(':')
+            .or_else(|| rest.strip_prefix('\u{ff1a}'))
+        {
+            v
+        } else if rest.starts_with(' ') {
+            // only a value that does not read as prose: `PyTorch version 1.5.0`
+            let v = rest.trim_start();
+            if v.split_whitespace().count() > 3 {
+                continue;
+            }
+            v
+        } else {
+            continue;
+        };
+        if best.is_none_or(|(b, _)| b.len() < k.len()) {
+            best = Some((k, v.trim()));
+        }
+    }
+    best
 }
 
 /// A line as printed, without a markdown quote (`> `) or the indentation of a pasted block.
@@ -179,7 +216,7 @@ enum Block {
 fn gpu_line(l: &str) -> Option<Gpu> {
     // `GPU 0: Tesla V100-PCIE-16GB` (nvidia-smi -L with the UUID taken out)
     let r = l.strip_prefix("GPU ")?;
-    let (i, name) = r.split_once(':')?;
+    let (i, name) = r.split_once(':').or_else(|| r.split_once('\u{ff1a}'))?;
     let name = name.trim();
     let name = name
         .split_once(" (UUID:")
@@ -228,12 +265,7 @@ pub fn parse_collect_env(text: &str) -> CollectEnv {
             }
             continue;
         }
-        let keyed = l
-            .split_once(": ")
-            .or_else(|| l.strip_suffix(':').map(|k| (k, "")));
-        if let Some((k, v)) = keyed
-            && KEYS.contains(&k)
-        {
+        if let Some((k, v)) = key_value(l) {
             block = Block::None;
             match k {
                 "PyTorch version" => e.torch_version = value(v),
@@ -532,6 +564,31 @@ mod tests {
         assert_eq!(e.torch_cuda, None);
         assert!(!looks_like("PyTorch version: 2.1 is out\n"));
         assert!(!looks_like("hello\n"));
+    }
+
+    #[test]
+    fn retyped_keys_full_width_colons_and_case() {
+        // pytorch/pytorch#37320 (problem: torch 1.5 for CUDA 10.2 on driver 410), as published:
+        // no colon after `PyTorch version`, `Os:`, full-width colons after `GPU N`
+        let t = "PyTorch version 1.5.0\nIs debug build: No\nCUDA used to build PyTorch: 10.2\n\nOs: Ubuntu 18.04.3 LTS\nIs CUDA available: No\nGPU models and configuration:\nGPU 0\u{ff1a} Tesla P100-PCIE-16GB\nGPU 1\u{ff1a} Tesla P100-PCIE-16GB\n\nNvidia driver version: 410.104\n";
+        assert!(looks_like(t));
+        let e = parse_collect_env(t);
+        assert_eq!(e.torch_version.as_deref(), Some("1.5.0"));
+        assert_eq!(e.torch_cuda.as_deref(), Some("10.2"));
+        assert_eq!(e.os.as_deref(), Some("Ubuntu 18.04.3 LTS"));
+        assert_eq!(e.gpus.len(), 2);
+        assert_eq!(e.gpus[1].name, "Tesla P100-PCIE-16GB");
+        assert_eq!(e.nvidia_driver_version.as_deref(), Some("410.104"));
+        // healthy, the producer's own layout (pytorch/pytorch#43058's keys): read the same way
+        let e = parse_collect_env(
+            "PyTorch version: 1.6.0\nCUDA used to build PyTorch: 10.2\nOS: Ubuntu\nGPU models and configuration: GPU 0: Tesla V100\n",
+        );
+        assert_eq!(e.os.as_deref(), Some("Ubuntu"));
+        assert_eq!(e.gpus.len(), 1);
+        // prose that starts with a key is not a key
+        assert!(!looks_like(
+            "PyTorch version 2.1 is out with a new allocator\nIs CUDA available: Yes\n"
+        ));
     }
 
     #[test]

@@ -15,7 +15,18 @@
 //!   wherever a pod template sits (Pod, Job, CronJob, Deployment, StatefulSet, DaemonSet, a
 //!   Kubeflow PyTorchJob's replica specs). Without a mount at `/dev/shm`, the runtime gives the
 //!   pod 64 MiB (containerd CRI `defaultShmSize = int64(1024 * 1024 * 64)`, as dockershim did);
-//!   `hostIPC: true` mounts the node's `/dev/shm` instead.
+//!   `hostIPC: true` mounts the node's `/dev/shm` instead. A pasted fragment of a PodSpec (the
+//!   `volumeMounts` and `volumes` lists alone, as people quote them) is read for the same two
+//!   fields: the mount at `/dev/shm` and the volume it names.
+//! - Which GPUs a container sees: docker's `--gpus` (`all`, `N`, `device=0,1`), the NVIDIA
+//!   container runtime (`--runtime=nvidia`, the `nvidia-docker` wrapper) exposing what
+//!   `NVIDIA_VISIBLE_DEVICES` names (`all` in NVIDIA's CUDA images; github.com/NVIDIA/nvidia-container-toolkit
+//!   `internal/config/image/cuda_image.go`), `--device /dev/nvidiaN`, compose's device
+//!   reservation `count`, Kubernetes' `nvidia.com/gpu` limit. NCCL keeps its intra-node buffers
+//!   in `/dev/shm` whenever ranks share a node, and its troubleshooting guide asks containers for
+//!   `--shm-size=1g` or `--ipc=host` (docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html,
+//!   "Docker"): so a container with several GPUs is judged on its size even when the spec does
+//!   not show a DataLoader; one with a single GPU is not (no local peer).
 //!
 //! What a spec cannot show is how much the job needs: the number of DataLoader workers and the
 //! batch size live in the training code; so a spec is read for its size and whether it runs a
@@ -26,6 +37,43 @@ use serde_yaml::Value as Yaml;
 
 /// Docker's (and the CRI runtimes') default `/dev/shm` in MiB.
 pub const DEFAULT_SHM_MIB: f64 = 64.0;
+
+/// How many GPUs a container's GPU setting names: `Some(n)` for a count or a device list
+/// (`2`, `device=0,1`, `"device=0"`, an `NVIDIA_VISIBLE_DEVICES` list), `None` for all of the
+/// host's (`all`, a reservation without `count`), whose number the spec does not show.
+pub fn gpu_count(gpus: &str) -> Option<u32> {
+    let g = gpus.trim().trim_matches(['"', '\'']).trim();
+    let g = g.strip_prefix("device=").unwrap_or(g);
+    match g {
+        "all" | "gpu" | "" => None,
+        "none" | "void" => Some(0),
+        _ => match g.parse::<u32>() {
+            Ok(n) if !gpus.contains("device=") => Some(n),
+            _ => Some(g.split(',').filter(|x| !x.trim().is_empty()).count() as u32),
+        },
+    }
+}
+
+const SHELLS: [&str; 6] = ["bash", "sh", "zsh", "ash", "dash", "fish"];
+
+impl Container {
+    /// The command runs one named program that is neither a shell nor a PyTorch job (an
+    /// `nvidia-smi` check, a web server): the container's `/dev/shm` does not serve training.
+    pub fn runs_other_program(&self) -> bool {
+        let Some(cmd) = self.command.as_deref() else {
+            return false;
+        };
+        let first = cmd
+            .split_whitespace()
+            .next()
+            .unwrap_or("")
+            .trim_matches(['[', ']', '"', '\'', ','])
+            .rsplit('/')
+            .next()
+            .unwrap_or("");
+        self.pytorch_hint.is_none() && !first.is_empty() && !SHELLS.contains(&first)
+    }
+}
 
 #[derive(Debug, Clone, Default, Serialize, PartialEq)]
 pub struct ContainerSpec {
@@ -155,7 +203,7 @@ const DOCKER_BOOL: [&str; 18] = [
     "--quiet",
 ];
 
-fn docker_run_words(words: &[String]) -> Option<&[String]> {
+fn docker_run_words(words: &[String]) -> Option<(bool, &[String])> {
     let mut i = 0;
     while words
         .get(i)
@@ -171,11 +219,17 @@ fn docker_run_words(words: &[String]) -> Option<&[String]> {
     if words.get(i).map(String::as_str) == Some("container") {
         i += 1;
     }
-    matches!(words.get(i).map(String::as_str), Some("run" | "create")).then(|| &words[i + 1..])
+    matches!(words.get(i).map(String::as_str), Some("run" | "create"))
+        .then(|| (prog == "nvidia-docker", &words[i + 1..]))
 }
 
-fn docker_run(args: &[String]) -> Container {
+fn docker_run(nvidia_docker: bool, args: &[String]) -> Container {
     let mut c = Container::default();
+    // the NVIDIA runtime (or the nvidia-docker wrapper) exposes what NVIDIA_VISIBLE_DEVICES
+    // names: `all` in NVIDIA's CUDA images unless `-e NVIDIA_VISIBLE_DEVICES=` says otherwise
+    let mut nvidia_runtime = nvidia_docker;
+    let mut visible: Option<String> = None;
+    let mut nvidia_devices = 0u32;
     let mut shm_size = None;
     let mut ipc = None;
     let mut host_shm = None;
@@ -226,6 +280,21 @@ fn docker_run(args: &[String]) -> Container {
             "--ipc" => ipc = Some(value),
             "--name" => c.name = value,
             "--gpus" => c.gpus = Some(value),
+            "--runtime" => nvidia_runtime |= value == "nvidia",
+            "-e" | "--env" => {
+                if let Some(v) = value.strip_prefix("NVIDIA_VISIBLE_DEVICES=") {
+                    visible = Some(v.to_string());
+                }
+            }
+            "--device" => {
+                let host = value.split(':').next().unwrap_or("");
+                if host
+                    .strip_prefix("/dev/nvidia")
+                    .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+                {
+                    nvidia_devices += 1;
+                }
+            }
             "--entrypoint" => c.command = Some(value),
             "-v" | "--volume" => {
                 let parts: Vec<&str> = value.split(':').collect();
@@ -273,6 +342,20 @@ fn docker_run(args: &[String]) -> Container {
     }
     if c.name.is_empty() {
         c.name = c.image.clone().unwrap_or_else(|| "docker run".into());
+    }
+    if c.gpus.is_none() {
+        c.gpus = if nvidia_devices > 0 {
+            Some(nvidia_devices.to_string())
+        } else if nvidia_runtime || visible.is_some() {
+            // NVIDIA_VISIBLE_DEVICES lists devices (`0,1`), where `--gpus N` counts them
+            Some(match visible.as_deref() {
+                None => "all".into(),
+                Some(v @ ("all" | "none" | "void" | "")) => v.to_string(),
+                Some(v) => format!("device={v}"),
+            })
+        } else {
+            None
+        };
     }
     c.pytorch_hint = pytorch_hint(&format!(
         "{} {}",
@@ -637,12 +720,98 @@ fn is_kubernetes(d: &Yaml) -> bool {
     d.get("apiVersion").is_some() && d.get("kind").is_some()
 }
 
-/// Every container spec the text holds: `docker run` lines, a compose file, Kubernetes objects.
+/// The source name of a PodSpec read from a quoted fragment (see [`pod_fragment`]).
+pub const K8S_FRAGMENT: &str = "kubernetes fragment";
+
+/// A PodSpec quoted in pieces: the `volumeMounts` list and the `volumes` list without the pod
+/// around them, at whatever indent the quote left them, between `...` or `---` lines. Each
+/// block (a run of lines at or right of its first line's indent) is dedented and parsed alone;
+/// the mount at `/dev/shm` and the volumes are put back into one PodSpec and read as a pod's.
+fn pod_fragment(text: &str) -> Option<Container> {
+    if !text.contains("/dev/shm") || !text.contains("mountPath") {
+        return None;
+    }
+    let mut blocks: Vec<String> = Vec::new();
+    let mut cur = String::new();
+    let mut base = 0usize;
+    for l in text.lines().take(10_000) {
+        let t = l.trim();
+        let ind = l.len() - l.trim_start().len();
+        let boundary = t.is_empty() || t == "..." || t == "---" || t.starts_with("```");
+        if boundary || (!cur.is_empty() && ind < base) {
+            if !cur.is_empty() {
+                blocks.push(std::mem::take(&mut cur));
+            }
+            if boundary {
+                continue;
+            }
+        }
+        if cur.is_empty() {
+            base = ind;
+        }
+        cur.push_str(l.get(base.min(ind)..).unwrap_or(""));
+        cur.push('\n');
+    }
+    if !cur.is_empty() {
+        blocks.push(cur);
+    }
+    let mut mounts = Vec::new();
+    let mut volumes = Vec::new();
+    fn walk(v: &Yaml, mounts: &mut Vec<Yaml>, volumes: &mut Vec<Yaml>, depth: usize) {
+        if depth > 12 || mounts.len() + volumes.len() >= super::MAX_ITEMS {
+            return;
+        }
+        match v {
+            Yaml::Mapping(m) => {
+                if v.get("mountPath").is_some() {
+                    mounts.push(v.clone());
+                } else if v.get("name").is_some()
+                    && ["emptyDir", "hostPath"].iter().any(|k| v.get(*k).is_some())
+                {
+                    volumes.push(v.clone());
+                } else {
+                    for (_, x) in m {
+                        walk(x, mounts, volumes, depth + 1);
+                    }
+                }
+            }
+            Yaml::Sequence(items) => {
+                for x in items {
+                    walk(x, mounts, volumes, depth + 1);
+                }
+            }
+            _ => {}
+        }
+    }
+    for b in blocks.iter().take(super::MAX_ITEMS) {
+        if b.len() > 1 << 20 {
+            continue;
+        }
+        if let Ok(v) = serde_yaml::from_str::<Yaml>(b) {
+            walk(&v, &mut mounts, &mut volumes, 0);
+        }
+    }
+    let shm_mount = mounts.into_iter().find(|m| {
+        m.get("mountPath")
+            .and_then(s)
+            .is_some_and(|p| p.trim_end_matches('/') == "/dev/shm")
+    })?;
+    let mut container = serde_yaml::Mapping::new();
+    container.insert("name".into(), "pod fragment".into());
+    container.insert("volumeMounts".into(), Yaml::Sequence(vec![shm_mount]));
+    let mut spec = serde_yaml::Mapping::new();
+    spec.insert("containers".into(), Yaml::Sequence(vec![container.into()]));
+    spec.insert("volumes".into(), Yaml::Sequence(volumes));
+    pod_containers(&Yaml::Mapping(spec)).into_iter().next()
+}
+
+/// Every container spec the text holds: `docker run` lines, a compose file, Kubernetes objects
+/// (or, when there is none of these, a quoted PodSpec fragment that mounts `/dev/shm`).
 pub fn parse_container_specs(text: &str) -> Vec<ContainerSpec> {
     let mut out = Vec::new();
     let runs: Vec<Container> = crate::formats::launcher::split_commands(text)
         .iter()
-        .filter_map(|w| docker_run_words(w).map(docker_run))
+        .filter_map(|w| docker_run_words(w).map(|(nv, a)| docker_run(nv, a)))
         .take(super::MAX_ITEMS)
         .collect();
     if !runs.is_empty() {
@@ -677,6 +846,14 @@ pub fn parse_container_specs(text: &str) -> Vec<ContainerSpec> {
             }
         }
     }
+    if out.is_empty()
+        && let Some(c) = pod_fragment(text)
+    {
+        out.push(ContainerSpec {
+            source: K8S_FRAGMENT,
+            containers: vec![c],
+        });
+    }
     out
 }
 
@@ -696,8 +873,9 @@ pub fn looks_like_container_spec(text: &str) -> bool {
         .iter()
         .any(|p| l.starts_with(p))
     });
-    let yamlish =
-        text.contains("services:") || (text.contains("apiVersion:") && text.contains("kind:"));
+    let yamlish = text.contains("services:")
+        || (text.contains("apiVersion:") && text.contains("kind:"))
+        || (text.contains("mountPath:") && text.contains("/dev/shm"));
     (has_run || yamlish) && !parse_container_specs(text).is_empty()
 }
 
@@ -818,6 +996,71 @@ mod tests {
         let p = &specs[1].containers[0];
         assert_eq!(p.shm.how, "default");
         assert_eq!(p.pytorch_hint.as_deref(), Some("torch"));
+    }
+
+    #[test]
+    fn gpus_from_the_nvidia_runtime_devices_and_env() {
+        // github.com/NVIDIA/nccl/issues/290 (problem: NCCL's segments do not fit the default
+        // /dev/shm): the NVIDIA runtime exposes the image's NVIDIA_VISIBLE_DEVICES (all)
+        let t = "docker run -it -d --rm --net=host --mount type=bind,source=/home,destination=/home --runtime nvidia nvcr.io/nvidia/tensorflow:20.01-tf1-py3 sh\n";
+        let c = &parse_container_specs(t)[0].containers[0];
+        assert_eq!(c.gpus.as_deref(), Some("all"));
+        assert_eq!(gpu_count(c.gpus.as_deref().unwrap()), None);
+        assert_eq!(c.shm.how, "default");
+        assert!(!c.runs_other_program());
+        // github.com/tlkh/ai-lab/issues/5 (problem): the nvidia-docker wrapper, the image's
+        // own command
+        let t =
+            "sudo nvidia-docker run --rm -p 8888:8888 -v /home/$USER:/home/jovyan nvaitc/ai-lab\n";
+        let c = &parse_container_specs(t)[0].containers[0];
+        assert_eq!(c.gpus.as_deref(), Some("all"));
+        assert_eq!(c.command, None);
+        // github.com/taronegeorage/MyUbuntuConfig Docker/start_pytorch_example.sh (healthy,
+        // --ipc=host): one GPU named by NVIDIA_VISIBLE_DEVICES
+        let t = "docker run --rm -it --init \\\n  --runtime=nvidia \\\n  --ipc=host \\\n  --user=\"$(id -u):$(id -g)\" \\\n  --volume=$PWD:/app \\\n  -e NVIDIA_VISIBLE_DEVICES=0 \\\n  anibali/pytorch python3 main.py\n";
+        let c = &parse_container_specs(t)[0].containers[0];
+        assert_eq!(c.gpus.as_deref(), Some("device=0"));
+        assert_eq!(gpu_count("device=0"), Some(1));
+        assert_eq!(c.shm.how, "ipc-host");
+        // github.com/horovod/horovod/issues/566: eight GPU device nodes, no shm setting
+        let t = "sudo docker run --privileged --cap-add=SYS_PTRACE --net=host --name=$container_name --device=/dev/nvidia0 --device=/dev/nvidia1 --device=/dev/nvidia2 --device=/dev/nvidia3 --device=/dev/nvidia4 --device=/dev/nvidia5 --device=/dev/nvidia6 --device=/dev/nvidia7 --device=/dev/nvidiactl --device=/dev/nvidia-uvm -v /var/drivers/nvidia/current:/usr/local/nvidia:ro -d -it horovod-python35:latest\n";
+        let c = &parse_container_specs(t)[0].containers[0];
+        assert_eq!(c.gpus.as_deref(), Some("8"));
+        assert_eq!(c.shm.how, "default");
+        // docker/compose#6691 (healthy): a GPU reservation running nvidia-smi is not a job
+        let t = "services:\n  docker-compose-now-supports-device-requests:\n    image: nvidia/cuda:10.0-base\n    command: nvidia-smi\n    deploy:\n      resources:\n        reservations:\n          devices:\n            - capabilities:\n              - gpu\n";
+        let c = &parse_container_specs(t)[0].containers[0];
+        assert_eq!(c.gpus.as_deref(), Some("gpu"));
+        assert!(c.runs_other_program());
+        assert_eq!(gpu_count("device=0,1"), Some(2));
+        assert_eq!(gpu_count("\"device=0\""), Some(1));
+        assert_eq!(gpu_count("2"), Some(2));
+    }
+
+    #[test]
+    fn quoted_podspec_fragments() {
+        // github.com/MaastrichtU-IDS/dsri-documentation/issues/10 (healthy): the two lists at
+        // different indents, one after the other
+        let t = "          volumeMounts:\n            - mountPath: /dev/shm\n              name: dshm\n      volumes:\n        - emptyDir:\n            medium: Memory\n          name: dshm\n";
+        assert!(looks_like_container_spec(t));
+        let specs = parse_container_specs(t);
+        assert_eq!(specs[0].source, K8S_FRAGMENT);
+        let c = &specs[0].containers[0];
+        assert_eq!(c.shm.how, "emptydir-memory");
+        assert_eq!(c.shm.size_mib, None);
+        // github.com/kubeflow/arena/issues/1044: between `...` lines, capped at 2Gi
+        let t = "...\n    - mountPath: /dev/shm\n      name: dshm\n...\n...\n  - emptyDir:\n      medium: Memory\n      sizeLimit: 2Gi\n    name: dshm\n...\n";
+        let c = &parse_container_specs(t)[0].containers[0];
+        assert_eq!(c.shm.how, "emptydir-memory");
+        assert_eq!(c.shm.size_mib, Some(2048.0));
+        // written for this test: a mount whose volume is on disk
+        let t = "volumeMounts:\n- mountPath: /dev/shm\n  name: s\nvolumes:\n- name: s\n  emptyDir: {}\n";
+        assert_eq!(
+            parse_container_specs(t)[0].containers[0].shm.how,
+            "emptydir-disk"
+        );
+        // a mount elsewhere is not a /dev/shm fragment
+        assert!(parse_container_specs("volumeMounts:\n- mountPath: /data\n  name: d\n").is_empty());
     }
 
     #[test]

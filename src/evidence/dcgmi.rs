@@ -24,6 +24,9 @@
 //!   SMCLK, MMCLK, …), an `ID` units row, then one row per entity and tick (`GPU 0`, `GPU_I 1`,
 //!   `GPU 0 LINK 3`, …), `N/A` for a blank value; the header repeats every 14 ticks.
 //!
+//! - `dcgmi diag -j`: the same run as JSON, keys from `nvvs/include/NvvsJsonStrings.h` (v3.3.9,
+//!   v4.1.1), read by [`parse_diag_json`].
+//!
 //! Like every evidence reader: never panics, reads what is there, bounded output.
 
 use serde::Serialize;
@@ -365,7 +368,13 @@ pub fn parse_diag(text: &str) -> Result<DcgmDiag, String> {
     }
     flush_msg(&mut msg, &mut cur, &mut orphans, &stage);
     push_test(&mut d, cur.take());
+    summarise(&mut d, orphans);
+    Ok(d)
+}
 
+/// The failed and warned tests, their GPUs and messages, from the tests read; `orphans`: error
+/// rows that belong to no test, (stage, text).
+fn summarise(d: &mut DcgmDiag, orphans: Vec<(String, String)>) {
     for t in &d.tests {
         if !t.result.is_finding() {
             continue;
@@ -418,6 +427,132 @@ pub fn parse_diag(text: &str) -> Result<DcgmDiag, String> {
         }
     }
     d.failed_gpus.sort_unstable();
+}
+
+// ---------------------------------------------------------------------------------------------
+// dcgmi diag -j
+
+/// `dcgmi diag -j` output: the run as JSON, keys from `nvvs/include/NvvsJsonStrings.h`
+/// (v3.3.9 and v4.1.1): `"DCGM GPU Diagnostic"` (3.x) or `"DCGM Diagnostic"` (4.x) holding
+/// `"test_categories"`, each a `"category"` with `"tests"`, each test a `"name"` with
+/// `"results"`, each result a `"status"` (`Pass`, `Fail`, `Warn`, `Skip`, `Not Run`), the
+/// `"gpu_id"` it is for, `"warnings"` (`{"warning": msg, "error_id": n, …}`) and `"info"`;
+/// beside them `"Driver Version Detected"`, `"GPU Device IDs"` and `"version"`.
+pub fn looks_like_diag_json(text: &str) -> bool {
+    (text.contains("\"DCGM GPU Diagnostic\"") || text.contains("\"DCGM Diagnostic\""))
+        && text.contains("\"test_categories\"")
+}
+
+/// A diag run in either form: the table, else `-j` JSON.
+pub fn parse_diag_any(text: &str) -> Result<DcgmDiag, String> {
+    if !looks_like_diag(text) && looks_like_diag_json(text) {
+        return parse_diag_json(text);
+    }
+    parse_diag(text)
+}
+
+/// Any form of a diag run is in the text.
+pub fn looks_like_diag_any(text: &str) -> bool {
+    looks_like_diag(text) || looks_like_diag_json(text)
+}
+
+/// Reads `dcgmi diag -j` output key by key in the order printed, so a paste the poster
+/// shortened (`{"..."}` for a category left out, a cut tail) is read as far as it goes: a
+/// `"category"` opens a stage, a `"name"` under it a test, each `"status"` a result of that
+/// test for the `"gpu_id"` next to it.
+pub fn parse_diag_json(text: &str) -> Result<DcgmDiag, String> {
+    use regex::Regex;
+    use std::sync::LazyLock;
+    static KV: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r#""((?:[^"\\]|\\.){1,80})"\s*:\s*(?:"((?:[^"\\]|\\.){0,2000})"|(-?\d{1,12}))"#)
+            .expect("static regex")
+    });
+    if !looks_like_diag_json(text) {
+        return Err("no `dcgmi diag -j` output in the text".into());
+    }
+    let mut d = DcgmDiag::default();
+    let mut stage = String::new();
+    let mut cur: Option<DiagTest> = None;
+    // a result's fields come in any order: status and gpu_id are joined when both are seen
+    let mut status: Option<DiagResult> = None;
+    let mut gpu: Option<u32> = None;
+    let flush =
+        |cur: &mut Option<DiagTest>, status: &mut Option<DiagResult>, gpu: &mut Option<u32>| {
+            if let (Some(t), Some(r)) = (cur.as_mut(), status.take()) {
+                merge(t, r, gpu.take().into_iter().collect(), false);
+            }
+            *gpu = None;
+        };
+    for c in KV.captures_iter(text).take(100_000) {
+        let key = &c[1];
+        let val = c
+            .get(2)
+            .or_else(|| c.get(3))
+            .map(|m| m.as_str())
+            .unwrap_or("");
+        match key {
+            "category" => {
+                flush(&mut cur, &mut status, &mut gpu);
+                push_test(&mut d, cur.take());
+                stage = super::clip(val, 64);
+            }
+            "name" => {
+                flush(&mut cur, &mut status, &mut gpu);
+                push_test(&mut d, cur.take());
+                cur = Some(DiagTest {
+                    name: super::clip(val, 100),
+                    stage: stage.clone(),
+                    result: DiagResult::Pass,
+                    gpus: BTreeMap::new(),
+                    all: false,
+                    warnings: Vec::new(),
+                    info: Vec::new(),
+                });
+            }
+            "status" => {
+                if status.is_some() {
+                    flush(&mut cur, &mut status, &mut gpu);
+                }
+                // 3.x also wrote `Skip - All`
+                status = DiagResult::parse(val.split(" - ").next().unwrap_or(val));
+            }
+            "gpu_id" | "entity_id" => {
+                if gpu.is_some() && status.is_some() {
+                    flush(&mut cur, &mut status, &mut gpu);
+                }
+                gpu = val.trim().parse().ok();
+            }
+            "warning" => {
+                if let Some(t) = cur.as_mut()
+                    && t.warnings.len() < super::MAX_ITEMS
+                {
+                    t.warnings.push(super::clip(val, super::MAX_TEXT));
+                }
+            }
+            "info" => {
+                if let Some(t) = cur.as_mut()
+                    && t.info.len() < super::MAX_ITEMS
+                {
+                    t.info.push(super::clip(val, super::MAX_TEXT));
+                }
+            }
+            "Driver Version Detected" => d.driver_version = Some(super::clip(val, 64)),
+            "version" if d.dcgm_version.is_none() => d.dcgm_version = Some(super::clip(val, 64)),
+            _ => {}
+        }
+    }
+    flush(&mut cur, &mut status, &mut gpu);
+    push_test(&mut d, cur.take());
+    // a test whose every result is Skip reads as skipped, not passed
+    for t in &mut d.tests {
+        if t.result == DiagResult::Pass
+            && !t.gpus.contains_key(result_name(DiagResult::Pass))
+            && t.gpus.contains_key(result_name(DiagResult::Skip))
+        {
+            t.result = DiagResult::Skip;
+        }
+    }
+    summarise(&mut d, Vec::new());
     Ok(d)
 }
 
@@ -644,6 +779,22 @@ pub fn looks_like_dmon(text: &str) -> bool {
     false
 }
 
+/// The Xid codes a dmon run shows, per entity: the `XIDER` column is
+/// `DCGM_FI_DEV_XID_ERRORS` (field 230, `dcgmlib/src/dcgm_fields.cpp`: "XID errors. The value
+/// is the specific XID error"), the last Xid the GPU reported, 0 for none.
+pub fn dmon_xids(d: &DcgmDmon) -> Vec<(String, u32)> {
+    let mut out = Vec::new();
+    for (entity, fields) in &d.entities {
+        for v in fields.get("XIDER").into_iter().flatten() {
+            let code = *v as u32;
+            if *v >= 1.0 && *v < 100_000.0 && !out.contains(&(entity.clone(), code)) {
+                out.push((entity.clone(), code));
+            }
+        }
+    }
+    out
+}
+
 pub fn parse_dmon(text: &str) -> Result<DcgmDmon, String> {
     let mut d = DcgmDmon::default();
     let mut want_units = false;
@@ -791,10 +942,10 @@ impl super::EvidenceKind for DcgmiDiag {
         &["dcgm.diag"]
     }
     fn detect(&self, s: &super::Sniff) -> bool {
-        looks_like_diag(s.unquoted)
+        looks_like_diag(s.unquoted) || looks_like_diag_json(s.head)
     }
     fn parse(&self, text: &str) -> Result<serde_json::Value, String> {
-        super::to_value(&parse_diag(text)?)
+        super::to_value(&parse_diag_any(text)?)
     }
     fn host(&self, _text: &str) -> Option<Result<super::HostPart, String>> {
         Some(Ok(super::HostPart::Shown))
@@ -866,7 +1017,7 @@ impl super::EvidenceKind for DcgmiDmon {
         ]
     }
     fn read_by(&self) -> &'static [&'static str] {
-        &["nvml", "nvml.sample", "gpu.usage"]
+        &["nvml", "nvml.sample", "gpu.usage", "kernel.log"]
     }
     fn detect(&self, s: &super::Sniff) -> bool {
         looks_like_dmon(s.unquoted)
@@ -1086,5 +1237,65 @@ mod tests {
             let _ = parse_health(&t);
             let _ = parse_dmon(&t);
         }
+    }
+    #[test]
+    fn diag_json_all_skipped_reads_as_skipped() {
+        // NVIDIA/DCGM#139 (healthy: a T400 whose level-3 tests are all skipped), `dcgmi diag -r 3
+        // -j` as the poster pasted it, one category elided as `{"..."}`
+        let t = include_str!("../../tests/fixtures/corpus/h9_dcgmdiag_dcgm139_json_skipped.json");
+        assert!(looks_like_diag_json(t) && !looks_like_diag(t));
+        let d = parse_diag_any(t).unwrap();
+        let pcie = d.tests.iter().find(|t| t.name == "PCIe").unwrap();
+        assert_eq!(pcie.stage, "Integration");
+        assert_eq!(pcie.result, DiagResult::Skip);
+        assert_eq!(pcie.gpus["skip"], vec![0]);
+        assert!(
+            d.tests
+                .iter()
+                .any(|t| t.name == "GPU Memory" && t.stage == "Hardware")
+        );
+        assert!(d.failed.is_empty() && d.failed_gpus.is_empty());
+    }
+
+    #[test]
+    fn diag_json_failure_per_gpu() {
+        // written for this test in the shape DCGM's own test verifies (testing/python3/tests/
+        // test_dcgm_diag.py v3.3.9, test_dcgm_diag_per_gpu_responses_standalone_dcgmi): a Stress
+        // test failing on GPU 0 with a thermal violation and passing on GPU 1
+        let t = r#"{
+	"DCGM GPU Diagnostic" : {
+		"test_categories" : [
+			{ "category" : "Deployment", "tests" : [ { "name" : "Denylist", "results" : [ { "status" : "Pass" } ] } ] },
+			{ "category" : "Stress", "tests" : [ { "name" : "Targeted Power", "results" : [
+				{ "gpu_id" : "0", "status" : "Fail", "warnings" : [ { "warning" : "Clocks are being throttled for GPU 0 because of clock throttling starting 0 seconds into the test.", "error_id" : 29, "error_category" : 5, "error_severity" : 3 } ] },
+				{ "gpu_id" : "1", "status" : "Pass" } ] } ] }
+		],
+		"version" : "3.3.9"
+	},
+	"Driver Version Detected" : "535.129.03"
+}"#;
+        let d = parse_diag_any(t).unwrap();
+        assert_eq!(d.dcgm_version.as_deref(), Some("3.3.9"));
+        assert_eq!(d.driver_version.as_deref(), Some("535.129.03"));
+        let tp = d.tests.iter().find(|t| t.name == "Targeted Power").unwrap();
+        assert_eq!(tp.result, DiagResult::Fail);
+        assert_eq!(tp.gpus["fail"], vec![0]);
+        assert_eq!(tp.gpus["pass"], vec![1]);
+        assert_eq!(d.failed_gpus, vec![0]);
+        assert!(d.failure_messages[0].starts_with("Clocks are being throttled"));
+        assert_eq!(d.tests[0].result, DiagResult::Pass);
+    }
+
+    #[test]
+    fn dmon_xider_column_names_the_last_xid() {
+        // NVIDIA/DCGM#263 (problem: GPU 1 unusable after a GSP fault), `dcgmi dmon -c 1 -e 230`
+        let t = "#Entity    XIDER        \nID                      \nGPU 0      0            \nGPU 1      120          \nGPU 2      0            \n";
+        let d = parse_dmon(t).unwrap();
+        assert_eq!(dmon_xids(&d), vec![("GPU 1".to_string(), 120)]);
+        // healthy: every GPU at 0, and a dmon without the field (NVIDIA/DCGM#244's SMACT run)
+        let d = parse_dmon("#Entity    XIDER\nID\nGPU 0      0\nGPU 1      0\n").unwrap();
+        assert!(dmon_xids(&d).is_empty());
+        let d = parse_dmon("#Entity   SMACT\nID\nGPU 0     N/A\n").unwrap();
+        assert!(dmon_xids(&d).is_empty());
     }
 }

@@ -24,7 +24,11 @@
 //!   NCCL developers", "invalid usage", "remote process exited or there was a network error"),
 //!   the result enum in `src/nccl.h.in`, `src/os/linux.cc`'s shared-memory WARNs ("Error while
 //!   creating shared memory segment %s (size %ld)", "Error while attaching to shared memory
-//!   segment …", "Error: failed to extend %s to %ld bytes"), and `src/include/checks.h`'s
+//!   segment …", "Error: failed to extend %s to %ld bytes"); before `linux.cc` (2.3.7–2.12,
+//!   `src/include/shm.h` `shmSetup`), `SYSCHECK(shm_allocate(*fd, shmsize), "posix_fallocate")`
+//!   printed through `src/include/core.h`'s `SYSCHECKVAL` as `Call to posix_fallocate failed :
+//!   <strerror>` (and 2.3.5's `Unable to allocate shared memory (%d bytes) : %s`): the same
+//!   failure to create a segment in /dev/shm; and `src/include/checks.h`'s
 //!   `Cuda failure '%s'` / `Cuda failure %d '%s'` and `Call to %s failed: %s`.
 //!
 //! A line is looked at only if it holds one of a few fixed markers, so a long log streams fast.
@@ -166,6 +170,7 @@ fn marked(line: &str) -> bool {
         || line.contains("NCCL error")
         || line.contains("shared memory segment")
         || line.contains("failed to extend")
+        || is_old_shm_create(line)
         || line.contains("Bus error")
         || line.contains("Cuda failure")
         || line.contains("Last error")
@@ -363,7 +368,10 @@ pub fn parse_nccl_errors(text: &str) -> NcclErrors {
         } else if let Some(i) = last_result {
             last_error_on(line, i, &mut out, &mut want_last_error);
         }
-        if line.contains("shared memory segment") || line.contains("failed to extend") {
+        if line.contains("shared memory segment")
+            || line.contains("failed to extend")
+            || is_old_shm_create(line)
+        {
             carried = true;
             note_shm(&mut out, line);
         }
@@ -400,9 +408,17 @@ fn last_error_on(line: &str, i: usize, out: &mut NcclErrors, want: &mut Option<(
     }
 }
 
+/// NCCL 2.3–2.12's wordings of a segment it could not allocate in /dev/shm (`shm.h`).
+pub fn is_old_shm_create(line: &str) -> bool {
+    line.contains("NCCL WARN")
+        && (line.contains("Call to posix_fallocate failed")
+            || line.contains("Unable to allocate shared memory"))
+}
+
 fn note_shm(out: &mut NcclErrors, line: &str) {
     let creating = line.contains("Error while creating shared memory segment")
-        || (line.contains("failed to extend") && line.contains("/dev/shm"));
+        || (line.contains("failed to extend") && line.contains("/dev/shm"))
+        || is_old_shm_create(line);
     if creating {
         out.shm_create_failed = true;
     } else if line.contains("Error while attaching to shared memory segment") {
@@ -570,6 +586,28 @@ mod tests {
         assert!(e.shm_create_failed);
         assert_eq!(e.shm_segment_bytes, Some(5967872));
         assert!(e.timeouts.is_empty());
+    }
+
+    #[test]
+    fn nccl_2_4_posix_fallocate_wording_is_a_segment_not_created() {
+        // github.com/NVIDIA/nccl/issues/290: Horovod on 4 GPUs in an NGC container started
+        // without --shm-size (problem); the same log's rings over shared memory before the
+        // failure are a healthy NCCL log
+        let healthy = "gpu2-ru7:2144:2556 [2] NCCL INFO Ring 00 : 2[3d000] -> 3[3e000] via direct shared memory\n\
+                       gpu2-ru7:2143:2561 [1] NCCL INFO Ring 00 : 1[1b000] -> 2[3d000] via direct shared memory\n";
+        let e = parse_nccl_errors(healthy);
+        assert!(!e.shm_create_failed && !e.shm_attach_failed);
+        let t = format!(
+            "{healthy}\ngpu2-ru7:2143:2561 [1] include/shm.h:28 NCCL WARN Call to posix_fallocate failed : No space left on device\n\
+             gpu2-ru7:2143:2561 [1] NCCL INFO include/shm.h:41 -> 2\n"
+        );
+        let e = parse_nccl_errors(&t);
+        assert!(e.shm_create_failed);
+        assert!(!e.shm_attach_failed);
+        // a warning about another call is not a shared-memory failure
+        assert!(!is_old_shm_create(
+            "h:1:2 [0] NCCL WARN Call to ibv_reg_mr failed : Cannot allocate memory"
+        ));
     }
 
     #[test]

@@ -457,6 +457,27 @@ mod tests {
         assert!(r.describe().contains("not read"), "{}", r.describe());
     }
 
+    /// Prose, a table and a warning, as an issue holds them: the poster's words of
+    /// https://github.com/NVIDIA/gpu-monitoring-tools/issues/12, the table of
+    /// https://github.com/NVIDIA/nvidia-container-runtime/issues/17 and PyTorch's CUDA-init
+    /// warning of https://github.com/weaviate/Verba/issues/72, each read by its own reader.
+    #[test]
+    fn prose_a_table_and_a_warning_are_each_read() {
+        let prose = "In the dmon example, memory utilization and GPU utilization are calculated.";
+        let table = corpus("h2_smi_table_k80_python_10g_0pct.txt");
+        let warning = corpus("h7_cudainit_verba_found_11040_driver470.txt");
+        let paste = format!("{prose}\n\n{table}\nand python says\n{warning}");
+        let r = segment(&paste);
+        let k = kinds(&r);
+        assert_eq!(k[0], "nvidia-smi-table", "{}", r.describe());
+        assert_eq!(k.len(), 2, "{}", r.describe());
+        let t = crate::evidence::find("nvidia-smi-table").unwrap();
+        assert_eq!(t.parse(&r.parts[0].text), t.parse(&table));
+        let w = r.parts[1].kind.parse(&r.parts[1].text).unwrap();
+        assert!(w.to_string().contains("11040"), "{w}");
+        assert!(r.unread.iter().any(|(a, _)| *a == 1), "{}", r.describe());
+    }
+
     #[test]
     fn text_no_kind_reads_names_the_nearest_kind_and_line() {
         let t = "hello\nmy GPU utilization is low, the dataloader seems slow\n";

@@ -7,9 +7,12 @@
 //! result back and compares it with what the kernel must compute. No Python, no framework: on a
 //! healthy host it takes tens to a few hundred milliseconds, where importing torch takes seconds.
 //!
-//! A driver call can hang (a GPU in a bad state, a wedged kernel module), so [`run`] does the
-//! work in its own thread and stops waiting at the deadline; the thread is left behind (nothing
-//! can safely interrupt a driver call) and dies with the process.
+//! A driver call can hang (a GPU in a bad state, a wedged kernel module) or crash, and a CUDA
+//! context holds well over 100 MB of the process's memory, so the `gpufix` binary runs the check
+//! in a short-lived child of itself ([`isolate_in`]): the child is killed with its process group
+//! at the deadline, a crash is a failed check, and the driver's memory never stays in a
+//! long-running `gpufix record`. The library alone (tests) runs it in a thread and stops waiting
+//! at the deadline; that thread is left behind (nothing can safely interrupt a driver call).
 //!
 //! This is the only module with `unsafe` code: calling C functions through `libloading`. Each
 //! block says why it is sound. The rest of gpufix keeps `unsafe_code = "deny"`.
@@ -144,8 +147,97 @@ pub fn run_once(deadline: Duration) -> CudaCheck {
     c
 }
 
-/// Run the check under `deadline`. Never blocks longer than the deadline (plus thread start).
+/// The binary that runs the check in a child process, when set ([`isolate_in`]).
+static CHILD_EXE: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+
+/// The argument with which the `gpufix` binary runs the check and prints it as JSON
+/// ([`child_main`]); not a command a person types.
+pub const CHILD_ARG: &str = "--internal-cuda-check";
+
+/// Run every later check in a child process of `exe` (the `gpufix` binary calls this at start
+/// with its own path). The driver's context, its memory (libcuda maps well over 100 MB once a
+/// context exists) and a hung or crashing driver call then stay in a short-lived child: the
+/// child is killed, with its process group, at the deadline, and a `gpufix record` watching a
+/// job for hours keeps its own footprint small. Without it (the library in tests), the check
+/// runs in a thread of this process.
+pub fn isolate_in(exe: std::path::PathBuf) {
+    let _ = CHILD_EXE.set(exe);
+}
+
+/// The child's side of [`isolate_in`]: run the check and print it as one line of JSON. The
+/// parent keeps the deadline.
+pub fn child_main() -> i32 {
+    let c = check();
+    match serde_json::to_string(&c) {
+        Ok(j) => {
+            println!("{j}");
+            0
+        }
+        Err(_) => 1,
+    }
+}
+
+/// Run the check under `deadline`. Never blocks longer than the deadline (plus thread or
+/// process start).
 pub fn run(deadline: Duration) -> CudaCheck {
+    match CHILD_EXE.get() {
+        Some(exe) => run_child(exe, deadline),
+        None => run_in_thread(deadline),
+    }
+}
+
+fn run_child(exe: &std::path::Path, deadline: Duration) -> CudaCheck {
+    let started = Instant::now();
+    let argv = [exe.display().to_string(), CHILD_ARG.to_string()];
+    let out = match super::real::run_command(&argv, deadline) {
+        Ok(o) => o,
+        Err(e) => {
+            return failed(
+                started,
+                format!("cannot start the CUDA check ({}): {e}", exe.display()),
+            );
+        }
+    };
+    if out.timed_out {
+        return timed_out(started, deadline);
+    }
+    let line = out.stdout.lines().rev().find(|l| l.starts_with('{'));
+    match (out.status, line.map(serde_json::from_str::<CudaCheck>)) {
+        (Some(0), Some(Ok(mut c))) => {
+            c.ms = ms(started);
+            c
+        }
+        (status, _) => {
+            let why = match status {
+                Some(code) => format!("exited with status {code}"),
+                None => "was killed by a signal (a crash in the driver library?)".to_string(),
+            };
+            let err = out.stderr.lines().rev().find(|l| !l.trim().is_empty());
+            failed(
+                started,
+                format!(
+                    "the CUDA check process {why}{}",
+                    err.map(|e| format!(": {}", e.trim())).unwrap_or_default()
+                ),
+            )
+        }
+    }
+}
+
+fn timed_out(started: Instant, deadline: Duration) -> CudaCheck {
+    CudaCheck {
+        timed_out: true,
+        ..failed(
+            started,
+            format!(
+                "the CUDA driver did not answer within {:.1}s (a hung GPU or driver? check the kernel log for Xid errors)",
+                deadline.as_secs_f64()
+            ),
+        )
+    }
+}
+
+fn run_in_thread(deadline: Duration) -> CudaCheck {
     let started = Instant::now();
     let (tx, rx) = mpsc::channel();
     let spawned = std::thread::Builder::new()
@@ -162,16 +254,7 @@ pub fn run(deadline: Duration) -> CudaCheck {
             c.ms = ms(started);
             c
         }
-        Err(_) => CudaCheck {
-            timed_out: true,
-            ..failed(
-                started,
-                format!(
-                    "the CUDA driver did not answer within {:.1}s (a hung GPU or driver? check the kernel log for Xid errors)",
-                    deadline.as_secs_f64()
-                ),
-            )
-        },
+        Err(_) => timed_out(started, deadline),
     }
 }
 
@@ -618,6 +701,46 @@ fn run_kernel(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn script(body: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+        use std::os::unix::fs::PermissionsExt;
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("check");
+        std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        (d, p)
+    }
+
+    /// The check in a child process: its JSON answer is the check; a child that hangs is
+    /// killed at the deadline, one that crashes or prints nothing is a failed check saying so.
+    #[test]
+    fn a_child_check_answers_hangs_or_crashes_as_a_verdict() {
+        let (_d, ok) = script(
+            r#"echo 'cuInit noise on stdout'; echo '{"ok":true,"driver_api_version":13000,"device_count":1,"devices":[],"timed_out":false,"ms":0}'"#,
+        );
+        let c = run_child(&ok, Duration::from_secs(10));
+        assert!(c.ok, "{c:?}");
+        assert_eq!(c.driver_api_version, Some(13000));
+
+        let (_d, hang) = script("sleep 30");
+        let t = Instant::now();
+        let c = run_child(&hang, Duration::from_millis(300));
+        assert!(c.timed_out && !c.ok, "{c:?}");
+        assert!(t.elapsed() < Duration::from_secs(10));
+
+        let (_d, crash) = script("echo 'cuInit: bad' >&2; kill -SEGV $$");
+        let c = run_child(&crash, Duration::from_secs(10));
+        assert!(!c.ok && !c.timed_out);
+        let e = c.error.unwrap();
+        assert!(
+            e.contains("killed by a signal") && e.contains("cuInit: bad"),
+            "{e}"
+        );
+
+        let (_d, silent) = script("exit 3");
+        let e = run_child(&silent, Duration::from_secs(10)).error.unwrap();
+        assert!(e.contains("exited with status 3"), "{e}");
+    }
 
     #[test]
     fn ptx_headers_are_well_formed() {

@@ -93,10 +93,17 @@ impl EvidenceHost {
                 );
             }
             let mut gpus = 0;
+            let several = reading.parts.len() > 1;
             for piece in &reading.parts {
                 let Some(part) = piece.kind.host(&piece.text) else {
                     continue;
                 };
+                // a part its reader cannot read beside parts that others read (an nvidia-smi
+                // banner and column heads pasted above a CUDA error, no GPU row under them)
+                // leaves the rest of the paste to be read; alone, it is the input's error
+                if several && part.is_err() {
+                    continue;
+                }
                 h.add(p, piece.kind, part, &mut gpus)?;
             }
         }

@@ -62,12 +62,12 @@ impl Probe for DcgmDiag {
         ]
     }
     fn run(&self, _params: &super::NoParams, ctx: &ProbeCtx) -> ProbeOutcome {
-        let Some((p, t)) = first_with(ctx, dcgmi::looks_like_diag) else {
+        let Some((p, t)) = first_with(ctx, dcgmi::looks_like_diag_any) else {
             return ProbeOutcome::NotApplicable(
                 "needs --evidence with `dcgmi diag -r 2` output (gpufix does not run the diagnostic: it takes the GPUs for minutes)".into(),
             );
         };
-        match dcgmi::parse_diag(&t) {
+        match dcgmi::parse_diag_any(&t) {
             Ok(d) => with_file(&d, &p),
             Err(e) => ProbeOutcome::Unknown(format!("{}: {e}", p.display())),
         }

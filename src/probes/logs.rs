@@ -211,6 +211,31 @@ impl Probe for KernelLog {
         {
             return to_value(&kernel_log::parse_kernel_log(&t), p.display().to_string());
         }
+        // `dcgmi dmon -e 230` shows each GPU's last Xid (the XIDER column) without a kernel log
+        for (p, t) in evidence_of(&ctx.inputs.evidence, &crate::evidence::dcgmi::DcgmiDmon) {
+            let Ok(d) = crate::evidence::dcgmi::parse_dmon(&t) else {
+                continue;
+            };
+            let xids = crate::evidence::dcgmi::dmon_xids(&d);
+            if xids.is_empty() {
+                continue;
+            }
+            let mut k = kernel_log::KernelLog::default();
+            for (entity, code) in xids {
+                k.xids.push(kernel_log::Xid {
+                    code,
+                    pci: entity,
+                    message: format!("XIDER {code} (dcgmi dmon, DCGM_FI_DEV_XID_ERRORS)"),
+                    timestamp: None,
+                    meaning: kernel_log::xid_meaning(code),
+                });
+                if !k.xid_codes.contains(&code) {
+                    k.xid_codes.push(code);
+                }
+                k.xid_count += 1;
+            }
+            return to_value(&k, p.display().to_string());
+        }
         if !ctx.inputs.evidence.is_empty() {
             return ProbeOutcome::NotApplicable(format!(
                 "no kernel log: {}",

@@ -167,7 +167,11 @@ impl Probe for Shm {
             let Ok(t) = crate::vocab::io::read_shared(p) else {
                 continue;
             };
-            if !t.contains("shared memory segment") && !t.contains("failed to extend") {
+            if !t.contains("shared memory segment")
+                && !t.contains("failed to extend")
+                && !t.contains("posix_fallocate failed")
+                && !t.contains("Unable to allocate shared memory")
+            {
                 continue;
             }
             let e = crate::evidence::nccl_errors::parse_nccl_errors(&t);
@@ -269,17 +273,27 @@ impl Probe for Shm {
 }
 
 /// `/dev/shm` as a pasted container spec (docker run, compose, Kubernetes) sizes it, for the
-/// containers that run a PyTorch job; the workers count and batch size are not in a spec.
+/// containers whose `/dev/shm` serves a training job: one that runs PyTorch, or asks for GPUs
+/// and runs a shell or its image's default (not a named tool such as `nvidia-smi`), or a quoted
+/// PodSpec fragment that mounts `/dev/shm`. The workers count and batch size are not in a
+/// spec: the runtime's 64 MiB default is judged when the container has several GPUs (NCCL keeps
+/// its intra-node buffers there) or an unknown number; with exactly one GPU only DataLoader
+/// workers would need it, which the spec cannot show, so the rule is not applicable and says
+/// what to add.
 fn from_container_spec(p: &std::path::Path, text: &str) -> ProbeOutcome {
-    use crate::evidence::container_spec::parse_container_specs;
+    use crate::evidence::container_spec::{K8S_FRAGMENT, gpu_count, parse_container_specs};
     let specs = parse_container_specs(text);
     let file = p.display().to_string();
-    let torch: Vec<(&str, &crate::evidence::container_spec::Container)> = specs
+    let jobs: Vec<(&str, &crate::evidence::container_spec::Container)> = specs
         .iter()
         .flat_map(|s| s.containers.iter().map(move |c| (s.source, c)))
-        .filter(|(_, c)| c.pytorch_hint.is_some())
+        .filter(|(source, c)| {
+            c.pytorch_hint.is_some()
+                || (c.gpus.is_some() && !c.runs_other_program())
+                || *source == K8S_FRAGMENT
+        })
         .collect();
-    let Some((source, c)) = torch
+    let Some((source, c)) = jobs
         .iter()
         .filter(|(_, c)| c.shm.size_mib.is_some())
         .min_by(|a, b| {
@@ -288,12 +302,21 @@ fn from_container_spec(p: &std::path::Path, text: &str) -> ProbeOutcome {
                 .partial_cmp(&b.1.shm.size_mib)
                 .unwrap_or(std::cmp::Ordering::Equal)
         })
-        .or(torch.first())
+        .or(jobs.first())
     else {
         return ProbeOutcome::NotApplicable(format!(
-            "the container spec in {file} runs no PyTorch job (no torch, python or train in an image or command)"
+            "the container spec in {file} runs no PyTorch job (no torch, python or train in an image or command) and no GPU container whose command is a shell or its image's default"
         ));
     };
+    let gpus = c.gpus.as_deref().map(|g| (g, gpu_count(g)));
+    if c.shm.how == "default"
+        && let Some((g, Some(n @ 0..=1))) = gpus
+    {
+        return ProbeOutcome::NotApplicable(format!(
+            "{source} `{}` keeps the runtime's 64 MiB /dev/shm but sees {n} GPU (`{g}`): NCCL has no local peer to share it with, and how many DataLoader workers the job runs is not in the spec; add the training script or config, or `df -h /dev/shm` from inside the container",
+            c.name
+        ));
+    }
     let setting = match (c.shm.how, &c.shm.written) {
         ("default", _) => format!(
             "{source} `{}` sets no shm size, --ipc=host or /dev/shm mount: the runtime's 64 MiB default",
@@ -302,13 +325,20 @@ fn from_container_spec(p: &std::path::Path, text: &str) -> ProbeOutcome {
         (how, Some(w)) => format!("{source} `{}`: {w} ({how})", c.name),
         (how, None) => format!("{source} `{}`: {how}", c.name),
     };
+    let unknown = match gpus {
+        Some((g, n)) if n != Some(0) && n != Some(1) => format!(
+            "the container sees {} GPUs (`{g}`), whose NCCL ranks share /dev/shm on the node; the number of DataLoader workers and the batch size are not in the spec",
+            n.map_or("all the host's".to_string(), |n| n.to_string())
+        ),
+        _ => "the number of DataLoader workers and the batch size are not in the spec".to_string(),
+    };
     let mut v = json!({
         "source": setting,
         "container": true,
         "error_seen": false,
         "file": file,
         "how": c.shm.how,
-        "unknown": "the number of DataLoader workers and the batch size are not in the spec",
+        "unknown": unknown,
     });
     if let Some(s) = c.shm.size_mib {
         v["size_mib"] = json!(s);

@@ -7,7 +7,7 @@
 //! Why one file with everything inline: the page is attached to tickets and opened offline, so
 //! it loads nothing (a Content-Security-Policy of `default-src 'none'` says so to the browser;
 //! the two scripts run by their sha256 hashes, nothing else can). The charts are drawn by uPlot
-//! (vendored under `assets/uplot/`, MIT; README "Why each dependency" says why it and not
+//! (vendored under `assets/uplot/`, MIT; docs/dependencies.md says why it and not
 //! plotters' SVG backend): the page holds the data as JSON and a small script of ours that
 //! hands it to uPlot.
 //!
@@ -54,6 +54,34 @@ pub const THREAD_STATES: [(ThreadState, &str, &str); 6] = [
     (ThreadState::Communication, "communication", "communication"),
     (ThreadState::Other, "other", "other"),
 ];
+
+/// The categories of the clock-slowdown lane, least to most serious, with their colours.
+pub const THROTTLE_CATEGORIES: [(&str, &str); 7] = [
+    ("none", "#cfe8cf"),
+    ("idle", "#c7c7c7"),
+    ("clocks set by the administrator", "#9467bd"),
+    ("other", "#1f77b4"),
+    ("power cap", "#ff7f0e"),
+    ("thermal", "#d62728"),
+    ("hardware slowdown", "#7b0000"),
+];
+
+/// The index in [`THROTTLE_CATEGORIES`] of the weightiest of a sample's active reasons, named
+/// as NVML's `nvmlClocksEventReason*` flags (`GPU_IDLE`, `SW_POWER_CAP`, `HW_SLOWDOWN`, ...).
+pub fn throttle_category(reasons: &[String]) -> usize {
+    reasons
+        .iter()
+        .map(|r| match r.as_str() {
+            "GPU_IDLE" => 1,
+            "APPLICATIONS_CLOCKS_SETTING" | "DISPLAY_CLOCK_SETTING" => 2,
+            "SW_POWER_CAP" => 4,
+            "SW_THERMAL_SLOWDOWN" | "HW_THERMAL_SLOWDOWN" => 5,
+            "HW_SLOWDOWN" | "HW_POWER_BRAKE_SLOWDOWN" => 6,
+            _ => 3,
+        })
+        .max()
+        .unwrap_or(0)
+}
 
 /// Parse and check a recording's text: JSON of the right version, every column as long as its
 /// time axis, times increasing, at most [`MAX_POINTS`] samples per group, finding windows in
@@ -218,6 +246,10 @@ pub struct LaneData {
     /// The y axis's fixed range, when the unit has one (percent: 0..100).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub y_max: Option<f64>,
+    /// A `state` lane's own categories (name, colour), which its values index; absent for the
+    /// main thread's lane, whose values index [`RunData::states`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub categories: Option<Vec<(&'static str, &'static str)>>,
     pub series: Vec<SeriesData>,
 }
 
@@ -281,7 +313,7 @@ pub fn lanes(rec: &RecordFile) -> (RunData, Vec<String>) {
         Option<f64>,
         &'a [(&'a str, Pick)],
     );
-    let gpu_lanes: [GpuLane; 3] = [
+    let gpu_lanes: [GpuLane; 5] = [
         (
             "gpu-util",
             "GPU utilization",
@@ -302,6 +334,14 @@ pub fn lanes(rec: &RecordFile) -> (RunData, Vec<String>) {
             "MB/s",
             None,
             &[(" rx", |g| &g.pcie_rx_mb_s), (" tx", |g| &g.pcie_tx_mb_s)],
+        ),
+        ("gpu-power", "GPU power", "W", None, &[("", |g| &g.power_w)]),
+        (
+            "gpu-clock",
+            "SM clock",
+            "MHz",
+            None,
+            &[("", |g| &g.clock_sm_mhz)],
         ),
     ];
     for (id, title, unit, y_max, picks) in gpu_lanes {
@@ -350,9 +390,46 @@ pub fn lanes(rec: &RecordFile) -> (RunData, Vec<String>) {
                 unit: unit.into(),
                 kind: "line",
                 y_max,
+                categories: None,
                 series,
             });
         }
+    }
+
+    // Why the clocks were held back (NVML's clocks-event reasons), one strip per GPU: each
+    // sample shows the weightiest active reason, so a GPU slowed by heat or a power cap stands
+    // out from one that is merely idle.
+    let throttle: Vec<SeriesData> = rec
+        .gpus
+        .iter()
+        .zip(&gpu_t)
+        .filter_map(|(g, &t)| {
+            g.throttle_reasons.as_ref().map(|r| SeriesData {
+                label: gpu_label(g),
+                t,
+                v: r.iter()
+                    .map(|s| s.as_ref().map(|s| throttle_category(s) as f64))
+                    .collect(),
+            })
+        })
+        .collect();
+    if throttle.is_empty() {
+        if !rec.gpus.is_empty() {
+            notes.push(
+                "Clock slowdown reasons: not supported by any GPU of this recording (absent, not none)"
+                    .into(),
+            );
+        }
+    } else {
+        lanes.push(LaneData {
+            id: "throttle",
+            title: "Clock slowdown reason".into(),
+            unit: String::new(),
+            kind: "state",
+            y_max: None,
+            categories: Some(THROTTLE_CATEGORIES.to_vec()),
+            series: throttle,
+        });
     }
 
     // Each process's CPU.
@@ -381,6 +458,7 @@ pub fn lanes(rec: &RecordFile) -> (RunData, Vec<String>) {
             unit: "%".into(),
             kind: "line",
             y_max: None,
+            categories: None,
             series,
         });
     }
@@ -402,6 +480,7 @@ pub fn lanes(rec: &RecordFile) -> (RunData, Vec<String>) {
                 unit: String::new(),
                 kind: "state",
                 y_max: None,
+                categories: None,
                 series: vec![SeriesData {
                     label: "state".into(),
                     t: axis(&m.t),
@@ -421,6 +500,7 @@ pub fn lanes(rec: &RecordFile) -> (RunData, Vec<String>) {
             unit: escape(&p.unit),
             kind: "line",
             y_max: None,
+            categories: None,
             series: vec![SeriesData {
                 label: escape(&p.unit),
                 t: axis(&p.t),
@@ -459,6 +539,7 @@ pub fn lanes(rec: &RecordFile) -> (RunData, Vec<String>) {
                 unit: "%".into(),
                 kind: "line",
                 y_max: Some(100.0),
+                categories: None,
                 series,
             });
         }
@@ -710,7 +791,13 @@ fn run_section(out: &mut String, i: usize, name: &str, rec: &RecordFile, two: bo
             p = l.points(),
             title = html(&l.title),
         );
-        if l.kind == "state" {
+        if let Some(cats) = &l.categories {
+            out.push_str("<div class=\"state-key\">");
+            for (k, (label, _)) in cats.iter().enumerate() {
+                let _ = write!(out, "<span><i class=\"sw t{k}\"></i>{label}</span> ");
+            }
+            out.push_str("<span><i class=\"sw sx\"></i>not read</span></div>\n");
+        } else if l.kind == "state" {
             out.push_str("<div class=\"state-key\">");
             for (k, (_, id, label)) in THREAD_STATES.iter().enumerate() {
                 let _ = write!(
@@ -1002,6 +1089,56 @@ mod tests {
             let lower = s.to_ascii_lowercase();
             assert!(!lower.contains("</script") && !lower.contains("<!--"));
         }
+    }
+
+    #[test]
+    fn the_weightiest_slowdown_reason_names_the_sample() {
+        let c = |r: &[&str]| {
+            THROTTLE_CATEGORIES
+                [throttle_category(&r.iter().map(|s| s.to_string()).collect::<Vec<_>>())]
+            .0
+        };
+        assert_eq!(c(&[]), "none");
+        assert_eq!(c(&["GPU_IDLE"]), "idle");
+        assert_eq!(c(&["GPU_IDLE", "SW_POWER_CAP"]), "power cap");
+        assert_eq!(c(&["SW_POWER_CAP", "HW_THERMAL_SLOWDOWN"]), "thermal");
+        assert_eq!(
+            c(&["SW_THERMAL_SLOWDOWN", "HW_POWER_BRAKE_SLOWDOWN"]),
+            "hardware slowdown"
+        );
+        assert_eq!(c(&["SYNC_BOOST"]), "other");
+        assert_eq!(
+            c(&["APPLICATIONS_CLOCKS_SETTING"]),
+            "clocks set by the administrator"
+        );
+    }
+
+    #[test]
+    fn a_throttle_lane_has_its_own_key_and_one_strip_per_gpu() {
+        let mut rec: RecordFile = serde_json::from_str(include_str!(
+            "../../tests/fixtures/runs/synthetic-starved.json"
+        ))
+        .unwrap();
+        let n = rec.gpus[0].t.len();
+        let mut r: Vec<Option<Vec<String>>> = vec![Some(vec![]); n];
+        r[0] = Some(vec!["HW_SLOWDOWN".into()]);
+        r[1] = None;
+        rec.gpus[0].throttle_reasons = Some(r);
+        let (data, _) = lanes(&rec);
+        let l = data.lanes.iter().find(|l| l.id == "throttle").unwrap();
+        assert_eq!(l.kind, "state");
+        assert_eq!(
+            l.series.len(),
+            rec.gpus
+                .iter()
+                .filter(|g| g.throttle_reasons.is_some())
+                .count()
+        );
+        assert_eq!(l.series[0].v[0], Some(6.0));
+        assert_eq!(l.series[0].v[1], None);
+        assert_eq!(l.series[0].v[2], Some(0.0));
+        let page = render(&[("run.json", &rec)]);
+        assert!(page.contains("<i class=\"sw t6\"></i>hardware slowdown"));
     }
 
     #[test]

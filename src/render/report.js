@@ -50,21 +50,26 @@
     });
   }
 
-  // the main thread's state per sample, as a band of colours (a sample lasts until the next)
-  function drawStates(u, step) {
-    var ctx = u.ctx, xs = u.data[0], ys = u.data[1];
-    var top = u.bbox.top, h = u.bbox.height;
+  // a state lane: per sample a band of colour (a sample lasts until the next); with several
+  // series (one per GPU) each gets its own strip, top to bottom
+  function drawStates(u, step, colors) {
+    var ctx = u.ctx, xs = u.data[0];
+    var n = u.data.length - 1;
+    var top = u.bbox.top, h = u.bbox.height / Math.max(1, n);
     ctx.save();
     ctx.beginPath();
-    ctx.rect(u.bbox.left, top, u.bbox.width, h);
+    ctx.rect(u.bbox.left, u.bbox.top, u.bbox.width, u.bbox.height);
     ctx.clip();
-    for (var i = 0; i < xs.length; i++) {
-      var end = i + 1 < xs.length ? xs[i + 1] : xs[i] + step;
-      var x0 = u.valToPos(xs[i], "x", true), x1 = u.valToPos(end, "x", true);
-      var s = ys[i];
-      if (s === undefined) continue;
-      ctx.fillStyle = s === null ? "#e0e0e0" : STATE_COLORS[s];
-      ctx.fillRect(x0, top, Math.max(1, x1 - x0), h);
+    for (var k = 1; k <= n; k++) {
+      var ys = u.data[k], y0 = top + (k - 1) * h;
+      for (var i = 0; i < xs.length; i++) {
+        var end = i + 1 < xs.length ? xs[i + 1] : xs[i] + step;
+        var x0 = u.valToPos(xs[i], "x", true), x1 = u.valToPos(end, "x", true);
+        var s = ys[i];
+        if (s === undefined) continue;
+        ctx.fillStyle = s === null ? "#e0e0e0" : colors[s];
+        ctx.fillRect(x0, y0, Math.max(1, x1 - x0), Math.max(1, h - (n > 1 ? 1 : 0)));
+      }
     }
     ctx.restore();
   }
@@ -75,13 +80,15 @@
     var tables = spec.series.map(function (s) { return [run.times[s.t], s.v]; });
     var data = tables.length === 1 ? tables[0] : uPlot.join(tables);
     var isState = spec.kind === "state";
+    var names = spec.categories ? spec.categories.map(function (c) { return c[0]; }) : run.states;
+    var colors = spec.categories ? spec.categories.map(function (c) { return c[1]; }) : STATE_COLORS;
     var series = [{ label: "time", value: function (u, v) { return v == null ? "--" : v.toFixed(1) + " s"; } }];
     spec.series.forEach(function (s, i) {
       if (isState) {
         series.push({
           label: s.label, stroke: "transparent", points: { show: false },
           paths: function () { return null; },
-          value: function (u, v) { return v == null ? "--" : run.states[v]; }
+          value: function (u, v) { return v == null ? "--" : names[v]; }
         });
       } else {
         series.push({
@@ -118,7 +125,7 @@
       series: series,
       hooks: {
         draw: [function (u) {
-          if (isState) drawStates(u, step);
+          if (isState) drawStates(u, step, colors);
           placeBands(u, run.bands);
         }],
         setScale: [function (u, k) {

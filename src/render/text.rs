@@ -202,6 +202,51 @@ pub fn render(report: &Report, st: Style) -> String {
         ""
     };
     let _ = writeln!(out, "\n{}{more}", summary_line(report));
+    once_per_input(&out)
+}
+
+/// What a cut paste lacks is said in full the first time ("input ends early: the paste stops
+/// inside GPU …"); every later rule that misses a field of the same input says "as above", so a
+/// truncated `nvidia-smi -q` does not repeat the same sentence on every line.
+fn once_per_input(text: &str) -> String {
+    const OPEN: &str = "(input ends early: ";
+    let mut seen: Vec<&str> = Vec::new();
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(OPEN) {
+        out.push_str(&rest[..at]);
+        let tail = &rest[at..];
+        // the matching `)`: the note itself may hold parentheses
+        let mut depth = 0usize;
+        let mut end = None;
+        for (i, c) in tail.char_indices() {
+            match c {
+                '(' => depth += 1,
+                ')' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = Some(i + 1);
+                        break;
+                    }
+                }
+                '\n' => break,
+                _ => {}
+            }
+        }
+        let Some(end) = end else {
+            out.push_str(tail);
+            return out;
+        };
+        let note = &tail[..end];
+        if seen.contains(&note) {
+            out.push_str("(input ends early, as above)");
+        } else {
+            seen.push(note);
+            out.push_str(note);
+        }
+        rest = &tail[end..];
+    }
+    out.push_str(rest);
     out
 }
 

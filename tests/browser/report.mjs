@@ -27,6 +27,9 @@ function expectedLanes(r) {
   if (gpus.some((g) => g.utilization_gpu)) lanes.push("gpu-util");
   if (gpus.some((g) => g.memory_used_mib)) lanes.push("gpu-memory");
   if (gpus.some((g) => g.pcie_rx_mb_s || g.pcie_tx_mb_s)) lanes.push("pcie");
+  if (gpus.some((g) => g.power_w)) lanes.push("gpu-power");
+  if (gpus.some((g) => g.clock_sm_mhz)) lanes.push("gpu-clock");
+  if (gpus.some((g) => g.throttle_reasons)) lanes.push("throttle");
   // a lane of readings that all failed (null throughout) is left out with a note
   if ((r.processes || []).some((p) => (p.cpu_percent || []).some((v) => v !== null))) lanes.push("cpu");
   if (r.main_thread) lanes.push("thread");
