@@ -52,7 +52,7 @@ pub fn check_state(state: &Path) -> Result<(), String> {
     if !state.exists() {
         return Ok(());
     }
-    crate::trust::check(state, "state directory")?;
+    crate::trust::check(state, "state directory").map_err(|e| e.to_string())?;
     let runs = state.join("runs");
     let Ok(m) = std::fs::symlink_metadata(&runs) else {
         return Ok(());

@@ -24,17 +24,21 @@ use serde_json::{Map, Value, json};
 #[derive(Clone, Copy)]
 pub struct ParamsDecl {
     schema: fn(&mut SchemaGenerator) -> Schema,
-    parse: fn(Value) -> Result<(), String>,
+    reads: fn(&Map<String, Value>) -> bool,
 }
 
 fn schema_of<T: JsonSchema>(g: &mut SchemaGenerator) -> Schema {
     g.root_schema_for::<T>()
 }
 
-fn parse_as<T: DeserializeOwned>(v: Value) -> Result<(), String> {
-    serde_json::from_value::<T>(v)
-        .map(|_| ())
-        .map_err(|e| e.to_string())
+/// Read parameters as a kind's struct: the one place a kind's parameters are parsed (its
+/// serde defaults fill what the playbook leaves out).
+pub fn parse<T: DeserializeOwned>(params: &Map<String, Value>) -> Result<T, serde_json::Error> {
+    serde_json::from_value(Value::Object(params.clone()))
+}
+
+fn reads_as<T: DeserializeOwned>(params: &Map<String, Value>) -> bool {
+    parse::<T>(params).is_ok()
 }
 
 /// The parameters of a kind that takes none.
@@ -46,7 +50,7 @@ impl ParamsDecl {
     pub const fn of<T: DeserializeOwned + JsonSchema>() -> Self {
         ParamsDecl {
             schema: schema_of::<T>,
-            parse: parse_as::<T>,
+            reads: reads_as::<T>,
         }
     }
 
@@ -96,9 +100,9 @@ impl ParamsDecl {
         v
     }
 
-    /// Deserialise rendered parameters into the kind's struct.
-    pub fn parse(&self, params: &Map<String, Value>) -> Result<(), String> {
-        (self.parse)(Value::Object(params.clone()))
+    /// Whether rendered parameters read as the kind's struct.
+    pub fn reads(&self, params: &Map<String, Value>) -> bool {
+        (self.reads)(params)
     }
 
     /// One row per parameter, for `list` and the reference.
@@ -162,6 +166,11 @@ impl ParamRow {
         }
         s
     }
+}
+
+/// Whether a parameter value is a template (checked once it has rendered).
+pub fn is_template(s: &str) -> bool {
+    s.contains("{{") || s.contains("{%")
 }
 
 fn template_string() -> Value {
@@ -331,7 +340,7 @@ pub fn check(
     // Fast path: parameters that read straight into the kind's struct are valid under its
     // schema (generated from the same struct, with no constraints serde does not enforce);
     // only the others pay for a compiled schema, for their located messages.
-    if params.parse(given).is_ok() {
+    if params.reads(given) {
         return Vec::new();
     }
     let rows = params.rows();
@@ -540,14 +549,10 @@ mod tests {
         // a template is allowed where the enum goes, and checked after rendering
         let ok = obj(json!({"path": "/etc/x", "line": "a", "state": "{{ params.s }}"}));
         assert!(check("fix", "file.line", &line.params, &ok).is_empty());
-        assert!(line.params.parse(&ok).is_err());
-        assert!(
-            line.params
-                .parse(&obj(
-                    json!({"path": "/etc/x", "line": "a", "state": "absent"})
-                ))
-                .is_ok()
-        );
+        assert!(!line.params.reads(&ok));
+        assert!(line.params.reads(&obj(
+            json!({"path": "/etc/x", "line": "a", "state": "absent"})
+        )));
         // wrong type, unknown name, missing name
         let p = check(
             "fix",

@@ -395,12 +395,15 @@ pub use crate::vocab::io::{MAX_NESTING, nesting_depth};
 /// at most `cap` bytes, UTF-8, nesting within [`MAX_NESTING`]. Errors are (message, help).
 pub fn read_trusted(path: &Path, what: &str, cap: u64) -> Result<String, (String, String)> {
     use std::io::Read;
-    let split = |e: String| match e.split_once("\nhelp: ") {
-        Some((m, h)) => (m.to_string(), h.to_string()),
-        None => (e, format!("check the {what}")),
-    };
     // checked on the descriptor it reads: a link flipped after a check cannot swap the file
-    let f = crate::trust::open_trusted(path, what).map_err(split)?;
+    let f = crate::trust::open_trusted(path, what).map_err(|e| {
+        let help = if e.help.is_empty() {
+            format!("check the {what}")
+        } else {
+            e.help
+        };
+        (e.message, help)
+    })?;
     let meta = f.metadata().map_err(|e| {
         (
             format!("cannot read {what}: {e}"),
@@ -467,15 +470,8 @@ pub fn read_playbooks(path: &Path, tier: Tier) -> Result<Vec<SourceFile>, Diagno
         )
     })?;
     let files: Vec<PathBuf> = if meta.is_dir() {
-        crate::trust::check(path, "playbook directory").map_err(|e| {
-            diag(
-                path,
-                match e.split_once("\nhelp: ") {
-                    Some((m, h)) => (m.to_string(), h.to_string()),
-                    None => (e, String::new()),
-                },
-            )
-        })?;
+        crate::trust::check(path, "playbook directory")
+            .map_err(|e| diag(path, (e.message, e.help)))?;
         let mut v: Vec<PathBuf> = std::fs::read_dir(path)
             .map_err(|e| diag(path, (format!("cannot read playbooks: {e}"), String::new())))?
             .filter_map(|e| e.ok().map(|e| e.path()))

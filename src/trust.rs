@@ -15,6 +15,25 @@
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
+/// Why a file or directory is not taken: the message, and what to do (empty when there is
+/// nothing more to say than the message). Displays as `message\nhelp: help`, the form the
+/// command line prints.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}{}", if help.is_empty() { String::new() } else { format!("\nhelp: {help}") })]
+pub struct TrustError {
+    pub message: String,
+    pub help: String,
+}
+
+impl From<String> for TrustError {
+    fn from(message: String) -> Self {
+        TrustError {
+            message,
+            help: String::new(),
+        }
+    }
+}
+
 /// The user gpufix acts for: root, or the invoking user when not root.
 pub fn trusted_uid(uid: u32) -> bool {
     uid == 0 || uid == rustix::process::geteuid().as_raw()
@@ -30,7 +49,7 @@ fn owner_name(uid: u32) -> String {
 
 /// Why `path` (a file or directory gpufix takes instructions from) is not trusted, if it is
 /// not. `what` names it in the message ("playbook", "values file", "plan file").
-pub fn check(path: &Path, what: &str) -> Result<(), String> {
+pub fn check(path: &Path, what: &str) -> Result<(), TrustError> {
     let canon = std::fs::canonicalize(path)
         .map_err(|e| format!("cannot read {what} {}: {e}", path.display()))?;
     let m = std::fs::metadata(&canon)
@@ -41,7 +60,7 @@ pub fn check(path: &Path, what: &str) -> Result<(), String> {
 /// Open `path` to read it (links followed as given, non-blocking, no controlling terminal) and
 /// check the descriptor: the file it is, and every directory above where it really lives. The
 /// caller reads the returned file and nothing else.
-pub fn open_trusted(path: &Path, what: &str) -> Result<std::fs::File, String> {
+pub fn open_trusted(path: &Path, what: &str) -> Result<std::fs::File, TrustError> {
     use rustix::fs::{Mode, OFlags};
     let fd = rustix::fs::open(
         path,
@@ -74,7 +93,8 @@ pub fn open_trusted(path: &Path, what: &str) -> Result<std::fs::File, String> {
                 return Err(format!(
                     "cannot read {what} {}: it changed while it was being opened",
                     path.display()
-                ));
+                )
+                .into());
             }
             c
         }
@@ -84,7 +104,7 @@ pub fn open_trusted(path: &Path, what: &str) -> Result<std::fs::File, String> {
 }
 
 /// Check `canon` (owner and mode `last`, as read from it) and every directory above it.
-fn check_chain(path: &Path, canon: &Path, last: (u32, u32), what: &str) -> Result<(), String> {
+fn check_chain(path: &Path, canon: &Path, last: (u32, u32), what: &str) -> Result<(), TrustError> {
     let mut chain: Vec<PathBuf> = canon.ancestors().map(Path::to_path_buf).collect();
     chain.reverse(); // from `/` down to the file
     let end = chain.len() - 1;
@@ -104,24 +124,29 @@ fn check_chain(path: &Path, canon: &Path, last: (u32, u32), what: &str) -> Resul
             format!("{} (above {what} {})", p.display(), path.display())
         };
         if !trusted_uid(uid) {
-            return Err(format!(
-                "refusing {shown}: it is owned by {}, not by root or the user running gpufix\n\
-                 help: playbooks, values and plan files are instructions gpufix runs as root; \
-                 `chown root {}` if its content is yours",
-                owner_name(uid),
-                p.display()
-            ));
+            return Err(TrustError {
+                message: format!(
+                    "refusing {shown}: it is owned by {}, not by root or the user running gpufix",
+                    owner_name(uid)
+                ),
+                help: format!(
+                    "playbooks, values and plan files are instructions gpufix runs as root; \
+                     `chown root {}` if its content is yours",
+                    p.display()
+                ),
+            });
         }
         // a sticky world-writable directory (/tmp) above a trusted entry is fine
         let writable = mode & 0o022 != 0 && !(sticky && i < end);
         if writable {
-            return Err(format!(
-                "refusing {shown}: it is {}-writable (mode {:o}), so anybody could change what gpufix runs as root\n\
-                 help: `chmod go-w {}`",
-                if mode & 0o002 != 0 { "world" } else { "group" },
-                mode & 0o7777,
-                p.display()
-            ));
+            return Err(TrustError {
+                message: format!(
+                    "refusing {shown}: it is {}-writable (mode {:o}), so anybody could change what gpufix runs as root",
+                    if mode & 0o002 != 0 { "world" } else { "group" },
+                    mode & 0o7777,
+                ),
+                help: format!("`chmod go-w {}`", p.display()),
+            });
         }
     }
     Ok(())
@@ -140,12 +165,18 @@ mod tests {
         check(&f, "playbook").unwrap();
         std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o666)).unwrap();
         let e = check(&f, "playbook").unwrap_err();
-        assert!(e.contains("world-writable") && e.contains("help:"), "{e}");
+        assert!(e.message.contains("world-writable"), "{e}");
+        assert!(e.help.contains("chmod go-w"), "{e}");
+        let e = e.to_string();
+        assert!(
+            e.contains("world-writable") && e.contains("\nhelp: `chmod"),
+            "{e}"
+        );
         std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o644)).unwrap();
         std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o775)).unwrap();
-        let e = check(&f, "playbook").unwrap_err();
+        let e = check(&f, "playbook").unwrap_err().message;
         assert!(e.contains("group-writable") && e.contains("above"), "{e}");
-        let e = open_trusted(&f, "playbook").unwrap_err();
+        let e = open_trusted(&f, "playbook").unwrap_err().message;
         assert!(e.contains("group-writable") && e.contains("above"), "{e}");
     }
 
@@ -168,7 +199,7 @@ mod tests {
         assert_eq!(text, "good");
         std::fs::remove_file(&link).unwrap();
         std::os::unix::fs::symlink(&bad, &link).unwrap();
-        let e = open_trusted(&link, "playbook").unwrap_err();
+        let e = open_trusted(&link, "playbook").unwrap_err().message;
         assert!(
             e.contains("bad.yaml") && e.contains("world-writable"),
             "{e}"

@@ -897,7 +897,7 @@ fn imported_module_default_is_fixed_in_that_module() {
         &["data.workers-too-few"],
         &[
             "-def build_loader(dataset, batch_size, num_workers=0, distributed=False):",
-            "in /srv/proj/detr/data.py",
+            "def build_loader(num_workers=…) at /srv/proj/detr/data.py:9 to 2",
         ],
         &[(
             "root/srv/proj/detr/train.py",

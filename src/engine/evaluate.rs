@@ -300,7 +300,7 @@ fn needs_missing_input(applies_when: &str, ctx: &Value) -> Option<String> {
 }
 
 /// The flag for the first `inputs.X` a templated parameter reads that was not given.
-fn missing_input(params: &Value, inputs: &Value) -> Option<String> {
+pub(crate) fn missing_input(params: &Value, inputs: &Value) -> Option<String> {
     let mut found = None;
     walk_strings(params, &mut |s| {
         if found.is_some() || !s.contains("{{") {

@@ -4,6 +4,8 @@
 pub mod evaluate;
 pub use crate::expr;
 pub mod observe;
+#[cfg(test)]
+mod outputs_test;
 pub mod timing;
 
 pub use evaluate::{Options, evaluate};

@@ -2,24 +2,16 @@
 //! gpufix cannot read back what a command changed, so verification is its exit status and the
 //! rule's own re-check.
 
-use super::{FixCtx, FixKind, Prepared, Prior, runtime_change};
+use super::{Fix, FixCtx, Prepared, Prior, params_of, runtime_change};
 use crate::report::PlannedChange;
-use serde_json::{Map, Value, json};
+use serde_json::json;
 use std::time::Duration;
 
 pub struct Command;
 
-fn argv(v: Option<&Value>) -> Option<Vec<String>> {
-    let a = v?.as_array()?;
-    let out: Vec<String> = a
-        .iter()
-        .map(|x| {
-            x.as_str()
-                .map(str::to_string)
-                .unwrap_or_else(|| x.to_string())
-        })
-        .collect();
-    (!out.is_empty()).then_some(out)
+/// A non-empty argv.
+fn argv(v: Option<&Vec<String>>) -> Option<&Vec<String>> {
+    v.filter(|a| !a.is_empty())
 }
 
 fn run(cx: &FixCtx, argv: &[String]) -> Result<(), String> {
@@ -40,13 +32,14 @@ fn run(cx: &FixCtx, argv: &[String]) -> Result<(), String> {
     }
 }
 
-impl FixKind for Command {
+impl Fix for Command {
+    type Params = CommandParams;
     fn name(&self) -> &'static str {
         "command"
     }
-    fn prepare(&self, action: &Map<String, Value>, _cx: &FixCtx) -> Result<Vec<Prepared>, String> {
-        let a = argv(action.get("argv")).ok_or("`argv` must be a non-empty list")?;
-        let undo = argv(action.get("undo_argv"));
+    fn prepare(&self, params: &CommandParams, _cx: &FixCtx) -> Result<Vec<Prepared>, String> {
+        let a = argv(Some(&params.argv)).ok_or("`argv` must be a non-empty list")?;
+        let undo = argv(params.undo_argv.as_ref());
         let summary = match &undo {
             Some(u) => format!("run `{}` (undo: `{}`)", a.join(" "), u.join(" ")),
             None => format!("run `{}` (no undo)", a.join(" ")),
@@ -71,14 +64,16 @@ impl FixKind for Command {
         })
     }
     fn apply(&self, change: &PlannedChange, cx: &FixCtx) -> Result<(), String> {
-        run(cx, &argv(change.action.get("argv")).ok_or("no argv")?)
+        let p: CommandParams = params_of(change)?;
+        run(cx, argv(Some(&p.argv)).ok_or("no argv")?)
     }
     fn verify(&self, _change: &PlannedChange, _cx: &FixCtx) -> Result<(), String> {
         Ok(())
     }
     fn undo(&self, change: &PlannedChange, _prior: &Prior, cx: &FixCtx) -> Result<(), String> {
-        match argv(change.action.get("undo_argv")) {
-            Some(u) => run(cx, &u),
+        let p: CommandParams = params_of(change)?;
+        match argv(p.undo_argv.as_ref()) {
+            Some(u) => run(cx, u),
             None => Err(format!(
                 "`{}` has no undo_argv: undo it by hand",
                 change.target

@@ -1,11 +1,11 @@
 //! `config.set`: one key path in a YAML, JSON or TOML training config, keeping comments, order
 //! and formatting of everything else (only the changed line differs).
 
+use super::FixCtx;
 use super::edit::config as cfg;
 use super::file::FileEdit;
-use super::{FixCtx, str_param};
 use crate::formats::syntax::Refusal;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 pub struct ConfigSet;
 
@@ -14,11 +14,13 @@ pub struct ConfigSet;
 pub fn format_of(
     path: &str,
     old: &str,
-    action: &Map<String, Value>,
+    params: &ConfigSetParams,
 ) -> Result<cfg::ConfigFormat, String> {
-    if let Some(name) = action.get("format").and_then(Value::as_str) {
-        return cfg::ConfigFormat::from_name(name).ok_or_else(|| {
-            format!("`format: {name}` is not a config format: use yaml, json or toml")
+    if let Some(f) = &params.format {
+        return Ok(match f {
+            ConfigFormatParam::Yaml => cfg::ConfigFormat::Yaml,
+            ConfigFormatParam::Json => cfg::ConfigFormat::Json,
+            ConfigFormatParam::Toml => cfg::ConfigFormat::Toml,
         });
     }
     cfg::ConfigFormat::detect(Some(std::path::Path::new(path)), old).ok_or_else(|| {
@@ -31,13 +33,9 @@ pub fn format_of(
 /// A key that names a flag on a launch script's command line (`-j@L4`) or a keyword argument or
 /// assignment in Python source: the edit, made on the file's grammar tree. None for a key of a
 /// YAML, JSON or TOML config.
-fn script_edit(
-    path: &str,
-    old: &str,
-    action: &Map<String, Value>,
-) -> Option<Result<String, Refusal>> {
-    let key = action.get("key").and_then(Value::as_str)?;
-    let value = action.get("value")?;
+fn script_edit(path: &str, old: &str, params: &ConfigSetParams) -> Option<Result<String, Refusal>> {
+    let key = params.key.as_str();
+    let value = &params.value;
     if crate::formats::launcher::is_flag_key(key) {
         let value = match value {
             Value::String(s) => s.clone(),
@@ -54,19 +52,20 @@ fn script_edit(
 }
 
 impl FileEdit for ConfigSet {
+    type Params = ConfigSetParams;
     fn name(&self) -> &'static str {
         "config.set"
     }
-    fn path(&self, action: &Map<String, Value>, cx: &FixCtx) -> Result<String, String> {
-        if let Some(why) = FileEdit::left_to_you(self, action, cx) {
+    fn path(&self, params: &ConfigSetParams, cx: &FixCtx) -> Result<String, String> {
+        if let Some(why) = FileEdit::left_to_you(self, params, cx) {
             return Err(why);
         }
-        cx.input_file(action, "config")
+        cx.input_file(params.file.as_deref(), "config")
     }
-    fn left_to_you(&self, action: &Map<String, Value>, _cx: &FixCtx) -> Option<String> {
+    fn left_to_you(&self, params: &ConfigSetParams, _cx: &FixCtx) -> Option<String> {
         // `file: ""`: the config probe found the value on the job's own command line, or found
         // no config at all; either way there is no file to edit
-        (action.get("file").and_then(Value::as_str) == Some("")).then(|| {
+        (params.file.as_deref() == Some("")).then(|| {
             "no file holds the value (the job takes it from its command line, or no config was found): change it where the job is launched".to_string()
         })
     }
@@ -75,39 +74,34 @@ impl FileEdit for ConfigSet {
         path: &str,
         old: &str,
         exists: bool,
-        action: &Map<String, Value>,
+        params: &ConfigSetParams,
     ) -> Result<String, String> {
         if !exists {
             return Err(format!("the training config {path} does not exist"));
         }
-        if let Some(r) = script_edit(path, old, action) {
+        if let Some(r) = script_edit(path, old, params) {
             return r.map_err(|e| e.to_string());
         }
-        let fmt = format_of(path, old, action)?;
-        let value = action.get("value").ok_or("action needs `value`")?;
-        cfg::config_set(old, fmt, str_param(action, "key")?, value).map_err(|e| e.to_string())
+        let fmt = format_of(path, old, params)?;
+        cfg::config_set(old, fmt, &params.key, &params.value).map_err(|e| e.to_string())
     }
     fn unproven(
         &self,
         path: &str,
         old: &str,
-        action: &Map<String, Value>,
+        params: &ConfigSetParams,
         _cx: &FixCtx,
     ) -> Option<String> {
-        match script_edit(path, old, action)? {
+        match script_edit(path, old, params)? {
             Err(Refusal::Unproven(why)) => Some(format!("{path}: {why}")),
             _ => None,
         }
     }
-    fn summary(&self, action: &Map<String, Value>, path: &str) -> String {
-        format!(
-            "set {} = {} in {path}",
-            action.get("key").and_then(Value::as_str).unwrap_or(""),
-            action
-                .get("value")
-                .map(Value::to_string)
-                .unwrap_or_default()
-        )
+    fn summary(&self, params: &ConfigSetParams, path: &str) -> String {
+        match crate::formats::shown_key(&params.key, Some(path)) {
+            Some(shown) => format!("set {shown} to {}", params.value),
+            None => format!("set {} = {} in {path}", params.key, params.value),
+        }
     }
 }
 

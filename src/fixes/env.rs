@@ -21,12 +21,11 @@
 //! in /usr/lib or a runtime one in /run is left to the person, with the drop-in that unsets it),
 //! and the plan says `systemctl daemon-reload` and a restart are needed.
 
+use super::FixCtx;
 use super::edit::env as envedit;
 use super::file::FileEdit;
-use super::{FixCtx, scalar_param, str_param};
 use crate::formats::shell;
 use crate::formats::syntax::Refusal;
-use serde_json::{Map, Value};
 
 /// The file's dialect from its path and content: the same detection the `env` probe reads an
 /// `--env-file` with, so the fix writes in the form the probe will read.
@@ -311,9 +310,8 @@ fn systemd_place(name: &str, pid: u32, cx: &FixCtx) -> Option<Place> {
 /// it, else the Slurm batch script or systemd unit the job runs from, else the launch script
 /// (whose edit then says the value came from the environment the job was started in), else a
 /// note with the command line that starts the job without it.
-fn place(action: &Map<String, Value>, cx: &FixCtx) -> Result<Place, String> {
-    let name = str_param(action, "name")?;
-    let file = cx.input_file(action, "env_file");
+fn place(name: &str, file: Option<&str>, cx: &FixCtx) -> Result<Place, String> {
+    let file = cx.input_file(file, "env_file");
     let Some(pid) = cx.inputs.pid else {
         let f = file?;
         return Ok(Place::File(sourced_setter(&f, name, cx).unwrap_or(f)));
@@ -354,57 +352,39 @@ fn unit_of_path(path: &str) -> Option<&str> {
 pub struct EnvSet;
 
 impl FileEdit for EnvSet {
+    type Params = SetParams;
     fn name(&self) -> &'static str {
         "env.set"
     }
-    fn path(&self, action: &Map<String, Value>, cx: &FixCtx) -> Result<String, String> {
-        cx.input_file(action, "env_file")
+    fn path(&self, params: &SetParams, cx: &FixCtx) -> Result<String, String> {
+        cx.input_file(params.file.as_deref(), "env_file")
     }
     fn edit(
         &self,
         path: &str,
         old: &str,
         _exists: bool,
-        action: &Map<String, Value>,
+        params: &SetParams,
     ) -> Result<String, String> {
         if is_shell(path, old) {
-            return shell::set(
-                old,
-                str_param(action, "name")?,
-                &scalar_param(action, "value")?,
-            )
-            .map_err(|e| e.to_string());
+            return shell::set(old, &params.name, &params.value.text()).map_err(|e| e.to_string());
         }
         envedit::env_set(
             old,
             Some(format_for(path, old)),
-            str_param(action, "name")?,
-            &scalar_param(action, "value")?,
+            &params.name,
+            &params.value.text(),
         )
         .map_err(|e| e.to_string())
     }
-    fn unproven(
-        &self,
-        path: &str,
-        old: &str,
-        action: &Map<String, Value>,
-        _cx: &FixCtx,
-    ) -> Option<String> {
+    fn unproven(&self, path: &str, old: &str, params: &SetParams, _cx: &FixCtx) -> Option<String> {
         if !is_shell(path, old) {
             return None;
         }
-        let (name, value) = (
-            action.get("name").and_then(Value::as_str)?,
-            scalar_param(action, "value").ok()?,
-        );
-        refused(path, shell::set(old, name, &value))
+        refused(path, shell::set(old, &params.name, &params.value.text()))
     }
-    fn summary(&self, action: &Map<String, Value>, path: &str) -> String {
-        format!(
-            "set {}={} in {path}",
-            action.get("name").and_then(Value::as_str).unwrap_or(""),
-            scalar_param(action, "value").unwrap_or_default()
-        )
+    fn summary(&self, params: &SetParams, path: &str) -> String {
+        format!("set {}={} in {path}", params.name, params.value.text())
     }
 }
 
@@ -442,11 +422,12 @@ fn sourced_setter(script: &str, name: &str, cx: &FixCtx) -> Option<String> {
 pub struct EnvUnset;
 
 impl FileEdit for EnvUnset {
+    type Params = UnsetParams;
     fn name(&self) -> &'static str {
         "env.unset"
     }
-    fn path(&self, action: &Map<String, Value>, cx: &FixCtx) -> Result<String, String> {
-        match place(action, cx)? {
+    fn path(&self, params: &UnsetParams, cx: &FixCtx) -> Result<String, String> {
+        match place(&params.name, params.file.as_deref(), cx)? {
             Place::File(f) => Ok(f),
             Place::Note(n) => Err(n),
         }
@@ -456,45 +437,36 @@ impl FileEdit for EnvUnset {
         path: &str,
         old: &str,
         _exists: bool,
-        action: &Map<String, Value>,
+        params: &UnsetParams,
     ) -> Result<String, String> {
         if is_shell(path, old) {
-            return shell::unset(old, str_param(action, "name")?).map_err(|e| e.to_string());
+            return shell::unset(old, &params.name).map_err(|e| e.to_string());
         }
-        envedit::env_unset(old, Some(format_for(path, old)), str_param(action, "name")?)
+        envedit::env_unset(old, Some(format_for(path, old)), &params.name)
             .map_err(|e| e.to_string())
     }
-    fn left_to_you(&self, action: &Map<String, Value>, cx: &FixCtx) -> Option<String> {
-        match place(action, cx) {
+    fn left_to_you(&self, params: &UnsetParams, cx: &FixCtx) -> Option<String> {
+        match place(&params.name, params.file.as_deref(), cx) {
             Ok(Place::Note(n)) => Some(n),
             _ => None,
         }
     }
-    fn unproven(
-        &self,
-        path: &str,
-        old: &str,
-        action: &Map<String, Value>,
-        cx: &FixCtx,
-    ) -> Option<String> {
+    fn unproven(&self, path: &str, old: &str, params: &UnsetParams, cx: &FixCtx) -> Option<String> {
         if !is_shell(path, old) {
             return None;
         }
-        let name = action.get("name").and_then(Value::as_str)?;
+        let name = params.name.as_str();
         match shell::unset(old, name) {
             // the launch script of a --pid job does not set it: the job's environment did
             Ok(new) if new == old => from_the_shell(name, cx, Some(path)),
             r => refused(path, r),
         }
     }
-    fn summary(&self, action: &Map<String, Value>, path: &str) -> String {
-        format!(
-            "unset {} in {path}",
-            action.get("name").and_then(Value::as_str).unwrap_or("")
-        )
+    fn summary(&self, params: &UnsetParams, path: &str) -> String {
+        format!("unset {} in {path}", params.name)
     }
-    fn summary_of(&self, action: &Map<String, Value>, path: &str, old: &str) -> String {
-        let s = self.summary(action, path);
+    fn summary_of(&self, params: &UnsetParams, path: &str, old: &str) -> String {
+        let s = self.summary(params, path);
         if let Some(unit) = unit_of_path(path) {
             format!("{s} (then `systemctl daemon-reload` and `systemctl restart {unit}`)")
         } else if old.lines().any(|l| l.starts_with("#SBATCH")) {
@@ -555,12 +527,22 @@ mod tests {
 
     fn set(path: &str, old: &str, name: &str, value: &str) -> Result<String, String> {
         let action = json!({"name": name, "value": value});
-        EnvSet.edit(path, old, true, action.as_object().unwrap())
+        EnvSet.edit(
+            path,
+            old,
+            true,
+            &crate::kinds::parse(action.as_object().unwrap()).unwrap(),
+        )
     }
 
     fn unset(path: &str, old: &str, name: &str) -> Result<String, String> {
         let action = json!({ "name": name });
-        EnvUnset.edit(path, old, true, action.as_object().unwrap())
+        EnvUnset.edit(
+            path,
+            old,
+            true,
+            &crate::kinds::parse(action.as_object().unwrap()).unwrap(),
+        )
     }
 
     /// Issue 22: the edit takes exactly the named assignment out of a launch script.

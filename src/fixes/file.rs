@@ -9,36 +9,37 @@
 //! job's owner could, and the file keeps its owner (one owned by anybody else is refused). The
 //! owner is journaled with the prior state, so `rollback` restores it as the same owner.
 
-use super::{FixCtx, FixKind, Prepared, Prior};
+use super::{Fix, FixCtx, Prepared, Prior};
 use crate::authority::Owner;
 use crate::report::PlannedChange;
 use crate::safe_write::{self, TargetState};
-use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 
 /// A fix kind that edits one text file.
 pub trait FileEdit: Sync {
+    /// The kind's parameters ([`super::Fix::Params`]).
+    type Params: serde::de::DeserializeOwned;
     fn name(&self) -> &'static str;
     /// The host path of the file this action edits.
-    fn path(&self, action: &Map<String, Value>, cx: &FixCtx) -> Result<String, String>;
+    fn path(&self, params: &Self::Params, cx: &FixCtx) -> Result<String, String>;
     /// The new text, from the old text (`""` when the file does not exist yet).
     fn edit(
         &self,
         path: &str,
         old: &str,
         exists: bool,
-        action: &Map<String, Value>,
+        params: &Self::Params,
     ) -> Result<String, String>;
     /// One line for the plan: `unset CUDA_LAUNCH_BLOCKING in /job/env`.
-    fn summary(&self, action: &Map<String, Value>, path: &str) -> String;
+    fn summary(&self, params: &Self::Params, path: &str) -> String;
     /// [`FileEdit::summary`], knowing the text the edit starts from (what it must say to do
     /// after: reload a unit, resubmit a batch job).
-    fn summary_of(&self, action: &Map<String, Value>, path: &str, _old: &str) -> String {
-        self.summary(action, path)
+    fn summary_of(&self, params: &Self::Params, path: &str, _old: &str) -> String {
+        self.summary(params, path)
     }
     /// See [`FixKind::left_to_you`]: what the action alone says (no file to edit).
-    fn left_to_you(&self, _action: &Map<String, Value>, _cx: &FixCtx) -> Option<String> {
+    fn left_to_you(&self, _params: &Self::Params, _cx: &FixCtx) -> Option<String> {
         None
     }
     /// See [`FixKind::left_to_you`]: what the file says — the value is set where no single
@@ -47,7 +48,7 @@ pub trait FileEdit: Sync {
         &self,
         _path: &str,
         _old: &str,
-        _action: &Map<String, Value>,
+        _params: &Self::Params,
         _cx: &FixCtx,
     ) -> Option<String> {
         None
@@ -207,12 +208,12 @@ fn merge(base: &str, a: &str, b: &str) -> Option<String> {
 
 pub fn prepare_edit<E: FileEdit + ?Sized>(
     e: &E,
-    action: &Map<String, Value>,
+    params: &E::Params,
     cx: &FixCtx,
 ) -> Result<Vec<Prepared>, String> {
-    let path = e.path(action, cx)?;
+    let path = e.path(params, cx)?;
     let (old, exists, fingerprint) = current(&path, cx)?;
-    let new = e.edit(&path, &old, exists, action)?;
+    let new = e.edit(&path, &old, exists, params)?;
     if new == old && exists {
         return Ok(Vec::new());
     }
@@ -220,7 +221,7 @@ pub fn prepare_edit<E: FileEdit + ?Sized>(
     // writes is both changes, and that must be exactly the two shown
     let disk = on_disk(&path, cx)?;
     let diff = if disk.0 != old {
-        let alone = e.edit(&path, &disk.0, disk.1, action)?;
+        let alone = e.edit(&path, &disk.0, disk.1, params)?;
         let merged = merge(&disk.0, &old, &alone).filter(|m| *m == new);
         if merged.is_none() {
             return Err(format!(
@@ -235,7 +236,7 @@ pub fn prepare_edit<E: FileEdit + ?Sized>(
     Ok(vec![Prepared {
         part: "file",
         target: path.clone(),
-        summary: e.summary_of(action, &path, &old),
+        summary: e.summary_of(params, &path, &old),
         diff: Some(diff),
         before: None,
         after: None,
@@ -391,21 +392,22 @@ fn undo_file(
     Ok(())
 }
 
-impl<T: FileEdit> FixKind for T {
+impl<T: FileEdit> Fix for T {
+    type Params = T::Params;
     fn name(&self) -> &'static str {
         FileEdit::name(self)
     }
-    fn prepare(&self, action: &Map<String, Value>, cx: &FixCtx) -> Result<Vec<Prepared>, String> {
-        prepare_edit(self, action, cx)
+    fn prepare(&self, params: &T::Params, cx: &FixCtx) -> Result<Vec<Prepared>, String> {
+        prepare_edit(self, params, cx)
     }
-    fn left_to_you(&self, action: &Map<String, Value>, cx: &FixCtx) -> Option<String> {
-        if let Some(why) = FileEdit::left_to_you(self, action, cx) {
+    fn left_to_you(&self, params: &T::Params, cx: &FixCtx) -> Option<String> {
+        if let Some(why) = FileEdit::left_to_you(self, params, cx) {
             return Some(why);
         }
         // a file that cannot be found or read is an error `prepare` reports, not a note
-        let path = self.path(action, cx).ok()?;
+        let path = self.path(params, cx).ok()?;
         let (old, _, _) = current(&path, cx).ok()?;
-        self.unproven(&path, &old, action, cx)
+        self.unproven(&path, &old, params, cx)
     }
     fn fingerprint(&self, change: &PlannedChange, cx: &FixCtx) -> Result<String, String> {
         file_fingerprint(change, cx)

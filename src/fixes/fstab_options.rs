@@ -7,64 +7,40 @@
 use super::edit::fstab;
 use super::file::{self, FileEdit};
 use super::runtime::{RuntimeAndFile, runtime_and_file_kind};
-use super::{FixCtx, Prepared, runtime_change, str_param};
+use super::{FixCtx, Prepared, params_of, runtime_change};
 use crate::report::PlannedChange;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use std::time::Duration;
 
 pub const DEFAULT_FSTAB: &str = "/etc/fstab";
 
-fn list(action: &Map<String, Value>, key: &str) -> Vec<String> {
-    action
-        .get(key)
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(|v| v.as_str().map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 struct FstabFile;
 
 impl FileEdit for FstabFile {
+    type Params = FstabOptionsParams;
     fn name(&self) -> &'static str {
         "fstab.options"
     }
-    fn path(&self, action: &Map<String, Value>, _cx: &FixCtx) -> Result<String, String> {
-        Ok(action
-            .get("fstab")
-            .and_then(Value::as_str)
-            .unwrap_or(DEFAULT_FSTAB)
-            .to_string())
+    fn path(&self, params: &FstabOptionsParams, _cx: &FixCtx) -> Result<String, String> {
+        Ok(params.fstab.clone())
     }
     fn edit(
         &self,
         _path: &str,
         old: &str,
         _exists: bool,
-        action: &Map<String, Value>,
+        params: &FstabOptionsParams,
     ) -> Result<String, String> {
-        let add = list(action, "add");
-        let remove = list(action, "remove");
-        let add: Vec<&str> = add.iter().map(String::as_str).collect();
-        let remove: Vec<&str> = remove.iter().map(String::as_str).collect();
-        fstab::fstab_set_options(old, str_param(action, "mount_point")?, &add, &remove)
-            .map_err(|e| e.to_string())
+        let add: Vec<&str> = params.add.iter().map(String::as_str).collect();
+        let remove: Vec<&str> = params.remove.iter().map(String::as_str).collect();
+        fstab::fstab_set_options(old, &params.mount_point, &add, &remove).map_err(|e| e.to_string())
     }
-    fn summary(&self, action: &Map<String, Value>, path: &str) -> String {
-        let mut s = format!(
-            "mount options of {} in {path}:",
-            action
-                .get("mount_point")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-        );
-        for a in list(action, "add") {
+    fn summary(&self, params: &FstabOptionsParams, path: &str) -> String {
+        let mut s = format!("mount options of {} in {path}:", params.mount_point);
+        for a in &params.add {
             s.push_str(&format!(" +{a}"));
         }
-        for r in list(action, "remove") {
+        for r in &params.remove {
             s.push_str(&format!(" -{r}"));
         }
         s
@@ -153,23 +129,24 @@ fn findmnt_verify(old: &str, new: &str, cx: &FixCtx) -> Result<(), String> {
 pub struct FstabOptions;
 
 impl RuntimeAndFile for FstabOptions {
+    type Params = FstabOptionsParams;
     const NAME: &'static str = "fstab.options";
     const PART: &'static str = "remount";
     fn prepare_parts(
         &self,
-        action: &Map<String, Value>,
+        params: &FstabOptionsParams,
         cx: &FixCtx,
     ) -> Result<Vec<Prepared>, String> {
-        let mut out = file::prepare_edit(&FstabFile, action, cx)?;
+        let mut out = file::prepare_edit(&FstabFile, params, cx)?;
         if let Some(p) = out.first()
             && let (Some(old), Some(new)) = (&p.before_text, &p.after_text)
         {
             findmnt_verify(old, new, cx)?;
         }
-        if action.get("remount").and_then(Value::as_bool) == Some(true) {
-            let mp = str_param(action, "mount_point")?;
+        if params.remount {
+            let mp = params.mount_point.as_str();
             let cur = live_options(mp, cx)?;
-            let want = with_changes(&cur, &list(action, "add"), &list(action, "remove"));
+            let want = with_changes(&cur, &params.add, &params.remove);
             if want != cur {
                 out.push(runtime_change(
                     "remount",
@@ -183,7 +160,7 @@ impl RuntimeAndFile for FstabOptions {
         Ok(out)
     }
     fn read(&self, change: &PlannedChange, cx: &FixCtx) -> Result<Value, String> {
-        Ok(json!(live_options(mp_of(change)?, cx)?))
+        Ok(json!(live_options(&mp_of(change)?, cx)?))
     }
     fn write(&self, change: &PlannedChange, opts: &Value, cx: &FixCtx) -> Result<(), String> {
         let o: Vec<&str> = opts
@@ -191,20 +168,14 @@ impl RuntimeAndFile for FstabOptions {
             .map(|a| a.iter().filter_map(Value::as_str).collect())
             .unwrap_or_default();
         cx.host
-            .remount(mp_of(change)?, &format!("remount,{}", o.join(",")))
+            .remount(&mp_of(change)?, &format!("remount,{}", o.join(",")))
     }
     /// The kernel may add or reorder options: check the ones asked for.
     fn verify_runtime(&self, change: &PlannedChange, cx: &FixCtx) -> Result<(), String> {
-        let live = live_options(mp_of(change)?, cx)?;
-        let a = super::action_of(change);
-        let missing: Vec<String> = list(&a, "add")
-            .into_iter()
-            .filter(|o| !live.contains(o))
-            .collect();
-        let still: Vec<String> = list(&a, "remove")
-            .into_iter()
-            .filter(|o| live.contains(o))
-            .collect();
+        let a: FstabOptionsParams = params_of(change)?;
+        let live = live_options(&a.mount_point, cx)?;
+        let missing: Vec<String> = a.add.into_iter().filter(|o| !live.contains(o)).collect();
+        let still: Vec<String> = a.remove.into_iter().filter(|o| live.contains(o)).collect();
         if missing.is_empty() && still.is_empty() {
             Ok(())
         } else {
@@ -218,12 +189,8 @@ impl RuntimeAndFile for FstabOptions {
 
 runtime_and_file_kind!(FstabOptions);
 
-fn mp_of(change: &PlannedChange) -> Result<&str, String> {
-    change
-        .action
-        .get("mount_point")
-        .and_then(Value::as_str)
-        .ok_or_else(|| "action has no mount_point".into())
+fn mp_of(change: &PlannedChange) -> Result<String, String> {
+    params_of::<FstabOptionsParams>(change).map(|p| p.mount_point)
 }
 
 /// Parameters of `fstab.options`.

@@ -5,9 +5,9 @@ use super::edit::line::LineState;
 use super::edit::module_conf;
 use super::file::{self, FileEdit};
 use super::runtime::{RuntimeAndFile, runtime_and_file_kind};
-use super::{FixCtx, Prepared, as_part, runtime_change, scalar_param, str_param};
+use super::{FixCtx, Prepared, as_part, params_of, runtime_change};
 use crate::report::PlannedChange;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 pub const DEFAULT_LOAD_FILE: &str = "/etc/modules-load.d/gpufix.conf";
 pub const DEFAULT_OPTIONS_FILE: &str = "/etc/modprobe.d/gpufix.conf";
@@ -22,56 +22,43 @@ fn loaded(module: &str, cx: &FixCtx) -> Result<bool, String> {
         .any(|l| l.split_whitespace().next() == Some(module)))
 }
 
-fn module_of(change: &PlannedChange) -> Result<&str, String> {
-    change
-        .action
-        .get("module")
-        .and_then(Value::as_str)
-        .ok_or_else(|| "action has no module".into())
+fn module_of(change: &PlannedChange) -> Result<String, String> {
+    params_of::<LoadParams>(change).map(|p| p.module)
 }
 
 struct LoadFile;
 
 impl FileEdit for LoadFile {
+    type Params = LoadParams;
     fn name(&self) -> &'static str {
         "kmod.load"
     }
-    fn path(&self, action: &Map<String, Value>, _cx: &FixCtx) -> Result<String, String> {
-        Ok(action
-            .get("persist")
-            .and_then(Value::as_str)
-            .unwrap_or(DEFAULT_LOAD_FILE)
-            .to_string())
+    fn path(&self, params: &LoadParams, _cx: &FixCtx) -> Result<String, String> {
+        Ok(params.persist.clone())
     }
     fn edit(
         &self,
         _path: &str,
         old: &str,
         _exists: bool,
-        action: &Map<String, Value>,
+        params: &LoadParams,
     ) -> Result<String, String> {
-        module_conf::modules_load(old, str_param(action, "module")?, LineState::Present)
+        module_conf::modules_load(old, &params.module, LineState::Present)
             .map_err(|e| e.to_string())
     }
-    fn summary(&self, action: &Map<String, Value>, path: &str) -> String {
-        format!(
-            "load {} at boot ({path})",
-            action.get("module").and_then(Value::as_str).unwrap_or("")
-        )
+    fn summary(&self, params: &LoadParams, path: &str) -> String {
+        format!("load {} at boot ({path})", params.module)
     }
 }
 
 pub struct KmodLoad;
 
 impl RuntimeAndFile for KmodLoad {
+    type Params = LoadParams;
     const NAME: &'static str = "kmod.load";
     const PART: &'static str = "runtime";
-    fn prepare_parts(
-        &self,
-        action: &Map<String, Value>,
-        cx: &FixCtx,
-    ) -> Result<Vec<Prepared>, String> {
-        let m = str_param(action, "module")?;
+    fn prepare_parts(&self, params: &LoadParams, cx: &FixCtx) -> Result<Vec<Prepared>, String> {
+        let m = params.module.as_str();
         let mut out = Vec::new();
         if !loaded(m, cx)? {
             out.push(runtime_change(
@@ -83,16 +70,16 @@ impl RuntimeAndFile for KmodLoad {
             ));
         }
         out.extend(as_part(
-            file::prepare_edit(&LoadFile, action, cx)?,
+            file::prepare_edit(&LoadFile, params, cx)?,
             "persist",
         ));
         Ok(out)
     }
     fn read(&self, change: &PlannedChange, cx: &FixCtx) -> Result<Value, String> {
-        Ok(json!(loaded(module_of(change)?, cx)?))
+        Ok(json!(loaded(&module_of(change)?, cx)?))
     }
     fn write(&self, change: &PlannedChange, v: &Value, cx: &FixCtx) -> Result<(), String> {
-        cx.host.set_module(module_of(change)?, v == &json!(true))
+        cx.host.set_module(&module_of(change)?, v == &json!(true))
     }
     /// Unload only what this run loaded.
     fn undo_runtime(
@@ -114,37 +101,34 @@ runtime_and_file_kind!(KmodLoad);
 pub struct KmodOptions;
 
 impl FileEdit for KmodOptions {
+    type Params = OptionsParams;
     fn name(&self) -> &'static str {
         "kmod.options"
     }
-    fn path(&self, action: &Map<String, Value>, _cx: &FixCtx) -> Result<String, String> {
-        Ok(action
-            .get("file")
-            .and_then(Value::as_str)
-            .unwrap_or(DEFAULT_OPTIONS_FILE)
-            .to_string())
+    fn path(&self, params: &OptionsParams, _cx: &FixCtx) -> Result<String, String> {
+        Ok(params.file.clone())
     }
     fn edit(
         &self,
         _path: &str,
         old: &str,
         _exists: bool,
-        action: &Map<String, Value>,
+        params: &OptionsParams,
     ) -> Result<String, String> {
         module_conf::modprobe_option_set(
             old,
-            str_param(action, "module")?,
-            str_param(action, "option")?,
-            Some(scalar_param(action, "value")?.as_str()),
+            &params.module,
+            &params.option,
+            Some(params.value.text().as_str()),
         )
         .map_err(|e| e.to_string())
     }
-    fn summary(&self, action: &Map<String, Value>, path: &str) -> String {
+    fn summary(&self, params: &OptionsParams, path: &str) -> String {
         format!(
             "options {} {}={} in {path} (takes effect when the module is next loaded)",
-            action.get("module").and_then(Value::as_str).unwrap_or(""),
-            action.get("option").and_then(Value::as_str).unwrap_or(""),
-            scalar_param(action, "value").unwrap_or_default()
+            params.module,
+            params.option,
+            params.value.text()
         )
     }
 }

@@ -25,6 +25,7 @@ use crate::host::Host;
 use crate::probes::Inputs;
 use crate::report::PlannedChange;
 use crate::safe_write::Roots;
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 pub use spec::FixSpec;
@@ -44,14 +45,11 @@ pub struct FixCtx<'a> {
 }
 
 impl FixCtx<'_> {
-    /// The env file an env fix writes: its `file:` or `--env-file`.
-    pub fn input_file(&self, action: &Map<String, Value>, which: &str) -> Result<String, String> {
+    /// The file an env or config fix writes: its `file:` or the flag's (`--env-file`,
+    /// `--config`).
+    pub fn input_file(&self, file: Option<&str>, which: &str) -> Result<String, String> {
         // an empty `file:` (a template whose source names no file) falls back to the flag
-        if let Some(f) = action
-            .get("file")
-            .and_then(Value::as_str)
-            .filter(|f| !f.is_empty())
-        {
+        if let Some(f) = file.filter(|f| !f.is_empty()) {
             return Ok(f.to_string());
         }
         let (given, flag) = match which {
@@ -113,9 +111,102 @@ pub enum Prior {
     },
 }
 
+/// A fix kind as its file writes it: its typed parameters ([`crate::kinds`]; names and
+/// defaults in one struct) reach [`Fix::prepare`] and [`Fix::left_to_you`] already parsed, and
+/// a planned change's action reads as them through [`params_of`].
+pub trait Fix: Sync {
+    /// The parameters it takes in a playbook (serde defaults are the kind's defaults).
+    type Params: DeserializeOwned;
+    fn name(&self) -> &'static str;
+    /// The changes this action would make now; empty when the target is already as wanted.
+    fn prepare(&self, params: &Self::Params, cx: &FixCtx) -> Result<Vec<Prepared>, String>;
+    /// See [`FixKind::left_to_you`].
+    fn left_to_you(&self, _params: &Self::Params, _cx: &FixCtx) -> Option<String> {
+        None
+    }
+    /// See [`FixKind::fingerprint`].
+    fn fingerprint(&self, change: &PlannedChange, cx: &FixCtx) -> Result<String, String>;
+    /// See [`FixKind::after_fingerprint`].
+    fn after_fingerprint(&self, change: &PlannedChange) -> String;
+    /// See [`FixKind::save`].
+    fn save(&self, change: &PlannedChange, cx: &FixCtx) -> Result<Prior, String>;
+    fn apply(&self, change: &PlannedChange, cx: &FixCtx) -> Result<(), String>;
+    /// See [`FixKind::verify`].
+    fn verify(&self, change: &PlannedChange, cx: &FixCtx) -> Result<(), String> {
+        verify_fingerprint(
+            self.fingerprint(change, cx)?,
+            self.after_fingerprint(change),
+            change,
+        )
+    }
+    fn undo(&self, change: &PlannedChange, prior: &Prior, cx: &FixCtx) -> Result<(), String>;
+}
+
+fn verify_fingerprint(now: String, want: String, change: &PlannedChange) -> Result<(), String> {
+    if now == want {
+        Ok(())
+    } else {
+        Err(format!(
+            "{}: read back {now}, expected {want}",
+            change.target
+        ))
+    }
+}
+
+/// A planned change's action read as its kind's parameters.
+pub fn params_of<T: DeserializeOwned>(change: &PlannedChange) -> Result<T, String> {
+    let action = change.action.as_object().cloned().unwrap_or_default();
+    crate::kinds::parse(&action).map_err(|e| {
+        format!(
+            "the plan's action of fix `{}` does not read as its parameters: {e}",
+            change.kind
+        )
+    })
+}
+
+impl<F: Fix> FixKind for F {
+    fn name(&self) -> &'static str {
+        Fix::name(self)
+    }
+    fn prepare(&self, action: &Map<String, Value>, cx: &FixCtx) -> Result<Vec<Prepared>, String> {
+        let p = crate::kinds::parse(action).map_err(|e| {
+            format!(
+                "parameters of fix `{}` after rendering: {e}",
+                Fix::name(self)
+            )
+        })?;
+        Fix::prepare(self, &p, cx)
+    }
+    fn left_to_you(&self, action: &Map<String, Value>, cx: &FixCtx) -> Option<String> {
+        // parameters that do not read are an error `prepare` reports, not a note
+        let p = crate::kinds::parse(action).ok()?;
+        Fix::left_to_you(self, &p, cx)
+    }
+    fn fingerprint(&self, change: &PlannedChange, cx: &FixCtx) -> Result<String, String> {
+        Fix::fingerprint(self, change, cx)
+    }
+    fn after_fingerprint(&self, change: &PlannedChange) -> String {
+        Fix::after_fingerprint(self, change)
+    }
+    fn save(&self, change: &PlannedChange, cx: &FixCtx) -> Result<Prior, String> {
+        Fix::save(self, change, cx)
+    }
+    fn apply(&self, change: &PlannedChange, cx: &FixCtx) -> Result<(), String> {
+        Fix::apply(self, change, cx)
+    }
+    fn verify(&self, change: &PlannedChange, cx: &FixCtx) -> Result<(), String> {
+        Fix::verify(self, change, cx)
+    }
+    fn undo(&self, change: &PlannedChange, prior: &Prior, cx: &FixCtx) -> Result<(), String> {
+        Fix::undo(self, change, prior, cx)
+    }
+}
+
+/// A fix kind with its parameter type erased, as [`FIXES`] holds it. Every [`Fix`] is one.
 pub trait FixKind: Sync {
     fn name(&self) -> &'static str;
     /// The changes this action would make now; empty when the target is already as wanted.
+    /// The action must read as the kind's parameters.
     fn prepare(&self, action: &Map<String, Value>, cx: &FixCtx) -> Result<Vec<Prepared>, String>;
     /// Why this action has nothing here it may act on, so that its fix is left to the person
     /// (the rule's instructions) instead of stopping `apply` as a fix that cannot be planned: a
@@ -133,18 +224,7 @@ pub trait FixKind: Sync {
     fn save(&self, change: &PlannedChange, cx: &FixCtx) -> Result<Prior, String>;
     fn apply(&self, change: &PlannedChange, cx: &FixCtx) -> Result<(), String>;
     /// Read back and compare with what apply meant to write.
-    fn verify(&self, change: &PlannedChange, cx: &FixCtx) -> Result<(), String> {
-        let now = self.fingerprint(change, cx)?;
-        let want = self.after_fingerprint(change);
-        if now == want {
-            Ok(())
-        } else {
-            Err(format!(
-                "{}: read back {now}, expected {want}",
-                change.target
-            ))
-        }
-    }
+    fn verify(&self, change: &PlannedChange, cx: &FixCtx) -> Result<(), String>;
     fn undo(&self, change: &PlannedChange, prior: &Prior, cx: &FixCtx) -> Result<(), String>;
 }
 
@@ -191,30 +271,7 @@ pub fn prepare_checked(
     params: &Map<String, Value>,
     cx: &FixCtx,
 ) -> Result<Vec<Prepared>, String> {
-    spec.params
-        .parse(params)
-        .map_err(|e| format!("parameters of fix `{}` after rendering: {e}", spec.name))?;
     spec.imp.prepare(params, cx)
-}
-
-pub fn str_param<'a>(action: &'a Map<String, Value>, name: &str) -> Result<&'a str, String> {
-    action
-        .get(name)
-        .and_then(Value::as_str)
-        .ok_or_else(|| format!("action needs a string `{name}`"))
-}
-
-/// A scalar parameter as text (`8`, `true`, `expandable_segments:True`).
-pub fn scalar_param(action: &Map<String, Value>, name: &str) -> Result<String, String> {
-    match action.get(name) {
-        Some(Value::String(s)) => Ok(s.clone()),
-        Some(v @ (Value::Number(_) | Value::Bool(_))) => Ok(v.to_string()),
-        _ => Err(format!("action needs a value `{name}`")),
-    }
-}
-
-pub fn action_of(change: &PlannedChange) -> Map<String, Value> {
-    change.action.as_object().cloned().unwrap_or_default()
 }
 
 /// Fingerprint of a runtime value.

@@ -2,32 +2,28 @@
 //! The value read before is journaled; undo sets it back. These are disruptive: they change
 //! a card other jobs may share.
 
-use super::{
-    FixCtx, FixKind, Prepared, Prior, after_value, runtime_change, str_param, value_fingerprint,
-};
+use super::spec::GpuSelector;
+use super::{Fix, FixCtx, Prepared, Prior, after_value, runtime_change, value_fingerprint};
 use crate::host::{GpuReading, NvmlSetting};
 use crate::report::PlannedChange;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
-fn gpus(action: &Map<String, Value>, cx: &FixCtx) -> Result<Vec<GpuReading>, String> {
+fn gpus(sel: &GpuSelector, cx: &FixCtx) -> Result<Vec<GpuReading>, String> {
     let reading = cx.host.nvml()?;
-    let sel = action.get("gpu").ok_or("action needs `gpu`")?;
-    let all = sel.as_str() == Some("all");
-    let want: Option<u32> = match sel {
-        Value::Number(n) => n.as_u64().map(|n| n as u32),
-        Value::String(s) if !all => Some(
-            s.parse()
-                .map_err(|_| format!("`gpu` must be an index or `all`, not `{s}`"))?,
-        ),
-        _ => None,
+    let want = match sel {
+        GpuSelector::Index(i) => Some(*i),
+        GpuSelector::Every(_) => None,
     };
     let list: Vec<GpuReading> = reading
         .gpus
         .into_iter()
-        .filter(|g| all || Some(g.index) == want)
+        .filter(|g| want.is_none_or(|i| g.index == i))
         .collect();
     if list.is_empty() {
-        return Err(format!("no GPU {sel}"));
+        return Err(match want {
+            Some(i) => format!("no GPU {i}"),
+            None => "no GPU \"all\"".to_string(),
+        });
     }
     Ok(list)
 }
@@ -52,10 +48,13 @@ fn reading(idx: u32, cx: &FixCtx) -> Result<GpuReading, String> {
 }
 
 /// Shared shape of the three kinds: read a JSON state of one GPU, set a state.
-trait GpuSetting: Sync {
+pub trait GpuSetting: Sync {
+    type Params: serde::de::DeserializeOwned;
     const NAME: &'static str;
+    /// Which GPUs the action names.
+    fn gpu(params: &Self::Params) -> &GpuSelector;
     fn state(g: &GpuReading) -> Result<Value, String>;
-    fn wanted(action: &Map<String, Value>, g: &GpuReading) -> Result<Value, String>;
+    fn wanted(params: &Self::Params, g: &GpuReading) -> Result<Value, String>;
     fn set(idx: u32, state: &Value, cx: &FixCtx) -> Result<(), String>;
     fn describe(state: &Value) -> String;
 }
@@ -68,19 +67,16 @@ fn field<T: Clone>(f: &crate::host::Field<T>, what: &str) -> Result<T, String> {
 
 macro_rules! gpu_fix_kind {
     ($T:ty) => {
-        impl FixKind for $T {
+        impl Fix for $T {
+            type Params = <$T as GpuSetting>::Params;
             fn name(&self) -> &'static str {
                 <$T>::NAME
             }
-            fn prepare(
-                &self,
-                action: &Map<String, Value>,
-                cx: &FixCtx,
-            ) -> Result<Vec<Prepared>, String> {
+            fn prepare(&self, params: &Self::Params, cx: &FixCtx) -> Result<Vec<Prepared>, String> {
                 let mut out = Vec::new();
-                for g in gpus(action, cx)? {
+                for g in gpus(<$T>::gpu(params), cx)? {
                     let mut before = <$T>::state(&g)?;
-                    let mut after = <$T>::wanted(action, &g)?;
+                    let mut after = <$T>::wanted(params, &g)?;
                     if before == after {
                         continue;
                     }
@@ -152,14 +148,16 @@ gpu_fix_kind!(Clocks);
 pub struct Persistence;
 
 impl GpuSetting for Persistence {
+    type Params = PersistenceParams;
     const NAME: &'static str = "nvidia.persistence";
+    fn gpu(params: &PersistenceParams) -> &GpuSelector {
+        &params.gpu
+    }
     fn state(g: &GpuReading) -> Result<Value, String> {
         Ok(json!({"enabled": field(&g.persistence, "persistence mode")?}))
     }
-    fn wanted(action: &Map<String, Value>, _g: &GpuReading) -> Result<Value, String> {
-        Ok(
-            json!({"enabled": action.get("enabled").and_then(Value::as_bool).ok_or("action needs `enabled: true|false`")?}),
-        )
+    fn wanted(params: &PersistenceParams, _g: &GpuReading) -> Result<Value, String> {
+        Ok(json!({"enabled": params.enabled}))
     }
     fn set(idx: u32, s: &Value, cx: &FixCtx) -> Result<(), String> {
         cx.host.nvml_set(
@@ -184,17 +182,20 @@ impl GpuSetting for Persistence {
 pub struct PowerLimit;
 
 impl GpuSetting for PowerLimit {
+    type Params = PowerLimitParams;
     const NAME: &'static str = "nvidia.power_limit";
+    fn gpu(params: &PowerLimitParams) -> &GpuSelector {
+        &params.gpu
+    }
     fn state(g: &GpuReading) -> Result<Value, String> {
         Ok(json!({"milliwatts": field(&g.power_limit_mw, "power limit")?}))
     }
-    fn wanted(action: &Map<String, Value>, g: &GpuReading) -> Result<Value, String> {
-        let mw = match action.get("watts") {
-            Some(Value::String(s)) if s == "default" => {
+    fn wanted(params: &PowerLimitParams, g: &GpuReading) -> Result<Value, String> {
+        let mw = match params.watts {
+            Watts::Default(DefaultWord::Default) => {
                 field(&g.power_default_limit_mw, "default power limit")?
             }
-            Some(Value::Number(n)) => (n.as_f64().unwrap_or(0.0) * 1000.0) as u32,
-            _ => return Err("`watts` must be a number or `default`".into()),
+            Watts::Number(n) => (n * 1000.0) as u32,
         };
         Ok(json!({"milliwatts": mw}))
     }
@@ -217,24 +218,27 @@ impl GpuSetting for PowerLimit {
 pub struct Clocks;
 
 impl GpuSetting for Clocks {
+    type Params = ClocksParams;
     const NAME: &'static str = "nvidia.clocks";
+    fn gpu(params: &ClocksParams) -> &GpuSelector {
+        &params.gpu
+    }
     fn state(g: &GpuReading) -> Result<Value, String> {
         Ok(json!({
             "graphics_mhz": field(&g.app_clock_graphics, "application graphics clock")?,
             "memory_mhz": field(&g.app_clock_mem, "application memory clock")?,
         }))
     }
-    fn wanted(action: &Map<String, Value>, g: &GpuReading) -> Result<Value, String> {
-        match str_param(action, "action")? {
-            "reset" => Ok(json!({
+    fn wanted(params: &ClocksParams, g: &GpuReading) -> Result<Value, String> {
+        match params.action {
+            ClocksAction::Reset => Ok(json!({
                 "graphics_mhz": field(&g.default_app_clock_graphics, "default application graphics clock")?,
                 "memory_mhz": field(&g.default_app_clock_mem, "default application memory clock")?,
             })),
-            "set" => Ok(json!({
-                "graphics_mhz": action.get("graphics_mhz").and_then(Value::as_u64).ok_or("`set` needs graphics_mhz")?,
-                "memory_mhz": action.get("memory_mhz").and_then(Value::as_u64).ok_or("`set` needs memory_mhz")?,
+            ClocksAction::Set => Ok(json!({
+                "graphics_mhz": params.graphics_mhz.ok_or("`set` needs graphics_mhz")?,
+                "memory_mhz": params.memory_mhz.ok_or("`set` needs memory_mhz")?,
             })),
-            other => Err(format!("`action` must be reset or set, not `{other}`")),
         }
     }
     fn set(idx: u32, s: &Value, cx: &FixCtx) -> Result<(), String> {

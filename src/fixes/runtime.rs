@@ -5,18 +5,16 @@
 
 use super::{FixCtx, Prepared, Prior, after_value};
 use crate::report::PlannedChange;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 pub trait RuntimeAndFile: Sync {
+    /// The kind's parameters ([`super::Fix::Params`]).
+    type Params: serde::de::DeserializeOwned;
     const NAME: &'static str;
     /// The part name of the runtime change (`runtime`, `remount`).
     const PART: &'static str;
     /// Every part this action would change now (runtime and file parts).
-    fn prepare_parts(
-        &self,
-        action: &Map<String, Value>,
-        cx: &FixCtx,
-    ) -> Result<Vec<Prepared>, String>;
+    fn prepare_parts(&self, params: &Self::Params, cx: &FixCtx) -> Result<Vec<Prepared>, String>;
     /// The runtime value now.
     fn read(&self, change: &PlannedChange, cx: &FixCtx) -> Result<Value, String>;
     fn write(&self, change: &PlannedChange, value: &Value, cx: &FixCtx) -> Result<(), String>;
@@ -44,19 +42,20 @@ pub trait RuntimeAndFile: Sync {
     }
 }
 
-/// `impl FixKind` for a [`RuntimeAndFile`] type.
+/// `impl Fix` for a [`RuntimeAndFile`] type.
 macro_rules! runtime_and_file_kind {
     ($T:ty) => {
-        impl $crate::fixes::FixKind for $T {
+        impl $crate::fixes::Fix for $T {
+            type Params = <$T as $crate::fixes::runtime::RuntimeAndFile>::Params;
             fn name(&self) -> &'static str {
                 <$T as $crate::fixes::runtime::RuntimeAndFile>::NAME
             }
             fn prepare(
                 &self,
-                action: &serde_json::Map<String, serde_json::Value>,
+                params: &Self::Params,
                 cx: &$crate::fixes::FixCtx,
             ) -> Result<Vec<$crate::fixes::Prepared>, String> {
-                self.prepare_parts(action, cx)
+                self.prepare_parts(params, cx)
             }
             fn fingerprint(
                 &self,

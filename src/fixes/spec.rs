@@ -25,6 +25,16 @@ pub enum TextOrInt {
     Text(String),
 }
 
+impl TextOrInt {
+    /// The value as written to the target (`8`, `madvise`).
+    pub fn text(&self) -> String {
+        match self {
+            TextOrInt::Int(i) => i.to_string(),
+            TextOrInt::Text(s) => s.clone(),
+        }
+    }
+}
+
 /// A scalar written as text (`env.set`: `8`, `true`, `expandable_segments:True`).
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(untagged)]
@@ -33,6 +43,18 @@ pub enum Scalar {
     Int(i64),
     Number(f64),
     Bool(bool),
+}
+
+impl Scalar {
+    /// The value as text (`8`, `true`, `expandable_segments:True`), numbers as JSON writes them.
+    pub fn text(&self) -> String {
+        match self {
+            Scalar::Text(s) => s.clone(),
+            Scalar::Int(i) => i.to_string(),
+            Scalar::Number(f) => serde_json::Value::from(*f).to_string(),
+            Scalar::Bool(b) => b.to_string(),
+        }
+    }
 }
 
 /// Which GPU: an index, or every GPU.

@@ -4,9 +4,9 @@
 use super::edit::sysctl_conf;
 use super::file::{self, FileEdit};
 use super::runtime::{RuntimeAndFile, runtime_and_file_kind};
-use super::{FixCtx, Prepared, as_part, runtime_change, scalar_param, str_param};
+use super::{FixCtx, Prepared, as_part, params_of, runtime_change};
 use crate::report::PlannedChange;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 pub const DEFAULT_FILE: &str = "/etc/sysctl.d/90-gpufix.conf";
 
@@ -28,51 +28,36 @@ fn read_value(key: &str, cx: &FixCtx) -> Result<String, String> {
 struct SysctlFile;
 
 impl FileEdit for SysctlFile {
+    type Params = SysctlParams;
     fn name(&self) -> &'static str {
         "sysctl.set"
     }
-    fn path(&self, action: &Map<String, Value>, _cx: &FixCtx) -> Result<String, String> {
-        Ok(action
-            .get("file")
-            .and_then(Value::as_str)
-            .unwrap_or(DEFAULT_FILE)
-            .to_string())
+    fn path(&self, params: &SysctlParams, _cx: &FixCtx) -> Result<String, String> {
+        Ok(params.file.clone())
     }
     fn edit(
         &self,
         _path: &str,
         old: &str,
         _exists: bool,
-        action: &Map<String, Value>,
+        params: &SysctlParams,
     ) -> Result<String, String> {
-        sysctl_conf::sysctl_set(
-            old,
-            str_param(action, "key")?,
-            &scalar_param(action, "value")?,
-        )
-        .map_err(|e| e.to_string())
+        sysctl_conf::sysctl_set(old, &params.key, &params.value.text()).map_err(|e| e.to_string())
     }
-    fn summary(&self, action: &Map<String, Value>, path: &str) -> String {
-        format!(
-            "persist {} = {} in {path}",
-            action.get("key").and_then(Value::as_str).unwrap_or(""),
-            scalar_param(action, "value").unwrap_or_default()
-        )
+    fn summary(&self, params: &SysctlParams, path: &str) -> String {
+        format!("persist {} = {} in {path}", params.key, params.value.text())
     }
 }
 
 pub struct SysctlSet;
 
 impl RuntimeAndFile for SysctlSet {
+    type Params = SysctlParams;
     const NAME: &'static str = "sysctl.set";
     const PART: &'static str = "runtime";
-    fn prepare_parts(
-        &self,
-        action: &Map<String, Value>,
-        cx: &FixCtx,
-    ) -> Result<Vec<Prepared>, String> {
-        let key = str_param(action, "key")?;
-        let want = scalar_param(action, "value")?;
+    fn prepare_parts(&self, params: &SysctlParams, cx: &FixCtx) -> Result<Vec<Prepared>, String> {
+        let key = params.key.as_str();
+        let want = params.value.text();
         let mut out = Vec::new();
         let cur = read_value(key, cx)?;
         if cur != want {
@@ -85,16 +70,16 @@ impl RuntimeAndFile for SysctlSet {
             ));
         }
         out.extend(as_part(
-            file::prepare_edit(&SysctlFile, action, cx)?,
+            file::prepare_edit(&SysctlFile, params, cx)?,
             "persist",
         ));
         Ok(out)
     }
     fn read(&self, change: &PlannedChange, cx: &FixCtx) -> Result<Value, String> {
-        Ok(json!(read_value(key_of(change)?, cx)?))
+        Ok(json!(read_value(&key_of(change)?, cx)?))
     }
     fn write(&self, change: &PlannedChange, v: &Value, cx: &FixCtx) -> Result<(), String> {
-        let key = key_of(change)?;
+        let key = &key_of(change)?;
         let text = v
             .as_str()
             .map(str::to_string)
@@ -107,12 +92,8 @@ impl RuntimeAndFile for SysctlSet {
 
 runtime_and_file_kind!(SysctlSet);
 
-fn key_of(change: &PlannedChange) -> Result<&str, String> {
-    change
-        .action
-        .get("key")
-        .and_then(Value::as_str)
-        .ok_or_else(|| "action has no key".into())
+fn key_of(change: &PlannedChange) -> Result<String, String> {
+    params_of::<SysctlParams>(change).map(|p| p.key)
 }
 
 /// Parameters of `sysctl.set`.

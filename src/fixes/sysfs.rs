@@ -1,12 +1,9 @@
 //! `sysfs.write`: a runtime value under /sys (CPU governor, read-ahead, THP). The value read
 //! before is journaled and written back by undo. Writes outside /sys are refused.
 
-use super::{
-    FixCtx, FixKind, Prepared, Prior, after_value, runtime_change, scalar_param, str_param,
-    value_fingerprint,
-};
+use super::{Fix, FixCtx, Prepared, Prior, after_value, runtime_change, value_fingerprint};
 use crate::report::PlannedChange;
-use serde_json::{Map, Value, json};
+use serde_json::json;
 
 pub struct SysfsWrite;
 
@@ -32,14 +29,15 @@ fn check_path(path: &str) -> Result<(), String> {
     Ok(())
 }
 
-impl FixKind for SysfsWrite {
+impl Fix for SysfsWrite {
+    type Params = SysfsWriteParams;
     fn name(&self) -> &'static str {
         "sysfs.write"
     }
-    fn prepare(&self, action: &Map<String, Value>, cx: &FixCtx) -> Result<Vec<Prepared>, String> {
-        let path = str_param(action, "path")?;
+    fn prepare(&self, params: &SysfsWriteParams, cx: &FixCtx) -> Result<Vec<Prepared>, String> {
+        let path = params.path.as_str();
         check_path(path)?;
-        let want = scalar_param(action, "value")?;
+        let want = params.value.text();
         let cur = read_value(path, cx)?;
         if cur == want {
             return Ok(Vec::new());

@@ -1070,7 +1070,7 @@ pub fn flag_key(flag: &str, line: usize) -> String {
     format!("{flag}@L{line}")
 }
 
-fn parse_flag_key(key: &str) -> Option<(&str, usize)> {
+pub fn parse_flag_key(key: &str) -> Option<(&str, usize)> {
     let (flag, line) = key.rsplit_once("@L")?;
     (flag.starts_with('-') && !flag.contains(char::is_whitespace))
         .then_some((flag, line.parse().ok()?))

@@ -38,6 +38,32 @@ pub mod shell;
 pub mod syntax;
 pub mod sysctl;
 
+/// A script setting key (`config.set`'s `key:` for a launch script or Python source) as a user
+/// writes the setting, at its file and line: `DataLoader(num_workers=…) at train.py:5` for
+/// `DataLoader@L5.num_workers`, `--dataloader_num_workers at launch.sh:3` for
+/// `--dataloader_num_workers@L3`. None for any other key (a config's key path reads as is).
+pub fn shown_key(key: &str, file: Option<&str>) -> Option<String> {
+    let at = |line: usize| match file.filter(|f| !f.is_empty()) {
+        Some(f) => format!("{f}:{line}"),
+        None => format!("line {line}"),
+    };
+    if let Some((flag, line)) = launcher::parse_flag_key(key) {
+        return Some(format!("{flag} at {}", at(line)));
+    }
+    Some(match python::parse_key(key)? {
+        python::PyKey::Kwarg {
+            callee,
+            line,
+            kwarg,
+        } => format!("{callee}({kwarg}=…) at {}", at(line)),
+        python::PyKey::Param { def, line, param } => {
+            format!("def {def}({param}=…) at {}", at(line))
+        }
+        python::PyKey::Assign { target, line } => format!("{target} = … at {}", at(line)),
+        python::PyKey::DictEntry { key, line } => format!("{{'{key}': …}} at {}", at(line)),
+    })
+}
+
 #[cfg(test)]
 mod roundtrip;
 

@@ -306,10 +306,7 @@ pub fn trusted_program(name: &str) -> io::Result<PathBuf> {
         }
     }
     Err(match refused {
-        Some(e) => io::Error::new(
-            io::ErrorKind::PermissionDenied,
-            e.lines().next().unwrap_or("").to_string(),
-        ),
+        Some(e) => io::Error::new(io::ErrorKind::PermissionDenied, e.message),
         None => io::Error::new(io::ErrorKind::NotFound, format!("{name}: not found")),
     })
 }

@@ -2,7 +2,7 @@
 //! A program that is not installed is a value (`found: false`) so a rule can say so; a timeout
 //! is unknown, and the program's whole process group has been killed by then.
 
-use super::{ProbeCtx, ProbeKind, ProbeOutcome, check_regex, param_str, param_u64, regex_fields};
+use super::{Probe, ProbeCtx, ProbeOutcome, check_regex, regex_fields};
 use crate::host::recorded::NOT_RECORDED;
 use serde_json::{Map, Value, json};
 use std::io;
@@ -31,15 +31,6 @@ fn probe_deadline() -> Duration {
     }
 }
 
-fn argv_of(params: &Map<String, Value>) -> Option<Vec<String>> {
-    params
-        .get("argv")?
-        .as_array()?
-        .iter()
-        .map(|v| v.as_str().map(str::to_string))
-        .collect()
-}
-
 /// Parameters of the `command` probe.
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -58,7 +49,7 @@ pub struct CommandParams {
 }
 
 fn default_timeout_ms() -> u64 {
-    5000
+    DEFAULT_TIMEOUT_MS
 }
 
 /// How the `command` probe reads stdout.
@@ -71,7 +62,8 @@ pub enum CommandParse {
     Json,
 }
 
-impl ProbeKind for Command {
+impl Probe for Command {
+    type Params = CommandParams;
     fn name(&self) -> &'static str {
         "command"
     }
@@ -101,31 +93,24 @@ impl ProbeKind for Command {
             ),
         ]
     }
-    fn params(&self) -> super::ParamsDecl {
-        super::ParamsDecl::of::<CommandParams>()
-    }
-    fn check_params(&self, params: &Map<String, Value>) -> Vec<String> {
+    fn check(&self, params: &CommandParams) -> Vec<String> {
         let mut errs = Vec::new();
         // its type is checked against the declared parameters
-        if argv_of(params).is_some_and(|a| a.first().is_none_or(String::is_empty)) {
+        if params.argv.first().is_none_or(String::is_empty) {
             errs.push("probe parameter `argv` of `command` must not be empty".to_string())
         }
-        if param_u64(params, "timeout_ms") == Some(0) {
+        if params.timeout_ms == 0 {
             errs.push("probe parameter `timeout_ms` of `command` must be positive".to_string());
         }
-        errs.extend(check_regex("command", params));
+        errs.extend(check_regex("command", params.regex.as_deref()));
         errs
     }
-    fn run(&self, params: &Map<String, Value>, ctx: &ProbeCtx) -> ProbeOutcome {
-        let Some(argv) = argv_of(params).filter(|a| !a.is_empty()) else {
-            return ProbeOutcome::Unknown("probe `command` needs a non-empty `argv`".into());
-        };
+    fn run(&self, params: &CommandParams, ctx: &ProbeCtx) -> ProbeOutcome {
+        let argv = &params.argv;
         let shown = argv.join(" ");
         // never longer than the probe deadline: an abandoned probe's group is killed with it
-        let timeout =
-            Duration::from_millis(param_u64(params, "timeout_ms").unwrap_or(DEFAULT_TIMEOUT_MS))
-                .min(probe_deadline());
-        let out = match ctx.host.run(&argv, timeout) {
+        let timeout = Duration::from_millis(params.timeout_ms).min(probe_deadline());
+        let out = match ctx.host.run(argv, timeout) {
             Ok(o) => o,
             Err(e) if e.kind() == io::ErrorKind::NotFound && e.to_string() == NOT_RECORDED => {
                 return ProbeOutcome::Unknown(format!(
@@ -152,14 +137,14 @@ impl ProbeKind for Command {
         m.insert("stdout".into(), json!(out.stdout));
         m.insert("stderr".into(), json!(out.stderr));
         m.insert("timed_out".into(), json!(false));
-        match param_str(params, "parse") {
-            Some("lines") => {
+        match params.parse {
+            CommandParse::Lines => {
                 m.insert(
                     "lines".into(),
                     json!(out.stdout.lines().collect::<Vec<_>>()),
                 );
             }
-            Some("json") => match serde_json::from_str::<Value>(&out.stdout) {
+            CommandParse::Json => match serde_json::from_str::<Value>(&out.stdout) {
                 Ok(v) => {
                     m.insert("data".into(), v);
                 }
@@ -167,9 +152,9 @@ impl ProbeKind for Command {
                     return ProbeOutcome::Unknown(format!("`{shown}` printed invalid JSON: {e}"));
                 }
             },
-            _ => {}
+            CommandParse::Text => {}
         }
-        if let Some(re) = param_str(params, "regex") {
+        if let Some(re) = params.regex.as_deref() {
             match regex::Regex::new(re) {
                 Ok(re) => regex_fields(&re, &out.stdout, &mut m),
                 Err(e) => return ProbeOutcome::Unknown(format!("bad regex `{re}`: {e}")),

@@ -1,7 +1,7 @@
 //! `config`: the job's training config (`--config`, YAML, JSON or TOML), with the settings
 //! rules ask for found by candidate key paths (`data.num_workers`, `dataloader.num_workers`, …).
 
-use super::{ProbeCtx, ProbeKind, ProbeOutcome};
+use super::{Probe, ProbeCtx, ProbeOutcome};
 use serde_json::{Map, Value, json};
 
 pub struct Config;
@@ -47,7 +47,18 @@ pub enum KeyPaths {
     Candidates(Vec<String>),
 }
 
-impl ProbeKind for Config {
+impl KeyPaths {
+    /// The candidate paths, in order.
+    pub fn candidates(&self) -> Vec<&str> {
+        match self {
+            KeyPaths::One(s) => vec![s.as_str()],
+            KeyPaths::Candidates(a) => a.iter().map(String::as_str).collect(),
+        }
+    }
+}
+
+impl Probe for Config {
+    type Params = ConfigParams;
     fn name(&self) -> &'static str {
         "config"
     }
@@ -56,6 +67,11 @@ impl ProbeKind for Config {
     }
     fn fields(&self) -> &'static [(&'static str, &'static str)] {
         &[
+            (
+                "also",
+                "NAME: the other places that set it, each `SOURCE = VALUE`",
+            ),
+            ("notes", "what was found but not read, and why"),
             (
                 "path",
                 "the first config read (`--config` first, then discovered files)",
@@ -102,10 +118,7 @@ impl ProbeKind for Config {
             ),
         ]
     }
-    fn params(&self) -> super::ParamsDecl {
-        super::ParamsDecl::of::<ConfigParams>()
-    }
-    fn run(&self, params: &Map<String, Value>, ctx: &ProbeCtx) -> ProbeOutcome {
+    fn run(&self, params: &ConfigParams, ctx: &ProbeCtx) -> ProbeOutcome {
         use super::config_sources as cs;
         let g = cs::gather(
             ctx.host,
@@ -125,12 +138,7 @@ impl ProbeKind for Config {
                 g.notes.join("; ")
             });
         }
-        let site_keys = params
-            .get("keys")
-            .and_then(Value::as_object)
-            .cloned()
-            .unwrap_or_default();
-        let (chosen, unjudged) = cs::choose(&g, &site_keys);
+        let (chosen, unjudged) = cs::choose(&g, params.keys.as_ref());
         let mut values = Map::new();
         let mut key_paths = Map::new();
         let mut files = Map::new();
@@ -254,7 +262,7 @@ impl ProbeKind for Config {
         };
         out["node"] = json!({"cpus": cpus, "gpus": gpus, "basis": basis, "assumed": assumed});
         // regex captures over a Python source (site rules that read a keyword by pattern)
-        if let Some(re) = params.get("regex").and_then(Value::as_str) {
+        if let Some(re) = params.regex.as_deref() {
             match regex::Regex::new(re) {
                 Ok(re) => {
                     if let Some(d) = g

@@ -1275,16 +1275,15 @@ fn from_parameter(
 
 /// The chosen value of each setting (lowest rank; a training loader before eval-only ones),
 /// with every other place it was seen.
-pub fn choose(g: &Gathered, site_keys: &Map<String, Value>) -> (Map<String, Value>, Vec<String>) {
+pub fn choose(
+    g: &Gathered,
+    site_keys: Option<&indexmap::IndexMap<String, super::config::KeyPaths>>,
+) -> (Map<String, Value>, Vec<String>) {
     let mut out = Map::new();
     let mut unjudged = Vec::new();
     // site key paths first (explicit layouts a platform team wrote)
-    for (name, cands) in site_keys {
-        let cands: Vec<&str> = match cands {
-            Value::String(s) => vec![s.as_str()],
-            Value::Array(a) => a.iter().filter_map(Value::as_str).collect(),
-            _ => Vec::new(),
-        };
+    for (name, cands) in site_keys.into_iter().flatten() {
+        let cands = cands.candidates();
         for d in &g.docs {
             let Some(data) = &d.data else { continue };
             if let Some((p, v)) = cands

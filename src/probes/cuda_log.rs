@@ -12,7 +12,7 @@
 //! Each reads every `--evidence` file its reader recognises a part of, whatever else the paste
 //! holds (a traceback, prose, a training log).
 
-use super::{ProbeCtx, ProbeKind, ProbeOutcome};
+use super::{Probe, ProbeCtx, ProbeOutcome};
 use crate::evidence::{collect_env, cuda_compat, cuda_errors, device_query};
 use crate::vocab::io::read_shared;
 use serde_json::{Map, Value, json};
@@ -126,7 +126,8 @@ fn says_driver_too_old(name: &str) -> bool {
 
 pub struct CudaLog;
 
-impl ProbeKind for CudaLog {
+impl Probe for CudaLog {
+    type Params = super::NoParams;
     fn name(&self) -> &'static str {
         "cuda.log"
     }
@@ -135,6 +136,16 @@ impl ProbeKind for CudaLog {
     }
     fn fields(&self) -> &'static [(&'static str, &'static str)] {
         &[
+            (
+                "driver_init_failed",
+                "\"CUDA driver initialization failed\" was seen",
+            ),
+            ("no_gpus", "\"No CUDA GPUs are available\" was seen"),
+            (
+                "unknown_error_env",
+                "\"CUDA unknown error - this may be due to an incorrectly set up environment\" was seen",
+            ),
+            ("lines", "lines that carried one of these messages"),
             (
                 "driver_too_old",
                 "PyTorch said the NVIDIA driver is too old",
@@ -219,7 +230,7 @@ impl ProbeKind for CudaLog {
             ("files", "the evidence files read"),
         ]
     }
-    fn run(&self, _params: &Map<String, Value>, ctx: &ProbeCtx) -> ProbeOutcome {
+    fn run(&self, _params: &super::NoParams, ctx: &ProbeCtx) -> ProbeOutcome {
         let (rt, env, files) = read_text(ctx);
         if rt.is_none() && env.is_none() {
             return ProbeOutcome::NotApplicable(
@@ -315,7 +326,8 @@ impl ProbeKind for CudaLog {
 
 pub struct CudaCompat;
 
-impl ProbeKind for CudaCompat {
+impl Probe for CudaCompat {
+    type Params = super::NoParams;
     fn name(&self) -> &'static str {
         "cuda.compat"
     }
@@ -324,6 +336,7 @@ impl ProbeKind for CudaCompat {
     }
     fn fields(&self) -> &'static [(&'static str, &'static str)] {
         &[
+            ("files", "the evidence files read"),
             (
                 "driver_cuda_code",
                 "the newest CUDA the driver runs (12080)",
@@ -350,7 +363,7 @@ impl ProbeKind for CudaCompat {
             ("torch_source", "where it came from"),
         ]
     }
-    fn run(&self, _params: &Map<String, Value>, ctx: &ProbeCtx) -> ProbeOutcome {
+    fn run(&self, _params: &super::NoParams, ctx: &ProbeCtx) -> ProbeOutcome {
         let (rt, env, mut files) = read_text(ctx);
         let mut out = Map::new();
         // the CUDA samples' deviceQuery prints the driver's CUDA version on a passing run
@@ -442,7 +455,7 @@ impl ProbeKind for CudaCompat {
         } else if !text_seen || ctx.host.is_live() {
             // the host's own stack (toolkit files, installed torch), as `cuda.stack` reads it
             if let ProbeOutcome::Value(Value::Object(stack)) =
-                super::cuda_stack::CudaStack.run(&Map::new(), ctx)
+                super::ProbeKind::run(&super::cuda_stack::CudaStack, &Map::new(), ctx)
             {
                 if let Some(t) = stack.get("toolkit") {
                     out.insert("toolkit".into(), t.clone());
@@ -476,7 +489,7 @@ mod tests {
     use crate::probes::{Inputs, run_with, value_of};
     use std::time::Duration;
 
-    fn run(kind: &dyn ProbeKind, files: &[&str]) -> ProbeOutcome {
+    fn run(kind: &dyn crate::probes::ProbeKind, files: &[&str]) -> ProbeOutcome {
         let host = EvidenceHost::inputs_only("test");
         let inputs = Inputs {
             evidence: files.iter().map(|f| fixture_dir().join(f)).collect(),

@@ -13,7 +13,7 @@
 //!   runs a 64x64 matmul under the deadline. Importing torch takes seconds, which is why it is
 //!   opt-in; `deep.ran` says whether it ran.
 
-use super::{ProbeCtx, ProbeKind, ProbeOutcome};
+use super::{Probe, ProbeCtx, ProbeOutcome};
 use crate::evidence::cuda_stack::{
     CudaVersion, parse_cuda_h, parse_cuda_version, parse_dist_info_name, parse_metadata,
     parse_pyvenv_cfg, parse_torch_version_py,
@@ -68,9 +68,9 @@ fn version_json(v: &CudaVersion) -> Value {
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CudaStackParams {
-    /// Interpreter whose packages are read (default: the job's, else python3 on PATH).
-    #[serde(default = "default_python")]
-    pub python: String,
+    /// Interpreter whose packages are read (when absent: the job's, else python3 on PATH).
+    #[serde(default)]
+    pub python: Option<String>,
     /// Run the native CUDA check (libcuda: context, copy, a tiny kernel on every GPU).
     #[serde(default)]
     pub smoke: bool,
@@ -82,15 +82,12 @@ pub struct CudaStackParams {
     pub timeout_ms: u64,
 }
 
-fn default_python() -> String {
-    "python3".into()
-}
-
 fn default_timeout_ms() -> u64 {
     10000
 }
 
-impl ProbeKind for CudaStack {
+impl Probe for CudaStack {
+    type Params = CudaStackParams;
     fn name(&self) -> &'static str {
         "cuda.stack"
     }
@@ -99,6 +96,10 @@ impl ProbeKind for CudaStack {
     }
     fn fields(&self) -> &'static [(&'static str, &'static str)] {
         &[
+            (
+                "smoke_unavailable",
+                "with `smoke: true`: why the native CUDA check could not run",
+            ),
             (
                 "toolkit.version / .code",
                 "toolkit version (`13.0`, code 13000) and where it was read",
@@ -117,26 +118,15 @@ impl ProbeKind for CudaStack {
             ),
         ]
     }
-    fn params(&self) -> super::ParamsDecl {
-        super::ParamsDecl::of::<CudaStackParams>()
-    }
-    fn run(&self, params: &Map<String, Value>, ctx: &ProbeCtx) -> ProbeOutcome {
+    fn run(&self, params: &CudaStackParams, ctx: &ProbeCtx) -> ProbeOutcome {
         let mut out = Map::new();
         if let Some(t) = toolkit(ctx.host) {
             out.insert("toolkit".into(), version_json(&t));
         }
-        let py_param = params.get("python").and_then(Value::as_str);
-        let smoke = params
-            .get("smoke")
-            .and_then(Value::as_bool)
-            .unwrap_or(false);
-        let deep = ctx.inputs.deep || params.get("deep").and_then(Value::as_bool) == Some(true);
-        let timeout = Duration::from_millis(
-            params
-                .get("timeout_ms")
-                .and_then(Value::as_u64)
-                .unwrap_or(10_000),
-        );
+        let py_param = params.python.as_deref();
+        let smoke = params.smoke;
+        let deep = ctx.inputs.deep || params.deep;
+        let timeout = Duration::from_millis(params.timeout_ms);
         let found = framework_versions(ctx, py_param);
         if let Some((t, _)) = &found {
             out.insert("torch".into(), t.clone());
@@ -498,7 +488,7 @@ mod tests {
             inputs,
             sample: Duration::ZERO,
         };
-        match CudaStack.run(params.as_object().unwrap(), &ctx) {
+        match crate::probes::ProbeKind::run(&CudaStack, params.as_object().unwrap(), &ctx) {
             ProbeOutcome::Value(Value::Object(m)) => m,
             other => panic!("{other:?}"),
         }

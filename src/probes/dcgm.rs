@@ -3,10 +3,10 @@
 //! diag takes the GPUs for minutes and a health check needs watches set beforehand, so both
 //! are the person's to run; the probe reads what they pasted, wherever it sits in the file.
 
-use super::{ProbeCtx, ProbeKind, ProbeOutcome};
+use super::{Probe, ProbeCtx, ProbeOutcome};
 use crate::evidence::dcgmi;
 use crate::vocab::io::read_shared;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 /// The first evidence file where `found` recognises a part, with its text.
 fn first_with(
@@ -32,7 +32,8 @@ fn with_file<T: serde::Serialize>(v: &T, file: &std::path::Path) -> ProbeOutcome
 
 pub struct DcgmDiag;
 
-impl ProbeKind for DcgmDiag {
+impl Probe for DcgmDiag {
+    type Params = super::NoParams;
     fn name(&self) -> &'static str {
         "dcgm.diag"
     }
@@ -60,7 +61,7 @@ impl ProbeKind for DcgmDiag {
             ("file", "the evidence file"),
         ]
     }
-    fn run(&self, _params: &Map<String, Value>, ctx: &ProbeCtx) -> ProbeOutcome {
+    fn run(&self, _params: &super::NoParams, ctx: &ProbeCtx) -> ProbeOutcome {
         let Some((p, t)) = first_with(ctx, dcgmi::looks_like_diag_any) else {
             return ProbeOutcome::NotApplicable(
                 "needs --evidence with `dcgmi diag -r 2` output (gpufix does not run the diagnostic: it takes the GPUs for minutes)".into(),
@@ -75,7 +76,8 @@ impl ProbeKind for DcgmDiag {
 
 pub struct DcgmHealth;
 
-impl ProbeKind for DcgmHealth {
+impl Probe for DcgmHealth {
+    type Params = super::NoParams;
     fn name(&self) -> &'static str {
         "dcgm.health"
     }
@@ -97,7 +99,7 @@ impl ProbeKind for DcgmHealth {
             ("file", "the evidence file"),
         ]
     }
-    fn run(&self, _params: &Map<String, Value>, ctx: &ProbeCtx) -> ProbeOutcome {
+    fn run(&self, _params: &super::NoParams, ctx: &ProbeCtx) -> ProbeOutcome {
         let Some((p, t)) = first_with(ctx, dcgmi::looks_like_health) else {
             return ProbeOutcome::NotApplicable(
                 "needs --evidence with `dcgmi health -c` output (after `dcgmi health -s a` set the watches)".into(),

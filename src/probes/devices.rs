@@ -1,12 +1,13 @@
 //! `devices`: the NVIDIA device nodes under /dev (listed, never opened: opening a GPU node
 //! would initialise the device).
 
-use super::{ProbeCtx, ProbeKind, ProbeOutcome};
-use serde_json::{Map, Value, json};
+use super::{Probe, ProbeCtx, ProbeOutcome};
+use serde_json::json;
 
 pub struct Devices;
 
-impl ProbeKind for Devices {
+impl Probe for Devices {
+    type Params = super::NoParams;
     fn name(&self) -> &'static str {
         "devices"
     }
@@ -25,7 +26,7 @@ impl ProbeKind for Devices {
             ),
         ]
     }
-    fn run(&self, _params: &Map<String, Value>, ctx: &ProbeCtx) -> ProbeOutcome {
+    fn run(&self, _params: &super::NoParams, ctx: &ProbeCtx) -> ProbeOutcome {
         let names = match ctx.host.read_dir("/dev") {
             Ok(n) => n,
             Err(e) => return ProbeOutcome::Unknown(format!("cannot list /dev: {e}")),

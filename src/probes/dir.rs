@@ -1,7 +1,7 @@
 //! `dir`: the entries of one directory (e.g. /sys/class/infiniband, /sys/class/net).
 
-use super::{ProbeCtx, ProbeKind, ProbeOutcome, param_str};
-use serde_json::{Map, Value, json};
+use super::{Probe, ProbeCtx, ProbeOutcome};
+use serde_json::json;
 
 pub struct Dir;
 
@@ -13,7 +13,8 @@ pub struct DirParams {
     pub path: String,
 }
 
-impl ProbeKind for Dir {
+impl Probe for Dir {
+    type Params = DirParams;
     fn name(&self) -> &'static str {
         "dir"
     }
@@ -27,11 +28,8 @@ impl ProbeKind for Dir {
             ("entries", "entry names, sorted"),
         ]
     }
-    fn params(&self) -> super::ParamsDecl {
-        super::ParamsDecl::of::<DirParams>()
-    }
-    fn run(&self, params: &Map<String, Value>, ctx: &ProbeCtx) -> ProbeOutcome {
-        let path = param_str(params, "path").unwrap_or("/");
+    fn run(&self, params: &DirParams, ctx: &ProbeCtx) -> ProbeOutcome {
+        let path = params.path.as_str();
         match ctx.host.read_dir(path) {
             Ok(entries) => {
                 ProbeOutcome::Value(json!({"path": path, "exists": true, "entries": entries}))

@@ -2,7 +2,7 @@
 //! `/proc/diskstats` over the `--sample` window, the way `iostat -x` computes them.
 
 use super::mounts::{mount_for_path, parse_mounts};
-use super::{ProbeCtx, ProbeKind, ProbeOutcome, param_str, read_text};
+use super::{Probe, ProbeCtx, ProbeOutcome, read_text};
 use crate::host::Host;
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
@@ -152,7 +152,8 @@ pub struct DiskstatsParams {
     pub path: Option<String>,
 }
 
-impl ProbeKind for Diskstats {
+impl Probe for Diskstats {
+    type Params = DiskstatsParams;
     fn name(&self) -> &'static str {
         "diskstats"
     }
@@ -192,13 +193,10 @@ impl ProbeKind for Diskstats {
             ),
         ]
     }
-    fn params(&self) -> super::ParamsDecl {
-        super::ParamsDecl::of::<DiskstatsParams>()
-    }
     fn sampled(&self) -> bool {
         true
     }
-    fn run(&self, params: &Map<String, Value>, ctx: &ProbeCtx) -> ProbeOutcome {
+    fn run(&self, params: &DiskstatsParams, ctx: &ProbeCtx) -> ProbeOutcome {
         let host = ctx.host;
         let read = || read_text(host, "/proc/diskstats").map(|t| parse_diskstats(&t));
         let t0 = host.now();
@@ -241,7 +239,7 @@ impl ProbeKind for Diskstats {
         }
         let mut out = Map::new();
         out.insert("window_s".into(), json!(secs));
-        if let Some(path) = param_str(params, "path") {
+        if let Some(path) = params.path.as_deref() {
             match for_path(host, path, &devices, &last) {
                 Ok(v) => {
                     out.insert("for_path".into(), v);

@@ -2,9 +2,9 @@
 //! it is launched with (`--env-file`), or gpufix's own, which a job started from this shell
 //! inherits.
 
-use super::{ProbeCtx, ProbeKind, ProbeOutcome, param_str};
+use super::{Probe, ProbeCtx, ProbeOutcome};
 use indexmap::IndexMap;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 pub struct Env;
 
@@ -48,7 +48,20 @@ pub enum EnvFrom {
     Own,
 }
 
-impl ProbeKind for Env {
+impl EnvFrom {
+    /// The name a playbook writes.
+    pub fn name(&self) -> &'static str {
+        match self {
+            EnvFrom::Auto => "auto",
+            EnvFrom::Process => "process",
+            EnvFrom::EnvFile => "env-file",
+            EnvFrom::Own => "self",
+        }
+    }
+}
+
+impl Probe for Env {
+    type Params = EnvParams;
     fn name(&self) -> &'static str {
         "env"
     }
@@ -87,11 +100,8 @@ impl ProbeKind for Env {
             ),
         ]
     }
-    fn params(&self) -> super::ParamsDecl {
-        super::ParamsDecl::of::<EnvParams>()
-    }
-    fn run(&self, params: &Map<String, Value>, ctx: &ProbeCtx) -> ProbeOutcome {
-        let from = param_str(params, "from").unwrap_or("auto");
+    fn run(&self, params: &EnvParams, ctx: &ProbeCtx) -> ProbeOutcome {
+        let from = params.from.name();
         // a launch script given as --config (this machine's file: env fixes edit it) or as
         // --evidence (read only)
         let script = if from == "auto" && ctx.inputs.pid.is_none() && ctx.inputs.env_file.is_none()

@@ -8,12 +8,12 @@
 //! (`maybe_unused`) rather than judged. Ports whose RDMA state the text does not carry (an
 //! IPoIB interface's carrier in `ibdev2netdev`) are `not_shown`.
 
-use super::{ProbeCtx, ProbeKind, ProbeOutcome};
+use super::{Probe, ProbeCtx, ProbeOutcome};
 use crate::evidence::infiniband::{IbPort, Verdict, logical_state, physical_state};
 use crate::evidence::{ibdev2netdev, ibstat, ibstatus, ibv_devinfo};
 use crate::host::Host;
 use crate::vocab::io::read_shared;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 pub struct IbPorts;
 
@@ -190,7 +190,8 @@ pub fn judge(ports: &[IbPort], sources: &[String]) -> Value {
     })
 }
 
-impl ProbeKind for IbPorts {
+impl Probe for IbPorts {
+    type Params = super::NoParams;
     fn name(&self) -> &'static str {
         "ib.ports"
     }
@@ -224,7 +225,7 @@ impl ProbeKind for IbPorts {
             ("link_layers", "InfiniBand and/or Ethernet (RoCE)"),
         ]
     }
-    fn run(&self, _params: &Map<String, Value>, ctx: &ProbeCtx) -> ProbeOutcome {
+    fn run(&self, _params: &super::NoParams, ctx: &ProbeCtx) -> ProbeOutcome {
         let (ports, sources) = from_evidence(&ctx.inputs.evidence);
         if !ports.is_empty() {
             return ProbeOutcome::Value(judge(&merge(ports), &sources));

@@ -2,7 +2,7 @@
 //! optional regex. Training configs (`--config`) and site files are read through it.
 
 use super::env::parse_env_file;
-use super::{ProbeCtx, ProbeKind, ProbeOutcome, check_regex, param_bool, param_str, regex_fields};
+use super::{Probe, ProbeCtx, ProbeOutcome, check_regex, regex_fields};
 use crate::formats::config::{ConfigFormat, read_as};
 use serde_json::{Map, Value, json};
 use std::io;
@@ -65,7 +65,22 @@ pub enum FileParse {
     Dotenv,
 }
 
-impl ProbeKind for File {
+impl FileParse {
+    /// The name a playbook writes.
+    pub fn name(&self) -> &'static str {
+        match self {
+            FileParse::Text => "text",
+            FileParse::Lines => "lines",
+            FileParse::Yaml => "yaml",
+            FileParse::Json => "json",
+            FileParse::Toml => "toml",
+            FileParse::Dotenv => "dotenv",
+        }
+    }
+}
+
+impl Probe for File {
+    type Params = FileParams;
     fn name(&self) -> &'static str {
         "file"
     }
@@ -99,37 +114,31 @@ impl ProbeKind for File {
             ),
         ]
     }
-    fn params(&self) -> super::ParamsDecl {
-        super::ParamsDecl::of::<FileParams>()
+    fn check(&self, params: &FileParams) -> Vec<String> {
+        check_regex("file", params.regex.as_deref())
+            .into_iter()
+            .collect()
     }
-    fn check_params(&self, params: &Map<String, Value>) -> Vec<String> {
-        check_regex("file", params).into_iter().collect()
-    }
-    fn run(&self, params: &Map<String, Value>, ctx: &ProbeCtx) -> ProbeOutcome {
-        let Some(path) = param_str(params, "path") else {
-            return ProbeOutcome::Unknown("probe `file` needs parameter `path`".into());
-        };
+    fn run(&self, params: &FileParams, ctx: &ProbeCtx) -> ProbeOutcome {
+        let path = params.path.as_str();
         let mut out = Map::new();
         out.insert("path".into(), json!(path));
         let text = match ctx.host.read_file(path) {
             Ok(b) => String::from_utf8_lossy(&b).into_owned(),
-            Err(e)
-                if e.kind() == io::ErrorKind::NotFound
-                    && param_bool(params, "missing_ok") == Some(true) =>
-            {
+            Err(e) if e.kind() == io::ErrorKind::NotFound && params.missing_ok => {
                 out.insert("exists".into(), json!(false));
                 return ProbeOutcome::Value(Value::Object(out));
             }
             Err(e) => return ProbeOutcome::Unknown(format!("cannot read `{path}`: {e}")),
         };
         out.insert("exists".into(), json!(true));
-        match parse_as(param_str(params, "parse").unwrap_or("text"), &text) {
+        match parse_as(params.parse.name(), &text) {
             Ok((key, v)) => {
                 out.insert(key.into(), v);
             }
             Err(e) => return ProbeOutcome::Unknown(format!("`{path}`: {e}")),
         }
-        if let Some(re) = param_str(params, "regex") {
+        if let Some(re) = params.regex.as_deref() {
             match regex::Regex::new(re) {
                 Ok(re) => regex_fields(&re, &text, &mut out),
                 Err(e) => return ProbeOutcome::Unknown(format!("bad regex `{re}`: {e}")),

@@ -1,7 +1,7 @@
 //! `fstab`: the static mount table `/etc/fstab`, with the line each entry sits on (the
 //! `fstab.options` fix edits that line).
 
-use super::{ProbeCtx, ProbeKind, ProbeOutcome, param_str};
+use super::{Probe, ProbeCtx, ProbeOutcome};
 use crate::formats::fstab::normalize_mount_point as norm;
 use serde_json::{Map, Value, json};
 use std::io;
@@ -61,7 +61,8 @@ pub struct FstabParams {
     pub mount_point: Option<String>,
 }
 
-impl ProbeKind for Fstab {
+impl Probe for Fstab {
+    type Params = FstabParams;
     fn name(&self) -> &'static str {
         "fstab"
     }
@@ -97,10 +98,7 @@ impl ProbeKind for Fstab {
             ),
         ]
     }
-    fn params(&self) -> super::ParamsDecl {
-        super::ParamsDecl::of::<FstabParams>()
-    }
-    fn run(&self, params: &Map<String, Value>, ctx: &ProbeCtx) -> ProbeOutcome {
+    fn run(&self, params: &FstabParams, ctx: &ProbeCtx) -> ProbeOutcome {
         let (text, exists) = match ctx.host.read_file("/etc/fstab") {
             Ok(b) => (String::from_utf8_lossy(&b).into_owned(), true),
             Err(e) if e.kind() == io::ErrorKind::NotFound => (String::new(), false),
@@ -114,7 +112,7 @@ impl ProbeKind for Fstab {
             Value::Array(entries.iter().map(FstabEntry::to_json).collect()),
         );
         out.insert("empty".into(), json!(entries.is_empty()));
-        if let Some(mp) = param_str(params, "mount_point") {
+        if let Some(mp) = params.mount_point.as_deref() {
             // The last entry wins, as it would when `mount -a` mounts them in order.
             if let Some(e) = entries
                 .iter()

@@ -4,7 +4,7 @@
 //! `--pid` window can fill the same ones.
 
 use super::inputs::evidence_of;
-use super::{ProbeCtx, ProbeKind, ProbeOutcome};
+use super::{Probe, ProbeCtx, ProbeOutcome};
 use crate::evidence::smi_tables::{self, SmiUsage, UsageGpu, UsageProcess};
 use crate::evidence::{EvidenceKind, nvidia_smi};
 use crate::vocab::nvml::{Field, NvmlReading};
@@ -183,7 +183,8 @@ fn q_usage(r: &NvmlReading) -> SmiUsage {
     u
 }
 
-impl ProbeKind for GpuUsage {
+impl Probe for GpuUsage {
+    type Params = super::NoParams;
     fn name(&self) -> &'static str {
         "gpu.usage"
     }
@@ -192,6 +193,8 @@ impl ProbeKind for GpuUsage {
     }
     fn fields(&self) -> &'static [(&'static str, &'static str)] {
         &[
+            ("file", "the file read"),
+            ("given", "false when no GPU table was given"),
             ("gpu_util", "mean utilization (%) of the GPUs a job is on"),
             (
                 "process_on_gpu",
@@ -219,7 +222,7 @@ impl ProbeKind for GpuUsage {
             ("truncated", "the paste ends inside a GPU row"),
         ]
     }
-    fn run(&self, _params: &Map<String, Value>, ctx: &ProbeCtx) -> ProbeOutcome {
+    fn run(&self, _params: &super::NoParams, ctx: &ProbeCtx) -> ProbeOutcome {
         type Usage = fn(&str) -> Result<smi_tables::SmiUsage, String>;
         // the kinds that show what GPUs were doing, each read into the usage they show
         let kinds: [(&dyn EvidenceKind, Usage); 6] = [

@@ -1,7 +1,7 @@
 //! `kernel.modules`: the loaded kernel modules, from `/proc/modules` (not `lsmod`, which many
 //! minimal hosts lack).
 
-use super::{ProbeCtx, ProbeKind, ProbeOutcome, read_text};
+use super::{Probe, ProbeCtx, ProbeOutcome, read_text};
 use serde_json::{Map, Value, json};
 
 pub struct KernelModules;
@@ -42,7 +42,8 @@ pub fn parse_proc_modules(text: &str) -> Vec<ProcModule> {
         .collect()
 }
 
-impl ProbeKind for KernelModules {
+impl Probe for KernelModules {
+    type Params = super::NoParams;
     fn name(&self) -> &'static str {
         "kernel.modules"
     }
@@ -64,7 +65,7 @@ impl ProbeKind for KernelModules {
             ("modules.NAME.state", "`Live`, `Loading` or `Unloading`"),
         ]
     }
-    fn run(&self, _params: &Map<String, Value>, ctx: &ProbeCtx) -> ProbeOutcome {
+    fn run(&self, _params: &super::NoParams, ctx: &ProbeCtx) -> ProbeOutcome {
         let text = match read_text(ctx.host, "/proc/modules") {
             Ok(t) => t,
             Err(e) => return ProbeOutcome::Unknown(e),

@@ -5,10 +5,10 @@
 //! `memory_summary()` table or an out-of-memory message given as `--evidence`).
 
 use super::inputs::evidence_of;
-use super::{ProbeCtx, ProbeKind, ProbeOutcome};
+use super::{Probe, ProbeCtx, ProbeOutcome};
 use crate::evidence::{kernel_log, nccl_log, torch_memory};
 use crate::vocab::io::{read_log_tail, read_shared_cut};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use std::time::Duration;
 
 /// A log read in part (over [`crate::vocab::io::MAX_LOG_BYTES`]) is judged on the part read,
@@ -37,7 +37,8 @@ fn to_value<T: serde::Serialize>(t: &T, source: String) -> ProbeOutcome {
 
 pub struct NcclLog;
 
-impl ProbeKind for NcclLog {
+impl Probe for NcclLog {
+    type Params = super::NoParams;
     fn name(&self) -> &'static str {
         "nccl.log"
     }
@@ -46,6 +47,12 @@ impl ProbeKind for NcclLog {
     }
     fn fields(&self) -> &'static [(&'static str, &'static str)] {
         &[
+            ("file", "the file read"),
+            (
+                "cuda_driver_version",
+                "the CUDA driver version NCCL printed",
+            ),
+            ("ranks_seen", "distinct ranks named"),
             ("nccl_version", "NCCL version"),
             (
                 "transports_used",
@@ -103,7 +110,7 @@ impl ProbeKind for NcclLog {
             ),
         ]
     }
-    fn run(&self, _params: &Map<String, Value>, ctx: &ProbeCtx) -> ProbeOutcome {
+    fn run(&self, _params: &super::NoParams, ctx: &ProbeCtx) -> ProbeOutcome {
         let mut cut = None;
         let (path, text) = match &ctx.inputs.nccl_log {
             // its start: NCCL prints how it set up the communicators first
@@ -136,7 +143,8 @@ impl ProbeKind for NcclLog {
 
 pub struct KernelLog;
 
-impl ProbeKind for KernelLog {
+impl Probe for KernelLog {
+    type Params = super::NoParams;
     fn name(&self) -> &'static str {
         "kernel.log"
     }
@@ -145,6 +153,8 @@ impl ProbeKind for KernelLog {
     }
     fn fields(&self) -> &'static [(&'static str, &'static str)] {
         &[
+            ("aer_count", "every AER line seen"),
+            ("lines", "lines read"),
             ("xids", "Xid events: code, pci, message, meaning"),
             (
                 "xid_count",
@@ -181,7 +191,7 @@ impl ProbeKind for KernelLog {
             ),
         ]
     }
-    fn run(&self, _params: &Map<String, Value>, ctx: &ProbeCtx) -> ProbeOutcome {
+    fn run(&self, _params: &super::NoParams, ctx: &ProbeCtx) -> ProbeOutcome {
         if let Some(p) = &ctx.inputs.kernel_log {
             // its end: the newest messages are about the GPUs as they are now
             return match read_log_tail(p) {
@@ -543,7 +553,8 @@ fn syslog_file(host: &dyn crate::host::Host, f: &str) -> Result<Option<HostLog>,
 
 pub struct TorchMemory;
 
-impl ProbeKind for TorchMemory {
+impl Probe for TorchMemory {
+    type Params = super::NoParams;
     fn name(&self) -> &'static str {
         "torch.memory"
     }
@@ -552,6 +563,7 @@ impl ProbeKind for TorchMemory {
     }
     fn fields(&self) -> &'static [(&'static str, &'static str)] {
         &[
+            ("file", "the file read"),
             ("allocated_mib", "memory allocated by tensors"),
             ("reserved_mib", "memory the caching allocator holds"),
             ("peak_allocated_mib", "peak allocated"),
@@ -612,7 +624,7 @@ impl ProbeKind for TorchMemory {
             ),
         ]
     }
-    fn run(&self, _params: &Map<String, Value>, ctx: &ProbeCtx) -> ProbeOutcome {
+    fn run(&self, _params: &super::NoParams, ctx: &ProbeCtx) -> ProbeOutcome {
         match evidence_of(
             &ctx.inputs.evidence,
             &crate::evidence::torch_memory::TorchMemoryKind,

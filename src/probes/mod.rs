@@ -37,7 +37,9 @@ pub mod topology;
 pub mod trace;
 
 use crate::host::Host;
-pub use crate::kinds::{ParamsDecl, Problem};
+pub use crate::kinds::{NoParams, ParamsDecl, Problem};
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -98,6 +100,29 @@ pub enum ProbeOutcome {
     NotApplicable(String),
 }
 
+/// A probe kind as its file writes it: its typed parameters ([`crate::kinds`]: one struct per
+/// kind, names and defaults in one place) reach [`Probe::run`] already parsed.
+pub trait Probe: Sync {
+    /// The parameters it takes in a playbook (serde defaults are the kind's defaults).
+    type Params: DeserializeOwned + JsonSchema;
+    fn name(&self) -> &'static str;
+    /// One sentence: what it reads.
+    fn doc(&self) -> &'static str;
+    /// Output fields (dotted paths) with a short description each.
+    fn fields(&self) -> &'static [(&'static str, &'static str)];
+    /// True when the probe takes readings over the `--sample` window.
+    fn sampled(&self) -> bool {
+        false
+    }
+    /// Extra checks on parameter values beyond their declared types (a regex compiles, a path
+    /// is absolute). Returns one message per problem.
+    fn check(&self, _params: &Self::Params) -> Vec<String> {
+        Vec::new()
+    }
+    fn run(&self, params: &Self::Params, ctx: &ProbeCtx) -> ProbeOutcome;
+}
+
+/// A probe kind with its parameter type erased, as [`PROBES`] holds it. Every [`Probe`] is one.
 pub trait ProbeKind: Sync {
     fn name(&self) -> &'static str;
     /// One sentence: what it reads.
@@ -105,19 +130,56 @@ pub trait ProbeKind: Sync {
     /// Output fields (dotted paths) with a short description each.
     fn fields(&self) -> &'static [(&'static str, &'static str)];
     /// The parameters it takes in a playbook, as a typed struct (see [`crate::kinds`]).
-    fn params(&self) -> ParamsDecl {
-        ParamsDecl::NONE
-    }
+    fn params(&self) -> ParamsDecl;
     /// True when the probe takes readings over the `--sample` window.
-    fn sampled(&self) -> bool {
-        false
-    }
-    /// Extra checks on parameter values beyond their declared types (a regex compiles, a path
-    /// is absolute). Returns one message per problem.
-    fn check_params(&self, _params: &Map<String, Value>) -> Vec<String> {
-        Vec::new()
-    }
+    fn sampled(&self) -> bool;
+    /// The kind's own checks on parameters that read as its struct (before templates render:
+    /// a parameter whose template stands where another type goes is left out; nothing is
+    /// checked when what remains does not read).
+    fn check_params(&self, params: &Map<String, Value>) -> Vec<String>;
+    /// Read the parameters as the kind's struct and run.
     fn run(&self, params: &Map<String, Value>, ctx: &ProbeCtx) -> ProbeOutcome;
+}
+
+impl<P: Probe> ProbeKind for P {
+    fn name(&self) -> &'static str {
+        Probe::name(self)
+    }
+    fn doc(&self) -> &'static str {
+        Probe::doc(self)
+    }
+    fn fields(&self) -> &'static [(&'static str, &'static str)] {
+        Probe::fields(self)
+    }
+    fn params(&self) -> ParamsDecl {
+        ParamsDecl::of::<P::Params>()
+    }
+    fn sampled(&self) -> bool {
+        Probe::sampled(self)
+    }
+    fn check_params(&self, params: &Map<String, Value>) -> Vec<String> {
+        if let Ok(p) = crate::kinds::parse::<P::Params>(params) {
+            return self.check(&p);
+        }
+        let mut rendered_later = params.clone();
+        rendered_later.retain(|_, v| !v.as_str().is_some_and(crate::kinds::is_template));
+        match crate::kinds::parse::<P::Params>(&rendered_later) {
+            Ok(p) => self.check(&p),
+            Err(_) => Vec::new(),
+        }
+    }
+    fn run(&self, params: &Map<String, Value>, ctx: &ProbeCtx) -> ProbeOutcome {
+        let p = match crate::kinds::parse::<P::Params>(params) {
+            Ok(p) => p,
+            Err(e) => {
+                return ProbeOutcome::Unknown(format!(
+                    "parameters of probe `{}` after rendering: {e}",
+                    Probe::name(self)
+                ));
+            }
+        };
+        Probe::run(self, &p, ctx)
+    }
 }
 
 /// Every probe kind, in the order `gpufix list --probes` shows them.
@@ -156,6 +218,24 @@ pub static PROBES: &[&dyn ProbeKind] = &[
     &mount_checks::Shm,
 ];
 
+/// The top-level output fields a probe kind documents (`gpus[].name` gives `gpus`).
+pub fn output_fields(kind: &dyn ProbeKind) -> Vec<&'static str> {
+    let mut out: Vec<&'static str> = Vec::new();
+    let head = |f: &'static str| f.split(['.', '[', ' ', '/']).next().unwrap_or(f);
+    for (names, _) in kind.fields() {
+        // `a / b` documents two fields at once; `gpus[].name / uuid` two fields of `gpus`
+        let mut parts = names.split(" / ");
+        let first = parts.next().unwrap_or(names);
+        let nested = first.contains(['.', '[']);
+        for top in std::iter::once(head(first)).chain(parts.filter(|_| !nested).map(head)) {
+            if !out.contains(&top) {
+                out.push(top);
+            }
+        }
+    }
+    out
+}
+
 pub fn find(name: &str) -> Option<&'static dyn ProbeKind> {
     PROBES.iter().copied().find(|p| p.name() == name)
 }
@@ -165,7 +245,15 @@ pub fn find(name: &str) -> Option<&'static dyn ProbeKind> {
 /// checks.
 pub fn param_problems(kind: &dyn ProbeKind, params: &Map<String, Value>) -> Vec<Problem> {
     let mut errs = crate::kinds::check("probe", kind.name(), &kind.params(), params);
-    errs.extend(kind.check_params(params).into_iter().map(|m| Problem {
+    // the kind's own checks read the parameters as its struct: leave out the ones already
+    // reported, so that every problem is reported at once
+    let mut readable = params.clone();
+    for e in &errs {
+        if let Some(name) = e.path.trim_start_matches('/').split('/').next() {
+            readable.remove(name);
+        }
+    }
+    errs.extend(kind.check_params(&readable).into_iter().map(|m| Problem {
         path: String::new(),
         message: m,
         help: format!("see `gpufix list --probes` for `{}`", kind.name()),
@@ -187,26 +275,7 @@ pub fn run_checked(
     params: &Map<String, Value>,
     ctx: &ProbeCtx,
 ) -> ProbeOutcome {
-    match kind.params().parse(params) {
-        Ok(()) => kind.run(params, ctx),
-        Err(e) => ProbeOutcome::Unknown(format!(
-            "parameters of probe `{}` after rendering: {e}",
-            kind.name()
-        )),
-    }
-}
-
-/// Helpers for probe implementations.
-pub fn param_str<'a>(params: &'a Map<String, Value>, name: &str) -> Option<&'a str> {
-    params.get(name).and_then(Value::as_str)
-}
-
-pub fn param_bool(params: &Map<String, Value>, name: &str) -> Option<bool> {
-    params.get(name).and_then(Value::as_bool)
-}
-
-pub fn param_u64(params: &Map<String, Value>, name: &str) -> Option<u64> {
-    params.get(name).and_then(Value::as_u64)
+    kind.run(params, ctx)
 }
 
 /// A host file as text, or the sentence a probe reports as `unknown`.
@@ -217,9 +286,8 @@ pub fn read_text(host: &dyn Host, path: &str) -> Result<String, String> {
 }
 
 /// Check that a `regex` parameter, when given, compiles.
-pub fn check_regex(kind: &str, params: &Map<String, Value>) -> Option<String> {
-    let re = param_str(params, "regex")?;
-    regex::Regex::new(re)
+pub fn check_regex(kind: &str, regex: Option<&str>) -> Option<String> {
+    regex::Regex::new(regex?)
         .err()
         .map(|e| format!("probe parameter `regex` of `{kind}` does not compile: {e}"))
 }

@@ -4,9 +4,9 @@
 
 use super::inputs::evidence_of;
 use super::mounts::parse_mounts;
-use super::{ProbeCtx, ProbeKind, ProbeOutcome, read_text};
+use super::{Probe, ProbeCtx, ProbeOutcome, read_text};
 use crate::evidence::{mount_text, mounts as ev_mounts};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 /// Filesystems whose atime updates cost a write per read.
 const ATIME_FS: [&str; 4] = ["ext4", "ext3", "xfs", "btrfs"];
@@ -27,7 +27,8 @@ fn is_data_mount_point(mp: &str) -> bool {
 
 pub struct DataMounts;
 
-impl ProbeKind for DataMounts {
+impl Probe for DataMounts {
+    type Params = super::NoParams;
     fn name(&self) -> &'static str {
         "mounts.data"
     }
@@ -43,7 +44,7 @@ impl ProbeKind for DataMounts {
             ("sources", "which tables were read: mounts, fstab"),
         ]
     }
-    fn run(&self, _params: &Map<String, Value>, ctx: &ProbeCtx) -> ProbeOutcome {
+    fn run(&self, _params: &super::NoParams, ctx: &ProbeCtx) -> ProbeOutcome {
         // a table that is absent is simply not at hand; one that cannot be read (not a regular
         // file, too large, unreadable) makes the verdict unknown, with the reason
         let read = |path: &str| match ctx.host.read_file(path) {
@@ -126,7 +127,8 @@ impl ProbeKind for DataMounts {
 
 pub struct Shm;
 
-impl ProbeKind for Shm {
+impl Probe for Shm {
+    type Params = super::NoParams;
     fn name(&self) -> &'static str {
         "shm"
     }
@@ -135,6 +137,7 @@ impl ProbeKind for Shm {
     }
     fn fields(&self) -> &'static [(&'static str, &'static str)] {
         &[
+            ("file", "the evidence file read"),
             ("size_mib", "size of /dev/shm in MiB"),
             ("source", "df, mount-option or meminfo"),
             (
@@ -157,7 +160,7 @@ impl ProbeKind for Shm {
             ),
         ]
     }
-    fn run(&self, _params: &Map<String, Value>, ctx: &ProbeCtx) -> ProbeOutcome {
+    fn run(&self, _params: &super::NoParams, ctx: &ProbeCtx) -> ProbeOutcome {
         // NCCL's own WARN that it could not create or grow a segment in /dev/shm (an attach
         // failure is a peer gone or an unshared /dev/shm, not its size: not read here)
         for p in ctx.inputs.nccl_log.iter().chain(ctx.inputs.evidence.iter()) {

@@ -1,6 +1,6 @@
 //! `mounts`: what is mounted where, from `/proc/mounts`, and which mount holds a given path.
 
-use super::{ProbeCtx, ProbeKind, ProbeOutcome, param_str, read_text};
+use super::{Probe, ProbeCtx, ProbeOutcome, read_text};
 use serde_json::{Map, Value};
 
 pub struct Mounts;
@@ -16,7 +16,8 @@ pub struct MountsParams {
     pub path: Option<String>,
 }
 
-impl ProbeKind for Mounts {
+impl Probe for Mounts {
+    type Params = MountsParams;
     fn name(&self) -> &'static str {
         "mounts"
     }
@@ -41,11 +42,8 @@ impl ProbeKind for Mounts {
             ),
         ]
     }
-    fn params(&self) -> super::ParamsDecl {
-        super::ParamsDecl::of::<MountsParams>()
-    }
-    fn check_params(&self, params: &Map<String, Value>) -> Vec<String> {
-        match param_str(params, "path") {
+    fn check(&self, params: &MountsParams) -> Vec<String> {
+        match params.path.as_deref() {
             Some(p) if !p.starts_with('/') && !p.contains("{{") => {
                 vec![format!(
                     "probe parameter `path` of `mounts` must be absolute, found `{p}`"
@@ -54,7 +52,7 @@ impl ProbeKind for Mounts {
             _ => Vec::new(),
         }
     }
-    fn run(&self, params: &Map<String, Value>, ctx: &ProbeCtx) -> ProbeOutcome {
+    fn run(&self, params: &MountsParams, ctx: &ProbeCtx) -> ProbeOutcome {
         let text = match read_text(ctx.host, "/proc/mounts") {
             Ok(t) => t,
             Err(e) => return ProbeOutcome::Unknown(e),
@@ -65,7 +63,11 @@ impl ProbeKind for Mounts {
             "mounts".into(),
             Value::Array(mounts.iter().map(Mount::to_json).collect()),
         );
-        if let Some(m) = param_str(params, "path").and_then(|p| mount_for_path(&mounts, p)) {
+        if let Some(m) = params
+            .path
+            .as_deref()
+            .and_then(|p| mount_for_path(&mounts, p))
+        {
             out.insert("for_path".into(), m.to_json());
         }
         ProbeOutcome::Value(Value::Object(out))

@@ -3,14 +3,15 @@
 //! [`crate::evidence::nccl_errors`] from `--nccl-log` and from every `--evidence` file that holds
 //! one, whatever else the paste holds.
 
-use super::{ProbeCtx, ProbeKind, ProbeOutcome};
+use super::{Probe, ProbeCtx, ProbeOutcome};
 use crate::evidence::nccl_errors;
 use crate::vocab::io::read_shared;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 pub struct NcclErrors;
 
-impl ProbeKind for NcclErrors {
+impl Probe for NcclErrors {
+    type Params = super::NoParams;
     fn name(&self) -> &'static str {
         "nccl.errors"
     }
@@ -19,6 +20,7 @@ impl ProbeKind for NcclErrors {
     }
     fn fields(&self) -> &'static [(&'static str, &'static str)] {
         &[
+            ("lines", "lines that carried one of these messages"),
             (
                 "timeouts",
                 "watchdog timeouts: rank, pg, seq, op, numel_in, numel_out, tensor_shape, timeout_ms, ran_for_ms",
@@ -61,7 +63,7 @@ impl ProbeKind for NcclErrors {
             ("file", "the file read"),
         ]
     }
-    fn run(&self, _params: &Map<String, Value>, ctx: &ProbeCtx) -> ProbeOutcome {
+    fn run(&self, _params: &super::NoParams, ctx: &ProbeCtx) -> ProbeOutcome {
         let candidates = ctx.inputs.nccl_log.iter().chain(ctx.inputs.evidence.iter());
         for p in candidates {
             let Ok(t) = read_shared(p) else { continue };

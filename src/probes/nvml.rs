@@ -7,7 +7,7 @@
 //! becomes unknown with that reason. When NVML cannot start at all the probe still returns a
 //! value, `{available: false, error}`, so the driver rule can fail on it.
 
-use super::{ProbeCtx, ProbeKind, ProbeOutcome};
+use super::{Probe, ProbeCtx, ProbeOutcome};
 use crate::host::{Field, GpuReading, NvmlReading};
 use serde_json::{Map, Value, json};
 
@@ -225,7 +225,8 @@ pub fn reading_json(r: &NvmlReading) -> Value {
     Value::Object(out)
 }
 
-impl ProbeKind for Nvml {
+impl Probe for Nvml {
+    type Params = super::NoParams;
     fn name(&self) -> &'static str {
         "nvml"
     }
@@ -350,7 +351,7 @@ impl ProbeKind for Nvml {
             ),
         ]
     }
-    fn run(&self, _params: &Map<String, Value>, ctx: &ProbeCtx) -> ProbeOutcome {
+    fn run(&self, _params: &super::NoParams, ctx: &ProbeCtx) -> ProbeOutcome {
         match ctx.host.nvml() {
             Ok(r) => ProbeOutcome::Value(reading_json(&r)),
             Err(e) if e.contains(crate::host::NOT_IN_EVIDENCE) => ProbeOutcome::Unknown(e),

@@ -2,7 +2,7 @@
 //! reasons read repeatedly over the `--sample` window, summarized per GPU. A single reading
 //! says little about a training job whose utilization swings between steps.
 
-use super::{ProbeCtx, ProbeKind, ProbeOutcome, param_u64};
+use super::{Probe, ProbeCtx, ProbeOutcome};
 use crate::host::{Field, GpuSample};
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
@@ -161,10 +161,11 @@ pub struct NvmlSampleParams {
 }
 
 fn default_interval_ms() -> u64 {
-    200
+    DEFAULT_INTERVAL_MS
 }
 
-impl ProbeKind for NvmlSample {
+impl Probe for NvmlSample {
+    type Params = NvmlSampleParams;
     fn name(&self) -> &'static str {
         "nvml.sample"
     }
@@ -208,11 +209,8 @@ impl ProbeKind for NvmlSample {
             ),
         ]
     }
-    fn params(&self) -> super::ParamsDecl {
-        super::ParamsDecl::of::<NvmlSampleParams>()
-    }
-    fn check_params(&self, params: &Map<String, Value>) -> Vec<String> {
-        if param_u64(params, "interval_ms") == Some(0) {
+    fn check(&self, params: &NvmlSampleParams) -> Vec<String> {
+        if params.interval_ms == 0 {
             vec!["probe parameter `interval_ms` of `nvml.sample` must be positive".into()]
         } else {
             Vec::new()
@@ -221,12 +219,8 @@ impl ProbeKind for NvmlSample {
     fn sampled(&self) -> bool {
         true
     }
-    fn run(&self, params: &Map<String, Value>, ctx: &ProbeCtx) -> ProbeOutcome {
-        let interval = Duration::from_millis(
-            param_u64(params, "interval_ms")
-                .unwrap_or(DEFAULT_INTERVAL_MS)
-                .max(1),
-        );
+    fn run(&self, params: &NvmlSampleParams, ctx: &ProbeCtx) -> ProbeOutcome {
+        let interval = Duration::from_millis(params.interval_ms.max(1));
         let n = if ctx.sample.is_zero() {
             1
         } else {
@@ -457,7 +451,7 @@ mod zero_window {
             inputs: &inputs,
             sample,
         };
-        match NvmlSample.run(&Map::new(), &ctx) {
+        match crate::probes::ProbeKind::run(&NvmlSample, &Map::new(), &ctx) {
             ProbeOutcome::Value(v) => v["gpus"][0]["utilization_gpu"]["mean"].clone(),
             o => panic!("{o:?}"),
         }

@@ -1,6 +1,6 @@
 //! `pressure`: Linux pressure stall information (PSI) for CPU, IO and memory.
 
-use super::{ProbeCtx, ProbeKind, ProbeOutcome};
+use super::{Probe, ProbeCtx, ProbeOutcome};
 use serde_json::{Map, Value, json};
 
 pub struct Pressure;
@@ -34,7 +34,8 @@ pub fn parse_pressure(text: &str) -> Map<String, Value> {
     out
 }
 
-impl ProbeKind for Pressure {
+impl Probe for Pressure {
+    type Params = super::NoParams;
     fn name(&self) -> &'static str {
         "pressure"
     }
@@ -60,7 +61,7 @@ impl ProbeKind for Pressure {
             ),
         ]
     }
-    fn run(&self, _params: &Map<String, Value>, ctx: &ProbeCtx) -> ProbeOutcome {
+    fn run(&self, _params: &super::NoParams, ctx: &ProbeCtx) -> ProbeOutcome {
         let mut out = Map::new();
         let mut unavailable = Map::new();
         for res in ["cpu", "io", "memory"] {

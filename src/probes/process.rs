@@ -5,7 +5,7 @@
 
 use super::env::parse_environ;
 use super::pyspy;
-use super::{ProbeCtx, ProbeKind, ProbeOutcome};
+use super::{Probe, ProbeCtx, ProbeOutcome};
 use crate::host::Host;
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
@@ -243,7 +243,8 @@ pub struct OptionalParams {
     pub optional: bool,
 }
 
-impl ProbeKind for Process {
+impl Probe for Process {
+    type Params = OptionalParams;
     fn name(&self) -> &'static str {
         "process"
     }
@@ -345,12 +346,9 @@ impl ProbeKind for Process {
     fn sampled(&self) -> bool {
         true
     }
-    fn params(&self) -> super::ParamsDecl {
-        super::ParamsDecl::of::<OptionalParams>()
-    }
-    fn run(&self, _params: &Map<String, Value>, ctx: &ProbeCtx) -> ProbeOutcome {
+    fn run(&self, params: &OptionalParams, ctx: &ProbeCtx) -> ProbeOutcome {
         let Some(pid) = ctx.inputs.pid else {
-            if super::param_bool(_params, "optional") == Some(true) {
+            if params.optional {
                 return ProbeOutcome::Value(json!({ "attached": false }));
             }
             return ProbeOutcome::NotApplicable("needs --pid or --job".into());

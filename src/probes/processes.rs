@@ -1,12 +1,13 @@
 //! `processes`: which PIDs exist on the host and which are zombies (to tell GPU memory held by
 //! processes that are gone).
 
-use super::{ProbeCtx, ProbeKind, ProbeOutcome};
-use serde_json::{Map, Value, json};
+use super::{Probe, ProbeCtx, ProbeOutcome};
+use serde_json::json;
 
 pub struct Processes;
 
-impl ProbeKind for Processes {
+impl Probe for Processes {
+    type Params = super::NoParams;
     fn name(&self) -> &'static str {
         "processes"
     }
@@ -20,7 +21,7 @@ impl ProbeKind for Processes {
             ("count", "number of processes"),
         ]
     }
-    fn run(&self, _params: &Map<String, Value>, ctx: &ProbeCtx) -> ProbeOutcome {
+    fn run(&self, _params: &super::NoParams, ctx: &ProbeCtx) -> ProbeOutcome {
         let names = match ctx.host.read_dir("/proc") {
             Ok(n) => n,
             Err(e) => return ProbeOutcome::Unknown(format!("cannot list /proc: {e}")),

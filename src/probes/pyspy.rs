@@ -38,7 +38,7 @@ pub fn find_pyspy(host: &dyn Host) -> Result<Option<String>, String> {
         }
         return crate::trust::check(std::path::Path::new(&p), "py-spy (GPUFIX_PYSPY)")
             .map(|()| Some(p))
-            .map_err(|e| e.lines().next().unwrap_or("").to_string());
+            .map_err(|e| e.message);
     }
     let path = std::env::var("PATH").unwrap_or_default();
     let mut refused = None;
@@ -52,7 +52,7 @@ pub fn find_pyspy(host: &dyn Host) -> Result<Option<String>, String> {
         match crate::trust::check(std::path::Path::new(&p), "py-spy") {
             Ok(()) => return Ok(Some(p)),
             Err(e) => {
-                refused.get_or_insert(e.lines().next().unwrap_or("").to_string());
+                refused.get_or_insert(e.message);
             }
         }
     }
@@ -285,15 +285,13 @@ pub struct DumpParams {
     pub optional: bool,
 }
 
-impl super::ProbeKind for PyspyDumpProbe {
+impl super::Probe for PyspyDumpProbe {
+    type Params = DumpParams;
     fn name(&self) -> &'static str {
         "pyspy.dump"
     }
     fn doc(&self) -> &'static str {
         "pasted `py-spy dump` output: what each training process's main thread is doing (DataLoader wait, host sync, backward/optimizer), and threads inside a torch.distributed collective"
-    }
-    fn params(&self) -> super::ParamsDecl {
-        super::ParamsDecl::of::<DumpParams>()
     }
     fn fields(&self) -> &'static [(&'static str, &'static str)] {
         &[
@@ -332,11 +330,7 @@ impl super::ProbeKind for PyspyDumpProbe {
             ),
         ]
     }
-    fn run(
-        &self,
-        params: &serde_json::Map<String, Value>,
-        ctx: &super::ProbeCtx,
-    ) -> super::ProbeOutcome {
+    fn run(&self, params: &DumpParams, ctx: &super::ProbeCtx) -> super::ProbeOutcome {
         let mut files = Vec::new();
         let mut dumps = Vec::new();
         for p in &ctx.inputs.evidence {
@@ -349,7 +343,7 @@ impl super::ProbeKind for PyspyDumpProbe {
             }
         }
         if dumps.is_empty() {
-            return if super::param_bool(params, "optional") == Some(true) {
+            return if params.optional {
                 super::ProbeOutcome::Value(json!({"given": false}))
             } else {
                 super::ProbeOutcome::NotApplicable(

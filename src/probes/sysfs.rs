@@ -1,7 +1,7 @@
 //! `sysfs`: one value under `/sys` or `/proc/sys` (CPU governor, THP mode, block scheduler,
 //! read-ahead, sysctls). Other paths are refused: use the `file` probe for them.
 
-use super::{ProbeCtx, ProbeKind, ProbeOutcome, param_str};
+use super::{Probe, ProbeCtx, ProbeOutcome};
 use serde_json::{Map, Value, json};
 
 pub struct Sysfs;
@@ -44,7 +44,8 @@ pub struct SysfsParams {
     pub path: String,
 }
 
-impl ProbeKind for Sysfs {
+impl Probe for Sysfs {
+    type Params = SysfsParams;
     fn name(&self) -> &'static str {
         "sysfs"
     }
@@ -62,19 +63,11 @@ impl ProbeKind for Sysfs {
             ),
         ]
     }
-    fn params(&self) -> super::ParamsDecl {
-        super::ParamsDecl::of::<SysfsParams>()
+    fn check(&self, params: &SysfsParams) -> Vec<String> {
+        sysfs_path_problem(&params.path).into_iter().collect()
     }
-    fn check_params(&self, params: &Map<String, Value>) -> Vec<String> {
-        param_str(params, "path")
-            .and_then(sysfs_path_problem)
-            .into_iter()
-            .collect()
-    }
-    fn run(&self, params: &Map<String, Value>, ctx: &ProbeCtx) -> ProbeOutcome {
-        let Some(path) = param_str(params, "path") else {
-            return ProbeOutcome::Unknown("probe `sysfs` needs parameter `path`".into());
-        };
+    fn run(&self, params: &SysfsParams, ctx: &ProbeCtx) -> ProbeOutcome {
+        let path = params.path.as_str();
         if let Some(p) = sysfs_path_problem(path) {
             return ProbeOutcome::Unknown(p);
         }

@@ -8,10 +8,10 @@
 //! sockets' link, whatever the cards are.
 
 use super::inputs::evidence_of;
-use super::{ProbeCtx, ProbeKind, ProbeOutcome};
+use super::{Probe, ProbeCtx, ProbeOutcome};
 use crate::evidence::smi_tables::{self, Topology};
 use crate::host::{Field, NvmlReading};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use std::collections::BTreeMap;
 
 pub struct GpuTopology;
@@ -65,7 +65,8 @@ pub fn nvml_value(r: &NvmlReading) -> Value {
     })
 }
 
-impl ProbeKind for GpuTopology {
+impl Probe for GpuTopology {
+    type Params = super::NoParams;
     fn name(&self) -> &'static str {
         "gpu.topology"
     }
@@ -74,6 +75,7 @@ impl ProbeKind for GpuTopology {
     }
     fn fields(&self) -> &'static [(&'static str, &'static str)] {
         &[
+            ("given", "true when a `nvidia-smi topo -m` table was read"),
             (
                 "source",
                 "`topo -m` (a paste) or `nvml` (the host's reading)",
@@ -96,7 +98,7 @@ impl ProbeKind for GpuTopology {
             ("file", "topo -m: the file read"),
         ]
     }
-    fn run(&self, _params: &Map<String, Value>, ctx: &ProbeCtx) -> ProbeOutcome {
+    fn run(&self, _params: &super::NoParams, ctx: &ProbeCtx) -> ProbeOutcome {
         if let Some((p, t)) = evidence_of(&ctx.inputs.evidence, &crate::evidence::smi_tables::Topo)
             .into_iter()
             .next()

@@ -1,10 +1,9 @@
 //! `trace`: a PyTorch profiler (Kineto) trace given with `--trace` (or as `--evidence`),
 //! streamed through the analyser in bounded memory.
 
-use super::{ProbeCtx, ProbeKind, ProbeOutcome};
+use super::{Probe, ProbeCtx, ProbeOutcome};
 use crate::evidence::EvidenceKind as _;
 use crate::evidence::trace;
-use serde_json::{Map, Value};
 
 pub struct Trace;
 
@@ -17,7 +16,8 @@ pub struct OptionalParams {
     pub optional: bool,
 }
 
-impl ProbeKind for Trace {
+impl Probe for Trace {
+    type Params = OptionalParams;
     fn name(&self) -> &'static str {
         "trace"
     }
@@ -26,6 +26,17 @@ impl ProbeKind for Trace {
     }
     fn fields(&self) -> &'static [(&'static str, &'static str)] {
         &[
+            (
+                "given",
+                "false (and nothing else) when `optional` and no trace was given",
+            ),
+            ("events_seen", "events visited"),
+            ("truncated", "the JSON ended early or broke"),
+            ("kernel_count", "kernel launches"),
+            ("gpu_memcpy_count / gpu_memcpy_ms", "memcpy count and time"),
+            ("gpu_memset_count / gpu_memset_ms", "memset count and time"),
+            ("sync_calls", "host syncs per name"),
+            ("sync_calls_total", "all host syncs"),
             ("steps", "ProfilerStep annotations in the trace"),
             (
                 "window",
@@ -69,10 +80,7 @@ impl ProbeKind for Trace {
             ("top_kernels", "five kernels with the most time"),
         ]
     }
-    fn params(&self) -> super::ParamsDecl {
-        super::ParamsDecl::of::<OptionalParams>()
-    }
-    fn run(&self, _params: &Map<String, Value>, ctx: &ProbeCtx) -> ProbeOutcome {
+    fn run(&self, params: &OptionalParams, ctx: &ProbeCtx) -> ProbeOutcome {
         let path = match &ctx.inputs.trace {
             Some(p) => p.clone(),
             // a trace is recognised by its content; a gzipped one by its name
@@ -83,7 +91,7 @@ impl ProbeKind for Trace {
                         .is_some_and(|k| k.name() == crate::evidence::trace::ChromeTrace.name())
             }) {
                 Some(p) => p.clone(),
-                None if super::param_bool(_params, "optional") == Some(true) => {
+                None if params.optional => {
                     return ProbeOutcome::Value(serde_json::json!({ "given": false }));
                 }
                 None => return ProbeOutcome::NotApplicable("needs --trace".into()),

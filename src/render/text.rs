@@ -370,15 +370,27 @@ pub fn describe_action(a: &serde_json::Value) -> String {
         return a.to_string();
     };
     let kind = m.get("kind").and_then(|k| k.as_str()).unwrap_or("?");
-    let rest: Vec<String> = m
+    // a launch-script flag or Python setting reads as its user writes it, with its file
+    let shown = match (kind, m.get("key").and_then(|k| k.as_str())) {
+        ("config.set", Some(key)) => {
+            crate::formats::shown_key(key, m.get("file").and_then(|f| f.as_str()))
+        }
+        _ => None,
+    };
+    let rest: Vec<String> = shown
         .iter()
-        // an empty parameter is one the rule left to its default (`file:` of a source that
-        // names no file): not worth a `file=` in the line
-        .filter(|(k, v)| *k != "kind" && v.as_str() != Some(""))
-        .map(|(k, v)| match v {
-            serde_json::Value::String(s) => format!("{k}={s}"),
-            other => format!("{k}={other}"),
-        })
+        .cloned()
+        .chain(
+            m.iter()
+                // an empty parameter is one the rule left to its default (`file:` of a source
+                // that names no file): not worth a `file=` in the line
+                .filter(|(k, v)| *k != "kind" && v.as_str() != Some(""))
+                .filter(|(k, _)| shown.is_none() || !matches!(k.as_str(), "key" | "file"))
+                .map(|(k, v)| match v {
+                    serde_json::Value::String(s) => format!("{k}={s}"),
+                    other => format!("{k}={other}"),
+                }),
+        )
         .collect();
     format!("{kind} {}", rest.join(" "))
 }
@@ -386,6 +398,28 @@ pub fn describe_action(a: &serde_json::Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 27: a fix's key reads as its user writes the setting, at its file and line.
+    #[test]
+    fn fix_keys_read_as_the_user_writes_them() {
+        let actions = serde_json::json!([
+            {"kind": "config.set", "file": "train.py", "key": "DataLoader@L5.num_workers", "value": 8},
+            {"kind": "config.set", "file": "launch.sh", "key": "--dataloader_num_workers@L3", "value": 8},
+            {"kind": "config.set", "file": "/srv/proj/data.py", "key": "def build_loader@L9.num_workers", "value": 8},
+            {"kind": "config.set", "file": "main.py", "key": "{num_workers}@L50", "value": 8},
+            {"kind": "config.set", "file": "main.py", "key": "=NUM_WORKERS@L12", "value": 8},
+            {"kind": "config.set", "file": "", "key": "dict@L5.NUM_WORKERS", "value": 8},
+            {"kind": "config.set", "file": "cfg.yaml", "key": "data.num_workers", "value": 8},
+            {"kind": "env.unset", "name": "CUDA_LAUNCH_BLOCKING", "file": "/job/env"},
+        ]);
+        let lines: Vec<String> = actions
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(describe_action)
+            .collect();
+        insta::assert_snapshot!(lines.join("\n"));
+    }
 
     #[test]
     fn a_long_list_or_map_is_named_by_its_size_and_a_long_string_is_cut() {

@@ -32,17 +32,7 @@ pub(super) struct Scope<'a> {
 
 /// The top-level output fields a probe kind documents (`gpus[].name` gives `gpus`).
 pub(super) fn output_fields(kind: &dyn probes::ProbeKind) -> Vec<&'static str> {
-    let mut out: Vec<&'static str> = Vec::new();
-    // `a / b` documents two fields at once
-    for (names, _) in kind.fields() {
-        for f in names.split(" / ") {
-            let top = f.split(['.', '[', ' ', '/']).next().unwrap_or(f);
-            if !out.contains(&top) {
-                out.push(top);
-            }
-        }
-    }
-    out
+    probes::output_fields(kind)
 }
 
 impl Scope<'_> {
