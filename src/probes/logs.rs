@@ -95,6 +95,10 @@ impl ProbeKind for NcclLog {
             ("init_complete", "`Init COMPLETE` was printed"),
             ("networks_chosen", "distinct networks NCCL said it chose"),
             ("ib_wanted", "the environment asked for IB"),
+            (
+                "ib_intended",
+                "what shows the site meant to use RDMA (sockets on IPoIB, an NCCL_IB_* setting, an HCA named or not openable); absent when nothing does",
+            ),
             ("hosts", "hosts named in the line prefixes"),
             ("unavailable", "fields the log cannot give, with why"),
             (
