@@ -97,7 +97,7 @@ impl ProbeKind for NcclLog {
             ("ib_wanted", "the environment asked for IB"),
             (
                 "ib_intended",
-                "what shows the site meant to use RDMA (sockets on IPoIB, an NCCL_IB_* setting, an HCA named or not openable); absent when nothing does",
+                "what shows the site meant to use RDMA (sockets on IPoIB, an NCCL_IB_* setting, an HCA named or not openable); null when nothing does",
             ),
             ("hosts", "hosts named in the line prefixes"),
             ("unavailable", "fields the log cannot give, with why"),
