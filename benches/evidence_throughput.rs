@@ -15,6 +15,12 @@
 //!
 //! `GPUFIX_EVIDENCE_PARSERS_ONLY=1` times the parsers only (no plan processes): with a small
 //! `GPUFIX_EVIDENCE_MB`, the run to count instructions under `valgrind --tool=callgrind`.
+//! `GPUFIX_EVIDENCE_ONLY=TEXT` runs only the kinds whose name holds TEXT (`NCCL`, `kernel`).
+//!
+//! Each parser rate is given twice: MB per wall-clock second, and MB per second of the
+//! thread's own CPU time (`CLOCK_THREAD_CPUTIME_ID`). On a shared machine the wall clock also
+//! counts the time other processes held the core; the CPU-time rate is what one core of the
+//! machine gives the parser.
 
 use gpufix::evidence::{
     collect_env, cuda_errors, kernel_log, nccl_errors, nccl_log, nvidia_smi, pyspy_dump, segment,
@@ -73,17 +79,44 @@ fn training_log_readers(t: &str) {
     std::hint::black_box(torch_memory::parse_torch_memory(t));
 }
 
+/// CPU time this thread has run, in seconds (`CLOCK_THREAD_CPUTIME_ID`): on a shared machine
+/// the wall clock counts the time other processes held the core, this does not.
+#[allow(unsafe_code)]
+fn thread_cpu_s() -> f64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one timespec, which `ts` is.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    assert_eq!(rc, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID)");
+    ts.tv_sec as f64 + ts.tv_nsec as f64 / 1e9
+}
+
+/// A parser's rate over one text: MB per wall-clock second and MB per second of this
+/// thread's CPU time, each the median of 3 runs.
+#[derive(Clone, Copy)]
+struct Rate {
+    wall: f64,
+    cpu: f64,
+}
+
 /// Median of 3 timed runs of the parser over `text`.
-fn parse_rate(text: &str, f: impl Fn(&str)) -> f64 {
-    let mut v: Vec<f64> = (0..3)
+fn parse_rate(text: &str, f: impl Fn(&str)) -> Rate {
+    let (mut wall, mut cpu): (Vec<f64>, Vec<f64>) = (0..3)
         .map(|_| {
-            let t = Instant::now();
+            let (t, c) = (Instant::now(), thread_cpu_s());
             f(text);
-            mbps(text.len(), t.elapsed().as_secs_f64())
+            let (w, c) = (t.elapsed().as_secs_f64(), thread_cpu_s() - c);
+            (mbps(text.len(), w), mbps(text.len(), c))
         })
-        .collect();
-    v.sort_by(f64::total_cmp);
-    v[1]
+        .unzip();
+    wall.sort_by(f64::total_cmp);
+    cpu.sort_by(f64::total_cmp);
+    Rate {
+        wall: wall[1],
+        cpu: cpu[1],
+    }
 }
 
 struct Run {
@@ -191,7 +224,11 @@ fn main() {
         "{:<18} {:>10} {:>12} {:>10} {:>14} {:>10}",
         "kind", "size MB", "parser MB/s", "plan s", "plan peak MiB", "peak/size"
     );
+    let only = std::env::var("GPUFIX_EVIDENCE_ONLY").unwrap_or_default();
     for (name, path, head, unit) in kinds {
+        if !name.contains(only.as_str()) {
+            continue;
+        }
         let size = write_repeated(&path, &head, &unit, mb * 1_000_000);
         // the parser alone, for the kinds whose parser reads the whole paste
         let rate = match name {
@@ -212,14 +249,22 @@ fn main() {
                 let loader = parse_rate(&text, |t| {
                     std::hint::black_box(gpufix::formats::job_text::log_warnings(t));
                 });
-                println!("  (training log: job_text::log_warnings alone {loader:.1} MB/s)");
+                println!(
+                    "  (training log: job_text::log_warnings alone {:.1} MB/s, {:.1} MB/s of CPU time)",
+                    loader.wall, loader.cpu
+                );
                 Some(parse_rate(&text, training_log_readers))
             }
             _ => None,
         };
         if parsers_only {
             if let Some(r) = rate {
-                println!("{name:<18} {:>10.1} {r:>12.1}", size as f64 / 1e6);
+                println!(
+                    "{name:<18} {:>10.1} {:>12.1}   ({:.1} MB/s of CPU time)",
+                    size as f64 / 1e6,
+                    r.wall,
+                    r.cpu
+                );
             }
             continue;
         }
@@ -229,7 +274,7 @@ fn main() {
             "{:<18} {:>10.1} {:>12} {:>10.2} {:>14} {:>10}{}",
             name,
             size as f64 / 1e6,
-            rate.map_or("-".into(), |r| format!("{r:.1}")),
+            rate.map_or("-".into(), |r| format!("{:.1}", r.wall)),
             r.wall_s,
             peak_mib.map_or("?".into(), |m| format!("{m:.1}")),
             peak_mib.map_or("?".into(), |m| format!(
@@ -241,6 +286,9 @@ fn main() {
                 s => format!("  (exit {s:?}: {})", r.error),
             }
         );
+        if let Some(r) = rate {
+            println!("{:<18} parser {:.1} MB/s of CPU time", "", r.cpu);
+        }
     }
     // nvidia-smi -q of one GPU, parsed many times (a paste holds a few GPUs, not megabytes)
     let t = Instant::now();

@@ -23,8 +23,10 @@ fn default_sigpipe() {
 fn main() {
     default_sigpipe();
     // the native CUDA check runs in a child of this binary (`host::cuda_check::isolate_in`)
-    if std::env::args_os().nth(1).as_deref() == Some(cuda_check::CHILD_ARG.as_ref()) {
-        std::process::exit(cuda_check::child_main());
+    match std::env::args_os().nth(1) {
+        Some(a) if a == cuda_check::CHILD_ARG => std::process::exit(cuda_check::child_main()),
+        Some(a) if a == cuda_check::VERSION_ARG => std::process::exit(cuda_check::version_main()),
+        _ => {}
     }
     // (/proc/self/exe: this very binary, even if its file was replaced by an upgrade since)
     cuda_check::isolate_in("/proc/self/exe".into());

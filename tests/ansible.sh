@@ -3,9 +3,12 @@
 #   1. --check --diff: reports changed=1 and prints a diff, and the fixture is untouched
 #   2. a real run: changed=1, and the fixture now differs
 #   3. the same run again: changed=0 (idempotent), and --check agrees
-#   4. (fake binary only) --deny of the fix's kind predicts no change; --diff with
-#      before_text/after_text; a failing binary fails the task with its message; apply's
-#      exit 4 (re-check failed) is changed with a warning; a root that does not exist fails
+#   4. the module's own cases, always with the fake binary (MODULE_CASES=0 leaves them out):
+#      --deny of the fix's kind predicts no change; --diff with before_text/after_text; a
+#      failing binary fails the task with its message; apply's exit 4 (re-check failed) is
+#      changed with a warning; a root that does not exist fails
+#   5. (a real gpufix; SECRET_CASES=0 leaves them out) secrets in the job's env file appear
+#      nowhere in -vvv output: not in the invocation, the result or the --diff
 #
 #   GPUFIX_BIN    gpufix binary (default: contrib/ansible/test/fake-gpufix, which needs no build)
 #   FIXTURE_ROOT  a root tree with one failing rule whose fix is allowed (copied, never changed);
@@ -98,13 +101,17 @@ check "the second apply leaves the host as it was" test "$after" == "$(tree_sum)
 playbook "$bin" '{}' --check || true
 check "check mode agrees nothing is left to do" recap_has "changed=0"
 
-if [[ $bin == "$fake" ]]; then
-    # A fresh failing tree for the module's own edge cases.
+if [[ ${MODULE_CASES:-1} == 1 ]]; then
+    # The module's own edge cases, with the fake binary whatever GPUFIX_BIN is (they are about
+    # how the module maps exits and arguments, and need answers a real host cannot be made to
+    # give on demand, such as exit 4), on a fresh failing tree, with the fake's default allow.
+    saved_allow=$allow_json
+    allow_json="[]"
     printf 'CUDA_LAUNCH_BLOCKING=1\n' >"$work/root/etc/environment"
-    playbook "$bin" '{"gpufix_deny": ["env.unset"]}' --check --diff || true
+    playbook "$fake" '{"gpufix_deny": ["env.unset"]}' --check --diff || true
     check "a denied kind is not predicted as a change" recap_has "changed=0"
 
-    FAKE_GPUFIX_BEFORE_AFTER=1 playbook "$bin" '{}' --check --diff || true
+    FAKE_GPUFIX_BEFORE_AFTER=1 playbook "$fake" '{}' --check --diff || true
     # Ansible labels whole-text diffs `--- before: HEADER`; a prepared unified diff has no label.
     check "before_text/after_text become a whole-file diff" grep -qE '^--- before: /etc/environment' "$work/out"
     check "the whole-file diff removes the line" grep -qE '^-CUDA_LAUNCH_BLOCKING=1' "$work/out"
@@ -123,21 +130,45 @@ SH
     # Exit 4: the changes were made and verified, the re-check failed. The host changed, so
     # the task is changed (the handler fires) and warns with the re-check's reason.
     printf 'CUDA_LAUNCH_BLOCKING=1\n' >"$work/root/etc/environment"
-    FAKE_GPUFIX_RECHECK_FAIL=1 playbook "$bin" '{}' -v || true
+    FAKE_GPUFIX_RECHECK_FAIL=1 playbook "$fake" '{}' -v || true
     check "exit 4: the task is changed" recap_has "changed=1"
     check "exit 4: the task does not fail" recap_has "failed=0"
     check "exit 4: the handler fires" grep -q "HANDLER-FIRED" "$work/out"
     check "exit 4: a warning with the re-check's reason" grep -q "\[WARNING\]: gpufix applied and verified every change, but re-checking the rules failed: .*cannot run" "$work/out"
 
-    playbook "$bin" '{"gpufix_root": "'"$work"'/no-such-root"}' || true
+    playbook "$fake" '{"gpufix_root": "'"$work"'/no-such-root"}' || true
     check "a root that does not exist fails the task" recap_has "failed=1"
     check "the failure names the root" grep -q "no-such-root is not a directory" "$work/out"
 
     log=$work/argv.log
-    FAKE_GPUFIX_LOG=$log playbook "$bin" '{"gpufix_allow": ["env.unset", "config.set"]}' || true
+    FAKE_GPUFIX_LOG=$log playbook "$fake" '{"gpufix_allow": ["env.unset", "config.set"]}' || true
     check "apply passes each allowed kind" grep -qF '"apply", "--yes", "--format", "json", "--root", "'"$work/root"'", "--allow", "env.unset", "--allow", "config.set"' "$log"
-    FAKE_GPUFIX_LOG=$log playbook "$bin" '{"gpufix_allow": ["env.unset"], "gpufix_allow_disruptive": true}' --check || true
+    FAKE_GPUFIX_LOG=$log playbook "$fake" '{"gpufix_allow": ["env.unset"], "gpufix_allow_disruptive": true}' --check || true
     check "check mode runs apply --dry-run with the same filters" grep -qF '"apply", "--dry-run", "--format", "json", "--root", "'"$work/root"'", "--allow", "env.unset", "--allow-disruptive"' "$log"
+    allow_json=$saved_allow
+fi
+
+if [[ $bin != "$fake" && ${SECRET_CASES:-1} == 1 ]]; then
+    # Secrets in the job's env file never reach what Ansible shows or logs: not the invocation
+    # (its module_args, printed at -vvv, are what the module logs on the host; every option is
+    # a path or a fix kind, so none is no_log), not `applied`, not the --diff. gpufix's privacy
+    # filter (src/privacy.rs) redacts them; this runs the real binary through the module. The
+    # values are made up, in the shapes the filter knows (a Hugging Face token, a URL's
+    # password, a secret-named variable).
+    secrets=(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 'pw-9f3Kq2' 'wandb-7c1d9e0b2a4f6835')
+    printf 'CUDA_LAUNCH_BLOCKING=1\nHF_TOKEN=%s\nDATABASE_URL=postgres://trainer:%s@db.internal/runs\nWANDB_API_KEY=%s\n' \
+        "${secrets[@]}" >"$work/job.env"
+    env_before=$(cat "$work/job.env")
+    secret_free() { ! grep -qF -e "${secrets[0]}" -e "${secrets[1]}" -e "${secrets[2]}" "$work/out"; }
+    playbook "$bin" '{"gpufix_env_file": "'"$work"'/job.env", "gpufix_allow": ["env.unset"]}' --check --diff -vvv || true
+    check "secrets: check mode predicts the env file's change" recap_has "changed=1"
+    check "secrets: the invocation shows the env file's path" grep -qF '"env_file": "'"$work"'/job.env"' "$work/out"
+    check "secrets: no secret in check mode's invocation, result or diff" secret_free
+    check "secrets: the diff shows them redacted" grep -q '^ HF_TOKEN=<redacted>' "$work/out"
+    playbook "$bin" '{"gpufix_env_file": "'"$work"'/job.env", "gpufix_allow": ["env.unset"]}' --diff -vvv || true
+    check "secrets: apply changes the env file" recap_has "changed=1"
+    check "secrets: no secret in apply's invocation, result or diff" secret_free
+    check "secrets: apply removed only CUDA_LAUNCH_BLOCKING" test "$(cat "$work/job.env")" == "$(grep -v '^CUDA_LAUNCH_BLOCKING=' <<<"$env_before")"
 fi
 
 if [[ -n ${PENDING_ROOT:-} ]]; then

@@ -2380,3 +2380,20 @@ fn the_cuda_check_child_answers_one_json_line() {
         assert!(c.error.is_some(), "{line}");
     }
 }
+
+/// `cuDriverGetVersion` in a child (`host::cuda_check::driver_version`): a number, or exit 1
+/// with the loader's message on a machine without the driver.
+#[test]
+fn the_cuda_version_child_answers_a_number_or_why_not() {
+    let o = Command::cargo_bin("gpufix")
+        .unwrap()
+        .arg("--internal-cuda-driver-version")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    match o.status.code() {
+        Some(0) => assert!(stdout.trim().parse::<i32>().unwrap() >= 1000, "{stdout}"),
+        Some(1) => assert!(String::from_utf8_lossy(&o.stderr).contains("libcuda")),
+        c => panic!("exit {c:?}"),
+    }
+}

@@ -228,7 +228,7 @@ pub fn evaluate(
     // what each pasted file was read as, part by part
     for p in &inputs.evidence {
         if let Ok(text) = crate::vocab::io::read_shared(p) {
-            let reading = crate::evidence::segment::segment(&text);
+            let reading = crate::evidence::segment::segment_shared(&text);
             if !reading.parts.is_empty() {
                 notes.push(format!(
                     "--evidence {}: read {}",

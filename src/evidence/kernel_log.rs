@@ -181,74 +181,173 @@ fn is_gsp_timeout(line: &str) -> bool {
 
 /// What `nvidia-smi` prints for a GPU that NVML cannot reach any more.
 pub fn is_gpu_lost(line: &str) -> bool {
+    // a phrase over 32 bytes is searched with a searcher built once (`str::contains` builds a
+    // two-way searcher for it on every call)
+    static UNABLE: LazyLock<memchr::memmem::Finder<'static>> = LazyLock::new(|| {
+        memchr::memmem::Finder::new("Unable to determine the device handle for GPU")
+    });
     line.contains("GPU is lost")
-        || (line.contains("Unable to determine the device handle for GPU")
+        || (UNABLE.find(line.as_bytes()).is_some()
             && (line.contains("Unknown Error") || line.contains("lost")))
 }
 
-pub fn parse_kernel_log(text: &str) -> KernelLog {
-    let mut log = KernelLog::default();
-    let mut codes = BTreeSet::new();
-    let (mut sx, mut sx_fatal) = (BTreeSet::new(), BTreeSet::new());
-    for line in super::content_lines(text) {
-        log.lines += 1;
+/// Phrases one of which every line [`Reader::read_rare`] reads something from holds.
+static RARE: LazyLock<Regex> = LazyLock::new(|| {
+    super::scan::phrases(&[
+        "SXid (",
+        "fallen off the bus",
+        "RmInitAdapter failed",
+        "rm_init_adapter failed",
+        "GSP Timeout",
+        "_kgsp",
+        "kflcnCoreDump",
+        "waiting for RPC response",
+        "GPU is lost",
+        "Unable to determine the device handle for GPU",
+        "AER",
+        "PCIe Bus Error",
+    ])
+});
+
+/// [`XID_CODE`]'s match on `line` without running it where the bytes decide it: `None` when
+/// the line holds no match, `Some(code)` for a match (the code `None` when it does not parse
+/// as a u32). A line where the pattern's Unicode `\d` could take more than the ASCII digits
+/// is left to the pattern itself.
+fn xid_code(line: &str) -> Option<Option<u32>> {
+    const TAG: &str = "NVRM: Xid (";
+    let hex = |b: &[u8], n: usize| b.len() >= n && b[..n].iter().all(u8::is_ascii_hexdigit);
+    let mut from = 0;
+    while let Some(i) = line[from..].find(TAG) {
+        let at = from + i + TAG.len();
+        from = from + i + 1;
+        let b = &line.as_bytes()[at..];
+        let b = b.strip_prefix(b"PCI:").unwrap_or(b);
+        // [0-9A-Fa-f]{4}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}(?:\.[0-9A-Fa-f])?\): (\d+)
+        if !(hex(b, 4)
+            && b.get(4) == Some(&b':')
+            && hex(&b[5..], 2)
+            && b.get(7) == Some(&b':')
+            && hex(&b[8..], 2))
+        {
+            continue;
+        }
+        let mut r = &b[10..];
+        if r.first() == Some(&b'.') && hex(&r[1..], 1) && r.get(2) == Some(&b')') {
+            r = &r[2..];
+        }
+        let Some(r) = r.strip_prefix(b"): ") else {
+            continue;
+        };
+        let digits = r.iter().take_while(|c| c.is_ascii_digit()).count();
+        if digits == 0 || r.get(digits).is_some_and(|c| !c.is_ascii()) {
+            // a Unicode digit may start or continue the code: the pattern decides
+            return XID_CODE.captures(line).map(|c| c[2].parse::<u32>().ok());
+        }
+        return Some(
+            std::str::from_utf8(&r[..digits])
+                .ok()
+                .and_then(|d| d.parse::<u32>().ok()),
+        );
+    }
+    None
+}
+
+/// Phrases one of which every line [`parse_kernel_log`] reads holds.
+static ANCHORS: LazyLock<Regex> = LazyLock::new(|| {
+    super::scan::phrases(&[
+        "SXid (",
+        "NVRM:",
+        "fallen off the bus",
+        "RmInitAdapter failed",
+        "rm_init_adapter failed",
+        "GPU is lost",
+        "Unable to determine the device handle for GPU",
+        "AER",
+        "PCIe Bus Error",
+    ])
+});
+
+/// What the lines read so far say.
+#[derive(Default, PartialEq)]
+struct Reader {
+    log: KernelLog,
+    codes: BTreeSet<u32>,
+    sx: BTreeSet<u32>,
+    sx_fatal: BTreeSet<u32>,
+}
+
+impl Reader {
+    /// One line of the log (not a comment).
+    fn read(&mut self, line: &str) {
         // each pattern is tried only on a line holding its literal start: most lines of a
         // kernel log are not the GPU's, and a substring search is far cheaper than a pattern
+        if let Some(code) = (self.log.xids.len() >= super::MAX_ITEMS)
+            .then(|| xid_code(line))
+            .flatten()
+        {
+            // past the kept Xids only the code is read (see [`xid_code`])
+            self.log.xid_count += 1;
+            if let Some(code) = code {
+                self.codes.insert(code);
+            }
+        } else if self.log.xids.len() < super::MAX_ITEMS
+            && let Some(c) = line
+                .contains("NVRM: Xid (")
+                .then(|| XID.captures(line))
+                .flatten()
+        {
+            self.log.xid_count += 1;
+            if let Ok(code) = c[2].parse::<u32>() {
+                self.codes.insert(code);
+                self.log.xids.push(Xid {
+                    code,
+                    pci: c[1].to_string(),
+                    message: super::clip(c[3].trim(), super::MAX_TEXT),
+                    timestamp: timestamp(line),
+                    meaning: xid_meaning(code),
+                });
+            }
+        }
+        // the other tests are of rare lines: one search tells whether the line holds any of
+        // their phrases (a kernel log of Xids runs none of them)
+        if RARE.is_match(line) {
+            self.read_rare(line);
+        }
+    }
+
+    /// The tests of lines other than Xids: each needs a phrase of [`RARE`].
+    fn read_rare(&mut self, line: &str) {
         if line.contains("SXid (")
             && let Some(c) = SXID.captures(line)
             && let Ok(code) = c[1].parse::<u32>()
         {
-            sx.insert(code);
+            self.sx.insert(code);
             if c.get(2).is_some_and(|m| m.as_str() == "Fatal") {
-                sx_fatal.insert(code);
-            }
-        }
-        let xid = if log.xids.len() < super::MAX_ITEMS {
-            &XID
-        } else {
-            &XID_CODE
-        };
-        if let Some(c) = line
-            .contains("NVRM: Xid (")
-            .then(|| xid.captures(line))
-            .flatten()
-        {
-            log.xid_count += 1;
-            if let Ok(code) = c[2].parse::<u32>() {
-                codes.insert(code);
-                if log.xids.len() < super::MAX_ITEMS {
-                    log.xids.push(Xid {
-                        code,
-                        pci: c[1].to_string(),
-                        message: super::clip(c[3].trim(), super::MAX_TEXT),
-                        timestamp: timestamp(line),
-                        meaning: xid_meaning(code),
-                    });
-                }
+                self.sx_fatal.insert(code);
             }
         }
         if line.contains("fallen off the bus") {
-            log.fallen_off_bus = true;
+            self.log.fallen_off_bus = true;
         }
         if line.contains("RmInitAdapter failed") || line.contains("rm_init_adapter failed") {
-            log.rm_init_adapter_failed = true;
+            self.log.rm_init_adapter_failed = true;
         }
         if line.contains("NVRM:") && is_gsp_timeout(line) {
-            log.gsp_timeout = true;
+            self.log.gsp_timeout = true;
         }
         if is_gpu_lost(line) {
-            log.gpu_lost = true;
+            self.log.gpu_lost = true;
         }
         if line.contains("AER") || line.contains("PCIe Bus Error") {
             if let Some(severity) = aer_severity(line) {
-                log.aer_count += 1;
-                if log.aer.len() < super::MAX_ITEMS {
+                self.log.aer_count += 1;
+                if self.log.aer.len() < super::MAX_ITEMS {
                     let message = line
                         .split_once("kernel: ")
                         .map(|p| p.1)
                         .unwrap_or(line)
                         .trim();
-                    log.aer.push(Aer {
+                    self.log.aer.push(Aer {
                         pci: PCI.captures(line).map(|c| c[1].to_string()),
                         severity,
                         message: super::clip(message, super::MAX_TEXT),
@@ -257,10 +356,28 @@ pub fn parse_kernel_log(text: &str) -> KernelLog {
             }
         }
     }
-    log.xid_codes = codes.into_iter().collect();
-    log.sxid_codes = sx.into_iter().collect();
-    log.sxid_fatal_codes = sx_fatal.into_iter().collect();
-    log
+
+    fn finish(mut self) -> KernelLog {
+        self.log.xid_codes = self.codes.into_iter().collect();
+        self.log.sxid_codes = self.sx.into_iter().collect();
+        self.log.sxid_fatal_codes = self.sx_fatal.into_iter().collect();
+        self.log
+    }
+}
+
+pub fn parse_kernel_log(text: &str) -> KernelLog {
+    let mut r = Reader::default();
+    // Every test of [`Reader::read`] needs one of [`ANCHORS`] on its line (the Xid and GSP
+    // tests `NVRM:`, the lost-GPU test one of its two phrases, the AER test `AER` or `PCIe Bus
+    // Error`): the text is searched for them once and only the lines holding one are read;
+    // the other lines are only counted.
+    r.log.lines = super::scan::content_line_count(text);
+    for line in super::scan::lines_with(text, &ANCHORS) {
+        if !line.trim_start().starts_with('#') {
+            r.read(line);
+        }
+    }
+    r.finish()
 }
 
 /// Most lines carry a dmesg timestamp or a kmsg record header.
@@ -351,6 +468,64 @@ mod tests {
     use super::*;
     use crate::evidence::testutil::{fixture, prefixes};
     use proptest::prelude::*;
+
+    /// The reader looks only at lines holding one of its phrases: every line of the fixtures
+    /// and the corpus that reads as something on its own holds one (a test added to the loop
+    /// without its phrase fails here, on the line that shows it).
+    #[test]
+    fn every_line_read_holds_a_searched_phrase() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+        let mut dirs = vec![root.join("corpus"), root.join("evidence")];
+        while let Some(d) = dirs.pop() {
+            for e in std::fs::read_dir(&d).unwrap().flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    dirs.push(p);
+                    continue;
+                }
+                let Ok(bytes) = std::fs::read(&p) else {
+                    continue;
+                };
+                let t = String::from_utf8_lossy(&bytes);
+                for l in t.lines() {
+                    let mut r = Reader::default();
+                    r.read(l);
+                    if r != Reader::default() {
+                        assert!(ANCHORS.is_match(l), "{}: {l}", p.display());
+                    }
+                    let mut r = Reader::default();
+                    r.read_rare(l);
+                    if r != Reader::default() {
+                        assert!(RARE.is_match(l), "{}: {l}", p.display());
+                    }
+                    assert_eq!(xid_code(l), xid_code_reference(l), "{}: {l}", p.display());
+                }
+            }
+        }
+    }
+
+    fn xid_code_reference(l: &str) -> Option<Option<u32>> {
+        XID_CODE.captures(l).map(|c| c[2].parse::<u32>().ok())
+    }
+
+    #[test]
+    fn xid_code_reads_as_its_pattern() {
+        for l in [
+            "NVRM: Xid (PCI:0000:3b:00): 79, pid=1",
+            "NVRM: Xid (0000:3b:00.0): 13",
+            "NVRM: Xid (0000:3b:00.0: 13",
+            "NVRM: Xid (0000:3b:00.0x): 13",
+            "NVRM: Xid (PCI:0000:3b:0): 1 NVRM: Xid (PCI:0000:3b:00): 2",
+            "NVRM: Xid (PCI:0000:3b:00): 99999999999",
+            "NVRM: Xid (PCI:0000:3b:00): 4\u{663}",
+            "NVRM: Xid (PCI:0000:3b:00): \u{663}",
+            "NVRM: Xid (PCI:0000:3b:00): x",
+            "NVRM: Xid (PCI:",
+            "NVRM: Xid (",
+        ] {
+            assert_eq!(xid_code(l), xid_code_reference(l), "{l}");
+        }
+    }
 
     #[test]
     fn journal_with_fallen_off_bus() {
@@ -500,6 +675,11 @@ nvidia 0000:01:00.0: PCIe Bus Error: severity=Uncorrected (Non-Fatal), type=Tran
             failure_persistence: None,
             ..ProptestConfig::with_cases(256)
         })]
+
+        #[test]
+        fn xid_code_as_its_pattern(s in "(NVRM: Xid \\(|PCI:|[0-9a-f:.)]|\\): |[0-9]|\u{663}| |x){0,24}") {
+            prop_assert_eq!(xid_code(&s), xid_code_reference(&s));
+        }
 
         #[test]
         fn random_text_never_panics(s in "\\PC{0,600}") {

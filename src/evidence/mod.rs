@@ -266,7 +266,7 @@ pub(crate) fn unquote(text: &str) -> std::borrow::Cow<'_, str> {
 
 /// Lines of pasted text, skipping `#` comment lines (fixtures cite their source that way).
 pub(crate) fn content_lines(text: &str) -> impl Iterator<Item = &str> {
-    text.lines().filter(|l| !l.trim_start().starts_with('#'))
+    scan::lines(text).filter(|l| !l.trim_start().starts_with('#'))
 }
 
 #[cfg(test)]

@@ -215,8 +215,6 @@ fn net_kind(name: &str) -> String {
 /// looked at, so the search costs per byte, not per line.
 static INFO_TAG: LazyLock<memchr::memmem::Finder<'static>> =
     LazyLock::new(|| memchr::memmem::Finder::new("NCCL INFO "));
-static WARN_TAG: LazyLock<memchr::memmem::Finder<'static>> =
-    LazyLock::new(|| memchr::memmem::Finder::new("NCCL WARN "));
 static NCCL_TAG: LazyLock<memchr::memmem::Finder<'static>> =
     LazyLock::new(|| memchr::memmem::Finder::new("NCCL "));
 
@@ -238,7 +236,7 @@ fn tag_from(s: &str, from: usize) -> Option<usize> {
 /// The lines of `text` (comment lines skipped) as NCCL lines: a forum quote can collapse many
 /// lines into one, so a line is split before every `NCCL INFO`/`WARN` that follows another on
 /// it (keeping the `[dev]` prefix before it). Streams: nothing is held but the current line.
-fn nccl_lines(text: &str) -> impl Iterator<Item = &str> {
+fn nccl_lines(text: &str) -> impl Iterator<Item = (&str, Option<usize>)> {
     let mut lines = super::content_lines(text);
     let mut pending: Option<&str> = None;
     let mut pieces = 0usize;
@@ -268,12 +266,13 @@ fn nccl_lines(text: &str) -> impl Iterator<Item = &str> {
                     })
                     .unwrap_or(i);
                 if cut <= first.unwrap_or(0) || cut >= rest.len() {
-                    return Some(rest);
+                    return Some((rest, first));
                 }
                 pending = Some(&rest[cut..]);
-                Some(&rest[..cut])
+                // the first tag, when the piece holds all of it
+                Some((&rest[..cut], first.filter(|f| f + 10 <= cut)))
             }
-            _ => Some(rest),
+            _ => Some((rest, first)),
         }
     })
 }
@@ -287,48 +286,82 @@ fn host_name(h: &str) -> std::borrow::Cow<'_, str> {
 /// after any `[rank]` or `[1,0]<stdout>:` wrapper that launchers add (as printed: see
 /// [`host_name`] for the name kept).
 fn split_line(line: &str) -> Option<(Option<&str>, &str, bool)> {
-    let (pos, warn) = match INFO_TAG.find(line.as_bytes()) {
-        Some(i) => (i, false),
-        None => (WARN_TAG.find(line.as_bytes())?, true),
+    split_line_at(line, tag_from(line, 0))
+}
+
+/// [`split_line`] of a line whose first `NCCL INFO ` or `NCCL WARN ` starts at `first` (as
+/// [`tag_from`] finds it). Every search is a byte search (memchr): this runs on every line.
+fn split_line_at(line: &str, first: Option<usize>) -> Option<(Option<&str>, &str, bool)> {
+    let b = line.as_bytes();
+    // the first `NCCL INFO ` wherever it is, else the first `NCCL WARN `
+    let (pos, warn) = match first {
+        None => return None,
+        Some(f) if b[f + 5] == b'I' => (f, false),
+        Some(f) => match INFO_TAG.find(&b[f..]) {
+            Some(i) => (f + i, false),
+            None => (f, true),
+        },
     };
     let msg = &line[pos + 10..];
     let prefix = line[..pos].trim_end();
-    // Drop the trailing `[dev]`.
-    let prefix = match prefix.rfind(" [") {
+    let pb = prefix.as_bytes();
+    // Drop the trailing `[dev]`: cut at the last ` [` (the last `[` after a space).
+    let last_space_bracket = memchr::memrchr_iter(b'[', pb)
+        .find(|&i| i > 0 && pb[i - 1] == b' ')
+        .map(|i| i - 1);
+    let prefix = match last_space_bracket {
         Some(i) if prefix.ends_with(']') => &prefix[..i],
         _ if prefix.starts_with('[') && prefix.ends_with(']') => "",
         _ => prefix,
     };
-    let prefix = prefix
-        .rsplit_once("<stdout>:")
-        .or_else(|| prefix.rsplit_once("<stderr>:"))
-        .map(|p| p.1)
-        .unwrap_or(prefix);
-    let host = {
-        let mut parts = prefix.rsplitn(3, ':');
-        let (tid, pid, rest) = (parts.next(), parts.next(), parts.next());
-        match (tid, pid, rest) {
-            (Some(t), Some(p), Some(h))
-                if t.chars().all(|c| c.is_ascii_digit())
-                    && p.chars().all(|c| c.is_ascii_digit()) =>
-            {
-                // after any wrapper a launcher glued on: `[default0]:host` (torchrun --tee),
-                // `(RayWorker pid=1) host`, `0: host` (srun -l), `10.0.0.1: host` (pdsh)
-                h.rsplit([' ', ']'])
-                    .next()
-                    .map(|h| h.trim_start_matches(':'))
-                    .filter(|h| !h.is_empty())
-            }
-            _ => None,
-        }
+    // a `<stdout>:` or `<stderr>:` wrapper needs a `<`
+    let prefix = if memchr::memchr(b'<', prefix.as_bytes()).is_some() {
+        prefix
+            .rsplit_once("<stdout>:")
+            .or_else(|| prefix.rsplit_once("<stderr>:"))
+            .map(|p| p.1)
+            .unwrap_or(prefix)
+    } else {
+        prefix
     };
+    // `rsplitn(3, ':')`: the tid after the last `:`, the pid before it, the host before that
+    let pb = prefix.as_bytes();
+    let host = memchr::memrchr(b':', pb).and_then(|j| {
+        let k = memchr::memrchr(b':', &pb[..j])?;
+        let (h, p, t) = (&prefix[..k], &pb[k + 1..j], &pb[j + 1..]);
+        if !(t.iter().all(u8::is_ascii_digit) && p.iter().all(u8::is_ascii_digit)) {
+            return None;
+        }
+        // after any wrapper a launcher glued on: `[default0]:host` (torchrun --tee),
+        // `(RayWorker pid=1) host`, `0: host` (srun -l), `10.0.0.1: host` (pdsh)
+        let h = match memchr::memrchr2(b' ', b']', h.as_bytes()) {
+            Some(i) => &h[i + 1..],
+            None => h,
+        };
+        Some(h.trim_start_matches(':')).filter(|h| !h.is_empty())
+    });
     Some((host, msg, warn))
 }
 
+/// The literal words of the tests of a line: a line holding none of them passes none of
+/// [`gate`]'s tests (`gated` false).
+static GATES: LazyLock<Regex> = LazyLock::new(|| {
+    super::scan::phrases(&[
+        "Init COMPLETE",
+        "nNodes ",
+        "localRanks ",
+        " via ",
+        "cudaDriverVersion ",
+        " set by environment to ",
+        "P2P plugin ",
+        "Loaded net plugin ",
+    ])
+});
+
 /// `re`'s captures in `s`, tried only when `s` holds `literal`, which every match of `re`
 /// holds: most lines hold none of the patterns, and a substring search is far cheaper.
-fn gate<'s>(s: &'s str, literal: &str, re: &Regex) -> Option<regex::Captures<'s>> {
-    if s.contains(literal) {
+fn gate<'s>(gated: bool, s: &'s str, literal: &str, re: &Regex) -> Option<regex::Captures<'s>> {
+    if gated && s.contains(literal) {
         re.captures(s)
     } else {
         None
@@ -337,13 +370,20 @@ fn gate<'s>(s: &'s str, literal: &str, re: &Regex) -> Option<regex::Captures<'s>
 
 /// `hay` holds `needle` (lowercase ASCII) in any ASCII case, without lowercasing `hay`.
 fn contains_ci(hay: &str, needle: &str) -> bool {
+    contains_ci_at(hay, needle, 0)
+}
+
+/// [`contains_ci`], found through the needle's byte at `probe` (a rarer letter than its
+/// first: the `b` of `ib`, the `k` of `nranks`, so fewer places are compared).
+fn contains_ci_at(hay: &str, needle: &str, probe: usize) -> bool {
     let (h, n) = (hay.as_bytes(), needle.as_bytes());
-    let Some(&first) = n.first() else {
-        return true;
+    let Some(&c) = n.get(probe) else {
+        return n.is_empty();
     };
-    memchr::memchr2_iter(first, first.to_ascii_uppercase(), h).any(|i| {
-        h.get(i..i + n.len())
-            .is_some_and(|w| w.eq_ignore_ascii_case(n))
+    memchr::memchr2_iter(c, c.to_ascii_uppercase(), h).any(|i| {
+        i >= probe
+            && h.get(i - probe..i - probe + n.len())
+                .is_some_and(|w| w.eq_ignore_ascii_case(n))
     })
 }
 
@@ -435,7 +475,7 @@ pub fn parse_nccl_log(text: &str) -> NcclLog {
     // the rows of other hosts)
     let mut tests_ranks: BTreeSet<u32> = BTreeSet::new();
     let (mut in_tests_table, mut tests_table_ended) = (false, false);
-    for l in text.lines() {
+    for l in super::scan::lines(text) {
         // `^#`: only a line starting with `#` can be a row
         if let Some(c) = l
             .starts_with('#')
@@ -466,13 +506,20 @@ pub fn parse_nccl_log(text: &str) -> NcclLog {
     let mut ib_traffic = false;
     // `NET/IB : Unable to open device mlx5_0`: a device NCCL listed but could not open
     let mut ib_dev_unopened: Option<String> = None;
-    for line in nccl_lines(text) {
+    // the `ib` phrases are looked for in a lowercased copy, kept between lines
+    let mut lower = String::new();
+    // lines read already: `NCCL_X set by environment to V` with what it sets, and the
+    // `: Using` lines that name interfaces and devices (a few distinct ones, each printed by
+    // every rank)
+    let mut env_lines: Vec<(&str, Option<(&str, &str)>)> = Vec::new();
+    let mut using_lines: Vec<&str> = Vec::new();
+    for (line, first) in nccl_lines(text) {
         if log.nccl_version.is_none() && line.contains("NCCL version ") {
             if let Some(c) = VERSION.captures(line) {
                 log.nccl_version = Some(super::clip(&c[1], 64));
             }
         }
-        let Some((host, msg, warn)) = split_line(line) else {
+        let Some((host, msg, warn)) = split_line_at(line, first) else {
             continue;
         };
         log.lines += 1;
@@ -485,13 +532,21 @@ pub fn parse_nccl_log(text: &str) -> NcclLog {
             }
         }
         // every phrase below holds `ib` (in any case): only such a line is lowercased
-        if contains_ci(msg, "ib") {
-            let lower = msg.to_ascii_lowercase();
-            if lower.contains("libibverbs")
-                && (lower.contains("fail") || lower.contains("unable") || lower.contains("cannot"))
-                || lower.contains("ibv_open_device") && lower.contains("fail")
-                || lower.contains("net/ib : unable to open")
-                || lower.contains("ibv_get_device_list failed")
+        if contains_ci_at(msg, "ib", 1) {
+            lower.clear();
+            lower.push_str(msg);
+            lower.make_ascii_lowercase();
+            // each phrase below comes with a failure word: most `ib` lines have none
+            static FAILED: LazyLock<Regex> =
+                LazyLock::new(|| super::scan::phrases(&["fail", "unable", "cannot"]));
+            if FAILED.is_match(&lower)
+                && (lower.contains("libibverbs")
+                    && (lower.contains("fail")
+                        || lower.contains("unable")
+                        || lower.contains("cannot"))
+                    || lower.contains("ibv_open_device") && lower.contains("fail")
+                    || lower.contains("net/ib : unable to open")
+                    || lower.contains("ibv_get_device_list failed"))
             {
                 log.ib_verbs_failed = true;
             }
@@ -504,16 +559,19 @@ pub fn parse_nccl_log(text: &str) -> NcclLog {
                 ib_dev_unopened = Some(super::clip(dev, 64));
             }
         }
-        if msg.contains("Init COMPLETE") {
+        // one search says whether the line holds any of the literal words the tests below
+        // look for; most lines hold none, and then none of them is searched for on its own
+        let gated = GATES.is_match(msg);
+        if gated && msg.contains("Init COMPLETE") {
             log.init_complete = true;
         }
         // each pattern below is tried only on a line holding its literal words
-        if let Some(c) = gate(msg, "nNodes ", &NNODES) {
+        if let Some(c) = gate(gated, msg, "nNodes ", &NNODES) {
             if let Ok(n) = c[1].parse::<u32>() {
                 nnodes = Some(nnodes.map_or(n, |m: u32| m.max(n)));
             }
         }
-        if let Some(c) = gate(msg, "localRanks ", &LOCAL_RANKS) {
+        if let Some(c) = gate(gated, msg, "localRanks ", &LOCAL_RANKS) {
             if let Ok(n) = c[1].parse::<u32>() {
                 log.local_ranks = Some(log.local_ranks.map_or(n, |m| m.max(n)));
             }
@@ -529,7 +587,7 @@ pub fn parse_nccl_log(text: &str) -> NcclLog {
             }
             continue;
         }
-        if let Some(c) = gate(msg, " via ", &CONN) {
+        if let Some(c) = gate(gated, msg, " via ", &CONN) {
             log.connections_seen += 1;
             let (transport, gdr) = transport_name(&c[5]);
             if let Some(net) = transport.strip_prefix("NET/")
@@ -558,23 +616,45 @@ pub fn parse_nccl_log(text: &str) -> NcclLog {
             }
             continue;
         }
-        if let Some(c) = gate(msg, "cudaDriverVersion ", &DRIVER) {
+        if let Some(c) = gate(gated, msg, "cudaDriverVersion ", &DRIVER) {
             log.cuda_driver_version = c[1].parse().ok();
         }
-        if let Some(c) = gate(msg, " set by environment to ", &ENV) {
-            let value = c[2].trim().trim_end_matches('.').trim();
-            if log.env_overrides.len() < super::MAX_ITEMS {
-                // every rank echoes the same settings: allocate only for a new value
+        if gated && msg.contains(" set by environment to ") {
+            // every rank echoes the same settings: a line read before is read again only when
+            // its setting would change what is kept (another line set it otherwise since)
+            let known = env_lines.iter().find(|(m, _)| *m == msg).map(|(_, kv)| *kv);
+            let kv = match known {
+                Some(kv) => kv,
+                None => {
+                    let kv = ENV.captures(msg).map(|c| {
+                        let (k, v) = (c.get(1).map_or("", |m| m.as_str()), c.get(2));
+                        (
+                            k,
+                            v.map_or("", |m| m.as_str())
+                                .trim()
+                                .trim_end_matches('.')
+                                .trim(),
+                        )
+                    });
+                    if env_lines.len() < 64 {
+                        env_lines.push((msg, kv));
+                    }
+                    kv
+                }
+            };
+            if let Some((k, value)) = kv
+                && log.env_overrides.len() < super::MAX_ITEMS
+            {
+                // allocate only for a new value
                 let value = clipped(value, 256);
-                if log.env_overrides.get(&c[1]).map(String::as_str) != Some(&*value) {
-                    log.env_overrides
-                        .insert(c[1].to_string(), value.into_owned());
+                if log.env_overrides.get(k).map(String::as_str) != Some(&*value) {
+                    log.env_overrides.insert(k.to_string(), value.into_owned());
                 }
             }
         }
         // `(?i)` also folds non-ASCII letters (the Kelvin sign is a `K`): the ASCII test
         // stands in for the pattern only on ASCII text
-        if let Some(c) = (!msg.is_ascii() || contains_ci(msg, "nranks "))
+        if let Some(c) = (!msg.is_ascii() || contains_ci_at(msg, "nranks ", 4))
             .then(|| RANK.captures(msg))
             .flatten()
         {
@@ -603,19 +683,34 @@ pub fn parse_nccl_log(text: &str) -> NcclLog {
                 rank_past_gpus = Some(format!("rank {r} runs on local device {dev}"));
             }
         }
-        if let Some(c) = (msg.contains("P2P plugin ") || msg.contains("Loaded net plugin "))
-            .then(|| PLUGIN.captures(msg))
-            .flatten()
+        if let Some(c) = (gated
+            && (msg.contains("P2P plugin ") || msg.contains("Loaded net plugin ")))
+        .then(|| PLUGIN.captures(msg))
+        .flatten()
         {
             if let Some(m) = c.get(1).or(c.get(2)) {
                 log.net_plugin = Some(super::clip(m.as_str(), 64));
             }
         }
         let m = msg.trim();
+        // each rank prints the same interface lines: what a line read before names is kept
+        // already (the lists only grow), so it is not read again
+        let again = if m.contains(" : Using") {
+            let seen = using_lines.contains(&m);
+            if !seen && using_lines.len() < 64 {
+                using_lines.push(m);
+            }
+            seen
+        } else {
+            false
+        };
         if m.starts_with("NET/IB : No device found") {
             log.ib_no_device = true;
         } else if let Some(rest) = m.strip_prefix("NET/IB : Using") {
             ib_init = true;
+            if again {
+                continue;
+            }
             let devs = rest.split(';').next().unwrap_or("");
             for c in IB_DEV.captures_iter(devs) {
                 push_clipped(&mut log.ib_devices, &c[1]);
@@ -625,10 +720,16 @@ pub fn parse_nccl_log(text: &str) -> NcclLog {
             }
         } else if let Some(rest) = m.strip_prefix("NET/Socket : Using") {
             socket_init = true;
+            if again {
+                continue;
+            }
             for c in INDEXED_IF.captures_iter(rest) {
                 push_clipped(&mut log.interfaces, &c[1]);
             }
         } else if let Some(rest) = m.strip_prefix("Bootstrap : Using") {
+            if again {
+                continue;
+            }
             let rest = rest.trim();
             let mut found = false;
             for c in INDEXED_IF.captures_iter(rest) {
@@ -1412,6 +1513,43 @@ n:1:2 [0] NCCL INFO comm 0x1 rank 0 nranks 2 cudaDev 0 busId 1000 - Init COMPLET
         }
     }
 
+    /// `split_line` as it was written with `str` searches (before the memchr ones).
+    fn split_line_reference(line: &str) -> Option<(Option<&str>, &str, bool)> {
+        let (pos, warn) = match line.find("NCCL INFO ") {
+            Some(i) => (i, false),
+            None => (line.find("NCCL WARN ")?, true),
+        };
+        let msg = &line[pos + 10..];
+        let prefix = line[..pos].trim_end();
+        let prefix = match prefix.rfind(" [") {
+            Some(i) if prefix.ends_with(']') => &prefix[..i],
+            _ if prefix.starts_with('[') && prefix.ends_with(']') => "",
+            _ => prefix,
+        };
+        let prefix = prefix
+            .rsplit_once("<stdout>:")
+            .or_else(|| prefix.rsplit_once("<stderr>:"))
+            .map(|p| p.1)
+            .unwrap_or(prefix);
+        let host = {
+            let mut parts = prefix.rsplitn(3, ':');
+            let (tid, pid, rest) = (parts.next(), parts.next(), parts.next());
+            match (tid, pid, rest) {
+                (Some(t), Some(p), Some(h))
+                    if t.chars().all(|c| c.is_ascii_digit())
+                        && p.chars().all(|c| c.is_ascii_digit()) =>
+                {
+                    h.rsplit([' ', ']'])
+                        .next()
+                        .map(|h| h.trim_start_matches(':'))
+                        .filter(|h| !h.is_empty())
+                }
+                _ => None,
+            }
+        };
+        Some((host, msg, warn))
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig {
             failure_persistence: None,
@@ -1421,6 +1559,17 @@ n:1:2 [0] NCCL INFO comm 0x1 rank 0 nranks 2 cudaDev 0 busId 1000 - Init COMPLET
         #[test]
         fn random_text_never_panics(s in "\\PC{0,600}") {
             let _ = parse_nccl_log(&s);
+        }
+
+        #[test]
+        fn split_line_as_it_read_with_string_searches(
+            l in "(\\[1,0\\]<stdout>:|<stderr>:|\\[[0-9a-z]{0,3}\\]| |:|[0-9]|h|é|\\(|NCCL INFO |NCCL WARN |NCCL |INFO |x){0,16}"
+        ) {
+            prop_assert_eq!(split_line(&l), split_line_reference(&l));
+            // as nccl_lines hands the pieces of a line over
+            for (piece, first) in nccl_lines(&l) {
+                prop_assert_eq!(split_line_at(piece, first), split_line_reference(piece));
+            }
         }
 
         #[test]

@@ -7,12 +7,20 @@
 /// The line where `nvidia-smi` (or NVML) says it cannot read the GPUs.
 pub fn nvidia_smi_error_line(text: &str) -> Option<&str> {
     text.lines().map(str::trim).find(|l| {
-        l.starts_with(
-            "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver",
-        ) || l.starts_with("Failed to initialize NVML")
+        couldnt_communicate(l)
+            || l.starts_with("Failed to initialize NVML")
             || l.starts_with("NVML library version mismatch")
             || *l == "No devices were found"
     })
+}
+
+/// nvidia-smi prints `couldn't` with an ASCII apostrophe; a message pasted through an editor or
+/// a chat client that curls quotes arrives as `couldn’t` or `couldn‘t`
+/// (github.com/qixuema/envs/issues/4), and is the same message.
+fn couldnt_communicate(l: &str) -> bool {
+    l.strip_prefix("NVIDIA-SMI has failed because it couldn")
+        .and_then(|r| r.strip_prefix(['\'', '\u{2019}', '\u{2018}']))
+        .is_some_and(|r| r.starts_with("t communicate with the NVIDIA driver"))
 }
 
 pub struct NvidiaSmiError;
@@ -55,5 +63,25 @@ impl super::EvidenceKind for NvidiaSmiError {
     }
     fn describes_host(&self) -> bool {
         true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_message_with_a_plain_or_a_typographic_apostrophe() {
+        // github.com/lyulyul/shine-cluster/issues/50, as nvidia-smi prints it
+        let plain = "$ nvidia-smi\nNVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest NVIDIA driver is installed and running.\n";
+        assert!(nvidia_smi_error_line(plain).is_some_and(|l| l.starts_with("NVIDIA-SMI")));
+        // github.com/qixuema/envs/issues/4, pasted with a curled quote
+        let curled = "NVIDIA-SMI has failed because it couldn\u{2018}t communicate with the NVIDIA driver.\nMake sure that the latest NVIDIA driver is installed and running.\n";
+        assert!(nvidia_smi_error_line(curled).is_some());
+        assert!(nvidia_smi_error_line(&curled.replace('\u{2018}', "\u{2019}")).is_some());
+        // prose that names the message is not it
+        assert!(
+            nvidia_smi_error_line("NVIDIA-SMI has failed because it couldnt be found\n").is_none()
+        );
     }
 }

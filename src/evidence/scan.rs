@@ -41,6 +41,57 @@ pub(crate) fn lines_with<'t>(text: &'t str, anchors: &Regex) -> impl Iterator<It
     })
 }
 
+/// `text.lines()`, the same lines, found with the memchr crate's SIMD search (the standard
+/// library's line iterator looks at a word at a time): the readers that look at every line of
+/// a long log walk them with this.
+pub(crate) fn lines(text: &str) -> impl Iterator<Item = &str> {
+    let mut rest = Some(text).filter(|t| !t.is_empty());
+    std::iter::from_fn(move || {
+        let t = rest?;
+        Some(match memchr::memchr(b'\n', t.as_bytes()) {
+            Some(i) => {
+                rest = Some(&t[i + 1..]).filter(|r| !r.is_empty());
+                let line = &t[..i];
+                line.strip_suffix('\r').unwrap_or(line)
+            }
+            None => {
+                rest = None;
+                t
+            }
+        })
+    })
+}
+
+/// How many lines `super::content_lines` yields for `text` (its lines, less those whose first
+/// non-blank character is `#`), counted with memchr instead of walking every line: a reader
+/// that looks only at the lines [`lines_with`] finds still counts the lines it was given.
+pub(crate) fn content_line_count(text: &str) -> u64 {
+    let b = text.as_bytes();
+    let lines = memchr::memchr_iter(b'\n', b).count()
+        + usize::from(!text.is_empty() && !text.ends_with('\n'));
+    let mut comments = 0usize;
+    // the start of the line last looked at, and where the search for a newline resumes:
+    // several `#` on one line are looked at once, and each byte is searched once
+    let (mut line_start, mut searched) = (usize::MAX, 0usize);
+    for p in memchr::memchr_iter(b'#', b) {
+        let start = match memchr::memrchr(b'\n', &b[searched..p]) {
+            Some(i) => searched + i + 1,
+            None if line_start != usize::MAX => line_start,
+            None => 0,
+        };
+        searched = p;
+        if start == line_start {
+            continue;
+        }
+        line_start = start;
+        // `trim_start` removes Unicode white space: the same test, on the same characters
+        if text[start..p].chars().all(char::is_whitespace) {
+            comments += 1;
+        }
+    }
+    (lines - comments) as u64
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -115,7 +166,39 @@ mod tests {
         assert!(n > 300, "{n} files");
     }
 
+    #[test]
+    fn counts_the_lines_content_lines_yields() {
+        for text in [
+            "",
+            "#",
+            "\n",
+            "# a\nb\n  # c # d\n\t#\n#x",
+            "a # b\n##\n\r#\n",
+            "\u{3000}# wide space\nx\u{a0}#\n",
+            "a\r\n#\r\n",
+        ] {
+            assert_eq!(
+                content_line_count(text),
+                crate::evidence::content_lines(text).count() as u64,
+                "{text:?}"
+            );
+        }
+    }
+
     proptest! {
+        #[test]
+        fn lines_as_the_standard_library_gives_them(text in "[a\\r\\n é]{0,40}") {
+            prop_assert_eq!(lines(&text).collect::<Vec<_>>(), text.lines().collect::<Vec<_>>());
+        }
+
+        #[test]
+        fn line_count_as_content_lines_gives_it(text in "[a#\\r\\n \t\u{3000}é]{0,60}") {
+            prop_assert_eq!(
+                content_line_count(&text),
+                crate::evidence::content_lines(&text).count() as u64
+            );
+        }
+
         #[test]
         fn same_lines_as_filtering_every_line(text in "[a-c\\r\\n é]{0,60}") {
             let words = ["ab", "c", "\u{e9}a"];

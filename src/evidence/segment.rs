@@ -316,6 +316,69 @@ pub fn segment(text: &str) -> Reading<'_> {
     }
 }
 
+/// One [`Part`] as kept between calls: its text is the shared text's (`None`) or its own.
+struct KeptPart {
+    kind: &'static dyn EvidenceKind,
+    lines: Vec<(usize, usize)>,
+    own: Option<std::sync::Arc<String>>,
+}
+
+/// [`segment`] of a text read once per run ([`crate::vocab::io::read_shared`]), cut once: the
+/// evidence host, each probe that reads pasted evidence and the report's notes all ask what a
+/// paste holds, and each [`segment`] of a 200 MB paste searches all of it. The text's `Arc` is
+/// kept with its reading, so the same `Arc` is the same text.
+pub fn segment_shared(text: &std::sync::Arc<String>) -> Reading<'_> {
+    use std::sync::{Arc, Mutex};
+    type Kept = (Arc<String>, Arc<(Vec<KeptPart>, Vec<(usize, usize)>)>);
+    static CUT: Mutex<Vec<Kept>> = Mutex::new(Vec::new());
+    let kept = {
+        let cache = CUT.lock().unwrap_or_else(|e| e.into_inner());
+        cache
+            .iter()
+            .find(|(t, _)| Arc::ptr_eq(t, text))
+            .map(|(_, r)| r.clone())
+    };
+    let kept = match kept {
+        Some(k) => k,
+        None => {
+            let r = segment(text);
+            let parts = r
+                .parts
+                .into_iter()
+                .map(|p| KeptPart {
+                    kind: p.kind,
+                    lines: p.lines,
+                    own: match p.text {
+                        Cow::Borrowed(_) => None,
+                        Cow::Owned(s) => Some(Arc::new(s)),
+                    },
+                })
+                .collect();
+            let k = Arc::new((parts, r.unread));
+            let mut cache = CUT.lock().unwrap_or_else(|e| e.into_inner());
+            // texts read again (changed on disk) leave their old readings behind
+            cache.retain(|(t, _)| Arc::strong_count(t) > 1);
+            cache.push((text.clone(), k.clone()));
+            k
+        }
+    };
+    Reading {
+        parts: kept
+            .0
+            .iter()
+            .map(|p| Part {
+                kind: p.kind,
+                lines: p.lines.clone(),
+                text: match &p.own {
+                    None => Cow::Borrowed(text.as_str()),
+                    Some(s) => Cow::Owned(String::clone(s)),
+                },
+            })
+            .collect(),
+        unread: kept.1.clone(),
+    }
+}
+
 /// For a text no kind recognises: the kind it comes closest to and the line that came
 /// closest (1-based number and text), by the words the line shares with what the kind is
 /// (its name, description, example command and field names). `None` when no line shares a
@@ -377,6 +440,30 @@ mod tests {
 
     fn kinds(r: &Reading) -> Vec<&'static str> {
         r.parts.iter().map(|p| p.kind.name()).collect()
+    }
+
+    /// A shared text is cut once and read the same way every time it is asked for: parts,
+    /// their lines and texts, and the lines left unread, as [`segment`] gives them.
+    #[test]
+    fn a_shared_text_reads_as_segment_reads_it() {
+        let table = corpus("h2_smi_table_k80_python_10g_0pct.txt");
+        let oom = corpus("h2_oom_6g_2_30g_unallocated.txt");
+        let text = std::sync::Arc::new(format!("some words\n\n$ nvidia-smi\n{table}\n{oom}"));
+        let plain = segment(&text);
+        let view = |r: &Reading| {
+            let parts: Vec<_> = r
+                .parts
+                .iter()
+                .map(|p| (p.kind.name(), p.lines.clone(), p.text.to_string()))
+                .collect();
+            (parts, r.unread.clone())
+        };
+        for _ in 0..2 {
+            assert_eq!(view(&segment_shared(&text)), view(&plain));
+        }
+        // another text with the same bytes is another entry, read the same
+        let twin = std::sync::Arc::new(text.as_str().to_string());
+        assert_eq!(view(&segment_shared(&twin)), view(&plain));
     }
 
     /// A paste of three outputs one after the other, each a public artifact of the corpus:

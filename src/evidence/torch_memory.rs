@@ -153,6 +153,10 @@ fn printout(text: &str) -> Option<(f64, f64)> {
     if let Some(c) = DS_MA.captures_iter(text).last() {
         return Some((size_at(&c, 1)?, size_at(&c, 3)?));
     }
+    // every match of P_ALLOC holds `allocated` (see [`contains_ascii_ci`])
+    if !contains_ascii_ci(text, "allocated", 8) {
+        return None;
+    }
     let last = |re: &Regex| {
         re.captures_iter(text)
             .filter(|c| c.get(1).is_none())
@@ -198,11 +202,34 @@ fn size_at(c: &regex::Captures, i: usize) -> Option<f64> {
     mib(c.get(i)?.as_str(), c.get(i + 1)?.as_str())
 }
 
+/// `hay` holds `needle` in any ASCII case, found through the needle's byte at `probe` (a rare
+/// one: a `;`, a `d`) with memchr. For a `(?i)` pattern whose literal words hold no `k` or `s`
+/// (the only ASCII letters Unicode case folding joins to other characters: the Kelvin sign,
+/// the long s), a necessary condition for a match, at a fraction of the pattern's cost.
+fn contains_ascii_ci(hay: &str, needle: &str, probe: usize) -> bool {
+    let (h, n) = (hay.as_bytes(), needle.as_bytes());
+    let c = n[probe];
+    memchr::memchr2_iter(c.to_ascii_lowercase(), c.to_ascii_uppercase(), h).any(|i| {
+        i >= probe
+            && h.get(i - probe..i - probe + n.len())
+                .is_some_and(|w| w.eq_ignore_ascii_case(n))
+    })
+}
+
+/// `text` holds `needle` (memchr's SIMD search, for a whole log).
+fn holds(text: &str, needle: &str) -> bool {
+    memchr::memmem::find(text.as_bytes(), needle.as_bytes()).is_some()
+}
+
 pub fn parse_torch_memory(text: &str) -> TorchMemory {
     let mut m = TorchMemory {
-        oom: text.contains("CUDA out of memory") || text.contains("OutOfMemoryError"),
+        oom: holds(text, "CUDA out of memory") || holds(text, "OutOfMemoryError"),
         ..Default::default()
     };
+    // the `(?i)` patterns are run only on a text holding their words (see
+    // [`contains_ascii_ci`]): a training log without an OOM message is not scanned by each
+    let new_split = contains_ascii_ci(text, "Of the allocated memory ", 22);
+    let old_forms = contains_ascii_ci(text, "total capacity;", 14);
     // With several OOM messages in one log, the last one describes the final state.
     if let Some(c) = TRIED.captures_iter(text).last() {
         m.tried_to_allocate_mib = size_at(&c, 1);
@@ -215,7 +242,10 @@ pub fn parse_torch_memory(text: &str) -> TorchMemory {
     if let Some(c) = IN_USE.captures_iter(text).last() {
         m.process_in_use_mib = size_at(&c, 1);
     }
-    if let Some(c) = NEW_SPLIT.captures_iter(text).last() {
+    if let Some(c) = new_split
+        .then(|| NEW_SPLIT.captures_iter(text).last())
+        .flatten()
+    {
         m.allocated_mib = size_at(&c, 1);
         m.private_pools_mib = size_at(&c, 3);
         m.reserved_unallocated_mib = size_at(&c, 5);
@@ -223,7 +253,7 @@ pub fn parse_torch_memory(text: &str) -> TorchMemory {
             m.reserved_mib = round2(a + u);
         }
         m.source = Some("oom_message");
-    } else if let Some(c) = OLD.captures_iter(text).last() {
+    } else if let Some(c) = old_forms.then(|| OLD.captures_iter(text).last()).flatten() {
         m.gpu = c[1].parse().ok();
         m.total_capacity_mib = size_at(&c, 2);
         m.allocated_mib = size_at(&c, 4);
@@ -231,7 +261,10 @@ pub fn parse_torch_memory(text: &str) -> TorchMemory {
         m.allowed_mib = size_at(&c, 8);
         m.reserved_mib = size_at(&c, 10);
         m.source = Some("oom_message");
-    } else if let Some(c) = OLDEST.captures_iter(text).last() {
+    } else if let Some(c) = old_forms
+        .then(|| OLDEST.captures_iter(text).last())
+        .flatten()
+    {
         m.gpu = c[1].parse().ok();
         m.total_capacity_mib = size_at(&c, 2);
         m.allocated_mib = size_at(&c, 4);
@@ -268,17 +301,22 @@ pub fn parse_torch_memory(text: &str) -> TorchMemory {
             m.other_processes_mib = round2(m.other_processes.iter().map(|p| p.mib).sum());
         }
     }
-    if text.contains("expandable_segments:True") {
+    if holds(text, "expandable_segments:True") {
         m.alloc_conf_hint = Some("expandable_segments:True".into());
-    } else if text.contains("max_split_size_mb") {
+    } else if holds(text, "max_split_size_mb") {
         m.alloc_conf_hint = Some("max_split_size_mb".into());
     }
 
     // memory_summary(): current and peak of each row.
     let (mut s_alloc, mut s_res) = (None, None);
-    for line in super::content_lines(text) {
+    // a row starts with `|`: only the lines holding one are looked at
+    static BAR: LazyLock<Regex> = LazyLock::new(|| super::scan::phrases(&["|"]));
+    for line in super::scan::lines_with(text, &BAR) {
+        if line.trim_start().starts_with('#') {
+            continue;
+        }
         let line = line.trim();
-        if let Some(c) = ROW.captures(line) {
+        if let Some(c) = line.starts_with('|').then(|| ROW.captures(line)).flatten() {
             let cur = size_at(&c, 2);
             let peak = size_at(&c, 4);
             match &c[1] {
@@ -421,6 +459,32 @@ mod tests {
     use super::*;
     use crate::evidence::testutil::{fixture, prefixes};
     use proptest::prelude::*;
+
+    /// The `(?i)` patterns are gated on their words in ASCII case only: no character outside
+    /// ASCII matches a letter of those words under the patterns' case folding.
+    #[test]
+    fn gate_words_fold_to_ascii_only() {
+        let letters: std::collections::BTreeSet<char> =
+            ["Of the allocated memory ", "total capacity;", "allocated"]
+                .concat()
+                .chars()
+                .filter(char::is_ascii_alphabetic)
+                .flat_map(|c| [c.to_ascii_lowercase(), c.to_ascii_uppercase()])
+                .collect();
+        let class: String = letters.iter().collect();
+        let re = Regex::new(&format!("(?i)^[{class}]$")).unwrap();
+        let other = (0x80..=0x10FFFFu32)
+            .filter_map(char::from_u32)
+            .find(|c| re.is_match(&c.to_string()));
+        assert_eq!(other, None);
+        assert!(contains_ascii_ci("x ALLOCATED", "allocated", 8));
+        assert!(!contains_ascii_ci("allocate d", "allocated", 8));
+        assert!(contains_ascii_ci(
+            "(GPU 0; 1 GiB Total Capacity;",
+            "total capacity;",
+            14
+        ));
+    }
 
     #[test]
     fn current_oom_message_with_expandable_segments_hint() {

@@ -230,8 +230,16 @@ fn first_number_after(s: &str, marker: &str) -> Option<u64> {
 /// system is M".
 pub fn log_warnings(text: &str) -> Vec<LogWarning> {
     let mut out = Vec::new();
-    let all: Vec<&str> = text.lines().collect();
-    for (i, line) in all.iter().enumerate() {
+    // streamed: the lines that may continue a wrapped warning are read ahead from a copy of
+    // the iterator, not from a list of every line of a long log
+    let mut lines = text.lines().enumerate();
+    while let Some((i, line)) = lines.next() {
+        // every warning below (and every start of a wrapped one) holds a `w` ("workers",
+        // "will create"), which no other character lowercases to: a line without one is
+        // none of them
+        if memchr::memchr2(b'w', b'W', line.as_bytes()).is_none() {
+            continue;
+        }
         // a warning wrapped over several lines (a terminal or a quote broke it, possibly in the
         // middle of a word): read it with the lines that continue it
         let start = line.to_ascii_lowercase();
@@ -243,7 +251,7 @@ pub fn log_warnings(text: &str) -> Vec<LogWarning> {
         let joined;
         let l: &str = if wrapped {
             let mut parts = vec![line.trim()];
-            for next in all.iter().skip(i + 1).take(4) {
+            for (_, next) in lines.clone().take(4) {
                 let n = next.to_ascii_lowercase();
                 if n.contains("does not have many workers") || n.contains("will create") {
                     break;

@@ -1038,18 +1038,41 @@ fn command_lines(text: &str) -> String {
         "launch",
         "NCCL_",
     ];
+    // the text is searched for the words once (a multi-literal SIMD search), not each line
+    // for each word: only the lines holding one, and the lines a `\` continues them onto, are
+    // looked at, each as `text.lines()` gives it
+    static ANY: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        let alt: Vec<String> = WORDS.iter().map(|w| regex::escape(w)).collect();
+        regex::Regex::new(&alt.join("|")).expect("escaped literals")
+    });
+    let b = text.as_bytes();
     let mut out = String::new();
     let mut continued = false;
-    for line in text.lines() {
-        let keep = continued || WORDS.iter().any(|w| line.contains(w));
-        continued = keep && line.trim_end().ends_with('\\');
-        if keep {
-            if out.len() + line.len() + 1 > MAX_SCRIPT_BYTES {
+    // the start of the first line not looked at yet
+    let mut pos = 0;
+    while pos < text.len() {
+        let start = if continued {
+            pos
+        } else {
+            let Some(m) = ANY.find_at(text, pos) else {
                 break;
+            };
+            memchr::memrchr(b'\n', &b[pos..m.start()]).map_or(pos, |i| pos + i + 1)
+        };
+        let (line, next) = match memchr::memchr(b'\n', &b[start..]) {
+            Some(i) => {
+                let l = &text[start..start + i];
+                (l.strip_suffix('\r').unwrap_or(l), start + i + 1)
             }
-            out.push_str(line);
-            out.push('\n');
+            None => (&text[start..], text.len()),
+        };
+        continued = line.trim_end().ends_with('\\');
+        if out.len() + line.len() + 1 > MAX_SCRIPT_BYTES {
+            break;
         }
+        out.push_str(line);
+        out.push('\n');
+        pos = next;
     }
     out
 }
@@ -1334,6 +1357,54 @@ mod tests {
 mod prop {
     use super::*;
     use proptest::prelude::*;
+
+    /// `command_lines` as it read every line for every word.
+    fn command_lines_reference(text: &str) -> String {
+        const WORDS: [&str; 9] = [
+            "python",
+            "torchrun",
+            "deepspeed",
+            "accelerate",
+            "srun",
+            "mpirun",
+            "export ",
+            "launch",
+            "NCCL_",
+        ];
+        let mut out = String::new();
+        let mut continued = false;
+        for line in text.lines() {
+            let keep = continued || WORDS.iter().any(|w| line.contains(w));
+            continued = keep && line.trim_end().ends_with('\\');
+            if keep {
+                if out.len() + line.len() + 1 > MAX_SCRIPT_BYTES {
+                    break;
+                }
+                out.push_str(line);
+                out.push('\n');
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn command_lines_as_reading_every_line() {
+        for t in [
+            "",
+            "python a.py \\\n  --x 1\r\nfoo\nsrun b\\\r\n\nexport A=1",
+            "x\nNCCL_A=1 torchrun \\",
+            "\\\npython\n",
+        ] {
+            assert_eq!(command_lines(t), command_lines_reference(t), "{t:?}");
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn command_lines_as_every_line_read(t in "(python|srun |export |x|\\\\| |\r|\n|é){0,40}") {
+            prop_assert_eq!(command_lines(&t), command_lines_reference(&t));
+        }
+    }
 
     proptest! {
         #![proptest_config(ProptestConfig {

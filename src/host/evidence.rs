@@ -8,7 +8,7 @@
 //! ([`EvidenceHost::inputs_only`]), since that machine cannot be the one the job ran on.
 
 use super::{CommandOutput, FileMeta, GpuSample, Host, NOT_IN_EVIDENCE, NvmlReading};
-use crate::evidence::segment::{nearest, segment};
+use crate::evidence::segment::{nearest, segment_shared};
 use crate::evidence::{EvidenceKind, HostPart};
 use std::collections::BTreeMap;
 use std::io;
@@ -74,7 +74,7 @@ impl EvidenceHost {
             }
             let text = crate::vocab::io::read_shared(p)
                 .map_err(|e| anyhow::anyhow!("--evidence {}: {e}", p.display()))?;
-            let reading = segment(&text);
+            let reading = segment_shared(&text);
             if reading.parts.is_empty() {
                 // job text (Python, a training config, a launcher line, a training log) is
                 // read by the config probe, not as a host description

@@ -480,7 +480,11 @@ fn read_all(st: &NvmlState) -> Result<NvmlReading, String> {
     .collect::<Result<Vec<_>, String>>()?;
     Ok(NvmlReading {
         driver_version: field(nvml.sys_driver_version()),
-        cuda_driver_version: field(nvml.sys_cuda_driver_version()),
+        // not nvml.sys_cuda_driver_version(): it loads libcuda into this process
+        cuda_driver_version: match super::cuda_check::driver_version() {
+            Ok(v) => Field::Ok(v),
+            Err(e) => Field::Error(e),
+        },
         nvml_version: field(nvml.sys_nvml_version()),
         init_ms: st.init_ms,
         gpus,

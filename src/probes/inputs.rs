@@ -3,7 +3,7 @@
 //! `--root` or into a snapshot: they describe the job, not the host.
 
 use crate::evidence::EvidenceKind;
-use crate::evidence::segment::segment;
+use crate::evidence::segment::segment_shared;
 use crate::vocab::io::read_shared;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -15,7 +15,7 @@ pub fn evidence_of(evidence: &[PathBuf], kind: &dyn EvidenceKind) -> Vec<(PathBu
     let mut out = Vec::new();
     for p in evidence {
         let Ok(text) = read_shared(p) else { continue };
-        let reading = segment(&text);
+        let reading = segment_shared(&text);
         for part in reading.of(kind) {
             let t = match &part.text {
                 std::borrow::Cow::Borrowed(_) => text.clone(),

@@ -77,6 +77,9 @@ notes:
     values are shown as C(<redacted>). The whole file texts of a change (C(before_text),
     C(after_text)) are used only for the C(--diff) output and are left out of C(applied) and
     C(not_applied).
+  - No option takes a secret value - files are named by their path, fixes by their kind - so
+    none is C(no_log), and the invocation Ansible logs on the host (and prints at C(-vvv)) holds
+    no secret; what the named files hold is filtered by gpufix as above.
   - The gpufix binary must be installed on the managed host.
 author:
   - gpufix contributors (@gpufix)

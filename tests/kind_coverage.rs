@@ -1,0 +1,555 @@
+//! Issue 24's first acceptance point: every kind `gpufix list --evidence` lists has a public
+//! problem example and a public healthy example in the corpus (`tests/fixtures/corpus/`,
+//! copied verbatim from public threads and labelled from them), which gpufix reads as that
+//! kind; the problem one is detected (a rule its label expects fails) and the healthy one is
+//! judged without a false finding.
+//!
+//! Running the whole corpus is `tests/corpus.rs`'s work; this test runs only one witness per
+//! kind and side ([`WITNESSES`], about fifty runs), and reads which kinds read an artifact
+//! from the plan it prints: the `notes` (`read lines 1-12 ibstat, line 14 cuda-runtime-log`),
+//! the kinds `judged` ends with (`FILE (nvidia-smi-table)`), and the input flag for the kinds
+//! that have one of their own (`--nccl-log`, `--kernel-log`, `--trace`).
+//!
+//! A side with no public example that gpufix can read and judge is listed in [`GAPS`]
+//! with the reason, never skipped silently; a new kind fails here until it has witnesses or a
+//! reason. Probes get a long deadline, so a loaded machine cannot turn a detection into an
+//! `unknown`.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde::Deserialize;
+
+/// Per kind of `gpufix list --evidence`: a problem artifact and a healthy one (corpus names,
+/// without extension); `""` where [`GAPS`] says why there is none.
+const WITNESSES: &[(&str, &str, &str)] = &[
+    ("nvidia-smi-xml", "", "h2_smi_x_ecc_na_frag"),
+    (
+        "chrome-trace",
+        "h11_trace_kineto_resnet50_num_workers_0",
+        "",
+    ),
+    (
+        "nvidia-smi-table",
+        "h2_smi_table_4090_0pct_21gb_hang",
+        "h2_smi_table_2014_titans_na",
+    ),
+    (
+        "nvidia-smi-text",
+        "h2_smi_q_temperature_max_op_57c",
+        "h2_smi_q_laptop_clocks_section",
+    ),
+    ("nvidia-smi-csv", "", "h2_csv_query_2080ti_unknown_error"),
+    (
+        "dcgmi-diag",
+        "h7_dcgmdiag_godcgm_gpu0_memory_fail",
+        "h7_dcgmdiag_dcgm55_r3_deployment_pass",
+    ),
+    ("dcgmi-health", "", ""),
+    ("dcgmi-dmon", "", "h7_dcgmdmon_dcgm244_smact_na"),
+    ("nvidia-smi-dmon", "", "dmon_idle_header"),
+    (
+        "nvidia-smi-topo",
+        "h2_topo_8gpu_all_sys_ring_slow",
+        "h2_topo_a100_nv12_spaces_cut",
+    ),
+    ("nvidia-smi-error", "h11_smierr_ogkm862_5090_no_devices", ""),
+    ("lspci", "", "h7_lspci_lact_9070xt_full_link"),
+    (
+        "nccl-log",
+        "h3_nccl_areal_socket_instead_of_ib",
+        "h3_nccl_single_node_p2p_direct",
+    ),
+    ("pyspy-dump", "", "h7_pyspy_homeassistant_asyncio_idle"),
+    (
+        "ibstat",
+        "h7_ibstat_azhpc_down_polling_elided",
+        "h7_ibstat_gpud_active_partial_ibpanic",
+    ),
+    ("ibstatus", "", "h7_ibstatus_nccl1412_hdr_active"),
+    (
+        "ibv-devinfo",
+        "h7_ibvdevinfo_deepep38_ib_port_down",
+        "h7_ibvdevinfo_azure_hbv2_ethernet_vf_active",
+    ),
+    (
+        "ibdev2netdev",
+        "",
+        "h7_ibdev2netdev_imbue_ib_ip_down_healthy",
+    ),
+    (
+        "torch-memory",
+        "h2_oom_6g_2_30g_unallocated",
+        "h2_oom_4090_137m_unallocated_zh",
+    ),
+    ("shm-error-log", "h4_log_hopsworks_shm_no_space", ""),
+    (
+        "nccl-error-log",
+        "h7_ncclwd_basicsr_allreduce_seq808_pgid",
+        "",
+    ),
+    (
+        "kernel-log",
+        "dmesg_fallen_off_bus_no_xid",
+        "dmesg_quoted_uvm_loaded",
+    ),
+    (
+        "container-spec",
+        "h7_dockerrun_mmdet_train_no_shm",
+        "h7_compose_docker6691_device_requests",
+    ),
+    (
+        "cuda-version",
+        "",
+        "h11_nvcc_qixuema_10_0_driver_module_gone",
+    ),
+    (
+        "cuda-device-query",
+        "h9_devicequery_jetpack_returned35",
+        "h7_cudainsuff_remode_devicequery_after_fix",
+    ),
+    (
+        "cuda-runtime-log",
+        "h7_cudaarch_aitoolkit_5060ti_sm120_windows",
+        "h7_collectenv_no_driver_warning_centos",
+    ),
+    (
+        "torch-collect-env",
+        "h7_collectenv_t4_torch13_cu101_driver410",
+        "h7_collectenv_rocm_sample_healthy",
+    ),
+    (
+        "df",
+        "df_container_shm_64m_tmpfs",
+        "df_host_lists_container_shm",
+    ),
+    ("mountinfo", "", "mountinfo_btrfs_root_openrc"),
+    (
+        "mount-output",
+        "h4_mount_replicate_shm_64m",
+        "h4_mount_cog_predict_shm_8g",
+    ),
+    (
+        "fstab",
+        "fstab_azure_datadrive_defaults",
+        "h11_fstab_ecs114_xfs_noatime_data",
+    ),
+    ("proc-mounts", "", "fstab_xfs_noatime_data"),
+];
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Side {
+    Problem,
+    Healthy,
+}
+
+/// Sides of a kind without a public example that gpufix reads as the kind and detects (a
+/// problem) or clears (a healthy one): the corpus artifact that comes closest, if any (the
+/// test checks it is still read as the kind and still missed, so a reader or rule that starts
+/// judging it right moves it to [`WITNESSES`]), and what was searched or why no rule can judge
+/// it. Keep it as short as the public record allows.
+const GAPS: &[(&str, Side, &str, &str)] = &[
+    (
+        "nvidia-smi-xml",
+        Side::Problem,
+        "",
+        "searched (issues, pages, code): threads paste `-q -x` for monitoring tools (netdata, exporters, gpustat) on healthy GPUs; none of a GPU fault or a starved job",
+    ),
+    (
+        "chrome-trace",
+        Side::Healthy,
+        "h11_trace_kineto_resnet50_num_workers_4",
+        "the only public healthy trace (kineto's 4-worker ResNet-50 sample) fails launch.host-sync-in-step on the 2 cudaStreamSynchronize per step of its blocking `.to(device)` copies from pageable memory (aten::item 0/step) and launch.tiny-kernels (median kernel 2 us on 32x32 CIFAR images)",
+    ),
+    (
+        "nvidia-smi-csv",
+        Side::Problem,
+        "",
+        "searched (issues): `--query-gpu` CSVs are pasted for monitors and field questions; no thread whose problem (idle GPU, power cap, PCIe downgrade, throttling) the CSV shows",
+    ),
+    (
+        "dcgmi-health",
+        Side::Problem,
+        "",
+        "searched (issues, pages, code): DCGM threads show `dcgmi health -c` as screenshots, `-j` JSON or `Health watches not enabled`; the reader is written from dcgmi's HealthTests.cpp",
+    ),
+    (
+        "dcgmi-health",
+        Side::Healthy,
+        "",
+        "searched (issues, pages, code): no `dcgmi health -c` text of either kind is public beyond screenshots",
+    ),
+    (
+        "dcgmi-dmon",
+        Side::Problem,
+        "h7_dcgmdmon_dcgm263_xider_120_health_healthy",
+        "dmon's XIDER column (field 230, the last Xid) shows Xid 120 on GPU 1, but driver.xid-errors reads kernel logs only",
+    ),
+    (
+        "nvidia-smi-dmon",
+        Side::Problem,
+        "",
+        "no public dmon paste of a starved job was found; the H200 capture of one (h200_smi_dmon_starved) is not detected either: dmon names no process, so launch.gpu-underutilized cannot tell the GPU is a job's",
+    ),
+    (
+        "nvidia-smi-error",
+        Side::Healthy,
+        "",
+        "the kind is recognised only by nvidia-smi's failure messages (no driver, library mismatch, no devices): no healthy text of it exists",
+    ),
+    (
+        "lspci",
+        Side::Problem,
+        "h7_lspci_jan_riser_gen1_downgraded",
+        "LnkSta `2.5GT/s (downgraded)` without the GPU's load: an idle GPU drops to Gen1 to save power, so driver.pcie-link-degraded needs utilization to judge",
+    ),
+    (
+        "pyspy-dump",
+        Side::Problem,
+        "h7_pyspy_accelerate3104_all_gather_stuck",
+        "the public problem dumps are ranks stuck in a collective (all-gather, ZeRO-3 reduce): one dump is one moment, and comm.collective-timeout reads the watchdog's lines, not stacks",
+    ),
+    (
+        "ibstatus",
+        Side::Problem,
+        "",
+        "searched (issues, pages, code): ibstatus is pasted from healthy ports; down ports are pasted as ibstat or ibv_devinfo",
+    ),
+    (
+        "ibdev2netdev",
+        Side::Problem,
+        "h11_ibdev2netdev_sriov382_ib_vf_down",
+        "without -v, `(Down)` is the interface's carrier, not the RDMA port's state (imbue-ai/cluster-health#4 shows it on a healthy IB fabric); no public `-v` listing with a port DOWN was found",
+    ),
+    (
+        "shm-error-log",
+        Side::Healthy,
+        "h11_shmlog_pytorch26009_ipc_host_254g",
+        "the kind is recognised by PyTorch's own words blaming shared memory; the one public text where the thread clears /dev/shm says so in prose (--ipc=host, 254GB), which data.shm-too-small does not read",
+    ),
+    (
+        "nccl-error-log",
+        Side::Healthy,
+        "",
+        "the kind is recognised only by failure lines (watchdog timeout, NCCL error result, shared-memory WARN): no healthy text of it exists",
+    ),
+    (
+        "cuda-version",
+        Side::Problem,
+        "",
+        "no rule reads a pasted toolkit version (the kind's read_by is empty): a version alone shows no fault",
+    ),
+    (
+        "mountinfo",
+        Side::Problem,
+        "",
+        "searched (issues): mountinfo is pasted for container-id and cgroup questions; a small /dev/shm or a data disk without noatime is pasted as `df -h` or `mount` output",
+    ),
+    (
+        "proc-mounts",
+        Side::Problem,
+        "",
+        "searched (issues): /proc/mounts pastes of a 64M /dev/shm are in threads about other tools; shm and atime problems are pasted as `df -h` or `mount` output",
+    ),
+];
+
+fn corpus_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/corpus")
+}
+
+fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_gpufix")
+}
+
+#[derive(Debug, Deserialize)]
+struct Label {
+    source: String,
+    input: String,
+    expect: Vec<String>,
+    #[serde(default)]
+    allow: Vec<String>,
+}
+
+/// The label of corpus artifact `name` and the artifact's path.
+fn artifact(name: &str) -> (Label, PathBuf) {
+    let dir = corpus_dir();
+    let text = std::fs::read_to_string(dir.join(format!("{name}.label.yaml")))
+        .unwrap_or_else(|e| panic!("{name}: no label: {e}"));
+    let label: Label =
+        serde_yaml::from_str(&text).unwrap_or_else(|e| panic!("{name}: not a label: {e}"));
+    let file = std::fs::read_dir(&dir)
+        .expect("read the corpus directory")
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .find(|p| {
+            p.file_name()
+                .and_then(|f| f.to_str())
+                .and_then(|f| f.strip_prefix(name))
+                .is_some_and(|rest| rest.starts_with('.') && rest != ".label.yaml")
+        })
+        .unwrap_or_else(|| panic!("{name}: no artifact beside its label"));
+    (label, file)
+}
+
+fn evidence_kinds() -> Vec<String> {
+    let out = Command::new(bin())
+        .args(["--no-system", "list", "--evidence", "--format", "json"])
+        .output()
+        .expect("run gpufix list --evidence");
+    assert!(out.status.success(), "gpufix list --evidence failed");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("a JSON list");
+    v.as_array()
+        .expect("a list of kinds")
+        .iter()
+        .map(|k| k["name"].as_str().expect("a kind name").to_owned())
+        .collect()
+}
+
+/// What one plan says of an artifact: the kinds that read it and the rules that failed.
+#[derive(Debug)]
+struct Read {
+    kinds: BTreeSet<String>,
+    failed: BTreeSet<String>,
+    stderr: String,
+}
+
+fn plan(label: &Label, file: &Path, known: &[String]) -> Read {
+    let out = Command::new(bin())
+        .args(["--no-system", "plan"])
+        .arg(format!("--{}", label.input))
+        .arg(file)
+        .args([
+            "--sample",
+            "0",
+            "--probe-timeout",
+            "600s",
+            "--format",
+            "json",
+        ])
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("run gpufix plan");
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let mut kinds = BTreeSet::new();
+    let mut failed = BTreeSet::new();
+    if let Ok(report) = serde_json::from_slice::<serde_json::Value>(&out.stdout) {
+        // `read lines 1-2,4-19 pyspy-dump`, `read line 7 cuda-device-query, lines 9-11 …`
+        let part = regex::Regex::new(r"\blines? [0-9][0-9,-]* ([a-z0-9-]+)").expect("regex");
+        for note in report["notes"].as_array().into_iter().flatten() {
+            let note = note.as_str().unwrap_or_default();
+            for c in part.captures_iter(note) {
+                kinds.insert(c[1].to_owned());
+            }
+        }
+        // `FILE (nvidia-smi-table, dmesg)`
+        let judged = report["judged"].as_str().unwrap_or_default();
+        if let Some(inner) = judged
+            .trim_end()
+            .strip_suffix(')')
+            .and_then(|j| j.rsplit_once('('))
+            .map(|(_, k)| k)
+        {
+            kinds.extend(inner.split(", ").map(str::to_owned));
+        }
+        failed = report["results"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|r| r["verdict"] == "fail")
+            .filter_map(|r| r["id"].as_str().map(str::to_owned))
+            .collect();
+    }
+    match label.input.as_str() {
+        "nccl-log" => kinds.insert("nccl-log".to_owned()),
+        "kernel-log" => kinds.insert("kernel-log".to_owned()),
+        "trace" => kinds.insert("chrome-trace".to_owned()),
+        _ => false,
+    };
+    kinds.retain(|k| known.contains(k));
+    Read {
+        kinds,
+        failed,
+        stderr,
+    }
+}
+
+#[test]
+fn the_tables_name_every_kind_once_and_every_gap_has_a_reason() {
+    let kinds = evidence_kinds();
+    assert!(kinds.len() >= 30, "issue 24 asks for at least 30 kinds");
+    let mut errors = Vec::new();
+    for k in &kinds {
+        match WITNESSES.iter().filter(|(w, _, _)| w == k).count() {
+            1 => {}
+            0 => errors.push(format!("`{k}` has no line in WITNESSES")),
+            n => errors.push(format!("`{k}` has {n} lines in WITNESSES")),
+        }
+    }
+    for (k, problem, healthy) in WITNESSES {
+        if !kinds.iter().any(|x| x == k) {
+            errors.push(format!(
+                "WITNESSES names `{k}`, not a kind of gpufix list --evidence"
+            ));
+        }
+        for (side, w) in [(Side::Problem, problem), (Side::Healthy, healthy)] {
+            let gaps: Vec<_> = GAPS
+                .iter()
+                .filter(|(g, s, _, _)| g == k && *s == side)
+                .collect();
+            match (w.is_empty(), gaps.as_slice()) {
+                (true, []) => errors.push(format!(
+                    "`{k}` has no {side:?} witness and no reason in GAPS"
+                )),
+                (false, [_, ..]) => errors.push(format!(
+                    "`{k}` has a {side:?} witness ({w}): drop its GAPS line"
+                )),
+                (true, [_, _, ..]) => errors.push(format!("`{k}` {side:?} is in GAPS twice")),
+                (true, [(_, _, _, why)]) if why.trim().len() < 60 => {
+                    errors.push(format!("`{k}` {side:?}: the reason in GAPS is too thin"))
+                }
+                _ => {}
+            }
+        }
+    }
+    assert!(errors.is_empty(), "{}", errors.join("\n"));
+}
+
+#[test]
+fn every_evidence_kind_has_a_public_problem_it_detects_and_a_healthy_one_it_clears() {
+    let kinds = evidence_kinds();
+    // every witness and gap artifact once, however many kinds it stands for
+    let mut names: Vec<&str> = WITNESSES
+        .iter()
+        .flat_map(|(_, p, h)| [*p, *h])
+        .chain(GAPS.iter().map(|(_, _, a, _)| *a))
+        .filter(|n| !n.is_empty())
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    let artifacts: Vec<(&str, Label, PathBuf)> = names
+        .iter()
+        .map(|n| {
+            let (l, f) = artifact(n);
+            (*n, l, f)
+        })
+        .collect();
+    // a few plans at a time: each is its own process
+    let reads: Vec<Read> = std::thread::scope(|s| {
+        let workers: Vec<_> = artifacts
+            .chunks(artifacts.len().div_ceil(4).max(1))
+            .map(|chunk| {
+                s.spawn(|| {
+                    chunk
+                        .iter()
+                        .map(|(_, l, f)| plan(l, f, &kinds))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|h| h.join().expect("a plan thread"))
+            .collect()
+    });
+    let find = |name: &str| {
+        let i = artifacts
+            .iter()
+            .position(|(n, _, _)| *n == name)
+            .expect("an artifact that was run");
+        (&artifacts[i].1, &reads[i])
+    };
+    // what an artifact shows for `side`: `Ok(cell)` when it is a witness of it, `Err(why not)`
+    let judge = |kind: &str, side: Side, name: &str| -> Result<String, String> {
+        let (label, read) = find(name);
+        if !label.source.starts_with("https://") {
+            return Err(format!("not a public artifact ({})", label.source));
+        }
+        if !read.kinds.contains(kind) {
+            return Err(format!(
+                "not read as {kind} (read as {:?}; {})",
+                read.kinds,
+                read.stderr.lines().next().unwrap_or("")
+            ));
+        }
+        match side {
+            Side::Problem => {
+                let hit: Vec<&str> = label
+                    .expect
+                    .iter()
+                    .filter(|r| read.failed.contains(*r))
+                    .map(String::as_str)
+                    .collect();
+                if label.expect.is_empty() {
+                    Err("labelled healthy, not a problem".to_owned())
+                } else if hit.is_empty() {
+                    Err(format!(
+                        "not detected: expected one of {:?}, failed {:?}",
+                        label.expect, read.failed
+                    ))
+                } else {
+                    Ok(format!("{name} ({})", hit.join(", ")))
+                }
+            }
+            Side::Healthy => {
+                let false_findings: Vec<&String> = read
+                    .failed
+                    .iter()
+                    .filter(|r| !label.allow.contains(r))
+                    .collect();
+                if !label.expect.is_empty() {
+                    Err("labelled a problem, not healthy".to_owned())
+                } else if !false_findings.is_empty() {
+                    Err(format!("false findings {false_findings:?}"))
+                } else {
+                    Ok(name.to_owned())
+                }
+            }
+        }
+    };
+
+    let mut errors = Vec::new();
+    let mut table = String::from("| kind | problem (detected by) | healthy |\n|---|---|---|\n");
+    for (kind, problem, healthy) in WITNESSES {
+        let mut cells = Vec::new();
+        for (side, name) in [(Side::Problem, *problem), (Side::Healthy, *healthy)] {
+            if !name.is_empty() {
+                match judge(kind, side, name) {
+                    Ok(cell) => cells.push(cell),
+                    Err(e) => {
+                        errors.push(format!("{kind} {side:?} witness {name}: {e}"));
+                        cells.push(format!("{name}: {e}"));
+                    }
+                }
+                continue;
+            }
+            let Some((_, _, closest, _)) = GAPS.iter().find(|(g, s, _, _)| g == kind && *s == side)
+            else {
+                cells.push("none (see the other test)".to_owned());
+                continue;
+            };
+            if closest.is_empty() {
+                cells.push("none public (GAPS)".to_owned());
+                continue;
+            }
+            // the closest artifact must still be of the kind, and still missed: once it is
+            // judged right it is a witness
+            let (_, read) = find(closest);
+            if !read.kinds.contains(*kind) {
+                errors.push(format!(
+                    "{kind} {side:?}: GAPS names {closest}, which is not read as {kind} (read as {:?})",
+                    read.kinds
+                ));
+            }
+            match judge(kind, side, closest) {
+                Ok(_) => errors.push(format!(
+                    "{kind} {side:?}: {closest} is now judged right: make it the witness and drop its GAPS line"
+                )),
+                Err(e) => cells.push(format!("none ({closest}: {e})")),
+            }
+        }
+        table.push_str(&format!("| {kind} | {} | {} |\n", cells[0], cells[1]));
+    }
+    println!("{table}");
+    assert!(errors.is_empty(), "{}", errors.join("\n"));
+}
