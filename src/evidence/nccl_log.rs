@@ -7,6 +7,28 @@
 //! line on most hosts, IB or not, so an init line alone never decides it when channels say
 //! otherwise. `network_used` is true only if a connection actually goes through `NET/…`.
 //! Lines starting with `#` (comments, nccl-tests banners) are skipped.
+//!
+//! Written from NCCL's source (github.com/NVIDIA/nccl, tags v2.3.7-1 to v2.21.5-1 and master
+//! at 2.30): `src/transport/net_ib.cc` (`NET/IB : No device found.`, `NET/IB : Using …; OOB`,
+//! `NET/IB : Unable to open device %s`, `NCCL_IB_HCA set to %s`), `src/transport/net_socket.cc`
+//! (`NET/Socket : Using`), `src/misc/socket.cc` (`ncclFindInterfaces`: with no
+//! NCCL_SOCKET_IFNAME NCCL picks `ib*` interfaces first, then anything but `docker`/`lo`),
+//! `src/misc/ibvwrap.cc` / `ibvsymbols.cc` (`Failed to open libibverbs.so[.1]`, a WARN up to
+//! 2.11, INFO after), `src/init.cc` (2.10), `src/net.cc` (2.18–2.23) and `src/plugin/net.cc`
+//! (2.24+) for the net plugin lines, and the `NCCL_PARAM` echo (`%s set by environment to %s`).
+//!
+//! `ib_intended` says what in the text shows the site meant to use an RDMA fabric, whatever
+//! NCCL ended up on. Sound signals only (each is printed because the hardware or the setting
+//! is there): the socket or bootstrap interface is IPoIB (`ib0`, `ibp…`: NCCL chose it because
+//! its auto-selection prefers `ib*`, or NCCL_SOCKET_IFNAME named it), an IB/RDMA setting
+//! echoed (`NCCL_IB_HCA`, `NCCL_IB_GID_INDEX`, any other `NCCL_IB_*` but NCCL_IB_DISABLE=1,
+//! `NCCL_NET_GDR_LEVEL`/`_READ`, `NCCL_NET=IB`), a device NCCL listed but could not open
+//! (`NET/IB : Unable to open device mlx5_0`), and an HCA name (`mlx5_0`) elsewhere in the
+//! paste. A net plugin library that was found but unusable (`NET/Plugin: Failed to find
+//! ncclNetPlugin_v8 symbol.`, printed only after `dlopen` succeeded) is *not* one: NGC and
+//! cloud images ship plugins on every machine, and public single-node logs show it (the
+//! corpus's `nccl_single_rank_socket_gcp`, `h5_nccl_deepspeed_docker_one_host_no_ib`); nor is
+//! `Failed to open libibverbs` alone, printed on every host without rdma-core.
 
 use regex::Regex;
 use serde::Serialize;
@@ -91,6 +113,10 @@ pub struct NcclLog {
     pub networks_chosen: Vec<String>,
     /// The environment asked for IB (NCCL_IB_HCA set, NCCL_IB_DISABLE=0, NCCL_NET=IB).
     pub ib_wanted: bool,
+    /// What in the text shows the site meant to use an RDMA fabric (see the module doc), in
+    /// words for a message: `NCCL's sockets run over the IPoIB interface ib0, …`. Always
+    /// present (null when nothing shows it): its absence is not a missing fact.
+    pub ib_intended: Option<String>,
     /// What showed the job spans nodes when NCCL's own lines did not: a rank numbered past the
     /// GPUs of its host (`rank 10 nranks 16 cudaDev 2`), a command line (`--nnodes 2`), or the
     /// poster's words around the log ("cross-node", "2 machines").
@@ -478,6 +504,8 @@ pub fn parse_nccl_log(text: &str) -> NcclLog {
     // `NET/IB : Got completion from peer …` (or an async event on the port): the IB transport
     // carried this rank's traffic to another node, failing or not
     let mut ib_traffic = false;
+    // `NET/IB : Unable to open device mlx5_0`: a device NCCL listed but could not open
+    let mut ib_dev_unopened: Option<String> = None;
     // the `ib` phrases are looked for in a lowercased copy, kept between lines
     let mut lower = String::new();
     // lines read already: `NCCL_X set by environment to V` with what it sets, and the
@@ -521,6 +549,14 @@ pub fn parse_nccl_log(text: &str) -> NcclLog {
                     || lower.contains("ibv_get_device_list failed"))
             {
                 log.ib_verbs_failed = true;
+            }
+            if ib_dev_unopened.is_none()
+                && let Some(at) = lower
+                    .find("net/ib : unable to open device ")
+                    .or_else(|| lower.find("net/ib : unable to query device "))
+            {
+                let dev = msg[at..].split_whitespace().nth(6).unwrap_or("");
+                ib_dev_unopened = Some(super::clip(dev, 64));
             }
         }
         // one search says whether the line holds any of the literal words the tests below
@@ -766,6 +802,7 @@ pub fn parse_nccl_log(text: &str) -> NcclLog {
     if text.contains("NCCL_IB_HCA set to") {
         log.ib_wanted = true;
     }
+    log.ib_intended = ib_intent(&log, ib_dev_unopened.as_deref(), text);
     let intra_disabled = set_to_1("NCCL_P2P_DISABLE") && set_to_1("NCCL_SHM_DISABLE");
     if log.local_ranks.is_none() {
         log.local_ranks = ranks_by_host
@@ -804,6 +841,16 @@ pub fn parse_nccl_log(text: &str) -> NcclLog {
         log.multi_node = Some(true);
         log.multi_node_from = Some(from);
     }
+    if log.multi_node.is_none() {
+        // what to add for a rule that needs the job's shape (the entry below may refine it)
+        log.unavailable.insert(
+            "multi_node".into(),
+            format!(
+                "the log shows {} host(s) and no nNodes, no rank count per host and no channel over the network: add every node's NCCL_DEBUG=INFO log through `Init COMPLETE`, or the launch command (--nnodes)",
+                log.hosts.len()
+            ),
+        );
+    }
     log.truncated = cut_line(text);
     if let Some(why) = &log.truncated {
         // a cut paste says nothing about what came after it: absence is not evidence
@@ -838,6 +885,70 @@ pub fn parse_nccl_log(text: &str) -> NcclLog {
         }
     }
     log
+}
+
+/// An IPoIB interface name: `ib0`, `ib1.8001` (a partition child), `ibp12s0`, `ibs3`,
+/// `ibP1p12s0` (the kernel's predictable names for IPoIB).
+fn ipoib_name(name: &str) -> bool {
+    let b = name.as_bytes();
+    let digit = |i: usize| b.get(i).is_some_and(u8::is_ascii_digit);
+    b.len() >= 3
+        && b[..2].eq_ignore_ascii_case(b"ib")
+        && (digit(2) || matches!(b[2], b'p' | b's' | b'P') && digit(3))
+}
+
+/// What shows the site meant to use an RDMA fabric (the module doc says which signals count
+/// and why), strongest first; None when the text shows none.
+fn ib_intent(log: &NcclLog, unopened: Option<&str>, text: &str) -> Option<String> {
+    if let Some(i) = log.interfaces.iter().find(|i| ipoib_name(i)) {
+        return Some(format!(
+            "NCCL's sockets run over the IPoIB interface {i}, so the host has InfiniBand"
+        ));
+    }
+    if let Some(dev) = unopened {
+        return Some(format!(
+            "NCCL found the RDMA device {dev} but could not open it"
+        ));
+    }
+    let env = &log.env_overrides;
+    if let Some((k, v)) = env.iter().find(|(k, v)| {
+        let v = v.trim();
+        match k.as_str() {
+            "NCCL_IB_DISABLE" => v == "0",
+            "NCCL_NET" => v.eq_ignore_ascii_case("IB"),
+            "NCCL_SOCKET_IFNAME" => v
+                .split(',')
+                .any(|i| ipoib_name(i.trim_start_matches(['^', '=']))),
+            "NCCL_NET_GDR_LEVEL" | "NCCL_NET_GDR_READ" => true,
+            k => k.starts_with("NCCL_IB_"),
+        }
+    }) {
+        return Some(format!(
+            "the environment sets {k}={}",
+            super::clip(v.trim(), 60)
+        ));
+    }
+    if log.ib_wanted {
+        return Some("the environment sets NCCL_IB_HCA".into());
+    }
+    // the last, and only where it could matter: one pass over the text for an HCA name
+    let unsure = log.net.as_deref() != Some("IB") || log.ib_no_device || log.ib_verbs_failed;
+    if unsure {
+        for pat in ["mlx5_", "mlx4_"] {
+            for at in memchr::memmem::find_iter(text.as_bytes(), pat.as_bytes()) {
+                let name: String = text[at..]
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .take(32)
+                    .collect();
+                // a device (`mlx5_0`), not the driver (`mlx5_core`, Ethernet-only NICs too)
+                if name[pat.len()..].chars().all(|c| c.is_ascii_digit()) && name.len() > pat.len() {
+                    return Some(format!("the text names the HCA {name}"));
+                }
+            }
+        }
+    }
+    None
 }
 
 /// The registry entry.
@@ -910,6 +1021,10 @@ impl super::EvidenceKind for NcclLogKind {
             ("init_complete", "`Init COMPLETE` was printed"),
             ("networks_chosen", "networks NCCL said it chose"),
             ("ib_wanted", "the environment asked for IB"),
+            (
+                "ib_intended",
+                "what shows the site meant to use RDMA: an IPoIB socket interface, an IB setting, an HCA named",
+            ),
             ("multi_node_from", "what else showed the job spans nodes"),
             ("truncated", "the text ends inside an NCCL line"),
             ("unavailable", "fields the log cannot give, with why"),
@@ -1072,6 +1187,94 @@ h:1:1 [0] NCCL INFO Using network Socket
         let quiet =
             parse_nccl_log("the single node run hangs\nh:1:1 [0] NCCL INFO Using network Socket\n");
         assert_eq!(quiet.multi_node, None);
+    }
+
+    #[test]
+    fn ipoib_names() {
+        for n in ["ib0", "ib1.8001", "ibp12s0", "ibs3", "ibP1p12s0", "IB0"] {
+            assert!(ipoib_name(n), "{n}");
+        }
+        for n in [
+            "ibm0",
+            "ib",
+            "ibp",
+            "eth0",
+            "enp36s0f1",
+            "ens5",
+            "bond0",
+            "lo",
+        ] {
+            assert!(!ipoib_name(n), "{n}");
+        }
+    }
+
+    #[test]
+    fn the_site_meant_to_use_rdma() {
+        // sockets on ib0 with libibverbs missing (sgl-project/sglang#1427): the host has IB
+        let l = parse_nccl_log(&corpus("h5_nccl_sglang_no_verbs_socket_on_ib0.log"));
+        assert_eq!(l.multi_node, None);
+        let why = l.ib_intended.as_deref().expect("ipoib");
+        assert!(why.contains("IPoIB interface ib0"), "{why}");
+        // a device NCCL listed but could not open (the RoCE bond in a container)
+        let l = parse_nccl_log(&corpus("h5_nccl_docker_ib_open_device_failed.log"));
+        let why = l.ib_intended.as_deref().expect("unopened device");
+        assert!(why.contains("mlx5_bond_0"), "{why}");
+        // RoCE settings echoed (NCCL_IB_GID_INDEX=3) on a two-node A800 job
+        let l = parse_nccl_log(&corpus("nccl_two_node_roce_a800.log"));
+        assert!(
+            l.ib_intended
+                .as_deref()
+                .is_some_and(|w| w.contains("NCCL_IB_")),
+            "{l:?}"
+        );
+        // NCCL_IB_DISABLE=1 is the opposite of an intent; a socket interface name is named
+        let t = "h:1:1 [0] NCCL INFO NCCL_IB_DISABLE set by environment to 1.\nh:1:1 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0>\n";
+        assert_eq!(parse_nccl_log(t).ib_intended, None);
+        let t = "h:1:1 [0] NCCL INFO NCCL_SOCKET_IFNAME set by environment to ib0\nh:1:1 [0] NCCL INFO Using network Socket\n";
+        assert!(parse_nccl_log(t).ib_intended.is_some());
+        // an HCA named elsewhere in the paste (not the mlx5_core driver)
+        let t = "$ ibv_devinfo\nhca_id: mlx5_0\nh:1:1 [0] NCCL INFO Failed to open libibverbs.so[.1]\nh:1:1 [0] NCCL INFO Using network Socket\n";
+        assert!(
+            parse_nccl_log(t)
+                .ib_intended
+                .is_some_and(|w| w.contains("mlx5_0"))
+        );
+        let t = "mlx5_core 0000:3b:00.0: firmware version 16.35\nh:1:1 [0] NCCL INFO Using network Socket\n";
+        assert_eq!(parse_nccl_log(t).ib_intended, None);
+    }
+
+    #[test]
+    fn no_intent_where_the_text_shows_none() {
+        // a loaded-but-unusable net plugin and no IB device: healthy single-host public logs
+        for name in [
+            "nccl_single_rank_socket_gcp.log",
+            "h5_nccl_deepspeed_docker_one_host_no_ib.log",
+            "nccl_single_node_l20_no_verbs.log",
+            "h5_nccl_accelerate_single_node_socket.log",
+        ] {
+            let l = parse_nccl_log(&corpus(name));
+            assert_eq!(l.ib_intended, None, "{name}");
+        }
+        // libibverbs missing on one host of a two-node job whose excerpt shows one host
+        // (facebookresearch/detectron2#4730): neither intent nor nodes; the log says what to add
+        let l = parse_nccl_log(&corpus("h3_nccl_detectron2_two_node_no_verbs.log"));
+        assert_eq!(l.ib_intended, None);
+        assert_eq!(l.multi_node, None);
+        assert!(
+            l.unavailable.contains_key("multi_node"),
+            "{:?}",
+            l.unavailable
+        );
+        // a whole log of one host without rank counts: it names what to add
+        let l = parse_nccl_log(
+            "h:1:1 [0] NCCL INFO Using network Socket\nh:1:2 [0] NCCL INFO comm 0x1 rank 0 nranks 8 cudaDev 0 busId 1000 - Init COMPLETE\n",
+        );
+        assert_eq!(l.multi_node, None);
+        assert!(
+            l.unavailable["multi_node"].contains("--nnodes"),
+            "{:?}",
+            l.unavailable
+        );
     }
 
     #[test]

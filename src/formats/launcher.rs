@@ -55,13 +55,27 @@ fn read_text(text: &str, depth: usize, out: &mut Vec<Vec<String>>) {
             done = k.end_byte();
             continue;
         }
-        let start = text[..k.start_byte()]
+        // an error node may start or end inside a multi-byte character: widen it to whole ones
+        let (mut ks, mut ke) = (k.start_byte().min(text.len()), k.end_byte().min(text.len()));
+        while !text.is_char_boundary(ks) {
+            ks -= 1;
+        }
+        while !text.is_char_boundary(ke) {
+            ke += 1;
+        }
+        let mut start = text[..ks]
             .rfind('\n')
             .map_or(0, |i| i + 1)
-            .max(done);
-        let end = text[k.end_byte()..]
-            .find('\n')
-            .map_or(text.len(), |i| k.end_byte() + i);
+            .max(done)
+            .min(text.len());
+        while !text.is_char_boundary(start) {
+            start += 1;
+        }
+        let end = text[ke..].find('\n').map_or(text.len(), |i| ke + i);
+        if start >= end {
+            done = done.max(end);
+            continue;
+        }
         for line in logical_lines(&text[start..end]) {
             if let Ok(t) = syntax::parse(Lang::Bash, line) {
                 collect(t.root_node(), line, depth, out);

@@ -102,6 +102,10 @@ impl Probe for NcclLog {
             ("init_complete", "`Init COMPLETE` was printed"),
             ("networks_chosen", "distinct networks NCCL said it chose"),
             ("ib_wanted", "the environment asked for IB"),
+            (
+                "ib_intended",
+                "what shows the site meant to use RDMA (sockets on IPoIB, an NCCL_IB_* setting, an HCA named or not openable); null when nothing does",
+            ),
             ("hosts", "hosts named in the line prefixes"),
             ("unavailable", "fields the log cannot give, with why"),
             (
