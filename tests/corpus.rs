@@ -25,14 +25,14 @@ use serde::Deserialize;
 const CAPTURED: &str = "made on the H200 by bench/capture_h200.sh:";
 
 /// The floor `GPUFIX_CORPUS_STRICT=1` (run by `.ci/run`) holds: the whole corpus's figures after
-/// the NCCL reader's `ib_intended` (448 artifacts: 185 of 200 problems detected, 1 healthy with
-/// a false finding, 0 unreadable; after the readers that the sealed batch h10 prompted, 184 of
-/// 200, 1 and 0; before them, with h10 first read, 177 of 200,
-/// 3 and 5; after the h9 readers, on 428 artifacts, 887 per mille, 2 and 4). A change that reads
-/// the corpus worse fails CI; one that reads it better raises these. Issue 24's target is 95%
-/// detected, 0 and 0: the detected share and the false finding are not met yet.
-const FLOOR_DETECTED_PER_MILLE: usize = 925;
-const MAX_FALSE_ON_HEALTHY: usize = 1;
+/// the second session of issue 24 (458 artifacts: 189 of 206 problems detected, 3 healthy with a
+/// false finding, 0 unreadable; the sealed batch h11 added 6 problems of which 3 are read, and
+/// 2 of its 4 healthy artifacts have a false finding; before h11, 185 of 200, 1 and 0; after
+/// the h9 readers, on 428 artifacts, 887 per mille, 2 and 4). A change that reads the corpus
+/// worse fails CI; one that reads it better raises these. Issue 24's target is 95% detected, 0
+/// and 0: the detected share and the false findings are not met yet.
+const FLOOR_DETECTED_PER_MILLE: usize = 917;
+const MAX_FALSE_ON_HEALTHY: usize = 3;
 const MAX_UNREADABLE: usize = 0;
 
 const INPUTS: [&str; 5] = ["evidence", "config", "trace", "nccl-log", "kernel-log"];
