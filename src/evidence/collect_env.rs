@@ -99,7 +99,7 @@ pub struct CollectEnv {
 
 /// collect_env's own first line and its first two keys: the output is recognised by them,
 /// written as `Key: value` (or, as CJK input methods and retyped pastes write it, with a
-/// full-width colon `：` or only a space after the key, in any case: see [`key_value`]).
+/// full-width colon `：` or only a space after the key, in any case: see `key_value`).
 pub fn looks_like(text: &str) -> bool {
     let mut torch = false;
     let mut cuda_build = false;

@@ -720,7 +720,7 @@ fn is_kubernetes(d: &Yaml) -> bool {
     d.get("apiVersion").is_some() && d.get("kind").is_some()
 }
 
-/// The source name of a PodSpec read from a quoted fragment (see [`pod_fragment`]).
+/// The source name of a PodSpec read from a quoted fragment (see `pod_fragment`).
 pub const K8S_FRAGMENT: &str = "kubernetes fragment";
 
 /// A PodSpec quoted in pieces: the `volumeMounts` list and the `volumes` list without the pod

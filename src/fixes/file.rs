@@ -38,11 +38,11 @@ pub trait FileEdit: Sync {
     fn summary_of(&self, params: &Self::Params, path: &str, _old: &str) -> String {
         self.summary(params, path)
     }
-    /// See [`FixKind::left_to_you`]: what the action alone says (no file to edit).
+    /// See [`FixKind::left_to_you`](super::FixKind::left_to_you): what the action alone says (no file to edit).
     fn left_to_you(&self, _params: &Self::Params, _cx: &FixCtx) -> Option<String> {
         None
     }
-    /// See [`FixKind::left_to_you`]: what the file says — the value is set where no single
+    /// See [`FixKind::left_to_you`](super::FixKind::left_to_you): what the file says — the value is set where no single
     /// exact edit can change it (`old` is the text the edit would start from).
     fn unproven(
         &self,

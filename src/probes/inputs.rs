@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 /// The parts of the evidence files that `kind` recognises, each with the text its reader reads
 /// (the part's lines, or the whole paste for a kind read line by line): a paste holding several
-/// kinds gives each its own part ([`segment`]). Files are read once per run ([`read_shared`]).
+/// kinds gives each its own part ([`segment`](crate::evidence::segment)). Files are read once per run ([`read_shared`]).
 pub fn evidence_of(evidence: &[PathBuf], kind: &dyn EvidenceKind) -> Vec<(PathBuf, Arc<String>)> {
     let mut out = Vec::new();
     for p in evidence {
