@@ -558,13 +558,6 @@ impl<'h> Recorder<'h> {
         }
     }
 
-    /// Set the config or launch script the plan found for the job.
-    pub fn set_config(&mut self, config: Option<String>) {
-        if let Some(j) = &mut self.job {
-            j.config = config;
-        }
-    }
-
     /// The recording as it stands, bounded to [`MAX_POINTS`] per group.
     pub fn file(&self) -> RecordFile {
         let duration_s = round3(self.samples as f64 * self.opts.interval.as_secs_f64());

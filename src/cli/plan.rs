@@ -112,10 +112,10 @@ pub fn run(g: &Global, a: &PlanArgs) -> anyhow::Result<ExitStatus> {
         timings: a.timings,
         ..g.eval(a.probe_timeout)
     };
-    // With --record and a job on a live host, the recorder samples the job's processes and the
-    // node beside the plan's probes, over the same window (as `gpufix record` does).
+    // With --record and a job, the recorder samples the job's processes and the node over the
+    // plan's window, as `gpufix record` does.
     let keep_job = a.record.is_some() && s.inputs.pid.is_some();
-    let record_opts = || crate::record::Options {
+    let record_opts = crate::record::Options {
         pid: s.inputs.pid,
         duration: eval.sample,
         interval: Duration::from_millis(200),
@@ -123,31 +123,14 @@ pub fn run(g: &Global, a: &PlanArgs) -> anyhow::Result<ExitStatus> {
         pyspy_every: 0,
         checkpoint: Duration::from_secs(24 * 3600),
     };
-    let (report, mut recorded) = if keep_job && s.host.is_live() {
-        let host = s.host.clone();
+    let (recorded, report) = if keep_job {
         let stop = std::sync::atomic::AtomicBool::new(false);
-        std::thread::scope(|sc| {
-            let rec = sc.spawn(|| {
-                let mut r = crate::record::Recorder::start(host.as_ref(), record_opts());
-                r.run(&stop, &mut |_| {});
-                r.file()
-            });
-            let report = evaluate(&s, &eval);
-            (report, rec.join().ok())
-        })
+        super::record::beside_plan(&s, record_opts, &stop, &mut |_| {}, || evaluate(&s, &eval))?
     } else {
-        (evaluate(&s, &eval), None)
+        (None, evaluate(&s, &eval))
     };
     // planned_report's two steps, timed apart: `plan the fixes` draws every change's diff
     let mut report = report?;
-    if keep_job && !s.host.is_live() {
-        // a recorded host has no time to share: the recorder replays the same recording from
-        // its start on a host of its own, after the plan
-        let replay = s.spec.host()?;
-        let mut r = crate::record::Recorder::start(replay.as_ref(), record_opts());
-        r.run(&std::sync::atomic::AtomicBool::new(false), &mut |_| {});
-        recorded = Some(r.file());
-    }
     let evaluated = started.elapsed();
     let _ = s.plan_changes(&mut report);
     if let Some(t) = &mut report.timings {

@@ -96,6 +96,36 @@ fn with_findings(f: &RecordFile, found: &Mutex<Vec<RecordFinding>>) -> RecordFil
     f
 }
 
+/// Record `opts`'s window while `plan` runs: on a live host beside it (one window, one clock),
+/// on a recorded host after it, on a replay of the same recording from its start (a recording
+/// has no time to share). The recording is `None` when its thread panicked.
+pub(super) fn beside_plan<T>(
+    s: &crate::session::Session,
+    opts: record::Options,
+    stop: &AtomicBool,
+    checkpoint: &mut (dyn FnMut(&RecordFile) + Send),
+    plan: impl FnOnce() -> T,
+) -> anyhow::Result<(Option<RecordFile>, T)> {
+    if s.host.is_live() {
+        let host = s.host.clone();
+        Ok(std::thread::scope(|sc| {
+            let rec = sc.spawn(|| {
+                let mut r = Recorder::start(host.as_ref(), opts);
+                r.run(stop, checkpoint);
+                r.file()
+            });
+            let planned = plan();
+            (rec.join().ok(), planned)
+        }))
+    } else {
+        let planned = plan();
+        let replay = s.spec.host()?;
+        let mut r = Recorder::start(replay.as_ref(), opts);
+        r.run(stop, checkpoint);
+        Ok((Some(r.file()), planned))
+    }
+}
+
 pub fn run(g: &Global, a: &RecordArgs) -> anyhow::Result<ExitStatus> {
     // nothing is sampled for a file that cannot be written
     let parent = match a.output.parent() {
@@ -150,47 +180,29 @@ pub fn run(g: &Global, a: &RecordArgs) -> anyhow::Result<ExitStatus> {
             *checkpoint_error.lock().unwrap_or_else(|e| e.into_inner()) = Some(format!("{e:#}"));
         }
     };
-    let replay: Arc<dyn crate::host::Host>;
-    let (recorder, planned) = if host.is_live() {
-        // the plan watches the first seconds of the window while the recorder samples
-        std::thread::scope(|sc| {
-            let rec = sc.spawn(|| {
-                let mut r = Recorder::start(host.as_ref(), opts);
-                r.run(&stop, &mut checkpoint);
-                r
-            });
-            let planned = super::plan::planned_report(&s, &eval);
-            if let Ok((report, _)) = &planned {
-                *found.lock().unwrap_or_else(|e| e.into_inner()) = record::findings(report, window);
-            }
-            (rec.join(), planned)
-        })
-    } else {
-        // a recorded host has no time to share: the plan first, then the recorder on a host
-        // of its own that replays the same recording from its start
+    let (recorded, planned) = beside_plan(&s, opts, &stop, &mut checkpoint, || {
         let planned = super::plan::planned_report(&s, &eval);
         if let Ok((report, _)) = &planned {
             *found.lock().unwrap_or_else(|e| e.into_inner()) = record::findings(report, window);
         }
-        replay = s.spec.host()?;
-        let mut r = Recorder::start(replay.as_ref(), opts);
-        r.run(&stop, &mut checkpoint);
-        (Ok(r), planned)
-    };
-    let mut recorder = recorder
-        .map_err(|_| anyhow::anyhow!("the recording thread failed; see the message above"))?;
+        planned
+    })?;
+    let mut file = with_findings(
+        &recorded
+            .ok_or_else(|| anyhow::anyhow!("the recording thread failed; see the message above"))?,
+        &found,
+    );
     let mut notes = Vec::new();
     match &planned {
         Ok((report, _)) => {
-            if let Some(pid) = s.inputs.pid {
-                let config = crate::plan::job_facts(host.as_ref(), pid, report)
-                    .and_then(|j| j.files.first().map(|f| f.path.clone()));
-                recorder.set_config(config.map(|c| crate::privacy::redact_text(&c).into_owned()));
+            if let (Some(pid), Some(j)) = (s.inputs.pid, &mut file.job) {
+                j.config = crate::plan::job_facts(host.as_ref(), pid, report)
+                    .and_then(|j| j.files.first().map(|f| f.path.clone()))
+                    .map(|c| crate::privacy::redact_text(&c).into_owned());
             }
         }
         Err(e) => notes.push(format!("the plan over the window failed: {e:#}")),
     }
-    let mut file = with_findings(&recorder.file(), &found);
     file.notes.extend(notes);
     write(&a.output, &file)?;
     if let Some(e) = checkpoint_error
