@@ -1023,26 +1023,28 @@ pub fn find(text: &str) -> Vec<Launch> {
 /// read for launch lines only (`command_lines`), so memory stays near the input's size.
 pub const MAX_SCRIPT_BYTES: usize = 1 << 20;
 
+/// The words a line that starts a launch command holds (one of them).
+const COMMAND_WORDS: [&str; 9] = [
+    "python",
+    "torchrun",
+    "deepspeed",
+    "accelerate",
+    "srun",
+    "mpirun",
+    "export ",
+    "launch",
+    "NCCL_",
+];
+
 /// The lines of a long text that can start or continue a launch command: those naming a
 /// launcher, Python or an `export`, and the lines a trailing `\` continues them onto. At most
 /// [`MAX_SCRIPT_BYTES`] of them.
 fn command_lines(text: &str) -> String {
-    const WORDS: [&str; 9] = [
-        "python",
-        "torchrun",
-        "deepspeed",
-        "accelerate",
-        "srun",
-        "mpirun",
-        "export ",
-        "launch",
-        "NCCL_",
-    ];
     // the text is searched for the words once (a multi-literal SIMD search), not each line
     // for each word: only the lines holding one, and the lines a `\` continues them onto, are
     // looked at, each as `text.lines()` gives it
     static ANY: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
-        let alt: Vec<String> = WORDS.iter().map(|w| regex::escape(w)).collect();
+        let alt: Vec<String> = COMMAND_WORDS.iter().map(|w| regex::escape(w)).collect();
         regex::Regex::new(&alt.join("|")).expect("escaped literals")
     });
     let b = text.as_bytes();
@@ -1360,21 +1362,10 @@ mod prop {
 
     /// `command_lines` as it read every line for every word.
     fn command_lines_reference(text: &str) -> String {
-        const WORDS: [&str; 9] = [
-            "python",
-            "torchrun",
-            "deepspeed",
-            "accelerate",
-            "srun",
-            "mpirun",
-            "export ",
-            "launch",
-            "NCCL_",
-        ];
         let mut out = String::new();
         let mut continued = false;
         for line in text.lines() {
-            let keep = continued || WORDS.iter().any(|w| line.contains(w));
+            let keep = continued || COMMAND_WORDS.iter().any(|w| line.contains(w));
             continued = keep && line.trim_end().ends_with('\\');
             if keep {
                 if out.len() + line.len() + 1 > MAX_SCRIPT_BYTES {
