@@ -258,7 +258,50 @@ def ab_summary(points: list[tuple[float, int]], windows: list[tuple[str, float, 
 
     a, b = mean_of("A"), mean_of("B")
     diff = round((a - b) / a * 100.0, 3) if a and b is not None else None
-    return {"windows": rows, "unwatched_mean": a, "watched_mean": b, "slowdown_pct": diff}
+    return {"windows": rows, "unwatched_mean": a, "watched_mean": b, "slowdown_pct": diff, **local_slowdown(rows)}
+
+
+# two-sided 95% quantiles of Student's t, by degrees of freedom (1..30; 1.96 beyond)
+T95 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
+       2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
+       2.052, 2.048, 2.045, 2.042]
+
+
+def local_slowdown(rows: list[dict]) -> dict:
+    """Each recorded (B) window against the nearest unwatched (A) window on each side, so that a
+    job whose speed drifts over the run (the GPU warming, a neighbour's load) compares like with
+    like: per B, slowdown % = (mean of its neighbouring A rates - its rate) / that mean. Returns
+    their mean and a 95% confidence interval (Student's t); the slowdown is shown below a bound
+    only when the interval's upper end is."""
+    rates = [(r["label"], r["samples_per_s"]) for r in rows]
+    per_b = []
+    for i, (label, rate) in enumerate(rates):
+        if label != "B" or rate is None:
+            continue
+        near = []
+        for step in (-1, 1):
+            j = i + step
+            while 0 <= j < len(rates) and rates[j][0] != "A":
+                j += step
+            if 0 <= j < len(rates) and rates[j][1] is not None:
+                near.append(rates[j][1])
+        if near:
+            ref = sum(near) / len(near)
+            per_b.append((ref - rate) / ref * 100.0)
+    if not per_b:
+        return {"local_slowdown_pct": None, "local_ci95_pct": None, "local_n": 0}
+    n = len(per_b)
+    mean = sum(per_b) / n
+    if n < 2:
+        return {"local_slowdown_pct": round(mean, 3), "local_ci95_pct": None, "local_n": n}
+    sd = statistics.stdev(per_b)
+    half = (T95[n - 2] if n - 1 <= len(T95) else 1.96) * sd / n ** 0.5
+    return {
+        "local_slowdown_pct": round(mean, 3),
+        "local_ci95_pct": [round(mean - half, 3), round(mean + half, 3)],
+        "local_n": n,
+        "local_per_window_pct": [round(x, 3) for x in per_b],
+    }
 
 
 def cmd_ab(a: argparse.Namespace) -> int:

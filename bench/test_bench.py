@@ -207,6 +207,33 @@ class WindowTest(unittest.TestCase):
         self.assertEqual(s["watched_mean"], 990.0)
         self.assertAlmostEqual(s["slowdown_pct"], 1.0, places=3)
 
+    @staticmethod
+    def drifting_job(labels: str, cost: float):
+        """A job that slows by 10 samples/s every second; a recorded (B) window costs `cost`."""
+        points, windows, n, t = [], [], 0.0, 0.0
+        for label in labels:
+            start = t
+            for _ in range(10):
+                points.append((t, int(n)))
+                n += (1000.0 - 10.0 * t) * ((1.0 - cost) if label == "B" else 1.0)
+                t += 1.0
+            points.append((t, int(n)))
+            windows.append((label, start, t))
+            t += 0.001
+        return harness.ab_summary(points, windows)
+
+    def test_local_slowdown_cancels_a_linear_drift(self):
+        s = self.drifting_job("ABABABABABABA", 0.01)
+        self.assertAlmostEqual(s["local_slowdown_pct"], 1.0, delta=0.1)
+        lo, hi = s["local_ci95_pct"]
+        self.assertLess(lo, s["local_slowdown_pct"])
+        self.assertGreater(hi, s["local_slowdown_pct"])
+        self.assertEqual(s["local_n"], 6)
+        # a recorder that costs nothing shows about nothing, drift or not
+        self.assertAlmostEqual(self.drifting_job("ABABABABABABA", 0.0)["local_slowdown_pct"], 0.0, delta=0.1)
+        # the plain means of an unbalanced order take the drift for a cost
+        self.assertGreater(self.drifting_job("ABABAB", 0.0)["slowdown_pct"], 5.0)
+
     def test_window_with_too_few_points_has_no_rate(self):
         self.assertIsNone(harness.window_rate([(0.0, 0), (5.0, 10)], 1, 4)["samples_per_s"])
 

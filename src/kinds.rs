@@ -181,6 +181,67 @@ fn template_string() -> Value {
     })
 }
 
+/// `given` with each template string of a parameter that is not a plain string replaced by a
+/// value of that parameter's type (its default, or an empty value of its JSON type); `None`
+/// when there is no such template or a parameter's type has no obvious empty value.
+fn template_stand_ins(
+    params: &ParamsDecl,
+    given: &Map<String, Value>,
+) -> Option<Map<String, Value>> {
+    if !given.values().any(|v| v.as_str().is_some_and(is_template)) {
+        return None;
+    }
+    let schema = params.schema();
+    let props = schema.get("properties")?.as_object()?;
+    let mut out = given.clone();
+    for (k, v) in out.iter_mut() {
+        if !v.as_str().is_some_and(is_template) {
+            continue;
+        }
+        let p = props.get(k)?;
+        if is_plain_string(p) {
+            continue;
+        }
+        *v = stand_in(p)?;
+    }
+    Some(out)
+}
+
+/// A value a parameter's schema names (its default, const or first allowed value), or an empty
+/// value of its JSON type, or one of its alternatives'.
+fn stand_in(p: &Value) -> Option<Value> {
+    if let Some(d) = p.get("default").filter(|d| !d.is_null()) {
+        return Some(d.clone());
+    }
+    if let Some(c) = p.get("const") {
+        return Some(c.clone());
+    }
+    if let Some(e) = p
+        .get("enum")
+        .and_then(Value::as_array)
+        .and_then(|e| e.first())
+    {
+        return Some(e.clone());
+    }
+    let ty = match p.get("type") {
+        Some(Value::String(t)) => Some(t.as_str()),
+        Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).find(|t| *t != "null"),
+        _ => None,
+    };
+    match ty {
+        Some("array") => return Some(json!([])),
+        Some("object") => return Some(json!({})),
+        Some("integer" | "number") => return Some(json!(0)),
+        Some("boolean") => return Some(json!(false)),
+        _ => {}
+    }
+    ["anyOf", "oneOf"]
+        .iter()
+        .filter_map(|k| p.get(*k).and_then(Value::as_array))
+        .flatten()
+        .find_map(stand_in)
+}
+
 fn is_plain_string(p: &Value) -> bool {
     let ty = p.get("type");
     (ty.and_then(Value::as_str) == Some("string") || ty == Some(&json!(["string", "null"])))
@@ -341,6 +402,17 @@ pub fn check(
     // schema (generated from the same struct, with no constraints serde does not enforce);
     // only the others pay for a compiled schema, for their located messages.
     if params.reads(given) {
+        return Vec::new();
+    }
+    // Second fast path, for templates in parameters of another type (`keys: "{{ params.keys }}"`
+    // in a built-in playbook): such a value is valid under the template schema's `anyOf`, so the
+    // map is valid if it reads with each one replaced by a value of the parameter's own type. A
+    // stand-in that does not read only sends the map on to the schema pass below, so this never
+    // accepts what the schema would refuse. (Compiling that schema costs milliseconds and maps
+    // ~2 MB of the validator's code into every run: bench/RESULTS.md, record's memory.)
+    if let Some(stood_in) = template_stand_ins(params, given)
+        && params.reads(&stood_in)
+    {
         return Vec::new();
     }
     let rows = params.rows();
@@ -531,6 +603,100 @@ mod tests {
 
     fn obj(v: Value) -> Map<String, Value> {
         v.as_object().unwrap().clone()
+    }
+
+    /// The schema pass alone, as `check` ran before its second fast path.
+    fn schema_accepts(kind: &str, params: &ParamsDecl, given: &Map<String, Value>) -> bool {
+        let v =
+            cached_validator(&format!("test kind {kind}"), || params.template_schema()).unwrap();
+        v.is_valid(&Value::Object(given.clone()))
+    }
+
+    #[test]
+    fn a_template_in_a_typed_parameter_is_accepted_without_the_schema_pass() {
+        let config = crate::probes::find("config").unwrap().params();
+        let given = obj(json!({"keys": "{{ params.keys }}"}));
+        assert!(
+            !config.reads(&given),
+            "the first fast path does not read a template"
+        );
+        let stood_in = template_stand_ins(&config, &given).expect("a stand-in for keys");
+        assert!(config.reads(&stood_in));
+        assert!(schema_accepts("config", &config, &given));
+        assert!(check("probe", "config", &config, &given).is_empty());
+        // an unknown parameter beside the template still fails, at its own path
+        let bad = obj(json!({"keys": "{{ params.keys }}", "kyes": 1}));
+        assert!(!config.reads(&template_stand_ins(&config, &bad).unwrap()));
+        let p = check("probe", "config", &config, &bad);
+        assert_eq!(p.len(), 1, "{p:?}");
+        assert_eq!(p[0].path, "/kyes");
+        // a template in an enum parameter has no stand-in: the schema pass judges it
+        let line = crate::fixes::spec("file.line").unwrap();
+        let templ = obj(json!({"path": "/etc/x", "line": "a", "state": "{{ params.state }}"}));
+        assert!(check("fix", "file.line", &line.params, &templ).is_empty());
+    }
+
+    /// Wherever the second fast path accepts a built-in playbook's parameters, the schema pass
+    /// accepts them too (it can only be stricter than the schema, never looser); and every
+    /// built-in map is accepted by one of the fast paths, so no run compiles a schema for them.
+    #[test]
+    fn template_stand_ins_never_accept_what_the_schema_refuses() {
+        let mut seen = 0;
+        for (name, text) in crate::playbook::BUILTIN {
+            let doc: Value = serde_yaml::from_str(text).unwrap();
+            for rule in doc["rules"].as_array().unwrap() {
+                let mut maps: Vec<(String, &ParamsDecl, Map<String, Value>)> = Vec::new();
+                let probe_params: Vec<(String, ParamsDecl, Map<String, Value>)> = rule["probes"]
+                    .as_object()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|(_, spec)| {
+                        let mut m = spec.as_object()?.clone();
+                        let kind = m.remove("kind")?.as_str()?.to_string();
+                        let decl = crate::probes::find(&kind)?.params();
+                        Some((kind, decl, m))
+                    })
+                    .collect();
+                let fix_params: Vec<(String, ParamsDecl, Map<String, Value>)> =
+                    rule["fix"]["actions"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .filter_map(|a| {
+                            let mut m = a.as_object()?.clone();
+                            let kind = m.remove("kind")?.as_str()?.to_string();
+                            Some((kind.clone(), crate::fixes::spec(&kind)?.params, m))
+                        })
+                        .collect();
+                for (k, d, m) in &probe_params {
+                    maps.push((k.clone(), d, m.clone()));
+                }
+                for (k, d, m) in &fix_params {
+                    maps.push((k.clone(), d, m.clone()));
+                }
+                for (kind, decl, given) in maps {
+                    // no built-in parameter map needs the compiled schema at load
+                    let stood_in = template_stand_ins(decl, &given);
+                    assert!(
+                        decl.reads(&given) || stood_in.as_ref().is_some_and(|s| decl.reads(s)),
+                        "{name}: {kind} {given:?} takes the schema pass at every load"
+                    );
+                    if let Some(stood_in) = stood_in
+                        && decl.reads(&stood_in)
+                    {
+                        seen += 1;
+                        assert!(
+                            schema_accepts(&kind, decl, &given),
+                            "{name}: {kind} {given:?} passes the stand-in path but not the schema"
+                        );
+                    }
+                }
+            }
+        }
+        assert!(
+            seen >= 1,
+            "no built-in parameter took the template fast path"
+        );
     }
 
     #[test]

@@ -32,6 +32,9 @@ fn main() {
         Ok(cli) => cli,
         Err(e) => std::process::exit(usage_error(&e)),
     };
+    if records(&cli) {
+        fewer_malloc_arenas();
+    }
     let code = match gpufix::cli::run(cli) {
         Ok(status) => status.code(),
         Err(e) => {
@@ -42,6 +45,30 @@ fn main() {
     // a probe abandoned at its deadline is still running: its process group goes with us
     gpufix::host::real::kill_all_commands();
     std::process::exit(code);
+}
+
+/// Whether this run keeps sampling beside a job for its whole window (`record`, `plan --record`).
+fn records(cli: &gpufix::cli::Cli) -> bool {
+    use gpufix::cli::Command;
+    match &cli.command {
+        Command::Record(_) => true,
+        Command::Plan(p) => p.record.is_some(),
+        _ => false,
+    }
+}
+
+/// A recorder lives beside the job for its whole window, on a few threads that rarely allocate
+/// (a sampler, the plan, NVML's own): glibc would give each its own malloc arena, each with
+/// its own resident heap. Two arenas cost them nothing measurable and keep the recorder's
+/// memory down (issue 26 asks < 50 MB RSS; bench/RESULTS.md has the split).
+#[allow(unsafe_code)]
+fn fewer_malloc_arenas() {
+    #[cfg(target_env = "gnu")]
+    // SAFETY: called from `main` before any thread of ours exists; mallopt only sets a limit
+    // glibc reads when a thread first allocates.
+    unsafe {
+        libc::mallopt(libc::M_ARENA_MAX, 2);
+    }
 }
 
 /// Prints a clap error (or the help and version it asks for) and returns the exit status.
