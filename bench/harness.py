@@ -258,7 +258,15 @@ def ab_summary(points: list[tuple[float, int]], windows: list[tuple[str, float, 
 
     a, b = mean_of("A"), mean_of("B")
     diff = round((a - b) / a * 100.0, 3) if a and b is not None else None
-    return {"windows": rows, "unwatched_mean": a, "watched_mean": b, "slowdown_pct": diff, **local_slowdown(rows)}
+    others = sorted({r["label"] for r in rows} - {"A"})
+    return {
+        "windows": rows,
+        "unwatched_mean": a,
+        "watched_mean": b,
+        "slowdown_pct": diff,
+        **local_slowdown(rows),
+        "by_label": {label: local_slowdown(rows, label) for label in others},
+    }
 
 
 # two-sided 95% quantiles of Student's t, by degrees of freedom (1..30; 1.96 beyond)
@@ -267,8 +275,8 @@ T95 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.
        2.052, 2.048, 2.045, 2.042]
 
 
-def local_slowdown(rows: list[dict]) -> dict:
-    """Each recorded (B) window against the nearest unwatched (A) window on each side, so that a
+def local_slowdown(rows: list[dict], watched: str = "B") -> dict:
+    """Each watched window (label `watched`) against the nearest unwatched (A) window on each side, so that a
     job whose speed drifts over the run (the GPU warming, a neighbour's load) compares like with
     like: per B, slowdown % = (mean of its neighbouring A rates - its rate) / that mean. Returns
     their mean and a 95% confidence interval (Student's t); the slowdown is shown below a bound
@@ -276,7 +284,7 @@ def local_slowdown(rows: list[dict]) -> dict:
     rates = [(r["label"], r["samples_per_s"]) for r in rows]
     per_b = []
     for i, (label, rate) in enumerate(rates):
-        if label != "B" or rate is None:
+        if label != watched or rate is None:
             continue
         near = []
         for step in (-1, 1):
