@@ -91,6 +91,11 @@ pub struct ProbeCtx<'a> {
     pub inputs: &'a Inputs,
     /// Window for sampled probes (`--sample`). Zero means take a single reading.
     pub sample: Duration,
+    /// When the engine stops waiting for this probe (`Duration::MAX`: never): a probe that
+    /// starts a program caps its timeout at it, so that the program's process group has been
+    /// killed by the time the probe is abandoned. Per run, so two evaluations in one process
+    /// (tests, `gpufix test`) cannot see each other's.
+    pub deadline: Duration,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -325,6 +330,7 @@ pub(crate) fn run_with(
             host,
             inputs,
             sample,
+            deadline: Duration::MAX,
         },
     )
 }
