@@ -31,8 +31,8 @@
 //!    - `detect`: recognition from markers the tool always prints, given a [`Sniff`] (the head
 //!      of the text, at most [`detect::HEAD`] bytes, so asking what a 200 MB paste is stays
 //!      cheap); it must not claim prose that merely mentions the words;
-//!    - `parse`: the reader, returning the parsed value as JSON (`Err` with a sentence when the
-//!      text holds nothing of this kind);
+//!    - `parse`: the reader, returning the parsed value as JSON ([`ParseError::NotThisKind`],
+//!      with a sentence saying what was looked for, when the text holds nothing of this kind);
 //!    - `host`, only for text that describes the machine (nvidia-smi output, mount tables):
 //!      what it says about it, as a [`HostPart`]; job evidence leaves the default (`None`).
 //! 2. One line in [`KINDS`]. The list is also the detection order: put a kind before any kind

@@ -74,7 +74,7 @@ pub struct Gathered {
 /// is there and refused or unreadable.
 #[derive(Debug, thiserror::Error)]
 pub enum FileError {
-    /// Resolving the path inside the job's root met more links than [`MAX_LINKS`].
+    /// Resolving the path inside the job's root met more symbolic links than it follows.
     #[error("{path}: more than {MAX_LINKS} symbolic links")]
     TooManyLinks { path: String },
     /// No file at the host path `at`.
