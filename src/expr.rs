@@ -56,6 +56,62 @@ pub fn err_text(e: &minijinja::Error) -> String {
     }
 }
 
+/// Why an expression or template was refused, did not compile, or did not give a value. The
+/// validator reports the first three as diagnostics; the evaluator turns the rest into an
+/// `unknown` verdict and, for [`ExprError::Undefined`] and a minijinja undefined error, names
+/// the value that was missing.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ExprError {
+    /// Longer than [`MAX_EXPR_BYTES`]: refused before it is parsed.
+    #[error("{} too large ({len} bytes, the limit is {MAX_EXPR_BYTES}){}", if *template { "template" } else { "expression" }, if *template { "" } else { "; split it with `let:`" })]
+    TooLarge { template: bool, len: usize },
+    /// Nests deeper than [`MAX_EXPR_DEPTH`]: refused before it is parsed (the parser recurses).
+    #[error(
+        "expression nests {depth} levels deep (brackets, `not`, `if`, unary signs, `**`); the limit is {MAX_EXPR_DEPTH}"
+    )]
+    TooDeep { depth: usize },
+    /// A template's block tags nest deeper than [`MAX_EXPR_DEPTH`].
+    #[error("template nests {blocks} blocks deep; the limit is {MAX_EXPR_DEPTH}")]
+    TooManyBlocks { blocks: usize },
+    /// minijinja could not compile it, or failed while evaluating it (a type error, an
+    /// undefined value in strict mode, fuel spent). `range` is the byte range minijinja points
+    /// at, where it gives one.
+    #[error("{}", match detail { Some(d) => format!("{kind}: {d}"), None => kind.to_string() })]
+    Jinja {
+        kind: minijinja::ErrorKind,
+        detail: Option<String>,
+        range: Option<std::ops::Range<usize>>,
+    },
+    /// It evaluated to nothing: it read something that is not there.
+    #[error("undefined value: the expression read something that is not there")]
+    Undefined,
+    /// A threshold gave something other than `true` or `false`.
+    #[error("`{src}` gave {got} where true or false was expected")]
+    NotBool { src: String, got: Value },
+    /// Its value could not be turned into JSON.
+    #[error("{0}")]
+    Encode(String),
+}
+
+impl ExprError {
+    /// True when the expression read a value that is not there (strict mode's error, or an
+    /// undefined result): the reason to give is which value was missing.
+    pub fn is_undefined(&self) -> bool {
+        matches!(self, ExprError::Undefined)
+            || matches!(self, ExprError::Jinja { kind, .. } if *kind == minijinja::ErrorKind::UndefinedError)
+    }
+}
+
+impl From<minijinja::Error> for ExprError {
+    fn from(e: minijinja::Error) -> Self {
+        ExprError::Jinja {
+            kind: e.kind(),
+            detail: e.detail().map(str::to_string),
+            range: e.range(),
+        }
+    }
+}
+
 /// Deepest an expression or template may nest: brackets, `not`, unary `-`/`+`, `**` and
 /// `… if … else …` each add a level. minijinja parses (and drops) these recursively, so 30,000
 /// `not` overflowed the stack (an abort, exit 134) before any recursion limit applied.
@@ -65,12 +121,12 @@ pub const MAX_EXPR_BYTES: usize = 16 << 10;
 
 /// Refuse an expression whose nesting could exhaust the stack, before minijinja parses it: a
 /// linear scan outside string literals that bounds the parser's recursion from above.
-pub fn check_depth(src: &str) -> Result<(), String> {
+pub fn check_depth(src: &str) -> Result<(), ExprError> {
     if src.len() > MAX_EXPR_BYTES {
-        return Err(format!(
-            "expression too large ({} bytes, the limit is {MAX_EXPR_BYTES}); split it with `let:`",
-            src.len()
-        ));
+        return Err(ExprError::TooLarge {
+            template: false,
+            len: src.len(),
+        });
     }
     let (mut brackets, mut max_brackets, mut prefix) = (0usize, 0usize, 0usize);
     let mut quote: Option<char> = None;
@@ -132,9 +188,7 @@ pub fn check_depth(src: &str) -> Result<(), String> {
     }
     let depth = max_brackets + prefix;
     if depth > MAX_EXPR_DEPTH {
-        return Err(format!(
-            "expression nests {depth} levels deep (brackets, `not`, `if`, unary signs, `**`); the limit is {MAX_EXPR_DEPTH}"
-        ));
+        return Err(ExprError::TooDeep { depth });
     }
     Ok(())
 }
@@ -149,12 +203,12 @@ pub fn clipped(src: &str) -> String {
 
 /// [`check_depth`] for a template: each `{{ … }}` and `{% … %}` is an expression, and block
 /// tags (`{% if %}` … `{% endif %}`) nest too; the text between them is not looked at.
-pub fn check_template_depth(src: &str) -> Result<(), String> {
+pub fn check_template_depth(src: &str) -> Result<(), ExprError> {
     if src.len() > MAX_EXPR_BYTES {
-        return Err(format!(
-            "template too large ({} bytes, the limit is {MAX_EXPR_BYTES})",
-            src.len()
-        ));
+        return Err(ExprError::TooLarge {
+            template: true,
+            len: src.len(),
+        });
     }
     let (mut blocks, mut max_blocks) = (0usize, 0usize);
     let mut rest = src;
@@ -189,9 +243,7 @@ pub fn check_template_depth(src: &str) -> Result<(), String> {
         rest = &tail[2 + end + 2..];
     }
     if max_blocks > MAX_EXPR_DEPTH {
-        return Err(format!(
-            "template nests {max_blocks} blocks deep; the limit is {MAX_EXPR_DEPTH}"
-        ));
+        return Err(ExprError::TooManyBlocks { blocks: max_blocks });
     }
     Ok(())
 }
@@ -200,11 +252,9 @@ pub fn check_template_depth(src: &str) -> Result<(), String> {
 pub type Compiled = std::sync::Arc<minijinja::Expression<'static, 'static>>;
 
 /// Compile an expression to keep, with the dotted variable paths it reads.
-pub fn compile(src: &str) -> Result<(Compiled, BTreeSet<String>), String> {
+pub fn compile(src: &str) -> Result<(Compiled, BTreeSet<String>), ExprError> {
     check_depth(src)?;
-    let expr = env()
-        .compile_expression_owned(src.to_string())
-        .map_err(|e| err_text(&e))?;
+    let expr = env().compile_expression_owned(src.to_string())?;
     let vars = expr
         .undeclared_variables(true)
         .into_iter()
@@ -214,23 +264,24 @@ pub fn compile(src: &str) -> Result<(Compiled, BTreeSet<String>), String> {
 }
 
 /// Evaluate a compiled threshold: exactly `true` or `false`.
-pub fn eval_compiled_bool(expr: &Compiled, src: &str, ctx: &Value) -> Result<bool, String> {
-    let v = expr.eval(to_mj(ctx)).map_err(|e| err_text(&e))?;
+pub fn eval_compiled_bool(expr: &Compiled, src: &str, ctx: &Value) -> Result<bool, ExprError> {
+    let v = expr.eval(to_mj(ctx))?;
     if v.is_undefined() {
-        return Err("undefined value: the expression read something that is not there".into());
+        return Err(ExprError::Undefined);
     }
-    match serde_json::to_value(&v).map_err(|e| e.to_string())? {
+    match serde_json::to_value(&v).map_err(|e| ExprError::Encode(e.to_string()))? {
         Value::Bool(b) => Ok(b),
-        other => Err(format!(
-            "`{src}` gave {other} where true or false was expected"
-        )),
+        other => Err(ExprError::NotBool {
+            src: src.to_string(),
+            got: other,
+        }),
     }
 }
 
 /// Compile an expression; on success return the dotted variable paths it reads.
-pub fn check_expression(src: &str) -> Result<BTreeSet<String>, String> {
+pub fn check_expression(src: &str) -> Result<BTreeSet<String>, ExprError> {
     check_depth(src)?;
-    let expr = env().compile_expression(src).map_err(|e| err_text(&e))?;
+    let expr = env().compile_expression(src)?;
     Ok(expr
         .undeclared_variables(true)
         .into_iter()
@@ -239,9 +290,9 @@ pub fn check_expression(src: &str) -> Result<BTreeSet<String>, String> {
 }
 
 /// Compile a template; on success return the dotted variable paths it reads.
-pub fn check_template(src: &str) -> Result<BTreeSet<String>, String> {
+pub fn check_template(src: &str) -> Result<BTreeSet<String>, ExprError> {
     check_template_depth(src)?;
-    let t = env().template_from_str(src).map_err(|e| err_text(&e))?;
+    let t = env().template_from_str(src)?;
     Ok(t.undeclared_variables(true)
         .into_iter()
         .filter(|v| !is_global(v))
@@ -455,35 +506,36 @@ fn tokens(src: &str) -> Vec<String> {
     out
 }
 
-pub fn eval(src: &str, ctx: &Value) -> Result<Value, String> {
+pub fn eval(src: &str, ctx: &Value) -> Result<Value, ExprError> {
     check_depth(src)?;
-    let expr = env().compile_expression(src).map_err(|e| err_text(&e))?;
-    let v = expr.eval(to_mj(ctx)).map_err(|e| err_text(&e))?;
+    let expr = env().compile_expression(src)?;
+    let v = expr.eval(to_mj(ctx))?;
     if v.is_undefined() {
-        return Err("undefined value: the expression read something that is not there".into());
+        return Err(ExprError::Undefined);
     }
-    serde_json::to_value(&v).map_err(|e| e.to_string())
+    serde_json::to_value(&v).map_err(|e| ExprError::Encode(e.to_string()))
 }
 
 /// Evaluate a threshold: it must give exactly `true` or `false`.
-pub fn eval_bool(src: &str, ctx: &Value) -> Result<bool, String> {
+pub fn eval_bool(src: &str, ctx: &Value) -> Result<bool, ExprError> {
     match eval(src, ctx)? {
         Value::Bool(b) => Ok(b),
-        other => Err(format!(
-            "`{src}` gave {other} where true or false was expected"
-        )),
+        other => Err(ExprError::NotBool {
+            src: src.to_string(),
+            got: other,
+        }),
     }
 }
 
-pub fn render(src: &str, ctx: &Value) -> Result<String, String> {
+pub fn render(src: &str, ctx: &Value) -> Result<String, ExprError> {
     check_template_depth(src)?;
-    env().render_str(src, to_mj(ctx)).map_err(|e| err_text(&e))
+    Ok(env().render_str(src, to_mj(ctx))?)
 }
 
 /// Render every string inside a JSON value as a template (fix action parameters).
 /// A string that is exactly one `{{ expr }}` keeps the expression's type, so
 /// `value: "{{ params.workers }}"` renders to the number 8, not the string "8".
-pub fn render_value(v: &Value, ctx: &Value) -> Result<Value, String> {
+pub fn render_value(v: &Value, ctx: &Value) -> Result<Value, ExprError> {
     Ok(match v {
         Value::String(s) => {
             let t = s.trim();
@@ -506,7 +558,7 @@ pub fn render_value(v: &Value, ctx: &Value) -> Result<Value, String> {
         Value::Object(m) => Value::Object(
             m.iter()
                 .map(|(k, x)| Ok((k.clone(), render_value(x, ctx)?)))
-                .collect::<Result<_, String>>()?,
+                .collect::<Result<_, ExprError>>()?,
         ),
         _ => v.clone(),
     })
@@ -566,10 +618,56 @@ mod tests {
 
     #[test]
     fn non_boolean_threshold_is_an_error() {
+        let e = eval_bool("1 + 1", &json!({})).unwrap_err();
         assert!(
-            eval_bool("1 + 1", &json!({}))
+            matches!(&e, ExprError::NotBool { got, .. } if *got == json!(2)),
+            "{e:?}"
+        );
+        assert_eq!(
+            e.to_string(),
+            "`1 + 1` gave 2 where true or false was expected"
+        );
+        assert!(!e.is_undefined());
+    }
+
+    /// The evaluator names the missing value for an undefined read, and quotes the error for
+    /// anything else: the two are told apart by variant, not by the message's words.
+    #[test]
+    fn undefined_reads_are_told_from_other_failures() {
+        let ctx = json!({"gpu": {"util": "x"}});
+        let missing = eval_bool("gpu.temp > 3", &ctx).unwrap_err();
+        assert!(missing.is_undefined(), "{missing:?}");
+        assert_eq!(eval("gpu.nope", &ctx).unwrap_err(), ExprError::Undefined);
+        let typed = eval_bool("gpu.util - 3 > 0", &ctx).unwrap_err();
+        assert!(
+            matches!(typed, ExprError::Jinja { .. }) && !typed.is_undefined(),
+            "{typed:?}"
+        );
+        let syntax = check_expression("gpu.util >").unwrap_err();
+        assert!(
+            matches!(
+                &syntax,
+                ExprError::Jinja {
+                    kind: minijinja::ErrorKind::SyntaxError,
+                    ..
+                }
+            ),
+            "{syntax:?}"
+        );
+        assert_eq!(
+            syntax.to_string(),
+            err_text(&env().compile_expression("gpu.util >").unwrap_err())
+        );
+        let deep = format!("{}1{}", "(".repeat(70), ")".repeat(70));
+        assert_eq!(check_depth(&deep), Err(ExprError::TooDeep { depth: 70 }));
+        assert_eq!(
+            check_depth(&"x".repeat(MAX_EXPR_BYTES + 1))
                 .unwrap_err()
-                .contains("true or false")
+                .to_string(),
+            format!(
+                "expression too large ({} bytes, the limit is {MAX_EXPR_BYTES}); split it with `let:`",
+                MAX_EXPR_BYTES + 1
+            )
         );
     }
 

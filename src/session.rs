@@ -668,7 +668,6 @@ impl Session {
         eval: &Eval,
         on_probe_done: impl FnMut(&engine::observe::ProbeKey),
     ) -> Report {
-        crate::probes::command::set_probe_deadline(eval.probe_deadline);
         let opts = Options {
             sample: eval.sample,
             probe_deadline: eval.probe_deadline,

@@ -47,7 +47,7 @@ pub fn read(p: &Path) -> anyhow::Result<RecordFile> {
         })
     })?;
     let text = String::from_utf8(bytes).map_err(|_| fail("it is not UTF-8 text".into()))?;
-    html::parse_record(&text).map_err(fail)
+    html::parse_record(&text).map_err(|e| fail(e.to_string()))
 }
 
 pub fn run(a: &ReportArgs) -> anyhow::Result<ExitStatus> {

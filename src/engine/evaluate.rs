@@ -697,7 +697,12 @@ fn compact(v: &Value) -> Value {
     }
 }
 
-fn unknown_result(r: &LoadedRule, ctx: &Value, src: &str, err: &str) -> RuleResult {
+fn unknown_result(
+    r: &LoadedRule,
+    ctx: &Value,
+    src: &str,
+    err: &dyn std::fmt::Display,
+) -> RuleResult {
     let vars = expr::check_expression(src).unwrap_or_default();
     let mut res = base_result(r, Verdict::Unknown);
     res.reason = Some(reason_for(ctx, src, err, &vars, &|v: &str| v.to_string()));
@@ -716,7 +721,7 @@ fn unknown_result(r: &LoadedRule, ctx: &Value, src: &str, err: &str) -> RuleResu
 fn reason_for(
     ctx: &Value,
     src: &str,
-    err: &str,
+    err: &dyn std::fmt::Display,
     vars: &BTreeSet<String>,
     label: &dyn Fn(&str) -> String,
 ) -> String {

@@ -77,6 +77,7 @@ impl Observer {
                         host: &timed,
                         inputs: &inputs,
                         sample,
+                        deadline,
                     };
                     let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                         probes::run_checked(kind, &params, &ctx)

@@ -183,6 +183,7 @@ fn returned(host: &dyn Host, inputs: &Inputs, seen: &mut BTreeMap<String, BTreeS
             host,
             inputs,
             sample: Duration::from_secs(5),
+            deadline: Duration::MAX,
         };
         if let ProbeOutcome::Value(Value::Object(m)) = probes::run_checked(kind, &p, &ctx) {
             seen.entry(kind_name.to_string())

@@ -447,7 +447,7 @@ impl super::EvidenceKind for CollectEnvKind {
     fn detect(&self, s: &super::Sniff) -> bool {
         looks_like(s.head)
     }
-    fn parse(&self, text: &str) -> Result<serde_json::Value, String> {
+    fn parse(&self, text: &str) -> Result<serde_json::Value, super::ParseError> {
         super::to_value(&parse_collect_env(text))
     }
 }

@@ -904,12 +904,12 @@ impl super::EvidenceKind for ContainerSpecKind {
     fn detect(&self, s: &super::Sniff) -> bool {
         looks_like_container_spec(s.head)
     }
-    fn parse(&self, text: &str) -> Result<serde_json::Value, String> {
+    fn parse(&self, text: &str) -> Result<serde_json::Value, super::ParseError> {
         let specs = parse_container_specs(text);
         if specs.is_empty() {
-            return Err(
-                "no docker run line, compose services or Kubernetes pod spec in the text".into(),
-            );
+            return Err(super::ParseError::NotThisKind(
+                "no docker run line, compose services or Kubernetes pod spec in the text",
+            ));
         }
         Ok(serde_json::json!({ "specs": super::to_value(&specs)? }))
     }

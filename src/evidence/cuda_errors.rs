@@ -848,7 +848,7 @@ impl super::EvidenceKind for CudaRuntimeKind {
         // the error can sit anywhere in a long log: scan for its line, collecting nothing
         looks_like(s.text)
     }
-    fn parse(&self, text: &str) -> Result<serde_json::Value, String> {
+    fn parse(&self, text: &str) -> Result<serde_json::Value, super::ParseError> {
         super::to_value(&parse_cuda_runtime_log(text))
     }
 }

@@ -189,10 +189,12 @@ impl super::EvidenceKind for CudaVersionKind {
             || h.contains("Cuda compilation tools")
             || t.starts_with("CUDA Version ")
     }
-    fn parse(&self, text: &str) -> Result<serde_json::Value, String> {
+    fn parse(&self, text: &str) -> Result<serde_json::Value, super::ParseError> {
         match parse_cuda_version(text) {
             Some(v) => super::to_value(&v),
-            None => Err("no CUDA toolkit version in the text (expected `nvcc --version`, version.json or version.txt)".to_string()),
+            None => Err(super::ParseError::NotThisKind(
+                "no CUDA toolkit version in the text (expected `nvcc --version`, version.json or version.txt)",
+            )),
         }
     }
 }

@@ -261,9 +261,11 @@ pub fn looks_like_diag(text: &str) -> bool {
 }
 
 /// Reads a `dcgmi diag` table (either layout); tests and results as printed.
-pub fn parse_diag(text: &str) -> Result<DcgmDiag, String> {
+pub fn parse_diag(text: &str) -> Result<DcgmDiag, super::ParseError> {
     if !looks_like_diag(text) {
-        return Err("no `dcgmi diag` result table in the text".into());
+        return Err(super::ParseError::NotThisKind(
+            "no `dcgmi diag` result table in the text",
+        ));
     }
     let mut d = DcgmDiag::default();
     let mut stage = String::new();
@@ -444,7 +446,7 @@ pub fn looks_like_diag_json(text: &str) -> bool {
 }
 
 /// A diag run in either form: the table, else `-j` JSON.
-pub fn parse_diag_any(text: &str) -> Result<DcgmDiag, String> {
+pub fn parse_diag_any(text: &str) -> Result<DcgmDiag, super::ParseError> {
     if !looks_like_diag(text) && looks_like_diag_json(text) {
         return parse_diag_json(text);
     }
@@ -460,7 +462,7 @@ pub fn looks_like_diag_any(text: &str) -> bool {
 /// shortened (`{"..."}` for a category left out, a cut tail) is read as far as it goes: a
 /// `"category"` opens a stage, a `"name"` under it a test, each `"status"` a result of that
 /// test for the `"gpu_id"` next to it.
-pub fn parse_diag_json(text: &str) -> Result<DcgmDiag, String> {
+pub fn parse_diag_json(text: &str) -> Result<DcgmDiag, super::ParseError> {
     use regex::Regex;
     use std::sync::LazyLock;
     static KV: LazyLock<Regex> = LazyLock::new(|| {
@@ -468,7 +470,9 @@ pub fn parse_diag_json(text: &str) -> Result<DcgmDiag, String> {
             .expect("static regex")
     });
     if !looks_like_diag_json(text) {
-        return Err("no `dcgmi diag -j` output in the text".into());
+        return Err(super::ParseError::NotThisKind(
+            "no `dcgmi diag -j` output in the text",
+        ));
     }
     let mut d = DcgmDiag::default();
     let mut stage = String::new();
@@ -634,9 +638,11 @@ pub fn looks_like_health(text: &str) -> bool {
     })
 }
 
-pub fn parse_health(text: &str) -> Result<DcgmHealth, String> {
+pub fn parse_health(text: &str) -> Result<DcgmHealth, super::ParseError> {
     if !looks_like_health(text) {
-        return Err("no `dcgmi health -c` report in the text (no `Overall Health` row)".into());
+        return Err(super::ParseError::NotThisKind(
+            "no `dcgmi health -c` report in the text (no `Overall Health` row)",
+        ));
     }
     let mut h = DcgmHealth::default();
     let mut group = String::new();
@@ -795,7 +801,7 @@ pub fn dmon_xids(d: &DcgmDmon) -> Vec<(String, u32)> {
     out
 }
 
-pub fn parse_dmon(text: &str) -> Result<DcgmDmon, String> {
+pub fn parse_dmon(text: &str) -> Result<DcgmDmon, super::ParseError> {
     let mut d = DcgmDmon::default();
     let mut want_units = false;
     for line in text.lines() {
@@ -841,7 +847,9 @@ pub fn parse_dmon(text: &str) -> Result<DcgmDmon, String> {
         }
     }
     if d.rows == 0 {
-        return Err("no `dcgmi dmon` rows in the text (expected `#Entity` then `GPU 0 …`)".into());
+        return Err(super::ParseError::NotThisKind(
+            "no `dcgmi dmon` rows in the text (expected `#Entity` then `GPU 0 …`)",
+        ));
     }
     Ok(d)
 }
@@ -944,10 +952,10 @@ impl super::EvidenceKind for DcgmiDiag {
     fn detect(&self, s: &super::Sniff) -> bool {
         looks_like_diag(s.unquoted) || looks_like_diag_json(s.head)
     }
-    fn parse(&self, text: &str) -> Result<serde_json::Value, String> {
+    fn parse(&self, text: &str) -> Result<serde_json::Value, super::ParseError> {
         super::to_value(&parse_diag_any(text)?)
     }
-    fn host(&self, _text: &str) -> Option<Result<super::HostPart, String>> {
+    fn host(&self, _text: &str) -> Option<Result<super::HostPart, super::ParseError>> {
         Some(Ok(super::HostPart::Shown))
     }
     fn describes_host(&self) -> bool {
@@ -981,10 +989,10 @@ impl super::EvidenceKind for DcgmiHealth {
     fn detect(&self, s: &super::Sniff) -> bool {
         looks_like_health(s.unquoted)
     }
-    fn parse(&self, text: &str) -> Result<serde_json::Value, String> {
+    fn parse(&self, text: &str) -> Result<serde_json::Value, super::ParseError> {
         super::to_value(&parse_health(text)?)
     }
-    fn host(&self, _text: &str) -> Option<Result<super::HostPart, String>> {
+    fn host(&self, _text: &str) -> Option<Result<super::HostPart, super::ParseError>> {
         Some(Ok(super::HostPart::Shown))
     }
     fn describes_host(&self) -> bool {
@@ -1022,10 +1030,10 @@ impl super::EvidenceKind for DcgmiDmon {
     fn detect(&self, s: &super::Sniff) -> bool {
         looks_like_dmon(s.unquoted)
     }
-    fn parse(&self, text: &str) -> Result<serde_json::Value, String> {
+    fn parse(&self, text: &str) -> Result<serde_json::Value, super::ParseError> {
         super::to_value(&parse_dmon(text)?)
     }
-    fn host(&self, text: &str) -> Option<Result<super::HostPart, String>> {
+    fn host(&self, text: &str) -> Option<Result<super::HostPart, super::ParseError>> {
         Some(
             parse_dmon(text)
                 .map(|d| super::HostPart::Nvml(super::smi_tables::to_reading(&dmon_usage(&d)))),

@@ -280,10 +280,12 @@ impl super::EvidenceKind for DeviceQueryKind {
     fn detect(&self, s: &super::Sniff) -> bool {
         looks_like_device_query(s.unquoted)
     }
-    fn parse(&self, text: &str) -> Result<serde_json::Value, String> {
+    fn parse(&self, text: &str) -> Result<serde_json::Value, super::ParseError> {
         let v = parse_device_query(text);
         if v.devices.is_empty() && v.result.is_none() && v.driver_cuda.is_none() {
-            return Err("no deviceQuery device block or result in the text".into());
+            return Err(super::ParseError::NotThisKind(
+                "no deviceQuery device block or result in the text",
+            ));
         }
         super::to_value(&v)
     }

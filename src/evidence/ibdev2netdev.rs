@@ -199,16 +199,16 @@ impl super::EvidenceKind for Ibdev2netdevKind {
     fn detect(&self, s: &super::Sniff) -> bool {
         looks_like_ibdev2netdev(s.unquoted)
     }
-    fn parse(&self, text: &str) -> Result<serde_json::Value, String> {
+    fn parse(&self, text: &str) -> Result<serde_json::Value, super::ParseError> {
         let v = parse_ibdev2netdev(text);
         if v.links.is_empty() {
-            return Err(
-                "no ibdev2netdev line (`DEV port N ==> NETDEV (State)`) in the text".into(),
-            );
+            return Err(super::ParseError::NotThisKind(
+                "no ibdev2netdev line (`DEV port N ==> NETDEV (State)`) in the text",
+            ));
         }
         super::to_value(&v)
     }
-    fn host(&self, _text: &str) -> Option<Result<super::HostPart, String>> {
+    fn host(&self, _text: &str) -> Option<Result<super::HostPart, super::ParseError>> {
         // the RDMA ports of the node it ran on: read by the ib.ports probe from the paste
         Some(Ok(super::HostPart::Shown))
     }

@@ -312,14 +312,16 @@ impl super::EvidenceKind for IbstatKind {
     fn detect(&self, s: &super::Sniff) -> bool {
         looks_like_ibstat(s.unquoted)
     }
-    fn parse(&self, text: &str) -> Result<serde_json::Value, String> {
+    fn parse(&self, text: &str) -> Result<serde_json::Value, super::ParseError> {
         let v = parse_ibstat(text);
         if v.cas.is_empty() {
-            return Err("no ibstat device or port block in the text".into());
+            return Err(super::ParseError::NotThisKind(
+                "no ibstat device or port block in the text",
+            ));
         }
         super::to_value(&v)
     }
-    fn host(&self, _text: &str) -> Option<Result<super::HostPart, String>> {
+    fn host(&self, _text: &str) -> Option<Result<super::HostPart, super::ParseError>> {
         // the RDMA ports of the node it ran on: read by the ib.ports probe from the paste
         Some(Ok(super::HostPart::Shown))
     }

@@ -206,14 +206,16 @@ impl super::EvidenceKind for IbstatusKind {
     fn detect(&self, s: &super::Sniff) -> bool {
         looks_like_ibstatus(s.unquoted)
     }
-    fn parse(&self, text: &str) -> Result<serde_json::Value, String> {
+    fn parse(&self, text: &str) -> Result<serde_json::Value, super::ParseError> {
         let v = parse_ibstatus(text);
         if v.ports.is_empty() {
-            return Err("no ibstatus port block in the text".into());
+            return Err(super::ParseError::NotThisKind(
+                "no ibstatus port block in the text",
+            ));
         }
         super::to_value(&v)
     }
-    fn host(&self, _text: &str) -> Option<Result<super::HostPart, String>> {
+    fn host(&self, _text: &str) -> Option<Result<super::HostPart, super::ParseError>> {
         // the RDMA ports of the node it ran on: read by the ib.ports probe from the paste
         Some(Ok(super::HostPart::Shown))
     }

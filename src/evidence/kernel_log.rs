@@ -458,7 +458,7 @@ impl super::EvidenceKind for KernelLogKind {
             || h.lines().any(is_gpu_lost)
             || looks_like_kernel_log(h)
     }
-    fn parse(&self, text: &str) -> Result<serde_json::Value, String> {
+    fn parse(&self, text: &str) -> Result<serde_json::Value, super::ParseError> {
         super::to_value(&parse_kernel_log(text))
     }
 }

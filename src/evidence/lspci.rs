@@ -175,7 +175,7 @@ pub fn looks_like_lspci(text: &str) -> bool {
 }
 
 /// Reads every device block; devices without link lines are kept (their link is unknown).
-pub fn parse_lspci(text: &str) -> Result<Vec<LspciDevice>, String> {
+pub fn parse_lspci(text: &str) -> Result<Vec<LspciDevice>, super::ParseError> {
     let text = super::unquote(text);
     let mut out: Vec<LspciDevice> = Vec::new();
     let mut cur: Option<LspciDevice> = None;
@@ -265,7 +265,9 @@ pub fn parse_lspci(text: &str) -> Result<Vec<LspciDevice>, String> {
         };
     }
     if out.is_empty() {
-        return Err("no `lspci -vv` device or link lines in the text".into());
+        return Err(super::ParseError::NotThisKind(
+            "no `lspci -vv` device or link lines in the text",
+        ));
     }
     Ok(out)
 }
@@ -435,12 +437,12 @@ impl super::EvidenceKind for Lspci {
     fn detect(&self, s: &super::Sniff) -> bool {
         looks_like_lspci(s.unquoted)
     }
-    fn parse(&self, text: &str) -> Result<serde_json::Value, String> {
+    fn parse(&self, text: &str) -> Result<serde_json::Value, super::ParseError> {
         super::to_value(&Devices {
             devices: parse_lspci(text)?,
         })
     }
-    fn host(&self, text: &str) -> Option<Result<super::HostPart, String>> {
+    fn host(&self, text: &str) -> Option<Result<super::HostPart, super::ParseError>> {
         Some(parse_lspci(text).map(|d| super::HostPart::Nvml(to_reading(&d))))
     }
     fn describes_host(&self) -> bool {

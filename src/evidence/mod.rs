@@ -31,8 +31,8 @@
 //!    - `detect`: recognition from markers the tool always prints, given a [`Sniff`] (the head
 //!      of the text, at most [`detect::HEAD`] bytes, so asking what a 200 MB paste is stays
 //!      cheap); it must not claim prose that merely mentions the words;
-//!    - `parse`: the reader, returning the parsed value as JSON (`Err` with a sentence when the
-//!      text holds nothing of this kind);
+//!    - `parse`: the reader, returning the parsed value as JSON ([`ParseError::NotThisKind`],
+//!      with a sentence saying what was looked for, when the text holds nothing of this kind);
 //!    - `host`, only for text that describes the machine (nvidia-smi output, mount tables):
 //!      what it says about it, as a [`HostPart`]; job evidence leaves the default (`None`).
 //! 2. One line in [`KINDS`]. The list is also the detection order: put a kind before any kind
@@ -110,6 +110,65 @@ pub enum HostPart {
     Shown,
 }
 
+/// Why a reader gave no value for a text. What callers do with it differs by variant: a part of
+/// a paste that holds nothing its reader reads ([`ParseError::NotThisKind`],
+/// [`ParseError::NoRows`]) is left out when other parts are read, while a refusal
+/// ([`ParseError::TooLarge`]) stands for the whole input. The message is the sentence a person
+/// sees after the file's name; a fix to suggest is in `help`, not in the message.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ParseError {
+    /// The text holds nothing this reader reads (no table, header or block of its kind); the
+    /// sentence says what was looked for.
+    #[error("{0}")]
+    NotThisKind(&'static str),
+    /// The kind's header is there, but no rows under it.
+    #[error("{0}")]
+    NoRows(&'static str),
+    /// Refused before it is read: larger than one host's output can be.
+    #[error("{message}{}", help_line(help))]
+    TooLarge {
+        message: String,
+        help: Option<String>,
+    },
+    /// The trace reader's refusal ([`trace::TraceError`]), as its sentence.
+    #[error("{0}")]
+    Trace(String),
+    /// The parsed value could not be encoded as JSON.
+    #[error("cannot encode the parsed evidence: {0}")]
+    Encode(String),
+}
+
+impl ParseError {
+    /// True when the text merely holds nothing of this kind (so other readers may read it),
+    /// false for a refusal.
+    pub fn is_not_this_kind(&self) -> bool {
+        matches!(
+            self,
+            ParseError::NotThisKind(_) | ParseError::NoRows(_) | ParseError::Trace(_)
+        )
+    }
+    /// What to do about it, when there is something to say.
+    pub fn help(&self) -> Option<&str> {
+        match self {
+            ParseError::TooLarge { help, .. } => help.as_deref(),
+            _ => None,
+        }
+    }
+}
+
+impl From<trace::TraceError> for ParseError {
+    fn from(e: trace::TraceError) -> Self {
+        ParseError::Trace(e.to_string())
+    }
+}
+
+/// `help` as the line a message ends with, as [`crate::trust::TrustError`] prints it.
+fn help_line(help: &Option<String>) -> String {
+    help.as_ref()
+        .map(|h| format!("\nhelp: {h}"))
+        .unwrap_or_default()
+}
+
 /// One kind of evidence; see the module doc for how to add one.
 pub trait EvidenceKind: Sync {
     /// Kebab-case, unique: what reports and `gpufix list --evidence` call it.
@@ -125,11 +184,11 @@ pub trait EvidenceKind: Sync {
     /// True when the text is of this kind, from its head.
     fn detect(&self, s: &Sniff) -> bool;
     /// The text read into the value rules see.
-    fn parse(&self, text: &str) -> Result<Value, String>;
+    fn parse(&self, text: &str) -> Result<Value, ParseError>;
     /// For text that describes the machine (and so stands in for the live host): what it says
     /// about it. `None` for job evidence (a log, a trace), which its probe reads directly and
     /// which can be combined with a live host.
-    fn host(&self, _text: &str) -> Option<Result<HostPart, String>> {
+    fn host(&self, _text: &str) -> Option<Result<HostPart, ParseError>> {
         None
     }
     /// True when [`EvidenceKind::host`] answers for this kind (whatever the text).
@@ -213,13 +272,13 @@ pub fn find(name: &str) -> Option<&'static dyn EvidenceKind> {
 }
 
 /// Parses `text` as evidence of `kind` into a JSON value for rules to read.
-pub fn parse(kind: &dyn EvidenceKind, text: &str) -> Result<Value, String> {
+pub fn parse(kind: &dyn EvidenceKind, text: &str) -> Result<Value, ParseError> {
     kind.parse(text)
 }
 
 /// A parsed value as JSON, for the kinds' [`EvidenceKind::parse`].
-pub(crate) fn to_value<T: serde::Serialize>(v: &T) -> Result<Value, String> {
-    serde_json::to_value(v).map_err(|e| format!("cannot encode the parsed evidence: {e}"))
+pub(crate) fn to_value<T: serde::Serialize>(v: &T) -> Result<Value, ParseError> {
+    serde_json::to_value(v).map_err(|e| ParseError::Encode(e.to_string()))
 }
 
 // The evidence readers say `super::MAX_ITEMS`; the bound itself is vocabulary (formats use it).
@@ -267,6 +326,55 @@ pub(crate) fn unquote(text: &str) -> std::borrow::Cow<'_, str> {
 /// Lines of pasted text, skipping `#` comment lines (fixtures cite their source that way).
 pub(crate) fn content_lines(text: &str) -> impl Iterator<Item = &str> {
     scan::lines(text).filter(|l| !l.trim_start().starts_with('#'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A paste too large to be one host's is a refusal, with its help apart from the message;
+    /// text that merely is not of a kind says what was looked for, and other readers may read it.
+    #[test]
+    fn a_refusal_is_told_from_text_of_another_kind() {
+        let big = format!(
+            "==============NVSMI LOG==============\n{}",
+            "x".repeat(nvidia_smi::MAX_SMI_Q_BYTES)
+        );
+        let e = nvidia_smi::NvidiaSmiText.host(&big).unwrap().unwrap_err();
+        assert!(
+            matches!(e, ParseError::TooLarge { .. }) && !e.is_not_this_kind(),
+            "{e:?}"
+        );
+        let help = e.help().unwrap();
+        assert!(help.starts_with("give the output of one host"), "{help}");
+        // printed as trust errors are: the message, then its help on a line of its own
+        let shown = e.to_string();
+        assert_eq!(
+            shown.lines().nth(1),
+            Some(format!("help: {help}").as_str()),
+            "{shown}"
+        );
+        assert!(!shown.lines().next().unwrap().contains("help"), "{shown}");
+
+        let e = nvidia_smi::NvidiaSmiText.parse("hello\n").unwrap_err();
+        assert_eq!(
+            e,
+            ParseError::NotThisKind("no `nvidia-smi -q` fields found in the text")
+        );
+        assert!(e.is_not_this_kind() && e.help().is_none());
+        let e = smi_tables::QueryCsv
+            .parse("index, name, utilization.gpu [%]\n")
+            .unwrap_err();
+        assert!(
+            matches!(e, ParseError::NoRows(_)) && e.is_not_this_kind(),
+            "{e:?}"
+        );
+        let e = trace::ChromeTrace.parse("{\"nope\": 1}").unwrap_err();
+        assert!(
+            matches!(&e, ParseError::Trace(w) if w.starts_with("not a Chrome trace")),
+            "{e:?}"
+        );
+    }
 }
 
 #[cfg(test)]

@@ -287,12 +287,12 @@ impl super::EvidenceKind for MountOutput {
     fn detect(&self, s: &super::Sniff) -> bool {
         looks_like_mount_output(s.head)
     }
-    fn parse(&self, text: &str) -> Result<serde_json::Value, String> {
+    fn parse(&self, text: &str) -> Result<serde_json::Value, super::ParseError> {
         super::to_value(&super::mounts::parse_proc_mounts(
             &mount_output_to_proc_mounts(text),
         ))
     }
-    fn host(&self, text: &str) -> Option<Result<super::HostPart, String>> {
+    fn host(&self, text: &str) -> Option<Result<super::HostPart, super::ParseError>> {
         Some(Ok(super::HostPart::File(
             "/proc/mounts",
             mount_output_to_proc_mounts(text).into_bytes(),
@@ -325,12 +325,12 @@ impl super::EvidenceKind for Mountinfo {
     fn detect(&self, s: &super::Sniff) -> bool {
         looks_like_mountinfo(s.head)
     }
-    fn parse(&self, text: &str) -> Result<serde_json::Value, String> {
+    fn parse(&self, text: &str) -> Result<serde_json::Value, super::ParseError> {
         super::to_value(&super::mounts::parse_proc_mounts(
             &mountinfo_to_proc_mounts(text),
         ))
     }
-    fn host(&self, text: &str) -> Option<Result<super::HostPart, String>> {
+    fn host(&self, text: &str) -> Option<Result<super::HostPart, super::ParseError>> {
         Some(Ok(super::HostPart::File(
             "/proc/mounts",
             mountinfo_to_proc_mounts(text).into_bytes(),
@@ -366,11 +366,11 @@ impl super::EvidenceKind for Df {
     fn detect(&self, s: &super::Sniff) -> bool {
         looks_like_df(s.head)
     }
-    fn parse(&self, text: &str) -> Result<serde_json::Value, String> {
+    fn parse(&self, text: &str) -> Result<serde_json::Value, super::ParseError> {
         super::to_value(&parse_df(text))
     }
     // sizes only: it describes the host, but the shm probe reads it from the paste
-    fn host(&self, _text: &str) -> Option<Result<super::HostPart, String>> {
+    fn host(&self, _text: &str) -> Option<Result<super::HostPart, super::ParseError>> {
         Some(Ok(super::HostPart::Shown))
     }
     fn describes_host(&self) -> bool {

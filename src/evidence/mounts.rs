@@ -175,10 +175,10 @@ impl super::EvidenceKind for FstabKind {
     fn detect(&self, s: &super::Sniff) -> bool {
         mount_table_kind(s.head) == Some(MountTable::Fstab)
     }
-    fn parse(&self, text: &str) -> Result<serde_json::Value, String> {
+    fn parse(&self, text: &str) -> Result<serde_json::Value, super::ParseError> {
         super::to_value(&parse_fstab(text))
     }
-    fn host(&self, text: &str) -> Option<Result<super::HostPart, String>> {
+    fn host(&self, text: &str) -> Option<Result<super::HostPart, super::ParseError>> {
         Some(Ok(super::HostPart::File(
             "/etc/fstab",
             text.as_bytes().to_vec(),
@@ -217,10 +217,10 @@ impl super::EvidenceKind for ProcMounts {
     fn detect(&self, s: &super::Sniff) -> bool {
         mount_table_kind(s.head) == Some(MountTable::ProcMounts)
     }
-    fn parse(&self, text: &str) -> Result<serde_json::Value, String> {
+    fn parse(&self, text: &str) -> Result<serde_json::Value, super::ParseError> {
         super::to_value(&parse_proc_mounts(text))
     }
-    fn host(&self, text: &str) -> Option<Result<super::HostPart, String>> {
+    fn host(&self, text: &str) -> Option<Result<super::HostPart, super::ParseError>> {
         Some(Ok(super::HostPart::File(
             "/proc/mounts",
             text.as_bytes().to_vec(),

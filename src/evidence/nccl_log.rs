@@ -1037,7 +1037,7 @@ impl super::EvidenceKind for NcclLogKind {
         let h = s.head;
         h.contains("NCCL INFO") || h.contains("NCCL WARN") || h.contains("NCCL version ")
     }
-    fn parse(&self, text: &str) -> Result<serde_json::Value, String> {
+    fn parse(&self, text: &str) -> Result<serde_json::Value, super::ParseError> {
         super::to_value(&parse_nccl_log(text))
     }
 }

@@ -17,7 +17,7 @@ pub const NOT_IN_EVIDENCE: &str = "not in the evidence";
 pub const INPUT_ENDS_EARLY: &str = "input ends early";
 
 /// Parses `nvidia-smi -q` output, text or XML (detected).
-pub fn parse_nvidia_smi(text: &str) -> Result<NvmlReading, String> {
+pub fn parse_nvidia_smi(text: &str) -> Result<NvmlReading, super::ParseError> {
     if looks_like_xml(text) {
         parse_nvidia_smi_xml(text)
     } else {
@@ -180,14 +180,14 @@ pub(crate) fn looks_like_q_fragment(h: &str) -> bool {
 }
 
 /// Parses the text of `nvidia-smi -q` (or `-a`).
-pub fn parse_nvidia_smi_text(text: &str) -> Result<NvmlReading, String> {
+pub fn parse_nvidia_smi_text(text: &str) -> Result<NvmlReading, super::ParseError> {
     let tree = Tree::from_text(&super::unquote(text));
     map_reading(&tree)
 }
 
 /// Parses the XML of `nvidia-smi -q -x`; a truncated or broken document yields what came
 /// before the break.
-pub fn parse_nvidia_smi_xml(text: &str) -> Result<NvmlReading, String> {
+pub fn parse_nvidia_smi_xml(text: &str) -> Result<NvmlReading, super::ParseError> {
     let tree = Tree::from_xml(&super::unquote(text));
     map_reading(&tree)
 }
@@ -218,13 +218,16 @@ const READING_FIELDS: &[(&str, &str)] = &[
 
 /// What the `-q` host kinds say about the machine: its GPU readings, refusing a paste too large
 /// to be one host's before its tree is built.
-fn q_host(text: &str) -> Option<Result<super::HostPart, String>> {
+fn q_host(text: &str) -> Option<Result<super::HostPart, super::ParseError>> {
     if text.len() > MAX_SMI_Q_BYTES {
-        return Some(Err(format!(
-            "{:.1} MB of nvidia-smi -q output; one host's is under {} MiB (-q -x of {MAX_GPUS} GPUs is about 2 MB)\nhelp: give the output of one host (`nvidia-smi -q > smi.txt` on the node the job ran on), not several pasted together",
-            text.len() as f64 / 1e6,
-            MAX_SMI_Q_BYTES >> 20
-        )));
+        return Some(Err(super::ParseError::TooLarge {
+            message: format!(
+                "{:.1} MB of nvidia-smi -q output; one host's is under {} MiB (-q -x of {MAX_GPUS} GPUs is about 2 MB)",
+                text.len() as f64 / 1e6,
+                MAX_SMI_Q_BYTES >> 20
+            ),
+            help: Some("give the output of one host (`nvidia-smi -q > smi.txt` on the node the job ran on), not several pasted together".into()),
+        }));
     }
     Some(parse_nvidia_smi(text).map(super::HostPart::Nvml))
 }
@@ -256,10 +259,10 @@ impl super::EvidenceKind for NvidiaSmiText {
             || (q.contains("Persistence Mode") && q.contains("Performance State"))
             || looks_like_q_fragment(q)
     }
-    fn parse(&self, text: &str) -> Result<serde_json::Value, String> {
+    fn parse(&self, text: &str) -> Result<serde_json::Value, super::ParseError> {
         super::to_value(&parse_nvidia_smi_text(text)?)
     }
-    fn host(&self, text: &str) -> Option<Result<super::HostPart, String>> {
+    fn host(&self, text: &str) -> Option<Result<super::HostPart, super::ParseError>> {
         q_host(text)
     }
     fn describes_host(&self) -> bool {
@@ -292,10 +295,10 @@ impl super::EvidenceKind for NvidiaSmiXml {
     fn detect(&self, s: &super::Sniff) -> bool {
         looks_like_xml(s.unquoted)
     }
-    fn parse(&self, text: &str) -> Result<serde_json::Value, String> {
+    fn parse(&self, text: &str) -> Result<serde_json::Value, super::ParseError> {
         super::to_value(&parse_nvidia_smi_xml(text)?)
     }
-    fn host(&self, text: &str) -> Option<Result<super::HostPart, String>> {
+    fn host(&self, text: &str) -> Option<Result<super::HostPart, super::ParseError>> {
         q_host(text)
     }
     fn describes_host(&self) -> bool {
@@ -717,7 +720,7 @@ fn reason_name(key: &str) -> String {
 // ---------------------------------------------------------------------------------------------
 // Mapping.
 
-fn map_reading(t: &Tree) -> Result<NvmlReading, String> {
+fn map_reading(t: &Tree) -> Result<NvmlReading, super::ParseError> {
     // GPU sections: `GPU 00000000:00:06.0` headers (text) or `<gpu id=...>` (XML).
     // An XML fragment without its root element is read from the top, like a text fragment.
     let xml_root = t.child(ROOT, "nvidia_smi_log");
@@ -759,7 +762,9 @@ fn map_reading(t: &Tree) -> Result<NvmlReading, String> {
         cuda_version_number,
     );
     if gpus.is_empty() && matches!(driver_version, Field::Error(_)) {
-        return Err("no `nvidia-smi -q` fields found in the text".to_string());
+        return Err(super::ParseError::NotThisKind(
+            "no `nvidia-smi -q` fields found in the text",
+        ));
     }
     let cut = where_cut(t, top, xml_root.is_some(), &gpus);
     let mut gpus: Vec<GpuReading> = gpus
@@ -1516,7 +1521,8 @@ mod tests {
             (
                 "xml",
                 xml.as_str(),
-                parse_nvidia_smi_xml as fn(&str) -> Result<NvmlReading, String>,
+                parse_nvidia_smi_xml
+                    as fn(&str) -> Result<NvmlReading, crate::evidence::ParseError>,
             ),
             ("text", text.as_str(), parse_nvidia_smi_text),
         ] {

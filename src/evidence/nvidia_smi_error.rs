@@ -50,12 +50,12 @@ impl super::EvidenceKind for NvidiaSmiError {
     fn detect(&self, s: &super::Sniff) -> bool {
         nvidia_smi_error_line(s.head).is_some()
     }
-    fn parse(&self, text: &str) -> Result<serde_json::Value, String> {
+    fn parse(&self, text: &str) -> Result<serde_json::Value, super::ParseError> {
         Ok(serde_json::json!({
             "error": nvidia_smi_error_line(text).map(|l| super::clip(l, super::MAX_TEXT)),
         }))
     }
-    fn host(&self, text: &str) -> Option<Result<super::HostPart, String>> {
+    fn host(&self, text: &str) -> Option<Result<super::HostPart, super::ParseError>> {
         Some(Ok(super::HostPart::NvmlError(super::clip(
             nvidia_smi_error_line(text).unwrap_or_default(),
             super::MAX_TEXT,

@@ -413,10 +413,12 @@ impl super::EvidenceKind for PyspyDumpKind {
     fn detect(&self, s: &super::Sniff) -> bool {
         looks_like_pyspy_dump(s.unquoted)
     }
-    fn parse(&self, text: &str) -> Result<serde_json::Value, String> {
+    fn parse(&self, text: &str) -> Result<serde_json::Value, super::ParseError> {
         let d = parse_pyspy_dump(text);
         if d.processes.is_empty() {
-            return Err("no py-spy dump (`Process N:` or `Thread N (idle):`) in the text".into());
+            return Err(super::ParseError::NotThisKind(
+                "no py-spy dump (`Process N:` or `Thread N (idle):`) in the text",
+            ));
         }
         super::to_value(&d)
     }

@@ -62,7 +62,7 @@ impl super::EvidenceKind for ShmErrorLog {
     fn detect(&self, s: &super::Sniff) -> bool {
         shm_error_line(s.text).is_some()
     }
-    fn parse(&self, text: &str) -> Result<serde_json::Value, String> {
+    fn parse(&self, text: &str) -> Result<serde_json::Value, super::ParseError> {
         Ok(serde_json::json!({
             "error": shm_error_line(text).map(|l| super::clip(l.trim(), super::MAX_TEXT)),
         }))

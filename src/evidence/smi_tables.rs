@@ -284,7 +284,7 @@ fn process_row(c: &[&str]) -> Option<UsageProcess> {
     })
 }
 
-pub fn parse_table(text: &str) -> Result<SmiUsage, String> {
+pub fn parse_table(text: &str) -> Result<SmiUsage, super::ParseError> {
     let mut u = SmiUsage {
         format: "table".into(),
         ..Default::default()
@@ -405,7 +405,9 @@ pub fn parse_table(text: &str) -> Result<SmiUsage, String> {
         u.processes_listed = false;
     }
     if u.gpus.is_empty() && u.processes.is_empty() && mig_gpus.is_empty() {
-        return Err("no GPU rows found in the nvidia-smi table".into());
+        return Err(super::ParseError::NotThisKind(
+            "no GPU rows found in the nvidia-smi table",
+        ));
     }
     // A paste trimmed to the process or MIG section names GPUs without their rows: each
     // stands with nothing read, so its rules say "not in the evidence" rather than passing
@@ -553,7 +555,7 @@ fn is_query_field(f: &str) -> bool {
         || name.starts_with("utilization.")
 }
 
-pub fn parse_query_csv(text: &str) -> Result<SmiUsage, String> {
+pub fn parse_query_csv(text: &str) -> Result<SmiUsage, super::ParseError> {
     let mut u = SmiUsage {
         format: "query-csv".into(),
         ..Default::default()
@@ -645,10 +647,14 @@ pub fn parse_query_csv(text: &str) -> Result<SmiUsage, String> {
         merge_sample(&mut u.gpus, g);
     }
     if header.is_none() {
-        return Err("no nvidia-smi --query-gpu CSV header found".into());
+        return Err(super::ParseError::NotThisKind(
+            "no nvidia-smi --query-gpu CSV header found",
+        ));
     }
     if u.gpus.is_empty() && u.processes.is_empty() {
-        return Err("the --query-gpu CSV has a header but no rows".into());
+        return Err(super::ParseError::NoRows(
+            "the --query-gpu CSV has a header but no rows",
+        ));
     }
     Ok(u)
 }
@@ -779,9 +785,11 @@ pub fn looks_like_monitor(h: &str) -> bool {
     monitor_header(h).is_some()
 }
 
-pub fn parse_monitor(text: &str) -> Result<SmiUsage, String> {
+pub fn parse_monitor(text: &str) -> Result<SmiUsage, super::ParseError> {
     let Some((pmon, cols)) = monitor_header(text) else {
-        return Err("no `# gpu ...` header of nvidia-smi dmon or pmon".into());
+        return Err(super::ParseError::NotThisKind(
+            "no `# gpu ...` header of nvidia-smi dmon or pmon",
+        ));
     };
     let mut u = SmiUsage {
         format: if pmon { "pmon" } else { "dmon" }.into(),
@@ -883,7 +891,9 @@ pub fn parse_monitor(text: &str) -> Result<SmiUsage, String> {
         }
     }
     if u.samples == 0 {
-        return Err("the dmon/pmon header has no sample rows under it".into());
+        return Err(super::ParseError::NoRows(
+            "the dmon/pmon header has no sample rows under it",
+        ));
     }
     Ok(u)
 }
@@ -912,7 +922,7 @@ pub fn looks_like_topo(h: &str) -> bool {
         || h.contains("Legend:") && h.contains("PHB") && h.contains("PIX")
 }
 
-pub fn parse_topo(text: &str) -> Result<Topology, String> {
+pub fn parse_topo(text: &str) -> Result<Topology, super::ParseError> {
     let mut header: Vec<String> = Vec::new();
     let mut t = Topology::default();
     for raw in text.lines() {
@@ -966,7 +976,9 @@ pub fn parse_topo(text: &str) -> Result<Topology, String> {
         }
     }
     if header.is_empty() {
-        return Err("no `GPU0 GPU1 ...` header of nvidia-smi topo -m".into());
+        return Err(super::ParseError::NotThisKind(
+            "no `GPU0 GPU1 ...` header of nvidia-smi topo -m",
+        ));
     }
     Ok(t)
 }
@@ -1141,7 +1153,9 @@ const USAGE_FIELDS: &[(&str, &str)] = &[
 ];
 
 /// What a table, CSV or dmon paste says about the machine: its GPUs as an NVML reading.
-fn usage_host(parsed: Result<SmiUsage, String>) -> Option<Result<super::HostPart, String>> {
+fn usage_host(
+    parsed: Result<SmiUsage, super::ParseError>,
+) -> Option<Result<super::HostPart, super::ParseError>> {
     Some(parsed.map(|u| super::HostPart::Nvml(to_reading(&u))))
 }
 
@@ -1168,10 +1182,10 @@ impl super::EvidenceKind for Table {
     fn detect(&self, s: &super::Sniff) -> bool {
         looks_like_table(s.head)
     }
-    fn parse(&self, text: &str) -> Result<serde_json::Value, String> {
+    fn parse(&self, text: &str) -> Result<serde_json::Value, super::ParseError> {
         super::to_value(&parse_table(text)?)
     }
-    fn host(&self, text: &str) -> Option<Result<super::HostPart, String>> {
+    fn host(&self, text: &str) -> Option<Result<super::HostPart, super::ParseError>> {
         usage_host(parse_table(text))
     }
     fn describes_host(&self) -> bool {
@@ -1201,10 +1215,10 @@ impl super::EvidenceKind for QueryCsv {
     fn detect(&self, s: &super::Sniff) -> bool {
         looks_like_query_csv(s.head)
     }
-    fn parse(&self, text: &str) -> Result<serde_json::Value, String> {
+    fn parse(&self, text: &str) -> Result<serde_json::Value, super::ParseError> {
         super::to_value(&parse_query_csv(text)?)
     }
-    fn host(&self, text: &str) -> Option<Result<super::HostPart, String>> {
+    fn host(&self, text: &str) -> Option<Result<super::HostPart, super::ParseError>> {
         usage_host(parse_query_csv(text))
     }
     fn describes_host(&self) -> bool {
@@ -1234,10 +1248,10 @@ impl super::EvidenceKind for Monitor {
     fn detect(&self, s: &super::Sniff) -> bool {
         looks_like_monitor(s.head)
     }
-    fn parse(&self, text: &str) -> Result<serde_json::Value, String> {
+    fn parse(&self, text: &str) -> Result<serde_json::Value, super::ParseError> {
         super::to_value(&parse_monitor(text)?)
     }
-    fn host(&self, text: &str) -> Option<Result<super::HostPart, String>> {
+    fn host(&self, text: &str) -> Option<Result<super::HostPart, super::ParseError>> {
         usage_host(parse_monitor(text))
     }
     fn describes_host(&self) -> bool {
@@ -1275,11 +1289,11 @@ impl super::EvidenceKind for Topo {
     fn detect(&self, s: &super::Sniff) -> bool {
         looks_like_topo(s.head)
     }
-    fn parse(&self, text: &str) -> Result<serde_json::Value, String> {
+    fn parse(&self, text: &str) -> Result<serde_json::Value, super::ParseError> {
         super::to_value(&parse_topo(text)?)
     }
     // the matrix describes the host; the topology probe reads it from the paste
-    fn host(&self, _text: &str) -> Option<Result<super::HostPart, String>> {
+    fn host(&self, _text: &str) -> Option<Result<super::HostPart, super::ParseError>> {
         Some(Ok(super::HostPart::Shown))
     }
     fn describes_host(&self) -> bool {

@@ -449,7 +449,7 @@ impl super::EvidenceKind for TorchMemoryKind {
             || h.contains("PyTorch CUDA memory summary")
             || looks_like_memory_printout(h)
     }
-    fn parse(&self, text: &str) -> Result<serde_json::Value, String> {
+    fn parse(&self, text: &str) -> Result<serde_json::Value, super::ParseError> {
         super::to_value(&parse_torch_memory(text))
     }
 }

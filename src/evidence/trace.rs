@@ -1072,8 +1072,8 @@ impl super::EvidenceKind for ChromeTrace {
         (t.starts_with('{') || t.starts_with('['))
             && (h.contains("\"traceEvents\"") || (h.contains("\"ph\"") && h.contains("\"ts\"")))
     }
-    fn parse(&self, text: &str) -> Result<serde_json::Value, String> {
-        super::to_value(&analyze_trace(text.as_bytes()).map_err(|e| e.to_string())?)
+    fn parse(&self, text: &str) -> Result<serde_json::Value, super::ParseError> {
+        super::to_value(&analyze_trace(text.as_bytes())?)
     }
 }
 

@@ -1466,8 +1466,10 @@ workers = 1
         assert_eq!(get_path(&doc, "data.num_workers"), Some(&json!(8)));
         assert_eq!(get_path(&doc, "env.NCCL.DEBUG"), None);
         let err = parse_config("/job/notes.txt", "hello\n").unwrap_err();
+        assert_eq!(err.error, super::ReadError::UnknownFormat);
         assert!(
-            err.starts_with("/job/notes.txt: cannot tell the format"),
+            err.to_string()
+                .starts_with("/job/notes.txt: cannot tell the format"),
             "{err}"
         );
     }

@@ -1093,13 +1093,8 @@ pub fn parse_flag_key(key: &str) -> Option<(&str, usize)> {
 }
 
 /// Set a flag's value in a launch script (`FLAG@LINE`); every other byte stays, proven on the
-/// bash grammar's tree ([`super::shell::set_flag`]).
-pub fn set_flag(src: &str, key: &str, value: &str) -> Result<String, String> {
-    set_flag_checked(src, key, value).map_err(|e| e.to_string())
-}
-
-/// [`set_flag`], saying whether a refusal is an error in the key or an edit that cannot be
-/// proven exact.
+/// bash grammar's tree ([`super::shell::set_flag`]). A refusal says whether it is an error in
+/// the key or an edit that cannot be proven exact.
 pub fn set_flag_checked(
     src: &str,
     key: &str,
@@ -1185,12 +1180,12 @@ mod tests {
         assert_eq!(flag_line(src, "-j", "2"), Some(4));
         assert_eq!(flag_line(src, "--num_workers", "2"), Some(6));
         assert_eq!(flag_line(src, "--lr", "0.2"), None);
-        let out = set_flag(src, &flag_key("-j", 4), "8").unwrap();
+        let out = set_flag_checked(src, &flag_key("-j", 4), "8").unwrap();
         assert_eq!(out, src.replace("-j 2", "-j 8"));
-        let out = set_flag(src, "--num_workers@L6", "8").unwrap();
+        let out = set_flag_checked(src, "--num_workers@L6", "8").unwrap();
         assert_eq!(out, src.replace("--num_workers=2", "--num_workers=8"));
         assert_eq!(get_flag(&out, "--num_workers@L6").as_deref(), Some("8"));
-        assert!(set_flag(src, "-j@L6", "8").is_err());
+        assert!(set_flag_checked(src, "-j@L6", "8").is_err());
         assert!(!is_flag_key("data.num_workers"));
         assert!(is_flag_key("-j@L4"));
     }
@@ -1421,7 +1416,7 @@ mod prop {
         fn python_dicts_never_panic(s in r"(class A:\n|    |x: int = |\{|\}|'k'|: |, |\[|\]|\(|\)|1|=|\n|[ -~]){0,120}") {
             let m = crate::formats::python::scan(&s);
             for e in m.dict_entries.iter().take(3) {
-                let _ = crate::formats::python::set(&s, &crate::formats::python::dict_key(e), &serde_json::json!(8));
+                let _ = crate::formats::python::set_checked(&s, &crate::formats::python::dict_key(e), &serde_json::json!(8));
             }
         }
     }

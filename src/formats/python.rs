@@ -647,13 +647,9 @@ pub fn assign_key(a: &Assign) -> String {
 /// Set one keyword argument or assignment; every other byte stays as it was. An absent
 /// keyword argument is inserted before the call's `)` (on the last argument's line, so line
 /// numbers of other keys do not move). Every edit is proven on the Python grammar's tree
-/// ([`super::syntax::check_edit`]): the one value changes, every other token stays.
-pub fn set(src: &str, key: &str, value: &Value) -> Result<String, String> {
-    set_checked(src, key, value).map_err(|e| e.to_string())
-}
-
-/// [`set`], saying whether a refusal is an error in the key ([`Refusal::Invalid`]) or an edit
-/// that cannot be proven exact ([`Refusal::Unproven`], left to the person).
+/// ([`super::syntax::check_edit`]): the one value changes, every other token stays. A refusal
+/// says whether it is an error in the key ([`Refusal::Invalid`]) or an edit that cannot be
+/// proven exact ([`Refusal::Unproven`], left to the person).
 pub fn set_checked(src: &str, key: &str, value: &Value) -> Result<String, Refusal> {
     let (range, with) = edit_of(src, key, value)?;
     if src[range.clone()] == with {
@@ -720,7 +716,7 @@ fn kwarg_edit(
     kwarg: &str,
     lit: &str,
 ) -> Result<(Range<usize>, String), Refusal> {
-    let tree = syntax::parse(Lang::Python, src).map_err(Refusal::Unproven)?;
+    let tree = syntax::parse(Lang::Python, src)?;
     if let Some(at) = syntax::first_error(&tree, src) {
         return Err(Refusal::Unproven(format!(
             "the Python grammar cannot read {at}, so no edit of this file can be proven exact"
@@ -931,11 +927,11 @@ mod grammar_tests {
     #[test]
     fn a_keyword_beside_a_splat_changes_only_its_literal() {
         let src = "kw = dict(pin_memory=True)\nloader = DataLoader(ds, batch_size=4,  # per GPU\n    num_workers=2, **kw)\n";
-        let out = set(src, "DataLoader@L2.num_workers", &json!(8)).unwrap();
+        let out = set_checked(src, "DataLoader@L2.num_workers", &json!(8)).unwrap();
         assert_eq!(out, src.replace("num_workers=2", "num_workers=8"));
         // applying twice changes nothing
         assert_eq!(
-            set(&out, "DataLoader@L2.num_workers", &json!(8)).unwrap(),
+            set_checked(&out, "DataLoader@L2.num_workers", &json!(8)).unwrap(),
             out
         );
         // an absent keyword beside `**kw` may be in kw: adding it could pass it twice
@@ -1015,7 +1011,7 @@ mod tests {
         assert_eq!(w.path, vec!["CFG", "test"]);
         let k = dict_key(&m.dict_entries[1]);
         assert_eq!(k, "{num_workers_per_gpu}@L3");
-        let out = set(src, &k, &json!(8)).unwrap();
+        let out = set_checked(src, &k, &json!(8)).unwrap();
         assert_eq!(get(&out, &k), Some(PyValue::Known(json!(8))));
         assert_eq!(
             out.replacen("'num_workers_per_gpu': 8", "'num_workers_per_gpu': 2", 1),
@@ -1083,9 +1079,9 @@ def main():
 
     #[test]
     fn sets_a_present_kwarg_and_inserts_an_absent_one_in_place() {
-        let out = set(SRC, "DataLoader@L10.pin_memory", &json!(false)).unwrap();
+        let out = set_checked(SRC, "DataLoader@L10.pin_memory", &json!(false)).unwrap();
         assert!(out.contains("num_workers=args.workers, pin_memory=False, sampler=sampler)"));
-        let out = set(&out, "DataLoader@L13.num_workers", &json!(8)).unwrap();
+        let out = set_checked(&out, "DataLoader@L13.num_workers", &json!(8)).unwrap();
         assert!(out.contains("                            shuffle=False, num_workers=8)"));
         assert_eq!(out.lines().count(), SRC.lines().count());
         // every other byte unchanged: undo both by hand
@@ -1097,11 +1093,11 @@ def main():
             get(&out, "DataLoader@L13.num_workers"),
             Some(PyValue::Known(json!(8)))
         );
-        let out = set(SRC, "add_argument@L6.default", &json!(8)).unwrap();
+        let out = set_checked(SRC, "add_argument@L6.default", &json!(8)).unwrap();
         assert!(out.contains("'--workers', default=8, type=int"));
-        let out = set(SRC, "=NUM_WORKERS@L3", &json!(8)).unwrap();
+        let out = set_checked(SRC, "=NUM_WORKERS@L3", &json!(8)).unwrap();
         assert!(out.contains("NUM_WORKERS = 8\n"));
-        assert!(set(SRC, "DataLoader@L99.num_workers", &json!(1)).is_err());
+        assert!(set_checked(SRC, "DataLoader@L99.num_workers", &json!(1)).is_err());
     }
 
     #[test]
@@ -1160,13 +1156,13 @@ def main():
         );
         let k = param_key(init, "num_workers");
         assert_eq!(k, "def __init__@L2.num_workers");
-        let out = set(src, &k, &json!(8)).unwrap();
+        let out = set_checked(src, &k, &json!(8)).unwrap();
         assert_eq!(get(&out, &k), Some(PyValue::Known(json!(8))));
         assert_eq!(
             out.replacen("num_workers: int = 8", "num_workers: int = 0", 1),
             src
         );
-        assert!(set(src, "def __init__@L2.missing", &json!(1)).is_err());
+        assert!(set_checked(src, "def __init__@L2.missing", &json!(1)).is_err());
     }
 
     #[test]
@@ -1183,9 +1179,9 @@ def main():
     #[test]
     fn empty_call_and_trailing_comma() {
         let src = "dl = DataLoader()\ndl2 = DataLoader(\n    ds,\n    batch_size=4,\n)\n";
-        let out = set(src, "DataLoader@L1.num_workers", &json!(8)).unwrap();
+        let out = set_checked(src, "DataLoader@L1.num_workers", &json!(8)).unwrap();
         assert!(out.starts_with("dl = DataLoader(num_workers=8)\n"));
-        let out = set(src, "DataLoader@L2.num_workers", &json!(8)).unwrap();
+        let out = set_checked(src, "DataLoader@L2.num_workers", &json!(8)).unwrap();
         assert!(out.contains("    batch_size=4, num_workers=8,\n)"), "{out}");
     }
 }

@@ -62,7 +62,7 @@ pub struct Site {
     /// the value's bytes (empty at the end of `NAME=` when there is none)
     pub value_span: Range<usize>,
     /// the bytes removing it drops, or why it cannot be removed alone
-    pub removal: Result<Range<usize>, String>,
+    pub removal: Result<Range<usize>, Refusal>,
     /// the program the assignment is given to (`torchrun`), for a prefix or `env` argument
     pub command: Option<String>,
 }
@@ -94,7 +94,7 @@ pub fn valid_name(name: &str) -> bool {
 impl<'s> Script<'s> {
     /// Parse a script; `Err` when it is too large, or the grammar cannot read part of it.
     pub fn parse(src: &'s str) -> Result<Script<'s>, Refusal> {
-        let tree = syntax::parse(Lang::Bash, src).map_err(Refusal::Unproven)?;
+        let tree = syntax::parse(Lang::Bash, src)?;
         if let Some(at) = syntax::first_error(&tree, src) {
             return Err(Refusal::Unproven(format!(
                 "the bash grammar cannot read {at} of the script, so no edit of it can be proven exact"
@@ -188,7 +188,7 @@ impl<'s> Script<'s> {
                     span: a.byte_range(),
                     value_span: vstart..a.end_byte(),
                     removal: if self.misread(cmd) {
-                        Err(self.misread_note(cmd))
+                        Err(Refusal::Unproven(self.misread_note(cmd)))
                     } else {
                         removal
                     },
@@ -203,19 +203,19 @@ impl<'s> Script<'s> {
     }
 
     /// The bytes that removing assignment `n` (a child of `parent`) drops.
-    fn removal(&self, n: Node, parent: Node, how: How) -> Result<Range<usize>, String> {
+    fn removal(&self, n: Node, parent: Node, how: How) -> Result<Range<usize>, Refusal> {
         if matches!(
             parent.kind(),
             "command" | "declaration_command" | "variable_assignments"
         ) && self.misread(parent)
         {
-            return Err(self.misread_note(parent));
+            return Err(Refusal::Unproven(self.misread_note(parent)));
         }
         match how {
             How::Prefix => {
-                let next = n
-                    .next_sibling()
-                    .ok_or("the assignment is the last part of its command")?;
+                let next = n.next_sibling().ok_or_else(|| {
+                    Refusal::Unproven("the assignment is the last part of its command".into())
+                })?;
                 Ok(n.start_byte()..next.start_byte())
             }
             How::Declaration | How::Assignment => {
@@ -233,7 +233,10 @@ impl<'s> Script<'s> {
                     n
                 };
                 if holder == parent && ops.len() > 1 {
-                    let i = ops.iter().position(|o| *o == n).ok_or("not an operand")?;
+                    let i = ops
+                        .iter()
+                        .position(|o| *o == n)
+                        .ok_or_else(|| Refusal::Unproven("not an operand".into()))?;
                     return Ok(match ops.get(i + 1) {
                         Some(next) => n.start_byte()..next.start_byte(),
                         None => gap_before(n, self.src)..n.end_byte(),
@@ -241,12 +244,12 @@ impl<'s> Script<'s> {
                 }
                 self.whole_line(holder)
             }
-            How::EnvArg => Err("not an assignment node".into()),
+            How::EnvArg => Err(Refusal::Unproven("not an assignment node".into())),
         }
     }
 
     /// The line of a statement, when the statement is all the line holds.
-    fn whole_line(&self, stmt: Node) -> Result<Range<usize>, String> {
+    fn whole_line(&self, stmt: Node) -> Result<Range<usize>, Refusal> {
         let src = self.src;
         let start = src[..stmt.start_byte()].rfind('\n').map_or(0, |i| i + 1);
         let end = src[stmt.end_byte()..]
@@ -257,11 +260,11 @@ impl<'s> Script<'s> {
         if before.trim().is_empty() && after.trim().is_empty() {
             Ok(start..end)
         } else {
-            Err(format!(
+            Err(Refusal::Unproven(format!(
                 "line {} holds more than `{}`",
                 line_of(src, stmt.start_byte()),
                 text(stmt, src)
-            ))
+            )))
         }
     }
 
@@ -433,7 +436,7 @@ pub struct SbatchExport {
     /// the comment token's bytes
     pub comment: Range<usize>,
     /// the comment with this entry (and one comma beside it) taken out, or why it cannot be
-    pub without: Result<String, String>,
+    pub without: Result<String, Refusal>,
 }
 
 impl Script<'_> {
@@ -488,12 +491,12 @@ impl Script<'_> {
                         continue;
                     }
                     let without = if list.contains(['"', '\'']) {
-                        Err(
+                        Err(Refusal::Unproven(
                             "the `--export` list is quoted, which gpufix does not take apart"
                                 .to_string(),
-                        )
+                        ))
                     } else if items.len() == 1 {
-                        Err("it is the only entry of `--export`, and without it the option would mean something else".to_string())
+                        Err(Refusal::Unproven("it is the only entry of `--export`, and without it the option would mean something else".to_string()))
                     } else {
                         // drop the entry and the comma after it (before it, for the last one)
                         let (a, z) = if k + 1 < items.len() {
@@ -575,7 +578,7 @@ pub fn set(src: &str, name: &str, value: &str) -> Result<String, Refusal> {
                 None if src.is_empty() || src.ends_with('\n') => (src.len(), format!("{line}{nl}")),
                 None => (src.len(), format!("{nl}{line}")),
             };
-            syntax::check_edit(Lang::Bash, src, at..at, &with).map_err(Refusal::Unproven)
+            Ok(syntax::check_edit(Lang::Bash, src, at..at, &with)?)
         }
     }
 }

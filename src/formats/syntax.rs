@@ -36,6 +36,39 @@ pub enum Refusal {
     Unproven(String),
 }
 
+/// Why a text has no tree, or why an edit of it is not proven exact. Every case leaves the
+/// edit to the person ([`Refusal::Unproven`]), with this sentence.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ProofError {
+    /// Larger than [`MAX_BYTES`]: not parsed.
+    #[error("{:.1} MB is more than gpufix parses as {} ({} MiB at most)", *bytes as f64 / 1e6, lang.name(), MAX_BYTES >> 20)]
+    TooLarge { lang: Lang, bytes: usize },
+    /// tree-sitter refused the grammar (a version mismatch: a bug).
+    #[error("the {} grammar cannot be loaded: {why}", lang.name())]
+    Grammar { lang: Lang, why: String },
+    /// The parse ran past [`PARSE_DEADLINE`] and was cancelled.
+    #[error("parsing as {} took more than {} s: abandoned", lang.name(), PARSE_DEADLINE.as_secs())]
+    TooSlow { lang: Lang },
+    /// The file as it is does not parse cleanly (`at`: `line N`).
+    #[error("the {} grammar cannot read {at}, so no edit of this file can be proven exact", lang.name())]
+    Unreadable { lang: Lang, at: String },
+    /// The edited text would not parse cleanly.
+    #[error("the edited text would not parse as {} ({at})", lang.name())]
+    EditUnreadable { lang: Lang, at: String },
+    /// A token straddles an end of the edited range (`token` as Rust escapes it).
+    #[error("the edit cuts through `{token}` on line {line}")]
+    CutsToken { token: String, line: usize },
+    /// The tokens outside the edit would not keep their text, ancestors or place.
+    #[error("the edit on line {line} would change how the rest of the file parses")]
+    ChangesRest { line: usize },
+}
+
+impl From<ProofError> for Refusal {
+    fn from(e: ProofError) -> Self {
+        Refusal::Unproven(e.to_string())
+    }
+}
+
 /// Which grammar.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Lang {
@@ -59,18 +92,19 @@ impl Lang {
 }
 
 /// Parse `src`; `Err` says why there is no tree (too large, too slow).
-pub fn parse(lang: Lang, src: &str) -> Result<Tree, String> {
+pub fn parse(lang: Lang, src: &str) -> Result<Tree, ProofError> {
     if src.len() > MAX_BYTES {
-        return Err(format!(
-            "{:.1} MB is more than gpufix parses as {} ({} MiB at most)",
-            src.len() as f64 / 1e6,
-            lang.name(),
-            MAX_BYTES >> 20
-        ));
+        return Err(ProofError::TooLarge {
+            lang,
+            bytes: src.len(),
+        });
     }
     let mut p = Parser::new();
     p.set_language(&lang.language())
-        .map_err(|e| format!("the {} grammar cannot be loaded: {e}", lang.name()))?;
+        .map_err(|e| ProofError::Grammar {
+            lang,
+            why: e.to_string(),
+        })?;
     let start = Instant::now();
     // The parser sees every byte of a non-ASCII character as `x`: tree-sitter-bash 0.25.1's
     // external scanner passes the lookahead character to C's `isdigit` (src/scanner.c, after
@@ -92,13 +126,7 @@ pub fn parse(lang: Lang, src: &str) -> Result<Tree, String> {
     };
     let opts = tree_sitter::ParseOptions::new().progress_callback(&mut cancel);
     p.parse_with_options(&mut read, None, Some(opts))
-        .ok_or_else(|| {
-            format!(
-                "parsing as {} took more than {} s: abandoned",
-                lang.name(),
-                PARSE_DEADLINE.as_secs()
-            )
-        })
+        .ok_or(ProofError::TooSlow { lang })
 }
 
 /// The 1-based line of a byte offset.
@@ -171,7 +199,11 @@ struct Leaf {
 /// The leaves of `tree` wholly before `range` (each ancestor placed from the start of its
 /// parent) and wholly after it (placed from the end: removing or adding a sibling before it
 /// does not move it); `Err` names a leaf that straddles an end of the range.
-fn leaves(tree: &Tree, src: &str, range: &Range<usize>) -> Result<(Vec<Leaf>, Vec<Leaf>), String> {
+fn leaves(
+    tree: &Tree,
+    src: &str,
+    range: &Range<usize>,
+) -> Result<(Vec<Leaf>, Vec<Leaf>), ProofError> {
     let (mut before, mut after) = (Vec::new(), Vec::new());
     // (node, its path placed from the start, from the end)
     let mut stack = vec![(tree.root_node(), Vec::new(), Vec::new())];
@@ -195,11 +227,10 @@ fn leaves(tree: &Tree, src: &str, range: &Range<usize>) -> Result<(Vec<Leaf>, Ve
                     path: from_end,
                 });
             } else if r.start < range.start || r.end > range.end {
-                return Err(format!(
-                    "the edit cuts through `{}` on line {}",
-                    text.escape_debug(),
-                    line_of(src, r.start)
-                ));
+                return Err(ProofError::CutsToken {
+                    token: text.escape_debug().to_string(),
+                    line: line_of(src, r.start),
+                });
             }
             continue;
         }
@@ -223,30 +254,22 @@ pub fn check_edit(
     old: &str,
     range: Range<usize>,
     with: &str,
-) -> Result<String, String> {
+) -> Result<String, ProofError> {
     let new = format!("{}{with}{}", &old[..range.start], &old[range.end..]);
     let old_tree = parse(lang, old)?;
     if let Some(at) = first_error(&old_tree, old) {
-        return Err(format!(
-            "the {} grammar cannot read {at}, so no edit of this file can be proven exact",
-            lang.name()
-        ));
+        return Err(ProofError::Unreadable { lang, at });
     }
     let new_tree = parse(lang, &new)?;
     if let Some(at) = first_error(&new_tree, &new) {
-        return Err(format!(
-            "the edited text would not parse as {} ({at})",
-            lang.name()
-        ));
+        return Err(ProofError::EditUnreadable { lang, at });
     }
     let new_range = range.start..range.start + with.len();
     let (ob, oa) = leaves(&old_tree, old, &range)?;
     let (nb, na) = leaves(&new_tree, &new, &new_range)?;
     if ob != nb || oa != na {
         let line = line_of(old, range.start);
-        return Err(format!(
-            "the edit on line {line} would change how the rest of the file parses"
-        ));
+        return Err(ProofError::ChangesRest { line });
     }
     Ok(new)
 }
@@ -273,16 +296,22 @@ mod tests {
     fn an_edit_that_changes_other_nodes_is_refused() {
         // dropping the `;` merges two commands into one
         let err = check_edit(Lang::Bash, "a x; b y\n", 3..4, "").unwrap_err();
-        assert!(err.contains("change how the rest"), "{err}");
+        assert_eq!(err, ProofError::ChangesRest { line: 1 });
+        assert!(err.to_string().contains("change how the rest"), "{err}");
         // dropping `export ` makes `B` a command name
         let err = check_edit(Lang::Bash, "export A=1 B\n", 0..7, "").unwrap_err();
-        assert!(err.contains("change how the rest"), "{err}");
+        assert!(matches!(err, ProofError::ChangesRest { .. }), "{err:?}");
         // half a token
         let err = check_edit(Lang::Python, "f(n=12)\n", 5..6, "").unwrap_err();
-        assert!(err.contains("cuts through"), "{err}");
+        assert!(
+            matches!(&err, ProofError::CutsToken { line: 1, .. }),
+            "{err:?}"
+        );
+        assert!(err.to_string().contains("cuts through"), "{err}");
         // a new syntax error
         let err = check_edit(Lang::Python, "f(n=2)\n", 4..5, "(").unwrap_err();
-        assert!(err.contains("would not parse"), "{err}");
+        assert!(matches!(err, ProofError::EditUnreadable { .. }), "{err:?}");
+        assert!(err.to_string().contains("would not parse"), "{err}");
     }
 
     #[test]
@@ -305,6 +334,16 @@ mod tests {
     #[test]
     fn a_file_with_a_syntax_error_is_not_edited() {
         let err = check_edit(Lang::Python, "def f(:\n  pass\nx = 1\n", 19..20, "2").unwrap_err();
-        assert!(err.contains("cannot read line 1"), "{err}");
+        assert_eq!(
+            err,
+            ProofError::Unreadable {
+                lang: Lang::Python,
+                at: "line 1".into()
+            }
+        );
+        assert_eq!(
+            Refusal::from(err).to_string(),
+            "the Python grammar cannot read line 1, so no edit of this file can be proven exact"
+        );
     }
 }

@@ -117,7 +117,7 @@ impl EvidenceHost {
         &mut self,
         p: &Path,
         kind: &dyn EvidenceKind,
-        part: Result<HostPart, String>,
+        part: Result<HostPart, crate::evidence::ParseError>,
         gpus: &mut usize,
     ) -> anyhow::Result<()> {
         let part = part.map_err(|e| anyhow::anyhow!("--evidence {}: {e}", p.display()))?;

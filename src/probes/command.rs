@@ -12,25 +12,6 @@ pub struct Command;
 
 pub const DEFAULT_TIMEOUT_MS: u64 = 5000;
 
-/// The run's probe deadline in milliseconds (0: none set), the cap of every `timeout_ms`.
-static PROBE_DEADLINE_MS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-
-/// Cap every command probe's `timeout_ms` at the probe deadline (set once per evaluation), so
-/// that a probe the engine abandons at its deadline has had its process group killed by then.
-pub fn set_probe_deadline(d: Duration) {
-    PROBE_DEADLINE_MS.store(
-        d.as_millis().min(u128::from(u64::MAX)) as u64,
-        std::sync::atomic::Ordering::Relaxed,
-    );
-}
-
-fn probe_deadline() -> Duration {
-    match PROBE_DEADLINE_MS.load(std::sync::atomic::Ordering::Relaxed) {
-        0 => Duration::MAX,
-        ms => Duration::from_millis(ms),
-    }
-}
-
 /// Parameters of the `command` probe.
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -109,7 +90,7 @@ impl Probe for Command {
         let argv = &params.argv;
         let shown = argv.join(" ");
         // never longer than the probe deadline: an abandoned probe's group is killed with it
-        let timeout = Duration::from_millis(params.timeout_ms).min(probe_deadline());
+        let timeout = Duration::from_millis(params.timeout_ms).min(ctx.deadline);
         let out = match ctx.host.run(argv, timeout) {
             Ok(o) => o,
             Err(e) if e.kind() == io::ErrorKind::NotFound && e.to_string() == NOT_RECORDED => {
@@ -258,6 +239,29 @@ mod tests {
                 "`sleep 10` timed out after 0.3s; killed its process group".into()
             )
         );
+    }
+
+    /// The probe context's deadline caps `timeout_ms`: the engine abandons the probe then, and
+    /// the program's group must be dead by that time. It is the run's, not the process's.
+    #[test]
+    fn the_context_deadline_caps_the_timeout() {
+        let params = json!({"argv": ["sleep", "10"], "timeout_ms": 5000});
+        let inputs = Inputs::default();
+        let ctx = ProbeCtx {
+            host: &RealHost::new(None),
+            inputs: &inputs,
+            sample: Duration::ZERO,
+            deadline: Duration::from_millis(200),
+        };
+        let started = std::time::Instant::now();
+        let got = crate::probes::run_checked(&Command, params.as_object().unwrap(), &ctx);
+        assert_eq!(
+            got,
+            ProbeOutcome::Unknown(
+                "`sleep 10` timed out after 0.2s; killed its process group".into()
+            )
+        );
+        assert!(started.elapsed() < Duration::from_secs(4));
     }
 
     #[test]

@@ -15,10 +15,22 @@ pub fn get_path<'a>(v: &'a Value, path: &str) -> Option<&'a Value> {
 /// Reads a training config by [`crate::formats::config::read_config`]: the format from the
 /// extension, else from the content (JSON/JSONC, TOML, YAML). Returns the format's name and the
 /// document; the error names the file.
-pub fn parse_config(path: &str, text: &str) -> Result<(&'static str, Value), String> {
+pub fn parse_config(path: &str, text: &str) -> Result<(&'static str, Value), ConfigError> {
     crate::formats::config::read_config(Some(std::path::Path::new(path)), text)
         .map(|(format, v)| (format.id(), v))
-        .map_err(|e| format!("{path}: {e}"))
+        .map_err(|error| ConfigError {
+            path: path.to_string(),
+            error,
+        })
+}
+
+/// A training config that does not read, with its path.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{path}: {error}")]
+pub struct ConfigError {
+    pub path: String,
+    #[source]
+    pub error: crate::formats::config::ReadError,
 }
 
 /// A parsed TOML item as JSON: [`crate::formats::config::toml_item_to_json`], the one

@@ -69,20 +69,53 @@ pub struct Gathered {
     pub ranks: Option<u64>,
 }
 
-fn read_local(path: &std::path::Path) -> Result<String, String> {
-    let meta =
-        std::fs::metadata(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+/// Why a file given on the command line or named by the job was not read; each message names
+/// the file. A caller tells a file that is not there ([`FileError::NotFound`]) from one that
+/// is there and refused or unreadable.
+#[derive(Debug, thiserror::Error)]
+pub enum FileError {
+    /// Resolving the path inside the job's root met more symbolic links than it follows.
+    #[error("{path}: more than {MAX_LINKS} symbolic links")]
+    TooManyLinks { path: String },
+    /// No file at the host path `at`.
+    #[error("{at}: not found")]
+    NotFound { at: String },
+    /// Refused by the read as the job's owner ([`crate::authority`], [`Host::read_job_file`]):
+    /// not the owner's to read, too large, not a regular file. Its sentence names the file.
+    #[error("{0}")]
+    Refused(std::io::Error),
+    /// Any other failure to read `at`.
+    #[error("cannot read {at}: {source}")]
+    Unreadable {
+        at: String,
+        #[source]
+        source: std::io::Error,
+    },
+    /// Not a regular file (a directory, a device).
+    #[error("{path} is not a regular file")]
+    NotRegular { path: String },
+    /// Larger than [`MAX_TEXT`].
+    #[error("{path} is larger than {} MiB", MAX_TEXT >> 20)]
+    TooLarge { path: String },
+}
+
+fn read_local(path: &std::path::Path) -> Result<String, FileError> {
+    let unreadable = |source| FileError::Unreadable {
+        at: path.display().to_string(),
+        source,
+    };
+    let meta = std::fs::metadata(path).map_err(unreadable)?;
     if !meta.is_file() {
-        return Err(format!("{} is not a regular file", path.display()));
+        return Err(FileError::NotRegular {
+            path: path.display().to_string(),
+        });
     }
     if meta.len() > MAX_TEXT {
-        return Err(format!(
-            "{} is larger than {} MiB",
-            path.display(),
-            MAX_TEXT >> 20
-        ));
+        return Err(FileError::TooLarge {
+            path: path.display().to_string(),
+        });
     }
-    let b = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let b = std::fs::read(path).map_err(unreadable)?;
     Ok(String::from_utf8_lossy(&b).into_owned())
 }
 
@@ -116,7 +149,7 @@ impl JobFs<'_> {
     }
 
     /// The host path of a path the job sees.
-    fn resolve(&self, path: &str) -> Result<String, String> {
+    fn resolve(&self, path: &str) -> Result<String, FileError> {
         let Some(root) = &self.root else {
             return Ok(path.to_string());
         };
@@ -139,7 +172,9 @@ impl JobFs<'_> {
                 Ok(target) => {
                     links += 1;
                     if links > MAX_LINKS {
-                        return Err(format!("{path}: more than {MAX_LINKS} symbolic links"));
+                        return Err(FileError::TooManyLinks {
+                            path: path.to_string(),
+                        });
                     }
                     if target.starts_with('/') {
                         done.clear();
@@ -155,12 +190,12 @@ impl JobFs<'_> {
     }
 
     /// Read a file the job names as the job's owner; returns the host path it was read at.
-    fn read(&self, path: &str) -> Result<(String, String), String> {
+    fn read(&self, path: &str) -> Result<(String, String), FileError> {
         self.read_by(self.pid, path)
     }
 
     /// Read a file process `pid` of the job names (its launch script), as that process's owner.
-    fn read_by(&self, pid: u32, path: &str) -> Result<(String, String), String> {
+    fn read_by(&self, pid: u32, path: &str) -> Result<(String, String), FileError> {
         let at = self.resolve(path)?;
         let b = self
             .host
@@ -169,16 +204,36 @@ impl JobFs<'_> {
                 // the sentences crate::authority and Host::read_job_file give name the file
                 std::io::ErrorKind::PermissionDenied
                 | std::io::ErrorKind::FileTooLarge
-                | std::io::ErrorKind::InvalidInput => e.to_string(),
-                std::io::ErrorKind::NotFound => format!("{at}: not found"),
-                _ => format!("cannot read {at}: {e}"),
+                | std::io::ErrorKind::InvalidInput => FileError::Refused(e),
+                std::io::ErrorKind::NotFound => FileError::NotFound { at: at.clone() },
+                _ => FileError::Unreadable {
+                    at: at.clone(),
+                    source: e,
+                },
             })?;
         Ok((at, String::from_utf8_lossy(&b).into_owned()))
     }
 }
 
+/// Why a job file is none of the kinds [`classify`] knows.
+#[derive(Debug, thiserror::Error)]
+enum ClassifyError {
+    /// Named for a config format, and larger than a training config holds: not parsed.
+    #[error("{:.1} MB is more than a training config holds ({} MiB at most): not read as {}", *bytes as f64 / 1e6, crate::formats::config::MAX_SNIFF_BYTES >> 20, format.id())]
+    TooLarge {
+        bytes: usize,
+        format: crate::formats::config::ConfigFormat,
+    },
+    /// Named for a config format, with a syntax error in it.
+    #[error(transparent)]
+    Syntax(crate::formats::config::ReadError),
+    /// Neither its name nor its content says what it is.
+    #[error("not a config, Python source, command line or training log")]
+    Unknown,
+}
+
 /// What a job file is, with its parsed data for a config; `Err` says why it is none of them.
-fn classify(path: &str, text: &str) -> Result<(JobText, Option<Value>), String> {
+fn classify(path: &str, text: &str) -> Result<(JobText, Option<Value>), ClassifyError> {
     let lower = path.to_ascii_lowercase();
     // an extension that says it, then content
     if lower.ends_with(".py") {
@@ -192,24 +247,22 @@ fn classify(path: &str, text: &str) -> Result<(JobText, Option<Value>), String> 
     {
         let max = crate::formats::config::MAX_SNIFF_BYTES;
         if text.len() > max {
-            return Err(format!(
-                "{:.1} MB is more than a training config holds ({} MiB at most): not read as {}",
-                text.len() as f64 / 1e6,
-                max >> 20,
-                format.id()
-            ));
+            return Err(ClassifyError::TooLarge {
+                bytes: text.len(),
+                format,
+            });
         }
         match crate::formats::config::read_as(text, format) {
             Ok(v) if v.as_object().is_some_and(|m| !m.is_empty()) => {
                 return Ok((JobText::Config(format.id()), Some(v)));
             }
             Ok(_) => {}
-            Err(e) => syntax = Some(e.to_string()),
+            Err(e) => syntax = Some(e),
         }
     }
     let unknown = || match &syntax {
-        Some(e) => e.clone(),
-        None => "not a config, Python source, command line or training log".to_string(),
+        Some(e) => ClassifyError::Syntax(e.clone()),
+        None => ClassifyError::Unknown,
     };
     match job_text::detect(text) {
         Some(JobText::Config(f)) => job_text::parse_structured(text)
@@ -278,7 +331,7 @@ pub fn gather(
             .to_string();
         match read_local(p) {
             Ok(t) => g.add_doc(shown, t, "--config", ""),
-            Err(e) => g.notes.push(e),
+            Err(e) => g.notes.push(e.to_string()),
         }
     }
     for p in evidence {
@@ -511,7 +564,7 @@ pub fn launch_script_of(host: &dyn Host, pid: u32) -> Option<(String, String, Ve
 
 /// Read a file the job given by PID names (its Slurm batch script), as the job's owner and
 /// inside its root: the host path it was read at, and its text.
-pub fn read_job_file(host: &dyn Host, pid: u32, path: &str) -> Result<(String, String), String> {
+pub fn read_job_file(host: &dyn Host, pid: u32, path: &str) -> Result<(String, String), FileError> {
     JobFs::new(host, pid).read(path)
 }
 
@@ -1334,7 +1387,12 @@ mod tests {
             text.push_str(&format!("layer_{}:\n  width: 96\n", text.len()));
         }
         let why = classify("/job/big.yaml", &text).unwrap_err();
-        assert!(why.contains("more than a training config holds"), "{why}");
+        assert!(matches!(why, ClassifyError::TooLarge { .. }), "{why:?}");
+        assert!(
+            why.to_string()
+                .contains("more than a training config holds"),
+            "{why}"
+        );
     }
 
     #[test]
@@ -1344,8 +1402,10 @@ mod tests {
             "data:\n  num_workers: [0\n  pin_memory: x\n",
         )
         .unwrap_err();
-        assert!(why.contains("invalid YAML"), "{why}");
+        assert!(matches!(why, ClassifyError::Syntax(_)), "{why:?}");
+        assert!(why.to_string().contains("invalid YAML"), "{why}");
         let why = classify("/job/notes.txt", "\u{1}\u{2}").unwrap_err();
-        assert!(why.contains("not a config"), "{why}");
+        assert!(matches!(why, ClassifyError::Unknown), "{why:?}");
+        assert!(why.to_string().contains("not a config"), "{why}");
     }
 }

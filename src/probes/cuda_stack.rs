@@ -487,6 +487,7 @@ mod tests {
             host,
             inputs,
             sample: Duration::ZERO,
+            deadline: Duration::MAX,
         };
         match crate::probes::ProbeKind::run(&CudaStack, params.as_object().unwrap(), &ctx) {
             ProbeOutcome::Value(Value::Object(m)) => m,

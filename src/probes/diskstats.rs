@@ -202,7 +202,7 @@ impl Probe for Diskstats {
         let t0 = host.now();
         let first = match read() {
             Ok(s) => s,
-            Err(e) => return ProbeOutcome::Unknown(e),
+            Err(e) => return e.into(),
         };
         let mut unavailable = Map::new();
         let (last, secs) = if ctx.sample.is_zero() {
@@ -216,7 +216,7 @@ impl Probe for Diskstats {
             let t1 = host.now();
             let second = match read() {
                 Ok(s) => s,
-                Err(e) => return ProbeOutcome::Unknown(e),
+                Err(e) => return e.into(),
             };
             // Live hosts measure the real interval; recorded ones replay the nominal window.
             let measured = t1 - t0;
@@ -245,7 +245,7 @@ impl Probe for Diskstats {
                     out.insert("for_path".into(), v);
                 }
                 Err(why) => {
-                    unavailable.insert("for_path".into(), json!(why));
+                    unavailable.insert("for_path".into(), json!(why.to_string()));
                 }
             }
         }
@@ -257,19 +257,35 @@ impl Probe for Diskstats {
     }
 }
 
+/// Why `for_path` is unavailable: its field says so, the rest of the probe's value stands.
+#[derive(Debug, thiserror::Error)]
+enum ForPathError {
+    #[error(transparent)]
+    Read(#[from] super::HostReadError),
+    #[error("no mount holds `{0}`")]
+    NoMount(String),
+    #[error(
+        "`{device}` (mounted at `{mount_point}`, {fstype}) is not a block device in /proc/diskstats"
+    )]
+    NotBlock {
+        device: String,
+        mount_point: String,
+        fstype: String,
+    },
+}
+
 fn for_path(
     host: &dyn Host,
     path: &str,
     devices: &Map<String, Value>,
     stats: &BTreeMap<String, DiskStat>,
-) -> Result<Value, String> {
+) -> Result<Value, ForPathError> {
     let mounts = parse_mounts(&read_text(host, "/proc/mounts")?);
-    let m = mount_for_path(&mounts, path).ok_or_else(|| format!("no mount holds `{path}`"))?;
-    let name = device_name(host, &m.device, stats).ok_or_else(|| {
-        format!(
-            "`{}` (mounted at `{}`, {}) is not a block device in /proc/diskstats",
-            m.device, m.mount_point, m.fstype
-        )
+    let m = mount_for_path(&mounts, path).ok_or_else(|| ForPathError::NoMount(path.to_string()))?;
+    let name = device_name(host, &m.device, stats).ok_or_else(|| ForPathError::NotBlock {
+        device: m.device.clone(),
+        mount_point: m.mount_point.clone(),
+        fstype: m.fstype.clone(),
     })?;
     let mut o = Map::new();
     o.insert("device".into(), json!(name));

@@ -13,14 +13,15 @@ pub struct File;
 pub use crate::formats::config::toml_to_json;
 
 /// Parse `text` as `how`; the error names the format and, where the parser says, the line.
-pub fn parse_as(how: &str, text: &str) -> Result<(&'static str, Value), String> {
+pub fn parse_as(
+    how: &str,
+    text: &str,
+) -> Result<(&'static str, Value), crate::formats::config::ReadError> {
     match how {
         "lines" => Ok(("lines", json!(text.lines().collect::<Vec<_>>()))),
         "yaml" | "json" | "toml" => {
             let format = ConfigFormat::from_name(how).expect("a config format name");
-            read_as(text, format)
-                .map(|v| ("data", v))
-                .map_err(|e| e.to_string())
+            read_as(text, format).map(|v| ("data", v))
         }
         "dotenv" => Ok((
             "vars",

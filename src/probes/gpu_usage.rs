@@ -223,7 +223,7 @@ impl Probe for GpuUsage {
         ]
     }
     fn run(&self, _params: &super::NoParams, ctx: &ProbeCtx) -> ProbeOutcome {
-        type Usage = fn(&str) -> Result<smi_tables::SmiUsage, String>;
+        type Usage = fn(&str) -> Result<smi_tables::SmiUsage, crate::evidence::ParseError>;
         // the kinds that show what GPUs were doing, each read into the usage they show
         let kinds: [(&dyn EvidenceKind, Usage); 6] = [
             (&smi_tables::Table, smi_tables::parse_table),

@@ -68,7 +68,7 @@ impl Probe for KernelModules {
     fn run(&self, _params: &super::NoParams, ctx: &ProbeCtx) -> ProbeOutcome {
         let text = match read_text(ctx.host, "/proc/modules") {
             Ok(t) => t,
-            Err(e) => return ProbeOutcome::Unknown(e),
+            Err(e) => return e.into(),
         };
         let mods = parse_proc_modules(&text);
         let mut modules = Map::new();

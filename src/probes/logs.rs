@@ -352,7 +352,7 @@ fn since_last_boot(text: &str) -> Option<&str> {
 /// [`SYSLOG_FILES`] that exists, with its last rotation when the boot began before it. One
 /// source is used: journald forwards to rsyslog and rsyslog writes each kernel line to kern.log
 /// and syslog, so reading more would count every Xid twice or three times.
-fn host_kernel_log(ctx: &ProbeCtx, live: bool) -> Result<HostLog, String> {
+fn host_kernel_log(ctx: &ProbeCtx, live: bool) -> Result<HostLog, NoKernelLog> {
     let host = ctx.host;
     let mut tried = Vec::new();
     let base = [
@@ -424,7 +424,7 @@ fn host_kernel_log(ctx: &ProbeCtx, live: bool) -> Result<HostLog, String> {
                 return Ok(log);
             }
             Ok(None) => {}
-            Err(e) => tried.push(e),
+            Err(e) => tried.push(e.to_string()),
         }
     }
     if tried.is_empty() {
@@ -434,7 +434,27 @@ fn host_kernel_log(ctx: &ProbeCtx, live: bool) -> Result<HostLog, String> {
             SYSLOG_FILES.join(", ")
         ));
     }
-    Err(tried.join("; "))
+    Err(NoKernelLog { tried })
+}
+
+/// Why a syslog file that exists was not used.
+#[derive(Debug, thiserror::Error)]
+enum SyslogError {
+    #[error("cannot read {path}: {source}")]
+    Read {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{0} is empty")]
+    Empty(String),
+}
+
+/// No source of the host's kernel log could be read: why each one tried was not used.
+#[derive(Debug, thiserror::Error)]
+#[error("{}", tried.join("; "))]
+struct NoKernelLog {
+    tried: Vec<String>,
 }
 
 /// journald's system journal files (`system.journal`, `system@….journal`, `….journal~`) in
@@ -488,7 +508,7 @@ fn journal_files(host: &dyn crate::host::Host) -> (Vec<String>, bool) {
 /// (`FILE.1`) too when the boot began before the file; `None` when the file does not exist.
 /// Cut when the budget ([`HOST_LOG_BYTES`]) ran out, or older rotations exist, before the
 /// boot line was found.
-fn syslog_file(host: &dyn crate::host::Host, f: &str) -> Result<Option<HostLog>, String> {
+fn syslog_file(host: &dyn crate::host::Host, f: &str) -> Result<Option<HostLog>, SyslogError> {
     let mut text = String::new();
     let mut budget = HOST_LOG_BYTES;
     let mut read_from = Vec::new();
@@ -502,7 +522,12 @@ fn syslog_file(host: &dyn crate::host::Host, f: &str) -> Result<Option<HostLog>,
                 }
                 break;
             }
-            Err(e) if i == 0 => return Err(format!("cannot read {path}: {e}")),
+            Err(e) if i == 0 => {
+                return Err(SyslogError::Read {
+                    path: path.clone(),
+                    source: e,
+                });
+            }
             Err(e) => {
                 cut = Some(format!("input too large: {path} could not be read ({e})"));
                 break;
@@ -545,7 +570,7 @@ fn syslog_file(host: &dyn crate::host::Host, f: &str) -> Result<Option<HostLog>,
         }
     }
     if text.lines().all(|l| l.trim().is_empty()) {
-        return Err(format!("{f} is empty"));
+        return Err(SyslogError::Empty(f.to_string()));
     }
     Ok(Some(HostLog {
         text,

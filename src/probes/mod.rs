@@ -91,6 +91,11 @@ pub struct ProbeCtx<'a> {
     pub inputs: &'a Inputs,
     /// Window for sampled probes (`--sample`). Zero means take a single reading.
     pub sample: Duration,
+    /// When the engine stops waiting for this probe (`Duration::MAX`: never): a probe that
+    /// starts a program caps its timeout at it, so that the program's process group has been
+    /// killed by the time the probe is abandoned. Per run, so two evaluations in one process
+    /// (tests, `gpufix test`) cannot see each other's.
+    pub deadline: Duration,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -278,11 +283,30 @@ pub fn run_checked(
     kind.run(params, ctx)
 }
 
-/// A host file as text, or the sentence a probe reports as `unknown`.
-pub fn read_text(host: &dyn Host, path: &str) -> Result<String, String> {
+/// A host file that could not be read: the path and the host's error (whose kind tells a
+/// missing file from a refused one). A probe that needs the file is `unknown` with it.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot read `{path}`: {source}")]
+pub struct HostReadError {
+    pub path: String,
+    #[source]
+    pub source: std::io::Error,
+}
+
+impl From<HostReadError> for ProbeOutcome {
+    fn from(e: HostReadError) -> Self {
+        ProbeOutcome::Unknown(e.to_string())
+    }
+}
+
+/// A host file as text.
+pub fn read_text(host: &dyn Host, path: &str) -> Result<String, HostReadError> {
     host.read_file(path)
         .map(|b| String::from_utf8_lossy(&b).into_owned())
-        .map_err(|e| format!("cannot read `{path}`: {e}"))
+        .map_err(|source| HostReadError {
+            path: path.to_string(),
+            source,
+        })
 }
 
 /// Check that a `regex` parameter, when given, compiles.
@@ -325,6 +349,7 @@ pub(crate) fn run_with(
             host,
             inputs,
             sample,
+            deadline: Duration::MAX,
         },
     )
 }

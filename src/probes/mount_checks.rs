@@ -237,7 +237,7 @@ impl Probe for Shm {
         }
         let text = match read_text(ctx.host, "/proc/mounts") {
             Ok(t) => t,
-            Err(e) => return ProbeOutcome::Unknown(e),
+            Err(e) => return e.into(),
         };
         let ms = parse_mounts(&text);
         let container = ms

@@ -55,7 +55,7 @@ impl Probe for Mounts {
     fn run(&self, params: &MountsParams, ctx: &ProbeCtx) -> ProbeOutcome {
         let text = match read_text(ctx.host, "/proc/mounts") {
             Ok(t) => t,
-            Err(e) => return ProbeOutcome::Unknown(e),
+            Err(e) => return e.into(),
         };
         let mounts = parse_mounts(&text);
         let mut out = Map::new();

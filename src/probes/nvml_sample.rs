@@ -450,6 +450,7 @@ mod zero_window {
             host: &h,
             inputs: &inputs,
             sample,
+            deadline: Duration::MAX,
         };
         match crate::probes::ProbeKind::run(&NvmlSample, &Map::new(), &ctx) {
             ProbeOutcome::Value(v) => v["gpus"][0]["utilization_gpu"]["mean"].clone(),

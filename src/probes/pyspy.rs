@@ -18,12 +18,20 @@ use std::time::Duration;
 const PERIOD: Duration = Duration::from_millis(250);
 const HINT: &str = "py-spy is not installed: `pip install py-spy` (needs root or CAP_SYS_PTRACE) would add where the main thread spends its time (DataLoader wait, host syncs, backward)";
 
+/// A py-spy that exists and was not taken: the trust check's refusal. Shown as its message
+/// alone (a value's `error` field, a recording's note); its help stays in the [`TrustError`].
+///
+/// [`TrustError`]: crate::trust::TrustError
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{}", .0.message)]
+pub struct PyspyRefused(pub crate::trust::TrustError);
+
 /// py-spy runs as root (it reads the job's memory with ptrace), so it is taken only from a
 /// place the trust check of playbooks accepts ([`crate::trust::check`]: owned by root or the
 /// invoking user, nothing above it writable by others): `GPUFIX_PYSPY`, else the first trusted
 /// `py-spy` on gpufix's own PATH (never the job's) or in the usual directories. `Err` says why
 /// a py-spy that exists was refused.
-pub fn find_pyspy(host: &dyn Host) -> Result<Option<String>, String> {
+pub fn find_pyspy(host: &dyn Host) -> Result<Option<String>, PyspyRefused> {
     if !host.is_live() {
         // a recorded host answers the commands it recorded
         return Ok(Some("py-spy".into()));
@@ -32,13 +40,14 @@ pub fn find_pyspy(host: &dyn Host) -> Result<Option<String>, String> {
         && !p.is_empty()
     {
         if !p.starts_with('/') {
-            return Err(format!(
-                "refusing GPUFIX_PYSPY `{p}`: give an absolute path (py-spy runs as root)"
+            return Err(PyspyRefused(
+                format!("refusing GPUFIX_PYSPY `{p}`: give an absolute path (py-spy runs as root)")
+                    .into(),
             ));
         }
         return crate::trust::check(std::path::Path::new(&p), "py-spy (GPUFIX_PYSPY)")
             .map(|()| Some(p))
-            .map_err(|e| e.message);
+            .map_err(PyspyRefused);
     }
     let path = std::env::var("PATH").unwrap_or_default();
     let mut refused = None;
@@ -52,7 +61,7 @@ pub fn find_pyspy(host: &dyn Host) -> Result<Option<String>, String> {
         match crate::trust::check(std::path::Path::new(&p), "py-spy") {
             Ok(()) => return Ok(Some(p)),
             Err(e) => {
-                refused.get_or_insert(e.message);
+                refused.get_or_insert(PyspyRefused(e));
             }
         }
     }
@@ -195,7 +204,7 @@ pub fn sample(
         }
         tick();
         return match found {
-            Err(why) => json!({"available": false, "error": why}),
+            Err(why) => json!({"available": false, "error": why.to_string()}),
             _ => json!({"available": false, "hint": HINT}),
         };
     };

@@ -83,39 +83,61 @@ pub fn throttle_category(reasons: &[String]) -> usize {
         .unwrap_or(0)
 }
 
+/// Why a recording's text is not drawn; one sentence, the caller names the file.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum RecordError {
+    /// Nested deeper than [`crate::vocab::io::MAX_NESTING`]: refused before it is parsed.
+    #[error(
+        "it nests `[`/`{{` {depth} levels deep; the limit is {}",
+        crate::vocab::io::MAX_NESTING
+    )]
+    TooDeep { depth: usize },
+    #[error("it is not JSON: {0}")]
+    NotJson(String),
+    /// A recording of another version (a newer gpufix wrote it).
+    #[error("it is recording version {0}; this gpufix reads version {RECORD_VERSION}")]
+    Version(u64),
+    #[error("it has no `version`: it is not a gpufix recording")]
+    NoVersion,
+    /// JSON of the right version whose fields do not read as a recording.
+    #[error("it is not a gpufix recording: {0}")]
+    NotRecording(String),
+    /// A recording whose series do not fit together (a column longer than its time axis,
+    /// times that go back, too many samples, a finding's window backwards): the sentence says
+    /// which.
+    #[error("{0}")]
+    Inconsistent(String),
+}
+
 /// Parse and check a recording's text: JSON of the right version, every column as long as its
 /// time axis, times increasing, at most [`MAX_POINTS`] samples per group, finding windows in
 /// order. The error is one sentence (the caller names the file); the recording comes back with
 /// the privacy filter applied to every string.
-pub fn parse_record(text: &str) -> Result<RecordFile, String> {
+pub fn parse_record(text: &str) -> Result<RecordFile, RecordError> {
     let depth = crate::vocab::io::nesting_depth(text);
     if depth > crate::vocab::io::MAX_NESTING {
-        return Err(format!(
-            "it nests `[`/`{{` {depth} levels deep; the limit is {}",
-            crate::vocab::io::MAX_NESTING
-        ));
+        return Err(RecordError::TooDeep { depth });
     }
     // the version first, so that a newer file says so instead of naming an unknown field
     let value: serde_json::Value =
-        serde_json::from_str(text).map_err(|e| format!("it is not JSON: {e}"))?;
+        serde_json::from_str(text).map_err(|e| RecordError::NotJson(e.to_string()))?;
     match value.get("version").and_then(serde_json::Value::as_u64) {
         Some(v) if v == u64::from(RECORD_VERSION) => {}
-        Some(v) => {
-            return Err(format!(
-                "it is recording version {v}; this gpufix reads version {RECORD_VERSION}"
-            ));
-        }
-        None => return Err("it has no `version`: it is not a gpufix recording".into()),
+        Some(v) => return Err(RecordError::Version(v)),
+        None => return Err(RecordError::NoVersion),
     }
     let rec: RecordFile =
-        serde_json::from_value(value).map_err(|e| format!("it is not a gpufix recording: {e}"))?;
+        serde_json::from_value(value).map_err(|e| RecordError::NotRecording(e.to_string()))?;
     check(&rec)?;
     Ok(crate::privacy::redacted(&rec))
 }
 
-fn check(rec: &RecordFile) -> Result<(), String> {
+fn check(rec: &RecordFile) -> Result<(), RecordError> {
     if !rec.duration_s.is_finite() || rec.duration_s < 0.0 {
-        return Err(format!("duration_s {} is not a length", rec.duration_s));
+        return Err(RecordError::Inconsistent(format!(
+            "duration_s {} is not a length",
+            rec.duration_s
+        )));
     }
     for (i, g) in rec.gpus.iter().enumerate() {
         let name = format!("gpus[{i}]");
@@ -168,37 +190,39 @@ fn check(rec: &RecordFile) -> Result<(), String> {
     for (i, f) in rec.findings.iter().enumerate() {
         let [a, b] = f.window;
         if !(a.is_finite() && b.is_finite() && a <= b) {
-            return Err(format!(
+            return Err(RecordError::Inconsistent(format!(
                 "findings[{i}] ({}) has the window [{a}, {b}]; it must be [from, to] with from <= to",
                 escape(&f.rule)
-            ));
+            )));
         }
     }
     Ok(())
 }
 
-fn check_axis(name: &str, t: &[f64]) -> Result<(), String> {
+fn check_axis(name: &str, t: &[f64]) -> Result<(), RecordError> {
     if t.len() > MAX_POINTS {
-        return Err(format!(
+        return Err(RecordError::Inconsistent(format!(
             "{name} has {} samples; a recording keeps at most {MAX_POINTS} per group",
             t.len()
-        ));
+        )));
     }
     if let Some(w) = t
         .windows(2)
         .find(|w| w[1].partial_cmp(&w[0]) != Some(std::cmp::Ordering::Greater))
     {
-        return Err(format!(
+        return Err(RecordError::Inconsistent(format!(
             "{name}.t is not increasing ({} then {})",
             w[0], w[1]
-        ));
+        )));
     }
     Ok(())
 }
 
-fn check_len(name: &str, len: usize, t: usize) -> Result<(), String> {
+fn check_len(name: &str, len: usize, t: usize) -> Result<(), RecordError> {
     if len != t {
-        return Err(format!("{name} has {len} values for {t} times"));
+        return Err(RecordError::Inconsistent(format!(
+            "{name} has {len} values for {t} times"
+        )));
     }
     Ok(())
 }

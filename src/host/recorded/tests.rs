@@ -277,6 +277,7 @@ fn every_probe_runs_on_the_h200_fixture() {
         host: &h,
         inputs: &inputs,
         sample: Duration::from_secs(1),
+        deadline: Duration::MAX,
     };
     let params = |name: &str| -> serde_json::Map<String, Value> {
         let p = match name {
