@@ -58,9 +58,11 @@ pub fn host_shm_shown(text: &str) -> Option<&'static str> {
     SHOWN.iter().find_map(|(needle, said)| {
         lower.match_indices(needle).find_map(|(at, _)| {
             let before = lower[..at].trim_end();
-            let negated = ["without", "no", "not", "w/o"]
-                .iter()
-                .any(|w| before.ends_with(w) && !before[..before.len() - w.len()].ends_with(|c: char| c.is_ascii_alphanumeric()));
+            let negated = ["without", "no", "not", "w/o"].iter().any(|w| {
+                before.ends_with(w)
+                    && !before[..before.len() - w.len()]
+                        .ends_with(|c: char| c.is_ascii_alphanumeric())
+            });
             (!negated).then_some(*said)
         })
     })
@@ -129,8 +131,14 @@ mod tests {
         assert!(shm_error_line(t).is_some());
         assert_eq!(host_shm_shown(t), Some("--ipc=host"));
         // written for this test: compose, a PodSpec and a bind mount spell it their own ways
-        assert_eq!(host_shm_shown("services:\n  train:\n    ipc: host\n"), Some("ipc: host"));
-        assert_eq!(host_shm_shown("spec:\n  hostIPC: true\n"), Some("hostIPC: true"));
+        assert_eq!(
+            host_shm_shown("services:\n  train:\n    ipc: host\n"),
+            Some("ipc: host")
+        );
+        assert_eq!(
+            host_shm_shown("spec:\n  hostIPC: true\n"),
+            Some("hostIPC: true")
+        );
         assert_eq!(
             host_shm_shown("docker run -v /dev/shm:/dev/shm img"),
             Some("the host's /dev/shm bound in")
@@ -138,6 +146,9 @@ mod tests {
         // the healthy counter-example's opposite: the error alone, or a negated flag
         let plain = "RuntimeError: DataLoader worker (pid 13068) is killed by signal: Bus error. It is possible that dataloader's workers are out of shared memory. Please try to raise your shared memory limit.\n";
         assert_eq!(host_shm_shown(plain), None);
-        assert_eq!(host_shm_shown("I ran the container without --ipc=host and got:\n"), None);
+        assert_eq!(
+            host_shm_shown("I ran the container without --ipc=host and got:\n"),
+            None
+        );
     }
 }
