@@ -12,7 +12,9 @@
 //! ([`FLOOR_DETECTED_PER_MILLE`], [`MAX_FALSE_ON_HEALTHY`], [`MAX_UNREADABLE`]): the figures the
 //! corpus is read with now, so a change that reads it worse fails. `.ci/run` runs it so. Issue
 //! 24's target (95% detected, no false finding on a healthy artifact, nothing unreadable) is
-//! met for unreadable artifacts; the other two are above the floor and not met yet.
+//! met for false findings on healthy artifacts and unreadable ones; the detected share is above
+//! the floor and not met (the misses left are texts that cannot show the poster's problem: the
+//! corpus README says why for each).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -25,14 +27,13 @@ use serde::Deserialize;
 const CAPTURED: &str = "made on the H200 by bench/capture_h200.sh:";
 
 /// The floor `GPUFIX_CORPUS_STRICT=1` (run by `.ci/run`) holds: the whole corpus's figures after
-/// the second session of issue 24 (458 artifacts: 189 of 206 problems detected, 3 healthy with a
-/// false finding, 0 unreadable; the sealed batch h11 added 6 problems of which 3 are read, and
-/// 2 of its 4 healthy artifacts have a false finding; before h11, 185 of 200, 1 and 0; after
-/// the h9 readers, on 428 artifacts, 887 per mille, 2 and 4). A change that reads the corpus
-/// worse fails CI; one that reads it better raises these. Issue 24's target is 95% detected, 0
-/// and 0: the detected share and the false findings are not met yet.
+/// the third session of issue 24 (458 artifacts: 189 of 206 problems detected, no healthy
+/// artifact with a false finding, 0 unreadable; before it, 189 of 206, 3 and 0; before h11,
+/// 185 of 200, 1 and 0; after the h9 readers, on 428 artifacts, 887 per mille, 2 and 4). A
+/// change that reads the corpus worse fails CI; one that reads it better raises these. Issue
+/// 24's target is 95% detected, 0 and 0: the detected share is not met.
 const FLOOR_DETECTED_PER_MILLE: usize = 917;
-const MAX_FALSE_ON_HEALTHY: usize = 3;
+const MAX_FALSE_ON_HEALTHY: usize = 0;
 const MAX_UNREADABLE: usize = 0;
 
 const INPUTS: [&str; 5] = ["evidence", "config", "trace", "nccl-log", "kernel-log"];

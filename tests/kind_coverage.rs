@@ -28,7 +28,7 @@ const WITNESSES: &[(&str, &str, &str)] = &[
     (
         "chrome-trace",
         "h11_trace_kineto_resnet50_num_workers_0",
-        "",
+        "h11_trace_kineto_resnet50_num_workers_4",
     ),
     (
         "nvidia-smi-table",
@@ -87,7 +87,11 @@ const WITNESSES: &[(&str, &str, &str)] = &[
         "h2_oom_6g_2_30g_unallocated",
         "h2_oom_4090_137m_unallocated_zh",
     ),
-    ("shm-error-log", "h4_log_hopsworks_shm_no_space", ""),
+    (
+        "shm-error-log",
+        "h4_log_hopsworks_shm_no_space",
+        "h11_shmlog_pytorch26009_ipc_host_254g",
+    ),
     (
         "nccl-error-log",
         "h7_ncclwd_basicsr_allreduce_seq808_pgid",
@@ -161,12 +165,6 @@ const GAPS: &[(&str, Side, &str, &str)] = &[
         "searched (issues, pages, code): threads paste `-q -x` for monitoring tools (netdata, exporters, gpustat) on healthy GPUs; none of a GPU fault or a starved job",
     ),
     (
-        "chrome-trace",
-        Side::Healthy,
-        "h11_trace_kineto_resnet50_num_workers_4",
-        "the only public healthy trace (kineto's 4-worker ResNet-50 sample) fails launch.host-sync-in-step on the 2 cudaStreamSynchronize per step of its blocking `.to(device)` copies from pageable memory (aten::item 0/step) and launch.tiny-kernels (median kernel 2 us on 32x32 CIFAR images)",
-    ),
-    (
         "nvidia-smi-csv",
         Side::Problem,
         "",
@@ -219,12 +217,6 @@ const GAPS: &[(&str, Side, &str, &str)] = &[
         Side::Problem,
         "h11_ibdev2netdev_sriov382_ib_vf_down",
         "without -v, `(Down)` is the interface's carrier, not the RDMA port's state (imbue-ai/cluster-health#4 shows it on a healthy IB fabric); no public `-v` listing with a port DOWN was found",
-    ),
-    (
-        "shm-error-log",
-        Side::Healthy,
-        "h11_shmlog_pytorch26009_ipc_host_254g",
-        "the kind is recognised by PyTorch's own words blaming shared memory; the one public text where the thread clears /dev/shm says so in prose (--ipc=host, 254GB), which data.shm-too-small does not read",
     ),
     (
         "nccl-error-log",

@@ -7,7 +7,17 @@
 //! Event shape read (Chrome trace format as Kineto writes it): `ph` (`X` complete events only),
 //! `cat` (`kernel`, `gpu_memcpy`, `gpu_memset`, `cuda_runtime`, `cpu_op`, `user_annotation`,
 //! `python_function`, `gpu_user_annotation`; the older `Kernel`, `Memcpy`, `Memset`, `Runtime`,
-//! `Operator` spellings too), `name`, `ts` and `dur` in microseconds (floats), and `args.bytes`.
+//! `Operator` spellings too), `name`, `ts` and `dur` in microseconds (floats), `args.bytes`, and
+//! `args["External id"]` (`"external id"` in Kineto before 2022): the id of the CPU op that
+//! issued a runtime call, which Kineto also writes on the GPU activity the call launched.
+//!
+//! A sync call is a host sync in the step unless it is the wait of a blocking host-to-device
+//! copy: PyTorch's `copy_` (`aten/src/ATen/native/cuda/Copy.cu`, `copy_kernel_cuda`) issues
+//! `cudaMemcpyAsync` and, without `non_blocking=True`, `cudaStreamSynchronize` under the same
+//! op, so the sync shares the `External id` of a `Memcpy HtoD` activity. That wait is the batch's
+//! `.to(device)` (what pinned memory and `non_blocking` remove, `launch.pageable-copies`), not a
+//! read of a GPU value (`.item()`, `.cpu()`: their copies run device-to-host), and is counted
+//! apart (`h2d_copy_syncs`).
 //!
 //! The analysis window is the profiled steps (`ProfilerStep#N` annotations: first step start to
 //! last step end); a trace without steps is analysed whole. A truncated trace yields what its
@@ -28,6 +38,11 @@ pub const SYNC_CALLS: [&str; 4] = [
     "aten::item",
     "aten::_local_scalar_dense",
 ];
+
+/// A gap between GPU activities shorter than this (microseconds) is launch overhead: a launch
+/// costs a few microseconds and the Python op around it tens; ten times the median kernel
+/// `launch.tiny-kernels` calls tiny (10 us). A longer gap is the host doing other work.
+pub const SHORT_GAP_US: f64 = 100.0;
 
 /// Distinct kernel names remembered; further names are pooled under `<other kernels>` so a
 /// trace with a unique name per kernel cannot grow the table without bound.
@@ -93,6 +108,10 @@ pub struct TraceStats {
     pub idle_waiting_on_host_ms: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub idle_other_ms: Option<f64>,
+    /// GPU idle in gaps shorter than [`SHORT_GAP_US`] between GPU activities: the time a
+    /// launch-bound step loses between kernels (longer gaps are the host doing something else).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub idle_short_gaps_ms: Option<f64>,
     pub gpu_memcpy_count: u64,
     pub gpu_memcpy_ms: f64,
     pub gpu_memset_count: u64,
@@ -113,6 +132,10 @@ pub struct TraceStats {
     pub sync_calls_per_step: Option<BTreeMap<String, f64>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sync_calls_per_step_total: Option<f64>,
+    /// Sync calls that were the wait of a blocking host-to-device copy (same `External id` as a
+    /// `Memcpy HtoD` activity): not in `sync_calls`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub h2d_copy_syncs: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pageable_h2d_copies: Option<PageableCopies>,
     pub kernel_count: u64,
@@ -421,6 +444,7 @@ enum Key {
     Args,
     Bytes,
     CopyKind,
+    ExternalId,
     Other,
 }
 
@@ -443,6 +467,7 @@ impl<'de> de::Deserialize<'de> for Key {
                     "args" => Key::Args,
                     "bytes" => Key::Bytes,
                     "kind" | "copy_kind" | "copyKind" | "memory kind" => Key::CopyKind,
+                    "External id" | "external id" => Key::ExternalId,
                     _ => Key::Other,
                 })
             }
@@ -535,6 +560,7 @@ impl<'de> de::Deserialize<'de> for Num {
 struct Args {
     bytes: Option<f64>,
     copy_kind: Option<String>,
+    external_id: Option<f64>,
 }
 
 impl<'de> de::Deserialize<'de> for Args {
@@ -551,6 +577,7 @@ impl<'de> de::Deserialize<'de> for Args {
                     match key {
                         Key::Bytes => args.bytes = map.next_value::<Num>()?.0,
                         Key::CopyKind => args.copy_kind = map.next_value::<Lenient>()?.0,
+                        Key::ExternalId => args.external_id = map.next_value::<Num>()?.0,
                         _ => {
                             map.next_value::<IgnoredAny>()?;
                         }
@@ -654,6 +681,13 @@ fn is_dataloader_next(name: &str) -> bool {
         || (name.contains("dataloader.py(") && name.ends_with(": __next__"))
 }
 
+/// A host-to-device copy, by Kineto's activity name (`Memcpy HtoD (Pageable -> Device)`) or the
+/// copy kind of other exporters.
+fn is_h2d(name: &str, kind: Option<&str>) -> bool {
+    let text = format!("{name} {}", kind.unwrap_or("")).to_ascii_lowercase();
+    text.contains("htod") || text.contains("h2d")
+}
+
 fn is_pageable_h2d(name: &str, kind: Option<&str>) -> bool {
     let text = format!("{name} {}", kind.unwrap_or("")).to_ascii_lowercase();
     text.contains("pageable") && (text.contains("htod") || text.contains("h2d"))
@@ -677,7 +711,10 @@ struct Acc {
     memcpy: Vec<Span>,
     memset: Vec<Span>,
     pageable: Vec<(i64, Option<u64>)>,
-    syncs: Vec<(i64, i64, u8)>,
+    /// start, end, which of [`SYNC_CALLS`], `External id`
+    syncs: Vec<(i64, i64, u8, Option<i64>)>,
+    /// `External id`s of host-to-device copies on the GPU
+    h2d_ids: std::collections::HashSet<i64>,
     dataloader: Vec<Span>,
     steps_cpu: BTreeMap<u64, Span>,
     steps_gpu: BTreeMap<u64, Span>,
@@ -736,6 +773,11 @@ impl Acc {
             Cat::Memcpy => {
                 self.gpu_seen = true;
                 self.memcpy.push((start, end));
+                if let Some(id) = ev.args.external_id
+                    && is_h2d(&name, ev.args.copy_kind.as_deref())
+                {
+                    self.h2d_ids.insert(id as i64);
+                }
                 if is_pageable_h2d(&name, ev.args.copy_kind.as_deref()) {
                     let bytes = ev.args.bytes.filter(|b| *b >= 0.0).map(|b| b as u64);
                     self.pageable.push((start, bytes));
@@ -755,7 +797,8 @@ impl Acc {
                 if let Some(n) = step_number(&name) {
                     widen(&mut self.steps_cpu, n, (start, end));
                 } else if let Some(k) = sync_kind(&name) {
-                    self.syncs.push((start, end, k));
+                    self.syncs
+                        .push((start, end, k, ev.args.external_id.map(|x| x as i64)));
                 } else if is_dataloader_next(&name) {
                     self.dataloader.push((start, end));
                 }
@@ -765,6 +808,13 @@ impl Acc {
     }
 
     fn finish(self, error: Option<String>) -> TraceStats {
+        // the runtime syncs a blocking host-to-device copy made (see the module doc) are the
+        // copy's wait, counted apart from the step's syncs
+        type Sync = (i64, i64, u8, Option<i64>);
+        let (copy_syncs, syncs): (Vec<&Sync>, Vec<&Sync>) = self.syncs.iter().partition(|s| {
+            SYNC_CALLS[s.2 as usize].starts_with("cuda")
+                && s.3.is_some_and(|id| self.h2d_ids.contains(&id))
+        });
         let steps_map = if self.steps_cpu.is_empty() {
             &self.steps_gpu
         } else {
@@ -816,10 +866,16 @@ impl Acc {
             dl_union
                 .iter()
                 .copied()
-                .chain(self.syncs.iter().filter_map(|s| clip((s.0, s.1))))
+                .chain(syncs.iter().filter_map(|s| clip((s.0, s.1))))
                 .collect(),
         );
         let idle_host = (total(&host_wait) - overlap(&host_wait, &gpu_union)).max(0);
+        let short_gap_ns = to_ns(SHORT_GAP_US);
+        let idle_short: i64 = gpu_union
+            .windows(2)
+            .map(|w| w[1].0 - w[0].1)
+            .filter(|g| *g > 0 && *g < short_gap_ns)
+            .sum();
 
         let mut durations: Vec<u64> = kernels
             .iter()
@@ -867,7 +923,7 @@ impl Acc {
         let (sync_calls, sync_total, sync_per_step, sync_per_step_total) = if self.host_seen {
             let mut counts: BTreeMap<String, u64> =
                 SYNC_CALLS.iter().map(|s| (s.to_string(), 0)).collect();
-            for s in self.syncs.iter().filter(|s| in_window(s.0)) {
+            for s in syncs.iter().filter(|s| in_window(s.0)) {
                 *counts
                     .entry(SYNC_CALLS[s.2 as usize].to_string())
                     .or_default() += 1;
@@ -918,6 +974,7 @@ impl Acc {
                 .then(|| round3(idle_host as f64 / 1e6)),
             idle_other_ms: (gpu && self.host_seen)
                 .then(|| round3((idle - idle_host).max(0) as f64 / 1e6)),
+            idle_short_gaps_ms: gpu.then(|| round3(idle_short as f64 / 1e6)),
             gpu_memcpy_count: memcpy_in.len() as u64,
             gpu_memcpy_ms: round3(total(&union(memcpy_in)) as f64 / 1e6),
             gpu_memset_count: memset_in.len() as u64,
@@ -932,6 +989,9 @@ impl Acc {
             sync_calls_total: sync_total,
             sync_calls_per_step: sync_per_step,
             sync_calls_per_step_total: sync_per_step_total,
+            h2d_copy_syncs: self
+                .host_seen
+                .then(|| copy_syncs.iter().filter(|s| in_window(s.0)).count() as u64),
             pageable_h2d_copies,
             kernel_count: kernels.len() as u64,
             kernels_per_step: per_step(kernels.len() as f64),
@@ -1043,6 +1103,10 @@ impl super::EvidenceKind for ChromeTrace {
                 "GPU idle while the CPU waited in the DataLoader or a sync",
             ),
             ("idle_other_ms", "other GPU idle time"),
+            (
+                "idle_short_gaps_ms",
+                "GPU idle in gaps under 100 us between GPU activities (launch overhead)",
+            ),
             ("gpu_memcpy_count", "memcpy count"),
             ("gpu_memcpy_ms", "memcpy time"),
             ("gpu_memset_count", "memset count"),
@@ -1053,6 +1117,10 @@ impl super::EvidenceKind for ChromeTrace {
             ("sync_calls_total", "all host syncs"),
             ("sync_calls_per_step", "host syncs per step per name"),
             ("sync_calls_per_step_total", "all host syncs per step"),
+            (
+                "h2d_copy_syncs",
+                "syncs that were a blocking host-to-device copy's wait (not in sync_calls)",
+            ),
             (
                 "pageable_h2d_copies",
                 "host-to-device copies from pageable memory",
@@ -1214,6 +1282,59 @@ mod tests {
         assert_eq!(s.idle_other_ms, Some(0.015));
         assert_eq!(s.dataloader_share, Some(0.4));
         assert_eq!(s.sync_calls.unwrap()["cudaDeviceSynchronize"], 1);
+    }
+
+    #[test]
+    fn a_blocking_h2d_copy_wait_is_not_a_host_sync_but_an_item_read_is() {
+        // the events of one step as Kineto wrote them in the PyTorch profiler's ResNet-50 sample
+        // (github.com/pytorch/kineto tb_plugin/samples/resnet50_num_workers_4, 2021 spelling
+        // `external id`): aten::copy_ (op 20585) issued a pageable HtoD memcpy and waited on it;
+        // then a `.item()` (written for this test in PyTorch 2's spelling, `External id`) reads a
+        // loss back device-to-host and waits
+        let json = r#"{"traceEvents": [
+            {"ph": "X", "cat": "Operator", "name": "ProfilerStep#16", "ts": 0, "dur": 1000},
+            {"ph": "X", "cat": "Operator", "name": "aten::copy_", "ts": 10, "dur": 300, "args": {"external id": 20585}},
+            {"ph": "X", "cat": "Runtime", "name": "cudaMemcpyAsync", "ts": 12, "dur": 200, "args": {"cbid": 41, "correlation": 160906, "external id": 20585}},
+            {"ph": "X", "cat": "Memcpy", "name": "Memcpy HtoD (Pageable -> Device)", "ts": 100, "dur": 150, "args": {"correlation": 160906, "external id": 20585, "bytes": 19267584}},
+            {"ph": "X", "cat": "Runtime", "name": "cudaStreamSynchronize", "ts": 240, "dur": 62, "args": {"cbid": 131, "correlation": 160907, "external id": 20585}},
+            {"ph": "X", "cat": "Kernel", "name": "k", "ts": 400, "dur": 300, "args": {"correlation": 160910, "external id": 20600}},
+            {"ph": "X", "cat": "cpu_op", "name": "aten::item", "ts": 800, "dur": 60, "args": {"External id": 30}},
+            {"ph": "X", "cat": "cpu_op", "name": "aten::_local_scalar_dense", "ts": 801, "dur": 58, "args": {"External id": 31}},
+            {"ph": "X", "cat": "cuda_runtime", "name": "cudaMemcpyAsync", "ts": 802, "dur": 10, "args": {"External id": 31, "correlation": 7}},
+            {"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy DtoH (Device -> Pageable)", "ts": 805, "dur": 2, "args": {"External id": 31, "correlation": 7, "bytes": 4}},
+            {"ph": "X", "cat": "cuda_runtime", "name": "cudaStreamSynchronize", "ts": 813, "dur": 40, "args": {"External id": 31, "correlation": 8}}
+        ]}"#;
+        let s = stats(json.as_bytes());
+        assert_eq!(s.h2d_copy_syncs, Some(1));
+        let calls = s.sync_calls.unwrap();
+        assert_eq!(calls["cudaStreamSynchronize"], 1);
+        assert_eq!(calls["aten::item"], 1);
+        assert_eq!(s.pageable_h2d_copies.unwrap().count, 1);
+        // a sync with no id to match stays a host sync (older exporters)
+        let bare = r#"[
+            {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "ts": 0, "dur": 100},
+            {"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy HtoD (Pageable -> Device)", "ts": 10, "dur": 5},
+            {"ph": "X", "cat": "cuda_runtime", "name": "cudaStreamSynchronize", "ts": 12, "dur": 5}
+        ]"#;
+        let s = stats(bare.as_bytes());
+        assert_eq!(s.h2d_copy_syncs, Some(0));
+        assert_eq!(s.sync_calls_total, Some(1));
+    }
+
+    #[test]
+    fn only_short_gaps_between_gpu_activities_count_as_launch_overhead() {
+        // written for this test: gaps of 20 us, 50 us and 500 us between four kernels
+        let json = r#"[
+            {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "ts": 0, "dur": 1000},
+            {"ph": "X", "cat": "kernel", "name": "a", "ts": 0, "dur": 10},
+            {"ph": "X", "cat": "kernel", "name": "a", "ts": 30, "dur": 10},
+            {"ph": "X", "cat": "kernel", "name": "a", "ts": 90, "dur": 10},
+            {"ph": "X", "cat": "kernel", "name": "a", "ts": 600, "dur": 10}
+        ]"#;
+        let s = stats(json.as_bytes());
+        assert_eq!(s.idle_short_gaps_ms, Some(0.07));
+        // the 500 us gap and the 390 us to the step's end are not
+        assert_eq!(s.gpu_idle_ms, Some(0.96));
     }
 
     #[test]

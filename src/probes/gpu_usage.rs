@@ -198,7 +198,7 @@ impl Probe for GpuUsage {
             ("gpu_util", "mean utilization (%) of the GPUs a job is on"),
             (
                 "process_on_gpu",
-                "a training process (python, torchrun, ...) is on a GPU, or, where no processes are listed, a GPU holds job-sized memory (1 GiB with a display; without one 256 MiB, or 48 MiB kept at P0-P7)",
+                "a training process (python, torchrun, ...) is on a GPU, or, where no processes are listed, a GPU holds job-sized memory (1 GiB or more: a CUDA context alone holds 60-600 MiB)",
             ),
             ("process_evidence", "why process_on_gpu is true"),
             ("job_gpus", "how many GPUs the job is on"),

@@ -149,6 +149,10 @@ impl Probe for Shm {
                 "a log shows DataLoader workers failing on shared memory (bus error, insufficient shm), or NCCL unable to create or grow a /dev/shm segment",
             ),
             ("error", "the log line that shows it"),
+            (
+                "host_shm",
+                "the log's own words show /dev/shm is the host's (--ipc=host, ipc: host, hostIPC: true, /dev/shm:/dev/shm)",
+            ),
             ("by", "`nccl` when the failing line is NCCL's"),
             (
                 "how",
@@ -196,12 +200,18 @@ impl Probe for Shm {
             let line = crate::evidence::shm_error::shm_error_line(&t)
                 .unwrap_or("")
                 .trim();
-            return ProbeOutcome::Value(json!({
+            let mut v = json!({
                 "error_seen": true,
                 "error": crate::evidence::clip(line, 300),
                 "source": "log",
                 "file": p.display().to_string(),
-            }));
+            });
+            // the same text shows the container shares the host's /dev/shm: its size is not
+            // why the workers failed
+            if let Some(h) = crate::evidence::shm_error::host_shm_shown(&t) {
+                v["host_shm"] = json!(h);
+            }
+            return ProbeOutcome::Value(v);
         }
         if let Some((p, t)) = evidence_of(
             &ctx.inputs.evidence,

@@ -65,11 +65,19 @@ impl Probe for Trace {
             ),
             ("idle_other_ms", "other GPU idle time"),
             (
+                "idle_short_gaps_ms",
+                "GPU idle in gaps under 100 us between GPU activities: launch overhead",
+            ),
+            (
                 "dataloader_share",
                 "time in DataLoader __next__ over the window",
             ),
             ("sync_calls_per_step", "host syncs per step by name"),
             ("sync_calls_per_step_total", "all host syncs per step"),
+            (
+                "h2d_copy_syncs",
+                "syncs that were a blocking host-to-device copy's wait (`.to(device)` without non_blocking), not counted as host syncs",
+            ),
             (
                 "pageable_h2d_copies.count / .per_step",
                 "host-to-device copies from pageable memory",
