@@ -66,10 +66,12 @@ ab = json.load(open(f"{d}/ab.json"))
 rows = [list(map(float, l.split())) for l in open(f"{d}/record_cpu.txt") if l.strip()]
 cpu = sum(r[0] + r[1] for r in rows) / max(1e-9, sum(r[2] for r in rows))
 print(json.dumps({
-    "unwatched_mean": ab["unwatched_mean"], "recorded_mean": ab["watched_mean"],
-    "local_slowdown_pct": ab["local_slowdown_pct"], "local_ci95_pct": ab["local_ci95_pct"],
-    "local_per_window_pct": ab.get("local_per_window_pct"),
+    "local_slowdown_pct": ab["by_label"]["R"]["local_slowdown_pct"],
+    "local_ci95_pct": ab["by_label"]["R"]["local_ci95_pct"],
+    "local_per_window_pct": ab["by_label"]["R"].get("local_per_window_pct"),
     "recorder_cpu_share_of_one_core": round(cpu, 4),
-    "recorder_peak_rss_kb": max(int(r[3]) for r in rows) if rows else None,
+    # /usr/bin/time's %M: the largest of the recorder and the children it waited for (the
+    # CUDA check, in the first run only: later ones read its cached result)
+    "max_rss_kb_per_run": [int(r[3]) for r in rows],
 }))
 PYEOF
