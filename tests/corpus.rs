@@ -28,10 +28,13 @@ const CAPTURED: &str = "made on the H200 by bench/capture_h200.sh:";
 /// the second session of issue 24 (458 artifacts: 189 of 206 problems detected, 3 healthy with a
 /// false finding, 0 unreadable; the sealed batch h11 added 6 problems of which 3 are read, and
 /// 2 of its 4 healthy artifacts have a false finding; before h11, 185 of 200, 1 and 0; after
-/// the h9 readers, on 428 artifacts, 887 per mille, 2 and 4). A change that reads the corpus
-/// worse fails CI; one that reads it better raises these. Issue 24's target is 95% detected, 0
-/// and 0: the detected share and the false findings are not met yet.
-const FLOOR_DETECTED_PER_MILLE: usize = 917;
+/// the h9 readers, on 428 artifacts, 887 per mille, 2 and 4). With the sealed batch h12 and its
+/// readers (486 artifacts): 203 of 220 (923 per mille), 3 and 0; the floor stays one detection
+/// below (918), because whether the 35 MB Kineto trace of h11 is judged within `plan`'s probe
+/// timeout depends on the machine's load. A change that reads the corpus worse fails CI; one
+/// that reads it better raises these. Issue 24's target is 95% detected, 0 and 0: the detected
+/// share and the false findings are not met yet.
+const FLOOR_DETECTED_PER_MILLE: usize = 918;
 const MAX_FALSE_ON_HEALTHY: usize = 3;
 const MAX_UNREADABLE: usize = 0;
 
