@@ -275,7 +275,19 @@ pub fn parse_nccl_errors(text: &str) -> NcclErrors {
     // it and the result line that follows it has not been seen yet
     let mut last_result: Option<usize> = None;
     let mut fresh = false;
-    for line in text.lines() {
+    let mut lines = text.lines();
+    // the watchdog line's continuation rows, rejoined (see `rejoin_wrapped_work`)
+    let mut joined;
+    while let Some(mut line) = lines.next() {
+        if line.contains("Watchdog caught collective operation timeout")
+            && let Some((whole, rows)) = rejoin_wrapped_work(line, lines.clone())
+        {
+            joined = whole;
+            line = joined.as_str();
+            for _ in 0..rows {
+                lines.next();
+            }
+        }
         if let Some((i, prefix)) = want_last_error.take() {
             let reason = line.strip_prefix(prefix.as_str()).unwrap_or(line).trim();
             if !reason.is_empty() && out.errors[i].last_error.is_none() {
@@ -393,6 +405,32 @@ pub fn parse_nccl_errors(text: &str) -> NcclErrors {
         }
     }
     out
+}
+
+/// A watchdog line whose `WorkNCCL(` is not closed on its own row: a terminal or a log viewer
+/// that hard-wraps at a fixed width (`NumelIn=112, Numel` / `Out=112, Timeout(ms)=…`, `OpTy` /
+/// `pe=BROADCAST`) breaks PyTorch's one-line message without dropping a character, so the rows
+/// that follow are appended as they are until the `WorkNCCL(…)` closes. At most two rows, none
+/// of them a watchdog line of its own; `None` (nothing consumed) when the work never closes.
+fn rejoin_wrapped_work<'a>(
+    line: &str,
+    mut rest: impl Iterator<Item = &'a str>,
+) -> Option<(String, usize)> {
+    if WORK.is_match(line) || !line.contains("WorkNCCL(") {
+        return None;
+    }
+    let mut whole = line.to_string();
+    for rows in 1..=2 {
+        let next = rest.next()?;
+        if next.contains("Watchdog caught") || next.trim().is_empty() {
+            return None;
+        }
+        whole.push_str(next);
+        if WORK.is_match(&whole) {
+            return Some((whole, rows));
+        }
+    }
+    None
 }
 
 /// NCCL's reason after `Last error:`: on the same line, or (nothing after it) on the next one.
@@ -624,6 +662,43 @@ mod tests {
         let e = parse_nccl_errors(&t);
         assert!(e.timeouts.is_empty() && e.errors.is_empty() && !e.shm_create_failed);
         assert!(!looks_like(&t));
+    }
+
+    #[test]
+    fn a_watchdog_line_wrapped_mid_word_is_read_whole() {
+        // huggingface/open-r1#620: a terminal 136 columns wide split each line inside
+        // `WorkNCCL(…)`, once inside `NumelOut` and once inside `OpType`
+        let e = parse_nccl_errors(concat!(
+            " ProcessGroupNCCL.cpp:629] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=4, OpType=BROADCAST, NumelIn=112, Numel\n",
+            "Out=112, Timeout(ms)=1800000) ran for 1800010 milliseconds before timing out.\n",
+            "[rank2]:[E424 01:11:21.160832730 ProcessGroupNCCL.cpp:629] [Rank 2] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=4, OpTy\n",
+            "pe=BROADCAST, NumelIn=112, NumelOut=112, Timeout(ms)=1800000) ran for 1800010 milliseconds before timing out.\n",
+        ));
+        assert_eq!(e.timeout_count, 2);
+        assert_eq!(e.timeout_ranks, vec![1, 2]);
+        for t in &e.timeouts {
+            assert_eq!(t.op, "BROADCAST");
+            assert_eq!(t.seq, Some(4));
+            assert_eq!(t.numel_out, Some(112));
+            assert_eq!(t.timeout_ms, Some(1800000));
+            assert_eq!(t.ran_for_ms, Some(1800010));
+        }
+        assert_eq!(e.lines, 2);
+        // an unwrapped line reads as before and its neighbour is not swallowed
+        let e = parse_nccl_errors(concat!(
+            "[rank0]:[E626 06:24:44.903881913 ProcessGroupNCCL.cpp:616] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=808, OpType=ALLREDUCE, NumelIn=9801523, NumelOut=9801523, Timeout(ms)=600000) ran for 600020 milliseconds before timing out.\n",
+            "[rank0]:[E626 06:24:44.906457629 ProcessGroupNCCL.cpp:1785] [PG ID 0 PG GUID 0(default_pg) Rank 0] Exception (either an error or timeout) detected by watchdog at work: 808, last enqueued NCCL work: 811, last completed NCCL work: 807.\n",
+        ));
+        assert_eq!(e.timeouts[0].op, "ALLREDUCE");
+        assert_eq!(e.last_completed_work, Some(807));
+        // a work cut off for good (the paste ends, or a new watchdog line follows) joins nothing
+        let e = parse_nccl_errors(concat!(
+            "[Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=4, OpTy\n",
+            "[Rank 2] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=4, OpType=BROADCAST, Timeout(ms)=60000) ran for 60001 milliseconds before timing out.\n",
+        ));
+        assert_eq!(e.timeout_count, 2);
+        assert_eq!(e.timeouts[0].op, "");
+        assert_eq!(e.timeouts[1].op, "BROADCAST");
     }
 
     #[test]

@@ -28,7 +28,18 @@
 //!
 //! What one dump can show is where each thread *is* at that moment, not where it spends its
 //! time; [`activity`] names the moment (waiting on the DataLoader, inside a collective, in a
-//! host sync that shows as a frame), and only samples make a share.
+//! host sync that shows as a frame), and only samples make a share. With `--native` a
+//! collective shows as the C++ frame that waits on its work: `c10d::ProcessGroupGloo::RecvWork::wait`,
+//! `…::SendWork::wait`, `c10d::ProcessGroupNCCL::WorkNCCL::wait` (pytorch/pytorch
+//! `torch/csrc/distributed/c10d/ProcessGroupGloo.cpp` and `ProcessGroupNCCL.cpp`, 2.x).
+//!
+//! Whether a thread in a collective is *stuck* one dump cannot say, unless the text around it
+//! does: SGLang's `ProcessWatchdog` (sgl-project/sglang `python/sglang/srt/utils/watchdog.py`,
+//! read at 005c64c7; the older scheduler mixin's `Watchdog timeout (self.watchdog_timeout=300)`)
+//! dumps its own process when its forward counter has not moved for `watchdog_timeout` seconds
+//! while busy, logging `Pyspy dump for PID N:` and the dump (`utils/common.py`
+//! `pyspy_dump_schedulers`), then `<name> watchdog timeout (self.watchdog_timeout=T,
+//! self.soft=B)`; that line is kept as [`WatchdogTimeout`].
 
 use serde::Serialize;
 
@@ -36,6 +47,59 @@ use serde::Serialize;
 pub struct PyspyDump {
     /// One entry per `Process N:` block (a process dumped twice appears twice: two samples).
     pub processes: Vec<Process>,
+    /// A watchdog in the same paste that dumped its process after it stopped making progress.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub watchdog_timeout: Option<WatchdogTimeout>,
+}
+
+/// SGLang's `<name> watchdog timeout (self.watchdog_timeout=T, self.soft=B)`: no forward step
+/// for T seconds while busy (soft: logged only; hard: the parent is sent SIGQUIT).
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct WatchdogTimeout {
+    /// `Scheduler`, `Detokenizer`, … (empty in the older `Watchdog timeout (…)` wording)
+    pub name: String,
+    pub timeout_s: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub soft: Option<bool>,
+}
+
+/// `… Scheduler watchdog timeout (self.watchdog_timeout=300, self.soft=False)` anywhere in a
+/// line (behind SGLang's `[time PPn TPn] ` prefix).
+fn watchdog_timeout(l: &str) -> Option<WatchdogTimeout> {
+    const KEY: &str = "atchdog timeout (self.watchdog_timeout=";
+    let at = l.find(KEY)?;
+    let before = &l[..at];
+    let lower = match before.chars().last()? {
+        'w' => true,
+        'W' => false,
+        _ => return None,
+    };
+    let rest = &l[at + KEY.len()..];
+    let inner = &rest[..rest.find(')')?];
+    let (t, soft) = match inner.split_once(", self.soft=") {
+        Some((t, b)) => (t, Some(b.trim() == "True")),
+        None => (inner, None),
+    };
+    let timeout_s: f64 = t
+        .trim()
+        .parse()
+        .ok()
+        .filter(|x: &f64| x.is_finite() && *x >= 0.0)?;
+    // `Scheduler watchdog timeout`: the watchdog's debug name is the word before
+    let name = if lower {
+        before[..before.len() - 1]
+            .trim_end()
+            .rsplit(|c: char| c.is_whitespace() || c == ']')
+            .next()
+            .unwrap_or("")
+    } else {
+        ""
+    };
+    Some(WatchdogTimeout {
+        name: super::clip(name, 60),
+        timeout_s,
+        soft,
+    })
 }
 
 #[derive(Debug, Clone, Default, Serialize, PartialEq)]
@@ -197,6 +261,12 @@ pub fn parse_pyspy_dump(text: &str) -> PyspyDump {
         if t.is_empty() {
             continue;
         }
+        if out.watchdog_timeout.is_none()
+            && let Some(w) = watchdog_timeout(t)
+        {
+            out.watchdog_timeout = Some(w);
+            continue;
+        }
         if let Some(rest) = t.strip_prefix("Process ")
             && let Some((pid, cmd)) = rest.split_once(": ")
             && let Ok(pid) = pid.trim().parse::<u32>()
@@ -354,11 +424,36 @@ fn at(f: &Frame) -> String {
     }
 }
 
+/// `c10d::ProcessGroupGloo::RecvWork::wait`, `c10d::ProcessGroupNCCL::WorkNCCL::wait`,
+/// `c10d::Work::wait` (a `--native` frame, no line): the op a work waits for, as far as its class
+/// names it (`recv`, `send`; else `wait`).
+fn native_work_wait(f: &Frame) -> Option<&'static str> {
+    let func = f.function.as_str();
+    if f.line.is_some() || !func.starts_with("c10d::") || !func.ends_with("::wait") {
+        return None;
+    }
+    let class = func.trim_end_matches("::wait").rsplit("::").next()?;
+    if !class.ends_with("Work") && class != "WorkNCCL" {
+        return None;
+    }
+    Some(match class {
+        "RecvWork" | "RecvAnysourceWork" => "recv",
+        "SendWork" => "send",
+        _ => "wait",
+    })
+}
+
 pub fn activity(t: &Thread) -> Activity {
     for f in &t.frames {
         if f.file.ends_with("distributed_c10d.py") && COLLECTIVES.contains(&f.function.as_str()) {
             return Activity::Collective {
                 op: f.function.clone(),
+                frame: at(f),
+            };
+        }
+        if let Some(op) = native_work_wait(f) {
+            return Activity::Collective {
+                op: op.to_string(),
                 frame: at(f),
             };
         }
@@ -402,10 +497,16 @@ impl super::EvidenceKind for PyspyDumpKind {
         "py-spy dump --pid PID > dump.txt"
     }
     fn fields(&self) -> &'static [(&'static str, &'static str)] {
-        &[(
-            "processes",
-            "per dump: pid, cmdline, python_version, python_exe, parent_pid, parent_cmdline, threads (id, status, name, frames: function, file, line, arguments, locals)",
-        )]
+        &[
+            (
+                "processes",
+                "per dump: pid, cmdline, python_version, python_exe, parent_pid, parent_cmdline, threads (id, status, name, frames: function, file, line, arguments, locals)",
+            ),
+            (
+                "watchdog_timeout",
+                "SGLang's watchdog that dumped its process after no progress: name, timeout_s, soft",
+            ),
+        ]
     }
     fn read_by(&self) -> &'static [&'static str] {
         &["pyspy.dump"]
@@ -481,6 +582,65 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn a_watchdog_dump_of_a_gloo_receive() {
+        // sgl-project/sglang#17941: SGLang's watchdog gave up after 300 s and dumped the PP2
+        // scheduler, whose main thread waits in a gloo receive (`--native` frames)
+        let t = concat!(
+            "[2026-01-29 13:12:37 PP1 TP1] Scheduler watchdog timeout (self.watchdog_timeout=300, self.soft=False)\n",
+            "\n",
+            "[2026-01-29 13:12:37 PP2 TP1] Pyspy dump for PID 88693:\n",
+            "Process 88693: sglang::scheduler_PP2_TP1\n",
+            "Python v3.12.3 (/usr/bin/python3.12)\n",
+            "\n",
+            "Thread 88693 (idle): \"MainThread\"\n",
+            "    0x7fa2d1487d71 (libc.so.6)\n",
+            "    pthread_cond_timedwait (libc.so.6)\n",
+            "    gloo::transport::tcp::UnboundBuffer::waitRecv (libtorch_cpu.so)\n",
+            "    c10d::ProcessGroupGloo::RecvWork::wait (libtorch_cpu.so)\n",
+        );
+        assert!(looks_like_pyspy_dump(t));
+        let d = parse_pyspy_dump(t);
+        let w = d.watchdog_timeout.as_ref().unwrap();
+        assert_eq!(
+            (w.name.as_str(), w.timeout_s, w.soft),
+            ("Scheduler", 300.0, Some(false))
+        );
+        let p = &d.processes[0];
+        assert_eq!(p.pid, 88693);
+        match activity(p.main_thread().unwrap()) {
+            Activity::Collective { op, frame } => {
+                assert_eq!(op, "recv");
+                assert_eq!(
+                    frame,
+                    "c10d::ProcessGroupGloo::RecvWork::wait (libtorch_cpu.so)"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        // the older wording (scheduler mixin), and lines that only look alike
+        let w = watchdog_timeout("Watchdog timeout (self.watchdog_timeout=300)").unwrap();
+        assert_eq!((w.name.as_str(), w.timeout_s, w.soft), ("", 300.0, None));
+        assert!(watchdog_timeout("Watchdog timeout (self.watchdog_timeout=)").is_none());
+        assert!(watchdog_timeout("set --watchdog-timeout 600").is_none());
+        // a dump without any watchdog (a healthy job's) has none, and its NCCL work frame
+        // with a line number is Python's, not a native wait
+        let d = parse_pyspy_dump(&fixture("pyspy/allgather_hang_accelerate.txt"));
+        assert_eq!(d.watchdog_timeout, None);
+        let f = Frame {
+            function: "c10d::ProcessGroupNCCL::WorkNCCL::wait".into(),
+            file: "libtorch_cuda.so".into(),
+            ..Frame::default()
+        };
+        assert_eq!(native_work_wait(&f), Some("wait"));
+        let g = Frame {
+            function: "c10d::ProcessGroupNCCL::WorkNCCL::isCompleted".into(),
+            file: "libtorch_cuda.so".into(),
+            ..Frame::default()
+        };
+        assert_eq!(native_work_wait(&g), None);
     }
 
     #[test]

@@ -10,8 +10,17 @@ use serde_json::{Value, json};
 
 pub struct NcclErrors;
 
+/// Parameters: `optional`.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ErrorsParams {
+    /// without a log that holds a collective failure, answer `{given: false}` instead of not-applicable (for rules that also judge a pasted py-spy dump)
+    #[serde(default)]
+    pub optional: bool,
+}
+
 impl Probe for NcclErrors {
-    type Params = super::NoParams;
+    type Params = ErrorsParams;
     fn name(&self) -> &'static str {
         "nccl.errors"
     }
@@ -61,9 +70,13 @@ impl Probe for NcclErrors {
             ),
             ("nccl_version", "the NCCL version the text names"),
             ("file", "the file read"),
+            (
+                "given",
+                "false (and nothing else) when `optional` and no log holds a collective failure",
+            ),
         ]
     }
-    fn run(&self, _params: &super::NoParams, ctx: &ProbeCtx) -> ProbeOutcome {
+    fn run(&self, params: &ErrorsParams, ctx: &ProbeCtx) -> ProbeOutcome {
         let candidates = ctx.inputs.nccl_log.iter().chain(ctx.inputs.evidence.iter());
         for p in candidates {
             let Ok(t) = read_shared(p) else { continue };
@@ -85,6 +98,9 @@ impl Probe for NcclErrors {
                 Ok(v) => ProbeOutcome::Value(v),
                 Err(e) => ProbeOutcome::Unknown(e.to_string()),
             };
+        }
+        if params.optional {
+            return ProbeOutcome::Value(json!({"given": false}));
         }
         ProbeOutcome::NotApplicable(
             "needs --nccl-log or --evidence with a watchdog timeout or an NCCL error".into(),

@@ -335,7 +335,15 @@ impl super::Probe for PyspyDumpProbe {
             ),
             (
                 "collectives",
-                "threads inside a torch.distributed collective: pid, thread, op, frame, status",
+                "threads inside a torch.distributed collective (a `distributed_c10d.py` frame, or a `--native` c10d work wait): pid, thread, op, frame, status",
+            ),
+            (
+                "watchdog_timeout",
+                "a watchdog in the paste that dumped its process after no progress (SGLang's): name, timeout_s, soft",
+            ),
+            (
+                "stuck_collectives",
+                "the collectives, when the paste says the process stopped (a watchdog timeout); empty otherwise",
             ),
         ]
     }
@@ -416,10 +424,20 @@ pub fn summarize(dumps: &[pyspy_dump::PyspyDump], files: Vec<String>) -> Value {
             (counts.get(k).copied().unwrap_or(0) as f64 / samples as f64 * 1000.0).round() / 1000.0
         }
     };
+    // a thread in a collective is stuck only where the text says the process stopped: a
+    // watchdog that dumped it after no progress (one dump alone is one moment)
+    let stall = dumps.iter().find_map(|d| d.watchdog_timeout.clone());
+    let stuck: Vec<Value> = if stall.is_some() {
+        collectives.clone()
+    } else {
+        Vec::new()
+    };
     json!({
         "given": true,
         "files": files,
         "samples": samples,
+        "watchdog_timeout": stall,
+        "stuck_collectives": stuck,
         "workers": workers,
         "main_threads": mains,
         "dataloader_share": share("dataloader_wait"),
@@ -443,6 +461,21 @@ mod dump_tests {
         assert_eq!(v["dataloader_share"], 0.0);
         assert_eq!(v["collectives"][0]["op"], "all_gather_into_tensor");
         assert_eq!(v["collectives"][0]["thread"], "4079");
+        // one dump with a thread in an all-gather, and nothing saying the job stopped
+        assert!(v["watchdog_timeout"].is_null());
+        assert_eq!(v["stuck_collectives"].as_array().unwrap().len(), 0);
+        let g = pyspy_dump::parse_pyspy_dump(concat!(
+            "[2026-01-29 13:12:37 PP1 TP1] Scheduler watchdog timeout (self.watchdog_timeout=300, self.soft=False)\n",
+            "Process 88693: sglang::scheduler_PP2_TP1\n",
+            "Python v3.12.3 (/usr/bin/python3.12)\n",
+            "Thread 88693 (idle): \"MainThread\"\n",
+            "    pthread_cond_timedwait (libc.so.6)\n",
+            "    c10d::ProcessGroupGloo::RecvWork::wait (libtorch_cpu.so)\n",
+        ));
+        let v = summarize(&[g], vec![]);
+        assert_eq!(v["watchdog_timeout"]["timeout_s"], 300.0);
+        assert_eq!(v["stuck_collectives"][0]["op"], "recv");
+        assert_eq!(v["stuck_collectives"][0]["thread"], "MainThread");
         let w = pyspy_dump::parse_pyspy_dump(&fixture("pyspy/worker_idle_lhotse.txt"));
         let v = summarize(&[w], vec![]);
         assert_eq!(v["samples"], 0);
