@@ -344,7 +344,7 @@ fn evidence_lines(items: &[String], verbose: bool) -> Vec<String> {
     for it in items {
         match lines.last_mut() {
             // `, item,`: the comma after it if a line follows
-            Some(l) if width(l) + it.chars().count() + 1 <= room => l.push(it),
+            Some(l) if width(l) + it.chars().count() < room => l.push(it),
             _ => lines.push(vec![it]),
         }
     }
