@@ -2380,3 +2380,64 @@ fn the_cuda_check_child_answers_one_json_line() {
         assert!(c.error.is_some(), "{line}");
     }
 }
+
+/// Issue 24 (item 7, peak memory ≤ 2× the input): a large pasted log is held once. The peak
+/// memory of a whole plan over the paste, less that of the same plan over a small piece of it
+/// (the binary, the rules, the probes' fixed costs: a piece of 32 KB, which the shell grammar
+/// parses whole), stays under 1.5× the paste (1.0× when written). A second whole copy of it (a
+/// re-encoding, a probe reading it again, a list of every line) would take it to 2×, and so did
+/// the shell grammar's parse of the log's command lines in one piece (30 MB on any log holding
+/// a megabyte of them).
+#[test]
+fn a_large_pasted_log_is_held_once() {
+    fn repeated(unit: &str, bytes: usize) -> String {
+        let mut s = String::with_capacity(bytes + unit.len());
+        while s.len() < bytes {
+            s.push_str(unit);
+        }
+        s
+    }
+    fn peak_kib(paste: &std::path::Path) -> u64 {
+        let o = run(&[
+            "plan",
+            "--sample",
+            "0",
+            "--format",
+            "json",
+            "--timings",
+            "--evidence",
+            paste.to_str().unwrap(),
+        ]);
+        assert!(o.code == 0 || o.code == 2, "{}", o.stderr);
+        let v: serde_json::Value = serde_json::from_str(&o.stdout).unwrap();
+        v["timings"]["peak_rss_kib"]
+            .as_u64()
+            .unwrap_or_else(|| panic!("no peak_rss_kib in --timings: {}", v["timings"]))
+    }
+    let dir = tempfile::tempdir().unwrap();
+    const SIZE: usize = 16_000_000;
+    for (name, corpus) in [
+        ("train.log", "h3_log_colab_8_workers_2_cpus.txt"),
+        ("nccl.log", "nccl_two_node_roce_a800.log"),
+    ] {
+        let mut unit =
+            std::fs::read_to_string(repo().join("tests/fixtures/corpus").join(corpus)).unwrap();
+        if !unit.ends_with('\n') {
+            unit.push('\n');
+        }
+        let (big, small) = (
+            dir.path().join(name),
+            dir.path().join(format!("small-{name}")),
+        );
+        let text = repeated(&unit, SIZE);
+        std::fs::write(&big, &text).unwrap();
+        std::fs::write(&small, repeated(&unit, 32_000)).unwrap();
+        drop(text);
+        let (b, s) = (peak_kib(&big), peak_kib(&small));
+        let ratio = b.saturating_sub(s) as f64 * 1024.0 / SIZE as f64;
+        assert!(
+            ratio <= 1.5,
+            "{name}: a plan over {SIZE} bytes peaked at {b} KiB, {s} KiB over a small piece: {ratio:.2}× the paste beside the fixed costs"
+        );
+    }
+}

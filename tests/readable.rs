@@ -116,3 +116,76 @@ fn header_names_every_input_and_a_rule_needing_a_job_is_not_applicable() {
     );
     assert!(out.contains(", 0 blocked,"), "{out}");
 }
+
+/// Issue 27: the evidence a job's worker census is judged on (`plan --pid`, recorded process
+/// trees) was one 533-column line of every value the threshold read. Each value is still shown,
+/// named as the threshold reads it (`p.dataloader_workers`, the rule's `--format json` evidence
+/// keys), on lines of at most 100 columns under the first value.
+#[test]
+fn a_jobs_evidence_fits_the_screen() {
+    let args = [
+        "--snapshot",
+        "tests/fixtures/pid/workers0.snapshot.json",
+        "--pid",
+        "647",
+        "--sample",
+        "5s",
+        "--only",
+        "data.workers-too-few",
+    ];
+    let (code, out) = plan(&args);
+    assert_eq!(code, 2, "{out}");
+    let mut lines = out
+        .lines()
+        .skip_while(|l| !l.trim_start().starts_with("evidence: "))
+        .peekable();
+    let first = lines
+        .next()
+        .unwrap_or_else(|| panic!("no evidence:\n{out}"));
+    let evidence: Vec<&str> = std::iter::once(first)
+        .chain(lines.take_while(|l| l.starts_with(&" ".repeat(22))))
+        .collect();
+    for l in &evidence {
+        assert!(
+            l.chars().count() <= 100,
+            "{} columns: {l}",
+            l.chars().count()
+        );
+        assert!(!l.contains("= {\""), "a serialised object: {l}");
+    }
+    assert!((2..=8).contains(&evidence.len()), "{evidence:#?}");
+    // every value the threshold read, as --format json names it
+    let (_, json) = plan(&[&args[..], &["--format", "json"][..]].concat());
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let read = v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["id"] == "data.workers-too-few")
+        .unwrap()["evidence"]
+        .as_object()
+        .unwrap()
+        .clone();
+    let text = evidence.join(" ");
+    assert!(read.len() >= 20, "{read:?}");
+    for (k, val) in &read {
+        if !(val.is_object() || val.is_array()) {
+            assert!(text.contains(&format!("{k} = ")), "{k} not shown:\n{text}");
+        }
+    }
+    // what is shown, a value a line (where the lines wrap depends on the census's means,
+    // which depend on the samples the replay reached in the window: the render unit tests
+    // snapshot the wrapping)
+    let items: Vec<&str> = text
+        .trim_start()
+        .trim_start_matches("evidence: ")
+        .split(", ")
+        .map(str::trim)
+        .collect();
+    insta::with_settings!({filters => vec![
+        (r"p\.gpu_util = [0-9.]+", "p.gpu_util = [mean]"),
+        (r"p\.main_thread_cpu_pct = [0-9.]+", "p.main_thread_cpu_pct = [mean]"),
+    ]}, {
+        insta::assert_snapshot!(items.join("\n"));
+    });
+}

@@ -291,7 +291,7 @@ pub fn run(g: &Global, a: &ApplyArgs) -> anyhow::Result<ExitStatus> {
         }
     }
     let running_pid = if gone_job.is_none() { spec.pid } else { None };
-    let reading = super::progress::Reading::start(&super::progress::input_files(&spec));
+    let reading = g.progress.reading(&super::progress::input_files(&spec));
     let opened = Session::open_with(spec, |h| {
         if owners.is_empty() {
             h
@@ -307,7 +307,7 @@ pub fn run(g: &Global, a: &ApplyArgs) -> anyhow::Result<ExitStatus> {
     };
     // Roots come from the command line (and the plan's recorded inputs, which must match it);
     // what apply executes is derived again here, never read from the plan file.
-    let (mut report, problems) = super::plan::planned_report(&s, &eval)?;
+    let (mut report, problems) = super::plan::planned_report(&g.progress, &s, &eval)?;
     let cx = s.fix_ctx();
     let json_out = g.format == Format::Json;
     if let (Some((_, pf)), Some(job)) = (&plan_file, &gone_job) {
@@ -513,6 +513,7 @@ help: fix the cause, or leave those fixes out with --deny KIND or --only RULE",
         v
     };
     let recheck = super::plan::evaluate(
+        &g.progress,
         &s,
         &Eval {
             sample: Duration::ZERO,

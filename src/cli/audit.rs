@@ -92,7 +92,8 @@ pub fn run(g: &Global, a: &AuditArgs) -> anyhow::Result<ExitStatus> {
     let policy = a.policy(g.format);
     // read-only: planning computes diffs without writing anything
     let made = super::open_session_or_diagnostics(g).and_then(|opened| match opened {
-        Ok(s) => super::plan::planned_report(&s, &g.eval(a.probe_timeout)).map(|(r, _)| Ok(r)),
+        Ok(s) => super::plan::planned_report(&g.progress, &s, &g.eval(a.probe_timeout))
+            .map(|(r, _)| Ok(r)),
         Err(diags) => Ok(Err(diags)),
     });
     let report = match made {

@@ -200,6 +200,8 @@ pub struct Global {
     pub color: ColorWhen,
     pub no_system: bool,
     pub inputs: InputArgs,
+    /// How this run shows its progress (`--progress`, `--quiet`).
+    pub progress: progress::Progress,
 }
 
 impl Default for Global {
@@ -215,6 +217,7 @@ impl Default for Global {
             color: ColorWhen::Auto,
             no_system: false,
             inputs: InputArgs::default(),
+            progress: progress::Progress::default(),
         }
     }
 }
@@ -646,7 +649,7 @@ pub fn open_session(g: &Global) -> anyhow::Result<Result<Session, ExitStatus>> {
 /// Open the session; invalid playbooks or values come back as their diagnostics, unprinted.
 pub fn open_session_or_diagnostics(g: &Global) -> anyhow::Result<Result<Session, Vec<Diagnostic>>> {
     let spec = g.spec();
-    let reading = progress::Reading::start(&progress::input_files(&spec));
+    let reading = g.progress.reading(&progress::input_files(&spec));
     let opened = Session::open(spec);
     drop(reading);
     match opened {
@@ -721,14 +724,16 @@ pub fn display_path(p: &Path) -> String {
 }
 
 pub fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
-    let g = Global::default();
-    progress::set(match &cli.command {
-        Command::Plan(a) => a.progress.mode(a.quiet),
-        Command::Apply(a) => a.progress.mode(false),
-        Command::Audit(a) => a.progress.mode(false),
-        Command::Snapshot(a) => a.progress.mode(false),
-        _ => progress::Mode::Never,
-    });
+    let g = Global {
+        progress: progress::Progress::new(match &cli.command {
+            Command::Plan(a) => a.progress.mode(a.quiet),
+            Command::Apply(a) => a.progress.mode(false),
+            Command::Audit(a) => a.progress.mode(false),
+            Command::Snapshot(a) => a.progress.mode(false),
+            _ => progress::Mode::Never,
+        }),
+        ..Global::default()
+    };
     match &cli.command {
         Command::Plan(a) => plan::run(
             &g.host(&a.host)

@@ -1,5 +1,6 @@
 //! `gpufix plan`: judge the host (and a job), show findings and the fixes they propose.
 
+use super::progress::Progress;
 use super::{Format, Global};
 use crate::host::GpuSample;
 use crate::host::remembered::HostView;
@@ -69,10 +70,9 @@ pub fn check_only(set: &RuleSet, only: &[String]) -> anyhow::Result<()> {
 
 /// Observe and evaluate the session's rules, with progress on stderr (see [`super::progress`]).
 /// Shared by plan, audit, apply and apply's re-check.
-pub fn evaluate(s: &Session, eval: &Eval) -> anyhow::Result<Report> {
+pub fn evaluate(progress: &Progress, s: &Session, eval: &Eval) -> anyhow::Result<Report> {
     check_only(&s.rules, &eval.only)?;
-    let mut progress =
-        super::progress::Probing::start(s.host.is_live(), eval.sample, eval.probe_deadline);
+    let mut progress = progress.probing(s.host.is_live(), eval.sample, eval.probe_deadline);
     let report = s.evaluate(eval, |key| progress.probe_done(key));
     drop(progress);
     Ok(report)
@@ -80,8 +80,12 @@ pub fn evaluate(s: &Session, eval: &Eval) -> anyhow::Result<Report> {
 
 /// The report with every failing rule's fix planned into changes (read-only), and the fixes
 /// that could not be planned. Shared by plan, audit and apply.
-pub fn planned_report(s: &Session, eval: &Eval) -> anyhow::Result<(Report, Vec<Unplannable>)> {
-    let mut report = evaluate(s, eval)?;
+pub fn planned_report(
+    progress: &Progress,
+    s: &Session,
+    eval: &Eval,
+) -> anyhow::Result<(Report, Vec<Unplannable>)> {
+    let mut report = evaluate(progress, s, eval)?;
     let problems = s.plan_changes(&mut report);
     Ok((report, problems))
 }
@@ -92,7 +96,7 @@ pub fn run(g: &Global, a: &PlanArgs) -> anyhow::Result<ExitStatus> {
     let job = g.inputs.pid.is_some() || g.inputs.job.is_some();
     let mut view: Option<Arc<HostView>> = None;
     let spec = g.spec();
-    let reading = super::progress::Reading::start(&super::progress::input_files(&spec));
+    let reading = g.progress.reading(&super::progress::input_files(&spec));
     let opened = Session::open_with(spec, |h| {
         if !job && a.record.is_none() {
             return h;
@@ -125,9 +129,11 @@ pub fn run(g: &Global, a: &PlanArgs) -> anyhow::Result<ExitStatus> {
     };
     let (recorded, report) = if keep_job {
         let stop = std::sync::atomic::AtomicBool::new(false);
-        super::record::beside_plan(&s, record_opts, &stop, &mut |_| {}, || evaluate(&s, &eval))?
+        super::record::beside_plan(&s, record_opts, &stop, &mut |_| {}, || {
+            evaluate(&g.progress, &s, &eval)
+        })?
     } else {
-        (None, evaluate(&s, &eval))
+        (None, evaluate(&g.progress, &s, &eval))
     };
     // planned_report's two steps, timed apart: `plan the fixes` draws every change's diff
     let mut report = report?;

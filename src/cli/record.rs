@@ -181,7 +181,7 @@ pub fn run(g: &Global, a: &RecordArgs) -> anyhow::Result<ExitStatus> {
         }
     };
     let (recorded, planned) = beside_plan(&s, opts, &stop, &mut checkpoint, || {
-        let planned = super::plan::planned_report(&s, &eval);
+        let planned = super::plan::planned_report(&g.progress, &s, &eval);
         if let Ok((report, _)) = &planned {
             *found.lock().unwrap_or_else(|e| e.into_inner()) = record::findings(report, window);
         }

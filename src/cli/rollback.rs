@@ -2,7 +2,7 @@
 
 use super::{Format, Global};
 use crate::apply;
-use crate::journal::{self, RunStatus};
+use crate::journal::{self, RunInfo, RunStatus};
 use crate::session::{ExitStatus, Session};
 use clap::Args;
 use std::path::PathBuf;
@@ -97,6 +97,38 @@ pub fn rollback(g: &Global, a: &RollbackArgs) -> anyhow::Result<ExitStatus> {
     }
 }
 
+/// The runs as `gpufix history` prints them: each column as wide as its widest cell, so a
+/// status or run id longer than its heading keeps the columns after it in line.
+fn history_table(runs: &[RunInfo]) -> String {
+    let rows: Vec<[String; 4]> = runs
+        .iter()
+        .map(|r| {
+            [
+                r.run.clone(),
+                r.status.as_str().to_string(),
+                format!("{}/{}", r.made, r.changes),
+                r.rules.join(", "),
+            ]
+        })
+        .collect();
+    let head = ["run", "status", "changes", "rules"];
+    let width = |i: usize| {
+        rows.iter()
+            .map(|r| r[i].chars().count())
+            .chain([head[i].len()])
+            .max()
+            .unwrap_or(0)
+    };
+    let (run, status, changes) = (width(0), width(1), width(2));
+    let mut out = String::new();
+    for [a, b, c, d] in std::iter::once(head.map(str::to_string)).chain(rows) {
+        let line = format!("{a:<run$}  {b:<status$}  {c:>changes$}  {d}");
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
 pub fn history(g: &Global, a: &HistoryArgs) -> anyhow::Result<ExitStatus> {
     let state = g.spec().state_dir(a.state_dir.as_deref());
     journal::check_state(&state).map_err(|e| anyhow::anyhow!(e))?;
@@ -109,16 +141,7 @@ pub fn history(g: &Global, a: &HistoryArgs) -> anyhow::Result<ExitStatus> {
         println!("no runs in {}", state.join("runs").display());
         return Ok(ExitStatus::Clean);
     }
-    println!("{:<32} {:<12} {:>7}  rules", "run", "status", "changes");
-    for r in &runs {
-        println!(
-            "{:<32} {:<12} {:>7}  {}",
-            r.run,
-            r.status,
-            format!("{}/{}", r.made, r.changes),
-            r.rules.join(", ")
-        );
-    }
+    print!("{}", history_table(&runs));
     if let Some(r) = runs.iter().find(|r| r.status == RunStatus::Interrupted) {
         println!(
             "\nrun {} was interrupted: `{}` restores what it changed",
@@ -134,4 +157,69 @@ pub fn history(g: &Global, a: &HistoryArgs) -> anyhow::Result<ExitStatus> {
         );
     }
     Ok(ExitStatus::Clean)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(run: &str, status: RunStatus, made: usize, changes: usize, rules: &[&str]) -> RunInfo {
+        RunInfo {
+            run: run.to_string(),
+            started_at: "2026-12-03T22:00:00Z".to_string(),
+            host: "gpu-node-7".to_string(),
+            status,
+            changes,
+            made,
+            rules: rules.iter().map(|r| r.to_string()).collect(),
+            problem: None,
+        }
+    }
+
+    /// Issue 27: a status longer than its heading (`rolled-back` beside `applied`), a run id
+    /// longer than the others and a count of two digits keep every column in line.
+    #[test]
+    fn history_columns_stay_in_line_whatever_their_widths() {
+        let runs = [
+            run(
+                "20261203T210501Z-4f2a",
+                RunStatus::Applied,
+                2,
+                2,
+                &["data.workers-too-few", "cuda.launch-blocking"],
+            ),
+            run(
+                "20261203T211733Z-9c01",
+                RunStatus::RolledBack,
+                0,
+                1,
+                &["driver.persistence-off"],
+            ),
+            run(
+                "20261203T220002Z-1b7e-retry-after-reboot",
+                RunStatus::Interrupted,
+                3,
+                12,
+                &["data.pin-memory-off"],
+            ),
+            run("20261203T221510Z-77aa", RunStatus::Failed, 1, 1, &[]),
+        ];
+        let table = history_table(&runs);
+        // every row's status, changes and rules start where the heading's do
+        let head = table.lines().next().unwrap();
+        let at = |w: &str| head.find(w).unwrap();
+        for (line, r) in table.lines().skip(1).zip(&runs) {
+            assert_eq!(line.find(r.status.as_str()), Some(at("status")), "{table}");
+            let changes = format!("{}/{}", r.made, r.changes);
+            assert_eq!(
+                line.find(&changes).map(|i| i + changes.len()),
+                Some(at("changes") + "changes".len()),
+                "{table}"
+            );
+            if let Some(rule) = r.rules.first() {
+                assert_eq!(line.find(rule.as_str()), Some(at("rules")), "{table}");
+            }
+        }
+        insta::assert_snapshot!(table);
+    }
 }

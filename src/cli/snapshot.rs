@@ -44,8 +44,9 @@ pub fn run(g: &Global, a: &SnapshotArgs) -> anyhow::Result<ExitStatus> {
     };
     let rec = recorder.expect("open_with wraps the host");
     let eval = g.eval(Options::default().probe_deadline);
-    let mut progress =
-        super::progress::Probing::start(s.host.is_live(), eval.sample, eval.probe_deadline);
+    let mut progress = g
+        .progress
+        .probing(s.host.is_live(), eval.sample, eval.probe_deadline);
     let report = s.evaluate(&eval, |key| progress.probe_done(key));
     drop(progress);
     let mut snap = rec.snapshot();

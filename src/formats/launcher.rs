@@ -907,7 +907,8 @@ fn is_shell_line(l: &str) -> bool {
 /// Read a launch script (or a pasted command line) top to bottom.
 pub fn read_script(text: &str) -> Script {
     let kept;
-    let text = if text.len() > MAX_SCRIPT_BYTES {
+    let long = text.len() > MAX_SCRIPT_BYTES;
+    let text = if long {
         kept = command_lines(text);
         kept.as_str()
     } else {
@@ -924,7 +925,12 @@ pub fn read_script(text: &str) -> Script {
         sc.exports.retain(|(n, _)| n != k);
         sc.exports.push((k.to_string(), v.to_string()));
     };
-    for raw in split_commands(text) {
+    let commands: Box<dyn Iterator<Item = Vec<String>>> = if long {
+        Box::new(pieces(text).flat_map(split_commands))
+    } else {
+        Box::new(split_commands(text).into_iter())
+    };
+    for raw in commands {
         let w = strip_prompt(&raw);
         let Some(first) = w.first() else { continue };
         if first == "export" || (first == "declare" && w.get(1).is_some_and(|x| x == "-x")) {
@@ -1035,6 +1041,34 @@ const COMMAND_WORDS: [&str; 9] = [
     "launch",
     "NCCL_",
 ];
+
+/// The command lines of a long text are parsed this much at a time. The grammar's parse of
+/// log lines (text that is not a script, so error recovery all along) took 26–34 MB for a
+/// megabyte of them, a third of a whole plan's memory on a 60 MB log (bench/RESULTS.md); a
+/// piece takes a sixteenth of that, and only one piece's commands are held at once.
+const PARSE_PIECE: usize = 64 << 10;
+
+/// `text` (a long text's [`command_lines`]) in pieces of about [`PARSE_PIECE`] bytes, each
+/// ending after a line that no `\` continues, so that no command is cut: the lines are
+/// a log's, not a script whose blocks span them.
+fn pieces(text: &str) -> impl Iterator<Item = &str> {
+    let mut rest = text;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let mut end = 0;
+        for line in rest.split_inclusive('\n') {
+            end += line.len();
+            if end >= PARSE_PIECE && !line.trim_end().ends_with('\\') {
+                break;
+            }
+        }
+        let (piece, after) = rest.split_at(end);
+        rest = after;
+        Some(piece)
+    })
+}
 
 /// The lines of a long text that can start or continue a launch command: those naming a
 /// launcher, Python or an `export`, and the lines a trailing `\` continues them onto. At most
@@ -1371,6 +1405,45 @@ mod prop {
             }
         }
         out
+    }
+
+    /// A long log's command lines are parsed a piece at a time (bounded memory): the pieces
+    /// are the text, each ends on a line no `\` continues, and they read the same commands
+    /// as one parse of the whole.
+    #[test]
+    fn a_long_logs_command_lines_read_in_pieces_as_whole() {
+        let mut log = String::new();
+        let mut i = 0;
+        while log.len() < 2 * MAX_SCRIPT_BYTES {
+            log.push_str(&format!(
+                "  File \"/usr/lib/python3.10/site-packages/torch/x{i}.py\", line {i}, in step\n"
+            ));
+            if i % 997 == 0 {
+                log.push_str(&format!(
+                    "+ torchrun --nproc_per_node=8 train.py \\\n    --num_workers {} \\\n    --batch_size 64\nstep {i} loss 0.5\n",
+                    i % 7
+                ));
+            }
+            i += 1;
+        }
+        let kept = command_lines(&log);
+        let parts: Vec<&str> = pieces(&kept).collect();
+        assert!(parts.len() > 8, "{}", parts.len());
+        assert_eq!(parts.concat(), kept);
+        for p in &parts[..parts.len() - 1] {
+            let last = p.trim_end_matches('\n').rsplit('\n').next().unwrap();
+            assert!(p.len() >= PARSE_PIECE && !last.ends_with('\\'), "{last}");
+        }
+        let by_piece: Vec<Vec<String>> = parts.iter().flat_map(|p| split_commands(p)).collect();
+        assert_eq!(by_piece, split_commands(&kept));
+        let sc = read_script(&log);
+        assert!(
+            sc.launches
+                .iter()
+                .any(|l| l.settings.iter().any(|s| s.key == "--num_workers")),
+            "{:?}",
+            sc.launches.len()
+        );
     }
 
     #[test]

@@ -277,35 +277,42 @@ fn root_cause<'a>(report: &'a Report, r: &'a RuleResult) -> &'a str {
         .map_or(cur.id.as_str(), String::as_str)
 }
 
-/// Longest evidence value the text report prints whole: a rule that reads a whole parsed
-/// config would otherwise print every key of it on one line.
-const EVIDENCE_VALUE_CHARS: usize = 160;
+/// Columns a person's terminal shows whole: every evidence line fits in them.
+const WIDTH: usize = 100;
+/// Evidence lines a rule shows without `-v` (a job's worker census reads 22 values: 7 lines);
+/// the values past them are counted.
+const EVIDENCE_LINES: usize = 8;
+/// Where an evidence line starts; the lines it wraps onto start under its first value.
+const EVIDENCE_LEAD: &str = "            evidence: ";
+/// The least room a value keeps beside a long name.
+const MIN_VALUE_CHARS: usize = 16;
 
-/// One evidence value as the threshold read it. A list or map too long for the line is named
-/// by its size, never printed as a cut-off serialised blob (`--format json` has it whole); a
-/// long string is cut on a character.
-fn evidence_value(v: &serde_json::Value) -> String {
+/// One evidence value as the threshold read it, in at most `max` characters. A list or map
+/// too long for that is named by its size, never printed as a cut-off serialised blob
+/// (`--format json` has it whole); a long string or number is cut on a character.
+fn evidence_value(v: &serde_json::Value, max: usize) -> String {
     let s = v.to_string();
     let n = s.chars().count();
-    if n <= EVIDENCE_VALUE_CHARS {
+    if n <= max {
         return s;
     }
     match v {
-        serde_json::Value::Object(m) => format!("{{… {} keys: --format json has them}}", m.len()),
-        serde_json::Value::Array(a) => format!("[… {} items: --format json has them]", a.len()),
+        serde_json::Value::Object(m) => format!("{{… {} keys}}", m.len()),
+        serde_json::Value::Array(a) => format!("[… {} items]", a.len()),
         _ => {
-            let head: String = s.chars().take(EVIDENCE_VALUE_CHARS - 40).collect();
-            format!(
-                "{head}… ({} more characters: --format json has it whole)",
-                n - (EVIDENCE_VALUE_CHARS - 40)
-            )
+            let note = |left: usize| format!("… (+{left} characters)");
+            let keep = max.saturating_sub(note(n).chars().count()).max(1);
+            let head: String = s.chars().take(keep).collect();
+            format!("{head}{}", note(n - keep))
         }
     }
 }
 
-/// The evidence a person reads: a whole probe output (`cfg = {…}`) is left out where the
-/// values the rule read from it (`cfg.values.num_workers`) are listed too.
+/// The evidence a person reads, each `name = value` as the threshold named it: a whole probe
+/// output (`cfg = {…}`) is left out where the values the rule read from it
+/// (`cfg.values.num_workers`) are listed too; each fits on an evidence line.
 fn shown_evidence(evidence: &std::collections::BTreeMap<String, serde_json::Value>) -> Vec<String> {
+    let room = WIDTH - EVIDENCE_LEAD.len();
     evidence
         .iter()
         .filter(|(k, v)| {
@@ -316,7 +323,65 @@ fn shown_evidence(evidence: &std::collections::BTreeMap<String, serde_json::Valu
                         && matches!(other.as_bytes()[k.len()], b'.' | b'[')
                 })
         })
-        .map(|(k, v)| format!("{k} = {}", evidence_value(v)))
+        .map(|(k, v)| {
+            // `name = value,` within the line
+            let max = room
+                .saturating_sub(k.chars().count() + 4)
+                .max(MIN_VALUE_CHARS);
+            format!("{k} = {}", evidence_value(v, max))
+        })
+        .collect()
+}
+
+/// The evidence items wrapped into lines of at most [`WIDTH`] columns, the first after
+/// [`EVIDENCE_LEAD`] and the rest under its first value. Without `verbose`, at most
+/// [`EVIDENCE_LINES`] lines: the items past them are counted on the last (`(+N more: -v shows
+/// them)`).
+fn evidence_lines(items: &[String], verbose: bool) -> Vec<String> {
+    let room = WIDTH - EVIDENCE_LEAD.len();
+    let width = |l: &[&str]| l.iter().map(|i| i.chars().count() + 2).sum::<usize>();
+    let mut lines: Vec<Vec<&str>> = Vec::new();
+    for it in items {
+        match lines.last_mut() {
+            // `, item,`: the comma after it if a line follows
+            Some(l) if width(l) + it.chars().count() < room => l.push(it),
+            _ => lines.push(vec![it]),
+        }
+    }
+    let mut more = String::new();
+    if !verbose && lines.len() > EVIDENCE_LINES {
+        lines.truncate(EVIDENCE_LINES);
+        loop {
+            let shown: usize = lines.iter().map(Vec::len).sum();
+            more = format!("(+{} more: -v shows them)", items.len() - shown);
+            let last = lines.last_mut().expect("EVIDENCE_LINES > 0");
+            if last.is_empty() || width(last) + more.chars().count() <= room {
+                break;
+            }
+            last.pop();
+        }
+    }
+    let n = lines.len();
+    lines
+        .iter()
+        .enumerate()
+        .map(|(i, l)| {
+            let lead = if i == 0 {
+                EVIDENCE_LEAD.to_string()
+            } else {
+                " ".repeat(EVIDENCE_LEAD.len())
+            };
+            let mut s = lead + &l.join(", ");
+            if i + 1 < n {
+                s.push(',');
+            } else if !more.is_empty() {
+                if !l.is_empty() {
+                    s.push_str(", ");
+                }
+                s.push_str(&more);
+            }
+            s
+        })
         .collect()
 }
 
@@ -334,8 +399,9 @@ fn render_rule(out: &mut String, r: &RuleResult, st: Style) {
         let _ = writeln!(out, "            reason: {reason}");
     }
     if !r.evidence.is_empty() {
-        let ev = shown_evidence(&r.evidence);
-        let _ = writeln!(out, "            evidence: {}", ev.join(", "));
+        for line in evidence_lines(&shown_evidence(&r.evidence), st.verbose) {
+            let _ = writeln!(out, "{line}");
+        }
     }
     if r.verdict == Verdict::Fail {
         let _ = writeln!(
@@ -424,22 +490,59 @@ mod tests {
     #[test]
     fn a_long_list_or_map_is_named_by_its_size_and_a_long_string_is_cut() {
         let short = serde_json::json!({"num_workers": 0});
-        assert_eq!(evidence_value(&short), r#"{"num_workers":0}"#);
+        assert_eq!(evidence_value(&short, 60), r#"{"num_workers":0}"#);
         let keys: serde_json::Map<String, serde_json::Value> = (0..100)
             .map(|i| (format!("layer_{i}"), serde_json::json!(i)))
             .collect();
         let long = serde_json::Value::Object(keys);
+        assert_eq!(evidence_value(&long, 60), "{… 100 keys}");
         assert_eq!(
-            evidence_value(&long),
-            "{… 100 keys: --format json has them}"
+            evidence_value(&serde_json::json!([1, 2, 3, 4, 5, 6, 7, 8]), 12),
+            "[… 8 items]"
         );
-        // cut on a character, not a byte
+        // cut on a character, not a byte, within the room given
         let wide = serde_json::json!("é".repeat(300));
-        let s = evidence_value(&wide);
+        let s = evidence_value(&wide, 60);
+        assert!(s.ends_with("… (+261 characters)"), "{s}");
+        assert_eq!(s.chars().count(), 60, "{s}");
+    }
+
+    /// Issue 27: an evidence line fits a 100-column screen. Many values wrap onto lines under
+    /// the first value; past [`EVIDENCE_LINES`] lines they are counted, unless -v.
+    #[test]
+    fn evidence_wraps_to_the_screen_and_counts_what_is_left() {
+        let ev: std::collections::BTreeMap<String, serde_json::Value> = (0..40)
+            .map(|i| (format!("p.value_{i:02}"), serde_json::json!(i * 1000)))
+            .chain([(
+                "p.cmdline".to_string(),
+                serde_json::json!("python train.py ".repeat(20)),
+            )])
+            .collect();
+        let items = shown_evidence(&ev);
+        let short = evidence_lines(&items, false);
+        let all = evidence_lines(&items, true);
+        for l in short.iter().chain(&all) {
+            assert!(
+                l.chars().count() <= WIDTH,
+                "{} columns: {l}",
+                l.chars().count()
+            );
+        }
+        assert_eq!(short.len(), EVIDENCE_LINES, "{short:#?}");
+        assert!(all.len() > EVIDENCE_LINES, "{all:#?}");
+        assert!(all[0].starts_with(EVIDENCE_LEAD));
+        for l in &all[1..] {
+            assert!(l.starts_with(&" ".repeat(EVIDENCE_LEAD.len())));
+            assert!(!l[EVIDENCE_LEAD.len()..].starts_with(' '), "{l}");
+        }
+        let shown = short.join("\n").matches(" = ").count();
         assert!(
-            s.contains('…') && s.ends_with("--format json has it whole)"),
-            "{s}"
+            short[EVIDENCE_LINES - 1].ends_with(&format!("(+{} more: -v shows them)", 41 - shown)),
+            "{short:#?}"
         );
+        // -v shows every value once
+        assert_eq!(all.join("\n").matches(" = ").count(), 41);
+        insta::assert_snapshot!(format!("{}\n-v:\n{}", short.join("\n"), all.join("\n")));
     }
 
     #[test]
