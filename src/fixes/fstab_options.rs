@@ -167,8 +167,9 @@ impl RuntimeAndFile for FstabOptions {
             .as_array()
             .map(|a| a.iter().filter_map(Value::as_str).collect())
             .unwrap_or_default();
-        cx.host
-            .remount(&mp_of(change)?, &format!("remount,{}", o.join(",")))
+        Ok(cx
+            .host
+            .remount(&mp_of(change)?, &format!("remount,{}", o.join(",")))?)
     }
     /// The kernel may add or reorder options: check the ones asked for.
     fn verify_runtime(&self, change: &PlannedChange, cx: &FixCtx) -> Result<(), String> {

@@ -79,7 +79,7 @@ impl RuntimeAndFile for KmodLoad {
         Ok(json!(loaded(&module_of(change)?, cx)?))
     }
     fn write(&self, change: &PlannedChange, v: &Value, cx: &FixCtx) -> Result<(), String> {
-        cx.host.set_module(&module_of(change)?, v == &json!(true))
+        Ok(cx.host.set_module(&module_of(change)?, v == &json!(true))?)
     }
     /// Unload only what this run loaded.
     fn undo_runtime(

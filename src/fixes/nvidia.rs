@@ -160,12 +160,12 @@ impl GpuSetting for Persistence {
         Ok(json!({"enabled": params.enabled}))
     }
     fn set(idx: u32, s: &Value, cx: &FixCtx) -> Result<(), String> {
-        cx.host.nvml_set(
+        Ok(cx.host.nvml_set(
             idx,
             &NvmlSetting::Persistence {
                 enabled: s["enabled"].as_bool().unwrap_or(true),
             },
-        )
+        )?)
     }
     fn describe(s: &Value) -> String {
         format!(
@@ -200,12 +200,12 @@ impl GpuSetting for PowerLimit {
         Ok(json!({"milliwatts": mw}))
     }
     fn set(idx: u32, s: &Value, cx: &FixCtx) -> Result<(), String> {
-        cx.host.nvml_set(
+        Ok(cx.host.nvml_set(
             idx,
             &NvmlSetting::PowerLimit {
                 milliwatts: s["milliwatts"].as_u64().unwrap_or(0) as u32,
             },
-        )
+        )?)
     }
     fn describe(s: &Value) -> String {
         format!(
@@ -242,13 +242,13 @@ impl GpuSetting for Clocks {
         }
     }
     fn set(idx: u32, s: &Value, cx: &FixCtx) -> Result<(), String> {
-        cx.host.nvml_set(
+        Ok(cx.host.nvml_set(
             idx,
             &NvmlSetting::ApplicationClocks {
                 graphics_mhz: s["graphics_mhz"].as_u64().unwrap_or(0) as u32,
                 memory_mhz: s["memory_mhz"].as_u64().unwrap_or(0) as u32,
             },
-        )
+        )?)
     }
     fn describe(s: &Value) -> String {
         format!(

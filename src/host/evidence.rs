@@ -7,7 +7,7 @@
 //! combined with a live host; on a machine without an NVIDIA driver it is judged alone
 //! ([`EvidenceHost::inputs_only`]), since that machine cannot be the one the job ran on.
 
-use super::{CommandOutput, FileMeta, GpuSample, Host, NOT_IN_EVIDENCE, NvmlReading};
+use super::{CommandOutput, FileMeta, GpuSample, Host, HostError, NOT_IN_EVIDENCE, NvmlReading};
 use crate::evidence::segment::{nearest, segment_shared};
 use crate::evidence::{EvidenceKind, HostPart};
 use std::collections::BTreeMap;
@@ -182,18 +182,22 @@ impl Host for EvidenceHost {
     fn run(&self, argv: &[String], _timeout: Duration) -> io::Result<CommandOutput> {
         Err(missing(&format!("`{}`", argv.join(" "))))
     }
-    fn nvml(&self) -> Result<NvmlReading, String> {
+    fn nvml(&self) -> Result<NvmlReading, HostError> {
         match (&self.nvml, &self.nvml_error) {
             (Some(r), _) => Ok(r.clone()),
             // the paste is nvidia-smi failing: NVML could not read the GPUs on that host
-            (None, Some(e)) => Err(e.clone()),
-            (None, None) => Err(format!("NVML readings: {NOT_IN_EVIDENCE}")),
+            (None, Some(e)) => Err(HostError::NvmlInit { message: e.clone() }),
+            (None, None) => Err(HostError::NotInEvidence {
+                what: "NVML readings".into(),
+            }),
         }
     }
-    fn nvml_sample(&self) -> Result<Vec<GpuSample>, String> {
+    fn nvml_sample(&self) -> Result<Vec<GpuSample>, HostError> {
         match &self.nvml {
             Some(r) => Ok(r.gpus.iter().map(|g| g.sample()).collect()),
-            None => Err(format!("NVML samples: {NOT_IN_EVIDENCE}")),
+            None => Err(HostError::NotInEvidence {
+                what: "NVML samples".into(),
+            }),
         }
     }
     fn env(&self) -> BTreeMap<String, String> {
