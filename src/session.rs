@@ -289,6 +289,14 @@ fn abs(p: &Path) -> String {
         .to_string()
 }
 
+/// The inputs a command line names that differ from the plan's (`apply PLAN --config x`):
+/// one line per flag, `--config: the plan was made with …, this command line has …`.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{}", clash.join("\n"))]
+pub struct InputsClash {
+    pub clash: Vec<String>,
+}
+
 impl Spec {
     /// What a plan made from this spec records (`plan -o`).
     pub fn made_from(&self, eval: &Eval) -> MadeFrom {
@@ -312,7 +320,7 @@ impl Spec {
 
     /// The spec and evaluation `apply PLAN` uses: the plan's own, where the command line names
     /// nothing else. Every flag the command line gives must match the plan's.
-    pub fn for_plan(&self, eval: &Eval, m: &MadeFrom) -> Result<(Spec, Eval), String> {
+    pub fn for_plan(&self, eval: &Eval, m: &MadeFrom) -> Result<(Spec, Eval), InputsClash> {
         let mine = self.made_from(eval);
         let mut clash = Vec::new();
         let mut pick_opt = |flag: &str, given: &Option<String>, plan: &Option<String>| {
@@ -355,7 +363,7 @@ impl Spec {
             clash.push("--no-system: the plan was made reading /etc/gpufix".into());
         }
         if !clash.is_empty() {
-            return Err(clash.join("\n"));
+            return Err(InputsClash { clash });
         }
         let spec = Spec {
             root: self.root.clone(),
