@@ -87,10 +87,14 @@ impl EvidenceHost {
                     }
                     None => String::new(),
                 };
-                anyhow::bail!(
-                    "--evidence {}: cannot tell what this is: no line reads as any kind gpufix knows{near}\nhelp: `gpufix list --evidence` lists the kinds of text gpufix reads, with a command that produces each",
-                    p.display()
-                );
+                return Err(crate::trust::TrustError {
+                    message: format!(
+                        "--evidence {}: cannot tell what this is: no line reads as any kind gpufix knows{near}",
+                        p.display()
+                    ),
+                    help: "`gpufix list --evidence` lists the kinds of text gpufix reads, with a command that produces each".into(),
+                }
+                .into());
             }
             let mut gpus = 0;
             let several = reading.parts.len() > 1;
@@ -141,10 +145,14 @@ impl EvidenceHost {
             HostPart::Shown => {}
         }
         if *gpus > MAX_GPUS {
-            anyhow::bail!(
-                "--evidence {}: nvidia-smi output of {gpus} GPUs; one host has at most {MAX_GPUS}\nhelp: give the output of one host (`nvidia-smi -q > smi.txt` on the node the job ran on), not several pasted together",
-                p.display(),
-            );
+            return Err(crate::trust::TrustError {
+                message: format!(
+                    "--evidence {}: nvidia-smi output of {gpus} GPUs; one host has at most {MAX_GPUS}",
+                    p.display(),
+                ),
+                help: "give the output of one host (`nvidia-smi -q > smi.txt` on the node the job ran on), not several pasted together".into(),
+            }
+            .into());
         }
         Ok(())
     }
