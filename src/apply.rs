@@ -4,23 +4,100 @@
 //! is undone, newest first. `rollback` undoes a finished or interrupted run from its journal,
 //! refusing where a target changed since (unless forced).
 
-use crate::fixes::{self, FixCtx, Prior};
+use crate::fixes::{self, FixCtx, FixError, Prior};
 use crate::journal::{self, Journal, Record, RunStatus};
 use crate::report::PlannedChange;
+use crate::trust::TrustError;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
 pub use crate::session::DEFAULT_STATE_DIR;
+
+/// Why `apply` or `rollback` stopped. The cases a caller tells apart: the state directory
+/// refused ([`ApplyError::State`]), another run holding the lock ([`ApplyError::Locked`]),
+/// targets changed since the plan or the run ([`ApplyError::Drifted`]: nothing was changed), a
+/// refusal before anything changed ([`ApplyError::Refused`]), and a rollback that ran but could
+/// not undo everything ([`ApplyError::Incomplete`]). Where there is something to do about it,
+/// `help` says what; it displays as a `help:` line under the message, as the command line
+/// prints it.
+#[derive(Debug, thiserror::Error)]
+pub enum ApplyError {
+    #[error(transparent)]
+    State(#[from] TrustError),
+    #[error("another gpufix run holds the lock {}; wait for it to finish (see `gpufix history`)", path.display())]
+    Locked { path: PathBuf },
+    /// The state directory, lock or journal could not be created, opened, read or written.
+    #[error("{what}: {source}")]
+    Io {
+        what: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("unknown fix kind `{0}`")]
+    UnknownKind(String),
+    /// A fix could not read its target's state.
+    #[error(transparent)]
+    Fix(#[from] FixError),
+    /// Targets are not as the plan (or the run) left them; each line names one.
+    #[error("{message}{}", help_line(help))]
+    Drifted {
+        message: String,
+        drifted: Vec<String>,
+        help: Option<String>,
+    },
+    /// Refused before anything was changed.
+    #[error("{message}{}", help_line(help))]
+    Refused {
+        message: String,
+        help: Option<String>,
+    },
+    /// A rollback that ran and could not undo everything.
+    #[error("{message}{}", help_line(help))]
+    Incomplete {
+        message: String,
+        help: Option<String>,
+    },
+}
+
+impl ApplyError {
+    /// What to do about it, where there is something to say.
+    pub fn help(&self) -> Option<&str> {
+        match self {
+            ApplyError::State(e) => (!e.help.is_empty()).then_some(e.help.as_str()),
+            ApplyError::Drifted { help, .. }
+            | ApplyError::Refused { help, .. }
+            | ApplyError::Incomplete { help, .. } => help.as_deref(),
+            _ => None,
+        }
+    }
+
+    fn refused(message: String, help: Option<String>) -> ApplyError {
+        ApplyError::Refused { message, help }
+    }
+
+    fn io(what: String) -> impl FnOnce(std::io::Error) -> ApplyError {
+        move |source| ApplyError::Io { what, source }
+    }
+}
+
+/// `help` as the line the command line prints under a message.
+fn help_line(help: &Option<String>) -> String {
+    help.as_ref()
+        .map(|h| format!("\nhelp: {h}"))
+        .unwrap_or_default()
+}
 
 /// The run's lock: held until dropped. A second run refuses with a clear message.
 pub struct Lock {
     _file: File,
 }
 
-pub fn lock(state: &Path) -> Result<Lock, String> {
+pub fn lock(state: &Path) -> Result<Lock, ApplyError> {
     use std::os::unix::fs::OpenOptionsExt;
-    journal::create_private_dir(state)
-        .map_err(|e| format!("cannot create state directory {}: {e}", state.display()))?;
+    journal::create_private_dir(state).map_err(ApplyError::io(format!(
+        "cannot create state directory {}",
+        state.display()
+    )))?;
     journal::check_state(state)?;
     let path = state.join("lock");
     let file = File::options()
@@ -30,14 +107,13 @@ pub fn lock(state: &Path) -> Result<Lock, String> {
         .mode(0o600)
         .custom_flags(libc::O_NOFOLLOW)
         .open(&path)
-        .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+        .map_err(ApplyError::io(format!("cannot open {}", path.display())))?;
     match file.try_lock() {
         Ok(()) => Ok(Lock { _file: file }),
-        Err(std::fs::TryLockError::WouldBlock) => Err(format!(
-            "another gpufix run holds the lock {}; wait for it to finish (see `gpufix history`)",
-            path.display()
-        )),
-        Err(std::fs::TryLockError::Error(e)) => Err(format!("cannot lock {}: {e}", path.display())),
+        Err(std::fs::TryLockError::WouldBlock) => Err(ApplyError::Locked { path }),
+        Err(std::fs::TryLockError::Error(e)) => {
+            Err(ApplyError::io(format!("cannot lock {}", path.display()))(e))
+        }
     }
 }
 
@@ -51,13 +127,13 @@ pub struct Outcome {
     pub rolled_back: bool,
 }
 
-fn kind(change: &PlannedChange) -> Result<&'static dyn fixes::FixKind, String> {
-    fixes::find(&change.kind).ok_or_else(|| format!("unknown fix kind `{}`", change.kind))
+fn kind(change: &PlannedChange) -> Result<&'static dyn fixes::FixKind, ApplyError> {
+    fixes::find(&change.kind).ok_or_else(|| ApplyError::UnknownKind(change.kind.clone()))
 }
 
 /// Refuse a stale plan before touching anything: the first change to each target must find
 /// the target as the plan saw it.
-pub fn check_fresh(changes: &[PlannedChange], cx: &FixCtx) -> Result<(), String> {
+pub fn check_fresh(changes: &[PlannedChange], cx: &FixCtx) -> Result<(), ApplyError> {
     let mut seen = std::collections::HashSet::new();
     let mut stale = Vec::new();
     for c in changes {
@@ -75,34 +151,49 @@ pub fn check_fresh(changes: &[PlannedChange], cx: &FixCtx) -> Result<(), String>
     if stale.is_empty() {
         Ok(())
     } else {
-        Err(format!(
-            "refusing a stale plan; nothing was changed:\n  {}\nhelp: run `gpufix plan` again",
-            stale.join("\n  ")
-        ))
+        Err(ApplyError::Drifted {
+            message: format!(
+                "refusing a stale plan; nothing was changed:\n  {}",
+                stale.join("\n  ")
+            ),
+            drifted: stale,
+            help: Some("run `gpufix plan` again".into()),
+        })
     }
 }
 
 /// Refuse to start while an earlier run was interrupted (its undo information must be used
 /// first) or its journal is corrupt (what it changed is not known).
-pub fn check_no_interrupted(state: &Path) -> Result<(), String> {
+pub fn check_no_interrupted(state: &Path) -> Result<(), ApplyError> {
     for r in journal::runs(state) {
         if r.status == RunStatus::Interrupted {
-            return Err(format!(
-                "run {} was interrupted before it finished; nothing was changed now\nhelp: run `gpufix rollback {}` to restore what it changed, then plan again",
-                r.run, r.run
+            return Err(ApplyError::refused(
+                format!(
+                    "run {} was interrupted before it finished; nothing was changed now",
+                    r.run
+                ),
+                Some(format!(
+                    "run `gpufix rollback {}` to restore what it changed, then plan again",
+                    r.run
+                )),
             ));
         }
         if r.status == RunStatus::Corrupt {
-            return Err(format!(
-                "the journal of run {} is corrupt ({}); nothing was changed now\nhelp: read {}, restore what it changed by hand or with `gpufix rollback {} --force`, then move that run directory away",
-                r.run,
-                r.problem.as_deref().unwrap_or("unreadable"),
-                state
-                    .join("runs")
-                    .join(&r.run)
-                    .join("journal.jsonl")
-                    .display(),
-                r.run
+            return Err(ApplyError::refused(
+                format!(
+                    "the journal of run {} is corrupt ({}); nothing was changed now",
+                    r.run,
+                    r.problem.as_deref().unwrap_or("unreadable"),
+                ),
+                Some(format!(
+                    "read {}, restore what it changed by hand or with `gpufix rollback {} --force`, then move that run directory away",
+                    state
+                        .join("runs")
+                        .join(&r.run)
+                        .join("journal.jsonl")
+                        .display(),
+                    r.run
+                )),
             ));
         }
     }
@@ -148,15 +239,17 @@ pub fn apply(
     state: &Path,
     host: &str,
     root: Option<&Path>,
-) -> Result<Outcome, String> {
+) -> Result<Outcome, ApplyError> {
     let _lock = lock(state)?;
     let fail_verify = test_hooks();
     check_no_interrupted(state)?;
     check_fresh(changes, cx)?;
     let run = journal::new_run_id();
-    let mut j = Journal::create(state, &run)
-        .map_err(|e| format!("cannot create the journal in {}: {e}", state.display()))?;
-    let jerr = |e: std::io::Error| format!("cannot write the journal: {e}");
+    let mut j = Journal::create(state, &run).map_err(ApplyError::io(format!(
+        "cannot create the journal in {}",
+        state.display()
+    )))?;
+    let jerr = |e: std::io::Error| ApplyError::io("cannot write the journal".into())(e);
     j.append(&Record::Begin {
         run: run.clone(),
         started_at: journal::now(),
@@ -174,14 +267,19 @@ pub fn apply(
     let mut applied = Vec::new();
     let mut failure = None;
     for (i, c) in changes.iter().enumerate() {
-        let step = (|| -> Result<Option<Prior>, String> {
+        let step = (|| -> Result<Option<Prior>, ApplyError> {
             let k = kind(c)?;
             let now = k.fingerprint(c, cx)?;
             if now != c.fingerprint {
-                return Err(format!(
+                let line = format!(
                     "`{}` changed while applying (expected {}, found {now})",
                     c.target, c.fingerprint
-                ));
+                );
+                return Err(ApplyError::Drifted {
+                    message: line.clone(),
+                    drifted: vec![line],
+                    help: None,
+                });
             }
             let prior = k.save(c, cx)?;
             j.append(&Record::Intent {
@@ -194,10 +292,13 @@ pub fn apply(
             made.push((i, prior.clone()));
             j.append(&Record::Applied { index: i }).map_err(jerr)?;
             if fail_verify == Some(i + 1) {
-                return Err("verification failed: injected by GPUFIX_TEST_FAIL_VERIFY".into());
+                return Err(ApplyError::refused(
+                    "verification failed: injected by GPUFIX_TEST_FAIL_VERIFY".into(),
+                    None,
+                ));
             }
             k.verify(c, cx)
-                .map_err(|e| format!("verification failed: {e}"))?;
+                .map_err(|e| ApplyError::refused(format!("verification failed: {e}"), None))?;
             j.append(&Record::Verified { index: i }).map_err(jerr)?;
             Ok(Some(prior))
         })();
@@ -206,7 +307,7 @@ pub fn apply(
             Err(e) => {
                 let _ = j.append(&Record::Failed {
                     index: i,
-                    error: e.clone(),
+                    error: e.to_string(),
                 });
                 failure = Some(format!("{} ({}): {e}", c.target, c.kind));
                 break;
@@ -258,7 +359,7 @@ fn undo_all(
     let mut errs = Vec::new();
     for (i, prior) in made.iter().rev() {
         let c = &changes[*i];
-        match kind(c).and_then(|k| k.undo(c, prior, cx)) {
+        match kind(c).and_then(|k| Ok(k.undo(c, prior, cx)?)) {
             Ok(()) => {
                 let _ = j.append(&Record::Undone { index: *i });
             }
@@ -324,14 +425,14 @@ pub fn rollback(
     run: Option<&str>,
     force: bool,
     cx: &FixCtx,
-) -> Result<RollbackOutcome, String> {
+) -> Result<RollbackOutcome, ApplyError> {
     let _lock = lock(state)?;
     let runs = journal::runs(state);
     let info = match run {
         Some(r) => runs.iter().find(|x| x.run == r).ok_or_else(|| {
-            format!(
-                "no run `{r}` in {}\nhelp: `gpufix history` lists the runs",
-                state.join("runs").display()
+            ApplyError::refused(
+                format!("no run `{r}` in {}", state.join("runs").display()),
+                Some("`gpufix history` lists the runs".into()),
             )
         })?,
         None => runs
@@ -339,33 +440,49 @@ pub fn rollback(
             .rev()
             .find(|x| x.status != RunStatus::RolledBack)
             .ok_or_else(|| {
-                format!(
-                    "nothing to roll back: no run in {} that is not rolled back already",
-                    state.display()
+                ApplyError::refused(
+                    format!(
+                        "nothing to roll back: no run in {} that is not rolled back already",
+                        state.display()
+                    ),
+                    None,
                 )
             })?,
     };
     if info.status == RunStatus::RolledBack {
-        return Err(format!("run {} is already rolled back", info.run));
+        return Err(ApplyError::refused(
+            format!("run {} is already rolled back", info.run),
+            None,
+        ));
     }
     if info.status == RunStatus::Corrupt && !force {
-        return Err(format!(
-            "refusing to roll back run {}: its journal is corrupt ({}); nothing was changed\nhelp: read {}; `gpufix rollback {} --force` undoes what can still be read",
-            info.run,
-            info.problem.as_deref().unwrap_or("unreadable"),
-            state
-                .join("runs")
-                .join(&info.run)
-                .join("journal.jsonl")
-                .display(),
-            info.run
+        return Err(ApplyError::refused(
+            format!(
+                "refusing to roll back run {}: its journal is corrupt ({}); nothing was changed",
+                info.run,
+                info.problem.as_deref().unwrap_or("unreadable"),
+            ),
+            Some(format!(
+                "read {}; `gpufix rollback {} --force` undoes what can still be read",
+                state
+                    .join("runs")
+                    .join(&info.run)
+                    .join("journal.jsonl")
+                    .display(),
+                info.run
+            )),
         ));
     }
     let dir: PathBuf = state.join("runs").join(&info.run);
-    let recs =
-        journal::read(&dir).map_err(|e| format!("cannot read the journal of {}: {e}", info.run))?;
+    let recs = journal::read(&dir).map_err(ApplyError::io(format!(
+        "cannot read the journal of {}",
+        info.run
+    )))?;
     let Some(Record::Begin { changes, .. }) = recs.first() else {
-        return Err(format!("journal of {} has no begin record", info.run));
+        return Err(ApplyError::refused(
+            format!("journal of {} has no begin record", info.run),
+            None,
+        ));
     };
     check_journal(&info.run, changes, &recs, cx)?;
     let undone: std::collections::HashSet<usize> = recs
@@ -438,10 +555,19 @@ pub fn rollback(
         }
     }
     if !conflicts.is_empty() {
-        return Err(format!(
-            "refusing to roll back; nothing was changed:\n{}help: re-apply your edits after rollback, or pass --force to restore the prior state anyway",
-            conflicts.join("\n")
-        ));
+        let all = conflicts.join("\n");
+        return Err(ApplyError::Drifted {
+            // each conflict ends with its diff's last line
+            message: format!(
+                "refusing to roll back; nothing was changed:\n{}",
+                all.strip_suffix('\n').unwrap_or(&all)
+            ),
+            drifted: conflicts,
+            help: Some(
+                "re-apply your edits after rollback, or pass --force to restore the prior state anyway"
+                    .into(),
+            ),
+        });
     }
     // A corrupt journal (forced): a change whose intent record cannot be read has no saved
     // prior state, so it cannot be undone. Each one is named, and the rollback fails.
@@ -450,7 +576,7 @@ pub fn rollback(
     } else {
         Vec::new()
     };
-    let mut j = Journal::open(&dir).map_err(|e| format!("cannot open the journal: {e}"))?;
+    let mut j = Journal::open(&dir).map_err(ApplyError::io("cannot open the journal".into()))?;
     let errs = undo_all(changes, &made, cx, &mut j);
     if !lost.is_empty() {
         let _ = j.append(&Record::End {
@@ -468,25 +594,29 @@ pub fn rollback(
         if !errs.is_empty() {
             msg.push_str(&format!("\nundo also failed: {}", errs.join("; ")));
         }
-        msg.push_str("\nhelp: restore those targets by hand (from a backup, or undo the change the line names)");
-        return Err(msg);
+        return Err(ApplyError::Incomplete {
+            message: msg,
+            help: Some(
+                "restore those targets by hand (from a backup, or undo the change the line names)"
+                    .into(),
+            ),
+        });
     }
     if !errs.is_empty() {
         let _ = j.append(&Record::End {
             status: RunStatus::Failed,
             at: journal::now(),
         });
-        return Err(format!(
-            "rollback of {} failed: {}",
-            info.run,
-            errs.join("; ")
-        ));
+        return Err(ApplyError::Incomplete {
+            message: format!("rollback of {} failed: {}", info.run, errs.join("; ")),
+            help: None,
+        });
     }
     j.append(&Record::End {
         status: RunStatus::RolledBack,
         at: journal::now(),
     })
-    .map_err(|e| format!("cannot write the journal: {e}"))?;
+    .map_err(ApplyError::io("cannot write the journal".into()))?;
     Ok(RollbackOutcome {
         run: info.run.clone(),
         undone: made.iter().map(|(i, _)| changes[*i].clone()).collect(),
@@ -502,10 +632,14 @@ fn check_journal(
     changes: &[PlannedChange],
     recs: &[Record],
     cx: &FixCtx,
-) -> Result<(), String> {
+) -> Result<(), ApplyError> {
     let bad = |why: String| {
-        Err(format!(
-            "refusing to roll back run {run}: {why}; nothing was changed\nhelp: this journal was not written by this run of gpufix as it stands; inspect it before acting on it"
+        Err(ApplyError::refused(
+            format!("refusing to roll back run {run}: {why}; nothing was changed"),
+            Some(
+                "this journal was not written by this run of gpufix as it stands; inspect it before acting on it"
+                    .into(),
+            ),
         ))
     };
     for r in recs {
@@ -546,8 +680,12 @@ fn check_journal(
                 c.target
             ));
         }
-        let real = fixes::file::resolve(&c.target, cx)
-            .map_err(|e| format!("refusing to roll back run {run}: change {index}: {e}"))?;
+        let real = fixes::file::resolve(&c.target, cx).map_err(|e| {
+            ApplyError::refused(
+                format!("refusing to roll back run {run}: change {index}: {e}"),
+                None,
+            )
+        })?;
         if let Prior::File {
             mode, created_dirs, ..
         } = prior
@@ -579,4 +717,94 @@ pub struct RollbackOutcome {
     pub undone: Vec<PlannedChange>,
     /// The run's status before the rollback (applied, interrupted, failed).
     pub was: RunStatus,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::host::real::RealHost;
+    use crate::probes::Inputs;
+    use crate::report::Safety;
+    use crate::safe_write::Roots;
+
+    fn planned(action: serde_json::Value, cx: &FixCtx) -> Vec<PlannedChange> {
+        let k = fixes::find("file.line").unwrap();
+        let action = action.as_object().unwrap().clone();
+        k.prepare(&action, cx)
+            .unwrap()
+            .into_iter()
+            .map(|p| PlannedChange {
+                rule: "test".into(),
+                kind: "file.line".into(),
+                target: p.target,
+                safety: Safety::Safe,
+                summary: p.summary,
+                diff: p.diff,
+                before: p.before,
+                after: p.after,
+                before_text: p.before_text,
+                after_text: p.after_text,
+                part: p.part.into(),
+                action: serde_json::Value::Object(action.clone()),
+                fingerprint: p.fingerprint,
+                restart: "nothing".into(),
+            })
+            .collect()
+    }
+
+    /// A file changed after the plan was made: `apply` refuses it as drifted (with its help
+    /// as a field), and a fix's read-back of it is a read-back error, not a message to parse.
+    #[test]
+    fn a_file_changed_since_the_plan_is_refused_as_drifted() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("etc")).unwrap();
+        let conf = dir.path().join("etc/a.conf");
+        std::fs::write(&conf, "x=1\n").unwrap();
+        let host = RealHost::new(Some(dir.path().to_path_buf()));
+        let inputs = Inputs::default();
+        let roots = Roots::new([dir.path().to_path_buf()]);
+        let cx = FixCtx {
+            host: &host,
+            inputs: &inputs,
+            roots: &roots,
+            local_files: Vec::new(),
+            overlay: Default::default(),
+        };
+        let changes = planned(
+            serde_json::json!({"path": "/etc/a.conf", "line": "y=2"}),
+            &cx,
+        );
+        assert_eq!(changes.len(), 1);
+        check_fresh(&changes, &cx).unwrap();
+
+        std::fs::write(&conf, "x=3\n").unwrap();
+        let e = check_fresh(&changes, &cx).unwrap_err();
+        let ApplyError::Drifted { drifted, help, .. } = &e else {
+            panic!("not a drift: {e:?}");
+        };
+        assert_eq!(drifted.len(), 1);
+        assert!(drifted[0].starts_with("`/etc/a.conf` changed since the plan was made"));
+        assert_eq!(help.as_deref(), Some("run `gpufix plan` again"));
+        assert_eq!(e.help(), help.as_deref());
+        assert!(
+            e.to_string()
+                .starts_with("refusing a stale plan; nothing was changed:\n  `/etc/a.conf`")
+                && e.to_string().ends_with("\nhelp: run `gpufix plan` again"),
+            "{e}"
+        );
+
+        let k = fixes::find("file.line").unwrap();
+        match k.verify(&changes[0], &cx) {
+            Err(FixError::ReadBack { target, .. }) => assert_eq!(target, "/etc/a.conf"),
+            other => panic!("not a read-back error: {other:?}"),
+        }
+        // a journal whose saved state is not a file's cannot undo a file change
+        let value = Prior::Value {
+            value: serde_json::json!(1),
+        };
+        assert!(matches!(
+            k.undo(&changes[0], &value, &cx),
+            Err(FixError::NoPrior { what: "file state" })
+        ));
+    }
 }

@@ -11,6 +11,7 @@
 
 use crate::fixes::Prior;
 use crate::report::PlannedChange;
+use crate::trust::TrustError;
 use serde::{Deserialize, Serialize};
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -28,31 +29,42 @@ pub fn create_private_dir(dir: &Path) -> std::io::Result<()> {
     }
 }
 
-fn check_private(p: &Path, m: &std::fs::Metadata) -> Result<(), String> {
+/// Why the state directory (or a run in it) is not private: rollback acts on what it says.
+const FOREIGN_JOURNAL: &str = "a journal someone else wrote could make rollback write anything";
+
+fn check_private(p: &Path, m: &std::fs::Metadata) -> Result<(), TrustError> {
     if !crate::trust::trusted_uid(m.uid()) {
-        return Err(format!(
-            "refusing the state directory: {} is owned by uid {}, not by root or the user running gpufix\nhelp: a journal someone else wrote could make rollback write anything; remove it or `chown root` it if it is gpufix's own",
-            p.display(),
-            m.uid()
-        ));
+        return Err(TrustError {
+            message: format!(
+                "refusing the state directory: {} is owned by uid {}, not by root or the user running gpufix",
+                p.display(),
+                m.uid()
+            ),
+            help: format!("{FOREIGN_JOURNAL}; remove it or `chown root` it if it is gpufix's own"),
+        });
     }
     if m.mode() & 0o022 != 0 {
-        return Err(format!(
-            "refusing the state directory: {} is group- or world-writable (mode {:o})\nhelp: a journal someone else wrote could make rollback write anything; `chmod go-w {}` once you checked its runs",
-            p.display(),
-            m.mode() & 0o7777,
-            p.display()
-        ));
+        return Err(TrustError {
+            message: format!(
+                "refusing the state directory: {} is group- or world-writable (mode {:o})",
+                p.display(),
+                m.mode() & 0o7777,
+            ),
+            help: format!(
+                "{FOREIGN_JOURNAL}; `chmod go-w {}` once you checked its runs",
+                p.display()
+            ),
+        });
     }
     Ok(())
 }
 
 /// Refuse a state directory (or anything in it) that someone else could have written.
-pub fn check_state(state: &Path) -> Result<(), String> {
+pub fn check_state(state: &Path) -> Result<(), TrustError> {
     if !state.exists() {
         return Ok(());
     }
-    crate::trust::check(state, "state directory").map_err(|e| e.to_string())?;
+    crate::trust::check(state, "state directory")?;
     let runs = state.join("runs");
     let Ok(m) = std::fs::symlink_metadata(&runs) else {
         return Ok(());
@@ -70,7 +82,8 @@ pub fn check_state(state: &Path) -> Result<(), String> {
                 return Err(format!(
                     "refusing the state directory: {} is not a regular file",
                     j.display()
-                ));
+                )
+                .into());
             }
             check_private(&j, &m)?;
         }

@@ -278,7 +278,7 @@ pub fn plan_changes(report: &mut Report, cx: &FixCtx) -> Vec<Unplannable> {
                     problems.push(Unplannable {
                         rule: r.id.clone(),
                         kind: kind.to_string(),
-                        error: e,
+                        error: e.to_string(),
                     });
                 }
             }

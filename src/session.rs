@@ -17,6 +17,7 @@ use crate::playbook::{self, Diagnostic, RuleSet, SourceFile, Tier};
 use crate::probes::Inputs;
 use crate::report::Report;
 use crate::safe_write::Roots;
+use crate::trust::TrustError;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -289,6 +290,14 @@ fn abs(p: &Path) -> String {
         .to_string()
 }
 
+/// The inputs a command line names that differ from the plan's (`apply PLAN --config x`):
+/// one line per flag, `--config: the plan was made with …, this command line has …`.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{}", clash.join("\n"))]
+pub struct InputsClash {
+    pub clash: Vec<String>,
+}
+
 impl Spec {
     /// What a plan made from this spec records (`plan -o`).
     pub fn made_from(&self, eval: &Eval) -> MadeFrom {
@@ -312,7 +321,7 @@ impl Spec {
 
     /// The spec and evaluation `apply PLAN` uses: the plan's own, where the command line names
     /// nothing else. Every flag the command line gives must match the plan's.
-    pub fn for_plan(&self, eval: &Eval, m: &MadeFrom) -> Result<(Spec, Eval), String> {
+    pub fn for_plan(&self, eval: &Eval, m: &MadeFrom) -> Result<(Spec, Eval), InputsClash> {
         let mine = self.made_from(eval);
         let mut clash = Vec::new();
         let mut pick_opt = |flag: &str, given: &Option<String>, plan: &Option<String>| {
@@ -355,7 +364,7 @@ impl Spec {
             clash.push("--no-system: the plan was made reading /etc/gpufix".into());
         }
         if !clash.is_empty() {
-            return Err(clash.join("\n"));
+            return Err(InputsClash { clash });
         }
         let spec = Spec {
             root: self.root.clone(),
@@ -501,31 +510,33 @@ pub use crate::vocab::io::{MAX_CONFIG_BYTES, MAX_ENV_FILE_BYTES};
 pub const MAX_EVIDENCE_BYTES: u64 = 64 << 20;
 
 /// An input named on the command line must be an existing regular file (a FIFO or a device
-/// would block or never end) of at most `cap` bytes.
-fn check_input_file(flag: &str, p: &Path, cap: u64) -> anyhow::Result<()> {
+/// would block or never end) of at most `cap` bytes. The refusal says what to give instead.
+fn check_input_file(flag: &str, p: &Path, cap: u64) -> Result<(), TrustError> {
+    let refuse = |what: String, help: &str| TrustError {
+        message: format!("{flag} {}: {what}", p.display()),
+        help: help.into(),
+    };
     let m = match std::fs::metadata(p) {
         Ok(m) => m,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => anyhow::bail!(
-            "{flag} {}: no such file\nhelp: give the path of an existing file",
-            p.display()
-        ),
-        Err(e) => anyhow::bail!(
-            "{flag} {}: {e}\nhelp: give the path of a readable file",
-            p.display()
-        ),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(refuse(
+                "no such file".into(),
+                "give the path of an existing file",
+            ));
+        }
+        Err(e) => return Err(refuse(e.to_string(), "give the path of a readable file")),
     };
     if !m.is_file() {
-        anyhow::bail!(
-            "{flag} {}: not a regular file\nhelp: save the text to a file and give its path",
-            p.display()
-        );
+        return Err(refuse(
+            "not a regular file".into(),
+            "save the text to a file and give its path",
+        ));
     }
     if m.len() > cap {
-        anyhow::bail!(
-            "{flag} {}: input too large ({} bytes, the limit is {cap})\nhelp: give the relevant part of it",
-            p.display(),
-            m.len()
-        );
+        return Err(refuse(
+            format!("input too large ({} bytes, the limit is {cap})", m.len()),
+            "give the relevant part of it",
+        ));
     }
     Ok(())
 }
@@ -696,5 +707,47 @@ impl Session {
     /// The state directory of this run.
     pub fn state_dir(&self, explicit: Option<&Path>) -> PathBuf {
         self.spec.state_dir(explicit)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An input that is not taken says so in its message and what to give instead in its
+    /// `help` field; the command line prints the two as `message\nhelp: …`.
+    #[test]
+    fn an_input_file_refused_carries_its_help_as_a_field() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("nope.env");
+        let e = check_input_file("--env-file", &missing, 10).unwrap_err();
+        assert_eq!(
+            e.message,
+            format!("--env-file {}: no such file", missing.display())
+        );
+        assert_eq!(e.help, "give the path of an existing file");
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "--env-file {}: no such file\nhelp: give the path of an existing file",
+                missing.display()
+            )
+        );
+        let big = dir.path().join("big.env");
+        std::fs::write(&big, "A=1\nB=2\n").unwrap();
+        let e = check_input_file("--env-file", &big, 4).unwrap_err();
+        assert!(
+            e.message
+                .ends_with("input too large (8 bytes, the limit is 4)"),
+            "{e}"
+        );
+        assert_eq!(e.help, "give the relevant part of it");
+        assert!(check_input_file("--env-file", &big, 8).is_ok());
+        assert_eq!(
+            check_input_file("--env-file", dir.path(), 8)
+                .unwrap_err()
+                .help,
+            "save the text to a file and give its path"
+        );
     }
 }

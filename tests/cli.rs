@@ -303,7 +303,11 @@ mod recorded_hosts {
         v.iter().map(|s| s.to_string()).collect()
     }
 
-    fn busy(util: u32, pcie: u32, reasons: &[&str]) -> Vec<Result<Vec<GpuSample>, String>> {
+    fn busy(
+        util: u32,
+        pcie: u32,
+        reasons: &[&str],
+    ) -> Vec<Result<Vec<GpuSample>, gpufix::host::HostError>> {
         let s = GpuSample {
             index: 0,
             utilization_gpu: Field::Ok(util),
@@ -1612,7 +1616,10 @@ mod rule_cases {
         }
     }
 
-    fn busy_sample(util: u32, mem_used: u64) -> Vec<Result<Vec<GpuSample>, String>> {
+    fn busy_sample(
+        util: u32,
+        mem_used: u64,
+    ) -> Vec<Result<Vec<GpuSample>, gpufix::host::HostError>> {
         vec![Ok(vec![GpuSample {
             index: 0,
             utilization_gpu: Field::Ok(util),

@@ -679,7 +679,7 @@ fn offline_changes(
             Err(e) => stale.push(format!(
                 "`{}` cannot be checked again: {}",
                 escape::escape(&f.path),
-                escape::escape(&e)
+                escape::escape(&e.to_string())
             )),
         }
     }
@@ -741,7 +741,7 @@ fn prepare_again(s: &Session, cx: &FixCtx, c: &PlannedChange) -> anyhow::Result<
     let prepared = crate::fixes::prepare_checked(spec, &params, cx).map_err(|e| {
         anyhow::anyhow!(
             "refusing plan: its change to {target} cannot be made again: {}; nothing was changed",
-            escape::escape(&e)
+            escape::escape(&e.to_string())
         )
     })?;
     let p = prepared

@@ -1,7 +1,9 @@
 //! [`TimedHost`]: the host a probe sees while the engine measures where a run's time goes
 //! (the measurements themselves are [`crate::vocab::timing`]).
 
-use crate::host::{CommandOutput, CudaCheck, FileMeta, GpuSample, Host, NvmlReading, NvmlSetting};
+use crate::host::{
+    CommandOutput, CudaCheck, FileMeta, GpuSample, Host, HostError, NvmlReading, NvmlSetting,
+};
 use crate::vocab::timing::{Wait, ms};
 use std::collections::BTreeMap;
 use std::io;
@@ -12,7 +14,7 @@ use std::time::{Duration, Instant};
 /// `gpu.topology` probes each ask for it, and reading a GPU costs tens of milliseconds of
 /// driver calls (32 ms in sequence on an H200), so the pass reads it once and every probe sees
 /// the same reading.
-pub type SharedNvml = std::sync::OnceLock<Result<NvmlReading, String>>;
+pub type SharedNvml = std::sync::OnceLock<Result<NvmlReading, HostError>>;
 
 /// A host that forwards every call and adds up how long each kind of call took.
 pub struct TimedHost<'a> {
@@ -101,7 +103,7 @@ impl Host for TimedHost<'_> {
     fn run(&self, argv: &[String], timeout: Duration) -> io::Result<CommandOutput> {
         self.time(|| command_name(argv), || self.inner.run(argv, timeout))
     }
-    fn nvml(&self) -> Result<NvmlReading, String> {
+    fn nvml(&self) -> Result<NvmlReading, HostError> {
         match self.nvml {
             Some(cell) => self.time(
                 || "NVML reading".into(),
@@ -110,10 +112,10 @@ impl Host for TimedHost<'_> {
             None => self.time(|| "NVML reading".into(), || self.inner.nvml()),
         }
     }
-    fn nvml_sample(&self) -> Result<Vec<GpuSample>, String> {
+    fn nvml_sample(&self) -> Result<Vec<GpuSample>, HostError> {
         self.time(|| "NVML samples".into(), || self.inner.nvml_sample())
     }
-    fn cuda_check(&self, deadline: Duration) -> Result<CudaCheck, String> {
+    fn cuda_check(&self, deadline: Duration) -> Result<CudaCheck, HostError> {
         self.time(|| "CUDA check".into(), || self.inner.cuda_check(deadline))
     }
     fn env(&self) -> BTreeMap<String, String> {
@@ -178,13 +180,13 @@ impl Host for TimedHost<'_> {
     fn write_runtime(&self, path: &str, value: &str) -> io::Result<()> {
         self.inner.write_runtime(path, value)
     }
-    fn nvml_set(&self, gpu: u32, setting: &NvmlSetting) -> Result<(), String> {
+    fn nvml_set(&self, gpu: u32, setting: &NvmlSetting) -> Result<(), HostError> {
         self.inner.nvml_set(gpu, setting)
     }
-    fn set_module(&self, name: &str, loaded: bool) -> Result<(), String> {
+    fn set_module(&self, name: &str, loaded: bool) -> Result<(), HostError> {
         self.inner.set_module(name, loaded)
     }
-    fn remount(&self, mount_point: &str, options: &str) -> Result<(), String> {
+    fn remount(&self, mount_point: &str, options: &str) -> Result<(), HostError> {
         self.inner.remount(mount_point, options)
     }
 }

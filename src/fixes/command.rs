@@ -3,6 +3,7 @@
 //! rule's own re-check.
 
 use super::{Fix, FixCtx, Prepared, Prior, params_of, runtime_change};
+use crate::fixes::FixError;
 use crate::report::PlannedChange;
 use serde_json::json;
 use std::time::Duration;
@@ -14,21 +15,24 @@ fn argv(v: Option<&Vec<String>>) -> Option<&Vec<String>> {
     v.filter(|a| !a.is_empty())
 }
 
-fn run(cx: &FixCtx, argv: &[String]) -> Result<(), String> {
+fn run(cx: &FixCtx, argv: &[String]) -> Result<(), FixError> {
     let out = cx
         .host
         .run(argv, Duration::from_secs(60))
-        .map_err(|e| format!("cannot run `{}`: {e}", argv.join(" ")))?;
+        .map_err(FixError::io(format!("cannot run `{}`", argv.join(" "))))?;
     if out.timed_out {
-        return Err(format!("`{}` timed out after 60s", argv.join(" ")));
+        return Err(FixError::Failed(format!(
+            "`{}` timed out after 60s",
+            argv.join(" ")
+        )));
     }
     match out.status {
         Some(0) => Ok(()),
-        s => Err(format!(
+        s => Err(FixError::Failed(format!(
             "`{}` exited with {s:?}: {}",
             argv.join(" "),
             out.stderr.trim()
-        )),
+        ))),
     }
 }
 
@@ -37,7 +41,7 @@ impl Fix for Command {
     fn name(&self) -> &'static str {
         "command"
     }
-    fn prepare(&self, params: &CommandParams, _cx: &FixCtx) -> Result<Vec<Prepared>, String> {
+    fn prepare(&self, params: &CommandParams, _cx: &FixCtx) -> Result<Vec<Prepared>, FixError> {
         let a = argv(Some(&params.argv)).ok_or("`argv` must be a non-empty list")?;
         let undo = argv(params.undo_argv.as_ref());
         let summary = match &undo {
@@ -52,32 +56,32 @@ impl Fix for Command {
             json!("run"),
         )])
     }
-    fn fingerprint(&self, _change: &PlannedChange, _cx: &FixCtx) -> Result<String, String> {
+    fn fingerprint(&self, _change: &PlannedChange, _cx: &FixCtx) -> Result<String, FixError> {
         Ok(super::value_fingerprint(&json!("not run")))
     }
     fn after_fingerprint(&self, _change: &PlannedChange) -> String {
         super::value_fingerprint(&json!("not run"))
     }
-    fn save(&self, _change: &PlannedChange, _cx: &FixCtx) -> Result<Prior, String> {
+    fn save(&self, _change: &PlannedChange, _cx: &FixCtx) -> Result<Prior, FixError> {
         Ok(Prior::Value {
             value: json!("not run"),
         })
     }
-    fn apply(&self, change: &PlannedChange, cx: &FixCtx) -> Result<(), String> {
+    fn apply(&self, change: &PlannedChange, cx: &FixCtx) -> Result<(), FixError> {
         let p: CommandParams = params_of(change)?;
         run(cx, argv(Some(&p.argv)).ok_or("no argv")?)
     }
-    fn verify(&self, _change: &PlannedChange, _cx: &FixCtx) -> Result<(), String> {
+    fn verify(&self, _change: &PlannedChange, _cx: &FixCtx) -> Result<(), FixError> {
         Ok(())
     }
-    fn undo(&self, change: &PlannedChange, _prior: &Prior, cx: &FixCtx) -> Result<(), String> {
+    fn undo(&self, change: &PlannedChange, _prior: &Prior, cx: &FixCtx) -> Result<(), FixError> {
         let p: CommandParams = params_of(change)?;
         match argv(p.undo_argv.as_ref()) {
             Some(u) => run(cx, u),
-            None => Err(format!(
+            None => Err(FixError::Failed(format!(
                 "`{}` has no undo_argv: undo it by hand",
                 change.target
-            )),
+            ))),
         }
     }
 }

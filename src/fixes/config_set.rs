@@ -4,6 +4,7 @@
 use super::FixCtx;
 use super::edit::config as cfg;
 use super::file::FileEdit;
+use crate::fixes::FixError;
 use crate::formats::syntax::Refusal;
 use serde_json::Value;
 
@@ -15,7 +16,7 @@ pub fn format_of(
     path: &str,
     old: &str,
     params: &ConfigSetParams,
-) -> Result<cfg::ConfigFormat, String> {
+) -> Result<cfg::ConfigFormat, FixError> {
     if let Some(f) = &params.format {
         return Ok(match f {
             ConfigFormatParam::Yaml => cfg::ConfigFormat::Yaml,
@@ -24,9 +25,9 @@ pub fn format_of(
         });
     }
     cfg::ConfigFormat::detect(Some(std::path::Path::new(path)), old).ok_or_else(|| {
-        format!(
+        FixError::Failed(format!(
             "cannot tell the format of {path}: no .yaml, .json or .toml name, and the content reads as none of them: set `format:`"
-        )
+        ))
     })
 }
 
@@ -56,9 +57,9 @@ impl FileEdit for ConfigSet {
     fn name(&self) -> &'static str {
         "config.set"
     }
-    fn path(&self, params: &ConfigSetParams, cx: &FixCtx) -> Result<String, String> {
-        if let Some(why) = FileEdit::left_to_you(self, params, cx) {
-            return Err(why);
+    fn path(&self, params: &ConfigSetParams, cx: &FixCtx) -> Result<String, FixError> {
+        if let Some(note) = FileEdit::left_to_you(self, params, cx) {
+            return Err(FixError::LeftToYou { note });
         }
         cx.input_file(params.file.as_deref(), "config")
     }
@@ -75,15 +76,17 @@ impl FileEdit for ConfigSet {
         old: &str,
         exists: bool,
         params: &ConfigSetParams,
-    ) -> Result<String, String> {
+    ) -> Result<String, FixError> {
         if !exists {
-            return Err(format!("the training config {path} does not exist"));
+            return Err(FixError::Failed(format!(
+                "the training config {path} does not exist"
+            )));
         }
         if let Some(r) = script_edit(path, old, params) {
-            return r.map_err(|e| e.to_string());
+            return r.map_err(FixError::from);
         }
         let fmt = format_of(path, old, params)?;
-        cfg::config_set(old, fmt, &params.key, &params.value).map_err(|e| e.to_string())
+        cfg::config_set(old, fmt, &params.key, &params.value).map_err(FixError::from)
     }
     fn unproven(
         &self,

@@ -24,6 +24,7 @@
 use super::FixCtx;
 use super::edit::env as envedit;
 use super::file::FileEdit;
+use crate::fixes::FixError;
 use crate::formats::shell;
 use crate::formats::syntax::Refusal;
 
@@ -310,7 +311,7 @@ fn systemd_place(name: &str, pid: u32, cx: &FixCtx) -> Option<Place> {
 /// it, else the Slurm batch script or systemd unit the job runs from, else the launch script
 /// (whose edit then says the value came from the environment the job was started in), else a
 /// note with the command line that starts the job without it.
-fn place(name: &str, file: Option<&str>, cx: &FixCtx) -> Result<Place, String> {
+fn place(name: &str, file: Option<&str>, cx: &FixCtx) -> Result<Place, FixError> {
     let file = cx.input_file(file, "env_file");
     let Some(pid) = cx.inputs.pid else {
         let f = file?;
@@ -336,7 +337,7 @@ fn place(name: &str, file: Option<&str>, cx: &FixCtx) -> Result<Place, String> {
     }
     from_the_shell(name, cx, None)
         .map(Place::Note)
-        .ok_or_else(|| file.err().unwrap_or_default())
+        .ok_or_else(|| file.err().unwrap_or_else(|| FixError::failed("")))
 }
 
 /// The unit a file under a unit directory belongs to (`train.service` of
@@ -356,7 +357,7 @@ impl FileEdit for EnvSet {
     fn name(&self) -> &'static str {
         "env.set"
     }
-    fn path(&self, params: &SetParams, cx: &FixCtx) -> Result<String, String> {
+    fn path(&self, params: &SetParams, cx: &FixCtx) -> Result<String, FixError> {
         cx.input_file(params.file.as_deref(), "env_file")
     }
     fn edit(
@@ -365,9 +366,9 @@ impl FileEdit for EnvSet {
         old: &str,
         _exists: bool,
         params: &SetParams,
-    ) -> Result<String, String> {
+    ) -> Result<String, FixError> {
         if is_shell(path, old) {
-            return shell::set(old, &params.name, &params.value.text()).map_err(|e| e.to_string());
+            return shell::set(old, &params.name, &params.value.text()).map_err(FixError::from);
         }
         envedit::env_set(
             old,
@@ -375,7 +376,7 @@ impl FileEdit for EnvSet {
             &params.name,
             &params.value.text(),
         )
-        .map_err(|e| e.to_string())
+        .map_err(FixError::from)
     }
     fn unproven(&self, path: &str, old: &str, params: &SetParams, _cx: &FixCtx) -> Option<String> {
         if !is_shell(path, old) {
@@ -426,10 +427,10 @@ impl FileEdit for EnvUnset {
     fn name(&self) -> &'static str {
         "env.unset"
     }
-    fn path(&self, params: &UnsetParams, cx: &FixCtx) -> Result<String, String> {
+    fn path(&self, params: &UnsetParams, cx: &FixCtx) -> Result<String, FixError> {
         match place(&params.name, params.file.as_deref(), cx)? {
             Place::File(f) => Ok(f),
-            Place::Note(n) => Err(n),
+            Place::Note(note) => Err(FixError::LeftToYou { note }),
         }
     }
     fn edit(
@@ -438,12 +439,11 @@ impl FileEdit for EnvUnset {
         old: &str,
         _exists: bool,
         params: &UnsetParams,
-    ) -> Result<String, String> {
+    ) -> Result<String, FixError> {
         if is_shell(path, old) {
-            return shell::unset(old, &params.name).map_err(|e| e.to_string());
+            return shell::unset(old, &params.name).map_err(FixError::from);
         }
-        envedit::env_unset(old, Some(format_for(path, old)), &params.name)
-            .map_err(|e| e.to_string())
+        envedit::env_unset(old, Some(format_for(path, old)), &params.name).map_err(FixError::from)
     }
     fn left_to_you(&self, params: &UnsetParams, cx: &FixCtx) -> Option<String> {
         match place(&params.name, params.file.as_deref(), cx) {
@@ -525,7 +525,7 @@ mod tests {
     use crate::fixes::file::FileEdit;
     use serde_json::json;
 
-    fn set(path: &str, old: &str, name: &str, value: &str) -> Result<String, String> {
+    fn set(path: &str, old: &str, name: &str, value: &str) -> Result<String, FixError> {
         let action = json!({"name": name, "value": value});
         EnvSet.edit(
             path,
@@ -535,7 +535,7 @@ mod tests {
         )
     }
 
-    fn unset(path: &str, old: &str, name: &str) -> Result<String, String> {
+    fn unset(path: &str, old: &str, name: &str) -> Result<String, FixError> {
         let action = json!({ "name": name });
         EnvUnset.edit(
             path,
@@ -573,7 +573,11 @@ mod tests {
         );
         // set in two places: no edit
         let err = unset("/job/run.sh", "export A=1\nA=1 python t.py\n", "A").unwrap_err();
-        assert!(err.contains("set in 2 places"), "{err}");
+        // no exact edit exists: the refusal that leaves it to the person, not a bad fix
+        assert!(
+            matches!(&err, FixError::Script(Refusal::Unproven(m)) if m.contains("set in 2 places")),
+            "{err:?}"
+        );
     }
 
     #[test]
@@ -585,7 +589,10 @@ mod tests {
         assert_eq!(vars["NCCL_DEBUG"], "INFO");
         // A dotted name is no shell assignment: refused rather than written for bash to reject.
         let err = set("/opt/job/run.sh", "A=1\n", "A.B", "1").unwrap_err();
-        assert!(err.contains("not valid in a shell file"), "{err}");
+        assert!(
+            matches!(&err, FixError::Script(Refusal::Invalid(m)) if m.contains("not valid in a shell file")),
+            "{err:?}"
+        );
         // The same name in a dotenv file is fine.
         assert_eq!(
             set("/opt/job/job.env", "A=1\n", "A.B", "1").unwrap(),

@@ -9,7 +9,7 @@
 //! job's owner could, and the file keeps its owner (one owned by anybody else is refused). The
 //! owner is journaled with the prior state, so `rollback` restores it as the same owner.
 
-use super::{Fix, FixCtx, Prepared, Prior};
+use super::{Fix, FixCtx, FixError, Prepared, Prior};
 use crate::authority::Owner;
 use crate::report::PlannedChange;
 use crate::safe_write::{self, TargetState};
@@ -22,7 +22,7 @@ pub trait FileEdit: Sync {
     type Params: serde::de::DeserializeOwned;
     fn name(&self) -> &'static str;
     /// The host path of the file this action edits.
-    fn path(&self, params: &Self::Params, cx: &FixCtx) -> Result<String, String>;
+    fn path(&self, params: &Self::Params, cx: &FixCtx) -> Result<String, FixError>;
     /// The new text, from the old text (`""` when the file does not exist yet).
     fn edit(
         &self,
@@ -30,7 +30,7 @@ pub trait FileEdit: Sync {
         old: &str,
         exists: bool,
         params: &Self::Params,
-    ) -> Result<String, String>;
+    ) -> Result<String, FixError>;
     /// One line for the plan: `unset CUDA_LAUNCH_BLOCKING in /job/env`.
     fn summary(&self, params: &Self::Params, path: &str) -> String;
     /// [`FileEdit::summary`], knowing the text the edit starts from (what it must say to do
@@ -68,18 +68,15 @@ pub fn unified_diff(path: &str, old: &str, new: &str) -> String {
 }
 
 /// The real path of a host path, checked against the allowed roots.
-pub fn resolve(path: &str, cx: &FixCtx) -> Result<PathBuf, String> {
+pub fn resolve(path: &str, cx: &FixCtx) -> Result<PathBuf, FixError> {
     // files named on the command line (--config, --env-file) are this machine's paths as given
     if cx.local_files.iter().any(|f| f.as_os_str() == path) {
-        return cx.roots.check(Path::new(path)).map_err(|e| e.to_string());
+        return Ok(cx.roots.check(Path::new(path))?);
     }
-    let p = cx.host.fs_path(path).ok_or_else(|| {
-        format!(
-            "{} has no files gpufix can change (use --root DIR or run on the host)",
-            cx.host.describe()
-        )
+    let p = cx.host.fs_path(path).ok_or_else(|| FixError::NoFiles {
+        host: cx.host.describe(),
     })?;
-    cx.roots.check(&p).map_err(|e| e.to_string())
+    Ok(cx.roots.check(&p)?)
 }
 
 /// The job owner a target is changed as: the one it was read as when it was found through a
@@ -95,63 +92,64 @@ pub fn owner_of(path: &str, cx: &FixCtx) -> Option<Owner> {
 fn as_target_owner<T: Send>(
     owner: Option<&Owner>,
     path: &Path,
-    f: impl FnOnce() -> Result<T, String> + Send,
-) -> Result<T, String> {
+    f: impl FnOnce() -> Result<T, FixError> + Send,
+) -> Result<T, FixError> {
     match owner {
         None => f(),
         Some(o) => crate::authority::as_owner(o, f).map_err(|e| {
-            format!(
+            FixError::Failed(format!(
                 "cannot act on {} as the job's owner ({}): {e}",
                 path.display(),
                 o.describe()
-            )
+            ))
         })?,
     }
 }
 
 /// The target's state, read as `owner` when it has one; a job's file owned by anybody but the
 /// job's owner is refused (replacing it as the owner would take it over).
-fn read_as(p: &Path, owner: Option<&Owner>) -> Result<TargetState, String> {
+fn read_as(p: &Path, owner: Option<&Owner>) -> Result<TargetState, FixError> {
     let state = as_target_owner(owner, p, || {
         safe_write::read_target(p).map_err(|e| match &e {
             safe_write::WriteError::Io { source, .. }
                 if source.kind() == std::io::ErrorKind::PermissionDenied =>
             {
-                crate::authority::not_readable(
+                FixError::Failed(crate::authority::not_readable(
                     &p.display().to_string(),
                     owner.expect("a permission error comes from the owner's thread"),
-                )
+                ))
             }
-            _ => e.to_string(),
+            _ => FixError::Write(e),
         })
     })?;
     if let Some(o) = owner
         && state.exists
         && state.uid != o.uid
     {
-        return Err(format!(
+        return Err(FixError::Failed(format!(
             "refusing to change {}: it is owned by uid {}, not by the job's owner ({}); gpufix changes a job's files only as their owner",
             p.display(),
             state.uid,
             o.describe()
-        ));
+        )));
     }
     Ok(state)
 }
 
-fn text_of(state: &TargetState, path: &str) -> Result<String, String> {
+fn text_of(state: &TargetState, path: &str) -> Result<String, FixError> {
     if !state.exists {
         return Ok(String::new());
     }
-    state
-        .text()
-        .map(str::to_string)
-        .ok_or_else(|| format!("{path} is not UTF-8 text; gpufix edits text files only"))
+    state.text().map(str::to_string).ok_or_else(|| {
+        FixError::Failed(format!(
+            "{path} is not UTF-8 text; gpufix edits text files only"
+        ))
+    })
 }
 
 /// The text a file has for the next change of this plan: what an earlier change of the same
 /// plan leaves, else what is on disk; whether it exists, and its fingerprint.
-pub(crate) fn current(path: &str, cx: &FixCtx) -> Result<(String, bool, String), String> {
+pub(crate) fn current(path: &str, cx: &FixCtx) -> Result<(String, bool, String), FixError> {
     if let Some(t) = cx.overlay.borrow().get(path) {
         return Ok((t.clone(), true, sha(t.as_bytes())));
     }
@@ -168,7 +166,7 @@ pub(crate) fn current(path: &str, cx: &FixCtx) -> Result<(String, bool, String),
 }
 
 /// A file's text on disk (ignoring earlier changes of this plan), and whether it exists.
-fn on_disk(path: &str, cx: &FixCtx) -> Result<(String, bool), String> {
+fn on_disk(path: &str, cx: &FixCtx) -> Result<(String, bool), FixError> {
     let state = read_as(&resolve(path, cx)?, owner_of(path, cx).as_ref())?;
     Ok((text_of(&state, path)?, state.exists))
 }
@@ -210,7 +208,7 @@ pub fn prepare_edit<E: FileEdit + ?Sized>(
     e: &E,
     params: &E::Params,
     cx: &FixCtx,
-) -> Result<Vec<Prepared>, String> {
+) -> Result<Vec<Prepared>, FixError> {
     let path = e.path(params, cx)?;
     let (old, exists, fingerprint) = current(&path, cx)?;
     let new = e.edit(&path, &old, exists, params)?;
@@ -224,9 +222,9 @@ pub fn prepare_edit<E: FileEdit + ?Sized>(
         let alone = e.edit(&path, &disk.0, disk.1, params)?;
         let merged = merge(&disk.0, &old, &alone).filter(|m| *m == new);
         if merged.is_none() {
-            return Err(format!(
+            return Err(FixError::Failed(format!(
                 "another fix of this plan changes the same lines of {path}: apply the fixes one at a time"
-            ));
+            )));
         }
         unified_diff(&path, &disk.0, &alone)
     } else {
@@ -246,7 +244,7 @@ pub fn prepare_edit<E: FileEdit + ?Sized>(
     }])
 }
 
-pub fn file_fingerprint(change: &PlannedChange, cx: &FixCtx) -> Result<String, String> {
+pub fn file_fingerprint(change: &PlannedChange, cx: &FixCtx) -> Result<String, FixError> {
     let state = read_as(
         &resolve(&change.target, cx)?,
         owner_of(&change.target, cx).as_ref(),
@@ -262,7 +260,7 @@ pub fn file_after_fingerprint(change: &PlannedChange) -> String {
     sha(change.after_text.as_deref().unwrap_or_default().as_bytes())
 }
 
-pub fn file_save(change: &PlannedChange, cx: &FixCtx) -> Result<Prior, String> {
+pub fn file_save(change: &PlannedChange, cx: &FixCtx) -> Result<Prior, FixError> {
     let real = resolve(&change.target, cx)?;
     let owner = owner_of(&change.target, cx);
     let state = read_as(&real, owner.as_ref())?;
@@ -297,7 +295,7 @@ pub fn file_save(change: &PlannedChange, cx: &FixCtx) -> Result<Prior, String> {
     })
 }
 
-pub fn file_apply(change: &PlannedChange, cx: &FixCtx) -> Result<(), String> {
+pub fn file_apply(change: &PlannedChange, cx: &FixCtx) -> Result<(), FixError> {
     let real = resolve(&change.target, cx)?;
     let owner = owner_of(&change.target, cx);
     let state = read_as(&real, owner.as_ref())?;
@@ -307,17 +305,17 @@ pub fn file_apply(change: &PlannedChange, cx: &FixCtx) -> Result<(), String> {
         .ok_or("the plan has no text for this file")?;
     as_target_owner(owner.as_ref(), &real, || {
         if let Some(parent) = real.parent() {
-            safe_write::create_dir_all(parent).map_err(|e| e.to_string())?;
+            safe_write::create_dir_all(parent).map_err(FixError::from)?;
         }
         crate::crashpoint::hit("file: before write");
         safe_write::write_atomic(&real, content.as_bytes(), state.exists.then_some(&state))
-            .map_err(|e| e.to_string())?;
+            .map_err(FixError::from)?;
         crate::crashpoint::hit("file: after write");
         Ok(())
     })
 }
 
-pub fn file_undo(change: &PlannedChange, prior: &Prior, cx: &FixCtx) -> Result<(), String> {
+pub fn file_undo(change: &PlannedChange, prior: &Prior, cx: &FixCtx) -> Result<(), FixError> {
     let Prior::File {
         exists,
         text,
@@ -330,7 +328,7 @@ pub fn file_undo(change: &PlannedChange, prior: &Prior, cx: &FixCtx) -> Result<(
         owner,
     } = prior
     else {
-        return Err("journal holds no file state for this change".into());
+        return Err(FixError::NoPrior { what: "file state" });
     };
     let real = resolve(&change.target, cx)?;
     // a job's file is restored as the owner it was changed as
@@ -360,14 +358,14 @@ fn undo_file(
     gid: u32,
     xattrs: &[(String, String)],
     created_dirs: &[String],
-) -> Result<(), String> {
+) -> Result<(), FixError> {
     let real = real.to_path_buf();
     // a write killed midway leaves its temporary file beside the target
-    safe_write::remove_stale_temps(&real).map_err(|e| e.to_string())?;
+    safe_write::remove_stale_temps(&real).map_err(FixError::from)?;
     if exists {
         let content = match (text, hex) {
             (Some(t), _) => t.as_bytes().to_vec(),
-            (None, Some(h)) => hex::decode(h).map_err(|e| e.to_string())?,
+            (None, Some(h)) => hex::decode(h).map_err(|e| FixError::Failed(e.to_string()))?,
             _ => Vec::new(),
         };
         let like = TargetState {
@@ -382,11 +380,11 @@ fn undo_file(
                 .collect(),
         };
         crate::crashpoint::hit("undo: before write");
-        safe_write::write_atomic(&real, &content, Some(&like)).map_err(|e| e.to_string())?;
+        safe_write::write_atomic(&real, &content, Some(&like)).map_err(FixError::from)?;
     } else {
-        safe_write::remove_file(&real).map_err(|e| e.to_string())?;
+        safe_write::remove_file(&real).map_err(FixError::from)?;
         for d in created_dirs.iter().rev() {
-            safe_write::remove_dir(Path::new(d)).map_err(|e| e.to_string())?;
+            safe_write::remove_dir(Path::new(d)).map_err(FixError::from)?;
         }
     }
     Ok(())
@@ -397,7 +395,7 @@ impl<T: FileEdit> Fix for T {
     fn name(&self) -> &'static str {
         FileEdit::name(self)
     }
-    fn prepare(&self, params: &T::Params, cx: &FixCtx) -> Result<Vec<Prepared>, String> {
+    fn prepare(&self, params: &T::Params, cx: &FixCtx) -> Result<Vec<Prepared>, FixError> {
         prepare_edit(self, params, cx)
     }
     fn left_to_you(&self, params: &T::Params, cx: &FixCtx) -> Option<String> {
@@ -409,19 +407,19 @@ impl<T: FileEdit> Fix for T {
         let (old, _, _) = current(&path, cx).ok()?;
         self.unproven(&path, &old, params, cx)
     }
-    fn fingerprint(&self, change: &PlannedChange, cx: &FixCtx) -> Result<String, String> {
+    fn fingerprint(&self, change: &PlannedChange, cx: &FixCtx) -> Result<String, FixError> {
         file_fingerprint(change, cx)
     }
     fn after_fingerprint(&self, change: &PlannedChange) -> String {
         file_after_fingerprint(change)
     }
-    fn save(&self, change: &PlannedChange, cx: &FixCtx) -> Result<Prior, String> {
+    fn save(&self, change: &PlannedChange, cx: &FixCtx) -> Result<Prior, FixError> {
         file_save(change, cx)
     }
-    fn apply(&self, change: &PlannedChange, cx: &FixCtx) -> Result<(), String> {
+    fn apply(&self, change: &PlannedChange, cx: &FixCtx) -> Result<(), FixError> {
         file_apply(change, cx)
     }
-    fn undo(&self, change: &PlannedChange, prior: &Prior, cx: &FixCtx) -> Result<(), String> {
+    fn undo(&self, change: &PlannedChange, prior: &Prior, cx: &FixCtx) -> Result<(), FixError> {
         file_undo(change, prior, cx)
     }
 }

@@ -4,6 +4,7 @@
 use super::FixCtx;
 use super::edit::line::{self, LineState};
 use super::file::FileEdit;
+use crate::fixes::FixError;
 
 pub struct FileLine;
 
@@ -12,7 +13,7 @@ impl FileEdit for FileLine {
     fn name(&self) -> &'static str {
         "file.line"
     }
-    fn path(&self, params: &LineParams, _cx: &FixCtx) -> Result<String, String> {
+    fn path(&self, params: &LineParams, _cx: &FixCtx) -> Result<String, FixError> {
         Ok(params.path.clone())
     }
     fn edit(
@@ -21,13 +22,12 @@ impl FileEdit for FileLine {
         old: &str,
         _exists: bool,
         params: &LineParams,
-    ) -> Result<String, String> {
+    ) -> Result<String, FixError> {
         let state = match params.state {
             LineStateParam::Present => LineState::Present,
             LineStateParam::Absent => LineState::Absent,
         };
-        line::ensure_line(old, &params.line, state, params.regex.as_deref())
-            .map_err(|e| e.to_string())
+        line::ensure_line(old, &params.line, state, params.regex.as_deref()).map_err(FixError::from)
     }
     fn summary(&self, params: &LineParams, path: &str) -> String {
         let l = &params.line;
@@ -45,7 +45,7 @@ impl FileEdit for FileReplace {
     fn name(&self) -> &'static str {
         "file.replace"
     }
-    fn path(&self, params: &ReplaceParams, _cx: &FixCtx) -> Result<String, String> {
+    fn path(&self, params: &ReplaceParams, _cx: &FixCtx) -> Result<String, FixError> {
         Ok(params.path.clone())
     }
     fn edit(
@@ -54,11 +54,11 @@ impl FileEdit for FileReplace {
         old: &str,
         exists: bool,
         params: &ReplaceParams,
-    ) -> Result<String, String> {
+    ) -> Result<String, FixError> {
         if !exists {
-            return Err(format!("{} does not exist", params.path));
+            return Err(FixError::Failed(format!("{} does not exist", params.path)));
         }
-        line::replace(old, &params.regex, &params.replacement).map_err(|e| e.to_string())
+        line::replace(old, &params.regex, &params.replacement).map_err(FixError::from)
     }
     fn summary(&self, params: &ReplaceParams, path: &str) -> String {
         format!(

@@ -8,6 +8,7 @@ use super::edit::fstab;
 use super::file::{self, FileEdit};
 use super::runtime::{RuntimeAndFile, runtime_and_file_kind};
 use super::{FixCtx, Prepared, params_of, runtime_change};
+use crate::fixes::FixError;
 use crate::report::PlannedChange;
 use serde_json::{Value, json};
 use std::time::Duration;
@@ -21,7 +22,7 @@ impl FileEdit for FstabFile {
     fn name(&self) -> &'static str {
         "fstab.options"
     }
-    fn path(&self, params: &FstabOptionsParams, _cx: &FixCtx) -> Result<String, String> {
+    fn path(&self, params: &FstabOptionsParams, _cx: &FixCtx) -> Result<String, FixError> {
         Ok(params.fstab.clone())
     }
     fn edit(
@@ -30,10 +31,10 @@ impl FileEdit for FstabFile {
         old: &str,
         _exists: bool,
         params: &FstabOptionsParams,
-    ) -> Result<String, String> {
+    ) -> Result<String, FixError> {
         let add: Vec<&str> = params.add.iter().map(String::as_str).collect();
         let remove: Vec<&str> = params.remove.iter().map(String::as_str).collect();
-        fstab::fstab_set_options(old, &params.mount_point, &add, &remove).map_err(|e| e.to_string())
+        fstab::fstab_set_options(old, &params.mount_point, &add, &remove).map_err(FixError::from)
     }
     fn summary(&self, params: &FstabOptionsParams, path: &str) -> String {
         let mut s = format!("mount options of {} in {path}:", params.mount_point);
@@ -48,17 +49,17 @@ impl FileEdit for FstabFile {
 }
 
 /// Options of the live mount at `mp` (last entry wins, as the kernel shows stacked mounts).
-fn live_options(mp: &str, cx: &FixCtx) -> Result<Vec<String>, String> {
+fn live_options(mp: &str, cx: &FixCtx) -> Result<Vec<String>, FixError> {
     let raw = cx
         .host
         .read_file("/proc/mounts")
-        .map_err(|e| format!("cannot read /proc/mounts: {e}"))?;
+        .map_err(FixError::io("cannot read /proc/mounts".into()))?;
     crate::formats::mounts::parse_mounts(&String::from_utf8_lossy(&raw))
         .into_iter()
         .rev()
         .find(|m| m.mount_point == mp)
         .map(|m| m.options)
-        .ok_or_else(|| format!("{mp} is not mounted"))
+        .ok_or_else(|| FixError::Failed(format!("{mp} is not mounted")))
 }
 
 fn with_changes(cur: &[String], add: &[String], remove: &[String]) -> Vec<String> {
@@ -104,7 +105,7 @@ fn findmnt_errors(text: &str, cx: &FixCtx) -> Option<Vec<String>> {
 
 /// Refuse a candidate fstab that findmnt finds new errors in (errors the file already had, such
 /// as a device absent from this machine, are not the change's doing).
-fn findmnt_verify(old: &str, new: &str, cx: &FixCtx) -> Result<(), String> {
+fn findmnt_verify(old: &str, new: &str, cx: &FixCtx) -> Result<(), FixError> {
     if !cx.host.is_live() {
         return Ok(());
     }
@@ -115,14 +116,14 @@ fn findmnt_verify(old: &str, new: &str, cx: &FixCtx) -> Result<(), String> {
     if fresh.is_empty() {
         Ok(())
     } else {
-        Err(format!(
+        Err(FixError::Failed(format!(
             "findmnt --verify finds new errors in the changed fstab: {}",
             fresh
                 .iter()
                 .map(|s| s.as_str())
                 .collect::<Vec<_>>()
                 .join("; ")
-        ))
+        )))
     }
 }
 
@@ -136,7 +137,7 @@ impl RuntimeAndFile for FstabOptions {
         &self,
         params: &FstabOptionsParams,
         cx: &FixCtx,
-    ) -> Result<Vec<Prepared>, String> {
+    ) -> Result<Vec<Prepared>, FixError> {
         let mut out = file::prepare_edit(&FstabFile, params, cx)?;
         if let Some(p) = out.first()
             && let (Some(old), Some(new)) = (&p.before_text, &p.after_text)
@@ -159,19 +160,20 @@ impl RuntimeAndFile for FstabOptions {
         }
         Ok(out)
     }
-    fn read(&self, change: &PlannedChange, cx: &FixCtx) -> Result<Value, String> {
+    fn read(&self, change: &PlannedChange, cx: &FixCtx) -> Result<Value, FixError> {
         Ok(json!(live_options(&mp_of(change)?, cx)?))
     }
-    fn write(&self, change: &PlannedChange, opts: &Value, cx: &FixCtx) -> Result<(), String> {
+    fn write(&self, change: &PlannedChange, opts: &Value, cx: &FixCtx) -> Result<(), FixError> {
         let o: Vec<&str> = opts
             .as_array()
             .map(|a| a.iter().filter_map(Value::as_str).collect())
             .unwrap_or_default();
-        cx.host
-            .remount(&mp_of(change)?, &format!("remount,{}", o.join(",")))
+        Ok(cx
+            .host
+            .remount(&mp_of(change)?, &format!("remount,{}", o.join(",")))?)
     }
     /// The kernel may add or reorder options: check the ones asked for.
-    fn verify_runtime(&self, change: &PlannedChange, cx: &FixCtx) -> Result<(), String> {
+    fn verify_runtime(&self, change: &PlannedChange, cx: &FixCtx) -> Result<(), FixError> {
         let a: FstabOptionsParams = params_of(change)?;
         let live = live_options(&a.mount_point, cx)?;
         let missing: Vec<String> = a.add.into_iter().filter(|o| !live.contains(o)).collect();
@@ -179,17 +181,17 @@ impl RuntimeAndFile for FstabOptions {
         if missing.is_empty() && still.is_empty() {
             Ok(())
         } else {
-            Err(format!(
+            Err(FixError::Failed(format!(
                 "after remount {} lacks {missing:?} / still has {still:?}",
                 change.target
-            ))
+            )))
         }
     }
 }
 
 runtime_and_file_kind!(FstabOptions);
 
-fn mp_of(change: &PlannedChange) -> Result<String, String> {
+fn mp_of(change: &PlannedChange) -> Result<String, FixError> {
     params_of::<FstabOptionsParams>(change).map(|p| p.mount_point)
 }
 

@@ -6,7 +6,7 @@
 use super::*;
 use crate::host::real::RealHost;
 use crate::host::recorded::SnapshotHost;
-use crate::host::{CommandOutput, FileMeta, GpuSample, Host, NvmlReading, NvmlSetting};
+use crate::host::{CommandOutput, FileMeta, GpuSample, Host, HostError, NvmlReading, NvmlSetting};
 use crate::report::Safety;
 use serde_json::json;
 use std::collections::BTreeMap;
@@ -43,10 +43,10 @@ impl Host for Combo {
     fn run(&self, a: &[String], t: Duration) -> io::Result<CommandOutput> {
         self.snap.run(a, t)
     }
-    fn nvml(&self) -> Result<NvmlReading, String> {
+    fn nvml(&self) -> Result<NvmlReading, HostError> {
         self.snap.nvml()
     }
-    fn nvml_sample(&self) -> Result<Vec<GpuSample>, String> {
+    fn nvml_sample(&self) -> Result<Vec<GpuSample>, HostError> {
         self.snap.nvml_sample()
     }
     fn env(&self) -> BTreeMap<String, String> {
@@ -65,13 +65,13 @@ impl Host for Combo {
     fn write_runtime(&self, p: &str, v: &str) -> io::Result<()> {
         self.snap.write_runtime(p, v)
     }
-    fn nvml_set(&self, g: u32, s: &NvmlSetting) -> Result<(), String> {
+    fn nvml_set(&self, g: u32, s: &NvmlSetting) -> Result<(), HostError> {
         self.snap.nvml_set(g, s)
     }
-    fn set_module(&self, n: &str, l: bool) -> Result<(), String> {
+    fn set_module(&self, n: &str, l: bool) -> Result<(), HostError> {
         self.snap.set_module(n, l)
     }
-    fn remount(&self, m: &str, o: &str) -> Result<(), String> {
+    fn remount(&self, m: &str, o: &str) -> Result<(), HostError> {
         self.snap.remount(m, o)
     }
 }

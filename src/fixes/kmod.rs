@@ -6,23 +6,24 @@ use super::edit::module_conf;
 use super::file::{self, FileEdit};
 use super::runtime::{RuntimeAndFile, runtime_and_file_kind};
 use super::{FixCtx, Prepared, as_part, params_of, runtime_change};
+use crate::fixes::FixError;
 use crate::report::PlannedChange;
 use serde_json::{Value, json};
 
 pub const DEFAULT_LOAD_FILE: &str = "/etc/modules-load.d/gpufix.conf";
 pub const DEFAULT_OPTIONS_FILE: &str = "/etc/modprobe.d/gpufix.conf";
 
-fn loaded(module: &str, cx: &FixCtx) -> Result<bool, String> {
+fn loaded(module: &str, cx: &FixCtx) -> Result<bool, FixError> {
     let raw = cx
         .host
         .read_file("/proc/modules")
-        .map_err(|e| format!("cannot read /proc/modules: {e}"))?;
+        .map_err(FixError::io("cannot read /proc/modules".into()))?;
     Ok(String::from_utf8_lossy(&raw)
         .lines()
         .any(|l| l.split_whitespace().next() == Some(module)))
 }
 
-fn module_of(change: &PlannedChange) -> Result<String, String> {
+fn module_of(change: &PlannedChange) -> Result<String, FixError> {
     params_of::<LoadParams>(change).map(|p| p.module)
 }
 
@@ -33,7 +34,7 @@ impl FileEdit for LoadFile {
     fn name(&self) -> &'static str {
         "kmod.load"
     }
-    fn path(&self, params: &LoadParams, _cx: &FixCtx) -> Result<String, String> {
+    fn path(&self, params: &LoadParams, _cx: &FixCtx) -> Result<String, FixError> {
         Ok(params.persist.clone())
     }
     fn edit(
@@ -42,9 +43,8 @@ impl FileEdit for LoadFile {
         old: &str,
         _exists: bool,
         params: &LoadParams,
-    ) -> Result<String, String> {
-        module_conf::modules_load(old, &params.module, LineState::Present)
-            .map_err(|e| e.to_string())
+    ) -> Result<String, FixError> {
+        module_conf::modules_load(old, &params.module, LineState::Present).map_err(FixError::from)
     }
     fn summary(&self, params: &LoadParams, path: &str) -> String {
         format!("load {} at boot ({path})", params.module)
@@ -57,7 +57,7 @@ impl RuntimeAndFile for KmodLoad {
     type Params = LoadParams;
     const NAME: &'static str = "kmod.load";
     const PART: &'static str = "runtime";
-    fn prepare_parts(&self, params: &LoadParams, cx: &FixCtx) -> Result<Vec<Prepared>, String> {
+    fn prepare_parts(&self, params: &LoadParams, cx: &FixCtx) -> Result<Vec<Prepared>, FixError> {
         let m = params.module.as_str();
         let mut out = Vec::new();
         if !loaded(m, cx)? {
@@ -75,11 +75,11 @@ impl RuntimeAndFile for KmodLoad {
         ));
         Ok(out)
     }
-    fn read(&self, change: &PlannedChange, cx: &FixCtx) -> Result<Value, String> {
+    fn read(&self, change: &PlannedChange, cx: &FixCtx) -> Result<Value, FixError> {
         Ok(json!(loaded(&module_of(change)?, cx)?))
     }
-    fn write(&self, change: &PlannedChange, v: &Value, cx: &FixCtx) -> Result<(), String> {
-        cx.host.set_module(&module_of(change)?, v == &json!(true))
+    fn write(&self, change: &PlannedChange, v: &Value, cx: &FixCtx) -> Result<(), FixError> {
+        Ok(cx.host.set_module(&module_of(change)?, v == &json!(true))?)
     }
     /// Unload only what this run loaded.
     fn undo_runtime(
@@ -87,7 +87,7 @@ impl RuntimeAndFile for KmodLoad {
         change: &PlannedChange,
         prior: &Value,
         cx: &FixCtx,
-    ) -> Result<(), String> {
+    ) -> Result<(), FixError> {
         if prior == &json!(false) {
             self.write(change, prior, cx)
         } else {
@@ -105,7 +105,7 @@ impl FileEdit for KmodOptions {
     fn name(&self) -> &'static str {
         "kmod.options"
     }
-    fn path(&self, params: &OptionsParams, _cx: &FixCtx) -> Result<String, String> {
+    fn path(&self, params: &OptionsParams, _cx: &FixCtx) -> Result<String, FixError> {
         Ok(params.file.clone())
     }
     fn edit(
@@ -114,14 +114,14 @@ impl FileEdit for KmodOptions {
         old: &str,
         _exists: bool,
         params: &OptionsParams,
-    ) -> Result<String, String> {
+    ) -> Result<String, FixError> {
         module_conf::modprobe_option_set(
             old,
             &params.module,
             &params.option,
             Some(params.value.text().as_str()),
         )
-        .map_err(|e| e.to_string())
+        .map_err(FixError::from)
     }
     fn summary(&self, params: &OptionsParams, path: &str) -> String {
         format!(

@@ -7,6 +7,7 @@ pub mod command;
 pub mod config_set;
 pub mod edit;
 pub mod env;
+pub mod error;
 pub mod file;
 pub mod file_line;
 pub mod fstab_options;
@@ -25,6 +26,7 @@ use crate::host::Host;
 use crate::probes::Inputs;
 use crate::report::PlannedChange;
 use crate::safe_write::Roots;
+pub use error::FixError;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -47,7 +49,7 @@ pub struct FixCtx<'a> {
 impl FixCtx<'_> {
     /// The file an env or config fix writes: its `file:` or the flag's (`--env-file`,
     /// `--config`).
-    pub fn input_file(&self, file: Option<&str>, which: &str) -> Result<String, String> {
+    pub fn input_file(&self, file: Option<&str>, which: &str) -> Result<String, FixError> {
         // an empty `file:` (a template whose source names no file) falls back to the flag
         if let Some(f) = file.filter(|f| !f.is_empty()) {
             return Ok(f.to_string());
@@ -64,7 +66,7 @@ impl FixCtx<'_> {
                     .display()
                     .to_string()
             })
-            .ok_or_else(|| format!("needs {flag} (or `file:` in the fix action)"))
+            .ok_or(FixError::NeedsInput { flag })
     }
 }
 
@@ -119,48 +121,50 @@ pub trait Fix: Sync {
     type Params: DeserializeOwned;
     fn name(&self) -> &'static str;
     /// The changes this action would make now; empty when the target is already as wanted.
-    fn prepare(&self, params: &Self::Params, cx: &FixCtx) -> Result<Vec<Prepared>, String>;
+    fn prepare(&self, params: &Self::Params, cx: &FixCtx) -> Result<Vec<Prepared>, FixError>;
     /// See [`FixKind::left_to_you`].
     fn left_to_you(&self, _params: &Self::Params, _cx: &FixCtx) -> Option<String> {
         None
     }
     /// See [`FixKind::fingerprint`].
-    fn fingerprint(&self, change: &PlannedChange, cx: &FixCtx) -> Result<String, String>;
+    fn fingerprint(&self, change: &PlannedChange, cx: &FixCtx) -> Result<String, FixError>;
     /// See [`FixKind::after_fingerprint`].
     fn after_fingerprint(&self, change: &PlannedChange) -> String;
     /// See [`FixKind::save`].
-    fn save(&self, change: &PlannedChange, cx: &FixCtx) -> Result<Prior, String>;
-    fn apply(&self, change: &PlannedChange, cx: &FixCtx) -> Result<(), String>;
+    fn save(&self, change: &PlannedChange, cx: &FixCtx) -> Result<Prior, FixError>;
+    fn apply(&self, change: &PlannedChange, cx: &FixCtx) -> Result<(), FixError>;
     /// See [`FixKind::verify`].
-    fn verify(&self, change: &PlannedChange, cx: &FixCtx) -> Result<(), String> {
-        verify_fingerprint(
+    fn verify(&self, change: &PlannedChange, cx: &FixCtx) -> Result<(), FixError> {
+        read_back(
+            &change.target,
             self.fingerprint(change, cx)?,
             self.after_fingerprint(change),
-            change,
         )
     }
-    fn undo(&self, change: &PlannedChange, prior: &Prior, cx: &FixCtx) -> Result<(), String>;
+    fn undo(&self, change: &PlannedChange, prior: &Prior, cx: &FixCtx) -> Result<(), FixError>;
 }
 
-fn verify_fingerprint(now: String, want: String, change: &PlannedChange) -> Result<(), String> {
-    if now == want {
+/// The target read back as the change wrote it, or [`FixError::ReadBack`].
+pub fn read_back(target: &str, found: String, expected: String) -> Result<(), FixError> {
+    if found == expected {
         Ok(())
     } else {
-        Err(format!(
-            "{}: read back {now}, expected {want}",
-            change.target
-        ))
+        Err(FixError::ReadBack {
+            target: target.into(),
+            expected,
+            found,
+        })
     }
 }
 
 /// A planned change's action read as its kind's parameters.
-pub fn params_of<T: DeserializeOwned>(change: &PlannedChange) -> Result<T, String> {
+pub fn params_of<T: DeserializeOwned>(change: &PlannedChange) -> Result<T, FixError> {
     let action = change.action.as_object().cloned().unwrap_or_default();
     crate::kinds::parse(&action).map_err(|e| {
-        format!(
+        FixError::Failed(format!(
             "the plan's action of fix `{}` does not read as its parameters: {e}",
             change.kind
-        )
+        ))
     })
 }
 
@@ -168,12 +172,12 @@ impl<F: Fix> FixKind for F {
     fn name(&self) -> &'static str {
         Fix::name(self)
     }
-    fn prepare(&self, action: &Map<String, Value>, cx: &FixCtx) -> Result<Vec<Prepared>, String> {
+    fn prepare(&self, action: &Map<String, Value>, cx: &FixCtx) -> Result<Vec<Prepared>, FixError> {
         let p = crate::kinds::parse(action).map_err(|e| {
-            format!(
+            FixError::Failed(format!(
                 "parameters of fix `{}` after rendering: {e}",
                 Fix::name(self)
-            )
+            ))
         })?;
         Fix::prepare(self, &p, cx)
     }
@@ -182,22 +186,22 @@ impl<F: Fix> FixKind for F {
         let p = crate::kinds::parse(action).ok()?;
         Fix::left_to_you(self, &p, cx)
     }
-    fn fingerprint(&self, change: &PlannedChange, cx: &FixCtx) -> Result<String, String> {
+    fn fingerprint(&self, change: &PlannedChange, cx: &FixCtx) -> Result<String, FixError> {
         Fix::fingerprint(self, change, cx)
     }
     fn after_fingerprint(&self, change: &PlannedChange) -> String {
         Fix::after_fingerprint(self, change)
     }
-    fn save(&self, change: &PlannedChange, cx: &FixCtx) -> Result<Prior, String> {
+    fn save(&self, change: &PlannedChange, cx: &FixCtx) -> Result<Prior, FixError> {
         Fix::save(self, change, cx)
     }
-    fn apply(&self, change: &PlannedChange, cx: &FixCtx) -> Result<(), String> {
+    fn apply(&self, change: &PlannedChange, cx: &FixCtx) -> Result<(), FixError> {
         Fix::apply(self, change, cx)
     }
-    fn verify(&self, change: &PlannedChange, cx: &FixCtx) -> Result<(), String> {
+    fn verify(&self, change: &PlannedChange, cx: &FixCtx) -> Result<(), FixError> {
         Fix::verify(self, change, cx)
     }
-    fn undo(&self, change: &PlannedChange, prior: &Prior, cx: &FixCtx) -> Result<(), String> {
+    fn undo(&self, change: &PlannedChange, prior: &Prior, cx: &FixCtx) -> Result<(), FixError> {
         Fix::undo(self, change, prior, cx)
     }
 }
@@ -207,7 +211,7 @@ pub trait FixKind: Sync {
     fn name(&self) -> &'static str;
     /// The changes this action would make now; empty when the target is already as wanted.
     /// The action must read as the kind's parameters.
-    fn prepare(&self, action: &Map<String, Value>, cx: &FixCtx) -> Result<Vec<Prepared>, String>;
+    fn prepare(&self, action: &Map<String, Value>, cx: &FixCtx) -> Result<Vec<Prepared>, FixError>;
     /// Why this action has nothing here it may act on, so that its fix is left to the person
     /// (the rule's instructions) instead of stopping `apply` as a fix that cannot be planned: a
     /// value the job takes from its own command line, which no file holds, or a value a script
@@ -217,15 +221,15 @@ pub trait FixKind: Sync {
         None
     }
     /// The target's current fingerprint (compared with the plan's, and with `after` at rollback).
-    fn fingerprint(&self, change: &PlannedChange, cx: &FixCtx) -> Result<String, String>;
+    fn fingerprint(&self, change: &PlannedChange, cx: &FixCtx) -> Result<String, FixError>;
     /// The fingerprint the target has once the change is made.
     fn after_fingerprint(&self, change: &PlannedChange) -> String;
     /// Read what undo needs.
-    fn save(&self, change: &PlannedChange, cx: &FixCtx) -> Result<Prior, String>;
-    fn apply(&self, change: &PlannedChange, cx: &FixCtx) -> Result<(), String>;
+    fn save(&self, change: &PlannedChange, cx: &FixCtx) -> Result<Prior, FixError>;
+    fn apply(&self, change: &PlannedChange, cx: &FixCtx) -> Result<(), FixError>;
     /// Read back and compare with what apply meant to write.
-    fn verify(&self, change: &PlannedChange, cx: &FixCtx) -> Result<(), String>;
-    fn undo(&self, change: &PlannedChange, prior: &Prior, cx: &FixCtx) -> Result<(), String>;
+    fn verify(&self, change: &PlannedChange, cx: &FixCtx) -> Result<(), FixError>;
+    fn undo(&self, change: &PlannedChange, prior: &Prior, cx: &FixCtx) -> Result<(), FixError>;
 }
 
 /// THE list of fix kinds: dispatch, names, parameters (and so the playbook schema, validation,
@@ -270,7 +274,7 @@ pub fn prepare_checked(
     spec: &FixSpec,
     params: &Map<String, Value>,
     cx: &FixCtx,
-) -> Result<Vec<Prepared>, String> {
+) -> Result<Vec<Prepared>, FixError> {
     spec.imp.prepare(params, cx)
 }
 

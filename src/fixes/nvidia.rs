@@ -4,11 +4,12 @@
 
 use super::spec::GpuSelector;
 use super::{Fix, FixCtx, Prepared, Prior, after_value, runtime_change, value_fingerprint};
-use crate::host::{GpuReading, NvmlSetting};
+use crate::fixes::FixError;
+use crate::host::{GpuReading, HostError, NvmlSetting};
 use crate::report::PlannedChange;
 use serde_json::{Value, json};
 
-fn gpus(sel: &GpuSelector, cx: &FixCtx) -> Result<Vec<GpuReading>, String> {
+fn gpus(sel: &GpuSelector, cx: &FixCtx) -> Result<Vec<GpuReading>, FixError> {
     let reading = cx.host.nvml()?;
     let want = match sel {
         GpuSelector::Index(i) => Some(*i),
@@ -21,14 +22,14 @@ fn gpus(sel: &GpuSelector, cx: &FixCtx) -> Result<Vec<GpuReading>, String> {
         .collect();
     if list.is_empty() {
         return Err(match want {
-            Some(i) => format!("no GPU {i}"),
-            None => "no GPU \"all\"".to_string(),
+            Some(gpu) => HostError::NoGpu { gpu }.into(),
+            None => FixError::failed("no GPU \"all\""),
         });
     }
     Ok(list)
 }
 
-fn gpu_index(change: &PlannedChange) -> Result<u32, String> {
+fn gpu_index(change: &PlannedChange) -> Result<u32, FixError> {
     change
         .before
         .as_ref()
@@ -38,13 +39,13 @@ fn gpu_index(change: &PlannedChange) -> Result<u32, String> {
         .ok_or_else(|| "change has no GPU index".into())
 }
 
-fn reading(idx: u32, cx: &FixCtx) -> Result<GpuReading, String> {
+fn reading(idx: u32, cx: &FixCtx) -> Result<GpuReading, FixError> {
     cx.host
         .nvml()?
         .gpus
         .into_iter()
         .find(|g| g.index == idx)
-        .ok_or_else(|| format!("GPU {idx} is gone"))
+        .ok_or_else(|| FixError::Failed(format!("GPU {idx} is gone")))
 }
 
 /// Shared shape of the three kinds: read a JSON state of one GPU, set a state.
@@ -53,16 +54,16 @@ pub trait GpuSetting: Sync {
     const NAME: &'static str;
     /// Which GPUs the action names.
     fn gpu(params: &Self::Params) -> &GpuSelector;
-    fn state(g: &GpuReading) -> Result<Value, String>;
-    fn wanted(params: &Self::Params, g: &GpuReading) -> Result<Value, String>;
-    fn set(idx: u32, state: &Value, cx: &FixCtx) -> Result<(), String>;
+    fn state(g: &GpuReading) -> Result<Value, FixError>;
+    fn wanted(params: &Self::Params, g: &GpuReading) -> Result<Value, FixError>;
+    fn set(idx: u32, state: &Value, cx: &FixCtx) -> Result<(), FixError>;
     fn describe(state: &Value) -> String;
 }
 
-fn field<T: Clone>(f: &crate::host::Field<T>, what: &str) -> Result<T, String> {
+fn field<T: Clone>(f: &crate::host::Field<T>, what: &str) -> Result<T, FixError> {
     f.ok()
         .cloned()
-        .ok_or_else(|| format!("{what}: {}", f.reason().unwrap_or_default()))
+        .ok_or_else(|| FixError::Failed(format!("{what}: {}", f.reason().unwrap_or_default())))
 }
 
 macro_rules! gpu_fix_kind {
@@ -72,7 +73,11 @@ macro_rules! gpu_fix_kind {
             fn name(&self) -> &'static str {
                 <$T>::NAME
             }
-            fn prepare(&self, params: &Self::Params, cx: &FixCtx) -> Result<Vec<Prepared>, String> {
+            fn prepare(
+                &self,
+                params: &Self::Params,
+                cx: &FixCtx,
+            ) -> Result<Vec<Prepared>, FixError> {
                 let mut out = Vec::new();
                 for g in gpus(<$T>::gpu(params), cx)? {
                     let mut before = <$T>::state(&g)?;
@@ -108,7 +113,7 @@ macro_rules! gpu_fix_kind {
                 }
                 Ok(out)
             }
-            fn fingerprint(&self, change: &PlannedChange, cx: &FixCtx) -> Result<String, String> {
+            fn fingerprint(&self, change: &PlannedChange, cx: &FixCtx) -> Result<String, FixError> {
                 let idx = gpu_index(change)?;
                 let mut s = <$T>::state(&reading(idx, cx)?)?;
                 s.as_object_mut().unwrap().insert("gpu".into(), json!(idx));
@@ -117,13 +122,13 @@ macro_rules! gpu_fix_kind {
             fn after_fingerprint(&self, change: &PlannedChange) -> String {
                 value_fingerprint(&after_value(change))
             }
-            fn save(&self, change: &PlannedChange, cx: &FixCtx) -> Result<Prior, String> {
+            fn save(&self, change: &PlannedChange, cx: &FixCtx) -> Result<Prior, FixError> {
                 let idx = gpu_index(change)?;
                 let mut s = <$T>::state(&reading(idx, cx)?)?;
                 s.as_object_mut().unwrap().insert("gpu".into(), json!(idx));
                 Ok(Prior::Value { value: s })
             }
-            fn apply(&self, change: &PlannedChange, cx: &FixCtx) -> Result<(), String> {
+            fn apply(&self, change: &PlannedChange, cx: &FixCtx) -> Result<(), FixError> {
                 <$T>::set(gpu_index(change)?, &after_value(change), cx)
             }
             fn undo(
@@ -131,7 +136,7 @@ macro_rules! gpu_fix_kind {
                 change: &PlannedChange,
                 prior: &Prior,
                 cx: &FixCtx,
-            ) -> Result<(), String> {
+            ) -> Result<(), FixError> {
                 let Prior::Value { value } = prior else {
                     return Err("journal holds no value for this change".into());
                 };
@@ -153,19 +158,19 @@ impl GpuSetting for Persistence {
     fn gpu(params: &PersistenceParams) -> &GpuSelector {
         &params.gpu
     }
-    fn state(g: &GpuReading) -> Result<Value, String> {
+    fn state(g: &GpuReading) -> Result<Value, FixError> {
         Ok(json!({"enabled": field(&g.persistence, "persistence mode")?}))
     }
-    fn wanted(params: &PersistenceParams, _g: &GpuReading) -> Result<Value, String> {
+    fn wanted(params: &PersistenceParams, _g: &GpuReading) -> Result<Value, FixError> {
         Ok(json!({"enabled": params.enabled}))
     }
-    fn set(idx: u32, s: &Value, cx: &FixCtx) -> Result<(), String> {
-        cx.host.nvml_set(
+    fn set(idx: u32, s: &Value, cx: &FixCtx) -> Result<(), FixError> {
+        Ok(cx.host.nvml_set(
             idx,
             &NvmlSetting::Persistence {
                 enabled: s["enabled"].as_bool().unwrap_or(true),
             },
-        )
+        )?)
     }
     fn describe(s: &Value) -> String {
         format!(
@@ -187,10 +192,10 @@ impl GpuSetting for PowerLimit {
     fn gpu(params: &PowerLimitParams) -> &GpuSelector {
         &params.gpu
     }
-    fn state(g: &GpuReading) -> Result<Value, String> {
+    fn state(g: &GpuReading) -> Result<Value, FixError> {
         Ok(json!({"milliwatts": field(&g.power_limit_mw, "power limit")?}))
     }
-    fn wanted(params: &PowerLimitParams, g: &GpuReading) -> Result<Value, String> {
+    fn wanted(params: &PowerLimitParams, g: &GpuReading) -> Result<Value, FixError> {
         let mw = match params.watts {
             Watts::Default(DefaultWord::Default) => {
                 field(&g.power_default_limit_mw, "default power limit")?
@@ -199,13 +204,13 @@ impl GpuSetting for PowerLimit {
         };
         Ok(json!({"milliwatts": mw}))
     }
-    fn set(idx: u32, s: &Value, cx: &FixCtx) -> Result<(), String> {
-        cx.host.nvml_set(
+    fn set(idx: u32, s: &Value, cx: &FixCtx) -> Result<(), FixError> {
+        Ok(cx.host.nvml_set(
             idx,
             &NvmlSetting::PowerLimit {
                 milliwatts: s["milliwatts"].as_u64().unwrap_or(0) as u32,
             },
-        )
+        )?)
     }
     fn describe(s: &Value) -> String {
         format!(
@@ -223,13 +228,13 @@ impl GpuSetting for Clocks {
     fn gpu(params: &ClocksParams) -> &GpuSelector {
         &params.gpu
     }
-    fn state(g: &GpuReading) -> Result<Value, String> {
+    fn state(g: &GpuReading) -> Result<Value, FixError> {
         Ok(json!({
             "graphics_mhz": field(&g.app_clock_graphics, "application graphics clock")?,
             "memory_mhz": field(&g.app_clock_mem, "application memory clock")?,
         }))
     }
-    fn wanted(params: &ClocksParams, g: &GpuReading) -> Result<Value, String> {
+    fn wanted(params: &ClocksParams, g: &GpuReading) -> Result<Value, FixError> {
         match params.action {
             ClocksAction::Reset => Ok(json!({
                 "graphics_mhz": field(&g.default_app_clock_graphics, "default application graphics clock")?,
@@ -241,14 +246,14 @@ impl GpuSetting for Clocks {
             })),
         }
     }
-    fn set(idx: u32, s: &Value, cx: &FixCtx) -> Result<(), String> {
-        cx.host.nvml_set(
+    fn set(idx: u32, s: &Value, cx: &FixCtx) -> Result<(), FixError> {
+        Ok(cx.host.nvml_set(
             idx,
             &NvmlSetting::ApplicationClocks {
                 graphics_mhz: s["graphics_mhz"].as_u64().unwrap_or(0) as u32,
                 memory_mhz: s["memory_mhz"].as_u64().unwrap_or(0) as u32,
             },
-        )
+        )?)
     }
     fn describe(s: &Value) -> String {
         format!(

@@ -3,7 +3,7 @@
 //! writes a JSON value; every other part is a file change handled by [`super::file`]. The
 //! `runtime_and_file_kind!` macro writes the part dispatch once for every such kind.
 
-use super::{FixCtx, Prepared, Prior, after_value};
+use super::{FixCtx, FixError, Prepared, Prior, after_value};
 use crate::report::PlannedChange;
 use serde_json::Value;
 
@@ -14,22 +14,18 @@ pub trait RuntimeAndFile: Sync {
     /// The part name of the runtime change (`runtime`, `remount`).
     const PART: &'static str;
     /// Every part this action would change now (runtime and file parts).
-    fn prepare_parts(&self, params: &Self::Params, cx: &FixCtx) -> Result<Vec<Prepared>, String>;
+    fn prepare_parts(&self, params: &Self::Params, cx: &FixCtx) -> Result<Vec<Prepared>, FixError>;
     /// The runtime value now.
-    fn read(&self, change: &PlannedChange, cx: &FixCtx) -> Result<Value, String>;
-    fn write(&self, change: &PlannedChange, value: &Value, cx: &FixCtx) -> Result<(), String>;
+    fn read(&self, change: &PlannedChange, cx: &FixCtx) -> Result<Value, FixError>;
+    fn write(&self, change: &PlannedChange, value: &Value, cx: &FixCtx) -> Result<(), FixError>;
     /// Read back after `write`: by default, the value must be exactly `after`.
-    fn verify_runtime(&self, change: &PlannedChange, cx: &FixCtx) -> Result<(), String> {
+    fn verify_runtime(&self, change: &PlannedChange, cx: &FixCtx) -> Result<(), FixError> {
         let now = self.read(change, cx)?;
-        if now == after_value(change) {
-            Ok(())
-        } else {
-            Err(format!(
-                "{}: read back {now}, expected {}",
-                change.target,
-                after_value(change)
-            ))
-        }
+        super::read_back(
+            &change.target,
+            now.to_string(),
+            after_value(change).to_string(),
+        )
     }
     /// Restore the value read before: by default, write it back.
     fn undo_runtime(
@@ -37,7 +33,7 @@ pub trait RuntimeAndFile: Sync {
         change: &PlannedChange,
         prior: &Value,
         cx: &FixCtx,
-    ) -> Result<(), String> {
+    ) -> Result<(), FixError> {
         self.write(change, prior, cx)
     }
 }
@@ -54,14 +50,14 @@ macro_rules! runtime_and_file_kind {
                 &self,
                 params: &Self::Params,
                 cx: &$crate::fixes::FixCtx,
-            ) -> Result<Vec<$crate::fixes::Prepared>, String> {
+            ) -> Result<Vec<$crate::fixes::Prepared>, $crate::fixes::FixError> {
                 self.prepare_parts(params, cx)
             }
             fn fingerprint(
                 &self,
                 c: &$crate::report::PlannedChange,
                 cx: &$crate::fixes::FixCtx,
-            ) -> Result<String, String> {
+            ) -> Result<String, $crate::fixes::FixError> {
                 if c.part == <$T as $crate::fixes::runtime::RuntimeAndFile>::PART {
                     Ok($crate::fixes::value_fingerprint(&self.read(c, cx)?))
                 } else {
@@ -79,7 +75,7 @@ macro_rules! runtime_and_file_kind {
                 &self,
                 c: &$crate::report::PlannedChange,
                 cx: &$crate::fixes::FixCtx,
-            ) -> Result<$crate::fixes::Prior, String> {
+            ) -> Result<$crate::fixes::Prior, $crate::fixes::FixError> {
                 if c.part == <$T as $crate::fixes::runtime::RuntimeAndFile>::PART {
                     Ok($crate::fixes::Prior::Value {
                         value: self.read(c, cx)?,
@@ -92,7 +88,7 @@ macro_rules! runtime_and_file_kind {
                 &self,
                 c: &$crate::report::PlannedChange,
                 cx: &$crate::fixes::FixCtx,
-            ) -> Result<(), String> {
+            ) -> Result<(), $crate::fixes::FixError> {
                 if c.part == <$T as $crate::fixes::runtime::RuntimeAndFile>::PART {
                     self.write(c, &$crate::fixes::after_value(c), cx)
                 } else {
@@ -103,7 +99,7 @@ macro_rules! runtime_and_file_kind {
                 &self,
                 c: &$crate::report::PlannedChange,
                 cx: &$crate::fixes::FixCtx,
-            ) -> Result<(), String> {
+            ) -> Result<(), $crate::fixes::FixError> {
                 if c.part == <$T as $crate::fixes::runtime::RuntimeAndFile>::PART {
                     self.verify_runtime(c, cx)
                 } else {
@@ -115,7 +111,7 @@ macro_rules! runtime_and_file_kind {
                 c: &$crate::report::PlannedChange,
                 prior: &$crate::fixes::Prior,
                 cx: &$crate::fixes::FixCtx,
-            ) -> Result<(), String> {
+            ) -> Result<(), $crate::fixes::FixError> {
                 $crate::fixes::runtime::undo_part(self, c, prior, cx)
             }
         }
@@ -123,14 +119,12 @@ macro_rules! runtime_and_file_kind {
 }
 pub(crate) use runtime_and_file_kind;
 
-pub fn verify_file(c: &PlannedChange, cx: &FixCtx) -> Result<(), String> {
-    let now = super::file::file_fingerprint(c, cx)?;
-    let want = super::file::file_after_fingerprint(c);
-    if now == want {
-        Ok(())
-    } else {
-        Err(format!("{}: read back {now}, expected {want}", c.target))
-    }
+pub fn verify_file(c: &PlannedChange, cx: &FixCtx) -> Result<(), FixError> {
+    super::read_back(
+        &c.target,
+        super::file::file_fingerprint(c, cx)?,
+        super::file::file_after_fingerprint(c),
+    )
 }
 
 pub fn undo_part<T: RuntimeAndFile>(
@@ -138,10 +132,12 @@ pub fn undo_part<T: RuntimeAndFile>(
     c: &PlannedChange,
     prior: &Prior,
     cx: &FixCtx,
-) -> Result<(), String> {
+) -> Result<(), FixError> {
     match (c.part == T::PART, prior) {
         (true, Prior::Value { value }) => k.undo_runtime(c, value, cx),
-        (true, _) => Err("journal holds no runtime value for this change".into()),
+        (true, _) => Err(FixError::NoPrior {
+            what: "runtime value",
+        }),
         (false, _) => super::file::file_undo(c, prior, cx),
     }
 }

@@ -5,6 +5,7 @@ use super::edit::sysctl_conf;
 use super::file::{self, FileEdit};
 use super::runtime::{RuntimeAndFile, runtime_and_file_kind};
 use super::{FixCtx, Prepared, as_part, params_of, runtime_change};
+use crate::fixes::FixError;
 use crate::report::PlannedChange;
 use serde_json::{Value, json};
 
@@ -14,11 +15,11 @@ pub fn proc_path(key: &str) -> String {
     format!("/proc/sys/{}", key.replace('.', "/"))
 }
 
-fn read_value(key: &str, cx: &FixCtx) -> Result<String, String> {
+fn read_value(key: &str, cx: &FixCtx) -> Result<String, FixError> {
     let raw = cx
         .host
         .read_file(&proc_path(key))
-        .map_err(|e| format!("cannot read sysctl `{key}`: {e}"))?;
+        .map_err(FixError::io(format!("cannot read sysctl `{key}`")))?;
     Ok(String::from_utf8_lossy(&raw)
         .split_whitespace()
         .collect::<Vec<_>>()
@@ -32,7 +33,7 @@ impl FileEdit for SysctlFile {
     fn name(&self) -> &'static str {
         "sysctl.set"
     }
-    fn path(&self, params: &SysctlParams, _cx: &FixCtx) -> Result<String, String> {
+    fn path(&self, params: &SysctlParams, _cx: &FixCtx) -> Result<String, FixError> {
         Ok(params.file.clone())
     }
     fn edit(
@@ -41,8 +42,8 @@ impl FileEdit for SysctlFile {
         old: &str,
         _exists: bool,
         params: &SysctlParams,
-    ) -> Result<String, String> {
-        sysctl_conf::sysctl_set(old, &params.key, &params.value.text()).map_err(|e| e.to_string())
+    ) -> Result<String, FixError> {
+        sysctl_conf::sysctl_set(old, &params.key, &params.value.text()).map_err(FixError::from)
     }
     fn summary(&self, params: &SysctlParams, path: &str) -> String {
         format!("persist {} = {} in {path}", params.key, params.value.text())
@@ -55,7 +56,7 @@ impl RuntimeAndFile for SysctlSet {
     type Params = SysctlParams;
     const NAME: &'static str = "sysctl.set";
     const PART: &'static str = "runtime";
-    fn prepare_parts(&self, params: &SysctlParams, cx: &FixCtx) -> Result<Vec<Prepared>, String> {
+    fn prepare_parts(&self, params: &SysctlParams, cx: &FixCtx) -> Result<Vec<Prepared>, FixError> {
         let key = params.key.as_str();
         let want = params.value.text();
         let mut out = Vec::new();
@@ -75,10 +76,10 @@ impl RuntimeAndFile for SysctlSet {
         ));
         Ok(out)
     }
-    fn read(&self, change: &PlannedChange, cx: &FixCtx) -> Result<Value, String> {
+    fn read(&self, change: &PlannedChange, cx: &FixCtx) -> Result<Value, FixError> {
         Ok(json!(read_value(&key_of(change)?, cx)?))
     }
-    fn write(&self, change: &PlannedChange, v: &Value, cx: &FixCtx) -> Result<(), String> {
+    fn write(&self, change: &PlannedChange, v: &Value, cx: &FixCtx) -> Result<(), FixError> {
         let key = &key_of(change)?;
         let text = v
             .as_str()
@@ -86,13 +87,13 @@ impl RuntimeAndFile for SysctlSet {
             .unwrap_or_else(|| v.to_string());
         cx.host
             .write_runtime(&proc_path(key), &text)
-            .map_err(|e| format!("cannot set sysctl {key}: {e}"))
+            .map_err(FixError::io(format!("cannot set sysctl {key}")))
     }
 }
 
 runtime_and_file_kind!(SysctlSet);
 
-fn key_of(change: &PlannedChange) -> Result<String, String> {
+fn key_of(change: &PlannedChange) -> Result<String, FixError> {
     params_of::<SysctlParams>(change).map(|p| p.key)
 }
 

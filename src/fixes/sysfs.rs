@@ -2,17 +2,18 @@
 //! before is journaled and written back by undo. Writes outside /sys are refused.
 
 use super::{Fix, FixCtx, Prepared, Prior, after_value, runtime_change, value_fingerprint};
+use crate::fixes::FixError;
 use crate::report::PlannedChange;
 use serde_json::json;
 
 pub struct SysfsWrite;
 
 /// The current value: the bracketed word for `a [b] c` files, else the trimmed text.
-pub fn read_value(path: &str, cx: &FixCtx) -> Result<String, String> {
+pub fn read_value(path: &str, cx: &FixCtx) -> Result<String, FixError> {
     let raw = cx
         .host
         .read_file(path)
-        .map_err(|e| format!("cannot read {path}: {e}"))?;
+        .map_err(FixError::io(format!("cannot read {path}")))?;
     let t = String::from_utf8_lossy(&raw).trim().to_string();
     if let (Some(a), Some(b)) = (t.find('['), t.find(']'))
         && a < b
@@ -22,9 +23,11 @@ pub fn read_value(path: &str, cx: &FixCtx) -> Result<String, String> {
     Ok(t)
 }
 
-fn check_path(path: &str) -> Result<(), String> {
+fn check_path(path: &str) -> Result<(), FixError> {
     if !path.starts_with("/sys/") || path.contains("/../") {
-        return Err(format!("sysfs.write writes under /sys only, not `{path}`"));
+        return Err(FixError::Failed(format!(
+            "sysfs.write writes under /sys only, not `{path}`"
+        )));
     }
     Ok(())
 }
@@ -34,7 +37,7 @@ impl Fix for SysfsWrite {
     fn name(&self) -> &'static str {
         "sysfs.write"
     }
-    fn prepare(&self, params: &SysfsWriteParams, cx: &FixCtx) -> Result<Vec<Prepared>, String> {
+    fn prepare(&self, params: &SysfsWriteParams, cx: &FixCtx) -> Result<Vec<Prepared>, FixError> {
         let path = params.path.as_str();
         check_path(path)?;
         let want = params.value.text();
@@ -50,31 +53,31 @@ impl Fix for SysfsWrite {
             json!(want),
         )])
     }
-    fn fingerprint(&self, change: &PlannedChange, cx: &FixCtx) -> Result<String, String> {
+    fn fingerprint(&self, change: &PlannedChange, cx: &FixCtx) -> Result<String, FixError> {
         Ok(value_fingerprint(&json!(read_value(&change.target, cx)?)))
     }
     fn after_fingerprint(&self, change: &PlannedChange) -> String {
         value_fingerprint(&after_value(change))
     }
-    fn save(&self, change: &PlannedChange, cx: &FixCtx) -> Result<Prior, String> {
+    fn save(&self, change: &PlannedChange, cx: &FixCtx) -> Result<Prior, FixError> {
         Ok(Prior::Value {
             value: json!(read_value(&change.target, cx)?),
         })
     }
-    fn apply(&self, change: &PlannedChange, cx: &FixCtx) -> Result<(), String> {
+    fn apply(&self, change: &PlannedChange, cx: &FixCtx) -> Result<(), FixError> {
         check_path(&change.target)?;
         let v = after_value(change);
         cx.host
             .write_runtime(&change.target, v.as_str().unwrap_or_default())
-            .map_err(|e| format!("cannot write {}: {e}", change.target))
+            .map_err(FixError::io(format!("cannot write {}", change.target)))
     }
-    fn undo(&self, change: &PlannedChange, prior: &Prior, cx: &FixCtx) -> Result<(), String> {
+    fn undo(&self, change: &PlannedChange, prior: &Prior, cx: &FixCtx) -> Result<(), FixError> {
         let Prior::Value { value } = prior else {
-            return Err("journal holds no value for this change".into());
+            return Err(FixError::NoPrior { what: "value" });
         };
         cx.host
             .write_runtime(&change.target, value.as_str().unwrap_or_default())
-            .map_err(|e| format!("cannot restore {}: {e}", change.target))
+            .map_err(FixError::io(format!("cannot restore {}", change.target)))
     }
 }
 

@@ -349,8 +349,8 @@ impl CuError {
 }
 
 impl Api {
-    /// Resolve every symbol; the first that is missing is the error.
-    fn load(lib: &Library) -> Result<Api, String> {
+    /// Resolve every symbol; the error is the name of the first that is missing.
+    fn load(lib: &Library) -> Result<Api, &'static str> {
         macro_rules! sym {
             ($($name:literal),+) => {{
                 let mut found = None;
@@ -367,12 +367,7 @@ impl Api {
                 )+
                 match found {
                     Some(f) => f,
-                    None => {
-                        return Err(format!(
-                            "libcuda.so.1 has no `{}` (a driver older than CUDA 11?)",
-                            [$($name),+][0]
-                        ))
-                    }
+                    None => return Err([$($name),+][0]),
                 }
             }};
         }
@@ -441,7 +436,12 @@ fn check() -> CudaCheck {
     };
     let api = match Api::load(&lib) {
         Ok(a) => a,
-        Err(e) => return failed(started, e),
+        Err(missing) => {
+            return failed(
+                started,
+                format!("libcuda.so.1 has no `{missing}` (a driver older than CUDA 11?)"),
+            );
+        }
     };
     let mut out = failed(started, String::new());
     out.error = None;

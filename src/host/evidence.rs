@@ -7,7 +7,7 @@
 //! combined with a live host; on a machine without an NVIDIA driver it is judged alone
 //! ([`EvidenceHost::inputs_only`]), since that machine cannot be the one the job ran on.
 
-use super::{CommandOutput, FileMeta, GpuSample, Host, NOT_IN_EVIDENCE, NvmlReading};
+use super::{CommandOutput, FileMeta, GpuSample, Host, HostError, NOT_IN_EVIDENCE, NvmlReading};
 use crate::evidence::segment::{nearest, segment_shared};
 use crate::evidence::{EvidenceKind, HostPart};
 use std::collections::BTreeMap;
@@ -87,10 +87,14 @@ impl EvidenceHost {
                     }
                     None => String::new(),
                 };
-                anyhow::bail!(
-                    "--evidence {}: cannot tell what this is: no line reads as any kind gpufix knows{near}\nhelp: `gpufix list --evidence` lists the kinds of text gpufix reads, with a command that produces each",
-                    p.display()
-                );
+                return Err(crate::trust::TrustError {
+                    message: format!(
+                        "--evidence {}: cannot tell what this is: no line reads as any kind gpufix knows{near}",
+                        p.display()
+                    ),
+                    help: "`gpufix list --evidence` lists the kinds of text gpufix reads, with a command that produces each".into(),
+                }
+                .into());
             }
             let mut gpus = 0;
             let several = reading.parts.len() > 1;
@@ -141,10 +145,14 @@ impl EvidenceHost {
             HostPart::Shown => {}
         }
         if *gpus > MAX_GPUS {
-            anyhow::bail!(
-                "--evidence {}: nvidia-smi output of {gpus} GPUs; one host has at most {MAX_GPUS}\nhelp: give the output of one host (`nvidia-smi -q > smi.txt` on the node the job ran on), not several pasted together",
-                p.display(),
-            );
+            return Err(crate::trust::TrustError {
+                message: format!(
+                    "--evidence {}: nvidia-smi output of {gpus} GPUs; one host has at most {MAX_GPUS}",
+                    p.display(),
+                ),
+                help: "give the output of one host (`nvidia-smi -q > smi.txt` on the node the job ran on), not several pasted together".into(),
+            }
+            .into());
         }
         Ok(())
     }
@@ -182,18 +190,22 @@ impl Host for EvidenceHost {
     fn run(&self, argv: &[String], _timeout: Duration) -> io::Result<CommandOutput> {
         Err(missing(&format!("`{}`", argv.join(" "))))
     }
-    fn nvml(&self) -> Result<NvmlReading, String> {
+    fn nvml(&self) -> Result<NvmlReading, HostError> {
         match (&self.nvml, &self.nvml_error) {
             (Some(r), _) => Ok(r.clone()),
             // the paste is nvidia-smi failing: NVML could not read the GPUs on that host
-            (None, Some(e)) => Err(e.clone()),
-            (None, None) => Err(format!("NVML readings: {NOT_IN_EVIDENCE}")),
+            (None, Some(e)) => Err(HostError::NvmlInit { message: e.clone() }),
+            (None, None) => Err(HostError::NotInEvidence {
+                what: "NVML readings".into(),
+            }),
         }
     }
-    fn nvml_sample(&self) -> Result<Vec<GpuSample>, String> {
+    fn nvml_sample(&self) -> Result<Vec<GpuSample>, HostError> {
         match &self.nvml {
             Some(r) => Ok(r.gpus.iter().map(|g| g.sample()).collect()),
-            None => Err(format!("NVML samples: {NOT_IN_EVIDENCE}")),
+            None => Err(HostError::NotInEvidence {
+                what: "NVML samples".into(),
+            }),
         }
     }
     fn env(&self) -> BTreeMap<String, String> {

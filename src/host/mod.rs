@@ -8,6 +8,7 @@
 
 pub mod cuda_cache;
 pub mod cuda_check;
+pub mod error;
 pub mod evidence;
 pub mod real;
 pub mod recorded;
@@ -20,6 +21,7 @@ use std::time::Duration;
 
 pub use crate::vocab::nvml::{Field, GpuReading, GpuSample, NvmlReading};
 pub use cuda_check::CudaCheck;
+pub use error::HostError;
 
 /// What a command printed. `timed_out` means the whole process group was killed at the deadline.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -57,25 +59,25 @@ pub trait Host: Send + Sync {
     /// Run an argv (never a shell) in its own process group; the deadline kills the group.
     fn run(&self, argv: &[String], timeout: Duration) -> io::Result<CommandOutput>;
     /// One full NVML reading of every GPU. `Err` means NVML could not be initialised at all.
-    fn nvml(&self) -> Result<NvmlReading, String>;
+    fn nvml(&self) -> Result<NvmlReading, HostError>;
     /// A light NVML reading (utilization, clocks, power) used repeatedly by sampled probes.
-    fn nvml_sample(&self) -> Result<Vec<GpuSample>, String>;
+    fn nvml_sample(&self) -> Result<Vec<GpuSample>, HostError>;
     /// Each GPU's PCIe throughput (NVML's byte counters over its own 20 ms window), for
     /// `gpufix record`; not part of [`Host::nvml_sample`] because each read costs that window.
     /// `Err` where this host cannot read it (a snapshot, pasted evidence).
-    fn nvml_pcie(&self) -> Result<Vec<PcieThroughput>, String> {
-        Err(format!(
-            "{}: PCIe throughput is not recorded here",
-            self.describe()
+    fn nvml_pcie(&self) -> Result<Vec<PcieThroughput>, HostError> {
+        Err(HostError::unsupported(
+            self.describe(),
+            "PCIe throughput is not recorded here",
         ))
     }
     /// The native CUDA check ([`cuda_check`]: context, copy and a tiny kernel on every GPU CUDA
     /// sees) under `deadline`. A check that ran and failed is `Ok` with `ok: false`; `Err`
     /// means this host cannot run it (pasted evidence, a snapshot that did not record it).
-    fn cuda_check(&self, _deadline: Duration) -> Result<CudaCheck, String> {
-        Err(format!(
-            "{}: the CUDA check cannot run here",
-            self.describe()
+    fn cuda_check(&self, _deadline: Duration) -> Result<CudaCheck, HostError> {
+        Err(HostError::unsupported(
+            self.describe(),
+            "the CUDA check cannot run here",
         ))
     }
     /// Read a file a job named (through its argv, working directory, environment, config
@@ -205,19 +207,25 @@ pub trait Host: Send + Sync {
         ))
     }
     /// Apply one NVML setting to one GPU.
-    fn nvml_set(&self, _gpu: u32, _setting: &NvmlSetting) -> Result<(), String> {
-        Err(format!("{}: cannot change GPU settings", self.describe()))
+    fn nvml_set(&self, _gpu: u32, _setting: &NvmlSetting) -> Result<(), HostError> {
+        Err(HostError::unsupported(
+            self.describe(),
+            "cannot change GPU settings",
+        ))
     }
     /// Load (`true`) or unload a kernel module.
-    fn set_module(&self, name: &str, _loaded: bool) -> Result<(), String> {
-        Err(format!(
-            "{}: cannot load or unload `{name}`",
-            self.describe()
+    fn set_module(&self, name: &str, _loaded: bool) -> Result<(), HostError> {
+        Err(HostError::unsupported(
+            self.describe(),
+            format!("cannot load or unload `{name}`"),
         ))
     }
     /// Remount a mount point with the given options (`remount,noatime`).
-    fn remount(&self, mount_point: &str, _options: &str) -> Result<(), String> {
-        Err(format!("{}: cannot remount {mount_point}", self.describe()))
+    fn remount(&self, mount_point: &str, _options: &str) -> Result<(), HostError> {
+        Err(HostError::unsupported(
+            self.describe(),
+            format!("cannot remount {mount_point}"),
+        ))
     }
 }
 

@@ -9,7 +9,7 @@
 //! captured, each in its own process group; at the deadline the whole group is killed, so a
 //! script's background grandchildren do not outlive gpufix.
 
-use super::{CommandOutput, FileMeta, Host};
+use super::{CommandOutput, FileMeta, Host, HostError};
 use crate::vocab::nvml::{Field, GpuReading, GpuSample, NvLink, NvmlReading, ProcessMem};
 use nvml_wrapper::Nvml;
 use nvml_wrapper::bitmasks::device::ThrottleReasons;
@@ -43,7 +43,7 @@ pub struct RealHost {
     /// Shared with the thread [`Host::warm_up`] may have started.
     nvml: std::sync::Arc<OnceLock<NvmlState>>,
     /// The whole reading [`Host::warm_up`] started, for the first [`Host::nvml`] call to take.
-    prefetched: Prefetch<Result<NvmlReading, String>>,
+    prefetched: Prefetch<Result<NvmlReading, HostError>>,
     /// Every file read through a job ([`Host::read_job_file`]) and the owner it was read as:
     /// a fix writes it as that owner.
     job_files: std::sync::Mutex<BTreeMap<String, crate::authority::Owner>>,
@@ -98,7 +98,7 @@ impl<T: Send + 'static> Prefetch<T> {
 }
 
 struct NvmlState {
-    nvml: Result<Nvml, String>,
+    nvml: Result<Nvml, HostError>,
     init_ms: f64,
 }
 
@@ -148,7 +148,7 @@ impl RealHost {
         self.nvml.get_or_init(init_nvml)
     }
 
-    fn nvml_handle(&self) -> Result<(&Nvml, f64), String> {
+    fn nvml_handle(&self) -> Result<(&Nvml, f64), HostError> {
         let st = self.nvml_state();
         match &st.nvml {
             Ok(n) => Ok((n, st.init_ms)),
@@ -312,8 +312,8 @@ pub fn trusted_program(name: &str) -> io::Result<PathBuf> {
 }
 
 /// A sentence a user can act on, rather than the wrapper's enum name.
-fn init_message(e: NvmlError) -> String {
-    match e {
+fn init_message(e: NvmlError) -> HostError {
+    let message = match e {
         NvmlError::LibloadingError(_) | NvmlError::LibraryNotFound => {
             "NVML cannot be loaded: libnvidia-ml.so.1 not found (is the NVIDIA driver installed?)"
                 .to_string()
@@ -325,6 +325,32 @@ fn init_message(e: NvmlError) -> String {
             "NVML was refused permission to talk to the NVIDIA driver".to_string()
         }
         other => format!("NVML initialization failed: {other}"),
+    };
+    HostError::NvmlInit { message }
+}
+
+/// An NVML call that failed after NVML was initialised (`count GPUs`, `open GPU 3`).
+fn nvml_call(what: &str, e: NvmlError) -> HostError {
+    HostError::NvmlCall {
+        what: what.into(),
+        message: e.to_string(),
+    }
+}
+
+/// Run a program that changes the host (`modprobe`, `mount`): argv, no shell, a minute at
+/// most; a failure keeps its argv, status and stderr.
+fn run_change(argv: Vec<String>) -> Result<(), HostError> {
+    let o = run_command(&argv, Duration::from_secs(60)).map_err(|e| HostError::Spawn {
+        program: argv[0].clone(),
+        message: e.to_string(),
+    })?;
+    match o.status {
+        Some(0) => Ok(()),
+        status => Err(HostError::Command {
+            argv,
+            status,
+            stderr: o.stderr.trim().to_string(),
+        }),
     }
 }
 
@@ -461,20 +487,20 @@ fn each_on_a_thread<I: Copy + Send, R: Send>(
 
 /// One full reading of every GPU, each GPU on its own thread (a GPU's reading is milliseconds
 /// of driver calls; an 8-GPU node read in sequence would wait for all of them one by one).
-fn read_all(st: &NvmlState) -> Result<NvmlReading, String> {
+fn read_all(st: &NvmlState) -> Result<NvmlReading, HostError> {
     let nvml = match &st.nvml {
         Ok(n) => n,
         Err(e) => return Err(e.clone()),
     };
     let count = nvml
         .device_count()
-        .map_err(|e| format!("NVML cannot count GPUs: {e}"))?;
+        .map_err(|e| nvml_call("count GPUs", e))?;
     let indices: Vec<u32> = (0..count).collect();
     let gpus = each_on_a_thread("nvml-gpu", &indices, |i| {
-        read_gpu(nvml, i).map_err(|e| format!("NVML cannot open GPU {i}: {e}"))
+        read_gpu(nvml, i).map_err(|e| nvml_call(&format!("open GPU {i}"), e))
     })
     .into_iter()
-    .collect::<Result<Vec<_>, String>>()?;
+    .collect::<Result<Vec<_>, HostError>>()?;
     Ok(NvmlReading {
         driver_version: field(nvml.sys_driver_version()),
         cuda_driver_version: field(nvml.sys_cuda_driver_version()),
@@ -1050,14 +1076,22 @@ impl Host for RealHost {
         )
         .map_err(|e| io::Error::new(io::ErrorKind::PermissionDenied, e.to_string()))
     }
-    fn nvml_set(&self, gpu: u32, setting: &super::NvmlSetting) -> Result<(), String> {
+    fn nvml_set(&self, gpu: u32, setting: &super::NvmlSetting) -> Result<(), HostError> {
         // a change makes a reading taken before it stale
         self.prefetched.discard();
         self.nvml_handle()?;
-        self.set_on_gpu(gpu, setting)
-            .map_err(|e| format!("GPU {gpu}: {e}"))
+        self.set_on_gpu(gpu, setting).map_err(|e| match e {
+            NvmlError::NotSupported => HostError::NotSupported {
+                gpu,
+                message: e.to_string(),
+            },
+            e => HostError::Setting {
+                gpu,
+                message: e.to_string(),
+            },
+        })
     }
-    fn set_module(&self, name: &str, loaded: bool) -> Result<(), String> {
+    fn set_module(&self, name: &str, loaded: bool) -> Result<(), HostError> {
         // a change makes a reading taken before it stale
         self.prefetched.discard();
         let mut argv = vec!["modprobe".to_string()];
@@ -1065,34 +1099,16 @@ impl Host for RealHost {
             argv.push("-r".into());
         }
         argv.extend(["--".to_string(), name.to_string()]);
-        let o = run_command(&argv, Duration::from_secs(60))
-            .map_err(|e| format!("cannot run modprobe: {e}"))?;
-        match o.status {
-            Some(0) => Ok(()),
-            s => Err(format!(
-                "`{}` exited {s:?}: {}",
-                argv.join(" "),
-                o.stderr.trim()
-            )),
-        }
+        run_change(argv)
     }
-    fn remount(&self, mount_point: &str, options: &str) -> Result<(), String> {
+    fn remount(&self, mount_point: &str, options: &str) -> Result<(), HostError> {
         // a change makes a reading taken before it stale
         self.prefetched.discard();
         let argv: Vec<String> = ["mount", "-o", options, "--", mount_point]
             .iter()
             .map(|s| s.to_string())
             .collect();
-        let o = run_command(&argv, Duration::from_secs(60))
-            .map_err(|e| format!("cannot run mount: {e}"))?;
-        match o.status {
-            Some(0) => Ok(()),
-            s => Err(format!(
-                "`{}` exited {s:?}: {}",
-                argv.join(" "),
-                o.stderr.trim()
-            )),
-        }
+        run_change(argv)
     }
     fn describe(&self) -> String {
         match &self.root {
@@ -1254,7 +1270,7 @@ impl Host for RealHost {
         });
     }
 
-    fn cuda_check(&self, deadline: Duration) -> Result<super::CudaCheck, String> {
+    fn cuda_check(&self, deadline: Duration) -> Result<super::CudaCheck, HostError> {
         let cached = self
             .cuda_cache
             .as_ref()
@@ -1271,24 +1287,24 @@ impl Host for RealHost {
         Ok(r)
     }
 
-    fn nvml(&self) -> Result<NvmlReading, String> {
+    fn nvml(&self) -> Result<NvmlReading, HostError> {
         match self.prefetched.take(PREFETCH_FRESH) {
             Some(r) => r,
             None => read_all(self.nvml_state()),
         }
     }
 
-    fn nvml_pcie(&self) -> Result<Vec<super::PcieThroughput>, String> {
+    fn nvml_pcie(&self) -> Result<Vec<super::PcieThroughput>, HostError> {
         use nvml_wrapper::enum_wrappers::device::PcieUtilCounter;
         let (nvml, _) = self.nvml_handle()?;
         let count = nvml
             .device_count()
-            .map_err(|e| format!("NVML cannot count GPUs: {e}"))?;
+            .map_err(|e| nvml_call("count GPUs", e))?;
         (0..count)
             .map(|i| {
                 let d = nvml
                     .device_by_index(i)
-                    .map_err(|e| format!("NVML cannot open GPU {i}: {e}"))?;
+                    .map_err(|e| nvml_call(&format!("open GPU {i}"), e))?;
                 Ok(super::PcieThroughput {
                     index: i,
                     rx_kb_s: field(d.pcie_throughput(PcieUtilCounter::Receive)),
@@ -1298,13 +1314,13 @@ impl Host for RealHost {
             .collect()
     }
 
-    fn nvml_sample(&self) -> Result<Vec<GpuSample>, String> {
+    fn nvml_sample(&self) -> Result<Vec<GpuSample>, HostError> {
         let (nvml, _) = self.nvml_handle()?;
         let count = nvml
             .device_count()
-            .map_err(|e| format!("NVML cannot count GPUs: {e}"))?;
+            .map_err(|e| nvml_call("count GPUs", e))?;
         (0..count)
-            .map(|i| sample_gpu(nvml, i).map_err(|e| format!("NVML cannot open GPU {i}: {e}")))
+            .map(|i| sample_gpu(nvml, i).map_err(|e| nvml_call(&format!("open GPU {i}"), e)))
             .collect()
     }
 
@@ -1503,9 +1519,10 @@ mod tests {
         if let Err(e) = h.nvml() {
             if !Path::new("/proc/driver/nvidia").exists() {
                 assert_eq!(
-                    e,
+                    e.to_string(),
                     "NVML cannot be loaded: libnvidia-ml.so.1 not found (is the NVIDIA driver installed?)"
                 );
+                assert!(matches!(e, HostError::NvmlInit { .. }), "{e:?}");
             }
             // Initialised once: the second call answers the same without retrying.
             assert_eq!(h.nvml_sample().unwrap_err(), e);

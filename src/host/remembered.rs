@@ -9,7 +9,9 @@
 //! ([`crate::plan::JobFacts`]), so the job's files are still read and written with the job
 //! owner's authority, never root's.
 
-use super::{CommandOutput, CudaCheck, FileMeta, GpuSample, Host, NvmlReading, NvmlSetting};
+use super::{
+    CommandOutput, CudaCheck, FileMeta, GpuSample, Host, HostError, NvmlReading, NvmlSetting,
+};
 use crate::authority::Owner;
 use std::collections::BTreeMap;
 use std::io;
@@ -74,10 +76,10 @@ impl Host for HostView {
     fn run(&self, argv: &[String], timeout: Duration) -> io::Result<CommandOutput> {
         self.inner.run(argv, timeout)
     }
-    fn nvml(&self) -> Result<NvmlReading, String> {
+    fn nvml(&self) -> Result<NvmlReading, HostError> {
         self.inner.nvml()
     }
-    fn nvml_sample(&self) -> Result<Vec<GpuSample>, String> {
+    fn nvml_sample(&self) -> Result<Vec<GpuSample>, HostError> {
         let r = self.inner.nvml_sample();
         if let (Some(taps), Ok(samples)) = (&self.taps, &r) {
             let mut t = taps.lock().unwrap_or_else(|e| e.into_inner());
@@ -93,10 +95,10 @@ impl Host for HostView {
         }
         r
     }
-    fn nvml_pcie(&self) -> Result<Vec<super::PcieThroughput>, String> {
+    fn nvml_pcie(&self) -> Result<Vec<super::PcieThroughput>, HostError> {
         self.inner.nvml_pcie()
     }
-    fn cuda_check(&self, deadline: Duration) -> Result<CudaCheck, String> {
+    fn cuda_check(&self, deadline: Duration) -> Result<CudaCheck, HostError> {
         self.inner.cuda_check(deadline)
     }
     fn read_job_file(&self, pid: u32, path: &str, max: u64) -> io::Result<Vec<u8>> {
@@ -140,13 +142,13 @@ impl Host for HostView {
     fn write_runtime(&self, path: &str, value: &str) -> io::Result<()> {
         self.inner.write_runtime(path, value)
     }
-    fn nvml_set(&self, gpu: u32, setting: &NvmlSetting) -> Result<(), String> {
+    fn nvml_set(&self, gpu: u32, setting: &NvmlSetting) -> Result<(), HostError> {
         self.inner.nvml_set(gpu, setting)
     }
-    fn set_module(&self, name: &str, loaded: bool) -> Result<(), String> {
+    fn set_module(&self, name: &str, loaded: bool) -> Result<(), HostError> {
         self.inner.set_module(name, loaded)
     }
-    fn remount(&self, mount_point: &str, options: &str) -> Result<(), String> {
+    fn remount(&self, mount_point: &str, options: &str) -> Result<(), HostError> {
         self.inner.remount(mount_point, options)
     }
 }

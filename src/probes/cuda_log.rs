@@ -433,7 +433,7 @@ impl Probe for CudaCompat {
                 },
                 // nothing from the text and no NVML: the probe cannot tell (with pasted evidence
                 // only, NVML's message says it is not in the evidence: not applicable)
-                Err(e) if !text_seen => return ProbeOutcome::Unknown(e),
+                Err(e) if !text_seen => return ProbeOutcome::Unknown(e.into()),
                 Err(_) => {}
             },
         }

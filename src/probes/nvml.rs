@@ -354,7 +354,10 @@ impl Probe for Nvml {
     fn run(&self, _params: &super::NoParams, ctx: &ProbeCtx) -> ProbeOutcome {
         match ctx.host.nvml() {
             Ok(r) => ProbeOutcome::Value(reading_json(&r)),
-            Err(e) if e.contains(crate::host::NOT_IN_EVIDENCE) => ProbeOutcome::Unknown(e),
+            // what pasted evidence does not cover is unknown; an NVML that failed is a reading
+            Err(e @ crate::host::HostError::NotInEvidence { .. }) => {
+                ProbeOutcome::Unknown(e.into())
+            }
             Err(e) => ProbeOutcome::Value(json!({ "available": false, "error": e })),
         }
     }

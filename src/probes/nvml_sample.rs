@@ -239,7 +239,7 @@ impl Probe for NvmlSample {
                     interval,
                     0,
                 ),
-                Err(e) => ProbeOutcome::Unknown(e),
+                Err(e) => ProbeOutcome::Unknown(e.into()),
             };
         }
         for i in 0..n {
@@ -248,7 +248,7 @@ impl Probe for NvmlSample {
             }
             match ctx.host.nvml_sample() {
                 Ok(s) => readings.extend(s),
-                Err(e) if i == 0 => return ProbeOutcome::Unknown(e),
+                Err(e) if i == 0 => return ProbeOutcome::Unknown(e.into()),
                 Err(_) => failed += 1,
             }
         }
@@ -379,7 +379,7 @@ mod tests {
 mod zero_window {
     use super::*;
     use crate::host::recorded::SnapshotHost;
-    use crate::host::{CommandOutput, FileMeta, Host, NvmlReading};
+    use crate::host::{CommandOutput, FileMeta, Host, HostError, NvmlReading};
     use crate::probes::{Inputs, ProbeCtx};
     use std::io;
 
@@ -408,10 +408,10 @@ mod zero_window {
         fn run(&self, a: &[String], t: Duration) -> io::Result<CommandOutput> {
             self.0.run(a, t)
         }
-        fn nvml(&self) -> Result<NvmlReading, String> {
+        fn nvml(&self) -> Result<NvmlReading, HostError> {
             self.0.nvml()
         }
-        fn nvml_sample(&self) -> Result<Vec<GpuSample>, String> {
+        fn nvml_sample(&self) -> Result<Vec<GpuSample>, HostError> {
             self.0.nvml_sample()
         }
         fn env(&self) -> std::collections::BTreeMap<String, String> {

@@ -110,7 +110,7 @@ impl Probe for GpuTopology {
         }
         match ctx.host.nvml() {
             Ok(r) => ProbeOutcome::Value(nvml_value(&r)),
-            Err(e) => ProbeOutcome::Unknown(e),
+            Err(e) => ProbeOutcome::Unknown(e.into()),
         }
     }
 }

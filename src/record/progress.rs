@@ -133,18 +133,23 @@ impl Tail {
         }
     }
 
-    fn new_text(&mut self) -> Result<String, String> {
+    /// What the log gained since the last reading. An error keeps its kind and names the file.
+    fn new_text(&mut self) -> std::io::Result<String> {
         use std::os::unix::fs::OpenOptionsExt;
         let p = self.path.display();
+        let at = |e: std::io::Error| std::io::Error::new(e.kind(), format!("{p}: {e}"));
         // the last component is not followed, and a FIFO cannot block the recording
         let mut f = std::fs::OpenOptions::new()
             .read(true)
             .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
             .open(&self.path)
-            .map_err(|e| format!("{p}: {e}"))?;
-        let m = f.metadata().map_err(|e| format!("{p}: {e}"))?;
+            .map_err(at)?;
+        let m = f.metadata().map_err(at)?;
         if !m.is_file() {
-            return Err(format!("{p} is not a regular file"));
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!("{p} is not a regular file"),
+            ));
         }
         let len = m.len();
         // the first reading starts at the end: what the job prints from now on
@@ -157,12 +162,9 @@ impl Tail {
             Some(o) if o > len => 0,
             Some(o) => o.max(len.saturating_sub(MAX_READ)),
         };
-        f.seek(SeekFrom::Start(from))
-            .map_err(|e| format!("{p}: {e}"))?;
+        f.seek(SeekFrom::Start(from)).map_err(at)?;
         let mut buf = Vec::new();
-        f.take(MAX_READ)
-            .read_to_end(&mut buf)
-            .map_err(|e| format!("{p}: {e}"))?;
+        f.take(MAX_READ).read_to_end(&mut buf).map_err(at)?;
         self.offset = Some(from + buf.len() as u64);
         Ok(String::from_utf8_lossy(&buf).into_owned())
     }

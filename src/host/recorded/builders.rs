@@ -76,7 +76,7 @@ impl SnapshotHost {
     }
 
     /// Replace every recorded NVML reading with this one.
-    pub fn set_nvml(&mut self, reading: Result<NvmlReading, String>) -> &mut Self {
+    pub fn set_nvml(&mut self, reading: Result<NvmlReading, HostError>) -> &mut Self {
         self.snap.nvml = vec![NvmlRecord::from_result(&reading)];
         self
     }
@@ -96,13 +96,13 @@ impl SnapshotHost {
     }
 
     /// Replace the recorded sample sequence.
-    pub fn set_samples(&mut self, samples: Vec<Result<Vec<GpuSample>, String>>) -> &mut Self {
+    pub fn set_samples(&mut self, samples: Vec<Result<Vec<GpuSample>, HostError>>) -> &mut Self {
         self.snap.nvml_samples = samples.iter().map(NvmlRecord::from_result).collect();
         self
     }
 
     /// Replace the recorded native CUDA check answers (`Err`: the host could not run it).
-    pub fn set_cuda_check(&mut self, check: Result<CudaCheck, String>) -> &mut Self {
+    pub fn set_cuda_check(&mut self, check: Result<CudaCheck, HostError>) -> &mut Self {
         self.snap.cuda_checks = vec![NvmlRecord::from_result(&check)];
         self
     }

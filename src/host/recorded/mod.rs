@@ -20,7 +20,7 @@ mod replay;
 mod tests;
 
 use super::CudaCheck;
-use super::{CommandOutput, FileMeta, Host};
+use super::{CommandOutput, FileMeta, Host, HostError};
 use crate::vocab::nvml::{GpuSample, NvmlReading};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -142,17 +142,19 @@ pub enum NvmlRecord<T> {
     Error(String),
 }
 
+/// The error is recorded as its text, which keeps a snapshot readable and every older one
+/// loadable; replay reads it back with [`HostError::from_recorded`].
 impl<T: Clone> NvmlRecord<T> {
-    fn from_result(r: &Result<T, String>) -> Self {
+    fn from_result(r: &Result<T, HostError>) -> Self {
         match r {
             Ok(v) => NvmlRecord::Ok(v.clone()),
-            Err(e) => NvmlRecord::Error(e.clone()),
+            Err(e) => NvmlRecord::Error(e.to_string()),
         }
     }
-    fn to_result(&self) -> Result<T, String> {
+    fn to_result(&self) -> Result<T, HostError> {
         match self {
             NvmlRecord::Ok(v) => Ok(v.clone()),
-            NvmlRecord::Error(e) => Err(e.clone()),
+            NvmlRecord::Error(e) => Err(HostError::from_recorded(e)),
         }
     }
 }

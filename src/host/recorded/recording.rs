@@ -118,19 +118,19 @@ impl Host for RecordingHost {
         self.with(|s| s.commands.entry(command_key(argv)).or_default().push(rec));
         r
     }
-    fn nvml(&self) -> Result<NvmlReading, String> {
+    fn nvml(&self) -> Result<NvmlReading, HostError> {
         let r = self.inner.nvml();
         let rec = NvmlRecord::from_result(&r);
         self.with(|s| s.nvml.push(rec));
         r
     }
-    fn nvml_sample(&self) -> Result<Vec<GpuSample>, String> {
+    fn nvml_sample(&self) -> Result<Vec<GpuSample>, HostError> {
         let r = self.inner.nvml_sample();
         let rec = NvmlRecord::from_result(&r);
         self.with(|s| s.nvml_samples.push(rec));
         r
     }
-    fn cuda_check(&self, deadline: Duration) -> Result<CudaCheck, String> {
+    fn cuda_check(&self, deadline: Duration) -> Result<CudaCheck, HostError> {
         let r = self.inner.cuda_check(deadline);
         let rec = NvmlRecord::from_result(&r);
         self.with(|s| s.cuda_checks.push(rec));

@@ -41,6 +41,14 @@ impl SnapshotHost {
     }
 
     /// Pick the answer for the next call of `key` among `n` recorded ones.
+    /// A file a recorded change starts from (`/proc/modules`, `/proc/mounts`).
+    fn read_for_change(&self, path: &str) -> Result<Vec<u8>, HostError> {
+        self.read_file(path).map_err(|e| HostError::Io {
+            path: path.into(),
+            message: e.to_string(),
+        })
+    }
+
     pub(super) fn next_index(&self, table: u8, key: &str, n: usize) -> usize {
         let mut c = self.cursors.lock().unwrap();
         let i = c.entry((table, key.to_string())).or_insert(0);
@@ -91,13 +99,13 @@ impl Host for SnapshotHost {
             .insert(path.to_string(), format!("{value}\n").into_bytes());
         Ok(())
     }
-    fn nvml_set(&self, gpu: u32, setting: &crate::host::NvmlSetting) -> Result<(), String> {
+    fn nvml_set(&self, gpu: u32, setting: &crate::host::NvmlSetting) -> Result<(), HostError> {
         let mut reading = self.nvml()?;
         let g = reading
             .gpus
             .iter_mut()
             .find(|g| g.index == gpu)
-            .ok_or_else(|| format!("no GPU {gpu}"))?;
+            .ok_or(HostError::NoGpu { gpu })?;
         match setting {
             crate::host::NvmlSetting::Persistence { enabled } => {
                 g.persistence = crate::host::Field::Ok(*enabled)
@@ -121,10 +129,8 @@ impl Host for SnapshotHost {
         self.changed.lock().unwrap().nvml = Some(reading);
         Ok(())
     }
-    fn set_module(&self, name: &str, loaded: bool) -> Result<(), String> {
-        let text =
-            String::from_utf8_lossy(&self.read_file("/proc/modules").map_err(|e| e.to_string())?)
-                .into_owned();
+    fn set_module(&self, name: &str, loaded: bool) -> Result<(), HostError> {
+        let text = String::from_utf8_lossy(&self.read_for_change("/proc/modules")?).into_owned();
         let mut lines: Vec<String> = text
             .lines()
             .filter(|l| l.split_whitespace().next() != Some(name))
@@ -142,10 +148,8 @@ impl Host for SnapshotHost {
             .insert("/proc/modules".into(), out.into_bytes());
         Ok(())
     }
-    fn remount(&self, mount_point: &str, options: &str) -> Result<(), String> {
-        let text =
-            String::from_utf8_lossy(&self.read_file("/proc/mounts").map_err(|e| e.to_string())?)
-                .into_owned();
+    fn remount(&self, mount_point: &str, options: &str) -> Result<(), HostError> {
+        let text = String::from_utf8_lossy(&self.read_for_change("/proc/mounts")?).into_owned();
         let opts = options.strip_prefix("remount,").unwrap_or(options);
         let mut found = false;
         let lines: Vec<String> = text
@@ -162,7 +166,9 @@ impl Host for SnapshotHost {
             })
             .collect();
         if !found {
-            return Err(format!("{mount_point} is not mounted"));
+            return Err(HostError::NotMounted {
+                mount_point: mount_point.into(),
+            });
         }
         self.changed.lock().unwrap().files.insert(
             "/proc/mounts".into(),
@@ -183,17 +189,19 @@ impl Host for SnapshotHost {
         let key = command_key(argv);
         self.replay(COMMANDS, &key, self.snap.commands.get(&key))
     }
-    fn nvml(&self) -> Result<NvmlReading, String> {
+    fn nvml(&self) -> Result<NvmlReading, HostError> {
         if let Some(r) = &self.changed.lock().unwrap().nvml {
             return Ok(r.clone());
         }
         let l = &self.snap.nvml;
         if l.is_empty() {
-            return Err("NVML was not recorded in this snapshot".to_string());
+            return Err(HostError::NotRecorded {
+                what: "NVML".into(),
+            });
         }
         l[self.next_index(NVML, "", l.len())].to_result()
     }
-    fn nvml_sample(&self) -> Result<Vec<GpuSample>, String> {
+    fn nvml_sample(&self) -> Result<Vec<GpuSample>, HostError> {
         let l = &self.snap.nvml_samples;
         if l.is_empty() {
             // A snapshot with a full reading but no samples still answers from the reading.
@@ -203,10 +211,12 @@ impl Host for SnapshotHost {
         }
         l[self.next_index(SAMPLES, "", l.len())].to_result()
     }
-    fn cuda_check(&self, _deadline: Duration) -> Result<CudaCheck, String> {
+    fn cuda_check(&self, _deadline: Duration) -> Result<CudaCheck, HostError> {
         let l = &self.snap.cuda_checks;
         if l.is_empty() {
-            return Err("the CUDA check was not recorded in this snapshot".to_string());
+            return Err(HostError::NotRecorded {
+                what: "the CUDA check".into(),
+            });
         }
         l[self.next_index(CUDA, "", l.len())].to_result()
     }
