@@ -93,7 +93,11 @@ const WITNESSES: &[(&str, &str, &str)] = &[
         "h11_shmlog_pytorch26009_ipc_host_254g",
     ),
     ("xla-oom", "", "h13_tf_tf1772_gpu_bfc_creating_bins"),
-    ("torchrun-failure", "", "h13_torchrun_glm130b100_exitcode1_summary"),
+    (
+        "torchrun-failure",
+        "",
+        "h13_torchrun_glm130b100_exitcode1_summary",
+    ),
     (
         "nccl-error-log",
         "h7_ncclwd_basicsr_allreduce_seq808_pgid",

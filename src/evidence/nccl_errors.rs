@@ -560,7 +560,9 @@ mod tests {
         assert!(e.shm_create_failed);
         assert_eq!(e.shm_segment_bytes, Some(7340384));
         // prose naming a segment without NCCL's path is not it
-        assert!(!looks_like("Error while creating shared memory segment for my app\n"));
+        assert!(!looks_like(
+            "Error while creating shared memory segment for my app\n"
+        ));
     }
 
     use super::*;

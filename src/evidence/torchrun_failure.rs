@@ -18,12 +18,10 @@ use std::sync::LazyLock;
 
 static EXITCODE: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^\s*exitcode\s*:\s*(-?\d+)\s*\(pid:\s*(\d+)\)").unwrap());
-static RANK: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^\s*rank\s*:\s*(-?\d+)\s*\(local_rank:\s*(-?\d+)\)").unwrap()
-});
-static SIGNAL: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"Signal (\d+) \(([A-Z0-9_/]+)\) received by PID (\d+)").unwrap()
-});
+static RANK: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^\s*rank\s*:\s*(-?\d+)\s*\(local_rank:\s*(-?\d+)\)").unwrap());
+static SIGNAL: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"Signal (\d+) \(([A-Z0-9_/]+)\) received by PID (\d+)").unwrap());
 static AGENT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"failed \(exitcode: (-?\d+)\) local_rank: (\d+) \(pid: (\d+)\) of binary").unwrap()
 });
@@ -145,8 +143,14 @@ impl super::EvidenceKind for TorchrunFailureKind {
     fn fields(&self) -> &'static [(&'static str, &'static str)] {
         &[
             ("title", "the script or binary named in `NAME FAILED`"),
-            ("root_cause_exitcode", "the first observed failure's exit code"),
-            ("root_cause_signal", "its signal name, where it was killed by one"),
+            (
+                "root_cause_exitcode",
+                "the first observed failure's exit code",
+            ),
+            (
+                "root_cause_signal",
+                "its signal name, where it was killed by one",
+            ),
             (
                 "failures",
                 "each failure: idx, root_cause, time, host, rank, local_rank, exitcode, pid, error_file, traceback, signal, signal_number",

@@ -31,10 +31,14 @@ static OOM: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(RESOURCE_EXHAUSTED|Resource exhausted): Out\s+of memory while trying to allocate (\d+) bytes").unwrap()
 });
 static REQUEST: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"Failed to allocate request for ([0-9.]+\s*[KMGT]?i?B) \((\d+)B\) on device ordinal (\d+)").unwrap()
+    Regex::new(
+        r"Failed to allocate request for ([0-9.]+\s*[KMGT]?i?B) \((\d+)B\) on device ordinal (\d+)",
+    )
+    .unwrap()
 });
 static BFC_OOM: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"Allocator \(([^)]+)\) ran out of memory trying to allocate ([0-9.]+\s*[KMGT]?i?B)").unwrap()
+    Regex::new(r"Allocator \(([^)]+)\) ran out of memory trying to allocate ([0-9.]+\s*[KMGT]?i?B)")
+        .unwrap()
 });
 static STAT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^\s*(parameter allocation|constant allocation|maybe_live_out allocation|preallocated temp allocation|preallocated temp fragmentation|total allocation|total fragmentation):\s*(\S+)(?:\s*\(([0-9.]+)%\))?").unwrap()
@@ -114,15 +118,22 @@ pub fn read(text: &str) -> Option<serde_json::Value> {
         if l.contains("gpu_bfc_allocator.cc") {
             any = true;
             if let Some(s) = l.split("] Allocating ").nth(1) {
-                out.entry("bfc_region")
-                    .or_insert_with(|| super::clip(s.trim().trim_end_matches(" bytes."), 64).into());
+                out.entry("bfc_region").or_insert_with(|| {
+                    super::clip(s.trim().trim_end_matches(" bytes."), 64).into()
+                });
             }
         }
     }
     if !any {
         return None;
     }
-    out.insert("oom".into(), (out.contains_key("oom_bytes") || out.contains_key("request_bytes") || (out.contains_key("allocator") && !not_a_failure)).into());
+    out.insert(
+        "oom".into(),
+        (out.contains_key("oom_bytes")
+            || out.contains_key("request_bytes")
+            || (out.contains_key("allocator") && !not_a_failure))
+            .into(),
+    );
     out.insert("not_a_failure".into(), not_a_failure.into());
     if !stats.is_empty() {
         out.insert("buffer_assignment".into(), stats.into());
@@ -155,20 +166,53 @@ impl super::EvidenceKind for XlaOomKind {
     }
     fn fields(&self) -> &'static [(&'static str, &'static str)] {
         &[
-            ("oom", "the text reports an allocation that failed (not the BFC's 'not a failure' retry)"),
-            ("status", "RESOURCE_EXHAUSTED (or TF 1.x's `Resource exhausted`)"),
-            ("oom_bytes", "N of `Out of memory while trying to allocate N bytes`"),
-            ("request", "S of `Failed to allocate request for S (NB) on device ordinal D`"),
+            (
+                "oom",
+                "the text reports an allocation that failed (not the BFC's 'not a failure' retry)",
+            ),
+            (
+                "status",
+                "RESOURCE_EXHAUSTED (or TF 1.x's `Resource exhausted`)",
+            ),
+            (
+                "oom_bytes",
+                "N of `Out of memory while trying to allocate N bytes`",
+            ),
+            (
+                "request",
+                "S of `Failed to allocate request for S (NB) on device ordinal D`",
+            ),
             ("request_bytes", "its N"),
             ("device_ordinal", "its D"),
             ("allocator", "the BFC allocator's name (`GPU_0_bfc`)"),
-            ("allocator_request", "the size it ran out of memory trying to allocate"),
-            ("not_a_failure", "the BFC says the caller does not treat it as a failure"),
-            ("buffer_assignment", "XLA's BufferAssignment stats: allocations and fragmentation (its buffer packing)"),
-            ("peak_buffers", "how many `Buffer K:` entries `Peak buffers:` lists"),
-            ("bfc_stats", "AllocatorStats: Limit, InUse, MaxInUse, NumAllocs, MaxAllocSize, Reserved, PeakReserved, LargestFreeBlock (bytes)"),
-            ("bins_created", "TF 1.x `gpu_bfc_allocator.cc` `Creating bin` startup lines"),
-            ("bfc_region", "the size of its `Allocating S bytes.` startup line"),
+            (
+                "allocator_request",
+                "the size it ran out of memory trying to allocate",
+            ),
+            (
+                "not_a_failure",
+                "the BFC says the caller does not treat it as a failure",
+            ),
+            (
+                "buffer_assignment",
+                "XLA's BufferAssignment stats: allocations and fragmentation (its buffer packing)",
+            ),
+            (
+                "peak_buffers",
+                "how many `Buffer K:` entries `Peak buffers:` lists",
+            ),
+            (
+                "bfc_stats",
+                "AllocatorStats: Limit, InUse, MaxInUse, NumAllocs, MaxAllocSize, Reserved, PeakReserved, LargestFreeBlock (bytes)",
+            ),
+            (
+                "bins_created",
+                "TF 1.x `gpu_bfc_allocator.cc` `Creating bin` startup lines",
+            ),
+            (
+                "bfc_region",
+                "the size of its `Allocating S bytes.` startup line",
+            ),
         ]
     }
     fn read_by(&self) -> &'static [&'static str] {
