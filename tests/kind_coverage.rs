@@ -92,6 +92,12 @@ const WITNESSES: &[(&str, &str, &str)] = &[
         "h4_log_hopsworks_shm_no_space",
         "h11_shmlog_pytorch26009_ipc_host_254g",
     ),
+    ("xla-oom", "", "h13_tf_tf1772_gpu_bfc_creating_bins"),
+    (
+        "torchrun-failure",
+        "",
+        "h13_torchrun_glm130b100_exitcode1_summary",
+    ),
     (
         "nccl-error-log",
         "h7_ncclwd_basicsr_allreduce_seq808_pgid",
@@ -229,6 +235,18 @@ const GAPS: &[(&str, Side, &str, &str)] = &[
         Side::Problem,
         "",
         "no rule reads a pasted toolkit version (the kind's read_by is empty): a version alone shows no fault",
+    ),
+    (
+        "xla-oom",
+        Side::Problem,
+        "",
+        "no rule reads an XLA or BFC out-of-memory report (the kind's read_by is empty): the program did not fit, and XLA's `total fragmentation` is its compile-time buffer packing, not a caching allocator's idle memory",
+    ),
+    (
+        "torchrun-failure",
+        Side::Problem,
+        "",
+        "no rule reads torchrun's failure summary (the kind's read_by is empty): it says how a worker ended (SIGBUS, SIGKILL, an exit code), not why; the shared-memory or kernel-log lines that would say are read by their own kinds",
     ),
     (
         "mountinfo",

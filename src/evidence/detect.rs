@@ -276,6 +276,16 @@ mod tests {
                 "RuntimeError: DataLoader worker (pid 123) is killed by signal: Bus error. It is possible that dataloader's workers are out of shared memory. Please try to raise your shared memory limit.\n",
             ),
             (
+                // github.com/patrickbryant1/AFProfile/issues/8
+                "xla-oom",
+                "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 4770354232 bytes.\nBufferAssignment OOM Debugging.\nBufferAssignment stats:\n                 total allocation:   14.44GiB\n              total fragmentation:  680.30MiB (4.60%)\n",
+            ),
+            (
+                // github.com/lzhxmu/CPPO/issues/6 (the host name shortened)
+                "torchrun-failure",
+                "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \n============================================================\nsrc/open_r1/grpo_gsm.py FAILED\n------------------------------------------------------------\nFailures:\n  <NO_OTHER_FAILURES>\n------------------------------------------------------------\nRoot Cause (first observed failure):\n[0]:\n  time      : 2025-05-21_15:43:03\n  host      : worker\n  rank      : 0 (local_rank: 0)\n  exitcode  : -9 (pid: 14750)\n  error_file: <N/A>\n  traceback : Signal 9 (SIGKILL) received by PID 14750\n============================================================\n",
+            ),
+            (
                 "nvidia-smi-error",
                 "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest NVIDIA driver is installed and running.\n",
             ),

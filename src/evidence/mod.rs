@@ -71,7 +71,9 @@ pub mod segment;
 pub mod shm_error;
 pub mod smi_tables;
 pub mod torch_memory;
+pub mod torchrun_failure;
 pub mod trace;
+pub mod xla_oom;
 
 pub use detect::{detect, detect_file};
 
@@ -247,6 +249,8 @@ pub static KINDS: &[&dyn EvidenceKind] = &[
     &ibdev2netdev::Ibdev2netdevKind,
     &torch_memory::TorchMemoryKind,
     &shm_error::ShmErrorLog,
+    &xla_oom::XlaOomKind,
+    &torchrun_failure::TorchrunFailureKind,
     // before the kernel log, whose timestamp test takes a launcher's `[80746] [rank0]:` prefix
     // for dmesg's; after the NCCL log and the OOM, whose probes read a whole log of their own
     &nccl_errors::NcclErrorsKind,

@@ -182,6 +182,11 @@ pub fn recognised_line(line: &str) -> bool {
         || RESULT.is_match(line)
         || line.contains("NCCL error in: ")
         || (line.contains("NCCL WARN") && line.contains("shared memory segment"))
+        // shmutils.cc's message with NCCL's own segment name, its `host:pid:tid [rank]` prefix
+        // and `NCCL WARN` dropped by a launcher that relays the worker's stderr (Ray's
+        // `(Runner pid=N) …`, github.com/hiyouga/EasyR1/issues/228)
+        || line.contains("Error while creating shared memory segment /dev/shm/nccl-")
+        || line.contains("Error while attaching to shared memory segment /dev/shm/nccl-")
 }
 
 pub fn looks_like(text: &str) -> bool {
@@ -545,6 +550,21 @@ impl super::EvidenceKind for NcclErrorsKind {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_segment_line_relayed_without_nccls_prefix() {
+        // github.com/hiyouga/EasyR1/issues/228 (Ray relays the worker's line without
+        // `host:pid:tid [rank] misc/shmutils.cc:N NCCL WARN`)
+        let l = "(Runner pid=868697) Error while creating shared memory segment /dev/shm/nccl-UmqSM9 (size 7340384)\n";
+        assert!(looks_like(l));
+        let e = parse_nccl_errors(l);
+        assert!(e.shm_create_failed);
+        assert_eq!(e.shm_segment_bytes, Some(7340384));
+        // prose naming a segment without NCCL's path is not it
+        assert!(!looks_like(
+            "Error while creating shared memory segment for my app\n"
+        ));
+    }
+
     use super::*;
     use crate::evidence::testutil::{fixture, prefixes};
     use proptest::prelude::*;

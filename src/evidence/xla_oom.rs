@@ -1,0 +1,304 @@
+//! Out-of-memory reports of XLA (JAX, TensorFlow with XLA, EXLA) and of the BFC allocator that
+//! XLA and TensorFlow share, read from their producers:
+//!
+//! - XLA `xla/service/buffer_assignment.cc` (openxla/xla, 2023-2024): the runtime's
+//!   `RESOURCE_EXHAUSTED: Out of memory while trying to allocate N bytes.` followed by
+//!   `BufferAssignment::ToVerboseString`: `BufferAssignment OOM Debugging.`, `StatsString`'s
+//!   `BufferAssignment stats:` lines (`parameter allocation:`, `constant allocation:`,
+//!   `maybe_live_out allocation:`, `preallocated temp allocation:`, `preallocated temp
+//!   fragmentation:`, `total allocation:`, `total fragmentation: S (P%)`) and `Peak buffers:`
+//!   with `Buffer K:` entries (`Size:`, `Operator:`, `XLA Label:`, `Shape:`);
+//! - XLA's stream-executor allocator (`StreamExecutorMemoryAllocator::Allocate`):
+//!   `Failed to allocate request for S (NB) on device ordinal D`;
+//! - the BFC allocator (`tsl/framework/bfc_allocator.cc`, before 2022
+//!   `tensorflow/core/common_runtime/bfc_allocator.cc`): `Allocator (NAME) ran out of memory
+//!   trying to allocate S` (with `(rounded to N)requested by op OP`, or `with freed_by_count=N.
+//!   The caller indicates that this is not a failure, …`), `Current allocation summary
+//!   follows.`, and `AllocatorStats::DebugString` (`Limit:`, `InUse:`, `MaxInUse:`,
+//!   `NumAllocs:`, `MaxAllocSize:`, `Reserved:`, `PeakReserved:`, `LargestFreeBlock:`);
+//!   TensorFlow 1.x's `gpu_bfc_allocator.cc` startup lines (`Creating bin of max chunk size S`,
+//!   `Allocating S bytes.`) are the same allocator being created, not an OOM.
+//!
+//! No rule reads this kind: an XLA OOM says the program did not fit, and XLA's `total
+//! fragmentation` is its buffer packing at compile time, not a caching allocator holding idle
+//! memory (`memory.allocator-fragmentation` reads PyTorch's). The reader makes the text
+//! readable and says what it holds.
+
+use regex::Regex;
+use std::sync::LazyLock;
+
+static OOM: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(RESOURCE_EXHAUSTED|Resource exhausted): Out\s+of memory while trying to allocate (\d+) bytes").unwrap()
+});
+static REQUEST: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"Failed to allocate request for ([0-9.]+\s*[KMGT]?i?B) \((\d+)B\) on device ordinal (\d+)",
+    )
+    .unwrap()
+});
+static BFC_OOM: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"Allocator \(([^)]+)\) ran out of memory trying to allocate ([0-9.]+\s*[KMGT]?i?B)")
+        .unwrap()
+});
+static STAT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^\s*(parameter allocation|constant allocation|maybe_live_out allocation|preallocated temp allocation|preallocated temp fragmentation|total allocation|total fragmentation):\s*(\S+)(?:\s*\(([0-9.]+)%\))?").unwrap()
+});
+static BFC_STAT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^\s*(Limit|InUse|MaxInUse|NumAllocs|MaxAllocSize|Reserved|PeakReserved|LargestFreeBlock):\s+(\d+)\s*$").unwrap()
+});
+static BUFFER: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\s*Buffer \d+:\s*$").unwrap());
+
+fn is_marker(l: &str) -> bool {
+    OOM.is_match(l)
+        || REQUEST.is_match(l)
+        || BFC_OOM.is_match(l)
+        || l.contains("BufferAssignment OOM Debugging.")
+        || l.contains("gpu_bfc_allocator.cc")
+        || (l.contains("bfc_allocator.cc") && l.contains("Allocator ("))
+}
+
+/// The report read as JSON; `None` when the text holds none of its lines.
+pub fn read(text: &str) -> Option<serde_json::Value> {
+    let mut out = serde_json::Map::new();
+    let mut stats = serde_json::Map::new();
+    let mut bfc = serde_json::Map::new();
+    let (mut any, mut peak, mut in_peak, mut bins) = (false, 0u64, false, 0u64);
+    let mut not_a_failure = false;
+    for l in text.lines() {
+        if let Some(c) = OOM.captures(l) {
+            any = true;
+            out.entry("status")
+                .or_insert_with(|| c[1].to_string().into());
+            out.entry("oom_bytes")
+                .or_insert_with(|| c[2].parse::<u64>().ok().into());
+        }
+        if let Some(c) = REQUEST.captures(l) {
+            any = true;
+            out.entry("request")
+                .or_insert_with(|| c[1].trim().to_string().into());
+            out.entry("request_bytes")
+                .or_insert_with(|| c[2].parse::<u64>().ok().into());
+            out.entry("device_ordinal")
+                .or_insert_with(|| c[3].parse::<u64>().ok().into());
+            if l.contains("RESOURCE_EXHAUSTED") {
+                out.entry("status")
+                    .or_insert_with(|| "RESOURCE_EXHAUSTED".into());
+            }
+        }
+        if let Some(c) = BFC_OOM.captures(l) {
+            any = true;
+            out.entry("allocator")
+                .or_insert_with(|| super::clip(&c[1], 64).into());
+            out.entry("allocator_request")
+                .or_insert_with(|| c[2].trim().to_string().into());
+            not_a_failure |= l.contains("The caller indicates that this is not a failure");
+        }
+        if l.contains("BufferAssignment OOM Debugging.") {
+            any = true;
+        }
+        if let Some(c) = STAT.captures(l) {
+            let key = c[1].replace([' ', '-'], "_");
+            stats.insert(key.clone(), c[2].to_string().into());
+            if let Some(p) = c.get(3) {
+                stats.insert(format!("{key}_pct"), p.as_str().parse::<f64>().ok().into());
+            }
+        }
+        if let Some(c) = BFC_STAT.captures(l) {
+            bfc.insert(c[1].to_string(), c[2].parse::<u64>().ok().into());
+        }
+        if l.trim() == "Peak buffers:" {
+            in_peak = true;
+        } else if in_peak && BUFFER.is_match(l) {
+            peak += 1;
+        }
+        if l.contains("Creating bin of max chunk size") {
+            bins += 1;
+            any = true;
+        }
+        if l.contains("gpu_bfc_allocator.cc") {
+            any = true;
+            if let Some(s) = l.split("] Allocating ").nth(1) {
+                out.entry("bfc_region").or_insert_with(|| {
+                    super::clip(s.trim().trim_end_matches(" bytes."), 64).into()
+                });
+            }
+        }
+    }
+    if !any {
+        return None;
+    }
+    out.insert(
+        "oom".into(),
+        (out.contains_key("oom_bytes")
+            || out.contains_key("request_bytes")
+            || (out.contains_key("allocator") && !not_a_failure))
+            .into(),
+    );
+    out.insert("not_a_failure".into(), not_a_failure.into());
+    if !stats.is_empty() {
+        out.insert("buffer_assignment".into(), stats.into());
+    }
+    out.insert("peak_buffers".into(), peak.into());
+    if !bfc.is_empty() {
+        out.insert("bfc_stats".into(), bfc.into());
+    }
+    out.insert("bins_created".into(), bins.into());
+    Some(out.into())
+}
+
+pub struct XlaOomKind;
+
+impl super::EvidenceKind for XlaOomKind {
+    fn marker(&self, line: &str) -> bool {
+        is_marker(line)
+    }
+    fn has_markers(&self) -> bool {
+        true
+    }
+    fn name(&self) -> &'static str {
+        "xla-oom"
+    }
+    fn doc(&self) -> &'static str {
+        "an XLA (JAX, TF/XLA) out-of-memory report with its BufferAssignment block, or the BFC allocator's OOM, stats or startup lines"
+    }
+    fn example(&self) -> &'static str {
+        "python train_jax.py 2>&1 | tee train.log"
+    }
+    fn fields(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            (
+                "oom",
+                "the text reports an allocation that failed (not the BFC's 'not a failure' retry)",
+            ),
+            (
+                "status",
+                "RESOURCE_EXHAUSTED (or TF 1.x's `Resource exhausted`)",
+            ),
+            (
+                "oom_bytes",
+                "N of `Out of memory while trying to allocate N bytes`",
+            ),
+            (
+                "request",
+                "S of `Failed to allocate request for S (NB) on device ordinal D`",
+            ),
+            ("request_bytes", "its N"),
+            ("device_ordinal", "its D"),
+            ("allocator", "the BFC allocator's name (`GPU_0_bfc`)"),
+            (
+                "allocator_request",
+                "the size it ran out of memory trying to allocate",
+            ),
+            (
+                "not_a_failure",
+                "the BFC says the caller does not treat it as a failure",
+            ),
+            (
+                "buffer_assignment",
+                "XLA's BufferAssignment stats: allocations and fragmentation (its buffer packing)",
+            ),
+            (
+                "peak_buffers",
+                "how many `Buffer K:` entries `Peak buffers:` lists",
+            ),
+            (
+                "bfc_stats",
+                "AllocatorStats: Limit, InUse, MaxInUse, NumAllocs, MaxAllocSize, Reserved, PeakReserved, LargestFreeBlock (bytes)",
+            ),
+            (
+                "bins_created",
+                "TF 1.x `gpu_bfc_allocator.cc` `Creating bin` startup lines",
+            ),
+            (
+                "bfc_region",
+                "the size of its `Allocating S bytes.` startup line",
+            ),
+        ]
+    }
+    fn read_by(&self) -> &'static [&'static str] {
+        &[]
+    }
+    fn detect(&self, s: &super::Sniff) -> bool {
+        s.text.lines().any(is_marker)
+    }
+    fn parse(&self, text: &str) -> Result<serde_json::Value, super::ParseError> {
+        read(text).ok_or(super::ParseError::NotThisKind(
+            "no XLA or BFC allocator out-of-memory line found",
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // github.com/patrickbryant1/AFProfile/issues/8 (a model too big for a 12 GB GPU)
+    const AFPROFILE: &str = "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 4770354232 bytes.\nBufferAssignment OOM Debugging.\nBufferAssignment stats:\n             parameter allocation:  372.76MiB\n              constant allocation:    48.5KiB\n        maybe_live_out allocation:    9.64GiB\n     preallocated temp allocation:    4.44GiB\n                 total allocation:   14.44GiB\n              total fragmentation:  680.30MiB (4.60%)\n";
+
+    #[test]
+    fn the_oom_and_its_buffer_assignment_stats() {
+        let v = read(AFPROFILE).unwrap();
+        assert_eq!(v["oom"], true);
+        assert_eq!(v["status"], "RESOURCE_EXHAUSTED");
+        assert_eq!(v["oom_bytes"], 4770354232u64);
+        let s = &v["buffer_assignment"];
+        assert_eq!(s["parameter_allocation"], "372.76MiB");
+        assert_eq!(s["constant_allocation"], "48.5KiB");
+        assert_eq!(s["maybe_live_out_allocation"], "9.64GiB");
+        assert_eq!(s["preallocated_temp_allocation"], "4.44GiB");
+        assert_eq!(s["total_allocation"], "14.44GiB");
+        assert_eq!(s["total_fragmentation"], "680.30MiB");
+        assert_eq!(s["total_fragmentation_pct"], 4.6);
+        assert_eq!(v["peak_buffers"], 0);
+    }
+
+    #[test]
+    fn peak_buffers_and_the_bfc_stats_above_it() {
+        // github.com/elixir-nx/xla/issues/32 (EXLA's log: BFC stats, then XLA's block)
+        let t = "[info] Stats: \nLimit:                      4928097484\nInUse:                      4248542720\nMaxInUse:                   4248542720\nNumAllocs:                        1040\nMaxAllocSize:                151781376\nReserved:                            0\nPeakReserved:                        0\nLargestFreeBlock:                    0\n\n[error] Execution of replica 0 failed: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 58982400 bytes.\nBufferAssignment OOM Debugging.\nBufferAssignment stats:\n                 total allocation:  112.50MiB\n              total fragmentation:         0B (0.00%)\nPeak buffers:\n        Buffer 1:\n                Size: 56.25MiB\n                Entry Parameter Subshape: f32[14745600]\n                ==========================\n\n        Buffer 2:\n";
+        let v = read(t).unwrap();
+        assert_eq!(v["oom_bytes"], 58982400);
+        assert_eq!(v["peak_buffers"], 2);
+        let b = &v["bfc_stats"];
+        assert_eq!(b["Limit"], 4928097484u64);
+        assert_eq!(b["InUse"], 4248542720u64);
+        assert_eq!(b["MaxInUse"], 4248542720u64);
+        assert_eq!(b["NumAllocs"], 1040);
+        assert_eq!(b["MaxAllocSize"], 151781376);
+        assert_eq!(b["Reserved"], 0);
+        assert_eq!(b["PeakReserved"], 0);
+        assert_eq!(b["LargestFreeBlock"], 0);
+    }
+
+    #[test]
+    fn the_stream_executor_request_and_the_bfc_oom() {
+        // github.com/google-deepmind/jax_privacy/issues/10
+        let v = read("Original error: RESOURCE_EXHAUSTED: Failed to allocate request for 176.00MiB (184549376B) on device ordinal 0\n").unwrap();
+        assert_eq!(v["oom"], true);
+        assert_eq!(v["request"], "176.00MiB");
+        assert_eq!(v["request_bytes"], 184549376);
+        assert_eq!(v["device_ordinal"], 0);
+        // github.com/tensorflow/tensorflow/issues/60401 (a real OOM)
+        let v = read("2023-04-23 01:00:16.820335: W tensorflow/core/common_runtime/bfc_allocator.cc:479] Allocator (GPU_0_bfc) ran out of memory trying to allocate 560.44MiB (rounded to 587661312)requested by op _EagerConst\n").unwrap();
+        assert_eq!(v["allocator"], "GPU_0_bfc");
+        assert_eq!(v["allocator_request"], "560.44MiB");
+        assert_eq!(v["oom"], true);
+        assert_eq!(v["not_a_failure"], false);
+        // github.com/talmolab/sleap/issues/2142: the BFC's retry that is not a failure
+        let v = read("2025-03-17 17:48:09.935747: W tensorflow/core/common_runtime/bfc_allocator.cc:275] Allocator (GPU_0_bfc) ran out of memory trying to allocate 2.10GiB with freed_by_count=0. The caller indicates that this is not a failure, but may mean that there could be performance gains if more memory were available.\n").unwrap();
+        assert_eq!(v["not_a_failure"], true);
+        assert_eq!(v["oom"], false);
+    }
+
+    #[test]
+    fn the_healthy_startup_lines() {
+        // github.com/tensorflow/tensorflow/issues/1772 (TF 0.x creating its GPU allocator)
+        let t = "I tensorflow/core/common_runtime/gpu/gpu_bfc_allocator.cc:51] Creating bin of max chunk size 8.00MiB\nI tensorflow/core/common_runtime/gpu/gpu_bfc_allocator.cc:51] Creating bin of max chunk size 16.00GiB\nI tensorflow/core/common_runtime/gpu/gpu_bfc_allocator.cc:73] Allocating 10.54GiB bytes.\n";
+        let v = read(t).unwrap();
+        assert_eq!(v["oom"], false);
+        assert_eq!(v["bins_created"], 2);
+        assert_eq!(v["bfc_region"], "10.54GiB");
+        // prose about an OOM is not the report
+        assert!(read("I get an out of memory error with jax on my GPU\n").is_none());
+    }
+}
