@@ -5,7 +5,8 @@
 //! drives the same code in tests (its `sleep` returns at once; its time is then the nominal
 //! `k × interval`). What is read, per sample:
 //! - each GPU through [`Host::nvml_sample`] (utilization, memory, SM clock, power, clocks-event
-//!   reasons) and [`Host::nvml_pcie`] (PCIe rx/tx); uuid, name and memory total once from
+//!   reasons) and PCIe rx/tx as the rate between two readings of [`Host::nvml_pcie_bytes`]'s
+//!   counters (on drivers without them, [`Host::nvml_pcie`]); uuid, name and memory total once from
 //!   [`Host::nvml`]. A metric NVML says is not supported is left out; one failed reading is
 //!   `null`.
 //! - each process of the job, as the worker census finds them
@@ -24,7 +25,7 @@
 
 pub mod progress;
 
-use crate::host::{Field, GpuSample, Host};
+use crate::host::{Field, GpuSample, Host, PcieBytes};
 use crate::probes::process::{Member, job_census, parse_stat};
 use crate::report::{Report, Verdict};
 use crate::vocab::record::*;
@@ -39,9 +40,76 @@ const TICKS_PER_SEC: f64 = 100.0;
 const CENSUS_EVERY: Duration = Duration::from_secs(5);
 /// Most processes followed (a job with hundreds of workers keeps the first ones).
 const MAX_PROCESSES: usize = 256;
-/// PCIe throughput costs NVML a 20 ms counter window per GPU and direction: read only when
-/// that stays well inside the interval.
+/// PCIe throughput costs NVML a 20 ms counter window per GPU and direction: where the byte
+/// counters cannot be read, read it only when that stays well inside the interval.
 const MAX_PCIE_GPUS: usize = 4;
+
+/// How PCIe rx/tx is read.
+#[derive(Debug, Clone)]
+enum Pcie {
+    Off,
+    /// [`Host::nvml_pcie`]: NVML's own 20 ms window per GPU and direction (drivers before 535).
+    Throughput,
+    /// [`Host::nvml_pcie_bytes`]: the rate between two readings of the byte counters; the last
+    /// reading of each GPU, with the host's clock when it was taken.
+    Counters(BTreeMap<u32, (f64, PcieBytes)>),
+}
+
+/// One GPU's PCIe rates over an interval, MB/s.
+#[derive(Debug, Clone, PartialEq)]
+struct PcieRate {
+    index: u32,
+    rx: Field<f64>,
+    tx: Field<f64>,
+}
+
+/// The rate between two readings of one counter, MB/s; `secs` the time between them.
+fn counter_rate(old: &Field<u64>, new: &Field<u64>, secs: f64) -> Field<f64> {
+    match (old, new) {
+        (Field::Ok(a), Field::Ok(b)) if b >= a && secs > 0.0 => {
+            Field::Ok((b - a) as f64 / secs / 1e6)
+        }
+        (Field::Ok(_), Field::Ok(_)) => Field::Error("the counter went back (reset)".into()),
+        (_, Field::NotSupported) => Field::NotSupported,
+        (_, Field::Error(e)) => Field::Error(e.clone()),
+        // no earlier reading to take the rate from
+        (_, Field::Ok(_)) => Field::Error("no earlier reading".into()),
+    }
+}
+
+/// The rates from each GPU's last counters to `now`'s, and `now`'s kept as the next baseline.
+fn rates_since(
+    last: &mut BTreeMap<u32, (f64, PcieBytes)>,
+    now: Vec<PcieBytes>,
+    t: f64,
+) -> Vec<PcieRate> {
+    now.into_iter()
+        .map(|b| {
+            let rate = match last.get(&b.index) {
+                Some((t0, old)) => {
+                    // NVML's own timestamps where both readings carry one, else the host's clock
+                    let secs = if old.at_us > 0 && b.at_us > old.at_us {
+                        (b.at_us - old.at_us) as f64 / 1e6
+                    } else {
+                        t - t0
+                    };
+                    PcieRate {
+                        index: b.index,
+                        rx: counter_rate(&old.rx, &b.rx, secs),
+                        tx: counter_rate(&old.tx, &b.tx, secs),
+                    }
+                }
+                None => PcieRate {
+                    index: b.index,
+                    rx: counter_rate(&Field::NotSupported, &b.rx, 0.0),
+                    tx: counter_rate(&Field::NotSupported, &b.tx, 0.0),
+                },
+            };
+            last.insert(b.index, (t, b));
+            rate
+        })
+        .collect()
+}
 
 /// What to record.
 #[derive(Debug, Clone)]
@@ -145,7 +213,7 @@ pub struct Recorder<'h> {
     job: Option<RecordJob>,
     interrupted_by: Option<String>,
     last_census: f64,
-    pcie: bool,
+    pcie: Pcie,
 }
 
 fn redact(s: &str) -> String {
@@ -180,7 +248,7 @@ impl<'h> Recorder<'h> {
             job: None,
             interrupted_by: None,
             last_census: 0.0,
-            pcie: false,
+            pcie: Pcie::Off,
             opts,
         };
         match host.nvml() {
@@ -191,13 +259,21 @@ impl<'h> Recorder<'h> {
                     acc.name = g.name.ok().cloned();
                     acc.memory_total_mib = g.memory_total.ok().map(|b| *b as f64 / 1048576.0);
                 }
-                r.pcie = full.gpus.len() <= MAX_PCIE_GPUS;
-                if !r.pcie {
-                    r.notes.push(format!(
-                        "PCIe throughput not read: {} GPUs (NVML counts each over 20 ms; gpufix reads it for at most {MAX_PCIE_GPUS} within one interval)",
-                        full.gpus.len()
-                    ));
-                }
+                r.pcie = match host.nvml_pcie_bytes() {
+                    // the counters' first reading is the baseline of the first rate
+                    Ok(b) if b.iter().any(|g| g.rx.ok().is_some() || g.tx.ok().is_some()) => {
+                        let now = if host.is_live() { host.now() } else { 0.0 };
+                        Pcie::Counters(b.into_iter().map(|g| (g.index, (now, g))).collect())
+                    }
+                    _ if full.gpus.len() <= MAX_PCIE_GPUS => Pcie::Throughput,
+                    _ => {
+                        r.notes.push(format!(
+                            "PCIe throughput not read: {} GPUs and no PCIe byte counters (driver before 535); NVML counts each GPU over 20 ms, which gpufix does for at most {MAX_PCIE_GPUS} within one interval",
+                            full.gpus.len()
+                        ));
+                        Pcie::Off
+                    }
+                };
             }
             Err(e) => r.notes.push(format!("NVML: {e}")),
         }
@@ -431,10 +507,28 @@ impl<'h> Recorder<'h> {
 
     fn read_gpus(&mut self, t: f64) {
         let samples = self.host.nvml_sample();
-        let pcie = if self.pcie {
-            self.host.nvml_pcie().ok()
-        } else {
-            None
+        let pcie: Option<Vec<PcieRate>> = match &mut self.pcie {
+            Pcie::Off => None,
+            Pcie::Throughput => self.host.nvml_pcie().ok().map(|v| {
+                v.into_iter()
+                    .map(|p| PcieRate {
+                        index: p.index,
+                        rx: fmap(&p.rx_kb_s, |kb| f64::from(kb) / 1000.0),
+                        tx: fmap(&p.tx_kb_s, |kb| f64::from(kb) / 1000.0),
+                    })
+                    .collect()
+            }),
+            Pcie::Counters(last) => {
+                let now = if self.host.is_live() {
+                    self.host.now()
+                } else {
+                    t
+                };
+                self.host
+                    .nvml_pcie_bytes()
+                    .ok()
+                    .map(|b| rates_since(last, b, now))
+            }
         };
         match samples {
             Ok(samples) => {
@@ -625,12 +719,7 @@ impl<'h> Recorder<'h> {
     }
 }
 
-fn push_gpu(
-    gpus: &mut BTreeMap<u32, GpuAcc>,
-    t: f64,
-    g: &GpuSample,
-    pcie: Option<&[crate::host::PcieThroughput]>,
-) {
+fn push_gpu(gpus: &mut BTreeMap<u32, GpuAcc>, t: f64, g: &GpuSample, pcie: Option<&[PcieRate]>) {
     let acc = gpus.entry(g.index).or_default();
     // a GPU first seen now: its columns start here (padding keeps them index-aligned)
     acc.t.push(t);
@@ -643,10 +732,8 @@ fn push_gpu(
         .field(&g.power_usage_mw, |mw| round1(f64::from(mw) / 1000.0));
     match pcie.and_then(|p| p.iter().find(|p| p.index == g.index)) {
         Some(p) => {
-            acc.rx
-                .field(&p.rx_kb_s, |kb| round1(f64::from(kb) / 1000.0));
-            acc.tx
-                .field(&p.tx_kb_s, |kb| round1(f64::from(kb) / 1000.0));
+            acc.rx.field(&p.rx, round1);
+            acc.tx.field(&p.tx, round1);
         }
         None => {
             let (r, x) = (acc.rx.supported, acc.tx.supported);
@@ -757,6 +844,14 @@ fn io_of(host: &dyn Host, pid: u32) -> Option<(u64, u64)> {
         .ok()
         .and_then(|b| procfs::process::Io::from_read(&b[..]).ok())
         .map(|io| (io.read_bytes, io.write_bytes))
+}
+
+fn fmap<T: Copy>(f: &Field<T>, g: impl Fn(T) -> f64) -> Field<f64> {
+    match f {
+        Field::Ok(v) => Field::Ok(g(*v)),
+        Field::NotSupported => Field::NotSupported,
+        Field::Error(e) => Field::Error(e.clone()),
+    }
 }
 
 fn round1(x: f64) -> f64 {
@@ -1071,6 +1166,52 @@ mod tests {
         let copy = small.clone();
         downsample(&mut small, MAX_POINTS);
         assert_eq!(small, copy);
+    }
+
+    #[test]
+    fn pcie_rates_come_from_counter_deltas_over_nvmls_own_timestamps() {
+        let b = |rx: Field<u64>, tx: Field<u64>, at_us: i64| PcieBytes {
+            index: 0,
+            rx,
+            tx,
+            at_us,
+        };
+        let mut last = BTreeMap::new();
+        // the first reading of a GPU is only a baseline
+        let r = rates_since(
+            &mut last,
+            vec![b(Field::Ok(1_000), Field::Ok(0), 1_000_000)],
+            0.0,
+        );
+        assert_eq!(r[0].rx, Field::Error("no earlier reading".into()));
+        // 50 MB in and 10 MB out over 0.25 s by NVML's clock (the host's says 0.2 s)
+        let r = rates_since(
+            &mut last,
+            vec![b(Field::Ok(50_001_000), Field::Ok(10_000_000), 1_250_000)],
+            0.2,
+        );
+        assert_eq!(
+            (r[0].rx.clone(), r[0].tx.clone()),
+            (Field::Ok(200.0), Field::Ok(40.0))
+        );
+        // no NVML timestamp: the host's clock
+        let r = rates_since(
+            &mut last,
+            vec![b(Field::Ok(50_001_000), Field::Ok(30_000_000), 0)],
+            0.4,
+        );
+        assert_eq!(
+            (r[0].rx.clone(), r[0].tx.clone()),
+            (Field::Ok(0.0), Field::Ok(100.0))
+        );
+        // a counter that went back is no rate; one not supported stays not supported
+        let r = rates_since(
+            &mut last,
+            vec![b(Field::Ok(5), Field::NotSupported, 0)],
+            0.6,
+        );
+        assert!(matches!(r[0].rx, Field::Error(_)));
+        assert_eq!(r[0].tx, Field::NotSupported);
     }
 
     #[test]

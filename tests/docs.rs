@@ -25,10 +25,18 @@ fn doc_files() -> Vec<PathBuf> {
     files
 }
 
+/// The binary the blocks run: this build's, or `GPUFIX_DOCS_BIN` (the newcomer's path: the
+/// binary `cargo install --locked --path .` put on their PATH prints what the README shows).
+fn docs_bin() -> PathBuf {
+    std::env::var_os("GPUFIX_DOCS_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| trycmd::cargo::cargo_bin("gpufix"))
+}
+
 #[test]
 fn readme_and_docs_commands_print_what_they_show() {
     trycmd::TestCases::new()
-        .register_bin("gpufix", trycmd::cargo::cargo_bin("gpufix"))
+        .register_bin("gpufix", docs_bin())
         // the same bytes on any machine: no colours, the sparkline's block characters
         .env("NO_COLOR", "1")
         .env("LC_ALL", "C.UTF-8")

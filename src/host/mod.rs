@@ -71,6 +71,16 @@ pub trait Host: Send + Sync {
             "PCIe throughput is not recorded here",
         ))
     }
+    /// Each GPU's PCIe byte counters since the driver loaded (NVML fields
+    /// `NVML_FI_DEV_PCIE_COUNT_RX_BYTES`/`TX_BYTES`, driver 535 and later): a read costs about
+    /// 0.3 ms where [`Host::nvml_pcie`] waits 21 ms per direction, and a rate from two of them
+    /// covers the whole interval, not NVML's 20 ms window. `Err` where this host cannot read them.
+    fn nvml_pcie_bytes(&self) -> Result<Vec<PcieBytes>, HostError> {
+        Err(HostError::unsupported(
+            self.describe(),
+            "PCIe byte counters are not recorded here",
+        ))
+    }
     /// The native CUDA check ([`cuda_check`]: context, copy and a tiny kernel on every GPU CUDA
     /// sees) under `deadline`. A check that ran and failed is `Ok` with `ok: false`; `Err`
     /// means this host cannot run it (pasted evidence, a snapshot that did not record it).
@@ -235,6 +245,16 @@ pub struct PcieThroughput {
     pub index: u32,
     pub rx_kb_s: Field<u32>,
     pub tx_kb_s: Field<u32>,
+}
+
+/// One GPU's PCIe byte counters as [`Host::nvml_pcie_bytes`] reads them: monotonic since the
+/// driver loaded (a counter that went back was reset), `at_us` NVML's timestamp of the reading.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PcieBytes {
+    pub index: u32,
+    pub rx: Field<u64>,
+    pub tx: Field<u64>,
+    pub at_us: i64,
 }
 
 /// A GPU setting a fix may change through NVML.

@@ -1314,6 +1314,53 @@ impl Host for RealHost {
             .collect()
     }
 
+    fn nvml_pcie_bytes(&self) -> Result<Vec<super::PcieBytes>, HostError> {
+        use nvml_wrapper::struct_wrappers::device::FieldValueSample;
+        use nvml_wrapper::sys_exports::field_id::{
+            NVML_FI_DEV_PCIE_COUNT_RX_BYTES as RX, NVML_FI_DEV_PCIE_COUNT_TX_BYTES as TX,
+        };
+        fn counter(v: Option<&Result<FieldValueSample, NvmlError>>) -> Field<u64> {
+            let v = match v {
+                Some(Ok(s)) => s.value.as_ref(),
+                Some(Err(e)) => Err(e),
+                None => return Field::NotSupported,
+            };
+            match v {
+                Ok(SampleValue::U64(b)) => Field::Ok(*b),
+                Ok(SampleValue::U32(b)) => Field::Ok(u64::from(*b)),
+                Ok(SampleValue::I64(b)) => u64::try_from(*b)
+                    .map(Field::Ok)
+                    .unwrap_or_else(|_| Field::Error(format!("negative counter {b}"))),
+                Ok(SampleValue::F64(_)) => Field::Error("a counter read as a float".into()),
+                Err(NvmlError::NotSupported) => Field::NotSupported,
+                Err(e) => Field::Error(e.to_string()),
+            }
+        }
+        let (nvml, _) = self.nvml_handle()?;
+        let count = nvml
+            .device_count()
+            .map_err(|e| nvml_call("count GPUs", e))?;
+        (0..count)
+            .map(|i| {
+                let d = nvml
+                    .device_by_index(i)
+                    .map_err(|e| nvml_call(&format!("open GPU {i}"), e))?;
+                let v = d
+                    .field_values_for(&[FieldId(RX), FieldId(TX)])
+                    .map_err(|e| nvml_call(&format!("read GPU {i}'s PCIe counters"), e))?;
+                Ok(super::PcieBytes {
+                    index: i,
+                    rx: counter(v.first()),
+                    tx: counter(v.get(1)),
+                    at_us: match v.first() {
+                        Some(Ok(s)) => s.timestamp,
+                        _ => 0,
+                    },
+                })
+            })
+            .collect()
+    }
+
     fn nvml_sample(&self) -> Result<Vec<GpuSample>, HostError> {
         let (nvml, _) = self.nvml_handle()?;
         let count = nvml

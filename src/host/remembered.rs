@@ -98,6 +98,9 @@ impl Host for HostView {
     fn nvml_pcie(&self) -> Result<Vec<super::PcieThroughput>, HostError> {
         self.inner.nvml_pcie()
     }
+    fn nvml_pcie_bytes(&self) -> Result<Vec<super::PcieBytes>, HostError> {
+        self.inner.nvml_pcie_bytes()
+    }
     fn cuda_check(&self, deadline: Duration) -> Result<CudaCheck, HostError> {
         self.inner.cuda_check(deadline)
     }
