@@ -10,7 +10,8 @@
 #   ab.json          unwatched_mean, watched_mean, slowdown_pct, per window; local_slowdown_pct
 #                    and local_ci95_pct: each B against the A either side of it (the job's speed
 #                    drifts by more than 1% over minutes; this comparison cancels a steady drift)
-#   rss.json         peak RSS of each record run, kB (target < 51200)
+#   rss.json         peak RSS of each record run, kB (target < 51200), and its CPU time in
+#                    clock ticks (1/100 s; up to the last poll, 0.5 s before it exits)
 #   rec<N>.json      each window's recording (and .err, .rc); sizes in summary.json
 #   summary.json     all of it
 # Reads only; changes nothing on the GPU. Not run in CI (it needs the GPU).
@@ -91,15 +92,19 @@ for label in "${labels[@]}"; do
         --pyspy-interval "$PYSPY_INTERVAL" -o "$ODIR/rec$i.json" >"$ODIR/rec$i.out" 2>"$ODIR/rec$i.err" &
       rp=$!
       hwm=0
+      ticks=0
       while kill -0 "$rp" 2>/dev/null; do
         v=$(awk '/^VmHWM:/ {print $2}' "/proc/$rp/status" 2>/dev/null || true)
         [[ -n $v ]] && (( v > hwm )) && hwm=$v
+        # utime + stime of gpufix itself (its threads included), last reading before it exits
+        c=$(awk '{print $14 + $15}' "/proc/$rp/stat" 2>/dev/null || true)
+        [[ -n $c ]] && ticks=$c
         sleep 0.5
       done
       rc=0; wait "$rp" || rc=$?
       echo "$rc" >"$ODIR/rec$i.rc"
       size=$(stat -c %s "$ODIR/rec$i.json" 2>/dev/null || echo null)
-      rss_rows+=("{\"window\": $i, \"rc\": $rc, \"peak_rss_kb\": $hwm, \"file_bytes\": $size}")
+      rss_rows+=("{\"window\": $i, \"rc\": $rc, \"peak_rss_kb\": $hwm, \"cpu_ticks\": $ticks, \"file_bytes\": $size}")
       log "record overhead: window $i recorded (rc $rc, peak RSS ${hwm} kB, $size bytes)"
     fi
     t1=$(date +%s.%N)
