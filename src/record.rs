@@ -50,9 +50,31 @@ enum Pcie {
     Off,
     /// [`Host::nvml_pcie`]: NVML's own 20 ms window per GPU and direction (drivers before 535).
     Throughput,
-    /// [`Host::nvml_pcie_bytes`]: the rate between two readings of the byte counters; the last
-    /// reading of each GPU, with the host's clock when it was taken.
-    Counters(BTreeMap<u32, (f64, PcieBytes)>),
+    /// [`Host::nvml_pcie_bytes`]: the bytes the counters moved over the interval.
+    Counters(Counters),
+}
+
+/// How often the PCIe counters are read within an interval while they may be 32 bits wide:
+/// on the H200 (driver 580) they wrap at 4 GiB, which a Gen5 x16 link (64 GB/s) moves in 67
+/// ms; read every 50 ms, at most one wrap lies between two readings.
+const PCIE_POLL: Duration = Duration::from_millis(50);
+
+/// The PCIe counters of every GPU over the current interval.
+#[derive(Debug, Clone, Default)]
+struct Counters {
+    /// Per GPU: the last reading and the bytes moved since the interval began.
+    gpus: BTreeMap<u32, CounterGpu>,
+    /// When the interval began (host clock).
+    since: f64,
+    /// A counter above 32 bits was seen: they are 64 bits wide, no wrap to watch for.
+    wide: bool,
+}
+
+/// One GPU's counters: the last reading of (rx, tx) and the bytes each moved this interval.
+#[derive(Debug, Clone)]
+struct CounterGpu {
+    last: (Field<u64>, Field<u64>),
+    moved: (Field<u64>, Field<u64>),
 }
 
 /// One GPU's PCIe rates over an interval, MB/s.
@@ -63,52 +85,98 @@ struct PcieRate {
     tx: Field<f64>,
 }
 
-/// The rate between two readings of one counter, MB/s; `secs` the time between them.
-fn counter_rate(old: &Field<u64>, new: &Field<u64>, secs: f64) -> Field<f64> {
-    match (old, new) {
-        (Field::Ok(a), Field::Ok(b)) if b >= a && secs > 0.0 => {
-            Field::Ok((b - a) as f64 / secs / 1e6)
-        }
-        (Field::Ok(_), Field::Ok(_)) => Field::Error("the counter went back (reset)".into()),
-        (_, Field::NotSupported) => Field::NotSupported,
-        (_, Field::Error(e)) => Field::Error(e.clone()),
-        // no earlier reading to take the rate from
-        (_, Field::Ok(_)) => Field::Error("no earlier reading".into()),
+/// Bytes a counter moved from `old` to `new`: a counter that went back but was within 32 bits
+/// wrapped once (NVML's counters are 32 bits wide on some drivers); a wide one was reset.
+fn moved(old: u64, new: u64) -> Option<u64> {
+    if new >= old {
+        Some(new - old)
+    } else if old <= u64::from(u32::MAX) {
+        Some(new + (1u64 << 32) - old)
+    } else {
+        None
     }
 }
 
-/// The rates from each GPU's last counters to `now`'s, and `now`'s kept as the next baseline.
-fn rates_since(
-    last: &mut BTreeMap<u32, (f64, PcieBytes)>,
-    now: Vec<PcieBytes>,
-    t: f64,
-) -> Vec<PcieRate> {
-    now.into_iter()
-        .map(|b| {
-            let rate = match last.get(&b.index) {
-                Some((t0, old)) => {
-                    // NVML's own timestamps where both readings carry one, else the host's clock
-                    let secs = if old.at_us > 0 && b.at_us > old.at_us {
-                        (b.at_us - old.at_us) as f64 / 1e6
-                    } else {
-                        t - t0
-                    };
-                    PcieRate {
-                        index: b.index,
-                        rx: counter_rate(&old.rx, &b.rx, secs),
-                        tx: counter_rate(&old.tx, &b.tx, secs),
-                    }
-                }
-                None => PcieRate {
-                    index: b.index,
-                    rx: counter_rate(&Field::NotSupported, &b.rx, 0.0),
-                    tx: counter_rate(&Field::NotSupported, &b.tx, 0.0),
+/// Add one reading of a counter to the bytes it moved over the interval; the first problem of
+/// the interval (not supported, an error, a reset) stays its value.
+fn add_reading(so_far: &mut Field<u64>, last: &Field<u64>, new: &Field<u64>) {
+    let Field::Ok(m) = *so_far else { return };
+    *so_far = match (last, new) {
+        (Field::Ok(a), Field::Ok(b)) => match moved(*a, *b) {
+            Some(d) => Field::Ok(m + d),
+            None => Field::Error("the counter went back (reset)".into()),
+        },
+        (_, Field::NotSupported) => Field::NotSupported,
+        (_, Field::Error(e)) => Field::Error(e.clone()),
+        // no earlier reading to count from
+        _ => Field::Error("no earlier reading".into()),
+    };
+}
+
+/// Whether a reading shows a counter wider than 32 bits.
+fn wide(b: &PcieBytes) -> bool {
+    [&b.rx, &b.tx]
+        .iter()
+        .any(|f| f.ok().is_some_and(|v| *v > u64::from(u32::MAX)))
+}
+
+impl Counters {
+    /// The counters' first reading, at `t`: the baseline of the first interval.
+    fn start(now: Vec<PcieBytes>, t: f64) -> Counters {
+        let mut c = Counters {
+            since: t,
+            ..Counters::default()
+        };
+        for b in now {
+            c.wide |= wide(&b);
+            c.gpus.insert(
+                b.index,
+                CounterGpu {
+                    last: (b.rx, b.tx),
+                    moved: (Field::Ok(0), Field::Ok(0)),
                 },
-            };
-            last.insert(b.index, (t, b));
-            rate
-        })
-        .collect()
+            );
+        }
+        c
+    }
+
+    /// One more reading within the interval.
+    fn read(&mut self, now: Vec<PcieBytes>) {
+        for b in now {
+            self.wide |= wide(&b);
+            let g = self.gpus.entry(b.index).or_insert_with(|| CounterGpu {
+                last: (Field::NotSupported, Field::NotSupported),
+                moved: (Field::Ok(0), Field::Ok(0)),
+            });
+            add_reading(&mut g.moved.0, &g.last.0, &b.rx);
+            add_reading(&mut g.moved.1, &g.last.1, &b.tx);
+            g.last = (b.rx, b.tx);
+        }
+    }
+
+    /// The interval ends at `t`: each GPU's rates over it, MB/s; the next interval begins.
+    fn rates(&mut self, t: f64) -> Vec<PcieRate> {
+        let secs = t - self.since;
+        self.since = t;
+        let rate = |m: &Field<u64>| match m {
+            Field::Ok(b) if secs > 0.0 => Field::Ok(*b as f64 / secs / 1e6),
+            Field::Ok(_) => Field::Error("no time between two readings".into()),
+            Field::NotSupported => Field::NotSupported,
+            Field::Error(e) => Field::Error(e.clone()),
+        };
+        self.gpus
+            .iter_mut()
+            .map(|(i, g)| {
+                let r = PcieRate {
+                    index: *i,
+                    rx: rate(&g.moved.0),
+                    tx: rate(&g.moved.1),
+                };
+                g.moved = (Field::Ok(0), Field::Ok(0));
+                r
+            })
+            .collect()
+    }
 }
 
 /// What to record.
@@ -263,7 +331,7 @@ impl<'h> Recorder<'h> {
                     // the counters' first reading is the baseline of the first rate
                     Ok(b) if b.iter().any(|g| g.rx.ok().is_some() || g.tx.ok().is_some()) => {
                         let now = if host.is_live() { host.now() } else { 0.0 };
-                        Pcie::Counters(b.into_iter().map(|g| (g.index, (now, g))).collect())
+                        Pcie::Counters(Counters::start(b, now))
                     }
                     _ if full.gpus.len() <= MAX_PCIE_GPUS => Pcie::Throughput,
                     _ => {
@@ -518,16 +586,17 @@ impl<'h> Recorder<'h> {
                     })
                     .collect()
             }),
-            Pcie::Counters(last) => {
+            Pcie::Counters(c) => {
                 let now = if self.host.is_live() {
                     self.host.now()
                 } else {
                     t
                 };
-                self.host
-                    .nvml_pcie_bytes()
-                    .ok()
-                    .map(|b| rates_since(last, b, now))
+                // a failed reading: no rate now; the interval goes on to the next reading
+                self.host.nvml_pcie_bytes().ok().map(|b| {
+                    c.read(b);
+                    c.rates(now)
+                })
             }
         };
         match samples {
@@ -588,9 +657,24 @@ impl<'h> Recorder<'h> {
     fn sample(&mut self) {
         let due = (self.samples + 1) as f64 * self.opts.interval.as_secs_f64();
         if self.host.is_live() {
-            let left = due - self.now();
-            if left > 0.0 {
-                self.host.sleep(Duration::from_secs_f64(left));
+            loop {
+                let left = due - self.now();
+                if left <= 0.0 {
+                    break;
+                }
+                // 32-bit PCIe counters are read every PCIE_POLL, so none wraps twice unseen
+                match &mut self.pcie {
+                    Pcie::Counters(c) if !c.wide && left > PCIE_POLL.as_secs_f64() => {
+                        self.host.sleep(PCIE_POLL);
+                        if let Ok(b) = self.host.nvml_pcie_bytes() {
+                            c.read(b);
+                        }
+                    }
+                    _ => {
+                        self.host.sleep(Duration::from_secs_f64(left));
+                        break;
+                    }
+                }
             }
         }
         self.samples += 1;
@@ -1169,49 +1253,34 @@ mod tests {
     }
 
     #[test]
-    fn pcie_rates_come_from_counter_deltas_over_nvmls_own_timestamps() {
-        let b = |rx: Field<u64>, tx: Field<u64>, at_us: i64| PcieBytes {
-            index: 0,
-            rx,
-            tx,
-            at_us,
-        };
-        let mut last = BTreeMap::new();
-        // the first reading of a GPU is only a baseline
-        let r = rates_since(
-            &mut last,
-            vec![b(Field::Ok(1_000), Field::Ok(0), 1_000_000)],
-            0.0,
-        );
-        assert_eq!(r[0].rx, Field::Error("no earlier reading".into()));
-        // 50 MB in and 10 MB out over 0.25 s by NVML's clock (the host's says 0.2 s)
-        let r = rates_since(
-            &mut last,
-            vec![b(Field::Ok(50_001_000), Field::Ok(10_000_000), 1_250_000)],
-            0.2,
-        );
+    fn pcie_rates_count_every_byte_across_32_bit_wraps() {
+        let b = |rx: Field<u64>, tx: Field<u64>| vec![PcieBytes { index: 0, rx, tx }];
+        let top = 1u64 << 32;
+        let mut c = Counters::start(b(Field::Ok(top - 1_000_000), Field::Ok(0)), 0.0);
+        assert!(!c.wide);
+        // within one interval rx wraps at 4 GiB: 1 MB before the wrap, 49 MB after it
+        c.read(b(Field::Ok(49_000_000), Field::Ok(10_000_000)));
+        c.read(b(Field::Ok(49_000_000), Field::Ok(20_000_000)));
+        let r = c.rates(0.25);
         assert_eq!(
             (r[0].rx.clone(), r[0].tx.clone()),
-            (Field::Ok(200.0), Field::Ok(40.0))
+            (Field::Ok(200.0), Field::Ok(80.0))
         );
-        // no NVML timestamp: the host's clock
-        let r = rates_since(
-            &mut last,
-            vec![b(Field::Ok(50_001_000), Field::Ok(30_000_000), 0)],
-            0.4,
-        );
-        assert_eq!(
-            (r[0].rx.clone(), r[0].tx.clone()),
-            (Field::Ok(0.0), Field::Ok(100.0))
-        );
-        // a counter that went back is no rate; one not supported stays not supported
-        let r = rates_since(
-            &mut last,
-            vec![b(Field::Ok(5), Field::NotSupported, 0)],
-            0.6,
-        );
-        assert!(matches!(r[0].rx, Field::Error(_)));
+        // the next interval counts from the last reading
+        c.read(b(Field::Ok(69_000_000), Field::Ok(20_000_000)));
+        assert_eq!(c.rates(0.45)[0].rx, Field::Ok(100.0));
+        // a counter above 32 bits is 64 wide: going back is a reset, not a wrap
+        c.read(b(Field::Ok(top + 5), Field::NotSupported));
+        assert!(c.wide);
+        c.read(b(Field::Ok(7), Field::NotSupported));
+        let r = c.rates(0.65);
+        assert!(matches!(r[0].rx, Field::Error(_)), "{:?}", r[0].rx);
         assert_eq!(r[0].tx, Field::NotSupported);
+        // a GPU first seen within an interval has no earlier reading
+        let mut c = Counters::start(Vec::new(), 0.0);
+        c.read(b(Field::Ok(5), Field::Ok(5)));
+        assert!(matches!(c.rates(0.2)[0].rx, Field::Error(_)));
+        assert_eq!((moved(10, 4), moved(top + 10, 4)), (Some(top - 6), None));
     }
 
     #[test]

@@ -248,13 +248,12 @@ pub struct PcieThroughput {
 }
 
 /// One GPU's PCIe byte counters as [`Host::nvml_pcie_bytes`] reads them: monotonic since the
-/// driver loaded (a counter that went back was reset), `at_us` NVML's timestamp of the reading.
+/// driver loaded; 32 bits wide on some drivers (580 on an H200 wraps at 4 GiB), 64 on others.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PcieBytes {
     pub index: u32,
     pub rx: Field<u64>,
     pub tx: Field<u64>,
-    pub at_us: i64,
 }
 
 /// A GPU setting a fix may change through NVML.

@@ -1352,10 +1352,6 @@ impl Host for RealHost {
                     index: i,
                     rx: counter(v.first()),
                     tx: counter(v.get(1)),
-                    at_us: match v.first() {
-                        Some(Ok(s)) => s.timestamp,
-                        _ => 0,
-                    },
                 })
             })
             .collect()
