@@ -337,8 +337,15 @@ fn from_container_spec(p: &std::path::Path, text: &str) -> ProbeOutcome {
     };
     let unknown = match gpus {
         Some((g, n)) if n != Some(0) && n != Some(1) => format!(
-            "the container sees {} GPUs (`{g}`), whose NCCL ranks share /dev/shm on the node; the number of DataLoader workers and the batch size are not in the spec",
-            n.map_or("all the host's".to_string(), |n| n.to_string())
+            "the container sees {}, whose NCCL ranks share /dev/shm on the node; the number of DataLoader workers and the batch size are not in the spec",
+            match n {
+                Some(n) => format!("{n} GPUs (`{g}`)"),
+                // a parameter the workflow fills in when it is submitted
+                None if crate::evidence::container_spec::is_templated(g) => {
+                    format!("as many GPUs as `{g}` sets")
+                }
+                None => format!("all the host's GPUs (`{g}`)"),
+            }
         ),
         _ => "the number of DataLoader workers and the batch size are not in the spec".to_string(),
     };
