@@ -847,22 +847,32 @@ fn argo_pod(t: &Yaml, workflow_volumes: &[Yaml]) -> Option<Container> {
     if let Some(n) = t.get("name").and_then(s) {
         k.name = n;
     }
-    if k.pytorch_hint.is_none() {
-        k.pytorch_hint = t
-            .get("script")
-            .and_then(|x| x.get("source"))
-            .and_then(s)
-            .and_then(|src| pytorch_hint(&src));
+    // a script's source says more than its interpreter (`python` runs any script)
+    if let Some(h) = t
+        .get("script")
+        .and_then(|x| x.get("source"))
+        .and_then(s)
+        .and_then(|src| pytorch_hint(&src))
+        && k.pytorch_hint.as_deref().is_none_or(|k| k == "python")
+    {
+        k.pytorch_hint = Some(h);
     }
     Some(k)
 }
 
-/// The pods an Argo document (or a quoted list of its templates) runs.
+/// The pods an Argo document (or a quoted list of its templates) runs that could be a GPU
+/// training step: one that asks for GPUs (`nvidia.com/gpu`, in the container or its
+/// podSpecPatch) or names a training framework. A workflow's other steps (a Python script
+/// that downloads or tokenizes data, a shell step) are left out: `python` alone does not make
+/// a template a training job, and their `/dev/shm` serves no DataLoader.
 fn argo_pods(d: &Yaml) -> Vec<Container> {
     let mut ts = Vec::new();
     argo_templates(d, &mut ts, 0);
     let wv = argo_workflow_volumes(d);
-    ts.into_iter().filter_map(|t| argo_pod(t, &wv)).collect()
+    ts.into_iter()
+        .filter_map(|t| argo_pod(t, &wv))
+        .filter(|c| c.gpus.is_some() || c.pytorch_hint.as_deref().is_some_and(|h| h != "python"))
+        .collect()
 }
 
 fn is_compose(d: &Yaml) -> bool {
@@ -1301,14 +1311,20 @@ mod tests {
         // patch naming `main`; examples/volumes-emptydir.yaml (0b0aac92): a workflow-level
         // volume mounted elsewhere leaves /dev/shm at the default
         let t = "apiVersion: argoproj.io/v1alpha1\nkind: Workflow\nmetadata:\n  generateName: pod-spec-patch-\nspec:\n  entrypoint: whalesay\n  arguments:\n    parameters:\n      - name: cpu-limit\n        value: 100m\n  templates:\n  - name: whalesay\n    podSpecPatch: '{\"containers\":[{\"name\":\"main\", \"resources\":{\"limits\":{\"cpu\": \"{{workflow.parameters.cpu-limit}}\" }}}]}'\n    container:\n      image: docker/whalesay:latest\n      command: [cowsay]\n      args: [\"hello world\"]\n";
-        let c = &parse_container_specs(t)[0].containers[0];
+        // (a step without GPUs or a training framework is not read as a training pod)
+        assert!(parse_container_specs(t).is_empty());
+        let t = t.replace(
+            "\"{{workflow.parameters.cpu-limit}}\" }",
+            "\"{{workflow.parameters.cpu-limit}}\", \"nvidia.com/gpu\": 2 }",
+        );
+        let c = &parse_container_specs(&t)[0].containers[0];
         assert_eq!(c.name, "whalesay");
-        assert_eq!(c.gpus, None);
+        assert_eq!(c.gpus.as_deref(), Some("2"));
         assert!(c.runs_other_program());
         let t = "apiVersion: argoproj.io/v1alpha1\nkind: Workflow\nmetadata:\n  generateName: volumes-emptydir-\nspec:\n  entrypoint: volumes-emptydir-example\n  volumes:\n  - name: workdir\n    emptyDir: {}\n\n  templates:\n  - name: volumes-emptydir-example\n    container:\n      image: alpine:latest\n      command: [\"/bin/sh\", \"-c\"]\n      volumeMounts:\n      - name: workdir\n        mountPath: /mnt/vol\n";
-        let c = &parse_container_specs(t)[0].containers[0];
-        assert_eq!(c.shm.how, "default");
+        assert!(parse_container_specs(t).is_empty());
         // written for this test: the workflow's volume mounted on /dev/shm by a script template
+        // that trains (its source imports torch)
         let t = t
             .replace("/mnt/vol", "/dev/shm")
             .replace("    container:", "    script:")
@@ -1318,7 +1334,11 @@ mod tests {
             );
         let c = &parse_container_specs(&t)[0].containers[0];
         assert_eq!(c.shm.how, "emptydir-disk");
-        assert_eq!(c.pytorch_hint.as_deref(), Some("python"));
+        assert_eq!(c.pytorch_hint.as_deref(), Some("torch"));
+        // the same step running a data script is not a training pod
+        // (its /dev/shm mount is still read as a quoted fragment, as any text mounting it is)
+        let t = t.replace("import torch", "import pandas");
+        assert!(parse_container_specs(&t).iter().all(|s| s.source != ARGO));
         // a bullet list is not a list of templates
         assert!(parse_container_specs("- container: image\n- image: x\n").is_empty());
     }

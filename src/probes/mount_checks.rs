@@ -368,6 +368,23 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_gpu_count_left_to_a_parameter_is_judged_and_named() {
+        // the finetuner template of github.com/coreweave/kubernetes-cloud (66bebd46), cut: the
+        // GPU count is `{{workflow.parameters.trainer_gpus}}` and nothing mounts /dev/shm
+        let t = "  - name: model-finetuner\n    podSpecPatch: |\n      containers:\n        - name: main\n          resources:\n            limits:\n              nvidia.com/gpu: \"{{workflow.parameters.trainer_gpus}}\"\n    container:\n      image: \"{{workflow.parameters.finetuner_image}}\"\n      command: [\"/usr/bin/bash\", \"-c\"]\n      args: [\"/usr/bin/python3 -m deepspeed.launcher.runner /app/finetuner.py\"]\n";
+        let ProbeOutcome::Value(v) = from_container_spec(std::path::Path::new("wf.yaml"), t) else {
+            panic!("not judged");
+        };
+        assert_eq!(v["size_mib"], json!(64.0));
+        assert!(
+            v["unknown"]
+                .as_str()
+                .unwrap()
+                .contains("as many GPUs as `{{workflow.parameters.trainer_gpus}}` sets")
+        );
+    }
+
+    #[test]
     fn data_mount_points() {
         assert!(is_data_mount_point("/data"));
         assert!(is_data_mount_point("/mnt/nvme"));
