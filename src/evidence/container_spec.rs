@@ -18,6 +18,16 @@
 //!   `hostIPC: true` mounts the node's `/dev/shm` instead. A pasted fragment of a PodSpec (the
 //!   `volumeMounts` and `volumes` lists alone, as people quote them) is read for the same two
 //!   fields: the mount at `/dev/shm` and the volume it names.
+//! - Argo Workflows: a template that runs a pod (argoproj/argo-workflows
+//!   `pkg/apis/workflow/v1alpha1/workflow_types.go`, `Template`: `container` (a core Container),
+//!   `script` (`ScriptTemplate`: a Container plus `source`), `volumes` (the template's, added to
+//!   `WorkflowSpec.volumes`), `podSpecPatch` ("strategic merge patch to apply against the pod
+//!   spec. Allows parameterization of container fields which are not strings (e.g. resource
+//!   limits)")), in a Workflow, WorkflowTemplate, CronWorkflow (`spec.workflowSpec`) or a quoted
+//!   `templates` list. The template's container runs as `main` (`workflow/common/common.go`,
+//!   `MainContainerName`); the patch's `containers` entry of that name overrides its resources
+//!   and adds its mounts, and the patch's `volumes` and `hostIPC` join the pod's. A value left
+//!   to a parameter (`"{{workflow.parameters.gpus}}"`) is a number the spec does not fix.
 //! - Which GPUs a container sees: docker's `--gpus` (`all`, `N`, `device=0,1`), the NVIDIA
 //!   container runtime (`--runtime=nvidia`, the `nvidia-docker` wrapper) exposing what
 //!   `NVIDIA_VISIBLE_DEVICES` names (`all` in NVIDIA's CUDA images; github.com/NVIDIA/nvidia-container-toolkit
@@ -43,6 +53,9 @@ pub const DEFAULT_SHM_MIB: f64 = 64.0;
 /// host's (`all`, a reservation without `count`), whose number the spec does not show.
 pub fn gpu_count(gpus: &str) -> Option<u32> {
     let g = gpus.trim().trim_matches(['"', '\'']).trim();
+    if is_templated(g) {
+        return None;
+    }
     let g = g.strip_prefix("device=").unwrap_or(g);
     match g {
         "all" | "gpu" | "" => None,
@@ -52,6 +65,13 @@ pub fn gpu_count(gpus: &str) -> Option<u32> {
             _ => Some(g.split(',').filter(|x| !x.trim().is_empty()).count() as u32),
         },
     }
+}
+
+/// A value a workflow engine or shell fills in when the job starts (Argo's
+/// `{{workflow.parameters.x}}`, Helm's `{{ .Values.x }}`, `${VAR}`, `$(VAR)`): the spec does not
+/// fix it.
+pub fn is_templated(v: &str) -> bool {
+    v.contains("{{") || v.contains("${") || v.contains("$(")
 }
 
 const SHELLS: [&str; 6] = ["bash", "sh", "zsh", "ash", "dash", "fish"];
@@ -77,7 +97,7 @@ impl Container {
 
 #[derive(Debug, Clone, Default, Serialize, PartialEq)]
 pub struct ContainerSpec {
-    /// `docker-run`, `compose` or `kubernetes`.
+    /// `docker-run`, `compose`, `kubernetes`, `argo workflow` or `kubernetes fragment`.
     pub source: &'static str,
     pub containers: Vec<Container>,
 }
@@ -668,7 +688,8 @@ fn pod_containers(spec: &Yaml) -> Vec<Container> {
     out
 }
 
-/// The YAML documents of the text: the whole text, else its fenced code blocks.
+/// The YAML documents of the text (mappings, or lists of mappings): the whole text, else its
+/// fenced code blocks.
 fn yaml_docs(text: &str) -> Vec<Yaml> {
     let parse = |t: &str| -> Vec<Yaml> {
         if t.len() > 1 << 20 {
@@ -677,7 +698,12 @@ fn yaml_docs(text: &str) -> Vec<Yaml> {
         serde_yaml::Deserializer::from_str(t)
             .take(super::MAX_ITEMS)
             .filter_map(|d| serde::Deserialize::deserialize(d).ok())
-            .filter(Yaml::is_mapping)
+            .filter(|d: &Yaml| {
+                // a mapping, or a quoted list of them (Argo's `templates`); not a bullet list
+                d.is_mapping()
+                    || d.as_sequence()
+                        .is_some_and(|v| !v.is_empty() && v.iter().all(Yaml::is_mapping))
+            })
             .collect()
     };
     let whole = parse(text);
@@ -702,6 +728,153 @@ fn yaml_docs(text: &str) -> Vec<Yaml> {
     out
 }
 
+// ---- Argo Workflows ----------------------------------------------------------------------
+
+/// The name Argo gives the container that runs a template's `container` or `script`
+/// (argo-workflows `workflow/common/common.go`, `MainContainerName`).
+const ARGO_MAIN: &str = "main";
+
+/// The Container an Argo template runs: its `container`, or its `script` (a Container with a
+/// `source`), when it names an image.
+fn argo_container(t: &Yaml) -> Option<&Yaml> {
+    ["container", "script"]
+        .iter()
+        .filter_map(|k| t.get(*k))
+        .find(|c| c.is_mapping() && c.get("image").is_some())
+}
+
+/// Every Argo template that runs a pod, anywhere in a document.
+fn argo_templates<'a>(v: &'a Yaml, out: &mut Vec<&'a Yaml>, depth: usize) {
+    if depth > 12 || out.len() >= super::MAX_ITEMS {
+        return;
+    }
+    match v {
+        Yaml::Mapping(m) => {
+            if argo_container(v).is_some() {
+                out.push(v);
+                return;
+            }
+            for (_, x) in m {
+                argo_templates(x, out, depth + 1);
+            }
+        }
+        Yaml::Sequence(items) => {
+            for x in items {
+                argo_templates(x, out, depth + 1);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The workflow-level `volumes` of an Argo Workflow/WorkflowTemplate (`spec.volumes`) or
+/// CronWorkflow (`spec.workflowSpec.volumes`), which every template's pod mounts from.
+fn argo_workflow_volumes(d: &Yaml) -> Vec<Yaml> {
+    let spec = d.get("spec");
+    [
+        spec.and_then(|s| s.get("volumes")),
+        spec.and_then(|s| s.get("workflowSpec"))
+            .and_then(|w| w.get("volumes")),
+    ]
+    .into_iter()
+    .flatten()
+    .filter_map(Yaml::as_sequence)
+    .flatten()
+    .cloned()
+    .collect()
+}
+
+/// An Argo template as the pod it runs: its container (named `main` unless it says), the
+/// template's and the workflow's volumes, and what its `podSpecPatch` adds (the `main`
+/// container's resources and mounts, volumes, `hostIPC`). A patch that is not YAML (a
+/// parameter left unquoted) is left out.
+fn argo_pod(t: &Yaml, workflow_volumes: &[Yaml]) -> Option<Container> {
+    let mut c = argo_container(t)?.as_mapping()?.clone();
+    if !c.contains_key("name") {
+        c.insert("name".into(), ARGO_MAIN.into());
+    }
+    let main = c.get("name").and_then(s).unwrap_or_default();
+    let mut volumes: Vec<Yaml> = t
+        .get("volumes")
+        .and_then(Yaml::as_sequence)
+        .into_iter()
+        .flatten()
+        .cloned()
+        .collect();
+    volumes.extend(workflow_volumes.iter().cloned());
+    let mut spec = serde_yaml::Mapping::new();
+    let patch = t
+        .get("podSpecPatch")
+        .and_then(Yaml::as_str)
+        .filter(|p| p.len() < 1 << 16)
+        .and_then(|p| serde_yaml::from_str::<Yaml>(p).ok())
+        .filter(Yaml::is_mapping);
+    if let Some(p) = &patch {
+        if let Some(h) = p.get("hostIPC") {
+            spec.insert("hostIPC".into(), h.clone());
+        }
+        volumes.extend(
+            p.get("volumes")
+                .and_then(Yaml::as_sequence)
+                .into_iter()
+                .flatten()
+                .cloned(),
+        );
+        let pc = p
+            .get("containers")
+            .and_then(Yaml::as_sequence)
+            .into_iter()
+            .flatten()
+            .find(|x| x.get("name").and_then(s).as_deref() == Some(main.as_str()));
+        if let Some(pc) = pc {
+            if let Some(r) = pc.get("resources") {
+                c.insert("resources".into(), r.clone());
+            }
+            if let Some(m) = pc.get("volumeMounts").and_then(Yaml::as_sequence) {
+                let mut mounts: Vec<Yaml> = c
+                    .get("volumeMounts")
+                    .and_then(Yaml::as_sequence)
+                    .cloned()
+                    .unwrap_or_default();
+                mounts.extend(m.iter().cloned());
+                c.insert("volumeMounts".into(), Yaml::Sequence(mounts));
+            }
+        }
+    }
+    spec.insert("containers".into(), Yaml::Sequence(vec![Yaml::Mapping(c)]));
+    spec.insert("volumes".into(), Yaml::Sequence(volumes));
+    let mut k = pod_containers(&Yaml::Mapping(spec)).into_iter().next()?;
+    if let Some(n) = t.get("name").and_then(s) {
+        k.name = n;
+    }
+    // a script's source says more than its interpreter (`python` runs any script)
+    if let Some(h) = t
+        .get("script")
+        .and_then(|x| x.get("source"))
+        .and_then(s)
+        .and_then(|src| pytorch_hint(&src))
+        && k.pytorch_hint.as_deref().is_none_or(|k| k == "python")
+    {
+        k.pytorch_hint = Some(h);
+    }
+    Some(k)
+}
+
+/// The pods an Argo document (or a quoted list of its templates) runs that could be a GPU
+/// training step: one that asks for GPUs (`nvidia.com/gpu`, in the container or its
+/// podSpecPatch) or names a training framework. A workflow's other steps (a Python script
+/// that downloads or tokenizes data, a shell step) are left out: `python` alone does not make
+/// a template a training job, and their `/dev/shm` serves no DataLoader.
+fn argo_pods(d: &Yaml) -> Vec<Container> {
+    let mut ts = Vec::new();
+    argo_templates(d, &mut ts, 0);
+    let wv = argo_workflow_volumes(d);
+    ts.into_iter()
+        .filter_map(|t| argo_pod(t, &wv))
+        .filter(|c| c.gpus.is_some() || c.pytorch_hint.as_deref().is_some_and(|h| h != "python"))
+        .collect()
+}
+
 fn is_compose(d: &Yaml) -> bool {
     d.get("services")
         .and_then(Yaml::as_mapping)
@@ -719,6 +892,9 @@ fn is_compose(d: &Yaml) -> bool {
 fn is_kubernetes(d: &Yaml) -> bool {
     d.get("apiVersion").is_some() && d.get("kind").is_some()
 }
+
+/// The source name of the pods of Argo Workflow templates (see `argo_pod`).
+pub const ARGO: &str = "argo workflow";
 
 /// The source name of a PodSpec read from a quoted fragment (see `pod_fragment`).
 pub const K8S_FRAGMENT: &str = "kubernetes fragment";
@@ -834,14 +1010,24 @@ pub fn parse_container_specs(text: &str) -> Vec<ContainerSpec> {
                 source: "compose",
                 containers,
             });
-        } else if is_kubernetes(&d) {
-            let mut specs = Vec::new();
-            pod_specs(&d, &mut specs, 0);
-            let containers: Vec<Container> = specs.into_iter().flat_map(pod_containers).collect();
-            if !containers.is_empty() {
+        } else {
+            if is_kubernetes(&d) {
+                let mut specs = Vec::new();
+                pod_specs(&d, &mut specs, 0);
+                let containers: Vec<Container> =
+                    specs.into_iter().flat_map(pod_containers).collect();
+                if !containers.is_empty() {
+                    out.push(ContainerSpec {
+                        source: "kubernetes",
+                        containers,
+                    });
+                }
+            }
+            let argo = argo_pods(&d);
+            if !argo.is_empty() {
                 out.push(ContainerSpec {
-                    source: "kubernetes",
-                    containers,
+                    source: ARGO,
+                    containers: argo,
                 });
             }
         }
@@ -875,7 +1061,8 @@ pub fn looks_like_container_spec(text: &str) -> bool {
     });
     let yamlish = text.contains("services:")
         || (text.contains("apiVersion:") && text.contains("kind:"))
-        || (text.contains("mountPath:") && text.contains("/dev/shm"));
+        || (text.contains("mountPath:") && text.contains("/dev/shm"))
+        || ((text.contains("container:") || text.contains("script:")) && text.contains("image:"));
     (has_run || yamlish) && !parse_container_specs(text).is_empty()
 }
 
@@ -887,7 +1074,7 @@ impl super::EvidenceKind for ContainerSpecKind {
         "container-spec"
     }
     fn doc(&self) -> &'static str {
-        "a container spec (`docker run` line, docker-compose.yml, Kubernetes Pod/Job/Deployment YAML): how it sizes /dev/shm and whether it runs a PyTorch job"
+        "a container spec (`docker run` line, docker-compose.yml, Kubernetes Pod/Job/Deployment YAML, Argo Workflow template): how it sizes /dev/shm and whether it runs a PyTorch job"
     }
     fn example(&self) -> &'static str {
         "cat docker-compose.yml  (or: kubectl get pod POD -o yaml)"
@@ -895,7 +1082,7 @@ impl super::EvidenceKind for ContainerSpecKind {
     fn fields(&self) -> &'static [(&'static str, &'static str)] {
         &[(
             "specs",
-            "per spec: source (docker-run, compose, kubernetes), containers (name, image, command, pytorch_hint, shm: how, size_mib, written; gpus)",
+            "per spec: source (docker-run, compose, kubernetes, argo workflow, kubernetes fragment), containers (name, image, command, pytorch_hint, shm: how, size_mib, written; gpus)",
         )]
     }
     fn read_by(&self) -> &'static [&'static str] {
@@ -908,7 +1095,7 @@ impl super::EvidenceKind for ContainerSpecKind {
         let specs = parse_container_specs(text);
         if specs.is_empty() {
             return Err(super::ParseError::NotThisKind(
-                "no docker run line, compose services or Kubernetes pod spec in the text",
+                "no docker run line, compose services, Kubernetes pod spec or Argo template in the text",
             ));
         }
         Ok(serde_json::json!({ "specs": super::to_value(&specs)? }))
@@ -1061,6 +1248,99 @@ mod tests {
         );
         // a mount elsewhere is not a /dev/shm fragment
         assert!(parse_container_specs("volumeMounts:\n- mountPath: /data\n  name: d\n").is_empty());
+    }
+
+    #[test]
+    fn argo_templates_run_pods() {
+        // github.com/coreweave/kubernetes-cloud finetuner-workflow/finetune-workflow.yaml at
+        // 66bebd46 (problem: coreweave/kubernetes-cloud#170, 8 GPUs crash; fixed by PR #219),
+        // the model-finetuner template cut to the fields read: the GPU count comes from the
+        // podSpecPatch (a parameter), and nothing is mounted at /dev/shm
+        let before = r#"  - name: model-finetuner
+    podSpecPatch: |
+      containers:
+        - name: main
+          resources:
+            limits:
+              memory: "{{workflow.parameters.trainer_ram}}Gi"
+              nvidia.com/gpu: "{{workflow.parameters.trainer_gpus}}"
+    container:
+      image: "{{workflow.parameters.finetuner_image}}:{{workflow.parameters.finetuner_tag}}"
+      command: ["/usr/bin/bash", "-c"]
+      args: ["/usr/bin/python3 -m deepspeed.launcher.runner --num_gpus {{workflow.parameters.trainer_gpus}} /app/finetuner.py {{inputs.parameters.finetuner_params}}"]
+      resources:
+        limits:
+          memory: 128Gi
+          nvidia.com/gpu: 1
+      volumeMounts:
+        - mountPath: "/{{workflow.parameters.pvc}}"
+          name: "{{workflow.parameters.pvc}}"
+    volumes:
+      - name: "{{workflow.parameters.pvc}}"
+        persistentVolumeClaim:
+           claimName: "{{workflow.parameters.pvc}}"
+"#;
+        assert!(looks_like_container_spec(before));
+        let specs = parse_container_specs(before);
+        assert_eq!(specs.len(), 1);
+        assert_eq!(specs[0].source, ARGO);
+        let c = &specs[0].containers[0];
+        assert_eq!(c.name, "model-finetuner");
+        assert_eq!(
+            c.gpus.as_deref(),
+            Some("{{workflow.parameters.trainer_gpus}}")
+        );
+        assert_eq!(gpu_count(c.gpus.as_deref().unwrap()), None);
+        assert_eq!(c.pytorch_hint.as_deref(), Some("python"));
+        assert_eq!(c.shm.how, "default");
+        assert_eq!(c.shm.size_mib, Some(DEFAULT_SHM_MIB));
+        // the same template at d59ba51e (PR #219, healthy): a memory emptyDir on /dev/shm
+        let after = before
+            .replace(
+                "          name: \"{{workflow.parameters.pvc}}\"\n    volumes:",
+                "          name: \"{{workflow.parameters.pvc}}\"\n        - name: dshm\n          mountPath: /dev/shm\n    volumes:",
+            )
+            .replace(
+                "           claimName: \"{{workflow.parameters.pvc}}\"\n",
+                "           claimName: \"{{workflow.parameters.pvc}}\"\n      - emptyDir:\n          medium: Memory\n        name: dshm\n",
+            );
+        let c = &parse_container_specs(&after)[0].containers[0];
+        assert_eq!(c.shm.how, "emptydir-memory");
+        assert_eq!(c.shm.size_mib, None);
+        // github.com/argoproj/argo-workflows examples/pod-spec-patch.yaml (267798bd): a JSON
+        // patch naming `main`; examples/volumes-emptydir.yaml (0b0aac92): a workflow-level
+        // volume mounted elsewhere leaves /dev/shm at the default
+        let t = "apiVersion: argoproj.io/v1alpha1\nkind: Workflow\nmetadata:\n  generateName: pod-spec-patch-\nspec:\n  entrypoint: whalesay\n  arguments:\n    parameters:\n      - name: cpu-limit\n        value: 100m\n  templates:\n  - name: whalesay\n    podSpecPatch: '{\"containers\":[{\"name\":\"main\", \"resources\":{\"limits\":{\"cpu\": \"{{workflow.parameters.cpu-limit}}\" }}}]}'\n    container:\n      image: docker/whalesay:latest\n      command: [cowsay]\n      args: [\"hello world\"]\n";
+        // (a step without GPUs or a training framework is not read as a training pod)
+        assert!(parse_container_specs(t).is_empty());
+        let t = t.replace(
+            "\"{{workflow.parameters.cpu-limit}}\" }",
+            "\"{{workflow.parameters.cpu-limit}}\", \"nvidia.com/gpu\": 2 }",
+        );
+        let c = &parse_container_specs(&t)[0].containers[0];
+        assert_eq!(c.name, "whalesay");
+        assert_eq!(c.gpus.as_deref(), Some("2"));
+        assert!(c.runs_other_program());
+        let t = "apiVersion: argoproj.io/v1alpha1\nkind: Workflow\nmetadata:\n  generateName: volumes-emptydir-\nspec:\n  entrypoint: volumes-emptydir-example\n  volumes:\n  - name: workdir\n    emptyDir: {}\n\n  templates:\n  - name: volumes-emptydir-example\n    container:\n      image: alpine:latest\n      command: [\"/bin/sh\", \"-c\"]\n      volumeMounts:\n      - name: workdir\n        mountPath: /mnt/vol\n";
+        assert!(parse_container_specs(t).is_empty());
+        // written for this test: the workflow's volume mounted on /dev/shm by a script template
+        // that trains (its source imports torch)
+        let t = t
+            .replace("/mnt/vol", "/dev/shm")
+            .replace("    container:", "    script:")
+            .replace(
+                "      command: [\"/bin/sh\", \"-c\"]\n",
+                "      command: [python]\n      source: |\n        import torch\n",
+            );
+        let c = &parse_container_specs(&t)[0].containers[0];
+        assert_eq!(c.shm.how, "emptydir-disk");
+        assert_eq!(c.pytorch_hint.as_deref(), Some("torch"));
+        // the same step running a data script is not a training pod
+        // (its /dev/shm mount is still read as a quoted fragment, as any text mounting it is)
+        let t = t.replace("import torch", "import pandas");
+        assert!(parse_container_specs(&t).iter().all(|s| s.source != ARGO));
+        // a bullet list is not a list of templates
+        assert!(parse_container_specs("- container: image\n- image: x\n").is_empty());
     }
 
     #[test]

@@ -337,8 +337,15 @@ fn from_container_spec(p: &std::path::Path, text: &str) -> ProbeOutcome {
     };
     let unknown = match gpus {
         Some((g, n)) if n != Some(0) && n != Some(1) => format!(
-            "the container sees {} GPUs (`{g}`), whose NCCL ranks share /dev/shm on the node; the number of DataLoader workers and the batch size are not in the spec",
-            n.map_or("all the host's".to_string(), |n| n.to_string())
+            "the container sees {}, whose NCCL ranks share /dev/shm on the node; the number of DataLoader workers and the batch size are not in the spec",
+            match n {
+                Some(n) => format!("{n} GPUs (`{g}`)"),
+                // a parameter the workflow fills in when it is submitted
+                None if crate::evidence::container_spec::is_templated(g) => {
+                    format!("as many GPUs as `{g}` sets")
+                }
+                None => format!("all the host's GPUs (`{g}`)"),
+            }
         ),
         _ => "the number of DataLoader workers and the batch size are not in the spec".to_string(),
     };
@@ -359,6 +366,23 @@ fn from_container_spec(p: &std::path::Path, text: &str) -> ProbeOutcome {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_gpu_count_left_to_a_parameter_is_judged_and_named() {
+        // the finetuner template of github.com/coreweave/kubernetes-cloud (66bebd46), cut: the
+        // GPU count is `{{workflow.parameters.trainer_gpus}}` and nothing mounts /dev/shm
+        let t = "  - name: model-finetuner\n    podSpecPatch: |\n      containers:\n        - name: main\n          resources:\n            limits:\n              nvidia.com/gpu: \"{{workflow.parameters.trainer_gpus}}\"\n    container:\n      image: \"{{workflow.parameters.finetuner_image}}\"\n      command: [\"/usr/bin/bash\", \"-c\"]\n      args: [\"/usr/bin/python3 -m deepspeed.launcher.runner /app/finetuner.py\"]\n";
+        let ProbeOutcome::Value(v) = from_container_spec(std::path::Path::new("wf.yaml"), t) else {
+            panic!("not judged");
+        };
+        assert_eq!(v["size_mib"], json!(64.0));
+        assert!(
+            v["unknown"]
+                .as_str()
+                .unwrap()
+                .contains("as many GPUs as `{{workflow.parameters.trainer_gpus}}` sets")
+        );
+    }
 
     #[test]
     fn data_mount_points() {
