@@ -46,11 +46,20 @@ const WITNESSES: &[(&str, &str, &str)] = &[
         "h7_dcgmdiag_godcgm_gpu0_memory_fail",
         "h7_dcgmdiag_dcgm55_r3_deployment_pass",
     ),
-    ("dcgmi-health", "", ""),
+    (
+        "dcgmi-health",
+        "h14_dcgm_health_log_thermal_violation_gpu2",
+        "",
+    ),
     (
         "dcgmi-dmon",
         "h7_dcgmdmon_dcgm263_xider_120_health_healthy",
         "h7_dcgmdmon_dcgm244_smact_na",
+    ),
+    (
+        "dcgmi-discovery",
+        "",
+        "h14_dcgmi_discovery_8xh100_active_elided",
     ),
     ("nvidia-smi-dmon", "", "dmon_idle_header"),
     (
@@ -177,10 +186,10 @@ const GAPS: &[(&str, Side, &str, &str)] = &[
         "searched (issues): `--query-gpu` CSVs are pasted for monitors and field questions; no thread whose problem (idle GPU, power cap, PCIe downgrade, throttling) the CSV shows",
     ),
     (
-        "dcgmi-health",
+        "dcgmi-discovery",
         Side::Problem,
         "",
-        "searched (issues, pages, code): DCGM threads show `dcgmi health -c` as screenshots, `-j` JSON or `Health watches not enabled`; the reader is written from dcgmi's HealthTests.cpp",
+        "no rule reads DCGM's device list (the kind's read_by is empty): it names the GPUs DCGM found, not a fault; a GPU missing from it is seen only against the host's count",
     ),
     (
         "dcgmi-health",

@@ -237,6 +237,7 @@ pub static KINDS: &[&dyn EvidenceKind] = &[
     &dcgmi::DcgmiDiag,
     &dcgmi::DcgmiHealth,
     &dcgmi::DcgmiDmon,
+    &dcgmi::DcgmiDiscovery,
     &smi_tables::Monitor,
     &smi_tables::Topo,
     &nvidia_smi_error::NvidiaSmiError,
