@@ -61,6 +61,7 @@ const WITNESSES: &[(&str, &str, &str)] = &[
         "",
         "h14_dcgmi_discovery_8xh100_active_elided",
     ),
+    ("nvidia-smi-list", "", ""),
     ("nvidia-smi-dmon", "", "dmon_idle_header"),
     (
         "nvidia-smi-topo",
@@ -184,6 +185,18 @@ const GAPS: &[(&str, Side, &str, &str)] = &[
         Side::Problem,
         "",
         "searched (issues): `--query-gpu` CSVs are pasted for monitors and field questions; no thread whose problem (idle GPU, power cap, PCIe downgrade, throttling) the CSV shows",
+    ),
+    (
+        "nvidia-smi-list",
+        Side::Problem,
+        "",
+        "no rule reads `nvidia-smi -L` or `nvlink -s` (the kind's read_by is empty): a GPU list names the GPUs, not a fault",
+    ),
+    (
+        "nvidia-smi-list",
+        Side::Healthy,
+        "",
+        "added after the h14 batch was sealed: the corpus holds `-L` lines only inside other pastes (NVIDIA/DCGM#94's, read as dcgmi-diag); the next batch should carry a standalone `-L` or `nvlink -s` paste",
     ),
     (
         "dcgmi-discovery",
