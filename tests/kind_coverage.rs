@@ -46,12 +46,22 @@ const WITNESSES: &[(&str, &str, &str)] = &[
         "h7_dcgmdiag_godcgm_gpu0_memory_fail",
         "h7_dcgmdiag_dcgm55_r3_deployment_pass",
     ),
-    ("dcgmi-health", "", ""),
+    (
+        "dcgmi-health",
+        "h14_dcgm_health_log_thermal_violation_gpu2",
+        "",
+    ),
     (
         "dcgmi-dmon",
         "h7_dcgmdmon_dcgm263_xider_120_health_healthy",
         "h7_dcgmdmon_dcgm244_smact_na",
     ),
+    (
+        "dcgmi-discovery",
+        "",
+        "h14_dcgmi_discovery_8xh100_active_elided",
+    ),
+    ("nvidia-smi-list", "", ""),
     ("nvidia-smi-dmon", "", "dmon_idle_header"),
     (
         "nvidia-smi-topo",
@@ -177,10 +187,22 @@ const GAPS: &[(&str, Side, &str, &str)] = &[
         "searched (issues): `--query-gpu` CSVs are pasted for monitors and field questions; no thread whose problem (idle GPU, power cap, PCIe downgrade, throttling) the CSV shows",
     ),
     (
-        "dcgmi-health",
+        "nvidia-smi-list",
         Side::Problem,
         "",
-        "searched (issues, pages, code): DCGM threads show `dcgmi health -c` as screenshots, `-j` JSON or `Health watches not enabled`; the reader is written from dcgmi's HealthTests.cpp",
+        "no rule reads `nvidia-smi -L` or `nvlink -s` (the kind's read_by is empty): a GPU list names the GPUs, not a fault",
+    ),
+    (
+        "nvidia-smi-list",
+        Side::Healthy,
+        "",
+        "added after the h14 batch was sealed: the corpus holds `-L` lines only inside other pastes (NVIDIA/DCGM#94's, read as dcgmi-diag); the next batch should carry a standalone `-L` or `nvlink -s` paste",
+    ),
+    (
+        "dcgmi-discovery",
+        Side::Problem,
+        "",
+        "no rule reads DCGM's device list (the kind's read_by is empty): it names the GPUs DCGM found, not a fault; a GPU missing from it is seen only against the host's count",
     ),
     (
         "dcgmi-health",

@@ -26,6 +26,24 @@
 //!
 //! - `dcgmi diag -j`: the same run as JSON, keys from `nvvs/include/NvvsJsonStrings.h` (v3.3.9,
 //!   v4.1.1), read by [`parse_diag_json`].
+//! - A diag that did not run prints no table, only why: `dcgmi/Diag.cpp`'s `Error: Unable to
+//!   complete diagnostic for group N. Return: (-35) <errorString>` (also `for entities …`,
+//!   `for fake GPUs …`, or without a target) and NVVS's refusal of a MIG-split GPU,
+//!   `nvvs/src/NvidiaValidationSuite.cpp`: `GPU N's MIG configuration is incompatible with the
+//!   diagnostic because it prevents access to the entire GPU.` Read into `not_run`: no test
+//!   passed or failed.
+//! - The health watches' own log line, `modules/health/DcgmHealthWatch.cpp` `SetResponse`:
+//!   `Detected a {WARNING|FAILURE} in health system {PCIe|NVLink|PMU|MCU|Memory|SM|Inforom|
+//!   Thermal|Power|Driver|NVSwitch non-fatal errors|NVSwitch fatal errors|ConnectX…}: '<msg>'`
+//!   (the same text since v2.x), as nv-hostengine.log or a monitor relays it; the message is
+//!   a `dcgm_errors.h` text that names its GPU (`… in GPU 2. …`). Read into the health
+//!   report's incidents, with no `Overall Health` row.
+//! - `dcgmi discovery -l`, `dcgmi/Query.cpp` `DisplayDiscoveredDevices`: `N GPU(s) found.`
+//!   (4.x: `N GPUs found (Active).` / `(All).`), a `| GPU ID | Device Information |` box with
+//!   `Name: …`, `PCI Bus ID: …`, `Device UUID: …` (and `Status: …` under `-a`) per GPU, an
+//!   unset name printed as `DCGM_STR_BLANK` `<<<NULL>>>` (`dcgmlib/dcgm_structs.h`); then
+//!   `N NvSwitch(es) found.`, `N ConnectX found.`, `N CPU(s) found.` Read by
+//!   [`parse_discovery`]; no rule reads it (a device list shows no fault).
 //!
 //! Like every evidence reader: never panics, reads what is there, bounded output.
 
@@ -82,6 +100,8 @@ pub struct DiagTest {
 /// A `dcgmi diag` run.
 #[derive(Debug, Clone, Default, Serialize, PartialEq)]
 pub struct DcgmDiag {
+    /// Why the diagnostic did not run, as dcgmi or NVVS printed it (no table then).
+    pub not_run: Vec<String>,
     pub dcgm_version: Option<String>,
     pub driver_version: Option<String>,
     pub device_ids: Vec<String>,
@@ -257,7 +277,17 @@ pub fn diag_row_count(text: &str) -> usize {
 /// A `dcgmi diag` table is somewhere in the text: its header, a stage row, or two result rows
 /// in its layout.
 pub fn looks_like_diag(text: &str) -> bool {
-    diag_row_count(text) >= 2
+    diag_row_count(text) >= 2 || text.lines().take(2000).any(|l| refusal(l).is_some())
+}
+
+/// A line saying the diagnostic did not run: dcgmi's `Error: Unable to complete diagnostic…`
+/// or NVVS's `GPU N's MIG configuration is incompatible with the diagnostic…`.
+fn refusal(line: &str) -> Option<&str> {
+    let l = clean(line);
+    let dcgmi = l.starts_with("Error: Unable to complete diagnostic");
+    let mig = l.starts_with("GPU ")
+        && l.contains("'s MIG configuration is incompatible with the diagnostic");
+    (dcgmi || mig).then_some(l)
 }
 
 /// Reads a `dcgmi diag` table (either layout); tests and results as printed.
@@ -268,6 +298,12 @@ pub fn parse_diag(text: &str) -> Result<DcgmDiag, super::ParseError> {
         ));
     }
     let mut d = DcgmDiag::default();
+    for l in text.lines().take(20_000).filter_map(refusal) {
+        let l = super::clip(l, super::MAX_TEXT);
+        if !d.not_run.contains(&l) && d.not_run.len() < super::MAX_ITEMS {
+            d.not_run.push(l);
+        }
+    }
     let mut stage = String::new();
     let mut cur: Option<DiagTest> = None;
     let mut msg: Option<Msg> = None;
@@ -629,12 +665,53 @@ fn merge(t: &mut DiagTest, r: DiagResult, gpus: Vec<u32>, all: bool) {
 // ---------------------------------------------------------------------------------------------
 // dcgmi health -c
 
-/// The tree rows of `dcgmi health -c`: `| Overall Health | … |`, `| -> 0 | … |`.
+/// The tree rows of `dcgmi health -c`: `| Overall Health | … |`, `| -> 0 | … |`; or the
+/// health watches' log line (`Detected a WARNING in health system Thermal: '…'`).
 pub fn looks_like_health(text: &str) -> bool {
     text.lines().take(2000).any(|l| {
         cells(l).is_some_and(|(n, v)| {
             n == "Overall Health" && matches!(v.trim(), "Healthy" | "Warning" | "Failure")
         })
+    }) || text
+        .lines()
+        .take(20_000)
+        .any(|l| health_log_line(l).is_some())
+}
+
+/// `… Detected a WARNING in health system Thermal: 'Detected clocks event … in GPU 2. …'`
+/// (`DcgmHealthWatch::SetResponse`) -> an incident: the GPU the message names, the system,
+/// `Warning`/`Failure`, the message.
+fn health_log_line(line: &str) -> Option<HealthIncident> {
+    let at = line.find("Detected a ")?;
+    let rest = &line[at + "Detected a ".len()..];
+    let (result, rest) = rest.split_once(" in health system ")?;
+    let health = match result.trim() {
+        "WARNING" => "Warning",
+        "FAILURE" => "Failure",
+        _ => return None,
+    };
+    let (system, msg) = rest.split_once(": ")?;
+    let system = system.trim();
+    if system.is_empty() || system.len() > 40 {
+        return None;
+    }
+    let msg = msg.trim();
+    let msg = msg.strip_prefix('\'').unwrap_or(msg);
+    let msg = msg.strip_suffix('\'').unwrap_or(msg).trim();
+    // dcgm_errors.h messages name their GPU: `… in GPU 2.`, `… for GPU 0 …`, `GPU 3 has …`
+    let entity = msg
+        .split("GPU ")
+        .skip(1)
+        .find_map(|t| {
+            let n: String = t.chars().take_while(char::is_ascii_digit).collect();
+            (!n.is_empty() && n.len() <= 4).then(|| format!("GPU {n}"))
+        })
+        .unwrap_or_default();
+    Some(HealthIncident {
+        entity,
+        system: format!("{system} system"),
+        health: health.to_string(),
+        message: super::clip(msg, super::MAX_TEXT),
     })
 }
 
@@ -732,7 +809,170 @@ pub fn parse_health(text: &str) -> Result<DcgmHealth, super::ParseError> {
         }
     }
     finish(&mut h, incident.take());
+    // the watches' log lines, where nv-hostengine's log (or a monitor relaying it) was pasted
+    for i in text.lines().take(20_000).filter_map(health_log_line) {
+        if h.incidents.contains(&i) || h.incidents.len() >= super::MAX_ITEMS {
+            continue;
+        }
+        if !i.entity.is_empty() {
+            let e = h.entities.entry(i.entity.clone()).or_default();
+            if e.is_empty() || e == "Healthy" || (e == "Warning" && i.health == "Failure") {
+                *e = i.health.clone();
+            }
+        }
+        h.incidents.push(i);
+    }
     Ok(h)
+}
+
+// ---------------------------------------------------------------------------------------------
+// dcgmi discovery -l
+
+/// One GPU of `dcgmi discovery -l`.
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct DiscoveredGpu {
+    /// DCGM's GPU id (the box's `GPU ID` column).
+    pub id: u32,
+    /// `Name: …`; `None` where DCGM printed its blank marker `<<<NULL>>>` or no name row.
+    pub name: Option<String>,
+    /// DCGM printed `<<<NULL>>>` for the name: the attribute was not read.
+    pub name_blank: bool,
+    pub pci_bus_id: Option<String>,
+    pub uuid: Option<String>,
+    /// `Status: …` (`dcgmi discovery -l -a`, DCGM 4.x), for a GPU not in the OK state.
+    pub status: Option<String>,
+    /// `Error: Cannot get device attributes for GPU.` and its `Return: …`.
+    pub error: Option<String>,
+}
+
+/// `dcgmi discovery -l`.
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct DcgmDiscovery {
+    /// N of `N GPUs found.` (`N GPUs found (Active).` in DCGM 4.x).
+    pub gpus_found: Option<u32>,
+    /// `Active` or `All` (DCGM 4.x's `(Active)` / `(All)`).
+    pub listed: Option<String>,
+    pub gpus: Vec<DiscoveredGpu>,
+    pub nvswitches_found: Option<u32>,
+    pub connectx_found: Option<u32>,
+    pub cpus_found: Option<u32>,
+}
+
+/// `8 GPUs found (Active).`, `1 GPU found.`, `2 NvSwitches found.`, `0 ConnectX found.`,
+/// `1 CPU found.` -> (count, entity, qualifier).
+fn found_line(line: &str) -> Option<(u32, &'static str, Option<String>)> {
+    let l = clean(line);
+    let (n, rest) = l.split_once(' ')?;
+    let n: u32 = n.parse().ok()?;
+    let (what, rest) = rest.split_once(" found")?;
+    let what = match what {
+        "GPU" | "GPUs" => "GPU",
+        "NvSwitch" | "NvSwitches" => "NvSwitch",
+        "ConnectX" => "ConnectX",
+        "CPU" | "CPUs" => "CPU",
+        _ => return None,
+    };
+    let rest = rest.trim().trim_end_matches('.');
+    let qual = rest
+        .strip_prefix('(')
+        .and_then(|r| r.strip_suffix(')'))
+        .filter(|q| matches!(*q, "Active" | "All"))
+        .map(str::to_string);
+    (rest.is_empty() || qual.is_some()).then_some((n, what, qual))
+}
+
+/// The box `dcgmi discovery -l` prints: its `| GPU ID | Device Information |` header, or a
+/// `N GPUs found` line with a `PCI Bus ID:` row.
+pub fn looks_like_discovery(text: &str) -> bool {
+    let mut found = false;
+    let mut bus = false;
+    for l in text.lines().take(2000) {
+        if let Some((name, info)) = cells(l) {
+            if name == "GPU ID" && info.trim() == "Device Information" {
+                return true;
+            }
+            bus |= info.trim_start().starts_with("PCI Bus ID: ");
+        }
+        found |= found_line(l).is_some_and(|(_, w, _)| w == "GPU");
+    }
+    found && bus
+}
+
+/// Reads `dcgmi discovery -l`: the counts it prints and each GPU's rows.
+pub fn parse_discovery(text: &str) -> Result<DcgmDiscovery, super::ParseError> {
+    if !looks_like_discovery(text) {
+        return Err(super::ParseError::NotThisKind(
+            "no `dcgmi discovery -l` device list in the text",
+        ));
+    }
+    let mut d = DcgmDiscovery::default();
+    let mut cur: Option<DiscoveredGpu> = None;
+    let push = |d: &mut DcgmDiscovery, g: Option<DiscoveredGpu>| {
+        if let Some(g) = g
+            && d.gpus.len() < super::MAX_ITEMS
+        {
+            d.gpus.push(g);
+        }
+    };
+    for line in text.lines().take(20_000) {
+        if let Some((n, what, qual)) = found_line(line) {
+            match what {
+                "GPU" => {
+                    d.gpus_found = Some(n);
+                    d.listed = qual;
+                }
+                "NvSwitch" => d.nvswitches_found = Some(n),
+                "ConnectX" => d.connectx_found = Some(n),
+                _ => d.cpus_found = Some(n),
+            }
+            continue;
+        }
+        if is_border(line) {
+            continue;
+        }
+        let Some((id, info)) = cells(line) else {
+            continue;
+        };
+        let info = info.trim();
+        if id == "GPU ID" {
+            continue;
+        }
+        if let Ok(n) = id.parse::<u32>() {
+            push(&mut d, cur.take());
+            cur = Some(DiscoveredGpu {
+                id: n,
+                ..Default::default()
+            });
+        } else if !id.is_empty() {
+            // another box (`Switch ID`, `CPU ID`): its rows are not a GPU's
+            push(&mut d, cur.take());
+            continue;
+        }
+        let Some(g) = cur.as_mut() else {
+            continue;
+        };
+        if let Some(v) = info.strip_prefix("Name: ") {
+            let v = v.trim();
+            g.name_blank = v.starts_with("<<<NULL>>>");
+            g.name = (!g.name_blank && !v.is_empty()).then(|| super::clip(v, 120));
+        } else if let Some(v) = info.strip_prefix("PCI Bus ID: ") {
+            g.pci_bus_id = Some(super::clip(v.trim(), 40));
+        } else if let Some(v) = info.strip_prefix("Device UUID: ") {
+            g.uuid = Some(super::clip(v.trim(), 80));
+        } else if let Some(v) = info.strip_prefix("Status: ") {
+            g.status = Some(super::clip(v.trim(), 40));
+        } else if info.starts_with("Error: ") || info.starts_with("Return: ") {
+            let e = g.error.get_or_insert_with(String::new);
+            if !e.is_empty() {
+                e.push(' ');
+            }
+            if e.len() < super::MAX_TEXT {
+                e.push_str(info);
+            }
+        }
+    }
+    push(&mut d, cur.take());
+    Ok(d)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -931,6 +1171,10 @@ impl super::EvidenceKind for DcgmiDiag {
     }
     fn fields(&self) -> &'static [(&'static str, &'static str)] {
         &[
+            (
+                "not_run",
+                "why the diagnostic did not run (dcgmi's `Unable to complete`, NVVS's MIG refusal)",
+            ),
             ("dcgm_version", "DCGM version (Metadata rows)"),
             ("driver_version", "driver version DCGM detected"),
             ("device_ids", "PCI device ids of the GPUs tested"),
@@ -1000,6 +1244,43 @@ impl super::EvidenceKind for DcgmiHealth {
     }
 }
 
+/// `dcgmi discovery -l`.
+pub struct DcgmiDiscovery;
+
+impl super::EvidenceKind for DcgmiDiscovery {
+    fn name(&self) -> &'static str {
+        "dcgmi-discovery"
+    }
+    fn doc(&self) -> &'static str {
+        "DCGM's device list: the GPUs it found (name, PCI bus id, UUID), NvSwitches, ConnectX and CPUs"
+    }
+    fn example(&self) -> &'static str {
+        "dcgmi discovery -l"
+    }
+    fn fields(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            ("gpus_found", "N of `N GPUs found`"),
+            ("listed", "`Active` or `All` (DCGM 4.x)"),
+            (
+                "gpus",
+                "per GPU: id, name (none where DCGM printed <<<NULL>>>), name_blank, pci_bus_id, uuid, status, error",
+            ),
+            ("nvswitches_found", "N of `N NvSwitches found`"),
+            ("connectx_found", "N of `N ConnectX found`"),
+            ("cpus_found", "N of `N CPUs found`"),
+        ]
+    }
+    fn read_by(&self) -> &'static [&'static str] {
+        &[]
+    }
+    fn detect(&self, s: &super::Sniff) -> bool {
+        looks_like_discovery(s.unquoted)
+    }
+    fn parse(&self, text: &str) -> Result<serde_json::Value, super::ParseError> {
+        super::to_value(&parse_discovery(text)?)
+    }
+}
+
 /// `dcgmi dmon -e …`.
 pub struct DcgmiDmon;
 
@@ -1049,6 +1330,90 @@ mod tests {
     use super::*;
     use crate::evidence::testutil::{fixture, prefixes};
     use proptest::prelude::*;
+
+    // NVIDIA/DCGM#94 (A100s split into 3g.40gb MIG instances): NVVS refuses, dcgmi gives up on
+    // an empty group; no test ran
+    const DIAG_MIG_REFUSED: &str = "sudo dcgmi diag -g 0 -r 3\nGPU 0's MIG configuration is incompatible with the diagnostic because it prevents access to the entire GPU.\nGPU 0's MIG configuration is incompatible with the diagnostic because it prevents access to the entire GPU.\nyasir@517m214:~$ sudo dcgmi diag -g 1 -r 3\nError: Unable to complete diagnostic for group 1. Return: (-35) The specified group is empty, and this operation is incompatible with an empty group.\n";
+
+    #[test]
+    fn a_refused_diag_is_read_as_not_run() {
+        assert!(looks_like_diag(DIAG_MIG_REFUSED));
+        let d = parse_diag(DIAG_MIG_REFUSED).unwrap();
+        assert!(d.tests.is_empty() && d.failed.is_empty());
+        assert_eq!(d.not_run.len(), 2, "{:?}", d.not_run);
+        assert!(d.not_run[0].starts_with("GPU 0's MIG configuration"));
+        assert!(d.not_run[1].contains("(-35)"));
+        // a run that printed its table has no refusal (NVIDIA/DCGM#55, healthy)
+        let ok = parse_diag(&fixture("dcgmi/diag_r3_deployment_pass.txt")).unwrap();
+        assert!(ok.not_run.is_empty() && !ok.tests.is_empty());
+        assert!(!looks_like_diag(
+            "Error: Unable to open file\nGPU 0 is fine\n"
+        ));
+    }
+
+    // NVIDIA/DCGM#270: the health watches' log line (DcgmHealthWatch::SetResponse)
+    const HEALTH_LOG_THERMAL: &str = "ERROR [1514002:1514004] [[Health]] Detected a WARNING in health system Thermal: 'Detected clocks event due to thermal violation in GPU 2. Verify that the cooling on this machine is functional, including external, thermal material interface, fans, and any other components.\n";
+
+    #[test]
+    fn the_health_watch_log_line_is_an_incident() {
+        assert!(looks_like_health(HEALTH_LOG_THERMAL));
+        let h = parse_health(HEALTH_LOG_THERMAL).unwrap();
+        assert_eq!(h.overall, None);
+        assert_eq!(h.incidents.len(), 1);
+        let i = &h.incidents[0];
+        assert_eq!(
+            (i.entity.as_str(), i.system.as_str(), i.health.as_str()),
+            ("GPU 2", "Thermal system", "Warning")
+        );
+        assert!(
+            i.message
+                .starts_with("Detected clocks event due to thermal violation")
+        );
+        assert_eq!(h.entities["GPU 2"], "Warning");
+        // healthy: the report of a GPU whose watches found nothing has no such line
+        let ok = parse_health("| Overall Health            | Healthy                                                  |\n").unwrap();
+        assert!(ok.incidents.is_empty());
+        assert!(!looks_like_health(
+            "Detected a new GPU in health system Thermal: fine\n"
+        ));
+    }
+
+    // NVIDIA/DCGM#229: H100 SXM names DCGM did not read (`<<<NULL>>>`), trailing spaces as
+    // pasted, cut inside GPU 2
+    const DISCOVERY_NULL: &str = ":dcgmi discovery -l --host unix:///var/run/dcgm.sock                                 \n4 GPUs found.                                                                             \n+--------+----------------------------------------------------------------------+         \n| GPU ID | Device Information                                                   |         \n+--------+----------------------------------------------------------------------+         \n| 0      | Name: <<<NULL>>>                                                     |         \n|        | PCI Bus ID: 00000000:4C:00.0                                         |         \n|        | Device UUID: GPU-d6a2c177-4cd8-8d01-0310-79f2720f37de                |         \n+--------+----------------------------------------------------------------------+         \n| 1      | Name: <<<NULL>>>                                                     |         \n|        | PCI Bus ID: 00000000:5D:00.0                                         |         \n";
+
+    #[test]
+    fn discovery_lists_gpus_with_blank_names() {
+        assert!(looks_like_discovery(DISCOVERY_NULL));
+        let d = parse_discovery(DISCOVERY_NULL).unwrap();
+        assert_eq!(d.gpus_found, Some(4));
+        assert_eq!(d.gpus.len(), 2);
+        assert!(d.gpus[0].name_blank && d.gpus[0].name.is_none());
+        assert_eq!(d.gpus[0].pci_bus_id.as_deref(), Some("00000000:4C:00.0"));
+        assert_eq!(
+            d.gpus[0].uuid.as_deref(),
+            Some("GPU-d6a2c177-4cd8-8d01-0310-79f2720f37de")
+        );
+        assert_eq!(d.gpus[1].pci_bus_id.as_deref(), Some("00000000:5D:00.0"));
+    }
+
+    #[test]
+    fn discovery_of_a_healthy_4x_host_indented_and_elided() {
+        // KempnerInstitute/kempnerpulse#15: DCGM 4.x's `(Active)`, indented, `...` elisions
+        let t = "  $ dcgmi discovery -l\n  8 GPUs found (Active).\n  +--------+----------------------------------------------------------------------+\n  | GPU ID | Device Information                                                   |\n  +--------+----------------------------------------------------------------------+\n  | 0      | Name: NVIDIA H100 80GB HBM3                                          |\n  |        | PCI Bus ID: 00000000:19:00.0                                         |\n  |        | Device UUID: GPU-...                                                 |\n  +--------+----------------------------------------------------------------------+\n  ...\n";
+        let d = parse_discovery(t).unwrap();
+        assert_eq!(
+            (d.gpus_found, d.listed.as_deref()),
+            (Some(8), Some("Active"))
+        );
+        assert_eq!(d.gpus[0].name.as_deref(), Some("NVIDIA H100 80GB HBM3"));
+        assert!(!d.gpus[0].name_blank);
+        // a diag or health box is not a device list
+        assert!(!looks_like_discovery(&fixture(
+            "dcgmi/diag_r3_deployment_pass.txt"
+        )));
+        assert!(!looks_like_discovery("4 GPUs found.\n"));
+    }
 
     #[test]
     fn old_layout_gpu_memory_fail_with_thermal_warning() {

@@ -244,6 +244,16 @@ mod tests {
                 "| Overall Health            | Failure                                                  |\n| GPU                       |                                                          |\n| -> 1                      | Failure                                                  |\n|    -> Errors              |                                                          |\n|       -> Memory system    | Failure                                                  |\n|                           | Green can be emerald and beautiful, but there are        |\n",
             ),
             (
+                // NVIDIA/DCGM#94
+                "nvidia-smi-list",
+                "GPU 0: NVIDIA A100 80GB PCIe (UUID: GPU-a22537c7-6eaa-7bdb-0ba4-45e67e84e963)\n  MIG 3g.40gb     Device  0: (UUID: MIG-1503b9a7-3336-58e3-b589-bb25ef1e39f1)\n",
+            ),
+            (
+                // github.com/KempnerInstitute/kempnerpulse/issues/15, as pasted
+                "dcgmi-discovery",
+                "  $ dcgmi discovery -l\n  8 GPUs found (Active).\n  +--------+----------------------------------------------------------------------+\n  | GPU ID | Device Information                                                   |\n  +--------+----------------------------------------------------------------------+\n  | 0      | Name: NVIDIA H100 80GB HBM3                                          |\n  |        | PCI Bus ID: 00000000:19:00.0                                         |\n  |        | Device UUID: GPU-...                                                 |\n  +--------+----------------------------------------------------------------------+\n",
+            ),
+            (
                 "nvidia-smi-table",
                 "+-----------------------------------------------------------------------------+\n| NVIDIA-SMI 470.57.02    Driver Version: 470.57.02    CUDA Version: 11.4     |\n|-------------------------------+----------------------+----------------------+\n| GPU  Name        Persistence-M| Bus-Id        Disp.A | Volatile Uncorr. ECC |\n| Fan  Temp  Perf  Pwr:Usage/Cap|         Memory-Usage | GPU-Util  Compute M. |\n|===============================+======================+======================|\n|   0  Tesla T4            Off  | 00000000:00:04.0 Off |                    0 |\n| N/A   36C    P8     9W /  70W |      0MiB / 15109MiB |      0%      Default |\n+-------------------------------+----------------------+----------------------+\n",
             ),

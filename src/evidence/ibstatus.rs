@@ -14,6 +14,10 @@
 //!         link_layer:      InfiniBand                                   link_layer ("IB" when absent)
 //! ```
 //!
+//! When sysfs has no device (`/sys/class/infiniband` missing, no `ports` under a device) the
+//! script's `fatal` prints `Fatal error:  No devices` or `Fatal error:  device 'X': sys files
+//! not found (…/ports)` and exits; such a paste is read as that error, with no port.
+//!
 //! A file it cannot read prints `unknown`, which is kept as no value. The state words are the
 //! kernel's (`DOWN`, `INIT`, `ARMED`, `ACTIVE`; `Polling`, `Disabled`, `LinkUp`, …), mapped to
 //! ibstat's vocabulary by [`super::infiniband`], so `comm.ib-port-down` judges the three tools
@@ -25,6 +29,10 @@ use serde::Serialize;
 #[derive(Debug, Clone, Default, Serialize, PartialEq)]
 pub struct Ibstatus {
     pub ports: Vec<StatusPort>,
+    /// The script's `fatal` lines (`Fatal error:  No devices`, `Fatal error:  device 'X': sys
+    /// files not found (…)`): it found no RDMA device to show.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub errors: Vec<String>,
 }
 
 /// One `Infiniband device 'DEV' port N status:` block.
@@ -85,8 +93,23 @@ fn state_word(v: &str) -> &str {
     })
 }
 
-/// True when the text holds an `ibstatus` port block: the header and a labelled line after it.
+/// The script's `fatal` line about devices (`echo "Fatal error: " $*`).
+fn fatal_line(l: &str) -> Option<&str> {
+    let t = l.trim();
+    let rest = t.strip_prefix("Fatal error:")?.trim();
+    (rest == "No devices" || (rest.starts_with("device '") && rest.contains("sys files not found")))
+        .then_some(t)
+}
+
+/// True when the text holds an `ibstatus` port block: the header and a labelled line after it;
+/// or the script's `fatal` line saying there is no device.
 pub fn looks_like_ibstatus(text: &str) -> bool {
+    if super::content_lines(text)
+        .take(4000)
+        .any(|l| fatal_line(clean(l)).is_some())
+    {
+        return true;
+    }
     let mut lines = super::content_lines(text).map(clean).take(4000);
     while let Some(l) = lines.next() {
         if header(l).is_some() {
@@ -105,6 +128,12 @@ pub fn parse_ibstatus(text: &str) -> Ibstatus {
     let mut out = Ibstatus::default();
     for raw in super::content_lines(text) {
         let line = clean(raw);
+        if let Some(e) = fatal_line(line) {
+            if out.errors.len() < super::MAX_ITEMS {
+                out.errors.push(super::clip(e, super::MAX_TEXT));
+            }
+            continue;
+        }
         if let Some((device, port)) = header(line) {
             if out.ports.len() >= super::MAX_ITEMS {
                 break;
@@ -195,10 +224,13 @@ impl super::EvidenceKind for IbstatusKind {
         "ibstatus"
     }
     fn fields(&self) -> &'static [(&'static str, &'static str)] {
-        &[(
-            "ports",
-            "ports: device, port, default_gid, base_lid, sm_lid, state, phys_state, rate, rate_gbps, link_layer",
-        )]
+        &[
+            (
+                "ports",
+                "ports: device, port, default_gid, base_lid, sm_lid, state, phys_state, rate, rate_gbps, link_layer",
+            ),
+            ("errors", "the script's `Fatal error:` lines (no device)"),
+        ]
     }
     fn read_by(&self) -> &'static [&'static str] {
         &["ib.ports"]
@@ -208,7 +240,7 @@ impl super::EvidenceKind for IbstatusKind {
     }
     fn parse(&self, text: &str) -> Result<serde_json::Value, super::ParseError> {
         let v = parse_ibstatus(text);
-        if v.ports.is_empty() {
+        if v.ports.is_empty() && v.errors.is_empty() {
             return Err(super::ParseError::NotThisKind(
                 "no ibstatus port block in the text",
             ));
@@ -229,6 +261,21 @@ mod tests {
     use super::*;
     use crate::evidence::infiniband::Verdict;
     use crate::evidence::testutil::{fixture, prefixes};
+
+    #[test]
+    fn the_scripts_fatal_line_is_no_device() {
+        // clustervision/trinity#219: a node whose HCA the driver did not bring up
+        let t = "[root@node045 ~]# ibstatus\nFatal error:  device '*': sys files not found (/sys/class/infiniband/*/ports)\n";
+        assert!(looks_like_ibstatus(t));
+        let v = parse_ibstatus(t);
+        assert!(v.ports.is_empty());
+        assert_eq!(v.errors.len(), 1);
+        // Oneflow-Inc/oneflow#9115: openibd stopped
+        let t = "ibstatus\nFatal error:  No devices\n/usr/sbin/ibstatus: 21: exit: Illegal number: -1\n";
+        assert_eq!(parse_ibstatus(t).errors, vec!["Fatal error:  No devices"]);
+        // a healthy paste has no such line (NVIDIA/nccl#1412's ports stay read as before)
+        assert!(!looks_like_ibstatus("Fatal error: disk full\n"));
+    }
 
     #[test]
     fn hdr_ib_ports_active_every_field() {

@@ -29,6 +29,13 @@
 //!                          "LINK_UP (5)" (IB transport only), GID[  i]: lines]
 //! ```
 //!
+//! `ibv_devices` (`libibverbs/examples/device_list.c`, same tree) lists the devices alone:
+//! `printf("    %-16s\t   node GUID\n", "device")`, a `------` rule, then `    <name>\t<16 hex
+//! digits>` per device; both tools print `Failed to get IB devices list: <errno text>`
+//! (`perror`) when the verbs library finds no provider, and `ibv_devinfo` prints `No IB devices
+//! found` when the list is empty. Such a paste is read as devices without ports, or as the
+//! error alone: the RDMA ports it would show are not shown.
+//!
 //! Every port field is typed; the device's `-v` attributes (thirty-odd numeric limits) are kept
 //! by name in `attributes`, and the flag lists printed under them in `flags`. A paste that lost
 //! its indentation (all keys at one depth) still reads: a key belongs to the port once a
@@ -163,12 +170,41 @@ const STARTS_INSIDE: [&str; 10] = [
     "port",
 ];
 
-/// `hca_id:` followed by devinfo's device or port keys.
+/// `ibv_devices`' header, `device` and `node GUID` over its `------` rule.
+fn devices_header(l: &str) -> bool {
+    let w: Vec<&str> = l.split_whitespace().collect();
+    w == ["device", "node", "GUID"]
+}
+
+/// An `ibv_devices` row: `mlx5_0          \tb8599f0300b2e1c4` -> (name, guid).
+fn devices_row(l: &str) -> Option<(&str, &str)> {
+    let w: Vec<&str> = l.split_whitespace().collect();
+    let [name, guid] = w[..] else { return None };
+    let ok = guid.len() == 16 && guid.chars().all(|c| c.is_ascii_hexdigit() || c == '*');
+    (ok && name.len() <= 64 && !name.starts_with('-')).then_some((name, guid))
+}
+
+/// The lines the two tools print when there is nothing to list.
+fn no_devices_line(t: &str) -> bool {
+    t.starts_with("No IB devices found") || t.starts_with("Failed to get IB devices list")
+}
+
+/// `hca_id:` followed by devinfo's device or port keys; `ibv_devices`' listing; or the line
+/// either tool prints when the verbs library finds no device.
 pub fn looks_like_ibv_devinfo(text: &str) -> bool {
     let lines: Vec<&str> = super::content_lines(text)
         .map(|l| clean(l).trim())
         .take(4000)
         .collect();
+    if lines.iter().enumerate().any(|(i, l)| {
+        devices_header(l)
+            && lines.get(i + 1).is_some_and(|n| {
+                n.chars().all(|c| c == '-' || c.is_whitespace()) && n.contains("----")
+            })
+    }) || lines.iter().any(|l| no_devices_line(l))
+    {
+        return true;
+    }
     lines.iter().enumerate().any(|(i, l)| {
         l.strip_prefix("hca_id:")
             .is_some_and(|v| !v.trim().is_empty())
@@ -183,6 +219,8 @@ pub fn looks_like_ibv_devinfo(text: &str) -> bool {
 pub fn parse_ibv_devinfo(text: &str) -> IbvDevinfo {
     let mut out = IbvDevinfo::default();
     let mut flag_key: Option<String> = None;
+    // inside `ibv_devices`' listing (its rows are `name guid`, not `key: value`)
+    let mut listing = false;
     for raw in super::content_lines(text) {
         let t = clean(raw).trim();
         if t.is_empty() {
@@ -201,6 +239,20 @@ pub fn parse_ibv_devinfo(text: &str) -> IbvDevinfo {
         {
             if out.errors.len() < super::MAX_ITEMS {
                 out.errors.push(super::clip(t, super::MAX_TEXT));
+            }
+            continue;
+        }
+        if devices_header(t) || (t.starts_with("------") && t.contains("----------------")) {
+            listing = true;
+            continue;
+        }
+        if listing && let Some((name, guid)) = devices_row(t) {
+            if out.hcas.len() < super::MAX_ITEMS {
+                out.hcas.push(Hca {
+                    hca_id: name.to_string(),
+                    node_guid: Some(guid.to_string()),
+                    ..Hca::default()
+                });
             }
             continue;
         }
@@ -444,7 +496,7 @@ impl super::EvidenceKind for IbvDevinfoKind {
     }
     fn parse(&self, text: &str) -> Result<serde_json::Value, super::ParseError> {
         let v = parse_ibv_devinfo(text);
-        if v.hcas.is_empty() {
+        if v.hcas.is_empty() && v.errors.is_empty() {
             return Err(super::ParseError::NotThisKind(
                 "no ibv_devinfo device block (hca_id:) in the text",
             ));
@@ -465,6 +517,30 @@ mod tests {
     use super::*;
     use crate::evidence::infiniband::Verdict;
     use crate::evidence::testutil::{fixture, prefixes};
+
+    #[test]
+    fn ibv_devices_listing_and_no_device_lines() {
+        // ml-explore/mlx (91abf5c) mlx/distributed/jaccl/lib/README.md: `ibv_devices` on a Mac
+        // with RDMA enabled, as published (no leading indent)
+        let t = "device          \t   node GUID\n------          \t----------------\nrdma_en2        \t8096a9d9edbaac05\nrdma_en3        \t8196a9d9edbaac05\n";
+        assert!(looks_like_ibv_devinfo(t));
+        let v = parse_ibv_devinfo(t);
+        assert_eq!(v.hcas.len(), 2);
+        assert_eq!(v.hcas[0].hca_id, "rdma_en2");
+        assert_eq!(v.hcas[0].node_guid.as_deref(), Some("8096a9d9edbaac05"));
+        assert!(v.ports().is_empty(), "no port is shown");
+        // Oneflow-Inc/oneflow#9115: the verbs stack stopped (`openibd stop`)
+        let t = "ibv_devinfo\nFailed to get IB devices list: Function not implemented\n";
+        assert!(looks_like_ibv_devinfo(t));
+        let v = parse_ibv_devinfo(t);
+        assert!(v.hcas.is_empty());
+        assert_eq!(
+            v.errors,
+            vec!["Failed to get IB devices list: Function not implemented"]
+        );
+        // a `device` word elsewhere is no listing
+        assert!(!looks_like_ibv_devinfo("device node GUID is unknown\n"));
+    }
 
     #[test]
     fn ib_port_down() {

@@ -18,7 +18,9 @@
 //!   …` (`cap_express_link2`); `Kernel driver in use: nvidia` (lspci.c).
 //!
 //! A paste that starts below a device's header (an excerpt of its Express capability) is one
-//! device whose name the paste does not show.
+//! device whose name the paste does not show. Plain `lspci` (`lspci | grep -i nvidia`: only
+//! `show_device`'s one-line form, no capabilities) is read too, as devices whose link the
+//! paste does not show.
 
 use serde::Serialize;
 
@@ -160,8 +162,29 @@ fn field<'a>(line: &'a str, key: &str) -> Option<&'a str> {
     line.trim_start().strip_prefix(key).map(str::trim_start)
 }
 
+/// Plain `lspci` (no `-v`), usually through `grep -i nvidia`: nothing but device lines
+/// (`show_device`'s one-line form) and the command that printed them; at least one device is
+/// NVIDIA's. Its devices have no link lines, so the PCIe rule cannot judge them.
+fn plain_listing(text: &str) -> bool {
+    let mut nvidia = false;
+    for l in text.lines().take(2000) {
+        let t = l.trim().trim_matches('`').trim();
+        if t.is_empty() || t.contains("lspci") {
+            continue;
+        }
+        match header(t) {
+            Some(d) => nvidia |= d.nvidia == Some(true),
+            None => return false,
+        }
+    }
+    nvidia
+}
+
 /// Lines of `lspci -vv` link output in the text: a LnkCap or LnkSta line in pciutils' words.
 pub fn looks_like_lspci(text: &str) -> bool {
+    if plain_listing(text) {
+        return true;
+    }
     text.lines().take(20_000).any(|l| {
         let l = l.trim_start().trim_start_matches('>').trim_start();
         (l.starts_with("LnkSta:") || l.starts_with("LnkCap:"))
@@ -443,7 +466,15 @@ impl super::EvidenceKind for Lspci {
         })
     }
     fn host(&self, text: &str) -> Option<Result<super::HostPart, super::ParseError>> {
-        Some(parse_lspci(text).map(|d| super::HostPart::Nvml(to_reading(&d))))
+        // with no GPU link to show (plain `lspci`, a NIC's block) the paste gives the GPU probes
+        // nothing: an empty reading would let every GPU rule pass on zero GPUs
+        Some(parse_lspci(text).map(|d| {
+            if d.iter().any(LspciDevice::judged) {
+                super::HostPart::Nvml(to_reading(&d))
+            } else {
+                super::HostPart::Shown
+            }
+        }))
     }
     fn describes_host(&self) -> bool {
         true
@@ -455,6 +486,26 @@ mod tests {
     use super::*;
     use crate::evidence::testutil::{fixture, prefixes};
     use proptest::prelude::*;
+
+    #[test]
+    fn plain_lspci_through_grep_lists_devices_without_links() {
+        // zgle-fork/deepracer-for-dummies scripts/3-validate.md, as published (the stray quote
+        // after the line too): a T4 listed by plain lspci
+        let t = "$ lspci | awk '/NVIDIA/ && /3D controller/'\n00:1e.0 3D controller: NVIDIA Corporation Device 1eb8 (rev a1)'\n";
+        assert!(looks_like_lspci(t));
+        let d = parse_lspci(t).unwrap();
+        assert_eq!(d.len(), 1);
+        assert_eq!(d[0].slot.as_deref(), Some("00:1e.0"));
+        assert_eq!(d[0].nvidia, Some(true));
+        assert!(!d[0].judged(), "no link lines: nothing to judge");
+        // openshift/sriov-network-operator#635: a NIC-only listing is not a GPU's
+        let nic = "root@node2$ lspci | grep Mellanox\n0c:00.0 Infiniband controller: Mellanox Technologies MT28908 Family [ConnectX-6]\n";
+        assert!(!looks_like_lspci(nic));
+        // a device line inside other text is no listing
+        assert!(!looks_like_lspci(
+            "3b:00.0 3D controller: NVIDIA Corporation GV100GL (rev a1)\nTraceback (most recent call last):\n"
+        ));
+    }
 
     #[test]
     fn fragment_with_speed_downgraded_and_width_ok() {

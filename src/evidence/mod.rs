@@ -69,6 +69,7 @@ pub mod pyspy_dump;
 pub(crate) mod scan;
 pub mod segment;
 pub mod shm_error;
+pub mod smi_list;
 pub mod smi_tables;
 pub mod torch_memory;
 pub mod torchrun_failure;
@@ -237,6 +238,7 @@ pub static KINDS: &[&dyn EvidenceKind] = &[
     &dcgmi::DcgmiDiag,
     &dcgmi::DcgmiHealth,
     &dcgmi::DcgmiDmon,
+    &dcgmi::DcgmiDiscovery,
     &smi_tables::Monitor,
     &smi_tables::Topo,
     &nvidia_smi_error::NvidiaSmiError,
@@ -268,6 +270,8 @@ pub static KINDS: &[&dyn EvidenceKind] = &[
     &mount_text::MountOutput,
     &mounts::FstabKind,
     &mounts::ProcMounts,
+    // last: a `GPU 0: <name> (UUID: …)` line is claimed only where no other kind reads the block
+    &smi_list::SmiListKind,
 ];
 
 /// The kind called `name`.

@@ -84,7 +84,7 @@ pub struct UsageProcess {
 // Line cleanup.
 
 /// Strips what wraps a pasted line: quote marks, markdown fences and backticks, list bullets.
-fn clean(line: &str) -> &str {
+pub(crate) fn clean(line: &str) -> &str {
     let mut l = line.trim_end();
     loop {
         let t = l.trim_start();
@@ -770,7 +770,13 @@ fn monitor_header(h: &str) -> Option<(bool, Vec<String>)> {
                 .split_whitespace()
                 .map(str::to_ascii_lowercase)
                 .collect();
-            if cols.first().is_some_and(|c| c == "gpu") {
+            // `-o D`, `-o T`, `-o DT` put `Date` and `Time` columns before `gpu` (the rows
+            // carry `20240104   13:54:35` there too, so positions still line up)
+            let lead = cols
+                .iter()
+                .take_while(|c| *c == "date" || *c == "time")
+                .count();
+            if lead <= 2 && cols.get(lead).is_some_and(|c| c == "gpu") {
                 let pmon = cols.iter().any(|c| c == "pid");
                 if pmon || cols.iter().any(|c| c == "sm" || c == "pwr") {
                     return Some((pmon, cols));
@@ -1571,6 +1577,31 @@ Tue Mar  5 10:00:00 2024
         ));
         // a field list with something that is no query field is not trusted
         assert!(query_from_command("nvidia-smi --query-gpu=index,bogus --format=csv").is_none());
+    }
+
+    #[test]
+    fn dmon_with_date_and_time_columns() {
+        // `nvidia-smi dmon -i 0 -s mutc -d 1 -o TD` as published in
+        // github.com/XueSongTap/XueSongTap.github.io (c2fc96a) _posts/2024-01-04-nvidia-smi-more.md:
+        // an idle desktop GPU (sm 0-13%), trailing spaces and the blank line kept
+        let t = "#Date       Time        gpu     fb   bar1   ccpm     sm    mem    enc    dec    jpg    ofa  rxpci  txpci   mclk   pclk \n\
+#YYYYMMDD   HH:MM:SS    Idx     MB     MB     MB      %      %      %      %      %      %   MB/s   MB/s    MHz    MHz \n\
+ 20240104   13:54:35      0    239      3      0      6      1      0      0      0      0      5     10   6250   1695 \n\
+\n\
+ 20240104   13:54:36      0     74     10      0      0      0      0      0      0      0    217    677   6250   1695 \n\
+ 20240104   13:54:38      0    478      6      0     13      0      0      0      0      0     44     30   6250   1695 \n";
+        assert!(looks_like_monitor(t));
+        let u = parse_monitor(t).unwrap();
+        assert_eq!((u.format.as_str(), u.samples), ("dmon", 3));
+        let g = &u.gpus[0];
+        assert_eq!(g.index, 0);
+        assert_eq!(g.util_gpu_max, Some(13.0));
+        assert_eq!(g.sm_clock_mhz, Some(1695.0));
+        // `-o T` alone: one leading column
+        let t = "#Time        gpu    pwr  gtemp  mtemp     sm    mem    enc    dec   mclk   pclk\n 10:00:01      0     85     45     50      4      1      0      0   1593    1410\n";
+        assert_eq!(parse_monitor(t).unwrap().gpus[0].util_gpu, Some(4.0));
+        // a `#Date` line of something else is no header
+        assert!(!looks_like_monitor("#Date Time gpu_name\n"));
     }
 
     #[test]

@@ -42,6 +42,10 @@ impl Probe for DcgmDiag {
     }
     fn fields(&self) -> &'static [(&'static str, &'static str)] {
         &[
+            (
+                "not_run",
+                "why the diagnostic did not run, as dcgmi or NVVS printed it (no test result then)",
+            ),
             ("dcgm_version", "DCGM version (Metadata rows, DCGM 3.3+)"),
             ("driver_version", "driver version DCGM detected"),
             ("device_ids", "PCI device ids of the GPUs tested"),
@@ -68,6 +72,12 @@ impl Probe for DcgmDiag {
             );
         };
         match dcgmi::parse_diag_any(&t) {
+            // a refusal with no table: no test ran, so none passed either
+            Ok(d) if d.tests.is_empty() && !d.not_run.is_empty() => ProbeOutcome::Unknown(format!(
+                "{}: the diagnostic did not run: {}",
+                p.display(),
+                d.not_run[..d.not_run.len().min(2)].join("; ")
+            )),
             Ok(d) => with_file(&d, &p),
             Err(e) => ProbeOutcome::Unknown(format!("{}: {e}", p.display())),
         }
