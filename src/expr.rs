@@ -38,6 +38,9 @@ pub fn env() -> &'static Environment<'static> {
     ENV.get_or_init(|| {
         let mut e = Environment::new();
         e.set_undefined_behavior(UndefinedBehavior::Strict);
+        // minijinja's debug info (which name was undefined) is on by default only in debug
+        // builds: on in every build, so the installed binary says what the tests and docs show
+        e.set_debug(true);
         e.set_fuel(Some(200_000));
         e.set_recursion_limit(64);
         e
@@ -632,6 +635,23 @@ mod tests {
 
     /// The evaluator names the missing value for an undefined read, and quotes the error for
     /// anything else: the two are told apart by variant, not by the message's words.
+    #[test]
+    fn an_undefined_read_names_what_was_undefined_in_every_build() {
+        // minijinja says which name was undefined only in debug mode, on by default in debug
+        // builds alone; a release binary printed less than the README shows (found by running
+        // the docs blocks against `cargo install`'s binary)
+        assert!(env().debug());
+        let e = ExprError::from(
+            env()
+                .compile_expression("gpu.utilization_gpu < 30")
+                .unwrap()
+                .eval(minijinja::context! { gpu => minijinja::context! {} })
+                .unwrap_err(),
+        );
+        assert!(e.is_undefined());
+        assert!(e.to_string().contains("is undefined"), "{e}");
+    }
+
     #[test]
     fn undefined_reads_are_told_from_other_failures() {
         let ctx = json!({"gpu": {"util": "x"}});
