@@ -148,6 +148,25 @@ impl RealHost {
         self.nvml.get_or_init(init_nvml)
     }
 
+    /// `f` on every GPU NVML counts, in index order; the first failure is the answer.
+    fn each_gpu<T>(
+        &self,
+        f: impl Fn(u32, nvml_wrapper::Device<'_>) -> Result<T, HostError>,
+    ) -> Result<Vec<T>, HostError> {
+        let (nvml, _) = self.nvml_handle()?;
+        let count = nvml
+            .device_count()
+            .map_err(|e| nvml_call("count GPUs", e))?;
+        (0..count)
+            .map(|i| {
+                let d = nvml
+                    .device_by_index(i)
+                    .map_err(|e| nvml_call(&format!("open GPU {i}"), e))?;
+                f(i, d)
+            })
+            .collect()
+    }
+
     fn nvml_handle(&self) -> Result<(&Nvml, f64), HostError> {
         let st = self.nvml_state();
         match &st.nvml {
@@ -1296,22 +1315,13 @@ impl Host for RealHost {
 
     fn nvml_pcie(&self) -> Result<Vec<super::PcieThroughput>, HostError> {
         use nvml_wrapper::enum_wrappers::device::PcieUtilCounter;
-        let (nvml, _) = self.nvml_handle()?;
-        let count = nvml
-            .device_count()
-            .map_err(|e| nvml_call("count GPUs", e))?;
-        (0..count)
-            .map(|i| {
-                let d = nvml
-                    .device_by_index(i)
-                    .map_err(|e| nvml_call(&format!("open GPU {i}"), e))?;
-                Ok(super::PcieThroughput {
-                    index: i,
-                    rx_kb_s: field(d.pcie_throughput(PcieUtilCounter::Receive)),
-                    tx_kb_s: field(d.pcie_throughput(PcieUtilCounter::Send)),
-                })
+        self.each_gpu(|i, d| {
+            Ok(super::PcieThroughput {
+                index: i,
+                rx_kb_s: field(d.pcie_throughput(PcieUtilCounter::Receive)),
+                tx_kb_s: field(d.pcie_throughput(PcieUtilCounter::Send)),
             })
-            .collect()
+        })
     }
 
     fn nvml_pcie_bytes(&self) -> Result<Vec<super::PcieBytes>, HostError> {
@@ -1336,25 +1346,16 @@ impl Host for RealHost {
                 Err(e) => Field::Error(e.to_string()),
             }
         }
-        let (nvml, _) = self.nvml_handle()?;
-        let count = nvml
-            .device_count()
-            .map_err(|e| nvml_call("count GPUs", e))?;
-        (0..count)
-            .map(|i| {
-                let d = nvml
-                    .device_by_index(i)
-                    .map_err(|e| nvml_call(&format!("open GPU {i}"), e))?;
-                let v = d
-                    .field_values_for(&[FieldId(RX), FieldId(TX)])
-                    .map_err(|e| nvml_call(&format!("read GPU {i}'s PCIe counters"), e))?;
-                Ok(super::PcieBytes {
-                    index: i,
-                    rx: counter(v.first()),
-                    tx: counter(v.get(1)),
-                })
+        self.each_gpu(|i, d| {
+            let v = d
+                .field_values_for(&[FieldId(RX), FieldId(TX)])
+                .map_err(|e| nvml_call(&format!("read GPU {i}'s PCIe counters"), e))?;
+            Ok(super::PcieBytes {
+                index: i,
+                rx: counter(v.first()),
+                tx: counter(v.get(1)),
             })
-            .collect()
+        })
     }
 
     fn nvml_sample(&self) -> Result<Vec<GpuSample>, HostError> {
