@@ -87,12 +87,20 @@ impl EvidenceHost {
                     }
                     None => String::new(),
                 };
+                // a post (an issue body, a question) whose paste holds no output gpufix reads:
+                // say so, and what to paste instead
+                let prose = crate::evidence::segment::is_prose(&text);
                 return Err(crate::trust::TrustError {
                     message: format!(
-                        "--evidence {}: cannot tell what this is: no line reads as any kind gpufix knows{near}",
-                        p.display()
+                        "--evidence {}: cannot tell what this is: {}no line reads as any kind gpufix knows{near}",
+                        p.display(),
+                        if prose { "it reads as prose (a post or a question), and " } else { "" }
                     ),
-                    help: "`gpufix list --evidence` lists the kinds of text gpufix reads, with a command that produces each".into(),
+                    help: if prose {
+                        "give gpufix the error message or the command output the post is about, as printed (`gpufix list --evidence` lists the kinds it reads)".into()
+                    } else {
+                        "`gpufix list --evidence` lists the kinds of text gpufix reads, with a command that produces each".into()
+                    },
                 }
                 .into());
             }
