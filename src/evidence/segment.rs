@@ -433,7 +433,8 @@ pub fn nearest(text: &str) -> Option<(&'static dyn EvidenceKind, usize, String)>
 /// least four CJK characters or at least four tokens of which three in four are words (letters
 /// only, once the punctuation around them is off). Tables, `key: value` lines, log lines and
 /// tracebacks are mostly numbers, paths and identifiers, and fenced output counts against the
-/// prose around it. Used only to say what a text no kind reads is.
+/// prose around it. Asked only of a text no kind reads: such a post is judged as showing
+/// nothing (every rule about the host not-applicable, with a note), anything else is an error.
 pub fn is_prose(text: &str) -> bool {
     let (mut all, mut prose) = (0usize, 0usize);
     for line in text.lines().take(2000) {
