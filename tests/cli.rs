@@ -1418,11 +1418,7 @@ mod mixed_paste {
     fn text_no_kind_reads_says_the_nearest_kind_and_line() {
         let d = tempfile::tempdir().unwrap();
         let f = d.path().join("notes.txt");
-        std::fs::write(
-            &f,
-            "hi all\nGPU utilization stays low while training, any idea?\n",
-        )
-        .unwrap();
+        std::fs::write(&f, "hi all\ngpu_utilization=3 memory_used=81000\n").unwrap();
         let o = run(&["plan", "--evidence", f.to_str().unwrap(), "--sample", "0"]);
         assert_eq!(o.code, 1, "{}", o.stderr);
         assert!(
@@ -1432,6 +1428,45 @@ mod mixed_paste {
         );
         assert!(o.stderr.contains("the nearest kind is"), "{}", o.stderr);
         assert!(o.stderr.contains("(line 2:"), "{}", o.stderr);
+    }
+
+    #[test]
+    fn a_post_in_prose_is_judged_as_showing_nothing() {
+        // a whole issue body with no output in it (github.com/facebookresearch/svoice/issues/60):
+        // every rule not-applicable, exit 0, and a note saying what to give instead
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("post.md");
+        std::fs::write(
+            &f,
+            "Hello,\nIn order to support sm_86 we need to install pytorch1.90, but it breaks svoice. Is there a plan to upgrade?\n\nThanks,\nArik",
+        )
+        .unwrap();
+        let o = run(&[
+            "plan",
+            "--evidence",
+            f.to_str().unwrap(),
+            "--sample",
+            "0",
+            "--format",
+            "json",
+        ]);
+        assert_eq!(o.code, 0, "{}", o.stderr);
+        assert!(o.stderr.contains("reads as prose"), "{}", o.stderr);
+        assert!(
+            !o.stderr.contains("cannot tell what this is"),
+            "{}",
+            o.stderr
+        );
+        let v: serde_json::Value = serde_json::from_str(&o.stdout).unwrap();
+        assert!(
+            v["results"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|r| r["verdict"] == "not-applicable"),
+            "{}",
+            v["results"]
+        );
     }
 }
 

@@ -29,7 +29,12 @@
 //!   printed through `src/include/core.h`'s `SYSCHECKVAL` as `Call to posix_fallocate failed :
 //!   <strerror>` (and 2.3.5's `Unable to allocate shared memory (%d bytes) : %s`): the same
 //!   failure to create a segment in /dev/shm; and `src/include/checks.h`'s
-//!   `Cuda failure '%s'` / `Cuda failure %d '%s'` and `Call to %s failed: %s`.
+//!   `Cuda failure '%s'` / `Cuda failure %d '%s'` and `Call to %s failed: %s`;
+//! - the `NCCLCHECK` macro programs print a failed call's result with: NVIDIA/nccl-tests
+//!   `src/common.h` (`%s: Test NCCL failure %s:%d '%s'`, since 2.x `'%s / %s'` with
+//!   `ncclGetLastError`), the NCCL developer guide's examples (`Failed, NCCL error %s:%d
+//!   '%s'`) and the programs copied from either (`NCCL failure %s:%d '%s'`): FILE:LINE and
+//!   `ncclGetErrorString`'s text in single quotes.
 //!
 //! A line is looked at only if it holds one of a few fixed markers, so a long log streams fast.
 
@@ -137,6 +142,10 @@ static ERROR_IN: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"NCCL error in: (\S+?),\s*([^,]+?)(?:,\s*NCCL version (\S+?))?\s*$")
         .expect("static regex")
 });
+// an `NCCLCHECK` macro's line (see the header): FILE:LINE and the result's text in quotes
+static CHECK_FAILED: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"NCCL (?:failure|error) (\S+?:\d+) '([^']+)'").expect("static regex")
+});
 static SHM_SIZE: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"\(size (\d+)\)|to (\d+) bytes").expect("static regex"));
 static VERSION: LazyLock<Regex> =
@@ -174,6 +183,14 @@ fn marked(line: &str) -> bool {
         || line.contains("Bus error")
         || line.contains("Cuda failure")
         || line.contains("Last error")
+        || line.contains("NCCL failure")
+}
+
+/// An `NCCLCHECK` macro's line naming one of `ncclGetErrorString`'s texts: (FILE:LINE, result).
+fn check_failed(line: &str) -> Option<(&str, &'static str)> {
+    let c = CHECK_FAILED.captures(line)?;
+    let r = result_of_string(c.get(2)?.as_str())?;
+    Some((c.get(1)?.as_str(), r))
 }
 
 /// Markers this reader recognises inside a larger paste.
@@ -181,6 +198,7 @@ pub fn recognised_line(line: &str) -> bool {
     line.contains("Watchdog caught collective operation timeout")
         || RESULT.is_match(line)
         || line.contains("NCCL error in: ")
+        || check_failed(line).is_some()
         || (line.contains("NCCL WARN") && line.contains("shared memory segment"))
         // shmutils.cc's message with NCCL's own segment name, its `host:pid:tid [rank]` prefix
         // and `NCCL WARN` dropped by a launcher that relays the worker's stderr (Ray's
@@ -196,6 +214,8 @@ pub fn looks_like(text: &str) -> bool {
         let p = super::scan::phrases(&[
             "Watchdog caught collective operation timeout",
             "NCCL error in: ",
+            "NCCL error ",
+            "NCCL failure ",
             "shared memory segment",
         ]);
         Regex::new(&format!("{}|{}", p.as_str(), RESULT.as_str())).expect("static regex")
@@ -280,6 +300,7 @@ pub fn parse_nccl_errors(text: &str) -> NcclErrors {
     // it and the result line that follows it has not been seen yet
     let mut last_result: Option<usize> = None;
     let mut fresh = false;
+    let mut last_warn: Option<String> = None;
     let mut lines = text.lines();
     // the watchdog line's continuation rows, rejoined (see `rejoin_wrapped_work`)
     let mut joined;
@@ -302,6 +323,11 @@ pub fn parse_nccl_errors(text: &str) -> NcclErrors {
                 }
                 continue;
             }
+        }
+        // NCCL's WARN (`host:pid:tid [dev] file:line NCCL WARN …`, 2.0's `host [dev]
+        // file:line WARN …`) comes before the call returns: the reason an `NCCLCHECK` line lacks
+        if let Some((_, w)) = line.split_once(" WARN ") {
+            last_warn = Some(super::clip(w.trim(), super::MAX_TEXT));
         }
         if !marked(line) {
             continue;
@@ -381,6 +407,19 @@ pub fn parse_nccl_errors(text: &str) -> NcclErrors {
             if let Some(i) = i {
                 last_result = Some(i);
                 last_error_on(line, i, &mut out, &mut want_last_error);
+            }
+        } else if let Some((at, r)) = check_failed(line) {
+            carried = true;
+            if let Some(i) = note_result(&mut out, r) {
+                let e = &mut out.errors[i];
+                e.location.get_or_insert_with(|| super::clip(at, 200));
+                if e.last_error.is_none()
+                    && let Some(w) = last_warn.as_ref().filter(|w| !w.is_empty())
+                {
+                    e.last_error = Some(w.clone());
+                }
+                last_result = Some(i);
+                fresh = false;
             }
         } else if let Some(i) = last_result {
             last_error_on(line, i, &mut out, &mut want_last_error);
@@ -674,6 +713,32 @@ mod tests {
         assert!(e.shm_attach_failed);
         assert!(!e.shm_create_failed);
         assert_eq!(e.shm_segment_bytes, Some(14156128));
+    }
+
+    #[test]
+    fn ncclcheck_macro_lines_name_the_result() {
+        // github.com/NVIDIA/nccl/issues/111: a program's NCCLCHECK at commInitRank across
+        // nodes, under NCCL 2.0's socket WARN
+        let l = "*server name* [0] include/socket.h:185 WARN Call to connect failed : Connection refused\nNCCL failure *MyProgram*.cu:110 'unhandled system error'\n";
+        assert!(looks_like(l));
+        let e = parse_nccl_errors(l);
+        assert_eq!(e.error_results, ["ncclSystemError"]);
+        assert_eq!(e.errors[0].location.as_deref(), Some("*MyProgram*.cu:110"));
+        assert_eq!(
+            e.errors[0].last_error.as_deref(),
+            Some("Call to connect failed : Connection refused")
+        );
+        // nccl-tests' wording with ncclGetLastError after the slash
+        let t = "node1: Test NCCL failure common.cu:1005 'remote process exited or there was a network error / socketProgress: Connection closed by remote peer'\n";
+        assert_eq!(parse_nccl_errors(t).error_results, ["ncclRemoteError"]);
+        // healthy: the macro's source quoted in a post, and a quoted text that is no result
+        for h in [
+            "    printf(\"Failed, NCCL error %s:%d '%s'\\n\",\n",
+            "NCCL error main.cu:12 'success'\n",
+        ] {
+            assert!(!looks_like(h), "{h}");
+            assert!(parse_nccl_errors(h).errors.is_empty(), "{h}");
+        }
     }
 
     #[test]

@@ -427,6 +427,45 @@ pub fn nearest(text: &str) -> Option<(&'static dyn EvidenceKind, usize, String)>
     best.map(|(_, k, n, l)| (k, n, super::clip(l.trim(), 200)))
 }
 
+/// True when `text` reads as a person's writing (an issue body, a forum post, a question)
+/// rather than a program's output: at least 3/5 of its characters sit on sentence lines. A
+/// sentence line, once a markdown marker (`#`, `>`, `-`, `*`) is taken off its head, holds at
+/// least four CJK characters or at least four tokens of which three in four are words (letters
+/// only, once the punctuation around them is off). Tables, `key: value` lines, log lines and
+/// tracebacks are mostly numbers, paths and identifiers, and fenced output counts against the
+/// prose around it. Asked only of a text no kind reads: such a post is judged as showing
+/// nothing (every rule about the host not-applicable, with a note), anything else is an error.
+pub fn is_prose(text: &str) -> bool {
+    let (mut all, mut prose) = (0usize, 0usize);
+    for line in text.lines().take(2000) {
+        let t = line
+            .trim()
+            .trim_start_matches(|c: char| "#>-*".contains(c))
+            .trim();
+        if t.is_empty() {
+            continue;
+        }
+        let n = t.chars().count();
+        all += n;
+        let cjk = t
+            .chars()
+            .filter(|c| matches!(*c as u32, 0x3040..=0x30ff | 0x3400..=0x4dbf | 0x4e00..=0x9fff | 0xac00..=0xd7af))
+            .count();
+        let tokens: Vec<&str> = t.split_whitespace().collect();
+        let words = tokens
+            .iter()
+            .filter(|w| {
+                let w = w.trim_matches(|c: char| !c.is_alphanumeric());
+                !w.is_empty() && w.chars().all(char::is_alphabetic)
+            })
+            .count();
+        if cjk >= 4 || (tokens.len() >= 4 && words * 4 >= tokens.len() * 3) {
+            prose += n;
+        }
+    }
+    all > 0 && prose * 5 >= all * 3
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -599,5 +638,27 @@ mod tests {
         assert!(r.unread.is_empty(), "{}", r.describe());
         let covered: usize = r.parts[0].lines.iter().map(|(a, b)| b - a + 1).sum();
         assert_eq!(covered + blank.len(), n, "{}", r.describe());
+    }
+    #[test]
+    fn posts_read_as_prose_and_output_does_not() {
+        // github.com/facebookresearch/svoice/issues/60, github.com/greatlog/UnpairedSR/issues/17,
+        // github.com/facebookresearch/maskrcnn-benchmark/issues/1072 (whole issue bodies)
+        for post in [
+            "Hello,\nIn order to support sm_86 we need to install pytorch1.90, but it breaks svoice. Is there a plan to upgrade?\n\nThanks,\nArik",
+            "请问作者是否有遇到过这个问题：共享内存不足。\n我已经进行了以下尝试：\n（1）num_worker设置为0\n仍然报错，显示Bus error\n",
+            "## ❓ Questions and Help\nI have implemented `ssd-512` and some segmentation models based on `maskrcnn-benchmark`. When the single gpu batch size is large like 16, the `GPU-Util` always drops to 60% and in some bad case even drops to 0%.",
+        ] {
+            assert!(is_prose(post), "{post}");
+        }
+        // output: an nvidia-smi banner (github.com/lllyasviel/Fooocus/issues/1313), a
+        // traceback (github.com/msr-fiddle/pipedream/issues/28), a df line
+        for out in [
+            "+-----------------------------------------------------------------------------+\n| NVIDIA-SMI 470.86       Driver Version: 470.86       CUDA Version: 11.4\n|-------------------------------+----------------------+----------------------+\n",
+            "Epoch 0: 6843.771 seconds\nEpoch start time: 1577064742.170, epoch end time: 1577071585.941\n  File \"/opt/conda/lib/python3.6/site-packages/torch/utils/data/dataloader.py\", line 480, in _try_get_batch\n    data = self.data_queue.get(timeout=timeout)\n",
+            "shm  1.0G  883M  142M  87% /dev/shm\n",
+            "",
+        ] {
+            assert!(!is_prose(out), "{out}");
+        }
     }
 }
