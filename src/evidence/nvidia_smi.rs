@@ -40,6 +40,11 @@ pub(crate) fn looks_like_xml(text: &str) -> bool {
 /// supported_mem_clock > (value, supported_graphics_clock*)`, one per clock the GPU offers, and
 /// `-q -x -d SUPPORTED_CLOCKS` pastes are mostly that run.
 const XML_TAGS: &[&str] = &[
+    // a `<processes>` excerpt: the DTD's `process_info (gpu_instance_id, compute_instance_id,
+    // pid, type, process_name, used_memory)`, the instance ids since R450's MIG
+    "<process_info>",
+    "<gpu_instance_id>",
+    "<compute_instance_id>",
     "<supported_clocks>",
     "<supported_mem_clock>",
     "<ecc_mode>",
@@ -948,6 +953,7 @@ fn is_gpu_element(key: &str) -> bool {
         "supported_clocks",
         "supported_mem_clock",
         "supported_graphics_clock",
+        "process_info",
     ]
     .contains(&key)
 }
@@ -1590,6 +1596,10 @@ mod tests {
         assert!(looks_like_xml(t));
         let r = parse_nvidia_smi(t).unwrap();
         assert_eq!(r.gpus.len(), 1);
+        // influxdata/telegraf#12996: `<process_info>` elements of a `-q -x` pasted alone
+        let p = "\t\t\t<process_info>\n\t\t\t\t<gpu_instance_id>N/A</gpu_instance_id>\n\t\t\t\t<compute_instance_id>N/A</compute_instance_id>\n\t\t\t\t<pid>13048</pid>\n\t\t\t\t<type>C+G</type>\n\t\t\t\t<process_name>C:\\Program Files\\Electronic Arts\\EA Desktop\\EA Desktop\\EADesktop.exe</process_name>\n\t\t\t\t<used_memory>N/A</used_memory>\n\t\t\t</process_info>\n";
+        assert!(looks_like_xml(p));
+        assert_eq!(parse_nvidia_smi(p).unwrap().gpus.len(), 1);
         // one element is too little to call it nvidia-smi's
         assert!(!looks_like_xml(
             "<supported_graphics_clock>1000 MHz</supported_graphics_clock>\n"
