@@ -62,6 +62,8 @@ const WITNESSES: &[(&str, &str, &str)] = &[
         "h14_dcgmi_discovery_8xh100_active_elided",
     ),
     ("nvidia-smi-list", "", ""),
+    ("nvidia-smi-p2p", "", "h17_p2p_r_mlengineering_8xh100_ok"),
+    ("nvidia-smi-mig", "", "h17_mig_lgi_dcgm_138_a100"),
     ("nvidia-smi-dmon", "", "dmon_idle_header"),
     (
         "nvidia-smi-topo",
@@ -197,6 +199,18 @@ const GAPS: &[(&str, Side, &str, &str)] = &[
         Side::Healthy,
         "",
         "added after the h14 batch was sealed: the corpus holds `-L` lines only inside other pastes (NVIDIA/DCGM#94's, read as dcgmi-diag); the next batch should carry a standalone `-L` or `nvlink -s` paste",
+    ),
+    (
+        "nvidia-smi-p2p",
+        Side::Problem,
+        "",
+        "no rule reads a `topo -p2p` matrix (the kind's read_by is empty): it says what the GPUs could do, not what a job did; NCCL's log shows a job falling back to SHM and `comm.shm-between-local-gpus` reads that",
+    ),
+    (
+        "nvidia-smi-mig",
+        Side::Problem,
+        "",
+        "no rule reads `mig -lgi`/`-lgip` (the kind's read_by is empty): a MIG layout is an operator's choice, not a fault",
     ),
     (
         "dcgmi-discovery",

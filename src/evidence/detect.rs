@@ -244,6 +244,16 @@ mod tests {
                 "| Overall Health            | Failure                                                  |\n| GPU                       |                                                          |\n| -> 1                      | Failure                                                  |\n|    -> Errors              |                                                          |\n|       -> Memory system    | Failure                                                  |\n|                           | Green can be emerald and beautiful, but there are        |\n",
             ),
             (
+                // stas00/ml-engineering (afab245) network/debug/README.md: 2x L4
+                "nvidia-smi-p2p",
+                "$ nvidia-smi topo -p2p r\n        GPU0    GPU1\n GPU0   X       CNS\n GPU1   CNS     X\n",
+            ),
+            (
+                // kubernetes-sigs/dra-driver-nvidia-gpu#933
+                "nvidia-smi-mig",
+                "+---------------------------------------------------------+\n| GPU instances:                                          |\n| GPU   Name               Profile  Instance   Placement  |\n|                            ID       ID       Start:Size |\n|=========================================================|\n|   3  MIG 1g.10gb           19        7          0:1     |\n+---------------------------------------------------------+\n",
+            ),
+            (
                 // NVIDIA/DCGM#94
                 "nvidia-smi-list",
                 "GPU 0: NVIDIA A100 80GB PCIe (UUID: GPU-a22537c7-6eaa-7bdb-0ba4-45e67e84e963)\n  MIG 3g.40gb     Device  0: (UUID: MIG-1503b9a7-3336-58e3-b589-bb25ef1e39f1)\n",

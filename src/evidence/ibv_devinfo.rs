@@ -33,8 +33,11 @@
 //! `printf("    %-16s\t   node GUID\n", "device")`, a `------` rule, then `    <name>\t<16 hex
 //! digits>` per device; both tools print `Failed to get IB devices list: <errno text>`
 //! (`perror`) when the verbs library finds no provider, and `ibv_devinfo` prints `No IB devices
-//! found` when the list is empty. Such a paste is read as devices without ports, or as the
-//! error alone: the RDMA ports it would show are not shown.
+//! found` when the list is empty. `ibv_devinfo -l` (`--list`, devinfo.c's `case 'l'`, the same
+//! in every rdma-core release) prints `printf("%d HCA%s found:\n", …)` and then
+//! `printf("\t%s\n", ibv_get_device_name(…))` per device (`0 HCAs found:` alone when there is
+//! none). Such a paste is read as devices without ports, or as the error alone: the RDMA ports
+//! it would show are not shown.
 //!
 //! Every port field is typed; the device's `-v` attributes (thirty-odd numeric limits) are kept
 //! by name in `attributes`, and the flag lists printed under them in `flags`. A paste that lost
@@ -184,6 +187,20 @@ fn devices_row(l: &str) -> Option<(&str, &str)> {
     (ok && name.len() <= 64 && !name.starts_with('-')).then_some((name, guid))
 }
 
+/// `ibv_devinfo -l`'s count line: `2 HCAs found:`, `1 HCA found:`, `0 HCAs found:` -> the count.
+fn list_header(l: &str) -> Option<usize> {
+    let (n, rest) = l.split_once(' ')?;
+    let n: usize = n.parse().ok()?;
+    matches!(rest.trim_end(), "HCAs found:" | "HCA found:").then_some(n)
+}
+
+/// A device name as `ibv_get_device_name` gives it: one word, no `:`.
+fn list_row(l: &str) -> Option<&str> {
+    let w: Vec<&str> = l.split_whitespace().collect();
+    let [name] = w[..] else { return None };
+    (name.len() <= 64 && !name.contains(':') && !name.starts_with(['-', '#', '$'])).then_some(name)
+}
+
 /// The lines the two tools print when there is nothing to list.
 fn no_devices_line(t: &str) -> bool {
     t.starts_with("No IB devices found") || t.starts_with("Failed to get IB devices list")
@@ -201,7 +218,9 @@ pub fn looks_like_ibv_devinfo(text: &str) -> bool {
             && lines.get(i + 1).is_some_and(|n| {
                 n.chars().all(|c| c == '-' || c.is_whitespace()) && n.contains("----")
             })
-    }) || lines.iter().any(|l| no_devices_line(l))
+    }) || lines
+        .iter()
+        .any(|l| no_devices_line(l) || list_header(l).is_some())
     {
         return true;
     }
@@ -221,6 +240,8 @@ pub fn parse_ibv_devinfo(text: &str) -> IbvDevinfo {
     let mut flag_key: Option<String> = None;
     // inside `ibv_devices`' listing (its rows are `name guid`, not `key: value`)
     let mut listing = false;
+    // inside `ibv_devinfo -l`'s listing (one device name a line)
+    let mut dash_l = false;
     for raw in super::content_lines(text) {
         let t = clean(raw).trim();
         if t.is_empty() {
@@ -244,6 +265,19 @@ pub fn parse_ibv_devinfo(text: &str) -> IbvDevinfo {
         }
         if devices_header(t) || (t.starts_with("------") && t.contains("----------------")) {
             listing = true;
+            continue;
+        }
+        if list_header(t).is_some() {
+            dash_l = true;
+            continue;
+        }
+        if dash_l && let Some(name) = list_row(t) {
+            if out.hcas.len() < super::MAX_ITEMS {
+                out.hcas.push(Hca {
+                    hca_id: name.to_string(),
+                    ..Hca::default()
+                });
+            }
             continue;
         }
         if listing && let Some((name, guid)) = devices_row(t) {
@@ -517,6 +551,22 @@ mod tests {
     use super::*;
     use crate::evidence::infiniband::Verdict;
     use crate::evidence::testutil::{fixture, prefixes};
+
+    #[test]
+    fn ibv_devinfo_dash_l_listing() {
+        // Heioy/Books (6e192e8) chang-yong-ming-ling/xin-xi-pian/ibv_devinfo.md: `ibv_devinfo -l`
+        let t = "#ibv_devinfo -l\n2 HCAs found:\n\tmlx4_1\n\tmlx4_0\n";
+        assert!(looks_like_ibv_devinfo(t));
+        let d = parse_ibv_devinfo(t);
+        let ids: Vec<&str> = d.hcas.iter().map(|h| h.hca_id.as_str()).collect();
+        assert_eq!(ids, ["mlx4_1", "mlx4_0"]);
+        assert!(d.hcas.iter().all(|h| h.ports.is_empty()));
+        // a host with no RDMA device (the form an agent's transcript quotes, `0 HCAs found:`)
+        let none = parse_ibv_devinfo("$ ibv_devinfo -l\n0 HCAs found:\n");
+        assert!(looks_like_ibv_devinfo("0 HCAs found:\n") && none.hcas.is_empty());
+        // not a count line
+        assert!(!looks_like_ibv_devinfo("Number of HCAs found: 2\n"));
+    }
 
     #[test]
     fn ibv_devices_listing_and_no_device_lines() {

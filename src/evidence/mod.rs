@@ -70,6 +70,7 @@ pub(crate) mod scan;
 pub mod segment;
 pub mod shm_error;
 pub mod smi_list;
+pub mod smi_p2p;
 pub mod smi_tables;
 pub mod torch_memory;
 pub mod torchrun_failure;
@@ -270,6 +271,9 @@ pub static KINDS: &[&dyn EvidenceKind] = &[
     &mount_text::MountOutput,
     &mounts::FstabKind,
     &mounts::ProcMounts,
+    // late: kinds no rule reads, claiming only a block no other kind reads
+    &smi_p2p::P2pKind,
+    &smi_p2p::MigKind,
     // last: a `GPU 0: <name> (UUID: …)` line is claimed only where no other kind reads the block
     &smi_list::SmiListKind,
 ];

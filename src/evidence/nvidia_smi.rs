@@ -31,10 +31,22 @@ pub(crate) fn looks_like_xml(text: &str) -> bool {
         || t.starts_with("<!DOCTYPE nvidia_smi_log")
         || t.contains("<nvidia_smi_log")
         || (t.starts_with('<') && XML_TAGS.iter().filter(|k| t.contains(*k)).count() >= 2)
+        || (t.starts_with('<') && t.matches("<supported_graphics_clock>").count() >= 3)
 }
 
-/// Elements only `nvidia-smi -q -x` prints: two of them make an XML fragment recognisable.
+/// Elements only `nvidia-smi -q -x` prints: two of them make an XML fragment recognisable. A
+/// run of `<supported_graphics_clock>` elements alone (three or more) is one too: nvidia-smi's
+/// DTD (`nvsmi_device_v*.dtd`, shipped with the driver) nests them as `supported_clocks >
+/// supported_mem_clock > (value, supported_graphics_clock*)`, one per clock the GPU offers, and
+/// `-q -x -d SUPPORTED_CLOCKS` pastes are mostly that run.
 const XML_TAGS: &[&str] = &[
+    // a `<processes>` excerpt: the DTD's `process_info (gpu_instance_id, compute_instance_id,
+    // pid, type, process_name, used_memory)`, the instance ids since R450's MIG
+    "<process_info>",
+    "<gpu_instance_id>",
+    "<compute_instance_id>",
+    "<supported_clocks>",
+    "<supported_mem_clock>",
     "<ecc_mode>",
     "<current_ecc>",
     "<pending_ecc>",
@@ -938,6 +950,10 @@ fn is_gpu_element(key: &str) -> bool {
         "mig_mode",
         "applications_clocks",
         "default_applications_clocks",
+        "supported_clocks",
+        "supported_mem_clock",
+        "supported_graphics_clock",
+        "process_info",
     ]
     .contains(&key)
 }
@@ -1571,6 +1587,23 @@ mod tests {
         let x = "<gpu id=\"00000000:2D:00.0\">\n<temperature>\n<gpu_temp>56 C</gpu_temp>\n<gpu_temp_max_threshold>102 C</gpu_temp_max_threshold>\n<gpu_temp_slow_threshold>97 C</gpu_temp_slow_threshold>\n<gpu_temp_max_gpu_threshold>57 C</gpu_temp_max_gpu_threshold>\n</temperature>\n</gpu>\n";
         let r = parse_nvidia_smi_xml(x).unwrap();
         assert_eq!(r.gpus[0].temperature_max_operating_c, Field::Ok(57));
+    }
+
+    #[test]
+    fn a_run_of_supported_graphics_clocks_is_an_xml_fragment() {
+        // netdata/netdata#10362: `<supported_graphics_clock>` elements of `nvidia-smi -q -x`
+        let t = "\t\t\t\t<supported_graphics_clock>1000 MHz</supported_graphics_clock>\n\t\t\t\t<supported_graphics_clock>987 MHz</supported_graphics_clock>\n\t\t\t\t<supported_graphics_clock>975 MHz</supported_graphics_clock>\n";
+        assert!(looks_like_xml(t));
+        let r = parse_nvidia_smi(t).unwrap();
+        assert_eq!(r.gpus.len(), 1);
+        // influxdata/telegraf#12996: `<process_info>` elements of a `-q -x` pasted alone
+        let p = "\t\t\t<process_info>\n\t\t\t\t<gpu_instance_id>N/A</gpu_instance_id>\n\t\t\t\t<compute_instance_id>N/A</compute_instance_id>\n\t\t\t\t<pid>13048</pid>\n\t\t\t\t<type>C+G</type>\n\t\t\t\t<process_name>C:\\Program Files\\Electronic Arts\\EA Desktop\\EA Desktop\\EADesktop.exe</process_name>\n\t\t\t\t<used_memory>N/A</used_memory>\n\t\t\t</process_info>\n";
+        assert!(looks_like_xml(p));
+        assert_eq!(parse_nvidia_smi(p).unwrap().gpus.len(), 1);
+        // one element is too little to call it nvidia-smi's
+        assert!(!looks_like_xml(
+            "<supported_graphics_clock>1000 MHz</supported_graphics_clock>\n"
+        ));
     }
 
     #[test]

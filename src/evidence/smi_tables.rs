@@ -31,6 +31,11 @@ pub struct SmiUsage {
     pub samples: usize,
     /// The last GPU row or sample is cut short.
     pub truncated: bool,
+    /// `--format=csv,noheader` rows pasted without their command: the columns whose values'
+    /// shapes name no one field (`100 %` is utilization.gpu or .memory, `40536 MiB` total,
+    /// used or free), as `column 4 (100 %)`. They are left unread, never guessed.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unknown_fields: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, PartialEq)]
@@ -455,6 +460,81 @@ pub fn looks_like_query_csv(h: &str) -> bool {
                 .skip(at + 1)
                 .any(|l| headless_row(clean(l).trim(), fields.len()))
         })
+        || shaped_header(h).is_some()
+}
+
+/// The field a value's shape pins whatever the query, from `nvidia-smi --help-query-gpu`'s
+/// formats: `pci.bus_id` is "domain:bus:device.function, in hex" (`00000000:07:00.0`), `uuid`
+/// is `GPU-` and hex groups, `name` is the product name (NVIDIA's brands lead it). A number
+/// with `%`, `MiB`, `W` or `MHz` is one of several fields and pins none.
+fn pinned_field(v: &str) -> Option<&'static str> {
+    let hex = |p: &str, n: std::ops::RangeInclusive<usize>| {
+        n.contains(&p.len()) && p.bytes().all(|b| b.is_ascii_hexdigit())
+    };
+    if let Some((dom, rest)) = v.split_once(':')
+        && let Some((bus, df)) = rest.split_once(':')
+        && let Some((dev, f)) = df.split_once('.')
+        && hex(dom, 4..=8)
+        && hex(bus, 2..=2)
+        && hex(dev, 2..=2)
+        && f.len() == 1
+        && f.bytes().all(|b| (b'0'..=b'7').contains(&b))
+    {
+        return Some("pci.bus_id");
+    }
+    if v.strip_prefix("GPU-")
+        .is_some_and(|u| u.len() >= 32 && u.chars().all(|c| c.is_ascii_hexdigit() || c == '-'))
+    {
+        return Some("uuid");
+    }
+    let brands = ["NVIDIA ", "Tesla ", "GeForce ", "Quadro ", "TITAN ", "NVS "];
+    (brands.iter().any(|b| v.starts_with(b)) && v.len() <= 96).then_some("name")
+}
+
+/// A value nvidia-smi prints for a measured field: a number, alone or with its unit.
+fn measured_value(v: &str) -> bool {
+    let n = ["%", "MiB", "W", "MHz", "C"]
+        .iter()
+        .find_map(|u| v.strip_suffix(u))
+        .unwrap_or(v)
+        .trim();
+    !n.is_empty() && n.parse::<f64>().is_ok()
+}
+
+/// Headerless `--format=csv,noheader` rows pasted without the command that names their
+/// fields: read only where every row has the same number of fields (three or more), at least
+/// one column's values pin a field by their shape ([`pinned_field`]) and another is measured.
+/// Each column is its pinned field, or `?` (unread): the header the rows are read under.
+fn shaped_header(text: &str) -> Option<Vec<String>> {
+    let rows: Vec<Vec<&str>> = text
+        .lines()
+        .map(|l| clean(l).trim())
+        .filter(|l| !l.is_empty())
+        .take(2000)
+        .filter(|l| l.contains(", "))
+        .map(|l| l.split(',').map(str::trim).collect())
+        .collect();
+    let n = rows.first()?.len();
+    if n < 3 || rows.iter().any(|r| r.len() != n) {
+        return None;
+    }
+    let cols: Vec<String> = (0..n)
+        .map(|i| {
+            let pins: Vec<Option<&str>> = rows.iter().map(|r| pinned_field(r[i])).collect();
+            match pins[0] {
+                Some(f) if pins.iter().all(|p| *p == Some(f)) => f.to_string(),
+                _ => "?".to_string(),
+            }
+        })
+        .collect();
+    let pinned = cols.iter().filter(|c| *c != "?").count();
+    let measured = (0..n).any(|i| rows.iter().all(|r| measured_value(r[i])));
+    let mut seen = std::collections::BTreeSet::new();
+    let distinct = cols
+        .iter()
+        .filter(|c| *c != "?")
+        .all(|c| seen.insert(c.clone()));
+    (pinned >= 1 && measured && distinct).then_some(cols)
 }
 
 /// The header line nvidia-smi prints over `--format=csv` rows (`index, utilization.gpu [%]`):
@@ -486,21 +566,34 @@ fn query_from_command(text: &str) -> Option<(Vec<String>, usize)> {
             .trim_matches(['"', '\'']);
         let fields: Vec<String> = list
             .split(',')
-            .map(|f| f.trim().to_string())
+            .map(|f| alias(f.trim()).to_string())
             .filter(|f| !f.is_empty())
             .collect();
         (!fields.is_empty() && fields.iter().all(|f| is_query_field(f))).then_some((fields, i))
     })
 }
 
+/// `--help-query-gpu`'s second names for a field (`"name" or "gpu_name"`, `"serial" or
+/// "gpu_serial"`, `"uuid" or "gpu_uuid"`): the first name. (`gpu_uuid` and `gpu_bus_id` stay:
+/// `--query-compute-apps` prints them for a process's GPU.)
+fn alias(f: &str) -> &str {
+    match f {
+        "gpu_name" => "name",
+        "gpu_serial" => "serial",
+        other => other,
+    }
+}
+
 /// A row of `n` values printed under a headerless query: the right number of fields and at
-/// least one of them a number.
+/// least one of them a number, or a value whose shape pins its field (a GPU name, a bus id).
 fn headless_row(l: &str, n: usize) -> bool {
     let fields: Vec<&str> = l.split(',').map(str::trim).collect();
     !l.is_empty()
         && !l.contains("--query-")
         && fields.len() == n
-        && fields.iter().any(|f| num(f).is_some())
+        && fields
+            .iter()
+            .any(|f| num(f).is_some() || pinned_field(f).is_some())
 }
 
 fn is_query_field(f: &str) -> bool {
@@ -510,6 +603,7 @@ fn is_query_field(f: &str) -> bool {
         "name",
         "pci.bus_id",
         "uuid",
+        "serial",
         "driver_version",
         "pstate",
         "temperature.gpu",
@@ -563,6 +657,28 @@ pub fn parse_query_csv(text: &str) -> Result<SmiUsage, super::ParseError> {
     // `--format=csv,noheader`: the command pasted above the rows names their fields
     let command = query_from_command(text);
     let mut header: Option<Vec<String>> = None;
+    // no header and no command: only the columns whose values' shapes pin a field are read
+    if command.is_none()
+        && !text
+            .lines()
+            .any(|l| query_header(clean(l).trim()).is_some())
+        && let Some(cols) = shaped_header(text)
+    {
+        let first: Vec<&str> = text
+            .lines()
+            .map(|l| clean(l).trim())
+            .find(|l| l.contains(", "))
+            .map(|l| l.split(',').map(str::trim).collect())
+            .unwrap_or_default();
+        for (i, c) in cols.iter().enumerate() {
+            if c == "?" && u.unknown_fields.len() < super::MAX_ITEMS {
+                let v = first.get(i).copied().unwrap_or("");
+                u.unknown_fields
+                    .push(format!("column {} ({})", i + 1, super::clip(v, 40)));
+            }
+        }
+        header = Some(cols);
+    }
     for (i, raw) in text.lines().enumerate() {
         let l = clean(raw).trim();
         if l.is_empty() {
@@ -1156,6 +1272,10 @@ const USAGE_FIELDS: &[(&str, &str)] = &[
     ),
     ("samples", "rows read"),
     ("truncated", "the last GPU row or sample is cut short"),
+    (
+        "unknown_fields",
+        "csv,noheader rows pasted without their command: the columns no value's shape pins (left unread)",
+    ),
 ];
 
 /// What a table, CSV or dmon paste says about the machine: its GPUs as an NVML reading.
@@ -1449,6 +1569,33 @@ Tue Mar  5 10:00:00 2024
         assert_eq!(u.gpus[0].compute_mode.as_deref(), Some("Default"));
         assert_eq!(u.processes.len(), 1);
         assert!(u.processes_listed);
+    }
+
+    #[test]
+    fn headerless_rows_without_the_command_read_only_pinned_columns() {
+        // public code found with the project's search tool (index id 56518037701): a GPU
+        // inventory parser's test input, `--format=csv,noheader,nounits` rows of index, name,
+        // bus id and memory.total, pasted without the command
+        let t = "0, NVIDIA GeForce RTX 5090, 00000000:01:00.0, 32607\n1, NVIDIA GeForce RTX 3090, 00000000:21:00.0, 24576\n2, NVIDIA GeForce RTX 3090, 00000000:41:00.0, 24576\n";
+        assert!(looks_like_query_csv(t));
+        let u = parse_query_csv(t).unwrap();
+        assert_eq!(u.gpus.len(), 3);
+        assert_eq!(u.gpus[1].name.as_deref(), Some("NVIDIA GeForce RTX 3090"));
+        assert_eq!(u.gpus[2].bus_id.as_deref(), Some("00000000:41:00.0"));
+        // `0` could be index or a count, `32607` total, used or free memory: left unread
+        assert_eq!(u.gpus[0].memory_total_mib, None);
+        assert_eq!(u.unknown_fields, ["column 1 (0)", "column 4 (32607)"]);
+        // numbers alone pin nothing: not read as a query
+        assert!(!looks_like_query_csv(
+            "35 %, 1200 MiB, 80 W\n40 %, 1300 MiB, 90 W\n"
+        ));
+        // conbench/conbench#158: `--query-gpu=gpu_name` (name's second name) and its one row
+        let c =
+            "sh-4.2$ nvidia-smi --query-gpu=gpu_name --format=csv,noheader\nTesla T4\nsh-4.2$\n";
+        assert!(looks_like_query_csv(c));
+        let u = parse_query_csv(c).unwrap();
+        assert_eq!(u.gpus[0].name.as_deref(), Some("Tesla T4"));
+        assert!(u.unknown_fields.is_empty());
     }
 
     #[test]
