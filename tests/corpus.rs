@@ -27,7 +27,10 @@ use serde::Deserialize;
 const CAPTURED: &str = "made on the H200 by bench/capture_h200.sh:";
 
 /// The floor `GPUFIX_CORPUS_STRICT=1` (run by `.ci/run`) holds: the whole corpus's figures after
-/// the sealed batch h16 (whole issue bodies) and its readers (`NCCLCHECK` lines, a post in prose
+/// the sealed batch h18 (whole issue bodies of the thin families) and its readers (a
+/// `cudaGetErrorString` text quoted alone, attachments and contractions in prose; 603
+/// artifacts): 253 of 271 detected (933 per mille), 0 and 0. Before it, after the sealed batch
+/// h16 (whole issue bodies) and its readers (`NCCLCHECK` lines, a post in prose
 /// judged as showing nothing; 572 artifacts): 246 of 264 detected (931 per mille), 0 and 0.
 /// Before it, after the sealed batch h14 and its readers (dcgmi-discovery, nvidia-smi-list, the dcgmi diag
 /// refusal and health-watch log line, dmon's date/time columns, plain lspci, ibv_devices; 521
@@ -41,7 +44,7 @@ const CAPTURED: &str = "made on the H200 by bench/capture_h200.sh:";
 /// 35 MB Kineto trace of h11 is judged within `plan`'s probe timeout depends on the machine's
 /// load. A change that reads the corpus worse fails CI; one that reads it better raises these.
 /// Issue 24's target is 95% detected, 0 and 0: the detected share is not met.
-const FLOOR_DETECTED_PER_MILLE: usize = 931;
+const FLOOR_DETECTED_PER_MILLE: usize = 933;
 const MAX_FALSE_ON_HEALTHY: usize = 0;
 const MAX_UNREADABLE: usize = 0;
 

@@ -418,6 +418,22 @@ static CUDA_ERROR: LazyLock<Regex> = LazyLock::new(|| {
     )
     .expect("static regex")
 });
+// A `cudaGetErrorString` text of four words or more that a post quotes on its own (`I get an
+// "uncorrectable ECC error encountered" after 600 iterations`): the runtime's words, whatever
+// program printed them, between straight, curly or back quotes. Shorter texts (`out of memory`,
+// `unknown error`) say too little alone and are read only behind a producer's prefix.
+static QUOTED: LazyLock<Regex> = LazyLock::new(|| {
+    let alt: Vec<String> = quotable().map(regex::escape).collect();
+    Regex::new(&format!("[\"“'`](?:{})\\.?[\"”'`]", alt.join("|"))).expect("escaped literals")
+});
+
+fn quotable() -> impl Iterator<Item = &'static str> {
+    CUDA_ERRORS
+        .iter()
+        .map(|e| e.2)
+        .filter(|m| m.split_whitespace().count() >= 4)
+}
+
 // NCCL's and other tools' `Cuda failure 999 'unknown error'` / `Cuda failure 'out of memory'`
 static CUDA_FAILURE: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"Cuda failure (?:\d+ )?'([^']{2,120})'").expect("static regex"));
@@ -483,6 +499,7 @@ pub fn recognised_line(line: &str) -> bool {
         || line.contains("CUDA_ERROR_")
         || line.contains("THCudaCheck FAIL")
         || line.contains("cuda runtime error (")
+        || QUOTED.is_match(line)
 }
 
 /// True when some line of `text` is one of these messages.
@@ -490,7 +507,7 @@ pub fn looks_like(text: &str) -> bool {
     // only lines holding one of these (every phrase of `recognised_line`, one of each
     // conjunction) can be recognised: the text is searched for them once, not line by line
     static ANCHORS: LazyLock<Regex> = LazyLock::new(|| {
-        super::scan::phrases(&[
+        let mut p = vec![
             "NVIDIA driver on your system is too old",
             "Found no NVIDIA driver on your system",
             "CUDA driver version is insufficient for CUDA runtime version",
@@ -506,7 +523,9 @@ pub fn looks_like(text: &str) -> bool {
             "CUDA_ERROR_",
             "THCudaCheck FAIL",
             "cuda runtime error (",
-        ])
+        ];
+        p.extend(quotable());
+        super::scan::phrases(&p)
     });
     super::scan::lines_with(text, &ANCHORS).any(recognised_line)
 }
@@ -724,6 +743,13 @@ pub fn parse_cuda_runtime_log(text: &str) -> CudaRuntimeLog {
             match known {
                 Some(e) => add(e.0.to_string(), code, Some(e.2), e.4),
                 None => add(super::clip(msg, 120), code, None, "other"),
+            }
+        }
+        // a runtime text quoted alone, named from the table
+        for m in QUOTED.find_iter(line) {
+            let q = m.as_str().trim_matches(|c: char| "\"“”'`".contains(c));
+            if let Some(e) = by_message(q) {
+                add(e.0.to_string(), Some(e.1), Some(e.2), e.4);
             }
         }
         // messages PyTorch prints without the `CUDA error:` prefix
@@ -1041,6 +1067,33 @@ mod tests {
         fn garbled_versions_never_panic(v in "[0-9]{1,12}", sm in "[0-9]{1,9}") {
             let t = format!("The NVIDIA driver on your system is too old (found version {v}).\nX with CUDA capability sm_{sm} is not compatible with the current PyTorch installation.\nThe current PyTorch install supports CUDA capabilities sm_50 sm_{sm}.\n");
             let _ = parse_cuda_runtime_log(&t);
+        }
+    }
+
+    #[test]
+    fn a_runtime_text_quoted_alone_in_a_post_is_read() {
+        // github.com/jcjohnson/neural-style/issues/312 (whole issue body, Lua Torch on a K40c):
+        // the runtime's text in curly quotes inside the poster's sentence
+        let post = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/fixtures/corpus/h18_post_neuralstyle312_ecc_curly_quoted_prose.md"),
+        )
+        .unwrap();
+        assert!(looks_like(&post));
+        let m = parse_cuda_runtime_log(&post);
+        assert_eq!(m.error_names, vec!["cudaErrorECCUncorrectable"]);
+        // the words unquoted, a short text quoted, and a healthy question
+        // (github.com/NVIDIA/nccl/issues/631) are not read as an error
+        for healthy in [
+            "Is an uncorrectable ECC error encountered on this card a hardware fault?\n",
+            "it said \"out of memory\" but the machine has 64 GB\n",
+            "I would like to know what potential problems can arise when NCCL_P2P_DISABLE is set to 1 like this.\n",
+        ] {
+            assert!(!looks_like(healthy), "{healthy}");
+            assert!(
+                parse_cuda_runtime_log(healthy).error_names.is_empty(),
+                "{healthy}"
+            );
         }
     }
 }

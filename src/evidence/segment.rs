@@ -18,7 +18,9 @@
 //! cut; it is one part, of the kind its head shows, as [`super::detect()`] says.
 
 use super::{EvidenceKind, KINDS, detect};
+use regex::Regex;
 use std::borrow::Cow;
+use std::sync::LazyLock;
 
 /// Largest text cut into parts; larger ones are one part of the kind their head shows.
 pub const SEGMENT_MAX: usize = 4 << 20;
@@ -431,10 +433,14 @@ pub fn nearest(text: &str) -> Option<(&'static dyn EvidenceKind, usize, String)>
 /// rather than a program's output: at least 3/5 of its characters sit on sentence lines. A
 /// sentence line, once a markdown marker (`#`, `>`, `-`, `*`) is taken off its head, holds at
 /// least four CJK characters or at least four tokens of which three in four are words (letters
-/// only, once the punctuation around them is off). Tables, `key: value` lines, log lines and
+/// only, once the punctuation around them is off; an apostrophe or hyphen between letters, as
+/// in `don't` or `GPU-Util`, keeps a word one word). Tables, `key: value` lines, log lines and
 /// tracebacks are mostly numbers, paths and identifiers, and fenced output counts against the
-/// prose around it. Asked only of a text no kind reads: such a post is judged as showing
-/// nothing (every rule about the host not-applicable, with a note), anything else is an error.
+/// prose around it. A line that is only an attachment GitHub renders (a markdown image
+/// `![alt](url)` or link `[name](url)`, or an HTML `<img …>` tag, the forms its editor inserts
+/// for a pasted screenshot or file) is neither prose nor output and is not counted. Asked only
+/// of a text no kind reads: such a post is judged as showing nothing (every rule about the
+/// host not-applicable, with a note), anything else is an error.
 pub fn is_prose(text: &str) -> bool {
     let (mut all, mut prose) = (0usize, 0usize);
     for line in text.lines().take(2000) {
@@ -442,7 +448,7 @@ pub fn is_prose(text: &str) -> bool {
             .trim()
             .trim_start_matches(|c: char| "#>-*".contains(c))
             .trim();
-        if t.is_empty() {
+        if t.is_empty() || is_attachment(t) {
             continue;
         }
         let n = t.chars().count();
@@ -456,7 +462,9 @@ pub fn is_prose(text: &str) -> bool {
             .iter()
             .filter(|w| {
                 let w = w.trim_matches(|c: char| !c.is_alphanumeric());
-                !w.is_empty() && w.chars().all(char::is_alphabetic)
+                !w.is_empty()
+                    && w.split(|c: char| "'’-".contains(c))
+                        .all(|p| !p.is_empty() && p.chars().all(char::is_alphabetic))
             })
             .count();
         if cjk >= 4 || (tokens.len() >= 4 && words * 4 >= tokens.len() * 3) {
@@ -464,6 +472,15 @@ pub fn is_prose(text: &str) -> bool {
         }
     }
     all > 0 && prose * 5 >= all * 3
+}
+
+/// A line that is only a markdown image or link (`![alt](url)`, `[name](url)`) or an HTML
+/// `<img …>` tag: what GitHub's editor inserts for an attached screenshot or file.
+fn is_attachment(t: &str) -> bool {
+    static ATTACHMENT: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"^(?:!?\[[^\]]*\]\([^)\s]+\)\s*)+$|^<img\s[^>]*>$").expect("static regex")
+    });
+    ATTACHMENT.is_match(t)
 }
 
 #[cfg(test)]
@@ -649,6 +666,26 @@ mod tests {
             "## ❓ Questions and Help\nI have implemented `ssd-512` and some segmentation models based on `maskrcnn-benchmark`. When the single gpu batch size is large like 16, the `GPU-Util` always drops to 60% and in some bad case even drops to 0%.",
         ] {
             assert!(is_prose(post), "{post}");
+        }
+        // a sentence cut by a pasted screenshot (github.com/jwyang/faster-rcnn.pytorch/issues/770),
+        // a question beside an `<img>` tag (github.com/verl-project/verl/issues/407), and
+        // contractions and `GPU-Util` among the words (github.com/google-research/noisystudent/
+        // issues/5): whole issue bodies, tests/fixtures/corpus/h18_post_*
+        for name in [
+            "h18_post_fasterrcnn770_util0_image_only.md",
+            "h18_post_verl407_ecc_screenshot_zh.md",
+            "h18_post_noisystudent5_util0_prose.md",
+            "h18_post_ogkm888_fallen_off_bus_template_no_log.md",
+        ] {
+            assert!(is_prose(&corpus(name)), "{name}");
+        }
+        // attachments alone are no prose; nor is a log line of hyphenated identifiers
+        for out in [
+            "![image](https://user-images.githubusercontent.com/1/2.png)\n<img width=\"977\" alt=\"Image\" src=\"https://github.com/user-attachments/assets/3\" />\n",
+            "[nvidia-bug-report.log.gz](https://github.com/user-attachments/files/20856576/nvidia-bug-report.log.gz)\n",
+            "ip-172-31-12-21:45361:45361 [0] NCCL INFO NET/IB : No device found.\nip-172-31-12-210:45305:45305 [0] NCCL INFO NET/Socket : Using [0]ens3:172.31.12.210<0>\n",
+        ] {
+            assert!(!is_prose(out), "{out}");
         }
         // output: an nvidia-smi banner (github.com/lllyasviel/Fooocus/issues/1313), a
         // traceback (github.com/msr-fiddle/pipedream/issues/28), a df line
