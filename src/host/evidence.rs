@@ -89,14 +89,10 @@ impl EvidenceHost {
                 };
                 // a post (an issue body, a question) whose paste holds no output gpufix reads:
                 // nothing in it can be judged, which is an answer (every rule about the host
-                // not-applicable: the paste, not this machine, is what was given), and a note
-                // says so and what to give instead. A text that is neither prose nor a kind
-                // gpufix reads is the input's error.
+                // not-applicable: the paste, not this machine, is what was given); the report's
+                // notes say so and what to give instead. A text that is neither prose nor a
+                // kind gpufix reads is the input's error.
                 if crate::evidence::segment::is_prose(&text) {
-                    eprintln!(
-                        "note: --evidence {}: it reads as prose (a post or a question) and no line of it is output gpufix reads{near}; give gpufix the error message or the command output the post is about, as printed (`gpufix list --evidence` lists the kinds it reads)",
-                        p.display()
-                    );
                     h.names
                         .push(format!("{} (prose: nothing read)", name_of(p)));
                     continue;
