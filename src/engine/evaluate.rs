@@ -239,13 +239,8 @@ pub fn evaluate(
                 && crate::evidence::segment::is_prose(&text)
             {
                 // the evidence host judged it a post that shows nothing (host/evidence.rs)
-                let near = crate::evidence::segment::nearest(&text)
-                    .map(|(k, n, line)| {
-                        format!("; the nearest kind is {} (line {n}: `{line}`)", k.name())
-                    })
-                    .unwrap_or_default();
                 notes.push(format!(
-                    "--evidence {}: it reads as prose (a post or a question) and no line of it is output gpufix reads{near}; give gpufix the error message or the command output the post is about, as printed (`gpufix list --evidence` lists the kinds it reads)",
+                    "--evidence {}: it reads as prose (a post or a question) and no line of it is output gpufix reads; give gpufix the error message or the command output the post is about, as printed (`gpufix list --evidence` lists the kinds it reads)",
                     p.display()
                 ));
             }

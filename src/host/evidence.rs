@@ -81,12 +81,6 @@ impl EvidenceHost {
                 if crate::formats::job_text::detect(&text).is_some() {
                     continue;
                 }
-                let near = match nearest(&text) {
-                    Some((k, n, line)) => {
-                        format!("; the nearest kind is {} (line {n}: `{line}`)", k.name())
-                    }
-                    None => String::new(),
-                };
                 // a post (an issue body, a question) whose paste holds no output gpufix reads:
                 // nothing in it can be judged, which is an answer (every rule about the host
                 // not-applicable: the paste, not this machine, is what was given); the report's
@@ -97,6 +91,12 @@ impl EvidenceHost {
                         .push(format!("{} (prose: nothing read)", name_of(p)));
                     continue;
                 }
+                let near = match nearest(&text) {
+                    Some((k, n, line)) => {
+                        format!("; the nearest kind is {} (line {n}: `{line}`)", k.name())
+                    }
+                    None => String::new(),
+                };
                 return Err(crate::trust::TrustError {
                     message: format!(
                         "--evidence {}: cannot tell what this is: no line reads as any kind gpufix knows{near}",
