@@ -59,6 +59,11 @@ enum Pcie {
 /// ms; read every 50 ms, at most one wrap lies between two readings.
 const PCIE_POLL: Duration = Duration::from_millis(50);
 
+/// The longest time between two readings of a 32-bit PCIe counter that still counts: a counter
+/// wraps twice in 0.5 s only above 17 GB/s sustained (at the 50 ms polls, above 170 GB/s, past
+/// any PCIe 5.0 x16 link); readings further apart leave the interval without a rate.
+const MAX_GAP_S: f64 = 0.5;
+
 /// The PCIe counters of every GPU over the current interval.
 #[derive(Debug, Clone, Default)]
 struct Counters {
@@ -66,6 +71,8 @@ struct Counters {
     gpus: BTreeMap<u32, CounterGpu>,
     /// When the interval began (host clock).
     since: f64,
+    /// When the counters were last read (host clock).
+    last_t: f64,
     /// A counter above 32 bits was seen: they are 64 bits wide, no wrap to watch for.
     wide: bool,
 }
@@ -125,6 +132,7 @@ impl Counters {
     fn start(now: Vec<PcieBytes>, t: f64) -> Counters {
         let mut c = Counters {
             since: t,
+            last_t: t,
             ..Counters::default()
         };
         for b in now {
@@ -140,8 +148,12 @@ impl Counters {
         c
     }
 
-    /// One more reading within the interval.
-    fn read(&mut self, now: Vec<PcieBytes>) {
+    /// One more reading within the interval, taken at `t`. Readings of 32-bit counters more than
+    /// [`MAX_GAP_S`] apart (gpufix was stopped, or starved of CPU) cannot tell one wrap from
+    /// two: the interval has no rate.
+    fn read(&mut self, now: Vec<PcieBytes>, t: f64) {
+        let gap = t - self.last_t;
+        self.last_t = t;
         for b in now {
             self.wide |= wide(&b);
             let g = self.gpus.entry(b.index).or_insert_with(|| CounterGpu {
@@ -150,6 +162,16 @@ impl Counters {
             });
             add_reading(&mut g.moved.0, &g.last.0, &b.rx);
             add_reading(&mut g.moved.1, &g.last.1, &b.tx);
+            if !self.wide && gap > MAX_GAP_S {
+                let why = format!(
+                    "{gap:.1} s between two readings of a 32-bit counter: a wrap may be unseen"
+                );
+                for m in [&mut g.moved.0, &mut g.moved.1] {
+                    if matches!(m, Field::Ok(_)) {
+                        *m = Field::Error(why.clone());
+                    }
+                }
+            }
             g.last = (b.rx, b.tx);
         }
     }
@@ -271,6 +293,11 @@ pub struct Recorder<'h> {
     started_at: String,
     t0: f64,
     samples: u64,
+    /// The interval the last sample closed (`samples` plus the intervals skipped): a recorder
+    /// that wakes more than one interval late (stopped with SIGSTOP, or starved of CPU) takes one
+    /// sample now instead of a burst of catch-up samples a few microseconds apart.
+    slot: u64,
+    skipped: u64,
     gpus: BTreeMap<u32, GpuAcc>,
     procs: BTreeMap<u32, ProcAcc>,
     node: NodeAcc,
@@ -306,6 +333,8 @@ impl<'h> Recorder<'h> {
             started_at,
             t0,
             samples: 0,
+            slot: 0,
+            skipped: 0,
             gpus: BTreeMap::new(),
             procs: BTreeMap::new(),
             node: NodeAcc::default(),
@@ -594,7 +623,7 @@ impl<'h> Recorder<'h> {
                 };
                 // a failed reading: no rate now; the interval goes on to the next reading
                 self.host.nvml_pcie_bytes().ok().map(|b| {
-                    c.read(b);
+                    c.read(b, now);
                     c.rates(now)
                 })
             }
@@ -655,7 +684,8 @@ impl<'h> Recorder<'h> {
 
     /// Take one sample at the end of the next interval (sleeping until then on a live host).
     fn sample(&mut self) {
-        let due = (self.samples + 1) as f64 * self.opts.interval.as_secs_f64();
+        let step = self.opts.interval.as_secs_f64();
+        let due = (self.slot + 1) as f64 * step;
         if self.host.is_live() {
             loop {
                 let left = due - self.now();
@@ -667,7 +697,7 @@ impl<'h> Recorder<'h> {
                     Pcie::Counters(c) if !c.wide && left > PCIE_POLL.as_secs_f64() => {
                         self.host.sleep(PCIE_POLL);
                         if let Ok(b) = self.host.nvml_pcie_bytes() {
-                            c.read(b);
+                            c.read(b, self.host.now());
                         }
                     }
                     _ => {
@@ -678,6 +708,15 @@ impl<'h> Recorder<'h> {
             }
         }
         self.samples += 1;
+        self.slot += 1;
+        if self.host.is_live() {
+            // late by a whole interval or more: the intervals slept through are skipped
+            let late = ((self.now() - due) / step).floor();
+            if late >= 1.0 {
+                self.slot += late as u64;
+                self.skipped += late as u64;
+            }
+        }
         let t = round3(self.now());
         self.read_gpus(t);
         self.read_processes(t, true);
@@ -719,7 +758,7 @@ impl<'h> Recorder<'h> {
                 self.interrupted_by = Some("SIGINT".into());
                 break;
             }
-            if (self.samples + 1) as f64 * self.opts.interval.as_secs_f64() > end + 1e-9 {
+            if (self.slot + 1) as f64 * self.opts.interval.as_secs_f64() > end + 1e-9 {
                 break;
             }
             self.sample();
@@ -745,6 +784,13 @@ impl<'h> Recorder<'h> {
             duration_s
         };
         let mut notes = self.notes.clone();
+        if self.skipped > 0 {
+            notes.push(format!(
+                "{} interval(s) of {} ms had no sample: gpufix woke late (it was stopped, or starved of CPU), and took one sample then instead of catching up",
+                self.skipped,
+                self.opts.interval.as_millis()
+            ));
+        }
         if self.pyspy.is_some() {
             notes.push(format!(
                 "main thread: one py-spy dump every {} samples (a dump pauses the job while py-spy reads its stacks)",
@@ -1259,26 +1305,37 @@ mod tests {
         let mut c = Counters::start(b(Field::Ok(top - 1_000_000), Field::Ok(0)), 0.0);
         assert!(!c.wide);
         // within one interval rx wraps at 4 GiB: 1 MB before the wrap, 49 MB after it
-        c.read(b(Field::Ok(49_000_000), Field::Ok(10_000_000)));
-        c.read(b(Field::Ok(49_000_000), Field::Ok(20_000_000)));
+        c.read(b(Field::Ok(49_000_000), Field::Ok(10_000_000)), 0.1);
+        c.read(b(Field::Ok(49_000_000), Field::Ok(20_000_000)), 0.25);
         let r = c.rates(0.25);
         assert_eq!(
             (r[0].rx.clone(), r[0].tx.clone()),
             (Field::Ok(200.0), Field::Ok(80.0))
         );
         // the next interval counts from the last reading
-        c.read(b(Field::Ok(69_000_000), Field::Ok(20_000_000)));
+        c.read(b(Field::Ok(69_000_000), Field::Ok(20_000_000)), 0.45);
         assert_eq!(c.rates(0.45)[0].rx, Field::Ok(100.0));
+        // readings 1.05 s apart (gpufix stopped): one wrap or two cannot be told apart
+        c.read(b(Field::Ok(79_000_000), Field::Ok(30_000_000)), 1.5);
+        let r = c.rates(1.5);
+        assert!(
+            matches!(&r[0].rx, Field::Error(e) if e.contains("32-bit")),
+            "{:?}",
+            r[0].rx
+        );
+        // the next interval counts again
+        c.read(b(Field::Ok(99_000_000), Field::Ok(30_000_000)), 2.0);
+        assert_eq!(c.rates(2.0)[0].rx, Field::Ok(40.0));
         // a counter above 32 bits is 64 wide: going back is a reset, not a wrap
-        c.read(b(Field::Ok(top + 5), Field::NotSupported));
+        c.read(b(Field::Ok(top + 5), Field::NotSupported), 2.1);
         assert!(c.wide);
-        c.read(b(Field::Ok(7), Field::NotSupported));
-        let r = c.rates(0.65);
+        c.read(b(Field::Ok(7), Field::NotSupported), 2.2);
+        let r = c.rates(2.2);
         assert!(matches!(r[0].rx, Field::Error(_)), "{:?}", r[0].rx);
         assert_eq!(r[0].tx, Field::NotSupported);
         // a GPU first seen within an interval has no earlier reading
         let mut c = Counters::start(Vec::new(), 0.0);
-        c.read(b(Field::Ok(5), Field::Ok(5)));
+        c.read(b(Field::Ok(5), Field::Ok(5)), 0.1);
         assert!(matches!(c.rates(0.2)[0].rx, Field::Error(_)));
         assert_eq!((moved(10, 4), moved(top + 10, 4)), (Some(top - 6), None));
     }
@@ -1317,6 +1374,123 @@ mod tests {
         assert_eq!(
             thread_state(&f("main", "train.py"), "other"),
             ThreadState::Other
+        );
+    }
+}
+
+#[cfg(test)]
+mod late_wakeups {
+    use super::*;
+    use crate::host::recorded::SnapshotHost;
+    use crate::host::{CommandOutput, FileMeta, GpuReading, GpuSample, HostError, NvmlReading};
+    use std::io;
+    use std::sync::Mutex;
+
+    /// A live host on a clock only `sleep` moves, which loses `stall_s` once when it passes
+    /// `stall_at` (the recorder stopped with SIGSTOP, or starved of CPU).
+    struct Clock {
+        snap: SnapshotHost,
+        t: Mutex<f64>,
+        stall_at: f64,
+        stall_s: Mutex<f64>,
+    }
+
+    impl Host for Clock {
+        fn describe(&self) -> String {
+            "clock".into()
+        }
+        fn is_live(&self) -> bool {
+            true
+        }
+        fn read_file(&self, p: &str) -> io::Result<Vec<u8>> {
+            self.snap.read_file(p)
+        }
+        fn read_dir(&self, p: &str) -> io::Result<Vec<String>> {
+            self.snap.read_dir(p)
+        }
+        fn metadata(&self, p: &str) -> io::Result<FileMeta> {
+            self.snap.metadata(p)
+        }
+        fn read_link(&self, p: &str) -> io::Result<String> {
+            self.snap.read_link(p)
+        }
+        fn run(&self, a: &[String], t: Duration) -> io::Result<CommandOutput> {
+            self.snap.run(a, t)
+        }
+        fn nvml(&self) -> Result<NvmlReading, HostError> {
+            self.snap.nvml()
+        }
+        fn nvml_sample(&self) -> Result<Vec<GpuSample>, HostError> {
+            self.snap.nvml_sample()
+        }
+        fn env(&self) -> BTreeMap<String, String> {
+            BTreeMap::new()
+        }
+        fn now(&self) -> f64 {
+            *self.t.lock().unwrap()
+        }
+        fn sleep(&self, d: Duration) {
+            let mut t = self.t.lock().unwrap();
+            *t += d.as_secs_f64();
+            if *t >= self.stall_at {
+                *t += std::mem::take(&mut *self.stall_s.lock().unwrap());
+            }
+        }
+        fn cpu_count(&self) -> usize {
+            1
+        }
+    }
+
+    fn record(stall_s: f64) -> RecordFile {
+        let gpu = GpuReading {
+            index: 0,
+            utilization_gpu: Field::Ok(50),
+            ..Default::default()
+        };
+        let mut snap = SnapshotHost::empty();
+        snap.set_nvml(Ok(NvmlReading {
+            gpus: vec![gpu.clone()],
+            ..Default::default()
+        }));
+        snap.set_samples(vec![Ok(vec![gpu.sample()])]);
+        let host = Clock {
+            snap,
+            t: Mutex::new(100.0),
+            stall_at: 101.0,
+            stall_s: Mutex::new(stall_s),
+        };
+        let opts = Options {
+            pid: None,
+            duration: Duration::from_secs(4),
+            interval: Duration::from_millis(200),
+            log: None,
+            pyspy_every: 0,
+            checkpoint: Duration::from_secs(3600),
+        };
+        let mut r = Recorder::start(&host, opts);
+        r.run(&AtomicBool::new(false), &mut |_| {});
+        r.file()
+    }
+
+    #[test]
+    fn a_recorder_that_wakes_late_skips_the_lost_intervals_instead_of_bursting() {
+        let f = record(0.0);
+        assert_eq!(f.gpus[0].t.len(), 20);
+        assert!(!f.notes.iter().any(|n| n.contains("had no sample")));
+
+        // stopped for 1.1 s after its first second: five intervals are lost, not caught up
+        let f = record(1.1);
+        let t = &f.gpus[0].t;
+        assert_eq!(t.len(), 15, "{t:?}");
+        let min_gap = t.windows(2).map(|w| w[1] - w[0]).fold(f64::MAX, f64::min);
+        assert!(min_gap >= 0.099, "samples a few microseconds apart: {t:?}");
+        assert!(*t.last().unwrap() <= 4.2 + 1e-9, "{t:?}");
+        assert!(
+            f.notes
+                .iter()
+                .any(|n| n.starts_with("5 interval(s) of 200 ms had no sample")),
+            "{:?}",
+            f.notes
         );
     }
 }
