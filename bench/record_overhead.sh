@@ -14,11 +14,17 @@
 #                    clock ticks (1/100 s; up to the last poll, 0.5 s before it exits)
 #   rec<N>.json      each window's recording (and .err, .rc); sizes in summary.json
 #   summary.json     all of it
+# With --toggle, one `gpufix record` runs through all the windows and is stopped (SIGSTOP) in
+# each A and continued (SIGCONT) in each B, so that windows of a few seconds measure what
+# recording costs while it samples, without a process start in every B; its start-up (NVML
+# init, the first census) happens before the first window. Short windows follow the job's
+# drift closely (the 36 s windows of the first runs left a ±7% interval); the recording then
+# has a gap in every A, which it notes.
 # Reads only; changes nothing on the GPU. Not run in CI (it needs the GPU).
 #
 #   bench/record_overhead.sh --gpufix target/release/gpufix --work /tmp/recbench \
 #     [--python /opt/torch/.venv/bin/python3] [--ab-window 30] [--ab-pairs 3] [--interval 200ms]
-#     [--pyspy-interval 1s] [--budget-s 540]
+#     [--pyspy-interval 1s] [--budget-s 540] [--toggle]
 set -euo pipefail
 
 BENCH=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -34,6 +40,7 @@ PYSPY_INTERVAL=1s
 DECODE_PASSES=2
 WARMUP_STEPS=15
 BUDGET_S=540
+TOGGLE=0
 START=$(date +%s)
 while (( $# )); do
   case $1 in
@@ -45,6 +52,7 @@ while (( $# )); do
     --interval) INTERVAL=$2; shift 2 ;;
     --pyspy-interval) PYSPY_INTERVAL=$2; shift 2 ;;
     --budget-s) BUDGET_S=$2; shift 2 ;;
+    --toggle) TOGGLE=1; shift ;;
     *) echo "error: unknown argument \`$1\`" >&2; exit 1 ;;
   esac
 done
@@ -62,7 +70,9 @@ ODIR="$WORK/record_overhead"
 rm -rf "$ODIR"
 mkdir -p "$ODIR"
 AB_N=$(( 2 * AB_PAIRS + 1 ))
-if ! fits $(( AB_N * (AB_WINDOW_S + 2) + 150 )); then
+NEED=$(( AB_N * (AB_WINDOW_S + 2) + 150 ))
+(( TOGGLE )) && NEED=$(( AB_N * AB_WINDOW_S + 120 ))
+if ! fits "$NEED"; then
   echo "error: $AB_N windows of ${AB_WINDOW_S}s do not fit --budget-s $BUDGET_S" >&2
   exit 1
 fi
@@ -81,6 +91,37 @@ i=0
 labels=()
 for (( k = 0; k < AB_PAIRS; k++ )); do labels+=(A B); done
 labels+=(A)
+if (( TOGGLE )); then
+  "$GPUFIX" --no-system record --pid "$JOB_PID" --for "$(( AB_N * (AB_WINDOW_S + 1) + 120 ))s" \
+    --interval "$INTERVAL" --pyspy-interval "$PYSPY_INTERVAL" -o "$ODIR/rec.json" \
+    >"$ODIR/rec.out" 2>"$ODIR/rec.err" &
+  rp=$!
+  sleep 3
+  kill -STOP "$rp"
+  log "record overhead (toggle): gpufix record $rp started, stopped; $AB_N windows of ${AB_WINDOW_S}s"
+  for label in "${labels[@]}"; do
+    t0=$(date +%s.%N)
+    if [[ $label == B ]]; then
+      kill -CONT "$rp"
+      sleep "$AB_WINDOW_S"
+      kill -STOP "$rp"
+    else
+      sleep "$AB_WINDOW_S"
+    fi
+    t1=$(date +%s.%N)
+    windows+=(--window "$label:$t0:$t1")
+  done
+  hwm=$(awk '/^VmHWM:/ {print $2}' "/proc/$rp/status")
+  ticks=$(awk '{print $14 + $15}' "/proc/$rp/stat")
+  kill -CONT "$rp"
+  kill -INT "$rp"
+  rc=0; wait "$rp" || rc=$?
+  echo "$rc" >"$ODIR/rec.rc"
+  size=$(stat -c %s "$ODIR/rec.json" 2>/dev/null || echo null)
+  rss_rows+=("{\"window\": \"all B\", \"rc\": $rc, \"peak_rss_kb\": $hwm, \"cpu_ticks\": $ticks, \"file_bytes\": $size}")
+  log "record overhead (toggle): recorded (rc $rc, peak RSS ${hwm} kB, $ticks ticks, $size bytes)"
+  labels=()
+fi
 for label in "${labels[@]}"; do
   {
     i=$(( i + 1 ))
