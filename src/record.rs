@@ -254,6 +254,8 @@ struct GpuAcc {
     tx: Col,
     reasons: Vec<Option<Vec<String>>>,
     reasons_supported: bool,
+    /// The entries at the front that are merged chunks already ([`Recorder::chunk`]).
+    merged: usize,
 }
 
 #[derive(Debug, Clone)]
@@ -268,6 +270,7 @@ struct ProcAcc {
     /// The last reading.
     last: Option<ProcReading>,
     gone: bool,
+    merged: usize,
 }
 
 /// One reading of a process: (t, cpu ticks, io bytes read and written).
@@ -282,6 +285,7 @@ struct NodeAcc {
     cpu_psi: Col,
     io_psi: Col,
     last: Option<NodeReading>,
+    merged: usize,
 }
 
 /// The recording as it fills; [`Recorder::file`] turns it into a [`RecordFile`] at any moment
@@ -298,6 +302,10 @@ pub struct Recorder<'h> {
     /// sample now instead of a burst of catch-up samples a few microseconds apart.
     slot: u64,
     skipped: u64,
+    /// Raw samples per kept point, fixed at the start from the window's length so that the whole
+    /// window fits [`MAX_POINTS`]: every `chunk` samples of a group are merged as they arrive, and
+    /// memory stays bounded however long and fine the window (1 h at 10 ms: 360,000 samples).
+    chunk: usize,
     gpus: BTreeMap<u32, GpuAcc>,
     procs: BTreeMap<u32, ProcAcc>,
     node: NodeAcc,
@@ -335,6 +343,7 @@ impl<'h> Recorder<'h> {
             samples: 0,
             slot: 0,
             skipped: 0,
+            chunk: chunk_for(opts.duration, opts.interval),
             gpus: BTreeMap::new(),
             procs: BTreeMap::new(),
             node: NodeAcc::default(),
@@ -478,6 +487,7 @@ impl<'h> Recorder<'h> {
                     // the census's reading is this process's baseline
                     last: Some((t, st.cpu_ticks, io_of(self.host, p))),
                     gone: false,
+                    merged: 0,
                 },
             );
         }
@@ -736,6 +746,12 @@ impl<'h> Recorder<'h> {
             // the new ones' baseline
             self.read_processes(t, false);
         }
+        let k = self.chunk;
+        if k > 1 {
+            self.gpus.values_mut().for_each(|a| a.merge(k, false));
+            self.procs.values_mut().for_each(|a| a.merge(k, false));
+            self.node.merge(k, false);
+        }
     }
 
     /// Whether the job's main process is gone.
@@ -802,6 +818,16 @@ impl<'h> Recorder<'h> {
         {
             notes.push(why.clone());
         }
+        // the raw samples at the end merged as the last (maybe shorter) chunk
+        let k = self.chunk;
+        let mut gpus = self.gpus.clone();
+        let mut procs = self.procs.clone();
+        let mut node = self.node.clone();
+        if k > 1 {
+            gpus.values_mut().for_each(|a| a.merge(k, true));
+            procs.values_mut().for_each(|a| a.merge(k, true));
+            node.merge(k, true);
+        }
         let mut f = RecordFile {
             version: RECORD_VERSION,
             gpufix: env!("CARGO_PKG_VERSION").to_string(),
@@ -812,9 +838,8 @@ impl<'h> Recorder<'h> {
             interrupted: self.interrupted_by.is_some(),
             interrupted_by: self.interrupted_by.clone(),
             job: self.job.clone(),
-            gpus: gpu_series(&self.gpus),
-            processes: self
-                .procs
+            gpus: gpu_series(&gpus),
+            processes: procs
                 .iter()
                 .filter(|(_, a)| !a.t.is_empty())
                 .map(|(pid, a)| ProcessSeries {
@@ -828,15 +853,13 @@ impl<'h> Recorder<'h> {
                     write_bytes_s: a.write.column(),
                 })
                 .collect(),
-            node: (!self.node.t.is_empty()
-                && (self.node.busy.supported
-                    || self.node.cpu_psi.supported
-                    || self.node.io_psi.supported))
+            node: (!node.t.is_empty()
+                && (node.busy.supported || node.cpu_psi.supported || node.io_psi.supported))
                 .then(|| NodeSeries {
-                    t: self.node.t.clone(),
-                    cpu_busy_percent: self.node.busy.column(),
-                    cpu_pressure_percent: self.node.cpu_psi.column(),
-                    io_pressure_percent: self.node.io_psi.column(),
+                    t: node.t.clone(),
+                    cpu_busy_percent: node.busy.column(),
+                    cpu_pressure_percent: node.cpu_psi.column(),
+                    io_pressure_percent: node.io_psi.column(),
                 }),
             main_thread: self.main_thread.clone().filter(|m| !m.t.is_empty()),
             progress: self.progress.as_ref().and_then(|p| p.series()),
@@ -845,6 +868,14 @@ impl<'h> Recorder<'h> {
             notes,
         };
         downsample(&mut f, MAX_POINTS);
+        if k > 1 {
+            // merged as it came (and further by `downsample` when a group still had too many)
+            let further = f.downsampled.as_ref().map_or(1, |d| d.factor);
+            f.downsampled = Some(Downsampled {
+                factor: (k as u32).saturating_mul(further),
+                raw_samples: self.samples,
+            });
+        }
         f
     }
 }
@@ -1079,15 +1110,7 @@ pub fn downsample(f: &mut RecordFile, max: usize) {
                 *c = mean_of(c, k);
             }
             if let Some(r) = &mut g.throttle_reasons {
-                *r = r
-                    .chunks(k)
-                    .map(|ch| {
-                        let mut u: Vec<String> = ch.iter().flatten().flatten().cloned().collect();
-                        u.sort();
-                        u.dedup();
-                        ch.iter().any(Option::is_some).then_some(u)
-                    })
-                    .collect();
+                *r = union_of(r, k);
             }
         }
     }
@@ -1169,6 +1192,91 @@ fn mode_of<T: Clone + PartialEq>(c: &[Option<T>], k: usize) -> Vec<Option<T>> {
             best.map(|(v, _)| v.clone())
         })
         .collect()
+}
+
+/// The throttle reasons of each chunk of `k`: their union (`null` only when all were).
+fn union_of(c: &[Option<Vec<String>>], k: usize) -> Vec<Option<Vec<String>>> {
+    c.chunks(k)
+        .map(|ch| {
+            let mut u: Vec<String> = ch.iter().flatten().flatten().cloned().collect();
+            u.sort();
+            u.dedup();
+            ch.iter().any(Option::is_some).then_some(u)
+        })
+        .collect()
+}
+
+/// Raw samples per kept point for a window: enough that the window's samples fit
+/// [`MAX_POINTS`].
+fn chunk_for(window: Duration, interval: Duration) -> usize {
+    let planned = (window.as_secs_f64() / interval.as_secs_f64().max(1e-3)).ceil();
+    ((planned / MAX_POINTS as f64).ceil() as usize).max(1)
+}
+
+/// Merge the entries of `v` after the first `from` (merged already) `k` at a time with `f`; a
+/// shorter run at the end is merged only when `whole`. Returns how many entries are merged
+/// chunks now.
+fn merge_from<T>(
+    v: &mut Vec<T>,
+    from: usize,
+    k: usize,
+    whole: bool,
+    f: impl Fn(&[T], usize) -> Vec<T>,
+) -> usize {
+    let from = from.min(v.len());
+    let n = v.len() - from;
+    let m = if whole { n } else { n / k * k };
+    if k <= 1 || m == 0 {
+        return if k <= 1 { v.len() } else { from };
+    }
+    let merged = f(&v[from..from + m], k);
+    let upto = from + merged.len();
+    v.splice(from..from + m, merged);
+    upto
+}
+
+impl GpuAcc {
+    /// Merge the raw samples at the end into chunks of `k` ([`merge_from`]).
+    fn merge(&mut self, k: usize, whole: bool) {
+        let from = self.merged;
+        let upto = merge_from(&mut self.t, from, k, whole, last_of);
+        for c in [
+            &mut self.util,
+            &mut self.mem_util,
+            &mut self.mem_used,
+            &mut self.clock,
+            &mut self.power,
+            &mut self.rx,
+            &mut self.tx,
+        ] {
+            merge_from(&mut c.vals, from, k, whole, mean_of);
+        }
+        merge_from(&mut self.reasons, from, k, whole, union_of);
+        self.merged = upto;
+    }
+}
+
+impl ProcAcc {
+    fn merge(&mut self, k: usize, whole: bool) {
+        let from = self.merged;
+        let upto = merge_from(&mut self.t, from, k, whole, last_of);
+        merge_from(&mut self.cpu, from, k, whole, mean_of);
+        merge_from(&mut self.state, from, k, whole, mode_of);
+        merge_from(&mut self.read.vals, from, k, whole, mean_of);
+        merge_from(&mut self.write.vals, from, k, whole, mean_of);
+        self.merged = upto;
+    }
+}
+
+impl NodeAcc {
+    fn merge(&mut self, k: usize, whole: bool) {
+        let from = self.merged;
+        let upto = merge_from(&mut self.t, from, k, whole, last_of);
+        for c in [&mut self.busy, &mut self.cpu_psi, &mut self.io_psi] {
+            merge_from(&mut c.vals, from, k, whole, mean_of);
+        }
+        self.merged = upto;
+    }
 }
 
 /// The test hook for an interrupted recording (`fault-injection` builds only):
@@ -1441,18 +1549,20 @@ mod late_wakeups {
         }
     }
 
-    fn record(stall_s: f64) -> RecordFile {
-        let gpu = GpuReading {
+    /// A recording of `window` on a GPU whose utilization goes 0, 1, … 96 and then stays;
+    /// `raw`: every sample kept until the end (the recorder's merging as it goes turned off).
+    fn recording(window: Duration, stall_s: f64, raw: bool) -> (RecordFile, usize) {
+        let gpu = |u: u32| GpuReading {
             index: 0,
-            utilization_gpu: Field::Ok(50),
+            utilization_gpu: Field::Ok(u),
             ..Default::default()
         };
         let mut snap = SnapshotHost::empty();
         snap.set_nvml(Ok(NvmlReading {
-            gpus: vec![gpu.clone()],
+            gpus: vec![gpu(50)],
             ..Default::default()
         }));
-        snap.set_samples(vec![Ok(vec![gpu.sample()])]);
+        snap.set_samples((0..97).map(|u| Ok(vec![gpu(u).sample()])).collect());
         let host = Clock {
             snap,
             t: Mutex::new(100.0),
@@ -1461,15 +1571,43 @@ mod late_wakeups {
         };
         let opts = Options {
             pid: None,
-            duration: Duration::from_secs(4),
+            duration: window,
             interval: Duration::from_millis(200),
             log: None,
             pyspy_every: 0,
             checkpoint: Duration::from_secs(3600),
         };
         let mut r = Recorder::start(&host, opts);
+        if raw {
+            r.chunk = 1;
+        }
         r.run(&AtomicBool::new(false), &mut |_| {});
-        r.file()
+        let held = r.gpus[&0].t.len();
+        (r.file(), held)
+    }
+
+    fn record(stall_s: f64) -> RecordFile {
+        recording(Duration::from_secs(4), stall_s, false).0
+    }
+
+    #[test]
+    fn a_long_window_is_merged_as_it_comes_into_the_file_a_raw_one_would_give() {
+        // 10,807 samples of 200 ms: 4 per kept point
+        let window = Duration::from_millis(200 * (MAX_POINTS as u64 * 3 + 7));
+        let (merged, held) = recording(window, 0.0, false);
+        let (mut raw, raw_held) = recording(window, 0.0, true);
+        assert_eq!(raw_held, MAX_POINTS * 3 + 7);
+        // memory: the merged points and less than one chunk of raw samples
+        assert!(held <= MAX_POINTS, "{held} points held");
+        downsample(&mut raw, MAX_POINTS);
+        let g = (&merged.gpus[0], &raw.gpus[0]);
+        assert_eq!(g.0.t, g.1.t);
+        assert_eq!(g.0.utilization_gpu, g.1.utilization_gpu);
+        assert_eq!(merged.gpus[0].t.len(), (MAX_POINTS * 3 + 7).div_ceil(4));
+        let d = merged.downsampled.as_ref().unwrap();
+        assert_eq!((d.factor, d.raw_samples), (4, (MAX_POINTS * 3 + 7) as u64));
+        let d = raw.downsampled.as_ref().unwrap();
+        assert_eq!((d.factor, d.raw_samples), (4, (MAX_POINTS * 3 + 7) as u64));
     }
 
     #[test]
