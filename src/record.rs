@@ -29,6 +29,7 @@ use crate::host::{Field, GpuSample, Host, PcieBytes};
 use crate::probes::process::{Member, job_census, parse_stat};
 use crate::report::{Report, Verdict};
 use crate::vocab::record::*;
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -264,7 +265,8 @@ struct ProcAcc {
     name: String,
     t: Vec<f64>,
     cpu: Column,
-    state: Vec<Option<String>>,
+    /// The kernel's one-letter state (`/proc/PID/stat`), a `char` rather than a `String` each.
+    state: Vec<Option<char>>,
     read: Col,
     write: Col,
     /// The last reading.
@@ -528,7 +530,7 @@ impl<'h> Recorder<'h> {
                 acc.cpu.push((dt > 0.0).then(|| {
                     round1(st.cpu_ticks.saturating_sub(ticks) as f64 / TICKS_PER_SEC / dt * 100.0)
                 }));
-                acc.state.push(Some(st.state.clone()));
+                acc.state.push(st.state.chars().next());
                 let rate =
                     |a: u64, b: u64| (dt > 0.0).then(|| round1(b.saturating_sub(a) as f64 / dt));
                 match (io_last, io) {
@@ -820,14 +822,19 @@ impl<'h> Recorder<'h> {
         }
         // the raw samples at the end merged as the last (maybe shorter) chunk
         let k = self.chunk;
-        let mut gpus = self.gpus.clone();
-        let mut procs = self.procs.clone();
-        let mut node = self.node.clone();
-        if k > 1 {
-            gpus.values_mut().for_each(|a| a.merge(k, true));
-            procs.values_mut().for_each(|a| a.merge(k, true));
-            node.merge(k, true);
-        }
+        let (gpus, procs, node) = if k > 1 {
+            let (mut g, mut p, mut n) = (self.gpus.clone(), self.procs.clone(), self.node.clone());
+            g.values_mut().for_each(|a| a.merge(k, true));
+            p.values_mut().for_each(|a| a.merge(k, true));
+            n.merge(k, true);
+            (Cow::Owned(g), Cow::Owned(p), Cow::Owned(n))
+        } else {
+            (
+                Cow::Borrowed(&self.gpus),
+                Cow::Borrowed(&self.procs),
+                Cow::Borrowed(&self.node),
+            )
+        };
         let mut f = RecordFile {
             version: RECORD_VERSION,
             gpufix: env!("CARGO_PKG_VERSION").to_string(),
@@ -848,7 +855,7 @@ impl<'h> Recorder<'h> {
                     name: a.name.clone(),
                     t: a.t.clone(),
                     cpu_percent: a.cpu.clone(),
-                    state: a.state.clone(),
+                    state: a.state.iter().map(|c| c.map(|c| c.to_string())).collect(),
                     read_bytes_s: a.read.column(),
                     write_bytes_s: a.write.column(),
                 })
