@@ -95,6 +95,11 @@ const WITNESSES: &[(&str, &str, &str)] = &[
         "h7_ibdev2netdev_imbue_ib_ip_down_healthy",
     ),
     (
+        "rdma-link",
+        "h23_rdmalink_rccl1423_mlx5_7_down_polling",
+        "h23_rdmalink_3fs263_rxe_active",
+    ),
+    (
         "torch-memory",
         "h2_oom_6g_2_30g_unallocated",
         "h2_oom_4090_137m_unallocated_zh",

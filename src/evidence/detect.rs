@@ -254,6 +254,11 @@ mod tests {
                 "+---------------------------------------------------------+\n| GPU instances:                                          |\n| GPU   Name               Profile  Instance   Placement  |\n|                            ID       ID       Start:Size |\n|=========================================================|\n|   3  MIG 1g.10gb           19        7          0:1     |\n+---------------------------------------------------------+\n",
             ),
             (
+                // ROCm/rccl#1423 (iproute2 `rdma link`)
+                "rdma-link",
+                "link mlx5_7/1 subnet_prefix fe80:0000:0000:0000 lid 3403 sm_lid 1 lmc 0 state DOWN physical_state POLLING\n",
+            ),
+            (
                 // NVIDIA/DCGM#94
                 "nvidia-smi-list",
                 "GPU 0: NVIDIA A100 80GB PCIe (UUID: GPU-a22537c7-6eaa-7bdb-0ba4-45e67e84e963)\n  MIG 3g.40gb     Device  0: (UUID: MIG-1503b9a7-3336-58e3-b589-bb25ef1e39f1)\n",

@@ -39,6 +39,10 @@
 //! none). Such a paste is read as devices without ports, or as the error alone: the RDMA ports
 //! it would show are not shown.
 //!
+//! A paste that starts inside a device (below its `hca_id:`, as a stored or trimmed copy cuts
+//! it) is one device without a name, read from its first device or port key on; on its own it
+//! is recognised by a `port:` line with devinfo's `state: PORT_<STATE> (N)` under it.
+//!
 //! Every port field is typed; the device's `-v` attributes (thirty-odd numeric limits) are kept
 //! by name in `attributes`, and the flag lists printed under them in `flags`. A paste that lost
 //! its indentation (all keys at one depth) still reads: a key belongs to the port once a
@@ -232,7 +236,31 @@ pub fn looks_like_ibv_devinfo(text: &str) -> bool {
                     .iter()
                     .any(|k| n.starts_with(k))
             })
+    }) || lines.iter().enumerate().any(|(i, l)| {
+        // a paste that starts inside a device (below its `hca_id:`): a `port:\tN` line with
+        // devinfo's own `state:\t\tPORT_<STATE> (N)` under it (print_hca_cap's
+        // `port_state_str()` and code), which no other tool prints
+        l.strip_prefix("port:")
+            .is_some_and(|v| v.trim().parse::<u32>().is_ok())
+            && lines
+                .get(i + 1)
+                .and_then(|n| n.strip_prefix("state:"))
+                .is_some_and(port_state_with_code)
     })
+}
+
+/// `PORT_ACTIVE (4)`: devinfo.c's `port_state_str()` word and the state's number.
+fn port_state_with_code(v: &str) -> bool {
+    let v = v.trim();
+    let Some((w, code)) = v.split_once(" (") else {
+        return false;
+    };
+    matches!(
+        w,
+        "PORT_NOP" | "PORT_DOWN" | "PORT_INIT" | "PORT_ARMED" | "PORT_ACTIVE" | "PORT_ACTIVE_DEFER"
+    ) && code
+        .strip_suffix(')')
+        .is_some_and(|n| n.parse::<u32>().is_ok())
 }
 
 pub fn parse_ibv_devinfo(text: &str) -> IbvDevinfo {
@@ -551,6 +579,27 @@ mod tests {
     use super::*;
     use crate::evidence::infiniband::Verdict;
     use crate::evidence::testutil::{fixture, prefixes};
+
+    #[test]
+    fn a_paste_that_starts_below_hca_id_is_read() {
+        // github.com/deepseek-ai/DeepEP/issues/355, as the stored copy starts: inside a
+        // ConnectX-7 RoCE device, after its hca_id line
+        let t = "        fw_ver:                         28.42.1000\n        node_guid:                      b8e9:2403:002a:5f86\n        phys_port_cnt:                  1\n                port:   1\n                        state:                  PORT_ACTIVE (4)\n                        max_mtu:                4096 (5)\n                        link_layer:             Ethernet\n";
+        assert!(looks_like_ibv_devinfo(t));
+        let d = parse_ibv_devinfo(t);
+        assert_eq!(d.hcas.len(), 1);
+        assert_eq!(d.hcas[0].hca_id, "");
+        let p = d.ports();
+        assert_eq!(p[0].verdict(), Verdict::Up);
+        assert_eq!(p[0].link_layer.as_deref(), Some("Ethernet"));
+        // github.com/deepseek-ai/DeepEP/issues/60: a port down, pasted without its device
+        let down = "                port:   1\n                        state:                  PORT_DOWN (1)\n                        link_layer:             InfiniBand\n";
+        assert!(looks_like_ibv_devinfo(down));
+        assert_eq!(parse_ibv_devinfo(down).ports()[0].verdict(), Verdict::Down);
+        // a port line with other words under it is not devinfo's
+        assert!(!looks_like_ibv_devinfo("port: 8080\nstate: running\n"));
+        assert!(!looks_like_ibv_devinfo("port: 1\nstate: PORT_ACTIVE\n"));
+    }
 
     #[test]
     fn ibv_devinfo_dash_l_listing() {

@@ -1,5 +1,5 @@
 //! What the three InfiniBand/RoCE tools people paste say about one RDMA port, in one shape, so
-//! that one rule (`comm.ib-port-down`) judges `ibstat`, `ibv_devinfo` and `ibdev2netdev` alike.
+//! that one rule (`comm.ib-port-down`) judges `ibstat`, `ibv_devinfo`, `ibdev2netdev` and `rdma link` alike.
 //! Each tool has its own reader ([`super::ibstat`], [`super::ibv_devinfo`],
 //! [`super::ibdev2netdev`]) that keeps every field its producer prints; this module holds the
 //! port they all reduce to and the judgement of a port's state, which is the producers' own
@@ -46,7 +46,7 @@ pub struct IbPort {
     /// The subnet manager's LID as the port knows it (0 or absent: none assigned).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sm_lid: Option<u32>,
-    /// `ibstat`, `ibv_devinfo` or `ibdev2netdev`.
+    /// `ibstat`, `ibv_devinfo`, `ibdev2netdev` or `rdma link`.
     pub source: &'static str,
 }
 
@@ -139,14 +139,15 @@ pub fn logical_state(word: &str) -> Option<&'static str> {
 /// Normalises a physical state word from either tool to ibstat's.
 pub fn physical_state(word: &str) -> Option<&'static str> {
     Some(match word.trim() {
-        "No state change" => "No state change",
+        "No state change" | "NOP" => "No state change",
         "Sleep" | "SLEEP" => "Sleep",
         "Polling" | "POLLING" => "Polling",
         "Disabled" | "DISABLED" => "Disabled",
         "PortConfigurationTraining" | "PORT_CONFIGURATION TRAINNING" => "PortConfigurationTraining",
         "LinkUp" | "LINK_UP" => "LinkUp",
-        "LinkErrorRecovery" | "LINK_ERROR_RECOVERY" => "LinkErrorRecovery",
-        "PhyTest" | "PHY TEST" => "PhyTest",
+        // iproute2's `rdma link` spells it LINK_ERROR_RECOVER (rdma/link.c phys_state_to_str)
+        "LinkErrorRecovery" | "LINK_ERROR_RECOVERY" | "LINK_ERROR_RECOVER" => "LinkErrorRecovery",
+        "PhyTest" | "PHY TEST" | "PHY_TEST" => "PhyTest",
         _ => return None,
     })
 }

@@ -18,9 +18,12 @@
 //!   …` (`cap_express_link2`); `Kernel driver in use: nvidia` (lspci.c).
 //!
 //! A paste that starts below a device's header (an excerpt of its Express capability) is one
-//! device whose name the paste does not show. Plain `lspci` (`lspci | grep -i nvidia`: only
-//! `show_device`'s one-line form, no capabilities) is read too, as devices whose link the
-//! paste does not show.
+//! device whose name the paste does not show, unless an `lspci -s SLOT` command line above it
+//! selected the device (`-s [[dom:]bus:]dev.fn`, lspci.c's filter): then it is that slot's, and
+//! takes the name plain lspci gave the slot earlier in the same paste. Plain `lspci` (`lspci |
+//! grep -i nvidia`: only `show_device`'s one-line form, no capabilities) is read too, as
+//! devices whose link the paste does not show, a NIC-only listing included (its classes are
+//! pci.ids names): a paste with no NVIDIA GPU gives the GPU probes nothing.
 
 use serde::Serialize;
 
@@ -162,22 +165,102 @@ fn field<'a>(line: &'a str, key: &str) -> Option<&'a str> {
     line.trim_start().strip_prefix(key).map(str::trim_start)
 }
 
-/// Plain `lspci` (no `-v`), usually through `grep -i nvidia`: nothing but device lines
-/// (`show_device`'s one-line form) and the command that printed them; at least one device is
-/// NVIDIA's. Its devices have no link lines, so the PCIe rule cannot judge them.
+/// A class as `show_device` prints it: `pci_lookup_name(PCI_LOOKUP_CLASS)`, a pci.ids class or
+/// subclass name (`Ethernet controller`, `PCI bridge`, `Audio device`, `Processing
+/// accelerators`, `IOMMU`, …), or `Class %04x` where pci.ids has none. Their last words are
+/// few; a `12:34.5 INFO: …` log line's are not.
+fn pci_class_name(class: &str) -> bool {
+    let c = class.trim();
+    if let Some(code) = c.strip_prefix("Class ") {
+        return code.len() == 4 && code.chars().all(|ch| ch.is_ascii_hexdigit());
+    }
+    let last = c.rsplit(' ').next().unwrap_or("").to_ascii_lowercase();
+    matches!(
+        last.as_str(),
+        "controller"
+            | "device"
+            | "interface"
+            | "bridge"
+            | "memory"
+            | "peripheral"
+            | "iommu"
+            | "station"
+            | "processor"
+            | "smbus"
+            | "accelerators"
+            | "instrumentation"
+            | "coprocessor"
+            | "class"
+    )
+}
+
+/// Plain `lspci` (no `-v`), usually through `grep`: nothing but device lines
+/// (`show_device`'s one-line form, `lspci.c`) and the command that printed them. Its devices
+/// have no link lines, so the PCIe rule cannot judge them. A listing with no NVIDIA device
+/// (`lspci | grep Mellanox`) is read too, where every class is one pciutils prints: its
+/// devices are not GPUs, so it gives the GPU probes nothing.
 fn plain_listing(text: &str) -> bool {
     let mut nvidia = false;
+    let mut classes = true;
+    let mut any = false;
     for l in text.lines().take(2000) {
         let t = l.trim().trim_matches('`').trim();
-        if t.is_empty() || t.contains("lspci") {
+        if t.is_empty() || t.contains("lspci") || is_prompt_only(t) {
             continue;
         }
         match header(t) {
-            Some(d) => nvidia |= d.nvidia == Some(true),
+            Some(d) => {
+                any = true;
+                nvidia |= d.nvidia == Some(true);
+                classes &= d.class.as_deref().is_some_and(pci_class_name);
+            }
             None => return false,
         }
     }
-    nvidia
+    nvidia || (any && classes)
+}
+
+/// A shell prompt with no command after it (`[root@node75 ~]# `).
+fn is_prompt_only(t: &str) -> bool {
+    let bare = (t.ends_with('#') || t.ends_with('$')) && !t.contains(' ');
+    let bracketed = t.starts_with('[') && (t.ends_with("]#") || t.ends_with("]$"));
+    bare || bracketed
+}
+
+/// The device an `lspci … -s [[dom:]bus:]dev.fn …` command line selects (pciutils' `-s`
+/// filter, `lspci.c`): `-s 17:00.0`, `-s17:00.0`, or flags ending in `s` (`-vvvs c9:00.0`).
+fn selected_slot(line: &str) -> Option<String> {
+    let l = line.trim().trim_matches('`');
+    let i = l.find("lspci")?;
+    let words: Vec<&str> = l[i..].split_whitespace().collect();
+    for (k, w) in words.iter().enumerate() {
+        if *w == "|" {
+            break;
+        }
+        let Some(flags) = w.strip_prefix('-') else {
+            continue;
+        };
+        if flags.starts_with('-') {
+            continue;
+        }
+        let arg = if let Some(rest) = flags.strip_prefix('s') {
+            if rest.is_empty() {
+                words.get(k + 1).copied()
+            } else {
+                Some(rest)
+            }
+        } else if flags.ends_with('s') && flags.chars().all(|c| c.is_ascii_alphabetic()) {
+            words.get(k + 1).copied()
+        } else {
+            None
+        };
+        if let Some(a) = arg
+            && slot_of(&format!("{a} x")).is_some()
+        {
+            return Some(a.to_string());
+        }
+    }
+    None
 }
 
 /// Lines of `lspci -vv` link output in the text: a LnkCap or LnkSta line in pciutils' words.
@@ -202,6 +285,8 @@ pub fn parse_lspci(text: &str) -> Result<Vec<LspciDevice>, super::ParseError> {
     let text = super::unquote(text);
     let mut out: Vec<LspciDevice> = Vec::new();
     let mut cur: Option<LspciDevice> = None;
+    // the device an `lspci -s SLOT` command line above a header-less excerpt selected
+    let mut selected: Option<String> = None;
     for raw in text.lines() {
         let line = raw.trim_end().trim_start_matches('`');
         if let Some(h) = header(line) {
@@ -211,15 +296,47 @@ pub fn parse_lspci(text: &str) -> Result<Vec<LspciDevice>, super::ParseError> {
                 out.push(d);
             }
             cur = Some(h);
+            selected = None;
             continue;
         }
         let t = line.trim_start();
+        if t.contains("lspci") && !t.starts_with(['L', 'C', 'K']) {
+            // a new command: what follows is its output, not the device above
+            if let Some(d) = cur.take()
+                && out.len() < super::MAX_ITEMS
+            {
+                out.push(d);
+            }
+            selected = selected_slot(t);
+            continue;
+        }
         let is_link = t.starts_with("LnkCap:")
             || t.starts_with("LnkSta:")
             || t.starts_with("LnkCap2:")
             || t.starts_with("LnkCtl2:");
         if cur.is_none() && !is_link {
             continue;
+        }
+        if cur.is_none()
+            && let Some(sel) = selected.take()
+        {
+            // `lspci -s SLOT -vv | grep …`: the excerpt is that device's, named where the same
+            // paste lists it (plain lspci above), else by its slot alone
+            let key = bus_key(&sel);
+            cur = Some(
+                match out.iter().position(|d| {
+                    d.slot.as_deref().map(bus_key) == Some(key.clone())
+                        && d.sta_speed_gts.is_none()
+                        && d.sta_width.is_none()
+                        && d.cap_width.is_none()
+                }) {
+                    Some(i) => out.remove(i),
+                    None => LspciDevice {
+                        slot: Some(sel),
+                        ..Default::default()
+                    },
+                },
+            );
         }
         // a paste starting below its header: one device without a name
         let d = cur.get_or_insert_with(LspciDevice::default);
@@ -498,13 +615,61 @@ mod tests {
         assert_eq!(d[0].slot.as_deref(), Some("00:1e.0"));
         assert_eq!(d[0].nvidia, Some(true));
         assert!(!d[0].judged(), "no link lines: nothing to judge");
-        // openshift/sriov-network-operator#635: a NIC-only listing is not a GPU's
+        // openshift/sriov-network-operator#635: a NIC-only listing is lspci's, and no GPU's
         let nic = "root@node2$ lspci | grep Mellanox\n0c:00.0 Infiniband controller: Mellanox Technologies MT28908 Family [ConnectX-6]\n";
-        assert!(!looks_like_lspci(nic));
+        assert!(looks_like_lspci(nic));
+        let d = parse_lspci(nic).unwrap();
+        assert_eq!(d[0].nvidia, Some(false));
+        assert!(!d.iter().any(LspciDevice::judged));
+        // a log line shaped like a slot is not a device line
+        assert!(!looks_like_lspci("12:34.5 INFO: loading model\n"));
         // a device line inside other text is no listing
         assert!(!looks_like_lspci(
             "3b:00.0 3D controller: NVIDIA Corporation GV100GL (rev a1)\nTraceback (most recent call last):\n"
         ));
+    }
+
+    #[test]
+    fn an_excerpt_under_lspci_s_is_the_selected_device() {
+        // github.com/pciutils/pciutils/issues/128: a ConnectX-5 Socket Direct listed by plain
+        // lspci, then `lspci -s 17:00.0 -vvv | grep` of its link (older pciutils: Speed unknown)
+        let t = "lspci |grep Mell\n17:00.0 Ethernet controller: Mellanox Technologies MT28841\nb1:00.0 Ethernet controller: Mellanox Technologies MT28841\n\nlspci -s 17:00.0 -vvv | grep -E 'Width|PCIeGen'\nLnkCap:\tPort #0, Speed unknown, Width x8, ASPM not supported, Exit Latency L0s unlimited, L1 <4us\nLnkSta:\tSpeed unknown, Width x8, TrErr- Train- SlotClk+ DLActive- BWMgmt- ABWMgmt-\n\t[V0] Vendor specific: PCIeGen4 x16\n";
+        assert!(looks_like_lspci(t));
+        let d = parse_lspci(t).unwrap();
+        assert_eq!(d.len(), 2);
+        let nic = d.iter().find(|d| d.cap_width.is_some()).unwrap();
+        assert_eq!(nic.slot.as_deref(), Some("17:00.0"));
+        assert_eq!(nic.nvidia, Some(false));
+        assert_eq!((nic.cap_width, nic.sta_width), (Some(8), Some(8)));
+        assert!(!nic.judged(), "a NIC's link is not a GPU's");
+        // the link lines went to 17:00.0, not to b1:00.0 listed last above the command
+        let other = d
+            .iter()
+            .find(|d| d.slot.as_deref() == Some("b1:00.0"))
+            .unwrap();
+        assert_eq!(other.cap_width, None);
+        // `-vvvs SLOT` with no listing: the excerpt keeps its slot, its vendor unknown
+        let g = parse_lspci("lspci -vvvs c9:00.0 | grep -i speed\nLnkCap: Port #0, Speed 16GT/s, Width x4, ASPM L0s L1, Exit Latency L0 <512ns, L1 <16us\nLnkSta: Speed 8GT/s (downgraded), Width x2 (downgraded)\n").unwrap();
+        assert_eq!(g[0].slot.as_deref(), Some("c9:00.0"));
+        assert_eq!(g[0].nvidia, None);
+        assert!(g[0].width_downgraded);
+        assert_eq!(
+            selected_slot("sudo lspci -vv -s 0000:17:00.0"),
+            Some("0000:17:00.0".into())
+        );
+        assert_eq!(selected_slot("lspci -s17:00.0 -vv"), Some("17:00.0".into()));
+        assert_eq!(selected_slot("lspci -vv -d 10de:"), None);
+    }
+
+    #[test]
+    fn a_nic_listing_and_its_prompts() {
+        // github.com/deepseek-ai/3FS/pull/283: a ConnectX-6 Dx's two functions under prompts
+        let t = "[root@node75 ~]# lspci |grep net\n86:00.0 Ethernet controller: Mellanox Technologies MT2892 Family [ConnectX-6 Dx]\n86:00.1 Ethernet controller: Mellanox Technologies MT2892 Family [ConnectX-6 Dx]\n[root@node75 ~]# \n";
+        assert!(looks_like_lspci(t));
+        assert_eq!(parse_lspci(t).unwrap().len(), 2);
+        assert!(pci_class_name("Class 0207"));
+        assert!(pci_class_name("Processing accelerators"));
+        assert!(!pci_class_name("INFO"));
     }
 
     #[test]

@@ -66,6 +66,7 @@ pub mod nccl_log;
 pub mod nvidia_smi;
 pub mod nvidia_smi_error;
 pub mod pyspy_dump;
+pub mod rdma_link;
 pub(crate) mod scan;
 pub mod segment;
 pub mod shm_error;
@@ -250,6 +251,7 @@ pub static KINDS: &[&dyn EvidenceKind] = &[
     &ibstatus::IbstatusKind,
     &ibv_devinfo::IbvDevinfoKind,
     &ibdev2netdev::Ibdev2netdevKind,
+    &rdma_link::RdmaLinkKind,
     &torch_memory::TorchMemoryKind,
     &shm_error::ShmErrorLog,
     &xla_oom::XlaOomKind,

@@ -1,5 +1,5 @@
 //! `ib.ports`: the state of each InfiniBand/RoCE port, from pasted `ibstat`, `ibstatus`,
-//! `ibv_devinfo` or `ibdev2netdev` output (`--evidence`), else from the host's `/sys/class/infiniband` (the
+//! `ibv_devinfo`, `ibdev2netdev` or `rdma link` output (`--evidence`), else from the host's `/sys/class/infiniband` (the
 //! files those tools read: `ports/N/state`, `phys_state`, `link_layer`, `rate`).
 //!
 //! A port is *down* when its logical state is not Active. A down port whose physical state is
@@ -10,7 +10,7 @@
 
 use super::{Probe, ProbeCtx, ProbeOutcome};
 use crate::evidence::infiniband::{IbPort, Verdict, logical_state, physical_state};
-use crate::evidence::{ibdev2netdev, ibstat, ibstatus, ibv_devinfo};
+use crate::evidence::{ibdev2netdev, ibstat, ibstatus, ibv_devinfo, rdma_link};
 use crate::host::Host;
 use crate::vocab::io::read_shared;
 use serde_json::{Value, json};
@@ -47,6 +47,9 @@ fn from_evidence(paths: &[std::path::PathBuf]) -> (Vec<IbPort>, Vec<String>) {
                 "ibdev2netdev",
                 ibdev2netdev::parse_ibdev2netdev(&text).ports(),
             );
+        }
+        if rdma_link::looks_like_rdma_link(&text) {
+            found("rdma link", rdma_link::parse_rdma_link(&text).ports());
         }
     }
     (ports, sources)
@@ -196,7 +199,7 @@ impl Probe for IbPorts {
         "ib.ports"
     }
     fn doc(&self) -> &'static str {
-        "InfiniBand/RoCE port states from pasted ibstat, ibv_devinfo or ibdev2netdev output, else the host's /sys/class/infiniband"
+        "InfiniBand/RoCE port states from pasted ibstat, ibstatus, ibv_devinfo, ibdev2netdev or rdma link output, else the host's /sys/class/infiniband"
     }
     fn fields(&self) -> &'static [(&'static str, &'static str)] {
         &[
