@@ -27,9 +27,10 @@ use serde::Deserialize;
 const CAPTURED: &str = "made on the H200 by bench/capture_h200.sh:";
 
 /// The floor `GPUFIX_CORPUS_STRICT=1` (run by `.ci/run`) holds: the whole corpus's figures after
-/// the sealed batch h23 (fabric, PCIe and kernel-log pastes) and its readers (`rdma link`, NIC-only
-/// plain lspci, `lspci -s SLOT` excerpts, ibv_devinfo pasted below its `hca_id:`; 620 artifacts):
-/// 258 of 276 detected (934 per mille), 0 and 0. Before it, after
+/// the sealed batches h19 and h23 (nvidia-smi; fabric, PCIe and kernel logs) and their readers; h19 (nvidia-smi from drivers 535-580) and its readers (nvidia-smi's error
+/// quoted in a shell trace, a `--query` command in inline code; 621 artifacts): 258 of 276
+/// detected (934 per mille), 0 and 0 (three h19 tables with an `allow` added after the first
+/// run, see the corpus README). Before them, after
 /// the sealed batch h18 (whole issue bodies of the thin families) and its readers (a
 /// `cudaGetErrorString` text quoted alone, attachments and contractions in prose; 603
 /// artifacts): 253 of 271 detected (933 per mille), 0 and 0. Before it, after the sealed batch

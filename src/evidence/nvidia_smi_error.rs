@@ -4,14 +4,56 @@
 //! version mismatch", nvidia-smi's "couldn't communicate with the NVIDIA driver"). A single
 //! lost GPU is a GPU fault and reads as a kernel log, see [`super::kernel_log::is_gpu_lost`].
 
-/// The line where `nvidia-smi` (or NVML) says it cannot read the GPUs.
+/// The line where `nvidia-smi` (or NVML) says it cannot read the GPUs: the message alone on its
+/// line, or quoted whole inside one (see [`quoted_message`]).
 pub fn nvidia_smi_error_line(text: &str) -> Option<&str> {
-    text.lines().map(str::trim).find(|l| {
-        couldnt_communicate(l)
-            || l.starts_with("Failed to initialize NVML")
-            || l.starts_with("NVML library version mismatch")
-            || *l == "No devices were found"
+    text.lines().map(str::trim).find_map(|l| {
+        if is_message(l) {
+            Some(l)
+        } else {
+            quoted_message(l)
+        }
     })
+}
+
+/// One of nvidia-smi's messages for GPUs it cannot read, from the start of `l`.
+fn is_message(l: &str) -> bool {
+    couldnt_communicate(l)
+        || l.starts_with("Failed to initialize NVML")
+        || l.starts_with("NVML library version mismatch")
+        || l == "No devices were found"
+}
+
+/// The message quoted whole inside a line. nvidia-smi prints it on stdout (`No devices were
+/// found` even under `--query-gpu … --format=csv,noheader`, exit status 6), so a script that
+/// captures the output in a variable shows it as a value: bash's `set -x` trace prints the
+/// assignment `+ NAME='No devices were found'` (github.com/pytorch/pytorch/issues/163658,
+/// PyTorch CI's setup-nvidia step after a driver downgrade), and a poster may quote it in a
+/// sentence. Only a quoted text that is the message itself counts, in straight, back or curly
+/// quotes; a longer quoted text that merely mentions it does not.
+fn quoted_message(l: &str) -> Option<&str> {
+    const QUOTES: [(char, char); 5] = [
+        ('\'', '\''),
+        ('"', '"'),
+        ('`', '`'),
+        ('\u{201c}', '\u{201d}'),
+        ('\u{2018}', '\u{2019}'),
+    ];
+    for (open, close) in QUOTES {
+        let mut rest = l;
+        while let Some(i) = rest.find(open) {
+            let after = &rest[i + open.len_utf8()..];
+            let Some(j) = after.find(close) else {
+                break;
+            };
+            let inner = after[..j].trim();
+            if is_message(inner) {
+                return Some(inner);
+            }
+            rest = &after[j + close.len_utf8()..];
+        }
+    }
+    None
 }
 
 /// nvidia-smi prints `couldn't` with an ASCII apostrophe; a message pasted through an editor or
@@ -69,6 +111,26 @@ impl super::EvidenceKind for NvidiaSmiError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_message_quoted_whole_in_a_shell_trace() {
+        // github.com/pytorch/pytorch/issues/163658: bash's xtrace of the captured query
+        let trace = "+ INSTALLED_DRIVER_VERSION='No devices were found'\n+ NVIDIA_SMI_STATUS=6\n";
+        assert_eq!(nvidia_smi_error_line(trace), Some("No devices were found"));
+        // the same step where the driver answered (the value it captures is a version)
+        assert_eq!(
+            nvidia_smi_error_line("+ INSTALLED_DRIVER_VERSION=580.82.07\n"),
+            None
+        );
+        // a quoted text that only mentions the message is not the message
+        assert_eq!(
+            nvidia_smi_error_line("it said 'No devices were found, try again'\n"),
+            None
+        );
+        // github.com/bottlerocket-os/bottlerocket-core-kit/pull/834: a healthy table has none
+        let table = "| NVIDIA-SMI 580.126.09             Driver Version: 580.126.09     CUDA Version: 13.0     |\n|   0  NVIDIA A100-SXM4-40GB          On  |   00000000:10:1C.0 Off |                    0 |\n";
+        assert_eq!(nvidia_smi_error_line(table), None);
+    }
 
     #[test]
     fn the_message_with_a_plain_or_a_typographic_apostrophe() {

@@ -553,7 +553,9 @@ fn query_header(l: &str) -> Option<Vec<String>> {
 
 /// `nvidia-smi --query-gpu=index,utilization.gpu --format=csv,noheader,nounits` pasted with
 /// its output: the fields the command asks for head rows printed without a header. The
-/// fields and the line of the command.
+/// fields and the line of the command. The command may sit in a sentence as markdown inline
+/// code (`` `nvidia-smi --query-gpu=memory.used,memory.total` reports: ``,
+/// github.com/mostlygeek/llama-swap/issues/782): its backticks are no part of the field list.
 fn query_from_command(text: &str) -> Option<(Vec<String>, usize)> {
     text.lines().enumerate().find_map(|(i, l)| {
         let (_, rest) = l
@@ -562,6 +564,8 @@ fn query_from_command(text: &str) -> Option<(Vec<String>, usize)> {
         let list = rest
             .trim_start_matches(['=', ' '])
             .split_whitespace()
+            .next()?
+            .split('`')
             .next()?
             .trim_matches(['"', '\'']);
         let fields: Vec<String> = list
@@ -691,10 +695,19 @@ pub fn parse_query_csv(text: &str) -> Result<SmiUsage, super::ParseError> {
             continue;
         }
         if l.contains("--query-") {
+            // a later command heads the rows under it (`--query-gpu` rows, then a
+            // `--query-compute-apps` run in the same paste)
+            if let Some((fields, _)) = query_from_command(l) {
+                header = Some(fields);
+            }
             continue;
         }
         if let Some(names) = query_header(l) {
             header = Some(names);
+            continue;
+        }
+        // nvidia-smi prints its error (`No devices were found`) where the rows would be: no row
+        if super::nvidia_smi_error::nvidia_smi_error_line(l).is_some() {
             continue;
         }
         let fields: Vec<&str> = l.split(',').map(str::trim).collect();
@@ -1686,6 +1699,27 @@ Tue Mar  5 10:00:00 2024
 |  No running processes found                                                 |\n"
         );
         assert!(parse_table(&none).unwrap().processes_listed);
+    }
+
+    #[test]
+    fn query_csv_command_in_inline_code_and_a_second_command() {
+        // github.com/mostlygeek/llama-swap/issues/782 (healthy: a GB10, whose unified memory
+        // nvidia-smi reports as [N/A]): the first command is markdown inline code in a sentence,
+        // the second heads a `--query-compute-apps` row of the same paste
+        let t = "Observed behavior:\n`nvidia-smi --query-gpu=memory.used,memory.total,utilization.memory` reports:\n\n```text\n[N/A], [N/A], 0\n```\n\nBut the process list still reports GPU memory usage, for example:\n\n```text\nnvidia-smi --query-compute-apps=gpu_uuid,pid,process_name,used_memory --format=csv,noheader,nounits\nGPU-..., 114687, /usr/local/bin/python, 19135\n```\n";
+        assert!(looks_like_query_csv(t));
+        let u = parse_query_csv(t).unwrap();
+        assert_eq!(u.gpus.len(), 1);
+        assert_eq!(u.gpus[0].memory_used_mib, None);
+        assert_eq!(u.gpus[0].util_mem, Some(0.0));
+        assert_eq!(u.gpus[0].util_gpu, None);
+        assert_eq!(u.processes.len(), 1);
+        assert_eq!(u.processes[0].pid, Some(114687));
+        assert_eq!(u.processes[0].memory_mib, Some(19135.0));
+        // github.com/pytorch/pytorch/issues/163658 (the problem side: no device): the query's
+        // answer is nvidia-smi's error, no row of the query, so no CSV is read from it
+        let e = "nvidia-smi --query-gpu=driver_version --format=csv,noheader --id=0\nNo devices were found\n";
+        assert!(parse_query_csv(e).is_err());
     }
 
     #[test]
