@@ -27,7 +27,10 @@ use serde::Deserialize;
 const CAPTURED: &str = "made on the H200 by bench/capture_h200.sh:";
 
 /// The floor `GPUFIX_CORPUS_STRICT=1` (run by `.ci/run`) holds: the whole corpus's figures after
-/// the sealed batch h18 (whole issue bodies of the thin families) and its readers (a
+/// the sealed batch h22 (the data pipeline and containers as pasted) and its readers (an
+/// id-less py-spy thread header, compose merge keys, KubeRay's /dev/shm, a log's step timings
+/// and a traceback stopped in the loader's wait; 619 artifacts): 258 of 276 detected (934 per
+/// mille), 0 and 0. Before it, after the sealed batch h18 (whole issue bodies of the thin families) and its readers (a
 /// `cudaGetErrorString` text quoted alone, attachments and contractions in prose; 603
 /// artifacts): 253 of 271 detected (933 per mille), 0 and 0. Before it, after the sealed batch
 /// h16 (whole issue bodies) and its readers (`NCCLCHECK` lines, a post in prose
@@ -44,7 +47,7 @@ const CAPTURED: &str = "made on the H200 by bench/capture_h200.sh:";
 /// 35 MB Kineto trace of h11 is judged within `plan`'s probe timeout depends on the machine's
 /// load. A change that reads the corpus worse fails CI; one that reads it better raises these.
 /// Issue 24's target is 95% detected, 0 and 0: the detected share is not met.
-const FLOOR_DETECTED_PER_MILLE: usize = 933;
+const FLOOR_DETECTED_PER_MILLE: usize = 934;
 const MAX_FALSE_ON_HEALTHY: usize = 0;
 const MAX_UNREADABLE: usize = 0;
 
