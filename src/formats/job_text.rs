@@ -468,6 +468,18 @@ pub fn workload(text: &str) -> Option<&'static str> {
     }
 }
 
+/// Cuts `s` to at most `max` bytes on a char boundary, marking the cut with `…`.
+fn clip(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_string();
+    }
+    let mut end = max;
+    while end > 0 && !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &s[..end])
+}
+
 /// The per-step data wait a training loop prints beside its step time, summed over the log.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct StepTimings {
@@ -586,7 +598,7 @@ pub fn step_timings(text: &str) -> Option<StepTimings> {
             step_s,
             share: data_s / step_s,
             worst_line: worst.0,
-            worst: crate::evidence::clip(line.trim(), 240),
+            worst: clip(line.trim(), 240),
             worst_left_out: rows.len() >= 3,
         });
     }
@@ -665,7 +677,7 @@ pub fn interrupted_in_loader(text: &str) -> Option<LoaderInterrupt> {
                 || l.ends_with(", in _get_batch") && source.contains("data_queue.get("));
         return in_wait.then(|| LoaderInterrupt {
             line: i + 1,
-            frame: crate::evidence::clip(&format!("{l} | {source}"), 240),
+            frame: clip(&format!("{l} | {source}"), 240),
         });
     }
     None
