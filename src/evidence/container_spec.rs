@@ -10,12 +10,20 @@
 //!   `b`, `k`/`kb`, `m`/`mb`, `g`/`gb`), `ipc`, `volumes` (short `SRC:DST[:MODE]` or long
 //!   `{type, source, target, tmpfs.size}`), `tmpfs`, `image`, `command`, `entrypoint`.
 //!   `build.shm_size` sizes the build, not the running service, and is not read as such.
+//!   A service's keys may come from an anchored block through a `<<: *name` merge key
+//!   ("Compose follows the rule outlined by YAML merge type", compose-spec `10-fragments.md`;
+//!   yaml.org/type/merge.html: the mapping's own keys win), typically an `x-` extension
+//!   (`11-extension.md`) holding `ipc`/`shm_size` for every service: the merge is applied
+//!   before a service is read, for Kubernetes manifests too.
 //! - Kubernetes: the PodSpec (`hostIPC`, `volumes[].emptyDir.{medium, sizeLimit}`,
 //!   `volumes[].hostPath.path`, `containers[].{image, command, args, volumeMounts[].mountPath}`)
 //!   wherever a pod template sits (Pod, Job, CronJob, Deployment, StatefulSet, DaemonSet, a
 //!   Kubeflow PyTorchJob's replica specs). Without a mount at `/dev/shm`, the runtime gives the
 //!   pod 64 MiB (containerd CRI `defaultShmSize = int64(1024 * 1024 * 64)`, as dockershim did);
-//!   `hostIPC: true` mounts the node's `/dev/shm` instead. A pasted fragment of a PodSpec (the
+//!   `hostIPC: true` mounts the node's `/dev/shm` instead. KubeRay's operator adds a memory
+//!   emptyDir at `/dev/shm` to each Ray node's Ray container that lacks one (see
+//!   [`kuberay_shared_mem`]), so a `RayCluster`/`RayJob`/`RayService` spec without it is not
+//!   on 64 MiB. A pasted fragment of a PodSpec (the
 //!   `volumeMounts` and `volumes` lists alone, as people quote them) is read for the same two
 //!   fields: the mount at `/dev/shm` and the volume it names.
 //! - Argo Workflows: a template that runs a pod (argoproj/argo-workflows
@@ -584,6 +592,92 @@ fn pod_specs<'a>(v: &'a Yaml, out: &mut Vec<&'a Yaml>, depth: usize) {
     }
 }
 
+/// The pod specs of a KubeRay object's Ray nodes (`RayCluster`, and the `rayClusterSpec` of a
+/// `RayJob` or `RayService`, apiVersion `ray.io/*`): each group's `template.spec`, with the
+/// group's `rayStartParams`. (A RayJob's `submitterPodTemplate` is not a Ray node.)
+fn ray_node_specs(d: &Yaml) -> Vec<(&Yaml, Option<&Yaml>)> {
+    fn walk<'a>(v: &'a Yaml, out: &mut Vec<(&'a Yaml, Option<&'a Yaml>)>, depth: usize) {
+        if depth > 8 || out.len() >= super::MAX_ITEMS {
+            return;
+        }
+        match v {
+            Yaml::Mapping(m) => {
+                if let Some(spec) = v.get("template").and_then(|t| t.get("spec"))
+                    && spec.get("containers").is_some_and(Yaml::is_sequence)
+                {
+                    out.push((spec, v.get("rayStartParams")));
+                    return;
+                }
+                for (_, x) in m {
+                    walk(x, out, depth + 1);
+                }
+            }
+            Yaml::Sequence(items) => {
+                for x in items {
+                    walk(x, out, depth + 1);
+                }
+            }
+            _ => {}
+        }
+    }
+    let ray = d
+        .get("apiVersion")
+        .and_then(s)
+        .is_some_and(|a| a.starts_with("ray.io/"))
+        && d.get("kind")
+            .and_then(s)
+            .is_some_and(|k| ["RayCluster", "RayJob", "RayService"].contains(&k.as_str()));
+    let mut out = Vec::new();
+    if ray {
+        for key in [
+            "headGroupSpec",
+            "workerGroupSpecs",
+            "rayClusterSpec",
+            "rayClusterConfig",
+        ] {
+            if let Some(v) = d.get("spec").and_then(|sp| sp.get(key)) {
+                walk(v, &mut out, 0);
+            }
+        }
+    }
+    out
+}
+
+/// KubeRay's operator gives the Ray container of every Ray node (`RayContainerIndex`, the
+/// first) a `shared-mem` emptyDir of medium Memory at `/dev/shm` when the spec mounts none
+/// there (ray-project/kuberay `ray-operator/controllers/ray/common/pod.go`: `BuildPod` →
+/// `addEmptyDir(…, SharedMemoryVolumeName, SharedMemoryVolumeMountPath,
+/// corev1.StorageMediumMemory)`; `makeEmptyDirVolume` sizes it to the container's memory
+/// request, else its limit, else leaves it unlimited), unless `rayStartParams` sets
+/// `plasma-directory` (the object store elsewhere; `PlasmaDirectoryParamKey`, 2025-).
+fn kuberay_shared_mem(spec: &Yaml, params: Option<&Yaml>, cs: &mut [Container]) {
+    if params.is_some_and(|p| p.get("plasma-directory").is_some()) {
+        return;
+    }
+    let Some(c) = cs.first_mut() else { return };
+    if c.shm.how != "default" {
+        return;
+    }
+    let mem = spec
+        .get("containers")
+        .and_then(Yaml::as_sequence)
+        .and_then(|v| v.first())
+        .and_then(|c| c.get("resources"))
+        .and_then(|r| {
+            ["requests", "limits"]
+                .iter()
+                .find_map(|k| r.get(*k)?.get("memory").and_then(s))
+        });
+    c.shm = Shm {
+        how: "emptydir-memory",
+        size_mib: mem.as_deref().and_then(k8s_quantity_mib),
+        written: Some(format!(
+            "no /dev/shm in the spec: KubeRay mounts its `shared-mem` emptyDir (medium: Memory{}) there",
+            mem.map(|m| format!(", sizeLimit {m}")).unwrap_or_default()
+        )),
+    };
+}
+
 fn pod_containers(spec: &Yaml) -> Vec<Container> {
     let host_ipc = spec.get("hostIPC").and_then(Yaml::as_bool) == Some(true);
     let volumes: Vec<&Yaml> = spec
@@ -698,6 +792,16 @@ fn yaml_docs(text: &str) -> Vec<Yaml> {
         serde_yaml::Deserializer::from_str(t)
             .take(super::MAX_ITEMS)
             .filter_map(|d| serde::Deserialize::deserialize(d).ok())
+            .map(|mut d: Yaml| {
+                // `<<: *anchor` (the YAML merge type) brings the anchored mapping's keys in,
+                // as compose does for its `x-` extension blocks; a malformed merge is left as
+                // written
+                let mut merged = d.clone();
+                if merged.apply_merge().is_ok() {
+                    d = merged;
+                }
+                d
+            })
             .filter(|d: &Yaml| {
                 // a mapping, or a quoted list of them (Argo's `templates`); not a bullet list
                 d.is_mapping()
@@ -1014,8 +1118,21 @@ pub fn parse_container_specs(text: &str) -> Vec<ContainerSpec> {
             if is_kubernetes(&d) {
                 let mut specs = Vec::new();
                 pod_specs(&d, &mut specs, 0);
-                let containers: Vec<Container> =
-                    specs.into_iter().flat_map(pod_containers).collect();
+                let ray = ray_node_specs(&d);
+                let containers: Vec<Container> = specs
+                    .into_iter()
+                    .flat_map(|spec| {
+                        let mut cs = pod_containers(spec);
+                        if let Some(params) = ray
+                            .iter()
+                            .find(|(g, _)| std::ptr::eq(*g, spec))
+                            .map(|(_, p)| *p)
+                        {
+                            kuberay_shared_mem(spec, params, &mut cs);
+                        }
+                        cs
+                    })
+                    .collect();
                 if !containers.is_empty() {
                     out.push(ContainerSpec {
                         source: "kubernetes",
@@ -1168,6 +1285,54 @@ mod tests {
         assert_eq!(c[2].command.as_deref(), Some("torchrun train.py"));
         assert_eq!(c[2].shm.how, "ipc-host");
         assert!(looks_like_container_spec(t));
+    }
+
+    #[test]
+    fn compose_services_merged_from_an_anchored_extension() {
+        // open-edge-platform/physical-ai-studio application/docker/docker-compose.trainer.yaml
+        // at 17b8ab9 (healthy): `ipc: host` sits in `x-common: &common`, merged into the GPU
+        // service with `<<: *common` (excerpt: the keys the reader reads)
+        let t = "x-common: &common\n    restart: unless-stopped\n\n    # PyTorch DataLoader workers need shared memory beyond Docker's 64 MB\n    # default. ipc: host shares the host's /dev/shm; use shm_size instead\n    # if you need an isolated, fixed-size allocation (see README).\n    ipc: host\n\n    read_only: true\n\nservices:\n  physicalai-trainer-cuda:\n    <<: *common\n    profiles: [cuda]\n    container_name: physicalai-trainer-cuda\n    image: ${REGISTRY:-ghcr.io/open-edge-platform/}physicalai-trainer-cuda:${TRAINER_IMAGE_TAG:-main}\n    deploy:\n      resources:\n        reservations:\n          devices:\n            - driver: nvidia\n              count: all\n              capabilities: [gpu]\n";
+        let c = &parse_container_specs(t)[0].containers[0];
+        assert_eq!(c.name, "physicalai-trainer-cuda");
+        assert_eq!(c.gpus.as_deref(), Some("all"));
+        assert_eq!(c.shm.how, "ipc-host");
+        // victorchall/EveryDream2trainer docker-compose.yml at 0fba021 (problem: the thread's
+        // torch run hit the 64 MB default and set shm_size 2GB by hand): no anchor, no shm
+        // setting (excerpt: its environment line left out)
+        let t = "version: '3.8'\nservices:\n  everydream2trainer:\n    image: ghcr.io/victorchall/everydream2trainer:nightly\n    ports:\n      - \"127.0.0.1:8888:8888\"\n      - \"127.0.0.1:6006:6006\"\n    volumes:\n      - .:/workspace/EveryDream2trainer\n      - ./.cache:/root/.cache\n    deploy:\n      resources:\n        reservations:\n          devices:\n            - driver: nvidia\n              count: all\n              capabilities: [gpu]\n";
+        let c = &parse_container_specs(t)[0].containers[0];
+        assert_eq!(c.shm.how, "default");
+        // a merge the YAML merge type refuses (a scalar) leaves the document as written
+        let t = "services:\n  train:\n    <<: 3\n    image: pytorch/pytorch\n    shm_size: 8gb\n";
+        let c = &parse_container_specs(t)[0].containers[0];
+        assert_eq!(c.shm.how, "shm-size");
+    }
+
+    #[test]
+    fn kuberay_mounts_shared_memory_on_its_ray_containers() {
+        // ray-project/kuberay ray-operator/config/samples/pytorch-resnet-image-classifier/
+        // ray-job.pytorch-image-classifier.yaml at 03cf52d (healthy): no /dev/shm in the spec,
+        // the operator adds its `shared-mem` memory emptyDir (excerpt: the worker group)
+        let t = "apiVersion: ray.io/v1\nkind: RayJob\nmetadata:\n  generateName: pytorch-image-classifier-\nspec:\n  rayClusterSpec:\n    rayVersion: '2.9.0'\n    workerGroupSpecs:\n      - replicas: 4\n        groupName: gpu-group\n        rayStartParams:\n          dashboard-host: '0.0.0.0'\n        template:\n          spec:\n            containers:\n              - name: ray-worker\n                image: rayproject/ray-ml:2.9.0-gpu\n                resources:\n                  limits:\n                    memory: \"8G\"\n                    nvidia.com/gpu: \"1\"\n                  requests:\n                    cpu: \"1\"\n                    memory: \"8G\"\n                    nvidia.com/gpu: \"1\"\n                volumeMounts:\n                  - mountPath: /tmp/ray\n                    name: ray-logs\n            volumes:\n              - name: ray-logs\n                emptyDir: {}\n";
+        let c = &parse_container_specs(t)[0].containers[0];
+        assert_eq!(c.name, "ray-worker");
+        assert_eq!(c.shm.how, "emptydir-memory");
+        assert_eq!(c.shm.size_mib, Some(8e9 / (1024.0 * 1024.0)));
+        // the object store moved by `plasma-directory`: the operator adds nothing
+        let moved = t.replace(
+            "          dashboard-host: '0.0.0.0'\n",
+            "          dashboard-host: '0.0.0.0'\n          plasma-directory: /data/plasma\n",
+        );
+        assert_eq!(
+            parse_container_specs(&moved)[0].containers[0].shm.how,
+            "default"
+        );
+        // NVIDIA/ai-cloud-validation nccl_allreduce_job.yaml at 1207cb7 (problem): a batch/v1
+        // Job is not a Ray node, its 8-GPU container keeps the runtime's 64 MiB
+        let t = "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: nccl-allreduce-gpu\nspec:\n  template:\n    spec:\n      restartPolicy: Never\n      containers:\n        - name: nccl-allreduce\n          image: nvcr.io/nvidia/hpc-benchmarks:25.04\n          volumeMounts:\n            - name: results\n              mountPath: /results\n          resources:\n            limits:\n              nvidia.com/gpu: 8 # overridden at runtime by K8sNcclWorkload\n";
+        let c = &parse_container_specs(t)[0].containers[0];
+        assert_eq!(c.shm.how, "default");
     }
 
     #[test]

@@ -147,7 +147,7 @@ pub struct Frame {
 impl Thread {
     pub fn is_main(&self, pid: u32) -> bool {
         self.name.as_deref() == Some("MainThread")
-            || self.id == pid.to_string()
+            || !self.id.is_empty() && self.id == pid.to_string()
             || self.id.eq_ignore_ascii_case(&format!("0x{pid:x}"))
     }
     pub fn idle(&self) -> Option<bool> {
@@ -173,18 +173,35 @@ impl Process {
     }
 }
 
+/// py-spy's thread status words (`stack_trace.rs` `status_str`).
+const STATUS_WORDS: &[&str] = &["idle", "active", "active+gil", "gil"];
+
 /// `Thread 6473 (idle): "MainThread"` → (id, status, name).
+///
+/// py-spy always prints an id (`format_threadid`: the native tid, else the pthread id in
+/// hex); a paste whose poster blanked the ids (`Thread (idle): "MainThread"`, as one would an
+/// address) is still a py-spy header when py-spy's status word follows in parentheses, and its
+/// thread gets an empty id (the main thread is then known by its name alone).
 fn thread_header(l: &str) -> Option<(String, Option<String>, Option<String>)> {
     let rest = l.strip_prefix("Thread ")?;
-    let (id, rest) = rest.split_once(' ').unwrap_or((rest, ""));
-    let id = id.trim_end_matches(':');
-    if id.is_empty()
-        || !(id.chars().all(|c| c.is_ascii_digit())
-            || (id.starts_with("0x") || id.starts_with("0X"))
-                && id[2..].chars().all(|c| c.is_ascii_hexdigit()))
-    {
-        return None;
-    }
+    let (id, rest) = if rest.starts_with('(') {
+        let word = rest[1..].split_once(')')?.0;
+        if !STATUS_WORDS.contains(&word) {
+            return None;
+        }
+        ("", rest)
+    } else {
+        let (id, rest) = rest.split_once(' ').unwrap_or((rest, ""));
+        let id = id.trim_end_matches(':');
+        if id.is_empty()
+            || !(id.chars().all(|c| c.is_ascii_digit())
+                || (id.starts_with("0x") || id.starts_with("0X"))
+                    && id[2..].chars().all(|c| c.is_ascii_hexdigit()))
+        {
+            return None;
+        }
+        (id, rest)
+    };
     let mut status = None;
     let mut rest = rest.trim();
     if let Some(r) = rest.strip_prefix('(')
@@ -236,10 +253,9 @@ pub fn looks_like_pyspy_dump(text: &str) -> bool {
         {
             return true;
         }
-        thread_header(l).is_some_and(|(_, s, _)| {
-            s.as_deref()
-                .is_some_and(|s| ["idle", "active", "active+gil", "gil"].contains(&s))
-        }) && lines.get(i + 1).is_some_and(|n| frame_line(n).is_some())
+        thread_header(l)
+            .is_some_and(|(_, s, _)| s.as_deref().is_some_and(|s| STATUS_WORDS.contains(&s)))
+            && lines.get(i + 1).is_some_and(|n| frame_line(n).is_some())
     })
 }
 
@@ -554,6 +570,31 @@ mod tests {
         assert_eq!(m.frames[0].line, Some(415));
         assert_eq!(m.frames.last().unwrap().file, "<string>");
         assert_eq!(p.threads[1].name.as_deref(), Some("QueueFeederThread"));
+    }
+
+    #[test]
+    fn a_dump_whose_thread_ids_the_poster_blanked() {
+        // github.com/RolnickLab/ami-data-companion/issues/140: the parent of a DataLoader
+        // deadlocked for ~23 h, pasted with `Thread (idle): "MainThread"` (no id), frames
+        // elided with `...`
+        let t = "Thread (idle): \"MainThread\"\n    wait (threading.py:359)\n    get (queue.py:180)\n    _try_get_data (torch/utils/data/dataloader.py:1310)\n    _get_data (torch/utils/data/dataloader.py:1473)\n    _next_data (torch/utils/data/dataloader.py:1524)\n    __next__ (torch/utils/data/dataloader.py:741)\n    _preload (trapdata/antenna/datasets.py:455)\n    ...\n";
+        assert!(looks_like_pyspy_dump(t));
+        let d = parse_pyspy_dump(t);
+        let m = d.processes[0].main_thread().unwrap();
+        assert_eq!(m.id, "");
+        assert_eq!(m.status.as_deref(), Some("idle"));
+        assert_eq!(m.frames.len(), 7);
+        assert!(matches!(activity(m), Activity::DataloaderWait { .. }));
+        // healthy, the same way: a DataLoader worker's dump with its ids (lhotse#666) keeps them
+        let w = parse_pyspy_dump(&fixture("pyspy/worker_idle_lhotse.txt"));
+        assert_eq!(w.processes[0].main_thread().unwrap().id, "365617");
+        // not py-spy: faulthandler's header (pytorch/torchtitan#810) has no status word, and a
+        // parenthesis that is not one of py-spy's is no header without an id either
+        assert!(
+            thread_header("Thread 0x00007fdcbce00640 (most recent call first):")
+                .is_some_and(|(_, s, _)| !s.as_deref().is_some_and(|s| STATUS_WORDS.contains(&s)))
+        );
+        assert_eq!(thread_header("Thread (most recent call first):"), None);
     }
 
     #[test]

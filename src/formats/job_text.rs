@@ -2,7 +2,9 @@
 //! training config (YAML/JSON/TOML), a launcher command line, a training log. [`detect`] says
 //! which by content (the file name is never needed); the settings the data rules read are
 //! found at any depth and under the names frameworks use ([`canonical_setting`]), and the
-//! loader warnings frameworks print are read from logs ([`log_warnings`]).
+//! loader warnings frameworks print are read from logs ([`log_warnings`]). A pasted Python
+//! traceback (CPython's `  File "…", line N, in f` frames, `Lib/traceback.py`) is part of the
+//! job's log.
 
 use serde_json::Value;
 
@@ -466,6 +468,221 @@ pub fn workload(text: &str) -> Option<&'static str> {
     }
 }
 
+/// Cuts `s` to at most `max` bytes on a char boundary, marking the cut with `…`.
+fn clip(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_string();
+    }
+    let mut end = max;
+    while end > 0 && !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &s[..end])
+}
+
+/// The per-step data wait a training loop prints beside its step time, summed over the log.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct StepTimings {
+    /// Which loop printed it (`lerobot`, `imagenet-example`, `mmengine`, `paddle`).
+    pub format: &'static str,
+    /// Progress lines summed.
+    pub lines: usize,
+    /// Seconds waited for batches, and seconds of the whole steps, over those lines.
+    pub data_s: f64,
+    pub step_s: f64,
+    /// data_s / step_s.
+    pub share: f64,
+    /// The line with the largest wait: 1-based number and text.
+    pub worst_line: usize,
+    pub worst: String,
+    /// Whether that line is left out of the sums (three lines or more).
+    pub worst_left_out: bool,
+}
+
+/// The loops whose progress lines print the time waited for the batch and the step's time, as
+/// their own code measures them:
+///
+/// - LeRobot (`lerobot/scripts/train.py`): `MetricsTracker` meters `updt_s` (`update_s`, the
+///   policy update) and `data_s` (`dataloading_s = time.perf_counter() - start_time` around
+///   `next(dl_iter)`), measured apart: the step is their sum.
+/// - PyTorch's ImageNet example (pytorch/examples `imagenet/main.py`): `Time 3.114 (3.868)`
+///   (`batch_time`, end to end, the batch's load included) and `Data 0.016 (0.758)`
+///   (`data_time`, the load): the current value, before the running average in parentheses.
+/// - MMEngine (`mmengine/runner/log_processor.py` with `IterTimerHook`) and Detectron2
+///   (`CommonMetricPrinter` with the `IterationTimer` hook): `time: 0.512  data_time: 0.012`,
+///   the iteration's time including the wait.
+/// - Paddle's training loops (PaddleOCR `tools/program.py`, the Paddle model zoo's benchmark
+///   logs): `reader_cost: 0.02 s, batch_cost: 1.84 s`, the batch cost counting from the reader.
+///
+/// `None` without two such lines (one line is one moment).
+pub fn step_timings(text: &str) -> Option<StepTimings> {
+    static PATTERNS: std::sync::LazyLock<Vec<(&'static str, regex::Regex, regex::Regex, bool)>> =
+        std::sync::LazyLock::new(|| {
+            let r = |p: &str| regex::Regex::new(p).expect("static regex");
+            vec![
+                // (format, data, step, step includes data)
+                (
+                    "lerobot",
+                    r(r"\bdata_s:(\d+(?:\.\d+)?)"),
+                    r(r"\bupdt_s:(\d+(?:\.\d+)?)"),
+                    false,
+                ),
+                (
+                    "imagenet-example",
+                    r(r"\bData\s+(\d+(?:\.\d+)?)\s+\("),
+                    r(r"\bTime\s+(\d+(?:\.\d+)?)\s+\("),
+                    true,
+                ),
+                (
+                    "mmengine",
+                    r(r"\bdata_time:\s*(\d+(?:\.\d+)?)"),
+                    r(r"(?:^|[\s,])time:\s*(\d+(?:\.\d+)?)"),
+                    true,
+                ),
+                (
+                    "paddle",
+                    r(r"\breader_cost:\s*(\d+(?:\.\d+)?)"),
+                    r(r"\bbatch_cost:\s*(\d+(?:\.\d+)?)"),
+                    true,
+                ),
+            ]
+        });
+    let num = |re: &regex::Regex, l: &str| -> Option<f64> {
+        re.captures(l)?
+            .get(1)?
+            .as_str()
+            .parse::<f64>()
+            .ok()
+            .filter(|x| x.is_finite())
+    };
+    for (format, data_re, step_re, inclusive) in PATTERNS.iter() {
+        // (1-based line, data, step) of each progress line
+        let mut rows: Vec<(usize, f64, f64)> = Vec::new();
+        for (i, l) in text.lines().take(20_000).enumerate() {
+            let (Some(d), Some(s)) = (num(data_re, l), num(step_re, l)) else {
+                continue;
+            };
+            let step = if *inclusive { s } else { s + d };
+            if step > 0.0 && d <= step {
+                rows.push((i + 1, d, step));
+            }
+        }
+        if rows.len() < 2 {
+            continue;
+        }
+        // the longest wait is named; with three lines or more it is left out of the share: a
+        // new iterator's first batch waits for its workers to start and fill their prefetch
+        // (torch `dataloader.py`, `_MultiProcessingDataLoaderIter.__init__`: `num_workers`
+        // processes, `prefetch_factor * num_workers` batches asked for before the first
+        // `__next__` returns), once per epoch without persistent_workers; one such wait, or a
+        // checkpoint's, is not the steady state
+        let worst = rows
+            .iter()
+            .copied()
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+            .expect("two rows");
+        let kept: Vec<&(usize, f64, f64)> = rows
+            .iter()
+            .filter(|r| rows.len() < 3 || r.0 != worst.0)
+            .collect();
+        let data_s: f64 = kept.iter().map(|r| r.1).sum();
+        let step_s: f64 = kept.iter().map(|r| r.2).sum();
+        if step_s <= 0.0 {
+            continue;
+        }
+        let line = text.lines().nth(worst.0 - 1).unwrap_or("");
+        return Some(StepTimings {
+            format,
+            lines: kept.len(),
+            data_s,
+            step_s,
+            share: data_s / step_s,
+            worst_line: worst.0,
+            worst: clip(line.trim(), 240),
+            worst_left_out: rows.len() >= 3,
+        });
+    }
+    None
+}
+
+/// Where a Python traceback found the training loop when the job was interrupted: waiting in
+/// the DataLoader's queue.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct LoaderInterrupt {
+    /// 1-based line of the DataLoader's frame, and the frame as printed.
+    pub line: usize,
+    pub frame: String,
+}
+
+/// A traceback (CPython `Lib/traceback.py` frames, innermost last) whose innermost torch frame
+/// is the DataLoader's wait for a batch — `_try_get_data` on `self._data_queue.get(timeout=…)`
+/// (torch `utils/data/dataloader.py`, 1.x–2.x; `_get_batch` on `self.data_queue.get()` before
+/// 1.2) — with only the standard library's waiting below it (`queue.py`, `queues.py`,
+/// `connection.py`, `selectors.py`, `threading.py`, `synchronize.py`), and no exception after
+/// it but `KeyboardInterrupt` (or the text ends there): the loop was waiting for a batch when
+/// it was stopped, one moment of it, as one `py-spy dump` would show. A worker's death runs
+/// through `_utils/signal_handling.py` and raises its own error, and torch's DataLoader
+/// timeout raises from `_try_get_data` itself: neither is read as this.
+pub fn interrupted_in_loader(text: &str) -> Option<LoaderInterrupt> {
+    const WAITS: &[&str] = &[
+        "queue.py",
+        "queues.py",
+        "connection.py",
+        "selectors.py",
+        "threading.py",
+        "synchronize.py",
+    ];
+    let lines: Vec<&str> = text.lines().take(20_000).collect();
+    // a worker's death, as torch reports it, ends the wait too (the C++ handler's `ERROR:
+    // Unexpected bus error encountered in worker` of `torch/csrc/DataLoader.cpp`, the
+    // `DataLoader worker (pid N) is killed by signal` / `exited unexpectedly` of
+    // `_utils/signal_handling.py` and `dataloader.py`): not an interrupt of the loop
+    if lines.iter().any(|l| {
+        l.contains("encountered in worker")
+            || l.contains("DataLoader worker (pid")
+                && (l.contains("killed by signal") || l.contains("exited unexpectedly"))
+    }) {
+        return None;
+    }
+    let frames: Vec<usize> = (0..lines.len())
+        .filter(|i| is_traceback_frame(lines[*i]))
+        .collect();
+    let last = *frames.last()?;
+    // after the innermost frame: its source and caret lines (indented), then the exception
+    if let Some(exc) = lines[last + 1..]
+        .iter()
+        .map(|l| l.trim_end())
+        .find(|l| !l.is_empty() && !l.starts_with(' '))
+        && exc.trim() != "KeyboardInterrupt"
+    {
+        return None;
+    }
+    for &i in frames.iter().rev() {
+        let l = lines[i].trim();
+        let file = l
+            .strip_prefix("File \"")
+            .and_then(|r| r.split_once('"'))
+            .map(|(f, _)| f)
+            .unwrap_or("");
+        let base = file.rsplit(['/', '\\']).next().unwrap_or(file);
+        if file.ends_with("_utils/signal_handling.py") {
+            return None;
+        }
+        if WAITS.contains(&base) && !file.contains("torch/") {
+            continue;
+        }
+        let source = lines.get(i + 1).map(|s| s.trim()).unwrap_or("");
+        let in_wait = file.ends_with("torch/utils/data/dataloader.py")
+            && (l.ends_with(", in _try_get_data") && source.contains("_data_queue.get(")
+                || l.ends_with(", in _get_batch") && source.contains("data_queue.get("));
+        return in_wait.then(|| LoaderInterrupt {
+            line: i + 1,
+            frame: clip(&format!("{l} | {source}"), 240),
+        });
+    }
+    None
+}
+
 /// The first line naming torch's `_SingleProcessDataLoaderIter` (a profiler table row such as
 /// `enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__`, or a traceback frame): the
 /// loader it belongs to runs in the training process, i.e. with num_workers=0. Returns the
@@ -495,7 +712,40 @@ fn is_progress_line(line: &str) -> bool {
     METRIC.find_iter(line).take(3).count() >= 3 || line.to_ascii_lowercase().contains("images/sec")
 }
 
+/// A frame line of a Python traceback as CPython prints it: `  File "{filename}", line
+/// {lineno}, in {name}` (CPython `Lib/traceback.py`, `StackSummary.format_frame_summary`,
+/// 3.x; the caret and source lines under it are the frame's own).
+fn is_traceback_frame(line: &str) -> bool {
+    let Some(rest) = line.trim_start().strip_prefix("File \"") else {
+        return false;
+    };
+    let Some((_, after)) = rest.split_once("\", line ") else {
+        return false;
+    };
+    let (num, tail) = after.split_at(
+        after
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(after.len()),
+    );
+    !num.is_empty() && (tail.starts_with(", in ") || tail.is_empty())
+}
+
 fn looks_like_log(text: &str) -> bool {
+    // a Python traceback printed by the job (an error, or where Ctrl-C found the loop): the
+    // frames are most of its lines (two per frame, three with a caret line)
+    let nonempty = text
+        .lines()
+        .take(2000)
+        .filter(|l| !l.trim().is_empty())
+        .count();
+    let frames = text
+        .lines()
+        .take(2000)
+        .filter(|l| is_traceback_frame(l))
+        .count();
+    if frames >= 2 && frames * 4 >= nonempty {
+        return true;
+    }
     let mut hits = 0;
     for l in text.lines().take(2000) {
         let low = l.to_ascii_lowercase();
@@ -783,6 +1033,93 @@ mod tests {
         let short = "UserWarning: This DataLoader will create 8 worker processes in total. Our suggested max number of worker in current system is 1, which is smaller than what this DataLoader is going to create.";
         assert_eq!(cut_warning(short), None);
         assert_eq!(log_warnings(short).len(), 1);
+    }
+
+    #[test]
+    fn a_pasted_python_traceback_is_the_job_s_log() {
+        // github.com/vskode/acodet/issues/47 (problem: the run hung before its second epoch;
+        // the traceback printed when it was killed, as stored: no header, the loop waiting in
+        // the validation DataLoader)
+        let t = "    run_training(**kwargs)\n  File \"/gpfs2/scratch/atpope/bioacoustics/acodet/acodet/train.py\", line 300, in run_training\n    model = train(model, data_loaders)\n            ^^^^^^^^^^^^^^^^^^^^^^^^^^\n  File \"[my_folder]/acodet/acodet/torch_train.py\", line 115, in train\n    for batch in val_loader:\n  File \"[my_folder]/acodet/.venv/lib/python3.11/site-packages/torch/utils/data/dataloader.py\", line 741, in __next__\n    data = self._next_data()\n           ^^^^^^^^^^^^^^^^^\n  File \"[my_folder]/acodet/.venv/lib/python3.11/site-packages/torch/utils/data/dataloader.py\", line 1310, in _try_get_data\n    data = self._data_queue.get(timeout=timeout)\n           ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n";
+        assert_eq!(detect(t), Some(JobText::Log));
+        // github.com/zju3dv/NeuralRecon/issues/91 (healthy for the loader rules: out of file
+        // descriptors): a log, and no loader warning in it
+        let t = "Traceback (most recent call last):\n  File \"main.py\", line 311, in <module>\n    train()\n  File \"main.py\", line 211, in train\n    for batch_idx, sample in enumerate(TrainImgLoader):\n  File \"/usr/local/lib/python3.8/site-packages/torch/utils/data/dataloader.py\", line 1186, in _next_data\n    idx, data = self._get_data()\nRuntimeError: Too many open files. Communication with the workers is no longer possible. Please increase the limit using `ulimit -n` in the shell or change the sharing strategy by calling `torch.multiprocessing.set_sharing_strategy('file_system')` at the beginning of your code\n";
+        assert_eq!(detect(t), Some(JobText::Log));
+        assert!(log_warnings(t).is_empty());
+        // one frame quoted in prose is not a log
+        assert_eq!(
+            detect(
+                "The error points at File \"main.py\", line 311, in <module> of the repo, which\nI did not change. Any idea what is wrong with my setup or my data?\n"
+            ),
+            None
+        );
+        assert!(!is_traceback_frame("File \"main.py\" line 3"));
+    }
+
+    #[test]
+    fn step_timings_of_the_loops_that_print_them() {
+        // github.com/huggingface/lerobot/issues/1488 (problem: SmolVLA's loader 'VERY slow'):
+        // data_s beside updt_s, measured apart; the 13.3 s line is named and left out
+        let t = corpus("h22_log_lerobot1488_smolvla_data_s_spikes.log");
+        let s = step_timings(&t).unwrap();
+        assert_eq!(s.format, "lerobot");
+        assert_eq!(s.lines, 8);
+        assert_eq!(s.worst_line, 1);
+        assert!(s.worst_left_out);
+        assert!(s.worst.ends_with("data_s:13.330"));
+        assert!((s.data_s - 0.601).abs() < 1e-9, "{s:?}");
+        assert!(s.share > 0.2 && s.share < 0.21, "{s:?}");
+        // github.com/pytorch/pytorch/pull/8371 (healthy once warm): Time includes Data; the
+        // first batch of the epoch (82 s, 33 s of it the workers' start) is left out
+        let s = step_timings(&corpus("h5_log_imagenet_data_time_small.txt")).unwrap();
+        assert_eq!(s.format, "imagenet-example");
+        assert_eq!(s.worst_line, 7);
+        assert!(s.share < 0.01, "{s:?}");
+        // github.com/PaddlePaddle/PaddleOCR/issues/4353: one line is one moment, not read
+        assert_eq!(
+            step_timings(&corpus("h5_log_paddleocr_reader_cost_small.txt")),
+            None
+        );
+        // MMEngine's `time` (not `data_time`'s tail) and `data_time`, from a line of its
+        // LogProcessor format (written for this test)
+        let t = "Epoch(train) [1][ 50/500]  lr: 2.0e-02  eta: 0:10:00  time: 0.5000  data_time: 0.3000  memory: 3000  loss: 1.0\nEpoch(train) [1][100/500]  lr: 2.0e-02  eta: 0:09:00  time: 0.5000  data_time: 0.3000  memory: 3000  loss: 0.9\n";
+        let s = step_timings(t).unwrap();
+        assert_eq!(s.format, "mmengine");
+        assert!((s.share - 0.6).abs() < 1e-9);
+        assert!(!s.worst_left_out);
+    }
+
+    #[test]
+    fn a_traceback_that_stopped_the_loop_in_the_loader_s_wait() {
+        // github.com/vskode/acodet/issues/47 (problem): killed while the validation loader
+        // waited; the text ends in the queue get
+        let t = corpus("h22_log_acodet47_val_loader_hang_keyboardinterrupt.log");
+        let w = interrupted_in_loader(&t).unwrap();
+        assert_eq!(w.line, 16);
+        assert!(w.frame.contains("_data_queue.get(timeout=timeout)"));
+        // the same with Ctrl-C's own line after it
+        assert!(interrupted_in_loader(&format!("{t}KeyboardInterrupt\n")).is_some());
+        // github.com/clovaai/voxceleb_trainer/issues/83 (a worker died of SIGBUS: the wait
+        // was broken by signal_handling, not by the user)
+        assert_eq!(
+            interrupted_in_loader(&corpus("h22_shm_voxceleb83_bus_error_try_get_data.log")),
+            None
+        );
+        // github.com/tengshaofeng/ResidualAttentionNetwork-pytorch/issues/2 (workers died of
+        // SIGBUS; torch 0.3's `_get_batch`, the paste cut in the wait): the worker's death
+        // ended the wait
+        assert_eq!(
+            interrupted_in_loader(&corpus("h10_shm_residualattention2_bus_error.log")),
+            None
+        );
+        // github.com/zju3dv/NeuralRecon/issues/91 (out of file descriptors): torch raised
+        assert_eq!(
+            interrupted_in_loader(&corpus(
+                "h22_dataloader_neuralrecon91_too_many_open_files.log"
+            )),
+            None
+        );
     }
 
     #[test]

@@ -49,6 +49,10 @@ pub struct ConfigParams {
     /// For Python sources: named captures of the first match.
     #[serde(default)]
     pub regex: Option<String>,
+    /// With no job text given, answer `{given: false}` instead of not-applicable (for rules
+    /// that also judge a trace or a dump).
+    #[serde(default)]
+    pub optional: bool,
 }
 
 /// One key path, or candidates tried in order.
@@ -88,6 +92,10 @@ impl Probe for Config {
                 "path",
                 "the first config read (`--config` first, then discovered files)",
             ),
+            (
+                "given",
+                "false (and nothing else) when `optional` and no job text was found",
+            ),
             ("format", "yaml, json, toml, python, launcher or log"),
             ("data", "the first structured config, parsed"),
             (
@@ -117,6 +125,14 @@ impl Probe for Config {
                 "{kind, line, text, file, workers, suggested, evidence, discounted, setting_contradicted}: loader warnings in a training log; evidence is false where the text shows the warning is not a bottleneck (discounted says why)",
             ),
             (
+                "log_steps",
+                "{format, lines, data_s, step_s, share, file, worst_line, worst, worst_left_out}: the time a training log's progress lines say the steps waited for their batch, against the steps' time (the longest wait named, and left out of the sums with three lines or more)",
+            ),
+            (
+                "loader_interrupt",
+                "{file, line, frame}: a traceback printed when the job was stopped shows the loop waiting in the DataLoader's queue",
+            ),
+            (
                 "workload",
                 "`text` (tokenized language-model batches) or `image`, where the job's text shows it; null otherwise",
             ),
@@ -139,6 +155,9 @@ impl Probe for Config {
             ctx.inputs.pid,
         );
         if g.docs.is_empty() && g.launches.is_empty() {
+            if params.optional {
+                return ProbeOutcome::Value(json!({ "given": false }));
+            }
             if ctx.inputs.config.is_none() && ctx.inputs.pid.is_none() {
                 return ProbeOutcome::NotApplicable(
                     "needs --config, --pid, or job text (Python, config, command line, training log) as --evidence".into(),
@@ -223,6 +242,26 @@ impl Probe for Config {
         {
             out.as_object_mut().map(|o| o.remove("log_warnings"));
             out["unavailable"] = json!({ "log_warnings": format!("input ends early: {why}") });
+        }
+        // a log's per-step data wait beside its step time (job_text::step_timings)
+        if let Some((t, f)) = g
+            .docs
+            .iter()
+            .filter(|d| d.kind == crate::formats::job_text::JobText::Log)
+            .find_map(|d| crate::formats::job_text::step_timings(&d.text).map(|t| (t, &d.path)))
+        {
+            out["log_steps"] = json!({"format": t.format, "lines": t.lines, "data_s": t.data_s, "step_s": t.step_s, "share": t.share, "file": f, "worst_line": t.worst_line, "worst": t.worst, "worst_left_out": t.worst_left_out});
+        }
+        // a traceback printed when the job was stopped while it waited on the DataLoader
+        if let Some((t, f)) = g
+            .docs
+            .iter()
+            .filter(|d| d.kind == crate::formats::job_text::JobText::Log)
+            .find_map(|d| {
+                crate::formats::job_text::interrupted_in_loader(&d.text).map(|t| (t, &d.path))
+            })
+        {
+            out["loader_interrupt"] = json!({"line": t.line, "frame": t.frame, "file": f});
         }
         // what the batches are made of (text or images), where the job's text shows it
         out["workload"] = json!(
