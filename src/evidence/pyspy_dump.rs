@@ -184,8 +184,8 @@ const STATUS_WORDS: &[&str] = &["idle", "active", "active+gil", "gil"];
 /// thread gets an empty id (the main thread is then known by its name alone).
 fn thread_header(l: &str) -> Option<(String, Option<String>, Option<String>)> {
     let rest = l.strip_prefix("Thread ")?;
-    let (id, rest) = if rest.starts_with('(') {
-        let word = rest[1..].split_once(')')?.0;
+    let (id, rest) = if let Some(inner) = rest.strip_prefix('(') {
+        let word = inner.split_once(')')?.0;
         if !STATUS_WORDS.contains(&word) {
             return None;
         }
