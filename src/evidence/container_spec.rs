@@ -22,7 +22,7 @@
 //!   pod 64 MiB (containerd CRI `defaultShmSize = int64(1024 * 1024 * 64)`, as dockershim did);
 //!   `hostIPC: true` mounts the node's `/dev/shm` instead. KubeRay's operator adds a memory
 //!   emptyDir at `/dev/shm` to each Ray node's Ray container that lacks one (see
-//!   [`kuberay_shared_mem`]), so a `RayCluster`/`RayJob`/`RayService` spec without it is not
+//!   `kuberay_shared_mem`), so a `RayCluster`/`RayJob`/`RayService` spec without it is not
 //!   on 64 MiB. A pasted fragment of a PodSpec (the
 //!   `volumeMounts` and `volumes` lists alone, as people quote them) is read for the same two
 //!   fields: the mount at `/dev/shm` and the volume it names.

@@ -5,7 +5,7 @@
 //! lost GPU is a GPU fault and reads as a kernel log, see [`super::kernel_log::is_gpu_lost`].
 
 /// The line where `nvidia-smi` (or NVML) says it cannot read the GPUs: the message alone on its
-/// line, or quoted whole inside one (see [`quoted_message`]).
+/// line, or quoted whole inside one (see `quoted_message`).
 pub fn nvidia_smi_error_line(text: &str) -> Option<&str> {
     text.lines().map(str::trim).find_map(|l| {
         if is_message(l) {
