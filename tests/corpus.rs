@@ -27,6 +27,10 @@ use serde::Deserialize;
 const CAPTURED: &str = "made on the H200 by bench/capture_h200.sh:";
 
 /// The floor `GPUFIX_CORPUS_STRICT=1` (run by `.ci/run`) holds: the whole corpus's figures after
+/// the sealed batch h21 (CUDA runtime and memory wordings) and its reader (`Error <N>: <text>`
+/// after "Unexpected error from cudaGetDeviceCount()"; 627 artifacts): 269 of 288 detected (934
+/// per mille), 0 false findings on healthy, 1 unreadable (h21's bare version list, see the corpus
+/// README). Before it, after
 /// the sealed batch h18 (whole issue bodies of the thin families) and its readers (a
 /// `cudaGetErrorString` text quoted alone, attachments and contractions in prose; 603
 /// artifacts): 253 of 271 detected (933 per mille), 0 and 0. Before it, after the sealed batch
@@ -44,7 +48,7 @@ const CAPTURED: &str = "made on the H200 by bench/capture_h200.sh:";
 /// 35 MB Kineto trace of h11 is judged within `plan`'s probe timeout depends on the machine's
 /// load. A change that reads the corpus worse fails CI; one that reads it better raises these.
 /// Issue 24's target is 95% detected, 0 and 0: the detected share is not met.
-const FLOOR_DETECTED_PER_MILLE: usize = 933;
+const FLOOR_DETECTED_PER_MILLE: usize = 934;
 const MAX_FALSE_ON_HEALTHY: usize = 0;
 const MAX_UNREADABLE: usize = 0;
 
