@@ -6,7 +6,13 @@
 //!   "Found no NVIDIA driver on your system", "CUDA driver initialization failed, you might not
 //!   have a CUDA gpu.", "CUDA unknown error - this may be due to an incorrectly set up
 //!   environment", "No CUDA GPUs are available", each behind "CUDA initialization: " when
-//!   `device_count()` turns it into a `UserWarning`;
+//!   `device_count()` turns it into a `UserWarning`; and its default case, "Unexpected error from
+//!   cudaGetDeviceCount(). Did you run some cuda functions before calling NumCudaDevices() that
+//!   might have already set an error? Error <N>: <cudaGetErrorString>" (the wording checked
+//!   against public pastes that cite CUDAFunctions.cpp:100–109, PyTorch 1.7–2.x). `Error 804:
+//!   forward compatibility was attempted on non supported HW` is
+//!   `cudaErrorCompatNotSupportedOnDevice`: a forward-compatibility user-mode driver newer than
+//!   the kernel driver on a GPU that does not support it, fixed by a driver that runs the CUDA;
 //! - `torch/cuda/__init__.py` (read at 000d1f4a, PyTorch 1.5, and 17e3b6a9, PyTorch 2.4):
 //!   1.x's `_check_driver` (the same "too old (found version N)" as an `AssertionError`),
 //!   `_check_capability` ("Found GPU%d %s which is of cuda capability %d.%d. … The minimum cuda
@@ -107,6 +113,9 @@ pub struct CudaRuntimeLog {
     /// `cudaErrorInsufficientDriver`: "CUDA driver version is insufficient for CUDA runtime
     /// version".
     pub insufficient_driver: bool,
+    /// `cudaErrorCompatNotSupportedOnDevice` (804): "forward compatibility was attempted on non
+    /// supported HW", the CUDA needed a newer driver than this GPU's kernel driver.
+    pub forward_compat_unsupported: bool,
     /// The message came as PyTorch's "CUDA initialization:" warning (torch fell back to CPU).
     pub init_warning: bool,
     /// "CUDA driver initialization failed, you might not have a CUDA gpu."
@@ -427,6 +436,22 @@ static QUOTED: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(&format!("[\"“'`](?:{})\\.?[\"”'`]", alt.join("|"))).expect("escaped literals")
 });
 
+// c10/cuda/CUDAFunctions.cpp's `Error <N>: <cudaGetErrorString>` after "Unexpected error from
+// cudaGetDeviceCount()" (the line may wrap before it); read only where number and text agree
+// with the runtime's table
+static ERROR_N: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r#"\bError (\d{1,4}): ([A-Za-z][^()"“”'`\n]{2,120})"#).expect("static regex")
+});
+
+/// The table's error for a `Error <N>: <text>` whose number and text agree.
+fn error_n(
+    line: &str,
+) -> Option<&'static (&'static str, u32, &'static str, &'static str, &'static str)> {
+    let c = ERROR_N.captures(line)?;
+    let code: u32 = c[1].parse().ok()?;
+    by_message(&c[2]).filter(|e| e.1 == code)
+}
+
 fn quotable() -> impl Iterator<Item = &'static str> {
     CUDA_ERRORS
         .iter()
@@ -500,6 +525,7 @@ pub fn recognised_line(line: &str) -> bool {
         || line.contains("THCudaCheck FAIL")
         || line.contains("cuda runtime error (")
         || QUOTED.is_match(line)
+        || error_n(line).is_some()
 }
 
 /// True when some line of `text` is one of these messages.
@@ -752,6 +778,10 @@ pub fn parse_cuda_runtime_log(text: &str) -> CudaRuntimeLog {
                 add(e.0.to_string(), Some(e.1), Some(e.2), e.4);
             }
         }
+        // `Error <N>: <text>` of CUDAFunctions.cpp's cudaGetDeviceCount failure
+        if let Some(e) = error_n(line) {
+            add(e.0.to_string(), Some(e.1), Some(e.2), e.4);
+        }
         // messages PyTorch prints without the `CUDA error:` prefix
         for e in CUDA_ERRORS.iter().filter(|e| e.1 == 35 || e.1 == 209) {
             if line.contains(e.2) {
@@ -792,6 +822,10 @@ pub fn parse_cuda_runtime_log(text: &str) -> CudaRuntimeLog {
         .error_names
         .iter()
         .any(|n| n == "cudaErrorInsufficientDriver");
+    out.forward_compat_unsupported = out
+        .error_names
+        .iter()
+        .any(|n| n == "cudaErrorCompatNotSupportedOnDevice");
     out.no_kernel_image = out
         .error_names
         .iter()
@@ -825,6 +859,10 @@ impl super::EvidenceKind for CudaRuntimeKind {
             ("driver_cuda", "the same as major.minor"),
             ("no_driver", "\"Found no NVIDIA driver on your system\""),
             ("insufficient_driver", "cudaErrorInsufficientDriver"),
+            (
+                "forward_compat_unsupported",
+                "cudaErrorCompatNotSupportedOnDevice (804), as PyTorch's `Error 804: …`",
+            ),
             (
                 "init_warning",
                 "the message came as PyTorch's `CUDA initialization:` warning",
@@ -1068,6 +1106,30 @@ mod tests {
             let t = format!("The NVIDIA driver on your system is too old (found version {v}).\nX with CUDA capability sm_{sm} is not compatible with the current PyTorch installation.\nThe current PyTorch install supports CUDA capabilities sm_50 sm_{sm}.\n");
             let _ = parse_cuda_runtime_log(&t);
         }
+    }
+
+    #[test]
+    fn device_count_error_n_is_named_when_number_and_text_agree() {
+        // PKU-YuanGroup/Video-LLaVA#22 (torch's warning and RuntimeError, Error 804)
+        let m = parse_cuda_runtime_log(
+            "UserWarning: CUDA initialization: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling NumCudaDevices() that might have already set an error? Error 804: forward compatibility was attempted on non supported HW (Triggered internally at ../c10/cuda/CUDAFunctions.cpp:109.)\n",
+        );
+        assert!(m.forward_compat_unsupported && m.init_warning);
+        assert_eq!(m.error_names, ["cudaErrorCompatNotSupportedOnDevice"]);
+        // chenfei-wu/TaskMatrix#379: the message wrapped, `Error 804:` on the second line
+        let wrapped = "RuntimeError: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling NumCudaDevices() that might have \nalready set an error? Error 804: forward compatibility was attempted on non supported HW\n";
+        assert!(looks_like(wrapped));
+        assert!(parse_cuda_runtime_log(wrapped).forward_compat_unsupported);
+        // AIR-DISCOVER/ICRA2024-Sim2Real-AXS#5: the same in double quotes
+        assert!(
+            parse_cuda_runtime_log("\"RuntimeError: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling NumCudaDevices() that might have already set an error? Error 804: forward compatibility was attempted on non supported HW\"\n")
+                .forward_compat_unsupported
+        );
+        // a number that does not match the text names nothing, nor do healthy collect_env lines
+        // (vllm-project/vllm#12030: torch 2.5.1+cu124, CUDA available)
+        assert!(!looks_like("Error 804: out of memory\n"));
+        let h = parse_cuda_runtime_log("PyTorch version: 2.5.1+cu124\nIs CUDA available: True\n");
+        assert!(!h.forward_compat_unsupported && h.errors.is_empty());
     }
 
     #[test]

@@ -384,10 +384,13 @@ impl Probe for CudaCompat {
             ))
         });
         let said = rt.as_ref().and_then(|r| {
-            (r.driver_too_old || r.insufficient_driver).then(|| {
+            (r.driver_too_old || r.insufficient_driver || r.forward_compat_unsupported).then(|| {
                 r.errors
                     .iter()
-                    .find(|e| e.name == "cudaErrorInsufficientDriver")
+                    .find(|e| {
+                        e.name == "cudaErrorInsufficientDriver"
+                            || e.name == "cudaErrorCompatNotSupportedOnDevice"
+                    })
                     .map(|e| e.line.clone())
                     .unwrap_or_else(|| match r.driver_found_version {
                         Some(v) => format!(
