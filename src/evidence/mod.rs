@@ -65,6 +65,7 @@ pub mod nccl_errors;
 pub mod nccl_log;
 pub mod nvidia_smi;
 pub mod nvidia_smi_error;
+pub mod pip_list;
 pub mod pyspy_dump;
 pub mod rdma_link;
 pub(crate) mod scan;
@@ -276,6 +277,7 @@ pub static KINDS: &[&dyn EvidenceKind] = &[
     // late: kinds no rule reads, claiming only a block no other kind reads
     &smi_p2p::P2pKind,
     &smi_p2p::MigKind,
+    &pip_list::PipListKind,
     // last: a `GPU 0: <name> (UUID: …)` line is claimed only where no other kind reads the block
     &smi_list::SmiListKind,
 ];
