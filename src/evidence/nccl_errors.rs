@@ -36,6 +36,16 @@
 //!   '%s'`) and the programs copied from either (`NCCL failure %s:%d '%s'`): FILE:LINE and
 //!   `ncclGetErrorString`'s text in single quotes.
 //!
+//! - NVIDIA/nccl `src/include/checks.h` (2.4 through 2.28): `NCCLCHECK` / `NCCLCHECKGOTO` /
+//!   `SYSCHECKGOTO` print a failed call's back trace as `INFO(NCCL_ALL, "%s:%d -> %d", __FILE__,
+//!   __LINE__, res)` (2.19+ also `"%s:%d -> %d (%s)"` with `strerror(errno)`, and the
+//!   `[Async thread]` suffix of `NCCLCHECKTHREAD`), one line per frame, after the `WARN` that
+//!   names the reason; `res` is `ncclResult_t` of `src/nccl.h.in` (1 `ncclUnhandledCudaError`,
+//!   2 `ncclSystemError`, 3 `ncclInternalError`, 4 `ncclInvalidArgument`, 5 `ncclInvalidUsage`,
+//!   6 `ncclRemoteError`). Such a trace is an error result only when the same `host:pid:tid`
+//!   printed a `NCCL WARN` before it: a plugin NCCL skips (`NCCL_IBEXT_DISABLE=1` gives
+//!   `net.cc:55 -> 3` without a WARN) is not a failure.
+//!
 //! A line is looked at only if it holds one of a few fixed markers, so a long log streams fast.
 
 use regex::Regex;
@@ -151,6 +161,31 @@ static SHM_SIZE: LazyLock<Regex> =
 static VERSION: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"NCCL version (\d+\.\d+\.\d+)").expect("static regex"));
 
+/// `NCCLCHECK`'s back-trace line: `host:pid:tid [dev] NCCL INFO file:line -> R` (R 1–6).
+static CHECK_TRACE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(\S+:\d+:\d+) \[\d+\] NCCL INFO \S+?\.(?:cc|c|h|cu|cpp):\d+ -> ([1-6])\b")
+        .expect("static regex")
+});
+/// A WARN's `host:pid:tid [dev]` prefix (the thread whose trace may follow).
+static WARN_AT: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(\S+:\d+:\d+) \[\d+\] \S*\s*NCCL WARN ").expect("static regex"));
+
+/// `Watchdog caught collective operation timeout` broken at its first space by a word wrap.
+const WRAPPED_WATCHDOG: &str = "Watchdog\ncaught collective";
+
+/// `ncclResult_t` (`src/nccl.h.in`) by number.
+fn result_of_code(c: &str) -> Option<&'static str> {
+    Some(match c {
+        "1" => "ncclUnhandledCudaError",
+        "2" => "ncclSystemError",
+        "3" => "ncclInternalError",
+        "4" => "ncclInvalidArgument",
+        "5" => "ncclInvalidUsage",
+        "6" => "ncclRemoteError",
+        _ => return None,
+    })
+}
+
 /// ncclGetErrorString's text → the result's name (an `NCCL error in:` line gives only the text).
 fn result_of_string(s: &str) -> Option<&'static str> {
     let s = s.trim();
@@ -184,6 +219,7 @@ fn marked(line: &str) -> bool {
         || line.contains("Cuda failure")
         || line.contains("Last error")
         || line.contains("NCCL failure")
+        || line.contains(" -> ")
 }
 
 /// An `NCCLCHECK` macro's line naming one of `ncclGetErrorString`'s texts: (FILE:LINE, result).
@@ -196,9 +232,12 @@ fn check_failed(line: &str) -> Option<(&str, &'static str)> {
 /// Markers this reader recognises inside a larger paste.
 pub fn recognised_line(line: &str) -> bool {
     line.contains("Watchdog caught collective operation timeout")
+        // the same message's second row when a word wrap broke it after `Watchdog`
+        || line.starts_with("caught collective operation timeout: WorkNCCL(")
         || RESULT.is_match(line)
         || line.contains("NCCL error in: ")
         || check_failed(line).is_some()
+        || CHECK_TRACE.is_match(line)
         || (line.contains("NCCL WARN") && line.contains("shared memory segment"))
         // shmutils.cc's message with NCCL's own segment name, its `host:pid:tid [rank]` prefix
         // and `NCCL WARN` dropped by a launcher that relays the worker's stderr (Ray's
@@ -213,12 +252,19 @@ pub fn looks_like(text: &str) -> bool {
     static ANCHORS: LazyLock<Regex> = LazyLock::new(|| {
         let p = super::scan::phrases(&[
             "Watchdog caught collective operation timeout",
+            "caught collective operation timeout: WorkNCCL(",
             "NCCL error in: ",
             "NCCL error ",
             "NCCL failure ",
             "shared memory segment",
         ]);
-        Regex::new(&format!("{}|{}", p.as_str(), RESULT.as_str())).expect("static regex")
+        Regex::new(&format!(
+            "{}|{}|{}",
+            p.as_str(),
+            RESULT.as_str(),
+            CHECK_TRACE.as_str()
+        ))
+        .expect("static regex")
     });
     super::scan::lines_with(text, &ANCHORS).any(recognised_line)
 }
@@ -292,6 +338,21 @@ fn after_prefix(line: &str) -> &str {
 }
 
 pub fn parse_nccl_errors(text: &str) -> NcclErrors {
+    // a text wrapped at word boundaries (a commit message, an e-mail: pytorch/pytorch#123023's
+    // test plan at 72 columns) breaks `[Rank 0] Watchdog` / `caught collective operation
+    // timeout: WorkNCCL(…`: the space the wrap took is put back before reading
+    let unwrapped;
+    let text = if text.contains(WRAPPED_WATCHDOG) {
+        unwrapped = text
+            .replace(
+                "Watchdog\r\ncaught collective",
+                "Watchdog caught collective",
+            )
+            .replace(WRAPPED_WATCHDOG, "Watchdog caught collective");
+        unwrapped.as_str()
+    } else {
+        text
+    };
     let mut out = NcclErrors::default();
     // `Last error:` alone on its line: NCCL's reason is the next line
     // (error, the text before `Last error:`: a launcher's prefix the reason line repeats)
@@ -301,6 +362,8 @@ pub fn parse_nccl_errors(text: &str) -> NcclErrors {
     let mut last_result: Option<usize> = None;
     let mut fresh = false;
     let mut last_warn: Option<String> = None;
+    // the thread (`host:pid:tid`) of the last WARN, until its back trace has been counted
+    let mut warn_thread: Option<String> = None;
     let mut lines = text.lines();
     // the watchdog line's continuation rows, rejoined (see `rejoin_wrapped_work`)
     let mut joined;
@@ -328,6 +391,7 @@ pub fn parse_nccl_errors(text: &str) -> NcclErrors {
         // file:line WARN …`) comes before the call returns: the reason an `NCCLCHECK` line lacks
         if let Some((_, w)) = line.split_once(" WARN ") {
             last_warn = Some(super::clip(w.trim(), super::MAX_TEXT));
+            warn_thread = WARN_AT.captures(line).map(|c| c[1].to_string());
         }
         if !marked(line) {
             continue;
@@ -413,6 +477,25 @@ pub fn parse_nccl_errors(text: &str) -> NcclErrors {
             if let Some(i) = note_result(&mut out, r) {
                 let e = &mut out.errors[i];
                 e.location.get_or_insert_with(|| super::clip(at, 200));
+                if e.last_error.is_none()
+                    && let Some(w) = last_warn.as_ref().filter(|w| !w.is_empty())
+                {
+                    e.last_error = Some(w.clone());
+                }
+                last_result = Some(i);
+                fresh = false;
+            }
+        } else if let Some(c) = CHECK_TRACE.captures(line)
+            && warn_thread.as_deref() == Some(&c[1])
+        {
+            // the first frame of the trace after the WARN of the same thread; its other
+            // frames repeat the same result
+            warn_thread = None;
+            carried = true;
+            if let Some(r) = result_of_code(&c[2])
+                && let Some(i) = note_result(&mut out, r)
+            {
+                let e = &mut out.errors[i];
                 if e.last_error.is_none()
                     && let Some(w) = last_warn.as_ref().filter(|w| !w.is_empty())
                 {
@@ -739,6 +822,53 @@ mod tests {
             assert!(!looks_like(h), "{h}");
             assert!(parse_nccl_errors(h).errors.is_empty(), "{h}");
         }
+    }
+
+    #[test]
+    fn ncclcheck_trace_after_a_warn_of_the_same_thread_is_a_result() {
+        // github.com/sgl-project/sglang/issues/3820: a bootstrap connect fails, result 2
+        let t = "node5:240:240 [6] misc/socket.cc:533 NCCL WARN socketPollConnect: Connect to 10.0.0.4<56849> returned 113(No route to host) errno 115(Operation now in progress)\n\
+node5:240:240 [6] NCCL INFO misc/socket.cc:570 -> 2\n\
+node5:240:240 [6] NCCL INFO misc/socket.cc:621 -> 2\n";
+        assert!(looks_like(t));
+        let e = parse_nccl_errors(t);
+        assert_eq!(e.error_results, vec!["ncclSystemError".to_string()]);
+        assert_eq!(e.errors[0].count, 1);
+        assert!(
+            e.errors[0]
+                .last_error
+                .as_deref()
+                .unwrap()
+                .contains("No route to host")
+        );
+        // github.com/NVIDIA/nccl/issues/676 (healthy): NCCL_IBEXT_DISABLE=1 makes the plugin's
+        // init return 3 with no WARN; NCCL goes on with its internal IB
+        let h = "gpu01:351578:351578 [0] NCCL INFO NCCL_IBEXT_DISABLE set by environment to 1.\n\
+gpu01:351578:351578 [0] NCCL INFO net.cc:55 -> 3\n";
+        assert!(parse_nccl_errors(h).errors.is_empty());
+        // a WARN of another thread does not make a trace an error
+        let o = "a:1:2 [0] misc/ibvwrap.cc:63 NCCL WARN Failed to open libibverbs.so[.1]\na:1:3 [0] NCCL INFO net.cc:55 -> 3\n";
+        assert!(parse_nccl_errors(o).errors.is_empty());
+    }
+
+    #[test]
+    fn a_watchdog_line_word_wrapped_after_watchdog_is_read() {
+        // github.com/pytorch/pytorch/pull/123023's test plan, wrapped at 72 columns
+        let t = "[E329 19:15:11.775879730 ProcessGroupNCCL.cpp:565] [Rank 0] Watchdog\n\
+caught collective operation timeout: WorkNCCL(SeqNum=2,\n\
+OpType=ALLREDUCE, NumelIn=10, NumelOut=10, Timeout(ms)=10000) ran for\n\
+10028 milliseconds before timing out.\n";
+        assert!(looks_like(t));
+        let e = parse_nccl_errors(t);
+        assert_eq!(e.timeout_count, 1);
+        assert_eq!(e.timeouts[0].rank, Some(0));
+        assert_eq!(e.timeouts[0].seq, Some(2));
+        assert_eq!(e.timeouts[0].op, "ALLREDUCE");
+        assert_eq!(e.timeouts[0].timeout_ms, Some(10000));
+        // a healthy line mentioning the watchdog is not one
+        assert!(!looks_like(
+            "[I ProcessGroupNCCL.cpp:686] [Rank 0] ProcessGroupNCCL initialization options: TIMEOUT(ms): 1800000\n"
+        ));
     }
 
     #[test]

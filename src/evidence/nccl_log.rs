@@ -7,6 +7,9 @@
 //! line on most hosts, IB or not, so an init line alone never decides it when channels say
 //! otherwise. `network_used` is true only if a connection actually goes through `NET/…`.
 //! Lines starting with `#` (comments, nccl-tests banners) are skipped.
+//! nccl-tests' result table (NVIDIA/nccl-tests `src/common.cu`: the `size count type redop root
+//! time algbw busbw #wrong` rows and `# Avg bus bandwidth : X`) is NCCL's output too: a paste of
+//! the table alone is read as this kind, its rows counted and the out-of-place busbw kept.
 //!
 //! Written from NCCL's source (github.com/NVIDIA/nccl, tags v2.3.7-1 to v2.21.5-1 and master
 //! at 2.30): `src/transport/net_ib.cc` (`NET/IB : No device found.`, `NET/IB : Using …; OOB`,
@@ -129,6 +132,37 @@ pub struct NcclLog {
     /// Fields the log cannot give, with why (`input ends early: ...`).
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub unavailable: BTreeMap<String, String>,
+    /// nccl-tests result rows (`size count type redop root time algbw busbw #wrong …`).
+    #[serde(skip_serializing_if = "no_rows")]
+    pub tests_rows: u64,
+    /// The highest out-of-place busbw of those rows, GB/s.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tests_busbw_max_gbs: Option<f64>,
+    /// nccl-tests' `# Avg bus bandwidth    : X` summary, GB/s.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tests_avg_busbw_gbs: Option<f64>,
+}
+
+fn no_rows(n: &u64) -> bool {
+    *n == 0
+}
+
+/// A result row of NVIDIA/nccl-tests (`src/common.cu`, 2.x: `%12li  %12li  %8s  %6s  %6i`
+/// then, out-of-place and in-place, `time algbw busbw #wrong`; before the `root` column and
+/// `#wrong`, 2018–2021 builds print `size count type [redop] time algbw busbw error`): size and
+/// count integers, a data type name, then the figures; group 1 is the out-of-place busbw.
+static TESTS_ROW: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^\s*\d+\s+\d+\s+(?:float|half|bfloat16|double|int8|uint8|int32|uint32|int64|uint64|f8e4m3|f8e5m2)\s+(?:(?:sum|prod|max|min|avg|premulsum|none)\s+)?(?:-?\d+\s+)?[\d.]+\s+[\d.]+\s+([\d.]+)\s")
+        .expect("static regex")
+});
+static TESTS_AVG: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^#\s*Avg bus bandwidth\s*:\s*([\d.]+)").expect("static regex"));
+
+/// A line nccl-tests prints: a result row, the table header, or the bandwidth summary.
+pub fn tests_line(line: &str) -> bool {
+    TESTS_ROW.is_match(line)
+        || TESTS_AVG.is_match(line)
+        || (line.starts_with('#') && line.contains("algbw") && line.contains("busbw"))
 }
 
 static CONN: LazyLock<Regex> = LazyLock::new(|| {
@@ -476,6 +510,14 @@ pub fn parse_nccl_log(text: &str) -> NcclLog {
     let mut tests_ranks: BTreeSet<u32> = BTreeSet::new();
     let (mut in_tests_table, mut tests_table_ended) = (false, false);
     for l in super::scan::lines(text) {
+        if let Some(c) = TESTS_ROW.captures(l) {
+            log.tests_rows += 1;
+            if let Ok(b) = c[1].parse::<f64>() {
+                log.tests_busbw_max_gbs = Some(log.tests_busbw_max_gbs.map_or(b, |m| m.max(b)));
+            }
+        } else if let Some(c) = TESTS_AVG.captures(l) {
+            log.tests_avg_busbw_gbs = c[1].parse().ok();
+        }
         // `^#`: only a line starting with `#` can be a row
         if let Some(c) = l
             .starts_with('#')
@@ -956,7 +998,10 @@ pub struct NcclLogKind;
 
 impl super::EvidenceKind for NcclLogKind {
     fn marker(&self, line: &str) -> bool {
-        line.contains("NCCL INFO") || line.contains("NCCL WARN") || line.contains("NCCL version ")
+        line.contains("NCCL INFO")
+            || line.contains("NCCL WARN")
+            || line.contains("NCCL version ")
+            || tests_line(line)
     }
     fn has_markers(&self) -> bool {
         true
@@ -1035,7 +1080,10 @@ impl super::EvidenceKind for NcclLogKind {
     }
     fn detect(&self, s: &super::Sniff) -> bool {
         let h = s.head;
-        h.contains("NCCL INFO") || h.contains("NCCL WARN") || h.contains("NCCL version ")
+        h.contains("NCCL INFO")
+            || h.contains("NCCL WARN")
+            || h.contains("NCCL version ")
+            || h.lines().any(tests_line)
     }
     fn parse(&self, text: &str) -> Result<serde_json::Value, super::ParseError> {
         super::to_value(&parse_nccl_log(text))
@@ -1050,6 +1098,24 @@ mod tests {
 
     fn parse(name: &str) -> NcclLog {
         parse_nccl_log(&fixture(name))
+    }
+
+    #[test]
+    fn nccl_tests_table_alone_is_read() {
+        // github.com/NVIDIA/nccl-tests/issues/119 (healthy, ~96 GB/s, 'perfect' per the maintainer)
+        let t = "   133169160      33292290     float     sum      -1   2666.0   49.95   95.74      0   2660.4   50.06   95.94      0\n# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 84.8558\n";
+        assert!(t.lines().any(tests_line));
+        let l = parse_nccl_log(t);
+        assert_eq!(l.tests_rows, 1);
+        assert_eq!(l.tests_busbw_max_gbs, Some(95.74));
+        assert_eq!(l.tests_avg_busbw_gbs, Some(84.8558));
+        // the 2020 format without root/#wrong (github.com/NVIDIA/nccl/issues/340)
+        let old = "    67108864       8388608   float   1568.3   21.40   21.40  0e+00   1560.9   21.50   21.50  0e+00\n";
+        assert_eq!(parse_nccl_log(old).tests_busbw_max_gbs, Some(21.40));
+        // an NCCL INFO line is not a row
+        assert!(!tests_line(
+            "node1:10:10 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/IPC"
+        ));
     }
 
     #[test]
