@@ -63,6 +63,11 @@ const WITNESSES: &[(&str, &str, &str)] = &[
     ),
     ("nvidia-smi-list", "", ""),
     ("nvidia-smi-p2p", "", "h17_p2p_r_mlengineering_8xh100_ok"),
+    (
+        "pip-list",
+        "",
+        "h21_post_aoneus2_5060_torch291_cu128_versions",
+    ),
     ("nvidia-smi-mig", "", "h17_mig_lgi_dcgm_138_a100"),
     ("nvidia-smi-dmon", "", "dmon_idle_header"),
     (
@@ -216,6 +221,12 @@ const GAPS: &[(&str, Side, &str, &str)] = &[
         Side::Problem,
         "",
         "no rule reads `mig -lgi`/`-lgip` (the kind's read_by is empty): a MIG layout is an operator's choice, not a fault",
+    ),
+    (
+        "pip-list",
+        Side::Problem,
+        "",
+        "no rule reads a package list yet (the kind's read_by is empty): it is read so that a paste of versions is recognised; a torch wheel's CUDA build against the GPU's architecture is judged from collect_env and PyTorch's own warnings",
     ),
     (
         "dcgmi-discovery",

@@ -259,6 +259,11 @@ mod tests {
                 "link mlx5_7/1 subnet_prefix fe80:0000:0000:0000 lid 3403 sm_lid 1 lmc 0 state DOWN physical_state POLLING\n",
             ),
             (
+                // kzhang2/aoneus#2
+                "pip-list",
+                "torch             2.9.1+cu128\ntorchvision       0.24.1+cu128\nDriver 13.0\nCUDA toolkit 12.8\n",
+            ),
+            (
                 // NVIDIA/DCGM#94
                 "nvidia-smi-list",
                 "GPU 0: NVIDIA A100 80GB PCIe (UUID: GPU-a22537c7-6eaa-7bdb-0ba4-45e67e84e963)\n  MIG 3g.40gb     Device  0: (UUID: MIG-1503b9a7-3336-58e3-b589-bb25ef1e39f1)\n",

@@ -205,9 +205,18 @@ impl super::EvidenceKind for PipListKind {
             ("format", "columns (pip list) or freeze (pip freeze)"),
             ("header", "pip's `Package Version` header was pasted"),
             ("packages", "rows: name, version"),
+            ("torch_version", "the torch row's version"),
             (
-                "torch_version, torch_cuda, torch_rocm, cpu_only_build",
-                "the torch row's version and the build its local part names (+cu128: 12.8)",
+                "torch_cuda",
+                "the CUDA the torch wheel was built for, from its local part (+cu128: 12.8)",
+            ),
+            (
+                "torch_rocm",
+                "the ROCm the torch wheel was built for (+rocm6.0)",
+            ),
+            (
+                "cpu_only_build",
+                "the torch wheel is the CPU-only build (+cpu)",
             ),
         ]
     }

@@ -157,6 +157,10 @@ impl Probe for CudaLog {
             ("no_driver", "\"Found no NVIDIA driver on your system\""),
             ("insufficient_driver", "cudaErrorInsufficientDriver"),
             (
+                "forward_compat_unsupported",
+                "cudaErrorCompatNotSupportedOnDevice (804): forward compatibility tried on a GPU that lacks it",
+            ),
+            (
                 "init_warning",
                 "the message came as PyTorch's `CUDA initialization:` warning",
             ),
