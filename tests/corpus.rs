@@ -27,10 +27,11 @@ use serde::Deserialize;
 const CAPTURED: &str = "made on the H200 by bench/capture_h200.sh:";
 
 /// The floor `GPUFIX_CORPUS_STRICT=1` (run by `.ci/run`) holds: the whole corpus's figures after
-/// the sealed batches h19 and h23 (nvidia-smi; fabric, PCIe and kernel logs) and their readers; h19 (nvidia-smi from drivers 535-580) and its readers (nvidia-smi's error
-/// quoted in a shell trace, a `--query` command in inline code; 621 artifacts): 258 of 276
-/// detected (934 per mille), 0 and 0 (three h19 tables with an `allow` added after the first
-/// run, see the corpus README). Before them, after
+/// the sealed batches h19-h23 (nvidia-smi, NCCL, CUDA runtime and OOM, data pipeline and
+/// containers, fabric/PCIe/kernel logs) and their readers, and the pip-list kind (698
+/// artifacts): 296 of 316 detected (936 per mille), 0 and 0 (three h19 tables with an `allow`
+/// added after the first run, one h6 label given the rule written after it, see the corpus
+/// README). Before them, after
 /// the sealed batch h18 (whole issue bodies of the thin families) and its readers (a
 /// `cudaGetErrorString` text quoted alone, attachments and contractions in prose; 603
 /// artifacts): 253 of 271 detected (933 per mille), 0 and 0. Before it, after the sealed batch
@@ -48,7 +49,7 @@ const CAPTURED: &str = "made on the H200 by bench/capture_h200.sh:";
 /// 35 MB Kineto trace of h11 is judged within `plan`'s probe timeout depends on the machine's
 /// load. A change that reads the corpus worse fails CI; one that reads it better raises these.
 /// Issue 24's target is 95% detected, 0 and 0: the detected share is not met.
-const FLOOR_DETECTED_PER_MILLE: usize = 934;
+const FLOOR_DETECTED_PER_MILLE: usize = 936;
 const MAX_FALSE_ON_HEALTHY: usize = 0;
 const MAX_UNREADABLE: usize = 0;
 

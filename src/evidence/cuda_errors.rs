@@ -8,7 +8,7 @@
 //!   environment", "No CUDA GPUs are available", each behind "CUDA initialization: " when
 //!   `device_count()` turns it into a `UserWarning`; and its default case, "Unexpected error from
 //!   cudaGetDeviceCount(). Did you run some cuda functions before calling NumCudaDevices() that
-//!   might have already set an error? Error <N>: <cudaGetErrorString>" (the wording checked
+//!   might have already set an error? Error N: (cudaGetErrorString)" (the wording checked
 //!   against public pastes that cite CUDAFunctions.cpp:100–109, PyTorch 1.7–2.x). `Error 804:
 //!   forward compatibility was attempted on non supported HW` is
 //!   `cudaErrorCompatNotSupportedOnDevice`: a forward-compatibility user-mode driver newer than
