@@ -302,17 +302,7 @@ pub use crate::vocab::MAX_ITEMS;
 /// Longest free-text field (a log message, a kernel name) kept, in bytes.
 pub const MAX_TEXT: usize = 512;
 
-/// Cuts `s` to at most `max` bytes on a char boundary, marking the cut with `…`.
-pub(crate) fn clip(s: &str, max: usize) -> String {
-    if s.len() <= max {
-        return s.to_string();
-    }
-    let mut end = max;
-    while end > 0 && !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &s[..end])
-}
+pub(crate) use crate::vocab::clip;
 
 /// The text without markdown quote markers, when it is quoted as a whole (a reply on GitHub
 /// quotes a paste with `> ` before every line): each quoted line loses its `>` markers and the

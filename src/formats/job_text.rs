@@ -6,6 +6,7 @@
 //! traceback (CPython's `  File "…", line N, in f` frames, `Lib/traceback.py`) is part of the
 //! job's log.
 
+use crate::vocab::clip;
 use serde_json::Value;
 
 /// What kind of job text this is.
@@ -466,18 +467,6 @@ pub fn workload(text: &str) -> Option<&'static str> {
         (_, true) => Some("image"),
         _ => None,
     }
-}
-
-/// Cuts `s` to at most `max` bytes on a char boundary, marking the cut with `…`.
-fn clip(s: &str, max: usize) -> String {
-    if s.len() <= max {
-        return s.to_string();
-    }
-    let mut end = max;
-    while end > 0 && !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &s[..end])
 }
 
 /// The per-step data wait a training loop prints beside its step time, summed over the log.

@@ -10,6 +10,18 @@ pub mod timing;
 /// Most entries any list in a parser's output holds; the rest are counted, not kept.
 pub const MAX_ITEMS: usize = 1000;
 
+/// Cuts `s` to at most `max` bytes on a char boundary, marking the cut with `…`.
+pub fn clip(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_string();
+    }
+    let mut end = max;
+    while end > 0 && !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &s[..end])
+}
+
 /// "did you mean `x`?" for a name close to one of `known`.
 pub fn did_you_mean<'a>(name: &str, known: impl IntoIterator<Item = &'a str>) -> Option<String> {
     known
