@@ -299,10 +299,10 @@ pub struct Recorder<'h> {
     started_at: String,
     t0: f64,
     samples: u64,
-    /// The interval the last sample closed (`samples` plus the intervals skipped): a recorder
-    /// that wakes more than one interval late (stopped with SIGSTOP, or starved of CPU) takes one
-    /// sample now instead of a burst of catch-up samples a few microseconds apart.
-    slot: u64,
+    /// Intervals that had no sample: a recorder that wakes more than one interval late (stopped
+    /// with SIGSTOP, or starved of CPU) takes one sample then instead of a burst of catch-up
+    /// samples a few microseconds apart. The interval the last sample closed is
+    /// [`Recorder::slot`].
     skipped: u64,
     /// Raw samples per kept point, fixed at the start from the window's length so that the whole
     /// window fits [`MAX_POINTS`]: every `chunk` samples of a group are merged as they arrive, and
@@ -343,7 +343,6 @@ impl<'h> Recorder<'h> {
             started_at,
             t0,
             samples: 0,
-            slot: 0,
             skipped: 0,
             chunk: chunk_for(opts.duration, opts.interval),
             gpus: BTreeMap::new(),
@@ -697,7 +696,7 @@ impl<'h> Recorder<'h> {
     /// Take one sample at the end of the next interval (sleeping until then on a live host).
     fn sample(&mut self) {
         let step = self.opts.interval.as_secs_f64();
-        let due = (self.slot + 1) as f64 * step;
+        let due = (self.slot() + 1) as f64 * step;
         if self.host.is_live() {
             loop {
                 let left = due - self.now();
@@ -720,12 +719,10 @@ impl<'h> Recorder<'h> {
             }
         }
         self.samples += 1;
-        self.slot += 1;
         if self.host.is_live() {
             // late by a whole interval or more: the intervals slept through are skipped
             let late = ((self.now() - due) / step).floor();
             if late >= 1.0 {
-                self.slot += late as u64;
                 self.skipped += late as u64;
             }
         }
@@ -756,6 +753,11 @@ impl<'h> Recorder<'h> {
         }
     }
 
+    /// The interval the last sample closed: the samples taken and the intervals skipped.
+    fn slot(&self) -> u64 {
+        self.samples + self.skipped
+    }
+
     /// Whether the job's main process is gone.
     fn job_gone(&self) -> bool {
         self.opts.pid.is_some()
@@ -776,7 +778,7 @@ impl<'h> Recorder<'h> {
                 self.interrupted_by = Some("SIGINT".into());
                 break;
             }
-            if (self.slot + 1) as f64 * self.opts.interval.as_secs_f64() > end + 1e-9 {
+            if (self.slot() + 1) as f64 * self.opts.interval.as_secs_f64() > end + 1e-9 {
                 break;
             }
             self.sample();
@@ -1230,11 +1232,12 @@ fn merge_from<T>(
     whole: bool,
     f: impl Fn(&[T], usize) -> Vec<T>,
 ) -> usize {
+    let k = k.max(1);
     let from = from.min(v.len());
     let n = v.len() - from;
     let m = if whole { n } else { n / k * k };
-    if k <= 1 || m == 0 {
-        return if k <= 1 { v.len() } else { from };
+    if m == 0 {
+        return from;
     }
     let merged = f(&v[from..from + m], k);
     let upto = from + merged.len();
