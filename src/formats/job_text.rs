@@ -211,10 +211,58 @@ fn names_eval_loader(low: &str) -> bool {
 /// The text without whitespace, lowercased: a warning a terminal wrapped mid-word
 /// (`worker process` / `es in total`) reads whole again.
 fn squash(s: &str) -> String {
+    if s.is_ascii() {
+        // the common case, byte by byte: the same result as the char path below (ASCII
+        // whitespace as `char::is_whitespace` has it, vertical tab included)
+        let mut out = String::with_capacity(s.len());
+        out.extend(
+            s.bytes()
+                .filter(|b| !matches!(b, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r'))
+                .map(|b| char::from(b.to_ascii_lowercase())),
+        );
+        return out;
+    }
     s.chars()
         .filter(|c| !c.is_whitespace())
         .flat_map(char::to_lowercase)
         .collect()
+}
+
+/// `squash(s).contains(needle)` for a lowercase ASCII needle, without building the squashed
+/// text: a match may have whitespace between its letters.
+fn contains_squashed(s: &str, needle: &[u8]) -> bool {
+    let Some((&first, rest)) = needle.split_first() else {
+        return true;
+    };
+    let b = s.as_bytes();
+    let mut from = 0;
+    while let Some(off) = memchr::memchr2(first, first.to_ascii_uppercase(), &b[from..]) {
+        let at = from + off;
+        // an ASCII byte is a char boundary: the letters after it, whitespace skipped
+        let mut letters = s[at + 1..].chars().filter(|c| !c.is_whitespace());
+        if rest.iter().all(|&n| {
+            letters
+                .next()
+                .is_some_and(|c| c.to_ascii_lowercase() == char::from(n))
+        }) {
+            return true;
+        }
+        from = at + 1;
+    }
+    false
+}
+
+/// ASCII case-insensitive substring test, without allocating.
+fn contains_ignore_case(s: &str, needle: &[u8]) -> bool {
+    let Some(&first) = needle.first() else {
+        return true;
+    };
+    let b = s.as_bytes();
+    let (lo, up) = (first.to_ascii_lowercase(), first.to_ascii_uppercase());
+    memchr::memchr2_iter(lo, up, b).any(|at| {
+        b.get(at..at + needle.len())
+            .is_some_and(|w| w.eq_ignore_ascii_case(needle))
+    })
 }
 
 fn first_number_after(s: &str, marker: &str) -> Option<u64> {
@@ -243,10 +291,14 @@ pub fn log_warnings(text: &str) -> Vec<LogWarning> {
         if memchr::memchr2(b'w', b'W', line.as_bytes()).is_none() {
             continue;
         }
+        // and every one names workers (squashed: `wor kers` too), or starts with "will create"
+        // and is wrapped before it does
+        if !contains_squashed(line, b"worker") && !contains_ignore_case(line, b"will create") {
+            continue;
+        }
         // a warning wrapped over several lines (a terminal or a quote broke it, possibly in the
         // middle of a word): read it with the lines that continue it
         let start = line.to_ascii_lowercase();
-        let start_sq = squash(line);
         let wrapped = (start.contains("does not have many workers")
             && !start.contains("(try ")
             && !start.contains("num_workers="))
@@ -268,6 +320,14 @@ pub fn log_warnings(text: &str) -> Vec<LogWarning> {
         };
         let low = l.to_ascii_lowercase();
         let sq = squash(l);
+        // the squashed start line, which `l` is when nothing was joined to it
+        let start_sq = |sq: &str| {
+            if wrapped {
+                squash(line)
+            } else {
+                sq.to_string()
+            }
+        };
         let warning = |kind, workers, suggested| LogWarning {
             kind,
             line: i + 1,
@@ -286,7 +346,7 @@ pub fn log_warnings(text: &str) -> Vec<LogWarning> {
             ))
         } else if sq.contains("workerprocessesintotal")
             && sq.contains("suggestedmaxnumberofworker")
-            && start_sq.contains("willcreate")
+            && start_sq(&sq).contains("willcreate")
         {
             Some(warning(
                 "too-many-workers",
@@ -330,10 +390,12 @@ pub fn cut_warning(text: &str) -> Option<String> {
     if text.is_empty() || text.ends_with('\n') {
         return None;
     }
-    // the last line that starts a warning, among the last five (a wrapped one spreads)
-    let lines: Vec<&str> = text.lines().collect();
-    let from = lines.len().saturating_sub(5);
-    let start_line = (from..lines.len()).rev().find(|&i| {
+    // the last line that starts a warning, among the last five (a wrapped one spreads): only
+    // the tail of the text is read, whatever its length
+    let tail_at = tail_start(text, 5);
+    let tail = &text[tail_at..];
+    let lines: Vec<&str> = tail.lines().collect();
+    let start_line = (0..lines.len()).rev().find(|&i| {
         let sq = squash(lines[i]);
         [
             "thisdataloaderwillcreate",
@@ -344,8 +406,9 @@ pub fn cut_warning(text: &str) -> Option<String> {
         .iter()
         .any(|k| sq.contains(k))
     })?;
-    // a whole warning was read from that line on: nothing is missing
-    let whole = log_warnings(text).iter().any(|w| w.line > start_line);
+    // a whole warning was read from that line on: nothing is missing (a warning that starts
+    // before the tail ends before it: it was whole)
+    let whole = log_warnings(tail).iter().any(|w| w.line > start_line);
     (!whole).then(|| {
         let last = text.lines().last().unwrap_or("").trim();
         format!(
@@ -359,6 +422,20 @@ pub fn cut_warning(text: &str) -> Option<String> {
                 .collect::<String>()
         )
     })
+}
+
+/// The byte offset where the last `n` lines of `text` start (lines as `str::lines` splits
+/// them; a text that does not end with a newline has its last line counted).
+fn tail_start(text: &str, n: usize) -> usize {
+    let body = text.strip_suffix('\n').unwrap_or(text);
+    let mut at = body.len();
+    for _ in 0..n {
+        match body[..at].rfind('\n') {
+            Some(i) => at = i,
+            None => return 0,
+        }
+    }
+    at + 1
 }
 
 /// Which warnings are evidence of a loader bottleneck, by what the rest of the text says:
@@ -719,7 +796,7 @@ fn is_traceback_frame(line: &str) -> bool {
     !num.is_empty() && (tail.starts_with(", in ") || tail.is_empty())
 }
 
-fn looks_like_log(text: &str) -> bool {
+fn looks_like_log(text: &str, has_warnings: bool) -> bool {
     // a Python traceback printed by the job (an error, or where Ctrl-C found the loop): the
     // frames are most of its lines (two per frame, three with a caret line)
     let nonempty = text
@@ -754,7 +831,7 @@ fn looks_like_log(text: &str) -> bool {
         }
     }
     hits >= 2
-        || !log_warnings(text).is_empty()
+        || has_warnings
         || single_process_loader(text).is_some()
         || cut_warning(text).is_some()
 }
@@ -785,14 +862,15 @@ pub fn detect(text: &str) -> Option<JobText> {
         .take(2000)
         .filter(|l| is_progress_line(l))
         .count();
+    let has_warnings = !log_warnings(text).is_empty();
     if !launches.is_empty()
-        && log_warnings(text).is_empty()
+        && !has_warnings
         && progress == 0
         && launches.len() * 4 >= lines.min(40) / 2
     {
         return Some(JobText::Launcher);
     }
-    if !log_warnings(text).is_empty()
+    if has_warnings
         || cut_warning(text).is_some()
         || progress >= 2
         || (progress == 1 && launches.is_empty())
@@ -811,7 +889,7 @@ pub fn detect(text: &str) -> Option<JobText> {
     if sc.shell_lines >= 2 || (sc.shell_lines >= 1 && !sc.exports.is_empty()) {
         return Some(JobText::Launcher);
     }
-    looks_like_log(text).then_some(JobText::Log)
+    looks_like_log(text, has_warnings).then_some(JobText::Log)
 }
 
 #[cfg(test)]
@@ -846,6 +924,59 @@ mod tests {
                 ("num_workers", "list[0].num_workers", false),
             ]
         );
+    }
+
+    #[test]
+    fn the_squashed_search_agrees_with_squash() {
+        for (s, n) in [
+            ("does not have many workers", "worker"),
+            ("does not have many wor kers", "worker"),
+            ("WOR\tKER", "worker"),
+            ("wo\u{a0}rker", "worker"),
+            ("work er s", "workers"),
+            ("the work is done", "worker"),
+            ("w", "worker"),
+            ("", "worker"),
+            ("ww worker", "worker"),
+            ("wörker worker", "worker"),
+        ] {
+            assert_eq!(
+                contains_squashed(s, n.as_bytes()),
+                squash(s).contains(n),
+                "{s:?} / {n:?}"
+            );
+        }
+        for s in ["Will Create 8", "it will  create", "will creat"] {
+            assert_eq!(
+                contains_ignore_case(s, b"will create"),
+                s.to_ascii_lowercase().contains("will create"),
+                "{s:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_ascii_squash_is_the_char_squash() {
+        let s = "A\tB\x0bC\x0cD\rE\nF G";
+        let by_char: String = s
+            .chars()
+            .filter(|c| !c.is_whitespace())
+            .flat_map(char::to_lowercase)
+            .collect();
+        assert_eq!(squash(s), by_char);
+        assert_eq!(squash("Ä B"), "äb");
+    }
+
+    #[test]
+    fn a_cut_warning_is_found_in_the_tail_of_a_long_log() {
+        let mut log = "epoch 1 loss 0.5 lr 0.1 step 3\n".repeat(10_000);
+        log.push_str("UserWarning: This DataLoader will create 16 worker proc");
+        assert!(cut_warning(&log).is_some());
+        log.push_str("esses in total. Our suggested max number of worker in current system is 4, which is smaller than what this DataLoader is going to create.");
+        assert_eq!(cut_warning(&log), None);
+        assert_eq!(tail_start("a\nb\nc\n", 2), 2);
+        assert_eq!(tail_start("a\nb\nc", 5), 0);
+        assert_eq!(tail_start("a\nb\nc", 1), 4);
     }
 
     #[test]
