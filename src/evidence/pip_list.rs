@@ -79,15 +79,23 @@ fn is_name(s: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
 }
 
-/// A version as pip prints it (PEP 440, with a local part): starts with a digit (or `v`
-/// before one), then digits, letters, `.`, `+`, `!`, `-`, `_`.
+/// PEP 440's version grammar, as `packaging` writes it (`packaging/version.py`,
+/// `VERSION_PATTERN`, packaging 24; matched case-insensitively, whole): pip prints what
+/// `packaging.version.Version` parses, so a cell that does not match is not a version.
+static VERSION: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+    regex::Regex::new(concat!(
+        r"(?i)^v?(?:[0-9]+!)?[0-9]+(?:\.[0-9]+)*",
+        r"(?:[-_.]?(?:alpha|a|beta|b|preview|pre|c|rc)[-_.]?[0-9]*)?",
+        r"(?:-[0-9]+|[-_.]?(?:post|rev|r)[-_.]?[0-9]*)?",
+        r"(?:[-_.]?dev[-_.]?[0-9]*)?",
+        r"(?:\+[a-z0-9]+(?:[-_.][a-z0-9]+)*)?$",
+    ))
+    .expect("static regex")
+});
+
+/// A version as pip prints it: PEP 440, with a local part (`2.9.1+cu128`).
 fn is_version(s: &str) -> bool {
-    let t = s.strip_prefix('v').unwrap_or(s);
-    !t.is_empty()
-        && t.len() <= 100
-        && t.chars().next().is_some_and(|c| c.is_ascii_digit())
-        && t.chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '+' | '!' | '-' | '_'))
+    s.len() <= 100 && VERSION.is_match(s)
 }
 
 /// One row: (name, version, freeze format?).
@@ -259,6 +267,36 @@ mod tests {
             (p.format.as_str(), p.torch_rocm.as_deref()),
             ("freeze", Some("6.0"))
         );
+    }
+
+    #[test]
+    fn versions_are_pep_440() {
+        for v in [
+            "2.9.1+cu128",
+            "0.24.1+cu128",
+            "2.6.0.dev20241112+cu124",
+            "2.1.0a0+32f93b1",
+            "1.0.0rc1",
+            "23.1.post1",
+            "1!2.0",
+            "v1.2",
+            "12.1.3.1",
+        ] {
+            assert!(is_version(v), "{v}");
+        }
+        for v in [
+            "3yY11G1n1rGQwsBD",
+            "2.1.0+",
+            "1..2",
+            "2.x",
+            "",
+            "1.0+cu12/8",
+        ] {
+            assert!(!is_version(v), "{v}");
+        }
+        // lines of `torch <base64>` (a hostile paste) are no package list
+        let junk = "torch 3yY11G1n1rGQwsBDfbZgUMCXIQhwTvi98z0iI2ZUQU7F\ntorch 9ZBZ7YqsnDW7icZ\n";
+        assert!(!looks_like_pip_list(junk));
     }
 
     #[test]
