@@ -151,7 +151,7 @@ fn read_tail(p: &Path, cap: u64) -> std::io::Result<(String, Option<Cut>)> {
     } else {
         None
     };
-    Ok((text, cut))
+    Ok((super::paste::unwrap(text), cut))
 }
 
 /// A file read once: its identity when read, the text, and whether it was cut.
@@ -210,8 +210,9 @@ pub fn read_head(p: &Path, limit: usize) -> std::io::Result<String> {
     } else {
         f.take(limit as u64).read_to_end(&mut buf)?;
     }
-    Ok(String::from_utf8(buf)
-        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
+    Ok(super::paste::unwrap(String::from_utf8(buf).unwrap_or_else(
+        |e| String::from_utf8_lossy(e.as_bytes()).into_owned(),
+    )))
 }
 
 /// Read a text file, gunzipping `.gz`; at most [`MAX_LOG_BYTES`] (larger logs are cut, never
@@ -255,7 +256,9 @@ fn read_text_cut(p: &Path) -> std::io::Result<(String, Option<Cut>)> {
     } else {
         None
     };
-    Ok((text, cut))
+    // how the paste was carried (colours, quotes, a launcher's line prefix) is not the
+    // producer's text: every reader gets the text without it
+    Ok((super::paste::unwrap(text), cut))
 }
 
 #[cfg(test)]

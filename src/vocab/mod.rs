@@ -4,6 +4,7 @@
 
 pub mod io;
 pub mod nvml;
+pub mod paste;
 pub mod record;
 pub mod timing;
 
