@@ -2,6 +2,9 @@
 //! -m` (`--evidence`) when one is given: the link class of every GPU pair (NV#, PIX, PXB, PHB,
 //! NODE, SYS). Otherwise from the host's NVML reading: which GPUs have an active NVLink.
 //!
+//! From a pasted `nvidia-smi nvlink -s` when no `topo -m` is given: the GPUs with a link
+//! `<inactive>` ([`crate::evidence::smi_nvlink`]), as `gpus_without_nvlink`.
+//!
 //! A topology only says what the wiring is; which GPUs ought to have NVLink is the site's
 //! knowledge (`expect_nvlink`), except where the paste itself shows a box whose GPU pairs all
 //! cross the CPU interconnect (SYS): there no pair has a peer-to-peer path short of the
@@ -9,6 +12,7 @@
 
 use super::inputs::evidence_of;
 use super::{Probe, ProbeCtx, ProbeOutcome};
+use crate::evidence::smi_nvlink::{self, NvlinkStatus};
 use crate::evidence::smi_tables::{self, Topology};
 use crate::host::{Field, NvmlReading};
 use serde_json::{Value, json};
@@ -38,6 +42,37 @@ pub fn topo_value(t: &Topology, source: &str) -> Value {
         "links": kinds,
         // every pair read (and every pair kept) crosses the CPU interconnect
         "all_pairs_sys": t.gpus.len() > 1 && t.pairs > 0 && sys == t.pairs && t.links.len() == t.pairs,
+    })
+}
+
+/// What a pasted `nvidia-smi nvlink -s` shows: the GPUs with a link `<inactive>`.
+pub fn nvlink_status_value(s: &NvlinkStatus, source: &str) -> Value {
+    let mut without = Vec::new();
+    let mut inactive_links = 0;
+    for (i, g) in s.gpus.iter().enumerate() {
+        let off = g.inactive();
+        if off.is_empty() {
+            continue;
+        }
+        inactive_links += off.len();
+        let active = g.links.iter().filter(|l| l.active == Some(true)).count();
+        let list = off
+            .iter()
+            .map(u32::to_string)
+            .collect::<Vec<_>>()
+            .join(", ");
+        without.push(json!({
+            "index": g.index.unwrap_or(i as u32),
+            "why": format!("NVLink {list} <inactive> ({active} of {} links active)", g.links.len()),
+        }));
+    }
+    json!({
+        "given": true,
+        "source": "nvlink -s",
+        "file": source,
+        "gpu_count": s.gpus.len(),
+        "inactive_links": inactive_links,
+        "gpus_without_nvlink": without,
     })
 }
 
@@ -71,16 +106,17 @@ impl Probe for GpuTopology {
         "gpu.topology"
     }
     fn doc(&self) -> &'static str {
-        "How the GPUs reach each other: a pasted nvidia-smi topo -m (--evidence), else the NVML reading's NVLink state"
+        "How the GPUs reach each other: a pasted nvidia-smi topo -m or nvlink -s (--evidence), else the NVML reading's NVLink state"
     }
     fn fields(&self) -> &'static [(&'static str, &'static str)] {
         &[
             ("given", "true when a `nvidia-smi topo -m` table was read"),
             (
                 "source",
-                "`topo -m` (a paste) or `nvml` (the host's reading)",
+                "`topo -m` or `nvlink -s` (a paste) or `nvml` (the host's reading)",
             ),
             ("gpu_count", "GPUs in the topology"),
+            ("inactive_links", "nvlink -s: links reported `<inactive>`"),
             ("pairs", "topo -m: GPU pairs read"),
             ("nvlink_pairs", "topo -m: pairs joined by NVLink (NV#)"),
             (
@@ -93,7 +129,7 @@ impl Probe for GpuTopology {
             ),
             (
                 "gpus_without_nvlink",
-                "nvml: [{index, why}] GPUs without an active NVLink",
+                "nvml: [{index, why}] GPUs without an active NVLink; nvlink -s: GPUs with a link `<inactive>`",
             ),
             ("file", "topo -m: the file read"),
         ]
@@ -107,6 +143,13 @@ impl Probe for GpuTopology {
                 Ok(topo) => ProbeOutcome::Value(topo_value(&topo, &p.display().to_string())),
                 Err(e) => ProbeOutcome::Unknown(format!("{}: {e}", p.display())),
             };
+        }
+        if let Some((p, t)) = evidence_of(&ctx.inputs.evidence, &smi_nvlink::NvlinkStatusKind)
+            .into_iter()
+            .next()
+        {
+            let s = smi_nvlink::parse_nvlink_status(&t);
+            return ProbeOutcome::Value(nvlink_status_value(&s, &p.display().to_string()));
         }
         match ctx.host.nvml() {
             Ok(r) => ProbeOutcome::Value(nvml_value(&r)),
