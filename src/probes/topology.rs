@@ -51,10 +51,18 @@ pub fn nvlink_status_value(s: &NvlinkStatus, source: &str) -> Value {
     let mut inactive_links = 0;
     for (i, g) in s.gpus.iter().enumerate() {
         let off = g.inactive();
-        if off.is_empty() {
+        inactive_links += off.len();
+        // A PCIe board (`… PCIe`, `H100 NVL`, a GeForce, RTX or Quadro card) reaches its peers
+        // only through NVLink bridges, which need not span every link it has: its unbridged
+        // links read `<inactive>` on a healthy card, so only a board with no link up is named.
+        let bridged = g.name.as_deref().is_some_and(|n| {
+            ["PCIe", " NVL", "GeForce", "RTX", "Quadro", "TITAN"]
+                .iter()
+                .any(|w| n.contains(w))
+        });
+        if off.is_empty() || (bridged && g.links.iter().any(|l| l.active == Some(true))) {
             continue;
         }
-        inactive_links += off.len();
         let active = g.links.iter().filter(|l| l.active == Some(true)).count();
         let list = off
             .iter()
@@ -224,5 +232,27 @@ mod tests {
         assert_eq!(w.len(), 2);
         assert_eq!(w[0]["index"], json!(1));
         assert_eq!(w[1]["why"], json!("no active NVLink (not supported)"));
+    }
+
+    #[test]
+    fn nvlink_status_names_gpus_with_an_inactive_link() {
+        // Azure/azhpc-diagnostics#73: a V100-SXM2 with links 3 and 5 <inactive>
+        let t = "GPU 3: Tesla V100-SXM2-32GB (UUID: ...)\n         Link 0: 25.781 GB/s\n         Link 3: <inactive>\n         Link 5: <inactive>\n";
+        let v = nvlink_status_value(&smi_nvlink::parse_nvlink_status(t), "x");
+        assert_eq!(v["source"], json!("nvlink -s"));
+        assert_eq!(v["inactive_links"], json!(2));
+        let w = v["gpus_without_nvlink"].as_array().unwrap();
+        assert_eq!(w.len(), 1);
+        assert_eq!(w[0]["index"], json!(3));
+        // leptonai/gpud's A100-SXM4 capture: every link up
+        let t = "GPU 0: NVIDIA A100-SXM4-80GB (UUID: GPU-5269b708-678a-b1a8-60f0-c90406537486)\n         Link 0: 25 GB/s\n         Link 1: 25 GB/s\n";
+        let v = nvlink_status_value(&smi_nvlink::parse_nvlink_status(t), "x");
+        assert_eq!(v["gpus_without_nvlink"], json!([]));
+        // a bridged PCIe board with unbridged links is not named; one with no link up is
+        let t = "GPU 0: NVIDIA H100 NVL (UUID: x)\n Link 0: 26.562 GB/s\n Link 1: <inactive>\nGPU 1: NVIDIA H100 NVL (UUID: y)\n Link 0: <inactive>\n";
+        let v = nvlink_status_value(&smi_nvlink::parse_nvlink_status(t), "x");
+        let w = v["gpus_without_nvlink"].as_array().unwrap();
+        assert_eq!(w.len(), 1);
+        assert_eq!(w[0]["index"], json!(1));
     }
 }
