@@ -62,6 +62,11 @@ const WITNESSES: &[(&str, &str, &str)] = &[
         "h14_dcgmi_discovery_8xh100_active_elided",
     ),
     ("nvidia-smi-list", "", ""),
+    (
+        "nvidia-smi-nvlink",
+        "h26_nvlink_s_azhpcdiag73_v100_two_links_inactive",
+        "h26_nvlink_s_gpud_testdata_a100_8gpu_12links_25gbs",
+    ),
     ("nvidia-smi-p2p", "", "h17_p2p_r_mlengineering_8xh100_ok"),
     (
         "pip-list",
@@ -202,13 +207,13 @@ const GAPS: &[(&str, Side, &str, &str)] = &[
         "nvidia-smi-list",
         Side::Problem,
         "",
-        "no rule reads `nvidia-smi -L` or `nvlink -s` (the kind's read_by is empty): a GPU list names the GPUs, not a fault",
+        "no rule reads `nvidia-smi -L` (the kind's read_by is empty; `nvlink -s` is the nvidia-smi-nvlink kind since h26): a GPU list names the GPUs, not a fault",
     ),
     (
         "nvidia-smi-list",
         Side::Healthy,
         "",
-        "added after the h14 batch was sealed: the corpus holds `-L` lines only inside other pastes (NVIDIA/DCGM#94's, read as dcgmi-diag); the next batch should carry a standalone `-L` or `nvlink -s` paste",
+        "added after the h14 batch was sealed: the corpus holds `-L` lines only inside other pastes (NVIDIA/DCGM#94's, read as dcgmi-diag); the next batch should carry a standalone `-L` paste (`nvlink -s` pastes are the nvidia-smi-nvlink kind's since h26)",
     ),
     (
         "nvidia-smi-p2p",

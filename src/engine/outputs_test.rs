@@ -81,7 +81,14 @@ const NOT_RECORDED: &[(&str, &[&str])] = &[
     ),
     (
         "gpu.topology",
-        &["all_pairs_sys", "file", "links", "nvlink_pairs", "pairs"],
+        &[
+            "all_pairs_sys",
+            "file",
+            "inactive_links",
+            "links",
+            "nvlink_pairs",
+            "pairs",
+        ],
     ),
     ("shm", &["how", "unknown"]),
 ];

@@ -2,7 +2,9 @@
 //! events, a GPU that fell off the bus, `RmInitAdapter` failures, and PCIe AER errors.
 //!
 //! Xid lines look like `NVRM: Xid (PCI:0000:3b:00): 79, pid=..., GPU has fallen off the bus.`
-//! (older drivers omit `PCI:`); the line prefix may be a dmesg `[  123.456]`, a syslog or
+//! (older drivers omit `PCI:`; the driver prints the address as `PCI:%04x:%02x:%02x`, the
+//! format open-gpu-kernel-modules' `nvErrorLog` uses, and a poster who hides it leaves `...`
+//! or `…` in its place, which is read as an address not shown); the line prefix may be a dmesg `[  123.456]`, a syslog or
 //! ISO date with host and `kernel:`, or a kmsg `6,1234,5678,-;` record header.
 
 use regex::Regex;
@@ -91,7 +93,7 @@ pub struct KernelLog {
 }
 
 static XID: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"NVRM: Xid \((?:PCI:)?([0-9A-Fa-f]{4}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}(?:\.[0-9A-Fa-f])?)\): (\d+),?\s*(.*)$")
+    Regex::new(r"NVRM: Xid \((?:PCI:)?([0-9A-Fa-f]{4}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}(?:\.[0-9A-Fa-f])?|\.\.\.|…)\): (\d+),?\s*(.*)$")
         .expect("static regex")
 });
 /// [`XID`] without its message: the same lines match (the message part matches whatever
@@ -99,7 +101,7 @@ static XID: LazyLock<Regex> = LazyLock::new(|| {
 /// Xids are kept and only the code is read, so a log of a million Xid lines is not captured
 /// to the end of every line.
 static XID_CODE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"NVRM: Xid \((?:PCI:)?([0-9A-Fa-f]{4}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}(?:\.[0-9A-Fa-f])?)\): (\d+)")
+    Regex::new(r"NVRM: Xid \((?:PCI:)?([0-9A-Fa-f]{4}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}(?:\.[0-9A-Fa-f])?|\.\.\.|…)\): (\d+)")
         .expect("static regex")
 });
 static SXID: LazyLock<Regex> = LazyLock::new(|| {
@@ -222,17 +224,26 @@ fn xid_code(line: &str) -> Option<Option<u32>> {
         from = from + i + 1;
         let b = &line.as_bytes()[at..];
         let b = b.strip_prefix(b"PCI:").unwrap_or(b);
+        // an address the poster elided: `...` or `…`
+        let elided = [&b"..."[..], "…".as_bytes()]
+            .into_iter()
+            .find_map(|e| b.strip_prefix(e));
         // [0-9A-Fa-f]{4}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}(?:\.[0-9A-Fa-f])?\): (\d+)
-        if !(hex(b, 4)
-            && b.get(4) == Some(&b':')
-            && hex(&b[5..], 2)
-            && b.get(7) == Some(&b':')
-            && hex(&b[8..], 2))
+        if elided.is_none()
+            && !(hex(b, 4)
+                && b.get(4) == Some(&b':')
+                && hex(&b[5..], 2)
+                && b.get(7) == Some(&b':')
+                && hex(&b[8..], 2))
         {
             continue;
         }
-        let mut r = &b[10..];
-        if r.first() == Some(&b'.') && hex(&r[1..], 1) && r.get(2) == Some(&b')') {
+        let mut r = elided.unwrap_or_else(|| &b[10..]);
+        if elided.is_none()
+            && r.first() == Some(&b'.')
+            && hex(&r[1..], 1)
+            && r.get(2) == Some(&b')')
+        {
             r = &r[2..];
         }
         let Some(r) = r.strip_prefix(b"): ") else {
@@ -522,6 +533,11 @@ mod tests {
             "NVRM: Xid (PCI:0000:3b:00): x",
             "NVRM: Xid (PCI:",
             "NVRM: Xid (",
+            "NVRM: Xid (PCI:...): 145, RLW_RXPIPE Nonfatal",
+            "NVRM: Xid (...): 13",
+            "NVRM: Xid (PCI:…): 79, GPU has fallen off the bus.",
+            "NVRM: Xid (PCI:....): 13",
+            "NVRM: Xid (PCI:..): 13",
         ] {
             assert_eq!(xid_code(l), xid_code_reference(l), "{l}");
         }
@@ -704,5 +720,21 @@ nvidia 0000:01:00.0: PCIe Bus Error: severity=Uncorrected (Non-Fatal), type=Tran
             let l = parse_kernel_log(&line);
             prop_assert!(l.xids[0].message.len() <= crate::evidence::MAX_TEXT + 3);
         }
+    }
+
+    #[test]
+    fn an_xid_whose_address_the_poster_elided_is_read() {
+        // NVIDIA/nccl#2241 (B200, the address elided as `PCI:...`)
+        let t = "kernel: NVRM: GPU1 kbifCacheVFInfo_GB100: Unable to read NV_PF0_INITIAL_AND_TOTAL_VFS\n\
+kernel: NVRM: Xid (PCI:...): 145, RLW_RXPIPE Nonfatal XC0 i0 Link 11 (...)\n\
+kernel: NVRM: Xid (PCI:...): 137, RLW_RXPIPE interrupt hit on link 11 on GPU0: PRIV Error\n";
+        let l = parse_kernel_log(t);
+        assert_eq!(l.xid_codes, vec![137, 145]);
+        assert_eq!(l.xids[0].pci, "...");
+        // leptonai/gpud's pstore fixture: a 550 driver's load lines, no Xid
+        let healthy = "<4>[ 1126.635824] NVRM: loading NVIDIA UNIX x86_64 Kernel Module  550.144.03  Mon Dec 30 17:44:08 UTC 2024\n\
+<6>[ 1126.671378] [drm] [nvidia-drm] [GPU ID 0x00000100] Loading driver\n";
+        let l = parse_kernel_log(healthy);
+        assert!(l.xid_codes.is_empty() && l.xids.is_empty());
     }
 }

@@ -72,6 +72,7 @@ pub(crate) mod scan;
 pub mod segment;
 pub mod shm_error;
 pub mod smi_list;
+pub mod smi_nvlink;
 pub mod smi_p2p;
 pub mod smi_tables;
 pub mod torch_memory;
@@ -274,6 +275,8 @@ pub static KINDS: &[&dyn EvidenceKind] = &[
     &mount_text::MountOutput,
     &mounts::FstabKind,
     &mounts::ProcMounts,
+    // before `nvidia-smi -L`, whose `GPU N: … (UUID: …)` lines it shares
+    &smi_nvlink::NvlinkStatusKind,
     // late: kinds no rule reads, claiming only a block no other kind reads
     &smi_p2p::P2pKind,
     &smi_p2p::MigKind,

@@ -137,7 +137,9 @@ fn mib(s: &str) -> Option<f64> {
 /// True when the text has the default table's header or a GPU row of it.
 pub fn looks_like_table(h: &str) -> bool {
     (h.contains("GPU-Util") && h.contains("Memory-Usage"))
-        || (h.contains("NVIDIA-SMI") && h.contains("Driver Version") && h.contains('|'))
+        || (h.contains("NVIDIA-SMI")
+            && (h.contains("Driver Version") || h.contains("KMD Version"))
+            && h.contains('|'))
         // a paste trimmed to the process section or the MIG section
         || (h.contains("Processes:") && h.contains("Process name") && h.contains('|'))
         || (h.contains("MIG devices:") && h.contains('|'))
@@ -310,15 +312,18 @@ pub fn parse_table(text: &str) -> Result<SmiUsage, super::ParseError> {
         } else if in_procs && procs_ruled && t.starts_with("+-") {
             procs_whole = true;
         }
-        if t.contains("Driver Version:") {
+        // The header line: `Driver Version: D  CUDA Version: C` until R610, `KMD Version: D
+        // CUDA UMD Version: C` from R610 on (the nvidia-smi documentation: "deprecated Driver
+        // Version and CUDA Version in favor of KMD Version and CUDA UMD Version").
+        if t.contains("Driver Version:") || t.contains("KMD Version:") {
             let after = |k: &str| {
                 t.split_once(k)
                     .and_then(|(_, r)| r.split_whitespace().next())
                     .filter(|v| v.chars().next().is_some_and(|c| c.is_ascii_digit()))
                     .map(str::to_string)
             };
-            u.driver_version = after("Driver Version:");
-            u.cuda_version = after("CUDA Version:");
+            u.driver_version = after("Driver Version:").or_else(|| after("KMD Version:"));
+            u.cuda_version = after("CUDA Version:").or_else(|| after("CUDA UMD Version:"));
             continue;
         }
         if t.starts_with("| Processes") || t.starts_with("|  Processes") || t == "Processes:" {
@@ -1832,5 +1837,31 @@ Legend:\n  X    = Self\n";
         assert!(parse_query_csv("a,b\n1,2").is_err());
         assert!(parse_monitor("# nothing").is_err());
         assert!(parse_topo("x").is_err());
+    }
+    #[test]
+    fn r610_table_header_names_kmd_and_cuda_umd_versions() {
+        // sgl-project/sglang#27487 (R610 header: `KMD Version` / `CUDA UMD Version`)
+        let r610 = "+-----------------------------------------------------------------------------------------+\n\
+| NVIDIA-SMI 610.43.02              KMD Version: 610.43.02     CUDA UMD Version: 13.3     |\n\
++-----------------------------------------+------------------------+----------------------+\n\
+| GPU  Name                 Persistence-M | Bus-Id          Disp.A | Volatile Uncorr. ECC |\n\
+| Fan  Temp   Perf          Pwr:Usage/Cap |           Memory-Usage | GPU-Util  Compute M. |\n\
+|                                         |                        |               MIG M. |\n\
+|=========================================+========================+======================|\n\
+|   0  NVIDIA B200                    On  |   00000000:63:00.0 Off |                    0 |\n\
+| N/A   26C    P0            139W / 1000W |       0MiB / 183359MiB |      0%      Default |\n\
+|                                         |                        |             Disabled |\n";
+        assert!(looks_like_table(r610));
+        let u = parse_table(r610).unwrap();
+        assert_eq!(u.driver_version.as_deref(), Some("610.43.02"));
+        assert_eq!(u.cuda_version.as_deref(), Some("13.3"));
+        assert_eq!(u.gpus.len(), 1);
+        // NVIDIA/k8s-test-infra#371's older header still reads as before (580, `Driver Version`)
+        let r580 = "| NVIDIA-SMI 580.126.09             Driver Version: 580.126.09     CUDA Version: 13.0     |\n\
+|   0  NVIDIA A100-SXM4-40GB          On  |   00000000:10:1C.0 Off |                    0 |\n\
+| N/A   41C    P0             67W /  400W |     598MiB /  40960MiB |     11%   E. Process |\n";
+        let u = parse_table(r580).unwrap();
+        assert_eq!(u.driver_version.as_deref(), Some("580.126.09"));
+        assert_eq!(u.cuda_version.as_deref(), Some("13.0"));
     }
 }

@@ -2,6 +2,9 @@
 //! -m` (`--evidence`) when one is given: the link class of every GPU pair (NV#, PIX, PXB, PHB,
 //! NODE, SYS). Otherwise from the host's NVML reading: which GPUs have an active NVLink.
 //!
+//! From a pasted `nvidia-smi nvlink -s` when no `topo -m` is given: the GPUs with a link
+//! `<inactive>` ([`crate::evidence::smi_nvlink`]), as `gpus_without_nvlink`.
+//!
 //! A topology only says what the wiring is; which GPUs ought to have NVLink is the site's
 //! knowledge (`expect_nvlink`), except where the paste itself shows a box whose GPU pairs all
 //! cross the CPU interconnect (SYS): there no pair has a peer-to-peer path short of the
@@ -9,6 +12,7 @@
 
 use super::inputs::evidence_of;
 use super::{Probe, ProbeCtx, ProbeOutcome};
+use crate::evidence::smi_nvlink::{self, NvlinkStatus};
 use crate::evidence::smi_tables::{self, Topology};
 use crate::host::{Field, NvmlReading};
 use serde_json::{Value, json};
@@ -38,6 +42,45 @@ pub fn topo_value(t: &Topology, source: &str) -> Value {
         "links": kinds,
         // every pair read (and every pair kept) crosses the CPU interconnect
         "all_pairs_sys": t.gpus.len() > 1 && t.pairs > 0 && sys == t.pairs && t.links.len() == t.pairs,
+    })
+}
+
+/// What a pasted `nvidia-smi nvlink -s` shows: the GPUs with a link `<inactive>`.
+pub fn nvlink_status_value(s: &NvlinkStatus, source: &str) -> Value {
+    let mut without = Vec::new();
+    let mut inactive_links = 0;
+    for (i, g) in s.gpus.iter().enumerate() {
+        let off = g.inactive();
+        inactive_links += off.len();
+        // A PCIe board (`… PCIe`, `H100 NVL`, a GeForce, RTX or Quadro card) reaches its peers
+        // only through NVLink bridges, which need not span every link it has: its unbridged
+        // links read `<inactive>` on a healthy card, so only a board with no link up is named.
+        let bridged = g.name.as_deref().is_some_and(|n| {
+            ["PCIe", " NVL", "GeForce", "RTX", "Quadro", "TITAN"]
+                .iter()
+                .any(|w| n.contains(w))
+        });
+        if off.is_empty() || (bridged && g.links.iter().any(|l| l.active == Some(true))) {
+            continue;
+        }
+        let active = g.links.iter().filter(|l| l.active == Some(true)).count();
+        let list = off
+            .iter()
+            .map(u32::to_string)
+            .collect::<Vec<_>>()
+            .join(", ");
+        without.push(json!({
+            "index": g.index.unwrap_or(i as u32),
+            "why": format!("NVLink {list} <inactive> ({active} of {} links active)", g.links.len()),
+        }));
+    }
+    json!({
+        "given": true,
+        "source": "nvlink -s",
+        "file": source,
+        "gpu_count": s.gpus.len(),
+        "inactive_links": inactive_links,
+        "gpus_without_nvlink": without,
     })
 }
 
@@ -71,16 +114,17 @@ impl Probe for GpuTopology {
         "gpu.topology"
     }
     fn doc(&self) -> &'static str {
-        "How the GPUs reach each other: a pasted nvidia-smi topo -m (--evidence), else the NVML reading's NVLink state"
+        "How the GPUs reach each other: a pasted nvidia-smi topo -m or nvlink -s (--evidence), else the NVML reading's NVLink state"
     }
     fn fields(&self) -> &'static [(&'static str, &'static str)] {
         &[
             ("given", "true when a `nvidia-smi topo -m` table was read"),
             (
                 "source",
-                "`topo -m` (a paste) or `nvml` (the host's reading)",
+                "`topo -m` or `nvlink -s` (a paste) or `nvml` (the host's reading)",
             ),
             ("gpu_count", "GPUs in the topology"),
+            ("inactive_links", "nvlink -s: links reported `<inactive>`"),
             ("pairs", "topo -m: GPU pairs read"),
             ("nvlink_pairs", "topo -m: pairs joined by NVLink (NV#)"),
             (
@@ -93,7 +137,7 @@ impl Probe for GpuTopology {
             ),
             (
                 "gpus_without_nvlink",
-                "nvml: [{index, why}] GPUs without an active NVLink",
+                "nvml: [{index, why}] GPUs without an active NVLink; nvlink -s: GPUs with a link `<inactive>`",
             ),
             ("file", "topo -m: the file read"),
         ]
@@ -107,6 +151,13 @@ impl Probe for GpuTopology {
                 Ok(topo) => ProbeOutcome::Value(topo_value(&topo, &p.display().to_string())),
                 Err(e) => ProbeOutcome::Unknown(format!("{}: {e}", p.display())),
             };
+        }
+        if let Some((p, t)) = evidence_of(&ctx.inputs.evidence, &smi_nvlink::NvlinkStatusKind)
+            .into_iter()
+            .next()
+        {
+            let s = smi_nvlink::parse_nvlink_status(&t);
+            return ProbeOutcome::Value(nvlink_status_value(&s, &p.display().to_string()));
         }
         match ctx.host.nvml() {
             Ok(r) => ProbeOutcome::Value(nvml_value(&r)),
@@ -181,5 +232,27 @@ mod tests {
         assert_eq!(w.len(), 2);
         assert_eq!(w[0]["index"], json!(1));
         assert_eq!(w[1]["why"], json!("no active NVLink (not supported)"));
+    }
+
+    #[test]
+    fn nvlink_status_names_gpus_with_an_inactive_link() {
+        // Azure/azhpc-diagnostics#73: a V100-SXM2 with links 3 and 5 <inactive>
+        let t = "GPU 3: Tesla V100-SXM2-32GB (UUID: ...)\n         Link 0: 25.781 GB/s\n         Link 3: <inactive>\n         Link 5: <inactive>\n";
+        let v = nvlink_status_value(&smi_nvlink::parse_nvlink_status(t), "x");
+        assert_eq!(v["source"], json!("nvlink -s"));
+        assert_eq!(v["inactive_links"], json!(2));
+        let w = v["gpus_without_nvlink"].as_array().unwrap();
+        assert_eq!(w.len(), 1);
+        assert_eq!(w[0]["index"], json!(3));
+        // leptonai/gpud's A100-SXM4 capture: every link up
+        let t = "GPU 0: NVIDIA A100-SXM4-80GB (UUID: GPU-5269b708-678a-b1a8-60f0-c90406537486)\n         Link 0: 25 GB/s\n         Link 1: 25 GB/s\n";
+        let v = nvlink_status_value(&smi_nvlink::parse_nvlink_status(t), "x");
+        assert_eq!(v["gpus_without_nvlink"], json!([]));
+        // a bridged PCIe board with unbridged links is not named; one with no link up is
+        let t = "GPU 0: NVIDIA H100 NVL (UUID: x)\n Link 0: 26.562 GB/s\n Link 1: <inactive>\nGPU 1: NVIDIA H100 NVL (UUID: y)\n Link 0: <inactive>\n";
+        let v = nvlink_status_value(&smi_nvlink::parse_nvlink_status(t), "x");
+        let w = v["gpus_without_nvlink"].as_array().unwrap();
+        assert_eq!(w.len(), 1);
+        assert_eq!(w[0]["index"], json!(1));
     }
 }

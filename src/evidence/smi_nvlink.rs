@@ -1,0 +1,189 @@
+//! `nvidia-smi nvlink -s` / `nvidia-smi nvlink --status` output: each GPU's NVLinks and whether
+//! each is up. nvidia-smi's own documentation (docs.nvidia.com/deploy/nvidia-smi, the `nvlink`
+//! subcommand: `-s, --status` "Display link state (active/inactive)") names what it prints; the
+//! printed form, as NVIDIA's own repositories quote it (NVIDIA/nccl-tests#228, NVIDIA/k8s-test-infra#371):
+//!
+//! ```text
+//! GPU 0: NVIDIA A100-SXM4-80GB (UUID: GPU-5269b708-678a-b1a8-60f0-c90406537486)
+//!          Link 0: 25 GB/s
+//!          Link 3: <inactive>
+//! ```
+//!
+//! - a GPU line, `GPU %u: %s (UUID: %s)` (the same line as `nvidia-smi -L`);
+//! - one line per link under it, `Link %u: ` then the link's speed (`%s GB/s`) when it is
+//!   active, or `<inactive>` when it is not. Lines may be indented with spaces or a tab.
+//!
+//! A link whose value is neither is kept with its text and judged neither up nor down.
+
+use serde::Serialize;
+
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct NvlinkStatus {
+    pub gpus: Vec<NvlinkGpu>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct NvlinkGpu {
+    /// The `GPU N:` index; `None` for links pasted without their GPU line.
+    pub index: Option<u32>,
+    pub name: Option<String>,
+    pub links: Vec<NvLink>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct NvLink {
+    pub link: u32,
+    /// `Some(true)` with a speed, `Some(false)` for `<inactive>`, `None` for other text.
+    pub active: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gb_per_s: Option<f64>,
+    pub value: String,
+}
+
+impl NvlinkGpu {
+    /// The links reported `<inactive>`.
+    pub fn inactive(&self) -> Vec<u32> {
+        self.links
+            .iter()
+            .filter(|l| l.active == Some(false))
+            .map(|l| l.link)
+            .collect()
+    }
+}
+
+/// A line with its markdown quote and leading whitespace removed.
+fn clean(line: &str) -> &str {
+    let t = line.trim();
+    t.strip_prefix('>').map(str::trim).unwrap_or(t)
+}
+
+/// `Link N: VALUE` → (N, VALUE).
+fn link_line(line: &str) -> Option<(u32, &str)> {
+    let rest = clean(line).strip_prefix("Link ")?;
+    let (n, v) = rest.split_once(':')?;
+    let n = n.trim().parse::<u32>().ok()?;
+    Some((n, v.trim()))
+}
+
+/// The value of a link line: its speed when active, `<inactive>`, or neither.
+fn link_value(v: &str) -> Option<(Option<bool>, Option<f64>)> {
+    if v == "<inactive>" {
+        return Some((Some(false), None));
+    }
+    let speed = v.strip_suffix("GB/s")?.trim().parse::<f64>().ok()?;
+    Some((Some(true), Some(speed)))
+}
+
+/// `GPU N: NAME (UUID: …)` → (N, NAME).
+fn gpu_line(line: &str) -> Option<(u32, String)> {
+    let rest = clean(line).strip_prefix("GPU ")?;
+    let (n, name) = rest.split_once(": ")?;
+    let n = n.trim().parse::<u32>().ok()?;
+    let name = name.split(" (UUID:").next().unwrap_or(name).trim();
+    Some((n, name.to_string()))
+}
+
+/// True when some line is a link line with a speed or `<inactive>`: no other tool prints
+/// `Link N: 25.781 GB/s` or `Link N: <inactive>`.
+pub fn looks_like_nvlink_status(text: &str) -> bool {
+    text.lines()
+        .any(|l| link_line(l).is_some_and(|(_, v)| link_value(v).is_some()))
+}
+
+pub fn parse_nvlink_status(text: &str) -> NvlinkStatus {
+    let mut s = NvlinkStatus::default();
+    for line in text.lines() {
+        if let Some((index, name)) = gpu_line(line) {
+            s.gpus.push(NvlinkGpu {
+                index: Some(index),
+                name: Some(name),
+                links: Vec::new(),
+            });
+        } else if let Some((link, v)) = link_line(line) {
+            if s.gpus.is_empty() {
+                s.gpus.push(NvlinkGpu::default());
+            }
+            let (active, gb_per_s) = link_value(v).unwrap_or((None, None));
+            if let Some(g) = s.gpus.last_mut() {
+                g.links.push(NvLink {
+                    link,
+                    active,
+                    gb_per_s,
+                    value: super::clip(v, super::MAX_TEXT),
+                });
+            }
+        }
+    }
+    s.gpus.retain(|g| !g.links.is_empty());
+    s
+}
+
+pub struct NvlinkStatusKind;
+
+impl super::EvidenceKind for NvlinkStatusKind {
+    fn name(&self) -> &'static str {
+        "nvidia-smi-nvlink"
+    }
+    fn doc(&self) -> &'static str {
+        "nvidia-smi nvlink -s / --status: each GPU's NVLinks, their speed or `<inactive>`"
+    }
+    fn example(&self) -> &'static str {
+        "nvidia-smi nvlink -s"
+    }
+    fn fields(&self) -> &'static [(&'static str, &'static str)] {
+        &[(
+            "gpus",
+            "index, name, links (link, active, gb_per_s, value) per GPU",
+        )]
+    }
+    fn read_by(&self) -> &'static [&'static str] {
+        &["gpu.topology"]
+    }
+    fn detect(&self, s: &super::Sniff) -> bool {
+        looks_like_nvlink_status(s.unquoted)
+    }
+    fn parse(&self, text: &str) -> Result<serde_json::Value, super::ParseError> {
+        let v = parse_nvlink_status(text);
+        if v.gpus.is_empty() {
+            return Err(super::ParseError::NotThisKind(
+                "no `Link N: <speed> GB/s` or `Link N: <inactive>` line in the text",
+            ));
+        }
+        super::to_value(&v)
+    }
+    // the links describe the host; the topology probe reads them from the paste
+    fn host(&self, _text: &str) -> Option<Result<super::HostPart, super::ParseError>> {
+        Some(Ok(super::HostPart::Shown))
+    }
+    fn describes_host(&self) -> bool {
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inactive_links_and_healthy_links() {
+        // Azure/azhpc-diagnostics#73: a V100 with two links <inactive>
+        let t = "nvidia-smi nvlink -s\n....\nGPU 3: Tesla V100-SXM2-32GB (UUID: ...)\n         Link 0: 25.781 GB/s\n         Link 1: 25.781 GB/s\n         Link 2: 25.781 GB/s\n         Link 3: <inactive>\n         Link 4: 25.781 GB/s\n         Link 5: <inactive>\n";
+        assert!(looks_like_nvlink_status(t));
+        let s = parse_nvlink_status(t);
+        assert_eq!(s.gpus.len(), 1);
+        assert_eq!(s.gpus[0].index, Some(3));
+        assert_eq!(s.gpus[0].name.as_deref(), Some("Tesla V100-SXM2-32GB"));
+        assert_eq!(s.gpus[0].links.len(), 6);
+        assert_eq!(s.gpus[0].inactive(), vec![3, 5]);
+        assert_eq!(s.gpus[0].links[0].gb_per_s, Some(25.781));
+        // NVIDIA/nccl-tests#228: A100s, tab-indented, every link up
+        let t = "GPU 0: NVIDIA A100-SXM4-80GB (UUID: GPU-ff8a40d4-abc6-08d1-f939-15848b5d4e05)\n\t Link 0: 25 GB/s\n\t Link 1: 25 GB/s\nGPU 1: NVIDIA A100-SXM4-80GB (UUID: GPU-0c512562-871f-8257-6187-b5ae1b986d5e)\n\t Link 0: 25 GB/s\n";
+        let s = parse_nvlink_status(t);
+        assert_eq!(s.gpus.len(), 2);
+        assert!(s.gpus.iter().all(|g| g.inactive().is_empty()));
+        // `nvidia-smi -L` alone is not this kind
+        assert!(!looks_like_nvlink_status(
+            "GPU 0: NVIDIA A100-SXM4-80GB (UUID: GPU-ff8a40d4-abc6-08d1-f939-15848b5d4e05)\n"
+        ));
+    }
+}
