@@ -339,7 +339,9 @@ pub fn gather(
             .unwrap_or_else(|_| p.clone())
             .display()
             .to_string();
-        if let Ok(t) = read_local(p)
+        // a paste, read as pasted texts are (how it was carried taken off); `--config` above is
+        // read as it is, since a fix edits it
+        if let Ok(t) = read_local(p).map(crate::vocab::paste::unwrap)
             && job_text::detect(&t).is_some()
         {
             g.add_doc(shown, t, "--evidence", "");

@@ -183,7 +183,7 @@ fn forms_of(lines: &[&str]) -> Vec<Form> {
                 repeated >= 2 && repeated * 10 >= n * 3
             }
             _ => hits >= 2,
-        };
+        } || (n > 0 && hits == n && form != Form::Pdsh);
         if carried {
             out.push(form);
         }
@@ -376,6 +376,11 @@ mod tests {
         assert_eq!(
             u(t),
             "I get this:\ngpu-node-1:2873:2873 [0] NCCL INFO NET/IB : No device found.\ngpu-node-1:2873:2873 [0] NCCL INFO Using network Socket\nany idea?\n"
+        );
+        // a text of one line carried so (a quoted `docker run`) loses it too
+        assert_eq!(
+            u("> docker run --gpus all img\n"),
+            "docker run --gpus all img\n"
         );
         // the same word before `: ` on every line is no host
         let t = "INFO: a\nINFO: b\nINFO: c\n";
