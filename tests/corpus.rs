@@ -27,10 +27,12 @@ use serde::Deserialize;
 const CAPTURED: &str = "made on the H200 by bench/capture_h200.sh:";
 
 /// The floor `GPUFIX_CORPUS_STRICT=1` (run by `.ci/run`) holds: the whole corpus's figures after
-/// the sealed batch h26 (GPU-platform tool outputs: R610 tables, `nvlink -s`, NVLink Xids) and
-/// its readers (nvidia-smi-nvlink, an elided Xid address, the KMD/CUDA UMD header; 718
-/// artifacts): 303 of 323 detected (938 per mille), 0 and 0. Before it, after
-/// the sealed batches h19-h23 (nvidia-smi, NCCL, CUDA runtime and OOM, data pipeline and
+/// the sealed batch h27 (training configs and launch scripts) and its readers (a lazy
+/// `L(DataLoader)(…)` call, a script's own `os.environ`, MMEngine's and Detectron2's and
+/// Ultralytics' defaults; 719 artifacts): 304 of 324 detected (938 per mille), 0 and 0. Before
+/// it, after the sealed batch h26 (GPU-platform tool outputs: R610 tables, `nvlink -s`, NVLink
+/// Xids) and its readers (718 artifacts): 303 of 323 detected (938 per mille), 0 and 0. Before
+/// that, after the sealed batches h19-h23 (nvidia-smi, NCCL, CUDA runtime and OOM, data pipeline and
 /// containers, fabric/PCIe/kernel logs) and their readers, and the pip-list kind (698
 /// artifacts): 296 of 316 detected (936 per mille), 0 and 0 (three h19 tables with an `allow`
 /// added after the first run, one h6 label given the rule written after it, see the corpus

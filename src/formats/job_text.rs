@@ -161,6 +161,77 @@ fn join(p: &[String]) -> String {
     s
 }
 
+/// A data setting a framework's config file leaves to the framework, read as the framework's
+/// own default: the file is a whole config of that framework (it inherits no base file, which
+/// could set it) and does not write the setting.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FrameworkDefault {
+    pub framework: &'static str,
+    pub setting: &'static str,
+    /// where the file would set it
+    pub key_path: &'static str,
+    pub value: Value,
+    /// the framework's source that gives the default
+    pub cite: &'static str,
+}
+
+/// The framework defaults a config file relies on ([`FrameworkDefault`]):
+///
+/// - Detectron2's yacs config (upper-case top-level nodes such as `MODEL`, `SOLVER`,
+///   `DATASETS`, no `_BASE_`): `DATALOADER.NUM_WORKERS` is 4
+///   (`detectron2/config/defaults.py`, v0.6: `_C.DATALOADER.NUM_WORKERS = 4`; the config has no
+///   pin-memory node, so nothing is read for it);
+/// - Ultralytics' `args.yaml` / `default.yaml` shape (`task` and `mode` of Ultralytics' names,
+///   no `cfg` file overlaid): `workers` is 8 (`ultralytics/cfg/default.yaml`: `workers: 8 #
+///   (int) dataloader workers (per RANK if DDP)`).
+pub fn framework_defaults(data: &Value) -> Vec<FrameworkDefault> {
+    let Some(top) = data.as_object() else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let upper = |k: &str| {
+        k.chars().next().is_some_and(|c| c.is_ascii_uppercase())
+            && k.chars()
+                .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+    };
+    let d2 = !top.is_empty()
+        && top.keys().all(|k| upper(k))
+        && (top.contains_key("MODEL") || top.contains_key("SOLVER"))
+        && !top.contains_key("_BASE_");
+    if d2
+        && top
+            .get("DATALOADER")
+            .and_then(|d| d.get("NUM_WORKERS"))
+            .is_none()
+    {
+        out.push(FrameworkDefault {
+            framework: "Detectron2",
+            setting: "num_workers",
+            key_path: "DATALOADER.NUM_WORKERS",
+            value: Value::from(4),
+            cite: "detectron2/config/defaults.py `_C.DATALOADER.NUM_WORKERS = 4`",
+        });
+    }
+    let ultralytics = top
+        .get("task")
+        .and_then(Value::as_str)
+        .is_some_and(|t| ["detect", "segment", "classify", "pose", "obb"].contains(&t))
+        && top.get("mode").and_then(Value::as_str).is_some_and(|m| {
+            ["train", "val", "predict", "export", "track", "benchmark"].contains(&m)
+        })
+        && top.get("cfg").is_none_or(Value::is_null);
+    if ultralytics && !top.contains_key("workers") {
+        out.push(FrameworkDefault {
+            framework: "Ultralytics",
+            setting: "num_workers",
+            key_path: "workers",
+            value: Value::from(8),
+            cite: "ultralytics/cfg/default.yaml `workers: 8`",
+        });
+    }
+    out
+}
+
 /// A loader warning a framework printed in a training log.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LogWarning {
@@ -952,6 +1023,37 @@ mod tests {
                 s.to_ascii_lowercase().contains("will create"),
                 "{s:?}"
             );
+        }
+    }
+
+    #[test]
+    fn framework_defaults_of_whole_configs() {
+        // Detectron2's Base-RCNN-FPN.yaml (no DATALOADER node, no _BASE_): 4 workers
+        let base = corpus("h27_d2_base_rcnn_fpn_no_workers_key.yaml");
+        let (_, v) = parse_structured(&base).unwrap();
+        let d = framework_defaults(&v);
+        assert_eq!(
+            (d.len(), d[0].framework, d[0].key_path, d[0].value.clone()),
+            (1, "Detectron2", "DATALOADER.NUM_WORKERS", json!(4))
+        );
+        // Detectron2's faster_rcnn_R_50_FPN_3x.yaml (detectron2 v0.6, configs/COCO-Detection)
+        // inherits the base: the base may set the workers, so no default is read
+        let child = "_BASE_: \"../Base-RCNN-FPN.yaml\"\nMODEL:\n  WEIGHTS: \"detectron2://ImageNetPretrained/MSRA/R-50.pkl\"\n  MASK_ON: False\n  RESNETS:\n    DEPTH: 50\nSOLVER:\n  STEPS: (210000, 250000)\n  MAX_ITER: 270000\n";
+        let (_, v) = parse_structured(child).unwrap();
+        assert_eq!(framework_defaults(&v), []);
+        // Ultralytics' default.yaml: its shape, with workers written (nothing left to default)
+        let (_, mut v) =
+            parse_structured(&corpus("h27_yolo_ultralytics_default_cfg_8_workers.yaml")).unwrap();
+        assert_eq!(framework_defaults(&v), []);
+        v.as_object_mut().unwrap().remove("workers");
+        assert_eq!(framework_defaults(&v)[0].value, json!(8));
+        // OTX's and geti's recipes have a `task:` of their own names: not Ultralytics
+        for f in [
+            "h27_yaml_otx_classification_base_2_workers.yaml",
+            "h27_yaml_getitune_classification_4_workers.yaml",
+        ] {
+            let (_, v) = parse_structured(&corpus(f)).unwrap();
+            assert_eq!(framework_defaults(&v), [], "{f}");
         }
     }
 

@@ -183,10 +183,37 @@ fn enclosing_class(stmt: Node, src: &str) -> Option<String> {
         .map(|x| syntax::text(x, src).to_string())
 }
 
-fn read_call(n: Node, src: &str) -> Option<Call> {
-    let f = n
+/// The function a lazy call names: `L(f)` / `LazyCall(f)` (Detectron2's
+/// `detectron2/config/lazy.py`, v0.6: `LazyCall(target)(**kwargs)` records `_target_: target`
+/// and the keywords, and `instantiate` later calls `target(**kwargs)`; Cosmos and other
+/// projects copy the class as `cosmos_predict1/utils/lazy_config`), so `L(DataLoader)(…)` is
+/// read as the `DataLoader(…)` it becomes.
+fn lazy_target<'t>(f: Node<'t>, src: &str) -> Option<Node<'t>> {
+    if f.kind() != "call" {
+        return None;
+    }
+    let wrapper = f
         .child_by_field_name("function")
-        .filter(|f| is_dotted(*f))?;
+        .filter(|w| is_dotted(*w))?;
+    let last = compact(wrapper, src);
+    let last = last.rsplit('.').next().unwrap_or(&last);
+    if last != "L" && last != "LazyCall" {
+        return None;
+    }
+    let a = f.child_by_field_name("arguments")?;
+    let mut c = a.walk();
+    let mut named = a.named_children(&mut c).filter(|k| k.kind() != "comment");
+    let target = named.next().filter(|t| is_dotted(*t))?;
+    named.next().is_none().then_some(target)
+}
+
+fn read_call(n: Node, src: &str) -> Option<Call> {
+    let f = n.child_by_field_name("function")?;
+    let f = if is_dotted(f) {
+        f
+    } else {
+        lazy_target(f, src)?
+    };
     let callee = match f.kind() {
         "attribute" => f.child_by_field_name("attribute")?,
         _ => f,
@@ -384,6 +411,189 @@ pub fn scan(src: &str) -> Module {
     // an entry is read when its dict is: the inner ones first
     m.dict_entries.sort_by_key(|e| e.value_span.1);
     m
+}
+
+/// An environment variable a Python source sets for its own process (and the children it
+/// starts), as CPython's `Lib/os.py` (3.x) gives the ways: item assignment on the
+/// `os.environ` mapping (`_Environ.__setitem__` calls `putenv`), `os.environ.setdefault(K, V)`,
+/// `os.environ.update(K=V)` / `update({K: V})` and `os.putenv(K, V)`. Only literal names and
+/// values, and only settings every run makes: one under an `if` (a debug switch), a loop or a
+/// `try` is left out, except under `if __name__ == "__main__":`, which a run as a script takes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EnvSet {
+    pub name: String,
+    pub value: String,
+    pub line: usize,
+}
+
+/// `environ`, `os.environ` (any module path ending in `environ`).
+fn is_environ(n: Node, src: &str) -> bool {
+    is_dotted(n) && {
+        let t = compact(n, src);
+        t == "environ" || t.ends_with(".environ")
+    }
+}
+
+/// No `if` (but the main guard), loop, `try` or conditional expression around `n`.
+fn every_run(n: Node, src: &str) -> bool {
+    let mut a = n.parent();
+    while let Some(x) = a {
+        match x.kind() {
+            "if_statement" => {
+                let cond = x
+                    .child_by_field_name("condition")
+                    .map(|c| compact(c, src))
+                    .unwrap_or_default();
+                let main_guard = cond.contains("__name__") && cond.contains("__main__");
+                // the main guard's own body, not its else branch
+                let in_body = x.child_by_field_name("consequence").is_some_and(|b| {
+                    b.start_byte() <= n.start_byte() && n.end_byte() <= b.end_byte()
+                });
+                if !(main_guard && in_body) {
+                    return false;
+                }
+            }
+            "elif_clause"
+            | "else_clause"
+            | "for_statement"
+            | "while_statement"
+            | "try_statement"
+            | "conditional_expression"
+            | "lambda" => return false,
+            _ => {}
+        }
+        a = x.parent();
+    }
+    true
+}
+
+/// The environment variables a Python source sets on every run, in source order.
+pub fn environ_sets(src: &str) -> Vec<EnvSet> {
+    let Ok(tree) = syntax::parse(Lang::Python, src) else {
+        return Vec::new();
+    };
+    let lit = |n: Node| string_literal(syntax::text(n, src));
+    let mut out = Vec::new();
+    for n in syntax::nodes(&tree) {
+        if !every_run(n, src) {
+            continue;
+        }
+        match n.kind() {
+            // os.environ["K"] = "V"
+            "assignment" => {
+                let (Some(l), Some(r)) = (
+                    n.child_by_field_name("left"),
+                    n.child_by_field_name("right"),
+                ) else {
+                    continue;
+                };
+                if l.kind() != "subscript"
+                    || !l
+                        .child_by_field_name("value")
+                        .is_some_and(|v| is_environ(v, src))
+                {
+                    continue;
+                }
+                let mut c = l.walk();
+                let keys: Vec<Node> = l.children_by_field_name("subscript", &mut c).collect();
+                if let ([k], Some(v)) = (keys.as_slice(), lit(r))
+                    && let Some(k) = lit(*k)
+                {
+                    out.push(EnvSet {
+                        name: k,
+                        value: v,
+                        line: line(n),
+                    });
+                }
+            }
+            // os.environ.setdefault("K", "V"), os.putenv("K", "V"), os.environ.update(K="V")
+            "call" => {
+                let Some(f) = n
+                    .child_by_field_name("function")
+                    .filter(|f| f.kind() == "attribute")
+                else {
+                    continue;
+                };
+                let (Some(obj), Some(attr)) = (
+                    f.child_by_field_name("object"),
+                    f.child_by_field_name("attribute"),
+                ) else {
+                    continue;
+                };
+                let method = syntax::text(attr, src);
+                let Some(args) = n.child_by_field_name("arguments") else {
+                    continue;
+                };
+                let mut c = args.walk();
+                let a: Vec<Node> = args
+                    .named_children(&mut c)
+                    .filter(|k| k.kind() != "comment")
+                    .collect();
+                let on_environ = is_environ(obj, src);
+                let on_os = is_dotted(obj) && compact(obj, src) == "os";
+                match (method, a.as_slice()) {
+                    ("setdefault", [k, v]) if on_environ => {
+                        if let (Some(k), Some(v)) = (lit(*k), lit(*v)) {
+                            out.push(EnvSet {
+                                name: k,
+                                value: v,
+                                line: line(n),
+                            });
+                        }
+                    }
+                    ("putenv", [k, v]) if on_os => {
+                        if let (Some(k), Some(v)) = (lit(*k), lit(*v)) {
+                            out.push(EnvSet {
+                                name: k,
+                                value: v,
+                                line: line(n),
+                            });
+                        }
+                    }
+                    ("update", items) if on_environ => {
+                        for it in items {
+                            match it.kind() {
+                                "keyword_argument" => {
+                                    if let (Some(k), Some(v)) = (
+                                        it.child_by_field_name("name"),
+                                        it.child_by_field_name("value").and_then(lit),
+                                    ) {
+                                        out.push(EnvSet {
+                                            name: syntax::text(k, src).to_string(),
+                                            value: v,
+                                            line: line(n),
+                                        });
+                                    }
+                                }
+                                "dictionary" => {
+                                    let mut dc = it.walk();
+                                    for p in
+                                        it.named_children(&mut dc).filter(|p| p.kind() == "pair")
+                                    {
+                                        if let (Some(k), Some(v)) = (
+                                            p.child_by_field_name("key").and_then(lit),
+                                            p.child_by_field_name("value").and_then(lit),
+                                        ) {
+                                            out.push(EnvSet {
+                                                name: k,
+                                                value: v,
+                                                line: line(n),
+                                            });
+                                        }
+                                    }
+                                }
+                                _ => {}
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            _ => {}
+        }
+    }
+    out.sort_by_key(|e| e.line);
+    out
 }
 
 /// A judged Python value.
@@ -729,6 +939,8 @@ fn kwarg_edit(
             let Some(f) = c.child_by_field_name("function") else {
                 return false;
             };
+            // `L(DataLoader)(…)` is the DataLoader call (see `lazy_target`)
+            let f = lazy_target(f, src).unwrap_or(f);
             let name = match f.kind() {
                 "identifier" => Some(f),
                 "attribute" => f.child_by_field_name("attribute"),
@@ -923,6 +1135,109 @@ pub fn looks_like_python(text: &str) -> bool {
 #[cfg(test)]
 mod grammar_tests {
     use super::*;
+
+    fn corpus(name: &str) -> String {
+        std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/fixtures/corpus")
+                .join(name),
+        )
+        .expect("corpus file")
+    }
+
+    #[test]
+    fn a_lazy_call_is_read_as_the_call_it_builds() {
+        // problem: cosmos-predict1's Text2World config (pinned before its PR #31), whose
+        // `L(DataLoader)(…)` writes neither num_workers nor pin_memory
+        let m = scan(&corpus(
+            "h27_py_cosmospredict1_31_lazy_dataloader_defaults.py",
+        ));
+        let loaders: Vec<&Call> = m
+            .calls
+            .iter()
+            .filter(|c| c.callee == "DataLoader")
+            .collect();
+        assert_eq!(loaders.len(), 4);
+        assert_eq!(
+            loaders[0].assigned_to.as_deref(),
+            Some("dataloader_train_hdvila")
+        );
+        assert_eq!(loaders[0].kwarg("batch_size").unwrap().value, "1");
+        assert!(
+            loaders
+                .iter()
+                .all(|c| c.kwarg("num_workers").is_none() && !c.has_splat)
+        );
+        // the key an edit uses finds the call inside the lazy wrapper
+        let src = "dl = L(DataLoader)(\n    dataset=ds,\n    batch_size=1,\n)\n";
+        let out = set_checked(src, "DataLoader@L1.num_workers", &json!(8)).unwrap();
+        assert!(out.contains("num_workers=8"), "{out}");
+        // healthy: Detectron2's LazyConfig COCO data, `L(build_detection_train_loader)(…,
+        // num_workers=4)`
+        let m = scan(&corpus("h27_d2_lazyconfig_coco_4_workers.py"));
+        let train = m
+            .calls
+            .iter()
+            .find(|c| c.callee == "build_detection_train_loader")
+            .unwrap();
+        assert_eq!(train.assigned_to.as_deref(), Some("dataloader.train"));
+        assert_eq!(train.kwarg("num_workers").unwrap().value, "4");
+        // a call of a call that is not a lazy wrapper is not read as one
+        assert!(
+            scan("x = make(DataLoader)(ds)\n")
+                .calls
+                .iter()
+                .all(|c| c.callee != "DataLoader")
+        );
+    }
+
+    #[test]
+    fn environment_a_script_sets_for_itself() {
+        let sets = |src: &str| -> Vec<(String, String)> {
+            environ_sets(src)
+                .into_iter()
+                .map(|e| (e.name, e.value))
+                .collect()
+        };
+        let kv = |k: &str, v: &str| (k.to_string(), v.to_string());
+        // problems: WavTokenizer's train.py (issue #17), icefall's WenetSpeech train.py (PR #554)
+        assert_eq!(
+            sets(&corpus("h27_py_wavtokenizer17_train_launch_blocking.py")),
+            [kv("CUDA_LAUNCH_BLOCKING", "1")]
+        );
+        let e = environ_sets(&corpus(
+            "h27_py_icefall554_wenetspeech_train_launch_blocking.py",
+        ));
+        assert_eq!((e.len(), e[0].line), (1, 88), "{e:?}");
+        // healthy: LRD's training script pins its GPU and sets nothing else (the
+        // `export CUDA_VISIBLE_DEVICES` in icefall's usage docstring is text, not code)
+        assert_eq!(
+            sets(&corpus("h6_py_lrd_train_num_workers_zero.py")),
+            [kv("CUDA_VISIBLE_DEVICES", "1")]
+        );
+        // the other ways CPython's os module gives, under the main guard
+        let src = "import os\nif __name__ == '__main__':\n    os.environ.setdefault('NCCL_DEBUG', 'INFO')\n    os.putenv('OMP_NUM_THREADS', '8')\n    os.environ.update({'A': '1'}, B='2')\n";
+        assert_eq!(
+            sets(src),
+            [
+                kv("NCCL_DEBUG", "INFO"),
+                kv("OMP_NUM_THREADS", "8"),
+                kv("A", "1"),
+                kv("B", "2")
+            ]
+        );
+        // a debug switch, a branch, a comment or a computed value is not every run's setting
+        for src in [
+            "if args.debug:\n    os.environ['CUDA_LAUNCH_BLOCKING'] = '1'\n",
+            "if __name__ == '__main__':\n    pass\nelse:\n    os.environ['CUDA_LAUNCH_BLOCKING'] = '1'\n",
+            "try:\n    os.environ['CUDA_LAUNCH_BLOCKING'] = '1'\nexcept Exception:\n    pass\n",
+            "# os.environ['CUDA_LAUNCH_BLOCKING'] = '1'\n",
+            "os.environ['CUDA_LAUNCH_BLOCKING'] = str(args.blocking)\n",
+            "env['CUDA_LAUNCH_BLOCKING'] = '1'\n",
+        ] {
+            assert_eq!(sets(src), [], "{src}");
+        }
+    }
 
     #[test]
     fn a_keyword_beside_a_splat_changes_only_its_literal() {

@@ -815,7 +815,27 @@ fn resolve(g: &mut Gathered) {
         match d.kind {
             JobText::Config(_) => {
                 if let Some(data) = &d.data {
-                    for o in job_text::find_settings(data) {
+                    let settings = job_text::find_settings(data);
+                    // what the file leaves to its framework: the framework's default, said so
+                    for fd in job_text::framework_defaults(data) {
+                        if settings.iter().any(|o| o.setting == fd.setting) {
+                            continue;
+                        }
+                        found.push(Found {
+                            setting: fd.setting,
+                            value: Some(fd.value.clone()),
+                            unjudged: None,
+                            file: d.path.clone(),
+                            key: fd.key_path.to_string(),
+                            source: format!(
+                                "`{}` absent from {}: {}'s default {} ({})",
+                                fd.key_path, d.path, fd.framework, fd.value, fd.cite
+                            ),
+                            rank: 5,
+                            eval_only: false,
+                        });
+                    }
+                    for o in settings {
                         found.push(Found {
                             setting: o.setting,
                             value: Some(o.value.clone()),
@@ -907,6 +927,10 @@ fn python_settings(
     let consts = python::constants(&d.text, &m);
     let defaults = python::argparse_defaults(&m);
     let flags = python::argparse_flags(&m);
+    // an MMEngine/MMCV config that inherits base files (`_base_ = […]`, or the pure-Python
+    // style's `with read_base():`)
+    let inherits = m.assigns.iter().any(|a| a.target == "_base_")
+        || m.calls.iter().any(|c| c.callee == "read_base");
     let file = d.path.clone();
     let short = d.path.rsplit('/').next().unwrap_or(&d.path).to_string();
     // judge one expression; `at` says where it was written
@@ -1107,6 +1131,34 @@ fn python_settings(
                 );
             }
         } else if c.callee != "add_argument" && c.callee != "get" && c.callee != "getattr" {
+            // MMEngine's `train_dataloader = dict(…)` is the whole loader config of a file that
+            // inherits nothing: Runner.build_dataloader pops dataset, sampler, batch_sampler,
+            // collate_fn and worker_init_fn and passes the rest to `DataLoader(**cfg)`
+            // (mmengine/runner/runner.py, v0.11.0rc0), so an absent keyword is torch's default,
+            // as for a DataLoader call. With `_base_` (or `read_base()`) a base file may set it.
+            if c.callee == "dict"
+                && c.assigned_to.as_deref() == Some("train_dataloader")
+                && !c.has_splat
+                && !inherits
+            {
+                for (kw, default) in [("num_workers", json!(0)), ("pin_memory", json!(false))] {
+                    if c.kwarg(kw).is_none() {
+                        out.push(Found {
+                            setting: job_text::canonical_setting(kw).unwrap_or("num_workers"),
+                            value: Some(default),
+                            unjudged: None,
+                            file: file.clone(),
+                            key: python::kwarg_key(c, kw),
+                            source: format!(
+                                "{short}:{} train_dataloader = dict(…) without {kw} (MMEngine passes it to torch's DataLoader: torch's default)",
+                                c.line
+                            ),
+                            rank: 1,
+                            eval_only: false,
+                        });
+                    }
+                }
+            }
             // config dicts and framework objects: dict(num_workers=2), TrainingArguments(dataloader_num_workers=4), …
             for a in &c.args {
                 if let Some(n) = a.name.as_deref()
@@ -1395,6 +1447,80 @@ mod tests {
                 .contains("more than a training config holds"),
             "{why}"
         );
+    }
+
+    fn corpus(name: &str) -> (String, String) {
+        let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/corpus")
+            .join(name);
+        (
+            p.display().to_string(),
+            std::fs::read_to_string(&p).expect("corpus file"),
+        )
+    }
+
+    /// The settings chosen from the given files, as `--config` reads them.
+    fn chosen(names: &[&str]) -> Map<String, Value> {
+        let mut g = Gathered::default();
+        for n in names {
+            let (path, text) = corpus(n);
+            g.add_doc(path, text, "--config", "");
+        }
+        resolve(&mut g);
+        choose(&g, None).0
+    }
+
+    #[test]
+    fn an_mmengine_train_dataloader_dict_leaves_torch_s_defaults() {
+        // MMPretrain's ImageNet base: `train_dataloader = dict(batch_size=32, num_workers=5,
+        // …)` inherits nothing, so pin_memory is torch's default (MMEngine's
+        // Runner.build_dataloader passes the dict to DataLoader)
+        let c = chosen(&["h27_mmengine_mmpretrain_imagenet_bs32_5_workers.py"]);
+        assert_eq!(c["num_workers"]["value"], 5);
+        assert_eq!(c["pin_memory"]["value"], false);
+        assert!(
+            c["pin_memory"]["source"]
+                .as_str()
+                .unwrap()
+                .contains("without pin_memory (MMEngine passes it to torch's DataLoader"),
+            "{}",
+            c["pin_memory"]
+        );
+        assert_eq!(c["pin_memory"]["key"], "dict@L26.pin_memory");
+        assert!(c.get("persistent_workers").is_none());
+        // RTMDet-L inherits `_base_` files: only what it writes is read (10 workers, pinned)
+        let c = chosen(&["h27_mmengine_rtmdet_l_10_workers_pin.py"]);
+        assert_eq!(c["num_workers"]["value"], 10);
+        assert_eq!(c["pin_memory"]["value"], true);
+    }
+
+    #[test]
+    fn a_framework_config_that_leaves_the_workers_says_the_framework_s_default() {
+        // Detectron2's Base-RCNN-FPN.yaml has no DATALOADER node: defaults.py gives 4
+        let c = chosen(&["h27_d2_base_rcnn_fpn_no_workers_key.yaml"]);
+        assert_eq!(c["num_workers"]["value"], 4);
+        assert_eq!(c["num_workers"]["key"], "DATALOADER.NUM_WORKERS");
+        assert!(
+            c["num_workers"]["source"]
+                .as_str()
+                .unwrap()
+                .contains("Detectron2's default 4"),
+            "{}",
+            c["num_workers"]
+        );
+        // Ultralytics' default.yaml writes its workers: that value, no default
+        let c = chosen(&["h27_yolo_ultralytics_default_cfg_8_workers.yaml"]);
+        assert_eq!(c["num_workers"]["key"], "workers");
+        assert_eq!(c["num_workers"]["value"], 8);
+        assert!(
+            !c["num_workers"]["source"]
+                .as_str()
+                .unwrap()
+                .contains("absent from")
+        );
+        // OTX's recipe (a `task:` of its own names) is no Ultralytics file: its 2 workers
+        let c = chosen(&["h27_yaml_otx_classification_base_2_workers.yaml"]);
+        assert_eq!(c["num_workers"]["value"], 2);
     }
 
     #[test]

@@ -66,13 +66,13 @@ impl Probe for Env {
         "env"
     }
     fn doc(&self) -> &'static str {
-        "The environment a job sees: the process's (--pid), an env file (--env-file), a launch script given as --config or --evidence (its exports), or gpufix's own."
+        "The environment a job sees: the process's (--pid), an env file (--env-file), a launch script given as --config or --evidence (its exports) and a Python script's own `os.environ` settings, or gpufix's own."
     }
     fn fields(&self) -> &'static [(&'static str, &'static str)] {
         &[
             (
                 "source",
-                "`process PID`, `env-file PATH` or `gpufix environment`",
+                "`process PID`, `env-file PATH`, `launch script PATH`, `Python source PATH (set for its own process on line N)` or `gpufix environment`",
             ),
             (
                 "vars",
@@ -112,13 +112,39 @@ impl Probe for Env {
         } else {
             None
         };
+        // the variables a training script sets for itself (`os.environ[K] = V`): applied after
+        // the launcher's, so they win over a script's exports
+        let py = if from == "auto" && ctx.inputs.pid.is_none() {
+            python_env(ctx.inputs.config.iter().chain(&ctx.inputs.evidence))
+        } else {
+            None
+        };
         if let Some(((path, sc), editable)) = script {
             let mut v = script_env(&path, &sc);
             if editable {
                 v["file"] = json!(path);
             }
+            if let Some((ppath, sets)) = py {
+                for e in sets {
+                    v["vars"][e.name] = json!(e.value);
+                }
+                v["source"] = json!(format!(
+                    "{} and Python source {ppath}",
+                    v["source"].as_str().unwrap_or_default()
+                ));
+            }
             return ProbeOutcome::Value(v);
         }
+        // what the script sets goes over the environment it is started from (an env file, this
+        // shell's), or stands alone where that cannot be read
+        let py = py.map(|(path, sets)| {
+            let at: Vec<String> = sets.iter().map(|e| e.line.to_string()).collect();
+            let source = format!(
+                "Python source {path} (set for its own process on line {})",
+                at.join(", ")
+            );
+            (source, sets)
+        });
         let from = match from {
             "auto" if ctx.inputs.pid.is_some() => "process",
             "auto" if ctx.inputs.env_file.is_some() => "env-file",
@@ -126,6 +152,25 @@ impl Probe for Env {
             other => other,
         };
         let mut out = self.read(from, ctx);
+        if let Some((source, sets)) = py {
+            match &mut out {
+                ProbeOutcome::Value(v) if v["vars"].is_object() => {
+                    for e in sets {
+                        v["vars"][e.name] = json!(e.value);
+                    }
+                    v["source"] = json!(format!(
+                        "{} and {source}",
+                        v["source"].as_str().unwrap_or_default()
+                    ));
+                }
+                _ => {
+                    out = ProbeOutcome::Value(json!({
+                        "source": source,
+                        "vars": vars_value(sets.into_iter().map(|e| (e.name, e.value))),
+                    }));
+                }
+            }
+        }
         // the host the environment applies to: its GPUs and RDMA devices
         if let ProbeOutcome::Value(v) = &mut out {
             if let Ok(r) = ctx.host.nvml() {
@@ -160,6 +205,30 @@ fn launch_script(
                     .display()
                     .to_string(),
                 crate::formats::launcher::read_script(&text),
+            )
+        })
+    })
+}
+
+/// The first `--config`/`--evidence` file that is Python source setting environment variables
+/// for its own process ([`crate::formats::python::environ_sets`]), with those settings.
+fn python_env<'a>(
+    paths: impl Iterator<Item = &'a std::path::PathBuf>,
+) -> Option<(String, Vec<crate::formats::python::EnvSet>)> {
+    use crate::formats::job_text::{JobText, detect};
+    paths.into_iter().find_map(|p| {
+        let text = crate::vocab::io::read_shared(p).ok()?;
+        if detect(&text) != Some(JobText::Python) {
+            return None;
+        }
+        let sets = crate::formats::python::environ_sets(&text);
+        (!sets.is_empty()).then(|| {
+            (
+                std::path::absolute(p)
+                    .unwrap_or_else(|_| p.clone())
+                    .display()
+                    .to_string(),
+                sets,
             )
         })
     })
@@ -281,6 +350,29 @@ impl Env {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_python_script_s_own_environment() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/corpus");
+        let p = |n: &str| dir.join(n);
+        // problem: BernoulliDiffusion's trainer.py (issue #23) sets CUDA_LAUNCH_BLOCKING=1 at
+        // import; a YAML config given beside it (WavTokenizer's) is not Python and is passed over
+        let paths = [
+            p("h27_lightningcli_wavtokenizer_frame40_8_workers.yaml"),
+            p("h27_py_bernoullidiffusion23_trainer_launch_blocking.py"),
+        ];
+        let (path, sets) = python_env(paths.iter()).unwrap();
+        assert!(path.ends_with("h27_py_bernoullidiffusion23_trainer_launch_blocking.py"));
+        assert_eq!(
+            sets.iter()
+                .map(|e| (e.name.as_str(), e.value.as_str(), e.line))
+                .collect::<Vec<_>>(),
+            [("CUDA_LAUNCH_BLOCKING", "1", 12)]
+        );
+        // healthy: a training script that sets nothing (Piper's LightningModule) gives none
+        let paths = [p("h27_py_piper121_lightning_num_workers_default_1.py")];
+        assert!(python_env(paths.iter()).is_none());
+    }
 
     #[test]
     fn launch_script_environment_and_shape() {
