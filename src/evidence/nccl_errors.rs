@@ -49,12 +49,13 @@
 //! - NVIDIA/nccl `src/transport/net_ib.cc` (2.4 through 2.28): two WARNs are followed at once by
 //!   the result they name, with or without a back trace after them (a log cut there, or one
 //!   pasted without its INFO lines, has only the WARN): `ncclIbTest`'s `NET/IB : Got completion
-//!   from peer %s with error %d, opcode %d, len %d, vendor err %d` (2.5–2.18, 2.4 without `from
-//!   peer %s`; `with status=%d
+//!   from peer %s with error %d, opcode %d, len %d, vendor err %d` (2.5–2.18; `with status=%d
 //!   opcode=%d len=%u vendor err %u (%s)… hca %s` from 2.19, `status=%s(%d)` later) then `return
-//!   ncclRemoteError;`, and `ncclIbStatsCheckFatalCount`'s `communicator encountered a fatal error
-//!   (detected in %s)` (2.20+, after the async thread's `async fatal event on QP`) then `return
-//!   ncclSystemError;`. Such a WARN is that result, its text the reason.
+//!   ncclRemoteError;` (`ncclSystemError` before that result existed, as 2.4's `Got completion
+//!   with error %d, …` did), and `ncclIbStatsCheckFatalCount`'s `communicator encountered a fatal
+//!   error (detected in %s)` (2.20+, after the async thread's `async fatal event on QP`) then
+//!   `return ncclSystemError;`. Such a WARN is that error, its text the reason; where the same
+//!   thread's back trace follows, the trace's code names the result.
 //!
 //! A line is looked at only if it holds one of a few fixed markers, so a long log streams fast.
 
@@ -228,9 +229,9 @@ fn warn_result(warn: &str) -> Option<&'static str> {
     {
         return Some("ncclRemoteError");
     }
-    // 2.4's wording, before the peer was named
+    // 2.4's wording, before the peer was named and before ncclRemoteError existed
     if w.starts_with("NET/IB : Got completion with error ") {
-        return Some("ncclRemoteError");
+        return Some("ncclSystemError");
     }
     if w.starts_with("communicator encountered a fatal error (detected in ") {
         return Some("ncclSystemError");
@@ -400,6 +401,8 @@ pub fn parse_nccl_errors(text: &str) -> NcclErrors {
     let mut last_warn: Option<String> = None;
     // the thread (`host:pid:tid`) of the last WARN, until its back trace has been counted
     let mut warn_thread: Option<String> = None;
+    // a WARN that is itself a result (`warn_result`), until its back trace or the next WARN
+    let mut pending: Option<(&'static str, String)> = None;
     let mut lines = text.lines();
     // the watchdog line's continuation rows, rejoined (see `rejoin_wrapped_work`)
     let mut joined;
@@ -426,19 +429,15 @@ pub fn parse_nccl_errors(text: &str) -> NcclErrors {
         // NCCL's WARN (`host:pid:tid [dev] file:line NCCL WARN …`, 2.0's `host [dev]
         // file:line WARN …`) comes before the call returns: the reason an `NCCLCHECK` line lacks
         if let Some((_, w)) = line.split_once(" WARN ") {
+            // a WARN NCCL returns an error right after is that error: held until the next WARN
+            // or the end, so the back trace of the same thread, when printed, names the result
+            // (the code of the version that printed it) and is not counted twice
+            flush_warn_result(&mut out, pending.take(), &mut last_result);
             last_warn = Some(super::clip(w.trim(), super::MAX_TEXT));
             warn_thread = WARN_AT.captures(line).map(|c| c[1].to_string());
-            // a WARN NCCL returns an error right after: the result itself, whose back trace
-            // (if printed) is then not counted again
-            if let Some(r) = warn_result(w)
-                && let Some(i) = note_result(&mut out, r)
-            {
-                let e = &mut out.errors[i];
-                e.last_error
-                    .get_or_insert_with(|| super::clip(w.trim(), super::MAX_TEXT));
-                last_result = Some(i);
-                fresh = false;
-                warn_thread = None;
+            if let Some(r) = warn_result(w) {
+                pending = Some((r, super::clip(w.trim(), super::MAX_TEXT)));
+                out.lines += 1;
                 continue;
             }
         }
@@ -540,6 +539,7 @@ pub fn parse_nccl_errors(text: &str) -> NcclErrors {
             // the first frame of the trace after the WARN of the same thread; its other
             // frames repeat the same result
             warn_thread = None;
+            pending = None;
             carried = true;
             if let Some(r) = result_of_code(&c[2])
                 && let Some(i) = note_result(&mut out, r)
@@ -580,7 +580,22 @@ pub fn parse_nccl_errors(text: &str) -> NcclErrors {
             out.lines += 1;
         }
     }
+    flush_warn_result(&mut out, pending, &mut last_result);
     out
+}
+
+/// Notes a WARN that is itself a result (see [`warn_result`]) no back trace followed.
+fn flush_warn_result(
+    out: &mut NcclErrors,
+    pending: Option<(&'static str, String)>,
+    last_result: &mut Option<usize>,
+) {
+    if let Some((r, w)) = pending
+        && let Some(i) = note_result(out, r)
+    {
+        out.errors[i].last_error.get_or_insert(w);
+        *last_result = Some(i);
+    }
 }
 
 /// A watchdog line whose `WorkNCCL(` is not closed on its own row: a terminal or a log viewer
@@ -1023,8 +1038,16 @@ hostname-test:984:1357 [4] NCCL INFO proxy.cc:694 -> 6\n";
         assert_eq!(e.error_results, ["ncclRemoteError"]);
         assert_eq!(e.errors[0].count, 1);
         // NVIDIA/nccl-tests#24 (2.4): the wording before the peer was named
-        let t = "gpu5:35917:35994 [0] transport/net_ib.cu:788 NCCL WARN NET/IB : Got completion with error 12, opcode 1, len 0, vendor err 129\n";
-        assert_eq!(parse_nccl_errors(t).error_results, ["ncclRemoteError"]);
+        let t = "gpu5:35917:35994 [0] transport/net_ib.cu:788 NCCL WARN NET/IB : Got completion with error 12, opcode 1, len 0, vendor err 129\n\
+gpu5:35917:35994 [0] NCCL INFO include/net.h:34 -> 2\n\
+gpu5:35917:35994 [0] NCCL INFO transport/net.cu:537 -> 2\n";
+        let e = parse_nccl_errors(t);
+        assert_eq!(e.error_results, ["ncclSystemError"]);
+        assert_eq!(e.errors[0].count, 1);
+        assert_eq!(
+            parse_nccl_errors(t.lines().next().unwrap()).error_results,
+            ["ncclSystemError"]
+        );
         // WARNs NCCL goes on after: the async thread's event alone (#1905), the socket
         // transport's size mismatch (pytorch/torchtitan#1681, its trace is what fails), a
         // plugin not found
