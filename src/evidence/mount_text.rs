@@ -142,6 +142,9 @@ pub struct DfRow {
     pub filesystem: String,
     pub fstype: Option<String>,
     pub size_mib: Option<f64>,
+    /// the `Avail` column (GNU coreutils `df.c`: `Size Used Avail Use%`, or `Available` with
+    /// `1K-blocks`): what was free when `df` ran
+    pub avail_mib: Option<f64>,
     pub mount_point: String,
 }
 
@@ -238,6 +241,7 @@ pub fn parse_df(text: &str) -> Vec<DfRow> {
                 filesystem: f[0].clone(),
                 fstype: typed.then(|| f[1].clone()),
                 size_mib: size_mib(&f[size_col], block_kib),
+                avail_mib: size_mib(&f[size_col + 2], block_kib),
                 mount_point: f[need - 1..].join(" "),
             });
         }
@@ -435,6 +439,20 @@ mod tests {
         );
         let k = "Filesystem     1K-blocks  Used Available Use% Mounted on\nshm                65536     0     65536   0% /dev/shm\n";
         assert_eq!(parse_df(k)[0].size_mib, Some(64.0));
+    }
+
+    #[test]
+    fn df_avail_column() {
+        // modelscope/ms-swift#7264: the poster's `df -h /dev/shm` under a DataLoader bus error
+        let t = "df -h /dev/shm\nFilesystem      Size  Used Avail Use% Mounted on\ntmpfs           492G     0  492G   0% /dev/shm\n";
+        let r = &parse_df(t)[0];
+        assert_eq!(r.size_mib, Some(492.0 * 1024.0));
+        assert_eq!(r.avail_mib, Some(492.0 * 1024.0));
+        // Docker's default, `-k` columns (`Available`) and a typed (`-hT`) row
+        let k = "Filesystem     1K-blocks  Used Available Use% Mounted on\nshm                65536 65536         0 100% /dev/shm\n";
+        assert_eq!(parse_df(k)[0].avail_mib, Some(0.0));
+        let typed = "Filesystem     Type     Size  Used Avail Use% Mounted on\nshm            tmpfs     64M   12M   53M  19% /dev/shm\n";
+        assert_eq!(parse_df(typed)[0].avail_mib, Some(53.0));
     }
 
     #[test]

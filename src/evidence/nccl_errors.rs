@@ -46,6 +46,17 @@
 //!   printed a `NCCL WARN` before it: a plugin NCCL skips (`NCCL_IBEXT_DISABLE=1` gives
 //!   `net.cc:55 -> 3` without a WARN) is not a failure.
 //!
+//! - NVIDIA/nccl `src/transport/net_ib.cc` (2.4 through 2.28): two WARNs are followed at once by
+//!   the result they name, with or without a back trace after them (a log cut there, or one
+//!   pasted without its INFO lines, has only the WARN): `ncclIbTest`'s `NET/IB : Got completion
+//!   from peer %s with error %d, opcode %d, len %d, vendor err %d` (2.5–2.18; `with status=%d
+//!   opcode=%d len=%u vendor err %u (%s)… hca %s` from 2.19, `status=%s(%d)` later) then `return
+//!   ncclRemoteError;` (`ncclSystemError` before that result existed, as 2.4's `Got completion
+//!   with error %d, …` did), and `ncclIbStatsCheckFatalCount`'s `communicator encountered a fatal
+//!   error (detected in %s)` (2.20+, after the async thread's `async fatal event on QP`) then
+//!   `return ncclSystemError;`. Such a WARN is that error, its text the reason; where the same
+//!   thread's back trace follows, the trace's code names the result.
+//!
 //! A line is looked at only if it holds one of a few fixed markers, so a long log streams fast.
 
 use regex::Regex;
@@ -207,6 +218,27 @@ fn result_of_string(s: &str) -> Option<&'static str> {
 }
 
 /// One fast check per line before any regex runs.
+/// The result NCCL returns right after this WARN message (see the header): IB completions with
+/// an error status, and a communicator an IB async event made fatal.
+fn warn_result(warn: &str) -> Option<&'static str> {
+    let w = warn.trim();
+    if let Some(rest) = w
+        .strip_prefix("NET/IB : Got completion from peer ")
+        .or_else(|| w.strip_prefix("NET/IB: Got completion from peer "))
+        && (rest.contains(" with error ") || rest.contains(" with status="))
+    {
+        return Some("ncclRemoteError");
+    }
+    // 2.4's wording, before the peer was named and before ncclRemoteError existed
+    if w.starts_with("NET/IB : Got completion with error ") {
+        return Some("ncclSystemError");
+    }
+    if w.starts_with("communicator encountered a fatal error (detected in ") {
+        return Some("ncclSystemError");
+    }
+    None
+}
+
 fn marked(line: &str) -> bool {
     line.contains("Watchdog caught")
         || line.contains("NCCL work:")
@@ -244,6 +276,9 @@ pub fn recognised_line(line: &str) -> bool {
         // `(Runner pid=N) …`, github.com/hiyouga/EasyR1/issues/228)
         || line.contains("Error while creating shared memory segment /dev/shm/nccl-")
         || line.contains("Error while attaching to shared memory segment /dev/shm/nccl-")
+        || line
+            .split_once(" WARN ")
+            .is_some_and(|(_, w)| warn_result(w).is_some())
 }
 
 pub fn looks_like(text: &str) -> bool {
@@ -257,6 +292,8 @@ pub fn looks_like(text: &str) -> bool {
             "NCCL error ",
             "NCCL failure ",
             "shared memory segment",
+            "Got completion from peer ",
+            "communicator encountered a fatal error",
         ]);
         Regex::new(&format!(
             "{}|{}|{}",
@@ -364,6 +401,8 @@ pub fn parse_nccl_errors(text: &str) -> NcclErrors {
     let mut last_warn: Option<String> = None;
     // the thread (`host:pid:tid`) of the last WARN, until its back trace has been counted
     let mut warn_thread: Option<String> = None;
+    // a WARN that is itself a result (`warn_result`), until its back trace or the next WARN
+    let mut pending: Option<(&'static str, String)> = None;
     let mut lines = text.lines();
     // the watchdog line's continuation rows, rejoined (see `rejoin_wrapped_work`)
     let mut joined;
@@ -390,8 +429,17 @@ pub fn parse_nccl_errors(text: &str) -> NcclErrors {
         // NCCL's WARN (`host:pid:tid [dev] file:line NCCL WARN …`, 2.0's `host [dev]
         // file:line WARN …`) comes before the call returns: the reason an `NCCLCHECK` line lacks
         if let Some((_, w)) = line.split_once(" WARN ") {
+            // a WARN NCCL returns an error right after is that error: held until the next WARN
+            // or the end, so the back trace of the same thread, when printed, names the result
+            // (the code of the version that printed it) and is not counted twice
+            flush_warn_result(&mut out, pending.take(), &mut last_result);
             last_warn = Some(super::clip(w.trim(), super::MAX_TEXT));
             warn_thread = WARN_AT.captures(line).map(|c| c[1].to_string());
+            if let Some(r) = warn_result(w) {
+                pending = Some((r, super::clip(w.trim(), super::MAX_TEXT)));
+                out.lines += 1;
+                continue;
+            }
         }
         if !marked(line) {
             continue;
@@ -491,6 +539,7 @@ pub fn parse_nccl_errors(text: &str) -> NcclErrors {
             // the first frame of the trace after the WARN of the same thread; its other
             // frames repeat the same result
             warn_thread = None;
+            pending = None;
             carried = true;
             if let Some(r) = result_of_code(&c[2])
                 && let Some(i) = note_result(&mut out, r)
@@ -531,7 +580,22 @@ pub fn parse_nccl_errors(text: &str) -> NcclErrors {
             out.lines += 1;
         }
     }
+    flush_warn_result(&mut out, pending, &mut last_result);
     out
+}
+
+/// Notes a WARN that is itself a result (see [`warn_result`]) no back trace followed.
+fn flush_warn_result(
+    out: &mut NcclErrors,
+    pending: Option<(&'static str, String)>,
+    last_result: &mut Option<usize>,
+) {
+    if let Some((r, w)) = pending
+        && let Some(i) = note_result(out, r)
+    {
+        out.errors[i].last_error.get_or_insert(w);
+        *last_result = Some(i);
+    }
 }
 
 /// A watchdog line whose `WorkNCCL(` is not closed on its own row: a terminal or a log viewer
@@ -950,6 +1014,50 @@ OpType=ALLREDUCE, NumelIn=10, NumelOut=10, Timeout(ms)=10000) ran for\n\
         fn garbled_work_never_panics(inner in "[A-Za-z=0-9, \\[\\]()]{0,80}") {
             let t = format!("[Rank 1] Watchdog caught collective operation timeout: WorkNCCL({inner}) ran for 9 milliseconds before timing out.\nncclSystemError: x\nLast error:\n");
             let _ = parse_nccl_errors(&t);
+        }
+    }
+
+    #[test]
+    fn ib_warns_that_return_an_error_are_the_error() {
+        // NVIDIA/nccl#1905: three WARNs behind a log collector's stamps, no back trace
+        let t = "2025-11-09 15:39:31.043 +08:00 [2025-11-09 07:39:30] h100-28:238:1313 [0] transport/net_ib.cc:139 NCCL WARN communicator encountered a fatal error (detected in ncclIbTest)\n\
+2025-11-09 15:39:31.043 +08:00 [2025-11-09 07:39:30] h100-28:238:1219 [0] transport/net_ib.cc:180 NCCL WARN NET/IB : mlx5_ib0:1 async fatal event on QP (0x7f69f01519a8): local access violation work queue error\n\
+2025-11-09 15:39:31.043 +08:00 [2025-11-09 07:39:30] h100-28:238:1313 [0] transport/net_ib.cc:2451 NCCL WARN NET/IB: Got completion from peer 172.16.12.34<38081> with status=4 opcode=0 len=0 vendor err 83 (Send) hca mlx5_ib0\n";
+        assert!(looks_like(t));
+        let e = parse_nccl_errors(t);
+        assert_eq!(e.error_results, ["ncclSystemError", "ncclRemoteError"]);
+        assert_eq!(
+            e.errors[0].last_error.as_deref(),
+            Some("communicator encountered a fatal error (detected in ncclIbTest)")
+        );
+        // NVIDIA/nccl#1814 (2.2x): the WARN and its back trace are one error, not two
+        let t = "hostname-test:984:1357 [4] ib_plugin.c:1615 NCCL WARN NET/IB : Got completion from peer 172.36.143.59<44206> with status=12 opcode=129 len=65536 vendor err 129 (Recv) localGid ::ffff:29.87.88.182 remoteGids::ffff:29.87.4.221\n\
+hostname-test:984:1357 [4] NCCL INFO transport/net.cc:1298 -> 6\n\
+hostname-test:984:1357 [4] NCCL INFO proxy.cc:694 -> 6\n";
+        let e = parse_nccl_errors(t);
+        assert_eq!(e.error_results, ["ncclRemoteError"]);
+        assert_eq!(e.errors[0].count, 1);
+        // NVIDIA/nccl-tests#24 (2.4): the wording before the peer was named
+        let t = "gpu5:35917:35994 [0] transport/net_ib.cu:788 NCCL WARN NET/IB : Got completion with error 12, opcode 1, len 0, vendor err 129\n\
+gpu5:35917:35994 [0] NCCL INFO include/net.h:34 -> 2\n\
+gpu5:35917:35994 [0] NCCL INFO transport/net.cu:537 -> 2\n";
+        let e = parse_nccl_errors(t);
+        assert_eq!(e.error_results, ["ncclSystemError"]);
+        assert_eq!(e.errors[0].count, 1);
+        assert_eq!(
+            parse_nccl_errors(t.lines().next().unwrap()).error_results,
+            ["ncclSystemError"]
+        );
+        // WARNs NCCL goes on after: the async thread's event alone (#1905), the socket
+        // transport's size mismatch (pytorch/torchtitan#1681, its trace is what fails), a
+        // plugin not found
+        for w in [
+            "h100-28:238:1219 [0] transport/net_ib.cc:180 NCCL WARN NET/IB : mlx5_ib0:1 async fatal event on QP (0x7f69f01519a8): local access violation work queue error",
+            "nid001097:5838:6020 [0] transport/net_socket.cc:561 NCCL WARN NET/Socket : peer 10.249.23.66<41138> message truncated : receiving 8 bytes instead of 4.",
+            "a:1:2 [0] misc/ibvwrap.cc:63 NCCL WARN Failed to open libibverbs.so[.1]",
+        ] {
+            assert!(parse_nccl_errors(w).error_results.is_empty(), "{w}");
+            assert!(!recognised_line(w), "{w}");
         }
     }
 }

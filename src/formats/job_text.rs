@@ -867,6 +867,41 @@ fn is_traceback_frame(line: &str) -> bool {
     !num.is_empty() && (tail.starts_with(", in ") || tail.is_empty())
 }
 
+/// A line of an SGLang server's log: its `configure_logger` (`python/sglang/srt/utils.py`,
+/// later `utils/common.py`) formats every record as `[%(asctime)s{maybe_ms}{prefix}]
+/// %(message)s` with datefmt `%Y-%m-%d %H:%M:%S` (`.%(msecs)03d` under `SGLANG_LOG_MS`), and
+/// the scheduler's prefix names its ranks (` TP0`, ` DP1 TP4`, ` TP0 EP0`, ` PP1 TP0`): e.g.
+/// `[2025-03-09 00:57:15 TP4] Watchdog timeout (self.watchdog_timeout=300)`. The level is not
+/// printed, so none of the words [`looks_like_log`] counts need be there.
+fn is_sglang_log_line(line: &str) -> bool {
+    let Some(rest) = line.trim_start().strip_prefix('[') else {
+        return false;
+    };
+    let Some((stamp, _)) = rest.split_once(']') else {
+        return false;
+    };
+    let mut parts = stamp.split(' ');
+    let (Some(date), Some(time)) = (parts.next(), parts.next()) else {
+        return false;
+    };
+    let digits = |s: &str, n: usize| s.len() == n && s.bytes().all(|b| b.is_ascii_digit());
+    let d: Vec<&str> = date.split('-').collect();
+    let (hms, ms) = time.split_once('.').unwrap_or((time, "000"));
+    let t: Vec<&str> = hms.split(':').collect();
+    d.len() == 3
+        && digits(d[0], 4)
+        && digits(d[1], 2)
+        && digits(d[2], 2)
+        && t.len() == 3
+        && t.iter().all(|x| digits(x, 2))
+        && digits(ms, 3)
+        // the rank prefix: words of capitals then a number (TP4, DP1, EP0, PP1)
+        && parts.all(|w| {
+            let n = w.trim_start_matches(|c: char| c.is_ascii_uppercase());
+            n.len() < w.len() && !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())
+        })
+}
+
 fn looks_like_log(text: &str, has_warnings: bool) -> bool {
     // a Python traceback printed by the job (an error, or where Ctrl-C found the loop): the
     // frames are most of its lines (two per frame, three with a caret line)
@@ -897,6 +932,7 @@ fn looks_like_log(text: &str, has_warnings: bool) -> bool {
             || low.contains(" info ")
             || low.starts_with("info")
             || low.contains("[rank")
+            || is_sglang_log_line(l)
         {
             hits += 1;
         }
@@ -967,6 +1003,38 @@ pub fn detect(text: &str) -> Option<JobText> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn an_sglang_server_log_is_a_log() {
+        // sgl-project/sglang#3752 (a comment's paste): the scheduler's own watchdog, then `top`
+        let post = "[2025-03-09 00:57:15 TP4] Watchdog timeout (self.watchdog_timeout=300)\n\
+[2025-03-09 00:57:15 TP6] Watchdog timeout (self.watchdog_timeout=300)\n\
+[2025-03-09 00:57:20] Received sigquit from a child proces. It usually means the child failed.\n\
+Killed\n\n\
+top - 08:56:03 up 7:49, 3 users, load average: 20.25, 19.04, 13.06 \n\
+PID USER PR NI VIRT RES SHR S %CPU %MEM TIME+ COMMAND\n\
+22098 root 20 0 125.2g 4.1g 1.4g R 300.7 0.2 260:17.42 sglang::schedul\n";
+        assert_eq!(detect(post), Some(JobText::Log));
+        // sgl-project/sglang#3424, #18785, #17941, #3784 and #3696: rank prefixes, uvicorn's lines
+        for l in [
+            "[2025-02-09 10:14:06 TP0] Decode batch. #running-req: 2, #token: 3778, token usage: 0.01, gen throughput (token/s): 50.47, #queue-req: 0",
+            "[2026-02-12 11:38:29 TP0 EP0] Prefill batch, #new-seq: 5, #new-token: 8192",
+            "[2026-01-29 13:12:37 PP1 TP0] Scheduler watchdog timeout (self.watchdog_timeout=300, self.soft=False)",
+            "[2025-02-22 08:19:45 TP26] Load weight begin. avail mem=78.38 GB",
+            "[2025-02-19 10:36:52] INFO:     10.101.0.14:45930 - \"GET /health HTTP/1.1\" 200 OK",
+        ] {
+            assert!(is_sglang_log_line(l), "{l}");
+        }
+        // not SGLang's stamp (#3368, pytorch/torchtitan#1681, #22987): torch's c10 prefix, a
+        // markdown link, a checklist item
+        for l in [
+            "[rank6]:[E207 01:29:36.730311765 ProcessGroupNCCL.cpp:616] [Rank 6] Watchdog caught collective operation timeout",
+            "[PP_hang_NCCL.log](https://github.com/user-attachments/files/22146930/PP_hang_NCCL.log)",
+            "[x] I searched related issues but found no solution.",
+        ] {
+            assert!(!is_sglang_log_line(l), "{l}");
+        }
+    }
 
     #[test]
     fn settings_at_any_depth_under_framework_names() {

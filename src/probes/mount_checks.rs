@@ -139,6 +139,14 @@ impl Probe for Shm {
         &[
             ("file", "the evidence file read"),
             ("size_mib", "size of /dev/shm in MiB"),
+            (
+                "avail_mib",
+                "free space of /dev/shm in MiB when `df` ran (df's Avail column; beside a bus error, the poster's own df)",
+            ),
+            (
+                "size_source",
+                "`df` when the log of a shared-memory error also holds a df row of /dev/shm",
+            ),
             ("source", "df, mount-option or meminfo"),
             (
                 "container",
@@ -210,6 +218,19 @@ impl Probe for Shm {
             // why the workers failed
             if let Some(h) = crate::evidence::shm_error::host_shm_shown(&t) {
                 v["host_shm"] = json!(h);
+            }
+            // the same text holds the poster's `df` of /dev/shm (ms-swift#7264: `df -h /dev/shm`
+            // under the bus error, 492G free): its size and what was free say whether shared
+            // memory could have run out
+            if let Some(r) = mount_text::parse_df(&t)
+                .into_iter()
+                .find(|r| r.mount_point == "/dev/shm" && r.size_mib.is_some())
+            {
+                v["size_mib"] = json!(r.size_mib);
+                if let Some(a) = r.avail_mib {
+                    v["avail_mib"] = json!(a);
+                }
+                v["size_source"] = json!("df");
             }
             return ProbeOutcome::Value(v);
         }
