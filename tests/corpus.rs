@@ -27,6 +27,12 @@ use serde::Deserialize;
 const CAPTURED: &str = "made on the H200 by bench/capture_h200.sh:";
 
 /// The floor `GPUFIX_CORPUS_STRICT=1` (run by `.ci/run`) holds: the whole corpus's figures after
+/// the sealed batch h24 (a GPU newer than the torch build shown only by versions and names) and
+/// the torch-env kind (712 artifacts): 301 of 322 detected (934 per mille), 0 and 0. The share
+/// fell from 936 only by the batch's own two misses (a Pascal GTX 1070 under a cu129 wheel, whose
+/// dropped architectures only the wheel build scripts of that release tell; a 3090 written
+/// `GPU3090` beside a conda spec); no artifact of another batch reads worse and one reads better
+/// (h21's RTX 5090 beside `2.2.0+cu121`). Before it, after
 /// the sealed batches h19-h23 (nvidia-smi, NCCL, CUDA runtime and OOM, data pipeline and
 /// containers, fabric/PCIe/kernel logs) and their readers, and the pip-list kind (698
 /// artifacts): 296 of 316 detected (936 per mille), 0 and 0 (three h19 tables with an `allow`
@@ -49,7 +55,7 @@ const CAPTURED: &str = "made on the H200 by bench/capture_h200.sh:";
 /// 35 MB Kineto trace of h11 is judged within `plan`'s probe timeout depends on the machine's
 /// load. A change that reads the corpus worse fails CI; one that reads it better raises these.
 /// Issue 24's target is 95% detected, 0 and 0: the detected share is not met.
-const FLOOR_DETECTED_PER_MILLE: usize = 936;
+const FLOOR_DETECTED_PER_MILLE: usize = 934;
 const MAX_FALSE_ON_HEALTHY: usize = 0;
 const MAX_UNREADABLE: usize = 0;
 
