@@ -358,6 +358,16 @@ mod tests {
         assert_eq!(n("|   0  NVIDIA GeForce RTX 40...  Off |"), [89]);
         // a cut that could be any GeForce (HaFred/dnn-rocket-accelerator#55): nothing
         assert!(n("|   0  NVIDIA GeForce ...  On   | 00000000:01:00.0 Off |").is_empty());
+        // nvidia-smi -q (JeanLucPons/BTCCollider#12), -L (NVIDIA/DCGM#94), a query CSV row
+        assert_eq!(
+            n("    Product Name                          : GeForce RTX 2080 Ti"),
+            [75]
+        );
+        let l = names_in(
+            "GPU 0: NVIDIA A100 80GB PCIe (UUID: GPU-a22537c7-6eaa-7bdb-0ba4-45e67e84e963)",
+        );
+        assert_eq!((l[0].name.as_str(), l[0].sm), ("NVIDIA A100 80GB PCIe", 80));
+        assert_eq!(n("NVIDIA H100 80GB HBM3, 550.54.15, 81559 MiB"), [90]);
         // sglang's check_env (sgl-project/sglang#3685)
         assert_eq!(n("GPU 0,1,2,3,4,5,6,7: NVIDIA H20"), [90]);
         // prose that writes the model without the driver's spelling is not a name
