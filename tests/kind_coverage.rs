@@ -69,6 +69,11 @@ const WITNESSES: &[(&str, &str, &str)] = &[
     ),
     ("nvidia-smi-p2p", "", "h17_p2p_r_mlengineering_8xh100_ok"),
     (
+        "torch-env",
+        "h24_comfyui7126_5070ti_cu126_sysinfo_quoted",
+        "h24_comfyui11186_5090_cu129_sysinfo",
+    ),
+    (
         "pip-list",
         "",
         "h21_post_aoneus2_5060_torch291_cu128_versions",
@@ -231,7 +236,7 @@ const GAPS: &[(&str, Side, &str, &str)] = &[
         "pip-list",
         Side::Problem,
         "",
-        "no rule reads a package list yet (the kind's read_by is empty): it is read so that a paste of versions is recognised; a torch wheel's CUDA build against the GPU's architecture is judged from collect_env and PyTorch's own warnings",
+        "no rule reads a package list yet (the kind's read_by is empty): it is read so that a paste of versions is recognised; a torch wheel's CUDA build against the GPU's architecture is judged where a GPU name the driver prints is beside it (collect_env, PyTorch's own warnings, or the torch-env kind, which reads the torch row too)",
     ),
     (
         "dcgmi-discovery",

@@ -117,6 +117,18 @@ pub fn arch_min_cuda(sm: u32) -> Option<u32> {
     })
 }
 
+/// The first CUDA that can build kernels a GPU of `sm_XX` runs: code for an architecture runs on
+/// a later one of the same major version (sm_80 kernels on an sm_86 or sm_89 GPU), which is how
+/// PyTorch judges a build (`torch/cuda/__init__.py`, `_check_cubins`: "NVIDIA GPU compute
+/// architectures are backward compatible within major version", pytorch/pytorch at 17e3b6a9), so
+/// this is the first CUDA of the oldest architecture of that major at or below the GPU's. A build
+/// made with an older CUDA has no kernel the GPU can run, whatever its architecture list; `None`
+/// for an architecture [`arch_min_cuda`] does not know.
+pub fn family_min_cuda(sm: u32) -> Option<u32> {
+    arch_min_cuda(sm)?;
+    (sm / 10 * 10..=sm).filter_map(arch_min_cuda).min()
+}
+
 /// CUDA versions PyTorch published wheel indexes for (`https://download.pytorch.org/whl/cuXYZ`).
 const WHEEL_CUDAS: &[u32] = &[
     9020, 10000, 10010, 10020, 11000, 11010, 11030, 11050, 11060, 11070, 11080, 12010, 12040,
@@ -198,5 +210,19 @@ mod tests {
         assert_eq!(wheel_index(Some(120), Some(12040)), None);
         assert_eq!(min_driver_for(12080), Some("570.26"));
         assert_eq!(min_driver_for(12070), Some("570.26"));
+    }
+
+    #[test]
+    fn a_gpu_runs_kernels_of_its_major_version() {
+        // an RTX 3080 (sm_86) runs a CUDA 11.0 build's sm_80 kernels; a 4090 (sm_89) too
+        assert_eq!(family_min_cuda(86), Some(11000));
+        assert_eq!(family_min_cuda(89), Some(11000));
+        // Hopper and Blackwell start their major versions
+        assert_eq!(family_min_cuda(90), Some(11080));
+        assert_eq!(family_min_cuda(100), Some(12080));
+        assert_eq!(family_min_cuda(120), Some(12080));
+        assert_eq!(family_min_cuda(75), Some(9000));
+        assert_eq!(family_min_cuda(61), Some(8000));
+        assert_eq!(family_min_cuda(99), None);
     }
 }

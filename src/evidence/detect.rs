@@ -259,6 +259,11 @@ mod tests {
                 "link mlx5_7/1 subnet_prefix fe80:0000:0000:0000 lid 3403 sm_lid 1 lmc 0 state DOWN physical_state POLLING\n",
             ),
             (
+                // Comfy-Org/ComfyUI#11186 (the error report's System Information and Devices)
+                "torch-env",
+                "- **PyTorch Version:** 2.8.0+cu129\n## Devices\n\n- **Name:** cuda:0 NVIDIA GeForce RTX 5090 : cudaMallocAsync\n  - **Type:** cuda\n",
+            ),
+            (
                 // kzhang2/aoneus#2
                 "pip-list",
                 "torch             2.9.1+cu128\ntorchvision       0.24.1+cu128\nDriver 13.0\nCUDA toolkit 12.8\n",

@@ -52,6 +52,7 @@ pub mod cuda_stack;
 pub mod dcgmi;
 pub mod detect;
 pub mod device_query;
+pub mod gpu_arch;
 pub mod ibdev2netdev;
 pub mod ibstat;
 pub mod ibstatus;
@@ -75,6 +76,7 @@ pub mod smi_list;
 pub mod smi_nvlink;
 pub mod smi_p2p;
 pub mod smi_tables;
+pub mod torch_env;
 pub mod torch_memory;
 pub mod torchrun_failure;
 pub mod trace;
@@ -280,6 +282,9 @@ pub static KINDS: &[&dyn EvidenceKind] = &[
     // late: kinds no rule reads, claiming only a block no other kind reads
     &smi_p2p::P2pKind,
     &smi_p2p::MigKind,
+    // a torch build beside GPU names (ComfyUI, sglang, version prints): before the package list,
+    // whose rows it also reads
+    &torch_env::TorchEnvKind,
     &pip_list::PipListKind,
     // last: a `GPU 0: <name> (UUID: …)` line is claimed only where no other kind reads the block
     &smi_list::SmiListKind,

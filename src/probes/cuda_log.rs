@@ -13,7 +13,7 @@
 //! holds (a traceback, prose, a training log).
 
 use super::{Probe, ProbeCtx, ProbeOutcome};
-use crate::evidence::{collect_env, cuda_compat, cuda_errors, device_query};
+use crate::evidence::{collect_env, cuda_compat, cuda_errors, device_query, torch_env};
 use crate::vocab::io::read_shared;
 use serde_json::{Map, Value, json};
 use std::path::PathBuf;
@@ -94,6 +94,22 @@ fn read_text(
         collect_env::parse_collect_env(&t)
     });
     (rt, env, files)
+}
+
+/// The torch build and the GPUs every `--evidence` file names, together (a `pip list` in one
+/// file and an `nvidia-smi` table in another are one environment), with the files that held any.
+fn read_torch_env(ctx: &ProbeCtx) -> (torch_env::TorchEnv, Vec<String>) {
+    let mut all = torch_env::TorchEnv::default();
+    let mut files = Vec::new();
+    for p in &ctx.inputs.evidence {
+        let Ok(t) = read_shared(p) else { continue };
+        let e = torch_env::read(&t);
+        if !e.is_empty() {
+            files.push(p.display().to_string());
+            all.merge(e);
+        }
+    }
+    (all, files)
 }
 
 /// The driver's CUDA from the text: PyTorch's "found version N", else collect_env's driver.
@@ -199,6 +215,14 @@ impl Probe for CudaLog {
                 "the build lacks the GPU's architecture (no kernel image, sm_XX not compatible, GPU too old or too new for the build)",
             ),
             (
+                "arch_inferred",
+                "arch_missing was worked out from the build's CUDA and the GPU's name, not read from PyTorch's words",
+            ),
+            (
+                "arch_build_cuda",
+                "when inferred: the CUDA the torch build was made with (12.1)",
+            ),
+            (
                 "arch_gpu",
                 "the GPU that lacks kernels, where the text names it",
             ),
@@ -235,11 +259,19 @@ impl Probe for CudaLog {
         ]
     }
     fn run(&self, _params: &super::NoParams, ctx: &ProbeCtx) -> ProbeOutcome {
-        let (rt, env, files) = read_text(ctx);
-        if rt.is_none() && env.is_none() {
+        let (rt, env, mut files) = read_text(ctx);
+        let (tenv, tenv_files) = read_torch_env(ctx);
+        if rt.is_none() && env.is_none() && !tenv.judgeable() {
             return ProbeOutcome::NotApplicable(
-                "needs --evidence with PyTorch's CUDA messages (a traceback or warning) or `python -m torch.utils.collect_env` output".into(),
+                "needs --evidence with PyTorch's CUDA messages (a traceback or warning), `python -m torch.utils.collect_env` output, or a torch build (+cuXYZ) beside a GPU name the driver prints".into(),
             );
+        }
+        if tenv.judgeable() {
+            for f in tenv_files {
+                if !files.contains(&f) {
+                    files.push(f);
+                }
+            }
         }
         // every field of the runtime reader is there, false/empty when only collect_env was given
         let empty = cuda_errors::CudaRuntimeLog::default();
@@ -283,14 +315,41 @@ impl Probe for CudaLog {
         } else {
             out.insert("runtime_errors".into(), json!([]));
         }
+        // without PyTorch's own words, the build's CUDA against the GPU's architecture: a GPU
+        // whose major architecture is newer than anything that CUDA compiles has no kernel
+        let lacking = tenv.lacking();
+        let mut inferred = None;
+        if let Some(l) = lacking {
+            if !arch_missing {
+                arch_missing = true;
+                gpu = Some(l.gpu.clone());
+                sm = Some(l.sm);
+                inferred = Some(l);
+            } else if gpu.is_none() {
+                // "no kernel image" without a GPU name: the GPU the text names is the one
+                gpu = Some(l.gpu.clone());
+                sm = Some(l.sm);
+            }
+        }
         out.insert("arch_missing".into(), json!(arch_missing));
+        out.insert("arch_inferred".into(), json!(inferred.is_some()));
         if arch_missing {
             if let Some(g) = &gpu {
                 out.insert("arch_gpu".into(), json!(g));
             }
+            if let Some(l) = &inferred {
+                out.insert(
+                    "arch_build_cuda".into(),
+                    json!(cuda_compat::cuda_code_str(l.build)),
+                );
+            }
             if let Some(s) = sm {
                 out.insert("arch_sm".into(), json!(s));
-                if let Some(c) = cuda_compat::arch_min_cuda(s) {
+                let need = match &inferred {
+                    Some(l) => Some(l.need),
+                    None => cuda_compat::arch_min_cuda(s),
+                };
+                if let Some(c) = need {
                     out.insert("arch_min_cuda".into(), json!(cuda_compat::cuda_code_str(c)));
                 }
             }
@@ -514,6 +573,32 @@ mod tests {
         assert_eq!(v["arch_min_cuda"], "12.8");
         assert_eq!(v["wheel_index"], "https://download.pytorch.org/whl/cu128");
         assert_eq!(v["runtime_errors"], json!([]));
+    }
+
+    #[test]
+    fn a_build_older_than_the_gpu_is_inferred_from_the_versions() {
+        // pytorch/pytorch#150733's collect_env without the warning printed before it
+        let v = value_of(run(
+            &CudaLog,
+            &["collect_env/torch26_cu126_5090d_pytorch150733.txt"],
+        ));
+        assert_eq!(v["arch_missing"], true);
+        assert_eq!(v["arch_inferred"], true);
+        assert_eq!(v["arch_gpu"], "NVIDIA GeForce RTX 5090 D");
+        assert_eq!(v["arch_sm"], 120);
+        assert_eq!(v["arch_build_cuda"], "12.6");
+        assert_eq!(v["arch_min_cuda"], "12.8");
+        assert_eq!(v["wheel_index"], "https://download.pytorch.org/whl/cu128");
+        // pytorch/pytorch#130181: an A100 under a cu121 build has its kernels
+        let a = value_of(run(
+            &CudaLog,
+            &["collect_env/torch25_cu121_a100_mig_pytorch130181.txt"],
+        ));
+        assert_eq!(a["arch_missing"], false);
+        assert_eq!(a["arch_inferred"], false);
+        // PyTorch's own warning is quoted, not inferred
+        let w = value_of(run(&CudaLog, &["cuda/sm_120_not_compatible.txt"]));
+        assert_eq!(w["arch_inferred"], false);
     }
 
     #[test]
