@@ -40,14 +40,7 @@ const NOT_RECORDED: &[(&str, &[&str])] = &[
     ("cuda.compat", &["said"]),
     (
         "cuda.log",
-        &[
-            "arch_gpu",
-            "arch_min_cuda",
-            "arch_sm",
-            "build_archs",
-            "driver_found_version",
-            "wheel_index",
-        ],
+        &["build_archs", "driver_found_version"],
     ),
     ("nccl.log", &["cut", "net_plugin"]),
     (

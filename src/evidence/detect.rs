@@ -264,6 +264,11 @@ mod tests {
                 "- **PyTorch Version:** 2.8.0+cu129\n## Devices\n\n- **Name:** cuda:0 NVIDIA GeForce RTX 5090 : cudaMallocAsync\n  - **Type:** cuda\n",
             ),
             (
+                // Azure/azhpc-diagnostics#73 (`nvidia-smi nvlink -s`, the poster's elisions kept)
+                "nvidia-smi-nvlink",
+                "nvidia-smi nvlink -s\n....\nGPU 3: Tesla V100-SXM2-32GB (UUID: ...)\n         Link 0: 25.781 GB/s\n         Link 1: 25.781 GB/s\n         Link 2: 25.781 GB/s\n         Link 3: <inactive>\n         Link 4: 25.781 GB/s\n         Link 5: <inactive>\n",
+            ),
+            (
                 // kzhang2/aoneus#2
                 "pip-list",
                 "torch             2.9.1+cu128\ntorchvision       0.24.1+cu128\nDriver 13.0\nCUDA toolkit 12.8\n",
