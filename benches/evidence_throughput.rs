@@ -182,6 +182,17 @@ fn main() {
             String::new(),
             corpus("nccl_two_node_roce_a800.log"),
         ),
+        // the same NCCL log as `srun --label` prints it: every line behind `0: `, taken off by
+        // `vocab::paste::unwrap` before the NCCL reader reads it
+        (
+            "NCCL log, srun -l",
+            dir.path().join("nccl-srun.log"),
+            String::new(),
+            fixture("nccl/socket_and_ib_init.log")
+                .lines()
+                .map(|l| format!("0: {l}\n"))
+                .collect(),
+        ),
         (
             "training log",
             dir.path().join("train.log"),
@@ -236,6 +247,13 @@ fn main() {
                 let text = std::fs::read_to_string(&path).expect("read paste");
                 Some(parse_rate(&text, |t| {
                     std::hint::black_box(nccl_log::parse_nccl_log(t));
+                }))
+            }
+            "NCCL log, srun -l" => {
+                let text = std::fs::read_to_string(&path).expect("read paste");
+                Some(parse_rate(&text, |t| {
+                    let plain = gpufix::vocab::paste::unwrap(t.to_string());
+                    std::hint::black_box(nccl_log::parse_nccl_log(&plain));
                 }))
             }
             "kernel log" | "dmesg (corpus)" => {
