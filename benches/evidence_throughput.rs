@@ -251,6 +251,13 @@ fn main() {
             }
             "NCCL log, srun -l" => {
                 let text = std::fs::read_to_string(&path).expect("read paste");
+                let unwrap = parse_rate(&text, |t| {
+                    std::hint::black_box(gpufix::vocab::paste::unwrap(t.to_string()));
+                });
+                println!(
+                    "  (NCCL log, srun -l: vocab::paste::unwrap alone {:.1} MB/s, {:.1} MB/s of CPU time)",
+                    unwrap.wall, unwrap.cpu
+                );
                 Some(parse_rate(&text, |t| {
                     let plain = gpufix::vocab::paste::unwrap(t.to_string());
                     std::hint::black_box(nccl_log::parse_nccl_log(&plain));

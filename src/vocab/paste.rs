@@ -52,8 +52,6 @@ static POD: LazyLock<Regex> =
 static COMPOSE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^([A-Za-z0-9][A-Za-z0-9_.-]*[-_][0-9]+)[ \t]*\| ?").expect("static regex")
 });
-static TORCHRUN: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^\[default[0-9]+\]:").expect("static regex"));
 static RAY: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
         r"^\((?:[A-Za-z_][A-Za-z0-9_.:]*[ \t]+)?pid=[0-9]+(?:,[ \t]*ip=[0-9A-Fa-f.:]+)?\)[ \t]",
@@ -63,8 +61,6 @@ static RAY: LazyLock<Regex> = LazyLock::new(|| {
 static MPIRUN: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^\[[0-9]+,[0-9]+\]<(?:stdout|stderr|stddiag)>:").expect("static regex")
 });
-static SRUN: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^ *[0-9]{1,6}: ").expect("static regex"));
 static PDSH: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^([A-Za-z0-9][A-Za-z0-9_.-]{0,62}): ").expect("static regex"));
 
@@ -111,13 +107,26 @@ fn prefix(form: Form, line: &str) -> Option<usize> {
             }
             return Some(i);
         }
+        // the common line prefixes, read byte by byte (a regex call per line of a large log
+        // costs more than the reader after it)
+        Form::Srun => {
+            let b = line.as_bytes();
+            let sp = b.iter().take_while(|&&c| c == b' ').count();
+            let digits = b[sp..].iter().take_while(|c| c.is_ascii_digit()).count();
+            let at = sp + digits;
+            return ((1..=6).contains(&digits) && b[at..].starts_with(b": ")).then_some(at + 2);
+        }
+        Form::Torchrun => {
+            let rest = line.strip_prefix("[default")?;
+            let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+            return (digits > 0 && rest[digits..].starts_with("]:"))
+                .then_some("[default".len() + digits + 2);
+        }
         Form::Timestamp => &RFC3339,
         Form::Pod => &POD,
         Form::Compose => &COMPOSE,
-        Form::Torchrun => &TORCHRUN,
         Form::Ray => &RAY,
         Form::Mpirun => &MPIRUN,
-        Form::Srun => &SRUN,
         Form::Pdsh => {
             let c = PDSH.captures(line)?;
             let host = c.get(1)?.as_str();
@@ -133,10 +142,9 @@ fn prefix(form: Form, line: &str) -> Option<usize> {
     let first = *line.as_bytes().first()?;
     let plausible = match form {
         Form::Timestamp => first.is_ascii_digit(),
-        Form::Pod | Form::Torchrun | Form::Mpirun => first == b'[',
+        Form::Pod | Form::Mpirun => first == b'[',
         Form::Ray => first == b'(',
         Form::Compose => first.is_ascii_alphanumeric() && line.contains('|'),
-        Form::Srun => first == b' ' || first.is_ascii_digit(),
         _ => true,
     };
     if !plausible {
@@ -214,6 +222,39 @@ fn common_indent(text: &str) -> usize {
     common.map_or(0, str::len)
 }
 
+/// The text with the first `cut(line)` bytes of each line (without its `\n`) taken off, in
+/// place: a large log is not copied into a second buffer. `cut` returns a length at a char
+/// boundary of the line, at most its length.
+fn cut_starts(text: String, cut: impl Fn(&str) -> usize) -> String {
+    // where each cut is, found on the text before any byte moves
+    let mut cuts: Vec<(usize, usize)> = Vec::new();
+    let mut at = 0;
+    for piece in text.split_inclusive('\n') {
+        let line = piece.strip_suffix('\n').unwrap_or(piece);
+        let k = cut(line).min(line.len());
+        if k > 0 && line.is_char_boundary(k) {
+            cuts.push((at, k));
+        }
+        at += piece.len();
+    }
+    if cuts.is_empty() {
+        return text;
+    }
+    let mut bytes = text.into_bytes();
+    let len = bytes.len();
+    // move each stretch between two cuts down over the bytes cut before it
+    let mut write = cuts[0].0;
+    for (i, &(start, k)) in cuts.iter().enumerate() {
+        let from = start + k;
+        let to = cuts.get(i + 1).map_or(len, |c| c.0);
+        bytes.copy_within(from..to, write);
+        write += to - from;
+    }
+    bytes.truncate(write);
+    // only whole leading chars were taken off each line: still UTF-8
+    String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
 /// The text as its producer printed it: see the module's header for what is taken off. A
 /// text carried in none of these forms is returned as it is, without a copy.
 pub fn unwrap(text: String) -> String {
@@ -241,30 +282,20 @@ pub fn unwrap(text: String) -> String {
         if forms.is_empty() {
             break;
         }
-        let mut out = String::with_capacity(text.len());
-        for piece in text.split_inclusive('\n') {
-            let (line, end) = match piece.strip_suffix('\n') {
-                Some(l) => (l, "\n"),
-                None => (piece, ""),
-            };
-            let k = forms.iter().find_map(|&f| prefix(f, line)).unwrap_or(0);
-            out.push_str(&line[k..]);
-            out.push_str(end);
-        }
-        text = out;
+        text = cut_starts(text, |line| {
+            forms.iter().find_map(|&f| prefix(f, line)).unwrap_or(0)
+        });
     }
     let indent = common_indent(&text);
     if indent > 0 {
-        let mut out = String::with_capacity(text.len());
-        for piece in text.split_inclusive('\n') {
-            if piece.trim().is_empty() {
-                // a blank line may be shorter than the indent
-                out.push_str(piece.trim_start_matches([' ', '\t']));
+        // every non-empty line has the indent; a blank one may be shorter
+        text = cut_starts(text, |line| {
+            if line.trim().is_empty() {
+                line.len() - line.trim_start_matches([' ', '\t']).len()
             } else {
-                out.push_str(&piece[indent..]);
+                indent
             }
-        }
-        text = out;
+        });
     }
     text
 }
