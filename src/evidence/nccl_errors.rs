@@ -30,6 +30,13 @@
 //!   <strerror>` (and 2.3.5's `Unable to allocate shared memory (%d bytes) : %s`): the same
 //!   failure to create a segment in /dev/shm; and `src/include/checks.h`'s
 //!   `Cuda failure '%s'` / `Cuda failure %d '%s'` and `Call to %s failed: %s`;
+//! - the same result text after `NCCL error: ` where no file and line are printed: torch's
+//!   `WorkNCCL::checkForNCCLErrors` (`ProcessGroupNCCL.cpp`, 2.x) builds an async failure as
+//!   `"NCCL error: " + ncclGetErrorWithVersion(err)` (`NCCL error: remote process exited or
+//!   there was a network error, NCCL version 2.21.5`), and the ctypes wrappers of vLLM and
+//!   SGLang (`distributed/device_communicators/pynccl_wrapper.py`, `NCCL_CHECK`) raise
+//!   `RuntimeError(f"NCCL error: {error_str}")`; wrappers that print the result code first
+//!   give `NCCL error N: <text>` (`NCCL Error 2: unhandled system error` in vLLM 0.5's log);
 //! - the `NCCLCHECK` macro programs print a failed call's result with: NVIDIA/nccl-tests
 //!   `src/common.h` (`%s: Test NCCL failure %s:%d '%s'`, since 2.x `'%s / %s'` with
 //!   `ncclGetLastError`), the NCCL developer guide's examples (`Failed, NCCL error %s:%d
@@ -164,6 +171,12 @@ static ERROR_IN: LazyLock<Regex> = LazyLock::new(|| {
         .expect("static regex")
 });
 // an `NCCLCHECK` macro's line (see the header): FILE:LINE and the result's text in quotes
+/// `NCCL error: <ncclGetErrorString>` / `NCCL error N: …` (see the header), an optional
+/// `, NCCL version V` after it.
+static ERROR_TEXT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"NCCL [Ee]rror(?: ([1-6]))?: ([a-z][^,]*?)(?:,\s*NCCL version (\S+?))?\s*$")
+        .expect("static regex")
+});
 static CHECK_FAILED: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"NCCL (?:failure|error) (\S+?:\d+) '([^']+)'").expect("static regex")
 });
@@ -244,6 +257,7 @@ fn marked(line: &str) -> bool {
         || line.contains("NCCL work:")
         || line.contains("nccl")
         || line.contains("NCCL error")
+        || line.contains("NCCL Error")
         || line.contains("shared memory segment")
         || line.contains("failed to extend")
         || is_old_shm_create(line)
@@ -252,6 +266,17 @@ fn marked(line: &str) -> bool {
         || line.contains("Last error")
         || line.contains("NCCL failure")
         || line.contains(" -> ")
+}
+
+/// `NCCL error: <text>` naming one of `ncclGetErrorString`'s texts, or its result code
+/// before it: (result, NCCL version where printed).
+fn error_text(line: &str) -> Option<(&'static str, Option<&str>)> {
+    let c = ERROR_TEXT.captures(line)?;
+    let r = match c.get(1) {
+        Some(code) => result_of_code(code.as_str())?,
+        None => result_of_string(c.get(2)?.as_str())?,
+    };
+    Some((r, c.get(3).map(|m| m.as_str())))
 }
 
 /// An `NCCLCHECK` macro's line naming one of `ncclGetErrorString`'s texts: (FILE:LINE, result).
@@ -268,6 +293,7 @@ pub fn recognised_line(line: &str) -> bool {
         || line.starts_with("caught collective operation timeout: WorkNCCL(")
         || RESULT.is_match(line)
         || line.contains("NCCL error in: ")
+        || error_text(line).is_some()
         || check_failed(line).is_some()
         || CHECK_TRACE.is_match(line)
         || (line.contains("NCCL WARN") && line.contains("shared memory segment"))
@@ -290,6 +316,8 @@ pub fn looks_like(text: &str) -> bool {
             "caught collective operation timeout: WorkNCCL(",
             "NCCL error in: ",
             "NCCL error ",
+            "NCCL error: ",
+            "NCCL Error ",
             "NCCL failure ",
             "shared memory segment",
             "Got completion from peer ",
@@ -507,6 +535,22 @@ pub fn parse_nccl_errors(text: &str) -> NcclErrors {
             if let Some(v) = c.get(3) {
                 out.nccl_version
                     .get_or_insert_with(|| v.as_str().to_string());
+            }
+        } else if let Some((r, version)) = error_text(line) {
+            // the same as `NCCL error in:` without its FILE:LINE; the `ncclRemoteError: …`
+            // line torch prints under it is this error, not another
+            carried = true;
+            if let Some(i) = note_result(&mut out, r) {
+                if let Some(v) = version {
+                    out.errors[i]
+                        .nccl_version
+                        .get_or_insert_with(|| v.to_string());
+                }
+                last_result = Some(i);
+                fresh = true;
+            }
+            if let Some(v) = version {
+                out.nccl_version.get_or_insert_with(|| v.to_string());
             }
         } else if let Some(c) = RESULT.captures(line) {
             carried = true;
@@ -749,6 +793,29 @@ mod tests {
         assert!(!looks_like(
             "Error while creating shared memory segment for my app\n"
         ));
+    }
+
+    #[test]
+    fn an_error_text_without_file_and_line() {
+        // github.com/OpenRLHF/OpenRLHF/issues/621: torch's async failure of a broadcast, NCCL's
+        // text and version after `NCCL error: ` (Ray's worker prefix already taken off)
+        let t = "[rank1]:[E1224 13:23:05.483840160 ProcessGroupNCCL.cpp:542] [Rank 12] Collective WorkNCCL(SeqNum=1, OpType=BROADCAST, NumelIn=778567680, NumelOut=778567680, Timeout(ms)=1800000) raised the following async exception: NCCL error: remote process exited or there was a network error, NCCL version 2.21.5\n";
+        assert!(looks_like(t));
+        let e = parse_nccl_errors(t);
+        assert_eq!(e.error_results, vec!["ncclRemoteError"]);
+        assert_eq!(e.nccl_version.as_deref(), Some("2.21.5"));
+        // github.com/vllm-project/vllm/issues/5828: vLLM 0.5's wrapper prints the code first
+        let t = "ERROR 06-25 15:28:30 worker_base.py:148] RuntimeError: NCCL Error 2: unhandled system error (run with NCCL_DEBUG=INFO for details)\n";
+        assert!(looks_like(t));
+        assert_eq!(parse_nccl_errors(t).error_results, vec!["ncclSystemError"]);
+        // with torch's detail line under it: one error, counted once
+        let t = "NCCL error: remote process exited or there was a network error, NCCL version 2.22.3\nncclRemoteError: A call failed possibly due to a network error or a remote process exiting prematurely.\n";
+        let e = parse_nccl_errors(t);
+        assert_eq!(e.errors.len(), 1);
+        assert_eq!(e.errors[0].count, 1);
+        // a success, or words that are no NCCL result, are not an error
+        assert!(!looks_like("NCCL error: none so far\n"));
+        assert!(!looks_like("wrapper prints NCCL error 0: no error\n"));
     }
 
     use super::*;

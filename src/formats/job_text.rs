@@ -836,10 +836,13 @@ pub fn single_process_loader(text: &str) -> Option<(usize, String)> {
 }
 
 /// Metric names training loops print next to a number (`loss: 5.18`, `Data 0.016`,
-/// `reader_cost: 0.02 s`, `152.1 images/sec`).
+/// `reader_cost: 0.02 s`, `152.1 images/sec`), and the time of one step after its number:
+/// TF-slim's `learning.train_step` logs `global step %d: loss = %.4f (%.3f sec/step)`, and
+/// RETURNN's step report (`returnn/torch/engine.py`) `ep 55 train, step 1347, ce 0.324, …,
+/// 0.855 sec/step, elapsed 0:16:59, …` with its epoch as `ep`.
 static METRIC: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
     regex::Regex::new(
-        r"(?i)\b(?:loss|lr|acc|epoch|iter|step|time|data|batch_cost|reader_cost|data_time|ips|samples|throughput|wps|ups|ppl|bsz)\b\s*[:=]?\s*[-+]?\d|\d\s*(?:images|samples|tokens|img|it)/s(?:ec)?\b",
+        r"(?i)\b(?:loss|lr|acc|epoch|ep|iter|step|time|data|batch_cost|reader_cost|data_time|ips|samples|throughput|wps|ups|ppl|bsz)\b\s*[:=]?\s*[-+]?\d|\d\s*(?:images|samples|tokens|img|it)/s(?:ec)?\b|\d\s*(?:sec|s)/step\b",
     )
     .expect("static regex")
 });
@@ -847,6 +850,30 @@ static METRIC: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
 /// A progress line of a training loop: several metrics with their numbers on one line.
 fn is_progress_line(line: &str) -> bool {
     METRIC.find_iter(line).take(3).count() >= 3 || line.to_ascii_lowercase().contains("images/sec")
+}
+
+/// A line of the C++ logging that TensorFlow/XLA and PyTorch's c10 print, and the lines a
+/// dying process prints:
+/// - TensorFlow and XLA (`tsl/platform/default/logging.cc`, `GenerateLogMessage`):
+///   `fprintf(stderr, "%s.%06d: %c%s %s:%d] %s\n", time, micros, "IWEF"[severity], tid,
+///   file, line, message)` with the time `%Y-%m-%d %H:%M:%S`: `2019-07-03 09:55:22.084592: I
+///   tensorflow/stream_executor/…/dso_loader.cc:42] Successfully opened …`;
+/// - glog's prefix, which c10 (`c10/util/Logging.cpp`) prints the same way:
+///   `[IWEF]mmdd hh:mm:ss.uuuuuu threadid file:line] ` (`I1002 15:18:48.539551 1822062
+///   ProcessGroupNCCL.cpp:528] …`);
+/// - glibc's failed `assert` (`assert/assert.c`, `__assert_fail_base`: `%s%s%s:%u: %s%sAssertion
+///   `%s' failed.`): `python: src/psm2_nccl_net.c:756: mq_progress_loop: Assertion `r->used'
+///   failed.`;
+/// - CPython's fatal error (`Python/pylifecycle.c` `fatal_error`, `faulthandler`): `Fatal
+///   Python error: Segmentation fault`.
+fn is_native_log_line(line: &str) -> bool {
+    static NATIVE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(
+            r"^(?:[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{6}: [IWEF](?: +[0-9]+)? |[IWEF][0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{6} +[0-9]+ )\S+:[0-9]+\] |:[0-9]+: .*Assertion `.*' failed\.$|^Fatal Python error: ",
+        )
+        .expect("static regex")
+    });
+    NATIVE.is_match(line.trim())
 }
 
 /// A frame line of a Python traceback as CPython prints it: `  File "{filename}", line
@@ -933,6 +960,7 @@ fn looks_like_log(text: &str, has_warnings: bool) -> bool {
             || low.starts_with("info")
             || low.contains("[rank")
             || is_sglang_log_line(l)
+            || is_native_log_line(l)
         {
             hits += 1;
         }
@@ -1277,6 +1305,31 @@ PID USER PR NI VIRT RES SHR S %CPU %MEM TIME+ COMMAND\n\
             assert_eq!(detect(&corpus(name)), Some(JobText::Log), "{name}");
         }
         assert!(!is_progress_line("learning rate schedule: cosine"));
+        // github.com/rwth-i6/i6_core/pull/658: RETURNN's step report (torchrun's prefix off)
+        assert!(is_progress_line(
+            "ep 55 train, step 1347, ce 0.324, ctc_4 1.006, ctc_10 0.776, ctc_16 0.677, grad_norm:p2 3.388, num_seqs 27, max_size:time 291200, max_size:aug_spatial 128, mem_usage:cuda:0 67.8GB, 0.855 sec/step, elapsed 0:16:59, exp. remaining 0:03:45, complete 81.92%"
+        ));
+        assert!(!is_progress_line(
+            "the step function took 3 sec/step before"
+        ));
+    }
+
+    #[test]
+    fn native_log_lines_and_a_dying_process_make_a_log() {
+        // github.com/horovod/horovod/issues/1191 (mpirun's tags off): TensorFlow's C++ log
+        let t = "Running warm up\n2019-07-03 09:55:22.084592: I tensorflow/stream_executor/platform/default/dso_loader.cc:42] Successfully opened dynamic library libcublas.so.10.0\n2019-07-03 09:55:22.368772: I tensorflow/stream_executor/platform/default/dso_loader.cc:42] Successfully opened dynamic library libcudnn.so.7\n";
+        assert_eq!(detect(t), Some(JobText::Log));
+        // github.com/pytorch/pytorch/pull/46009: c10's glog-style lines
+        assert!(is_native_log_line(
+            "I1002 15:18:48.539551 1822062 ProcessGroupNCCL.cpp:528] [Rank 2] NCCL watchdog thread started!"
+        ));
+        // github.com/pytorch/pytorch/issues/75087 (torchrun's prefix off): glibc's assert, then
+        // CPython's fatal error
+        let t = "python: src/psm2_nccl_net.c:756: mq_progress_loop: Assertion `r->used' failed.\nFatal Python error: Segmentation fault\n";
+        assert_eq!(detect(t), Some(JobText::Log));
+        // a date and a colon are not a log line, nor is a word before `: `
+        assert!(!is_native_log_line("2019-07-03 09:55:22: the run started"));
+        assert!(!is_native_log_line("I1002 the run started: ok"));
     }
 
     #[test]

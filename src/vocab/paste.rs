@@ -16,9 +16,22 @@
 //!   `time.RFC3339Nano`);
 //! - `[pod/NAME/CONTAINER] ` (`kubectl logs --prefix`, kubectl `logs.go`);
 //! - `SERVICE-N  | ` / `SERVICE_N  | ` (Compose v2 / v1 `logs`, the service's container index);
+//!   `NAME  | ` where the service sets `container_name` (docker/compose `cmd/formatter/logs.go`,
+//!   read at 13d70b1c: `presenter.setPrefix` prints `fmt.Sprintf("%-{width}s | ", name)` with
+//!   the container's name, `width` one more than the longest name), taken where most lines
+//!   carry it under a few names;
 //! - `[defaultN]:` (torchrun's `--tee`/`--redirects`, torch `elastic/multiprocessing/api.py`);
-//! - `(NAME pid=N, ip=A) ` / `(pid=N) ` (Ray's driver-side worker log prefix,
-//!   `ray/_private/log_monitor.py`);
+//! - `(NAME pid=N, ip=A) ` / `(pid=N) ` / `(raylet) ` / `(autoscaler +5m3s) ` (Ray's driver-side
+//!   worker log prefix, `ray/_private/worker.py` `print_worker_logs`: `(` + `prefix_for` (the
+//!   actor or task name and `pid=`, nothing for the raylet and autoscaler) + pid + `, ip=A`
+//!   from another node + `)`, in colorama colours whose ESC a copy may lose: `[2m[36m(…)[0m`),
+//!   and the same `(NAME pid=N) ` that vLLM's and SGLang's worker processes print themselves
+//!   (`_add_prefix`: `f"{CYAN}({worker_name} pid={pid}){RESET} "`, the name `VllmWorker
+//!   rank=0` in vLLM 0.8+); Ray's log deduplication appends ` [repeated Nx across cluster]`
+//!   (and once its ` (Ray deduplicates logs by default. …)` hint) to a line it folded
+//!   (`ray/_private/ray_logging`, `python/ray/tests/test_output.py`), taken off with the prefix;
+//! - `[R] ` on most lines (MPICH/Intel MPI Hydra `mpiexec -prepend-rank`/`-l`: pmodels/mpich
+//!   `src/pm/hydra` `prepend_rank_fn` sets the pattern `"[%r] "`, the process rank);
 //! - `[J,R]<stdout>:` (Open MPI `mpirun --tag-output`);
 //! - `N: ` on most lines (Slurm `srun --label`, the task id right-aligned);
 //! - `HOST: ` on most lines, from a few hosts each seen several times (`pdsh`, which DeepSpeed's
@@ -52,12 +65,26 @@ static POD: LazyLock<Regex> =
 static COMPOSE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^([A-Za-z0-9][A-Za-z0-9_.-]*[-_][0-9]+)[ \t]*\| ?").expect("static regex")
 });
+// a `container_name` of any form: padded to the longest name, then ` | ` (an empty line keeps
+// only `|`, or `| ` with its trailing space)
+static COMPOSE_NAMED: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^([A-Za-z0-9][A-Za-z0-9_.-]*) +\|(?: |$)").expect("static regex")
+});
 static RAY: LazyLock<Regex> = LazyLock::new(|| {
+    // colour codes around the parentheses, their ESC lost; the name may hold `key=N` words
+    // (`VllmWorker rank=0`)
     Regex::new(
-        r"^\((?:[A-Za-z_][A-Za-z0-9_.:]*[ \t]+)?pid=[0-9]+(?:,[ \t]*ip=[0-9A-Fa-f.:]+)?\)[ \t]",
+        r"^(?:\[[0-9;]{1,8}m)*\((?:raylet|autoscaler(?: \+[0-9hms]+)?|(?:[A-Za-z_][A-Za-z0-9_.:]*(?:[ \t]+[A-Za-z_]+=[0-9]+)*[ \t]+)?pid=[0-9]+(?:,[ \t]*ip=[0-9A-Fa-f.:]+)?)\)(?:\[[0-9;]{1,8}m)*(?:[ \t]|$)",
     )
     .expect("static regex")
 });
+/// Ray's deduplication suffix (see the module's header), at a line's end.
+static RAY_DEDUP: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r" \[repeated [0-9]+x across cluster\](?: \(Ray deduplicates logs by default\.[^)]*\))?[ \t]*$")
+        .expect("static regex")
+});
+static RANK: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^\[[0-9]{1,6}\] ").expect("static regex"));
 static MPIRUN: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^\[[0-9]+,[0-9]+\]<(?:stdout|stderr|stddiag)>:").expect("static regex")
 });
@@ -71,21 +98,25 @@ enum Form {
     Timestamp,
     Pod,
     Compose,
+    ComposeNamed,
     Torchrun,
     Ray,
     Mpirun,
+    Rank,
     Srun,
     Pdsh,
 }
 
-const FORMS: [Form; 9] = [
+const FORMS: [Form; 11] = [
     Form::Quote,
     Form::Timestamp,
     Form::Pod,
     Form::Compose,
+    Form::ComposeNamed,
     Form::Torchrun,
     Form::Ray,
     Form::Mpirun,
+    Form::Rank,
     Form::Srun,
     Form::Pdsh,
 ];
@@ -125,8 +156,10 @@ fn prefix(form: Form, line: &str) -> Option<usize> {
         Form::Timestamp => &RFC3339,
         Form::Pod => &POD,
         Form::Compose => &COMPOSE,
+        Form::ComposeNamed => &COMPOSE_NAMED,
         Form::Ray => &RAY,
         Form::Mpirun => &MPIRUN,
+        Form::Rank => &RANK,
         Form::Pdsh => {
             let c = PDSH.captures(line)?;
             let host = c.get(1)?.as_str();
@@ -142,9 +175,9 @@ fn prefix(form: Form, line: &str) -> Option<usize> {
     let first = *line.as_bytes().first()?;
     let plausible = match form {
         Form::Timestamp => first.is_ascii_digit(),
-        Form::Pod | Form::Mpirun => first == b'[',
-        Form::Ray => first == b'(',
-        Form::Compose => first.is_ascii_alphanumeric() && line.contains('|'),
+        Form::Pod | Form::Mpirun | Form::Rank => first == b'[',
+        Form::Ray => first == b'(' || first == b'[',
+        Form::Compose | Form::ComposeNamed => first.is_ascii_alphanumeric() && line.contains('|'),
         _ => true,
     };
     if !plausible {
@@ -159,6 +192,7 @@ fn key(form: Form, line: &str) -> Option<String> {
     match form {
         Form::Pdsh => PDSH.captures(line).map(|c| c[1].to_string()),
         Form::Compose => COMPOSE.captures(line).map(|c| c[1].to_string()),
+        Form::ComposeNamed => COMPOSE_NAMED.captures(line).map(|c| c[1].to_string()),
         _ => None,
     }
 }
@@ -179,8 +213,9 @@ fn forms_of(lines: &[&str]) -> Vec<Form> {
             }
         }
         let carried = match form {
-            // most lines: a number or a word before `: ` is also how other text begins
-            Form::Srun => hits >= 2 && hits * 10 >= n * 6,
+            // most lines: a number or a word before `: ` is also how other text begins, a
+            // number in brackets how a list does
+            Form::Srun | Form::Rank => hits >= 2 && hits * 10 >= n * 6,
             Form::Pdsh => {
                 // a few hosts, each on several lines, together on most of them
                 let repeated: usize = keys.values().filter(|&&c| c >= 2).sum();
@@ -190,8 +225,15 @@ fn forms_of(lines: &[&str]) -> Vec<Form> {
                 let repeated: usize = keys.values().filter(|&&c| c >= 2).sum();
                 repeated >= 2 && repeated * 10 >= n * 3
             }
+            // a name of any form before ` | ` (a table's first column is not one name)
+            Form::ComposeNamed => {
+                let repeated: usize = keys.values().filter(|&&c| c >= 2).sum();
+                keys.len() <= 64 && repeated >= 2 && repeated * 10 >= n * 6
+            }
             _ => hits >= 2,
-        } || (n > 0 && hits == n && form != Form::Pdsh);
+        } || (n > 0
+            && hits == n
+            && !matches!(form, Form::Pdsh | Form::ComposeNamed | Form::Rank));
         if carried {
             out.push(form);
         }
@@ -222,36 +264,40 @@ fn common_indent(text: &str) -> usize {
     common.map_or(0, str::len)
 }
 
-/// The text with the first `cut(line)` bytes of each line (without its `\n`) taken off, in
-/// place: a large log is not copied into a second buffer. `cut` returns a length at a char
-/// boundary of the line, at most its length.
-fn cut_starts(text: String, cut: impl Fn(&str) -> usize) -> String {
-    // where each cut is, found on the text before any byte moves
-    let mut cuts: Vec<(usize, usize)> = Vec::new();
+/// The text with `cut(line).0` bytes taken off the start of each line (without its `\n`) and
+/// `cut(line).1` off its end, in place: a large log is not copied into a second buffer. Both
+/// lengths fall on char boundaries of the line; together at most its length.
+fn cut_lines(text: String, cut: impl Fn(&str) -> (usize, usize)) -> String {
+    // the byte ranges to take out, found on the text before any byte moves
+    let mut out: Vec<(usize, usize)> = Vec::new();
     let mut at = 0;
     for piece in text.split_inclusive('\n') {
         let line = piece.strip_suffix('\n').unwrap_or(piece);
-        let k = cut(line).min(line.len());
-        if k > 0 && line.is_char_boundary(k) {
-            cuts.push((at, k));
+        let (head, tail) = cut(line);
+        let head = head.min(line.len());
+        let tail = tail.min(line.len() - head);
+        if head > 0 && line.is_char_boundary(head) {
+            out.push((at, at + head));
+        }
+        if tail > 0 && line.is_char_boundary(line.len() - tail) {
+            out.push((at + line.len() - tail, at + line.len()));
         }
         at += piece.len();
     }
-    if cuts.is_empty() {
+    if out.is_empty() {
         return text;
     }
     let mut bytes = text.into_bytes();
     let len = bytes.len();
-    // move each stretch between two cuts down over the bytes cut before it
-    let mut write = cuts[0].0;
-    for (i, &(start, k)) in cuts.iter().enumerate() {
-        let from = start + k;
-        let to = cuts.get(i + 1).map_or(len, |c| c.0);
-        bytes.copy_within(from..to, write);
-        write += to - from;
+    // move each stretch between two ranges down over what was taken out before it
+    let mut write = out[0].0;
+    for (i, &(_, end)) in out.iter().enumerate() {
+        let to = out.get(i + 1).map_or(len, |r| r.0);
+        bytes.copy_within(end..to, write);
+        write += to - end;
     }
     bytes.truncate(write);
-    // only whole leading chars were taken off each line: still UTF-8
+    // only whole chars were taken out: still UTF-8
     String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
@@ -282,18 +328,28 @@ pub fn unwrap(text: String) -> String {
         if forms.is_empty() {
             break;
         }
-        text = cut_starts(text, |line| {
-            forms.iter().find_map(|&f| prefix(f, line)).unwrap_or(0)
+        let ray = forms.contains(&Form::Ray);
+        text = cut_lines(text, |line| {
+            let k = forms.iter().find_map(|&f| prefix(f, line)).unwrap_or(0);
+            // Ray's dedup note after the message (` [repeated 7x across cluster]`)
+            let tail = if ray {
+                RAY_DEDUP
+                    .find(&line[k..])
+                    .map_or(0, |m| line.len() - k - m.start())
+            } else {
+                0
+            };
+            (k, tail)
         });
     }
     let indent = common_indent(&text);
     if indent > 0 {
         // every non-empty line has the indent; a blank one may be shorter
-        text = cut_starts(text, |line| {
+        text = cut_lines(text, |line| {
             if line.trim().is_empty() {
-                line.len() - line.trim_start_matches([' ', '\t']).len()
+                (line.len() - line.trim_start_matches([' ', '\t']).len(), 0)
             } else {
-                indent
+                (indent, 0)
             }
         });
     }
@@ -395,6 +451,69 @@ mod tests {
         // colour codes whose ESC was lost in a copy
         let orphan: String = NCCL.lines().map(|l| format!("[32m{l}[0m\n")).collect();
         assert_eq!(u(&orphan), NCCL);
+    }
+
+    #[test]
+    fn real_carried_texts_lose_their_carrier() {
+        // github.com/vllm-project/vllm/issues/6042: Ray's worker prefix, the first line with
+        // the colour code whose ESC the copy lost
+        let t = "[36m(RayWorkerWrapper pid=4009) [rank1]:[E ProcessGroupNCCL.cpp:563] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=158046, OpType=GATHER, NumelIn=2867200, NumelOut=0, Timeout(ms)=600000) ran for 600027 milliseconds before timing out.\n(RayWorkerWrapper pid=4009) [rank1]:[E ProcessGroupNCCL.cpp:583] [Rank 1] To avoid data inconsistency, we are taking the entire process down.\n";
+        let u1 = u(t);
+        assert!(
+            u1.starts_with("[rank1]:[E ProcessGroupNCCL.cpp:563]"),
+            "{u1}"
+        );
+        assert!(
+            u1.contains("\n[rank1]:[E ProcessGroupNCCL.cpp:583]"),
+            "{u1}"
+        );
+        // github.com/OpenRLHF/OpenRLHF/issues/624: an actor with its node's address and Ray's
+        // deduplication suffix
+        let t = "(ReferenceModelRayActor pid=5823, ip=10.164.227.153) [rank0]:[E1225 12:58:32.713134032 ProcessGroupNCCL.cpp:1785] [PG ID 0 PG GUID 0(default_pg) Rank 0] Exception (either an error or timeout) detected by watchdog at work: 17284, last enqueued NCCL work: 17290, last completed NCCL work: 17283. [repeated 14x across cluster]\n(ReferenceModelRayActor pid=5823, ip=10.164.227.153) [rank0]:[E1225 12:58:32.712922209 ProcessGroupNCCL.cpp:616] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=17284, OpType=_ALLGATHER_BASE, NumelIn=415236096, NumelOut=1245708288, Timeout(ms)=7200000) ran for 7200031 milliseconds before timing out. [repeated 14x across cluster]\n";
+        let u2 = u(t);
+        assert!(u2.starts_with("[rank0]:"), "{u2}");
+        assert!(u2.contains("last completed NCCL work: 17283.\n"), "{u2}");
+        assert!(u2.ends_with("before timing out.\n"), "{u2}");
+        // github.com/OpenRLHF/OpenRLHF/issues/621: the raylet's own line
+        let t = "(raylet) A worker died or was killed while executing a task by an unexpected system error.\n(RayWorkerWrapper pid=92234, ip=172.19.24.110) mlx5: host_unknown: got completion with error: [repeated 2x across cluster]\n";
+        assert_eq!(
+            u(t),
+            "A worker died or was killed while executing a task by an unexpected system error.\nmlx5: host_unknown: got completion with error:\n"
+        );
+        // github.com/vllm-project/vllm/issues/15182: vLLM's own worker prefix, a rank in the name
+        let t = "(VllmWorker rank=5 pid=3073)     self.run()\n(VllmWorker rank=5 pid=3073)   File \"/opt/venv/lib/python3.12/site-packages/vllm/v1/executor/multiproc_executor.py\", line 311, in worker_main\n";
+        // (the two spaces every line then shares go too, as a shared indent does)
+        assert!(u(t).starts_with("  self.run()\nFile \""), "{}", u(t));
+        // github.com/fumiama/Retrieval-based-Voice-Conversion-WebUI/issues/65: compose with a
+        // `container_name`
+        let t = "voice-clone  | INFO:Micy:loaded pretrained assets/pretrained_v2/f0G40k.pth\nvoice-clone  | INFO:Micy:<All keys matched successfully>\nvoice-clone  | INFO:faiss.loader:Loading faiss with AVX2 support.\n";
+        assert_eq!(
+            u(t),
+            "INFO:Micy:loaded pretrained assets/pretrained_v2/f0G40k.pth\nINFO:Micy:<All keys matched successfully>\nINFO:faiss.loader:Loading faiss with AVX2 support.\n"
+        );
+        // github.com/NVIDIA/nccl/issues/1232: Hydra's `-prepend-rank`
+        let t = "[0] node0:13571:13571 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [send] via NET/Socket/0\n[1] node2:22555:22555 [0] NCCL INFO Connected all rings\n[2] node0:13572:13572 [1] NCCL INFO Channel 00 : 2[1] -> 0[0] via SHM/direct/direct\n";
+        assert_eq!(
+            u(t),
+            "node0:13571:13571 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [send] via NET/Socket/0\nnode2:22555:22555 [0] NCCL INFO Connected all rings\nnode0:13572:13572 [1] NCCL INFO Channel 00 : 2[1] -> 0[0] via SHM/direct/direct\n"
+        );
+    }
+
+    #[test]
+    fn the_new_forms_leave_producer_text_alone() {
+        for t in [
+            // a Markdown table's first column, a list of references, a one-line table row
+            "kind | artifacts\nnccl-log | 4\ntorch-oom | 2\n",
+            "[1] https://example.org/a\n[2] https://example.org/b\nsee above\nand more\n",
+            "[1] only one\n",
+            "Driver | 535.54\n",
+            // dmesg's uptime, NCCL's own line, Python's repr of a tuple
+            "[  12.345678] NVRM: loading NVIDIA UNIX x86_64 Kernel Module\n[  12.400000] nvidia-uvm: Loaded\n",
+            NCCL,
+            "(1, 2) (3, 4)\n(5, 6)\n",
+        ] {
+            assert_eq!(u(t), t, "{t:?}");
+        }
     }
 
     #[test]
