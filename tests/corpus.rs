@@ -27,6 +27,12 @@ use serde::Deserialize;
 const CAPTURED: &str = "made on the H200 by bench/capture_h200.sh:";
 
 /// The floor `GPUFIX_CORPUS_STRICT=1` (run by `.ci/run`) holds: the whole corpus's figures after
+/// the sealed batch h29 (text from outside GitHub: forums, blogs, error-reference pages, docs)
+/// and its reader (NVML's message written as a shell comment; 801 artifacts): 339 of 362
+/// detected (936 per mille), 0 and 0. Every artifact detected before is detected still; the
+/// share falls from 939 because two of h29's fifteen problems stay missed (a page's own wording
+/// of an OOM, an error named only in a post's title; the corpus README says why). Before it,
+/// after
 /// the sealed batches h24-h27 (a GPU newer than the torch build, shown only by versions and
 /// names; 2025-26 issue bodies of the big training and serving repositories; GPU-platform tool
 /// outputs; training configs and launch scripts), their readers, and the paste unwrapping
@@ -54,7 +60,7 @@ const CAPTURED: &str = "made on the H200 by bench/capture_h200.sh:";
 /// 35 MB Kineto trace of h11 is judged within `plan`'s probe timeout depends on the machine's
 /// load. A change that reads the corpus worse fails CI; one that reads it better raises these.
 /// Issue 24's target is 95% detected, 0 and 0: the detected share is not met.
-const FLOOR_DETECTED_PER_MILLE: usize = 939;
+const FLOOR_DETECTED_PER_MILLE: usize = 936;
 const MAX_FALSE_ON_HEALTHY: usize = 0;
 const MAX_UNREADABLE: usize = 0;
 
