@@ -27,10 +27,13 @@ use serde::Deserialize;
 const CAPTURED: &str = "made on the H200 by bench/capture_h200.sh:";
 
 /// The floor `GPUFIX_CORPUS_STRICT=1` (run by `.ci/run`) holds: the whole corpus's figures after
-/// the sealed batch h28 (real text as pdsh, mpirun, Hydra, Ray, torchrun, Compose and `> `
-/// quotes carried it) and its readers (797 artifacts): 334 of 355 detected (940 per mille), 0
-/// and 0 (one h28 label given an `allow` after the first run, see the corpus README). Before
-/// it, after the sealed batches h24-h27 (a GPU newer than the torch build, shown only by versions and
+/// the sealed batches h28 (real text as pdsh, mpirun, Hydra, Ray, torchrun, Compose and `> `
+/// quotes carried it) and h29 (text from outside GitHub: forums, blogs, error-reference pages,
+/// docs) and their readers (821 artifacts): 347 of 370 detected (937 per mille), 0 and 0 (one
+/// h28 and one h29 label given an `allow` after the first run, see the corpus README). Every
+/// artifact detected before is detected still; the share falls from 939 because two of h29's
+/// fifteen problems stay missed (a page's own wording of an OOM, an error named only in a
+/// post's title). Before them, after the sealed batches h24-h27 (a GPU newer than the torch build, shown only by versions and
 /// names; 2025-26 issue bodies of the big training and serving repositories; GPU-platform tool
 /// outputs; training configs and launch scripts), their readers, and the paste unwrapping
 /// (`vocab::paste`; 777 artifacts): 326 of 347 detected (939 per mille), 0 and 0 (one h25 label
@@ -57,7 +60,7 @@ const CAPTURED: &str = "made on the H200 by bench/capture_h200.sh:";
 /// 35 MB Kineto trace of h11 is judged within `plan`'s probe timeout depends on the machine's
 /// load. A change that reads the corpus worse fails CI; one that reads it better raises these.
 /// Issue 24's target is 95% detected, 0 and 0: the detected share is not met.
-const FLOOR_DETECTED_PER_MILLE: usize = 940;
+const FLOOR_DETECTED_PER_MILLE: usize = 937;
 const MAX_FALSE_ON_HEALTHY: usize = 0;
 const MAX_UNREADABLE: usize = 0;
 

@@ -3,6 +3,10 @@
 //! GPU. The messages are nvidia-smi's and NVML's own (`nvmlErrorString`'s "Driver/library
 //! version mismatch", nvidia-smi's "couldn't communicate with the NVIDIA driver"). A single
 //! lost GPU is a GPU fault and reads as a kernel log, see [`super::kernel_log::is_gpu_lost`].
+//!
+//! The message is read where it starts a line, quoted whole inside one, or written as a shell
+//! comment under the command that printed it (`# Failed to initialize NVML: <reason>`, the reason
+//! being `nvmlErrorString`'s text: NVML API Reference R550, "Error reporting").
 
 /// The line where `nvidia-smi` (or NVML) says it cannot read the GPUs: the message alone on its
 /// line, or quoted whole inside one (see `quoted_message`).
@@ -11,9 +15,28 @@ pub fn nvidia_smi_error_line(text: &str) -> Option<&str> {
         if is_message(l) {
             Some(l)
         } else {
-            quoted_message(l)
+            quoted_message(l).or_else(|| commented_message(l))
         }
     })
+}
+
+/// The message written as a comment under the command that printed it, the way a README, a
+/// blog or a runbook shows output inside a shell code block (`$ nvidia-smi` then
+/// `# Failed to initialize NVML: Driver/library version mismatch`; `kubectl exec … --
+/// nvidia-smi` then `# Failed to initialize NVML: Unknown Error`). Only NVML's initialisation
+/// failure with its reason counts: nvidia-smi prints it as `Failed to initialize NVML: ` and
+/// `nvmlErrorString`'s text (nvml.h, NVML API reference "Error reporting"), and the reason is
+/// what tells the comment from a troubleshooting heading that names the error
+/// (`### Failed to initialize NVML`).
+fn commented_message(l: &str) -> Option<&str> {
+    let body = l.strip_prefix('#')?.trim_start_matches('#');
+    if !body.starts_with([' ', '\t']) {
+        return None;
+    }
+    let body = body.trim();
+    body.strip_prefix("Failed to initialize NVML: ")
+        .is_some_and(|reason| reason.chars().any(char::is_alphabetic))
+        .then_some(body)
 }
 
 /// One of nvidia-smi's messages for GPUs it cannot read, from the start of `l`.
@@ -129,6 +152,35 @@ mod tests {
         );
         // github.com/bottlerocket-os/bottlerocket-core-kit/pull/834: a healthy table has none
         let table = "| NVIDIA-SMI 580.126.09             Driver Version: 580.126.09     CUDA Version: 13.0     |\n|   0  NVIDIA A100-SXM4-40GB          On  |   00000000:10:1C.0 Off |                    0 |\n";
+        assert_eq!(nvidia_smi_error_line(table), None);
+    }
+
+    #[test]
+    fn the_message_written_as_a_comment_under_its_command() {
+        // https://www.wanpihou.xyz/archives/nvidiaqu-dong-ban-ben-bu-pi-pei-dao-zhi-nvidia-smishi-xiao
+        // (corpus h29_blog_wanpihou_nvml_driver_library_mismatch): the output under the command
+        let blog = "# 主要错误信息\nnvidia-smi\n# Failed to initialize NVML: Driver/library version mismatch\n";
+        assert_eq!(
+            nvidia_smi_error_line(blog),
+            Some("Failed to initialize NVML: Driver/library version mismatch")
+        );
+        // written for this test in a Kubernetes runbook's layout: NVML's "Unknown Error" reason
+        let runbook =
+            "kubectl exec -it <pod> -- nvidia-smi\n# Failed to initialize NVML: Unknown Error\n";
+        assert!(nvidia_smi_error_line(runbook).is_some());
+        // written for this test as a README's troubleshooting heading, which names the error
+        // without a reason: not the output
+        assert_eq!(
+            nvidia_smi_error_line("### Failed to initialize NVML\nIn LXC: check cgroups.\n"),
+            None
+        );
+        // a shell comment about something else holds none, nor does a healthy table
+        // (https://www.cnblogs.com/asandstar/p/19391726, corpus h29_blog_cnblogs_smi_550_4090x8_collapsed)
+        assert_eq!(
+            nvidia_smi_error_line("# check the driver first\nnvidia-smi\n"),
+            None
+        );
+        let table = "| NVIDIA-SMI 550.144.03 Driver Version: 550.144.03 CUDA Version: 12.4 |\n| 0 NVIDIA GeForce RTX 4090 Off | 00000000:1B:00.0 Off | Off |\n";
         assert_eq!(nvidia_smi_error_line(table), None);
     }
 
