@@ -27,6 +27,9 @@ use serde::Deserialize;
 const CAPTURED: &str = "made on the H200 by bench/capture_h200.sh:";
 
 /// The floor `GPUFIX_CORPUS_STRICT=1` (run by `.ci/run`) holds: the whole corpus's figures after
+/// the sealed batch h30 (old GPUs beside official wheels that dropped their architecture) and
+/// its readers (the official Linux wheels' architecture lists, torch 2.8's capability warning;
+/// 792 artifacts): 333 of 354 detected (940 per mille), 0 and 0. Before it, after
 /// the sealed batches h24-h27 (a GPU newer than the torch build, shown only by versions and
 /// names; 2025-26 issue bodies of the big training and serving repositories; GPU-platform tool
 /// outputs; training configs and launch scripts), their readers, and the paste unwrapping
@@ -54,7 +57,7 @@ const CAPTURED: &str = "made on the H200 by bench/capture_h200.sh:";
 /// 35 MB Kineto trace of h11 is judged within `plan`'s probe timeout depends on the machine's
 /// load. A change that reads the corpus worse fails CI; one that reads it better raises these.
 /// Issue 24's target is 95% detected, 0 and 0: the detected share is not met.
-const FLOOR_DETECTED_PER_MILLE: usize = 939;
+const FLOOR_DETECTED_PER_MILLE: usize = 940;
 const MAX_FALSE_ON_HEALTHY: usize = 0;
 const MAX_UNREADABLE: usize = 0;
 
