@@ -19,7 +19,11 @@
 //!   capability (that we support|supported by this library) is %d.%d", and "Found GPU%d %s which
 //!   requires CUDA_VERSION >= %d … compiled with CUDA_VERSION %d"), and `_check_cubins` ("%s with
 //!   CUDA capability sm_%d is not compatible with the current PyTorch installation. The current
-//!   PyTorch install supports CUDA capabilities %s.");
+//!   PyTorch install supports CUDA capabilities %s."); 2.8's `_check_capability` prints "Found
+//!   GPU%d %s which is of cuda capability %d.%d. Minimum and Maximum cuda capability supported by
+//!   this version of PyTorch is (%d.%d) - (%d.%d)" for a GPU below the oldest architecture of
+//!   `torch.cuda.get_arch_list()` or above the newest (its `CUDA_ARCHES_SUPPORTED`: 12.6 50-90,
+//!   12.8 and 12.9 70-120), then "Please install PyTorch with a following CUDA configurations:";
 //! - `c10/cuda/CUDAException.cpp`: `CUDA error: <cudaGetErrorString>` with its hints ("CUDA
 //!   kernel errors might be asynchronously reported …", "consider passing CUDA_LAUNCH_BLOCKING=1",
 //!   "Compile with `TORCH_USE_CUDA_DSA`");
@@ -496,6 +500,12 @@ static MIN_CAP: LazyLock<Regex> = LazyLock::new(|| {
     )
     .expect("static regex")
 });
+/// torch 2.8's `_check_capability` (`incompatible_gpu_warn`): "Minimum and Maximum cuda
+/// capability supported by this version of PyTorch is\n (7.0) - (12.0)", printed for a GPU below
+/// the build's oldest architecture or above its newest.
+static MIN_MAX: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?:^\s*|is\s*)\((\d+\.\d+)\) - \((\d+\.\d+)\)").expect("static regex")
+});
 static NEEDS_NEWER: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"Found GPU(\d+) (.+?) which requires CUDA_VERSION >= (\d+)").expect("static regex")
 });
@@ -607,6 +617,7 @@ pub fn parse_cuda_runtime_log(text: &str) -> CudaRuntimeLog {
             && !line.contains("The current PyTorch install supports")
             && !line.contains("CUDA_VERSION")
             && !line.contains("minimum cuda capability")
+            && !MIN_MAX.is_match(line)
             && !line.contains("Cuda failure")
             && !line.contains("No CUDA GPUs are available")
             && !line.contains("CUDA kernel errors might be asynchronously reported")
@@ -699,6 +710,22 @@ pub fn parse_cuda_runtime_log(text: &str) -> CudaRuntimeLog {
             && g.min_supported.is_none()
         {
             g.min_supported = Some(c[1].to_string());
+        }
+        if let Some(c) = MIN_MAX.captures(line)
+            && let Some(g) = out.old_gpus.last()
+            && g.min_supported.is_none()
+        {
+            // torch 2.8+ warns of a GPU above the newest architecture too; such a GPU is not
+            // old, and whether it runs is `_check_cubins`' "not compatible" line to say (a 12.1
+            // GB10 runs the sm_120 cubins of a (8.0) - (12.0) build)
+            let cap = cuda_compat::cuda_code(&g.capability);
+            let max = cuda_compat::cuda_code(&c[2]);
+            if cap.is_some() && max.is_some() && cap > max {
+                out.old_gpus.pop();
+            } else if let Some(g) = out.old_gpus.last_mut() {
+                g.min_supported = Some(c[1].to_string());
+            }
+            carried = true;
         }
         if let Some(c) = NEEDS_NEWER.captures(line) {
             if out.needs_newer_cuda.len() < super::MAX_ITEMS {
@@ -988,6 +1015,21 @@ mod tests {
         assert!(m.errors.is_empty());
         assert!(!m.driver_too_old && !m.no_kernel_image && m.incompatible_gpus.is_empty());
         assert!(!looks_like(&text));
+    }
+
+    #[test]
+    fn torch_2_8_min_max_warning_is_old_only_below_the_minimum() {
+        // Kaggle/docker-python#1546: a P100 (6.0) below a (7.0) - (12.0) build is old
+        let t = "/usr/local/lib/python3.12/dist-packages/torch/cuda/__init__.py:435: UserWarning: \n    Found GPU0 Tesla P100-PCIE-16GB which is of cuda capability 6.0.\n    Minimum and Maximum cuda capability supported by this version of PyTorch is\n    (7.0) - (12.0)\n    \n  queued_call()\n";
+        let m = parse_cuda_runtime_log(t);
+        assert_eq!(m.old_gpus.len(), 1);
+        assert_eq!(m.old_gpus[0].min_supported.as_deref(), Some("7.0"));
+        // pytorch/pytorch#172629: a GB10 (12.1) above it runs the sm_120 cubins: not old
+        let t = "UserWarning:\n    Found GPU0 NVIDIA GB10 which is of cuda capability 12.1.\n    Minimum and Maximum cuda capability supported by this version of PyTorch is\n    (8.0) - (12.0) \n";
+        assert!(parse_cuda_runtime_log(t).old_gpus.is_empty());
+        // eugr/spark-vllm-docker#15: the same on one line
+        let t = "Found GPU0 NVIDIA GB10 which is of cuda capability 12.1. Minimum and Maximum cuda capability supported by this version of PyTorch is (8.0) - (12.0)\n";
+        assert!(parse_cuda_runtime_log(t).old_gpus.is_empty());
     }
 
     #[test]

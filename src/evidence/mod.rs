@@ -78,6 +78,7 @@ pub mod smi_p2p;
 pub mod smi_tables;
 pub mod torch_env;
 pub mod torch_memory;
+pub mod torch_wheels;
 pub mod torchrun_failure;
 pub mod trace;
 pub mod xla_oom;

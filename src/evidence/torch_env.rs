@@ -25,6 +25,7 @@
 
 use super::cuda_compat;
 use super::gpu_arch::{self, Named};
+use super::torch_wheels;
 use regex::Regex;
 use serde::Serialize;
 use std::sync::LazyLock;
@@ -32,9 +33,17 @@ use std::sync::LazyLock;
 /// A torch version with its build tag, after any of the labels the producers print.
 static TORCH_VERSION: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r#"(?i)(?:^|[^a-z0-9_.\-/\\])(?:py)?torch(?:\s*version|\.__version__\)?)?(?:\*\*)?\s*(?:==|:|=|\s)\s*(?:\*\*)?\s*['"]?v?(\d+\.\d+(?:\.\d+)?(?:[a-z0-9.]*)?)\+(cu\d{2,3}|cpu|rocm\d+(?:\.\d+)*)\b"#,
+        r#"(?i)(?:^|[^a-z0-9_.\-/\\])(?:py)?torch(?:\s*version|版本|\.__version__\)?)?(?:\*\*)?\s*(?:==|:|：|=|\s)\s*(?:\*\*)?\s*['"]?v?(\d+\.\d+(?:\.\d+)?(?:[a-z0-9.]*)?)\+(cu\d{2,3}|cpu|rocm\d+(?:\.\d+)*)\b"#,
     )
     .expect("static regex")
+});
+
+/// zzc0721/torch-performance-test-data's `test.py` (`generate_github_issue_link`): `- PyTorch版本：
+/// {torch_version}` where `torch_version = f"torch{torch.__version__.replace('.', '').replace('+',
+/// '')}"` (`torch271cu126` for 2.7.1+cu126; a two-digit minor reads `torch2100cu128`), beside `-
+/// 设备名称：{torch.cuda.get_device_name(0)}`.
+static DOTLESS: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"PyTorch版本[:：]\s*torch(\d)(\d{1,2})(\d)(cu\d{2,3}|cpu)\b").expect("static regex")
 });
 
 /// collect_env's build line (torch's and vLLM's layouts).
@@ -57,6 +66,19 @@ static SGLANG_CC: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^GPU ([\d,]+) Compute Capability: (\d+)\.(\d+)\s*$").expect("static regex")
 });
 
+/// A platform whose official wheels carry other architecture lists than Linux x86_64's: Windows
+/// (collect_env's `OS: Microsoft Windows …`, `Python platform: Windows-10-…`, `[MSC v.…]`;
+/// ComfyUI's `**OS:** nt`; a `C:\` path; nvidia-smi's `WDDM`) or aarch64 (`aarch64`, `arm64`,
+/// `sbsa`). WSL runs the Linux wheels (`Linux-…-microsoft-standard-WSL2`).
+static WINDOWS: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"\bWindows\b|\bwin32\b|win_amd64|\[MSC v\.|(?i:\bOS:?\**:?\s*nt\b)|\bWDDM\b|\b[A-Z]:\\",
+    )
+    .expect("static regex")
+});
+static ARM: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?i)\baarch64\b|\barm64\b|\bsbsa\b").expect("static regex"));
+
 #[derive(Debug, Clone, Default, Serialize, PartialEq)]
 pub struct TorchEnv {
     /// torch versions with a build tag (`2.6.0+cu126`), in the order seen.
@@ -69,6 +91,10 @@ pub struct TorchEnv {
     pub rocm_build: bool,
     /// GPUs named as the driver prints names, with their compute capability (sm).
     pub gpus: Vec<Named>,
+    /// The text shows a platform other than Linux x86_64 (`windows`, `aarch64`), whose official
+    /// wheels carry other architecture lists.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub platform: Option<String>,
 }
 
 /// A GPU that no kernel of the build can run: its major architecture is newer than the
@@ -81,6 +107,24 @@ pub struct Lacking {
     pub need: u32,
     /// The CUDA the build was made with (`12010`).
     pub build: u32,
+}
+
+/// A GPU older than every architecture of the official wheel the text names (see
+/// [`torch_wheels`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct WheelLacking {
+    pub gpu: String,
+    pub sm: u32,
+    /// The build as written (`2.8.0+cu129`).
+    pub build: String,
+    /// Its CUDA (`12090`).
+    pub build_cuda: u32,
+    /// The architectures that wheel carries (`sm_70 … compute_120`).
+    pub archs: Vec<String>,
+    /// Where that list was read.
+    pub source: &'static str,
+    /// The newest CUDA variant of the same release that runs the GPU (`12060`).
+    pub alternative: Option<u32>,
 }
 
 fn push_unique(v: &mut Vec<String>, s: String) {
@@ -129,6 +173,9 @@ impl TorchEnv {
         }
         self.cpu_only_build |= other.cpu_only_build;
         self.rocm_build |= other.rocm_build;
+        if self.platform.is_none() {
+            self.platform = other.platform;
+        }
         for g in other.gpus {
             self.add_gpu(g);
         }
@@ -165,6 +212,61 @@ impl TorchEnv {
             })
             .max_by_key(|l| l.need)
     }
+
+    /// The one exact CUDA build the text names (`2.8.0+cu129`), agreeing with its CUDA line.
+    fn one_cuda_build(&self) -> Option<(&str, u32)> {
+        let build = self.build_cuda_code()?;
+        let mut cu = self
+            .torch_versions
+            .iter()
+            .filter(|v| v.split_once('+').is_some_and(|(_, t)| t.starts_with("cu")));
+        let v = cu.next()?;
+        cu.next().is_none().then_some((v.as_str(), build))
+    }
+
+    /// Why an old GPU cannot be judged against the official wheels' lists, where the text
+    /// names a GPU and a torch build but no row of [`torch_wheels`] applies.
+    pub fn wheel_unjudged(&self) -> Option<String> {
+        if self.gpus.is_empty() || self.torch_versions.is_empty() {
+            return None;
+        }
+        if let Some(p) = &self.platform {
+            return Some(format!(
+                "not inferred from the versions: the text shows {p}, whose official wheels carry other architecture lists than Linux x86_64's"
+            ));
+        }
+        let Some((v, _)) = self.one_cuda_build() else {
+            return Some("not inferred from the versions: no single +cuXYZ torch build".into());
+        };
+        torch_wheels::row_for(v).is_none().then(|| {
+            format!("not inferred from the versions: {v} is not an official release whose build script's architecture list was read (nightly, pre-release, container, or 2.6/2.7/2.10+)")
+        })
+    }
+
+    /// The GPU (the oldest, if several) that the official Linux x86_64 wheel the text names has
+    /// no kernels for; `None` off Linux x86_64, for a build that is not an exact release the
+    /// table holds, or when every GPU runs it.
+    pub fn wheel_lacking(&self) -> Option<WheelLacking> {
+        if self.platform.is_some() {
+            return None;
+        }
+        let (v, build_cuda) = self.one_cuda_build()?;
+        let row = torch_wheels::row_for(v)?;
+        let g = self
+            .gpus
+            .iter()
+            .filter(|g| !row.runs(g.sm))
+            .min_by_key(|g| g.sm)?;
+        Some(WheelLacking {
+            gpu: g.name.clone(),
+            sm: g.sm,
+            build: v.to_string(),
+            build_cuda,
+            archs: row.arch_names(),
+            source: row.source,
+            alternative: row.alternative(v, g.sm),
+        })
+    }
 }
 
 /// Reads every build and GPU name in `text` (quoted with `> ` or not).
@@ -173,10 +275,22 @@ pub fn read(text: &str) -> TorchEnv {
     let mut out = TorchEnv::default();
     let mut prev_mentions_version = false;
     let mut sglang_names: Vec<(String, String)> = Vec::new();
+    let mut wsl = false;
     for raw in super::content_lines(&text) {
         let line = raw.trim();
+        wsl |= line.contains("microsoft-standard-WSL");
+        if out.platform.is_none() {
+            if WINDOWS.is_match(line) {
+                out.platform = Some("windows".into());
+            } else if ARM.is_match(line) {
+                out.platform = Some("aarch64".into());
+            }
+        }
         for c in TORCH_VERSION.captures_iter(line) {
             out.add_tag(&c[1], &c[2].to_ascii_lowercase());
+        }
+        if let Some(c) = DOTLESS.captures(line) {
+            out.add_tag(&format!("{}.{}.{}", &c[1], &c[2], &c[3]), &c[4]);
         }
         if let Some(c) = BUILT_WITH.captures(line) {
             if &c[1] == "None" {
@@ -209,6 +323,9 @@ pub fn read(text: &str) -> TorchEnv {
                 });
             }
         }
+    }
+    if wsl && out.platform.as_deref() == Some("windows") {
+        out.platform = None;
     }
     out
 }
@@ -248,6 +365,10 @@ impl super::EvidenceKind for TorchEnvKind {
             (
                 "gpus",
                 "GPUs named as the driver prints them: name, sm (compute capability, 120 for 12.0)",
+            ),
+            (
+                "platform",
+                "a platform other than Linux x86_64 the text shows (windows, aarch64): its official wheels carry other architecture lists",
             ),
         ]
     }
@@ -325,6 +446,65 @@ mod tests {
         // torchvision's tag and a path are not torch's
         let t = "torchvision 0.22.1+cu128\nC:\\x\\site-packages\\torch\\cuda\\__init__.py:235: 2.1+cu118\n";
         assert!(read(t).torch_versions.is_empty());
+    }
+
+    #[test]
+    fn an_old_gpu_beside_an_official_wheel_that_dropped_it() {
+        // bnsreenu/digitalsreeni-image-annotator#57's Environment list
+        let t = "- OS: Ubuntu 24.04.3 LTS\n- GPU: NVIDIA GeForce GTX 1050 (compute capability 6.1)\n- PyTorch: 2.8.0+cu128\n";
+        let e = read(t);
+        assert_eq!(e.lacking(), None);
+        let w = e.wheel_lacking().expect("2.8.0+cu128 starts at sm_70");
+        assert_eq!(
+            (w.sm, w.build.as_str(), w.build_cuda),
+            (61, "2.8.0+cu128", 12080)
+        );
+        assert_eq!(w.alternative, Some(12060));
+        // index-tts/index-tts#815: a full-width colon, as typed in a Chinese list
+        let e = read("GPU：NVIDIA Tesla P100 16GB（sm_60）\nPyTorch：2.8.0+cu128\n");
+        assert_eq!(e.wheel_lacking().map(|w| w.sm), Some(60));
+        // vllm-project/vllm#10147: V100S under 2.5.1+cu118, which has sm_70
+        let e = read(
+            "PyTorch version: 2.5.1+cu118\nCUDA used to build PyTorch: 11.8\nGPU 0: Tesla V100S-PCIE-32GB\n",
+        );
+        assert!(e.judgeable());
+        assert_eq!(e.wheel_lacking(), None);
+        assert_eq!(e.wheel_unjudged(), None);
+        // edenaion/EZ-CorridorKey#87: a 1080 Ti under 2.9.1+cu130 on Windows: not judged
+        let e = read(
+            "- **OS:** Windows-11-10.0.26200-SP0\n- **PyTorch:** 2.9.1+cu130\n- **GPU:** NVIDIA GeForce GTX 1080 Ti\n",
+        );
+        assert_eq!(e.platform.as_deref(), Some("windows"));
+        assert_eq!(e.wheel_lacking(), None);
+        assert!(e.wheel_unjudged().is_some());
+        // WSL runs the Linux wheels (vllm-project/vllm#9293's collect_env)
+        let e = read(
+            "Python platform: Linux-5.15.153.1-microsoft-standard-WSL2-x86_64-with-glibc2.35\nOS: Windows host\n",
+        );
+        assert_eq!(e.platform, None);
+        // zzc0721/torch-performance-test-data#60: the benchmark's dotless tag; 2.7 is not in
+        // the table, so a GTX 1080 Ti is not judged against it
+        let e = read(
+            "## 设备信息\n- 设备名称：NVIDIA GeForce GTX 1080 Ti\n- Python版本：py31018\n- PyTorch版本：torch271cu126\n",
+        );
+        assert!(looks_like(
+            "- 设备名称：NVIDIA GeForce RTX 2080 Ti\n- PyTorch版本：torch271cu128\n"
+        ));
+        assert_eq!(e.torch_versions, ["2.7.1+cu126"]);
+        assert_eq!(e.wheel_lacking(), None);
+        assert_eq!(
+            read("PyTorch版本：torch2100cu128").torch_versions,
+            ["2.10.0+cu128"]
+        );
+        // the script's own stdout line
+        assert_eq!(read("PyTorch版本: 2.8.0+cu128").torch_cuda, ["12.8"]);
+        // a nightly is not an official release's list (pytorch/pytorch#144536: V100, fine anyway)
+        let e = read("PyTorch version: 2.6.0.dev20241230+cu126\nGPU 0: Tesla V100-SXM2-32GB\n");
+        assert_eq!(e.wheel_lacking(), None);
+        assert!(
+            e.wheel_unjudged()
+                .is_some_and(|s| s.contains("2.6.0.dev20241230+cu126"))
+        );
     }
 
     #[test]

@@ -228,6 +228,22 @@ impl Probe for CudaLog {
             ),
             ("arch_sm", "its compute capability as sm_XX number (120)"),
             (
+                "arch_wheel",
+                "when an old GPU was judged against an official Linux x86_64 wheel's own list: that build (2.8.0+cu129)",
+            ),
+            (
+                "arch_wheel_source",
+                "the PyTorch build script the wheel's architecture list was read from",
+            ),
+            (
+                "arch_old",
+                "the GPU is older than every architecture the build has: an older release or CUDA variant serves it, not a newer one",
+            ),
+            (
+                "arch_wheel_unjudged",
+                "why a GPU and torch build the text names were not judged against an official wheel's list (Windows, aarch64, a nightly, a release not read)",
+            ),
+            (
                 "build_archs",
                 "the architectures the build has, where the text lists them",
             ),
@@ -318,7 +334,36 @@ impl Probe for CudaLog {
         // without PyTorch's own words, the build's CUDA against the GPU's architecture: a GPU
         // whose major architecture is newer than anything that CUDA compiles has no kernel
         let lacking = tenv.lacking();
+        // an OLD GPU is judged against the official wheel's own list of architectures
+        let wheel = if lacking.is_none() {
+            tenv.wheel_lacking()
+        } else {
+            None
+        };
         let mut inferred = None;
+        let mut from_wheel = None;
+        if let Some(w) = wheel
+            // PyTorch's own words about another GPU win
+            && (sm.is_none() || sm == Some(w.sm))
+        {
+            gpu = gpu.or_else(|| Some(w.gpu.clone()));
+            sm = Some(w.sm);
+            if archs.is_empty() {
+                archs = w.archs.clone();
+            }
+            if !arch_missing {
+                arch_missing = true;
+                inferred = Some(torch_env::Lacking {
+                    gpu: w.gpu.clone(),
+                    sm: w.sm,
+                    need: 0,
+                    build: w.build_cuda,
+                });
+            }
+            from_wheel = Some(w);
+        } else if !arch_missing && let Some(why) = tenv.wheel_unjudged() {
+            out.insert("arch_wheel_unjudged".into(), json!(why));
+        }
         if let Some(l) = lacking {
             if !arch_missing {
                 arch_missing = true;
@@ -331,6 +376,16 @@ impl Probe for CudaLog {
                 sm = Some(l.sm);
             }
         }
+        // older than every architecture the build has (the list PyTorch printed, or the
+        // official wheel's): a newer CUDA is no cure
+        let old = rt.as_ref().is_some_and(|r| !r.old_gpus.is_empty())
+            || sm.is_some_and(|s| {
+                let nums: Vec<u32> = archs
+                    .iter()
+                    .filter_map(|a| a.split_once('_')?.1.parse().ok())
+                    .collect();
+                nums.iter().min().is_some_and(|&m| s < m)
+            });
         out.insert("arch_missing".into(), json!(arch_missing));
         out.insert("arch_inferred".into(), json!(inferred.is_some()));
         if arch_missing {
@@ -343,11 +398,17 @@ impl Probe for CudaLog {
                     json!(cuda_compat::cuda_code_str(l.build)),
                 );
             }
+            if let Some(w) = &from_wheel {
+                out.insert("arch_wheel".into(), json!(w.build));
+                out.insert("arch_wheel_source".into(), json!(w.source));
+            }
             if let Some(s) = sm {
                 out.insert("arch_sm".into(), json!(s));
                 let need = match &inferred {
-                    Some(l) => Some(l.need),
-                    None => cuda_compat::arch_min_cuda(s),
+                    // an old GPU: a newer CUDA is not what it needs
+                    _ if old => None,
+                    Some(l) if l.need > 0 => Some(l.need),
+                    _ => cuda_compat::arch_min_cuda(s),
                 };
                 if let Some(c) = need {
                     out.insert("arch_min_cuda".into(), json!(cuda_compat::cuda_code_str(c)));
@@ -356,11 +417,32 @@ impl Probe for CudaLog {
             if !archs.is_empty() {
                 out.insert("build_archs".into(), json!(archs));
             }
-            // an old GPU is served by an older build, not a newer wheel: no index to name
+            // an old GPU is served by an older build, not a newer wheel: no newer index to name
             let old_only = rt
                 .as_ref()
                 .is_some_and(|r| r.incompatible_gpus.is_empty() && !r.old_gpus.is_empty());
-            if !old_only && let Some(w) = cuda_compat::wheel_index(sm, driver.as_ref().map(|d| d.0))
+            out.insert("arch_old".into(), json!(old));
+            if let Some(w) = &from_wheel {
+                // the same release's variant that still carries the GPU's architecture (cu126
+                // for Pascal under 2.8's cu128), where the driver runs it; Kepler has none
+                let max = driver.as_ref().map(|d| d.0);
+                if let Some(alt) = w.alternative
+                    && w.sm >= 50
+                    && max.is_none_or(|m| m >= alt)
+                {
+                    out.insert(
+                        "wheel_index".into(),
+                        json!(format!(
+                            "https://download.pytorch.org/whl/cu{}{}",
+                            alt / 1000,
+                            (alt % 1000) / 10
+                        )),
+                    );
+                }
+            } else if !old
+                && !old_only
+                && sm.is_some()
+                && let Some(w) = cuda_compat::wheel_index(sm, driver.as_ref().map(|d| d.0))
             {
                 out.insert("wheel_index".into(), json!(w));
             }
@@ -599,6 +681,49 @@ mod tests {
         // PyTorch's own warning is quoted, not inferred
         let w = value_of(run(&CudaLog, &["cuda/sm_120_not_compatible.txt"]));
         assert_eq!(w["arch_inferred"], false);
+    }
+
+    #[test]
+    fn an_old_gpu_is_judged_against_the_official_wheels_list() {
+        // bnsreenu/digitalsreeni-image-annotator#57: a GTX 1050 beside 2.8.0+cu128, versions only
+        let v = value_of(run(
+            &CudaLog,
+            &["../corpus/h30_post_digitalsreeni57_gtx1050_torch280_cu128_env.md"],
+        ));
+        assert_eq!(v["arch_missing"], true);
+        assert_eq!(v["arch_inferred"], true);
+        assert_eq!(v["arch_old"], true);
+        assert_eq!(v["arch_sm"], 61);
+        assert_eq!(v["arch_wheel"], "2.8.0+cu128");
+        assert_eq!(v["build_archs"][0], "sm_70");
+        // the same release's cu126 wheel keeps sm_60; no "needs CUDA 8.0" for an old GPU
+        assert_eq!(v["wheel_index"], "https://download.pytorch.org/whl/cu126");
+        assert!(v.get("arch_min_cuda").is_none());
+        // vllm-project/vllm#3785: 8 P100 under 2.1.2+cu121, whose wheel has sm_60
+        let h = value_of(run(
+            &CudaLog,
+            &["../corpus/h30_collectenv_vllm3785_p100x8_torch212_cu121.txt"],
+        ));
+        assert_eq!(h["arch_missing"], false);
+        // Comfy-Org/ComfyUI#9705: Windows (`**OS:** nt`), whose wheels differ: not judged
+        let w = value_of(run(
+            &CudaLog,
+            &["../corpus/h24_comfyui9705_gtx1070_cu129_sysinfo.md"],
+        ));
+        assert_eq!(w["arch_missing"], false);
+        assert!(
+            w["arch_wheel_unjudged"]
+                .as_str()
+                .is_some_and(|s| s.contains("windows"))
+        );
+        // Kaggle/docker-python#1546: torch 2.8's own warnings; old, so no newer index
+        let k = value_of(run(
+            &CudaLog,
+            &["../corpus/h30_post_kaggledocker1546_p100_torch28_capability_warnings.md"],
+        ));
+        assert_eq!(k["arch_missing"], true);
+        assert_eq!(k["arch_old"], true);
+        assert!(k.get("wheel_index").is_none());
     }
 
     #[test]
