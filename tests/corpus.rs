@@ -30,7 +30,7 @@ const CAPTURED: &str = "made on the H200 by bench/capture_h200.sh:";
 /// the sealed batches h28 (real text as pdsh, mpirun, Hydra, Ray, torchrun, Compose and `> `
 /// quotes carried it), h29 (text from outside GitHub: forums, blogs, error-reference pages,
 /// docs) and h30 (an old GPU beside a wheel that dropped its architecture) and their readers
-/// (ARTS artifacts): DET detected (PM per mille), 0 and 0 (one h28 and one h29 label given an
+/// (836 artifacts): 354 of 377 detected (939 per mille), 0 and 0 (one h28 and one h29 label given an
 /// `allow` after the first run, see the corpus README). Every artifact detected before is
 /// detected still; two of h29's fifteen problems stay missed (a page's own wording of an OOM,
 /// an error named only in a post's title). Before them, after the sealed batches h24-h27 (a GPU newer than the torch build, shown only by versions and
@@ -60,7 +60,7 @@ const CAPTURED: &str = "made on the H200 by bench/capture_h200.sh:";
 /// 35 MB Kineto trace of h11 is judged within `plan`'s probe timeout depends on the machine's
 /// load. A change that reads the corpus worse fails CI; one that reads it better raises these.
 /// Issue 24's target is 95% detected, 0 and 0: the detected share is not met.
-const FLOOR_DETECTED_PER_MILLE: usize = 937;
+const FLOOR_DETECTED_PER_MILLE: usize = 939;
 const MAX_FALSE_ON_HEALTHY: usize = 0;
 const MAX_UNREADABLE: usize = 0;
 
