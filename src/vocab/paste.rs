@@ -57,7 +57,7 @@ static CSI: LazyLock<Regex> = LazyLock::new(|| {
 static ORPHAN_SGR: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"\[[0-9]{1,3}(?:;[0-9]{1,3})*m").expect("static regex"));
 static RFC3339: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:[.,][0-9]{1,9})?(?:Z|[+-][0-9]{2}:?[0-9]{2})?[ \t]+")
+    Regex::new(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:[.,][0-9]{1,9})?(?:Z|[+-][0-9]{2}:?[0-9]{2})?[ \t]")
         .expect("static regex")
 });
 static POD: LazyLock<Regex> =
@@ -301,6 +301,22 @@ fn cut_lines(text: String, cut: impl Fn(&str) -> (usize, usize)) -> String {
     String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
+/// The text without the indentation all its non-empty lines share (a Markdown code block).
+fn dedent(mut text: String) -> String {
+    let indent = common_indent(&text);
+    if indent > 0 {
+        // every non-empty line has the indent; a blank one may be shorter
+        text = cut_lines(text, |line| {
+            if line.trim().is_empty() {
+                (line.len() - line.trim_start_matches([' ', '\t']).len(), 0)
+            } else {
+                (indent, 0)
+            }
+        });
+    }
+    text
+}
+
 /// The text as its producer printed it: see the module's header for what is taken off. A
 /// text carried in none of these forms is returned as it is, without a copy.
 pub fn unwrap(text: String) -> String {
@@ -315,6 +331,7 @@ pub fn unwrap(text: String) -> String {
     if memchr::memmem::find(text.as_bytes(), b"\r\n").is_some() {
         text = text.replace("\r\n", "\n");
     }
+    text = dedent(text);
     // prefixes nest (a Slurm label before a timestamp before torchrun's): one layer a round,
     // each round judged on what the last one left
     for _ in 0..4 {
@@ -342,18 +359,8 @@ pub fn unwrap(text: String) -> String {
             (k, tail)
         });
     }
-    let indent = common_indent(&text);
-    if indent > 0 {
-        // every non-empty line has the indent; a blank one may be shorter
-        text = cut_lines(text, |line| {
-            if line.trim().is_empty() {
-                (line.len() - line.trim_start_matches([' ', '\t']).len(), 0)
-            } else {
-                (indent, 0)
-            }
-        });
-    }
-    text
+    // a code block's indent, under a carrier or over one
+    dedent(text)
 }
 
 #[cfg(test)]
@@ -527,6 +534,12 @@ mod tests {
             u(t),
             "I get this:\ngpu-node-1:2873:2873 [0] NCCL INFO NET/IB : No device found.\ngpu-node-1:2873:2873 [0] NCCL INFO Using network Socket\nany idea?\n"
         );
+        // a timestamp takes one space with it, not the indentation after it (`-q` nesting)
+        let q = "2025-03-14T09:26:53Z GPU 00000000:3B:00.0\n2025-03-14T09:26:53Z     Product Name : NVIDIA H100\n";
+        assert_eq!(u(q), "GPU 00000000:3B:00.0\n    Product Name : NVIDIA H100\n");
+        // an indented block of carried lines: the indent, then the carrier
+        let t = "    0: NCCL INFO a\n    0: NCCL INFO b\n";
+        assert_eq!(u(t), "NCCL INFO a\nNCCL INFO b\n");
         // a text of one line carried so (a quoted `docker run`) loses it too
         assert_eq!(
             u("> docker run --gpus all img\n"),
