@@ -38,7 +38,7 @@ const NOT_RECORDED: &[(&str, &[&str])] = &[
     ("process", &["age_s", "unavailable"]),
     ("config", &["captures"]),
     ("cuda.compat", &["said"]),
-    ("cuda.log", &["build_archs", "driver_found_version"]),
+    ("cuda.log", &["driver_found_version"]),
     ("nccl.log", &["cut", "net_plugin"]),
     (
         "nccl.errors",

@@ -536,7 +536,10 @@ mod tests {
         );
         // a timestamp takes one space with it, not the indentation after it (`-q` nesting)
         let q = "2025-03-14T09:26:53Z GPU 00000000:3B:00.0\n2025-03-14T09:26:53Z     Product Name : NVIDIA H100\n";
-        assert_eq!(u(q), "GPU 00000000:3B:00.0\n    Product Name : NVIDIA H100\n");
+        assert_eq!(
+            u(q),
+            "GPU 00000000:3B:00.0\n    Product Name : NVIDIA H100\n"
+        );
         // an indented block of carried lines: the indent, then the carrier
         let t = "    0: NCCL INFO a\n    0: NCCL INFO b\n";
         assert_eq!(u(t), "NCCL INFO a\nNCCL INFO b\n");
