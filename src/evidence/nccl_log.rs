@@ -160,9 +160,18 @@ static TESTS_AVG: LazyLock<Regex> =
 
 /// A line nccl-tests prints: a result row, the table header, or the bandwidth summary.
 pub fn tests_line(line: &str) -> bool {
-    TESTS_ROW.is_match(line)
-        || TESTS_AVG.is_match(line)
-        || (line.starts_with('#') && line.contains("algbw") && line.contains("busbw"))
+    maybe_row(line) && TESTS_ROW.is_match(line)
+        || line.starts_with('#')
+            && (TESTS_AVG.is_match(line) || line.contains("algbw") && line.contains("busbw"))
+}
+
+/// A row starts with its size, a number: the cheap test before the row's regex, which an NCCL
+/// log's every other line would otherwise pay.
+fn maybe_row(line: &str) -> bool {
+    line.trim_start()
+        .as_bytes()
+        .first()
+        .is_some_and(u8::is_ascii_digit)
 }
 
 static CONN: LazyLock<Regex> = LazyLock::new(|| {
@@ -510,12 +519,12 @@ pub fn parse_nccl_log(text: &str) -> NcclLog {
     let mut tests_ranks: BTreeSet<u32> = BTreeSet::new();
     let (mut in_tests_table, mut tests_table_ended) = (false, false);
     for l in super::scan::lines(text) {
-        if let Some(c) = TESTS_ROW.captures(l) {
+        if let Some(c) = maybe_row(l).then(|| TESTS_ROW.captures(l)).flatten() {
             log.tests_rows += 1;
             if let Ok(b) = c[1].parse::<f64>() {
                 log.tests_busbw_max_gbs = Some(log.tests_busbw_max_gbs.map_or(b, |m| m.max(b)));
             }
-        } else if let Some(c) = TESTS_AVG.captures(l) {
+        } else if let Some(c) = l.starts_with('#').then(|| TESTS_AVG.captures(l)).flatten() {
             log.tests_avg_busbw_gbs = c[1].parse().ok();
         }
         // `^#`: only a line starting with `#` can be a row
