@@ -278,6 +278,37 @@ fn main() {
                     "  (training log: job_text::log_warnings alone {:.1} MB/s, {:.1} MB/s of CPU time)",
                     loader.wall, loader.cpu
                 );
+                if std::env::var_os("GPUFIX_EVIDENCE_SPLIT").is_some() {
+                    // each recogniser of the training log alone, to find the slow one
+                    type Reader = fn(&str);
+                    let parts: [(&str, Reader); 7] = [
+                        ("segment", |t| {
+                            std::hint::black_box(segment::segment(t).parts.len());
+                        }),
+                        ("cuda_errors::looks_like", |t| {
+                            std::hint::black_box(cuda_errors::looks_like(t));
+                        }),
+                        ("nccl_errors::looks_like", |t| {
+                            std::hint::black_box(nccl_errors::looks_like(t));
+                        }),
+                        ("collect_env::looks_like", |t| {
+                            std::hint::black_box(collect_env::looks_like(t));
+                        }),
+                        ("pyspy_dump::looks_like", |t| {
+                            std::hint::black_box(pyspy_dump::looks_like_pyspy_dump(t));
+                        }),
+                        ("shm_error_line", |t| {
+                            std::hint::black_box(shm_error::shm_error_line(t));
+                        }),
+                        ("parse_torch_memory", |t| {
+                            std::hint::black_box(torch_memory::parse_torch_memory(t));
+                        }),
+                    ];
+                    for (n, f) in parts {
+                        let r = parse_rate(&text, f);
+                        println!("  (training log: {n} alone {:.1} MB/s of CPU time)", r.cpu);
+                    }
+                }
                 Some(parse_rate(&text, training_log_readers))
             }
             _ => None,

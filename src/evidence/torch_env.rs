@@ -333,6 +333,25 @@ pub fn read(text: &str) -> TorchEnv {
 /// The text prints a torch build and names a GPU the table knows, in one of the producers'
 /// grammars above.
 pub fn looks_like(text: &str) -> bool {
+    // every build the grammars above read is named next to `torch` (any case): a text without
+    // the word is none of them, and is not read line by line for it
+    let b = text.as_bytes();
+    let named = memchr::memchr2_iter(b't', b'T', b).any(|at| {
+        b.get(at..at + 5)
+            .is_some_and(|w| w.eq_ignore_ascii_case(b"torch"))
+    });
+    if !named {
+        return false;
+    }
+    // a build line first (a few regexes on the lines that name torch), the GPU names after: a
+    // training log names torch in every warning's path and no build
+    let build = text.contains("torch.__version__")
+        || text
+            .lines()
+            .any(|l| TORCH_VERSION.is_match(l) || DOTLESS.is_match(l) || BUILT_WITH.is_match(l));
+    if !build {
+        return false;
+    }
     let e = read(text);
     (!e.torch_versions.is_empty() || !e.torch_cuda.is_empty()) && !e.gpus.is_empty()
 }
