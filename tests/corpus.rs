@@ -27,6 +27,10 @@ use serde::Deserialize;
 const CAPTURED: &str = "made on the H200 by bench/capture_h200.sh:";
 
 /// The floor `GPUFIX_CORPUS_STRICT=1` (run by `.ci/run`) holds: the whole corpus's figures after
+/// the sealed batch h31 (24 unseen texts across the pasted kinds; its one miss, PyTorch's
+/// heartbeat monitor `… watchdog got stuck for 480 seconds …` pasted hard-wrapped, read by
+/// `evidence::nccl_errors` since) (860 artifacts): 367 of 390 detected (941 per mille), 0 and 0;
+/// every artifact detected before is detected still. Before it, after
 /// the sealed batches h28 (real text as pdsh, mpirun, Hydra, Ray, torchrun, Compose and `> `
 /// quotes carried it), h29 (text from outside GitHub: forums, blogs, error-reference pages,
 /// docs) and h30 (an old GPU beside a wheel that dropped its architecture) and their readers
@@ -60,7 +64,7 @@ const CAPTURED: &str = "made on the H200 by bench/capture_h200.sh:";
 /// 35 MB Kineto trace of h11 is judged within `plan`'s probe timeout depends on the machine's
 /// load. A change that reads the corpus worse fails CI; one that reads it better raises these.
 /// Issue 24's target is 95% detected, 0 and 0: the detected share is not met.
-const FLOOR_DETECTED_PER_MILLE: usize = 939;
+const FLOOR_DETECTED_PER_MILLE: usize = 941;
 const MAX_FALSE_ON_HEALTHY: usize = 0;
 const MAX_UNREADABLE: usize = 0;
 

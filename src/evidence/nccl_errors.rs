@@ -64,6 +64,20 @@
 //!   `return ncclSystemError;`. Such a WARN is that error, its text the reason; where the same
 //!   thread's back trace follows, the trace's code names the result.
 //!
+//! - `torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp` `HeartbeatMonitor::runLoop` (pytorch/pytorch
+//!   2.4 on; read in the index's stored copy, and the same text in the backends forked from it:
+//!   ProcessGroupHCCL, ProcessGroupMCCL, ProcessGroupECCL): when the watchdog thread itself makes
+//!   no progress for `TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC` (480 or 600 s), the monitor logs
+//!   `<logPrefix()>ProcessGroupNCCL's watchdog got stuck for <N> seconds without making progress
+//!   in monitoring enqueued collectives. This typically indicates a NCCL/CUDA API … hang …` and
+//!   later terminates the process "due to ProcessGroupNCCL watchdog hang"; 2.2–2.3 (and the HCCL
+//!   fork) log `<logPrefix()>Heartbeat monitor timed out! Process will be terminated after dumping
+//!   debug info. workMetaList_.size()=N` first and put the `… watchdog got stuck for N seconds …`
+//!   sentence in the exit message. Either is a collective (or a CUDA call under one) that hangs.
+//!   A terminal pastes the sentence hard-wrapped at its width, anywhere in a word
+//!   (`ProcessGroupNCCL'` / `s watchdog got stuck …`, github.com/om-ai-lab/VLM-R1/issues/257):
+//!   the rows are read joined.
+//!
 //! A line is looked at only if it holds one of a few fixed markers, so a long log streams fast.
 
 use regex::Regex;
@@ -94,6 +108,19 @@ pub struct CollectiveTimeout {
     pub ran_for_ms: Option<u64>,
 }
 
+/// The heartbeat monitor saw the collective watchdog make no progress (a hang).
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct WatchdogStuck {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rank: Option<u32>,
+    /// Process group id where the prefix names it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pg: Option<String>,
+    /// `… got stuck for N seconds` (absent for 2.2's `Heartbeat monitor timed out!` alone).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seconds: Option<u64>,
+}
+
 /// An NCCL error result with NCCL's own reason.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct NcclError {
@@ -120,6 +147,9 @@ pub struct NcclErrors {
     pub timeout_ranks: Vec<u32>,
     /// Distinct ops that timed out.
     pub timeout_ops: Vec<String>,
+    /// The heartbeat monitor's `… watchdog got stuck for N seconds …` / `Heartbeat monitor timed
+    /// out!`, one per rank and process group.
+    pub watchdog_stuck: Vec<WatchdogStuck>,
     /// "… detected by watchdog at work: S, last enqueued NCCL work: E, last completed NCCL
     /// work: C": the lowest completed sequence any rank reports.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -193,6 +223,43 @@ static CHECK_TRACE: LazyLock<Regex> = LazyLock::new(|| {
 /// A WARN's `host:pid:tid [dev]` prefix (the thread whose trace may follow).
 static WARN_AT: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(\S+:\d+:\d+) \[\d+\] \S*\s*NCCL WARN ").expect("static regex"));
+
+/// The heartbeat monitor's two wordings (see the header) with `logPrefix()` before them; the
+/// optional whitespace stands for a space a word wrap took.
+static STUCK: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?:\[(?:PG (?:ID )?(\S+)(?: PG GUID \S+)? )?Rank (\d+)\]\s*)?(?:ProcessGroup\w*'s\s?watchdog\s?got\s?stuck\s?for\s?(\d+)\s?seconds|Heartbeat\s?monitor\s?timed\s?out!)")
+        .expect("static regex")
+});
+
+/// The heartbeat monitor's messages in `text`, its rows joined first where a terminal wrapped
+/// them (rows are joined without a separator: a hard wrap keeps the spaces on its rows).
+fn watchdog_stuck(text: &str) -> Vec<WatchdogStuck> {
+    let mut out: Vec<WatchdogStuck> = Vec::new();
+    if !(text.contains("stuck") || text.contains("monitor timed")) {
+        return out;
+    }
+    // a commented-out line (a launch script's note of an earlier hang) is not one
+    let joined: String = text
+        .lines()
+        .filter(|l| !l.trim_start().starts_with('#'))
+        .collect();
+    for c in STUCK.captures_iter(&joined) {
+        let w = WatchdogStuck {
+            rank: c.get(2).and_then(|m| m.as_str().parse().ok()),
+            pg: c.get(1).map(|m| m.as_str().to_string()),
+            seconds: c.get(3).and_then(|m| m.as_str().parse().ok()),
+        };
+        match out.iter_mut().find(|o| o.rank == w.rank && o.pg == w.pg) {
+            Some(o) => {
+                if o.seconds.is_none() {
+                    o.seconds = w.seconds;
+                }
+            }
+            None => out.push(w),
+        }
+    }
+    out
+}
 
 /// `Watchdog caught collective operation timeout` broken at its first space by a word wrap.
 const WRAPPED_WATCHDOG: &str = "Watchdog\ncaught collective";
@@ -331,7 +398,7 @@ pub fn looks_like(text: &str) -> bool {
         ))
         .expect("static regex")
     });
-    super::scan::lines_with(text, &ANCHORS).any(recognised_line)
+    super::scan::lines_with(text, &ANCHORS).any(recognised_line) || !watchdog_stuck(text).is_empty()
 }
 
 fn parse_work(inner: &str, t: &mut CollectiveTimeout) {
@@ -418,7 +485,10 @@ pub fn parse_nccl_errors(text: &str) -> NcclErrors {
     } else {
         text
     };
-    let mut out = NcclErrors::default();
+    let mut out = NcclErrors {
+        watchdog_stuck: watchdog_stuck(text),
+        ..NcclErrors::default()
+    };
     // `Last error:` alone on its line: NCCL's reason is the next line
     // (error, the text before `Last error:`: a launcher's prefix the reason line repeats)
     let mut want_last_error: Option<(usize, String)> = None;
@@ -735,6 +805,10 @@ impl super::EvidenceKind for NcclErrorsKind {
             ("timeout_ranks", "ranks that reported a timeout"),
             ("timeout_ops", "ops that timed out"),
             (
+                "watchdog_stuck",
+                "the heartbeat monitor saw the watchdog stuck (a hang): rank, pg, seconds",
+            ),
+            (
                 "last_completed_work",
                 "the lowest sequence number a rank reports completed",
             ),
@@ -1000,6 +1074,40 @@ OpType=ALLREDUCE, NumelIn=10, NumelOut=10, Timeout(ms)=10000) ran for\n\
         assert!(!looks_like(
             "[I ProcessGroupNCCL.cpp:686] [Rank 0] ProcessGroupNCCL initialization options: TIMEOUT(ms): 1800000\n"
         ));
+    }
+
+    #[test]
+    fn heartbeat_monitor_stuck_watchdog_hard_wrapped_is_read() {
+        // github.com/om-ai-lab/VLM-R1/issues/257: rank 6's heartbeat monitor, pasted wrapped at
+        // the terminal's width (mid-word, trailing spaces kept)
+        let t = concat!(
+            "[rank6]:[E429 13:55:49.384372190 ProcessGroupNCCL.cpp:1743] [PG ID 0 PG GUID 0(default_pg) Rank 6] ProcessGroupNCCL'\n",
+            "s watchdog got stuck for 480 seconds without making progress in monitoring enqueued collectives. This typically indi\n",
+            "cates a NCCL/CUDA API (e.g., CudaEventDestroy) hang blocking the watchdog, and could be triggered by another thread \n",
+        );
+        assert!(looks_like(t));
+        let e = parse_nccl_errors(t);
+        assert_eq!(
+            e.watchdog_stuck,
+            vec![WatchdogStuck {
+                rank: Some(6),
+                pg: Some("0".into()),
+                seconds: Some(480)
+            }]
+        );
+        assert_eq!(e.timeout_count, 0);
+    }
+
+    #[test]
+    fn heartbeat_settings_in_a_launch_are_not_a_stuck_watchdog() {
+        // github.com/sgl-project/sglang/issues/3783: the monitor's settings, no hang reported
+        let t = concat!(
+            "TORCH_NCCL_ENABLE_MONITORING=0 TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC=10000000 python3 -m sglang.launch_server --model-path /DeepSeek-R1-BF16 --watchdog-timeout 0 --tensor-parallel-size 32\n",
+            "    -e TORCH_NCCL_ENABLE_MONITORING='0' \\\n",
+            "    -e TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC='10000' \\\n",
+        );
+        assert!(!looks_like(t));
+        assert!(parse_nccl_errors(t).watchdog_stuck.is_empty());
     }
 
     #[test]

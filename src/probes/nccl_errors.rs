@@ -38,6 +38,10 @@ impl Probe for NcclErrors {
             ("timeout_ranks", "ranks that reported a timeout"),
             ("timeout_ops", "ops that timed out"),
             (
+                "watchdog_stuck",
+                "the heartbeat monitor saw the watchdog stuck (a hang): rank, pg, seconds",
+            ),
+            (
                 "last_completed_work",
                 "the lowest sequence number a rank reports completed",
             ),
