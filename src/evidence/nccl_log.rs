@@ -411,29 +411,10 @@ fn gate<'s>(gated: bool, s: &'s str, literal: &str, re: &Regex) -> Option<regex:
     }
 }
 
-/// `hay` holds `needle` (lowercase ASCII) in any ASCII case, without lowercasing `hay`.
+use crate::vocab::{contains_ignore_ascii_case as contains_ci_at, push_unique};
+
 fn contains_ci(hay: &str, needle: &str) -> bool {
     contains_ci_at(hay, needle, 0)
-}
-
-/// [`contains_ci`], found through the needle's byte at `probe` (a rarer letter than its
-/// first: the `b` of `ib`, the `k` of `nranks`, so fewer places are compared).
-fn contains_ci_at(hay: &str, needle: &str, probe: usize) -> bool {
-    let (h, n) = (hay.as_bytes(), needle.as_bytes());
-    let Some(&c) = n.get(probe) else {
-        return n.is_empty();
-    };
-    memchr::memchr2_iter(c, c.to_ascii_uppercase(), h).any(|i| {
-        i >= probe
-            && h.get(i - probe..i - probe + n.len())
-                .is_some_and(|w| w.eq_ignore_ascii_case(n))
-    })
-}
-
-fn push_unique(v: &mut Vec<String>, s: String) {
-    if !v.contains(&s) && v.len() < super::MAX_ITEMS {
-        v.push(s);
-    }
 }
 
 /// `s` clipped to `max` bytes, borrowed when it fits (as [`super::clip`] gives it).

@@ -129,12 +129,8 @@ fn build_of(version: &str) -> (Option<String>, Option<String>, bool) {
     if local == "cpu" {
         return (None, None, true);
     }
-    if let Some(d) = local.strip_prefix("cu")
-        && d.len() >= 3
-        && d.chars().all(|c| c.is_ascii_digit())
-    {
-        let (major, minor) = d.split_at(d.len() - 1);
-        return (Some(format!("{major}.{minor}")), None, false);
+    if let Some(code) = super::cuda_compat::cuda_code(local).filter(|_| local.starts_with("cu")) {
+        return (Some(super::cuda_compat::cuda_code_str(code)), None, false);
     }
     if let Some(r) = local.strip_prefix("rocm") {
         return (None, Some(super::clip(r, 20)), false);
@@ -258,6 +254,13 @@ mod tests {
         assert!(looks_like_pip_list(listed));
         let p = parse_pip_list(listed);
         assert!(p.header && p.cpu_only_build);
+        // the two-digit tags of old wheels (`+cu92`) read as cuda_compat reads them
+        assert_eq!(
+            parse_pip_list("torch==1.5.1+cu92\ntorchvision==0.6.1+cu92\n")
+                .torch_cuda
+                .as_deref(),
+            Some("9.2")
+        );
         assert_eq!(p.packages.len(), 2);
         // pip freeze
         let frozen = "numpy==1.26.4\ntorch==2.3.1+rocm6.0\n";

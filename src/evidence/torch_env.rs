@@ -127,11 +127,7 @@ pub struct WheelLacking {
     pub alternative: Option<u32>,
 }
 
-fn push_unique(v: &mut Vec<String>, s: String) {
-    if !v.contains(&s) && v.len() < super::MAX_ITEMS {
-        v.push(s);
-    }
-}
+use crate::vocab::push_unique;
 
 impl TorchEnv {
     fn add_tag(&mut self, version: &str, tag: &str) {
@@ -335,12 +331,7 @@ pub fn read(text: &str) -> TorchEnv {
 pub fn looks_like(text: &str) -> bool {
     // every build the grammars above read is named next to `torch` (any case): a text without
     // the word is none of them, and is not read line by line for it
-    let b = text.as_bytes();
-    let named = memchr::memchr2_iter(b't', b'T', b).any(|at| {
-        b.get(at..at + 5)
-            .is_some_and(|w| w.eq_ignore_ascii_case(b"torch"))
-    });
-    if !named {
+    if !crate::vocab::contains_ignore_ascii_case(text, "torch", 0) {
         return false;
     }
     // a build line first (a few regexes on the lines that name torch), the GPU names after: a

@@ -202,19 +202,11 @@ fn size_at(c: &regex::Captures, i: usize) -> Option<f64> {
     mib(c.get(i)?.as_str(), c.get(i + 1)?.as_str())
 }
 
-/// `hay` holds `needle` in any ASCII case, found through the needle's byte at `probe` (a rare
-/// one: a `;`, a `d`) with memchr. For a `(?i)` pattern whose literal words hold no `k` or `s`
-/// (the only ASCII letters Unicode case folding joins to other characters: the Kelvin sign,
-/// the long s), a necessary condition for a match, at a fraction of the pattern's cost.
-fn contains_ascii_ci(hay: &str, needle: &str, probe: usize) -> bool {
-    let (h, n) = (hay.as_bytes(), needle.as_bytes());
-    let c = n[probe];
-    memchr::memchr2_iter(c.to_ascii_lowercase(), c.to_ascii_uppercase(), h).any(|i| {
-        i >= probe
-            && h.get(i - probe..i - probe + n.len())
-                .is_some_and(|w| w.eq_ignore_ascii_case(n))
-    })
-}
+// found through a rare byte of the needle (a `;`, a `d`): for a `(?i)` pattern whose literal
+// words hold no `k` or `s` (the only ASCII letters Unicode case folding joins to other
+// characters: the Kelvin sign, the long s), a necessary condition for a match, at a fraction of
+// the pattern's cost
+use crate::vocab::contains_ignore_ascii_case as contains_ascii_ci;
 
 /// `text` holds `needle` (memchr's SIMD search, for a whole log).
 fn holds(text: &str, needle: &str) -> bool {

@@ -323,19 +323,6 @@ fn contains_squashed(s: &str, needle: &[u8]) -> bool {
     false
 }
 
-/// ASCII case-insensitive substring test, without allocating.
-fn contains_ignore_case(s: &str, needle: &[u8]) -> bool {
-    let Some(&first) = needle.first() else {
-        return true;
-    };
-    let b = s.as_bytes();
-    let (lo, up) = (first.to_ascii_lowercase(), first.to_ascii_uppercase());
-    memchr::memchr2_iter(lo, up, b).any(|at| {
-        b.get(at..at + needle.len())
-            .is_some_and(|w| w.eq_ignore_ascii_case(needle))
-    })
-}
-
 fn first_number_after(s: &str, marker: &str) -> Option<u64> {
     let at = s.find(marker)? + marker.len();
     let digits: String = s[at..]
@@ -364,7 +351,9 @@ pub fn log_warnings(text: &str) -> Vec<LogWarning> {
         }
         // and every one names workers (squashed: `wor kers` too), or starts with "will create"
         // and is wrapped before it does
-        if !contains_squashed(line, b"worker") && !contains_ignore_case(line, b"will create") {
+        if !contains_squashed(line, b"worker")
+            && !crate::vocab::contains_ignore_ascii_case(line, "will create", 0)
+        {
             continue;
         }
         // a warning wrapped over several lines (a terminal or a quote broke it, possibly in the
@@ -1115,7 +1104,7 @@ PID USER PR NI VIRT RES SHR S %CPU %MEM TIME+ COMMAND\n\
         }
         for s in ["Will Create 8", "it will  create", "will creat"] {
             assert_eq!(
-                contains_ignore_case(s, b"will create"),
+                crate::vocab::contains_ignore_ascii_case(s, "will create", 0),
                 s.to_ascii_lowercase().contains("will create"),
                 "{s:?}"
             );

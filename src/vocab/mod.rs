@@ -11,6 +11,32 @@ pub mod timing;
 /// Most entries any list in a parser's output holds; the rest are counted, not kept.
 pub const MAX_ITEMS: usize = 1000;
 
+/// `hay` holds `needle` in any ASCII case, without lowercasing `hay`: found through the
+/// needle's byte at `probe` (pick a rarer letter than its first, such as the `b` of `ib`, and
+/// fewer places are compared). An empty needle is in every text; a `probe` past the needle's
+/// end finds nothing.
+pub fn contains_ignore_ascii_case(hay: &str, needle: &str, probe: usize) -> bool {
+    let (h, n) = (hay.as_bytes(), needle.as_bytes());
+    if n.is_empty() {
+        return true;
+    }
+    let Some(&c) = n.get(probe) else {
+        return false;
+    };
+    memchr::memchr2_iter(c.to_ascii_lowercase(), c.to_ascii_uppercase(), h).any(|i| {
+        i >= probe
+            && h.get(i - probe..i - probe + n.len())
+                .is_some_and(|w| w.eq_ignore_ascii_case(n))
+    })
+}
+
+/// Adds `s` to `v` unless it is there already or `v` holds [`MAX_ITEMS`].
+pub fn push_unique(v: &mut Vec<String>, s: String) {
+    if !v.contains(&s) && v.len() < MAX_ITEMS {
+        v.push(s);
+    }
+}
+
 /// Cuts `s` to at most `max` bytes on a char boundary, marking the cut with `…`.
 pub fn clip(s: &str, max: usize) -> String {
     if s.len() <= max {
