@@ -339,12 +339,12 @@ pub fn gather(
             .unwrap_or_else(|_| p.clone())
             .display()
             .to_string();
-        // a paste: the run's one read of it, shared with every reader (how it was carried
-        // taken off); `--config` above is read as it is, since a fix edits it
-        if let Ok(t) = crate::vocab::io::read_shared(p)
+        // a paste, read as pasted texts are (how it was carried taken off); `--config` above is
+        // read as it is, since a fix edits it
+        if let Ok(t) = read_local(p).map(crate::vocab::paste::unwrap)
             && job_text::detect(&t).is_some()
         {
-            g.add_doc(shown, t.as_str().to_owned(), "--evidence", "");
+            g.add_doc(shown, t, "--evidence", "");
         }
     }
     if let Some(pid) = pid {
