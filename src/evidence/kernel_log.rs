@@ -6,6 +6,19 @@
 //! format open-gpu-kernel-modules' `nvErrorLog` uses, and a poster who hides it leaves `...`
 //! or `…` in its place, which is read as an address not shown); the line prefix may be a dmesg `[  123.456]`, a syslog or
 //! ISO date with host and `kernel:`, or a kmsg `6,1234,5678,-;` record header.
+//!
+//! Which GPU fell off the bus or failed to initialise is read from the driver's own wording
+//! (open-gpu-kernel-modules 535-595, `kernel-open/nvidia/nv.c` and `src/nvidia/arch/nvalloc/
+//! unix/src/osinit.c`): `NV_DEV_PRINTF` prefixes a device's message with `NVRM: GPU
+//! %04x:%02x:%02x.%x: ` (`... RmInitAdapter failed! (0x%x:0x%x:%d)`, `... rm_init_adapter
+//! failed, device minor number %d`, `... GPU has fallen off the bus.`); the probe routine's
+//! report spans three lines, the address on the first (`NVRM: The NVIDIA GPU
+//! %04x:%02x:%02x.%x` / `NVRM: (PCI ID: %04x:%04x) installed in this system has` / `NVRM:
+//! fallen off the bus and is not responding to commands.`, or joined on one line by a log
+//! shipper); drivers before the open modules printed `NVRM: GPU at %04x:%02x:%02x.%x has
+//! fallen off the bus.`; Xid 79's own line names it as `PCI:%04x:%02x:%02x`. A line that
+//! names no address (an old `RmInitAdapter failed!` without its device prefix) still sets
+//! the flag.
 
 use regex::Regex;
 use serde::Serialize;
@@ -75,7 +88,12 @@ pub struct KernelLog {
     pub xid_count: u64,
     pub xid_codes: Vec<u32>,
     pub fallen_off_bus: bool,
+    /// The PCI addresses of the GPUs the log says fell off the bus, as the driver printed
+    /// them (`0000:01:00.0`, or Xid 79's `0000:3b:00`), first seen first.
+    pub fallen_off_gpus: Vec<String>,
     pub rm_init_adapter_failed: bool,
+    /// The PCI addresses of the GPUs whose `RmInitAdapter` (or `rm_init_adapter`) failed.
+    pub rm_init_failed_gpus: Vec<String>,
     /// The GPU System Processor stopped answering (`GSP Timeout`, heartbeat timed out, RPC
     /// timeout): the state Xid 119 reports, logged before or without the Xid line.
     pub gsp_timeout: bool,
@@ -197,6 +215,7 @@ pub fn is_gpu_lost(line: &str) -> bool {
 static RARE: LazyLock<Regex> = LazyLock::new(|| {
     super::scan::phrases(&[
         "SXid (",
+        "NVRM: The NVIDIA GPU ",
         "fallen off the bus",
         "RmInitAdapter failed",
         "rm_init_adapter failed",
@@ -285,11 +304,33 @@ struct Reader {
     codes: BTreeSet<u32>,
     sx: BTreeSet<u32>,
     sx_fatal: BTreeSet<u32>,
+    /// The address of `NVRM: The NVIDIA GPU %04x:%02x:%02x.%x`, the first line of the probe
+    /// routine's report, and how many more read lines may still be that report's (its
+    /// `fallen off the bus` line comes two lines on; the same first line also opens other
+    /// reports, e.g. a GPU the driver does not support).
+    report_gpu: Option<(String, u8)>,
+}
+
+/// Adds `pci` to `list` once, up to [`super::MAX_ITEMS`]: Xid's `0000:3b:00` and the device
+/// prefix's `0000:3b:00.0` are one GPU, kept with its function where a line gave it.
+fn push_gpu(list: &mut Vec<String>, pci: &str) {
+    let device = |a: &str| a.split('.').next().unwrap_or(a).to_string();
+    if let Some(g) = list.iter_mut().find(|g| device(g) == device(pci)) {
+        if pci.len() > g.len() {
+            *g = pci.to_string();
+        }
+    } else if list.len() < super::MAX_ITEMS {
+        list.push(pci.to_string());
+    }
 }
 
 impl Reader {
     /// One line of the log (not a comment).
     fn read(&mut self, line: &str) {
+        self.report_gpu = self
+            .report_gpu
+            .take()
+            .and_then(|(pci, left)| (left > 0).then(|| (pci, left - 1)));
         // each pattern is tried only on a line holding its literal start: most lines of a
         // kernel log are not the GPU's, and a substring search is far cheaper than a pattern
         if let Some(code) = (self.log.xids.len() >= super::MAX_ITEMS)
@@ -337,11 +378,31 @@ impl Reader {
                 self.sx_fatal.insert(code);
             }
         }
+        if let Some((_, rest)) = line.split_once("NVRM: The NVIDIA GPU ")
+            && let Some(c) = PCI.captures(rest)
+        {
+            self.report_gpu = Some((c[1].to_string(), 2));
+        }
         if line.contains("fallen off the bus") {
             self.log.fallen_off_bus = true;
+            // the address on this line (`GPU 0000:01:00.0:`, `GPU at 0000:01:00.0`, a
+            // joined report), Xid 79's `PCI:0000:3b:00`, else the report's first line
+            let here = PCI.captures(line).map(|c| c[1].to_string()).or_else(|| {
+                line.contains("NVRM: Xid (")
+                    .then(|| XID_CODE.captures(line))
+                    .flatten()
+                    .map(|c| c[1].to_string())
+                    .filter(|a| a.contains(':'))
+            });
+            if let Some(pci) = here.or_else(|| self.report_gpu.take().map(|(p, _)| p)) {
+                push_gpu(&mut self.log.fallen_off_gpus, &pci);
+            }
         }
         if line.contains("RmInitAdapter failed") || line.contains("rm_init_adapter failed") {
             self.log.rm_init_adapter_failed = true;
+            if let Some(c) = PCI.captures(line) {
+                push_gpu(&mut self.log.rm_init_failed_gpus, &c[1]);
+            }
         }
         if line.contains("NVRM:") && is_gsp_timeout(line) {
             self.log.gsp_timeout = true;
@@ -447,8 +508,16 @@ impl super::EvidenceKind for KernelLogKind {
             ("xid_codes", "distinct Xid codes"),
             ("fallen_off_bus", "a GPU fell off the bus"),
             (
+                "fallen_off_gpus",
+                "the PCI addresses of the GPUs that fell off the bus",
+            ),
+            (
                 "rm_init_adapter_failed",
                 "the driver could not initialise a GPU",
+            ),
+            (
+                "rm_init_failed_gpus",
+                "the PCI addresses of the GPUs the driver could not initialise",
             ),
             ("gsp_timeout", "the GPU System Processor stopped answering"),
             ("gpu_lost", "a GPU is lost or cannot be reached"),
@@ -736,5 +805,82 @@ kernel: NVRM: Xid (PCI:...): 137, RLW_RXPIPE interrupt hit on link 11 on GPU0: P
 <6>[ 1126.671378] [drm] [nvidia-drm] [GPU ID 0x00000100] Loading driver\n";
         let l = parse_kernel_log(healthy);
         assert!(l.xid_codes.is_empty() && l.xids.is_empty());
+    }
+
+    #[test]
+    fn the_gpu_that_fell_off_the_bus_is_named_in_each_driver_wording() {
+        // Bumblebee-Project/Bumblebee#554: the pre-open-modules `GPU at ADDR has fallen off`
+        let old = "[   49.261458] NVRM: GPU at 0000:01:00.0 has fallen off the bus.\n\
+[   49.261465] NVRM: os_pci_init_handle: invalid context!\n\
+[   49.261472] NVRM: GPU at 0000:01:00.0 has fallen off the bus.\n";
+        let l = parse_kernel_log(old);
+        assert!(l.fallen_off_bus);
+        assert_eq!(l.fallen_off_gpus, vec!["0000:01:00.0"]);
+        // NVIDIA/NVSentinel#155: the probe routine's three-line report, the address on its
+        // first line and the driver's load banner after it
+        let report = "[ 1843.308145] NVRM: The NVIDIA GPU 0000:b3:00.0\n\
+               NVRM: (PCI ID: 10de:26b5) installed in this system has\n\
+               NVRM: fallen off the bus and is not responding to commands.\n\
+[ 1843.439662] NVRM: The NVIDIA probe routine failed for 1 device(s).\n\
+[ 1843.439669] NVRM: loading NVIDIA UNIX Open Kernel Module for x86_64  570.158.01  Release Build  (dvs-builder@U22-I3-B10-02-5)  Mon Jun  2 13:13:04 UTC 2025\n";
+        let l = parse_kernel_log(report);
+        assert_eq!(l.fallen_off_gpus, vec!["0000:b3:00.0"]);
+        assert!(l.rm_init_failed_gpus.is_empty());
+        // NVIDIA/nvidia-docker#1553: Xid 79 names the GPU as `PCI:%04x:%02x:%02x`, and the
+        // device-prefixed line after it with its function
+        let xid = "[1084456.074562] NVRM: Xid (PCI:0000:09:00): 79, pid=0, GPU has fallen off the bus.\n\
+[1084456.074566] NVRM: GPU 0000:09:00.0: GPU has fallen off the bus.\n";
+        let l = parse_kernel_log(xid);
+        assert_eq!(l.fallen_off_gpus, vec!["0000:09:00.0"]);
+        assert_eq!(
+            parse_kernel_log(xid.lines().next().unwrap()).fallen_off_gpus,
+            vec!["0000:09:00"]
+        );
+        // NVIDIA/nccl#2241 style: an address the poster elided names no GPU
+        let elided = "kernel: NVRM: Xid (PCI:...): 79, GPU has fallen off the bus.\n";
+        let l = parse_kernel_log(elided);
+        assert!(l.fallen_off_bus && l.fallen_off_gpus.is_empty());
+    }
+
+    #[test]
+    fn the_gpus_rm_init_adapter_failed_for_are_named() {
+        // NVIDIA/gpu-operator#649: two passed-through GPUs failing in turn, container
+        // network lines between them
+        let t = "[ 1097.650222] NVRM: GPU 0000:04:01.0: RmInitAdapter failed! (0x11:0x45:2525)\n\
+[ 1097.650377] NVRM: GPU 0000:04:01.0: rm_init_adapter failed, device minor number 0\n\
+[ 1102.469870] NVRM: GPU 0000:04:02.0: RmInitAdapter failed! (0x11:0x45:2525)\n\
+[ 1102.470052] NVRM: GPU 0000:04:02.0: rm_init_adapter failed, device minor number 1\n\
+[ 1114.993489] IPv6: ADDRCONF(NETDEV_UP): dddd1c3ccc54a5b: link is not ready\n\
+[ 1112.163623] NVRM: GPU 0000:04:01.0: RmInitAdapter failed! (0x11:0x45:2525)\n";
+        let l = parse_kernel_log(t);
+        assert!(l.rm_init_adapter_failed && !l.fallen_off_bus);
+        assert_eq!(l.rm_init_failed_gpus, vec!["0000:04:01.0", "0000:04:02.0"]);
+        // NVIDIA/open-gpu-kernel-modules#433: the 525 wording without a colon after NVRM
+        // for the GSP lines, the device prefix on the failure itself
+        let t = "[  217.545145] NVRM RmInitAdapter: Cannot initialize GSP firmware RM\n\
+[  217.545832] NVRM: GPU 0000:05:00.0: RmInitAdapter failed! (0x62:0xffff:1622)\n\
+[  217.546288] NVRM: GPU 0000:05:00.0: rm_init_adapter failed, device minor number 0\n";
+        let l = parse_kernel_log(t);
+        assert_eq!(l.rm_init_failed_gpus, vec!["0000:05:00.0"]);
+        // WayfireWM/wayfire#3018 (healthy for these fields): NVRM out of VA space, no GPU
+        // lost or failed
+        let t = "[227646.165923] NVRM: dmaAllocMapping_GM107: can't alloc VA space for mapping.\n\
+[228976.344172] nvidia 0000:01:00.0: Using 47-bit DMA addresses\n";
+        let l = parse_kernel_log(t);
+        assert!(!l.rm_init_adapter_failed && !l.fallen_off_bus);
+        assert!(l.fallen_off_gpus.is_empty() && l.rm_init_failed_gpus.is_empty());
+    }
+
+    #[test]
+    fn a_report_opening_line_far_from_a_fall_off_names_nothing() {
+        // NVIDIA/NVSentinel#155's first line, then (as in gpu-operator#649) other lines:
+        // an address-less fall-off line three read lines later is not that report's
+        let t = "[ 1843.308145] NVRM: The NVIDIA GPU 0000:b3:00.0\n\
+[ 1097.650222] NVRM: loading NVIDIA UNIX Open Kernel Module\n\
+[ 1097.650223] NVRM: loading NVIDIA UNIX Open Kernel Module\n\
+[ 1097.650224] NVRM: loading NVIDIA UNIX Open Kernel Module\n\
+[ 1843.308146] NVRM: fallen off the bus and is not responding to commands.\n";
+        let l = parse_kernel_log(t);
+        assert!(l.fallen_off_bus && l.fallen_off_gpus.is_empty());
     }
 }

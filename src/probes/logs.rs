@@ -166,7 +166,15 @@ impl Probe for KernelLog {
             ),
             ("xid_codes", "distinct Xid codes"),
             ("fallen_off_bus", "a GPU has fallen off the bus"),
+            (
+                "fallen_off_gpus",
+                "PCI addresses of the GPUs that fell off the bus, as the driver printed them",
+            ),
             ("rm_init_adapter_failed", "RmInitAdapter failed"),
+            (
+                "rm_init_failed_gpus",
+                "PCI addresses of the GPUs whose RmInitAdapter failed",
+            ),
             (
                 "gsp_timeout",
                 "the GPU System Processor stopped answering (GSP timeout, heartbeat or RPC timeout)",
