@@ -4,6 +4,17 @@
 //! free; R reserved in total by PyTorch"). All sizes in MiB; PyTorch's `MB`/`GB` in older
 //! summaries are binary units too.
 //!
+//! The `cudaMallocAsync` backend (`PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync`, the default
+//! of some ComfyUI installs) raises its own message, from `mallocAsync` in
+//! `c10/cuda/CUDAMallocAsyncAllocator.cpp` (pytorch/pytorch, read at `03459473c0ec`, the same
+//! since the backend came in 2.0): "Allocation on device D would exceed allowed memory. (out of
+//! memory)" then `Currently allocated     : A`, `Requested               : R`, `Device limit
+//!            : T`, `Free (according to CUDA): F` and `PyTorch limit (set by user-supplied
+//! memory fraction)` with its figure on the next line. `A` is what PyTorch holds from the
+//! driver's pool (`pytorch_used_bytes`); the pool's reserved memory is not printed, so such a
+//! message gives no reserved figure. The limit is `UINT64_MAX` bytes ("17179869184.00 GiB")
+//! unless `set_per_process_memory_fraction` set one.
+//!
 //! Fragmentation is `(reserved - allocated) / reserved`: memory the caching allocator holds
 //! but cannot hand out in the shape asked for.
 
@@ -108,6 +119,16 @@ static OLDEST: LazyLock<Regex> = LazyLock::new(|| {
     ))
     .expect("static regex")
 });
+// `c10/cuda/CUDAMallocAsyncAllocator.cpp`, `mallocAsync` (see the module header); the labels'
+// padding spaces are matched loosely (a markdown paste collapses them)
+static ASYNC_OOM: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(&format!(
+        r"Allocation on device (\d+) would exceed allowed memory\. \(out of memory\)\s*Currently allocated\s*:\s*{SIZE}\s*Requested\s*:\s*{SIZE}\s*Device limit\s*:\s*{SIZE}\s*Free \(according to CUDA\)\s*:\s*{SIZE}(?:\s*PyTorch limit \(set by user-supplied memory fraction\)\s*:\s*{SIZE})?"
+    ))
+    .expect("static regex")
+});
+/// The phrase every `cudaMallocAsync` OOM holds, also when a log keeps its first line alone.
+const ASYNC_OOM_PHRASE: &str = "would exceed allowed memory. (out of memory)";
 static OTHER_PROC: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(&format!(r"Process (\d+) has {SIZE} memory in use")).expect("static regex")
 });
@@ -215,7 +236,9 @@ fn holds(text: &str, needle: &str) -> bool {
 
 pub fn parse_torch_memory(text: &str) -> TorchMemory {
     let mut m = TorchMemory {
-        oom: holds(text, "CUDA out of memory") || holds(text, "OutOfMemoryError"),
+        oom: holds(text, "CUDA out of memory")
+            || holds(text, "OutOfMemoryError")
+            || holds(text, ASYNC_OOM_PHRASE),
         ..Default::default()
     };
     // the `(?i)` patterns are run only on a text holding their words (see
@@ -266,6 +289,21 @@ pub fn parse_torch_memory(text: &str) -> TorchMemory {
             m.reserved_mib = round2(a + u);
         }
         m.source = Some("oom_message");
+    }
+    // the cudaMallocAsync backend's message: no reserved figure, so `source` stays unset and
+    // nothing is derived from `allocated` alone
+    if m.allocated_mib.is_none()
+        && m.tried_to_allocate_mib.is_none()
+        && holds(text, ASYNC_OOM_PHRASE)
+        && let Some(c) = ASYNC_OOM.captures_iter(text).last()
+    {
+        m.gpu = c[1].parse().ok();
+        m.allocated_mib = size_at(&c, 2);
+        m.tried_to_allocate_mib = size_at(&c, 4);
+        m.total_capacity_mib = size_at(&c, 6);
+        m.free_mib = size_at(&c, 8);
+        // a limit at or above the device is no limit (UINT64_MAX bytes unless one was set)
+        m.allowed_mib = size_at(&c, 10).filter(|&l| m.total_capacity_mib.is_some_and(|t| l < t));
     }
     if m.allowed_mib.is_none()
         && let Some(c) = ALLOWED.captures_iter(text).last()
@@ -370,6 +408,7 @@ impl super::EvidenceKind for TorchMemoryKind {
     fn marker(&self, line: &str) -> bool {
         line.contains("CUDA out of memory")
             || line.contains("OutOfMemoryError")
+            || line.contains(ASYNC_OOM_PHRASE)
             || line.contains("PyTorch CUDA memory summary")
     }
     fn has_markers(&self) -> bool {
@@ -438,6 +477,7 @@ impl super::EvidenceKind for TorchMemoryKind {
         let h = s.head;
         h.contains("CUDA out of memory")
             || h.contains("OutOfMemoryError")
+            || h.contains(ASYNC_OOM_PHRASE)
             || h.contains("PyTorch CUDA memory summary")
             || looks_like_memory_printout(h)
     }
@@ -598,6 +638,47 @@ mod tests {
         assert_eq!(m.reserved_unallocated_mib, Some(26.39));
         assert_eq!(m.reserved_mib, Some(462.0));
         assert_eq!(m.tried_to_allocate_mib, Some(26.0));
+    }
+
+    #[test]
+    fn cuda_malloc_async_backend_wording() {
+        // pytorch/pytorch#110194 (a problem: 'cudaMallocAsync cause too much fragmentation'),
+        // the message of c10/cuda/CUDAMallocAsyncAllocator.cpp's mallocAsync as posted
+        let text = "torch.cuda.OutOfMemoryError: Allocation on device 5 would exceed allowed memory. (out of memory)\nCurrently allocated     : 54.14 GiB\nRequested               : 686.41 MiB\nDevice limit            : 79.35 GiB\nFree (according to CUDA): 27.19 MiB\nPyTorch limit (set by user-supplied memory fraction)\n                        : 17179869184.00 GiB\n";
+        let m = parse_torch_memory(text);
+        assert!(m.oom);
+        assert_eq!(m.gpu, Some(5));
+        assert_eq!(m.allocated_mib, Some(55439.36));
+        assert_eq!(m.tried_to_allocate_mib, Some(686.41));
+        assert_eq!(m.total_capacity_mib, Some(81254.4));
+        assert_eq!(m.free_mib, Some(27.19));
+        // UINT64_MAX bytes: no limit was set
+        assert_eq!(m.allowed_mib, None);
+        // the backend prints no reserved figure: nothing is derived from `allocated` alone
+        assert_eq!(m.reserved_mib, None);
+        assert_eq!(m.reserved_unallocated_mib, None);
+        assert_eq!(m.fragmentation, None);
+        assert_eq!(m.source, None);
+        // a markdown paste collapses the labels' padding; a set fraction is a limit below the
+        // device (the wording's second form, as c10 prints it)
+        let collapsed = "torch.OutOfMemoryError: Allocation on device 0 would exceed allowed memory. (out of memory)\nCurrently allocated : 9.43 GiB\nRequested : 640.00 MiB\nDevice limit : 11.59 GiB\nFree (according to CUDA): 7.12 MiB\nPyTorch limit (set by user-supplied memory fraction)\n : 10.00 GiB";
+        let c = parse_torch_memory(collapsed);
+        assert_eq!(c.tried_to_allocate_mib, Some(640.0));
+        assert_eq!(c.allowed_mib, Some(10240.0));
+        // the first line alone (what ComfyUI logs keep) still says out of memory
+        let first = parse_torch_memory(
+            "!!! Exception during processing !!! Allocation on device 0 would exceed allowed memory. (out of memory)",
+        );
+        assert!(first.oom);
+        assert_eq!(first.allocated_mib, None);
+        // a native message is not read as one (vllm-project/vllm#2140, healthy: 755.50 KiB
+        // reserved but unallocated)
+        let native = parse_torch_memory(
+            "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 3.50 GiB. GPU 0 has a total capacty of 23.69 GiB of which 3.09 GiB is free. Including non-PyTorch memory, this process has 20.57 GiB memory in use. Of the allocated memory 20.13 GiB is allocated by PyTorch, and 755.50 KiB is reserved by PyTorch but unallocated. If reserved but unallocated memory is large try setting max_split_size_mb to avoid fragmentation.  See documentation for Memory Management and PYTORCH_CUDA_ALLOC_CONF",
+        );
+        assert_eq!(native.source, Some("oom_message"));
+        assert_eq!(native.reserved_unallocated_mib, Some(0.74));
+        assert_eq!(native.free_mib, Some(3164.16));
     }
 
     #[test]
