@@ -4,6 +4,27 @@
 //! free; R reserved in total by PyTorch"). All sizes in MiB; PyTorch's `MB`/`GB` in older
 //! summaries are binary units too.
 //!
+//! `torch.cuda.memory_stats()` is read too: the flat `OrderedDict` that `memory_stats` in
+//! `torch/cuda/memory.py` (pytorch/pytorch, read at `00b65a04a2d3`; the same keys since 1.4)
+//! builds from `memory_stats_as_nested_dict` by joining the nested keys with `.` and sorting,
+//! printed as `OrderedDict([('allocated_bytes.all.current', 1024), ...])` (Python 3.12+:
+//! `OrderedDict({'allocated_bytes.all.current': 1024, ...})`), as a plain dict or as JSON; the
+//! values are bytes. Its `allocated_bytes`, `reserved_bytes` and `inactive_split_bytes` of pool
+//! `all` are the summary table's "Allocated memory", "GPU reserved memory" and "Non-releasable
+//! memory" rows (`memory_summary` formats those same stats); `num_ooms` and
+//! `num_alloc_retries` its two counters.
+//!
+//! The `cudaMallocAsync` backend (`PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync`, the default
+//! of some ComfyUI installs) raises its own message, from `mallocAsync` in
+//! `c10/cuda/CUDAMallocAsyncAllocator.cpp` (pytorch/pytorch, read at `03459473c0ec`, the same
+//! since the backend came in 2.0): "Allocation on device D would exceed allowed memory. (out of
+//! memory)" then `Currently allocated     : A`, `Requested               : R`, `Device limit
+//!            : T`, `Free (according to CUDA): F` and `PyTorch limit (set by user-supplied
+//! memory fraction)` with its figure on the next line. `A` is what PyTorch holds from the
+//! driver's pool (`pytorch_used_bytes`); the pool's reserved memory is not printed, so such a
+//! message gives no reserved figure. The limit is `UINT64_MAX` bytes ("17179869184.00 GiB")
+//! unless `set_per_process_memory_fraction` set one.
+//!
 //! Fragmentation is `(reserved - allocated) / reserved`: memory the caching allocator holds
 //! but cannot hand out in the shape asked for.
 
@@ -65,7 +86,8 @@ pub struct TorchMemory {
     pub oom_count: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub malloc_retries: Option<u64>,
-    /// Where allocated/reserved came from: `oom_message` or `memory_summary`.
+    /// Where allocated/reserved came from: `oom_message`, `memory_summary`, `memory_stats` or
+    /// `printout`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub source: Option<&'static str>,
 }
@@ -108,6 +130,16 @@ static OLDEST: LazyLock<Regex> = LazyLock::new(|| {
     ))
     .expect("static regex")
 });
+// `c10/cuda/CUDAMallocAsyncAllocator.cpp`, `mallocAsync` (see the module header); the labels'
+// padding spaces are matched loosely (a markdown paste collapses them)
+static ASYNC_OOM: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(&format!(
+        r"Allocation on device (\d+) would exceed allowed memory\. \(out of memory\)\s*Currently allocated\s*:\s*{SIZE}\s*Requested\s*:\s*{SIZE}\s*Device limit\s*:\s*{SIZE}\s*Free \(according to CUDA\)\s*:\s*{SIZE}(?:\s*PyTorch limit \(set by user-supplied memory fraction\)\s*:\s*{SIZE})?"
+    ))
+    .expect("static regex")
+});
+/// The phrase every `cudaMallocAsync` OOM holds, also when a log keeps its first line alone.
+const ASYNC_OOM_PHRASE: &str = "would exceed allowed memory. (out of memory)";
 static OTHER_PROC: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(&format!(r"Process (\d+) has {SIZE} memory in use")).expect("static regex")
 });
@@ -127,6 +159,24 @@ static OOMS: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"CUDA OOMs:\s*(\d+)").expect("static regex"));
 static RETRIES: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"cudaMalloc retries:\s*(\d+)").expect("static regex"));
+
+// memory_stats(): `('key', value)` (an OrderedDict's items) or `'key': value` (a dict, JSON),
+// the key opening an item: after `(` that follows `[`, `,` or a space, or after `{`, `,`, a
+// space or the line's start; not `stats.get('key', 0)` in a script that reads the stats
+static STAT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r#"(?m)(?:^|[\s\[{,]|[\s\[,]\()['"]((?:allocated|reserved|inactive_split)_bytes\.all\.(?:current|peak)|num_ooms|num_alloc_retries)['"]\s*[:,]\s*(\d+)"#,
+    )
+    .expect("static regex")
+});
+
+/// A `torch.cuda.memory_stats()` dump: a reserved-bytes stat with its value.
+fn looks_like_memory_stats(h: &str) -> bool {
+    holds(h, "reserved_bytes.all.")
+        && STAT
+            .captures_iter(h)
+            .any(|c| c[1].starts_with("reserved_bytes"))
+}
 
 // Custom printouts: `Allocated: 1.2 GB, Reserved: 8.0 GB`, `memory_allocated=...`,
 // `torch.cuda.memory_reserved(): ...`, DeepSpeed's `MA 1.2 GB Max_MA 2 GB CA 8 GB Max_CA 8 GB`.
@@ -215,7 +265,9 @@ fn holds(text: &str, needle: &str) -> bool {
 
 pub fn parse_torch_memory(text: &str) -> TorchMemory {
     let mut m = TorchMemory {
-        oom: holds(text, "CUDA out of memory") || holds(text, "OutOfMemoryError"),
+        oom: holds(text, "CUDA out of memory")
+            || holds(text, "OutOfMemoryError")
+            || holds(text, ASYNC_OOM_PHRASE),
         ..Default::default()
     };
     // the `(?i)` patterns are run only on a text holding their words (see
@@ -266,6 +318,21 @@ pub fn parse_torch_memory(text: &str) -> TorchMemory {
             m.reserved_mib = round2(a + u);
         }
         m.source = Some("oom_message");
+    }
+    // the cudaMallocAsync backend's message: no reserved figure, so `source` stays unset and
+    // nothing is derived from `allocated` alone
+    if m.allocated_mib.is_none()
+        && m.tried_to_allocate_mib.is_none()
+        && holds(text, ASYNC_OOM_PHRASE)
+        && let Some(c) = ASYNC_OOM.captures_iter(text).last()
+    {
+        m.gpu = c[1].parse().ok();
+        m.allocated_mib = size_at(&c, 2);
+        m.tried_to_allocate_mib = size_at(&c, 4);
+        m.total_capacity_mib = size_at(&c, 6);
+        m.free_mib = size_at(&c, 8);
+        // a limit at or above the device is no limit (UINT64_MAX bytes unless one was set)
+        m.allowed_mib = size_at(&c, 10).filter(|&l| m.total_capacity_mib.is_some_and(|t| l < t));
     }
     if m.allowed_mib.is_none()
         && let Some(c) = ALLOWED.captures_iter(text).last()
@@ -344,6 +411,45 @@ pub fn parse_torch_memory(text: &str) -> TorchMemory {
         m.reserved_mib = s_res;
         m.source = Some("memory_summary");
     }
+    // memory_stats(): the last value of each key (a log printing the stats at each step ends
+    // with the newest)
+    if holds(text, "_bytes.all.") || holds(text, "num_ooms") {
+        let mut st: std::collections::HashMap<&str, u64> = std::collections::HashMap::new();
+        for c in STAT.captures_iter(text) {
+            if let (Some(k), Ok(v)) = (c.get(1), c[2].parse::<u64>()) {
+                st.insert(k.as_str(), v);
+            }
+        }
+        let mib_of = |k: &str| st.get(k).and_then(|&b| round2(b as f64 / 1048576.0));
+        m.peak_allocated_mib = m
+            .peak_allocated_mib
+            .or_else(|| mib_of("allocated_bytes.all.peak"));
+        m.peak_reserved_mib = m
+            .peak_reserved_mib
+            .or_else(|| mib_of("reserved_bytes.all.peak"));
+        m.non_releasable_mib = m
+            .non_releasable_mib
+            .or_else(|| mib_of("inactive_split_bytes.all.current"));
+        m.peak_non_releasable_mib = m
+            .peak_non_releasable_mib
+            .or_else(|| mib_of("inactive_split_bytes.all.peak"));
+        m.oom_count = m.oom_count.or_else(|| st.get("num_ooms").copied());
+        m.malloc_retries = m
+            .malloc_retries
+            .or_else(|| st.get("num_alloc_retries").copied());
+        if m.oom_count.is_some_and(|n| n > 0) {
+            m.oom = true;
+        }
+        let (a, r) = (
+            mib_of("allocated_bytes.all.current"),
+            mib_of("reserved_bytes.all.current"),
+        );
+        if m.allocated_mib.is_none() && m.reserved_mib.is_none() && (a.is_some() || r.is_some()) {
+            m.allocated_mib = a;
+            m.reserved_mib = r;
+            m.source = Some("memory_stats");
+        }
+    }
     if m.allocated_mib.is_none()
         && m.reserved_mib.is_none()
         && let Some((a, r)) = printout(text)
@@ -370,7 +476,9 @@ impl super::EvidenceKind for TorchMemoryKind {
     fn marker(&self, line: &str) -> bool {
         line.contains("CUDA out of memory")
             || line.contains("OutOfMemoryError")
+            || line.contains(ASYNC_OOM_PHRASE)
             || line.contains("PyTorch CUDA memory summary")
+            || looks_like_memory_stats(line)
     }
     fn has_markers(&self) -> bool {
         true
@@ -379,7 +487,7 @@ impl super::EvidenceKind for TorchMemoryKind {
         "torch-memory"
     }
     fn doc(&self) -> &'static str {
-        "a PyTorch CUDA out-of-memory message or torch.cuda.memory_summary() table: allocated, reserved, fragmentation"
+        "a PyTorch CUDA out-of-memory message, torch.cuda.memory_summary() table or memory_stats() dump: allocated, reserved, fragmentation"
     }
     fn example(&self) -> &'static str {
         "python -c 'import torch; ...; print(torch.cuda.memory_summary())'"
@@ -428,7 +536,10 @@ impl super::EvidenceKind for TorchMemoryKind {
             ),
             ("oom_count", "CUDA OOMs counted (summary)"),
             ("malloc_retries", "cudaMalloc retries (summary)"),
-            ("source", "oom_message or memory_summary"),
+            (
+                "source",
+                "oom_message, memory_summary, memory_stats or printout",
+            ),
         ]
     }
     fn read_by(&self) -> &'static [&'static str] {
@@ -438,7 +549,9 @@ impl super::EvidenceKind for TorchMemoryKind {
         let h = s.head;
         h.contains("CUDA out of memory")
             || h.contains("OutOfMemoryError")
+            || h.contains(ASYNC_OOM_PHRASE)
             || h.contains("PyTorch CUDA memory summary")
+            || looks_like_memory_stats(h)
             || looks_like_memory_printout(h)
     }
     fn parse(&self, text: &str) -> Result<serde_json::Value, super::ParseError> {
@@ -598,6 +711,93 @@ mod tests {
         assert_eq!(m.reserved_unallocated_mib, Some(26.39));
         assert_eq!(m.reserved_mib, Some(462.0));
         assert_eq!(m.tried_to_allocate_mib, Some(26.0));
+    }
+
+    #[test]
+    fn cuda_malloc_async_backend_wording() {
+        // pytorch/pytorch#110194 (a problem: 'cudaMallocAsync cause too much fragmentation'),
+        // the message of c10/cuda/CUDAMallocAsyncAllocator.cpp's mallocAsync as posted
+        let text = "torch.cuda.OutOfMemoryError: Allocation on device 5 would exceed allowed memory. (out of memory)\nCurrently allocated     : 54.14 GiB\nRequested               : 686.41 MiB\nDevice limit            : 79.35 GiB\nFree (according to CUDA): 27.19 MiB\nPyTorch limit (set by user-supplied memory fraction)\n                        : 17179869184.00 GiB\n";
+        let m = parse_torch_memory(text);
+        assert!(m.oom);
+        assert_eq!(m.gpu, Some(5));
+        assert_eq!(m.allocated_mib, Some(55439.36));
+        assert_eq!(m.tried_to_allocate_mib, Some(686.41));
+        assert_eq!(m.total_capacity_mib, Some(81254.4));
+        assert_eq!(m.free_mib, Some(27.19));
+        // UINT64_MAX bytes: no limit was set
+        assert_eq!(m.allowed_mib, None);
+        // the backend prints no reserved figure: nothing is derived from `allocated` alone
+        assert_eq!(m.reserved_mib, None);
+        assert_eq!(m.reserved_unallocated_mib, None);
+        assert_eq!(m.fragmentation, None);
+        assert_eq!(m.source, None);
+        // a markdown paste collapses the labels' padding; a set fraction is a limit below the
+        // device (the wording's second form, as c10 prints it)
+        let collapsed = "torch.OutOfMemoryError: Allocation on device 0 would exceed allowed memory. (out of memory)\nCurrently allocated : 9.43 GiB\nRequested : 640.00 MiB\nDevice limit : 11.59 GiB\nFree (according to CUDA): 7.12 MiB\nPyTorch limit (set by user-supplied memory fraction)\n : 10.00 GiB";
+        let c = parse_torch_memory(collapsed);
+        assert_eq!(c.tried_to_allocate_mib, Some(640.0));
+        assert_eq!(c.allowed_mib, Some(10240.0));
+        // the first line alone (what ComfyUI logs keep) still says out of memory
+        let first = parse_torch_memory(
+            "!!! Exception during processing !!! Allocation on device 0 would exceed allowed memory. (out of memory)",
+        );
+        assert!(first.oom);
+        assert_eq!(first.allocated_mib, None);
+        // a native message is not read as one (vllm-project/vllm#2140, healthy: 755.50 KiB
+        // reserved but unallocated)
+        let native = parse_torch_memory(
+            "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 3.50 GiB. GPU 0 has a total capacty of 23.69 GiB of which 3.09 GiB is free. Including non-PyTorch memory, this process has 20.57 GiB memory in use. Of the allocated memory 20.13 GiB is allocated by PyTorch, and 755.50 KiB is reserved by PyTorch but unallocated. If reserved but unallocated memory is large try setting max_split_size_mb to avoid fragmentation.  See documentation for Memory Management and PYTORCH_CUDA_ALLOC_CONF",
+        );
+        assert_eq!(native.source, Some("oom_message"));
+        assert_eq!(native.reserved_unallocated_mib, Some(0.74));
+        assert_eq!(native.free_mib, Some(3164.16));
+    }
+
+    #[test]
+    fn memory_stats_dumps() {
+        // NVIDIA/MinkowskiEngine#359 (healthy for the fragmentation rule: memory kept after a
+        // caught OOM, 48 MiB reserved now): the OrderedDict printed on one line, a key wrapped
+        // by the paste
+        let mink = "('inactive_split_bytes.small_pool.freed', 310437888), ('inactive_split_bytes.small_pool.peak', 7574016), ('num_alloc_retries', 33), ('num_ooms', 2), ('reserved_bytes.all.allocated', 181865021440), ('reserved_bytes.all.current', 50331648), ('reserved_bytes.all.freed', 181814689792), ('reserved_bytes.all.peak', 15890120704), ('reserved_bytes.large_pool.allocated', 181779038208), ('reserved_bytes.large_pool.current', 0), ('reserved_bytes.large_pool.freed', 181779038208), ('reserved_bytes.large_pool.peak', 15837691904), ('reserved_bytes.small_pool.allocated', 85983232), ('reserved_bytes.small_pool.current', 50331648), ('reserved_bytes.small_pool.freed', 35651584), ('reserved_bytes.small_pool.peak', 54525952), ('segment.all.allocated', 354), ('segment.all.current', 24), ('segment.all.freed', 330), ('segment.all.peak', 58), ('segment.large_pool.allocated', 313), ('segment.large_pool.current', 0), ('segment.large_pool.freed', 313), ('segment.large_pool.peak', 32), ('segment.small_pool.alloca\nted', 41), ('segment.small_pool.current', 24), ('segment.small_pool.freed', 17), ('segment.small_pool.peak', 26)])";
+        assert!(looks_like_memory_stats(mink));
+        let m = parse_torch_memory(mink);
+        assert_eq!(m.source, Some("memory_stats"));
+        assert_eq!(m.reserved_mib, Some(48.0));
+        assert_eq!(m.allocated_mib, None);
+        assert_eq!(m.peak_reserved_mib, Some(15154.0));
+        assert_eq!(m.peak_allocated_mib, None);
+        assert_eq!(m.oom_count, Some(2));
+        assert_eq!(m.malloc_retries, Some(33));
+        assert!(m.oom);
+        // the same stats as a dict or JSON (Python 3.12's OrderedDict repr, json.dumps): peak
+        // allocated 3.83 GiB of 9.35 GiB peak reserved, the split blocks 1 GiB at their peak
+        // (the figures of Stonesjtu/pytorch_memlab#47's profile, in memory_stats' keys)
+        let d = parse_torch_memory(
+            "OrderedDict({'allocated_bytes.all.current': 1073741824, 'allocated_bytes.all.peak': 4112380805, 'inactive_split_bytes.all.current': 0, 'inactive_split_bytes.all.peak': 1073741824, 'num_alloc_retries': 0, 'num_ooms': 0, 'reserved_bytes.all.current': 10039429939, 'reserved_bytes.all.peak': 10039429939})",
+        );
+        assert_eq!(d.source, Some("memory_stats"));
+        assert_eq!(d.allocated_mib, Some(1024.0));
+        assert_eq!(d.peak_allocated_mib, Some(3921.87));
+        assert_eq!(d.peak_reserved_mib, Some(9574.35));
+        assert_eq!(d.peak_non_releasable_mib, Some(1024.0));
+        assert!(!d.oom);
+        let j = parse_torch_memory(
+            "{\n  \"allocated_bytes.all.peak\": 4112380805,\n  \"reserved_bytes.all.current\": 10039429939,\n  \"reserved_bytes.all.peak\": 10039429939\n}",
+        );
+        assert_eq!(j.peak_reserved_mib, Some(9574.35));
+        assert_eq!(j.reserved_mib, Some(9574.35));
+        // ROCm/pytorch#703's pretty-printed OrderedDict: every stat 0 (nothing to judge)
+        let rocm = "OrderedDict([('active.all.allocated', 0),\n             ('reserved_bytes.all.current', 0),\n             ('reserved_bytes.all.peak', 0)])";
+        let r = parse_torch_memory(rocm);
+        assert_eq!(r.reserved_mib, Some(0.0));
+        assert_eq!(r.fragmentation, None);
+        // a script that reads the stats is not a dump of them
+        let script = "        'inactive_split_bytes_peak': int(stats.get('inactive_split_bytes.all.peak', 0)),\n        'reserved_bytes': int(torch.cuda.memory_reserved()),\n        'num_ooms': int(stats.get('num_ooms', 0)),\n    x = stats.get('reserved_bytes.all.current', 0)";
+        assert!(!looks_like_memory_stats(script));
+        let s = parse_torch_memory(script);
+        assert_eq!(s.oom_count, None);
+        assert_eq!(s.source, None);
     }
 
     #[test]

@@ -624,7 +624,7 @@ impl Probe for TorchMemory {
             ),
             (
                 "source",
-                "where allocated/reserved came from: `oom_message` or `memory_summary`",
+                "where allocated/reserved came from: `oom_message`, `memory_summary`, `memory_stats` or `printout`",
             ),
             ("reserved_unallocated_mib", "reserved but not allocated"),
             ("fragmentation", "(reserved - allocated) / reserved"),
