@@ -76,6 +76,15 @@
 //!   error (detected in %s)` (2.20+, after the async thread's `async fatal event on QP`) then
 //!   `return ncclSystemError;`. Such a WARN is that error, its text the reason; where the same
 //!   thread's back trace follows, the trace's code names the result.
+//! - NVIDIA/nccl `src/proxy.cc` (2.12 through 2.30, read at v2.12.12-1, v2.14.3-1, v2.18.3-1,
+//!   v2.21.5-1 and 5067397c): the proxy service thread, which runs a rank's transport setup,
+//!   prints the result the operation returned itself, `[Service thread] Error encountered
+//!   progressing operation=%s, res=%d, closing connection` (2.17+) and `[Proxy Service %d]
+//!   Failed to execute operation %s from rank %d, retcode %d` (not while the communicator is
+//!   being aborted); the rank that asked for it fails its proxy call. A WARN naming result 1–6
+//!   so is that error, with no back trace after it in its own thread (the service thread's
+//!   frames print before it). `Proxy Call to rank %d failed (%s)` names no result: the caller's
+//!   trace after it does.
 //!
 //! - `torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp` `HeartbeatMonitor::runLoop` (pytorch/pytorch
 //!   2.4 on; read in the index's stored copy, and the same text in the backends forked from it:
@@ -343,6 +352,22 @@ fn warn_result(warn: &str) -> Option<&'static str> {
     if w.starts_with("communicator encountered a fatal error (detected in ") {
         return Some("ncclSystemError");
     }
+    // the proxy service thread names the result the operation it ran for a rank returned
+    let code = |after: &str| -> Option<&'static str> {
+        let digits: String = after.chars().take_while(char::is_ascii_digit).collect();
+        result_of_code(&digits)
+    };
+    if let Some(rest) = w.strip_prefix("[Service thread] Error encountered progressing operation=")
+        && let Some((_, after)) = rest.split_once(", res=")
+    {
+        return code(after);
+    }
+    if w.starts_with("[Proxy Service ")
+        && w.contains("] Failed to execute operation ")
+        && let Some((_, after)) = w.split_once(", retcode ")
+    {
+        return code(after);
+    }
     None
 }
 
@@ -419,6 +444,8 @@ pub fn looks_like(text: &str) -> bool {
             "shared memory segment",
             "Got completion from peer ",
             "communicator encountered a fatal error",
+            "Error encountered progressing operation=",
+            "] Failed to execute operation ",
             "Timeout at NCCL work: ",
             "Exception raised from checkTimeout at ",
             "::WorkNCCL::checkTimeout(",
@@ -1374,6 +1401,33 @@ gpu5:35917:35994 [0] NCCL INFO transport/net.cu:537 -> 2\n";
             parse_nccl_errors(t.lines().next().unwrap()).error_results,
             ["ncclSystemError"]
         );
+        // the proxy service thread's WARNs name the result (NVIDIA/nccl#952, NCCL 2.18 behind
+        // a masked host name; the frames before them belong to the operation, not to a WARN)
+        let t = "<cluster_name>:922:1158 [3] NCCL INFO proxy.cc:1306 -> 2\n\
+\n\
+<cluster_name>:922:1158 [3] proxy.cc:1485 NCCL WARN [Service thread] Error encountered progressing operation=Connect, res=2, closing connection\n\
+\n\
+<cluster_name>:922:1158 [3] proxy.cc:1519 NCCL WARN [Proxy Service 11] Failed to execute operation Connect from rank 11, retcode 2\n";
+        assert!(looks_like(t));
+        let e = parse_nccl_errors(t);
+        assert_eq!(e.error_results, ["ncclSystemError"]);
+        assert_eq!(
+            e.errors[0].last_error.as_deref(),
+            Some(
+                "[Service thread] Error encountered progressing operation=Connect, res=2, closing connection"
+            )
+        );
+        // NVIDIA/nccl-tests#166 (2.18): the second wording alone
+        let t = "ubuntu:39964:40075 [0] proxy.cc:1519 NCCL WARN [Proxy Service 0] Failed to execute operation Connect from rank 0, retcode 2\n";
+        assert!(looks_like(t));
+        assert_eq!(parse_nccl_errors(t).error_results, ["ncclSystemError"]);
+        // mosaicml/diffusion#110 (2.18, host blanked to `-`): `retcode 6` is ncclRemoteError;
+        // `Proxy Call to rank 1 failed (Connect)` names no result of its own
+        let t = "-:6015:6225 [1] proxy.cc:1119 NCCL WARN [Proxy Service 1] Failed to execute operation Connect from rank 1, retcode 6\n";
+        assert_eq!(parse_nccl_errors(t).error_results, ["ncclRemoteError"]);
+        let call = "-:6015:6224 [1] proxy.cc:884 NCCL WARN Proxy Call to rank 1 failed (Connect)";
+        assert!(parse_nccl_errors(call).error_results.is_empty());
+        assert!(!recognised_line(call));
         // WARNs NCCL goes on after: the async thread's event alone (#1905), the socket
         // transport's size mismatch (pytorch/torchtitan#1681, its trace is what fails), a
         // plugin not found
