@@ -9,8 +9,21 @@
 //!   OpType=OP, NumelIn=I, NumelOut=O, Timeout(ms)=T)` (2.x), `WorkNCCL(SeqNum=S, OpType=OP,
 //!   Timeout(ms)=T)` (1.11–1.13) or `WorkNCCL(OpType=OP, TensorShape=[…], Timeout(ms)=T)`
 //!   (1.8–1.10); the watchdog then prints `Exception (either an error or timeout) detected by
-//!   watchdog at work: S, last enqueued NCCL work: E, last completed NCCL work: C.` (2.2+) or
-//!   `Timeout at NCCL work: S, last enqueued NCCL work: E, last completed NCCL work: C.`;
+//!   watchdog at work: S, last enqueued NCCL work: E, last completed NCCL work: C.` (2.2+) for
+//!   an error or a timeout alike, and, only `if (timedOut)`, `<logPrefix()>Timeout at NCCL work:
+//!   S, last enqueued NCCL work: E, last completed NCCL work: C.` (`watchdogHandler`, read in
+//!   the index's stored copy of a fork that keeps it as PyTorch 2.4–2.5 wrote it; axolotl#2267
+//!   pastes it from torch 2.5's `ProcessGroupNCCL.cpp:1834`): that line alone is a timeout of
+//!   work S on that rank, whatever else the paste lost;
+//! - the same file, 2.2 on: `checkTimeout` builds the timeout's exception with
+//!   `C10_BUILD_ERROR(DistBackendError, exceptionMsg)`, so the C++ back trace c10 attaches to it
+//!   (`c10/util/Exception.cpp`: `Exception raised from <function> at <file>:<line> (most recent
+//!   call first):`, then `c10/util/Backtrace.cpp`'s `frame #N: <symbol> + 0x… (0x… in <lib>)`)
+//!   starts `Exception raised from checkTimeout at …ProcessGroupNCCL.cpp:N` and names
+//!   `c10d::ProcessGroupNCCL::WorkNCCL::checkTimeout(` right under `c10::Error::Error`.
+//!   `checkTimeout` returns before building anything unless the work's time is up, so either
+//!   line is a collective timeout where the message line itself was cut off
+//!   (Megatron-LM#935's paste starts at the frames);
 //! - `torch/csrc/distributed/c10d/NCCLUtils.cpp` (`getNcclErrorDetailStr`): `NCCL error in:
 //!   FILE:LINE, <ncclGetErrorString>, NCCL version X` followed by `ncclSystemError: System call
 //!   (e.g. socket, malloc) or external library call failed or device error.`,
@@ -63,6 +76,15 @@
 //!   error (detected in %s)` (2.20+, after the async thread's `async fatal event on QP`) then
 //!   `return ncclSystemError;`. Such a WARN is that error, its text the reason; where the same
 //!   thread's back trace follows, the trace's code names the result.
+//! - NVIDIA/nccl `src/proxy.cc` (2.12 through 2.30, read at v2.12.12-1, v2.14.3-1, v2.18.3-1,
+//!   v2.21.5-1 and 5067397c): the proxy service thread, which runs a rank's transport setup,
+//!   prints the result the operation returned itself, `[Service thread] Error encountered
+//!   progressing operation=%s, res=%d, closing connection` (2.17+) and `[Proxy Service %d]
+//!   Failed to execute operation %s from rank %d, retcode %d` (not while the communicator is
+//!   being aborted); the rank that asked for it fails its proxy call. A WARN naming result 1–6
+//!   so is that error, with no back trace after it in its own thread (the service thread's
+//!   frames print before it). `Proxy Call to rank %d failed (%s)` names no result: the caller's
+//!   trace after it does.
 //!
 //! - `torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp` `HeartbeatMonitor::runLoop` (pytorch/pytorch
 //!   2.4 on; read in the index's stored copy, and the same text in the backends forked from it:
@@ -150,6 +172,10 @@ pub struct NcclErrors {
     /// The heartbeat monitor's `… watchdog got stuck for N seconds …` / `Heartbeat monitor timed
     /// out!`, one per rank and process group.
     pub watchdog_stuck: Vec<WatchdogStuck>,
+    /// Where a back trace shows PyTorch built a timeout's exception (`checkTimeout at FILE:LINE`,
+    /// or the `WorkNCCL::checkTimeout` frame): a timeout whose message line may be missing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timeout_raised_at: Option<String>,
     /// "… detected by watchdog at work: S, last enqueued NCCL work: E, last completed NCCL
     /// work: C": the lowest completed sequence any rank reports.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -190,6 +216,16 @@ static RAN_FOR: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"ran for (\d+) milliseconds").expect("static regex"));
 static WORK_STATE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?:watchdog at work|Timeout at NCCL work): (\d+), last enqueued NCCL work: (-?\d+), last completed NCCL work: (-?\d+)")
+        .expect("static regex")
+});
+/// `<logPrefix()>Timeout at NCCL work: S` (printed only for a timed-out work, see the header).
+static TIMEOUT_AT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?:\[(?:PG (?:ID )?(\S+)(?: PG GUID \S+)? )?Rank (\d+)\]\s*)?Timeout at NCCL work: (\d+), last enqueued NCCL work: -?\d+")
+        .expect("static regex")
+});
+/// c10's back trace of the exception `WorkNCCL::checkTimeout` built (see the header).
+static RAISED_IN_CHECK_TIMEOUT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"Exception raised from checkTimeout at (\S*ProcessGroupNCCL\.cpp:\d+)|frame #\d+: c10d::ProcessGroupNCCL::WorkNCCL::checkTimeout\(")
         .expect("static regex")
 });
 static RESULT: LazyLock<Regex> = LazyLock::new(|| {
@@ -316,6 +352,22 @@ fn warn_result(warn: &str) -> Option<&'static str> {
     if w.starts_with("communicator encountered a fatal error (detected in ") {
         return Some("ncclSystemError");
     }
+    // the proxy service thread names the result the operation it ran for a rank returned
+    let code = |after: &str| -> Option<&'static str> {
+        let digits: String = after.chars().take_while(char::is_ascii_digit).collect();
+        result_of_code(&digits)
+    };
+    if let Some(rest) = w.strip_prefix("[Service thread] Error encountered progressing operation=")
+        && let Some((_, after)) = rest.split_once(", res=")
+    {
+        return code(after);
+    }
+    if w.starts_with("[Proxy Service ")
+        && w.contains("] Failed to execute operation ")
+        && let Some((_, after)) = w.split_once(", retcode ")
+    {
+        return code(after);
+    }
     None
 }
 
@@ -333,6 +385,7 @@ fn marked(line: &str) -> bool {
         || line.contains("Last error")
         || line.contains("NCCL failure")
         || line.contains(" -> ")
+        || line.contains("checkTimeout")
 }
 
 /// `NCCL error: <text>` naming one of `ncclGetErrorString`'s texts, or its result code
@@ -359,6 +412,8 @@ pub fn recognised_line(line: &str) -> bool {
         // the same message's second row when a word wrap broke it after `Watchdog`
         || line.starts_with("caught collective operation timeout: WorkNCCL(")
         || RESULT.is_match(line)
+        || TIMEOUT_AT.is_match(line)
+        || RAISED_IN_CHECK_TIMEOUT.is_match(line)
         || line.contains("NCCL error in: ")
         || error_text(line).is_some()
         || check_failed(line).is_some()
@@ -389,6 +444,11 @@ pub fn looks_like(text: &str) -> bool {
             "shared memory segment",
             "Got completion from peer ",
             "communicator encountered a fatal error",
+            "Error encountered progressing operation=",
+            "] Failed to execute operation ",
+            "Timeout at NCCL work: ",
+            "Exception raised from checkTimeout at ",
+            "::WorkNCCL::checkTimeout(",
         ]);
         // CHECK_TRACE from its first literal on (`NCCL INFO file:line -> N`): a pattern that
         // starts with `\S+` gives the search no literal to skip ahead by, and the whole text
@@ -504,6 +564,8 @@ pub fn parse_nccl_errors(text: &str) -> NcclErrors {
     let mut warn_thread: Option<String> = None;
     // a WARN that is itself a result (`warn_result`), until its back trace or the next WARN
     let mut pending: Option<(&'static str, String)> = None;
+    // `Timeout at NCCL work: S` lines: (pg, rank, seq)
+    let mut timed_out_at: Vec<(Option<String>, Option<u32>, Option<u64>)> = Vec::new();
     let mut lines = text.lines();
     // the watchdog line's continuation rows, rejoined (see `rejoin_wrapped_work`)
     let mut joined;
@@ -580,6 +642,20 @@ pub fn parse_nccl_errors(text: &str) -> NcclErrors {
             if out.timeouts.len() < super::MAX_ITEMS {
                 out.timeouts.push(t);
             }
+        }
+        if let Some(c) = TIMEOUT_AT.captures(line) {
+            timed_out_at.push((
+                c.get(1).map(|m| m.as_str().to_string()),
+                c.get(2).and_then(|m| m.as_str().parse().ok()),
+                c[3].parse().ok(),
+            ));
+        }
+        if let Some(c) = RAISED_IN_CHECK_TIMEOUT.captures(line) {
+            carried = true;
+            out.timeout_raised_at.get_or_insert_with(|| match c.get(1) {
+                Some(at) => format!("checkTimeout at {}", super::clip(at.as_str(), 200)),
+                None => "the WorkNCCL::checkTimeout frame of a back trace".into(),
+            });
         }
         if let Some(c) = WORK_STATE.captures(line) {
             carried = true;
@@ -698,6 +774,37 @@ pub fn parse_nccl_errors(text: &str) -> NcclErrors {
         }
     }
     flush_warn_result(&mut out, pending, &mut last_result);
+    // a timed-out work the watchdog's own line did not already name (that line cut off, or
+    // pasted without it) is a timeout of its own
+    for (pg, rank, seq) in timed_out_at {
+        if out
+            .timeouts
+            .iter()
+            .any(|t| t.seq == seq && (t.rank == rank || t.rank.is_none() || rank.is_none()))
+        {
+            continue;
+        }
+        out.timeout_count += 1;
+        if let Some(r) = rank
+            && !out.timeout_ranks.contains(&r)
+            && out.timeout_ranks.len() < 4096
+        {
+            out.timeout_ranks.push(r);
+        }
+        if out.timeouts.len() < super::MAX_ITEMS {
+            out.timeouts.push(CollectiveTimeout {
+                rank,
+                pg,
+                seq,
+                op: String::new(),
+                numel_in: None,
+                numel_out: None,
+                tensor_shape: None,
+                timeout_ms: None,
+                ran_for_ms: None,
+            });
+        }
+    }
     out
 }
 
@@ -810,6 +917,10 @@ impl super::EvidenceKind for NcclErrorsKind {
             (
                 "watchdog_stuck",
                 "the heartbeat monitor saw the watchdog stuck (a hang): rank, pg, seconds",
+            ),
+            (
+                "timeout_raised_at",
+                "a back trace of the exception PyTorch's WorkNCCL::checkTimeout built (a timeout whose message line may be missing)",
             ),
             (
                 "last_completed_work",
@@ -1114,6 +1225,70 @@ OpType=ALLREDUCE, NumelIn=10, NumelOut=10, Timeout(ms)=10000) ran for\n\
     }
 
     #[test]
+    fn timeout_at_nccl_work_alone_is_a_timeout_and_the_error_wording_is_not() {
+        // github.com/axolotl-ai-cloud/axolotl/issues/2267 (torch 2.5, a tmux scroll-back: rows
+        // overwritten mid-record, `[NN/1422]` markers at the pane's right edge)
+        let t = "ued NCCL E114 16:14:58.940745885 ProcessGroupNCCL.cpp:1785] [PG ID 0 PG GUID 0(default_pg) Rank 0] Exception (either an error or timeout) detected by watchdog at work: 1, last enque[30/1422]\n\
+                 \x20        E114 16:14:58.306997582 ProcessGroupNCCL.cpp:1834] [PG ID 0 PG GUID 0(default_pg) Rank 1] Timeout at NCCL work: 1, last enqueued NCCL work: 1, last completed NCCL work: -1.[25/1422]\n";
+        assert!(looks_like(t));
+        let e = parse_nccl_errors(t);
+        assert_eq!(e.timeout_count, 1);
+        assert_eq!(e.timeout_ranks, vec![1]);
+        let w = &e.timeouts[0];
+        assert_eq!(
+            (w.rank, w.seq, w.pg.as_deref()),
+            (Some(1), Some(1), Some("0"))
+        );
+        assert!(w.op.is_empty() && w.timeout_ms.is_none());
+        // the watchdog's line for an error or a timeout alike is no timeout by itself
+        // (github.com/XPixelGroup/BasicSR/issues/737's second line)
+        let either = "[rank1]:[E626 06:24:44.906457629 ProcessGroupNCCL.cpp:1785] [PG ID 0 PG GUID 0(default_pg) Rank 1] Exception (either an error or timeout) detected by watchdog at work: 808, last enqueued NCCL work: 811, last completed NCCL work: 807.\n";
+        assert_eq!(parse_nccl_errors(either).timeout_count, 0);
+        // the message line and the `Timeout at` line of the same work count once
+        // (github.com/OpenRLHF/OpenRLHF/issues/624, torch 2.5 behind Ray's actor prefix; the
+        // stored copy cuts the last row after `[repea`)
+        let both = "(ReferenceModelRayActor pid=5823, ip=10.164.227.153) [rank0]:[E1225 12:58:32.712922209 ProcessGroupNCCL.cpp:616] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=17284, OpType=_ALLGATHER_BASE, NumelIn=415236096, NumelOut=1245708288, Timeout(ms)=7200000) ran for 7200031 milliseconds before timing out. [repeated 14x across cluster]\n\
+                    (ReferenceModelRayActor pid=5823, ip=10.164.227.153) [rank0]:[E1225 12:58:32.713134032 ProcessGroupNCCL.cpp:1785] [PG ID 0 PG GUID 0(default_pg) Rank 0] Exception (either an error or timeout) detected by watchdog at work: 17284, last enqueued NCCL work: 17290, last completed NCCL work: 17283. [repeated 14x across cluster]\n\
+                    (ReferenceModelRayActor pid=5823, ip=10.164.227.153) [rank0]:[E1225 12:58:32.713143751 ProcessGroupNCCL.cpp:1834] [PG ID 0 PG GUID 0(default_pg) Rank 0] Timeout at NCCL work: 17284, last enqueued NCCL work: 17290, last completed NCCL work: 17283. [repea\n";
+        let e = parse_nccl_errors(both);
+        assert_eq!(e.timeout_count, 1);
+        assert_eq!(e.timeouts[0].op, "_ALLGATHER_BASE");
+    }
+
+    #[test]
+    fn check_timeout_back_trace_without_its_message_is_a_timeout() {
+        // github.com/NVIDIA/Megatron-LM/issues/935: the paste starts at the frames of the
+        // exception `WorkNCCL::checkTimeout` built; the `what():` line naming it was cut
+        let t = "frame #0: c10::Error::Error(c10::SourceLocation, std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> >) + 0x99 (0x7fe76ab98969 in /usr/local/lib/python3.10/dist-packages/torch/lib/libc10.so)\n\
+                 frame #1: c10d::ProcessGroupNCCL::WorkNCCL::checkTimeout(std::optional<std::chrono::duration<long, std::ratio<1l, 1000l> > >) + 0x1e1 (0x7fe705ea04e1 in /usr/local/lib/python3.10/dist-packages/torch/lib/libtorch_cuda.so)\n\
+                 frame #2: c10d::ProcessGroupNCCL::watchdogHandler() + 0x222 (0x7fe705ea81a2 in /usr/local/lib/python3.10/dist-packages/torch/lib/libtorch_cuda.so)\n\
+                 \n\
+                 terminate called after throwing an instance of 'c10::DistBackendError'\n";
+        assert!(looks_like(t));
+        let e = parse_nccl_errors(t);
+        assert_eq!(e.timeout_count, 0);
+        assert_eq!(
+            e.timeout_raised_at.as_deref(),
+            Some("the WorkNCCL::checkTimeout frame of a back trace")
+        );
+        // the header c10 prints above the frames names the function and the line
+        // (github.com/axolotl-ai-cloud/axolotl/issues/1670, torch 2.2)
+        let h = "Exception raised from checkTimeout at ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:525 (most recent call first):\n";
+        assert_eq!(
+            parse_nccl_errors(h).timeout_raised_at.as_deref(),
+            Some("checkTimeout at ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:525")
+        );
+        // the watchdog's frames under an NCCL error (no checkTimeout) are not a timeout
+        // (github.com/NVIDIA/Megatron-LM/issues/935's neighbours: the error path rethrows from
+        // ncclCommWatchdog; github.com/deepspeedai/DeepSpeed/issues/6875 raises from
+        // checkForNCCLErrorsInternal)
+        let err = "Exception raised from checkForNCCLErrorsInternal at /opt/pytorch/pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1954 (most recent call first):\n\
+                   frame #0: c10::Error::Error(c10::SourceLocation, std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> >) + 0x98 (0x7fad0a5e2cc8 in /usr/local/lib/python3.10/dist-packages/torch/lib/libc10.so)\n";
+        assert_eq!(parse_nccl_errors(err).timeout_raised_at, None);
+        assert!(!looks_like(err));
+    }
+
+    #[test]
     fn healthy_nccl_init_log_has_no_errors() {
         let t = fixture("nccl/single_node_p2p.log");
         let e = parse_nccl_errors(&t);
@@ -1226,6 +1401,33 @@ gpu5:35917:35994 [0] NCCL INFO transport/net.cu:537 -> 2\n";
             parse_nccl_errors(t.lines().next().unwrap()).error_results,
             ["ncclSystemError"]
         );
+        // the proxy service thread's WARNs name the result (NVIDIA/nccl#952, NCCL 2.18 behind
+        // a masked host name; the frames before them belong to the operation, not to a WARN)
+        let t = "<cluster_name>:922:1158 [3] NCCL INFO proxy.cc:1306 -> 2\n\
+\n\
+<cluster_name>:922:1158 [3] proxy.cc:1485 NCCL WARN [Service thread] Error encountered progressing operation=Connect, res=2, closing connection\n\
+\n\
+<cluster_name>:922:1158 [3] proxy.cc:1519 NCCL WARN [Proxy Service 11] Failed to execute operation Connect from rank 11, retcode 2\n";
+        assert!(looks_like(t));
+        let e = parse_nccl_errors(t);
+        assert_eq!(e.error_results, ["ncclSystemError"]);
+        assert_eq!(
+            e.errors[0].last_error.as_deref(),
+            Some(
+                "[Service thread] Error encountered progressing operation=Connect, res=2, closing connection"
+            )
+        );
+        // NVIDIA/nccl-tests#166 (2.18): the second wording alone
+        let t = "ubuntu:39964:40075 [0] proxy.cc:1519 NCCL WARN [Proxy Service 0] Failed to execute operation Connect from rank 0, retcode 2\n";
+        assert!(looks_like(t));
+        assert_eq!(parse_nccl_errors(t).error_results, ["ncclSystemError"]);
+        // mosaicml/diffusion#110 (2.18, host blanked to `-`): `retcode 6` is ncclRemoteError;
+        // `Proxy Call to rank 1 failed (Connect)` names no result of its own
+        let t = "-:6015:6225 [1] proxy.cc:1119 NCCL WARN [Proxy Service 1] Failed to execute operation Connect from rank 1, retcode 6\n";
+        assert_eq!(parse_nccl_errors(t).error_results, ["ncclRemoteError"]);
+        let call = "-:6015:6224 [1] proxy.cc:884 NCCL WARN Proxy Call to rank 1 failed (Connect)";
+        assert!(parse_nccl_errors(call).error_results.is_empty());
+        assert!(!recognised_line(call));
         // WARNs NCCL goes on after: the async thread's event alone (#1905), the socket
         // transport's size mismatch (pytorch/torchtitan#1681, its trace is what fails), a
         // plugin not found

@@ -42,6 +42,10 @@ impl Probe for NcclErrors {
                 "the heartbeat monitor saw the watchdog stuck (a hang): rank, pg, seconds",
             ),
             (
+                "timeout_raised_at",
+                "a back trace of the exception PyTorch's WorkNCCL::checkTimeout built (a timeout whose message line may be missing)",
+            ),
+            (
                 "last_completed_work",
                 "the lowest sequence number a rank reports completed",
             ),
