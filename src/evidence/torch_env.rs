@@ -123,6 +123,9 @@ pub struct WheelLacking {
     pub archs: Vec<String>,
     /// Where that list was read.
     pub source: &'static str,
+    /// The wheel's platform as a message names it (`Linux x86_64`, `Windows`); empty where the
+    /// CUDA toolkit's floor judged the build, whatever built it.
+    pub platform: &'static str,
     /// The newest CUDA variant of the same release that runs the GPU (`12060`).
     pub alternative: Option<u32>,
 }
@@ -220,47 +223,84 @@ impl TorchEnv {
         cu.next().is_none().then_some((v.as_str(), build))
     }
 
+    /// The platform whose official wheels' rows apply: Linux x86_64 unless the text shows
+    /// Windows; `None` for another platform (aarch64).
+    fn wheel_platform(&self) -> Option<torch_wheels::Platform> {
+        match self.platform.as_deref() {
+            None => Some(torch_wheels::Platform::Linux),
+            Some("windows") => Some(torch_wheels::Platform::Windows),
+            Some(_) => None,
+        }
+    }
+
     /// Why an old GPU cannot be judged against the official wheels' lists, where the text
     /// names a GPU and a torch build but no row of [`torch_wheels`] applies.
     pub fn wheel_unjudged(&self) -> Option<String> {
         if self.gpus.is_empty() || self.torch_versions.is_empty() {
             return None;
         }
-        if let Some(p) = &self.platform {
+        let Some(platform) = self.wheel_platform() else {
             return Some(format!(
-                "not inferred from the versions: the text shows {p}, whose official wheels carry other architecture lists than Linux x86_64's"
+                "not inferred from the versions: the text shows {}, whose official wheels carry other architecture lists than Linux x86_64's",
+                self.platform.as_deref().unwrap_or("another platform")
             ));
-        }
+        };
         let Some((v, _)) = self.one_cuda_build() else {
             return Some("not inferred from the versions: no single +cuXYZ torch build".into());
         };
-        torch_wheels::row_for(v).is_none().then(|| {
-            format!("not inferred from the versions: {v} is not an official release whose build script's architecture list was read (nightly, pre-release, container, or 2.6/2.7/2.10+)")
+        if torch_wheels::row_on(v, platform).is_some() {
+            return None;
+        }
+        Some(match platform {
+            torch_wheels::Platform::Windows => format!(
+                "not inferred from the versions: the text shows Windows, and the Windows wheel of {v} is not one whose build script's architecture list was read at its release (only 1.11-2.5, and 2.8's cu129 floor)"
+            ),
+            torch_wheels::Platform::Linux => format!(
+                "not inferred from the versions: {v} is not an official release whose build script's architecture list was read (nightly, pre-release, container, or 2.6/2.7/2.10+)"
+            ),
         })
     }
 
-    /// The GPU (the oldest, if several) that the official Linux x86_64 wheel the text names has
-    /// no kernels for; `None` off Linux x86_64, for a build that is not an exact release the
-    /// table holds, or when every GPU runs it.
+    /// The GPU (the oldest, if several) that the official wheel the text names has no kernels
+    /// for: the Linux x86_64 wheel's list, the Windows wheel's where the text shows Windows, or,
+    /// where no list was read, the floor of the CUDA that built it (nothing below sm_75 in a
+    /// CUDA 13 build, on any platform); `None` when every GPU runs it or nothing applies.
     pub fn wheel_lacking(&self) -> Option<WheelLacking> {
-        if self.platform.is_some() {
-            return None;
-        }
         let (v, build_cuda) = self.one_cuda_build()?;
-        let row = torch_wheels::row_for(v)?;
+        if let Some(p) = self.wheel_platform()
+            && let Some(row) = torch_wheels::row_on(v, p)
+        {
+            let g = self
+                .gpus
+                .iter()
+                .filter(|g| !row.runs(g.sm))
+                .min_by_key(|g| g.sm)?;
+            return Some(WheelLacking {
+                gpu: g.name.clone(),
+                sm: g.sm,
+                build: v.to_string(),
+                build_cuda,
+                archs: row.arch_names(),
+                source: row.source,
+                platform: p.name(),
+                alternative: row.alternative(v, g.sm),
+            });
+        }
+        let (floor, source) = torch_wheels::toolkit_floor(build_cuda)?;
         let g = self
             .gpus
             .iter()
-            .filter(|g| !row.runs(g.sm))
+            .filter(|g| g.sm < floor)
             .min_by_key(|g| g.sm)?;
         Some(WheelLacking {
             gpu: g.name.clone(),
             sm: g.sm,
             build: v.to_string(),
             build_cuda,
-            archs: row.arch_names(),
-            source: row.source,
-            alternative: row.alternative(v, g.sm),
+            archs: vec![format!("no architecture below sm_{floor}")],
+            source,
+            platform: "",
+            alternative: None,
         })
     }
 }
@@ -298,6 +338,9 @@ pub fn read(text: &str) -> TorchEnv {
         if prev_mentions_version && let Some(c) = BARE_VERSION.captures(line) {
             out.add_tag(&c[1], &c[2].to_ascii_lowercase());
         }
+        if let Some((v, tag)) = listed_bare(line) {
+            out.add_tag(v, tag);
+        }
         if !line.is_empty() {
             prev_mentions_version = line.contains("torch.__version__");
         }
@@ -329,22 +372,44 @@ pub fn read(text: &str) -> TorchEnv {
 /// The text prints a torch build and names a GPU the table knows, in one of the producers'
 /// grammars above.
 pub fn looks_like(text: &str) -> bool {
-    // every build the grammars above read is named next to `torch` (any case): a text without
-    // the word is none of them, and is not read line by line for it
-    if !crate::vocab::contains_ignore_ascii_case(text, "torch", 0) {
+    // every build the grammars above read is named next to `torch` (any case), but for a list
+    // item that is `torch.__version__` alone (`- 2.8.0+cu128`): a text with neither is none of
+    // them, and is not read line by line for it
+    let named = crate::vocab::contains_ignore_ascii_case(text, "torch", 0);
+    if !named && !text.contains("+cu") {
         return false;
     }
     // a build line first (a few regexes on the lines that name torch), the GPU names after: a
     // training log names torch in every warning's path and no build
-    let build = text.contains("torch.__version__")
-        || text
-            .lines()
-            .any(|l| TORCH_VERSION.is_match(l) || DOTLESS.is_match(l) || BUILT_WITH.is_match(l));
+    let build = if named {
+        text.contains("torch.__version__")
+            || text.lines().any(|l| {
+                TORCH_VERSION.is_match(l)
+                    || DOTLESS.is_match(l)
+                    || BUILT_WITH.is_match(l)
+                    || listed_bare(l.trim()).is_some()
+            })
+    } else {
+        text.lines().any(|l| listed_bare(l.trim()).is_some())
+    };
     if !build {
         return false;
     }
     let e = read(text);
     (!e.torch_versions.is_empty() || !e.torch_cuda.is_empty()) && !e.gpus.is_empty()
+}
+
+/// A markdown list item that is a torch version and nothing else (`- 2.8.0+cu128`, as an issue
+/// form's "Other" list gives `torch.__version__`, torch/version.py's `__version__` with the
+/// wheel's local `+cuXYZ` label): `(version, tag)`. Major 0 is torchvision's, never torch's.
+fn listed_bare(line: &str) -> Option<(&str, &str)> {
+    let item = line
+        .strip_prefix("- ")
+        .or_else(|| line.strip_prefix("* "))?
+        .trim();
+    let c = BARE_VERSION.captures(item)?;
+    let (v, tag) = (c.get(1)?.as_str(), c.get(2)?.as_str());
+    (tag.starts_with("cu") && !v.starts_with("0.")).then_some((v, tag))
 }
 
 /// The registry entry (see [`super::EvidenceKind`]).
@@ -480,13 +545,23 @@ mod tests {
         assert!(e.judgeable());
         assert_eq!(e.wheel_lacking(), None);
         assert_eq!(e.wheel_unjudged(), None);
-        // edenaion/EZ-CorridorKey#87: a 1080 Ti under 2.9.1+cu130 on Windows: not judged
+        // edenaion/EZ-CorridorKey#87: a 1080 Ti under 2.9.1+cu130 on Windows: no Windows list
+        // was read for 2.9, but no CUDA 13 build has anything below sm_75
         let e = read(
             "- **OS:** Windows-11-10.0.26200-SP0\n- **PyTorch:** 2.9.1+cu130\n- **GPU:** NVIDIA GeForce GTX 1080 Ti\n",
         );
         assert_eq!(e.platform.as_deref(), Some("windows"));
-        assert_eq!(e.wheel_lacking(), None);
+        let w = e
+            .wheel_lacking()
+            .expect("CUDA 13 compiles nothing below sm_75");
+        assert_eq!((w.sm, w.platform, w.alternative), (61, "", None));
         assert!(e.wheel_unjudged().is_some());
+        // a Windows RTX 4070 under 2.9.1+cu130 (Lightricks/ComfyUI-LTXVideo#337): above the
+        // floor nothing is inferred
+        let e = read(
+            "- **OS:** win32\n- **PyTorch Version:** 2.9.1+cu130\n- **Name:** cuda:0 NVIDIA GeForce RTX 4070 : cudaMallocAsync\n",
+        );
+        assert_eq!(e.wheel_lacking(), None);
         // WSL runs the Linux wheels (vllm-project/vllm#9293's collect_env)
         let e = read(
             "Python platform: Linux-5.15.153.1-microsoft-standard-WSL2-x86_64-with-glibc2.35\nOS: Windows host\n",
@@ -536,5 +611,55 @@ mod tests {
         let old =
             "PyTorch version: 1.7.0\nCUDA used to build PyTorch: 10.2\nGPU 0: GeForce RTX 3090\n";
         assert_eq!(read(old).lacking().map(|l| l.need), Some(11000));
+    }
+
+    #[test]
+    fn a_windows_wheel_is_judged_against_the_windows_scripts() {
+        // Comfy-Org/ComfyUI#9705: a GTX 1070 under Windows (`**OS:** nt`) 2.8.0+cu129
+        let t = "- **OS:** nt\n- **Python Version:** 3.12.9 (main, Feb 12 2025, 14:52:31) [MSC v.1942 64 bit (AMD64)]\n- **Embedded Python:** false\n- **PyTorch Version:** 2.8.0+cu129\n## Devices\n\n- **Name:** cuda:0 NVIDIA GeForce GTX 1070 : cudaMallocAsync\n";
+        let e = read(t);
+        assert_eq!(e.platform.as_deref(), Some("windows"));
+        let w = e
+            .wheel_lacking()
+            .expect("Windows cu129 of 2.8: nothing below sm_70");
+        assert_eq!((w.sm, w.platform), (61, "Windows"));
+        assert_eq!(w.archs, ["no architecture below sm_70"]);
+        assert_eq!(w.alternative, None);
+        // Comfy-Org/ComfyUI#10468: a GTX 1080 under Windows (win32) 2.10.0+cu130
+        let t = "- **OS:** win32\n- **PyTorch Version:** 2.10.0+cu130\n## Devices\n\n- **Name:** cuda:0 NVIDIA GeForce GTX 1080 : cudaMallocAsync\n";
+        assert_eq!(read(t).wheel_lacking().map(|w| w.sm), Some(61));
+        // yyuezhi/GenVDM#5: a GTX 1070 under Windows 2.7.0+cu126 runs (no 2.7 list was read,
+        // and CUDA 12.6 still compiles Pascal)
+        let t = "PyTorch version: 2.7.0+cu126\nCUDA used to build PyTorch: 12.6\nOS: Microsoft Windows 10 Home (10.0.19045 64-bitowy)\nGPU models and configuration: GPU 0: NVIDIA GeForce GTX 1070\n";
+        let e = read(t);
+        assert_eq!(e.wheel_lacking(), None);
+        assert!(e.wheel_unjudged().is_some());
+        // pytorch/pytorch#51858: a GTX 1050 Ti under Windows 2.0.1+cu117 (windows/cuda117.bat
+        // of builder release/2.0 has 6.1): judged, and it runs
+        let t = "PyTorch version: 2.0.1+cu117\nCUDA used to build PyTorch: 11.7\nOS: Microsoft Windows 11 Pro\nPython platform: Windows-10-10.0.22621-SP0\nGPU models and configuration: GPU 0: NVIDIA GeForce GTX 1050 Ti\n";
+        let e = read(t);
+        assert_eq!(e.wheel_lacking(), None);
+        assert_eq!(e.wheel_unjudged(), None);
+        // the same versions without Windows in the text: the Linux list, which has sm_60
+        let e = read("PyTorch version: 2.0.1+cu117\nGPU 0: NVIDIA GeForce GTX 1050 Ti\n");
+        assert_eq!(e.platform, None);
+        assert_eq!(e.wheel_lacking(), None);
+    }
+
+    #[test]
+    fn a_list_item_that_is_torch_version_alone() {
+        // Comfy-Org/ComfyUI#9650's "### Other" list: GPU, OS, torch.__version__
+        let t = "### Other\n\n- NVIDIA GeForce GTX 1080 Ti\n- Windows 10\n- 2.8.0+cu128\n";
+        assert!(looks_like(t));
+        let e = read(t);
+        assert_eq!(e.torch_versions, ["2.8.0+cu128"]);
+        assert_eq!(e.platform.as_deref(), Some("windows"));
+        // Windows cu128 of 2.8 is not pinned, and CUDA 12.8 still compiles Pascal: not judged
+        assert_eq!(e.wheel_lacking(), None);
+        assert!(e.wheel_unjudged().is_some());
+        // torchvision's 0.x, a version inside prose and a CPU build are not read this way
+        assert!(!looks_like("- NVIDIA GeForce RTX 4090\n- 0.23.0+cu128\n"));
+        assert!(read("- I use 2.8.0+cu128 now\n").torch_versions.is_empty());
+        assert!(read("- 2.8.0+cpu\n").torch_versions.is_empty());
     }
 }

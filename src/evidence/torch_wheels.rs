@@ -1,5 +1,5 @@
-//! Which GPU architectures PyTorch's OFFICIAL Linux x86_64 wheels carry, per (torch release, CUDA
-//! variant): enough to see an old GPU that a newer wheel dropped (a Pascal GTX 1070 under
+//! Which GPU architectures PyTorch's OFFICIAL Linux x86_64 (and, where read, Windows) wheels
+//! carry, per (torch release, CUDA variant): enough to see an old GPU that a newer wheel dropped (a Pascal GTX 1070 under
 //! `2.8.0+cu129`, a V100 under `+cu130`, a Kepler K80 under `2.1.0+cu121`) from the versions and
 //! the GPU's name alone, where the paste does not quote PyTorch's own warning.
 //!
@@ -21,8 +21,25 @@
 //!   13.0 `7.5;8.0;8.6;9.0;10.0;12.0+PTX`. Comfy-Org/ComfyUI#16438 lists the same three lists for
 //!   2.9's cu126, cu128 and cu130.
 //!
-//! Releases whose script state was not read at the release (2.6, 2.7 — whose cu128 had no sm_70,
-//! EutropicAI/vs-playground#59 — and 2.10 on) have no row: nothing is inferred for them.
+//! The Windows wheels (`win_amd64`) are built by other scripts, `windows/cudaNNN.bat`
+//! (`set TORCH_CUDA_ARCH_LIST=…` where `BUILD_VISION` is unset), read at the same pytorch/builder
+//! release branches and commits: 1.11-2.0 `3.7+PTX;5.0;6.0;6.1;7.0;7.5` for CUDA 10.x, with
+//! `8.0` for 11.0 and `8.0;8.6` for 11.1-11.7, `9.0` added for 11.8; 2.1-2.5 11.8 the same, 12.1
+//! and 12.4 `5.0;6.0;6.1;7.0;7.5;8.0;8.6;9.0` (the state builder#2051 removed on 2024-12-09 when
+//! the scripts moved to pytorch/pytorch `.ci/pytorch/windows/`, `f2e2e63c^`, still had these and
+//! 12.6 alike). After the move only a lower bound is pinned, for 2.8's cu129: every stored state
+//! of `.ci/pytorch/windows/cuda129.bat` starts at `7.5` or `8.0` (pytorch/pytorch `1a1a3262`,
+//! Git-Hub-Chris/PyTorch `5d932315`), torch 2.8's own `_check_capability` lists 12.9's binaries
+//! from 7.0 (`CUDA_ARCHES_SUPPORTED`), and a GTX 1070 under Windows 2.8.0+cu129 had no kernel
+//! while 2.8.0+cu128 ran it (Comfy-Org/ComfyUI#9929): nothing below sm_70 is judged missing, the
+//! rest is not claimed. Windows cu128 of 2.7-2.9 is not pinned (a stored state has
+//! `6.1;7.0;…;12.0`, pytorch#164470 of 2025-10-02 removed that 6.1), nor is any 2.6, 2.7 or 2.10+
+//! Windows list.
+//!
+//! Releases whose Linux script state was not read at the release (2.6, 2.7 — whose cu128 had no
+//! sm_70, EutropicAI/vs-playground#59 — and 2.10 on) have no row. What holds for every build is
+//! the CUDA toolkit's floor ([`toolkit_floor`]): nvcc 13 compiles nothing below sm_75, 12.x
+//! nothing below sm_50 (Kepler removed), so a Pascal GPU has no kernel in any `+cu130` build.
 //!
 //! A GPU runs a wheel when the wheel has a cubin of its major architecture no newer than the GPU
 //! (a cubin runs on later minors of its major, CUDA Programming Guide "Binary Compatibility";
@@ -33,8 +50,8 @@
 //!
 //! Only an exact release tag is judged (`2.8.0+cu129`): nightlies (`.dev`), pre-releases,
 //! NVIDIA's container builds (`2.5.0a0+…`), conda and source builds carry other lists, and so do
-//! the Windows and aarch64 wheels (their build scripts differ: Windows 2.8.0+cu128 still ran
-//! Pascal in Comfy-Org/ComfyUI#9929).
+//! the aarch64 wheels; a Windows wheel is judged against its own rows only where the text shows
+//! Windows (Windows 2.8.0+cu128 still ran Pascal in Comfy-Org/ComfyUI#9929).
 
 use super::cuda_compat;
 
@@ -51,6 +68,30 @@ pub struct Row {
     pub ptx: Option<u32>,
     /// Where the list was read.
     pub source: &'static str,
+    /// The wheels' platform.
+    pub platform: Platform,
+    /// Only the lowest architecture is pinned (`archs` holds it alone): no cubin or PTX below
+    /// it, the rest not read at the release.
+    pub lower_bound: bool,
+}
+
+/// The platform an official wheel was built for: its build scripts differ.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Platform {
+    /// `manylinux` x86_64 (`manywheel/build_cuda.sh`).
+    Linux,
+    /// `win_amd64` (`windows/cudaNNN.bat`).
+    Windows,
+}
+
+impl Platform {
+    /// The name a message gives it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Platform::Linux => "Linux x86_64",
+            Platform::Windows => "Windows",
+        }
+    }
 }
 
 const B111: &str = "pytorch/builder release/1.11 manywheel/build_cuda.sh";
@@ -60,12 +101,22 @@ const B20: &str = "pytorch/builder release/2.0 manywheel/build_cuda.sh";
 const B21: &str = "pytorch/builder release/2.1-2.5 manywheel/build_cuda.sh";
 const P28: &str = "pytorch/pytorch .ci/manywheel/build_cuda.sh, 2.8-2.9";
 const P29: &str = "pytorch/pytorch .ci/manywheel/build_cuda.sh, 2.9 (CUDA 13.0)";
+const W111: &str = "pytorch/builder release/1.11 windows/cudaNNN.bat";
+const W112: &str = "pytorch/builder release/1.12 windows/cudaNNN.bat";
+const W113: &str = "pytorch/builder release/1.13 windows/cudaNNN.bat";
+const W20: &str = "pytorch/builder release/2.0 windows/cudaNNN.bat";
+const W21: &str = "pytorch/builder release/2.1-2.5 windows/cudaNNN.bat";
+const W28: &str = "pytorch/pytorch .ci/pytorch/windows/cuda129.bat, every state read from sm_75 or sm_80; torch 2.8's CUDA_ARCHES_SUPPORTED, 12.9 from 7.0";
 
 const OLD: &[u32] = &[37, 50, 60, 70];
 const OLD11: &[u32] = &[37, 50, 60, 70, 75, 80, 86];
 const MID: &[u32] = &[50, 60, 70, 75, 80, 86, 90];
+const WIN10: &[u32] = &[37, 50, 60, 61, 70, 75];
+const WIN11: &[u32] = &[37, 50, 60, 61, 70, 75, 80, 86];
+const WIN118: &[u32] = &[37, 50, 60, 61, 70, 75, 80, 86, 90];
+const WIN12: &[u32] = &[50, 60, 61, 70, 75, 80, 86, 90];
 
-/// The table (Linux x86_64 manywheel builds only).
+/// The table: Linux x86_64 manywheel builds and, where read, the Windows wheels.
 pub const TABLE: &[Row] = &[
     Row {
         releases: &[(1, 11)],
@@ -73,6 +124,8 @@ pub const TABLE: &[Row] = &[
         archs: OLD,
         ptx: None,
         source: B111,
+        platform: Platform::Linux,
+        lower_bound: false,
     },
     Row {
         releases: &[(1, 11)],
@@ -80,6 +133,8 @@ pub const TABLE: &[Row] = &[
         archs: OLD11,
         ptx: None,
         source: B111,
+        platform: Platform::Linux,
+        lower_bound: false,
     },
     Row {
         releases: &[(1, 12)],
@@ -87,6 +142,8 @@ pub const TABLE: &[Row] = &[
         archs: OLD,
         ptx: None,
         source: B112,
+        platform: Platform::Linux,
+        lower_bound: false,
     },
     Row {
         releases: &[(1, 12)],
@@ -94,6 +151,8 @@ pub const TABLE: &[Row] = &[
         archs: OLD11,
         ptx: None,
         source: B112,
+        platform: Platform::Linux,
+        lower_bound: false,
     },
     Row {
         releases: &[(1, 13)],
@@ -101,6 +160,8 @@ pub const TABLE: &[Row] = &[
         archs: OLD11,
         ptx: None,
         source: B113,
+        platform: Platform::Linux,
+        lower_bound: false,
     },
     Row {
         releases: &[(2, 0)],
@@ -108,6 +169,8 @@ pub const TABLE: &[Row] = &[
         archs: OLD11,
         ptx: None,
         source: B20,
+        platform: Platform::Linux,
+        lower_bound: false,
     },
     Row {
         releases: &[(2, 0)],
@@ -115,6 +178,8 @@ pub const TABLE: &[Row] = &[
         archs: &[37, 50, 60, 70, 75, 80, 86, 90],
         ptx: None,
         source: B20,
+        platform: Platform::Linux,
+        lower_bound: false,
     },
     Row {
         releases: &[(2, 1), (2, 2), (2, 3), (2, 4), (2, 5)],
@@ -122,6 +187,8 @@ pub const TABLE: &[Row] = &[
         archs: &[37, 50, 60, 70, 75, 80, 86, 90],
         ptx: None,
         source: B21,
+        platform: Platform::Linux,
+        lower_bound: false,
     },
     Row {
         releases: &[(2, 1), (2, 2), (2, 3), (2, 4), (2, 5)],
@@ -129,6 +196,8 @@ pub const TABLE: &[Row] = &[
         archs: MID,
         ptx: None,
         source: B21,
+        platform: Platform::Linux,
+        lower_bound: false,
     },
     Row {
         releases: &[(2, 8), (2, 9)],
@@ -136,6 +205,8 @@ pub const TABLE: &[Row] = &[
         archs: MID,
         ptx: None,
         source: P28,
+        platform: Platform::Linux,
+        lower_bound: false,
     },
     Row {
         releases: &[(2, 8), (2, 9)],
@@ -143,6 +214,8 @@ pub const TABLE: &[Row] = &[
         archs: &[70, 75, 80, 86, 90, 100, 120],
         ptx: None,
         source: P28,
+        platform: Platform::Linux,
+        lower_bound: false,
     },
     Row {
         releases: &[(2, 8), (2, 9)],
@@ -150,6 +223,8 @@ pub const TABLE: &[Row] = &[
         archs: &[70, 75, 80, 86, 90, 100, 120],
         ptx: Some(120),
         source: P28,
+        platform: Platform::Linux,
+        lower_bound: false,
     },
     Row {
         releases: &[(2, 9)],
@@ -157,6 +232,134 @@ pub const TABLE: &[Row] = &[
         archs: &[75, 80, 86, 90, 100, 120],
         ptx: Some(120),
         source: P29,
+        platform: Platform::Linux,
+        lower_bound: false,
+    },
+    Row {
+        releases: &[(1, 11)],
+        cuda: &[9020],
+        archs: &[37, 50, 60, 61, 70],
+        ptx: Some(37),
+        source: W111,
+        platform: Platform::Windows,
+        lower_bound: false,
+    },
+    Row {
+        releases: &[(1, 11)],
+        cuda: &[10010, 10020],
+        archs: WIN10,
+        ptx: Some(37),
+        source: W111,
+        platform: Platform::Windows,
+        lower_bound: false,
+    },
+    Row {
+        releases: &[(1, 11)],
+        cuda: &[11000],
+        archs: &[37, 50, 60, 61, 70, 75, 80],
+        ptx: Some(37),
+        source: W111,
+        platform: Platform::Windows,
+        lower_bound: false,
+    },
+    Row {
+        releases: &[(1, 11)],
+        cuda: &[11010, 11020, 11030, 11050],
+        archs: WIN11,
+        ptx: Some(37),
+        source: W111,
+        platform: Platform::Windows,
+        lower_bound: false,
+    },
+    Row {
+        releases: &[(1, 12)],
+        cuda: &[10020],
+        archs: WIN10,
+        ptx: Some(37),
+        source: W112,
+        platform: Platform::Windows,
+        lower_bound: false,
+    },
+    Row {
+        releases: &[(1, 12)],
+        cuda: &[11030, 11050, 11060],
+        archs: WIN11,
+        ptx: Some(37),
+        source: W112,
+        platform: Platform::Windows,
+        lower_bound: false,
+    },
+    Row {
+        releases: &[(1, 13)],
+        cuda: &[10020],
+        archs: WIN10,
+        ptx: Some(37),
+        source: W113,
+        platform: Platform::Windows,
+        lower_bound: false,
+    },
+    Row {
+        releases: &[(1, 13)],
+        cuda: &[11030, 11050, 11060, 11070],
+        archs: WIN11,
+        ptx: Some(37),
+        source: W113,
+        platform: Platform::Windows,
+        lower_bound: false,
+    },
+    Row {
+        releases: &[(2, 0)],
+        cuda: &[11060, 11070],
+        archs: WIN11,
+        ptx: Some(37),
+        source: W20,
+        platform: Platform::Windows,
+        lower_bound: false,
+    },
+    Row {
+        releases: &[(2, 0)],
+        cuda: &[11080],
+        archs: WIN118,
+        ptx: Some(37),
+        source: W20,
+        platform: Platform::Windows,
+        lower_bound: false,
+    },
+    Row {
+        releases: &[(2, 1), (2, 2), (2, 3), (2, 4), (2, 5)],
+        cuda: &[11080],
+        archs: WIN118,
+        ptx: Some(37),
+        source: W21,
+        platform: Platform::Windows,
+        lower_bound: false,
+    },
+    Row {
+        releases: &[(2, 1), (2, 2), (2, 3), (2, 4), (2, 5)],
+        cuda: &[12010],
+        archs: WIN12,
+        ptx: None,
+        source: W21,
+        platform: Platform::Windows,
+        lower_bound: false,
+    },
+    Row {
+        releases: &[(2, 4), (2, 5)],
+        cuda: &[12040],
+        archs: WIN12,
+        ptx: None,
+        source: W21,
+        platform: Platform::Windows,
+        lower_bound: false,
+    },
+    Row {
+        releases: &[(2, 8)],
+        cuda: &[12090],
+        archs: &[70],
+        ptx: None,
+        source: W28,
+        platform: Platform::Windows,
+        lower_bound: true,
     },
 ];
 
@@ -174,8 +377,14 @@ fn release(version: &str) -> Option<(u32, u32)> {
     Some((major, minor))
 }
 
-/// The table's row for an official build written `2.8.0+cu129` (version and tag), if read.
+/// The table's row for an official Linux x86_64 build written `2.8.0+cu129` (version and
+/// tag), if read.
 pub fn row_for(build: &str) -> Option<&'static Row> {
+    row_on(build, Platform::Linux)
+}
+
+/// The table's row for an official build of `platform` written `2.8.0+cu129`, if read.
+pub fn row_on(build: &str, platform: Platform) -> Option<&'static Row> {
     let (version, tag) = build.split_once('+')?;
     let rel = release(version)?;
     if !tag.starts_with("cu") {
@@ -184,19 +393,53 @@ pub fn row_for(build: &str) -> Option<&'static Row> {
     let cuda = cuda_compat::cuda_code(tag)?;
     TABLE
         .iter()
-        .find(|r| r.releases.contains(&rel) && r.cuda.contains(&cuda))
+        .find(|r| r.platform == platform && r.releases.contains(&rel) && r.cuda.contains(&cuda))
+}
+
+/// The lowest architecture any build made with CUDA `cuda` (`13000`) can carry, cubin or PTX,
+/// on every platform and for every release, nightly or source build: what that CUDA's `nvcc`
+/// still compiles (NVIDIA's CUDA Toolkit release notes: 11.0 removed sm_30/sm_32, 12.0 removed
+/// Kepler sm_35/sm_37, 13.0 removed offline compilation for Maxwell, Pascal and Volta, sm_50 to
+/// sm_72; pytorch/pytorch `.ci/manywheel/build_env_setup.py`: "CUDA 13.x dropped sm_50/60/70
+/// … nvcc 13 rejects … 'compute_50'"), with where that is said.
+pub fn toolkit_floor(cuda: u32) -> Option<(u32, &'static str)> {
+    match cuda {
+        13000.. => Some((
+            75,
+            "CUDA Toolkit 13.0 release notes: nvcc 13 dropped Maxwell, Pascal and Volta",
+        )),
+        12000.. => Some((
+            50,
+            "CUDA Toolkit 12.0 release notes: nvcc 12 dropped Kepler",
+        )),
+        11000.. => Some((
+            35,
+            "CUDA Toolkit 11.0 release notes: nvcc 11 dropped sm_30 and sm_32",
+        )),
+        _ => None,
+    }
 }
 
 impl Row {
     /// A GPU of compute capability `sm` (61 for 6.1) finds a cubin of its major no newer than
     /// itself, or PTX no newer than itself.
     pub fn runs(&self, sm: u32) -> bool {
+        if self.lower_bound {
+            return self.archs.first().is_none_or(|&a| a <= sm);
+        }
         self.archs.iter().any(|&a| a / 10 == sm / 10 && a <= sm)
             || self.ptx.is_some_and(|p| p <= sm)
     }
 
     /// The list as PyTorch's warning writes it (`sm_70 sm_75 … sm_120 compute_120`).
     pub fn arch_names(&self) -> Vec<String> {
+        if self.lower_bound {
+            return self
+                .archs
+                .first()
+                .map(|a| vec![format!("no architecture below sm_{a}")])
+                .unwrap_or_default();
+        }
         let mut v: Vec<String> = self.archs.iter().map(|a| format!("sm_{a}")).collect();
         if let Some(p) = self.ptx {
             v.push(format!("compute_{p}"));
@@ -209,7 +452,7 @@ impl Row {
         let rel = release(build.split_once('+')?.0)?;
         TABLE
             .iter()
-            .filter(|r| r.releases.contains(&rel) && r.runs(sm))
+            .filter(|r| r.platform == self.platform && r.releases.contains(&rel) && r.runs(sm))
             .flat_map(|r| r.cuda.iter().copied())
             .max()
     }
@@ -266,5 +509,56 @@ mod tests {
         assert_eq!(row_for("2.10.0+cu128"), None);
         assert_eq!(row_for("2.8.0+cpu"), None);
         assert_eq!(row_for("2.8+cu128").map(|r| r.source), Some(P28));
+    }
+
+    #[test]
+    fn windows_wheels_have_their_own_lists() {
+        // pytorch/pytorch#51858: a GTX 1050 Ti (6.1) under Windows 2.0.1+cu117 (6.1 in the list)
+        let r = row_on("2.0.1+cu117", Platform::Windows).expect("read");
+        assert!(r.runs(61));
+        assert_eq!(r.source, W20);
+        // builder release/2.1-2.5 windows/cuda121.bat has 6.1 too, and no 3.7 (Kepler K80 out)
+        let r = row_on("2.5.1+cu121", Platform::Windows).expect("read");
+        assert!(r.runs(61) && !r.runs(37));
+        assert!(
+            row_on("2.5.1+cu118", Platform::Windows)
+                .expect("read")
+                .runs(37)
+        );
+        // cu124 was a Windows variant of 2.4 and 2.5 only
+        assert_eq!(row_on("2.3.1+cu124", Platform::Windows), None);
+        // the Linux table is not the Windows one and back
+        assert_ne!(
+            row_for("2.1.2+cu121"),
+            row_on("2.1.2+cu121", Platform::Windows)
+        );
+        assert_eq!(row_on("2.9.1+cu130", Platform::Windows), None);
+    }
+
+    #[test]
+    fn windows_2_8_cu129_pins_only_its_floor() {
+        // Comfy-Org/ComfyUI#9705 and #9929: a GTX 1070 (6.1) under Windows 2.8.0+cu129
+        let r = row_on("2.8.0+cu129", Platform::Windows).expect("read");
+        assert!(r.lower_bound);
+        assert!(!r.runs(61));
+        assert_eq!(
+            r.arch_names(),
+            vec!["no architecture below sm_70".to_string()]
+        );
+        // above the floor nothing is claimed: a V100, a 4090, a 5090 are taken to run it
+        assert!(r.runs(70) && r.runs(89) && r.runs(120));
+        // no Windows variant of 2.8 is known to keep Pascal: no alternative is named
+        assert_eq!(r.alternative("2.8.0+cu129", 61), None);
+        // Windows cu128 of 2.8 is not pinned (it ran Pascal in ComfyUI#9929)
+        assert_eq!(row_on("2.8.0+cu128", Platform::Windows), None);
+    }
+
+    #[test]
+    fn the_toolkit_floor_holds_for_every_build() {
+        // Comfy-Org/ComfyUI#10468: a GTX 1080 (6.1) under Windows 2.10.0+cu130
+        assert_eq!(toolkit_floor(13000).map(|f| f.0), Some(75));
+        assert_eq!(toolkit_floor(12060).map(|f| f.0), Some(50));
+        assert_eq!(toolkit_floor(11080).map(|f| f.0), Some(35));
+        assert_eq!(toolkit_floor(10020), None);
     }
 }

@@ -229,11 +229,15 @@ impl Probe for CudaLog {
             ("arch_sm", "its compute capability as sm_XX number (120)"),
             (
                 "arch_wheel",
-                "when an old GPU was judged against an official Linux x86_64 wheel's own list: that build (2.8.0+cu129)",
+                "when an old GPU was judged against an official wheel's own list (Linux x86_64, or Windows where the text shows it) or its CUDA's floor: that build (2.8.0+cu129)",
             ),
             (
                 "arch_wheel_source",
                 "the PyTorch build script the wheel's architecture list was read from",
+            ),
+            (
+                "arch_wheel_platform",
+                "that wheel's platform (Linux x86_64, Windows); empty where only the CUDA toolkit's floor judged the build",
             ),
             (
                 "arch_old",
@@ -401,6 +405,7 @@ impl Probe for CudaLog {
             if let Some(w) = &from_wheel {
                 out.insert("arch_wheel".into(), json!(w.build));
                 out.insert("arch_wheel_source".into(), json!(w.source));
+                out.insert("arch_wheel_platform".into(), json!(w.platform));
             }
             if let Some(s) = sm {
                 out.insert("arch_sm".into(), json!(s));
@@ -705,17 +710,37 @@ mod tests {
             &["../corpus/h30_collectenv_vllm3785_p100x8_torch212_cu121.txt"],
         ));
         assert_eq!(h["arch_missing"], false);
-        // Comfy-Org/ComfyUI#9705: Windows (`**OS:** nt`), whose wheels differ: not judged
+        // Comfy-Org/ComfyUI#9705: Windows (`**OS:** nt`) 2.8.0+cu129, judged against the
+        // Windows script's floor (nothing below sm_70), not the Linux list
         let w = value_of(run(
             &CudaLog,
             &["../corpus/h24_comfyui9705_gtx1070_cu129_sysinfo.md"],
         ));
-        assert_eq!(w["arch_missing"], false);
+        assert_eq!(w["arch_missing"], true);
+        assert_eq!(w["arch_inferred"], true);
+        assert_eq!(w["arch_wheel_platform"], "Windows");
+        assert_eq!(w["build_archs"][0], "no architecture below sm_70");
+        assert_eq!(w["arch_old"], true);
+        assert!(w.get("wheel_index").is_none());
+        // yyuezhi/GenVDM#5: a GTX 1070 under Windows 2.7.0+cu126 runs: not judged missing
+        let g = value_of(run(
+            &CudaLog,
+            &["../corpus/h33_collectenv_genvdm5_win10_gtx1070_torch270_cu126.txt"],
+        ));
+        assert_eq!(g["arch_missing"], false);
         assert!(
-            w["arch_wheel_unjudged"]
+            g["arch_wheel_unjudged"]
                 .as_str()
-                .is_some_and(|s| s.contains("windows"))
+                .is_some_and(|s| s.contains("Windows"))
         );
+        // Comfy-Org/ComfyUI#10468: a GTX 1080 under Windows 2.10.0+cu130: the CUDA 13 floor
+        let f = value_of(run(
+            &CudaLog,
+            &["../corpus/h33_comfyui10468_gtx1080_win32_cu130_sysinfo.md"],
+        ));
+        assert_eq!(f["arch_missing"], true);
+        assert_eq!(f["arch_wheel_platform"], "");
+        assert_eq!(f["build_archs"][0], "no architecture below sm_75");
         // Kaggle/docker-python#1546: torch 2.8's own warnings; old, so no newer index
         let k = value_of(run(
             &CudaLog,
