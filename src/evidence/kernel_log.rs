@@ -19,6 +19,15 @@
 //! fallen off the bus.`; Xid 79's own line names it as `PCI:%04x:%02x:%02x`. A line that
 //! names no address (an old `RmInitAdapter failed!` without its device prefix) still sets
 //! the flag.
+//!
+//! The Kubernetes device plugin reports the same Xid events from NVML (`EventTypeXidCriticalError`)
+//! in its own log, for the Xids it does not skip as application errors (NVIDIA/k8s-device-plugin,
+//! read at `1b826ac`): `XidCriticalError: Xid=%d on Device=%s, the device will go unhealthy.`
+//! and, for an event NVML does not tie to one GPU, `XidCriticalError: Xid=%d, All devices will
+//! go unhealthy.` (`log.Printf` in `nvidia.go` v0.6.0-v0.10.0 and `internal/rm/health.go`
+//! v0.12.0), then `XidCriticalError: Xid=%d on Device=%s; marking device as unhealthy.` (klog
+//! in `internal/rm/health.go` from v0.14.0). Such a line is read as that Xid on the device it
+//! names (a GPU or MIG UUID, in `pci`'s place), or on `all devices`.
 
 use regex::Regex;
 use serde::Serialize;
@@ -122,6 +131,11 @@ static XID_CODE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"NVRM: Xid \((?:PCI:)?([0-9A-Fa-f]{4}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}(?:\.[0-9A-Fa-f])?|\.\.\.|…)\): (\d+)")
         .expect("static regex")
 });
+/// k8s-device-plugin's report of an NVML Xid event: the code, then the device or none.
+static DEVICE_PLUGIN_XID: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"XidCriticalError: Xid=(\d+)(?: on Device=([^\s,;]+))?[,;]?\s*(.*)$")
+        .expect("static regex")
+});
 static SXID: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"SXid \((?:PCI:)?[0-9A-Fa-f:.]+\): (\d+),\s*(Fatal|Non-fatal)?")
         .expect("static regex")
@@ -214,6 +228,7 @@ pub fn is_gpu_lost(line: &str) -> bool {
 /// Phrases one of which every line [`Reader::read_rare`] reads something from holds.
 static RARE: LazyLock<Regex> = LazyLock::new(|| {
     super::scan::phrases(&[
+        "XidCriticalError: Xid=",
         "SXid (",
         "NVRM: The NVIDIA GPU ",
         "fallen off the bus",
@@ -285,6 +300,7 @@ fn xid_code(line: &str) -> Option<Option<u32>> {
 /// Phrases one of which every line [`parse_kernel_log`] reads holds.
 static ANCHORS: LazyLock<Regex> = LazyLock::new(|| {
     super::scan::phrases(&[
+        "XidCriticalError: Xid=",
         "SXid (",
         "NVRM:",
         "fallen off the bus",
@@ -369,6 +385,22 @@ impl Reader {
 
     /// The tests of lines other than Xids: each needs a phrase of [`RARE`].
     fn read_rare(&mut self, line: &str) {
+        if line.contains("XidCriticalError: Xid=")
+            && let Some(c) = DEVICE_PLUGIN_XID.captures(line)
+            && let Ok(code) = c[1].parse::<u32>()
+        {
+            self.log.xid_count += 1;
+            self.codes.insert(code);
+            if self.log.xids.len() < super::MAX_ITEMS {
+                self.log.xids.push(Xid {
+                    code,
+                    pci: c.get(2).map_or("all devices", |m| m.as_str()).to_string(),
+                    message: super::clip(c[3].trim(), super::MAX_TEXT),
+                    timestamp: timestamp(line),
+                    meaning: xid_meaning(code),
+                });
+            }
+        }
         if line.contains("SXid (")
             && let Some(c) = SXID.captures(line)
             && let Ok(code) = c[1].parse::<u32>()
@@ -485,6 +517,7 @@ pub struct KernelLogKind;
 impl super::EvidenceKind for KernelLogKind {
     fn marker(&self, line: &str) -> bool {
         line.contains("NVRM:")
+            || line.contains("XidCriticalError: Xid=")
             || line.contains("SXid")
             || (line.contains("AER:") && line.contains("pcieport"))
             || is_gpu_lost(line)
@@ -496,7 +529,7 @@ impl super::EvidenceKind for KernelLogKind {
         "kernel-log"
     }
     fn doc(&self) -> &'static str {
-        "a kernel log: NVIDIA Xid and NVSwitch SXid events, a GPU fallen off the bus or lost, RmInitAdapter and GSP failures, PCIe AER errors"
+        "a kernel log: NVIDIA Xid and NVSwitch SXid events (and the k8s device plugin's XidCriticalError reports of them), a GPU fallen off the bus or lost, RmInitAdapter and GSP failures, PCIe AER errors"
     }
     fn example(&self) -> &'static str {
         "sudo dmesg -T"
@@ -534,6 +567,7 @@ impl super::EvidenceKind for KernelLogKind {
     fn detect(&self, s: &super::Sniff) -> bool {
         let h = s.head;
         h.contains("NVRM:")
+            || h.contains("XidCriticalError: Xid=")
             || (h.contains("AER:") && h.contains("pcieport"))
             || h.lines().any(is_gpu_lost)
             || looks_like_kernel_log(h)
@@ -548,6 +582,31 @@ mod tests {
     use super::*;
     use crate::evidence::testutil::{fixture, prefixes};
     use proptest::prelude::*;
+
+    #[test]
+    fn device_plugin_xid_reports() {
+        // NVIDIA/k8s-device-plugin#189 (plugin v0.6-v0.12 wording)
+        let t = "2020/08/10 19:09:42 XidCriticalError: Xid=69 on Device=GPU-7540a9b3-eeb9-1214-1526-f93c9ea826a8, the device will go unhealthy.\n2020/08/10 19:09:42 'nvidia.com/gpu' device marked unhealthy: GPU-7540a9b3-eeb9-1214-1526-f93c9ea826a8\n";
+        let k = parse_kernel_log(t);
+        assert_eq!(k.xid_codes, vec![69]);
+        assert_eq!(k.xids[0].pci, "GPU-7540a9b3-eeb9-1214-1526-f93c9ea826a8");
+        assert_eq!(k.xids[0].message, "the device will go unhealthy.");
+        assert!(crate::evidence::EvidenceKind::marker(
+            &KernelLogKind,
+            t.lines().next().unwrap()
+        ));
+        // v0.14+ (klog) and the event tied to no device, built from the producers' format
+        // strings (health.go) around #189's device
+        let t = "I0806 07:12:01.123456       1 health.go:185] XidCriticalError: Xid=79 on Device=GPU-7540a9b3-eeb9-1214-1526-f93c9ea826a8; marking device as unhealthy.\n2021/03/15 10:00:00 XidCriticalError: Xid=48, All devices will go unhealthy.\n";
+        let k = parse_kernel_log(t);
+        assert_eq!(k.xid_codes, vec![48, 79]);
+        assert_eq!(k.xids[0].message, "marking device as unhealthy.");
+        assert_eq!(k.xids[1].pci, "all devices");
+        // NVIDIA/k8s-device-plugin#1340: the event type named in prose is no Xid
+        let t = "We register for NVML Events of type `nvml.EventTypeXidCriticalError | nvml.EventTypeDoubleBitEccError | nvml.EventTypeSingleBitEccError`\n";
+        let k = parse_kernel_log(t);
+        assert!(k.xids.is_empty() && k.xid_codes.is_empty());
+    }
 
     /// The reader looks only at lines holding one of its phrases: every line of the fixtures
     /// and the corpus that reads as something on its own holds one (a test added to the loop

@@ -14,6 +14,34 @@
 //!   active, or `<inactive>` when it is not. Lines may be indented with spaces or a tab.
 //!
 //! A link whose value is neither is kept with its text and judged neither up nor down.
+//!
+//! DCGM prints the same states as a grid, `dcgmi nvlink -s` / `--link-status`
+//! (`Nvlink::DisplayNvLinkLinkStatus` and `nvLinkStateToCharacter` in NVIDIA/DCGM
+//! `dcgmi/Nvlink.cpp`, read at `72fa3fe`, DCGM 4.6.0; the same form in 3.x as DCGM#198 and the
+//! llm-action H800 notes paste it):
+//!
+//! ```text
+//! +----------------------+
+//! |  NvLink Link Status  |
+//! +----------------------+
+//! GPUs:
+//!     gpuId 0:
+//!         U U U U U U U U _ _ _ _ _ _ _ _ _ _
+//! NvSwitches:
+//!     No NvSwitches found.
+//!
+//! Key: Up=U, Down=D, Disabled=X, Not Supported=_
+//! ```
+//!
+//! - `gpuId %u:` (four spaces of indentation), then on the next line one character per link
+//!   slot (`DCGM_NVLINK_MAX_LINKS_PER_GPU` of them: 18 in 3.x, 36 in 4.x), separated by one
+//!   space: `U` up, `D` down, `X` disabled, `_` not supported (no such link);
+//! - `physicalId %u:` and its grid under `NvSwitches:` are the switches' ports, not GPUs, and
+//!   are not read.
+//!
+//! A `D` link is read as `<inactive>` (the link exists and carries nothing), `U` as up; an `X`
+//! link is kept with its letter and judged neither (an administrator can disable a link on
+//! purpose); a `_` slot is no link at all and is skipped.
 
 use serde::Serialize;
 
@@ -83,16 +111,82 @@ fn gpu_line(line: &str) -> Option<(u32, String)> {
     Some((n, name.to_string()))
 }
 
-/// True when some line is a link line with a speed or `<inactive>`: no other tool prints
-/// `Link N: 25.781 GB/s` or `Link N: <inactive>`.
+/// `gpuId N:` (dcgmi's GPU line in the link-status grid) → N.
+fn dcgmi_gpu_line(line: &str) -> Option<u32> {
+    clean(line)
+        .strip_prefix("gpuId ")?
+        .strip_suffix(':')?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// A dcgmi link-state row, one of `U`, `D`, `X`, `_` per link slot separated by one space.
+fn dcgmi_state_row(line: &str) -> Option<Vec<char>> {
+    let t = clean(line);
+    let states: Vec<char> = t
+        .split(' ')
+        .map(|c| {
+            let mut it = c.chars();
+            match (it.next(), it.next()) {
+                (Some(ch @ ('U' | 'D' | 'X' | '_')), None) => Some(ch),
+                _ => None,
+            }
+        })
+        .collect::<Option<Vec<char>>>()?;
+    (!states.is_empty()).then_some(states)
+}
+
+/// True when some line is a link line with a speed or `<inactive>`, or a dcgmi `gpuId N:`
+/// line followed by its link-state row: no other tool prints `Link N: 25.781 GB/s`,
+/// `Link N: <inactive>`, or a row of `U`/`D`/`X`/`_` under `gpuId N:`.
 pub fn looks_like_nvlink_status(text: &str) -> bool {
-    text.lines()
-        .any(|l| link_line(l).is_some_and(|(_, v)| link_value(v).is_some()))
+    let mut after_gpu_id = false;
+    for l in text.lines() {
+        if link_line(l).is_some_and(|(_, v)| link_value(v).is_some())
+            || (after_gpu_id && dcgmi_state_row(l).is_some())
+        {
+            return true;
+        }
+        after_gpu_id = dcgmi_gpu_line(l).is_some();
+    }
+    false
 }
 
 pub fn parse_nvlink_status(text: &str) -> NvlinkStatus {
     let mut s = NvlinkStatus::default();
+    // dcgmi: the GPU whose `gpuId N:` line came last, waiting for its state row
+    let mut dcgmi_gpu: Option<u32> = None;
     for line in text.lines() {
+        if let Some(index) = dcgmi_gpu_line(line) {
+            dcgmi_gpu = Some(index);
+            continue;
+        }
+        if let Some(index) = dcgmi_gpu.take() {
+            if let Some(states) = dcgmi_state_row(line) {
+                let links = states
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, c)| **c != '_')
+                    .map(|(i, c)| NvLink {
+                        link: i as u32,
+                        active: match c {
+                            'U' => Some(true),
+                            'D' => Some(false),
+                            _ => None,
+                        },
+                        gb_per_s: None,
+                        value: c.to_string(),
+                    })
+                    .collect();
+                s.gpus.push(NvlinkGpu {
+                    index: Some(index),
+                    name: None,
+                    links,
+                });
+                continue;
+            }
+        }
         if let Some((index, name)) = gpu_line(line) {
             s.gpus.push(NvlinkGpu {
                 index: Some(index),
@@ -125,7 +219,7 @@ impl super::EvidenceKind for NvlinkStatusKind {
         "nvidia-smi-nvlink"
     }
     fn doc(&self) -> &'static str {
-        "nvidia-smi nvlink -s / --status: each GPU's NVLinks, their speed or `<inactive>`"
+        "nvidia-smi nvlink -s / --status: each GPU's NVLinks, their speed or `<inactive>`; dcgmi nvlink -s's U/D/X/_ grid alike"
     }
     fn example(&self) -> &'static str {
         "nvidia-smi nvlink -s"
@@ -146,7 +240,7 @@ impl super::EvidenceKind for NvlinkStatusKind {
         let v = parse_nvlink_status(text);
         if v.gpus.is_empty() {
             return Err(super::ParseError::NotThisKind(
-                "no `Link N: <speed> GB/s` or `Link N: <inactive>` line in the text",
+                "no `Link N: <speed> GB/s` or `Link N: <inactive>` line, nor a dcgmi `gpuId N:` link-state row, in the text",
             ));
         }
         super::to_value(&v)
@@ -185,5 +279,28 @@ mod tests {
         assert!(!looks_like_nvlink_status(
             "GPU 0: NVIDIA A100-SXM4-80GB (UUID: GPU-ff8a40d4-abc6-08d1-f939-15848b5d4e05)\n"
         ));
+    }
+
+    #[test]
+    fn dcgmi_link_status_grid() {
+        // liguodongiot/llm-action docs/llm-base/dcgmi.md (2a7d856): 8 H800, eight links up,
+        // ten slots not supported
+        let t = "dcgmi nvlink -s\n+----------------------+\n|  NvLink Link Status  |\n+----------------------+\nGPUs:\n    gpuId 0:\n        U U U U U U U U _ _ _ _ _ _ _ _ _ _\n    gpuId 1:\n        U U U U U U U U _ _ _ _ _ _ _ _ _ _\nNvSwitches:\n    No NvSwitches found.\n\nKey: Up=U, Down=D, Disabled=X, Not Supported=_\n";
+        assert!(looks_like_nvlink_status(t));
+        let s = parse_nvlink_status(t);
+        assert_eq!(s.gpus.len(), 2);
+        assert_eq!(s.gpus[1].index, Some(1));
+        assert_eq!(s.gpus[0].links.len(), 8);
+        assert!(s.gpus.iter().all(|g| g.inactive().is_empty()));
+        // NVIDIA/DCGM#198: two H100 NVL whose 18 links are all down
+        let t = "dcgmi nvlink --link-status\n+----------------------+\n|  NvLink Link Status  |\n+----------------------+\nGPUs:\n    gpuId 0:\n        D D D D D D D D D D D D D D D D D D\n    gpuId 1:\n        D D D D D D D D D D D D D D D D D D\nNvSwitches:\n    No NvSwitches found.\n\nKey: Up=U, Down=D, Disabled=X, Not Supported=_\n";
+        assert!(looks_like_nvlink_status(t));
+        let s = parse_nvlink_status(t);
+        assert_eq!(s.gpus.len(), 2);
+        assert_eq!(s.gpus[0].inactive().len(), 18);
+        // a switch's row under `physicalId N:` is not a GPU
+        let t = "NvSwitches:\n    physicalId 8:\n        U U D _\n";
+        assert!(!looks_like_nvlink_status(t));
+        assert!(parse_nvlink_status(t).gpus.is_empty());
     }
 }
