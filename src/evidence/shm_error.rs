@@ -16,13 +16,18 @@
 //! bus error is not explained by the size of `/dev/shm` (pytorch#26009: `--ipc=host`, 254 GB), and
 //! the reader says which words showed it.
 //!
-//! Ray says the same of its object store, which lives in `/dev/shm` (ray `python/ray/_private/services.py`,
-//! `determine_plasma_store_config`, 1.x-2.x: "WARNING: The object store is using /tmp instead of
-//! /dev/shm because /dev/shm has only N bytes available. This will harm performance! …"; Ray
-//! 0.x: "Reducing object store memory because /dev/shm has only N bytes available"; the raylet's
-//! `src/ray/object_manager/plasma/store_runner.cc`, and the plasma store before it: "System memory
-//! request exceeds memory available in /dev/shm. The request is for N bytes, and the amount
-//! available is M bytes."). Ray measured `/dev/shm` (statvfs) and found it smaller than the object
+//! Ray says the same of its object store, which lives in `/dev/shm` (ray-project/ray
+//! `python/ray/_private/services.py`, `determine_plasma_store_config`, read at 003280cb and in
+//! the index's older copies: "WARNING: The object store is using /tmp instead of /dev/shm
+//! because /dev/shm has only N bytes available. This will harm performance! …"; Ray 0.x:
+//! "Reducing object store memory because /dev/shm has only N bytes available"; the same
+//! function's `ValueError` when the store would be large and slow storage is not allowed: "The
+//! configured object store size (X GB) exceeds /dev/shm size (Y GB). This will harm
+//! performance. …", GB of 10^9 bytes; the raylet's
+//! `src/ray/object_manager/plasma/store_runner.cc`, read at 564a5d1a, and the plasma store
+//! before it: "System memory request exceeds memory available in /dev/shm. The request is for N
+//! bytes, and the amount available is M bytes.", `RAY_LOG(WARNING)` now, FATAL before, M being
+//! 90% of what statvfs finds). Ray measured `/dev/shm` (statvfs) and found it smaller than the object
 //! store it sizes from the node's memory: the container's `/dev/shm` is too small, whatever it
 //! holds. Only the `/dev/shm` forms are read: a store_runner line naming another
 //! `plasma_directory` is not about `/dev/shm`.
@@ -47,14 +52,20 @@ pub fn ray_shm_line(l: &str) -> bool {
             .next()
             .is_some_and(|c| c.is_ascii_digit())
     });
-    only || l
-        .match_indices("exceeds memory available in /dev/shm")
-        .any(|(at, m)| {
-            matches!(
-                l[at + m.len()..].chars().next(),
-                None | Some('.' | ' ' | '\r' | '"')
-            )
-        })
+    let size = l.match_indices("exceeds /dev/shm size (").any(|(at, m)| {
+        l[at + m.len()..]
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_digit())
+    });
+    only || size
+        || l.match_indices("exceeds memory available in /dev/shm")
+            .any(|(at, m)| {
+                matches!(
+                    l[at + m.len()..].chars().next(),
+                    None | Some('.' | ' ' | '\r' | '"')
+                )
+            })
 }
 
 /// Ray's own figures for `/dev/shm` in its warning (see the module doc): the bytes available,
@@ -71,8 +82,16 @@ pub fn ray_shm_bytes(text: &str) -> Option<(u64, Option<u64>)> {
         regex::Regex::new(r"(?i)exceeds\s+memory\s+available\s+in\s+/dev/shm\.\s+The\s+request\s+is\s+for\s+(\d+)\s+bytes,\s+and\s+the\s+amount\s+available\s+is\s+(\d+)\s+bytes")
             .expect("static regex")
     });
+    static SIZE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"object\s+store\s+size\s+\((\d+(?:\.\d+)?)\s+GB\)\s+exceeds\s+/dev/shm\s+size\s+\((\d+(?:\.\d+)?)\s+GB\)")
+            .expect("static regex")
+    });
     if let Some(c) = EXCEEDS.captures(text) {
         return Some((c[2].parse().ok()?, c[1].parse().ok()));
+    }
+    if let Some(c) = SIZE.captures(text) {
+        let gb = |s: &str| s.parse::<f64>().ok().map(|g| (g * 1e9).round() as u64);
+        return Some((gb(&c[2])?, gb(&c[1])));
     }
     ONLY.captures(text)
         .and_then(|c| Some((c[1].parse().ok()?, None)))
@@ -91,6 +110,7 @@ pub fn shm_error_line(text: &str) -> Option<&str> {
             "No space left on device",
             "/dev/shm has only ",
             "exceeds memory available in /dev/shm",
+            "exceeds /dev/shm size (",
         ])
     });
     super::scan::lines_with(text, &ANCHORS)
@@ -232,6 +252,11 @@ mod tests {
         let r = "[2026-03-25 05:44:29,435 W 39 39] (raylet) store_runner.cc:83: System memory request exceeds memory available in /dev/shm. The request is for 10200547328 bytes, and the amount available is 9663676416 bytes.\nYou may be able to free up space by deleting files in /dev/shm. If you are inside a Docker container, you may need to pass an argument with the flag '--shm-size' to 'docker run'.\n";
         assert!(shm_error_line(r).is_some_and(ray_shm_line));
         assert_eq!(ray_shm_bytes(r), Some((9663676416, Some(10200547328))));
+        // github.com/alumae/kiirkirjutaja/issues/5: the ValueError of a large store that would
+        // not fit (GB of 10^9 bytes)
+        let v = "ValueError: The configured object store size (11.81114368 GB) exceeds /dev/shm size (11.8111232 GB). This will harm performance. Consider deleting files in /dev/shm or increasing its size with --shm-size in Docker. To ignore this warning, s\n";
+        assert!(shm_error_line(v).is_some_and(ray_shm_line));
+        assert_eq!(ray_shm_bytes(v), Some((11811123200, Some(11811143680))));
         // healthy: Ray's source (no figure: `{} bytes`), a plasma directory other than
         // /dev/shm (ray store_runner.cc prints the directory it was given), and the
         // orchest config's comment quoting the old wording
@@ -239,6 +264,7 @@ mod tests {
             shm_error_line("\"/dev/shm because /dev/shm has only {} bytes available. \"\n")
                 .is_none()
         );
+        assert!(shm_error_line("\"/dev/shm size ({} GB). This will harm performance. \"\n\"The configured object store size ({} GB) exceeds \"\n").is_none());
         assert!(shm_error_line("System memory request exceeds memory available in /mnt/plasma. The request is for 1 bytes, and the amount available is 0 bytes.\n").is_none());
         assert!(
             shm_error_line("# \"System memory request exceeds memory available in /dev/shm.\"\n")
