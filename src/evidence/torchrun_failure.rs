@@ -8,6 +8,14 @@
 //! own line before it (`torch/distributed/elastic/multiprocessing/api.py`: `failed (exitcode:
 //! E) local_rank: L (pid: P) of binary: B`) is read too.
 //!
+//! The same failure is printed as the `ProcessFailure` dataclass's repr wherever a launcher
+//! logs the failures dict or a `RunResult` (`torch/distributed/elastic/agent/server/api.py`'s
+//! `RunResult(…, failures={0: ProcessFailure(…)})`, DLRover's `The worker fails with {0:
+//! ProcessFailure(…)}`): the dataclass fields in their declared order, `local_rank=L, pid=P,
+//! exitcode=E, error_file='F', error_file_data={…}, message='M', timestamp=T` (the same
+//! `errors/__init__.py`, read at 0140b62d; `message` is `Signal N (SIGNAME) received by PID P`
+//! for a signal). Each repr is read as a failure of `process_failures`.
+//!
 //! The summary says how a worker ended, not why: SIGBUS (-7) is often a full `/dev/shm` and
 //! SIGKILL (-9) often the host's OOM killer, but neither is shown by the summary itself, so no
 //! rule reads this kind; a paste that also holds the shared-memory or kernel-log lines is read
@@ -25,6 +33,10 @@ static SIGNAL: LazyLock<Regex> =
 static AGENT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"failed \(exitcode: (-?\d+)\) local_rank: (\d+) \(pid: (\d+)\) of binary").unwrap()
 });
+static REPR: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"ProcessFailure\(local_rank=(-?\d+), pid=(\d+), exitcode=(-?\d+), error_file=")
+        .unwrap()
+});
 static FIELD: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^\s*(time|host|error_file|traceback)\s*:\s?(.*)$").unwrap());
 static IDX: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\s*\[(\d+)\]:\s*$").unwrap());
@@ -34,6 +46,33 @@ fn is_marker(l: &str) -> bool {
         || l.contains("Root Cause (first observed failure):")
         || EXITCODE.is_match(l)
         || AGENT.is_match(l)
+        || REPR.is_match(l)
+}
+
+/// Each `ProcessFailure(local_rank=L, pid=P, exitcode=E, …, message='…', …)` repr of a line:
+/// its figures, and the signal its message names (up to the next repr or the line's end).
+fn process_failures(l: &str, out: &mut Vec<serde_json::Value>) {
+    let starts: Vec<_> = REPR.captures_iter(l).collect();
+    for (i, c) in starts.iter().enumerate() {
+        if out.len() >= super::MAX_ITEMS {
+            return;
+        }
+        let from = c.get(0).map_or(0, |m| m.end());
+        let to = starts
+            .get(i + 1)
+            .and_then(|n| n.get(0))
+            .map_or(l.len(), |m| m.start());
+        let mut f = serde_json::json!({
+            "local_rank": c[1].parse::<i64>().ok(),
+            "pid": c[2].parse::<u64>().ok(),
+            "exitcode": c[3].parse::<i64>().ok(),
+        });
+        if let Some(sig) = SIGNAL.captures(&l[from..to]) {
+            f["signal"] = sig[2].to_string().into();
+            f["signal_number"] = sig[1].parse::<u64>().ok().into();
+        }
+        out.push(f);
+    }
 }
 
 /// The summary read as JSON: `title`, `failures` (each with `root_cause` true for the first
@@ -42,6 +81,7 @@ pub fn read(text: &str) -> Option<serde_json::Value> {
     let mut title = None;
     let mut failures: Vec<serde_json::Map<String, serde_json::Value>> = Vec::new();
     let mut agent = Vec::new();
+    let mut reprs = Vec::new();
     let mut in_root = false;
     let mut any = false;
     for line in text.lines() {
@@ -59,6 +99,11 @@ pub fn read(text: &str) -> Option<serde_json::Value> {
         }
         if l.contains("errors.ChildFailedError") {
             any = true;
+        }
+        if REPR.is_match(l) {
+            any = true;
+            process_failures(l, &mut reprs);
+            continue;
         }
         let t = l.trim();
         if let Some(name) = t.strip_suffix(" FAILED") {
@@ -119,6 +164,7 @@ pub fn read(text: &str) -> Option<serde_json::Value> {
         "root_cause_signal": root.and_then(|f| f.get("signal")).cloned(),
         "failures": failures,
         "agent_failures": agent,
+        "process_failures": reprs,
     }))
 }
 
@@ -159,6 +205,10 @@ impl super::EvidenceKind for TorchrunFailureKind {
                 "agent_failures",
                 "the agent's `failed (exitcode: E) local_rank: L (pid: P)` lines",
             ),
+            (
+                "process_failures",
+                "each `ProcessFailure(local_rank=L, pid=P, exitcode=E, …)` repr a launcher logged: local_rank, pid, exitcode, signal, signal_number",
+            ),
         ]
     }
     fn read_by(&self) -> &'static [&'static str] {
@@ -169,7 +219,7 @@ impl super::EvidenceKind for TorchrunFailureKind {
     }
     fn parse(&self, text: &str) -> Result<serde_json::Value, super::ParseError> {
         read(text).ok_or(super::ParseError::NotThisKind(
-            "no torchrun failure summary (ChildFailedError, `exitcode : E (pid: P)`) found",
+            "no torchrun failure summary (ChildFailedError, `exitcode : E (pid: P)`, a ProcessFailure repr) found",
         ))
     }
 }
@@ -223,5 +273,25 @@ mod tests {
     fn prose_naming_the_error_is_not_the_summary() {
         // written for this test: a question that names the class without the summary
         assert!(read("why do I get ChildFailedError when I run torchrun?\n").is_none());
+    }
+
+    #[test]
+    fn the_process_failure_repr_a_launcher_logs() {
+        // github.com/intelligent-machine-learning/dlrover/pull/1046 (a worker killed by
+        // SIGBUS; corpus h37_torchrun_dlrover1046_processfailure_sigbus)
+        let t = "The worker fails with {0: ProcessFailure(local_rank=0, pid=54, exitcode=-7, error_file='<N/A>', error_file_data={'message': '<NONE>'}, message='Signal 7 (SIGBUS) received by PID 54', timestamp=1711419181)}\n";
+        assert!(is_marker(t.trim_end()));
+        let v = read(t).unwrap();
+        let f = &v["process_failures"][0];
+        assert_eq!(f["local_rank"], 0);
+        assert_eq!(f["pid"], 54);
+        assert_eq!(f["exitcode"], -7);
+        assert_eq!(f["signal"], "SIGBUS");
+        assert_eq!(f["signal_number"], 7);
+        // healthy: the ChildFailedError summary of a Python error (GLM-130B#100) holds no repr
+        assert_eq!(
+            read(EXIT1).unwrap()["process_failures"],
+            serde_json::json!([])
+        );
     }
 }

@@ -154,14 +154,17 @@ impl Probe for Shm {
             ),
             (
                 "error_seen",
-                "a log shows DataLoader workers failing on shared memory (bus error, insufficient shm), or NCCL unable to create or grow a /dev/shm segment",
+                "a log shows DataLoader workers failing on shared memory (bus error, insufficient shm), NCCL unable to create or grow a /dev/shm segment, or Ray's object store finding /dev/shm smaller than it asks for",
             ),
             ("error", "the log line that shows it"),
             (
                 "host_shm",
                 "the log's own words show /dev/shm is the host's (--ipc=host, ipc: host, hostIPC: true, /dev/shm:/dev/shm)",
             ),
-            ("by", "`nccl` when the failing line is NCCL's"),
+            (
+                "by",
+                "`nccl` when the failing line is NCCL's, `ray` when it is Ray's object-store warning",
+            ),
             (
                 "how",
                 "from a container spec: shm-size, ipc-host, host-dev-shm, tmpfs, emptydir-memory, emptydir-disk, ipc-shared, ipc-none or default",
@@ -214,6 +217,11 @@ impl Probe for Shm {
                 "source": "log",
                 "file": p.display().to_string(),
             });
+            // Ray's object store measured /dev/shm and found it smaller than it asks for
+            // (shm_error's module doc): said as Ray's, not the DataLoader's
+            if crate::evidence::shm_error::ray_shm_line(line) {
+                v["by"] = json!("ray");
+            }
             // the same text shows the container shares the host's /dev/shm: its size is not
             // why the workers failed
             if let Some(h) = crate::evidence::shm_error::host_shm_shown(&t) {
