@@ -4,9 +4,11 @@
 //! version mismatch", nvidia-smi's "couldn't communicate with the NVIDIA driver"). A single
 //! lost GPU is a GPU fault and reads as a kernel log, see [`super::kernel_log::is_gpu_lost`].
 //!
-//! The message is read where it starts a line, quoted whole inside one, or written as a shell
+//! The message is read where it starts a line, quoted whole inside one, written as a shell
 //! comment under the command that printed it (`# Failed to initialize NVML: <reason>`, the reason
-//! being `nvmlErrorString`'s text: NVML API Reference R550, "Error reporting").
+//! being `nvmlErrorString`'s text: NVML API Reference R550, "Error reporting"), or after the
+//! bracketed tags a wrapper that relays nvidia-smi's stdout line by line puts before each line
+//! (see `tagged_message`).
 
 /// The line where `nvidia-smi` (or NVML) says it cannot read the GPUs: the message alone on its
 /// line, or quoted whole inside one (see `quoted_message`).
@@ -15,9 +17,35 @@ pub fn nvidia_smi_error_line(text: &str) -> Option<&str> {
         if is_message(l) {
             Some(l)
         } else {
-            quoted_message(l).or_else(|| commented_message(l))
+            quoted_message(l)
+                .or_else(|| commented_message(l))
+                .or_else(|| tagged_message(l))
         }
     })
+}
+
+/// The message after the bracketed tags that a program relaying nvidia-smi's stdout puts before
+/// each line it passes on: nvidia-smi writes the message at the start of a stdout line, and a
+/// task runner or a pipeline's logger that captures the child's output and logs it line by line
+/// prefixes the line with its own `[…]` tags (the step, the stream, the time), one or several
+/// (github.com/mozilla/translations/issues/1167: `[train] [nvidia-smi(stdout)] Failed to
+/// initialize NVML: Driver/library version mismatch` under Taskcluster's run-task, whose own
+/// `[task TIME] ` prefix `crate::vocab::paste` takes off). Only a whole message after whole
+/// tags counts: a tag holds no bracket of its own and is at most 64 bytes, and the text after
+/// the last one must itself be one of the messages.
+fn tagged_message(l: &str) -> Option<&str> {
+    let mut rest = l;
+    let mut tags = 0;
+    while let Some(after) = rest.strip_prefix('[') {
+        let end = after.find(']')?;
+        let tag = &after[..end];
+        if tag.is_empty() || tag.len() > 64 || tag.contains('[') {
+            return None;
+        }
+        rest = after[end + 1..].trim_start_matches([' ', '\t']);
+        tags += 1;
+    }
+    (tags > 0 && is_message(rest)).then_some(rest)
 }
 
 /// The message written as a comment under the command that printed it, the way a README, a
@@ -182,6 +210,41 @@ mod tests {
         );
         let table = "| NVIDIA-SMI 550.144.03 Driver Version: 550.144.03 CUDA Version: 12.4 |\n| 0 NVIDIA GeForce RTX 4090 Off | 00000000:1B:00.0 Off | Off |\n";
         assert_eq!(nvidia_smi_error_line(table), None);
+    }
+
+    #[test]
+    fn the_message_after_a_relaying_program_s_tags() {
+        // github.com/mozilla/translations/issues/1167: the pipeline relays nvidia-smi's stdout
+        // under its own tags (run-task's `[task TIME] ` already taken off by the paste layer)
+        let relayed = "[train] nvidia-smi failed with return code 18\n[train] [nvidia-smi(stdout)] Failed to initialize NVML: Driver/library version mismatch\n[train] [nvidia-smi(stdout)] NVML library version: 550.144\n";
+        assert_eq!(
+            nvidia_smi_error_line(relayed),
+            Some("Failed to initialize NVML: Driver/library version mismatch")
+        );
+        // and with run-task's prefix still on, as the issue shows it
+        let task = "[task 2025-07-01T05:06:30.005+00:00] [train] [nvidia-smi(stdout)] Failed to initialize NVML: Driver/library version mismatch\n";
+        assert!(nvidia_smi_error_line(task).is_some());
+        // the same runner relaying a healthy run: the tags lead to no message
+        // (github.com/mozilla/translations/issues/1167's first line, and a table row relayed)
+        assert_eq!(
+            nvidia_smi_error_line("[train] nvidia-smi failed with return code 18\n"),
+            None
+        );
+        assert_eq!(
+            nvidia_smi_error_line(
+                "[train] [nvidia-smi(stdout)] |   0  NVIDIA A100-SXM4-40GB          On  |   00000000:10:1C.0 Off |                    0 |\n"
+            ),
+            None
+        );
+        // a tag that never closes, or text that names the message after a tag, is not it
+        assert_eq!(
+            nvidia_smi_error_line("[train Failed to initialize NVML: Unknown Error\n"),
+            None
+        );
+        assert_eq!(
+            nvidia_smi_error_line("[docs] the FAQ covers Failed to initialize NVML\n"),
+            None
+        );
     }
 
     #[test]

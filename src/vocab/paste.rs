@@ -35,7 +35,13 @@
 //! - `[J,R]<stdout>:` (Open MPI `mpirun --tag-output`);
 //! - `N: ` on most lines (Slurm `srun --label`, the task id right-aligned);
 //! - `HOST: ` on most lines, from a few hosts each seen several times (`pdsh`, which DeepSpeed's
-//!   multi-node launcher runs).
+//!   multi-node launcher runs);
+//! - `[PREFIX TIME] ` (Taskcluster: taskgraph's `run-task` driver prints every line of the
+//!   task's output as `print_line(prefix, m)`, `b'[%s %sZ] %s' % (prefix, now, m)` with the UTC
+//!   time cut to milliseconds and `prefix` the step, `task`, `vcs`, `fetches`, `cache`
+//!   (taskcluster/taskgraph `src/taskgraph/run-task/run-task`, read at e18e3994; the offset may
+//!   be written `+00:00` by a timezone-aware `isoformat`, RFC 3339 §5.6), and the worker's own
+//!   lines come as `[taskcluster TIME] `).
 //!
 //! A per-line prefix is taken only where the form marks enough of the text's lines that the
 //! text was carried that way (a Slurm label or pdsh host on most of them; the unambiguous forms
@@ -88,6 +94,10 @@ static RANK: LazyLock<Regex> =
 static MPIRUN: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^\[[0-9]+,[0-9]+\]<(?:stdout|stderr|stddiag)>:").expect("static regex")
 });
+static RUN_TASK: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^\[[a-z][a-z0-9_-]{0,31} [0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{1,9})?(?:Z|[+-][0-9]{2}:[0-9]{2})\](?: |$)")
+        .expect("static regex")
+});
 static PDSH: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^([A-Za-z0-9][A-Za-z0-9_.-]{0,62}): ").expect("static regex"));
 
@@ -105,9 +115,10 @@ enum Form {
     Rank,
     Srun,
     Pdsh,
+    RunTask,
 }
 
-const FORMS: [Form; 11] = [
+const FORMS: [Form; 12] = [
     Form::Quote,
     Form::Timestamp,
     Form::Pod,
@@ -119,6 +130,7 @@ const FORMS: [Form; 11] = [
     Form::Rank,
     Form::Srun,
     Form::Pdsh,
+    Form::RunTask,
 ];
 
 /// The length of `form`'s prefix at the start of `line`, if it has one.
@@ -160,6 +172,7 @@ fn prefix(form: Form, line: &str) -> Option<usize> {
         Form::Ray => &RAY,
         Form::Mpirun => &MPIRUN,
         Form::Rank => &RANK,
+        Form::RunTask => &RUN_TASK,
         Form::Pdsh => {
             let c = PDSH.captures(line)?;
             let host = c.get(1)?.as_str();
@@ -175,7 +188,7 @@ fn prefix(form: Form, line: &str) -> Option<usize> {
     let first = *line.as_bytes().first()?;
     let plausible = match form {
         Form::Timestamp => first.is_ascii_digit(),
-        Form::Pod | Form::Mpirun | Form::Rank => first == b'[',
+        Form::Pod | Form::Mpirun | Form::Rank | Form::RunTask => first == b'[',
         Form::Ray => first == b'(' || first == b'[',
         Form::Compose | Form::ComposeNamed => first.is_ascii_alphanumeric() && line.contains('|'),
         _ => true,
@@ -388,6 +401,27 @@ mod tests {
         ] {
             assert_eq!(u(t), t, "{t:?}");
         }
+    }
+
+    #[test]
+    fn taskcluster_run_task_prefix_is_taken_off() {
+        // github.com/mozilla/translations/issues/1167: a Taskcluster task log, every line under
+        // run-task's `[task TIME] ` (an offset written `+00:00`)
+        let log = "[task 2025-07-01T05:06:30.004+00:00] [train] nvidia-smi failed with return code 18\n[task 2025-07-01T05:06:30.005+00:00] [train] [nvidia-smi(stdout)] Failed to initialize NVML: Driver/library version mismatch\n[task 2025-07-01T05:06:30.005+00:00] [train] [nvidia-smi(stdout)] NVML library version: 550.144\n";
+        assert_eq!(
+            u(log),
+            "[train] nvidia-smi failed with return code 18\n[train] [nvidia-smi(stdout)] Failed to initialize NVML: Driver/library version mismatch\n[train] [nvidia-smi(stdout)] NVML library version: 550.144\n"
+        );
+        // run-task's own `Z` form (taskgraph run-task `print_line`), another step's prefix
+        let z = "[vcs 2024-01-02T03:04:05.678Z] executing ['hg', 'clone']\n[task 2024-01-02T03:04:06.001Z] NCCL INFO Using network Socket\n";
+        assert_eq!(
+            u(z),
+            "executing ['hg', 'clone']\nNCCL INFO Using network Socket\n"
+        );
+        // torch's rank prefix with its bracketed glog time is not run-task's
+        // (github.com/ecmwf/WeatherGenerator/pull/1533)
+        let torch = "[rank2]:[E112 15:47:18.728729935 ProcessGroupNCCL.cpp:629] [Rank 2] Watchdog caught collective operation timeout\n[rank3]:[E112 15:47:18.763162126 ProcessGroupNCCL.cpp:629] [Rank 3] Watchdog caught collective operation timeout\n";
+        assert_eq!(u(torch), torch);
     }
 
     #[test]
