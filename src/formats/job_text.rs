@@ -639,6 +639,11 @@ pub struct StepTimings {
 ///   the iteration's time including the wait.
 /// - Paddle's training loops (PaddleOCR `tools/program.py`, the Paddle model zoo's benchmark
 ///   logs): `reader_cost: 0.02 s, batch_cost: 1.84 s`, the batch cost counting from the reader.
+/// - YOLOX's trainer (Megvii-BaseDetection/YOLOX `yolox/core/trainer.py`, `after_iter`, and its
+///   forks): `iter_time: 0.666s, data_time: 0.047s`, the meters with `time` in their name printed
+///   as `"{}: {:.3f}s".format(k, v.avg)`, averaged over the print interval and cleared after it;
+///   `train_one_iter` measures both from `iter_start_time`, before `self.prefetcher.next()`, so
+///   the iteration's time includes the wait.
 ///
 /// `None` without two such lines (one line is one moment).
 pub fn step_timings(text: &str) -> Option<StepTimings> {
@@ -669,6 +674,12 @@ pub fn step_timings(text: &str) -> Option<StepTimings> {
                     "paddle",
                     r(r"\breader_cost:\s*(\d+(?:\.\d+)?)"),
                     r(r"\bbatch_cost:\s*(\d+(?:\.\d+)?)"),
+                    true,
+                ),
+                (
+                    "yolox",
+                    r(r"\bdata_time:\s*(\d+(?:\.\d+)?)s\b"),
+                    r(r"\biter_time:\s*(\d+(?:\.\d+)?)s\b"),
                     true,
                 ),
             ]
@@ -807,6 +818,102 @@ pub fn interrupted_in_loader(text: &str) -> Option<LoaderInterrupt> {
         });
     }
     None
+}
+
+/// The wait for the training batches in a PyTorch Lightning profiler report.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct LoaderProfile {
+    /// The action timed around the training DataLoader's `next`, as printed.
+    pub action: String,
+    /// Its calls (batches fetched), where the report has the column.
+    pub calls: Option<u64>,
+    /// Seconds spent in it, and seconds of the action it is measured against.
+    pub loader_s: f64,
+    pub whole_s: f64,
+    /// `run_training_epoch` where the report has it, else the report's `Total` row.
+    pub whole: String,
+    /// loader_s / whole_s.
+    pub share: f64,
+    /// 1-based line of the loader's row.
+    pub line: usize,
+}
+
+/// A PyTorch Lightning profiler report (`SimpleProfiler.summary`, `lightning/pytorch/profilers/
+/// simple.py`, read at Lightning-AI/pytorch-lightning `03f57f9`; `pytorch_lightning/profiler/
+/// simple.py` before 1.7): `[FIT ]Profiler Report`, then a table of `Action | Mean duration (s) |
+/// [Num calls |] Total time (s) [| Percentage %]` (the extended columns by default since 1.4),
+/// cells separated by `|` and padded with spaces and tabs, with or without a leading `|` (1.6 on
+/// writes one), and a `Total` row first in the extended form (`_` for its calls before 1.6).
+/// Users paste it as printed or as a markdown table (`--- | ---` under the header). The header
+/// row is what identifies it; rows are the cells under it, as many as the header has.
+///
+/// Returns the number of action rows read and, where a row times the training DataLoader's
+/// `next`, that row against `run_training_epoch` (or `Total`): the action Lightning 1.6 on
+/// names `[{loop class}].train_dataloader_next` (`TrainingEpochLoop._on_before_fetch`,
+/// `[_TrainingEpochLoop]` in 2.x, `[TrainingEpochLoop]` before), and 1.3-1.5 `get_train_batch`
+/// (`profiled_iterator` in `trainer/connectors/data_connector.py` / `utilities/fetching.py`).
+/// `run_training_epoch` wraps the epoch loop that does the fetching (`FitLoop`); an epoch's
+/// validation runs inside it, so the share is a floor of the training steps' wait.
+pub fn lightning_profiler_report(text: &str) -> Option<(usize, Option<LoaderProfile>)> {
+    fn cells(l: &str) -> Vec<String> {
+        let t = l.trim();
+        let t = t.strip_prefix('|').unwrap_or(t);
+        let t = t.strip_suffix('|').unwrap_or(t);
+        t.split('|').map(|c| c.trim().to_string()).collect()
+    }
+    let lines: Vec<&str> = text.lines().take(20_000).collect();
+    let (hi, header) = lines.iter().enumerate().find_map(|(i, l)| {
+        let c = cells(l);
+        (c.first().map(String::as_str) == Some("Action")
+            && c.iter().any(|x| x == "Mean duration (s)")
+            && c.iter().any(|x| x == "Total time (s)"))
+        .then_some((i, c))
+    })?;
+    let col = |name: &str| header.iter().position(|x| x == name);
+    let total_col = col("Total time (s)")?;
+    let calls_col = col("Num calls");
+    // (1-based line, action, calls, total seconds)
+    let mut rows: Vec<(usize, String, Option<u64>, f64)> = Vec::new();
+    for (i, l) in lines.iter().enumerate().skip(hi + 1) {
+        let c = cells(l);
+        if c.len() != header.len() || c[0].is_empty() {
+            continue;
+        }
+        let Ok(total) = c[total_col].parse::<f64>() else {
+            continue;
+        };
+        if !total.is_finite() || total < 0.0 {
+            continue;
+        }
+        let calls = calls_col.and_then(|k| c[k].parse::<u64>().ok());
+        rows.push((i + 1, c[0].clone(), calls, total));
+    }
+    if rows.is_empty() {
+        return None;
+    }
+    let n = rows.iter().filter(|r| r.1 != "Total").count();
+    let loader = rows
+        .iter()
+        .find(|r| {
+            r.1 == "get_train_batch"
+                || r.1.starts_with('[') && r.1.ends_with("].train_dataloader_next")
+        })
+        .and_then(|r| {
+            let whole = rows
+                .iter()
+                .find(|w| w.1 == "run_training_epoch")
+                .or_else(|| rows.iter().find(|w| w.1 == "Total"))?;
+            (whole.3 > 0.0 && r.3 <= whole.3).then(|| LoaderProfile {
+                action: r.1.clone(),
+                calls: r.2,
+                loader_s: r.3,
+                whole_s: whole.3,
+                whole: whole.1.clone(),
+                share: r.3 / whole.3,
+                line: r.0,
+            })
+        });
+    Some((n, loader))
 }
 
 /// The first line naming torch's `_SingleProcessDataLoaderIter` (a profiler table row such as
@@ -957,6 +1064,7 @@ fn looks_like_log(text: &str, has_warnings: bool) -> bool {
     hits >= 2
         || has_warnings
         || single_process_loader(text).is_some()
+        || lightning_profiler_report(text).is_some()
         || cut_warning(text).is_some()
 }
 
@@ -1420,6 +1528,84 @@ PID USER PR NI VIRT RES SHR S %CPU %MEM TIME+ COMMAND\n\
         assert_eq!(s.format, "mmengine");
         assert!((s.share - 0.6).abs() < 1e-9);
         assert!(!s.worst_left_out);
+    }
+
+    #[test]
+    fn step_timings_of_yolox_s_trainer() {
+        // github.com/Megvii-BaseDetection/YOLOX/issues/679 (the poster's epoch-36 lines, 14
+        // days ETA): iter_time includes data_time; 0.2-1.3 s of 2.6-5.6 s iterations wait for
+        // data, the 1.297 s line left out
+        let t = "2021-09-10 14:40:34 | INFO | yolox.core.trainer:246 - epoch: 36/300, iter: 1260/1849, mem: 7420Mb, iter_time: 2.564s, data_time: 0.195s, total_loss: 6.7, iou_loss: 2.6, l1_loss: 0.0, conf_loss: 2.8, cls_loss: 1.3, lr: 9.721e-03, size: 672, ETA: 14 days, 3:02:22
+
+2021-09-10 14:41:12 | INFO | yolox.core.trainer:246 - epoch: 36/300, iter: 1270/1849, mem: 7420Mb, iter_time: 3.890s, data_time: 0.851s, total_loss: 6.2, iou_loss: 2.1, l1_loss: 0.0, conf_loss: 2.6, cls_loss: 1.5, lr: 9.721e-03, size: 768, ETA: 14 days, 3:03:40
+
+2021-09-10 14:41:56 | INFO | yolox.core.trainer:246 - epoch: 36/300, iter: 1280/1849, mem: 7420Mb, iter_time: 4.339s, data_time: 0.861s, total_loss: 6.4, iou_loss: 2.4, l1_loss: 0.0, conf_loss: 2.6, cls_loss: 1.4, lr: 9.721e-03, size: 576, ETA: 14 days, 3:05:32
+
+2021-09-10 14:42:43 | INFO | yolox.core.trainer:246 - epoch: 36/300, iter: 1290/1849, mem: 7420Mb, iter_time: 4.707s, data_time: 0.717s, total_loss: 7.0, iou_loss: 2.5, l1_loss: 0.0, conf_loss: 2.7, cls_loss: 1.7, lr: 9.721e-03, size: 512, ETA: 14 days, 3:07:50
+
+2021-09-10 14:43:39 | INFO | yolox.core.trainer:246 - epoch: 36/300, iter: 1300/1849, mem: 7420Mb, iter_time: 5.567s, data_time: 1.297s, total_loss: 7.0, iou_loss: 2.5, l1_loss: 0.0, conf_loss: 3.0, cls_loss: 1.5, lr: 9.721e-03, size: 576, ETA: 14 days, 3:11:12
+";
+        let s = step_timings(t).unwrap();
+        assert_eq!(s.format, "yolox");
+        assert_eq!(s.lines, 4);
+        assert_eq!(s.worst_line, 9);
+        assert!((s.data_s - 2.624).abs() < 1e-9, "{s:?}");
+        assert!((s.step_s - 15.5).abs() < 1e-9, "{s:?}");
+        // github.com/Megvii-BaseDetection/YOLOX/issues/32 (healthy: 8 V100, 0.03-0.05 s of
+        // 0.67-0.79 s; the poster's copy numbers its lines)
+        let s = step_timings(&corpus("h39_log_yolox32_8v100_data_time_small.log")).unwrap();
+        assert_eq!(s.format, "yolox");
+        assert_eq!(s.lines, 3);
+        assert!(s.share < 0.05, "{s:?}");
+        // MMEngine's lines print no `iter_time`: still read as MMEngine's
+        // (github.com/open-mmlab/mmyolo/issues/789)
+        let s = step_timings(&corpus("h39_log_mmyolo789_mmengine_data_time_7s.log")).unwrap();
+        assert_eq!(s.format, "mmengine");
+        assert!(s.share > 0.75, "{s:?}");
+    }
+
+    #[test]
+    fn lightning_profiler_reports() {
+        // github.com/time-series-foundation-models/lag-llama/issues/51 (problem: 'Data loader
+        // bottlenecking training'): the report pasted as a markdown table, Lightning 2.x's
+        // `[_TrainingEpochLoop].train_dataloader_next` against run_training_epoch
+        let (n, p) = lightning_profiler_report(&corpus(
+            "h39_prof_lagllama51_lightning_simple_dataloader_next.txt",
+        ))
+        .unwrap();
+        assert_eq!(n, 4);
+        let p = p.unwrap();
+        assert_eq!(p.action, "[_TrainingEpochLoop].train_dataloader_next");
+        assert_eq!(p.calls, Some(16));
+        assert_eq!(p.whole, "run_training_epoch");
+        assert_eq!(p.line, 5);
+        assert!((p.share - 84.689 / 91.657).abs() < 1e-9);
+        // github.com/rnwzd/FSPBT-Image-Translation/issues/2 (healthy, tab-separated, no
+        // leading `|`, `_` for Total's calls) and Lightning-AI/pytorch-lightning#9304 (spaces):
+        // reports of compute-bound steps that show no loader row
+        let (n, p) =
+            lightning_profiler_report(&corpus("h39_prof_fspbt2_simple_report_training_bound.txt"))
+                .unwrap();
+        assert_eq!((n, p), (7, None));
+        let (n, p) =
+            lightning_profiler_report(&corpus("h39_prof_lightning9304_simple_report_fit.txt"))
+                .unwrap();
+        assert_eq!((n, p), (4, None));
+        // Lightning 1.3-1.5's name, against Total where the epoch row is not shown
+        // (SimpleProfiler.summary's extended row format)
+        let t = "FIT Profiler Report\n\n|  Action          \t|  Mean duration (s)\t|  Num calls      \t|  Total time (s) \t|  Percentage %   \t|\n|  Total           \t|  -              \t|  30             \t|  10.0           \t|  100 %          \t|\n|  get_train_batch \t|  0.2            \t|  10             \t|  2.0            \t|  20.0           \t|\n";
+        let (_, p) = lightning_profiler_report(t).unwrap();
+        let p = p.unwrap();
+        assert_eq!(
+            (p.action.as_str(), p.whole.as_str()),
+            ("get_train_batch", "Total")
+        );
+        assert!((p.share - 0.2).abs() < 1e-9);
+        // a log without the header is not a report
+        assert_eq!(
+            lightning_profiler_report(&corpus("h39_log_yolox32_8v100_data_time_small.log")),
+            None
+        );
     }
 
     #[test]

@@ -133,6 +133,10 @@ impl Probe for Config {
                 "{file, line, frame}: a traceback printed when the job was stopped shows the loop waiting in the DataLoader's queue",
             ),
             (
+                "loader_profile",
+                "{action, calls, loader_s, whole, whole_s, share, file, line}: a PyTorch Lightning profiler report's row for the training DataLoader's next (train_dataloader_next, get_train_batch) against run_training_epoch (or the report's Total)",
+            ),
+            (
                 "workload",
                 "`text` (tokenized language-model batches) or `image`, where the job's text shows it; null otherwise",
             ),
@@ -251,6 +255,19 @@ impl Probe for Config {
             .find_map(|d| crate::formats::job_text::step_timings(&d.text).map(|t| (t, &d.path)))
         {
             out["log_steps"] = json!({"format": t.format, "lines": t.lines, "data_s": t.data_s, "step_s": t.step_s, "share": t.share, "file": f, "worst_line": t.worst_line, "worst": t.worst, "worst_left_out": t.worst_left_out});
+        }
+        // a Lightning profiler report's training-DataLoader row (job_text::lightning_profiler_report)
+        if let Some((p, f)) = g
+            .docs
+            .iter()
+            .filter(|d| d.kind == crate::formats::job_text::JobText::Log)
+            .find_map(|d| {
+                crate::formats::job_text::lightning_profiler_report(&d.text)
+                    .and_then(|(_, p)| p)
+                    .map(|p| (p, &d.path))
+            })
+        {
+            out["loader_profile"] = json!({"action": p.action, "calls": p.calls, "loader_s": p.loader_s, "whole": p.whole, "whole_s": p.whole_s, "share": p.share, "file": f, "line": p.line});
         }
         // a traceback printed when the job was stopped while it waited on the DataLoader
         if let Some((t, f)) = g
