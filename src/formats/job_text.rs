@@ -958,6 +958,10 @@ fn looks_like_log(text: &str, has_warnings: bool) -> bool {
         || has_warnings
         || single_process_loader(text).is_some()
         || cut_warning(text).is_some()
+        // the job's profiler reports: torch's `key_averages().table()`, Lightning's
+        // SimpleProfiler (formats::profiler_report)
+        || crate::formats::profiler_report::looks_like_torch_table(text)
+        || crate::formats::profiler_report::lightning_report(text).is_some()
 }
 
 /// Parse a structured config by content: JSON (also with comments), TOML, YAML; only a

@@ -133,6 +133,10 @@ impl Probe for Config {
                 "{file, line, frame}: a traceback printed when the job was stopped shows the loop waiting in the DataLoader's queue",
             ),
             (
+                "loader_profile",
+                "{profiler, action, line, total_s, share, file}: a profiler report of the job (Lightning's SimpleProfiler) gives the training loop's batch fetch this share of the profiled wall time",
+            ),
+            (
                 "workload",
                 "`text` (tokenized language-model batches) or `image`, where the job's text shows it; null otherwise",
             ),
@@ -262,6 +266,20 @@ impl Probe for Config {
             })
         {
             out["loader_interrupt"] = json!({"line": t.line, "frame": t.frame, "file": f});
+        }
+        // Lightning's SimpleProfiler report: the training loop's batch fetch as a share of the
+        // profiled wall time (formats::profiler_report)
+        if let Some((a, f)) = g
+            .docs
+            .iter()
+            .filter(|d| d.kind == crate::formats::job_text::JobText::Log)
+            .find_map(|d| {
+                let r = crate::formats::profiler_report::lightning_report(&d.text)?;
+                let a = r.train_fetch()?.clone();
+                a.share.map(|_| (a, &d.path))
+            })
+        {
+            out["loader_profile"] = json!({"profiler": "lightning-simple", "action": a.action, "line": a.line, "total_s": a.total_s, "share": a.share, "file": f});
         }
         // what the batches are made of (text or images), where the job's text shows it
         out["workload"] = json!(
