@@ -256,6 +256,27 @@ pub fn looks_like_pyspy_dump(text: &str) -> bool {
         thread_header(l)
             .is_some_and(|(_, s, _)| s.as_deref().is_some_and(|s| STATUS_WORDS.contains(&s)))
             && lines.get(i + 1).is_some_and(|n| frame_line(n).is_some())
+            || python_frame(l) && lines.get(i + 1).is_some_and(|n| python_frame(clean(n)))
+    }) || {
+        // a stack pasted without its header, which paste unwrapping left unindented: every
+        // line a Python frame
+        let frames: Vec<&str> = lines.iter().map(|l| clean(l).trim()).collect();
+        frames.len() >= 2 && frames.iter().all(|t| python_frame_text(t))
+    }
+}
+
+/// A frame line as `dump.rs` prints a Python frame: four spaces, `function (file.py:line)`.
+/// Two of them in a row are a py-spy stack pasted without its `Thread` header (the header is
+/// what posters cut: "all of them end like this:").
+fn python_frame(l: &str) -> bool {
+    l.strip_prefix("    ")
+        .is_some_and(|r| !r.starts_with(' ') && python_frame_text(r))
+}
+
+/// `function (file.py:line)`, the frame without its indent.
+fn python_frame_text(t: &str) -> bool {
+    frame_line(t).is_some_and(|f| {
+        f.line.is_some() && f.file.ends_with(".py") && !f.function.contains(char::is_whitespace)
     })
 }
 
@@ -334,6 +355,20 @@ pub fn parse_pyspy_dump(text: &str) -> PyspyDump {
             }
             section = None;
             continue;
+        }
+        if out
+            .processes
+            .last()
+            .is_none_or(|p: &Process| p.threads.is_empty())
+            && python_frame_text(t)
+        {
+            // frames before any `Thread` header: a stack pasted without its header, or the
+            // tail of a thread the paste cut; its thread is not known
+            if out.processes.is_empty() {
+                out.processes.push(Process::default());
+            }
+            let p = out.processes.last_mut().expect("pushed above");
+            p.threads.push(Thread::default());
         }
         let Some(th) = out.processes.last_mut().and_then(|p| p.threads.last_mut()) else {
             continue;
@@ -545,6 +580,44 @@ impl super::EvidenceKind for PyspyDumpKind {
 mod tests {
     use super::*;
     use crate::evidence::testutil::{fixture, prefixes};
+
+    #[test]
+    fn frames_pasted_without_their_thread_header_are_a_dump_of_an_unknown_thread() {
+        // github.com/verl-project/verl/issues/340: "all of them appear like this"
+        let t = "    main_loop (ray/_private/worker.py:935)\n    <module> (ray/_private/workers/default_worker.py:297)\n";
+        assert!(looks_like_pyspy_dump(t));
+        let d = parse_pyspy_dump(t);
+        assert_eq!(d.processes.len(), 1);
+        let th = &d.processes[0].threads[0];
+        assert_eq!(th.frames.len(), 2);
+        assert_eq!(th.frames[0].function, "main_loop");
+        // an unknown thread is not the main thread of a pid it never named
+        assert!(d.processes[0].main_thread().is_none());
+        // github.com/LMCache/LMCache/issues/4759: a paste that starts with the cut tail of a
+        // thread keeps it apart from the next thread
+        let t = "    <module> (<string>:1)\n    run (threading.py:1012)\nThread 765 (idle): \"MultiprocWorkerMonitor\"\n    select (selectors.py:415)\n";
+        let d = parse_pyspy_dump(t);
+        assert_eq!(d.processes[0].threads.len(), 2);
+        assert_eq!(d.processes[0].threads[1].frames[0].function, "select");
+        // one frame alone, a traceback's `File "x.py", line 3`, a sentence in parentheses: no
+        assert!(!looks_like_pyspy_dump(
+            "    main_loop (ray/_private/worker.py:935)\n"
+        ));
+        // as paste unwrapping leaves it: the common indent removed
+        let t = "main_loop (ray/_private/worker.py:935)\n<module> (ray/_private/workers/default_worker.py:297)\n";
+        assert!(looks_like_pyspy_dump(t));
+        assert_eq!(parse_pyspy_dump(t).processes[0].threads[0].frames.len(), 2);
+        // a frame line beside prose is not a stack
+        assert!(!looks_like_pyspy_dump(
+            "It hangs here:\nmain_loop (ray/_private/worker.py:935)\n<module> (ray/_private/workers/default_worker.py:297)\n"
+        ));
+        assert!(!looks_like_pyspy_dump(
+            "  File \"train.py\", line 3, in <module>\n  File \"a.py\", line 4, in f\n"
+        ));
+        assert!(!looks_like_pyspy_dump(
+            "    see the notes (docs/setup.md:12)\n    and the rest (README.rst)\n"
+        ));
+    }
 
     #[test]
     fn a_worker_process_waiting_for_indices_is_not_the_training_loop() {

@@ -1066,6 +1066,8 @@ fn looks_like_log(text: &str, has_warnings: bool) -> bool {
         || single_process_loader(text).is_some()
         || lightning_profiler_report(text).is_some()
         || cut_warning(text).is_some()
+        // torch's profiler table `key_averages().table()` (formats::profiler_report)
+        || crate::formats::profiler_report::looks_like_torch_table(text)
 }
 
 /// Parse a structured config by content: JSON (also with comments), TOML, YAML; only a

@@ -33,6 +33,7 @@ pub mod launcher;
 pub mod line;
 pub mod modprobe;
 pub mod mounts;
+pub mod profiler_report;
 pub mod python;
 pub mod shell;
 pub mod syntax;
