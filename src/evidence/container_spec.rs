@@ -1170,22 +1170,26 @@ pub fn parse_container_specs(text: &str) -> Vec<ContainerSpec> {
     out
 }
 
+/// A line that starts a `docker run` (or `create`, `podman run`, `nvidia-docker run`) command,
+/// after a prompt or `sudo`.
+fn is_docker_run_line(l: &str) -> bool {
+    let l = l
+        .trim_start()
+        .trim_start_matches("$ ")
+        .trim_start_matches("sudo ");
+    [
+        "docker run",
+        "docker container run",
+        "nvidia-docker run",
+        "podman run",
+        "docker create",
+    ]
+    .iter()
+    .any(|p| l.starts_with(p))
+}
+
 pub fn looks_like_container_spec(text: &str) -> bool {
-    let has_run = text.lines().any(|l| {
-        let l = l
-            .trim_start()
-            .trim_start_matches("$ ")
-            .trim_start_matches("sudo ");
-        [
-            "docker run",
-            "docker container run",
-            "nvidia-docker run",
-            "podman run",
-            "docker create",
-        ]
-        .iter()
-        .any(|p| l.starts_with(p))
-    });
+    let has_run = text.lines().any(is_docker_run_line);
     let yamlish = text.contains("services:")
         || (text.contains("apiVersion:") && text.contains("kind:"))
         || (text.contains("mountPath:") && text.contains("/dev/shm"))
@@ -1218,8 +1222,10 @@ impl super::EvidenceKind for ContainerSpecKind {
     fn detect(&self, s: &super::Sniff) -> bool {
         looks_like_container_spec(s.head)
     }
-    fn reads_assignments_above(&self) -> bool {
-        true
+    fn reads_assignments_above(&self, part: &str) -> bool {
+        // a `docker run` command, not a compose file or a manifest (YAML, where a `NAME=value`
+        // line put first would be no YAML)
+        part.lines().any(is_docker_run_line)
     }
     fn parse(&self, text: &str) -> Result<serde_json::Value, super::ParseError> {
         let specs = parse_container_specs(text);

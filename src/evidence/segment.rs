@@ -296,7 +296,7 @@ pub fn segment(text: &str) -> Reading<'_> {
         covered.extend(&spans);
         let own = text_of(&lines, &spans);
         let text = match spans.first() {
-            Some(&(first, _)) if k.reads_assignments_above() => {
+            Some(&(first, _)) if k.reads_assignments_above(&own) => {
                 let mut t: String = lines[..first]
                     .iter()
                     .filter(|l| is_shell_assignment(l))
@@ -562,6 +562,16 @@ mod tests {
         assert!(!is_shell_assignment("    docker run --rm -e A=1 img"));
         assert!(!is_shell_assignment("X=\"two"));
         assert!(!is_shell_assignment("1X=2"));
+        // an env file above a compose file is not put in front of the YAML (written for this
+        // test; the compose service is docs.docker.com's `shm_size` example)
+        let t = "FOO=bar\n\nservices:\n  app:\n    image: pytorch/pytorch\n    shm_size: 2gb\n";
+        let r = segment(t);
+        let p = r
+            .parts
+            .iter()
+            .find(|p| p.kind.name() == "container-spec")
+            .expect("a container spec");
+        assert!(!p.text.contains("FOO=bar"));
     }
 
     /// A shared text is cut once and read the same way every time it is asked for: parts,
