@@ -46,6 +46,14 @@
 //!   "Docker"): so a container with several GPUs is judged on its size even when the spec does
 //!   not show a DataLoader; one with a single GPU is not (no local peer).
 //!
+//! - A wrapper script around `docker run` (`docker run ${RUNTIME} ${NAME} --rm -it … ${IMAGE}
+//!   "${CMD[@]}"`) is read as bash runs it: the variables it assigns above the command are
+//!   expanded, and an unquoted expansion standing alone is split into fields or vanishes when
+//!   empty (GNU Bash manual 5.2, §3.5.3 "Shell Parameter Expansion", §3.5.7 "Word Splitting";
+//!   [`crate::formats::launcher::expanded_commands`]), so `${RUNTIME}` is not taken for the
+//!   image; the docker CLI takes the first word after its options as the image
+//!   (`flags.SetInterspersed(false)`, docker/cli `cli/command/container/run.go`).
+//!
 //! What a spec cannot show is how much the job needs: the number of DataLoader workers and the
 //! batch size live in the training code; so a spec is read for its size and whether it runs a
 //! PyTorch job, and the rule says what is unknown.
@@ -1089,7 +1097,9 @@ fn pod_fragment(text: &str) -> Option<Container> {
 /// (or, when there is none of these, a quoted PodSpec fragment that mounts `/dev/shm`).
 pub fn parse_container_specs(text: &str) -> Vec<ContainerSpec> {
     let mut out = Vec::new();
-    let runs: Vec<Container> = crate::formats::launcher::split_commands(text)
+    // a wrapper script's `docker run ${RUNTIME} ${NAME} --rm … ${IMAGE}` is read with the
+    // variables it assigns above the command (`IMAGE="raster-vision-pytorch"`), as bash runs it
+    let runs: Vec<Container> = crate::formats::launcher::expanded_commands(text)
         .iter()
         .filter_map(|w| docker_run_words(w).map(|(nv, a)| docker_run(nv, a)))
         .take(super::MAX_ITEMS)
@@ -1160,22 +1170,26 @@ pub fn parse_container_specs(text: &str) -> Vec<ContainerSpec> {
     out
 }
 
+/// A line that starts a `docker run` (or `create`, `podman run`, `nvidia-docker run`) command,
+/// after a prompt or `sudo`.
+fn is_docker_run_line(l: &str) -> bool {
+    let l = l
+        .trim_start()
+        .trim_start_matches("$ ")
+        .trim_start_matches("sudo ");
+    [
+        "docker run",
+        "docker container run",
+        "nvidia-docker run",
+        "podman run",
+        "docker create",
+    ]
+    .iter()
+    .any(|p| l.starts_with(p))
+}
+
 pub fn looks_like_container_spec(text: &str) -> bool {
-    let has_run = text.lines().any(|l| {
-        let l = l
-            .trim_start()
-            .trim_start_matches("$ ")
-            .trim_start_matches("sudo ");
-        [
-            "docker run",
-            "docker container run",
-            "nvidia-docker run",
-            "podman run",
-            "docker create",
-        ]
-        .iter()
-        .any(|p| l.starts_with(p))
-    });
+    let has_run = text.lines().any(is_docker_run_line);
     let yamlish = text.contains("services:")
         || (text.contains("apiVersion:") && text.contains("kind:"))
         || (text.contains("mountPath:") && text.contains("/dev/shm"))
@@ -1208,6 +1222,11 @@ impl super::EvidenceKind for ContainerSpecKind {
     fn detect(&self, s: &super::Sniff) -> bool {
         looks_like_container_spec(s.head)
     }
+    fn reads_assignments_above(&self, part: &str) -> bool {
+        // a `docker run` command, not a compose file or a manifest (YAML, where a `NAME=value`
+        // line put first would be no YAML)
+        part.lines().any(is_docker_run_line)
+    }
     fn parse(&self, text: &str) -> Result<serde_json::Value, super::ParseError> {
         let specs = parse_container_specs(text);
         if specs.is_empty() {
@@ -1239,6 +1258,94 @@ mod tests {
         assert_eq!(c.pytorch_hint.as_deref(), Some("python"));
         assert_eq!(c.shm.how, "default");
         assert_eq!(c.shm.size_mib, Some(64.0));
+    }
+
+    #[test]
+    fn a_wrapper_scripts_variables_are_expanded_before_docker_run_is_read() {
+        // github.com/azavea/raster-vision docker/run at f7f9a7f8 (before PR #1077, which added
+        // --ipc=host because DataLoader workers died for want of shared memory), excerpt
+        let t = r#"if [ "${DOCKER_MAJOR}" -ge 19 ]; then
+    runtime="--gpus=all"
+else
+    runtime="--runtime=nvidia"
+fi
+IMAGE="raster-vision-pytorch"
+RASTER_VISION_DATA_DIR="${RASTER_VISION_DATA_DIR:-${REPO_ROOT}/data}"
+        --tensorboard)
+        TENSORBOARD="-p 6006:6006"
+        shift # past argument
+        ;;
+        --gpu)
+        RUNTIME=$runtime
+        shift # past argument
+        ;;
+        --name)
+        shift
+        NAME="--name $1"
+        shift
+        ;;
+        --aws)
+        AWS="-e AWS_PROFILE=${AWS_PROFILE:-default} -v ${HOME}/.aws:/root/.aws:ro"
+        shift # past argument
+        ;;
+        --jupyter)
+        JUPYTER="-v ${RASTER_VISION_NOTEBOOK_DIR}:/opt/notebooks -p 8888:8888"
+        CMD=(jupyter notebook --ip 0.0.0.0 --port 8888 --no-browser --allow-root --notebook-dir=/opt/notebooks)
+        shift
+        ;;
+        --docs)
+        DOCS="-p 8000:8000"
+        CMD=(/bin/bash -c "cd docs && make livehtml")
+        shift
+        ;;
+        --debug)
+        DEBUG="-p 3003:3000"
+        shift
+        ;;
+if [ "${BASH_SOURCE[0]}" = "${0}" ]
+then
+    docker run ${RUNTIME} ${NAME} --rm -it \
+        -v "${HOME}"/.rastervision:/root/.rastervision \
+        -v ${REPO_ROOT}/:/opt/src/ \
+        -v ${RASTER_VISION_DATA_DIR}:/opt/data \
+        ${TENSORBOARD} ${AWS} ${JUPYTER} ${DOCS} ${DEBUG} \
+        ${IMAGE} "${CMD[@]}"
+fi
+"#;
+        let specs = parse_container_specs(t);
+        let c = &specs[0].containers[0];
+        assert_eq!(c.image.as_deref(), Some("raster-vision-pytorch"));
+        assert_eq!(c.name, "$1");
+        assert_eq!(c.gpus.as_deref(), Some("all"));
+        assert_eq!(c.pytorch_hint.as_deref(), Some("torch"));
+        assert_eq!(c.shm.how, "default");
+        assert_eq!(c.shm.size_mib, Some(64.0));
+        // the same repository's plugin template at f7f9a7f8 sizes /dev/shm on the command
+        let t = r#"IMAGE="{{cookiecutter.docker_image}}"
+        --gpu)
+        IMAGE="{{cookiecutter.docker_image}}"
+        RUNTIME="--runtime=nvidia"
+        shift
+        ;;
+        --name)
+        shift
+        NAME="--name $1"
+        shift
+        ;;
+then
+    docker run --shm-size 8G ${RUNTIME} ${NAME} --rm -it \
+        -v "${HOME}"/.rastervision:/root/.rastervision \
+        ${IMAGE} "${CMD[@]}"
+fi
+"#;
+        let c = &parse_container_specs(t)[0].containers[0];
+        assert_eq!(c.image.as_deref(), Some("{{cookiecutter.docker_image}}"));
+        assert_eq!(c.gpus.as_deref(), Some("all"));
+        assert_eq!(c.shm.how, "shm-size");
+        assert_eq!(c.shm.size_mib, Some(8.0 * 1024.0));
+        // a variable the text never assigns stays as written: nothing is guessed
+        let c = &parse_container_specs("docker run --rm $IMG python train.py\n")[0].containers[0];
+        assert_eq!(c.image.as_deref(), Some("$IMG"));
     }
 
     #[test]

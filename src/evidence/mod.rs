@@ -220,6 +220,13 @@ pub trait EvidenceKind: Sync {
     fn whole(&self) -> bool {
         false
     }
+    /// True when this kind's `part` is shell commands that use the variables a script assigns
+    /// above them (a wrapper's `docker run ${RUNTIME} ${NAME} … ${IMAGE}`): the part is then
+    /// read with the script's one-line assignments above it put first ([`segment`]); they are
+    /// not counted as lines it read. Kinds read as they stand leave the default.
+    fn reads_assignments_above(&self, _part: &str) -> bool {
+        false
+    }
 }
 
 impl std::fmt::Debug for dyn EvidenceKind {

@@ -134,6 +134,23 @@ fn blocks(lines: &[&str]) -> Vec<(usize, usize)> {
     out
 }
 
+/// A line that is one shell assignment whole: `NAME=value` or `export NAME=value`, indented or
+/// not, its quotes balanced and not continued on the next line (bash's "Shell Parameters":
+/// `name=[value]`, a name being letters, digits and underscores, not starting with a digit).
+fn is_shell_assignment(line: &str) -> bool {
+    let t = line.trim();
+    let t = t.strip_prefix("export ").map_or(t, str::trim_start);
+    let Some((name, _)) = t.split_once('=') else {
+        return false;
+    };
+    !name.is_empty()
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && !name.starts_with(|c: char| c.is_ascii_digit())
+        && t.matches('"').count().is_multiple_of(2)
+        && t.matches('\'').count().is_multiple_of(2)
+        && !t.ends_with('\\')
+}
+
 /// The text of lines `a..=b` (0-based), each followed by a newline.
 fn text_of(lines: &[&str], spans: &[(usize, usize)]) -> String {
     let mut s = String::new();
@@ -277,10 +294,23 @@ pub fn segment(text: &str) -> Reading<'_> {
             continue;
         }
         covered.extend(&spans);
+        let own = text_of(&lines, &spans);
+        let text = match spans.first() {
+            Some(&(first, _)) if k.reads_assignments_above(&own) => {
+                let mut t: String = lines[..first]
+                    .iter()
+                    .filter(|l| is_shell_assignment(l))
+                    .flat_map(|l| [*l, "\n"])
+                    .collect();
+                t.push_str(&own);
+                t
+            }
+            _ => own,
+        };
         out.push(Part {
             kind: k,
             lines: spans.iter().map(|(a, b)| (a + 1, b + 1)).collect(),
-            text: Cow::Owned(text_of(&lines, &spans)),
+            text: Cow::Owned(text),
         });
     }
     // What the head shows is read even when no single block shows it (markers spread over
@@ -496,6 +526,52 @@ mod tests {
 
     fn kinds(r: &Reading) -> Vec<&'static str> {
         r.parts.iter().map(|p| p.kind.name()).collect()
+    }
+
+    #[test]
+    fn a_docker_run_wrapper_is_read_with_the_assignments_above_it() {
+        // github.com/azavea/raster-vision docker/run before and after PR #1077 (--ipc=host)
+        for (name, how) in [
+            ("h40_dockerrun_rastervision1077_no_shm.sh", "default"),
+            ("h40_dockerrun_rastervision1077_ipc_host.sh", "ipc-host"),
+        ] {
+            let t = corpus(name);
+            let r = segment(&t);
+            let p = r
+                .parts
+                .iter()
+                .find(|p| p.kind.name() == "container-spec")
+                .expect("a container spec");
+            assert_eq!(
+                p.lines,
+                [(108, 116)],
+                "{name}: only its own lines are claimed"
+            );
+            assert!(p.text.contains("IMAGE=\"raster-vision-pytorch\"\n"));
+            assert!(
+                !p.text.contains("function usage()"),
+                "other lines are left out"
+            );
+            let v = p.kind.parse(&p.text).expect("read");
+            let c = &v["specs"][0]["containers"][0];
+            assert_eq!(c["image"], "raster-vision-pytorch", "{name}");
+            assert_eq!(c["shm"]["how"], how, "{name}");
+        }
+        assert!(is_shell_assignment("        RUNTIME=$runtime"));
+        assert!(is_shell_assignment("export NCCL_IB_DISABLE=1"));
+        assert!(!is_shell_assignment("    docker run --rm -e A=1 img"));
+        assert!(!is_shell_assignment("X=\"two"));
+        assert!(!is_shell_assignment("1X=2"));
+        // an env file above a compose file is not put in front of the YAML (written for this
+        // test; the compose service is docs.docker.com's `shm_size` example)
+        let t = "FOO=bar\n\nservices:\n  app:\n    image: pytorch/pytorch\n    shm_size: 2gb\n";
+        let r = segment(t);
+        let p = r
+            .parts
+            .iter()
+            .find(|p| p.kind.name() == "container-spec")
+            .expect("a container spec");
+        assert!(!p.text.contains("FOO=bar"));
     }
 
     /// A shared text is cut once and read the same way every time it is asked for: parts,

@@ -860,6 +860,72 @@ fn expand(word: &str, vars: &std::collections::HashMap<String, String>) -> Strin
     out
 }
 
+/// The commands of a shell script (as [`split_commands`] gives them), each with `$VAR`,
+/// `${VAR}` and `${VAR:-default}` expanded from the assignments above it, the way
+/// [`read_script`] expands a launch: plain `NAME=value` commands and `export`/`declare -x`
+/// assign (the last one in the text wins, as it does there), `unset` forgets, an unknown name
+/// stays as written. A word that is one expansion alone (`${RUNTIME}`, `$NAME`) is split at
+/// whitespace as bash splits an unquoted expansion into fields, and vanishes when it expands to
+/// nothing (bash's "Word Splitting" and removal of null fields): wrappers keep flag bundles in
+/// such variables (`NAME="--name $1"`, `TENSORBOARD="-p 6006:6006"`) and splice them in front of
+/// the image. The assignment commands themselves are not returned.
+pub fn expanded_commands(text: &str) -> Vec<Vec<String>> {
+    let mut vars: std::collections::HashMap<String, String> = std::collections::HashMap::new();
+    let mut out = Vec::new();
+    for w in split_commands(text) {
+        let Some(first) = w.first() else { continue };
+        let declared = if first == "export" {
+            Some(&w[1..])
+        } else if first == "declare" && w.get(1).is_some_and(|x| x == "-x") {
+            Some(&w[2..])
+        } else if w
+            .iter()
+            .all(|a| a.split_once('=').is_some_and(|(k, _)| is_var_name(k)))
+        {
+            Some(&w[..])
+        } else {
+            None
+        };
+        if let Some(assigns) = declared {
+            for a in assigns {
+                if let Some((k, v)) = a.split_once('=')
+                    && is_var_name(k)
+                {
+                    let v = expand(v, &vars);
+                    vars.insert(k.to_string(), v);
+                }
+            }
+            continue;
+        }
+        if first == "unset" {
+            for a in &w[1..] {
+                vars.remove(a);
+            }
+            continue;
+        }
+        let mut words = Vec::with_capacity(w.len());
+        for a in &w {
+            let e = expand(a, &vars);
+            if e != *a && is_lone_expansion(a) {
+                words.extend(e.split_whitespace().map(str::to_string));
+            } else {
+                words.push(e);
+            }
+        }
+        out.push(words);
+    }
+    out
+}
+
+/// `$NAME`, `${NAME}` or `${NAME:-default}` and nothing else.
+fn is_lone_expansion(w: &str) -> bool {
+    if let Some(inner) = w.strip_prefix("${").and_then(|r| r.strip_suffix('}')) {
+        let name = inner.split_once(":-").map_or(inner, |(n, _)| n);
+        return is_var_name(name) && !inner.contains('}');
+    }
+    w.strip_prefix('$').is_some_and(is_var_name)
+}
+
 /// Strip a shell prompt in front (`$ torchrun …`, `(venv) user@host:~$ python …`) and the
 /// backticks of a command quoted in prose or markdown.
 fn strip_prompt(w: &[String]) -> Vec<String> {
@@ -1291,6 +1357,34 @@ mod tests {
         assert_eq!(s.value, "2");
         let l = one("$ python3 -u train.py config=exp/a.yaml");
         assert_eq!(l.config_files, vec!["exp/a.yaml"]);
+    }
+
+    #[test]
+    fn expanded_commands_split_a_lone_expansion_as_bash_does() {
+        // github.com/azavea/raster-vision docker/run at f7f9a7f8, excerpt
+        let t = "IMAGE=\"raster-vision-pytorch\"\nTENSORBOARD=\"-p 6006:6006\"\nNAME=\"--name $1\"\nunset AWS\n    docker run ${RUNTIME} ${NAME} --rm -it \\\n        ${TENSORBOARD} ${AWS} \\\n        ${IMAGE} \"${CMD[@]}\"\n";
+        let c = expanded_commands(t);
+        assert_eq!(c.len(), 1, "assignments and unset are not commands: {c:?}");
+        assert_eq!(
+            c[0],
+            [
+                "docker",
+                "run",
+                "${RUNTIME}",
+                "--name",
+                "$1",
+                "--rm",
+                "-it",
+                "-p",
+                "6006:6006",
+                "${AWS}",
+                "raster-vision-pytorch",
+                "${CMD[@]}"
+            ]
+        );
+        // a variable inside a word is expanded but not split; an empty one vanishes alone
+        let c = expanded_commands("D=\"a b\"\nE=\nexport F=2\nrun -v ${D}:/x $E $F\n");
+        assert_eq!(c, [["run", "-v", "a b:/x", "2"]]);
     }
 
     #[test]
