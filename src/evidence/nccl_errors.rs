@@ -100,6 +100,16 @@
 //!   (`ProcessGroupNCCL'` / `s watchdog got stuck …`, github.com/om-ai-lab/VLM-R1/issues/257):
 //!   the rows are read joined.
 //!
+//! - `torch/csrc/distributed/c10d/logging.h` (pytorch/pytorch 2.x): the `C10D_ERROR` /
+//!   `C10D_WARNING` / `C10D_INFO` macros write `[c10d] <message>`, `C10D_DEBUG` `[c10d - debug]
+//!   <message>` and `C10D_TRACE` `[c10d - trace] <message>` through c10's `LOG(...)`, whose
+//!   `MessageLogger` (`c10/util/logging_is_not_google_glog.h`, `c10/util/Logging.cpp`) puts
+//!   `[<I|W|E|F><MMDD> <HH:MM:SS>.<fraction> <file>:<line>] ` in front, and torchrun's per-rank
+//!   redirect `[rankN]:` before that. Such a line (the TCPStore's socket and libuv backend,
+//!   rendezvous, process-group set-up) is PyTorch's distributed log: it is read as this kind so
+//!   that a paste of it alone is not "cannot tell what this is"; it names no collective failure
+//!   by itself, and nothing is counted from it.
+//!
 //! A line is looked at only if it holds one of a few fixed markers, so a long log streams fast.
 
 use regex::Regex;
@@ -226,6 +236,12 @@ static TIMEOUT_AT: LazyLock<Regex> = LazyLock::new(|| {
 /// c10's back trace of the exception `WorkNCCL::checkTimeout` built (see the header).
 static RAISED_IN_CHECK_TIMEOUT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"Exception raised from checkTimeout at (\S*ProcessGroupNCCL\.cpp:\d+)|frame #\d+: c10d::ProcessGroupNCCL::WorkNCCL::checkTimeout\(")
+        .expect("static regex")
+});
+/// A c10d log line under c10's log prefix (see the header): `[I1107 01:20:27.770733060
+/// TCPStoreLibUvBackend.cpp:119] [c10d - debug] …`, with or without torchrun's `[rankN]:`.
+static C10D_LINE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^\s*(?:\[rank\d+\]:)?\[[IWEF]\d{4} \d{2}:\d{2}:\d{2}\.\d+ [^\s\]]+:\d+\] \[c10d(?: - (?:debug|trace))?\] ")
         .expect("static regex")
 });
 static RESULT: LazyLock<Regex> = LazyLock::new(|| {
@@ -427,6 +443,8 @@ pub fn recognised_line(line: &str) -> bool {
         || line
             .split_once(" WARN ")
             .is_some_and(|(_, w)| warn_result(w).is_some())
+        // PyTorch's distributed log itself (no failure by itself, see the header)
+        || C10D_LINE.is_match(line)
 }
 
 pub fn looks_like(text: &str) -> bool {
@@ -449,6 +467,9 @@ pub fn looks_like(text: &str) -> bool {
             "Timeout at NCCL work: ",
             "Exception raised from checkTimeout at ",
             "::WorkNCCL::checkTimeout(",
+            "] [c10d] ",
+            "] [c10d - debug] ",
+            "] [c10d - trace] ",
         ]);
         // CHECK_TRACE from its first literal on (`NCCL INFO file:line -> N`): a pattern that
         // starts with `\S+` gives the search no literal to skip ahead by, and the whole text
@@ -1188,6 +1209,32 @@ OpType=ALLREDUCE, NumelIn=10, NumelOut=10, Timeout(ms)=10000) ran for\n\
         assert!(!looks_like(
             "[I ProcessGroupNCCL.cpp:686] [Rank 0] ProcessGroupNCCL initialization options: TIMEOUT(ms): 1800000\n"
         ));
+    }
+
+    #[test]
+    fn a_c10d_log_line_is_read_and_names_no_failure() {
+        // blog.gitcode.com/f78d4cd39715695693749a93add86b4d.html (modded-nanogpt on 8xH100):
+        // C10D_DEBUG under c10's log prefix, alone in the paste
+        let t = "[I1107 01:20:27.770733060 TCPStoreLibUvBackend.cpp:119] [c10d - debug] Read callback failed. code:-4095 name:EOF desc:end of file\n";
+        assert!(looks_like(t));
+        let e = parse_nccl_errors(t);
+        assert_eq!(e.timeout_count, 0);
+        assert!(e.error_results.is_empty());
+        // the H200 capture's C10D_INFO lines under torchrun's start-up (tests/fixtures/corpus/
+        // h200_nccl_watchdog_healthy.log): read, no failure
+        let t = "[I1203 15:07:23.847694479 TCPStoreLibUvBackend.cpp:1321] [c10d] uv_loop_close failed with:-16 errn:EBUSY desc:resource busy or locked\n";
+        assert!(looks_like(t));
+        assert_eq!(parse_nccl_errors(t).timeout_count, 0);
+        // a c10d line beside the timeout capture's watchdog line (h200_nccl_watchdog_timeout.log,
+        // line 12): still one timeout
+        let t = concat!(
+            "[I1203 15:07:18.652291871 socket.cpp:955] [c10d] The client socket has connected to [localhost]:42797 on SocketImpl(fd=34, addr=[localhost]:47868, remote=[localhost]:42797).\n",
+            "[rank0]:[E1203 15:06:00.795629686 ProcessGroupNCCL.cpp:689] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=2, OpType=ALLREDUCE, NumelIn=1048576, NumelOut=1048576, Timeout(ms)=10000) ran for 10030 milliseconds before timing out.\n",
+        );
+        assert_eq!(parse_nccl_errors(t).timeout_count, 1);
+        // prose about c10d, or the tag outside c10's prefix, is not such a line
+        assert!(!looks_like("the [c10d] logger prints store traffic\n"));
+        assert!(!looks_like("INFO [c10d] rendezvous ok\n"));
     }
 
     #[test]
