@@ -323,8 +323,16 @@ impl Probe for CudaLog {
                 .iter()
                 // the errors `cuda.driver-too-old` and `cuda.arch-not-in-build` judge; a driver
                 // error of another kind (the fabric manager not running: 802, a stub library)
-                // is the runtime's to report
-                .filter(|e| e.category != "arch" && !says_driver_too_old(&e.name))
+                // is the runtime's to report. An error of the architecture's class goes to
+                // `cuda.arch-not-in-build` only where the text shows the architecture missing
+                // (no kernel image, PyTorch's capability warnings); `cudaGetErrorString`'s
+                // "device kernel image is invalid" (200, also an invalid CUDA module), "invalid
+                // device function" (98) and "a PTX JIT compilation failed" (218) alone do not
+                // say which build lacks what, so they stay runtime errors with the arch's next
+                // evidence rather than falling between the two rules
+                .filter(|e| {
+                    (e.category != "arch" || !arch_missing) && !says_driver_too_old(&e.name)
+                })
                 .map(|e| {
                     let mut v = to_object(e);
                     v.insert("next".into(), json!(next_evidence(e.category)));
@@ -749,6 +757,35 @@ mod tests {
         assert_eq!(k["arch_missing"], true);
         assert_eq!(k["arch_old"], true);
         assert!(k.get("wheel_index").is_none());
+    }
+
+    #[test]
+    fn an_invalid_kernel_image_alone_is_a_runtime_error_and_no_kernel_image_is_the_archs() {
+        // Dao-AILab/flash-attention#1749: flash_attn 2.8.1's wheel, `CUDA error: device kernel
+        // image is invalid` behind `[rank0]:`, no GPU or build named
+        let v = value_of(run(
+            &CudaLog,
+            &["../corpus/h43_cudaerr_flashattn1749_kernel_image_invalid_rank0.log"],
+        ));
+        assert_eq!(v["arch_missing"], false);
+        assert_eq!(
+            v["runtime_errors"][0]["name"],
+            "cudaErrorInvalidKernelImage"
+        );
+        assert!(
+            v["runtime_errors"][0]["next"]
+                .as_str()
+                .unwrap()
+                .contains("get_arch_list")
+        );
+        // hiyouga/LlamaFactory#10132: flash-attn's "no kernel image" on two RTX 5090 is
+        // `cuda.arch-not-in-build`'s, not a runtime error as well
+        let a = value_of(run(
+            &CudaLog,
+            &["../corpus/h43_cudaerr_llamafactory10132_5090_flashattn_no_kernel_image.log"],
+        ));
+        assert_eq!(a["arch_missing"], true);
+        assert_eq!(a["runtime_errors"], json!([]));
     }
 
     #[test]
