@@ -1120,7 +1120,11 @@ pub fn detect(text: &str) -> Option<JobText> {
     // a launch script without a recognised launch (a Slurm/bash excerpt that exports NCCL or
     // CUDA settings): its exports are the job's environment
     let sc = crate::formats::launcher::read_script(text);
-    if sc.shell_lines >= 2 || (sc.shell_lines >= 1 && !sc.exports.is_empty()) {
+    // (or one `srun` step whose resource options were read: what it asks of Slurm)
+    if sc.shell_lines >= 2
+        || (sc.shell_lines >= 1
+            && (!sc.exports.is_empty() || sc.slurm != crate::formats::launcher::Slurm::default()))
+    {
         return Some(JobText::Launcher);
     }
     looks_like_log(text, has_warnings).then_some(JobText::Log)

@@ -393,6 +393,85 @@ const CONFIG_FLAGS: &[&str] = &[
     "--train_config",
 ];
 
+/// The `srun` options that take a value as the next word when written without `=` (Slurm's
+/// srun(1), 23.02–24.05: "-p, --partition=<partition_names>", "-o, --output=<filename pattern>",
+/// …), plus pyxis's `--container-*` options (NVIDIA/pyxis README, v0.19). An option not here
+/// (`-l`, `-u`, `--exclusive`, `-K`/`--kill-on-bad-exit`, whose argument is optional and
+/// attached) takes none, so the word after it is the program.
+const SRUN_VALUE_OPTIONS: &[&str] = &[
+    "-A",
+    "--account",
+    "-b",
+    "--begin",
+    "-c",
+    "--cpus-per-task",
+    "--cpus-per-gpu",
+    "-C",
+    "--constraint",
+    "-D",
+    "--chdir",
+    "-d",
+    "--dependency",
+    "-e",
+    "--error",
+    "--export",
+    "-G",
+    "--gpus",
+    "--gpus-per-node",
+    "--gpus-per-task",
+    "--gpu-bind",
+    "--gres",
+    "-i",
+    "--input",
+    "-J",
+    "--job-name",
+    "-m",
+    "--distribution",
+    "--mem",
+    "--mem-per-cpu",
+    "--mem-per-gpu",
+    "--mpi",
+    "-N",
+    "--nodes",
+    "-n",
+    "--ntasks",
+    "--ntasks-per-node",
+    "--tasks-per-node",
+    "--ntasks-per-gpu",
+    "--cpu-bind",
+    "-o",
+    "--output",
+    "-p",
+    "--partition",
+    "-q",
+    "--qos",
+    "--reservation",
+    "-t",
+    "--time",
+    "-w",
+    "--nodelist",
+    "-x",
+    "--exclude",
+    "--signal",
+    "--container-image",
+    "--container-mounts",
+    "--container-workdir",
+    "--container-name",
+    "--container-env",
+];
+
+/// `srun --export=`'s list: `NAME=value` pairs separated by commas (`ALL`, `NIL`, `NONE` and
+/// bare names, which pass the caller's own value, add nothing). A value holding a comma cannot
+/// be told from the next pair; srun splits there too.
+fn srun_export(list: &str) -> Vec<(String, String)> {
+    let list = list.trim_matches(|c| c == '"' || c == '\'');
+    list.split(',')
+        .filter_map(|p| p.split_once('='))
+        .filter(|(k, _)| is_var_name(k))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
 fn is_python(w: &str) -> bool {
     let b = w.rsplit('/').next().unwrap_or(w);
     b == "python" || b.starts_with("python3") || b == "python2" || b == "pypy3"
@@ -437,10 +516,25 @@ pub fn parse(words: &[String]) -> Option<Launch> {
         if matches!(base, "srun" | "mpirun" | "mpiexec" | "numactl" | "taskset") {
             l.via_scheduler |= matches!(base, "srun" | "mpirun" | "mpiexec");
             // skip its options: a word starting with `-`, and the value of `-n N`-like options
+            let is_srun = base == "srun";
             i += 1;
             while i < words.len() && words[i].starts_with('-') {
                 let opt = &words[i];
                 i += 1;
+                if is_srun {
+                    // `--export=A=1,B=2` hands those variables to the step's processes
+                    if let Some(list) = opt.strip_prefix("--export=") {
+                        l.env.extend(srun_export(list));
+                    }
+                    if !opt.contains('=') && SRUN_VALUE_OPTIONS.contains(&opt.as_str()) {
+                        if opt == "--export" {
+                            l.env
+                                .extend(words.get(i).map(|v| srun_export(v)).unwrap_or_default());
+                        }
+                        i += 1;
+                    }
+                    continue;
+                }
                 if !opt.contains('=')
                     && matches!(
                         opt.as_str(),
@@ -762,6 +856,15 @@ fn read_slurm(text: &str) -> Slurm {
         // options up to a trailing comment
         let opts = rest.split(" #").next().unwrap_or(rest);
         let words: Vec<&str> = opts.split_whitespace().collect();
+        slurm_options(&words, &mut s);
+    }
+    s
+}
+
+/// Read sbatch/srun resource options (`--opt=value`, `--opt value`, `-c 8`) into `s`; the two
+/// commands take the same resource options (Slurm's sbatch(1) and srun(1)).
+fn slurm_options(words: &[&str], s: &mut Slurm) {
+    {
         let mut i = 0;
         while i < words.len() {
             let (k, v) = match words[i].split_once('=') {
@@ -785,10 +888,14 @@ fn read_slurm(text: &str) -> Slurm {
                 }
                 _ => {}
             }
-            i += if words[i].contains('=') { 1 } else { 2 };
+            // an option takes the next word only where Slurm's grammar gives it a value
+            i += if words[i].contains('=') || !SRUN_VALUE_OPTIONS.contains(&words[i]) {
+                1
+            } else {
+                2
+            };
         }
     }
-    s
 }
 
 impl Script {
@@ -1046,6 +1153,29 @@ pub fn read_script(text: &str) -> Script {
             continue;
         }
         let w: Vec<String> = w.iter().map(|a| expand(a, &vars)).collect();
+        // a step started by srun outside a batch script asks for its resources on its own line
+        // (`srun --gpus=1 --cpus-per-task=8 …`): read them as `#SBATCH` ones, where no
+        // `#SBATCH` line said
+        if let Some(at) = w
+            .iter()
+            .position(|a| !a.contains('=') || a.starts_with('-'))
+            && w[at] == "srun"
+            && sc.slurm == Slurm::default()
+        {
+            // srun's own options: up to the program (the first word that is neither an option
+            // nor the value of one)
+            let mut opts: Vec<&str> = Vec::new();
+            let mut k = at + 1;
+            while let Some(a) = w.get(k).filter(|a| a.starts_with('-')) {
+                opts.push(a);
+                k += 1;
+                if !a.contains('=') && SRUN_VALUE_OPTIONS.contains(&a.as_str()) {
+                    opts.extend(w.get(k).map(String::as_str));
+                    k += 1;
+                }
+            }
+            slurm_options(&opts, &mut sc.slurm);
+        }
         let mut found: Vec<Launch> = parse(&w).into_iter().collect();
         if found.is_empty() {
             // a command quoted whole for a wrapper (`bash -c "…"`, `bitfusion run "…"`,
@@ -1247,6 +1377,38 @@ mod tests {
         let v = find(text);
         assert_eq!(v.len(), 1, "{v:#?}");
         v.into_iter().next().unwrap()
+    }
+
+    #[test]
+    fn srun_options_with_values_and_pyxis_flags() {
+        // lalasray/CrosSim Model/run_1.sh (12a0d76d): a pyxis step, tab-indented, whose program is
+        // a wrapper script; its srun options are the job's resources
+        let crossim = "\nN=CrosSim\"$@\"\n\n#\t --time=4-00:00 \\\nsrun -K  --job-name=$N \\\n\t --partition=A100-80GB \\\n\t  --time=3-00:00 \\\n\t --gpus=1 \\\n\t --cpus-per-task=8 \\\n\t --mem=200G \\\n\t --output output/console.%A_%a.out \\\n\t --error output/console.%A_%a.error  \\\n         --container-image=/netscratch/enroot/nvcr.io_nvidia_pytorch_23.07-py3.sqsh \\\n         --container-workdir=`pwd` \\\n         --container-mounts=/netscratch:/netscratch,/ds:/ds,`pwd`:`pwd` \\\n         --export=\"NCCL_SOCKET_IFNAME=bond,NCCL_IB_HCA=mlx5\" \\\n          install.sh python Cluster_Pretraining_11.py --cmt \"$@\" &";
+        let sc = read_script(crossim);
+        assert_eq!(sc.slurm.cpus_per_task, Some(8));
+        // NUS-LinS-Lab/MetaFold points_trajectory_prediction/run.sh (ba8da749): `-p $PARTITION`
+        // takes a value, so the program after the options is python
+        let metafold = "export CUDA_LAUNCH_BLOCKING=1\nPARTITION='video5'\nGPUS=4\nGPUS_PER_NODE=4\nCPUS_PER_TASK=16\n\nsrun -p $PARTITION \\\n    --gres=gpu:${GPUS_PER_NODE} \\\n    --ntasks=${GPUS} \\\n    --ntasks-per-node=${GPUS_PER_NODE} \\\n    --cpus-per-task=${CPUS_PER_TASK} \\\n    --kill-on-bad-exit=1 \\\n    python -u train.py";
+        let sc = read_script(metafold);
+        assert_eq!(sc.launches.len(), 1);
+        assert_eq!(sc.launches[0].script.as_deref(), Some("train.py"));
+        assert_eq!(sc.slurm.cpus_per_task, Some(16));
+        assert_eq!(sc.slurm.gpus_per_node, Some(4));
+        // sharadkak/contrastive-learning skeleton/src/eval/slurm.sh (trimmed to its srun options):
+        // `--export=` hands NCCL variables to python
+        let export = "srun -K --ntasks=1 --gpus-per-task=1 --cpus-per-gpu=6 -p V100-32GB --export=\"NCCL_SOCKET_IFNAME=bond,NCCL_IB_HCA=mlx5\" python eval.py";
+        let sc = read_script(export);
+        assert_eq!(sc.launches.len(), 1);
+        assert!(
+            sc.launches[0]
+                .env
+                .contains(&("NCCL_IB_HCA".to_string(), "mlx5".to_string()))
+        );
+        assert_eq!(sc.slurm.cpus_per_gpu, Some(6));
+        // a flag without a value (`-u`, `-l`) leaves the next word the program
+        let sc = read_script("srun -u -l python train.py --num_workers 4");
+        assert_eq!(sc.launches.len(), 1);
+        assert_eq!(sc.slurm, Slurm::default());
     }
 
     #[test]
