@@ -39,17 +39,18 @@ printf '# training config\ndata:\n  num_workers: 0   # decode workers\n  pin_mem
 printf '# job environment\nCUDA_LAUNCH_BLOCKING=1\nOMP_NUM_THREADS=8\n' > "$W/job/job.env"
 cp -a "$S" "$W/root.before"; cp -a "$W/job" "$W/job.before"
 GA=("$G" --no-system --root "$S" --config "$W/job/config.yaml" --env-file "$W/job/job.env" --sample 0)
+GH=("$G" --root "$S")  # history and rollback take the root only: the journal is under it
 DENY=(--deny nvidia.persistence --deny nvidia.power_limit --deny nvidia.clocks --deny kmod.load --deny kmod.options --deny sysctl.set --deny sysfs.write --deny command)
 run "${GA[@]}" plan -o "$W/plan.json"
 run "${GA[@]}" apply --dry-run "${DENY[@]}"
 run "${GA[@]}" apply "$W/plan.json" --yes "${DENY[@]}"
 run cat "$W/job/config.yaml" "$W/job/job.env" "$S/etc/fstab"
 run "${GA[@]}" plan --only data --only cuda.launch-blocking --only comm.ddp-bucket-default
-run "${GA[@]}" history
-run "${GA[@]}" rollback
+run "${GH[@]}" history
+run "${GH[@]}" rollback
 run diff -r "$W/root.before" "$S" --exclude=var
 run diff -r "$W/job.before" "$W/job"
-run "${GA[@]}" history
+run "${GH[@]}" history
 
 log "issue 4/5: a training job, healthy then degraded, with gpufix attached"
 mkdir -p "$W/h" "$W/d"

@@ -155,7 +155,8 @@ static SYSLOG_TS: LazyLock<Regex> = LazyLock::new(|| {
 static KMSG: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^(\d+),(\d+),(\d+),[^;]*;").expect("static regex"));
 static PCI: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"\b([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-9a-fA-F])\b")
+    // ASCII word boundaries: a Unicode `\b` keeps the search off the fast DFA on any line
+    Regex::new(r"(?-u:\b)([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-9a-fA-F])(?-u:\b)")
         .expect("static regex")
 });
 
@@ -330,7 +331,9 @@ struct Reader {
 /// Adds `pci` to `list` once, up to [`super::MAX_ITEMS`]: Xid's `0000:3b:00` and the device
 /// prefix's `0000:3b:00.0` are one GPU, kept with its function where a line gave it.
 fn push_gpu(list: &mut Vec<String>, pci: &str) {
-    let device = |a: &str| a.split('.').next().unwrap_or(a).to_string();
+    fn device(a: &str) -> &str {
+        a.split('.').next().unwrap_or(a)
+    }
     if let Some(g) = list.iter_mut().find(|g| device(g) == device(pci)) {
         if pci.len() > g.len() {
             *g = pci.to_string();
@@ -419,14 +422,21 @@ impl Reader {
             self.log.fallen_off_bus = true;
             // the address on this line (`GPU 0000:01:00.0:`, `GPU at 0000:01:00.0`, a
             // joined report), Xid 79's `PCI:0000:3b:00`, else the report's first line
-            let here = PCI.captures(line).map(|c| c[1].to_string()).or_else(|| {
-                line.contains("NVRM: Xid (")
-                    .then(|| XID_CODE.captures(line))
-                    .flatten()
-                    .map(|c| c[1].to_string())
-                    .filter(|a| a.contains(':'))
-            });
-            if let Some(pci) = here.or_else(|| self.report_gpu.take().map(|(p, _)| p)) {
+            // (an Xid line's address is cut from its parentheses, as [`XID`] reads it: a
+            // log of Xid 79s runs no pattern here)
+            let here = match line.split_once("NVRM: Xid (") {
+                Some((_, rest)) => rest
+                    .split_once(')')
+                    .map(|(a, _)| a.trim_start_matches("PCI:"))
+                    .filter(|a| a.contains(':')),
+                None => PCI
+                    .captures(line)
+                    .and_then(|c| c.get(1))
+                    .map(|m| m.as_str()),
+            };
+            if let Some(pci) = here {
+                push_gpu(&mut self.log.fallen_off_gpus, pci);
+            } else if let Some((pci, _)) = self.report_gpu.take() {
                 push_gpu(&mut self.log.fallen_off_gpus, &pci);
             }
         }
