@@ -1091,6 +1091,16 @@ mod tests {
     }
 
     #[test]
+    fn a_garbled_line_whose_shell_parse_splits_a_character_does_not_panic() {
+        // proptest's minimal case from CI (garbled_nccl_lines_never_panic): tree-sitter's
+        // error recovery put a word boundary inside `ﬀ`, and the launcher sliced there
+        let l = parse_nccl_log(
+            "]<<0 NCCL INFO Channel 0/0 : 0[] -> 0 via \n]<<x NCCL INFO Channel 0/0 : 0[] -> 0 via <ﬀ",
+        );
+        assert!(l.transports.len() <= 40);
+    }
+
+    #[test]
     fn nccl_tests_table_alone_is_read() {
         // github.com/NVIDIA/nccl-tests/issues/119 (healthy, ~96 GB/s, 'perfect' per the maintainer)
         let t = "   133169160      33292290     float     sum      -1   2666.0   49.95   95.74      0   2660.4   50.06   95.94      0\n# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 84.8558\n";

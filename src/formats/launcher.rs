@@ -267,15 +267,17 @@ fn word_value(n: Node, src: &str) -> String {
         "concatenation" => {
             let mut c = n.walk();
             let kids: Vec<Node> = n.children(&mut c).collect();
-            // the bytes between parts (none in a well-formed word) are kept as written
+            // the bytes between parts (none in a well-formed word) are kept as written; on
+            // garbled text the parser's error recovery can put a boundary inside a character,
+            // and such a gap is dropped rather than sliced
             let mut out = String::new();
             let mut at = n.start_byte();
             for k in kids {
-                out.push_str(&src[at..k.start_byte()]);
+                out.push_str(src.get(at..k.start_byte()).unwrap_or_default());
                 out.push_str(&word_value(k, src));
                 at = k.end_byte();
             }
-            out.push_str(&src[at..n.end_byte()]);
+            out.push_str(src.get(at..n.end_byte()).unwrap_or_default());
             out
         }
         "variable_assignment" => {
@@ -286,7 +288,7 @@ fn word_value(n: Node, src: &str) -> String {
                 .child_by_field_name("value")
                 .map(|v| word_value(v, src))
                 .unwrap_or_default();
-            let op = if t[name.len()..].starts_with("+=") {
+            let op = if t.get(name.len()..).is_some_and(|r| r.starts_with("+=")) {
                 "+="
             } else {
                 "="
