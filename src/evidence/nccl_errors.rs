@@ -117,7 +117,7 @@ use serde::Serialize;
 use std::sync::LazyLock;
 
 /// One watchdog timeout (the first line seen for each sequence number and rank).
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
 pub struct CollectiveTimeout {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rank: Option<u32>,
@@ -632,17 +632,7 @@ pub fn parse_nccl_errors(text: &str) -> NcclErrors {
         if line.contains("Watchdog caught collective operation timeout") {
             carried = true;
             out.timeout_count += 1;
-            let mut t = CollectiveTimeout {
-                rank: None,
-                pg: None,
-                seq: None,
-                op: String::new(),
-                numel_in: None,
-                numel_out: None,
-                tensor_shape: None,
-                timeout_ms: None,
-                ran_for_ms: None,
-            };
+            let mut t = CollectiveTimeout::default();
             if let Some(c) = PREFIX.captures(line) {
                 t.pg = c.get(1).map(|m| m.as_str().to_string());
                 t.rank = c[2].parse().ok();
@@ -817,12 +807,7 @@ pub fn parse_nccl_errors(text: &str) -> NcclErrors {
                 rank,
                 pg,
                 seq,
-                op: String::new(),
-                numel_in: None,
-                numel_out: None,
-                tensor_shape: None,
-                timeout_ms: None,
-                ran_for_ms: None,
+                ..Default::default()
             });
         }
     }
