@@ -29,3 +29,12 @@ pub mod session;
 pub mod tempfiles;
 pub mod trust;
 pub mod vocab;
+
+/// A public artifact of `tests/fixtures/corpus/` (see its README), for unit tests.
+#[cfg(test)]
+pub(crate) fn test_corpus(name: &str) -> String {
+    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/corpus")
+        .join(name);
+    std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}

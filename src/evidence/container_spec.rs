@@ -1263,56 +1263,9 @@ mod tests {
     #[test]
     fn a_wrapper_scripts_variables_are_expanded_before_docker_run_is_read() {
         // github.com/azavea/raster-vision docker/run at f7f9a7f8 (before PR #1077, which added
-        // --ipc=host because DataLoader workers died for want of shared memory), excerpt
-        let t = r#"if [ "${DOCKER_MAJOR}" -ge 19 ]; then
-    runtime="--gpus=all"
-else
-    runtime="--runtime=nvidia"
-fi
-IMAGE="raster-vision-pytorch"
-RASTER_VISION_DATA_DIR="${RASTER_VISION_DATA_DIR:-${REPO_ROOT}/data}"
-        --tensorboard)
-        TENSORBOARD="-p 6006:6006"
-        shift # past argument
-        ;;
-        --gpu)
-        RUNTIME=$runtime
-        shift # past argument
-        ;;
-        --name)
-        shift
-        NAME="--name $1"
-        shift
-        ;;
-        --aws)
-        AWS="-e AWS_PROFILE=${AWS_PROFILE:-default} -v ${HOME}/.aws:/root/.aws:ro"
-        shift # past argument
-        ;;
-        --jupyter)
-        JUPYTER="-v ${RASTER_VISION_NOTEBOOK_DIR}:/opt/notebooks -p 8888:8888"
-        CMD=(jupyter notebook --ip 0.0.0.0 --port 8888 --no-browser --allow-root --notebook-dir=/opt/notebooks)
-        shift
-        ;;
-        --docs)
-        DOCS="-p 8000:8000"
-        CMD=(/bin/bash -c "cd docs && make livehtml")
-        shift
-        ;;
-        --debug)
-        DEBUG="-p 3003:3000"
-        shift
-        ;;
-if [ "${BASH_SOURCE[0]}" = "${0}" ]
-then
-    docker run ${RUNTIME} ${NAME} --rm -it \
-        -v "${HOME}"/.rastervision:/root/.rastervision \
-        -v ${REPO_ROOT}/:/opt/src/ \
-        -v ${RASTER_VISION_DATA_DIR}:/opt/data \
-        ${TENSORBOARD} ${AWS} ${JUPYTER} ${DOCS} ${DEBUG} \
-        ${IMAGE} "${CMD[@]}"
-fi
-"#;
-        let specs = parse_container_specs(t);
+        // --ipc=host because DataLoader workers died for want of shared memory)
+        let t = crate::test_corpus("h40_dockerrun_rastervision1077_no_shm.sh");
+        let specs = parse_container_specs(&t);
         let c = &specs[0].containers[0];
         assert_eq!(c.image.as_deref(), Some("raster-vision-pytorch"));
         assert_eq!(c.name, "$1");
@@ -1321,24 +1274,8 @@ fi
         assert_eq!(c.shm.how, "default");
         assert_eq!(c.shm.size_mib, Some(64.0));
         // the same repository's plugin template at f7f9a7f8 sizes /dev/shm on the command
-        let t = r#"IMAGE="{{cookiecutter.docker_image}}"
-        --gpu)
-        IMAGE="{{cookiecutter.docker_image}}"
-        RUNTIME="--runtime=nvidia"
-        shift
-        ;;
-        --name)
-        shift
-        NAME="--name $1"
-        shift
-        ;;
-then
-    docker run --shm-size 8G ${RUNTIME} ${NAME} --rm -it \
-        -v "${HOME}"/.rastervision:/root/.rastervision \
-        ${IMAGE} "${CMD[@]}"
-fi
-"#;
-        let c = &parse_container_specs(t)[0].containers[0];
+        let t = crate::test_corpus("h40_dockerrun_rastervision_template_shm_8g.sh");
+        let c = &parse_container_specs(&t)[0].containers[0];
         assert_eq!(c.image.as_deref(), Some("{{cookiecutter.docker_image}}"));
         assert_eq!(c.gpus.as_deref(), Some("all"));
         assert_eq!(c.shm.how, "shm-size");

@@ -1204,14 +1204,7 @@ h:1:2 [0] NCCL INFO Channel 00/02 : 0[0] -> 1[1] via P2P/IPC\n";
         assert_eq!(m.multi_node, Some(true));
     }
 
-    fn corpus(name: &str) -> String {
-        std::fs::read_to_string(
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("tests/fixtures/corpus")
-                .join(name),
-        )
-        .expect("corpus file")
-    }
+    use crate::test_corpus as corpus;
 
     #[test]
     fn words_and_commands_around_the_log_give_the_job_shape() {

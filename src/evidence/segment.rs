@@ -517,12 +517,7 @@ fn is_attachment(t: &str) -> bool {
 mod tests {
     use super::*;
 
-    fn corpus(name: &str) -> String {
-        let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures/corpus")
-            .join(name);
-        std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
-    }
+    use crate::test_corpus as corpus;
 
     fn kinds(r: &Reading) -> Vec<&'static str> {
         r.parts.iter().map(|p| p.kind.name()).collect()

@@ -1327,14 +1327,7 @@ PID USER PR NI VIRT RES SHR S %CPU %MEM TIME+ COMMAND\n\
         );
     }
 
-    fn corpus(name: &str) -> String {
-        std::fs::read_to_string(
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("tests/fixtures/corpus")
-                .join(name),
-        )
-        .expect("corpus file")
-    }
+    use crate::test_corpus as corpus;
 
     #[test]
     fn a_warning_wrapped_mid_word_and_the_shard_cap_are_read() {

@@ -1136,14 +1136,7 @@ pub fn looks_like_python(text: &str) -> bool {
 mod grammar_tests {
     use super::*;
 
-    fn corpus(name: &str) -> String {
-        std::fs::read_to_string(
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("tests/fixtures/corpus")
-                .join(name),
-        )
-        .expect("corpus file")
-    }
+    use crate::test_corpus as corpus;
 
     #[test]
     fn a_lazy_call_is_read_as_the_call_it_builds() {
