@@ -62,6 +62,8 @@ pub mod kernel_log;
 pub mod lspci;
 pub mod mount_text;
 pub mod mounts;
+#[cfg(test)]
+mod mutation_tests;
 pub mod nccl_errors;
 pub mod nccl_log;
 pub mod nvidia_smi;

@@ -560,7 +560,8 @@ pub fn parse(words: &[String]) -> Option<Launch> {
         }
         break;
     }
-    let rest = &words[i..];
+    // an option that takes a value, last on the line (`srun -n`): nothing after it
+    let rest = words.get(i..).unwrap_or_default();
     let first = rest.first()?;
     let base = first.rsplit('/').next().unwrap_or(first).to_string();
     let mut j;
@@ -1082,16 +1083,21 @@ fn is_shell_line(l: &str) -> bool {
 /// Read a launch script (or a pasted command line) top to bottom.
 pub fn read_script(text: &str) -> Script {
     let kept;
-    let long = text.len() > MAX_SCRIPT_BYTES;
+    let huge = text.len() > MAX_SCRIPT_BYTES;
+    let long = huge || (text.len() > WHOLE_PARSE_BYTES && !shell_like(text));
+    // the shell lines and `#SBATCH` directives of a text that is not parsed whole are still
+    // counted on all of it (below MAX_SCRIPT_BYTES: on a huge text, on its command lines)
+    let all = text;
     let text = if long {
         kept = command_lines(text);
         kept.as_str()
     } else {
         text
     };
+    let counted = if huge { text } else { all };
     let mut sc = Script {
-        shell_lines: text.lines().filter(|l| is_shell_line(l)).count(),
-        slurm: read_slurm(text),
+        shell_lines: counted.lines().filter(|l| is_shell_line(l)).count(),
+        slurm: read_slurm(counted),
         ..Script::default()
     };
     let mut vars: std::collections::HashMap<String, String> = std::collections::HashMap::new();
@@ -1226,6 +1232,32 @@ pub fn find(text: &str) -> Vec<Launch> {
 /// Launch scripts are kilobytes; a longer text (a training log that echoes its command) is
 /// read for launch lines only (`command_lines`), so memory stays near the input's size.
 pub const MAX_SCRIPT_BYTES: usize = 1 << 20;
+
+/// A text this long is parsed whole as shell only when it reads as a script ([`shell_like`]);
+/// else only its [`command_lines`] are, as a long log's. The bash grammar's error recovery on
+/// text that is not shell is slow: a 74 KB `nvidia-smi -q -x` paste took 2 s a parse (the
+/// parse deadline), a 17 KB NCCL log 0.2 s, and every paste is read as a possible script.
+const WHOLE_PARSE_BYTES: usize = 4 << 10;
+
+/// True when at least half of the text's non-blank lines read as shell: [`is_shell_line`], an
+/// assignment (`NAME=value`), a comment or `#SBATCH` line, or a line a `\` continues.
+fn shell_like(text: &str) -> bool {
+    let (mut lines, mut shell) = (0usize, 0usize);
+    for l in text.lines() {
+        let t = l.trim();
+        if t.is_empty() {
+            continue;
+        }
+        lines += 1;
+        let assignment = t
+            .split_once('=')
+            .is_some_and(|(k, _)| is_var_name(k.strip_prefix("export ").unwrap_or(k)));
+        if is_shell_line(t) || assignment || t.starts_with('#') || t.ends_with('\\') {
+            shell += 1;
+        }
+    }
+    shell * 2 >= lines
+}
 
 /// The words a line that starts a launch command holds (one of them).
 const COMMAND_WORDS: [&str; 9] = [
@@ -1379,6 +1411,22 @@ mod tests {
         let v = find(text);
         assert_eq!(v.len(), 1, "{v:#?}");
         v.into_iter().next().unwrap()
+    }
+
+    /// An option that takes a value, last on its line (a paste cut after `srun --gres`): the
+    /// launch has nothing after it, and reading it never slices past the words (found by
+    /// `evidence::mutation_tests` on a glued paste).
+    #[test]
+    fn an_srun_value_option_last_on_the_line() {
+        for line in [
+            "srun --gres",
+            "srun -p",
+            "srun --export",
+            "srun -N 2 --container-image",
+        ] {
+            let words: Vec<String> = line.split(' ').map(String::from).collect();
+            assert!(parse(&words).is_none(), "{line}");
+        }
     }
 
     #[test]
