@@ -1413,6 +1413,31 @@ mod tests {
         v.into_iter().next().unwrap()
     }
 
+    /// Only a text that reads as a script is parsed whole as shell: real pastes of other
+    /// kinds (an `-q -x` document, an NCCL log, a Python file) have their command lines read
+    /// instead, and real scripts stay whole.
+    #[test]
+    fn only_scripts_are_parsed_whole() {
+        let c = crate::test_corpus;
+        for name in [
+            "h35_smix_netdata_rtx4090_535.xml",
+            "h200_nccl_1rank_none.log",
+            "py_torchvision_classification_train.py",
+        ] {
+            assert!(!shell_like(&c(name)), "{name}");
+        }
+        assert!(shell_like(&c(
+            "h40_slurm_scottclowe11_template_ib_disabled.sh"
+        )));
+        // the Slurm directives of a text read by its command lines are still read
+        let log = format!(
+            "#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=8\n{}",
+            c("h200_nccl_1rank_none.log")
+        );
+        assert!(!shell_like(&log));
+        assert_eq!(read_script(&log).slurm.nodes, Some(2));
+    }
+
     /// An option that takes a value, last on its line (a paste cut after `srun --gres`): the
     /// launch has nothing after it, and reading it never slices past the words (found by
     /// `evidence::mutation_tests` on a glued paste).
