@@ -24,6 +24,14 @@
 //!   this version of PyTorch is (%d.%d) - (%d.%d)" for a GPU below the oldest architecture of
 //!   `torch.cuda.get_arch_list()` or above the newest (its `CUDA_ARCHES_SUPPORTED`: 12.6 50-90,
 //!   12.8 and 12.9 70-120), then "Please install PyTorch with a following CUDA configurations:";
+//!   2.11's `_check_capability` (`_warn_unsupported_code`, pytorch/pytorch#166185; the stored
+//!   text of `torch/cuda/__init__.py` read by the search tool, id 154925696) warns only where no
+//!   architecture of `get_arch_list()` runs the GPU (its `DEVICE_REQUIREMENT` table: a cubin runs
+//!   later minors of its major, less the listed exceptions such as 8.7): "Found GPU%d %s which is
+//!   of compute capability (CC) %d.%d.", "The following list shows the CCs this version of
+//!   PyTorch was built for and the hardware CCs it supports:", one "- %d.%d which supports
+//!   hardware CC %s" line per entry of the list (a cubin and a PTX of one architecture are two
+//!   lines), then "Please follow the instructions at … one of these CUDA versions: …";
 //! - `c10/cuda/CUDAException.cpp`: `CUDA error: <cudaGetErrorString>` with its hints ("CUDA
 //!   kernel errors might be asynchronously reported …", "consider passing CUDA_LAUNCH_BLOCKING=1",
 //!   "Compile with `TORCH_USE_CUDA_DSA`");
@@ -494,6 +502,16 @@ static OLD_GPU: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"Found GPU(\d+) (.+?) which is of cuda capability (\d+\.\d+)")
         .expect("static regex")
 });
+/// torch 2.11's `_warn_unsupported_code`: "Found GPU%d %s which is of compute capability (CC)
+/// %d.%d." (a GPU no architecture of the build runs).
+static CC_GPU: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"Found GPU(\d+) (.+?) which is of compute capability \(CC\) (\d+)\.(\d+)")
+        .expect("static regex")
+});
+/// Its list: "- %d.%d which supports hardware CC %s", one line per architecture of the build.
+static CC_LIST: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?:^|\s)- (\d+)\.(\d+) which supports hardware CC\b").expect("static regex")
+});
 static MIN_CAP: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
         r"minimum cuda capability (?:that we support|supported by this library) is (\d+\.\d+)",
@@ -528,6 +546,7 @@ pub fn recognised_line(line: &str) -> bool {
         || line
             .contains("CUDA unknown error - this may be due to an incorrectly set up environment")
         || (line.contains("Found GPU") && line.contains("cuda capability"))
+        || (line.contains("Found GPU") && line.contains("compute capability (CC)"))
         || line.contains("CUBLAS_STATUS_")
         || line.contains("CUDNN_STATUS_")
         || line.contains("cudaError")
@@ -553,6 +572,7 @@ pub fn looks_like(text: &str) -> bool {
             "CUDA driver initialization failed",
             "CUDA unknown error - this may be due to an incorrectly set up environment",
             "cuda capability",
+            "compute capability (CC)",
             "CUBLAS_STATUS_",
             "CUDNN_STATUS_",
             "cudaError",
@@ -617,6 +637,7 @@ pub fn parse_cuda_runtime_log(text: &str) -> CudaRuntimeLog {
             && !line.contains("The current PyTorch install supports")
             && !line.contains("CUDA_VERSION")
             && !line.contains("minimum cuda capability")
+            && !line.contains("which supports hardware CC")
             && !MIN_MAX.is_match(line)
             && !line.contains("Cuda failure")
             && !line.contains("No CUDA GPUs are available")
@@ -692,6 +713,41 @@ pub fn parse_cuda_runtime_log(text: &str) -> CudaRuntimeLog {
                 .collect();
             if let Some(i) = pending_gpu.take() {
                 out.incompatible_gpus[i].supported = list;
+            }
+            carried = true;
+        }
+        // torch 2.11: the GPU, then its build's list one architecture a line
+        if let Some(c) = CC_GPU.captures(line) {
+            let major: u32 = c[3].parse().unwrap_or(0);
+            let minor: u32 = c[4].parse().unwrap_or(0);
+            let sm = major * 10 + minor;
+            let name = c[2].trim().to_string();
+            if out.incompatible_gpus.len() < super::MAX_ITEMS
+                && !out
+                    .incompatible_gpus
+                    .iter()
+                    .any(|g| g.name == name && g.sm == sm)
+            {
+                out.incompatible_gpus.push(IncompatibleGpu {
+                    name: super::clip(&name, 200),
+                    capability: format!("sm_{sm}"),
+                    sm,
+                    supported: Vec::new(),
+                });
+                pending_gpu = Some(out.incompatible_gpus.len() - 1);
+            } else {
+                // the same GPU warned of again (one warning per rank): its list is known
+                pending_gpu = None;
+            }
+            carried = true;
+        }
+        if let Some(c) = CC_LIST.captures(line) {
+            if let Some(i) = pending_gpu {
+                let arch = format!("sm_{}{}", &c[1], &c[2]);
+                let list = &mut out.incompatible_gpus[i].supported;
+                if list.len() < 64 && !list.contains(&arch) {
+                    list.push(arch);
+                }
             }
             carried = true;
         }
@@ -1030,6 +1086,36 @@ mod tests {
         // eugr/spark-vllm-docker#15: the same on one line
         let t = "Found GPU0 NVIDIA GB10 which is of cuda capability 12.1. Minimum and Maximum cuda capability supported by this version of PyTorch is (8.0) - (12.0)\n";
         assert!(parse_cuda_runtime_log(t).old_gpus.is_empty());
+    }
+
+    #[test]
+    fn torch_2_11_capability_warning_names_the_gpu_and_the_build_list() {
+        // pytorch/pytorch#182250: two V100s (7.0) under torch 2.11.0+cu128, collect_env's head
+        let t = "Collecting environment information...\n/home/matti/test/test_torch_2.7/.venv/lib/python3.12/site-packages/torch/cuda/__init__.py:371: UserWarning: Found GPU0 Tesla V100-PCIE-32GB which is of compute capability (CC) 7.0.\nThe following list shows the CCs this version of PyTorch was built for and the hardware CCs it supports:\n- 7.5 which supports hardware CC >=7.5,<8.0\n- 8.0 which supports hardware CC >=8.0,<9.0 except {8.7}\n- 8.6 which supports hardware CC >=8.6,<9.0 except {8.7}\n- 9.0 which supports hardware CC >=9.0,<10.0\n- 10.0 which supports hardware CC >=10.0,<11.0 except {10.1}\n- 12.0 which supports hardware CC >=12.0,<13.0\nPlease follow the instructions at https://pytorch.org/get-started/locally/ to install a PyTorch release that supports one of these CUDA versions: 12.6, 12.8\n  _warn_unsupported_code(d, device_cc, code_ccs)\n/home/matti/test/test_torch_2.7/.venv/lib/python3.12/site-packages/torch/cuda/__init__.py:371: UserWarning: Found GPU1 Tesla V100-PCIE-32GB which is of compute capability (CC) 7.0.\n";
+        assert!(looks_like(t));
+        let m = parse_cuda_runtime_log(t);
+        assert_eq!(m.incompatible_gpus.len(), 1);
+        let g = &m.incompatible_gpus[0];
+        assert_eq!((g.name.as_str(), g.sm), ("Tesla V100-PCIE-32GB", 70));
+        assert_eq!(
+            g.supported,
+            ["sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120"]
+        );
+        // vllm-project/vllm#39878: the same behind vLLM's worker prefix, 12.0 listed twice (the
+        // cubin and the PTX of one architecture)
+        let t = "(Worker pid=369) /usr/local/lib/python3.12/dist-packages/torch/cuda/__init__.py:371: UserWarning: Found GPU1 Tesla V100-SXM2-32GB which is of compute capability (CC) 7.0.\n(Worker pid=369) The following list shows the CCs this version of PyTorch was built for and the hardware CCs it supports:\n(Worker pid=369) - 7.5 which supports hardware CC >=7.5,<8.0\n(Worker pid=369) - 12.0 which supports hardware CC >=12.0,<13.0\n(Worker pid=369) - 12.0 which supports hardware CC >=12.0,<13.0\n";
+        assert!(looks_like(t));
+        let m = parse_cuda_runtime_log(t);
+        assert_eq!(m.incompatible_gpus[0].sm, 70);
+        assert_eq!(m.incompatible_gpus[0].supported, ["sm_75", "sm_120"]);
+        // a healthy 2.11 start-up prints none of it; the older wording stays the older reader's
+        assert!(!looks_like(
+            "PyTorch version: 2.11.0+cu128\nGPU 0: NVIDIA GeForce RTX 5080\n"
+        ));
+        let m = parse_cuda_runtime_log(
+            "    Found GPU0 GeForce GTX 770 which is of cuda capability 3.0.\n",
+        );
+        assert!(m.incompatible_gpus.is_empty() && m.old_gpus.len() == 1);
     }
 
     #[test]

@@ -253,10 +253,10 @@ impl TorchEnv {
         }
         Some(match platform {
             torch_wheels::Platform::Windows => format!(
-                "not inferred from the versions: the text shows Windows, and the Windows wheel of {v} is not one whose build script's architecture list was read at its release (only 1.11-2.5, and 2.8's cu129 floor)"
+                "not inferred from the versions: the text shows Windows, and the Windows wheel of {v} is not one whose architecture list was read (only 1.11-2.5, 2.7 and 2.10's cu126/cu128, and 2.8's cu129 floor)"
             ),
             torch_wheels::Platform::Linux => format!(
-                "not inferred from the versions: {v} is not an official release whose build script's architecture list was read (nightly, pre-release, container, or 2.6/2.7/2.10+)"
+                "not inferred from the versions: {v} is not an official release variant whose architecture list was read (nightly, pre-release, container, or a variant such as 2.6's cu126, 2.10's cu130)"
             ),
         })
     }
@@ -628,12 +628,21 @@ mod tests {
         // Comfy-Org/ComfyUI#10468: a GTX 1080 under Windows (win32) 2.10.0+cu130
         let t = "- **OS:** win32\n- **PyTorch Version:** 2.10.0+cu130\n## Devices\n\n- **Name:** cuda:0 NVIDIA GeForce GTX 1080 : cudaMallocAsync\n";
         assert_eq!(read(t).wheel_lacking().map(|w| w.sm), Some(61));
-        // yyuezhi/GenVDM#5: a GTX 1070 under Windows 2.7.0+cu126 runs (no 2.7 list was read,
-        // and CUDA 12.6 still compiles Pascal)
+        // yyuezhi/GenVDM#5: a GTX 1070 under Windows 2.7.0+cu126 runs: judged against the
+        // Windows 2.7 cu126 wheel's list (sm_61 in it, nikopueringer/CorridorKey#141)
         let t = "PyTorch version: 2.7.0+cu126\nCUDA used to build PyTorch: 12.6\nOS: Microsoft Windows 10 Home (10.0.19045 64-bitowy)\nGPU models and configuration: GPU 0: NVIDIA GeForce GTX 1070\n";
         let e = read(t);
         assert_eq!(e.wheel_lacking(), None);
-        assert!(e.wheel_unjudged().is_some());
+        assert_eq!(e.wheel_unjudged(), None);
+        // the same GPU under Windows 2.10.0+cu128 (sm_70 up) has no kernel; cu126 is named
+        let t = "PyTorch version: 2.10.0+cu128\nOS: Microsoft Windows 10 Home (10.0.19045 64-bitowy)\nGPU models and configuration: GPU 0: NVIDIA GeForce GTX 1070\n";
+        let w = read(t)
+            .wheel_lacking()
+            .expect("Windows 2.10 cu128 starts at sm_70");
+        assert_eq!(
+            (w.sm, w.platform, w.alternative),
+            (61, "Windows", Some(12060))
+        );
         // pytorch/pytorch#51858: a GTX 1050 Ti under Windows 2.0.1+cu117 (windows/cuda117.bat
         // of builder release/2.0 has 6.1): judged, and it runs
         let t = "PyTorch version: 2.0.1+cu117\nCUDA used to build PyTorch: 11.7\nOS: Microsoft Windows 11 Pro\nPython platform: Windows-10-10.0.22621-SP0\nGPU models and configuration: GPU 0: NVIDIA GeForce GTX 1050 Ti\n";

@@ -32,14 +32,42 @@
 //! Git-Hub-Chris/PyTorch `5d932315`), torch 2.8's own `_check_capability` lists 12.9's binaries
 //! from 7.0 (`CUDA_ARCHES_SUPPORTED`), and a GTX 1070 under Windows 2.8.0+cu129 had no kernel
 //! while 2.8.0+cu128 ran it (Comfy-Org/ComfyUI#9929): nothing below sm_70 is judged missing, the
-//! rest is not claimed. Windows cu128 of 2.7-2.9 is not pinned (a stored state has
-//! `6.1;7.0;…;12.0`, pytorch#164470 of 2025-10-02 removed that 6.1), nor is any 2.6, 2.7 or 2.10+
-//! Windows list.
+//! rest is not claimed. Windows cu128 of 2.8 and 2.9 is not pinned (a stored state has
+//! `6.1;7.0;…;12.0`, pytorch#164470 of 2025-10-02 removed that 6.1); 2.7's and 2.10's Windows
+//! lists are read off the wheels (below).
 //!
-//! Releases whose Linux script state was not read at the release (2.6, 2.7 — whose cu128 had no
-//! sm_70, EutropicAI/vs-playground#59 — and 2.10 on) have no row. What holds for every build is
-//! the CUDA toolkit's floor ([`toolkit_floor`]): nvcc 13 compiles nothing below sm_75, 12.x
-//! nothing below sm_50 (Kepler removed), so a Pascal GPU has no kernel in any `+cu130` build.
+//! For 2.6, 2.7, 2.10 and 2.11 no release branch of pytorch/pytorch's `.ci/manywheel/build_cuda.sh`
+//! could be read (the stored states of forks — poolsideai, qognitive, smedegaard — are main's
+//! between releases, and their lists do not match what the released wheels carry: qognitive
+//! `a695639f`'s 12.8 arm still has 5.0 and 6.0, which 2.7.0's cu128 wheel lacks). Those rows are
+//! read instead from the released wheels themselves, `torch.cuda.get_arch_list()` run on the
+//! wheel of download.pytorch.org, where it was published:
+//! - 2.6 cu124 (Linux): `['sm_50', 'sm_60', 'sm_70', 'sm_75', 'sm_80', 'sm_86', 'sm_90']`, run by
+//!   a maintainer (malfet) on the 2.6.0 release candidate, `download.pytorch.org/whl/test/cu124`
+//!   (pytorch/pytorch#144071, 2025-01-02);
+//! - 2.7 cu126 and cu128, Linux and Windows: nikopueringer/CorridorKey#141 (2026-03-12) downloaded
+//!   each 2.7.1 wheel and printed the list: Linux cu126 `sm_50 sm_60 sm_70 sm_75 sm_80 sm_86
+//!   sm_90`, cu128 `sm_75 sm_80 sm_86 sm_90 sm_100 sm_120 compute_120`; Windows cu126 the same
+//!   with `sm_61`, cu128 `sm_50 sm_60 sm_61 sm_70 sm_75 sm_80 sm_86 sm_90 sm_100 sm_120` (no PTX).
+//!   Linux cu128 agrees with pytorch/pytorch#147607 (tinglvv, merged 2025-03-05, in the 2.7 cycle:
+//!   "dropping sm_70" from the CUDA 12.8 binary, after #146265 dropped sm_50/sm_60), with the list
+//!   torch 2.7.0+cu128 itself prints under a GTX 1080 Ti (turboderp-org/exllamav2#786) and with
+//!   EutropicAI/vs-playground#59 ("torch 2.7.1+cu128 not support sm_70");
+//! - 2.10 cu126 and cu128, Linux and Windows: CorridorKey#141 for 2.10: cu126 as 2.7's, cu128
+//!   `sm_70 sm_75 sm_80 sm_86 sm_90 sm_100 sm_120` on both (no PTX); the Linux cu128 list also
+//!   by a maintainer (lakshayg) on `2.10.0+cu128` in pytorch/pytorch#182250 (2026-05-03), and it is
+//!   the 12.8 arm (`7.0;7.5;8.0;8.6;9.0` and `10.0;12.0`) of pytorch/pytorch's `build_cuda.sh` at
+//!   `799d09f2` (the 2.10 cycle's 12.6/12.8/12.9/13.0 arms);
+//! - 2.11 cu126 and cu128 (Linux): lakshayg in pytorch/pytorch#182250 on `2.11.0+cu126` (`sm_50
+//!   … sm_90`) and `2.11.0+cu128` (`['sm_75', 'sm_80', 'sm_86', 'sm_90', 'sm_100', 'sm_120']`:
+//!   Volta dropped from 12.8 for 2.11, pytorch/pytorch#172352, "Deprecate sm70 … for CUDA 12.8
+//!   build in PyTorch 2.11 release").
+//!
+//! 2.6's cu118 and cu126, 2.7's cu118, 2.10's cu129 and cu130 and 2.11's cu130 (and every
+//! Windows list of 2.6 and 2.11) were not found read off a released wheel and have no row. What
+//! holds for every build is the CUDA toolkit's floor ([`toolkit_floor`]): nvcc 13 compiles
+//! nothing below sm_75, 12.x nothing below sm_50 (Kepler removed), so a Pascal GPU has no kernel
+//! in any `+cu130` build.
 //!
 //! A GPU runs a wheel when the wheel has a cubin of its major architecture no newer than the GPU
 //! (a cubin runs on later minors of its major, CUDA Programming Guide "Binary Compatibility";
@@ -106,6 +134,17 @@ const W112: &str = "pytorch/builder release/1.12 windows/cudaNNN.bat";
 const W113: &str = "pytorch/builder release/1.13 windows/cudaNNN.bat";
 const W20: &str = "pytorch/builder release/2.0 windows/cudaNNN.bat";
 const W21: &str = "pytorch/builder release/2.1-2.5 windows/cudaNNN.bat";
+const L26: &str =
+    "torch.cuda.get_arch_list() of the 2.6.0+cu124 release candidate (pytorch/pytorch#144071)";
+const L27: &str = "torch.cuda.get_arch_list() of the 2.7.1 Linux wheels (nikopueringer/CorridorKey#141; cu128: pytorch/pytorch#147607)";
+const L210: &str =
+    "torch.cuda.get_arch_list() of the 2.10 Linux wheels (CorridorKey#141, pytorch/pytorch#182250)";
+const L211: &str = "torch.cuda.get_arch_list() of the 2.11.0 Linux wheels (pytorch/pytorch#182250)";
+const W27: &str =
+    "torch.cuda.get_arch_list() of the 2.7.1 Windows wheels (nikopueringer/CorridorKey#141)";
+const W210: &str =
+    "torch.cuda.get_arch_list() of the 2.10 Windows wheels (nikopueringer/CorridorKey#141)";
+const W126: &str = "torch.cuda.get_arch_list() of the 2.7.1 and 2.10 Windows cu126 wheels (nikopueringer/CorridorKey#141)";
 const W28: &str = "pytorch/pytorch .ci/pytorch/windows/cuda129.bat, every state read from sm_75 or sm_80; torch 2.8's CUDA_ARCHES_SUPPORTED, 12.9 from 7.0";
 
 const OLD: &[u32] = &[37, 50, 60, 70];
@@ -115,6 +154,9 @@ const WIN10: &[u32] = &[37, 50, 60, 61, 70, 75];
 const WIN11: &[u32] = &[37, 50, 60, 61, 70, 75, 80, 86];
 const WIN118: &[u32] = &[37, 50, 60, 61, 70, 75, 80, 86, 90];
 const WIN12: &[u32] = &[50, 60, 61, 70, 75, 80, 86, 90];
+/// 12.8 from 2.8 on without Volta (2.11's Linux cu128)
+const TURING_UP: &[u32] = &[75, 80, 86, 90, 100, 120];
+const VOLTA_UP: &[u32] = &[70, 75, 80, 86, 90, 100, 120];
 
 /// The table: Linux x86_64 manywheel builds and, where read, the Windows wheels.
 pub const TABLE: &[Row] = &[
@@ -196,6 +238,69 @@ pub const TABLE: &[Row] = &[
         archs: MID,
         ptx: None,
         source: B21,
+        platform: Platform::Linux,
+        lower_bound: false,
+    },
+    Row {
+        releases: &[(2, 6)],
+        cuda: &[12040],
+        archs: MID,
+        ptx: None,
+        source: L26,
+        platform: Platform::Linux,
+        lower_bound: false,
+    },
+    Row {
+        releases: &[(2, 7)],
+        cuda: &[12060],
+        archs: MID,
+        ptx: None,
+        source: L27,
+        platform: Platform::Linux,
+        lower_bound: false,
+    },
+    Row {
+        releases: &[(2, 7)],
+        cuda: &[12080],
+        archs: TURING_UP,
+        ptx: Some(120),
+        source: L27,
+        platform: Platform::Linux,
+        lower_bound: false,
+    },
+    Row {
+        releases: &[(2, 10)],
+        cuda: &[12060],
+        archs: MID,
+        ptx: None,
+        source: L210,
+        platform: Platform::Linux,
+        lower_bound: false,
+    },
+    Row {
+        releases: &[(2, 10)],
+        cuda: &[12080],
+        archs: VOLTA_UP,
+        ptx: None,
+        source: L210,
+        platform: Platform::Linux,
+        lower_bound: false,
+    },
+    Row {
+        releases: &[(2, 11)],
+        cuda: &[12060],
+        archs: MID,
+        ptx: None,
+        source: L211,
+        platform: Platform::Linux,
+        lower_bound: false,
+    },
+    Row {
+        releases: &[(2, 11)],
+        cuda: &[12080],
+        archs: TURING_UP,
+        ptx: None,
+        source: L211,
         platform: Platform::Linux,
         lower_bound: false,
     },
@@ -353,6 +458,33 @@ pub const TABLE: &[Row] = &[
         lower_bound: false,
     },
     Row {
+        releases: &[(2, 7), (2, 10)],
+        cuda: &[12060],
+        archs: WIN12,
+        ptx: None,
+        source: W126,
+        platform: Platform::Windows,
+        lower_bound: false,
+    },
+    Row {
+        releases: &[(2, 7)],
+        cuda: &[12080],
+        archs: &[50, 60, 61, 70, 75, 80, 86, 90, 100, 120],
+        ptx: None,
+        source: W27,
+        platform: Platform::Windows,
+        lower_bound: false,
+    },
+    Row {
+        releases: &[(2, 10)],
+        cuda: &[12080],
+        archs: VOLTA_UP,
+        ptx: None,
+        source: W210,
+        platform: Platform::Windows,
+        lower_bound: false,
+    },
+    Row {
         releases: &[(2, 8)],
         cuda: &[12090],
         archs: &[70],
@@ -503,10 +635,12 @@ mod tests {
         assert_eq!(row_for("2.6.0.dev20241112+cu121"), None);
         assert_eq!(row_for("2.5.0a0+872d972e41"), None);
         assert_eq!(row_for("2.1.0rc1+cu121"), None);
-        // 2.6, 2.7 and 2.10 were not read at their release
-        assert_eq!(row_for("2.7.1+cu128"), None);
-        assert_eq!(row_for("2.6.0+cu124"), None);
-        assert_eq!(row_for("2.10.0+cu128"), None);
+        // variants no released wheel's list was found for
+        assert_eq!(row_for("2.7.1+cu118"), None);
+        assert_eq!(row_for("2.6.0+cu126"), None);
+        assert_eq!(row_for("2.10.0+cu130"), None);
+        assert_eq!(row_for("2.11.0+cu130"), None);
+        assert_eq!(row_on("2.6.0+cu124", Platform::Windows), None);
         assert_eq!(row_for("2.8.0+cpu"), None);
         assert_eq!(row_for("2.8+cu128").map(|r| r.source), Some(P28));
     }
@@ -551,6 +685,65 @@ mod tests {
         assert_eq!(r.alternative("2.8.0+cu129", 61), None);
         // Windows cu128 of 2.8 is not pinned (it ran Pascal in ComfyUI#9929)
         assert_eq!(row_on("2.8.0+cu128", Platform::Windows), None);
+    }
+
+    #[test]
+    fn releases_read_off_their_wheels_2_6_2_7_2_10_2_11() {
+        // turboderp-org/exllamav2#786: a GTX 1080 Ti (6.1) and a P100 (6.0) under 2.7.0+cu128,
+        // whose list starts at sm_75; the same release's cu126 keeps sm_60
+        let r = row_for("2.7.0+cu128").expect("read");
+        assert!(!r.runs(61) && !r.runs(60) && !r.runs(70));
+        assert_eq!(r.arch_names().first().map(String::as_str), Some("sm_75"));
+        assert_eq!(
+            r.arch_names().last().map(String::as_str),
+            Some("compute_120")
+        );
+        assert_eq!(r.alternative("2.7.0+cu128", 61), Some(12060));
+        // vllm-project/vllm#19906: two RTX 5080 (12.0) under 2.7.0+cu128 run it
+        assert!(r.runs(120));
+        // vllm-project/vllm#19542: a GTX 1080 Ti under 2.7.0+cu126 runs its sm_60 cubins
+        assert!(row_for("2.7.0+cu126").expect("read").runs(61));
+        // pytorch/pytorch#144071: a V100 (7.0) under 2.6.0+cu124; vllm-project/vllm#16905: an
+        // H100 PCIe under it; an RTX 50xx has nothing there
+        let r = row_for("2.6.0+cu124").expect("read");
+        assert!(r.runs(70) && r.runs(90) && !r.runs(120));
+        // pytorch/pytorch#182250: V100s under 2.11.0+cu128 (no sm_70), which 2.10's cu128 and
+        // 2.11's cu126 still carry
+        let r = row_for("2.11.0+cu128").expect("read");
+        assert!(!r.runs(70));
+        assert_eq!(r.alternative("2.11.0+cu128", 70), Some(12060));
+        assert!(row_for("2.10.0+cu128").expect("read").runs(70));
+        assert!(row_for("2.11.0+cu126").expect("read").runs(70));
+        // 2.10's cu128 has no PTX: a Pascal card has nothing; a 5090 runs its sm_120
+        let r = row_for("2.10.0+cu128").expect("read");
+        assert!(!r.runs(61) && r.runs(120));
+        assert_eq!(r.arch_names().last().map(String::as_str), Some("sm_120"));
+        // autowarefoundation/auto_e2e#27: an RTX 5080 under 2.11.0+cu128
+        assert!(row_for("2.11.0+cu128").expect("read").runs(120));
+    }
+
+    #[test]
+    fn windows_2_7_and_2_10_wheels_read_off_the_wheels() {
+        // nikopueringer/CorridorKey#141: Windows 2.7.1's cu128 keeps sm_61 (Linux's does not),
+        // 2.10's cu128 starts at sm_70
+        let w = row_on("2.7.1+cu128", Platform::Windows).expect("read");
+        assert!(w.runs(61) && w.runs(120) && w.ptx.is_none());
+        assert!(!row_for("2.7.1+cu128").expect("read").runs(61));
+        let w = row_on("2.10.0+cu128", Platform::Windows).expect("read");
+        assert!(!w.runs(61) && w.runs(70));
+        assert_eq!(w.alternative("2.10.0+cu128", 61), Some(12060));
+        // h33's GenVDM#5: a GTX 1070 (6.1) under Windows 2.7.0+cu126 runs it
+        assert!(
+            row_on("2.7.0+cu126", Platform::Windows)
+                .expect("read")
+                .runs(61)
+        );
+        // visualbruno/ComfyUI-Direct3D-S2#8: an RTX 3080 (8.6) under Windows 2.7.1+cu128
+        assert!(
+            row_on("2.7.1+cu128", Platform::Windows)
+                .expect("read")
+                .runs(86)
+        );
     }
 
     #[test]
