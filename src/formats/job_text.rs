@@ -823,6 +823,9 @@ pub fn interrupted_in_loader(text: &str) -> Option<LoaderInterrupt> {
 /// The wait for the training batches in a PyTorch Lightning profiler report.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct LoaderProfile {
+    /// The report it was read from: `Lightning profiler report` (SimpleProfiler's table) or
+    /// `torch profiler table` (`key_averages().table()`, `formats::profiler_report`).
+    pub report: &'static str,
     /// The action timed around the training DataLoader's `next`, as printed.
     pub action: String,
     /// Its calls (batches fetched), where the report has the column.
@@ -904,6 +907,7 @@ pub fn lightning_profiler_report(text: &str) -> Option<(usize, Option<LoaderProf
                 .find(|w| w.1 == "run_training_epoch")
                 .or_else(|| rows.iter().find(|w| w.1 == "Total"))?;
             (whole.3 > 0.0 && r.3 <= whole.3).then(|| LoaderProfile {
+                report: "Lightning profiler report",
                 action: r.1.clone(),
                 calls: r.2,
                 loader_s: r.3,
@@ -1068,6 +1072,8 @@ fn looks_like_log(text: &str, has_warnings: bool) -> bool {
         || cut_warning(text).is_some()
         // torch's profiler table `key_averages().table()` (formats::profiler_report)
         || crate::formats::profiler_report::looks_like_torch_table(text)
+        // cProfile listings: Lightning's AdvancedProfiler, torch.utils.bottleneck, pstats
+        || crate::formats::profiler_report::looks_like_pstats(text)
 }
 
 /// Parse a structured config by content: JSON (also with comments), TOML, YAML; only a

@@ -17,6 +17,32 @@
 //! `formats::job_text::lightning_profiler_report`.
 //!
 //! One report is a share of time over the profiled steps, not a moment like a py-spy dump.
+//!
+//! Where the table shows both, the DataLoader's share of the profiled steps is read from it
+//! ([`torch_table_loader`]): torch's DataLoader iterator records each batch as
+//! `enumerate(DataLoader)#{iterator class}.__next__` (`torch/utils/data/dataloader.py`,
+//! `_BaseDataLoaderIter.__init__` sets `_profile_name`, `__next__` runs under
+//! `torch.autograd.profiler.record_function(self._profile_name)`; `_SingleProcessDataLoaderIter`
+//! without workers, `_MultiProcessingDataLoaderIter` with them), and Lightning's
+//! `PyTorchProfiler.start` (`src/lightning/pytorch/profilers/pytorch.py`) wraps each action in
+//! `record_function("[pl][profile]" + action_name)`, the training fetch being
+//! `[_TrainingEpochLoop].train_dataloader_next` (2.x; `[TrainingEpochLoop]…` 1.6-1.9,
+//! `get_train_batch` before). Its `summary()` prints `FIT Profiler Report`, `Profile stats for:
+//! records` and this table (`profiler.py`, `_stats_to_str`).
+//!
+//! cProfile listings (`pstats.Stats.print_stats`, CPython `Lib/pstats.py`, read at 43993c56):
+//! `N function calls (M primitive calls) in T seconds`, `Ordered by: …`, the title `ncalls
+//! tottime percall cumtime percall filename:lineno(function)` and rows of `ncalls` (`n/m` when
+//! recursive) right-aligned in 9, four `%8.3f` times and `filename:lineno(function)` (or
+//! `{built-in method …}`, `{method … of … objects}`). Lightning's `AdvancedProfiler.summary`
+//! (`src/lightning/pytorch/profilers/advanced.py`) prints one per action under `Profile stats
+//! for: {action}`, and `torch.utils.bottleneck` one under `cProfile output`. They are read as
+//! the job's text ([`looks_like_pstats`]) and judged by no rule: `AdvancedProfiler.start`
+//! disables every action's profile before enabling the new one ("Disable all profilers before
+//! starting a new one"), so an outer action (`run_training_epoch`) stops counting when the
+//! fetch inside it starts and no section measures the step the fetch belongs to; and in a
+//! whole-process cProfile the main process waits on its workers in `poll`/`select` calls that
+//! other waits share.
 
 /// A `key_averages().table()` header: its row, 0-based.
 pub fn torch_table_header(text: &str) -> Option<usize> {
@@ -126,6 +152,186 @@ fn total_line(l: &str) -> Option<&str> {
     is_time(t.trim()).then_some(t.trim())
 }
 
+/// `_format_time` back to seconds: `791.161ms` is 0.791161, `20.159s` 20.159.
+fn seconds(c: &str) -> Option<f64> {
+    if !is_time(c) {
+        return None;
+    }
+    let (n, scale) = if let Some(n) = c.strip_suffix("us") {
+        (n, 1e-6)
+    } else if let Some(n) = c.strip_suffix("ms") {
+        (n, 1e-3)
+    } else {
+        (c.strip_suffix('s')?, 1.0)
+    };
+    n.parse::<f64>().ok().map(|v| v * scale)
+}
+
+/// A row of `_build_table` (as [`is_torch_table_row`] reads it): the name as printed, the
+/// `CPU total` cell in seconds and the `# of Calls` (the first cell of digits alone after the
+/// CPU columns: device times carry a unit, shares a `%`, memory `Gb`/`Mb`).
+fn table_row(l: &str) -> Option<(&str, f64, Option<u64>)> {
+    let w = cells(l);
+    (1..=2).find_map(|k| {
+        if !(w.len() > k + 5
+            && is_share(w[k])
+            && is_time(w[k + 1])
+            && (is_share(w[k + 2]) || w[k + 2] == "0")
+            && is_time(w[k + 3])
+            && is_time(w[k + 4]))
+        {
+            return None;
+        }
+        let calls = w[k + 5..]
+            .iter()
+            .find(|c| !c.is_empty() && c.chars().all(|ch| ch.is_ascii_digit()))?;
+        Some((w[0], seconds(w[k + 3])?, calls.parse::<u64>().ok()))
+    })
+}
+
+/// `name` as `_build_table` prints `full`: whole, or cut to 52 characters and `...` when it is
+/// 52 or longer (`len(name) >= max_name_column_width - 3`).
+fn printed_as(printed: &str, full: &str) -> bool {
+    printed == full
+        || printed
+            .strip_suffix("...")
+            .is_some_and(|p| p.len() >= 52 && full.starts_with(p))
+}
+
+/// The training DataLoader's batch fetch, by the names its producers record it under:
+/// torch's iterator (any `enumerate(DataLoader)#…`; the prefix survives the cut) first,
+/// Lightning's action around it second (`[pl][profile][{loop}].train_dataloader_next`,
+/// `[pl][profile]get_train_batch`).
+fn loader_kind(name: &str) -> Option<u8> {
+    if name.starts_with("enumerate(DataLoader)#") {
+        return Some(0);
+    }
+    let rest = name.strip_prefix("[pl][profile]")?;
+    if printed_as(name, "[pl][profile]get_train_batch") {
+        return Some(1);
+    }
+    let (body, cut) = match rest.strip_suffix("...") {
+        Some(b) => (b, true),
+        None => (rest, false),
+    };
+    let tail = &body[body.strip_prefix('[')?.find(']')? + 2..];
+    let next = ".train_dataloader_next";
+    (tail == next || cut && tail.len() >= 6 && next.starts_with(tail)).then_some(1)
+}
+
+/// The DataLoader's share of the profiled steps in a `key_averages().table()` (or the legacy
+/// autograd profiler's per-event table that `torch.utils.bottleneck` prints), judged only where
+/// the table shows both: the loader's `CPU total` (its rows summed: one per iterator class, or
+/// one per event in the per-event table) against the steps' — the `ProfilerStep*` row that
+/// `torch.profiler.profile.step()` records around each step (`ProfilerStep#N` rows summed in a
+/// per-event table), else the table's `Self CPU time total` footer (every event's self time,
+/// all threads: the share is then a floor). Each table (up to its footer) is read alone:
+/// `bottleneck` prints a CPU-mode and a CUDA-mode table one after the other. A loader total
+/// above the whole (beyond the printed rounding) is not judged.
+pub fn torch_table_loader(text: &str) -> Option<crate::formats::job_text::LoaderProfile> {
+    // (1-based line, name, cpu total s, calls)
+    let mut rows: Vec<(usize, &str, f64, Option<u64>)> = Vec::new();
+    let judge = |rows: &[(usize, &str, f64, Option<u64>)], footer: Option<f64>| {
+        let best = rows.iter().filter_map(|r| loader_kind(r.1)).min()?;
+        let loader: Vec<_> = rows
+            .iter()
+            .filter(|r| loader_kind(r.1) == Some(best))
+            .collect();
+        let loader_s: f64 = loader.iter().map(|r| r.2).sum();
+        let step_star = rows
+            .iter()
+            .filter(|r| r.1 == "ProfilerStep*" && r.2 > 0.0)
+            .map(|r| r.2)
+            .fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))));
+        let steps_s: f64 = rows
+            .iter()
+            .filter(|r| {
+                r.1.strip_prefix("ProfilerStep#")
+                    .is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
+            })
+            .map(|r| r.2)
+            .sum();
+        let (whole, whole_s) = match (step_star, steps_s > 0.0, footer) {
+            (Some(s), _, _) => ("ProfilerStep*".to_string(), s),
+            (None, true, _) => ("the ProfilerStep#N rows".to_string(), steps_s),
+            (None, false, Some(f)) => ("the table's Self CPU time total".to_string(), f),
+            _ => return None,
+        };
+        (loader_s > 0.0 && whole_s > 0.0 && loader_s <= whole_s * 1.05).then(|| {
+            crate::formats::job_text::LoaderProfile {
+                report: "torch profiler table",
+                action: loader[0].1.to_string(),
+                calls: loader.iter().map(|r| r.3).sum::<Option<u64>>(),
+                loader_s,
+                whole_s,
+                whole,
+                share: (loader_s / whole_s).min(1.0),
+                line: loader[0].0,
+            }
+        })
+    };
+    for (i, l) in text.lines().take(20_000).enumerate() {
+        let t = l.trim();
+        if let Some(total) = t
+            .strip_prefix("Self CPU time total:")
+            .and_then(|v| seconds(v.trim()))
+        {
+            if let Some(p) = judge(&rows, Some(total)) {
+                return Some(p);
+            }
+            rows.clear();
+            continue;
+        }
+        if let Some((name, cpu_total, calls)) = table_row(l) {
+            rows.push((i + 1, name, cpu_total, calls));
+        }
+    }
+    judge(&rows, None)
+}
+
+/// A `pstats` row (`Stats.print_line`): `ncalls` (`n` or `n/m`), `tottime`, `percall`,
+/// `cumtime`, `percall` as `%8.3f` (a `percall` of no calls is blank), then the function as
+/// `func_std_string` writes it: `file:line(name)`, `{built-in method …}`, `{method … objects}`.
+static PSTATS_ROW: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+    regex::Regex::new(
+        r"^\s*\d+(?:/\d+)?\s+\d+\.\d{3}\s+(?:\d+\.\d{3}\s+)?\d+\.\d{3}\s+(?:\d+\.\d{3}\s+)?(?:\{[^}]*\}|\S.*:\d+\(.*\))\s*$",
+    )
+    .expect("static regex")
+});
+
+/// True when the text holds a cProfile listing as `pstats.Stats.print_stats` prints it (see the
+/// module header): the `ncalls  tottime  percall  cumtime  percall filename:lineno(function)`
+/// title, or two rows, or a row and the `N function calls … in T seconds` line.
+pub fn looks_like_pstats(text: &str) -> bool {
+    let mut rows = 0;
+    let mut calls_line = false;
+    for l in text.lines().take(20_000) {
+        let w: Vec<&str> = l.split_whitespace().collect();
+        if w == [
+            "ncalls",
+            "tottime",
+            "percall",
+            "cumtime",
+            "percall",
+            "filename:lineno(function)",
+        ] {
+            return true;
+        }
+        calls_line |= w.len() >= 5
+            && w[0].chars().all(|c| c.is_ascii_digit())
+            && w[1] == "function"
+            && w[2] == "calls"
+            && l.trim_end().ends_with(" seconds");
+        if PSTATS_ROW.is_match(l) {
+            rows += 1;
+        }
+        if rows >= 2 || rows >= 1 && calls_line {
+            return true;
+        }
+    }
+    false
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -156,5 +362,122 @@ mod tests {
             "    _try_get_data (torch/utils/data/dataloader.py:1133)\n"
         ));
         assert!(!looks_like_torch_table("Self CPU time total: 2.304ms\n"));
+    }
+
+    #[test]
+    fn the_loader_share_is_read_where_the_table_shows_the_loader_and_the_whole() {
+        use crate::test_corpus as corpus;
+        // SalvatoreConza/AdaptFNO `profile` (problem: the loop waits on its workers): the
+        // per-event CUDA-mode table of torch.utils.bottleneck, 15 `__next__` events against the
+        // footer
+        let p =
+            torch_table_loader(&corpus("h47_bottleneck_adaptfno_loader_poll_cfgrib.txt")).unwrap();
+        assert_eq!(p.report, "torch profiler table");
+        assert!(
+            p.action
+                .starts_with("enumerate(DataLoader)#_MultiProcessingDataLoaderIter")
+        );
+        assert_eq!(p.calls, Some(15));
+        assert_eq!(p.whole, "the table's Self CPU time total");
+        assert!((p.whole_s - 186.591).abs() < 1e-9);
+        assert!(p.share > 0.99, "{p:?}");
+        // saforem2/vault GenSLM notes: Lightning's PyTorchProfiler report (unquoted as paste
+        // unwrapping leaves it), the worker-less loader against ProfilerStep*
+        let quoted = corpus("h47_plprof_genslm_fit_report_single_process_loader.txt");
+        let t: String = quoted
+            .lines()
+            .map(|l| format!("{}\n", l.strip_prefix("> ").unwrap_or(l)))
+            .collect();
+        let p = torch_table_loader(&t).unwrap();
+        assert_eq!(p.whole, "ProfilerStep*");
+        assert_eq!((p.calls, p.line), (Some(3), 18));
+        assert!((p.share - 0.149889 / 1.411).abs() < 1e-9, "{p:?}");
+        // a table without a whole: ClinicalDG#2 and neural_prophet#972 cut before the footer and
+        // without ProfilerStep (the `CPU total %` column is a share of every thread's self time,
+        // not of the steps); a table without a loader: pytorch#124547, STGym's PyTorchProfiler
+        // table; midi-lm#7's report cut before the loader row's numbers
+        for name in [
+            "h3_profiler_single_process_dataloader.txt",
+            "h41_profiler_neuralprophet972_cpu_single_process_loader.txt",
+            "h41_profiler_pytorch124547_cpu_only_profilerstep.txt",
+            "h47_plprof_stgym_pageable_htod_copies.txt",
+            "h47_plprof_midilm7_loader_row_cut.txt",
+        ] {
+            assert_eq!(torch_table_loader(&corpus(name)), None, "{name}");
+        }
+        // Lightning's action row when torch's is not shown, cut at 52 characters; its val_next
+        // is not the training fetch; the footer of another table does not pair with it
+        let row = |name: &str, total: &str| {
+            format!(
+                "{name:>55}        10.00%       1.000ms        50.00%      {total:>8}      10.000ms             5  \n"
+            )
+        };
+        let t = format!(
+            "{}{}Self CPU time total: 2.000s\n",
+            row(
+                "[pl][profile][_TrainingEpochLoop].train_dataloader_n...",
+                "1.000s"
+            ),
+            row("[pl][profile][_EvaluationLoop].val_next", "0.500s")
+        );
+        let p = torch_table_loader(&t).unwrap();
+        assert!((p.share - 0.5).abs() < 1e-9);
+        assert_eq!(loader_kind("[pl][profile][_EvaluationLoop].val_next"), None);
+        assert_eq!(loader_kind("[pl][profile]get_train_batch"), Some(1));
+        let t = format!(
+            "Self CPU time total: 2.000s\n{}",
+            row(
+                "enumerate(DataLoader)#_MultiProcessingDataLoaderIter...",
+                "1.000s"
+            )
+        );
+        assert_eq!(torch_table_loader(&t), None);
+        // a loader total above the whole is another thread's or another table's
+        let t = format!(
+            "{}Self CPU time total: 0.500s\n",
+            row(
+                "enumerate(DataLoader)#_SingleProcessDataLoaderIter._...",
+                "1.000s"
+            )
+        );
+        assert_eq!(torch_table_loader(&t), None);
+        assert_eq!(seconds("210.225ms"), Some(0.210225));
+        assert_eq!(seconds("20.159s"), Some(20.159));
+    }
+
+    #[test]
+    fn cprofile_listings_are_read_as_pstats_prints_them() {
+        use crate::test_corpus as corpus;
+        // Lightning AdvancedProfiler sections (choderalab/modelforge#141, Lightning-AI#782,
+        // kalekundert's notebook, rows pasted without their title), torch.utils.bottleneck's
+        // cProfile section (clovaai/voxceleb_trainer#110) and a pstats file printed with
+        // `print_stats(10)` (turboderp-org/exllamav2#455)
+        for name in [
+            "h47_advprof_modelforge141_training_step.txt",
+            "h47_advprof_lightning782_get_train_batch.txt",
+            "h47_advprof_kalekundert_loader_section_only.txt",
+            "h47_advprof_kalekundert_rows_without_header.txt",
+            "h47_bottleneck_voxceleb110_cprofile_cuda_calls.txt",
+            "h47_cprofile_exllamav2_455_item_in_loop.txt",
+        ] {
+            assert!(looks_like_pstats(&corpus(name)), "{name}");
+        }
+        // rows alone, with `{…}` functions
+        assert!(looks_like_pstats(
+            "      289    4.347    0.015    4.347    0.015 {method 'cuda' of 'torch._C._TensorBase' objects}\n  1265289    1.193    0.000    1.951    0.000 /usr/lib/python3.6/posixpath.py:75(join)\n"
+        ));
+        // not a listing: a torch table row, a training log line, a lone count line, nvidia-smi
+        assert!(!looks_like_pstats(
+            "                  cudaStreamSynchronize         0.02%      35.851us         0.02%      35.851us      35.851us             1\n"
+        ));
+        assert!(!looks_like_pstats(
+            "Epoch 1:  45%|████▌     | 45/100 [00:10<00:12,  4.50it/s, loss=0.512]\n"
+        ));
+        assert!(!looks_like_pstats(
+            "         5844 function calls in 0.058 seconds\n"
+        ));
+        assert!(!looks_like_pstats(
+            "|   0  Tesla V100-SXM2...  On   | 00000000:00:1E.0 Off |                    0 |\n"
+        ));
     }
 }

@@ -134,7 +134,7 @@ impl Probe for Config {
             ),
             (
                 "loader_profile",
-                "{action, calls, loader_s, whole, whole_s, share, file, line}: a PyTorch Lightning profiler report's row for the training DataLoader's next (train_dataloader_next, get_train_batch) against run_training_epoch (or the report's Total)",
+                "{report, action, calls, loader_s, whole, whole_s, share, file, line}: a PyTorch Lightning profiler report's row for the training DataLoader's next (train_dataloader_next, get_train_batch) against run_training_epoch (or the report's Total), or a torch profiler table's DataLoader rows (enumerate(DataLoader)#…__next__) against ProfilerStep* (or the table's Self CPU time total)",
             ),
             (
                 "workload",
@@ -256,7 +256,8 @@ impl Probe for Config {
         {
             out["log_steps"] = json!({"format": t.format, "lines": t.lines, "data_s": t.data_s, "step_s": t.step_s, "share": t.share, "file": f, "worst_line": t.worst_line, "worst": t.worst, "worst_left_out": t.worst_left_out});
         }
-        // a Lightning profiler report's training-DataLoader row (job_text::lightning_profiler_report)
+        // a Lightning profiler report's training-DataLoader row (job_text::lightning_profiler_report),
+        // else a torch profiler table's DataLoader rows (profiler_report::torch_table_loader)
         if let Some((p, f)) = g
             .docs
             .iter()
@@ -264,10 +265,11 @@ impl Probe for Config {
             .find_map(|d| {
                 crate::formats::job_text::lightning_profiler_report(&d.text)
                     .and_then(|(_, p)| p)
+                    .or_else(|| crate::formats::profiler_report::torch_table_loader(&d.text))
                     .map(|p| (p, &d.path))
             })
         {
-            out["loader_profile"] = json!({"action": p.action, "calls": p.calls, "loader_s": p.loader_s, "whole": p.whole, "whole_s": p.whole_s, "share": p.share, "file": f, "line": p.line});
+            out["loader_profile"] = json!({"report": p.report, "action": p.action, "calls": p.calls, "loader_s": p.loader_s, "whole": p.whole, "whole_s": p.whole_s, "share": p.share, "file": f, "line": p.line});
         }
         // a traceback printed when the job was stopped while it waited on the DataLoader
         if let Some((t, f)) = g
