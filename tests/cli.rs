@@ -2067,6 +2067,14 @@ a:1:3 [0] NCCL INFO Channel 00 : 0[1000] -> 1[2000] via SHM/direct/direct\n\
 a:2:3 [1] NCCL INFO Channel 00 : 1[2000] -> 0[1000] via SHM/direct/direct\n",
         ));
         cases.push(c);
+        // nccl-tests' footer when the data it checked was wrong (NVIDIA/nccl-tests#356)
+        let mut c = case("comm.collective-wrong-results", "56 out-of-bounds values");
+        c.inputs.nccl_log = Some(nccl(
+            "      262144         65536     float     sum      -1    43.00    6.10    6.10      0    42.86    6.12    6.12      0\n\
+# Out of bounds values : 56 FAILED\n\
+# Avg bus bandwidth    : 3.41227\n",
+        ));
+        cases.push(c);
 
         let mut all = String::new();
         let n = cases.len();

@@ -50,6 +50,13 @@
 //!   unknown error 30), so the error is named from `cudaGetErrorString`'s text, which did not
 //!   change, and the number kept as printed.
 //!
+//! - the CUDA checks of the programs that print a failed call's `cudaGetErrorString` behind their
+//!   own prefix: NCCL's `CUDACHECK` (`src/include/checks.h`, github.com/NVIDIA/nccl: `Cuda
+//!   failure '%s'`, since 2.19 `Cuda failure %d '%s'`, a WARN line) and nccl-tests' (`src/common.h`,
+//!   github.com/NVIDIA/nccl-tests at a0b82b2: `%s: Test CUDA failure %s:%d '%s'`, the host, the
+//!   file and line of the failed call, then its error string). Behind either prefix the short
+//!   texts (`unknown error`, `invalid argument`) are read too.
+//!
 //! The reader streams the lines once and keeps bounded lists.
 
 use super::cuda_compat;
@@ -471,9 +478,12 @@ fn quotable() -> impl Iterator<Item = &'static str> {
         .filter(|m| m.split_whitespace().count() >= 4)
 }
 
-// NCCL's and other tools' `Cuda failure 999 'unknown error'` / `Cuda failure 'out of memory'`
-static CUDA_FAILURE: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"Cuda failure (?:\d+ )?'([^']{2,120})'").expect("static regex"));
+// NCCL's and other tools' `Cuda failure 999 'unknown error'` / `Cuda failure 'out of memory'`,
+// and nccl-tests' `host: Test CUDA failure common.cu:941 'system not yet initialized'`
+static CUDA_FAILURE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?:Cuda failure (?:\d+ )?|Test CUDA failure \S+:\d+ )'([^']{2,120})'")
+        .expect("static regex")
+});
 // THC's `THCudaCheck FAIL file=F line=L error=N : message` (PyTorch 0.x-1.x, Lua Torch)
 static THC_FAIL: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
@@ -553,6 +563,8 @@ pub fn recognised_line(line: &str) -> bool {
         || line.contains("CUDA_ERROR_")
         || line.contains("THCudaCheck FAIL")
         || line.contains("cuda runtime error (")
+        || (line.contains("Cuda failure") || line.contains("Test CUDA failure"))
+            && CUDA_FAILURE.is_match(line)
         || QUOTED.is_match(line)
         || error_n(line).is_some()
 }
@@ -579,6 +591,8 @@ pub fn looks_like(text: &str) -> bool {
             "CUDA_ERROR_",
             "THCudaCheck FAIL",
             "cuda runtime error (",
+            "Cuda failure",
+            "Test CUDA failure",
         ];
         p.extend(quotable());
         super::scan::phrases(&p)
@@ -630,6 +644,11 @@ fn text_raises_thc(text: &str) -> bool {
 
 pub fn parse_cuda_runtime_log(text: &str) -> CudaRuntimeLog {
     let mut out = CudaRuntimeLog::default();
+    // NCCL's CUDACHECK warns `Cuda failure '…'` and returns ncclUnhandledCudaError: where the
+    // text shows that result too (`unhandled cuda error`, ncclGetErrorString's words), the
+    // failure is the NCCL error's reason, which comm.nccl-error reports
+    let nccl_reported =
+        text.contains("unhandled cuda error") || text.contains("ncclUnhandledCudaError");
     // `_check_cubins` prints its message over three lines: keep the GPU until the list follows
     let mut pending_gpu: Option<usize> = None;
     for line in super::content_lines(text) {
@@ -812,10 +831,11 @@ pub fn parse_cuda_runtime_log(text: &str) -> CudaRuntimeLog {
             };
         // a terminal pads lines with spaces to its width: the message ends before them
         let line = line.trim_end();
-        for c in CUDA_ERROR
-            .captures_iter(line)
-            .chain(CUDA_FAILURE.captures_iter(line))
-        {
+        for c in CUDA_ERROR.captures_iter(line).chain(
+            CUDA_FAILURE
+                .captures_iter(line)
+                .filter(|c| !(nccl_reported && c[0].starts_with("Cuda failure"))),
+        ) {
             let msg = c[1].trim();
             match by_message(msg) {
                 Some(e) => add(e.0.to_string(), Some(e.1), Some(e.2), e.4),
@@ -1042,6 +1062,35 @@ mod tests {
             ]
         );
         assert!(!m.driver_too_old);
+    }
+
+    #[test]
+    fn nccl_tests_and_nccl_cuda_checks_are_read() {
+        // github.com/NVIDIA/nccl-tests/issues/264 (8x H100: the fabric manager is not running)
+        let t = "# Using devices\ntest: Test CUDA failure common.cu:941 'system not yet initialized'\n .. test pid 54340: Test failure common.cu:891\n";
+        assert!(looks_like(t));
+        let m = parse_cuda_runtime_log(t);
+        assert_eq!(m.error_names, ["cudaErrorSystemNotReady"]);
+        assert_eq!(m.errors[0].code, Some(802));
+        // github.com/NVIDIA/nccl-tests/issues/66 and /289: the short texts behind the prefix
+        let m = parse_cuda_runtime_log("Test CUDA failure common.cu:730 'unknown error'\n");
+        assert_eq!(m.error_names, ["cudaErrorUnknown"]);
+        let m = parse_cuda_runtime_log(
+            "localhost: Test CUDA failure hypercube.cu:57 'invalid argument'\n .. localhost pid 180044: Test failure common.cu:383\n",
+        );
+        assert_eq!(m.error_names, ["cudaErrorInvalidValue"]);
+        // github.com/NVIDIA/nccl-tests/issues/208: NCCL's own CUDACHECK WARN line
+        let t = "noodle-4090-0:1896106:1896121 [1] enqueue.cc:47 NCCL WARN Cuda failure 'named symbol not found'\n";
+        assert!(looks_like(t));
+        assert_eq!(parse_cuda_runtime_log(t).errors.len(), 1);
+        // github.com/NVIDIA/nccl-tests/issues/230: NCCL's Cuda failure turned into the NCCL
+        // error the text shows ('unhandled cuda error'): that error's reason, not read here
+        let t = "DESKTOP-GGBQPHK:64756:64771 [0] include/alloc.h:123 NCCL WARN Cuda failure 999 'unknown error'\nDESKTOP-GGBQPHK: Test NCCL failure common.cu:990 'unhandled cuda error (run with NCCL_DEBUG=INFO for details) / '\n";
+        assert!(parse_cuda_runtime_log(t).errors.is_empty());
+        // nccl-tests' NCCL failure line and its trail are not CUDA errors
+        assert!(!looks_like(
+            "fastmoe: Test NCCL failure common.cu:777 'unhandled system error'\n .. fastmoe pid 1: Test failure common.cu:1\n"
+        ));
     }
 
     #[test]

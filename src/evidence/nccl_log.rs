@@ -10,6 +10,14 @@
 //! nccl-tests' result table (NVIDIA/nccl-tests `src/common.cu`: the `size count type redop root
 //! time algbw busbw #wrong` rows and `# Avg bus bandwidth : X`) is NCCL's output too: a paste of
 //! the table alone is read as this kind, its rows counted and the out-of-place busbw kept.
+//! Whether the collective returned the right data is read from what nccl-tests prints for it
+//! (NVIDIA/nccl-tests at a0b82b2, July 2026: `src/util.cu` `writeBenchmarkLineBody` prints
+//! each half's wrong-element count with `%6g`, or `N/A` where it did not check;
+//! `writeResultFooter` prints `# Out of bounds values : %d FAILED|OK`; `src/common.cu`
+//! `CheckData` prints `rank=%d #wrong=%d` per GPU that had any). Builds before the `#wrong`
+//! column (2018–2021) print the largest relative `error` (`%7.0le`, `1e-06`): a rounding
+//! residue, not a count, so only their footer says whether it was out of bounds. rccl-tests and
+//! msccl-tests print the same table.
 //!
 //! Written from NCCL's source (github.com/NVIDIA/nccl, tags v2.3.7-1 to v2.21.5-1 and master
 //! at 2.30): `src/transport/net_ib.cc` (`NET/IB : No device found.`, `NET/IB : Using …; OOB`,
@@ -141,6 +149,16 @@ pub struct NcclLog {
     /// nccl-tests' `# Avg bus bandwidth    : X` summary, GB/s.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tests_avg_busbw_gbs: Option<f64>,
+    /// nccl-tests' `# Out of bounds values : N FAILED|OK`: N, the most any footer said.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tests_out_of_bounds: Option<u64>,
+    /// Wrong elements the rows' `#wrong` columns (and `rank=R #wrong=N` lines) counted; absent
+    /// where no row carried a count (the older `error` column, `N/A`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tests_wrong_elements: Option<u64>,
+    /// The sizes (bytes) of the rows with wrong elements, the first few.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tests_wrong_sizes: Vec<u64>,
 }
 
 fn no_rows(n: &u64) -> bool {
@@ -157,12 +175,61 @@ static TESTS_ROW: LazyLock<Regex> = LazyLock::new(|| {
 });
 static TESTS_AVG: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^#\s*Avg bus bandwidth\s*:\s*([\d.]+)").expect("static regex"));
+/// `writeResultFooter`'s `# %-20s : %d %s` with `Out of bounds values`, read wherever it stands
+/// on the line: markdown eats the `#` of a pasted line, and posters quote it in prose.
+static TESTS_OOB: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\bOut of bounds values\s*:\s*(\d{1,12})\s+(OK|FAILED)\b").expect("static regex")
+});
+/// `CheckData`'s `rank=%d #wrong=%d`.
+static TESTS_RANK_WRONG: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\brank=\d+ #wrong=(\d{1,12})\b").expect("static regex"));
 
-/// A line nccl-tests prints: a result row, the table header, or the bandwidth summary.
+/// A line nccl-tests prints: a result row, the table header, the bandwidth summary or the
+/// out-of-bounds verdict.
 pub fn tests_line(line: &str) -> bool {
     maybe_row(line) && TESTS_ROW.is_match(line)
         || line.starts_with('#')
             && (TESTS_AVG.is_match(line) || line.contains("algbw") && line.contains("busbw"))
+        || line.contains("Out of bounds values") && TESTS_OOB.is_match(line)
+        || line.contains(" #wrong=") && TESTS_RANK_WRONG.is_match(line)
+}
+
+const TESTS_REDOPS: [&str; 7] = ["sum", "prod", "max", "min", "avg", "premulsum", "none"];
+
+/// A `#wrong` field: `writeBenchmarkLineBody`'s `%6g` of a count (`0`, `56`, `1.04858e+06`).
+/// The older `error` column (`1e-06`, `0e+00`) and `N/A` are no count.
+fn wrong_count(field: &str) -> Option<u64> {
+    if !field.is_empty() && field.bytes().all(|b| b.is_ascii_digit()) {
+        return field.parse().ok();
+    }
+    // `%6g` turns to an exponent only from 1e6 up (a count); a relative error is below 1
+    let (_, exp) = field.split_once("e+")?;
+    let v: f64 = field.parse().ok()?;
+    (exp.parse::<u32>().ok()? >= 6 && v.fract() == 0.0).then_some(v as u64)
+}
+
+/// A result row's size and its wrong elements (out-of-place plus in-place), where the row has
+/// `#wrong` counts: after `size count type [redop] [root]` come `time algbw busbw #wrong` twice
+/// (then, with `-R`/timestamps, more). The root is there when an integer leads nine or more
+/// fields (2019 on); the rows before it have eight.
+fn row_wrong(line: &str) -> Option<(u64, u64)> {
+    let t: Vec<&str> = line.split_whitespace().collect();
+    let size: u64 = t.first()?.parse().ok()?;
+    let mut rest = t.get(3..)?;
+    if rest.first().is_some_and(|op| TESTS_REDOPS.contains(op)) {
+        rest = &rest[1..];
+    }
+    if rest.len() >= 9 && rest[0].parse::<i64>().is_ok() {
+        rest = &rest[1..];
+    }
+    let counts: Vec<Option<u64>> = [3, 7]
+        .iter()
+        .map(|&i| rest.get(i).and_then(|f| wrong_count(f)))
+        .collect();
+    if counts.iter().all(Option::is_none) {
+        return None;
+    }
+    Some((size, counts.into_iter().flatten().sum()))
 }
 
 /// A row starts with its size, a number: the cheap test before the row's regex, which an NCCL
@@ -505,8 +572,32 @@ pub fn parse_nccl_log(text: &str) -> NcclLog {
             if let Ok(b) = c[1].parse::<f64>() {
                 log.tests_busbw_max_gbs = Some(log.tests_busbw_max_gbs.map_or(b, |m| m.max(b)));
             }
+            if let Some((size, wrong)) = row_wrong(l) {
+                let total = log.tests_wrong_elements.get_or_insert(0);
+                *total = total.saturating_add(wrong);
+                if wrong > 0 && log.tests_wrong_sizes.len() < 20 {
+                    log.tests_wrong_sizes.push(size);
+                }
+            }
         } else if let Some(c) = l.starts_with('#').then(|| TESTS_AVG.captures(l)).flatten() {
             log.tests_avg_busbw_gbs = c[1].parse().ok();
+        } else if let Some(c) = l
+            .contains("Out of bounds values")
+            .then(|| TESTS_OOB.captures(l))
+            .flatten()
+        {
+            let n: u64 = c[1].parse().unwrap_or(u64::MAX);
+            // `FAILED` with a count that did not parse is still a failure
+            let n = if &c[2] == "FAILED" { n.max(1) } else { n };
+            log.tests_out_of_bounds = Some(log.tests_out_of_bounds.map_or(n, |m| m.max(n)));
+        } else if let Some(c) = l
+            .contains(" #wrong=")
+            .then(|| TESTS_RANK_WRONG.captures(l))
+            .flatten()
+        {
+            let n: u64 = c[1].parse().unwrap_or(0);
+            let total = log.tests_wrong_elements.get_or_insert(0);
+            *total = total.saturating_add(n);
         }
         // `^#`: only a line starting with `#` can be a row
         if let Some(c) = l
@@ -1063,6 +1154,27 @@ impl super::EvidenceKind for NcclLogKind {
             ("multi_node_from", "what else showed the job spans nodes"),
             ("truncated", "the text ends inside an NCCL line"),
             ("unavailable", "fields the log cannot give, with why"),
+            ("tests_rows", "nccl-tests result rows"),
+            (
+                "tests_busbw_max_gbs",
+                "the highest out-of-place busbw of those rows, GB/s",
+            ),
+            (
+                "tests_avg_busbw_gbs",
+                "nccl-tests' `# Avg bus bandwidth` summary, GB/s",
+            ),
+            (
+                "tests_out_of_bounds",
+                "nccl-tests' `# Out of bounds values : N FAILED|OK` count",
+            ),
+            (
+                "tests_wrong_elements",
+                "wrong elements the rows' `#wrong` columns counted",
+            ),
+            (
+                "tests_wrong_sizes",
+                "sizes (bytes) of the rows with wrong elements",
+            ),
         ]
     }
     fn read_by(&self) -> &'static [&'static str] {
@@ -1115,6 +1227,43 @@ mod tests {
         // an NCCL INFO line is not a row
         assert!(!tests_line(
             "node1:10:10 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/IPC"
+        ));
+    }
+
+    #[test]
+    fn nccl_tests_wrong_results_are_read() {
+        // github.com/NVIDIA/nccl-tests/issues/356: the footer quoted in an issue body
+        let t = "However, when I run the same test with 4 GPUs:\n\n` ./hypercube_perf -b 8 -e 8g -f 2 -g 4 -d 0,1,2,3` \n\nI get the following error:\n\n` Out of bounds values : 56 FAILED` \n";
+        assert!(t.lines().any(tests_line));
+        assert_eq!(parse_nccl_log(t).tests_out_of_bounds, Some(56));
+        // github.com/NVIDIA/nccl/issues/1706 (healthy): a row with 0 wrong, the footer OK
+        let ok = "   134217728      33554432     float     sum      -1   5190.8   25.86   25.86      0   5186.6   25.88   25.88      0\n# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 8.62002 \n";
+        let l = parse_nccl_log(ok);
+        assert_eq!(l.tests_out_of_bounds, Some(0));
+        assert_eq!(l.tests_wrong_elements, Some(0));
+        // github.com/NVIDIA/nccl-tests/issues/287: in-place not checked (`N/A`)
+        let na = "    33554432       8388608     float    none      -1    19.56  1715.44    0.00      0     0.78  43046.10    0.00    N/A\n";
+        assert_eq!(parse_nccl_log(na).tests_wrong_elements, Some(0));
+        // github.com/ROCm/rccl/pull/2075: rccl-tests' broadcast row (root 0)
+        let rccl = "      262144         65536     float    none       0    43.00    6.10    6.10      0    42.86    6.12    6.12      0\n";
+        assert_eq!(parse_nccl_log(rccl).tests_wrong_elements, Some(0));
+        // github.com/NVIDIA/nccl-tests/issues/176 and /44: the older `error` column is no count
+        let old = "        4096          1024     float     sum    93.73    0.04    0.09  1e-06    93.15    0.04    0.09  1e-06\n    67108864       8388608   float   1568.3   21.40   21.40  0e+00   1560.9   21.50   21.50  0e+00\n";
+        let l = parse_nccl_log(old);
+        assert_eq!(l.tests_rows, 2);
+        assert_eq!(l.tests_wrong_elements, None);
+        // a row as src/util.cu's `%6g` prints wrong counts (12, and a million as `1e+06`), and
+        // CheckData's `rank=%d #wrong=%d`: built from the format strings, not a paste
+        let bad = "     1048576        262144     float     sum      -1    152.7    6.87   10.30     12    157.6    6.65    9.98  1e+06\nrank=3 #wrong=7\n";
+        let l = parse_nccl_log(bad);
+        assert_eq!(l.tests_wrong_elements, Some(12 + 1_000_000 + 7));
+        assert_eq!(l.tests_wrong_sizes, vec![1048576]);
+        // `%6g` rounds 1048576 to six digits: the count read is that figure
+        assert_eq!(wrong_count("1.04858e+06"), Some(1_048_580));
+        assert_eq!(wrong_count("N/A"), None);
+        // prose naming the footer without its figures is not it
+        assert!(!tests_line(
+            "2-GPU tests consistently pass without any “Out of bounds values” failure."
         ));
     }
 

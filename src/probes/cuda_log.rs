@@ -82,7 +82,15 @@ fn read_text(
     Vec<String>,
 ) {
     let mut files = Vec::new();
-    let rt = first_evidence(&ctx.inputs.evidence, cuda_errors::looks_like).map(|(p, t)| {
+    // an NCCL log (`--nccl-log`) carries the CUDA errors NCCL and nccl-tests print too
+    let logs: Vec<PathBuf> = ctx
+        .inputs
+        .evidence
+        .iter()
+        .chain(ctx.inputs.nccl_log.iter())
+        .cloned()
+        .collect();
+    let rt = first_evidence(&logs, cuda_errors::looks_like).map(|(p, t)| {
         files.push(p.display().to_string());
         cuda_errors::parse_cuda_runtime_log(&t)
     });

@@ -108,6 +108,27 @@ impl Probe for NcclLog {
             ),
             ("hosts", "hosts named in the line prefixes"),
             ("unavailable", "fields the log cannot give, with why"),
+            ("tests_rows", "nccl-tests result rows"),
+            (
+                "tests_busbw_max_gbs",
+                "the highest out-of-place busbw of those rows, GB/s",
+            ),
+            (
+                "tests_avg_busbw_gbs",
+                "nccl-tests' `# Avg bus bandwidth` summary, GB/s",
+            ),
+            (
+                "tests_out_of_bounds",
+                "nccl-tests' `# Out of bounds values : N FAILED|OK` count",
+            ),
+            (
+                "tests_wrong_elements",
+                "wrong elements nccl-tests' `#wrong` columns counted",
+            ),
+            (
+                "tests_wrong_sizes",
+                "sizes (bytes) of the rows with wrong elements",
+            ),
             (
                 "cut",
                 "only when the log is over 256 MiB: which part was read (its start); a rule that would pass on it is unknown",
