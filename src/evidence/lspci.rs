@@ -611,11 +611,11 @@ impl super::EvidenceKind for Lspci {
     fn fields(&self) -> &'static [(&'static str, &'static str)] {
         &[(
             "devices",
-            "per device: slot, class, description, nvidia, gpu, port_type, LnkCap/LnkSta speed and width, LnkCap2, LnkCtl2 target, kernel driver, speed_downgraded, width_downgraded",
+            "per device: slot, class, description, nvidia, gpu, port_type, LnkCap/LnkSta speed and width, LnkCap2, LnkCtl2 target, kernel driver, speed_downgraded, width_downgraded, config_unreadable (its configuration space reads all ones: `(rev ff)`, `!!! Unknown header type 7f`)",
         )]
     }
     fn read_by(&self) -> &'static [&'static str] {
-        &["nvml", "nvml.sample"]
+        &["nvml", "nvml.sample", "kernel.log"]
     }
     fn detect(&self, s: &super::Sniff) -> bool {
         looks_like_lspci(s.unquoted)
