@@ -48,7 +48,16 @@
 //!   `__THCudaCheckWarn` prints `THCudaCheckWarn FAIL …` and goes on. The number is the runtime's
 //!   enum of that CUDA release (before CUDA 10.1 an illegal address was 77, an assert 59, an
 //!   unknown error 30), so the error is named from `cudaGetErrorString`'s text, which did not
-//!   change, and the number kept as printed.
+//!   change, and the number kept as printed;
+//! - other programs' own wrappers around the same `cudaGetErrorString` text, which put a
+//!   qualifier between "CUDA error" and the colon and may follow the text with where it failed:
+//!   NVIDIA Omniverse Kit's plugins log through Carbonite (`<ISO time> [<n>ms] [Error]
+//!   [<plugin>] …`) as `CUDA error in memcpy: <text>: <file>: <line> (device 0)`, `CUDA error:
+//!   <text>: <file>: <line>` (omni.physx.tensors) and `CUDA error 700: cudaErrorIllegalAddress -
+//!   <text>` (carb.cudainterop), Isaac Gym as `Gym cuda error: <text>: <file>: <line>`; the CUDA
+//!   samples' `helper_cuda.h` as `CUDA error at <file>:<line> code=<n>(<name>) "<call>"`. Such
+//!   a line is read only where the text after the colon is one of the runtime's own strings
+//!   (the table below), so a program's free-form "CUDA error in X: …" names nothing.
 //!
 //! - the CUDA checks of the programs that print a failed call's `cudaGetErrorString` behind their
 //!   own prefix: NCCL's `CUDACHECK` (`src/include/checks.h`, github.com/NVIDIA/nccl: `Cuda
@@ -446,6 +455,26 @@ static CUDA_ERROR: LazyLock<Regex> = LazyLock::new(|| {
     )
     .expect("static regex")
 });
+// Another program's wrapper: `CUDA error <n>: `, `CUDA error in <op>: `, `CUDA error at
+// <file>:<line>: `, `cuda error: ` (any case), then a text that ends where a `: <file>: <line>`
+// location, a `(`, a sentence end or the line end follows. Named only where the text is the
+// runtime's (`by_message`).
+static QUALIFIED: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i)\bcuda error(?: \d{1,4}| in [A-Za-z_][\w:.<>-]{0,60}| at \S{1,200})?: ([A-Za-z][A-Za-z0-9 /,'_-]{2,120}?)\s*(?::\s|:$|\.\s|\.$|$|\()",
+    )
+    .expect("static regex")
+});
+
+/// The table's error a qualified `CUDA error …: <text>` names, if its text is the runtime's.
+fn qualified(
+    line: &str,
+) -> Option<&'static (&'static str, u32, &'static str, &'static str, &'static str)> {
+    QUALIFIED
+        .captures_iter(line)
+        .find_map(|c| by_message(c[1].trim()))
+}
+
 // A `cudaGetErrorString` text of four words or more that a post quotes on its own (`I get an
 // "uncorrectable ECC error encountered" after 600 iterations`): the runtime's words, whatever
 // program printed them, between straight, curly or back quotes. Shorter texts (`out of memory`,
@@ -567,6 +596,7 @@ pub fn recognised_line(line: &str) -> bool {
             && CUDA_FAILURE.is_match(line)
         || QUOTED.is_match(line)
         || error_n(line).is_some()
+        || qualified(line).is_some()
 }
 
 /// True when some line of `text` is one of these messages.
@@ -593,6 +623,9 @@ pub fn looks_like(text: &str) -> bool {
             "cuda runtime error (",
             "Cuda failure",
             "Test CUDA failure",
+            "CUDA error ",
+            "cuda error: ",
+            "Cuda error: ",
         ];
         p.extend(quotable());
         super::scan::phrases(&p)
@@ -878,6 +911,12 @@ pub fn parse_cuda_runtime_log(text: &str) -> CudaRuntimeLog {
         for m in QUOTED.find_iter(line) {
             let q = m.as_str().trim_matches(|c: char| "\"“”'`".contains(c));
             if let Some(e) = by_message(q) {
+                add(e.0.to_string(), Some(e.1), Some(e.2), e.4);
+            }
+        }
+        // another program's `CUDA error in <op>: <text>: <file>: <line>`
+        for c in QUALIFIED.captures_iter(line) {
+            if let Some(e) = by_message(c[1].trim()) {
                 add(e.0.to_string(), Some(e.1), Some(e.2), e.4);
             }
         }
@@ -1307,6 +1346,57 @@ mod tests {
         assert!(!looks_like("Error 804: out of memory\n"));
         let h = parse_cuda_runtime_log("PyTorch version: 2.5.1+cu124\nIs CUDA available: True\n");
         assert!(!h.forward_compat_unsupported && h.errors.is_empty());
+    }
+
+    #[test]
+    fn another_programs_cuda_error_wrapper_is_read_when_its_text_is_the_runtimes() {
+        // eliabntt/GRADE-RR#5 (Isaac Lab, Carbonite log): `CUDA error in memcpy: <text>: <file>`
+        let kit = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/fixtures/corpus/h48_cudaerr_graderr5_isaaclab_memcpy_illegal.log"),
+        )
+        .unwrap();
+        assert!(looks_like(&kit));
+        let m = parse_cuda_runtime_log(&kit);
+        assert_eq!(m.error_names, ["cudaErrorIllegalAddress"]);
+        assert_eq!(m.errors[0].count, 1);
+        for (problem, name) in [
+            // isaac-sim/IsaacLab#346: omni.physx.tensors, `CUDA error: <text>: <file>: <line>`
+            (
+                "2024-04-05 09:49:52 [34,449ms] [Error] [omni.physx.tensors.plugin] CUDA error: an illegal memory access was encountered: ../../../extensions/runtime/source/omni.physx.tensors/plugins/gpu/GpuRigidBodyView.cpp: 228\n",
+                "cudaErrorIllegalAddress",
+            ),
+            // leggedrobotics/legged_gym#64: Isaac Gym's `Gym cuda error: <text>: <file>: <line>`
+            (
+                "[Error] [carb.gym.plugin] Gym cuda error: an illegal memory access was encountered: ../../../source/plugins/carb/gym/impl/Gym/GymPhysX.cpp: 1459\n",
+                "cudaErrorIllegalAddress",
+            ),
+            // isaac-sim/IsaacLab#1737: carb.cudainterop's `CUDA error 700: <name> - <text>)`
+            (
+                "2025-01-27 16:43:39 [23,702ms] [Error] [carb.cudainterop.plugin] CUDA error 700: cudaErrorIllegalAddress - an illegal memory access was encountered)\n",
+                "cudaErrorIllegalAddress",
+            ),
+        ] {
+            assert!(looks_like(problem), "{problem}");
+            assert_eq!(
+                parse_cuda_runtime_log(problem).error_names,
+                [name],
+                "{problem}"
+            );
+        }
+        // the same logs' lines that name no runtime error (isaac-sim/IsaacLab#1737's PhysX
+        // warning and its texture failure), and a program's own words after the colon
+        for healthy in [
+            "2025-01-27 16:43:39 [23,656ms] [Warning] [omni.physx.plugin] PhysX warning: CUDA context validation failed, FILE C:\\g\\110116602\\physx\\source\\cudamanager\\src\\CudaContextManager.cpp, LINE 638\n",
+            "2025-01-27 16:43:39 [23,704ms] [Error] [gpu.foundation.plugin] Texture creation failed for the device: 0.\n",
+            "CUDA error in kernel launch: grid too large for this toy example\n",
+        ] {
+            assert!(!looks_like(healthy), "{healthy}");
+            assert!(
+                parse_cuda_runtime_log(healthy).error_names.is_empty(),
+                "{healthy}"
+            );
+        }
     }
 
     #[test]

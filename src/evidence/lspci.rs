@@ -24,6 +24,19 @@
 //! grep -i nvidia`: only `show_device`'s one-line form, no capabilities) is read too, as
 //! devices whose link the paste does not show, a NIC-only listing included (its classes are
 //! pci.ids names): a paste with no NVIDIA GPU gives the GPU probes nothing.
+//!
+//! A device that no longer answers configuration reads (read from pciutils' `lspci.c` at
+//! 001b9ac): the class and the vendor and device names come from what the kernel enumerated
+//! (`p->device_class`, the ids), but `show_terse` prints ` (rev %02x)` from the configuration
+//! space's revision byte and `show_verbose` masks its header-type byte with 0x7f and prints
+//! `\t!!! Unknown header type %02x` for a type it does not know. A read of a function that has
+//! dropped off the link completes as all ones, so such a device shows as `(rev ff)` on its
+//! header line and, under `-v`, `!!! Unknown header type 7f`: `config_unreadable`. The kernel
+//! log's fallen-off-the-bus reading takes an NVIDIA GPU in that state beside NVIDIA GPUs that
+//! answer ([`gpus_off_the_bus`]); a lone one is not judged, since pciutils names a switchable
+//! (laptop) GPU asleep in D3cold as the common case of an all-ones configuration space (pciutils
+//! 72cabfb, "lspci: Show information also for devices with unknown header type"), and such a
+//! machine has one discrete GPU.
 
 use serde::Serialize;
 
@@ -63,6 +76,10 @@ pub struct LspciDevice {
     /// LnkSta below LnkCap (or marked `(downgraded)` where LnkCap is not shown).
     pub speed_downgraded: bool,
     pub width_downgraded: bool,
+    /// The configuration space reads as all ones (`(rev ff)`, `!!! Unknown header type 7f`):
+    /// the function no longer answers on the bus.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub config_unreadable: bool,
 }
 
 impl LspciDevice {
@@ -136,6 +153,8 @@ fn header(line: &str) -> Option<LspciDevice> {
         description: Some(super::clip(desc.trim(), 160)),
         nvidia: Some(nvidia),
         gpu: Some(gpu),
+        // `show_terse`'s ` (rev %02x)` of an all-ones revision byte
+        config_unreadable: lower.contains(" (rev ff)"),
         ..Default::default()
     })
 }
@@ -340,7 +359,10 @@ pub fn parse_lspci(text: &str) -> Result<Vec<LspciDevice>, super::ParseError> {
         }
         // a paste starting below its header: one device without a name
         let d = cur.get_or_insert_with(LspciDevice::default);
-        if let Some(v) = field(t, "Capabilities:")
+        if t.starts_with("!!! Unknown header type 7f") {
+            // `show_verbose`'s header type of an all-ones configuration space
+            d.config_unreadable = true;
+        } else if let Some(v) = field(t, "Capabilities:")
             && let Some(i) = v.find("Express (")
             && let Some((_, ty)) = v[i..].split_once(") ")
         {
@@ -546,6 +568,27 @@ fn bus_key(s: &str) -> String {
     }
 }
 
+/// The slots of the NVIDIA GPUs whose configuration space reads all ones while other NVIDIA
+/// GPUs of the same listing answer: GPUs that no longer answer on the bus. Empty when every
+/// NVIDIA GPU answers, or when none does (a sleeping switchable GPU, or a listing of one).
+pub fn gpus_off_the_bus(devices: &[LspciDevice]) -> Vec<String> {
+    let gpus = devices
+        .iter()
+        .filter(|d| d.nvidia == Some(true) && d.gpu == Some(true));
+    let (gone, answering): (Vec<&LspciDevice>, Vec<&LspciDevice>) =
+        gpus.partition(|d| d.config_unreadable);
+    if answering.is_empty() {
+        return Vec::new();
+    }
+    let mut out: Vec<String> = Vec::new();
+    for s in gone.iter().filter_map(|d| d.slot.clone()) {
+        if !out.contains(&s) {
+            out.push(s);
+        }
+    }
+    out
+}
+
 /// `lspci -vv`: the registry entry.
 pub struct Lspci;
 
@@ -568,11 +611,11 @@ impl super::EvidenceKind for Lspci {
     fn fields(&self) -> &'static [(&'static str, &'static str)] {
         &[(
             "devices",
-            "per device: slot, class, description, nvidia, gpu, port_type, LnkCap/LnkSta speed and width, LnkCap2, LnkCtl2 target, kernel driver, speed_downgraded, width_downgraded",
+            "per device: slot, class, description, nvidia, gpu, port_type, LnkCap/LnkSta speed and width, LnkCap2, LnkCtl2 target, kernel driver, speed_downgraded, width_downgraded, config_unreadable (its configuration space reads all ones: `(rev ff)`, `!!! Unknown header type 7f`)",
         )]
     }
     fn read_by(&self) -> &'static [&'static str] {
-        &["nvml", "nvml.sample"]
+        &["nvml", "nvml.sample", "kernel.log"]
     }
     fn detect(&self, s: &super::Sniff) -> bool {
         looks_like_lspci(s.unquoted)
@@ -627,6 +670,47 @@ mod tests {
         assert!(!looks_like_lspci(
             "3b:00.0 3D controller: NVIDIA Corporation GV100GL (rev a1)\nTraceback (most recent call last):\n"
         ));
+    }
+
+    #[test]
+    fn a_gpu_whose_configuration_space_reads_all_ones_is_off_the_bus() {
+        // lyulyul/shine-cluster#171 (`lspci | grep -i nvidia` on a Slurm node that drained):
+        // bus 1c's four functions read `(rev ff)` beside Quadro RTX cards that answer
+        let t = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/fixtures/corpus/h48_lspci_shinecluster171_quadro_rev_ff.txt"),
+        )
+        .unwrap();
+        let d = parse_lspci(&t).unwrap();
+        assert_eq!(d.len(), 12);
+        assert!(
+            d.iter()
+                .all(|x| x.config_unreadable == x.slot.as_deref().unwrap().starts_with("1c:"))
+        );
+        assert_eq!(gpus_off_the_bus(&d), ["1c:00.0"]);
+        // the same listing without bus 1c: every GPU answers
+        let healthy: String = t
+            .lines()
+            .filter(|l| !l.starts_with("1c:"))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let h = parse_lspci(&healthy).unwrap();
+        assert!(h.iter().all(|x| !x.config_unreadable));
+        assert!(gpus_off_the_bus(&h).is_empty());
+        // bus 1c alone: one unreadable GPU and none answering, as a switchable GPU asleep in
+        // D3cold shows, is not judged
+        let alone: String = t
+            .lines()
+            .filter(|l| l.starts_with("1c:"))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        assert!(gpus_off_the_bus(&parse_lspci(&alone).unwrap()).is_empty());
+        // `show_verbose`'s header type of an all-ones space, under the device's header line
+        // (the xmm7360_usb module's README quotes it for a modem whose link it turned off)
+        let v = "02:00.0 Wireless controller [0d40]: Intel Corporation XMM7360 LTE Advanced Modem (rev ff) (prog-if ff)\n\t!!! Unknown header type 7f\n\tKernel driver in use: xmm7360_usb\n";
+        let m = parse_lspci(v).unwrap();
+        assert!(m[0].config_unreadable && m[0].nvidia == Some(false));
+        assert!(gpus_off_the_bus(&m).is_empty(), "not an NVIDIA GPU");
     }
 
     #[test]

@@ -269,6 +269,29 @@ impl Probe for KernelLog {
             }
             return to_value(&k, p.display().to_string());
         }
+        // `lspci` showing an NVIDIA GPU whose configuration space reads all ones (`(rev ff)`,
+        // `!!! Unknown header type 7f`) beside NVIDIA GPUs that answer: that GPU no longer
+        // answers on the bus, the state the driver reports as fallen off the bus (see
+        // `evidence::lspci`). A lone unreadable GPU is not judged: pciutils names a switchable
+        // (laptop) GPU asleep in D3cold as the common case of an all-ones configuration space
+        // (pciutils 72cabfb, "lspci: Show information also for devices with unknown header
+        // type"), and such a machine has one discrete GPU.
+        for (p, t) in evidence_of(&ctx.inputs.evidence, &crate::evidence::lspci::Lspci) {
+            let Ok(devices) = crate::evidence::lspci::parse_lspci(&t) else {
+                continue;
+            };
+            let gone = crate::evidence::lspci::gpus_off_the_bus(&devices);
+            if gone.is_empty() {
+                continue;
+            }
+            let k = kernel_log::KernelLog {
+                fallen_off_bus: true,
+                lines: gone.len() as u64,
+                fallen_off_gpus: gone,
+                ..Default::default()
+            };
+            return to_value(&k, p.display().to_string());
+        }
         if !ctx.inputs.evidence.is_empty() {
             return ProbeOutcome::NotApplicable(format!(
                 "no kernel log: {}",
