@@ -156,9 +156,10 @@ pub struct NcclLog {
     /// where no row carried a count (the older `error` column, `N/A`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tests_wrong_elements: Option<u64>,
-    /// The sizes (bytes) of the rows with wrong elements, the first few.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub tests_wrong_sizes: Vec<u64>,
+    /// The sizes (bytes) of the rows with wrong elements, the first few: empty where the rows
+    /// counted none; absent, as `tests_wrong_elements`, where no row carried a count.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tests_wrong_sizes: Option<Vec<u64>>,
 }
 
 fn no_rows(n: &u64) -> bool {
@@ -575,8 +576,9 @@ pub fn parse_nccl_log(text: &str) -> NcclLog {
             if let Some((size, wrong)) = row_wrong(l) {
                 let total = log.tests_wrong_elements.get_or_insert(0);
                 *total = total.saturating_add(wrong);
-                if wrong > 0 && log.tests_wrong_sizes.len() < 20 {
-                    log.tests_wrong_sizes.push(size);
+                let sizes = log.tests_wrong_sizes.get_or_insert_with(Vec::new);
+                if wrong > 0 && sizes.len() < 20 {
+                    sizes.push(size);
                 }
             }
         } else if let Some(c) = l.starts_with('#').then(|| TESTS_AVG.captures(l)).flatten() {
@@ -1257,7 +1259,7 @@ mod tests {
         let bad = "     1048576        262144     float     sum      -1    152.7    6.87   10.30     12    157.6    6.65    9.98  1e+06\nrank=3 #wrong=7\n";
         let l = parse_nccl_log(bad);
         assert_eq!(l.tests_wrong_elements, Some(12 + 1_000_000 + 7));
-        assert_eq!(l.tests_wrong_sizes, vec![1048576]);
+        assert_eq!(l.tests_wrong_sizes, Some(vec![1048576]));
         // `%6g` rounds 1048576 to six digits: the count read is that figure
         assert_eq!(wrong_count("1.04858e+06"), Some(1_048_580));
         assert_eq!(wrong_count("N/A"), None);
