@@ -64,6 +64,7 @@ pub mod mount_text;
 pub mod mounts;
 pub mod nccl_errors;
 pub mod nccl_log;
+pub mod nsys_stats;
 pub mod nvidia_smi;
 pub mod nvidia_smi_error;
 pub mod pip_list;
@@ -259,6 +260,8 @@ pub static KINDS: &[&dyn EvidenceKind] = &[
     &lspci::Lspci,
     &nccl_log::NcclLogKind,
     &pyspy_dump::PyspyDumpKind,
+    &nsys_stats::NsysStatsKind,
+    &nsys_stats::NvprofSummaryKind,
     &ibstat::IbstatKind,
     &ibstatus::IbstatusKind,
     &ibv_devinfo::IbvDevinfoKind,
