@@ -203,6 +203,7 @@ mod tests {
             ("nsys-stats", "nsys/stats_vector_add_launch_bound.txt"),
             ("nsys-stats", "nsys/rule_memcpy_async_pageable.txt"),
             ("nsys-stats", "nsys/cudaapisum_2020_oneflow.txt"),
+            ("nsys-stats", "nsys/stats_2019_conv_kernel.txt"),
             ("nvprof-summary", "nsys/nvprof_dtod_tiny_copies.txt"),
             ("nvprof-summary", "nsys/nvprof_blank_lines_one_kernel.txt"),
             ("cuda-version", "cuda/nvcc_version_h200.txt"),

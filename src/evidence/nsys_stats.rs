@@ -19,7 +19,9 @@
 //!   `[N/M] Executing 'name' stats report` (`--stats=true`), `Processing [db] with [.../name.py]`,
 //!   `Exporting [.../name.py db] to console...` or `Running [.../name.py db]` (2020-2022), or an
 //!   older title line (`CUDA API Statistics:`, `CUDA Kernel Statistics:`, `CUDA Memory
-//!   Operation Statistics (by time):`).
+//!   Operation Statistics (by time):`; 2019.x: `Generating CUDA API Statistics...` then
+//!   `CUDA API Statistics (nanoseconds)`, `Calls` for the count, memory operations under `Name`,
+//!   and a `CUDA Memory Operation Statistics (KiB)` size table).
 //! - The expert-system rule `rules/cuda_memcpy_async.py` ("CUDA Async Memcpy with Pageable
 //!   Memory", 2024): rows of `Duration`, `Start`, `Src Kind`, `Dst Kind` (labels of
 //!   `ENUM_CUDA_MEM_KIND`: `Pageable`, `Pinned`, `Device`, …), `Bytes`, `PID`, `Device ID`,
@@ -123,7 +125,8 @@ static NSYS_ANNOUNCE: LazyLock<Regex> = LazyLock::new(|| {
         r"(?m)(?:\*\*[^\n]*\((?:cuda_|osrt_|nvtx_|gpu_|um_|openacc_|opengl_|mpi_|nccl_)[a-z_]*\):",
         r"|Executing '[a-z_]+' stats report",
         r"|(?:Processing|Exporting|Running) \[[^\n]*(?:nsight-systems|/reports/|/rules/)[^\n]*\.py",
-        r"|^\s*(?:CUDA API Statistics|CUDA Kernel Statistics|CUDA Memory Operation Statistics[^\n]*|Operating System Runtime API Statistics|NVTX Push-Pop Range Statistics|NVTX Range Statistics):\s*$",
+        r"|^\s*(?:CUDA API Statistics|CUDA Kernel Statistics|CUDA Memory Operation Statistics[^\n]*|Operating System Runtime API Statistics|NVTX Push-Pop Range Statistics|NVTX Range Statistics)(?::| \((?:nanoseconds|KiB)\))\s*$",
+        r"|^Generating (?:CUDA API|CUDA Kernel|CUDA Memory Operation|Operating System Runtime API) Statistics\.\.\.",
         r"|^\s*Time ?\(%\)\s+Total Time\b",
         r"|^\s*Duration(?: \([a-zμ]+\))?\s+Start(?: \([a-zμ]+\))?\s+Src Kind\s+Dst Kind)"
     ))
@@ -170,17 +173,37 @@ fn announced(line: &str) -> Option<String> {
     if let Some(n) = name {
         return Some(current_name(&n).to_string());
     }
-    let t = line.trim().trim_end_matches(':');
-    let old = match t {
-        "CUDA API Statistics" => "cuda_api_sum",
-        "CUDA Kernel Statistics" => "cuda_gpu_kern_sum",
-        "CUDA Memory Operation Statistics (by time)" => "cuda_gpu_mem_time_sum",
-        "Operating System Runtime API Statistics" => "osrt_sum",
-        "NVTX Push-Pop Range Statistics" | "NVTX Range Statistics" => "nvtx_sum",
-        _ if t.starts_with("CUDA Memory Operation Statistics (by size") => "cuda_gpu_mem_size_sum",
-        _ => return None,
+    old_title(line).map(str::to_string)
+}
+
+/// A title of the 2019-2021 reports: `CUDA API Statistics:` (2020-2021) or `CUDA API
+/// Statistics (nanoseconds)` (2019.x, whose memory tables are `(nanoseconds)` and `(KiB)`).
+fn old_title(line: &str) -> Option<&'static str> {
+    let t = line.trim().trim_end_matches(':').trim_end();
+    let (base, unit) = match t.rfind(" (") {
+        Some(i) if t.ends_with(')') => (&t[..i], &t[i + 2..t.len() - 1]),
+        _ => (t, ""),
     };
-    line.trim_end().ends_with(':').then(|| old.to_string())
+    if !(line.trim_end().ends_with(':') || matches!(unit, "nanoseconds" | "KiB")) {
+        return None;
+    }
+    Some(match (base, unit) {
+        ("CUDA API Statistics", _) => "cuda_api_sum",
+        ("CUDA Kernel Statistics", _) => "cuda_gpu_kern_sum",
+        ("CUDA Memory Operation Statistics", "by time" | "nanoseconds") => "cuda_gpu_mem_time_sum",
+        ("CUDA Memory Operation Statistics", u) if u == "KiB" || u.starts_with("by size") => {
+            "cuda_gpu_mem_size_sum"
+        }
+        ("Operating System Runtime API Statistics", _) => "osrt_sum",
+        ("NVTX Push-Pop Range Statistics" | "NVTX Range Statistics", _) => "nvtx_sum",
+        _ => return None,
+    })
+}
+
+/// True for a 2019-2021 size table's title, whose `Total`, `Average`, … are in KiB.
+fn kib_title(line: &str) -> bool {
+    let t = line.trim().trim_end_matches(':');
+    t.starts_with("CUDA Memory Operation Statistics") && t.contains("KiB")
 }
 
 /// A report's current name for its pre-2022 one (`cudaapisum` is `cuda_api_sum`).
@@ -399,7 +422,7 @@ fn bucket_of(report: Option<&str>, cols: &[(Col, f64)], headers: &[String]) -> B
     if header("Operation") {
         return Bucket::MemTime;
     }
-    if header("Num Calls") && has(Col::Name) {
+    if (header("Num Calls") || header("Calls")) && has(Col::Name) {
         // cuda_api_sum and osrt_sum share their columns; the names tell them apart
         return Bucket::Api; // refined by the rows' names in `read_nsys`
     }
@@ -444,11 +467,13 @@ fn read_nsys(text: &str) -> Summary {
     };
     let lines: Vec<&str> = super::content_lines(text).collect();
     let mut report: Option<String> = None;
+    let mut kib = false;
     let mut i = 0;
     while i < lines.len() {
         let line = lines[i];
         if let Some(r) = announced(line) {
             report = Some(r);
+            kib = kib_title(line);
             i += 1;
             continue;
         }
@@ -538,7 +563,7 @@ fn read_nsys(text: &str) -> Summary {
             Bucket::MemSize => s.mem_sizes.extend(rows.into_iter().map(|r| SizeRow {
                 name: r.name,
                 count: r.count,
-                total_bytes: r.total_ns,
+                total_bytes: r.total_ns.map(|t| if kib { t * 1024.0 } else { t }),
             })),
             Bucket::GpuSum | Bucket::ApiGpuSum => {
                 for (r, c) in rows.into_iter().zip(cats) {
@@ -563,6 +588,7 @@ fn read_nsys(text: &str) -> Summary {
             Bucket::Skip => {}
         }
         report = None;
+        kib = false;
     }
     s
 }
@@ -1145,6 +1171,34 @@ mod tests {
         let f = facts(&[s]);
         assert_eq!(f["host_sync"]["calls"], 0);
         assert_eq!(f["enqueue"]["calls"], 302);
+    }
+
+    /// nsys 2019.5 `--stats=true`: titles `… Statistics (nanoseconds)` without a colon,
+    /// `Calls`/`Instances`/`Operations`, memory operations under `Name`, a size table in KiB
+    /// (healthy: 20 cudaMemcpy and 10 cudaDeviceSynchronize in a course project's run).
+    #[test]
+    fn stats_of_2019() {
+        let t = fixture("nsys/stats_2019_conv_kernel.txt");
+        assert!(looks_like_nsys(&t));
+        let s = parse_nsys(&t);
+        assert_eq!(
+            s.reports,
+            [
+                "cuda_api_sum",
+                "cuda_gpu_kern_sum",
+                "cuda_gpu_mem_time_sum",
+                "cuda_gpu_mem_size_sum"
+            ]
+        );
+        let m = row(&s.api, "cudaMemcpy");
+        assert_eq!((m.count, m.total_ns), (Some(20), Some(1_053_104_319.0)));
+        assert_eq!(m.avg_ns, Some(52_655_216.0));
+        assert_eq!(row(&s.kernels, "conv_forward_kernel").count, Some(6));
+        assert_eq!(row(&s.memops, "[CUDA memcpy HtoD]").count, Some(14));
+        assert_eq!(s.mem_sizes[1].total_bytes, Some(545_660.0 * 1024.0));
+        let f = facts(&[s]);
+        assert_eq!(f["host_sync"]["calls"], 30);
+        assert_eq!(f["gpu_ops"], 6 + 2 + 2 + 6 + 14);
     }
 
     /// Titles of other eras and tables pasted without one.
