@@ -94,6 +94,16 @@ const WITNESSES: &[(&str, &str, &str)] = &[
     ),
     ("pyspy-dump", "", "h7_pyspy_homeassistant_asyncio_idle"),
     (
+        "nsys-stats",
+        "h49_nsys_ayushos_vector_add_1010_launches_stats",
+        "h49_nsys_timemachine1304_kernel_statistics_pr",
+    ),
+    (
+        "nvprof-summary",
+        "h49_nvprof_cumo35_dtod_memcpy_3m_calls",
+        "h49_nvprof_bml478_ellpack_multiply_blanklines",
+    ),
+    (
         "ibstat",
         "h7_ibstat_azhpc_down_polling_elided",
         "h7_ibstat_gpud_active_partial_ibpanic",
@@ -404,8 +414,10 @@ fn plan(label: &Label, file: &Path, known: &[String]) -> Read {
     let mut kinds = BTreeSet::new();
     let mut failed = BTreeSet::new();
     if let Ok(report) = serde_json::from_slice::<serde_json::Value>(&out.stdout) {
-        // `read lines 1-2,4-19 pyspy-dump`, `read line 7 cuda-device-query, lines 9-11 …`
-        let part = regex::Regex::new(r"\blines? [0-9][0-9,-]* ([a-z0-9-]+)").expect("regex");
+        // `read lines 1-2,4-19 pyspy-dump`, `read line 7 cuda-device-query, lines 9-11 …`,
+        // `read lines 1,3-10,12,+2 more nsys-stats` (a part cut by blank lines, its ranges elided)
+        let part = regex::Regex::new(r"\blines? [0-9][0-9,-]*(?:,\+[0-9]+ more)? ([a-z0-9-]+)")
+            .expect("regex");
         for note in report["notes"].as_array().into_iter().flatten() {
             let note = note.as_str().unwrap_or_default();
             for c in part.captures_iter(note) {

@@ -66,6 +66,7 @@ pub mod mounts;
 mod mutation_tests;
 pub mod nccl_errors;
 pub mod nccl_log;
+pub mod nsys_stats;
 pub mod nvidia_smi;
 pub mod nvidia_smi_error;
 pub mod pip_list;
@@ -261,6 +262,8 @@ pub static KINDS: &[&dyn EvidenceKind] = &[
     &lspci::Lspci,
     &nccl_log::NcclLogKind,
     &pyspy_dump::PyspyDumpKind,
+    &nsys_stats::NsysStatsKind,
+    &nsys_stats::NvprofSummaryKind,
     &ibstat::IbstatKind,
     &ibstatus::IbstatusKind,
     &ibv_devinfo::IbvDevinfoKind,

@@ -26,6 +26,7 @@ pub mod logs;
 pub mod mount_checks;
 pub mod mounts;
 pub mod nccl_errors;
+pub mod nsys;
 pub mod nvml;
 pub mod nvml_sample;
 pub mod pressure;
@@ -213,6 +214,7 @@ pub static PROBES: &[&dyn ProbeKind] = &[
     &cuda_log::CudaLog,
     &trace::Trace,
     &pyspy::PyspyDumpProbe,
+    &nsys::NsysStats,
     &logs::NcclLog,
     &nccl_errors::NcclErrors,
     &fabric::IbPorts,
