@@ -790,6 +790,50 @@ fn pod_containers(spec: &Yaml) -> Vec<Container> {
     out
 }
 
+/// A listing copied from a page Asciidoctor rendered (OpenShift's and many vendors' docs),
+/// without its callout markers. In AsciiDoc a callout `<N>` (or `<.>`, numbered in order) may
+/// only end a line of a listing, several in a row, optionally behind a line comment
+/// (asciidoctor `lib/asciidoctor/rx.rb`, `CalloutScanRx`, which requires the markers to reach
+/// the end of the line); the HTML5 converter renders each as `<b class="conum">(N)</b>`, or
+/// `<i class="conum" data-value="N"></i><b>(N)</b>` with font icons (asciidoctor
+/// `lib/asciidoctor/converter/html5.rb`, `convert_inline_callout`, at 009d63a8), so the copied
+/// text ends such lines in `(1)`, `(2)`, … and a YAML listing no longer parses (`volumes:   (1)`
+/// gives a mapping key a scalar and a block at once). The markers are taken off only when they
+/// are that sequence: at the end of lines, numbered from 1 in the order they appear, each the
+/// same as or one more than the one before; otherwise `None`, and the text is read as it is.
+fn without_callouts(text: &str) -> Option<String> {
+    fn trailing(line: &str) -> (&str, Vec<u32>) {
+        let mut rest = line.trim_end();
+        let mut nums = Vec::new();
+        while let Some(body) = rest.strip_suffix(')')
+            && let Some((head, n)) = body.rsplit_once('(')
+            && !n.is_empty()
+            && n.len() <= 2
+            && n.bytes().all(|b| b.is_ascii_digit())
+            && (head.is_empty() || head.ends_with([' ', '\t']))
+        {
+            nums.push(n.parse::<u32>().unwrap_or(0));
+            rest = head.trim_end();
+        }
+        nums.reverse();
+        (rest, nums)
+    }
+    let mut last = 0u32;
+    let mut out = String::with_capacity(text.len());
+    for l in text.lines() {
+        let (rest, nums) = trailing(l);
+        for n in &nums {
+            if *n == 0 || (*n != last && *n != last + 1) {
+                return None;
+            }
+            last = *n;
+        }
+        out.push_str(if nums.is_empty() { l } else { rest });
+        out.push('\n');
+    }
+    (last > 0).then_some(out)
+}
+
 /// The YAML documents of the text (mappings, or lists of mappings): the whole text, else its
 /// fenced code blocks.
 fn yaml_docs(text: &str) -> Vec<Yaml> {
@@ -821,6 +865,12 @@ fn yaml_docs(text: &str) -> Vec<Yaml> {
     let whole = parse(text);
     if !whole.is_empty() {
         return whole;
+    }
+    if let Some(bare) = without_callouts(text) {
+        let whole = parse(&bare);
+        if !whole.is_empty() {
+            return whole;
+        }
     }
     let mut out = Vec::new();
     let mut block: Option<String> = None;
@@ -1241,6 +1291,49 @@ impl super::EvidenceKind for ContainerSpecKind {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_listing_copied_with_asciidoctor_callouts_is_read_without_them() {
+        // OpenShift 3.6 developer guide, "Shared Memory": the pod spec as the rendered page
+        // copies, `(1)`..`(3)` behind three lines (healthy: a memory emptyDir at /dev/shm)
+        let t = include_str!(
+            "../../tests/fixtures/corpus/h51_k8s_openshift36_pod_dshm_emptydir_memory.yaml"
+        );
+        assert!(serde_yaml::from_str::<Yaml>(t).is_err());
+        let specs = parse_container_specs(t);
+        assert_eq!(specs.len(), 1);
+        assert_eq!(specs[0].source, "kubernetes");
+        assert_eq!(specs[0].containers.len(), 2);
+        for c in &specs[0].containers {
+            assert_eq!(c.shm.how, "emptydir-memory");
+        }
+
+        // ai-cloud-validation's 8-rank NCCL Job without a /dev/shm volume (#643), marked the
+        // way a docs page would mark it (`<1>` on the containers key, `<2>` on the image): read
+        // as the plain file is, on the runtime's 64 MiB
+        let plain =
+            include_str!("../../tests/fixtures/corpus/h12_k8s_aicv643_nccl_job_no_shm.yaml");
+        let marked = plain
+            .replacen("      containers:\n", "      containers:   (1)\n", 1)
+            .replacen(
+                "image: nvcr.io/nvidia/hpc-benchmarks:25.04\n",
+                "image: nvcr.io/nvidia/hpc-benchmarks:25.04 (2)\n",
+                1,
+            );
+        assert_ne!(marked, plain);
+        assert!(serde_yaml::from_str::<Yaml>(&marked).is_err());
+        let (a, b) = (parse_container_specs(plain), parse_container_specs(&marked));
+        assert_eq!(a, b);
+        assert_eq!(b[0].containers[0].shm.how, "default");
+
+        // numbers that are not the callout sequence are not taken off
+        assert_eq!(without_callouts("a: 1\nb: (2)\n"), None);
+        assert_eq!(without_callouts("f(1)\n"), None);
+        assert_eq!(
+            without_callouts("a:  (1)\nb: x (2) (3)\nc: y (3)\n").as_deref(),
+            Some("a:\nb: x\nc: y\n")
+        );
+    }
 
     #[test]
     fn docker_run_without_shm_settings_gets_the_default() {

@@ -291,6 +291,79 @@ fn process_row(c: &[&str]) -> Option<UsageProcess> {
     })
 }
 
+/// One rule of the table's frame as nvidia-smi prints it: `+-----+-----+`, `|=====+=====|`,
+/// `|-----+-----+` (a whole line, no spaces). Its inner `+` junctions mark the column borders
+/// of the rows below it.
+fn is_frame_rule(tok: &str) -> bool {
+    tok.len() >= 5
+        && tok.starts_with(['+', '|'])
+        && tok.ends_with(['+', '|'])
+        && tok.chars().all(|c| matches!(c, '+' | '|' | '-' | '='))
+        && tok.chars().filter(|&c| c == '-' || c == '=').count() >= 3
+}
+
+/// The table's printed lines. A web page that shows the table outside a `<pre>` block (or a
+/// copy of such a page) turns every line break into a space and collapses runs of spaces to
+/// one (CSS Text Module Level 3, §4.1.1 "Phase I: Collapsing and Transformation": segment breaks
+/// are transformed to spaces, collapsible spaces collapse), so the whole table arrives as one
+/// line. Its lines are put back from the table's own grammar: every frame rule
+/// ([`is_frame_rule`]) was a line of its own, and every row between two rules was
+/// `| cell | cell | cell |`, one cell per column of the rule above it, i.e. columns + 1 pipes
+/// (the header box has one column, the GPU section three, the process section one). A cell may
+/// be empty (`| | | MIG M. |`), which is why rows are cut by counting pipes and not at `| |`.
+/// Text before the first pipe of a stretch (a date, a prompt) is a line of its own. Lines with
+/// fewer than two rules (every table as nvidia-smi printed it) are left as they are.
+fn table_lines(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for raw in text.lines() {
+        let line = clean(raw);
+        if line.split_whitespace().filter(|t| is_frame_rule(t)).count() < 2 {
+            out.push(raw.to_string());
+            continue;
+        }
+        let mut columns = 1usize;
+        let mut stretch = String::new();
+        let flush = |stretch: &mut String, columns: usize, out: &mut Vec<String>| {
+            let mut row = String::new();
+            let mut pipes = 0usize;
+            for ch in stretch.chars() {
+                if ch == '|' {
+                    if pipes == 0 && !row.trim().is_empty() {
+                        out.push(row.trim().to_string());
+                        row.clear();
+                    }
+                    pipes += 1;
+                }
+                row.push(ch);
+                if pipes == columns + 1 {
+                    out.push(row.trim().to_string());
+                    row.clear();
+                    pipes = 0;
+                }
+            }
+            if !row.trim().is_empty() {
+                out.push(row.trim().to_string());
+            }
+            stretch.clear();
+        };
+        for tok in line.split_whitespace() {
+            if is_frame_rule(tok) {
+                flush(&mut stretch, columns, &mut out);
+                let inner = &tok[1..tok.len() - 1];
+                columns = inner.chars().filter(|&c| c == '+' || c == '|').count() + 1;
+                out.push(tok.to_string());
+            } else {
+                if !stretch.is_empty() {
+                    stretch.push(' ');
+                }
+                stretch.push_str(tok);
+            }
+        }
+        flush(&mut stretch, columns, &mut out);
+    }
+    out
+}
+
 pub fn parse_table(text: &str) -> Result<SmiUsage, super::ParseError> {
     let mut u = SmiUsage {
         format: "table".into(),
@@ -304,8 +377,8 @@ pub fn parse_table(text: &str) -> Result<SmiUsage, super::ParseError> {
     // (or it says there are none); a paste cut inside it leaves the others unknown.
     let (mut procs_ruled, mut procs_whole) = (false, false);
     let mut pending: Option<UsageGpu> = None;
-    for raw in text.lines() {
-        let line = clean(raw);
+    for raw in table_lines(text) {
+        let line = clean(&raw);
         let t = line.trim();
         if in_procs && t.starts_with("|=") {
             procs_ruled = true;
@@ -1448,6 +1521,60 @@ impl super::EvidenceKind for Topo {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What a web page does to a table it shows outside `<pre>`: line breaks become spaces and
+    /// runs of spaces collapse to one (CSS Text 3, §4.1.1).
+    fn flattened(t: &str) -> String {
+        t.split_whitespace().collect::<Vec<_>>().join(" ")
+    }
+
+    #[test]
+    fn a_table_flattened_onto_one_line_is_read_row_by_row() {
+        // chegva.com/6622.html as the pages corpus stores it: an idle 8x B200 host, one line
+        let t =
+            include_str!("../../tests/fixtures/corpus/h51_smi_chegva_580_b200_idle_flattened.txt");
+        assert_eq!(t.lines().count(), 1);
+        let u = parse_table(t).unwrap();
+        assert_eq!(u.driver_version.as_deref(), Some("580.95.05"));
+        assert_eq!(u.cuda_version.as_deref(), Some("13.0"));
+        assert_eq!(u.gpus.len(), 3);
+        let g = &u.gpus[2];
+        assert_eq!((g.index, g.name.as_deref()), (2, Some("NVIDIA B200")));
+        assert_eq!(g.bus_id.as_deref(), Some("00000000:62:00.0"));
+        assert_eq!(g.persistence, Some(true));
+        assert_eq!((g.util_gpu, g.memory_used_mib), (Some(0.0), Some(0.0)));
+        assert_eq!(g.memory_total_mib, Some(183359.0));
+        assert_eq!(g.power_w, Some(138.0));
+        assert!(!u.truncated);
+
+        // verl#1595's table (GPUs holding 17-21 GB at 0%, the training never started), the
+        // same flattening applied: read as its printed lines are
+        let printed =
+            include_str!("../../tests/fixtures/corpus/h2_smi_table_4090_0pct_21gb_hang.txt");
+        let flat = flattened(printed);
+        assert_eq!(flat.lines().count(), 1);
+        let (a, b) = (parse_table(printed).unwrap(), parse_table(&flat).unwrap());
+        assert_eq!(a.gpus, b.gpus);
+        assert_eq!(b.gpus.len(), 2);
+        assert_eq!(
+            (b.gpus[0].util_gpu, b.gpus[0].memory_used_mib),
+            (Some(0.0), Some(21614.0))
+        );
+        assert_eq!(b.driver_version.as_deref(), Some("525.125.06"));
+    }
+
+    #[test]
+    fn a_table_with_its_lines_is_left_as_printed() {
+        // the cnblogs table whose stored copy collapses runs of spaces but keeps line breaks
+        let t = include_str!(
+            "../../tests/fixtures/corpus/h29_blog_cnblogs_smi_550_4090x8_collapsed.txt"
+        );
+        let lines: Vec<String> = t.lines().map(str::to_string).collect();
+        assert_eq!(table_lines(t), lines);
+        assert!(!is_frame_rule("|"));
+        assert!(!is_frame_rule("+--+"));
+        assert!(is_frame_rule("|===+===|"));
+    }
 
     #[test]
     fn table_volatile_uncorrected_ecc_column() {
