@@ -85,6 +85,19 @@
 //!   so is that error, with no back trace after it in its own thread (the service thread's
 //!   frames print before it). `Proxy Call to rank %d failed (%s)` names no result: the caller's
 //!   trace after it does.
+//! - NVIDIA/nccl `src/misc/ibvwrap.cc` (read at f9835511; the same macros from 2.4's
+//!   `ibvwrap.cu` on) and `src/include/ibvwrap.h`: every verbs call NCCL wraps prints `Call to
+//!   <ibv_call> failed` (`IBV_PTR_CHECK`, `IBV_INT_CHECK`), `Call to <ibv_call> failed with error
+//!   <strerror>` (`IBV_PTR_CHECK_ERRNO`, and `IBV_INT_CHECK_RET_ERRNO` before 2.19) or `… with
+//!   error <strerror> errno <N>` (2.19+) and returns `ncclSystemError`; the inline post calls
+//!   print `ibv_post_send() failed with error %s, …` / `ibv_post_recv() failed with error %s`
+//!   and return the same. Only the calls that build and drive a connection's queue pair and
+//!   memory registration are read as the error, because `net_ib.cc` passes their result up
+//!   with `NCCLCHECK` (`ibv_alloc_pd`, `ibv_create_cq`, `ibv_create_qp`, `ibv_modify_qp`,
+//!   `ibv_query_qp`, `ibv_create_ah`, `ibv_reg_mr`, `ibv_reg_mr_iova2`, `ibv_reg_dmabuf_mr`,
+//!   `ibv_post_send`, `ibv_post_recv`); device discovery skips a device whose `ibv_open_device`
+//!   or `ibv_query_port` fails and goes on, and the `_OPTIONAL` probes (`ibv_query_ece`, …)
+//!   only WARN for a supported call that failed, so those are not taken for the job's error.
 //!
 //! - `torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp` `HeartbeatMonitor::runLoop` (pytorch/pytorch
 //!   2.4 on; read in the index's stored copy, and the same text in the backends forked from it:
@@ -368,6 +381,9 @@ fn warn_result(warn: &str) -> Option<&'static str> {
     if w.starts_with("communicator encountered a fatal error (detected in ") {
         return Some("ncclSystemError");
     }
+    if verbs_call_failed(w) {
+        return Some("ncclSystemError");
+    }
     // the proxy service thread names the result the operation it ran for a rank returned
     let code = |after: &str| -> Option<&'static str> {
         let digits: String = after.chars().take_while(char::is_ascii_digit).collect();
@@ -385,6 +401,39 @@ fn warn_result(warn: &str) -> Option<&'static str> {
         return code(after);
     }
     None
+}
+
+/// NCCL's verbs wrapper WARN for a call whose failure `net_ib.cc` passes up (see the header):
+/// `Call to ibv_modify_qp failed with error Connection timed out`, `ibv_post_send() failed …`.
+fn verbs_call_failed(warn: &str) -> bool {
+    const FATAL: [&str; 11] = [
+        "alloc_pd",
+        "create_cq",
+        "create_qp",
+        "modify_qp",
+        "query_qp",
+        "create_ah",
+        "reg_mr",
+        "reg_mr_iova2",
+        "reg_dmabuf_mr",
+        "post_send",
+        "post_recv",
+    ];
+    let call_of = |rest: &str| -> String {
+        rest.chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect()
+    };
+    if let Some(rest) = warn.strip_prefix("Call to ibv_") {
+        let name = call_of(rest);
+        return FATAL.contains(&name.as_str()) && rest[name.len()..].starts_with(" failed");
+    }
+    if let Some(rest) = warn.strip_prefix("ibv_") {
+        let name = call_of(rest);
+        return (name == "post_send" || name == "post_recv")
+            && rest[name.len()..].starts_with("() failed");
+    }
+    false
 }
 
 fn marked(line: &str) -> bool {
@@ -464,6 +513,8 @@ pub fn looks_like(text: &str) -> bool {
             "communicator encountered a fatal error",
             "Error encountered progressing operation=",
             "] Failed to execute operation ",
+            "WARN Call to ibv_",
+            "WARN ibv_post_",
             "Timeout at NCCL work: ",
             "Exception raised from checkTimeout at ",
             "::WorkNCCL::checkTimeout(",
@@ -1091,6 +1142,45 @@ mod tests {
         assert!(e.shm_create_failed);
         assert_eq!(e.shm_segment_bytes, Some(5967872));
         assert!(e.timeouts.is_empty());
+    }
+
+    #[test]
+    fn a_verbs_call_whose_failure_net_ib_passes_up_is_a_system_error() {
+        // github.com/OpenRLHF/OpenRLHF/pull/335: a weight broadcast to a vLLM Ray actor whose
+        // IB queue pair never connects (problem), behind Ray's actor prefix
+        let t = "(LLMRayActor pid=1112, ip=172.26.5.7) update weight: model.embed_tokens.weight, dtype: torch.bfloat16, shape: torch.Size([128256, 8192])\n\
+(LLMRayActor pid=1112, ip=172.26.5.7) job-hvjmrsm8sqf4r2h5q2tl-worker-0:1112:13532 [0] ibvwrap.c:160 NCCL WARN Call to ibv_modify_qp failed with error Connection timed out\n\
+(LLMRayActor pid=1112, ip=172.26.5.7) ERROR 06-30 06:10:12 worker_base.py:145] Error executing method update_weight. This might cause deadlock in distributed execution.\n";
+        assert!(looks_like(t));
+        let e = parse_nccl_errors(t);
+        assert_eq!(e.error_results, ["ncclSystemError"]);
+        assert_eq!(
+            e.errors[0].last_error.as_deref(),
+            Some("Call to ibv_modify_qp failed with error Connection timed out")
+        );
+        // 2.19+'s wording and the inline post call
+        assert!(verbs_call_failed(
+            "Call to ibv_reg_mr_iova2 failed with error Cannot allocate memory errno 12"
+        ));
+        assert!(verbs_call_failed(
+            "ibv_post_send() failed with error Cannot allocate memory, opcode 0, len 8"
+        ));
+        // the same log's lines before the WARN (healthy), and github.com/NVIDIA/nccl-tests/issues/14's
+        // verbs library WARN that NCCL answers by using sockets (healthy)
+        assert!(
+            parse_nccl_errors(t.lines().next().unwrap())
+                .error_results
+                .is_empty()
+        );
+        let h =
+            "e66aa18dc444:3171:3171 [0] misc/ibvwrap.cu:61 WARN Failed to open libibverbs.so[.1]\n";
+        assert!(parse_nccl_errors(h).error_results.is_empty());
+        // a device discovery skips (ibv_open_device) and an optional probe are not the job's error
+        assert!(!verbs_call_failed("Call to ibv_open_device failed"));
+        assert!(!verbs_call_failed(
+            "Call to ibv_query_ece failed with error Invalid argument errno 22"
+        ));
+        assert!(!verbs_call_failed("Call to ibv_reg_mr_iova2x failed"));
     }
 
     #[test]

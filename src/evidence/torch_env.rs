@@ -15,6 +15,13 @@
 //!   Devices`, both from `/system_stats`;
 //! - sglang's `python -m sglang.check_env` (sgl-project/sglang `python/sglang/check_env.py`):
 //!   `PyTorch: V`, `GPU 0,1,…: NAME`, `GPU 0,1,… Compute Capability: M.m`;
+//! - LLaMA-Factory's `llamafactory-cli env` (hiyouga/LlamaFactory `src/llamafactory/extras/env.py`,
+//!   `print_env`, read at 9174a7a8): one `- {key}: {value}` line per entry, `` `llamafactory`
+//!   version`` first, `PyTorch version: V (GPU)` (torch.__version__ with ` (GPU)`, ` (NPU)` or
+//!   ` (SUPA)` appended), then `GPU type: NAME` (`torch.cuda.get_device_name()`), `GPU number`,
+//!   `GPU memory`; an issue pasted unfenced loses the `- ` and the backticks to GitHub's markdown
+//!   (`llamafactory version: 0.9.3.dev0`). Its build is read even where the GPU is a name the
+//!   table does not know (a China-market SKU): the report is then read, not judged;
 //! - pip (`pip list` rows `torch  V`, `pip freeze` `torch==V`) and the many scripts that log
 //!   `PyTorch version: {torch.__version__}` or print `torch.__version__` on its own line.
 //!
@@ -396,8 +403,15 @@ pub fn looks_like(text: &str) -> bool {
         return false;
     }
     let e = read(text);
-    (!e.torch_versions.is_empty() || !e.torch_cuda.is_empty()) && !e.gpus.is_empty()
+    (!e.torch_versions.is_empty() || !e.torch_cuda.is_empty())
+        && (!e.gpus.is_empty() || text.lines().any(|l| LLAMAFACTORY_ENV.is_match(l.trim())))
 }
+
+/// `llamafactory-cli env`'s first line, as printed (``- `llamafactory` version: 0.9.3``) or as
+/// GitHub renders an unfenced paste of it (`llamafactory version: 0.9.3`).
+static LLAMAFACTORY_ENV: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(?:[-*]\s+)?`?llamafactory`? version:\s*\d+\.\d+").expect("static regex")
+});
 
 /// A markdown list item that is a torch version and nothing else (`- 2.8.0+cu128`, as an issue
 /// form's "Other" list gives `torch.__version__`, torch/version.py's `__version__` with the
@@ -489,6 +503,30 @@ mod tests {
         let e = read(t);
         assert!(e.judgeable());
         assert_eq!(e.lacking(), None);
+    }
+
+    #[test]
+    fn llamafactory_env_is_read_even_for_a_gpu_the_table_does_not_know() {
+        // github.com/hiyouga/LlamaFactory/issues/8830: 8 NVIDIA L20X under 2.7.0+cu126 (the hang
+        // is not in the report): read, nothing to judge
+        let t = "- `llamafactory` version: 0.9.3\n- Platform: Linux-5.10.134-16.101.al8.x86_64-x86_64-with-glibc2.32\n- Python version: 3.10.16\n- PyTorch version: 2.7.0+cu126 (GPU)\n- Transformers version: 4.51.3\n- GPU type: NVIDIA L20X\n- GPU number: 8\n- GPU memory: 139.72GB\n";
+        assert!(looks_like(t));
+        let e = read(t);
+        assert_eq!(e.torch_versions, ["2.7.0+cu126"]);
+        assert!(e.gpus.is_empty());
+        assert!(e.lacking().is_none());
+        // github.com/hiyouga/LlamaFactory/issues/8261 as GitHub rendered it (no `- `, no
+        // backticks): an A100 the table knows, under cu124 (healthy)
+        let r = "llamafactory version: 0.9.3.dev0\nPlatform: Linux-4.18.0-348.7.1.el8_5.x86_64-x86_64-with-glibc2.28\nPython version: 3.11.0\nPyTorch version: 2.6.0+cu124 (GPU)\nTransformers version: 4.52.3\nGPU type: NVIDIA A100-SXM4-80GB\nGPU number: 8\nGPU memory: 79.14GB\n";
+        assert!(looks_like(r));
+        let e = read(r);
+        assert_eq!(e.torch_versions, ["2.6.0+cu124"]);
+        assert_eq!(e.gpus.len(), 1);
+        assert!(e.lacking().is_none());
+        // the same list without its build says nothing about one
+        assert!(!looks_like(
+            "- `llamafactory` version: 0.9.3\n- GPU type: NVIDIA L20X\n"
+        ));
     }
 
     #[test]
