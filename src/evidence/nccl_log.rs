@@ -185,12 +185,24 @@ static TESTS_OOB: LazyLock<Regex> = LazyLock::new(|| {
 static TESTS_RANK_WRONG: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"\brank=\d+ #wrong=(\d{1,12})\b").expect("static regex"));
 
-/// A line nccl-tests prints: a result row, the table header, the bandwidth summary or the
-/// out-of-bounds verdict.
+/// nccl-tests' banner, the first line every test prints (NVIDIA/nccl-tests `src/common.cu`,
+/// `run()`: `PRINT("# nThread %d nGpus %d minBytes %ld maxBytes %ld step: …")`, the same
+/// opening in every version from 2018 to 2026, `graph:`/`agg iters:`/`unalign:` added later).
+static TESTS_BANNER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^#\s*nThread \d+ nGpus \d+ minBytes \d+ maxBytes \d+ ").expect("static regex")
+});
+
+/// A line nccl-tests prints: its banner, a rank of its device table, a result row, the table
+/// header, the bandwidth summary or the out-of-bounds verdict. The banner and the device table
+/// come first, so the head of a run pasted before any result row is nccl-tests' output too
+/// (github.com/skypilot-org/skypilot/pull/3217).
 pub fn tests_line(line: &str) -> bool {
     maybe_row(line) && TESTS_ROW.is_match(line)
         || line.starts_with('#')
-            && (TESTS_AVG.is_match(line) || line.contains("algbw") && line.contains("busbw"))
+            && (TESTS_AVG.is_match(line)
+                || line.contains("algbw") && line.contains("busbw")
+                || TESTS_BANNER.is_match(line)
+                || TESTS_RANK.is_match(line.trim_end()))
         || line.contains("Out of bounds values") && TESTS_OOB.is_match(line)
         || line.contains(" #wrong=") && TESTS_RANK_WRONG.is_match(line)
 }
@@ -1230,6 +1242,20 @@ mod tests {
         assert!(!tests_line(
             "node1:10:10 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/IPC"
         ));
+    }
+
+    #[test]
+    fn nccl_tests_head_before_any_row_is_read() {
+        // github.com/skypilot-org/skypilot/pull/3217 (h53_nccltests_sky3217_gcp_a100_head,
+        // healthy): the banner and the first devices of a run across two GCP A100 nodes, its
+        // SkyPilot/Ray prefixes taken off by the paste unwrapper
+        let t = "10.164.15.192,10.164.15.193\n# nThread 1 nGpus 8 minBytes 8 maxBytes 134217728 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0\n#\n# Using devices\n#  Rank  0 Group  0 Pid  21431 on nccl-ebd1-head-5vwmjam2-compute device  0 [0x00] NVIDIA A100-SXM4-40GB\n#  Rank  1 Group  0 Pid  21431 on nccl-ebd1-head-5vwmjam2-compute device  1 [0x00] NVIDIA A100-SXM4-40GB\n";
+        assert!(t.lines().any(tests_line));
+        let l = parse_nccl_log(t);
+        assert_eq!(l.tests_rows, 0);
+        // a comment that merely names nccl-tests' words is not one of its lines
+        assert!(!tests_line("# nThread count is set by -t"));
+        assert!(!tests_line("# Using devices"));
     }
 
     #[test]

@@ -20,8 +20,34 @@ pub fn nvidia_smi_error_line(text: &str) -> Option<&str> {
             quoted_message(l)
                 .or_else(|| commented_message(l))
                 .or_else(|| tagged_message(l))
+                .or_else(|| logged_message(l))
         }
     })
+}
+
+/// The message as a Go program logs it after NVML's initialisation failed: the NVIDIA k8s
+/// device plugin writes `Failed to initialize NVML: <error>.` through Go's `log` package
+/// (v0.11-v0.13: `log.Printf("Failed to initialize NVML: %v.", err)`, each line headed by
+/// `log.LstdFlags`' `2006/01/02 15:04:05 `) and later through klog (`klog.Errorf("Failed to
+/// initialize NVML: %v.", ret)`, headed `Lmmdd hh:mm:ss.uuuuuu threadid file:line] `:
+/// NVIDIA/k8s-device-plugin `cmd/nvidia-device-plugin/main.go`, `internal/rm/rm.go`,
+/// `internal/plugin/manager/factory.go`; kubernetes/klog `klog.go`, the header's format).
+/// Only a whole header, then one of the messages, counts
+/// (github.com/NVIDIA/k8s-device-plugin/issues/444: `2023/10/19 03:11:54 Failed to initialize
+/// NVML: could not load NVML library.`).
+fn logged_message(l: &str) -> Option<&str> {
+    static GO_LOG: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(
+            r"^(?:[0-9]{4}/[0-9]{2}/[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{1,9})? |[IWEF][0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{6}[ \t]+[0-9]+ [^\s\]]+:[0-9]+\] )",
+        )
+        .expect("static regex")
+    });
+    if !l.starts_with(|c: char| c.is_ascii_digit() || matches!(c, 'I' | 'W' | 'E' | 'F')) {
+        return None;
+    }
+    let m = GO_LOG.find(l)?;
+    let rest = l[m.end()..].trim();
+    is_message(rest).then_some(rest)
 }
 
 /// The message after the bracketed tags that a program relaying nvidia-smi's stdout puts before
@@ -245,6 +271,28 @@ mod tests {
             nvidia_smi_error_line("[docs] the FAQ covers Failed to initialize NVML\n"),
             None
         );
+    }
+
+    #[test]
+    fn the_message_as_the_k8s_device_plugin_logs_it() {
+        // github.com/NVIDIA/k8s-device-plugin/issues/444 (v0.11, Go's log), its CRI carrier
+        // taken off by the paste unwrapper
+        let t = "2023/10/19 03:11:54 Loading NVML\n2023/10/19 03:11:54 Failed to initialize NVML: could not load NVML library.\n2023/10/19 03:11:54 If this is a GPU node, did you set the docker default runtime to `nvidia`?\n";
+        assert_eq!(
+            nvidia_smi_error_line(t),
+            Some("Failed to initialize NVML: could not load NVML library.")
+        );
+        // klog, as a public deployment guide of the plugin's Helm chart on openSUSE Rancher
+        // quotes the plugin's error (the index's file 63267371186)
+        let t = "E0615 11:44:17.967419       1 factory.go:93] Failed to initialize NVML: ERROR_LIBRARY_NOT_FOUND.\n";
+        assert_eq!(
+            nvidia_smi_error_line(t),
+            Some("Failed to initialize NVML: ERROR_LIBRARY_NOT_FOUND.")
+        );
+        // healthy: the plugin loading NVML and going on (k8s-device-plugin#302's Go log;
+        // github.com/Project-HAMi/HAMi/issues/452's klog line of v0.14.5)
+        let t = "2022/06/16 07:21:18 Starting FS watcher.\n2022/06/16 07:21:18 Starting OS watcher.\n2022/06/16 07:21:18 Starting Plugins.\n2022/06/16 07:21:18 Loading configuration.\n2022/06/16 07:21:18 Initializing NVML.\nI0822 08:51:42.921955       1 factory.go:107] Detected NVML platform: found NVML library\n";
+        assert_eq!(nvidia_smi_error_line(t), None);
     }
 
     #[test]

@@ -47,6 +47,10 @@ pub struct UsageGpu {
     /// The table's `Disp.A` column: this GPU drives a display.
     pub display_active: Option<bool>,
     pub temperature_c: Option<f64>,
+    /// The table printed `ERR!` in the Temp column: nvidia-smi's mark for a reading whose NVML
+    /// query failed (N/A is its mark for one not supported), the sensor could not be read.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub temperature_err: bool,
     pub pstate: Option<String>,
     pub power_w: Option<f64>,
     pub power_cap_w: Option<f64>,
@@ -201,6 +205,7 @@ fn gpu_row_1(c: &[&str]) -> Option<Row1> {
 struct Row2 {
     fan: Option<f64>,
     temp: Option<f64>,
+    temp_err: bool,
     pstate: Option<String>,
     power: Option<f64>,
     cap: Option<f64>,
@@ -225,6 +230,9 @@ fn gpu_row_2(c: &[&str]) -> Option<Row2> {
         .find(|t| t.ends_with('C') && t[..t.len() - 1].parse::<f64>().is_ok())
         .and_then(|t| num(t));
     let fan = toks.iter().find(|t| t.ends_with('%')).and_then(|t| num(t));
+    // the cell's fields are positional, as the header names them (`Fan  Temp  Perf
+    // Pwr:Usage/Cap`): the second token is the temperature, `ERR!` where its query failed
+    let temp_err = temp.is_none() && toks.len() >= 3 && toks[1] == "ERR!";
     let pstate = toks
         .iter()
         .find(|t| t.len() <= 3 && t.starts_with('P') && t[1..].parse::<u32>().is_ok())
@@ -247,6 +255,7 @@ fn gpu_row_2(c: &[&str]) -> Option<Row2> {
     Some(Row2 {
         fan,
         temp,
+        temp_err,
         pstate,
         power,
         cap,
@@ -464,6 +473,7 @@ pub fn parse_table(text: &str) -> Result<SmiUsage, super::ParseError> {
             });
             let _ = r.fan;
             g.temperature_c = r.temp;
+            g.temperature_err = r.temp_err;
             g.pstate = r.pstate;
             g.power_w = r.power;
             g.power_cap_w = r.cap;
@@ -829,6 +839,7 @@ pub fn parse_query_csv(text: &str) -> Result<SmiUsage, super::ParseError> {
             persistence: get("persistence_mode").map(|v| v == "Enabled"),
             display_active: get("display_active").map(|v| v == "Enabled"),
             temperature_c: get("temperature.gpu").and_then(num),
+            temperature_err: false,
             pstate: get("pstate").map(str::to_string),
             power_w: get("power.draw").and_then(num),
             power_cap_w: get("enforced.power.limit")
@@ -1286,7 +1297,11 @@ pub fn to_reading(u: &SmiUsage) -> NvmlReading {
                 power_limit_mw: to_u32(g.power_cap_w.map(|w| w * 1000.0)),
                 power_default_limit_mw: absent(),
                 power_enforced_limit_mw: to_u32(g.power_cap_w.map(|w| w * 1000.0)),
-                temperature_c: to_u32(g.temperature_c),
+                temperature_c: if g.temperature_err {
+                    Field::Error("nvidia-smi printed `ERR!`".to_string())
+                } else {
+                    to_u32(g.temperature_c)
+                },
                 temperature_max_operating_c: absent(),
                 ecc_enabled: absent(),
                 ecc_pending: absent(),
@@ -1526,6 +1541,29 @@ mod tests {
     /// runs of spaces collapse to one (CSS Text 3, §4.1.1).
     fn flattened(t: &str) -> String {
         t.split_whitespace().collect::<Vec<_>>().join(" ")
+    }
+
+    #[test]
+    fn a_temperature_printed_err_is_an_unreadable_sensor() {
+        // github.com/NVIDIA/gpu-operator/issues/559 (h53_smi_gpuop559_a40_gpu0_err): GPU 0 of
+        // an A40 node reads ERR! in every field, GPU 1 is an ordinary idle A40
+        let t = "+-----------------------------------------------------------------------------+\n| NVIDIA-SMI 525.125.06   Driver Version: 525.125.06   CUDA Version: 12.0     |\n|-------------------------------+----------------------+----------------------+\n| GPU  Name        Persistence-M| Bus-Id        Disp.A | Volatile Uncorr. ECC |\n| Fan  Temp  Perf  Pwr:Usage/Cap|         Memory-Usage | GPU-Util  Compute M. |\n|                               |                      |               MIG M. |\n|===============================+======================+======================|\n|   0  ERR!                On   | 00000000:19:00.0 Off |                 ERR! |\n|ERR!  ERR! ERR!    ERR! / ERR! |      0MiB / 46068MiB |    ERR!      Default |\n|                               |                      |                 ERR! |\n+-------------------------------+----------------------+----------------------+\n|   1  NVIDIA A40          On   | 00000000:1A:00.0 Off |                    0 |\n|  0%   26C    P8    12W / 300W |      0MiB / 46068MiB |      0%      Default |\n|                               |                      |                  N/A |\n+-------------------------------+----------------------+----------------------+\n";
+        let u = parse_table(t).unwrap();
+        assert_eq!(u.gpus.len(), 2);
+        assert!(u.gpus[0].temperature_err);
+        assert!(!u.gpus[1].temperature_err);
+        let r = to_reading(&u);
+        assert_eq!(
+            r.gpus[0].temperature_c,
+            Field::Error("nvidia-smi printed `ERR!`".into())
+        );
+        assert_eq!(r.gpus[1].temperature_c, Field::Ok(26));
+        // gpud's 525.125.06 capture (h35_smi_table_gpud_geforce_52512506_err_fan_eprocess):
+        // only the fan reads ERR!, the temperature is read
+        let t = "| Fan  Temp  Perf  Pwr:Usage/Cap|         Memory-Usage | GPU-Util  Compute M. |\n|===============================+======================+======================|\n|   0  NVIDIA GeForce ...  Off  | 00000000:01:00.0 Off |                    0 |\n|ERR!   38C    P5    49W / 450W |   2021MiB / 23028MiB |      0%   E. Process |\n";
+        let u = parse_table(t).unwrap();
+        assert!(!u.gpus[0].temperature_err);
+        assert_eq!(to_reading(&u).gpus[0].temperature_c, Field::Ok(38));
     }
 
     #[test]

@@ -13,7 +13,12 @@
 //! - a Markdown block quote, `> ` (CommonMark 0.31 §5.1; nested `> > `), never Python's `>>>`;
 //! - the indentation every line of the text shares (a Markdown indented code block, §4.4);
 //! - an RFC 3339 timestamp with its `T` (`kubectl logs --timestamps`, `docker logs -t`: Go's
-//!   `time.RFC3339Nano`);
+//!   `time.RFC3339Nano`), and with the stream and tag after it where the line is one of the
+//!   kubelet's container log files (`/var/log/pods/…/N.log`, the CRI logging format:
+//!   `TIMESTAMP STREAM TAG CONTENT`, the stream `stdout` or `stderr`, the tag `F` for a full
+//!   line or `P` for a partial one, tags joined by `:`; kubernetes
+//!   `pkg/kubelet/kuberuntime/logs/logs.go`, `parseCRILog`, and cri-api's `LogTagPartial`,
+//!   `LogTagFull`, `LogTagDelimiter`);
 //! - `[pod/NAME/CONTAINER] ` (`kubectl logs --prefix`, kubectl `logs.go`);
 //! - `SERVICE-N  | ` / `SERVICE_N  | ` (Compose v2 / v1 `logs`, the service's container index);
 //!   `NAME  | ` where the service sets `container_name` (docker/compose `cmd/formatter/logs.go`,
@@ -27,7 +32,13 @@
 //!   from another node + `)`, in colorama colours whose ESC a copy may lose: `[2m[36m(…)[0m`),
 //!   and the same `(NAME pid=N) ` that vLLM's and SGLang's worker processes print themselves
 //!   (`_add_prefix`: `f"{CYAN}({worker_name} pid={pid}){RESET} "`, the name `VllmWorker
-//!   rank=0` in vLLM 0.8+); Ray's log deduplication appends ` [repeated Nx across cluster]`
+//!   rank=0` in vLLM 0.8+), and the names SkyPilot gives the Ray task that runs a job's
+//!   command on each node (skypilot-org/skypilot `sky/backends/task_codegen.py`,
+//!   `RayCodeGen._add_ray_task`, read at 00526108: `name_str = '{task_name},'` (`task,` when
+//!   unnamed; `sky-cmd,` for a bare command) on a one-node cluster, else
+//!   `f'{node_name}, rank={rank},'` with `node_name` `head` or `worker{idx}`), which Ray
+//!   prints as `(head, rank=0, pid=N) ` and `(worker1, rank=1, pid=N, ip=A) `; Ray's log
+//!   deduplication appends ` [repeated Nx across cluster]`
 //!   (and once its ` (Ray deduplicates logs by default. …)` hint) to a line it folded
 //!   (`ray/_private/ray_logging`, `python/ray/tests/test_output.py`), taken off with the prefix;
 //! - `[R] ` on most lines (MPICH/Intel MPI Hydra `mpiexec -prepend-rank`/`-l`: pmodels/mpich
@@ -63,7 +74,7 @@ static CSI: LazyLock<Regex> = LazyLock::new(|| {
 static ORPHAN_SGR: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"\[[0-9]{1,3}(?:;[0-9]{1,3})*m").expect("static regex"));
 static RFC3339: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:[.,][0-9]{1,9})?(?:Z|[+-][0-9]{2}:?[0-9]{2})?[ \t]")
+    Regex::new(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:[.,][0-9]{1,9})?(?:Z|[+-][0-9]{2}:?[0-9]{2})?[ \t](?:(?:stdout|stderr) [A-Z](?::[A-Z])* )?")
         .expect("static regex")
 });
 static POD: LazyLock<Regex> =
@@ -78,9 +89,10 @@ static COMPOSE_NAMED: LazyLock<Regex> = LazyLock::new(|| {
 });
 static RAY: LazyLock<Regex> = LazyLock::new(|| {
     // colour codes around the parentheses, their ESC lost; the name may hold `key=N` words
-    // (`VllmWorker rank=0`)
+    // (`VllmWorker rank=0`), and SkyPilot's task names end each part in a comma (`head,
+    // rank=0,`, `sky-cmd,`)
     Regex::new(
-        r"^(?:\[[0-9;]{1,8}m)*\((?:raylet|autoscaler(?: \+[0-9hms]+)?|(?:[A-Za-z_][A-Za-z0-9_.:]*(?:[ \t]+[A-Za-z_]+=[0-9]+)*[ \t]+)?pid=[0-9]+(?:,[ \t]*ip=[0-9A-Fa-f.:]+)?)\)(?:\[[0-9;]{1,8}m)*(?:[ \t]|$)",
+        r"^(?:\[[0-9;]{1,8}m)*\((?:raylet|autoscaler(?: \+[0-9hms]+)?|(?:[A-Za-z_][A-Za-z0-9_.:-]*,?(?:[ \t]+[A-Za-z_]+=[0-9]+,?)*[ \t]+)?pid=[0-9]+(?:,[ \t]*ip=[0-9A-Fa-f.:]+)?)\)(?:\[[0-9;]{1,8}m)*(?:[ \t]|$)",
     )
     .expect("static regex")
 });
@@ -525,6 +537,30 @@ mod tests {
         let t = "(VllmWorker rank=5 pid=3073)     self.run()\n(VllmWorker rank=5 pid=3073)   File \"/opt/venv/lib/python3.12/site-packages/vllm/v1/executor/multiproc_executor.py\", line 311, in worker_main\n";
         // (the two spaces every line then shares go too, as a shared indent does)
         assert!(u(t).starts_with("  self.run()\nFile \""), "{}", u(t));
+        // github.com/NVIDIA/k8s-device-plugin/issues/444: the plugin's log as the kubelet's
+        // container log file holds it (CRI: time, stream, tag), the plugin's own Go log time kept
+        let t = "2023-10-19T11:11:54.957587844+08:00 stderr F 2023/10/19 03:11:54 Loading NVML\n2023-10-19T11:11:54.957723331+08:00 stderr F 2023/10/19 03:11:54 Failed to initialize NVML: could not load NVML library.\n";
+        assert_eq!(
+            u(t),
+            "2023/10/19 03:11:54 Loading NVML\n2023/10/19 03:11:54 Failed to initialize NVML: could not load NVML library.\n"
+        );
+        // a partial line (`P`) loses its carrier too; a word after the time that is not a
+        // stream stays
+        let t = "2024-01-02T03:04:05.000000001Z stdout P first half\n2024-01-02T03:04:05.000000002Z stdout F second\n2024-01-02T03:04:06Z stderr is full\n";
+        assert_eq!(u(t), "first half\nsecond\nstderr is full\n");
+        // github.com/skypilot-org/skypilot/pull/3217 and /pull/4099: SkyPilot's task names
+        // behind Ray's prefix, an nccl-tests head across two nodes and a one-node table
+        let t = "(worker1, rank=1, pid=20075, ip=10.164.15.193) 10.164.15.192,10.164.15.193\n(head, rank=0, pid=21170) 10.164.15.192,10.164.15.193\n(head, rank=0, pid=21170) # nThread 1 nGpus 8 minBytes 8 maxBytes 134217728 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0\n(head, rank=0, pid=21170) #\n";
+        assert_eq!(
+            u(t),
+            "10.164.15.192,10.164.15.193\n10.164.15.192,10.164.15.193\n# nThread 1 nGpus 8 minBytes 8 maxBytes 134217728 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0\n#\n"
+        );
+        let t = "(sky-cmd, pid=13008) +---------------------------------------------------------------------------------------+\n(sky-cmd, pid=13008) | NVIDIA-SMI 535.183.06             Driver Version: 535.183.06   CUDA Version: 12.2     |\n";
+        assert!(u(t).starts_with("+---"), "{}", u(t));
+        assert!(u(t).contains("\n| NVIDIA-SMI 535.183.06"), "{}", u(t));
+        // a parenthesised remark is not a Ray prefix: no `pid=`
+        let t = "(head, rank=0) starting\n(head, rank=0) done\n";
+        assert_eq!(u(t), t);
         // github.com/fumiama/Retrieval-based-Voice-Conversion-WebUI/issues/65: compose with a
         // `container_name`
         let t = "voice-clone  | INFO:Micy:loaded pretrained assets/pretrained_v2/f0G40k.pth\nvoice-clone  | INFO:Micy:<All keys matched successfully>\nvoice-clone  | INFO:faiss.loader:Loading faiss with AVX2 support.\n";
