@@ -27,7 +27,12 @@ use serde::Deserialize;
 const CAPTURED: &str = "made on the H200 by bench/capture_h200.sh:";
 
 /// The floor `GPUFIX_CORPUS_STRICT=1` (run by `.ci/run`) holds: the whole corpus's figures after
-/// the sealed batches h32-h44 (NCCL, the CUDA runtime and wheels, memory, NVIDIA's tools,
+/// the sealed batches h45-h53 (torch wheels against the GPU, nccl-tests, profiler reports,
+/// Nsight Systems and nvprof summaries, four fresh measures across the kinds from GitHub and
+/// forums) and their readers (1,205 artifacts): 504 of 549 detected (918 per mille), 0 healthy
+/// with a false finding, 0 unreadable. Every artifact detected before is detected still; the
+/// share fell because 8 of the batches' 61 problems stay missed (the corpus README says why per
+/// batch). Before them, after the sealed batches h32-h44 (NCCL, the CUDA runtime and wheels, memory, NVIDIA's tools,
 /// fabric and kernel logs, containers, three fresh measures across the kinds, low-utilization
 /// threads, configs, stacks and profiler reports, cluster launch specs) and their readers (1,074
 /// artifacts): 451 of 488 detected (924 per mille), 0 and 0. Every artifact detected before is
@@ -71,7 +76,7 @@ const CAPTURED: &str = "made on the H200 by bench/capture_h200.sh:";
 /// 35 MB Kineto trace of h11 is judged within `plan`'s probe timeout depends on the machine's
 /// load. A change that reads the corpus worse fails CI; one that reads it better raises these.
 /// Issue 24's target is 95% detected, 0 and 0: the detected share is not met.
-const FLOOR_DETECTED_PER_MILLE: usize = 924;
+const FLOOR_DETECTED_PER_MILLE: usize = 918;
 const MAX_FALSE_ON_HEALTHY: usize = 0;
 const MAX_UNREADABLE: usize = 0;
 

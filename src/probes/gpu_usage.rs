@@ -16,6 +16,12 @@ pub struct GpuUsage;
 /// about 60-600 MiB and a desktop a few hundred more, so it takes a GiB to show a training job.
 const HELD_MIB: f64 = 1024.0;
 
+/// The same on a GPU whose `Disp.A` column says it drives a display: the display server, the
+/// compositor and the desktop's own GPU processes (type `G` in the process list the paste does
+/// not show) hold 1-1.5 GiB on their own (gpu-operator#607: an RTX 4090 driving a desktop at
+/// 1198 MiB, P8, 6%), so a job there shows as twice the plain footprint.
+const HELD_MIB_DISPLAY: f64 = 2048.0;
+
 /// Memory the paste shows held on a GPU that lists no processes, enough to say a job has it.
 fn holds_job_memory(g: &smi_tables::UsageGpu) -> bool {
     let Some(m) = g.memory_used_mib else {
@@ -23,8 +29,12 @@ fn holds_job_memory(g: &smi_tables::UsageGpu) -> bool {
     };
     // A context alone (a notebook left open, a finished job's process) holds up to a few
     // hundred MiB at 0%; a training job holds GiBs. With no process list to say what holds the
-    // memory, only a training-sized footprint counts as a job, display or not.
-    m >= HELD_MIB
+    // memory, only a training-sized footprint counts as a job, and more on a display GPU.
+    if g.display_active == Some(true) {
+        m >= HELD_MIB_DISPLAY
+    } else {
+        m >= HELD_MIB
+    }
 }
 
 /// A process that looks like a training job: Python or a launcher.
@@ -415,6 +425,20 @@ mod tests {
         let v = usage_value(&smi_tables::parse_query_csv(csv).unwrap(), "x");
         assert_eq!(v["snapshot"], json!(false));
         assert_eq!(v["gpu_util"], json!(33.0));
+    }
+
+    /// A GPU driving a display holds its desktop's memory: gpu-operator#607's RTX 4090 (corpus
+    /// `h53_smi_gpuop607_rtx4090_driver_ctr`, Disp.A On, 1198 MiB at 6%, no process list) is no
+    /// job; the same table with a training-sized footprint on that GPU is.
+    #[test]
+    fn a_display_gpu_needs_more_than_its_desktop_to_show_a_job() {
+        let t = crate::test_corpus("h53_smi_gpuop607_rtx4090_driver_ctr.txt");
+        let v = usage_value(&smi_tables::parse_table(&t).unwrap(), "x");
+        assert_eq!(v["process_on_gpu"], json!(false), "{v}");
+        let busy = t.replace("  1198MiB / 24564MiB", " 14198MiB / 24564MiB");
+        assert_ne!(busy, t);
+        let v = usage_value(&smi_tables::parse_table(&busy).unwrap(), "x");
+        assert_eq!(v["process_on_gpu"], json!(true), "{v}");
     }
 
     #[test]
