@@ -1233,6 +1233,10 @@ pub fn find(text: &str) -> Vec<Launch> {
 /// read for launch lines only (`command_lines`), so memory stays near the input's size.
 pub const MAX_SCRIPT_BYTES: usize = 1 << 20;
 
+/// A line that starts with a variable's assignment (`NW=0`, `export NW=0`), as [`command_lines`]
+/// keeps it: the commands kept after it may expand the variable.
+const ASSIGNMENT_LINE: &str = r"(?m)^[ \t]*(?:export[ \t]+)?[A-Za-z_][A-Za-z0-9_]*=";
+
 /// A text this long is parsed whole as shell only when it reads as a script ([`shell_like`]);
 /// else only its [`command_lines`] are, as a long log's. The bash grammar's error recovery on
 /// text that is not shell is slow: a 74 KB `nvidia-smi -q -x` paste took 2 s a parse (the
@@ -1308,8 +1312,10 @@ fn command_lines(text: &str) -> String {
     // for each word: only the lines holding one, and the lines a `\` continues them onto, are
     // looked at, each as `text.lines()` gives it
     static ANY: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
-        let alt: Vec<String> = COMMAND_WORDS.iter().map(|w| regex::escape(w)).collect();
-        regex::Regex::new(&alt.join("|")).expect("escaped literals")
+        let mut alt: Vec<String> = COMMAND_WORDS.iter().map(|w| regex::escape(w)).collect();
+        // a variable's assignment on a line of its own (`NW=0`), which a command below may use
+        alt.push(ASSIGNMENT_LINE.to_string());
+        regex::Regex::new(&alt.join("|")).expect("escaped literals and the assignment")
     });
     let b = text.as_bytes();
     let mut out = String::new();
@@ -1436,6 +1442,26 @@ mod tests {
         );
         assert!(!shell_like(&log));
         assert_eq!(read_script(&log).slurm.nodes, Some(2));
+    }
+
+    /// A text read by its command lines keeps the assignments a command uses: an NCCL log over
+    /// the whole-parse size with a variable set above the launch line.
+    #[test]
+    fn a_long_pastes_assignments_reach_its_launch() {
+        let log = crate::test_corpus("h200_nccl_1rank_none.log");
+        let text = format!("{log}NW=0\npython train.py --num_workers $NW\n");
+        assert!(text.len() > WHOLE_PARSE_BYTES && !shell_like(&text));
+        let sc = read_script(&text);
+        let l = sc
+            .launches
+            .iter()
+            .find(|l| l.script.as_deref() == Some("train.py"))
+            .expect("the launch is read");
+        assert!(
+            l.settings.iter().any(|s| s.value == "0"),
+            "{:?}",
+            l.settings
+        );
     }
 
     /// An option that takes a value, last on its line (a paste cut after `srun --gres`): the
@@ -1725,7 +1751,11 @@ mod prop {
         let mut out = String::new();
         let mut continued = false;
         for line in text.lines() {
-            let keep = continued || COMMAND_WORDS.iter().any(|w| line.contains(w));
+            static ASSIGN: std::sync::LazyLock<regex::Regex> =
+                std::sync::LazyLock::new(|| regex::Regex::new(ASSIGNMENT_LINE).unwrap());
+            let keep = continued
+                || COMMAND_WORDS.iter().any(|w| line.contains(w))
+                || ASSIGN.is_match(line);
             continued = keep && line.trim_end().ends_with('\\');
             if keep {
                 if out.len() + line.len() + 1 > MAX_SCRIPT_BYTES {
