@@ -109,6 +109,43 @@
 //!   fork) log `<logPrefix()>Heartbeat monitor timed out! Process will be terminated after dumping
 //!   debug info. workMetaList_.size()=N` first and put the `… watchdog got stuck for N seconds …`
 //!   sentence in the exit message. Either is a collective (or a CUDA call under one) that hangs.
+//!   PyTorch 2.6–2.11 (`HeartbeatMonitor::runLoop` and `getNCCLWatchdogTimeoutExitMsg`, read in
+//!   the index's stored copy of the 2.8+ `Watchdog` / `HeartbeatMonitor` classes) then logs, at
+//!   FATAL through `terminateProcess` (so `logPrefix()` twice), `<logPrefix()><logPrefix()>
+//!   Terminating the process after attempting to dump debug info, due to ProcessGroupNCCL
+//!   watchdog hang.`: the same hang where the paste kept only that line (`exitReason` is
+//!   "collective timeout or exception" for a timeout or an error the watchdog already printed,
+//!   which is not read as one).
+//! - `logPrefix()` (`createLogPrefix`, 2.4–2.11): `[PG ID <local id> PG GUID <uid>(<desc>) Rank
+//!   <rank>] `, without `(<desc>)` when the group has none; the uid is empty for a group created
+//!   without one (`[PG ID 4 PG GUID  Rank 2] `, NVIDIA/Fuser#3055 with NCCL 2.23.4) and the
+//!   description is whatever name the framework gave (`99(EXPERT_MODEL_PARALLEL_GROUP)`), so
+//!   the reader takes anything up to ` Rank N]`.
+//! - the watchdog's state line, 2.6–2.11 (`Watchdog::runLoop`, any exception of a work, error or
+//!   timeout): `<logPrefix()> failure detected by watchdog at work sequence id: S PG status: last
+//!   enqueued work: E, last completed work: C`, read like the older `detected by watchdog at
+//!   work: S, last enqueued NCCL work: E, …` (the last completed and enqueued work); not a
+//!   timeout by itself.
+//!
+//! - NVIDIA/nccl `src/ras/client_support.cc` (RAS, NCCL 2.24 on; read at 12df1a11): the text
+//!   report `ncclras` (or `echo STATUS | nc localhost 28028`) prints: `Job summary`, then
+//!   `Communicators... (Ns)` and the table `Group     Comms     Nodes     Ranks     Ranks
+//!   Ranks    Status  Errors` whose rows (`"%5d  %8d  %8d  %8s  %8d  %8d  %8s  %6s"`) give a
+//!   status (`NOCOMM`, `INIT`, `RUNNING`, `FINALIZE`, `ABORT`) and errors (`OK`, or
+//!   `INCOMPLETE` / `ERROR` / `MISMATCH` joined by commas); then `Errors` (`INCOMPLETE` /
+//!   `Missing communicator data from N job process(es)`, `DEAD` / `N job processes are
+//!   considered dead (unreachable via the RAS network)`, `#G-C (hash) ERROR` with
+//!   `Initialization error(s) on N rank(s)` / `Asynchronous error(s) on N rank(s)` and
+//!   `rasClientBreakDownErrors`' `N ranks reported <error>` / `Rank R reported <error> -- GPU …`,
+//!   where `<error>` is RAS's own `ncclErrorToString`: "Unhandled CUDA error", "System error",
+//!   "Internal error", "Invalid argument", "Invalid usage", "Remote process error") and
+//!   `Warnings` (`TIMEOUT` / `Encountered N communication timeout(s) while gathering
+//!   communicator data`, `#G-C (hash) MISMATCH` / `Communicator ranks have different status` /
+//!   `Communicator ranks have different <Op> operation counts`). A rank's reported error is that
+//!   NCCL result; a report whose rows are all `OK` shows nothing wrong (nccl#1730: RAS said OK
+//!   while PyTorch timed out: the report is a moment, and says nothing of a hang in a
+//!   collective every rank entered). `MISMATCH`, `INCOMPLETE` and `DEAD` are kept as figures:
+//!   RAS itself says counts can differ for a moment while a collective is being launched.
 //!   A terminal pastes the sentence hard-wrapped at its width, anywhere in a word
 //!   (`ProcessGroupNCCL'` / `s watchdog got stuck …`, github.com/om-ai-lab/VLM-R1/issues/257):
 //!   the rows are read joined.
@@ -227,10 +264,13 @@ pub struct NcclErrors {
     pub nccl_version: Option<String>,
     /// Lines that carried one of these messages.
     pub lines: u64,
+    /// NCCL's RAS status report, where the text holds one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ras: Option<RasReport>,
 }
 
 static PREFIX: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"\[(?:PG (?:ID )?(\S+)(?: PG GUID \S+)? )?Rank (\d+)\]\s*Watchdog caught")
+    Regex::new(r"\[(?:PG (?:ID )?(\S+)(?: PG GUID [^\]]*?)? )?Rank (\d+)\]\s*Watchdog caught")
         .expect("static regex")
 });
 static WORK: LazyLock<Regex> =
@@ -238,12 +278,12 @@ static WORK: LazyLock<Regex> =
 static RAN_FOR: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"ran for (\d+) milliseconds").expect("static regex"));
 static WORK_STATE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?:watchdog at work|Timeout at NCCL work): (\d+), last enqueued NCCL work: (-?\d+), last completed NCCL work: (-?\d+)")
+    Regex::new(r"(?:watchdog at work|Timeout at NCCL work|watchdog at work sequence id): (\d+),? (?:PG status: )?last enqueued (?:NCCL )?work: (-?\d+), last completed (?:NCCL )?work: (-?\d+)")
         .expect("static regex")
 });
 /// `<logPrefix()>Timeout at NCCL work: S` (printed only for a timed-out work, see the header).
 static TIMEOUT_AT: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?:\[(?:PG (?:ID )?(\S+)(?: PG GUID \S+)? )?Rank (\d+)\]\s*)?Timeout at NCCL work: (\d+), last enqueued NCCL work: -?\d+")
+    Regex::new(r"(?:\[(?:PG (?:ID )?(\S+)(?: PG GUID [^\]]*?)? )?Rank (\d+)\]\s*)?Timeout at NCCL work: (\d+), last enqueued NCCL work: -?\d+")
         .expect("static regex")
 });
 /// c10's back trace of the exception `WorkNCCL::checkTimeout` built (see the header).
@@ -292,7 +332,7 @@ static WARN_AT: LazyLock<Regex> =
 /// The heartbeat monitor's two wordings (see the header) with `logPrefix()` before them; the
 /// optional whitespace stands for a space a word wrap took.
 static STUCK: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?:\[(?:PG (?:ID )?(\S+)(?: PG GUID \S+)? )?Rank (\d+)\]\s*)?(?:ProcessGroup\w*'s\s?watchdog\s?got\s?stuck\s?for\s?(\d+)\s?seconds|Heartbeat\s?monitor\s?timed\s?out!)")
+    Regex::new(r"(?:\[(?:PG (?:ID )?(\S+)(?: PG GUID [^\]]*?)? )?Rank (\d+)\]\s*)?(?:ProcessGroup\w*'s\s?watchdog\s?got\s?stuck\s?for\s?(\d+)\s?seconds|Heartbeat\s?monitor\s?timed\s?out!|Terminating\s?the\s?process\s?after\s?attempting\s?to\s?dump\s?debug\s?info,\s?due\s?to\s?ProcessGroup\w*\s?watchdog\s?hang)")
         .expect("static regex")
 });
 
@@ -300,7 +340,8 @@ static STUCK: LazyLock<Regex> = LazyLock::new(|| {
 /// them (rows are joined without a separator: a hard wrap keeps the spaces on its rows).
 fn watchdog_stuck(text: &str) -> Vec<WatchdogStuck> {
     let mut out: Vec<WatchdogStuck> = Vec::new();
-    if !(text.contains("stuck") || text.contains("monitor timed")) {
+    if !(text.contains("stuck") || text.contains("monitor timed") || text.contains("watchdog hang"))
+    {
         return out;
     }
     // a commented-out line (a launch script's note of an earlier hang) is not one
@@ -451,6 +492,7 @@ fn marked(line: &str) -> bool {
         || line.contains("NCCL failure")
         || line.contains(" -> ")
         || line.contains("checkTimeout")
+        || line.contains("work sequence id")
 }
 
 /// `NCCL error: <text>` naming one of `ncclGetErrorString`'s texts, or its result code
@@ -494,6 +536,8 @@ pub fn recognised_line(line: &str) -> bool {
             .is_some_and(|(_, w)| warn_result(w).is_some())
         // PyTorch's distributed log itself (no failure by itself, see the header)
         || C10D_LINE.is_match(line)
+        // NCCL's RAS report (see the header): its communicator table's heading
+        || RAS_HEADING.is_match(line)
 }
 
 pub fn looks_like(text: &str) -> bool {
@@ -521,6 +565,7 @@ pub fn looks_like(text: &str) -> bool {
             "] [c10d] ",
             "] [c10d - debug] ",
             "] [c10d - trace] ",
+            "Ranks    Status  Errors",
         ]);
         // CHECK_TRACE from its first literal on (`NCCL INFO file:line -> N`): a pattern that
         // starts with `\S+` gives the search no literal to skip ahead by, and the whole text
@@ -836,6 +881,7 @@ pub fn parse_nccl_errors(text: &str) -> NcclErrors {
         }
     }
     flush_warn_result(&mut out, pending, &mut last_result);
+    read_ras(text, &mut out);
     // a timed-out work the watchdog's own line did not already name (that line cut off, or
     // pasted without it) is a timeout of its own
     for (pg, rank, seq) in timed_out_at {
@@ -863,6 +909,166 @@ pub fn parse_nccl_errors(text: &str) -> NcclErrors {
         }
     }
     out
+}
+
+/// NCCL's RAS status report as its text client prints it (see the header): the communicator
+/// table's rows and what the `Errors` / `Warnings` sections count.
+#[derive(Debug, Clone, Serialize, PartialEq, Default)]
+pub struct RasReport {
+    /// Rows of the `Group  Comms  Nodes …  Status  Errors` table.
+    pub groups: Vec<RasGroup>,
+    /// `DEAD`: job processes RAS considers dead (unreachable through its network).
+    pub dead_processes: u64,
+    /// `INCOMPLETE`: job processes no communicator data came from.
+    pub missing_processes: u64,
+    /// `Initialization error(s) on N rank(s)`, summed over communicators.
+    pub init_error_ranks: u64,
+    /// `Asynchronous error(s) on N rank(s)`, summed over communicators.
+    pub async_error_ranks: u64,
+    /// `Communicator ranks have different <op> operation counts` (`MISMATCH`).
+    pub mismatched_ops: Vec<String>,
+    /// `Communicator ranks have different status`.
+    pub status_mismatch: bool,
+    /// `TIMEOUT`: communication timeouts while RAS gathered the data.
+    pub collection_timeouts: u64,
+}
+
+/// One row of the RAS communicator table.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct RasGroup {
+    pub comms: u64,
+    pub nodes: u64,
+    pub ranks_per_comm: u64,
+    /// `NOCOMM`, `INIT`, `RUNNING`, `FINALIZE`, `ABORT`.
+    pub status: String,
+    /// `OK`, or `INCOMPLETE` / `ERROR` / `MISMATCH` joined by commas.
+    pub errors: String,
+}
+
+/// The table's heading as `rasClientRunComms` prints it.
+static RAS_HEADING: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^\s*Group\s+Comms\s+Nodes\s+Ranks\s+Ranks\s+Ranks\s+Status\s+Errors\s*$")
+        .expect("static regex")
+});
+/// `"%5d  %8d  %8d  %8s  %8d  %8d  %8s  %6s"`: group, comms, nodes, ranks per node (`N` or
+/// `N-M`), ranks per comm, ranks in group, status, errors.
+static RAS_ROW: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^\s*\d+\s+(\d+)\s+(\d+)\s+\d+(?:-\d+)?\s+(\d+)\s+\d+\s+(NOCOMM|INIT|RUNNING|FINALIZE|ABORT)\s+(OK|(?:INCOMPLETE|ERROR|MISMATCH)(?:,(?:ERROR|MISMATCH))*)\s*$")
+        .expect("static regex")
+});
+static RAS_COUNT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^\s*(?:(\d+) job process(?:es are| is) considered dead|Missing communicator data from (\d+) job process|(Initialization|Asynchronous) errors? on (\d+) ranks?|Encountered (\d+) communication timeouts? while gathering|Communicator ranks have different (\S+) operation counts|Communicator ranks have (different status))")
+        .expect("static regex")
+});
+/// `rasClientBreakDownErrors`: `N ranks reported <error>` / `Rank R reported <error> -- …`.
+static RAS_REPORTED: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^\s*(?:(\d+) ranks|Rank \d+) reported (.+?)(?: -- .*)?\s*$").expect("static regex")
+});
+
+/// RAS's own `ncclErrorToString` text (`src/ras/client_support.cc`) → the result.
+fn result_of_ras_string(s: &str) -> Option<&'static str> {
+    Some(match s.trim() {
+        "Unhandled CUDA error" => "ncclUnhandledCudaError",
+        "System error" => "ncclSystemError",
+        "Internal error" => "ncclInternalError",
+        "Invalid argument" => "ncclInvalidArgument",
+        "Invalid usage" => "ncclInvalidUsage",
+        "Remote process error" => "ncclRemoteError",
+        _ => return None,
+    })
+}
+
+/// The RAS report in `text`, if it holds the communicator table's heading; the errors its
+/// `ERROR` sections break down are noted as results of `out`.
+fn read_ras(text: &str, out: &mut NcclErrors) {
+    if !text.contains("Status  Errors") {
+        return;
+    }
+    let mut lines = text.lines();
+    // the report opens with `NCCL version %s compiled with CUDA %d.%d` (`rasClientRunInit`)
+    let mut version = None;
+    if !lines.by_ref().any(|l| {
+        if version.is_none() && l.contains(" compiled with CUDA ") {
+            version = VERSION.captures(l).map(|c| c[1].to_string());
+        }
+        RAS_HEADING.is_match(l)
+    }) {
+        return;
+    }
+    if out.nccl_version.is_none() {
+        out.nccl_version = version;
+    }
+    let mut r = RasReport::default();
+    // `Initialization` or `Asynchronous`: the section the breakdown lines under it belong to
+    let mut section = "";
+    for line in lines {
+        if let Some(c) = RAS_ROW.captures(line) {
+            if r.groups.len() < super::MAX_ITEMS {
+                r.groups.push(RasGroup {
+                    comms: c[1].parse().unwrap_or(0),
+                    nodes: c[2].parse().unwrap_or(0),
+                    ranks_per_comm: c[3].parse().unwrap_or(0),
+                    status: c[4].to_string(),
+                    errors: c[5].to_string(),
+                });
+            }
+            out.lines += 1;
+            continue;
+        }
+        if let Some(c) = RAS_COUNT.captures(line) {
+            let n =
+                |i: usize| -> u64 { c.get(i).and_then(|m| m.as_str().parse().ok()).unwrap_or(0) };
+            if c.get(1).is_some() {
+                r.dead_processes += n(1);
+            } else if c.get(2).is_some() {
+                r.missing_processes += n(2);
+            } else if let Some(kind) = c.get(3) {
+                section = if kind.as_str() == "Initialization" {
+                    "initialization"
+                } else {
+                    "asynchronous"
+                };
+                if section == "initialization" {
+                    r.init_error_ranks += n(4);
+                } else {
+                    r.async_error_ranks += n(4);
+                }
+            } else if c.get(5).is_some() {
+                r.collection_timeouts += n(5);
+            } else if let Some(op) = c.get(6) {
+                if !r.mismatched_ops.iter().any(|o| o == op.as_str()) && r.mismatched_ops.len() < 32
+                {
+                    r.mismatched_ops.push(op.as_str().to_string());
+                }
+            } else if c.get(7).is_some() {
+                r.status_mismatch = true;
+            }
+            out.lines += 1;
+            continue;
+        }
+        if !section.is_empty()
+            && let Some(c) = RAS_REPORTED.captures(line)
+            && let Some(res) = result_of_ras_string(&c[2])
+        {
+            let ranks = c
+                .get(1)
+                .map_or("1 rank".to_string(), |m| format!("{} ranks", m.as_str()));
+            if let Some(i) = note_result(out, res) {
+                out.errors[i].last_error.get_or_insert_with(|| {
+                    format!(
+                        "NCCL RAS: {ranks} reported {} ({section} error)",
+                        c[2].trim()
+                    )
+                });
+            }
+            out.lines += 1;
+        }
+        // a heading of the next section ends a breakdown
+        if matches!(line.trim(), "Warnings" | "Errors") || line.trim_start().starts_with('#') {
+            section = "";
+        }
+    }
+    out.ras = Some(r);
 }
 
 /// Notes a WARN that is itself a result (see [`warn_result`]) no back trace followed.
@@ -1009,6 +1215,10 @@ impl super::EvidenceKind for NcclErrorsKind {
             ),
             ("nccl_version", "the NCCL version the text names"),
             ("lines", "lines that carried one of these messages"),
+            (
+                "ras",
+                "NCCL's RAS status report: groups (comms, nodes, ranks_per_comm, status, errors), dead_processes, missing_processes, init_error_ranks, async_error_ranks, mismatched_ops, status_mismatch, collection_timeouts",
+            ),
         ]
     }
     fn read_by(&self) -> &'static [&'static str] {
@@ -1561,5 +1771,103 @@ gpu5:35917:35994 [0] NCCL INFO transport/net.cu:537 -> 2\n";
             assert!(parse_nccl_errors(w).error_results.is_empty(), "{w}");
             assert!(!recognised_line(w), "{w}");
         }
+    }
+
+    #[test]
+    fn pytorch_2_6_to_2_11_watchdog_wordings() {
+        // github.com/NVIDIA/nccl/issues/1730 (PyTorch with NCCL 2.26.2): the timeout, then the
+        // 2.6+ state line `failure detected by watchdog at work sequence id: S PG status: …`
+        let t = "[rank118]:[E603 17:48:01.005271823 ProcessGroupNCCL.cpp:632] [Rank 118] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=2398459, OpType=ALLREDUCE, NumelIn=8652160, NumelOut=8652160, Timeout(ms)=1800000) ran for 1800068 milliseconds before timing out.\n[rank118]:[E603 17:48:01.005538748 ProcessGroupNCCL.cpp:2268] [PG ID 0 PG GUID 0(default_pg) Rank 118]  failure detected by watchdog at work sequence id: 2398459 PG status: last enqueued work: 2398578, last completed work: 2398458\n";
+        let e = parse_nccl_errors(t);
+        assert_eq!(e.timeout_count, 1);
+        assert_eq!(e.timeouts[0].rank, Some(118));
+        assert_eq!(e.timeouts[0].seq, Some(2398459));
+        assert_eq!(e.last_completed_work, Some(2398458));
+        assert_eq!(e.last_enqueued_work, Some(2398578));
+        // the state line alone (an error as well as a timeout prints it) is no timeout
+        let e = parse_nccl_errors(t.lines().nth(1).unwrap());
+        assert_eq!(e.timeout_count, 0);
+        assert!(e.watchdog_stuck.is_empty());
+        assert_eq!(e.last_completed_work, Some(2398458));
+    }
+
+    #[test]
+    fn log_prefix_with_an_empty_uid_or_a_named_group() {
+        // github.com/NVIDIA/Fuser/issues/3055 (NCCL 2.23.4): a group without a uid prints
+        // `PG GUID  Rank 2`; the monitor's exit line repeats logPrefix() and names the hang
+        let t = "[E930 15:23:00.059980974 ProcessGroupNCCL.cpp:1487] [PG ID 4 PG GUID  Rank 2] ProcessGroupNCCL's watchdog got stuck for 10 seconds without making progress in monitoring enqueued collectives.\n[F930 15:23:07.686401350 ProcessGroupNCCL.cpp:1309] [PG ID 6 PG GUID  Rank 0] [PG ID 6 PG GUID  Rank 0] Terminating the process after attempting to dump debug info, due to ProcessGroupNCCL watchdog hang.\n";
+        let e = parse_nccl_errors(t);
+        assert_eq!(e.watchdog_stuck.len(), 2);
+        assert_eq!(e.watchdog_stuck[0].rank, Some(2));
+        assert_eq!(e.watchdog_stuck[0].pg.as_deref(), Some("4"));
+        assert_eq!(e.watchdog_stuck[0].seconds, Some(10));
+        assert_eq!(e.watchdog_stuck[1].rank, Some(0));
+        assert_eq!(e.watchdog_stuck[1].pg.as_deref(), Some("6"));
+        assert_eq!(e.watchdog_stuck[1].seconds, None);
+        // the exit line alone is the hang (github.com/modelscope/ms-swift/issues/7992, a named
+        // group behind a log viewer's time prefix)
+        let t = "18:19:06.687 [rank2]:[F205 18:19:06.383067836 ProcessGroupNCCL.cpp:1614] [PG ID 17 PG GUID 137(INTRA_DISTRIBUTED_OPTIMIZER_INSTANCE_GROUP) Rank 2] [PG ID 17 PG GUID 137(INTRA_DISTRIBUTED_OPTIMIZER_INSTANCE_GROUP) Rank 2] Terminating the process after attempting to dump debug info, due to ProcessGroupNCCL watchdog hang.\n";
+        assert!(looks_like(t));
+        let e = parse_nccl_errors(t);
+        assert_eq!(e.watchdog_stuck.len(), 1);
+        assert_eq!(e.watchdog_stuck[0].rank, Some(2));
+        assert_eq!(e.watchdog_stuck[0].pg.as_deref(), Some("17"));
+        // the exit after a timeout or an error the watchdog printed is not a hang of its own
+        let t = "[rank0]:[F709 17:06:38.162895613 ProcessGroupNCCL.cpp:1614] [PG ID 0 PG GUID 0(default_pg) Rank 0] [PG ID 0 PG GUID 0(default_pg) Rank 0] Terminating the process after attempting to dump debug info, due to collective timeout or exception.\n";
+        assert!(parse_nccl_errors(t).watchdog_stuck.is_empty());
+        // a timeout under a named group's prefix keeps its pg and rank
+        let t = "[rank4]:[E205 18:11:06.375750231 ProcessGroupNCCL.cpp:632] [PG ID 12 PG GUID 99(EXPERT_MODEL_PARALLEL_GROUP) Rank 4] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=9, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600013 milliseconds before timing out.\n";
+        let e = parse_nccl_errors(t);
+        assert_eq!(e.timeouts[0].pg.as_deref(), Some("12"));
+        assert_eq!(e.timeouts[0].rank, Some(4));
+    }
+
+    /// github.com/NVIDIA/nccl/issues/1730: NCCL 2.26.2's RAS report of a healthy 256-rank job.
+    const RAS_OK: &str = "NCCL version 2.26.2 compiled with CUDA 12.4\nCUDA runtime version 12040, driver version 12040\n\nJob summary\n===========\n\n  Nodes  Processes         GPUs  Processes     GPUs\n(total)   per node  per process    (total)  (total)\n     32          8            1        256      256\n\nCommunicators... (0.01s)\n=============\n\nGroup     Comms     Nodes     Ranks     Ranks     Ranks    Status  Errors\n    #  in group  per comm  per node  per comm  in group\n    0         1        32         8       256       256   RUNNING      OK\n\nErrors\n======\n\nWarnings\n========\n";
+
+    #[test]
+    fn ras_report_reads_its_table_and_sections() {
+        assert!(looks_like(RAS_OK));
+        let e = parse_nccl_errors(RAS_OK);
+        let r = e.ras.expect("a RAS report");
+        assert_eq!(r.groups.len(), 1);
+        assert_eq!(r.groups[0].comms, 1);
+        assert_eq!(r.groups[0].nodes, 32);
+        assert_eq!(r.groups[0].ranks_per_comm, 256);
+        assert_eq!(r.groups[0].status, "RUNNING");
+        assert_eq!(r.groups[0].errors, "OK");
+        assert_eq!(
+            r.dead_processes + r.missing_processes + r.async_error_ranks,
+            0
+        );
+        assert!(e.error_results.is_empty());
+        assert_eq!(e.nccl_version.as_deref(), Some("2.26.2"));
+        // github.com/NVIDIA/nccl/issues/1911 (NCCL 2.26.2): ranks at different AllGather counts
+        let t = "Group     Comms     Nodes     Ranks     Ranks     Ranks    Status  Errors\n    #  in group  per comm  per node  per comm  in group\n    0         1         4         8        32        32   RUNNING  MISMATCH\n\nErrors\n======\n\nWarnings\n========\n\n#0-0 (fa93daea854b060b) MISMATCH\n  Communicator ranks have different AllGather operation counts\n  30 ranks have launched up to operation 640\n  2 ranks have launched up to operation 641\n  Rank 12 -- GPU 4 managed by process 323032 on node 10.137.190.124\n  Rank 13 -- GPU 5 managed by process 323033 on node 10.137.190.124\n";
+        let e = parse_nccl_errors(t);
+        let r = e.ras.expect("a RAS report");
+        assert_eq!(r.groups[0].errors, "MISMATCH");
+        assert_eq!(r.mismatched_ops, vec!["AllGather"]);
+        assert!(e.error_results.is_empty());
+        // the Errors section as `rasClientRunComms` / `rasClientBreakDownErrors` print it
+        // (NVIDIA/nccl src/ras/client_support.cc): a dead process and a rank's async error
+        let t = "Group     Comms     Nodes     Ranks     Ranks     Ranks    Status  Errors\n    #  in group  per comm  per node  per comm  in group\n    0         1         2         8        16        16   RUNNING  INCOMPLETE,ERROR\n\nErrors\n======\n\nDEAD\n  1 job process is considered dead (unreachable via the RAS network)\n  Process 4711 on node 10.0.0.2 managing GPU 3\n\n#0-0 (0123456789abcdef) ERROR\n  Asynchronous error on 1 rank\n  Rank 11 reported Remote process error -- GPU 3 managed by process 4711 on node 10.0.0.2\n\nWarnings\n========\n\nTIMEOUT\n  Encountered 2 communication timeouts while gathering communicator data\n\n";
+        let e = parse_nccl_errors(t);
+        let r = e.ras.as_ref().expect("a RAS report");
+        assert_eq!(r.groups[0].errors, "INCOMPLETE,ERROR");
+        assert_eq!(r.dead_processes, 1);
+        assert_eq!(r.async_error_ranks, 1);
+        assert_eq!(r.collection_timeouts, 2);
+        assert_eq!(e.error_results, vec!["ncclRemoteError"]);
+        assert_eq!(
+            e.errors[0].last_error.as_deref(),
+            Some("NCCL RAS: 1 rank reported Remote process error (asynchronous error)")
+        );
+        // a table heading in prose, without RAS's spacing, is no report
+        assert!(
+            parse_nccl_errors("Group Comms Nodes Ranks Ranks Ranks Status Errors\n")
+                .ras
+                .is_none()
+        );
     }
 }

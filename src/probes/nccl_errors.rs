@@ -77,6 +77,10 @@ impl Probe for NcclErrors {
                 "`Cuda failure 'out of memory'` inside NCCL",
             ),
             ("nccl_version", "the NCCL version the text names"),
+            (
+                "ras",
+                "NCCL's RAS status report: groups (comms, nodes, ranks_per_comm, status, errors), dead_processes, missing_processes, init_error_ranks, async_error_ranks, mismatched_ops, status_mismatch, collection_timeouts",
+            ),
             ("file", "the file read"),
             (
                 "given",
