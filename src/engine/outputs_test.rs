@@ -42,7 +42,12 @@ const NOT_RECORDED: &[(&str, &[&str])] = &[
     ("nccl.log", &["cut", "net_plugin"]),
     (
         "nccl.errors",
-        &["last_completed_work", "last_enqueued_work", "nccl_version"],
+        &[
+            "last_completed_work",
+            "last_enqueued_work",
+            "nccl_version",
+            "ras",
+        ],
     ),
     (
         "torch.memory",
