@@ -202,14 +202,14 @@ pub fn read(text: &str) -> FabricReport {
     xml_sections(&text, &mut r.gpus);
     for l in text.lines() {
         let t = l.trim();
-        if let Some(c) = MISMATCH.captures(t) {
-            if r.version_mismatch.len() < super::MAX_ITEMS {
-                r.version_mismatch.push(VersionMismatch {
-                    fabric_manager: c[1].to_string(),
-                    driver: c[2].to_string(),
-                    line: super::clip(t, super::MAX_TEXT),
-                });
-            }
+        if let Some(c) = MISMATCH.captures(t)
+            && r.version_mismatch.len() < super::MAX_ITEMS
+        {
+            r.version_mismatch.push(VersionMismatch {
+                fabric_manager: c[1].to_string(),
+                driver: c[2].to_string(),
+                line: super::clip(t, super::MAX_TEXT),
+            });
         }
         if t.contains("NV_WARN_NOTHING_TO_DO") {
             r.nothing_to_do = true;
