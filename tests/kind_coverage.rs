@@ -63,6 +63,11 @@ const WITNESSES: &[(&str, &str, &str)] = &[
     ),
     ("nvidia-smi-list", "", ""),
     (
+        "fabric-manager",
+        "h54_smiq_gpuop2511_fabric_in_progress",
+        "h54_journal_brkk142_fm_active_nvlsm",
+    ),
+    (
         "nvidia-smi-nvlink",
         "h26_nvlink_s_azhpcdiag73_v100_two_links_inactive",
         "h26_nvlink_s_gpud_testdata_a100_8gpu_12links_25gbs",

@@ -491,6 +491,24 @@ static ERROR_N: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r#"\bError (\d{1,4}): ([A-Za-z][^()"“”'`\n]{2,120})"#).expect("static regex")
 });
 
+// the CUDA samples' `(error code %s)!` after a failed call, the text being cudaGetErrorString's
+// (NVIDIA/cuda-samples `Samples/0_Introduction/vectorAdd/vectorAdd.cu`: `fprintf(stderr,
+// "Failed to allocate device vector A (error code %s)!\n", cudaGetErrorString(err))`, and the
+// same in every sample of its kind; the GPU operator's cuda-validator runs vectorAdd); read only
+// where the text is the runtime's
+static SAMPLE_ERROR: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\(error code ([A-Za-z][^()\n]{1,120})\)!").expect("static regex")
+});
+
+/// The table's error a CUDA sample's `(error code <text>)!` names.
+fn sample_error(
+    line: &str,
+) -> Option<&'static (&'static str, u32, &'static str, &'static str, &'static str)> {
+    SAMPLE_ERROR
+        .captures_iter(line)
+        .find_map(|c| by_message(c[1].trim()))
+}
+
 /// The table's error for a `Error <N>: <text>` whose number and text agree.
 fn error_n(
     line: &str,
@@ -597,6 +615,7 @@ pub fn recognised_line(line: &str) -> bool {
         || QUOTED.is_match(line)
         || error_n(line).is_some()
         || qualified(line).is_some()
+        || sample_error(line).is_some()
 }
 
 /// True when some line of `text` is one of these messages.
@@ -626,6 +645,7 @@ pub fn looks_like(text: &str) -> bool {
             "CUDA error ",
             "cuda error: ",
             "Cuda error: ",
+            "(error code ",
         ];
         p.extend(quotable());
         super::scan::phrases(&p)
@@ -924,6 +944,10 @@ pub fn parse_cuda_runtime_log(text: &str) -> CudaRuntimeLog {
         if let Some(e) = error_n(line) {
             add(e.0.to_string(), Some(e.1), Some(e.2), e.4);
         }
+        // a CUDA sample's `(error code <text>)!`
+        if let Some(e) = sample_error(line) {
+            add(e.0.to_string(), Some(e.1), Some(e.2), e.4);
+        }
         // messages PyTorch prints without the `CUDA error:` prefix
         for e in CUDA_ERRORS.iter().filter(|e| e.1 == 35 || e.1 == 209) {
             if line.contains(e.2) {
@@ -1101,6 +1125,30 @@ mod tests {
             ]
         );
         assert!(!m.driver_too_old);
+    }
+
+    #[test]
+    fn a_cuda_samples_error_code_is_read() {
+        // github.com/NVIDIA/gpu-operator/issues/1043: the GPU operator's cuda-validator runs the
+        // vectorAdd sample, which could not allocate (the fabric manager not running)
+        let t = "Failed to allocate device vector A (error code system not yet initialized)! [Vector addition of 5000 elements]\n";
+        assert!(looks_like(t));
+        let m = parse_cuda_runtime_log(t);
+        assert_eq!(m.error_names, ["cudaErrorSystemNotReady"]);
+        assert_eq!(m.errors[0].code, Some(802));
+        // github.com/NVIDIA/gpu-operator/issues/854's title: the same sample's unknown error
+        let t = "Failed to allocate device vector A (error code unknown error)!\n";
+        assert_eq!(parse_cuda_runtime_log(t).errors[0].code, Some(999));
+        // a successful run prints no error code; text in the brackets that is not the
+        // runtime's names nothing
+        assert!(!looks_like(
+            "[Vector addition of 50000 elements]\nCopy input data from the host memory to the CUDA device\nTest PASSED\nDone\n"
+        ));
+        assert!(
+            parse_cuda_runtime_log("step failed (error code banana split)!\n")
+                .errors
+                .is_empty()
+        );
     }
 
     #[test]

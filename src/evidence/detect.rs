@@ -207,6 +207,12 @@ mod tests {
             ("nvprof-summary", "nsys/nvprof_dtod_tiny_copies.txt"),
             ("nvprof-summary", "nsys/nvprof_blank_lines_one_kernel.txt"),
             ("cuda-version", "cuda/nvcc_version_h200.txt"),
+            ("fabric-manager", "fabric/fm_version_mismatch_akash632.txt"),
+            ("fabric-manager", "fabric/smiq_fabric_completed_dra626.txt"),
+            (
+                "fabric-manager",
+                "fabric/fm_active_p4d_bottlerocket3873.txt",
+            ),
             ("cuda-runtime-log", "cuda/sm_120_not_compatible.txt"),
             ("cuda-runtime-log", "cuda/torch_driver_too_old_12080.txt"),
             ("cuda-runtime-log", "cuda/illegal_memory_access.txt"),

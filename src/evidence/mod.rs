@@ -52,6 +52,7 @@ pub mod cuda_stack;
 pub mod dcgmi;
 pub mod detect;
 pub mod device_query;
+pub mod fabric_manager;
 pub mod gpu_arch;
 pub mod ibdev2netdev;
 pub mod ibstat;
@@ -250,6 +251,9 @@ pub static KINDS: &[&dyn EvidenceKind] = &[
     &nvidia_smi::NvidiaSmiXml,
     &trace::ChromeTrace,
     &smi_tables::Table,
+    // before `-q` text: a `Fabric` section copied alone (`-q | grep -A 3 Fabric`) holds keys
+    // that kind also reads; a whole `-q` stays that kind's
+    &fabric_manager::FabricManagerKind,
     &nvidia_smi::NvidiaSmiText,
     &smi_tables::QueryCsv,
     &dcgmi::DcgmiDiag,

@@ -21,8 +21,39 @@ pub fn nvidia_smi_error_line(text: &str) -> Option<&str> {
                 .or_else(|| commented_message(l))
                 .or_else(|| tagged_message(l))
                 .or_else(|| logged_message(l))
+                .or_else(|| container_cli_message(l))
         }
     })
+}
+
+/// NVML's failure as the NVIDIA container runtime reports it: its OCI hook runs
+/// `nvidia-container-cli`, whose commands print `initialization error: %s` through `warnx` (so
+/// after `nvidia-container-cli: `) when the library cannot initialise
+/// (NVIDIA/libnvidia-container `src/cli/list.c`, `info.c`, `configure.c`: `warnx("initialization
+/// error: %s", nvc_error(nvc))`). The reasons that mean the driver cannot be reached through
+/// NVML are the library's `nvml error: <nvmlErrorString>` (`src/driver.c`'s `call_nvml`, through
+/// `error_set_nvml(…, "nvml error")` in `src/error.c`: `driver not loaded`, `unknown error`, …)
+/// and `load library failed: <dlerror()>` for NVML's own library (`src/xfuncs.h`'s `xdlopen`
+/// through `error_set_dl`: `libnvidia-ml.so.1: cannot open shared object file: no such file or
+/// directory`). Docker and containerd relay the hook's stderr inside their own error (`… error
+/// running hook: exit status 1, stdout: , stderr: nvidia-container-cli: initialization error:
+/// nvml error: driver not loaded: unknown.`), so the message is read where it starts a line or
+/// follows `stderr: `. Other initialization errors (`driver error: failed to process request`,
+/// `cuda error: …`) are not NVML's and are left alone.
+fn container_cli_message(l: &str) -> Option<&str> {
+    const CLI: &str = "nvidia-container-cli: initialization error: ";
+    let at = l.find(CLI)?;
+    let before = l[..at].trim_end();
+    if !(before.is_empty() || before.ends_with("stderr:")) {
+        return None;
+    }
+    let msg = &l[at..];
+    let reason = &msg[CLI.len()..];
+    let nvml = reason.starts_with("nvml error: ")
+        || reason
+            .strip_prefix("load library failed: ")
+            .is_some_and(|r| r.starts_with("libnvidia-ml.so"));
+    nvml.then_some(msg)
 }
 
 /// The message as a Go program logs it after NVML's initialisation failed: the NVIDIA k8s
@@ -155,7 +186,7 @@ impl super::EvidenceKind for NvidiaSmiError {
         "nvidia-smi-error"
     }
     fn doc(&self) -> &'static str {
-        "nvidia-smi failing to read the GPUs (driver not loaded, library mismatch, no devices)"
+        "nvidia-smi (or the NVIDIA container runtime's nvidia-container-cli) failing to reach the GPUs through NVML (driver not loaded, library mismatch, libnvidia-ml.so.1 missing, no devices)"
     }
     fn example(&self) -> &'static str {
         "nvidia-smi"
@@ -308,5 +339,32 @@ mod tests {
         assert!(
             nvidia_smi_error_line("NVIDIA-SMI has failed because it couldnt be found\n").is_none()
         );
+    }
+
+    #[test]
+    fn the_container_runtimes_nvml_failure() {
+        // github.com/NVIDIA/nvidia-container-toolkit/issues/260: docker relays the hook's stderr
+        let docker = "docker: Error response from daemon: failed to create shim: OCI runtime create failed: container_linux.go:380: starting container process caused: process_linux.go:545: container init caused: Running hook #0:: error running hook: exit status 1, stdout: , stderr: nvidia-container-cli: initialization error: nvml error: driver not loaded: unknown.\n";
+        assert_eq!(
+            nvidia_smi_error_line(docker),
+            Some(
+                "nvidia-container-cli: initialization error: nvml error: driver not loaded: unknown."
+            )
+        );
+        // github.com/NVIDIA/libnvidia-container/issues/231: NVML's library is not there at all
+        let list = "nvidia-container-cli list\nnvidia-container-cli: initialization error: load library failed: libnvidia-ml.so.1: cannot open shared object file: no such file or directory\n";
+        assert!(
+            nvidia_smi_error_line(list)
+                .is_some_and(|l| l.contains("load library failed: libnvidia-ml.so.1"))
+        );
+        // github.com/NVIDIA/libnvidia-container/issues/135: an initialization error that is not
+        // NVML's (the driver RPC service on a Jetson) is left alone
+        let jetson =
+            "nvidia-container-cli: initialization error: driver error: failed to process request\n";
+        assert_eq!(nvidia_smi_error_line(jetson), None);
+        // github.com/NVIDIA/nvidia-docker/issues/1629: the same tool's debug log of a start is
+        // not a failure
+        let debug = "I0418 18:12:58.648174 217303 nvc.c:376] initializing library context (version=1.9.0, build=5e135c17d6dbae861ec343e9a8d3a0d2af758a4f)\n";
+        assert_eq!(nvidia_smi_error_line(debug), None);
     }
 }

@@ -17,6 +17,7 @@ pub mod dir;
 pub mod diskstats;
 pub mod env;
 pub mod fabric;
+pub mod fabric_manager;
 pub mod file;
 pub mod fstab;
 pub mod gpu_usage;
@@ -218,6 +219,7 @@ pub static PROBES: &[&dyn ProbeKind] = &[
     &logs::NcclLog,
     &nccl_errors::NcclErrors,
     &fabric::IbPorts,
+    &fabric_manager::FabricState,
     &logs::TorchMemory,
     &gpu_usage::GpuUsage,
     &topology::GpuTopology,

@@ -1,0 +1,141 @@
+//! `fabric.state`: whether the NVLink fabric of an NVSwitch system is ready for CUDA, from every
+//! `--evidence` file (and `--nccl-log`): the GPUs' `Fabric` sections and the Fabric Manager's
+//! messages ([`crate::evidence::fabric_manager`]), and CUDA's error 802 wherever a log reports
+//! it ([`crate::evidence::cuda_errors`]: `cudaErrorSystemNotReady` = 802, `cudaGetErrorString`
+//! "system not yet initialized", the driver API's `CUDA_ERROR_SYSTEM_NOT_READY`). The CUDA
+//! runtime documents 802 as "the system is not yet ready to start any CUDA work … verify the
+//! system configuration is in a valid state and all required driver daemons are actively
+//! running" (driver_types.h, CUDA 10.1 onwards); on an NVSwitch system that daemon is the Fabric
+//! Manager (its user guide: CUDA initialisation fails with `cudaErrorSystemNotReady` until the
+//! GPUs are registered with the fabric).
+//!
+//! Only what a text shows is judged: a GPU whose `State` is not `Completed` (or `Completed` with
+//! a `Status` other than `Success`), the Fabric Manager refusing the driver's version, error
+//! 802. `Not Supported`/`N/A` states and a Fabric Manager that found no NVSwitch
+//! (`NV_WARN_NOTHING_TO_DO`, normal on a machine without one) are not judged.
+
+use super::{NoParams, Probe, ProbeCtx, ProbeOutcome};
+use crate::evidence::{cuda_errors, fabric_manager};
+use crate::vocab::io::read_shared;
+use serde_json::{Value, json};
+
+pub struct FabricState;
+
+/// Error 802 under any of its names.
+fn system_not_ready(e: &cuda_errors::CudaErrorSeen) -> bool {
+    e.code == Some(802)
+        || e.name == "cudaErrorSystemNotReady"
+        || e.name == "CUDA_ERROR_SYSTEM_NOT_READY"
+}
+
+impl Probe for FabricState {
+    type Params = NoParams;
+    fn name(&self) -> &'static str {
+        "fabric.state"
+    }
+    fn doc(&self) -> &'static str {
+        "the NVLink fabric of an NVSwitch system in pasted text (--evidence, --nccl-log): nvidia-smi -q Fabric State/Status per GPU, the Fabric Manager's version mismatch, CUDA error 802 (system not yet initialized)"
+    }
+    fn fields(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            (
+                "judgeable",
+                "the text shows a fabric state, the Fabric Manager running or refusing the driver, or error 802",
+            ),
+            (
+                "not_ready",
+                "one sentence per thing that says the fabric is not ready",
+            ),
+            ("gpus", "gpu, state, status, verdict per Fabric section"),
+            (
+                "version_mismatch",
+                "fabric_manager, driver, line: the Fabric Manager refusing another driver version",
+            ),
+            ("system_not_ready", "the lines that report CUDA error 802"),
+            ("nothing_to_do", "the Fabric Manager found no NVSwitch"),
+            (
+                "running",
+                "the Fabric Manager configured the NVSwitches or its unit runs",
+            ),
+            ("files", "the evidence files read"),
+        ]
+    }
+    fn run(&self, _params: &NoParams, ctx: &ProbeCtx) -> ProbeOutcome {
+        let mut files = Vec::new();
+        let mut all = fabric_manager::FabricReport::default();
+        let mut not_ready_errors: Vec<String> = Vec::new();
+        let paths = ctx.inputs.evidence.iter().chain(ctx.inputs.nccl_log.iter());
+        for p in paths {
+            let Ok(t) = read_shared(p) else { continue };
+            let mut used = false;
+            let r = fabric_manager::read(&t);
+            if !r.is_empty() {
+                used = true;
+                all.gpus.extend(r.gpus);
+                all.version_mismatch.extend(r.version_mismatch);
+                all.nothing_to_do |= r.nothing_to_do;
+                all.running |= r.running;
+            }
+            if cuda_errors::looks_like(&t) {
+                let log = cuda_errors::parse_cuda_runtime_log(&t);
+                for e in log.errors.iter().filter(|e| system_not_ready(e)) {
+                    used = true;
+                    if not_ready_errors.len() < crate::evidence::MAX_ITEMS {
+                        not_ready_errors.push(e.line.clone());
+                    }
+                }
+            }
+            if used {
+                files.push(p.display().to_string());
+            }
+        }
+        if files.is_empty() {
+            return ProbeOutcome::NotApplicable(
+                "needs --evidence with nvidia-smi -q's Fabric section, the Fabric Manager's journal, or a log reporting CUDA error 802".into(),
+            );
+        }
+        let mut not_ready = Vec::new();
+        if let Some(line) = not_ready_errors.first() {
+            not_ready.push(format!(
+                "CUDA error 802 (cudaErrorSystemNotReady, \"system not yet initialized\"): `{}`",
+                crate::evidence::clip(line, 200)
+            ));
+        }
+        let stuck: Vec<String> = all
+            .gpus
+            .iter()
+            .filter(|g| g.verdict == "not-ready")
+            .map(|g| {
+                let who = g
+                    .gpu
+                    .as_deref()
+                    .map(|x| format!("GPU {x}: "))
+                    .unwrap_or_default();
+                match &g.status {
+                    Some(s) => format!("{who}fabric State {} (Status {s})", g.state),
+                    None => format!("{who}fabric State {}", g.state),
+                }
+            })
+            .collect();
+        not_ready.extend(stuck);
+        for m in &all.version_mismatch {
+            not_ready.push(format!(
+                "the Fabric Manager ({}) refuses to run on driver {}",
+                m.fabric_manager, m.driver
+            ));
+        }
+        let judgeable = !not_ready.is_empty()
+            || all.running
+            || all.gpus.iter().any(|g| g.verdict != "not-judged");
+        ProbeOutcome::Value(json!({
+            "judgeable": judgeable,
+            "not_ready": not_ready,
+            "gpus": serde_json::to_value(&all.gpus).unwrap_or(Value::Null),
+            "version_mismatch": serde_json::to_value(&all.version_mismatch).unwrap_or(Value::Null),
+            "system_not_ready": not_ready_errors,
+            "nothing_to_do": all.nothing_to_do,
+            "running": all.running,
+            "files": files,
+        }))
+    }
+}
