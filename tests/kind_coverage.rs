@@ -85,6 +85,8 @@ const WITNESSES: &[(&str, &str, &str)] = &[
     ),
     ("nvidia-smi-mig", "", "h17_mig_lgi_dcgm_138_a100"),
     ("nvidia-smi-dmon", "", "dmon_idle_header"),
+    ("gpustat", "", "h57_gpustat_gs130_p100_idle_header"),
+    ("nvitop", "", "h57_nvitop_simlab_p40_idle_no_processes"),
     (
         "nvidia-smi-topo",
         "h2_topo_8gpu_all_sys_ring_slow",
@@ -264,6 +266,18 @@ const GAPS: &[(&str, Side, &str, &str)] = &[
         Side::Healthy,
         "",
         "searched (issues, pages, code): no `dcgmi health -c` text of either kind is public beyond screenshots",
+    ),
+    (
+        "gpustat",
+        Side::Problem,
+        "",
+        "searched (issues, pages): gpustat text in a problem thread is rare (the GPU-Util-is-0 threads post screenshots); VisEdit#5 (h57_gpustat_visedit5_a100_held_no_process) is memory held by a gone process, which a line without PIDs cannot show",
+    ),
+    (
+        "nvitop",
+        Side::Problem,
+        "",
+        "searched (issues, pages, code): nvitop -1 prints are public only in tutorials on idle nodes; its issue tracker posts screenshots",
     ),
     (
         "nvidia-smi-dmon",

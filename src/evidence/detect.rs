@@ -304,6 +304,16 @@ mod tests {
                 "index, utilization.gpu [%], memory.used [MiB]\n0, 97 %, 30000 MiB\n",
             ),
             (
+                // github.com/wookayin/gpustat/issues/130
+                "gpustat",
+                "gpu-a-11.extreme         Mon Aug 22 15:23:57 2022  515.65.01\n[0] Tesla P100-PCIE-16GB | 27'C,   0 % |   103 / 16384 MB |\n",
+            ),
+            (
+                // github.com/HPC-Simlab/Tutorials (cf00007) ALL/F_Commands_of_a_GPU_code/Interactive_execution.md
+                "nvitop",
+                "╒═════════════════════════════════════════════════════════════════════════════╕\n│ NVIDIA-SMI 460.32.03    Driver Version: 460.32.03    CUDA Version: 11.2     │\n├───────────────────────────────┬──────────────────────┬──────────────────────┤\n│ GPU  Name        Persistence-M│ Bus-Id        Disp.A │ Volatile Uncorr. ECC │\n│ Fan  Temp  Perf  Pwr:Usage/Cap│         Memory-Usage │ GPU-Util  Compute M. │\n╞═══════════════════════════════╪══════════════════════╪══════════════════════╪════════════════════╕\n│   0  Tesla P40           On   │ 00000000:3B:00.0 Off │                    0 │ MEM: ▏ 0.0%        │\n│ MAX   20C    P8     9W / 250W │        0B / 22.38GiB │      0%      Default │ UTL: ▏ 0%          │\n╘═══════════════════════════════╧══════════════════════╧══════════════════════╧════════════════════╛\n",
+            ),
+            (
                 "nvidia-smi-dmon",
                 "# gpu    pwr  gtemp  mtemp     sm    mem    enc    dec   mclk   pclk\n# Idx      W      C      C      %      %      %      %    MHz    MHz\n    0     62     45      -      3      1      0      0   5000   1350\n",
             ),

@@ -54,6 +54,7 @@ pub mod detect;
 pub mod device_query;
 pub mod fabric_manager;
 pub mod gpu_arch;
+pub mod gpustat;
 pub mod ibdev2netdev;
 pub mod ibstat;
 pub mod ibstatus;
@@ -70,6 +71,7 @@ pub mod nccl_log;
 pub mod nsys_stats;
 pub mod nvidia_smi;
 pub mod nvidia_smi_error;
+pub mod nvitop;
 pub mod pip_list;
 pub mod pyspy_dump;
 pub mod rdma_link;
@@ -250,6 +252,8 @@ impl PartialEq for dyn EvidenceKind {
 pub static KINDS: &[&dyn EvidenceKind] = &[
     &nvidia_smi::NvidiaSmiXml,
     &trace::ChromeTrace,
+    // before the nvidia-smi table, whose column heads nvitop's device table repeats
+    &nvitop::NvitopKind,
     &smi_tables::Table,
     // before `-q` text: a `Fabric` section copied alone (`-q | grep -A 3 Fabric`) holds keys
     // that kind also reads; a whole `-q` stays that kind's
@@ -261,6 +265,7 @@ pub static KINDS: &[&dyn EvidenceKind] = &[
     &dcgmi::DcgmiDmon,
     &dcgmi::DcgmiDiscovery,
     &smi_tables::Monitor,
+    &gpustat::GpustatKind,
     &smi_tables::Topo,
     &nvidia_smi_error::NvidiaSmiError,
     &lspci::Lspci,

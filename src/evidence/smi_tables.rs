@@ -1385,7 +1385,7 @@ const USAGE_FIELDS: &[(&str, &str)] = &[
 ];
 
 /// What a table, CSV or dmon paste says about the machine: its GPUs as an NVML reading.
-fn usage_host(
+pub(crate) fn usage_host(
     parsed: Result<SmiUsage, super::ParseError>,
 ) -> Option<Result<super::HostPart, super::ParseError>> {
     Some(parsed.map(|u| super::HostPart::Nvml(to_reading(&u))))

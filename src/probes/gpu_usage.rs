@@ -1,5 +1,6 @@
 //! `gpu.usage`: what the GPUs were doing and which processes ran on them, from a pasted
-//! `nvidia-smi` table, `--query-gpu`/`--query-compute-apps` CSV, `dmon` or `pmon` given as
+//! `nvidia-smi` table, `--query-gpu`/`--query-compute-apps` CSV, `dmon` or `pmon`, `gpustat` or
+//! `nvitop -1` given as
 //! `--evidence`. The fields are generic (`gpu_util`, `process_on_gpu`) so a live reading of a
 //! `--pid` window can fill the same ones.
 
@@ -199,7 +200,7 @@ impl Probe for GpuUsage {
         "gpu.usage"
     }
     fn doc(&self) -> &'static str {
-        "GPU utilization and the processes on each GPU, from a pasted nvidia-smi table, --query-gpu CSV, dmon, pmon, -q text or -x XML (--evidence)"
+        "GPU utilization and the processes on each GPU, from a pasted nvidia-smi table, --query-gpu CSV, dmon, pmon, -q text, -x XML, gpustat or nvitop -1 (--evidence)"
     }
     fn fields(&self) -> &'static [(&'static str, &'static str)] {
         &[
@@ -226,7 +227,7 @@ impl Probe for GpuUsage {
             ),
             (
                 "format",
-                "table, query-csv, dmon, pmon, dcgmi-dmon or q-text (-q text and -x XML)",
+                "table, query-csv, dmon, pmon, dcgmi-dmon, q-text (-q text and -x XML), gpustat or nvitop",
             ),
             ("samples", "rows read"),
             ("truncated", "the paste ends inside a GPU row"),
@@ -235,8 +236,16 @@ impl Probe for GpuUsage {
     fn run(&self, _params: &super::NoParams, ctx: &ProbeCtx) -> ProbeOutcome {
         type Usage = fn(&str) -> Result<smi_tables::SmiUsage, crate::evidence::ParseError>;
         // the kinds that show what GPUs were doing, each read into the usage they show
-        let kinds: [(&dyn EvidenceKind, Usage); 6] = [
+        let kinds: [(&dyn EvidenceKind, Usage); 8] = [
             (&smi_tables::Table, smi_tables::parse_table),
+            (
+                &crate::evidence::nvitop::NvitopKind,
+                crate::evidence::nvitop::parse_nvitop,
+            ),
+            (
+                &crate::evidence::gpustat::GpustatKind,
+                crate::evidence::gpustat::parse_gpustat,
+            ),
             (&smi_tables::QueryCsv, smi_tables::parse_query_csv),
             (&smi_tables::Monitor, smi_tables::parse_monitor),
             (&crate::evidence::dcgmi::DcgmiDmon, |t| {

@@ -208,7 +208,28 @@ fn prefix(form: Form, line: &str) -> Option<usize> {
     if !plausible {
         return None;
     }
-    re.find(line).map(|m| m.end())
+    let end = re.find(line)?.end();
+    // gpustat's own GPU line starts with its index in brackets: `[0] NAME | 34°C,   0 % |
+    // 1234 / 81920 MB | …` (wookayin/gpustat `gpustat/core.py` `GPUStat.print_to`); that is the
+    // producer's text, not Hydra's rank
+    if form == Form::Rank && gpustat_row(&line[end..]) {
+        return None;
+    }
+    Some(end)
+}
+
+/// The rest of a gpustat GPU line after `[N] `: its `|`-separated fields hold a temperature
+/// (`34°C,` / `34'C,`, v0.x) with a utilization in `%`, and the memory `USED / TOTAL MB`.
+fn gpustat_row(rest: &str) -> bool {
+    let fields: Vec<&str> = rest.split('|').map(str::trim).collect();
+    let temp = fields.iter().any(|f| {
+        f.contains('%')
+            && f.split(',')
+                .next()
+                .is_some_and(|t| t.trim_end().ends_with('C'))
+    });
+    let mem = fields.iter().any(|f| f.ends_with("MB") && f.contains('/'));
+    fields.len() >= 2 && temp && mem
 }
 
 /// The key a prefix is counted under: the host (pdsh) or service (Compose) it names, so that a
@@ -574,6 +595,9 @@ mod tests {
             u(t),
             "node0:13571:13571 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [send] via NET/Socket/0\nnode2:22555:22555 [0] NCCL INFO Connected all rings\nnode0:13572:13572 [1] NCCL INFO Channel 00 : 2[1] -> 0[0] via SHM/direct/direct\n"
         );
+        // github.com/wookayin/gpustat/issues/130: gpustat's `[N]` is its GPU index, not a rank
+        let t = "gpu-a-11.extreme         Mon Aug 22 15:23:57 2022  515.65.01\n[0] Tesla P100-PCIE-16GB | 27'C,   0 % |   103 / 16384 MB |\n[1] Tesla P100-PCIE-16GB | 27'C,   0 % |   103 / 16384 MB |\n[2] Tesla P100-PCIE-16GB | 28'C,   0 % |   103 / 16384 MB |\n";
+        assert_eq!(u(t), t);
     }
 
     #[test]
