@@ -22,6 +22,11 @@
 /// of another (`A10` of `A100`), the boundary rule keeps them apart; the longest key wins.
 const TABLE: &[(&str, u32)] = &[
     // --- data centre (developer.nvidia.com/cuda-gpus, "Data Center Products") ---
+    // 12.1: "NVIDIA GB10 (DGX Spark)", the name the driver prints (pytorch/pytorch#172629)
+    ("GB10", 121),
+    // 11.0: "Jetson T5000, Jetson T4000" (Jetson AGX Thor) under CUDA 13, whose driver names the
+    // GPU `NVIDIA Thor` (collect_env in vllm-project/vllm#34470)
+    ("Thor", 110),
     ("B300", 103),
     ("GB300", 103),
     ("B200", 100),
@@ -78,7 +83,12 @@ const TABLE: &[(&str, u32)] = &[
     ("RTX A5000", 86),
     ("RTX A4500", 86),
     ("RTX A4000", 86),
+    ("RTX A3000", 86),
     ("RTX A2000", 86),
+    // the page's earlier "NVIDIA Quadro and NVIDIA RTX Desktop GPUs" table (T1000, T600, T400)
+    ("T1000", 75),
+    ("T600", 75),
+    ("T400", 75),
     ("Quadro RTX 8000", 75),
     ("Quadro RTX 6000", 75),
     ("Quadro RTX 5000", 75),
@@ -329,6 +339,25 @@ mod tests {
             Some(120)
         );
         assert_eq!(sm_of("NVIDIA GH200 480GB"), Some(90));
+        // developer.nvidia.com/cuda-gpus: GB10 (DGX Spark) 12.1 as pytorch/pytorch#172629's
+        // warning names it, Jetson Thor 11.0 as vllm-project/vllm#34470's collect_env names it,
+        // the RTX PRO Blackwell server and Max-Q cards 12.0 (NVIDIA/personaplex#2)
+        assert_eq!(sm_of("NVIDIA GB10"), Some(121));
+        assert_eq!(sm_of("NVIDIA Thor"), Some(110));
+        assert_eq!(
+            sm_of("NVIDIA RTX PRO 6000 Blackwell Server Edition"),
+            Some(120)
+        );
+        assert_eq!(
+            sm_of("NVIDIA RTX PRO 6000 Blackwell Max-Q Workstation Edition"),
+            Some(120)
+        );
+        assert_eq!(sm_of("NVIDIA RTX A3000 Laptop GPU"), Some(86));
+        assert_eq!(sm_of("NVIDIA T1000 8GB"), Some(75));
+        // a bare word is not a GPU: `Thor`, `GB10` need the driver's brand before them
+        assert_eq!(sm_of("Thor"), None);
+        assert_eq!(sm_of("GB10"), None);
+        assert_eq!(sm_of("NVIDIA GB100"), None);
         // unknown or not a product name: nothing
         assert_eq!(sm_of("NVIDIA Graphics Device"), None);
         assert_eq!(sm_of("GTX 3090"), None);
@@ -368,6 +397,15 @@ mod tests {
         );
         assert_eq!((l[0].name.as_str(), l[0].sm), ("NVIDIA A100 80GB PCIe", 80));
         assert_eq!(n("NVIDIA H100 80GB HBM3, 550.54.15, 81559 MiB"), [90]);
+        // collect_env's GPU line on a Jetson Thor and the GB10 warning's GPU
+        assert_eq!(
+            n("GPU models and configuration : GPU 0: NVIDIA Thor"),
+            [110]
+        );
+        assert_eq!(
+            n("    Found GPU0 NVIDIA GB10 which is of cuda capability 12.1."),
+            [121]
+        );
         // sglang's check_env (sgl-project/sglang#3685)
         assert_eq!(n("GPU 0,1,2,3,4,5,6,7: NVIDIA H20"), [90]);
         // prose that writes the model without the driver's spelling is not a name

@@ -58,10 +58,14 @@ static BUILT_WITH: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"CUDA used to build PyTorch\s*:\s*(\d+\.\d+|None)\b").expect("static regex")
 });
 
-/// A version alone on a line (`print(torch.__version__)`'s output, with or without quotes).
+/// A version alone on a line (`print(torch.__version__)`'s output, with or without quotes), or
+/// first of the values one `print` wrote: Python's `print(*objects)` joins them with a space, so
+/// `print(torch.__version__, torch.version.cuda)` writes `2.4.1+cu124 12.4` (`torch/version.py`'s
+/// `cuda` is `'12.4'`, `None` for a CPU build) and `print(torch.__version__,
+/// torch.cuda.is_available())` writes `2.4.1+cu124 True` (runpod/containers#114).
 static BARE_VERSION: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r#"^['"]?(\d+\.\d+(?:\.\d+)?(?:[a-z0-9.]*)?)\+(cu\d{2,3}|cpu|rocm\d+(?:\.\d+)*)['"]?$"#,
+        r#"^['"]?(\d+\.\d+(?:\.\d+)?(?:[a-z0-9.]*)?)\+(cu\d{2,3}|cpu|rocm\d+(?:\.\d+)*)['"]?(?: (?:\d+\.\d+|None|True|False))?$"#,
     )
     .expect("static regex")
 });
@@ -260,10 +264,10 @@ impl TorchEnv {
         }
         Some(match platform {
             torch_wheels::Platform::Windows => format!(
-                "not inferred from the versions: the text shows Windows, and the Windows wheel of {v} is not one whose architecture list was read (only 1.11-2.5, 2.7 and 2.10's cu126/cu128, and 2.8's cu129 floor)"
+                "not inferred from the versions: the text shows Windows, and the Windows wheel of {v} is not one whose architecture list was read (only 1.11-2.5, 2.6's cu118/cu124/cu126, 2.7, 2.10's cu126/cu128, and 2.8's cu129 floor)"
             ),
             torch_wheels::Platform::Linux => format!(
-                "not inferred from the versions: {v} is not an official release variant whose architecture list was read (nightly, pre-release, container, or a variant such as 2.6's cu126, 2.10's cu130)"
+                "not inferred from the versions: {v} is not an official release variant whose architecture list was read (nightly, pre-release, container, or a variant whose list was not read, such as 2.11's cu129)"
             ),
         })
     }
@@ -556,6 +560,22 @@ mod tests {
         // print(torch.__version__) and its output on the next line (pytorch/pytorch#85332)
         let t = "print(torch.__version__)\n1.8.1+cu102\n";
         assert_eq!(read(t).torch_cuda, ["10.2"]);
+        // print(torch.__version__, torch.version.cuda): one line, the values space-joined, beside
+        // `nvidia-smi --query-gpu=name,driver_version` rows (runpod/containers#114: 2 B200 under
+        // the 2.4.1+cu124 a template fell back to)
+        let t = "$ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader\nNVIDIA B200, 580.126.09\n\n$ python3 -c \"import torch; print(torch.__version__, torch.version.cuda)\"\n2.4.1+cu124 12.4\n";
+        let e = read(t);
+        assert_eq!(e.torch_versions, ["2.4.1+cu124"]);
+        assert_eq!(e.lacking().map(|l| (l.sm, l.build)), Some((100, 12040)));
+        // healthy: an RTX 5090 under 2.7.1+cu128 printed the same way
+        let t = "python -c \"import torch; print(torch.__version__, torch.cuda.is_available())\"\n2.7.1+cu128 True\nNVIDIA GeForce RTX 5090, 575.57.08\n";
+        let e = read(t);
+        assert_eq!(e.torch_versions, ["2.7.1+cu128"]);
+        assert_eq!(e.lacking(), None);
+        assert_eq!(e.wheel_lacking(), None);
+        // a version with other words after it is not a print of torch's values
+        let t = "print(torch.__version__)\n2.4.1+cu124 is installed\n";
+        assert!(read(t).torch_versions.is_empty());
         // torchvision's tag and a path are not torch's
         let t = "torchvision 0.22.1+cu128\nC:\\x\\site-packages\\torch\\cuda\\__init__.py:235: 2.1+cu118\n";
         assert!(read(t).torch_versions.is_empty());

@@ -36,8 +36,9 @@
 //! `6.1;7.0;…;12.0`, pytorch#164470 of 2025-10-02 removed that 6.1); 2.7's and 2.10's Windows
 //! lists are read off the wheels (below).
 //!
-//! For 2.6, 2.7, 2.10 and 2.11 no release branch of pytorch/pytorch's `.ci/manywheel/build_cuda.sh`
-//! could be read (the stored states of forks — poolsideai, qognitive, smedegaard — are main's
+//! For 2.6, 2.7, 2.10 and 2.11 no release branch or tag of pytorch/pytorch's
+//! `.ci/manywheel/build_cuda.sh` could be read (the store keeps a file at the commits that
+//! changed it, and the stored states of forks — poolsideai, qognitive, smedegaard — are main's
 //! between releases, and their lists do not match what the released wheels carry: qognitive
 //! `a695639f`'s 12.8 arm still has 5.0 and 6.0, which 2.7.0's cu128 wheel lacks). Those rows are
 //! read instead from the released wheels themselves, `torch.cuda.get_arch_list()` run on the
@@ -63,8 +64,32 @@
 //!   Volta dropped from 12.8 for 2.11, pytorch/pytorch#172352, "Deprecate sm70 … for CUDA 12.8
 //!   build in PyTorch 2.11 release").
 //!
-//! 2.6's cu118 and cu126, 2.7's cu118, 2.10's cu129 and cu130 and 2.11's cu130 (and every
-//! Windows list of 2.6 and 2.11) were not found read off a released wheel and have no row. What
+//! The variants no released wheel's list was found for are read from the build script's states
+//! that bracket the release (h55):
+//! - 2.6's cu126 (Linux) is also read off the wheel: torch 2.6.0+cu126's own warning under an RTX
+//!   5090 D on Ubuntu x86_64 lists `sm_50 … sm_90` (pytorch/pytorch#150733), the 12.6 arm
+//!   `${TORCH_CUDA_ARCH_LIST};9.0` on the base `5.0;6.0;7.0;7.5;8.0;8.6`;
+//! - 2.6's and 2.7's cu118 (Linux): the 11.8 arm `${TORCH_CUDA_ARCH_LIST};3.7;9.0` on that base
+//!   is the same in builder release/2.1-2.5, in a 2.6-cycle state (zhulu506/pytorch_gmlake
+//!   `b55eee45`: arms 11.6-12.6) and in 2.7-cycle states (qognitive `a695639f`, KDr2 `993cb2cb`,
+//!   zqwenn `5d106bfa`: arms 11.8-12.8), though their 12.x arms moved between releases; 11.8 is
+//!   gone in the 2.8 cycle (anyinlover `5b6adb79`: 12.6, 12.8, 12.9 only);
+//! - 2.10's cu129 and cu130 (Linux): pytorch/pytorch `799d09f2`, the 2.10 cycle, whose 12.8 arm
+//!   (`7.0;…;9.0;10.0;12.0`) is the list 2.10.0+cu128 prints: 12.9 `7.0;7.5;8.0;8.6;9.0;10.0;
+//!   12.0+PTX`, 13.0 `7.5;8.0;8.6;9.0;10.0;12.0+PTX` on x86_64 (aarch64 `8.0;9.0;10.0;11.0;
+//!   12.0+PTX`, not judged here);
+//! - 2.11's cu130 (Linux): nWEIdia/pytorch `786e6569`, the 2.11 cycle (its 12.8 arm has no 7.0,
+//!   as 2.11.0+cu128 prints): 13.0 `7.5;8.0;8.6;9.0;10.0;12.0+PTX` on x86_64, the arm every stored
+//!   state has had since 2.9 (tinglvv `ce86c18d`, `799d09f2`, ROCm/pytorch `10b22ea5`);
+//! - Windows 2.6's cu124 and cu126: `.ci/pytorch/windows/cuda124.bat` (`475876a4`) and
+//!   `cuda126.bat` (`18f79c00`), both `5.0;6.0;6.1;7.0;7.5;8.0;8.6;9.0`, the list FramePack's
+//!   Windows `framepack_cu126_torch26` package prints (lllyasviel/FramePack#702); Windows 2.6's
+//!   and 2.7's cu118: `cuda118.bat` (`74fabf1d`) `3.7+PTX;5.0;6.0;6.1;7.0;7.5;8.0;8.6;9.0`, as
+//!   builder's.
+//!
+//! Windows cu128 of 2.8, 2.9 and 2.11 and Windows 2.11's other lists stay unread: the stored
+//! states of `cuda128.bat` (`07619f94`: `7.5;…;12.0`) and `cuda130.bat` (`525a5e5d`) cannot be
+//! placed in a release. What
 //! holds for every build is the CUDA toolkit's floor ([`toolkit_floor`]): nvcc 13 compiles
 //! nothing below sm_75, 12.x nothing below sm_50 (Kepler removed), so a Pascal GPU has no kernel
 //! in any `+cu130` build.
@@ -146,6 +171,13 @@ const W210: &str =
     "torch.cuda.get_arch_list() of the 2.10 Windows wheels (nikopueringer/CorridorKey#141)";
 const W126: &str = "torch.cuda.get_arch_list() of the 2.7.1 and 2.10 Windows cu126 wheels (nikopueringer/CorridorKey#141)";
 const W28: &str = "pytorch/pytorch .ci/pytorch/windows/cuda129.bat, every state read from sm_75 or sm_80; torch 2.8's CUDA_ARCHES_SUPPORTED, 12.9 from 7.0";
+const L26_126: &str = "torch 2.6.0+cu126's own warning on Linux x86_64 (pytorch/pytorch#150733), the 12.6 arm `${TORCH_CUDA_ARCH_LIST};9.0` of .ci/manywheel/build_cuda.sh";
+const P118: &str = "pytorch/pytorch .ci/manywheel/build_cuda.sh 11.8 arm `${TORCH_CUDA_ARCH_LIST};3.7;9.0`, unchanged from builder release/2.1 through the 2.6 (b55eee45) and 2.7 (a695639f, 993cb2cb, 5d106bfa) cycles";
+const P210: &str = "pytorch/pytorch .ci/manywheel/build_cuda.sh at 799d09f2, the 2.10 cycle (its 12.8 arm is what 2.10.0+cu128 prints, pytorch/pytorch#182250)";
+const P211: &str = "pytorch/pytorch .ci/manywheel/build_cuda.sh, 2.11 cycle (nWEIdia 786e6569: 12.8 without 7.0 as 2.11.0+cu128 prints, pytorch/pytorch#182250); 13.0 x86_64 arm alike since 2.9";
+const W26: &str = "pytorch/pytorch .ci/pytorch/windows/cuda124.bat (475876a4) and cuda126.bat (18f79c00), the list 2.6's cu126 Windows wheel prints (lllyasviel/FramePack#702)";
+const W118: &str =
+    "pytorch/pytorch .ci/pytorch/windows/cuda118.bat (74fabf1d), as builder release/2.1-2.5";
 
 const OLD: &[u32] = &[37, 50, 60, 70];
 const OLD11: &[u32] = &[37, 50, 60, 70, 75, 80, 86];
@@ -251,6 +283,24 @@ pub const TABLE: &[Row] = &[
         lower_bound: false,
     },
     Row {
+        releases: &[(2, 6)],
+        cuda: &[12060],
+        archs: MID,
+        ptx: None,
+        source: L26_126,
+        platform: Platform::Linux,
+        lower_bound: false,
+    },
+    Row {
+        releases: &[(2, 6), (2, 7)],
+        cuda: &[11080],
+        archs: &[37, 50, 60, 70, 75, 80, 86, 90],
+        ptx: None,
+        source: P118,
+        platform: Platform::Linux,
+        lower_bound: false,
+    },
+    Row {
         releases: &[(2, 7)],
         cuda: &[12060],
         archs: MID,
@@ -283,6 +333,33 @@ pub const TABLE: &[Row] = &[
         archs: VOLTA_UP,
         ptx: None,
         source: L210,
+        platform: Platform::Linux,
+        lower_bound: false,
+    },
+    Row {
+        releases: &[(2, 10)],
+        cuda: &[12090],
+        archs: VOLTA_UP,
+        ptx: Some(120),
+        source: P210,
+        platform: Platform::Linux,
+        lower_bound: false,
+    },
+    Row {
+        releases: &[(2, 10)],
+        cuda: &[13000],
+        archs: TURING_UP,
+        ptx: Some(120),
+        source: P210,
+        platform: Platform::Linux,
+        lower_bound: false,
+    },
+    Row {
+        releases: &[(2, 11)],
+        cuda: &[13000],
+        archs: TURING_UP,
+        ptx: Some(120),
+        source: P211,
         platform: Platform::Linux,
         lower_bound: false,
     },
@@ -454,6 +531,24 @@ pub const TABLE: &[Row] = &[
         archs: WIN12,
         ptx: None,
         source: W21,
+        platform: Platform::Windows,
+        lower_bound: false,
+    },
+    Row {
+        releases: &[(2, 6)],
+        cuda: &[12040, 12060],
+        archs: WIN12,
+        ptx: None,
+        source: W26,
+        platform: Platform::Windows,
+        lower_bound: false,
+    },
+    Row {
+        releases: &[(2, 6), (2, 7)],
+        cuda: &[11080],
+        archs: WIN118,
+        ptx: Some(37),
+        source: W118,
         platform: Platform::Windows,
         lower_bound: false,
     },
@@ -635,12 +730,10 @@ mod tests {
         assert_eq!(row_for("2.6.0.dev20241112+cu121"), None);
         assert_eq!(row_for("2.5.0a0+872d972e41"), None);
         assert_eq!(row_for("2.1.0rc1+cu121"), None);
-        // variants no released wheel's list was found for
-        assert_eq!(row_for("2.7.1+cu118"), None);
-        assert_eq!(row_for("2.6.0+cu126"), None);
-        assert_eq!(row_for("2.10.0+cu130"), None);
-        assert_eq!(row_for("2.11.0+cu130"), None);
-        assert_eq!(row_on("2.6.0+cu124", Platform::Windows), None);
+        // variants no list was found for
+        assert_eq!(row_for("2.11.0+cu129"), None);
+        assert_eq!(row_on("2.11.0+cu128", Platform::Windows), None);
+        assert_eq!(row_on("2.11.0+cu130", Platform::Windows), None);
         assert_eq!(row_for("2.8.0+cpu"), None);
         assert_eq!(row_for("2.8+cu128").map(|r| r.source), Some(P28));
     }
@@ -744,6 +837,77 @@ mod tests {
                 .expect("read")
                 .runs(86)
         );
+    }
+
+    #[test]
+    fn linux_2_6_cu126_is_the_12_6_arm() {
+        // pytorch/pytorch#150733: an RTX 5090 D (12.0) under 2.6.0+cu126, whose warning lists
+        // sm_50 … sm_90; a GTX 1080 (6.1) runs its sm_60 cubins
+        let r = row_for("2.6.0+cu126").expect("read");
+        assert_eq!(r.source, L26_126);
+        assert!(!r.runs(120) && r.runs(61) && r.runs(90));
+        assert_eq!(r.arch_names().last().map(String::as_str), Some("sm_90"));
+    }
+
+    #[test]
+    fn linux_cu118_of_2_6_and_2_7_keep_kepler_k80() {
+        // the 11.8 arm `…;3.7;9.0`: a Tesla K80 (3.7) has a cubin, which 2.6's cu126 lacks; an
+        // RTX 5090 has nothing (h55's DeepPrep-like cu118 lists stop at sm_90)
+        for b in ["2.6.0+cu118", "2.7.1+cu118"] {
+            let r = row_for(b).expect("read");
+            assert_eq!(r.source, P118);
+            assert!(r.runs(37) && r.runs(61) && !r.runs(120) && !r.runs(100));
+        }
+        assert!(!row_for("2.6.0+cu126").expect("read").runs(37));
+        // 2.8 has no cu118
+        assert_eq!(row_for("2.8.0+cu118"), None);
+    }
+
+    #[test]
+    fn linux_2_10_cu129_and_cu130() {
+        // build_cuda.sh at 799d09f2: 12.9 keeps sm_70 with 12.0+PTX, 13.0 starts at sm_75
+        let r = row_for("2.10.0+cu129").expect("read");
+        assert_eq!(r.source, P210);
+        assert!(r.runs(70) && r.runs(121) && !r.runs(61));
+        let r = row_for("2.10.0+cu130").expect("read");
+        assert!(!r.runs(70) && r.runs(75) && r.runs(100) && r.runs(103));
+        // DGX Spark's GB10 (12.1) and Jetson Thor (11.0) through the 12.0 cubin / PTX rules:
+        // 12.1 runs the sm_120 cubin; 11.0 has no cubin of its major and PTX 12.0 is newer
+        assert!(r.runs(121) && !r.runs(110));
+        assert_eq!(
+            r.arch_names().last().map(String::as_str),
+            Some("compute_120")
+        );
+        // a V100 under 2.10's cu130 has 2.10's cu129 to go to
+        assert_eq!(r.alternative("2.10.0+cu130", 70), Some(12090));
+    }
+
+    #[test]
+    fn linux_2_11_cu130() {
+        // the 2.11 cycle's 13.0 arm `7.5;8.0;8.6;9.0;10.0;12.0+PTX`
+        let r = row_for("2.11.0+cu130").expect("read");
+        assert_eq!(r.source, P211);
+        assert!(!r.runs(70) && !r.runs(61) && r.runs(75) && r.runs(120));
+        // a Pascal card has 2.11's cu126
+        assert_eq!(r.alternative("2.11.0+cu130", 61), Some(12060));
+    }
+
+    #[test]
+    fn windows_2_6_and_cu118_lists() {
+        // lllyasviel/FramePack#702 and #805: RTX 5080/5070 Ti (12.0) under the Windows 2.6 cu126
+        // wheel (sm_50 sm_60 sm_61 … sm_90); a GTX 1070 (6.1) runs it
+        let r = row_on("2.6.0+cu126", Platform::Windows).expect("read");
+        assert_eq!(r.source, W26);
+        assert!(!r.runs(120) && r.runs(61));
+        assert_eq!(row_on("2.6.0+cu124", Platform::Windows), Some(r));
+        // cuda118.bat: `3.7+PTX;5.0;6.0;6.1;…;9.0`
+        let r = row_on("2.7.1+cu118", Platform::Windows).expect("read");
+        assert_eq!(r.source, W118);
+        assert_eq!(
+            r.arch_names().last().map(String::as_str),
+            Some("compute_37")
+        );
+        assert!(r.runs(37) && r.runs(61));
     }
 
     #[test]
