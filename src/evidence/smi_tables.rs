@@ -10,7 +10,9 @@
 
 use crate::vocab::nvml::ProcessMem;
 use crate::vocab::nvml::{Field, GpuReading, NvmlReading};
+use regex::Regex;
 use serde::Serialize;
+use std::sync::LazyLock;
 
 use super::nvidia_smi::NOT_IN_EVIDENCE;
 
@@ -138,6 +140,29 @@ fn mib(s: &str) -> Option<f64> {
 // ---------------------------------------------------------------------------------------------
 // The default table.
 
+/// The banner line at the top of the default table, as the driver prints it: `| NVIDIA-SMI 387.26
+/// Driver Version: 387.26 |` until R410 (no CUDA column), `| NVIDIA-SMI 570.133.20  Driver
+/// Version: 570.133.20  CUDA Version: 12.8 |` from R410 on, `KMD Version: D  CUDA UMD Version:
+/// C` from R610 on (the nvidia-smi documentation: "deprecated Driver Version and CUDA Version in
+/// favor of KMD Version and CUDA UMD Version"). People paste it alone as their environment, with
+/// or without its `|` borders, and often only its versions part (`Driver Version: 570.133.20
+/// CUDA Version: 12.8`, NVIDIA-NeMo/Speech#13854): the two keys on one line are the banner's, no
+/// other output prints them so. Only the whole line is taken, never a sentence that quotes it.
+static BANNER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"^(?:NVIDIA-SMI\s+\d+\.\d+\S*\s+(?:Driver|KMD) Version:\s*\d+\.\d+(?:\.\d+)?(?:\s+CUDA (?:UMD )?Version:\s*(?:\d+\.\d+|N/A))?|(?:Driver|KMD) Version:\s*\d+\.\d+(?:\.\d+)?\s+CUDA (?:UMD )?Version:\s*(?:\d+\.\d+|N/A))$",
+    )
+    .expect("static regex")
+});
+
+/// The line is the table's banner (see [`BANNER`]), with or without its borders.
+fn banner_line(l: &str) -> bool {
+    let t = clean(l).trim();
+    let t = t.strip_prefix('|').unwrap_or(t);
+    let t = t.strip_suffix('|').unwrap_or(t).trim();
+    t.len() < 200 && BANNER.is_match(t)
+}
+
 /// True when the text has the default table's header or a GPU row of it.
 pub fn looks_like_table(h: &str) -> bool {
     (h.contains("GPU-Util") && h.contains("Memory-Usage"))
@@ -151,6 +176,7 @@ pub fn looks_like_table(h: &str) -> bool {
             let l = clean(l);
             l.trim_start().starts_with('|') && gpu_row_2(&cells(l)).is_some()
         })
+        || (h.contains("Version:") && h.lines().any(banner_line))
 }
 
 fn cells(line: &str) -> Vec<&str> {
@@ -498,6 +524,11 @@ pub fn parse_table(text: &str) -> Result<SmiUsage, super::ParseError> {
         u.processes_listed = false;
     }
     if u.gpus.is_empty() && u.processes.is_empty() && mig_gpus.is_empty() {
+        // the banner alone: the driver and the CUDA it supports, nothing of the GPUs (how many,
+        // what they do), which stay unknown rather than none
+        if u.driver_version.is_some() && text.lines().any(banner_line) {
+            return Ok(u);
+        }
         return Err(super::ParseError::NotThisKind(
             "no GPU rows found in the nvidia-smi table",
         ));
@@ -1418,7 +1449,16 @@ impl super::EvidenceKind for Table {
         super::to_value(&parse_table(text)?)
     }
     fn host(&self, text: &str) -> Option<Result<super::HostPart, super::ParseError>> {
-        usage_host(parse_table(text))
+        let parsed = parse_table(text);
+        // the banner alone names the driver and no GPU: it says nothing of the machine's GPUs
+        // (a reading of none would be judged as a host without GPUs)
+        if parsed
+            .as_ref()
+            .is_ok_and(|u| u.gpus.is_empty() && u.processes.is_empty())
+        {
+            return None;
+        }
+        usage_host(parsed)
     }
     fn describes_host(&self) -> bool {
         true
@@ -1541,6 +1581,56 @@ mod tests {
     /// runs of spaces collapse to one (CSS Text 3, §4.1.1).
     fn flattened(t: &str) -> String {
         t.split_whitespace().collect::<Vec<_>>().join(" ")
+    }
+
+    #[test]
+    fn the_banner_alone_names_the_driver_and_no_gpu() {
+        use super::super::EvidenceKind;
+        // github.com/NVIDIA-NeMo/Speech/issues/13854 (h58_smi_nemo13854_driver_line): asked for
+        // the driver, the poster gave the banner's versions part alone
+        let t = "Driver Version: 570.133.20     CUDA Version: 12.8\n";
+        assert!(looks_like_table(t));
+        let u = parse_table(t).unwrap();
+        assert_eq!(u.driver_version.as_deref(), Some("570.133.20"));
+        assert_eq!(u.cuda_version.as_deref(), Some("12.8"));
+        assert!(u.gpus.is_empty());
+        // nothing of the GPUs: no host reading (of none) is made of it
+        assert!(Table.host(t).is_none());
+        // the whole banner with its borders, cut from github.com/jax-ml/jax/issues/17399's table
+        let b = "| NVIDIA-SMI 530.30.02              Driver Version: 530.30.02    CUDA Version: 12.1     |\n";
+        assert!(looks_like_table(b));
+        let u = parse_table(b).unwrap();
+        assert_eq!(
+            (u.driver_version.as_deref(), u.cuda_version.as_deref()),
+            (Some("530.30.02"), Some("12.1"))
+        );
+        // before R410 the banner has no CUDA column (github.com/open-mmlab/mmdetection/issues/99)
+        let old =
+            "| NVIDIA-SMI 387.26                 Driver Version: 387.26                    |\n";
+        let u = parse_table(old).unwrap();
+        assert_eq!(u.driver_version.as_deref(), Some("387.26"));
+        assert_eq!(u.cuda_version, None);
+        // the same words in a sentence, or one key alone, are not the banner
+        for prose in [
+            "I have Driver Version: 535.54.03 and CUDA Version: 12.2 installed\n",
+            "Driver Version: 570.133.20\n",
+            "CUDA Version: 12.8\n",
+        ] {
+            assert!(!looks_like_table(prose), "{prose}");
+            assert!(parse_table(prose).is_err(), "{prose}");
+        }
+    }
+
+    #[test]
+    fn a_table_cut_after_its_banner_still_has_gpu_rows_to_judge() {
+        // the banner above GPU rows is read as before: the rows make the host reading
+        // (github.com/jax-ml/jax/issues/19534, h58_smi_jax19534_a800_idle)
+        use super::super::EvidenceKind;
+        let t = "+---------------------------------------------------------------------------------------+\n| NVIDIA-SMI 535.54.03              Driver Version: 535.54.03    CUDA Version: 12.3     |\n|-----------------------------------------+----------------------+----------------------+\n| GPU  Name                 Persistence-M | Bus-Id        Disp.A | Volatile Uncorr. ECC |\n| Fan  Temp   Perf          Pwr:Usage/Cap |         Memory-Usage | GPU-Util  Compute M. |\n|                                         |                      |               MIG M. |\n|=========================================+======================+======================|\n|   0  NVIDIA A800-SXM4-80GB          Off | 00000000:3D:00.0 Off |                    0 |\n| N/A   29C    P0              54W / 400W |      2MiB / 81920MiB |      0%      Default |\n|                                         |                      |             Disabled |\n+-----------------------------------------+----------------------+----------------------+\n";
+        let u = parse_table(t).unwrap();
+        assert_eq!(u.gpus.len(), 1);
+        assert_eq!(u.driver_version.as_deref(), Some("535.54.03"));
+        assert!(matches!(Table.host(t), Some(Ok(_))));
     }
 
     #[test]

@@ -22,6 +22,18 @@
 //!   `GPU memory`; an issue pasted unfenced loses the `- ` and the backticks to GitHub's markdown
 //!   (`llamafactory version: 0.9.3.dev0`). Its build is read even where the GPU is a name the
 //!   table does not know (a China-market SKU): the report is then read, not judged;
+//! - the Hugging Face libraries' `env` commands, which print one `- {prop}: {val}` line per
+//!   entry: transformers' `transformers env` (`src/transformers/commands/env.py`, read at
+//!   026b0db8: `` `transformers` version`` first, `PyTorch version (GPU?): {torch.__version__}
+//!   ({torch.cuda.is_available()})`), accelerate's `accelerate env`
+//!   (`src/accelerate/commands/env.py`, read at bb22ffc8: `` `Accelerate` version`` first,
+//!   `PyTorch version: {torch.__version__}` (`PyTorch version (GPU?): V (True)` in 0.x),
+//!   `GPU type: {torch.cuda.get_device_name()}`) and TRL's `trl env` (`trl/scripts/env.py`,
+//!   read at 3da24240: `TRL version`, `PyTorch version: {importlib.metadata.version("torch")}`,
+//!   `CUDA device(s): {", ".join(torch.cuda.get_device_name(i) …)}` or `not available`). Such a
+//!   report is read as what it is even where it shows no build to judge: TRL's package version
+//!   carries no `+cuXYZ` for a PyPI wheel, and a virtual GPU (`NVIDIA vGPU-32GB`,
+//!   huggingface/trl#2864) is no name the table knows; `report` then says which report was read;
 //! - pip (`pip list` rows `torch  V`, `pip freeze` `torch==V`) and the many scripts that log
 //!   `PyTorch version: {torch.__version__}` or print `torch.__version__` on its own line.
 //!
@@ -40,7 +52,7 @@ use std::sync::LazyLock;
 /// A torch version with its build tag, after any of the labels the producers print.
 static TORCH_VERSION: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r#"(?i)(?:^|[^a-z0-9_.\-/\\])(?:py)?torch(?:\s*version|版本|\.__version__\)?)?(?:\*\*)?\s*(?:==|:|：|=|\s)\s*(?:\*\*)?\s*['"]?v?(\d+\.\d+(?:\.\d+)?(?:[a-z0-9.]*)?)\+(cu\d{2,3}|cpu|rocm\d+(?:\.\d+)*)\b"#,
+        r#"(?i)(?:^|[^a-z0-9_.\-/\\])(?:py)?torch(?:\s*version(?:\s*\((?:GPU|accelerator)\?\))?|版本|\.__version__\)?)?(?:\*\*)?\s*(?:==|:|：|=|\s)\s*(?:\*\*)?\s*['"]?v?(\d+\.\d+(?:\.\d+)?(?:[a-z0-9.]*)?)\+(cu\d{2,3}|cpu|rocm\d+(?:\.\d+)*)\b"#,
     )
     .expect("static regex")
 });
@@ -106,6 +118,10 @@ pub struct TorchEnv {
     /// wheels carry other architecture lists.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub platform: Option<String>,
+    /// The environment report the text is, where it is one of the Hugging Face libraries'
+    /// (`transformers env`, `accelerate env`, `trl env`, `llamafactory-cli env`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub report: Option<String>,
 }
 
 /// A GPU that no kernel of the build can run: its major architecture is newer than the
@@ -185,6 +201,9 @@ impl TorchEnv {
         self.rocm_build |= other.rocm_build;
         if self.platform.is_none() {
             self.platform = other.platform;
+        }
+        if self.report.is_none() {
+            self.report = other.report;
         }
         for g in other.gpus {
             self.add_gpu(g);
@@ -377,12 +396,75 @@ pub fn read(text: &str) -> TorchEnv {
     if wsl && out.platform.as_deref() == Some("windows") {
         out.platform = None;
     }
+    out.report = hf_env_report(&text).map(str::to_string);
     out
+}
+
+/// The `- {prop}: {val}` line a Hugging Face `env` report opens its own entry with, as printed
+/// or as GitHub renders an unfenced paste (no `- `, no backticks): `(report, line)`.
+static HF_ENV_FIRST: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"^(?:[-*]\s+)?(?:`?(transformers|Accelerate|llamafactory)`?|(TRL)) version:\s*v?\d+\.\d+",
+    )
+    .expect("static regex")
+});
+
+/// Every report of [`HF_ENV_FIRST`] has this entry: the torch the library imports.
+static HF_ENV_TORCH: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(?:[-*]\s+)?PyTorch version(?:\s*\((?:GPU|accelerator)\?\))?:\s*\S")
+        .expect("static regex")
+});
+
+/// Which Hugging Face `env` report the text is: its library's own entry and a `PyTorch version`
+/// entry, both as that report prints them (see the module's sources). The others name
+/// accelerate as a dependency (`Accelerate version: 1.3.0`), which is accelerate's own entry
+/// once GitHub has dropped its backticks: that entry is accelerate's report only with its
+/// backticks or as the text's first line (where `accelerate env` prints it), and any other
+/// library's own entry comes first.
+fn hf_env_report(text: &str) -> Option<&'static str> {
+    if !text.contains("PyTorch version") {
+        return None;
+    }
+    // llamafactory-cli, transformers, trl, accelerate: the reports that name the others
+    // as dependencies come first
+    let mut own = [false; 4];
+    let mut torch = false;
+    let mut first = true;
+    for l in text.lines().take(400) {
+        let l = l.trim();
+        if l.is_empty() {
+            continue;
+        }
+        if let Some(c) = HF_ENV_FIRST.captures(l) {
+            match c.get(1).map(|m| m.as_str()) {
+                Some("llamafactory") => own[0] = true,
+                Some("transformers") => own[1] = true,
+                Some("Accelerate") => own[3] |= first || l.contains("`Accelerate`"),
+                _ => own[2] = true,
+            }
+        }
+        torch |= HF_ENV_TORCH.is_match(l);
+        first = false;
+    }
+    let names = [
+        "llamafactory-cli env",
+        "transformers env",
+        "trl env",
+        "accelerate env",
+    ];
+    own.iter()
+        .position(|&o| o)
+        .map(|i| names[i])
+        .filter(|_| torch)
 }
 
 /// The text prints a torch build and names a GPU the table knows, in one of the producers'
 /// grammars above.
 pub fn looks_like(text: &str) -> bool {
+    // a Hugging Face `env` report is read as one whatever it shows
+    if hf_env_report(text).is_some() {
+        return true;
+    }
     // every build the grammars above read is named next to `torch` (any case), but for a list
     // item that is `torch.__version__` alone (`- 2.8.0+cu128`): a text with neither is none of
     // them, and is not read line by line for it
@@ -438,7 +520,7 @@ impl super::EvidenceKind for TorchEnvKind {
         "torch-env"
     }
     fn doc(&self) -> &'static str {
-        "the PyTorch build and the GPUs a paste names (ComfyUI's startup log and error report, sglang's check_env, version prints beside GPU names)"
+        "the PyTorch build and the GPUs a paste names (ComfyUI's startup log and error report, sglang's check_env, the Hugging Face libraries' env reports, version prints beside GPU names)"
     }
     fn example(&self) -> &'static str {
         "python -m sglang.check_env"
@@ -463,6 +545,10 @@ impl super::EvidenceKind for TorchEnvKind {
                 "platform",
                 "a platform other than Linux x86_64 the text shows (windows, aarch64): its official wheels carry other architecture lists",
             ),
+            (
+                "report",
+                "the Hugging Face env report the text is (transformers env, accelerate env, trl env, llamafactory-cli env)",
+            ),
         ]
     }
     fn read_by(&self) -> &'static [&'static str] {
@@ -473,7 +559,7 @@ impl super::EvidenceKind for TorchEnvKind {
     }
     fn parse(&self, text: &str) -> Result<serde_json::Value, super::ParseError> {
         let e = read(text);
-        if e.is_empty() {
+        if e.is_empty() && e.report.is_none() {
             return Err(super::ParseError::NotThisKind(
                 "no torch build (a version with +cuXYZ/+cpu, `CUDA used to build PyTorch`) and no GPU name the table knows",
             ));
@@ -485,6 +571,61 @@ impl super::EvidenceKind for TorchEnvKind {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn trl_env_on_virtual_gpus_is_read_as_a_report_with_nothing_to_judge() {
+        use super::super::EvidenceKind;
+        // huggingface/trl#2864 (h58_trlenv_trl2864_vgpu32_vllm_oom): `trl env`'s PyTorch entry is
+        // the package version (no +cuXYZ from PyPI), the devices two vGPUs the table lacks
+        let t = "- Platform: Linux-5.15.0-78-generic-x86_64-with-glibc2.35\n- Python version: 3.10.8\n- PyTorch version: 2.5.1\n- CUDA device(s): NVIDIA vGPU-32GB, NVIDIA vGPU-32GB\n- Transformers version: 4.48.3\n- Accelerate version: 1.3.0\n- Accelerate config: not found\n- Datasets version: 3.1.0\n- HF Hub version: 0.27.0\n- TRL version: 0.16.0.dev0+ffcb9f4\n";
+        assert!(looks_like(t));
+        let e = read(t);
+        assert_eq!(e.report.as_deref(), Some("trl env"));
+        assert!(e.torch_versions.is_empty() && e.gpus.is_empty());
+        assert!(!e.judgeable());
+        assert!(TorchEnvKind.parse(t).is_ok());
+        // the same entries without the report's own one are no report
+        let no_trl = t.replace("- TRL version: 0.16.0.dev0+ffcb9f4\n", "");
+        assert_eq!(read(&no_trl).report, None);
+        assert!(!looks_like(&no_trl));
+    }
+
+    #[test]
+    fn accelerate_env_reads_the_build_in_its_gpu_column_and_the_gpu_type() {
+        // accelerate's docs (docs/source/basic_tutorials/install.md, `accelerate env` example):
+        // a cu124 build on an RTX 4090 (sm_89, CUDA 11.8 and later), fine
+        let t = "- `Accelerate` version: 1.2.0.dev0\n- Platform: Linux-6.8.0-47-generic-x86_64-with-glibc2.35\n- Python version: 3.10.13\n- Numpy version: 1.26.4\n- PyTorch version (GPU?): 2.5.1+cu124 (True)\n- PyTorch XPU available: False\n- System RAM: 187.91 GB\n- GPU type: NVIDIA GeForce RTX 4090\n- `Accelerate` default config:\n        - compute_environment: LOCAL_MACHINE\n";
+        let e = read(t);
+        assert_eq!(e.report.as_deref(), Some("accelerate env"));
+        assert_eq!(e.torch_versions, ["2.5.1+cu124"]);
+        assert_eq!(e.torch_cuda, ["12.4"]);
+        assert_eq!(e.gpus.len(), 1);
+        assert_eq!(e.gpus[0].sm, 89);
+        assert!(e.judgeable());
+        assert_eq!(e.lacking(), None);
+        // huggingface/accelerate#1573 (0.20.3): the same on 4 A100s under a cu117 build
+        let t = "- `Accelerate` version: 0.20.3\n- Platform: Linux-3.10.0-1160.71.1.el7.x86_64-x86_64-with-glibc2.17\n- Python version: 3.10.9\n- Numpy version: 1.23.5\n- PyTorch version (GPU?): 2.0.1+cu117 (True)\n- PyTorch XPU available: False\n- System RAM: 1929.00 GB\n- GPU type: NVIDIA A100-SXM4-80GB\n";
+        let e = read(t);
+        assert_eq!(e.torch_cuda, ["11.7"]);
+        assert_eq!(e.gpus[0].sm, 80);
+        assert_eq!(e.lacking(), None);
+    }
+
+    #[test]
+    fn transformers_env_reads_the_build_or_says_it_names_none() {
+        // huggingface/transformers#26839's System Info: a cu117 build, no GPU named
+        let t = "- `transformers` version: 4.33.1\n- Platform: Linux-5.4.0-153-generic-x86_64-with-glibc2.31\n- Python version: 3.9.18\n- Huggingface_hub version: 0.17.1\n- Safetensors version: 0.3.3\n- Accelerate version: 0.23.0\n- Accelerate config: \tnot found\n- PyTorch version (GPU?): 2.0.1+cu117 (True)\n- Tensorflow version (GPU?): not installed (NA)\n";
+        let e = read(t);
+        assert_eq!(e.report.as_deref(), Some("transformers env"));
+        assert_eq!(e.torch_cuda, ["11.7"]);
+        assert!(e.gpus.is_empty());
+        // huggingface/transformers#37541: a macOS arm64 torch without a local version label
+        let t = "- `transformers` version: 4.31.0\n- Platform: macOS-15.3.2-arm64-arm-64bit\n- Python version: 3.11.8\n- PyTorch version (GPU?): 2.6.0 (False)\n";
+        let e = read(t);
+        assert_eq!(e.report.as_deref(), Some("transformers env"));
+        assert!(e.torch_versions.is_empty());
+        assert_eq!(e.platform.as_deref(), Some("aarch64"));
+    }
 
     #[test]
     fn comfyui_report_5070ti_under_cu126_lacks_kernels() {

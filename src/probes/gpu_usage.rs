@@ -261,10 +261,16 @@ impl Probe for GpuUsage {
         ];
         for (kind, usage) in kinds {
             if let Some((p, t)) = evidence_of(&ctx.inputs.evidence, kind).into_iter().next() {
-                return match usage(&t) {
-                    Ok(u) => ProbeOutcome::Value(usage_value(&u, &p.display().to_string())),
-                    Err(e) => ProbeOutcome::Unknown(format!("{}: {e}", p.display())),
-                };
+                match usage(&t) {
+                    // a table's banner alone (the driver's versions) shows no GPU at work
+                    Ok(u) if u.format == "table" && u.gpus.is_empty() && u.processes.is_empty() => {
+                        continue;
+                    }
+                    Ok(u) => {
+                        return ProbeOutcome::Value(usage_value(&u, &p.display().to_string()));
+                    }
+                    Err(e) => return ProbeOutcome::Unknown(format!("{}: {e}", p.display())),
+                }
             }
         }
         // no paste of GPU usage: a value that says so, so a rule can also read a live `--pid`
