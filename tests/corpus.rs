@@ -27,6 +27,11 @@ use serde::Deserialize;
 const CAPTURED: &str = "made on the H200 by bench/capture_h200.sh:";
 
 /// The floor `GPUFIX_CORPUS_STRICT=1` (run by `.ci/run`) holds: the whole corpus's figures after
+/// the sealed batches h54-h58 (NVSwitch Fabric Manager and containers, torch wheels against the
+/// newest and dropped GPUs, PyTorch 2.6-2.11 and NCCL 2.23-2.28 comm errors, gpustat and nvitop,
+/// a fresh measure from the least-mined frameworks) and their readers (1,265 artifacts): 532 of
+/// 578 detected (920 per mille), 0 healthy with a false finding, 0 unreadable; every artifact
+/// detected before is detected still. Before them, after
 /// the sealed batches h45-h53 (torch wheels against the GPU, nccl-tests, profiler reports,
 /// Nsight Systems and nvprof summaries, four fresh measures across the kinds from GitHub and
 /// forums) and their readers (1,205 artifacts): 504 of 549 detected (918 per mille), 0 healthy
@@ -76,7 +81,7 @@ const CAPTURED: &str = "made on the H200 by bench/capture_h200.sh:";
 /// 35 MB Kineto trace of h11 is judged within `plan`'s probe timeout depends on the machine's
 /// load. A change that reads the corpus worse fails CI; one that reads it better raises these.
 /// Issue 24's target is 95% detected, 0 and 0: the detected share is not met.
-const FLOOR_DETECTED_PER_MILLE: usize = 918;
+const FLOOR_DETECTED_PER_MILLE: usize = 920;
 const MAX_FALSE_ON_HEALTHY: usize = 0;
 const MAX_UNREADABLE: usize = 0;
 
