@@ -267,15 +267,9 @@ fn header_driver(line: &str) -> Option<String> {
     .then(|| last.to_string())
 }
 
-/// The line is one of gpustat's GPU lines (the paste unwrapper keeps its `[N]`, which is the
-/// GPU's index and not a rank prefix).
-pub(crate) fn is_gpu_line(line: &str) -> bool {
-    gpu_line(line).is_some()
-}
-
 /// The text holds a gpustat GPU line.
 pub fn looks_like_gpustat(text: &str) -> bool {
-    text.lines().take(2000).any(is_gpu_line)
+    text.lines().take(2000).any(|l| gpu_line(l).is_some())
 }
 
 #[derive(Debug, Default)]
