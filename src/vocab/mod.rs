@@ -2,6 +2,7 @@
 //! hold, where a run's time goes, small IO helpers, name suggestions. Everything above may use
 //! it; it uses nothing of the crate above it (tests/layering.rs keeps it so).
 
+pub mod gpustat_line;
 pub mod io;
 pub mod nvml;
 pub mod paste;

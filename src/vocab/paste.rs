@@ -212,24 +212,10 @@ fn prefix(form: Form, line: &str) -> Option<usize> {
     // gpustat's own GPU line starts with its index in brackets: `[0] NAME | 34°C,   0 % |
     // 1234 / 81920 MB | …` (wookayin/gpustat `gpustat/core.py` `GPUStat.print_to`); that is the
     // producer's text, not Hydra's rank
-    if form == Form::Rank && gpustat_row(&line[end..]) {
+    if form == Form::Rank && super::gpustat_line::gpu_line(line).is_some() {
         return None;
     }
     Some(end)
-}
-
-/// The rest of a gpustat GPU line after `[N] `: its `|`-separated fields hold a temperature
-/// (`34°C,` / `34'C,`, v0.x) with a utilization in `%`, and the memory `USED / TOTAL MB`.
-fn gpustat_row(rest: &str) -> bool {
-    let fields: Vec<&str> = rest.split('|').map(str::trim).collect();
-    let temp = fields.iter().any(|f| {
-        f.contains('%')
-            && f.split(',')
-                .next()
-                .is_some_and(|t| t.trim_end().ends_with('C'))
-    });
-    let mem = fields.iter().any(|f| f.ends_with("MB") && f.contains('/'));
-    fields.len() >= 2 && temp && mem
 }
 
 /// The key a prefix is counted under: the host (pdsh) or service (Compose) it names, so that a
