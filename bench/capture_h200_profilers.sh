@@ -152,7 +152,10 @@ fi
 
 # Lightning's profilers, where wheels were given
 if [ -n "$wheels" ]; then
-  "$py" -m pip install --quiet --no-index --no-deps --target "$out/site" "$wheels"/*.whl > "$out/pip.log" 2>&1 || true
+  # by name, so pip picks the one PyYAML wheel that fits the host's Python among those given
+  "$py" -m pip install --no-index --no-deps --find-links "$wheels" --target "$out/site" \
+    pytorch-lightning lightning-utilities torchmetrics tqdm fsspec pyyaml typing-extensions packaging \
+    > "$out/pip.log" 2>&1 || true
   cat > "$out/lit_job.py" <<'EOF'
 import sys, torch, torch.nn as nn
 sys.path.insert(0, sys.argv[3])
