@@ -111,7 +111,12 @@ if __name__ == "__main__":
     main()
 EOF
 
-for m in starved healthy itemsync; do
+# PARTS picks what runs (default all): prof (key_averages, cProfile), bottleneck, pyspy, lightning,
+# dmon (nvidia-smi dmon with every column group, 20 one-second samples, while a job runs)
+parts=" ${PARTS:-prof bottleneck pyspy lightning dmon} "
+want() { case "$parts" in *" $1 "*) return 0;; esac; return 1; }
+
+want prof && for m in starved healthy itemsync; do
   cap "keyavg_$m.txt" "torch.profiler key_averages().table() (sort by cpu_time_total, then cuda_time_total) of 30 steps of the $m job" \
     "$py" "$out/prof_job.py" "$m" --how keyavg
   cap "cprofile_$m.txt" "cProfile of 30 steps of the $m job, pstats sorted by cumulative time, 30 lines" \
@@ -119,8 +124,9 @@ for m in starved healthy itemsync; do
 done
 
 # torch.utils.bottleneck on the starved and the healthy job (its own cProfile and autograd
-# profiler runs of the whole script)
-for m in starved healthy; do
+# profiler runs of the whole script); torch 2.11 no longer ships it (the first run on the H200,
+# 2026-12-05, got "No module named torch.utils.bottleneck")
+want bottleneck && for m in starved healthy; do
   cat > "$out/bn_$m.py" <<EOF
 import sys, torch
 sys.argv = ["prof_job.py", "$m", "--steps", "20"]
@@ -140,8 +146,10 @@ EOF
 done
 
 # py-spy dumps of the itemsync job (the starved and healthy ones are in capture_h200.sh)
-if [ -n "$pyspy" ]; then
-  (cd "$out" && exec timeout 60 "$py" prof_job.py itemsync > itemsync_plain.log 2>&1) &
+# the job is started directly (not under `timeout`, whose PID py-spy would be given: the first
+# run, 2026-12-05, got "Failed to find python version from target process") and killed after
+if [ -n "$pyspy" ] && want pyspy; then
+  (cd "$out" && exec "$py" prof_job.py itemsync > itemsync_plain.log 2>&1) &
   ipid=$!; sleep 14
   for i in 1 2 3; do
     cap "pyspy_itemsync_$i.txt" "py-spy dump of the itemsync job (loss.item() and a pageable 64 MiB copy every step), sample $i" "$pyspy" dump --pid "$ipid"
@@ -151,7 +159,7 @@ if [ -n "$pyspy" ]; then
 fi
 
 # Lightning's profilers, where wheels were given
-if [ -n "$wheels" ]; then
+if [ -n "$wheels" ] && want lightning; then
   # by name, so pip picks the one PyYAML wheel that fits the host's Python among those given
   "$py" -m pip install --no-index --no-deps --find-links "$wheels" --target "$out/site" \
     pytorch-lightning lightning-utilities torchmetrics tqdm fsspec pyyaml typing-extensions packaging \
@@ -185,6 +193,16 @@ EOF
       cap "lightning_${p}_$m.txt" "pytorch-lightning 2.6 Trainer(profiler=\"$p\") fit of 40 steps of the $m job (stdout and stderr)" \
         env PYTHONPATH="$out/site" "$py" "$out/lit_job.py" "$m" "$p" "$out"
     done
+  done
+fi
+# nvidia-smi dmon -s pucvmet (power/temp, utilization, clocks, violations, FB/BAR1 memory, ECC/
+# PCIe replay) while the starved and the healthy job run, after 12 s of warm-up; reads only
+if want dmon; then
+  for m in starved healthy; do
+    (cd "$out" && exec "$py" prof_job.py "$m" > "plain_$m.log" 2>&1) &
+    jpid=$!; sleep 12
+    cap "dmon_pucvmet_$m.txt" "nvidia-smi dmon -s pucvmet -c 20 while the $m job (plain step loop) runs, 12 s after its start" nvidia-smi dmon -s pucvmet -c 20
+    kill "$jpid" 2>/dev/null; wait "$jpid" 2>/dev/null
   done
 fi
 ls -la "$out" > "$out/listing.txt"

@@ -23,8 +23,11 @@ use std::process::Command;
 
 use serde::Deserialize;
 
-/// How the source of an artifact captured on the GPU host begins.
-const CAPTURED: &str = "made on the H200 by bench/capture_h200.sh:";
+/// How the source of an artifact captured on the GPU host begins: the script that made it.
+const CAPTURED: &[&str] = &[
+    "made on the H200 by bench/capture_h200.sh:",
+    "made on the H200 by bench/capture_h200_profilers.sh:",
+];
 
 /// The floor `GPUFIX_CORPUS_STRICT=1` (run by `.ci/run`) holds: the whole corpus's figures after
 /// the sealed batches h54-h58 (NVSwitch Fabric Manager and containers, torch wheels against the
@@ -227,13 +230,15 @@ fn check_label(a: &Artifact, known: &BTreeSet<String>, errors: &mut Vec<String>)
     let l = &a.label;
     let n = &a.name;
     // The second source (issue 24): real output made on the GPU host by
-    // bench/capture_h200.sh under a condition it sets up; the source says which.
-    let made_here = n.starts_with("h200_")
-        && l.source.starts_with(CAPTURED)
-        && l.source.len() > CAPTURED.len() + 3;
+    // bench/capture_h200*.sh under a condition it sets up; the source says which.
+    let made_here = n.starts_with("h200")
+        && CAPTURED
+            .iter()
+            .any(|c| l.source.starts_with(c) && l.source.len() > c.len() + 3);
     if !made_here && (!l.source.starts_with("https://") || l.source.contains(char::is_whitespace)) {
         errors.push(format!(
-            "{n}: source must be one https:// URL (or, for an h200_ artifact, `{CAPTURED} HOW`), got `{}`",
+            "{n}: source must be one https:// URL (or, for an h200 artifact, `{} HOW`), got `{}`",
+            CAPTURED.join("` or `"),
             l.source
         ));
     }
