@@ -289,6 +289,52 @@ pub fn torch_table_loader(text: &str) -> Option<crate::formats::job_text::Loader
     judge(&rows, None)
 }
 
+/// Host-to-device copies from pageable memory in a `key_averages().table()` with device columns:
+/// Kineto names each such copy `Memcpy HtoD (Pageable -> Device)` (the activity name
+/// `libkineto` builds from the CUPTI copy kind and the source and destination memory kinds,
+/// `ActivityType::GPU_MEMCPY`), and the table gives its device time as a share of every
+/// device event's (`Self CUDA %`, the cell after `Self CUDA`, after the five CPU cells).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TablePageable {
+    /// Copies (`# of Calls`).
+    pub calls: Option<u64>,
+    /// Their share of the table's device time, 0-1.
+    pub device_share: f64,
+    /// 1-based line of the row.
+    pub line: usize,
+}
+
+/// The first `Memcpy HtoD (Pageable -> Device)` row of a profiler table (see [`TablePageable`]).
+pub fn torch_table_pageable(text: &str) -> Option<TablePageable> {
+    text.lines().take(20_000).enumerate().find_map(|(i, l)| {
+        let w = cells(l);
+        if w.first() != Some(&"Memcpy HtoD (Pageable -> Device)") {
+            return None;
+        }
+        (1..=2).find_map(|k| {
+            let cpu_ok = w.len() > k + 6
+                && is_share(w[k])
+                && is_time(w[k + 1])
+                && (is_share(w[k + 2]) || w[k + 2] == "0")
+                && is_time(w[k + 3])
+                && is_time(w[k + 4]);
+            if !cpu_ok || !is_time(w[k + 5]) || !is_share(w[k + 6]) {
+                return None;
+            }
+            let share: f64 = w[k + 6].trim_end_matches('%').parse().ok()?;
+            let calls = w[k + 7..]
+                .iter()
+                .find(|c| !c.is_empty() && c.chars().all(|ch| ch.is_ascii_digit()))
+                .and_then(|c| c.parse().ok());
+            (share.is_finite() && (0.0..=100.0).contains(&share)).then_some(TablePageable {
+                calls,
+                device_share: share / 100.0,
+                line: i + 1,
+            })
+        })
+    })
+}
+
 /// A `pstats` row (`Stats.print_line`): `ncalls` (`n` or `n/m`), `tottime`, `percall`,
 /// `cumtime`, `percall` as `%8.3f` (a `percall` of no calls is blank), then the function as
 /// `func_std_string` writes it: `file:line(name)`, `{built-in method …}`, `{method … objects}`.
@@ -298,6 +344,115 @@ static PSTATS_ROW: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(
     )
     .expect("static regex")
 });
+
+/// `pstats.Stats.print_stats`'s first line: `{total_calls} function calls[ ({prim_calls}
+/// primitive calls)] in {total_tt:.3f} seconds` -> total_tt, the sum of every function's own time
+/// (of every thread the profiler saw: Python 3.12's cProfile sees them all).
+fn pstats_total(l: &str) -> Option<f64> {
+    let w: Vec<&str> = l.split_whitespace().collect();
+    let n = w.len();
+    (n >= 6
+        && w[0].chars().all(|c| c.is_ascii_digit())
+        && w[1] == "function"
+        && w[2] == "calls"
+        && w[n - 3] == "in"
+        && w[n - 1] == "seconds")
+        .then(|| w[n - 2].parse::<f64>().ok())
+        .flatten()
+        .filter(|t| t.is_finite() && *t > 0.0)
+}
+
+/// A `print_line` row with both `percall`s (the function was called): its `cumtime` and the
+/// function as printed.
+fn pstats_cumtime(l: &str) -> Option<(f64, &str)> {
+    if !PSTATS_ROW.is_match(l) {
+        return None;
+    }
+    let w: Vec<&str> = l.split_whitespace().collect();
+    let nums = w.iter().take_while(|t| {
+        t.split('/')
+            .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit() || c == '.'))
+    });
+    (nums.count() == 5).then(|| Some((w[3].parse::<f64>().ok()?, w[5])))?
+}
+
+/// `…/torch/utils/data/dataloader.py:736(__next__)` (any install path, `\` on Windows): torch's
+/// `_BaseDataLoaderIter.__next__`, the one `__next__` of `torch/utils/data/dataloader.py`, through
+/// which the training loop takes every batch, whether the loader fetches it itself
+/// (num_workers=0) or waits for a worker's.
+fn is_loader_next(func: &str) -> bool {
+    let Some((file, rest)) = func.rsplit_once(':') else {
+        return false;
+    };
+    let file = file.replace('\\', "/");
+    file.ends_with("torch/utils/data/dataloader.py")
+        && rest.ends_with("(__next__)")
+        && rest[..rest.len() - "(__next__)".len()]
+            .chars()
+            .all(|c| c.is_ascii_digit())
+}
+
+/// `…/torch/utils/data/_utils/fetch.py:49(fetch)`: a dataset fetcher's `fetch`
+/// (`_MapDatasetFetcher` / `_IterableDatasetFetcher`), which runs in the process that makes the
+/// batches: the training process only with num_workers=0 (`_SingleProcessDataLoaderIter._next_data`
+/// calls it; with workers, `_utils/worker.py`'s `_worker_loop` does, in the worker processes,
+/// which cProfile does not follow).
+pub fn pstats_fetch_row(text: &str) -> Option<(usize, String)> {
+    text.lines().take(20_000).enumerate().find_map(|(i, l)| {
+        let (_, func) = pstats_cumtime(l)?;
+        let (file, rest) = func.rsplit_once(':')?;
+        (file
+            .replace('\\', "/")
+            .ends_with("torch/utils/data/_utils/fetch.py")
+            && rest.ends_with("(fetch)"))
+        .then(|| (i + 1, func.to_string()))
+    })
+}
+
+/// The DataLoader's share of a cProfile listing (`pstats.Stats.print_stats`, CPython
+/// `Lib/pstats.py`): the cumulative time of torch's `__next__` row ([`is_loader_next`]) against
+/// the listing's `in T seconds`, the time the profiled code (every thread of it) spent. The
+/// loop's wait for batches is inside `__next__` whoever makes them, so this is the share of the
+/// profiled time the loop waited on its loader; other threads' time (the pin-memory thread's)
+/// only adds to the whole, so the share is a floor. Not read: Lightning's AdvancedProfiler
+/// sections (`Profile stats for: {action}`; each profiles one action alone, and the fetch's
+/// own section is all fetch — see the module header), a listing without the `__next__` row
+/// (sorted or cut so that it is not shown), a `__next__` above the whole.
+pub fn pstats_loader(text: &str) -> Option<crate::formats::job_text::LoaderProfile> {
+    if text.contains("Profile stats for:") {
+        return None;
+    }
+    let mut whole: Option<f64> = None;
+    for (i, l) in text.lines().take(20_000).enumerate() {
+        if let Some(t) = pstats_total(l) {
+            whole = Some(t);
+            continue;
+        }
+        let Some((cum, func)) = pstats_cumtime(l) else {
+            continue;
+        };
+        if !is_loader_next(func) {
+            continue;
+        }
+        let w = whole?;
+        let calls = l
+            .split_whitespace()
+            .next()
+            .and_then(|c| c.split('/').next())
+            .and_then(|c| c.parse().ok());
+        return (cum > 0.0 && cum <= w * 1.05).then(|| crate::formats::job_text::LoaderProfile {
+            report: "cProfile listing",
+            action: func.to_string(),
+            calls,
+            loader_s: cum,
+            whole_s: w,
+            whole: "the listing".to_string(),
+            share: (cum / w).min(1.0),
+            line: i + 1,
+        });
+    }
+    None
+}
 
 /// True when the text holds a cProfile listing as `pstats.Stats.print_stats` prints it (see the
 /// module header): the `ncalls  tottime  percall  cumtime  percall filename:lineno(function)`
@@ -443,6 +598,88 @@ mod tests {
         assert_eq!(torch_table_loader(&t), None);
         assert_eq!(seconds("210.225ms"), Some(0.210225));
         assert_eq!(seconds("20.159s"), Some(20.159));
+    }
+
+    #[test]
+    fn pageable_copies_are_read_with_their_share_of_the_device_time() {
+        use crate::test_corpus as corpus;
+        // made on the H200: a 64 MiB pageable .to(device) every step, 30 copies, 31.29%
+        let p = torch_table_pageable(&corpus("h200p_keyavg_itemsync.txt")).unwrap();
+        assert_eq!((p.calls, p.line), (Some(30), 36));
+        assert!((p.device_share - 0.3129).abs() < 1e-9);
+        // xiaohan2012's STGym post: Lightning's PyTorchProfiler table on an A30, 1231 copies, 57.47%
+        let p = torch_table_pageable(&corpus("h47_plprof_stgym_pageable_htod_copies.txt")).unwrap();
+        assert_eq!(p.calls, Some(1231));
+        assert!((p.device_share - 0.5747).abs() < 1e-9);
+        // no such row (the healthy and the starved job), or a CPU-only table (no device cells)
+        for name in ["h200p_keyavg_healthy.txt", "h200p_keyavg_starved.txt"] {
+            assert_eq!(torch_table_pageable(&corpus(name)), None, "{name}");
+        }
+        let cpu_only = "                       Memcpy HtoD (Pageable -> Device)         0.00%       0.000us         0.00%       0.000us       0.000us            30  \n";
+        assert_eq!(torch_table_pageable(cpu_only), None);
+    }
+
+    #[test]
+    fn a_cprofile_listing_gives_the_loader_share_through_torchs_next() {
+        use crate::test_corpus as corpus;
+        // made on the H200 (bench/capture_h200_profilers.sh): 30 steps of a num_workers=0 job,
+        // `__next__` 1.178 s of the listing's 1.420 s, and the fetcher in the training process
+        let p = pstats_loader(&corpus("h200p_cprofile_starved.txt")).unwrap();
+        assert_eq!(p.report, "cProfile listing");
+        assert!(
+            p.action
+                .ends_with("torch/utils/data/dataloader.py:736(__next__)")
+        );
+        assert_eq!((p.calls, p.line), (Some(30), 9));
+        assert!((p.share - 1.178 / 1.420).abs() < 1e-9, "{p:?}");
+        let (line, func) = pstats_fetch_row(&corpus("h200p_cprofile_starved.txt")).unwrap();
+        assert_eq!(line, 11);
+        assert!(func.ends_with("_utils/fetch.py:49(fetch)"));
+        // the same job with 8 workers: `__next__` is not among the 30 rows shown, nor is the
+        // fetcher (it runs in the workers); the item-sync job's listing neither
+        for name in ["h200p_cprofile_healthy.txt", "h200p_cprofile_itemsync.txt"] {
+            assert_eq!(pstats_loader(&corpus(name)), None, "{name}");
+            assert_eq!(pstats_fetch_row(&corpus(name)), None, "{name}");
+        }
+        // Lightning's AdvancedProfiler sections profile one action each (the fetch's section
+        // is all fetch): not read (choderalab/modelforge#141, Lightning-AI#782 and the H200's)
+        for name in [
+            "h47_advprof_modelforge141_training_step.txt",
+            "h47_advprof_lightning782_get_train_batch.txt",
+            "h200p_lightning_advanced_starved.txt",
+        ] {
+            assert_eq!(pstats_loader(&corpus(name)), None, "{name}");
+        }
+        // pstats' grammar: `n/m` calls, a Windows path, a `__next__` of another file, a row
+        // before any total, a `__next__` above the total
+        let row = |calls: &str, cum: &str, func: &str| {
+            format!("{calls:>9}    0.001    0.000 {cum:>8}    0.039 {func}\n")
+        };
+        let win = format!(
+            "         3082621 function calls (3080581 primitive calls) in 10.000 seconds\n\n{}",
+            row(
+                "40/20",
+                "4.000",
+                r"C:\Python310\lib\site-packages\torch\utils\data\dataloader.py:628(__next__)"
+            )
+        );
+        let p = pstats_loader(&win).unwrap();
+        assert_eq!(p.calls, Some(40));
+        assert!((p.share - 0.4).abs() < 1e-9);
+        let other = format!(
+            "   10 function calls in 10.000 seconds\n{}",
+            row("30", "4.000", "/x/mydata/dataloader.py:12(__next__)")
+        );
+        assert_eq!(pstats_loader(&other), None);
+        let before = row(
+            "30",
+            "4.000",
+            "/x/torch/utils/data/dataloader.py:736(__next__)",
+        );
+        assert_eq!(pstats_loader(&before), None);
+        let above = format!("   10 function calls in 1.000 seconds\n{before}");
+        assert_eq!(pstats_loader(&above), None);
+        assert_eq!(pstats_total("   7 function calls in 0.000 seconds"), None);
     }
 
     #[test]

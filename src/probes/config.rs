@@ -134,7 +134,11 @@ impl Probe for Config {
             ),
             (
                 "loader_profile",
-                "{report, action, calls, loader_s, whole, whole_s, share, file, line}: a PyTorch Lightning profiler report's row for the training DataLoader's next (train_dataloader_next, get_train_batch) against run_training_epoch (or the report's Total), or a torch profiler table's DataLoader rows (enumerate(DataLoader)#…__next__) against ProfilerStep* (or the table's Self CPU time total)",
+                "{report, action, calls, loader_s, whole, whole_s, share, file, line}: a PyTorch Lightning profiler report's row for the training DataLoader's next (train_dataloader_next, get_train_batch) against run_training_epoch (or the report's Total), or a torch profiler table's DataLoader rows (enumerate(DataLoader)#…__next__) against ProfilerStep* (or the table's Self CPU time total), or a cProfile listing's torch/utils/data/dataloader.py __next__ row against the listing's total",
+            ),
+            (
+                "table_pageable",
+                "{calls, device_share, file, line}: a torch profiler table's `Memcpy HtoD (Pageable -> Device)` row: its copies and their share of the table's device time (Self CUDA %)",
             ),
             (
                 "workload",
@@ -257,7 +261,8 @@ impl Probe for Config {
             out["log_steps"] = json!({"format": t.format, "lines": t.lines, "data_s": t.data_s, "step_s": t.step_s, "share": t.share, "file": f, "worst_line": t.worst_line, "worst": t.worst, "worst_left_out": t.worst_left_out});
         }
         // a Lightning profiler report's training-DataLoader row (job_text::lightning_profiler_report),
-        // else a torch profiler table's DataLoader rows (profiler_report::torch_table_loader)
+        // else a torch profiler table's DataLoader rows (profiler_report::torch_table_loader), else
+        // a cProfile listing's `__next__` row (profiler_report::pstats_loader)
         if let Some((p, f)) = g
             .docs
             .iter()
@@ -266,10 +271,23 @@ impl Probe for Config {
                 crate::formats::job_text::lightning_profiler_report(&d.text)
                     .and_then(|(_, p)| p)
                     .or_else(|| crate::formats::profiler_report::torch_table_loader(&d.text))
+                    .or_else(|| crate::formats::profiler_report::pstats_loader(&d.text))
                     .map(|p| (p, &d.path))
             })
         {
             out["loader_profile"] = json!({"report": p.report, "action": p.action, "calls": p.calls, "loader_s": p.loader_s, "whole": p.whole, "whole_s": p.whole_s, "share": p.share, "file": f, "line": p.line});
+        }
+        // a profiler table's host-to-device copies from pageable memory and their share of the
+        // device time (profiler_report::torch_table_pageable)
+        if let Some((p, f)) = g
+            .docs
+            .iter()
+            .filter(|d| d.kind == crate::formats::job_text::JobText::Log)
+            .find_map(|d| {
+                crate::formats::profiler_report::torch_table_pageable(&d.text).map(|p| (p, &d.path))
+            })
+        {
+            out["table_pageable"] = json!({"calls": p.calls, "device_share": p.device_share, "line": p.line, "file": f});
         }
         // a traceback printed when the job was stopped while it waited on the DataLoader
         if let Some((t, f)) = g

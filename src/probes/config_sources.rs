@@ -861,7 +861,15 @@ fn resolve(g: &mut Gathered) {
             JobText::Log => {
                 // a profiler table or stack that shows torch's single-process loader
                 // iterator: that loader runs with num_workers=0
-                if let Some((line, text)) = job_text::single_process_loader(&d.text) {
+                // (or a cProfile listing whose training process runs the dataset fetcher)
+                let single = job_text::single_process_loader(&d.text)
+                    .map(|(l, t)| (l, t, "torch's single-process loader iterator, which runs only with num_workers=0"))
+                    .or_else(|| {
+                        crate::formats::profiler_report::pstats_fetch_row(&d.text).map(|(l, t)| {
+                            (l, t, "the dataset fetcher profiled in the training process, where it runs only with num_workers=0")
+                        })
+                    });
+                if let Some((line, text, why)) = single {
                     found.push(Found {
                         setting: "num_workers",
                         value: Some(json!(0)),
@@ -869,7 +877,7 @@ fn resolve(g: &mut Gathered) {
                         file: String::new(),
                         key: String::new(),
                         source: format!(
-                            "{}:{line} `{}`: torch's single-process loader iterator, which runs only with num_workers=0",
+                            "{}:{line} `{}`: {why}",
                             d.path.rsplit('/').next().unwrap_or(&d.path),
                             text
                         ),
