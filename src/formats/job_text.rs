@@ -54,6 +54,12 @@ pub fn canonical_setting(name: &str) -> Option<&'static str> {
         | "num_loader_workers"
         | "data_loader_workers"
         | "num_cpu_workers" => "num_workers",
+        // the YOLOV3 family (Peterisfar/YOLOV3 and its descendants argusswift/YOLOv4-pytorch,
+        // GGHL, ...): config/yolov*_config.py `TRAIN = {..., "NUMBER_WORKERS": 4, ...}` feeds
+        // train.py `DataLoader(..., num_workers=cfg.TRAIN["NUMBER_WORKERS"], ...)`; in that
+        // spelling only (a lower-case `number_workers` is a document parser's or a database
+        // pool's elsewhere)
+        "number_workers" if name == "NUMBER_WORKERS" => "num_workers",
         "pin_memory"
         | "dataloader_pin_memory"
         | "pin_mem"
@@ -1140,6 +1146,17 @@ pub fn detect(text: &str) -> Option<JobText> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn the_yolov3_family_s_number_workers_is_read_in_its_own_spelling() {
+        // Peterisfar/YOLOV3 config/yolov3_config_voc.py `"NUMBER_WORKERS":4` (healthy) and
+        // argusswift/YOLOv4-pytorch config/yolov4_config.py `"NUMBER_WORKERS": 0` (issue #58,
+        // a problem) are both the training loader's num_workers
+        assert_eq!(canonical_setting("NUMBER_WORKERS"), Some("num_workers"));
+        // a document parser's / database pool's `number_workers` is no DataLoader's
+        assert_eq!(canonical_setting("number_workers"), None);
+        assert_eq!(canonical_setting("Number_Workers"), None);
+    }
 
     #[test]
     fn an_sglang_server_log_is_a_log() {

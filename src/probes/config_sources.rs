@@ -1478,6 +1478,39 @@ mod tests {
         choose(&g, None).0
     }
 
+    /// The settings chosen from one text given as `--config` at `path`.
+    fn chosen_text(path: &str, text: &str) -> Map<String, Value> {
+        let mut g = Gathered::default();
+        g.add_doc(path.to_string(), text.to_string(), "--config", "");
+        resolve(&mut g);
+        choose(&g, None).0
+    }
+
+    #[test]
+    fn a_yolov3_family_config_s_number_workers_is_the_loader_s_workers() {
+        // the YOLOV3 family's config/*_config.py: train.py builds its loader with
+        // `DataLoader(..., num_workers=cfg.TRAIN["NUMBER_WORKERS"], ...)`
+        // problem: argusswift/YOLOv4-pytorch config/yolov4_config.py (the config of
+        // https://github.com/argusswift/YOLOv4-pytorch/issues/58, 2-12% GPU utilization)
+        let problem = "# train\nTRAIN = {\n         \"DATA_TYPE\": 'VOC',  #DATA_TYPE: VOC or COCO\n         \"TRAIN_IMG_SIZE\": 416,\n         \"AUGMENT\": True,\n         \"BATCH_SIZE\": 1,\n         \"NUMBER_WORKERS\": 0,\n         \"WARMUP_EPOCHS\": 2  # or None\n         }\n\n\n# val\nVAL = {\n        \"TEST_IMG_SIZE\": 416,\n        \"BATCH_SIZE\": 1,\n        \"NUMBER_WORKERS\": 0,\n        \"CONF_THRESH\": 0.005,\n        }\n";
+        let c = chosen_text("/job/config/yolov4_config.py", problem);
+        assert_eq!(c["num_workers"]["value"], 0, "{c:?}");
+        assert!(
+            c["num_workers"]["key"]
+                .as_str()
+                .unwrap()
+                .contains("NUMBER_WORKERS"),
+            "{}",
+            c["num_workers"]
+        );
+        // healthy: Peterisfar/YOLOV3 config/yolov3_config_voc.py
+        // (https://github.com/Peterisfar/YOLOV3/blob/594d87d8e3885aa38d1381be4ea32e7564115f8b/config/yolov3_config_voc.py):
+        // 4 training workers; the TEST dict's 0 is the evaluation loader's
+        let healthy = "# train\nTRAIN = {\n         \"TRAIN_IMG_SIZE\":448,\n         \"AUGMENT\":True,\n         \"BATCH_SIZE\":8,\n         \"NUMBER_WORKERS\":4,\n         \"WARMUP_EPOCHS\":2  # or None\n         }\n\n\n# test\nTEST = {\n        \"TEST_IMG_SIZE\":544,\n        \"BATCH_SIZE\":1,\n        \"NUMBER_WORKERS\":0,\n        \"CONF_THRESH\":0.01,\n        }\n";
+        let c = chosen_text("/job/config/yolov3_config_voc.py", healthy);
+        assert_eq!(c["num_workers"]["value"], 4, "{c:?}");
+    }
+
     #[test]
     fn an_mmengine_train_dataloader_dict_leaves_torch_s_defaults() {
         // MMPretrain's ImageNet base: `train_dataloader = dict(batch_size=32, num_workers=5,
