@@ -444,6 +444,27 @@ fn warn_result(warn: &str) -> Option<&'static str> {
     None
 }
 
+/// A result WARN of `net_ib.cc` (see [`warn_result`]) without NCCL's `host:pid:tid [dev]
+/// file:line NCCL WARN` header: NVIDIA/nccl `src/debug.cc` (2.4 through 2.28) keeps every WARN's
+/// message, formatted from its `fmt` alone, as `ncclLastError`, and torch's
+/// `getNcclErrorDetailStr` (`NCCLUtils.cpp`) prints `ncclGetLastError` on the line after `Last
+/// error:`; posters paste that line with or without the one above it. Only the IB wordings
+/// that start NCCL's own message are read this way (`NET/IB : Got completion …`, `NET/IB: Got
+/// completion …`, `communicator encountered a fatal error …`), after a launcher's `[rank0]: `.
+fn relayed_warn_result(line: &str) -> Option<&'static str> {
+    if line.contains(" WARN ") {
+        return None;
+    }
+    let t = after_prefix(line);
+    if !(t.starts_with("NET/IB : Got completion ")
+        || t.starts_with("NET/IB: Got completion ")
+        || t.starts_with("communicator encountered a fatal error (detected in "))
+    {
+        return None;
+    }
+    warn_result(t)
+}
+
 /// NCCL's verbs wrapper WARN for a call whose failure `net_ib.cc` passes up (see the header):
 /// `Call to ibv_modify_qp failed with error Connection timed out`, `ibv_post_send() failed …`.
 fn verbs_call_failed(warn: &str) -> bool {
@@ -534,6 +555,7 @@ pub fn recognised_line(line: &str) -> bool {
         || line
             .split_once(" WARN ")
             .is_some_and(|(_, w)| warn_result(w).is_some())
+        || relayed_warn_result(line).is_some()
         // PyTorch's distributed log itself (no failure by itself, see the header)
         || C10D_LINE.is_match(line)
         // NCCL's RAS report (see the header): its communicator table's heading
@@ -720,6 +742,15 @@ pub fn parse_nccl_errors(text: &str) -> NcclErrors {
                 out.lines += 1;
                 continue;
             }
+        }
+        // the same WARN text without its header: NCCL's last error as torch relays it under
+        // `Last error:` (read above when that line precedes it), or pasted on its own
+        if let Some(r) = relayed_warn_result(line) {
+            flush_warn_result(&mut out, pending.take(), &mut last_result);
+            pending = Some((r, super::clip(after_prefix(line), super::MAX_TEXT)));
+            warn_thread = None;
+            out.lines += 1;
+            continue;
         }
         if !marked(line) {
             continue;
@@ -1248,6 +1279,38 @@ mod tests {
         assert!(!looks_like(
             "Error while creating shared memory segment for my app\n"
         ));
+    }
+
+    #[test]
+    fn nccls_last_error_relayed_without_its_warn_header() {
+        // github.com/pytorch/pytorch/issues/122301: the poster retyped torch's message (the
+        // result name misspelt) and kept NCCL's last error, `src/debug.cc`'s bare WARN text
+        let t = "[rank21]: [E ProcessGroupNCCL.cpp:537] Some NCCL operations have failed or time out.\nNCCL version 2.19.3 \nncclRemoteERror: A call failed possibly due to a network error or a remote process exting prematurely\nNET/IB : Got completion from peer 192.168.xxx.xxx<40846> with error 5, opcode 0, len 5, vendor err 249 (Recv) localGid\n";
+        assert!(looks_like(t));
+        let e = parse_nccl_errors(t);
+        assert_eq!(e.error_results, ["ncclRemoteError"]);
+        assert!(
+            e.errors[0]
+                .last_error
+                .as_deref()
+                .is_some_and(|w| w.starts_with("NET/IB : Got completion from peer 192.168"))
+        );
+        // under torch's `Last error:` the same line is the reason of the error torch named,
+        // not a second one (github.com/deepspeedai/DeepSpeed/issues/6875, NCCL 2.22.3)
+        let t = "ncclRemoteError: A call failed possibly due to a network error or a remote process exiting prematurely.\nLast error:\nNET/IB: Got completion from peer 10.0.1.23<34696> with status=5 opcode=0 len=0 vendor err 249 (Recv) hca ibp152s0\n";
+        let e = parse_nccl_errors(t);
+        assert_eq!(e.error_results, ["ncclRemoteError"]);
+        assert_eq!(e.errors[0].count, 1);
+        // the words in a sentence are no error (healthy: nothing failed)
+        let e = parse_nccl_errors(
+            "We never see NET/IB : Got completion from peer errors on this cluster.\n",
+        );
+        assert!(e.error_results.is_empty());
+        // a healthy IB init line is not one either
+        let e = parse_nccl_errors(
+            "node2:14159:14168 [0] NCCL INFO NET/IB : Using [0]mlx5_4:1/RoCE [RO]; OOB enp24s0np0:10.10.10.1<0>\n",
+        );
+        assert!(e.error_results.is_empty());
     }
 
     #[test]

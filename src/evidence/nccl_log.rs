@@ -27,6 +27,15 @@
 //! `src/misc/ibvwrap.cc` / `ibvsymbols.cc` (`Failed to open libibverbs.so[.1]`, a WARN up to
 //! 2.11, INFO after), `src/init.cc` (2.10), `src/net.cc` (2.18–2.23) and `src/plugin/net.cc`
 //! (2.24+) for the net plugin lines, and the `NCCL_PARAM` echo (`%s set by environment to %s`).
+//! NCCL 2.3 (tags v2.3.5-5, v2.3.7-1) words its init otherwise: `src/init.cu` `initNet` prints
+//! `Using internal Network IB|Socket` (IB only when `ncclIbSupport()` found an active port) or
+//! `Using external Network <plugin>`; `src/transport/net_ib.cu` prints `NET/IB : Using
+//! interface %s for sideband communication` *before* it looks for devices (so it is the OOB
+//! interface, never a sign of IB in use) and `NET/IB: [%d] %s:%d/%s ` per active port (a TRACE
+//! from 2.4); `src/include/socket.h` prints `NET : Using interface %s:%s` and
+//! `src/transport/net_socket.cu` `NET/Socket : %d interfaces found`. 2.4 and 2.5 print no line
+//! naming the chosen network; 2.6 on prints `Using network %s`. `src/bootstrap.cc` prints
+//! `Bootstrap : Using%s` up to 2.24 and `Bootstrap: Using%s` from 2.25 (v2.25.1-1 to 2.28).
 //!
 //! `ib_intended` says what in the text shows the site meant to use an RDMA fabric, whatever
 //! NCCL ended up on. Sound signals only (each is printed because the hardware or the setting
@@ -832,7 +841,7 @@ pub fn parse_nccl_log(text: &str) -> NcclLog {
         let m = msg.trim();
         // each rank prints the same interface lines: what a line read before names is kept
         // already (the lists only grow), so it is not read again
-        let again = if m.contains(" : Using") {
+        let again = if m.contains(" : Using") || m.starts_with("Bootstrap: Using") {
             let seen = using_lines.contains(&m);
             if !seen && using_lines.len() < 64 {
                 using_lines.push(m);
@@ -843,6 +852,39 @@ pub fn parse_nccl_log(text: &str) -> NcclLog {
         };
         if m.starts_with("NET/IB : No device found") {
             log.ib_no_device = true;
+        } else if let Some(rest) = m
+            .strip_prefix("NET/IB : Using interface ")
+            .filter(|r| r.ends_with(" for sideband communication"))
+        {
+            // 2.3's out-of-band interface, printed before any device is looked for: no sign
+            // that IB is used (`Using internal Network` says which network was)
+            if again {
+                continue;
+            }
+            if let Some(name) = rest.split_whitespace().next() {
+                push_clipped(&mut log.interfaces, name);
+            }
+        } else if let Some(rest) = m.strip_prefix("NET : Using interface ") {
+            // 2.3's `socket.h`: `NET : Using interface %s:%s` for each interface found
+            if again {
+                continue;
+            }
+            if let Some(name) = rest.split(':').next().filter(|n| !n.is_empty()) {
+                push_clipped(&mut log.interfaces, name);
+            }
+        } else if let Some(rest) = m.strip_prefix("NET/IB: [") {
+            // 2.3's device line `NET/IB: [%d] %s:%d/%s ` (a TRACE from 2.4 on)
+            ib_init = true;
+            if let Some(dev) = rest
+                .split_once("] ")
+                .and_then(|(_, d)| d.split(':').next())
+                .filter(|d| !d.is_empty())
+            {
+                push_clipped(&mut log.ib_devices, dev);
+            }
+        } else if m.starts_with("NET/Socket : ") && m.ends_with(" interfaces found") {
+            // 2.3's `NET/Socket : %d interfaces found`
+            socket_init = true;
         } else if let Some(rest) = m.strip_prefix("NET/IB : Using") {
             ib_init = true;
             if again {
@@ -863,7 +905,11 @@ pub fn parse_nccl_log(text: &str) -> NcclLog {
             for c in INDEXED_IF.captures_iter(rest) {
                 push_clipped(&mut log.interfaces, &c[1]);
             }
-        } else if let Some(rest) = m.strip_prefix("Bootstrap : Using") {
+        } else if let Some(rest) = m
+            .strip_prefix("Bootstrap : Using")
+            // `src/bootstrap.cc` from 2.25 on: `Bootstrap: Using%s`
+            .or_else(|| m.strip_prefix("Bootstrap: Using"))
+        {
             if again {
                 continue;
             }
@@ -878,11 +924,17 @@ pub fn parse_nccl_log(text: &str) -> NcclLog {
                     push_clipped(&mut log.interfaces, name);
                 }
             }
-        } else if let Some(rest) = m.strip_prefix("Using network ").or_else(|| {
-            // NCCL 2.27+: `Assigned NET plugin IB to comm`
-            m.strip_prefix("Assigned NET plugin ")
-                .and_then(|r| r.strip_suffix(" to comm"))
-        }) {
+        } else if let Some(rest) = m
+            .strip_prefix("Using network ")
+            .or_else(|| {
+                // NCCL 2.27+: `Assigned NET plugin IB to comm`
+                m.strip_prefix("Assigned NET plugin ")
+                    .and_then(|r| r.strip_suffix(" to comm"))
+            })
+            // NCCL 2.3: `Using internal Network IB|Socket`, `Using external Network <plugin>`
+            .or_else(|| m.strip_prefix("Using internal Network "))
+            .or_else(|| m.strip_prefix("Using external Network "))
+        {
             let n = net_kind(rest.trim());
             push_unique(&mut log.networks_chosen, n.clone());
             using_network = Some(n);
@@ -1224,6 +1276,58 @@ mod tests {
             "]<<0 NCCL INFO Channel 0/0 : 0[] -> 0 via \n]<<x NCCL INFO Channel 0/0 : 0[] -> 0 via <ﬀ",
         );
         assert!(l.transports.len() <= 40);
+    }
+
+    #[test]
+    fn nccl_2_3_init_wording_is_read() {
+        // github.com/NVIDIA/nccl/issues/207 (problem: 8 ranks on two nodes over sockets on the
+        // IPoIB ib0; the maintainer named that socket the bottleneck), NCCL 2.3.7's `init.cu`,
+        // `net_ib.cu` and `socket.h` lines
+        let t = "gpu2:46654:46654 [0] NCCL INFO NET : Using interface ib0:12.12.12.102<0>\ngpu2:46654:46654 [0] NCCL INFO NET/IB : Using interface ib0 for sideband communication\ngpu2:46654:46654 [0] NCCL INFO Using internal Network Socket\ngpu2:46654:46654 [0] NCCL INFO NET/Socket : 1 interfaces found\nNCCL version 2.3.7+cuda9.0\ngpu2:46654:46654 [0] NCCL INFO rank 0 nranks 8\ngpu2:46655:47153 [1] NCCL INFO comm 0x7f132405ad20 rank 1 nranks 8\n";
+        let l = parse_nccl_log(t);
+        assert_eq!(l.net.as_deref(), Some("Socket"));
+        assert_eq!(l.net_source.as_deref(), Some("using_network"));
+        assert_eq!(l.networks_chosen, ["Socket"]);
+        assert_eq!(l.interfaces, ["ib0"]);
+        assert!(l.ib_devices.is_empty());
+        assert!(l.ib_intended.as_deref().is_some_and(|w| w.contains("ib0")));
+        assert_eq!(l.nranks, Some(8));
+        // the sideband line alone, printed before any device is looked for, is no IB init
+        let l = parse_nccl_log(
+            "gpu2:46654:46654 [0] NCCL INFO NET/IB : Using interface ib0 for sideband communication\n",
+        );
+        assert_eq!(l.net, None);
+        // 2.3's device line and `Using internal Network IB` (the wording of `initNet` and of
+        // `NET/IB: [%d] %s:%d/%s ` in v2.3.7-1's sources)
+        let l = parse_nccl_log(
+            "n1:1:1 [0] NCCL INFO NET/IB: [0] mlx5_0:1/IB \nn1:1:1 [0] NCCL INFO Using internal Network IB\n",
+        );
+        assert_eq!(l.net.as_deref(), Some("IB"));
+        assert_eq!(l.ib_devices, ["mlx5_0"]);
+        // healthy, github.com/horovod/horovod/issues/969 (one host, no InfiniBand): sockets
+        // on Ethernet interfaces, nothing showing the site meant to use RDMA
+        let t = "[1,0]<stdout>:ptv-gpu01:11007:11098 [0] NCCL INFO Using internal Network Socket\n[1,0]<stdout>:ptv-gpu01:11007:11098 [0] NCCL INFO NET : Using interface enp14s0:10.128.5.150<0>\n[1,0]<stdout>:ptv-gpu01:11007:11098 [0] NCCL INFO NET/Socket : 3 interfaces found\n[1,0]<stdout>:NCCL version 2.3.7+cuda9.0\n[1,0]<stdout>:ptv-gpu01:11007:11098 [0] NCCL INFO rank 0 nranks 4\n";
+        let l = parse_nccl_log(t);
+        assert_eq!(l.net.as_deref(), Some("Socket"));
+        assert_eq!(l.interfaces, ["enp14s0"]);
+        assert_eq!(l.ib_intended, None);
+    }
+
+    #[test]
+    fn bootstrap_line_of_2_25_on_is_read() {
+        // github.com/NVIDIA/nccl/issues/1189 (2.2x, `Bootstrap : Using ibs1130f0` on H20
+        // nodes) and github.com/dstackai/dstack/issues/2712 (NCCL 2.26.2's `Bootstrap: Using`,
+        // healthy, IB in use): both spellings name the bootstrap interface
+        let old = parse_nccl_log(
+            "H20-GPU-05:1789224:1789224 [0] NCCL INFO Bootstrap : Using ibs1130f0:10.6.128.137<0>\n",
+        );
+        assert_eq!(old.interfaces, ["ibs1130f0"]);
+        assert!(old.ib_intended.is_some());
+        let t = "computeinstance-e00vcar76672ttnkq6:698:698 [1] NCCL INFO Bootstrap: Using dstack-default-:192.168.0.5<0>\ncomputeinstance-e00vcar76672ttnkq6:697:739 [0] NCCL INFO Using network IB\n";
+        let l = parse_nccl_log(t);
+        assert_eq!(l.interfaces, ["dstack-default-"]);
+        assert_eq!(l.net.as_deref(), Some("IB"));
+        assert_eq!(l.ib_intended, None);
     }
 
     #[test]
