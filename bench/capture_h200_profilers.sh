@@ -112,8 +112,9 @@ if __name__ == "__main__":
 EOF
 
 # PARTS picks what runs (default all): prof (key_averages, cProfile), bottleneck, pyspy, lightning,
-# dmon (nvidia-smi dmon with every column group, 20 one-second samples, while a job runs)
-parts=" ${PARTS:-prof bottleneck pyspy lightning dmon} "
+# dmon (nvidia-smi dmon with every column group, 20 one-second samples, while a job runs),
+# native (py-spy dump --native and --locals of the itemsync and the starved job)
+parts=" ${PARTS:-prof bottleneck pyspy lightning dmon native} "
 want() { case "$parts" in *" $1 "*) return 0;; esac; return 1; }
 
 want prof && for m in starved healthy itemsync; do
@@ -202,6 +203,20 @@ if want dmon; then
     (cd "$out" && exec "$py" prof_job.py "$m" > "plain_$m.log" 2>&1) &
     jpid=$!; sleep 12
     cap "dmon_pucvmet_$m.txt" "nvidia-smi dmon -s pucvmet -c 20 while the $m job (plain step loop) runs, 12 s after its start" nvidia-smi dmon -s pucvmet -c 20
+    kill "$jpid" 2>/dev/null; wait "$jpid" 2>/dev/null
+  done
+fi
+# py-spy dump --native (the C/C++ frames under each Python frame) and --locals, of the itemsync
+# and the starved job, three samples each, 0.7 s apart
+if [ -n "$pyspy" ] && want native; then
+  for m in itemsync starved; do
+    (cd "$out" && exec "$py" prof_job.py "$m" > "native_$m.log" 2>&1) &
+    jpid=$!; sleep 14
+    for i in 1 2 3; do
+      cap "pyspy_native_${m}_$i.txt" "py-spy dump --native of the $m job, sample $i" "$pyspy" dump --native --pid "$jpid"
+      sleep 0.7
+    done
+    cap "pyspy_locals_$m.txt" "py-spy dump --locals of the $m job" "$pyspy" dump --locals --pid "$jpid"
     kill "$jpid" 2>/dev/null; wait "$jpid" 2>/dev/null
   done
 fi
