@@ -844,9 +844,7 @@ pub fn parse_query_csv(text: &str) -> Result<SmiUsage, super::ParseError> {
                 .map(|i| fields[i])
                 .filter(|v| !v.contains("N/A") && !v.contains("Not Supported") && !v.is_empty())
         };
-        if h.iter().any(|x| x == "pid" || x == "process_name")
-            && !h.iter().any(|x| x == "utilization.gpu")
-        {
+        if compute_apps_header(h) {
             u.processes_listed = true;
             if u.processes.len() < super::MAX_ITEMS {
                 u.processes.push(UsageProcess {
@@ -901,11 +899,30 @@ pub fn parse_query_csv(text: &str) -> Result<SmiUsage, super::ParseError> {
         ));
     }
     if u.gpus.is_empty() && u.processes.is_empty() {
+        // `--query-compute-apps` lists "all active compute processes" (`nvidia-smi
+        // --help-query-compute-apps`), one row each: with none running it prints its header
+        // alone (driver 580.159.04 on an idle H200: `pid, process_name, used_gpu_memory
+        // [MiB]` and nothing under it). That is a whole, empty process list, not a cut paste.
+        // A `--query-gpu` header prints one row per GPU, so alone it stays no reading.
+        if header
+            .as_ref()
+            .is_some_and(|h| compute_apps_header(h) && !u.truncated)
+        {
+            u.processes_listed = true;
+            return Ok(u);
+        }
         return Err(super::ParseError::NoRows(
             "the --query-gpu CSV has a header but no rows",
         ));
     }
     Ok(u)
+}
+
+/// The fields of a `--query-compute-apps` query: a process's pid or name and no GPU-wide
+/// reading (`nvidia-smi --help-query-compute-apps`: timestamp, gpu_name, gpu_bus_id,
+/// gpu_serial, gpu_uuid, pid, process_name, used_gpu_memory / used_memory).
+fn compute_apps_header(h: &[String]) -> bool {
+    h.iter().any(|x| x == "pid" || x == "process_name") && !h.iter().any(|x| x == "utilization.gpu")
 }
 
 /// Several rows for one GPU (`-l 1`): utilization becomes the mean, the rest the latest.
@@ -1491,7 +1508,16 @@ impl super::EvidenceKind for QueryCsv {
         super::to_value(&parse_query_csv(text)?)
     }
     fn host(&self, text: &str) -> Option<Result<super::HostPart, super::ParseError>> {
-        usage_host(parse_query_csv(text))
+        let parsed = parse_query_csv(text);
+        // `--query-compute-apps` with no process running names no GPU: a reading of none
+        // would be judged as a host without GPUs
+        if parsed
+            .as_ref()
+            .is_ok_and(|u| u.gpus.is_empty() && u.processes.is_empty())
+        {
+            return None;
+        }
+        usage_host(parsed)
     }
     fn describes_host(&self) -> bool {
         true
@@ -1993,6 +2019,29 @@ Tue Mar  5 10:00:00 2024
         assert_eq!(u.gpus[0].util_gpu, Some(8.0));
         assert_eq!(u.gpus[0].util_gpu_max, Some(12.0));
         assert_eq!(u.samples, 2);
+    }
+
+    #[test]
+    fn compute_apps_header_alone_is_an_empty_process_list() {
+        // captured on the project's idle H200 (driver 580.159.04, 2026-12-05):
+        // `nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv` prints
+        // its header (used_memory named used_gpu_memory) and no row: no compute process runs
+        let t = "pid, process_name, used_gpu_memory [MiB]\n";
+        assert!(looks_like_query_csv(t));
+        let u = parse_query_csv(t).unwrap();
+        assert!(u.processes_listed);
+        assert!(u.processes.is_empty() && u.gpus.is_empty());
+        // the same query with a process, in the gpu_uuid form a public notes file of an 8x H200
+        // host prints it (found with the code search)
+        let t = "gpu_uuid, pid, process_name, used_gpu_memory [MiB]\n\
+GPU-28780eb0-24d5-1f13-59b8-ae5c23617a72, 1328667, /usr/local/bin/python3.10, 130004 MiB\n";
+        let u = parse_query_csv(t).unwrap();
+        assert!(u.processes_listed);
+        assert_eq!(u.processes.len(), 1);
+        assert_eq!(u.processes[0].pid, Some(1328667));
+        assert_eq!(u.processes[0].memory_mib, Some(130004.0));
+        // a --query-gpu header prints one row per GPU: alone it is no reading
+        assert!(parse_query_csv("index, name, utilization.gpu [%]\n").is_err());
     }
 
     #[test]
