@@ -968,6 +968,21 @@ pub fn parse_cuda_runtime_log(text: &str) -> CudaRuntimeLog {
                 add(n.to_string(), None, None, "other");
             }
         }
+        // an allocator's own out-of-memory report names the driver's result it got: XLA's
+        // `GpuCudaMallocAsyncAllocator::AllocateRaw` (xla/stream_executor/gpu/
+        // gpu_cudamallocasync_allocator.cc: "<name> cuMemAllocAsync failed to allocate N bytes:
+        // <status>", then "Reported by CUDA: Free memory/Total memory") and TensorFlow's and
+        // XLA's `GpuDriver::DeviceAllocate` (stream_executor/cuda/cuda_driver.cc: "failed to
+        // allocate X (N bytes) from device: <result>", logged at INFO "because this isn't
+        // always important to users (e.g. BFCAllocator implements a retry if the first
+        // allocation fails)"). Those lines are the framework's allocator running out of memory,
+        // which its OOM error then raises (RESOURCE_EXHAUSTED), as PyTorch's caching allocator
+        // raises "CUDA out of memory": memory evidence, not a CUDA error in the step.
+        if line.contains("cuMemAllocAsync failed to allocate")
+            || (line.contains("failed to allocate ") && line.contains(" bytes) from device: "))
+        {
+            here.retain(|h| h.0 != "cudaErrorMemoryAllocation");
+        }
         if !here.is_empty() {
             carried = true;
         }
@@ -1197,6 +1212,28 @@ mod tests {
         assert_eq!(m.errors[0].code, Some(700));
         assert_eq!(m.errors[0].category, "memory-access");
         assert!(!m.no_kernel_image && !m.driver_too_old);
+    }
+
+    #[test]
+    fn an_allocators_own_oom_report_is_not_a_cuda_error() {
+        // NovaSky-AI/SkyRL#624 (XLA's cudaMallocAsync allocator asked for 1.1 TiB) and
+        // tensorflow/tensorflow#60401 (TF's BFC allocator's device allocation): each the
+        // framework's out-of-memory report, read by the memory evidence
+        let xla = "E1103 18:23:55.103160 3413767 gpu_cudamallocasync_allocator.cc:361] gpu_async_1 cuMemAllocAsync failed to allocate 1225195446464 bytes: RESOURCE_EXHAUSTED: : CUDA_ERROR_OUT_OF_MEMORY: out of memory\n Reported by CUDA: Free memory/Total memory: 22635544576/85095874560\n";
+        assert!(parse_cuda_runtime_log(xla).errors.is_empty());
+        let tf = "2023-04-23 01:00:06.362905: I tensorflow/stream_executor/cuda/cuda_driver.cc:733] failed to allocate 8.41G (9029127168 bytes) from device: CUDA_ERROR_OUT_OF_MEMORY: out of memory\n";
+        assert!(parse_cuda_runtime_log(tf).errors.is_empty());
+        // the driver's result elsewhere is still named (a CUDA call that failed outright)
+        let other = "RuntimeError: CUDA error: out of memory\n";
+        assert_eq!(
+            parse_cuda_runtime_log(other).error_names,
+            ["cudaErrorMemoryAllocation"]
+        );
+        let ctx = "CUDA_ERROR_OUT_OF_MEMORY: out of memory while creating the context\n";
+        assert_eq!(
+            parse_cuda_runtime_log(ctx).error_names,
+            ["cudaErrorMemoryAllocation"]
+        );
     }
 
     #[test]

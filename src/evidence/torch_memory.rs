@@ -25,6 +25,11 @@
 //! message gives no reserved figure. The limit is `UINT64_MAX` bytes ("17179869184.00 GiB")
 //! unless `set_per_process_memory_fraction` set one.
 //!
+//! ROCm builds raise the same messages from the hipified allocator (`c10/hip/HIPCachingAllocator.cpp`,
+//! generated from the CUDA file by `torch/utils/hipify`, which rewrites `CUDA` to `HIP` inside
+//! strings too): "HIP out of memory. Tried to allocate …", "private pools (e.g., HIP Graphs)",
+//! as ROCm/TheRock#2118's CI log of PyTorch 2.9's tests prints them. The figures are the same.
+//!
 //! Fragmentation is `(reserved - allocated) / reserved`: memory the caching allocator holds
 //! but cannot hand out in the shape asked for.
 
@@ -98,7 +103,9 @@ pub struct OtherProcess {
     pub mib: f64,
 }
 
-const SIZE: &str = r"([0-9]+(?:\.[0-9]+)?) ?(bytes|B|KiB|MiB|GiB|TiB|KB|MB|GB|TB)";
+// `format_size` of c10/util (the OOM message: bytes, KiB … GiB) and `_format_size` of
+// torch/cuda/memory.py's memory_summary (`B`, `KB` … `PB` before 2.1, `KiB` … `PiB` since)
+const SIZE: &str = r"([0-9]+(?:\.[0-9]+)?) ?(bytes|B|KiB|MiB|GiB|TiB|PiB|KB|MB|GB|TB|PB)";
 
 static TRIED: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(&format!(r"Tried to allocate {SIZE}")).expect("static regex"));
@@ -113,7 +120,7 @@ static IN_USE: LazyLock<Regex> = LazyLock::new(|| {
 });
 static NEW_SPLIT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(&format!(
-        r"(?i)Of the allocated memory {SIZE} is allocated by PyTorch,\s*(?:with {SIZE} allocated in private pools \(e\.g\., CUDA Graphs\),\s*)?and {SIZE} is reserved by PyTorch but unallocated"
+        r"(?i)Of the allocated memory {SIZE} is allocated by PyTorch,\s*(?:with {SIZE} allocated in private pools \(e\.g\., (?:CUDA|HIP) Graphs\),\s*)?and {SIZE} is reserved by PyTorch but unallocated"
     ))
     .expect("static regex")
 });
@@ -138,6 +145,8 @@ static ASYNC_OOM: LazyLock<Regex> = LazyLock::new(|| {
     ))
     .expect("static regex")
 });
+/// The first words of the caching allocator's message in a ROCm build (see the module header).
+const HIP_OOM: &str = "HIP out of memory. Tried to allocate";
 /// The phrase every `cudaMallocAsync` OOM holds, also when a log keeps its first line alone.
 const ASYNC_OOM_PHRASE: &str = "would exceed allowed memory. (out of memory)";
 static OTHER_PROC: LazyLock<Regex> = LazyLock::new(|| {
@@ -237,6 +246,7 @@ fn mib(n: &str, unit: &str) -> Option<f64> {
         "MiB" | "MB" => 1.0,
         "GiB" | "GB" => 1024.0,
         "TiB" | "TB" => 1048576.0,
+        "PiB" | "PB" => 1073741824.0,
         _ => return None,
     };
     round2(n * f)
@@ -266,6 +276,7 @@ fn holds(text: &str, needle: &str) -> bool {
 pub fn parse_torch_memory(text: &str) -> TorchMemory {
     let mut m = TorchMemory {
         oom: holds(text, "CUDA out of memory")
+            || holds(text, HIP_OOM)
             || holds(text, "OutOfMemoryError")
             || holds(text, ASYNC_OOM_PHRASE),
         ..Default::default()
@@ -475,6 +486,7 @@ pub struct TorchMemoryKind;
 impl super::EvidenceKind for TorchMemoryKind {
     fn marker(&self, line: &str) -> bool {
         line.contains("CUDA out of memory")
+            || line.contains(HIP_OOM)
             || line.contains("OutOfMemoryError")
             || line.contains(ASYNC_OOM_PHRASE)
             || line.contains("PyTorch CUDA memory summary")
@@ -548,6 +560,7 @@ impl super::EvidenceKind for TorchMemoryKind {
     fn detect(&self, s: &super::Sniff) -> bool {
         let h = s.head;
         h.contains("CUDA out of memory")
+            || h.contains(HIP_OOM)
             || h.contains("OutOfMemoryError")
             || h.contains(ASYNC_OOM_PHRASE)
             || h.contains("PyTorch CUDA memory summary")
@@ -629,6 +642,17 @@ mod tests {
         assert!(m.oom);
         assert_eq!(m.fragmentation, Some(0.9145));
         insta::assert_json_snapshot!("torch_memory_memory_summary_truncated", m);
+    }
+
+    #[test]
+    fn summary_rows_in_every_unit_memory_py_prints() {
+        // `_format_size` climbs B, KiB, MiB, GiB, TiB, PiB (KB … PB before 2.1) once the
+        // preferred size passes 768 of the unit below
+        let t = "|                  PyTorch CUDA memory summary, device ID 0                 |\n| Allocated memory      |      1 PiB |      1 PiB |      2 PiB |      1 PiB |\n| GPU reserved memory   |   2048 TiB |   2048 TiB |   2048 TiB |      0 B   |\n";
+        let m = parse_torch_memory(t);
+        assert_eq!(m.allocated_mib, Some(1073741824.0));
+        assert_eq!(m.reserved_mib, Some(2147483648.0));
+        assert_eq!(m.fragmentation, Some(0.5));
     }
 
     #[test]
@@ -815,6 +839,30 @@ mod tests {
         );
         assert_eq!(old.allowed_mib, Some(1740.8));
         assert_eq!(old.reserved_mib, Some(1249.28));
+    }
+
+    #[test]
+    fn rocm_builds_hipified_wording() {
+        use crate::evidence::EvidenceKind as _;
+        // ROCm/TheRock#2118 (healthy for the fragmentation rule: a test's 1.05 GiB memory
+        // fraction, 55 MiB reserved but unallocated), the CI line without its exception class
+        let line = "HIP out of memory. Tried to allocate 2.00 MiB. GPU 0 has a total capacity of 255.98 GiB of which 244.65 GiB is free. 1.05 GiB allowed; Of the allocated memory 1017.01 MiB is allocated by PyTorch, with 17.00 MiB allocated in private pools (e.g., HIP Graphs), and 54.99 MiB is reserved by PyTorch but unallocated. If reserved but unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.";
+        let m = parse_torch_memory(line);
+        assert!(m.oom);
+        assert!(TorchMemoryKind.marker(line));
+        assert_eq!(m.source, Some("oom_message"));
+        assert_eq!(m.allocated_mib, Some(1017.01));
+        assert_eq!(m.private_pools_mib, Some(17.0));
+        assert_eq!(m.reserved_unallocated_mib, Some(54.99));
+        assert_eq!(m.allowed_mib, Some(1075.2));
+        assert_eq!(m.free_mib, Some(250521.6));
+        // a problem in the same wording (figures of kohya-ss/sd-scripts#2029's CUDA message:
+        // 6.39 GiB of 21.12 GiB reserved unallocated when 1.99 GiB could not be had)
+        let p = parse_torch_memory(
+            "torch.OutOfMemoryError: HIP out of memory. Tried to allocate 1.99 GiB. GPU 0 has a total capacity of 23.56 GiB of which 1.23 GiB is free. Of the allocated memory 14.73 GiB is allocated by PyTorch, and 6.39 GiB is reserved by PyTorch but unallocated.",
+        );
+        assert_eq!(p.reserved_mib, Some(21626.88));
+        assert_eq!(p.fragmentation, Some(0.3026));
     }
 
     #[test]
