@@ -173,6 +173,62 @@ impl Process {
     }
 }
 
+impl Process {
+    /// Which process this is across a paste: its pid, or (headers dropped) its main thread's id.
+    pub fn identity(&self) -> String {
+        if self.pid != 0 {
+            return self.pid.to_string();
+        }
+        self.main_thread().map(|t| t.id.clone()).unwrap_or_default()
+    }
+
+    /// The program a process runs, to tell the ranks of one job from the other processes of a
+    /// paste: its command line (py-spy's `Process N: cmdline`) with its numbers blanked, as the
+    /// ranks of one job differ only there (`--local_rank=3` that `deepspeed`'s launcher appends,
+    /// SGLang's `sglang::scheduler_TP3`, vLLM's `VLLM::Worker_TP1` process titles). A paste of
+    /// threads alone, the `Process` headers dropped (several ranks' traces grouped by the
+    /// poster), is one job: every such process has the empty program.
+    pub fn program(&self) -> String {
+        let mut out = String::with_capacity(self.cmdline.len());
+        let mut in_number = false;
+        for c in self.cmdline.chars() {
+            if c.is_ascii_digit() {
+                if !in_number {
+                    out.push('N');
+                }
+                in_number = true;
+            } else {
+                in_number = false;
+                out.push(c);
+            }
+        }
+        out
+    }
+}
+
+/// The NCCL operation a `torch.distributed` collective issues (`OpType` of c10d's `Work`,
+/// `torch/csrc/distributed/c10d/Types.hpp`): the ranks of a group must issue the same one at the
+/// same point of their sequence. Point-to-point calls (`send`, `recv`, `batch_isend_irecv`)
+/// have none: a send and its receive are different calls by design.
+pub fn collective_family(op: &str) -> Option<&'static str> {
+    Some(match op {
+        "all_reduce" | "all_reduce_coalesced" => "ALLREDUCE",
+        "all_gather"
+        | "all_gather_into_tensor"
+        | "all_gather_object"
+        | "all_gather_coalesced"
+        | "_all_gather_base" => "ALLGATHER",
+        "reduce_scatter" | "reduce_scatter_tensor" | "_reduce_scatter_base" => "REDUCE_SCATTER",
+        "all_to_all" | "all_to_all_single" => "ALLTOALL",
+        "broadcast" | "broadcast_object_list" => "BROADCAST",
+        "reduce" => "REDUCE",
+        "gather" | "gather_object" => "GATHER",
+        "scatter" | "scatter_object_list" => "SCATTER",
+        "barrier" | "monitored_barrier" => "BARRIER",
+        _ => return None,
+    })
+}
+
 /// py-spy's thread status words (`stack_trace.rs` `status_str`).
 const STATUS_WORDS: &[&str] = &["idle", "active", "active+gil", "gil"];
 
@@ -256,7 +312,11 @@ pub fn looks_like_pyspy_dump(text: &str) -> bool {
         thread_header(l)
             .is_some_and(|(_, s, _)| s.as_deref().is_some_and(|s| STATUS_WORDS.contains(&s)))
             && lines.get(i + 1).is_some_and(|n| frame_line(n).is_some())
-            || python_frame(l) && lines.get(i + 1).is_some_and(|n| python_frame(clean(n)))
+            || python_frame(l).is_some_and(|ind| {
+                lines
+                    .get(i + 1)
+                    .is_some_and(|n| python_frame(clean(n)) == Some(ind))
+            })
     }) || {
         // a stack pasted without its header, which paste unwrapping left unindented: every
         // line a Python frame
@@ -265,12 +325,16 @@ pub fn looks_like_pyspy_dump(text: &str) -> bool {
     }
 }
 
-/// A frame line as `dump.rs` prints a Python frame: four spaces, `function (file.py:line)`.
-/// Two of them in a row are a py-spy stack pasted without its `Thread` header (the header is
-/// what posters cut: "all of them end like this:").
-fn python_frame(l: &str) -> bool {
-    l.strip_prefix("    ")
-        .is_some_and(|r| !r.starts_with(' ') && python_frame_text(r))
+/// A frame line as `dump.rs` prints a Python frame: four spaces, `function (file.py:line)`;
+/// returns its indent. Two of them in a row, with the same indent, are a py-spy stack pasted
+/// without its `Thread` header (the header is what posters cut: "all of them end like this:").
+/// A paste may shift the whole block (a Markdown list item's code block keeps the item's two
+/// spaces: github.com/addison-nm/BioM3-dev `docs/bug_reports/…/postmortem.md`), so any indent
+/// of one to eight spaces counts, the same on both lines.
+fn python_frame(l: &str) -> Option<usize> {
+    let r = l.trim_start_matches(' ');
+    let indent = l.len() - r.len();
+    ((1..=8).contains(&indent) && python_frame_text(r)).then_some(indent)
 }
 
 /// `function (file.py:line)`, the frame without its indent.
@@ -292,12 +356,15 @@ pub fn parse_pyspy_dump(text: &str) -> PyspyDump {
     let mut out = PyspyDump::default();
     // which --locals section the lines below a frame belong to
     let mut section: Option<bool> = None; // Some(true): arguments
+    // the line before was a frame, a local or a thread header (not the poster's prose)
+    let mut last_was_stack = false;
     for raw in super::content_lines(text) {
         let l = clean(raw);
         let t = l.trim();
         if t.is_empty() {
             continue;
         }
+        let was_stack = std::mem::replace(&mut last_was_stack, true);
         if out.watchdog_timeout.is_none()
             && let Some(w) = watchdog_timeout(t)
         {
@@ -340,8 +407,21 @@ pub fn parse_pyspy_dump(text: &str) -> PyspyDump {
             continue;
         }
         if let Some((id, status, name)) = thread_header(t) {
-            if out.processes.is_empty() {
+            // a process has one main thread (CPython's `threading.main_thread()`, the thread
+            // py-spy names "MainThread"): a second one, in a paste that dropped the `Process N:`
+            // headers (several ranks' dumps grouped, `grep -A5 MainThread` over them), is the
+            // next process
+            let next_process = name.as_deref() == Some("MainThread")
+                && out.processes.last().is_some_and(|p| {
+                    p.threads
+                        .iter()
+                        .any(|t| t.name.as_deref() == Some("MainThread"))
+                });
+            if out.processes.is_empty() || next_process {
                 // a paste of the threads alone
+                if out.processes.len() >= super::MAX_ITEMS {
+                    break;
+                }
                 out.processes.push(Process::default());
             }
             let p = out.processes.last_mut().expect("pushed above");
@@ -356,14 +436,23 @@ pub fn parse_pyspy_dump(text: &str) -> PyspyDump {
             section = None;
             continue;
         }
-        if out
+        let headerless_after_prose = !was_stack
+            && out
+                .processes
+                .last()
+                .and_then(|p| p.threads.last())
+                .is_some_and(|th| th.id.is_empty() && th.status.is_none() && th.name.is_none());
+        if (out
             .processes
             .last()
             .is_none_or(|p: &Process| p.threads.is_empty())
+            || headerless_after_prose)
             && python_frame_text(t)
         {
             // frames before any `Thread` header: a stack pasted without its header, or the
-            // tail of a thread the paste cut; its thread is not known
+            // tail of a thread the paste cut; its thread is not known. Another headerless
+            // stack after the poster's prose is another thread ("stragglers at: …", "waiters
+            // at: …"), not more frames of the first
             if out.processes.is_empty() {
                 out.processes.push(Process::default());
             }
@@ -405,6 +494,9 @@ pub fn parse_pyspy_dump(text: &str) -> PyspyDump {
             if th.frames.len() < 4 * super::MAX_ITEMS {
                 th.frames.push(f);
             }
+        } else {
+            // the poster's prose between blocks
+            last_was_stack = false;
         }
     }
     out
@@ -580,6 +672,88 @@ impl super::EvidenceKind for PyspyDumpKind {
 mod tests {
     use super::*;
     use crate::evidence::testutil::{fixture, prefixes};
+
+    #[test]
+    fn a_second_main_thread_is_the_next_process() {
+        // github.com/bigscience-workshop/bigscience tr11-176B-ml/chronicles-prequel.md: one
+        // node's ranks grouped by stack, the `Process` headers dropped
+        let d = parse_pyspy_dump(&fixture("pyspy/ranks_split_bloom_prequel.txt"));
+        assert_eq!(d.processes.len(), 2);
+        assert_eq!(d.processes[0].identity(), "835990");
+        assert_eq!(d.processes[1].identity(), "835995");
+        assert_eq!(d.processes[0].program(), d.processes[1].program());
+        assert_eq!(
+            activity(d.processes[1].main_thread().unwrap()),
+            Activity::Collective {
+                op: "broadcast".into(),
+                frame: "broadcast (torch/distributed/distributed_c10d.py:1191)".into()
+            }
+        );
+        // the other threads of a process stay in it (github.com/huggingface/accelerate/issues/3104)
+        let d = parse_pyspy_dump(&fixture("pyspy/allgather_hang_accelerate.txt"));
+        assert_eq!(d.processes.len(), 1);
+        assert!(d.processes[0].threads.len() > 1);
+    }
+
+    #[test]
+    fn ranks_of_one_job_differ_only_in_numbers() {
+        let p = |c: &str| Process {
+            pid: 1,
+            cmdline: c.into(),
+            ..Process::default()
+        };
+        // deepspeed's launcher appends the rank; SGLang titles its schedulers by rank
+        assert_eq!(
+            p("python -u train.py --local_rank=0 --deepspeed ds.json").program(),
+            p("python -u train.py --local_rank=7 --deepspeed ds.json").program()
+        );
+        assert_eq!(
+            p("sglang::scheduler_DP1_TP3").program(),
+            p("sglang::scheduler_DP0_TP0").program()
+        );
+        assert_ne!(
+            p("sglang::scheduler_TP0").program(),
+            p("sglang::detokenizer").program()
+        );
+    }
+
+    #[test]
+    fn collectives_by_the_nccl_operation_they_issue() {
+        assert_eq!(
+            collective_family("all_gather_into_tensor"),
+            Some("ALLGATHER")
+        );
+        assert_eq!(collective_family("_all_gather_base"), Some("ALLGATHER"));
+        assert_eq!(
+            collective_family("reduce_scatter_tensor"),
+            Some("REDUCE_SCATTER")
+        );
+        assert_eq!(
+            collective_family("broadcast_object_list"),
+            Some("BROADCAST")
+        );
+        // a send and its receive are different calls by design
+        assert_eq!(collective_family("recv"), None);
+        assert_eq!(collective_family("batch_isend_irecv"), None);
+        assert_eq!(collective_family("wait"), None);
+    }
+
+    #[test]
+    fn headerless_stacks_in_a_list_item_are_read_apart() {
+        // github.com/addison-nm/BioM3-dev docs/bug_reports/2026-04-27_ddp_xccl_phantom_hang/
+        // postmortem.md: two stacks in a Markdown list, two spaces in, prose around them
+        let t = "- **1–4 \"straggler\" ranks** with their MainThread parked. py-spy MainThread stack:\n  _engine_run_backward (torch/autograd/graph.py:865)\n  backward (torch/autograd/__init__.py:364)\n  backward (torch/_tensor.py:630)\n  These ranks were stuck *inside* `loss.backward()`.\n\n- **8–11 \"waiter\" ranks** at:\n  all_reduce (torch/distributed/distributed_c10d.py:3007)\n  _sync_ddp (lightning/fabric/utilities/distributed.py:231)\n  These had completed backward.\n";
+        assert!(looks_like_pyspy_dump(t));
+        let d = parse_pyspy_dump(t);
+        let threads = &d.processes[0].threads;
+        assert_eq!(threads.len(), 2);
+        assert_eq!(threads[0].frames.len(), 3);
+        assert_eq!(threads[1].frames[0].function, "all_reduce");
+        // beside prose, two frame lines at different indents are no stack
+        assert!(!looks_like_pyspy_dump(
+            "It ends like this:\n  main_loop (ray/_private/worker.py:935)\n      <module> (ray/_private/workers/default_worker.py:297)\n"
+        ));
+    }
 
     #[test]
     fn frames_pasted_without_their_thread_header_are_a_dump_of_an_unknown_thread() {

@@ -489,6 +489,20 @@ fn looks_like_config_file(w: &str) -> bool {
         || (l.ends_with(".py") && (l.contains("config") || l.contains("configs/")))
 }
 
+/// A flag that [`setting_name`] reads as the loader's worker count but that, on a program other
+/// than Python, names that program's own processes or threads: `--workers`, `-w`, `-j`,
+/// `--n_workers`, `--nthreads`, `--num_cpu_workers`.
+fn is_generic_count(key: &str) -> bool {
+    let n = key
+        .trim_start_matches('-')
+        .to_ascii_lowercase()
+        .replace('-', "_");
+    matches!(
+        n.as_str(),
+        "workers" | "w" | "j" | "n_workers" | "nthreads" | "num_cpu_workers"
+    )
+}
+
 /// Parse one command (its words). Returns None when it does not run Python or a known
 /// launcher.
 pub fn parse(words: &[String]) -> Option<Launch> {
@@ -620,13 +634,18 @@ pub fn parse(words: &[String]) -> Option<Launch> {
             return Some(l);
         }
         // another program that takes the trainer's flags (`swift pt`, `llamafactory-cli
-        // train`, a site wrapper): it counts only when it sets a loader setting by flag
+        // train`, a site wrapper): it counts only when it sets a loader setting by flag, by a
+        // name that says data loader. A bare worker or thread count is the program's own
+        // setting in a program that is not Python: uWSGI's `--workers` ("spawn the specified
+        // number of workers/processes", uWSGI options reference), Gunicorn's `-w/--workers`
+        // ("the number of worker processes for handling requests", Gunicorn settings), GNU
+        // make's `-j`
         let mut other = Launch::default();
         script_args(&rest[1..], &mut other);
         if other
             .settings
             .iter()
-            .any(|s| setting_name(&s.key).is_some())
+            .any(|s| setting_name(&s.key).is_some() && !is_generic_count(&s.key))
         {
             l.settings = other.settings;
             l.config_files = other.config_files;
@@ -1738,6 +1757,46 @@ mod tests {
     #[test]
     fn not_a_training_command() {
         assert!(find("ls -la\ncd /data\nnvidia-smi").is_empty());
+    }
+
+    #[test]
+    fn a_server_s_worker_count_is_not_a_loader_s() {
+        // github.com/benfred/py-spy/issues/221: a uWSGI server's `--workers=2` is its request
+        // workers, not a DataLoader's
+        assert!(
+            find("Process 25585: uwsgi --wsgi-file app/wsgi.py --http-socket :8000 --workers=2 --master\n")
+                .is_empty()
+        );
+        assert!(find("gunicorn -w 4 app:app\n").is_empty());
+        let whole = "Process 25585: uwsgi --wsgi-file app/wsgi.py --http-socket :8000 --workers=2 --master\nPython v3.7.3 (/mnt/data/vad/cache/virtualenvs/app/bin/uwsgi)\n\nThread 25585 (idle): \"uWSGIWorker1Core0\"\n";
+        assert!(
+            find(whole).is_empty(),
+            "{:#?} {:#?}",
+            find(whole),
+            split_commands(whole)
+        );
+        // a wrapper that names the loader still counts (ms-swift's `swift pt`)
+        let l = one("swift pt --model m --dataloader_num_workers 1\n");
+        assert!(
+            l.settings
+                .iter()
+                .any(|s| s.key == "--dataloader_num_workers")
+        );
+        // github.com/modelscope/ms-swift/issues/1817: py-spy's `Process N:` header in front of
+        // a dumped trainer's argv (benfred/py-spy v0.4.2 `src/dump.rs`), whose loader flag is
+        // read as before
+        let l = one(
+            "Process 175053: /usr/local/bin/python -u /usr/local/lib/python3.10/site-packages/swift/cli/sft.py --model_type qwen2-vl-7b-instruct --dataloader_num_workers 1\n",
+        );
+        assert!(
+            l.settings
+                .iter()
+                .any(|s| s.key == "--dataloader_num_workers" && s.value == "1")
+        );
+        // timm's `--workers` on a Python trainer is the loader's
+        let l = one("python train.py --workers 2\n");
+        assert_eq!(l.script.as_deref(), Some("train.py"));
+        assert!(l.settings.iter().any(|s| s.key == "--workers"));
     }
 }
 

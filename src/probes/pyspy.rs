@@ -342,8 +342,12 @@ impl super::Probe for PyspyDumpProbe {
                 "a watchdog in the paste that dumped its process after no progress (SGLang's): name, timeout_s, soft",
             ),
             (
+                "collective_mismatch",
+                "main threads of two or more processes of one program waiting in different collectives (ranks out of order, which cannot complete): program, processes, ops, collectives; null otherwise",
+            ),
+            (
                 "stuck_collectives",
-                "the collectives, when the paste says the process stopped (a watchdog timeout); empty otherwise",
+                "the collectives, when the paste says the process stopped (a watchdog timeout) or its ranks wait in collectives that cannot match; empty otherwise",
             ),
         ]
     }
@@ -379,6 +383,9 @@ pub fn summarize(dumps: &[pyspy_dump::PyspyDump], files: Vec<String>) -> Value {
     let mut counts = std::collections::BTreeMap::<&str, usize>::new();
     let mut mains = Vec::new();
     let mut collectives = Vec::new();
+    // per program: (process, NCCL operation, collective) of each main thread in a collective
+    let mut in_collective: std::collections::BTreeMap<String, Vec<(String, &str, Value)>> =
+        Default::default();
     for p in dumps.iter().flat_map(|d| &d.processes) {
         if p.is_worker() {
             workers += 1;
@@ -396,6 +403,18 @@ pub fn summarize(dumps: &[pyspy_dump::PyspyDump], files: Vec<String>) -> Value {
             }
             if !t.is_main(p.pid) {
                 continue;
+            }
+            if let Activity::Collective { op, frame } = &a
+                && let Some(family) = pyspy_dump::collective_family(op)
+            {
+                in_collective.entry(p.program()).or_default().push((
+                    p.identity(),
+                    family,
+                    json!({
+                        "pid": p.pid, "thread": t.name.clone().unwrap_or_else(|| t.id.clone()),
+                        "op": op, "frame": frame, "status": t.status,
+                    }),
+                ));
             }
             samples += 1;
             let (kind, frame) = match &a {
@@ -424,11 +443,36 @@ pub fn summarize(dumps: &[pyspy_dump::PyspyDump], files: Vec<String>) -> Value {
             (counts.get(k).copied().unwrap_or(0) as f64 / samples as f64 * 1000.0).round() / 1000.0
         }
     };
+    // ranks of one program whose main threads wait in different collectives: the ranks of a
+    // process group must call its collectives in the same order (torch.distributed docs,
+    // "Collective functions"; c10d's ProcessGroupWrapper under TORCH_DISTRIBUTED_DEBUG=DETAIL
+    // raises "Detected mismatch between collectives on ranks" from each call's
+    // CollectiveFingerPrint, torch/csrc/distributed/c10d/ProcessGroupWrapper.cpp), and NCCL
+    // matches a communicator's operations by their order on every rank: an all_reduce on one
+    // rank and a broadcast on another can never both complete. One process's moment in a
+    // collective is not this; two processes of the program in the same operation are not
+    // either (a collective everyone reached, or passing through it)
+    let mismatch = in_collective.into_iter().find_map(|(program, procs)| {
+        let ids: std::collections::BTreeSet<String> =
+            procs.iter().map(|(id, _, _)| id.clone()).collect();
+        let ops: std::collections::BTreeSet<&str> = procs.iter().map(|(_, f, _)| *f).collect();
+        (ids.len() >= 2 && ops.len() >= 2).then(|| {
+            json!({
+                "program": program,
+                "processes": ids.len(),
+                "ops": ops,
+                "collectives": procs.into_iter().map(|(_, _, c)| c).collect::<Vec<_>>(),
+            })
+        })
+    });
     // a thread in a collective is stuck only where the text says the process stopped: a
-    // watchdog that dumped it after no progress (one dump alone is one moment)
+    // watchdog that dumped it after no progress (one dump alone is one moment), or the ranks
+    // waiting in collectives that cannot match
     let stall = dumps.iter().find_map(|d| d.watchdog_timeout.clone());
     let stuck: Vec<Value> = if stall.is_some() {
         collectives.clone()
+    } else if let Some(m) = &mismatch {
+        m["collectives"].as_array().cloned().unwrap_or_default()
     } else {
         Vec::new()
     };
@@ -437,6 +481,7 @@ pub fn summarize(dumps: &[pyspy_dump::PyspyDump], files: Vec<String>) -> Value {
         "files": files,
         "samples": samples,
         "watchdog_timeout": stall,
+        "collective_mismatch": mismatch,
         "stuck_collectives": stuck,
         "workers": workers,
         "main_threads": mains,
@@ -451,6 +496,73 @@ pub fn summarize(dumps: &[pyspy_dump::PyspyDump], files: Vec<String>) -> Value {
 mod dump_tests {
     use super::*;
     use crate::evidence::testutil::fixture;
+
+    #[test]
+    fn ranks_waiting_in_different_collectives_cannot_complete() {
+        // github.com/deepspeedai/DeepSpeed/issues/7461: 3 ranks in all_reduce, 5 in
+        // reduce_scatter_tensor, the two groups of one comment together
+        let d = pyspy_dump::parse_pyspy_dump(&fixture(
+            "pyspy/mismatch_allreduce_reduce_scatter_ds7461.txt",
+        ));
+        let v = summarize(&[d], vec!["x".into()]);
+        assert_eq!(v["collective_mismatch"]["processes"], 2);
+        assert_eq!(
+            v["collective_mismatch"]["ops"],
+            json!(["ALLREDUCE", "REDUCE_SCATTER"])
+        );
+        assert_eq!(v["stuck_collectives"].as_array().unwrap().len(), 2);
+        // one of them alone is one rank's moment (corpus h41_pyspy_ds7461_*)
+        let one = pyspy_dump::parse_pyspy_dump(concat!(
+            "Thread 33550 (active): \"MainThread\"\n",
+            "    all_reduce (torch/distributed/distributed_c10d.py:2924)\n",
+            "    step (deepspeed/runtime/zero/stage3.py:2120)\n",
+        ));
+        let v = summarize(&[one], vec![]);
+        assert!(v["collective_mismatch"].is_null());
+        assert_eq!(v["stuck_collectives"], json!([]));
+        // bigscience chronicles-prequel.md: 2 ranks in a broadcast, 6 past it: one process in a
+        // collective is no mismatch of collectives
+        let d = pyspy_dump::parse_pyspy_dump(&fixture("pyspy/ranks_split_bloom_prequel.txt"));
+        let v = summarize(&[d], vec![]);
+        assert_eq!(v["samples"], 2);
+        assert!(v["collective_mismatch"].is_null());
+    }
+
+    #[test]
+    fn ranks_in_the_same_collective_or_other_programs_are_no_mismatch() {
+        // two ranks in all_gather_into_tensor and _all_gather_base: one NCCL all-gather
+        let same = pyspy_dump::parse_pyspy_dump(concat!(
+            "Process 11: python train.py --local_rank=0\nPython v3.10.12 (/usr/bin/python3.10)\n\n",
+            "Thread 11 (active): \"MainThread\"\n",
+            "    all_gather_into_tensor (torch/distributed/distributed_c10d.py:2709)\n",
+            "    fetch (train.py:40)\n",
+            "Process 12: python train.py --local_rank=1\nPython v3.10.12 (/usr/bin/python3.10)\n\n",
+            "Thread 12 (active): \"MainThread\"\n",
+            "    _all_gather_base (torch/distributed/distributed_c10d.py:2800)\n",
+            "    fetch (train.py:40)\n",
+        ));
+        assert!(summarize(&[same], vec![])["collective_mismatch"].is_null());
+        // an SGLang scheduler in an all_reduce beside another program's process in a broadcast
+        let other = pyspy_dump::parse_pyspy_dump(concat!(
+            "Process 21: sglang::scheduler_TP0\nPython v3.12.3 (/usr/bin/python3.12)\n\n",
+            "Thread 21 (active): \"MainThread\"\n",
+            "    all_reduce (torch/distributed/distributed_c10d.py:3075)\n",
+            "    event_loop_overlap (scheduler.py:1622)\n",
+            "Process 22: sglang::detokenizer\nPython v3.12.3 (/usr/bin/python3.12)\n\n",
+            "Thread 22 (active): \"MainThread\"\n",
+            "    broadcast (torch/distributed/distributed_c10d.py:2800)\n",
+            "    event_loop (detokenizer_manager.py:100)\n",
+        ));
+        assert!(summarize(&[other], vec![])["collective_mismatch"].is_null());
+        // a pipeline's send on one stage and its receive on the next are one transfer
+        let p2p = pyspy_dump::parse_pyspy_dump(concat!(
+            "Thread 31 (active): \"MainThread\"\n",
+            "    send (torch/distributed/distributed_c10d.py:1600)\n",
+            "Thread 32 (active): \"MainThread\"\n",
+            "    recv (torch/distributed/distributed_c10d.py:1700)\n",
+        ));
+        assert!(summarize(&[p2p], vec![])["collective_mismatch"].is_null());
+    }
 
     #[test]
     fn a_pasted_dump_is_summarised() {
