@@ -29,11 +29,16 @@ const CAPTURED: &[&str] = &[
     "made on the H200 by bench/capture_h200_profilers.sh:",
 ];
 
-/// The floor `GPUFIX_CORPUS_STRICT=1` (run by `.ci/run`) holds: after the sealed batch h60 (GPU
-/// out-of-memory text, 1,278 artifacts) 535 of 583 detected (917 per mille), every artifact
-/// detected before detected still; two of h60's five problems stay missed under the fragmentation
-/// rule's cited thresholds (the corpus README's h60 section says why), which are not lowered.
-/// Before it, the whole corpus's figures after
+/// The floor `GPUFIX_CORPUS_STRICT=1` (run by `.ci/run`) holds: the whole corpus's figures after
+/// the sealed batches h59-h63 (py-spy dumps of hung multi-rank jobs, OOM messages, nvidia-smi
+/// tables, NCCL logs, training configs) and h200p/h200q (profiler output, py-spy and dmon made
+/// on the H200) and their readers (1,343 artifacts): 551 of 610 detected (903 per mille), 0
+/// healthy with a false finding, 0 unreadable; every artifact detected before is detected
+/// still (and h47's STGym table is now detected). The share fell because 14 of the batches' 32
+/// problems stay missed (the corpus README
+/// says why per batch: most show one moment of a hang, or a figure the message does not print;
+/// the fragmentation rule's cited thresholds are not lowered to catch h60's two).
+/// Before them, the whole corpus's figures after
 /// the sealed batches h54-h58 (NVSwitch Fabric Manager and containers, torch wheels against the
 /// newest and dropped GPUs, PyTorch 2.6-2.11 and NCCL 2.23-2.28 comm errors, gpustat and nvitop,
 /// a fresh measure from the least-mined frameworks) and their readers (1,265 artifacts): 532 of
@@ -88,7 +93,7 @@ const CAPTURED: &[&str] = &[
 /// 35 MB Kineto trace of h11 is judged within `plan`'s probe timeout depends on the machine's
 /// load. A change that reads the corpus worse fails CI; one that reads it better raises these.
 /// Issue 24's target is 95% detected, 0 and 0: the detected share is not met.
-const FLOOR_DETECTED_PER_MILLE: usize = 917;
+const FLOOR_DETECTED_PER_MILLE: usize = 903;
 const MAX_FALSE_ON_HEALTHY: usize = 0;
 const MAX_UNREADABLE: usize = 0;
 
