@@ -410,7 +410,7 @@ pub fn pstats_fetch_row(text: &str) -> Option<(usize, String)> {
 }
 
 /// The DataLoader's share of a cProfile listing (`pstats.Stats.print_stats`, CPython
-/// `Lib/pstats.py`): the cumulative time of torch's `__next__` row ([`is_loader_next`]) against
+/// `Lib/pstats.py`): the cumulative time of torch's `__next__` row (`is_loader_next`) against
 /// the listing's `in T seconds`, the time the profiled code (every thread of it) spent. The
 /// loop's wait for batches is inside `__next__` whoever makes them, so this is the share of the
 /// profiled time the loop waited on its loader; other threads' time (the pin-memory thread's)
