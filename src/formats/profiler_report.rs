@@ -105,6 +105,18 @@ fn is_time(c: &str) -> bool {
     })
 }
 
+/// The five CPU cells `_build_table` prints from cell `k` on (after the name, and an `Overload
+/// Name` when there is one): `Self CPU %`, `Self CPU`, `CPU total %` (`0` where torch printed no
+/// share), `CPU total`, `CPU time avg`.
+fn cpu_cells_at(w: &[&str], k: usize) -> bool {
+    w.len() > k + 4
+        && is_share(w[k])
+        && is_time(w[k + 1])
+        && (is_share(w[k + 2]) || w[k + 2] == "0")
+        && is_time(w[k + 3])
+        && is_time(w[k + 4])
+}
+
 /// A row of the table without its header (a paste of the rows alone): a name, then the CPU
 /// columns `Self CPU %`, `Self CPU`, `CPU total %`, `CPU total`, `CPU time avg` as
 /// `_build_table` prints them, and a count of calls after them.
@@ -116,11 +128,7 @@ fn is_torch_table_row(l: &str) -> bool {
     // an `Overload Name` column may stand between the name and the numbers
     (1..=2).any(|k| {
         w.len() > k + 5
-            && is_share(w[k])
-            && is_time(w[k + 1])
-            && (is_share(w[k + 2]) || w[k + 2] == "0")
-            && is_time(w[k + 3])
-            && is_time(w[k + 4])
+            && cpu_cells_at(&w, k)
             && w[k + 5..]
                 .iter()
                 .any(|c| c.chars().all(|ch| ch.is_ascii_digit()))
@@ -173,13 +181,7 @@ fn seconds(c: &str) -> Option<f64> {
 fn table_row(l: &str) -> Option<(&str, f64, Option<u64>)> {
     let w = cells(l);
     (1..=2).find_map(|k| {
-        if !(w.len() > k + 5
-            && is_share(w[k])
-            && is_time(w[k + 1])
-            && (is_share(w[k + 2]) || w[k + 2] == "0")
-            && is_time(w[k + 3])
-            && is_time(w[k + 4]))
-        {
+        if !(w.len() > k + 5 && cpu_cells_at(&w, k)) {
             return None;
         }
         let calls = w[k + 5..]
@@ -312,12 +314,7 @@ pub fn torch_table_pageable(text: &str) -> Option<TablePageable> {
             return None;
         }
         (1..=2).find_map(|k| {
-            let cpu_ok = w.len() > k + 6
-                && is_share(w[k])
-                && is_time(w[k + 1])
-                && (is_share(w[k + 2]) || w[k + 2] == "0")
-                && is_time(w[k + 3])
-                && is_time(w[k + 4]);
+            let cpu_ok = w.len() > k + 6 && cpu_cells_at(&w, k);
             if !cpu_ok || !is_time(w[k + 5]) || !is_share(w[k + 6]) {
                 return None;
             }
