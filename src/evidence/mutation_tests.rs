@@ -102,6 +102,10 @@ fn read_as_evidence(text: &str) {
     let _ = crate::formats::job_text::interrupted_in_loader(&text);
     let _ = crate::formats::job_text::lightning_profiler_report(&text);
     let _ = crate::formats::job_text::single_process_loader(&text);
+    let _ = crate::formats::profiler_report::torch_table_loader(&text);
+    let _ = crate::formats::profiler_report::torch_table_pageable(&text);
+    let _ = crate::formats::profiler_report::pstats_loader(&text);
+    let _ = crate::formats::profiler_report::pstats_fetch_row(&text);
     let _ = crate::formats::job_text::parse_structured(&text);
     let _ = crate::evidence::segment::is_prose(&text);
 }
