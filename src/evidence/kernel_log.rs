@@ -532,6 +532,16 @@ impl super::EvidenceKind for KernelLogKind {
             || (line.contains("AER:") && line.contains("pcieport"))
             || is_gpu_lost(line)
     }
+    fn marker_phrases(&self) -> &'static [&'static str] {
+        &[
+            "NVRM:",
+            "XidCriticalError: Xid=",
+            "SXid",
+            "AER:",
+            "GPU is lost",
+            "Unable to determine the device handle for GPU",
+        ]
+    }
     fn has_markers(&self) -> bool {
         true
     }

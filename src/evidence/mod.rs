@@ -218,6 +218,12 @@ pub trait EvidenceKind: Sync {
     fn marker(&self, _line: &str) -> bool {
         false
     }
+    /// Phrases one of which every line [`EvidenceKind::marker`] accepts holds: a text too big
+    /// to cut ([`segment`]) is searched for them once, and only the lines holding one are
+    /// tested. Empty: no such list, every line is tested.
+    fn marker_phrases(&self) -> &'static [&'static str] {
+        &[]
+    }
     /// True when [`EvidenceKind::marker`] is implemented.
     fn has_markers(&self) -> bool {
         false

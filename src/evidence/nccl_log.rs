@@ -1150,6 +1150,24 @@ impl super::EvidenceKind for NcclLogKind {
             || line.contains("NCCL version ")
             || tests_line(line)
     }
+    fn marker_phrases(&self) -> &'static [&'static str] {
+        // a results row of nccl-tests names its data type (TESTS_ROW); its other lines start
+        // with `#` or name the out-of-bounds count
+        &[
+            "NCCL INFO",
+            "NCCL WARN",
+            "NCCL version ",
+            "#",
+            "float",
+            "half",
+            "double",
+            "int8",
+            "int32",
+            "int64",
+            "f8e",
+            "Out of bounds values",
+        ]
+    }
     fn has_markers(&self) -> bool {
         true
     }

@@ -179,6 +179,17 @@ impl super::EvidenceKind for NvidiaSmiError {
     fn marker(&self, line: &str) -> bool {
         nvidia_smi_error_line(line).is_some()
     }
+    fn marker_phrases(&self) -> &'static [&'static str] {
+        // each form of the line holds one of the messages (`is_message`) or the container
+        // CLI's prefix
+        &[
+            "NVIDIA-SMI has failed because it couldn",
+            "Failed to initialize NVML",
+            "NVML library version mismatch",
+            "No devices were found",
+            "nvidia-container-cli: initialization error: ",
+        ]
+    }
     fn has_markers(&self) -> bool {
         true
     }

@@ -15,7 +15,9 @@
 //! report shows.
 //!
 //! Bounded: a text over [`SEGMENT_MAX`] bytes or [`MAX_BLOCKS`] blocks (a 200 MB log) is not
-//! cut; it is one part, of the kind its head shows, as [`super::detect()`] says.
+//! cut block by block; the kind its head shows ([`super::detect()`]) reads it whole, the kinds
+//! found by marker lines are found in one pass over its lines, and only its first and last
+//! [`WINDOW`] bytes are cut into blocks.
 
 use super::{EvidenceKind, KINDS, detect};
 use regex::Regex;
@@ -185,8 +187,137 @@ fn line_count(text: &str) -> usize {
     newlines + usize::from(!text.is_empty() && !text.ends_with('\n'))
 }
 
+/// Bytes at each end of a text too big to cut whole that are cut as a text of their own: where
+/// a long log echoes its environment (the head) and prints what it died of (the tail).
+pub const WINDOW: usize = 256 << 10;
+/// Most line ranges kept per marker kind of a text too big to cut: past it, the last range
+/// grows to the newest marker line (the count of ranges is for the report, the reader reads
+/// the whole text).
+const MAX_MARKER_RANGES: usize = 10_000;
+
 /// Cuts `text` into the parts the kinds recognise. See the module doc.
 pub fn segment(text: &str) -> Reading<'_> {
+    segment_inner(text, true)
+}
+
+/// A text over [`SEGMENT_MAX`] bytes or [`MAX_BLOCKS`] blocks: not cut line by line whole,
+/// but not left unread either (a 20 MB training log that ends in an OOM, an NCCL log whose
+/// watchdog timeout comes after an hour of INFO lines). What its head shows is one part read
+/// whole; each kind found by its marker lines is found in one pass over every line, and read
+/// from the whole text; and the first and last [`WINDOW`] bytes are cut as texts of their
+/// own, so that a kind without marker lines there (a CUDA error's traceback at the end, a
+/// `collect_env` at the top) is read from its own lines.
+fn segment_big<'a>(text: &'a str, first: Option<&'static dyn EvidenceKind>) -> Reading<'a> {
+    let mut out: Vec<Part<'a>> = Vec::new();
+    if let Some(k) = first {
+        out.push(Part {
+            kind: k,
+            lines: vec![(1, line_count(text).max(1))],
+            text: Cow::Borrowed(text),
+        });
+    }
+    let same = |a: &dyn EvidenceKind, b: &dyn EvidenceKind| a.name() == b.name();
+    let markers: Vec<&'static dyn EvidenceKind> = KINDS
+        .iter()
+        .copied()
+        .filter(|k| k.has_markers() && !first.is_some_and(|f| same(f, *k)))
+        .collect();
+    let mut spans: Vec<Spans> = vec![Vec::new(); markers.len()];
+    let note = |s: &mut Spans, n: usize| {
+        let full = s.len() >= MAX_MARKER_RANGES;
+        match s.last_mut() {
+            Some(last) if last.1 + 1 == n || full => last.1 = n,
+            _ => s.push((n, n)),
+        }
+    };
+    // kinds that name the phrases their lines hold: one search of the text for them, then
+    // only the lines holding one are tested
+    for (k, s) in markers.iter().zip(spans.iter_mut()) {
+        if k.marker_phrases().is_empty() {
+            continue;
+        }
+        let anchors = super::scan::phrases(k.marker_phrases());
+        let b = text.as_bytes();
+        let (mut pos, mut n, mut counted) = (0, 0, 0);
+        while pos <= text.len() {
+            let Some(m) = anchors.find_at(text, pos) else {
+                break;
+            };
+            // `pos` starts a line: the match's line starts at it or after it
+            let start = memchr::memrchr(b'\n', &b[pos..m.start()]).map_or(pos, |i| pos + i + 1);
+            n += memchr::memchr_iter(b'\n', &b[counted..start]).count();
+            counted = start;
+            let end = memchr::memchr(b'\n', &b[m.end()..]).map_or(text.len(), |i| m.end() + i);
+            let line = &text[start..end];
+            if k.marker(line.strip_suffix('\r').unwrap_or(line)) {
+                note(s, n);
+            }
+            pos = end + 1;
+        }
+    }
+    let every: Vec<usize> = (0..markers.len())
+        .filter(|&i| markers[i].marker_phrases().is_empty())
+        .collect();
+    if !every.is_empty() {
+        for (n, line) in super::scan::lines(text).enumerate() {
+            for &i in &every {
+                if markers[i].marker(line) {
+                    note(&mut spans[i], n);
+                }
+            }
+        }
+    }
+    for (k, s) in markers.iter().zip(spans) {
+        if !s.is_empty() {
+            out.push(Part {
+                kind: *k,
+                lines: s.iter().map(|(a, b)| (a + 1, b + 1)).collect(),
+                text: Cow::Borrowed(text),
+            });
+        }
+    }
+    // the two ends, each starting and ending at a whole line
+    let mut head_end = text.len().min(WINDOW);
+    while !text.is_char_boundary(head_end) {
+        head_end -= 1;
+    }
+    let head_end = text[..head_end].rfind('\n').map_or(0, |i| i + 1);
+    let mut tail_start = text.len().saturating_sub(WINDOW).max(head_end);
+    while !text.is_char_boundary(tail_start) {
+        tail_start += 1;
+    }
+    let tail_start = text[tail_start..]
+        .find('\n')
+        .map_or(text.len(), |i| tail_start + i + 1)
+        .max(head_end);
+    let lines_before_tail = memchr::memchr_iter(b'\n', &text.as_bytes()[..tail_start]).count();
+    for (offset, window) in [
+        (0, &text[..head_end]),
+        (lines_before_tail, &text[tail_start..]),
+    ] {
+        for p in segment_inner(window, false).parts {
+            if p.kind.has_markers() || out.iter().any(|q| same(q.kind, p.kind)) {
+                continue;
+            }
+            out.push(Part {
+                kind: p.kind,
+                lines: p
+                    .lines
+                    .iter()
+                    .map(|(a, b)| (a + offset, b + offset))
+                    .collect(),
+                text: p.text,
+            });
+        }
+    }
+    out.sort_by_key(|p| p.lines.first().copied());
+    Reading {
+        parts: out,
+        unread: Vec::new(),
+    }
+}
+
+fn segment_inner(text: &str, big_ok: bool) -> Reading<'_> {
     let whole = |k: &'static dyn EvidenceKind| {
         let n = line_count(text).max(1);
         Reading {
@@ -200,7 +331,15 @@ pub fn segment(text: &str) -> Reading<'_> {
     };
     let first = detect(text);
     if let Some(k) = first
-        && (text.len() > SEGMENT_MAX || k.whole())
+        && k.whole()
+    {
+        return whole(k);
+    }
+    if text.len() > SEGMENT_MAX && big_ok {
+        return segment_big(text, first);
+    }
+    if let Some(k) = first
+        && text.len() > SEGMENT_MAX
     {
         return whole(k);
     }
@@ -211,6 +350,9 @@ pub fn segment(text: &str) -> Reading<'_> {
         text.lines().collect()
     };
     let bs = blocks(&lines);
+    if bs.len() > MAX_BLOCKS && big_ok {
+        return segment_big(text, first);
+    }
     if bs.len() > MAX_BLOCKS || text.len() > SEGMENT_MAX {
         return match first {
             Some(k) => whole(k),
@@ -690,6 +832,177 @@ mod tests {
         let w = r.parts[1].kind.parse(&r.parts[1].text).unwrap();
         assert!(w.to_string().contains("11040"), "{w}");
         assert!(r.unread.iter().any(|(a, _)| *a == 1), "{}", r.describe());
+    }
+
+    /// A log too big to cut block by block is still read where it shows something: the
+    /// environment it echoed at the top (the collect_env of
+    /// https://github.com/lhotse-speech/lhotse/issues/793), an OOM in the middle of millions of
+    /// progress lines (https://github.com/carolchenyx/MGFN./issues/35) and a table pasted at its
+    /// end (https://github.com/NVIDIA/nvidia-container-runtime/issues/17). The progress lines
+    /// between them are made here, a trainer's loss dict repeated past [`SEGMENT_MAX`].
+    #[test]
+    fn a_log_too_big_to_cut_is_read_at_its_markers_and_both_ends() {
+        let env = corpus("h12_collectenv_lhotse793_driver9010_cu102.txt");
+        let oom = corpus("h2_oom_6g_2_30g_unallocated.txt");
+        let table = corpus("h2_smi_table_k80_python_10g_0pct.txt");
+        let progress = |n: usize| -> String {
+            (0..n)
+                .map(|i| format!("{{'loss': 0.{i:04}, 'learning_rate': 1e-05, 'epoch': 0.01}}\n"))
+                .collect()
+        };
+        let before = progress(40_000);
+        let after = progress(40_000);
+        let paste = format!("{env}\n{before}{oom}\n{after}\n{table}");
+        assert!(paste.len() > SEGMENT_MAX, "{}", paste.len());
+        let r = segment(&paste);
+        let names = kinds(&r);
+        for k in ["cuda-runtime-log", "torch-memory", "nvidia-smi-table"] {
+            assert!(names.contains(&k), "{k}: {}", r.describe());
+        }
+        let part = |k: &str| r.parts.iter().find(|p| p.kind.name() == k).unwrap();
+        // the OOM's lines, numbered as in the whole paste
+        let oom_first = env.lines().count() + 1 + before.lines().count() + 1;
+        let mem = &part("torch-memory").lines;
+        assert!(
+            mem.iter()
+                .all(|&(a, b)| a >= oom_first && b < oom_first + oom.lines().count()),
+            "{mem:?} not within the OOM's lines from {oom_first}"
+        );
+        let m = part("torch-memory")
+            .kind
+            .parse(&part("torch-memory").text)
+            .unwrap();
+        assert_eq!(m["oom"], true, "{m}");
+        // the table at the end, read from its own lines as it reads alone
+        let t = part("nvidia-smi-table");
+        let n = paste.lines().count();
+        assert!(
+            t.lines
+                .iter()
+                .all(|&(a, b)| a > n - table.lines().count() - 1 && b <= n),
+            "{:?} of {n}",
+            t.lines
+        );
+        let kind = crate::evidence::find("nvidia-smi-table").unwrap();
+        assert_eq!(kind.parse(&t.text), kind.parse(&table));
+        // without the OOM and the table, the progress lines alone are no kind
+        assert!(
+            segment(&format!("{before}{after}{before}"))
+                .parts
+                .is_empty()
+        );
+    }
+
+    /// Every line of the fixtures and the corpus that a kind's marker accepts holds one of the
+    /// phrases the kind names for it: a big text searched for the phrases finds the lines that
+    /// testing every line finds. A marker widened without its phrases fails here.
+    #[test]
+    fn marker_phrases_are_held_by_every_marker_line() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+        let mut dirs = vec![root.join("corpus"), root.join("evidence")];
+        let kinds: Vec<_> = KINDS.iter().copied().filter(|k| k.has_markers()).collect();
+        assert!(
+            kinds.iter().all(|k| !k.marker_phrases().is_empty()),
+            "a marker kind without phrases is tested line by line in a big text: name them"
+        );
+        let (mut files, mut lines) = (0, 0);
+        while let Some(d) = dirs.pop() {
+            for e in std::fs::read_dir(&d).unwrap().flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    dirs.push(p);
+                    continue;
+                }
+                let Ok(bytes) = std::fs::read(&p) else {
+                    continue;
+                };
+                files += 1;
+                let t = crate::vocab::paste::unwrap(String::from_utf8_lossy(&bytes).into_owned());
+                for l in t.lines() {
+                    for k in &kinds {
+                        if k.marker(l) {
+                            lines += 1;
+                            assert!(
+                                k.marker_phrases().iter().any(|ph| l.contains(ph)),
+                                "{} accepts a line of {} holding none of its phrases: {l}",
+                                k.name(),
+                                p.display()
+                            );
+                        }
+                    }
+                }
+            }
+        }
+        assert!(files > 1000 && lines > 1000, "{files} files, {lines} lines");
+    }
+
+    /// The search for phrases numbers lines as counting them does: a text over [`SEGMENT_MAX`]
+    /// with marker lines of several kinds at known places, CRLF and LF mixed.
+    #[test]
+    fn a_big_text_numbers_its_marker_lines_exactly() {
+        let filler = "step 1 loss 0.5 epoch 0.01 lr 1e-05 throughput 12.3 samples/s\r\n";
+        let marks = [
+            (
+                2_000usize,
+                "node1:77:77 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>",
+            ),
+            (
+                2_001,
+                "node1:77:77 [0] NCCL INFO NET/Plugin : No plugin found",
+            ),
+            (
+                40_000,
+                "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB.",
+            ),
+            (
+                70_001,
+                "[12.3] NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus.",
+            ),
+        ];
+        let mut t = String::new();
+        let mut n = 1;
+        for &(at, line) in &marks {
+            while n < at {
+                t.push_str(filler);
+                n += 1;
+            }
+            t.push_str(line);
+            t.push('\n');
+            n += 1;
+        }
+        while t.len() <= SEGMENT_MAX {
+            t.push_str(filler);
+        }
+        let r = segment(&t);
+        let lines = |k: &str| {
+            r.parts
+                .iter()
+                .find(|p| p.kind.name() == k)
+                .map(|p| p.lines.clone())
+                .unwrap_or_default()
+        };
+        assert_eq!(lines("nccl-log"), [(2_000, 2_001)], "{}", r.describe());
+        assert_eq!(
+            lines("torch-memory"),
+            [(40_000, 40_000)],
+            "{}",
+            r.describe()
+        );
+        assert_eq!(lines("kernel-log"), [(70_001, 70_001)], "{}", r.describe());
+    }
+
+    /// The same for a text under [`SEGMENT_MAX`] cut into more than [`MAX_BLOCKS`] blocks (a
+    /// log with a blank line after every step).
+    #[test]
+    fn a_text_of_too_many_blocks_is_read_at_its_markers() {
+        let oom = corpus("h2_oom_6g_2_30g_unallocated.txt");
+        let steps: String = (0..MAX_BLOCKS + 10)
+            .map(|i| format!("step {i} loss 0.5\n\n"))
+            .collect();
+        let paste = format!("{steps}{oom}\n{steps}");
+        assert!(paste.len() < SEGMENT_MAX);
+        let r = segment(&paste);
+        assert_eq!(kinds(&r), ["torch-memory"], "{}", r.describe());
     }
 
     #[test]

@@ -97,22 +97,25 @@ pub fn ray_shm_bytes(text: &str) -> Option<(u64, Option<u64>)> {
         .and_then(|c| Some((c[1].parse().ok()?, None)))
 }
 
+/// Phrases one of which every line [`shm_error_line`] accepts holds (one of each conjunction
+/// of its test).
+const SHM_ANCHORS: [&str; 8] = [
+    "insufficient shared memory",
+    "workers are out of shared memory",
+    "unable to write to file </torch_",
+    "Bus error",
+    "No space left on device",
+    "/dev/shm has only ",
+    "exceeds memory available in /dev/shm",
+    "exceeds /dev/shm size (",
+];
+
 /// The first line where DataLoader workers fail for lack of shared memory.
 pub fn shm_error_line(text: &str) -> Option<&str> {
     // only lines holding one of these phrases (one of each conjunction of the test below) can
     // pass it: the text is searched for them once, not line by line
-    static ANCHORS: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
-        super::scan::phrases(&[
-            "insufficient shared memory",
-            "workers are out of shared memory",
-            "unable to write to file </torch_",
-            "Bus error",
-            "No space left on device",
-            "/dev/shm has only ",
-            "exceeds memory available in /dev/shm",
-            "exceeds /dev/shm size (",
-        ])
-    });
+    static ANCHORS: std::sync::LazyLock<regex::Regex> =
+        std::sync::LazyLock::new(|| super::scan::phrases(&SHM_ANCHORS));
     super::scan::lines_with(text, &ANCHORS)
         .find(|l| !l.trim_start().starts_with('#') && is_shm_error_line(l))
 }
@@ -148,6 +151,9 @@ pub struct ShmErrorLog;
 impl super::EvidenceKind for ShmErrorLog {
     fn marker(&self, line: &str) -> bool {
         shm_error_line(line).is_some()
+    }
+    fn marker_phrases(&self) -> &'static [&'static str] {
+        &SHM_ANCHORS
     }
     fn has_markers(&self) -> bool {
         true

@@ -492,6 +492,16 @@ impl super::EvidenceKind for TorchMemoryKind {
             || line.contains("PyTorch CUDA memory summary")
             || looks_like_memory_stats(line)
     }
+    fn marker_phrases(&self) -> &'static [&'static str] {
+        &[
+            "CUDA out of memory",
+            HIP_OOM,
+            "OutOfMemoryError",
+            ASYNC_OOM_PHRASE,
+            "PyTorch CUDA memory summary",
+            "reserved_bytes.all.",
+        ]
+    }
     fn has_markers(&self) -> bool {
         true
     }

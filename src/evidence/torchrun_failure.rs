@@ -174,6 +174,14 @@ impl super::EvidenceKind for TorchrunFailureKind {
     fn marker(&self, line: &str) -> bool {
         is_marker(line)
     }
+    fn marker_phrases(&self) -> &'static [&'static str] {
+        &[
+            "errors.ChildFailedError",
+            "Root Cause (first observed failure):",
+            "exitcode",
+            "ProcessFailure(local_rank=",
+        ]
+    }
     fn has_markers(&self) -> bool {
         true
     }

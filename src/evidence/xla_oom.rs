@@ -152,6 +152,16 @@ impl super::EvidenceKind for XlaOomKind {
     fn marker(&self, line: &str) -> bool {
         is_marker(line)
     }
+    fn marker_phrases(&self) -> &'static [&'static str] {
+        &[
+            "RESOURCE_EXHAUSTED",
+            "Resource exhausted",
+            "Failed to allocate request for ",
+            "ran out of memory trying to allocate",
+            "BufferAssignment OOM Debugging.",
+            "bfc_allocator.cc",
+        ]
+    }
     fn has_markers(&self) -> bool {
         true
     }
