@@ -291,6 +291,19 @@ impl TorchEnv {
         })
     }
 
+    /// The official wheel the text names (its one `+cuXYZ` build, on the platform the text
+    /// shows) where its architecture list was read and carries every GPU the text names: that
+    /// build has kernels for them (`2.7.1+cu128` and an RTX 2060, sm_75). `None` when the text
+    /// names no GPU, no single build, or a build whose list was not read.
+    pub fn wheel_runs_every_gpu(&self) -> Option<&str> {
+        if self.gpus.is_empty() {
+            return None;
+        }
+        let (v, _) = self.one_cuda_build()?;
+        let row = torch_wheels::row_on(v, self.wheel_platform()?)?;
+        self.gpus.iter().all(|g| row.runs(g.sm)).then_some(v)
+    }
+
     /// The GPU (the oldest, if several) that the official wheel the text names has no kernels
     /// for: the Linux x86_64 wheel's list, the Windows wheel's where the text shows Windows, or,
     /// where no list was read, the floor of the CUDA that built it (nothing below sm_75 in a

@@ -252,6 +252,10 @@ impl Probe for CudaLog {
                 "the GPU is older than every architecture the build has: an older release or CUDA variant serves it, not a newer one",
             ),
             (
+                "arch_in_wheel",
+                "the official wheel the text names, where it carries every GPU named and the text's \"no kernel image\" is therefore another library's",
+            ),
+            (
                 "arch_wheel_unjudged",
                 "why a GPU and torch build the text names were not judged against an official wheel's list (Windows, aarch64, a nightly, a release not read)",
             ),
@@ -322,10 +326,21 @@ impl Probe for CudaLog {
             } else if let Some(g) = r.needs_newer_cuda.first() {
                 gpu = Some(g.name.clone());
             }
-            arch_missing = r.no_kernel_image
-                || !r.incompatible_gpus.is_empty()
+            let warned = !r.incompatible_gpus.is_empty()
                 || !r.old_gpus.is_empty()
                 || !r.needs_newer_cuda.is_empty();
+            arch_missing = r.no_kernel_image || warned;
+            // "no kernel image" alone, where the official wheel the text names carries every
+            // GPU it names: PyTorch's own kernels run there, so the kernel without an image is
+            // another library's (an extension built for other architectures): a runtime error
+            // with its next evidence, not the build's architecture list
+            if r.no_kernel_image
+                && !warned
+                && let Some(v) = tenv.wheel_runs_every_gpu()
+            {
+                arch_missing = false;
+                out.insert("arch_in_wheel".into(), json!(v));
+            }
             let runtime: Vec<Value> = r
                 .errors
                 .iter()
@@ -702,6 +717,31 @@ mod tests {
         // PyTorch's own warning is quoted, not inferred
         let w = value_of(run(&CudaLog, &["cuda/sm_120_not_compatible.txt"]));
         assert_eq!(w["arch_inferred"], false);
+    }
+
+    #[test]
+    fn no_kernel_image_under_a_wheel_that_carries_the_gpu_is_another_librarys() {
+        // InternLM/lmdeploy#3806: lmdeploy's own kernels on an RTX 5090 under 2.7.1+cu128,
+        // whose official wheel has sm_120
+        let v = value_of(run(
+            &CudaLog,
+            &["cuda/no_kernel_image_lmdeploy3806_5090_torch271_cu128.txt"],
+        ));
+        assert_eq!(v["arch_missing"], false, "{v}");
+        assert_eq!(v["arch_in_wheel"], "2.7.1+cu128");
+        assert!(
+            v["runtime_errors"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|e| e["category"] == "arch"),
+            "the error stays a runtime error: {v}"
+        );
+        // the same words without a build and GPU to judge them by (mit-han-lab/llm-awq#238):
+        // the build's architecture list is the cause the text names
+        let t = value_of(run(&CudaLog, &["cuda/no_kernel_image_traceback.txt"]));
+        assert_eq!(t["arch_missing"], true, "{t}");
+        assert!(t.get("arch_in_wheel").is_none());
     }
 
     #[test]
