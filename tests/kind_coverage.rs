@@ -99,7 +99,11 @@ const WITNESSES: &[(&str, &str, &str)] = &[
         "h3_nccl_areal_socket_instead_of_ib",
         "h3_nccl_single_node_p2p_direct",
     ),
-    ("pyspy-dump", "", "h7_pyspy_homeassistant_asyncio_idle"),
+    (
+        "pyspy-dump",
+        "h7_pyspy_accelerate3104_all_gather_stuck",
+        "h7_pyspy_homeassistant_asyncio_idle",
+    ),
     (
         "nsys-stats",
         "h49_nsys_ayushos_vector_add_1010_launches_stats",
@@ -296,12 +300,6 @@ const GAPS: &[(&str, Side, &str, &str)] = &[
         Side::Problem,
         "h7_lspci_jan_riser_gen1_downgraded",
         "LnkSta `2.5GT/s (downgraded)` without the GPU's load: an idle GPU drops to Gen1 to save power, so driver.pcie-link-degraded needs utilization to judge",
-    ),
-    (
-        "pyspy-dump",
-        Side::Problem,
-        "h7_pyspy_accelerate3104_all_gather_stuck",
-        "the public problem dumps are ranks stuck in a collective (all-gather, ZeRO-3 reduce): one dump is one moment, and comm.collective-timeout reads the watchdog's lines, not stacks",
     ),
     (
         "ibstatus",
