@@ -260,6 +260,44 @@ fn takes(branded: bool, key: &str, after: &str) -> bool {
     branded || !needs_brand(key) || after.starts_with('-')
 }
 
+/// `RTX`/`GTX`, a model number of 3-4 digits (a space before it or not) and an optional `Ti` or
+/// `SUPER` suffix, ending at a word boundary: the GeForce card of that number, whose capability
+/// the table gives (`GeForce RTX 2060`, sm_75). The length of text read and the card, named as
+/// written; `None` for anything else (`RTX 6000` is no GeForce; `RTX A6000` has no number).
+fn written_geforce(at: &str) -> Option<(usize, Named)> {
+    let family = ["RTX", "GTX"].into_iter().find(|f| at.starts_with(f))?;
+    let rest = &at[3..];
+    let gap = usize::from(rest.starts_with(' '));
+    let digits = rest[gap..].bytes().take_while(u8::is_ascii_digit).count();
+    if !(3..=4).contains(&digits) {
+        return None;
+    }
+    let mut len = 3 + gap + digits;
+    let number = &at[3 + gap..len];
+    for suffix in ["Ti", "TI", "ti", "SUPER", "Super"] {
+        for sep in ["", " "] {
+            let word = format!("{sep}{suffix}");
+            if at[len..].starts_with(&word)
+                && !at[len + word.len()..].starts_with(|c: char| c.is_ascii_alphanumeric())
+            {
+                len += word.len();
+                break;
+            }
+        }
+    }
+    if at[len..].starts_with(|c: char| c.is_ascii_alphanumeric()) {
+        return None;
+    }
+    let sm = sm_of(&format!("GeForce {family} {number}"))?;
+    Some((
+        len,
+        Named {
+            name: at[..len].to_string(),
+            sm,
+        },
+    ))
+}
+
 /// The GPUs a line names, as the driver prints names: each place where `NVIDIA ` (or a brand the
 /// older drivers print first: `GeForce`, `Quadro`, `Tesla`, `TITAN`) starts a name the table
 /// knows, or a table cut (`…...`) whose every reading has one capability.
@@ -294,6 +332,15 @@ pub fn names_in(line: &str) -> Vec<Named> {
             i += at.len() - rest.len() + len;
             continue;
         }
+        // a GeForce card as its owner writes it, without the brand the driver prints before it
+        // (`RTX 5060 TI`, `RTX2060`, `GTX 1080Ti` in an issue form's GPU field)
+        if !branded && let Some((len, named)) = written_geforce(at) {
+            if !out.iter().any(|n| n.name == named.name) {
+                out.push(named);
+            }
+            i += len;
+            continue;
+        }
         // a name the table column cut: `NVIDIA GeForce RTX 40...`
         if branded
             && let Some(cut) = rest.find("...")
@@ -315,6 +362,31 @@ pub fn names_in(line: &str) -> Vec<Named> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn geforce_cards_as_owners_write_them() {
+        // InvokeAI issue form (invoke-ai/InvokeAI#7934): `RTX 5060 TI`; ComfyUI's Other section
+        // (Comfy-Org/ComfyUI#10326): `- RTX2060`
+        let one = |l: &str| {
+            names_in(l)
+                .into_iter()
+                .map(|n| (n.name, n.sm))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(one("RTX 5060 TI "), [("RTX 5060 TI".to_string(), 120)]);
+        assert_eq!(one("- RTX2060"), [("RTX2060".to_string(), 75)]);
+        assert_eq!(one("a GTX 1080Ti, "), [("GTX 1080Ti".to_string(), 61)]);
+        assert_eq!(one("RTX 4090 SUPER?"), [("RTX 4090 SUPER".to_string(), 89)]);
+        // the driver's own spelling still reads as before, once
+        assert_eq!(
+            one("NVIDIA GeForce RTX 3090"),
+            [("NVIDIA GeForce RTX 3090".to_string(), 86)]
+        );
+        // not GeForce numbers: professional cards, longer numbers, words around
+        for l in ["RTX 6000", "RTX 30901", "XRTX 3090", "RTX 3090x", "RTX 12"] {
+            assert!(one(l).is_empty(), "{l}: {:?}", one(l));
+        }
+    }
 
     #[test]
     fn names_as_drivers_print_them() {
@@ -408,8 +480,9 @@ mod tests {
         );
         // sglang's check_env (sgl-project/sglang#3685)
         assert_eq!(n("GPU 0,1,2,3,4,5,6,7: NVIDIA H20"), [90]);
-        // prose that writes the model without the driver's spelling is not a name
-        assert!(n("- GPU: NVIDIA RTX 4090").is_empty());
+        // a GeForce card written by its owner is its card (`geforce_cards_as_owners_write_them`);
+        // a bare number or a data-centre model without the brand is not a name
+        assert_eq!(n("- GPU: NVIDIA RTX 4090"), [89]);
         assert!(n("I bought a 5090 and an H100").is_empty());
         assert!(n("GTX 3090").is_empty());
         // text around the name in other scripts (full-width punctuation, CJK)

@@ -38,8 +38,8 @@
 //!   `PyTorch version: {torch.__version__}` or print `torch.__version__` on its own line.
 //!
 //! A version's local part names the build (PEP 440; PyTorch's wheel indexes use `+cuXYZ`,
-//! `+cpu`, `+rocmX.Y`). GPU names are read with [`super::gpu_arch`], which knows names only as the
-//! driver prints them. Nothing is guessed: a paste with two torch builds (before and after a
+//! `+cpu`, `+rocmX.Y`). GPU names are read with [`super::gpu_arch`], which knows names as the
+//! driver prints them, and GeForce cards as their owners write them (`RTX 5060 Ti`). Nothing is guessed: a paste with two torch builds (before and after a
 //! reinstall), a CPU or ROCm build, or no GPU the table knows gives no build to judge.
 
 use super::cuda_compat;
@@ -52,7 +52,7 @@ use std::sync::LazyLock;
 /// A torch version with its build tag, after any of the labels the producers print.
 static TORCH_VERSION: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r#"(?i)(?:^|[^a-z0-9_.\-/\\])(?:py)?torch(?:\s*version(?:\s*\((?:GPU|accelerator)\?\))?|版本|\.__version__\)?)?(?:\*\*)?\s*(?:==|:|：|=|\s)\s*(?:\*\*)?\s*['"]?v?(\d+\.\d+(?:\.\d+)?(?:[a-z0-9.]*)?)\+(cu\d{2,3}|cpu|rocm\d+(?:\.\d+)*)\b"#,
+        r#"(?i)(?:^|[^a-z0-9_.\-/\\])(?:py)?torch(?:\s*version(?:\s*\((?:GPU|accelerator)\?\))?|版本|\.__version__\)?)?["']?(?:\*\*)?\s*(?:==|:|：|=|\s)\s*(?:\*\*)?\s*['"]?v?(\d+\.\d+(?:\.\d+)?(?:[a-z0-9.]*)?)\+(cu\d{2,3}|cpu|rocm\d+(?:\.\d+)*)\b"#,
     )
     .expect("static regex")
 });
@@ -865,6 +865,30 @@ mod tests {
         let e = read("PyTorch version: 2.0.1+cu117\nGPU 0: NVIDIA GeForce GTX 1050 Ti\n");
         assert_eq!(e.platform, None);
         assert_eq!(e.wheel_lacking(), None);
+    }
+
+    #[test]
+    fn an_issue_forms_json_dependencies_and_written_gpu_model() {
+        // invoke-ai/InvokeAI#7934's form: "GPU model" written by its owner, the Python
+        // dependencies as JSON ("torch" : "2.6.0+cu124"); a CUDA 12.4 build cannot compile
+        // an RTX 5060 Ti's sm_120
+        let t = "### GPU model\n\nRTX 5060 TI \n\n### Python dependencies\n\n{\n        \"torch\"       : \"2.6.0+cu124\" , \n        \"torchvision\" : \"0.21.0+cu124\",\n}\n";
+        let e = read(t);
+        assert_eq!(e.torch_versions, ["2.6.0+cu124"], "{e:?}");
+        assert_eq!(e.gpus.len(), 1);
+        let l = e.lacking().expect("sm_120 under CUDA 12.4");
+        assert_eq!((l.sm, l.build), (120, 12040));
+        // Comfy-Org/ComfyUI#10326's "### Other": an RTX 2060 under 2.7.1+cu128, which has sm_75
+        let e = read("### Other\n\n- RTX2060\n- 2.7.1+cu128\n");
+        assert_eq!(e.lacking(), None);
+        assert_eq!(e.wheel_lacking(), None);
+        assert_eq!(e.wheel_runs_every_gpu(), Some("2.7.1+cu128"));
+        // torchvision's own quoted entry is not torch's
+        assert!(
+            read("\"torchvision\" : \"0.21.0+cu124\"")
+                .torch_versions
+                .is_empty()
+        );
     }
 
     #[test]

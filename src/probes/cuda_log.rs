@@ -725,7 +725,7 @@ mod tests {
         // whose official wheel has sm_120
         let v = value_of(run(
             &CudaLog,
-            &["cuda/no_kernel_image_lmdeploy3806_5090_torch271_cu128.txt"],
+            &["cuda_extension/no_kernel_image_lmdeploy3806_5090_torch271_cu128.txt"],
         ));
         assert_eq!(v["arch_missing"], false, "{v}");
         assert_eq!(v["arch_in_wheel"], "2.7.1+cu128");
