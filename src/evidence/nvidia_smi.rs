@@ -7,6 +7,8 @@
 //! `Field::NotSupported`, so a rule can tell "this GPU cannot say" from "the paste lacks it".
 //! Key spellings of older drivers are accepted too (`Clocks Throttle Reasons`, `Power Readings`,
 //! `Power Limit`, `Enforced Power Limit`, `Double Bit`/`Single Bit` ECC totals, `Gpu`).
+//! The text form follows nvidia-smi(1) (the GPU ATTRIBUTES section names every line and its
+//! values) and the element names of the XML form, `nvsmi_device_v*.dtd`, shipped with the driver.
 
 use crate::vocab::nvml::ProcessMem;
 use crate::vocab::nvml::{Field, GpuReading, NvmlReading};
@@ -174,12 +176,15 @@ pub(crate) fn looks_like_q_fragment(h: &str) -> bool {
     let mut hits = 0;
     let mut kv = 0;
     let mut lines = 0;
+    // the clock section whose lines follow, and its header's indentation
+    let mut clock_section: Option<(&[&str], usize)> = None;
     for l in h.lines().take(400) {
         let t = l.trim().trim_start_matches(['>', '`']).trim();
         if t.is_empty() || is_prompt(t) {
             continue;
         }
         lines += 1;
+        let indent = l.len() - l.trim_start().len();
         let (key, val) = split_key_value(t);
         if val.is_some() {
             kv += 1;
@@ -187,8 +192,54 @@ pub(crate) fn looks_like_q_fragment(h: &str) -> bool {
         if Q_KEYS.iter().any(|k| key.eq_ignore_ascii_case(k)) {
             hits += 1;
         }
+        match (clock_section, val) {
+            (Some((children, at)), Some(v))
+                if indent > at
+                    && children.iter().any(|c| key.eq_ignore_ascii_case(c))
+                    && is_clock_value(v) =>
+            {
+                hits += 1;
+            }
+            (_, None) => {
+                clock_section = CLOCK_SECTIONS
+                    .iter()
+                    .find(|(name, _)| key.eq_ignore_ascii_case(name))
+                    .map(|(_, children)| (*children, indent));
+            }
+            (Some((_, at)), Some(_)) if indent <= at => clock_section = None,
+            _ => {}
+        }
     }
     hits >= 2 && kv * 3 >= lines
+}
+
+/// The clock sections of `nvidia-smi -q` (`-d CLOCK`) and the lines each holds, as nvidia-smi(1)
+/// lists them ("Clocks: Current frequency at which parts of the GPU are running. All readings
+/// are in MHz." Graphics, SM, Memory, Video; "Applications Clocks" and "Default Applications
+/// Clocks": Graphics, Memory; "Max Clocks": Graphics, SM, Memory, Video; "Max Customer Boost
+/// Clocks": Graphics; "Deferred Clocks" (R450+): Memory). The XML form nests the same values in
+/// `<clocks>`, `<applications_clocks>`, … as `graphics_clock`, `sm_clock`, `mem_clock`,
+/// `video_clock`. A hand-cut excerpt of a clock section (`Clocks` / `SM : 1530 MHz` / `Memory :
+/// 877 MHz`) has none of the keys of [`Q_KEYS`]: each of its lines under such a header, with a
+/// value in MHz, is one of nvidia-smi's.
+const CLOCK_SECTIONS: &[(&str, &[&str])] = &[
+    ("Clocks", &["Graphics", "SM", "Memory", "Video"]),
+    ("Max Clocks", &["Graphics", "SM", "Memory", "Video"]),
+    ("Applications Clocks", &["Graphics", "Memory"]),
+    ("Default Applications Clocks", &["Graphics", "Memory"]),
+    ("Max Customer Boost Clocks", &["Graphics"]),
+    ("Deferred Clocks", &["Memory"]),
+];
+
+/// A clock reading as nvidia-smi prints it: `1530 MHz` (a note after it is the paster's), or
+/// `N/A` where the GPU cannot say.
+fn is_clock_value(v: &str) -> bool {
+    let mut w = v.split_whitespace();
+    match (w.next(), w.next()) {
+        (Some(n), Some("MHz")) => n.parse::<u32>().is_ok(),
+        (Some(n), None) => is_na(n),
+        _ => false,
+    }
 }
 
 /// Parses the text of `nvidia-smi -q` (or `-a`).
@@ -674,12 +725,28 @@ fn to_bytes(v: &str) -> Option<u64> {
     (0.0..1.8e19).contains(&b).then(|| b.round() as u64)
 }
 
+/// nvidia-smi prints its two-state fields as one of these words (nvidia-smi(1): `Enabled` /
+/// `Disabled` for modes, `Yes` / `No` for pending remaps and page blacklists, `Active` / `Not
+/// Active` for each clocks event reason). Pastes add a note after the value (`Active
+/// (bitmask 0x20)`, `Yes  <===`): the value is the leading word(s), up to whitespace or the end.
 fn to_bool(v: &str) -> Option<bool> {
-    match v.trim().to_ascii_lowercase().as_str() {
-        "enabled" | "yes" | "active" | "true" | "on" => Some(true),
-        "disabled" | "no" | "not active" | "false" | "off" => Some(false),
-        _ => None,
-    }
+    const WORDS: &[(&str, bool)] = &[
+        ("not active", false),
+        ("enabled", true),
+        ("disabled", false),
+        ("active", true),
+        ("yes", true),
+        ("no", false),
+        ("true", true),
+        ("false", false),
+        ("on", true),
+        ("off", false),
+    ];
+    let v = v.trim().to_ascii_lowercase();
+    WORDS.iter().find_map(|(w, b)| {
+        let rest = v.strip_prefix(w)?;
+        (rest.is_empty() || rest.starts_with(char::is_whitespace)).then_some(*b)
+    })
 }
 
 fn to_string(v: &str) -> Option<String> {
@@ -1273,7 +1340,7 @@ fn clocks_event_reasons(t: &Tree, g: usize) -> Field<Vec<String>> {
             "clocks_throttle_reasons",
         ],
     ) else {
-        return absent();
+        return lone_reason_lines(t, g);
     };
     let mut all = Vec::new();
     t.descendants(sec, &mut all);
@@ -1294,6 +1361,45 @@ fn clocks_event_reasons(t: &Tree, g: usize) -> Field<Vec<String>> {
     }
     if readable == 0 {
         Field::NotSupported
+    } else {
+        Field::Ok(active)
+    }
+}
+
+/// The reason lines of `Clocks Event Reasons` (`Clocks Throttle Reasons` before R535), as
+/// nvidia-smi(1) names them; each prints `Active` or `Not Active`.
+const REASON_LINES: &[&str] = &[
+    "Idle",
+    "Applications Clocks Setting",
+    "SW Power Cap",
+    "HW Slowdown",
+    "HW Thermal Slowdown",
+    "HW Power Brake Slowdown",
+    "Sync Boost",
+    "SW Thermal Slowdown",
+    "Display Clock Setting",
+];
+
+/// Reason lines without their section header, as `nvidia-smi -q | grep "HW Power Brake"` leaves
+/// them or an excerpt cut above the header. The lines shown are only some of the reasons: those
+/// `Active` are active (a fact), but `Not Active` on the lines shown says nothing of the others,
+/// so without an active one the reasons stay unknown rather than none.
+fn lone_reason_lines(t: &Tree, g: usize) -> Field<Vec<String>> {
+    let mut active = Vec::new();
+    for &c in t.children(g) {
+        let key = t.key(c);
+        if !REASON_LINES.iter().any(|r| key.eq_ignore_ascii_case(r)) {
+            continue;
+        }
+        if t.value(c).and_then(to_bool) == Some(true) {
+            let name = reason_name(key);
+            if !active.contains(&name) {
+                active.push(name);
+            }
+        }
+    }
+    if active.is_empty() {
+        absent()
     } else {
         Field::Ok(active)
     }
@@ -1792,6 +1898,118 @@ mod tests {
         // a GeForce prints N/A for application clocks: not supported, not a value
         assert_eq!(g.app_clock_graphics, Field::NotSupported);
         assert_eq!(g.default_app_clock_graphics, Field::NotSupported);
+    }
+
+    fn corpus(name: &str) -> String {
+        std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/fixtures/corpus")
+                .join(name),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn a_reason_value_with_a_note_after_it_is_read() {
+        // https://github.com/kaievns/gpu-node/blob/8682dec0792243681293aacaf93d7356d3a01c0d/docs/lessons/xid79-gddr6x-heat-soak.md
+        // `SW Thermal Slowdown : Active      (bitmask 0x20)` during a soak run: a problem
+        let r =
+            parse_nvidia_smi_text(&corpus("h66_smiq_xid79_rtx3080_sw_thermal_soak.txt")).unwrap();
+        assert_eq!(
+            gpu(&r).clocks_event_reasons,
+            Field::Ok(vec!["SW_THERMAL_SLOWDOWN".into()])
+        );
+        // the same line Not Active, with the same note: no reason (healthy)
+        let cool = "Clocks Event Reasons\n    SW Thermal Slowdown               : Not Active      (bitmask 0x20)\n";
+        assert_eq!(
+            gpu(&parse_nvidia_smi_text(cool).unwrap()).clocks_event_reasons,
+            Field::Ok(vec![])
+        );
+        // https://github.com/sayfjawad/dell-poweredge-c4130-v100-32g-solution/blob/d2cab0e4e79b6f34f475fe6ea9f80bb6a11bb7bf/README.md
+        // the power brake held by the iDRAC, SM `382 MHz   ← should be ~1530 MHz`: a problem
+        let r =
+            parse_nvidia_smi_text(&corpus("h66_smiq_c4130_v100_power_brake_382mhz.txt")).unwrap();
+        let g = gpu(&r);
+        assert_eq!(
+            g.clocks_event_reasons,
+            Field::Ok(vec!["HW_SLOWDOWN".into(), "HW_POWER_BRAKE_SLOWDOWN".into()])
+        );
+        assert_eq!(g.clock_sm, Field::Ok(382));
+    }
+
+    #[test]
+    fn two_state_words_take_the_leading_word_only() {
+        assert_eq!(to_bool("Active      (bitmask 0x20)"), Some(true));
+        assert_eq!(to_bool("Not Active"), Some(false));
+        assert_eq!(to_bool("Yes                      <==="), Some(true));
+        assert_eq!(to_bool("No"), Some(false));
+        assert_eq!(to_bool("Enabled"), Some(true));
+        // a word that only starts like one of them is not it
+        assert_eq!(to_bool("None"), None);
+        assert_eq!(to_bool("Activated"), None);
+        assert_eq!(to_bool("Note: see below"), None);
+    }
+
+    #[test]
+    fn a_hand_cut_clock_section_is_a_q_fragment() {
+        // the same README's 'GPU Clocks After Fix': `Clocks` / `SM : 1530 MHz   ← full speed` /
+        // `Memory : 877 MHz` and a grep'd reason line outside its section: healthy
+        let text = corpus("h66_smiq_c4130_v100_after_fix_1530mhz.txt");
+        assert!(looks_like_q_fragment(&text));
+        let r = parse_nvidia_smi_text(&text).unwrap();
+        let g = gpu(&r);
+        assert_eq!(g.clock_sm, Field::Ok(1530));
+        assert_eq!(g.clock_mem, Field::Ok(877));
+        // one reason shown Not Active says nothing of the others: unknown, not none
+        assert_eq!(g.clocks_event_reasons, Field::Error(NOT_IN_EVIDENCE.into()));
+        // a lone reason line that is Active is a fact
+        let brake = "Clocks\n    SM                                : 382 MHz\n\nHW Power Brake Slowdown : Active\n";
+        assert_eq!(
+            gpu(&parse_nvidia_smi_text(brake).unwrap()).clocks_event_reasons,
+            Field::Ok(vec!["HW_POWER_BRAKE_SLOWDOWN".into()])
+        );
+        // a clock header over lines that are not nvidia-smi's clock readings is not claimed
+        assert!(!looks_like_q_fragment(
+            "Clocks\n    Memory : 16 GB\n    SM : enabled\nHW Slowdown : yes\n"
+        ));
+        assert!(!looks_like_q_fragment("Clocks\n  Graphics : 1500 MHz\n"));
+    }
+
+    #[test]
+    fn remap_pending_retired_pages_and_sram_counts_from_the_ml_engineering_guide() {
+        // https://github.com/stas00/ml-engineering/blob/744d01e18b79512572f64a6bbd8b5f4a725203a7/compute/accelerator/nvidia/debug.md
+        // Xid 63 on an A100: a row remap recorded and Pending Yes (a problem)
+        let r =
+            parse_nvidia_smi_text(&corpus("h66_smiq_mleng_a100_xid63_remap_pending.txt")).unwrap();
+        let g = gpu(&r);
+        assert_eq!(g.remapped_rows_pending, Field::Ok(true));
+        assert_eq!(g.remapped_rows_failure, Field::Ok(false));
+        assert_eq!(g.ecc_uncorrected_volatile, Field::Ok(0));
+        assert_eq!(g.ecc_corrected_volatile, Field::Ok(177));
+        // `Retired pages` (so spelled in the guide) with Pending Page Blacklist Yes
+        let r = parse_nvidia_smi_text(&corpus(
+            "h66_smiq_mleng_retired_pages_pending_blacklist.txt",
+        ))
+        .unwrap();
+        assert_eq!(gpu(&r).retired_pages_pending, Field::Ok(true));
+        assert_eq!(gpu(&r).retired_pages_count, Field::Ok(2));
+        // the broken GPU's ECC record: 1 volatile SRAM uncorrectable (a problem)
+        let r = parse_nvidia_smi_text(&corpus("h66_smiq_mleng_sram_uncorrectable_volatile.txt"))
+            .unwrap();
+        assert_eq!(gpu(&r).ecc_uncorrected_volatile, Field::Ok(1));
+        assert_eq!(gpu(&r).ecc_uncorrected_aggregate, Field::Ok(5));
+        // https://github.com/leptonai/gpud/blob/a7cdf53da3fb277bfa0fe21518211a7d9f2befa4/components/accelerator/nvidia/query/testdata/nvidia-smi-query.535.154.05.out.1.valid
+        // healthy 4090s: no remap pending, and SW Power Cap at full load read as it is
+        let r = parse_nvidia_smi_text(&corpus(
+            "h66_smiq_gpud_4090x8_53515405_busy_sw_power_cap.txt",
+        ))
+        .unwrap();
+        assert_eq!(r.gpus[0].remapped_rows_pending, Field::Ok(false));
+        assert_eq!(
+            r.gpus[1].clocks_event_reasons,
+            Field::Ok(vec!["SW_POWER_CAP".into()])
+        );
+        assert_eq!(r.gpus[1].utilization_gpu, Field::Ok(97));
     }
 
     #[test]
