@@ -224,7 +224,14 @@ fn plain_listing(text: &str) -> bool {
     let mut any = false;
     for l in text.lines().take(2000) {
         let t = l.trim().trim_matches('`').trim();
-        if t.is_empty() || t.contains("lspci") || is_prompt_only(t) {
+        if t.is_empty()
+            || t.contains("lspci")
+            || is_prompt_only(t)
+            || t == "--"
+            || tree_line(t)
+            || report_note(t)
+            || (any && terse_detail(t))
+        {
             continue;
         }
         match header(t) {
@@ -237,6 +244,45 @@ fn plain_listing(text: &str) -> bool {
         }
     }
     nvidia || (any && classes)
+}
+
+/// A line `show_terse` (`lspci.c`) prints under a device line when `-k` is given (`lspci -k`,
+/// `-nnk`): `\tDeviceName: …`, `\tSubsystem: …`, then `show_kernel`'s (`ls-kernel.c`)
+/// `\tKernel driver in use: …` and `\tKernel modules: …`. They name no link, so a listing
+/// made of device lines and these is still one whose links the paste does not show. Taken
+/// below a device line only, with its tab, spaces, or nothing (an unfenced GitHub comment
+/// drops the tab).
+fn terse_detail(t: &str) -> bool {
+    [
+        "DeviceName: ",
+        "Subsystem: ",
+        "Kernel driver in use: ",
+        "Kernel modules: ",
+    ]
+    .iter()
+    .any(|k| t.starts_with(k))
+}
+
+/// A line of `lspci -t` without `-v` (pciutils `ls-tree.c`, `show_tree_bridge` /
+/// `show_tree_bus` / `print_it`): the first line opens with `-[dddd:bb]-`, the rest with the
+/// `|` and spaces `print_it` leaves of the lines above, then `+-`, `\-` or `--` and the
+/// `dd.f` / `-[bb]-` / `-[bb-bb]-` parts. Nothing but those characters: a tree with `-v`
+/// (device names after each slot) is not taken for one.
+fn tree_line(t: &str) -> bool {
+    t.starts_with(['-', '+', '\\', '|'])
+        && t.contains(['-', '|'])
+        && t.chars()
+            .all(|c| c.is_ascii_hexdigit() || " .:-+|\\[]".contains(c))
+}
+
+/// A message a report script prints in place of lspci output, one whole line in parentheses:
+/// club-3090's `scripts/report.sh` (github.com/noonghunna/club-3090, its lspci section's
+/// `dump_func`) greps `lspci -vvv -s SLOT` for the link and ACS lines and prints `  (no
+/// matching LnkCap/LnkSta/ACSCap/ACSCtl lines)` when the grep finds none (lspci without root
+/// shows no capabilities), `  (could not resolve upstream bridge for …)` and `  (no NVIDIA
+/// functions found)`. lspci itself never prints a line that opens with `(`.
+fn report_note(t: &str) -> bool {
+    t.starts_with('(') && t.ends_with(')')
 }
 
 /// A shell prompt with no command after it (`[root@node75 ~]# `).
@@ -646,6 +692,57 @@ mod tests {
     use super::*;
     use crate::evidence::testutil::{fixture, prefixes};
     use proptest::prelude::*;
+
+    #[test]
+    fn kernel_listing_reads_devices_without_links() {
+        // github.com/vanities/GPU-Passthrough-Arch-Linux-to-Windows10/issues/6: `lspci -nnk`
+        // (show_terse's `Subsystem:` and show_kernel's lines under each device), once as
+        // printed (indented) and once as an unfenced comment keeps it (the tab dropped)
+        for t in [
+            "01:00.0 VGA compatible controller [0300]: NVIDIA Corporation TU117M [GeForce GTX 1650 Mobile / Max-Q] [10de:1f91] (rev a1)\n        Subsystem: Hewlett-Packard Company Device [103c:85fc]\n        Kernel driver in use: nvidia\n        Kernel modules: nouveau, nvidia_drm, nvidia\n01:00.1 Audio device [0403]: NVIDIA Corporation Device [10de:10fa] (rev a1)\n        Subsystem: Hewlett-Packard Company Device [103c:85fc]\n        Kernel driver in use: snd_hda_intel\n        Kernel modules: snd_hda_intel\n",
+            "3e:00.0 VGA compatible controller [0300]: NVIDIA Corporation GA102 [GeForce RTX 3080] [10de:2206] (rev a1)\nSubsystem: Gigabyte Technology Co., Ltd Device [1458:404b]\nKernel driver in use: nvidia\nKernel modules: nouveau, nvidia_drm, nvidia\n3e:00.1 Audio device [0403]: NVIDIA Corporation GA102 High Definition Audio Controller [10de:1aef] (rev a1)\nSubsystem: Gigabyte Technology Co., Ltd Device [1458:404b]\nKernel driver in use: snd_hda_intel\nKernel modules: snd_hda_intel\n",
+        ] {
+            assert!(looks_like_lspci(t), "{t}");
+            let d = parse_lspci(t).unwrap();
+            assert_eq!(d.len(), 2);
+            assert_eq!(d[0].gpu, Some(true));
+            assert_eq!(d[0].kernel_driver.as_deref(), Some("nvidia"));
+            assert!(!d.iter().any(LspciDevice::judged), "no link lines");
+        }
+        // github.com/noonghunna/club-3090/issues/356: the report script's lspci section as the
+        // stored copy holds it, from the tail of `lspci -t` (ls-tree.c lines) through the
+        // `lspci -vvv -s` greps that found no link line (without root) to `lspci -nnk | grep
+        // -A3`: read, one RTX 3090 with its driver, no link to judge
+        let t = "             +-1e.4\n             +-1f.0\n             \\-1f.2\n\n# lspci -vvv -s 0000:02:00.0  (GPU function: LnkCap/LnkSta/ACSCap/ACSCtl)\n  (no matching LnkCap/LnkSta/ACSCap/ACSCtl lines)\n\n# lspci -vvv -s 0000:00:02.0  (upstream bridge of 0000:02:00.0: LnkCap/LnkSta/ACSCap/ACSCtl)\n  (no matching LnkCap/LnkSta/ACSCap/ACSCtl lines)\n\n# lspci -nnk | grep -A3 -i nvidia  (driver binding + device IDs)\n02:00.0 VGA compatible controller [0300]: NVIDIA Corporation GA102 [GeForce RTX 3090] [10de:2204] (rev a1)\n        Subsystem: ZOTAC International (MCO) Ltd. GA102 [GeForce RTX 3090] [19da:1613]\n        Kernel driver in use: nvidia\n        Kernel modules: nvidiafb, nouveau, nvidia_drm, nvidia\n";
+        assert!(looks_like_lspci(t));
+        let d = parse_lspci(t).unwrap();
+        assert_eq!(d.len(), 1);
+        assert_eq!(d[0].slot.as_deref(), Some("02:00.0"));
+        assert_eq!(d[0].kernel_driver.as_deref(), Some("nvidia"));
+        assert!(!d[0].judged());
+        // the same report with a link: club-3090#1028, its tree's first lines above the
+        // GPU's greps (idle at 2.5GT/s on all 16 lanes: speed downgraded, width not)
+        let t = " \\-[0000:60]-+-00.0\n             +-00.2\n             \\-08.1-[62]----00.0\n\n# lspci -vvv -s 0000:01:00.0  (GPU function: LnkCap/LnkSta/ACSCap/ACSCtl)\n\t\tLnkCap:\tPort #0, Speed 16GT/s, Width x16, ASPM L0s L1, Exit Latency L0s <512ns, L1 <4us\n\t\tLnkSta:\tSpeed 2.5GT/s (downgraded), Width x16\n";
+        let d = parse_lspci(t).unwrap();
+        assert_eq!(d.len(), 1);
+        assert!(d[0].speed_downgraded && !d[0].width_downgraded);
+        // what is not lspci output stays out: detail lines with no device line above, a
+        // tree with device names (`lspci -tv`), a lone parenthesised note
+        assert!(!looks_like_lspci(
+            "Kernel driver in use: nvidia\nKernel modules: nvidia\n"
+        ));
+        assert!(!tree_line(
+            "+-01.1-[01]--+-00.0  NVIDIA Corporation AD102GL [RTX 6000 Ada Generation]"
+        ));
+        assert!(tree_line("-+-[0000:00]-+-00.0"));
+        assert!(tree_line("|           +-01.1-[01]--+-00.0"));
+        assert!(!looks_like_lspci(
+            "(no matching LnkCap/LnkSta/ACSCap/ACSCtl lines)\n"
+        ));
+        assert!(!looks_like_lspci(
+            "(no NVIDIA functions found)\nTraceback (most recent call last):\n"
+        ));
+    }
 
     #[test]
     fn plain_lspci_through_grep_lists_devices_without_links() {
