@@ -75,6 +75,17 @@ pub struct UsageGpu {
     /// samples, every reason seen active.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub clocks_event_reasons: Option<Vec<String>>,
+    /// `--query-gpu` fields that only the CSV prints (`nvidia-smi --help-query-gpu`):
+    /// `clocks.max.sm` / `clocks.max.graphics` [MHz], `power.default_limit` [W],
+    /// `ecc.errors.uncorrected.aggregate.total`, `retired_pages.pending` (`Yes`/`No`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sm_clock_max_mhz: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub power_default_w: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ecc_uncorrected_aggregate: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retired_pages_pending: Option<bool>,
     pub samples: usize,
 }
 
@@ -582,6 +593,54 @@ pub fn looks_like_query_csv(h: &str) -> bool {
         || shaped_header(h).is_some()
 }
 
+/// nvidia-smi's `timestamp` field, "YYYY/MM/DD HH:MM:SS.msec" (`nvidia-smi --help-query-gpu`,
+/// as R525-R595 print it: `2024/01/16 14:44:16.977`), as seconds since 1970 (only differences
+/// between rows are used). `None` for anything else.
+fn nvsmi_timestamp(v: &str) -> Option<f64> {
+    let (date, time) = v.trim().split_once(' ')?;
+    let mut d = date.split('/');
+    let (y, m, dd) = (d.next()?, d.next()?, d.next()?);
+    if d.next().is_some() || y.len() != 4 || m.len() != 2 || dd.len() != 2 {
+        return None;
+    }
+    let (y, m, dd): (i64, i64, i64) = (y.parse().ok()?, m.parse().ok()?, dd.parse().ok()?);
+    if !(1..=12).contains(&m) || !(1..=31).contains(&dd) {
+        return None;
+    }
+    let mut t = time.split(':');
+    let (h, mi, sec) = (t.next()?, t.next()?, t.next()?);
+    if t.next().is_some()
+        || h.len() != 2
+        || mi.len() != 2
+        || !sec.starts_with(|c: char| c.is_ascii_digit())
+    {
+        return None;
+    }
+    let (h, mi, sec): (i64, i64, f64) = (h.parse().ok()?, mi.parse().ok()?, sec.parse().ok()?);
+    if h > 23 || mi > 59 || !(0.0..61.0).contains(&sec) {
+        return None;
+    }
+    // days from the civil date (Howard Hinnant's algorithm)
+    let (yy, mm) = if m <= 2 { (y - 1, m + 9) } else { (y, m - 3) };
+    let era = yy.div_euclid(400);
+    let yoe = yy - era * 400;
+    let doy = (153 * mm + 2) / 5 + dd - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146097 + doe - 719468;
+    Some((days * 86400 + h * 3600 + mi * 60) as f64 + sec)
+}
+
+/// A row's time in seconds: nvidia-smi's own `timestamp`, or epoch seconds where a script
+/// wrote `date +%s` into the `timestamp` column before nvidia-smi's `noheader` values.
+fn row_time(v: &str) -> Option<f64> {
+    nvsmi_timestamp(v).or_else(|| {
+        v.trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|t| *t > 1e8 && t.is_finite())
+    })
+}
+
 /// The field a value's shape pins whatever the query, from `nvidia-smi --help-query-gpu`'s
 /// formats: `pci.bus_id` is "domain:bus:device.function, in hex" (`00000000:07:00.0`), `uuid`
 /// is `GPU-` and hex groups, `name` is the product name (NVIDIA's brands lead it). A number
@@ -605,6 +664,11 @@ fn pinned_field(v: &str) -> Option<&'static str> {
         .is_some_and(|u| u.len() >= 32 && u.chars().all(|c| c.is_ascii_hexdigit() || c == '-'))
     {
         return Some("uuid");
+    }
+    // `"timestamp"`: "The timestamp of when the query was made in format \"YYYY/MM/DD
+    // HH:MM:SS.msec\"" (`--help-query-gpu`); no other field prints a date
+    if nvsmi_timestamp(v).is_some() {
+        return Some("timestamp");
     }
     let brands = ["NVIDIA ", "Tesla ", "GeForce ", "Quadro ", "TITAN ", "NVS "];
     (brands.iter().any(|b| v.starts_with(b)) && v.len() <= 96).then_some("name")
@@ -662,12 +726,21 @@ fn shaped_header(text: &str) -> Option<Vec<String>> {
 fn query_header(l: &str) -> Option<Vec<String>> {
     let fields: Vec<&str> = l.split(',').map(str::trim).collect();
     let named = fields.iter().filter(|f| is_query_field(f)).count();
-    (!l.contains("--query-") && fields.len() >= 2 && named * 2 >= fields.len()).then(|| {
-        fields
-            .iter()
-            .map(|f| f.split(" [").next().unwrap_or(f).trim().to_string())
-            .collect()
-    })
+    // nvidia-smi heads a one-field query too (`utilization.gpu [%]`, a script calling it once
+    // per sample prints it over every value): alone on a line, only a query field with its
+    // unit in brackets is taken for that header, never a bare word
+    let single = fields.len() == 1
+        && is_query_field(fields[0])
+        && fields[0].ends_with(']')
+        && fields[0].contains(" [");
+    (!l.contains("--query-") && (single || (fields.len() >= 2 && named * 2 >= fields.len()))).then(
+        || {
+            fields
+                .iter()
+                .map(|f| alias(f.split(" [").next().unwrap_or(f).trim()).to_string())
+                .collect()
+        },
+    )
 }
 
 /// `nvidia-smi --query-gpu=index,utilization.gpu --format=csv,noheader,nounits` pasted with
@@ -703,6 +776,21 @@ fn alias(f: &str) -> &str {
     match f {
         "gpu_name" => "name",
         "gpu_serial" => "serial",
+        // `"clocks.current.graphics" or "clocks.gr"`, `"clocks.current.sm" or "clocks.sm"`,
+        // `"clocks.current.memory" or "clocks.mem"`, `"clocks.max.graphics" or "clocks.max.gr"`,
+        // `"clocks.max.memory" or "clocks.max.mem"`: the header prints the first name
+        "clocks.gr" => "clocks.current.graphics",
+        "clocks.sm" => "clocks.current.sm",
+        "clocks.mem" => "clocks.current.memory",
+        "clocks.video" => "clocks.current.video",
+        "clocks.max.gr" => "clocks.max.graphics",
+        "clocks.max.mem" => "clocks.max.memory",
+        "clocks.applications.gr" => "clocks.applications.graphics",
+        "clocks.applications.mem" => "clocks.applications.memory",
+        "clocks.default_applications.gr" => "clocks.default_applications.graphics",
+        "clocks.default_applications.mem" => "clocks.default_applications.memory",
+        "retired_pages.sbe" => "retired_pages.single_bit_ecc.count",
+        "retired_pages.dbe" => "retired_pages.double_bit.count",
         other => other,
     }
 }
@@ -764,8 +852,33 @@ fn is_query_field(f: &str) -> bool {
         "ecc.errors.uncorrected.volatile.total",
         "ecc.errors.uncorrected.aggregate.total",
         "count",
+        "vbios_version",
+        "compute_cap",
+        "display_mode",
+        "display_active",
+        "enforced.power.limit",
     ]
     .contains(&name)
+        // the sections of `--help-query-gpu` whose fields all share a prefix
+        || [
+            "clocks.",
+            "power.",
+            "temperature.",
+            "memory.",
+            "pcie.link.",
+            "pci.",
+            "retired_pages.",
+            "remapped_rows.",
+            "reset_status.",
+            "mig.mode.",
+            "accounting.",
+            "driver_model.",
+            "gom.",
+            "inforom.",
+            "protected_memory.",
+        ]
+        .iter()
+        .any(|p| name.starts_with(p))
         || name.starts_with("clocks_throttle_reasons.")
         || name.starts_with("clocks_event_reasons.")
         || name.starts_with("ecc.")
@@ -802,6 +915,14 @@ pub fn parse_query_csv(text: &str) -> Result<SmiUsage, super::ParseError> {
         }
         header = Some(cols);
     }
+    // The rows under each header (or command): one invocation of nvidia-smi. Read first, then
+    // each block's rows are told apart per GPU (see `probe_size`).
+    let mut blocks: Vec<(Vec<String>, Vec<Vec<String>>)> = Vec::new();
+    let mut header_seen = header.is_some();
+    if let Some(h) = &header {
+        blocks.push((h.clone(), Vec::new()));
+    }
+    let mut rows_read = 0usize;
     for (i, raw) in text.lines().enumerate() {
         let l = clean(raw).trim();
         if l.is_empty() {
@@ -810,19 +931,22 @@ pub fn parse_query_csv(text: &str) -> Result<SmiUsage, super::ParseError> {
         if let Some((fields, at)) = &command
             && i == *at
         {
-            header = Some(fields.clone());
+            header_seen = true;
+            blocks.push((fields.clone(), Vec::new()));
             continue;
         }
         if l.contains("--query-") {
             // a later command heads the rows under it (`--query-gpu` rows, then a
             // `--query-compute-apps` run in the same paste)
             if let Some((fields, _)) = query_from_command(l) {
-                header = Some(fields);
+                header_seen = true;
+                blocks.push((fields, Vec::new()));
             }
             continue;
         }
         if let Some(names) = query_header(l) {
-            header = Some(names);
+            header_seen = true;
+            blocks.push((names, Vec::new()));
             continue;
         }
         // nvidia-smi prints its error (`No devices were found`) where the rows would be: no row
@@ -830,7 +954,9 @@ pub fn parse_query_csv(text: &str) -> Result<SmiUsage, super::ParseError> {
             continue;
         }
         let fields: Vec<&str> = l.split(',').map(str::trim).collect();
-        let Some(h) = &header else { continue };
+        let Some((h, rows)) = blocks.last_mut() else {
+            continue;
+        };
         if fields.len() != h.len() {
             // a row cut off by the paste
             if fields.len() < h.len() && !fields.is_empty() {
@@ -838,65 +964,117 @@ pub fn parse_query_csv(text: &str) -> Result<SmiUsage, super::ParseError> {
             }
             continue;
         }
-        let get = |k: &str| {
-            h.iter()
-                .position(|x| x == k)
-                .map(|i| fields[i])
-                .filter(|v| !v.contains("N/A") && !v.contains("Not Supported") && !v.is_empty())
-        };
-        if compute_apps_header(h) {
-            u.processes_listed = true;
-            if u.processes.len() < super::MAX_ITEMS {
-                u.processes.push(UsageProcess {
-                    gpu: get("index").and_then(|v| v.parse().ok()),
-                    pid: get("pid").and_then(|v| v.parse().ok()),
-                    kind: "C".into(),
-                    name: super::clip(get("process_name").unwrap_or(""), 200),
-                    memory_mib: get("used_gpu_memory").or(get("used_memory")).and_then(mib),
-                    sm_pct: None,
-                });
-            }
+        // a one-field header takes only the values nvidia-smi prints under it: a measure, an
+        // `[N/A]`, or a value whose shape is that field's (a product name under `name`)
+        if h.len() == 1
+            && !measured_value(fields[0])
+            && !fields[0].contains("N/A")
+            && pinned_field(fields[0]) != Some(h[0].as_str())
+        {
             continue;
         }
-        let index = get("index")
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(u.gpus.len() as u32);
-        let g = UsageGpu {
-            index,
-            name: get("name").map(|v| super::clip(v, 200)),
-            bus_id: get("pci.bus_id").map(str::to_string),
-            persistence: get("persistence_mode").map(|v| v == "Enabled"),
-            display_active: get("display_active").map(|v| v == "Enabled"),
-            temperature_c: get("temperature.gpu").and_then(num),
-            temperature_err: false,
-            pstate: get("pstate").map(str::to_string),
-            power_w: get("power.draw").and_then(num),
-            power_cap_w: get("enforced.power.limit")
-                .or(get("power.limit"))
-                .and_then(num),
-            memory_used_mib: get("memory.used").and_then(mib),
-            memory_total_mib: get("memory.total").and_then(mib),
-            util_gpu: get("utilization.gpu").and_then(num),
-            util_gpu_max: get("utilization.gpu").and_then(num),
-            util_mem: get("utilization.memory").and_then(num),
-            compute_mode: get("compute_mode").map(str::to_string),
-            sm_clock_mhz: get("clocks.sm").or(get("clocks.gr")).and_then(num),
-            mem_clock_mhz: get("clocks.mem").and_then(num),
-            pcie_gen: get("pcie.link.gen.current").and_then(num),
-            pcie_gen_max: get("pcie.link.gen.max").and_then(num),
-            pcie_width: get("pcie.link.width.current").and_then(num),
-            pcie_width_max: get("pcie.link.width.max").and_then(num),
-            ecc_uncorrected: get("ecc.errors.uncorrected.volatile.total").and_then(num),
-            clocks_event_reasons: csv_reasons(h, &fields),
-            samples: 1,
-        };
-        u.samples += 1;
-        merge_sample(&mut u.gpus, g);
+        if rows_read >= 20_000 {
+            break;
+        }
+        rows_read += 1;
+        rows.push(fields.iter().map(|f| f.to_string()).collect());
     }
-    if header.is_none() {
+    if !header_seen {
         return Err(super::ParseError::NotThisKind(
             "no nvidia-smi --query-gpu CSV header found",
         ));
+    }
+    // GPUs named by a field other than `index` get indexes in the order first seen
+    let mut named_ids: Vec<String> = Vec::new();
+    for (h, rows) in &blocks {
+        let col = |k: &str| h.iter().position(|x| x == k);
+        let id_col = ["pci.bus_id", "gpu_bus_id", "uuid", "gpu_uuid", "serial"]
+            .iter()
+            .find_map(|k| col(k));
+        let k = probe_size(h, rows);
+        for (r, fields) in rows.iter().enumerate() {
+            let get = |k: &str| {
+                col(k)
+                    .map(|i| fields[i].as_str())
+                    .filter(|v| !v.contains("N/A") && !v.contains("Not Supported") && !v.is_empty())
+            };
+            if compute_apps_header(h) {
+                u.processes_listed = true;
+                if u.processes.len() < super::MAX_ITEMS {
+                    u.processes.push(UsageProcess {
+                        gpu: get("index").and_then(|v| v.parse().ok()),
+                        pid: get("pid").and_then(|v| v.parse().ok()),
+                        kind: "C".into(),
+                        name: super::clip(get("process_name").unwrap_or(""), 200),
+                        memory_mib: get("used_gpu_memory").or(get("used_memory")).and_then(mib),
+                        sm_pct: None,
+                    });
+                }
+                continue;
+            }
+            // which GPU the row is: its `index`; else its bus id, uuid or serial; else its
+            // place in the probe (nvidia-smi lists every GPU once per probe, in index order)
+            let index = get("index")
+                .and_then(|v| v.parse().ok())
+                .unwrap_or_else(|| match id_col.and_then(|i| fields.get(i)) {
+                    Some(id) => match named_ids.iter().position(|x| x == id) {
+                        Some(p) => p as u32,
+                        None => {
+                            named_ids.push(id.clone());
+                            (named_ids.len() - 1) as u32
+                        }
+                    },
+                    None => (r % k) as u32,
+                });
+            let yes = |v: &str| match v {
+                "Yes" => Some(true),
+                "No" => Some(false),
+                _ => None,
+            };
+            let g = UsageGpu {
+                index,
+                name: get("name").map(|v| super::clip(v, 200)),
+                bus_id: get("pci.bus_id").map(str::to_string),
+                persistence: get("persistence_mode").map(|v| v == "Enabled"),
+                display_active: get("display_active").map(|v| v == "Enabled"),
+                temperature_c: get("temperature.gpu").and_then(num),
+                temperature_err: false,
+                pstate: get("pstate").map(str::to_string),
+                power_w: get("power.draw").and_then(num),
+                power_cap_w: get("enforced.power.limit")
+                    .or(get("power.limit"))
+                    .and_then(num),
+                memory_used_mib: get("memory.used").and_then(mib),
+                memory_total_mib: get("memory.total").and_then(mib),
+                util_gpu: get("utilization.gpu").and_then(num),
+                util_gpu_max: get("utilization.gpu").and_then(num),
+                util_mem: get("utilization.memory").and_then(num),
+                compute_mode: get("compute_mode").map(str::to_string),
+                sm_clock_mhz: get("clocks.current.sm")
+                    .or(get("clocks.current.graphics"))
+                    .and_then(num),
+                mem_clock_mhz: get("clocks.current.memory").and_then(num),
+                pcie_gen: get("pcie.link.gen.current").and_then(num),
+                pcie_gen_max: get("pcie.link.gen.max").and_then(num),
+                pcie_width: get("pcie.link.width.current").and_then(num),
+                pcie_width_max: get("pcie.link.width.max").and_then(num),
+                ecc_uncorrected: get("ecc.errors.uncorrected.volatile.total").and_then(num),
+                clocks_event_reasons: {
+                    let f: Vec<&str> = fields.iter().map(String::as_str).collect();
+                    csv_reasons(h, &f)
+                },
+                sm_clock_max_mhz: get("clocks.max.sm")
+                    .or(get("clocks.max.graphics"))
+                    .and_then(num),
+                power_default_w: get("power.default_limit").and_then(num),
+                ecc_uncorrected_aggregate: get("ecc.errors.uncorrected.aggregate.total")
+                    .and_then(num),
+                retired_pages_pending: get("retired_pages.pending").and_then(yes),
+                samples: 1,
+            };
+            u.samples += 1;
+            merge_sample(&mut u.gpus, g);
+        }
     }
     if u.gpus.is_empty() && u.processes.is_empty() {
         // `--query-compute-apps` lists "all active compute processes" (`nvidia-smi
@@ -904,9 +1082,9 @@ pub fn parse_query_csv(text: &str) -> Result<SmiUsage, super::ParseError> {
         // alone (driver 580.159.04 on an idle H200: `pid, process_name, used_gpu_memory
         // [MiB]` and nothing under it). That is a whole, empty process list, not a cut paste.
         // A `--query-gpu` header prints one row per GPU, so alone it stays no reading.
-        if header
-            .as_ref()
-            .is_some_and(|h| compute_apps_header(h) && !u.truncated)
+        if blocks
+            .last()
+            .is_some_and(|(h, _)| compute_apps_header(h) && !u.truncated)
         {
             u.processes_listed = true;
             return Ok(u);
@@ -916,6 +1094,65 @@ pub fn parse_query_csv(text: &str) -> Result<SmiUsage, super::ParseError> {
         ));
     }
     Ok(u)
+}
+
+/// How many GPUs one probe of a block lists, for rows that name no GPU (no `index`, bus id,
+/// uuid or serial). nvidia-smi lists every GPU once per probe, in index order, and `-l SEC` /
+/// `-lms MS` repeat the probe (`nvidia-smi -h`), each row stamped when its GPU was read: the
+/// rows of one probe are milliseconds apart, probes a loop interval apart. So:
+/// - a `name` column whose names repeat with a period k > 1 gives k;
+/// - with a `timestamp` column, gaps that stand out (over half the largest, every other gap
+///   under a tenth of it) recurring every k rows give k, and a loop with no such structure
+///   spanning a second or more is one GPU sampled again and again (k = 1);
+/// - otherwise the block is one probe, every row a GPU.
+fn probe_size(h: &[String], rows: &[Vec<String>]) -> usize {
+    let n = rows.len().max(1);
+    let col = |k: &str| h.iter().position(|x| x == k);
+    if let Some(c) = col("name") {
+        let names: Vec<&str> = rows.iter().map(|r| r[c].as_str()).collect();
+        if let Some(k) = (2..names.len()).find(|&k| {
+            names[..k]
+                .iter()
+                .collect::<std::collections::BTreeSet<_>>()
+                .len()
+                > 1
+                && names.iter().enumerate().all(|(i, v)| *v == names[i % k])
+        }) && names.len() >= 2 * k
+        {
+            return k;
+        }
+    }
+    let Some(c) = col("timestamp") else {
+        return n;
+    };
+    let times: Option<Vec<f64>> = rows.iter().map(|r| row_time(&r[c])).collect();
+    let Some(times) = times.filter(|t| t.len() >= 2) else {
+        return n;
+    };
+    let gaps: Vec<f64> = times.windows(2).map(|w| w[1] - w[0]).collect();
+    let largest = gaps.iter().cloned().fold(0.0_f64, f64::max);
+    if largest <= 0.0 {
+        return n;
+    }
+    let big: Vec<usize> = (0..gaps.len())
+        .filter(|&i| gaps[i] > largest / 2.0)
+        .collect();
+    let rest_small = (0..gaps.len())
+        .filter(|i| !big.contains(i))
+        .all(|i| gaps[i] < largest / 10.0);
+    if let Some(&first) = big.first() {
+        let k = first + 1;
+        // the period is trusted once it repeats: two whole probes or more
+        if k > 1
+            && rows.len() >= 2 * k
+            && rest_small
+            && big.iter().enumerate().all(|(j, &i)| i == (j + 1) * k - 1)
+        {
+            return k;
+        }
+    }
+    let span = times.last().unwrap_or(&0.0) - times.first().unwrap_or(&0.0);
+    if span >= 1.0 { 1 } else { n }
 }
 
 /// The fields of a `--query-compute-apps` query: a process's pid or name and no GPU-wide
@@ -1044,7 +1281,20 @@ fn monitor_header(h: &str) -> Option<(bool, Vec<String>)> {
                 .count();
             if lead <= 2 && cols.get(lead).is_some_and(|c| c == "gpu") {
                 let pmon = cols.iter().any(|c| c == "pid");
-                if pmon || cols.iter().any(|c| c == "sm" || c == "pwr") {
+                // dmon's `-s` groups each add their own columns after `gpu` (`nvidia-smi dmon
+                // -h`, R580): p `pwr gtemp mtemp`, u `sm mem enc dec jpg ofa`, c `mclk pclk`,
+                // v `pviol tviol`, m `fb bar1 ccpm`, e `sbecc dbecc pci`, t `rxpci txpci`
+                // (`temp` before R450); `-s m` alone prints `# gpu fb bar1 ccpm`
+                const DMON: [&str; 23] = [
+                    "pwr", "gtemp", "mtemp", "temp", "sm", "mem", "enc", "dec", "jpg", "ofa",
+                    "mclk", "pclk", "pviol", "tviol", "fb", "bar1", "ccpm", "sbecc", "dbecc",
+                    "pci", "rxpci", "txpci", "gpu",
+                ];
+                let known = cols[lead + 1..]
+                    .iter()
+                    .filter(|c| DMON.contains(&c.as_str()))
+                    .count();
+                if pmon || (known >= 2 && known * 2 > cols.len() - lead - 1) {
                     return Some((pmon, cols));
                 }
             }
@@ -1331,9 +1581,9 @@ pub fn to_reading(u: &SmiUsage) -> NvmlReading {
                 // server's fault; only `-q` output (which names the mode) is judged for it
                 persistence: absent(),
                 clock_sm: to_u32(g.sm_clock_mhz),
-                clock_sm_max: absent(),
+                clock_sm_max: to_u32(g.sm_clock_max_mhz),
                 clock_graphics: to_u32(g.sm_clock_mhz),
-                clock_graphics_max: absent(),
+                clock_graphics_max: to_u32(g.sm_clock_max_mhz),
                 clock_mem: to_u32(g.mem_clock_mhz),
                 clock_mem_max: absent(),
                 app_clock_graphics: absent(),
@@ -1343,7 +1593,7 @@ pub fn to_reading(u: &SmiUsage) -> NvmlReading {
                 clocks_event_reasons: opt(g.clocks_event_reasons.clone()),
                 power_usage_mw: to_u32(g.power_w.map(|w| w * 1000.0)),
                 power_limit_mw: to_u32(g.power_cap_w.map(|w| w * 1000.0)),
-                power_default_limit_mw: absent(),
+                power_default_limit_mw: to_u32(g.power_default_w.map(|w| w * 1000.0)),
                 power_enforced_limit_mw: to_u32(g.power_cap_w.map(|w| w * 1000.0)),
                 temperature_c: if g.temperature_err {
                     Field::Error("nvidia-smi printed `ERR!`".to_string())
@@ -1354,9 +1604,9 @@ pub fn to_reading(u: &SmiUsage) -> NvmlReading {
                 ecc_enabled: absent(),
                 ecc_pending: absent(),
                 ecc_uncorrected_volatile: opt(g.ecc_uncorrected.map(|x| x as u64)),
-                ecc_uncorrected_aggregate: absent(),
+                ecc_uncorrected_aggregate: opt(g.ecc_uncorrected_aggregate.map(|x| x as u64)),
                 ecc_corrected_volatile: absent(),
-                retired_pages_pending: absent(),
+                retired_pages_pending: opt(g.retired_pages_pending),
                 retired_pages_count: absent(),
                 remapped_rows_correctable: absent(),
                 remapped_rows_uncorrectable: absent(),
@@ -2167,5 +2417,161 @@ Legend:\n  X    = Self\n";
         let u = parse_table(r580).unwrap();
         assert_eq!(u.driver_version.as_deref(), Some("580.126.09"));
         assert_eq!(u.cuda_version.as_deref(), Some("13.0"));
+    }
+
+    // --- h64: `--query-gpu` loops and headers as nvidia-smi prints them (`nvidia-smi
+    // --help-query-gpu`, `nvidia-smi -h` for -l / -lms) ---
+
+    #[test]
+    fn one_field_header_over_every_sample_is_one_gpu_looped() {
+        // github.com/Unshapendwarf/SlowFast/blob/f91a2bcb0842c71f1e2ab007754f5fc8922ab381/gpu_utilization.csv:
+        // a script calls `--query-gpu=utilization.gpu --format=csv` per sample, so the one-field
+        // header precedes each value (healthy: a training run at 85-100%)
+        let t =
+            "utilization.gpu [%]\n85 %\nutilization.gpu [%]\n100 %\nutilization.gpu [%]\n94 %\n";
+        assert!(looks_like_query_csv(t));
+        let u = parse_query_csv(t).unwrap();
+        assert_eq!(u.gpus.len(), 1);
+        assert_eq!(u.samples, 3);
+        assert!((u.gpus[0].util_gpu.unwrap() - 93.0).abs() < 0.01);
+        // a bare word alone, or a field with no unit, is no header
+        assert!(query_header("utilization.gpu").is_none());
+        assert!(query_header("index").is_none());
+        assert!(query_header("name").is_none());
+        // prose under a one-field header is not a value
+        let p = "utilization.gpu [%]\nthe GPU is busy\n";
+        assert!(parse_query_csv(p).is_err());
+    }
+
+    #[test]
+    fn timestamped_loop_without_index_is_one_gpu_sampled() {
+        // github.com/eobo0530/vlm_optimization/blob/a35a64748f43570caaed56e85e5e607c90233977/gpu_log.csv
+        // (healthy, an RTX 4090 busy after the model loads): `-l 1` rows with a name, no index
+        let t = "timestamp, name, utilization.gpu [%], utilization.memory [%], memory.used [MiB], power.draw [W]\n\
+2026/01/03 15:36:53.507, NVIDIA GeForce RTX 4090, 1 %, 2 %, 1129 MiB, 33.09 W\n\
+2026/01/03 15:36:54.512, NVIDIA GeForce RTX 4090, 0 %, 2 %, 1123 MiB, 33.14 W\n\
+2026/01/03 15:36:59.525, NVIDIA GeForce RTX 4090, 65 %, 25 %, 18141 MiB, 130.55 W\n\
+2026/01/03 15:37:00.527, NVIDIA GeForce RTX 4090, 86 %, 83 %, 17902 MiB, 250.07 W\n";
+        let u = parse_query_csv(t).unwrap();
+        assert_eq!(u.gpus.len(), 1, "{:?}", u.gpus);
+        assert_eq!(u.gpus[0].samples, 4);
+        assert_eq!(u.gpus[0].memory_used_mib, Some(17902.0));
+        // github.com/PranavDani/Flame/blob/d517472bb6c99b9098c993bf230429e5224d5b39/nvidia-smi.csv:
+        // `-lms 50`, rows 50 ms apart, one GPU
+        let f = "timestamp, power.draw [W]\n\
+2024/10/30 18:42:33.189, 22.89 W\n2024/10/30 18:42:33.239, 22.73 W\n\
+2024/10/30 18:42:33.290, 22.73 W\n2024/10/30 18:42:33.340, 23.00 W\n\
+2024/10/30 18:42:33.390, 23.00 W\n2024/10/30 18:42:33.441, 23.00 W\n\
+2024/10/30 18:42:33.491, 23.00 W\n2024/10/30 18:42:33.541, 22.67 W\n\
+2024/10/30 18:42:33.592, 22.67 W\n2024/10/30 18:42:33.642, 22.60 W\n\
+2024/10/30 18:42:33.692, 22.60 W\n2024/10/30 18:42:33.743, 22.47 W\n\
+2024/10/30 18:42:33.793, 22.47 W\n2024/10/30 18:42:33.844, 22.43 W\n\
+2024/10/30 18:42:33.894, 22.43 W\n2024/10/30 18:42:33.944, 22.50 W\n\
+2024/10/30 18:42:33.995, 22.50 W\n2024/10/30 18:42:34.045, 22.51 W\n\
+2024/10/30 18:42:34.095, 22.51 W\n2024/10/30 18:42:34.146, 22.51 W\n\
+2024/10/30 18:42:34.196, 22.51 W\n2024/10/30 18:42:34.247, 22.51 W\n";
+        let u = parse_query_csv(f).unwrap();
+        assert_eq!(u.gpus.len(), 1);
+        assert_eq!(u.gpus[0].samples, 22);
+        assert_eq!(u.gpus[0].power_w, Some(22.51));
+    }
+
+    #[test]
+    fn timestamped_loop_of_several_gpus_is_cut_into_probes() {
+        // github.com/dst915/llama.cpp/blob/13f53bb12b263ed7a882d1876c0ed517b545983b/gpu_stats.csv:
+        // `noheader,nounits` rows of four GPUs per probe, a probe a second; the timestamp's
+        // shape pins its column, the other two are left unread (not judgeable)
+        let t = "2025/09/08 14:14:37.120, 0, 11409\n2025/09/08 14:14:37.121, 0, 10851\n\
+2025/09/08 14:14:37.122, 0, 10911\n2025/09/08 14:14:37.122, 0, 13325\n\
+2025/09/08 14:14:38.123, 0, 11409\n2025/09/08 14:14:38.124, 0, 10851\n\
+2025/09/08 14:14:38.124, 0, 10911\n2025/09/08 14:14:38.124, 0, 13325\n";
+        assert!(looks_like_query_csv(t));
+        let u = parse_query_csv(t).unwrap();
+        assert_eq!(u.gpus.len(), 4);
+        assert!(
+            u.gpus
+                .iter()
+                .all(|g| g.samples == 2 && g.util_gpu.is_none())
+        );
+        assert_eq!(u.unknown_fields.len(), 2);
+        // a snapshot of identical GPUs with no index or timestamp stays one row per GPU
+        let s =
+            "name, memory.used [MiB]\nNVIDIA H100 80GB HBM3, 1 MiB\nNVIDIA H100 80GB HBM3, 1 MiB\n";
+        assert_eq!(parse_query_csv(s).unwrap().gpus.len(), 2);
+        // nvidia-smi's timestamp shape, and nothing else, pins the field
+        assert_eq!(pinned_field("2024/01/16 14:44:16.977"), Some("timestamp"));
+        assert_eq!(pinned_field("03-11-2026 15:13:16"), None);
+        assert_eq!(pinned_field("14:14:37"), None);
+    }
+
+    #[test]
+    fn bus_id_tells_gpus_apart_across_an_elided_paste() {
+        // github.com/stas00/ml-engineering/blob/744d01e18b79512572f64a6bbd8b5f4a725203a7/compute/accelerator/nvidia/debug.md
+        // (healthy inventory): rows elided as `[...]`, the GPUs told apart by `pci.bus_id`
+        let t = "$ nvidia-smi --query-gpu=gpu_name,gpu_bus_id,vbios_version --format=csv\n\
+name, pci.bus_id, vbios_version\n\
+NVIDIA H100 80GB HBM3, 00000000:04:00.0, 96.00.89.00.01\n[...]\n\
+NVIDIA H100 80GB HBM3, 00000000:8B:00.0, 96.00.89.00.01\n";
+        let u = parse_query_csv(t).unwrap();
+        assert_eq!(u.gpus.len(), 2);
+        assert_eq!(u.gpus[1].bus_id.as_deref(), Some("00000000:8B:00.0"));
+    }
+
+    #[test]
+    fn own_header_with_epoch_seconds_is_one_gpu_looped() {
+        // github.com/RCKola/Rectified-Point-Flow/blob/076d3d9952609239fcdc0c5bb3dd5100ea0b56a3/gpu_usage.csv:
+        // a script's header with nvidia-smi's field names over `date +%s` and nounits values
+        // (healthy: a training run at 26-96%)
+        let t = "timestamp,memory.used,memory.total,utilization.gpu\n\
+1764189255,10544, 24576, 93\n1764189315,10546, 24576, 46\n1764189375,10546, 24576, 56\n";
+        let u = parse_query_csv(t).unwrap();
+        assert_eq!(u.gpus.len(), 1);
+        assert_eq!(u.gpus[0].samples, 3);
+        assert_eq!(u.gpus[0].memory_total_mib, Some(24576.0));
+    }
+
+    #[test]
+    fn power_default_limit_and_max_clocks_are_read() {
+        // github.com/Quake4/MindMiner/blob/0aa9824cbd6ede7dab23a1b8303bea1800491042/Code/Get-DeviceInfo.ps1
+        // (a sample kept in a comment): GTX 1080 Tis at 98% capped at 212.50 W of the 250.00 W
+        // default (problem for driver.power-limit-below-default)
+        let t = "name, utilization.gpu [%], utilization.memory [%], temperature.gpu, power.draw [W], power.limit [W], fan.speed [%], pstate, clocks.current.graphics [MHz], clocks.current.memory [MHz], power.max_limit [W], power.default_limit [W]\n\
+GeForce GTX 1080 Ti, 98, 5, 50, 211.44, 212.50, 50, P2, 1771, 5005, 300.00, 250.00\n\
+GeForce GTX 1080 Ti, 98, 5, 50, 212.56, 212.50, 50, P2, 1784, 5005, 300.00, 250.00\n";
+        let u = parse_query_csv(t).unwrap();
+        assert_eq!(u.gpus.len(), 2);
+        assert_eq!(u.gpus[0].power_default_w, Some(250.0));
+        assert_eq!(u.gpus[0].power_cap_w, Some(212.5));
+        assert_eq!(u.gpus[0].sm_clock_mhz, Some(1771.0));
+        let r = to_reading(&u);
+        assert_eq!(r.gpus[0].power_default_limit_mw.ok(), Some(&250000));
+        assert_eq!(r.gpus[0].power_enforced_limit_mw.ok(), Some(&212500));
+        // the project's H200 capture (healthy, idle): clocks.max.sm read as the max SM clock
+        let h = "index, name, utilization.gpu [%], persistence_mode, power.limit [W], clocks.current.sm [MHz], clocks.max.sm [MHz]\n\
+0, NVIDIA H200, 0 %, Enabled, 700.00 W, 345 MHz, 1980 MHz\n";
+        let u = parse_query_csv(h).unwrap();
+        assert_eq!(u.gpus[0].sm_clock_max_mhz, Some(1980.0));
+        assert_eq!(to_reading(&u).gpus[0].clock_sm_max.ok(), Some(&1980));
+        // the second names of `--help-query-gpu` read as the first (`clocks.gr`, `clocks.max.gr`)
+        let c = "nvidia-smi --query-gpu=index,clocks.gr,clocks.max.gr --format=csv,noheader,nounits\n0, 1410, 1980\n";
+        let u = parse_query_csv(c).unwrap();
+        assert_eq!(u.gpus[0].sm_clock_mhz, Some(1410.0));
+        assert_eq!(u.gpus[0].sm_clock_max_mhz, Some(1980.0));
+    }
+
+    #[test]
+    fn dmon_with_memory_columns_only_is_a_monitor_log() {
+        // the `-s m` group alone prints `# gpu fb bar1 ccpm` (nvidia-smi dmon -h, R580), and
+        // github.com/michalaarne-create/FULL-BOT-new/blob/e1be43f86bab6f88b7b813e3b478d56702af5a40/nvidia_dmon.log
+        // the `-s u` group with R5xx's jpg and ofa
+        let m = "# gpu     fb   bar1   ccpm \n# Idx     MB     MB     MB \n    0      4      1      0 \n    1      4      1      0 \n";
+        assert!(looks_like_monitor(m));
+        let u = parse_monitor(m).unwrap();
+        assert_eq!(u.gpus.len(), 2);
+        assert_eq!(u.gpus[0].memory_used_mib, Some(4.0));
+        let s = "# gpu     sm    mem    enc    dec    jpg    ofa \n# Idx      %      %      %      %      %      % \n    0     46     26      0      1      0      0 \n";
+        assert_eq!(parse_monitor(s).unwrap().gpus[0].util_gpu, Some(46.0));
+        // a comment line that merely names the GPU is no header
+        assert!(!looks_like_monitor("# gpu stats below\n0 1 2\n"));
     }
 }
