@@ -12,6 +12,17 @@
 //! booleans as `Yes`/`No` (1.x) or `True`/`False` (later), `No CUDA` when torch sees no CUDA at
 //! all, and starts a multi-line value (several GPUs, several cuDNN libraries) on the next line.
 //! Older versions (1.0–1.4) print the same keys without some of them.
+//!
+//! PyTorch 2.8+ (`get_env_info`, the XPU block of pytorch/pytorch#137846) prints, after `Is XPU
+//! available: True`, `XPU used to build PyTorch: V` and three headed lists of `* ` lines: `Intel
+//! GPU driver version:`, `Intel GPU models onboard:`, `Intel GPU models detected:`.
+//! vLLM's copy (`vllm/collect_env.py`, read at vllm-project/vllm 030ea52e) prints the same keys
+//! padded to one column before the colon (`Nvidia driver version        : 570.124.06`) under
+//! `==============================` section titles (System Info, PyTorch Info, Python
+//! Environment, CUDA / GPU Info, Intel XPU / GPU Info), adds `XPU used to build PyTorch` /
+//! `XPU runtime version` / `Intel GPU models`, and heads the packages `Versions of relevant
+//! libraries` without a colon. Every key of `env_info_fmt` is printed every time, so a pasted
+//! excerpt that starts below `PyTorch version` still shows a run of the CUDA/GPU keys.
 
 use super::cuda_compat;
 use serde::Serialize;
@@ -82,6 +93,12 @@ pub struct CollectEnv {
     pub cudnn: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub xpu_available: Option<bool>,
+    /// "XPU used to build PyTorch" (2.8+; vLLM's copy also "XPU runtime version"): the oneAPI
+    /// build (`20250101`); absent for `N/A`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub xpu_build: Option<String>,
+    /// The `* NAME` lines under "Intel GPU models onboard:" (vLLM: "Intel GPU models :").
+    pub intel_gpus: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hip_runtime_version: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -99,25 +116,53 @@ pub struct CollectEnv {
 
 /// collect_env's own first line and its first two keys: the output is recognised by them,
 /// written as `Key: value` (or, as CJK input methods and retyped pastes write it, with a
-/// full-width colon `：` or only a space after the key, in any case: see `key_value`).
+/// full-width colon `：` or only a space after the key, in any case: see `key_value`). An
+/// excerpt cut above `PyTorch version` is recognised by three of the keys only collect_env
+/// prints, one after another in `env_info_fmt` (`Is CUDA available` .. `Is XNNPACK available`).
 pub fn looks_like(text: &str) -> bool {
     let mut torch = false;
     let mut cuda_build = false;
+    let mut own: Vec<&'static str> = Vec::new();
     for l in text.lines().take(20_000) {
         let l = strip_quote(l);
-        match key_value(l) {
+        let kv = key_value(l);
+        match kv {
             Some(("PyTorch version", v)) if !v.is_empty() => torch = true,
             Some(("CUDA used to build PyTorch" | "Is CUDA available", v)) if !v.is_empty() => {
                 cuda_build = true
             }
             _ => {}
         }
-        if torch && cuda_build {
+        if let Some((k, v)) = kv
+            && OWN_KEYS.contains(&k)
+            && !own.contains(&k)
+            // a padded key with nothing after it is a value printed on the next lines (GPUs)
+            && (!v.is_empty() || l.ends_with(':') || k == "GPU models and configuration")
+        {
+            own.push(k);
+        }
+        if (torch && cuda_build) || own.len() >= 3 {
             return true;
         }
     }
     false
 }
+
+/// The keys of `env_info_fmt` that no other tool prints as `Key: value` lines (`OS`, `GCC
+/// version`, `Python version` and the like are left out: other reports print them too).
+const OWN_KEYS: &[&str] = &[
+    "Is CUDA available",
+    "CUDA runtime version",
+    "CUDA_MODULE_LOADING set to",
+    "GPU models and configuration",
+    "Nvidia driver version",
+    "cuDNN version",
+    "Is XPU available",
+    "XPU used to build PyTorch",
+    "HIP runtime version",
+    "MIOpen runtime version",
+    "Is XNNPACK available",
+];
 
 /// A collect_env key at the start of the line and its value: the key as the producer prints it
 /// (any letter case: `Os` for `OS`), then `:`, a full-width `：` or a space, then the value.
@@ -132,9 +177,15 @@ fn key_value(l: &str) -> Option<(&'static str, &str)> {
             continue;
         }
         let rest = &l[k.len()..];
+        // vLLM pads the key to one column: `Nvidia driver version        : 570.124.06`
+        let padded = rest.trim_start_matches(' ');
         let v = if let Some(v) = rest
             .strip_prefix(':')
             .or_else(|| rest.strip_prefix('\u{ff1a}'))
+        {
+            v
+        } else if rest.starts_with(' ')
+            && let Some(v) = padded.strip_prefix(':')
         {
             v
         } else if rest.starts_with(' ') {
@@ -198,6 +249,12 @@ const KEYS: &[&str] = &[
     "Nvidia driver version",
     "cuDNN version",
     "Is XPU available",
+    "XPU used to build PyTorch",
+    "XPU runtime version",
+    "Intel GPU driver version",
+    "Intel GPU models onboard",
+    "Intel GPU models detected",
+    "Intel GPU models",
     "HIP runtime version",
     "MIOpen runtime version",
     "Is XNNPACK available",
@@ -211,6 +268,10 @@ enum Block {
     Cudnn,
     Cpu,
     Libraries,
+    /// `* NAME` lines of "Intel GPU models onboard:"
+    IntelGpus,
+    /// `* ...` lines of "Intel GPU driver version:" / "Intel GPU models detected:"
+    Stars,
 }
 
 fn gpu_line(l: &str) -> Option<Gpu> {
@@ -304,6 +365,17 @@ pub fn parse_collect_env(text: &str) -> CollectEnv {
                     None => {}
                 },
                 "Is XPU available" => e.xpu_available = boolean(v),
+                "XPU used to build PyTorch" | "XPU runtime version" => e.xpu_build = value(v),
+                "Intel GPU models onboard" | "Intel GPU models" => match value(v) {
+                    Some(n) => {
+                        if let Some(n) = n.strip_prefix("* ") {
+                            e.intel_gpus.push(super::clip(n.trim(), 200));
+                        }
+                    }
+                    None if v.trim().is_empty() => block = Block::IntelGpus,
+                    None => {}
+                },
+                "Intel GPU driver version" | "Intel GPU models detected" => block = Block::Stars,
                 "HIP runtime version" => e.hip_runtime_version = value(v),
                 "MIOpen runtime version" => e.miopen_runtime_version = value(v),
                 "Is XNNPACK available" => e.xnnpack_available = boolean(v),
@@ -316,7 +388,8 @@ pub fn parse_collect_env(text: &str) -> CollectEnv {
             block = Block::Cpu;
             continue;
         }
-        if l == "Versions of relevant libraries:" {
+        // torch writes the colon, vLLM's copy a section title without it
+        if l == "Versions of relevant libraries:" || l == "Versions of relevant libraries" {
             block = Block::Libraries;
             continue;
         }
@@ -338,6 +411,14 @@ pub fn parse_collect_env(text: &str) -> CollectEnv {
                     block = Block::None;
                 }
             }
+            Block::IntelGpus | Block::Stars => match l.strip_prefix("* ") {
+                Some(n) => {
+                    if block == Block::IntelGpus && e.intel_gpus.len() < super::MAX_ITEMS {
+                        e.intel_gpus.push(super::clip(n.trim(), 200));
+                    }
+                }
+                None => block = Block::None,
+            },
             Block::Cudnn => {
                 if e.cudnn.len() < 16 {
                     e.cudnn.push(super::clip(l, 300));
@@ -355,6 +436,7 @@ pub fn parse_collect_env(text: &str) -> CollectEnv {
             _ => {
                 // a `Key: value` line of a newer collect_env this reader does not know
                 if let Some((k, _)) = l.split_once(": ")
+                    && let k = k.trim_end()
                     && e.torch_version.is_some()
                     && k.len() < 60
                     && k.chars().next().is_some_and(|c| c.is_ascii_uppercase())
@@ -426,6 +508,8 @@ impl super::EvidenceKind for CollectEnvKind {
             ("driver_max_cuda", "the same as major.minor"),
             ("cudnn", "cuDNN version, or the libraries it found"),
             ("xpu_available", "Is XPU available"),
+            ("xpu_build", "XPU used to build PyTorch (2.8+)"),
+            ("intel_gpus", "Intel GPU models onboard: the names"),
             ("hip_runtime_version", "HIP runtime version"),
             ("miopen_runtime_version", "MIOpen runtime version"),
             ("xnnpack_available", "Is XNNPACK available"),
@@ -588,6 +672,65 @@ mod tests {
         // prose that starts with a key is not a key
         assert!(!looks_like(
             "PyTorch version 2.1 is out with a new allocator\nIs CUDA available: Yes\n"
+        ));
+    }
+
+    #[test]
+    fn vllm_padded_keys_read_like_torch_keys() {
+        // healthy: vllm-project/vllm#29864, vLLM's padded collect_env of a torch 2.10 nightly
+        // (cu128) on four RTX 5090, driver 570.172.08; `CUDA_MODULE_LOADING set to   : ` empty
+        let t = fixture("collect_env/vllm_torch210_cu128_4x5090_vllm29864.txt");
+        assert!(looks_like(&t));
+        let e = parse_collect_env(&t);
+        assert_eq!(e.torch_version.as_deref(), Some("2.10.0.dev20251124+cu128"));
+        assert_eq!(e.is_debug_build, Some(false));
+        assert_eq!(e.torch_cuda.as_deref(), Some("12.8"));
+        assert_eq!(e.os.as_deref(), Some("Ubuntu 22.04.5 LTS (x86_64)"));
+        assert_eq!(e.cuda_available, Some(true));
+        assert_eq!(e.cuda_runtime_version.as_deref(), Some("12.8.93"));
+        assert_eq!(e.cuda_module_loading, None);
+        assert_eq!(e.gpus.len(), 4);
+        assert_eq!(e.gpus[3].name, "NVIDIA GeForce RTX 5090");
+        assert_eq!(e.nvidia_driver_version.as_deref(), Some("570.172.08"));
+        assert_eq!(e.driver_max_cuda_code, Some(12080));
+        assert!(e.other_keys.is_empty(), "{:?}", e.other_keys);
+        // the thread's problem is vLLM's (vllm-project/vllm#30435, "vllm problem with cu130"):
+        // a cu130 build under WSL2 with driver 581.57, two GPUs on the lines after the key
+        let t = "==============================\n       PyTorch Info\n==============================\nPyTorch version              : 2.9.0+cu130\nIs debug build               : False\nCUDA used to build PyTorch   : 13.0\nROCM used to build PyTorch   : N/A\n\n==============================\n       CUDA / GPU Info\n==============================\nIs CUDA available            : True\nCUDA runtime version         : Could not collect\nCUDA_MODULE_LOADING set to   : \nGPU models and configuration : \nGPU 0: NVIDIA GeForce RTX 5090\nGPU 1: NVIDIA GeForce RTX 5060 Ti\n\nNvidia driver version        : 581.57\n";
+        assert!(looks_like(t));
+        let e = parse_collect_env(t);
+        assert_eq!(e.torch_cuda_code, Some(13000));
+        assert_eq!(e.cuda_runtime_version, None);
+        assert_eq!(e.gpus.len(), 2);
+        assert_eq!(e.gpus[1].name, "NVIDIA GeForce RTX 5060 Ti");
+        assert_eq!(e.nvidia_driver_version.as_deref(), Some("581.57"));
+    }
+
+    #[test]
+    fn an_excerpt_cut_above_pytorch_version_is_still_collect_env() {
+        // problem: pytorch/pytorch#150733 (torch 2.6.0+cu126 on an RTX 5090 D, sm_120), the
+        // report from `Python version` on: the CUDA/GPU keys still show the GPU and the driver
+        let full = fixture("collect_env/torch26_cu126_5090d_pytorch150733.txt");
+        let cut = &full[full.find("Python version").unwrap()..];
+        assert!(looks_like(cut));
+        let e = parse_collect_env(cut);
+        assert_eq!(e.torch_version, None);
+        assert_eq!(e.gpus[0].name, "NVIDIA GeForce RTX 5090 D");
+        assert_eq!(e.nvidia_driver_version.as_deref(), Some("570.124.04"));
+        // healthy: intel/torch-xpu-ops#3817, a torch 2.8+ XPU report from `Python version` on,
+        // every CUDA key `No CUDA`, the XPU block with its tab-separated driver lines
+        let t = "Python version: 3.10.20 (main, Mar  3 2026, 15:36:40) [GCC 13.3.0] (64-bit runtime)\nPython platform: Linux-5.15.0-176-generic-x86_64-with-glibc2.39\nIs CUDA available: False\nCUDA runtime version: No CUDA\nCUDA_MODULE_LOADING set to: N/A\nGPU models and configuration: No CUDA\nNvidia driver version: No CUDA\ncuDNN version: No CUDA\nIs XPU available: True\nXPU used to build PyTorch: 20260000\nIntel GPU driver version:\n* intel-opencl-icd:\t25.18.33578.51-1146~24.04\n* libze1:\t1.24.0.0-1146~24.04\nIntel GPU models onboard:\n* Intel(R) Data Center GPU Max 1100\n* Intel(R) Data Center GPU Max 1100\nIntel GPU models detected:\n* [0] _XpuDeviceProperties(name='Intel(R) Data Center GPU Max 1100', type='gpu')\nHIP runtime version: N/A\n";
+        assert!(looks_like(t));
+        let e = parse_collect_env(t);
+        assert_eq!(e.cuda_available, Some(false));
+        assert!(e.gpus.is_empty());
+        assert_eq!(e.nvidia_driver_version, None);
+        assert_eq!(e.xpu_available, Some(true));
+        assert_eq!(e.xpu_build.as_deref(), Some("20260000"));
+        assert_eq!(e.intel_gpus, vec!["Intel(R) Data Center GPU Max 1100"; 2]);
+        // two generic keys are not enough: other reports print `OS:` and `Python version:`
+        assert!(!looks_like(
+            "OS: Ubuntu 22.04\nPython version: 3.10\nIs CUDA available: True\n"
         ));
     }
 

@@ -129,8 +129,17 @@ fn driver_from_text(
         return Some((v, format!("PyTorch's \"found version {v}\"")));
     }
     let e = env?;
+    let code = e.driver_max_cuda_code?;
+    // PyTorch's `is_available()` is true only where `cudaGetDeviceCount` succeeded, which it does
+    // not on a driver older than the build's CUDA (`cudaErrorInsufficientDriver`, the driver
+    // check's "too old" warning): `Is CUDA available: True` beside a build newer than the
+    // table's CUDA for that driver shows the table does not know the driver (a Jetson's L4T
+    // `580.00` under a cu130 build), so the table's reading is not used
+    if e.cuda_available == Some(true) && e.torch_cuda_code.is_some_and(|t| t / 1000 > code / 1000) {
+        return None;
+    }
     Some((
-        e.driver_max_cuda_code?,
+        code,
         format!(
             "driver {} in collect_env (NVIDIA's driver table)",
             e.nvidia_driver_version.as_deref().unwrap_or("?")
@@ -859,6 +868,24 @@ mod tests {
         let l = value_of(run(&CudaLog, &["collect_env/torch16_v100_driver_418.txt"]));
         assert_eq!(l["cuda_unavailable_with_gpu"], true);
         assert_eq!(l["env"]["gpus"][1]["name"], "Tesla V100-PCIE-16GB");
+    }
+
+    #[test]
+    fn cuda_available_with_a_newer_build_outranks_the_driver_table() {
+        // healthy: vllm-project/vllm#34470, a Jetson Thor's L4T driver `580.00` (the desktop
+        // table: CUDA 12.9) under torch 2.10.0+cu130 with `Is CUDA available: True`
+        let v = value_of(run(
+            &CudaCompat,
+            &["collect_env/vllm_torch210_cu130_thor_vllm34470.txt"],
+        ));
+        assert!(v["driver_cuda_code"].is_null(), "{v}");
+        assert_eq!(v["torch_cuda_code"], 13000);
+        // problem: pytorch/pytorch#43058, CUDA not available: the table's driver CUDA stands
+        let v = value_of(run(
+            &CudaCompat,
+            &["collect_env/torch16_v100_driver_418.txt"],
+        ));
+        assert_eq!(v["driver_cuda_code"], 10010);
     }
 
     #[test]
