@@ -107,6 +107,7 @@ fn read_as_evidence(text: &str) {
     let _ = crate::formats::profiler_report::pstats_loader(&text);
     let _ = crate::formats::profiler_report::pstats_fetch_row(&text);
     let _ = crate::formats::job_text::parse_structured(&text);
+    let _ = crate::formats::hf_args::find(&text);
     let _ = crate::evidence::segment::is_prose(&text);
 }
 

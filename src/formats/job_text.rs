@@ -189,7 +189,14 @@ pub struct FrameworkDefault {
 ///   pin-memory node, so nothing is read for it);
 /// - Ultralytics' `args.yaml` / `default.yaml` shape (`task` and `mode` of Ultralytics' names,
 ///   no `cfg` file overlaid): `workers` is 8 (`ultralytics/cfg/default.yaml`: `workers: 8 #
-///   (int) dataloader workers (per RANK if DDP)`).
+///   (int) dataloader workers (per RANK if DDP)`);
+/// - LLaMA-Factory's YAML (`stage`, `model_name_or_path`, `finetuning_type`/`template`, only
+///   keys its parser accepts): `dataloader_num_workers` is 0 and `dataloader_pin_memory` True,
+///   transformers' defaults. axolotl's YAML is not read this way: since axolotl commit 759cefb
+///   (PR 2632, 2025-07) `AxolotlConfigWCapabilities.default_dataloader_opts` sets
+///   `dataloader_num_workers` to the GPU count and `dataloader_pin_memory` when none of the
+///   three `dataloader_*` keys is written, before it the Trainer's 0 applied, and the file
+///   does not say which axolotl ran it.
 pub fn framework_defaults(data: &Value) -> Vec<FrameworkDefault> {
     let Some(top) = data.as_object() else {
         return Vec::new();
@@ -226,6 +233,42 @@ pub fn framework_defaults(data: &Value) -> Vec<FrameworkDefault> {
             ["train", "val", "predict", "export", "track", "benchmark"].contains(&m)
         })
         && top.get("cfg").is_none_or(Value::is_null);
+    // LLaMA-Factory's YAML (`llamafactory-cli train config.yaml`): src/llamafactory/hparams/
+    // parser.py reads it with `HfArgumentParser(_TRAIN_ARGS)`, whose training arguments
+    // subclass transformers' `Seq2SeqTrainingArguments` and leave `dataloader_num_workers`
+    // (default 0) and `dataloader_pin_memory` (default True) to transformers
+    // (hparams/training_args.py, v0.9.x); `preprocessing_num_workers` is the datasets.map pool,
+    // not the loader. The parser refuses a key no argument class has ("Some specified arguments
+    // are not used by the HfArgumentParser"), and every field is a lower-case identifier, so a
+    // file with any other key (`Lora_target`, `num train epochs`) never started a run: nothing
+    // is read as its default then.
+    let llamafactory = top
+        .get("stage")
+        .and_then(Value::as_str)
+        .is_some_and(|s| ["pt", "sft", "rm", "ppo", "dpo", "kto"].contains(&s))
+        && top.contains_key("model_name_or_path")
+        && (top.contains_key("finetuning_type") || top.contains_key("template"))
+        && top.keys().all(|k| {
+            k.chars().next().is_some_and(|c| c.is_ascii_lowercase())
+                && k.chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+        });
+    if llamafactory {
+        for (key, setting, value) in [
+            ("dataloader_num_workers", "num_workers", Value::from(0)),
+            ("dataloader_pin_memory", "pin_memory", Value::from(true)),
+        ] {
+            if !top.contains_key(key) {
+                out.push(FrameworkDefault {
+                    framework: "LLaMA-Factory (transformers' TrainingArguments)",
+                    setting,
+                    key_path: key,
+                    value,
+                    cite: "LLaMA-Factory hparams/parser.py `HfArgumentParser(_TRAIN_ARGS)`; transformers training_args.py `dataloader_num_workers` default 0, `dataloader_pin_memory` default True",
+                });
+            }
+        }
+    }
     if ultralytics && !top.contains_key("workers") {
         out.push(FrameworkDefault {
             framework: "Ultralytics",
@@ -982,6 +1025,23 @@ fn is_native_log_line(line: &str) -> bool {
     NATIVE.is_match(line.trim())
 }
 
+/// A line of DeepSpeed's own logger (a training log of a DeepSpeed or Trainer-with-DeepSpeed
+/// job, its `DeepSpeedEngine` config print among them): deepspeed/utils/logging.py
+/// `LoggerFactory.create_logger` formats every record as `[%(asctime)s] [%(levelname)s]
+/// [%(filename)s:%(lineno)d:%(funcName)s] %(message)s`, asctime in logging's default
+/// `YYYY-MM-DD HH:MM:SS,mmm`. What the line says is not a loader setting: the config print's
+/// `data_efficiency_config … 'num_workers': 0` is DeepSpeed's data-sampling option, read by
+/// nothing here.
+fn is_deepspeed_log_line(line: &str) -> bool {
+    static DS: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(
+            r"^\[[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2},[0-9]{3}\] \[(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\] \[[^\]\s:]+\.py:[0-9]+:[A-Za-z_<>][A-Za-z0-9_<>]*\] ",
+        )
+        .expect("static regex")
+    });
+    DS.is_match(line.trim_start())
+}
+
 /// A frame line of a Python traceback as CPython prints it: `  File "{filename}", line
 /// {lineno}, in {name}` (CPython `Lib/traceback.py`, `StackSummary.format_frame_summary`,
 /// 3.x; the caret and source lines under it are the frame's own).
@@ -1054,7 +1114,7 @@ fn looks_like_log(text: &str, has_warnings: bool) -> bool {
     let mut hits = 0;
     for l in text.lines().take(2000) {
         let low = l.to_ascii_lowercase();
-        if is_progress_line(l) {
+        if is_progress_line(l) || is_deepspeed_log_line(l) {
             hits += 2;
         } else if low.contains("warning")
             || low.contains("epoch")
@@ -1089,7 +1149,14 @@ pub fn parse_structured(text: &str) -> Option<(&'static str, Value)> {
     crate::formats::config::read_config(None, text)
         .ok()
         .map(|(f, v)| (f.id(), v))
+        // the Trainer's printed arguments alone (`TrainingArguments(` then `key=value,` lines,
+        // [`crate::formats::hf_args`]): a config no file holds, read for what it says
+        .or_else(|| crate::formats::hf_args::parse_whole(text).map(|v| (HF_ARGS, v)))
 }
+
+/// The format name of [`JobText::Config`] for the Trainer's printed arguments: a config read,
+/// not a file to edit.
+pub const HF_ARGS: &str = "hf-args";
 
 /// What this text is, by content: Python source, a structured config, launcher command
 /// lines, or a training log. None when it is none of them.
@@ -1156,6 +1223,71 @@ mod tests {
         // a document parser's / database pool's `number_workers` is no DataLoader's
         assert_eq!(canonical_setting("number_workers"), None);
         assert_eq!(canonical_setting("Number_Workers"), None);
+    }
+
+    #[test]
+    fn a_llamafactory_yaml_leaves_the_loader_to_transformers_defaults() {
+        // hiyouga/LlamaFactory#4714 (a WebUI-generated LoRA config): no dataloader_num_workers,
+        // so the Trainer's 0; preprocessing_num_workers is the datasets.map pool
+        let webui = "cutoff_len: 256\ndataset: identity\ndo_train: true\nfinetuning_type: lora\nmodel_name_or_path: Qwen/Qwen1.5-0.5B-Chat\nper_device_train_batch_size: 1\npreprocessing_num_workers: 16\nstage: sft\ntemplate: qwen\n";
+        let (_, v) = parse_structured(webui).unwrap();
+        let d = framework_defaults(&v);
+        assert_eq!(d.len(), 2, "{d:?}");
+        assert_eq!((d[0].setting, &d[0].value), ("num_workers", &json!(0)));
+        assert_eq!((d[1].setting, &d[1].value), ("pin_memory", &json!(true)));
+        assert!(find_settings(&v).is_empty());
+        // hiyouga/LlamaFactory#9590: the loader's workers written (16): no default for them
+        let set = "model_name_or_path: models/Qwen2.5-VL-7B-Instruct\nstage: sft\ndo_train: true\nfinetuning_type: full\ntemplate: qwen2_vl\npreprocessing_num_workers: 16\ndataloader_num_workers: 16\n";
+        let (_, v) = parse_structured(set).unwrap();
+        assert!(
+            framework_defaults(&v)
+                .iter()
+                .all(|d| d.setting != "num_workers")
+        );
+        // hiyouga/LlamaFactory#3914 as typed (`Lora_target`, `num train epochs`): the parser
+        // refuses those keys, the run never started, nothing is read as a default
+        let typo = "model_name_or_path: m\nstage: sft\nfinetuning_type: lora\nLora_target: q_proj,v_proj\nnum train epochs: 3.0\n";
+        let (_, v) = parse_structured(typo).unwrap();
+        assert!(framework_defaults(&v).is_empty());
+        // axolotl (examples/llama-3/lora-8b.yml shape): its default depends on its version
+        let axolotl = "base_model: NousResearch/Meta-Llama-3-8B\nadapter: lora\nmicro_batch_size: 2\nnum_epochs: 1\ndatasets:\n  - path: mhenrichsen/alpaca_2k_test\n    type: alpaca\n";
+        let (_, v) = parse_structured(axolotl).unwrap();
+        assert!(framework_defaults(&v).is_empty());
+    }
+
+    #[test]
+    fn deepspeed_s_config_print_is_a_log_and_sets_no_loader() {
+        // hiyouga/LlamaFactory#6149: DeepSpeed's config print of its data-efficiency sampler
+        let l = "[2024-11-26 11:57:05,215] [INFO] [config.py:988:print]   data_efficiency_config ....... {'enabled': False, 'seed': 1234, 'data_sampling': {'enabled': False, 'num_epochs': 1000, 'num_workers': 0, 'curriculum_learning': {'enabled': False}}}";
+        assert!(is_deepspeed_log_line(l));
+        assert_eq!(detect(l), Some(JobText::Log));
+        // a DeepSpeed warning of a real run (microsoft/DeepSpeed issues' pastes have this shape)
+        assert!(is_deepspeed_log_line(
+            "[2023-05-04 10:12:01,123] [WARNING] [stage3.py:1850:step] 4 pytorch allocator cache flushes since last step."
+        ));
+        // not DeepSpeed's format: no milliseconds, no file:line:function
+        assert!(!is_deepspeed_log_line("[2024-11-26 11:57:05] [INFO] hello"));
+        assert!(!is_deepspeed_log_line(
+            "2024-11-26 11:57:05,215 INFO config.py:988 x"
+        ));
+    }
+
+    #[test]
+    fn the_trainers_printed_arguments_are_a_config() {
+        // transformers' TrainingArguments.__str__ (formats::hf_args), printed alone
+        let dump = "TrainingArguments(\n_n_gpu=1,\ndataloader_num_workers=0,\ndataloader_pin_memory=True,\nper_device_train_batch_size=8,\n)\n";
+        assert_eq!(detect(dump), Some(JobText::Config(HF_ARGS)));
+        let (f, v) = parse_structured(dump).unwrap();
+        assert_eq!(f, HF_ARGS);
+        let s = find_settings(&v);
+        assert!(
+            s.iter()
+                .any(|o| o.setting == "num_workers" && o.value == json!(0))
+        );
+        assert!(
+            s.iter()
+                .any(|o| o.setting == "pin_memory" && o.value == json!(true))
+        );
     }
 
     #[test]

@@ -1428,6 +1428,85 @@ pub fn setting_name(key: &str) -> Option<&'static str> {
     crate::formats::job_text::canonical_setting(&last)
 }
 
+/// Flags that only the Hugging Face Trainer's `TrainingArguments` defines: transformers
+/// `src/transformers/training_args.py` (v4.x) declares them as dataclass fields, and
+/// `HfArgumentParser` (`src/transformers/hf_argparser.py`, `_add_dataclass_arguments`) turns
+/// each field into `--{field.name}` (a bool field also into a bare flag). A script's own
+/// argparse spells a batch size `--batch_size`/`--train_batch_size` (the diffusers examples);
+/// `--per_device_train_batch_size` is the Trainer's.
+const TRAINER_ONLY_FLAGS: &[&str] = &[
+    "do_train",
+    "do_eval",
+    "do_predict",
+    "evaluation_strategy",
+    "eval_strategy",
+    "save_strategy",
+    "logging_strategy",
+    "save_total_limit",
+    "load_best_model_at_end",
+    "metric_for_best_model",
+    "overwrite_output_dir",
+    "per_device_eval_batch_size",
+    "lr_scheduler_type",
+    "warmup_ratio",
+    "logging_steps",
+    "save_steps",
+    "eval_steps",
+    "report_to",
+    "remove_unused_columns",
+    "ddp_timeout",
+    "push_to_hub",
+    "hub_model_id",
+    "gradient_checkpointing",
+    "bf16",
+    "fp16",
+    "tf32",
+];
+
+/// The command runs a Python training script whose arguments the Hugging Face Trainer parses
+/// (`HfArgumentParser` over `TrainingArguments`): it passes `--per_device_train_batch_size`
+/// and at least two more flags only `TrainingArguments` defines ([`TRAINER_ONLY_FLAGS`]). Then
+/// a Trainer setting the command does not give is `TrainingArguments`' default. Returns the
+/// Trainer flags seen (for the message), or None.
+///
+/// Only a script run by Python or a Python launcher counts (`python x.py`, `torchrun`,
+/// `deepspeed`, `accelerate launch`, a wrapper script such as Optimum Habana's
+/// `gaudi_spawn.py`): a framework's own CLI (`swift sft`, `llamafactory-cli train`) parses the
+/// same flag names into its own subclass, whose defaults may differ (ms-swift's
+/// `TrainArguments` sets `dataloader_num_workers` itself when it is not given), and ms-swift's
+/// `swift/cli/*.py` is that CLI.
+pub fn hf_trainer_flags(l: &Launch) -> Option<Vec<String>> {
+    let script = l.script.as_deref()?;
+    if !script.ends_with(".py") || script.contains("swift/cli/") {
+        return None;
+    }
+    let names: Vec<String> = l
+        .settings
+        .iter()
+        .map(|s| {
+            s.key
+                .trim_start_matches('-')
+                .split('=')
+                .next()
+                .unwrap_or("")
+                .to_string()
+        })
+        .collect();
+    if !names.iter().any(|n| n == "per_device_train_batch_size") {
+        return None;
+    }
+    let only: Vec<String> = names
+        .iter()
+        .filter(|n| TRAINER_ONLY_FLAGS.contains(&n.as_str()))
+        .map(|n| format!("--{n}"))
+        .collect();
+    (only.len() >= 2).then(|| {
+        let mut v = vec!["--per_device_train_batch_size".to_string()];
+        v.extend(only);
+        v
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1436,6 +1515,30 @@ mod tests {
         let v = find(text);
         assert_eq!(v.len(), 1, "{v:#?}");
         v.into_iter().next().unwrap()
+    }
+
+    #[test]
+    fn a_trainer_script_s_command_line_is_known_by_its_flags() {
+        // huggingface/optimum-habana#188: the ViT command before the PR, no loader flag
+        let vit = "python run_image_classification.py \\\n    --model_name_or_path google/vit-base-patch16-224-in21k \\\n    --output_dir /tmp/outputs/ \\\n    --remove_unused_columns False \\\n    --do_train \\\n    --do_eval \\\n    --per_device_train_batch_size 64 \\\n    --evaluation_strategy epoch \\\n    --gaudi_config_name Habana/vit\n";
+        let flags = hf_trainer_flags(&one(vit)).expect("the Trainer's flags");
+        assert!(flags.contains(&"--do_train".to_string()), "{flags:?}");
+        // huggingface/blog#1118: through a wrapper script, flags as `--flag=value`
+        let bt = "python ../gaudi_spawn.py --use_mpi --world_size 8 run_bridgetower.py \\\n--output_dir /tmp/bridgetower-test \\\n--do_train --do_eval --do_predict \\\n--per_device_train_batch_size=\"40\" --per_device_eval_batch_size=\"16\" \\\n--logging_steps 10\n";
+        assert!(hf_trainer_flags(&one(bt)).is_some());
+        // sign/WeLT#11 (healthy, workers given): still the Trainer's line; the flag given wins
+        let welt = "python train.py --per_device_train_batch_size 128 --do_train --do_eval --dataloader_num_workers 4\n";
+        assert!(hf_trainer_flags(&one(welt)).is_some());
+        // a diffusers example's own argparse (`--train_batch_size`): not the Trainer's
+        let diffusers = "accelerate launch train_unconditional.py --dataset_name huggan/flowers-102-categories --resolution 64 --output_dir ddpm --train_batch_size 16 --num_epochs 100 --gradient_accumulation_steps 1 --learning_rate 1e-4 --lr_warmup_steps 500 --mixed_precision no\n";
+        assert_eq!(hf_trainer_flags(&one(diffusers)), None);
+        // ms-swift's CLI sets its own loader default: not judged as the Trainer's
+        let swift = "Process 175053: /usr/local/bin/python -u /usr/local/lib/python3.10/site-packages/swift/cli/sft.py --model_type qwen2-vl-7b-instruct --per_device_train_batch_size 1 --do_train --logging_steps 5\n";
+        let l = find(swift);
+        assert!(l.iter().all(|l| hf_trainer_flags(l).is_none()), "{l:?}");
+        // one Trainer flag beside the batch size is not enough to tell
+        let thin = "python finetune.py --per_device_train_batch_size 4 --bf16\n";
+        assert_eq!(hf_trainer_flags(&one(thin)), None);
     }
 
     /// Only a text that reads as a script is parsed whole as shell: real pastes of other

@@ -27,6 +27,7 @@
 pub mod config;
 pub mod env;
 pub mod fstab;
+pub mod hf_args;
 pub mod job_text;
 pub mod keypath;
 pub mod launcher;

@@ -798,6 +798,45 @@ fn resolve(g: &mut Gathered) {
             }
         }
     }
+    // a Hugging Face Trainer script's command line (HfArgumentParser over TrainingArguments,
+    // launcher::hf_trainer_flags) that gives no loader flag: TrainingArguments' defaults
+    // (transformers src/transformers/training_args.py, v4.x: `dataloader_num_workers: int =
+    // field(default=0, …)`, `dataloader_pin_memory: bool = field(default=True, …)`); a flag
+    // given on the line (rank 2) wins
+    for (l, origin) in &g.launches {
+        let Some(seen) = launcher::hf_trainer_flags(l) else {
+            continue;
+        };
+        for (flag, setting, default) in [
+            ("--dataloader_num_workers", "num_workers", json!(0)),
+            ("--dataloader_pin_memory", "pin_memory", json!(true)),
+        ] {
+            // `--dataloader-num-workers` is the same option (HfArgumentParser adds the dashed
+            // alias of each field)
+            let name = flag.trim_start_matches('-');
+            if l.settings
+                .iter()
+                .any(|s| s.key.trim_start_matches('-').replace('-', "_") == name)
+            {
+                continue;
+            }
+            found.push(Found {
+                setting,
+                value: Some(default.clone()),
+                unjudged: None,
+                file: String::new(),
+                key: flag.to_string(),
+                source: format!(
+                    "{} on the {origin} takes the Trainer's flags ({}) and gives no {flag}: TrainingArguments' default {}={default}",
+                    l.script.as_deref().unwrap_or("the script"),
+                    seen.join(", "),
+                    name,
+                ),
+                rank: 5,
+                eval_only: false,
+            });
+        }
+    }
     // every call in the job's Python, for what a caller passes to a function's parameter
     let callers: Vec<(String, String, python::Call)> = g
         .docs
@@ -813,7 +852,9 @@ fn resolve(g: &mut Gathered) {
         .collect();
     for d in &g.docs {
         match d.kind {
-            JobText::Config(_) => {
+            JobText::Config(f) => {
+                // the Trainer's printed arguments (formats::hf_args): read, but no file to edit
+                let printed = f == job_text::HF_ARGS;
                 if let Some(data) = &d.data {
                     let settings = job_text::find_settings(data);
                     // what the file leaves to its framework: the framework's default, said so
@@ -840,17 +881,30 @@ fn resolve(g: &mut Gathered) {
                             setting: o.setting,
                             value: Some(o.value.clone()),
                             unjudged: None,
-                            file: d.path.clone(),
+                            file: if printed {
+                                String::new()
+                            } else {
+                                d.path.clone()
+                            },
                             key: o.key_path.clone(),
-                            source: format!(
-                                "`{}` in {}",
-                                if d.prefix.is_empty() {
-                                    o.key_path.clone()
-                                } else {
-                                    format!("{}.{}", d.prefix, o.key_path)
-                                },
-                                d.path
-                            ),
+                            source: if printed {
+                                format!(
+                                    "`{}={}` in the Trainer's printed arguments ({})",
+                                    o.key_path,
+                                    value_text(&o.value),
+                                    d.path
+                                )
+                            } else {
+                                format!(
+                                    "`{}` in {}",
+                                    if d.prefix.is_empty() {
+                                        o.key_path.clone()
+                                    } else {
+                                        format!("{}.{}", d.prefix, o.key_path)
+                                    },
+                                    d.path
+                                )
+                            },
                             rank: rank_of_doc(&d.origin),
                             eval_only: o.eval_only,
                         });
@@ -869,6 +923,34 @@ fn resolve(g: &mut Gathered) {
                             (l, t, "the dataset fetcher profiled in the training process, where it runs only with num_workers=0")
                         })
                     });
+                // the Trainer's arguments printed in the log (`Training/evaluation parameters
+                // TrainingArguments(` …, formats::hf_args): what the run was given
+                for dump in crate::formats::hf_args::find(&d.text) {
+                    for (k, v) in &dump.fields {
+                        let Some(setting) = job_text::canonical_setting(k) else {
+                            continue;
+                        };
+                        if !k.starts_with("dataloader_") {
+                            continue;
+                        }
+                        found.push(Found {
+                            setting,
+                            value: Some(v.clone()),
+                            unjudged: None,
+                            file: String::new(),
+                            key: k.clone(),
+                            source: format!(
+                                "`{k}={}` in {}({{…}}) printed on {}:{}",
+                                value_text(v),
+                                dump.class,
+                                d.path.rsplit('/').next().unwrap_or(&d.path),
+                                dump.line
+                            ),
+                            rank: 4,
+                            eval_only: false,
+                        });
+                    }
+                }
                 if let Some((line, text, why)) = single {
                     found.push(Found {
                         setting: "num_workers",
