@@ -30,12 +30,13 @@ const CAPTURED: &[&str] = &[
 ];
 
 /// The floor `GPUFIX_CORPUS_STRICT=1` (run by `.ci/run`) holds: the whole corpus's figures after
-/// the sealed batch h67 (lspci, dcgmi diag, ibstat, ibv_devinfo and ibdev2netdev as users paste
-/// them; 1,352 artifacts): 554 of 614 detected (902 per mille), 0 healthy with a false finding,
-/// 0 unreadable; every artifact detected before is detected still. Its one miss (mscclpp#493, a
-/// ConnectX port Down/Disabled beside an Active one, the shape of an unused second port that the
-/// port rule lists apart) takes the share below 903; the corpus README says why it stays. Before
-/// it, after the sealed batches h59-h63 (py-spy dumps of hung multi-rank jobs, OOM messages, nvidia-smi
+/// the third session of 2026-12-05 (sealed batches h64-h68: query CSV and dmon loops, Hugging
+/// Face training setups, `-q` sections, lspci/dcgmi/IB tools, the CUDA runtime layer of
+/// 2025-2026; a py-spy thread inside a collective read as a wait on its peers; GeForce names as
+/// owners write them; 1,395 artifacts): 581 of 631 detected (920 per mille), 0 healthy with a
+/// false finding, 0 unreadable; every artifact detected before is detected still. The h67
+/// branch had it at 902 (554 of 614, its one miss mscclpp#493, a ConnectX port Down/Disabled
+/// beside an Active one, the shape of an unused second port). Before it, after the sealed batches h59-h63 (py-spy dumps of hung multi-rank jobs, OOM messages, nvidia-smi
 /// tables, NCCL logs, training configs) and h200p/h200q (profiler output, py-spy and dmon made
 /// on the H200) and their readers (1,342 artifacts): 550 of 609 detected (903 per mille), 0
 /// healthy with a false finding, 0 unreadable; every artifact detected before is detected
@@ -98,7 +99,7 @@ const CAPTURED: &[&str] = &[
 /// 35 MB Kineto trace of h11 is judged within `plan`'s probe timeout depends on the machine's
 /// load. A change that reads the corpus worse fails CI; one that reads it better raises these.
 /// Issue 24's target is 95% detected, 0 and 0: the detected share is not met.
-const FLOOR_DETECTED_PER_MILLE: usize = 902;
+const FLOOR_DETECTED_PER_MILLE: usize = 920;
 const MAX_FALSE_ON_HEALTHY: usize = 0;
 const MAX_UNREADABLE: usize = 0;
 

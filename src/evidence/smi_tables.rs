@@ -76,7 +76,7 @@ pub struct UsageGpu {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub clocks_event_reasons: Option<Vec<String>>,
     /// `--query-gpu` fields that only the CSV prints (`nvidia-smi --help-query-gpu`):
-    /// `clocks.max.sm` / `clocks.max.graphics` [MHz], `power.default_limit` [W],
+    /// `clocks.max.sm` / `clocks.max.graphics` (MHz), `power.default_limit` (W),
     /// `ecc.errors.uncorrected.aggregate.total`, `retired_pages.pending` (`Yes`/`No`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sm_clock_max_mhz: Option<f64>,

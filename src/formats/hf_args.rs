@@ -95,7 +95,7 @@ fn value_of(raw: &str) -> Value {
 
 /// The dumps in `text`, in both shapes, each read whole (at most a few thousand lines are
 /// looked at per dump; a field line is bounded by the text). Dumps of other dataclasses
-/// ([`TRAINER_FIELDS`]) are left out.
+/// (`TRAINER_FIELDS`) are left out.
 pub fn find(text: &str) -> Vec<Dump> {
     // a dump holds one of the Trainer's fields: any other text (a long log) costs one scan
     if !TRAINER_FIELDS.iter().any(|f| text.contains(f)) {

@@ -1465,7 +1465,7 @@ const TRAINER_ONLY_FLAGS: &[&str] = &[
 
 /// The command runs a Python training script whose arguments the Hugging Face Trainer parses
 /// (`HfArgumentParser` over `TrainingArguments`): it passes `--per_device_train_batch_size`
-/// and at least two more flags only `TrainingArguments` defines ([`TRAINER_ONLY_FLAGS`]). Then
+/// and at least two more flags only `TrainingArguments` defines (`TRAINER_ONLY_FLAGS`). Then
 /// a Trainer setting the command does not give is `TrainingArguments`' default. Returns the
 /// Trainer flags seen (for the message), or None.
 ///
