@@ -433,6 +433,25 @@ pub(crate) mod testutil {
         String::from_utf8_lossy(&bytes).into_owned()
     }
 
+    /// Every file under `tests/fixtures/corpus` and `tests/fixtures/evidence`, for the tests
+    /// that hold a reader's phrase search to its line test over all the public text there is.
+    pub fn every_fixture_file() -> Vec<PathBuf> {
+        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+        let mut dirs = vec![root.join("corpus"), root.join("evidence")];
+        let mut out = Vec::new();
+        while let Some(d) = dirs.pop() {
+            for e in std::fs::read_dir(&d).unwrap().flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    dirs.push(p);
+                } else {
+                    out.push(p);
+                }
+            }
+        }
+        out
+    }
+
     /// Every prefix of `text` cut at a multiple of `step` bytes (on char boundaries).
     pub fn prefixes(text: &str, step: usize) -> Vec<&str> {
         let mut out = Vec::new();

@@ -1900,14 +1900,7 @@ mod tests {
         assert_eq!(g.default_app_clock_graphics, Field::NotSupported);
     }
 
-    fn corpus(name: &str) -> String {
-        std::fs::read_to_string(
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("tests/fixtures/corpus")
-                .join(name),
-        )
-        .unwrap()
-    }
+    use crate::test_corpus as corpus;
 
     #[test]
     fn a_reason_value_with_a_note_after_it_is_read() {

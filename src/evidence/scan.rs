@@ -130,41 +130,32 @@ mod tests {
     #[test]
     fn readers_searching_phrases_agree_with_testing_every_line() {
         use crate::evidence::{cuda_errors, nccl_errors, shm_error};
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
-        let mut dirs = vec![root.join("corpus"), root.join("evidence")];
         let mut n = 0;
-        while let Some(d) = dirs.pop() {
-            for e in std::fs::read_dir(&d).unwrap().flatten() {
-                let p = e.path();
-                if p.is_dir() {
-                    dirs.push(p);
-                    continue;
-                }
-                let Ok(bytes) = std::fs::read(&p) else {
-                    continue;
-                };
-                let t = String::from_utf8_lossy(&bytes);
-                n += 1;
-                let name = p.display();
-                assert_eq!(
-                    cuda_errors::looks_like(&t),
-                    t.lines().any(cuda_errors::recognised_line),
-                    "{name}"
-                );
-                // (the heartbeat monitor's message is read from rows a terminal wrapped: a
-                // whole-text reader beside the line test)
-                assert_eq!(
-                    nccl_errors::looks_like(&t),
-                    t.lines().any(nccl_errors::recognised_line)
-                        || !nccl_errors::parse_nccl_errors(&t).watchdog_stuck.is_empty(),
-                    "{name}"
-                );
-                assert_eq!(
-                    shm_error::shm_error_line(&t),
-                    t.lines().find(|l| shm_error::is_shm_error_line(l)),
-                    "{name}"
-                );
-            }
+        for p in crate::evidence::testutil::every_fixture_file() {
+            let Ok(bytes) = std::fs::read(&p) else {
+                continue;
+            };
+            let t = String::from_utf8_lossy(&bytes);
+            n += 1;
+            let name = p.display();
+            assert_eq!(
+                cuda_errors::looks_like(&t),
+                t.lines().any(cuda_errors::recognised_line),
+                "{name}"
+            );
+            // (the heartbeat monitor's message is read from rows a terminal wrapped: a
+            // whole-text reader beside the line test)
+            assert_eq!(
+                nccl_errors::looks_like(&t),
+                t.lines().any(nccl_errors::recognised_line)
+                    || !nccl_errors::parse_nccl_errors(&t).watchdog_stuck.is_empty(),
+                "{name}"
+            );
+            assert_eq!(
+                shm_error::shm_error_line(&t),
+                t.lines().find(|l| shm_error::is_shm_error_line(l)),
+                "{name}"
+            );
         }
         assert!(n > 300, "{n} files");
     }

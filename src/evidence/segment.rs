@@ -898,37 +898,28 @@ mod tests {
     /// testing every line finds. A marker widened without its phrases fails here.
     #[test]
     fn marker_phrases_are_held_by_every_marker_line() {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
-        let mut dirs = vec![root.join("corpus"), root.join("evidence")];
         let kinds: Vec<_> = KINDS.iter().copied().filter(|k| k.has_markers()).collect();
         assert!(
             kinds.iter().all(|k| !k.marker_phrases().is_empty()),
             "a marker kind without phrases is tested line by line in a big text: name them"
         );
         let (mut files, mut lines) = (0, 0);
-        while let Some(d) = dirs.pop() {
-            for e in std::fs::read_dir(&d).unwrap().flatten() {
-                let p = e.path();
-                if p.is_dir() {
-                    dirs.push(p);
-                    continue;
-                }
-                let Ok(bytes) = std::fs::read(&p) else {
-                    continue;
-                };
-                files += 1;
-                let t = crate::vocab::paste::unwrap(String::from_utf8_lossy(&bytes).into_owned());
-                for l in t.lines() {
-                    for k in &kinds {
-                        if k.marker(l) {
-                            lines += 1;
-                            assert!(
-                                k.marker_phrases().iter().any(|ph| l.contains(ph)),
-                                "{} accepts a line of {} holding none of its phrases: {l}",
-                                k.name(),
-                                p.display()
-                            );
-                        }
+        for p in crate::evidence::testutil::every_fixture_file() {
+            let Ok(bytes) = std::fs::read(&p) else {
+                continue;
+            };
+            files += 1;
+            let t = crate::vocab::paste::unwrap(String::from_utf8_lossy(&bytes).into_owned());
+            for l in t.lines() {
+                for k in &kinds {
+                    if k.marker(l) {
+                        lines += 1;
+                        assert!(
+                            k.marker_phrases().iter().any(|ph| l.contains(ph)),
+                            "{} accepts a line of {} holding none of its phrases: {l}",
+                            k.name(),
+                            p.display()
+                        );
                     }
                 }
             }

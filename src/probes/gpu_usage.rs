@@ -322,14 +322,7 @@ mod tests {
         );
     }
 
-    fn corpus(name: &str) -> String {
-        std::fs::read_to_string(
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("tests/fixtures/corpus")
-                .join(name),
-        )
-        .unwrap()
-    }
+    use crate::test_corpus as corpus;
 
     #[test]
     fn utilization_samples_stand_for_the_window_when_usable() {
