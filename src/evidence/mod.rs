@@ -220,7 +220,7 @@ pub trait EvidenceKind: Sync {
     }
     /// Phrases one of which every line [`EvidenceKind::marker`] accepts holds: a text too big
     /// to cut ([`segment`]) is searched for them once, and only the lines holding one are
-    /// tested. Empty: no such list, every line is tested.
+    /// tested. Every kind with markers names them (a test holds it to that).
     fn marker_phrases(&self) -> &'static [&'static str] {
         &[]
     }

@@ -109,15 +109,7 @@ const Q_KEYS: &[&str] = &[
     "Clocks Event Reasons",
     "Clocks Throttle Reasons",
     "Clocks Event Reasons Counters",
-    "Idle",
-    "Applications Clocks Setting",
-    "SW Power Cap",
-    "HW Slowdown",
-    "HW Thermal Slowdown",
-    "HW Power Brake Slowdown",
-    "Sync Boost",
-    "SW Thermal Slowdown",
-    "Display Clock Setting",
+    // and the reason lines under them: REASON_LINES ([`is_q_key`])
     "GPU Link Info",
     "PCIe Generation",
     "Link Width",
@@ -189,7 +181,7 @@ pub(crate) fn looks_like_q_fragment(h: &str) -> bool {
         if val.is_some() {
             kv += 1;
         }
-        if Q_KEYS.iter().any(|k| key.eq_ignore_ascii_case(k)) {
+        if is_q_key(key) {
             hits += 1;
         }
         match (clock_section, val) {
@@ -220,7 +212,7 @@ pub(crate) fn looks_like_q_fragment(h: &str) -> bool {
 /// Clocks": Graphics; "Deferred Clocks" (R450+): Memory). The XML form nests the same values in
 /// `<clocks>`, `<applications_clocks>`, … as `graphics_clock`, `sm_clock`, `mem_clock`,
 /// `video_clock`. A hand-cut excerpt of a clock section (`Clocks` / `SM : 1530 MHz` / `Memory :
-/// 877 MHz`) has none of the keys of [`Q_KEYS`]: each of its lines under such a header, with a
+/// 877 MHz`) has no key [`is_q_key`] knows: each of its lines under such a header, with a
 /// value in MHz, is one of nvidia-smi's.
 const CLOCK_SECTIONS: &[(&str, &[&str])] = &[
     ("Clocks", &["Graphics", "SM", "Memory", "Video"]),
@@ -969,7 +961,7 @@ fn is_gpu_field(key: &str) -> bool {
     ]
     .iter()
     .any(|k| key.eq_ignore_ascii_case(k))
-        && (Q_KEYS.iter().any(|k| key.eq_ignore_ascii_case(k))
+        && (is_q_key(key)
             || [
                 "Clocks",
                 "Max Clocks",
@@ -1364,6 +1356,15 @@ fn clocks_event_reasons(t: &Tree, g: usize) -> Field<Vec<String>> {
     } else {
         Field::Ok(active)
     }
+}
+
+/// A `Key : value` name only `nvidia-smi -q` prints: [`Q_KEYS`] or a reason line of
+/// [`REASON_LINES`].
+fn is_q_key(key: &str) -> bool {
+    Q_KEYS
+        .iter()
+        .chain(REASON_LINES)
+        .any(|k| key.eq_ignore_ascii_case(k))
 }
 
 /// The reason lines of `Clocks Event Reasons` (`Clocks Throttle Reasons` before R535), as

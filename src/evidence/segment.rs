@@ -230,12 +230,9 @@ fn segment_big<'a>(text: &'a str, first: Option<&'static dyn EvidenceKind>) -> R
             _ => s.push((n, n)),
         }
     };
-    // kinds that name the phrases their lines hold: one search of the text for them, then
-    // only the lines holding one are tested
+    // one search of the text for the phrases a kind's lines hold, then only the lines holding
+    // one are tested (every marker kind names them: `marker_phrases_are_held_by_every_marker_line`)
     for (k, s) in markers.iter().zip(spans.iter_mut()) {
-        if k.marker_phrases().is_empty() {
-            continue;
-        }
         let anchors = super::scan::phrases(k.marker_phrases());
         let b = text.as_bytes();
         let (mut pos, mut n, mut counted) = (0, 0, 0);
@@ -253,18 +250,6 @@ fn segment_big<'a>(text: &'a str, first: Option<&'static dyn EvidenceKind>) -> R
                 note(s, n);
             }
             pos = end + 1;
-        }
-    }
-    let every: Vec<usize> = (0..markers.len())
-        .filter(|&i| markers[i].marker_phrases().is_empty())
-        .collect();
-    if !every.is_empty() {
-        for (n, line) in super::scan::lines(text).enumerate() {
-            for &i in &every {
-                if markers[i].marker(line) {
-                    note(&mut spans[i], n);
-                }
-            }
         }
     }
     for (k, s) in markers.iter().zip(spans) {
@@ -901,7 +886,7 @@ mod tests {
         let kinds: Vec<_> = KINDS.iter().copied().filter(|k| k.has_markers()).collect();
         assert!(
             kinds.iter().all(|k| !k.marker_phrases().is_empty()),
-            "a marker kind without phrases is tested line by line in a big text: name them"
+            "a marker kind without phrases is never found in a big text: name them"
         );
         let (mut files, mut lines) = (0, 0);
         for p in crate::evidence::testutil::every_fixture_file() {

@@ -1689,6 +1689,21 @@ pub(crate) fn usage_host(
     Some(parsed.map(|u| super::HostPart::Nvml(to_reading(&u))))
 }
 
+/// [`usage_host`] for a reading that may name no GPU and no process at all (the table's banner
+/// alone, `--query-compute-apps` with nothing running): such a reading says nothing of the
+/// machine's GPUs, and judged as a host it would be one without GPUs, so it is no host part.
+fn usage_host_if_any(
+    parsed: Result<SmiUsage, super::ParseError>,
+) -> Option<Result<super::HostPart, super::ParseError>> {
+    if parsed
+        .as_ref()
+        .is_ok_and(|u| u.gpus.is_empty() && u.processes.is_empty())
+    {
+        return None;
+    }
+    usage_host(parsed)
+}
+
 /// The default `nvidia-smi` table.
 pub struct Table;
 
@@ -1716,16 +1731,7 @@ impl super::EvidenceKind for Table {
         super::to_value(&parse_table(text)?)
     }
     fn host(&self, text: &str) -> Option<Result<super::HostPart, super::ParseError>> {
-        let parsed = parse_table(text);
-        // the banner alone names the driver and no GPU: it says nothing of the machine's GPUs
-        // (a reading of none would be judged as a host without GPUs)
-        if parsed
-            .as_ref()
-            .is_ok_and(|u| u.gpus.is_empty() && u.processes.is_empty())
-        {
-            return None;
-        }
-        usage_host(parsed)
+        usage_host_if_any(parse_table(text))
     }
     fn describes_host(&self) -> bool {
         true
@@ -1758,16 +1764,7 @@ impl super::EvidenceKind for QueryCsv {
         super::to_value(&parse_query_csv(text)?)
     }
     fn host(&self, text: &str) -> Option<Result<super::HostPart, super::ParseError>> {
-        let parsed = parse_query_csv(text);
-        // `--query-compute-apps` with no process running names no GPU: a reading of none
-        // would be judged as a host without GPUs
-        if parsed
-            .as_ref()
-            .is_ok_and(|u| u.gpus.is_empty() && u.processes.is_empty())
-        {
-            return None;
-        }
-        usage_host(parsed)
+        usage_host_if_any(parse_query_csv(text))
     }
     fn describes_host(&self) -> bool {
         true
