@@ -515,6 +515,13 @@ pub enum Activity {
     /// `synchronize`, or native frames (`--native`) of `cudaStreamSynchronize`,
     /// `cudaDeviceSynchronize`, `_local_scalar_dense` (`.item()`).
     HostSync { frame: String },
+    /// Inside the driver's host-to-device copy (`cuMemcpyHtoD`, `cuMemcpyHtoDAsync`: a
+    /// `--native` frame). A copy from pinned memory is queued and returns at once; from pageable
+    /// memory the driver first stages the data into a pinned buffer on the calling thread (CUDA
+    /// Runtime API, "API synchronization behavior": "If pageable memory must first be staged to
+    /// pinned memory, the driver may synchronize with the stream and stage the copy into pinned
+    /// memory"), which is where a dump finds the thread.
+    HostToDeviceCopy { frame: String },
     /// In backward or the optimizer.
     BackwardOptimizer,
     /// Anything else (forward, the training script's own lines: a `.item()` there is a C call
@@ -558,7 +565,14 @@ const NATIVE_SYNC: &[&str] = &[
     "cuCtxSynchronize",
     "cuEventSynchronize",
     "_local_scalar_dense",
+    // a device-to-host copy (`.cpu()`, `.item()`, `.tolist()`): the host waits for the data
+    // (into pageable memory the copy is synchronous, "API synchronization behavior")
+    "cuMemcpyDtoH",
 ];
+
+/// The driver's host-to-device copies (`cuMemcpyHtoD_v2`, `cuMemcpyHtoDAsync_v2`; CUDA Driver
+/// API, "Memory Management").
+const NATIVE_H2D: &[&str] = &["cuMemcpyHtoD"];
 
 fn at(f: &Frame) -> String {
     match f.line {
@@ -605,6 +619,9 @@ pub fn activity(t: &Thread) -> Activity {
         let native_sync = f.line.is_none() && NATIVE_SYNC.iter().any(|n| f.function.contains(n));
         if py_sync || native_sync {
             return Activity::HostSync { frame: at(f) };
+        }
+        if f.line.is_none() && NATIVE_H2D.iter().any(|n| f.function.starts_with(n)) {
+            return Activity::HostToDeviceCopy { frame: at(f) };
         }
     }
     if let Some(f) = t.frames.iter().find(|f| {
@@ -949,6 +966,33 @@ mod tests {
         assert_eq!(p.threads[1].status.as_deref(), Some("gil"));
         assert_eq!(p.threads[1].name, None);
         assert!(!looks_like_pyspy_dump("Thread 5 started\n"));
+    }
+
+    #[test]
+    fn native_frames_show_a_host_to_device_copy_and_a_device_to_host_read() {
+        // made on the H100 (tests/fixtures/evidence/README.md): the itemsync job's main thread
+        // inside cuMemcpyHtoDAsync_v2 under Tensor.to, then the same job in backward
+        let d = parse_pyspy_dump(&fixture("pyspy/h100_native_itemsync_h2d_copy.txt"));
+        let p = &d.processes[0];
+        let m = p.threads.iter().find(|t| t.is_main(p.pid)).unwrap();
+        match activity(m) {
+            Activity::HostToDeviceCopy { frame } => {
+                assert_eq!(frame, "cuMemcpyHtoDAsync_v2 (libcuda.so.580.159.04)")
+            }
+            a => panic!("{a:?}"),
+        }
+        let d = parse_pyspy_dump(&fixture("pyspy/h100_native_itemsync_backward.txt"));
+        let p = &d.processes[0];
+        let m = p.threads.iter().find(|t| t.is_main(p.pid)).unwrap();
+        assert_eq!(activity(m), Activity::BackwardOptimizer);
+        // `.cpu()` under --native: the driver's device-to-host copy is the host waiting
+        let d = parse_pyspy_dump(
+            "Thread 7 (active): \"MainThread\"\n    cuMemcpyDtoHAsync_v2 (libcuda.so.1)\n    cudaMemcpyAsync (libcudart.so.12)\n    at::native::copy_kernel_cuda (libtorch_cuda.so)\n    train_step (train.py:88)\n",
+        );
+        assert!(matches!(
+            activity(&d.processes[0].threads[0]),
+            Activity::HostSync { .. }
+        ));
     }
 
     #[test]

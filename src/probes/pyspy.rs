@@ -164,6 +164,7 @@ pub fn classify(
     match seen {
         Activity::DataloaderWait { .. } => return "dataloader",
         Activity::HostSync { .. } => return "host_sync",
+        Activity::HostToDeviceCopy { .. } => return "copy",
         _ => {}
     }
     if let Some((_, file, line)) = frames.first()
@@ -330,6 +331,14 @@ impl super::Probe for PyspyDumpProbe {
                 "share of samples in a sync that shows as a frame",
             ),
             (
+                "h2d_copy_share",
+                "share of samples inside the driver's host-to-device copy (`cuMemcpyHtoD*`, a `--native` frame): the host thread staging pageable memory",
+            ),
+            (
+                "native",
+                "a main thread's stack holds C/C++ frames (`py-spy dump --native`), so a copy or a sync in a C call can show",
+            ),
+            (
                 "backward_optimizer_share",
                 "share of samples in backward or the optimizer",
             ),
@@ -379,6 +388,7 @@ impl super::Probe for PyspyDumpProbe {
 /// The probe's value over parsed dumps.
 pub fn summarize(dumps: &[pyspy_dump::PyspyDump], files: Vec<String>) -> Value {
     let mut samples = 0usize;
+    let mut native = false;
     let mut workers = 0usize;
     let mut counts = std::collections::BTreeMap::<&str, usize>::new();
     let mut mains = Vec::new();
@@ -417,9 +427,15 @@ pub fn summarize(dumps: &[pyspy_dump::PyspyDump], files: Vec<String>) -> Value {
                 ));
             }
             samples += 1;
+            // a native frame: no line, and a shared object for a file (`libcuda.so.580.159.04`)
+            native |= t
+                .frames
+                .iter()
+                .any(|f| f.line.is_none() && (f.file.ends_with(".so") || f.file.contains(".so.")));
             let (kind, frame) = match &a {
                 Activity::DataloaderWait { frame } => ("dataloader_wait", Some(frame.clone())),
                 Activity::HostSync { frame } => ("host_sync", Some(frame.clone())),
+                Activity::HostToDeviceCopy { frame } => ("h2d_copy", Some(frame.clone())),
                 Activity::Collective { frame, .. } => ("collective", Some(frame.clone())),
                 Activity::BackwardOptimizer => ("backward_optimizer", None),
                 Activity::Other => ("other", None),
@@ -487,6 +503,8 @@ pub fn summarize(dumps: &[pyspy_dump::PyspyDump], files: Vec<String>) -> Value {
         "main_threads": mains,
         "dataloader_share": share("dataloader_wait"),
         "host_sync_share": share("host_sync"),
+        "h2d_copy_share": share("h2d_copy"),
+        "native": native,
         "backward_optimizer_share": share("backward_optimizer"),
         "collectives": collectives,
     })
@@ -496,6 +514,21 @@ pub fn summarize(dumps: &[pyspy_dump::PyspyDump], files: Vec<String>) -> Value {
 mod dump_tests {
     use super::*;
     use crate::evidence::testutil::fixture;
+
+    #[test]
+    fn a_native_dump_in_the_drivers_host_to_device_copy_counts_as_a_copy() {
+        let d = pyspy_dump::parse_pyspy_dump(&fixture("pyspy/h100_native_itemsync_h2d_copy.txt"));
+        let v = summarize(&[d], vec![]);
+        assert_eq!(v["native"], true);
+        assert_eq!(v["samples"], 1);
+        assert_eq!(v["h2d_copy_share"], 1.0);
+        assert_eq!(v["host_sync_share"], 0.0);
+        // a dump without C frames says nothing of copies
+        let d = pyspy_dump::parse_pyspy_dump(&fixture("pyspy/allgather_hang_accelerate.txt"));
+        let v = summarize(&[d], vec![]);
+        assert_eq!(v["native"], false);
+        assert_eq!(v["h2d_copy_share"], 0.0);
+    }
 
     #[test]
     fn ranks_waiting_in_different_collectives_cannot_complete() {
