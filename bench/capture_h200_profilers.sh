@@ -17,8 +17,8 @@
 #   healthy   num_workers=8, pin_memory, persistent workers: the loader keeps ahead of the GPU
 #   itemsync  num_workers=8 but loss.item() and a pageable .to(device) copy of a 64 MiB host
 #             tensor every step: the step waits on the host
-# Status: written 2026-12-04 (night) and checked only for syntax here; no GPU machine was lent
-# that session, so it has not run yet and nothing in the corpus comes from it.
+# Runs: on the H200, 2026-12-05 (corpus h200p_*, then h200q_* with PARTS="pyspy dmon"); on the
+# H100 device machine, 2026-12-05 (corpus h100n_*, PARTS=native).
 set -u
 out=${1:?usage: capture_h200_profilers.sh OUT [PYSPY] [WHEELS]}; pyspy=${2:-}; wheels=${3:-}
 py=/opt/torch/.venv/bin/python3; [ -x "$py" ] || py=python3
