@@ -348,6 +348,11 @@ mod tests {
                 "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \n============================================================\nsrc/open_r1/grpo_gsm.py FAILED\n------------------------------------------------------------\nFailures:\n  <NO_OTHER_FAILURES>\n------------------------------------------------------------\nRoot Cause (first observed failure):\n[0]:\n  time      : 2025-05-21_15:43:03\n  host      : worker\n  rank      : 0 (local_rank: 0)\n  exitcode  : -9 (pid: 14750)\n  error_file: <N/A>\n  traceback : Signal 9 (SIGKILL) received by PID 14750\n============================================================\n",
             ),
             (
+                // pytorch/pytorch#54818: a distributed test's timed-out rank, faulthandler's dump
+                "faulthandler-dump",
+                "Current thread 0x00007ff3363ff700 (most recent call first):\n  File \"threading.py\", line 870 in run\n\nThread 0x00007ff406132180 (most recent call first):\n  File \"torch/distributed/distributed_c10d.py\", line 2477 in barrier\n",
+            ),
+            (
                 "nvidia-smi-error",
                 "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest NVIDIA driver is installed and running.\n",
             ),

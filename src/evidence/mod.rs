@@ -53,6 +53,7 @@ pub mod dcgmi;
 pub mod detect;
 pub mod device_query;
 pub mod fabric_manager;
+pub mod faulthandler;
 pub mod gpu_arch;
 pub mod gpustat;
 pub mod ibdev2netdev;
@@ -277,6 +278,7 @@ pub static KINDS: &[&dyn EvidenceKind] = &[
     &lspci::Lspci,
     &nccl_log::NcclLogKind,
     &pyspy_dump::PyspyDumpKind,
+    &faulthandler::FaulthandlerKind,
     &nsys_stats::NsysStatsKind,
     &nsys_stats::NvprofSummaryKind,
     &ibstat::IbstatKind,

@@ -50,6 +50,10 @@ pub struct PyspyDump {
     /// A watchdog in the same paste that dumped its process after it stopped making progress.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub watchdog_timeout: Option<WatchdogTimeout>,
+    /// A faulthandler dump's `Fatal Python error:` message: the process crashed
+    /// ([`super::faulthandler`]); py-spy prints none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fatal_error: Option<String>,
 }
 
 /// SGLang's `<name> watchdog timeout (self.watchdog_timeout=T, self.soft=B)`: no forward step
@@ -225,6 +229,16 @@ pub fn collective_family(op: &str) -> Option<&'static str> {
         "gather" | "gather_object" => "GATHER",
         "scatter" | "scatter_object_list" => "SCATTER",
         "barrier" | "monitored_barrier" => "BARRIER",
+        // DistributedDataParallel's constructor (`torch/distributed/utils.py`, see
+        // [`DDP_INIT_COLLECTIVES`])
+        "_verify_param_shape_across_processes" => "ALLGATHER",
+        "_sync_module_states" | "_sync_params_and_buffers" | "_broadcast_coalesced" => "BROADCAST",
+        // NCCL's own calls (see [`NCCL_CALLS`])
+        "ncclAllReduce" => "ALLREDUCE",
+        "ncclAllGather" => "ALLGATHER",
+        "ncclReduceScatter" => "REDUCE_SCATTER",
+        "ncclBroadcast" | "ncclBcast" => "BROADCAST",
+        "ncclReduce" => "REDUCE",
         _ => return None,
     })
 }
@@ -509,7 +523,9 @@ pub enum Activity {
     /// The training loop waits for a batch from the DataLoader (`_next_data`, `_get_data`,
     /// `_try_get_data`, a queue `get`/`poll` under `dataloader.py`).
     DataloaderWait { frame: String },
-    /// Inside a collective of `torch.distributed` (`distributed_c10d.py`).
+    /// Inside a collective of `torch.distributed` (`distributed_c10d.py`, DDP's constructor in
+    /// `torch/distributed/utils.py`), or of NCCL itself (a call of [`NCCL_CALLS`], the
+    /// communicator's creation).
     Collective { op: String, frame: String },
     /// A host–device sync that shows as a frame: `torch.cuda.synchronize`, an event or stream
     /// `synchronize`, or native frames (`--native`) of `cudaStreamSynchronize`,
@@ -556,6 +572,53 @@ const COLLECTIVES: &[&str] = &[
     "recv",
     "batch_isend_irecv",
 ];
+
+/// Collectives DistributedDataParallel's constructor issues from `torch/distributed/utils.py`
+/// (PyTorch 2.x): `_verify_param_shape_across_processes` calls c10d's
+/// `verify_params_across_processes` (`torch/csrc/distributed/c10d/reducer.cpp`: "Allgather and
+/// verify parameter size", then waits on it), and `_sync_module_states` broadcasts rank 0's
+/// parameters and buffers (`_sync_params_and_buffers` → `_broadcast_coalesced`). A thread there
+/// is in the job's first collectives, which also create its communicator: every rank must come.
+const DDP_INIT_COLLECTIVES: &[&str] = &[
+    "_verify_param_shape_across_processes",
+    "_sync_module_states",
+    "_sync_params_and_buffers",
+    "_broadcast_coalesced",
+];
+
+/// NCCL calls every rank of a communicator makes together (NCCL's `nccl.h`, 2.18–2.29): the
+/// collectives, point-to-point send/receive, communicator creation (`ncclCommInitRank*`,
+/// `ncclCommSplit`: a bootstrap exchange with every rank), the end of a group (`ncclGroupEnd`,
+/// which launches the grouped calls and completes a grouped creation), and symmetric-memory
+/// window registration (`ncclCommWindowRegister`/`Deregister`: "unconditionally collective",
+/// `src/dev_runtime.cc` of 2.29.7 runs bootstrap all-gathers and barriers without a timeout, as
+/// pytorch/pytorch#192112 reads it). A dump shows them as frames named after the call: native
+/// frames under `--native` (`ncclGroupEnd (group.cc:95)`, `ncclCommInitRank (libnccl.so.2)`), or
+/// the methods of the ctypes binding vLLM and SGLang share, which keep NCCL's names
+/// (`NCCLLibrary.ncclCommWindowRegister`, vllm `vllm/distributed/device_communicators/
+/// pynccl_wrapper.py`; `ncclCommWindowRegister (pynccl_wrapper.py:540)` in SGLang's copy).
+const NCCL_CALLS: &[&str] = &[
+    "ncclAllReduce",
+    "ncclAllGather",
+    "ncclReduceScatter",
+    "ncclBroadcast",
+    "ncclBcast",
+    "ncclReduce",
+    "ncclSend",
+    "ncclRecv",
+    "ncclGroupEnd",
+    "ncclCommInitRank",
+    "ncclCommInitRankConfig",
+    "ncclCommInitAll",
+    "ncclCommSplit",
+    "ncclCommWindowRegister",
+    "ncclCommWindowDeregister",
+];
+
+/// `c10d::ProcessGroupNCCL::getNCCLComm` (a `--native` frame): ProcessGroupNCCL creating the
+/// communicator on a collective's first use of a device (`ProcessGroupNCCL.cpp`, 2.x), which
+/// waits for every rank's NCCL bootstrap: the op is named after it.
+const NATIVE_COMM_INIT: &str = "c10d::ProcessGroupNCCL::getNCCLComm";
 
 const NATIVE_SYNC: &[&str] = &[
     "cudaStreamSynchronize",
@@ -605,6 +668,21 @@ pub fn activity(t: &Thread) -> Activity {
         if f.file.ends_with("distributed_c10d.py") && COLLECTIVES.contains(&f.function.as_str()) {
             return Activity::Collective {
                 op: f.function.clone(),
+                frame: at(f),
+            };
+        }
+        if f.file.ends_with("torch/distributed/utils.py")
+            && DDP_INIT_COLLECTIVES.contains(&f.function.as_str())
+            || NCCL_CALLS.contains(&f.function.as_str())
+            || f.line.is_none() && f.function == NATIVE_COMM_INIT
+        {
+            return Activity::Collective {
+                op: f
+                    .function
+                    .rsplit("::")
+                    .next()
+                    .unwrap_or(&f.function)
+                    .to_string(),
                 frame: at(f),
             };
         }
@@ -993,6 +1071,78 @@ mod tests {
             activity(&d.processes[0].threads[0]),
             Activity::HostSync { .. }
         ));
+    }
+
+    #[test]
+    fn collectives_that_are_not_distributed_c10d_frames() {
+        // NVIDIA/nccl#1258: a 2-node DDP example stuck in its constructor, dumped twice: the
+        // Python stack in DDP's parameter all-gather (`torch/distributed/utils.py`), then the
+        // native one in NCCL's group end under the communicator's creation
+        let d = parse_pyspy_dump(&crate::test_corpus(
+            "h70_pyspy_nccl1258_ddp_verify_params_py_and_native.txt",
+        ));
+        let ops: Vec<String> = d
+            .processes
+            .iter()
+            .flat_map(|p| &p.threads)
+            .map(|t| match activity(t) {
+                Activity::Collective { op, .. } => op,
+                a => format!("{a:?}"),
+            })
+            .collect();
+        assert_eq!(
+            ops,
+            ["_verify_param_shape_across_processes", "ncclGroupEnd"]
+        );
+        assert_eq!(
+            collective_family("_verify_param_shape_across_processes"),
+            Some("ALLGATHER")
+        );
+        // sgl-project/sglang#11208: the forward thread in SGLang's ctypes binding of NCCL's
+        // symmetric window registration
+        let d = parse_pyspy_dump(&crate::test_corpus(
+            "h70_pyspy_sglang11208_gb200_forward_thread_comm_window_register.txt",
+        ));
+        let fwd = d.processes[0]
+            .threads
+            .iter()
+            .find(|t| t.name.as_deref() == Some("Thread-2 (forward_thread_func)"))
+            .unwrap();
+        assert!(
+            matches!(activity(fwd), Activity::Collective { ref op, ref frame } if op == "ncclCommWindowRegister" && frame == "ncclCommWindowRegister (pynccl_wrapper.py:540)")
+        );
+        // a --native frame of the communicator's creation, named after the method
+        let t = Thread {
+            frames: vec![Frame {
+                function: "c10d::ProcessGroupNCCL::getNCCLComm".into(),
+                file: "libtorch_cuda.so".into(),
+                ..Frame::default()
+            }],
+            ..Thread::default()
+        };
+        assert!(matches!(activity(&t), Activity::Collective { ref op, .. } if op == "getNCCLComm"));
+        // healthy: sgl-project/sglang#31178, an exiting scheduler's --native dump (libc and
+        // CPython frames, threading._shutdown): no collective
+        let d = parse_pyspy_dump(&crate::test_corpus(
+            "h70_pyspy_sglang31178_exiting_scheduler_native.txt",
+        ));
+        assert!(
+            d.processes[0]
+                .threads
+                .iter()
+                .all(|t| !matches!(activity(t), Activity::Collective { .. }))
+        );
+        // a function of the same name outside torch/distributed/utils.py is not DDP's
+        let other = Thread {
+            frames: vec![Frame {
+                function: "_broadcast_coalesced".into(),
+                file: "mylib/comm.py".into(),
+                line: Some(3),
+                ..Frame::default()
+            }],
+            ..Thread::default()
+        };
+        assert_eq!(activity(&other), Activity::Other);
     }
 
     #[test]

@@ -10,6 +10,7 @@
 //! the optimizer, or in a host-to-device copy. A `_pin_memory_loop` thread shows
 //! `pin_memory=True` at work.
 
+use crate::evidence::faulthandler;
 use crate::evidence::pyspy_dump::{self, Activity};
 use crate::host::Host;
 use serde_json::{Value, json};
@@ -301,7 +302,7 @@ impl super::Probe for PyspyDumpProbe {
         "pyspy.dump"
     }
     fn doc(&self) -> &'static str {
-        "pasted `py-spy dump` output: what each training process's main thread is doing (DataLoader wait, host sync, backward/optimizer), and threads inside a torch.distributed collective"
+        "pasted `py-spy dump` output (or Python's faulthandler dump of every thread): what each training process's main thread is doing (DataLoader wait, host sync, backward/optimizer), and threads inside a torch.distributed or NCCL collective"
     }
     fn fields(&self) -> &'static [(&'static str, &'static str)] {
         &[
@@ -370,6 +371,11 @@ impl super::Probe for PyspyDumpProbe {
             if pyspy_dump::looks_like_pyspy_dump(&t) {
                 files.push(p.display().to_string());
                 dumps.push(pyspy_dump::parse_pyspy_dump(&t));
+            } else if faulthandler::looks_like_faulthandler_dump(&t) {
+                // Python's own dump of every thread (a hang watchdog's, a signal's): the same
+                // stacks without py-spy's thread states and names
+                files.push(p.display().to_string());
+                dumps.push(faulthandler::parse_faulthandler_dump(&t));
             }
         }
         if dumps.is_empty() {
@@ -396,7 +402,15 @@ pub fn summarize(dumps: &[pyspy_dump::PyspyDump], files: Vec<String>) -> Value {
     // per program: (process, NCCL operation, collective) of each main thread in a collective
     let mut in_collective: std::collections::BTreeMap<String, Vec<(String, &str, Value)>> =
         Default::default();
-    for p in dumps.iter().flat_map(|d| &d.processes) {
+    // a crash's dump (faulthandler's `Fatal Python error: Segmentation fault`, `none_dealloc`)
+    // shows where each thread was when the process died, not a wait; an abort is kept, as
+    // PyTorch's NCCL watchdog ends a timed-out collective with one (`Aborted`)
+    let waited = |d: &&pyspy_dump::PyspyDump| {
+        d.fatal_error
+            .as_deref()
+            .is_none_or(|m| m.starts_with("Aborted"))
+    };
+    for p in dumps.iter().filter(waited).flat_map(|d| &d.processes) {
         if p.is_worker() {
             workers += 1;
             continue;
@@ -595,6 +609,24 @@ mod dump_tests {
             "    recv (torch/distributed/distributed_c10d.py:1700)\n",
         ));
         assert!(summarize(&[p2p], vec![])["collective_mismatch"].is_null());
+    }
+
+    #[test]
+    fn a_crash_dump_shows_no_wait_but_an_abort_does() {
+        use crate::evidence::faulthandler::parse_faulthandler_dump;
+        // faulthandler's dump of a rank in a barrier (pytorch/pytorch#54818's example shape):
+        // read like a py-spy dump, the thread in the collective counts
+        let hang = "Thread 0x00007ff406132180 (most recent call first):\n  File \"torch/distributed/distributed_c10d.py\", line 2477 in barrier\n  File \"train.py\", line 9 in main\n";
+        let v = summarize(&[parse_faulthandler_dump(hang)], vec![]);
+        assert_eq!(v["collectives"][0]["op"], "barrier");
+        // the same stack in a crash's dump is where the thread was when the process died
+        let crash = format!("Fatal Python error: Segmentation fault\n\n{hang}");
+        let v = summarize(&[parse_faulthandler_dump(&crash)], vec![]);
+        assert_eq!(v["collectives"], json!([]));
+        // PyTorch's NCCL watchdog ends a timed-out collective with an abort: kept
+        let abort = format!("Fatal Python error: Aborted\n\n{hang}");
+        let v = summarize(&[parse_faulthandler_dump(&abort)], vec![]);
+        assert_eq!(v["collectives"].as_array().unwrap().len(), 1);
     }
 
     #[test]
