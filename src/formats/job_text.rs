@@ -385,7 +385,8 @@ fn first_number_after(s: &str, marker: &str) -> Option<u64> {
 /// The loader warnings in a log: PyTorch Lightning's "does not have many workers which may be
 /// a bottleneck" (and its persistent_workers and ddp_spawn hints), torch's "This DataLoader
 /// will create N worker processes in total. Our suggested max number of worker in current
-/// system is M".
+/// system is M", fairseq's "Data loading buffer is empty or nearly empty" (see
+/// [`FAIRSEQ_BUFFER_EMPTY`]).
 pub fn log_warnings(text: &str) -> Vec<LogWarning> {
     let mut out = Vec::new();
     // streamed: the lines that may continue a wrapped warning are read ahead from a copy of
@@ -395,13 +396,16 @@ pub fn log_warnings(text: &str) -> Vec<LogWarning> {
         // every warning below (and every start of a wrapped one) holds a `w` ("workers",
         // "will create"), which no other character lowercases to: a line without one is
         // none of them
-        if memchr::memchr2(b'w', b'W', line.as_bytes()).is_none() {
+        // (fairseq's, wrapped before "workers", is found by its words as fairseq prints them)
+        let buffer_empty = FAIRSEQ_BUFFER_EMPTY.find(line.as_bytes()).is_some();
+        if !buffer_empty && memchr::memchr2(b'w', b'W', line.as_bytes()).is_none() {
             continue;
         }
         // and every one names workers (squashed: `wor kers` too), or starts with "will create"
-        // and is wrapped before it does
+        // or fairseq's "Data loading buffer is empty" and is wrapped before it does
         if !contains_squashed(line, b"worker")
             && !crate::vocab::contains_ignore_ascii_case(line, "will create", 0)
+            && !buffer_empty
         {
             continue;
         }
@@ -411,13 +415,17 @@ pub fn log_warnings(text: &str) -> Vec<LogWarning> {
         let wrapped = (start.contains("does not have many workers")
             && !start.contains("(try ")
             && !start.contains("num_workers="))
-            || (start.contains("will create") && !start.contains("suggested max number"));
+            || (start.contains("will create") && !start.contains("suggested max number"))
+            || (buffer_empty && !contains_squashed(line, b"worker"));
         let joined;
         let l: &str = if wrapped {
             let mut parts = vec![line.trim()];
             for (_, next) in lines.clone().take(4) {
                 let n = next.to_ascii_lowercase();
-                if n.contains("does not have many workers") || n.contains("will create") {
+                if n.contains("does not have many workers")
+                    || n.contains("will create")
+                    || FAIRSEQ_BUFFER_EMPTY.find(next.as_bytes()).is_some()
+                {
                     break;
                 }
                 parts.push(next.trim());
@@ -478,6 +486,10 @@ pub fn log_warnings(text: &str) -> Vec<LogWarning> {
             Some(warning("persistent-workers", None, None))
         } else if low.contains("num_workers=0 may result in data loading bottlenecks") {
             Some(warning("spawn-no-workers", Some(0), None))
+        } else if buffer_empty {
+            // fairseq's BufferedIterator: the queue of ready batches stayed below two after the
+            // first five minutes of the epoch; the trainer waited on the workers
+            Some(warning("buffer-empty", None, None))
         } else {
             None
         };
@@ -490,6 +502,18 @@ pub fn log_warnings(text: &str) -> Vec<LogWarning> {
     judge_warnings(text, &mut out);
     out
 }
+
+/// fairseq's own loader warning, as it prints it: `BufferedIterator.__next__` in
+/// `fairseq/data/iterators.py` (facebookresearch/fairseq v0.10.2 `logger.info`, main
+/// `logger.debug`; forks `logging.warning`/`print`) logs "Data loading buffer is empty or
+/// nearly empty. This may indicate a data loading bottleneck, and increasing the number of
+/// workers (--num-workers) may help." when fewer than `min(2, max(1, maxsize // 2))` batches
+/// are ready more than five minutes into the iterator, at most once every fifteen minutes:
+/// the training loop found the loader's buffer empty, the framework's own reading of a
+/// bottleneck. A line of the log looks like `2021-03-20 01:11:09 | INFO |
+/// fairseq.data.iterators | Data loading buffer is empty or nearly empty. …`.
+static FAIRSEQ_BUFFER_EMPTY: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+    std::sync::LazyLock::new(|| memchr::memmem::Finder::new("Data loading buffer is empty"));
 
 /// A training log that stops inside a loader warning (a paste cut mid-line): the start of
 /// one is there (`This DataLoader will create 16 worker proc`, `does not have many wor`) but
@@ -658,7 +682,7 @@ pub fn workload(text: &str) -> Option<&'static str> {
 /// The per-step data wait a training loop prints beside its step time, summed over the log.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct StepTimings {
-    /// Which loop printed it (`lerobot`, `imagenet-example`, `mmengine`, `paddle`).
+    /// Which loop printed it (`lerobot`, `imagenet-example`, `mmengine`, `paddle`, `yolox`, `own-loop`).
     pub format: &'static str,
     /// Progress lines summed.
     pub lines: usize,
@@ -693,6 +717,9 @@ pub struct StepTimings {
 ///   as `"{}: {:.3f}s".format(k, v.avg)`, averaged over the print interval and cleared after it;
 ///   `train_one_iter` measures both from `iter_start_time`, before `self.prefetcher.next()`, so
 ///   the iteration's time includes the wait.
+/// - A training script's own print of the two timers it keeps apart, `load_data_time: 0.0001,
+///   train_step_time: 0.665` (guoqincode/Open-AnimateAnyone#101, a script the index does not
+///   hold): the fetch of the batch, then the step without it; the step is their sum.
 ///
 /// `None` without two such lines (one line is one moment).
 pub fn step_timings(text: &str) -> Option<StepTimings> {
@@ -730,6 +757,15 @@ pub fn step_timings(text: &str) -> Option<StepTimings> {
                     r(r"\bdata_time:\s*(\d+(?:\.\d+)?)s\b"),
                     r(r"\biter_time:\s*(\d+(?:\.\d+)?)s\b"),
                     true,
+                ),
+                // a training loop's own timing print, `load_data_time: 0.0001, train_step_time:
+                // 0.665` (guoqincode/Open-AnimateAnyone#101, the loop times the batch fetch and
+                // the step apart): the wait for the batch, then the step without it
+                (
+                    "own-loop",
+                    r(r"\bload_data_time:\s*(\d+(?:\.\d+)?)"),
+                    r(r"\btrain_step_time:\s*(\d+(?:\.\d+)?)"),
+                    false,
                 ),
             ]
         });
@@ -1136,6 +1172,9 @@ fn looks_like_log(text: &str, has_warnings: bool) -> bool {
         || single_process_loader(text).is_some()
         || lightning_profiler_report(text).is_some()
         || cut_warning(text).is_some()
+        // two lines of a loop's batch-wait and step timers (`step_timings`), however few
+        // other metrics they print
+        || step_timings(text).is_some()
         // torch's profiler table `key_averages().table()` (formats::profiler_report)
         || crate::formats::profiler_report::looks_like_torch_table(text)
         // cProfile listings: Lightning's AdvancedProfiler, torch.utils.bottleneck, pstats
@@ -1445,6 +1484,47 @@ PID USER PR NI VIRT RES SHR S %CPU %MEM TIME+ COMMAND\n\
             (w[0].kind, w[0].workers, w[0].suggested),
             ("too-many-workers", Some(8), Some(2))
         );
+    }
+
+    #[test]
+    fn fairseq_buffer_empty_warning() {
+        // fairseq/data/iterators.py BufferedIterator (v0.10.2 logger.info): two lines of the
+        // training log in facebookresearch/fairseq#3381
+        let log = "2021-03-20 01:09:28 | INFO | train_inner | epoch 001:    305 / 941 loss=10.225, nll_loss=9.432, ppl=690.93, wps=61870.3, ups=0.39, wpb=157046, bsz=5531, num_updates=300, lr=7.5e-05, gnorm=1.605, loss_scale=4, train_wall=252, wall=1534\n2021-03-20 01:11:09 | INFO | fairseq.data.iterators | Data loading buffer is empty or nearly empty. This may indicate a data loading bottleneck, and increasing the number of workers (--num-workers) may help.\n";
+        let w = log_warnings(log);
+        assert_eq!(w.len(), 1);
+        assert_eq!((w[0].kind, w[0].line), ("buffer-empty", 2));
+        assert!(w[0].is_evidence());
+        assert_eq!(detect(log), Some(JobText::Log));
+        // the warning as it stands alone above a Slurm header (facebookresearch/fairseq#2264)
+        let w = log_warnings(&corpus(
+            "h69_log_fairseq2264_buffer_empty_warning_sbatch.txt",
+        ));
+        assert_eq!(
+            w.iter().map(|w| w.kind).collect::<Vec<_>>(),
+            ["buffer-empty"]
+        );
+        // wrapped by a terminal before "workers": read with the line that continues it
+        let wrapped = "2021-03-20 01:11:09 | INFO | fairseq.data.iterators | Data loading buffer is empty or nearly empty. This may\nindicate a data loading bottleneck, and increasing the number of workers (--num-workers) may help.\n";
+        let w = log_warnings(wrapped);
+        assert_eq!(w.len(), 1);
+        assert!(w[0].text.contains("--num-workers"));
+        // healthy: fairseq's progress lines without it (the first line above)
+        assert!(log_warnings(log.lines().next().unwrap()).is_empty());
+    }
+
+    #[test]
+    fn own_loop_timers() {
+        // guoqincode/Open-AnimateAnyone#101: load_data_time against train_step_time; the one
+        // 19.6 s wait of six lines is the one left out (an iterator's start looks the same)
+        let s = step_timings(&corpus("h69_log_animateanyone101_load_data_time_spike.txt")).unwrap();
+        assert_eq!((s.format, s.lines, s.worst_line), ("own-loop", 5, 4));
+        assert!(s.share < 0.01, "{}", s.share);
+        // healthy: the three lines before the wait
+        let healthy = "load_data_time: 0.0001, train_step_time: 0.665. \nload_data_time: 0.0001, train_step_time: 0.652\nload_data_time: 0.0001, train_step_time: 0.640\n";
+        let s = step_timings(healthy).unwrap();
+        assert!(s.share < 0.001);
+        assert_eq!(detect(healthy), Some(JobText::Log));
     }
 
     #[test]
