@@ -76,6 +76,20 @@
 //!   error (detected in %s)` (2.20+, after the async thread's `async fatal event on QP`) then
 //!   `return ncclSystemError;`. Such a WARN is that error, its text the reason; where the same
 //!   thread's back trace follows, the trace's code names the result.
+//! - aws/aws-ofi-nccl, the EFA net plugin (read at v0.9.1, v1.1.0, v1.4.0, v1.6.0, v1.7.0-aws,
+//!   v1.14.0 and HEAD, 2026): `NCCL_OFI_WARN` prints `NET/OFI <message>` through NCCL's logger.
+//!   The libfabric calls that build a connection's endpoint warn `Couldn't allocate endpoint.
+//!   RC: %d, ERROR: %s`, `Couldn't open AV. …`, `Couldn't bind EP-CQ. …`, `Couldn't bind EP-AV.
+//!   …` (1.7 on) and `Couldn't enable endpoint. …` and fail: `create_nccl_ofi_component`
+//!   (`src/nccl_ofi_net.c`, 0.9 to 1.6, called from `ofi_listen` / `ofi_connect` only, so after
+//!   NCCL chose the plugin) sets `ret = ncclSystemError` after each; 1.7's
+//!   `nccl_ofi_init_connection` (`src/nccl_ofi_net.c`) and later
+//!   `nccl_ofi_ofiutils_init_connection` / `nccl_ofi_ofiutils_ep_create`
+//!   (`src/nccl_ofi_ofiutils.c[pp]`) return the error up through the endpoint a listen or
+//!   connect creates. Such a WARN is that error (`ncclSystemError`). `Couldn't open a fabric
+//!   provider` / `… access domain` are left out: in later releases (`src/nccl_ofi_rdma.c`,
+//!   `src/nccl_ofi_sendrecv.c` at v1.9.0-aws) they run in the plugin's device set-up too, where
+//!   a failure can make NCCL fall back to its own transports rather than fail the job.
 //! - NVIDIA/nccl `src/proxy.cc` (2.12 through 2.30, read at v2.12.12-1, v2.14.3-1, v2.18.3-1,
 //!   v2.21.5-1 and 5067397c): the proxy service thread, which runs a rank's transport setup,
 //!   prints the result the operation returned itself, `[Service thread] Error encountered
@@ -425,6 +439,9 @@ fn warn_result(warn: &str) -> Option<&'static str> {
     if verbs_call_failed(w) {
         return Some("ncclSystemError");
     }
+    if ofi_endpoint_failed(w) {
+        return Some("ncclSystemError");
+    }
     // the proxy service thread names the result the operation it ran for a rank returned
     let code = |after: &str| -> Option<&'static str> {
         let digits: String = after.chars().take_while(char::is_ascii_digit).collect();
@@ -463,6 +480,20 @@ fn relayed_warn_result(line: &str) -> Option<&'static str> {
         return None;
     }
     warn_result(t)
+}
+
+/// aws-ofi-nccl's WARN for a libfabric call that builds a connection's endpoint (see the
+/// header): `NET/OFI Couldn't open AV. RC: -22, ERROR: Invalid argument`.
+fn ofi_endpoint_failed(warn: &str) -> bool {
+    const ENDPOINT: [&str; 5] = [
+        "allocate endpoint. RC: ",
+        "open AV. RC: ",
+        "bind EP-CQ. RC: ",
+        "bind EP-AV. RC: ",
+        "enable endpoint. RC: ",
+    ];
+    warn.strip_prefix("NET/OFI Couldn't ")
+        .is_some_and(|rest| ENDPOINT.iter().any(|p| rest.starts_with(p)))
 }
 
 /// NCCL's verbs wrapper WARN for a call whose failure `net_ib.cc` passes up (see the header):
@@ -581,6 +612,7 @@ pub fn looks_like(text: &str) -> bool {
             "] Failed to execute operation ",
             "WARN Call to ibv_",
             "WARN ibv_post_",
+            "WARN NET/OFI Couldn't ",
             "Timeout at NCCL work: ",
             "Exception raised from checkTimeout at ",
             "::WorkNCCL::checkTimeout(",
@@ -1415,6 +1447,36 @@ mod tests {
         assert!(e.shm_create_failed);
         assert_eq!(e.shm_segment_bytes, Some(5967872));
         assert!(e.timeouts.is_empty());
+    }
+
+    #[test]
+    fn an_ofi_endpoint_call_that_failed_is_a_system_error() {
+        // github.com/aws/aws-ofi-nccl/issues/24: Horovod over EFA hangs after the plugin could
+        // not open the address vector of a connection's endpoint (problem), behind mpirun's
+        // `[1,23]<stdout>:` prefix
+        let t = "[1,23]<stdout>:ip-172-32-45-165:72593:73427 [7] create_nccl_ofi_component:459 NCCL WARN NET/OFI Couldn't open AV. RC: -22, ERROR: Invalid argument\n";
+        assert!(looks_like(t));
+        let e = parse_nccl_errors(t);
+        assert_eq!(e.error_results, ["ncclSystemError"]);
+        assert_eq!(
+            e.errors[0].last_error.as_deref(),
+            Some("NET/OFI Couldn't open AV. RC: -22, ERROR: Invalid argument")
+        );
+        // the other endpoint calls of `nccl_ofi_ofiutils_ep_create` (1.7+)
+        assert!(ofi_endpoint_failed(
+            "NET/OFI Couldn't bind EP-AV. RC: -22, ERROR: Invalid argument"
+        ));
+        // github.com/aws/aws-ofi-nccl/issues/67: the plugin's init finds no provider, NCCL goes
+        // on without it (not a failed call), and aws-ofi-nccl#715's init lines (healthy)
+        assert!(!ofi_endpoint_failed(
+            "NET/OFI Couldn't find any optimal provider"
+        ));
+        assert!(!ofi_endpoint_failed(
+            "NET/OFI Couldn't open a fabric provider. RC: -61, ERROR: No data available"
+        ));
+        let h = "algo-1:18057:18130 [0] NCCL INFO NET/OFI Setting provider_filter to efa\n\
+algo-1:18057:18130 [0] NCCL INFO NET/OFI Using transport protocol SENDRECV\n";
+        assert!(parse_nccl_errors(h).error_results.is_empty());
     }
 
     #[test]
