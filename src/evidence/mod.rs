@@ -61,6 +61,7 @@ pub mod ibstatus;
 pub mod ibv_devinfo;
 pub mod infiniband;
 pub mod kernel_log;
+pub mod kube_events;
 pub mod lspci;
 pub mod mount_text;
 pub mod mounts;
@@ -293,6 +294,7 @@ pub static KINDS: &[&dyn EvidenceKind] = &[
     &nccl_errors::NcclErrorsKind,
     &kernel_log::KernelLogKind,
     &container_spec::ContainerSpecKind,
+    &kube_events::KubeEventsKind,
     &cuda_stack::CudaVersionKind,
     // after the NCCL log, the OOM and kernel-log kinds, which read a whole log of their own and
     // whose probes would lose it to these; the probes of the CUDA-runtime, collect_env and
