@@ -848,7 +848,8 @@ fn without_callouts(text: &str) -> Option<String> {
 ///   service, the anchor defined above the quote): YAML 1.2 §7.1 makes an alias of an anchor
 ///   the document does not hold an error, so the whole paste would not parse. The merge key's
 ///   line is left out: the service's own keys win over a merged mapping's (yaml.org/type/merge),
-///   and what the anchor adds is not in the text.
+///   and what the anchor adds is not in the text. Only where the text has no `services:` line:
+///   a file's services are read with the file's anchors.
 fn as_yaml_would_read_it(text: &str) -> Option<String> {
     let anchors: Vec<&str> = text
         .split('&')
@@ -856,6 +857,10 @@ fn as_yaml_would_read_it(text: &str) -> Option<String> {
         .filter_map(|r| r.split([' ', '\n', '\r', '\t']).next())
         .filter(|a| !a.is_empty())
         .collect();
+    // only a service quoted without its file's top: a file (or a part of one) that has its
+    // `services:` line is read whole, where its anchors are (a paste cut into parts must not
+    // lose `x-common`'s `ipc: host` by reading its services alone)
+    let quoted_service = !text.lines().any(|l| l.starts_with("services:"));
     let mut changed = false;
     let mut out = String::with_capacity(text.len() + 16);
     for l in text.lines() {
@@ -868,6 +873,7 @@ fn as_yaml_would_read_it(text: &str) -> Option<String> {
         // `<<: *name` with no `&name` in the text
         if let Some(alias) = t.strip_prefix("<<:").map(str::trim)
             && let Some(name) = alias.strip_prefix('*')
+            && quoted_service
             && !anchors.contains(&name)
         {
             changed = true;
@@ -1383,6 +1389,18 @@ impl super::EvidenceKind for ContainerSpecKind {
     fn detect(&self, s: &super::Sniff) -> bool {
         looks_like_container_spec(s.head)
     }
+    /// A compose file or Kubernetes manifest that parses whole is read whole: cut at its blank
+    /// lines, a service that merges `<<: *common` would be read without the `x-common` block
+    /// above it (YAML 1.2 §7.1: an alias refers to an anchor earlier in the same document).
+    fn whole_text(&self, text: &str) -> bool {
+        text.len() <= 1 << 20
+            && text.contains("<<:")
+            && serde_yaml::Deserializer::from_str(text)
+                .take(super::MAX_ITEMS)
+                .map(<Yaml as serde::Deserialize>::deserialize)
+                .collect::<Result<Vec<Yaml>, _>>()
+                .is_ok_and(|docs| docs.iter().any(|d| is_compose(d) || is_kubernetes(d)))
+    }
     fn reads_assignments_above(&self, part: &str) -> bool {
         // a `docker run` command, not a compose file or a manifest (YAML, where a `NAME=value`
         // line put first would be no YAML)
@@ -1711,6 +1729,24 @@ mod tests {
             as_yaml_would_read_it("x: &a\n  ipc: host\ns:\n  <<: *a\n  image: i\n"),
             None
         );
+    }
+
+    #[test]
+    fn a_compose_file_with_merged_anchors_is_read_whole() {
+        // open-edge-platform/physical-ai-studio application/docker/docker-compose.trainer.yaml
+        // at 17b8ab9 (healthy), its keys cut down: cut at its blank lines, the second service
+        // alone (a quoted service, its merge's anchor not in the part) would lose `ipc: host`
+        let t = "x-common: &common\n    ipc: host\n\nservices:\n  trainer-cuda:\n    <<: *common\n    image: trainer-cuda:main\n    deploy:\n      resources:\n        reservations:\n          devices:\n            - driver: nvidia\n              count: all\n              capabilities: [gpu]\n\n  trainer-xpu:\n    <<: *common\n    container_name: trainer-xpu\n    image: trainer-xpu:main\n";
+        let r = crate::evidence::segment::segment(t);
+        assert_eq!(r.parts.len(), 1);
+        assert_eq!(r.parts[0].lines, vec![(1, 19)]);
+        let specs = parse_container_specs(t);
+        assert!(specs[0].containers.iter().all(|c| c.shm.how == "ipc-host"));
+        // a file without merges is cut as before
+        assert!(!super::super::EvidenceKind::whole_text(
+            &ContainerSpecKind,
+            "services:\n  a:\n    image: i\n"
+        ));
     }
 
     #[test]

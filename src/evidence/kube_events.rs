@@ -144,8 +144,7 @@ impl super::EvidenceKind for KubeEventsKind {
         let v = parse_kube_events(text);
         if v.events.is_empty() {
             return Err(super::ParseError::NotThisKind(
-                "no `kubectl describe` event row (Normal|Warning, Reason, Age, From, Message)"
-                    .into(),
+                "no `kubectl describe` event row (Normal|Warning, Reason, Age, From, Message)",
             ));
         }
         super::to_value(&v)

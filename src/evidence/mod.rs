@@ -233,6 +233,11 @@ pub trait EvidenceKind: Sync {
     fn whole(&self) -> bool {
         false
     }
+    /// True when this text, which this kind's detector claims, is one document to read whole
+    /// (a YAML file whose anchors one part would lose): by default, [`EvidenceKind::whole`].
+    fn whole_text(&self, _text: &str) -> bool {
+        self.whole()
+    }
     /// True when this kind's `part` is shell commands that use the variables a script assigns
     /// above them (a wrapper's `docker run ${RUNTIME} ${NAME} … ${IMAGE}`): the part is then
     /// read with the script's one-line assignments above it put first ([`segment`]); they are
