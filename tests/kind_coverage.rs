@@ -25,6 +25,7 @@ use serde::Deserialize;
 /// without extension); `""` where [`GAPS`] says why there is none.
 const WITNESSES: &[(&str, &str, &str)] = &[
     ("nvidia-smi-xml", "", "h2_smi_x_ecc_na_frag"),
+    ("kube-events", "", ""),
     (
         "chrome-trace",
         "h11_trace_kineto_resnet50_num_workers_0",
@@ -217,6 +218,18 @@ enum Side {
 /// judging it right moves it to [`WITNESSES`]), and what was searched or why no rule can judge
 /// it. Keep it as short as the public record allows.
 const GAPS: &[(&str, Side, &str, &str)] = &[
+    (
+        "kube-events",
+        Side::Problem,
+        "",
+        "h72_event_k8s28272_dshm_emptydir_evicted is read (an emptyDir `dshm` evicted over 1Gi) but judged unknown: the events do not show the volume is the memory emptyDir at /dev/shm",
+    ),
+    (
+        "kube-events",
+        Side::Healthy,
+        "",
+        "searched (issues): the kubectl describe event tables found are scheduling or image failures of other problems; none of a healthy GPU training pod in this batch",
+    ),
     (
         "nvidia-smi-xml",
         Side::Problem,

@@ -834,6 +834,72 @@ fn without_callouts(text: &str) -> Option<String> {
     (last > 0).then_some(out)
 }
 
+/// A pasted spec put in the form its YAML would have when the tool that reads it reads it, or
+/// `None` when nothing needed it:
+///
+/// - a Helm template (Go `text/template`, pkg.go.dev/text/template "Actions": "data evaluations
+///   or control structures — are delimited by `{{` and `}}`", `{{-`/`-}}` trimming the space
+///   beside them): Helm renders the actions before the YAML is read. A line that is one action
+///   alone (`{{- if .Values.shm.enabled }}`, `{{- end }}`) is a control structure and is left
+///   out; an action that starts a value (`- name: {{ .Release.Name }}-storage`) is quoted, as
+///   YAML 1.2 §7.3.3 does not let a plain scalar start with the flow indicator `{`: the value
+///   stays a string whose `{{` says the chart fills it in ([`is_templated`]).
+/// - a compose service quoted without the file's top (vllm#2013: `<<: *default-gpu` under the
+///   service, the anchor defined above the quote): YAML 1.2 §7.1 makes an alias of an anchor
+///   the document does not hold an error, so the whole paste would not parse. The merge key's
+///   line is left out: the service's own keys win over a merged mapping's (yaml.org/type/merge),
+///   and what the anchor adds is not in the text. Only where the text has no `services:` line:
+///   a file's services are read with the file's anchors.
+fn as_yaml_would_read_it(text: &str) -> Option<String> {
+    let anchors: Vec<&str> = text
+        .split('&')
+        .skip(1)
+        .filter_map(|r| r.split([' ', '\n', '\r', '\t']).next())
+        .filter(|a| !a.is_empty())
+        .collect();
+    // only a service quoted without its file's top: a file (or a part of one) that has its
+    // `services:` line is read whole, where its anchors are (a paste cut into parts must not
+    // lose `x-common`'s `ipc: host` by reading its services alone)
+    let quoted_service = !text.lines().any(|l| l.starts_with("services:"));
+    let mut changed = false;
+    let mut out = String::with_capacity(text.len() + 16);
+    for l in text.lines() {
+        let t = l.trim();
+        // an action alone on its line: a control structure Helm removes
+        if t.starts_with("{{") && t.ends_with("}}") && t[2..].find("}}") == Some(t.len() - 4) {
+            changed = true;
+            continue;
+        }
+        // `<<: *name` with no `&name` in the text
+        if let Some(alias) = t.strip_prefix("<<:").map(str::trim)
+            && let Some(name) = alias.strip_prefix('*')
+            && quoted_service
+            && !anchors.contains(&name)
+        {
+            changed = true;
+            continue;
+        }
+        // an action that starts a plain value: after `key: ` or a list item's `- `
+        if let Some(at) = l.find("{{") {
+            let head = l[..at].trim_end();
+            if (head.ends_with(':') || head.ends_with('-') || head.ends_with("- "))
+                && head.len() < at
+            {
+                let value = l[at..].trim_end();
+                out.push_str(&l[..at]);
+                out.push('\'');
+                out.push_str(&value.replace('\'', "''"));
+                out.push_str("'\n");
+                changed = true;
+                continue;
+            }
+        }
+        out.push_str(l);
+        out.push('\n');
+    }
+    changed.then_some(out)
+}
+
 /// The YAML documents of the text (mappings, or lists of mappings): the whole text, else its
 /// fenced code blocks.
 fn yaml_docs(text: &str) -> Vec<Yaml> {
@@ -868,6 +934,12 @@ fn yaml_docs(text: &str) -> Vec<Yaml> {
     }
     if let Some(bare) = without_callouts(text) {
         let whole = parse(&bare);
+        if !whole.is_empty() {
+            return whole;
+        }
+    }
+    if let Some(ready) = as_yaml_would_read_it(text) {
+        let whole = parse(&ready);
         if !whole.is_empty() {
             return whole;
         }
@@ -1040,15 +1112,54 @@ fn argo_pods(d: &Yaml) -> Vec<Container> {
 fn is_compose(d: &Yaml) -> bool {
     d.get("services")
         .and_then(Yaml::as_mapping)
-        .is_some_and(|m| {
-            !m.is_empty()
-                && m.values().all(|v| {
-                    v.is_mapping()
-                        && (v.get("image").is_some()
-                            || v.get("build").is_some()
-                            || v.get("command").is_some())
-                })
+        .is_some_and(is_service_map)
+}
+
+/// A mapping of compose services: each a mapping that names what it runs (`image`, `build` or
+/// `command`).
+fn is_service_map(m: &serde_yaml::Mapping) -> bool {
+    !m.is_empty()
+        && m.values().all(|v| {
+            v.is_mapping()
+                && (v.get("image").is_some()
+                    || v.get("build").is_some()
+                    || v.get("command").is_some())
         })
+}
+
+/// Service keys of the Compose Specification (compose-spec `schema/compose-spec.json`,
+/// `definitions.service.properties`) that no Kubernetes object or Argo template has at a
+/// container's level.
+const COMPOSE_ONLY_KEYS: [&str; 8] = [
+    "shm_size",
+    "ipc",
+    "deploy",
+    "runtime",
+    "restart",
+    "container_name",
+    "network_mode",
+    "depends_on",
+];
+
+/// The services of a compose file quoted without its `services:` line (vllm#16841 pastes the
+/// one service at its indent): a service map ([`is_service_map`]) where some service has a key
+/// only a compose service has ([`COMPOSE_ONLY_KEYS`]), and no top-level key of a compose file or
+/// a Kubernetes object.
+fn quoted_services(d: &Yaml) -> Option<&serde_yaml::Mapping> {
+    let m = d.as_mapping()?;
+    let top = [
+        "services",
+        "apiVersion",
+        "kind",
+        "spec",
+        "volumes",
+        "networks",
+    ];
+    (is_service_map(m)
+        && !top.iter().any(|k| d.get(*k).is_some())
+        && m.values()
+            .any(|v| COMPOSE_ONLY_KEYS.iter().any(|k| v.get(*k).is_some())))
+    .then_some(m)
 }
 
 fn is_kubernetes(d: &Yaml) -> bool {
@@ -1069,6 +1180,9 @@ fn pod_fragment(text: &str) -> Option<Container> {
     if !text.contains("/dev/shm") || !text.contains("mountPath") {
         return None;
     }
+    // a Helm template's actions, as the chart renders them (see `as_yaml_would_read_it`)
+    let ready = as_yaml_would_read_it(text);
+    let text = ready.as_deref().unwrap_or(text);
     let mut blocks: Vec<String> = Vec::new();
     let mut cur = String::new();
     let mut base = 0usize;
@@ -1161,10 +1275,11 @@ pub fn parse_container_specs(text: &str) -> Vec<ContainerSpec> {
         });
     }
     for d in yaml_docs(text) {
-        if is_compose(&d) {
+        if is_compose(&d) || quoted_services(&d).is_some() {
             let containers = d
                 .get("services")
                 .and_then(Yaml::as_mapping)
+                .or_else(|| quoted_services(&d))
                 .into_iter()
                 .flatten()
                 .take(super::MAX_ITEMS)
@@ -1243,6 +1358,8 @@ pub fn looks_like_container_spec(text: &str) -> bool {
     let yamlish = text.contains("services:")
         || (text.contains("apiVersion:") && text.contains("kind:"))
         || (text.contains("mountPath:") && text.contains("/dev/shm"))
+        // a compose service quoted without `services:` (see `quoted_services`)
+        || (text.contains("image:") && COMPOSE_ONLY_KEYS.iter().any(|k| text.contains(&format!("{k}:"))))
         || ((text.contains("container:") || text.contains("script:")) && text.contains("image:"));
     (has_run || yamlish) && !parse_container_specs(text).is_empty()
 }
@@ -1271,6 +1388,18 @@ impl super::EvidenceKind for ContainerSpecKind {
     }
     fn detect(&self, s: &super::Sniff) -> bool {
         looks_like_container_spec(s.head)
+    }
+    /// A compose file or Kubernetes manifest that parses whole is read whole: cut at its blank
+    /// lines, a service that merges `<<: *common` would be read without the `x-common` block
+    /// above it (YAML 1.2 §7.1: an alias refers to an anchor earlier in the same document).
+    fn whole_text(&self, text: &str) -> bool {
+        text.len() <= 1 << 20
+            && text.contains("<<:")
+            && serde_yaml::Deserializer::from_str(text)
+                .take(super::MAX_ITEMS)
+                .map(<Yaml as serde::Deserialize>::deserialize)
+                .collect::<Result<Vec<Yaml>, _>>()
+                .is_ok_and(|docs| docs.iter().any(|d| is_compose(d) || is_kubernetes(d)))
     }
     fn reads_assignments_above(&self, part: &str) -> bool {
         // a `docker run` command, not a compose file or a manifest (YAML, where a `NAME=value`
@@ -1550,6 +1679,74 @@ mod tests {
         );
         // a mount elsewhere is not a /dev/shm fragment
         assert!(parse_container_specs("volumeMounts:\n- mountPath: /data\n  name: d\n").is_empty());
+    }
+
+    #[test]
+    fn a_helm_templated_fragment_is_read_as_the_chart_renders_it() {
+        // github.com/vllm-project/production-stack/issues/44 (healthy): the poster's fix in the
+        // chart, a Helm action starting a volume's name (`{{ .Release.Name }}-storage`)
+        let t = "volumeMounts:\n  - name: {{ .Release.Name }}-storage\n    mountPath: /data\n  - name: shm\n    mountPath: /dev/shm\n  \nvolumes:\n    - name: shm\n      emptyDir:\n        medium: Memory\n        sizeLimit: 20Gi\n";
+        assert!(looks_like_container_spec(t));
+        let c = &parse_container_specs(t)[0].containers[0];
+        assert_eq!(c.shm.how, "emptydir-memory");
+        assert_eq!(c.shm.size_mib, Some(20480.0));
+        // github.com/vllm-project/vllm/pull/49568 (problem its description names: the chart had
+        // no /dev/shm mount; the size it adds is the chart's value): the mount under a control
+        // action, the size left to `.Values` — the mount is read, the size is not a number the
+        // text fixes
+        let t = "volumeMounts:\n{{- if .Values.shm.enabled }}\n  - name: shm\n    mountPath: /dev/shm\n{{- end }}\nvolumes:\n  - name: shm\n    emptyDir:\n      medium: Memory\n      sizeLimit: {{ .Values.shm.size }}\n";
+        let c = &parse_container_specs(t)[0].containers[0];
+        assert_eq!(c.shm.how, "emptydir-memory");
+        assert_eq!(c.shm.size_mib, None);
+        // a line that is prose with braces is left as it is
+        assert_eq!(as_yaml_would_read_it("no actions here\n"), None);
+    }
+
+    #[test]
+    fn a_compose_service_quoted_without_its_file() {
+        // github.com/vllm-project/vllm/issues/16841 (healthy for /dev/shm): the service at its
+        // indent, without `services:`, four reserved GPUs and `ipc: host`
+        let t = "  vllm-serve-interface:\n    image: vllm/vllm-openai:latest\n    runtime: nvidia\n    deploy:\n      resources:\n        reservations:\n          devices:\n            - driver: nvidia\n              device_ids: ['1', '3', '0', '2']\n              capabilities: [gpu]\n    ipc: host\n    command:\n      - --tensor-parallel-size\n      - \"4\"\n";
+        assert!(looks_like_container_spec(t));
+        let specs = parse_container_specs(t);
+        assert_eq!(specs[0].source, "compose");
+        assert_eq!(specs[0].containers[0].name, "vllm-serve-interface");
+        assert_eq!(specs[0].containers[0].shm.how, "ipc-host");
+        // the same service without its `ipc` line (problem: Docker's 64 MB under four GPUs)
+        let bare = t.replace("    ipc: host\n", "");
+        let c = &parse_container_specs(&bare)[0].containers[0];
+        assert_eq!(c.shm.how, "default");
+        // github.com/vllm-project/vllm/issues/2013 (healthy): a merge of an anchor defined
+        // above the quote; the service's own `shm_size` is read
+        let t = "  vllm:\n    <<: *default-gpu\n    image: vllm/vllm-openai:v0.2.3\n    command: --model Qwen/Qwen-7B-Chat --trust-remote-code\n    environment:\n      #NCCL_P2P_DISABLE: 1\n      HF_HUB_OFFLINE: 0\n      CUDA_VISIBLE_DEVICES: 6\n    shm_size: 10.24gb\n";
+        let c = &parse_container_specs(t)[0].containers[0];
+        assert_eq!(c.shm.how, "shm-size");
+        assert!(c.shm.size_mib.is_some_and(|m| m > 10_000.0));
+        // a mapping of names to images alone (a values file) is not a compose service
+        assert!(parse_container_specs("app:\n  image: nginx\n  tag: 1\n").is_empty());
+        // a defined anchor is merged as before (its line kept)
+        assert_eq!(
+            as_yaml_would_read_it("x: &a\n  ipc: host\ns:\n  <<: *a\n  image: i\n"),
+            None
+        );
+    }
+
+    #[test]
+    fn a_compose_file_with_merged_anchors_is_read_whole() {
+        // open-edge-platform/physical-ai-studio application/docker/docker-compose.trainer.yaml
+        // at 17b8ab9 (healthy), its keys cut down: cut at its blank lines, the second service
+        // alone (a quoted service, its merge's anchor not in the part) would lose `ipc: host`
+        let t = "x-common: &common\n    ipc: host\n\nservices:\n  trainer-cuda:\n    <<: *common\n    image: trainer-cuda:main\n    deploy:\n      resources:\n        reservations:\n          devices:\n            - driver: nvidia\n              count: all\n              capabilities: [gpu]\n\n  trainer-xpu:\n    <<: *common\n    container_name: trainer-xpu\n    image: trainer-xpu:main\n";
+        let r = crate::evidence::segment::segment(t);
+        assert_eq!(r.parts.len(), 1);
+        assert_eq!(r.parts[0].lines, vec![(1, 19)]);
+        let specs = parse_container_specs(t);
+        assert!(specs[0].containers.iter().all(|c| c.shm.how == "ipc-host"));
+        // a file without merges is cut as before
+        assert!(!super::super::EvidenceKind::whole_text(
+            &ContainerSpecKind,
+            "services:\n  a:\n    image: i\n"
+        ));
     }
 
     #[test]

@@ -356,6 +356,11 @@ mod tests {
                 "nvidia-smi-error",
                 "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest NVIDIA driver is installed and running.\n",
             ),
+            (
+                // github.com/kubernetes/kubernetes/issues/28272
+                "kube-events",
+                "  Normal   Started  12m    kubelet, x_machine_x  Started container x_pod_x\n  Warning  Evicted  9m38s  kubelet, x_machine_x  Usage of EmptyDir volume \"dshm\" exceeds the limit \"1Gi\".\n",
+            ),
         ] {
             v.push((k, t.to_string()));
         }

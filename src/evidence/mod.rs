@@ -62,6 +62,7 @@ pub mod ibstatus;
 pub mod ibv_devinfo;
 pub mod infiniband;
 pub mod kernel_log;
+pub mod kube_events;
 pub mod lspci;
 pub mod mount_text;
 pub mod mounts;
@@ -233,6 +234,11 @@ pub trait EvidenceKind: Sync {
     fn whole(&self) -> bool {
         false
     }
+    /// True when this text, which this kind's detector claims, is one document to read whole
+    /// (a YAML file whose anchors one part would lose): by default, [`EvidenceKind::whole`].
+    fn whole_text(&self, _text: &str) -> bool {
+        self.whole()
+    }
     /// True when this kind's `part` is shell commands that use the variables a script assigns
     /// above them (a wrapper's `docker run ${RUNTIME} ${NAME} … ${IMAGE}`): the part is then
     /// read with the script's one-line assignments above it put first ([`segment`]); they are
@@ -295,6 +301,7 @@ pub static KINDS: &[&dyn EvidenceKind] = &[
     &nccl_errors::NcclErrorsKind,
     &kernel_log::KernelLogKind,
     &container_spec::ContainerSpecKind,
+    &kube_events::KubeEventsKind,
     &cuda_stack::CudaVersionKind,
     // after the NCCL log, the OOM and kernel-log kinds, which read a whole log of their own and
     // whose probes would lose it to these; the probes of the CUDA-runtime, collect_env and

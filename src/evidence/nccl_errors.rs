@@ -578,6 +578,8 @@ pub fn recognised_line(line: &str) -> bool {
         || check_failed(line).is_some()
         || CHECK_TRACE.is_match(line)
         || (line.contains("NCCL WARN") && line.contains("shared memory segment"))
+        // a back trace's frame in NCCL's segment set-up (see `shm_bus_error`)
+        || line.contains("ncclShmOpen(")
         // shmutils.cc's message with NCCL's own segment name, its `host:pid:tid [rank]` prefix
         // and `NCCL WARN` dropped by a launcher that relays the worker's stderr (Ray's
         // `(Runner pid=N) …`, github.com/hiyouga/EasyR1/issues/228)
@@ -606,6 +608,7 @@ pub fn looks_like(text: &str) -> bool {
             "NCCL Error ",
             "NCCL failure ",
             "shared memory segment",
+            "ncclShmOpen(",
             "Got completion from peer ",
             "communicator encountered a fatal error",
             "Error encountered progressing operation=",
@@ -971,6 +974,16 @@ pub fn parse_nccl_errors(text: &str) -> NcclErrors {
             });
         }
     }
+    // a SIGBUS inside NCCL's shared-memory code: a segment tmpfs could not back
+    if !out.shm_create_failed
+        && let Some(l) = shm_bus_error(text)
+    {
+        out.shm_create_failed = true;
+        out.bus_error = true;
+        if out.shm_error.is_none() {
+            out.shm_error = Some(super::clip(l.trim(), 300));
+        }
+    }
     out
 }
 
@@ -1185,6 +1198,67 @@ fn last_error_on(line: &str, i: usize, out: &mut NcclErrors, want: &mut Option<(
     } else if out.errors[i].last_error.is_none() {
         out.errors[i].last_error = Some(super::clip(rest, super::MAX_TEXT));
     }
+}
+
+/// A process killed by `SIGBUS` while NCCL touched one of its `/dev/shm` segments: the report
+/// of the signal, the first line of `text` that gives it. NCCL maps files only in `/dev/shm`
+/// (NVIDIA/nccl `src/misc/shmutils.cc`, `ncclShmOpen`: `mkstemp("/dev/shm/nccl-XXXXXX")`, the
+/// file grown to the segment's size, `mmap(MAP_SHARED)`, then `memset` of the new segment);
+/// where tmpfs cannot give a page of that file when it is first touched, the kernel sends
+/// `SIGBUS` with `si_code` `BUS_ADRERR` ("nonexistent physical address", mmap(2): "SIGBUS
+/// Attempted access to a page of the buffer that lies beyond the end of the mapped file"), which
+/// is how a too-small `/dev/shm` shows where no WARN gets printed (JAX-Toolbox#183, pytorch/
+/// tutorials#2475 "segfault in `ncclShmOpen`", fixed with `--shm-size`). The reports read:
+///
+/// - gdb's (`gdb/infrun.c`, `print_signal_received_reason`): `Thread N "name" received signal
+///   SIGBUS, Bus error.`, then the frames of `bt`;
+/// - UCX's handler (openucx `src/ucs/debug/debug.c`, `ucs_error_signal_handler`: `Caught signal
+///   %d (%s)` with the signal's name and its `si_code` text, `Bus error: nonexistent physical
+///   address`), then `==== backtrace (tid: N) ====` and its frames;
+/// - Open MPI's (`opal/util/stacktrace.c`: `Signal: Bus error (7)`, `Signal code: Non-existant
+///   physical address (2)`), then its `[ N] lib(+0x…)` frames.
+///
+/// The signal is NCCL's when a frame of the trace right after it (up to 40 lines, until a blank
+/// line) names `ncclShmOpen`, or, where the report says `BUS_ADRERR` (the UCX or Open MPI
+/// code above), a frame is in `libnccl.so` or an `nccl…` function (a stripped libnccl resolves
+/// its frames to the nearest exported name: msr-fiddle/pipedream#76's `ncclGroupEnd()` /
+/// `ncclGetUniqueId()` under a bus error in Docker's default 64 MB).
+pub fn shm_bus_error(text: &str) -> Option<&str> {
+    fn report(l: &str) -> Option<bool> {
+        if l.contains("received signal SIGBUS") {
+            Some(l.contains("BUS_ADRERR"))
+        } else if l.contains("Caught signal 7 (Bus error") {
+            Some(l.contains("nonexistent physical address"))
+        } else if l.contains("Signal: Bus error (7)") {
+            Some(false)
+        } else {
+            None
+        }
+    }
+    static NCCL_FRAME: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"libnccl\.so|\bnccl[A-Z]\w*\s*\(").expect("static regex"));
+    if !text.contains("SIGBUS") && !text.contains("Bus error") {
+        return None;
+    }
+    let lines: Vec<&str> = text.lines().take(200_000).collect();
+    for (i, l) in lines.iter().enumerate() {
+        let Some(mut adrerr) = report(l) else {
+            continue;
+        };
+        for f in lines.iter().skip(i + 1).take(40) {
+            if f.trim().is_empty() {
+                break;
+            }
+            // Open MPI prints the code on the line after the signal's
+            if f.contains("Non-existant physical address") || f.contains("BUS_ADRERR") {
+                adrerr = true;
+            }
+            if f.contains("ncclShmOpen") || (adrerr && NCCL_FRAME.is_match(f)) {
+                return Some(l);
+            }
+        }
+    }
+    None
 }
 
 /// NCCL 2.3–2.12's wordings of a segment it could not allocate in /dev/shm (`shm.h`).
@@ -1516,6 +1590,34 @@ algo-1:18057:18130 [0] NCCL INFO NET/OFI Using transport protocol SENDRECV\n";
             "Call to ibv_query_ece failed with error Invalid argument errno 22"
         ));
         assert!(!verbs_call_failed("Call to ibv_reg_mr_iova2x failed"));
+    }
+
+    #[test]
+    fn a_bus_error_in_nccls_shared_memory_code() {
+        // github.com/NVIDIA/JAX-Toolbox/issues/183 (problem): gdb's report, a frame in
+        // ncclShmOpen
+        let t = "Thread 787 \"imagenet_fake_d\" received signal SIGBUS, Bus error.\n[Switching to Thread 0x7f45d7dff640 (LWP 3925)]\n0x00007f6b59544f3b in ncclShmOpen(char*, unsigned long, void**, void**, int, void**) () from /usr/local/lib/python3.10/dist-packages/jaxlib/xla_extension.so\n(gdb) bt\n#0 0x00007f6b59544f3b in ncclShmOpen(char*, unsigned long, void**, void**, int, void**) ()\n";
+        assert!(shm_bus_error(t).is_some_and(|l| l.contains("received signal SIGBUS")));
+        let e = parse_nccl_errors(t);
+        assert!(e.shm_create_failed && e.bus_error);
+        assert!(looks_like(t));
+        // github.com/msr-fiddle/pipedream/issues/76 (problem): UCX's report with BUS_ADRERR's
+        // text, the frames in a stripped libnccl
+        let t = "[8d6bf97c3bf4:3039 :0:3095] Caught signal 7 (Bus error: nonexistent physical address)\n==== backtrace (tid:   3095) ====\n 0 0x0000000000043090 killpg()  ???:0\n 1 0x000000000018bb41 __nss_database_lookup()  ???:0\n 2 0x000000000007587d ncclGroupEnd()  ???:0\n";
+        assert!(shm_bus_error(t).is_some());
+        assert!(parse_nccl_errors(t).shm_create_failed);
+        // github.com/ofiwg/libfabric/issues/9422 (not NCCL's): Open MPI's report, the frames
+        // in libfabric
+        let t = "[fd7fd1d78666:03983] Signal: Bus error (7)\n[fd7fd1d78666:03983] Signal code: Non-existant physical address (2)\n[fd7fd1d78666:03983] Failing at address: 0x7f04ac0ce000\n[fd7fd1d78666:03983] [ 0] /lib64/libc.so.6(+0x3e990)[0x7f04b5c5a990]\n[fd7fd1d78666:03983] [ 2] /lib64/libfabric.so.1(+0x625500)[0x7f04af005500]\n";
+        assert_eq!(shm_bus_error(t), None);
+        assert!(!parse_nccl_errors(t).shm_create_failed);
+        // a gdb SIGBUS elsewhere, an NCCL frame without the code that says BUS_ADRERR: not read
+        assert_eq!(
+            shm_bus_error(
+                "Thread 2 received signal SIGBUS, Bus error.\n#0 0x1 in ncclGroupEnd ()\n"
+            ),
+            None
+        );
     }
 
     #[test]

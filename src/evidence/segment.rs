@@ -316,7 +316,7 @@ fn segment_inner(text: &str, big_ok: bool) -> Reading<'_> {
     };
     let first = detect(text);
     if let Some(k) = first
-        && k.whole()
+        && k.whole_text(text)
     {
         return whole(k);
     }

@@ -186,6 +186,7 @@ impl Probe for Shm {
                 && !t.contains("failed to extend")
                 && !t.contains("posix_fallocate failed")
                 && !t.contains("Unable to allocate shared memory")
+                && crate::evidence::nccl_errors::shm_bus_error(&t).is_none()
             {
                 continue;
             }
@@ -241,6 +242,28 @@ impl Probe for Shm {
                 v["size_source"] = json!("df");
             }
             return ProbeOutcome::Value(v);
+        }
+        // the kubelet evicted the pod for an emptyDir outgrowing its sizeLimit (kube_events'
+        // module doc): shared memory outgrowing its size when that volume is the memory-backed
+        // one at /dev/shm, which the events do not show
+        if let Some((p, ev)) = evidence_of(
+            &ctx.inputs.evidence,
+            &crate::evidence::kube_events::KubeEventsKind,
+        )
+        .into_iter()
+        .find_map(|(p, t)| {
+            crate::evidence::kube_events::parse_kube_events(&t)
+                .emptydir_evictions
+                .into_iter()
+                .next()
+                .map(|e| (p, e))
+        }) {
+            return ProbeOutcome::Unknown(format!(
+                "the kubelet evicted the pod in {} because emptyDir volume \"{}\" outgrew its sizeLimit {}; the events do not show that this volume is the memory-backed one mounted at /dev/shm",
+                p.display(),
+                ev.volume,
+                ev.limit
+            ));
         }
         if let Some((p, t)) = evidence_of(
             &ctx.inputs.evidence,
