@@ -52,6 +52,7 @@ pub mod cuda_stack;
 pub mod dcgmi;
 pub mod detect;
 pub mod device_query;
+pub mod ds_report;
 pub mod fabric_manager;
 pub mod gpu_arch;
 pub mod gpustat;
@@ -312,6 +313,9 @@ pub static KINDS: &[&dyn EvidenceKind] = &[
     &smi_p2p::MigKind,
     // a torch build beside GPU names (ComfyUI, sglang, version prints): before the package list,
     // whose rows it also reads
+    // DeepSpeed's ds_report: before the torch build beside GPU names, which would claim its
+    // `torch version` entry beside a GPU named elsewhere in the paste
+    &ds_report::DsReportKind,
     &torch_env::TorchEnvKind,
     &pip_list::PipListKind,
     // last: a `GPU 0: <name> (UUID: …)` line is claimed only where no other kind reads the block
