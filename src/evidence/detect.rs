@@ -348,6 +348,12 @@ mod tests {
                 "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \n============================================================\nsrc/open_r1/grpo_gsm.py FAILED\n------------------------------------------------------------\nFailures:\n  <NO_OTHER_FAILURES>\n------------------------------------------------------------\nRoot Cause (first observed failure):\n[0]:\n  time      : 2025-05-21_15:43:03\n  host      : worker\n  rank      : 0 (local_rank: 0)\n  exitcode  : -9 (pid: 14750)\n  error_file: <N/A>\n  traceback : Signal 9 (SIGKILL) received by PID 14750\n============================================================\n",
             ),
             (
+                // github.com/deepspeedai/DeepSpeed/pull/1906 ("Previous:"), and an op line of
+                // DeepSpeed#6972 with the shm line as env_report.py prints it
+                "ds-report",
+                "ninja .................. [OKAY]\nasync_io ............... [NO] ....... [NO]\nDeepSpeed general environment info:\ntorch version .................... 1.10.0a0+git539d476\ntorch cuda version ............... None\ntorch hip version ................ 5.1.20531-cacfa990\nnvcc version .....................  [FAIL] cannot find CUDA_HOME via torch.utils.cpp_extension.CUDA_HOME=None\ndeepspeed install path ........... ['/opt/conda/lib/python3.7/site-packages/deepspeed']\ndeepspeed info ................... 0.6.2+ef17c89, ef17c89, master\ndeepspeed wheel compiled w. ...... torch 1.10, cuda 0.0, hip 5.1\nshared memory (/dev/shm) size .... 64.00 MB\n [WARNING] /dev/shm size might be too small, if running in docker increase to at least --shm-size='1gb'\n",
+            ),
+            (
                 "nvidia-smi-error",
                 "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest NVIDIA driver is installed and running.\n",
             ),
