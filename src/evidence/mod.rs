@@ -298,6 +298,10 @@ pub static KINDS: &[&dyn EvidenceKind] = &[
     // after the NCCL log, the OOM and kernel-log kinds, which read a whole log of their own and
     // whose probes would lose it to these; the probes of the CUDA-runtime, collect_env and
     // NCCL-error kinds read every paste that holds their lines, whatever kind it was detected as
+    // DeepSpeed's ds_report: before the CUDA-runtime kind, whose marker lines (PyTorch's
+    // capability warning) a paste often holds above it, and before the torch build beside GPU
+    // names, which would claim its `torch version` entry; the runtime lines are still read
+    &ds_report::DsReportKind,
     &device_query::DeviceQueryKind,
     &cuda_errors::CudaRuntimeKind,
     &collect_env::CollectEnvKind,
@@ -313,9 +317,6 @@ pub static KINDS: &[&dyn EvidenceKind] = &[
     &smi_p2p::MigKind,
     // a torch build beside GPU names (ComfyUI, sglang, version prints): before the package list,
     // whose rows it also reads
-    // DeepSpeed's ds_report: before the torch build beside GPU names, which would claim its
-    // `torch version` entry beside a GPU named elsewhere in the paste
-    &ds_report::DsReportKind,
     &torch_env::TorchEnvKind,
     &pip_list::PipListKind,
     // last: a `GPU 0: <name> (UUID: …)` line is claimed only where no other kind reads the block
