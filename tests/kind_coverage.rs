@@ -75,6 +75,11 @@ const WITNESSES: &[(&str, &str, &str)] = &[
     ),
     ("nvidia-smi-p2p", "", "h17_p2p_r_mlengineering_8xh100_ok"),
     (
+        "ds-report",
+        "h74_dsreport_ds1109_a100_sm80_oprep",
+        "h74_dsreport_pr1906_rocm_nvcc_fail",
+    ),
+    (
         "torch-env",
         "h24_comfyui7126_5070ti_cu126_sysinfo_quoted",
         "h24_comfyui11186_5090_cu129_sysinfo",

@@ -353,6 +353,12 @@ mod tests {
                 "Current thread 0x00007ff3363ff700 (most recent call first):\n  File \"threading.py\", line 870 in run\n\nThread 0x00007ff406132180 (most recent call first):\n  File \"torch/distributed/distributed_c10d.py\", line 2477 in barrier\n",
             ),
             (
+                // github.com/deepspeedai/DeepSpeed/pull/1906 ("Previous:"), and an op line of
+                // DeepSpeed#6972 with the shm line as env_report.py prints it
+                "ds-report",
+                "ninja .................. [OKAY]\nasync_io ............... [NO] ....... [NO]\nDeepSpeed general environment info:\ntorch version .................... 1.10.0a0+git539d476\ntorch cuda version ............... None\ntorch hip version ................ 5.1.20531-cacfa990\nnvcc version .....................  [FAIL] cannot find CUDA_HOME via torch.utils.cpp_extension.CUDA_HOME=None\ndeepspeed install path ........... ['/opt/conda/lib/python3.7/site-packages/deepspeed']\ndeepspeed info ................... 0.6.2+ef17c89, ef17c89, master\ndeepspeed wheel compiled w. ...... torch 1.10, cuda 0.0, hip 5.1\nshared memory (/dev/shm) size .... 64.00 MB\n [WARNING] /dev/shm size might be too small, if running in docker increase to at least --shm-size='1gb'\n",
+            ),
+            (
                 "nvidia-smi-error",
                 "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest NVIDIA driver is installed and running.\n",
             ),

@@ -52,6 +52,7 @@ pub mod cuda_stack;
 pub mod dcgmi;
 pub mod detect;
 pub mod device_query;
+pub mod ds_report;
 pub mod fabric_manager;
 pub mod faulthandler;
 pub mod gpu_arch;
@@ -306,6 +307,10 @@ pub static KINDS: &[&dyn EvidenceKind] = &[
     // after the NCCL log, the OOM and kernel-log kinds, which read a whole log of their own and
     // whose probes would lose it to these; the probes of the CUDA-runtime, collect_env and
     // NCCL-error kinds read every paste that holds their lines, whatever kind it was detected as
+    // DeepSpeed's ds_report: before the CUDA-runtime kind, whose marker lines (PyTorch's
+    // capability warning) a paste often holds above it, and before the torch build beside GPU
+    // names, which would claim its `torch version` entry; the runtime lines are still read
+    &ds_report::DsReportKind,
     &device_query::DeviceQueryKind,
     &cuda_errors::CudaRuntimeKind,
     &collect_env::CollectEnvKind,

@@ -34,6 +34,10 @@
 //!   report is read as what it is even where it shows no build to judge: TRL's package version
 //!   carries no `+cuXYZ` for a PyPI wheel, and a virtual GPU (`NVIDIA vGPU-32GB`,
 //!   huggingface/trl#2864) is no name the table knows; `report` then says which report was read;
+//! - DeepSpeed's `ds_report` (`deepspeed/env_report.py`, read in [`super::ds_report`]): `torch
+//!   version .... V` (`torch.__version__`), and `torch cuda version .... X.Y` (`torch.version.cuda`,
+//!   `None` for a build without CUDA), read where the version carries no `+cuXYZ` (a PyPI wheel);
+//!   a `torch hip version` other than `None` is a ROCm build;
 //! - pip (`pip list` rows `torch  V`, `pip freeze` `torch==V`) and the many scripts that log
 //!   `PyTorch version: {torch.__version__}` or print `torch.__version__` on its own line.
 //!
@@ -355,8 +359,27 @@ pub fn read(text: &str) -> TorchEnv {
     let mut prev_mentions_version = false;
     let mut sglang_names: Vec<(String, String)> = Vec::new();
     let mut wsl = false;
+    // ds_report's `torch cuda version` (`torch.version.cuda`), used where its `torch version`
+    // carries no build tag (a PyPI wheel's `2.1.0`)
+    let mut ds_cuda: Option<String> = None;
+    let mut ds_hip = false;
     for raw in super::content_lines(&text) {
         let line = raw.trim();
+        if let Some((name, value)) = super::ds_report::entry(line) {
+            match name {
+                "torch version" => {
+                    if let Some((v, tag)) = value.split_once('+')
+                        && BARE_VERSION.is_match(&value)
+                    {
+                        out.add_tag(v, &tag.to_ascii_lowercase());
+                    }
+                }
+                "torch cuda version" => ds_cuda = Some(value),
+                "torch hip version" => ds_hip |= value != "None" && !value.is_empty(),
+                _ => {}
+            }
+            continue;
+        }
         wsl |= line.contains("microsoft-standard-WSL");
         if out.platform.is_none() {
             if WINDOWS.is_match(line) {
@@ -404,6 +427,17 @@ pub fn read(text: &str) -> TorchEnv {
                     sm: maj * 10 + min,
                 });
             }
+        }
+    }
+    if out.torch_versions.is_empty()
+        && let Some(c) = ds_cuda
+    {
+        if ds_hip {
+            out.rocm_build = true;
+        } else if c == "None" {
+            out.cpu_only_build = true;
+        } else if let Some(code) = cuda_compat::cuda_code(&c) {
+            push_unique(&mut out.torch_cuda, cuda_compat::cuda_code_str(code));
         }
     }
     if wsl && out.platform.as_deref() == Some("windows") {
@@ -584,6 +618,33 @@ impl super::EvidenceKind for TorchEnvKind {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// DeepSpeed's ds_report (deepspeed/env_report.py): the tagged `torch version` entry is the
+    /// build; where it has no tag, `torch cuda version` is; `None` there is a CPU build, a
+    /// `torch hip version` a ROCm one. Entries of deepspeedai/DeepSpeed#1906's ROCm report and
+    /// lsdefine/simple_GRPO's README.md excerpt; the untagged 2.1.0 written from env_report.py.
+    #[test]
+    fn ds_report_torch_version_and_torch_cuda_version() {
+        let e = read(
+            "torch version .................... 2.3.0+cu121\ntorch cuda version ............... 12.1\n",
+        );
+        assert_eq!(e.torch_versions, vec!["2.3.0+cu121".to_string()]);
+        assert_eq!(e.torch_cuda, vec!["12.1".to_string()]);
+        let e = read(
+            "torch version .................... 2.1.0\ntorch cuda version ............... 12.1\nnvcc version ..................... 11.8\n",
+        );
+        assert!(e.torch_versions.is_empty());
+        assert_eq!(e.torch_cuda, vec!["12.1".to_string()]);
+        let e = read(
+            "torch version .................... 1.10.0a0+git539d476\ntorch cuda version ............... None\ntorch hip version ................ 5.1.20531-cacfa990\n",
+        );
+        assert!(e.torch_versions.is_empty() && e.torch_cuda.is_empty());
+        assert!(e.rocm_build && !e.cpu_only_build);
+        let e = read(
+            "torch version .................... 2.4.0\ntorch cuda version ............... None\ntorch hip version ................ None\n",
+        );
+        assert!(e.cpu_only_build && e.torch_cuda.is_empty());
+    }
 
     #[test]
     fn trl_env_on_virtual_gpus_is_read_as_a_report_with_nothing_to_judge() {

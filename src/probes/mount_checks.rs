@@ -133,7 +133,7 @@ impl Probe for Shm {
         "shm"
     }
     fn doc(&self) -> &'static str {
-        "size of /dev/shm: from `df` evidence, the tmpfs `size=` option in a mount table, or half the memory for a live tmpfs without one"
+        "size of /dev/shm: from `df` or `ds_report` evidence, the tmpfs `size=` option in a mount table, or half the memory for a live tmpfs without one"
     }
     fn fields(&self) -> &'static [(&'static str, &'static str)] {
         &[
@@ -147,7 +147,7 @@ impl Probe for Shm {
                 "size_source",
                 "`df` when the log of a shared-memory error also holds a df row of /dev/shm",
             ),
-            ("source", "df, mount-option or meminfo"),
+            ("source", "df, ds_report, mount-option or meminfo"),
             (
                 "container",
                 "the table looks like a container's (overlay root)",
@@ -273,6 +273,23 @@ impl Probe for Shm {
         .next()
         {
             return from_container_spec(&p, &t);
+        }
+        // DeepSpeed's ds_report measures /dev/shm itself (`deepspeed/env_report.py`,
+        // `get_shm_size`: `os.statvfs('/dev/shm')`, f_frsize × f_blocks, printed in 1024-based
+        // units) in the environment the job runs in, a container's own /dev/shm included
+        if let Some((p, mib)) = evidence_of(
+            &ctx.inputs.evidence,
+            &crate::evidence::ds_report::DsReportKind,
+        )
+        .into_iter()
+        .find_map(|(p, t)| {
+            crate::evidence::ds_report::read(&t)
+                .shm_size_mib
+                .map(|m| (p, m))
+        }) {
+            return ProbeOutcome::Value(json!({
+                "size_mib": mib, "source": "ds_report", "error_seen": false, "file": p.display().to_string(),
+            }));
         }
         if let Some((p, t)) = evidence_of(&ctx.inputs.evidence, &crate::evidence::mount_text::Df)
             .into_iter()
