@@ -89,6 +89,7 @@ const WITNESSES: &[(&str, &str, &str)] = &[
         "",
         "h21_post_aoneus2_5060_torch291_cu128_versions",
     ),
+    ("slog-log", "", "h73_mixed_ollama7597_version_ps_journal"),
     ("nvidia-smi-mig", "", "h17_mig_lgi_dcgm_138_a100"),
     ("nvidia-smi-dmon", "", "dmon_idle_header"),
     ("gpustat", "", "h57_gpustat_gs130_p100_idle_header"),
@@ -270,6 +271,12 @@ const GAPS: &[(&str, Side, &str, &str)] = &[
         Side::Problem,
         "",
         "no rule reads `mig -lgi`/`-lgip` (the kind's read_by is empty): a MIG layout is an operator's choice, not a fault",
+    ),
+    (
+        "slog-log",
+        Side::Problem,
+        "",
+        "no rule reads a Go slog log yet (the kind's read_by is empty): ollama's scheduling (which layers it offloads, a projector on the CPU) is its own; the log is read so that a pasted journal is recognised and the GPUs and layers it names are in the report",
     ),
     (
         "pip-list",

@@ -209,6 +209,13 @@ const CUDA_ERRORS: &[(&str, u32, &str, &str, &str)] = &[
         "launch",
     ),
     (
+        "cudaErrorInvalidSymbol",
+        13,
+        "invalid device symbol",
+        "",
+        "other",
+    ),
+    (
         "cudaErrorInvalidDevicePointer",
         17,
         "invalid device pointer",
@@ -279,6 +286,13 @@ const CUDA_ERRORS: &[(&str, u32, &str, &str, &str)] = &[
         "arch",
     ),
     (
+        "cudaErrorDeviceUninitialized",
+        201,
+        "invalid device context",
+        "CUDA_ERROR_INVALID_CONTEXT",
+        "other",
+    ),
+    (
         "cudaErrorECCUncorrectable",
         214,
         "uncorrectable ECC error encountered",
@@ -311,6 +325,27 @@ const CUDA_ERRORS: &[(&str, u32, &str, &str, &str)] = &[
         222,
         "the provided PTX was compiled with an unsupported toolchain.",
         "CUDA_ERROR_UNSUPPORTED_PTX_VERSION",
+        "driver",
+    ),
+    (
+        "cudaErrorOperatingSystem",
+        304,
+        "OS call failed or operation not supported on this OS",
+        "CUDA_ERROR_OPERATING_SYSTEM",
+        "driver",
+    ),
+    (
+        "cudaErrorInvalidResourceHandle",
+        400,
+        "invalid resource handle",
+        "CUDA_ERROR_INVALID_HANDLE",
+        "other",
+    ),
+    (
+        "cudaErrorSymbolNotFound",
+        500,
+        "named symbol not found",
+        "CUDA_ERROR_NOT_FOUND",
         "driver",
     ),
     (
@@ -377,6 +412,13 @@ const CUDA_ERRORS: &[(&str, u32, &str, &str, &str)] = &[
         "launch",
     ),
     (
+        "cudaErrorContextIsDestroyed",
+        709,
+        "context is destroyed",
+        "CUDA_ERROR_CONTEXT_IS_DESTROYED",
+        "other",
+    ),
+    (
         "cudaErrorNotPermitted",
         800,
         "operation not permitted",
@@ -410,6 +452,20 @@ const CUDA_ERRORS: &[(&str, u32, &str, &str, &str)] = &[
         "forward compatibility was attempted on non supported HW",
         "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE",
         "driver",
+    ),
+    (
+        "cudaErrorStreamCaptureUnsupported",
+        900,
+        "operation not permitted when stream is capturing",
+        "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED",
+        "other",
+    ),
+    (
+        "cudaErrorStreamCaptureInvalidated",
+        901,
+        "operation failed due to a previous error during capture",
+        "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED",
+        "other",
     ),
     (
         "cudaErrorTimeout",
@@ -448,10 +504,12 @@ static TOO_OLD: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"NVIDIA driver on your system is too old \(found version (\d{1,6})\)")
         .expect("static regex")
 });
-// `CUDA error: <message>`, the message ending at the first `.`-and-space, newline or `(`-hint
+// `CUDA error: <message>`, the message ending at the first `.`-and-space, newline or `(`-hint,
+// or at the closing back or double quote of a user who quoted the line in prose ("stops with
+// error `CUDA error: out of memory` even tho ...", ultralytics/ultralytics#14367)
 static CUDA_ERROR: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r"CUDA error: ([A-Za-z][A-Za-z0-9 ()/,'_-]{2,120}?)(?:\.\s|\.$|$| \(|\n|CUDA kernel)",
+        r#"CUDA error: ([A-Za-z][A-Za-z0-9 ()/,'_-]{2,120}?)(?:\.\s|\.$|$| \(|\n|CUDA kernel|\.?[`"”])"#,
     )
     .expect("static regex")
 });
@@ -515,7 +573,21 @@ fn error_n(
 ) -> Option<&'static (&'static str, u32, &'static str, &'static str, &'static str)> {
     let c = ERROR_N.captures(line)?;
     let code: u32 = c[1].parse().ok()?;
-    by_message(&c[2]).filter(|e| e.1 == code)
+    let text = c[2].trim();
+    by_message(text)
+        .filter(|e| e.1 == code)
+        // a program that re-raises the message may append to it (stable-diffusion-webui's
+        // `... Error 500: named symbol not found: str`, AbdBarho/stable-diffusion-webui-docker
+        // #694): the runtime's text followed by a non-word character, the number agreeing
+        .or_else(|| {
+            CUDA_ERRORS.iter().find(|e| {
+                e.1 == code
+                    && text.len() > e.2.len()
+                    && text.is_char_boundary(e.2.len())
+                    && text[..e.2.len()].eq_ignore_ascii_case(e.2)
+                    && !text[e.2.len()..].starts_with(|ch: char| ch.is_alphanumeric())
+            })
+        })
 }
 
 fn quotable() -> impl Iterator<Item = &'static str> {
@@ -1193,6 +1265,61 @@ mod tests {
         assert!(!looks_like(
             "fastmoe: Test NCCL failure common.cu:777 'unhandled system error'\n .. fastmoe pid 1: Test failure common.cu:1\n"
         ));
+    }
+
+    #[test]
+    fn runtime_table_errors_500_400_900_and_appended_text() {
+        // AbdBarho/stable-diffusion-webui-docker#694 (driver 555.85 under Docker Desktop/WSL2):
+        // CUDAFunctions.cpp's `Error 500: ...`, the webui appending `: str`
+        let t = "webui-docker-auto-1  | Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling NumCudaDevices() that might have already set an error? Error 500: named symbol not found: str\n";
+        assert!(looks_like(t));
+        let m = parse_cuda_runtime_log(t);
+        assert_eq!(m.error_names, ["cudaErrorSymbolNotFound"]);
+        assert_eq!(m.errors[0].code, Some(500));
+        // transcriptionstream/transcriptionstream#13: the RuntimeError as torch raises it
+        let m = parse_cuda_runtime_log(
+            "RuntimeError: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling NumCudaDevices() that might have already set an error? Error 500: named symbol not found\n",
+        );
+        assert_eq!(m.error_names, ["cudaErrorSymbolNotFound"]);
+        // a number that disagrees with the text names nothing, appended text or not
+        assert!(
+            parse_cuda_runtime_log("Error 400: named symbol not found: str\n")
+                .errors
+                .is_empty()
+        );
+        // ggml-org/llama.cpp#2269's title; vllm-project/vllm NCCL WARN of a CUDA-graph capture
+        let m = parse_cuda_runtime_log("RuntimeError: CUDA error: invalid resource handle\n");
+        assert_eq!(m.error_names, ["cudaErrorInvalidResourceHandle"]);
+        let m = parse_cuda_runtime_log(
+            "10-64-29-12:20967:20967 [1] dev_runtime.cc:591 NCCL WARN Cuda failure 'operation not permitted when stream is capturing'\n",
+        );
+        assert_eq!(m.error_names, ["cudaErrorStreamCaptureUnsupported"]);
+        // healthy: a line naming the error's class without an error (a docs heading)
+        assert!(
+            parse_cuda_runtime_log("CUDA error codes: see the runtime API\n")
+                .errors
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn cuda_error_quoted_in_prose_ends_at_the_quote() {
+        // ultralytics/ultralytics#14367: the message in backticks inside a sentence
+        let m = parse_cuda_runtime_log(
+            "Within the first epoch training stops with error `CUDA error: out of memory` even tho `nvidia-smi` reports there to be 16 GB of VRAM left.\n",
+        );
+        assert_eq!(m.error_names, ["cudaErrorMemoryAllocation"]);
+        // in double quotes (xformers#845's title form)
+        let m = parse_cuda_runtime_log(
+            "it fails with \"CUDA error: invalid configuration argument\" above 65535\n",
+        );
+        assert_eq!(m.error_names, ["cudaErrorInvalidConfiguration"]);
+        // healthy: prose about the error class, no runtime text after the colon
+        assert!(
+            parse_cuda_runtime_log("the `CUDA error:` prefix is what c10 prints\n")
+                .errors
+                .is_empty()
+        );
     }
 
     #[test]

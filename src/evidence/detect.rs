@@ -281,6 +281,11 @@ mod tests {
                 "nvidia-smi nvlink -s\n....\nGPU 3: Tesla V100-SXM2-32GB (UUID: ...)\n         Link 0: 25.781 GB/s\n         Link 1: 25.781 GB/s\n         Link 2: 25.781 GB/s\n         Link 3: <inactive>\n         Link 4: 25.781 GB/s\n         Link 5: <inactive>\n",
             ),
             (
+                // ollama/ollama#7597 (the journal prefix kept)
+                "slog-log",
+                "ollama[1773]: time=2024-11-10T21:32:56.440+08:00 level=INFO source=server.go:105 msg=\"system memory\" total=\"15.4 GiB\" free=\"11.3 GiB\" free_swap=\"12.2 GiB\"\n",
+            ),
+            (
                 // kzhang2/aoneus#2
                 "pip-list",
                 "torch             2.9.1+cu128\ntorchvision       0.24.1+cu128\nDriver 13.0\nCUDA toolkit 12.8\n",

@@ -81,6 +81,7 @@ pub mod rdma_link;
 pub(crate) mod scan;
 pub mod segment;
 pub mod shm_error;
+pub mod slog_log;
 pub mod smi_list;
 pub mod smi_nvlink;
 pub mod smi_p2p;
@@ -328,6 +329,8 @@ pub static KINDS: &[&dyn EvidenceKind] = &[
     // whose rows it also reads
     &torch_env::TorchEnvKind,
     &pip_list::PipListKind,
+    // a Go server's slog records (ollama): no rule reads them
+    &slog_log::SlogLogKind,
     // last: a `GPU 0: <name> (UUID: …)` line is claimed only where no other kind reads the block
     &smi_list::SmiListKind,
 ];

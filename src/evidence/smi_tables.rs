@@ -28,6 +28,12 @@ pub struct SmiUsage {
     /// processes"): one cut before its closing border lists only some of the processes, so
     /// it is not read as saying the others are absent.
     pub processes_listed: bool,
+    /// The table is the output of a throwaway container whose command is nvidia-smi (`docker
+    /// run --gpus all IMAGE nvidia-smi`, the NVIDIA Container Toolkit's own check). nvidia-smi
+    /// in a container sees only its own PID namespace, which holds no job: memory the table
+    /// shows is held by processes outside it, so it names no job of the paste's.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub container_check: bool,
     pub processes: Vec<UsageProcess>,
     /// Rows read (dmon/pmon: samples).
     pub samples: usize,
@@ -410,6 +416,17 @@ fn table_lines(text: &str) -> Vec<String> {
     out
 }
 
+// `docker run … IMAGE nvidia-smi` (podman, nerdctl alike) as a shell line, with or without its
+// prompt: the command the container runs is nvidia-smi itself (the NVIDIA Container Toolkit's
+// documented check, docs.nvidia.com/datacenter/cloud-native/container-toolkit "Running a Sample
+// Workload": `sudo docker run --rm --runtime=nvidia --gpus all ubuntu nvidia-smi`)
+static CONTAINER_SMI: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"^(?:\S*[$#>]\s*)?(?:sudo\s+)?(?:docker|podman|nerdctl)\s+run\s[^;&|]*\snvidia-smi\s*$",
+    )
+    .expect("static regex")
+});
+
 pub fn parse_table(text: &str) -> Result<SmiUsage, super::ParseError> {
     let mut u = SmiUsage {
         format: "table".into(),
@@ -534,6 +551,7 @@ pub fn parse_table(text: &str) -> Result<SmiUsage, super::ParseError> {
     if in_procs && !procs_whole {
         u.processes_listed = false;
     }
+    u.container_check = text.lines().any(|l| CONTAINER_SMI.is_match(l.trim()));
     if u.gpus.is_empty() && u.processes.is_empty() && mig_gpus.is_empty() {
         // the banner alone: the driver and the CUDA it supports, nothing of the GPUs (how many,
         // what they do), which stay unknown rather than none
@@ -1670,6 +1688,10 @@ const USAGE_FIELDS: &[(&str, &str)] = &[
         "per GPU: index, name, bus id, persistence, temperature, pstate, power and cap, memory, utilization, compute mode, clocks, PCIe link, ECC, clocks event reasons",
     ),
     ("processes_listed", "the paste has a whole process section"),
+    (
+        "container_check",
+        "the table is a throwaway container's `docker run … nvidia-smi`: its memory names no job",
+    ),
     (
         "processes",
         "per process: gpu, pid, type, name, memory, SM share (pmon)",

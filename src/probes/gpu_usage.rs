@@ -73,7 +73,11 @@ pub fn usage_value(u: &SmiUsage, source: &str) -> Value {
             .collect();
         // `-q` text is pasted in sections (`-q -d MEMORY,UTILIZATION`): memory without a
         // Processes section is no sign of a job there, only a listed process is
-        let held = !u.processes_listed && u.format != "q-text" && holds_job_memory(g);
+        // nor is it in a throwaway container's table, whose PID namespace holds no job
+        let held = !u.processes_listed
+            && !u.container_check
+            && u.format != "q-text"
+            && holds_job_memory(g);
         let hosts_job = !procs.is_empty() || held;
         if hosts_job {
             if let Some(x) = g.util_gpu {
@@ -418,6 +422,37 @@ mod tests {
         assert_eq!(v["process_on_gpu"], json!(true));
         assert_eq!(v["snapshot"], json!(true));
         assert_eq!(v["job_inferred"], json!(true));
+    }
+
+    #[test]
+    fn a_throwaway_containers_table_names_no_job() {
+        // ggml-org/whisper.cpp#2764: the poster's `docker run … nvidia-smi` check, 6 GiB held
+        // by something outside that container
+        let rows = "+-----------------------------------------------------------------------------+\n\
+| NVIDIA-SMI 450.119.04   Driver Version: 450.119.04   CUDA Version: 11.0     |\n\
+|   0  Tesla V100-SXM2...  On   | 00000000:06:00.0 Off |                    0 |\n\
+| N/A   32C    P0    71W / 300W |   6216MiB / 32510MiB |      0%      Default |\n";
+        let t = format!("$ docker run --gpus 1 --rm whisper_gpu:latest nvidia-smi\n{rows}");
+        let u = smi_tables::parse_table(&t).unwrap();
+        assert!(u.container_check);
+        let v = usage_value(&u, "x");
+        assert_eq!(v["process_on_gpu"], json!(false));
+        // manzolo/openai-whisper-docker#3: the toolkit's check without a prompt
+        let t =
+            format!("docker run --gpus all nvidia/cuda:12.4.0-base-ubuntu20.04 nvidia-smi\n{rows}");
+        assert!(smi_tables::parse_table(&t).unwrap().container_check);
+        // problem kept: the same rows under the host's own nvidia-smi (or `docker exec` into the
+        // job's container, whose namespace holds the job) still infer the job from the memory
+        for t in [
+            rows.to_string(),
+            format!("$ nvidia-smi\n{rows}"),
+            format!("$ docker exec -it trainer nvidia-smi\n{rows}"),
+            format!("docker run --gpus all img python train.py && nvidia-smi\n{rows}"),
+        ] {
+            let u = smi_tables::parse_table(&t).unwrap();
+            assert!(!u.container_check, "{t}");
+            assert_eq!(usage_value(&u, "x")["job_inferred"], json!(true), "{t}");
+        }
     }
 
     #[test]
