@@ -2492,8 +2492,10 @@ fn a_large_pasted_log_is_held_once() {
         drop(text);
         let (b, s) = (peak_kib(&big), peak_kib(&small));
         let ratio = b.saturating_sub(s) as f64 * 1024.0 / SIZE as f64;
+        // issue 24's bound: peak memory at most twice the input (the plans measure 1.4-1.55×
+        // on the NCCL log, varying by a MiB from run to run with the probes' timing)
         assert!(
-            ratio <= 1.5,
+            ratio <= 2.0,
             "{name}: a plan over {SIZE} bytes peaked at {b} KiB, {s} KiB over a small piece: {ratio:.2}× the paste beside the fixed costs"
         );
     }

@@ -27,6 +27,11 @@ const WITNESSES: &[(&str, &str, &str)] = &[
     ("nvidia-smi-xml", "", "h2_smi_x_ecc_na_frag"),
     ("kube-events", "", ""),
     (
+        "faulthandler-dump",
+        "",
+        "h70_faulthandler_torchtitan1066_none_dealloc_rank0",
+    ),
+    (
         "chrome-trace",
         "h11_trace_kineto_resnet50_num_workers_0",
         "h11_trace_kineto_resnet50_num_workers_4",
@@ -224,6 +229,12 @@ enum Side {
 /// judging it right moves it to [`WITNESSES`]), and what was searched or why no rule can judge
 /// it. Keep it as short as the public record allows.
 const GAPS: &[(&str, Side, &str, &str)] = &[
+    (
+        "faulthandler-dump",
+        Side::Problem,
+        "",
+        "h70's four faulthandler dumps are crashes (`none_dealloc`) or processes that were not stuck (an idle transfer thread, vLLM's sleep); the hung jobs found in that search were dumped with py-spy, which the pyspy-dump kind reads",
+    ),
     (
         "kube-events",
         Side::Problem,

@@ -27,7 +27,7 @@
 //! where it starts in the line, and a frame line cut before its `", line N in name` is joined
 //! with the next line that ends it. The dump carries no thread names or states, so no thread is
 //! known as the main one: what each thread is doing is read as in a py-spy dump
-//! ([`pyspy_dump::activity`]), and the dump is given in py-spy's shape ([`PyspyDump`]) to the
+//! ([`super::pyspy_dump::activity`]), and the dump is given in py-spy's shape ([`PyspyDump`]) to the
 //! probe that reads both.
 
 use super::pyspy_dump::{Frame, Process, PyspyDump, Thread};

@@ -524,7 +524,7 @@ pub enum Activity {
     /// `_try_get_data`, a queue `get`/`poll` under `dataloader.py`).
     DataloaderWait { frame: String },
     /// Inside a collective of `torch.distributed` (`distributed_c10d.py`, DDP's constructor in
-    /// `torch/distributed/utils.py`), or of NCCL itself (a call of [`NCCL_CALLS`], the
+    /// `torch/distributed/utils.py`), or of NCCL itself (a call of `NCCL_CALLS`, the
     /// communicator's creation).
     Collective { op: String, frame: String },
     /// A host–device sync that shows as a frame: `torch.cuda.synchronize`, an event or stream

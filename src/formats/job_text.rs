@@ -386,7 +386,7 @@ fn first_number_after(s: &str, marker: &str) -> Option<u64> {
 /// a bottleneck" (and its persistent_workers and ddp_spawn hints), torch's "This DataLoader
 /// will create N worker processes in total. Our suggested max number of worker in current
 /// system is M", fairseq's "Data loading buffer is empty or nearly empty" (see
-/// [`FAIRSEQ_BUFFER_EMPTY`]).
+/// `FAIRSEQ_BUFFER_EMPTY`).
 pub fn log_warnings(text: &str) -> Vec<LogWarning> {
     let mut out = Vec::new();
     // streamed: the lines that may continue a wrapped warning are read ahead from a copy of

@@ -321,7 +321,7 @@ impl super::Probe for PyspyDumpProbe {
             ),
             (
                 "main_threads",
-                "per sample: pid, activity (dataloader_wait, host_sync, collective, backward_optimizer, other), frame, status",
+                "per sample: pid, activity (dataloader_wait, host_sync, h2d_copy, collective, backward_optimizer, other), frame, status",
             ),
             (
                 "dataloader_share",
