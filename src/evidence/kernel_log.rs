@@ -29,6 +29,7 @@
 //! in `internal/rm/health.go` from v0.14.0). Such a line is read as that Xid on the device it
 //! names (a GPU or MIG UUID, in `pci`'s place), or on `all devices`.
 
+use super::scan::has;
 use regex::Regex;
 use serde::Serialize;
 use std::collections::BTreeSet;
@@ -179,10 +180,10 @@ fn aer_severity(line: &str) -> Option<&'static str> {
     let l = line.to_ascii_lowercase();
     let sev = if let Some(i) = l.find("severity=") {
         l[i + 9..].split(',').next().unwrap_or("").to_string()
-    } else if l.contains("aer:") && l.contains("error") && l.contains("received") {
+    } else if has!(l, "aer:") && has!(l, "error") && has!(l, "received") {
         // Only fatal `... error received` lines stand alone; the others are followed by a
         // `severity=` line that carries the same error.
-        if l.contains("(fatal)") {
+        if has!(l, "(fatal)") {
             "fatal".to_string()
         } else {
             return None;
@@ -190,13 +191,13 @@ fn aer_severity(line: &str) -> Option<&'static str> {
     } else {
         return None;
     };
-    Some(if sev.contains("non-fatal") || sev.contains("nonfatal") {
+    Some(if has!(sev, "non-fatal") || has!(sev, "nonfatal") {
         "uncorrected"
-    } else if sev.contains("fatal") {
+    } else if has!(sev, "fatal") {
         "fatal"
-    } else if sev.contains("uncorrect") {
+    } else if has!(sev, "uncorrect") {
         "uncorrected"
-    } else if sev.contains("correct") {
+    } else if has!(sev, "correct") {
         "corrected"
     } else {
         return None;
@@ -205,13 +206,13 @@ fn aer_severity(line: &str) -> Option<&'static str> {
 
 /// The driver's words for a GSP that stopped answering (r525+ GSP-RM firmware).
 fn is_gsp_timeout(line: &str) -> bool {
-    line.contains("GSP Timeout")
-        || line.contains("_kgspLogRpcTimeout")
-        || line.contains("_kgspLogXid119")
+    has!(line, "GSP Timeout")
+        || has!(line, "_kgspLogRpcTimeout")
+        || has!(line, "_kgspLogXid119")
         // the GSP falcon's core dump, which the driver writes when the GSP stops answering
-        || line.contains("kflcnCoreDump")
-        || line.contains("_kgspIsHeartbeatTimedOut")
-        || (line.contains("waiting for RPC response") && line.contains("GSP"))
+        || has!(line, "kflcnCoreDump")
+        || has!(line, "_kgspIsHeartbeatTimedOut")
+        || (has!(line, "waiting for RPC response") && has!(line, "GSP"))
 }
 
 /// What `nvidia-smi` prints for a GPU that NVML cannot reach any more.
@@ -221,9 +222,9 @@ pub fn is_gpu_lost(line: &str) -> bool {
     static UNABLE: LazyLock<memchr::memmem::Finder<'static>> = LazyLock::new(|| {
         memchr::memmem::Finder::new("Unable to determine the device handle for GPU")
     });
-    line.contains("GPU is lost")
+    has!(line, "GPU is lost")
         || (UNABLE.find(line.as_bytes()).is_some()
-            && (line.contains("Unknown Error") || line.contains("lost")))
+            && (has!(line, "Unknown Error") || has!(line, "lost")))
 }
 
 /// Phrases one of which every line [`Reader::read_rare`] reads something from holds.
@@ -362,8 +363,7 @@ impl Reader {
                 self.codes.insert(code);
             }
         } else if self.log.xids.len() < super::MAX_ITEMS
-            && let Some(c) = line
-                .contains("NVRM: Xid (")
+            && let Some(c) = has!(line, "NVRM: Xid (")
                 .then(|| XID.captures(line))
                 .flatten()
         {
@@ -388,7 +388,7 @@ impl Reader {
 
     /// The tests of lines other than Xids: each needs a phrase of [`RARE`].
     fn read_rare(&mut self, line: &str) {
-        if line.contains("XidCriticalError: Xid=")
+        if has!(line, "XidCriticalError: Xid=")
             && let Some(c) = DEVICE_PLUGIN_XID.captures(line)
             && let Ok(code) = c[1].parse::<u32>()
         {
@@ -404,7 +404,7 @@ impl Reader {
                 });
             }
         }
-        if line.contains("SXid (")
+        if has!(line, "SXid (")
             && let Some(c) = SXID.captures(line)
             && let Ok(code) = c[1].parse::<u32>()
         {
@@ -418,7 +418,7 @@ impl Reader {
         {
             self.report_gpu = Some((c[1].to_string(), 2));
         }
-        if line.contains("fallen off the bus") {
+        if has!(line, "fallen off the bus") {
             self.log.fallen_off_bus = true;
             // the address on this line (`GPU 0000:01:00.0:`, `GPU at 0000:01:00.0`, a
             // joined report), Xid 79's `PCI:0000:3b:00`, else the report's first line
@@ -440,19 +440,19 @@ impl Reader {
                 push_gpu(&mut self.log.fallen_off_gpus, &pci);
             }
         }
-        if line.contains("RmInitAdapter failed") || line.contains("rm_init_adapter failed") {
+        if has!(line, "RmInitAdapter failed") || has!(line, "rm_init_adapter failed") {
             self.log.rm_init_adapter_failed = true;
             if let Some(c) = PCI.captures(line) {
                 push_gpu(&mut self.log.rm_init_failed_gpus, &c[1]);
             }
         }
-        if line.contains("NVRM:") && is_gsp_timeout(line) {
+        if has!(line, "NVRM:") && is_gsp_timeout(line) {
             self.log.gsp_timeout = true;
         }
         if is_gpu_lost(line) {
             self.log.gpu_lost = true;
         }
-        if line.contains("AER") || line.contains("PCIe Bus Error") {
+        if has!(line, "AER") || has!(line, "PCIe Bus Error") {
             if let Some(severity) = aer_severity(line) {
                 self.log.aer_count += 1;
                 if self.log.aer.len() < super::MAX_ITEMS {
@@ -515,7 +515,7 @@ fn looks_like_kernel_log(h: &str) -> bool {
                     head.split(',').count() >= 3
                         && head.split(',').take(3).all(|p| p.parse::<u64>().is_ok())
                 })
-                || l.contains(" kernel: ")
+                || has!(l, " kernel: ")
         })
         .count();
     stamped * 2 > lines.len()
@@ -526,10 +526,10 @@ pub struct KernelLogKind;
 
 impl super::EvidenceKind for KernelLogKind {
     fn marker(&self, line: &str) -> bool {
-        line.contains("NVRM:")
-            || line.contains("XidCriticalError: Xid=")
-            || line.contains("SXid")
-            || (line.contains("AER:") && line.contains("pcieport"))
+        has!(line, "NVRM:")
+            || has!(line, "XidCriticalError: Xid=")
+            || has!(line, "SXid")
+            || (has!(line, "AER:") && has!(line, "pcieport"))
             || is_gpu_lost(line)
     }
     fn marker_phrases(&self) -> &'static [&'static str] {
@@ -586,9 +586,9 @@ impl super::EvidenceKind for KernelLogKind {
     }
     fn detect(&self, s: &super::Sniff) -> bool {
         let h = s.head;
-        h.contains("NVRM:")
-            || h.contains("XidCriticalError: Xid=")
-            || (h.contains("AER:") && h.contains("pcieport"))
+        has!(h, "NVRM:")
+            || has!(h, "XidCriticalError: Xid=")
+            || (has!(h, "AER:") && has!(h, "pcieport"))
             || h.lines().any(is_gpu_lost)
             || looks_like_kernel_log(h)
     }

@@ -50,6 +50,7 @@
 //! corpus's `nccl_single_rank_socket_gcp`, `h5_nccl_deepspeed_docker_one_host_no_ib`); nor is
 //! `Failed to open libibverbs` alone, printed on every host without rdma-core.
 
+use super::scan::has;
 use regex::Regex;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
@@ -209,11 +210,11 @@ pub fn tests_line(line: &str) -> bool {
     maybe_row(line) && TESTS_ROW.is_match(line)
         || line.starts_with('#')
             && (TESTS_AVG.is_match(line)
-                || line.contains("algbw") && line.contains("busbw")
+                || has!(line, "algbw") && has!(line, "busbw")
                 || TESTS_BANNER.is_match(line)
                 || TESTS_RANK.is_match(line.trim_end()))
-        || line.contains("Out of bounds values") && TESTS_OOB.is_match(line)
-        || line.contains(" #wrong=") && TESTS_RANK_WRONG.is_match(line)
+        || has!(line, "Out of bounds values") && TESTS_OOB.is_match(line)
+        || has!(line, " #wrong=") && TESTS_RANK_WRONG.is_match(line)
 }
 
 const TESTS_REDOPS: [&str; 7] = ["sum", "prod", "max", "min", "avg", "premulsum", "none"];
@@ -317,7 +318,7 @@ static PLUGIN: LazyLock<Regex> = LazyLock::new(|| {
 /// Normalizes the text after `via`.
 fn transport_name(raw: &str) -> (String, bool) {
     let raw = raw.trim();
-    let gdr = raw.contains("GDRDMA");
+    let gdr = has!(raw, "GDRDMA");
     if contains_ci(raw, "shared memory") || raw.starts_with("SHM") {
         return ("SHM".into(), gdr);
     }
@@ -492,12 +493,14 @@ static GATES: LazyLock<Regex> = LazyLock::new(|| {
 
 /// `re`'s captures in `s`, tried only when `s` holds `literal`, which every match of `re`
 /// holds: most lines hold none of the patterns, and a substring search is far cheaper.
-fn gate<'s>(gated: bool, s: &'s str, literal: &str, re: &Regex) -> Option<regex::Captures<'s>> {
-    if gated && s.contains(literal) {
-        re.captures(s)
-    } else {
-        None
-    }
+macro_rules! gate {
+    ($gated:expr, $s:expr, $literal:literal, $re:expr) => {
+        if $gated && has!($s, $literal) {
+            $re.captures($s)
+        } else {
+            None
+        }
+    };
 }
 
 use crate::vocab::{contains_ignore_ascii_case as contains_ci_at, push_unique};
@@ -537,7 +540,7 @@ fn job_shape_from_text(text: &str) -> Option<String> {
     }
     text.lines()
         .take(100_000)
-        .filter(|l| !l.contains("NCCL INFO") && !l.contains("NCCL WARN"))
+        .filter(|l| !has!(l, "NCCL INFO") && !has!(l, "NCCL WARN"))
         .find_map(|l| MULTI_NODE_WORDS.find(l))
         .map(|m| format!("the text says \"{}\"", super::clip(m.as_str(), 60)))
 }
@@ -557,13 +560,13 @@ fn cut_line(text: &str) -> Option<String> {
     let cut = if let Some((_, msg, _)) = split_line(last) {
         let m = msg.trim();
         m.is_empty()
-            || (m.starts_with("Channel ") && m.contains(" -> ") && !m.contains(" via "))
+            || (m.starts_with("Channel ") && has!(m, " -> ") && !has!(m, " via "))
             || m.ends_with(" via")
             || m.ends_with(':')
     } else {
         // `host:pid:tid [0] NCCL I`, `host:pid:tid [0]`, `host:1234:`: a prefix without its message
         let t = last.trim();
-        t.contains("NCCL") || PREFIX_ONLY.is_match(t)
+        has!(t, "NCCL") || PREFIX_ONLY.is_match(t)
     };
     cut.then(|| {
         format!(
@@ -604,8 +607,7 @@ pub fn parse_nccl_log(text: &str) -> NcclLog {
             }
         } else if let Some(c) = l.starts_with('#').then(|| TESTS_AVG.captures(l)).flatten() {
             log.tests_avg_busbw_gbs = c[1].parse().ok();
-        } else if let Some(c) = l
-            .contains("Out of bounds values")
+        } else if let Some(c) = has!(l, "Out of bounds values")
             .then(|| TESTS_OOB.captures(l))
             .flatten()
         {
@@ -613,8 +615,7 @@ pub fn parse_nccl_log(text: &str) -> NcclLog {
             // `FAILED` with a count that did not parse is still a failure
             let n = if &c[2] == "FAILED" { n.max(1) } else { n };
             log.tests_out_of_bounds = Some(log.tests_out_of_bounds.map_or(n, |m| m.max(n)));
-        } else if let Some(c) = l
-            .contains(" #wrong=")
+        } else if let Some(c) = has!(l, " #wrong=")
             .then(|| TESTS_RANK_WRONG.captures(l))
             .flatten()
         {
@@ -660,7 +661,7 @@ pub fn parse_nccl_log(text: &str) -> NcclLog {
     let mut env_lines: Vec<(&str, Option<(&str, &str)>)> = Vec::new();
     let mut using_lines: Vec<&str> = Vec::new();
     for (line, first) in nccl_lines(text) {
-        if log.nccl_version.is_none() && line.contains("NCCL version ") {
+        if log.nccl_version.is_none() && has!(line, "NCCL version ") {
             if let Some(c) = VERSION.captures(line) {
                 log.nccl_version = Some(super::clip(&c[1], 64));
             }
@@ -686,13 +687,11 @@ pub fn parse_nccl_log(text: &str) -> NcclLog {
             static FAILED: LazyLock<Regex> =
                 LazyLock::new(|| super::scan::phrases(&["fail", "unable", "cannot"]));
             if FAILED.is_match(&lower)
-                && (lower.contains("libibverbs")
-                    && (lower.contains("fail")
-                        || lower.contains("unable")
-                        || lower.contains("cannot"))
-                    || lower.contains("ibv_open_device") && lower.contains("fail")
-                    || lower.contains("net/ib : unable to open")
-                    || lower.contains("ibv_get_device_list failed"))
+                && (has!(lower, "libibverbs")
+                    && (has!(lower, "fail") || has!(lower, "unable") || has!(lower, "cannot"))
+                    || has!(lower, "ibv_open_device") && has!(lower, "fail")
+                    || has!(lower, "net/ib : unable to open")
+                    || has!(lower, "ibv_get_device_list failed"))
             {
                 log.ib_verbs_failed = true;
             }
@@ -708,16 +707,16 @@ pub fn parse_nccl_log(text: &str) -> NcclLog {
         // one search says whether the line holds any of the literal words the tests below
         // look for; most lines hold none, and then none of them is searched for on its own
         let gated = GATES.is_match(msg);
-        if gated && msg.contains("Init COMPLETE") {
+        if gated && has!(msg, "Init COMPLETE") {
             log.init_complete = true;
         }
         // each pattern below is tried only on a line holding its literal words
-        if let Some(c) = gate(gated, msg, "nNodes ", &NNODES) {
+        if let Some(c) = gate!(gated, msg, "nNodes ", NNODES) {
             if let Ok(n) = c[1].parse::<u32>() {
                 nnodes = Some(nnodes.map_or(n, |m: u32| m.max(n)));
             }
         }
-        if let Some(c) = gate(gated, msg, "localRanks ", &LOCAL_RANKS) {
+        if let Some(c) = gate!(gated, msg, "localRanks ", LOCAL_RANKS) {
             if let Ok(n) = c[1].parse::<u32>() {
                 log.local_ranks = Some(log.local_ranks.map_or(n, |m| m.max(n)));
             }
@@ -733,7 +732,7 @@ pub fn parse_nccl_log(text: &str) -> NcclLog {
             }
             continue;
         }
-        if let Some(c) = gate(gated, msg, " via ", &CONN) {
+        if let Some(c) = gate!(gated, msg, " via ", CONN) {
             log.connections_seen += 1;
             let (transport, gdr) = transport_name(&c[5]);
             if let Some(net) = transport.strip_prefix("NET/")
@@ -762,10 +761,10 @@ pub fn parse_nccl_log(text: &str) -> NcclLog {
             }
             continue;
         }
-        if let Some(c) = gate(gated, msg, "cudaDriverVersion ", &DRIVER) {
+        if let Some(c) = gate!(gated, msg, "cudaDriverVersion ", DRIVER) {
             log.cuda_driver_version = c[1].parse().ok();
         }
-        if gated && msg.contains(" set by environment to ") {
+        if gated && has!(msg, " set by environment to ") {
             // every rank echoes the same settings: a line read before is read again only when
             // its setting would change what is kept (another line set it otherwise since)
             let known = env_lines.iter().find(|(m, _)| *m == msg).map(|(_, kv)| *kv);
@@ -829,10 +828,9 @@ pub fn parse_nccl_log(text: &str) -> NcclLog {
                 rank_past_gpus = Some(format!("rank {r} runs on local device {dev}"));
             }
         }
-        if let Some(c) = (gated
-            && (msg.contains("P2P plugin ") || msg.contains("Loaded net plugin ")))
-        .then(|| PLUGIN.captures(msg))
-        .flatten()
+        if let Some(c) = (gated && (has!(msg, "P2P plugin ") || has!(msg, "Loaded net plugin ")))
+            .then(|| PLUGIN.captures(msg))
+            .flatten()
         {
             if let Some(m) = c.get(1).or(c.get(2)) {
                 log.net_plugin = Some(super::clip(m.as_str(), 64));
@@ -841,7 +839,7 @@ pub fn parse_nccl_log(text: &str) -> NcclLog {
         let m = msg.trim();
         // each rank prints the same interface lines: what a line read before names is kept
         // already (the lists only grow), so it is not read again
-        let again = if m.contains(" : Using") || m.starts_with("Bootstrap: Using") {
+        let again = if has!(m, " : Using") || m.starts_with("Bootstrap: Using") {
             let seen = using_lines.contains(&m);
             if !seen && using_lines.len() < 64 {
                 using_lines.push(m);
@@ -988,7 +986,7 @@ pub fn parse_nccl_log(text: &str) -> NcclLog {
             .env_overrides
             .get("NCCL_NET")
             .is_some_and(|v| v.trim().eq_ignore_ascii_case("IB"));
-    if text.contains("NCCL_IB_HCA set to") {
+    if has!(text, "NCCL_IB_HCA set to") {
         log.ib_wanted = true;
     }
     log.ib_intended = ib_intent(&log, ib_dev_unopened.as_deref(), text);
@@ -1145,9 +1143,9 @@ pub struct NcclLogKind;
 
 impl super::EvidenceKind for NcclLogKind {
     fn marker(&self, line: &str) -> bool {
-        line.contains("NCCL INFO")
-            || line.contains("NCCL WARN")
-            || line.contains("NCCL version ")
+        has!(line, "NCCL INFO")
+            || has!(line, "NCCL WARN")
+            || has!(line, "NCCL version ")
             || tests_line(line)
     }
     fn marker_phrases(&self) -> &'static [&'static str] {
@@ -1266,9 +1264,9 @@ impl super::EvidenceKind for NcclLogKind {
     }
     fn detect(&self, s: &super::Sniff) -> bool {
         let h = s.head;
-        h.contains("NCCL INFO")
-            || h.contains("NCCL WARN")
-            || h.contains("NCCL version ")
+        has!(h, "NCCL INFO")
+            || has!(h, "NCCL WARN")
+            || has!(h, "NCCL version ")
             || h.lines().any(tests_line)
     }
     fn parse(&self, text: &str) -> Result<serde_json::Value, super::ParseError> {
