@@ -159,6 +159,12 @@ fn plain(line: &str) -> String {
 
 /// One general entry: `(name, value)`, for the names [`ENTRIES`] lists.
 pub fn entry(line: &str) -> Option<(&'static str, String)> {
+    // env_report.py prints `name`, a space and the dots before any colour (colours wrap only the
+    // values): a line without ` .` is no entry. `torch_env::read` asks this of every line of
+    // every paste, so the colour stripping and the regex run only on lines that can be one.
+    if !super::scan::has!(line, " .") {
+        return None;
+    }
     let l = plain(line);
     let c = ENTRY.captures(l.trim())?;
     let name = c.get(1)?.as_str().trim();
