@@ -29,7 +29,7 @@
 //! in `internal/rm/health.go` from v0.14.0). Such a line is read as that Xid on the device it
 //! names (a GPU or MIG UUID, in `pci`'s place), or on `all devices`.
 
-use super::scan::has;
+use super::scan::{find_lit, has};
 use regex::Regex;
 use serde::Serialize;
 use std::collections::BTreeSet;
@@ -227,25 +227,59 @@ pub fn is_gpu_lost(line: &str) -> bool {
             && (has!(line, "Unknown Error") || has!(line, "lost")))
 }
 
-/// Phrases one of which every line [`Reader::read_rare`] reads something from holds.
-static RARE: LazyLock<Regex> = LazyLock::new(|| {
-    super::scan::phrases(&[
-        "XidCriticalError: Xid=",
-        "SXid (",
-        "NVRM: The NVIDIA GPU ",
-        "fallen off the bus",
-        "RmInitAdapter failed",
-        "rm_init_adapter failed",
-        "GSP Timeout",
-        "_kgsp",
-        "kflcnCoreDump",
-        "waiting for RPC response",
-        "GPU is lost",
-        "Unable to determine the device handle for GPU",
-        "AER",
-        "PCIe Bus Error",
-    ])
+/// The phrases every test of [`Reader::read_rare`] needs one of, by their place in
+/// [`RARE_PHRASES`].
+mod rare {
+    pub const DEVICE_PLUGIN_XID: usize = 0;
+    pub const SXID: usize = 1;
+    pub const PROBE_REPORT: usize = 2;
+    pub const FALLEN_OFF: usize = 3;
+    pub const RM_INIT: usize = 4;
+    pub const RM_INIT_LOWER: usize = 5;
+    pub const GSP: [usize; 4] = [6, 7, 8, 9];
+    pub const LOST: [usize; 2] = [10, 11];
+    pub const AER: [usize; 2] = [12, 13];
+}
+
+/// Phrases one of which every line [`Reader::read_rare`] reads something from holds, found
+/// all at once in one pass over a line ([`RARE`], overlapping: each phrase the line holds is
+/// found).
+const RARE_PHRASES: [&str; 14] = [
+    "XidCriticalError: Xid=",
+    "SXid (",
+    "NVRM: The NVIDIA GPU ",
+    "fallen off the bus",
+    "RmInitAdapter failed",
+    "rm_init_adapter failed",
+    "GSP Timeout",
+    "_kgsp",
+    "kflcnCoreDump",
+    "waiting for RPC response",
+    "GPU is lost",
+    "Unable to determine the device handle for GPU",
+    "AER",
+    "PCIe Bus Error",
+];
+static RARE: LazyLock<aho_corasick::AhoCorasick> = LazyLock::new(|| {
+    aho_corasick::AhoCorasick::builder()
+        .kind(Some(aho_corasick::AhoCorasickKind::DFA))
+        .build(RARE_PHRASES)
+        .expect("static phrases")
 });
+
+/// [`RARE_PHRASES`] as one literal search: it tells a line without any (most lines of a log
+/// of Xids) faster than the automaton, which looks at every byte.
+static RARE_ANY: LazyLock<Regex> = LazyLock::new(|| super::scan::phrases(&RARE_PHRASES));
+
+/// Which of [`RARE_PHRASES`] `line` holds, bit `i` for phrase `i`: the automaton runs from
+/// the first phrase on (no phrase starts before the leftmost match).
+fn rare_phrases(line: &str) -> u32 {
+    let Some(first) = RARE_ANY.find(line) else {
+        return 0;
+    };
+    RARE.find_overlapping_iter(&line[first.start()..])
+        .fold(0, |m, p| m | 1 << p.pattern().as_u32())
+}
 
 /// [`XID_CODE`]'s match on `line` without running it where the bytes decide it: `None` when
 /// the line holds no match, `Some(code)` for a match (the code `None` when it does not parse
@@ -255,7 +289,7 @@ fn xid_code(line: &str) -> Option<Option<u32>> {
     const TAG: &str = "NVRM: Xid (";
     let hex = |b: &[u8], n: usize| b.len() >= n && b[..n].iter().all(u8::is_ascii_hexdigit);
     let mut from = 0;
-    while let Some(i) = line[from..].find(TAG) {
+    while let Some(i) = find_lit!(&line[from..], TAG) {
         let at = from + i + TAG.len();
         from = from + i + 1;
         let b = &line.as_bytes()[at..];
@@ -381,14 +415,17 @@ impl Reader {
         }
         // the other tests are of rare lines: one search tells whether the line holds any of
         // their phrases (a kernel log of Xids runs none of them)
-        if RARE.is_match(line) {
-            self.read_rare(line);
+        let found = rare_phrases(line);
+        if found != 0 {
+            self.read_rare(line, found);
         }
     }
 
-    /// The tests of lines other than Xids: each needs a phrase of [`RARE`].
-    fn read_rare(&mut self, line: &str) {
-        if has!(line, "XidCriticalError: Xid=")
+    /// The tests of lines other than Xids: each needs a phrase of [`RARE`], and `found` says
+    /// which of them the line holds ([`rare_phrases`]).
+    fn read_rare(&mut self, line: &str, found: u32) {
+        let holds = |i: usize| found & (1 << i) != 0;
+        if holds(rare::DEVICE_PLUGIN_XID)
             && let Some(c) = DEVICE_PLUGIN_XID.captures(line)
             && let Ok(code) = c[1].parse::<u32>()
         {
@@ -404,7 +441,7 @@ impl Reader {
                 });
             }
         }
-        if has!(line, "SXid (")
+        if holds(rare::SXID)
             && let Some(c) = SXID.captures(line)
             && let Ok(code) = c[1].parse::<u32>()
         {
@@ -413,19 +450,20 @@ impl Reader {
                 self.sx_fatal.insert(code);
             }
         }
-        if let Some((_, rest)) = line.split_once("NVRM: The NVIDIA GPU ")
-            && let Some(c) = PCI.captures(rest)
+        if holds(rare::PROBE_REPORT)
+            && let Some(at) = find_lit!(line, "NVRM: The NVIDIA GPU ")
+            && let Some(c) = PCI.captures(&line[at + "NVRM: The NVIDIA GPU ".len()..])
         {
             self.report_gpu = Some((c[1].to_string(), 2));
         }
-        if has!(line, "fallen off the bus") {
+        if holds(rare::FALLEN_OFF) {
             self.log.fallen_off_bus = true;
             // the address on this line (`GPU 0000:01:00.0:`, `GPU at 0000:01:00.0`, a
             // joined report), Xid 79's `PCI:0000:3b:00`, else the report's first line
             // (an Xid line's address is cut from its parentheses, as [`XID`] reads it: a
             // log of Xid 79s runs no pattern here)
-            let here = match line.split_once("NVRM: Xid (") {
-                Some((_, rest)) => rest
+            let here = match find_lit!(line, "NVRM: Xid (").map(|at| &line[at + 11..]) {
+                Some(rest) => rest
                     .split_once(')')
                     .map(|(a, _)| a.trim_start_matches("PCI:"))
                     .filter(|a| a.contains(':')),
@@ -440,19 +478,19 @@ impl Reader {
                 push_gpu(&mut self.log.fallen_off_gpus, &pci);
             }
         }
-        if has!(line, "RmInitAdapter failed") || has!(line, "rm_init_adapter failed") {
+        if holds(rare::RM_INIT) || holds(rare::RM_INIT_LOWER) {
             self.log.rm_init_adapter_failed = true;
             if let Some(c) = PCI.captures(line) {
                 push_gpu(&mut self.log.rm_init_failed_gpus, &c[1]);
             }
         }
-        if has!(line, "NVRM:") && is_gsp_timeout(line) {
+        if rare::GSP.into_iter().any(holds) && has!(line, "NVRM:") && is_gsp_timeout(line) {
             self.log.gsp_timeout = true;
         }
-        if is_gpu_lost(line) {
+        if rare::LOST.into_iter().any(holds) && is_gpu_lost(line) {
             self.log.gpu_lost = true;
         }
-        if has!(line, "AER") || has!(line, "PCIe Bus Error") {
+        if rare::AER.into_iter().any(holds) {
             if let Some(severity) = aer_severity(line) {
                 self.log.aer_count += 1;
                 if self.log.aer.len() < super::MAX_ITEMS {
@@ -644,11 +682,13 @@ mod tests {
                 if r != Reader::default() {
                     assert!(ANCHORS.is_match(l), "{}: {l}", p.display());
                 }
-                let mut r = Reader::default();
-                r.read_rare(l);
-                if r != Reader::default() {
-                    assert!(RARE.is_match(l), "{}: {l}", p.display());
-                }
+                // the one pass finds each phrase the line holds, as a search for each would
+                let each = RARE_PHRASES
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, ph)| l.contains(*ph))
+                    .fold(0u32, |m, (i, _)| m | 1 << i);
+                assert_eq!(rare_phrases(l), each, "{}: {l}", p.display());
                 assert_eq!(xid_code(l), xid_code_reference(l), "{}: {l}", p.display());
             }
         }

@@ -180,6 +180,8 @@ use regex::Regex;
 use serde::Serialize;
 use std::sync::LazyLock;
 
+use super::scan::has;
+
 /// One watchdog timeout (the first line seen for each sequence number and rank).
 #[derive(Debug, Clone, Default, Serialize, PartialEq)]
 pub struct CollectiveTimeout {
@@ -354,8 +356,8 @@ static STUCK: LazyLock<Regex> = LazyLock::new(|| {
 /// them (rows are joined without a separator: a hard wrap keeps the spaces on its rows).
 fn watchdog_stuck(text: &str) -> Vec<WatchdogStuck> {
     let mut out: Vec<WatchdogStuck> = Vec::new();
-    if !(text.contains("stuck") || text.contains("monitor timed") || text.contains("watchdog hang"))
-    {
+    // (whole-text searches with searchers built once: `str::contains` is a slower search)
+    if !(has!(text, "stuck") || has!(text, "monitor timed") || has!(text, "watchdog hang")) {
         return out;
     }
     // a commented-out line (a launch script's note of an earlier hang) is not one

@@ -50,7 +50,7 @@
 //! corpus's `nccl_single_rank_socket_gcp`, `h5_nccl_deepspeed_docker_one_host_no_ib`); nor is
 //! `Failed to open libibverbs` alone, printed on every host without rdma-core.
 
-use super::scan::has;
+use super::scan::{find_lit, has};
 use regex::Regex;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
@@ -476,26 +476,45 @@ fn split_line_at(line: &str, first: Option<usize>) -> Option<(Option<&str>, &str
     Some((host, msg, warn))
 }
 
-/// The literal words of the tests of a line: a line holding none of them passes none of
-/// [`gate`]'s tests (`gated` false).
-static GATES: LazyLock<Regex> = LazyLock::new(|| {
-    super::scan::phrases(&[
-        "Init COMPLETE",
-        "nNodes ",
-        "localRanks ",
-        " via ",
-        "cudaDriverVersion ",
-        " set by environment to ",
-        "P2P plugin ",
-        "Loaded net plugin ",
-    ])
-});
+/// The literal words of the tests of a line, by their place in [`GATE_WORDS`].
+mod word {
+    pub const INIT_COMPLETE: usize = 0;
+    pub const NNODES: usize = 1;
+    pub const LOCAL_RANKS: usize = 2;
+    pub const VIA: usize = 3;
+    pub const DRIVER: usize = 4;
+    pub const ENV: usize = 5;
+    pub const P2P_PLUGIN: usize = 6;
+    pub const NET_PLUGIN: usize = 7;
+}
+const GATE_WORDS: [&str; 8] = [
+    "Init COMPLETE",
+    "nNodes ",
+    "localRanks ",
+    " via ",
+    "cudaDriverVersion ",
+    " set by environment to ",
+    "P2P plugin ",
+    "Loaded net plugin ",
+];
+/// [`GATE_WORDS`] as one search: a line holding none of them passes none of [`gate`]'s tests
+/// (`gated` false). (An automaton that names every word a line holds was tried: most NCCL
+/// lines hold one, and its pass over the line cost more than the searches it saved.)
+static GATES: LazyLock<Regex> = LazyLock::new(|| super::scan::phrases(&GATE_WORDS));
 
-/// `re`'s captures in `s`, tried only when `s` holds `literal`, which every match of `re`
-/// holds: most lines hold none of the patterns, and a substring search is far cheaper.
+/// Whether `$s` holds word `$word` of [`GATE_WORDS`], `$gated` from [`GATES`] (a searcher
+/// built once per call site: `$word` is a constant).
+macro_rules! holds {
+    ($gated:expr, $s:expr, $word:expr) => {
+        $gated && has!($s, GATE_WORDS[$word])
+    };
+}
+
+/// `re`'s captures in `s`, tried only when `s` holds word `$word` of [`GATE_WORDS`], which
+/// every match of `re` holds: most lines hold none of the patterns' words.
 macro_rules! gate {
-    ($gated:expr, $s:expr, $literal:literal, $re:expr) => {
-        if $gated && has!($s, $literal) {
+    ($gated:expr, $s:expr, $word:expr, $re:expr) => {
+        if holds!($gated, $s, $word) {
             $re.captures($s)
         } else {
             None
@@ -591,6 +610,9 @@ pub fn parse_nccl_log(text: &str) -> NcclLog {
     // the rows of other hosts)
     let mut tests_ranks: BTreeSet<u32> = BTreeSet::new();
     let (mut in_tests_table, mut tests_table_ended) = (false, false);
+    // nccl-tests' footer and `CheckData` lines, looked for on each line only in a text that
+    // holds one (one search of the text, not one per line)
+    let (oob_any, wrong_any) = (has!(text, "Out of bounds values"), has!(text, " #wrong="));
     for l in super::scan::lines(text) {
         if let Some(c) = maybe_row(l).then(|| TESTS_ROW.captures(l)).flatten() {
             log.tests_rows += 1;
@@ -607,7 +629,7 @@ pub fn parse_nccl_log(text: &str) -> NcclLog {
             }
         } else if let Some(c) = l.starts_with('#').then(|| TESTS_AVG.captures(l)).flatten() {
             log.tests_avg_busbw_gbs = c[1].parse().ok();
-        } else if let Some(c) = has!(l, "Out of bounds values")
+        } else if let Some(c) = (oob_any && has!(l, "Out of bounds values"))
             .then(|| TESTS_OOB.captures(l))
             .flatten()
         {
@@ -615,7 +637,7 @@ pub fn parse_nccl_log(text: &str) -> NcclLog {
             // `FAILED` with a count that did not parse is still a failure
             let n = if &c[2] == "FAILED" { n.max(1) } else { n };
             log.tests_out_of_bounds = Some(log.tests_out_of_bounds.map_or(n, |m| m.max(n)));
-        } else if let Some(c) = has!(l, " #wrong=")
+        } else if let Some(c) = (wrong_any && has!(l, " #wrong="))
             .then(|| TESTS_RANK_WRONG.captures(l))
             .flatten()
         {
@@ -660,8 +682,11 @@ pub fn parse_nccl_log(text: &str) -> NcclLog {
     // every rank)
     let mut env_lines: Vec<(&str, Option<(&str, &str)>)> = Vec::new();
     let mut using_lines: Vec<&str> = Vec::new();
+    // (a line is searched for the version only while none was read, and only in a text that
+    // holds one: one search of the text instead of one per line)
+    let version_unread = has!(text, "NCCL version ");
     for (line, first) in nccl_lines(text) {
-        if log.nccl_version.is_none() && has!(line, "NCCL version ") {
+        if version_unread && log.nccl_version.is_none() && has!(line, "NCCL version ") {
             if let Some(c) = VERSION.captures(line) {
                 log.nccl_version = Some(super::clip(&c[1], 64));
             }
@@ -686,7 +711,8 @@ pub fn parse_nccl_log(text: &str) -> NcclLog {
             // each phrase below comes with a failure word: most `ib` lines have none
             static FAILED: LazyLock<Regex> =
                 LazyLock::new(|| super::scan::phrases(&["fail", "unable", "cannot"]));
-            if FAILED.is_match(&lower)
+            let failed = FAILED.is_match(&lower);
+            if failed
                 && (has!(lower, "libibverbs")
                     && (has!(lower, "fail") || has!(lower, "unable") || has!(lower, "cannot"))
                     || has!(lower, "ibv_open_device") && has!(lower, "fail")
@@ -695,10 +721,12 @@ pub fn parse_nccl_log(text: &str) -> NcclLog {
             {
                 log.ib_verbs_failed = true;
             }
-            if ib_dev_unopened.is_none()
-                && let Some(at) = lower
-                    .find("net/ib : unable to open device ")
-                    .or_else(|| lower.find("net/ib : unable to query device "))
+            // (both phrases hold `unable`: only a line with a failure word is searched, and
+            // with searchers built once, not a `str::find` searcher per `ib` line)
+            if failed
+                && ib_dev_unopened.is_none()
+                && let Some(at) = find_lit!(&lower, "net/ib : unable to open device ")
+                    .or_else(|| find_lit!(&lower, "net/ib : unable to query device "))
             {
                 let dev = msg[at..].split_whitespace().nth(6).unwrap_or("");
                 ib_dev_unopened = Some(super::clip(dev, 64));
@@ -707,16 +735,16 @@ pub fn parse_nccl_log(text: &str) -> NcclLog {
         // one search says whether the line holds any of the literal words the tests below
         // look for; most lines hold none, and then none of them is searched for on its own
         let gated = GATES.is_match(msg);
-        if gated && has!(msg, "Init COMPLETE") {
+        if holds!(gated, msg, word::INIT_COMPLETE) {
             log.init_complete = true;
         }
         // each pattern below is tried only on a line holding its literal words
-        if let Some(c) = gate!(gated, msg, "nNodes ", NNODES) {
+        if let Some(c) = gate!(gated, msg, word::NNODES, NNODES) {
             if let Ok(n) = c[1].parse::<u32>() {
                 nnodes = Some(nnodes.map_or(n, |m: u32| m.max(n)));
             }
         }
-        if let Some(c) = gate!(gated, msg, "localRanks ", LOCAL_RANKS) {
+        if let Some(c) = gate!(gated, msg, word::LOCAL_RANKS, LOCAL_RANKS) {
             if let Ok(n) = c[1].parse::<u32>() {
                 log.local_ranks = Some(log.local_ranks.map_or(n, |m| m.max(n)));
             }
@@ -732,7 +760,7 @@ pub fn parse_nccl_log(text: &str) -> NcclLog {
             }
             continue;
         }
-        if let Some(c) = gate!(gated, msg, " via ", CONN) {
+        if let Some(c) = gate!(gated, msg, word::VIA, CONN) {
             log.connections_seen += 1;
             let (transport, gdr) = transport_name(&c[5]);
             if let Some(net) = transport.strip_prefix("NET/")
@@ -761,10 +789,10 @@ pub fn parse_nccl_log(text: &str) -> NcclLog {
             }
             continue;
         }
-        if let Some(c) = gate!(gated, msg, "cudaDriverVersion ", DRIVER) {
+        if let Some(c) = gate!(gated, msg, word::DRIVER, DRIVER) {
             log.cuda_driver_version = c[1].parse().ok();
         }
-        if gated && has!(msg, " set by environment to ") {
+        if holds!(gated, msg, word::ENV) {
             // every rank echoes the same settings: a line read before is read again only when
             // its setting would change what is kept (another line set it otherwise since)
             let known = env_lines.iter().find(|(m, _)| *m == msg).map(|(_, kv)| *kv);
@@ -828,9 +856,10 @@ pub fn parse_nccl_log(text: &str) -> NcclLog {
                 rank_past_gpus = Some(format!("rank {r} runs on local device {dev}"));
             }
         }
-        if let Some(c) = (gated && (has!(msg, "P2P plugin ") || has!(msg, "Loaded net plugin ")))
-            .then(|| PLUGIN.captures(msg))
-            .flatten()
+        if let Some(c) = (holds!(gated, msg, word::P2P_PLUGIN)
+            || holds!(gated, msg, word::NET_PLUGIN))
+        .then(|| PLUGIN.captures(msg))
+        .flatten()
         {
             if let Some(m) = c.get(1).or(c.get(2)) {
                 log.net_plugin = Some(super::clip(m.as_str(), 64));
@@ -1277,6 +1306,7 @@ impl super::EvidenceKind for NcclLogKind {
 #[cfg(test)]
 mod tests {
     use super::*;
+
     use crate::evidence::testutil::{fixture, prefixes};
     use proptest::prelude::*;
 

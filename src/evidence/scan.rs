@@ -10,12 +10,12 @@
 
 use regex::Regex;
 
-/// `$hay.contains($needle)` for a literal needle, with its searcher built once (a static)
+/// `$hay.contains($needle)` for a literal (or `const`) needle, with its searcher built once (a static)
 /// instead of on every call: `str::contains` builds a two-way searcher for its needle each time,
 /// which the per-line tests of the NCCL and kernel-log readers paid on every line (perf: 10% of
 /// the evidence benchmark's samples in `StrSearcher::new`).
 macro_rules! has {
-    ($hay:expr, $needle:literal) => {{
+    ($hay:expr, $needle:expr) => {{
         static FINDER: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
             std::sync::LazyLock::new(|| memchr::memmem::Finder::new($needle));
         FINDER.find(($hay).as_bytes()).is_some()
@@ -23,10 +23,70 @@ macro_rules! has {
 }
 pub(crate) use has;
 
+/// `$hay.find($needle)` for a literal needle, with its searcher built once (see [`has!`]).
+macro_rules! find_lit {
+    ($hay:expr, $needle:expr) => {{
+        static FINDER: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+            std::sync::LazyLock::new(|| memchr::memmem::Finder::new($needle));
+        FINDER.find(($hay).as_bytes())
+    }};
+}
+pub(crate) use find_lit;
+
 /// A search for any of `phrases` (literal text, no line breaks).
 pub(crate) fn phrases(phrases: &[&str]) -> Regex {
     let alt: Vec<String> = phrases.iter().map(|p| regex::escape(p)).collect();
     Regex::new(&alt.join("|")).expect("escaped literals")
+}
+
+/// The search for a marker kind's [`marker_phrases`](super::EvidenceKind::marker_phrases),
+/// built once per kind and kept (a whole-text detector and [`super::segment`]'s reading of a big
+/// text ask for it on every call).
+pub(crate) fn kind_phrases(k: &dyn super::EvidenceKind) -> Regex {
+    use std::collections::HashMap;
+    use std::sync::{LazyLock, Mutex};
+    static KEPT: LazyLock<Mutex<HashMap<&'static str, Regex>>> =
+        LazyLock::new(|| Mutex::new(HashMap::new()));
+    let mut kept = KEPT
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    kept.entry(k.name())
+        .or_insert_with(|| phrases(k.marker_phrases()))
+        .clone()
+}
+
+/// The lines of `text` that `k`'s [`marker`](super::EvidenceKind::marker) accepts, in order:
+/// the same lines as `text.lines().filter(|l| k.marker(l))`, found by searching the text once
+/// for the kind's phrases (every marker line holds one:
+/// `segment::tests::marker_phrases_are_held_by_every_marker_line`) instead of testing every line.
+pub(crate) fn marker_lines<'t>(
+    k: &'t dyn super::EvidenceKind,
+    text: &'t str,
+) -> impl Iterator<Item = &'t str> + 't {
+    let anchors = kind_phrases(k);
+    let mut pos = 0;
+    std::iter::from_fn(move || {
+        while pos <= text.len() {
+            let m = anchors.find_at(text, pos)?;
+            let b = text.as_bytes();
+            let start = memchr::memrchr(b'\n', &b[..m.start()]).map_or(0, |i| i + 1);
+            let (end, next) = match memchr::memchr(b'\n', &b[m.end()..]) {
+                Some(i) => (m.end() + i, m.end() + i + 1),
+                None => (text.len(), text.len() + 1),
+            };
+            pos = next;
+            let line = &text[start..end];
+            let line = if end < text.len() {
+                line.strip_suffix('\r').unwrap_or(line)
+            } else {
+                line
+            };
+            if k.marker(line) {
+                return Some(line);
+            }
+        }
+        None
+    })
 }
 
 /// The lines of `text` that hold a match of `anchors`, in order, each once and as

@@ -233,7 +233,7 @@ fn segment_big<'a>(text: &'a str, first: Option<&'static dyn EvidenceKind>) -> R
     // one search of the text for the phrases a kind's lines hold, then only the lines holding
     // one are tested (every marker kind names them: `marker_phrases_are_held_by_every_marker_line`)
     for (k, s) in markers.iter().zip(spans.iter_mut()) {
-        let anchors = super::scan::phrases(k.marker_phrases());
+        let anchors = super::scan::kind_phrases(*k);
         let b = text.as_bytes();
         let (mut pos, mut n, mut counted) = (0, 0, 0);
         while pos <= text.len() {

@@ -24,6 +24,8 @@
 use regex::Regex;
 use std::sync::LazyLock;
 
+use super::scan::has;
+
 static EXITCODE: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^\s*exitcode\s*:\s*(-?\d+)\s*\(pid:\s*(\d+)\)").unwrap());
 static RANK: LazyLock<Regex> =
@@ -42,8 +44,8 @@ static FIELD: LazyLock<Regex> =
 static IDX: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\s*\[(\d+)\]:\s*$").unwrap());
 
 fn is_marker(l: &str) -> bool {
-    l.contains("errors.ChildFailedError")
-        || l.contains("Root Cause (first observed failure):")
+    has!(l, "errors.ChildFailedError")
+        || has!(l, "Root Cause (first observed failure):")
         || EXITCODE.is_match(l)
         || AGENT.is_match(l)
         || REPR.is_match(l)
@@ -223,7 +225,7 @@ impl super::EvidenceKind for TorchrunFailureKind {
         &[]
     }
     fn detect(&self, s: &super::Sniff) -> bool {
-        s.text.lines().any(is_marker)
+        super::scan::marker_lines(self, s.text).next().is_some()
     }
     fn parse(&self, text: &str) -> Result<serde_json::Value, super::ParseError> {
         read(text).ok_or(super::ParseError::NotThisKind(

@@ -27,6 +27,8 @@
 use regex::Regex;
 use std::sync::LazyLock;
 
+use super::scan::has;
+
 static OOM: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(RESOURCE_EXHAUSTED|Resource exhausted): Out\s+of memory while trying to allocate (\d+) bytes").unwrap()
 });
@@ -52,9 +54,9 @@ fn is_marker(l: &str) -> bool {
     OOM.is_match(l)
         || REQUEST.is_match(l)
         || BFC_OOM.is_match(l)
-        || l.contains("BufferAssignment OOM Debugging.")
-        || l.contains("gpu_bfc_allocator.cc")
-        || (l.contains("bfc_allocator.cc") && l.contains("Allocator ("))
+        || has!(l, "BufferAssignment OOM Debugging.")
+        || has!(l, "gpu_bfc_allocator.cc")
+        || (has!(l, "bfc_allocator.cc") && has!(l, "Allocator ("))
 }
 
 /// The report read as JSON; `None` when the text holds none of its lines.
@@ -229,7 +231,7 @@ impl super::EvidenceKind for XlaOomKind {
         &[]
     }
     fn detect(&self, s: &super::Sniff) -> bool {
-        s.text.lines().any(is_marker)
+        super::scan::marker_lines(self, s.text).next().is_some()
     }
     fn parse(&self, text: &str) -> Result<serde_json::Value, super::ParseError> {
         read(text).ok_or(super::ParseError::NotThisKind(
