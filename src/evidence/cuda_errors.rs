@@ -517,12 +517,49 @@ static CUDA_ERROR: LazyLock<Regex> = LazyLock::new(|| {
 // <file>:<line>: `, `cuda error: ` (any case), then a text that ends where a `: <file>: <line>`
 // location, a `(`, a sentence end or the line end follows. Named only where the text is the
 // runtime's (`by_message`).
+//
+// PyTorch's own driver-API check reads the same way: `C10_CUDA_DRIVER_CHECK` in
+// `c10/cuda/driver_api.h` and `AT_CUDA_DRIVER_CHECK` in `aten/src/ATen/cuda/Exceptions.h`
+// (pytorch/pytorch, 2.1-2.x; the expandable-segments allocator maps memory through
+// `cuMemCreate`/`cuMemMap` with it) raise `CUDA driver error: <cuGetErrorString>`, whose texts
+// for the errors both APIs share are the runtime's (`out of memory`, `an illegal memory access
+// was encountered`); read, like the others, only where the text is in the table.
 static QUALIFIED: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r"(?i)\bcuda error(?: \d{1,4}| in [A-Za-z_][\w:.<>-]{0,60}| at \S{1,200})?: ([A-Za-z][A-Za-z0-9 /,'_-]{2,120}?)\s*(?::\s|:$|\.\s|\.$|$|\()",
+        r"(?i)\bcuda (?:driver )?error(?: \d{1,4}| in [A-Za-z_][\w:.<>-]{0,60}| at \S{1,200})?: ([A-Za-z][A-Za-z0-9 /,'_-]{2,120}?)\s*(?::\s|:$|\.\s|\.$|$|\()",
     )
     .expect("static regex")
 });
+
+// CTranslate2's `CUDA_CHECK` (OpenNMT/CTranslate2 `include/ctranslate2/cuda/utils.h`, 1.x-4.x,
+// the engine of faster-whisper, whisperX and whisper-ctranslate2): `THROW_RUNTIME_ERROR("CUDA
+// failed with error " + std::string(cudaGetErrorString(code)))`, raised in Python as
+// `RuntimeError: CUDA failed with error out of memory`; its predecessor OpenNMT/CTranslate's
+// `cudaAssert` appends ` at <file>:<line>`. cumm's tensorview, under spconv 2.x (its `defs.h`,
+// the stored text read by the search tool, id 513232988), prints `cuda failed with error <N>
+// <cudaGetErrorString>. use CUDA_LAUNCH_BLOCKING=1 to get correct traceback.`
+// (`TV_CUDART_RESULT_CHECK`) and `cuda execution failed with error <N> <cudaGetErrorString>`
+// (`TV_CHECK_CUDA_ERR_V2`; its older `TV_CHECK_CUDA_ERR`, spconv 1.x's, prints the number
+// alone, which is not read: the enum's numbers changed between CUDA releases). Named only where
+// the text is the runtime's and a number, where printed, agrees with it.
+static FAILED_WITH: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"\b(?:CUDA|cuda) (?:execution )?failed with error (?:(\d{1,4}) )?([A-Za-z][A-Za-z0-9 /,'_-]{1,120}?)\s*(?:\.\s|\.$| at \S+:\d+|$)",
+    )
+    .expect("static regex")
+});
+
+/// The table's error a `CUDA failed with error <text>` names.
+fn failed_with(
+    line: &str,
+) -> Option<&'static (&'static str, u32, &'static str, &'static str, &'static str)> {
+    FAILED_WITH.captures_iter(line).find_map(|c| {
+        by_message(c[2].trim()).filter(|e| {
+            c.get(1)
+                .is_none_or(|n| n.as_str().parse::<u32>().ok() == Some(e.1))
+        })
+    })
+}
 
 /// The table's error a qualified `CUDA error …: <text>` names, if its text is the runtime's.
 fn qualified(
@@ -688,6 +725,7 @@ pub fn recognised_line(line: &str) -> bool {
         || error_n(line).is_some()
         || qualified(line).is_some()
         || sample_error(line).is_some()
+        || failed_with(line).is_some()
 }
 
 /// True when some line of `text` is one of these messages.
@@ -715,6 +753,10 @@ pub fn looks_like(text: &str) -> bool {
             "Cuda failure",
             "Test CUDA failure",
             "CUDA error ",
+            "CUDA driver error: ",
+            "CUDA failed with error ",
+            "cuda failed with error ",
+            "cuda execution failed with error ",
             "cuda error: ",
             "Cuda error: ",
             "(error code ",
@@ -1018,6 +1060,10 @@ pub fn parse_cuda_runtime_log(text: &str) -> CudaRuntimeLog {
         }
         // a CUDA sample's `(error code <text>)!`
         if let Some(e) = sample_error(line) {
+            add(e.0.to_string(), Some(e.1), Some(e.2), e.4);
+        }
+        // CTranslate2's (and tensorview's) `CUDA failed with error <text>`
+        if let Some(e) = failed_with(line) {
             add(e.0.to_string(), Some(e.1), Some(e.2), e.4);
         }
         // messages PyTorch prints without the `CUDA error:` prefix
@@ -1360,6 +1406,66 @@ mod tests {
         assert_eq!(
             parse_cuda_runtime_log(ctx).error_names,
             ["cudaErrorMemoryAllocation"]
+        );
+    }
+
+    #[test]
+    fn ctranslate2_and_tensorview_failed_with_error_are_read() {
+        // SYSTRAN/faster-whisper#442: CTranslate2's CUDA_CHECK, raised in Python
+        let m = parse_cuda_runtime_log(
+            "    result = self.model.generate(\nRuntimeError: CUDA failed with error out of memory\n",
+        );
+        assert_eq!(m.error_names, ["cudaErrorMemoryAllocation"]);
+        assert!(looks_like(
+            "RuntimeError: CUDA failed with error out of memory\n"
+        ));
+        // OpenNMT/CTranslate's cudaAssert: the same text, then where it failed
+        let m = parse_cuda_runtime_log(
+            "CUDA failed with error an illegal memory access was encountered at /src/cuda/primitives.cu:42\n",
+        );
+        assert_eq!(m.error_names, ["cudaErrorIllegalAddress"]);
+        // tensorview's TV_CHECK_CUDA_ERR_V2 and TV_CUDART_RESULT_CHECK (traveller59/spconv#392's
+        // title): the number agrees with the text
+        let m = parse_cuda_runtime_log(
+            "cuda execution failed with error 700 an illegal memory access was encountered\n",
+        );
+        assert_eq!(m.error_names, ["cudaErrorIllegalAddress"]);
+        let m = parse_cuda_runtime_log(
+            "cuda failed with error 2 out of memory. use CUDA_LAUNCH_BLOCKING=1 to get correct traceback.\n",
+        );
+        assert_eq!(m.error_names, ["cudaErrorMemoryAllocation"]);
+        // healthy: faster-whisper's start line (Purfview/whisper-standalone-win#50), a number
+        // alone (spconv 1.x's `cuda execution failed with error 98`, traveller59/spconv#287: the
+        // enum's numbers differ between CUDA releases), a number that disagrees with the text,
+        // and a text that is not the runtime's
+        for healthy in [
+            "Standalone Faster-Whisper r141.3 running on: CUDA\n",
+            "RuntimeError: src/spconv/indice.cu 120 cuda execution failed with error 98\n",
+            "cuda failed with error 700 out of memory. use CUDA_LAUNCH_BLOCKING=1\n",
+            "CUDA failed with error while loading the model\n",
+        ] {
+            assert!(
+                parse_cuda_runtime_log(healthy).errors.is_empty(),
+                "{healthy}"
+            );
+        }
+    }
+
+    #[test]
+    fn torch_driver_api_check_is_read() {
+        // pytorch/pytorch#192330: C10_CUDA_DRIVER_CHECK's `CUDA driver error: <cuGetErrorString>`
+        // from the expandable-segments allocator's cuMemSetAccess
+        let m = parse_cuda_runtime_log("RuntimeError: CUDA driver error: unknown error\n");
+        assert_eq!(m.error_names, ["cudaErrorUnknown"]);
+        let m = parse_cuda_runtime_log("RuntimeError: CUDA driver error: out of memory\n");
+        assert_eq!(m.error_names, ["cudaErrorMemoryAllocation"]);
+        // healthy: the same issue's driver-attribute line
+        assert!(
+            parse_cuda_runtime_log(
+                "CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED = 1\n"
+            )
+            .errors
+            .is_empty()
         );
     }
 
