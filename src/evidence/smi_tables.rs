@@ -1058,7 +1058,15 @@ pub fn parse_query_csv(text: &str) -> Result<SmiUsage, super::ParseError> {
                 temperature_c: get("temperature.gpu").and_then(num),
                 temperature_err: false,
                 pstate: get("pstate").map(str::to_string),
-                power_w: get("power.draw").and_then(num),
+                // R535's `--help-query-gpu` (driver 535.129.03, as published in
+                // XueSongTap/XueSongTap.github.io _posts/2024-01-04-nvidia-smi-more.md) adds
+                // `power.draw.average` ("The last measured average power draw for the entire
+                // board, in watts") and `power.draw.instant` beside `power.draw`: a query may
+                // name only one of them
+                power_w: get("power.draw")
+                    .or(get("power.draw.average"))
+                    .or(get("power.draw.instant"))
+                    .and_then(num),
                 power_cap_w: get("enforced.power.limit")
                     .or(get("power.limit"))
                     .and_then(num),
@@ -1072,8 +1080,20 @@ pub fn parse_query_csv(text: &str) -> Result<SmiUsage, super::ParseError> {
                     .or(get("clocks.current.graphics"))
                     .and_then(num),
                 mem_clock_mhz: get("clocks.current.memory").and_then(num),
-                pcie_gen: get("pcie.link.gen.current").and_then(num),
-                pcie_gen_max: get("pcie.link.gen.max").and_then(num),
+                // the same help: `pcie.link.gen.current` is "Deprecated, use
+                // pcie.link.gen.gpucurrent instead"; `pcie.link.gen.max` is "The maximum PCI-E
+                // link generation possible with this GPU and system configuration", the lower of
+                // `pcie.link.gen.gpumax` ("supported by this GPU") and `pcie.link.gen.hostmax`
+                // ("supported by the root port"): with only those two, their minimum (one alone
+                // is not the link's maximum)
+                pcie_gen: get("pcie.link.gen.current")
+                    .or(get("pcie.link.gen.gpucurrent"))
+                    .and_then(num),
+                pcie_gen_max: get("pcie.link.gen.max").and_then(num).or_else(|| {
+                    let gpu = get("pcie.link.gen.gpumax").and_then(num)?;
+                    let host = get("pcie.link.gen.hostmax").and_then(num)?;
+                    Some(gpu.min(host))
+                }),
                 pcie_width: get("pcie.link.width.current").and_then(num),
                 pcie_width_max: get("pcie.link.width.max").and_then(num),
                 ecc_uncorrected: get("ecc.errors.uncorrected.volatile.total").and_then(num),
@@ -2288,6 +2308,40 @@ Tue Mar  5 10:00:00 2024
         assert_eq!(u.gpus[0].util_gpu, Some(8.0));
         assert_eq!(u.gpus[0].util_gpu_max, Some(12.0));
         assert_eq!(u.samples, 2);
+    }
+
+    #[test]
+    fn query_csv_r535_power_and_pcie_field_names() {
+        // the field names of R535's `--help-query-gpu` (driver 535.129.03, published in
+        // XueSongTap/XueSongTap.github.io _posts/2024-01-04-nvidia-smi-more.md), header as
+        // nvidia-smi prints it with units; a query naming only the newer fields
+        let h = "index, power.draw.instant [W], power.draw.average [W], pcie.link.gen.gpucurrent, pcie.link.gen.gpumax, pcie.link.gen.hostmax\n";
+        // a link trained at its maximum (healthy) and one trained down to Gen1
+        let t = format!("{h}0, 61.32 W, 60.87 W, 4, 4, 4\n1, 59.10 W, 58.75 W, 1, 4, 4\n");
+        let u = parse_query_csv(&t).unwrap();
+        // the average (what `power.draw` returns on Ampere and newer) before the instant
+        assert_eq!(u.gpus[0].power_w, Some(60.87));
+        assert_eq!(
+            (u.gpus[0].pcie_gen, u.gpus[0].pcie_gen_max),
+            (Some(4.0), Some(4.0))
+        );
+        assert_eq!(
+            (u.gpus[1].pcie_gen, u.gpus[1].pcie_gen_max),
+            (Some(1.0), Some(4.0))
+        );
+        // the link's maximum is the lower of the GPU's and the root port's (`pcie.link.gen.max`:
+        // "if the GPU supports a higher PCIe generation than the system supports then this
+        // reports the system PCIe generation")
+        let t = format!("{h}0, 80 W, 80 W, 4, 5, 4\n");
+        assert_eq!(parse_query_csv(&t).unwrap().gpus[0].pcie_gen_max, Some(4.0));
+        // the GPU's maximum alone is not the link's
+        let t = "index, pcie.link.gen.gpucurrent, pcie.link.gen.gpumax\n0, 4, 5\n";
+        let g = &parse_query_csv(t).unwrap().gpus[0];
+        assert_eq!((g.pcie_gen, g.pcie_gen_max), (Some(4.0), None));
+        // `power.draw` and `pcie.link.gen.max`, where given, stay the ones read
+        let t = "index, power.draw [W], power.draw.instant [W], pcie.link.gen.current, pcie.link.gen.max, pcie.link.gen.gpumax\n0, 52.12 W, 70.00 W, 3, 3, 4\n";
+        let g = &parse_query_csv(t).unwrap().gpus[0];
+        assert_eq!((g.power_w, g.pcie_gen_max), (Some(52.12), Some(3.0)));
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! `gpu.topology`: how the GPUs of one host reach each other. From a pasted `nvidia-smi topo
 //! -m` (`--evidence`) when one is given: the link class of every GPU pair (NV#, PIX, PXB, PHB,
-//! NODE, SYS). Otherwise from the host's NVML reading: which GPUs have an active NVLink.
+//! NODE, SYS; an older driver's SOC is read as SYS). Otherwise from the host's NVML reading:
+//! which GPUs have an active NVLink.
 //!
 //! From a pasted `nvidia-smi nvlink -s` when no `topo -m` is given: the GPUs with a link
 //! `<inactive>` ([`crate::evidence::smi_nvlink`]), as `gpus_without_nvlink`.
@@ -27,7 +28,13 @@ pub fn topo_value(t: &Topology, source: &str) -> Value {
         let k = if l.link.starts_with("NV") {
             "NV#".to_string()
         } else {
-            l.link.to_ascii_uppercase()
+            let up = l.link.to_ascii_uppercase();
+            // older nvidia-smi (the R3xx legend, before NODE existed) names the cross-socket
+            // path SOC ("Connection traversing PCIe as well as the SMP link between CPU
+            // sockets(e.g. QPI)", as tensorflow/contrib/gdr/README.md quotes it); later drivers
+            // print the same path as SYS ("... the SMP interconnect between NUMA nodes (e.g.,
+            // QPI/UPI)"): one link class, two spellings.
+            if up == "SOC" { "SYS".to_string() } else { up }
         };
         *kinds.entry(k).or_default() += 1;
     }
@@ -196,6 +203,25 @@ mod tests {
         ] {
             assert_eq!(topo(t)["all_pairs_sys"], json!(false), "{t}");
         }
+    }
+
+    // tensorflow/tensorflow tensorflow/contrib/gdr/README.md (TF 1.x, an R3xx driver): two
+    // PHB pairs on two sockets, SOC across them
+    const GDR_README_SOC: &str = "\tGPU0\tGPU1\tGPU2\tGPU3\tmlx4_0\tCPU Affinity\nGPU0\t X \tPHB\tSOC\tSOC\tSOC\t0-5\nGPU1\tPHB\t X \tSOC\tSOC\tSOC\t0-5\nGPU2\tSOC\tSOC\t X \tPHB\tPHB\t6-11\nGPU3\tSOC\tSOC\tPHB\t X \tPHB\t6-11\nmlx4_0\tSOC\tSOC\tPHB\tPHB\t X\n\nLegend:\n\n  X   = Self\n  SOC  = Connection traversing PCIe as well as the SMP link between CPU sockets(e.g. QPI)\n  PHB  = Connection traversing PCIe as well as a PCIe Host Bridge (typically the CPU)\n  PXB  = Connection traversing multiple PCIe switches (without traversing the PCIe Host Bridge)\n  PIX  = Connection traversing a single PCIe switch\n  NV#  = Connection traversing a bonded set of # NVLinks\n";
+
+    #[test]
+    fn soc_is_the_older_name_of_sys() {
+        let v = topo(GDR_README_SOC);
+        assert_eq!(v["links"]["SYS"], json!(4));
+        assert_eq!(v["links"]["PHB"], json!(2));
+        assert!(v["links"].get("SOC").is_none());
+        // the PHB pairs keep it from being a box of SYS pairs only
+        assert_eq!(v["all_pairs_sys"], json!(false));
+        // a two-GPU cut of the same matrix (GPU0 and GPU2, one per socket) is
+        let two = "\tGPU0\tGPU2\tCPU Affinity\nGPU0\t X \tSOC\t0-5\nGPU2\tSOC\t X \t6-11\n";
+        let v = topo(two);
+        assert_eq!(v["all_pairs_sys"], json!(true));
+        assert_eq!(v["links"]["SYS"], json!(1));
     }
 
     #[test]
