@@ -319,7 +319,11 @@ mod tests {
         assert_eq!(v.fw.as_deref(), Some("2.43.7008"));
         assert_eq!(v.port_state.as_deref(), Some("ACTIVE"));
         assert_eq!(v.netdev_state.as_deref(), Some("Down"));
-        assert_eq!(d.ports()[0].verdict(), Verdict::Up, "the port, not ib0's carrier");
+        assert_eq!(
+            d.ports()[0].verdict(),
+            Verdict::Up,
+            "the port, not ib0's carrier"
+        );
         // the producer's `echo "$x $d ($devid - $partid) $devdesc fw $fwver port $port
         // ($ibstate) ==> $eth ($link_state)"` with `$x` empty (find_pdev found no PCI function:
         // an SR-IOV VF inside a pod) and `$ibstate` padded by `printf "%-6s"`; no public paste
