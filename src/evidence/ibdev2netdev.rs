@@ -9,6 +9,9 @@
 //!                                                                 -v: PCI address, device id, part,
 //!                                                                 description, firmware, port state
 //! mlx4_0 port 1 <===> ib0                                         "old style" (no dev_id in sysfs)
+//! mlx5_3 (MT4124 - NA)  fw 20.28.4000 port 1 (DOWN  ) ==> net1 (Down)
+//!                                                                 -v where `find_pdev` finds no
+//!                                                                 PCI function for the device
 //! ```
 //!
 //! The state in the last parentheses is the interface's carrier (`/sys/class/net/X/carrier`: `Up`,
@@ -81,7 +84,24 @@ fn short_line(words: &[&str]) -> Option<Link> {
     }
 }
 
-/// One `-v` line: `PCI DEV (DEVID - PART) DESC fw FW port N (STATE) ==> NETDEV (LINK)`.
+/// `find_pdev`'s word: a directory name under /sys/bus/pci/devices, `DDDD:BB:DD.F` (domain,
+/// bus, device, function in hex).
+fn is_pci_address(w: &str) -> bool {
+    let Some((bdf, func)) = w.rsplit_once('.') else {
+        return false;
+    };
+    let parts: Vec<&str> = bdf.split(':').collect();
+    parts.len() >= 2
+        && parts.len() <= 3
+        && !func.is_empty()
+        && func.chars().all(|c| c.is_ascii_hexdigit())
+        && parts
+            .iter()
+            .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_hexdigit()))
+}
+
+/// One `-v` line: `PCI DEV (DEVID - PART) DESC fw FW port N (STATE) ==> NETDEV (LINK)`, the PCI
+/// address missing where `find_pdev` found none.
 fn verbose_line(l: &str) -> Option<Link> {
     let (left, right) = l.split_once(" ==> ")?;
     let right: Vec<&str> = right.split_whitespace().collect();
@@ -91,10 +111,19 @@ fn verbose_line(l: &str) -> Option<Link> {
     let (head, port_part) = left.rsplit_once(" port ")?;
     let (n, state) = port_part.trim().split_once(' ')?;
     let (head, fw) = head.rsplit_once(" fw ")?;
-    let mut it = head.trim().splitn(3, ' ');
-    let pci = it.next()?;
-    let dev = it.next()?;
-    let rest = it.next().unwrap_or("");
+    // `echo "$x $d ($devid - $partid) $devdesc fw …"`: `$x` is `find_pdev $d`, the PCI
+    // function whose `infiniband/` directory holds the device, and prints nothing where no
+    // such directory is found (a VF handed to a container without the host's
+    // /sys/bus/pci/devices): the line then starts with the device name
+    let head = head.trim();
+    let (pci, head) = match head.split_once(' ') {
+        Some((first, after)) if is_pci_address(first) => (Some(first), after.trim_start()),
+        _ => (None, head),
+    };
+    let (dev, rest) = head.split_once(' ').unwrap_or((head, ""));
+    if dev.is_empty() || dev.starts_with('(') {
+        return None;
+    }
     let (ids, desc) = match rest.strip_prefix('(').and_then(|r| r.split_once(')')) {
         Some((ids, desc)) => (Some(ids), desc.trim()),
         None => (None, rest.trim()),
@@ -112,7 +141,7 @@ fn verbose_line(l: &str) -> Option<Link> {
         port: n.trim().parse().ok()?,
         netdev: netdev.to_string(),
         netdev_state: Some(paren(link)?.to_string()),
-        pci: Some(pci.to_string()),
+        pci: pci.map(str::to_string),
         device_id: some(device_id),
         part_id: some(part_id),
         description: some(Some(desc)),
@@ -272,6 +301,46 @@ mod tests {
             p.iter()
                 .any(|p| p.netdev.as_deref() == Some("enp97s0f0") && p.verdict() == Verdict::Up)
         );
+    }
+
+    #[test]
+    fn verbose_without_pci_address() {
+        // healthy, public: github.com/NVIDIA/nccl-tests/issues/36, a maintainer's Azure
+        // NC24rs_v3 node (ConnectX-3 VF): no VPD, so `(MT4100 - NA)` and an empty description
+        let d = parse_ibdev2netdev(
+            "$ sudo ibdev2netdev -v\n0002:00:02.0 mlx4_0 (MT4100 - NA)  fw 2.43.7008 port 1 (ACTIVE) ==> ib0 (Down)\n",
+        );
+        let v = &d.links[0];
+        assert_eq!(v.pci.as_deref(), Some("0002:00:02.0"));
+        assert_eq!(v.device, "mlx4_0");
+        assert_eq!(v.device_id.as_deref(), Some("MT4100"));
+        assert_eq!(v.part_id, None, "NA");
+        assert_eq!(v.description, None);
+        assert_eq!(v.fw.as_deref(), Some("2.43.7008"));
+        assert_eq!(v.port_state.as_deref(), Some("ACTIVE"));
+        assert_eq!(v.netdev_state.as_deref(), Some("Down"));
+        assert_eq!(
+            d.ports()[0].verdict(),
+            Verdict::Up,
+            "the port, not ib0's carrier"
+        );
+        // the producer's `echo "$x $d ($devid - $partid) $devdesc fw $fwver port $port
+        // ($ibstate) ==> $eth ($link_state)"` with `$x` empty (find_pdev found no PCI function:
+        // an SR-IOV VF inside a pod) and `$ibstate` padded by `printf "%-6s"`; no public paste
+        // of this form was found, so the line is the script's own format
+        let d = parse_ibdev2netdev(
+            " mlx5_3 (MT4124 - NA)  fw 20.28.4000 port 1 (DOWN  ) ==> net1 (Down)\n",
+        );
+        let v = &d.links[0];
+        assert_eq!(v.pci, None);
+        assert_eq!(v.device, "mlx5_3");
+        assert_eq!(v.device_id.as_deref(), Some("MT4124"));
+        assert_eq!(v.fw.as_deref(), Some("20.28.4000"));
+        assert_eq!(v.port_state.as_deref(), Some("DOWN"));
+        assert_eq!(v.netdev, "net1");
+        assert_eq!(d.ports()[0].verdict(), Verdict::Down);
+        assert!(is_pci_address("0000:3b:00.0") && is_pci_address("3b:00.0"));
+        assert!(!is_pci_address("mlx5_3") && !is_pci_address("(MT4124"));
     }
 
     #[test]
