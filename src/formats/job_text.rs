@@ -1203,7 +1203,11 @@ pub fn detect(text: &str) -> Option<JobText> {
     if text.trim().is_empty() {
         return None;
     }
-    if crate::formats::python::looks_like_python(text) {
+    // entries of a Python dict display pasted without its braces (`"NUMBER_WORKERS": 0,`),
+    // which YAML would read as strings ending in a comma
+    if crate::formats::python::looks_like_python(text)
+        || crate::formats::python::dict_fragment(text)
+    {
         return Some(JobText::Python);
     }
     let launches = crate::formats::launcher::find(text);

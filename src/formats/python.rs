@@ -395,6 +395,13 @@ fn read_entry(n: Node, src: &str) -> Option<DictEntry> {
 /// Python grammar's tree. A part the grammar cannot read (a fragment pasted out of context) is
 /// skipped; what it can read around it is still found.
 pub fn scan(src: &str) -> Module {
+    if dict_fragment(src) {
+        return scan_dict_fragment(src);
+    }
+    scan_tree(src)
+}
+
+fn scan_tree(src: &str) -> Module {
     let mut m = Module::default();
     let Ok(tree) = syntax::parse(Lang::Python, src) else {
         return m;
@@ -1109,6 +1116,72 @@ pub fn local_import_candidates(src: &str) -> Vec<String> {
 }
 
 /// Does this text look like Python source (rather than YAML, a log or a command line)?
+/// The entries of a dict display pasted without its braces: every line (blank lines and
+/// comments aside) a `'KEY': value,` pair of the Python grammar's `dictionary`, one of them
+/// ending in the comma a display puts between entries. A config module's dict
+/// (argusswift/YOLOv4-pytorch config/yolov4_config.py, `TRAIN = {…, "NUMBER_WORKERS": 4, …}`,
+/// read by train.py as `num_workers=cfg.TRAIN["NUMBER_WORKERS"]`) is pasted a line or two at a
+/// time; YAML reads such a line as the string `0,` (a plain scalar runs to the end of its
+/// line), Python's grammar reads the entry once the braces are given back, and only then: the
+/// text with `{` and `}` around it must be one dictionary and nothing else, without an error
+/// node.
+pub fn dict_fragment(text: &str) -> bool {
+    let lines: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .collect();
+    if lines.is_empty()
+        || lines.len() > 400
+        || !lines
+            .iter()
+            .all(|l| l.starts_with('"') || l.starts_with('\''))
+        || !lines.iter().any(|l| l.ends_with(','))
+    {
+        return false;
+    }
+    // JSON's members have the same shape, and its `true`, `false` and `null` are no Python
+    // literals: those are left to the JSON and YAML readers
+    let json_literal = |l: &&str| {
+        l.rsplit_once(':').is_some_and(|(_, v)| {
+            matches!(
+                v.trim().trim_end_matches(',').trim(),
+                "true" | "false" | "null"
+            )
+        })
+    };
+    if lines.iter().any(json_literal) {
+        return false;
+    }
+    let wrapped = format!("{{\n{text}\n}}");
+    let Ok(tree) = syntax::parse(Lang::Python, &wrapped) else {
+        return false;
+    };
+    let root = tree.root_node();
+    if root.has_error() || root.named_child_count() != 1 {
+        return false;
+    }
+    root.named_child(0)
+        .filter(|s| s.kind() == "expression_statement" && s.named_child_count() == 1)
+        .and_then(|s| s.named_child(0))
+        .is_some_and(|d| d.kind() == "dictionary")
+}
+
+/// [`scan`] of a [`dict_fragment`]: the entries of the display with its braces given back,
+/// their lines and value spans those of the text as pasted.
+fn scan_dict_fragment(src: &str) -> Module {
+    let wrapped = format!("{{\n{src}\n}}");
+    let mut m = scan_tree(&wrapped);
+    for e in &mut m.dict_entries {
+        e.line -= 1;
+        e.value_span = (e.value_span.0 - 2, e.value_span.1 - 2);
+    }
+    m.calls.clear();
+    m.assigns.clear();
+    m.defs.clear();
+    m
+}
+
 pub fn looks_like_python(text: &str) -> bool {
     let mut score = 0;
     for l in text.lines().take(400) {
@@ -1135,6 +1208,45 @@ pub fn looks_like_python(text: &str) -> bool {
 #[cfg(test)]
 mod grammar_tests {
     use super::*;
+
+    #[test]
+    fn dict_entries_pasted_without_their_braces_are_read_as_the_display_s() {
+        // problem: argusswift/YOLOv4-pytorch#58 (2-12% GPU utilization), the poster's line of
+        // config/yolov4_config.py's TRAIN dict
+        // (https://github.com/argusswift/YOLOv4-pytorch/issues/58)
+        let problem = "\"NUMBER_WORKERS\": 0,\n";
+        assert!(dict_fragment(problem));
+        let m = scan(problem);
+        assert_eq!(m.dict_entries.len(), 1);
+        let e = &m.dict_entries[0];
+        assert_eq!(
+            (e.key.as_str(), e.value.as_str(), e.line),
+            ("NUMBER_WORKERS", "0", 1)
+        );
+        assert_eq!(&problem[e.value_span.0..e.value_span.1], "0");
+        // healthy: Peterisfar/YOLOV3 config/yolov3_config_voc.py's TRAIN entries
+        // (https://github.com/Peterisfar/YOLOV3/blob/594d87d8e3885aa38d1381be4ea32e7564115f8b/config/yolov3_config_voc.py),
+        // their indentation and comment kept
+        let healthy = "         \"BATCH_SIZE\":8,\n         \"NUMBER_WORKERS\":4,\n         \"WARMUP_EPOCHS\":2  # or None\n";
+        assert!(dict_fragment(healthy));
+        let m = scan(healthy);
+        let e = m
+            .dict_entries
+            .iter()
+            .find(|e| e.key == "NUMBER_WORKERS")
+            .unwrap();
+        assert_eq!((e.value.as_str(), e.line), ("4", 2));
+        assert_eq!(&healthy[e.value_span.0..e.value_span.1], "4");
+        // not a fragment: a JSON member list (its `true` is no Python literal), a YAML
+        // mapping, a whole display, an entry without the comma between entries
+        assert!(!dict_fragment(
+            "\"dataloader_num_workers\": 4,\n\"dataloader_pin_memory\": true,\n"
+        ));
+        assert!(!dict_fragment("num_workers: 4\npin_memory: true\n"));
+        assert!(!dict_fragment("{\"num_workers\": 4,}\n"));
+        assert!(!dict_fragment("\"num_workers\": 4\n"));
+        assert!(!dict_fragment("\"a\": 1,\nprint(x)\n"));
+    }
 
     use crate::test_corpus as corpus;
 
