@@ -1178,13 +1178,18 @@ impl super::EvidenceKind for NcclLogKind {
             || tests_line(line)
     }
     fn marker_phrases(&self) -> &'static [&'static str] {
-        // a results row of nccl-tests names its data type (TESTS_ROW); its other lines start
-        // with `#` or name the out-of-bounds count
+        // a results row of nccl-tests names its data type (TESTS_ROW); its other lines hold
+        // the words of [`tests_line`]'s tests (not `#` alone: a one-byte phrase makes the
+        // search of a big text for them all look closely at nearly every byte)
         &[
             "NCCL INFO",
             "NCCL WARN",
             "NCCL version ",
-            "#",
+            "Avg bus bandwidth",
+            "algbw",
+            "nThread ",
+            "Rank",
+            "#wrong=",
             "float",
             "half",
             "double",
