@@ -907,9 +907,23 @@ fn yaml_docs(text: &str) -> Vec<Yaml> {
         if t.len() > 1 << 20 {
             return Vec::new();
         }
-        serde_yaml::Deserializer::from_str(t)
-            .take(super::MAX_ITEMS)
-            .filter_map(|d| serde::Deserialize::deserialize(d).ok())
+        // yaml_serde 0.10 panics ("unexpected end of mapping", `de.rs`) when the document
+        // after one that failed mid-mapping (a merge `<<: *x` of an anchor the text lacks,
+        // then a line that is no YAML) starts at that mapping's end: such a panic ends the
+        // reading of the stream, as an error ends the reading of its document
+        let mut docs = serde_yaml::Deserializer::from_str(t).take(super::MAX_ITEMS);
+        let mut read: Vec<Yaml> = Vec::new();
+        loop {
+            let next = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                docs.next().map(|d| serde::Deserialize::deserialize(d).ok())
+            }));
+            match next {
+                Ok(Some(Some(d))) => read.push(d),
+                Ok(Some(None)) => {}
+                Ok(None) | Err(_) => break,
+            }
+        }
+        read.into_iter()
             .map(|mut d: Yaml| {
                 // `<<: *anchor` (the YAML merge type) brings the anchored mapping's keys in,
                 // as compose does for its `x-` extension blocks; a malformed merge is left as
@@ -1420,6 +1434,15 @@ impl super::EvidenceKind for ContainerSpecKind {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_merge_of_a_missing_anchor_before_a_non_yaml_line_ends_the_stream_without_a_panic() {
+        // a compose fragment's `<<: *de` cut from its anchor, glued to a py-spy dump (the
+        // mutation test's `glued` text): yaml_serde panics on the document after it
+        let t = "  vllm:\n    <<: *de\nThread 0x7F6D3C29D740 (idle): \"MainThread\"\n    wait (threading.py:312)\n    result (concurrent/futures/_base.py:435)\n";
+        let _ = yaml_docs(t);
+        let _ = parse_container_specs(t);
+    }
 
     #[test]
     fn a_listing_copied_with_asciidoctor_callouts_is_read_without_them() {

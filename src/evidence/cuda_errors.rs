@@ -998,10 +998,23 @@ pub fn parse_cuda_runtime_log(text: &str) -> CudaRuntimeLog {
             };
         // a terminal pads lines with spaces to its width: the message ends before them
         let line = line.trim_end();
+        // NVIDIA/nccl `src/include/checks.h` (read at HEAD, 2026): `CUDACHECK` / `CUDACHECKGOTO`
+        // WARN `Cuda failure '%s'` and return ncclUnhandledCudaError (the NCCL error, where
+        // the text shows it, above); `CUDACHECKIGNORE` prints the same words at INFO
+        // (`INFO_LOC(NCCL_ALL, "Cuda failure '%s'", …)`), clears the error and goes on: no
+        // failure at all
+        let nccl_failure = |c: &regex::Captures| {
+            c[0].starts_with("Cuda failure") && (nccl_reported || line.contains("NCCL INFO "))
+        };
+        let nccl_spans: Vec<(usize, usize)> = CUDA_FAILURE
+            .captures_iter(line)
+            .filter(|c| nccl_failure(c))
+            .filter_map(|c| c.get(0).map(|m| (m.start(), m.end())))
+            .collect();
         for c in CUDA_ERROR.captures_iter(line).chain(
             CUDA_FAILURE
                 .captures_iter(line)
-                .filter(|c| !(nccl_reported && c[0].starts_with("Cuda failure"))),
+                .filter(|c| !nccl_failure(c)),
         ) {
             let msg = c[1].trim();
             match by_message(msg) {
@@ -1043,6 +1056,13 @@ pub fn parse_cuda_runtime_log(text: &str) -> CudaRuntimeLog {
         }
         // a runtime text quoted alone, named from the table
         for m in QUOTED.find_iter(line) {
+            // the message NCCL's `Cuda failure '…'` quotes is that NCCL failure's (above)
+            if nccl_spans
+                .iter()
+                .any(|&(a, b)| m.start() >= a && m.end() <= b)
+            {
+                continue;
+            }
             let q = m.as_str().trim_matches(|c: char| "\"“”'`".contains(c));
             if let Some(e) = by_message(q) {
                 add(e.0.to_string(), Some(e.1), Some(e.2), e.4);
@@ -1307,6 +1327,19 @@ mod tests {
         // error the text shows ('unhandled cuda error'): that error's reason, not read here
         let t = "DESKTOP-GGBQPHK:64756:64771 [0] include/alloc.h:123 NCCL WARN Cuda failure 999 'unknown error'\nDESKTOP-GGBQPHK: Test NCCL failure common.cu:990 'unhandled cuda error (run with NCCL_DEBUG=INFO for details) / '\n";
         assert!(parse_cuda_runtime_log(t).errors.is_empty());
+        // github.com/NVIDIA/nccl-tests/issues/24: the same where the runtime's text is one the
+        // quoted-message search also knows ('an illegal memory access was encountered')
+        let t = "gpu5:35917:35917 [1] init.cu:194 NCCL WARN Cuda failure 'an illegal memory access was encountered'\ngpu5:35917:35917 [1] NCCL INFO init.cu:1143 -> 1\ngpu5: Test NCCL failure common.cu:343 'unhandled cuda error'\n";
+        assert!(parse_cuda_runtime_log(t).errors.is_empty());
+        // CUDACHECKIGNORE's INFO line: NCCL cleared the error and went on
+        let t = "node1:123:456 [0] NCCL INFO misc/cudawrap.cc:100 Cuda failure 'an illegal memory access was encountered'\n";
+        assert!(parse_cuda_runtime_log(t).errors.is_empty());
+        // a PyTorch CUDA error beside an NCCL error is still read
+        let t = "RuntimeError: CUDA error: an illegal memory access was encountered\nNCCL error in: x.cpp:1, unhandled cuda error, NCCL version 2.18.1\n";
+        assert_eq!(
+            parse_cuda_runtime_log(t).error_names,
+            ["cudaErrorIllegalAddress"]
+        );
         // nccl-tests' NCCL failure line and its trail are not CUDA errors
         assert!(!looks_like(
             "fastmoe: Test NCCL failure common.cu:777 'unhandled system error'\n .. fastmoe pid 1: Test failure common.cu:1\n"

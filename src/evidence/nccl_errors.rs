@@ -286,7 +286,7 @@ pub struct NcclErrors {
 }
 
 static PREFIX: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"\[(?:PG (?:ID )?(\S+)(?: PG GUID [^\]]*?)? )?Rank (\d+)\]\s*Watchdog caught")
+    Regex::new(r"\[(?:PG (?:ID )?(\S+)(?: PG GUID [^\]]*?)? )?Rank (\d+)\]\s*(?:Watchdog caught|Caught collective)")
         .expect("static regex")
 });
 static WORK: LazyLock<Regex> =
@@ -381,6 +381,66 @@ fn watchdog_stuck(text: &str) -> Vec<WatchdogStuck> {
         }
     }
     out
+}
+
+/// A collective timeout's own message: the watchdog's (`Watchdog caught collective operation
+/// timeout: <work> ran for N milliseconds before timing out.`) or, with the same work and
+/// tail, the one `WorkNCCL::synchronizeInternal` throws where the caller waits on the work
+/// itself (`NCCL_BLOCKING_WAIT=1` / `TORCH_NCCL_BLOCKING_WAIT=1`, PyTorch 1.8 through 2.1:
+/// `"[Rank ", rank_, "] ", "Caught collective operation timeout: ", (*this), " ran for ", …`,
+/// read in the index's stored copies of `ProcessGroupNCCL.cpp` of that era and of the MLU and
+/// MUSA backends forked from it).
+fn timeout_line(line: &str) -> bool {
+    line.contains("Watchdog caught collective operation timeout")
+        || line.contains("Caught collective operation timeout: ")
+}
+
+/// PaddlePaddle's own NCCL failure (`paddle/fluid/platform/enforce.h`, later
+/// `paddle/phi/core/enforce.h`, `build_nvidia_error_msg(ncclResult_t)`, read in the index's
+/// stored copies): Paddle 2.0–2.2 print `" Nccl error, " + ncclGetErrorString(r)` (`, detail:
+/// <strerror>` and advice after it for ENOSPC/EAGAIN), raised as `ExternalError:  Nccl error,
+/// unhandled cuda error  (at FILE:LINE)` / `OSError: (External)  Nccl error, …`; 2.3 on print
+/// `"NCCL error(" << r << "), " << ncclGetErrorString(r) << ". "` (` Detail: …` the same way)
+/// and then the hint line `[Hint: 'ncclUnhandledCudaError'. …]`, which the result pattern
+/// reads where it was pasted. The code is `ncclResult_t`'s number, the text NCCL's own.
+static PADDLE_ERROR: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?:\bNccl error, ([a-z][a-z -]*[a-z])|\bNCCL error\(([1-6])\), [a-z])")
+        .expect("static regex")
+});
+
+/// Paddle's `(at FILE:LINE)` after its message.
+static PADDLE_AT: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\(at (\S+:\d+)\)").expect("static regex"));
+
+/// The result a PaddlePaddle NCCL failure line names (see [`PADDLE_ERROR`]).
+fn paddle_error(line: &str) -> Option<&'static str> {
+    let c = PADDLE_ERROR.captures(line)?;
+    match (c.get(1), c.get(2)) {
+        (Some(t), _) => result_of_string(t.as_str()),
+        (None, Some(code)) => result_of_code(code.as_str()),
+        _ => None,
+    }
+}
+
+/// The NCCL version as torch printed it, in NCCL's own numbering. `getNcclVersion()`
+/// (`torch/csrc/distributed/c10d/NCCLUtils.cpp`, PyTorch ≤ 1.11, and Paddle's copy in
+/// `paddle/fluid/imperative/nccl_context.cc`) decoded `ncclGetVersion`'s code as
+/// `major = v / 1000, minor = (v % 1000) / 100, patch = v % (major * 1000 + minor * 100)`, right
+/// for the codes before NCCL 2.9 (`2708` → 2.7.8) but not for the `major * 10000 + minor * 100 +
+/// patch` codes NCCL uses since (`21003`, NCCL 2.10.3, printed `21.0.3`); PyTorch 1.12 on choose
+/// the base by `version < 2900`. A major of 20–29 is such a code: minor `(major - 20) * 10 +
+/// minor`, the same patch.
+fn nccl_version_of(printed: &str) -> String {
+    let mut it = printed.splitn(3, '.');
+    if let (Some(a), Some(b), Some(c)) = (it.next(), it.next(), it.next())
+        && let (Ok(major), Ok(minor)) = (a.parse::<u32>(), b.parse::<u32>())
+        && (20..30).contains(&major)
+        && minor < 10
+        && c.chars().next().is_some_and(|ch| ch.is_ascii_digit())
+    {
+        return format!("2.{}.{}", (major - 20) * 10 + minor, c);
+    }
+    printed.to_string()
 }
 
 /// `Watchdog caught collective operation timeout` broken at its first space by a word wrap.
@@ -533,6 +593,8 @@ fn verbs_call_failed(warn: &str) -> bool {
 
 fn marked(line: &str) -> bool {
     line.contains("Watchdog caught")
+        || line.contains("Caught collective")
+        || line.contains("Nccl error, ")
         || line.contains("NCCL work:")
         || line.contains("nccl")
         || line.contains("NCCL error")
@@ -569,7 +631,7 @@ fn check_failed(line: &str) -> Option<(&str, &'static str)> {
 
 /// Markers this reader recognises inside a larger paste.
 pub fn recognised_line(line: &str) -> bool {
-    line.contains("Watchdog caught collective operation timeout")
+    timeout_line(line)
         // the same message's second row when a word wrap broke it after `Watchdog`
         || line.starts_with("caught collective operation timeout: WorkNCCL(")
         || RESULT.is_match(line)
@@ -577,6 +639,7 @@ pub fn recognised_line(line: &str) -> bool {
         || RAISED_IN_CHECK_TIMEOUT.is_match(line)
         || line.contains("NCCL error in: ")
         || error_text(line).is_some()
+        || paddle_error(line).is_some()
         || check_failed(line).is_some()
         || CHECK_TRACE.is_match(line)
         || (line.contains("NCCL WARN") && line.contains("shared memory segment"))
@@ -604,6 +667,9 @@ pub fn looks_like(text: &str) -> bool {
         let p = super::scan::phrases(&[
             "Watchdog caught collective operation timeout",
             "caught collective operation timeout: WorkNCCL(",
+            "Caught collective operation timeout: ",
+            "NCCL error(",
+            "Nccl error, ",
             "NCCL error in: ",
             "NCCL error ",
             "NCCL error: ",
@@ -746,7 +812,7 @@ pub fn parse_nccl_errors(text: &str) -> NcclErrors {
     // the watchdog line's continuation rows, rejoined (see `rejoin_wrapped_work`)
     let mut joined;
     while let Some(mut line) = lines.next() {
-        if line.contains("Watchdog caught collective operation timeout")
+        if timeout_line(line)
             && let Some((whole, rows)) = rejoin_wrapped_work(line, lines.clone())
         {
             joined = whole;
@@ -793,7 +859,7 @@ pub fn parse_nccl_errors(text: &str) -> NcclErrors {
             continue;
         }
         let mut carried = false;
-        if line.contains("Watchdog caught collective operation timeout") {
+        if timeout_line(line) {
             carried = true;
             out.timeout_count += 1;
             let mut t = CollectiveTimeout::default();
@@ -851,14 +917,15 @@ pub fn parse_nccl_errors(text: &str) -> NcclErrors {
                 let e = &mut out.errors[i];
                 e.location.get_or_insert_with(|| super::clip(&c[1], 200));
                 if let Some(v) = c.get(3) {
-                    e.nccl_version.get_or_insert_with(|| v.as_str().to_string());
+                    e.nccl_version
+                        .get_or_insert_with(|| nccl_version_of(v.as_str()));
                 }
                 last_result = Some(i);
                 fresh = true;
             }
             if let Some(v) = c.get(3) {
                 out.nccl_version
-                    .get_or_insert_with(|| v.as_str().to_string());
+                    .get_or_insert_with(|| nccl_version_of(v.as_str()));
             }
         } else if let Some((r, version)) = error_text(line) {
             // the same as `NCCL error in:` without its FILE:LINE; the `ncclRemoteError: …`
@@ -868,13 +935,26 @@ pub fn parse_nccl_errors(text: &str) -> NcclErrors {
                 if let Some(v) = version {
                     out.errors[i]
                         .nccl_version
-                        .get_or_insert_with(|| v.to_string());
+                        .get_or_insert_with(|| nccl_version_of(v));
                 }
                 last_result = Some(i);
                 fresh = true;
             }
             if let Some(v) = version {
-                out.nccl_version.get_or_insert_with(|| v.to_string());
+                out.nccl_version.get_or_insert_with(|| nccl_version_of(v));
+            }
+        } else if let Some(r) = paddle_error(line) {
+            // Paddle's own wording of the same failure; its `[Hint: 'nccl…Error'. …]` line
+            // after it is this error, not another
+            carried = true;
+            if let Some(i) = note_result(&mut out, r) {
+                if let Some(at) = PADDLE_AT.captures(line) {
+                    out.errors[i]
+                        .location
+                        .get_or_insert_with(|| super::clip(&at[1], 200));
+                }
+                last_result = Some(i);
+                fresh = true;
             }
         } else if let Some(c) = RESULT.captures(line) {
             carried = true;
@@ -942,7 +1022,7 @@ pub fn parse_nccl_errors(text: &str) -> NcclErrors {
         if out.nccl_version.is_none()
             && let Some(c) = VERSION.captures(line)
         {
-            out.nccl_version = Some(c[1].to_string());
+            out.nccl_version = Some(nccl_version_of(&c[1]));
         }
         if carried {
             out.lines += 1;
@@ -1178,7 +1258,10 @@ fn rejoin_wrapped_work<'a>(
     let mut whole = line.to_string();
     for rows in 1..=2 {
         let next = rest.next()?;
-        if next.contains("Watchdog caught") || next.trim().is_empty() {
+        if next.contains("Watchdog caught")
+            || next.contains("Caught collective")
+            || next.trim().is_empty()
+        {
             return None;
         }
         whole.push_str(next);
@@ -2098,5 +2181,79 @@ gpu5:35917:35994 [0] NCCL INFO transport/net.cu:537 -> 2\n";
                 .ras
                 .is_none()
         );
+    }
+
+    #[test]
+    fn paddles_own_nccl_failure_in_both_wordings() {
+        // Paddle 2.0-2.2 (`" Nccl error, " + ncclGetErrorString`), github.com/PaddlePaddle/PaddleClas/issues/330
+        let t = "ExternalError:  Nccl error, unhandled cuda error  (at /paddle/paddle/fluid/platform/collective_helper.cc:83)\n";
+        assert!(looks_like(t));
+        let e = parse_nccl_errors(t);
+        assert_eq!(e.error_results, vec!["ncclUnhandledCudaError"]);
+        assert_eq!(
+            e.errors[0].location.as_deref(),
+            Some("/paddle/paddle/fluid/platform/collective_helper.cc:83")
+        );
+        // the ENOSPC/EAGAIN detail build_nvidia_error_msg appends (Paddle 2.0-2.2)
+        let t = "OSError: (External)  Nccl error, unhandled system error, detail: No space left on device\nPlease try one of the following solutions:\n";
+        assert_eq!(parse_nccl_errors(t).error_results, vec!["ncclSystemError"]);
+        // Paddle 2.3 on (`NCCL error(N), <text>. ` then the hint line),
+        // github.com/PaddlePaddle/PaddleSpeech/issues/3171: one error, not two
+        let t = "OSError: (External) NCCL error(1), unhandled cuda error. \n  [Hint: 'ncclUnhandledCudaError'. A call to a CUDA function failed.] (at /paddle/paddle/fluid/platform/collective_helper.cc:100)\n";
+        assert!(looks_like(t));
+        let e = parse_nccl_errors(t);
+        assert_eq!(e.error_results, vec!["ncclUnhandledCudaError"]);
+        assert_eq!(e.errors[0].count, 1);
+        // the code names the result where the hint line was not pasted
+        let t = "OSError: (External) NCCL error(3), internal error - please report this issue to the NCCL developers.\n";
+        assert_eq!(
+            parse_nccl_errors(t).error_results,
+            vec!["ncclInternalError"]
+        );
+        // healthy: Paddle's launcher lines and NCCL's own banner name no failure
+        for h in [
+            "LAUNCH INFO 2023-08-17 16:45:21,473 run_mode: collective\n",
+            "NCCL version 2.8.4+cuda11.1\n",
+            "I0529 18:26:59.316160 30147 nccl_context.cc:127] init nccl context nranks: 2 local rank: 0\n",
+        ] {
+            assert!(!looks_like(h), "{h}");
+            assert!(parse_nccl_errors(h).error_results.is_empty(), "{h}");
+        }
+    }
+
+    #[test]
+    fn blocking_waits_timeout_is_a_collective_timeout() {
+        // `WorkNCCL::synchronizeInternal` under NCCL_BLOCKING_WAIT=1 (PyTorch 1.8-2.1)
+        let t = "RuntimeError: [Rank 0] Caught collective operation timeout: WorkNCCL(SeqNum=3, OpType=BROADCAST, Timeout(ms)=60000) ran for 60006 milliseconds before timing out.\n";
+        assert!(looks_like(t));
+        let e = parse_nccl_errors(t);
+        assert_eq!(e.timeout_count, 1);
+        let w = &e.timeouts[0];
+        assert_eq!(
+            (w.rank, w.seq, w.op.as_str(), w.timeout_ms, w.ran_for_ms),
+            (Some(0), Some(3), "BROADCAST", Some(60000), Some(60006))
+        );
+        // the watchdog's own line is read as before, once
+        let t = "[E ProcessGroupNCCL.cpp:828] [Rank 2] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=2511984, OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1809826 milliseconds before timing out.\n";
+        assert_eq!(parse_nccl_errors(t).timeout_count, 1);
+        // healthy: a log that only sets the timeout names none
+        assert!(!looks_like(
+            "init_process_group(backend='nccl', timeout=timedelta(seconds=1800))\n"
+        ));
+    }
+
+    #[test]
+    fn torchs_pre_1_12_version_decoding_is_undone() {
+        // github.com/hpcaitech/ColossalAI/pull/1320 (NCCL 2.10.3 printed as 21.0.3)
+        let t = "RuntimeError: NCCL error in: /opt/conda/conda-bld/pytorch_1640811803361/work/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:957, unhandled system error, NCCL version 21.0.3\nncclSystemError: System call (socket, malloc, munmap, etc) failed.\n";
+        let e = parse_nccl_errors(t);
+        assert_eq!(e.nccl_version.as_deref(), Some("2.10.3"));
+        assert_eq!(e.errors[0].nccl_version.as_deref(), Some("2.10.3"));
+        assert_eq!(nccl_version_of("21.1.4"), "2.11.4");
+        assert_eq!(nccl_version_of("20.9.9"), "2.9.9");
+        assert_eq!(nccl_version_of("21.2.7"), "2.12.7");
+        // codes before 2.9 and every later torch print it right
+        assert_eq!(nccl_version_of("2.7.8"), "2.7.8");
+        assert_eq!(nccl_version_of("2.21.5"), "2.21.5");
     }
 }
