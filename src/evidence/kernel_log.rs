@@ -155,11 +155,40 @@ static SYSLOG_TS: LazyLock<Regex> = LazyLock::new(|| {
 });
 static KMSG: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^(\d+),(\d+),(\d+),[^;]*;").expect("static regex"));
+/// The pattern [`pci_address`] finds (kept as its test's reference).
+#[cfg(test)]
 static PCI: LazyLock<Regex> = LazyLock::new(|| {
     // ASCII word boundaries: a Unicode `\b` keeps the search off the fast DFA on any line
     Regex::new(r"(?-u:\b)([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-9a-fA-F])(?-u:\b)")
         .expect("static regex")
 });
+
+/// [`PCI`]'s first match in `s` (`dddd:bb:dd.f` between ASCII word boundaries), found by
+/// looking at the bytes around each `:` instead of running the pattern: a line that names a
+/// GPU pays for it once per line read (a log of `GPU has fallen off the bus` lines, one per
+/// second). Every match's first `:` is its fifth byte, so the first `:` that starts one is
+/// the leftmost match.
+fn pci_address(s: &str) -> Option<&str> {
+    let b = s.as_bytes();
+    let hex = |i: usize, n: usize| {
+        b.get(i..i + n)
+            .is_some_and(|w| w.iter().all(u8::is_ascii_hexdigit))
+    };
+    let word = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    memchr::memchr_iter(b':', b).find_map(|colon| {
+        let i = colon.checked_sub(4)?;
+        let matched = hex(i, 4)
+            && hex(i + 5, 2)
+            && b.get(i + 7) == Some(&b':')
+            && hex(i + 8, 2)
+            && b.get(i + 10) == Some(&b'.')
+            && hex(i + 11, 1)
+            && (i == 0 || !word(b[i - 1]))
+            && b.get(i + 12).is_none_or(|&c| !word(c));
+        // all ASCII: `i` and `i + 12` are character boundaries
+        matched.then(|| &s[i..i + 12])
+    })
+}
 
 fn timestamp(line: &str) -> Option<String> {
     if let Some(c) = SYSLOG_TS.captures(line) {
@@ -452,9 +481,9 @@ impl Reader {
         }
         if holds(rare::PROBE_REPORT)
             && let Some(at) = find_lit!(line, "NVRM: The NVIDIA GPU ")
-            && let Some(c) = PCI.captures(&line[at + "NVRM: The NVIDIA GPU ".len()..])
+            && let Some(pci) = pci_address(&line[at + "NVRM: The NVIDIA GPU ".len()..])
         {
-            self.report_gpu = Some((c[1].to_string(), 2));
+            self.report_gpu = Some((pci.to_string(), 2));
         }
         if holds(rare::FALLEN_OFF) {
             self.log.fallen_off_bus = true;
@@ -467,10 +496,7 @@ impl Reader {
                     .split_once(')')
                     .map(|(a, _)| a.trim_start_matches("PCI:"))
                     .filter(|a| a.contains(':')),
-                None => PCI
-                    .captures(line)
-                    .and_then(|c| c.get(1))
-                    .map(|m| m.as_str()),
+                None => pci_address(line),
             };
             if let Some(pci) = here {
                 push_gpu(&mut self.log.fallen_off_gpus, pci);
@@ -480,8 +506,8 @@ impl Reader {
         }
         if holds(rare::RM_INIT) || holds(rare::RM_INIT_LOWER) {
             self.log.rm_init_adapter_failed = true;
-            if let Some(c) = PCI.captures(line) {
-                push_gpu(&mut self.log.rm_init_failed_gpus, &c[1]);
+            if let Some(pci) = pci_address(line) {
+                push_gpu(&mut self.log.rm_init_failed_gpus, pci);
             }
         }
         if rare::GSP.into_iter().any(holds) && has!(line, "NVRM:") && is_gsp_timeout(line) {
@@ -500,7 +526,7 @@ impl Reader {
                         .unwrap_or(line)
                         .trim();
                     self.log.aer.push(Aer {
-                        pci: PCI.captures(line).map(|c| c[1].to_string()),
+                        pci: pci_address(line).map(str::to_string),
                         severity,
                         message: super::clip(message, super::MAX_TEXT),
                     });
@@ -691,6 +717,53 @@ mod tests {
                 assert_eq!(rare_phrases(l), each, "{}: {l}", p.display());
                 assert_eq!(xid_code(l), xid_code_reference(l), "{}: {l}", p.display());
             }
+        }
+    }
+
+    /// The byte scan finds what the pattern finds: every line of the fixtures and the corpus,
+    /// edge cases, and generated text of the characters that matter.
+    #[test]
+    fn pci_address_is_the_patterns_first_match() {
+        let reference = |s: &str| {
+            PCI.captures(s)
+                .map(|c| c.get(1).unwrap().as_str().to_string())
+        };
+        for s in [
+            "",
+            "0000:3b:00.0",
+            "GPU 0000:3b:00.0: GPU has fallen off the bus.",
+            "x0000:3b:00.0 0000:3c:00.1",
+            "0000:3b:00.0_ 00000:3b:00.0 0000:3b:00.0",
+            "0000:3b:00.0a",
+            "é0000:3b:00.0é",
+            "PCI:0000:3b:00",
+            "::0000:3b:00.f:",
+            "0000:3B:0a.F",
+        ] {
+            assert_eq!(pci_address(s).map(str::to_string), reference(s), "{s:?}");
+        }
+        for p in crate::evidence::testutil::every_fixture_file() {
+            let Ok(bytes) = std::fs::read(&p) else {
+                continue;
+            };
+            for l in String::from_utf8_lossy(&bytes).lines() {
+                assert_eq!(
+                    pci_address(l).map(str::to_string),
+                    reference(l),
+                    "{}: {l}",
+                    p.display()
+                );
+            }
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn pci_address_as_the_pattern_on_any_text(s in "[0-9a-fA-F:._ xé]{0,40}") {
+            prop_assert_eq!(
+                pci_address(&s).map(str::to_string),
+                PCI.captures(&s).map(|c| c.get(1).unwrap().as_str().to_string())
+            );
         }
     }
 
