@@ -32,7 +32,11 @@ const CAPTURED: &[&str] = &[
 ];
 
 /// The floor `GPUFIX_CORPUS_STRICT=1` (run by `.ci/run`) holds: the whole corpus's figures after
-/// the fourth session of 2026-12-05 (sealed batches h69-h74: training configs and scripts, py-spy
+/// the fifth session of 2026-12-05 (sealed batches h75-h79: NCCL errors and watchdog timeouts,
+/// OOM and CUDA error lines, nvidia-smi from forums, fabric tools, training configs; 1,526
+/// artifacts): 633 of 689 detected (918.7 per mille), 0 healthy with a false finding, 0
+/// unreadable; every artifact detected before is detected still (the three new misses are
+/// h79's). Before it, the fourth session of 2026-12-05 (sealed batches h69-h74: training configs and scripts, py-spy
 /// and faulthandler dumps, multi-node NCCL logs, container specs and /dev/shm, mixed pastes,
 /// `ds_report`; h100n: py-spy `--native` dumps made on the H100; 1,467 artifacts): 613 of 667
 /// detected (919 per mille), 0 healthy with a false finding, 0 unreadable; every artifact
@@ -106,7 +110,7 @@ const CAPTURED: &[&str] = &[
 /// 35 MB Kineto trace of h11 is judged within `plan`'s probe timeout depends on the machine's
 /// load. A change that reads the corpus worse fails CI; one that reads it better raises these.
 /// Issue 24's target is 95% detected, 0 and 0: the detected share is not met.
-const FLOOR_DETECTED_PER_MILLE: usize = 919;
+const FLOOR_DETECTED_PER_MILLE: usize = 918;
 const MAX_FALSE_ON_HEALTHY: usize = 0;
 const MAX_UNREADABLE: usize = 0;
 
