@@ -63,41 +63,26 @@ pub(crate) fn marker_lines<'t>(
     k: &'t dyn super::EvidenceKind,
     text: &'t str,
 ) -> impl Iterator<Item = &'t str> + 't {
-    let anchors = kind_phrases(k);
-    let mut pos = 0;
-    std::iter::from_fn(move || {
-        while pos <= text.len() {
-            let m = anchors.find_at(text, pos)?;
-            let b = text.as_bytes();
-            let start = memchr::memrchr(b'\n', &b[..m.start()]).map_or(0, |i| i + 1);
-            let (end, next) = match memchr::memchr(b'\n', &b[m.end()..]) {
-                Some(i) => (m.end() + i, m.end() + i + 1),
-                None => (text.len(), text.len() + 1),
-            };
-            pos = next;
-            let line = &text[start..end];
-            let line = if end < text.len() {
-                line.strip_suffix('\r').unwrap_or(line)
-            } else {
-                line
-            };
-            if k.marker(line) {
-                return Some(line);
-            }
-        }
-        None
-    })
+    lines_holding(text, kind_phrases(k)).filter(move |l| k.marker(l))
 }
 
 /// The lines of `text` that hold a match of `anchors`, in order, each once and as
 /// `text.lines()` gives it (without its `\n`, or its `\r\n`).
 pub(crate) fn lines_with<'t>(text: &'t str, anchors: &Regex) -> impl Iterator<Item = &'t str> {
+    lines_holding(text, anchors)
+}
+
+/// [`lines_with`] of a search borrowed or owned.
+fn lines_holding<R: std::borrow::Borrow<Regex>>(
+    text: &str,
+    anchors: R,
+) -> impl Iterator<Item = &str> {
     let mut pos = 0;
     std::iter::from_fn(move || {
         if pos > text.len() {
             return None;
         }
-        let m = anchors.find_at(text, pos)?;
+        let m = anchors.borrow().find_at(text, pos)?;
         let b = text.as_bytes();
         let start = memchr::memrchr(b'\n', &b[..m.start()]).map_or(0, |i| i + 1);
         let (end, next) = match memchr::memchr(b'\n', &b[m.end()..]) {
