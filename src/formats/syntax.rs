@@ -11,8 +11,10 @@
 //! from the end after it). So an edit that would, say, merge two commands, turn an argument
 //! into a command name or leave a dangling `export` is refused, not written.
 //!
-//! Parsing is bounded: texts over [`MAX_BYTES`] are not parsed, and a parse is cancelled after
-//! [`PARSE_DEADLINE`].
+//! Parsing is bounded: texts over [`MAX_BYTES`] are not parsed, a parse is cancelled after
+//! [`PARSE_DEADLINE`], and a tree nested deeper than [`MAX_DEPTH`] is not handed on (the readers
+//! and the edit check walk trees level by level; a few hundred kilobytes of `((((…` or
+//! `1+1+…+1` nest tens of thousands of levels and overflowed the stack or ran for minutes).
 
 use std::ops::{ControlFlow, Range};
 use std::time::{Duration, Instant};
@@ -22,6 +24,12 @@ use tree_sitter::{Node, Parser, Tree};
 pub const MAX_BYTES: usize = 4 << 20;
 /// A parse that takes longer is abandoned.
 pub const PARSE_DEADLINE: Duration = Duration::from_secs(2);
+/// Trees nested deeper are not read. CPython itself stops well before: its tokenizer allows 200
+/// nested brackets (`MAXLEVEL`, Parser/tokenizer.h) and its parser a stack of 6,000 rules
+/// (`MAXSTACK`, Parser/parser.c), and the deepest launch script or training source of the
+/// corpus nests 25 levels of tree-sitter nodes (`the_corpus_scripts_nest_far_below_the_limit`); bash has no such limit, but a script written
+/// by a person nests a few dozen.
+pub const MAX_DEPTH: usize = 1000;
 
 /// Why an edit of a script or Python source is not made.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -49,6 +57,9 @@ pub enum ProofError {
     /// The parse ran past [`PARSE_DEADLINE`] and was cancelled.
     #[error("parsing as {} took more than {} s: abandoned", lang.name(), PARSE_DEADLINE.as_secs())]
     TooSlow { lang: Lang },
+    /// The tree nests deeper than [`MAX_DEPTH`] levels: not read.
+    #[error("read as {} it nests more than {MAX_DEPTH} levels deep: not read", lang.name())]
+    TooDeep { lang: Lang },
     /// The file as it is does not parse cleanly (`at`: `line N`).
     #[error("the {} grammar cannot read {at}, so no edit of this file can be proven exact", lang.name())]
     Unreadable { lang: Lang, at: String },
@@ -125,8 +136,39 @@ pub fn parse(lang: Lang, src: &str) -> Result<Tree, ProofError> {
         }
     };
     let opts = tree_sitter::ParseOptions::new().progress_callback(&mut cancel);
-    p.parse_with_options(&mut read, None, Some(opts))
-        .ok_or(ProofError::TooSlow { lang })
+    let tree = p
+        .parse_with_options(&mut read, None, Some(opts))
+        .ok_or(ProofError::TooSlow { lang })?;
+    if depth(&tree, MAX_DEPTH) > MAX_DEPTH {
+        return Err(ProofError::TooDeep { lang });
+    }
+    Ok(tree)
+}
+
+/// How many levels below the root the deepest node of `tree` sits, counted up to `limit + 1`
+/// (the walk stops there), with one cursor: no recursion, no allocation.
+fn depth(tree: &Tree, limit: usize) -> usize {
+    let mut c = tree.walk();
+    let (mut at, mut deepest) = (0usize, 0usize);
+    loop {
+        if c.goto_first_child() {
+            at += 1;
+            deepest = deepest.max(at);
+            if at > limit {
+                return at;
+            }
+            continue;
+        }
+        loop {
+            if c.goto_next_sibling() {
+                break;
+            }
+            if !c.goto_parent() {
+                return deepest;
+            }
+            at -= 1;
+        }
+    }
 }
 
 /// The 1-based line of a byte offset.
@@ -188,47 +230,55 @@ pub fn nodes(tree: &Tree) -> Vec<Node<'_>> {
     out
 }
 
-/// One token and where it sits: its text and, from the root down, each ancestor's kind and
-/// its place among its siblings.
-#[derive(Debug, PartialEq, Eq)]
-struct Leaf {
-    text: String,
-    path: Vec<(u16, usize)>,
+/// A tree's nodes, each with its kind, its place among its siblings (from the start and from
+/// the end) and its parent, and its tokens (leaves) wholly before and wholly after an edited
+/// range, each as its byte range and its node. A token's ancestors are its node's parent chain,
+/// so the tree is kept once however deep it nests (a list of each token's ancestors grows with
+/// tokens × depth: 2 MB of `1+1+…` lines would have made tens of gigabytes).
+struct Skeleton {
+    nodes: Vec<SkNode>,
+    before: Vec<(Range<usize>, usize)>,
+    after: Vec<(Range<usize>, usize)>,
 }
 
-/// The leaves of `tree` wholly before `range` (each ancestor placed from the start of its
-/// parent) and wholly after it (placed from the end: removing or adding a sibling before it
-/// does not move it); `Err` names a leaf that straddles an end of the range.
-fn leaves(
-    tree: &Tree,
-    src: &str,
-    range: &Range<usize>,
-) -> Result<(Vec<Leaf>, Vec<Leaf>), ProofError> {
-    let (mut before, mut after) = (Vec::new(), Vec::new());
-    // (node, its path placed from the start, from the end)
-    let mut stack = vec![(tree.root_node(), Vec::new(), Vec::new())];
-    while let Some((n, from_start, from_end)) = stack.pop() {
+struct SkNode {
+    kind: u16,
+    from_start: usize,
+    from_end: usize,
+    /// `None` for the root.
+    parent: Option<usize>,
+}
+
+/// The skeleton of `tree` around `range`; `Err` names a token that straddles an end of it.
+fn skeleton(tree: &Tree, src: &str, range: &Range<usize>) -> Result<Skeleton, ProofError> {
+    let mut sk = Skeleton {
+        nodes: Vec::new(),
+        before: Vec::new(),
+        after: Vec::new(),
+    };
+    let root = tree.root_node();
+    sk.nodes.push(SkNode {
+        kind: root.kind_id(),
+        from_start: 0,
+        from_end: 0,
+        parent: None,
+    });
+    let mut stack = vec![(root, 0usize)];
+    while let Some((n, at)) = stack.pop() {
         let count = n.child_count() as usize;
-        if count == 0 && from_start.is_empty() {
+        if count == 0 && at == 0 {
             // an empty file: its root is no token
             continue;
         }
         if count == 0 {
             let r = n.byte_range();
-            let text = src[r.clone()].to_string();
             if r.end <= range.start && r.start < range.start {
-                before.push(Leaf {
-                    text,
-                    path: from_start,
-                });
+                sk.before.push((r, at));
             } else if r.start >= range.end {
-                after.push(Leaf {
-                    text,
-                    path: from_end,
-                });
+                sk.after.push((r, at));
             } else if r.start < range.start || r.end > range.end {
                 return Err(ProofError::CutsToken {
-                    token: text.escape_debug().to_string(),
+                    token: src[r.clone()].escape_debug().to_string(),
                     line: line_of(src, r.start),
                 });
             }
@@ -237,13 +287,64 @@ fn leaves(
         let mut c = n.walk();
         let kids: Vec<Node> = n.children(&mut c).collect();
         for (i, k) in kids.into_iter().enumerate().rev() {
-            let (mut s, mut e) = (from_start.clone(), from_end.clone());
-            s.push((k.kind_id(), i));
-            e.push((k.kind_id(), count - i));
-            stack.push((k, s, e));
+            sk.nodes.push(SkNode {
+                kind: k.kind_id(),
+                from_start: i,
+                from_end: count - i,
+                parent: Some(at),
+            });
+            stack.push((k, sk.nodes.len() - 1));
         }
     }
-    Ok((before, after))
+    Ok(sk)
+}
+
+/// Whether node `i` of `a` and node `j` of `b` have the same ancestors — same kinds, each at the
+/// same place among its siblings, counted from the start or from the end — up to the root.
+/// A pair found equal is kept in `same` (node `i` of `a` to node `j` of `b`), so consecutive
+/// tokens, which share most ancestors, stop at the first pair already proven.
+fn same_ancestry(
+    a: &Skeleton,
+    b: &Skeleton,
+    (mut i, mut j): (usize, usize),
+    from_end: bool,
+    same: &mut [usize],
+) -> bool {
+    let mut walked = Vec::new();
+    loop {
+        if same[i] == j {
+            break;
+        }
+        let (x, y) = (&a.nodes[i], &b.nodes[j]);
+        let place = |n: &SkNode| if from_end { n.from_end } else { n.from_start };
+        match (x.parent, y.parent) {
+            (None, None) => break,
+            (Some(pi), Some(pj)) if x.kind == y.kind && place(x) == place(y) => {
+                walked.push((i, j));
+                (i, j) = (pi, pj);
+            }
+            _ => return false,
+        }
+    }
+    for (i, j) in walked {
+        same[i] = j;
+    }
+    true
+}
+
+/// Whether every token of `a` and `b` on one side of the edit has the same text and ancestry.
+fn same_tokens((a, a_src): (&Skeleton, &str), (b, b_src): (&Skeleton, &str), after: bool) -> bool {
+    let (x, y) = if after {
+        (&a.after, &b.after)
+    } else {
+        (&a.before, &b.before)
+    };
+    let mut same = vec![usize::MAX; a.nodes.len()];
+    x.len() == y.len()
+        && x.iter().zip(y).all(|((ra, na), (rb, nb))| {
+            a_src[ra.clone()] == b_src[rb.clone()]
+                && same_ancestry(a, b, (*na, *nb), after, &mut same)
+        })
 }
 
 /// Proves that replacing `range` of `old` by `with` changes nothing but that range: both texts
@@ -265,9 +366,9 @@ pub fn check_edit(
         return Err(ProofError::EditUnreadable { lang, at });
     }
     let new_range = range.start..range.start + with.len();
-    let (ob, oa) = leaves(&old_tree, old, &range)?;
-    let (nb, na) = leaves(&new_tree, &new, &new_range)?;
-    if ob != nb || oa != na {
+    let o = skeleton(&old_tree, old, &range)?;
+    let n = skeleton(&new_tree, &new, &new_range)?;
+    if !same_tokens((&o, old), (&n, &new), false) || !same_tokens((&o, old), (&n, &new), true) {
         let line = line_of(old, range.start);
         return Err(ProofError::ChangesRest { line });
     }
@@ -277,6 +378,66 @@ pub fn check_edit(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    // the check as it was written first, one list of ancestors per token: the reference the
+    // skeleton's answers are compared with
+    /// One token and where it sits: its text and, from the root down, each ancestor's kind and
+    /// its place among its siblings.
+    #[derive(Debug, PartialEq, Eq)]
+    struct Leaf {
+        text: String,
+        path: Vec<(u16, usize)>,
+    }
+
+    /// The leaves of `tree` wholly before `range` (each ancestor placed from the start of its
+    /// parent) and wholly after it (placed from the end: removing or adding a sibling before it
+    /// does not move it); `Err` names a leaf that straddles an end of the range.
+    fn leaves(
+        tree: &Tree,
+        src: &str,
+        range: &Range<usize>,
+    ) -> Result<(Vec<Leaf>, Vec<Leaf>), ProofError> {
+        let (mut before, mut after) = (Vec::new(), Vec::new());
+        // (node, its path placed from the start, from the end)
+        let mut stack = vec![(tree.root_node(), Vec::new(), Vec::new())];
+        while let Some((n, from_start, from_end)) = stack.pop() {
+            let count = n.child_count() as usize;
+            if count == 0 && from_start.is_empty() {
+                // an empty file: its root is no token
+                continue;
+            }
+            if count == 0 {
+                let r = n.byte_range();
+                let text = src[r.clone()].to_string();
+                if r.end <= range.start && r.start < range.start {
+                    before.push(Leaf {
+                        text,
+                        path: from_start,
+                    });
+                } else if r.start >= range.end {
+                    after.push(Leaf {
+                        text,
+                        path: from_end,
+                    });
+                } else if r.start < range.start || r.end > range.end {
+                    return Err(ProofError::CutsToken {
+                        token: text.escape_debug().to_string(),
+                        line: line_of(src, r.start),
+                    });
+                }
+                continue;
+            }
+            let mut c = n.walk();
+            let kids: Vec<Node> = n.children(&mut c).collect();
+            for (i, k) in kids.into_iter().enumerate().rev() {
+                let (mut s, mut e) = (from_start.clone(), from_end.clone());
+                s.push((k.kind_id(), i));
+                e.push((k.kind_id(), count - i));
+                stack.push((k, s, e));
+            }
+        }
+        Ok((before, after))
+    }
 
     #[test]
     fn an_edit_of_one_token_is_proven() {
@@ -329,6 +490,219 @@ mod tests {
         let src = "python tráin.py --name \u{E0000}x\n";
         let words = crate::formats::launcher::split_commands(src);
         assert_eq!(words, [vec!["python", "tráin.py", "--name", "\u{E0000}x"]]);
+    }
+
+    /// `check_edit` with the reference's lists of ancestors.
+    fn check_edit_by_lists(
+        lang: Lang,
+        old: &str,
+        range: Range<usize>,
+        with: &str,
+    ) -> Result<String, ProofError> {
+        let new = format!("{}{with}{}", &old[..range.start], &old[range.end..]);
+        let old_tree = parse(lang, old)?;
+        if let Some(at) = first_error(&old_tree, old) {
+            return Err(ProofError::Unreadable { lang, at });
+        }
+        let new_tree = parse(lang, &new)?;
+        if let Some(at) = first_error(&new_tree, &new) {
+            return Err(ProofError::EditUnreadable { lang, at });
+        }
+        let new_range = range.start..range.start + with.len();
+        let (ob, oa) = leaves(&old_tree, old, &range)?;
+        let (nb, na) = leaves(&new_tree, &new, &new_range)?;
+        if ob != nb || oa != na {
+            return Err(ProofError::ChangesRest {
+                line: line_of(old, range.start),
+            });
+        }
+        Ok(new)
+    }
+
+    #[test]
+    fn the_skeleton_proves_what_the_lists_of_ancestors_proved() {
+        // every fixture script, edits at spread-out tokens: the token itself, another number,
+        // two words, an opening bracket, a cut through two tokens
+        let mut dirs = vec![std::path::PathBuf::from(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures"
+        ))];
+        let (mut edits, mut proven) = (0, 0);
+        while let Some(d) = dirs.pop() {
+            for e in std::fs::read_dir(&d).unwrap().flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    dirs.push(p);
+                    continue;
+                }
+                let lang = match p.extension().and_then(|x| x.to_str()) {
+                    Some("py") => Lang::Python,
+                    Some("sh") => Lang::Bash,
+                    _ => continue,
+                };
+                let Ok(src) = std::fs::read_to_string(&p) else {
+                    continue;
+                };
+                let Ok(tree) = parse(lang, &src) else {
+                    continue;
+                };
+                let tokens: Vec<Range<usize>> = nodes(&tree)
+                    .into_iter()
+                    .filter(|n| n.child_count() == 0 && !n.byte_range().is_empty())
+                    .map(|n| n.byte_range())
+                    .collect();
+                let step = (tokens.len() / 5).max(1);
+                for (k, r) in tokens.iter().enumerate().step_by(step) {
+                    let mut ranges = vec![r.clone()];
+                    if let Some(next) = tokens.get(k + 1)
+                        && src.is_char_boundary(r.start + 1)
+                        && r.start + 1 < next.end
+                    {
+                        ranges.push(r.start + 1..next.end);
+                    }
+                    for range in ranges {
+                        if !src.is_char_boundary(range.start) || !src.is_char_boundary(range.end) {
+                            continue;
+                        }
+                        let same = src[range.clone()].to_string();
+                        for with in [same.as_str(), "0", "a b", "("] {
+                            let a = check_edit(lang, &src, range.clone(), with);
+                            let b = check_edit_by_lists(lang, &src, range.clone(), with);
+                            assert_eq!(a, b, "{} {range:?} {with:?}", p.display());
+                            edits += 1;
+                            proven += a.is_ok() as usize;
+                        }
+                    }
+                }
+            }
+        }
+        eprintln!("{edits} edits, {proven} proven");
+        assert!(edits > 1000 && proven > 300, "{edits} {proven}");
+    }
+
+    #[test]
+    fn a_deep_file_is_compared_in_bounded_memory() {
+        // 400 kB of 900-term sums, under the depth limit: one list of ancestors per token would
+        // be about 1,800 entries (28 kB) for each of 200,000 tokens. Parsed here without the
+        // parse's deadline, which a loaded machine can pass in a debug build.
+        let line = format!("n = {}\n", vec!["1"; 900].join("+"));
+        let src = format!(
+            "loader = DataLoader(ds, pin_memory=False)\n{}",
+            line.repeat(400_000 / line.len())
+        );
+        let mut p = Parser::new();
+        p.set_language(&Lang::Python.language()).unwrap();
+        let tree = p.parse(&src, None).unwrap();
+        assert!(depth(&tree, MAX_DEPTH) < MAX_DEPTH);
+        let at = src.find("False").unwrap();
+        let start = Instant::now();
+        let sk = skeleton(&tree, &src, &(at..at + 5)).unwrap();
+        assert!(sk.after.len() > 150_000, "{}", sk.after.len());
+        assert!(sk.nodes.len() < 3 * src.len(), "{}", sk.nodes.len());
+        assert!(same_tokens((&sk, &src), (&sk, &src), false));
+        assert!(same_tokens((&sk, &src), (&sk, &src), true));
+        eprintln!(
+            "{} tokens compared in {:?}",
+            sk.after.len(),
+            start.elapsed()
+        );
+    }
+
+    #[test]
+    fn a_tree_nested_past_the_limit_is_not_read() {
+        // each of these overflowed the stack of the reader or the edit check, or (the list)
+        // kept `gpufix plan --config` busy for minutes, before the limit
+        let deep = 50_000;
+        let py = [
+            format!(
+                "x = {}1{}\nDataLoader(ds, num_workers=2)\n",
+                "(".repeat(deep),
+                ")".repeat(deep)
+            ),
+            format!(
+                "x = {}{}\nDataLoader(ds, num_workers=2)\n",
+                "[".repeat(deep),
+                "]".repeat(deep)
+            ),
+            format!(
+                "n = {}\nDataLoader(ds, num_workers=n)\n",
+                vec!["1"; deep].join("+")
+            ),
+            format!("n = {}1\nDataLoader(ds, num_workers=n)\n", "-".repeat(deep)),
+        ];
+        for src in &py {
+            assert_eq!(
+                parse(Lang::Python, src).err(),
+                Some(ProofError::TooDeep { lang: Lang::Python }),
+                "{}",
+                &src[..40]
+            );
+        }
+        let sh = [
+            format!(
+                "{}torchrun train.py{}\n",
+                "( ".repeat(deep),
+                " )".repeat(deep)
+            ),
+            format!(
+                "{}torchrun train.py\n{}",
+                "if true; then\n".repeat(5_000),
+                "fi\n".repeat(5_000)
+            ),
+        ];
+        for src in &sh {
+            assert_eq!(
+                parse(Lang::Bash, src).err(),
+                Some(ProofError::TooDeep { lang: Lang::Bash }),
+                "{}",
+                &src[..40]
+            );
+        }
+        // at the limit's side: a chain CPython still compiles is read
+        let ok = format!("n = {}\n", vec!["1"; 300].join("+"));
+        assert!(parse(Lang::Python, &ok).is_ok());
+    }
+
+    #[test]
+    fn the_corpus_scripts_nest_far_below_the_limit() {
+        // every Python source and shell script among the fixtures, as the limit's doc says
+        let mut deepest = (0, String::new());
+        let mut files = 0;
+        let mut dirs = vec![std::path::PathBuf::from(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures"
+        ))];
+        while let Some(d) = dirs.pop() {
+            for e in std::fs::read_dir(&d).unwrap().flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    dirs.push(p);
+                    continue;
+                }
+                let lang = match p.extension().and_then(|x| x.to_str()) {
+                    Some("py") => Lang::Python,
+                    Some("sh") => Lang::Bash,
+                    _ => continue,
+                };
+                let Ok(src) = std::fs::read_to_string(&p) else {
+                    continue;
+                };
+                let Ok(tree) = parse(lang, &src) else {
+                    continue;
+                };
+                files += 1;
+                let d = depth(&tree, MAX_DEPTH);
+                if d > deepest.0 {
+                    deepest = (d, p.display().to_string());
+                }
+            }
+        }
+        eprintln!(
+            "{files} scripts; the deepest nests {} levels: {}",
+            deepest.0, deepest.1
+        );
+        assert!(files > 100, "{files}");
+        assert!(deepest.0 * 10 < MAX_DEPTH, "{deepest:?}");
     }
 
     #[test]

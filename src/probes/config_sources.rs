@@ -227,9 +227,27 @@ enum ClassifyError {
     /// Named for a config format, with a syntax error in it.
     #[error(transparent)]
     Syntax(crate::formats::config::ReadError),
+    /// Python source the grammar gives no tree of (nested past the depth limit, too large, too
+    /// slow to parse): nothing in it is read, and the reading says why.
+    #[error(transparent)]
+    NoTree(crate::formats::syntax::ProofError),
     /// Neither its name nor its content says what it is.
     #[error("not a config, Python source, command line or training log")]
     Unknown,
+}
+
+/// Python source is read on its tree: a text the grammar gives none of is not read, and says
+/// why, rather than reading as a source that sets nothing.
+fn python_tree(text: &str) -> Result<(JobText, Option<Value>), ClassifyError> {
+    use crate::formats::syntax::{Lang, ProofError, parse};
+    match parse(Lang::Python, text) {
+        Err(
+            e @ (ProofError::TooDeep { .. }
+            | ProofError::TooLarge { .. }
+            | ProofError::TooSlow { .. }),
+        ) => Err(ClassifyError::NoTree(e)),
+        _ => Ok((JobText::Python, None)),
+    }
 }
 
 /// What a job file is, with its parsed data for a config; `Err` says why it is none of them.
@@ -237,7 +255,7 @@ fn classify(path: &str, text: &str) -> Result<(JobText, Option<Value>), Classify
     let lower = path.to_ascii_lowercase();
     // an extension that says it, then content
     if lower.ends_with(".py") {
-        return Ok((JobText::Python, None));
+        return python_tree(text);
     }
     // a config named for its format is read as that format, and one with a syntax error says
     // so; past MAX_SNIFF_BYTES it is not parsed at all, and says its size
@@ -268,6 +286,7 @@ fn classify(path: &str, text: &str) -> Result<(JobText, Option<Value>), Classify
         Some(JobText::Config(f)) => job_text::parse_structured(text)
             .map(|(_, v)| (JobText::Config(f), Some(v)))
             .ok_or_else(unknown),
+        Some(JobText::Python) => python_tree(text),
         Some(k) => Ok((k, None)),
         None => Err(unknown()),
     }
@@ -1658,5 +1677,23 @@ mod tests {
         let why = classify("/job/notes.txt", "\u{1}\u{2}").unwrap_err();
         assert!(matches!(why, ClassifyError::Unknown), "{why:?}");
         assert!(why.to_string().contains("not a config"), "{why}");
+    }
+
+    #[test]
+    fn python_nested_past_the_limit_says_it_is_not_read() {
+        // 2,000 nested brackets: the grammar's tree passes the depth limit, so the source is not
+        // read as one that sets nothing
+        let src = format!(
+            "import torch\nx = {}1{}\nloader = DataLoader(ds, num_workers=n)\n",
+            "(".repeat(2_000),
+            ")".repeat(2_000)
+        );
+        for path in ["/job/train.py", "/job/train.txt"] {
+            let why = classify(path, &src).unwrap_err();
+            assert!(matches!(why, ClassifyError::NoTree(_)), "{why:?}");
+            assert!(why.to_string().contains("levels deep"), "{why}");
+        }
+        let (kind, _) = classify("/job/train.py", "import torch\nx = ((1))\n").unwrap();
+        assert_eq!(kind, JobText::Python);
     }
 }
