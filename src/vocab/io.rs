@@ -74,6 +74,49 @@ pub fn nesting_depth(text: &str) -> usize {
     max
 }
 
+/// A file's bytes as text: UTF-8 (its byte-order mark dropped; invalid bytes replaced), or
+/// UTF-16 as Windows writes it — PowerShell 5's `>` and `Out-File` write UTF-16LE with a
+/// byte-order mark (`nvidia-smi > smi.txt` there gives `FF FE` then two bytes a character),
+/// and a copy that lost the mark still has a NUL after every ASCII character. Valid UTF-8 (the
+/// usual case) becomes the String without a copy.
+pub fn decode(mut buf: Vec<u8>) -> String {
+    fn utf16(b: &[u8], le: bool) -> String {
+        let units = b.chunks_exact(2).map(|c| {
+            if le {
+                u16::from_le_bytes([c[0], c[1]])
+            } else {
+                u16::from_be_bytes([c[0], c[1]])
+            }
+        });
+        char::decode_utf16(units)
+            .map(|c| c.unwrap_or(char::REPLACEMENT_CHARACTER))
+            .collect()
+    }
+    match buf.as_slice() {
+        [0xFF, 0xFE, rest @ ..] => return utf16(rest, true),
+        [0xFE, 0xFF, rest @ ..] => return utf16(rest, false),
+        [0xEF, 0xBB, 0xBF, ..] => {
+            buf.drain(..3);
+        }
+        b if looks_utf16le(b) => return utf16(b, true),
+        _ => {}
+    }
+    String::from_utf8(buf).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
+/// UTF-16LE without its mark: in the first 4 KiB, nearly every second byte NUL and no other
+/// (UTF-8 text has no NUL bytes; ASCII in UTF-16LE has one after each character).
+fn looks_utf16le(b: &[u8]) -> bool {
+    let head = &b[..b.len().min(4096) & !1];
+    if head.len() < 16 {
+        return false;
+    }
+    let pairs = head.len() / 2;
+    let odd_nul = head.chunks_exact(2).filter(|c| c[1] == 0).count();
+    let even_nul = head.chunks_exact(2).filter(|c| c[0] == 0).count();
+    odd_nul * 10 >= pairs * 9 && even_nul * 100 <= pairs
+}
+
 /// What part of a log was read when it was larger than [`MAX_LOG_BYTES`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Cut {
@@ -137,8 +180,7 @@ fn read_tail(p: &Path, cap: u64) -> std::io::Result<(String, Option<Cut>)> {
         f.take(cap).read_to_end(&mut buf)?;
         (buf, total)
     };
-    let mut text = String::from_utf8(buf)
-        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+    let mut text = decode(buf);
     let cut = if total > cap {
         // the first line is a part of one: start at the next (std's search, not a byte loop)
         let start = text.find('\n').map_or(text.len(), |i| i + 1);
@@ -210,9 +252,7 @@ pub fn read_head(p: &Path, limit: usize) -> std::io::Result<String> {
     } else {
         f.take(limit as u64).read_to_end(&mut buf)?;
     }
-    Ok(super::paste::unwrap(String::from_utf8(buf).unwrap_or_else(
-        |e| String::from_utf8_lossy(e.as_bytes()).into_owned(),
-    )))
+    Ok(super::paste::unwrap(decode(buf)))
 }
 
 /// Read a text file, gunzipping `.gz`; at most [`MAX_LOG_BYTES`] (larger logs are cut, never
@@ -241,9 +281,7 @@ fn read_text_cut(p: &Path) -> std::io::Result<(String, Option<Cut>)> {
     }
     let over = buf.len() as u64 > limit;
     buf.truncate(limit as usize);
-    // valid UTF-8 (the usual case) becomes the String without a copy
-    let mut text = String::from_utf8(buf)
-        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+    let mut text = decode(buf);
     let cut = if over {
         // end at the last whole line read
         let end = text.rfind('\n').map_or(0, |i| i + 1);
@@ -264,6 +302,41 @@ fn read_text_cut(p: &Path) -> std::io::Result<(String, Option<Cut>)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn utf16_as_windows_writes_it_reads_as_the_text() {
+        // the table of nvidia-smi as PowerShell 5's `>` writes it: FF FE, then UTF-16LE
+        let smi = "| NVIDIA-SMI 566.36    Driver Version: 566.36    CUDA Version: 12.7 |\r\n|  0  NVIDIA GeForce RTX 4090   WDDM  | 45% |\r\n";
+        let le: Vec<u8> = smi.encode_utf16().flat_map(u16::to_le_bytes).collect();
+        let be: Vec<u8> = smi.encode_utf16().flat_map(u16::to_be_bytes).collect();
+        assert_eq!(decode([&[0xFF, 0xFE][..], &le].concat()), smi);
+        assert_eq!(decode([&[0xFE, 0xFF][..], &be].concat()), smi);
+        // a copy that lost the mark
+        assert_eq!(decode(le.clone()), smi);
+        // UTF-8 with a mark (Notepad's "UTF-8 with BOM"), and without
+        assert_eq!(
+            decode([&[0xEF, 0xBB, 0xBF][..], smi.as_bytes()].concat()),
+            smi
+        );
+        assert_eq!(decode(smi.as_bytes().to_vec()), smi);
+        // invalid UTF-8 is replaced, not read as UTF-16; a short text with a NUL stays UTF-8
+        assert_eq!(decode(b"ok \xff\n".to_vec()), "ok \u{fffd}\n");
+        assert_eq!(decode(b"a\0b\0".to_vec()), "a\0b\0");
+        // an odd trailing byte (a cut read) and a lone surrogate are replaced, not a panic
+        let mut cut = [&[0xFF, 0xFE][..], &le].concat();
+        cut.push(b'x');
+        assert_eq!(decode(cut), smi);
+        assert_eq!(decode(vec![0xFF, 0xFE, 0x00, 0xD8, b'a', 0]), "\u{fffd}a");
+        // read from a file, as --evidence reads it
+        let dir = std::env::temp_dir().join(format!("gpufix-utf16-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("smi.txt");
+        std::fs::write(&p, [&[0xFF, 0xFE][..], &le].concat()).unwrap();
+        let read = read_text(&p).unwrap();
+        assert!(read.starts_with("| NVIDIA-SMI 566.36"), "{read:?}");
+        assert!(read_head(&p, 64).unwrap().starts_with("| NVIDIA-SMI"));
+        std::fs::remove_dir_all(&dir).ok();
+    }
 
     #[test]
     fn a_tail_starts_at_a_whole_line_plain_and_gzipped() {
