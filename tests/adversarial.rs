@@ -1087,6 +1087,71 @@ mod bounds {
     }
 
     #[test]
+    fn python_and_shell_nested_past_the_tree_limit_end_cleanly() {
+        // each overflowed a reader's stack (an abort, exit 134) or kept the edit check busy for
+        // minutes before syntax::MAX_DEPTH; now the config says why it is not read
+        let f = Fixture::new();
+        let deep = 20_000;
+        for (name, text) in [
+            (
+                "parens.py",
+                format!(
+                    "import torch\nn = {}1{}\nloader = DataLoader(ds, num_workers=n, pin_memory=False)\n",
+                    "(".repeat(deep),
+                    ")".repeat(deep)
+                ),
+            ),
+            (
+                "lists.py",
+                format!(
+                    "import torch\nx = {}{}\nloader = DataLoader(ds, num_workers=2, pin_memory=False)\n",
+                    "[".repeat(deep),
+                    "]".repeat(deep)
+                ),
+            ),
+            (
+                "subshells.sh",
+                format!(
+                    "#!/bin/bash\n{}torchrun --nproc_per_node=8 train.py{}\n",
+                    "( ".repeat(deep),
+                    " )".repeat(deep)
+                ),
+            ),
+        ] {
+            let p = f.p(name);
+            std::fs::write(&p, text).unwrap();
+            for flag in ["--config", "--evidence"] {
+                let out = run_cmd(gpufix(&strs(&[flag, &p, "--sample", "0", "plan"])));
+                assert!(
+                    matches!(out.code, Some(0..=2)),
+                    "{flag} {name}: exit {:?}: {}",
+                    out.code,
+                    &out.stderr[out.stderr.len().saturating_sub(400)..]
+                );
+                assert!(
+                    out.took < Duration::from_secs(60),
+                    "{flag} {name}: took {:?}",
+                    out.took
+                );
+            }
+        }
+        // the Python sources say why they are not read (or, on a slow debug build, that the
+        // parse ran out of time), never read as sources that set nothing
+        let out = run_cmd(gpufix(&strs(&[
+            "--config",
+            &f.p("parens.py"),
+            "--sample",
+            "0",
+            "plan",
+        ])));
+        assert!(
+            out.stdout.contains("levels deep") || out.stdout.contains("took more than"),
+            "{}",
+            out.all()
+        );
+    }
+
+    #[test]
     fn rollback_force_over_a_corrupt_journal_names_what_it_could_not_undo() {
         let f = Fixture::new();
         let out = f.run(&["apply", "--yes"]);
