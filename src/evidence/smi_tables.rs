@@ -1148,15 +1148,11 @@ fn probe_size(h: &[String], rows: &[Vec<String>]) -> usize {
     let col = |k: &str| h.iter().position(|x| x == k);
     if let Some(c) = col("name") {
         let names: Vec<&str> = rows.iter().map(|r| r[c].as_str()).collect();
-        if let Some(k) = (2..names.len()).find(|&k| {
-            names[..k]
-                .iter()
-                .collect::<std::collections::BTreeSet<_>>()
-                .len()
-                > 1
-                && names.iter().enumerate().all(|(i, v)| *v == names[i % k])
-        }) && names.len() >= 2 * k
-        {
+        // the smallest k with two names among the first k that the names repeat with: the
+        // sequence's smallest period, which holds two names whenever it is over 1 (found in
+        // linear time: a search of every k was quadratic, minutes on a long `-l 1` log)
+        let k = smallest_period(&names);
+        if k > 1 && k < names.len() && names.len() >= 2 * k {
             return k;
         }
     }
@@ -1175,9 +1171,9 @@ fn probe_size(h: &[String], rows: &[Vec<String>]) -> usize {
     let big: Vec<usize> = (0..gaps.len())
         .filter(|&i| gaps[i] > largest / 2.0)
         .collect();
-    let rest_small = (0..gaps.len())
-        .filter(|i| !big.contains(i))
-        .all(|i| gaps[i] < largest / 10.0);
+    let rest_small = gaps
+        .iter()
+        .all(|&g| g > largest / 2.0 || g < largest / 10.0);
     if let Some(&first) = big.first() {
         let k = first + 1;
         // the period is trusted once it repeats: two whole probes or more
@@ -1191,6 +1187,28 @@ fn probe_size(h: &[String], rows: &[Vec<String>]) -> usize {
     }
     let span = times.last().unwrap_or(&0.0) - times.first().unwrap_or(&0.0);
     if span >= 1.0 { 1 } else { n }
+}
+
+/// The smallest p with `s[i] == s[i + p]` wherever both exist (`s.len()` for a sequence that
+/// never repeats; 0 for an empty one), from the Knuth-Morris-Pratt prefix function: the
+/// longest proper prefix that is also a suffix leaves the period beside it.
+fn smallest_period<T: PartialEq>(s: &[T]) -> usize {
+    let n = s.len();
+    if n == 0 {
+        return 0;
+    }
+    let mut pi = vec![0usize; n];
+    for i in 1..n {
+        let mut j = pi[i - 1];
+        while j > 0 && s[i] != s[j] {
+            j = pi[j - 1];
+        }
+        if s[i] == s[j] {
+            j += 1;
+        }
+        pi[i] = j;
+    }
+    n - pi[n - 1]
 }
 
 /// The fields of a `--query-compute-apps` query: a process's pid or name and no GPU-wide
@@ -1891,6 +1909,74 @@ impl super::EvidenceKind for Topo {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The period as `probe_size` first searched it, every k in turn: the reference.
+    fn period_by_search(names: &[&str]) -> Option<usize> {
+        (2..names.len())
+            .find(|&k| {
+                names[..k]
+                    .iter()
+                    .collect::<std::collections::BTreeSet<_>>()
+                    .len()
+                    > 1
+                    && names.iter().enumerate().all(|(i, v)| *v == names[i % k])
+            })
+            .filter(|&k| names.len() >= 2 * k)
+    }
+
+    fn period_now(names: &[&str]) -> Option<usize> {
+        let k = smallest_period(names);
+        (k > 1 && k < names.len() && names.len() >= 2 * k).then_some(k)
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_names_period_is_the_one_every_k_searched_for(
+            picks in proptest::collection::vec(0usize..3, 0..40),
+            period in 1usize..6,
+            repeat in proptest::bool::ANY,
+        ) {
+            const NAMES: [&str; 3] = ["NVIDIA A100-SXM4-80GB", "NVIDIA H100 80GB HBM3", "Tesla V100"];
+            let mut names: Vec<&str> = picks.iter().map(|&i| NAMES[i]).collect();
+            if repeat && !names.is_empty() {
+                // a periodic sequence (a `-l 1` loop over `period` GPUs), maybe cut mid-probe
+                let unit: Vec<&str> = names.iter().take(period).copied().collect();
+                let len = names.len();
+                names = unit.iter().cycle().take(len).copied().collect();
+            }
+            proptest::prop_assert_eq!(period_now(&names), period_by_search(&names), "{:?}", names);
+        }
+    }
+
+    #[test]
+    fn a_long_query_loop_is_read_in_linear_time() {
+        // 5,000 probes of 8 GPUs of one name, one second apart: 40,000 rows took 6 s of CPU
+        // (a set of the names for every candidate period, and a list search for every gap)
+        let mut text =
+            String::from("timestamp, name, pci.bus_id, utilization.gpu [%], memory.used [MiB]\n");
+        for i in 0..5_000 {
+            for g in 0..8 {
+                text.push_str(&format!(
+                    "2026/01/03 15:{:02}:{:02}.{:03}, NVIDIA H100 80GB HBM3, 00000000:{:02X}:00.0, {} %, 40000 MiB\n",
+                    (i / 60) % 60,
+                    i % 60,
+                    g,
+                    0x18 + g * 0x10,
+                    30 + (i * 7 + g) % 40
+                ));
+            }
+        }
+        let start = std::time::Instant::now();
+        let u = parse_query_csv(&text).unwrap();
+        assert_eq!(u.gpus.len(), 8);
+        // a debug build on a loaded machine: well under the seconds the quadratic reading took
+        // in release
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(5),
+            "{:?}",
+            start.elapsed()
+        );
+    }
 
     /// What a web page does to a table it shows outside `<pre>`: line breaks become spaces and
     /// runs of spaces collapse to one (CSS Text 3, §4.1.1).
