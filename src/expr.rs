@@ -2,8 +2,9 @@
 //! never a falsy default, so a missing metric makes a verdict `unknown` instead of firing (or
 //! silencing) a rule. One environment serves validation and evaluation alike.
 
+pub use minijinja::Value as MjValue;
 use minijinja::value::Serde;
-use minijinja::{Environment, UndefinedBehavior, Value as MjValue};
+use minijinja::{Environment, UndefinedBehavior};
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::sync::OnceLock;
@@ -268,7 +269,13 @@ pub fn compile(src: &str) -> Result<(Compiled, BTreeSet<String>), ExprError> {
 
 /// Evaluate a compiled threshold: exactly `true` or `false`.
 pub fn eval_compiled_bool(expr: &Compiled, src: &str, ctx: &Value) -> Result<bool, ExprError> {
-    let v = expr.eval(to_mj(ctx))?;
+    eval_compiled_bool_in(expr, src, to_mj(ctx))
+}
+
+/// [`eval_compiled_bool`] in a context already converted for the engine (a `for_each` item's:
+/// the shared part converted once, not once per item).
+pub fn eval_compiled_bool_in(expr: &Compiled, src: &str, ctx: MjValue) -> Result<bool, ExprError> {
+    let v = expr.eval(ctx)?;
     if v.is_undefined() {
         return Err(ExprError::Undefined);
     }
@@ -510,9 +517,14 @@ fn tokens(src: &str) -> Vec<String> {
 }
 
 pub fn eval(src: &str, ctx: &Value) -> Result<Value, ExprError> {
+    eval_in(src, to_mj(ctx))
+}
+
+/// [`eval`] in a context already converted for the engine.
+pub fn eval_in(src: &str, ctx: MjValue) -> Result<Value, ExprError> {
     check_depth(src)?;
     let expr = env().compile_expression(src)?;
-    let v = expr.eval(to_mj(ctx))?;
+    let v = expr.eval(ctx)?;
     if v.is_undefined() {
         return Err(ExprError::Undefined);
     }
@@ -531,14 +543,24 @@ pub fn eval_bool(src: &str, ctx: &Value) -> Result<bool, ExprError> {
 }
 
 pub fn render(src: &str, ctx: &Value) -> Result<String, ExprError> {
+    render_in(src, to_mj(ctx))
+}
+
+/// [`render`] in a context already converted for the engine.
+pub fn render_in(src: &str, ctx: MjValue) -> Result<String, ExprError> {
     check_template_depth(src)?;
-    Ok(env().render_str(src, to_mj(ctx))?)
+    Ok(env().render_str(src, ctx)?)
 }
 
 /// Render every string inside a JSON value as a template (fix action parameters).
 /// A string that is exactly one `{{ expr }}` keeps the expression's type, so
 /// `value: "{{ params.workers }}"` renders to the number 8, not the string "8".
 pub fn render_value(v: &Value, ctx: &Value) -> Result<Value, ExprError> {
+    render_value_in(v, &to_mj(ctx))
+}
+
+/// [`render_value`] in a context already converted for the engine.
+pub fn render_value_in(v: &Value, ctx: &MjValue) -> Result<Value, ExprError> {
     Ok(match v {
         Value::String(s) => {
             let t = s.trim();
@@ -546,21 +568,21 @@ pub fn render_value(v: &Value, ctx: &Value) -> Result<Value, ExprError> {
                 && !inner.contains("{{")
                 && !inner.contains("}}")
             {
-                eval(inner.trim(), ctx)?
+                eval_in(inner.trim(), ctx.clone())?
             } else if s.contains("{{") || s.contains("{%") {
-                Value::String(render(s, ctx)?)
+                Value::String(render_in(s, ctx.clone())?)
             } else {
                 v.clone()
             }
         }
         Value::Array(a) => Value::Array(
             a.iter()
-                .map(|x| render_value(x, ctx))
+                .map(|x| render_value_in(x, ctx))
                 .collect::<Result<_, _>>()?,
         ),
         Value::Object(m) => Value::Object(
             m.iter()
-                .map(|(k, x)| Ok((k.clone(), render_value(x, ctx)?)))
+                .map(|(k, x)| Ok((k.clone(), render_value_in(x, ctx)?)))
                 .collect::<Result<_, ExprError>>()?,
         ),
         _ => v.clone(),

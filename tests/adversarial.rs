@@ -1087,6 +1087,35 @@ mod bounds {
     }
 
     #[test]
+    fn a_paste_of_hundreds_of_gpus_is_judged_in_time_linear_in_them() {
+        // an `lspci -vv` excerpt of one GPU (a public blog's GT 730), pasted 40 and 320 times:
+        // each GPU is a `for_each` item, and an item's context used to be the whole context
+        // copied and converted again (quadratic: 200 GPUs took 2 s, a fleet's thousand minutes)
+        let one = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/corpus/h29_blog_billauer_lspci_gt730_idle_2_5gts.txt"
+        ))
+        .unwrap();
+        let f = Fixture::new();
+        let time = |n: usize| {
+            let p = f.p(&format!("lspci{n}.txt"));
+            std::fs::write(&p, one.repeat(n)).unwrap();
+            (0..2)
+                .map(|_| {
+                    let out = run_cmd(gpufix(&strs(&["--evidence", &p, "--sample", "0", "plan"])));
+                    assert!(matches!(out.code, Some(0..=2)), "{}", out.all());
+                    out.took
+                })
+                .min()
+                .unwrap()
+        };
+        let (small, big) = (time(40), time(320));
+        // 8 times the GPUs: about 8 times the time when linear (less, with the start-up), about
+        // 64 when quadratic
+        assert!(big < small * 24, "40 GPUs {small:?}, 320 GPUs {big:?}");
+    }
+
+    #[test]
     fn python_and_shell_nested_past_the_tree_limit_end_cleanly() {
         // each overflowed a reader's stack (an abort, exit 134) or kept the edit check busy for
         // minutes before syntax::MAX_DEPTH; now the config says why it is not read

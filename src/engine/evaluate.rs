@@ -357,10 +357,6 @@ fn base_result(r: &LoadedRule, verdict: Verdict) -> RuleResult {
     }
 }
 
-/// A `for_each` item (its name and index; none for a rule without `for_each`) and the context
-/// it is judged in.
-type Item = (Option<(String, usize)>, Value);
-
 fn judge(
     r: &LoadedRule,
     mine: &[(String, Slot)],
@@ -496,22 +492,21 @@ fn judge(
         return res;
     }
     // items
-    // Each item's context is made when it is judged and dropped after: holding them all at once
-    // held a copy of the whole context per item (gigabytes for a paste of hundreds of GPUs).
-    let items: Box<dyn Iterator<Item = Item> + '_> = match &r.rule.for_each {
-        None => Box::new(std::iter::once((None, ctx.clone()))),
+    // Every item is judged in the rule's one context, with the item and the bindings computed
+    // for it put in and replaced by the next item's: nothing is copied per item. The expression
+    // engine reads a converted context; the part every item shares is converted once
+    // ([`Scope`]), so an item costs what it holds, not what the whole context holds (a copy and
+    // a conversion of everything per item was quadratic in the items: 200 GPUs of a pasted
+    // `lspci -vv` took 2 s, and a fleet's thousand would have taken minutes).
+    let mut ctx = ctx;
+    let list: Vec<Option<(String, usize, Value)>> = match &r.rule.for_each {
+        None => vec![None],
         Some(fe) => match expr::eval(&fe.in_, &ctx) {
-            Ok(Value::Array(list)) => {
-                let ctx = &ctx;
-                Box::new(list.into_iter().enumerate().map(move |(i, item)| {
-                    let mut c = ctx.clone();
-                    let m = c.as_object_mut().unwrap();
-                    m.insert(fe.as_.clone(), item);
-                    // bindings may read the item: compute them again for it
-                    bind_lets(r, m);
-                    (Some((fe.as_.clone(), i)), c)
-                }))
-            }
+            Ok(Value::Array(list)) => list
+                .into_iter()
+                .enumerate()
+                .map(|(i, item)| Some((fe.as_.clone(), i, item)))
+                .collect(),
             Ok(other) => {
                 let e = format!(
                     "`{}` gave {} where a list was expected",
@@ -523,6 +518,7 @@ fn judge(
             Err(e) => return unknown_result(r, &ctx, &fe.in_, &e),
         },
     };
+    let mut scope = Scope::new(&ctx);
     // the variables an expression reads are only needed to explain a fail or an unknown
     let vars_cell = std::cell::OnceCell::new();
     let vars = || vars_cell.get_or_init(|| expression_vars(r, &r.rule.fail_when));
@@ -530,8 +526,19 @@ fn judge(
     let mut unknowns = Vec::new();
     let mut actions: Vec<Value> = Vec::new();
     let mut instructions = Vec::new();
-    for (item, c) in items {
-        let (item, c) = (&item, &c);
+    for entry in list {
+        let item = entry.map(|(name, i, value)| {
+            let m = ctx
+                .as_object_mut()
+                .expect("the rule's context is an object");
+            scope.set(&name, Some(&value));
+            m.insert(name.clone(), value);
+            // bindings may read the item: compute them again for it
+            bind_lets_in(r, m, &mut scope);
+            (name, i)
+        });
+        let (item, c) = (&item, &ctx);
+        let mj = scope.value();
         let label = |v: &str| match item {
             Some((name, i)) if v.starts_with(&format!("{name}.")) || v == name => {
                 format!("{name}[{i}]{}", &v[name.len()..])
@@ -539,8 +546,15 @@ fn judge(
             _ => v.to_string(),
         };
         let verdict = match &r.fail_expr {
-            Some(e) => expr::eval_compiled_bool(e, &r.rule.fail_when, c),
-            None => expr::eval_bool(&r.rule.fail_when, c),
+            Some(e) => expr::eval_compiled_bool_in(e, &r.rule.fail_when, mj.clone()),
+            None => match expr::eval_in(&r.rule.fail_when, mj.clone()) {
+                Ok(Value::Bool(b)) => Ok(b),
+                Ok(other) => Err(expr::ExprError::NotBool {
+                    src: r.rule.fail_when.clone(),
+                    got: other,
+                }),
+                Err(e) => Err(e),
+            },
         };
         match verdict {
             Ok(false) => {}
@@ -555,12 +569,14 @@ fn judge(
                     }
                 }
                 res.messages
-                    .push(expr::render(&r.rule.message, c).unwrap_or_else(|e| {
-                        format!("{} (message template failed: {e})", r.rule.title)
-                    }));
+                    .push(
+                        expr::render_in(&r.rule.message, mj.clone()).unwrap_or_else(|e| {
+                            format!("{} (message template failed: {e})", r.rule.title)
+                        }),
+                    );
                 if let Some(fix) = &r.rule.fix {
                     for a in &fix.actions {
-                        match expr::render_value(&Value::Object(a.clone()), c) {
+                        match expr::render_value_in(&Value::Object(a.clone()), &mj) {
                             Ok(v) if !actions.contains(&v) => actions.push(v),
                             Ok(_) => {}
                             Err(e) => res
@@ -569,7 +585,7 @@ fn judge(
                         }
                     }
                     if let Some(ins) = &fix.instructions {
-                        let t = expr::render(ins, c)
+                        let t = expr::render_in(ins, mj.clone())
                             .unwrap_or_else(|e| format!("(instructions template failed: {e})"));
                         if !instructions.contains(&t) {
                             instructions.push(t);
@@ -674,6 +690,74 @@ fn bind_lets(r: &LoadedRule, ctx: &mut Map<String, Value>) {
                 if let Value::Object(e) = errors {
                     e.insert(name.clone(), Value::String(why));
                 }
+            }
+        }
+    }
+}
+
+/// A rule's context as the expression engine reads it: each top-level value converted once,
+/// and the names an item sets (the item, its bindings) converted when set. [`Scope::value`]
+/// is a map of the converted values (shared, not copied), so an item's context costs the
+/// number of top-level names, not the size of what they hold.
+struct Scope {
+    values: BTreeMap<String, expr::MjValue>,
+}
+
+impl Scope {
+    fn new(ctx: &Value) -> Self {
+        let values = ctx
+            .as_object()
+            .map(|m| m.iter().map(|(k, v)| (k.clone(), expr::to_mj(v))).collect())
+            .unwrap_or_default();
+        Scope { values }
+    }
+
+    /// Set a name (or take it out, as the context's own map does for a binding that failed).
+    fn set(&mut self, name: &str, v: Option<&Value>) {
+        match v {
+            Some(v) => {
+                self.values.insert(name.to_string(), expr::to_mj(v));
+            }
+            None => {
+                self.values.remove(name);
+            }
+        }
+    }
+
+    fn value(&self) -> expr::MjValue {
+        expr::MjValue::from(self.values.clone())
+    }
+}
+
+/// [`bind_lets`] for a `for_each` item: the same bindings into `ctx`, each computed in `scope`
+/// (which follows `ctx`'s names) rather than in a fresh conversion of the whole context.
+fn bind_lets_in(r: &LoadedRule, ctx: &mut Map<String, Value>, scope: &mut Scope) {
+    if r.rule.lets.is_empty() {
+        return;
+    }
+    ctx.remove("__let_errors");
+    scope.set("__let_errors", None);
+    for (name, src) in &r.rule.lets {
+        ctx.remove(name);
+        scope.set(name, None);
+        match expr::eval_in(src, scope.value()) {
+            Ok(v) => {
+                scope.set(name, Some(&v));
+                ctx.insert(name.clone(), v);
+            }
+            Err(e) => {
+                let c = Value::Object(std::mem::take(ctx));
+                let vars = expr::check_expression(src).unwrap_or_default();
+                let why = reason_for(&c, src, &e, &vars, &|v: &str| v.to_string());
+                let Value::Object(m) = c else { unreachable!() };
+                *ctx = m;
+                let errors = ctx
+                    .entry("__let_errors")
+                    .or_insert_with(|| Value::Object(Map::new()));
+                if let Value::Object(e) = errors {
+                    e.insert(name.clone(), Value::String(why));
+                }
+                scope.set("__let_errors", ctx.get("__let_errors"));
             }
         }
     }
