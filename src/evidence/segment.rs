@@ -595,7 +595,10 @@ pub fn nearest(text: &str) -> Option<(&'static dyn EvidenceKind, usize, String)>
 /// tracebacks are mostly numbers, paths and identifiers, and fenced output counts against the
 /// prose around it. A line that is only an attachment GitHub renders (a markdown image
 /// `![alt](url)` or link `[name](url)`, or an HTML `<img …>` tag, the forms its editor inserts
-/// for a pasted screenshot or file) is neither prose nor output and is not counted. Asked only
+/// for a pasted screenshot or file) is neither prose nor output and is not counted. A shell
+/// command line the poster quotes (what they ran, [`is_command_line`]) is their writing and
+/// counts as a sentence line: a post that gives a command and then says in words what it
+/// printed holds no output either. Asked only
 /// of a text no kind reads: such a post is judged as showing nothing (every rule about the
 /// host not-applicable, with a note), anything else is an error.
 pub fn is_prose(text: &str) -> bool {
@@ -624,11 +627,58 @@ pub fn is_prose(text: &str) -> bool {
                         .all(|p| !p.is_empty() && p.chars().all(char::is_alphabetic))
             })
             .count();
-        if cjk >= 4 || (tokens.len() >= 4 && words * 4 >= tokens.len() * 3) {
+        if cjk >= 4 || (tokens.len() >= 4 && words * 4 >= tokens.len() * 3) || is_command_line(t) {
             prose += n;
         }
     }
     all > 0 && prose * 5 >= all * 3
+}
+
+/// A shell command line as a person types it into a post (`nvidia-smi --query-gpu=… --format=csv`,
+/// `$ sudo lspci -vvv | grep LnkSta`): what the poster ran, which is their writing, not a
+/// program's output. POSIX's Shell Command Language (XCU 2.9.1, simple commands) makes such a
+/// line optional `NAME=value` assignments, then the command name, then its arguments; the
+/// Utility Syntax Guidelines (XBD 12.2, guidelines 4 and 5; GNU's `--name[=value]` long
+/// options follow the same lead) start every option with `-` and a letter. So: an optional
+/// prompt ending in `$`, `%` or `#` (`user@host:~$`), an optional `sudo`, assignments, a command
+/// name (a word or a path of letters, digits, `._+-/`, never a `key:` label or a log prefix),
+/// and at least one option among the arguments. Output lines (an NCCL line's `host:pid:tid`,
+/// `LnkSta:` fields, a traceback) have no command name in front; a log line's lone ` - ` is
+/// no option.
+fn is_command_line(t: &str) -> bool {
+    let mut tokens = t.split_whitespace().peekable();
+    // a prompt: `$`, `%`, `#`, or a `user@host:dir$` word before the command
+    if let Some(first) = tokens.peek()
+        && (first.ends_with('$') || first.ends_with('%') || first.ends_with('#'))
+    {
+        tokens.next();
+    }
+    if tokens.peek() == Some(&"sudo") {
+        tokens.next();
+    }
+    while let Some(w) = tokens.peek() {
+        let assignment = w.split_once('=').is_some_and(|(name, _)| {
+            !name.is_empty()
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                && !name.starts_with(|c: char| c.is_ascii_digit())
+        });
+        if !assignment {
+            break;
+        }
+        tokens.next();
+    }
+    let Some(name) = tokens.next() else {
+        return false;
+    };
+    let command_name = name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '.' || c == '/')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._+-/".contains(c));
+    command_name
+        && tokens.any(|a| {
+            let opt = a.strip_prefix("--").or_else(|| a.strip_prefix('-'));
+            opt.is_some_and(|o| o.starts_with(|c: char| c.is_ascii_alphabetic()))
+        })
 }
 
 /// A line that is only a markdown image or link (`![alt](url)`, `[name](url)`) or an HTML
@@ -1057,5 +1107,46 @@ mod tests {
         ] {
             assert!(!is_prose(out), "{out}");
         }
+    }
+
+    #[test]
+    fn a_command_the_poster_quotes_is_their_writing() {
+        // command lines as posts quote them: nvidia-smi's query (prismix.dev/news/43ed5251c285,
+        // r/LocalLLaMA), a prompt and a pipe, a prompt word (server-gear.com/blog/post/
+        // rtx3090-nvidia-smi-devicequery), assignments before the command, nccl-tests' path
+        for c in [
+            "nvidia-smi --query-gpu=index,name,pci.bus_id,pcie.link.gen.current --format=csv",
+            "$ sudo lspci -vvv | grep -i LnkSta",
+            "dl@dl-machine:~$ nvidia-smi -q -d PERFORMANCE",
+            "root@node1:~# ibstat -l",
+            "NCCL_DEBUG=INFO NCCL_IB_DISABLE=1 torchrun --nproc_per_node 8 train.py",
+            "./build/all_reduce_perf -b 8 -e 128M -f 2 -g 2",
+        ] {
+            assert!(is_command_line(c), "{c}");
+        }
+        // output lines: lspci's fields (lists.kernelnewbies.org 2016-June/016416), an NCCL
+        // line, a log line's lone dash, a topo row, a table row, a command with no option
+        for out in [
+            "LnkSta: Speed 2.5GT/s, Width x4, TrErr- Train- SlotClk+ DLActive- BWMgmt- ABWMgmt-",
+            "ip-172-31-12-21:45361:45361 [0] NCCL INFO NET/IB : No device found.",
+            "Epoch 1 - loss 0.2512 - lr 0.001",
+            "GPU0 X SYS SYS SYS 24-31,88-95 3 N/A",
+            "|   0  GeForce RTX 3090    On   | 00000000:81:00.0 Off |                  N/A |",
+            "[  12.345678] nvidia 0000:01:00.0: -fbdev disabled",
+            "nvidia-smi",
+            "",
+        ] {
+            assert!(!is_command_line(out), "{out}");
+        }
+        // the post: the command, two sentences and the poster's own summary of what it printed
+        // after the fix (h80_prose_prismix_localllama_4x3090_pcie_slot_fixed) reads as prose
+        assert!(is_prose(&corpus(
+            "h80_prose_prismix_localllama_4x3090_pcie_slot_fixed.txt"
+        )));
+        // commands with their output under them stay output: the B200 forum post's nccl-tests
+        // command over its failure and vLLM's log (h80_nccltests_nvforum360195_b200_cuda700_vllm)
+        assert!(!is_prose(&corpus(
+            "h80_nccltests_nvforum360195_b200_cuda700_vllm.log"
+        )));
     }
 }
