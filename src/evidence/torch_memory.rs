@@ -106,39 +106,68 @@ pub struct OtherProcess {
 }
 
 // `format_size` of c10/util (the OOM message: bytes, KiB … GiB) and `_format_size` of
-// torch/cuda/memory.py's memory_summary (`B`, `KB` … `PB` before 2.1, `KiB` … `PiB` since)
-const SIZE: &str = r"([0-9]+(?:\.[0-9]+)?) ?(bytes|B|KiB|MiB|GiB|TiB|PiB|KB|MB|GB|TB|PB)";
+// torch/cuda/memory.py's memory_summary (`B`, `KB` … `PB` before 2.1, `KiB` … `PiB` since);
+// the one space between figure and unit may be a line break where a post wraps the message
+// (see [`words`])
+const SIZE: &str = r"([0-9]+(?:\.[0-9]+)?)\s{0,2}(bytes|B|KiB|MiB|GiB|TiB|PiB|KB|MB|GB|TB|PB)";
 
-static TRIED: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(&format!(r"Tried to allocate {SIZE}")).expect("static regex"));
+// The OOM message is one line (`TORCH_CHECK_WITH(OutOfMemoryError, …)` in `malloc` of
+// c10/cuda/CUDACachingAllocator.cpp, pytorch/pytorch: the words joined by single spaces in every
+// version, 2.1's "total capacty" included); a post breaks it where the poster's terminal or
+// editor wrapped it, at a space ("reserved by \nPyTorch but unallocated", lit-gpt#459's RTX
+// 3090 message). Between two words of these patterns any run of white space is read (`\s+`,
+// [`words`]), so a message re-broken at its spaces reads as the line it was.
+static TRIED: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(&words(&format!(r"Tried to allocate {SIZE}"))).expect("static regex")
+});
 static NEW_CAPACITY: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(&format!(
+    Regex::new(&words(&format!(
         r"GPU (\d+) has a total capac?i?ty of {SIZE} of which {SIZE} is free"
-    ))
+    )))
     .expect("static regex")
 });
 static IN_USE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(&format!(r"this process has {SIZE} memory in use")).expect("static regex")
+    Regex::new(&words(&format!(r"this process has {SIZE} memory in use"))).expect("static regex")
 });
 static NEW_SPLIT: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(&format!(
+    Regex::new(&words(&format!(
         r"(?i)Of the allocated memory {SIZE} is allocated by PyTorch,\s*(?:with {SIZE} allocated in private pools \(e\.g\., (?:CUDA|HIP) Graphs\),\s*)?and {SIZE} is reserved by PyTorch but unallocated"
-    ))
+    )))
     .expect("static regex")
 });
 static OLD: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(&format!(
+    Regex::new(&words(&format!(
         r"(?i)\(GPU (\d+);\s*{SIZE} total capacity;\s*{SIZE} already allocated;\s*{SIZE} free;\s*(?:{SIZE} allowed;\s*)?{SIZE} reserved in total by PyTorch\)"
-    ))
+    )))
     .expect("static regex")
 });
 // PyTorch ≤ 1.3 (`THCCachingAllocator`): the last figure is reserved-but-unallocated ("cached")
 static OLDEST: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(&format!(
+    Regex::new(&words(&format!(
         r"(?i)\(GPU (\d+);\s*{SIZE} total capacity;\s*{SIZE} already allocated;\s*{SIZE} free;\s*{SIZE} cached\)"
-    ))
+    )))
     .expect("static regex")
 });
+
+/// `pattern` with each space between two words (a letter, digit or `)` before it, a letter,
+/// digit or `(` after it) read as any run of white space: a message broken at its spaces. The
+/// white space between a figure and its unit is `{SIZE}`'s own.
+fn words(pattern: &str) -> String {
+    let b = pattern.as_bytes();
+    let mut out = String::with_capacity(pattern.len() + 16);
+    for (i, ch) in pattern.char_indices() {
+        let word_before = i > 0 && (b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b')');
+        let after = b.get(i + 1).copied();
+        let word_after = after.is_some_and(|a| a.is_ascii_alphanumeric() || a == b'(');
+        if ch == ' ' && word_before && word_after {
+            out.push_str(r"\s+");
+        } else {
+            out.push(ch);
+        }
+    }
+    out
+}
+
 // `c10/cuda/CUDAMallocAsyncAllocator.cpp`, `mallocAsync` (see the module header); the labels'
 // padding spaces are matched loosely (a markdown paste collapses them)
 static ASYNC_OOM: LazyLock<Regex> = LazyLock::new(|| {
@@ -306,8 +335,9 @@ fn read_all(text: &str) -> TorchMemory {
     };
     // the `(?i)` patterns are run only on a text holding their words (see
     // [`contains_ascii_ci`]): a training log without an OOM message is not scanned by each
-    let new_split = contains_ascii_ci(text, "Of the allocated memory ", 22);
-    let old_forms = contains_ascii_ci(text, "total capacity;", 14);
+    // (one word each, so that a message broken at a space still passes: see [`words`])
+    let new_split = contains_ascii_ci(text, "unallocated", 10);
+    let old_forms = contains_ascii_ci(text, "capacity;", 8);
     // With several OOM messages in one log, the last one describes the final state.
     if let Some(c) = TRIED.captures_iter(text).last() {
         m.tried_to_allocate_mib = size_at(&c, 1);
@@ -632,13 +662,12 @@ mod tests {
     /// ASCII matches a letter of those words under the patterns' case folding.
     #[test]
     fn gate_words_fold_to_ascii_only() {
-        let letters: std::collections::BTreeSet<char> =
-            ["Of the allocated memory ", "total capacity;", "allocated"]
-                .concat()
-                .chars()
-                .filter(char::is_ascii_alphabetic)
-                .flat_map(|c| [c.to_ascii_lowercase(), c.to_ascii_uppercase()])
-                .collect();
+        let letters: std::collections::BTreeSet<char> = ["unallocated", "capacity;", "allocated"]
+            .concat()
+            .chars()
+            .filter(char::is_ascii_alphabetic)
+            .flat_map(|c| [c.to_ascii_lowercase(), c.to_ascii_uppercase()])
+            .collect();
         let class: String = letters.iter().collect();
         let re = Regex::new(&format!("(?i)^[{class}]$")).unwrap();
         let other = (0x80..=0x10FFFFu32)
@@ -703,6 +732,71 @@ mod tests {
         assert_eq!(m.allocated_mib, Some(1073741824.0));
         assert_eq!(m.reserved_mib, Some(2147483648.0));
         assert_eq!(m.fragmentation, Some(0.5));
+    }
+
+    /// `text` broken at its spaces so that no line is longer than `width` (as a terminal or an
+    /// editor wraps a pasted line), the space kept at the end of the line or dropped.
+    fn wrap_at_spaces(text: &str, width: usize, keep_space: bool) -> String {
+        let mut out = String::new();
+        let mut line_len = 0;
+        for (i, word) in text.split(' ').enumerate() {
+            if i > 0 {
+                if line_len + 1 + word.len() > width {
+                    out.push_str(if keep_space { " \n" } else { "\n" });
+                    line_len = 0;
+                } else {
+                    out.push(' ');
+                    line_len += 1;
+                }
+            }
+            out.push_str(word);
+            line_len += word.len();
+        }
+        out
+    }
+
+    #[test]
+    fn oom_message_broken_at_its_spaces_reads_as_the_line() {
+        // lit-gpt#459 (https://github.com/Lightning-AI/litgpt/issues/459), PyTorch 2.1's
+        // wording ("capacty") as the poster pasted it, broken at the terminal's width with the
+        // space kept: 22.22 GiB allocated, 1.04 GiB reserved but unallocated (healthy: the
+        // fix was a smaller micro batch)
+        let t = "OutOfMemoryError: CUDA out of memory. Tried to allocate 86.00 MiB. GPU 0 has a total capacty of 23.69 GiB of which 83.94 MiB is free. Including \nnon-PyTorch memory, this process has 23.57 GiB memory in use. Of the allocated memory 22.22 GiB is allocated by PyTorch, and 1.04 GiB is reserved by \nPyTorch but unallocated. If reserved but unallocated memory is large try setting max_split_size_mb to avoid fragmentation.  See documentation for Memory\nManagement and PYTORCH_CUDA_ALLOC_CONF\n";
+        let m = parse_torch_memory(t);
+        assert_eq!(m.source, Some("oom_message"));
+        assert_eq!(m.tried_to_allocate_mib, Some(86.0));
+        assert_eq!(m.total_capacity_mib, Some(24258.56));
+        assert_eq!(m.free_mib, Some(83.94));
+        assert_eq!(m.process_in_use_mib, Some(24135.68));
+        assert_eq!(m.allocated_mib, Some(22753.28));
+        assert_eq!(m.reserved_unallocated_mib, Some(1064.96));
+        assert_eq!(m.reserved_mib, Some(23818.24));
+        assert_eq!(m.fragmentation, Some(0.0447));
+        // a problem: CADS#4's message (9.35 of 18.43 GiB reserved unallocated), broken at every
+        // width a terminal may have, with and without the space, reads as the one line does;
+        // the same for the pre-2.0 wording (the old_wording fixture) and PyTorch ≤ 1.3's
+        for f in [
+            "torch_memory/oom_expandable_segments.txt",
+            "torch_memory/oom_old_wording.txt",
+            "torch_memory/oom_cached_wording_1gb.txt",
+        ] {
+            // the message without the fixture's `#` line naming its source
+            let one: String = fixture(f).lines().filter(|l| !l.starts_with('#')).collect();
+            let line = parse_torch_memory(&one);
+            assert!(line.allocated_mib.is_some(), "{f}");
+            for width in [40, 60, 72, 80, 100, 120] {
+                for keep in [true, false] {
+                    let wrapped = wrap_at_spaces(&one, width, keep);
+                    assert_eq!(parse_torch_memory(&wrapped), line, "{f} at {width}, {keep}");
+                }
+            }
+        }
+        let cads: String = fixture("torch_memory/oom_expandable_segments.txt")
+            .lines()
+            .filter(|l| !l.starts_with('#'))
+            .collect();
+        let cads = parse_torch_memory(&wrap_at_spaces(&cads, 80, true));
+        assert_eq!(cads.fragmentation, Some(0.5073));
     }
 
     #[test]
