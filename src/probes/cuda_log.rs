@@ -7,13 +7,21 @@
 //! `cuda.compat`: the driver's CUDA against the CUDA the toolkit and PyTorch need, from the text
 //! where it says (PyTorch's "found version N", collect_env's driver and build) and otherwise
 //! from the host (NVML and [`super::cuda_stack`]), so `cuda.driver-too-old` judges a pasted
-//! warning and a live host alike.
+//! warning and a live host alike. Where the host has no NVML reading (a paste), the driver's
+//! CUDA also comes from `nvidia-smi`'s banner pasted alone (`| NVIDIA-SMI 570.133.20  Driver
+//! Version: 570.133.20  CUDA Version: 12.8 |`, R610's `KMD Version: D  CUDA UMD Version: C`,
+//! read by [`crate::evidence::smi_tables::parse_table`]): nvidia-smi prints there the CUDA
+//! version `cuDriverGetVersion` returns, the newest CUDA the driver runs, and the banner alone
+//! names no GPU, so it is no NVML reading of the host. The build's CUDA also comes from a
+//! torch version's `+cuXYZ` tag wherever [`torch_env`] reads one (`pip list`, `torch==V`, a
+//! `torch.__version__` print: PEP 440's local version, PyTorch's wheel indexes `+cu130`), where
+//! the text names that one CUDA build and no CPU or ROCm build beside it.
 //!
 //! Each reads every `--evidence` file its reader recognises a part of, whatever else the paste
 //! holds (a traceback, prose, a training log).
 
 use super::{Probe, ProbeCtx, ProbeOutcome};
-use crate::evidence::{collect_env, cuda_compat, cuda_errors, device_query, torch_env};
+use crate::evidence::{collect_env, cuda_compat, cuda_errors, device_query, smi_tables, torch_env};
 use crate::vocab::io::read_shared;
 use serde_json::{Map, Value, json};
 use std::path::PathBuf;
@@ -145,6 +153,29 @@ fn driver_from_text(
             e.nvidia_driver_version.as_deref().unwrap_or("?")
         ),
     ))
+}
+
+/// The driver's CUDA from `nvidia-smi`'s banner in an `--evidence` file (`CUDA Version: 12.8`,
+/// R610's `CUDA UMD Version: 13.3`): (code, where it came from, the file). `N/A` (a driver
+/// without CUDA) and a banner without the field give nothing.
+fn smi_banner_cuda(evidence: &[PathBuf]) -> Option<(u32, String, String)> {
+    evidence.iter().find_map(|p| {
+        let t = read_shared(p).ok()?;
+        if !smi_tables::looks_like_table(&t) {
+            return None;
+        }
+        let u = smi_tables::parse_table(&t).ok()?;
+        let v = u.cuda_version.as_deref()?;
+        let code = device_query::version_code(v)?;
+        Some((
+            code,
+            format!(
+                "nvidia-smi's banner: driver {}, CUDA Version {v}",
+                u.driver_version.as_deref().unwrap_or("?")
+            ),
+            p.display().to_string(),
+        ))
+    })
 }
 
 /// The errors that say the driver is older than the runtime or the code needs.
@@ -534,7 +565,7 @@ impl Probe for CudaCompat {
             ("driver_cuda", "the same as major.minor"),
             (
                 "driver_source",
-                "where it came from: NVML, PyTorch's warning, collect_env's driver, or deviceQuery",
+                "where it came from: NVML, PyTorch's warning, collect_env's driver, deviceQuery, or nvidia-smi's banner pasted alone",
             ),
             (
                 "said_too_old",
@@ -624,10 +655,25 @@ impl Probe for CudaCompat {
                     }
                     _ => {}
                 },
-                // nothing from the text and no NVML: the probe cannot tell (with pasted evidence
-                // only, NVML's message says it is not in the evidence: not applicable)
-                Err(e) if !text_seen => return ProbeOutcome::Unknown(e.into()),
-                Err(_) => {}
+                // nothing from the text and no NVML: nvidia-smi's banner pasted alone (no GPU
+                // row, so no NVML reading) still says the driver's CUDA; else the probe cannot
+                // tell (with pasted evidence only, NVML's message says it is not in the
+                // evidence: not applicable)
+                Err(e) => match smi_banner_cuda(&ctx.inputs.evidence) {
+                    Some((code, src, path)) => {
+                        out.insert("driver_cuda_code".into(), json!(code));
+                        out.insert(
+                            "driver_cuda".into(),
+                            json!(cuda_compat::cuda_code_str(code)),
+                        );
+                        out.insert("driver_source".into(), json!(src));
+                        if !files.contains(&path) {
+                            files.push(path);
+                        }
+                    }
+                    None if !text_seen => return ProbeOutcome::Unknown(e.into()),
+                    None => {}
+                },
             },
         }
         // what PyTorch was built for: the text first, then the installed package
@@ -639,6 +685,28 @@ impl Probe for CudaCompat {
                 Some((
                     cuda_compat::cuda_code(tag)?,
                     format!("the torch version's +{tag} tag"),
+                ))
+            })
+            .or_else(|| {
+                // a torch version's `+cuXYZ` tag wherever the text prints one (`pip list`,
+                // `torch==V`, a version print): one CUDA build, no CPU or ROCm build beside it
+                let (tenv, tenv_files) = read_torch_env(ctx);
+                let code = tenv.build_cuda_code()?;
+                for f in tenv_files {
+                    if !files.contains(&f) {
+                        files.push(f);
+                    }
+                }
+                let v = tenv
+                    .torch_versions
+                    .iter()
+                    .find(|v| v.split_once('+').is_some_and(|(_, t)| t.starts_with("cu")));
+                Some((
+                    code,
+                    match v {
+                        Some(v) => format!("the torch build {v} in the text"),
+                        None => "the torch build in the text".to_string(),
+                    },
                 ))
             });
         if let Some((code, src)) = text_torch {
@@ -886,6 +954,60 @@ mod tests {
             &["collect_env/torch16_v100_driver_418.txt"],
         ));
         assert_eq!(v["driver_cuda_code"], 10010);
+    }
+
+    #[test]
+    fn smi_banner_alone_gives_the_driver_and_a_torch_tag_the_build() {
+        // problem: NVIDIA/GPUStressTest#13's banner (driver 570.133.20, `CUDA Version: 12.8`, the
+        // table cut after it) beside sgl-project/sglang#14327's check_env `PyTorch: 2.9.1+cu130`:
+        // a CUDA 13 build on a driver that runs CUDA 12.8
+        let v = value_of(run(
+            &CudaCompat,
+            &[
+                "cuda/smi_banner_570_b200_gpustresstest13.txt",
+                "cuda/torch291_cu130_sglang14327.txt",
+            ],
+        ));
+        assert_eq!(v["driver_cuda_code"], 12080, "{v}");
+        assert_eq!(
+            v["driver_source"],
+            "nvidia-smi's banner: driver 570.133.20, CUDA Version 12.8"
+        );
+        assert_eq!(v["torch_cuda_code"], 13000);
+        assert_eq!(v["torch_source"], "the torch build 2.9.1+cu130 in the text");
+        // healthy: SYSTRAN/faster-whisper#1278's one banner line (535.183.01, CUDA 12.2, no
+        // closing bar) beside bnsreenu/digitalsreeni-image-annotator#57's `PyTorch:
+        // 2.8.0+cu128`: the same CUDA major, which minor-version compatibility runs
+        let v = value_of(run(
+            &CudaCompat,
+            &[
+                "cuda/smi_banner_535_fasterwhisper1278.txt",
+                "cuda/torch280_cu128_digitalsreeni57.txt",
+            ],
+        ));
+        assert_eq!(v["driver_cuda_code"], 12020, "{v}");
+        assert_eq!(v["torch_cuda_code"], 12080);
+        // healthy: R610's banner (sgl-project/sglang#27487: `KMD Version: 610.43.02  CUDA UMD
+        // Version: 13.3`) beside the cu130 build
+        let v = value_of(run(
+            &CudaCompat,
+            &[
+                "cuda/smi_banner_610_kmd_umd_sglang27487.txt",
+                "cuda/torch291_cu130_sglang14327.txt",
+            ],
+        ));
+        assert_eq!(v["driver_cuda_code"], 13030, "{v}");
+        assert_eq!(v["torch_cuda_code"], 13000);
+        // two builds named (before and after a reinstall): no build to judge
+        let v = value_of(run(
+            &CudaCompat,
+            &[
+                "cuda/smi_banner_570_b200_gpustresstest13.txt",
+                "cuda/torch291_cu130_sglang14327.txt",
+                "cuda/torch280_cu128_digitalsreeni57.txt",
+            ],
+        ));
+        assert!(v["torch_cuda_code"].is_null(), "{v}");
     }
 
     #[test]
