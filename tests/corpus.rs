@@ -32,7 +32,12 @@ const CAPTURED: &[&str] = &[
 ];
 
 /// The floor `GPUFIX_CORPUS_STRICT=1` (run by `.ci/run`) holds: the whole corpus's figures after
-/// the fifth session of 2026-12-05 (sealed batches h75-h79: NCCL errors and watchdog timeouts,
+/// the sealed batch h83 and its readers (stack dumps of hung jobs: py-spy frames without their
+/// indent and py-spy 0.4.3's qualified names, gdb backtraces, the flight recorder analyzer's
+/// report; 1,537 artifacts): 638 of 695 detected (917.99 per mille), 0 healthy with a false
+/// finding, 0 unreadable; every artifact detected before is detected still (the one new miss is
+/// h83's, a dump the stored copy cuts before the rank's collective threads), so the floor is
+/// 917. Before it, the fifth session of 2026-12-05 (sealed batches h75-h79: NCCL errors and watchdog timeouts,
 /// OOM and CUDA error lines, nvidia-smi from forums, fabric tools, training configs; 1,526
 /// artifacts): 633 of 689 detected (918.7 per mille), 0 healthy with a false finding, 0
 /// unreadable; every artifact detected before is detected still (the three new misses are
@@ -110,7 +115,7 @@ const CAPTURED: &[&str] = &[
 /// 35 MB Kineto trace of h11 is judged within `plan`'s probe timeout depends on the machine's
 /// load. A change that reads the corpus worse fails CI; one that reads it better raises these.
 /// Issue 24's target is 95% detected, 0 and 0: the detected share is not met.
-const FLOOR_DETECTED_PER_MILLE: usize = 918;
+const FLOOR_DETECTED_PER_MILLE: usize = 917;
 const MAX_FALSE_ON_HEALTHY: usize = 0;
 const MAX_UNREADABLE: usize = 0;
 
