@@ -31,11 +31,11 @@ const CAPTURED: &[&str] = &[
     "made on the H100 by bench/capture_h200_profilers.sh:",
 ];
 
-/// The floor `GPUFIX_CORPUS_STRICT=1` (run by `.ci/run`) holds: on `wt/h84` (the sealed batch
-/// h84 with its one miss, pytorch#152135's 4.9% idle cache; 1,538 artifacts) 638 of 695 detected
-/// (917.99 per mille), 0 healthy with a false finding, 0 unreadable, every artifact detected
-/// before detected still; the floor is 917 for it. Before it, the whole corpus's figures after
-/// the fifth session of 2026-12-05 (sealed batches h75-h79: NCCL errors and watchdog timeouts,
+/// The floor `GPUFIX_CORPUS_STRICT=1` (run by `.ci/run`) holds: the whole corpus's figures after
+/// the sixth session of 2026-12-05 (sealed batches h80-h84: a fresh draw from pages outside
+/// GitHub, one from repositories not mined before, training logs that print the step's time,
+/// stack dumps of hung jobs, the CUDA runtime and memory layers of 2025-2026; FIGURES_HERE),
+/// every artifact detected before is detected still. Before it, the fifth session of 2026-12-05 (sealed batches h75-h79: NCCL errors and watchdog timeouts,
 /// OOM and CUDA error lines, nvidia-smi from forums, fabric tools, training configs; 1,526
 /// artifacts): 633 of 689 detected (918.7 per mille), 0 healthy with a false finding, 0
 /// unreadable; every artifact detected before is detected still (the three new misses are

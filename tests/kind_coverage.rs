@@ -28,8 +28,13 @@ const WITNESSES: &[(&str, &str, &str)] = &[
     ("kube-events", "", ""),
     (
         "faulthandler-dump",
-        "",
+        "h83_faulthandler_pytorch54818_timed_out_rank_in_barrier",
         "h70_faulthandler_torchtitan1066_none_dealloc_rank0",
+    ),
+    (
+        "gdb-backtrace",
+        "h83_gdb_pytorch52916_ddp_ctor_ncclgroupend_getncclcomm",
+        "",
     ),
     (
         "chrome-trace",
@@ -230,10 +235,10 @@ enum Side {
 /// it. Keep it as short as the public record allows.
 const GAPS: &[(&str, Side, &str, &str)] = &[
     (
-        "faulthandler-dump",
-        Side::Problem,
+        "gdb-backtrace",
+        Side::Healthy,
         "",
-        "h70's four faulthandler dumps are crashes (`none_dealloc`) or processes that were not stuck (an idle transfer thread, vLLM's sleep); the hung jobs found in that search were dumped with py-spy, which the pyspy-dump kind reads",
+        "h83's search found gdb backtraces of Python processes only where a job hung (pytorch#52916's DDP constructor in ncclGroupEnd, NCCL and driver threads of hung jobs); a backtrace of a healthy training process is not something people paste",
     ),
     (
         "kube-events",

@@ -358,6 +358,11 @@ mod tests {
                 "Current thread 0x00007ff3363ff700 (most recent call first):\n  File \"threading.py\", line 870 in run\n\nThread 0x00007ff406132180 (most recent call first):\n  File \"torch/distributed/distributed_c10d.py\", line 2477 in barrier\n",
             ),
             (
+                // pytorch/pytorch#52916: gdb's backtrace of a DDP constructor hung with NCCL
+                "gdb-backtrace",
+                "Thread 1 (Thread 0x7f012db1f740 (LWP 20271)):\n#0  0x00007f012d92bc10 in __tls_get_addr_slow (ti=0x7f01040f0858) at ../sysdeps/x86_64/dl-tls.c:43\n#1  0x00007f012d931ba8 in __tls_get_addr () at ../sysdeps/x86_64/tls_get_addr.S:55\n#2  0x00007f00ad957285 in ncclGroupEnd () at group.cc:176\n",
+            ),
+            (
                 // github.com/deepspeedai/DeepSpeed/pull/1906 ("Previous:"), and an op line of
                 // DeepSpeed#6972 with the shm line as env_report.py prints it
                 "ds-report",

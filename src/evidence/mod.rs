@@ -55,6 +55,7 @@ pub mod device_query;
 pub mod ds_report;
 pub mod fabric_manager;
 pub mod faulthandler;
+pub mod gdb_backtrace;
 pub mod gpu_arch;
 pub mod gpustat;
 pub mod ibdev2netdev;
@@ -287,6 +288,7 @@ pub static KINDS: &[&dyn EvidenceKind] = &[
     &nccl_log::NcclLogKind,
     &pyspy_dump::PyspyDumpKind,
     &faulthandler::FaulthandlerKind,
+    &gdb_backtrace::GdbBacktraceKind,
     &nsys_stats::NsysStatsKind,
     &nsys_stats::NvprofSummaryKind,
     &ibstat::IbstatKind,

@@ -219,6 +219,23 @@ pub struct WatchdogStuck {
     pub seconds: Option<u64>,
 }
 
+/// A collective of PyTorch's flight recorder dumps that not every rank of its group reached,
+/// as the recorder's analyzer reports it (see [`flight_recorder_not_joined`]).
+#[derive(Debug, Clone, Serialize, PartialEq, Default)]
+pub struct NotJoined {
+    /// The collective's sequence number in its group.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seq: Option<u64>,
+    /// `nccl:all_reduce`: the recorder's profiling name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub op: Option<String>,
+    /// The ranks whose dumps hold no entry for it.
+    pub missing_ranks: Vec<u32>,
+    /// `scheduled`, `started`, `completed` on the ranks that did reach it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub state: Option<String>,
+}
+
 /// An NCCL error result with NCCL's own reason.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct NcclError {
@@ -248,6 +265,10 @@ pub struct NcclErrors {
     /// The heartbeat monitor's `… watchdog got stuck for N seconds …` / `Heartbeat monitor timed
     /// out!`, one per rank and process group.
     pub watchdog_stuck: Vec<WatchdogStuck>,
+    /// The flight recorder analyzer's `Not all ranks joining collective …` reports: a collective
+    /// some ranks of its group never reached (the hang's place, read from every rank's dump).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub not_joined: Vec<NotJoined>,
     /// Where a back trace shows PyTorch built a timeout's exception (`checkTimeout at FILE:LINE`,
     /// or the `WorkNCCL::checkTimeout` frame): a timeout whose message line may be missing.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -378,6 +399,85 @@ fn watchdog_stuck(text: &str) -> Vec<WatchdogStuck> {
                 }
             }
             None => out.push(w),
+        }
+    }
+    out
+}
+
+/// PyTorch's flight recorder analyzer (`torch/distributed/flight_recorder/components/builder.py`
+/// and `utils.py`, `python -m torch.distributed.flight_recorder.fr_trace` / `torchfrtrace`, read
+/// in the index's stored copies from its first version in `tools/flight_recorder/fr_trace.py`,
+/// 2.5, to 2.9) reports a collective that the dumps of some ranks of its group do not hold as
+/// `Not all ranks joining collective …`. The head line varies with the version: `for group
+/// G:DESC collective NAME` then `Missing ranks are {…}` on the same line (2.5); `N at entry E`
+/// (2.6); `: sequence number: N` (pytorch/pytorch#140969); `, sequence number: N` (2.7 on,
+/// `EntryState.log`); the lines below it give `collective: nccl:all_reduce`, `missing ranks:
+/// {3, 4}` and `collective state: scheduled`. Each is a hang's collective: the ranks that
+/// reached it wait for the missing ones.
+fn flight_recorder_not_joined(text: &str) -> Vec<NotJoined> {
+    const HEAD: &str = "Not all ranks joining collective";
+    let mut out: Vec<NotJoined> = Vec::new();
+    if !text.contains(HEAD) {
+        return out;
+    }
+    let ranks = |s: &str| -> Vec<u32> {
+        let Some(inner) = s.split_once('{').and_then(|(_, r)| r.split_once('}')) else {
+            return Vec::new();
+        };
+        inner
+            .0
+            .split(',')
+            .filter_map(|r| r.trim().parse().ok())
+            .take(4096)
+            .collect()
+    };
+    let mut open = false;
+    for l in super::scan::lines(text) {
+        let l = after_prefix(l);
+        if let Some(at) = l.find(HEAD) {
+            if out.len() >= super::MAX_ITEMS {
+                break;
+            }
+            let rest = l[at + HEAD.len()..].trim_start_matches([',', ':', ' ']);
+            let mut n = NotJoined::default();
+            if let Some(num) = rest.strip_prefix("sequence number:") {
+                n.seq = num
+                    .trim()
+                    .split(|c: char| !c.is_ascii_digit())
+                    .next()
+                    .and_then(|d| d.parse().ok());
+            } else if let Some((num, _)) = rest.split_once(" at entry") {
+                n.seq = num.trim().parse().ok();
+            } else if let Some(g) = rest.strip_prefix("for group ") {
+                // 2.5: `… for group G:DESC collective NAME Missing ranks are {…}`
+                if let Some((_, name)) = g.split_once(" collective ") {
+                    n.op = name.split_whitespace().next().map(|o| super::clip(o, 80));
+                }
+                n.missing_ranks = rest
+                    .split_once("Missing ranks are")
+                    .map(|(_, r)| ranks(r))
+                    .unwrap_or_default();
+            }
+            out.push(n);
+            open = true;
+            continue;
+        }
+        if l.trim().is_empty() {
+            continue;
+        }
+        let Some(n) = out.last_mut().filter(|_| open) else {
+            continue;
+        };
+        let t = l.trim();
+        if let Some(op) = t.strip_prefix("collective: ") {
+            n.op = Some(super::clip(op.trim(), 80));
+        } else if let Some(r) = t.strip_prefix("missing ranks: ") {
+            n.missing_ranks = ranks(r);
+        } else if let Some(st) = t.strip_prefix("collective state: ") {
+            n.state = Some(super::clip(st.trim(), 40));
+        } else if t.starts_with("collective stack trace") || t.starts_with("Collective stack trace")
+        {
+            open = false;
         }
     }
     out
@@ -703,7 +803,9 @@ pub fn looks_like(text: &str) -> bool {
         ))
         .expect("static regex")
     });
-    super::scan::lines_with(text, &ANCHORS).any(recognised_line) || !watchdog_stuck(text).is_empty()
+    super::scan::lines_with(text, &ANCHORS).any(recognised_line)
+        || !watchdog_stuck(text).is_empty()
+        || !flight_recorder_not_joined(text).is_empty()
 }
 
 fn parse_work(inner: &str, t: &mut CollectiveTimeout) {
@@ -792,6 +894,7 @@ pub fn parse_nccl_errors(text: &str) -> NcclErrors {
     };
     let mut out = NcclErrors {
         watchdog_stuck: watchdog_stuck(text),
+        not_joined: flight_recorder_not_joined(text),
         ..NcclErrors::default()
     };
     // `Last error:` alone on its line: NCCL's reason is the next line
@@ -1404,6 +1507,10 @@ impl super::EvidenceKind for NcclErrorsKind {
                 "the heartbeat monitor saw the watchdog stuck (a hang): rank, pg, seconds",
             ),
             (
+                "not_joined",
+                "the flight recorder analyzer's collectives that some ranks never reached: seq, op, missing_ranks, state",
+            ),
+            (
                 "timeout_raised_at",
                 "a back trace of the exception PyTorch's WorkNCCL::checkTimeout built (a timeout whose message line may be missing)",
             ),
@@ -1832,6 +1939,36 @@ OpType=ALLREDUCE, NumelIn=10, NumelOut=10, Timeout(ms)=10000) ran for\n\
         // prose about c10d, or the tag outside c10's prefix, is not such a line
         assert!(!looks_like("the [c10d] logger prints store traffic\n"));
         assert!(!looks_like("INFO [c10d] rendezvous ok\n"));
+    }
+
+    #[test]
+    fn the_flight_recorder_analysis_names_the_collective_and_the_ranks_that_never_joined() {
+        // pytorch/pytorch#140969's test plan (fr_trace's `: sequence number:` head)
+        let t = "Not all ranks joining collective: sequence number: 31117\ninternal record id: 31116\ngroup info: 0:default_pg\ncollective: nccl:all_reduce\nmissing ranks: {3, 4, 5, 6, 7}\ninput sizes: [[1571911]]\nworld size: 8\ncollective state: scheduled\ncollective stack trace:\n all_reduce at /x/torch/distributed/distributed_c10d.py:2707\n";
+        assert!(looks_like(t));
+        let e = parse_nccl_errors(t);
+        assert_eq!(e.not_joined.len(), 1);
+        let n = &e.not_joined[0];
+        assert_eq!(n.seq, Some(31117));
+        assert_eq!(n.op.as_deref(), Some("nccl:all_reduce"));
+        assert_eq!(n.missing_ranks, vec![3, 4, 5, 6, 7]);
+        assert_eq!(n.state.as_deref(), Some("scheduled"));
+        // pytorch/tutorials prototype_source/flight_recorder_tutorial.rst (`N at entry E`)
+        let t = "  $torchfrtrace --prefix \"trace_\" /tmp/\n  Not all ranks joining collective 5 at entry 4\n  group info: 0:default_pg\n  collective: nccl:all_reduce\n  missing ranks: {1}\n  expected ranks: 2\n  collective state: scheduled\n";
+        let n = &parse_nccl_errors(t).not_joined[0];
+        assert_eq!((n.seq, n.missing_ranks.clone()), (Some(5), vec![1]));
+        // 2.7 on (`EntryState.log`), pytorch/tutorials debug_hangs_with_flight_recorder
+        let t = "Not all ranks joining collective, sequence number: 4\ncollective: nccl:all_reduce\nmissing ranks: {1}\ncollective state: scheduled\n";
+        assert_eq!(parse_nccl_errors(t).not_joined[0].seq, Some(4));
+        // 2.5's one line (tools/flight_recorder/fr_trace.py)
+        let t = "Not all ranks joining collective for group 0:default_pg collective nccl:all_reduce Missing ranks are {2, 3}\n";
+        let n = &parse_nccl_errors(t).not_joined[0];
+        assert_eq!(n.op.as_deref(), Some("nccl:all_reduce"));
+        assert_eq!(n.missing_ranks, vec![2, 3]);
+        // a healthy run's analysis reports nothing; the recorder's settings are not a report
+        assert!(!looks_like(
+            "TORCH_FR_BUFFER_SIZE=2000 TORCH_NCCL_DUMP_ON_TIMEOUT=1 torchrun train.py\n"
+        ));
     }
 
     #[test]

@@ -22,6 +22,13 @@
 //!             batch: …
 //! ```
 //!
+//! A Python frame's name is the code object's `co_name` up to py-spy 0.4.2 and, from py-spy
+//! 0.4.3 on a Python 3.11+ target, its `co_qualname` (benfred/py-spy#825, `src/stack_trace.rs`:
+//! "Try to get qualname first (available in Python 3.11+), fall back to name"): the same frame
+//! prints as `_next_data (torch/utils/data/dataloader.py:1529)` or as
+//! `_MultiProcessingDataLoaderIter._next_data (…)`, `main.<locals>.step (train.py:398)`. A
+//! frame is matched by its name, the last part of a qualified name ([`py_name`]).
+//!
 //! With `--subprocesses` a rule of dashes separates each child's dump. `--json` output is not
 //! this format (and is not read). Several dumps of one process pasted one after the other are
 //! several samples of it.
@@ -172,7 +179,7 @@ impl Process {
             || self.main_thread().is_some_and(|t| {
                 t.frames
                     .iter()
-                    .any(|f| f.function == "_worker_loop" && f.file.contains("torch/utils/data"))
+                    .any(|f| py_name(f) == "_worker_loop" && f.file.contains("torch/utils/data"))
             })
     }
 }
@@ -331,12 +338,32 @@ pub fn looks_like_pyspy_dump(text: &str) -> bool {
                     .get(i + 1)
                     .is_some_and(|n| python_frame(clean(n)) == Some(ind))
             })
+            || bare_python_frame(l)
+                && lines
+                    .get(i + 1)
+                    .is_some_and(|n| bare_python_frame(clean(n)))
     }) || {
         // a stack pasted without its header, which paste unwrapping left unindented: every
         // line a Python frame
         let frames: Vec<&str> = lines.iter().map(|l| clean(l).trim()).collect();
         frames.len() >= 2 && frames.iter().all(|t| python_frame_text(t))
     }
+}
+
+/// A Python frame as `dump.rs` prints it with its four-space indent removed (`barrier
+/// (torch/distributed/distributed_c10d.py:5030)` at the start of the line): a poster who pastes
+/// only the innermost frames of each rank, each rank's block under a line of prose, drops the
+/// indent with the header (github.com/cliangyu/ttcc-rl `docs/08_session_journal_20260522.md`).
+/// Two in a row are a stack; the name must be a Python name (`co_name`, or a `co_qualname` such
+/// as `main.<locals>.step`), so prose that happens to end in a parenthesis is not one.
+fn bare_python_frame(l: &str) -> bool {
+    !l.starts_with([' ', '\t'])
+        && python_frame_text(l)
+        && frame_line(l).is_some_and(|f| {
+            f.function
+                .chars()
+                .all(|c| c.is_alphanumeric() || matches!(c, '_' | '.' | '<' | '>'))
+        })
 }
 
 /// A frame line as `dump.rs` prints a Python frame: four spaces, `function (file.py:line)`;
@@ -637,6 +664,18 @@ const NATIVE_SYNC: &[&str] = &[
 /// API, "Memory Management").
 const NATIVE_H2D: &[&str] = &["cuMemcpyHtoD"];
 
+/// The name a Python frame is known by: `co_name`, the last part of the `co_qualname` py-spy
+/// 0.4.3+ prints for a Python 3.11+ target (`Event.synchronize` → `synchronize`,
+/// `main.<locals>.step` → `step`; benfred/py-spy#825). A C/C++ frame (no line, or a `::`
+/// qualified symbol) keeps its whole name.
+pub fn py_name(f: &Frame) -> &str {
+    let n = f.function.as_str();
+    if f.line.is_none() || n.contains("::") {
+        return n;
+    }
+    n.rsplit('.').next().unwrap_or(n)
+}
+
 fn at(f: &Frame) -> String {
     match f.line {
         Some(n) => format!("{} ({}:{n})", f.function, f.file),
@@ -665,24 +704,19 @@ fn native_work_wait(f: &Frame) -> Option<&'static str> {
 
 pub fn activity(t: &Thread) -> Activity {
     for f in &t.frames {
-        if f.file.ends_with("distributed_c10d.py") && COLLECTIVES.contains(&f.function.as_str()) {
+        let name = py_name(f);
+        if f.file.ends_with("distributed_c10d.py") && COLLECTIVES.contains(&name) {
             return Activity::Collective {
-                op: f.function.clone(),
+                op: name.to_string(),
                 frame: at(f),
             };
         }
-        if f.file.ends_with("torch/distributed/utils.py")
-            && DDP_INIT_COLLECTIVES.contains(&f.function.as_str())
-            || NCCL_CALLS.contains(&f.function.as_str())
+        if f.file.ends_with("torch/distributed/utils.py") && DDP_INIT_COLLECTIVES.contains(&name)
+            || NCCL_CALLS.contains(&name)
             || f.line.is_none() && f.function == NATIVE_COMM_INIT
         {
             return Activity::Collective {
-                op: f
-                    .function
-                    .rsplit("::")
-                    .next()
-                    .unwrap_or(&f.function)
-                    .to_string(),
+                op: name.rsplit("::").next().unwrap_or(name).to_string(),
                 frame: at(f),
             };
         }
@@ -692,7 +726,7 @@ pub fn activity(t: &Thread) -> Activity {
                 frame: at(f),
             };
         }
-        let py_sync = f.function == "synchronize"
+        let py_sync = name == "synchronize"
             && (f.file.contains("torch/cuda/") || f.file.ends_with("torch/cuda/__init__.py"));
         let native_sync = f.line.is_none() && NATIVE_SYNC.iter().any(|n| f.function.contains(n));
         if py_sync || native_sync {
@@ -704,8 +738,7 @@ pub fn activity(t: &Thread) -> Activity {
     }
     if let Some(f) = t.frames.iter().find(|f| {
         f.file.ends_with("data/dataloader.py")
-            && ["_next_data", "_get_data", "_try_get_data", "__next__"]
-                .contains(&f.function.as_str())
+            && ["_next_data", "_get_data", "_try_get_data", "__next__"].contains(&py_name(f))
     }) {
         // in the loader: waiting for workers, or fetching in-process (num_workers=0, whose
         // `_next_data` calls the fetcher directly: also time the GPU waits for data)
@@ -714,7 +747,7 @@ pub fn activity(t: &Thread) -> Activity {
     if t.frames.iter().any(|f| {
         f.function.contains("backward")
             || f.file.contains("torch/optim")
-            || f.function == "zero_grad"
+            || py_name(f) == "zero_grad"
     }) {
         return Activity::BackwardOptimizer;
     }
@@ -851,6 +884,49 @@ mod tests {
     }
 
     #[test]
+    fn a_qualified_name_of_py_spy_0_4_3_is_matched_by_its_last_part() {
+        // py-spy 0.4.3 on Python 3.12 prints `co_qualname` (benfred/py-spy#825): the corpus's
+        // H200 captures (bench/capture_h200.sh, h200_pyspy_starved_1, h200_pyspy_healthy_1)
+        let starved = "Thread 985 (active): \"MainThread\"\n    ImageSource.__getitem__ (imagedata.py:73)\n    _MapDatasetFetcher.fetch (torch/utils/data/_utils/fetch.py:54)\n    _SingleProcessDataLoaderIter._next_data (torch/utils/data/dataloader.py:801)\n    _BaseDataLoaderIter.__next__ (torch/utils/data/dataloader.py:741)\n    main.<locals>.step (train.py:398)\n";
+        let d = parse_pyspy_dump(starved);
+        let t = &d.processes[0].threads[0];
+        assert_eq!(py_name(&t.frames[2]), "_next_data");
+        assert_eq!(py_name(&t.frames[4]), "step");
+        assert_eq!(
+            activity(t),
+            Activity::DataloaderWait {
+                frame:
+                    "_SingleProcessDataLoaderIter._next_data (torch/utils/data/dataloader.py:801)"
+                        .into()
+            }
+        );
+        // a healthy moment: the forward pass, qualified names and all
+        let healthy = "Thread 1101 (active): \"MainThread\"\n    Conv2d._conv_forward (torch/nn/modules/conv.py:548)\n    Conv2d.forward (torch/nn/modules/conv.py:553)\n    Module._call_impl (torch/nn/modules/module.py:1790)\n    main.<locals>.step (train.py:402)\n";
+        let d = parse_pyspy_dump(healthy);
+        assert_eq!(activity(&d.processes[0].threads[0]), Activity::Other);
+        // `Event.synchronize` of torch/cuda/streams.py is a host sync; a C++ frame keeps its name
+        let f = Frame {
+            function: "Event.synchronize".into(),
+            file: "torch/cuda/streams.py".into(),
+            line: Some(224),
+            ..Frame::default()
+        };
+        assert!(matches!(
+            activity(&Thread {
+                frames: vec![f],
+                ..Thread::default()
+            }),
+            Activity::HostSync { .. }
+        ));
+        let native = Frame {
+            function: "c10d::ProcessGroupNCCL::WorkNCCL::wait".into(),
+            file: "libtorch_cuda.so".into(),
+            ..Frame::default()
+        };
+        assert_eq!(py_name(&native), "c10d::ProcessGroupNCCL::WorkNCCL::wait");
+    }
+
+    #[test]
     fn frames_pasted_without_their_thread_header_are_a_dump_of_an_unknown_thread() {
         // github.com/verl-project/verl/issues/340: "all of them appear like this"
         let t = "    main_loop (ray/_private/worker.py:935)\n    <module> (ray/_private/workers/default_worker.py:297)\n";
@@ -876,9 +952,26 @@ mod tests {
         let t = "main_loop (ray/_private/worker.py:935)\n<module> (ray/_private/workers/default_worker.py:297)\n";
         assert!(looks_like_pyspy_dump(t));
         assert_eq!(parse_pyspy_dump(t).processes[0].threads[0].frames.len(), 2);
-        // a frame line beside prose is not a stack
+        // two of them beside prose are a stack too: each rank's innermost frames under a line
+        // naming the rank (github.com/cliangyu/ttcc-rl docs/08_session_journal_20260522.md);
+        // one alone, or prose ending in a parenthesis, is not
+        let t = "**Rank 1 (waiting):**\nbarrier (torch/distributed/distributed_c10d.py:5030)\nsafe_ddp_context (swift/utils/torch_utils.py:66)\n\n**Rank 0 (orchestrating):**\n_recv (multiprocess/connection.py:398)\nmap (datasets/arrow_dataset.py:3623)\n";
+        assert!(looks_like_pyspy_dump(t));
+        let d = parse_pyspy_dump(t);
+        assert_eq!(d.processes[0].threads.len(), 2);
+        assert_eq!(
+            activity(&d.processes[0].threads[0]),
+            Activity::Collective {
+                op: "barrier".into(),
+                frame: "barrier (torch/distributed/distributed_c10d.py:5030)".into()
+            }
+        );
+        assert_eq!(d.processes[0].threads[1].frames[0].function, "_recv");
         assert!(!looks_like_pyspy_dump(
-            "It hangs here:\nmain_loop (ray/_private/worker.py:935)\n<module> (ray/_private/workers/default_worker.py:297)\n"
+            "It hangs here:\nmain_loop (ray/_private/worker.py:935)\nsee the log (train.log:12)\n"
+        ));
+        assert!(!looks_like_pyspy_dump(
+            "It hangs here:\nmain_loop (ray/_private/worker.py:935)\nthen nothing.\n"
         ));
         assert!(!looks_like_pyspy_dump(
             "  File \"train.py\", line 3, in <module>\n  File \"a.py\", line 4, in f\n"

@@ -201,12 +201,14 @@ mod tests {
                 t.lines().any(cuda_errors::recognised_line),
                 "{name}"
             );
-            // (the heartbeat monitor's message is read from rows a terminal wrapped: a
-            // whole-text reader beside the line test)
+            // (the heartbeat monitor's message is read from rows a terminal wrapped, and the
+            // flight recorder analyzer's report from its head line and the lines under it:
+            // whole-text readers beside the line test)
             assert_eq!(
                 nccl_errors::looks_like(&t),
                 t.lines().any(nccl_errors::recognised_line)
-                    || !nccl_errors::parse_nccl_errors(&t).watchdog_stuck.is_empty(),
+                    || !nccl_errors::parse_nccl_errors(&t).watchdog_stuck.is_empty()
+                    || !nccl_errors::parse_nccl_errors(&t).not_joined.is_empty(),
                 "{name}"
             );
             assert_eq!(

@@ -42,6 +42,10 @@ impl Probe for NcclErrors {
                 "the heartbeat monitor saw the watchdog stuck (a hang): rank, pg, seconds",
             ),
             (
+                "not_joined",
+                "the flight recorder analyzer's collectives that some ranks never reached: seq, op, missing_ranks, state",
+            ),
+            (
                 "timeout_raised_at",
                 "a back trace of the exception PyTorch's WorkNCCL::checkTimeout built (a timeout whose message line may be missing)",
             ),
