@@ -34,8 +34,10 @@ const CAPTURED: &[&str] = &[
 /// The floor `GPUFIX_CORPUS_STRICT=1` (run by `.ci/run`) holds: the whole corpus's figures after
 /// the sixth session of 2026-12-05 (sealed batches h80-h84: a fresh draw from pages outside
 /// GitHub, one from repositories not mined before, training logs that print the step's time,
-/// stack dumps of hung jobs, the CUDA runtime and memory layers of 2025-2026; FIGURES_HERE),
-/// every artifact detected before is detected still. Before it, the fifth session of 2026-12-05 (sealed batches h75-h79: NCCL errors and watchdog timeouts,
+/// stack dumps of hung jobs, the CUDA runtime and memory layers of 2025-2026; 1,586 artifacts):
+/// 660 of 717 detected (920.5 per mille), 0 healthy with a false finding, 0 unreadable; every
+/// artifact detected before is detected still (h79's VindLU#10 is found now; the two new misses
+/// are h83's and h84's). Before it, the fifth session of 2026-12-05 (sealed batches h75-h79: NCCL errors and watchdog timeouts,
 /// OOM and CUDA error lines, nvidia-smi from forums, fabric tools, training configs; 1,526
 /// artifacts): 633 of 689 detected (918.7 per mille), 0 healthy with a false finding, 0
 /// unreadable; every artifact detected before is detected still (the three new misses are
@@ -113,7 +115,7 @@ const CAPTURED: &[&str] = &[
 /// 35 MB Kineto trace of h11 is judged within `plan`'s probe timeout depends on the machine's
 /// load. A change that reads the corpus worse fails CI; one that reads it better raises these.
 /// Issue 24's target is 95% detected, 0 and 0: the detected share is not met.
-const FLOOR_DETECTED_PER_MILLE: usize = 917;
+const FLOOR_DETECTED_PER_MILLE: usize = 920;
 const MAX_FALSE_ON_HEALTHY: usize = 0;
 const MAX_UNREADABLE: usize = 0;
 
