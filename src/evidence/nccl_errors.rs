@@ -220,7 +220,7 @@ pub struct WatchdogStuck {
 }
 
 /// A collective of PyTorch's flight recorder dumps that not every rank of its group reached,
-/// as the recorder's analyzer reports it (see [`flight_recorder_not_joined`]).
+/// as the recorder's analyzer reports it (see `flight_recorder_not_joined`).
 #[derive(Debug, Clone, Serialize, PartialEq, Default)]
 pub struct NotJoined {
     /// The collective's sequence number in its group.

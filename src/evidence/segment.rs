@@ -596,7 +596,7 @@ pub fn nearest(text: &str) -> Option<(&'static dyn EvidenceKind, usize, String)>
 /// prose around it. A line that is only an attachment GitHub renders (a markdown image
 /// `![alt](url)` or link `[name](url)`, or an HTML `<img …>` tag, the forms its editor inserts
 /// for a pasted screenshot or file) is neither prose nor output and is not counted. A shell
-/// command line the poster quotes (what they ran, [`is_command_line`]) is their writing and
+/// command line the poster quotes (what they ran, `is_command_line`) is their writing and
 /// counts as a sentence line: a post that gives a command and then says in words what it
 /// printed holds no output either. Asked only
 /// of a text no kind reads: such a post is judged as showing nothing (every rule about the
