@@ -492,6 +492,37 @@ mod tests {
         assert_eq!(words, [vec!["python", "tráin.py", "--name", "\u{E0000}x"]]);
     }
 
+    /// Every Python source and shell script among the fixtures that parses: its path, grammar,
+    /// text and tree.
+    fn fixture_scripts() -> Vec<(std::path::PathBuf, Lang, String, Tree)> {
+        let mut dirs = vec![std::path::PathBuf::from(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures"
+        ))];
+        let mut out = Vec::new();
+        while let Some(d) = dirs.pop() {
+            for e in std::fs::read_dir(&d).unwrap().flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    dirs.push(p);
+                    continue;
+                }
+                let lang = match p.extension().and_then(|x| x.to_str()) {
+                    Some("py") => Lang::Python,
+                    Some("sh") => Lang::Bash,
+                    _ => continue,
+                };
+                let Ok(src) = std::fs::read_to_string(&p) else {
+                    continue;
+                };
+                if let Ok(tree) = parse(lang, &src) {
+                    out.push((p, lang, src, tree));
+                }
+            }
+        }
+        out
+    }
+
     /// `check_edit` with the reference's lists of ancestors.
     fn check_edit_by_lists(
         lang: Lang,
@@ -523,55 +554,33 @@ mod tests {
     fn the_skeleton_proves_what_the_lists_of_ancestors_proved() {
         // every fixture script, edits at spread-out tokens: the token itself, another number,
         // two words, an opening bracket, a cut through two tokens
-        let mut dirs = vec![std::path::PathBuf::from(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/fixtures"
-        ))];
         let (mut edits, mut proven) = (0, 0);
-        while let Some(d) = dirs.pop() {
-            for e in std::fs::read_dir(&d).unwrap().flatten() {
-                let p = e.path();
-                if p.is_dir() {
-                    dirs.push(p);
-                    continue;
+        for (p, lang, src, tree) in fixture_scripts() {
+            let tokens: Vec<Range<usize>> = nodes(&tree)
+                .into_iter()
+                .filter(|n| n.child_count() == 0 && !n.byte_range().is_empty())
+                .map(|n| n.byte_range())
+                .collect();
+            let step = (tokens.len() / 5).max(1);
+            for (k, r) in tokens.iter().enumerate().step_by(step) {
+                let mut ranges = vec![r.clone()];
+                if let Some(next) = tokens.get(k + 1)
+                    && src.is_char_boundary(r.start + 1)
+                    && r.start + 1 < next.end
+                {
+                    ranges.push(r.start + 1..next.end);
                 }
-                let lang = match p.extension().and_then(|x| x.to_str()) {
-                    Some("py") => Lang::Python,
-                    Some("sh") => Lang::Bash,
-                    _ => continue,
-                };
-                let Ok(src) = std::fs::read_to_string(&p) else {
-                    continue;
-                };
-                let Ok(tree) = parse(lang, &src) else {
-                    continue;
-                };
-                let tokens: Vec<Range<usize>> = nodes(&tree)
-                    .into_iter()
-                    .filter(|n| n.child_count() == 0 && !n.byte_range().is_empty())
-                    .map(|n| n.byte_range())
-                    .collect();
-                let step = (tokens.len() / 5).max(1);
-                for (k, r) in tokens.iter().enumerate().step_by(step) {
-                    let mut ranges = vec![r.clone()];
-                    if let Some(next) = tokens.get(k + 1)
-                        && src.is_char_boundary(r.start + 1)
-                        && r.start + 1 < next.end
-                    {
-                        ranges.push(r.start + 1..next.end);
+                for range in ranges {
+                    if !src.is_char_boundary(range.start) || !src.is_char_boundary(range.end) {
+                        continue;
                     }
-                    for range in ranges {
-                        if !src.is_char_boundary(range.start) || !src.is_char_boundary(range.end) {
-                            continue;
-                        }
-                        let same = src[range.clone()].to_string();
-                        for with in [same.as_str(), "0", "a b", "("] {
-                            let a = check_edit(lang, &src, range.clone(), with);
-                            let b = check_edit_by_lists(lang, &src, range.clone(), with);
-                            assert_eq!(a, b, "{} {range:?} {with:?}", p.display());
-                            edits += 1;
-                            proven += a.is_ok() as usize;
-                        }
+                    let same = src[range.clone()].to_string();
+                    for with in [same.as_str(), "0", "a b", "("] {
+                        let a = check_edit(lang, &src, range.clone(), with);
+                        let b = check_edit_by_lists(lang, &src, range.clone(), with);
+                        assert_eq!(a, b, "{} {range:?} {with:?}", p.display());
+                        edits += 1;
+                        proven += a.is_ok() as usize;
                     }
                 }
             }
@@ -668,33 +677,11 @@ mod tests {
         // every Python source and shell script among the fixtures, as the limit's doc says
         let mut deepest = (0, String::new());
         let mut files = 0;
-        let mut dirs = vec![std::path::PathBuf::from(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/fixtures"
-        ))];
-        while let Some(d) = dirs.pop() {
-            for e in std::fs::read_dir(&d).unwrap().flatten() {
-                let p = e.path();
-                if p.is_dir() {
-                    dirs.push(p);
-                    continue;
-                }
-                let lang = match p.extension().and_then(|x| x.to_str()) {
-                    Some("py") => Lang::Python,
-                    Some("sh") => Lang::Bash,
-                    _ => continue,
-                };
-                let Ok(src) = std::fs::read_to_string(&p) else {
-                    continue;
-                };
-                let Ok(tree) = parse(lang, &src) else {
-                    continue;
-                };
-                files += 1;
-                let d = depth(&tree, MAX_DEPTH);
-                if d > deepest.0 {
-                    deepest = (d, p.display().to_string());
-                }
+        for (p, _, _, tree) in fixture_scripts() {
+            files += 1;
+            let d = depth(&tree, MAX_DEPTH);
+            if d > deepest.0 {
+                deepest = (d, p.display().to_string());
             }
         }
         eprintln!(
