@@ -347,15 +347,18 @@ fn same_tokens((a, a_src): (&Skeleton, &str), (b, b_src): (&Skeleton, &str), aft
         })
 }
 
-/// Proves that replacing `range` of `old` by `with` changes nothing but that range: both texts
-/// parse cleanly and every token outside it keeps its text, its ancestors and its place. Returns
-/// the new text.
-pub fn check_edit(
-    lang: Lang,
-    old: &str,
-    range: Range<usize>,
-    with: &str,
-) -> Result<String, ProofError> {
+/// A text with an edit made, both trees read cleanly.
+struct Edited {
+    new: String,
+    old_tree: Tree,
+    new_tree: Tree,
+    /// Where `with` sits in the new text.
+    new_range: Range<usize>,
+}
+
+/// `old` with `range` replaced by `with`, and both texts' trees; `Err` when either does not
+/// parse cleanly.
+fn edited(lang: Lang, old: &str, range: &Range<usize>, with: &str) -> Result<Edited, ProofError> {
     let new = format!("{}{with}{}", &old[..range.start], &old[range.end..]);
     let old_tree = parse(lang, old)?;
     if let Some(at) = first_error(&old_tree, old) {
@@ -365,7 +368,29 @@ pub fn check_edit(
     if let Some(at) = first_error(&new_tree, &new) {
         return Err(ProofError::EditUnreadable { lang, at });
     }
-    let new_range = range.start..range.start + with.len();
+    Ok(Edited {
+        new,
+        old_tree,
+        new_tree,
+        new_range: range.start..range.start + with.len(),
+    })
+}
+
+/// Proves that replacing `range` of `old` by `with` changes nothing but that range: both texts
+/// parse cleanly and every token outside it keeps its text, its ancestors and its place. Returns
+/// the new text.
+pub fn check_edit(
+    lang: Lang,
+    old: &str,
+    range: Range<usize>,
+    with: &str,
+) -> Result<String, ProofError> {
+    let Edited {
+        new,
+        old_tree,
+        new_tree,
+        new_range,
+    } = edited(lang, old, &range, with)?;
     let o = skeleton(&old_tree, old, &range)?;
     let n = skeleton(&new_tree, &new, &new_range)?;
     if !same_tokens((&o, old), (&n, &new), false) || !same_tokens((&o, old), (&n, &new), true) {
@@ -530,16 +555,12 @@ mod tests {
         range: Range<usize>,
         with: &str,
     ) -> Result<String, ProofError> {
-        let new = format!("{}{with}{}", &old[..range.start], &old[range.end..]);
-        let old_tree = parse(lang, old)?;
-        if let Some(at) = first_error(&old_tree, old) {
-            return Err(ProofError::Unreadable { lang, at });
-        }
-        let new_tree = parse(lang, &new)?;
-        if let Some(at) = first_error(&new_tree, &new) {
-            return Err(ProofError::EditUnreadable { lang, at });
-        }
-        let new_range = range.start..range.start + with.len();
+        let Edited {
+            new,
+            old_tree,
+            new_tree,
+            new_range,
+        } = edited(lang, old, &range, with)?;
         let (ob, oa) = leaves(&old_tree, old, &range)?;
         let (nb, na) = leaves(&new_tree, &new, &new_range)?;
         if ob != nb || oa != na {
