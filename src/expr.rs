@@ -533,7 +533,12 @@ pub fn eval_in(src: &str, ctx: MjValue) -> Result<Value, ExprError> {
 
 /// Evaluate a threshold: it must give exactly `true` or `false`.
 pub fn eval_bool(src: &str, ctx: &Value) -> Result<bool, ExprError> {
-    match eval(src, ctx)? {
+    eval_bool_in(src, to_mj(ctx))
+}
+
+/// [`eval_bool`] in a context already converted for the engine.
+pub fn eval_bool_in(src: &str, ctx: MjValue) -> Result<bool, ExprError> {
+    match eval_in(src, ctx)? {
         Value::Bool(b) => Ok(b),
         other => Err(ExprError::NotBool {
             src: src.to_string(),

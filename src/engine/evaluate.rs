@@ -461,10 +461,13 @@ fn judge(
             ),
         );
     }
-    bind_lets(r, &mut ctx);
-    let ctx = Value::Object(ctx);
+    // the context as the expression engine reads it, converted once for the rule's bindings,
+    // its condition, its list and every item ([`Scope`])
+    let mut scope = Scope::new(&ctx);
+    bind_lets(r, &mut ctx, &mut scope);
+    let mut ctx = Value::Object(ctx);
     if let Some(a) = &r.rule.applies_when {
-        match expr::eval_bool(a, &ctx) {
+        match expr::eval_bool_in(a, scope.value()) {
             Ok(true) => {}
             Ok(false) => {
                 let needs = needs_missing_input(a, &ctx);
@@ -498,10 +501,9 @@ fn judge(
     // ([`Scope`]), so an item costs what it holds, not what the whole context holds (a copy and
     // a conversion of everything per item was quadratic in the items: 200 GPUs of a pasted
     // `lspci -vv` took 2 s, and a fleet's thousand would have taken minutes).
-    let mut ctx = ctx;
     let list: Vec<Option<(String, usize, Value)>> = match &r.rule.for_each {
         None => vec![None],
-        Some(fe) => match expr::eval(&fe.in_, &ctx) {
+        Some(fe) => match expr::eval_in(&fe.in_, scope.value()) {
             Ok(Value::Array(list)) => list
                 .into_iter()
                 .enumerate()
@@ -518,7 +520,6 @@ fn judge(
             Err(e) => return unknown_result(r, &ctx, &fe.in_, &e),
         },
     };
-    let mut scope = Scope::new(&ctx);
     // the variables an expression reads are only needed to explain a fail or an unknown
     let vars_cell = std::cell::OnceCell::new();
     let vars = || vars_cell.get_or_init(|| expression_vars(r, &r.rule.fail_when));
@@ -534,7 +535,7 @@ fn judge(
             scope.set(&name, Some(&value));
             m.insert(name.clone(), value);
             // bindings may read the item: compute them again for it
-            bind_lets_in(r, m, &mut scope);
+            bind_lets(r, m, &mut scope);
             (name, i)
         });
         let (item, c) = (&item, &ctx);
@@ -547,14 +548,7 @@ fn judge(
         };
         let verdict = match &r.fail_expr {
             Some(e) => expr::eval_compiled_bool_in(e, &r.rule.fail_when, mj.clone()),
-            None => match expr::eval_in(&r.rule.fail_when, mj.clone()) {
-                Ok(Value::Bool(b)) => Ok(b),
-                Ok(other) => Err(expr::ExprError::NotBool {
-                    src: r.rule.fail_when.clone(),
-                    got: other,
-                }),
-                Err(e) => Err(e),
-            },
+            None => expr::eval_bool_in(&r.rule.fail_when, mj.clone()),
         };
         match verdict {
             Ok(false) => {}
@@ -662,39 +656,6 @@ fn expression_vars(r: &LoadedRule, src: &str) -> BTreeSet<String> {
     out
 }
 
-/// Compute the rule's `let:` bindings in order into `ctx`. A binding that cannot be computed
-/// is left out (so `x is defined` reads false), and why is kept under `__let_errors` for the
-/// reason of a verdict that needs it.
-fn bind_lets(r: &LoadedRule, ctx: &mut Map<String, Value>) {
-    if r.rule.lets.is_empty() {
-        return;
-    }
-    ctx.remove("__let_errors");
-    for (name, src) in &r.rule.lets {
-        ctx.remove(name);
-        let c = Value::Object(std::mem::take(ctx));
-        let got = expr::eval(src, &c).map_err(|e| {
-            let vars = expr::check_expression(src).unwrap_or_default();
-            reason_for(&c, src, &e, &vars, &|v: &str| v.to_string())
-        });
-        let Value::Object(m) = c else { unreachable!() };
-        *ctx = m;
-        match got {
-            Ok(v) => {
-                ctx.insert(name.clone(), v);
-            }
-            Err(why) => {
-                let errors = ctx
-                    .entry("__let_errors")
-                    .or_insert_with(|| Value::Object(Map::new()));
-                if let Value::Object(e) = errors {
-                    e.insert(name.clone(), Value::String(why));
-                }
-            }
-        }
-    }
-}
-
 /// A rule's context as the expression engine reads it: each top-level value converted once,
 /// and the names an item sets (the item, its bindings) converted when set. [`Scope::value`]
 /// is a map of the converted values (shared, not copied), so an item's context costs the
@@ -704,11 +665,11 @@ struct Scope {
 }
 
 impl Scope {
-    fn new(ctx: &Value) -> Self {
+    fn new(ctx: &Map<String, Value>) -> Self {
         let values = ctx
-            .as_object()
-            .map(|m| m.iter().map(|(k, v)| (k.clone(), expr::to_mj(v))).collect())
-            .unwrap_or_default();
+            .iter()
+            .map(|(k, v)| (k.clone(), expr::to_mj(v)))
+            .collect();
         Scope { values }
     }
 
@@ -729,9 +690,11 @@ impl Scope {
     }
 }
 
-/// [`bind_lets`] for a `for_each` item: the same bindings into `ctx`, each computed in `scope`
-/// (which follows `ctx`'s names) rather than in a fresh conversion of the whole context.
-fn bind_lets_in(r: &LoadedRule, ctx: &mut Map<String, Value>, scope: &mut Scope) {
+/// Compute the rule's `let:` bindings in order into `ctx`, each in `scope` (which follows
+/// `ctx`'s names): for the rule, then again for each `for_each` item. A binding that cannot be
+/// computed is left out (so `x is defined` reads false), and why is kept under `__let_errors`
+/// for the reason of a verdict that needs it.
+fn bind_lets(r: &LoadedRule, ctx: &mut Map<String, Value>, scope: &mut Scope) {
     if r.rule.lets.is_empty() {
         return;
     }

@@ -697,11 +697,7 @@ mod tests {
     /// without its phrase fails here, on the line that shows it).
     #[test]
     fn every_line_read_holds_a_searched_phrase() {
-        for p in crate::evidence::testutil::every_fixture_file() {
-            let Ok(bytes) = std::fs::read(&p) else {
-                continue;
-            };
-            let t = String::from_utf8_lossy(&bytes);
+        for (p, t) in crate::evidence::testutil::every_fixture_text() {
             for l in t.lines() {
                 let mut r = Reader::default();
                 r.read(l);
@@ -742,11 +738,8 @@ mod tests {
         ] {
             assert_eq!(pci_address(s).map(str::to_string), reference(s), "{s:?}");
         }
-        for p in crate::evidence::testutil::every_fixture_file() {
-            let Ok(bytes) = std::fs::read(&p) else {
-                continue;
-            };
-            for l in String::from_utf8_lossy(&bytes).lines() {
+        for (p, t) in crate::evidence::testutil::every_fixture_text() {
+            for l in t.lines() {
                 assert_eq!(
                     pci_address(l).map(str::to_string),
                     reference(l),

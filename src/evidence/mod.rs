@@ -452,11 +452,8 @@ pub(crate) mod testutil {
         String::from_utf8_lossy(&bytes).into_owned()
     }
 
-    /// Every file under `tests/fixtures/corpus` and `tests/fixtures/evidence`, for the tests
-    /// that hold a reader's phrase search to its line test over all the public text there is.
-    pub fn every_fixture_file() -> Vec<PathBuf> {
-        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
-        let mut dirs = vec![root.join("corpus"), root.join("evidence")];
+    /// Every file under the directories `dirs`, in their subdirectories too.
+    pub fn files_under(mut dirs: Vec<PathBuf>) -> Vec<PathBuf> {
         let mut out = Vec::new();
         while let Some(d) = dirs.pop() {
             for e in std::fs::read_dir(&d).unwrap().flatten() {
@@ -469,6 +466,20 @@ pub(crate) mod testutil {
             }
         }
         out
+    }
+
+    /// Every file under `tests/fixtures/corpus` and `tests/fixtures/evidence` with its text
+    /// (invalid UTF-8 replaced), one at a time, for the tests that hold a reader's phrase
+    /// search to its line test over all the public text there is.
+    pub fn every_fixture_text() -> impl Iterator<Item = (PathBuf, String)> {
+        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+        files_under(vec![root.join("corpus"), root.join("evidence")])
+            .into_iter()
+            .filter_map(|p| {
+                let bytes = std::fs::read(&p).ok()?;
+                let t = String::from_utf8_lossy(&bytes).into_owned();
+                Some((p, t))
+            })
     }
 
     /// Every prefix of `text` cut at a multiple of `step` bytes (on char boundaries).

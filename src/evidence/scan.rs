@@ -189,11 +189,7 @@ mod tests {
     fn readers_searching_phrases_agree_with_testing_every_line() {
         use crate::evidence::{cuda_errors, nccl_errors, shm_error};
         let mut n = 0;
-        for p in crate::evidence::testutil::every_fixture_file() {
-            let Ok(bytes) = std::fs::read(&p) else {
-                continue;
-            };
-            let t = String::from_utf8_lossy(&bytes);
+        for (p, t) in crate::evidence::testutil::every_fixture_text() {
             n += 1;
             let name = p.display();
             assert_eq!(

@@ -939,12 +939,9 @@ mod tests {
             "a marker kind without phrases is never found in a big text: name them"
         );
         let (mut files, mut lines) = (0, 0);
-        for p in crate::evidence::testutil::every_fixture_file() {
-            let Ok(bytes) = std::fs::read(&p) else {
-                continue;
-            };
+        for (p, t) in crate::evidence::testutil::every_fixture_text() {
             files += 1;
-            let t = crate::vocab::paste::unwrap(String::from_utf8_lossy(&bytes).into_owned());
+            let t = crate::vocab::paste::unwrap(t);
             for l in t.lines() {
                 for k in &kinds {
                     if k.marker(l) {

@@ -643,11 +643,7 @@ mod tests {
     #[test]
     fn the_first_search_changes_no_reading() {
         let mut n = 0;
-        for p in crate::evidence::testutil::every_fixture_file() {
-            let Ok(bytes) = std::fs::read(&p) else {
-                continue;
-            };
-            let t = String::from_utf8_lossy(&bytes);
+        for (p, t) in crate::evidence::testutil::every_fixture_text() {
             n += 1;
             assert_eq!(parse_torch_memory(&t), read_all(&t), "{}", p.display());
         }

@@ -520,32 +520,20 @@ mod tests {
     /// Every Python source and shell script among the fixtures that parses: its path, grammar,
     /// text and tree.
     fn fixture_scripts() -> Vec<(std::path::PathBuf, Lang, String, Tree)> {
-        let mut dirs = vec![std::path::PathBuf::from(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/fixtures"
-        ))];
-        let mut out = Vec::new();
-        while let Some(d) = dirs.pop() {
-            for e in std::fs::read_dir(&d).unwrap().flatten() {
-                let p = e.path();
-                if p.is_dir() {
-                    dirs.push(p);
-                    continue;
-                }
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
+        crate::evidence::testutil::files_under(vec![root.into()])
+            .into_iter()
+            .filter_map(|p| {
                 let lang = match p.extension().and_then(|x| x.to_str()) {
                     Some("py") => Lang::Python,
                     Some("sh") => Lang::Bash,
-                    _ => continue,
+                    _ => return None,
                 };
-                let Ok(src) = std::fs::read_to_string(&p) else {
-                    continue;
-                };
-                if let Ok(tree) = parse(lang, &src) {
-                    out.push((p, lang, src, tree));
-                }
-            }
-        }
-        out
+                let src = std::fs::read_to_string(&p).ok()?;
+                let tree = parse(lang, &src).ok()?;
+                Some((p, lang, src, tree))
+            })
+            .collect()
     }
 
     /// `check_edit` with the reference's lists of ancestors.
