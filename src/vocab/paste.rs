@@ -154,7 +154,8 @@ fn prefix(form: Form, line: &str) -> Option<usize> {
             }
             let b = line.as_bytes();
             let mut i = 0;
-            while i < b.len() && b[i] == b'>' {
+            // a Python prompt inside a quoted reply (`> >>> import torch`) is the producer's
+            while i < b.len() && b[i] == b'>' && !line[i..].starts_with(">>>") {
                 i += 1;
                 if b.get(i) == Some(&b' ') {
                     i += 1;
@@ -601,6 +602,95 @@ mod tests {
         ] {
             assert_eq!(u(t), t, "{t:?}");
         }
+    }
+
+    /// Every public text of the fixtures (three lines or more), carried in each form, reads as
+    /// the text itself does: the forms are taken off the producers' whole range of text, not
+    /// only off the NCCL lines above. A text whose own lines already begin the way a carrier's
+    /// do (a shell prompt `> cmd`, gpustat's `[0]`, a Ray prefix kept in the paste) is
+    /// ambiguous under that carrier and skipped for it.
+    #[test]
+    fn every_fixture_text_survives_every_carrier() {
+        type Wrap = fn(&str) -> String;
+        let carriers: [(&str, Option<Form>, Wrap); 12] = [
+            ("crlf", None, |l| format!("{l}\r")),
+            ("quote", Some(Form::Quote), |l| {
+                if l.is_empty() {
+                    ">".into()
+                } else {
+                    format!("> {l}")
+                }
+            }),
+            ("indent", None, |l| {
+                if l.is_empty() {
+                    String::new()
+                } else {
+                    format!("    {l}")
+                }
+            }),
+            ("srun", Some(Form::Srun), |l| format!("0: {l}")),
+            ("kubectl", Some(Form::Timestamp), |l| {
+                format!("2025-03-14T09:26:53.589793238Z {l}")
+            }),
+            ("compose", Some(Form::Compose), |l| {
+                format!("trainer-1  | {l}")
+            }),
+            ("ansi", None, |l| format!("\x1b[31m{l}\x1b[0m")),
+            ("torchrun", Some(Form::Torchrun), |l| {
+                format!("[default0]:{l}")
+            }),
+            ("ray", Some(Form::Ray), |l| {
+                format!("(RayTrainWorker pid=4012, ip=10.0.0.7) {l}")
+            }),
+            ("mpirun", Some(Form::Mpirun), |l| {
+                format!("[1,0]<stdout>:{l}")
+            }),
+            ("pdsh", Some(Form::Pdsh), |l| format!("worker-1: {l}")),
+            ("hydra", Some(Form::Rank), |l| format!("[0] {l}")),
+        ];
+        // trailing blanks and blank lines at the end are a copy's, not the producer's
+        let norm = |s: &str| -> String {
+            let lines: Vec<&str> = s.lines().map(str::trim_end).collect();
+            lines.join("\n").trim_end().to_string()
+        };
+        let (mut texts, mut fails) = (0, Vec::new());
+        for (path, t) in crate::evidence::testutil::every_fixture_text() {
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            if name.ends_with(".label.yaml")
+                || name.ends_with(".md")
+                || t.contains('\r')
+                || t.lines().filter(|l| !l.trim().is_empty()).count() < 3
+            {
+                continue;
+            }
+            texts += 1;
+            let base = norm(&u(&t));
+            for (carrier, form, wrap) in carriers {
+                let ambiguous = form.is_some_and(|f| {
+                    t.lines().any(|l| {
+                        let l = l.trim_start();
+                        prefix(f, l).is_some()
+                            || (f == Form::Quote && l.starts_with('>') && !l.starts_with(">>>"))
+                            || (f == Form::Rank && RANK.is_match(l))
+                            || (f == Form::Ray && l.contains(" pid="))
+                    })
+                });
+                if ambiguous {
+                    continue;
+                }
+                let carried: String = t.lines().map(|l| wrap(l) + "\n").collect();
+                let got = norm(&u(&carried));
+                if got != base {
+                    let at = got.lines().zip(base.lines()).position(|(a, b)| a != b);
+                    fails.push(format!(
+                        "{name} under {carrier}: line {at:?}: {:?}",
+                        at.and_then(|i| got.lines().nth(i))
+                    ));
+                }
+            }
+        }
+        assert!(texts > 1000, "{texts}");
+        assert!(fails.is_empty(), "{}", fails.join("\n"));
     }
 
     #[test]
