@@ -13,6 +13,8 @@ The ways (each changes only how the text is wrapped, never what it says):
   kubectl  an RFC 3339 timestamp before every line (`kubectl logs --timestamps`)
   compose  `trainer-1  | ` before every line (`docker compose logs`)
   ansi     every line in colour (`\\x1b[31m…\\x1b[0m`)
+  sentences  a question above the text and a sentence below it, no fence (an issue body)
+  post     a sentence, the text in a ```text fence, and a thank-you line under it
 Prints one line per artifact and way that changed the verdict, then a table per way.
 """
 import argparse, concurrent.futures as cf, json, os, subprocess, sys, tempfile
@@ -26,6 +28,8 @@ VARIANTS = {
     "srun": lambda t: "".join("0: " + l for l in t.splitlines(True)),
     "kubectl": lambda t: "".join("2025-03-14T09:26:53.589793238Z " + l for l in t.splitlines(True)),
     "compose": lambda t: "".join("trainer-1  | " + l for l in t.splitlines(True)),
+    "sentences": lambda t: "Hi, I get this when training:\n\n" + t + ("" if t.endswith("\n") else "\n") + "\nAny idea what is wrong? Thanks!\n",
+    "post": lambda t: "I see the following output:\n\n```text\n" + t + ("" if t.endswith("\n") else "\n") + "```\n\nThanks in advance.\n",
     "ansi": lambda t: "".join("\x1b[31m" + l.rstrip("\n") + "\x1b[0m" + ("\n" if l.endswith("\n") else "") for l in t.splitlines(True)),
 }
 

@@ -92,6 +92,25 @@ pub fn parse_proc_mounts(text: &str) -> Mounts {
     m
 }
 
+/// The fields after the mount point hold what fstab(5) and proc_pid_mounts(5) put there: a
+/// filesystem type (`ext4`, `nfs4`, `fuse.sshfs`: lower-case letters, digits and `._+-`), mount
+/// options separated by commas, then the dump and pass numbers. A sentence that names a path
+/// second (`Is /dev/shm large enough?`) is no mount row.
+fn row_fields_hold(f: &[&str]) -> bool {
+    let fstype = |t: &str| {
+        t.starts_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit())
+            && t.chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "._+-".contains(c))
+    };
+    let options = |t: &str| {
+        !t.is_empty()
+            && t.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_=.,:/@+-\"'".contains(c))
+    };
+    let number = |t: &str| !t.is_empty() && t.chars().all(|c| c.is_ascii_digit());
+    fstype(f[2]) && f.get(3).is_none_or(|o| options(o)) && f.iter().skip(4).all(|n| number(n))
+}
+
 /// Which of the two tables a text is, told apart by content: fstab has comments, `UUID=` or
 /// `LABEL=` devices, options like `defaults`/`noauto`/`nofail`, or omits dump and pass;
 /// `/proc/mounts` always prints six fields and none of those. `None` when most lines are not
@@ -110,6 +129,7 @@ fn mount_table_kind(h: &str) -> Option<MountTable> {
             f.len() >= 3
                 && f.len() <= 6
                 && (f[1].starts_with('/') || f[1] == "none" || f[1] == "swap")
+                && row_fields_hold(f)
         })
         .count();
     if rows.is_empty() {

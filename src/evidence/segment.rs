@@ -197,7 +197,69 @@ const MAX_MARKER_RANGES: usize = 10_000;
 
 /// Cuts `text` into the parts the kinds recognise. See the module doc.
 pub fn segment(text: &str) -> Reading<'_> {
-    segment_inner(text, true)
+    let r = segment_inner(text, true);
+    // a post: what its fences hold, or what its sentences surround, read as its own text where
+    // the post as a whole reads as nothing, or where it is one document a kind reads whole (a
+    // compose file whose anchors its blocks alone would lose)
+    let whole_doc = |d: &str| detect(d).is_some_and(|k| k.whole_text(d));
+    let Some(doc) = pasted_document(text) else {
+        return r;
+    };
+    if !r.parts.is_empty() && !whole_doc(&doc) {
+        return r;
+    }
+    let d = segment_inner(&doc, false);
+    if d.parts.is_empty() {
+        return r;
+    }
+    // a part read whole spans the document's lines, not the blanked ones around them
+    let doc_lines: Vec<&str> = doc.lines().collect();
+    let blank = |n: usize| doc_lines.get(n - 1).is_none_or(|l| l.trim().is_empty());
+    let shrink = |(mut a, mut b): (usize, usize)| {
+        while a < b && blank(a) {
+            a += 1;
+        }
+        while b > a && blank(b) {
+            b -= 1;
+        }
+        (a, b)
+    };
+    let mut parts: Vec<Part<'_>> = d
+        .parts
+        .into_iter()
+        .map(|p| Part {
+            kind: p.kind,
+            lines: p.lines.into_iter().map(shrink).collect(),
+            text: Cow::Owned(p.text.into_owned()),
+        })
+        .collect();
+    // what the post holds besides that document stays read as it was
+    let overlaps = |x: &[(usize, usize)], y: &[(usize, usize)]| {
+        x.iter()
+            .any(|&(a, b)| y.iter().any(|&(c, e)| a <= e && c <= b))
+    };
+    let doc_lines: Vec<(usize, usize)> = parts.iter().flat_map(|p| p.lines.clone()).collect();
+    parts.extend(
+        r.parts
+            .into_iter()
+            .filter(|p| !overlaps(&p.lines, &doc_lines)),
+    );
+    parts.sort_by_key(|p| p.lines.first().copied());
+    let covered: Vec<(usize, usize)> = parts.iter().flat_map(|p| p.lines.clone()).collect();
+    let unread = text
+        .lines()
+        .enumerate()
+        .filter(|(n, l)| {
+            !l.trim().is_empty()
+                && !is_fence(l)
+                && !covered.iter().any(|&(a, b)| a <= n + 1 && *n < b)
+        })
+        .map(|(n, _)| (n + 1, n + 1))
+        .collect();
+    Reading {
+        parts,
+        unread: merge_ranges(unread),
+    }
 }
 
 /// A text over [`SEGMENT_MAX`] bytes or [`MAX_BLOCKS`] blocks: not cut line by line whole,
@@ -681,6 +743,97 @@ fn is_command_line(t: &str) -> bool {
         })
 }
 
+/// A sentence line around a paste: prose ([`is_prose`]), or a few words ending a sentence
+/// (`Thanks in advance.`, `Any idea?`), never a block with a config's `key: value` or
+/// `key = value` line (a commented YAML file reads as words too).
+fn is_sentence_block(block: &str) -> bool {
+    static KEY: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"^\s*(?:-\s+)?[A-Za-z_][A-Za-z0-9_.-]*\s*(?::(?:\s|$)|=)")
+            .expect("static regex")
+    });
+    if block.lines().any(|l| KEY.is_match(l)) {
+        return false;
+    }
+    // a warning a program printed reads as a sentence too
+    use crate::formats::job_text::{JobText, detect};
+    if matches!(
+        detect(block),
+        Some(JobText::Log | JobText::Python | JobText::Launcher)
+    ) {
+        return false;
+    }
+    if is_prose(block) {
+        return true;
+    }
+    block.lines().filter(|l| !l.trim().is_empty()).all(|l| {
+        let t = l.trim();
+        let words = t.split_whitespace().all(|w| {
+            let w = w.trim_matches(|c: char| !c.is_alphanumeric());
+            !w.is_empty() && w.chars().all(char::is_alphabetic)
+        });
+        words && t.ends_with(['.', '!', '?'])
+    })
+}
+
+/// The output a post pastes, where the post around it keeps every reader from it: the
+/// contents of its fenced code blocks (CommonMark 0.31 §4.5: a run of three or more backticks
+/// or tildes opens a block, the same run closes it, an unclosed block runs to the end), or,
+/// with no fence, the text without the sentences before and after it. The other lines are
+/// blanked, so a line number stays the file's. `None` when the text is not such a post (no
+/// fence and no sentence around it) or nothing would be left.
+///
+/// Asked only where the text as a whole reads as nothing (no kind, no job text) or where a
+/// fenced block is one document a kind reads whole ([`EvidenceKind::whole_text`]): prose lines
+/// that do carry facts (a GPU named in a sentence) are never taken from a text that is read.
+pub fn pasted_document(text: &str) -> Option<String> {
+    if text.len() > SEGMENT_MAX {
+        return None;
+    }
+    let lines: Vec<&str> = text.lines().collect();
+    let mut keep = vec![false; lines.len()];
+    if lines.iter().any(|l| is_fence(l)) {
+        let mut open: Option<(char, usize)> = None;
+        for (i, l) in lines.iter().enumerate() {
+            let t = l.trim_start();
+            let run = |c: char| t.chars().take_while(|&x| x == c).count();
+            match open {
+                None if is_fence(l) => {
+                    let c = t.chars().next().unwrap_or('`');
+                    open = Some((c, run(c)));
+                }
+                Some((c, n)) if run(c) >= n && t.trim_end().chars().all(|x| x == c) => open = None,
+                Some(_) => keep[i] = true,
+                None => {}
+            }
+        }
+    } else {
+        let bs = blocks(&lines);
+        let sentence = |&(a, b): &(usize, usize)| {
+            let t = text_of(&lines, &[(a, b)]);
+            detect(&t).is_none() && is_sentence_block(&t)
+        };
+        let first = bs.iter().position(|b| !sentence(b))?;
+        let last = bs.iter().rposition(|b| !sentence(b))?;
+        if first == 0 && last + 1 == bs.len() {
+            return None;
+        }
+        for k in keep.iter_mut().take(bs[last].1 + 1).skip(bs[first].0) {
+            *k = true;
+        }
+    }
+    if !keep.iter().any(|&k| k) || keep.iter().all(|&k| k) {
+        return None;
+    }
+    let mut out = String::with_capacity(text.len());
+    for (l, k) in lines.iter().zip(&keep) {
+        if *k {
+            out.push_str(l);
+        }
+        out.push('\n');
+    }
+    (!out.trim().is_empty()).then_some(out)
+}
+
 /// A line that is only a markdown image or link (`![alt](url)`, `[name](url)`) or an HTML
 /// `<img …>` tag: what GitHub's editor inserts for an attached screenshot or file.
 fn is_attachment(t: &str) -> bool {
@@ -693,6 +846,127 @@ fn is_attachment(t: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What a post pastes: its fences' contents, or what its sentences surround; the rest
+    /// blanked so that line numbers stay the file's.
+    #[test]
+    fn a_post_s_paste_is_its_fences_or_what_its_sentences_surround() {
+        // github.com/facebookresearch/detectron2/issues/384: the error line alone, with the
+        // question around it as an issue has it
+        let post = "Hi, training stops with this:\n\nRuntimeError: DataLoader worker (pid(s) 25) exited unexpectedly\n\nThanks in advance.\n";
+        assert_eq!(
+            pasted_document(post).as_deref(),
+            Some("\n\nRuntimeError: DataLoader worker (pid(s) 25) exited unexpectedly\n\n\n")
+        );
+        // fences: backticks or tildes, a longer run closes only on as long a run, an unclosed
+        // one runs to the end
+        let fenced = "see:\n````yaml\na: 1\n```\nb: 2\n````\nthen\n~~~\nc: 3\n";
+        assert_eq!(
+            pasted_document(fenced).as_deref(),
+            Some("\n\na: 1\n```\nb: 2\n\n\n\nc: 3\n")
+        );
+        // not a post: output alone, or a config whose last block is keys, not a sentence
+        assert_eq!(
+            pasted_document("GPU 0: NVIDIA A100\nGPU 1: NVIDIA A100\n"),
+            None
+        );
+        assert_eq!(
+            pasted_document("Our config:\n\ntrain:\n  num_workers: 2\n\nvolumes:\n  data:\n"),
+            None,
+            "a leading line ending in `:` is a key, so nothing is taken off"
+        );
+        let commented = "Here is the config we train with, nothing changed:\n\ntask: detect # (str) YOLO task, i.e. detect, segment, classify\nworkers: 8 # (int) number of worker threads for data loading\n";
+        assert_eq!(
+            pasted_document(commented).as_deref(),
+            Some(
+                "\n\ntask: detect # (str) YOLO task, i.e. detect, segment, classify\nworkers: 8 # (int) number of worker threads for data loading\n"
+            ),
+            "a commented YAML line is no sentence"
+        );
+        // a warning a program printed is not the poster's sentence
+        let warned = "/opt/conda/lib/python3.8/site-packages/torch/utils/data/dataloader.py:478: UserWarning: This DataLoader will create 32 worker processes in total. Our suggested max number of worker in current system is 8, which is smaller than what this DataLoader is going to create.\n\nDocs: https://docs.pytest.org/en/stable/how-to/capture-warnings.html\n";
+        assert_eq!(pasted_document(warned), None);
+        // a compose file in a fence keeps its anchors: read whole, `ipc: host` merged into
+        // the service (github.com/open-edge-platform/physical-ai-studio, as h22's artifact)
+        let compose = "x-common: &common\n  restart: unless-stopped\n\n  ipc: host\n\nservices:\n  trainer:\n    <<: *common\n    image: trainer:latest\n    command: python train.py\n";
+        let post =
+            format!("Our compose file:\n\n```yaml\n{compose}```\n\nIs /dev/shm large enough?\n");
+        let r = segment(&post);
+        assert_eq!(kinds(&r), vec!["container-spec"]);
+        assert_eq!(r.parts[0].lines, vec![(4, 13)]);
+        assert_eq!(r.parts[0].text.trim(), compose.trim());
+    }
+
+    /// Every fixture text, pasted in a post (a sentence above and below it, or in a fence, or
+    /// both), is read as the text alone is: by the same kinds, and as the same job text.
+    #[test]
+    fn every_fixture_text_reads_the_same_inside_a_post() {
+        use crate::formats::job_text::in_paste;
+        type Wrap = fn(&str) -> String;
+        let posts: [(&str, Wrap); 3] = [
+            ("sentences", |t| {
+                format!("Hi, I get this when training:\n\n{t}\nAny idea what is wrong? Thanks!\n")
+            }),
+            ("fence", |t| format!("```\n{t}```\n")),
+            ("both", |t| {
+                format!("I see the following output:\n\n```text\n{t}```\n\nThanks in advance.\n")
+            }),
+        ];
+        let sorted = |r: &Reading| {
+            let mut v: Vec<&str> = r.parts.iter().map(|p| p.kind.name()).collect();
+            v.sort_unstable();
+            v.dedup();
+            v
+        };
+        let (mut texts, mut fails) = (0, Vec::new());
+        for (path, t) in crate::evidence::testutil::every_fixture_text() {
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            // a post pastes a few screens, not a whole log
+            if name.ends_with(".label.yaml")
+                || name.ends_with(".md")
+                || t.trim().is_empty()
+                || t.len() > 16 << 10
+            {
+                continue;
+            }
+            let t = crate::vocab::paste::unwrap(t);
+            if t.lines().any(is_fence) {
+                continue;
+            }
+            let t = if t.ends_with('\n') {
+                t
+            } else {
+                format!("{t}\n")
+            };
+            texts += 1;
+            let alone = segment(&t);
+            let kinds = sorted(&alone);
+            let job = if alone.parts.is_empty() {
+                in_paste(&t).map(|(k, _)| k)
+            } else {
+                None
+            };
+            for (post, wrap) in posts {
+                let p = wrap(&t);
+                let r = segment(&p);
+                let got = sorted(&r);
+                let got_job = if r.parts.is_empty() {
+                    in_paste(&p).map(|(k, _)| k)
+                } else {
+                    None
+                };
+                // (a post may read more: a fence cuts a text into blocks its head alone
+                // would not)
+                if !kinds.iter().all(|k| got.contains(k)) || got_job != job {
+                    fails.push(format!(
+                        "{name} in {post}: {kinds:?}/{job:?} -> {got:?}/{got_job:?}"
+                    ));
+                }
+            }
+        }
+        assert!(texts > 1000, "{texts}");
+        assert!(fails.is_empty(), "{}", fails.join("\n"));
+    }
 
     use crate::test_corpus as corpus;
 

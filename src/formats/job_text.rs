@@ -967,6 +967,17 @@ pub struct LoaderInterrupt {
     pub frame: String,
 }
 
+/// The line that ends a traceback: the exception as CPython's `traceback.format_exception_only`
+/// prints it, its qualified name alone or followed by `: ` and the message
+/// (`KeyboardInterrupt`, `torch.OutOfMemoryError: CUDA out of memory`). A sentence a poster
+/// wrote under a traceback cut short is none.
+fn is_exception_line(line: &str) -> bool {
+    static EXC: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"^[A-Za-z_][A-Za-z0-9_.]*(?::|$)").expect("static regex")
+    });
+    EXC.is_match(line.trim())
+}
+
 /// A traceback (CPython `Lib/traceback.py` frames, innermost last) whose innermost torch frame
 /// is the DataLoader's wait for a batch — `_try_get_data` on `self._data_queue.get(timeout=…)`
 /// (torch `utils/data/dataloader.py`, 1.x–2.x; `_get_batch` on `self.data_queue.get()` before
@@ -1006,6 +1017,7 @@ pub fn interrupted_in_loader(text: &str) -> Option<LoaderInterrupt> {
         .iter()
         .map(|l| l.trim_end())
         .find(|l| !l.is_empty() && !l.starts_with(' '))
+        && is_exception_line(exc)
         && exc.trim() != "KeyboardInterrupt"
     {
         return None;
@@ -1327,6 +1339,36 @@ pub fn parse_structured(text: &str) -> Option<(&'static str, Value)> {
 /// The format name of [`JobText::Config`] for the Trainer's printed arguments: a config read,
 /// not a file to edit.
 pub const HF_ARGS: &str = "hf-args";
+
+/// The job text a pasted file holds, and what it is: the text itself, or where a post around
+/// it keeps [`detect`] from it (a question above a pasted log, a fenced config), the text the
+/// post pastes ([`crate::evidence::segment::pasted_document`]: its other lines blanked, so
+/// line numbers stay the file's). Every reader of `--evidence` job text asks this.
+///
+/// A structured config the post pastes is read as one even where the post as a whole reads as
+/// a log (its sentences are no YAML): a config's parse is the stronger evidence.
+pub fn in_paste(text: &str) -> Option<(JobText, std::borrow::Cow<'_, str>)> {
+    use std::borrow::Cow;
+    let whole = detect(text);
+    if matches!(whole, Some(JobText::Config(_)) | Some(JobText::Python)) {
+        return whole.map(|k| (k, Cow::Borrowed(text)));
+    }
+    // a log that shows what a log reader reads (a loader warning, progress lines) stays one
+    if whole == Some(JobText::Log)
+        && (!log_warnings(text).is_empty()
+            || cut_warning(text).is_some()
+            || text.lines().take(2000).any(is_progress_line))
+    {
+        return whole.map(|k| (k, Cow::Borrowed(text)));
+    }
+    let doc =
+        crate::evidence::segment::pasted_document(text).and_then(|d| detect(&d).map(|k| (k, d)));
+    match (whole, doc) {
+        (_, Some((k @ JobText::Config(_), d))) | (None, Some((k, d))) => Some((k, Cow::Owned(d))),
+        (Some(k), _) => Some((k, Cow::Borrowed(text))),
+        (None, None) => None,
+    }
+}
 
 /// What this text is, by content: Python source, a structured config, launcher command
 /// lines, or a training log. None when it is none of them.

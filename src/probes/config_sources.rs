@@ -360,10 +360,13 @@ pub fn gather(
             .to_string();
         // a paste, read as pasted texts are (how it was carried taken off); `--config` above is
         // read as it is, since a fix edits it
-        if let Ok(t) = read_local(p).map(crate::vocab::paste::unwrap)
-            && job_text::detect(&t).is_some()
-        {
-            g.add_doc(shown, t, "--evidence", "");
+        let Ok(t) = read_local(p).map(crate::vocab::paste::unwrap) else {
+            continue;
+        };
+        // a post around the job text (a question above a pasted log, a fenced config): the
+        // text it pastes, its own line numbers kept
+        if let Some((_, t)) = job_text::in_paste(&t) {
+            g.add_doc(shown, t.into_owned(), "--evidence", "");
         }
     }
     if let Some(pid) = pid {

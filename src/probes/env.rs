@@ -195,10 +195,11 @@ impl Probe for Env {
 fn launch_script(
     evidence: &[std::path::PathBuf],
 ) -> Option<(String, crate::formats::launcher::Script)> {
-    use crate::formats::job_text::{JobText, detect};
+    use crate::formats::job_text::{JobText, in_paste};
     evidence.iter().find_map(|p| {
         let text = crate::vocab::io::read_shared(p).ok()?;
-        (detect(&text) == Some(JobText::Launcher)).then(|| {
+        let (kind, text) = in_paste(&text)?;
+        (kind == JobText::Launcher).then(|| {
             (
                 std::path::absolute(p)
                     .unwrap_or_else(|_| p.clone())
@@ -215,10 +216,11 @@ fn launch_script(
 fn python_env<'a>(
     paths: impl Iterator<Item = &'a std::path::PathBuf>,
 ) -> Option<(String, Vec<crate::formats::python::EnvSet>)> {
-    use crate::formats::job_text::{JobText, detect};
+    use crate::formats::job_text::{JobText, in_paste};
     paths.into_iter().find_map(|p| {
         let text = crate::vocab::io::read_shared(p).ok()?;
-        if detect(&text) != Some(JobText::Python) {
+        let (kind, text) = in_paste(&text)?;
+        if kind != JobText::Python {
             return None;
         }
         let sets = crate::formats::python::environ_sets(&text);
