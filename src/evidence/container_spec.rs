@@ -736,6 +736,17 @@ fn pod_containers(spec: &Yaml) -> Vec<Container> {
                     .and_then(s)
                     .is_some_and(|p| p.trim_end_matches('/') == "/dev/shm")
             });
+        // a mount at /dev/shm that names no volume is no VolumeMount (`name` is required,
+        // see `pod_fragment`): the API server refuses the pod, so its /dev/shm is not known
+        if mount.is_some_and(|m| m.get("name").and_then(s).is_none()) {
+            k.shm = Shm {
+                how: "unnamed-mount",
+                size_mib: None,
+                written: Some("a /dev/shm mount that names no volume".into()),
+            };
+            out.push(k);
+            continue;
+        }
         k.shm = match mount.and_then(|m| m.get("name").and_then(s)) {
             Some(vol) => {
                 let v = volumes
@@ -1229,7 +1240,13 @@ fn pod_fragment(text: &str) -> Option<Container> {
         }
         match v {
             Yaml::Mapping(m) => {
-                if v.get("mountPath").is_some() {
+                // a VolumeMount has both `name` and `mountPath` (k8s.io/api `core/v1/types.go`,
+                // `VolumeMount`: `Name string \`json:"name"\`` "This must match the Name of a
+                // Volume." and `MountPath string \`json:"mountPath"\``, neither `omitempty`,
+                // so both required); a chart's own values that merely hold a `mountPath`
+                // (porter-charts' `emptyDir: {mountPath: /dev/shm, volumeOptions: …}`) are not
+                // a PodSpec's mount
+                if v.get("mountPath").is_some() && v.get("name").is_some() {
                     mounts.push(v.clone());
                 } else if v.get("name").is_some()
                     && ["emptyDir", "hostPath"].iter().any(|k| v.get(*k).is_some())
@@ -1702,6 +1719,35 @@ mod tests {
         );
         // a mount elsewhere is not a /dev/shm fragment
         assert!(parse_container_specs("volumeMounts:\n- mountPath: /data\n  name: d\n").is_empty());
+        // github.com/porter-dev/porter-charts/pull/1108 (healthy, not a PodSpec): a chart's own
+        // values holding `mountPath: /dev/shm` beside its emptyDir options; no VolumeMount
+        // (no `name`), so no pod is read and no 64 MiB default is claimed
+        let t = "# values.yaml\nemptyDir:\n  enabled: true\n  mountPath: /dev/shm\n  volumeOptions:\n    medium: Memory\n    sizeLimit: 2G\n";
+        assert!(parse_container_specs(t).is_empty());
+        // github.com/InftyAI/llmaz/issues/73 (not judgeable): the named mount alone is still a
+        // fragment, its volume not shown
+        let t = "    volumeMounts:\n    - mountPath: /dev/shm\n      name: dshm\n";
+        let c = &parse_container_specs(t)[0].containers[0];
+        assert_eq!(c.shm.how, "host-dev-shm");
+        assert_eq!(c.shm.size_mib, None);
+    }
+
+    #[test]
+    fn a_dev_shm_mount_without_a_volume_name_is_no_default() {
+        // written for this test after porter-charts#1108's shape: a whole Pod whose /dev/shm
+        // entry has no `name`; the API server refuses it (`name` is required), so the spec
+        // does not give the runtime's 64 MiB either
+        let t = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: t\nspec:\n  containers:\n  - name: train\n    image: pytorch/pytorch\n    command: [python, train.py]\n    volumeMounts:\n    - mountPath: /dev/shm\n  volumes:\n  - name: dshm\n    emptyDir:\n      medium: Memory\n";
+        let c = &parse_container_specs(t)[0].containers[0];
+        assert_eq!(c.shm.how, "unnamed-mount");
+        assert_eq!(c.shm.size_mib, None);
+        // the same pod with the mount naming its volume: the memory emptyDir
+        let named = t.replace(
+            "    - mountPath: /dev/shm\n",
+            "    - mountPath: /dev/shm\n      name: dshm\n",
+        );
+        let c = &parse_container_specs(&named)[0].containers[0];
+        assert_eq!(c.shm.how, "emptydir-memory");
     }
 
     #[test]

@@ -14,6 +14,17 @@
 //!   mounted at `/dev/shm` that is shared memory outgrowing the size the spec gave it
 //!   (kubernetes#28272). The event names the volume, not where it is mounted nor its medium: a
 //!   probe says what the events cannot show.
+//! - the same message outside the Events table: the eviction manager's `evictPod` also writes it
+//!   as the pod's status (`status.Reason = Reason` (`Evicted`), `status.Message = evictMsg`),
+//!   which `kubectl describe pod` prints as the pod's `Reason:` and `Message:` lines
+//!   (`describePod`: `w.Write(LEVEL_0, "Message:\t%s\n", pod.Status.Message)`) and `kubectl get
+//!   pod -o yaml` as `status.message`, and which platforms built on Kubernetes quote in their
+//!   own reports (OpenPAI's exit report, an issue's title: PaddleSeg#3640). The format string is
+//!   the kubelet's own and fixed, so the line is read wherever it stands.
+//! - where `kubectl describe pod` shows the volume mounted: each container's `Mounts:` list,
+//!   one line per VolumeMount, `w.Write(LEVEL_3, "%s from %s (%s)\n", mount.MountPath,
+//!   mount.Name, flags)` (`describeContainerVolumes`; flags `ro` or `rw`, then `path="…"` for a
+//!   subPath). A line `/dev/shm from dshm (rw)` ties the evicted volume to `/dev/shm`.
 
 use serde::Serialize;
 
@@ -22,6 +33,8 @@ pub struct KubeEvents {
     pub events: Vec<Event>,
     /// Volumes the kubelet evicted the pod for: an emptyDir used past its `sizeLimit`.
     pub emptydir_evictions: Vec<EmptyDirEviction>,
+    /// Volumes `kubectl describe pod` lists as mounted at `/dev/shm` (`/dev/shm from dshm (rw)`).
+    pub shm_volumes: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, PartialEq)]
@@ -90,10 +103,24 @@ fn emptydir_eviction(message: &str) -> Option<EmptyDirEviction> {
     })
 }
 
+/// A `Mounts:` line of `kubectl describe pod`: `/dev/shm from dshm (rw)` gives
+/// (`/dev/shm`, `dshm`). The flags in parentheses start with `ro` or `rw`.
+fn describe_mount(l: &str) -> Option<(&str, &str)> {
+    let (path, rest) = l.trim().split_once(" from ")?;
+    let (name, flags) = rest.split_once(" (")?;
+    let flags = flags.strip_suffix(')')?;
+    let ok = path.starts_with('/')
+        && !path.contains(char::is_whitespace)
+        && !name.is_empty()
+        && !name.contains(char::is_whitespace)
+        && (flags.starts_with("ro") || flags.starts_with("rw"));
+    ok.then_some((path, name))
+}
+
 pub fn looks_like_kube_events(text: &str) -> bool {
     super::content_lines(text)
         .take(4000)
-        .any(|l| row(l).is_some())
+        .any(|l| row(l).is_some() || emptydir_eviction(l).is_some())
 }
 
 pub fn parse_kube_events(text: &str) -> KubeEvents {
@@ -101,14 +128,30 @@ pub fn parse_kube_events(text: &str) -> KubeEvents {
         .filter_map(row)
         .take(super::MAX_ITEMS)
         .collect();
-    let emptydir_evictions = events
-        .iter()
-        .filter(|e| e.reason == "Evicted")
-        .filter_map(|e| emptydir_eviction(&e.message))
-        .collect();
+    // the kubelet's message wherever it stands: an `Evicted` event's, the pod's status
+    // (`Message:` of describe, `message:` of -o yaml) or a report quoting it (module doc)
+    let mut emptydir_evictions: Vec<EmptyDirEviction> = Vec::new();
+    for e in super::content_lines(text).filter_map(emptydir_eviction) {
+        if emptydir_evictions.len() >= super::MAX_ITEMS {
+            break;
+        }
+        if !emptydir_evictions.contains(&e) {
+            emptydir_evictions.push(e);
+        }
+    }
+    let mut shm_volumes: Vec<String> = Vec::new();
+    for (path, name) in super::content_lines(text).filter_map(describe_mount) {
+        if path.trim_end_matches('/') == "/dev/shm"
+            && !shm_volumes.iter().any(|v| v == name)
+            && shm_volumes.len() < super::MAX_ITEMS
+        {
+            shm_volumes.push(name.to_string());
+        }
+    }
     KubeEvents {
         events,
         emptydir_evictions,
+        shm_volumes,
     }
 }
 
@@ -120,7 +163,7 @@ impl super::EvidenceKind for KubeEventsKind {
         "kube-events"
     }
     fn doc(&self) -> &'static str {
-        "the Events table of kubectl describe pod: type, reason, age, source and message per event, and the kubelet's evictions of a pod whose emptyDir outgrew its sizeLimit"
+        "the Events table of kubectl describe pod: type, reason, age, source and message per event, and the kubelet's evictions of a pod whose emptyDir outgrew its sizeLimit (in an event, the pod's status or a report quoting it), with the volumes describe shows mounted at /dev/shm"
     }
     fn example(&self) -> &'static str {
         "kubectl describe pod train-0"
@@ -130,7 +173,11 @@ impl super::EvidenceKind for KubeEventsKind {
             ("events", "each event row: type, reason, age, from, message"),
             (
                 "emptydir_evictions",
-                "volume and limit of each `Usage of EmptyDir volume … exceeds the limit …` eviction",
+                "volume and limit of each `Usage of EmptyDir volume … exceeds the limit …` eviction, in an event, the pod's status or a report quoting it",
+            ),
+            (
+                "shm_volumes",
+                "volumes describe's `Mounts:` lists at /dev/shm (`/dev/shm from dshm (rw)`)",
             ),
         ]
     }
@@ -142,9 +189,9 @@ impl super::EvidenceKind for KubeEventsKind {
     }
     fn parse(&self, text: &str) -> Result<serde_json::Value, super::ParseError> {
         let v = parse_kube_events(text);
-        if v.events.is_empty() {
+        if v.events.is_empty() && v.emptydir_evictions.is_empty() {
             return Err(super::ParseError::NotThisKind(
-                "no `kubectl describe` event row (Normal|Warning, Reason, Age, From, Message)",
+                "no `kubectl describe` event row (Normal|Warning, Reason, Age, From, Message) nor the kubelet's emptyDir eviction message",
             ));
         }
         super::to_value(&v)
@@ -195,6 +242,67 @@ mod tests {
         assert_eq!(e.events[0].from, "default-scheduler");
         assert_eq!(e.events[0].reason, "FailedScheduling");
         assert!(e.emptydir_evictions.is_empty());
+    }
+
+    /// The eviction message outside the Events table. A problem: the title of
+    /// PaddlePaddle/PaddleSeg#3640 (2024-02), an OpenPAI pod evicted while training with five
+    /// DataLoader workers (https://github.com/PaddlePaddle/PaddleSeg/issues/3640); and the
+    /// pod's `Message:` line of `kubectl describe` as helm/charts#24458 quotes it
+    /// (https://github.com/helm/charts/issues/24458).
+    #[test]
+    fn the_eviction_message_in_a_report_or_the_pods_status() {
+        let t = "Usage of EmptyDir volume \"dshm\" exceeds the limit \"512Mi\".\n\nexport CUDA_VISIBLE_DEVICES=0\n";
+        assert!(looks_like_kube_events(t));
+        let e = parse_kube_events(t);
+        assert!(e.events.is_empty());
+        assert_eq!(
+            e.emptydir_evictions,
+            vec![EmptyDirEviction {
+                volume: "dshm".into(),
+                limit: "512Mi".into()
+            }]
+        );
+        assert!(e.shm_volumes.is_empty());
+        assert!(crate::evidence::EvidenceKind::parse(&KubeEventsKind, t).is_ok());
+        let t =
+            " Message:             Usage of EmptyDir volume \"dshm\" exceeds the limit \"1Gi\".\n";
+        assert_eq!(parse_kube_events(t).emptydir_evictions[0].limit, "1Gi");
+        // the same eviction as an event row and in the status is one eviction
+        let both = format!(
+            "{EVICTED} Message:             Usage of EmptyDir volume \"dshm\" exceeds the limit \"1Gi\".\n"
+        );
+        assert_eq!(parse_kube_events(&both).emptydir_evictions.len(), 1);
+    }
+
+    /// describe's `Mounts:` lines (`describeContainerVolumes`). Healthy: the airflow-postgresql
+    /// pod's mounts and a Bitnami PostgreSQL pod's subPath mounts as kubectl prints them
+    /// (bitnami/charts issues quoting `kubectl describe pod`); the problem side: kubernetes#28272's
+    /// eviction events beside such a `Mounts:` list, which ties `dshm` to /dev/shm.
+    #[test]
+    fn describes_mount_lines_tie_a_volume_to_dev_shm() {
+        assert_eq!(
+            describe_mount("      /dev/shm from dshm (rw)"),
+            Some(("/dev/shm", "dshm"))
+        );
+        assert_eq!(
+            describe_mount(
+                "      /opt/bitnami/postgresql/conf from empty-dir (rw,path=\"app-conf-dir\")"
+            ),
+            Some(("/opt/bitnami/postgresql/conf", "empty-dir"))
+        );
+        assert_eq!(
+            describe_mount("      /db2u/license/ from db2u-lic (ro)"),
+            Some(("/db2u/license/", "db2u-lic"))
+        );
+        assert_eq!(describe_mount("I moved from Paris (rw)"), None);
+        assert_eq!(describe_mount("/data from a friend (who lent it)"), None);
+        let mounts = "    Mounts:\n      /bitnami/postgresql from data (rw)\n      /dev/shm from dshm (rw)\n      /var/run/secrets/kubernetes.io/serviceaccount from default-token-l6m2s (ro)\n";
+        let healthy = parse_kube_events(mounts);
+        assert_eq!(healthy.shm_volumes, vec!["dshm".to_string()]);
+        assert!(healthy.emptydir_evictions.is_empty());
+        let evicted = parse_kube_events(&format!("{mounts}Events:\n{EVICTED}"));
+        assert_eq!(evicted.shm_volumes, vec!["dshm".to_string()]);
+        assert_eq!(evicted.emptydir_evictions[0].volume, "dshm");
     }
 
     #[test]

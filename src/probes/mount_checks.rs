@@ -163,11 +163,11 @@ impl Probe for Shm {
             ),
             (
                 "by",
-                "`nccl` when the failing line is NCCL's, `ray` when it is Ray's object-store warning",
+                "`nccl` when the failing line is NCCL's, `ray` when it is Ray's object-store warning, `kubelet` when the kubelet evicted the pod for the emptyDir `kubectl describe` shows mounted at /dev/shm",
             ),
             (
                 "how",
-                "from a container spec: shm-size, ipc-host, host-dev-shm, tmpfs, emptydir-memory, emptydir-disk, ipc-shared, ipc-none or default",
+                "from a container spec: shm-size, ipc-host, host-dev-shm, tmpfs, emptydir-memory, emptydir-disk, ipc-shared, ipc-none, unnamed-mount (a /dev/shm mount naming no volume) or default",
             ),
             (
                 "unknown",
@@ -244,22 +244,37 @@ impl Probe for Shm {
             return ProbeOutcome::Value(v);
         }
         // the kubelet evicted the pod for an emptyDir outgrowing its sizeLimit (kube_events'
-        // module doc): shared memory outgrowing its size when that volume is the memory-backed
-        // one at /dev/shm, which the events do not show
-        if let Some((p, ev)) = evidence_of(
+        // module doc): shared memory outgrowing its size when that volume is the one at
+        // /dev/shm, which the events alone do not show; describe's `Mounts:` list does
+        // (`/dev/shm from dshm (rw)`)
+        if let Some((p, ev, at_shm)) = evidence_of(
             &ctx.inputs.evidence,
             &crate::evidence::kube_events::KubeEventsKind,
         )
         .into_iter()
         .find_map(|(p, t)| {
-            crate::evidence::kube_events::parse_kube_events(&t)
-                .emptydir_evictions
-                .into_iter()
-                .next()
-                .map(|e| (p, e))
+            let k = crate::evidence::kube_events::parse_kube_events(&t);
+            let at_shm = k.shm_volumes;
+            k.emptydir_evictions.into_iter().next().map(|e| {
+                let here = at_shm.contains(&e.volume);
+                (p, e, here)
+            })
         }) {
+            if at_shm {
+                let mut v = json!({
+                    "error_seen": true,
+                    "error": format!("Usage of EmptyDir volume \"{}\" exceeds the limit \"{}\"", ev.volume, ev.limit),
+                    "by": "kubelet",
+                    "source": "kube-events",
+                    "file": p.display().to_string(),
+                });
+                if let Some(m) = crate::evidence::container_spec::k8s_quantity_mib(&ev.limit) {
+                    v["size_mib"] = json!(m);
+                }
+                return ProbeOutcome::Value(v);
+            }
             return ProbeOutcome::Unknown(format!(
-                "the kubelet evicted the pod in {} because emptyDir volume \"{}\" outgrew its sizeLimit {}; the events do not show that this volume is the memory-backed one mounted at /dev/shm",
+                "the kubelet evicted the pod in {} because emptyDir volume \"{}\" outgrew its sizeLimit {}; the text does not show this volume mounted at /dev/shm (add `kubectl describe pod`, whose Mounts list reads `/dev/shm from <volume> (rw)`, or the pod spec)",
                 p.display(),
                 ev.volume,
                 ev.limit
