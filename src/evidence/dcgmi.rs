@@ -739,8 +739,7 @@ fn relayed_conditions(text: &str) -> Vec<HealthIncident> {
                 }
                 if k == "ErrorCode" {
                     code.get_or_insert_with(|| v.to_string());
-                } else if k == "GPU" && entity.is_empty() && v.chars().all(|c| c.is_ascii_digit())
-                {
+                } else if k == "GPU" && entity.is_empty() && v.chars().all(|c| c.is_ascii_digit()) {
                     entity = format!("GPU {v}");
                 }
                 rest = after.trim_start();
@@ -758,7 +757,10 @@ fn relayed_conditions(text: &str) -> Vec<HealthIncident> {
                 entity,
                 system: super::clip(&code, 80),
                 health: health.to_string(),
-                message: super::clip(&format!("{msg} (Recommended Action={action})"), super::MAX_TEXT),
+                message: super::clip(
+                    &format!("{msg} (Recommended Action={action})"),
+                    super::MAX_TEXT,
+                ),
             });
         }
     }
@@ -1509,7 +1511,8 @@ mod tests {
         let t = "ErrorCode:DCGM_FR_IMEX_UNHEALTHY GPU:0 IMEX daemon status is 2 (not READY) Recommended Action=CONTACT_SUPPORT;\n";
         assert_eq!(parse_health(t).unwrap().incidents[0].health, "Not healthy");
         // the health watch's own log line of the same unread status
-        let t = "Detected a FAILURE in health system NVLink: 'IMEX daemon status is -3 (not READY)'\n";
+        let t =
+            "Detected a FAILURE in health system NVLink: 'IMEX daemon status is -3 (not READY)'\n";
         assert_eq!(parse_health(t).unwrap().incidents[0].health, "Unknown");
         // NVSentinel's other monitors (an Xid code, no DCGM_FR_) are not DCGM's health
         assert!(!looks_like_health(

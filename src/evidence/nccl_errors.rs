@@ -2183,7 +2183,10 @@ OpType=ALLREDUCE, NumelIn=10, NumelOut=10, Timeout(ms)=10000) ran for\n\
         );
         // its back trace in the same thread names the same result, counted once
         let t = "h:1:2 [0] transport/nvls.cc:379 (nvlsAllocateMem) NCCL WARN Failed to bind NVLink SHARP (NVLS) Multicast memory of size 2097152 : CUDA error 1 'invalid argument'.\nh:1:2 [0] NCCL INFO transport/nvls.cc:520 -> 1\n";
-        assert_eq!(parse_nccl_errors(t).error_results, ["ncclUnhandledCudaError"]);
+        assert_eq!(
+            parse_nccl_errors(t).error_results,
+            ["ncclUnhandledCudaError"]
+        );
         // the WARN's own text as torch relays it under `Last error:`
         assert_eq!(
             relayed_warn_result(
@@ -2193,9 +2196,11 @@ OpType=ALLREDUCE, NumelIn=10, NumelOut=10, Timeout(ms)=10000) ran for\n\
         );
         // NCCL's INFO that NVLS is not available is no error
         assert!(
-            parse_nccl_errors("h:1:2 [0] NCCL INFO NVLS multicast support is not available on dev 0\n")
-                .error_results
-                .is_empty()
+            parse_nccl_errors(
+                "h:1:2 [0] NCCL INFO NVLS multicast support is not available on dev 0\n"
+            )
+            .error_results
+            .is_empty()
         );
     }
 

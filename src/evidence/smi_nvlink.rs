@@ -353,10 +353,14 @@ mod tests {
         assert!(!s.gpus[0].all_inactive);
         assert!(s.gpus[1].all_inactive);
         // the lower-cased form a health check prints, pasted alone: a GPU with no index
-        let s = parse_nvlink_status("nvml: unable to retrieve nvlink information as all links are inactive\n");
+        let s = parse_nvlink_status(
+            "nvml: unable to retrieve nvlink information as all links are inactive\n",
+        );
         assert_eq!(s.gpus.len(), 1);
         assert_eq!(s.gpus[0].index, None);
         // prose about links is not this kind
-        assert!(!looks_like_nvlink_status("all links are inactive on the bridge\n"));
+        assert!(!looks_like_nvlink_status(
+            "all links are inactive on the bridge\n"
+        ));
     }
 }

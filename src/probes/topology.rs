@@ -316,7 +316,9 @@ mod tests {
         assert_eq!(v["gpus_without_nvlink"], json!([]));
         // the line with no GPU named says nothing of the board
         let v = nvlink_status_value(
-            &smi_nvlink::parse_nvlink_status("NVML: Unable to retrieve NVLink information as all links are inActive\n"),
+            &smi_nvlink::parse_nvlink_status(
+                "NVML: Unable to retrieve NVLink information as all links are inActive\n",
+            ),
             "x",
         );
         assert_eq!(v["gpus_without_nvlink"], json!([]));
