@@ -524,9 +524,17 @@ static CUDA_ERROR: LazyLock<Regex> = LazyLock::new(|| {
 // `cuMemCreate`/`cuMemMap` with it) raise `CUDA driver error: <cuGetErrorString>`, whose texts
 // for the errors both APIs share are the runtime's (`out of memory`, `an illegal memory access
 // was encountered`); read, like the others, only where the text is in the table.
+//
+// ggml's CUDA backend (llama.cpp / ollama, `ggml/src/ggml-cuda/ggml-cuda.cu`
+// `ggml_cuda_error`) prints `CUDA error: <cudaGetErrorString>` then `  current device: %d, in
+// function %s at %s:%d` and a `GGML_ASSERT`; ollama relays the runner's last line inside its
+// API's JSON error, where the line end is the two characters `\n`. So the text may end at a
+// backslash (a JSON or repr escape: no `cudaGetErrorString` text holds one), and a retyped
+// paste may drop the space after the colon (`start:CUDA error:uncorrectable ECC error
+// encountered\`, ollama#4226); both read only where the text is the runtime's.
 static QUALIFIED: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r"(?i)\bcuda (?:driver )?error(?: \d{1,4}| in [A-Za-z_][\w:.<>-]{0,60}| at \S{1,200})?: ([A-Za-z][A-Za-z0-9 /,'_-]{2,120}?)\s*(?::\s|:$|\.\s|\.$|$|\()",
+        r"(?i)\bcuda (?:driver )?error(?: \d{1,4}| in [A-Za-z_][\w:.<>-]{0,60}| at \S{1,200})?: ?([A-Za-z][A-Za-z0-9 /,'_-]{2,120}?)\s*(?::\s|:$|\.\s|\.$|$|\(|\\)",
     )
     .expect("static regex")
 });
@@ -759,6 +767,7 @@ pub fn looks_like(text: &str) -> bool {
             "cuda execution failed with error ",
             "cuda error: ",
             "Cuda error: ",
+            "CUDA error:",
             "(error code ",
         ];
         p.extend(quotable());
@@ -1722,6 +1731,17 @@ mod tests {
                 "[Error] [carb.gym.plugin] Gym cuda error: an illegal memory access was encountered: ../../../source/plugins/carb/gym/impl/Gym/GymPhysX.cpp: 1459\n",
                 "cudaErrorIllegalAddress",
             ),
+            // ollama#4226: ggml's `CUDA error: <text>` inside ollama's JSON error as the poster
+            // retyped it, the space after the colon lost and the escaped line end split
+            (
+                "{\"error\":{\"message\":\"timed out waiting for llama runner to start:CUDA error:uncorrectable ECC error encountered\\\nn current device:0,in function ggml cuda_compute_forward at /go/src/github.com/ollama/ollama/11m/1lama.cpp/ggml\n",
+                "cudaErrorECCUncorrectable",
+            ),
+            // the same relayed as JSON writes it, `\n` escaped
+            (
+                "{\"error\":\"llama runner process has terminated: CUDA error: an illegal memory access was encountered\\n  current device: 0, in function ggml_backend_cuda_synchronize\"}\n",
+                "cudaErrorIllegalAddress",
+            ),
             // isaac-sim/IsaacLab#1737: carb.cudainterop's `CUDA error 700: <name> - <text>)`
             (
                 "2025-01-27 16:43:39 [23,702ms] [Error] [carb.cudainterop.plugin] CUDA error 700: cudaErrorIllegalAddress - an illegal memory access was encountered)\n",
@@ -1741,6 +1761,8 @@ mod tests {
             "2025-01-27 16:43:39 [23,656ms] [Warning] [omni.physx.plugin] PhysX warning: CUDA context validation failed, FILE C:\\g\\110116602\\physx\\source\\cudamanager\\src\\CudaContextManager.cpp, LINE 638\n",
             "2025-01-27 16:43:39 [23,704ms] [Error] [gpu.foundation.plugin] Texture creation failed for the device: 0.\n",
             "CUDA error in kernel launch: grid too large for this toy example\n",
+            // no space and a program's own words: still not the runtime's text
+            "CUDA error:see the log above\\n err\n",
         ] {
             assert!(!looks_like(healthy), "{healthy}");
             assert!(

@@ -38,6 +38,20 @@
 //!   (the same text since v2.x), as nv-hostengine.log or a monitor relays it; the message is
 //!   a `dcgm_errors.h` text that names its GPU (`… in GPU 2. …`). Read into the health
 //!   report's incidents, with no `Overall Health` row.
+//! - The same incidents relayed by NVIDIA/NVSentinel's platform connector as a Kubernetes node
+//!   condition (`platform-connectors/pkg/connectors/kubernetes/process_node_events.go`
+//!   `constructHealthEventMessage`, read in the index's stored copy, 2026): `ErrorCode:<code> `
+//!   per code, `<EntityType>:<EntityValue> ` per entity (`GPU:0 PCI:0000:9d:00.0 GPU_UUID:…`),
+//!   the DCGM message (its `;` replaced by `.`), then `Recommended Action=<ACTION>;`. Only a
+//!   `DCGM_FR_*` code is read (the gpu-health-monitor's DCGM incident), as an incident of its
+//!   `GPU:N` entity, system the code, health `Not healthy` (NVSentinel writes a message only for
+//!   an unhealthy event; the result it relays is not kept in it).
+//! - An IMEX incident whose daemon status could not be read is no health verdict:
+//!   `modules/health/DcgmHealthWatch.cpp` `MonitorImex` fails every daemon status but READY,
+//!   UNAVAILABLE, NOT_INSTALLED and NOT_CONFIGURED (`DCGM_FR_IMEX_UNHEALTHY_MSG` `IMEX %s status is
+//!   %s (%s)`), and `dcgmlib/src/DcgmImexManager.h` names -3 `COMMAND_ERROR` ("Command execution
+//!   error": `nvidia-imex-ctl -q` did not run). `IMEX daemon status is -3 (…)` says nothing of
+//!   the GPUs or their NVLink, so it is kept with health `Unknown`.
 //! - `dcgmi discovery -l`, `dcgmi/Query.cpp` `DisplayDiscoveredDevices`: `N GPU(s) found.`
 //!   (4.x: `N GPUs found (Active).` / `(All).`), a `| GPU ID | Device Information |` box with
 //!   `Name: …`, `PCI Bus ID: …`, `Device UUID: …` (and `Status: …` under `-a`) per GPU, an
@@ -676,6 +690,81 @@ pub fn looks_like_health(text: &str) -> bool {
         .lines()
         .take(20_000)
         .any(|l| health_log_line(l).is_some())
+        || !relayed_conditions(text).is_empty()
+}
+
+/// `IMEX daemon status is -3 (…)`: DCGM could not run `nvidia-imex-ctl` (see the header).
+fn imex_status_unread(msg: &str) -> bool {
+    msg.trim_start().starts_with("IMEX daemon status is -3 ")
+}
+
+/// NVSentinel's node-condition relay of DCGM incidents (see the header): each event from its
+/// first `ErrorCode:DCGM_FR_` token to its `Recommended Action=<ACTION>;`, over at most eight
+/// lines a paste may have wrapped it on.
+fn relayed_conditions(text: &str) -> Vec<HealthIncident> {
+    let mut out = Vec::new();
+    let lines: Vec<&str> = text.lines().take(20_000).collect();
+    let mut i = 0;
+    while i < lines.len() && out.len() < super::MAX_ITEMS {
+        let Some(at) = lines[i].find("ErrorCode:DCGM_FR_") else {
+            i += 1;
+            continue;
+        };
+        let mut joined = lines[i][at..].trim().to_string();
+        let mut j = i;
+        while !joined.contains("Recommended Action=") && j + 1 < lines.len() && j < i + 8 {
+            j += 1;
+            joined.push(' ');
+            joined.push_str(lines[j].trim());
+        }
+        i = j + 1;
+        for event in joined.split_inclusive(';') {
+            let Some((head, action)) = event.split_once("Recommended Action=") else {
+                continue;
+            };
+            let action = action.trim().trim_end_matches(';');
+            if action.is_empty() || !action.chars().all(|c| c.is_ascii_uppercase() || c == '_') {
+                continue;
+            }
+            let mut code = None;
+            let mut entity = String::new();
+            let mut rest = head.trim();
+            // the `ErrorCode:` and `Type:Value` tokens before the message
+            while let Some((tok, after)) = rest.split_once(' ') {
+                let Some((k, v)) = tok.split_once(':') else {
+                    break;
+                };
+                if k.is_empty() || !k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                    break;
+                }
+                if k == "ErrorCode" {
+                    code.get_or_insert_with(|| v.to_string());
+                } else if k == "GPU" && entity.is_empty() && v.chars().all(|c| c.is_ascii_digit()) {
+                    entity = format!("GPU {v}");
+                }
+                rest = after.trim_start();
+            }
+            let Some(code) = code.filter(|c| c.starts_with("DCGM_FR_")) else {
+                continue;
+            };
+            let msg = rest.trim();
+            let health = if code == "DCGM_FR_IMEX_UNHEALTHY" && imex_status_unread(msg) {
+                "Unknown"
+            } else {
+                "Not healthy"
+            };
+            out.push(HealthIncident {
+                entity,
+                system: super::clip(&code, 80),
+                health: health.to_string(),
+                message: super::clip(
+                    &format!("{msg} (Recommended Action={action})"),
+                    super::MAX_TEXT,
+                ),
+            });
+        }
+    }
+    out
 }
 
 /// `… Detected a WARNING in health system Thermal: 'Detected clocks event … in GPU 2. …'`
@@ -707,6 +796,11 @@ fn health_log_line(line: &str) -> Option<HealthIncident> {
             (!n.is_empty() && n.len() <= 4).then(|| format!("GPU {n}"))
         })
         .unwrap_or_default();
+    let health = if imex_status_unread(msg) {
+        "Unknown"
+    } else {
+        health
+    };
     Some(HealthIncident {
         entity,
         system: format!("{system} system"),
@@ -718,7 +812,7 @@ fn health_log_line(line: &str) -> Option<HealthIncident> {
 pub fn parse_health(text: &str) -> Result<DcgmHealth, super::ParseError> {
     if !looks_like_health(text) {
         return Err(super::ParseError::NotThisKind(
-            "no `dcgmi health -c` report in the text (no `Overall Health` row)",
+            "no `dcgmi health -c` report in the text (no `Overall Health` row, health-watch log line or relayed DCGM_FR_ condition)",
         ));
     }
     let mut h = DcgmHealth::default();
@@ -819,6 +913,18 @@ pub fn parse_health(text: &str) -> Result<DcgmHealth, super::ParseError> {
             if e.is_empty() || e == "Healthy" || (e == "Warning" && i.health == "Failure") {
                 *e = i.health.clone();
             }
+        }
+        h.incidents.push(i);
+    }
+    // NVSentinel's node conditions, where one was pasted
+    for i in relayed_conditions(text) {
+        if h.incidents.contains(&i) || h.incidents.len() >= super::MAX_ITEMS {
+            continue;
+        }
+        if !i.entity.is_empty() && i.health != "Unknown" {
+            h.entities
+                .entry(i.entity.clone())
+                .or_insert_with(|| i.health.clone());
         }
         h.incidents.push(i);
     }
@@ -1375,6 +1481,42 @@ mod tests {
         assert!(ok.incidents.is_empty());
         assert!(!looks_like_health(
             "Detected a new GPU in health system Thermal: fine\n"
+        ));
+    }
+
+    #[test]
+    fn nvsentinel_relayed_conditions() {
+        // NVIDIA/NVSentinel#1471: a single-node H100 box whose IMEX daemon status DCGM could
+        // not read (-3, COMMAND_ERROR), the message wrapped over three lines
+        let t = "ErrorCode:DCGM_FR_IMEX_UNHEALTHY GPU:0 IMEX daemon status is -3 (not READY)\nCheck IMEX installation, configuration, domain and daemon status, and network\nconnectivity. Recommended Action=CONTACT_SUPPORT;\n";
+        assert!(looks_like_health(t));
+        let h = parse_health(t).unwrap();
+        assert_eq!(h.overall, None);
+        assert_eq!(h.incidents.len(), 1);
+        let i = &h.incidents[0];
+        assert_eq!(
+            (i.entity.as_str(), i.system.as_str(), i.health.as_str()),
+            ("GPU 0", "DCGM_FR_IMEX_UNHEALTHY", "Unknown")
+        );
+        assert!(i.message.ends_with("(Recommended Action=CONTACT_SUPPORT)"));
+        assert!(h.entities.is_empty());
+        // NVIDIA/NVSentinel#1481's NVLink incident of a PCIe A100, as the connector writes it:
+        // a DCGM incident, not healthy, of its GPU; two events in one condition
+        let t = "ErrorCode:DCGM_FR_NVLINK_DOWN GPU:0 GPU 0's NvLink link 0 is currently down Run a field diagnostic on the GPU. Recommended Action=RESTART_VM;ErrorCode:DCGM_FR_NVLINK_DOWN GPU:0 GPU 0's NvLink link 1 is currently down Run a field diagnostic on the GPU. Recommended Action=RESTART_VM;\n";
+        let h = parse_health(t).unwrap();
+        assert_eq!(h.incidents.len(), 2);
+        assert_eq!(h.incidents[0].health, "Not healthy");
+        assert_eq!(h.entities["GPU 0"], "Not healthy");
+        // a domain that is DOWN is a real failure; a daemon status other than -3 too
+        let t = "ErrorCode:DCGM_FR_IMEX_UNHEALTHY GPU:0 IMEX daemon status is 2 (not READY) Recommended Action=CONTACT_SUPPORT;\n";
+        assert_eq!(parse_health(t).unwrap().incidents[0].health, "Not healthy");
+        // the health watch's own log line of the same unread status
+        let t =
+            "Detected a FAILURE in health system NVLink: 'IMEX daemon status is -3 (not READY)'\n";
+        assert_eq!(parse_health(t).unwrap().incidents[0].health, "Unknown");
+        // NVSentinel's other monitors (an Xid code, no DCGM_FR_) are not DCGM's health
+        assert!(!looks_like_health(
+            "ErrorCode:79 gpu:0 XID error occured Recommended Action=NODE_REBOOT;\n"
         ));
     }
 

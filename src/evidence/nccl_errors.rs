@@ -75,7 +75,11 @@
 //!   with error %d, …` did), and `ncclIbStatsCheckFatalCount`'s `communicator encountered a fatal
 //!   error (detected in %s)` (2.20+, after the async thread's `async fatal event on QP`) then
 //!   `return ncclSystemError;`. Such a WARN is that error, its text the reason; where the same
-//!   thread's back trace follows, the trace's code names the result.
+//!   thread's back trace follows, the trace's code names the result. Likewise
+//!   `src/transport/nvls.cc`'s `Failed to bind NVLink SHARP (NVLS) Multicast memory of size %ld
+//!   : CUDA error %d '%s'. …` (2.23 on, read at 5067397c), followed by `ret =
+//!   ncclUnhandledCudaError`: the NVSwitch multicast NVLS needs could not be bound (a fabric
+//!   manager, NVSwitch or NVLink fault, or a container without the multicast capability).
 //! - aws/aws-ofi-nccl, the EFA net plugin (read at v0.9.1, v1.1.0, v1.4.0, v1.6.0, v1.7.0-aws,
 //!   v1.14.0 and HEAD, 2026): `NCCL_OFI_WARN` prints `NET/OFI <message>` through NCCL's logger.
 //!   The libfabric calls that build a connection's endpoint warn `Couldn't allocate endpoint.
@@ -363,8 +367,11 @@ static CHECK_TRACE: LazyLock<Regex> = LazyLock::new(|| {
         .expect("static regex")
 });
 /// A WARN's `host:pid:tid [dev]` prefix (the thread whose trace may follow).
-static WARN_AT: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(\S+:\d+:\d+) \[\d+\] \S*\s*NCCL WARN ").expect("static regex"));
+/// NCCL 2.27+ (`src/debug.cc`, read at 5067397c) prints the calling function too, `[%d] %s:%d
+/// (%s) NCCL WARN %s`.
+static WARN_AT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(\S+:\d+:\d+) \[\d+\] \S*\s*(?:\([^()\s]*\)\s*)?NCCL WARN ").expect("static regex")
+});
 
 /// The heartbeat monitor's two wordings (see the header) with `logPrefix()` before them; the
 /// optional whitespace stands for a space a word wrap took.
@@ -598,6 +605,12 @@ fn warn_result(warn: &str) -> Option<&'static str> {
     if w.starts_with("communicator encountered a fatal error (detected in ") {
         return Some("ncclSystemError");
     }
+    // `src/transport/nvls.cc` (`nvlsAllocateMem`, 2.23 on, read at 5067397c): a failed
+    // `cuMulticastBindMem` warns `Failed to bind NVLink SHARP (NVLS) Multicast memory of size %ld
+    // : CUDA error %d '%s'. …` then `ret = ncclUnhandledCudaError; goto fail3;`
+    if w.starts_with("Failed to bind NVLink SHARP (NVLS) Multicast memory of size ") {
+        return Some("ncclUnhandledCudaError");
+    }
     if verbs_call_failed(w) {
         return Some("ncclSystemError");
     }
@@ -637,7 +650,8 @@ fn relayed_warn_result(line: &str) -> Option<&'static str> {
     let t = after_prefix(line);
     if !(t.starts_with("NET/IB : Got completion ")
         || t.starts_with("NET/IB: Got completion ")
-        || t.starts_with("communicator encountered a fatal error (detected in "))
+        || t.starts_with("communicator encountered a fatal error (detected in ")
+        || t.starts_with("Failed to bind NVLink SHARP (NVLS) Multicast memory of size "))
     {
         return None;
     }
@@ -779,6 +793,7 @@ pub fn looks_like(text: &str) -> bool {
             "ncclShmOpen(",
             "Got completion from peer ",
             "communicator encountered a fatal error",
+            "Failed to bind NVLink SHARP (NVLS) Multicast memory",
             "Error encountered progressing operation=",
             "] Failed to execute operation ",
             "WARN Call to ibv_",
@@ -2149,6 +2164,44 @@ OpType=ALLREDUCE, NumelIn=10, NumelOut=10, Timeout(ms)=10000) ran for\n\
             let t = format!("[Rank 1] Watchdog caught collective operation timeout: WorkNCCL({inner}) ran for 9 milliseconds before timing out.\nncclSystemError: x\nLast error:\n");
             let _ = parse_nccl_errors(&t);
         }
+    }
+
+    #[test]
+    fn nvls_bind_warn_is_the_unhandled_cuda_error() {
+        // NVIDIA/DCGM#304: nodes whose local NVLink got into a bad state; NCCL 2.27+ prints the
+        // function name before `NCCL WARN`
+        let t = "[2026-06-23 15:45:07] gpu-stress-dgc86-xfpt6:420:437 [5] transport/nvls.cc:379 (nvlsAllocateMem) NCCL WARN Failed to bind NVLink SHARP (NVLS) Multicast memory of size 2097152 : CUDA error 401 'the operation cannot be performed in the present state'.\n";
+        assert!(looks_like(t));
+        let e = parse_nccl_errors(t);
+        assert_eq!(e.error_results, ["ncclUnhandledCudaError"], "{e:?}");
+        assert!(
+            e.errors[0]
+                .last_error
+                .as_deref()
+                .unwrap_or_default()
+                .contains("CUDA error 401")
+        );
+        // its back trace in the same thread names the same result, counted once
+        let t = "h:1:2 [0] transport/nvls.cc:379 (nvlsAllocateMem) NCCL WARN Failed to bind NVLink SHARP (NVLS) Multicast memory of size 2097152 : CUDA error 1 'invalid argument'.\nh:1:2 [0] NCCL INFO transport/nvls.cc:520 -> 1\n";
+        assert_eq!(
+            parse_nccl_errors(t).error_results,
+            ["ncclUnhandledCudaError"]
+        );
+        // the WARN's own text as torch relays it under `Last error:`
+        assert_eq!(
+            relayed_warn_result(
+                "Failed to bind NVLink SHARP (NVLS) Multicast memory of size 2097152 : CUDA error 2 'out of memory'."
+            ),
+            Some("ncclUnhandledCudaError")
+        );
+        // NCCL's INFO that NVLS is not available is no error
+        assert!(
+            parse_nccl_errors(
+                "h:1:2 [0] NCCL INFO NVLS multicast support is not available on dev 0\n"
+            )
+            .error_results
+            .is_empty()
+        );
     }
 
     #[test]

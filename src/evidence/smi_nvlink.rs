@@ -15,6 +15,16 @@
 //!
 //! A link whose value is neither is kept with its text and judged neither up nor down.
 //!
+//! A GPU none of whose links is up gets no link lines: nvidia-smi prints, under its GPU line,
+//! `NVML: Unable to retrieve NVLink information as all links are inActive` (R5xx drivers;
+//! quoted from production hosts by leptonai/gpud#1085 on a B200 of an NVLink system,
+//! NVIDIA/open-gpu-kernel-modules#1150 after Xid 149, and as the condition
+//! Azure/azurehpc-health-checks' `customTests/azure_gpu_nvlink.nhc` tests for; gpud reads it as
+//! NVML's `nvmlDeviceGetNvLinkState` answering `FEATURE_DISABLED` for every link of a GPU that
+//! supports NVLink). The GPU is kept with `all_inactive` set and no links. Whether that is a
+//! fault is the board's: a lone GPU, or a PCIe card with no bridge fitted (the same line on a
+//! GeForce pair with no bridge), has nothing to link to.
+//!
 //! DCGM prints the same states as a grid, `dcgmi nvlink -s` / `--link-status`
 //! (`Nvlink::DisplayNvLinkLinkStatus` and `nvLinkStateToCharacter` in NVIDIA/DCGM
 //! `dcgmi/Nvlink.cpp`, read at `72fa3fe`, DCGM 4.6.0; the same form in 3.x as DCGM#198 and the
@@ -56,6 +66,9 @@ pub struct NvlinkGpu {
     pub index: Option<u32>,
     pub name: Option<String>,
     pub links: Vec<NvLink>,
+    /// nvidia-smi said `… all links are inActive` for this GPU instead of listing its links.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub all_inactive: bool,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -111,6 +124,13 @@ fn gpu_line(line: &str) -> Option<(u32, String)> {
     Some((n, name.to_string()))
 }
 
+/// nvidia-smi's line for a GPU none of whose links is up (see the header), in any case (a
+/// health check that lower-cases the output before matching prints it so).
+fn all_inactive_line(line: &str) -> bool {
+    let t = clean(line).to_ascii_lowercase();
+    t.contains("unable to retrieve nvlink information as all links are inactive")
+}
+
 /// `gpuId N:` (dcgmi's GPU line in the link-status grid) → N.
 fn dcgmi_gpu_line(line: &str) -> Option<u32> {
     clean(line)
@@ -145,6 +165,7 @@ pub fn looks_like_nvlink_status(text: &str) -> bool {
     for l in text.lines() {
         if link_line(l).is_some_and(|(_, v)| link_value(v).is_some())
             || (after_gpu_id && dcgmi_state_row(l).is_some())
+            || all_inactive_line(l)
         {
             return true;
         }
@@ -183,6 +204,7 @@ pub fn parse_nvlink_status(text: &str) -> NvlinkStatus {
                     index: Some(index),
                     name: None,
                     links,
+                    all_inactive: false,
                 });
                 continue;
             }
@@ -191,8 +213,17 @@ pub fn parse_nvlink_status(text: &str) -> NvlinkStatus {
             s.gpus.push(NvlinkGpu {
                 index: Some(index),
                 name: Some(name),
-                links: Vec::new(),
+                ..Default::default()
             });
+        } else if all_inactive_line(line) {
+            // the message belongs to the GPU line above it; one pasted alone names no GPU
+            match s.gpus.last_mut() {
+                Some(g) if g.links.is_empty() && !g.all_inactive => g.all_inactive = true,
+                _ => s.gpus.push(NvlinkGpu {
+                    all_inactive: true,
+                    ..Default::default()
+                }),
+            }
         } else if let Some((link, v)) = link_line(line) {
             if s.gpus.is_empty() {
                 s.gpus.push(NvlinkGpu::default());
@@ -208,7 +239,7 @@ pub fn parse_nvlink_status(text: &str) -> NvlinkStatus {
             }
         }
     }
-    s.gpus.retain(|g| !g.links.is_empty());
+    s.gpus.retain(|g| !g.links.is_empty() || g.all_inactive);
     s
 }
 
@@ -227,7 +258,7 @@ impl super::EvidenceKind for NvlinkStatusKind {
     fn fields(&self) -> &'static [(&'static str, &'static str)] {
         &[(
             "gpus",
-            "index, name, links (link, active, gb_per_s, value) per GPU",
+            "index, name, links (link, active, gb_per_s, value) per GPU; all_inactive where nvidia-smi said all its links are inActive",
         )]
     }
     fn read_by(&self) -> &'static [&'static str] {
@@ -240,7 +271,7 @@ impl super::EvidenceKind for NvlinkStatusKind {
         let v = parse_nvlink_status(text);
         if v.gpus.is_empty() {
             return Err(super::ParseError::NotThisKind(
-                "no `Link N: <speed> GB/s` or `Link N: <inactive>` line, nor a dcgmi `gpuId N:` link-state row, in the text",
+                "no `Link N: <speed> GB/s` or `Link N: <inactive>` line, no `all links are inActive` line, nor a dcgmi `gpuId N:` link-state row, in the text",
             ));
         }
         super::to_value(&v)
@@ -302,5 +333,34 @@ mod tests {
         let t = "NvSwitches:\n    physicalId 8:\n        U U D _\n";
         assert!(!looks_like_nvlink_status(t));
         assert!(parse_nvlink_status(t).gpus.is_empty());
+    }
+
+    #[test]
+    fn all_links_inactive_message() {
+        // leptonai/gpud#1085: a B200 of an NVLink system, its links all down
+        let t = "GPU 2: NVIDIA B200 (UUID: GPU-xxx)\nNVML: Unable to retrieve NVLink information as all links are inActive\n";
+        assert!(looks_like_nvlink_status(t));
+        let s = parse_nvlink_status(t);
+        assert_eq!(s.gpus.len(), 1);
+        assert_eq!(s.gpus[0].index, Some(2));
+        assert_eq!(s.gpus[0].name.as_deref(), Some("NVIDIA B200"));
+        assert!(s.gpus[0].all_inactive);
+        assert!(s.gpus[0].links.is_empty());
+        // healthy neighbours keep their links; the message sits with its own GPU only
+        let t = "GPU 0: NVIDIA B200 (UUID: a)\n\t Link 0: 53.125 GB/s\nGPU 1: NVIDIA B200 (UUID: b)\nNVML: Unable to retrieve NVLink information as all links are inActive\n";
+        let s = parse_nvlink_status(t);
+        assert_eq!(s.gpus.len(), 2);
+        assert!(!s.gpus[0].all_inactive);
+        assert!(s.gpus[1].all_inactive);
+        // the lower-cased form a health check prints, pasted alone: a GPU with no index
+        let s = parse_nvlink_status(
+            "nvml: unable to retrieve nvlink information as all links are inactive\n",
+        );
+        assert_eq!(s.gpus.len(), 1);
+        assert_eq!(s.gpus[0].index, None);
+        // prose about links is not this kind
+        assert!(!looks_like_nvlink_status(
+            "all links are inactive on the bridge\n"
+        ));
     }
 }

@@ -119,10 +119,22 @@ impl Probe for DcgmHealth {
             Ok(h) => h,
             Err(e) => return ProbeOutcome::Unknown(format!("{}: {e}", p.display())),
         };
+        // an incident DCGM could not judge (an IMEX status it could not read, see `dcgmi`) is
+        // neither healthy nor not: with nothing else in the paste the verdict is unknown
+        if h.overall.is_none()
+            && !h.incidents.is_empty()
+            && h.incidents.iter().all(|i| i.health == "Unknown")
+        {
+            return ProbeOutcome::Unknown(format!(
+                "{}: the only health incidents are ones DCGM could not judge ({})",
+                p.display(),
+                crate::evidence::clip(&h.incidents[0].message, 160)
+            ));
+        }
         let not_healthy: Vec<String> = h
             .incidents
             .iter()
-            .filter(|i| i.health != "Healthy")
+            .filter(|i| i.health != "Healthy" && i.health != "Unknown")
             .map(|i| {
                 let msg = if i.message.is_empty() {
                     String::new()

@@ -4,7 +4,8 @@
 //! which GPUs have an active NVLink.
 //!
 //! From a pasted `nvidia-smi nvlink -s` when no `topo -m` is given: the GPUs with a link
-//! `<inactive>` ([`crate::evidence::smi_nvlink`]), as `gpus_without_nvlink`.
+//! `<inactive>` ([`crate::evidence::smi_nvlink`]), and those nvidia-smi says have all links
+//! inActive on a board wired to its peers, as `gpus_without_nvlink`.
 //!
 //! A topology only says what the wiring is; which GPUs ought to have NVLink is the site's
 //! knowledge (`expect_nvlink`), except where the paste itself shows a box whose GPU pairs all
@@ -67,6 +68,21 @@ pub fn nvlink_status_value(s: &NvlinkStatus, source: &str) -> Value {
                 .iter()
                 .any(|w| n.contains(w))
         });
+        if g.all_inactive {
+            // nvidia-smi's `all links are inActive` (see `smi_nvlink`): no link of the GPU is up.
+            // A fault only on a board whose GPUs are wired to each other (an SXM/HGX part, not a
+            // bridged PCIe card that may carry no bridge) and on a host with other GPUs (the
+            // paste shows another, or the GPU's index is past 0): a lone GPU links to nothing.
+            let named_board = g.name.is_some() && !bridged;
+            let has_peers = s.gpus.len() > 1 || g.index.is_some_and(|i| i > 0);
+            if named_board && has_peers {
+                without.push(json!({
+                    "index": g.index.unwrap_or(i as u32),
+                    "why": "no NVLink up (nvidia-smi: all links are inActive)",
+                }));
+            }
+            continue;
+        }
         if off.is_empty() || (bridged && g.links.iter().any(|l| l.active == Some(true))) {
             continue;
         }
@@ -280,5 +296,31 @@ mod tests {
         let w = v["gpus_without_nvlink"].as_array().unwrap();
         assert_eq!(w.len(), 1);
         assert_eq!(w[0]["index"], json!(1));
+    }
+
+    #[test]
+    fn nvlink_status_all_links_inactive() {
+        // leptonai/gpud#1085: GPU 2 of a B200 system reports all its links inActive
+        let t = "GPU 2: NVIDIA B200 (UUID: GPU-xxx)\nNVML: Unable to retrieve NVLink information as all links are inActive\n";
+        let v = nvlink_status_value(&smi_nvlink::parse_nvlink_status(t), "x");
+        let w = v["gpus_without_nvlink"].as_array().unwrap();
+        assert_eq!(w.len(), 1);
+        assert_eq!(w[0]["index"], json!(2));
+        // a lone GPU 0 (a single-GPU host, a GH200 superchip) links to nothing
+        let t = "GPU 0: NVIDIA GH200 480GB (UUID: a)\nNVML: Unable to retrieve NVLink information as all links are inActive\n";
+        let v = nvlink_status_value(&smi_nvlink::parse_nvlink_status(t), "x");
+        assert_eq!(v["gpus_without_nvlink"], json!([]));
+        // a GeForce pair with no bridge fitted (both GPUs print the line): not a fault
+        let t = "GPU 0: NVIDIA GeForce RTX 3090 Ti (UUID: a)\nNVML: Unable to retrieve NVLink information as all links are inActive\nGPU 1: NVIDIA GeForce RTX 3090 Ti (UUID: b)\nNVML: Unable to retrieve NVLink information as all links are inActive\n";
+        let v = nvlink_status_value(&smi_nvlink::parse_nvlink_status(t), "x");
+        assert_eq!(v["gpus_without_nvlink"], json!([]));
+        // the line with no GPU named says nothing of the board
+        let v = nvlink_status_value(
+            &smi_nvlink::parse_nvlink_status(
+                "NVML: Unable to retrieve NVLink information as all links are inActive\n",
+            ),
+            "x",
+        );
+        assert_eq!(v["gpus_without_nvlink"], json!([]));
     }
 }
