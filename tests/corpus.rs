@@ -31,7 +31,12 @@ const CAPTURED: &[&str] = &[
     "made on the H100 by bench/capture_h200_profilers.sh:",
 ];
 
-/// The floor `GPUFIX_CORPUS_STRICT=1` (run by `.ci/run`) holds: the whole corpus's figures after
+/// The floor `GPUFIX_CORPUS_STRICT=1` (run by `.ci/run`) holds: on `wt/h89` (the sealed batch
+/// h89, an unbiased draw of "training is slow / the DataLoader is the bottleneck" posts, with the
+/// BasicSR, timm and semseg progress-line readers; 1,599 artifacts): 661 of 723 detected (914.2
+/// per mille), 0 healthy with a false finding, 0 unreadable; every artifact detected before is
+/// detected still, the five new misses are h89's (four posters' own sentences, one BasicSR line
+/// that may be one iteration). Before it, the whole corpus's figures after
 /// the sixth session of 2026-12-05 (sealed batches h80-h84: a fresh draw from pages outside
 /// GitHub, one from repositories not mined before, training logs that print the step's time,
 /// stack dumps of hung jobs, the CUDA runtime and memory layers of 2025-2026; 1,586 artifacts):
@@ -115,7 +120,7 @@ const CAPTURED: &[&str] = &[
 /// 35 MB Kineto trace of h11 is judged within `plan`'s probe timeout depends on the machine's
 /// load. A change that reads the corpus worse fails CI; one that reads it better raises these.
 /// Issue 24's target is 95% detected, 0 and 0: the detected share is not met.
-const FLOOR_DETECTED_PER_MILLE: usize = 920;
+const FLOOR_DETECTED_PER_MILLE: usize = 914;
 const MAX_FALSE_ON_HEALTHY: usize = 0;
 const MAX_UNREADABLE: usize = 0;
 
