@@ -726,6 +726,30 @@ pub struct StepTimings {
 /// - A training script's own print of the two timers it keeps apart, `load_data_time: 0.0001,
 ///   train_step_time: 0.665` (guoqincode/Open-AnimateAnyone#101, a script the index does not
 ///   hold): the fetch of the batch, then the step without it; the step is their sum.
+/// - BasicSR's `MessageLogger` (XPixelGroup/BasicSR `basicsr/utils/logger.py`, read at
+///   04d2449 and in the `AvgTimer` era's copies; Real-ESRGAN, HAT, SAFMN, SMFANet and the
+///   other restoration repositories that train with it): `[eta: 8 days, 22:51:35, time (data):
+///   0.776 (0.020)]`, `f'time (data): {iter_time:.3f} ({data_time:.3f})] '`. `basicsr/train.py`
+///   (at 016fe09 and 3ea61c6, and with `data_timer, iter_timer = AvgTimer(), AvgTimer()` in
+///   the later ones) starts both timers before `prefetcher.next()`: `data_time` is the wait
+///   for the batch, `iter_time` the iteration with the wait in it. The older loop prints the
+///   last iteration's two times, `AvgTimer(window=200)` an average over up to 201 iterations:
+///   which one a line holds the text does not say, so one line stays one moment.
+/// - timm's `train.py` (huggingface/pytorch-image-models, `train_one_epoch`, read at 004fb5f
+///   and 2aabaef): `Time: 0.316s,  405.65/s  (0.344s,  371.84/s)  LR: 5.000e-07  Data: 0.006
+///   (0.033)`: the current value, then the epoch's running average in parentheses, of
+///   `batch_time_m` (from `end`, the previous batch's end, so the load is in it; later
+///   `update_time_m`, from the previous optimizer update) and `data_time_m` (`time.time() -
+///   end`, later `accum_steps * (time.time() - data_start_time)`, the wait scaled to a whole
+///   update). Its `Test:` lines print `Time:` without `Data:` and are not read.
+/// - hszhao/semseg's `tool/train.py` and the segmentation and point-cloud trainers that copied
+///   its line (ten copies at least in the index; Pointcept and BGCA print it in the threads
+///   Pointcept/Pointcept#32 and mahaoxiang822/Boundary-Guided-Context-Aggregation#2): `Data
+///   0.003 (1.491) Batch 0.271 (3.309) Remain 46:51:04`, `'Data {data_time.val:.3f}
+///   ({data_time.avg:.3f}) ' 'Batch {batch_time.val:.3f} ({batch_time.avg:.3f}) ' 'Remain
+///   {remain_time} '`, both `AverageMeter`s measured from `end` (reset at the loop's end), so
+///   the batch's time includes the wait; the current values are read. The validation loop's
+///   `Test: [k/N] Data … Batch …` lines print no `Remain` and are not read.
 ///
 /// - torchvision's `MetricLogger.log_every` and its copies: see [`metric_logger_timings`],
 ///   read first.
@@ -777,6 +801,30 @@ pub fn step_timings(text: &str) -> Option<StepTimings> {
                     "yolox",
                     r(r"\bdata_time:\s*(\d+(?:\.\d+)?)s\b"),
                     r(r"\biter_time:\s*(\d+(?:\.\d+)?)s\b"),
+                    true,
+                ),
+                // BasicSR's MessageLogger, `time (data): 0.776 (0.020)`: the iteration (the
+                // wait in it), then the wait
+                (
+                    "basicsr",
+                    r(r"\btime \(data\):\s*\d+(?:\.\d+)?\s*\((\d+(?:\.\d+)?)\)"),
+                    r(r"\btime \(data\):\s*(\d+(?:\.\d+)?)"),
+                    true,
+                ),
+                // timm's train.py, `Time: 0.316s,  405.65/s  (0.344s, ...)  Data: 0.006 (0.033)`:
+                // the current values before the running averages
+                (
+                    "timm",
+                    r(r"\bData:\s*(\d+(?:\.\d+)?)\s+\("),
+                    r(r"\bTime:\s*(\d+(?:\.\d+)?)s,"),
+                    true,
+                ),
+                // hszhao/semseg's line and its copies (Pointcept), `Data 0.003 (1.491) Batch
+                // 0.271 (3.309)`: the current values
+                (
+                    "semseg",
+                    r(r"\bData\s+(\d+(?:\.\d+)?)\s+\("),
+                    r(r"\bBatch\s+(\d+(?:\.\d+)?)\s+\([^)]*\).*\bRemain\b"),
                     true,
                 ),
                 // a training loop's own timing print, `load_data_time: 0.0001, train_step_time:
@@ -866,15 +914,21 @@ pub fn step_timings(text: &str) -> Option<StepTimings> {
 
 /// The batch counter of a progress line, `k` of `k/N`: `[e][k/N]` (PyTorch's ImageNet
 /// example, MMCV/MMEngine), `iter: k/N` (YOLOX), `batch: k/N`; an epoch counter (`epoch:
-/// [5/500]`, `epoch: 36/300`) is not one.
+/// [5/500]`, `epoch: 36/300`) is not one. Of two counters side by side, `[e/E][k/N]`, the
+/// second is the batch whatever precedes them: hszhao/semseg's `'Epoch: [{}/{}][{}/{}] '`
+/// (`epoch+1, args.epochs, i + 1, len(train_loader)`) and Pointcept's `Train: [1/100][29/510]`.
 pub fn batch_counter(line: &str) -> Option<u64> {
     static RE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
-        regex::Regex::new(r"(?i)(\bepochs?\W{0,3})?(?:\[\s*(\d+)\s*/\s*\d+\s*\]|\b(?:iter|iteration|batch|step)s?\s*[:=]?\s*(\d+)\s*/\s*\d+)")
+        regex::Regex::new(r"(?i)(\bepochs?\W{0,3})?(?:\[\s*(\d+)\s*/\s*\d+\s*\](?:\[\s*(\d+)\s*/\s*\d+\s*\])?|\b(?:iter|iteration|batch|step)s?\s*[:=]?\s*(\d+)\s*/\s*\d+)")
             .expect("static regex")
     });
     RE.captures_iter(line)
-        .filter(|c| c.get(1).is_none())
-        .filter_map(|c| c.get(2).or(c.get(3))?.as_str().parse().ok())
+        .filter_map(|c| match c.get(3) {
+            Some(k) => Some(k),
+            None if c.get(1).is_some() => None,
+            None => c.get(2).or(c.get(4)),
+        })
+        .filter_map(|k| k.as_str().parse().ok())
         .next()
 }
 
@@ -2061,6 +2115,89 @@ PID USER PR NI VIRT RES SHR S %CPU %MEM TIME+ COMMAND\n\
         assert_eq!(
             batch_counter("load_data_time: 0.0001, train_step_time: 0.665"),
             None
+        );
+    }
+
+    #[test]
+    fn step_timings_of_basicsr_timm_and_semseg_lines() {
+        // BasicSR's MessageLogger (basicsr/utils/logger.py): github.com/Zheng-MJ/SMFANet/issues/21
+        // (not a loader problem: 'time (data)' 0.776 (0.020) s over four lines)
+        let s = step_timings(&corpus("h89_log_smfanet21_basicsr_data_002_of_0776.log")).unwrap();
+        assert_eq!((s.format, s.lines), ("basicsr", 3));
+        assert!(s.worst_left_out);
+        assert!(s.share > 0.02 && s.share < 0.03, "{s:?}");
+        // github.com/Zheng-MJ/SMFANet/issues/14 (problem: IO, 1.018 of 1.160 s): one line,
+        // which the older loop prints for one iteration: one moment, not read
+        assert_eq!(
+            step_timings(&corpus(
+                "h89_log_smfanet14_basicsr_title_data_1018_of_1160.log"
+            )),
+            None
+        );
+        // the same format, with and without `[eta: ...,` before it (the KAIR-style copies
+        // print `[time (data): ...]` alone), waiting most of each iteration (written for
+        // this test)
+        let t = "2025-01-22 11:30:24,940 INFO: [SAFMN..][epoch:4109, iter: 513,700, lr:(4.790e-04,)] [eta: 6 days, 5:33:08, time (data): 1.160 (1.018)] l_pix: 3.0548e-02\n\
+                 2025-01-22 11:32:21,012 INFO: [SAFMN..][epoch:4109, iter: 513,800, lr:(4.790e-04,)] [time (data): 1.150 (1.010)] l_pix: 3.0211e-02\n";
+        let s = step_timings(t).unwrap();
+        assert_eq!((s.format, s.lines), ("basicsr", 2));
+        assert!(s.share > 0.87 && s.share < 0.88, "{s:?}");
+
+        // timm's train.py: huggingface/optimum-habana examples/pytorch-image-models/README.md
+        // at 8af7c56b2ea66f2d3f4fcffa83994ed9ab97cd76 (two `Train:` lines, then `Test:` lines
+        // with `Time:` and no `Data:`, which are not read)
+        let t = "Train: 0 [   0/73 (  1%)]  Loss: 6.86 (6.86)  Time: 9.575s,   13.37/s  (9.575s,   13.37/s)  LR: 1.000e-05  Data: 0.844 (0.844)\n\
+                 Train: 0 [  50/73 ( 70%)]  Loss: 6.77 (6.83)  Time: 0.320s,  400.32/s  (0.470s,  272.39/s)  LR: 1.000e-05  Data: 0.217 (0.047)\n\
+                 Test: [   0/30]  Time: 6.593 (6.593)  Loss:   6.723 ( 6.723)  Acc@1:   0.000 (  0.000)  Acc@5:   0.000 (  0.000)\n\
+                 Test: [  30/30]  Time: 3.856 (0.732)  Loss:   6.615 ( 6.691)  Acc@1:   0.000 (  0.076)  Acc@5:   1.176 (  3.287)\n";
+        let s = step_timings(t).unwrap();
+        assert_eq!((s.format, s.lines), ("timm", 2));
+        assert!(
+            (s.data_s - 1.061).abs() < 1e-9 && (s.step_s - 9.895).abs() < 1e-9,
+            "{s:?}"
+        );
+        // a fed loop and a starved one, in train.py's format string (written for this test):
+        // the current values, not the running averages in parentheses
+        let fed = "Train: 0 [  50/10009 (  0%)]  Loss:  6.973588 (6.9921)  Time: 0.316s,  405.65/s  (0.344s,  371.84/s)  LR: 5.000e-07  Data: 0.006 (0.033)\n\
+                   Train: 0 [ 100/10009 (  1%)]  Loss:  6.969796 (6.9847)  Time: 0.326s,  392.81/s  (0.330s,  387.68/s)  LR: 5.000e-07  Data: 0.006 (0.019)\n\
+                   Train: 0 [ 150/10009 (  1%)]  Loss:  6.984760 (6.9847)  Time: 0.319s,  401.74/s  (0.325s,  393.80/s)  LR: 5.000e-07  Data: 0.006 (0.015)\n";
+        assert!(step_timings(fed).unwrap().share < 0.02);
+        let starved = fed.replace("Data: 0.006", "Data: 0.250");
+        assert!(step_timings(&starved).unwrap().share > 0.7);
+
+        // hszhao/semseg's line as Pointcept prints it: github.com/Pointcept/Pointcept/issues/32
+        // (one line per batch; batch 30 waits 5.6 s of 6.1 s mid-epoch, so it stays in)
+        let t = "[2023-11-28 11:59:00,020 INFO misc.py line 120 1066359] Train: [1/100][29/510] Data 0.003 (1.491) Batch 0.271 (3.309) Remain 46:51:04 loss: 0.9292 Lr: 0.09995\n\
+                 [2023-11-28 11:59:06,123 INFO misc.py line 120 1066359] Train: [1/100][30/510] Data 5.589 (1.643) Batch 6.103 (3.412) Remain 48:18:54 loss: 0.9065 Lr: 0.09995\n\
+                 [2023-11-28 11:59:06,393 INFO misc.py line 120 1066359] Train: [1/100][31/510] Data 0.005 (1.585) Batch 0.270 (3.300) Remain 46:43:31 loss: 1.0512 Lr: 0.09995\n\
+                 [2023-11-28 11:59:06,631 INFO misc.py line 120 1066359] Train: [1/100][32/510] Data 0.003 (1.530) Batch 0.238 (3.195) Remain 45:13:45 loss: 0.9940 Lr: 0.09994\n";
+        let s = step_timings(t).unwrap();
+        assert_eq!((s.format, s.lines, s.worst_line), ("semseg", 4, 2));
+        assert!(!s.worst_left_out);
+        assert!(s.share > 0.81 && s.share < 0.82, "{s:?}");
+        // and as BGCA prints it: github.com/mahaoxiang822/Boundary-Guided-Context-Aggregation/issues/2
+        // (each record twice, file and console; the current waits are 1-2 ms of 0.6-0.8 s)
+        let t = "[2021-11-22 22:33:16,523 INFO train.py line 338 28028] Epoch: [1/120][180/3368] Data 0.002 (0.574) Batch 0.818 (3.887) Remain 436:08:39 Loss 11.8774 Accuracy 0.3469.\n\
+                 INFO:main-logger:Epoch: [1/120][180/3368] Data 0.002 (0.574) Batch 0.818 (3.887) Remain 436:08:39 Loss 11.8774 Accuracy 0.3469.\n\
+                 [2021-11-22 22:33:57,173 INFO train.py line 338 28028] Epoch: [1/120][190/3368] Data 0.001 (0.555) Batch 0.720 (3.896) Remain 437:11:12 Loss 12.8920 Accuracy 0.2397.\n\
+                 INFO:main-logger:Epoch: [1/120][190/3368] Data 0.001 (0.555) Batch 0.720 (3.896) Remain 437:11:12 Loss 12.8920 Accuracy 0.2397.\n\
+                 [2021-11-22 22:34:39,972 INFO train.py line 338 28028] Epoch: [1/120][200/3368] Data 0.001 (0.554) Batch 0.622 (3.915) Remain 439:19:47 Loss 10.0701 Accuracy 0.4903.\n";
+        let s = step_timings(t).unwrap();
+        assert_eq!(s.format, "semseg");
+        assert!(s.share < 0.01, "{s:?}");
+        // semseg's validation loop prints `Data`/`Batch` without `Remain`: not the training
+        // loop's (tool/train.py's `validate`, written for this test)
+        let t = "Test: [10/500] Data 0.900 (0.900) Batch 1.000 (1.000) Loss 0.5000 (0.5000) Accuracy 0.9000.\n\
+                 Test: [20/500] Data 0.900 (0.900) Batch 1.000 (1.000) Loss 0.5000 (0.5000) Accuracy 0.9000.\n";
+        assert_eq!(step_timings(t), None);
+        // of two counters side by side the second is the batch
+        assert_eq!(
+            batch_counter("Train: [1/100][29/510] Data 0.003 (1.491)"),
+            Some(29)
+        );
+        assert_eq!(
+            batch_counter("Epoch: [1/120][180/3368] Data 0.002"),
+            Some(180)
         );
     }
 
