@@ -500,6 +500,50 @@ fn by_name(
         .find(|e| e.0 == n || (!e.3.is_empty() && e.3 == n))
 }
 
+/// The words of the driver-too-old message from its first one a line test recognises on; a
+/// `found version` reading follows them.
+const TOO_OLD_WORDS: &str = "NVIDIA driver on your system is too old (found version";
+
+/// The text with each line break that falls inside the driver-too-old message made a space
+/// again. `c10/cuda/CUDAFunctions.cpp` (`device_count_impl`, read at 01a6a16d) and 1.x's
+/// `_check_driver` (`torch/cuda/__init__.py`) print "The NVIDIA driver on your system is too
+/// old (found version N)" on one line; a paste wrapped by a terminal, an editor or its poster
+/// breaks it between two of those fixed words ("The NVIDIA driver on your\nsystem is too old
+/// (found version 12040). ...", andimarafioti/faster-qwen3-tts#113). A break is mended only
+/// where one line ends with the message's first words (from `NVIDIA` on) and the next begins
+/// with the rest, so no other pair of lines is joined; anything else is read as before.
+pub(crate) fn rejoin_too_old(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains("NVIDIA") || !text.contains("too old") {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let words: Vec<&str> = TOO_OLD_WORDS.split(' ').collect();
+    let breaks_inside = |line: &str, next: &str| {
+        let (line, next) = (line.trim_end(), next.trim_start());
+        (1..words.len()).any(|k| {
+            line.ends_with(&words[..k].join(" ")) && next.starts_with(&words[k..].join(" "))
+        })
+    };
+    let lines: Vec<&str> = text.lines().collect();
+    if !lines.windows(2).any(|w| breaks_inside(w[0], w[1])) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    while i < lines.len() {
+        if i + 1 < lines.len() && breaks_inside(lines[i], lines[i + 1]) {
+            out.push_str(lines[i].trim_end());
+            out.push(' ');
+            out.push_str(lines[i + 1].trim_start());
+            i += 2;
+        } else {
+            out.push_str(lines[i]);
+            i += 1;
+        }
+        out.push('\n');
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 static TOO_OLD: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"NVIDIA driver on your system is too old \(found version (\d{1,6})\)")
         .expect("static regex")
@@ -738,6 +782,8 @@ pub fn recognised_line(line: &str) -> bool {
 
 /// True when some line of `text` is one of these messages.
 pub fn looks_like(text: &str) -> bool {
+    let joined = rejoin_too_old(text);
+    let text = &*joined;
     // only lines holding one of these (every phrase of `recognised_line`, one of each
     // conjunction) can be recognised: the text is searched for them once, not line by line
     static ANCHORS: LazyLock<Regex> = LazyLock::new(|| {
@@ -819,6 +865,8 @@ fn text_raises_thc(text: &str) -> bool {
 }
 
 pub fn parse_cuda_runtime_log(text: &str) -> CudaRuntimeLog {
+    let joined = rejoin_too_old(text);
+    let text = &*joined;
     let mut out = CudaRuntimeLog::default();
     // NCCL's CUDACHECK warns `Cuda failure '…'` and returns ncclUnhandledCudaError: where the
     // text shows that result too (`unhandled cuda error`, ncclGetErrorString's words), the
@@ -1248,6 +1296,29 @@ impl super::EvidenceKind for CudaRuntimeKind {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The driver-too-old message broken over two lines between its own words is read as
+    /// printed; lines that only look alike are not joined.
+    #[test]
+    fn driver_too_old_wrapped_inside_its_words_is_read() {
+        // problem: andimarafioti/faster-qwen3-tts#113, the warning wrapped after "on your"
+        let t = ".../torch/cuda/__init__.py:187: UserWarning: CUDA initialization: The NVIDIA driver on your\nsystem is too old (found version 12040). ...\nAssertionError: CUDA not available\n";
+        assert!(looks_like(t));
+        let log = parse_cuda_runtime_log(t);
+        assert!(log.driver_too_old && log.init_warning);
+        assert_eq!(log.driver_found_version, Some(12040));
+        // broken after "driver": the same reading
+        let t2 = "UserWarning: CUDA initialization: The NVIDIA driver\n  on your system is too old (found version 11080). Please update your GPU driver\n";
+        assert_eq!(parse_cuda_runtime_log(t2).driver_found_version, Some(11080));
+        // unbroken (unslothai/unsloth#2499): as before
+        let t3 = "UserWarning: CUDA initialization: The NVIDIA driver on your system is too old (found version 11080). Please update your GPU driver by downloading and installing a new version from the URL: http://www.nvidia.com/Download/index.aspx\n";
+        assert_eq!(parse_cuda_runtime_log(t3).driver_found_version, Some(11080));
+        assert!(matches!(rejoin_too_old(t3), std::borrow::Cow::Borrowed(_)));
+        // healthy: prose that ends a line with the same words and goes on otherwise is not joined
+        let prose = "I updated the NVIDIA driver on your\nadvice and it is not too old any more.\n";
+        assert!(!looks_like(prose));
+        assert!(!parse_cuda_runtime_log(prose).driver_too_old);
+    }
     use crate::evidence::testutil::{fixture, prefixes};
     use proptest::prelude::*;
 

@@ -194,7 +194,9 @@ mod tests {
             let name = p.display();
             assert_eq!(
                 cuda_errors::looks_like(&t),
-                t.lines().any(cuda_errors::recognised_line),
+                cuda_errors::rejoin_too_old(&t)
+                    .lines()
+                    .any(cuda_errors::recognised_line),
                 "{name}"
             );
             // (the heartbeat monitor's message is read from rows a terminal wrapped, and the

@@ -38,6 +38,16 @@
 //!   version .... V` (`torch.__version__`), and `torch cuda version .... X.Y` (`torch.version.cuda`,
 //!   `None` for a build without CUDA), read where the version carries no `+cuXYZ` (a PyPI wheel);
 //!   a `torch hip version` other than `None` is a ROCm build;
+//! - pyannote.audio's checkpoint check (pyannote/pyannote-audio `pyannote/audio/utils/version.py`,
+//!   `check_version`, 3.x, and 2.x's `Model.check_version` in `pyannote/audio/core/model.py`,
+//!   both read as stored by the search tool): `Model.on_load_checkpoint` calls it with the
+//!   checkpoint's versions as `theirs` and the running `torch.__version__` as `mine`, and it
+//!   prints `{what} was trained with {library} {theirs}, yours is {mine}. ` then "Bad things
+//!   will probably happen unless you upgrade …", "Bad things might happen unless you revert …"
+//!   or "This should be OK …" (`what` is `Model` or `Pipeline`). Only `mine` is this
+//!   environment's torch (semver keeps its `+cu126` build metadata); `theirs` is the machine the
+//!   checkpoint was saved on, the same `1.10.0+cu102` in every whisperX log (its VAD model), and
+//!   is not read as a build. The line is a report of its own: read even where it names no GPU;
 //! - pip (`pip list` rows `torch  V`, `pip freeze` `torch==V`) and the many scripts that log
 //!   `PyTorch version: {torch.__version__}` or print `torch.__version__` on its own line.
 //!
@@ -60,6 +70,23 @@ static TORCH_VERSION: LazyLock<Regex> = LazyLock::new(|| {
     )
     .expect("static regex")
 });
+
+/// pyannote.audio's `check_version` line for torch (see the module's sources): the version after
+/// `yours is`, with its build tag where it has one, is the running torch.
+static PYANNOTE_CHECK: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"\b(?:Model|Pipeline) was trained with torch \S+, yours is v?(\d+\.\d+\.\d+)(?:\+(cu\d{2,3}|cpu|rocm\d+(?:\.\d+)*))?\.",
+    )
+    .expect("static regex")
+});
+
+/// The report name of a pyannote.audio checkpoint check.
+const PYANNOTE_REPORT: &str = "pyannote.audio checkpoint check";
+
+/// Some line is pyannote.audio's check of the torch a checkpoint was saved with.
+fn pyannote_check(text: &str) -> bool {
+    text.contains(" was trained with torch ") && text.lines().any(|l| PYANNOTE_CHECK.is_match(l))
+}
 
 /// zzc0721/torch-performance-test-data's `test.py` (`generate_github_issue_link`): `- PyTorch版本：
 /// {torch_version}` where `torch_version = f"torch{torch.__version__.replace('.', '').replace('+',
@@ -123,7 +150,8 @@ pub struct TorchEnv {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub platform: Option<String>,
     /// The environment report the text is, where it is one of the Hugging Face libraries'
-    /// (`transformers env`, `accelerate env`, `trl env`, `llamafactory-cli env`).
+    /// (`transformers env`, `accelerate env`, `trl env`, `llamafactory-cli env`) or
+    /// pyannote.audio's checkpoint check.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub report: Option<String>,
 }
@@ -363,6 +391,7 @@ pub fn read(text: &str) -> TorchEnv {
     // carries no build tag (a PyPI wheel's `2.1.0`)
     let mut ds_cuda: Option<String> = None;
     let mut ds_hip = false;
+    let mut pyannote = false;
     for raw in super::content_lines(&text) {
         let line = raw.trim();
         if let Some((name, value)) = super::ds_report::entry(line) {
@@ -387,6 +416,14 @@ pub fn read(text: &str) -> TorchEnv {
             } else if ARM.is_match(line) {
                 out.platform = Some("aarch64".into());
             }
+        }
+        if let Some(c) = PYANNOTE_CHECK.captures(line) {
+            // the checkpoint's torch (`theirs`) is another machine's: only `mine` is read
+            pyannote = true;
+            if let Some(tag) = c.get(2) {
+                out.add_tag(&c[1], &tag.as_str().to_ascii_lowercase());
+            }
+            continue;
         }
         for c in TORCH_VERSION.captures_iter(line) {
             out.add_tag(&c[1], &c[2].to_ascii_lowercase());
@@ -443,7 +480,9 @@ pub fn read(text: &str) -> TorchEnv {
     if wsl && out.platform.as_deref() == Some("windows") {
         out.platform = None;
     }
-    out.report = hf_env_report(&text).map(str::to_string);
+    out.report = hf_env_report(&text)
+        .or(pyannote.then_some(PYANNOTE_REPORT))
+        .map(str::to_string);
     out
 }
 
@@ -508,8 +547,9 @@ fn hf_env_report(text: &str) -> Option<&'static str> {
 /// The text prints a torch build and names a GPU the table knows, in one of the producers'
 /// grammars above.
 pub fn looks_like(text: &str) -> bool {
-    // a Hugging Face `env` report is read as one whatever it shows
-    if hf_env_report(text).is_some() {
+    // a Hugging Face `env` report, or pyannote's check of the running torch, is read as one
+    // whatever it shows
+    if hf_env_report(text).is_some() || pyannote_check(text) {
         return true;
     }
     // every build the grammars above read is named next to `torch` (any case), but for a list
@@ -594,7 +634,7 @@ impl super::EvidenceKind for TorchEnvKind {
             ),
             (
                 "report",
-                "the Hugging Face env report the text is (transformers env, accelerate env, trl env, llamafactory-cli env)",
+                "the report the text is (transformers env, accelerate env, trl env, llamafactory-cli env; pyannote.audio checkpoint check)",
             ),
         ]
     }
@@ -618,6 +658,45 @@ impl super::EvidenceKind for TorchEnvKind {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// pyannote.audio's `check_version` (see the module's sources): the running torch is the
+    /// version after `yours is`; the checkpoint's `1.10.0+cu102` is another machine's.
+    #[test]
+    fn pyannote_check_reads_the_running_torch_not_the_checkpoints() {
+        use crate::evidence::EvidenceKind;
+        // healthy: ahmetoner/whisper-asr-webservice#289, two docker compose lines, whisperX works
+        let t = "fasterwhisperasrwebservice              | Model was trained with pyannote.audio 0.0.1, yours is 3.3.2. Bad things might happen unless you revert pyannote.audio to 0.x.\nfasterwhisperasrwebservice              | Model was trained with torch 1.10.0+cu102, yours is 2.6.0+cu126. Bad things might happen unless you revert torch to 1.x.\n";
+        let e = read(t);
+        assert_eq!(e.torch_versions, ["2.6.0+cu126"]);
+        assert_eq!(e.torch_cuda, ["12.6"]);
+        assert_eq!(e.report.as_deref(), Some(PYANNOTE_REPORT));
+        assert!(looks_like(t));
+        assert!(TorchEnvKind.parse(t).is_ok());
+        // the same beside an RTX 4090 (sm_89; unsloth#5830's table row): the cu102 of the
+        // checkpoint would lack it, the running cu126 build does not
+        let t4090 = format!(
+            "{t}|   0  NVIDIA GeForce RTX 4090      WDDM  |   00000000:09:00.0  On |                  Off |\n"
+        );
+        let e = read(&t4090);
+        assert_eq!(e.gpus[0].sm, 89);
+        assert_eq!(e.lacking(), None);
+        // a PyPI wheel's version has no tag: no build read (whisperX#822, `yours is 2.0.0.`)
+        let e = read(
+            "Model was trained with torch 1.10.0+cu102, yours is 2.0.0. Bad things might happen unless you revert torch to 1.x.\n",
+        );
+        assert!(e.torch_versions.is_empty() && e.torch_cuda.is_empty());
+        assert_eq!(e.report.as_deref(), Some(PYANNOTE_REPORT));
+        // problem: ahmetoner/whisper-asr-webservice#335, the running 2.7.1+cu126 on an RTX 5090 D
+        let t = "NVIDIA GeForce RTX 5090 D with CUDA capability sm_120 is not compatible with the current PyTorch installation.\nModel was trained with pyannote.audio 0.0.1, yours is 3.3.2. Bad things might happen unless you revert pyannote.audio to 0.x.\nModel was trained with torch 1.10.0+cu102, yours is 2.7.1+cu126. Bad things might happen unless you revert torch to 1.x.\n";
+        let e = read(t);
+        assert_eq!(e.torch_versions, ["2.7.1+cu126"]);
+        let l = e.lacking().expect("cu126 has no sm_120 kernels");
+        assert_eq!((l.sm, l.build), (120, 12060));
+        // pyannote's line for another library alone is no torch report
+        assert!(!looks_like(
+            "Model was trained with pyannote.audio 0.0.1, yours is 3.3.2. Bad things might happen unless you revert pyannote.audio to 0.x.\n"
+        ));
+    }
 
     /// DeepSpeed's ds_report (deepspeed/env_report.py): the tagged `torch version` entry is the
     /// build; where it has no tag, `torch cuda version` is; `None` there is a CPU build, a
