@@ -80,6 +80,25 @@
 //!   : CUDA error %d '%s'. …` (2.23 on, read at 5067397c), followed by `ret =
 //!   ncclUnhandledCudaError`: the NVSwitch multicast NVLS needs could not be bound (a fabric
 //!   manager, NVSwitch or NVLink fault, or a container without the multicast capability).
+//! - NVIDIA/nccl `src/misc/socket.cc` (read at v2.16.2-1, v2.18.6-1, v2.21.5-1, v2.27.3-1 and
+//!   v2.28.3-1; `src/os/linux.cc` at v2.29.3-1): the socket layer under bootstrap, the proxy and
+//!   the socket transport WARNs and returns at once. `socketStartConnect: Connect to A failed :
+//!   E` and `socketPollConnect: Connect to A returned N(E) errno N(E)` (2.16–2.26), `<function>:
+//!   connect to A failed : E` (2.27 on; `ncclOsSocketStartConnect` / `ncclOsSocketPollConnect`
+//!   from 2.29) and `socketPollConnect to A failed with error E` return `ncclSystemError`;
+//!   `… exceeded retries (N)` / `… exceeded timeouts (N)` (2.16–2.26), `… connect to A returned
+//!   E, exceeded error retry count after N attempts` (2.27 on), `socketPollConnect poll() failed
+//!   with error E`, `socketProgressOpt: Call to recv from A failed : E` (`recv from` / `send to`
+//!   from 2.27) and `socketProgress: Connection closed by remote peer A` return
+//!   `ncclRemoteError`. Bootstrap, the proxy and `net_ib.cc`'s own connection pass each up with
+//!   `NCCLCHECK`, so such a WARN is that error even where the paste kept it alone (a maintainer
+//!   quoting one line, gpustack/gpustack#2275) or as torch relays it after `Last error:`; the IB
+//!   plugin's copy of the file (`socket.c`, nccl-rdma-sharp-plugins) prints the same text. The
+//!   `Net : …` wordings before 2.16 are left out: 2.12 returned `ncclSystemError` and 2.13–2.14
+//!   `ncclRemoteError` for the same text, so a line alone cannot name its result (the back trace
+//!   after it still does). RAS (2.24 on) may warn the same on its own connections and go on; from
+//!   2.27 its sockets are made with `customRetry` (`src/ras/rasnet.cc`), so a refused,
+//!   unreachable or timed-out connect of RAS retries without any WARN.
 //! - aws/aws-ofi-nccl, the EFA net plugin (read at v0.9.1, v1.1.0, v1.4.0, v1.6.0, v1.7.0-aws,
 //!   v1.14.0 and HEAD, 2026): `NCCL_OFI_WARN` prints `NET/OFI <message>` through NCCL's logger.
 //!   The libfabric calls that build a connection's endpoint warn `Couldn't allocate endpoint.
@@ -172,7 +191,11 @@
 //!   `C10D_WARNING` / `C10D_INFO` macros write `[c10d] <message>`, `C10D_DEBUG` `[c10d - debug]
 //!   <message>` and `C10D_TRACE` `[c10d - trace] <message>` through c10's `LOG(...)`, whose
 //!   `MessageLogger` (`c10/util/logging_is_not_google_glog.h`, `c10/util/Logging.cpp`) puts
-//!   `[<I|W|E|F><MMDD> <HH:MM:SS>.<fraction> <file>:<line>] ` in front, and torchrun's per-rank
+//!   `[<I|W|E|F><month-day> <HH:MM:SS>.<fraction> <file>:<line>] ` in front, where month-day is
+//!   `(timeinfo->tm_mon + 1) * 100 + timeinfo->tm_mday` streamed as a plain integer before the
+//!   `std::setfill('0')` that pads the clock (the expression in `Logging.cpp`'s stored copy,
+//!   printed from 2.4 on): three digits from January to September (`[W427 01:04:16.149509694
+//!   socket.cpp:752] [c10d] …`, gensyn-ai/rl-swarm#197), four after, and torchrun's per-rank
 //!   redirect `[rankN]:` before that. Such a line (the TCPStore's socket and libuv backend,
 //!   rendezvous, process-group set-up) is PyTorch's distributed log: it is read as this kind so
 //!   that a paste of it alone is not "cannot tell what this is"; it names no collective failure
@@ -335,7 +358,7 @@ static RAISED_IN_CHECK_TIMEOUT: LazyLock<Regex> = LazyLock::new(|| {
 /// A c10d log line under c10's log prefix (see the header): `[I1107 01:20:27.770733060
 /// TCPStoreLibUvBackend.cpp:119] [c10d - debug] …`, with or without torchrun's `[rankN]:`.
 static C10D_LINE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^\s*(?:\[rank\d+\]:)?\[[IWEF]\d{4} \d{2}:\d{2}:\d{2}\.\d+ [^\s\]]+:\d+\] \[c10d(?: - (?:debug|trace))?\] ")
+    Regex::new(r"^\s*(?:\[rank\d+\]:)?\[[IWEF]\d{3,4} \d{2}:\d{2}:\d{2}\.\d+ [^\s\]]+:\d+\] \[c10d(?: - (?:debug|trace))?\] ")
         .expect("static regex")
 });
 static RESULT: LazyLock<Regex> = LazyLock::new(|| {
@@ -617,6 +640,9 @@ fn warn_result(warn: &str) -> Option<&'static str> {
     if ofi_endpoint_failed(w) {
         return Some("ncclSystemError");
     }
+    if let Some(r) = socket_warn_result(w) {
+        return Some(r);
+    }
     // the proxy service thread names the result the operation it ran for a rank returned
     let code = |after: &str| -> Option<&'static str> {
         let digits: String = after.chars().take_while(char::is_ascii_digit).collect();
@@ -636,6 +662,64 @@ fn warn_result(warn: &str) -> Option<&'static str> {
     None
 }
 
+/// The result NCCL's socket layer returns right after one of its WARNs (see the header):
+/// NVIDIA/nccl `src/misc/socket.cc` 2.16–2.28 (`src/os/linux.cc` from 2.29, the same text with
+/// `ncclOs` before the function's name), read at v2.16.2-1, v2.18.6-1, v2.21.5-1, v2.27.3-1,
+/// v2.28.3-1 and v2.29.3-1.
+fn socket_warn_result(w: &str) -> Option<&'static str> {
+    const CONNECT: [&str; 4] = [
+        "socketStartConnect: ",
+        "socketPollConnect: ",
+        "ncclOsSocketStartConnect: ",
+        "ncclOsSocketPollConnect: ",
+    ];
+    if let Some(rest) = CONNECT.iter().find_map(|f| w.strip_prefix(f)) {
+        // the retries given up: `exceeded retries (N)` / `exceeded timeouts (N)` (2.16–2.26),
+        // `connect to A returned E, exceeded error retry count after N attempts` (2.27 on)
+        if rest.starts_with("exceeded retries (")
+            || rest.starts_with("exceeded timeouts (")
+            || (rest.starts_with("connect to ")
+                && rest.contains(", exceeded error retry count after "))
+        {
+            return Some("ncclRemoteError");
+        }
+        // any other errno: `Connect to A failed : E` (2.16–2.26), `connect to A failed : E`
+        // (2.27 on), and `socketPollConnect`'s `Connect to A returned N(E) errno N(E)`
+        // (2.16–2.26)
+        let to = rest.starts_with("Connect to ") || rest.starts_with("connect to ");
+        if to
+            && (rest.contains(" failed : ")
+                || (rest.contains(" returned ") && rest.contains(") errno ")))
+        {
+            return Some("ncclSystemError");
+        }
+        return None;
+    }
+    // `poll()` itself failing: `socketPollConnect poll() failed with error E` (2.16–2.26),
+    // `socketPollConnect to A failed with error E` (2.27–2.28, `ncclOsSocketPollConnect` 2.29)
+    if w.starts_with("socketPollConnect poll() failed with error ") {
+        return Some("ncclRemoteError");
+    }
+    if (w.starts_with("socketPollConnect to ") || w.starts_with("ncclOsSocketPollConnect to "))
+        && w.contains(" failed with error ")
+    {
+        return Some("ncclSystemError");
+    }
+    // an established connection's send or receive failing, or its peer gone
+    if let Some(rest) = w
+        .strip_prefix("socketProgressOpt: Call to ")
+        .or_else(|| w.strip_prefix("ncclOsSocketProgressOpt: Call to "))
+        && (rest.starts_with("recv from ") || rest.starts_with("send to "))
+        && rest.contains(" failed : ")
+    {
+        return Some("ncclRemoteError");
+    }
+    if w.starts_with("socketProgress: Connection closed by remote peer ") {
+        return Some("ncclRemoteError");
+    }
+    None
+}
+
 /// A result WARN of `net_ib.cc` (see [`warn_result`]) without NCCL's `host:pid:tid [dev]
 /// file:line NCCL WARN` header: NVIDIA/nccl `src/debug.cc` (2.4 through 2.28) keeps every WARN's
 /// message, formatted from its `fmt` alone, as `ncclLastError`, and torch's
@@ -648,14 +732,15 @@ fn relayed_warn_result(line: &str) -> Option<&'static str> {
         return None;
     }
     let t = after_prefix(line);
-    if !(t.starts_with("NET/IB : Got completion ")
+    if t.starts_with("NET/IB : Got completion ")
         || t.starts_with("NET/IB: Got completion ")
         || t.starts_with("communicator encountered a fatal error (detected in ")
-        || t.starts_with("Failed to bind NVLink SHARP (NVLS) Multicast memory of size "))
+        || t.starts_with("Failed to bind NVLink SHARP (NVLS) Multicast memory of size ")
     {
-        return None;
+        return warn_result(t);
     }
-    warn_result(t)
+    // the socket layer's messages start with the function's own name, which no other text does
+    socket_warn_result(t)
 }
 
 /// aws-ofi-nccl's WARN for a libfabric call that builds a connection's endpoint (see the
@@ -799,6 +884,11 @@ pub fn looks_like(text: &str) -> bool {
             "WARN Call to ibv_",
             "WARN ibv_post_",
             "WARN NET/OFI Couldn't ",
+            // the socket layer's WARNs, with or without their header (`socket_warn_result`)
+            "ocketStartConnect",
+            "ocketPollConnect",
+            "ocketProgressOpt: Call to ",
+            "socketProgress: Connection closed by remote peer ",
             "Timeout at NCCL work: ",
             "Exception raised from checkTimeout at ",
             "::WorkNCCL::checkTimeout(",
@@ -1911,6 +2001,114 @@ gpu01:351578:351578 [0] NCCL INFO net.cc:55 -> 3\n";
     }
 
     #[test]
+    fn a_socket_warn_nccl_returns_an_error_after_is_that_error() {
+        // github.com/gpustack/gpustack/issues/2275: a maintainer quotes the poster's one WARN
+        // line (NCCL 2.21.5, `socketStartConnect` returns ncclSystemError), no trace after it
+        let t = "gpu:77952:77952 [0] misc/socket.cc:484 NCCL WARN socketStartConnect: Connect to 172.21.0.1<57093> failed : Software caused connection abort\n";
+        assert!(looks_like(t));
+        let e = parse_nccl_errors(t);
+        assert_eq!(e.error_results, vec!["ncclSystemError".to_string()]);
+        assert!(
+            e.errors[0]
+                .last_error
+                .as_deref()
+                .unwrap()
+                .contains("Software caused connection abort")
+        );
+        // github.com/sgl-project/sglang/issues/5594: the IB plugin's copy (`socket.c`), its
+        // thread's trace after it names the same result once
+        let t = "h100-15:139:1092 [7] socket.c:485 NCCL WARN socketStartConnect: Connect to 10.0.0.82<38455> failed : Software caused connection abort\n\
+h100-15:139:1092 [7] NCCL INFO transport/net.cc:687 -> 2\n";
+        let e = parse_nccl_errors(t);
+        assert_eq!(e.error_results, vec!["ncclSystemError".to_string()]);
+        assert_eq!(e.errors[0].count, 1);
+        // the wordings of each release and the result each returns (NVIDIA/nccl
+        // src/misc/socket.cc v2.21.5-1 and v2.27.3-1, src/os/linux.cc v2.29.3-1)
+        for (w, r) in [
+            (
+                "socketStartConnect: exceeded retries (20)",
+                "ncclRemoteError",
+            ),
+            (
+                "socketPollConnect: exceeded timeouts (10)",
+                "ncclRemoteError",
+            ),
+            (
+                "socketPollConnect: Connect to 10.0.0.4<56849> returned 113(No route to host) errno 115(Operation now in progress)",
+                "ncclSystemError",
+            ),
+            (
+                "socketStartConnect: connect to 10.1.0.7<41234> failed : Network is unreachable",
+                "ncclSystemError",
+            ),
+            (
+                "socketPollConnect: connect to 10.1.0.7<41234> returned Connection refused, exceeded error retry count after 35 attempts",
+                "ncclRemoteError",
+            ),
+            (
+                "ncclOsSocketStartConnect: connect to 10.1.0.7<41234> failed : Network is unreachable",
+                "ncclSystemError",
+            ),
+            (
+                "socketPollConnect poll() failed with error Interrupted system call",
+                "ncclRemoteError",
+            ),
+            (
+                "socketProgressOpt: Call to recv from 172.16.1.2<33759> failed : Connection reset by peer",
+                "ncclRemoteError",
+            ),
+            (
+                "socketProgressOpt: Call to send to 172.16.1.2<33759> failed : Broken pipe",
+                "ncclRemoteError",
+            ),
+            (
+                "socketProgress: Connection closed by remote peer node1<57557>",
+                "ncclRemoteError",
+            ),
+        ] {
+            assert_eq!(socket_warn_result(w), Some(r), "{w}");
+        }
+        // the retry the socket layer logs at INFO, a NULL-argument WARN and the `Net :` wording
+        // whose result changed between releases are not read as a result
+        for w in [
+            "socketStartConnect: connect to 10.1.0.7<41234> returned Connection refused, retrying (1/34) after sleep for 100 msec",
+            "ncclSocketConnect: pass NULL socket",
+            "Net : Connect to 10.0.0.2<45763> failed : Connection refused",
+        ] {
+            assert_eq!(socket_warn_result(w), None, "{w}");
+        }
+        // github.com/hkproj/pytorch-transformer-distributed/issues/1: torch relays the WARN
+        // after `Last error:`; one error, the reason kept
+        let t = "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1333, unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.18.6\n\
+ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device error. \n\
+Last error:\n\
+socketStartConnect: Connect to 192.168.19.14<52822> failed : No route to host\n";
+        let e = parse_nccl_errors(t);
+        assert_eq!(e.errors.len(), 1);
+        assert_eq!(e.errors[0].count, 1);
+        assert!(
+            e.errors[0]
+                .last_error
+                .as_deref()
+                .unwrap()
+                .contains("No route to host")
+        );
+        // the relayed line pasted alone, after a launcher's rank prefix
+        let t = "[rank3]: socketProgress: Connection closed by remote peer node1<57557>\n";
+        assert!(looks_like(t));
+        assert_eq!(
+            parse_nccl_errors(t).error_results,
+            vec!["ncclRemoteError".to_string()]
+        );
+        // healthy (github.com/NVIDIA/nccl/issues/1538, one worker's ring over P2P/CUMEM):
+        // nothing of the socket layer, no error
+        let h = "job-3bb823c0-6d27-4312-8094-1c5910bf9b51-worker-0:5670:5810 [7] NCCL INFO Channel 02/0 : 7[7] -> 0[0] via P2P/CUMEM\n";
+        assert!(parse_nccl_errors(h).errors.is_empty());
+        // prose naming the function is not its WARN
+        assert!(!looks_like("we saw socketStartConnect fail once\n"));
+    }
+
+    #[test]
     fn a_watchdog_line_word_wrapped_after_watchdog_is_read() {
         // github.com/pytorch/pytorch/pull/123023's test plan, wrapped at 72 columns
         let t = "[E329 19:15:11.775879730 ProcessGroupNCCL.cpp:565] [Rank 0] Watchdog\n\
@@ -1951,6 +2149,20 @@ OpType=ALLREDUCE, NumelIn=10, NumelOut=10, Timeout(ms)=10000) ran for\n\
             "[rank0]:[E1203 15:06:00.795629686 ProcessGroupNCCL.cpp:689] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=2, OpType=ALLREDUCE, NumelIn=1048576, NumelOut=1048576, Timeout(ms)=10000) ran for 10030 milliseconds before timing out.\n",
         );
         assert_eq!(parse_nccl_errors(t).timeout_count, 1);
+        // github.com/gensyn-ai/rl-swarm/issues/197: April 27, month-day `427` in three digits
+        // (c10's `(tm_mon + 1) * 100 + tm_mday`, not zero-padded): read, no failure
+        let t = "[W427 01:04:16.149509694 socket.cpp:752] [c10d] The client socket has failed to connect to [::ffff:198.18.0.1]:3254 (errno: 110 - Connection timed out).\n";
+        assert!(looks_like(t));
+        let e = parse_nccl_errors(t);
+        assert_eq!(e.timeout_count, 0);
+        assert!(e.error_results.is_empty());
+        // a month-day of two digits or five is not c10's
+        assert!(!looks_like(
+            "[W27 01:04:16.149509694 socket.cpp:752] [c10d] x\n"
+        ));
+        assert!(!looks_like(
+            "[W12345 01:04:16.149509694 socket.cpp:752] [c10d] x\n"
+        ));
         // prose about c10d, or the tag outside c10's prefix, is not such a line
         assert!(!looks_like("the [c10d] logger prints store traffic\n"));
         assert!(!looks_like("INFO [c10d] rendezvous ok\n"));
