@@ -31,7 +31,15 @@ const CAPTURED: &[&str] = &[
     "made on the H100 by bench/capture_h200_profilers.sh:",
 ];
 
-/// The floor `GPUFIX_CORPUS_STRICT=1` (run by `.ci/run`) holds: SEVENTH_SESSION_FIGURES. Before it, the whole corpus's figures after
+/// The floor `GPUFIX_CORPUS_STRICT=1` (run by `.ci/run`) holds: the whole corpus's figures after
+/// the seventh session of 2026-12-05 (sealed batches h85-h89: container specs, NCCL timeouts and
+/// errors of PyTorch 2.3-2.5, the CUDA runtime layer from Windows, conda and WSL, NVIDIA's tools
+/// on recent drivers, a fresh draw of slow-training posts; 1,649 artifacts): 685 of 748 detected
+/// (915.8 per mille), 0 healthy with a false finding, 0 unreadable. Every artifact detected before
+/// is detected still; the six new misses are h85's PaddleSeg eviction (its volume not shown at
+/// /dev/shm) and h89's five (four posters' own sentences, one BasicSR line that may be one
+/// iteration), which take the share below the sixth session's 920: the floor is 915. Before it,
+/// the whole corpus's figures after
 /// the sixth session of 2026-12-05 (sealed batches h80-h84: a fresh draw from pages outside
 /// GitHub, one from repositories not mined before, training logs that print the step's time,
 /// stack dumps of hung jobs, the CUDA runtime and memory layers of 2025-2026; 1,586 artifacts):
@@ -115,7 +123,7 @@ const CAPTURED: &[&str] = &[
 /// 35 MB Kineto trace of h11 is judged within `plan`'s probe timeout depends on the machine's
 /// load. A change that reads the corpus worse fails CI; one that reads it better raises these.
 /// Issue 24's target is 95% detected, 0 and 0: the detected share is not met.
-const FLOOR_DETECTED_PER_MILLE: usize = 914;
+const FLOOR_DETECTED_PER_MILLE: usize = 915;
 const MAX_FALSE_ON_HEALTHY: usize = 0;
 const MAX_UNREADABLE: usize = 0;
 

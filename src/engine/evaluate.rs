@@ -235,7 +235,7 @@ pub fn evaluate(
                     p.display(),
                     reading.describe()
                 ));
-            } else if crate::formats::job_text::in_paste(&text).is_none()
+            } else if crate::evidence::segment::job_text_in_paste(&text).is_none()
                 && crate::evidence::segment::is_prose(&text)
             {
                 // the evidence host judged it a post that shows nothing (host/evidence.rs)

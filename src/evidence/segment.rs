@@ -20,6 +20,7 @@
 //! [`WINDOW`] bytes are cut into blocks.
 
 use super::{EvidenceKind, KINDS, detect};
+use crate::formats::job_text::JobText;
 use regex::Regex;
 use std::borrow::Cow;
 use std::sync::LazyLock;
@@ -755,9 +756,8 @@ fn is_sentence_block(block: &str) -> bool {
         return false;
     }
     // a warning a program printed reads as a sentence too
-    use crate::formats::job_text::{JobText, detect};
     if matches!(
-        detect(block),
+        crate::formats::job_text::detect(block),
         Some(JobText::Log | JobText::Python | JobText::Launcher)
     ) {
         return false;
@@ -834,6 +834,30 @@ pub fn pasted_document(text: &str) -> Option<String> {
     (!out.trim().is_empty()).then_some(out)
 }
 
+/// The job text a pasted file holds, and what it is: the text itself, or where a post around
+/// it keeps [`crate::formats::job_text::detect`] from it (a question above a pasted log, a
+/// fenced config), the text the post pastes ([`pasted_document`]: its other lines blanked, so
+/// line numbers stay the file's). Every reader of `--evidence` job text asks this.
+///
+/// A structured config the post pastes is read as one even where the post as a whole reads as
+/// a log (its sentences are no YAML): a config's parse is the stronger evidence; a log that
+/// shows what a log reader reads stays one.
+pub fn job_text_in_paste(text: &str) -> Option<(JobText, Cow<'_, str>)> {
+    use crate::formats::job_text::{detect, log_shows_its_own};
+    let whole = detect(text);
+    if matches!(whole, Some(JobText::Config(_)) | Some(JobText::Python))
+        || (whole == Some(JobText::Log) && log_shows_its_own(text))
+    {
+        return whole.map(|k| (k, Cow::Borrowed(text)));
+    }
+    let doc = pasted_document(text).and_then(|d| detect(&d).map(|k| (k, d)));
+    match (whole, doc) {
+        (_, Some((k @ JobText::Config(_), d))) | (None, Some((k, d))) => Some((k, Cow::Owned(d))),
+        (Some(k), _) => Some((k, Cow::Borrowed(text))),
+        (None, None) => None,
+    }
+}
+
 /// A line that is only a markdown image or link (`![alt](url)`, `[name](url)`) or an HTML
 /// `<img …>` tag: what GitHub's editor inserts for an attached screenshot or file.
 fn is_attachment(t: &str) -> bool {
@@ -901,7 +925,7 @@ mod tests {
     /// both), is read as the text alone is: by the same kinds, and as the same job text.
     #[test]
     fn every_fixture_text_reads_the_same_inside_a_post() {
-        use crate::formats::job_text::in_paste;
+        let in_paste = job_text_in_paste;
         type Wrap = fn(&str) -> String;
         let posts: [(&str, Wrap); 3] = [
             ("sentences", |t| {

@@ -1394,34 +1394,13 @@ pub fn parse_structured(text: &str) -> Option<(&'static str, Value)> {
 /// not a file to edit.
 pub const HF_ARGS: &str = "hf-args";
 
-/// The job text a pasted file holds, and what it is: the text itself, or where a post around
-/// it keeps [`detect`] from it (a question above a pasted log, a fenced config), the text the
-/// post pastes ([`crate::evidence::segment::pasted_document`]: its other lines blanked, so
-/// line numbers stay the file's). Every reader of `--evidence` job text asks this.
-///
-/// A structured config the post pastes is read as one even where the post as a whole reads as
-/// a log (its sentences are no YAML): a config's parse is the stronger evidence.
-pub fn in_paste(text: &str) -> Option<(JobText, std::borrow::Cow<'_, str>)> {
-    use std::borrow::Cow;
-    let whole = detect(text);
-    if matches!(whole, Some(JobText::Config(_)) | Some(JobText::Python)) {
-        return whole.map(|k| (k, Cow::Borrowed(text)));
-    }
-    // a log that shows what a log reader reads (a loader warning, progress lines) stays one
-    if whole == Some(JobText::Log)
-        && (!log_warnings(text).is_empty()
-            || cut_warning(text).is_some()
-            || text.lines().take(2000).any(is_progress_line))
-    {
-        return whole.map(|k| (k, Cow::Borrowed(text)));
-    }
-    let doc =
-        crate::evidence::segment::pasted_document(text).and_then(|d| detect(&d).map(|k| (k, d)));
-    match (whole, doc) {
-        (_, Some((k @ JobText::Config(_), d))) | (None, Some((k, d))) => Some((k, Cow::Owned(d))),
-        (Some(k), _) => Some((k, Cow::Borrowed(text))),
-        (None, None) => None,
-    }
+/// True when a text read as a log shows what a log reader reads: a loader warning (whole or
+/// cut), or progress lines. Such a log stays one even inside a post
+/// ([`crate::evidence::segment::job_text_in_paste`]).
+pub fn log_shows_its_own(text: &str) -> bool {
+    !log_warnings(text).is_empty()
+        || cut_warning(text).is_some()
+        || text.lines().take(2000).any(is_progress_line)
 }
 
 /// What this text is, by content: Python source, a structured config, launcher command

@@ -78,7 +78,7 @@ impl EvidenceHost {
             if reading.parts.is_empty() {
                 // job text (Python, a training config, a launcher line, a training log) is
                 // read by the config probe, not as a host description
-                if crate::formats::job_text::in_paste(&text).is_some() {
+                if crate::evidence::segment::job_text_in_paste(&text).is_some() {
                     continue;
                 }
                 // a post (an issue body, a question) whose paste holds no output gpufix reads:

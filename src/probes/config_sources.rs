@@ -365,7 +365,7 @@ pub fn gather(
         };
         // a post around the job text (a question above a pasted log, a fenced config): the
         // text it pastes, its own line numbers kept
-        if let Some((_, t)) = job_text::in_paste(&t) {
+        if let Some((_, t)) = crate::evidence::segment::job_text_in_paste(&t) {
             g.add_doc(shown, t.into_owned(), "--evidence", "");
         }
     }

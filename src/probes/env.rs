@@ -195,7 +195,8 @@ impl Probe for Env {
 fn launch_script(
     evidence: &[std::path::PathBuf],
 ) -> Option<(String, crate::formats::launcher::Script)> {
-    use crate::formats::job_text::{JobText, in_paste};
+    use crate::evidence::segment::job_text_in_paste as in_paste;
+    use crate::formats::job_text::JobText;
     evidence.iter().find_map(|p| {
         let text = crate::vocab::io::read_shared(p).ok()?;
         let (kind, text) = in_paste(&text)?;
@@ -216,7 +217,8 @@ fn launch_script(
 fn python_env<'a>(
     paths: impl Iterator<Item = &'a std::path::PathBuf>,
 ) -> Option<(String, Vec<crate::formats::python::EnvSet>)> {
-    use crate::formats::job_text::{JobText, in_paste};
+    use crate::evidence::segment::job_text_in_paste as in_paste;
+    use crate::formats::job_text::JobText;
     paths.into_iter().find_map(|p| {
         let text = crate::vocab::io::read_shared(p).ok()?;
         let (kind, text) = in_paste(&text)?;
