@@ -925,7 +925,6 @@ mod tests {
     /// both), is read as the text alone is: by the same kinds, and as the same job text.
     #[test]
     fn every_fixture_text_reads_the_same_inside_a_post() {
-        let in_paste = job_text_in_paste;
         type Wrap = fn(&str) -> String;
         let posts: [(&str, Wrap); 3] = [
             ("sentences", |t| {
@@ -936,11 +935,18 @@ mod tests {
                 format!("I see the following output:\n\n```text\n{t}```\n\nThanks in advance.\n")
             }),
         ];
-        let sorted = |r: &Reading| {
+        // the kinds a text is read as, and the job text it is where no kind reads it
+        let reading = |t: &str| {
+            let r = segment(t);
             let mut v: Vec<&str> = r.parts.iter().map(|p| p.kind.name()).collect();
             v.sort_unstable();
             v.dedup();
-            v
+            let job = if r.parts.is_empty() {
+                job_text_in_paste(t).map(|(k, _)| k)
+            } else {
+                None
+            };
+            (v, job)
         };
         let (mut texts, mut fails) = (0, Vec::new());
         for (path, t) in crate::evidence::testutil::every_fixture_text() {
@@ -963,22 +969,9 @@ mod tests {
                 format!("{t}\n")
             };
             texts += 1;
-            let alone = segment(&t);
-            let kinds = sorted(&alone);
-            let job = if alone.parts.is_empty() {
-                in_paste(&t).map(|(k, _)| k)
-            } else {
-                None
-            };
+            let (kinds, job) = reading(&t);
             for (post, wrap) in posts {
-                let p = wrap(&t);
-                let r = segment(&p);
-                let got = sorted(&r);
-                let got_job = if r.parts.is_empty() {
-                    in_paste(&p).map(|(k, _)| k)
-                } else {
-                    None
-                };
+                let (got, got_job) = reading(&wrap(&t));
                 // (a post may read more: a fence cuts a text into blocks its head alone
                 // would not)
                 if !kinds.iter().all(|k| got.contains(k)) || got_job != job {
