@@ -203,6 +203,15 @@ pub fn segment(text: &str) -> Reading<'_> {
     // the post as a whole reads as nothing, or where it is one document a kind reads whole (a
     // compose file whose anchors its blocks alone would lose)
     let whole_doc = |d: &str| detect(d).is_some_and(|k| k.whole_text(d));
+    // (a text read already is looked at again only where a document read whole may hide in
+    // it: a fence, YAML's merge key, a kind read whole; a long log is not cut twice)
+    let may_hide_one = text.contains("```")
+        || text.contains("~~~")
+        || text.contains("<<:")
+        || r.parts.iter().any(|p| p.kind.whole());
+    if !r.parts.is_empty() && !may_hide_one {
+        return r;
+    }
     let Some(doc) = pasted_document(text) else {
         return r;
     };
@@ -748,6 +757,11 @@ fn is_command_line(t: &str) -> bool {
 /// (`Thanks in advance.`, `Any idea?`), never a block with a config's `key: value` or
 /// `key = value` line (a commented YAML file reads as words too).
 fn is_sentence_block(block: &str) -> bool {
+    // a poster's paragraphs around a paste are short; a long block is output or code (and is
+    // not handed whole to the job-text reader below)
+    if block.len() > 32 << 10 || block.lines().nth(200).is_some() {
+        return false;
+    }
     static KEY: LazyLock<Regex> = LazyLock::new(|| {
         Regex::new(r"^\s*(?:-\s+)?[A-Za-z_][A-Za-z0-9_.-]*\s*(?::(?:\s|$)|=)")
             .expect("static regex")
