@@ -248,11 +248,11 @@ pub fn segment(text: &str) -> Reading<'_> {
         x.iter()
             .any(|&(a, b)| y.iter().any(|&(c, e)| a <= e && c <= b))
     };
-    let doc_lines: Vec<(usize, usize)> = parts.iter().flat_map(|p| p.lines.clone()).collect();
+    let doc_spans: Vec<(usize, usize)> = parts.iter().flat_map(|p| p.lines.clone()).collect();
     parts.extend(
         r.parts
             .into_iter()
-            .filter(|p| !overlaps(&p.lines, &doc_lines)),
+            .filter(|p| !overlaps(&p.lines, &doc_spans)),
     );
     parts.sort_by_key(|p| p.lines.first().copied());
     let covered: Vec<(usize, usize)> = parts.iter().flat_map(|p| p.lines.clone()).collect();
