@@ -107,9 +107,25 @@ pub struct KernelLog {
     /// The GPU System Processor stopped answering (`GSP Timeout`, heartbeat timed out, RPC
     /// timeout): the state Xid 119 reports, logged before or without the Xid line.
     pub gsp_timeout: bool,
-    /// `nvidia-smi` (or NVML) says a GPU is lost or cannot be reached: `GPU is lost`, `Unable
-    /// to determine the device handle for GPU ...`: a GPU gone from the bus.
+    /// A GPU is lost or cannot be reached: `nvidia-smi` (or NVML) says so (`GPU is lost`,
+    /// `Unable to determine the device handle for GPU ...`), or the kernel's PCIe error
+    /// recovery gave an NVIDIA GPU up after an uncorrectable fatal error (see
+    /// [`KernelLog::aer_unrecovered_gpus`]): a GPU gone from the bus.
     pub gpu_lost: bool,
+    /// The NVIDIA GPUs the kernel's AER recovery could not recover after an uncorrectable
+    /// (Fatal) PCIe error: the log holds a Fatal AER error, the `nvidia BDF: AER: can't recover
+    /// (no error_detected callback)` line of each such GPU and the port's `AER: device recovery
+    /// failed`. Linux's `drivers/pci/pcie/err.c` (torvalds/linux `2555693`,
+    /// `report_error_detected` and `pcie_do_recovery`): a device whose driver has no
+    /// `error_detected` handler (nvidia.ko registers none) votes `PCI_ERS_RESULT_NO_AER_DRIVER`
+    /// and is named through `pci_info` (`dev_printk`'s `<driver> <BDF>: ` prefix, so `nvidia`
+    /// names the GPU's driver; the file's `dev_fmt` adds `AER: `); for a Fatal error the state
+    /// is `pci_channel_io_frozen` and the bridge's subordinates are reset anyway (`Root Port link
+    /// has been reset`), then that vote sends recovery to `failed:` (`device recovery failed`)
+    /// and the devices are left disconnected: the GPU was reset under a driver that cannot
+    /// bring it back. A Non-Fatal error resets nothing and is not read here.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub aer_unrecovered_gpus: Vec<String>,
     /// NVSwitch errors (`nvidia-nvswitchN: SXid (PCI:...): CODE, Fatal|Non-fatal, ...`): the
     /// distinct codes, and the ones a line calls fatal (the fabric stalls the GPUs' NVLink
     /// traffic and their jobs abort with Xid 45).
@@ -242,6 +258,18 @@ fn is_gsp_timeout(line: &str) -> bool {
         || has!(line, "kflcnCoreDump")
         || has!(line, "_kgspIsHeartbeatTimedOut")
         || (has!(line, "waiting for RPC response") && has!(line, "GSP"))
+}
+
+/// The GPU of a `nvidia 0000:03:00.0: AER: can't recover (no error_detected callback)` line:
+/// the kernel's `pci_info` through `dev_printk`, whose prefix is the bound driver's name and
+/// the device's (`nvidia`, nvidia.ko's `pci_driver` name), then `err.c`'s `dev_fmt` `AER: `
+/// (see [`KernelLog::aer_unrecovered_gpus`]). Another driver's device (`xhci_hcd`,
+/// `thunderbolt`, an unbound `pci`) is not a GPU of the NVIDIA driver.
+fn nvidia_cant_recover(line: &str) -> Option<&str> {
+    let at = find_lit!(line, ": AER: can't recover (no error_detected callback)")?;
+    let (driver, dev) = line[..at].rsplit_once(' ')?;
+    let driver = driver.rsplit([' ', ']', ';']).next()?;
+    (driver == "nvidia" && pci_address(dev) == Some(dev)).then_some(dev)
 }
 
 /// What `nvidia-smi` prints for a GPU that NVML cannot reach any more.
@@ -390,6 +418,12 @@ struct Reader {
     /// `fallen off the bus` line comes two lines on; the same first line also opens other
     /// reports, e.g. a GPU the driver does not support).
     report_gpu: Option<(String, u8)>,
+    /// An uncorrectable Fatal AER error was read (see [`KernelLog::aer_unrecovered_gpus`]).
+    aer_fatal: bool,
+    /// A port's `AER: device recovery failed` was read.
+    aer_recovery_failed: bool,
+    /// The NVIDIA GPUs with an `AER: can't recover (no error_detected callback)` line.
+    aer_cant_recover: Vec<String>,
 }
 
 /// Adds `pci` to `list` once, up to [`super::MAX_ITEMS`]: Xid's `0000:3b:00` and the device
@@ -517,7 +551,13 @@ impl Reader {
             self.log.gpu_lost = true;
         }
         if rare::AER.into_iter().any(holds) {
+            if let Some(pci) = nvidia_cant_recover(line) {
+                push_gpu(&mut self.aer_cant_recover, pci);
+            } else if has!(line, "AER: device recovery failed") {
+                self.aer_recovery_failed = true;
+            }
             if let Some(severity) = aer_severity(line) {
+                self.aer_fatal |= severity == "fatal";
                 self.log.aer_count += 1;
                 if self.log.aer.len() < super::MAX_ITEMS {
                     let message = line
@@ -536,6 +576,10 @@ impl Reader {
     }
 
     fn finish(mut self) -> KernelLog {
+        if self.aer_fatal && self.aer_recovery_failed && !self.aer_cant_recover.is_empty() {
+            self.log.gpu_lost = true;
+            self.log.aer_unrecovered_gpus = self.aer_cant_recover;
+        }
         self.log.xid_codes = self.codes.into_iter().collect();
         self.log.sxid_codes = self.sx.into_iter().collect();
         self.log.sxid_fatal_codes = self.sx_fatal.into_iter().collect();
@@ -638,6 +682,10 @@ impl super::EvidenceKind for KernelLogKind {
             ),
             ("gsp_timeout", "the GPU System Processor stopped answering"),
             ("gpu_lost", "a GPU is lost or cannot be reached"),
+            (
+                "aer_unrecovered_gpus",
+                "the PCI addresses of the NVIDIA GPUs the kernel's AER recovery gave up after a fatal PCIe error (only when there is one)",
+            ),
             ("sxid_codes", "distinct NVSwitch SXid codes"),
             ("sxid_fatal_codes", "SXid codes a line calls fatal"),
             ("aer", "PCIe AER errors: pci, severity, message"),
@@ -881,6 +929,68 @@ mod tests {
         assert!(l.aer.iter().all(|a| a.severity == "corrected"));
         assert_eq!(l.aer[0].pci.as_deref(), Some("0000:00:03.1"));
         insta::assert_json_snapshot!("kernel_log_aer_corrected", l);
+    }
+
+    /// github.com/rwth-i6/returnn/issues/1500 (`dmesg -H`): a Fatal completion timeout on the
+    /// GPU's root port, the nvidia GPU cannot recover, the link is reset and recovery fails.
+    const AER_FATAL_GPU: &str = "\
+[  +0.000844] nvidia 0000:03:00.0: AER: can't recover (no error_detected callback)
+[  +0.000001] snd_hda_intel 0000:03:00.1: AER: can't recover (no error_detected callback)
+[  +0.000008] pcieport 0000:00:03.0: AER: device recovery failed
+[  +0.000001] pcieport 0000:00:03.0: AER: Multiple Uncorrected (Fatal) error received: 0000:00:03.0
+[  +0.000004] pcieport 0000:00:03.0: PCIe Bus Error: severity=Uncorrected (Fatal), type=Transaction Layer, (Requester ID)
+[  +0.000898] pcieport 0000:00:03.0:   device [8086:6f08] error status/mask=00004020/00000000
+[  +0.000894] pcieport 0000:00:03.0:    [14] CmpltTO                (First)
+[  +0.000921] nvidia 0000:03:00.0: AER: can't recover (no error_detected callback)
+[  +1.050439] pcieport 0000:00:03.0: AER: Root Port link has been reset (0)
+[  +0.000041] pcieport 0000:00:03.0: AER: device recovery failed
+";
+
+    #[test]
+    fn a_gpu_the_aer_recovery_gave_up_after_a_fatal_error_is_lost() {
+        let l = parse_kernel_log(AER_FATAL_GPU);
+        assert!(l.gpu_lost);
+        assert_eq!(l.aer_unrecovered_gpus, ["0000:03:00.0"]);
+        // the same lines from the journal and from a kmsg record
+        let journal = AER_FATAL_GPU.replace("[  +", "Jan 21 10:00:00 cn-234 kernel: [  +");
+        assert_eq!(
+            parse_kernel_log(&journal).aer_unrecovered_gpus,
+            ["0000:03:00.0"]
+        );
+        let kmsg = AER_FATAL_GPU.replace("[  +0.000844] nvidia", "3,812,9321,-;nvidia");
+        assert_eq!(
+            parse_kernel_log(&kmsg).aer_unrecovered_gpus,
+            ["0000:03:00.0"]
+        );
+    }
+
+    #[test]
+    fn aer_recovery_that_resets_no_gpu_loses_none() {
+        // github.com/minisforum-docs/MS-02-Ultra/issues/10: a Non-Fatal error, other drivers
+        let other = "\
+Sep 22 09:59:09 pve kernel: pcieport 0000:80:1b.4: PCIe Bus Error: severity=Uncorrectable (Non-Fatal), type=Transaction Layer, (Receiver ID)
+Sep 22 09:59:09 pve kernel: thunderbolt 0000:84:00.0: AER: can't recover (no error_detected callback)
+Sep 22 09:59:09 pve kernel: xhci_hcd 0000:97:00.0: AER: can't recover (no error_detected callback)
+Sep 22 09:59:09 pve kernel: pcieport 0000:80:1b.4: AER: device recovery failed
+";
+        let l = parse_kernel_log(other);
+        assert!(!l.gpu_lost && l.aer_unrecovered_gpus.is_empty());
+        // the GPU's own Non-Fatal error: nothing was reset
+        let non_fatal = "\
+nvidia 0000:05:00.0: PCIe Bus Error: severity=Uncorrectable (Non-Fatal), type=Transaction Layer
+nvidia 0000:05:00.0: AER: can't recover (no error_detected callback)
+pcieport 0000:00:07.0: AER: device recovery failed
+";
+        assert!(!parse_kernel_log(non_fatal).gpu_lost);
+        // a Fatal error on another port whose recovery succeeded, the GPU's line without failure
+        let recovered = AER_FATAL_GPU.replace(
+            "AER: device recovery failed",
+            "AER: device recovery successful",
+        );
+        assert!(!parse_kernel_log(&recovered).gpu_lost);
+        // a driver whose name ends in `nvidia` is not nvidia.ko
+        let other_driver = AER_FATAL_GPU.replace("] nvidia ", "] not_nvidia ");
+        assert!(!parse_kernel_log(&other_driver).gpu_lost);
     }
 
     #[test]

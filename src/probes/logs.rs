@@ -202,7 +202,11 @@ impl Probe for KernelLog {
             ),
             (
                 "gpu_lost",
-                "nvidia-smi says a GPU is lost or its device handle cannot be determined",
+                "nvidia-smi says a GPU is lost or its device handle cannot be determined, or the kernel's AER recovery gave an NVIDIA GPU up after a fatal PCIe error",
+            ),
+            (
+                "aer_unrecovered_gpus",
+                "PCI addresses of the NVIDIA GPUs the kernel's AER recovery gave up after a fatal PCIe error (only when there is one)",
             ),
             ("sxid_codes", "distinct NVSwitch SXid codes"),
             (
