@@ -152,6 +152,7 @@ const WITNESSES: &[(&str, &str, &str)] = &[
         "h23_rdmalink_rccl1423_mlx5_7_down_polling",
         "h23_rdmalink_3fs263_rxe_active",
     ),
+    ("show-gids", "", "h93_showgids_ucx9484_bond_vxlan_roce"),
     (
         "torch-memory",
         "h2_oom_6g_2_30g_unallocated",
@@ -234,6 +235,12 @@ enum Side {
 /// judging it right moves it to [`WITNESSES`]), and what was searched or why no rule can judge
 /// it. Keep it as short as the public record allows.
 const GAPS: &[(&str, Side, &str, &str)] = &[
+    (
+        "show-gids",
+        Side::Problem,
+        "",
+        "no rule reads a `show_gids` table (the kind's read_by is empty): it lists the GIDs a port has, not whether the port is up, which `rdma link`, ibstat or ibv_devinfo show",
+    ),
     (
         "gdb-backtrace",
         Side::Healthy,

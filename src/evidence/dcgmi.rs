@@ -32,6 +32,12 @@
 //!   `nvvs/src/NvidiaValidationSuite.cpp`: `GPU N's MIG configuration is incompatible with the
 //!   diagnostic because it prevents access to the entire GPU.` Read into `not_run`: no test
 //!   passed or failed.
+//! - A `dcgmi health -c` that checked nothing prints no report, only why: `dcgmi/Health.cpp`
+//!   `Health::CheckWatches` (v4.6.0, the same since v2.x) answers `Error: Unable to check health
+//!   watches. Return: <errorString>` (`The Group is not found` for a missing group) when
+//!   `dcgmHealthCheck` or `dcgmHealthGet` fails, and `Error: Health watches not enabled. Please
+//!   enable watches. ` when no subsystem is watched (`dcgmi health -s` was never run). Read into
+//!   `not_checked`: no overall health, no incident.
 //! - The health watches' own log line, `modules/health/DcgmHealthWatch.cpp` `SetResponse`:
 //!   `Detected a {WARNING|FAILURE} in health system {PCIe|NVLink|PMU|MCU|Memory|SM|Inforom|
 //!   Thermal|Power|Driver|NVSwitch non-fatal errors|NVSwitch fatal errors|ConnectX…}: '<msg>'`
@@ -147,6 +153,9 @@ pub struct DcgmHealth {
     /// entity -> its health (`GPU 0` -> `Warning`).
     pub entities: BTreeMap<String, String>,
     pub incidents: Vec<HealthIncident>,
+    /// `Health::CheckWatches`' own error lines, where the check did not run (see the header).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub not_checked: Vec<String>,
 }
 
 /// `dcgmi dmon` samples.
@@ -682,15 +691,28 @@ fn merge(t: &mut DiagTest, r: DiagResult, gpus: Vec<u32>, all: bool) {
 /// The tree rows of `dcgmi health -c`: `| Overall Health | … |`, `| -> 0 | … |`; or the
 /// health watches' log line (`Detected a WARNING in health system Thermal: '…'`).
 pub fn looks_like_health(text: &str) -> bool {
-    text.lines().take(2000).any(|l| {
-        cells(l).is_some_and(|(n, v)| {
-            n == "Overall Health" && matches!(v.trim(), "Healthy" | "Warning" | "Failure")
+    text.lines()
+        .take(2000)
+        .any(|l| health_not_checked(l).is_some())
+        || text.lines().take(2000).any(|l| {
+            cells(l).is_some_and(|(n, v)| {
+                n == "Overall Health" && matches!(v.trim(), "Healthy" | "Warning" | "Failure")
+            })
         })
-    }) || text
-        .lines()
-        .take(20_000)
-        .any(|l| health_log_line(l).is_some())
+        || text
+            .lines()
+            .take(20_000)
+            .any(|l| health_log_line(l).is_some())
         || !relayed_conditions(text).is_empty()
+}
+
+/// A line of `Health::CheckWatches` saying the health check did not run (see the header): the
+/// whole line is dcgmi's, from its `Error: ` prefix.
+fn health_not_checked(line: &str) -> Option<&str> {
+    let l = clean(line).trim_end();
+    (l.starts_with("Error: Health watches not enabled. Please enable watches.")
+        || l.starts_with("Error: Unable to check health watches. Return: "))
+    .then_some(l)
 }
 
 /// `IMEX daemon status is -3 (…)`: DCGM could not run `nvidia-imex-ctl` (see the header).
@@ -812,10 +834,16 @@ fn health_log_line(line: &str) -> Option<HealthIncident> {
 pub fn parse_health(text: &str) -> Result<DcgmHealth, super::ParseError> {
     if !looks_like_health(text) {
         return Err(super::ParseError::NotThisKind(
-            "no `dcgmi health -c` report in the text (no `Overall Health` row, health-watch log line or relayed DCGM_FR_ condition)",
+            "no `dcgmi health -c` report in the text (no `Overall Health` row, dcgmi error line, health-watch log line or relayed DCGM_FR_ condition)",
         ));
     }
     let mut h = DcgmHealth::default();
+    for l in text.lines().take(20_000).filter_map(health_not_checked) {
+        let l = super::clip(l, super::MAX_TEXT);
+        if !h.not_checked.contains(&l) && h.not_checked.len() < super::MAX_ITEMS {
+            h.not_checked.push(l);
+        }
+    }
     let mut group = String::new();
     let mut entity: Option<String> = None;
     let mut in_errors = false;
@@ -1331,6 +1359,10 @@ impl super::EvidenceKind for DcgmiHealth {
             ("overall", "Healthy, Warning or Failure"),
             ("entities", "entity (GPU 0) -> its health"),
             ("incidents", "per entity and subsystem: health and message"),
+            (
+                "not_checked",
+                "dcgmi's own error where the check did not run (watches not enabled, group not found)",
+            ),
         ]
     }
     fn read_by(&self) -> &'static [&'static str] {
@@ -1440,6 +1472,30 @@ mod tests {
     // NVIDIA/DCGM#94 (A100s split into 3g.40gb MIG instances): NVVS refuses, dcgmi gives up on
     // an empty group; no test ran
     const DIAG_MIG_REFUSED: &str = "sudo dcgmi diag -g 0 -r 3\nGPU 0's MIG configuration is incompatible with the diagnostic because it prevents access to the entire GPU.\nGPU 0's MIG configuration is incompatible with the diagnostic because it prevents access to the entire GPU.\nyasir@517m214:~$ sudo dcgmi diag -g 1 -r 3\nError: Unable to complete diagnostic for group 1. Return: (-35) The specified group is empty, and this operation is incompatible with an empty group.\n";
+
+    #[test]
+    fn a_health_check_that_did_not_run_is_read_as_not_checked() {
+        // github.com/NVIDIA/DCGM/issues/176: `dcgmi health --check` with no watches set
+        // (Health.cpp `CheckWatches`); and its other error, `Unable to check health watches`
+        let t = "dcgmi health --check -g 1\nError: Health watches not enabled. Please enable watches.\n";
+        assert!(looks_like_health(t));
+        let h = parse_health(t).unwrap();
+        assert_eq!(h.not_checked.len(), 1, "{h:?}");
+        assert!(h.overall.is_none() && h.incidents.is_empty() && h.entities.is_empty());
+        let g =
+            parse_health("Error: Unable to check health watches. Return: The Group is not found\n")
+                .unwrap();
+        assert!(g.not_checked[0].ends_with("The Group is not found"));
+        // a report that ran keeps `not_checked` empty; prose naming the error is not dcgmi's line
+        let ok = parse_health(
+            "| Overall Health            | Healthy                                        |\n",
+        )
+        .unwrap();
+        assert!(ok.not_checked.is_empty() && ok.overall.as_deref() == Some("Healthy"));
+        assert!(!looks_like_health(
+            "I got Error: Health watches not enabled. Please enable watches. What now?\n"
+        ));
+    }
 
     #[test]
     fn a_refused_diag_is_read_as_not_run() {

@@ -82,6 +82,7 @@ pub mod rdma_link;
 pub(crate) mod scan;
 pub mod segment;
 pub mod shm_error;
+pub mod show_gids;
 pub mod slog_log;
 pub mod smi_list;
 pub mod smi_nvlink;
@@ -296,6 +297,7 @@ pub static KINDS: &[&dyn EvidenceKind] = &[
     &ibv_devinfo::IbvDevinfoKind,
     &ibdev2netdev::Ibdev2netdevKind,
     &rdma_link::RdmaLinkKind,
+    &show_gids::ShowGidsKind,
     &torch_memory::TorchMemoryKind,
     &shm_error::ShmErrorLog,
     &xla_oom::XlaOomKind,
