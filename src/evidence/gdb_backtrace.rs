@@ -65,7 +65,15 @@ fn frame(l: &str) -> Option<Frame> {
     // list's parenthesis); the arguments are balanced parentheses after it
     let (func, after) = rest.split_once(" (")?;
     let func = func.trim();
-    if func.is_empty() || func.contains(char::is_whitespace) && !func.contains("::") {
+    // a name with spaces is a C++ one: qualified (`ns::f`), or a free function demangled with
+    // its parameter list (`ccl_coll_create(ccl_coll_param&, ccl_coll_attr const&)`, no space
+    // before its `(`); prose (`#1 see the notes (below)`) is neither
+    let free_cxx = func.ends_with(')')
+        && func
+            .split('(')
+            .next()
+            .is_some_and(|n| !n.is_empty() && !n.contains(char::is_whitespace));
+    if func.is_empty() || func.contains(char::is_whitespace) && !func.contains("::") && !free_cxx {
         return None;
     }
     let mut depth = 1usize;
@@ -126,11 +134,64 @@ fn strip_parameters(f: &str) -> &str {
     f
 }
 
+/// gdb's `info threads` table (`gdb/thread.c`, `print_thread_info_1`, gdb 7–15): the column
+/// headers `Id`, `Target Id` and `Frame` after the unnamed current-thread column.
+fn info_threads_header(l: &str) -> bool {
+    let t = l.trim();
+    t.starts_with("Id ") && t.contains(" Target Id ") && t.ends_with(" Frame")
+}
+
+/// A row of `info threads`: `*` for gdb's current thread (else blank), the thread's number,
+/// `thread_target_id_str` (`Thread 0x… (LWP n)`, then the thread's name in quotes when it has
+/// one: `""` for an empty one), then the thread's innermost frame as `print_stack_frame` prints
+/// a location (`func (args) at file:line`, `0x… in func () from lib`) → (number, LWP, name,
+/// frame).
+fn info_threads_row(l: &str) -> Option<(String, Option<u32>, Option<String>, Frame)> {
+    let t = l.trim_start();
+    let t = t.strip_prefix('*').unwrap_or(t).trim_start();
+    let (num, rest) = t.split_once(char::is_whitespace)?;
+    if num.is_empty() || !num.chars().all(|c| c.is_ascii_digit() || c == '.') {
+        return None;
+    }
+    let rest = rest.trim_start();
+    if !rest.starts_with("Thread ") && !rest.starts_with("LWP ") && !rest.starts_with("process ") {
+        return None;
+    }
+    let (lwp, after) = match rest.split_once("(LWP ") {
+        Some((_, r)) => {
+            let (n, a) = r.split_once(')')?;
+            (n.trim().parse().ok(), a)
+        }
+        None => {
+            let (_, a) = rest.split_once(char::is_whitespace)?;
+            let (_, a) = a.trim_start().split_once(char::is_whitespace)?;
+            (None, a)
+        }
+    };
+    let mut after = after.trim_start();
+    let mut name = None;
+    if let Some(q) = after.strip_prefix('"') {
+        let (n, a) = q.split_once('"')?;
+        name = (!n.is_empty()).then(|| n.to_string());
+        after = a.trim_start();
+    }
+    let f = frame(&format!("#0  {after}"))?;
+    Some((num.to_string(), lwp, name, f))
+}
+
 /// True when the text holds a gdb backtrace: a `thread apply` header followed by frame `#0`, or
-/// frames `#0` and `#1` in a row. (Read line by line with the `#` lines kept: they are the
-/// frames, not comments.)
+/// frames `#0` and `#1` in a row, or an `info threads` table with a row. (Read line by line with
+/// the `#` lines kept: they are the frames, not comments.)
 pub fn looks_like_gdb_backtrace(text: &str) -> bool {
     let lines: Vec<&str> = super::scan::lines(text).take(20_000).collect();
+    if lines.iter().enumerate().any(|(i, l)| {
+        info_threads_header(l)
+            && lines
+                .get(i + 1)
+                .is_some_and(|n| info_threads_row(n).is_some())
+    }) {
+        return true;
+    }
     let is_frame = |l: &str, level: &str| {
         l.trim_start()
             .strip_prefix('#')
@@ -149,8 +210,35 @@ pub fn looks_like_gdb_backtrace(text: &str) -> bool {
 /// thread of an unknown process.
 pub fn parse_gdb_backtrace(text: &str) -> PyspyDump {
     let mut out = PyspyDump::default();
+    let mut table = false;
     for raw in super::scan::lines(text) {
         let l = raw.trim_end_matches('\r');
+        if info_threads_header(l) {
+            // `info threads`: one process, each row a thread and its innermost frame
+            table = true;
+            if out.processes.len() < super::MAX_ITEMS {
+                out.processes.push(Process::default());
+            }
+            continue;
+        }
+        if table {
+            if let Some((num, lwp, name, f)) = info_threads_row(l) {
+                let p = out.processes.last_mut().expect("pushed above");
+                if num == "1" || num.ends_with(".1") {
+                    p.pid = lwp.unwrap_or(0);
+                }
+                if p.threads.len() < super::MAX_ITEMS {
+                    p.threads.push(Thread {
+                        id: lwp.map(|n| n.to_string()).unwrap_or(num),
+                        status: None,
+                        name,
+                        frames: vec![f],
+                    });
+                }
+                continue;
+            }
+            table = false;
+        }
         if let Some((num, lwp, name)) = header(l) {
             let first = num == "1" || num.ends_with(".1");
             if first || out.processes.is_empty() {
@@ -216,7 +304,7 @@ impl super::EvidenceKind for GdbBacktraceKind {
         "gdb-backtrace"
     }
     fn doc(&self) -> &'static str {
-        "gdb's backtrace of a hung process's threads (`thread apply all bt`): each thread's native frames"
+        "gdb's backtrace of a hung process's threads (`thread apply all bt`, or `info threads`: each thread's innermost frame): each thread's native frames"
     }
     fn example(&self) -> &'static str {
         "gdb -p PID -batch -ex 'thread apply all bt' > bt.txt"
@@ -335,5 +423,121 @@ mod tests {
         assert!(!looks_like_gdb_backtrace(
             "# 0 issues found\n#1 see the notes (below)\n"
         ));
+    }
+
+    /// github.com/NVIDIA/nccl/issues/901: FasterTransformer's all-reduce over 4 GPUs hangs; the
+    /// rank's main thread, cut by gdb's pager above `ncclGroupEnd`, in NCCL's kernel launch
+    const GROUP_LAUNCH: &str = "Thread 1 (Thread 0x7f31a6ea7000 (LWP 496116)):\n\
+#10 0x00007f31a587f7f2 in ?? () from /lib/x86_64-linux-gnu/libcuda.so\n\
+#11 0x00007f31a772210b in __cudart803 () from /usr/local/lib/libnccl.so.2\n\
+#12 0x00007f31a777cfe6 in cudaLaunchKernel () from /usr/local/lib/libnccl.so.2\n\
+#13 0x00007f31a76877bd in ncclLaunchKernel (comm=comm@entry=0x555a34139b10, plan=plan@entry=0x555a79a14c30) at enqueue.cc:1092\n\
+#14 0x00007f31a768cdd3 in doLaunches (head=<optimized out>) at group.cc:163\n\
+#15 groupLaunch (job_=<optimized out>) at group.cc:325\n\
+#16 0x00007f31a768d908 in ncclGroupEndInternal () at group.cc:406\n";
+
+    /// github.com/pytorch/pytorch/pull/94864: process 0 of a hung test in a barrier's
+    /// `Work::wait`, which blocks in `cudaDeviceSynchronize` (a bare `bt`, no thread header)
+    const BARRIER_WAIT: &str = "#6  0x00007f8ff2cb8f59 in ?? () from /usr/local/cuda/lib64/libcudart.so.11.0\n\
+#7  0x00007f8ff2cee665 in cudaDeviceSynchronize () from /usr/local/cuda/lib64/libcudart.so.11.0\n\
+#8  0x00007f8fd4f82bb5 in c10d::ProcessGroupNCCL::WorkNCCL::synchronizeInternal(std::chrono::duration<long, std::ratio<1l, 1000l> >) () from /opt/conda/envs/py_3.10/lib/python3.10/site-packages/torch/lib/libtorch_cuda.so\n\
+#9  0x00007f8fd4f93773 in c10d::ProcessGroupNCCL::WorkNCCL::wait(std::chrono::duration<long, std::ratio<1l, 1000l> >) ()\n   from /opt/conda/envs/py_3.10/lib/python3.10/site-packages/torch/lib/libtorch_cuda.so\n";
+
+    /// github.com/intel/torch-xpu-ops/issues/1536: rank 0 of a hung XCCL test in oneCCL's
+    /// all-gather
+    const ONECCL_ALLGATHER: &str = "#0  0x0000145afa2a9e40 in ccl_executor::wait(ccl_request const*) () from /home/ratnampa/2025_1/ccl/2021.15/lib/libccl.so.1\n\
+#1  0x0000145afa164cf1 in ccl_coll_create(ccl_coll_param&, ccl_coll_attr const&) ()\n   from /home/ratnampa/2025_1/ccl/2021.15/lib/libccl.so.1\n\
+#2  0x0000145afa163a31 in ccl_allgather_impl(void const*, void*, unsigned long, ccl::v1::datatype, ccl_coll_attr const&, ccl_comm*, ccl_stream const*, std::vector<ccl::v1::event, std::allocator<ccl::v1::event> > const&) ()\n   from /home/ratnampa/2025_1/ccl/2021.15/lib/libccl.so.1\n";
+
+    #[test]
+    fn nccl_launching_a_groups_kernel_is_inside_the_collective() {
+        let d = parse_gdb_backtrace(GROUP_LAUNCH);
+        assert!(matches!(
+            activity(&d.processes[0].threads[0]),
+            Activity::Collective { ref op, .. } if op == "ncclLaunchKernel"
+        ));
+        // the same frames without NCCL's launch: only the driver and the runtime
+        let driver_only: String = GROUP_LAUNCH.lines().take(4).collect::<Vec<_>>().join("\n");
+        let d = parse_gdb_backtrace(&driver_only);
+        assert_eq!(activity(&d.processes[0].threads[0]), Activity::Other);
+    }
+
+    #[test]
+    fn a_barriers_device_synchronize_is_the_collectives_wait_not_a_host_sync() {
+        let d = parse_gdb_backtrace(BARRIER_WAIT);
+        assert!(matches!(
+            activity(&d.processes[0].threads[0]),
+            Activity::Collective { ref op, .. } if op == "wait"
+        ));
+        // a device synchronize of the step itself, no collective above it, stays a host sync
+        let step_sync: String = BARRIER_WAIT.lines().take(2).collect::<Vec<_>>().join("\n");
+        let d = parse_gdb_backtrace(&step_sync);
+        assert!(matches!(
+            activity(&d.processes[0].threads[0]),
+            Activity::HostSync { .. }
+        ));
+    }
+
+    #[test]
+    fn oneccl_collectives_are_collectives_and_its_executor_alone_is_not() {
+        let d = parse_gdb_backtrace(ONECCL_ALLGATHER);
+        assert!(matches!(
+            activity(&d.processes[0].threads[0]),
+            Activity::Collective { ref op, .. } if op == "allgather"
+        ));
+        let executor: String = ONECCL_ALLGATHER
+            .lines()
+            .take(3)
+            .collect::<Vec<_>>()
+            .join("\n");
+        let d = parse_gdb_backtrace(&executor);
+        assert_eq!(activity(&d.processes[0].threads[0]), Activity::Other);
+    }
+
+    /// github.com/pytorch/pytorch/issues/75147: a DataLoader hang; gdb's `info threads` of the
+    /// main process
+    const INFO_THREADS: &str = "(gdb) info threads\n  Id   Target Id         Frame\n\
+* 1    Thread 0x7fc73ac5d700 (LWP 52422) \"\" select_poll_poll () at /usr/local/src/conda/python-3.8.12/Modules/clinic/selectmodule.c.h:219\n\
+  2    Thread 0x7fc6b59e6700 (LWP 52574) \"\" pthread_cond_wait@@GLIBC_2.3.2 () at ../sysdeps/unix/sysv/linux/x86_64/pthread_cond_wait.S:185\n\
+  5    Thread 0x7fc6b71e9700 (LWP 52742) \"\" 0x00007fc739c909c8 in accept4 (fd=7, addr=..., addr_len=0x7fc6b71e8e58, flags=524288) at ../sysdeps/unix/sysv/linux/accept4.c:40\n";
+
+    #[test]
+    fn info_threads_rows_are_threads_with_their_innermost_frame() {
+        assert!(looks_like_gdb_backtrace(INFO_THREADS));
+        let d = parse_gdb_backtrace(INFO_THREADS);
+        assert_eq!(d.processes.len(), 1);
+        let p = &d.processes[0];
+        // gdb's thread 1 is the initial thread: its LWP is the pid
+        assert_eq!(p.pid, 52422);
+        assert_eq!(p.threads.len(), 3);
+        let main = p.main_thread().unwrap();
+        assert_eq!(main.frames[0].function, "select_poll_poll");
+        assert_eq!(main.frames[0].line, Some(219));
+        assert_eq!(main.name, None);
+        assert_eq!(p.threads[2].id, "52742");
+        assert_eq!(p.threads[2].frames[0].function, "accept4");
+        // a poll of the main thread alone is no wait gpufix can name
+        assert_eq!(activity(main), Activity::Other);
+        // the rows without gdb's column headers are not a table
+        let rows: String = INFO_THREADS.lines().skip(2).collect::<Vec<_>>().join("\n");
+        assert!(!looks_like_gdb_backtrace(&rows));
+        // nor is a header over prose
+        assert!(!looks_like_gdb_backtrace(
+            "  Id   Target Id         Frame\nthe id is the thread's number (see below)\n"
+        ));
+    }
+
+    #[test]
+    fn a_demangled_free_function_with_its_parameters_is_a_frame_and_prose_is_not() {
+        // oneCCL's `ccl_coll_create(ccl_coll_param&, ccl_coll_attr const&)`: spaces inside the
+        // parameter list of a C++ function outside any namespace
+        assert!(looks_like_gdb_backtrace(ONECCL_ALLGATHER));
+        let f = frame(
+            "#1  0x0000145afa164cf1 in ccl_coll_create(ccl_coll_param&, ccl_coll_attr const&) ()",
+        )
+        .unwrap();
+        assert_eq!(f.function, "ccl_coll_create");
+        assert!(frame("#1 see the notes (below)").is_none());
+        assert!(frame("#2 then run it again (twice)").is_none());
     }
 }

@@ -640,6 +640,27 @@ const NCCL_CALLS: &[&str] = &[
     "ncclCommSplit",
     "ncclCommWindowRegister",
     "ncclCommWindowDeregister",
+    // inside a group's launch: `ncclGroupEnd` → `ncclGroupEndInternal` → `groupLaunch` →
+    // `doLaunches` → `ncclLaunchKernel` (src/group.cc, src/enqueue.cc of 2.18.1 and of
+    // 5067397c, nccl4py-v0.3.1), which launches the kernel of the grouped collectives and
+    // point-to-point calls; every collective call (`ncclEnqueueCheck`) ends its implicit group
+    // there too. A gdb backtrace cut above `ncclGroupEnd` still shows it.
+    "ncclLaunchKernel",
+];
+
+/// oneCCL's collectives (see [`oneccl_collective`]), without their `ccl_` prefix.
+const ONECCL_COLLECTIVES: &[&str] = &[
+    "allgather",
+    "allgatherv",
+    "allreduce",
+    "alltoall",
+    "alltoallv",
+    "barrier",
+    "broadcast",
+    "reduce",
+    "reduce_scatter",
+    "send",
+    "recv",
 ];
 
 /// `c10d::ProcessGroupNCCL::getNCCLComm` (a `--native` frame): ProcessGroupNCCL creating the
@@ -702,30 +723,17 @@ fn native_work_wait(f: &Frame) -> Option<&'static str> {
     })
 }
 
+/// What a thread is doing, from its frames. A collective anywhere on the stack comes first: the
+/// CUDA wait a collective's own code makes beneath it is the collective's, not a host sync of the
+/// step (PyTorch's `ProcessGroupNCCL::WorkNCCL::synchronizeInternal`, 1.x–2.x, blocks a
+/// barrier's caller in `cudaDeviceSynchronize` — "If we use the work to do barrier, we should
+/// block here" — so `dist.barrier()` on a rank whose peers never come is found in it).
 pub fn activity(t: &Thread) -> Activity {
+    if let Some(c) = t.frames.iter().find_map(collective_at) {
+        return c;
+    }
     for f in &t.frames {
         let name = py_name(f);
-        if f.file.ends_with("distributed_c10d.py") && COLLECTIVES.contains(&name) {
-            return Activity::Collective {
-                op: name.to_string(),
-                frame: at(f),
-            };
-        }
-        if f.file.ends_with("torch/distributed/utils.py") && DDP_INIT_COLLECTIVES.contains(&name)
-            || NCCL_CALLS.contains(&name)
-            || f.line.is_none() && f.function == NATIVE_COMM_INIT
-        {
-            return Activity::Collective {
-                op: name.rsplit("::").next().unwrap_or(name).to_string(),
-                frame: at(f),
-            };
-        }
-        if let Some(op) = native_work_wait(f) {
-            return Activity::Collective {
-                op: op.to_string(),
-                frame: at(f),
-            };
-        }
         let py_sync = name == "synchronize"
             && (f.file.contains("torch/cuda/") || f.file.ends_with("torch/cuda/__init__.py"));
         let native_sync = f.line.is_none() && NATIVE_SYNC.iter().any(|n| f.function.contains(n));
@@ -736,6 +744,54 @@ pub fn activity(t: &Thread) -> Activity {
             return Activity::HostToDeviceCopy { frame: at(f) };
         }
     }
+    activity_outside_calls(t)
+}
+
+/// A frame inside a collective: a `torch.distributed` one, DDP's constructor's, NCCL's or
+/// oneCCL's own call, or a c10d work's wait.
+fn collective_at(f: &Frame) -> Option<Activity> {
+    let name = py_name(f);
+    if f.file.ends_with("distributed_c10d.py") && COLLECTIVES.contains(&name) {
+        return Some(Activity::Collective {
+            op: name.to_string(),
+            frame: at(f),
+        });
+    }
+    if f.file.ends_with("torch/distributed/utils.py") && DDP_INIT_COLLECTIVES.contains(&name)
+        || NCCL_CALLS.contains(&name)
+        || f.line.is_none() && f.function == NATIVE_COMM_INIT
+    {
+        return Some(Activity::Collective {
+            op: name.rsplit("::").next().unwrap_or(name).to_string(),
+            frame: at(f),
+        });
+    }
+    if let Some(op) = native_work_wait(f).or_else(|| oneccl_collective(f)) {
+        return Some(Activity::Collective {
+            op: op.to_string(),
+            frame: at(f),
+        });
+    }
+    None
+}
+
+/// oneCCL's collectives (uxlfoundation/oneCCL `src/coll/coll.cpp`, 2021.x: `ccl_allgather`,
+/// `ccl_allreduce`, … each creating its schedule in `ccl_<op>_impl` → `ccl_coll_create`), the
+/// native frames of PyTorch's XCCL backend on Intel GPUs and of oneCCL's own users: the op
+/// without its `ccl_` prefix.
+fn oneccl_collective(f: &Frame) -> Option<&'static str> {
+    if f.line.is_some() {
+        return None;
+    }
+    let name = f.function.strip_suffix("_impl").unwrap_or(&f.function);
+    ONECCL_COLLECTIVES
+        .iter()
+        .find(|c| name.strip_prefix("ccl_") == Some(**c))
+        .copied()
+}
+
+/// The rest of [`activity`]: the DataLoader, backward and the optimizer, by their Python frames.
+fn activity_outside_calls(t: &Thread) -> Activity {
     if let Some(f) = t.frames.iter().find(|f| {
         f.file.ends_with("data/dataloader.py")
             && ["_next_data", "_get_data", "_try_get_data", "__next__"].contains(&py_name(f))
