@@ -317,6 +317,7 @@ fn package_line(l: &str) -> Option<Package> {
 
 pub fn parse_collect_env(text: &str) -> CollectEnv {
     let mut e = CollectEnv::default();
+    let mut cuda_build_not_collected = false;
     let mut block = Block::None;
     for raw in text.lines() {
         let l = strip_quote(raw);
@@ -332,6 +333,7 @@ pub fn parse_collect_env(text: &str) -> CollectEnv {
                 "PyTorch version" => e.torch_version = value(v),
                 "Is debug build" => e.is_debug_build = boolean(v),
                 "CUDA used to build PyTorch" => {
+                    cuda_build_not_collected = v.trim() == "Could not collect";
                     e.torch_cuda = value(v);
                     e.torch_cuda_code = e.torch_cuda.as_deref().and_then(cuda_compat::cuda_code);
                     if v.trim() == "None" {
@@ -451,6 +453,18 @@ pub fn parse_collect_env(text: &str) -> CollectEnv {
     if e.torch_version
         .as_deref()
         .is_some_and(|v| v.ends_with("+cpu"))
+    {
+        e.cpu_only_build = true;
+    }
+    // `get_env_info` takes the build's CUDA from `torch.version.cuda` (`N/A` for a HIP build)
+    // and `pretty_str`'s `replace_nones` prints None as `Could not collect` (torch 1.x and 2.x;
+    // `None` in the oldest): with a torch version and no ROCm or XPU build, that is a build
+    // without CUDA (conda's `cpuonly`, a PyPI CPU wheel whose version has no `+cpu`).
+    if !e.cpu_only_build
+        && e.torch_version.is_some()
+        && e.rocm.is_none()
+        && e.xpu_build.is_none()
+        && cuda_build_not_collected
     {
         e.cpu_only_build = true;
     }
@@ -646,6 +660,19 @@ mod tests {
         );
         assert!(e.cpu_only_build);
         assert_eq!(e.torch_cuda, None);
+        // espnet/espnet#2626 (conda's cpuonly 1.4.0 beside two Quadro P5000): collect_env 1.x
+        // prints torch.version.cuda's None as `Could not collect`
+        let t = "PyTorch version: 1.4.0\nIs debug build: No\nCUDA used to build PyTorch: Could not collect\n\nPython version: 3.8\nIs CUDA available: No\nCUDA runtime version: Could not collect\nGPU models and configuration: \nGPU 0: Quadro P5000\nGPU 1: Quadro P5000\n\nNvidia driver version: 450.51.06\n";
+        assert!(parse_collect_env(t).cpu_only_build);
+        // healthy neighbour: a CUDA build (torch 2.1.0 for 12.1, espnet/espnet#5629) is not
+        let t = "PyTorch version: 2.1.0\nIs debug build: False\nCUDA used to build PyTorch: 12.1\nROCM used to build PyTorch: N/A\nIs CUDA available: False\nGPU models and configuration: GPU 0: A100-PCIE-40GB\nNvidia driver version: 460.32.03\n";
+        assert!(!parse_collect_env(t).cpu_only_build);
+        // nor is an excerpt without the build line, nor a ROCm build (its CUDA line is `N/A`)
+        assert!(
+            !parse_collect_env("PyTorch version: 2.1.0\nIs CUDA available: False\n").cpu_only_build
+        );
+        let t = "PyTorch version: 2.4.0+rocm6.1\nCUDA used to build PyTorch: Could not collect\nROCM used to build PyTorch: 6.1.40091-a8dbc0c19\n";
+        assert!(!parse_collect_env(t).cpu_only_build);
         assert!(!looks_like("PyTorch version: 2.1 is out\n"));
         assert!(!looks_like("hello\n"));
     }

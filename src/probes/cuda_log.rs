@@ -530,9 +530,13 @@ impl Probe for CudaLog {
             );
         }
         if let Some(e) = &env {
+            // A build without CUDA (`torch.version.cuda` is None: `+cpu`, `None`, or `Could not
+            // collect`) is never available: torch/cuda/__init__.py `is_available` returns False
+            // when `_is_compiled()` is False, while collect_env's `get_gpu_info` still lists the
+            // GPUs from `nvidia-smi -L`. That is the wheel chosen, not a CUDA error.
             out.insert(
                 "cuda_unavailable_with_gpu".into(),
-                json!(e.cuda_available == Some(false) && !e.gpus.is_empty()),
+                json!(e.cuda_available == Some(false) && !e.gpus.is_empty() && !e.cpu_only_build),
             );
             out.insert("cpu_only_build".into(), json!(e.cpu_only_build));
             out.insert("env".into(), Value::Object(to_object(e)));
@@ -759,6 +763,16 @@ mod tests {
         run_with(kind, &host, json!({}), &inputs, Duration::ZERO)
     }
 
+    /// The probe on a text of its own (written to a file of this test's name).
+    fn run_text(kind: &dyn crate::probes::ProbeKind, name: &str, text: &str) -> ProbeOutcome {
+        let p =
+            std::env::temp_dir().join(format!("gpufix-cuda-log-{}-{name}.txt", std::process::id()));
+        std::fs::write(&p, text).unwrap();
+        let out = run(kind, &[p.to_str().unwrap()]);
+        let _ = std::fs::remove_file(&p);
+        out
+    }
+
     #[test]
     fn sm_120_names_the_cu128_index() {
         let v = value_of(run(&CudaLog, &["cuda/sm_120_not_compatible.txt"]));
@@ -936,6 +950,19 @@ mod tests {
         let l = value_of(run(&CudaLog, &["collect_env/torch16_v100_driver_418.txt"]));
         assert_eq!(l["cuda_unavailable_with_gpu"], true);
         assert_eq!(l["env"]["gpus"][1]["name"], "Tesla V100-PCIE-16GB");
+    }
+
+    #[test]
+    fn a_build_without_cuda_beside_a_gpu_is_no_cuda_error() {
+        // healthy: vllm-project/vllm#8493, a 2.4.0+cpu wheel chosen on purpose beside an RTX 2080
+        let t = "PyTorch version: 2.4.0+cpu\nIs debug build: False\nCUDA used to build PyTorch: Could not collect\nROCM used to build PyTorch: N/A\nIs CUDA available: False\nCUDA runtime version: Could not collect\nGPU models and configuration: GPU 0: NVIDIA GeForce RTX 2080\nNvidia driver version: 560.70\n";
+        let l = value_of(run_text(&CudaLog, "cpu", t));
+        assert_eq!(l["cpu_only_build"], true);
+        assert_eq!(l["cuda_unavailable_with_gpu"], false);
+        // problem neighbour: a CUDA build that cannot reach the GPU still is
+        let t = "PyTorch version: 2.1.0\nIs debug build: False\nCUDA used to build PyTorch: 12.1\nROCM used to build PyTorch: N/A\nIs CUDA available: False\nGPU models and configuration: GPU 0: A100-PCIE-40GB\nNvidia driver version: 460.32.03\n";
+        let l = value_of(run_text(&CudaLog, "cu121", t));
+        assert_eq!(l["cuda_unavailable_with_gpu"], true);
     }
 
     #[test]
