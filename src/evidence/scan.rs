@@ -55,6 +55,30 @@ pub(crate) fn kind_phrases(k: &dyn super::EvidenceKind) -> Regex {
         .clone()
 }
 
+/// The search for the [`marker_phrases`](super::EvidenceKind::marker_phrases) of several
+/// kinds at once, built once per set of kinds and kept (a big text's reading in
+/// [`super::segment`] asks for it on every call, for every marker kind but the one its head
+/// shows).
+pub(crate) fn kinds_phrases(kinds: &[&'static dyn super::EvidenceKind]) -> Regex {
+    use std::collections::HashMap;
+    use std::sync::{LazyLock, Mutex};
+    static KEPT: LazyLock<Mutex<HashMap<Vec<&'static str>, Regex>>> =
+        LazyLock::new(|| Mutex::new(HashMap::new()));
+    let names: Vec<&'static str> = kinds.iter().map(|k| k.name()).collect();
+    let mut kept = KEPT
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    kept.entry(names)
+        .or_insert_with(|| {
+            let all: Vec<&str> = kinds
+                .iter()
+                .flat_map(|k| k.marker_phrases().iter().copied())
+                .collect();
+            phrases(&all)
+        })
+        .clone()
+}
+
 /// The lines of `text` that `k`'s [`marker`](super::EvidenceKind::marker) accepts, in order:
 /// the same lines as `text.lines().filter(|l| k.marker(l))`, found by searching the text once
 /// for the kind's phrases (every marker line holds one:

@@ -302,27 +302,35 @@ fn segment_big<'a>(text: &'a str, first: Option<&'static dyn EvidenceKind>) -> R
             _ => s.push((n, n)),
         }
     };
-    // one search of the text for the phrases a kind's lines hold, then only the lines holding
-    // one are tested (every marker kind names them: `marker_phrases_are_held_by_every_marker_line`)
-    for (k, s) in markers.iter().zip(spans.iter_mut()) {
-        let anchors = super::scan::kind_phrases(*k);
-        let b = text.as_bytes();
-        let (mut pos, mut n, mut counted) = (0, 0, 0);
-        while pos <= text.len() {
-            let Some(m) = anchors.find_at(text, pos) else {
-                break;
-            };
-            // `pos` starts a line: the match's line starts at it or after it
-            let start = memchr::memrchr(b'\n', &b[pos..m.start()]).map_or(pos, |i| pos + i + 1);
-            n += memchr::memchr_iter(b'\n', &b[counted..start]).count();
-            counted = start;
-            let end = memchr::memchr(b'\n', &b[m.end()..]).map_or(text.len(), |i| m.end() + i);
-            let line = &text[start..end];
-            if k.marker(line.strip_suffix('\r').unwrap_or(line)) {
+    // one search of the text for the phrases every marker kind's lines hold, then only the
+    // lines holding one are tested, each by the kinds whose phrase it holds (every marker line
+    // holds one of its kind's: `marker_phrases_are_held_by_every_marker_line`), so each kind
+    // finds the lines a search of its own phrases would find, in one pass instead of one a kind
+    let anchors = super::scan::kinds_phrases(&markers);
+    let own: Vec<regex::Regex> = markers
+        .iter()
+        .map(|k| super::scan::kind_phrases(*k))
+        .collect();
+    let b = text.as_bytes();
+    let (mut pos, mut n, mut counted) = (0, 0, 0);
+    // (no kind, no phrase: the empty alternation would match at every byte)
+    while !markers.is_empty() && pos <= text.len() {
+        let Some(m) = anchors.find_at(text, pos) else {
+            break;
+        };
+        // `pos` starts a line: the match's line starts at it or after it
+        let start = memchr::memrchr(b'\n', &b[pos..m.start()]).map_or(pos, |i| pos + i + 1);
+        n += memchr::memchr_iter(b'\n', &b[counted..start]).count();
+        counted = start;
+        let end = memchr::memchr(b'\n', &b[m.end()..]).map_or(text.len(), |i| m.end() + i);
+        let line = &text[start..end];
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        for ((k, s), own) in markers.iter().zip(spans.iter_mut()).zip(&own) {
+            if own.is_match(line) && k.marker(line) {
                 note(s, n);
             }
-            pos = end + 1;
         }
+        pos = end + 1;
     }
     for (k, s) in markers.iter().zip(spans) {
         if !s.is_empty() {
@@ -1262,6 +1270,51 @@ mod tests {
             }
         }
         assert!(files > 1000 && lines > 1000, "{files} files, {lines} lines");
+    }
+
+    /// A big text's marker lines, found by one search for every marker kind's phrases at once,
+    /// are each kind's lines exactly: every fixture and corpus text put together (past
+    /// [`SEGMENT_MAX`]), each kind's ranges against its marker asked of every line. A line
+    /// holding two kinds' phrases (an NCCL WARN that relays a CUDA OOM) is each kind's.
+    #[test]
+    fn one_search_for_every_kind_finds_each_kinds_lines() {
+        let mut t = String::new();
+        for (_, x) in crate::evidence::testutil::every_fixture_text() {
+            t.push_str(&crate::vocab::paste::unwrap(x));
+            if !t.ends_with('\n') {
+                t.push('\n');
+            }
+        }
+        t.push_str("node1:7:7 [0] NCCL WARN Cuda failure 'out of memory' torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n");
+        while t.len() <= SEGMENT_MAX {
+            t.push_str("step 1 loss 0.5\r\n");
+        }
+        let r = segment_big(&t, None);
+        let mut checked = 0;
+        for k in KINDS.iter().filter(|k| k.has_markers()) {
+            let mut want: Spans = Vec::new();
+            for (n, l) in t.lines().enumerate() {
+                if k.marker(l) {
+                    let full = want.len() >= MAX_MARKER_RANGES;
+                    match want.last_mut() {
+                        Some(last) if last.1 + 1 == n + 1 || full => last.1 = n + 1,
+                        _ => want.push((n + 1, n + 1)),
+                    }
+                }
+            }
+            let got: Vec<(usize, usize)> = r
+                .parts
+                .iter()
+                .filter(|p| p.kind.name() == k.name())
+                .flat_map(|p| p.lines.clone())
+                .collect();
+            assert_eq!(got, want, "{}", k.name());
+            checked += usize::from(!want.is_empty());
+        }
+        assert!(
+            checked >= 6,
+            "only {checked} marker kinds have lines in the fixtures"
+        );
     }
 
     /// The search for phrases numbers lines as counting them does: a text over [`SEGMENT_MAX`]
