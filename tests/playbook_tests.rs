@@ -24,7 +24,9 @@ fn gpufix(args: &[&str]) -> (i32, String) {
 
 #[test]
 fn builtin_playbook_tests_pass() {
-    let (code, out) = gpufix(&["test", "playbooks/tests"]);
+    // what is tested is how the rules read their inputs, not how fast a loaded machine parses
+    // the H200 traces in a debug build: the default 15 s deadline made them `unknown` there
+    let (code, out) = gpufix(&["test", "playbooks/tests", "--probe-timeout", "300s"]);
     assert_eq!(code, 0, "{out}");
     assert!(out.contains(" passed, 0 failed"), "{out}");
     assert!(!out.contains("ERROR"), "{out}");

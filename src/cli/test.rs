@@ -43,6 +43,11 @@ pub struct TestArgs {
     pub path: Option<PathBuf>,
     #[command(flatten)]
     pub playbooks: super::PlaybookOpts,
+    /// Probe deadline: a probe still running after this is `unknown`, and a test expecting
+    /// `pass` or `fail` of its rules fails. Raise it where the tests run on a busy machine
+    /// (a 35 MB trace in a debug build under load).
+    #[arg(long, value_name = "DURATION", default_value = "15s", value_parser = super::parse_duration)]
+    pub probe_timeout: std::time::Duration,
 }
 
 #[derive(Debug, Deserialize)]
@@ -149,7 +154,7 @@ pub fn run(g: &Global, a: &TestArgs) -> anyhow::Result<ExitStatus> {
         })?;
         let base = f.parent().unwrap_or(Path::new("."));
         for case in &tf.tests {
-            match run_case(case, base, &sources, &scratch) {
+            match run_case(case, base, &sources, &scratch, a.probe_timeout) {
                 Ok(diffs) if diffs.is_empty() => {
                     passed += 1;
                     println!("ok    {}: {}", f.display(), case.name);
@@ -241,6 +246,7 @@ fn run_case(
     base: &Path,
     sources: &[SourceFile],
     scratch: &Scratch,
+    probe_deadline: std::time::Duration,
 ) -> anyhow::Result<Vec<String>> {
     for (rule, v) in &case.expect {
         if !VERDICTS.contains(&v.as_str()) {
@@ -343,6 +349,7 @@ fn run_case(
         } else {
             case.only.clone()
         },
+        probe_deadline,
         ..Options::default()
     };
     // Pasted nvidia-smi output, fstab or mount tables describe a host of their own: judge it,
