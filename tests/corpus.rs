@@ -12,8 +12,9 @@
 //! ([`FLOOR_DETECTED_PER_MILLE`], [`MAX_FALSE_ON_HEALTHY`], [`MAX_UNREADABLE`]): the figures the
 //! corpus is read with now, so a change that reads it worse fails. `.ci/run` runs it so. Issue
 //! 24's target (95% detected, no false finding on a healthy artifact, nothing unreadable) is
-//! met for false findings on healthy artifacts and unreadable ones; the detected share is above
-//! the floor and not met (the misses left are texts that cannot show the poster's problem: the
+//! met for false findings on healthy artifacts; three texts of the eighth session's batches are
+//! unreadable (outputs of Intel's and Mellanox's tools no reader is written for); the detected
+//! share is above the floor and not met (the misses left are texts that cannot show the poster's problem: the
 //! corpus README says why for each).
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -32,6 +33,17 @@ const CAPTURED: &[&str] = &[
 ];
 
 /// The floor `GPUFIX_CORPUS_STRICT=1` (run by `.ci/run`) holds: the whole corpus's figures after
+/// the eighth session of 2026-12-05 (sealed batches h90-h94: collect_env and the Hugging Face
+/// env reports, OOM messages from the least-mined repositories, kernel logs of GPU nodes,
+/// fabric and NVIDIA-tools output, gdb and py-spy dumps of hung jobs; 1,708 artifacts): 697 of
+/// 768 detected (907.6 per mille), 0 healthy with a false finding, 3 unreadable. Every artifact
+/// detected before is detected still; the eight new misses are h92's four `NVRM: API mismatch`
+/// logs (the line names one client, not the NVML the user runs), its AER text without the GPU's
+/// recovery, h93's two texts cut before the line that shows the problem and h94's two dumps
+/// whose problem is only in the poster's sentences. The three unreadable texts are h93's: Intel's
+/// `xpu-smi diag` (twice) and `mlxlink --json`, outputs no reader is written for yet (their
+/// section says so); the floor allows them so that the batch is kept as sealed, and issue 24's
+/// target (0) is not met for them. Before it, the whole corpus's figures after
 /// the seventh session of 2026-12-05 (sealed batches h85-h89: container specs, NCCL timeouts and
 /// errors of PyTorch 2.3-2.5, the CUDA runtime layer from Windows, conda and WSL, NVIDIA's tools
 /// on recent drivers, a fresh draw of slow-training posts; 1,649 artifacts): 685 of 748 detected
@@ -123,9 +135,9 @@ const CAPTURED: &[&str] = &[
 /// 35 MB Kineto trace of h11 is judged within `plan`'s probe timeout depends on the machine's
 /// load. A change that reads the corpus worse fails CI; one that reads it better raises these.
 /// Issue 24's target is 95% detected, 0 and 0: the detected share is not met.
-const FLOOR_DETECTED_PER_MILLE: usize = 915;
+const FLOOR_DETECTED_PER_MILLE: usize = 907;
 const MAX_FALSE_ON_HEALTHY: usize = 0;
-const MAX_UNREADABLE: usize = 0;
+const MAX_UNREADABLE: usize = 3;
 
 const INPUTS: [&str; 5] = ["evidence", "config", "trace", "nccl-log", "kernel-log"];
 

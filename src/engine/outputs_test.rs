@@ -24,7 +24,7 @@ use std::time::Duration;
 /// only shrinks: a fixture that gives one fails the test until it is taken out.
 const NOT_RECORDED: &[(&str, &[&str])] = &[
     ("nvml", &["links_only"]),
-    ("kernel.log", &["cut", "skipped"]),
+    ("kernel.log", &["aer_unrecovered_gpus", "cut", "skipped"]),
     (
         "dcgm.health",
         &["entities", "file", "incidents", "not_healthy", "overall"],

@@ -162,6 +162,12 @@ const OWN_KEYS: &[&str] = &[
     "HIP runtime version",
     "MIOpen runtime version",
     "Is XNNPACK available",
+    // printed by every version's `env_info_fmt` ("Is debug build" since 1.0, "Python platform"
+    // and "Libc version" since 1.9 and 1.10): what is left of a copy that drops the CUDA keys
+    // (vllm-project/vllm-ascend's `collect_env.py`, vllm-ascend#5680)
+    "Is debug build",
+    "Python platform",
+    "Libc version",
 ];
 
 /// A collect_env key at the start of the line and its value: the key as the producer prints it
@@ -673,6 +679,14 @@ mod tests {
         );
         let t = "PyTorch version: 2.4.0+rocm6.1\nCUDA used to build PyTorch: Could not collect\nROCM used to build PyTorch: 6.1.40091-a8dbc0c19\n";
         assert!(!parse_collect_env(t).cpu_only_build);
+        // vllm-ascend#5680: vLLM Ascend's copy of collect_env prints no CUDA key
+        let t = "Collecting environment information...\nPyTorch version: 2.8.0+cpu\nIs debug build: False\n\nOS: Ubuntu 22.04.5 LTS (x86_64)\nGCC version: (Ubuntu 11.4.0-1ubuntu1~22.04.2) 11.4.0\nClang version: Could not collect\nCMake version: version 4.2.1\nLibc version: glibc-2.35\n\nPython version: 3.11.13 (main, Nov 20 2025, 16:03:05) [GCC 11.4.0] (64-bit runtime)\nPython platform: Linux-5.15.0-134-generic-x86_64-with-glibc2.35\n";
+        assert!(looks_like(t));
+        assert!(parse_collect_env(t).cpu_only_build);
+        // two of them alone are not enough (a pip report's platform line)
+        assert!(!looks_like(
+            "Python platform: Linux-5.15\nLibc version: glibc-2.35\n"
+        ));
         assert!(!looks_like("PyTorch version: 2.1 is out\n"));
         assert!(!looks_like("hello\n"));
     }

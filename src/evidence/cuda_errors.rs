@@ -815,6 +815,10 @@ pub fn looks_like(text: &str) -> bool {
             "Cuda error: ",
             "CUDA error:",
             "(error code ",
+            // `error_n`: CUDAFunctions.cpp's `Error <N>: <text>` after "Unexpected error from
+            // cudaGetDeviceCount()", whose text may be too short to quote (`Error 2: out of
+            // memory`, pytorch/pytorch#150048)
+            "Error ",
         ];
         p.extend(quotable());
         super::scan::phrases(&p)

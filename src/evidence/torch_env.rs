@@ -490,7 +490,7 @@ pub fn read(text: &str) -> TorchEnv {
 /// or as GitHub renders an unfenced paste (no `- `, no backticks): `(report, line)`.
 static HF_ENV_FIRST: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r"^(?:[-*]\s+)?(?:`?(transformers|Accelerate|llamafactory)`?|(TRL)) version:\s*v?\d+\.\d+",
+        r"^(?:[-*]\s+)?(?:`?(transformers|Accelerate|llamafactory|diffusers)`?|(TRL)) version:\s*v?\d+\.\d+",
     )
     .expect("static regex")
 });
@@ -513,7 +513,7 @@ fn hf_env_report(text: &str) -> Option<&'static str> {
     }
     // llamafactory-cli, transformers, trl, accelerate: the reports that name the others
     // as dependencies come first
-    let mut own = [false; 4];
+    let mut own = [false; 5];
     let mut torch = false;
     let mut first = true;
     for l in text.lines().take(400) {
@@ -526,6 +526,9 @@ fn hf_env_report(text: &str) -> Option<&'static str> {
                 Some("llamafactory") => own[0] = true,
                 Some("transformers") => own[1] = true,
                 Some("Accelerate") => own[3] |= first || l.contains("`Accelerate`"),
+                // huggingface/diffusers `commands/env.py`: "`diffusers` version" first, then
+                // "PyTorch version (GPU?)" as transformers prints it
+                Some("diffusers") => own[4] = true,
                 _ => own[2] = true,
             }
         }
@@ -537,6 +540,7 @@ fn hf_env_report(text: &str) -> Option<&'static str> {
         "transformers env",
         "trl env",
         "accelerate env",
+        "diffusers-cli env",
     ];
     own.iter()
         .position(|&o| o)
@@ -778,6 +782,20 @@ mod tests {
         assert_eq!(e.report.as_deref(), Some("transformers env"));
         assert!(e.torch_versions.is_empty());
         assert_eq!(e.platform.as_deref(), Some("aarch64"));
+    }
+
+    #[test]
+    fn diffusers_env_is_a_hugging_face_report() {
+        // ShivamShrirao/diffusers#18: `diffusers-cli env` (its "`diffusers` version" first)
+        let t = "- `diffusers` version: 0.4.0.dev0\n- Platform: Linux-4.4.0-19041-Microsoft-x86_64-with-glibc2.31\n- Python version: 3.9.13\n- PyTorch version (GPU?): 1.12.1+cu116 (False)\n- Huggingface_hub version: 0.10.0\n- Transformers version: 4.22.2\n- Using GPU in script?: <fill in>\n";
+        assert!(looks_like(t));
+        let e = read(t);
+        assert_eq!(e.report.as_deref(), Some("diffusers-cli env"));
+        assert_eq!(e.torch_cuda, ["11.6"]);
+        // a sentence naming the version is not the report
+        assert!(
+            hf_env_report("We pin `diffusers` version: 0.4 and PyTorch version 1.12\n").is_none()
+        );
     }
 
     #[test]
