@@ -153,6 +153,7 @@ const WITNESSES: &[(&str, &str, &str)] = &[
         "h23_rdmalink_3fs263_rxe_active",
     ),
     ("show-gids", "", "h93_showgids_ucx9484_bond_vxlan_roce"),
+    ("mlxlink", "", "h93_mlxlink_lshca11_json_edr_active_cut"),
     (
         "torch-memory",
         "h2_oom_6g_2_30g_unallocated",
@@ -240,6 +241,12 @@ const GAPS: &[(&str, Side, &str, &str)] = &[
         Side::Problem,
         "",
         "no rule reads a `show_gids` table (the kind's read_by is empty): it lists the GIDs a port has, not whether the port is up, which `rdma link`, ibstat or ibv_devinfo show",
+    ),
+    (
+        "mlxlink",
+        Side::Problem,
+        "",
+        "no public `mlxlink` paste of a port whose link is down was found (the code, issues and pages corpora searched for `State : Polling`/`Disable` under `Operational Info`, 2026-12-06): users paste mlxlink when the link is up and ask about its speed or FEC; the reader's down side is tested from mstflint's format",
     ),
     (
         "gdb-backtrace",

@@ -271,6 +271,11 @@ mod tests {
                 "link mlx5_7/1 subnet_prefix fe80:0000:0000:0000 lid 3403 sm_lid 1 lmc 0 state DOWN physical_state POLLING\n",
             ),
             (
+                // MrBr-github/lshca#11 (`mlxlink --json`, cut inside Supported Info)
+                "mlxlink",
+                "#mlxlink -d /dev/mst/mt4119_pciconf0 -p 1 --json\n{\n   \"result\" : {\n      \"output\" : {\n         \"Operational Info\" : {\n            \"Physical state\" : \"LinkUp\",\n            \"Speed\" : \"IB-EDR\",\n            \"State\" : \"Active\",\n",
+            ),
+            (
                 // openucx/ucx#9484 (NVIDIA's `show_gids`, tabs expanded)
                 "show-gids",
                 "DEV     PORT    INDEX   GID                                     IPv4            VER     DEV\n---     ----    -----   ---                                     ------------    ---     ---\nmlx5_bond_0     1       3       0000:0000:0000:0000:0000:ffff:1e99:0aaf 30.153.10.175   v2      bond1\n",

@@ -66,6 +66,7 @@ pub mod infiniband;
 pub mod kernel_log;
 pub mod kube_events;
 pub mod lspci;
+pub mod mlxlink;
 pub mod mount_text;
 pub mod mounts;
 #[cfg(test)]
@@ -297,6 +298,7 @@ pub static KINDS: &[&dyn EvidenceKind] = &[
     &ibv_devinfo::IbvDevinfoKind,
     &ibdev2netdev::Ibdev2netdevKind,
     &rdma_link::RdmaLinkKind,
+    &mlxlink::MlxlinkKind,
     &show_gids::ShowGidsKind,
     &torch_memory::TorchMemoryKind,
     &shm_error::ShmErrorLog,

@@ -205,10 +205,12 @@ pub fn segment(text: &str) -> Reading<'_> {
     let whole_doc = |d: &str| detect(d).is_some_and(|k| k.whole_text(d));
     // (a text read already is looked at again only where a document read whole may hide in
     // it: a fence, YAML's merge key, a kind read whole; a long log is not cut twice)
-    let may_hide_one = text.contains("```")
-        || text.contains("~~~")
-        || text.contains("<<:")
-        || r.parts.iter().any(|p| p.kind.whole());
+    // (the parts first, then one SIMD search a phrase: `str::contains` builds a two-way
+    // searcher each call and ran at a tenth of the speed, 11% of a 60 MB log's reading)
+    let may_hide_one = r.parts.iter().any(|p| p.kind.whole())
+        || super::scan::has!(text, "```")
+        || super::scan::has!(text, "~~~")
+        || super::scan::has!(text, "<<:");
     if !r.parts.is_empty() && !may_hide_one {
         return r;
     }

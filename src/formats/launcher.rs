@@ -1252,10 +1252,6 @@ pub fn find(text: &str) -> Vec<Launch> {
 /// read for launch lines only (`command_lines`), so memory stays near the input's size.
 pub const MAX_SCRIPT_BYTES: usize = 1 << 20;
 
-/// A line that starts with a variable's assignment (`NW=0`, `export NW=0`), as [`command_lines`]
-/// keeps it: the commands kept after it may expand the variable.
-const ASSIGNMENT_LINE: &str = r"(?m)^[ \t]*(?:export[ \t]+)?[A-Za-z_][A-Za-z0-9_]*=";
-
 /// A text this long is parsed whole as shell only when it reads as a script ([`shell_like`]);
 /// else only its [`command_lines`] are, as a long log's. The bash grammar's error recovery on
 /// text that is not shell is slow: a 74 KB `nvidia-smi -q -x` paste took 2 s a parse (the
@@ -1329,12 +1325,13 @@ fn pieces(text: &str) -> impl Iterator<Item = &str> {
 fn command_lines(text: &str) -> String {
     // the text is searched for the words once (a multi-literal SIMD search), not each line
     // for each word: only the lines holding one, and the lines a `\` continues them onto, are
-    // looked at, each as `text.lines()` gives it
-    static ANY: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
-        let mut alt: Vec<String> = COMMAND_WORDS.iter().map(|w| regex::escape(w)).collect();
-        // a variable's assignment on a line of its own (`NW=0`), which a command below may use
-        alt.push(ASSIGNMENT_LINE.to_string());
-        regex::Regex::new(&alt.join("|")).expect("escaped literals and the assignment")
+    // looked at, each as `text.lines()` gives it. A line that starts with a variable's
+    // assignment (`NW=0`, `export NW=0`; a command kept below may expand it) is kept too, and
+    // found apart, by its `=`: in the words' regex the line-anchored assignment left the search
+    // no literal to skip by, and it ran a DFA over every byte (15% of a 60 MB log's reading)
+    static WORDS: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        let alt: Vec<String> = COMMAND_WORDS.iter().map(|w| regex::escape(w)).collect();
+        regex::Regex::new(&alt.join("|")).expect("escaped literals")
     });
     let b = text.as_bytes();
     let mut out = String::new();
@@ -1346,19 +1343,26 @@ fn command_lines(text: &str) -> String {
             pos
         } else {
             let mut from = pos;
+            // the leftmost of a word not in a path and an assignment line; at the same place
+            // the word (the regex's leftmost-first order, words before the assignment)
             let m = loop {
-                let Some(m) = ANY.find_at(text, from) else {
+                let word = WORDS.find_at(text, from);
+                let before = word.map_or(text.len(), |w| w.start());
+                if let Some(s) = next_assignment_line(b, from, before) {
+                    break Some(s);
+                }
+                let Some(w) = word else {
                     break None;
                 };
-                if !in_a_path(b, m.start(), m.end()) {
-                    break Some(m);
+                if !in_a_path(b, w.start(), w.end()) {
+                    break Some(w.start());
                 }
-                from = m.end();
+                from = w.end();
             };
             let Some(m) = m else {
                 break;
             };
-            memchr::memrchr(b'\n', &b[pos..m.start()]).map_or(pos, |i| pos + i + 1)
+            memchr::memrchr(b'\n', &b[pos..m]).map_or(pos, |i| pos + i + 1)
         };
         let (line, next) = match memchr::memchr(b'\n', &b[start..]) {
             Some(i) => {
@@ -1376,6 +1380,48 @@ fn command_lines(text: &str) -> String {
         pos = next;
     }
     out
+}
+
+/// The start of the first line at or after `from` and before `before` that starts with a
+/// variable's assignment (`[ \t]*(export[ \t]+)?NAME=`, the tests' `ASSIGNMENT_LINE`), found
+/// by the lines' `=`: only a line's first `=` can end its assignment, so a line is looked at
+/// once.
+fn next_assignment_line(b: &[u8], from: usize, before: usize) -> Option<usize> {
+    let mut at = from;
+    while at < before {
+        let eq = at + memchr::memchr(b'=', &b[at..])?;
+        let start = memchr::memrchr(b'\n', &b[..eq]).map_or(0, |i| i + 1);
+        if start >= before {
+            return None;
+        }
+        if start >= from && is_assignment_head(&b[start..eq]) {
+            return Some(start);
+        }
+        // the line's first `=` is not an assignment's: on to the next line
+        at = eq + memchr::memchr(b'\n', &b[eq..])? + 1;
+    }
+    None
+}
+
+/// `[ \t]*(export[ \t]+)?[A-Za-z_][A-Za-z0-9_]*`, the whole of `head` (a line up to its `=`).
+fn is_assignment_head(head: &[u8]) -> bool {
+    let blank = |c: &u8| matches!(c, b' ' | b'\t');
+    let h = &head[head.iter().position(|c| !blank(c)).unwrap_or(head.len())..];
+    let name = |n: &[u8]| {
+        n.first()
+            .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_')
+            && n.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_')
+    };
+    if name(h) {
+        return true;
+    }
+    // `export` then blanks then the name (the regex backtracks to it when the name fails)
+    match h.strip_prefix(b"export") {
+        Some(r) if r.first().is_some_and(blank) => {
+            name(&r[r.iter().position(|c| !blank(c)).unwrap_or(r.len())..])
+        }
+        _ => false,
+    }
 }
 
 /// Whether the command word at `start..end` of `b` is in a path's directory or file name, not
@@ -1945,6 +1991,10 @@ mod prop {
     use super::*;
     use proptest::prelude::*;
 
+    /// A line that starts with a variable's assignment (`NW=0`, `export NW=0`), as
+    /// `command_lines` keeps it.
+    const ASSIGNMENT_LINE: &str = r"(?m)^[ \t]*(?:export[ \t]+)?[A-Za-z_][A-Za-z0-9_]*=";
+
     /// `command_lines` as it read every line for every word.
     fn command_lines_reference(text: &str) -> String {
         let mut out = String::new();
@@ -2032,6 +2082,11 @@ mod prop {
             "\\\npython\n",
             "  File \"/usr/lib/python3.12/site-packages/deepspeed/launcher/launch.py\", line 9\n",
             "/opt/conda/bin/python3 train.py --workers 4\n/usr/lib/python/x\n",
+            // assignment lines, found by their `=` apart from the words
+            "NW=0\nfoo\npython x.py --workers $NW\n",
+            "  export\tA_1=2\nfoo\n\texport  B=3 \\\n  more\n",
+            "exportA=1\nexport =1\nx y=1\né=1\n1A=2\n=3\n",
+            "a=b=c\nloss=0.3 python\n/usr/lib/python3/x=1\nNW=1 /usr/lib/python3/t.py\n",
         ] {
             assert_eq!(command_lines(t), command_lines_reference(t), "{t:?}");
         }
@@ -2039,7 +2094,7 @@ mod prop {
 
     proptest! {
         #[test]
-        fn command_lines_as_every_line_read(t in "(python|srun |export |launch|x|3\\.12|/|\\\\| |\r|\n|é){0,40}") {
+        fn command_lines_as_every_line_read(t in "(python|srun |export |export\t|launch|x|3\\.12|/|\\\\| |\t|\r|\n|é|NW|_a1|=|9){0,40}") {
             prop_assert_eq!(command_lines(&t), command_lines_reference(&t));
         }
     }
