@@ -66,6 +66,22 @@
 //!   file and line of the failed call, then its error string). Behind either prefix the short
 //!   texts (`unknown error`, `invalid argument`) are read too.
 //!
+//! - TensorFlow's and XLA's StreamExecutor and jaxlib, which print a failed driver call's
+//!   `CUresult` by its name where `cuGetErrorName` knows it and by its number where it does not:
+//!   `ToString(CUresult)` in TF's `tensorflow/stream_executor/cuda/cuda_driver.cc` (TF 1.x–2.x;
+//!   the stored text read by the search tool, id 67358904) and in jaxlib's own CUDA helpers returns
+//!   `UNKNOWN ERROR (%d)`, which `InternalInit` logs as `failed call to cuInit: UNKNOWN ERROR
+//!   (303)`; XLA's `cuda::internal::ToStatusSlow` (openxla/xla
+//!   `xla/stream_executor/cuda/cuda_status.cc`, id 1098816657, logged by `cuda_platform.cc`'s
+//!   `InternalInit`, id 8722202, since 2024) builds `CUDA error: <detail>: UNKNOWN ERROR (%d)`
+//!   (`failed call to cuInit: INTERNAL: CUDA error: Failed call to cuInit: UNKNOWN ERROR (303)`);
+//!   jaxlib's `ErrorString(CUresult)` (jax-ml/jax `jaxlib/gpu/gpu_kernel_helpers.cc`, id
+//!   3724953542) prints `Unknown CUDA error %d; cuGetErrorName failed. This probably means that JAX
+//!   was unable to load the CUDA libraries.` behind `JAX_AS_STATUS`'s `operation <call> failed: `.
+//!   Each number is `cuda.h`'s `CUresult` (since CUDA 10.1 the runtime's `cudaError` numbers are the
+//!   driver's for the errors both name), named from the table below; a number the table lacks
+//!   stays `CUresult N`.
+//!
 //! The reader streams the lines once and keeps bounded lists.
 
 use super::cuda_compat;
@@ -136,7 +152,8 @@ pub struct CudaRuntimeLog {
     /// The same as `major.minor` (`12.8`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub driver_cuda: Option<String>,
-    /// "Found no NVIDIA driver on your system".
+    /// "Found no NVIDIA driver on your system", or TF's, XLA's and jaxlib's libcuda stub
+    /// answering cuInit with an unnamed 303 (`UNKNOWN ERROR (303)`: libcuda.so.1 not loadable).
     pub no_driver: bool,
     /// `cudaErrorInsufficientDriver`: "CUDA driver version is insufficient for CUDA runtime
     /// version".
@@ -325,6 +342,13 @@ const CUDA_ERRORS: &[(&str, u32, &str, &str, &str)] = &[
         222,
         "the provided PTX was compiled with an unsupported toolchain.",
         "CUDA_ERROR_UNSUPPORTED_PTX_VERSION",
+        "driver",
+    ),
+    (
+        "cudaErrorSharedObjectInitFailed",
+        303,
+        "shared object initialization failed",
+        "CUDA_ERROR_SHARED_OBJECT_INIT_FAILED",
         "driver",
     ),
     (
@@ -613,6 +637,34 @@ fn failed_with(
     })
 }
 
+// A `CUresult` printed by its number because `cuGetErrorName` did not know it (see the module
+// doc): TF's `failed call to cuInit: UNKNOWN ERROR (N)`, XLA's `CUDA error: <detail>: UNKNOWN
+// ERROR (N)` and jaxlib's `failed: Unknown CUDA error N; cuGetErrorName failed`. Only in these
+// producers' words: a bare `UNKNOWN ERROR (N)` says nothing of CUDA.
+static UNNAMED_CURESULT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?:failed call to cuInit|CUDA error: [A-Za-z][A-Za-z0-9 _()]{0,80}?): UNKNOWN ERROR \((\d{1,4})\)|\bfailed: Unknown CUDA error (\d{1,4}); cuGetErrorName failed",
+    )
+    .expect("static regex")
+});
+
+/// The `CUresult` number an unnamed-result line carries.
+fn unnamed_curesult(line: &str) -> Option<u32> {
+    if !line.contains("UNKNOWN ERROR (") && !line.contains("Unknown CUDA error ") {
+        return None;
+    }
+    let c = UNNAMED_CURESULT.captures(line)?;
+    c.get(1).or(c.get(2))?.as_str().parse().ok()
+}
+
+/// The table's error with that `CUresult` number: only entries that name a `CUresult`, whose
+/// number is the runtime's.
+fn by_curesult(
+    n: u32,
+) -> Option<&'static (&'static str, u32, &'static str, &'static str, &'static str)> {
+    CUDA_ERRORS.iter().find(|e| e.1 == n && !e.3.is_empty())
+}
+
 /// The table's error a qualified `CUDA error …: <text>` names, if its text is the runtime's.
 fn qualified(
     line: &str,
@@ -778,6 +830,7 @@ pub fn recognised_line(line: &str) -> bool {
         || qualified(line).is_some()
         || sample_error(line).is_some()
         || failed_with(line).is_some()
+        || unnamed_curesult(line).is_some()
 }
 
 /// True when some line of `text` is one of these messages.
@@ -819,6 +872,9 @@ pub fn looks_like(text: &str) -> bool {
             // cudaGetDeviceCount()", whose text may be too short to quote (`Error 2: out of
             // memory`, pytorch/pytorch#150048)
             "Error ",
+            // `unnamed_curesult`: TF's, XLA's and jaxlib's result printed by number
+            "UNKNOWN ERROR (",
+            "Unknown CUDA error ",
         ];
         p.extend(quotable());
         super::scan::phrases(&p)
@@ -1147,6 +1203,25 @@ pub fn parse_cuda_runtime_log(text: &str) -> CudaRuntimeLog {
         if let Some(e) = failed_with(line) {
             add(e.0.to_string(), Some(e.1), Some(e.2), e.4);
         }
+        // TF's, XLA's and jaxlib's `CUresult` printed by its number. 303 so printed is their
+        // libcuda stub's answer (TF `tensorflow/stream_executor/cuda/cuda_stub.cc`, the stored
+        // text id 65552798, and tsl's copy that XLA and jaxlib load through: where
+        // `GetCudaDriverDsoHandle` cannot dlopen libcuda.so.1, every driver call, cuInit and
+        // cuGetErrorName too, returns `CUDA_ERROR_SHARED_OBJECT_INIT_FAILED`, so the name is
+        // unknown): no NVIDIA driver on this host, as a CPU-only machine prints it
+        // (tensorflow/tensorflow#37689, "spurious error … on a machine without a GPU"), not a
+        // CUDA error of a GPU. A real libcuda names its 303 (`CUDA_ERROR_SHARED_OBJECT_INIT_FAILED:
+        // shared object initialization failed`), read from the name above.
+        if let Some(n) = unnamed_curesult(line) {
+            match by_curesult(n) {
+                _ if n == 303 => {
+                    out.no_driver = true;
+                    carried = true;
+                }
+                Some(e) => add(e.0.to_string(), Some(e.1), Some(e.2), e.4),
+                None => add(format!("CUresult {n}"), Some(n), None, "other"),
+            }
+        }
         // messages PyTorch prints without the `CUDA error:` prefix
         for e in CUDA_ERRORS.iter().filter(|e| e.1 == 35 || e.1 == 209) {
             if line.contains(e.2) {
@@ -1221,7 +1296,7 @@ impl super::EvidenceKind for CudaRuntimeKind {
         "cuda-runtime-log"
     }
     fn doc(&self) -> &'static str {
-        "PyTorch's CUDA-init and runtime messages: driver too old, GPU architecture not in the build, no kernel image, CUDA/cuBLAS/cuDNN errors"
+        "PyTorch's CUDA-init and runtime messages: driver too old, GPU architecture not in the build, no kernel image, CUDA/cuBLAS/cuDNN errors (and TensorFlow's, XLA's and jaxlib's failed CUDA driver calls)"
     }
     fn example(&self) -> &'static str {
         "python train.py 2>&1 | tee train.log"
@@ -1237,7 +1312,10 @@ impl super::EvidenceKind for CudaRuntimeKind {
                 "the CUDA version the driver runs, as cudaDriverGetVersion codes it (12080)",
             ),
             ("driver_cuda", "the same as major.minor"),
-            ("no_driver", "\"Found no NVIDIA driver on your system\""),
+            (
+                "no_driver",
+                "\"Found no NVIDIA driver on your system\", or cuInit's `UNKNOWN ERROR (303)` (TF's, XLA's or jaxlib's libcuda stub: libcuda.so.1 not loadable)",
+            ),
             ("insufficient_driver", "cudaErrorInsufficientDriver"),
             (
                 "forward_compat_unsupported",
@@ -1865,6 +1943,82 @@ mod tests {
             "Is an uncorrectable ECC error encountered on this card a hardware fault?\n",
             "it said \"out of memory\" but the machine has 64 GB\n",
             "I would like to know what potential problems can arise when NCCL_P2P_DISABLE is set to 1 like this.\n",
+        ] {
+            assert!(!looks_like(healthy), "{healthy}");
+            assert!(
+                parse_cuda_runtime_log(healthy).error_names.is_empty(),
+                "{healthy}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_curesult_printed_by_its_number_is_named_from_cuda_h() {
+        // tensorflow/tensorflow#44869 (h95): the cuInit failure with its name, as
+        // `ToString(CUresult)` prints it where `cuGetErrorName` knows the result
+        let named = "2020-11-11 10:46:37.467224: E tensorflow/stream_executor/cuda/cuda_driver.cc:314] failed call to cuInit: CUDA_ERROR_NO_DEVICE: no CUDA-capable device is detected\n";
+        assert_eq!(
+            parse_cuda_runtime_log(named).error_names,
+            vec!["cudaErrorNoDevice"]
+        );
+        // the same producers where it does not: TF's and jaxlib's `UNKNOWN ERROR (%d)` after
+        // `failed call to cuInit: `, XLA's `ToStatusSlow` (`CUDA error: <detail>: UNKNOWN
+        // ERROR (%d)`) and jaxlib's `ErrorString` behind `JAX_AS_STATUS`
+        for (text, name, code) in [
+            (
+                "2023-10-12 10:00:01.123456: E tensorflow/compiler/xla/stream_executor/cuda/cuda_driver.cc:268] failed call to cuInit: UNKNOWN ERROR (100)\n",
+                "cudaErrorNoDevice",
+                100,
+            ),
+            (
+                "E0000 00:00:1730000000.123456   12345 cuda_executor.cc:1015] failed call to cuInit: INTERNAL: CUDA error: Failed call to cuInit: UNKNOWN ERROR (100)\n",
+                "cudaErrorNoDevice",
+                100,
+            ),
+            (
+                "I0918 11:06:20.239907 140090094478592 xla_bridge.py:863] Unable to initialize backend 'cuda': jaxlib/cuda/versions_helpers.cc:98: operation cuInit(0) failed: Unknown CUDA error 100; cuGetErrorName failed. This probably means that JAX was unable to load the CUDA libraries.\n",
+                "cudaErrorNoDevice",
+                100,
+            ),
+            (
+                "W tensorflow/stream_executor/cuda/cuda_driver.cc:326] failed call to cuInit: UNKNOWN ERROR (34)\n",
+                "cudaErrorStubLibrary",
+                34,
+            ),
+            (
+                "E external/local_xla/xla/stream_executor/cuda/cuda_driver.cc:282] failed call to cuInit: UNKNOWN ERROR (123)\n",
+                "CUresult 123",
+                123,
+            ),
+        ] {
+            assert!(looks_like(text), "{text}");
+            let m = parse_cuda_runtime_log(text);
+            assert_eq!(m.error_names, vec![name], "{text}");
+            assert_eq!(m.errors[0].code, Some(code), "{text}");
+        }
+        // 303 so printed is the libcuda stub's answer where libcuda.so.1 cannot be loaded: no
+        // driver on the host (medaka#214's CPU node, TF's `cuda_driver.cc:313` line; XLA's and
+        // jaxlib's forms), not a GPU's CUDA error; a real libcuda's 303 comes by its name
+        for text in [
+            "2020-10-08 23:28:14.726991: E tensorflow/stream_executor/cuda/cuda_driver.cc:313] failed call to cuInit: UNKNOWN ERROR (303)\n",
+            "E0000 00:00:1730000000.123456   12345 cuda_executor.cc:1015] failed call to cuInit: INTERNAL: CUDA error: Failed call to cuInit: UNKNOWN ERROR (303)\n",
+            "W0918 11:06:20.243524 140090094478592 xla_bridge.py:898] CUDA backend failed to initialize: jaxlib/cuda/versions_helpers.cc:98: operation cuInit(0) failed: Unknown CUDA error 303; cuGetErrorName failed. This probably means that JAX was unable to load the CUDA libraries.\n",
+        ] {
+            assert!(looks_like(text), "{text}");
+            let m = parse_cuda_runtime_log(text);
+            assert!(m.no_driver, "{text}");
+            assert!(m.error_names.is_empty(), "{text}");
+        }
+        let named = "E tensorflow/stream_executor/cuda/cuda_driver.cc:318] failed call to cuInit: CUDA_ERROR_SHARED_OBJECT_INIT_FAILED: shared object initialization failed\n";
+        let m = parse_cuda_runtime_log(named);
+        assert!(!m.no_driver);
+        assert_eq!(m.error_names, vec!["cudaErrorSharedObjectInitFailed"]);
+        // a number outside those producers' words, and TF's healthy library lines, name nothing
+        for healthy in [
+            "requests.exceptions.HTTPError: UNKNOWN ERROR (500) from the model server\n",
+            "E hip_driver.cc:312] failed call to hipInit: UNKNOWN ERROR (303)\n",
+            "2020-07-13 17:29:56.616434: I tensorflow/stream_executor/platform/default/dso_loader.cc:44] Successfully opened dynamic library libcudart.so.10.1\n",
+            "2020-06-26 12:33:16.916743: W tensorflow/stream_executor/platform/default/dso_loader.cc:55] Could not load dynamic library 'libcudart.so.10.1'; dlerror: libcudart.so.10.1: cannot open shared object file: No such file or directory\n",
         ] {
             assert!(!looks_like(healthy), "{healthy}");
             assert!(
