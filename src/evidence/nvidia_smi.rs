@@ -1272,7 +1272,10 @@ fn max_operating_temp(t: &Tree, g: usize) -> Field<u32> {
         _ => None,
     };
     let current = num(&["Temperature/GPU Current Temp", "temperature/gpu_temp"]);
-    let margin = num(&["Temperature/GPU T.Limit Temp", "temperature/gpu_temp_tlimit"]);
+    let margin = num(&[
+        "Temperature/GPU T.Limit Temp",
+        "temperature/gpu_temp_tlimit",
+    ]);
     let offset = num(&[
         "Temperature/GPU Max Operating T.Limit Temp",
         "temperature/gpu_temp_max_gpu_tlimit_threshold",
@@ -1742,8 +1745,8 @@ mod tests {
         };
         // h96: thamada/gls's GH200 -a (R550): 31 C now, T.Limit margin 55 C, max operating
         // at the T.Limit reference (0 C): the threshold is 86 C
-        let r = parse_nvidia_smi_text(&corpus("h96_smiq_gls_gh200_550_dbe_remapped_done.txt"))
-            .unwrap();
+        let r =
+            parse_nvidia_smi_text(&corpus("h96_smiq_gls_gh200_550_dbe_remapped_done.txt")).unwrap();
         assert_eq!(gpu(&r).temperature_c, Field::Ok(31));
         assert_eq!(gpu(&r).temperature_max_operating_c, Field::Ok(86));
         // the same figures in the XML form (the project's H200 capture, R570): 39 + 48 - 0
