@@ -1141,13 +1141,7 @@ fn map_gpu(t: &Tree, g: usize, header_id: Option<&str>, index: u32) -> GpuReadin
             f(&["Temperature/GPU Current Temp", "temperature/gpu_temp"]),
             to_u32,
         ),
-        temperature_max_operating_c: field(
-            f(&[
-                "Temperature/GPU Max Operating Temp",
-                "temperature/gpu_temp_max_gpu_threshold",
-            ]),
-            to_u32,
-        ),
+        temperature_max_operating_c: max_operating_temp(t, g),
         ecc_enabled: field(f(&["ECC Mode/Current", "ecc_mode/current_ecc"]), to_bool),
         ecc_pending: field(f(&["ECC Mode/Pending", "ecc_mode/pending_ecc"]), to_bool),
         ecc_uncorrected_volatile: ecc_count(t, g, "Volatile", true),
@@ -1248,6 +1242,49 @@ fn map_gpu(t: &Tree, g: usize, header_id: Option<&str>, index: u32) -> GpuReadin
         utilization_memory_samples: utilization_samples(t, g, &["Memory Utilization Samples"]),
         clocks_event_counters_us: clocks_event_counters(t, g),
         pcie_lspci: None,
+    }
+}
+
+/// The GPU's max operating temperature (NVML's `NVML_TEMPERATURE_THRESHOLD_GPU_MAX`): printed
+/// as `GPU Max Operating Temp` (`<gpu_temp_max_gpu_threshold>`) by drivers that give absolute
+/// thresholds, and only as T.Limit figures by the R535+ drivers on Hopper, Ada and Blackwell:
+/// `GPU T.Limit Temp` (`<gpu_temp_tlimit>`) is the current margin to the T.Limit reference
+/// (NVML's `nvmlDeviceGetMarginTemperature`, "distance to nearest slowdown threshold") and
+/// `GPU Max Operating T.Limit Temp` (`<gpu_temp_max_gpu_tlimit_threshold>`) is the max
+/// operating threshold as an offset from that reference (0 C: the reference itself, -2 C two
+/// degrees past it). NVML's `nvmlDeviceGetTemperatureThreshold` says these thresholds are no
+/// longer read as absolute figures on Ada and later. The GPU reaches its max operating
+/// temperature where the margin falls to the offset, so the absolute threshold is the current
+/// temperature plus the margin left above that offset.
+fn max_operating_temp(t: &Tree, g: usize) -> Field<u32> {
+    let absolute = t.first(
+        g,
+        &[
+            "Temperature/GPU Max Operating Temp",
+            "temperature/gpu_temp_max_gpu_threshold",
+        ],
+    );
+    if !matches!(absolute, Look::Absent) {
+        return field(absolute, to_u32);
+    }
+    let num = |paths: &[&str]| match t.first(g, paths) {
+        Look::Val(v) => leading_number(v),
+        _ => None,
+    };
+    let current = num(&["Temperature/GPU Current Temp", "temperature/gpu_temp"]);
+    let margin = num(&[
+        "Temperature/GPU T.Limit Temp",
+        "temperature/gpu_temp_tlimit",
+    ]);
+    let offset = num(&[
+        "Temperature/GPU Max Operating T.Limit Temp",
+        "temperature/gpu_temp_max_gpu_tlimit_threshold",
+    ]);
+    match (current, margin, offset) {
+        (Some(c), Some(m), Some(o)) if (0.0..200.0).contains(&(c + m - o)) => {
+            Field::Ok((c + m - o).round() as u32)
+        }
+        _ => field(absolute, to_u32),
     }
 }
 
@@ -1694,6 +1731,40 @@ mod tests {
         let x = "<gpu id=\"00000000:2D:00.0\">\n<temperature>\n<gpu_temp>56 C</gpu_temp>\n<gpu_temp_max_threshold>102 C</gpu_temp_max_threshold>\n<gpu_temp_slow_threshold>97 C</gpu_temp_slow_threshold>\n<gpu_temp_max_gpu_threshold>57 C</gpu_temp_max_gpu_threshold>\n</temperature>\n</gpu>\n";
         let r = parse_nvidia_smi_xml(x).unwrap();
         assert_eq!(r.gpus[0].temperature_max_operating_c, Field::Ok(57));
+    }
+
+    #[test]
+    fn max_operating_temperature_from_t_limit_figures() {
+        let corpus = |name: &str| {
+            std::fs::read_to_string(
+                std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                    .join("tests/fixtures/corpus")
+                    .join(name),
+            )
+            .unwrap()
+        };
+        // h96: thamada/gls's GH200 -a (R550): 31 C now, T.Limit margin 55 C, max operating
+        // at the T.Limit reference (0 C): the threshold is 86 C
+        let r =
+            parse_nvidia_smi_text(&corpus("h96_smiq_gls_gh200_550_dbe_remapped_done.txt")).unwrap();
+        assert_eq!(gpu(&r).temperature_c, Field::Ok(31));
+        assert_eq!(gpu(&r).temperature_max_operating_c, Field::Ok(86));
+        // the same figures in the XML form (the project's H200 capture, R570): 39 + 48 - 0
+        let r = parse_nvidia_smi_xml(&corpus("h200_smi_qx_idle.xml")).unwrap();
+        assert_eq!(gpu(&r).temperature_c, Field::Ok(39));
+        assert_eq!(gpu(&r).temperature_max_operating_c, Field::Ok(87));
+        // a max operating offset past the reference counts: 80 C, margin 1 C, offset -2 C
+        let t = "GPU 00000000:01:00.0\n    Temperature\n        GPU Current Temp : 80 C\n        GPU T.Limit Temp : 1 C\n        GPU Max Operating T.Limit Temp : -2 C\n";
+        let r = parse_nvidia_smi_text(t).unwrap();
+        assert_eq!(gpu(&r).temperature_max_operating_c, Field::Ok(83));
+        // healthy neighbour: a v13 XML whose T.Limit is N/A keeps its absolute threshold
+        let r =
+            parse_nvidia_smi_xml(&corpus("h96_smix_telegraf_rtx3080_595_v13_busy.xml")).unwrap();
+        assert_eq!(gpu(&r).temperature_max_operating_c, Field::Ok(93));
+        // a margin without its reference offset says nothing absolute
+        let t = "GPU 00000000:01:00.0\n    Temperature\n        GPU Current Temp : 80 C\n        GPU T.Limit Temp : 1 C\n";
+        let r = parse_nvidia_smi_text(t).unwrap();
+        assert!(gpu(&r).temperature_max_operating_c.ok().is_none());
     }
 
     #[test]
