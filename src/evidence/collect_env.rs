@@ -119,12 +119,25 @@ pub struct CollectEnv {
 /// full-width colon `：` or only a space after the key, in any case: see `key_value`). An
 /// excerpt cut above `PyTorch version` is recognised by three of the keys only collect_env
 /// prints, one after another in `env_info_fmt` (`Is CUDA available` .. `Is XNNPACK available`).
+/// An excerpt of its last section alone (`Versions of relevant libraries`) is recognised by two
+/// of its pip lines: `pretty_str` tags every line of `pip list --format=freeze` with
+/// `[{pip_version}] ` (`prepend`, `pip_version` being `pip` or `pip3`; torch/utils/collect_env.py
+/// read at pytorch/pytorch 00adac86, the same in 2.x and in vLLM's copy), so `[pip3] name==ver`
+/// is collect_env's own line, not pip's (see [`pip_line`]).
 pub fn looks_like(text: &str) -> bool {
     let mut torch = false;
     let mut cuda_build = false;
     let mut own: Vec<&'static str> = Vec::new();
+    let mut pip_lines = 0;
     for l in text.lines().take(20_000) {
         let l = strip_quote(l);
+        if l.starts_with("[pip") && pip_line(l) {
+            pip_lines += 1;
+            if pip_lines >= 2 {
+                return true;
+            }
+            continue;
+        }
         let kv = key_value(l);
         match kv {
             Some(("PyTorch version", v)) if !v.is_empty() => torch = true,
@@ -294,6 +307,29 @@ fn gpu_line(l: &str) -> Option<Gpu> {
         index: i.trim().parse().ok()?,
         name: super::clip(name, 200),
     })
+}
+
+/// A package line of collect_env's pip list: `[pip3] ` or `[pip] ` (the tag `prepend` writes),
+/// then one line of `pip list --format=freeze`, `name==version` (a PEP 508 name; a version
+/// that starts with a digit). A line that only names a package (`[pip3] torch`) or carries prose
+/// after the tag is not counted.
+fn pip_line(l: &str) -> bool {
+    let Some(rest) = l
+        .strip_prefix("[pip3] ")
+        .or_else(|| l.strip_prefix("[pip] "))
+    else {
+        return false;
+    };
+    let Some((name, version)) = rest.trim().split_once("==") else {
+        return false;
+    };
+    !name.is_empty()
+        && name.len() <= 100
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+        && version.starts_with(|c: char| c.is_ascii_digit())
+        && !version.contains(char::is_whitespace)
 }
 
 fn package_line(l: &str) -> Option<Package> {
@@ -773,6 +809,35 @@ mod tests {
         assert!(!looks_like(
             "OS: Ubuntu 22.04\nPython version: 3.10\nIs CUDA available: True\n"
         ));
+    }
+
+    #[test]
+    fn the_library_section_alone_is_collect_env() {
+        // Sandermage/genesis-vllm-patches#24: the tail of vLLM's collect_env, its pip lines
+        // (torch 2.11.0, nvidia-nccl-cu13 2.28.9) and the vLLM Info block, nothing above
+        let tail = fixture("collect_env/vllm_tail_pip_torch2110_nccl2289_cu13.txt");
+        assert!(looks_like(&tail));
+        let e = parse_collect_env(&tail);
+        assert!(e.packages.iter().any(|p| p.manager == "pip3"
+            && p.name == "torch"
+            && p.version.as_deref() == Some("2.11.0")));
+        assert!(
+            e.packages
+                .iter()
+                .any(|p| p.name == "nvidia-nccl-cu13" && p.version.as_deref() == Some("2.28.9"))
+        );
+        // nothing in it to judge: no build, GPU or driver is made up
+        assert_eq!((e.torch_version, e.gpus.len()), (None, 0));
+        assert_eq!(e.nvidia_driver_version, None);
+        // torch 1.x's `[pip] ` tag too
+        assert!(looks_like("[pip] numpy==1.18.1\n[pip] torch==1.4.0\n"));
+        // one line, a bare name, prose after the tag or pip's own freeze lines are not enough
+        assert!(!looks_like("[pip3] torch==2.1.0\n"));
+        assert!(!looks_like("[pip3] torch\n[pip3] numpy\n"));
+        assert!(!looks_like(
+            "[pip3] I ran pip install torch==2.9 and\n[pip3] then torch==2.9 again\n"
+        ));
+        assert!(!looks_like("torch==2.9.1+cu128\ntriton==3.5.1\n"));
     }
 
     #[test]

@@ -195,7 +195,14 @@ pub fn k8s_quantity_mib(s: &str) -> Option<f64> {
     Some(n * mult / (1024.0 * 1024.0))
 }
 
-const PYTORCH_WORDS: [&str; 9] = [
+/// Words of an image or command that show a PyTorch job. `vllm`: vLLM's serving containers
+/// are PyTorch jobs that share tensors between the processes of a tensor-parallel engine
+/// through `/dev/shm` — its own docs say so ("Deploying with Docker", docs.vllm.ai v0.4–latest:
+/// "use the ipc=host flag or --shm-size flag … vLLM uses PyTorch, which uses shared memory to
+/// share data between processes under the hood, particularly for tensor parallel inference"),
+/// whatever the image's tag or the script that starts it (`voipmonitor/vllm:…` with a
+/// `serve-….sh` entrypoint).
+const PYTORCH_WORDS: [&str; 10] = [
     "torch",
     "pytorch",
     "python",
@@ -205,6 +212,7 @@ const PYTORCH_WORDS: [&str; 9] = [
     "lightning",
     "megatron",
     "nemo",
+    "vllm",
 ];
 
 fn pytorch_hint(text: &str) -> Option<String> {

@@ -574,10 +574,16 @@ static TOO_OLD: LazyLock<Regex> = LazyLock::new(|| {
 });
 // `CUDA error: <message>`, the message ending at the first `.`-and-space, newline or `(`-hint,
 // or at the closing back or double quote of a user who quoted the line in prose ("stops with
-// error `CUDA error: out of memory` even tho ...", ultralytics/ultralytics#14367)
+// error `CUDA error: out of memory` even tho ...", ultralytics/ultralytics#14367). PyTorch 2.8+
+// follows the message with a line of its own, "Search for `<cudaGetErrorName>' in
+// https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html for more
+// information." (`c10_cuda_check_implementation`, c10/cuda/CUDAException.cpp); a CI summary or a
+// log that joins the lines with spaces puts it on the message's line
+// (flashinfer-ai/flashinfer#4957: "unspecified launch failure Search for `cudaErrorLaunchFailure'
+// in …"), where it ends the message too.
 static CUDA_ERROR: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r#"CUDA error: ([A-Za-z][A-Za-z0-9 ()/,'_-]{2,120}?)(?:\.\s|\.$|$| \(|\n|CUDA kernel|\.?[`"”])"#,
+        r#"CUDA error: ([A-Za-z][A-Za-z0-9 ()/,'_-]{2,120}?)(?:\.\s|\.$|$| \(|\n| Search for `|CUDA kernel|\.?[`"”])"#,
     )
     .expect("static regex")
 });
@@ -1796,6 +1802,22 @@ mod tests {
         );
         assert_eq!(m.error_names, ["cudaErrorNoKernelImageForDevice"]);
         assert!(m.no_kernel_image);
+    }
+
+    #[test]
+    fn torch_search_for_line_joined_onto_the_message_ends_it() {
+        // flashinfer-ai/flashinfer#4957: a CI summary of torch 2.9's AcceleratorError, its lines
+        // joined with spaces and cut at `migh`
+        let t = "torch.AcceleratorError: CUDA error: unspecified launch failure Search for `cudaErrorLaunchFailure' in https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html for more information. CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below migh\n";
+        let m = parse_cuda_runtime_log(t);
+        assert_eq!(m.error_names, ["cudaErrorLaunchFailure"]);
+        assert_eq!(m.errors.len(), 1);
+        // the message on its own line, as torch prints it, reads the same
+        let own = "torch.AcceleratorError: CUDA error: unspecified launch failure\nSearch for `cudaErrorLaunchFailure' in https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html for more information.\n";
+        assert_eq!(
+            parse_cuda_runtime_log(own).error_names,
+            ["cudaErrorLaunchFailure"]
+        );
     }
 
     #[test]

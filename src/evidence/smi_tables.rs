@@ -259,15 +259,38 @@ struct Row2 {
 }
 
 /// `N/A   33C    P0    62W / 400W` | `4MiB / 81920MiB` | `0%      Default`
+///
+/// A GPU without a framebuffer of its own (the GB10 of a DGX Spark, whose memory is the
+/// system's) has no memory figures: NVML's `nvmlDeviceGetMemoryInfo` answers
+/// `NVML_ERROR_NOT_SUPPORTED` there, and nvidia-smi 580 prints `Not Supported` across the
+/// Memory-Usage cell (NVIDIA/k8s-device-plugin#1482, driver 580.95.05), as it prints an
+/// unsupported field `N/A` / `Not Supported` elsewhere. That row is still the GPU's second
+/// line: it is read, its memory left unknown, where its first cell reads as that line (a
+/// temperature `NNC` and a performance state `Pn`).
 fn gpu_row_2(c: &[&str]) -> Option<Row2> {
     if c.len() < 2 {
         return None;
     }
-    let (used, total) = c[1].split_once('/')?;
-    if !used.trim().ends_with("MiB") && !used.trim().ends_with("GiB") {
-        return None;
-    }
     let toks: Vec<&str> = c[0].split_whitespace().collect();
+    let (used, total) = match c[1].split_once('/') {
+        Some((used, total)) => {
+            if !used.trim().ends_with("MiB") && !used.trim().ends_with("GiB") {
+                return None;
+            }
+            (used, total)
+        }
+        None if matches!(c[1].trim(), "Not Supported" | "N/A")
+            && toks
+                .iter()
+                .any(|t| t.ends_with('C') && t[..t.len() - 1].parse::<f64>().is_ok())
+            && toks
+                .iter()
+                .any(|t| t.len() <= 3 && t.starts_with('P') && t[1..].parse::<u32>().is_ok()) =>
+        {
+            ("", "")
+        }
+        None => return None,
+    };
     let temp = toks
         .iter()
         .find(|t| t.ends_with('C') && t[..t.len() - 1].parse::<f64>().is_ok())
@@ -280,7 +303,8 @@ fn gpu_row_2(c: &[&str]) -> Option<Row2> {
         .iter()
         .find(|t| t.len() <= 3 && t.starts_with('P') && t[1..].parse::<u32>().is_ok())
         .map(|t| t.to_string());
-    let (power, cap) = match c[0].rsplit_once('/') {
+    // `4W /  N/A`: a cap nvidia-smi cannot read is `N/A`, whose own slash is not the divider
+    let (power, cap) = match c[0].rsplit_once(" / ").or_else(|| c[0].rsplit_once('/')) {
         Some((a, b)) => (
             a.split_whitespace().last().and_then(num),
             b.split_whitespace().next().and_then(num),
@@ -2551,6 +2575,30 @@ Legend:\n  X    = Self\n";
         assert!(parse_monitor("# nothing").is_err());
         assert!(parse_topo("x").is_err());
     }
+    #[test]
+    fn a_gb10_row_without_memory_figures_is_still_read() {
+        // NVIDIA/k8s-device-plugin#1482: driver 580.95.05 on a DGX Spark, the GB10's memory is
+        // the system's, `Not Supported` in the Memory-Usage cell and no power cap (`N/A`)
+        let t = "+-----------------------------------------------------------------------------------------+\n| NVIDIA-SMI 580.95.05              Driver Version: 580.95.05      CUDA Version: 13.0     |\n+-----------------------------------------+------------------------+----------------------+\n| GPU  Name                 Persistence-M | Bus-Id          Disp.A | Volatile Uncorr. ECC |\n| Fan  Temp   Perf          Pwr:Usage/Cap |           Memory-Usage | GPU-Util  Compute M. |\n|                                         |                        |               MIG M. |\n|=========================================+========================+======================|\n|   0  NVIDIA GB10                    On  |   0000000F:01:00.0 Off |                  N/A |\n| N/A   40C    P8              4W /  N/A  | Not Supported          |      0%      Default |\n|                                         |                        |                  N/A |\n+-----------------------------------------+------------------------+----------------------+\n";
+        let u = parse_table(t).unwrap();
+        assert!(!u.truncated);
+        assert_eq!(u.gpus.len(), 1);
+        let g = &u.gpus[0];
+        assert_eq!(g.name.as_deref(), Some("NVIDIA GB10"));
+        assert_eq!(
+            (g.temperature_c, g.pstate.as_deref()),
+            (Some(40.0), Some("P8"))
+        );
+        assert_eq!((g.power_w, g.power_cap_w), (Some(4.0), None));
+        assert_eq!((g.memory_used_mib, g.memory_total_mib), (None, None));
+        assert_eq!(g.util_gpu, Some(0.0));
+        assert_eq!(g.compute_mode.as_deref(), Some("Default"));
+        // the header's own row and a blank third line are still not a GPU's second line
+        assert!(gpu_row_2(&cells("| Fan  Temp   Perf          Pwr:Usage/Cap |           Memory-Usage | GPU-Util  Compute M. |")).is_none());
+        assert!(gpu_row_2(&cells("|                                         |                        |                  N/A |")).is_none());
+        assert!(gpu_row_2(&cells("| N/A   N/A   N/A              N/A /  N/A | N/A                    |      N/A     Default |")).is_none());
+    }
+
     #[test]
     fn r610_table_header_names_kmd_and_cuda_umd_versions() {
         // sgl-project/sglang#27487 (R610 header: `KMD Version` / `CUDA UMD Version`)

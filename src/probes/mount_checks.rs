@@ -452,6 +452,31 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_vllm_serving_container_is_a_pytorch_job() {
+        // local-inference-lab/blackwell-llm-docker examples/docker-compose-glm52-v19.yml at
+        // 4704b6de (healthy), cut to the keys read: a vLLM image started by a shell script,
+        // `gpus: all`, host IPC and a 32 GB shm_size
+        let t = "services:\n  glm52:\n    image: ${IMAGE:-voipmonitor/vllm:gilded-gnosis-v19-vllm2152d08-b12xbc85ef3-fi801d57a-cu132-20260718}\n    entrypoint: [\"/usr/local/bin/serve-gilded-gnosis.sh\"]\n    network_mode: host\n    ipc: host\n    privileged: true\n    init: true\n    shm_size: 32gb\n    gpus: all\n";
+        let ProbeOutcome::Value(v) = from_container_spec(std::path::Path::new("c.yml"), t) else {
+            panic!("not judged");
+        };
+        assert_eq!(v["how"], json!("ipc-host"));
+        // the same service without either setting keeps the runtime's 64 MiB for its TP ranks
+        let bare = "services:\n  vllm:\n    image: vllm/vllm-openai:v0.11.0\n    command: --model Qwen/Qwen3-8B --tensor-parallel-size 2\n    gpus: all\n";
+        let ProbeOutcome::Value(v) = from_container_spec(std::path::Path::new("c.yml"), bare)
+        else {
+            panic!("not judged");
+        };
+        assert_eq!(v["size_mib"], json!(64.0));
+        // a web server beside the GPUs is still no PyTorch job
+        let web = "services:\n  web:\n    image: nginx:1.27\n    command: nginx -g 'daemon off;'\n    gpus: all\n";
+        assert!(matches!(
+            from_container_spec(std::path::Path::new("c.yml"), web),
+            ProbeOutcome::NotApplicable(_)
+        ));
+    }
+
+    #[test]
     fn a_gpu_count_left_to_a_parameter_is_judged_and_named() {
         // the finetuner template of github.com/coreweave/kubernetes-cloud (66bebd46), cut: the
         // GPU count is `{{workflow.parameters.trainer_gpus}}` and nothing mounts /dev/shm
