@@ -155,6 +155,11 @@ const WITNESSES: &[(&str, &str, &str)] = &[
     ("show-gids", "", "h93_showgids_ucx9484_bond_vxlan_roce"),
     ("mlxlink", "", "h93_mlxlink_lshca11_json_edr_active_cut"),
     (
+        "other-vendor-gpu",
+        "",
+        "h98_rocmsmi_rocmsmilib77_showall_rx6800_driver5619",
+    ),
+    (
         "torch-memory",
         "h2_oom_6g_2_30g_unallocated",
         "h2_oom_4090_137m_unallocated_zh",
@@ -236,6 +241,12 @@ enum Side {
 /// judging it right moves it to [`WITNESSES`]), and what was searched or why no rule can judge
 /// it. Keep it as short as the public record allows.
 const GAPS: &[(&str, Side, &str, &str)] = &[
+    (
+        "other-vendor-gpu",
+        Side::Problem,
+        "",
+        "gpufix judges NVIDIA GPUs: another vendor's tool or error (rocm-smi, xpu-smi, a HIP error) is read only to say what it is (the kind's read_by is empty), never judged",
+    ),
     (
         "show-gids",
         Side::Problem,

@@ -235,6 +235,21 @@ pub fn evaluate(
                     p.display(),
                     reading.describe()
                 ));
+                // another vendor's tool (rocm-smi, xpu-smi, a HIP error): say plainly what it
+                // is, once per tool, rather than leave every rule's silence to explain it
+                let mut said = Vec::new();
+                for part in reading.of(&crate::evidence::other_vendor::OtherVendorKind) {
+                    if let Some(v) = crate::evidence::other_vendor::which(&part.text)
+                        && !said.contains(&v)
+                    {
+                        notes.push(format!(
+                            "--evidence {}: {}",
+                            p.display(),
+                            crate::evidence::other_vendor::sentence(&v)
+                        ));
+                        said.push(v);
+                    }
+                }
             } else if crate::evidence::segment::job_text_in_paste(&text).is_none()
                 && crate::evidence::segment::is_prose(&text)
             {

@@ -383,6 +383,11 @@ mod tests {
                 "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest NVIDIA driver is installed and running.\n",
             ),
             (
+                // github.com/ROCm/rocm_smi_lib/issues/77: AMD's rocm-smi, another vendor's tool
+                "other-vendor-gpu",
+                "========================ROCm System Management Interface========================\nDriver version: 5.6.19\n================================================================================\nGPU[0]          : GPU ID: 0x731f\n",
+            ),
+            (
                 // github.com/kubernetes/kubernetes/issues/28272
                 "kube-events",
                 "  Normal   Started  12m    kubelet, x_machine_x  Started container x_pod_x\n  Warning  Evicted  9m38s  kubelet, x_machine_x  Usage of EmptyDir volume \"dshm\" exceeds the limit \"1Gi\".\n",

@@ -77,6 +77,7 @@ pub mod nsys_stats;
 pub mod nvidia_smi;
 pub mod nvidia_smi_error;
 pub mod nvitop;
+pub mod other_vendor;
 pub mod pip_list;
 pub mod pyspy_dump;
 pub mod rdma_link;
@@ -331,6 +332,9 @@ pub static KINDS: &[&dyn EvidenceKind] = &[
     // late: kinds no rule reads, claiming only a block no other kind reads
     &smi_p2p::P2pKind,
     &smi_p2p::MigKind,
+    // another vendor's tool or error (rocm-smi, xpu-smi, a HIP error, …): late, so that a text
+    // an NVIDIA kind reads stays that kind's; it only says what the text is
+    &other_vendor::OtherVendorKind,
     // a torch build beside GPU names (ComfyUI, sglang, version prints): before the package list,
     // whose rows it also reads
     &torch_env::TorchEnvKind,

@@ -180,8 +180,13 @@ fn banner_line(l: &str) -> bool {
     t.len() < 200 && BANNER.is_match(t)
 }
 
-/// True when the text has the default table's header or a GPU row of it.
+/// True when the text has the default table's header or a GPU row of it. Not a copy of the
+/// table another vendor's tool prints under its own banner (Habana's `hl-smi`, Intel's xpu-smi
+/// 2.x: [`super::other_vendor::is_smi_lookalike`]), whose rows are not NVIDIA GPUs.
 pub fn looks_like_table(h: &str) -> bool {
+    if super::other_vendor::is_smi_lookalike(h) {
+        return false;
+    }
     (h.contains("GPU-Util") && h.contains("Memory-Usage"))
         || (h.contains("NVIDIA-SMI")
             && (h.contains("Driver Version") || h.contains("KMD Version"))
