@@ -12,8 +12,7 @@
 //! ([`FLOOR_DETECTED_PER_MILLE`], [`MAX_FALSE_ON_HEALTHY`], [`MAX_UNREADABLE`]): the figures the
 //! corpus is read with now, so a change that reads it worse fails. `.ci/run` runs it so. Issue
 //! 24's target (95% detected, no false finding on a healthy artifact, nothing unreadable) is
-//! met for false findings on healthy artifacts; three texts of the eighth session's batches are
-//! unreadable (outputs of Intel's and Mellanox's tools no reader is written for); the detected
+//! met for false findings on healthy artifacts and for unreadable ones; the detected
 //! share is above the floor and not met (the misses left are texts that cannot show the poster's problem: the
 //! corpus README says why for each).
 
@@ -33,6 +32,13 @@ const CAPTURED: &[&str] = &[
 ];
 
 /// The floor `GPUFIX_CORPUS_STRICT=1` (run by `.ci/run`) holds: the whole corpus's figures after
+/// the session of 2026-12-06 (sealed batches h95-h98: the CUDA runtime and memory layers as
+/// TensorFlow and JAX print them, the whole `nvidia-smi -q` report and its XML, a fresh draw of
+/// 2025-H2/2026 threads, other vendors' GPU tools beside NVIDIA text; the `mlxlink` reader;
+/// 1,762 artifacts): 712 of 783 detected (909.3 per mille), 0 healthy with a false finding, 0
+/// unreadable. Every artifact detected before is detected still; the new batches' problems are
+/// all detected, and h93's three unreadable texts are read (Intel's `xpu-smi` as another
+/// vendor's tool, `mlxlink --json` by its reader). Before it, after
 /// the eighth session of 2026-12-05 (sealed batches h90-h94: collect_env and the Hugging Face
 /// env reports, OOM messages from the least-mined repositories, kernel logs of GPU nodes,
 /// fabric and NVIDIA-tools output, gdb and py-spy dumps of hung jobs; 1,708 artifacts): 697 of
@@ -135,9 +141,9 @@ const CAPTURED: &[&str] = &[
 /// 35 MB Kineto trace of h11 is judged within `plan`'s probe timeout depends on the machine's
 /// load. A change that reads the corpus worse fails CI; one that reads it better raises these.
 /// Issue 24's target is 95% detected, 0 and 0: the detected share is not met.
-const FLOOR_DETECTED_PER_MILLE: usize = 907;
+const FLOOR_DETECTED_PER_MILLE: usize = 909;
 const MAX_FALSE_ON_HEALTHY: usize = 0;
-const MAX_UNREADABLE: usize = 3;
+const MAX_UNREADABLE: usize = 0;
 
 const INPUTS: [&str; 5] = ["evidence", "config", "trace", "nccl-log", "kernel-log"];
 

@@ -123,7 +123,7 @@ pub struct CollectEnv {
 /// of its pip lines: `pretty_str` tags every line of `pip list --format=freeze` with
 /// `[{pip_version}] ` (`prepend`, `pip_version` being `pip` or `pip3`; torch/utils/collect_env.py
 /// read at pytorch/pytorch 00adac86, the same in 2.x and in vLLM's copy), so `[pip3] name==ver`
-/// is collect_env's own line, not pip's (see [`pip_line`]).
+/// is collect_env's own line, not pip's (see `pip_line`).
 pub fn looks_like(text: &str) -> bool {
     let mut torch = false;
     let mut cuda_build = false;

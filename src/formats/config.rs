@@ -201,6 +201,14 @@ fn sniff(text: &str) -> Option<(ConfigFormat, Value)> {
             read_as(text, f)
                 .ok()
                 .filter(|v| v.as_object().is_some_and(|m| !m.is_empty()))
+                // a line of prose with a colon is a YAML mapping too (`CUDA backend failed to
+                // initialize: Found cuDNN …`): a config's keys are names, so a YAML text none
+                // of whose top keys is one word is not taken for a config by its content
+                .filter(|v| {
+                    f != ConfigFormat::Yaml
+                        || v.as_object()
+                            .is_some_and(|m| m.keys().any(|k| !k.contains(char::is_whitespace)))
+                })
                 .map(|v| (f, v))
         })
 }
@@ -1046,6 +1054,21 @@ trainer:
   precision: bf16-mixed
   max_epochs: 90
 ";
+
+    #[test]
+    fn a_line_of_prose_with_a_colon_is_no_yaml_config() {
+        // github.com/MIT-REALM/gcbfplus/issues/1 (corpus h95): JAX's message, one line
+        let t = "CUDA backend failed to initialize: Found cuDNN version 8600, but JAX was built against version 8906, which is newer. (Set TF_CPP_MIN_LOG_LEVEL=0 and rerun for more info.)\n";
+        assert!(read_config(None, t).is_err());
+        // a config whose keys are names still is one, beside a key with a space
+        let (f, v) = read_config(None, "data:\n  num_workers: 2\nmy note: fine\n").unwrap();
+        assert_eq!(
+            (f, &v["data"]["num_workers"]),
+            (ConfigFormat::Yaml, &json!(2))
+        );
+        // by its name, a file is read as what it says it is
+        assert!(read_config(Some(Path::new("notes.yaml")), t).is_ok());
+    }
 
     #[test]
     fn parses_key_paths() {
