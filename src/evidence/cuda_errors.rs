@@ -1219,13 +1219,15 @@ pub fn parse_cuda_runtime_log(text: &str) -> CudaRuntimeLog {
         // CUDA error of a GPU. A real libcuda names its 303 (`CUDA_ERROR_SHARED_OBJECT_INIT_FAILED:
         // shared object initialization failed`), read from the name above.
         if let Some(n) = unnamed_curesult(line) {
-            match by_curesult(n) {
-                _ if n == 303 => {
-                    out.no_driver = true;
-                    carried = true;
+            // 303 by number: the libcuda stub answered, no driver library was loaded
+            if n == 303 {
+                out.no_driver = true;
+                carried = true;
+            } else {
+                match by_curesult(n) {
+                    Some(e) => add(e.0.to_string(), Some(e.1), Some(e.2), e.4),
+                    None => add(format!("CUresult {n}"), Some(n), None, "other"),
                 }
-                Some(e) => add(e.0.to_string(), Some(e.1), Some(e.2), e.4),
-                None => add(format!("CUresult {n}"), Some(n), None, "other"),
             }
         }
         // messages PyTorch prints without the `CUDA error:` prefix

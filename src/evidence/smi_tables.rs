@@ -277,6 +277,13 @@ fn gpu_row_2(c: &[&str]) -> Option<Row2> {
         return None;
     }
     let toks: Vec<&str> = c[0].split_whitespace().collect();
+    let temp_tok = toks
+        .iter()
+        .find(|t| t.ends_with('C') && t[..t.len() - 1].parse::<f64>().is_ok());
+    let pstate = toks
+        .iter()
+        .find(|t| t.len() <= 3 && t.starts_with('P') && t[1..].parse::<u32>().is_ok())
+        .map(|t| t.to_string());
     let (used, total) = match c[1].split_once('/') {
         Some((used, total)) => {
             if !used.trim().ends_with("MiB") && !used.trim().ends_with("GiB") {
@@ -285,29 +292,18 @@ fn gpu_row_2(c: &[&str]) -> Option<Row2> {
             (used, total)
         }
         None if matches!(c[1].trim(), "Not Supported" | "N/A")
-            && toks
-                .iter()
-                .any(|t| t.ends_with('C') && t[..t.len() - 1].parse::<f64>().is_ok())
-            && toks
-                .iter()
-                .any(|t| t.len() <= 3 && t.starts_with('P') && t[1..].parse::<u32>().is_ok()) =>
+            && temp_tok.is_some()
+            && pstate.is_some() =>
         {
             ("", "")
         }
         None => return None,
     };
-    let temp = toks
-        .iter()
-        .find(|t| t.ends_with('C') && t[..t.len() - 1].parse::<f64>().is_ok())
-        .and_then(|t| num(t));
+    let temp = temp_tok.and_then(|t| num(t));
     let fan = toks.iter().find(|t| t.ends_with('%')).and_then(|t| num(t));
     // the cell's fields are positional, as the header names them (`Fan  Temp  Perf
     // Pwr:Usage/Cap`): the second token is the temperature, `ERR!` where its query failed
     let temp_err = temp.is_none() && toks.len() >= 3 && toks[1] == "ERR!";
-    let pstate = toks
-        .iter()
-        .find(|t| t.len() <= 3 && t.starts_with('P') && t[1..].parse::<u32>().is_ok())
-        .map(|t| t.to_string());
     // `4W /  N/A`: a cap nvidia-smi cannot read is `N/A`, whose own slash is not the divider
     let (power, cap) = match c[0].rsplit_once(" / ").or_else(|| c[0].rsplit_once('/')) {
         Some((a, b)) => (
