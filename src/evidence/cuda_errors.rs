@@ -184,6 +184,13 @@ pub struct CudaRuntimeLog {
     pub async_hint: bool,
     /// `+cu121`-style wheel tags seen on torch versions in the text (`torch 2.1.0+cu121`).
     pub torch_wheel_cuda: Vec<String>,
+    /// CUDA libraries the framework could not use (missing, or another version than its
+    /// build's), where the text shows a GPU it would have run on ([`super::cuda_libs`]).
+    pub library_problems: Vec<super::cuda_libs::LibraryProblem>,
+    /// Library messages the text gives no ground to judge: TensorFlow's dlopen failures with
+    /// no GPU shown beside them (a machine without one prints them too), JAX's CPU-only jaxlib
+    /// beside a GPU (a job that imports JAX without computing with it prints it too).
+    pub library_messages_not_judged: Vec<super::cuda_libs::LibraryProblem>,
     /// Lines that carried one of these messages.
     pub lines: u64,
 }
@@ -837,6 +844,7 @@ pub fn recognised_line(line: &str) -> bool {
         || sample_error(line).is_some()
         || failed_with(line).is_some()
         || unnamed_curesult(line).is_some()
+        || super::cuda_libs::recognised_line(line)
 }
 
 /// True when some line of `text` is one of these messages.
@@ -882,6 +890,16 @@ pub fn looks_like(text: &str) -> bool {
             "UNKNOWN ERROR (",
             "Unknown CUDA error ",
         ];
+        // `cuda_libs::recognised_line`'s phrases
+        p.extend([
+            "Could not load dynamic library '",
+            "Cannot dlopen some GPU libraries",
+            "Loaded runtime CuDNN library: ",
+            "CUDA backend failed to initialize: ",
+            "but a CUDA-enabled jaxlib is not installed",
+            "PyTorch was compiled",
+            ": cannot open shared object file",
+        ]);
         p.extend(quotable());
         super::scan::phrases(&p)
     });
@@ -941,7 +959,15 @@ pub fn parse_cuda_runtime_log(text: &str) -> CudaRuntimeLog {
         text.contains("unhandled cuda error") || text.contains("ncclUnhandledCudaError");
     // `_check_cubins` prints its message over three lines: keep the GPU until the list follows
     let mut pending_gpu: Option<usize> = None;
+    // the libraries a framework could not use, and the lines around them that say a GPU was
+    // there (TensorFlow's "Found device", JAX's version lines)
+    static LIB_PHRASES: LazyLock<Regex> =
+        LazyLock::new(|| super::scan::phrases(super::cuda_libs::PHRASES));
+    let mut libs = super::cuda_libs::Libs::default();
     for line in super::content_lines(text) {
+        if LIB_PHRASES.is_match(line) {
+            libs.read(line);
+        }
         if !recognised_line(line)
             && !line.contains("The current PyTorch install supports")
             && !line.contains("CUDA_VERSION")
@@ -1293,6 +1319,7 @@ pub fn parse_cuda_runtime_log(text: &str) -> CudaRuntimeLog {
         .error_names
         .iter()
         .any(|n| n == "cudaErrorNoKernelImageForDevice");
+    (out.library_problems, out.library_messages_not_judged) = libs.finish();
     out
 }
 
@@ -2042,7 +2069,6 @@ mod tests {
             "requests.exceptions.HTTPError: UNKNOWN ERROR (500) from the model server\n",
             "E hip_driver.cc:312] failed call to hipInit: UNKNOWN ERROR (303)\n",
             "2020-07-13 17:29:56.616434: I tensorflow/stream_executor/platform/default/dso_loader.cc:44] Successfully opened dynamic library libcudart.so.10.1\n",
-            "2020-06-26 12:33:16.916743: W tensorflow/stream_executor/platform/default/dso_loader.cc:55] Could not load dynamic library 'libcudart.so.10.1'; dlerror: libcudart.so.10.1: cannot open shared object file: No such file or directory\n",
         ] {
             assert!(!looks_like(healthy), "{healthy}");
             assert!(
@@ -2050,5 +2076,13 @@ mod tests {
                 "{healthy}"
             );
         }
+        // TF's dlopen warning alone is read (`cuda_libs`) but names no error, and with no GPU
+        // shown beside it is not judged
+        let dso = "2020-06-26 12:33:16.916743: W tensorflow/stream_executor/platform/default/dso_loader.cc:55] Could not load dynamic library 'libcudart.so.10.1'; dlerror: libcudart.so.10.1: cannot open shared object file: No such file or directory\n";
+        assert!(looks_like(dso));
+        let m = parse_cuda_runtime_log(dso);
+        assert!(m.error_names.is_empty());
+        assert!(m.library_problems.is_empty());
+        assert_eq!(m.library_messages_not_judged.len(), 1);
     }
 }

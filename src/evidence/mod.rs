@@ -48,6 +48,7 @@ pub mod collect_env;
 pub mod container_spec;
 pub mod cuda_compat;
 pub mod cuda_errors;
+pub mod cuda_libs;
 pub mod cuda_stack;
 pub mod dcgmi;
 pub mod detect;

@@ -247,6 +247,14 @@ impl Probe for CudaLog {
             ),
             ("error_names", "distinct error names"),
             (
+                "library_problems",
+                "CUDA libraries the framework could not use where the text shows the GPU: library, problem (missing, version, cpu-fallback), framework, wanted, found, line",
+            ),
+            (
+                "library_messages_not_judged",
+                "library messages not judged: TensorFlow's dlopen failures where the text shows no GPU, JAX's CPU-only jaxlib beside a GPU",
+            ),
+            (
                 "runtime_errors",
                 "errors other than the driver's and the architecture's, each with `next`: the evidence to collect",
             ),
