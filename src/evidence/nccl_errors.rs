@@ -1828,8 +1828,14 @@ mod tests {
             parse_nccl_errors(t).errors[0].last_error.as_deref(),
             Some("Duplicate GPU detected : rank 0 and rank 1 both on CUDA device 6000")
         );
-        assert_eq!(nccls_words("NET/IB : Got completion from peer 10.1.3.201<33057> with status=9"), None);
-        assert_eq!(nccls_words("see [the log](https://example.com/x.log) for details"), None);
+        assert_eq!(
+            nccls_words("NET/IB : Got completion from peer 10.1.3.201<33057> with status=9"),
+            None
+        );
+        assert_eq!(
+            nccls_words("see [the log](https://example.com/x.log) for details"),
+            None
+        );
         assert_eq!(nccls_words("^^^"), None);
         assert_eq!(
             nccls_words("peer [10.0.0.2](https://10.0.0.2)<1> and [a](http://b/)").as_deref(),
