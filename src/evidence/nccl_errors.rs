@@ -981,6 +981,57 @@ fn after_prefix(line: &str) -> &str {
     }
 }
 
+/// NCCL's reason as the paste carries it, back to NCCL's words (`None`: nothing to undo).
+/// NVIDIA/nccl's messages are printf formats of plain words, numbers and addresses (read at
+/// v2.27.5-1 and v2.28.9-1: `src/transport/net_ib.cc` `NET/IB: Got completion from peer %s with
+/// status=%d …`, the peer `ncclSocketToString`'s `ip<port>`; `src/init.cc` `Duplicate GPU
+/// detected : rank %d and rank %d both on CUDA device %lx`): no markdown link and no caret.
+/// Two things a paste adds to them are undone:
+/// - a rich-text editor's or GitHub's autolink of text that looks like a host (`10.1.3.201`,
+///   `net_ib.cc:101`) stored as `[T](http://T/)`: the link whose target is its own text behind
+///   `http://` or `https://` (a trailing `/` allowed) is put back to `T` (nccl#1710); a link
+///   with other text is the poster's and kept;
+/// - CPython 3.11+'s traceback underline (`^` under the failing expression), which several
+///   ranks writing to one stderr interleave into the lines of each other's errors, so a
+///   reason line ends in `^` (`… CUDA device ac000^`, DEIMv2#155): trailing `^` and the
+///   spaces among them are cut.
+fn nccls_words(reason: &str) -> Option<String> {
+    let mut out = reason.to_string();
+    let mut changed = false;
+    if out.contains("](http") {
+        let mut from = 0;
+        while let Some(at) = out[from..].find("](http").map(|i| i + from) {
+            let open = out[..at].rfind('[');
+            let close = out[at + 2..].find(')').map(|i| i + at + 2);
+            let (Some(open), Some(close)) = (open, close) else {
+                break;
+            };
+            let text = &out[open + 1..at];
+            let url = &out[at + 2..close];
+            let target = url
+                .strip_prefix("http://")
+                .or_else(|| url.strip_prefix("https://"))
+                .map(|t| t.strip_suffix('/').unwrap_or(t));
+            if !text.is_empty() && !text.contains(['[', ']']) && target == Some(text) {
+                let text = text.to_string();
+                out.replace_range(open..=close, &text);
+                from = open + text.len();
+                changed = true;
+            } else {
+                from = at + 2;
+            }
+        }
+    }
+    if out.ends_with('^') {
+        let cut = out.trim_end_matches(['^', ' ']);
+        if !cut.is_empty() {
+            out = cut.to_string();
+            changed = true;
+        }
+    }
+    changed.then_some(out)
+}
+
 pub fn parse_nccl_errors(text: &str) -> NcclErrors {
     // a text wrapped at word boundaries (a commit message, an e-mail: pytorch/pytorch#123023's
     // test plan at 72 columns) breaks `[Rank 0] Watchdog` / `caught collective operation
@@ -1262,6 +1313,14 @@ pub fn parse_nccl_errors(text: &str) -> NcclErrors {
                 seq,
                 ..Default::default()
             });
+        }
+    }
+    // each reason back to NCCL's own words where the paste added to them
+    for e in &mut out.errors {
+        if let Some(r) = e.last_error.as_mut()
+            && let Some(words) = nccls_words(r)
+        {
+            *r = words;
         }
     }
     // a SIGBUS inside NCCL's shared-memory code: a segment tmpfs could not back
@@ -1740,6 +1799,49 @@ mod tests {
     }
 
     use super::*;
+
+    #[test]
+    fn reasons_lose_the_autolinks_and_carets_a_paste_added() {
+        // github.com/NVIDIA/nccl/issues/1710: the quote as stored, every host-like text an
+        // autolink `[T](http://T/)`
+        let t = "> node023:10214:10303 [0] transport/[net_ib.cc:1909](http://net_ib.cc:1909/) NCCL WARN NET/IB : Got completion from peer [10.1.3.201](http://10.1.3.201/)<33057> with status=9 opcode=0 len=0 vendor err 138 (Send) localGid ::ffff:[10.206.1.23](http://10.206.1.23/) remoteGids::ffff:[10.206.1.11](http://10.206.1.11/)\n> node023:10214:10303 [0] NCCL INFO transport/[net.cc:1137](http://net.cc:1137/) -> 6\n";
+        let e = parse_nccl_errors(t);
+        assert_eq!(e.error_results, ["ncclRemoteError"]);
+        assert_eq!(
+            e.errors[0].last_error.as_deref(),
+            Some(
+                "NET/IB : Got completion from peer 10.1.3.201<33057> with status=9 opcode=0 len=0 vendor err 138 (Send) localGid ::ffff:10.206.1.23 remoteGids::ffff:10.206.1.11"
+            )
+        );
+        // github.com/Intellindust-AI-Lab/DEIMv2/issues/155: ranks' tracebacks interleaved,
+        // CPython's caret stuck to the end of the reason line
+        let t = "ncclInvalidUsage: This usually reflects invalid usage of NCCL library.\nLast error:\nDuplicate GPU detected : rank 0 and rank 1 both on CUDA device ac000^ \n^ ^ ^^ ^^ ^^\n";
+        let e = parse_nccl_errors(t);
+        assert_eq!(
+            e.errors[0].last_error.as_deref(),
+            Some("Duplicate GPU detected : rank 0 and rank 1 both on CUDA device ac000")
+        );
+        // neighbours: the same reasons as NCCL prints them, and a link of the poster's own
+        // (text other than its target) are kept as they are
+        let t = "[rank2]: ncclInvalidUsage: This usually reflects invalid usage of NCCL library.\n[rank2]: Last error:\n[rank2]: Duplicate GPU detected : rank 0 and rank 1 both on CUDA device 6000\n";
+        assert_eq!(
+            parse_nccl_errors(t).errors[0].last_error.as_deref(),
+            Some("Duplicate GPU detected : rank 0 and rank 1 both on CUDA device 6000")
+        );
+        assert_eq!(
+            nccls_words("NET/IB : Got completion from peer 10.1.3.201<33057> with status=9"),
+            None
+        );
+        assert_eq!(
+            nccls_words("see [the log](https://example.com/x.log) for details"),
+            None
+        );
+        assert_eq!(nccls_words("^^^"), None);
+        assert_eq!(
+            nccls_words("peer [10.0.0.2](https://10.0.0.2)<1> and [a](http://b/)").as_deref(),
+            Some("peer 10.0.0.2<1> and [a](http://b/)")
+        );
+    }
     use crate::evidence::testutil::{fixture, prefixes};
     use proptest::prelude::*;
 
