@@ -899,6 +899,8 @@ pub fn looks_like(text: &str) -> bool {
             "but a CUDA-enabled jaxlib is not installed",
             "PyTorch was compiled",
             ": cannot open shared object file",
+            "Couldn't open CUDA library ",
+            ") versions mismatch",
         ]);
         p.extend(quotable());
         super::scan::phrases(&p)

@@ -15,7 +15,16 @@
 //!   Skipping registering GPU devices..." and TensorFlow goes on without the GPUs. A machine
 //!   with no GPU prints the dlopen lines too (TF 2.4+ adds "Ignore above cudart dlerror if you
 //!   do not have a GPU set up on your machine"), so those lines alone are not judged: only
-//!   beside a TensorFlow line that shows a GPU (the two above).
+//!   beside a TensorFlow line that shows a GPU (the two above). The one exception is the
+//!   CUDA runtime itself: `dlopen_checker.cc`'s `MaybeTryDlopenGPULibraries`, whose only caller
+//!   is `GetValidDeviceIds`, tries cuBLAS, cuFFT, cuRAND, cuSOLVER, cuSPARSE and cuDNN after the
+//!   GPUs were found, while libcudart is opened at import by the cudart stub on any machine; so
+//!   a failed dlopen of one of those six is itself TensorFlow looking at a GPU. TensorFlow 0.x's
+//!   loader said "Couldn't open CUDA library <name>. LD_LIBRARY_PATH: …" at import; there the
+//!   GPU shows as "Creating TensorFlow device (/gpu:N) -> (device: N, name: …)".
+//! - Caffe2's `caffe2/core/common_cudnn.h` (`CAFFE_ENFORCE(version_match ||
+//!   backwards_compatible_7 || patch_compatible, "cuDNN compiled (", CUDNN_VERSION, ") and
+//!   runtime (", cudnnGetVersion(), ") versions mismatch")`), as Detectron prints it.
 //! - XLA's `xla/stream_executor/cuda/cuda_dnn.cc` (`CudnnSupport::Init`, run as a GPU's stream
 //!   executor starts): "Loaded runtime CuDNN library: X but source was compiled with: Y. CuDNN
 //!   library needs to have matching major version and equal or higher minor version."
@@ -68,8 +77,9 @@ pub struct Libs {
     problems: Vec<LibraryProblem>,
     /// TensorFlow's dlopen failures of its GPU libraries, judged only where a GPU is shown.
     tf_dso: Vec<LibraryProblem>,
-    /// TensorFlow printed a GPU ("Found device N with properties") or gave one up ("Cannot
-    /// dlopen some GPU libraries").
+    /// TensorFlow printed a GPU ("Found device N with properties", 0.x's "Creating TensorFlow
+    /// device (/gpu:N)"), looked for its libraries (a GPU library other than cudart), or gave
+    /// one up ("Cannot dlopen some GPU libraries").
     tf_gpu: bool,
     tf_skipped: Option<String>,
     /// JAX warned it has no CUDA backend while an NVIDIA GPU is present.
@@ -96,6 +106,9 @@ pub const PHRASES: &[&str] = &[
     "Is it installed?",
     "PyTorch was compiled",
     ": cannot open shared object file",
+    "Couldn't open CUDA library ",
+    "Creating TensorFlow device",
+    ") versions mismatch",
 ];
 
 /// True when `line` says a library could not be used (the lines [`Libs::read`] takes a problem
@@ -107,14 +120,28 @@ pub fn recognised_line(line: &str) -> bool {
         || line.contains("CUDA backend failed to initialize: ")
         || line.contains("but a CUDA-enabled jaxlib is not installed")
         || TORCH_CUDNN.is_match(line)
+        || CAFFE2_CUDNN.is_match(line)
         || SO_MISSING.is_match(line)
+        || TF0_DSO.is_match(line)
 }
 
 static TF_DSO: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"Could not load dynamic library '([^']+)'").expect("static regex")
 });
-static TF_FOUND_DEVICE: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"\bFound device \d+ with properties\b").expect("static regex"));
+static TF_FOUND_DEVICE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"\bFound device \d+ with properties\b|Creating TensorFlow device \((?:/gpu:|/device:GPU:)",
+    )
+    .expect("static regex")
+});
+static TF0_DSO: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"Couldn't open CUDA library (lib(?:cublas|cufft|curand|cudnn|cudart)\S*?)\.? LD_LIBRARY_PATH")
+        .expect("static regex")
+});
+static CAFFE2_CUDNN: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"cuDNN compiled \((\d+)\) and runtime \((\d+)\) versions mismatch")
+        .expect("static regex")
+});
 static XLA_CUDNN: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"Loaded runtime CuDNN library: ([0-9][0-9.]*) but source was compiled with: ([0-9][0-9.]*[0-9])")
         .expect("static regex")
@@ -179,6 +206,11 @@ impl Libs {
             self.tf_gpu = true;
         }
         if let Some(lib) = tf_gpu_library(line) {
+            // only the runtime is opened at import, on any machine
+            let bare = lib.strip_prefix("lib").unwrap_or(lib);
+            if !bare.starts_with("cudart") {
+                self.tf_gpu = true;
+            }
             if !self.tf_dso.iter().any(|p| p.library == lib) && self.tf_dso.len() < super::MAX_ITEMS
             {
                 self.tf_dso.push(LibraryProblem {
@@ -190,6 +222,32 @@ impl Libs {
                     line: clip(line),
                 });
             }
+            return;
+        }
+        if let Some(c) = TF0_DSO.captures(line) {
+            if !self.tf_dso.iter().any(|p| p.library == c[1])
+                && self.tf_dso.len() < super::MAX_ITEMS
+            {
+                self.tf_dso.push(LibraryProblem {
+                    library: c[1].to_string(),
+                    problem: "missing",
+                    framework: "TensorFlow",
+                    wanted: None,
+                    found: None,
+                    line: clip(line),
+                });
+            }
+            return;
+        }
+        if let Some(c) = CAFFE2_CUDNN.captures(line) {
+            self.push(LibraryProblem {
+                library: "cuDNN".into(),
+                problem: "version",
+                framework: "Caffe2",
+                wanted: Some(c[1].to_string()),
+                found: Some(c[2].to_string()),
+                line: clip(line),
+            });
             return;
         }
         if line.contains("Cannot dlopen some GPU libraries") {
@@ -405,6 +463,39 @@ mod tests {
             let (p, _) = read(&corpus(f));
             assert!(p.is_empty(), "{f}: {p:?}");
         }
+    }
+
+    #[test]
+    fn a_gpu_library_tensorflow_tries_only_for_a_gpu_shows_one() {
+        // NVIDIA/tensorflow#110: cuSOLVER's dlopen fails on its libnvJitLink dependency, which
+        // `MaybeTryDlopenGPULibraries` tries only after finding the GPUs
+        let (p, _) = read(&corpus(
+            "h104_tfdso_nvidiatf110_cusolver_needs_nvjitlink.txt",
+        ));
+        assert_eq!(p.len(), 1, "{p:?}");
+        assert_eq!(p[0].library, "libcusolver.so.11");
+        // TensorFlow 0.6 (tensorflow/tensorflow#722): cuDNN not opened, GPUs created after
+        let (p, _) = read(&corpus("h104_tfdso_tf722_cudnn65_not_opened_k20c.txt"));
+        assert_eq!(p.len(), 1, "{p:?}");
+        assert_eq!(p[0].library, "libcudnn.so.6.5");
+        // its import-time lines alone show no GPU
+        let t = "I tensorflow/stream_executor/dso_loader.cc:93] Couldn't open CUDA library libcudnn.so.6.5. LD_LIBRARY_PATH: /usr/local/cuda-7.0/lib64\n";
+        assert!(read(t).0.is_empty());
+    }
+
+    #[test]
+    fn caffe2s_cudnn_check_is_a_version_problem() {
+        // facebookresearch/Detectron#574
+        let (p, _) = read(&corpus("h104_caffe2cudnn_detectron574_7102_7005.txt"));
+        assert_eq!(p.len(), 1, "{p:?}");
+        assert_eq!(
+            (
+                p[0].framework,
+                p[0].wanted.as_deref(),
+                p[0].found.as_deref()
+            ),
+            ("Caffe2", Some("7102"), Some("7005"))
+        );
     }
 
     #[test]
