@@ -41,7 +41,9 @@
 //!   `src/include/shm.h` `shmSetup`), `SYSCHECK(shm_allocate(*fd, shmsize), "posix_fallocate")`
 //!   printed through `src/include/core.h`'s `SYSCHECKVAL` as `Call to posix_fallocate failed :
 //!   <strerror>` (and 2.3.5's `Unable to allocate shared memory (%d bytes) : %s`): the same
-//!   failure to create a segment in /dev/shm; and `src/include/checks.h`'s
+//!   failure to create a segment in /dev/shm (and, from 2.22, `unlink shared memory %s failed,
+//!   error: %s (%d)` / `munmap of shared memory … failed`, a segment NCCL could not remove or
+//!   unmap: see `shm_teardown_failed`); and `src/include/checks.h`'s
 //!   `Cuda failure '%s'` / `Cuda failure %d '%s'` and `Call to %s failed: %s`;
 //! - the same result text after `NCCL error: ` where no file and line are printed: torch's
 //!   `WorkNCCL::checkForNCCLErrors` (`ProcessGroupNCCL.cpp`, 2.x) builds an async failure as
@@ -637,6 +639,9 @@ fn warn_result(warn: &str) -> Option<&'static str> {
     if verbs_call_failed(w) {
         return Some("ncclSystemError");
     }
+    if shm_teardown_failed(w) {
+        return Some("ncclSystemError");
+    }
     if ofi_endpoint_failed(w) {
         return Some("ncclSystemError");
     }
@@ -741,6 +746,30 @@ fn relayed_warn_result(line: &str) -> Option<&'static str> {
     }
     // the socket layer's messages start with the function's own name, which no other text does
     socket_warn_result(t)
+}
+
+/// NCCL's WARN for a shared-memory segment it could not remove or unmap, which its caller
+/// returns as `ncclSystemError`: NVIDIA/nccl `src/misc/shmutils.cc` (read at v2.12.7-1,
+/// v2.21.5-1, v2.22.3-1, v2.28.3-1; `src/os/linux.cc` `ncclOsShmClose` / `ncclOsShmUnlink` at
+/// 5067397c). `ncclShmClose` and `ncclShmUnlink` warn `unlink shared memory %s failed, error: %s`
+/// and set `ret = ncclSystemError`, but 2.12–2.21's `ncclShmOpen` warned the same text when the
+/// last peer's unlink of a segment it had attached failed and went on with `ncclSuccess`. 2.22
+/// added `(%d)` (errno) to all three and made `ncclShmOpen`'s an INFO, so only the WARN that
+/// ends in the errno in parentheses is the error; the older wording alone may be an attach
+/// that succeeded (the NCCL guide's systemd example, `runtime_and_mpi_issues.rst`, prints that
+/// older line: the crash it describes is a later error). `munmap of shared memory failed`
+/// (2.12), `munmap of shared memory %p size %ld failed, error: %s` (2.19+, ` (%d)` from 2.22)
+/// is followed by `ncclSystemError` in every version.
+fn shm_teardown_failed(warn: &str) -> bool {
+    if let Some(rest) = warn.strip_prefix("unlink shared memory ") {
+        let rest = rest.trim_end();
+        return rest.contains(" failed, error: ")
+            && rest.strip_suffix(')').is_some_and(|r| {
+                r.rsplit_once(" (")
+                    .is_some_and(|(_, n)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+            });
+    }
+    warn.starts_with("munmap of shared memory ") && warn.contains(" failed")
 }
 
 /// aws-ofi-nccl's WARN for a libfabric call that builds a connection's endpoint (see the
@@ -884,6 +913,9 @@ pub fn looks_like(text: &str) -> bool {
             "WARN Call to ibv_",
             "WARN ibv_post_",
             "WARN NET/OFI Couldn't ",
+            // `shm_teardown_failed`
+            "WARN unlink shared memory ",
+            "WARN munmap of shared memory ",
             // the socket layer's WARNs, with or without their header (`socket_warn_result`)
             "ocketStartConnect",
             "ocketPollConnect",
@@ -2478,6 +2510,32 @@ OpType=ALLREDUCE, NumelIn=10, NumelOut=10, Timeout(ms)=10000) ran for\n\
             let t = format!("[Rank 1] Watchdog caught collective operation timeout: WorkNCCL({inner}) ran for 9 milliseconds before timing out.\nncclSystemError: x\nLast error:\n");
             let _ = parse_nccl_errors(&t);
         }
+    }
+
+    #[test]
+    fn shm_unlink_warn_is_a_system_error_only_in_the_errno_wording() {
+        // NCCL 2.22+ (`ncclShmClose` / `ncclShmUnlink`, then `ret = ncclSystemError`)
+        let t = "node1:4242:4242 [0] NCCL WARN unlink shared memory /dev/shm/nccl-d5rTd0 failed, error: No such file or directory (2)\n";
+        assert!(looks_like(t));
+        let e = parse_nccl_errors(t);
+        assert_eq!(e.error_results, ["ncclSystemError"], "{e:?}");
+        assert!(
+            e.errors[0]
+                .last_error
+                .as_deref()
+                .unwrap_or_default()
+                .starts_with("unlink shared memory /dev/shm/nccl-d5rTd0")
+        );
+        // the same failure in 2.22+'s `ncclShmOpen` is an INFO and NCCL goes on
+        let info = "node1:4242:4242 [0] NCCL INFO unlink shared memory /dev/shm/nccl-d5rTd0 failed, error: No such file or directory (2)\n";
+        assert!(parse_nccl_errors(info).error_results.is_empty());
+        // before 2.22 `ncclShmOpen` warned this wording and returned success: the line alone,
+        // as NCCL's troubleshooting guide prints it, names no result
+        let old = "NCCL WARN unlink shared memory /dev/shm/nccl-d5rTd0 failed, error: No such file or directory\n";
+        assert!(parse_nccl_errors(old).error_results.is_empty());
+        // munmap's WARN is followed by ncclSystemError in every version
+        let m = "h:1:2 [3] NCCL WARN munmap of shared memory 0x7f0000000000 size 9637888 failed, error: Invalid argument (22)\n";
+        assert_eq!(parse_nccl_errors(m).error_results, ["ncclSystemError"]);
     }
 
     #[test]
