@@ -2500,3 +2500,49 @@ fn a_large_pasted_log_is_held_once() {
         );
     }
 }
+
+/// PaddlePaddle's GPU out-of-memory error (its CUDA allocator's `Out of memory error on GPU N.
+/// Cannot allocate …`) is read as `paddle-oom` and the plan says what it holds, where it was
+/// "prose: nothing read" before; a PyTorch OOM beside it stays PyTorch's.
+#[test]
+fn a_paddle_oom_is_read_and_said_plainly() {
+    let notes = |file: &str| -> Vec<String> {
+        let o = run(&[
+            "plan",
+            "--evidence",
+            file,
+            "--sample",
+            "0",
+            "--format",
+            "json",
+        ]);
+        assert_ne!(o.code, 1, "{file}: {}", o.stderr);
+        let v: serde_json::Value = serde_json::from_str(&o.stdout).unwrap();
+        v["notes"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|n| n.as_str().map(str::to_string))
+            .collect()
+    };
+    let c = "tests/fixtures/corpus/";
+    // github.com/PaddlePaddle/PaddleOCR/issues/11989 and Paddle#26892 (the older, re-wrapped one)
+    let n = notes(&format!("{c}h99_oom_paddleocr11989_resource_exhausted.txt"));
+    assert!(n.iter().any(|n| n.contains("paddle-oom")), "{n:?}");
+    assert!(
+        n.iter().any(|n| n.contains(
+            "this is PaddlePaddle's GPU out-of-memory error: 129.394531MB asked on GPU 0, 23.611938GB of the card in use (by every process), 31.687500MB free"
+        )),
+        "{n:?}"
+    );
+    assert!(!n.iter().any(|n| n.contains("reads as prose")), "{n:?}");
+    let n = notes(&format!("{c}h99_oom_paddle26892_old_wording.txt"));
+    assert!(
+        n.iter()
+            .any(|n| n.contains("1.531250GB asked on GPU 0, 416.625000MB free")),
+        "{n:?}"
+    );
+    // a PyTorch OOM is not Paddle's
+    let n = notes(&format!("{c}h2_oom_6g_2_30g_unallocated.txt"));
+    assert!(!n.iter().any(|n| n.contains("PaddlePaddle")), "{n:?}");
+}

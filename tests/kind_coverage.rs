@@ -171,6 +171,11 @@ const WITNESSES: &[(&str, &str, &str)] = &[
     ),
     ("xla-oom", "", "h13_tf_tf1772_gpu_bfc_creating_bins"),
     (
+        "paddle-oom",
+        "",
+        "h99_oom_paddleocr11989_resource_exhausted",
+    ),
+    (
         "torchrun-failure",
         "",
         "h13_torchrun_glm130b100_exitcode1_summary",
@@ -396,6 +401,12 @@ const GAPS: &[(&str, Side, &str, &str)] = &[
         Side::Problem,
         "",
         "no rule reads an XLA or BFC out-of-memory report (the kind's read_by is empty): the program did not fit, and XLA's `total fragmentation` is its compile-time buffer packing, not a caching allocator's idle memory",
+    ),
+    (
+        "paddle-oom",
+        Side::Problem,
+        "",
+        "no rule reads PaddlePaddle's out-of-memory error (the kind's read_by is empty): it says the program did not fit in what the card had free, and Paddle's allocator prints no split of idle cached memory from memory in use",
     ),
     (
         "torchrun-failure",

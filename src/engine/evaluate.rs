@@ -250,6 +250,14 @@ pub fn evaluate(
                         said.push(v);
                     }
                 }
+                // PaddlePaddle's out-of-memory error: no rule reads it; say what it holds, once
+                if let Some(said) = reading
+                    .of(&crate::evidence::paddle_oom::PaddleOomKind)
+                    .find_map(|part| crate::evidence::paddle_oom::read(&part.text))
+                    .and_then(|v| crate::evidence::paddle_oom::sentence(&v))
+                {
+                    notes.push(format!("--evidence {}: {said}", p.display()));
+                }
             } else if crate::evidence::segment::job_text_in_paste(&text).is_none()
                 && crate::evidence::segment::is_prose(&text)
             {

@@ -358,6 +358,11 @@ mod tests {
                 "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 4770354232 bytes.\nBufferAssignment OOM Debugging.\nBufferAssignment stats:\n                 total allocation:   14.44GiB\n              total fragmentation:  680.30MiB (4.60%)\n",
             ),
             (
+                // github.com/PaddlePaddle/PaddleOCR/issues/11989
+                "paddle-oom",
+                "ResourceExhaustedError:\n\nOut of memory error on GPU 0. Cannot allocate 129.394531MB memory on GPU 0, 23.611938GB memory has been allocated and available memory is only 31.687500MB.\n\nPlease check whether there is any other process using GPU 0.\n",
+            ),
+            (
                 // github.com/lzhxmu/CPPO/issues/6 (the host name shortened)
                 "torchrun-failure",
                 "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \n============================================================\nsrc/open_r1/grpo_gsm.py FAILED\n------------------------------------------------------------\nFailures:\n  <NO_OTHER_FAILURES>\n------------------------------------------------------------\nRoot Cause (first observed failure):\n[0]:\n  time      : 2025-05-21_15:43:03\n  host      : worker\n  rank      : 0 (local_rank: 0)\n  exitcode  : -9 (pid: 14750)\n  error_file: <N/A>\n  traceback : Signal 9 (SIGKILL) received by PID 14750\n============================================================\n",

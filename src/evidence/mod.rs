@@ -79,6 +79,7 @@ pub mod nvidia_smi;
 pub mod nvidia_smi_error;
 pub mod nvitop;
 pub mod other_vendor;
+pub mod paddle_oom;
 pub mod pip_list;
 pub mod pyspy_dump;
 pub mod rdma_link;
@@ -305,6 +306,7 @@ pub static KINDS: &[&dyn EvidenceKind] = &[
     &torch_memory::TorchMemoryKind,
     &shm_error::ShmErrorLog,
     &xla_oom::XlaOomKind,
+    &paddle_oom::PaddleOomKind,
     &torchrun_failure::TorchrunFailureKind,
     // before the kernel log, whose timestamp test takes a launcher's `[80746] [rank0]:` prefix
     // for dmesg's; after the NCCL log and the OOM, whose probes read a whole log of their own
