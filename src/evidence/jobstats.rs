@@ -186,8 +186,13 @@ const FIELDS: &[(&str, &str)] = &[
         "job_report",
         "true: the report is the Slurm job's own GPUs, so each GPU it lists hosts the job, and its figures are means over the run",
     ),
+    (
+        "processes_listed",
+        "false: jobstats names the job, not its processes",
+    ),
     ("processes", "none (jobstats names the job, not processes)"),
     ("samples", "GPU entries read"),
+    ("truncated", "false: a cut meter or GPU line is not read"),
 ];
 
 /// The registry entry (see [`super::EvidenceKind`]).
