@@ -59,7 +59,7 @@ fn overall_gpu_util(line: &str) -> Option<f64> {
     let rest = line.trim().strip_prefix("GPU utilization")?.trim_start();
     let inner = rest.strip_prefix('[')?.strip_suffix(']')?;
     let pct = inner.trim_end().strip_suffix('%')?;
-    let num = pct.rsplit(|c: char| c == ' ' || c == '|').next()?;
+    let num = pct.rsplit([' ', '|']).next()?;
     num.parse::<f64>().ok()
 }
 
