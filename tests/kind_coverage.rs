@@ -104,6 +104,7 @@ const WITNESSES: &[(&str, &str, &str)] = &[
     ("nvidia-smi-dmon", "", "dmon_idle_header"),
     ("gpustat", "", "h57_gpustat_gs130_p100_idle_header"),
     ("nvitop", "", "h57_nvitop_simlab_p40_idle_no_processes"),
+    ("jobstats", "h101_jobstats_gnntracking95_gpu_33pct", ""),
     (
         "nvidia-smi-topo",
         "h2_topo_8gpu_all_sys_ring_slow",
@@ -347,6 +348,12 @@ const GAPS: &[(&str, Side, &str, &str)] = &[
         Side::Problem,
         "",
         "searched (issues, pages): gpustat text in a problem thread is rare (the GPU-Util-is-0 threads post screenshots); VisEdit#5 (h57_gpustat_visedit5_a100_held_no_process) is memory held by a gone process, which a line without PIDs cannot show",
+    ),
+    (
+        "jobstats",
+        Side::Healthy,
+        "",
+        "searched (issues, pages): a jobstats report is pasted in threads about idle GPUs (gnn_tracking#95); the healthy layout is tested in src/evidence/jobstats.rs from the producer's own printing code",
     ),
     (
         "nvitop",

@@ -324,6 +324,11 @@ mod tests {
                 "gpu-a-11.extreme         Mon Aug 22 15:23:57 2022  515.65.01\n[0] Tesla P100-PCIE-16GB | 27'C,   0 % |   103 / 16384 MB |\n",
             ),
             (
+                // github.com/gnn-tracking/gnn_tracking/issues/95
+                "jobstats",
+                "================================================================================\n                              Slurm Job Statistics\n================================================================================\n         Job ID: 9446770\n       Job Name: tune.sh\n           GPUs: 8\n\n                              Overall Utilization\n================================================================================\n  CPU utilization  [||||||                                         12%]\n  GPU utilization  [||||||||||||||||                               33%]\n",
+            ),
+            (
                 // github.com/HPC-Simlab/Tutorials (cf00007) ALL/F_Commands_of_a_GPU_code/Interactive_execution.md
                 "nvitop",
                 "╒═════════════════════════════════════════════════════════════════════════════╕\n│ NVIDIA-SMI 460.32.03    Driver Version: 460.32.03    CUDA Version: 11.2     │\n├───────────────────────────────┬──────────────────────┬──────────────────────┤\n│ GPU  Name        Persistence-M│ Bus-Id        Disp.A │ Volatile Uncorr. ECC │\n│ Fan  Temp  Perf  Pwr:Usage/Cap│         Memory-Usage │ GPU-Util  Compute M. │\n╞═══════════════════════════════╪══════════════════════╪══════════════════════╪════════════════════╕\n│   0  Tesla P40           On   │ 00000000:3B:00.0 Off │                    0 │ MEM: ▏ 0.0%        │\n│ MAX   20C    P8     9W / 250W │        0B / 22.38GiB │      0%      Default │ UTL: ▏ 0%          │\n╘═══════════════════════════════╧══════════════════════╧══════════════════════╧════════════════════╛\n",

@@ -64,6 +64,7 @@ pub mod ibstat;
 pub mod ibstatus;
 pub mod ibv_devinfo;
 pub mod infiniband;
+pub mod jobstats;
 pub mod kernel_log;
 pub mod kube_events;
 pub mod lspci;
@@ -287,6 +288,8 @@ pub static KINDS: &[&dyn EvidenceKind] = &[
     &dcgmi::DcgmiDiscovery,
     &smi_tables::Monitor,
     &gpustat::GpustatKind,
+    // Slurm jobstats: its banner and meters are no other kind's
+    &jobstats::JobstatsKind,
     &smi_tables::Topo,
     &nvidia_smi_error::NvidiaSmiError,
     &lspci::Lspci,

@@ -44,6 +44,11 @@ pub struct SmiUsage {
     /// used or free), as `column 4 (100 %)`. They are left unread, never guessed.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub unknown_fields: Vec<String>,
+    /// The reading is one job's own GPUs over its run (a Slurm `jobstats` report, which selects
+    /// the GPUs by the job's id): every GPU it lists hosts the job, and its figures are means
+    /// over the run, not one moment.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub job_report: bool,
 }
 
 #[derive(Debug, Clone, Default, Serialize, PartialEq)]

@@ -1034,8 +1034,9 @@ fn is_exception_line(line: &str) -> bool {
 
 /// A traceback (CPython `Lib/traceback.py` frames, innermost last) whose innermost torch frame
 /// is the DataLoader's wait for a batch — `_try_get_data` on `self._data_queue.get(timeout=…)`
-/// (torch `utils/data/dataloader.py`, 1.x–2.x; `_get_batch` on `self.data_queue.get()` before
-/// 1.2) — with only the standard library's waiting below it (`queue.py`, `queues.py`,
+/// (torch `utils/data/dataloader.py`, 1.2–2.x; `_try_get_batch` on
+/// `self.data_queue.get(timeout=timeout)` in 1.0–1.1, `_get_batch` on `self.data_queue.get()`
+/// before) — with only the standard library's waiting below it (`queue.py`, `queues.py`,
 /// `connection.py`, `selectors.py`, `threading.py`, `synchronize.py`), and no exception after
 /// it but `KeyboardInterrupt` (or the text ends there): the loop was waiting for a batch when
 /// it was stopped, one moment of it, as one `py-spy dump` would show. A worker's death runs
@@ -1087,13 +1088,20 @@ pub fn interrupted_in_loader(text: &str) -> Option<LoaderInterrupt> {
         if file.ends_with("_utils/signal_handling.py") {
             return None;
         }
-        if WAITS.contains(&base) && !file.contains("torch/") {
+        // the standard library's, not torch's own `torch/multiprocessing/queue.py`: a path
+        // segment named `torch` (a conda env named `pytorch`, `envs/pytorch/lib/python3.6/…`,
+        // is no such segment)
+        if WAITS.contains(&base) && !file.contains("/torch/") && !file.contains("\\torch\\") {
             continue;
         }
         let source = lines.get(i + 1).map(|s| s.trim()).unwrap_or("");
+        // torch 1.0-1.1 named the same wait `_try_get_batch` (`_DataLoaderIter._try_get_batch`:
+        // `data = self.data_queue.get(timeout=timeout)`, called by `_get_batch`, which raises
+        // the timeout itself), renamed `_try_get_data` in 1.2
         let in_wait = file.ends_with("torch/utils/data/dataloader.py")
-            && (l.ends_with(", in _try_get_data") && source.contains("_data_queue.get(")
-                || l.ends_with(", in _get_batch") && source.contains("data_queue.get("));
+            && ((l.ends_with(", in _try_get_data") && source.contains("_data_queue.get("))
+                || (l.ends_with(", in _try_get_batch") && source.contains("data_queue.get("))
+                || (l.ends_with(", in _get_batch") && source.contains("data_queue.get(")));
         return in_wait.then(|| LoaderInterrupt {
             line: i + 1,
             frame: clip(&format!("{l} | {source}"), 240),
@@ -2281,6 +2289,36 @@ PID USER PR NI VIRT RES SHR S %CPU %MEM TIME+ COMMAND\n\
         // ended the wait
         assert_eq!(
             interrupted_in_loader(&corpus("h10_shm_residualattention2_bus_error.log")),
+            None
+        );
+        // github.com/dusty-nv/jetson-inference/issues/854 (problem): Ctrl-C in the
+        // validation loader's `_try_get_data` (torch 1.4-1.6 frame names)
+        let w = interrupted_in_loader(&corpus("h101_log_jetson854_val_loader_ctrl_c.txt")).unwrap();
+        assert!(w.frame.contains(", in _try_get_data"), "{w:?}");
+        // github.com/pytorch/pytorch/issues/19258 (problem): torch 1.0-1.1 named the same wait
+        // `_try_get_batch`, and the standard library's frames lie in a conda env named
+        // `pytorch` (`envs/pytorch/lib/python3.6/multiprocessing/queues.py`), not in torch
+        let t = corpus("h101_log_pytorch19258_try_get_batch_ctrl_c.txt");
+        let w = interrupted_in_loader(&t).unwrap();
+        assert_eq!(w.line, 12);
+        assert!(
+            w.frame
+                .contains("data = self.data_queue.get(timeout=timeout)"),
+            "{w:?}"
+        );
+        // healthy neighbours: torch 1.0's own timeout, raised from `_get_batch` (not a wait
+        // someone stopped), and a 2.x CI test's timeout
+        // (github.com/pytorch/pytorch/issues/68643)
+        let cut = t.split_inclusive('\n').take(9).collect::<String>()
+            + "  File \"/home/xuzheyuan/.conda/envs/pytorch/lib/python3.6/site-packages/torch/utils/data/dataloader.py\", line 526, in _get_batch\n    raise RuntimeError('DataLoader timed out after {} seconds'.format(self.timeout))\nRuntimeError: DataLoader timed out after 60 seconds\n";
+        assert_eq!(interrupted_in_loader(&cut), None);
+        assert_eq!(
+            interrupted_in_loader(&corpus("h101_log_pytorch68643_ci_timed_out_5s.txt")),
+            None
+        );
+        // a worker's death while torch 1.0 waited (its SIGCHLD handler raised)
+        assert_eq!(
+            interrupted_in_loader(&corpus("h101_dataloader_dcpdn12_killed_16g_ram.txt")),
             None
         );
         // github.com/zju3dv/NeuralRecon/issues/91 (out of file descriptors): torch raised

@@ -993,6 +993,36 @@ fn resolve(g: &mut Gathered) {
             _ => {}
         }
     }
+    // torch's warning that a DataLoader starts more workers than the CPUs its process may use
+    // (`torch/utils/data/dataloader.py`, `DataLoader.check_worker_number_rationality`, read at
+    // pytorch/pytorch 0025348e and as 1.x printed it: `_create_warning_msg(max_num_worker_suggest,
+    // self.num_workers, cpuset_checked)` prints "This DataLoader will create {num_worker_created}
+    // worker processes in total. Our suggested max number of worker in current system is
+    // {num_worker_suggest}", the suggestion being the CPUs the process may use,
+    // `len(os.sched_getaffinity(0))` or `os.cpu_count()`): the N it names is that loader's
+    // num_workers, as the M is the node's CPUs (`probes::config`). Lowest rank: a setting the
+    // job's own text gives wins; nothing to edit (a log is no source).
+    if let Some((w, path)) = g
+        .warnings
+        .iter()
+        .find(|(w, _)| w.kind == "too-many-workers" && w.workers.is_some() && w.is_evidence())
+        && let Some(n) = w.workers
+    {
+        found.push(Found {
+            setting: "num_workers",
+            value: Some(json!(n)),
+            unjudged: None,
+            file: String::new(),
+            key: String::new(),
+            source: format!(
+                "{}:{} torch's warning \"This DataLoader will create {n} worker processes in total\": the num_workers of the loader it checked",
+                path.rsplit('/').next().unwrap_or(path),
+                w.line
+            ),
+            rank: 5,
+            eval_only: false,
+        });
+    }
     // a value given on the command line that a launch script of the job writes: the fix
     // edits that flag in the script (`-j 2` on line 4 of run.sh -> `-j@L4`)
     for f in found
@@ -1588,6 +1618,45 @@ mod tests {
         g.add_doc(path.to_string(), text.to_string(), "--config", "");
         resolve(&mut g);
         choose(&g, None).0
+    }
+
+    #[test]
+    fn torch_s_worker_warning_names_the_loader_s_num_workers() {
+        // github.com/SayaSS/vits-finetuning/issues/21: torch's warning in a Colab log, 8
+        // workers where the process may use 2 CPUs; the 8 is the loader's num_workers
+        let c = chosen(&["h101_log_vits21_colab_8_workers_checkpoints.txt"]);
+        assert_eq!(c["num_workers"]["value"], 8, "{c:?}");
+        assert_eq!(c["num_workers"]["file"], "", "a log is no file to edit");
+        assert!(
+            c["num_workers"]["source"]
+                .as_str()
+                .unwrap()
+                .contains("h101_log_vits21_colab_8_workers_checkpoints.txt:1 torch's warning"),
+            "{c:?}"
+        );
+        // the same warning wrapped by a terminal (MIC-DKFZ/ParticleSeg3D#2)
+        let c = chosen(&["h3_log_particleseg_12_workers_wrapped.txt"]);
+        assert_eq!(c["num_workers"]["value"], 12, "{c:?}");
+        // a setting the job's own text gives wins over the warning's count
+        let mut g = Gathered::default();
+        let (path, text) = corpus("h101_log_vits21_colab_8_workers_checkpoints.txt");
+        g.add_doc(path, text, "--config", "");
+        g.add_doc(
+            "/job/train.yaml".into(),
+            "data:\n  num_workers: 1\n".into(),
+            "--config",
+            "",
+        );
+        resolve(&mut g);
+        let c = choose(&g, None).0;
+        assert_eq!(c["num_workers"]["value"], 1, "{c:?}");
+        // healthy neighbour: Lightning's few-workers warning names a CPU count, not the
+        // loader's workers (github.com/NVIDIA/NeMo/issues/1204)
+        let c = chosen_text(
+            "/job/train.log",
+            "UserWarning: The dataloader, val dataloader 0, does not have many workers which may be a bottleneck. Consider increasing the value of the `num_workers` argument` (try 32 which is the number of cpus on this machine) in the `DataLoader` init to improve performance.\n",
+        );
+        assert!(c.get("num_workers").is_none(), "{c:?}");
     }
 
     #[test]

@@ -78,16 +78,18 @@ pub fn usage_value(u: &SmiUsage, source: &str) -> Value {
             && !u.container_check
             && u.format != "q-text"
             && holds_job_memory(g);
-        let hosts_job = !procs.is_empty() || held;
+        let hosts_job = !procs.is_empty() || held || u.job_report;
         if hosts_job {
             if let Some(x) = g.util_gpu {
                 busy_utils.push(x);
                 job_samples = job_samples.max(g.samples.max(1));
             }
-            evidence.get_or_insert(if procs.is_empty() {
-                "memory held (the paste lists no processes)"
-            } else {
+            evidence.get_or_insert(if !procs.is_empty() {
                 "a training process is listed"
+            } else if u.job_report {
+                "the report is of the job's own GPUs (Slurm jobstats)"
+            } else {
+                "memory held (the paste lists no processes)"
             });
         }
         gpus.push(json!({
@@ -122,7 +124,8 @@ pub fn usage_value(u: &SmiUsage, source: &str) -> Value {
         let mean = busy_utils.iter().sum::<f64>() / busy_utils.len() as f64;
         out.insert("gpu_util".into(), json!((mean * 10.0).round() / 10.0));
         out.insert("job_gpus".into(), json!(busy_utils.len()));
-        out.insert("snapshot".into(), json!(job_samples <= 1));
+        // a job report's figures are means over the job's run, not one reading
+        out.insert("snapshot".into(), json!(job_samples <= 1 && !u.job_report));
         out.insert(
             "job_inferred".into(),
             json!(evidence == Some("memory held (the paste lists no processes)")),
@@ -204,7 +207,7 @@ impl Probe for GpuUsage {
         "gpu.usage"
     }
     fn doc(&self) -> &'static str {
-        "GPU utilization and the processes on each GPU, from a pasted nvidia-smi table, --query-gpu CSV, dmon, pmon, -q text, -x XML, gpustat or nvitop -1 (--evidence)"
+        "GPU utilization and the processes on each GPU, from a pasted nvidia-smi table, --query-gpu CSV, dmon, pmon, -q text, -x XML, gpustat, nvitop -1 or a Slurm jobstats report (--evidence)"
     }
     fn fields(&self) -> &'static [(&'static str, &'static str)] {
         &[
@@ -213,7 +216,7 @@ impl Probe for GpuUsage {
             ("gpu_util", "mean utilization (%) of the GPUs a job is on"),
             (
                 "process_on_gpu",
-                "a training process (python, torchrun, ...) is on a GPU, or, where no processes are listed, a GPU holds job-sized memory (1 GiB or more: a CUDA context alone holds 60-600 MiB)",
+                "a training process (python, torchrun, ...) is on a GPU, or, where no processes are listed, a GPU holds job-sized memory (1 GiB or more: a CUDA context alone holds 60-600 MiB), or the paste is a Slurm jobstats report of the job's own GPUs",
             ),
             ("process_evidence", "why process_on_gpu is true"),
             ("job_gpus", "how many GPUs the job is on"),
@@ -231,7 +234,7 @@ impl Probe for GpuUsage {
             ),
             (
                 "format",
-                "table, query-csv, dmon, pmon, dcgmi-dmon, q-text (-q text and -x XML), gpustat or nvitop",
+                "table, query-csv, dmon, pmon, dcgmi-dmon, q-text (-q text and -x XML), gpustat, nvitop or jobstats",
             ),
             ("samples", "rows read"),
             ("truncated", "the paste ends inside a GPU row"),
@@ -240,7 +243,7 @@ impl Probe for GpuUsage {
     fn run(&self, _params: &super::NoParams, ctx: &ProbeCtx) -> ProbeOutcome {
         type Usage = fn(&str) -> Result<smi_tables::SmiUsage, crate::evidence::ParseError>;
         // the kinds that show what GPUs were doing, each read into the usage they show
-        let kinds: [(&dyn EvidenceKind, Usage); 8] = [
+        let kinds: [(&dyn EvidenceKind, Usage); 9] = [
             (&smi_tables::Table, smi_tables::parse_table),
             (
                 &crate::evidence::nvitop::NvitopKind,
@@ -262,6 +265,10 @@ impl Probe for GpuUsage {
             (&nvidia_smi::NvidiaSmiXml, |t| {
                 nvidia_smi::parse_nvidia_smi_xml(t).map(|r| q_usage(&r))
             }),
+            (
+                &crate::evidence::jobstats::JobstatsKind,
+                crate::evidence::jobstats::parse_jobstats,
+            ),
         ];
         for (kind, usage) in kinds {
             if let Some((p, t)) = evidence_of(&ctx.inputs.evidence, kind).into_iter().next() {
