@@ -32,7 +32,13 @@ const CAPTURED: &[&str] = &[
 ];
 
 /// The floor `GPUFIX_CORPUS_STRICT=1` (run by `.ci/run`) holds: the whole corpus's figures after
-/// the session of 2026-12-06 (sealed batches h95-h98: the CUDA runtime and memory layers as
+/// the second session of 2026-12-06 (sealed batches h99 and h101-h104: Chinese-language threads,
+/// the DataLoader's own messages, NCCL output of 2025-2026, healthy documentation text, the CUDA
+/// libraries a framework cannot use; the `paddle-oom` and `jobstats` readers and the rule
+/// `cuda.libraries-unusable`; 1,823 artifacts): 740 of 816 detected (906.9 per mille), 0 healthy
+/// with a false finding, 0 unreadable. Every artifact detected before is detected still; the
+/// share fell because 5 of the batches' 30 problems stay missed (the corpus README says why per
+/// batch). Before it, after the session of 2026-12-06 (sealed batches h95-h98: the CUDA runtime and memory layers as
 /// TensorFlow and JAX print them, the whole `nvidia-smi -q` report and its XML, a fresh draw of
 /// 2025-H2/2026 threads, other vendors' GPU tools beside NVIDIA text; the `mlxlink` reader;
 /// 1,762 artifacts): 712 of 783 detected (909.3 per mille), 0 healthy with a false finding, 0
@@ -141,7 +147,7 @@ const CAPTURED: &[&str] = &[
 /// 35 MB Kineto trace of h11 is judged within `plan`'s probe timeout depends on the machine's
 /// load. A change that reads the corpus worse fails CI; one that reads it better raises these.
 /// Issue 24's target is 95% detected, 0 and 0: the detected share is not met.
-const FLOOR_DETECTED_PER_MILLE: usize = 909;
+const FLOOR_DETECTED_PER_MILLE: usize = 906;
 const MAX_FALSE_ON_HEALTHY: usize = 0;
 const MAX_UNREADABLE: usize = 0;
 

@@ -1397,6 +1397,14 @@ impl super::EvidenceKind for CudaRuntimeKind {
                 "torch_wheel_cuda",
                 "`+cuXYZ` tags of torch versions in the text",
             ),
+            (
+                "library_problems",
+                "CUDA libraries the framework could not use where the text shows the GPU: library, problem (missing, version), framework, wanted, found, line",
+            ),
+            (
+                "library_messages_not_judged",
+                "library messages the text gives no ground to judge (TensorFlow's cudart dlerror alone, JAX's CPU-only jaxlib)",
+            ),
             ("lines", "lines that carried one of these messages"),
         ]
     }

@@ -5,8 +5,8 @@
 //! reader ([`super::cuda_errors`]); written from each producer's source:
 //!
 //! - TensorFlow's `tensorflow/stream_executor/platform/default/dso_loader.cc` (later
-//!   `tsl/platform/default/dso_loader.cc`): "Could not load dynamic library '<name>'; dlerror:
-//!   <why>" for each library `MaybeTryDlopenGPULibraries` tries (cudart, cublas(Lt), cufft,
+//!   `tsl/platform/default/dso_loader.cc`): "Could not load dynamic library 'NAME'; dlerror:
+//!   WHY" for each library `MaybeTryDlopenGPULibraries` tries (cudart, cublas(Lt), cufft,
 //!   curand, cusolver, cusparse, cudnn; TensorRT's libnvinfer is tried apart and is optional),
 //!   and `tensorflow/core/common_runtime/gpu/gpu_device.cc` (read at 637eae5b,
 //!   `BaseGPUDeviceFactory::GetValidDeviceIds`): after "Found device N with properties" for each
@@ -20,7 +20,7 @@
 //!   is `GetValidDeviceIds`, tries cuBLAS, cuFFT, cuRAND, cuSOLVER, cuSPARSE and cuDNN after the
 //!   GPUs were found, while libcudart is opened at import by the cudart stub on any machine; so
 //!   a failed dlopen of one of those six is itself TensorFlow looking at a GPU. TensorFlow 0.x's
-//!   loader said "Couldn't open CUDA library <name>. LD_LIBRARY_PATH: …" at import; there the
+//!   loader said "Couldn't open CUDA library NAME. LD_LIBRARY_PATH: …" at import; there the
 //!   GPU shows as "Creating TensorFlow device (/gpu:N) -> (device: N, name: …)".
 //! - Caffe2's `caffe2/core/common_cudnn.h` (`CAFFE_ENFORCE(version_match ||
 //!   backwards_compatible_7 || patch_compatible, "cuDNN compiled (", CUDNN_VERSION, ") and
@@ -31,7 +31,7 @@
 //! - JAX's `jax/_src/xla_bridge.py` (jax-ml/jax at cec06d11, and `_check_cuda_versions` as
 //!   added in 94045182, 2023): `_suggest_missing_backends` warns only where
 //!   `has_visible_nvidia_gpu()` (`/dev/nvidia0`, WSL2's `/dev/dxg`) and no CUDA backend came up:
-//!   "CUDA backend failed to initialize: <error>" (a CUDA jaxlib that failed), else "An NVIDIA GPU
+//!   "CUDA backend failed to initialize: ERROR" (a CUDA jaxlib that failed), else "An NVIDIA GPU
 //!   may be present on this machine, but a CUDA-enabled jaxlib is not installed. Falling back to
 //!   cpu." The error names the library: "Found cuDNN version N, but JAX was built against version
 //!   M, which is newer" (0.4.17+), `jax_plugins/cuda/__init__.py`'s "Outdated cuDNN installation

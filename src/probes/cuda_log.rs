@@ -248,7 +248,7 @@ impl Probe for CudaLog {
             ("error_names", "distinct error names"),
             (
                 "library_problems",
-                "CUDA libraries the framework could not use where the text shows the GPU: library, problem (missing, version, cpu-fallback), framework, wanted, found, line",
+                "CUDA libraries the framework could not use where the text shows the GPU: library, problem (missing, version), framework, wanted, found, line",
             ),
             (
                 "library_messages_not_judged",
