@@ -199,6 +199,36 @@ fn version_text(v: &str) -> String {
     }
 }
 
+impl LibraryProblem {
+    fn new(library: &str, problem: &'static str, framework: &'static str, line: &str) -> Self {
+        Self {
+            library: library.to_string(),
+            problem,
+            framework,
+            wanted: None,
+            found: None,
+            line: clip(line),
+        }
+    }
+
+    fn versions(mut self, wanted: String, found: String) -> Self {
+        self.wanted = Some(wanted);
+        self.found = Some(found);
+        self
+    }
+}
+
+/// The cuDNN version checks that stop a framework: (the check, framework, the capture groups
+/// of the build's version and of the one found).
+static CUDNN_CHECKS: LazyLock<[(&'static Regex, &'static str, usize, usize); 3]> =
+    LazyLock::new(|| {
+        [
+            (&*CAFFE2_CUDNN, "Caffe2", 1, 2),
+            (&*XLA_CUDNN, "XLA", 2, 1),
+            (&*TORCH_CUDNN, "PyTorch", 1, 2),
+        ]
+    });
+
 impl Libs {
     /// Reads one line.
     pub fn read(&mut self, line: &str) {
@@ -211,101 +241,36 @@ impl Libs {
             if !bare.starts_with("cudart") {
                 self.tf_gpu = true;
             }
-            if !self.tf_dso.iter().any(|p| p.library == lib) && self.tf_dso.len() < super::MAX_ITEMS
-            {
-                self.tf_dso.push(LibraryProblem {
-                    library: lib.to_string(),
-                    problem: "missing",
-                    framework: "TensorFlow",
-                    wanted: None,
-                    found: None,
-                    line: clip(line),
-                });
-            }
+            self.tf_dso_push(lib, line);
             return;
         }
         if let Some(c) = TF0_DSO.captures(line) {
-            if !self.tf_dso.iter().any(|p| p.library == c[1])
-                && self.tf_dso.len() < super::MAX_ITEMS
-            {
-                self.tf_dso.push(LibraryProblem {
-                    library: c[1].to_string(),
-                    problem: "missing",
-                    framework: "TensorFlow",
-                    wanted: None,
-                    found: None,
-                    line: clip(line),
-                });
-            }
+            self.tf_dso_push(&c[1], line);
             return;
         }
-        if let Some(c) = CAFFE2_CUDNN.captures(line) {
-            self.push(LibraryProblem {
-                library: "cuDNN".into(),
-                problem: "version",
-                framework: "Caffe2",
-                wanted: Some(c[1].to_string()),
-                found: Some(c[2].to_string()),
-                line: clip(line),
-            });
-            return;
+        for (check, framework, wanted, found) in CUDNN_CHECKS.iter() {
+            if let Some(c) = check.captures(line) {
+                let p = LibraryProblem::new("cuDNN", "version", framework, line)
+                    .versions(version_text(&c[*wanted]), version_text(&c[*found]));
+                self.push(p);
+                return;
+            }
         }
         if line.contains("Cannot dlopen some GPU libraries") {
             self.tf_gpu = true;
             self.tf_skipped.get_or_insert_with(|| clip(line));
             return;
         }
-        if let Some(c) = XLA_CUDNN.captures(line) {
-            self.push(LibraryProblem {
-                library: "cuDNN".into(),
-                problem: "version",
-                framework: "XLA",
-                wanted: Some(c[2].to_string()),
-                found: Some(c[1].to_string()),
-                line: clip(line),
-            });
-            return;
-        }
-        if let Some(c) = TORCH_CUDNN.captures(line) {
-            self.push(LibraryProblem {
-                library: "cuDNN".into(),
-                problem: "version",
-                framework: "PyTorch",
-                wanted: Some(version_text(&c[1])),
-                found: Some(version_text(&c[2])),
-                line: clip(line),
-            });
-            return;
-        }
         // JAX's reason, on its warning's line or on its own (a traceback's RuntimeError)
         if let Some(c) = JAX_FOUND.captures(line) {
-            self.jax_reason_push(LibraryProblem {
-                library: c[1].to_string(),
-                problem: "version",
-                framework: "JAX",
-                wanted: Some(c[3].to_string()),
-                found: Some(c[2].to_string()),
-                line: clip(line),
-            });
+            let p = LibraryProblem::new(&c[1], "version", "JAX", line)
+                .versions(c[3].to_string(), c[2].to_string());
+            self.jax_reason_push(p);
         } else if let Some(c) = JAX_OUTDATED.captures(line) {
-            self.jax_reason_push(LibraryProblem {
-                library: c[1].to_string(),
-                problem: "version",
-                framework: "JAX",
-                wanted: None,
-                found: None,
-                line: clip(line),
-            });
+            self.jax_reason_push(LibraryProblem::new(&c[1], "version", "JAX", line));
             self.jax_outdated = Some(self.jax_reason.len() - 1);
         } else if let Some(c) = JAX_UNABLE.captures(line) {
-            self.jax_reason_push(LibraryProblem {
-                library: c[1].to_string(),
-                problem: "missing",
-                framework: "JAX",
-                wanted: None,
-                found: None,
-                line: clip(line),
-            });
+            self.jax_reason_push(LibraryProblem::new(&c[1], "missing", "JAX", line));
         } else if let Some(i) = self.jax_outdated {
             if let Some(c) = JAX_BUILT.captures(line) {
                 self.jax_reason[i].wanted = Some(c[1].to_string());
@@ -320,21 +285,22 @@ impl Libs {
             self.jax_gpu.get_or_insert_with(|| clip(line));
             return;
         }
+        // TensorFlow's dlerror of a line read above, or of TensorRT's optional library; NCCL's
+        // INFO lines of its optional plugins (`libnccl-net.so`, and a plugin's own dependencies)
+        // that it goes on without
+        if line.contains("Could not load dynamic library") || line.contains("NCCL INFO") {
+            return;
+        }
         for c in SO_MISSING.captures_iter(line) {
-            // TensorFlow's dlerror of a line read above, or of TensorRT's optional library;
-            // NCCL's INFO lines of its optional plugins (`libnccl-net.so`, and a plugin's own
-            // dependencies) that it goes on without
-            if line.contains("Could not load dynamic library") || line.contains("NCCL INFO") {
-                break;
-            }
-            self.push(LibraryProblem {
-                library: c[1].to_string(),
-                problem: "missing",
-                framework: "Python",
-                wanted: None,
-                found: None,
-                line: clip(line),
-            });
+            self.push(LibraryProblem::new(&c[1], "missing", "Python", line));
+        }
+    }
+
+    fn tf_dso_push(&mut self, library: &str, line: &str) {
+        if !self.tf_dso.iter().any(|p| p.library == library) && self.tf_dso.len() < super::MAX_ITEMS
+        {
+            self.tf_dso
+                .push(LibraryProblem::new(library, "missing", "TensorFlow", line));
         }
     }
 
@@ -370,14 +336,13 @@ impl Libs {
         let mut unjudged = Vec::new();
         if self.tf_gpu && (!self.tf_dso.is_empty() || self.tf_skipped.is_some()) {
             if self.tf_dso.is_empty() {
-                out.push(LibraryProblem {
-                    library: "some GPU libraries".into(),
-                    problem: "missing",
-                    framework: "TensorFlow",
-                    wanted: None,
-                    found: None,
-                    line: self.tf_skipped.unwrap_or_default(),
-                });
+                let line = self.tf_skipped.unwrap_or_default();
+                out.push(LibraryProblem::new(
+                    "some GPU libraries",
+                    "missing",
+                    "TensorFlow",
+                    &line,
+                ));
             }
             for p in self.tf_dso {
                 out.push(p);
@@ -399,13 +364,10 @@ impl Libs {
             }
             Some(line) => {
                 let cpu_only = line.contains("CUDA-enabled jaxlib is not installed");
-                unjudged.push(LibraryProblem {
-                    library: if cpu_only { "jaxlib" } else { "CUDA backend" }.into(),
-                    problem: if cpu_only { "cpu-fallback" } else { "missing" },
-                    framework: "JAX",
-                    wanted: None,
-                    found: None,
-                    line,
+                unjudged.push(if cpu_only {
+                    LibraryProblem::new("jaxlib", "cpu-fallback", "JAX", &line)
+                } else {
+                    LibraryProblem::new("CUDA backend", "missing", "JAX", &line)
                 });
             }
             None => unjudged.extend(self.jax_reason),
