@@ -10,8 +10,11 @@
 //! A training log's "parser" is every evidence reader a pasted log goes through whatever it
 //! holds: [`segment::segment`] (which kinds read which lines) and the whole-text line readers
 //! of the kinds that find their lines anywhere in a log (CUDA runtime errors, NCCL errors,
-//! collect_env, py-spy, shared-memory errors, OOM messages). The loader-warning reader of job
-//! text (`formats::job_text::log_warnings`) is timed on its own line.
+//! collect_env, py-spy, shared-memory errors, OOM messages), on the one text `gpufix plan`
+//! reads and cuts once ([`segment::segment_shared`]), as it makes them: the readers' searches
+//! for a line anywhere in the text are made once between them. The same readers each
+//! searching a text of their own are timed on their own line, as is the loader-warning
+//! reader of job text (`formats::job_text::log_warnings`).
 //!
 //! `GPUFIX_EVIDENCE_PARSERS_ONLY=1` times the parsers only (no plan processes): with a small
 //! `GPUFIX_EVIDENCE_MB`, the run to count instructions under `valgrind --tool=callgrind`.
@@ -71,12 +74,46 @@ fn mbps(bytes: usize, secs: f64) -> f64 {
 /// The evidence readers every pasted training log goes through (see the module doc).
 fn training_log_readers(t: &str) {
     std::hint::black_box(segment::segment(t).parts.len());
+    whole_text_readers(t);
+}
+
+/// The readers of the kinds that find their lines anywhere in a log.
+fn whole_text_readers(t: &str) {
     std::hint::black_box(cuda_errors::looks_like(t));
     std::hint::black_box(nccl_errors::looks_like(t));
     std::hint::black_box(collect_env::looks_like(t));
     std::hint::black_box(pyspy_dump::looks_like_pyspy_dump(t));
     std::hint::black_box(shm_error::shm_error_line(t));
     std::hint::black_box(torch_memory::parse_torch_memory(t));
+}
+
+/// [`training_log_readers`] as `gpufix plan` makes them on a paste: on the one text it read
+/// (`vocab::io::read_shared`), cut by [`segment::segment_shared`], whose searches for a line
+/// anywhere in the text (CUDA and NCCL errors, shared-memory errors, the marker kinds' late
+/// lines) the readers after it share.
+fn training_log_readers_shared(t: &std::sync::Arc<String>) {
+    std::hint::black_box(segment::segment_shared(t).parts.len());
+    whole_text_readers(t);
+}
+
+/// [`parse_rate`] of a reader of a shared text: each run is given a new copy of the text
+/// (made before its clock starts), as each `gpufix plan` reads its paste anew.
+fn parse_rate_shared(text: &str, f: impl Fn(&std::sync::Arc<String>)) -> Rate {
+    let (mut wall, mut cpu): (Vec<f64>, Vec<f64>) = (0..3)
+        .map(|_| {
+            let shared = std::sync::Arc::new(text.to_string());
+            let (t, c) = (Instant::now(), thread_cpu_s());
+            f(&shared);
+            let (w, c) = (t.elapsed().as_secs_f64(), thread_cpu_s() - c);
+            (mbps(text.len(), w), mbps(text.len(), c))
+        })
+        .unzip();
+    wall.sort_by(f64::total_cmp);
+    cpu.sort_by(f64::total_cmp);
+    Rate {
+        wall: wall[1],
+        cpu: cpu[1],
+    }
 }
 
 /// CPU time this thread has run, in seconds (`CLOCK_THREAD_CPUTIME_ID`): on a shared machine
@@ -309,7 +346,12 @@ fn main() {
                         println!("  (training log: {n} alone {:.1} MB/s of CPU time)", r.cpu);
                     }
                 }
-                Some(parse_rate(&text, training_log_readers))
+                let alone = parse_rate(&text, training_log_readers);
+                println!(
+                    "  (training log: each reader searching the text alone {:.1} MB/s, {:.1} MB/s of CPU time)",
+                    alone.wall, alone.cpu
+                );
+                Some(parse_rate_shared(&text, training_log_readers_shared))
             }
             _ => None,
         };

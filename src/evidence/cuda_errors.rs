@@ -849,11 +849,32 @@ pub fn recognised_line(line: &str) -> bool {
 
 /// True when some line of `text` is one of these messages.
 pub fn looks_like(text: &str) -> bool {
-    let joined = rejoin_too_old(text);
-    let text = &*joined;
-    // only lines holding one of these (every phrase of `recognised_line`, one of each
-    // conjunction) can be recognised: the text is searched for them once, not line by line
-    static ANCHORS: LazyLock<Regex> = LazyLock::new(|| {
+    looks_like_in(&super::scan::Late::new(text))
+}
+
+/// [`looks_like`] of a text whose late searches are made once ([`super::scan::Late`]).
+pub(crate) fn looks_like_in(late: &super::scan::Late<'_>) -> bool {
+    // a message broken inside its words is joined first, and the joined text searched; a
+    // text without `too old` is never changed by the join
+    if late.holds(super::scan::Set::TooOld) {
+        if let std::borrow::Cow::Owned(joined) = rejoin_too_old(late.text()) {
+            return super::scan::lines_with(&joined, anchors()).any(recognised_line);
+        }
+    }
+    late.lines(super::scan::Set::CudaErrors)
+        .any(recognised_line)
+}
+
+/// Phrases one of which every line [`recognised_line`] accepts holds (every phrase of its
+/// tests, one of each conjunction): the text is searched for them once, not line by line.
+pub(crate) fn anchors() -> &'static Regex {
+    static ANCHORS: LazyLock<Regex> = LazyLock::new(|| super::scan::phrases(&anchor_phrases()));
+    &ANCHORS
+}
+
+/// The phrases of [`anchors`].
+pub(crate) fn anchor_phrases() -> Vec<&'static str> {
+    {
         let mut p = vec![
             "NVIDIA driver on your system is too old",
             "Found no NVIDIA driver on your system",
@@ -903,9 +924,8 @@ pub fn looks_like(text: &str) -> bool {
             ") versions mismatch",
         ]);
         p.extend(quotable());
-        super::scan::phrases(&p)
-    });
-    super::scan::lines_with(text, &ANCHORS).any(recognised_line)
+        p
+    }
 }
 
 fn note_error(
@@ -1413,7 +1433,7 @@ impl super::EvidenceKind for CudaRuntimeKind {
     }
     fn detect(&self, s: &super::Sniff) -> bool {
         // the error can sit anywhere in a long log: scan for its line, collecting nothing
-        looks_like(s.text)
+        looks_like_in(s.late)
     }
     fn parse(&self, text: &str) -> Result<serde_json::Value, super::ParseError> {
         super::to_value(&parse_cuda_runtime_log(text))

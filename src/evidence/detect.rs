@@ -28,10 +28,12 @@ pub fn detect(text: &str) -> Option<&'static dyn EvidenceKind> {
     let h = head(text);
     // nvidia-smi -q text and XML quoted in a reply (`> ` before each line) read as pasted
     let unquoted = super::unquote(h);
+    let late = super::scan::Late::new(text);
     let s = Sniff {
         head: h,
         unquoted: &unquoted,
         text,
+        late: &late,
     };
     KINDS.iter().copied().find(|k| k.detect(&s))
 }

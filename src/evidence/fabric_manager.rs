@@ -345,6 +345,7 @@ mod tests {
             head: t,
             unquoted: t,
             text: t,
+            late: &crate::evidence::scan::Late::new(t),
         })
     }
 

@@ -114,6 +114,8 @@ pub struct Sniff<'a> {
     pub head: &'a str,
     pub unquoted: &'a str,
     pub text: &'a str,
+    /// The searches of `text` for a line anywhere in it, made once for the kinds that ask.
+    pub(crate) late: &'a scan::Late<'a>,
 }
 
 impl<'a> Sniff<'a> {

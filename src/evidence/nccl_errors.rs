@@ -363,9 +363,18 @@ static C10D_LINE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^\s*(?:\[rank\d+\]:)?\[[IWEF]\d{3,4} \d{2}:\d{2}:\d{2}\.\d+ [^\s\]]+:\d+\] \[c10d(?: - (?:debug|trace))?\] ")
         .expect("static regex")
 });
+/// The `ncclResult_t` names of a failure, as NCCL and PyTorch print them.
+const RESULT_NAMES: [&str; 7] = [
+    "ncclSystemError",
+    "ncclInternalError",
+    "ncclUnhandledCudaError",
+    "ncclInvalidArgument",
+    "ncclInvalidUsage",
+    "ncclRemoteError",
+    "ncclTimeout",
+];
 static RESULT: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"\b(ncclSystemError|ncclInternalError|ncclUnhandledCudaError|ncclInvalidArgument|ncclInvalidUsage|ncclRemoteError|ncclTimeout)\b")
-        .expect("static regex")
+    Regex::new(&format!(r"\b({})\b", RESULT_NAMES.join("|"))).expect("static regex")
 });
 static ERROR_IN: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"NCCL error in: (\S+?),\s*([^,]+?)(?:,\s*NCCL version (\S+?))?\s*$")
@@ -446,8 +455,11 @@ fn watchdog_stuck(text: &str) -> Vec<WatchdogStuck> {
 /// `EntryState.log`); the lines below it give `collective: nccl:all_reduce`, `missing ranks:
 /// {3, 4}` and `collective state: scheduled`. Each is a hang's collective: the ranks that
 /// reached it wait for the missing ones.
+/// The head line of the flight recorder analyzer's report of a collective not all ranks joined.
+const FLIGHT_RECORDER_HEAD: &str = "Not all ranks joining collective";
+
 fn flight_recorder_not_joined(text: &str) -> Vec<NotJoined> {
-    const HEAD: &str = "Not all ranks joining collective";
+    const HEAD: &str = FLIGHT_RECORDER_HEAD;
     let mut out: Vec<NotJoined> = Vec::new();
     if !text.contains(HEAD) {
         return out;
@@ -889,46 +901,33 @@ pub fn recognised_line(line: &str) -> bool {
 }
 
 pub fn looks_like(text: &str) -> bool {
+    looks_like_in(&super::scan::Late::new(text))
+}
+
+/// [`looks_like`] of a text whose late searches are made once ([`super::scan::Late`]).
+pub(crate) fn looks_like_in(late: &super::scan::Late<'_>) -> bool {
+    let text = late.text();
+    late.lines(super::scan::Set::NcclErrors).any(recognised_line)
+        // (each reads nothing from a text without its words)
+        || late.holds(super::scan::Set::NcclWhole)
+            && (!watchdog_stuck(text).is_empty() || !flight_recorder_not_joined(text).is_empty())
+}
+
+/// The words without one of which [`watchdog_stuck`] and [`flight_recorder_not_joined`] read
+/// nothing.
+pub(crate) const WHOLE_TEXT_WORDS: [&str; 4] = [
+    "stuck",
+    "monitor timed",
+    "watchdog hang",
+    FLIGHT_RECORDER_HEAD,
+];
+
+/// The search of [`looks_like`]: every line [`recognised_line`] accepts holds a match.
+pub(crate) fn anchors() -> &'static Regex {
     // only lines holding one of these (one phrase of each conjunction, and RESULT's own
     // pattern) can be recognised: the text is searched for them once, not line by line
     static ANCHORS: LazyLock<Regex> = LazyLock::new(|| {
-        let p = super::scan::phrases(&[
-            "Watchdog caught collective operation timeout",
-            "caught collective operation timeout: WorkNCCL(",
-            "Caught collective operation timeout: ",
-            "NCCL error(",
-            "Nccl error, ",
-            "NCCL error in: ",
-            "NCCL error ",
-            "NCCL error: ",
-            "NCCL Error ",
-            "NCCL failure ",
-            "shared memory segment",
-            "ncclShmOpen(",
-            "Got completion from peer ",
-            "communicator encountered a fatal error",
-            "Failed to bind NVLink SHARP (NVLS) Multicast memory",
-            "Error encountered progressing operation=",
-            "] Failed to execute operation ",
-            "WARN Call to ibv_",
-            "WARN ibv_post_",
-            "WARN NET/OFI Couldn't ",
-            // `shm_teardown_failed`
-            "WARN unlink shared memory ",
-            "WARN munmap of shared memory ",
-            // the socket layer's WARNs, with or without their header (`socket_warn_result`)
-            "ocketStartConnect",
-            "ocketPollConnect",
-            "ocketProgressOpt: Call to ",
-            "socketProgress: Connection closed by remote peer ",
-            "Timeout at NCCL work: ",
-            "Exception raised from checkTimeout at ",
-            "::WorkNCCL::checkTimeout(",
-            "] [c10d] ",
-            "] [c10d - debug] ",
-            "] [c10d - trace] ",
-            "Ranks    Status  Errors",
-        ]);
+        let p = super::scan::phrases(ANCHOR_PHRASES);
         // CHECK_TRACE from its first literal on (`NCCL INFO file:line -> N`): a pattern that
         // starts with `\S+` gives the search no literal to skip ahead by, and the whole text
         // was scanned at ~600 MB/s; each line found is tested in full below
@@ -936,14 +935,64 @@ pub fn looks_like(text: &str) -> bool {
             "{}|{}|{}",
             p.as_str(),
             RESULT.as_str(),
-            r"NCCL INFO \S+?\.(?:cc|c|h|cu|cpp):\d+ -> [1-6]\b"
+            CHECK_TRACE_ANCHOR
         ))
         .expect("static regex")
     });
-    super::scan::lines_with(text, &ANCHORS).any(recognised_line)
-        || !watchdog_stuck(text).is_empty()
-        || !flight_recorder_not_joined(text).is_empty()
+    &ANCHORS
 }
+
+/// The part of [`anchors`] that finds CHECK_TRACE's lines.
+const CHECK_TRACE_ANCHOR: &str = r"NCCL INFO \S+?\.(?:cc|c|h|cu|cpp):\d+ -> [1-6]\b";
+
+/// Literal text one of which every match of [`anchors`] holds: its phrases, RESULT's words
+/// and [`CHECK_TRACE_ANCHOR`]'s file suffixes (for a search of literals that finds the lines
+/// its regex then tests).
+pub(crate) fn anchor_literals() -> Vec<&'static str> {
+    let mut l = ANCHOR_PHRASES.to_vec();
+    l.extend(RESULT_NAMES);
+    l.extend([".cc:", ".c:", ".h:", ".cu:", ".cpp:"]);
+    l
+}
+
+/// The phrases of [`anchors`].
+const ANCHOR_PHRASES: &[&str] = &[
+    "Watchdog caught collective operation timeout",
+    "caught collective operation timeout: WorkNCCL(",
+    "Caught collective operation timeout: ",
+    "NCCL error(",
+    "Nccl error, ",
+    "NCCL error in: ",
+    "NCCL error ",
+    "NCCL error: ",
+    "NCCL Error ",
+    "NCCL failure ",
+    "shared memory segment",
+    "ncclShmOpen(",
+    "Got completion from peer ",
+    "communicator encountered a fatal error",
+    "Failed to bind NVLink SHARP (NVLS) Multicast memory",
+    "Error encountered progressing operation=",
+    "] Failed to execute operation ",
+    "WARN Call to ibv_",
+    "WARN ibv_post_",
+    "WARN NET/OFI Couldn't ",
+    // `shm_teardown_failed`
+    "WARN unlink shared memory ",
+    "WARN munmap of shared memory ",
+    // the socket layer's WARNs, with or without their header (`socket_warn_result`)
+    "ocketStartConnect",
+    "ocketPollConnect",
+    "ocketProgressOpt: Call to ",
+    "socketProgress: Connection closed by remote peer ",
+    "Timeout at NCCL work: ",
+    "Exception raised from checkTimeout at ",
+    "::WorkNCCL::checkTimeout(",
+    "] [c10d] ",
+    "] [c10d - debug] ",
+    "] [c10d - trace] ",
+    "Ranks    Status  Errors",
+];
 
 fn parse_work(inner: &str, t: &mut CollectiveTimeout) {
     // `SeqNum=5, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000`; a TensorShape's
@@ -1751,7 +1800,7 @@ impl super::EvidenceKind for NcclErrorsKind {
     }
     fn detect(&self, s: &super::Sniff) -> bool {
         // the failure can sit anywhere in a long log: scan for its line, collecting nothing
-        looks_like(s.text)
+        looks_like_in(s.late)
     }
     fn parse(&self, text: &str) -> Result<serde_json::Value, super::ParseError> {
         super::to_value(&parse_nccl_errors(text))

@@ -83,6 +83,9 @@ pub(crate) fn kinds_phrases(kinds: &[&'static dyn super::EvidenceKind]) -> Regex
 /// the same lines as `text.lines().filter(|l| k.marker(l))`, found by searching the text once
 /// for the kind's phrases (every marker line holds one:
 /// `segment::tests::marker_phrases_are_held_by_every_marker_line`) instead of testing every line.
+/// (The detectors ask [`Late::lines`], which finds the same lines with one search for several
+/// kinds: `late_lines_are_each_sets_own_search`.)
+#[cfg(test)]
 pub(crate) fn marker_lines<'t>(
     k: &'t dyn super::EvidenceKind,
     text: &'t str,
@@ -174,6 +177,283 @@ pub(crate) fn content_line_count(text: &str) -> u64 {
     (lines - comments) as u64
 }
 
+/// A search several readers make over the whole of a text for a line anywhere in it (an error
+/// at the end of an hour of progress lines). [`Late`] makes them all with one search.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Set {
+    /// [`super::cuda_errors::looks_like`]'s anchors
+    CudaErrors,
+    /// `too old`, which [`super::cuda_errors::rejoin_too_old`] asks for
+    TooOld,
+    /// [`super::nccl_errors::looks_like`]'s anchors
+    NcclErrors,
+    /// the words of the NCCL watchdog's stuck messages and the flight recorder's report
+    /// (`nccl_errors::watchdog_stuck`, `nccl_errors::flight_recorder_not_joined`)
+    NcclWhole,
+    /// [`super::shm_error::shm_error_line`]'s anchors
+    Shm,
+    /// the marker phrases of `torchrun-failure`
+    Torchrun,
+    /// the marker phrases of `xla-oom`
+    XlaOom,
+    /// the marker phrases of `paddle-oom`
+    PaddleOom,
+}
+
+/// Every [`Set`], in the order of their lists in an [`Index`].
+const SETS: [Set; 8] = [
+    Set::CudaErrors,
+    Set::TooOld,
+    Set::NcclErrors,
+    Set::NcclWhole,
+    Set::Shm,
+    Set::Torchrun,
+    Set::XlaOom,
+    Set::PaddleOom,
+];
+
+/// The search of one [`Set`]: the same search its reader makes alone.
+fn set_search(s: Set) -> Regex {
+    match s {
+        Set::CudaErrors => super::cuda_errors::anchors().clone(),
+        Set::NcclErrors => super::nccl_errors::anchors().clone(),
+        _ => phrases(&set_literals(s)),
+    }
+}
+
+/// Literal text one of which every match of a set's search holds (its phrases, where its
+/// search is of phrases).
+fn set_literals(s: Set) -> Vec<&'static str> {
+    use super::EvidenceKind;
+    match s {
+        Set::CudaErrors => super::cuda_errors::anchor_phrases(),
+        Set::TooOld => vec!["too old"],
+        Set::NcclErrors => super::nccl_errors::anchor_literals(),
+        Set::NcclWhole => super::nccl_errors::WHOLE_TEXT_WORDS.to_vec(),
+        Set::Shm => super::shm_error::SHM_ANCHORS.to_vec(),
+        Set::Torchrun => super::torchrun_failure::TorchrunFailureKind
+            .marker_phrases()
+            .to_vec(),
+        Set::XlaOom => super::xla_oom::XlaOomKind.marker_phrases().to_vec(),
+        Set::PaddleOom => super::paddle_oom::PaddleOomKind.marker_phrases().to_vec(),
+    }
+}
+
+/// Each set's own search, and the searches for the literals of all of them.
+struct Searches {
+    each: Vec<Regex>,
+    /// the literals of every set, in groups of at most 64 (sorted, so that a group's
+    /// literals share their first bytes): Teddy's SIMD search of a group (the `packed`
+    /// searcher of the aho-corasick crate) ran the three groups at ~680 MB/s together on a
+    /// training log, where one automaton of all of them ran at ~250–380 MB/s and a regex of
+    /// them at ~240 (its lazy DFA)
+    any: Vec<Literals>,
+}
+
+/// One group's search: Teddy's where the CPU has it, else an Aho-Corasick automaton.
+enum Literals {
+    Packed(aho_corasick::packed::Searcher),
+    Automaton(aho_corasick::AhoCorasick),
+}
+
+impl Literals {
+    fn find_at(&self, text: &str, at: usize) -> Option<(usize, usize)> {
+        match self {
+            Literals::Packed(p) => p.find_in(text, aho_corasick::Span::from(at..text.len())),
+            Literals::Automaton(a) => a.find(aho_corasick::Input::new(text).range(at..)),
+        }
+        .map(|m| (m.start(), m.end()))
+    }
+}
+
+static SEARCHES: std::sync::LazyLock<Searches> = std::sync::LazyLock::new(|| {
+    let each: Vec<Regex> = SETS.iter().map(|s| set_search(*s)).collect();
+    let mut literals: Vec<&str> = SETS.iter().flat_map(|s| set_literals(*s)).collect();
+    literals.sort_unstable();
+    literals.dedup();
+    let any = literals
+        .chunks(64)
+        .map(|group| {
+            let mut b = aho_corasick::packed::Config::new().builder();
+            b.extend(group);
+            match b.build() {
+                Some(p) => Literals::Packed(p),
+                None => Literals::Automaton(
+                    aho_corasick::AhoCorasick::new(group).expect("64 short literals"),
+                ),
+            }
+        })
+        .collect();
+    Searches { each, any }
+});
+
+/// Most lines an [`Index`] keeps for one set: past it the set's lines after the last one kept
+/// are found by the set's own search when asked for (an [`Index`] stays small beside its
+/// text, whatever the text holds).
+const KEPT_LINES: usize = 4096;
+
+/// The lines of one text that hold a phrase of each [`Set`], found with one search of the
+/// text for all of them: byte ranges of the lines as [`lines_with`] yields them.
+#[derive(Debug, Default)]
+pub(crate) struct Index {
+    lines: [Vec<(usize, usize)>; SETS.len()],
+    /// sets whose lines past the last kept one were not looked for
+    full: [bool; SETS.len()],
+}
+
+impl Index {
+    /// One search of `text` for the phrases of every set.
+    pub(crate) fn build(text: &str) -> Index {
+        let s = &*SEARCHES;
+        let mut idx = Index::default();
+        // each group's lines, then the sets' lines of all groups in the text's order: a set's
+        // first lines are among the first a group found (a line is found by every group whose
+        // literal it holds), so the first [`KEPT_LINES`] of the merged lines are the set's
+        for group in &s.any {
+            let mut found = Index::default();
+            found.scan(text, group, &s.each);
+            for i in 0..SETS.len() {
+                idx.full[i] |= found.full[i];
+                idx.lines[i].append(&mut found.lines[i]);
+            }
+        }
+        for i in 0..SETS.len() {
+            let lines = &mut idx.lines[i];
+            lines.sort_unstable();
+            lines.dedup();
+            if lines.len() > KEPT_LINES {
+                lines.truncate(KEPT_LINES);
+                idx.full[i] = true;
+            }
+        }
+        idx
+    }
+
+    /// The lines of `text` holding a literal of `group`, tested by each set's search.
+    fn scan(&mut self, text: &str, group: &Literals, each: &[Regex]) {
+        let b = text.as_bytes();
+        let mut pos = 0;
+        while pos <= text.len() {
+            let Some((m_start, m_end)) = group.find_at(text, pos) else {
+                break;
+            };
+            let start = memchr::memrchr(b'\n', &b[..m_start]).map_or(0, |i| i + 1);
+            let (end, next) = match memchr::memchr(b'\n', &b[m_end..]) {
+                Some(i) => (m_end + i, m_end + i + 1),
+                None => (text.len(), text.len() + 1),
+            };
+            pos = next;
+            let end = if end < text.len() && b[start..end].ends_with(b"\r") {
+                end - 1
+            } else {
+                end
+            };
+            let line = &text[start..end];
+            for (i, re) in each.iter().enumerate() {
+                if self.full[i] || !re.is_match(line) {
+                    continue;
+                }
+                if self.lines[i].len() >= KEPT_LINES {
+                    self.full[i] = true;
+                } else {
+                    self.lines[i].push((start, end));
+                }
+            }
+            if self.full.iter().all(|f| *f) {
+                break;
+            }
+        }
+    }
+}
+
+/// The late sets of one text, searched for once: built on the first question, or taken from
+/// the index kept for a text read once per run ([`keep`]).
+pub(crate) struct Late<'t> {
+    text: &'t str,
+    index: std::sync::Arc<std::sync::OnceLock<Index>>,
+}
+
+impl<'t> Late<'t> {
+    pub(crate) fn new(text: &'t str) -> Late<'t> {
+        Late {
+            text,
+            index: kept(text).unwrap_or_default(),
+        }
+    }
+
+    /// The text searched.
+    pub(crate) fn text(&self) -> &'t str {
+        self.text
+    }
+
+    fn index(&self) -> &Index {
+        self.index.get_or_init(|| Index::build(self.text))
+    }
+
+    /// The lines of the text holding a phrase of `set`, in order: the same lines as
+    /// [`lines_with`] of the set's own search yields.
+    pub(crate) fn lines(&self, set: Set) -> impl Iterator<Item = &'t str> + '_ {
+        let i = SETS
+            .iter()
+            .position(|s| *s == set)
+            .expect("every set is listed");
+        let idx = self.index();
+        let text = self.text;
+        let kept = idx.lines[i].iter().map(move |&(a, b)| &text[a..b]);
+        // past the kept lines: the rest of the text, searched by the set's own search
+        let rest = idx.full[i].then(|| {
+            let from = idx.lines[i].last().map_or(0, |&(_, b)| {
+                memchr::memchr(b'\n', &text.as_bytes()[b..]).map_or(text.len(), |n| b + n + 1)
+            });
+            lines_holding(&text[from..], &SEARCHES.each[i]).map(move |l| {
+                // (a line of the rest is a line of the text: the same bytes, at its offset)
+                let at = l.as_ptr() as usize - text.as_ptr() as usize;
+                &text[at..at + l.len()]
+            })
+        });
+        kept.chain(rest.into_iter().flatten())
+    }
+
+    /// True when a line of the text holds a phrase of `set`.
+    pub(crate) fn holds(&self, set: Set) -> bool {
+        self.lines(set).next().is_some()
+    }
+}
+
+/// The late index of each text read once per run, for as long as the text is held: the
+/// readers that search a shared text ([`super::segment::segment_shared`], the probes) search it
+/// once between them.
+static KEPT: std::sync::Mutex<Vec<KeptIndex>> = std::sync::Mutex::new(Vec::new());
+
+type KeptIndex = (
+    std::sync::Weak<String>,
+    std::sync::Arc<std::sync::OnceLock<Index>>,
+);
+
+/// Keeps one [`Index`] for `text` while it is held, which [`Late::new`] of the same text
+/// (the same bytes at the same address: the `Arc` keeps them there) then uses.
+pub(crate) fn keep(text: &std::sync::Arc<String>) {
+    let mut kept = KEPT.lock().unwrap_or_else(|e| e.into_inner());
+    kept.retain(|(w, _)| w.strong_count() > 0);
+    if !kept
+        .iter()
+        .any(|(w, _)| std::ptr::eq(w.as_ptr(), std::sync::Arc::as_ptr(text)))
+    {
+        kept.push((std::sync::Arc::downgrade(text), Default::default()));
+    }
+}
+
+/// The index kept for `text`, where `text` is a kept text whole. A live `Arc<String>` owns its
+/// bytes alone and cannot change while shared, so a `str` at the same address and of the
+/// same length is that text.
+fn kept(text: &str) -> Option<std::sync::Arc<std::sync::OnceLock<Index>>> {
+    let kept = KEPT.lock().unwrap_or_else(|e| e.into_inner());
+    kept.iter().find_map(|(w, idx)| {
+        let t = w.upgrade()?;
+        (t.as_ptr() == text.as_ptr() && t.len() == text.len()).then(|| idx.clone())
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -242,6 +522,91 @@ mod tests {
         assert!(n > 300, "{n} files");
     }
 
+    /// Every text of the fixtures and the corpus, and each set: the lines one search for all
+    /// the sets gives it are the lines its own search gives, and a marker kind's detector
+    /// finds the lines `marker_lines` finds.
+    #[test]
+    fn late_lines_are_each_sets_own_search() {
+        use crate::evidence::EvidenceKind;
+        let mut n = 0;
+        for (p, t) in crate::evidence::testutil::every_fixture_text() {
+            n += 1;
+            let late = Late::new(&t);
+            for (set, own) in SETS.iter().zip(&SEARCHES.each) {
+                assert_eq!(
+                    late.lines(*set).collect::<Vec<_>>(),
+                    lines_with(&t, own).collect::<Vec<_>>(),
+                    "{} {set:?}",
+                    p.display()
+                );
+            }
+            for (set, k) in [
+                (
+                    Set::Torchrun,
+                    &crate::evidence::torchrun_failure::TorchrunFailureKind as &dyn EvidenceKind,
+                ),
+                (Set::XlaOom, &crate::evidence::xla_oom::XlaOomKind),
+                (Set::PaddleOom, &crate::evidence::paddle_oom::PaddleOomKind),
+            ] {
+                assert_eq!(
+                    late.lines(set).filter(|l| k.marker(l)).collect::<Vec<_>>(),
+                    marker_lines(k, &t).collect::<Vec<_>>(),
+                    "{}",
+                    p.display()
+                );
+            }
+        }
+        assert!(n > 300, "{n} files");
+    }
+
+    /// Past [`KEPT_LINES`] lines of a set, the rest are found by the set's own search: the
+    /// same lines, in order, and the other sets' lines as well.
+    #[test]
+    fn a_set_past_its_kept_lines_yields_the_rest() {
+        let mut t = String::new();
+        for i in 0..KEPT_LINES + 50 {
+            t.push_str(&format!("step {i} Bus error\r\nplain line\n"));
+            if i % 1000 == 7 {
+                t.push_str("RuntimeError: CUDA error: out of memory\n");
+            }
+        }
+        t.push_str("last Bus error");
+        let late = Late::new(&t);
+        for (set, own) in SETS.iter().zip(&SEARCHES.each) {
+            assert_eq!(
+                late.lines(*set).collect::<Vec<_>>(),
+                lines_with(&t, own).collect::<Vec<_>>(),
+                "{set:?}"
+            );
+        }
+        assert_eq!(late.lines(Set::Shm).count(), KEPT_LINES + 51);
+        assert!(late.index().full[SETS.iter().position(|s| *s == Set::Shm).unwrap()]);
+    }
+
+    /// A kept text's index is found for that text whole, not for a part of it or a copy.
+    #[test]
+    fn a_kept_index_is_the_kept_texts_alone() {
+        let t =
+            std::sync::Arc::new("a\nNCCL error in: x.cc:1, unhandled system error\n".to_string());
+        assert!(kept(&t).is_none());
+        keep(&t);
+        let idx = kept(&t).expect("kept");
+        assert!(kept(&t[2..]).is_none());
+        let copy = String::clone(&t);
+        assert!(kept(&copy).is_none());
+        // one index, built once, for every reader of the text
+        assert!(Late::new(&t).holds(Set::NcclErrors));
+        assert!(idx.get().is_some());
+        assert!(std::sync::Arc::ptr_eq(&kept(&t).expect("kept"), &idx));
+        // a text no longer held is no longer found
+        let weak = std::sync::Arc::downgrade(&t);
+        drop(t);
+        assert!(weak.upgrade().is_none());
+        keep(&std::sync::Arc::new(String::new()));
+        let left = KEPT.lock().unwrap_or_else(|e| e.into_inner());
+        assert!(!left.iter().any(|(w, _)| w.ptr_eq(&weak)));
+    }
+
     #[test]
     fn counts_the_lines_content_lines_yields() {
         for text in [
@@ -273,6 +638,20 @@ mod tests {
                 content_line_count(&text),
                 crate::evidence::content_lines(&text).count() as u64
             );
+        }
+
+        #[test]
+        fn late_lines_as_each_sets_own_search(
+            text in "(too old|Bus error|stuck|NCCL error |exitcode|CUDA error: |ncclSystemError|NCCL INFO a\\.cc:12 -> 3|\\.c:|x|é|\\r|\\n| ){0,30}"
+        ) {
+            let late = Late::new(&text);
+            for (set, own) in SETS.iter().zip(&SEARCHES.each) {
+                prop_assert_eq!(
+                    late.lines(*set).collect::<Vec<_>>(),
+                    lines_with(&text, own).collect::<Vec<_>>(),
+                    "{:?}", set
+                );
+            }
         }
 
         #[test]

@@ -582,6 +582,9 @@ pub fn segment_shared(text: &std::sync::Arc<String>) -> Reading<'_> {
     let kept = match kept {
         Some(k) => k,
         None => {
+            // the searches for a line anywhere in the text, made once for this reading and
+            // the probes that read the same text
+            super::scan::keep(text);
             let r = segment(text);
             let parts = r
                 .parts

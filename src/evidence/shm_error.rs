@@ -98,8 +98,9 @@ pub fn ray_shm_bytes(text: &str) -> Option<(u64, Option<u64>)> {
 }
 
 /// Phrases one of which every line [`shm_error_line`] accepts holds (one of each conjunction
-/// of its test).
-const SHM_ANCHORS: [&str; 8] = [
+/// of its test): only lines holding one can pass it, so the text is searched for them once
+/// (with the other late searches, `scan::Late`), not line by line.
+pub(crate) const SHM_ANCHORS: [&str; 8] = [
     "insufficient shared memory",
     "workers are out of shared memory",
     "unable to write to file </torch_",
@@ -112,11 +113,12 @@ const SHM_ANCHORS: [&str; 8] = [
 
 /// The first line where DataLoader workers fail for lack of shared memory.
 pub fn shm_error_line(text: &str) -> Option<&str> {
-    // only lines holding one of these phrases (one of each conjunction of the test below) can
-    // pass it: the text is searched for them once, not line by line
-    static ANCHORS: std::sync::LazyLock<regex::Regex> =
-        std::sync::LazyLock::new(|| super::scan::phrases(&SHM_ANCHORS));
-    super::scan::lines_with(text, &ANCHORS)
+    shm_error_line_in(&super::scan::Late::new(text))
+}
+
+/// [`shm_error_line`] of a text whose late searches are made once ([`super::scan::Late`]).
+pub(crate) fn shm_error_line_in<'t>(late: &super::scan::Late<'t>) -> Option<&'t str> {
+    late.lines(super::scan::Set::Shm)
         .find(|l| !l.trim_start().starts_with('#') && is_shm_error_line(l))
 }
 
@@ -184,7 +186,7 @@ impl super::EvidenceKind for ShmErrorLog {
         &["shm"]
     }
     fn detect(&self, s: &super::Sniff) -> bool {
-        shm_error_line(s.text).is_some()
+        shm_error_line_in(s.late).is_some()
     }
     fn parse(&self, text: &str) -> Result<serde_json::Value, super::ParseError> {
         let mut v = serde_json::json!({

@@ -231,7 +231,10 @@ impl super::EvidenceKind for XlaOomKind {
         &[]
     }
     fn detect(&self, s: &super::Sniff) -> bool {
-        super::scan::marker_lines(self, s.text).next().is_some()
+        // (`scan::marker_lines` of the text, from the search made once for the late kinds)
+        s.late
+            .lines(super::scan::Set::XlaOom)
+            .any(|l| self.marker(l))
     }
     fn parse(&self, text: &str) -> Result<serde_json::Value, super::ParseError> {
         read(text).ok_or(super::ParseError::NotThisKind(

@@ -34,6 +34,8 @@ fn first_evidence(
 ) -> Option<(PathBuf, Arc<String>)> {
     evidence.iter().find_map(|p| {
         let t = read_shared(p).ok()?;
+        // (the text's searches for a line anywhere in it, made once for every probe)
+        crate::evidence::scan::keep(&t);
         recognises(&t).then(|| (p.clone(), t))
     })
 }

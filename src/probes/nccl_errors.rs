@@ -96,6 +96,8 @@ impl Probe for NcclErrors {
         let candidates = ctx.inputs.nccl_log.iter().chain(ctx.inputs.evidence.iter());
         for p in candidates {
             let Ok(t) = read_shared(p) else { continue };
+            // (the text's searches for a line anywhere in it, made once for every probe)
+            crate::evidence::scan::keep(&t);
             if !nccl_errors::looks_like(&t) {
                 continue;
             }
