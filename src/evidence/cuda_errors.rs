@@ -1540,10 +1540,10 @@ mod tests {
         // quoted-message search also knows ('an illegal memory access was encountered')
         let t = "gpu5:35917:35917 [1] init.cu:194 NCCL WARN Cuda failure 'an illegal memory access was encountered'\ngpu5:35917:35917 [1] NCCL INFO init.cu:1143 -> 1\ngpu5: Test NCCL failure common.cu:343 'unhandled cuda error'\n";
         assert!(parse_cuda_runtime_log(t).errors.is_empty());
-        // h105, github.com/tdrussell/diffusion-pipe/issues/292 (NCCL 2.26's timestamped WARN,
-        // the traceback cut before the DistBackendError line): NCCLCHECK's `-> 1` frames of the
-        // same thread say the call returned ncclUnhandledCudaError, the NCCL error whose reason
-        // the WARN names
+        // h105, github.com/tdrussell/diffusion-pipe/issues/292 (the `[%F %T] ` timestamp newer
+        // NCCL puts before a WARN, the traceback cut before the DistBackendError line):
+        // NCCLCHECK's `-> 1` frames of the same thread say the call returned
+        // ncclUnhandledCudaError, the NCCL error whose reason the WARN names
         let t = "[2025-06-15 05:29:38] KhoaDesktop:1090:1348 [0] include/alloc.h:237 NCCL WARN Cuda failure 999 'unknown error'\nKhoaDesktop:1090:1348 [0] NCCL INFO include/alloc.h:338 -> 1\nKhoaDesktop:1090:1348 [0] NCCL INFO channel.cc:42 -> 1\nKhoaDesktop:1090:1090 [0] NCCL INFO group.cc:422 -> 1\n[rank0]: Traceback (most recent call last):\n";
         assert!(parse_cuda_runtime_log(t).errors.is_empty());
         // the WARN alone (a log cut after it), or a `-> 1` of another thread, or a trace with
