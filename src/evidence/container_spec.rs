@@ -139,8 +139,9 @@ pub struct Container {
 #[derive(Debug, Clone, Default, Serialize, PartialEq)]
 pub struct Shm {
     /// `shm-size`, `ipc-host`, `host-dev-shm` (the host's /dev/shm bound in), `tmpfs`,
-    /// `emptydir-memory`, `emptydir-disk`, `ipc-shared` (another container's), `ipc-none`, or
-    /// `default` (nothing written: the runtime's 64 MiB).
+    /// `emptydir-memory`, `emptydir-disk`, `ipc-shared` (another container's), `ipc-none`,
+    /// `default` (nothing written: the runtime's 64 MiB), or `base-file` (nothing written in a
+    /// compose file that completes another: [`SHM_FROM_BASE_FILE`]).
     pub how: &'static str,
     /// MiB, where the spec fixes it (`default` is 64).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -1145,8 +1146,32 @@ fn argo_pods(d: &Yaml) -> Vec<Container> {
 fn is_compose(d: &Yaml) -> bool {
     d.get("services")
         .and_then(Yaml::as_mapping)
-        .is_some_and(is_service_map)
+        .is_some_and(|m| is_service_map(m) || is_override_services(m))
 }
+
+/// The services of a compose file that completes another (`docker compose -f base.yaml -f
+/// override.yaml`): a `services:` mapping of mappings where some service names what it runs
+/// and some other names neither an `image` nor a `build`. Compose merges the files before it
+/// checks the model (compose-spec `13-merge.md`, "Merge and override": "a Compose application
+/// model [is] defined by multiple Compose files … merged together"); compose-spec/compose-go v2
+/// `loader/validate.go`, `checkConsistency`, then rejects a service with neither (`service %q
+/// has neither an image nor a build context specified`), so a file holding one cannot run on
+/// its own: its base file gives what it leaves out (h105: Lumigator's
+/// `docker-compose.gpu.override.yaml`, whose `backend` sets environment variables only).
+fn is_override_services(m: &serde_yaml::Mapping) -> bool {
+    m.values().all(Yaml::is_mapping)
+        && m.values().any(|v| {
+            v.get("image").is_some() || v.get("build").is_some() || v.get("command").is_some()
+        })
+        && m.values()
+            .any(|v| v.get("image").is_none() && v.get("build").is_none())
+}
+
+/// `Shm::how` of a service in an override file ([`is_override_services`]) that sets no
+/// /dev/shm of its own: the base file's setting (its `shm_size`, `ipc` or mount; compose-spec
+/// `13-merge.md`: a key the override leaves out keeps the base's value) decides, not the
+/// runtime's 64 MiB.
+pub const SHM_FROM_BASE_FILE: &str = "base-file";
 
 /// A mapping of compose services: each a mapping that names what it runs (`image`, `build` or
 /// `command`).
@@ -1323,7 +1348,22 @@ pub fn parse_container_specs(text: &str) -> Vec<ContainerSpec> {
                 .flatten()
                 .take(super::MAX_ITEMS)
                 .map(|(k, v)| compose_service(&s(k).unwrap_or_default(), v))
-                .collect();
+                .collect::<Vec<_>>();
+            let mut containers = containers;
+            if d.get("services")
+                .and_then(Yaml::as_mapping)
+                .is_some_and(is_override_services)
+            {
+                for c in containers.iter_mut().filter(|c| c.shm.how == "default") {
+                    c.shm = Shm {
+                        how: SHM_FROM_BASE_FILE,
+                        size_mib: None,
+                        written: Some(
+                            "no shm_size, ipc or /dev/shm mount in this file, which completes a base compose file (a service in it names neither image nor build)".into(),
+                        ),
+                    };
+                }
+            }
             out.push(ContainerSpec {
                 source: "compose",
                 containers,
@@ -1431,14 +1471,25 @@ impl super::EvidenceKind for ContainerSpecKind {
     /// A compose file or Kubernetes manifest that parses whole is read whole: cut at its blank
     /// lines, a service that merges `<<: *common` would be read without the `x-common` block
     /// above it (YAML 1.2 §7.1: an alias refers to an anchor earlier in the same document).
+    /// An override compose file ([`is_override_services`]) is read whole too: cut at its blank
+    /// lines, a service with an image would be read as a file of its own, and its /dev/shm
+    /// as the runtime's default rather than its base file's.
     fn whole_text(&self, text: &str) -> bool {
+        let merge = text.contains("<<:");
         text.len() <= 1 << 20
-            && text.contains("<<:")
+            && (merge || text.contains("services:"))
             && serde_yaml::Deserializer::from_str(text)
                 .take(super::MAX_ITEMS)
                 .map(<Yaml as serde::Deserialize>::deserialize)
                 .collect::<Result<Vec<Yaml>, _>>()
-                .is_ok_and(|docs| docs.iter().any(|d| is_compose(d) || is_kubernetes(d)))
+                .is_ok_and(|docs| {
+                    docs.iter().any(|d| {
+                        (merge && (is_compose(d) || is_kubernetes(d)))
+                            || d.get("services")
+                                .and_then(Yaml::as_mapping)
+                                .is_some_and(is_override_services)
+                    })
+                })
     }
     fn reads_assignments_above(&self, part: &str) -> bool {
         // a `docker run` command, not a compose file or a manifest (YAML, where a `NAME=value`
@@ -1459,6 +1510,43 @@ impl super::EvidenceKind for ContainerSpecKind {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// mozilla-ai/lumigator `docker-compose.gpu.override.yaml` at 12f2f80b (h105), whole.
+    const LUMIGATOR_GPU_OVERRIDE: &str = "name: lumigator\n\nservices:\n  ray:\n    image: rayproject/ray:2.30.0-py311${COMPUTE_TYPE}${RAY_ARCH_SUFFIX}\n    # https://docs.ray.io/en/releases-2.30.0/cluster/cli.html#ray-start for more info about the command\n    runtime: nvidia\n    privileged: true\n    gpus: all\n    environment:\n      - NVIDIA_VISIBLE_DEVICES=all\n      - LD_LIBRARY_PATH=/usr/local/cuda/lib64:$LD_LIBRARY_PATH\n\n  backend:\n    environment:\n      - RAY_WORKER_GPUS\n      - RAY_WORKER_GPUS_FRACTION\n";
+
+    #[test]
+    fn an_override_compose_file_leaves_shm_to_its_base_file() {
+        use super::super::EvidenceKind;
+        let specs = parse_container_specs(LUMIGATOR_GPU_OVERRIDE);
+        assert_eq!(specs.len(), 1);
+        let ray = &specs[0].containers[0];
+        assert_eq!(ray.name, "ray");
+        assert_eq!(ray.gpus.as_deref(), Some("all"));
+        assert_eq!(ray.shm.how, SHM_FROM_BASE_FILE);
+        assert_eq!(ray.shm.size_mib, None);
+        // read whole: cut at its blank lines, `ray` alone would look like a file of its own
+        assert!(ContainerSpecKind.whole_text(LUMIGATOR_GPU_OVERRIDE));
+        let alone = "services:\n  ray:\n    image: rayproject/ray:2.30.0-py311\n    runtime: nvidia\n    gpus: all\n";
+        assert_eq!(
+            parse_container_specs(alone)[0].containers[0].shm.how,
+            "default"
+        );
+        // the same file where every service names its image runs on its own: the runtime's
+        // 64 MiB, as before, and it is not read whole for want of a merge key
+        let complete = LUMIGATOR_GPU_OVERRIDE.replace(
+            "  backend:\n",
+            "  backend:\n    image: mzdotai/lumigator:latest\n",
+        );
+        let specs = parse_container_specs(&complete);
+        assert_eq!(specs[0].containers[0].shm.how, "default");
+        assert_eq!(specs[0].containers[0].shm.size_mib, Some(DEFAULT_SHM_MIB));
+        assert!(!ContainerSpecKind.whole_text(&complete));
+        // a service of the override that sizes /dev/shm itself keeps its own setting
+        let sized = LUMIGATOR_GPU_OVERRIDE
+            .replace("    gpus: all\n", "    gpus: all\n    shm_size: 256m\n");
+        let ray = &parse_container_specs(&sized)[0].containers[0];
+        assert_eq!((ray.shm.how, ray.shm.size_mib), ("shm-size", Some(256.0)));
+    }
 
     #[test]
     fn a_merge_of_a_missing_anchor_before_a_non_yaml_line_ends_the_stream_without_a_panic() {

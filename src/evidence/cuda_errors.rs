@@ -975,10 +975,12 @@ pub fn parse_cuda_runtime_log(text: &str) -> CudaRuntimeLog {
     let text = &*joined;
     let mut out = CudaRuntimeLog::default();
     // NCCL's CUDACHECK warns `Cuda failure '…'` and returns ncclUnhandledCudaError: where the
-    // text shows that result too (`unhandled cuda error`, ncclGetErrorString's words), the
-    // failure is the NCCL error's reason, which comm.nccl-error reports
-    let nccl_reported =
-        text.contains("unhandled cuda error") || text.contains("ncclUnhandledCudaError");
+    // text shows that result too (`unhandled cuda error`, ncclGetErrorString's words, or
+    // NCCLCHECK's `-> 1` back trace after the WARN), the failure is the NCCL error's reason,
+    // which comm.nccl-error reports
+    let nccl_reported = text.contains("unhandled cuda error")
+        || text.contains("ncclUnhandledCudaError")
+        || super::nccl_errors::unhandled_cuda_traced(text);
     // `_check_cubins` prints its message over three lines: keep the GPU until the list follows
     let mut pending_gpu: Option<usize> = None;
     // the libraries a framework could not use, and the lines around them that say a GPU was
@@ -1558,6 +1560,25 @@ mod tests {
         // quoted-message search also knows ('an illegal memory access was encountered')
         let t = "gpu5:35917:35917 [1] init.cu:194 NCCL WARN Cuda failure 'an illegal memory access was encountered'\ngpu5:35917:35917 [1] NCCL INFO init.cu:1143 -> 1\ngpu5: Test NCCL failure common.cu:343 'unhandled cuda error'\n";
         assert!(parse_cuda_runtime_log(t).errors.is_empty());
+        // h105, github.com/tdrussell/diffusion-pipe/issues/292 (the `[%F %T] ` timestamp newer
+        // NCCL puts before a WARN, the traceback cut before the DistBackendError line):
+        // NCCLCHECK's `-> 1` frames of the same thread say the call returned
+        // ncclUnhandledCudaError, the NCCL error whose reason the WARN names
+        let t = "[2025-06-15 05:29:38] KhoaDesktop:1090:1348 [0] include/alloc.h:237 NCCL WARN Cuda failure 999 'unknown error'\nKhoaDesktop:1090:1348 [0] NCCL INFO include/alloc.h:338 -> 1\nKhoaDesktop:1090:1348 [0] NCCL INFO channel.cc:42 -> 1\nKhoaDesktop:1090:1090 [0] NCCL INFO group.cc:422 -> 1\n[rank0]: Traceback (most recent call last):\n";
+        assert!(parse_cuda_runtime_log(t).errors.is_empty());
+        // the WARN alone (a log cut after it), or a `-> 1` of another thread, or a trace with
+        // another result: the CUDA error is still read here
+        for t in [
+            "KhoaDesktop:1090:1348 [0] include/alloc.h:237 NCCL WARN Cuda failure 999 'unknown error'\n",
+            "KhoaDesktop:1090:1348 [0] include/alloc.h:237 NCCL WARN Cuda failure 999 'unknown error'\nKhoaDesktop:1090:1400 [0] NCCL INFO init.cc:590 -> 1\n",
+            "KhoaDesktop:1090:1348 [0] include/alloc.h:237 NCCL WARN Cuda failure 999 'unknown error'\nKhoaDesktop:1090:1348 [0] NCCL INFO init.cc:590 -> 2\n",
+        ] {
+            assert_eq!(
+                parse_cuda_runtime_log(t).error_names,
+                ["cudaErrorUnknown"],
+                "{t}"
+            );
+        }
         // CUDACHECKIGNORE's INFO line: NCCL cleared the error and went on
         let t = "node1:123:456 [0] NCCL INFO misc/cudawrap.cc:100 Cuda failure 'an illegal memory access was encountered'\n";
         assert!(parse_cuda_runtime_log(t).errors.is_empty());

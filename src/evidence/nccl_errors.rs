@@ -1633,6 +1633,38 @@ fn last_error_on(line: &str, i: usize, out: &mut NcclErrors, want: &mut Option<(
     }
 }
 
+/// True when the text shows an NCCL call returning `ncclUnhandledCudaError` through NCCL's own
+/// back trace: a `NCCL WARN` of a thread, then `NCCLCHECK`'s `NCCL INFO file:line -> 1` of the
+/// same `host:pid:tid` (NVIDIA/nccl `src/include/checks.h`, 2.4 through 2.28:
+/// `INFO(NCCL_ALL,"%s:%d -> %d", __FILE__, __LINE__, res)`; `1` is `ncclUnhandledCudaError` in
+/// `src/nccl.h.in`'s `ncclResult_t`). `CUDACHECK`'s `Cuda failure '…'` WARN is that result's
+/// reason, as where the text prints ncclGetErrorString's `unhandled cuda error` (h105:
+/// diffusion-pipe#292's `include/alloc.h:237 NCCL WARN Cuda failure 999 'unknown error'` and
+/// its ten `-> 1` frames, the Python traceback cut before the DistBackendError line).
+pub fn unhandled_cuda_traced(text: &str) -> bool {
+    if !text.contains("NCCL WARN") || !text.contains(" -> 1") {
+        return false;
+    }
+    let mut warned: Vec<String> = Vec::new();
+    for line in text.lines() {
+        if line.contains("NCCL WARN") {
+            if let Some(c) = WARN_AT.captures(line)
+                && warned.len() < super::MAX_ITEMS
+                && !warned.iter().any(|w| w == &c[1])
+            {
+                warned.push(c[1].to_string());
+            }
+        } else if line.contains(" -> 1")
+            && let Some(c) = CHECK_TRACE.captures(line)
+            && &c[2] == "1"
+            && warned.iter().any(|w| w == &c[1])
+        {
+            return true;
+        }
+    }
+    false
+}
+
 /// A process killed by `SIGBUS` while NCCL touched one of its `/dev/shm` segments: the report
 /// of the signal, the first line of `text` that gives it. NCCL maps files only in `/dev/shm`
 /// (NVIDIA/nccl `src/misc/shmutils.cc`, `ncclShmOpen`: `mkstemp("/dev/shm/nccl-XXXXXX")`, the

@@ -402,6 +402,14 @@ fn from_container_spec(p: &std::path::Path, text: &str) -> ProbeOutcome {
             "the container spec in {file} runs no PyTorch job (no torch, python or train in an image or command) and no GPU container whose command is a shell or its image's default"
         ));
     };
+    // a service of an override file that sets no /dev/shm: the base file it completes does
+    // (see `SHM_FROM_BASE_FILE`), and that file is not in the evidence
+    if c.shm.how == crate::evidence::container_spec::SHM_FROM_BASE_FILE {
+        return ProbeOutcome::Unknown(format!(
+            "{source} `{}` is in a file that completes a base compose file (a service in it names neither image nor build) and sets no shm_size, ipc or /dev/shm mount itself: the base file's setting decides; add that file or `df -h /dev/shm` from inside the container",
+            c.name
+        ));
+    }
     let gpus = c.gpus.as_deref().map(|g| (g, gpu_count(g)));
     if c.shm.how == "default"
         && let Some((g, Some(n @ 0..=1))) = gpus
@@ -450,6 +458,29 @@ fn from_container_spec(p: &std::path::Path, text: &str) -> ProbeOutcome {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_gpu_service_of_an_override_compose_file_is_not_judged_on_64_mib() {
+        // mozilla-ai/lumigator docker-compose.gpu.override.yaml at 12f2f80b (h105): `ray` with
+        // all GPUs and no shm setting, `backend` with environment variables only; the base
+        // docker-compose.yaml it completes gives `ray` its 2g shm_size
+        let t = "name: lumigator\n\nservices:\n  ray:\n    image: rayproject/ray:2.30.0-py311${COMPUTE_TYPE}${RAY_ARCH_SUFFIX}\n    runtime: nvidia\n    privileged: true\n    gpus: all\n\n  backend:\n    environment:\n      - RAY_WORKER_GPUS\n";
+        let ProbeOutcome::Unknown(why) = from_container_spec(std::path::Path::new("c.yml"), t)
+        else {
+            panic!("judged");
+        };
+        assert!(why.contains("base compose file"), "{why}");
+        // the file with `backend`'s image runs alone: the runtime's 64 MiB, as before
+        let full = t.replace(
+            "  backend:\n",
+            "  backend:\n    image: mzdotai/lumigator:latest\n",
+        );
+        let ProbeOutcome::Value(v) = from_container_spec(std::path::Path::new("c.yml"), &full)
+        else {
+            panic!("not judged");
+        };
+        assert_eq!(v["size_mib"], json!(64.0));
+    }
 
     #[test]
     fn a_vllm_serving_container_is_a_pytorch_job() {
