@@ -170,6 +170,11 @@ const WITNESSES: &[(&str, &str, &str)] = &[
         "h4_log_hopsworks_shm_no_space",
         "h11_shmlog_pytorch26009_ipc_host_254g",
     ),
+    (
+        "tensor-sharing-log",
+        "h106_dataloader_finiteelementnetworks2_dupfd_errno24",
+        "h106_log_gpustack5258_worker_errno24_not_loader",
+    ),
     ("xla-oom", "", "h13_tf_tf1772_gpu_bfc_creating_bins"),
     (
         "paddle-oom",

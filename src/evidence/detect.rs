@@ -400,6 +400,12 @@ mod tests {
                 "========================ROCm System Management Interface========================\nDriver version: 5.6.19\n================================================================================\nGPU[0]          : GPU ID: 0x731f\n",
             ),
             (
+                // github.com/SCIInstitute/ShapeWorks/issues/1556: torch's DataLoader at the
+                // open-files limit (dataloader.py, _try_get_data)
+                "tensor-sharing-log",
+                "RuntimeError: Too many open files. Communication with the workers is no longer possible. Please increase the limit using `ulimit -n` in the shell or change the sharing strategy by calling `torch.multiprocessing.set_sharing_strategy('file_system')` at the beginning of your code\n",
+            ),
+            (
                 // github.com/kubernetes/kubernetes/issues/28272
                 "kube-events",
                 "  Normal   Started  12m    kubelet, x_machine_x  Started container x_pod_x\n  Warning  Evicted  9m38s  kubelet, x_machine_x  Usage of EmptyDir volume \"dshm\" exceeds the limit \"1Gi\".\n",

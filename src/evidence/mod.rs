@@ -93,6 +93,7 @@ pub mod smi_list;
 pub mod smi_nvlink;
 pub mod smi_p2p;
 pub mod smi_tables;
+pub mod tensor_sharing;
 pub mod torch_env;
 pub mod torch_memory;
 pub mod torch_wheels;
@@ -310,6 +311,7 @@ pub static KINDS: &[&dyn EvidenceKind] = &[
     &show_gids::ShowGidsKind,
     &torch_memory::TorchMemoryKind,
     &shm_error::ShmErrorLog,
+    &tensor_sharing::TensorSharingKind,
     &xla_oom::XlaOomKind,
     &paddle_oom::PaddleOomKind,
     &torchrun_failure::TorchrunFailureKind,

@@ -30,6 +30,7 @@ pub mod nccl_errors;
 pub mod nsys;
 pub mod nvml;
 pub mod nvml_sample;
+pub mod open_files;
 pub mod pressure;
 pub mod process;
 pub mod processes;
@@ -225,6 +226,7 @@ pub static PROBES: &[&dyn ProbeKind] = &[
     &topology::GpuTopology,
     &mount_checks::DataMounts,
     &mount_checks::Shm,
+    &open_files::OpenFiles,
 ];
 
 /// The top-level output fields a probe kind documents (`gpus[].name` gives `gpus`).
