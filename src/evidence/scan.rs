@@ -198,10 +198,12 @@ pub(crate) enum Set {
     XlaOom,
     /// the marker phrases of `paddle-oom`
     PaddleOom,
+    /// the marker phrases of `tensor-sharing-log`
+    TensorSharing,
 }
 
 /// Every [`Set`], in the order of their lists in an [`Index`].
-const SETS: [Set; 8] = [
+const SETS: [Set; 9] = [
     Set::CudaErrors,
     Set::TooOld,
     Set::NcclErrors,
@@ -210,6 +212,7 @@ const SETS: [Set; 8] = [
     Set::Torchrun,
     Set::XlaOom,
     Set::PaddleOom,
+    Set::TensorSharing,
 ];
 
 /// The search of one [`Set`]: the same search its reader makes alone.
@@ -236,6 +239,9 @@ fn set_literals(s: Set) -> Vec<&'static str> {
             .to_vec(),
         Set::XlaOom => super::xla_oom::XlaOomKind.marker_phrases().to_vec(),
         Set::PaddleOom => super::paddle_oom::PaddleOomKind.marker_phrases().to_vec(),
+        Set::TensorSharing => super::tensor_sharing::TensorSharingKind
+            .marker_phrases()
+            .to_vec(),
     }
 }
 
@@ -547,6 +553,10 @@ mod tests {
                 ),
                 (Set::XlaOom, &crate::evidence::xla_oom::XlaOomKind),
                 (Set::PaddleOom, &crate::evidence::paddle_oom::PaddleOomKind),
+                (
+                    Set::TensorSharing,
+                    &crate::evidence::tensor_sharing::TensorSharingKind,
+                ),
             ] {
                 assert_eq!(
                     late.lines(set).filter(|l| k.marker(l)).collect::<Vec<_>>(),

@@ -171,7 +171,10 @@ impl super::EvidenceKind for TensorSharingKind {
         &["open_files"]
     }
     fn detect(&self, s: &super::Sniff) -> bool {
-        first_marker_line(s.text).is_some()
+        // (`first_marker_line` of the text, from the search made once for the late kinds)
+        s.late
+            .lines(super::scan::Set::TensorSharing)
+            .any(is_marker_line)
     }
     fn parse(&self, text: &str) -> Result<serde_json::Value, super::ParseError> {
         let Some(m) = first_marker_line(text) else {
