@@ -104,7 +104,22 @@ const WITNESSES: &[(&str, &str, &str)] = &[
     ("nvidia-smi-dmon", "", "dmon_idle_header"),
     ("gpustat", "", "h57_gpustat_gs130_p100_idle_header"),
     ("nvitop", "", "h57_nvitop_simlab_p40_idle_no_processes"),
-    ("jobstats", "h101_jobstats_gnntracking95_gpu_33pct", ""),
+    (
+        "jobstats",
+        "h101_jobstats_gnntracking95_gpu_33pct",
+        "h107_jobstats_princetonreadme_della_4gpu_68pct",
+    ),
+    (
+        "seff",
+        "h107_seff_curcdocs_l40_gpu_metrics_max41pct",
+        "h107_seff_trixie105_stanage_cpu_job",
+    ),
+    (
+        "scontrol-job",
+        "",
+        "h107_scontrol_jhuarchdocs_showjob_a100_12cpu",
+    ),
+    ("sacct", "", "h107_sacct_curcdocs_tresusageinave_gpuutil100"),
     (
         "nvidia-smi-topo",
         "h2_topo_8gpu_all_sys_ring_slow",
@@ -355,10 +370,16 @@ const GAPS: &[(&str, Side, &str, &str)] = &[
         "searched (issues, pages): gpustat text in a problem thread is rare (the GPU-Util-is-0 threads post screenshots); VisEdit#5 (h57_gpustat_visedit5_a100_held_no_process) is memory held by a gone process, which a line without PIDs cannot show",
     ),
     (
-        "jobstats",
-        Side::Healthy,
+        "scontrol-job",
+        Side::Problem,
         "",
-        "searched (issues, pages): a jobstats report is pasted in threads about idle GPUs (gnn_tracking#95); the healthy layout is tested in src/evidence/jobstats.rs from the producer's own printing code",
+        "no rule reads `scontrol show job` (the kind's read_by is empty): the record says what a job asked for and was given (CPUs, tasks, TRES), not how it used them",
+    ),
+    (
+        "sacct",
+        Side::Problem,
+        "",
+        "no rule reads sacct's rows (the kind's read_by is empty): states and elapsed times say how a job ended, not why it was slow; TRESUsageIn*'s gres/gpuutil is a sum over the job's GPUs (Slurm's gpu_nvml.c), per GPU only with a GPU count the rows do not print",
     ),
     (
         "nvitop",

@@ -331,6 +331,21 @@ mod tests {
                 "================================================================================\n                              Slurm Job Statistics\n================================================================================\n         Job ID: 9446770\n       Job Name: tune.sh\n           GPUs: 8\n\n                              Overall Utilization\n================================================================================\n  CPU utilization  [||||||                                         12%]\n  GPU utilization  [||||||||||||||||                               33%]\n",
             ),
             (
+                // jhu-arch/arch-docs (68ff16d) 1_Clusters/DSAI/3_Slurm/Job_Status.rst
+                "scontrol-job",
+                "JobId=100123 JobName=my_job\n   JobState=RUNNING Reason=None Dependency=(null)\n   NumNodes=1 NumCPUs=12 NumTasks=1 CPUs/Task=1 ReqB:S:C:T=0:0:*:*\n   AllocTRES=cpu=12,mem=120G,node=1,billing=180,gres/gpu=1\n",
+            ),
+            (
+                // ResearchComputing/Documentation (06876a8) docs/compute/monitoring-resources.md
+                "sacct",
+                "18194943||\n18194943.batch|cpu=00:56:24,energy=0,gres/gpuutil=100,mem=10621726720|\n18194943.extern|cpu=00:00:00,energy=0,gres/gpuutil=0,mem=262144|\n",
+            ),
+            (
+                // github.com/ai4d-iasc/trixie/issues/105: Slurm's own seff
+                "seff",
+                "Job ID: 64626\nCluster: stanage.alces.network\nUser/Group: a_user/clusterusers\nState: COMPLETED (exit code 0)\nNodes: 2\nCores per node: 1\nCPU Utilized: 00:02:37\nCPU Efficiency: 35.68% of 00:07:20 core-walltime\nJob Wall-clock time: 00:03:40\nMemory Utilized: 137.64 MB (estimated maximum)\nMemory Efficiency: 1.71% of 7.84 GB (3.92 GB/core)\n",
+            ),
+            (
                 // github.com/HPC-Simlab/Tutorials (cf00007) ALL/F_Commands_of_a_GPU_code/Interactive_execution.md
                 "nvitop",
                 "╒═════════════════════════════════════════════════════════════════════════════╕\n│ NVIDIA-SMI 460.32.03    Driver Version: 460.32.03    CUDA Version: 11.2     │\n├───────────────────────────────┬──────────────────────┬──────────────────────┤\n│ GPU  Name        Persistence-M│ Bus-Id        Disp.A │ Volatile Uncorr. ECC │\n│ Fan  Temp  Perf  Pwr:Usage/Cap│         Memory-Usage │ GPU-Util  Compute M. │\n╞═══════════════════════════════╪══════════════════════╪══════════════════════╪════════════════════╕\n│   0  Tesla P40           On   │ 00000000:3B:00.0 Off │                    0 │ MEM: ▏ 0.0%        │\n│ MAX   20C    P8     9W / 250W │        0B / 22.38GiB │      0%      Default │ UTL: ▏ 0%          │\n╘═══════════════════════════════╧══════════════════════╧══════════════════════╧════════════════════╛\n",

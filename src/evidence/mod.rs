@@ -84,7 +84,10 @@ pub mod paddle_oom;
 pub mod pip_list;
 pub mod pyspy_dump;
 pub mod rdma_link;
+pub mod sacct;
 pub(crate) mod scan;
+pub mod scontrol_job;
+pub mod seff;
 pub mod segment;
 pub mod shm_error;
 pub mod show_gids;
@@ -293,6 +296,13 @@ pub static KINDS: &[&dyn EvidenceKind] = &[
     &gpustat::GpustatKind,
     // Slurm jobstats: its banner and meters are no other kind's
     &jobstats::JobstatsKind,
+    // Slurm seff: `Job ID:` then its printf'd efficiency lines; after jobstats, whose metadata
+    // also starts with `Job ID:`
+    &seff::SeffKind,
+    // Slurm's job record and accounting table: `JobId=N JobName=` with its `KEY=value` lines,
+    // a `JobID` header over its dash line or `ID|…` rows
+    &scontrol_job::ScontrolJobKind,
+    &sacct::SacctKind,
     &smi_tables::Topo,
     &nvidia_smi_error::NvidiaSmiError,
     &lspci::Lspci,

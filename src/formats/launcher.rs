@@ -395,66 +395,144 @@ const CONFIG_FLAGS: &[&str] = &[
     "--train_config",
 ];
 
-/// The `srun` options that take a value as the next word when written without `=` (Slurm's
-/// srun(1), 23.02–24.05: "-p, --partition=<partition_names>", "-o, --output=<filename pattern>",
-/// …), plus pyxis's `--container-*` options (NVIDIA/pyxis README, v0.19). An option not here
-/// (`-l`, `-u`, `--exclusive`, `-K`/`--kill-on-bad-exit`, whose argument is optional and
-/// attached) takes none, so the word after it is the program.
+/// The `srun`/`sbatch` options that take a value as the next word when written without `=`:
+/// every option of Slurm's option table (SchedMD/slurm `src/common/slurm_opt.c` at 284c3b95f0,
+/// the `slurm_cli_opt_t` entries with `.has_arg = required_argument` that srun sets, through
+/// `.set_func_srun` or the shared `.set_func`), long and short (`-c`, `-G`, `-N`, …), so
+/// `--threads-per-core 2`, `--hint nomultithread` or `--ntasks-per-core 1` do not end the
+/// options at their value; plus pyxis's `--container-*` options (NVIDIA/pyxis README, v0.19).
+/// An option not here (`-l`, `-u`, `--exclusive`, `-K`/`--kill-on-bad-exit`, whose argument is
+/// optional and attached) takes none, so the word after it is the program.
 const SRUN_VALUE_OPTIONS: &[&str] = &[
+    "--accel-bind",
     "-A",
     "--account",
+    "--acctg-freq",
+    "--bbf",
+    "--autocomplete",
+    "--bcast-exclude",
     "-b",
     "--begin",
-    "-c",
-    "--cpus-per-task",
-    "--cpus-per-gpu",
-    "-C",
-    "--constraint",
+    "--bb",
+    "--cluster-constraint",
     "-D",
     "--chdir",
+    "-M",
+    "--clusters",
+    "--cluster",
+    "--comment",
+    "-C",
+    "--constraint",
+    "--container",
+    "--container-id",
+    "--runtime",
+    "--context",
+    "-S",
+    "--core-spec",
+    "--cores-per-socket",
+    "--cpu-bind",
+    "--cpu_bind",
+    "--cpu-freq",
+    "--cpus-per-gpu",
+    "-c",
+    "--cpus-per-task",
+    "--deadline",
+    "--delay-boot",
     "-d",
     "--dependency",
+    "-m",
+    "--distribution",
+    "--epilog",
     "-e",
     "--error",
+    "-x",
+    "--exclude",
     "--export",
+    "--extra",
+    "-B",
+    "--extra-node-info",
+    "--gpu-bind",
+    "--tres-bind",
+    "--gpu-freq",
     "-G",
     "--gpus",
     "--gpus-per-node",
+    "--gpus-per-socket",
     "--gpus-per-task",
-    "--gpu-bind",
+    "--treewidth",
+    "--tres-per-task",
     "--gres",
+    "--gres-flags",
+    "--hint",
+    "--ignore-signals",
     "-i",
     "--input",
+    "--jobid",
     "-J",
     "--job-name",
-    "-m",
-    "--distribution",
+    "-L",
+    "--licenses",
+    "--mail-type",
+    "--mail-user",
+    "-T",
+    "--threads",
+    "--mcs-label",
     "--mem",
+    "--mem-bind",
     "--mem-per-cpu",
     "--mem-per-gpu",
+    "--mem-update",
+    "--mincpus",
     "--mpi",
+    "--msg-timeout",
+    "--network",
+    "-F",
+    "--nodefile",
+    "-w",
+    "--nodelist",
     "-N",
     "--nodes",
     "-n",
     "--ntasks",
+    "--ntasks-per-core",
     "--ntasks-per-node",
-    "--tasks-per-node",
+    "--ntasks-per-socket",
+    "--ntasks-per-tres",
     "--ntasks-per-gpu",
-    "--cpu-bind",
+    "--open-mode",
     "-o",
     "--output",
+    "--pack-group",
+    "--het-group",
     "-p",
     "--partition",
+    "--prefer",
+    "--priority",
+    "--profile",
+    "--prolog",
     "-q",
     "--qos",
+    "-r",
+    "--relative",
     "--reservation",
+    "--resources",
+    "--segment",
+    "--signal",
+    "--slurmd-debug",
+    "--sockets-per-node",
+    "--switches",
+    "--task-epilog",
+    "--task-prolog",
+    "--tasks-per-node",
+    "--thread-spec",
+    "--threads-per-core",
     "-t",
     "--time",
-    "-w",
-    "--nodelist",
-    "-x",
-    "--exclude",
-    "--signal",
+    "--time-min",
+    "--tmp",
+    "-W",
+    "--wait",
+    "--wckey",
     "--container-image",
     "--container-mounts",
     "--container-workdir",
@@ -1671,6 +1749,39 @@ mod tests {
             l.settings.iter().any(|s| s.value == "0"),
             "{:?}",
             l.settings
+        );
+    }
+
+    /// Every option Slurm's option table (`slurm_opt.c`) gives a required argument takes the
+    /// next word: `--threads-per-core 2` (MIC-DKFZ/nnUNet#680) does not end srun's options at
+    /// its `2`, so the `--gres` and `--ntasks-per-node` after it are read.
+    #[test]
+    fn srun_options_after_one_with_a_spaced_value_are_read() {
+        let nnunet = "export nnUNet_n_proc_DA=24\nsrun -p [partition_name]  -n1 -c 12 --threads-per-core 2  --ntasks-per-node=1 --mpi=pmi2 --gres=gpu:2 --job-name=nnUNet nnUNet_train_DP 3d_fullres nnUNetTrainerV2_DP 501 0 -gpus 2\n";
+        let s = read_script(nnunet).slurm;
+        assert_eq!(
+            (s.cpus_per_task, s.tasks_per_node, s.gpus_per_node),
+            (Some(12), Some(1), Some(2)),
+            "{s:?}"
+        );
+        // `--hint nomultithread` and `-B 2:8:1` likewise; a flag (`--exclusive`) takes none
+        let s = read_script(
+            "srun --hint nomultithread -B 2:8:1 --exclusive --gpus-per-node=4 -c 8 python train.py\n",
+        )
+        .slurm;
+        assert_eq!(
+            (s.gpus_per_node, s.cpus_per_task),
+            (Some(4), Some(8)),
+            "{s:?}"
+        );
+        // the healthy neighbour: every option with `=` was read before and still is
+        let s = read_script(
+            "srun --ntasks-per-node=4 --gres=gpu:4 --cpus-per-task=8 python train.py\n",
+        )
+        .slurm;
+        assert_eq!(
+            (s.tasks_per_node, s.gpus_per_node, s.cpus_per_task),
+            (Some(4), Some(4), Some(8))
         );
     }
 

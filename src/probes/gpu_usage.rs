@@ -86,6 +86,8 @@ pub fn usage_value(u: &SmiUsage, source: &str) -> Value {
             }
             evidence.get_or_insert(if !procs.is_empty() {
                 "a training process is listed"
+            } else if u.job_report && u.format == "seff" {
+                "the summary is of the job's own GPUs (seff)"
             } else if u.job_report {
                 "the report is of the job's own GPUs (Slurm jobstats)"
             } else {
@@ -207,7 +209,7 @@ impl Probe for GpuUsage {
         "gpu.usage"
     }
     fn doc(&self) -> &'static str {
-        "GPU utilization and the processes on each GPU, from a pasted nvidia-smi table, --query-gpu CSV, dmon, pmon, -q text, -x XML, gpustat, nvitop -1 or a Slurm jobstats report (--evidence)"
+        "GPU utilization and the processes on each GPU, from a pasted nvidia-smi table, --query-gpu CSV, dmon, pmon, -q text, -x XML, gpustat, nvitop -1, a Slurm jobstats report or a seff summary with a GPU section (--evidence)"
     }
     fn fields(&self) -> &'static [(&'static str, &'static str)] {
         &[
@@ -216,7 +218,7 @@ impl Probe for GpuUsage {
             ("gpu_util", "mean utilization (%) of the GPUs a job is on"),
             (
                 "process_on_gpu",
-                "a training process (python, torchrun, ...) is on a GPU, or, where no processes are listed, a GPU holds job-sized memory (1 GiB or more: a CUDA context alone holds 60-600 MiB), or the paste is a Slurm jobstats report of the job's own GPUs",
+                "a training process (python, torchrun, ...) is on a GPU, or, where no processes are listed, a GPU holds job-sized memory (1 GiB or more: a CUDA context alone holds 60-600 MiB), or the paste is a Slurm jobstats report or seff summary of the job's own GPUs",
             ),
             ("process_evidence", "why process_on_gpu is true"),
             ("job_gpus", "how many GPUs the job is on"),
@@ -234,7 +236,7 @@ impl Probe for GpuUsage {
             ),
             (
                 "format",
-                "table, query-csv, dmon, pmon, dcgmi-dmon, q-text (-q text and -x XML), gpustat, nvitop or jobstats",
+                "table, query-csv, dmon, pmon, dcgmi-dmon, q-text (-q text and -x XML), gpustat, nvitop, jobstats or seff",
             ),
             ("samples", "rows read"),
             ("truncated", "the paste ends inside a GPU row"),
@@ -243,7 +245,7 @@ impl Probe for GpuUsage {
     fn run(&self, _params: &super::NoParams, ctx: &ProbeCtx) -> ProbeOutcome {
         type Usage = fn(&str) -> Result<smi_tables::SmiUsage, crate::evidence::ParseError>;
         // the kinds that show what GPUs were doing, each read into the usage they show
-        let kinds: [(&dyn EvidenceKind, Usage); 9] = [
+        let kinds: [(&dyn EvidenceKind, Usage); 10] = [
             (&smi_tables::Table, smi_tables::parse_table),
             (
                 &crate::evidence::nvitop::NvitopKind,
@@ -268,6 +270,10 @@ impl Probe for GpuUsage {
             (
                 &crate::evidence::jobstats::JobstatsKind,
                 crate::evidence::jobstats::parse_jobstats,
+            ),
+            (
+                &crate::evidence::seff::SeffKind,
+                crate::evidence::seff::parse_seff,
             ),
         ];
         for (kind, usage) in kinds {
