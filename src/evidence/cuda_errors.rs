@@ -849,7 +849,7 @@ pub fn recognised_line(line: &str) -> bool {
 
 /// True when some line of `text` is one of these messages.
 pub fn looks_like(text: &str) -> bool {
-    looks_like_in(&super::scan::Late::new(text))
+    looks_like_in(&super::scan::Late::alone(text))
 }
 
 /// [`looks_like`] of a text whose late searches are made once ([`super::scan::Late`]).

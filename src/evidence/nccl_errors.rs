@@ -901,7 +901,7 @@ pub fn recognised_line(line: &str) -> bool {
 }
 
 pub fn looks_like(text: &str) -> bool {
-    looks_like_in(&super::scan::Late::new(text))
+    looks_like_in(&super::scan::Late::alone(text))
 }
 
 /// [`looks_like`] of a text whose late searches are made once ([`super::scan::Late`]).

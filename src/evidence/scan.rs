@@ -376,14 +376,27 @@ impl Index {
 /// the index kept for a text read once per run ([`keep`]).
 pub(crate) struct Late<'t> {
     text: &'t str,
-    index: std::sync::Arc<std::sync::OnceLock<Index>>,
+    /// `None`: each question answered by its set's own search ([`Late::alone`])
+    index: Option<std::sync::Arc<std::sync::OnceLock<Index>>>,
 }
 
 impl<'t> Late<'t> {
+    /// The searches of `text` for the kinds a detector asks in turn: one search for every set,
+    /// made on the first question (or the one kept for `text`).
     pub(crate) fn new(text: &'t str) -> Late<'t> {
         Late {
             text,
-            index: kept(text).unwrap_or_default(),
+            index: Some(kept(text).unwrap_or_default()),
+        }
+    }
+
+    /// The searches of `text` for one reader asking alone: the index kept for `text` where
+    /// there is one, else each question answered by its set's own search (one set's search
+    /// costs less than the search for all of them).
+    pub(crate) fn alone(text: &'t str) -> Late<'t> {
+        Late {
+            text,
+            index: kept(text),
         }
     }
 
@@ -392,8 +405,8 @@ impl<'t> Late<'t> {
         self.text
     }
 
-    fn index(&self) -> &Index {
-        self.index.get_or_init(|| Index::build(self.text))
+    fn index(&self) -> Option<&Index> {
+        Some(self.index.as_ref()?.get_or_init(|| Index::build(self.text)))
     }
 
     /// The lines of the text holding a phrase of `set`, in order: the same lines as
@@ -403,21 +416,30 @@ impl<'t> Late<'t> {
             .iter()
             .position(|s| *s == set)
             .expect("every set is listed");
-        let idx = self.index();
         let text = self.text;
-        let kept = idx.lines[i].iter().map(move |&(a, b)| &text[a..b]);
-        // past the kept lines: the rest of the text, searched by the set's own search
-        let rest = idx.full[i].then(|| {
-            let from = idx.lines[i].last().map_or(0, |&(_, b)| {
-                memchr::memchr(b'\n', &text.as_bytes()[b..]).map_or(text.len(), |n| b + n + 1)
-            });
+        let (kept, from): (&[(usize, usize)], Option<usize>) = match self.index() {
+            None => (&[], Some(0)),
+            // past the kept lines: the rest of the text, searched by the set's own search
+            Some(idx) => (
+                &idx.lines[i],
+                idx.full[i].then(|| {
+                    idx.lines[i].last().map_or(0, |&(_, b)| {
+                        memchr::memchr(b'\n', &text.as_bytes()[b..])
+                            .map_or(text.len(), |n| b + n + 1)
+                    })
+                }),
+            ),
+        };
+        let rest = from.map(|from| {
             lines_holding(&text[from..], &SEARCHES.each[i]).map(move |l| {
                 // (a line of the rest is a line of the text: the same bytes, at its offset)
                 let at = l.as_ptr() as usize - text.as_ptr() as usize;
                 &text[at..at + l.len()]
             })
         });
-        kept.chain(rest.into_iter().flatten())
+        kept.iter()
+            .map(move |&(a, b)| &text[a..b])
+            .chain(rest.into_iter().flatten())
     }
 
     /// True when a line of the text holds a phrase of `set`.
@@ -539,12 +561,14 @@ mod tests {
             n += 1;
             let late = Late::new(&t);
             for (set, own) in SETS.iter().zip(&SEARCHES.each) {
+                let want: Vec<&str> = lines_with(&t, own).collect();
                 assert_eq!(
                     late.lines(*set).collect::<Vec<_>>(),
-                    lines_with(&t, own).collect::<Vec<_>>(),
+                    want,
                     "{} {set:?}",
                     p.display()
                 );
+                assert_eq!(Late::alone(&t).lines(*set).collect::<Vec<_>>(), want);
             }
             for (set, k) in [
                 (
@@ -590,7 +614,9 @@ mod tests {
             );
         }
         assert_eq!(late.lines(Set::Shm).count(), KEPT_LINES + 51);
-        assert!(late.index().full[SETS.iter().position(|s| *s == Set::Shm).unwrap()]);
+        assert!(
+            late.index().expect("built").full[SETS.iter().position(|s| *s == Set::Shm).unwrap()]
+        );
     }
 
     /// A kept text's index is found for that text whole, not for a part of it or a copy.
@@ -605,7 +631,7 @@ mod tests {
         let copy = String::clone(&t);
         assert!(kept(&copy).is_none());
         // one index, built once, for every reader of the text
-        assert!(Late::new(&t).holds(Set::NcclErrors));
+        assert!(Late::alone(&t).holds(Set::NcclErrors));
         assert!(idx.get().is_some());
         assert!(std::sync::Arc::ptr_eq(&kept(&t).expect("kept"), &idx));
         // a text no longer held is no longer found

@@ -113,7 +113,7 @@ pub(crate) const SHM_ANCHORS: [&str; 8] = [
 
 /// The first line where DataLoader workers fail for lack of shared memory.
 pub fn shm_error_line(text: &str) -> Option<&str> {
-    shm_error_line_in(&super::scan::Late::new(text))
+    shm_error_line_in(&super::scan::Late::alone(text))
 }
 
 /// [`shm_error_line`] of a text whose late searches are made once ([`super::scan::Late`]).
