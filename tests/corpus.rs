@@ -32,7 +32,14 @@ const CAPTURED: &[&str] = &[
 ];
 
 /// The floor `GPUFIX_CORPUS_STRICT=1` (run by `.ci/run`) holds: the whole corpus's figures after
-/// the second session of 2026-12-06 (sealed batches h99 and h101-h104: Chinese-language threads,
+/// the third session of 2026-12-06 (sealed batches h105-h107: a fresh draw from repositories not
+/// mined, the DataLoader's file-descriptor failures, Slurm job scripts and reports; the
+/// `tensor-sharing-log`, `seff`, `scontrol-job` and `sacct` readers and the rule
+/// `data.open-files-limit`; 1,860 artifacts): 756 of 833 detected (907.6 per mille), 0 healthy
+/// with a false finding, 0 unreadable. Every artifact detected before is detected still; one of
+/// the batches' 16 problems stays missed (h106's speechbrain#912, the corpus README says why),
+/// and h22's NeuralRecon#91, healthy until the new rule, is a problem it detects.
+/// Before it, after the second session of 2026-12-06 (sealed batches h99 and h101-h104: Chinese-language threads,
 /// the DataLoader's own messages, NCCL output of 2025-2026, healthy documentation text, the CUDA
 /// libraries a framework cannot use; the `paddle-oom` and `jobstats` readers and the rule
 /// `cuda.libraries-unusable`; 1,823 artifacts): 740 of 816 detected (906.9 per mille), 0 healthy
@@ -147,7 +154,7 @@ const CAPTURED: &[&str] = &[
 /// 35 MB Kineto trace of h11 is judged within `plan`'s probe timeout depends on the machine's
 /// load. A change that reads the corpus worse fails CI; one that reads it better raises these.
 /// Issue 24's target is 95% detected, 0 and 0: the detected share is not met.
-const FLOOR_DETECTED_PER_MILLE: usize = 906;
+const FLOOR_DETECTED_PER_MILLE: usize = 907;
 const MAX_FALSE_ON_HEALTHY: usize = 0;
 const MAX_UNREADABLE: usize = 0;
 

@@ -1167,7 +1167,7 @@ fn is_override_services(m: &serde_yaml::Mapping) -> bool {
             .any(|v| v.get("image").is_none() && v.get("build").is_none())
 }
 
-/// `Shm::how` of a service in an override file ([`is_override_services`]) that sets no
+/// `Shm::how` of a service in an override file (`is_override_services`) that sets no
 /// /dev/shm of its own: the base file's setting (its `shm_size`, `ipc` or mount; compose-spec
 /// `13-merge.md`: a key the override leaves out keeps the base's value) decides, not the
 /// runtime's 64 MiB.
@@ -1471,7 +1471,7 @@ impl super::EvidenceKind for ContainerSpecKind {
     /// A compose file or Kubernetes manifest that parses whole is read whole: cut at its blank
     /// lines, a service that merges `<<: *common` would be read without the `x-common` block
     /// above it (YAML 1.2 §7.1: an alias refers to an anchor earlier in the same document).
-    /// An override compose file ([`is_override_services`]) is read whole too: cut at its blank
+    /// An override compose file (`is_override_services`) is read whole too: cut at its blank
     /// lines, a service with an image would be read as a file of its own, and its /dev/shm
     /// as the runtime's default rather than its base file's.
     fn whole_text(&self, text: &str) -> bool {

@@ -20,7 +20,7 @@
 //!   `torch/utils/data/`): other programs pass descriptors over sockets too (proxy.py's
 //!   socket handles), and `[Errno 24]` in a server's own log is not a DataLoader's.
 //! - `aten/src/ATen/MapAllocator.cpp` (`MapAllocator::MapAllocator`, `shm_open` failing): "unable
-//!   to open shared memory object <NAME> in read-write mode: Too many open files (24)", the
+//!   to open shared memory object \<NAME\> in read-write mode: Too many open files (24)", the
 //!   errno named since torch 1.x's `TORCH_CHECK` with `c10::utils::str_error(errno)`. The older
 //!   wording without the errno (`THAllocator.c`, `AT_ERROR` in 1.0) does not say why `shm_open`
 //!   failed and is not read here.
@@ -29,7 +29,7 @@
 //!
 //! The kind [`TensorSharingKind`] (`tensor-sharing-log`) claims a text by the lines of this
 //! family as their producers print them, judged or not: the above, MapAllocator's other
-//! `shm_open` failures ("unable to open shared memory object <NAME> in read-write mode", with
+//! `shm_open` failures ("unable to open shared memory object \<NAME\> in read-write mode", with
 //! another errno or none) and its `close()` failing ("could not unlink the shared memory file
 //! NAME"), Python's own `[Errno 24] Too many open files` (`OSError.__str__`, whatever logs
 //! it), multiprocessing's ancdata error, and CPython's `resource.setrlimit` refusing a soft
