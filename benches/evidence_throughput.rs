@@ -99,13 +99,25 @@ fn training_log_readers_shared(t: &std::sync::Arc<String>) {
 /// [`parse_rate`] of a reader of a shared text: each run is given a new copy of the text
 /// (made before its clock starts), as each `gpufix plan` reads its paste anew.
 fn parse_rate_shared(text: &str, f: impl Fn(&std::sync::Arc<String>)) -> Rate {
+    median_of_3(text.len(), || {
+        let shared = std::sync::Arc::new(text.to_string());
+        timed(|| f(&shared))
+    })
+}
+
+/// The wall-clock and CPU seconds `f` takes.
+fn timed(f: impl FnOnce()) -> (f64, f64) {
+    let (t, c) = (Instant::now(), thread_cpu_s());
+    f();
+    (t.elapsed().as_secs_f64(), thread_cpu_s() - c)
+}
+
+/// The median rates of 3 runs over `bytes`, each run giving its (wall, CPU) seconds.
+fn median_of_3(bytes: usize, mut run: impl FnMut() -> (f64, f64)) -> Rate {
     let (mut wall, mut cpu): (Vec<f64>, Vec<f64>) = (0..3)
         .map(|_| {
-            let shared = std::sync::Arc::new(text.to_string());
-            let (t, c) = (Instant::now(), thread_cpu_s());
-            f(&shared);
-            let (w, c) = (t.elapsed().as_secs_f64(), thread_cpu_s() - c);
-            (mbps(text.len(), w), mbps(text.len(), c))
+            let (w, c) = run();
+            (mbps(bytes, w), mbps(bytes, c))
         })
         .unzip();
     wall.sort_by(f64::total_cmp);
@@ -140,20 +152,7 @@ struct Rate {
 
 /// Median of 3 timed runs of the parser over `text`.
 fn parse_rate(text: &str, f: impl Fn(&str)) -> Rate {
-    let (mut wall, mut cpu): (Vec<f64>, Vec<f64>) = (0..3)
-        .map(|_| {
-            let (t, c) = (Instant::now(), thread_cpu_s());
-            f(text);
-            let (w, c) = (t.elapsed().as_secs_f64(), thread_cpu_s() - c);
-            (mbps(text.len(), w), mbps(text.len(), c))
-        })
-        .unzip();
-    wall.sort_by(f64::total_cmp);
-    cpu.sort_by(f64::total_cmp);
-    Rate {
-        wall: wall[1],
-        cpu: cpu[1],
-    }
+    median_of_3(text.len(), || timed(|| f(text)))
 }
 
 struct Run {
