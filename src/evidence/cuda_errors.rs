@@ -874,58 +874,56 @@ pub(crate) fn anchors() -> &'static Regex {
 
 /// The phrases of [`anchors`].
 pub(crate) fn anchor_phrases() -> Vec<&'static str> {
-    {
-        let mut p = vec![
-            "NVIDIA driver on your system is too old",
-            "Found no NVIDIA driver on your system",
-            "CUDA driver version is insufficient for CUDA runtime version",
-            "no kernel image is available for execution on the device",
-            "is not compatible with the current PyTorch installation",
-            "CUDA error: ",
-            "CUDA driver initialization failed",
-            "CUDA unknown error - this may be due to an incorrectly set up environment",
-            "cuda capability",
-            "compute capability (CC)",
-            "CUBLAS_STATUS_",
-            "CUDNN_STATUS_",
-            "cudaError",
-            "CUDA_ERROR_",
-            "THCudaCheck FAIL",
-            "cuda runtime error (",
-            "Cuda failure",
-            "Test CUDA failure",
-            "CUDA error ",
-            "CUDA driver error: ",
-            "CUDA failed with error ",
-            "cuda failed with error ",
-            "cuda execution failed with error ",
-            "cuda error: ",
-            "Cuda error: ",
-            "CUDA error:",
-            "(error code ",
-            // `error_n`: CUDAFunctions.cpp's `Error <N>: <text>` after "Unexpected error from
-            // cudaGetDeviceCount()", whose text may be too short to quote (`Error 2: out of
-            // memory`, pytorch/pytorch#150048)
-            "Error ",
-            // `unnamed_curesult`: TF's, XLA's and jaxlib's result printed by number
-            "UNKNOWN ERROR (",
-            "Unknown CUDA error ",
-        ];
-        // `cuda_libs::recognised_line`'s phrases
-        p.extend([
-            "Could not load dynamic library '",
-            "Cannot dlopen some GPU libraries",
-            "Loaded runtime CuDNN library: ",
-            "CUDA backend failed to initialize: ",
-            "but a CUDA-enabled jaxlib is not installed",
-            "PyTorch was compiled",
-            ": cannot open shared object file",
-            "Couldn't open CUDA library ",
-            ") versions mismatch",
-        ]);
-        p.extend(quotable());
-        p
-    }
+    let mut p = vec![
+        "NVIDIA driver on your system is too old",
+        "Found no NVIDIA driver on your system",
+        "CUDA driver version is insufficient for CUDA runtime version",
+        "no kernel image is available for execution on the device",
+        "is not compatible with the current PyTorch installation",
+        "CUDA error: ",
+        "CUDA driver initialization failed",
+        "CUDA unknown error - this may be due to an incorrectly set up environment",
+        "cuda capability",
+        "compute capability (CC)",
+        "CUBLAS_STATUS_",
+        "CUDNN_STATUS_",
+        "cudaError",
+        "CUDA_ERROR_",
+        "THCudaCheck FAIL",
+        "cuda runtime error (",
+        "Cuda failure",
+        "Test CUDA failure",
+        "CUDA error ",
+        "CUDA driver error: ",
+        "CUDA failed with error ",
+        "cuda failed with error ",
+        "cuda execution failed with error ",
+        "cuda error: ",
+        "Cuda error: ",
+        "CUDA error:",
+        "(error code ",
+        // `error_n`: CUDAFunctions.cpp's `Error <N>: <text>` after "Unexpected error from
+        // cudaGetDeviceCount()", whose text may be too short to quote (`Error 2: out of
+        // memory`, pytorch/pytorch#150048)
+        "Error ",
+        // `unnamed_curesult`: TF's, XLA's and jaxlib's result printed by number
+        "UNKNOWN ERROR (",
+        "Unknown CUDA error ",
+    ];
+    // `cuda_libs::recognised_line`'s phrases
+    p.extend([
+        "Could not load dynamic library '",
+        "Cannot dlopen some GPU libraries",
+        "Loaded runtime CuDNN library: ",
+        "CUDA backend failed to initialize: ",
+        "but a CUDA-enabled jaxlib is not installed",
+        "PyTorch was compiled",
+        ": cannot open shared object file",
+        "Couldn't open CUDA library ",
+        ") versions mismatch",
+    ]);
+    p.extend(quotable());
+    p
 }
 
 fn note_error(

@@ -459,9 +459,8 @@ fn watchdog_stuck(text: &str) -> Vec<WatchdogStuck> {
 const FLIGHT_RECORDER_HEAD: &str = "Not all ranks joining collective";
 
 fn flight_recorder_not_joined(text: &str) -> Vec<NotJoined> {
-    const HEAD: &str = FLIGHT_RECORDER_HEAD;
     let mut out: Vec<NotJoined> = Vec::new();
-    if !text.contains(HEAD) {
+    if !text.contains(FLIGHT_RECORDER_HEAD) {
         return out;
     }
     let ranks = |s: &str| -> Vec<u32> {
@@ -478,11 +477,11 @@ fn flight_recorder_not_joined(text: &str) -> Vec<NotJoined> {
     let mut open = false;
     for l in super::scan::lines(text) {
         let l = after_prefix(l);
-        if let Some(at) = l.find(HEAD) {
+        if let Some(at) = l.find(FLIGHT_RECORDER_HEAD) {
             if out.len() >= super::MAX_ITEMS {
                 break;
             }
-            let rest = l[at + HEAD.len()..].trim_start_matches([',', ':', ' ']);
+            let rest = l[at + FLIGHT_RECORDER_HEAD.len()..].trim_start_matches([',', ':', ' ']);
             let mut n = NotJoined::default();
             if let Some(num) = rest.strip_prefix("sequence number:") {
                 n.seq = num
