@@ -326,15 +326,23 @@ static RARE: LazyLock<aho_corasick::AhoCorasick> = LazyLock::new(|| {
 
 /// [`RARE_PHRASES`] as one literal search: it tells a line without any (most lines of a log
 /// of Xids) faster than the automaton, which looks at every byte.
-static RARE_ANY: LazyLock<Regex> = LazyLock::new(|| super::scan::phrases(&RARE_PHRASES));
+static RARE_ANY: LazyLock<super::scan::Literals> =
+    LazyLock::new(|| super::scan::Literals::new(&RARE_PHRASES));
 
 /// Which of [`RARE_PHRASES`] `line` holds, bit `i` for phrase `i`: the automaton runs from
 /// the first phrase on (no phrase starts before the leftmost match).
+#[cfg(test)]
 fn rare_phrases(line: &str) -> u32 {
-    let Some(first) = RARE_ANY.find(line) else {
+    static ANY: LazyLock<Regex> = LazyLock::new(|| super::scan::phrases(&RARE_PHRASES));
+    rare_phrases_from(line, ANY.find(line).map(|m| m.start()))
+}
+
+/// [`rare_phrases`] of a line whose first phrase starts at `first` (as [`RARE_ANY`] finds it).
+fn rare_phrases_from(line: &str, first: Option<usize>) -> u32 {
+    let Some(first) = first else {
         return 0;
     };
-    RARE.find_overlapping_iter(&line[first.start()..])
+    RARE.find_overlapping_iter(&line[first..])
         .fold(0, |m, p| m | 1 << p.pattern().as_u32())
 }
 
@@ -391,20 +399,20 @@ fn xid_code(line: &str) -> Option<Option<u32>> {
 }
 
 /// Phrases one of which every line [`parse_kernel_log`] reads holds.
-static ANCHORS: LazyLock<Regex> = LazyLock::new(|| {
-    super::scan::phrases(&[
-        "XidCriticalError: Xid=",
-        "SXid (",
-        "NVRM:",
-        "fallen off the bus",
-        "RmInitAdapter failed",
-        "rm_init_adapter failed",
-        "GPU is lost",
-        "Unable to determine the device handle for GPU",
-        "AER",
-        "PCIe Bus Error",
-    ])
-});
+const ANCHOR_PHRASES: [&str; 10] = [
+    "XidCriticalError: Xid=",
+    "SXid (",
+    "NVRM:",
+    "fallen off the bus",
+    "RmInitAdapter failed",
+    "rm_init_adapter failed",
+    "GPU is lost",
+    "Unable to determine the device handle for GPU",
+    "AER",
+    "PCIe Bus Error",
+];
+static ANCHORS: LazyLock<super::scan::Literals> =
+    LazyLock::new(|| super::scan::Literals::new(&ANCHOR_PHRASES));
 
 /// What the lines read so far say.
 #[derive(Default, PartialEq)]
@@ -443,7 +451,14 @@ fn push_gpu(list: &mut Vec<String>, pci: &str) {
 
 impl Reader {
     /// One line of the log (not a comment).
+    #[cfg(test)]
     fn read(&mut self, line: &str) {
+        self.read_found(line, rare_phrases(line));
+    }
+
+    /// One line of the log (not a comment) holding the phrases of [`RARE_PHRASES`] `found`
+    /// says ([`rare_phrases`]).
+    fn read_found(&mut self, line: &str, found: u32) {
         self.report_gpu = self
             .report_gpu
             .take()
@@ -476,9 +491,8 @@ impl Reader {
                 });
             }
         }
-        // the other tests are of rare lines: one search tells whether the line holds any of
-        // their phrases (a kernel log of Xids runs none of them)
-        let found = rare_phrases(line);
+        // the other tests are of rare lines: `found` says which of their phrases the line
+        // holds (a kernel log of Xids runs none of them)
         if found != 0 {
             self.read_rare(line, found);
         }
@@ -589,17 +603,23 @@ impl Reader {
 
 pub fn parse_kernel_log(text: &str) -> KernelLog {
     let mut r = Reader::default();
-    // Every test of [`Reader::read`] needs one of [`ANCHORS`] on its line (the Xid and GSP
+    // Every test of [`Reader::read`] needs one of [`ANCHOR_PHRASES`] on its line (the Xid and GSP
     // tests `NVRM:`, the lost-GPU test one of its two phrases, the AER test `AER` or `PCIe Bus
     // Error`): the text is searched for them once and only the lines holding one are read;
     // the other lines are only counted.
     r.log.lines = super::scan::content_line_count(text);
-    for line in super::scan::lines_with(text, &ANCHORS) {
-        if !line.trim_start().starts_with('#') {
-            r.read(line);
-        }
+    for (line, found) in read_lines(text) {
+        r.read_found(line, found);
     }
     r.finish()
+}
+
+/// The lines [`parse_kernel_log`] reads (those holding one of [`ANCHOR_PHRASES`], not
+/// comments), each with the phrases of [`RARE_PHRASES`] it holds ([`rare_phrases`]).
+fn read_lines(text: &str) -> impl Iterator<Item = (&str, u32)> {
+    super::scan::lines_with_literals(text, &ANCHORS)
+        .filter(|line| !line.trim_start().starts_with('#'))
+        .map(|line| (line, rare_phrases_from(line, RARE_ANY.find(line))))
 }
 
 /// Most lines carry a dmesg timestamp or a kmsg record header.
@@ -738,6 +758,25 @@ mod tests {
         let t = "We register for NVML Events of type `nvml.EventTypeXidCriticalError | nvml.EventTypeDoubleBitEccError | nvml.EventTypeSingleBitEccError`\n";
         let k = parse_kernel_log(t);
         assert!(k.xids.is_empty() && k.xid_codes.is_empty());
+    }
+
+    /// The lines read and the rare phrases of each, found by [`super::scan::Literals`], are
+    /// those the phrases' regexes find: on every fixture and corpus text.
+    #[test]
+    fn whole_text_rare_phrases_are_each_lines() {
+        let mut n = 0;
+        for (p, t) in crate::evidence::testutil::every_fixture_text() {
+            n += 1;
+            let alone: Vec<(&str, u32)> = crate::evidence::scan::lines_with(
+                &t,
+                &crate::evidence::scan::phrases(&ANCHOR_PHRASES),
+            )
+            .filter(|l| !l.trim_start().starts_with('#'))
+            .map(|l| (l, rare_phrases(l)))
+            .collect();
+            assert_eq!(read_lines(&t).collect::<Vec<_>>(), alone, "{}", p.display());
+        }
+        assert!(n > 1000, "{n} texts");
     }
 
     /// The reader looks only at lines holding one of its phrases: every line of the fixtures
@@ -1055,6 +1094,18 @@ nvidia 0000:01:00.0: PCIe Bus Error: severity=Uncorrected (Non-Fatal), type=Tran
         #[test]
         fn random_text_never_panics(s in "\\PC{0,600}") {
             let _ = parse_kernel_log(&s);
+        }
+
+        #[test]
+        fn whole_text_rare_phrases_as_each_lines(lines in proptest::collection::vec(
+            "(NVRM: |Xid \\(|AER|fallen off the bus|GPU is lost|PCIe Bus Error|SXid \\(|# | |x|\r){0,10}",
+            0..12)) {
+            let t = lines.join("\n");
+            let alone: Vec<(&str, u32)> = crate::evidence::scan::lines_with(&t, &crate::evidence::scan::phrases(&ANCHOR_PHRASES))
+                .filter(|l| !l.trim_start().starts_with('#'))
+                .map(|l| (l, rare_phrases(l)))
+                .collect();
+            prop_assert_eq!(read_lines(&t).collect::<Vec<_>>(), alone);
         }
 
         #[test]

@@ -366,13 +366,21 @@ fn tag_from(s: &str, from: usize) -> Option<usize> {
     None
 }
 
+/// Where `t`'s first `NCCL INFO `/`NCCL WARN ` at or after `from` starts and ends.
+fn tag_span(t: &str, from: usize) -> Option<(usize, usize)> {
+    tag_from(t, from).map(|p| (p, p + 10))
+}
+
 /// The lines of `text` (comment lines skipped) as NCCL lines: a forum quote can collapse many
 /// lines into one, so a line is split before every `NCCL INFO`/`WARN` that follows another on
 /// it (keeping the `[dev]` prefix before it). Streams: nothing is held but the current line.
+/// Each piece comes with where its first tag starts in it.
 fn nccl_lines(text: &str) -> impl Iterator<Item = (&str, Option<usize>)> {
     let mut lines = super::content_lines(text);
     let mut pending: Option<&str> = None;
     let mut pieces = 0usize;
+    // the tags' places, from one search of the text (see [`super::scan::Ahead`])
+    let mut tags = Ahead::new(text, tag_span);
     std::iter::from_fn(move || {
         let rest = match pending.take() {
             Some(r) => r,
@@ -380,8 +388,16 @@ fn nccl_lines(text: &str) -> impl Iterator<Item = (&str, Option<usize>)> {
         };
         let can_split = pieces < 10_000_000;
         pieces += 1;
-        let first = tag_from(rest, 0);
-        let next = first.and_then(|f| tag_from(rest, f + 10));
+        // the piece's place in the text; a tag counts in it only when all of it is there
+        let at = super::scan::offset_in(text, rest);
+        let end = at + rest.len();
+        let mut tag_in = |from: usize| {
+            tags.at(at + from)
+                .filter(|&(_, e)| e <= end)
+                .map(|(s, _)| s - at)
+        };
+        let first = tag_in(0);
+        let next = first.and_then(|f| tag_in(f + 10));
         match next {
             Some(i) if can_split => {
                 // cut at the start of the ` [0] ` (or `host:pid:tid [0] `) before it
@@ -500,7 +516,8 @@ const GATE_WORDS: [&str; 8] = [
 /// [`GATE_WORDS`] as one search: a line holding none of them passes none of [`gate`]'s tests
 /// (`gated` false). (An automaton that names every word a line holds was tried: most NCCL
 /// lines hold one, and its pass over the line cost more than the searches it saved.)
-static GATES: LazyLock<Regex> = LazyLock::new(|| super::scan::phrases(&GATE_WORDS));
+static GATES: LazyLock<super::scan::Literals> =
+    LazyLock::new(|| super::scan::Literals::new(&GATE_WORDS));
 
 /// Whether `$s` holds word `$word` of [`GATE_WORDS`], `$gated` from [`GATES`] (a searcher
 /// built once per call site: `$word` is a constant).
@@ -522,6 +539,7 @@ macro_rules! gate {
     };
 }
 
+use super::scan::Ahead;
 use crate::vocab::{contains_ignore_ascii_case as contains_ci_at, push_unique};
 
 fn contains_ci(hay: &str, needle: &str) -> bool {
@@ -709,8 +727,8 @@ pub fn parse_nccl_log(text: &str) -> NcclLog {
             lower.push_str(msg);
             lower.make_ascii_lowercase();
             // each phrase below comes with a failure word: most `ib` lines have none
-            static FAILED: LazyLock<Regex> =
-                LazyLock::new(|| super::scan::phrases(&["fail", "unable", "cannot"]));
+            static FAILED: LazyLock<super::scan::Literals> =
+                LazyLock::new(|| super::scan::Literals::new(&["fail", "unable", "cannot"]));
             let failed = FAILED.is_match(&lower);
             if failed
                 && (has!(lower, "libibverbs")
@@ -1905,6 +1923,49 @@ n:1:2 [0] NCCL INFO comm 0x1 rank 0 nranks 2 cudaDev 0 busId 1000 - Init COMPLET
     }
 
     /// `split_line` as it was written with `str` searches (before the memchr ones).
+    /// The lines as [`nccl_lines`] read them before its tags came from one search of the text:
+    /// two searches of every line.
+    fn nccl_lines_reference(text: &str) -> impl Iterator<Item = (&str, Option<usize>)> {
+        let mut lines = crate::evidence::content_lines(text);
+        let mut pending: Option<&str> = None;
+        let mut pieces = 0usize;
+        std::iter::from_fn(move || {
+            let rest = match pending.take() {
+                Some(r) => r,
+                None => lines.next()?,
+            };
+            let can_split = pieces < 10_000_000;
+            pieces += 1;
+            let first = tag_from(rest, 0);
+            let next = first.and_then(|f| tag_from(rest, f + 10));
+            match next {
+                Some(i) if can_split => {
+                    // cut at the start of the ` [0] ` (or `host:pid:tid [0] `) before it
+                    let head = &rest[..i];
+                    let cut = head
+                        .trim_end()
+                        .rfind(' ')
+                        .map(|j| {
+                            let pre = &head[..j];
+                            // include a `host:pid:tid` token before `[dev]`
+                            match pre.trim_end().rfind(' ') {
+                                Some(k) if pre[k + 1..].matches(':').count() >= 2 => k + 1,
+                                _ => j + 1,
+                            }
+                        })
+                        .unwrap_or(i);
+                    if cut <= first.unwrap_or(0) || cut >= rest.len() {
+                        return Some((rest, first));
+                    }
+                    pending = Some(&rest[cut..]);
+                    // the first tag, when the piece holds all of it
+                    Some((&rest[..cut], first.filter(|f| f + 10 <= cut)))
+                }
+                _ => Some((rest, first)),
+            }
+        })
+    }
+
     fn split_line_reference(line: &str) -> Option<(Option<&str>, &str, bool)> {
         let (pos, warn) = match line.find("NCCL INFO ") {
             Some(i) => (i, false),
@@ -1941,6 +2002,59 @@ n:1:2 [0] NCCL INFO comm 0x1 rank 0 nranks 2 cudaDev 0 busId 1000 - Init COMPLET
         Some((host, msg, warn))
     }
 
+    /// Each piece's gate as the parse reads it ([`super::scan::Literals`]).
+    fn gates_read(text: &str) -> Vec<bool> {
+        nccl_lines(text)
+            .filter_map(|(line, first)| split_line_at(line, first))
+            .map(|(_, msg, _)| GATES.is_match(msg))
+            .collect()
+    }
+
+    /// Each piece's gate as a regex of [`GATE_WORDS`] says it, of the pieces as each line's
+    /// own searches cut them.
+    fn gates_alone(text: &str) -> Vec<bool> {
+        static WORDS: LazyLock<Regex> = LazyLock::new(|| super::super::scan::phrases(&GATE_WORDS));
+        nccl_lines_reference(text)
+            .filter_map(|(line, _)| split_line(line))
+            .map(|(_, msg, _)| WORDS.is_match(msg))
+            .collect()
+    }
+
+    /// The pieces, their tags and their gates, found by searches of the whole text, are those
+    /// searches of each line find: on every fixture and corpus text.
+    #[test]
+    fn whole_text_searches_find_what_line_searches_find() {
+        let mut n = 0;
+        for (p, t) in crate::evidence::testutil::every_fixture_text() {
+            n += 1;
+            assert_eq!(
+                nccl_lines(&t).collect::<Vec<_>>(),
+                nccl_lines_reference(&t).collect::<Vec<_>>(),
+                "{}",
+                p.display()
+            );
+            assert_eq!(gates_read(&t), gates_alone(&t), "{}", p.display());
+        }
+        assert!(n > 1000, "{n} texts");
+    }
+
+    /// A gate word cut by the end of a collapsed line's piece does not count in that piece
+    /// (`Init COMPLETE` glued to the next `host:pid:tid` is cut after `Init `), and a word
+    /// wholly in the piece after it still does.
+    #[test]
+    fn a_gate_word_across_a_piece_end_is_not_the_pieces() {
+        let t = "h:1:2 [0] NCCL INFO x Init COMPLETEh:1:2 [0] NCCL INFO nNodes 2\n";
+        assert_eq!(
+            nccl_lines(t).map(|(l, _)| l).collect::<Vec<_>>(),
+            [
+                "h:1:2 [0] NCCL INFO x Init ",
+                "COMPLETEh:1:2 [0] NCCL INFO nNodes 2"
+            ]
+        );
+        assert_eq!(gates_read(t), gates_alone(t));
+        assert_eq!(gates_read(t), vec![false, true]);
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig {
             failure_persistence: None,
@@ -1961,6 +2075,18 @@ n:1:2 [0] NCCL INFO comm 0x1 rank 0 nranks 2 cudaDev 0 busId 1000 - Init COMPLET
             for (piece, first) in nccl_lines(&l) {
                 prop_assert_eq!(split_line_at(piece, first), split_line_reference(piece));
             }
+        }
+
+        #[test]
+        fn whole_text_tags_and_gates_are_each_lines(lines in proptest::collection::vec(
+            "(\\[1,0\\]<stdout>:|# |\\[[0-9a-z]{0,3}\\]| |:|[0-9]|h|é|NCCL INFO |NCCL WARN |NCCL |INFO | via |nNodes |Init COMPLETE|cudaDriverVersion |x|\r){0,16}",
+            0..12)) {
+            let t = lines.join("\n");
+            prop_assert_eq!(
+                nccl_lines(&t).collect::<Vec<_>>(),
+                nccl_lines_reference(&t).collect::<Vec<_>>()
+            );
+            prop_assert_eq!(gates_read(&t), gates_alone(&t));
         }
 
         #[test]
