@@ -531,6 +531,11 @@ fn by_name(
         .find(|e| e.0 == n || (!e.3.is_empty() && e.3 == n))
 }
 
+/// `c10/cuda/CUDAFunctions.cpp`'s text for cudaGetDeviceCount's `cudaErrorUnknown`, the part
+/// before its example (see `parse_cuda_runtime_log`).
+const UNKNOWN_ERROR_ENV: &str =
+    "CUDA unknown error - this may be due to an incorrectly set up environment";
+
 /// The words of the driver-too-old message from its first one a line test recognises on; a
 /// `found version` reading follows them.
 const TOO_OLD_WORDS: &str = "NVIDIA driver on your system is too old (found version";
@@ -972,13 +977,15 @@ pub fn parse_cuda_runtime_log(text: &str) -> CudaRuntimeLog {
     let joined = rejoin_too_old(text);
     let text = &*joined;
     let mut out = CudaRuntimeLog::default();
-    // NCCL's CUDACHECK warns `Cuda failure '…'` and returns ncclUnhandledCudaError: where the
-    // text shows that result too (`unhandled cuda error`, ncclGetErrorString's words, or
-    // NCCLCHECK's `-> 1` back trace after the WARN), the failure is the NCCL error's reason,
-    // which comm.nccl-error reports
+    // NCCL's CUDACHECK warns `Cuda failure '…'` and returns ncclUnhandledCudaError: the
+    // failure is the NCCL error's reason, which comm.nccl-error reports, where the text shows
+    // that result (`unhandled cuda error`, ncclGetErrorString's words, or NCCLCHECK's `-> 1`
+    // back trace after the WARN) or the WARN itself, which only those macros print at WARN
+    // (`nccl_errors::cuda_failure_warn`; h108)
     let nccl_reported = text.contains("unhandled cuda error")
         || text.contains("ncclUnhandledCudaError")
-        || super::nccl_errors::unhandled_cuda_traced(text);
+        || super::nccl_errors::unhandled_cuda_traced(text)
+        || super::nccl_errors::cuda_failure_warned(text);
     // `_check_cubins` prints its message over three lines: keep the GPU until the list follows
     let mut pending_gpu: Option<usize> = None;
     // the libraries a framework could not use, and the lines around them that say a GPU was
@@ -1026,9 +1033,7 @@ pub fn parse_cuda_runtime_log(text: &str) -> CudaRuntimeLog {
             out.driver_init_failed = true;
             carried = true;
         }
-        if line
-            .contains("CUDA unknown error - this may be due to an incorrectly set up environment")
-        {
+        if line.contains(UNKNOWN_ERROR_ENV) {
             out.unknown_error_env = true;
             carried = true;
         }
@@ -1247,6 +1252,20 @@ pub fn parse_cuda_runtime_log(text: &str) -> CudaRuntimeLog {
         }
         // `Error <N>: <text>` of CUDAFunctions.cpp's cudaGetDeviceCount failure
         if let Some(e) = error_n(line) {
+            add(e.0.to_string(), Some(e.1), Some(e.2), e.4);
+        }
+        // `c10/cuda/CUDAFunctions.cpp` (`device_count_impl`, read at 01a6a16d): torch throws
+        // "CUDA unknown error - this may be due to an incorrectly set up environment, …
+        // Setting the available devices to be zero." in `case cudaErrorUnknown:` of
+        // cudaGetDeviceCount's result, and `device_count()` warns it behind "CUDA
+        // initialization: " and returns 0: cudaGetDeviceCount failed with 999, whatever the
+        // cause the sentence guesses, and the process runs without its GPUs (h108:
+        // RazgrizHsu/immich-deduper#126). Only that case's fixed text: "CUDA driver
+        // initialization failed, you might not have a CUDA gpu." (`cudaErrorInitializationError`)
+        // stays a flag, its own words allowing a machine without a GPU.
+        if line.contains(UNKNOWN_ERROR_ENV)
+            && let Some(e) = by_name("cudaErrorUnknown")
+        {
             add(e.0.to_string(), Some(e.1), Some(e.2), e.4);
         }
         // a CUDA sample's `(error code <text>)!`
@@ -1546,10 +1565,16 @@ mod tests {
             "localhost: Test CUDA failure hypercube.cu:57 'invalid argument'\n .. localhost pid 180044: Test failure common.cu:383\n",
         );
         assert_eq!(m.error_names, ["cudaErrorInvalidValue"]);
-        // github.com/NVIDIA/nccl-tests/issues/208: NCCL's own CUDACHECK WARN line
+        // github.com/NVIDIA/nccl-tests/issues/208: NCCL's own CUDACHECK WARN line, which
+        // returns ncclUnhandledCudaError at once (`nccl_errors::cuda_failure_warn`): the NCCL
+        // error's reason, read there, not a CUDA error of its own here
         let t = "noodle-4090-0:1896106:1896121 [1] enqueue.cc:47 NCCL WARN Cuda failure 'named symbol not found'\n";
         assert!(looks_like(t));
-        assert_eq!(parse_cuda_runtime_log(t).errors.len(), 1);
+        assert!(parse_cuda_runtime_log(t).errors.is_empty());
+        assert_eq!(
+            crate::evidence::nccl_errors::parse_nccl_errors(t).error_results,
+            ["ncclUnhandledCudaError"]
+        );
         // github.com/NVIDIA/nccl-tests/issues/230: NCCL's Cuda failure turned into the NCCL
         // error the text shows ('unhandled cuda error'): that error's reason, not read here
         let t = "DESKTOP-GGBQPHK:64756:64771 [0] include/alloc.h:123 NCCL WARN Cuda failure 999 'unknown error'\nDESKTOP-GGBQPHK: Test NCCL failure common.cu:990 'unhandled cuda error (run with NCCL_DEBUG=INFO for details) / '\n";
@@ -1564,19 +1589,23 @@ mod tests {
         // ncclUnhandledCudaError, the NCCL error whose reason the WARN names
         let t = "[2025-06-15 05:29:38] KhoaDesktop:1090:1348 [0] include/alloc.h:237 NCCL WARN Cuda failure 999 'unknown error'\nKhoaDesktop:1090:1348 [0] NCCL INFO include/alloc.h:338 -> 1\nKhoaDesktop:1090:1348 [0] NCCL INFO channel.cc:42 -> 1\nKhoaDesktop:1090:1090 [0] NCCL INFO group.cc:422 -> 1\n[rank0]: Traceback (most recent call last):\n";
         assert!(parse_cuda_runtime_log(t).errors.is_empty());
-        // the WARN alone (a log cut after it), or a `-> 1` of another thread, or a trace with
-        // another result: the CUDA error is still read here
+        // h108: the WARN alone (a log cut after it, PKU-YuanGroup/Open-Sora-Plan#386), or a
+        // `-> 1` of another thread: only CUDACHECK/CUCHECK print `Cuda failure` at WARN, each
+        // returning ncclUnhandledCudaError, so the failure is that NCCL error's reason
         for t in [
             "KhoaDesktop:1090:1348 [0] include/alloc.h:237 NCCL WARN Cuda failure 999 'unknown error'\n",
             "KhoaDesktop:1090:1348 [0] include/alloc.h:237 NCCL WARN Cuda failure 999 'unknown error'\nKhoaDesktop:1090:1400 [0] NCCL INFO init.cc:590 -> 1\n",
-            "KhoaDesktop:1090:1348 [0] include/alloc.h:237 NCCL WARN Cuda failure 999 'unknown error'\nKhoaDesktop:1090:1348 [0] NCCL INFO init.cc:590 -> 2\n",
+            "ins-7df6eojsifuykig9:3018453:3024011 [2] NCCL INFO Channel 01 : 2[1040] -> 0[1020] via SHM/direct/direct\n\nins-7df6eojsifuykig9:3018451:3018451 [0] enqueue.cc:1085 NCCL WARN Cuda failure 'out of memory'\n",
         ] {
-            assert_eq!(
-                parse_cuda_runtime_log(t).error_names,
-                ["cudaErrorUnknown"],
-                "{t}"
-            );
+            assert!(parse_cuda_runtime_log(t).errors.is_empty(), "{t}");
         }
+        // the same runtime text outside NCCL's WARN is still read: PyTorch's own CUDA error
+        // beside it, and nccl-tests' `Test CUDA failure` (its own CUDACHECK, above)
+        let t = "h:1:2 [0] enqueue.cc:1085 NCCL WARN Cuda failure 'out of memory'\nRuntimeError: CUDA error: an illegal memory access was encountered\n";
+        assert_eq!(
+            parse_cuda_runtime_log(t).error_names,
+            ["cudaErrorIllegalAddress"]
+        );
         // CUDACHECKIGNORE's INFO line: NCCL cleared the error and went on
         let t = "node1:123:456 [0] NCCL INFO misc/cudawrap.cc:100 Cuda failure 'an illegal memory access was encountered'\n";
         assert!(parse_cuda_runtime_log(t).errors.is_empty());
@@ -1615,10 +1644,15 @@ mod tests {
         // ggml-org/llama.cpp#2269's title; vllm-project/vllm NCCL WARN of a CUDA-graph capture
         let m = parse_cuda_runtime_log("RuntimeError: CUDA error: invalid resource handle\n");
         assert_eq!(m.error_names, ["cudaErrorInvalidResourceHandle"]);
-        let m = parse_cuda_runtime_log(
-            "10-64-29-12:20967:20967 [1] dev_runtime.cc:591 NCCL WARN Cuda failure 'operation not permitted when stream is capturing'\n",
+        // (NCCL's WARN of it is ncclUnhandledCudaError's reason: `nccl_errors`, h108)
+        let t = "10-64-29-12:20967:20967 [1] dev_runtime.cc:591 NCCL WARN Cuda failure 'operation not permitted when stream is capturing'\n";
+        assert!(parse_cuda_runtime_log(t).errors.is_empty());
+        let e = crate::evidence::nccl_errors::parse_nccl_errors(t);
+        assert_eq!(e.error_results, ["ncclUnhandledCudaError"]);
+        assert_eq!(
+            e.errors[0].last_error.as_deref(),
+            Some("Cuda failure 'operation not permitted when stream is capturing'")
         );
-        assert_eq!(m.error_names, ["cudaErrorStreamCaptureUnsupported"]);
         // healthy: a line naming the error's class without an error (a docs heading)
         assert!(
             parse_cuda_runtime_log("CUDA error codes: see the runtime API\n")
@@ -1728,6 +1762,32 @@ mod tests {
                 "{healthy}"
             );
         }
+    }
+
+    #[test]
+    fn torch_device_count_unknown_error_is_cuda_error_999() {
+        // h108, RazgrizHsu/immich-deduper#126: `device_count_impl`'s text for
+        // `case cudaErrorUnknown:` behind `device_count()`'s "CUDA initialization: " warning
+        let t = "/usr/local/lib/python3.12/site-packages/torch/cuda/__init__.py:180: UserWarning: CUDA initialization: CUDA unknown error - this may be due to an incorrectly set up environment, e.g. changing env variable CUDA_VISIBLE_DEVICES after program start. Setting the available devices to be zero. (Triggered internally at /pytorch/c10/cuda/CUDAFunctions.cpp:119.)\n  return torch._C._cuda_getDeviceCount() > 0\n";
+        let m = parse_cuda_runtime_log(t);
+        assert_eq!(m.error_names, ["cudaErrorUnknown"]);
+        assert_eq!(m.errors[0].code, Some(999));
+        assert!(m.unknown_error_env && m.init_warning);
+        // the same text raised by `device_count_ensure_non_zero` (a RuntimeError)
+        let m = parse_cuda_runtime_log(
+            "RuntimeError: CUDA unknown error - this may be due to an incorrectly set up environment, e.g. changing env variable CUDA_VISIBLE_DEVICES after program start. Setting the available devices to be zero.\n",
+        );
+        assert_eq!(m.error_names, ["cudaErrorUnknown"]);
+        // neighbours: `cudaErrorInitializationError`'s text stays a flag (its words allow a
+        // machine without a GPU), and no driver at all is not a runtime error
+        let m = parse_cuda_runtime_log(
+            "UserWarning: CUDA initialization: CUDA driver initialization failed, you might not have a CUDA gpu. (Triggered internally at ../c10/cuda/CUDAFunctions.cpp:108.)\n",
+        );
+        assert!(m.driver_init_failed && m.errors.is_empty());
+        let m = parse_cuda_runtime_log(
+            "UserWarning: CUDA initialization: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver from http://www.nvidia.com/Download/index.aspx (Triggered internally at  /pytorch/c10/cuda/CUDAFunctions.cpp:100.)\n",
+        );
+        assert!(m.no_driver && m.errors.is_empty());
     }
 
     #[test]

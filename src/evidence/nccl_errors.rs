@@ -647,6 +647,9 @@ fn warn_result(warn: &str) -> Option<&'static str> {
     if w.starts_with("Failed to bind NVLink SHARP (NVLS) Multicast memory of size ") {
         return Some("ncclUnhandledCudaError");
     }
+    if cuda_failure_warn(w) {
+        return Some("ncclUnhandledCudaError");
+    }
     if verbs_call_failed(w) {
         return Some("ncclSystemError");
     }
@@ -676,6 +679,36 @@ fn warn_result(warn: &str) -> Option<&'static str> {
         return code(after);
     }
     None
+}
+
+/// A WARN that is CUDA's failure inside NCCL: NVIDIA/nccl `src/include/checks.h` (`CUDACHECK`,
+/// `CUDACHECKGOTO`) and `src/include/cudawrap.h` (`CUCHECK`, `CUCHECKGOTO`), read at 5067397c
+/// (2.28) and v2.21.5-1, are the only WARNs that print `Cuda failure '%s'` / `Cuda failure %d
+/// '%s'`, and each is followed at once by `return ncclUnhandledCudaError` (or `RES =
+/// ncclUnhandledCudaError; goto label`, the function returning RES: `ncclInitKernelsForDevice`
+/// in `src/enqueue.cc`, whose result `init.cc` checks with `NCCLCHECK`); the `…IGNORE` forms
+/// print the same words at INFO and go on. So the WARN alone, where the paste stops at it or
+/// lost the INFO lines after it, is NCCL's `ncclUnhandledCudaError` with the CUDA text as its
+/// reason (h108: PKU-YuanGroup/Open-Sora-Plan#386's `enqueue.cc:1085 NCCL WARN Cuda failure
+/// 'out of memory'`, titled "NCCL Error 1: unhandled cuda error"). `w` is the WARN's message.
+pub fn cuda_failure_warn(w: &str) -> bool {
+    let w = w.trim_start();
+    w.starts_with("Cuda failure '")
+        || w.strip_prefix("Cuda failure ").is_some_and(|r| {
+            let digits = r.bytes().take_while(u8::is_ascii_digit).count();
+            digits > 0 && r[digits..].starts_with(" '")
+        })
+}
+
+/// True when a line of `text` is NCCL's `NCCL WARN Cuda failure …` (see [`cuda_failure_warn`]):
+/// NCCL returned `ncclUnhandledCudaError`, the CUDA failure being its reason.
+pub fn cuda_failure_warned(text: &str) -> bool {
+    text.contains("Cuda failure")
+        && text.lines().any(|l| {
+            l.contains("Cuda failure")
+                && l.split_once(" WARN ")
+                    .is_some_and(|(_, w)| cuda_failure_warn(w))
+        })
 }
 
 /// The result NCCL's socket layer returns right after one of its WARNs (see the header):
@@ -976,6 +1009,8 @@ const ANCHOR_PHRASES: &[&str] = &[
     "WARN Call to ibv_",
     "WARN ibv_post_",
     "WARN NET/OFI Couldn't ",
+    // `cuda_failure_warn`
+    "Cuda failure ",
     // `shm_teardown_failed`
     "WARN unlink shared memory ",
     "WARN munmap of shared memory ",
@@ -1181,6 +1216,9 @@ pub fn parse_nccl_errors(text: &str) -> NcclErrors {
             warn_thread = WARN_AT.captures(line).map(|c| c[1].to_string());
             if let Some(r) = warn_result(w) {
                 pending = Some((r, super::clip(w.trim(), super::MAX_TEXT)));
+                if cuda_failure_warn(w) && w.contains("'out of memory'") {
+                    out.cuda_oom_in_nccl = true;
+                }
                 out.lines += 1;
                 continue;
             }
@@ -1840,6 +1878,46 @@ impl super::EvidenceKind for NcclErrorsKind {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_cuda_failure_warn_is_unhandled_cuda_error_with_or_without_its_trace() {
+        // h108, PKU-YuanGroup/Open-Sora-Plan#386 ("NCCL Error 1: unhandled cuda error"): the
+        // log stops at CUDACHECK's WARN; the channel lines' `2[1040] -> 0[1020]` are no trace
+        let t = "ins-7df6eojsifuykig9:3018453:3024011 [2] NCCL INFO Channel 01 : 2[1040] -> 0[1020] via SHM/direct/direct\n\nins-7df6eojsifuykig9:3018451:3018451 [0] enqueue.cc:1085 NCCL WARN Cuda failure 'out of memory'\n";
+        assert!(looks_like(t));
+        let e = parse_nccl_errors(t);
+        assert_eq!(e.error_results, ["ncclUnhandledCudaError"]);
+        assert_eq!(
+            e.errors[0].last_error.as_deref(),
+            Some("Cuda failure 'out of memory'")
+        );
+        assert!(e.cuda_oom_in_nccl);
+        // cudawrap.h's CUCHECK form (`Cuda failure %d '%s'`), NCCL 2.27's `(function)` header
+        for t in [
+            "KhoaDesktop:1090:1348 [0] include/alloc.h:237 NCCL WARN Cuda failure 999 'unknown error'\n",
+            "h:1:2 [0] include/alloc.h:237 (ncclCudaCalloc) NCCL WARN Cuda failure 1 'invalid argument'\n",
+        ] {
+            assert_eq!(
+                parse_nccl_errors(t).error_results,
+                ["ncclUnhandledCudaError"],
+                "{t}"
+            );
+        }
+        // with NCCLCHECK's trace of the same thread: one error, as before
+        let t = "[2025-06-15 05:29:38] KhoaDesktop:1090:1348 [0] include/alloc.h:237 NCCL WARN Cuda failure 999 'unknown error'\nKhoaDesktop:1090:1348 [0] NCCL INFO include/alloc.h:338 -> 1\nKhoaDesktop:1090:1348 [0] NCCL INFO channel.cc:42 -> 1\n";
+        let e = parse_nccl_errors(t);
+        assert_eq!(e.error_results, ["ncclUnhandledCudaError"]);
+        assert_eq!(e.errors[0].count, 1);
+        // healthy neighbours: CUDACHECKIGNORE's INFO line (NCCL cleared the error and went on),
+        // a WARN in other words, prose
+        for t in [
+            "node1:123:456 [0] NCCL INFO misc/cudawrap.cc:100 Cuda failure 'an illegal memory access was encountered'\n",
+            "node1:123:456 [0] NCCL WARN Cuda failure in my own words\n",
+            "I got a Cuda failure 'out of memory' from NCCL yesterday\n",
+        ] {
+            assert!(parse_nccl_errors(t).errors.is_empty(), "{t}");
+        }
+    }
+
     #[test]
     fn a_segment_line_relayed_without_nccls_prefix() {
         // github.com/hiyouga/EasyR1/issues/228 (Ray relays the worker's line without
