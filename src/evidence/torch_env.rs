@@ -48,6 +48,18 @@
 //!   environment's torch (semver keeps its `+cu126` build metadata); `theirs` is the machine the
 //!   checkpoint was saved on, the same `1.10.0+cu102` in every whisperX log (its VAD model), and
 //!   is not read as a build. The line is a report of its own: read even where it names no GPU;
+//! - torch's own build configuration, `torch.__config__.show()` (pytorch/pytorch
+//!   `aten/src/ATen/Version.cpp`, `show_config`: `PyTorch built with:` then one `  - …` line per
+//!   item; `aten/src/ATen/cuda/detail/CUDAHooks.cpp`, `CUDAHooks::showConfig`, 1.x-2.x: `  - CUDA
+//!   Runtime X.Y`, the runtime `cudaRuntimeGetVersion` loaded, then `  - Built with CUDA Runtime
+//!   X.Y` where that differs from the `CUDART_VERSION` torch was compiled with, then `  - NVCC
+//!   architecture flags: …`), as OpenMMLab's environment reports print it under `PyTorch
+//!   compiling details` (open-mmlab/mmcv `mmcv/utils/env.py`, `collect_env`, read at 01941ca5:
+//!   `GPU 0,1: NAME` per device name, `PyTorch: {torch.__version__}`, `PyTorch compiling details:
+//!   {get_build_config()}`, the same in mmengine's `collect_env`), and at the head of every
+//!   MMDetection/MMSegmentation training log. The CUDA torch was built with is the `Built with`
+//!   line's where there is one, else the `CUDA Runtime` line's; only inside that block (a
+//!   `- CUDA Runtime` line elsewhere is no build), and a ROCm build's `HIP Runtime` is not read;
 //! - pip (`pip list` rows `torch  V`, `pip freeze` `torch==V`) and the many scripts that log
 //!   `PyTorch version: {torch.__version__}` or print `torch.__version__` on its own line.
 //!
@@ -100,6 +112,15 @@ static DOTLESS: LazyLock<Regex> = LazyLock::new(|| {
 static BUILT_WITH: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"CUDA used to build PyTorch\s*:\s*(\d+\.\d+|None)\b").expect("static regex")
 });
+
+/// A CUDA line of torch's build configuration (see the module's sources), the `  - ` trimmed:
+/// `(Built with )?`, the version.
+static CONFIG_RUNTIME: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^-\s+(Built with )?CUDA Runtime (\d+\.\d+)\b").expect("static regex")
+});
+
+/// The head line of torch's build configuration (`show_config`).
+const CONFIG_HEAD: &str = "PyTorch built with:";
 
 /// A version alone on a line (`print(torch.__version__)`'s output, with or without quotes), or
 /// first of the values one `print` wrote: Python's `print(*objects)` joins them with a space, so
@@ -203,6 +224,17 @@ impl TorchEnv {
             self.rocm_build = true;
         } else if let Some(c) = cuda_compat::cuda_code(tag) {
             push_unique(&mut self.torch_cuda, cuda_compat::cuda_code_str(c));
+        }
+    }
+
+    /// The CUDA of one build configuration block: its `Built with CUDA Runtime`, else its
+    /// `CUDA Runtime` (see the module's sources).
+    fn add_config_build(&mut self, block: Option<(Option<String>, Option<String>)>) {
+        if let Some((runtime, built)) = block
+            && let Some(v) = built.or(runtime)
+            && let Some(code) = cuda_compat::cuda_code(&v)
+        {
+            push_unique(&mut self.torch_cuda, cuda_compat::cuda_code_str(code));
         }
     }
 
@@ -392,8 +424,30 @@ pub fn read(text: &str) -> TorchEnv {
     let mut ds_cuda: Option<String> = None;
     let mut ds_hip = false;
     let mut pyannote = false;
+    // inside torch's build configuration: its `CUDA Runtime` and `Built with CUDA Runtime`
+    let mut config: Option<(Option<String>, Option<String>)> = None;
     for raw in super::content_lines(&text) {
         let line = raw.trim();
+        if let Some((runtime, built)) = &mut config {
+            if let Some(c) = line
+                .starts_with('-')
+                .then(|| CONFIG_RUNTIME.captures(line))
+                .flatten()
+            {
+                let v = Some(c[2].to_string());
+                if c.get(1).is_some() {
+                    *built = v;
+                } else {
+                    *runtime = v;
+                }
+            } else if !line.starts_with('-') {
+                out.add_config_build(config.take());
+            }
+        }
+        if line.contains(CONFIG_HEAD) {
+            out.add_config_build(config.take());
+            config = Some((None, None));
+        }
         if let Some((name, value)) = super::ds_report::entry(line) {
             match name {
                 "torch version" => {
@@ -466,6 +520,7 @@ pub fn read(text: &str) -> TorchEnv {
             }
         }
     }
+    out.add_config_build(config.take());
     if out.torch_versions.is_empty()
         && let Some(c) = ds_cuda
     {
@@ -565,6 +620,7 @@ pub fn looks_like(text: &str) -> bool {
     }
     // a build line first (a few regexes on the lines that name torch), the GPU names after: a
     // training log names torch in every warning's path and no build
+    let config = text.contains(CONFIG_HEAD);
     let build = if named {
         text.contains("torch.__version__")
             || text.lines().any(|l| {
@@ -572,6 +628,7 @@ pub fn looks_like(text: &str) -> bool {
                     || DOTLESS.is_match(l)
                     || BUILT_WITH.is_match(l)
                     || listed_bare(l.trim()).is_some()
+                    || (config && l.contains("CUDA Runtime") && CONFIG_RUNTIME.is_match(l.trim()))
             })
     } else {
         text.lines().any(|l| listed_bare(l.trim()).is_some())
@@ -611,7 +668,7 @@ impl super::EvidenceKind for TorchEnvKind {
         "torch-env"
     }
     fn doc(&self) -> &'static str {
-        "the PyTorch build and the GPUs a paste names (ComfyUI's startup log and error report, sglang's check_env, the Hugging Face libraries' env reports, version prints beside GPU names)"
+        "the PyTorch build and the GPUs a paste names (ComfyUI's startup log and error report, sglang's check_env, the Hugging Face libraries' env reports, torch's build configuration as OpenMMLab's collect_env prints it, version prints beside GPU names)"
     }
     fn example(&self) -> &'static str {
         "python -m sglang.check_env"
@@ -662,6 +719,33 @@ impl super::EvidenceKind for TorchEnvKind {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// torch's build configuration as OpenMMLab's collect_env prints it (see the module's
+    /// sources): the CUDA torch was built with, and the GPU named beside it.
+    #[test]
+    fn torch_build_configuration_in_an_openmmlab_env_report() {
+        use crate::evidence::EvidenceKind;
+        // healthy: MengyangPu/EDTER#29, torch 1.6.0 (no build tag) on a V100, sm_70 in the flags
+        let edter = "Python: 3.7.7 [GCC 7.3.0]\nCUDA available: True\nGPU: Tesla V100-PCIE-32GB\nGCC: gcc (Ubuntu 7.5.0-3ubuntu1~18.04) 7.5.0\nPyTorch: 1.6.0\nPyTorch compiling details: PyTorch built with:\n  - GCC 7.3\n  - C++ Version: 201402\n  - OpenMP 201511 (a.k.a. OpenMP 4.5)\n  - CUDA Runtime 10.1\n  - NVCC architecture flags: -gencode;arch=compute_37,code=sm_37;-gencode;arch=compute_70,code=sm_70;-gencode;arch=compute_75,code=sm_75;-gencode;arch=compute_37,code=compute_37\n  - CuDNN 7.6.3\n  - Magma 2.5.2\n\nTorchVision: 0.7.0\nMMCV: 1.2.4\nMMCV CUDA Compiler: 10.1\n";
+        assert!(looks_like(edter));
+        let e = read(edter);
+        assert_eq!(e.torch_cuda, ["10.1"]);
+        assert_eq!(e.gpus[0].sm, 70);
+        assert!(e.judgeable());
+        assert_eq!(e.lacking(), None);
+        assert!(TorchEnvKind.parse(edter).is_ok());
+        // the runtime loaded differs from the one torch was compiled with: the build's is read
+        let built = "GPU 0,1: NVIDIA A100-SXM4-40GB\nPyTorch: 1.9.0\nPyTorch compiling details: PyTorch built with:\n  - CUDA Runtime 11.3\n  - Built with CUDA Runtime 10.2\n  - NVCC architecture flags: -gencode;arch=compute_70,code=sm_70\nTorchVision: 0.10.0\n";
+        let e = read(built);
+        assert_eq!(e.torch_cuda, ["10.2"]);
+        assert_eq!(e.lacking().map(|l| l.sm), Some(80));
+        // a ROCm build's block, and a CUDA Runtime line outside torch's block, are no build
+        let rocm = "GPU 0: AMD Instinct MI100\nPyTorch compiling details: PyTorch built with:\n  - HIP Runtime 5.2\n";
+        assert!(read(rocm).torch_cuda.is_empty());
+        let loose = "GPU 0: Tesla V100-PCIE-32GB\nPyTorch: 1.6.0\n  - CUDA Runtime 10.1\n";
+        assert!(read(loose).torch_cuda.is_empty());
+        assert!(!looks_like(loose));
+    }
 
     /// pyannote.audio's `check_version` (see the module's sources): the running torch is the
     /// version after `yours is`; the checkpoint's `1.10.0+cu102` is another machine's.

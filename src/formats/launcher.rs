@@ -717,14 +717,20 @@ pub fn parse(words: &[String]) -> Option<Launch> {
         // setting in a program that is not Python: uWSGI's `--workers` ("spawn the specified
         // number of workers/processes", uWSGI options reference), Gunicorn's `-w/--workers`
         // ("the number of worker processes for handling requests", Gunicorn settings), GNU
-        // make's `-j`
+        // make's `-j`. By flag: an option word (`--dataloader_num_workers 1`, `-j 4`), the form
+        // a program's own argument parser takes; a bare `name=value` word is an override only a
+        // training script or a launcher in front of one reads, and in a sentence it is prose.
+        // PyTorch's own worker-failure message (pytorch/pytorch `torch/csrc/DataLoader.cpp`,
+        // `_error_if_any_worker_fails`, 0.4-2.x: "DataLoader worker (pid N) exited
+        // unexpectedly with exit code N. Details are lost due to multiprocessing. Rerunning with
+        // num_workers=0 may give better error trace.", and 0.4's "... is killed by signal: Bus
+        // error. Details are lost …") names `num_workers=0` as a suggestion, and its words were
+        // read as a command setting the loader to 0 workers (BasicSR#59)
         let mut other = Launch::default();
         script_args(&rest[1..], &mut other);
-        if other
-            .settings
-            .iter()
-            .any(|s| setting_name(&s.key).is_some() && !is_generic_count(&s.key))
-        {
+        if other.settings.iter().any(|s| {
+            s.key.starts_with('-') && setting_name(&s.key).is_some() && !is_generic_count(&s.key)
+        }) {
             l.settings = other.settings;
             l.config_files = other.config_files;
             return Some(l);
@@ -1913,6 +1919,31 @@ mod tests {
         assert_eq!(l.launcher.as_deref(), Some("accelerate"));
         assert_eq!(l.nproc_per_node, Some(2));
         assert_eq!(l.script.as_deref(), Some("run.py"));
+    }
+
+    /// PyTorch's worker-failure message suggests `num_workers=0` (torch/csrc/DataLoader.cpp,
+    /// `_error_if_any_worker_fails`): its words are no command setting the loader's workers.
+    /// Another program's loader setting counts by flag only.
+    #[test]
+    fn a_sentence_naming_num_workers_is_no_command() {
+        // problem: BasicSR#59, torch 0.4's bus-error line as pasted
+        let basicsr = "DataLoader worker (pid 20991) is killed by signal: Bus error. Details are lost due to multiprocessing. Rerunning with num_workers=0 may give better error trace.\n";
+        assert!(find(basicsr).is_empty());
+        // the same message of torch 2.x for a worker that exited
+        let exited = "RuntimeError: DataLoader worker (pid 109) exited unexpectedly with exit code 1. Details are lost due to multiprocessing. Rerunning with num_workers=0 may give better error trace.\n";
+        assert!(find(exited).is_empty());
+        // healthy neighbours: another program's loader flag, and a script's override
+        let swift = find("swift pt --model_type qwen --dataloader_num_workers 1\n");
+        assert_eq!(swift.len(), 1);
+        assert!(
+            swift[0]
+                .settings
+                .iter()
+                .any(|s| s.key == "--dataloader_num_workers" && s.value == "1")
+        );
+        let hydra = find("python train.py data.num_workers=0\n");
+        assert_eq!(hydra.len(), 1);
+        assert_eq!(hydra[0].settings[0].key, "data.num_workers");
     }
 
     #[test]

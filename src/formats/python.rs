@@ -1202,12 +1202,66 @@ pub fn looks_like_python(text: &str) -> bool {
             score += 3;
         }
     }
-    score >= 3
+    score >= 3 || loader_snippet(text)
+}
+
+/// The poster's loader lines cut from inside a function, indented as in their file
+/// (openclimatefix/skillful_nowcasting#26: `tran_loader = DataLoader(traindataset, …,
+/// num_workers=9, pin_memory=True, …)`): once dedented, the whole text is Python (it parses
+/// without an error) and calls torch's `DataLoader`. Prose or a log naming the loader
+/// (PyTorch's own "DataLoader worker (pid N) exited unexpectedly …") is no Python statement and
+/// does not parse; a traceback's source lines come among lines that are not Python.
+fn loader_snippet(text: &str) -> bool {
+    if text.len() > 8 << 10 || !text.contains("DataLoader(") {
+        return false;
+    }
+    let indent = text
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| l.len() - l.trim_start().len())
+        .min()
+        .unwrap_or(0);
+    let dedented: String = text
+        .lines()
+        .map(|l| l.get(indent..).unwrap_or("").trim_end())
+        .collect::<Vec<_>>()
+        .join("\n");
+    let Ok(tree) = syntax::parse(Lang::Python, &dedented) else {
+        return false;
+    };
+    !tree.root_node().has_error()
+        && scan(&dedented)
+            .calls
+            .iter()
+            .any(|c| c.callee == "DataLoader")
 }
 
 #[cfg(test)]
 mod grammar_tests {
     use super::*;
+
+    /// A loader's lines pasted from inside a function (indented) are Python; PyTorch's
+    /// message naming the loader, and a traceback quoting the line, are not.
+    #[test]
+    fn an_indented_loader_snippet_is_python() {
+        // healthy: openclimatefix/skillful_nowcasting#26, the poster's two lines as pasted
+        let snippet = "    traindataset = MyDataset(datapath=opt.datapath,dataname= \"./train/TestAname.npy\",presize=opt.prenum)        \n    tran_loader = DataLoader(traindataset, batch_size=opt.batchsize, num_workers=9,pin_memory=True,shuffle=True,prefetch_factor=8,persistent_workers=True)\n";
+        assert!(looks_like_python(snippet));
+        let m = scan(snippet);
+        let dl = m.calls.iter().find(|c| c.callee == "DataLoader").unwrap();
+        assert!(
+            dl.args
+                .iter()
+                .any(|a| a.name.as_deref() == Some("num_workers") && a.value == "9")
+        );
+        // not Python: PyTorch's worker-failure message, and a traceback quoting the call
+        assert!(!looks_like_python(
+            "RuntimeError: DataLoader worker (pid 109) exited unexpectedly with exit code 1. Details are lost due to multiprocessing. Rerunning with num_workers=0 may give better error trace.\n"
+        ));
+        assert!(!looks_like_python(
+            "Traceback (most recent call last):\n  File \"train.py\", line 50, in <module>\n    train_loader = DataLoader(ds, num_workers=0)\nRuntimeError: boom\n"
+        ));
+    }
 
     #[test]
     fn dict_entries_pasted_without_their_braces_are_read_as_the_display_s() {
