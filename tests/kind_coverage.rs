@@ -169,6 +169,11 @@ const WITNESSES: &[(&str, &str, &str)] = &[
         "h23_rdmalink_3fs263_rxe_active",
     ),
     ("show-gids", "", "h93_showgids_ucx9484_bond_vxlan_roce"),
+    (
+        "ibportstate",
+        "",
+        "h110_ibportstate_exadata2_switch_ports_down_disabled",
+    ),
     ("mlxlink", "", "h93_mlxlink_lshca11_json_edr_active_cut"),
     (
         "other-vendor-gpu",
@@ -278,6 +283,12 @@ const GAPS: &[(&str, Side, &str, &str)] = &[
         Side::Problem,
         "",
         "no rule reads a `show_gids` table (the kind's read_by is empty): it lists the GIDs a port has, not whether the port is up, which `rdma link`, ibstat or ibv_devinfo show",
+    ),
+    (
+        "ibportstate",
+        Side::Problem,
+        "",
+        "no rule reads `ibportstate` (the kind's read_by is empty): it queries any fabric port by LID, a switch's unused ports are Down/Disabled by design and older releases do not say whether the node is a switch, so its states are not the host's own RDMA ports that comm.ib-port-down judges",
     ),
     (
         "mlxlink",

@@ -283,6 +283,11 @@ mod tests {
                 "DEV     PORT    INDEX   GID                                     IPv4            VER     DEV\n---     ----    -----   ---                                     ------------    ---     ---\nmlx5_bond_0     1       3       0000:0000:0000:0000:0000:ffff:1e99:0aaf 30.153.10.175   v2      bond1\n",
             ),
             (
+                // tuananh0788/Exadata#2 (infiniband-diags' `ibportstate` on a switch port)
+                "ibportstate",
+                "# Port info: Lid 1 port 28\nLinkState:.......................Down\nPhysLinkState:...................Disabled\nLinkWidthActive:.................4X\nLinkSpeedActive:.................2.5 Gbps\n",
+            ),
+            (
                 // Comfy-Org/ComfyUI#11186 (the error report's System Information and Devices)
                 "torch-env",
                 "- **PyTorch Version:** 2.8.0+cu129\n## Devices\n\n- **Name:** cuda:0 NVIDIA GeForce RTX 5090 : cudaMallocAsync\n  - **Type:** cuda\n",

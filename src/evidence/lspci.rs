@@ -275,6 +275,45 @@ fn tree_line(t: &str) -> bool {
             .all(|c| c.is_ascii_hexdigit() || " .:-+|\\[]".contains(c))
 }
 
+/// The first line `lspci -t` prints: `show_forest` (pciutils `ls-tree.c`, read at 0f5b941)
+/// starts each host bridge with `-` and `show_tree_bridge` then names its root bus as
+/// `[%04x:%02x]-` (one root bus) or `+-[%04x:%02x]-` (the first of several): `-[0000:00]-…` or
+/// `-+-[0000:00]-+-…`.
+fn tree_root(t: &str) -> bool {
+    let Some(rest) = t.strip_prefix("-[").or_else(|| t.strip_prefix("-+-[")) else {
+        return false;
+    };
+    let b = rest.as_bytes();
+    b.len() > 8
+        && b[..4].iter().all(u8::is_ascii_hexdigit)
+        && b[4] == b':'
+        && b[5..7].iter().all(u8::is_ascii_hexdigit)
+        && b[7] == b']'
+        && b[8] == b'-'
+}
+
+/// The number of tree lines when the whole paste is `lspci -t` without `-v` (the command line,
+/// a bare prompt or blank lines aside): its first tree line a root ([`tree_root`]), every other
+/// line a [`tree_line`], at least two of them. Such a tree names slots and buses only: the
+/// paste shows which devices sit behind which bridge, never a link's speed or width.
+pub fn tree_only(text: &str) -> Option<usize> {
+    let mut n = 0usize;
+    for l in text.lines().take(2000) {
+        let t = l.trim().trim_matches('`').trim();
+        if t.is_empty() || t.contains("lspci") || is_prompt_only(t) {
+            continue;
+        }
+        if n == 0 && !tree_root(t) {
+            return None;
+        }
+        if !tree_line(t) {
+            return None;
+        }
+        n += 1;
+    }
+    (n >= 2).then_some(n)
+}
+
 /// A message a report script prints in place of lspci output, one whole line in parentheses:
 /// club-3090's `scripts/report.sh` (github.com/noonghunna/club-3090, its lspci section's
 /// `dump_func`) greps `lspci -vvv -s SLOT` for the link and ACS lines and prints `  (no
@@ -330,7 +369,7 @@ fn selected_slot(line: &str) -> Option<String> {
 
 /// Lines of `lspci -vv` link output in the text: a LnkCap or LnkSta line in pciutils' words.
 pub fn looks_like_lspci(text: &str) -> bool {
-    if plain_listing(text) {
+    if plain_listing(text) || tree_only(text).is_some() {
         return true;
     }
     text.lines().take(20_000).any(|l| {
@@ -642,6 +681,20 @@ pub struct Lspci;
 #[derive(Serialize)]
 struct Devices {
     devices: Vec<LspciDevice>,
+    /// For a paste that is only `lspci -t` ([`tree_only`]): its number of tree lines.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tree_lines: Option<usize>,
+}
+
+/// A paste that is only `lspci -t`: read, with no device to judge.
+fn tree_devices(text: &str, e: super::ParseError) -> Result<Devices, super::ParseError> {
+    match tree_only(&super::unquote(text)) {
+        Some(n) => Ok(Devices {
+            devices: Vec::new(),
+            tree_lines: Some(n),
+        }),
+        None => Err(e),
+    }
 }
 
 impl super::EvidenceKind for Lspci {
@@ -655,10 +708,16 @@ impl super::EvidenceKind for Lspci {
         "sudo lspci -vv -d 10de:"
     }
     fn fields(&self) -> &'static [(&'static str, &'static str)] {
-        &[(
-            "devices",
-            "per device: slot, class, description, nvidia, gpu, port_type, LnkCap/LnkSta speed and width, LnkCap2, LnkCtl2 target, kernel driver, speed_downgraded, width_downgraded, config_unreadable (its configuration space reads all ones: `(rev ff)`, `!!! Unknown header type 7f`)",
-        )]
+        &[
+            (
+                "devices",
+                "per device: slot, class, description, nvidia, gpu, port_type, LnkCap/LnkSta speed and width, LnkCap2, LnkCtl2 target, kernel driver, speed_downgraded, width_downgraded, config_unreadable (its configuration space reads all ones: `(rev ff)`, `!!! Unknown header type 7f`)",
+            ),
+            (
+                "tree_lines",
+                "for a paste that is only `lspci -t` (no device line, no link): its number of tree lines",
+            ),
+        ]
     }
     fn read_by(&self) -> &'static [&'static str] {
         &["nvml", "nvml.sample", "kernel.log"]
@@ -667,20 +726,24 @@ impl super::EvidenceKind for Lspci {
         looks_like_lspci(s.unquoted)
     }
     fn parse(&self, text: &str) -> Result<serde_json::Value, super::ParseError> {
-        super::to_value(&Devices {
-            devices: parse_lspci(text)?,
-        })
+        let d = match parse_lspci(text) {
+            Ok(devices) => Devices {
+                devices,
+                tree_lines: None,
+            },
+            Err(e) => tree_devices(text, e)?,
+        };
+        super::to_value(&d)
     }
     fn host(&self, text: &str) -> Option<Result<super::HostPart, super::ParseError>> {
         // with no GPU link to show (plain `lspci`, a NIC's block) the paste gives the GPU probes
         // nothing: an empty reading would let every GPU rule pass on zero GPUs
-        Some(parse_lspci(text).map(|d| {
-            if d.iter().any(LspciDevice::judged) {
-                super::HostPart::Nvml(to_reading(&d))
-            } else {
-                super::HostPart::Shown
-            }
-        }))
+        // a tree alone (`lspci -t`) names no link either
+        Some(match parse_lspci(text) {
+            Ok(d) if d.iter().any(LspciDevice::judged) => Ok(super::HostPart::Nvml(to_reading(&d))),
+            Ok(_) => Ok(super::HostPart::Shown),
+            Err(e) => tree_devices(text, e).map(|_| super::HostPart::Shown),
+        })
     }
     fn describes_host(&self) -> bool {
         true
@@ -742,6 +805,39 @@ mod tests {
         assert!(!looks_like_lspci(
             "(no NVIDIA functions found)\nTraceback (most recent call last):\n"
         ));
+    }
+
+    #[test]
+    fn a_bare_lspci_tree_is_read_with_no_device_to_judge() {
+        use crate::evidence::EvidenceKind;
+        // github.com/noonghunna/club-3090/issues/1098: `lspci -t` of a WRX80 board (several
+        // root buses: ls-tree.c's `+-[%04x:%02x]-` first), as the stored copy cuts it
+        let t = "lspci -t\n-+-[0000:00]-+-00.0\n |           +-00.2\n |           +-01.1-[01]--+-00.0\n |           |            \\-00.1\n |           \\-18.7\n +-[0000:20]-+-00.0\n |           \\-08.1-[22]--+-00.0\n \\-[0000:60]-+-00.0\n             +-01.1-[61-ca]----00.0-[62-ca]--+-00.0-[63]----00.0\n";
+        assert_eq!(tree_only(t), Some(9));
+        assert!(looks_like_lspci(t));
+        let v = Lspci.parse(t).unwrap();
+        assert_eq!(v["tree_lines"], 9);
+        assert_eq!(v["devices"].as_array().map(Vec::len), Some(0));
+        assert!(matches!(
+            Lspci.host(t),
+            Some(Ok(crate::evidence::HostPart::Shown))
+        ));
+        // one root bus: `-[0000:00]-+-…` (show_tree_bridge's `[%04x:%02x]-` after the `-`)
+        assert_eq!(
+            tree_only("-[0000:00]-+-00.0\n           +-01.0-[01]----00.0\n           \\-1f.3\n"),
+            Some(3)
+        );
+        // not a tree: a markdown table's rule (tree characters, no root), `lspci -tv` (device
+        // names), a lone root line, a tree under prose
+        for t in [
+            "|---|---|\n|---|---|\n",
+            "-[0000:00]-+-00.0  Intel Corporation Device 1234\n           \\-1f.3  Intel Corporation SMBus\n",
+            "-[0000:00]-+-00.0\n",
+            "the tree is below\n-[0000:00]-+-00.0\n           \\-1f.3\n",
+        ] {
+            assert_eq!(tree_only(t), None, "{t}");
+        }
+        assert!(!looks_like_lspci("|---|---|\n|---|---|\n"));
     }
 
     #[test]

@@ -60,6 +60,7 @@ pub mod gdb_backtrace;
 pub mod gpu_arch;
 pub mod gpustat;
 pub mod ibdev2netdev;
+pub mod ibportstate;
 pub mod ibstat;
 pub mod ibstatus;
 pub mod ibv_devinfo;
@@ -319,6 +320,7 @@ pub static KINDS: &[&dyn EvidenceKind] = &[
     &rdma_link::RdmaLinkKind,
     &mlxlink::MlxlinkKind,
     &show_gids::ShowGidsKind,
+    &ibportstate::IbportstateKind,
     &torch_memory::TorchMemoryKind,
     &shm_error::ShmErrorLog,
     &tensor_sharing::TensorSharingKind,
