@@ -37,6 +37,11 @@ const WITNESSES: &[(&str, &str, &str)] = &[
         "",
     ),
     (
+        "pystack-dump",
+        "",
+        "h111_pystack_spark53705_threaddump_socketserver",
+    ),
+    (
         "chrome-trace",
         "h11_trace_kineto_resnet50_num_workers_0",
         "h11_trace_kineto_resnet50_num_workers_4",
@@ -301,6 +306,12 @@ const GAPS: &[(&str, Side, &str, &str)] = &[
         Side::Healthy,
         "",
         "h83's search found gdb backtraces of Python processes only where a job hung (pytorch#52916's DDP constructor in ncclGroupEnd, NCCL and driver threads of hung jobs); a backtrace of a healthy training process is not something people paste",
+    ),
+    (
+        "pystack-dump",
+        Side::Problem,
+        "",
+        "h111's search found one public pystack dump of a Python process (PySpark's threaddump example, a socketserver thread) and none of a training process stuck in a collective or a DataLoader; the reader hands its threads to the same activity reading as py-spy's, tested with pystack's own shapes",
     ),
     (
         "kube-events",

@@ -405,6 +405,12 @@ mod tests {
                 "Thread 1 (Thread 0x7f012db1f740 (LWP 20271)):\n#0  0x00007f012d92bc10 in __tls_get_addr_slow (ti=0x7f01040f0858) at ../sysdeps/x86_64/dl-tls.c:43\n#1  0x00007f012d931ba8 in __tls_get_addr () at ../sysdeps/x86_64/tls_get_addr.S:55\n#2  0x00007f00ad957285 in ncclGroupEnd () at group.cc:176\n",
             ),
             (
+                // github.com/apache/spark/pull/53705: pystack's dump as PySpark's threaddump
+                // prints it (bloomberg/pystack traceback_formatter.py)
+                "pystack-dump",
+                "Dumping threads for process 1904\nTraceback for thread 2175 (python3.12) [] (most recent call last):\n    (Python) File \"/usr/lib/python3.12/threading.py\", line 1032, in _bootstrap\n        self._bootstrap_inner()\n",
+            ),
+            (
                 // github.com/deepspeedai/DeepSpeed/pull/1906 ("Previous:"), and an op line of
                 // DeepSpeed#6972 with the shm line as env_report.py prints it
                 "ds-report",

@@ -25,6 +25,15 @@
 //! and its extensions'. What a thread is doing is read as in a `py-spy dump --native`
 //! ([`super::pyspy_dump::activity`]: an NCCL call such as `ncclGroupEnd`, a `cudaStreamSynchronize`),
 //! so the dump is given in py-spy's shape ([`PyspyDump`]) to the probe that reads both.
+//!
+//! cuda-gdb (NVIDIA/cuda-gdb, gdb with CUDA support) adds the device side of the same process:
+//! `info cuda kernels`, the kernels present on the devices with their status and invocation,
+//! and `info cuda threads`, the device threads grouped by the source line their pc is at
+//! (`gdb/cuda/cuda-commands.c`, read at 16f99a41; see [`cuda_kernels_row`] and
+//! [`cuda_threads_row`]). A hung collective shows there as NCCL's kernel still resident, its
+//! threads spinning in NCCL's primitives for the peers' data (k2-fsa/snowfall#71's
+//! `ncclReduceRingLLKernel_sum_f64`, NVIDIA/nccl#558's `prims_ll.h`); each kernel is given as a
+//! thread of one more process, its name or source lines as its frame.
 
 use super::pyspy_dump::{Frame, Process, PyspyDump, Thread};
 
@@ -179,6 +188,158 @@ fn info_threads_row(l: &str) -> Option<(String, Option<u32>, Option<String>, Fra
     Some((num.to_string(), lwp, name, f))
 }
 
+/// cuda-gdb's `info cuda kernels` table (NVIDIA/cuda-gdb `gdb/cuda/cuda-commands.c`,
+/// `info_cuda_kernels_command`, read at 16f99a41): the columns `Kernel`, `Parent`, `Dev`, `Grid`,
+/// `Status`, `SMs Mask`, `GridDim`, `BlockDim`, `Invocation` after the unnamed current column.
+fn cuda_kernels_header(l: &str) -> bool {
+    let t = l.trim();
+    t.starts_with("Kernel Parent Dev Grid Status") && t.ends_with(" Invocation")
+}
+
+/// A row of it: `*` for the kernel in focus, the kernel's id, its parent's (`-`), the device,
+/// the grid, the status (`status_string`: `Invalid`, `Pending`, `Active`, `Sleeping`,
+/// `Terminated`, `Undetermined`, or `Active (preempted)`), the SMs mask (`0x%08x`), the grid and
+/// block dimensions (`(%u,%u,%u)`) and the invocation, `name(args)` (`"%s(%s)"`, `n/a` for
+/// unknown arguments) → (kernel id, device, status, the kernel's name).
+fn cuda_kernels_row(l: &str) -> Option<(String, String, String, String)> {
+    let t = l.trim_start();
+    let t = t.strip_prefix('*').unwrap_or(t);
+    let tok: Vec<&str> = t.split_whitespace().collect();
+    let number = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_digit());
+    let dim = |s: &str| s.starts_with('(') && s.ends_with(')') && s.contains(',');
+    if tok.len() < 9
+        || !number(tok[0])
+        || !(tok[1] == "-" || number(tok[1]))
+        || !number(tok[2])
+        || !number(tok[3].trim_start_matches('-'))
+    {
+        return None;
+    }
+    let mask = tok.iter().skip(4).position(|s| s.starts_with("0x"))? + 4;
+    if mask == 4 || tok.len() < mask + 4 || !dim(tok[mask + 1]) || !dim(tok[mask + 2]) {
+        return None;
+    }
+    let status = tok[4..mask].join(" ");
+    let invocation = tok[mask + 3..].join(" ");
+    let name = invocation.split('(').next().unwrap_or("").trim();
+    if name.is_empty() || name.contains(char::is_whitespace) {
+        return None;
+    }
+    Some((
+        tok[0].to_string(),
+        tok[2].to_string(),
+        super::clip(&status, 40),
+        super::clip(name, super::MAX_TEXT),
+    ))
+}
+
+/// cuda-gdb's `info cuda threads` table (the same file, `info_cuda_threads_print_coalesced` and
+/// `…_uncoalesced`): `BlockIdx ThreadIdx To BlockIdx ThreadIdx Count Virtual PC Filename Line`
+/// (coalesced, the default) or `BlockIdx ThreadIdx Virtual PC Dev SM Wp Ln Filename Line`, its
+/// rows grouped under `Kernel N` lines.
+fn cuda_threads_header(l: &str) -> bool {
+    let t = l.trim();
+    t.starts_with("BlockIdx ThreadIdx") && t.contains("Virtual PC") && t.ends_with("Line")
+}
+
+/// A row of it → (the source file of the threads' pc, its line): the row ends with the
+/// filename (`n/a` without line information) and the line; the pc before them is `0x%016llx`.
+fn cuda_threads_row(l: &str) -> Option<(String, u32)> {
+    // `*` marks the range holding the thread in focus
+    let t = l.trim_start();
+    let tok: Vec<&str> = t
+        .strip_prefix('*')
+        .unwrap_or(t)
+        .split_whitespace()
+        .collect();
+    let n = tok.len();
+    if n < 5 || !tok[0].starts_with('(') {
+        return None;
+    }
+    let line: u32 = tok[n - 1].parse().ok()?;
+    let file = tok[n - 2];
+    if !tok[..n - 2].iter().any(|t| t.starts_with("0x")) || file == "n/a" {
+        return None;
+    }
+    Some((super::clip(file, super::MAX_TEXT), line))
+}
+
+/// The kernels and device threads of cuda-gdb's tables, one thread per kernel (`kernel N`, named
+/// by its device), each with one frame: the kernel's name (`info cuda kernels`, no file), or the
+/// source lines its threads stand at (`info cuda threads`, no function). What a kernel runs is
+/// read from it as from a host frame ([`super::pyspy_dump::activity`]: NCCL's kernels and device
+/// code are a collective in flight on the device).
+fn cuda_gdb_tables(text: &str) -> Option<Process> {
+    let mut p = Process::default();
+    let mut table = None;
+    for raw in super::scan::lines(text) {
+        let l = raw.trim_end_matches('\r');
+        if cuda_kernels_header(l) {
+            table = Some("kernels");
+            continue;
+        }
+        if cuda_threads_header(l) {
+            table = Some("threads");
+            continue;
+        }
+        match table {
+            Some("kernels") => {
+                let Some((id, dev, status, name)) = cuda_kernels_row(l) else {
+                    table = None;
+                    continue;
+                };
+                if p.threads.len() < super::MAX_ITEMS {
+                    p.threads.push(Thread {
+                        id: format!("kernel {id}"),
+                        status: Some(status),
+                        name: Some(format!("device {dev}")),
+                        frames: vec![Frame {
+                            function: name,
+                            ..Frame::default()
+                        }],
+                    });
+                }
+            }
+            Some("threads") => {
+                if let Some(k) = l.trim().strip_prefix("Kernel ")
+                    && !k.is_empty()
+                    && k.chars().all(|c| c.is_ascii_digit())
+                {
+                    if p.threads.len() < super::MAX_ITEMS {
+                        p.threads.push(Thread {
+                            id: format!("kernel {k}"),
+                            ..Thread::default()
+                        });
+                    }
+                    continue;
+                }
+                let Some((file, line)) = cuda_threads_row(l) else {
+                    table = None;
+                    continue;
+                };
+                if p.threads.is_empty() {
+                    p.threads.push(Thread::default());
+                }
+                let th = p.threads.last_mut().expect("pushed above");
+                if !th
+                    .frames
+                    .iter()
+                    .any(|f| f.file == file && f.line == Some(line))
+                    && th.frames.len() < super::MAX_ITEMS
+                {
+                    th.frames.push(Frame {
+                        file,
+                        line: Some(line),
+                        ..Frame::default()
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+    (!p.threads.is_empty()).then_some(p)
+}
+
 /// True when the text holds a gdb backtrace: a `thread apply` header followed by frame `#0`, or
 /// frames `#0` and `#1` in a row, or an `info threads` table with a row. (Read line by line with
 /// the `#` lines kept: they are the frames, not comments.)
@@ -202,6 +363,14 @@ pub fn looks_like_gdb_backtrace(text: &str) -> bool {
     lines.iter().enumerate().any(|(i, l)| {
         header(l).is_some() && lines.get(i + 1).is_some_and(|n| is_frame(n, "0"))
             || is_frame(l, "0") && lines[i + 1..].iter().take(2).any(|n| is_frame(n, "1"))
+            // cuda-gdb's tables of the device's kernels and threads
+            || cuda_kernels_header(l)
+                && lines.get(i + 1).is_some_and(|n| cuda_kernels_row(n).is_some())
+            || cuda_threads_header(l)
+                && lines[i + 1..]
+                    .iter()
+                    .take(2)
+                    .any(|n| cuda_threads_row(n).is_some())
     })
 }
 
@@ -293,6 +462,12 @@ pub fn parse_gdb_backtrace(text: &str) -> PyspyDump {
             f.file = lib.trim().to_string();
         }
     }
+    // cuda-gdb's device tables: the device side of the process, apart from its host threads
+    if let Some(p) = cuda_gdb_tables(text)
+        && out.processes.len() < super::MAX_ITEMS
+    {
+        out.processes.push(p);
+    }
     out
 }
 
@@ -304,7 +479,7 @@ impl super::EvidenceKind for GdbBacktraceKind {
         "gdb-backtrace"
     }
     fn doc(&self) -> &'static str {
-        "gdb's backtrace of a hung process's threads (`thread apply all bt`, or `info threads`: each thread's innermost frame): each thread's native frames"
+        "gdb's backtrace of a hung process's threads (`thread apply all bt`, or `info threads`: each thread's innermost frame), and cuda-gdb's `info cuda kernels` / `info cuda threads` of its device: each thread's native frames, each kernel's name or source lines"
     }
     fn example(&self) -> &'static str {
         "gdb -p PID -batch -ex 'thread apply all bt' > bt.txt"
@@ -312,7 +487,7 @@ impl super::EvidenceKind for GdbBacktraceKind {
     fn fields(&self) -> &'static [(&'static str, &'static str)] {
         &[(
             "processes",
-            "per `thread apply all`: pid (the LWP of gdb's thread 1), threads (id: the LWP, name, frames: function without its C++ parameter list, file: source file or library, line)",
+            "per `thread apply all`: pid (the LWP of gdb's thread 1), threads (id: the LWP, name, frames: function without its C++ parameter list, file: source file or library, line); cuda-gdb's tables as one more process: a thread per kernel (id `kernel N`, name `device D`, status, frames: the kernel's name, or its threads' source file and line)",
         )]
     }
     fn read_by(&self) -> &'static [&'static str] {
@@ -539,5 +714,71 @@ mod tests {
         assert_eq!(f.function, "ccl_coll_create");
         assert!(frame("#1 see the notes (below)").is_none());
         assert!(frame("#2 then run it again (twice)").is_none());
+    }
+
+    #[test]
+    fn cuda_gdb_kernels_table_names_an_nccl_kernel_in_flight() {
+        // k2-fsa/snowfall#71: the hung DDP job's device, cuda-gdb's `info cuda kernels`
+        let t = crate::test_corpus("h111_gdb_snowfall71_cuda_gdb_nccl_reduce_kernel_active.txt");
+        assert!(looks_like_gdb_backtrace(&t));
+        let d = parse_gdb_backtrace(&t);
+        let th = &d.processes[0].threads[0];
+        assert_eq!(th.id, "kernel 0");
+        assert_eq!(th.name.as_deref(), Some("device 0"));
+        assert_eq!(th.status.as_deref(), Some("Active"));
+        assert_eq!(th.frames[0].function, "ncclReduceRingLLKernel_sum_f64");
+        assert!(
+            matches!(activity(th), Activity::Collective { ref op, .. } if op == "ncclReduce"),
+            "{:?}",
+            activity(th)
+        );
+        // the kernel names of NCCL 2.8–2.18 and 2.19 on; a preempted kernel's two-word status
+        let t = "  Kernel Parent Dev Grid Status   SMs Mask GridDim BlockDim Invocation\n*      3      -   1 77 Active (preempted) 0x000000ff (2,1,1) (640,1,1) ncclDevKernel_AllReduce_Sum_f32_RING_LL(n/a)\n       4      -   1 78 Sleeping 0x00000000 (1,1,1) (512,1,1) ncclKernel_AllGather_RING_LL_Sum_int8_t(n/a)\n";
+        let p = &parse_gdb_backtrace(t).processes[0];
+        assert_eq!(p.threads[0].status.as_deref(), Some("Active (preempted)"));
+        let ops: Vec<String> = p
+            .threads
+            .iter()
+            .map(|t| match activity(t) {
+                Activity::Collective { op, .. } => op,
+                a => format!("{a:?}"),
+            })
+            .collect();
+        assert_eq!(ops, ["ncclAllReduce", "ncclAllGather"]);
+        // a healthy neighbour: the program's own kernel (cuda-gdb's documented example shape)
+        let t = "  Kernel Parent Dev Grid Status   SMs Mask GridDim BlockDim Invocation\n*      1      -   0    2 Active 0x00ffffff (240,1,1) (128,1,1) acos_main(parms=...)\n";
+        assert!(looks_like_gdb_backtrace(t));
+        let th = &parse_gdb_backtrace(t).processes[0].threads[0];
+        assert_eq!(th.frames[0].function, "acos_main");
+        assert_eq!(activity(th), Activity::Other);
+    }
+
+    #[test]
+    fn cuda_gdb_threads_table_in_ncclss_device_code() {
+        // NVIDIA/nccl#558: `info cuda threads` of a hung all-reduce, its threads in prims_ll.h
+        let t = crate::test_corpus("h111_gdb_nccl558_cuda_gdb_threads_prims_ll.txt");
+        assert!(looks_like_gdb_backtrace(&t));
+        let d = parse_gdb_backtrace(&t);
+        let th = &d.processes[0].threads[0];
+        assert_eq!(th.id, "kernel 0");
+        // six rows, two distinct source lines
+        assert_eq!(th.frames.len(), 2);
+        assert_eq!(
+            th.frames[0].file,
+            "/sources/nccl/src/collectives/device/prims_ll.h"
+        );
+        assert_eq!(th.frames[0].line, Some(48));
+        assert_eq!(th.frames[1].line, Some(94));
+        assert!(matches!(activity(th), Activity::Collective { ref op, .. } if op == "ncclKernel"));
+        // a healthy neighbour: the program's own source (cuda-gdb's documented example shape)
+        let t = "  BlockIdx ThreadIdx To BlockIdx ThreadIdx Count         Virtual PC Filename  Line\nKernel 0\n*  (0,0,0)   (0,0,0)     (0,0,0) (31,0,0)    32 0x000000000088f88c   acos.cu   376\n";
+        assert!(looks_like_gdb_backtrace(t));
+        let th = &parse_gdb_backtrace(t).processes[0].threads[0];
+        assert_eq!(th.frames[0].file, "acos.cu");
+        assert_eq!(activity(th), Activity::Other);
+        // prose that names the command is not the table
+        assert!(!looks_like_gdb_backtrace(
+            "I ran info cuda kernels and info cuda threads, both hang\n"
+        ));
     }
 }

@@ -84,6 +84,7 @@ pub mod other_vendor;
 pub mod paddle_oom;
 pub mod pip_list;
 pub mod pyspy_dump;
+pub mod pystack_dump;
 pub mod rdma_link;
 pub mod sacct;
 pub(crate) mod scan;
@@ -310,6 +311,7 @@ pub static KINDS: &[&dyn EvidenceKind] = &[
     &nccl_log::NcclLogKind,
     &pyspy_dump::PyspyDumpKind,
     &faulthandler::FaulthandlerKind,
+    &pystack_dump::PystackDumpKind,
     &gdb_backtrace::GdbBacktraceKind,
     &nsys_stats::NsysStatsKind,
     &nsys_stats::NvprofSummaryKind,

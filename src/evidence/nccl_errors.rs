@@ -147,7 +147,9 @@
 //!   later terminates the process "due to ProcessGroupNCCL watchdog hang"; 2.2–2.3 (and the HCCL
 //!   fork) log `<logPrefix()>Heartbeat monitor timed out! Process will be terminated after dumping
 //!   debug info. workMetaList_.size()=N` first and put the `… watchdog got stuck for N seconds …`
-//!   sentence in the exit message. Either is a collective (or a CUDA call under one) that hangs.
+//!   sentence in the exit message. Either is a collective (or a CUDA call under one) that hangs,
+//!   unless the message says the watchdog had no work (`workMetaList_.size()=0`): a hang in the
+//!   process group's teardown, not in a collective (see `idle_monitors`).
 //!   PyTorch 2.6–2.11 (`HeartbeatMonitor::runLoop` and `getNCCLWatchdogTimeoutExitMsg`, read in
 //!   the index's stored copy of the 2.8+ `Watchdog` / `HeartbeatMonitor` classes) then logs, at
 //!   FATAL through `terminateProcess` (so `logPrefix()` twice), `<logPrefix()><logPrefix()>
@@ -427,12 +429,16 @@ fn watchdog_stuck(text: &str) -> Vec<WatchdogStuck> {
         .lines()
         .filter(|l| !l.trim_start().starts_with('#'))
         .collect();
+    let idle = idle_monitors(text);
     for c in STUCK.captures_iter(&joined) {
         let w = WatchdogStuck {
             rank: c.get(2).and_then(|m| m.as_str().parse().ok()),
             pg: c.get(1).map(|m| m.as_str().to_string()),
             seconds: c.get(3).and_then(|m| m.as_str().parse().ok()),
         };
+        if idle.contains(&(w.rank, w.pg.clone())) {
+            continue;
+        }
         match out.iter_mut().find(|o| o.rank == w.rank && o.pg == w.pg) {
             Some(o) => {
                 if o.seconds.is_none() {
@@ -443,6 +449,58 @@ fn watchdog_stuck(text: &str) -> Vec<WatchdogStuck> {
         }
     }
     out
+}
+
+/// The (rank, process group) of each heartbeat monitor whose own message says its watchdog had
+/// no work to watch: `… workMetaList_.size()=0` (2.2–2.3's `Heartbeat monitor timed out!` line,
+/// and the ` workMetaList_.size() = 0` the fatal exit line of some 2.3 builds ends with), and none
+/// of its lines a non-zero size.
+///
+/// PyTorch 2.3's `ProcessGroupNCCL.cpp` (read in the index's stored copy of the 2.3 file, the
+/// `heartbeatMonitor` and `~ProcessGroupNCCL` quoted here): the monitor logs `workMetaList_.size()`
+/// when the watchdog's `heartbeat_` has not moved for `heartbeatTimeoutInSec_`; `workMetaList_`
+/// holds the works enqueued and not yet retired, so 0 is no collective in flight on that group.
+/// The destructor joins the watchdog thread first (its heartbeat stops) and only then runs
+/// `abort(…)` on the communicators, stopping the monitor after it ("We need to wait for abort to
+/// finish before we can safely shut down heartbeat monitoring thread"; the monitor's own comment:
+/// "Or we get stuck in destructors"); when `ncclCommAbort` hangs there (2.3 logs `Future for
+/// ProcessGroup abort timed out after N ms`, mit-han-lab/distrifuser#6 at exit after the run
+/// finished), the monitor reports a stuck watchdog with no work: a hang in teardown, not a
+/// collective that timed out or hangs.
+fn idle_monitors(text: &str) -> Vec<(Option<u32>, Option<String>)> {
+    const SIZE: &str = "workMetaList_.size()";
+    let mut zero = Vec::new();
+    let mut busy = Vec::new();
+    if !text.contains(SIZE) {
+        return zero;
+    }
+    for l in super::scan::lines(text) {
+        let Some(at) = l.rfind(SIZE) else {
+            continue;
+        };
+        let Some(c) = STUCK.captures(l) else {
+            continue;
+        };
+        let digits: String = l[at + SIZE.len()..]
+            .trim_start_matches([' ', '='])
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect();
+        let Ok(n) = digits.parse::<u64>() else {
+            continue;
+        };
+        let key = (
+            c.get(2).and_then(|m| m.as_str().parse().ok()),
+            c.get(1).map(|m| m.as_str().to_string()),
+        );
+        if n == 0 {
+            zero.push(key);
+        } else {
+            busy.push(key);
+        }
+    }
+    zero.retain(|k| !busy.contains(k));
+    zero
 }
 
 /// PyTorch's flight recorder analyzer (`torch/distributed/flight_recorder/components/builder.py`
@@ -2510,6 +2568,35 @@ OpType=ALLREDUCE, NumelIn=10, NumelOut=10, Timeout(ms)=10000) ran for\n\
             }]
         );
         assert_eq!(e.timeout_count, 0);
+    }
+
+    #[test]
+    fn heartbeat_monitor_with_no_work_is_a_teardown_hang_not_a_collective() {
+        // mit-han-lab/distrifuser#6 (torch 2.3): the run finished, then the abort at exit hung
+        // and both ranks' monitors found their watchdog with no work (`workMetaList_.size()=0`)
+        let t = crate::test_corpus("h111_watchdog_distrifuser6_abort_at_exit_heartbeat.log");
+        let e = parse_nccl_errors(&t);
+        assert!(e.watchdog_stuck.is_empty(), "{:?}", e.watchdog_stuck);
+        assert_eq!(e.timeout_count, 0);
+        // the same monitor with works in flight (an ALCF Polaris page's 2.3 log): a hang
+        let busy = concat!(
+            "[rank25]:[E ProcessGroupNCCL.cpp:1316] [PG 0 Rank 25] Heartbeat monitor timed out! Process will be terminated after dumping debug info. workMetaList_.size()=2\n",
+            "[rank25]:[F ProcessGroupNCCL.cpp:1169] [PG 0 Rank 25] [PG 0 Rank 25] ProcessGroupNCCL's watchdog got stuck for 600 seconds without making progress in monitoring enqueued collectives. workMetaList_.size() = 2\n",
+        );
+        let e = parse_nccl_errors(busy);
+        assert_eq!(e.watchdog_stuck.len(), 1);
+        assert_eq!(e.watchdog_stuck[0].rank, Some(25));
+        assert_eq!(e.watchdog_stuck[0].seconds, Some(600));
+        // a size of 0 on one rank leaves another rank's busy monitor a hang
+        let mixed = format!(
+            "{busy}[rank3]:[E ProcessGroupNCCL.cpp:1316] [PG 0 Rank 3] Heartbeat monitor timed out! Process will be terminated after dumping debug info. workMetaList_.size()=0\n"
+        );
+        let e = parse_nccl_errors(&mixed);
+        assert_eq!(e.watchdog_stuck.len(), 1);
+        assert_eq!(e.watchdog_stuck[0].rank, Some(25));
+        // the monitor's line without the size (a paste that cut it) is still a hang
+        let cut = "[rank1]:[E ProcessGroupNCCL.cpp:1316] [PG 0 Rank 1] Heartbeat monitor timed out! Process will be terminated after dumping debug info.\n";
+        assert_eq!(parse_nccl_errors(cut).watchdog_stuck.len(), 1);
     }
 
     #[test]

@@ -772,7 +772,60 @@ fn collective_at(f: &Frame) -> Option<Activity> {
             frame: at(f),
         });
     }
+    if let Some(op) = nccl_device_code(f) {
+        return Some(Activity::Collective { op, frame: at(f) });
+    }
     None
+}
+
+/// A GPU frame of NCCL's own kernel, as cuda-gdb shows a device's work
+/// ([`super::gdb_backtrace`]'s `info cuda kernels` and `info cuda threads`) → the NCCL call it
+/// runs (`ncclAllReduce`, …; `ncclKernel` where only its source shows). NVIDIA/nccl names its
+/// kernels `NCCL_KERN_NAME(coll, op, dtype)` = `coll##Kernel_##op##_##dtype` in 2.3–2.7
+/// (`ncclReduceRingLLKernel_sum_f64`: the collective, then its algorithm and protocol),
+/// `ncclKernel_##func##_##algo##_##proto##_##redop##_##type` in 2.8–2.18
+/// (`src/collectives/device/common.h`), and `ncclDevKernel_<Func>_…` from 2.19
+/// (`src/device/generate.py`, `ncclDevKernel_AllReduce_Sum_f32_RING_LL`); the device code of
+/// those releases lives under `src/collectives/device/` and then `src/device/`
+/// (`prims_ll.h`, `prims_simple.h`, `all_reduce.h`, …), the files cuda-gdb's thread table names.
+fn nccl_device_code(f: &Frame) -> Option<String> {
+    // a kernel's name (cuda-gdb's invocation without its arguments)
+    let name = f.function.as_str();
+    let func = if let Some(r) = name
+        .strip_prefix("ncclDevKernel_")
+        .or_else(|| name.strip_prefix("ncclKernel_"))
+    {
+        r.split('_').next().unwrap_or("")
+    } else if let Some(coll) = name
+        .strip_prefix("nccl")
+        .and_then(|r| r.split_once("Kernel_"))
+        .map(|(c, _)| c)
+    {
+        // 2.3–2.7: the collective's name with its algorithm and protocol appended
+        let mut c = coll;
+        loop {
+            let before = c;
+            for suffix in ["LL128", "LL", "Simple", "Ring", "Tree", "CollNet", "NVLS"] {
+                c = c.strip_suffix(suffix).unwrap_or(c);
+            }
+            if c == before {
+                break;
+            }
+        }
+        c
+    } else {
+        ""
+    };
+    if !func.is_empty() && func.chars().all(|c| c.is_ascii_alphanumeric()) {
+        return Some(format!("nccl{func}"));
+    }
+    // a device thread's source file in NCCL's tree
+    let file = f.file.replace('\\', "/");
+    (f.function.is_empty()
+        && (file.contains("/collectives/device/")
+            || file.contains("nccl/src/device/")
+            || file.starts_with("src/device/")))
+    .then(|| "ncclKernel".to_string())
 }
 
 /// oneCCL's collectives (uxlfoundation/oneCCL `src/coll/coll.cpp`, 2021.x: `ccl_allgather`,

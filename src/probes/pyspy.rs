@@ -11,7 +11,7 @@
 //! `pin_memory=True` at work.
 
 use crate::evidence::pyspy_dump::{self, Activity};
-use crate::evidence::{faulthandler, gdb_backtrace};
+use crate::evidence::{faulthandler, gdb_backtrace, pystack_dump};
 use crate::host::Host;
 use serde_json::{Value, json};
 use std::time::Duration;
@@ -302,7 +302,7 @@ impl super::Probe for PyspyDumpProbe {
         "pyspy.dump"
     }
     fn doc(&self) -> &'static str {
-        "pasted `py-spy dump` output (or Python's faulthandler dump of every thread, or gdb's `thread apply all bt`): what each training process's main thread is doing (DataLoader wait, host sync, backward/optimizer), and threads inside a torch.distributed or NCCL collective"
+        "pasted `py-spy dump` output (or Python's faulthandler dump of every thread, pystack's dump, or gdb's `thread apply all bt`): what each training process's main thread is doing (DataLoader wait, host sync, backward/optimizer), and threads inside a torch.distributed or NCCL collective"
     }
     fn fields(&self) -> &'static [(&'static str, &'static str)] {
         &[
@@ -376,6 +376,11 @@ impl super::Probe for PyspyDumpProbe {
                 // stacks without py-spy's thread states and names
                 files.push(p.display().to_string());
                 dumps.push(faulthandler::parse_faulthandler_dump(&t));
+            } else if pystack_dump::looks_like_pystack_dump(&t) {
+                // pystack's dump of the process's threads: the same stacks, oldest frame first
+                // as printed, given innermost first
+                files.push(p.display().to_string());
+                dumps.push(pystack_dump::parse_pystack_dump(&t));
             } else if gdb_backtrace::looks_like_gdb_backtrace(&t) {
                 // gdb's `thread apply all bt` of the process: the native frames alone, as a
                 // `py-spy dump --native` shows them under the Python ones
