@@ -879,7 +879,11 @@ pub fn job_text_in_paste(text: &str) -> Option<(JobText, Cow<'_, str>)> {
     }
     let doc = pasted_document(text).and_then(|d| detect(&d).map(|k| (k, d)));
     match (whole, doc) {
-        (_, Some((k @ JobText::Config(_), d))) | (None, Some((k, d))) => Some((k, Cow::Owned(d))),
+        // a paste that is Python, with sentences around it that read as a log's lines (a log
+        // that showed its own job was taken above): the paste, as the text alone is read
+        (_, Some((k @ JobText::Config(_), d)))
+        | (Some(JobText::Log), Some((k @ JobText::Python, d)))
+        | (None, Some((k, d))) => Some((k, Cow::Owned(d))),
         (Some(k), _) => Some((k, Cow::Borrowed(text))),
         (None, None) => None,
     }
