@@ -32,7 +32,14 @@ const CAPTURED: &[&str] = &[
 ];
 
 /// The floor `GPUFIX_CORPUS_STRICT=1` (run by `.ci/run`) holds: the whole corpus's figures after
-/// the third session of 2026-12-06 (sealed batches h105-h107: a fresh draw from repositories not
+/// the fourth session of 2026-12-06 (sealed batches h108-h111: a fresh draw from repositories not
+/// mined, healthy text of every kind, fabric and NVIDIA's tools, hangs and stacks; the
+/// `ibportstate` and `pystack-dump` readers, cuda-gdb's tables, NCCL's WARN-level `Cuda failure`
+/// as ncclUnhandledCudaError; 1,908 artifacts): 775 of 852 detected (909.6 per mille), 0 healthy
+/// with a false finding, 0 unreadable. Every artifact detected before is detected still, and two
+/// earlier misses are found (h102's slime#1106 and h50's nccl#1283, both NCCL's `Cuda failure`
+/// WARN); three of the batches' 19 problems stay missed (the corpus README says why per batch).
+/// Before it, after the third session of 2026-12-06 (sealed batches h105-h107: a fresh draw from repositories not
 /// mined, the DataLoader's file-descriptor failures, Slurm job scripts and reports; the
 /// `tensor-sharing-log`, `seff`, `scontrol-job` and `sacct` readers and the rule
 /// `data.open-files-limit`; 1,860 artifacts): 756 of 833 detected (907.6 per mille), 0 healthy
@@ -154,7 +161,7 @@ const CAPTURED: &[&str] = &[
 /// 35 MB Kineto trace of h11 is judged within `plan`'s probe timeout depends on the machine's
 /// load. A change that reads the corpus worse fails CI; one that reads it better raises these.
 /// Issue 24's target is 95% detected, 0 and 0: the detected share is not met.
-const FLOOR_DETECTED_PER_MILLE: usize = 907;
+const FLOOR_DETECTED_PER_MILLE: usize = 909;
 const MAX_FALSE_ON_HEALTHY: usize = 0;
 const MAX_UNREADABLE: usize = 0;
 

@@ -375,16 +375,8 @@ fn tag_span(t: &str, from: usize) -> Option<(usize, usize)> {
 /// lines into one, so a line is split before every `NCCL INFO`/`WARN` that follows another on
 /// it (keeping the `[dev]` prefix before it). Streams: nothing is held but the current line.
 /// Each piece comes with where its first tag starts in it.
-#[cfg(test)]
 fn nccl_lines(text: &str) -> impl Iterator<Item = (&str, Option<usize>)> {
-    nccl_pieces(text, super::content_lines(text))
-}
-
-/// [`nccl_lines`] of `lines`, the content lines of `text` (slices of it, in order).
-fn nccl_pieces<'t>(
-    text: &'t str,
-    mut lines: impl Iterator<Item = &'t str>,
-) -> impl Iterator<Item = (&'t str, Option<usize>)> {
+    let mut lines = super::content_lines(text);
     let mut pending: Option<&str> = None;
     let mut pieces = 0usize;
     // the tags' places, from one search of the text (see [`super::scan::Ahead`])
@@ -621,40 +613,25 @@ fn cut_line(text: &str) -> Option<String> {
     })
 }
 
-/// What nccl-tests' lines of a log say, read line by line: the `tests_*` fields of its
-/// [`NcclLog`], and the hosts and ranks of its device table.
-struct TestsTable {
-    log: NcclLog,
-    hosts: BTreeSet<String>,
-    ranks: BTreeSet<u32>,
-    /// inside the device table; past its end (another line followed its last row)
-    in_table: bool,
-    ended: bool,
-    /// whether the text holds nccl-tests' footer and `CheckData` lines: each line is looked
-    /// at for them only in a text that holds one (one search of the text, not one per line)
-    oob_any: bool,
-    wrong_any: bool,
-}
-
-impl TestsTable {
-    fn new(text: &str) -> TestsTable {
-        TestsTable {
-            log: NcclLog::default(),
-            hosts: BTreeSet::new(),
-            ranks: BTreeSet::new(),
-            in_table: false,
-            ended: false,
-            oob_any: has!(text, "Out of bounds values"),
-            wrong_any: has!(text, " #wrong="),
-        }
-    }
-
-    /// One line of the text (comment lines too: nccl-tests' start with `#`). nccl-tests prints
-    /// the host of every rank of the job before NCCL's own lines; the table is whole once
-    /// another line follows its last row (a paste cut inside it may have lost the rows of
-    /// other hosts).
-    fn read(&mut self, l: &str) {
-        let log = &mut self.log;
+pub fn parse_nccl_log(text: &str) -> NcclLog {
+    let mut log = NcclLog::default();
+    let mut ranks = BTreeSet::new();
+    let mut hosts = BTreeSet::new();
+    let mut used = BTreeSet::new();
+    let (mut using_network, mut ib_init, mut socket_init) = (None, false, false);
+    let mut net_channels: BTreeSet<String> = BTreeSet::new();
+    let mut nnodes: Option<u32> = None;
+    let mut ranks_by_host: BTreeMap<String, BTreeSet<u32>> = BTreeMap::new();
+    let mut rank_past_gpus: Option<String> = None;
+    // nccl-tests prints the host of every rank of the job before NCCL's own lines; the table
+    // is whole once another line follows its last row (a paste cut inside it may have lost
+    // the rows of other hosts)
+    let mut tests_ranks: BTreeSet<u32> = BTreeSet::new();
+    let (mut in_tests_table, mut tests_table_ended) = (false, false);
+    // nccl-tests' footer and `CheckData` lines, looked for on each line only in a text that
+    // holds one (one search of the text, not one per line)
+    let (oob_any, wrong_any) = (has!(text, "Out of bounds values"), has!(text, " #wrong="));
+    for l in super::scan::lines(text) {
         if let Some(c) = maybe_row(l).then(|| TESTS_ROW.captures(l)).flatten() {
             log.tests_rows += 1;
             if let Ok(b) = c[1].parse::<f64>() {
@@ -670,7 +647,7 @@ impl TestsTable {
             }
         } else if let Some(c) = l.starts_with('#').then(|| TESTS_AVG.captures(l)).flatten() {
             log.tests_avg_busbw_gbs = c[1].parse().ok();
-        } else if let Some(c) = (self.oob_any && has!(l, "Out of bounds values"))
+        } else if let Some(c) = (oob_any && has!(l, "Out of bounds values"))
             .then(|| TESTS_OOB.captures(l))
             .flatten()
         {
@@ -678,7 +655,7 @@ impl TestsTable {
             // `FAILED` with a count that did not parse is still a failure
             let n = if &c[2] == "FAILED" { n.max(1) } else { n };
             log.tests_out_of_bounds = Some(log.tests_out_of_bounds.map_or(n, |m| m.max(n)));
-        } else if let Some(c) = (self.wrong_any && has!(l, " #wrong="))
+        } else if let Some(c) = (wrong_any && has!(l, " #wrong="))
             .then(|| TESTS_RANK_WRONG.captures(l))
             .flatten()
         {
@@ -692,31 +669,25 @@ impl TestsTable {
             .then(|| TESTS_RANK.captures(l.trim_end()))
             .flatten()
         {
-            self.in_table = true;
-            if self.hosts.len() < super::MAX_ITEMS {
-                self.hosts.insert(c[2].to_string());
+            in_tests_table = true;
+            if hosts.len() < super::MAX_ITEMS {
+                hosts.insert(c[2].to_string());
             }
             if let Ok(r) = c[1].parse::<u32>()
-                && self.ranks.len() < 1_000_000
+                && tests_ranks.len() < 1_000_000
             {
-                self.ranks.insert(r);
+                tests_ranks.insert(r);
             }
-        } else if self.in_table && !l.trim().is_empty() {
-            self.in_table = false;
-            self.ended = true;
+        } else if in_tests_table && !l.trim().is_empty() {
+            in_tests_table = false;
+            tests_table_ended = true;
         }
     }
-}
-
-pub fn parse_nccl_log(text: &str) -> NcclLog {
-    let mut log = NcclLog::default();
-    let mut ranks = BTreeSet::new();
-    let mut used = BTreeSet::new();
-    let (mut using_network, mut ib_init, mut socket_init) = (None, false, false);
-    let mut net_channels: BTreeSet<String> = BTreeSet::new();
-    let mut nnodes: Option<u32> = None;
-    let mut ranks_by_host: BTreeMap<String, BTreeSet<u32>> = BTreeMap::new();
-    let mut rank_past_gpus: Option<String> = None;
+    // every rank 0..n of a whole device table, all on one host: a single-node job
+    let tests_one_host = tests_table_ended
+        && hosts.len() == 1
+        && !tests_ranks.is_empty()
+        && tests_ranks.iter().copied().eq(0..tests_ranks.len() as u32);
     // `NET/IB : Got completion from peer …` (or an async event on the port): the IB transport
     // carried this rank's traffic to another node, failing or not
     let mut ib_traffic = false;
@@ -732,17 +703,7 @@ pub fn parse_nccl_log(text: &str) -> NcclLog {
     // (a line is searched for the version only while none was read, and only in a text that
     // holds one: one search of the text instead of one per line)
     let version_unread = has!(text, "NCCL version ");
-    // nccl-tests' lines are read on the same walk of the text as NCCL's (every line, comments
-    // too, before the comments are skipped): one pass over the lines, not two
-    let mut tests = TestsTable::new(text);
-    let content = super::scan::lines(text)
-        .inspect(|l| tests.read(l))
-        .filter(|l| !l.trim_start().starts_with('#'));
-    // the hosts of NCCL's lines, in the order they first appear (merged after nccl-tests'
-    // below, as a reading of nccl-tests' table first and then NCCL's lines keeps them)
-    let mut line_hosts: Vec<String> = Vec::new();
-    let mut line_hosts_seen: BTreeSet<String> = BTreeSet::new();
-    for (line, first) in nccl_pieces(text, content) {
+    for (line, first) in nccl_lines(text) {
         if version_unread && log.nccl_version.is_none() && has!(line, "NCCL version ") {
             if let Some(c) = VERSION.captures(line) {
                 log.nccl_version = Some(super::clip(&c[1], 64));
@@ -753,36 +714,35 @@ pub fn parse_nccl_log(text: &str) -> NcclLog {
         };
         log.lines += 1;
         if let Some(h) = host {
-            // (nccl-tests' hosts take at most [`super::MAX_ITEMS`] places before these)
-            if line_hosts.len() < 2 * super::MAX_ITEMS {
+            if hosts.len() < super::MAX_ITEMS {
                 let h = host_name(h);
-                if !line_hosts_seen.contains(h.as_ref()) {
-                    line_hosts_seen.insert(h.to_string());
-                    line_hosts.push(h.into_owned());
+                if !hosts.contains(h.as_ref()) {
+                    hosts.insert(h.into_owned());
                 }
             }
         }
-        // every phrase below holds `ib` and a failure word (in any case): only such a line is
-        // lowercased, and most `ib` lines have no failure word (each word looked for by a
-        // byte of it, then compared)
-        if contains_ci_at(msg, "ib", 1)
-            && (contains_ci_at(msg, "fail", 0)
-                || contains_ci_at(msg, "unable", 3)
-                || contains_ci_at(msg, "cannot", 0))
-        {
+        // every phrase below holds `ib` (in any case): only such a line is lowercased
+        if contains_ci_at(msg, "ib", 1) {
             lower.clear();
             lower.push_str(msg);
             lower.make_ascii_lowercase();
-            if has!(lower, "libibverbs")
-                && (has!(lower, "fail") || has!(lower, "unable") || has!(lower, "cannot"))
-                || has!(lower, "ibv_open_device") && has!(lower, "fail")
-                || has!(lower, "net/ib : unable to open")
-                || has!(lower, "ibv_get_device_list failed")
+            // each phrase below comes with a failure word: most `ib` lines have none
+            static FAILED: LazyLock<super::scan::Literals> =
+                LazyLock::new(|| super::scan::Literals::new(&["fail", "unable", "cannot"]));
+            let failed = FAILED.is_match(&lower);
+            if failed
+                && (has!(lower, "libibverbs")
+                    && (has!(lower, "fail") || has!(lower, "unable") || has!(lower, "cannot"))
+                    || has!(lower, "ibv_open_device") && has!(lower, "fail")
+                    || has!(lower, "net/ib : unable to open")
+                    || has!(lower, "ibv_get_device_list failed"))
             {
                 log.ib_verbs_failed = true;
             }
-            // (searchers built once, not a `str::find` searcher per line)
-            if ib_dev_unopened.is_none()
+            // (both phrases hold `unable`: only a line with a failure word is searched, and
+            // with searchers built once, not a `str::find` searcher per `ib` line)
+            if failed
+                && ib_dev_unopened.is_none()
                 && let Some(at) = find_lit!(&lower, "net/ib : unable to open device ")
                     .or_else(|| find_lit!(&lower, "net/ib : unable to query device "))
             {
@@ -1028,30 +988,6 @@ pub fn parse_nccl_log(text: &str) -> NcclLog {
         {
             log.ib_no_device = true;
         }
-    }
-    let TestsTable {
-        log: tests_log,
-        mut hosts,
-        ranks: tests_ranks,
-        ended: tests_table_ended,
-        ..
-    } = tests;
-    log.tests_rows = tests_log.tests_rows;
-    log.tests_busbw_max_gbs = tests_log.tests_busbw_max_gbs;
-    log.tests_avg_busbw_gbs = tests_log.tests_avg_busbw_gbs;
-    log.tests_out_of_bounds = tests_log.tests_out_of_bounds;
-    log.tests_wrong_elements = tests_log.tests_wrong_elements;
-    log.tests_wrong_sizes = tests_log.tests_wrong_sizes;
-    // every rank 0..n of a whole device table, all on one host: a single-node job
-    let tests_one_host = tests_table_ended
-        && hosts.len() == 1
-        && !tests_ranks.is_empty()
-        && tests_ranks.iter().copied().eq(0..tests_ranks.len() as u32);
-    for h in line_hosts {
-        if hosts.len() >= super::MAX_ITEMS {
-            break;
-        }
-        hosts.insert(h);
     }
     log.ranks_seen = ranks.len();
     log.hosts = hosts.into_iter().collect();
