@@ -29,8 +29,8 @@
 //! cuda-gdb (NVIDIA/cuda-gdb, gdb with CUDA support) adds the device side of the same process:
 //! `info cuda kernels`, the kernels present on the devices with their status and invocation,
 //! and `info cuda threads`, the device threads grouped by the source line their pc is at
-//! (`gdb/cuda/cuda-commands.c`, read at 16f99a41; see [`cuda_kernels_row`] and
-//! [`cuda_threads_row`]). A hung collective shows there as NCCL's kernel still resident, its
+//! (`gdb/cuda/cuda-commands.c`, read at 16f99a41; see `cuda_kernels_row` and
+//! `cuda_threads_row`). A hung collective shows there as NCCL's kernel still resident, its
 //! threads spinning in NCCL's primitives for the peers' data (k2-fsa/snowfall#71's
 //! `ncclReduceRingLLKernel_sum_f64`, NVIDIA/nccl#558's `prims_ll.h`); each kernel is given as a
 //! thread of one more process, its name or source lines as its frame.

@@ -293,8 +293,8 @@ fn tree_root(t: &str) -> bool {
 }
 
 /// The number of tree lines when the whole paste is `lspci -t` without `-v` (the command line,
-/// a bare prompt or blank lines aside): its first tree line a root ([`tree_root`]), every other
-/// line a [`tree_line`], at least two of them. Such a tree names slots and buses only: the
+/// a bare prompt or blank lines aside): its first tree line a root (`tree_root`), every other
+/// line a `tree_line`, at least two of them. Such a tree names slots and buses only: the
 /// paste shows which devices sit behind which bridge, never a link's speed or width.
 pub fn tree_only(text: &str) -> Option<usize> {
     let mut n = 0usize;
