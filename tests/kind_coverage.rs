@@ -77,6 +77,16 @@ const WITNESSES: &[(&str, &str, &str)] = &[
         "",
         "h14_dcgmi_discovery_8xh100_active_elided",
     ),
+    (
+        "dcgmi-stats",
+        "",
+        "h115_dcgmstats_dcgm305_job_verbose_perf_snip",
+    ),
+    (
+        "dcgm-exporter",
+        "h115_dcgmexp_dcgm235_xid45_console_series",
+        "h115_dcgmexp_gpuoperator340_t4_dcgmproftester_excerpt",
+    ),
     ("nvidia-smi-list", "", ""),
     (
         "fabric-manager",
@@ -378,6 +388,12 @@ const GAPS: &[(&str, Side, &str, &str)] = &[
         Side::Problem,
         "",
         "no rule reads DCGM's device list (the kind's read_by is empty): it names the GPUs DCGM found, not a fault; a GPU missing from it is seen only against the host's count",
+    ),
+    (
+        "dcgmi-stats",
+        Side::Problem,
+        "",
+        "no rule reads DCGM's job statistics (the kind's read_by is empty): a job's summary says what it used (energy, clocks, memory, utilization), not why it was slow",
     ),
     (
         "dcgmi-health",

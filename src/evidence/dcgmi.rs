@@ -500,8 +500,29 @@ fn summarise(d: &mut DcgmDiag, orphans: Vec<(String, String)>) {
 /// `"gpu_id"` it is for, `"warnings"` (`{"warning": msg, "error_id": n, …}`) and `"info"`;
 /// beside them `"Driver Version Detected"`, `"GPU Device IDs"` and `"version"`.
 pub fn looks_like_diag_json(text: &str) -> bool {
-    (text.contains("\"DCGM GPU Diagnostic\"") || text.contains("\"DCGM Diagnostic\""))
-        && text.contains("\"test_categories\"")
+    ((text.contains("\"DCGM GPU Diagnostic\"") || text.contains("\"DCGM Diagnostic\""))
+        && text.contains("\"test_categories\""))
+        || diag_json_result_fragment(text)
+}
+
+/// A result object of `dcgmi diag -j` pasted without the document around it (a poster's
+/// excerpt of one failing GPU): its `"status"` beside a `"warnings"` entry that holds all of
+/// `"warning"`, `"error_id"`, `"error_category"` and `"error_severity"`, the four keys dcgmi
+/// writes together for each error of a result (`dcgmi/Diag.cpp`, v3.3.9
+/// `HelperJsonAddResult` and v4.6.0 `AddResultEntry`: `errorEntry[NVVS_WARNING]`,
+/// `[NVVS_ERROR_ID]`, `[NVVS_ERROR_CATEGORY]`, `[NVVS_ERROR_SEVERITY]`, names from
+/// `nvvs/include/NvvsJsonStrings.h`).
+fn diag_json_result_fragment(text: &str) -> bool {
+    [
+        "\"status\"",
+        "\"warnings\"",
+        "\"warning\"",
+        "\"error_id\"",
+        "\"error_category\"",
+        "\"error_severity\"",
+    ]
+    .iter()
+    .all(|k| text.contains(k))
 }
 
 /// A diag run in either form: the table, else `-j` JSON.
@@ -536,6 +557,7 @@ pub fn parse_diag_json(text: &str) -> Result<DcgmDiag, super::ParseError> {
     let mut d = DcgmDiag::default();
     let mut stage = String::new();
     let mut cur: Option<DiagTest> = None;
+    let fragment = !text.contains("\"test_categories\"");
     // a result's fields come in any order: status and gpu_id are joined when both are seen
     let mut status: Option<DiagResult> = None;
     let mut gpu: Option<u32> = None;
@@ -575,6 +597,18 @@ pub fn parse_diag_json(text: &str) -> Result<DcgmDiag, super::ParseError> {
             "status" => {
                 if status.is_some() {
                     flush(&mut cur, &mut status, &mut gpu);
+                }
+                // a result pasted without its test around it: the test is not named
+                if cur.is_none() && fragment {
+                    cur = Some(DiagTest {
+                        name: "(test not shown)".into(),
+                        stage: stage.clone(),
+                        result: DiagResult::Pass,
+                        gpus: BTreeMap::new(),
+                        all: false,
+                        warnings: Vec::new(),
+                        info: Vec::new(),
+                    });
                 }
                 // 3.x also wrote `Skip - All`
                 status = DiagResult::parse(val.split(" - ").next().unwrap_or(val));
@@ -734,18 +768,30 @@ fn relayed_conditions(text: &str) -> Vec<HealthIncident> {
         };
         let mut joined = lines[i][at..].trim().to_string();
         let mut j = i;
-        while !joined.contains("Recommended Action=") && j + 1 < lines.len() && j < i + 8 {
+        while !joined.contains("Recommended Action=")
+            && j + 1 < lines.len()
+            && j < i + 8
+            && !lines[j + 1].trim().is_empty()
+        {
             j += 1;
             joined.push(' ');
             joined.push_str(lines[j].trim());
         }
         i = j + 1;
+        // a paste that stops before the action (`kubectl describe node`'s condition message,
+        // shortened): the one event it holds, its action not shown
+        let cut = !joined.contains("Recommended Action=");
+        if cut {
+            joined.push_str("Recommended Action=;");
+        }
         for event in joined.split_inclusive(';') {
             let Some((head, action)) = event.split_once("Recommended Action=") else {
                 continue;
             };
             let action = action.trim().trim_end_matches(';');
-            if action.is_empty() || !action.chars().all(|c| c.is_ascii_uppercase() || c == '_') {
+            if (action.is_empty() && !cut)
+                || !action.chars().all(|c| c.is_ascii_uppercase() || c == '_')
+            {
                 continue;
             }
             let mut code = None;
@@ -780,7 +826,11 @@ fn relayed_conditions(text: &str) -> Vec<HealthIncident> {
                 system: super::clip(&code, 80),
                 health: health.to_string(),
                 message: super::clip(
-                    &format!("{msg} (Recommended Action={action})"),
+                    &if action.is_empty() {
+                        msg.to_string()
+                    } else {
+                        format!("{msg} (Recommended Action={action})")
+                    },
                     super::MAX_TEXT,
                 ),
             });
@@ -1537,6 +1587,47 @@ mod tests {
         assert!(ok.incidents.is_empty());
         assert!(!looks_like_health(
             "Detected a new GPU in health system Thermal: fine\n"
+        ));
+    }
+
+    #[test]
+    fn a_relayed_condition_cut_before_its_action_is_still_read() {
+        // NVIDIA/aicr#2641: `kubectl describe node`'s condition on an idle GB300, indented and
+        // shortened before `Recommended Action=`; the IMEX daemon was not running (-3)
+        let t = "GpuNvlinkWatch = True   reason=GpuNvlinkWatchIsNotHealthy\n  ErrorCode:DCGM_FR_IMEX_UNHEALTHY GPU:0 PCI:0000:9d:00.0\n  GPU_UUID:GPU-bb3e1419-... IMEX daemon status is -3 (not READY)\n";
+        assert!(looks_like_health(t));
+        let h = parse_health(t).unwrap();
+        assert_eq!(h.incidents.len(), 1);
+        let i = &h.incidents[0];
+        assert_eq!(
+            (i.entity.as_str(), i.system.as_str(), i.health.as_str()),
+            ("GPU 0", "DCGM_FR_IMEX_UNHEALTHY", "Unknown")
+        );
+        assert_eq!(i.message, "IMEX daemon status is -3 (not READY)");
+        // a cut NVLink incident is the unhealthy event NVSentinel relays it as
+        let n = parse_health("  ErrorCode:DCGM_FR_NVLINK_DOWN GPU:1 PCI:0000:1b:00.0\n  GPU 1's NvLink link 3 is currently down\n\nother text\n").unwrap();
+        assert_eq!(n.incidents.len(), 1);
+        assert_eq!(n.incidents[0].health, "Not healthy");
+        assert!(!n.incidents[0].message.contains("other text"));
+    }
+
+    #[test]
+    fn a_diag_json_result_pasted_alone_is_read() {
+        // NVIDIA/DCGM#122: one result of `dcgmi diag -j` (the Diagnostic test on a bad GPU),
+        // pasted without the document around it; its strings wrapped as pasted
+        let t = "{\n    \"gpu_id\" : \"5\",\n    \"info\" : \"GPU 5 GPU 5 calculated at approximately 511.70 gigaflops during this test\",\n    \"status\" : \"Fail\",\n    \"warnings\" : \n    [\n        {\n            \"error_category\" : 2,\n            \"error_id\" : 110,\n            \"error_severity\" : 4,\n            \"warning\" : \"GPU 5 Detected 511.70 GFLOPs for GPU 5 which is below the threshold 1480.77 Please verify your user-specified variance\n tolerance is set appropriately; if so, and if errors are persistent, please run a field diagnostic.\"\n";
+        assert!(looks_like_diag_json(t));
+        let d = parse_diag_any(t).unwrap();
+        assert_eq!(d.failed, vec!["(test not shown) (GPU 5): fail".to_string()]);
+        assert_eq!(d.failed_gpus, vec![5]);
+        assert!(d.failure_messages[0].contains("511.70 GFLOPs"));
+        // NVIDIA/DCGM#284's case: a memory result that passed beside its allocation error
+        let pass = t.replace("\"Fail\"", "\"Pass\"");
+        let p = parse_diag_any(&pass).unwrap();
+        assert!(p.failed.is_empty());
+        // an error object without the result's status is not dcgmi's
+        assert!(!looks_like_diag_json(
+            "{\"warnings\": [{\"warning\": \"x\", \"error_id\": 1, \"error_category\": 2, \"error_severity\": 3}]}"
         ));
     }
 

@@ -318,6 +318,16 @@ mod tests {
                 "  $ dcgmi discovery -l\n  8 GPUs found (Active).\n  +--------+----------------------------------------------------------------------+\n  | GPU ID | Device Information                                                   |\n  +--------+----------------------------------------------------------------------+\n  | 0      | Name: NVIDIA H100 80GB HBM3                                          |\n  |        | PCI Bus ID: 00000000:19:00.0                                         |\n  |        | Device UUID: GPU-...                                                 |\n  +--------+----------------------------------------------------------------------+\n",
             ),
             (
+                // NVIDIA/DCGM#305: `dcgmi stats -v -j`, the poster's excerpt
+                "dcgmi-stats",
+                "...<snip>\n+-----  Performance Stats  ----------+-----------------------------------------+\n| Energy Consumed (Joules)           | 10747                                   |\n| Max GPU Memory Used (bytes)        | 543162368                               |\n| SM Utilization (%)                 | Avg: 100, Max: 100, Min: 100            |\n",
+            ),
+            (
+                // NVIDIA/gpu-operator#340: dcgm-exporter's /metrics on a T4
+                "dcgm-exporter",
+                "# HELP DCGM_FI_DEV_XID_ERRORS Value of the last XID error encountered.\n# TYPE DCGM_FI_DEV_XID_ERRORS gauge\nDCGM_FI_DEV_XID_ERRORS{gpu=\"0\",UUID=\"GPU-e1200d64-e918-4277-cad9-75da90b9f618\",device=\"nvidia0\",modelName=\"Tesla T4\",Hostname=\"nvidia-dcgm-exporter-ml2wh\",container=\"dcgmproftester11\",namespace=\"default\",pod=\"dcgmproftester\"} 0\n",
+            ),
+            (
                 "nvidia-smi-table",
                 "+-----------------------------------------------------------------------------+\n| NVIDIA-SMI 470.57.02    Driver Version: 470.57.02    CUDA Version: 11.4     |\n|-------------------------------+----------------------+----------------------+\n| GPU  Name        Persistence-M| Bus-Id        Disp.A | Volatile Uncorr. ECC |\n| Fan  Temp  Perf  Pwr:Usage/Cap|         Memory-Usage | GPU-Util  Compute M. |\n|===============================+======================+======================|\n|   0  Tesla T4            Off  | 00000000:00:04.0 Off |                    0 |\n| N/A   36C    P8     9W /  70W |      0MiB / 15109MiB |      0%      Default |\n+-------------------------------+----------------------+----------------------+\n",
             ),

@@ -50,7 +50,9 @@ pub mod cuda_compat;
 pub mod cuda_errors;
 pub mod cuda_libs;
 pub mod cuda_stack;
+pub mod dcgm_exporter;
 pub mod dcgmi;
+pub mod dcgmi_stats;
 pub mod detect;
 pub mod device_query;
 pub mod ds_report;
@@ -290,10 +292,14 @@ pub static KINDS: &[&dyn EvidenceKind] = &[
     &fabric_manager::FabricManagerKind,
     &nvidia_smi::NvidiaSmiText,
     &smi_tables::QueryCsv,
+    // `dcgmi stats`: its section rows (`Execution Stats`, …) name no diag stage
+    &dcgmi_stats::DcgmiStatsKind,
     &dcgmi::DcgmiDiag,
     &dcgmi::DcgmiHealth,
     &dcgmi::DcgmiDmon,
     &dcgmi::DcgmiDiscovery,
+    // dcgm-exporter's series: `DCGM_FI_…{gpu="0",…} value`, no other kind's lines
+    &dcgm_exporter::DcgmExporterKind,
     &smi_tables::Monitor,
     &gpustat::GpustatKind,
     // Slurm jobstats: its banner and meters are no other kind's

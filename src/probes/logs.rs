@@ -273,6 +273,35 @@ impl Probe for KernelLog {
             }
             return to_value(&k, p.display().to_string());
         }
+        // dcgm-exporter's `/metrics`: `DCGM_FI_DEV_XID_ERRORS` is each GPU's last Xid (its
+        // value, repeated in `err_code`), `DCGM_EXP_XID_ERRORS_COUNT` names an Xid seen in its
+        // window (see `evidence::dcgm_exporter`)
+        for (p, t) in evidence_of(
+            &ctx.inputs.evidence,
+            &crate::evidence::dcgm_exporter::DcgmExporterKind,
+        ) {
+            let Ok(d) = crate::evidence::dcgm_exporter::parse_dcgm_exporter(&t) else {
+                continue;
+            };
+            if d.xids.is_empty() {
+                continue;
+            }
+            let mut k = kernel_log::KernelLog::default();
+            for (gpu, code) in d.xids {
+                k.xids.push(kernel_log::Xid {
+                    code,
+                    pci: format!("GPU {gpu}"),
+                    message: format!("Xid {code} (dcgm-exporter, DCGM_FI_DEV_XID_ERRORS)"),
+                    timestamp: None,
+                    meaning: kernel_log::xid_meaning(code),
+                });
+                if !k.xid_codes.contains(&code) {
+                    k.xid_codes.push(code);
+                }
+                k.xid_count += 1;
+            }
+            return to_value(&k, p.display().to_string());
+        }
         // `lspci` showing an NVIDIA GPU whose configuration space reads all ones (`(rev ff)`,
         // `!!! Unknown header type 7f`) beside NVIDIA GPUs that answer: that GPU no longer
         // answers on the bus, the state the driver reports as fallen off the bus (see
