@@ -718,8 +718,31 @@ fn pinned_field(v: &str) -> Option<&'static str> {
     if nvsmi_timestamp(v).is_some() {
         return Some("timestamp");
     }
+    // `"pstate"`: "The current performance state for the GPU. States range from P0 (maximum
+    // performance) to P12 (minimum performance)." (`--help-query-gpu`); NVML's
+    // nvmlPstates_t goes to NVML_PSTATE_15, and no other field prints `P` and a number
+    if let Some(d) = v.strip_prefix('P')
+        && !d.is_empty()
+        && d.len() <= 2
+        && d.bytes().all(|b| b.is_ascii_digit())
+        && d.parse::<u8>().is_ok_and(|n| n <= 15)
+    {
+        return Some("pstate");
+    }
     let brands = ["NVIDIA ", "Tesla ", "GeForce ", "Quadro ", "TITAN ", "NVS "];
     (brands.iter().any(|b| v.starts_with(b)) && v.len() <= 96).then_some("name")
+}
+
+/// A value nvidia-smi prints with its unit under `--format=csv` (no `nounits`): a number, a
+/// space, and `%`, `MiB`, `W` or `MHz` (`36 %`, `2856 MiB`, `106.56 W`, `1936 MHz`; the
+/// `--format` section of nvidia-smi(1): "nounits: Don't print units for numerical values").
+/// The unit names a family of fields (`%` is any utilization or `fan.speed`), never one field.
+fn unit_value(v: &str) -> bool {
+    ["%", "MiB", "W", "MHz"].iter().any(|u| {
+        v.strip_suffix(u)
+            .and_then(|n| n.strip_suffix(' '))
+            .is_some_and(|n| !n.is_empty() && n.parse::<f64>().is_ok_and(f64::is_finite))
+    })
 }
 
 /// A value nvidia-smi prints for a measured field: a number, alone or with its unit.
@@ -746,7 +769,17 @@ fn shaped_header(text: &str) -> Option<Vec<String>> {
         .map(|l| l.split(',').map(str::trim).collect())
         .collect();
     let n = rows.first()?.len();
-    if n < 3 || rows.iter().any(|r| r.len() != n) {
+    if n < 2 || rows.iter().any(|r| r.len() != n) {
+        return None;
+    }
+    // Rows whose every column is a value with nvidia-smi's unit (`2 %, 588 MiB`): the
+    // producer's own format, two columns or more, whose fields no value pins. Read as unknown
+    // columns: the unit says `%`, never which utilization.
+    let all_units = (0..n).all(|i| rows.iter().all(|r| unit_value(r[i])));
+    if all_units {
+        return Some(vec!["?".to_string(); n]);
+    }
+    if n < 3 {
         return None;
     }
     let cols: Vec<String> = (0..n)
@@ -777,10 +810,14 @@ fn query_header(l: &str) -> Option<Vec<String>> {
     // nvidia-smi heads a one-field query too (`utilization.gpu [%]`, a script calling it once
     // per sample prints it over every value): alone on a line, only a query field with its
     // unit in brackets is taken for that header, never a bare word
+    // A field whose values carry no unit prints its bare name (`nvidia-smi --query-gpu=
+    // clocks_throttle_reasons.supported --format=csv` prints `clocks_throttle_reasons.supported`
+    // over `0x00000000000001FF`, NVIDIA/nvidia-settings#80): such a dotted field alone on a
+    // line is taken too, never a bare word nor a field nvidia-smi prints with its unit
     let single = fields.len() == 1
         && is_query_field(fields[0])
-        && fields[0].ends_with(']')
-        && fields[0].contains(" [");
+        && ((fields[0].ends_with(']') && fields[0].contains(" ["))
+            || unitless_dotted_field(fields[0]));
     (!l.contains("--query-") && (single || (fields.len() >= 2 && named * 2 >= fields.len()))).then(
         || {
             fields
@@ -789,6 +826,28 @@ fn query_header(l: &str) -> Option<Vec<String>> {
                 .collect()
         },
     )
+}
+
+/// The dotted query fields whose values nvidia-smi prints without a unit, so without a `[unit]`
+/// in the CSV header: the clocks throttle/event reason bitmasks and flags, the PCIe link's
+/// generation and width, the temperatures (`temperature.gpu` over `60`, aristocratos/bpytop#26),
+/// the ECC counts and the retired-page/remapped-row counts and flags (`--help-query-gpu`). The
+/// `utilization.`, `memory.`, `power.` and `clocks.` fields print `%`, `MiB`, `W` and `MHz`.
+fn unitless_dotted_field(f: &str) -> bool {
+    f.contains('.')
+        && f.bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'.' || b == b'_')
+        && [
+            "clocks_throttle_reasons.",
+            "clocks_event_reasons.",
+            "pcie.link.",
+            "temperature.",
+            "ecc.errors.",
+            "retired_pages.",
+            "remapped_rows.",
+        ]
+        .iter()
+        .any(|p| f.starts_with(p))
 }
 
 /// `nvidia-smi --query-gpu=index,utilization.gpu --format=csv,noheader,nounits` pasted with
@@ -941,6 +1000,7 @@ pub fn parse_query_csv(text: &str) -> Result<SmiUsage, super::ParseError> {
     // `--format=csv,noheader`: the command pasted above the rows names their fields
     let command = query_from_command(text);
     let mut header: Option<Vec<String>> = None;
+    let mut shaped_one_gpu = false;
     // no header and no command: only the columns whose values' shapes pin a field are read
     if command.is_none()
         && !text
@@ -960,6 +1020,16 @@ pub fn parse_query_csv(text: &str) -> Result<SmiUsage, super::ParseError> {
                 u.unknown_fields
                     .push(format!("column {} ({})", i + 1, super::clip(v, 40)));
             }
+        }
+        // nvidia-smi prints one row per GPU per probe (`-l`/`-lms` repeat the probe): with no
+        // column naming the GPU (`index`, bus id, uuid, `name`) or the time, the rows cannot be
+        // told apart per GPU, and they are read as samples of one
+        shaped_one_gpu = !cols.iter().any(|c| {
+            ["index", "pci.bus_id", "uuid", "serial", "name", "timestamp"].contains(&c.as_str())
+        });
+        if shaped_one_gpu && u.unknown_fields.len() < super::MAX_ITEMS {
+            u.unknown_fields
+                .push("the rows name no GPU and no time: read as samples of one GPU".into());
         }
         header = Some(cols);
     }
@@ -1018,6 +1088,7 @@ pub fn parse_query_csv(text: &str) -> Result<SmiUsage, super::ParseError> {
             && !measured_value(fields[0])
             && !fields[0].contains("N/A")
             && pinned_field(fields[0]) != Some(h[0].as_str())
+            && !(reason_mask_field(&h[0]) && reason_mask(fields[0]).is_some())
         {
             continue;
         }
@@ -1034,12 +1105,17 @@ pub fn parse_query_csv(text: &str) -> Result<SmiUsage, super::ParseError> {
     }
     // GPUs named by a field other than `index` get indexes in the order first seen
     let mut named_ids: Vec<String> = Vec::new();
-    for (h, rows) in &blocks {
+    for (b, (h, rows)) in blocks.iter().enumerate() {
         let col = |k: &str| h.iter().position(|x| x == k);
         let id_col = ["pci.bus_id", "gpu_bus_id", "uuid", "gpu_uuid", "serial"]
             .iter()
             .find_map(|k| col(k));
-        let k = probe_size(h, rows);
+        // the shaped block is the first one (see above)
+        let k = if b == 0 && shaped_one_gpu {
+            1
+        } else {
+            probe_size(h, rows)
+        };
         for (r, fields) in rows.iter().enumerate() {
             let get = |k: &str| {
                 col(k)
@@ -1261,6 +1337,31 @@ const REASON_BITS: [(u64, &str); 9] = [
     (0x80, "HW_POWER_BRAKE_SLOWDOWN"),
     (0x100, "DISPLAY_CLOCK_SETTING"),
 ];
+
+/// The bitmask fields of `--help-query-gpu`'s clocks throttle (R535 on: clocks event) reasons
+/// section: `"clocks_throttle_reasons.supported"`, "Bitmask of supported clock throttle
+/// reasons", and `.active`, "Bitmask of active clock throttle reasons. See nvml.h for more
+/// details."
+fn reason_mask_field(f: &str) -> bool {
+    ["clocks_throttle_reasons.", "clocks_event_reasons."]
+        .iter()
+        .any(|p| {
+            f.strip_prefix(p)
+                .is_some_and(|r| r == "supported" || r == "active")
+        })
+}
+
+/// The value nvidia-smi prints for such a bitmask: `0x` and the hex digits of a 64-bit mask
+/// (`0x0000000000000004`).
+fn reason_mask(v: &str) -> Option<u64> {
+    let h = v
+        .trim()
+        .strip_prefix("0x")
+        .or_else(|| v.trim().strip_prefix("0X"))?;
+    (!h.is_empty() && h.len() <= 16)
+        .then(|| u64::from_str_radix(h, 16).ok())
+        .flatten()
+}
 
 /// The active reasons of one CSV row: `Active` in the per-reason columns
 /// (`clocks_throttle_reasons.hw_slowdown`, or the newer `clocks_event_reasons.` names), else
@@ -2289,10 +2390,10 @@ Tue Mar  5 10:00:00 2024
         // `0` could be index or a count, `32607` total, used or free memory: left unread
         assert_eq!(u.gpus[0].memory_total_mib, None);
         assert_eq!(u.unknown_fields, ["column 1 (0)", "column 4 (32607)"]);
-        // numbers alone pin nothing: not read as a query
-        assert!(!looks_like_query_csv(
-            "35 %, 1200 MiB, 80 W\n40 %, 1300 MiB, 90 W\n"
-        ));
+        // numbers alone pin no field: rows of bare numbers are not read as a query
+        assert!(!looks_like_query_csv("35, 1200, 80\n40, 1300, 90\n"));
+        // (rows whose every value carries nvidia-smi's unit are its CSV, read with every
+        // column unknown: `headerless_rows_with_units_or_a_pstate_are_read_as_one_gpu`)
         // conbench/conbench#158: `--query-gpu=gpu_name` (name's second name) and its one row
         let c =
             "sh-4.2$ nvidia-smi --query-gpu=gpu_name --format=csv,noheader\nTesla T4\nsh-4.2$\n";
@@ -2300,6 +2401,81 @@ Tue Mar  5 10:00:00 2024
         let u = parse_query_csv(c).unwrap();
         assert_eq!(u.gpus[0].name.as_deref(), Some("Tesla T4"));
         assert!(u.unknown_fields.is_empty());
+    }
+
+    #[test]
+    fn headerless_rows_with_units_or_a_pstate_are_read_as_one_gpu() {
+        // PZH1gdmu/CMP40HX-Unlock#52 (driver 596.36): `--format=csv,noheader` rows of
+        // clocks.sm, power.draw, temperature.gpu, utilization.gpu and pstate pasted without the
+        // command. `P0`..`P12` is `pstate`'s shape (`--help-query-gpu`); the rest are one of
+        // several fields each. No column names the GPU or the time: one GPU's samples.
+        let t = "300 MHz, 13.74 W, 37, 0 %, P8\n780 MHz, 20.58 W, 37, 0 %, P3\n\
+1470 MHz, 181.83 W, 48, 100 %, P0\n1200 MHz, 134.91 W, 49, 100 %, P0\n";
+        assert!(looks_like_query_csv(t));
+        let u = parse_query_csv(t).unwrap();
+        assert_eq!(u.gpus.len(), 1, "{:?}", u.gpus);
+        assert_eq!(u.gpus[0].pstate.as_deref(), Some("P0"));
+        assert_eq!(u.samples, 4);
+        // `100 %` may be utilization.gpu, .memory or fan.speed: nothing is taken for one
+        assert_eq!(u.gpus[0].util_gpu, None);
+        assert_eq!(u.gpus[0].sm_clock_mhz, None);
+        assert!(
+            u.unknown_fields
+                .iter()
+                .any(|f| f.contains("read as samples of one GPU"))
+        );
+        // cosmosapjw-quantum/omoknuni_small gpu_usage.log (8be6bdd): two columns, each value
+        // with nvidia-smi's unit (`--format=csv,noheader` without `nounits`)
+        let o = "2 %, 588 MiB\n1 %, 588 MiB\n13 %, 719 MiB\n8 %, 881 MiB\n";
+        assert!(looks_like_query_csv(o));
+        let u = parse_query_csv(o).unwrap();
+        assert_eq!(u.gpus.len(), 1);
+        assert_eq!(u.samples, 4);
+        assert_eq!(u.gpus[0].util_gpu, None);
+        assert_eq!(u.gpus[0].memory_used_mib, None);
+        assert_eq!(u.unknown_fields.len(), 3, "{:?}", u.unknown_fields);
+        // neighbours: a sentence with the same figures, a value without the unit's space, a
+        // `P` word that is no state, and rows with a word among the values are not CSV
+        for prose in [
+            "GPU usage 2 %, memory 588 MiB\nGPU usage 1 %, memory 588 MiB\n",
+            "2%, 588MiB\n1%, 588MiB\n",
+            "PS, 36 %, 1200 MiB\nPS, 37 %, 1200 MiB\n",
+            "2 %, 588 MiB, idle\n1 %, 588 MiB, idle\n",
+            "Ran at 1470 MHz, 181.83 W, 48, 100 %, P16\n",
+        ] {
+            assert!(!looks_like_query_csv(prose), "{prose}");
+        }
+        assert_eq!(pinned_field("P12"), Some("pstate"));
+        assert_eq!(pinned_field("P16"), None);
+        assert_eq!(pinned_field("P"), None);
+    }
+
+    #[test]
+    fn a_bare_field_name_heads_its_unitless_values() {
+        // NVIDIA/nvidia-settings#80: `nvidia-smi --query-gpu=clocks_throttle_reasons.supported
+        // --format=csv` on a GTX 1080; a field with no unit prints its bare name over the value
+        let t = "clocks_throttle_reasons.supported\n0x00000000000001FF\n";
+        assert!(looks_like_query_csv(t));
+        let u = parse_query_csv(t).unwrap();
+        assert_eq!(u.gpus.len(), 1);
+        // the supported reasons are no active ones
+        assert_eq!(u.gpus[0].clocks_event_reasons, None);
+        // the same shape for `.active` names the bits nvml.h gives them (0x4: SW power cap)
+        let a = parse_query_csv("clocks_event_reasons.active\n0x0000000000000004\n").unwrap();
+        assert_eq!(
+            a.gpus[0].clocks_event_reasons.as_deref(),
+            Some(&["SW_POWER_CAP".to_string()][..])
+        );
+        // a unitless number under a bare dotted name (`pcie.link.gen.current` prints `4`)
+        let g = parse_query_csv("pcie.link.gen.current\n4\n").unwrap();
+        assert_eq!(g.gpus[0].pcie_gen, Some(4.0));
+        // neighbours: a list of field names is no header with rows, a bare word is no header
+        assert!(parse_query_csv("clocks.sm\nclocks.mem\n").is_err());
+        assert!(query_header("index").is_none());
+        assert!(query_header("utilization").is_none());
+        assert!(query_header("Clocks.SM").is_none());
+        // a field printed with its unit heads its values only with the unit
+        assert!(query_header("memory.used").is_none());
     }
 
     #[test]
