@@ -52,6 +52,8 @@
 //!   SGLang (`distributed/device_communicators/pynccl_wrapper.py`, `NCCL_CHECK`) raise
 //!   `RuntimeError(f"NCCL error: {error_str}")`; wrappers that print the result code first
 //!   give `NCCL error N: <text>` (`NCCL Error 2: unhandled system error` in vLLM 0.5's log);
+//!   the same message quoted inside a sentence (`系统报错"NCCL error: internal error - …"。`, a
+//!   blog's write-up of a vLLM failure) is read up to its closing quote;
 //! - the `NCCLCHECK` macro programs print a failed call's result with: NVIDIA/nccl-tests
 //!   `src/common.h` (`%s: Test NCCL failure %s:%d '%s'`, since 2.x `'%s / %s'` with
 //!   `ncclGetLastError`), the NCCL developer guide's examples (`Failed, NCCL error %s:%d
@@ -387,6 +389,13 @@ static ERROR_IN: LazyLock<Regex> = LazyLock::new(|| {
 /// `, NCCL version V` after it.
 static ERROR_TEXT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"NCCL [Ee]rror(?: ([1-6]))?: ([a-z][^,]*?)(?:,\s*NCCL version (\S+?))?\s*$")
+        .expect("static regex")
+});
+/// The same `NCCL error: <text>` between quote marks, as a write-up or a chat quotes the
+/// wrapper's message inside a sentence (`系统报错"NCCL error: internal error - please report this
+/// issue to the NCCL developers"。…`): the text ends at the closing quote, not at the line's end.
+static QUOTED_ERROR_TEXT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r#"["'“「]NCCL [Ee]rror(?: ([1-6]))?: ([a-z][^"'”」,]*?)(?:,\s*NCCL version ([^\s"'”」]+?))?["'”」]"#)
         .expect("static regex")
 });
 static CHECK_FAILED: LazyLock<Regex> = LazyLock::new(|| {
@@ -944,7 +953,14 @@ fn marked(line: &str) -> bool {
 /// `NCCL error: <text>` naming one of `ncclGetErrorString`'s texts, or its result code
 /// before it: (result, NCCL version where printed).
 fn error_text(line: &str) -> Option<(&'static str, Option<&str>)> {
-    let c = ERROR_TEXT.captures(line)?;
+    let c = ERROR_TEXT
+        .captures(line)
+        .filter(|c| {
+            c.get(1).is_some()
+                || c.get(2)
+                    .is_some_and(|t| result_of_string(t.as_str()).is_some())
+        })
+        .or_else(|| QUOTED_ERROR_TEXT.captures(line))?;
     let r = match c.get(1) {
         Some(code) => result_of_code(code.as_str())?,
         None => result_of_string(c.get(2)?.as_str())?,
@@ -2021,6 +2037,31 @@ mod tests {
             "node2:14159:14168 [0] NCCL INFO NET/IB : Using [0]mlx5_4:1/RoCE [RO]; OOB enp24s0np0:10.10.10.1<0>\n",
         );
         assert!(e.error_results.is_empty());
+    }
+
+    #[test]
+    fn an_error_text_quoted_inside_a_sentence() {
+        // blog.gitcode.com's write-up of a vLLM two-node failure: vLLM's pynccl message quoted
+        // in the middle of a Chinese sentence, NCCL's ring WARN quoted after it
+        let t = "在实际部署中,当尝试在两个节点上运行vLLM服务时,系统报错\"NCCL error: internal error - please report this issue to the NCCL developers\"。错误日志显示在尝试构建通信环时失败,具体表现为\"ring 0 does not loop back to start (12 != 0)\"。\n";
+        assert!(looks_like(t));
+        assert_eq!(
+            parse_nccl_errors(t).error_results,
+            vec!["ncclInternalError"]
+        );
+        // typographic quotes, the code form, and a version before the closing quote
+        let t = "it died with “NCCL error 3: internal error - please report this issue to the NCCL developers” twice\n";
+        assert_eq!(
+            parse_nccl_errors(t).error_results,
+            vec!["ncclInternalError"]
+        );
+        // prose that names a result without NCCL's wording, or quotes no known text, is not one
+        assert!(!looks_like(
+            "the \"NCCL error: something odd\" message went away\n"
+        ));
+        assert!(!looks_like(
+            "I keep getting an NCCL error: internal error in my code, any idea?\n"
+        ));
     }
 
     #[test]

@@ -45,6 +45,12 @@
 //!   copy too (see [`smi_lookalike_banner`]); the nvidia-smi table's detector declines both.
 //! - `npu-smi info`: Huawei Ascend's table opens `| npu-smi <ver>   Version: <ver> |` and heads
 //!   its rows `| NPU   Name | Health | Power(W) …`.
+//! - `nccom-test`: AWS Neuron's collective benchmark for Trainium and Inferentia (closed source;
+//!   its user guide, `tools/neuron-sys-tools/nccom-test.rst`, from Neuron 1.12 to 2.29, shows
+//!   and describes the output): a table headed `size(B)    count(elems)     type    time(us)
+//!   algbw(GB/s)    busbw(GB/s)`, each column's unit glued to its name, no `#`, and an
+//!   `Avg bus bandwidth:      40.6901GB/s` line after it. nccl-tests' header starts with `#`
+//!   and puts the units on a second `#` row (`#  (B)  (elements)  …`), so the two never meet.
 //!
 //! Prose that names a vendor or a tool is never claimed: every marker is a line in its tool's
 //! own layout. A text that NVIDIA kinds read is theirs: this kind comes late in [`super::KINDS`].
@@ -54,10 +60,10 @@ use serde::Serialize;
 #[derive(Debug, Clone, Default, Serialize, PartialEq)]
 pub struct OtherVendor {
     /// The vendor whose tool printed the text: `AMD`, `Intel`, `Intel Gaudi (Habana)`,
-    /// `Huawei Ascend`, `Apple`.
+    /// `Huawei Ascend`, `Apple`, `AWS (Neuron)`.
     pub vendor: &'static str,
     /// The tool or runtime: `rocm-smi`, `amd-smi`, `rocminfo`, `HIP runtime (ROCm)`, `xpu-smi`,
-    /// `sycl-ls`, `hl-smi`, `npu-smi`, `MPS (Metal)`.
+    /// `sycl-ls`, `hl-smi`, `npu-smi`, `MPS (Metal)`, `nccom-test`.
     pub tool: &'static str,
 }
 
@@ -204,6 +210,17 @@ fn xpu_smi_dump_header(line: &str) -> bool {
     cols.next() == Some("Timestamp") && cols.next() == Some("DeviceId") && cols.next().is_some()
 }
 
+/// `nccom-test`'s table header (see the header): `size(B)`, `count(elems)` and `type` first,
+/// `busbw(GB/s)` among the columns, the line not a `#` comment as nccl-tests' is.
+fn nccom_test_header(line: &str) -> bool {
+    let l = clean(line);
+    let mut cols = l.split_whitespace();
+    cols.next() == Some("size(B)")
+        && cols.next() == Some("count(elems)")
+        && cols.next() == Some("type")
+        && cols.any(|c| c == "busbw(GB/s)")
+}
+
 fn sycl_ls_line(line: &str) -> bool {
     const BACKENDS: &[&str] = &[
         "opencl",
@@ -347,6 +364,9 @@ pub fn which(text: &str) -> Option<OtherVendor> {
         if npu_smi_line(line) {
             return found("Huawei Ascend", "npu-smi");
         }
+        if nccom_test_header(line) {
+            return found("AWS (Neuron)", "nccom-test");
+        }
     }
     None
 }
@@ -373,7 +393,7 @@ impl super::EvidenceKind for OtherVendorKind {
         "other-vendor-gpu"
     }
     fn doc(&self) -> &'static str {
-        "another vendor's GPU tool or error (AMD rocm-smi/amd-smi/rocminfo/HIP, Intel xpu-smi/sycl-ls, Habana hl-smi, Huawei npu-smi, Apple MPS): recognised to say what it is; gpufix judges NVIDIA GPUs"
+        "another vendor's GPU tool or error (AMD rocm-smi/amd-smi/rocminfo/HIP, Intel xpu-smi/sycl-ls, Habana hl-smi, Huawei npu-smi, Apple MPS, AWS Neuron nccom-test): recognised to say what it is; gpufix judges NVIDIA GPUs"
     }
     fn example(&self) -> &'static str {
         "rocm-smi"
@@ -382,7 +402,7 @@ impl super::EvidenceKind for OtherVendorKind {
         &[
             (
                 "vendor",
-                "AMD, Intel, Intel Gaudi (Habana), Huawei Ascend or Apple",
+                "AMD, Intel, Intel Gaudi (Habana), Huawei Ascend, Apple or AWS (Neuron)",
             ),
             (
                 "tool",
@@ -400,7 +420,7 @@ impl super::EvidenceKind for OtherVendorKind {
         match which(text) {
             Some(v) => super::to_value(&v),
             None => Err(super::ParseError::NotThisKind(
-                "no line of another vendor's GPU tool (rocm-smi, amd-smi, rocminfo, a HIP error, xpu-smi, sycl-ls, hl-smi, npu-smi, an MPS error)",
+                "no line of another vendor's GPU tool (rocm-smi, amd-smi, rocminfo, a HIP error, xpu-smi, sycl-ls, hl-smi, npu-smi, an MPS error, nccom-test)",
             )),
         }
     }
@@ -545,6 +565,21 @@ mod tests {
         let nv = "| NVIDIA-SMI 410.48                 Driver Version: 410.48                    |\n| HL-SMI Version:                            hl-1.4.1-rc-fw-35.0.2.0          |\n";
         assert!(!is_smi_lookalike(nv));
         assert!(crate::evidence::smi_tables::looks_like_table(nv));
+    }
+
+    #[test]
+    fn aws_neurons_nccom_test_table_and_not_nccl_tests() {
+        // AWS Neuron's nccom-test user guide (awsdocs-neuron v2.28.1, nccom-test.rst): its
+        // first example as the reST code block indents it, and the 1.12 HTML page's flattened
+        // copy
+        let t = "    nccom-test -r 2 allr\n         size(B)    count(elems)     type    time(us)    algbw(GB/s)    busbw(GB/s)\n        33554432        33554432    uint8         768          40.69          40.69\n    Avg bus bandwidth:      40.6901GB/s\n";
+        assert_eq!(tool(t), Some(("AWS (Neuron)", "nccom-test")));
+        let flat = "nccom-test -r 2 allr\nsize(B) count(elems) type time(us) algbw(GB/s) busbw(GB/s)\n33554432 33554432 uint8 768 40.69 40.69\n";
+        assert_eq!(tool(flat), Some(("AWS (Neuron)", "nccom-test")));
+        // nccl-tests' own header (units on a second `#` row) and prose naming the tool
+        let nccl = "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)\n    33554432       8388608     float     sum      -1    359.0   93.46  163.56      0    358.6   93.58  163.77      0\n# Avg bus bandwidth    : 163.6\n";
+        assert_eq!(tool(nccl), None);
+        assert_eq!(tool("I ran nccom-test and busbw(GB/s) was 40\n"), None);
     }
 
     #[test]

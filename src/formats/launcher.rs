@@ -931,6 +931,42 @@ pub struct Script {
     pub shell_lines: usize,
     /// What the script's `#SBATCH` lines ask of the scheduler, per node.
     pub slurm: Slurm,
+    /// A line that is not a comment reads a variable only a distributed job has: Slurm's node
+    /// count (`$SLURM_JOB_NUM_NODES`, `$SLURM_NNODES`: sbatch(1) and srun(1), "OUTPUT
+    /// ENVIRONMENT VARIABLES") or torch.distributed's `env://` rendezvous (`$MASTER_ADDR`,
+    /// `$NODE_RANK`: torchrun's and torch.distributed.launch's documented variables): the
+    /// script sets up a distributed job even where the excerpt stops before its launch command.
+    pub distributed_vars: bool,
+}
+
+/// The variables of [`Script::distributed_vars`], as a `$NAME` or `${NAME}` reference.
+const DISTRIBUTED_VARS: &[&str] = &[
+    "SLURM_JOB_NUM_NODES",
+    "SLURM_NNODES",
+    "MASTER_ADDR",
+    "NODE_RANK",
+];
+
+/// [`Script::distributed_vars`] of a text: a byte search says no first.
+fn reads_distributed_vars(text: &str) -> bool {
+    if !DISTRIBUTED_VARS.iter().any(|v| text.contains(v)) {
+        return false;
+    }
+    text.lines()
+        .filter(|l| !l.trim_start().starts_with('#'))
+        .any(|l| {
+            DISTRIBUTED_VARS.iter().any(|v| {
+                l.match_indices(v).any(|(i, _)| {
+                    let before = &l[..i];
+                    let after = &l[i + v.len()..];
+                    let word_end =
+                        !after.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_');
+                    word_end
+                        && (before.ends_with('$')
+                            || (before.ends_with("${") && after.starts_with(['}', ':', '-'])))
+                })
+            })
+        })
 }
 
 /// The resources a Slurm batch script requests (`#SBATCH` lines): what each rank may use.
@@ -1201,6 +1237,7 @@ pub fn read_script(text: &str) -> Script {
     let mut sc = Script {
         shell_lines: counted.lines().filter(|l| is_shell_line(l)).count(),
         slurm: read_slurm(counted),
+        distributed_vars: reads_distributed_vars(counted),
         ..Script::default()
     };
     let mut vars: std::collections::HashMap<String, String> = std::collections::HashMap::new();

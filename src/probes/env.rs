@@ -98,6 +98,10 @@ impl Probe for Env {
                 "nodes",
                 "nodes of the job a launch script starts, where it says (`--nnodes`; 1 for torchrun without rendezvous options)",
             ),
+            (
+                "starts_job",
+                "a launch script's text sets up a job: a launch command (torchrun, python, srun, mpirun, …), `#SBATCH --nodes`, or a reference to a multi-node variable (`$SLURM_JOB_NUM_NODES`, `$MASTER_ADDR`, …); false for exports alone (absent for other sources)",
+            ),
         ]
     }
     fn run(&self, params: &EnvParams, ctx: &ProbeCtx) -> ProbeOutcome {
@@ -292,6 +296,10 @@ fn script_env(path: &str, sc: &crate::formats::launcher::Script) -> Value {
     if let Some(n) = nodes {
         out["nodes"] = json!(n);
     }
+    // exports with no command after them (a blog's two `export` lines) start no job: a rule
+    // that judges the job's shape has nothing to judge
+    out["starts_job"] =
+        json!(!sc.launches.is_empty() || sc.slurm.nodes.is_some() || sc.distributed_vars);
     out
 }
 
@@ -390,6 +398,25 @@ mod tests {
         );
         let v = read("export NCCL_IB_DISABLE=1\nsrun python train.py\n");
         assert!(v.get("nodes").is_none(), "srun may span nodes: {v}");
+        assert_eq!(v["starts_job"], json!(true));
+        // blog.csdn.net/engchina/article/details/144787759: the two exports alone
+        let v = read("export NCCL_P2P_DISABLE=1\nexport NCCL_IB_DISABLE=1\n");
+        assert_eq!(v["vars"]["NCCL_IB_DISABLE"], "1");
+        assert_eq!(v["starts_job"], json!(false));
+        assert!(v.get("nodes").is_none(), "{v}");
+        let v = read("#SBATCH --nodes=4\nexport NCCL_IB_DISABLE=1\n");
+        assert_eq!(v["starts_job"], json!(true));
+        // a Slurm template's multi-node branch cut before its srun line (the corpus's
+        // launcher_slurm_multinode_ib_disable): it reads the allocation's node count
+        let v = read(
+            "    echo \"Multiple ($SLURM_JOB_NUM_NODES) node training\"\n    export NCCL_IB_DISABLE=1\n",
+        );
+        assert_eq!(v["starts_job"], json!(true));
+        // the names in a comment, or a longer name, are no such reference
+        let v = read(
+            "# uses $MASTER_ADDR later\nexport NCCL_IB_DISABLE=1\necho $MASTER_ADDRESS_BOOK\n",
+        );
+        assert_eq!(v["starts_job"], json!(false));
         let v = read("NCCL_P2P_DISABLE=1 torchrun --nnodes 2 --nproc_per_node 8 t.py\n");
         assert_eq!(v["vars"]["NCCL_P2P_DISABLE"], "1");
         assert_eq!(
