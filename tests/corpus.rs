@@ -29,6 +29,7 @@ const CAPTURED: &[&str] = &[
     "made on the H200 by bench/capture_h200.sh:",
     "made on the H200 by bench/capture_h200_profilers.sh:",
     "made on the H100 by bench/capture_h200_profilers.sh:",
+    "made on the H100 by bench/capture_h200_data.sh:",
 ];
 
 /// The floor `GPUFIX_CORPUS_STRICT=1` (run by `.ci/run`) holds: the whole corpus's figures after
