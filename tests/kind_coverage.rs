@@ -185,6 +185,21 @@ const WITNESSES: &[(&str, &str, &str)] = &[
     ),
     ("show-gids", "", "h93_showgids_ucx9484_bond_vxlan_roce"),
     (
+        "cuda-p2p-bandwidth",
+        "",
+        "h114_p2plat_ginkgo164_v100_sxm2_all_peers",
+    ),
+    (
+        "cuda-bandwidth-test",
+        "",
+        "h114_bwtest_gearshifft82_p100_numactl_nodes",
+    ),
+    (
+        "docker-info",
+        "",
+        "h114_dockerinfo_ctk653_no_nvidia_runtime",
+    ),
+    (
         "ibportstate",
         "",
         "h110_ibportstate_exadata2_switch_ports_down_disabled",
@@ -292,6 +307,24 @@ const GAPS: &[(&str, Side, &str, &str)] = &[
         Side::Problem,
         "",
         "gpufix judges NVIDIA GPUs: another vendor's tool or error (rocm-smi, xpu-smi, a HIP error) is read only to say what it is (the kind's read_by is empty), never judged",
+    ),
+    (
+        "cuda-p2p-bandwidth",
+        Side::Problem,
+        "",
+        "no rule reads p2pBandwidthLatencyTest (the kind's read_by is empty): it measures copies, not a job, and a pair that CANNOT access its peer is by design on GeForce cards, PCIe switches without ACS forwarding and VMs; a slow peer path (NVIDIA/nccl#814) is named by no rule",
+    ),
+    (
+        "cuda-bandwidth-test",
+        Side::Problem,
+        "",
+        "no rule reads bandwidthTest (the kind's read_by is empty): one run's figures depend on slot, NUMA node and GPU and have no reference in the text to judge them against; a failed start is the CUDA-runtime reader's (`cudaGetDeviceCount returned N`)",
+    ),
+    (
+        "docker-info",
+        Side::Problem,
+        "",
+        "no rule reads `docker info` (the kind's read_by is empty): a missing `nvidia` runtime matters only to a run that asks for it with --runtime=nvidia, which the text does not show (--gpus goes through the toolkit's hook or CDI without it)",
     ),
     (
         "show-gids",

@@ -726,6 +726,30 @@ fn sample_error(
         .find_map(|c| by_message(c[1].trim()))
 }
 
+/// The CUDA samples' `deviceQuery` on failure (NVIDIA/cuda-samples
+/// `Samples/1_Utilities/deviceQuery/deviceQuery.cpp`, `main`, read at c94ff366, CUDA 13.0
+/// samples; the same since the CUDA 5 samples, and `bandwidthTest.cu`'s `runTest` at ceab6e8b):
+/// `printf("cudaGetDeviceCount returned %d\n-> %s\n", error_id, cudaGetErrorString(error_id))`,
+/// then `Result = FAIL`. The number alone on its line: N of `cudaGetDeviceCount returned N`.
+fn device_query_count(line: &str) -> Option<u32> {
+    let n = line.trim().strip_prefix("cudaGetDeviceCount returned ")?;
+    if n.is_empty() || n.len() > 4 || !n.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    n.parse().ok()
+}
+
+/// The table's error for deviceQuery's `-> <text>` line after `cudaGetDeviceCount returned N`:
+/// read only where the text is the runtime's own and its number N, so the short texts
+/// (`-> unknown error`) that say too little alone are named here, in the producer's pair.
+fn device_query_error(
+    code: u32,
+    line: &str,
+) -> Option<&'static (&'static str, u32, &'static str, &'static str, &'static str)> {
+    let text = line.trim().strip_prefix("-> ")?;
+    by_message(text).filter(|e| e.1 == code)
+}
+
 /// The table's error for a `Error <N>: <text>` whose number and text agree.
 fn error_n(
     line: &str,
@@ -824,7 +848,8 @@ static WHEEL: LazyLock<Regex> = LazyLock::new(|| {
 
 /// Markers this reader recognises, for detection inside a larger paste.
 pub fn recognised_line(line: &str) -> bool {
-    line.contains("NVIDIA driver on your system is too old")
+    device_query_count(line).is_some()
+        || line.contains("NVIDIA driver on your system is too old")
         || line.contains("Found no NVIDIA driver on your system")
         || line.contains("CUDA driver version is insufficient for CUDA runtime version")
         || line.contains("no kernel image is available for execution on the device")
@@ -914,6 +939,8 @@ pub(crate) fn anchor_phrases() -> Vec<&'static str> {
         // `unnamed_curesult`: TF's, XLA's and jaxlib's result printed by number
         "UNKNOWN ERROR (",
         "Unknown CUDA error ",
+        // `device_query_count`: deviceQuery's `cudaGetDeviceCount returned N`
+        "cudaGetDeviceCount returned ",
     ];
     // `cuda_libs::recognised_line`'s phrases
     p.extend([
@@ -993,7 +1020,17 @@ pub fn parse_cuda_runtime_log(text: &str) -> CudaRuntimeLog {
     static LIB_PHRASES: LazyLock<Regex> =
         LazyLock::new(|| super::scan::phrases(super::cuda_libs::PHRASES));
     let mut libs = super::cuda_libs::Libs::default();
+    // deviceQuery's `cudaGetDeviceCount returned N`, whose `-> <text>` follows on the next line
+    let mut device_query_code: Option<u32> = None;
     for line in super::content_lines(text) {
+        if let Some(code) = device_query_code.take()
+            && let Some(e) = device_query_error(code, line)
+        {
+            note_error(&mut out, e.0, Some(e.1), Some(e.2), e.4, line);
+            out.lines += 1;
+            continue;
+        }
+        device_query_code = device_query_count(line);
         if LIB_PHRASES.is_match(line) {
             libs.read(line);
         }
@@ -2193,5 +2230,33 @@ mod tests {
         assert!(m.error_names.is_empty());
         assert!(m.library_problems.is_empty());
         assert_eq!(m.library_messages_not_judged.len(), 1);
+    }
+
+    /// deviceQuery's failure pair (h114: NVIDIA/cuda-samples#13): `cudaGetDeviceCount returned
+    /// 999` then `-> unknown error`, a text too short to read alone, is named where number and
+    /// text agree; the text without its count line, or under another number, names nothing.
+    #[test]
+    fn device_query_failure_pair_names_the_error() {
+        let t = "$ ./deviceQuery \n./deviceQuery Starting...\n\n CUDA Device Query (Runtime API) version (CUDART static linking)\n\ncudaGetDeviceCount returned 999\n-> unknown error\nResult = FAIL\n";
+        assert!(looks_like(t));
+        let r = parse_cuda_runtime_log(t);
+        assert_eq!(r.error_names, vec!["cudaErrorUnknown".to_string()]);
+        assert_eq!(r.errors[0].code, Some(999));
+        let no_device = "cudaGetDeviceCount returned 100\n-> no CUDA-capable device is detected\nResult = FAIL\n";
+        assert_eq!(
+            parse_cuda_runtime_log(no_device).error_names,
+            vec!["cudaErrorNoDevice".to_string()]
+        );
+        // the text alone, or under a number that is not its own
+        assert!(
+            parse_cuda_runtime_log("-> unknown error\n")
+                .error_names
+                .is_empty()
+        );
+        let wrong = "cudaGetDeviceCount returned 100\n-> unknown error\nResult = FAIL\n";
+        assert!(parse_cuda_runtime_log(wrong).error_names.is_empty());
+        // a passing run has no count line
+        let pass = "Detected 1 CUDA Capable device(s)\n\nDevice 0: \"NVIDIA A100-SXM4-80GB\"\nResult = PASS\n";
+        assert!(!looks_like(pass));
     }
 }

@@ -283,6 +283,21 @@ mod tests {
                 "DEV     PORT    INDEX   GID                                     IPv4            VER     DEV\n---     ----    -----   ---                                     ------------    ---     ---\nmlx5_bond_0     1       3       0000:0000:0000:0000:0000:ffff:1e99:0aaf 30.153.10.175   v2      bond1\n",
             ),
             (
+                // ginkgo-project/ginkgo#164 (the CUDA samples' p2pBandwidthLatencyTest, 2 of 4 GPUs)
+                "cuda-p2p-bandwidth",
+                "[P2P (Peer-to-Peer) GPU Bandwidth Latency Test]\nDevice: 0, Tesla V100-SXM2-16GB, pciBusID: 5d, pciDeviceID: 0, pciDomainID:0\nDevice: 1, Tesla V100-SXM2-16GB, pciBusID: 5e, pciDeviceID: 0, pciDomainID:0\nDevice=0 CAN Access Peer Device=1\nDevice=1 CAN Access Peer Device=0\n",
+            ),
+            (
+                // mpicbg-scicomp/gearshifft#82 (the CUDA samples' bandwidthTest on a P100)
+                "cuda-bandwidth-test",
+                "[CUDA Bandwidth Test] - Starting...\nRunning on...\n\n Device 0: Tesla P100-PCIE-16GB\n Quick Mode\n\n Host to Device Bandwidth, 1 Device(s)\n PINNED Memory Transfers\n   Transfer Size (Bytes)        Bandwidth(MB/s)\n   33554432                     12150.7\n",
+            ),
+            (
+                // NVIDIA/nvidia-container-toolkit#653 (`docker info|grep -i runtime`)
+                "docker-info",
+                "docker info|grep -i runtime\n Runtimes: io.containerd.runc.v2 runc\n Default Runtime: runc\n",
+            ),
+            (
                 // tuananh0788/Exadata#2 (infiniband-diags' `ibportstate` on a switch port)
                 "ibportstate",
                 "# Port info: Lid 1 port 28\nLinkState:.......................Down\nPhysLinkState:...................Disabled\nLinkWidthActive:.................4X\nLinkSpeedActive:.................2.5 Gbps\n",

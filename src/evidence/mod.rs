@@ -44,6 +44,7 @@
 //! each kind recognises. A kind whose lines show it one at a time (log lines) also implements
 //! `marker` and `has_markers`, so it is found among other text.
 
+pub mod bandwidth_test;
 pub mod collect_env;
 pub mod container_spec;
 pub mod cuda_compat;
@@ -55,6 +56,7 @@ pub mod dcgmi;
 pub mod dcgmi_stats;
 pub mod detect;
 pub mod device_query;
+pub mod docker_info;
 pub mod ds_report;
 pub mod fabric_manager;
 pub mod faulthandler;
@@ -83,6 +85,7 @@ pub mod nvidia_smi;
 pub mod nvidia_smi_error;
 pub mod nvitop;
 pub mod other_vendor;
+pub mod p2p_bandwidth;
 pub mod paddle_oom;
 pub mod pip_list;
 pub mod pyspy_dump;
@@ -362,6 +365,12 @@ pub static KINDS: &[&dyn EvidenceKind] = &[
     // late: kinds no rule reads, claiming only a block no other kind reads
     &smi_p2p::P2pKind,
     &smi_p2p::MigKind,
+    // the CUDA samples' p2pBandwidthLatencyTest: no rule reads it
+    &p2p_bandwidth::P2pBandwidthKind,
+    // the CUDA samples' bandwidthTest: no rule reads it
+    &bandwidth_test::BandwidthTestKind,
+    // `docker info` (its runtimes): no rule reads it
+    &docker_info::DockerInfoKind,
     // another vendor's tool or error (rocm-smi, xpu-smi, a HIP error, …): late, so that a text
     // an NVIDIA kind reads stays that kind's; it only says what the text is
     &other_vendor::OtherVendorKind,
