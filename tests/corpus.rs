@@ -33,7 +33,14 @@ const CAPTURED: &[&str] = &[
 ];
 
 /// The floor `GPUFIX_CORPUS_STRICT=1` (run by `.ci/run`) holds: the whole corpus's figures after
-/// the fourth session of 2026-12-06 (sealed batches h108-h111: a fresh draw from repositories not
+/// the fifth session of 2026-12-06 (sealed batches h112-h115: nvidia-smi's query CSV and monitors,
+/// a fresh draw off GitHub, the diagnostics support threads ask for, DCGM output; h100d made on the
+/// H100; the `dcgm-exporter`, `dcgmi-stats`, `cuda-p2p-bandwidth`, `cuda-bandwidth-test` and
+/// `docker-info` readers and the rule `comm.socket-ifname-missing-in-log`; 1,974 artifacts): 793
+/// of 871 detected (910.4 per mille), 0 healthy with a false finding, 0 unreadable. Every artifact
+/// detected before is detected still; one of the batches' 19 problems stays missed (h112's
+/// omoknuni log, whose `%` column no header names).
+/// Before it, after the fourth session of 2026-12-06 (sealed batches h108-h111: a fresh draw from repositories not
 /// mined, healthy text of every kind, fabric and NVIDIA's tools, hangs and stacks; the
 /// `ibportstate` and `pystack-dump` readers, cuda-gdb's tables, NCCL's WARN-level `Cuda failure`
 /// as ncclUnhandledCudaError; 1,908 artifacts): 775 of 852 detected (909.6 per mille), 0 healthy
@@ -162,7 +169,7 @@ const CAPTURED: &[&str] = &[
 /// 35 MB Kineto trace of h11 is judged within `plan`'s probe timeout depends on the machine's
 /// load. A change that reads the corpus worse fails CI; one that reads it better raises these.
 /// Issue 24's target is 95% detected, 0 and 0: the detected share is not met.
-const FLOOR_DETECTED_PER_MILLE: usize = 909;
+const FLOOR_DETECTED_PER_MILLE: usize = 910;
 const MAX_FALSE_ON_HEALTHY: usize = 0;
 const MAX_UNREADABLE: usize = 0;
 

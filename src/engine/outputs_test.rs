@@ -33,7 +33,7 @@ const NOT_RECORDED: &[(&str, &[&str])] = &[
     ("diskstats", &["unavailable"]),
     ("pressure", &["unavailable"]),
     ("file", &["data"]),
-    ("env", &["file", "launched_by", "nodes"]),
+    ("env", &["file", "launched_by", "nodes", "starts_job"]),
     ("command", &["data"]),
     ("process", &["age_s", "unavailable"]),
     ("config", &["captures"]),
