@@ -20,15 +20,8 @@
 set -u
 out=${1:?usage: capture_h200.sh OUT [PYSPY]}; pyspy=${2:-}
 here=$(cd "$(dirname "$0")" && pwd)
-py=/opt/torch/.venv/bin/python3; [ -x "$py" ] || py=python3
-mkdir -p "$out"; out=$(readlink -f "$out")
-made="$out/made.tsv"; printf 'file\thow it was made\n' > "$made"
-note() { printf '%s\t%s\n' "$1" "$2" >> "$made"; }
-cap() { # cap FILE "how" cmd...
-  local f=$1 how=$2; shift 2
-  timeout 120 "$@" > "$out/$f" 2>&1; echo "exit=$?" >> "$out/$f.exit"
-  note "$f" "$how"
-}
+# shellcheck source=bench/capture_lib.sh
+. "$(dirname "$0")/capture_lib.sh"
 cap smi_table.txt "nvidia-smi, idle GPU" nvidia-smi
 cap smi_q.txt "nvidia-smi -q, idle GPU" nvidia-smi -q
 cap smi_q.xml "nvidia-smi -q -x, idle GPU" nvidia-smi -q -x

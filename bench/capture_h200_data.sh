@@ -22,15 +22,9 @@
 set -u
 out=${1:?usage: capture_h200_data.sh OUT [GPUFIX]}; gpufix=${2:-}
 here=$(cd "$(dirname "$0")" && pwd)
-py=/opt/torch/.venv/bin/python3; [ -x "$py" ] || py=python3
-mkdir -p "$out"; out=$(readlink -f "$out")
-made="$out/made.tsv"; printf 'file\thow it was made\n' > "$made"
-note() { printf '%s\t%s\n' "$1" "$2" >> "$made"; }
-cap() { # cap FILE "how" cmd...
-  local f=$1 how=$2; shift 2
-  timeout 150 "$@" > "$out/$f" 2>&1; echo "exit=$?" >> "$out/$f.exit"
-  note "$f" "$how"
-}
+CAP_TIMEOUT=150
+# shellcheck source=bench/capture_lib.sh
+. "$(dirname "$0")/capture_lib.sh"
 df -h /dev/shm > "$out/dev_shm.txt" 2>&1; nproc >> "$out/dev_shm.txt"
 
 # DataLoader workers that pass many tensors each: every tensor crosses to the main process as a

@@ -21,15 +21,9 @@
 # H100 device machine, 2026-12-05 (corpus h100n_*, PARTS=native).
 set -u
 out=${1:?usage: capture_h200_profilers.sh OUT [PYSPY] [WHEELS]}; pyspy=${2:-}; wheels=${3:-}
-py=/opt/torch/.venv/bin/python3; [ -x "$py" ] || py=python3
-mkdir -p "$out"; out=$(readlink -f "$out")
-made="$out/made.tsv"; printf 'file\thow it was made\n' > "$made"
-note() { printf '%s\t%s\n' "$1" "$2" >> "$made"; }
-cap() { # cap FILE "how" cmd...
-  local f=$1 how=$2; shift 2
-  timeout 150 "$@" > "$out/$f" 2>&1; echo "exit=$?" >> "$out/$f.exit"
-  note "$f" "$how"
-}
+CAP_TIMEOUT=150
+# shellcheck source=bench/capture_lib.sh
+. "$(dirname "$0")/capture_lib.sh"
 
 cat > "$out/prof_job.py" <<'EOF'
 import argparse, cProfile, pstats, sys, time

@@ -117,6 +117,21 @@ pub struct DiagTest {
     pub info: Vec<String>,
 }
 
+impl DiagTest {
+    /// A test named `name` of `stage` that passed until a row says otherwise.
+    fn passed(name: String, stage: &str) -> Self {
+        DiagTest {
+            name,
+            stage: stage.to_string(),
+            result: DiagResult::Pass,
+            gpus: BTreeMap::new(),
+            all: false,
+            warnings: Vec::new(),
+            info: Vec::new(),
+        }
+    }
+}
+
 /// A `dcgmi diag` run.
 #[derive(Debug, Clone, Default, Serialize, PartialEq)]
 pub struct DcgmDiag {
@@ -584,15 +599,7 @@ pub fn parse_diag_json(text: &str) -> Result<DcgmDiag, super::ParseError> {
             "name" => {
                 flush(&mut cur, &mut status, &mut gpu);
                 push_test(&mut d, cur.take());
-                cur = Some(DiagTest {
-                    name: super::clip(val, 100),
-                    stage: stage.clone(),
-                    result: DiagResult::Pass,
-                    gpus: BTreeMap::new(),
-                    all: false,
-                    warnings: Vec::new(),
-                    info: Vec::new(),
-                });
+                cur = Some(DiagTest::passed(super::clip(val, 100), &stage));
             }
             "status" => {
                 if status.is_some() {
@@ -600,15 +607,7 @@ pub fn parse_diag_json(text: &str) -> Result<DcgmDiag, super::ParseError> {
                 }
                 // a result pasted without its test around it: the test is not named
                 if cur.is_none() && fragment {
-                    cur = Some(DiagTest {
-                        name: "(test not shown)".into(),
-                        stage: stage.clone(),
-                        result: DiagResult::Pass,
-                        gpus: BTreeMap::new(),
-                        all: false,
-                        warnings: Vec::new(),
-                        info: Vec::new(),
-                    });
+                    cur = Some(DiagTest::passed("(test not shown)".into(), &stage));
                 }
                 // 3.x also wrote `Skip - All`
                 status = DiagResult::parse(val.split(" - ").next().unwrap_or(val));

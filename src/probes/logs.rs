@@ -257,20 +257,9 @@ impl Probe for KernelLog {
             if xids.is_empty() {
                 continue;
             }
-            let mut k = kernel_log::KernelLog::default();
-            for (entity, code) in xids {
-                k.xids.push(kernel_log::Xid {
-                    code,
-                    pci: entity,
-                    message: format!("XIDER {code} (dcgmi dmon, DCGM_FI_DEV_XID_ERRORS)"),
-                    timestamp: None,
-                    meaning: kernel_log::xid_meaning(code),
-                });
-                if !k.xid_codes.contains(&code) {
-                    k.xid_codes.push(code);
-                }
-                k.xid_count += 1;
-            }
+            let k = xids_as_kernel_log(xids, |code| {
+                format!("XIDER {code} (dcgmi dmon, DCGM_FI_DEV_XID_ERRORS)")
+            });
             return to_value(&k, p.display().to_string());
         }
         // dcgm-exporter's `/metrics`: `DCGM_FI_DEV_XID_ERRORS` is each GPU's last Xid (its
@@ -286,20 +275,13 @@ impl Probe for KernelLog {
             if d.xids.is_empty() {
                 continue;
             }
-            let mut k = kernel_log::KernelLog::default();
-            for (gpu, code) in d.xids {
-                k.xids.push(kernel_log::Xid {
-                    code,
-                    pci: format!("GPU {gpu}"),
-                    message: format!("Xid {code} (dcgm-exporter, DCGM_FI_DEV_XID_ERRORS)"),
-                    timestamp: None,
-                    meaning: kernel_log::xid_meaning(code),
-                });
-                if !k.xid_codes.contains(&code) {
-                    k.xid_codes.push(code);
-                }
-                k.xid_count += 1;
-            }
+            let xids = d
+                .xids
+                .into_iter()
+                .map(|(gpu, code)| (format!("GPU {gpu}"), code));
+            let k = xids_as_kernel_log(xids, |code| {
+                format!("Xid {code} (dcgm-exporter, DCGM_FI_DEV_XID_ERRORS)")
+            });
             return to_value(&k, p.display().to_string());
         }
         // `lspci` showing an NVIDIA GPU whose configuration space reads all ones (`(rev ff)`,
@@ -755,4 +737,27 @@ impl Probe for TorchMemory {
             ),
         }
     }
+}
+
+/// The kernel-log value of the Xids a DCGM text reports, `(where, code)` each, with the message
+/// `describe` gives each code (which tool and field said it).
+fn xids_as_kernel_log(
+    xids: impl IntoIterator<Item = (String, u32)>,
+    describe: impl Fn(u32) -> String,
+) -> kernel_log::KernelLog {
+    let mut k = kernel_log::KernelLog::default();
+    for (pci, code) in xids {
+        k.xids.push(kernel_log::Xid {
+            code,
+            pci,
+            message: describe(code),
+            timestamp: None,
+            meaning: kernel_log::xid_meaning(code),
+        });
+        if !k.xid_codes.contains(&code) {
+            k.xid_codes.push(code);
+        }
+        k.xid_count += 1;
+    }
+    k
 }
