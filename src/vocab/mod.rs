@@ -16,6 +16,7 @@ pub const MAX_ITEMS: usize = 1000;
 /// needle's byte at `probe` (pick a rarer letter than its first, such as the `b` of `ib`, and
 /// fewer places are compared). An empty needle is in every text; a `probe` past the needle's
 /// end finds nothing.
+#[inline]
 pub fn contains_ignore_ascii_case(hay: &str, needle: &str, probe: usize) -> bool {
     let (h, n) = (hay.as_bytes(), needle.as_bytes());
     if n.is_empty() {
