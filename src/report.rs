@@ -127,7 +127,8 @@ pub struct RuleResult {
     pub layer: String,
     pub severity: Severity,
     pub verdict: Verdict,
-    /// Why the verdict is unknown, blocked, not-applicable or waived.
+    /// Why the verdict is unknown, blocked, not-applicable or waived; for a rule read a second
+    /// time (`recheck_after`), what the second reading showed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     /// One rendered message per failing item (one per GPU for per-GPU rules).

@@ -157,6 +157,21 @@ pub fn evaluate(
     let observer = Observer {
         deadline: opts.probe_deadline,
     };
+    // the probes of rules that read a second time when they fail (`recheck_after`)
+    let again: BTreeMap<ProbeKey, Request> = if host.can_read_again() {
+        rules
+            .iter()
+            .zip(&slots)
+            .filter(|(r, _)| r.rule.recheck_after.is_some())
+            .flat_map(|(_, mine)| mine.iter())
+            .filter_map(|(_, slot)| match slot {
+                Slot::Key(k) => requests.get(k).map(|q| (k.clone(), q.clone())),
+                Slot::Fixed(_) => None,
+            })
+            .collect()
+    } else {
+        BTreeMap::new()
+    };
     let observe_started = std::time::Instant::now();
     let (outcomes, probe_timings) = observer.run(
         host.clone(),
@@ -175,6 +190,22 @@ pub fn evaluate(
     let mut notes = Vec::new();
     for (r, mine) in rules.iter().zip(slots) {
         let mut res = judge(r, &mine, &outcomes, &inputs_v, &host_v, &verdicts);
+        if res.verdict == Verdict::Fail
+            && host.can_read_again()
+            && let Some(Ok(delay)) = r.rule.recheck_delay()
+        {
+            let read_again = |requests: BTreeMap<ProbeKey, Request>| {
+                if host.is_live() {
+                    std::thread::sleep(delay);
+                }
+                observer
+                    .run(host.clone(), inputs.clone(), opts.sample, requests, |_| {})
+                    .0
+            };
+            res = recheck(&mine, res, delay, &again, read_again, |fresh| {
+                judge(r, &mine, fresh, &inputs_v, &host_v, &verdicts)
+            });
+        }
         // waivers
         if let Some(w) = &r.waiver {
             let expires = jiff::civil::Date::strptime("%Y-%m-%d", &w.expires).ok();
@@ -308,6 +339,60 @@ pub fn evaluate(
         changes: Vec::new(),
         notes,
         timings,
+    }
+}
+
+/// A rule that failed and asks for a second reading (`recheck_after`): read its probes again
+/// (after `delay` on a live host) and judge again. The finding stands only if the second
+/// judgement fails too; one that passes says the first reading's finding and that it cleared,
+/// and one that cannot tell keeps the first finding, saying so.
+fn recheck(
+    mine: &[(String, Slot)],
+    first: RuleResult,
+    delay: Duration,
+    again: &BTreeMap<ProbeKey, Request>,
+    read_again: impl FnOnce(BTreeMap<ProbeKey, Request>) -> BTreeMap<ProbeKey, ProbeOutcome>,
+    judge_again: impl FnOnce(&BTreeMap<ProbeKey, ProbeOutcome>) -> RuleResult,
+) -> RuleResult {
+    let requests: BTreeMap<ProbeKey, Request> = mine
+        .iter()
+        .filter_map(|(_, slot)| match slot {
+            Slot::Key(k) => again.get(k).map(|q| (k.clone(), q.clone())),
+            Slot::Fixed(_) => None,
+        })
+        .collect();
+    if requests.is_empty() {
+        return first;
+    }
+    let fresh = read_again(requests);
+    let mut second = judge_again(&fresh);
+    let after = if delay.subsec_millis() == 0 {
+        format!("{} s", delay.as_secs())
+    } else {
+        format!("{} ms", delay.as_millis())
+    };
+    match second.verdict {
+        Verdict::Fail => {
+            second.reason = Some(format!("failed again when read {after} later"));
+            second
+        }
+        Verdict::Pass => {
+            second.reason = Some(format!(
+                "failed at the first reading ({}); read again {after} later it passed: one \
+                 moment's state (a job tearing down), not a lasting one",
+                first.messages.join("; ")
+            ));
+            second
+        }
+        other => {
+            let mut first = first;
+            first.reason = Some(format!(
+                "read again {after} later, the rule was {} ({}): the first reading's finding stands",
+                other.as_str(),
+                second.reason.unwrap_or_default()
+            ));
+            first
+        }
     }
 }
 
@@ -893,4 +978,113 @@ fn find_unavailable(ctx: &Value, field: &str) -> Option<String> {
         }
     }
     None
+}
+
+#[cfg(test)]
+mod recheck_tests {
+    use super::*;
+
+    fn result(verdict: &str, message: &str) -> RuleResult {
+        serde_json::from_value(json!({
+            "id": "memory.orphaned-gpu-memory", "title": "t", "layer": "memory",
+            "severity": "warning", "verdict": verdict, "messages": [message],
+            "why": "w", "source": "memory.yaml"
+        }))
+        .unwrap()
+    }
+
+    fn mine() -> (Vec<(String, Slot)>, BTreeMap<ProbeKey, Request>) {
+        let key = ProbeKey::new("nvml", &Map::new());
+        let mut again = BTreeMap::new();
+        again.insert(
+            key.clone(),
+            Request {
+                kind: "nvml".into(),
+                params: Map::new(),
+            },
+        );
+        (
+            vec![
+                ("nvml".into(), Slot::Key(key)),
+                (
+                    "fixed".into(),
+                    Slot::Fixed(ProbeOutcome::NotApplicable("x".into())),
+                ),
+            ],
+            again,
+        )
+    }
+
+    fn run(second: RuleResult) -> (RuleResult, Vec<String>) {
+        let (mine, again) = mine();
+        let asked = std::cell::RefCell::new(Vec::new());
+        let out = recheck(
+            &mine,
+            result("fail", "GPU 0: memory held by PID 7 (zombie, 900 MiB)"),
+            Duration::from_secs(3),
+            &again,
+            |req| {
+                asked.borrow_mut().extend(req.keys().map(|k| k.0.clone()));
+                req.into_keys()
+                    .map(|k| (k, ProbeOutcome::Value(json!({}))))
+                    .collect()
+            },
+            |_| second,
+        );
+        (out, asked.into_inner())
+    }
+
+    #[test]
+    fn a_finding_the_second_reading_clears_passes_and_says_what_it_saw() {
+        let (out, asked) = run(result("pass", ""));
+        assert_eq!(out.verdict, Verdict::Pass);
+        let why = out.reason.unwrap();
+        assert!(why.contains("PID 7 (zombie, 900 MiB)"), "{why}");
+        assert!(why.contains("read again 3 s later it passed"), "{why}");
+        // only the rule's own probes are read again, not its fixed outcomes
+        assert_eq!(asked, vec!["nvml {}".to_string()]);
+    }
+
+    #[test]
+    fn a_finding_the_second_reading_repeats_stands() {
+        let (out, _) = run(result(
+            "fail",
+            "GPU 0: memory held by PID 7 (zombie, 900 MiB)",
+        ));
+        assert_eq!(out.verdict, Verdict::Fail);
+        assert_eq!(
+            out.reason.as_deref(),
+            Some("failed again when read 3 s later")
+        );
+    }
+
+    #[test]
+    fn a_second_reading_that_cannot_tell_keeps_the_first_finding() {
+        let mut unknown = result("unknown", "");
+        unknown.reason = Some("probe `nvml`: NVML could not be read".into());
+        let (out, _) = run(unknown);
+        assert_eq!(out.verdict, Verdict::Fail);
+        assert_eq!(
+            out.messages,
+            vec!["GPU 0: memory held by PID 7 (zombie, 900 MiB)".to_string()]
+        );
+        let why = out.reason.unwrap();
+        assert!(why.contains("the first reading's finding stands"), "{why}");
+        assert!(why.contains("NVML could not be read"), "{why}");
+    }
+
+    #[test]
+    fn a_rule_whose_probes_are_all_fixed_is_not_read_again() {
+        let (mine, _) = mine();
+        let out = recheck(
+            &mine[1..],
+            result("fail", "m"),
+            Duration::from_millis(500),
+            &BTreeMap::new(),
+            |_| panic!("nothing to read again"),
+            |_| panic!("nothing to judge again"),
+        );
+        assert_eq!(out.verdict, Verdict::Fail);
+        assert_eq!(out.reason, None);
+    }
 }

@@ -23,6 +23,7 @@ impl ProbeKey {
     }
 }
 
+#[derive(Clone)]
 pub struct Request {
     pub kind: String,
     pub params: Map<String, Value>,

@@ -88,6 +88,9 @@ impl Host for TimedHost<'_> {
     fn is_live(&self) -> bool {
         self.inner.is_live()
     }
+    fn can_read_again(&self) -> bool {
+        self.inner.can_read_again()
+    }
     fn read_file(&self, path: &str) -> io::Result<Vec<u8>> {
         self.time(|| "file reads".into(), || self.inner.read_file(path))
     }

@@ -51,6 +51,12 @@ pub trait Host: Send + Sync {
     fn describe(&self) -> String;
     /// True when reads reflect a live machine (sampling sleeps for real).
     fn is_live(&self) -> bool;
+    /// True when reading again may see a later moment: a live machine, or a recording that
+    /// holds the readings a live run took one after another. A rule with `recheck_after` is
+    /// read a second time only here (pasted text holds one moment).
+    fn can_read_again(&self) -> bool {
+        self.is_live()
+    }
     fn read_file(&self, path: &str) -> io::Result<Vec<u8>>;
     /// Entry names of a directory, sorted.
     fn read_dir(&self, path: &str) -> io::Result<Vec<String>>;

@@ -61,6 +61,9 @@ impl Host for HostView {
     fn is_live(&self) -> bool {
         self.inner.is_live()
     }
+    fn can_read_again(&self) -> bool {
+        self.inner.can_read_again()
+    }
     fn read_file(&self, path: &str) -> io::Result<Vec<u8>> {
         self.inner.read_file(path)
     }

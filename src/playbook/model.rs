@@ -199,6 +199,41 @@ pub struct Rule {
     /// URLs of the documentation the rule rests on.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub references: Vec<String>,
+    /// For a condition that can be one moment's state (a job still tearing down its GPU
+    /// context): on a live host, when the rule fails, its probes are read again after this long
+    /// (`2s`, `500ms`; more than 0, at most 30s) and the finding stands only if the second
+    /// reading fails too. A pasted text or a recording holds one moment and is judged once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recheck_after: Option<String>,
+}
+
+/// The longest `recheck_after` a rule may ask for: a health check waits this long at most.
+pub const MAX_RECHECK: std::time::Duration = std::time::Duration::from_secs(30);
+
+impl Rule {
+    /// `recheck_after` as a duration: `None` when the rule does not ask for a second reading,
+    /// `Some(Err)` naming what is wrong with the value it gives.
+    pub fn recheck_delay(&self) -> Option<Result<std::time::Duration, String>> {
+        let s = self.recheck_after.as_deref()?;
+        let parsed = s
+            .trim()
+            .parse::<jiff::SignedDuration>()
+            .map_err(|_| format!("`{s}` is not a duration (write it as 2s or 500ms)"))
+            .and_then(|d| {
+                std::time::Duration::try_from(d).map_err(|_| format!("`{s}` is negative"))
+            })
+            .and_then(|d| {
+                if d.is_zero() || d > MAX_RECHECK {
+                    Err(format!(
+                        "`{s}` is out of range (more than 0, at most {}s)",
+                        MAX_RECHECK.as_secs()
+                    ))
+                } else {
+                    Ok(d)
+                }
+            });
+        Some(parsed)
+    }
 }
 
 /// `values.yaml`: site settings for built-in and site rules.

@@ -29,14 +29,12 @@ impl Probe for Processes {
         let pids: Vec<u32> = names.iter().filter_map(|n| n.parse().ok()).collect();
         let mut zombies = Vec::new();
         for pid in &pids {
-            if let Ok(raw) = ctx.host.read_file(&format!("/proc/{pid}/stat")) {
-                let s = String::from_utf8_lossy(&raw);
-                // state follows the last `)` (the command name may contain spaces and parens)
-                if let Some(rest) = s.rfind(')').map(|i| &s[i + 1..])
-                    && rest.split_whitespace().next() == Some("Z")
-                {
-                    zombies.push(*pid);
-                }
+            // procfs's parser (the command name may hold spaces and parentheses)
+            if let Ok(raw) = ctx.host.read_file(&format!("/proc/{pid}/stat"))
+                && super::process::parse_stat(&String::from_utf8_lossy(&raw))
+                    .is_some_and(|st| st.state == "Z")
+            {
+                zombies.push(*pid);
             }
         }
         ProbeOutcome::Value(json!({"count": pids.len(), "pids": pids, "zombies": zombies}))

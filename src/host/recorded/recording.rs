@@ -39,6 +39,9 @@ impl Host for RecordingHost {
     fn is_live(&self) -> bool {
         self.inner.is_live()
     }
+    fn can_read_again(&self) -> bool {
+        self.inner.can_read_again()
+    }
     fn read_file(&self, path: &str) -> io::Result<Vec<u8>> {
         let r = self.inner.read_file(path);
         let rec = match &r {

@@ -77,6 +77,12 @@ impl Host for SnapshotHost {
     fn is_live(&self) -> bool {
         false
     }
+    /// A recording replays its readings in the order the live run took them, so a second
+    /// reading here is what the live run read the second time (the last one again where it
+    /// holds one).
+    fn can_read_again(&self) -> bool {
+        true
+    }
     fn read_file(&self, path: &str) -> io::Result<Vec<u8>> {
         if let Some(b) = self.changed.lock().unwrap().files.get(path) {
             return Ok(b.clone());

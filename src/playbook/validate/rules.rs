@@ -118,6 +118,14 @@ pub(super) fn check_rule(
     inherited: bool,
     d: &mut RuleDiags,
 ) -> Option<expr::Compiled> {
+    if let Some(Err(m)) = rule.recheck_delay() {
+        d.push(
+            "bad-recheck",
+            "/recheck_after",
+            format!("rule `{}`: recheck_after {m}", rule.id),
+            "give how long to wait before the second reading, e.g. `recheck_after: 2s`".into(),
+        );
+    }
     // probes
     for (alias, spec) in &rule.probes {
         let sub = format!("/probes/{alias}");
