@@ -1594,7 +1594,12 @@ mod tests {
         assert_eq!(m.driver_found_version, Some(11020));
         assert_eq!(m.driver_required_version, Some(11040));
         assert_eq!(m.driver_cuda.as_deref(), Some("11.2"));
-        assert!(m.driver_check_line.as_deref().unwrap().ends_with("expected at least 11040."));
+        assert!(
+            m.driver_check_line
+                .as_deref()
+                .unwrap()
+                .ends_with("expected at least 11040.")
+        );
         assert_eq!(m.lines, 1);
         // PhysX 5: the message alone, as a program's own callback prints it
         let px5 = "CUDA driver version is 11080, expected driver version is at least 12000.\n";
