@@ -130,6 +130,11 @@ const WITNESSES: &[(&str, &str, &str)] = &[
         "h107_seff_trixie105_stanage_cpu_job",
     ),
     (
+        "slurm-jobinfo",
+        "",
+        "h117_jobreport_hsuper_jobinfo_cpu_job_accounting",
+    ),
+    (
         "scontrol-job",
         "",
         "h107_scontrol_jhuarchdocs_showjob_a100_12cpu",
@@ -302,6 +307,12 @@ enum Side {
 /// judging it right moves it to [`WITNESSES`]), and what was searched or why no rule can judge
 /// it. Keep it as short as the public record allows.
 const GAPS: &[(&str, Side, &str, &str)] = &[
+    (
+        "slurm-jobinfo",
+        Side::Problem,
+        "",
+        "no public jobinfo summary with the later script's `Average GPU usage` line was found (the one GPU figure a rule reads from it); the public copies are CPU jobs (HSUper's accounting page, BIRC's README, Gent's and UC Davis's guides)",
+    ),
     (
         "other-vendor-gpu",
         Side::Problem,

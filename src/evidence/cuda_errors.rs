@@ -66,6 +66,21 @@
 //!   file and line of the failed call, then its error string). Behind either prefix the short
 //!   texts (`unknown error`, `invalid argument`) are read too.
 //!
+//! - PhysX's CUDA context manager (the GPU path of Isaac Gym, Omniverse and every PhysX GPU
+//!   user), `CudaCtxMgr::safeDelayImport`: it reads `cuDriverGetVersion` and refuses a driver
+//!   whose CUDA is below the one it was built for, reporting `CUDA driver version is %u,
+//!   expected at least %u.` (PhysX 3.4/4.x, PxShared `src/cudamanager/src/CudaContextManager.cpp`,
+//!   read in NVIDIAGameWorks/NvCloth at cfa944de, the expected value `CUDA_VERSION`) or `CUDA
+//!   driver version is %u, expected driver version is at least %u.` (PhysX 5,
+//!   NVIDIA-Omniverse/PhysX `physx/source/cudamanager/src/CudaContextManager.cpp` read at
+//!   0a100161, the expected value `MIN_CUDA_VERSION` 12000), both numbers `cuDriverGetVersion`
+//!   codes (1000 × major + 10 × minor). The default error callback prints it as `<file>
+//!   (<line>) : <code> : <message>` (`PxDefaultErrorCallback::reportError`,
+//!   `physx/source/physxextensions/src/ExtDefaultErrorCallback.cpp`); a program's own callback
+//!   may print the message alone, so the message is read wherever it stands. It is read as the
+//!   driver too old only where its first number is below its second, as PhysX only prints it
+//!   then.
+//!
 //! - TensorFlow's and XLA's StreamExecutor and jaxlib, which print a failed driver call's
 //!   `CUresult` by its name where `cuGetErrorName` knows it and by its number where it does not:
 //!   `ToString(CUresult)` in TF's `tensorflow/stream_executor/cuda/cuda_driver.cc` (TF 1.x–2.x;
@@ -144,7 +159,8 @@ pub struct CudaErrorSeen {
 
 #[derive(Debug, Clone, Serialize, PartialEq, Default)]
 pub struct CudaRuntimeLog {
-    /// "The NVIDIA driver on your system is too old (found version N)".
+    /// "The NVIDIA driver on your system is too old (found version N)", or PhysX's "CUDA driver
+    /// version is N, expected at least M." with N below M.
     pub driver_too_old: bool,
     /// N: the CUDA version the driver runs, as `cudaDriverGetVersion` codes it (12080).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -152,6 +168,12 @@ pub struct CudaRuntimeLog {
     /// The same as `major.minor` (`12.8`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub driver_cuda: Option<String>,
+    /// PhysX's driver check: the CUDA version it needs, as `cuDriverGetVersion` codes it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub driver_required_version: Option<u32>,
+    /// PhysX's driver check: the line that said it, trimmed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub driver_check_line: Option<String>,
     /// "Found no NVIDIA driver on your system", or TF's, XLA's and jaxlib's libcuda stub
     /// answering cuInit with an unnamed 303 (`UNKNOWN ERROR (303)`: libcuda.so.1 not loadable).
     pub no_driver: bool,
@@ -584,6 +606,22 @@ static TOO_OLD: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"NVIDIA driver on your system is too old \(found version (\d{1,6})\)")
         .expect("static regex")
 });
+// PhysX's `CudaCtxMgr::safeDelayImport` (3.4/4.x and 5 wordings; see the module's head)
+static PHYSX_DRIVER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"\bCUDA driver version is (\d{4,6}), expected (?:driver version is )?at least (\d{4,6})\.",
+    )
+    .expect("static regex")
+});
+
+/// PhysX's driver check in `line`: (the driver's CUDA code, the code PhysX needs), where the
+/// first is below the second (PhysX prints it only then; other numbers are not its message).
+fn physx_driver_check(line: &str) -> Option<(u32, u32)> {
+    let c = PHYSX_DRIVER.captures(line)?;
+    let found: u32 = c[1].parse().ok()?;
+    let required: u32 = c[2].parse().ok()?;
+    (found < required).then_some((found, required))
+}
 // `CUDA error: <message>`, the message ending at the first `.`-and-space, newline or `(`-hint,
 // or at the closing back or double quote of a user who quoted the line in prose ("stops with
 // error `CUDA error: out of memory` even tho ...", ultralytics/ultralytics#14367). PyTorch 2.8+
@@ -852,6 +890,7 @@ pub fn recognised_line(line: &str) -> bool {
         || line.contains("NVIDIA driver on your system is too old")
         || line.contains("Found no NVIDIA driver on your system")
         || line.contains("CUDA driver version is insufficient for CUDA runtime version")
+        || physx_driver_check(line).is_some()
         || line.contains("no kernel image is available for execution on the device")
         || line.contains("is not compatible with the current PyTorch installation")
         || line.contains("CUDA error: ")
@@ -908,6 +947,8 @@ pub(crate) fn anchor_phrases() -> Vec<&'static str> {
         "NVIDIA driver on your system is too old",
         "Found no NVIDIA driver on your system",
         "CUDA driver version is insufficient for CUDA runtime version",
+        // `physx_driver_check`: PhysX's `CUDA driver version is N, expected … at least M.`
+        "CUDA driver version is ",
         "no kernel image is available for execution on the device",
         "is not compatible with the current PyTorch installation",
         "CUDA error: ",
@@ -1057,6 +1098,14 @@ pub fn parse_cuda_runtime_log(text: &str) -> CudaRuntimeLog {
             carried = true;
         } else if line.contains("NVIDIA driver on your system is too old") {
             out.driver_too_old = true;
+            carried = true;
+        }
+        if let Some((found, required)) = physx_driver_check(line) {
+            out.driver_too_old = true;
+            out.driver_found_version = Some(found);
+            out.driver_cuda = Some(cuda_compat::cuda_code_str(found));
+            out.driver_required_version = Some(required);
+            out.driver_check_line = Some(super::clip(line.trim(), super::MAX_TEXT));
             carried = true;
         }
         if line.contains("CUDA initialization:") {
@@ -1418,13 +1467,21 @@ impl super::EvidenceKind for CudaRuntimeKind {
         &[
             (
                 "driver_too_old",
-                "\"The NVIDIA driver on your system is too old\"",
+                "\"The NVIDIA driver on your system is too old\", or PhysX's \"CUDA driver version is N, expected at least M.\"",
             ),
             (
                 "driver_found_version",
                 "the CUDA version the driver runs, as cudaDriverGetVersion codes it (12080)",
             ),
             ("driver_cuda", "the same as major.minor"),
+            (
+                "driver_required_version",
+                "PhysX's driver check: the CUDA version it needs (cudaDriverGetVersion code)",
+            ),
+            (
+                "driver_check_line",
+                "PhysX's driver check: the line that said the driver's CUDA is below it",
+            ),
             (
                 "no_driver",
                 "\"Found no NVIDIA driver on your system\", or cuInit's `UNKNOWN ERROR (303)` (TF's, XLA's or jaxlib's libcuda stub: libcuda.so.1 not loadable)",
@@ -1524,6 +1581,51 @@ mod tests {
     }
     use crate::evidence::testutil::{fixture, prefixes};
     use proptest::prelude::*;
+
+    /// PhysX's driver check (Isaac Gym's PhysX 4.x wording through the default error callback,
+    /// h117's fuchaojie.com paste; PhysX 5's wording) says the driver's CUDA and the CUDA PhysX
+    /// needs: read as the driver too old only where the first is below the second.
+    #[test]
+    fn physx_driver_check_is_the_driver_too_old() {
+        let isaac = "/buildAgent/work/45f70df4210b2e3e/source/cudamanager/src/CudaContextManager.cpp (635) : warning : CUDA driver version is 11020, expected at least 11040.\n\n/buildAgent/work/45f70df4210b2e3e/source/cudamanager/src/CudaContextManager.cpp (370) : info : NVIDIA Release 411 graphics driver and above is required for GPU acceleration.\n";
+        assert!(looks_like(isaac));
+        let m = parse_cuda_runtime_log(isaac);
+        assert!(m.driver_too_old && !m.init_warning);
+        assert_eq!(m.driver_found_version, Some(11020));
+        assert_eq!(m.driver_required_version, Some(11040));
+        assert_eq!(m.driver_cuda.as_deref(), Some("11.2"));
+        assert!(
+            m.driver_check_line
+                .as_deref()
+                .unwrap()
+                .ends_with("expected at least 11040.")
+        );
+        assert_eq!(m.lines, 1);
+        // PhysX 5: the message alone, as a program's own callback prints it
+        let px5 = "CUDA driver version is 11080, expected driver version is at least 12000.\n";
+        let m = parse_cuda_runtime_log(px5);
+        assert!(m.driver_too_old);
+        assert_eq!(
+            (m.driver_found_version, m.driver_required_version),
+            (Some(11080), Some(12000))
+        );
+        // numbers PhysX would not print (the driver at or above what it needs), a wording
+        // without the expected version, and PyTorch's own insufficient-driver text are not it
+        for t in [
+            "CUDA driver version is 12040, expected at least 11040.\n",
+            "CUDA driver version is 12000, expected driver version is at least 12000.\n",
+            "the CUDA driver version is 11.2, expected at least 11.4 by the wheel\n",
+            "CUDA driver version is 11020\n",
+        ] {
+            let m = parse_cuda_runtime_log(t);
+            assert!(!m.driver_too_old, "{t}");
+            assert_eq!(m.driver_required_version, None, "{t}");
+        }
+        let m = parse_cuda_runtime_log(
+            "RuntimeError: CUDA error: CUDA driver version is insufficient for CUDA runtime version\n",
+        );
+        assert!(m.driver_check_line.is_none() && m.driver_required_version.is_none());
+    }
 
     #[test]
     fn driver_too_old_warning_from_torch_2() {

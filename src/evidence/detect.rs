@@ -376,6 +376,11 @@ mod tests {
                 "Job ID: 64626\nCluster: stanage.alces.network\nUser/Group: a_user/clusterusers\nState: COMPLETED (exit code 0)\nNodes: 2\nCores per node: 1\nCPU Utilized: 00:02:37\nCPU Efficiency: 35.68% of 00:07:20 core-walltime\nJob Wall-clock time: 00:03:40\nMemory Utilized: 137.64 MB (estimated maximum)\nMemory Efficiency: 1.71% of 7.84 GB (3.92 GB/core)\n",
             ),
             (
+                // rug-cit-hpc/slurm-jobinfo (043c763b) README: the 2015 script's example
+                "slurm-jobinfo",
+                "Name                : bash\nUser                : aeh\nPartition           : normal\nCores               : 50\nState               : FAILED\nReserved walltime   : 2-00:00:00\nUsed walltime       :   00:02:51\nUsed CPU time       :   00:00:59\n% User (Computation): 83.22%\n% System (I/O)      : 16.78%\nMem reserved        : 100M/node\n",
+            ),
+            (
                 // github.com/HPC-Simlab/Tutorials (cf00007) ALL/F_Commands_of_a_GPU_code/Interactive_execution.md
                 "nvitop",
                 "╒═════════════════════════════════════════════════════════════════════════════╕\n│ NVIDIA-SMI 460.32.03    Driver Version: 460.32.03    CUDA Version: 11.2     │\n├───────────────────────────────┬──────────────────────┬──────────────────────┤\n│ GPU  Name        Persistence-M│ Bus-Id        Disp.A │ Volatile Uncorr. ECC │\n│ Fan  Temp  Perf  Pwr:Usage/Cap│         Memory-Usage │ GPU-Util  Compute M. │\n╞═══════════════════════════════╪══════════════════════╪══════════════════════╪════════════════════╕\n│   0  Tesla P40           On   │ 00000000:3B:00.0 Off │                    0 │ MEM: ▏ 0.0%        │\n│ MAX   20C    P8     9W / 250W │        0B / 22.38GiB │      0%      Default │ UTL: ▏ 0%          │\n╘═══════════════════════════════╧══════════════════════╧══════════════════════╧════════════════════╛\n",

@@ -69,6 +69,7 @@ pub mod ibstat;
 pub mod ibstatus;
 pub mod ibv_devinfo;
 pub mod infiniband;
+pub mod jobinfo;
 pub mod jobstats;
 pub mod kernel_log;
 pub mod kube_events;
@@ -310,6 +311,8 @@ pub static KINDS: &[&dyn EvidenceKind] = &[
     // Slurm seff: `Job ID:` then its printf'd efficiency lines; after jobstats, whose metadata
     // also starts with `Job ID:`
     &seff::SeffKind,
+    // the `jobinfo` job summary: its accounting fields padded to 20 columns (`%-20s: %s`)
+    &jobinfo::JobinfoKind,
     // Slurm's job record and accounting table: `JobId=N JobName=` with its `KEY=value` lines,
     // a `JobID` header over its dash line or `ID|…` rows
     &scontrol_job::ScontrolJobKind,

@@ -135,8 +135,13 @@ fn driver_from_text(
     rt: Option<&cuda_errors::CudaRuntimeLog>,
     env: Option<&collect_env::CollectEnv>,
 ) -> Option<(u32, String)> {
-    if let Some(v) = rt.and_then(|r| r.driver_found_version) {
-        return Some((v, format!("PyTorch's \"found version {v}\"")));
+    if let Some(r) = rt
+        && let Some(v) = r.driver_found_version
+    {
+        return Some(match r.driver_check_line {
+            Some(_) => (v, format!("PhysX's \"CUDA driver version is {v}\"")),
+            None => (v, format!("PyTorch's \"found version {v}\"")),
+        });
     }
     let e = env?;
     let code = e.driver_max_cuda_code?;
@@ -627,6 +632,7 @@ impl Probe for CudaCompat {
                             || e.name == "cudaErrorCompatNotSupportedOnDevice"
                     })
                     .map(|e| e.line.clone())
+                    .or_else(|| r.driver_check_line.clone())
                     .unwrap_or_else(|| match r.driver_found_version {
                         Some(v) => format!(
                             "The NVIDIA driver on your system is too old (found version {v})"

@@ -88,6 +88,8 @@ pub fn usage_value(u: &SmiUsage, source: &str) -> Value {
                 "a training process is listed"
             } else if u.job_report && u.format == "seff" {
                 "the summary is of the job's own GPUs (seff)"
+            } else if u.job_report && u.format == "jobinfo" {
+                "the summary is of the job's own GPUs (jobinfo)"
             } else if u.job_report {
                 "the report is of the job's own GPUs (Slurm jobstats)"
             } else {
