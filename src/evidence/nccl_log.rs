@@ -49,6 +49,23 @@
 //! cloud images ship plugins on every machine, and public single-node logs show it (the
 //! corpus's `nccl_single_rank_socket_gcp`, `h5_nccl_deepspeed_docker_one_host_no_ib`); nor is
 //! `Failed to open libibverbs` alone, printed on every host without rdma-core.
+//!
+//! Whether the IB transport can read and write GPU memory directly (GPUDirect RDMA) is NCCL's
+//! per-HCA verdict, read from its own line (NVIDIA/nccl, read at 5067397c, 2.30): from 2.13.4
+//! on `src/graph/topo.cc` prints `NET/%s : GPU Direct RDMA %s for HCA %d '%s'` (the net's
+//! name, `Enabled`/`Disabled`, the device index and name) for every device of the network the
+//! communicator uses, `gdrSupport` being `NCCL_PTR_CUDA` (a peer-memory module:
+//! `src/transport/net_ib/gdr.cc` `ncclIbGdrSupport` looks for
+//! `/sys/kernel/mm/memory_peers/nv_mem{,_nc}/version` and, from 2.23.4, 68b5423,
+//! `/sys/module/nvidia_peermem/version`; 2.22.3, 178b6b7, looked for nv_peer_mem alone) or
+//! DMA-BUF; 2.5.6 to 2.12 (`src/transport/net_ib.cc` `ncclIbGetProperties`, read at v2.12.12-1,
+//! 7aa1c46) print `NET/IB : GPU Direct RDMA Disabled for HCA %d '%s' (no module)` where no module
+//! is loaded, and nothing where one is. Only the IB transport's verdicts are kept (`IB`, the
+//! SHARP plugin's `IBext…`): the socket transport prints `Disabled` for every interface by
+//! nature, and other plugins (aws-ofi-nccl's `AWS Libfabric`) decide GDR their own way. The
+//! per-GPU distance verdict of `src/graph/paths.cc` (`GPU Direct RDMA Disabled for GPU %lx /
+//! HCA %d (distance %d > %d)`) is NCCL_NET_GDR_LEVEL working as set, not a missing module, and is
+//! not read as one. `gdr_connections` counts channel connections `via NET/…/GDRDMA`.
 
 use super::scan::{find_lit, has};
 use regex::Regex;
@@ -138,6 +155,18 @@ pub struct NcclLog {
     /// words for a message: `NCCL's sockets run over the IPoIB interface ib0, …`. Always
     /// present (null when nothing shows it): its absence is not a missing fact.
     pub ib_intended: Option<String>,
+    /// HCAs NCCL's IB transport says GPU Direct RDMA is disabled for (`NET/IB : GPU Direct RDMA
+    /// Disabled for HCA 0 'mlx5_0'`, 2.5–2.12 with ` (no module)`), and enabled for.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub gdr_disabled_hcas: Vec<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub gdr_enabled_hcas: Vec<String>,
+    /// A disabled verdict said `(no module)` (NCCL 2.5–2.12): no peer-memory module loaded.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub gdr_no_module: bool,
+    /// Channel connections through the network with GPUDirect RDMA (`via NET/IB/0/GDRDMA`).
+    #[serde(skip_serializing_if = "no_rows")]
+    pub gdr_connections: u64,
     /// What showed the job spans nodes when NCCL's own lines did not: a rank numbered past the
     /// GPUs of its host (`rank 10 nranks 16 cudaDev 2`), a command line (`--nnodes 2`), or the
     /// poster's words around the log ("cross-node", "2 machines").
@@ -311,6 +340,12 @@ static IB_DEV: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"\[\d+\]([^\s;\[\]]+)").expect("static regex"));
 static OOB: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"OOB ([^\s:<>;]+)").expect("static regex"));
+/// `src/graph/topo.cc` (2.13.4+): `NET/%s : GPU Direct RDMA %s for HCA %d '%s'`; 2.5–2.12's
+/// `NET/IB : GPU Direct RDMA Disabled for HCA %d '%s' (no module)`.
+static GDR_HCA: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^NET/([^:]+?) : GPU Direct RDMA (Enabled|Disabled) for HCA \d+ '([^']*)'( \(no module\))?")
+        .expect("static regex")
+});
 static PLUGIN: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?:P2P plugin (\S+)|Loaded net plugin (.+?) \()").expect("static regex")
 });
@@ -786,6 +821,9 @@ pub fn parse_nccl_log(text: &str) -> NcclLog {
             {
                 net_channels.insert(net.to_string());
             }
+            if gdr && transport.starts_with("NET/") {
+                log.gdr_connections += 1;
+            }
             if transport == "SHM" {
                 log.local_shm_connections += 1;
             } else if transport.starts_with("P2P") || transport.starts_with("NVLS") {
@@ -884,6 +922,19 @@ pub fn parse_nccl_log(text: &str) -> NcclLog {
             }
         }
         let m = msg.trim();
+        if m.starts_with("NET/")
+            && has!(m, " : GPU Direct RDMA ")
+            && let Some(c) = GDR_HCA.captures(m)
+            && net_kind(c[1].trim()) == "IB"
+        {
+            if &c[2] == "Disabled" {
+                push_clipped(&mut log.gdr_disabled_hcas, &c[3]);
+                log.gdr_no_module |= c.get(4).is_some();
+            } else {
+                push_clipped(&mut log.gdr_enabled_hcas, &c[3]);
+            }
+            continue;
+        }
         // each rank prints the same interface lines: what a line read before names is kept
         // already (the lists only grow), so it is not read again
         let again = if has!(m, " : Using") || m.starts_with("Bootstrap: Using") {
@@ -1286,6 +1337,19 @@ impl super::EvidenceKind for NcclLogKind {
                 "what shows the site meant to use RDMA: an IPoIB socket interface, an IB setting, an HCA named",
             ),
             ("multi_node_from", "what else showed the job spans nodes"),
+            (
+                "gdr_disabled_hcas",
+                "HCAs the IB transport says GPU Direct RDMA is disabled for",
+            ),
+            (
+                "gdr_enabled_hcas",
+                "HCAs the IB transport says GPU Direct RDMA is enabled for",
+            ),
+            ("gdr_no_module", "a disabled verdict said `(no module)`"),
+            (
+                "gdr_connections",
+                "connections through the network with GPUDirect RDMA (`/GDRDMA`)",
+            ),
             ("truncated", "the text ends inside an NCCL line"),
             ("unavailable", "fields the log cannot give, with why"),
             ("tests_rows", "nccl-tests result rows"),
@@ -1555,6 +1619,59 @@ h:1:2 [0] NCCL INFO Channel 00/02 : 0[0] -> 1[1] via P2P/IPC\n";
     }
 
     use crate::test_corpus as corpus;
+
+    /// NCCL's per-HCA GPUDirect RDMA verdict (`src/graph/topo.cc` 2.13.4+, `net_ib.cc`'s
+    /// `(no module)` in 2.5–2.12), and the lines that must not be read as one.
+    #[test]
+    fn gdr_verdict_per_hca_is_read_from_the_ib_transport_only() {
+        // nccl#1676: four verdicts of two ranks, three HCAs, no job shape
+        let l = parse_nccl_log(&corpus(
+            "h116_nccl_nccl1676_dgx2501_gdr_disabled_peermem.log",
+        ));
+        assert_eq!(l.gdr_disabled_hcas, ["mlx5_0", "mlx5_1", "mlx5_2"]);
+        assert!(l.gdr_enabled_hcas.is_empty() && !l.gdr_no_module);
+        assert_eq!(l.multi_node, None);
+        // nccl#1537: RoCE HCAs, 16 ranks seen from one host
+        let l = parse_nccl_log(&corpus("h116_nccl_nccl1537_roce_gdr_disabled_16ranks.log"));
+        assert_eq!(l.gdr_disabled_hcas, ["mlx5_0", "mlx5_1"]);
+        assert_eq!(l.net.as_deref(), Some("IB"));
+        // nccl#899: 2.5–2.12's `(no module)` and channels over NET/IB without GDRDMA
+        let l = parse_nccl_log(&corpus("h116_nccl_nccl899_ib_gdr_no_module_two_hosts.log"));
+        assert_eq!(l.gdr_disabled_hcas, ["mlx5_1", "mlx5_2", "mlx5_3"]);
+        assert!(l.gdr_no_module);
+        assert_eq!(l.gdr_connections, 0);
+        assert_eq!(l.multi_node, Some(true));
+        // NCCL_NET_GDR_LEVEL's per-GPU distance verdicts (paths.cc) are not an HCA's
+        let l = parse_nccl_log(&corpus("h116_nccl_dle383_gdr_level_phb_distance.log"));
+        assert!(l.gdr_disabled_hcas.is_empty() && l.gdr_enabled_hcas.is_empty());
+        assert_eq!(l.env_overrides["NCCL_NET_GDR_LEVEL"], "PHB");
+        // the socket transport says Disabled by nature; aws-ofi-nccl's own words are its own
+        let l = parse_nccl_log(&corpus("h200_nccl_1rank_none.log"));
+        assert!(l.gdr_disabled_hcas.is_empty());
+        let l = parse_nccl_log(&corpus("h116_nccl_nccltests245_ofi_gdr_disabled_a10g.log"));
+        assert!(l.gdr_disabled_hcas.is_empty() && l.gdr_enabled_hcas.is_empty());
+        let l = parse_nccl_log(
+            "h:1:2 [0] NCCL INFO NET/Socket : GPU Direct RDMA Disabled for HCA 0 'eth0'\n\
+             h:1:2 [0] NCCL INFO NET/AWS Libfabric : GPU Direct RDMA Disabled for HCA 0 'rdmap16s27'\n\
+             h:1:2 [0] NCCL INFO NET/IB : GPU Direct RDMA (nvidia-peermem) enable for HCA 0 'mlx5_0\n",
+        );
+        assert!(l.gdr_disabled_hcas.is_empty() && l.gdr_enabled_hcas.is_empty());
+        // the SHARP plugin's net name, an enabled HCA and channels via GDRDMA
+        let l = parse_nccl_log(
+            "h:1:2 [0] NCCL INFO NET/IBext_v8 : GPU Direct RDMA Enabled for HCA 0 'mlx5_0'\n\
+             h:1:2 [0] NCCL INFO NET/IBext_v8 : GPU Direct RDMA Disabled for HCA 1 'mlx5_bond_0'\n\
+             h:1:2 [0] NCCL INFO Channel 00/0 : 9[1] -> 0[0] [receive] via NET/IBext_v8/0/GDRDMA\n\
+             h:1:2 [0] NCCL INFO Channel 01/0 : 9[1] -> 0[0] [receive] via NET/IBext_v8/0\n",
+        );
+        assert_eq!(l.gdr_enabled_hcas, ["mlx5_0"]);
+        assert_eq!(l.gdr_disabled_hcas, ["mlx5_bond_0"]);
+        assert_eq!(l.gdr_connections, 1);
+        // a log without the verdict keeps none, and says nothing of it in JSON
+        let l = parse_nccl_log(&corpus("h116_nccl_nccl988_ibext_sharp_no_peermem.log"));
+        assert!(l.gdr_disabled_hcas.is_empty() && l.gdr_connections == 0);
+        let v = serde_json::to_value(&l).unwrap();
+        assert!(v.get("gdr_disabled_hcas").is_none() && v.get("gdr_no_module").is_none());
+    }
 
     #[test]
     fn words_and_commands_around_the_log_give_the_job_shape() {

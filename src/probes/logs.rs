@@ -107,6 +107,22 @@ impl Probe for NcclLog {
                 "what shows the site meant to use RDMA (sockets on IPoIB, an NCCL_IB_* setting, an HCA named or not openable); null when nothing does",
             ),
             ("hosts", "hosts named in the line prefixes"),
+            (
+                "gdr_disabled_hcas",
+                "HCAs NCCL's IB transport says GPU Direct RDMA is disabled for (`NET/IB : GPU Direct RDMA Disabled for HCA 0 'mlx5_0'`)",
+            ),
+            (
+                "gdr_enabled_hcas",
+                "HCAs NCCL's IB transport says GPU Direct RDMA is enabled for",
+            ),
+            (
+                "gdr_no_module",
+                "a disabled verdict said `(no module)` (NCCL 2.5–2.12)",
+            ),
+            (
+                "gdr_connections",
+                "channel connections through the network with GPUDirect RDMA (`via NET/IB/0/GDRDMA`)",
+            ),
             ("unavailable", "fields the log cannot give, with why"),
             ("tests_rows", "nccl-tests result rows"),
             (
