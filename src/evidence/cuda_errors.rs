@@ -788,6 +788,39 @@ fn device_query_error(
     by_message(text).filter(|e| e.1 == code)
 }
 
+// A check that printed the runtime's number beside `cudaSuccess`'s 0 and then its text:
+//
+// - glog's `CHECK_EQ(error, cudaSuccess) << " " << cudaGetErrorString(error)`, Caffe's
+//   `CUDA_CHECK` (BVLC/caffe `include/caffe/util/device_alternate.hpp`, read at 1beb9ac, and
+//   the copies of it in MXNet's operators and many CUDA projects): glog prints `Check failed:
+//   error == cudaSuccess (N vs. 0) ` and the streamed ` <text>`, so two spaces before the text
+//   (`F0718 15:20:34.923629 16833 syncedmem.cpp:56] Check failed: error == cudaSuccess (2 vs.
+//   0)  out of memory`);
+// - OpenPose's `cudaCheck` (CMU-Perceptual-Computing-Lab/openpose `src/openpose/gpu/cuda.cpp`):
+//   `error("Cuda check failed (" + std::to_string(errorCode) + " vs. " +
+//   std::to_string(cudaSuccess) + "): " + cudaGetErrorString(errorCode), …)`, its oldest
+//   copy without the space after the colon.
+//
+// Read only where number and text agree with the runtime's table, as `Error <N>: <text>` is.
+static CHECK_VS_0: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?:Check failed: [A-Za-z_][\w.>()\[\]-]{0,60} == cudaSuccess|Cuda check failed) \((\d{1,4}) vs\. 0\)(?::\s*|\s+)([A-Za-z][^\n]{1,120}?)\s*$",
+    )
+    .expect("static regex")
+});
+
+/// The table's error a check's `(N vs. 0) <text>` names, number and text agreeing.
+fn check_vs_0(
+    line: &str,
+) -> Option<&'static (&'static str, u32, &'static str, &'static str, &'static str)> {
+    if !line.contains(" vs. 0)") {
+        return None;
+    }
+    let c = CHECK_VS_0.captures(line)?;
+    let code: u32 = c[1].parse().ok()?;
+    by_message(c[2].trim()).filter(|e| e.1 == code)
+}
+
 /// The table's error for a `Error <N>: <text>` whose number and text agree.
 fn error_n(
     line: &str,
@@ -909,6 +942,7 @@ pub fn recognised_line(line: &str) -> bool {
             && CUDA_FAILURE.is_match(line)
         || QUOTED.is_match(line)
         || error_n(line).is_some()
+        || check_vs_0(line).is_some()
         || qualified(line).is_some()
         || sample_error(line).is_some()
         || failed_with(line).is_some()
@@ -982,6 +1016,8 @@ pub(crate) fn anchor_phrases() -> Vec<&'static str> {
         "Unknown CUDA error ",
         // `device_query_count`: deviceQuery's `cudaGetDeviceCount returned N`
         "cudaGetDeviceCount returned ",
+        // `check_vs_0`: glog's `Check failed: … == cudaSuccess (N vs. 0)`, OpenPose's check
+        " vs. 0)",
     ];
     // `cuda_libs::recognised_line`'s phrases
     p.extend([
@@ -1340,6 +1376,10 @@ pub fn parse_cuda_runtime_log(text: &str) -> CudaRuntimeLog {
         if let Some(e) = error_n(line) {
             add(e.0.to_string(), Some(e.1), Some(e.2), e.4);
         }
+        // glog's (Caffe's `CUDA_CHECK`) and OpenPose's `(N vs. 0) <text>`
+        if let Some(e) = check_vs_0(line) {
+            add(e.0.to_string(), Some(e.1), Some(e.2), e.4);
+        }
         // `c10/cuda/CUDAFunctions.cpp` (`device_count_impl`, read at 01a6a16d): torch throws
         // "CUDA unknown error - this may be due to an incorrectly set up environment, …
         // Setting the available devices to be zero." in `case cudaErrorUnknown:` of
@@ -1556,6 +1596,43 @@ impl super::EvidenceKind for CudaRuntimeKind {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn check_vs_0_of_glog_and_openpose_is_the_runtime_error() {
+        // h119: taokong/RON#4, Caffe's CUDA_CHECK through glog's CHECK_EQ
+        let t = include_str!(
+            "../../tests/fixtures/corpus/h119_cudaerr_ron4_caffe_syncedmem_oom_k80.txt"
+        );
+        assert!(looks_like(t));
+        let log = parse_cuda_runtime_log(t);
+        let names: Vec<&str> = log.errors.iter().map(|e| e.name.as_str()).collect();
+        assert_eq!(names, vec!["cudaErrorMemoryAllocation"]);
+        assert_eq!(log.errors[0].code, Some(2));
+        // gkioxari/RstarCNN#6 (35) and OpenPose's own check with and without its space
+        let t = "F0408 15:16:28.126595 23712 common.cpp:141] Check failed: error == cudaSuccess (35 vs. 0)  CUDA driver version is insufficient for CUDA runtime version\n";
+        assert!(
+            parse_cuda_runtime_log(t)
+                .errors
+                .iter()
+                .any(|e| e.code == Some(35))
+        );
+        for t in [
+            "Cuda check failed (35 vs. 0): CUDA driver version is insufficient for CUDA runtime version\n",
+            "Cuda check failed (2 vs. 0):out of memory\n",
+        ] {
+            assert!(recognised_line(t.trim_end()), "{t}");
+        }
+        // neighbours: a number that disagrees with the text, a check of another API, glog's
+        // CHECK of something else, prose
+        for t in [
+            "Check failed: error == cudaSuccess (3 vs. 0)  out of memory",
+            "Check failed: status == CUBLAS_STATUS_SUCCESS (13 vs. 0)  CUBLAS_STATUS_EXECUTION_FAILED",
+            "Check failed: count == 2 (3 vs. 2)  out of memory",
+            "the check failed (2 vs. 0) with out of memory",
+        ] {
+            assert!(check_vs_0(t).is_none(), "{t}");
+        }
+    }
 
     /// The driver-too-old message broken over two lines between its own words is read as
     /// printed; lines that only look alike are not joined.

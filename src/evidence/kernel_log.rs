@@ -20,6 +20,14 @@
 //! names no address (an old `RmInitAdapter failed!` without its device prefix) still sets
 //! the flag.
 //!
+//! The module's load report of devices another driver holds (`nvidia_init_module` in
+//! `kernel-open/nvidia/nv.c`, read at 30e15d79; the closed modules print the same): `NVRM: The
+//! NVIDIA probe routine was not called for %d device(s).` when fewer NVIDIA display devices
+//! reached its probe routine than the bus has (its next lines name nouveau, rivafb, nvidiafb
+//! or rivatv as the usual owner), then `NVRM: No NVIDIA graphics adapter probed!` when none
+//! did and the load fails. `The NVIDIA probe routine failed for %d device(s).` (the probe ran
+//! and failed) is another report and is not read as either.
+//!
 //! The Kubernetes device plugin reports the same Xid events from NVML (`EventTypeXidCriticalError`)
 //! in its own log, for the Xids it does not skip as application errors (NVIDIA/k8s-device-plugin,
 //! read at `1b826ac`): `XidCriticalError: Xid=%d on Device=%s, the device will go unhealthy.`
@@ -134,6 +142,15 @@ pub struct KernelLog {
     pub aer: Vec<Aer>,
     pub aer_count: u64,
     pub lines: u64,
+    /// The devices the NVIDIA module's probe routine was not called for (`NVRM: The NVIDIA
+    /// probe routine was not called for N device(s).`, summed over the log's loads): NVIDIA
+    /// GPUs another driver holds. Only when there are some.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub probe_not_called: Option<u32>,
+    /// `NVRM: No NVIDIA graphics adapter probed!`: the module was left no GPU and did not
+    /// load. Only when the log says so.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub no_adapter_probed: bool,
 }
 
 static XID: LazyLock<Regex> = LazyLock::new(|| {
@@ -296,12 +313,14 @@ mod rare {
     pub const GSP: [usize; 4] = [6, 7, 8, 9];
     pub const LOST: [usize; 2] = [10, 11];
     pub const AER: [usize; 2] = [12, 13];
+    pub const NOT_CALLED: usize = 14;
+    pub const NONE_PROBED: usize = 15;
 }
 
 /// Phrases one of which every line [`Reader::read_rare`] reads something from holds, found
 /// all at once in one pass over a line ([`RARE`], overlapping: each phrase the line holds is
 /// found).
-const RARE_PHRASES: [&str; 14] = [
+const RARE_PHRASES: [&str; 16] = [
     "XidCriticalError: Xid=",
     "SXid (",
     "NVRM: The NVIDIA GPU ",
@@ -316,6 +335,8 @@ const RARE_PHRASES: [&str; 14] = [
     "Unable to determine the device handle for GPU",
     "AER",
     "PCIe Bus Error",
+    "NVIDIA probe routine was not called for ",
+    "No NVIDIA graphics adapter probed",
 ];
 static RARE: LazyLock<aho_corasick::AhoCorasick> = LazyLock::new(|| {
     aho_corasick::AhoCorasick::builder()
@@ -561,6 +582,21 @@ impl Reader {
         if rare::GSP.into_iter().any(holds) && has!(line, "NVRM:") && is_gsp_timeout(line) {
             self.log.gsp_timeout = true;
         }
+        if holds(rare::NOT_CALLED) && has!(line, "NVRM:") {
+            let at = find_lit!(line, "NVIDIA probe routine was not called for ").unwrap_or(0);
+            let n: String = line[at..]
+                .trim_start_matches("NVIDIA probe routine was not called for ")
+                .chars()
+                .take_while(char::is_ascii_digit)
+                .collect();
+            if let Ok(n) = n.parse::<u32>() {
+                let sum = self.log.probe_not_called.unwrap_or(0).saturating_add(n);
+                self.log.probe_not_called = (sum > 0).then_some(sum);
+            }
+        }
+        if holds(rare::NONE_PROBED) && has!(line, "NVRM:") {
+            self.log.no_adapter_probed = true;
+        }
         if rare::LOST.into_iter().any(holds) && is_gpu_lost(line) {
             self.log.gpu_lost = true;
         }
@@ -711,10 +747,18 @@ impl super::EvidenceKind for KernelLogKind {
             ("aer", "PCIe AER errors: pci, severity, message"),
             ("aer_count", "every AER line seen"),
             ("lines", "lines read"),
+            (
+                "probe_not_called",
+                "the NVIDIA GPUs the NVIDIA module's probe routine was not called for (another driver holds them; only when there are some)",
+            ),
+            (
+                "no_adapter_probed",
+                "the NVIDIA module was left no GPU (`No NVIDIA graphics adapter probed!`; only when the log says so)",
+            ),
         ]
     }
     fn read_by(&self) -> &'static [&'static str] {
-        &["kernel.log"]
+        &["kernel.log", "driver.binding"]
     }
     fn detect(&self, s: &super::Sniff) -> bool {
         let h = s.head;
@@ -734,6 +778,39 @@ mod tests {
     use super::*;
     use crate::evidence::testutil::{fixture, prefixes};
     use proptest::prelude::*;
+
+    #[test]
+    fn nvidia_module_probe_not_called_is_read() {
+        // h119: mattshma/bigdata#133, two loads of the module, three GPUs held by another driver
+        let t = include_str!(
+            "../../tests/fixtures/corpus/h119_dmesg_bigdata133_nvrm_probe_not_called.txt"
+        );
+        let k = parse_kernel_log(t);
+        assert_eq!(k.probe_not_called, Some(3));
+        assert!(k.no_adapter_probed);
+        assert!(!k.fallen_off_bus && !k.rm_init_adapter_failed && k.xid_codes.is_empty());
+        // the 1.0-9629 closed module's wording (2006), one device, a GPU probed elsewhere
+        let t = "[  150.518463] NVRM: The NVIDIA probe routine was not called for 1 device(s).\n[  150.533044] NVRM: This can occur when a driver such as rivafb, nvidiafb or\n[  150.533045] NVRM: rivatv was loaded and obtained ownership of the NVIDIA\n";
+        let k = parse_kernel_log(t);
+        assert_eq!(k.probe_not_called, Some(1));
+        assert!(!k.no_adapter_probed);
+        // two loads in one journal add up
+        let t = "Oct 24 14:20:15 WNT071 kernel: [  105.844466] NVRM: The NVIDIA probe routine was not called for 1 device(s).\nOct 24 14:25:15 WNT071 kernel: [  405.844466] NVRM: The NVIDIA probe routine was not called for 2 device(s).\n";
+        assert_eq!(parse_kernel_log(t).probe_not_called, Some(3));
+        // neighbours: the probe ran and failed (NVSentinel#155), the message quoted in prose
+        // without the module's prefix, the serialized report without the fields
+        let t = "[ 1843.439662] NVRM: The NVIDIA probe routine failed for 1 device(s).\n";
+        let k = parse_kernel_log(t);
+        assert_eq!(k.probe_not_called, None);
+        assert!(!k.no_adapter_probed);
+        let t = "dmesg says the NVIDIA probe routine was not called for 1 device(s), why?\n";
+        assert_eq!(parse_kernel_log(t).probe_not_called, None);
+        let v = serde_json::to_value(parse_kernel_log(
+            "[ 1.0] NVRM: Xid (PCI:0000:3b:00): 79, pid=1, GPU has fallen off the bus.\n",
+        ))
+        .unwrap();
+        assert!(v.get("probe_not_called").is_none() && v.get("no_adapter_probed").is_none());
+    }
 
     #[test]
     fn device_plugin_xid_reports() {

@@ -368,6 +368,11 @@ fn selected_slot(line: &str) -> Option<String> {
 }
 
 /// Lines of `lspci -vv` link output in the text: a LnkCap or LnkSta line in pciutils' words.
+/// A device line with a `Capabilities:` line under it is `-v` output too: `[xx] …` as root,
+/// and `<access denied>` for a user who may not read the configuration space past its
+/// header (pciutils `ls-caps.c`, `show_caps`, read at 0089d48: `printf("\tCapabilities: ")`
+/// then `puts("<access denied>")` where `config_fetch` fails), which is how `lspci -vv` run
+/// without sudo prints every device.
 pub fn looks_like_lspci(text: &str) -> bool {
     if plain_listing(text) || tree_only(text).is_some() {
         return true;
@@ -378,10 +383,10 @@ pub fn looks_like_lspci(text: &str) -> bool {
             && l.contains("Speed ")
             && l.contains("Width x")
     }) || (text.lines().take(20_000).any(|l| header(l).is_some())
-        && text
-            .lines()
-            .take(20_000)
-            .any(|l| l.trim_start().starts_with("Capabilities: [")))
+        && text.lines().take(20_000).any(|l| {
+            let l = l.trim_start();
+            l.starts_with("Capabilities: [") || l == "Capabilities: <access denied>"
+        }))
 }
 
 /// Reads every device block; devices without link lines are kept (their link is unknown).
@@ -720,7 +725,7 @@ impl super::EvidenceKind for Lspci {
         ]
     }
     fn read_by(&self) -> &'static [&'static str] {
-        &["nvml", "nvml.sample", "kernel.log"]
+        &["nvml", "nvml.sample", "kernel.log", "driver.binding"]
     }
     fn detect(&self, s: &super::Sniff) -> bool {
         looks_like_lspci(s.unquoted)

@@ -15,6 +15,7 @@ pub mod dcgm;
 pub mod devices;
 pub mod dir;
 pub mod diskstats;
+pub mod driver_binding;
 pub mod env;
 pub mod fabric;
 pub mod fabric_manager;
@@ -221,6 +222,7 @@ pub static PROBES: &[&dyn ProbeKind] = &[
     &nccl_errors::NcclErrors,
     &fabric::IbPorts,
     &fabric_manager::FabricState,
+    &driver_binding::DriverBinding,
     &logs::TorchMemory,
     &gpu_usage::GpuUsage,
     &topology::GpuTopology,
