@@ -205,6 +205,11 @@ const WITNESSES: &[(&str, &str, &str)] = &[
         "h114_dockerinfo_ctk653_no_nvidia_runtime",
     ),
     (
+        "gpu-scheduling",
+        "h118_k8snode_k8sdp58_allocatable_0_of_capacity_16",
+        "h118_k8snode_podmandesktop7778_status_gpu_1_of_1",
+    ),
+    (
         "ibportstate",
         "",
         "h110_ibportstate_exadata2_switch_ports_down_disabled",

@@ -293,6 +293,11 @@ mod tests {
                 "[CUDA Bandwidth Test] - Starting...\nRunning on...\n\n Device 0: Tesla P100-PCIE-16GB\n Quick Mode\n\n Host to Device Bandwidth, 1 Device(s)\n PINNED Memory Transfers\n   Transfer Size (Bytes)        Bandwidth(MB/s)\n   33554432                     12150.7\n",
             ),
             (
+                // NVIDIA/k8s-device-plugin#58 (`kubectl get node -o yaml`, allocatable 0 of 16)
+                "gpu-scheduling",
+                "      allocatable:\n        cpu: \"48\"\n        nvidia.com/gpu: \"0\"\n      capacity:\n        cpu: \"48\"\n        nvidia.com/gpu: \"16\"\n",
+            ),
+            (
                 // NVIDIA/nvidia-container-toolkit#653 (`docker info|grep -i runtime`)
                 "docker-info",
                 "docker info|grep -i runtime\n Runtimes: io.containerd.runc.v2 runc\n Default Runtime: runc\n",

@@ -62,6 +62,7 @@ pub mod fabric_manager;
 pub mod faulthandler;
 pub mod gdb_backtrace;
 pub mod gpu_arch;
+pub mod gpu_scheduling;
 pub mod gpustat;
 pub mod ibdev2netdev;
 pub mod ibportstate;
@@ -347,6 +348,10 @@ pub static KINDS: &[&dyn EvidenceKind] = &[
     &kernel_log::KernelLogKind,
     &container_spec::ContainerSpecKind,
     &kube_events::KubeEventsKind,
+    // a scheduler's view of GPUs (node resource lists, admission and scheduling errors, GFD
+    // labels, Slurm node records and gres errors): after the event table, whose rows it
+    // reads only for `Insufficient nvidia.com/gpu`
+    &gpu_scheduling::GpuSchedulingKind,
     &cuda_stack::CudaVersionKind,
     // after the NCCL log, the OOM and kernel-log kinds, which read a whole log of their own and
     // whose probes would lose it to these; the probes of the CUDA-runtime, collect_env and

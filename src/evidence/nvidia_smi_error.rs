@@ -78,7 +78,28 @@ fn logged_message(l: &str) -> Option<&str> {
     }
     let m = GO_LOG.find(l)?;
     let rest = l[m.end()..].trim();
-    is_message(rest).then_some(rest)
+    (is_message(rest) || plugin_found_no_nvml(rest)).then_some(rest)
+}
+
+/// The device plugin's own words for a container in which NVML cannot be loaded, after its log
+/// header (NVIDIA/k8s-device-plugin at 1b826acc, read for batch h118):
+///
+/// - `internal/rm/rm.go`, `AddDefaultResourcesToConfig`: under `mig-strategy=mixed`,
+///   `klog.Warningf("NVML not detected: %v", reason)`, the reason being go-nvlib's
+///   `HasNvml()` text, `could not load NVML library: <dlerror>` (#1371: `NVML not detected:
+///   could not load NVML library: libnvidia-ml.so.1: cannot open shared object file: …`);
+/// - `internal/plugin/factory.go`, `getResourceManagers`: `klog.Errorf("Incompatible strategy
+///   detected %v", strategy)` when go-nvlib's `ResolvePlatform` found neither NVML, Tegra nor
+///   WSL, so the strategy stays `auto` (v0.15-0.17) or is `unknown` (later); followed by "If
+///   this is a GPU node, did you configure the NVIDIA Container Toolkit?" (#1220). A strategy
+///   the plugin knows but does not serve here (`wsl`) is not NVML's absence and is left alone.
+fn plugin_found_no_nvml(rest: &str) -> bool {
+    rest.strip_prefix("NVML not detected: ")
+        .is_some_and(|r| r.starts_with("could not load NVML library"))
+        || matches!(
+            rest,
+            "Incompatible strategy detected auto" | "Incompatible strategy detected unknown"
+        )
 }
 
 /// The message after the bracketed tags that a program relaying nvidia-smi's stdout puts before
@@ -180,14 +201,18 @@ impl super::EvidenceKind for NvidiaSmiError {
         nvidia_smi_error_line(line).is_some()
     }
     fn marker_phrases(&self) -> &'static [&'static str] {
-        // each form of the line holds one of the messages (`is_message`) or the container
-        // CLI's prefix
+        // each form of the line holds one of the messages (`is_message`), the container
+        // CLI's prefix or the device plugin's words
         &[
             "NVIDIA-SMI has failed because it couldn",
             "Failed to initialize NVML",
             "NVML library version mismatch",
             "No devices were found",
             "nvidia-container-cli: initialization error: ",
+            // the device plugin's klog words for a container without NVML
+            // (`plugin_found_no_nvml`)
+            "NVML not detected: could not load NVML library",
+            "Incompatible strategy detected ",
         ]
     }
     fn has_markers(&self) -> bool {
@@ -335,6 +360,35 @@ mod tests {
         // github.com/Project-HAMi/HAMi/issues/452's klog line of v0.14.5)
         let t = "2022/06/16 07:21:18 Starting FS watcher.\n2022/06/16 07:21:18 Starting OS watcher.\n2022/06/16 07:21:18 Starting Plugins.\n2022/06/16 07:21:18 Loading configuration.\n2022/06/16 07:21:18 Initializing NVML.\nI0822 08:51:42.921955       1 factory.go:107] Detected NVML platform: found NVML library\n";
         assert_eq!(nvidia_smi_error_line(t), None);
+    }
+
+    #[test]
+    fn the_plugins_own_words_for_a_container_without_nvml() {
+        // github.com/NVIDIA/k8s-device-plugin/issues/1371 (chart 0.17.3, rm.go's warning)
+        let t = "I0819 07:02:54.757465       1 main.go:342] Updating config with default resource matching patterns.\nW0819 07:02:54.757542       1 rm.go:108] mig-strategy=\"mixed\" is only supported with NVML\nW0819 07:02:54.757556       1 rm.go:109] NVML not detected: could not load NVML library: libnvidia-ml.so.1: cannot open shared object file: No such file or directory\n";
+        assert!(
+            nvidia_smi_error_line(t)
+                .is_some_and(|l| l.starts_with("NVML not detected: could not load"))
+        );
+        // github.com/NVIDIA/k8s-device-plugin/issues/1220 (0.17.1, factory.go's error)
+        let t = "I0506 17:45:45.421854       1 main.go:356] Retrieving plugins.\nE0506 17:45:45.421956       1 factory.go:112] Incompatible strategy detected auto\nE0506 17:45:45.421965       1 factory.go:113] If this is a GPU node, did you configure the NVIDIA Container Toolkit?\n";
+        assert_eq!(
+            nvidia_smi_error_line(t),
+            Some("Incompatible strategy detected auto")
+        );
+        let t = "E0506 17:45:45.421956       1 factory.go:118] Incompatible strategy detected unknown\n";
+        assert!(nvidia_smi_error_line(t).is_some());
+        // not NVML's absence: a platform the plugin knows (WSL), the message without its
+        // header, a found library, a warning naming NVML without the reason
+        for t in [
+            "E0506 17:45:45.421956       1 factory.go:112] Incompatible strategy detected wsl\n",
+            "Incompatible strategy detected auto\n",
+            "NVML not detected: could not load NVML library: libnvidia-ml.so.1\n",
+            "I0822 08:51:42.921955       1 factory.go:107] Detected NVML platform: found NVML library\n",
+            "W0819 07:02:54.757542       1 rm.go:108] mig-strategy=\"mixed\" is only supported with NVML\n",
+        ] {
+            assert_eq!(nvidia_smi_error_line(t), None, "{t}");
+        }
     }
 
     #[test]

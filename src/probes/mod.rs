@@ -6,6 +6,7 @@
 //! a timeout, not supported), and `NotApplicable` (an input it needs, such as `--pid`, was not
 //! given, or the evidence given does not cover it). Neither is ever turned into a value.
 
+pub mod cluster_gpus;
 pub mod command;
 pub mod config;
 pub mod config_sources;
@@ -220,6 +221,7 @@ pub static PROBES: &[&dyn ProbeKind] = &[
     &nsys::NsysStats,
     &logs::NcclLog,
     &nccl_errors::NcclErrors,
+    &cluster_gpus::ClusterGpus,
     &fabric::IbPorts,
     &fabric_manager::FabricState,
     &driver_binding::DriverBinding,
