@@ -33,7 +33,16 @@ const CAPTURED: &[&str] = &[
 ];
 
 /// The floor `GPUFIX_CORPUS_STRICT=1` (run by `.ci/run`) holds: the whole corpus's figures after
-/// the fifth session of 2026-12-06 (sealed batches h112-h115: nvidia-smi's query CSV and monitors,
+/// the sixth session of 2026-12-06 (sealed batches h116-h119: NCCL over IB at the
+/// memory-registration and GPUDirect level, a third draw off GitHub, Kubernetes and Slurm GPU
+/// scheduling text, a fourth draw from repositories not mined; the `gpu-scheduling` and
+/// `slurm-jobinfo` readers, PhysX's and Caffe's CUDA checks, lspci without sudo, and the rules
+/// `comm.gdr-disabled-in-log`, `driver.gpu-held-by-other-driver` and
+/// `launch.gpu-request-unschedulable`; 2,022 artifacts): 820 of 899 detected (912.1 per mille),
+/// 0 healthy with a false finding, 0 unreadable. Every artifact detected before is detected
+/// still; one of the batches' 28 problems stays missed (h117's list of Xids in the poster's
+/// words, with no kernel line).
+/// Before it, after the fifth session of 2026-12-06 (sealed batches h112-h115: nvidia-smi's query CSV and monitors,
 /// a fresh draw off GitHub, the diagnostics support threads ask for, DCGM output; h100d made on the
 /// H100; the `dcgm-exporter`, `dcgmi-stats`, `cuda-p2p-bandwidth`, `cuda-bandwidth-test` and
 /// `docker-info` readers and the rule `comm.socket-ifname-missing-in-log`; 1,974 artifacts): 793
@@ -169,7 +178,7 @@ const CAPTURED: &[&str] = &[
 /// 35 MB Kineto trace of h11 is judged within `plan`'s probe timeout depends on the machine's
 /// load. A change that reads the corpus worse fails CI; one that reads it better raises these.
 /// Issue 24's target is 95% detected, 0 and 0: the detected share is not met.
-const FLOOR_DETECTED_PER_MILLE: usize = 910;
+const FLOOR_DETECTED_PER_MILLE: usize = 912;
 const MAX_FALSE_ON_HEALTHY: usize = 0;
 const MAX_UNREADABLE: usize = 0;
 

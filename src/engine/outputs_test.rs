@@ -39,7 +39,8 @@ const NOT_RECORDED: &[(&str, &[&str])] = &[
     ("config", &["captures"]),
     ("cuda.compat", &["said"]),
     ("cuda.log", &["driver_found_version"]),
-    ("nccl.log", &["cut", "net_plugin"]),
+    // `gdr_enabled_hcas`: no public text here prints NCCL's `GPU Direct RDMA Enabled for HCA`
+    ("nccl.log", &["cut", "gdr_enabled_hcas", "net_plugin"]),
     (
         "nccl.errors",
         &[

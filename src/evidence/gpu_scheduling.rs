@@ -221,10 +221,7 @@ fn insufficient(l: &str, out: &mut Vec<Insufficient>) {
             .collect();
         let name = name.trim_end_matches('.').to_string();
         if gpu_resource(&name) {
-            let nodes = before
-                .rsplit([' ', ',', ':'])
-                .next()
-                .and_then(count);
+            let nodes = before.rsplit([' ', ',', ':']).next().and_then(count);
             let e = Insufficient {
                 resource: name,
                 nodes,
