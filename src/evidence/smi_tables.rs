@@ -746,6 +746,38 @@ fn unit_value(v: &str) -> bool {
 }
 
 /// A value nvidia-smi prints for a measured field: a number, alone or with its unit.
+/// True when `fields`, fewer than a row has, can be a `--query-gpu` row the paste cut: every
+/// field but the last has the shape of the same column in the row above (the same pinned field,
+/// measured or not, a digit first or not), and the last, which the cut may have split, begins
+/// the value above it or has its shape without being words alone. With no row above, a cut row
+/// holds a digit. A sentence under the rows is then not read as a cut row.
+fn cut_row(fields: &[&str], above: Option<&Vec<String>>) -> bool {
+    let shape = |v: &str| {
+        (
+            pinned_field(v),
+            measured_value(v),
+            v.starts_with(|c: char| c.is_ascii_digit()),
+        )
+    };
+    let words_only = |v: &str| {
+        v.split_whitespace().all(|w| {
+            w.trim_matches(|c: char| c.is_ascii_punctuation())
+                .chars()
+                .all(char::is_alphabetic)
+        })
+    };
+    let Some(above) = above else {
+        return fields.iter().any(|f| f.bytes().any(|b| b.is_ascii_digit()));
+    };
+    let Some((last, head)) = fields.split_last() else {
+        return false;
+    };
+    head.iter().zip(above).all(|(f, a)| shape(f) == shape(a))
+        && above.get(head.len()).is_some_and(|a| {
+            a.starts_with(last) && !last.is_empty() || shape(last) == shape(a) && !words_only(last)
+        })
+}
+
 fn measured_value(v: &str) -> bool {
     let n = ["%", "MiB", "W", "MHz", "C"]
         .iter()
@@ -1041,6 +1073,12 @@ pub fn parse_query_csv(text: &str) -> Result<SmiUsage, super::ParseError> {
         blocks.push((h.clone(), Vec::new()));
     }
     let mut rows_read = 0usize;
+    let last_line = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !clean(l).trim().is_empty())
+        .map(|(i, _)| i)
+        .last();
     for (i, raw) in text.lines().enumerate() {
         let l = clean(raw).trim();
         if l.is_empty() {
@@ -1076,8 +1114,13 @@ pub fn parse_query_csv(text: &str) -> Result<SmiUsage, super::ParseError> {
             continue;
         };
         if fields.len() != h.len() {
-            // a row cut off by the paste
-            if fields.len() < h.len() && !fields.is_empty() {
+            // a row cut off by the paste: the paste's last line, its fields shaped as the
+            // row's above them (a sentence under the rows, `Any idea what is wrong?`, is no row)
+            if fields.len() < h.len()
+                && !fields.is_empty()
+                && last_line == Some(i)
+                && cut_row(&fields, rows.last())
+            {
                 u.truncated = true;
             }
             continue;
@@ -2748,6 +2791,47 @@ Legend:\n  X    = Self\n";
         let topo = parse_topo(t).unwrap();
         assert_eq!(topo.pairs, 3);
         assert_eq!(topo.nvlink_pairs, 1);
+    }
+
+    #[test]
+    fn a_sentence_under_query_rows_is_no_cut_row() {
+        // made on the H100 (corpus h100d_smi_query_loop_starved.csv), pasted as an issue body
+        // pastes it: a question above, a sentence under the rows
+        let rows = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/fixtures/corpus/h100d_smi_query_loop_starved.csv"),
+        )
+        .expect("corpus text");
+        for under in [
+            "Any idea what is wrong? Thanks!",
+            "Thanks",
+            "thanks, any help is appreciated",
+            "NVIDIA support said to update, but nothing changed",
+        ] {
+            let t = format!("Hi, I get this when training:\n\n{rows}\n{under}\n");
+            let u = parse_query_csv(&t).unwrap();
+            assert!(!u.truncated, "{under}");
+            assert_eq!(u.gpus[0].samples, 6, "{under}");
+        }
+        // the paste's last row cut inside a field, or after its first fields
+        for cut in [
+            "2026/12/06 16:14:29.926, NVIDIA H100 80GB HBM3, 5",
+            "2026/12/06 16:14:29.926, NVIDIA H1",
+            "2026/12/06 16:14:29.926",
+        ] {
+            let u = parse_query_csv(&format!("{rows}{cut}\n")).unwrap();
+            assert!(u.truncated, "{cut}");
+        }
+        // a shorter line in the middle of the rows is not where the paste ends
+        let mid = rows.replacen(
+            "\n2026/12/06 16:14:25",
+            "\n2026/12/06 16:14:24.950, NVIDIA\n2026/12/06 16:14:25",
+            1,
+        );
+        assert!(!parse_query_csv(&mid).unwrap().truncated);
+        // no row above: a cut first row holds a figure
+        assert!(cut_row(&["0", "5"], None));
+        assert!(!cut_row(&["see above"], None));
     }
 
     #[test]
