@@ -1707,11 +1707,15 @@ fn flush_warn_result(
 /// `pe=BROADCAST`) breaks PyTorch's one-line message without dropping a character, so the rows
 /// that follow are appended as they are until the `WorkNCCL(…)` closes. At most two rows, none
 /// of them a watchdog line of its own; `None` (nothing consumed) when the work never closes.
+/// "Closes" counts parentheses: `operator<<(WorkNCCL)` ends the work with `Timeout(ms)=T)`, so
+/// a row that ends right after `Timeout(ms)=1800000` (HKUDS/GraphGPT#44's 75-column terminal,
+/// whose next row starts `) ran for …`) has not closed it although [`WORK`] would already
+/// match there, at the `)` of `(ms)`.
 fn rejoin_wrapped_work<'a>(
     line: &str,
     mut rest: impl Iterator<Item = &'a str>,
 ) -> Option<(String, usize)> {
-    if WORK.is_match(line) || !line.contains("WorkNCCL(") {
+    if work_closed(line) != Some(false) {
         return None;
     }
     let mut whole = line.to_string();
@@ -1724,11 +1728,31 @@ fn rejoin_wrapped_work<'a>(
             return None;
         }
         whole.push_str(next);
-        if WORK.is_match(&whole) {
+        if work_closed(&whole) == Some(true) {
             return Some((whole, rows));
         }
     }
     None
+}
+
+/// Whether the first `WorkNCCL(` of `line` is closed by its matching `)` (nested parentheses,
+/// `Timeout(ms)` and a `TensorShape`'s none, counted); `None` where the line holds no work.
+fn work_closed(line: &str) -> Option<bool> {
+    let at = line.find("WorkNCCL(")? + "WorkNCCL".len();
+    let mut depth = 0i32;
+    for c in line[at..].chars() {
+        match c {
+            '(' => depth += 1,
+            ')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(true);
+                }
+            }
+            _ => {}
+        }
+    }
+    Some(false)
 }
 
 /// NCCL's reason after `Last error:`: on the same line, or (nothing after it) on the next one.
@@ -2759,6 +2783,55 @@ OpType=ALLREDUCE, NumelIn=10, NumelOut=10, Timeout(ms)=10000) ran for\n\
         assert_eq!(e.timeout_count, 2);
         assert_eq!(e.timeouts[0].op, "");
         assert_eq!(e.timeouts[1].op, "BROADCAST");
+    }
+
+    #[test]
+    fn a_watchdog_line_wrapped_right_after_its_timeout_is_read_whole() {
+        // HKUDS/GraphGPT#44: a 75-column terminal padded each row and broke the message after
+        // `WorkNCCL(` and again right after `Timeout(ms)=1800000`, so the `)` closing the work
+        // opens the next row; the `what():` copy below it breaks inside `OpType`
+        let t = concat!(
+            "[E ProcessGroupNCCL.cpp:915] [Rank 1] NCCL watchdog thread terminated with \n",
+            "exception: [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(\n",
+            "SeqNum=778778, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=1800000\n",
+            ") ran for 1800413 milliseconds before timing out.                          \n",
+            "terminate called after throwing an instance of 'std::runtime_error'\n",
+            "  what():  [Rank 1] NCCL watchdog thread terminated with exception: [Rank 1\n",
+            "] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=778778, OpT\n",
+            "ype=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=1800000) ran for 1800413 \n",
+            "milliseconds before timing out.   \n",
+        );
+        let e = parse_nccl_errors(t);
+        assert_eq!(e.timeout_count, 2);
+        for w in &e.timeouts {
+            assert_eq!(w.op, "ALLREDUCE");
+            assert_eq!(w.seq, Some(778778));
+            assert_eq!(w.numel_in, Some(1));
+            assert_eq!(w.timeout_ms, Some(1800000));
+        }
+        assert_eq!(e.timeouts[0].ran_for_ms, Some(1800413));
+        // the row after a work closed on its own row is not swallowed
+        let e = parse_nccl_errors(concat!(
+            "[Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=9, OpType=ALLREDUCE, Timeout(ms)=600000\n",
+            ") ran for 600011 milliseconds before timing out.\n",
+            "[Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=9, OpType=ALLREDUCE, Timeout(ms)=600000) ran for 600020 milliseconds before timing out.\n",
+        ));
+        assert_eq!(e.timeout_count, 2);
+        assert_eq!(e.timeouts[0].timeout_ms, Some(600000));
+        assert_eq!(e.timeouts[0].ran_for_ms, Some(600011));
+        assert_eq!(e.timeouts[1].ran_for_ms, Some(600020));
+        // a TensorShape's brackets and a closed work on one row: nothing to join
+        assert_eq!(
+            work_closed(
+                "WorkNCCL(OpType=BROADCAST, TensorShape=[25365, 2], Timeout(ms)=1800000) ran"
+            ),
+            Some(true)
+        );
+        assert_eq!(
+            work_closed("WorkNCCL(SeqNum=1, Timeout(ms)=60000"),
+            Some(false)
+        );
+        assert_eq!(work_closed("no work here"), None);
     }
 
     #[test]
