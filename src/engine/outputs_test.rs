@@ -27,7 +27,14 @@ const NOT_RECORDED: &[(&str, &[&str])] = &[
     ("kernel.log", &["aer_unrecovered_gpus", "cut", "skipped"]),
     (
         "dcgm.health",
-        &["entities", "file", "incidents", "not_healthy", "overall"],
+        &[
+            "entities",
+            "file",
+            "incidents",
+            "not_healthy",
+            "overall",
+            "power_capped",
+        ],
     ),
     ("fstab", &["entry"]),
     ("diskstats", &["unavailable"]),

@@ -58,6 +58,17 @@
 //!   %s (%s)`), and `dcgmlib/src/DcgmImexManager.h` names -3 `COMMAND_ERROR` ("Command execution
 //!   error": `nvidia-imex-ctl -q` did not run). `IMEX daemon status is -3 (…)` says nothing of
 //!   the GPUs or their NVLink, so it is kept with health `Unknown`.
+//! - A Power-system Warning that is only the GPU held at its power limit is no fault:
+//!   `modules/health/DcgmHealthWatch.cpp` `MonitorPower` (v4.6.0, commit 72fa3fe) warns with
+//!   `DCGM_FR_CLOCKS_EVENT_POWER` whenever `DCGM_FI_DEV_POWER_VIOLATION` (the time clocks were
+//!   held to the power limit) grew at all over the last minute, which a GPU under full load at
+//!   its cap does. `dcgmlib/dcgm_errors.h` describes the code as "Clock being optimized to meet
+//!   the product's power limit requirements", prints `Detected clocks event due to power
+//!   violation in GPU %u.` (up to v3.x `DCGM_FR_CLOCK_THROTTLE_POWER`, `Detected clock
+//!   throttling due to power violation in GPU %u.`) with the next step `Monitor the power
+//!   conditions. This GPU can still perform workload.` [`power_cap_event`] names such an
+//!   incident (a thermal violation, `DCGM_FR_CLOCKS_EVENT_THERMAL`, is cooling and stays a
+//!   fault; `DCGM_FR_POWER_UNREADABLE` from the same watch stays one too).
 //! - `dcgmi discovery -l`, `dcgmi/Query.cpp` `DisplayDiscoveredDevices`: `N GPU(s) found.`
 //!   (4.x: `N GPUs found (Active).` / `(All).`), a `| GPU ID | Device Information |` box with
 //!   `Name: …`, `PCI Bus ID: …`, `Device UUID: …` (and `Status: …` under `-a`) per GPU, an
@@ -836,6 +847,37 @@ fn relayed_conditions(text: &str) -> Vec<HealthIncident> {
         }
     }
     out
+}
+
+/// DCGM's power-cap clocks event as its own and only content (see the header): a `Warning` whose
+/// message is `DCGM_FR_CLOCKS_EVENT_POWER_MSG` (or v3.x `DCGM_FR_CLOCK_THROTTLE_POWER_MSG`), in
+/// the report tree, the watch's log line or a relayed condition naming either code.
+pub fn power_cap_event(i: &HealthIncident) -> bool {
+    const MSGS: [&str; 2] = [
+        "Detected clocks event due to power violation in GPU ",
+        "Detected clock throttling due to power violation in GPU ",
+    ];
+    const NEXT: &str = "Monitor the power conditions. This GPU can still perform workload.";
+    let by_code = matches!(
+        i.system.as_str(),
+        "DCGM_FR_CLOCKS_EVENT_POWER" | "DCGM_FR_CLOCK_THROTTLE_POWER"
+    );
+    if !(i.health == "Warning" || (by_code && i.health == "Not healthy")) {
+        return false;
+    }
+    let msg = i.message.trim();
+    let Some(rest) = MSGS.iter().find_map(|m| msg.strip_prefix(m)) else {
+        return false;
+    };
+    // `<gpu>.`, then at most the next step and a relay's `(Recommended Action=…)`: a second
+    // message folded into the same subsystem (`Cannot get power usage for GPU 0.`) is no cap
+    let digits = rest.chars().take_while(char::is_ascii_digit).count();
+    let Some(rest) = rest[digits..].strip_prefix('.').filter(|_| digits > 0) else {
+        return false;
+    };
+    let rest = rest.trim_start();
+    let rest = rest.strip_prefix(NEXT).unwrap_or(rest).trim();
+    rest.is_empty() || (rest.starts_with("(Recommended Action=") && rest.ends_with(')'))
 }
 
 /// `… Detected a WARNING in health system Thermal: 'Detected clocks event … in GPU 2. …'`
@@ -1823,6 +1865,63 @@ mod tests {
         assert_eq!(h.overall.as_deref(), Some("Healthy"));
         assert!(h.incidents.is_empty());
         assert!(!looks_like_health("Overall Health: fine\n"));
+    }
+
+    /// shukla-surendra/mini-llms-playground@89c413e infra/gcp-gpu-node/docs/
+    /// dcgm_gpu_command_reference.md (corpus h122_dcgmihealth_minillms_l4_power_violation_benign):
+    /// one L4 at its 72 W cap during training, DCGM 4.6.1.
+    const HEALTH_POWER_CAP: &str = "\
++---------------------------+----------------------------------------------------------+
+| Health Monitor Report                                                                |
++===========================+==========================================================+
+| Overall Health            | Warning                                                  |
+| GPU                       |                                                          |
+| -> 0                      | Warning                                                  |
+|    -> Errors              |                                                          |
+|       -> Power system     | Warning                                                  |
+|                           | Detected clocks event due to power violation in GPU 0.   |
+|                           | Monitor the power conditions. This GPU can still         |
+|                           | perform workload.                                        |
++---------------------------+----------------------------------------------------------+
+";
+
+    #[test]
+    fn a_power_cap_clocks_event_is_named_and_nothing_else_is() {
+        let h = parse_health(HEALTH_POWER_CAP).unwrap();
+        assert_eq!(h.overall.as_deref(), Some("Warning"));
+        assert_eq!(h.incidents.len(), 1);
+        assert_eq!(h.incidents[0].system, "Power system");
+        assert!(power_cap_event(&h.incidents[0]), "{:?}", h.incidents[0]);
+        // the thermal violation of the same watch family (NVIDIA/DCGM#270, corpus h14) is not
+        let t = "ERROR [1514002:1514004] [[Health]] Detected a WARNING in health system Thermal: 'Detected clocks event due to thermal violation in GPU 2. Verify that the cooling on this machine is functional, including external, thermal material interface, fans, and any other components.";
+        let h = parse_health(t).unwrap();
+        assert!(!power_cap_event(&h.incidents[0]));
+        // the power watch's log line, and v3.x's wording of the same code
+        for l in [
+            "Detected a WARNING in health system Power: 'Detected clocks event due to power violation in GPU 3. Monitor the power conditions. This GPU can still perform workload.'",
+            "Detected a WARNING in health system Power: 'Detected clock throttling due to power violation in GPU 1.'",
+        ] {
+            let h = parse_health(l).unwrap();
+            assert!(power_cap_event(&h.incidents[0]), "{l}");
+        }
+        // a Failure, or a second message folded into the subsystem, is no cap alone
+        let folded = HEALTH_POWER_CAP.replace(
+            "|                           | perform workload.                                        |",
+            "|                           | perform workload.                                        |\n|                           | Cannot get power usage for GPU 0.                        |",
+        );
+        let h = parse_health(&folded).unwrap();
+        assert!(!power_cap_event(&h.incidents[0]), "{:?}", h.incidents[0]);
+        let failed =
+            HEALTH_POWER_CAP.replace("Power system     | Warning", "Power system     | Failure");
+        let h = parse_health(&failed).unwrap();
+        assert!(!power_cap_event(&h.incidents[0]));
+        // the other subsystems' warnings
+        let h = parse_health(HEALTH_FAILURE).unwrap();
+        assert!(h.incidents.iter().all(|i| !power_cap_event(i)));
+        // NVSentinel's relay of the code
+        let r = "ErrorCode:DCGM_FR_CLOCKS_EVENT_POWER GPU:0 PCI:0000:9d:00.0 Detected clocks event due to power violation in GPU 0. Monitor the power conditions. This GPU can still perform workload. Recommended Action=NONE;";
+        let h = parse_health(r).unwrap();
+        assert!(power_cap_event(&h.incidents[0]), "{:?}", h.incidents);
     }
 
     #[test]

@@ -104,7 +104,11 @@ impl Probe for DcgmHealth {
             ),
             (
                 "not_healthy",
-                "incidents as `GPU 0 PCIe system: Warning (message)`",
+                "incidents as `GPU 0 PCIe system: Warning (message)`, less `power_capped`",
+            ),
+            (
+                "power_capped",
+                "Power-system warnings that only say the GPU was held at its power limit (DCGM_FR_CLOCKS_EVENT_POWER: \"This GPU can still perform workload\"), as `GPU 0 Power system`",
             ),
             ("file", "the evidence file"),
         ]
@@ -131,10 +135,19 @@ impl Probe for DcgmHealth {
                 crate::evidence::clip(&h.incidents[0].message, 160)
             ));
         }
+        // DCGM's own next step for a power-cap clocks event is to monitor: the GPU still
+        // performs (see `dcgmi::power_cap_event`), so it is kept apart from the faults
+        let power_capped: Vec<String> = h
+            .incidents
+            .iter()
+            .filter(|i| dcgmi::power_cap_event(i))
+            .map(|i| format!("{} {}", i.entity, i.system).trim().to_string())
+            .collect();
         let not_healthy: Vec<String> = h
             .incidents
             .iter()
             .filter(|i| i.health != "Healthy" && i.health != "Unknown")
+            .filter(|i| !dcgmi::power_cap_event(i))
             .map(|i| {
                 let msg = if i.message.is_empty() {
                     String::new()
@@ -149,6 +162,7 @@ impl Probe for DcgmHealth {
         match with_file(&h, &p) {
             ProbeOutcome::Value(Value::Object(mut m)) => {
                 m.insert("not_healthy".into(), json!(not_healthy));
+                m.insert("power_capped".into(), json!(power_capped));
                 ProbeOutcome::Value(Value::Object(m))
             }
             other => other,
