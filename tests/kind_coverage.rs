@@ -115,6 +115,11 @@ const WITNESSES: &[(&str, &str, &str)] = &[
         "h21_post_aoneus2_5060_torch291_cu128_versions",
     ),
     ("slog-log", "", "h73_mixed_ollama7597_version_ps_journal"),
+    (
+        "ggml-abort",
+        "",
+        "h120_traceback_llamacpp24400_fattn_ggml_abort_t4",
+    ),
     ("nvidia-smi-mig", "", "h17_mig_lgi_dcgm_138_a100"),
     ("nvidia-smi-dmon", "", "dmon_idle_header"),
     ("gpustat", "", "h57_gpustat_gs130_p100_idle_header"),
@@ -419,6 +424,12 @@ const GAPS: &[(&str, Side, &str, &str)] = &[
         Side::Problem,
         "",
         "no rule reads `mig -lgi`/`-lgip` (the kind's read_by is empty): a MIG layout is an operator's choice, not a fault",
+    ),
+    (
+        "ggml-abort",
+        Side::Problem,
+        "",
+        "no rule reads a ggml abort (the kind's read_by is empty): a failed GGML_ASSERT or a backend dispatcher's `fatal error` is the program's own failure (h120: llama.cpp#24400's FlashAttention shape on a T4), and the CUDA error a backend's `CUDA error` abort follows is read by the cuda-runtime-log kind (cuda.error-in-log) wherever it stands; the abort is read so that the paste is recognised and where ggml stopped is in the report",
     ),
     (
         "slog-log",

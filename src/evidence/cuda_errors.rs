@@ -451,6 +451,13 @@ const CUDA_ERRORS: &[(&str, u32, &str, &str, &str)] = &[
         "memory-access",
     ),
     (
+        "cudaErrorInvalidAddressSpace",
+        717,
+        "operation not supported on global/shared address space",
+        "CUDA_ERROR_INVALID_ADDRESS_SPACE",
+        "memory-access",
+    ),
+    (
         "cudaErrorInvalidPc",
         718,
         "invalid program counter",
@@ -918,6 +925,62 @@ static WHEEL: LazyLock<Regex> = LazyLock::new(|| {
 });
 
 /// Markers this reader recognises, for detection inside a larger paste.
+/// cuda-gdb's report of a device exception (NVIDIA/cuda-gdb, read at afd75cab:
+/// `gdb/cuda/cuda-exceptions.c` `cuda_exception::print_exception_name` prints `\nCUDA
+/// Exception: <name>\n`, the name `gdb_signal_to_string` gives the exception's signal, and
+/// gdb's stop line `… received signal CUDA_EXCEPTION_<n>, <name>.`; `include/gdb/signals.def`,
+/// read at 16f99a41, names them `Lane Illegal Address`, `Warp Illegal Instruction`, `Warp
+/// Out-of-range Address`, `Warp Misaligned Address`, `Warp Invalid Address Space`, `Warp Invalid
+/// PC`, `Warp Hardware Stack Overflow`, `Device Illegal Address`, `Warp Assert`, `Lane Syscall
+/// Error`, `Warp Illegal Address`, …; NVIDIA's lldb prints the same words as a thread's `stop
+/// reason = CUDA Exception: <name>`, and newer GPUs add names of the same families, `Warp MMU
+/// Fault`, `Warp Misaligned PC`). A kernel that raises one ends, and the process's next CUDA call
+/// returns the runtime error the CUDA Runtime API documents for that fault
+/// (`group__CUDART__TYPES`): a misaligned access `cudaErrorMisalignedAddress`, an access outside
+/// any mapping `cudaErrorIllegalAddress`, an instruction of the wrong address space
+/// `cudaErrorInvalidAddressSpace`, an illegal instruction `cudaErrorIllegalInstruction`, an invalid
+/// PC `cudaErrorInvalidPc`, a stack overflow `cudaErrorHardwareStackError`, a device assert
+/// `cudaErrorAssert`; any other device exception is the documented catch-all
+/// `cudaErrorLaunchFailure` ("an exception occurred on the device while executing a kernel").
+/// A line mentioning `CUDA_EXCEPTION_6` in prose or a code comment is not the debugger's.
+fn cuda_gdb_exception(line: &str) -> Option<&'static str> {
+    static SHOWN: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(
+            r"(?:^[\s>]*|stop reason = )CUDA Exception: ((?:Warp|Lane|Device|Cluster) [A-Za-z][A-Za-z -]*[A-Za-z]|Invalid Managed Memory Access|Non-migratable System-scoped Atomic Access)\s*$",
+        )
+        .expect("cuda-gdb exception regex")
+    });
+    static SIGNAL: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"received signal CUDA_EXCEPTION_\d+, ([A-Z][A-Za-z -]*[A-Za-z])\.")
+            .expect("cuda-gdb signal regex")
+    });
+    if line.contains("//") {
+        return None;
+    }
+    let c = SHOWN.captures(line).or_else(|| SIGNAL.captures(line))?;
+    let name = c[1].to_ascii_lowercase();
+    Some(if name.contains("assert") {
+        "cudaErrorAssert"
+    } else if name.contains("misaligned address") {
+        "cudaErrorMisalignedAddress"
+    } else if name.contains("invalid address space") {
+        "cudaErrorInvalidAddressSpace"
+    } else if name.contains("illegal address")
+        || name.contains("out-of-range address")
+        || name.contains("mmu fault")
+    {
+        "cudaErrorIllegalAddress"
+    } else if name.contains("illegal instruction") {
+        "cudaErrorIllegalInstruction"
+    } else if name.contains("invalid pc") || name.contains("misaligned pc") {
+        "cudaErrorInvalidPc"
+    } else if name.contains("stack overflow") {
+        "cudaErrorHardwareStackError"
+    } else {
+        "cudaErrorLaunchFailure"
+    })
+}
+
 pub fn recognised_line(line: &str) -> bool {
     device_query_count(line).is_some()
         || line.contains("NVIDIA driver on your system is too old")
@@ -947,6 +1010,7 @@ pub fn recognised_line(line: &str) -> bool {
         || sample_error(line).is_some()
         || failed_with(line).is_some()
         || unnamed_curesult(line).is_some()
+        || cuda_gdb_exception(line).is_some()
         || super::cuda_libs::recognised_line(line)
 }
 
@@ -1018,6 +1082,9 @@ pub(crate) fn anchor_phrases() -> Vec<&'static str> {
         "cudaGetDeviceCount returned ",
         // `check_vs_0`: glog's `Check failed: … == cudaSuccess (N vs. 0)`, OpenPose's check
         " vs. 0)",
+        // `cuda_gdb_exception`: cuda-gdb's (and NVIDIA's lldb's) device exception
+        "CUDA Exception: ",
+        "CUDA_EXCEPTION_",
     ];
     // `cuda_libs::recognised_line`'s phrases
     p.extend([
@@ -1320,6 +1387,12 @@ pub fn parse_cuda_runtime_log(text: &str) -> CudaRuntimeLog {
                 // a message this table does not know stays as printed
                 None => add(super::clip(msg, 120), None, None, "other"),
             }
+        }
+        // cuda-gdb's device exception, named as the runtime error the process gets for it
+        if let Some(n) = cuda_gdb_exception(line)
+            && let Some(e) = by_name(n)
+        {
+            add(e.0.to_string(), Some(e.1), Some(e.2), e.4);
         }
         // THC: the exception `_THError` raised, and the FAIL line printed before it. A FAIL in
         // THCGeneral.cpp with `invalid argument` and no exception after it is PyTorch 1.0's
@@ -2437,5 +2510,66 @@ mod tests {
         // a passing run has no count line
         let pass = "Detected 1 CUDA Capable device(s)\n\nDevice 0: \"NVIDIA A100-SXM4-80GB\"\nResult = PASS\n";
         assert!(!looks_like(pass));
+    }
+
+    /// cuda-gdb's device exception (h120: ggml-org/llama.cpp#24398, the poster's coredump
+    /// summary; ggml-org/llama.cpp#18799, cuda-gdb's own stop lines) is the runtime error the
+    /// process gets; the exception named in a comment or prose is not.
+    #[test]
+    fn cuda_gdb_device_exceptions_are_the_runtime_errors_they_raise() {
+        let t = "CUDA Exception: Warp Misaligned Register\nkernel: void flash_attn_ext_f16<256, 256, 32, 2, false, false>(...)\nGridDim (64,1,1)  BlockDim (32,4,1)   focus: device 0, sm 10, warp 0, lane 0\n";
+        assert!(looks_like(t));
+        assert_eq!(
+            parse_cuda_runtime_log(t).error_names,
+            ["cudaErrorLaunchFailure"]
+        );
+        let t = "CUDA Exception: Warp Misaligned Address\nThe exception was triggered at PC 0x7fff20cd8fb0  flash_attn_ext_vec<64, 1, (ggml_type)1, (ggml_type)1, false>(...)  (common.cuh:692)\n\nThread 1 \"llama-batched-b\" received signal CUDA_EXCEPTION_6, Warp Misaligned Address.\n";
+        let r = parse_cuda_runtime_log(t);
+        assert_eq!(r.error_names, ["cudaErrorMisalignedAddress"]);
+        assert_eq!((r.errors[0].code, r.errors[0].count), (Some(716), 2));
+        for (line, name) in [
+            (
+                "CUDA Exception: Warp Illegal Address",
+                "cudaErrorIllegalAddress",
+            ),
+            (
+                "CUDA Exception: Warp Out-of-range Address",
+                "cudaErrorIllegalAddress",
+            ),
+            (
+                "CUDA Exception: Device Illegal Address",
+                "cudaErrorIllegalAddress",
+            ),
+            (
+                "CUDA Exception: Warp Illegal Instruction",
+                "cudaErrorIllegalInstruction",
+            ),
+            (
+                "CUDA Exception: Warp Invalid Address Space",
+                "cudaErrorInvalidAddressSpace",
+            ),
+            ("CUDA Exception: Warp Invalid PC", "cudaErrorInvalidPc"),
+            (
+                "CUDA Exception: Lane User Stack Overflow",
+                "cudaErrorHardwareStackError",
+            ),
+            (
+                "Program received signal CUDA_EXCEPTION_12, Warp Assert.",
+                "cudaErrorAssert",
+            ),
+            (
+                "* thread #1, stop reason = CUDA Exception: Warp MMU Fault",
+                "cudaErrorIllegalAddress",
+            ),
+        ] {
+            assert_eq!(parse_cuda_runtime_log(line).error_names, [name], "{line}");
+        }
+        for t in [
+            "  case 3: // stop reason = CUDA Exception: Warp Misaligned Address",
+            "对于uint16_t在这里不要使用iph->tot_len方式，这样会出现CUDA_EXCEPTION_6 Warp Misaligned Address",
+            "The CUDA Exception: Warp Illegal Address happens when I run it",
+        ] {
+            assert!(parse_cuda_runtime_log(t).error_names.is_empty(), "{t}");
+        }
     }
 }

@@ -440,6 +440,12 @@ mod tests {
                 "Thread 1 (Thread 0x7f012db1f740 (LWP 20271)):\n#0  0x00007f012d92bc10 in __tls_get_addr_slow (ti=0x7f01040f0858) at ../sysdeps/x86_64/dl-tls.c:43\n#1  0x00007f012d931ba8 in __tls_get_addr () at ../sysdeps/x86_64/tls_get_addr.S:55\n#2  0x00007f00ad957285 in ncclGroupEnd () at group.cc:176\n",
             ),
             (
+                // ggml-org/llama.cpp#24400 (h120): ggml_abort behind llama-cli's spinner, then
+                // glibc's backtrace_symbols_fd frames
+                "ggml-abort",
+                "Loading model... |/kaggle/working/llama.cpp/ggml/src/ggml-cuda/fattn.cu:110: fatal error\n/kaggle/working/llama.cpp/build/bin/libggml-base.so.0(+0x194e5)[0x7fa00b3064e5]\n/kaggle/working/llama.cpp/build/bin/libggml-base.so.0(ggml_abort+0x11f)[0x7fa00b306a3f]\n",
+            ),
+            (
                 // github.com/apache/spark/pull/53705: pystack's dump as PySpark's threaddump
                 // prints it (bloomberg/pystack traceback_formatter.py)
                 "pystack-dump",

@@ -61,6 +61,7 @@ pub mod ds_report;
 pub mod fabric_manager;
 pub mod faulthandler;
 pub mod gdb_backtrace;
+pub mod ggml_abort;
 pub mod gpu_arch;
 pub mod gpu_scheduling;
 pub mod gpustat;
@@ -326,6 +327,9 @@ pub static KINDS: &[&dyn EvidenceKind] = &[
     &faulthandler::FaulthandlerKind,
     &pystack_dump::PystackDumpKind,
     &gdb_backtrace::GdbBacktraceKind,
+    // ggml's abort (`FILE:LINE: GGML_ASSERT(…) failed` / `fatal error`) and glibc's frames: no
+    // rule reads it; a CUDA error above it is the CUDA-runtime kind's
+    &ggml_abort::GgmlAbortKind,
     &nsys_stats::NsysStatsKind,
     &nsys_stats::NvprofSummaryKind,
     &ibstat::IbstatKind,
