@@ -15,10 +15,28 @@ The ways (each changes only how the text is wrapped, never what it says):
   ansi     every line in colour (`\\x1b[31m…\\x1b[0m`)
   sentences  a question above the text and a sentence below it, no fence (an issue body)
   post     a sentence, the text in a ```text fence, and a thank-you line under it
+  beside_table  the text, then a healthy idle nvidia-smi table of another machine under it
+           (corpus h108_smi_immich13831_gtx1660_idle_container.txt)
+  beside_env    a healthy `collect_env` above the text
+           (corpus h109_collectenv_pytorch165929_h100_torch290_cu128_driver550.txt)
+The two `beside` ways are not run unless named (`--variants beside_table,beside_env`): a
+neighbour that describes a machine can add a finding that is right for the two texts together
+(a torch build beside an older GPU), so their changes are read one by one.
 Prints one line per artifact and way that changed the verdict, then a table per way.
 """
 import argparse, concurrent.futures as cf, json, os, subprocess, sys, tempfile
 from pathlib import Path
+
+def _neighbour(name):
+    """A healthy corpus text pasted beside the artifact (read once)."""
+    if name not in _NEIGHBOURS:
+        p = Path(__file__).resolve().parent.parent / "tests/fixtures/corpus" / name
+        _NEIGHBOURS[name] = p.read_text()
+    return _NEIGHBOURS[name]
+
+
+_NEIGHBOURS = {}
+DEFAULT_OFF = {"beside_table", "beside_env"}
 
 VARIANTS = {
     "crlf": lambda t: t.replace("\n", "\r\n"),
@@ -30,6 +48,8 @@ VARIANTS = {
     "compose": lambda t: "".join("trainer-1  | " + l for l in t.splitlines(True)),
     "sentences": lambda t: "Hi, I get this when training:\n\n" + t + ("" if t.endswith("\n") else "\n") + "\nAny idea what is wrong? Thanks!\n",
     "post": lambda t: "I see the following output:\n\n```text\n" + t + ("" if t.endswith("\n") else "\n") + "```\n\nThanks in advance.\n",
+    "beside_table": lambda t: t + ("" if t.endswith("\n") else "\n") + "\n" + _neighbour("h108_smi_immich13831_gtx1660_idle_container.txt"),
+    "beside_env": lambda t: _neighbour("h109_collectenv_pytorch165929_h100_torch290_cu128_driver550.txt") + "\n" + t,
     "ansi": lambda t: "".join("\x1b[31m" + l.rstrip("\n") + "\x1b[0m" + ("\n" if l.endswith("\n") else "") for l in t.splitlines(True)),
 }
 
@@ -71,7 +91,7 @@ def main():
     ap.add_argument("--gpufix", default="target/debug/gpufix")
     ap.add_argument("--corpus", default="tests/fixtures/corpus")
     ap.add_argument("--only", default="")
-    ap.add_argument("--variants", default=",".join(VARIANTS))
+    ap.add_argument("--variants", default=",".join(v for v in VARIANTS if v not in DEFAULT_OFF))
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     a = ap.parse_args()
     names = a.variants.split(",")

@@ -2546,3 +2546,64 @@ fn a_paddle_oom_is_read_and_said_plainly() {
     let n = notes(&format!("{c}h2_oom_6g_2_30g_unallocated.txt"));
     assert!(!n.iter().any(|n| n.contains("PaddlePaddle")), "{n:?}");
 }
+
+/// A paste holding several views of GPUs (a table, `dmon`, a `--query-gpu` loop, a Slurm job
+/// report) is judged from the view that shows a job, wherever it sits: another machine's idle
+/// table beside the job's own samples says nothing about them. Each paste is two corpus texts
+/// put together here, in the test (found by `bench/paste_variants.py --variants beside_table`).
+mod views {
+    use super::*;
+
+    const IDLE_TABLE: &str = "tests/fixtures/corpus/h108_smi_immich13831_gtx1660_idle_container.txt";
+
+    fn judge(text: &str) -> serde_json::Value {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("paste.txt");
+        std::fs::write(&p, text).unwrap();
+        let out = run(&[
+            "plan",
+            "--sample",
+            "0",
+            "--format",
+            "json",
+            "--evidence",
+            p.to_str().unwrap(),
+        ]);
+        assert_ne!(out.code, 1, "{}", out.stderr);
+        serde_json::from_str(&out.stdout).unwrap()
+    }
+
+    fn verdict(v: &serde_json::Value, id: &str) -> String {
+        v["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["id"] == id)
+            .unwrap_or_else(|| panic!("{id} not in {v}"))["verdict"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    }
+
+    #[test]
+    fn a_job_s_samples_beside_another_machine_s_idle_table_are_judged() {
+        let table = std::fs::read_to_string(IDLE_TABLE).unwrap();
+        // alone, the idle table shows no job
+        assert_ne!(verdict(&judge(&table), "launch.gpu-underutilized"), "fail");
+        for job in [
+            "tests/fixtures/corpus/h100d_smi_query_loop_starved.csv",
+            "tests/fixtures/corpus/h100d_smi_dmon_um_starved.txt",
+            "tests/fixtures/corpus/h101_jobstats_gnntracking95_gpu_33pct.txt",
+        ] {
+            let job = std::fs::read_to_string(job).unwrap();
+            assert_eq!(verdict(&judge(&job), "launch.gpu-underutilized"), "fail");
+            for paste in [format!("{job}\n{table}"), format!("{table}\n{job}")] {
+                assert_eq!(
+                    verdict(&judge(&paste), "launch.gpu-underutilized"),
+                    "fail",
+                    "{paste}"
+                );
+            }
+        }
+    }
+}

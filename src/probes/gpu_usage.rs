@@ -13,6 +13,10 @@ use serde_json::{Map, Value, json};
 
 pub struct GpuUsage;
 
+/// Parts of one kind read from a paste: a long monitoring log cut into many parts is judged
+/// from its first ones.
+const MAX_PARTS: usize = 16;
+
 /// Memory a job holds on a GPU when the paste lists no processes: a CUDA context alone costs
 /// about 60-600 MiB and a desktop a few hundred more, so it takes a GiB to show a training job.
 const HELD_MIB: f64 = 1024.0;
@@ -278,22 +282,39 @@ impl Probe for GpuUsage {
                 crate::evidence::seff::parse_seff,
             ),
         ];
+        // A paste can hold several views of the GPUs (a table, then `dmon` or a `--query-gpu`
+        // loop; its author's output beside another machine's idle table). Each part is read;
+        // the first, in the order above, that shows a job on a GPU is judged, else the first
+        // read at all: a view with no job on it says nothing about the one that has one.
+        let mut first: Option<Value> = None;
+        let mut failed: Option<String> = None;
         for (kind, usage) in kinds {
-            if let Some((p, t)) = evidence_of(&ctx.inputs.evidence, kind).into_iter().next() {
+            for (p, t) in evidence_of(&ctx.inputs.evidence, kind)
+                .into_iter()
+                .take(MAX_PARTS)
+            {
                 match usage(&t) {
                     // a table's banner alone (the driver's versions) shows no GPU at work
-                    Ok(u) if u.format == "table" && u.gpus.is_empty() && u.processes.is_empty() => {
-                        continue;
-                    }
+                    Ok(u) if u.format == "table" && u.gpus.is_empty() && u.processes.is_empty() => {}
                     Ok(u) => {
-                        return ProbeOutcome::Value(usage_value(&u, &p.display().to_string()));
+                        let v = usage_value(&u, &p.display().to_string());
+                        if v["process_on_gpu"] == json!(true) {
+                            return ProbeOutcome::Value(v);
+                        }
+                        first.get_or_insert(v);
                     }
-                    Err(e) => return ProbeOutcome::Unknown(format!("{}: {e}", p.display())),
+                    Err(e) => {
+                        failed.get_or_insert_with(|| format!("{}: {e}", p.display()));
+                    }
                 }
             }
         }
-        // no paste of GPU usage: a value that says so, so a rule can also read a live `--pid`
-        ProbeOutcome::Value(json!({ "given": false, "process_on_gpu": false }))
+        match (first, failed) {
+            (Some(v), _) => ProbeOutcome::Value(v),
+            (None, Some(e)) => ProbeOutcome::Unknown(e),
+            // no paste of GPU usage: a value that says so, so a rule can also read a live `--pid`
+            (None, None) => ProbeOutcome::Value(json!({ "given": false, "process_on_gpu": false })),
+        }
     }
 }
 
