@@ -97,6 +97,22 @@
 //!   driver's for the errors both name), named from the table below; a number the table lacks
 //!   stays `CUresult N`.
 //!
+//! - a failed `assert` in device code, which the CUDA runtime prints to stderr when the host
+//!   next synchronises, in the form the CUDA C++ Programming Guide gives (section "Assertion",
+//!   <https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#assertion>, the same
+//!   since CUDA 4.0 and compute capability 2.x): `<filename>:<line number>:<function>: block:
+//!   [blockIdx.x,blockIdx.y,blockIdx.z], thread: [threadIdx.x,threadIdx.y,threadIdx.z]
+//!   Assertion `<expression>` failed.`, one line per failing thread, after which "any subsequent
+//!   host-side synchronization calls made for the same device will return cudaErrorAssert".
+//!   PyTorch's kernels assert through `CUDA_KERNEL_ASSERT` (`c10/macros/Macros.h`, the device
+//!   `assert`, or `__assert_fail` where `NDEBUG` is set), so the line names ATen's source file,
+//!   line and the condition (`Loss.cu:95: operator(): … Assertion `target_val >= zero &&
+//!   target_val <= one` failed.`, `Indexing.cu:1515: indexSelectSmallIndex: … Assertion
+//!   `srcIndex < srcSelectDimSize` failed.`): the op that asserted, which the asynchronous
+//!   `CUDA error: device-side assert triggered` traceback does not show. Read only with both
+//!   `block: [` and `thread: [` before `Assertion `, so glibc's host `assert` (`prog: file.c:12:
+//!   main: Assertion `x' failed.`) is not one.
+//!
 //! The reader streams the lines once and keeps bounded lists.
 
 use super::cuda_compat;
@@ -157,6 +173,39 @@ pub struct CudaErrorSeen {
     pub line: String,
 }
 
+/// A failed `assert` in device code, as the CUDA runtime prints it (see the module's notes).
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct DeviceAssert {
+    /// The source file as printed (`/opt/conda/…/aten/src/ATen/native/cuda/Loss.cu`).
+    pub file: String,
+    pub line: u32,
+    /// The function as the compiler names it (`operator()`, `indexSelectSmallIndex`); MSVC
+    /// builds of PyTorch for Windows print none (`…\Loss.cu:250: block: [0,0,0], thread:
+    /// [8,0,0] Assertion `t >= 0 && t < n_classes` failed.`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub function: Option<String>,
+    /// The asserted expression (`target_val >= zero && target_val <= one`).
+    pub condition: String,
+    /// `blockIdx` of the first failing thread printed (`3663,0,0`).
+    pub block: String,
+    /// Its `threadIdx` (`64,0,0`).
+    pub thread: String,
+    /// Lines with this file, line and condition (one per failing thread).
+    pub count: u64,
+}
+
+impl DeviceAssert {
+    /// `Loss.cu:95`: the file's last path component and the line.
+    pub fn site(&self) -> String {
+        let base = self
+            .file
+            .rsplit(['/', '\\'])
+            .next()
+            .unwrap_or(self.file.as_str());
+        format!("{base}:{}", self.line)
+    }
+}
+
 #[derive(Debug, Clone, Serialize, PartialEq, Default)]
 pub struct CudaRuntimeLog {
     /// "The NVIDIA driver on your system is too old (found version N)", or PhysX's "CUDA driver
@@ -204,6 +253,9 @@ pub struct CudaRuntimeLog {
     /// "CUDA kernel errors might be asynchronously reported …": the stack may not be where it
     /// failed.
     pub async_hint: bool,
+    /// Device-side assertions the runtime printed (`<file>:<line>: <function>: block: […],
+    /// thread: […] Assertion `<expr>` failed.`), distinct by file, line and condition.
+    pub device_asserts: Vec<DeviceAssert>,
     /// `+cu121`-style wheel tags seen on torch versions in the text (`torch 2.1.0+cu121`).
     pub torch_wheel_cuda: Vec<String>,
     /// CUDA libraries the framework could not use (missing, or another version than its
@@ -924,6 +976,40 @@ static WHEEL: LazyLock<Regex> = LazyLock::new(|| {
         .expect("static regex")
 });
 
+/// The CUDA runtime's line for a failed device-side `assert` (CUDA C++ Programming Guide,
+/// "Assertion"): `<file>:<line>:<function>: block: [x,y,z], thread: [x,y,z] Assertion
+/// `<expression>` failed.` The file is the first non-blank run before `:<line>:` (a log prefix
+/// such as `[rank0]: ` may stand before it); the spaces around the colons are as printed; the
+/// function is absent where the compiler gave none (MSVC: `Loss.cu:250: block: …`).
+static DEVICE_ASSERT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(\S+?):(\d+):\s*(?:(.*?):\s*)?block:\s*\[(\d+,\s*\d+,\s*\d+)\],\s*thread:\s*\[(\d+,\s*\d+,\s*\d+)\]\s*Assertion\s*`(.*)`\s*failed",
+    )
+    .expect("static regex")
+});
+
+/// A device-side assertion line: (file, line, function, block, thread, condition).
+fn device_assert(line: &str) -> Option<DeviceAssert> {
+    if !line.contains("thread: [") || !line.contains("Assertion") {
+        return None;
+    }
+    let c = DEVICE_ASSERT.captures(line)?;
+    let squeeze = |s: &str| s.split(',').map(str::trim).collect::<Vec<_>>().join(",");
+    Some(DeviceAssert {
+        file: super::clip(&c[1], super::MAX_TEXT),
+        line: c[2].parse().ok()?,
+        function: c
+            .get(3)
+            .map(|f| f.as_str().trim())
+            .filter(|f| !f.is_empty())
+            .map(|f| super::clip(f, super::MAX_TEXT)),
+        condition: super::clip(c[6].trim(), super::MAX_TEXT),
+        block: squeeze(&c[4]),
+        thread: squeeze(&c[5]),
+        count: 1,
+    })
+}
+
 /// Markers this reader recognises, for detection inside a larger paste.
 /// cuda-gdb's report of a device exception (NVIDIA/cuda-gdb, read at afd75cab:
 /// `gdb/cuda/cuda-exceptions.c` `cuda_exception::print_exception_name` prints `\nCUDA
@@ -1011,6 +1097,7 @@ pub fn recognised_line(line: &str) -> bool {
         || failed_with(line).is_some()
         || unnamed_curesult(line).is_some()
         || cuda_gdb_exception(line).is_some()
+        || device_assert(line).is_some()
         || super::cuda_libs::recognised_line(line)
 }
 
@@ -1085,6 +1172,8 @@ pub(crate) fn anchor_phrases() -> Vec<&'static str> {
         // `cuda_gdb_exception`: cuda-gdb's (and NVIDIA's lldb's) device exception
         "CUDA Exception: ",
         "CUDA_EXCEPTION_",
+        // `device_assert`: the runtime's line for a failed device-side assert
+        "thread: [",
     ];
     // `cuda_libs::recognised_line`'s phrases
     p.extend([
@@ -1166,6 +1255,9 @@ pub fn parse_cuda_runtime_log(text: &str) -> CudaRuntimeLog {
     let mut libs = super::cuda_libs::Libs::default();
     // deviceQuery's `cudaGetDeviceCount returned N`, whose `-> <text>` follows on the next line
     let mut device_query_code: Option<u32> = None;
+    // the first device-side assertion line: the error it makes the runtime return
+    // (`cudaErrorAssert`), where no line of the text names that error itself
+    let mut first_assert_line: Option<String> = None;
     for line in super::content_lines(text) {
         if let Some(code) = device_query_code.take()
             && let Some(e) = device_query_error(code, line)
@@ -1363,6 +1455,21 @@ pub fn parse_cuda_runtime_log(text: &str) -> CudaRuntimeLog {
             };
         // a terminal pads lines with spaces to its width: the message ends before them
         let line = line.trim_end();
+        if let Some(a) = device_assert(line) {
+            if let Some(seen) = out
+                .device_asserts
+                .iter_mut()
+                .find(|s| s.file == a.file && s.line == a.line && s.condition == a.condition)
+            {
+                seen.count += 1;
+            } else if out.device_asserts.len() < super::MAX_ITEMS {
+                out.device_asserts.push(a);
+            }
+            if first_assert_line.is_none() {
+                first_assert_line = Some(line.to_string());
+            }
+            carried = true;
+        }
         // NVIDIA/nccl `src/include/checks.h` (read at HEAD, 2026): `CUDACHECK` / `CUDACHECKGOTO`
         // WARN `Cuda failure '%s'` and return ncclUnhandledCudaError (the NCCL error, where
         // the text shows it, above); `CUDACHECKIGNORE` prints the same words at INFO
@@ -1547,6 +1654,14 @@ pub fn parse_cuda_runtime_log(text: &str) -> CudaRuntimeLog {
             out.lines += 1;
         }
     }
+    // the runtime returns cudaErrorAssert to the next synchronisation after a device-side
+    // assert: a text that shows only the assertion lines (cut before the traceback) shows it
+    if let Some(l) = first_assert_line
+        && !out.error_names.iter().any(|n| n == "cudaErrorAssert")
+        && let Some(e) = by_name("cudaErrorAssert")
+    {
+        note_error(&mut out, e.0, Some(e.1), Some(e.2), e.4, &l);
+    }
     out.insufficient_driver = out
         .error_names
         .iter()
@@ -1640,6 +1755,10 @@ impl super::EvidenceKind for CudaRuntimeKind {
                 "PyTorch warned that the stack may not be where the kernel failed",
             ),
             (
+                "device_asserts",
+                "device-side assertions the runtime printed: file, line, function, condition, block, thread, count",
+            ),
+            (
                 "torch_wheel_cuda",
                 "`+cuXYZ` tags of torch versions in the text",
             ),
@@ -1709,6 +1828,82 @@ mod tests {
 
     /// The driver-too-old message broken over two lines between its own words is read as
     /// printed; lines that only look alike are not joined.
+    #[test]
+    fn device_side_assertion_lines_are_read_from_the_runtimes_format() {
+        // RuiZhang97/ISNet#31 (h121): torch 2.x's error with its hints, then the BCE kernel's
+        // assertion line of a conda build
+        let t = std::fs::read_to_string(
+            crate::evidence::testutil::fixture_dir()
+                .join("../corpus/h121_cudaerr_isnet31_dsa_loss_cu_target_val.txt"),
+        )
+        .unwrap();
+        let m = parse_cuda_runtime_log(&t);
+        assert_eq!(m.error_names, vec!["cudaErrorAssert".to_string()]);
+        assert_eq!(
+            m.errors[0].count, 1,
+            "the assertion line does not count again"
+        );
+        assert!(m.errors[0].line.starts_with("RuntimeError: CUDA error"));
+        assert_eq!(m.device_asserts.len(), 1);
+        let a = &m.device_asserts[0];
+        assert_eq!(
+            a.file,
+            "/opt/conda/conda-bld/pytorch_1724789143830/work/aten/src/ATen/native/cuda/Loss.cu"
+        );
+        assert_eq!(a.line, 95);
+        assert_eq!(a.function.as_deref(), Some("operator()"));
+        assert_eq!(a.condition, "target_val >= zero && target_val <= one");
+        assert_eq!(a.block, "3663,0,0");
+        assert_eq!(a.thread, "64,0,0");
+        assert_eq!(a.count, 1);
+        assert_eq!(a.site(), "Loss.cu:95");
+        assert!(looks_like(&t));
+
+        // assertion lines alone (a log cut before the traceback): one per failing thread,
+        // counted on one site, and the runtime's cudaErrorAssert they imply
+        let only = "/pytorch/aten/src/ATen/native/cuda/Indexing.cu:1515: indexSelectSmallIndex: block: [0,0,0], thread: [0,0,0] Assertion `srcIndex < srcSelectDimSize` failed.\n\
+/pytorch/aten/src/ATen/native/cuda/Indexing.cu:1515: indexSelectSmallIndex: block: [0,0,0], thread: [1,0,0] Assertion `srcIndex < srcSelectDimSize` failed.\n\
+[rank3]: /pytorch/aten/src/ATen/native/cuda/ScatterGatherKernel.cu:365: operator(): block: [2,0,0], thread: [31,0,0] Assertion `idx_dim >= 0 && idx_dim < index_size && \"index out of bounds\"` failed.\n";
+        assert!(looks_like(only));
+        let m = parse_cuda_runtime_log(only);
+        assert_eq!(m.error_names, vec!["cudaErrorAssert".to_string()]);
+        assert_eq!(m.errors[0].code, Some(710));
+        assert_eq!(m.errors[0].category, "assert");
+        assert_eq!(m.device_asserts.len(), 2);
+        assert_eq!(m.device_asserts[0].count, 2);
+        assert_eq!(m.device_asserts[0].thread, "0,0,0");
+        assert_eq!(
+            m.device_asserts[1].file,
+            "/pytorch/aten/src/ATen/native/cuda/ScatterGatherKernel.cu"
+        );
+        assert_eq!(
+            m.device_asserts[1].condition,
+            "idx_dim >= 0 && idx_dim < index_size && \"index out of bounds\""
+        );
+
+        // MSVC builds print no function (a Windows wheel's path, spaces as printed)
+        let win = "    C:\\actions-runner\\_work\\pytorch\\pytorch\\builder\\windows\\pytorch\\aten\\src\\ATen\\native\\cuda\\Loss.cu:250: block: [0,0,0], thread: [8,0,0] Assertion `t >= 0 && t < n_classes` failed.";
+        let m = parse_cuda_runtime_log(win);
+        assert_eq!(m.device_asserts.len(), 1, "{m:?}");
+        assert_eq!(m.device_asserts[0].function, None);
+        assert_eq!(m.device_asserts[0].line, 250);
+        assert_eq!(m.device_asserts[0].site(), "Loss.cu:250");
+        assert_eq!(m.device_asserts[0].condition, "t >= 0 && t < n_classes");
+
+        // not claimed: glibc's host assert, a kernel's own printf of its indices, HIP's device
+        // assert (another runtime's wording), prose naming the phrase
+        for other in [
+            "python3: src/foo.c:12: main: Assertion `x > 0' failed.",
+            "train.cu:40: debug block: [1,0,0], thread: [3,0,0] value=7",
+            "Loss.cu:95: operator(): Device-side assertion `target_val >= zero' failed.",
+            "the assertion says block: [0,0,0], thread: [0,0,0] Assertion failed somewhere",
+        ] {
+            let m = parse_cuda_runtime_log(other);
+            assert!(m.device_asserts.is_empty(), "{other}");
+            assert!(m.errors.is_empty(), "{other}");
+        }
+    }
+
     #[test]
     fn driver_too_old_wrapped_inside_its_words_is_read() {
         // problem: andimarafioti/faster-qwen3-tts#113, the warning wrapped after "on your"

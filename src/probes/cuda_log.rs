@@ -263,11 +263,15 @@ impl Probe for CudaLog {
             ),
             (
                 "runtime_errors",
-                "errors other than the driver's and the architecture's, each with `next`: the evidence to collect",
+                "errors other than the driver's and the architecture's, each with `next`: the evidence to collect, and for a device-side assert whose assertion line the text holds, `assertion`: its condition, file:line and function",
             ),
             (
                 "async_hint",
                 "PyTorch warned that the stack may not be where the kernel failed",
+            ),
+            (
+                "device_asserts",
+                "device-side assertions the runtime printed (`<file>:<line>: <function>: block: […], thread: […] Assertion `<expr>` failed.`): file, line, function, condition, block, thread, count",
             ),
             (
                 "torch_wheel_cuda",
@@ -414,6 +418,24 @@ impl Probe for CudaLog {
                 .map(|e| {
                     let mut v = to_object(e);
                     v.insert("next".into(), json!(next_evidence(e.category)));
+                    // the runtime printed the kernel's own assertion (file, line, condition):
+                    // the op that asserted is known, so the next evidence is its inputs, not a
+                    // CUDA_LAUNCH_BLOCKING rerun to find it
+                    if e.name == "cudaErrorAssert"
+                        && let Some(a) = r.device_asserts.first()
+                    {
+                        let assertion = match &a.function {
+                            Some(f) => format!("`{}` at {} ({f})", a.condition, a.site()),
+                            None => format!("`{}` at {}", a.condition, a.site()),
+                        };
+                        v.insert(
+                            "next".into(),
+                            json!(format!(
+                                "the kernel's assertion names the op and the condition that failed, {assertion}: check the values that op was given (a label or target outside its range, an index past its tensor); a rerun with CUDA_LAUNCH_BLOCKING=1 shows the Python line that launched it"
+                            )),
+                        );
+                        v.insert("assertion".into(), json!(assertion));
+                    }
                     Value::Object(v)
                 })
                 .collect();
@@ -909,6 +931,38 @@ mod tests {
         assert_eq!(k["arch_missing"], true);
         assert_eq!(k["arch_old"], true);
         assert!(k.get("wheel_index").is_none());
+    }
+
+    #[test]
+    fn a_device_assert_with_its_assertion_line_names_the_op_as_next_evidence() {
+        // RuiZhang97/ISNet#31 (h121): the assertion line below the error names Loss.cu:95
+        let v = value_of(run(
+            &CudaLog,
+            &["../corpus/h121_cudaerr_isnet31_dsa_loss_cu_target_val.txt"],
+        ));
+        let e = &v["runtime_errors"][0];
+        assert_eq!(e["name"], "cudaErrorAssert");
+        assert_eq!(
+            e["assertion"],
+            "`target_val >= zero && target_val <= one` at Loss.cu:95 (operator())"
+        );
+        assert!(e["next"].as_str().unwrap().contains("Loss.cu:95"));
+        assert_eq!(v["device_asserts"][0]["line"], 95);
+        // WangYueFt/dcp#30 (h121): the error and its hints alone: no assertion, the rerun
+        let d = value_of(run(
+            &CudaLog,
+            &["../corpus/h121_cudaerr_dcp30_dsa_windows_caret_epoch70.txt"],
+        ));
+        let e = &d["runtime_errors"][0];
+        assert_eq!(e["name"], "cudaErrorAssert");
+        assert!(e.get("assertion").is_none());
+        assert!(
+            e["next"]
+                .as_str()
+                .unwrap()
+                .starts_with("rerun with CUDA_LAUNCH_BLOCKING=1")
+        );
+        assert_eq!(d["device_asserts"], json!([]));
     }
 
     #[test]
