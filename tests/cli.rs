@@ -2554,7 +2554,8 @@ fn a_paddle_oom_is_read_and_said_plainly() {
 mod views {
     use super::*;
 
-    const IDLE_TABLE: &str = "tests/fixtures/corpus/h108_smi_immich13831_gtx1660_idle_container.txt";
+    const IDLE_TABLE: &str =
+        "tests/fixtures/corpus/h108_smi_immich13831_gtx1660_idle_container.txt";
 
     fn judge(text: &str) -> serde_json::Value {
         let dir = tempfile::tempdir().unwrap();
@@ -2604,6 +2605,74 @@ mod views {
                     "{paste}"
                 );
             }
+        }
+    }
+
+    #[test]
+    fn nvidia_smi_failing_beside_a_working_table_is_still_nvml_failing() {
+        // the host's table above the container's failure, or another machine's output: the
+        // failure the paste shows stands
+        let table = std::fs::read_to_string(IDLE_TABLE).unwrap();
+        assert_eq!(verdict(&judge(&table), "driver.nvml-unavailable"), "pass");
+        for failing in [
+            "tests/fixtures/corpus/h11_smierr_shinecluster50_unattended_upgrade.txt",
+            "tests/fixtures/corpus/h114_nvccli_k8sdp1431_hook_mismatch_smi.txt",
+        ] {
+            let failing = std::fs::read_to_string(failing).unwrap();
+            assert_eq!(verdict(&judge(&failing), "driver.nvml-unavailable"), "fail");
+            for paste in [format!("{failing}\n{table}"), format!("{table}\n{failing}")] {
+                assert_eq!(
+                    verdict(&judge(&paste), "driver.nvml-unavailable"),
+                    "fail",
+                    "{paste}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_compose_file_merging_an_anchor_is_read_whole_beside_other_output() {
+        // `ipc: host` sits in an `x-common: &common` block each service merges (`<<: *common`):
+        // cut at its blank lines beside a table, the services lost it
+        let compose = std::fs::read_to_string(
+            "tests/fixtures/corpus/h22_compose_physicalai_trainer_ipc_host_anchor.yaml",
+        )
+        .unwrap();
+        let table = std::fs::read_to_string(IDLE_TABLE).unwrap();
+        let env = std::fs::read_to_string(
+            "tests/fixtures/corpus/h109_collectenv_pytorch165929_h100_torch290_cu128_driver550.txt",
+        )
+        .unwrap();
+        assert_ne!(verdict(&judge(&compose), "data.shm-too-small"), "fail");
+        for paste in [
+            format!("{compose}\n{table}"),
+            format!("{table}\n{compose}"),
+            format!("{env}\n{compose}"),
+            format!("{compose}\nThanks, any idea?\n"),
+        ] {
+            assert_ne!(
+                verdict(&judge(&paste), "data.shm-too-small"),
+                "fail",
+                "{paste}"
+            );
+        }
+    }
+
+    #[test]
+    fn job_text_beside_a_table_is_still_read() {
+        // a DataLoader interrupted while the loop waited on it, then another machine's table
+        let log = std::fs::read_to_string(
+            "tests/fixtures/corpus/h22_log_acodet47_val_loader_hang_keyboardinterrupt.log",
+        )
+        .unwrap();
+        let table = std::fs::read_to_string(IDLE_TABLE).unwrap();
+        assert_eq!(verdict(&judge(&log), "data.dataloader-wait"), "fail");
+        for paste in [format!("{log}\n{table}"), format!("{table}\n{log}")] {
+            assert_eq!(
+                verdict(&judge(&paste), "data.dataloader-wait"),
+                "fail",
+                "{paste}"
+            );
         }
     }
 }

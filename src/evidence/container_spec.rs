@@ -1491,6 +1491,9 @@ impl super::EvidenceKind for ContainerSpecKind {
                     })
                 })
     }
+    fn judges_whole_text(&self) -> bool {
+        true
+    }
     fn reads_assignments_above(&self, part: &str) -> bool {
         // a `docker run` command, not a compose file or a manifest (YAML, where a `NAME=value`
         // line put first would be no YAML)

@@ -594,7 +594,11 @@ pub fn is_links_only(r: &NvmlReading) -> bool {
 }
 
 /// Two pastes that describe one machine, read in turn: where one is `lspci -vv` (links only),
-/// its links join the other's GPUs; otherwise the later reading stands, as before.
+/// its links join the other's GPUs. Otherwise (a table and `-q` sections, `-q` and a CSV) the
+/// later reading stands where it read a field, and the earlier fills what it did not: each
+/// GPU of the later is matched to the earlier's by bus id (by index where neither names one),
+/// and the earlier's GPUs no later one matches are kept. A `-q` pasted above a table keeps its
+/// clocks, ECC and temperature limits, which the table does not print.
 pub fn combine(earlier: Option<NvmlReading>, later: NvmlReading) -> NvmlReading {
     match earlier {
         Some(mut e) if is_links_only(&later) && !is_links_only(&e) => {
@@ -606,7 +610,76 @@ pub fn combine(earlier: Option<NvmlReading>, later: NvmlReading) -> NvmlReading 
             merge_links(&mut l, e);
             l
         }
-        _ => later,
+        Some(e) => merge_readings(e, later),
+        None => later,
+    }
+}
+
+/// The later reading, its unread fields filled from the earlier (see [`combine`]).
+fn merge_readings(earlier: NvmlReading, mut later: NvmlReading) -> NvmlReading {
+    fn fill<T>(into: &mut Field<T>, from: Field<T>) {
+        if !matches!(into, Field::Ok(_)) && matches!(from, Field::Ok(_)) {
+            *into = from;
+        }
+    }
+    fill(&mut later.driver_version, earlier.driver_version);
+    fill(&mut later.cuda_driver_version, earlier.cuda_driver_version);
+    fill(&mut later.nvml_version, earlier.nvml_version);
+    let bus = |g: &GpuReading| g.pci_bus_id.ok().map(|s| bus_key(s));
+    let by_index = later.gpus.iter().all(|g| bus(g).is_none())
+        && earlier.gpus.iter().all(|g| bus(g).is_none());
+    let mut unmatched = Vec::new();
+    for eg in earlier.gpus {
+        let hit = later.gpus.iter_mut().find(|g| {
+            if by_index {
+                g.index == eg.index
+            } else {
+                bus(g).is_some() && bus(g) == bus(&eg)
+            }
+        });
+        match hit {
+            Some(g) => fill_gpu(g, &eg),
+            None => unmatched.push(eg),
+        }
+    }
+    for mut g in unmatched {
+        if later.gpus.len() >= super::nvidia_smi::MAX_GPUS {
+            break;
+        }
+        g.index = later.gpus.len() as u32;
+        later.gpus.push(g);
+    }
+    later
+}
+
+/// `into`'s fields that are not read (`not-supported`, an error, `not in the evidence`, an empty
+/// or absent value) taken from `from` where it read them: field by field, through the reading's
+/// own serialized form, so a field added to [`GpuReading`] is filled too.
+fn fill_gpu(into: &mut GpuReading, from: &GpuReading) {
+    use serde_json::Value;
+    let (Ok(Value::Object(mut a)), Ok(Value::Object(b))) =
+        (serde_json::to_value(&*into), serde_json::to_value(from))
+    else {
+        return;
+    };
+    let read = |v: &Value| match v {
+        Value::Object(o) => o.contains_key("ok"),
+        Value::Null => false,
+        Value::Array(x) => !x.is_empty(),
+        Value::String(s) => s != "not-supported",
+        _ => true,
+    };
+    for (k, v) in b {
+        if k == "index" {
+            continue;
+        }
+        let unread = a.get(&k).is_none_or(|x| !read(x));
+        if unread && read(&v) {
+            a.insert(k, v);
+        }
+    }
+    if let Ok(g) = serde_json::from_value(Value::Object(a)) {
+        *into = g;
     }
 }
 

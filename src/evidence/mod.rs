@@ -264,6 +264,12 @@ pub trait EvidenceKind: Sync {
     fn whole_text(&self, _text: &str) -> bool {
         self.whole()
     }
+    /// True when [`EvidenceKind::whole_text`] judges the text itself (a YAML file with anchors),
+    /// rather than answering [`EvidenceKind::whole`] for any text: a run of blocks beside other
+    /// output is then tried as one document ([`segment`]).
+    fn judges_whole_text(&self) -> bool {
+        false
+    }
     /// True when this kind's `part` is shell commands that use the variables a script assigns
     /// above them (a wrapper's `docker run ${RUNTIME} ${NAME} … ${IMAGE}`): the part is then
     /// read with the script's one-line assignments above it put first ([`segment`]); they are

@@ -384,6 +384,60 @@ fn segment_big<'a>(text: &'a str, first: Option<&'static dyn EvidenceKind>) -> R
     }
 }
 
+/// Runs of blocks (first block, then kind and last block) that are one document a kind reads
+/// whole ([`EvidenceKind::whole_text`]), where the text as a whole is not: the blocks between
+/// two blocks of other kinds, holding at least two blocks and one of the kind. Tried as the
+/// run, then without its unclaimed blocks at the end; two readings a run at most.
+fn whole_document_runs(
+    lines: &[&str],
+    bs: &[(usize, usize)],
+    kinds: &[Option<&'static dyn EvidenceKind>],
+) -> Vec<(usize, (&'static dyn EvidenceKind, usize))> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bs.len() {
+        // the run: blocks of kind k or of none, from i
+        let Some(k) = kinds[i..].iter().flatten().next().copied() else {
+            break;
+        };
+        let mut end = i;
+        while end + 1 < bs.len() && kinds[end + 1].is_none_or(|x| x.name() == k.name()) {
+            end += 1;
+        }
+        // the blocks of no kind after the run's last block of the kind may lead the next run
+        // (a compose file's comment header and anchored block under a table)
+        let next = (i..=end)
+            .rev()
+            .find(|&b| kinds[b].is_some())
+            .map_or(end + 1, |b| b + 1);
+        // (a kind read whole whatever its text, JSON or XML, says nothing by `whole_text`)
+        if end > i
+            && k.judges_whole_text()
+            && kinds[i..=end]
+                .iter()
+                .any(|x| x.is_some_and(|x| x.name() == k.name()))
+        {
+            let mut last = end;
+            for _ in 0..2 {
+                if k.whole_text(&text_of(lines, &bs[i..=last])) {
+                    out.push((i, (k, last)));
+                    break;
+                }
+                match (i..last).rev().find(|&b| kinds[b].is_some()) {
+                    Some(b) if kinds[last].is_none() => last = b,
+                    _ => break,
+                }
+            }
+        }
+        // a run read whole ends where it does; else the next run starts as said above
+        i = match out.last() {
+            Some(&(a, (_, last))) if a == i => last + 1,
+            _ => next,
+        };
+    }
+    out
+}
+
 fn segment_inner(text: &str, big_ok: bool) -> Reading<'_> {
     let whole = |k: &'static dyn EvidenceKind| {
         let n = line_count(text).max(1);
@@ -432,11 +486,21 @@ fn segment_inner(text: &str, big_ok: bool) -> Reading<'_> {
     let kinds: Vec<Option<&'static dyn EvidenceKind>> =
         bs.iter().map(|&b| detect(&text_of(&lines, &[b]))).collect();
 
+    // A document read whole (a compose file whose services merge an anchored block, XML) with
+    // other output above or below it: each run of blocks between blocks of other kinds that
+    // holds the kind is read whole when, as one text, it is such a document (with or without
+    // the unclaimed blocks that end it: a thank-you line under the file).
+    let whole_runs = whole_document_runs(&lines, &bs, &kinds);
     // Block kinds: neighbouring blocks of one kind, and unclaimed blocks its reader reads.
     let mut parts: Vec<(&'static dyn EvidenceKind, Spans)> = Vec::new();
     let mut tries = 0;
     let mut i = 0;
     while i < bs.len() {
+        if let Some(&(k, end)) = whole_runs.iter().find_map(|(a, r)| (*a == i).then_some(r)) {
+            parts.push((k, bs[i..=end].to_vec()));
+            i = end + 1;
+            continue;
+        }
         let Some(k) = kinds[i] else {
             i += 1;
             continue;
@@ -444,6 +508,9 @@ fn segment_inner(text: &str, big_ok: bool) -> Reading<'_> {
         let mut spans = vec![bs[i]];
         let mut j = i + 1;
         while j < bs.len() {
+            if whole_runs.iter().any(|(a, _)| *a == j) {
+                break;
+            }
             match kinds[j] {
                 Some(kj) if kj.name() == k.name() => {
                     spans.push(bs[j]);
@@ -887,6 +954,25 @@ pub fn job_text_in_paste(text: &str) -> Option<(JobText, Cow<'_, str>)> {
         (Some(k), _) => Some((k, Cow::Borrowed(text))),
         (None, None) => None,
     }
+}
+
+/// The lines of a paste that no kind read, the others blanked (line numbers stay the file's):
+/// where the paste as a whole is no job text (a traceback pasted above an `nvidia-smi` table),
+/// what is left once the kinds took their parts may be ([`job_text_in_paste`] of it). `None`
+/// where no kind read a part, or every line was read.
+pub fn unread_lines(text: &str) -> Option<String> {
+    let r = segment(text);
+    if r.parts.is_empty() || r.unread.is_empty() {
+        return None;
+    }
+    let mut out = String::with_capacity(text.len());
+    for (n, l) in text.lines().enumerate() {
+        if r.unread.iter().any(|&(a, b)| a <= n + 1 && n + 1 <= b) {
+            out.push_str(l);
+        }
+        out.push('\n');
+    }
+    Some(out)
 }
 
 /// A line that is only a markdown image or link (`![alt](url)`, `[name](url)`) or an HTML

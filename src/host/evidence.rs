@@ -21,7 +21,8 @@ pub struct EvidenceHost {
     names: Vec<String>,
     files: BTreeMap<String, Vec<u8>>,
     nvml: Option<NvmlReading>,
-    /// nvidia-smi's own failure message, when that is what was pasted.
+    /// nvidia-smi's own failure message, when the paste holds one: it is what [`Host::nvml`]
+    /// answers even beside a reading.
     nvml_error: Option<String>,
 }
 
@@ -202,9 +203,11 @@ impl Host for EvidenceHost {
     }
     fn nvml(&self) -> Result<NvmlReading, HostError> {
         match (&self.nvml, &self.nvml_error) {
-            (Some(r), _) => Ok(r.clone()),
-            // the paste is nvidia-smi failing: NVML could not read the GPUs on that host
-            (None, Some(e)) => Err(HostError::NvmlInit { message: e.clone() }),
+            // the paste is nvidia-smi failing: NVML could not read the GPUs where it ran. A
+            // reading beside it (the host's table above the container's failure, another
+            // machine's output) does not undo the failure the paste shows.
+            (_, Some(e)) => Err(HostError::NvmlInit { message: e.clone() }),
+            (Some(r), None) => Ok(r.clone()),
             (None, None) => Err(HostError::NotInEvidence {
                 what: "NVML readings".into(),
             }),
@@ -230,5 +233,80 @@ impl Host for EvidenceHost {
     fn sleep(&self, _d: Duration) {}
     fn cpu_count(&self) -> usize {
         0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The H200 host recorded read-only (`../shared/hosts/h200-vm`, copied into
+    /// tests/fixtures/hosts): its table and its `-q -d TEMPERATURE,POWER`, one paste.
+    fn recorded(name: &str) -> String {
+        let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/hosts/h200-vm/commands")
+            .join(name);
+        std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+    }
+
+    fn nvml_of(text: &str) -> NvmlReading {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("paste.txt");
+        std::fs::write(&p, text).unwrap();
+        let h = EvidenceHost::from_files(&[p]).unwrap().unwrap();
+        h.nvml().unwrap()
+    }
+
+    #[test]
+    fn a_table_and_q_sections_of_one_machine_fill_each_other_in_either_order() {
+        let table = recorded("nvidia-smi.txt");
+        let q = recorded("nvidia-smi_-q_-d_TEMPERATURE,POWER.txt");
+        // alone: the table has utilization and memory and no default power limit, the
+        // sections the default limit and neither utilization nor memory
+        let t = nvml_of(&table);
+        assert_eq!(t.gpus[0].utilization_gpu.ok(), Some(&0));
+        assert!(t.gpus[0].memory_total.ok().is_some());
+        assert!(t.gpus[0].power_default_limit_mw.ok().is_none());
+        let s = nvml_of(&q);
+        assert!(s.gpus[0].utilization_gpu.ok().is_none());
+        assert!(s.gpus[0].memory_total.ok().is_none());
+        assert_eq!(s.gpus[0].power_default_limit_mw.ok(), Some(&700_000));
+        for paste in [format!("{table}\n{q}"), format!("{q}\n{table}")] {
+            let r = nvml_of(&paste);
+            assert_eq!(r.gpus.len(), 1, "one GPU, read twice");
+            assert_eq!(r.gpus[0].utilization_gpu.ok(), Some(&0));
+            assert_eq!(r.gpus[0].memory_total, t.gpus[0].memory_total);
+            assert_eq!(r.gpus[0].power_default_limit_mw.ok(), Some(&700_000));
+            assert_eq!(
+                r.driver_version.ok().map(String::as_str),
+                Some("580.159.04")
+            );
+        }
+    }
+
+    #[test]
+    fn another_machine_s_gpus_are_kept_beside_the_first() {
+        // the H200's `-q` sections, then another machine's idle table (another bus id)
+        let q = recorded("nvidia-smi_-q_-d_TEMPERATURE,POWER.txt");
+        let other = std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/fixtures/corpus/h108_smi_immich13831_gtx1660_idle_container.txt"),
+        )
+        .unwrap();
+        let r = nvml_of(&format!("{q}\n{other}"));
+        assert_eq!(r.gpus.len(), 2);
+        let h200 = r
+            .gpus
+            .iter()
+            .find(|g| g.pci_bus_id.ok().is_some_and(|b| b.ends_with("00:06.0")));
+        assert_eq!(
+            h200.and_then(|g| g.power_default_limit_mw.ok()),
+            Some(&700_000)
+        );
+        let other = r
+            .gpus
+            .iter()
+            .find(|g| g.name.ok().is_some_and(|n| n.contains("GTX 1660")));
+        assert_eq!(other.and_then(|g| g.memory_used.ok()), Some(&0));
     }
 }

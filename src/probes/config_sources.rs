@@ -367,6 +367,11 @@ pub fn gather(
         // text it pastes, its own line numbers kept
         if let Some((_, t)) = crate::evidence::segment::job_text_in_paste(&t) {
             g.add_doc(shown, t.into_owned(), "--evidence", "");
+        } else if let Some(rest) = crate::evidence::segment::unread_lines(&t)
+            && let Some((_, t)) = crate::evidence::segment::job_text_in_paste(&rest)
+        {
+            // job text beside output the kinds read (a traceback above an nvidia-smi table)
+            g.add_doc(shown, t.into_owned(), "--evidence", "");
         }
     }
     if let Some(pid) = pid {

@@ -295,7 +295,8 @@ impl Probe for GpuUsage {
             {
                 match usage(&t) {
                     // a table's banner alone (the driver's versions) shows no GPU at work
-                    Ok(u) if u.format == "table" && u.gpus.is_empty() && u.processes.is_empty() => {}
+                    Ok(u) if u.format == "table" && u.gpus.is_empty() && u.processes.is_empty() => {
+                    }
                     Ok(u) => {
                         let v = usage_value(&u, &p.display().to_string());
                         if v["process_on_gpu"] == json!(true) {
