@@ -271,21 +271,61 @@ fn read_call(n: Node, src: &str) -> Option<Call> {
     })
 }
 
-/// `target = value` (or `target: T = value`) as a statement of its own.
-fn read_assign(n: Node, src: &str) -> Option<Assign> {
-    let stmt = n.parent().filter(|p| p.kind() == "expression_statement")?;
-    let left = n.child_by_field_name("left").filter(|l| is_target(*l))?;
-    let right = n.child_by_field_name("right")?;
-    let annotated = n.child_by_field_name("type").is_some();
-    Some(Assign {
-        target: compact(left, src),
-        value: syntax::text(right, src).to_string(),
-        value_span: (right.start_byte(), right.end_byte()),
-        line: line(left),
-        class_field: annotated
-            && left.kind() == "identifier"
-            && enclosing_class(stmt, src).is_some(),
-    })
+/// `target = value` (or `target: T = value`) as a statement of its own. A tuple assignment
+/// `a, b = x, y` (left a `pattern_list`/`tuple_pattern`, right an `expression_list`/`tuple`
+/// of as many items, in tree-sitter-python's grammar) binds each name to its own item, as
+/// CPython unpacks it: YOLOv5's `train()` (ultralytics/yolov5 train.py, v6.x-v7.0) reads its
+/// options so, `save_dir, epochs, …, workers, freeze = Path(opt.save_dir), opt.epochs, …,
+/// opt.workers, opt.freeze`, and passes `workers=workers` to `create_dataloader`. A starred
+/// target or a right side of another length (`a, b = f()`) binds nothing readable.
+fn read_assign(n: Node, src: &str) -> Vec<Assign> {
+    let Some(stmt) = n.parent().filter(|p| p.kind() == "expression_statement") else {
+        return Vec::new();
+    };
+    let (Some(left), Some(right)) = (
+        n.child_by_field_name("left"),
+        n.child_by_field_name("right"),
+    ) else {
+        return Vec::new();
+    };
+    let assign = |l: Node, r: Node, class_field: bool| Assign {
+        target: compact(l, src),
+        value: syntax::text(r, src).to_string(),
+        value_span: (r.start_byte(), r.end_byte()),
+        line: line(l),
+        class_field,
+    };
+    if is_target(left) {
+        let annotated = n.child_by_field_name("type").is_some();
+        return vec![assign(
+            left,
+            right,
+            annotated && left.kind() == "identifier" && enclosing_class(stmt, src).is_some(),
+        )];
+    }
+    if !matches!(left.kind(), "pattern_list" | "tuple_pattern")
+        || !matches!(right.kind(), "expression_list" | "tuple")
+    {
+        return Vec::new();
+    }
+    let (ls, rs) = (unpack_items(left), unpack_items(right));
+    if ls.len() != rs.len() || !ls.iter().all(|l| is_target(*l)) {
+        return Vec::new();
+    }
+    ls.into_iter()
+        .zip(rs)
+        .map(|(l, r)| assign(l, r, false))
+        .collect()
+}
+
+/// The items of a tuple pattern or expression list; comments and the grammar's extra
+/// `line_continuation` nodes (a `\` ending the line, as YOLOv5's unpacking of its options
+/// spans three lines) are no items.
+fn unpack_items<'t>(x: Node<'t>) -> Vec<Node<'t>> {
+    let mut c = x.walk();
+    x.named_children(&mut c)
+        .filter(|k| !k.is_extra() && !matches!(k.kind(), "comment" | "line_continuation"))
+        .collect()
 }
 
 fn read_def(n: Node, src: &str) -> Option<Def> {
@@ -1239,6 +1279,35 @@ fn loader_snippet(text: &str) -> bool {
 #[cfg(test)]
 mod grammar_tests {
     use super::*;
+
+    #[test]
+    fn a_tuple_assignment_binds_each_name_to_its_item() {
+        let m = scan(
+            "a, b.c = 1, opt.workers\n(d, e) = (2, 'x')\nf, g = h()\ni, *j = 1, 2, 3\nk = 4\nl, m = \\\n    5, \\\n    opt.m\n",
+        );
+        let got: Vec<(&str, &str)> = m
+            .assigns
+            .iter()
+            .map(|a| (a.target.as_str(), a.value.as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("a", "1"),
+                ("b.c", "opt.workers"),
+                ("d", "2"),
+                ("e", "'x'"),
+                ("k", "4"),
+                ("l", "5"),
+                ("m", "opt.m")
+            ]
+        );
+        // each item keeps its own span, so an edit changes that item alone
+        let src = "epochs, workers = 300, 0\n";
+        let m = scan(src);
+        let w = m.assigns.iter().find(|a| a.target == "workers").unwrap();
+        assert_eq!(&src[w.value_span.0..w.value_span.1], "0");
+    }
 
     /// A loader's lines pasted from inside a function (indented) are Python; PyTorch's
     /// message naming the loader, and a traceback quoting the line, are not.

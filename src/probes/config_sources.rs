@@ -1690,6 +1690,38 @@ mod tests {
     }
 
     #[test]
+    fn a_tuple_unpacked_option_reaches_the_loader_s_workers() {
+        // problem: YOLOAir's train.py (iscyy/ultralyticsPro#96, GPU-Util under 10 %): `train()`
+        // unpacks its options, `…, workers, freeze = …, opt.workers, opt.freeze`, and
+        // `--workers` defaults to 0 (the official YOLOv5 train.py to 8)
+        let c = chosen(&["h125_python_yoloair96_train_workers_default0.py"]);
+        assert_eq!(c["num_workers"]["value"], 0, "{c:?}");
+        let src = c["num_workers"]["source"].as_str().unwrap();
+        assert!(
+            src.contains("workers = `opt.workers`, the argparse default on h125_python_yoloair96_train_workers_default0.py:529"),
+            "{src}"
+        );
+        // the same unpacking in a small script: its argparse default is what the loader gets
+        let text = "import argparse\n\ndef train(opt):\n    epochs, workers = opt.epochs, opt.workers\n    loader = create_dataloader('train', 640, 16, workers=workers)\n\nif __name__ == '__main__':\n    p = argparse.ArgumentParser()\n    p.add_argument('--epochs', type=int, default=300)\n    p.add_argument('--workers', type=int, default=8)\n    train(p.parse_args())\n";
+        let c = chosen_text("/job/train.py", text);
+        assert_eq!(
+            c.get("num_workers").map(|v| v["value"].clone()),
+            Some(json!(8)),
+            "{c:?}"
+        );
+        // neighbours that bind nothing readable: a call's result unpacked, a starred target,
+        // lengths that differ
+        for text in [
+            "def train(opt):\n    workers, batch = get_opts(opt)\n",
+            "def train(opt):\n    workers, *rest = opt.workers, opt.a, opt.b\n",
+            "def train(opt):\n    workers, batch = (opt.workers, opt.batch, opt.c)\n",
+        ] {
+            let c = chosen_text("/job/train.py", text);
+            assert!(c.get("num_workers").is_none(), "{text}: {c:?}");
+        }
+    }
+
+    #[test]
     fn an_mmengine_train_dataloader_dict_leaves_torch_s_defaults() {
         // MMPretrain's ImageNet base: `train_dataloader = dict(batch_size=32, num_workers=5,
         // …)` inherits nothing, so pin_memory is torch's default (MMEngine's
