@@ -139,6 +139,7 @@ const WITNESSES: &[(&str, &str, &str)] = &[
         "",
         "h117_jobreport_hsuper_jobinfo_cpu_job_accounting",
     ),
+    ("lsmod", "", "h124_lsmod_nvdockerwiki_361_modules_libraries"),
     (
         "scontrol-job",
         "",
@@ -317,6 +318,12 @@ enum Side {
 /// judging it right moves it to [`WITNESSES`]), and what was searched or why no rule can judge
 /// it. Keep it as short as the public record allows.
 const GAPS: &[(&str, Side, &str, &str)] = &[
+    (
+        "lsmod",
+        Side::Problem,
+        "",
+        "no public `lsmod` paste of a host whose nvidia module is loaded without nvidia_uvm was found (the one fault a rule reads from it, driver.uvm-module-missing); the public pastes beside CUDA failures show the modules loaded (h124: the nvidia-docker wiki's 361.48 host)",
+    ),
     (
         "slurm-jobinfo",
         Side::Problem,

@@ -59,6 +59,19 @@
 //!   a line is read only where the text after the colon is one of the runtime's own strings
 //!   (the table below), so a program's free-form "CUDA error in X: …" names nothing.
 //!
+//! - the CUDA SDK's `cutil` checks of the CUDA 1.x-4.x samples, copied into many programs since
+//!   (`common/inc/cutil.h`, read in cudpp/cudpp at f1a63f77; `cutil_inline_runtime.h`'s
+//!   `__cudaSafeCall`, the same text in every copy the search tool found): `CUDA_SAFE_CALL` /
+//!   `CUDA_SAFE_CALL_NO_SYNC` / `CUDA_SAFE_THREAD_SYNC` print `Cuda error in file '%s' in line %i
+//!   : %s.`, `CUT_CHECK_ERROR` and `CUDA_CHECK_CTX_LOST` `Cuda error: %s in file '%s' in line %i
+//!   : %s.` (the program's own message first), `cutilSafeCall` `%s(%i) : cudaSafeCall() Runtime
+//!   API error %d: %s.`, the last `%s` always `cudaGetErrorString(err)`; `CU_SAFE_CALL` prints the
+//!   driver API's `CUresult` in hex, `Cuda driver error %x in file '%s' in line %i.`. The format
+//!   itself says the text is the runtime's, so a text the table does not know (`unspecified
+//!   driver error`, a string of the CUDA 1.x-2.x runtimes, listed twenty-second in gem5-gpu's
+//!   copy of their table) is kept as printed, as THC's are; a forum that curls the quotes around
+//!   the file name (`‘common/cuda/mc.cu’`) or around the whole line is read the same.
+//!
 //! - the CUDA checks of the programs that print a failed call's `cudaGetErrorString` behind their
 //!   own prefix: NCCL's `CUDACHECK` (`src/include/checks.h`, github.com/NVIDIA/nccl: `Cuda
 //!   failure '%s'`, since 2.19 `Cuda failure %d '%s'`, a WARN line) and nccl-tests' (`src/common.h`,
@@ -928,6 +941,52 @@ static THC_RUNTIME: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"cuda runtime error \((\d{1,4})\) : (.{1,120}?)(?: at \S+:\d+)?\s*$")
         .expect("static regex")
 });
+// cutil's checks (see the module's head): `Cuda error in file '<f>' in line <n> : <text>.`,
+// `Cuda error: <own message> in file '<f>' in line <n> : <text>.`; the quotes around the file
+// may be curled by a forum, the text ends at cutil's closing `.` (before a quote a poster put
+// round the line) or the line's end
+static CUTIL: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r#"\bCuda error(?:: .{1,200}?)? in file ['‘’`].{1,300}?['‘’`] in line \d{1,7} : ([A-Za-z][^\n]{1,120}?)\.?\s*(?:[”"'’`]|$)"#,
+    )
+    .expect("static regex")
+});
+// cutil_inline_runtime.h's `<file>(<line>) : cudaSafeCall() Runtime API error <n>: <text>.`
+static CUTIL_SAFE_CALL: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"cudaSafeCall\(\) Runtime API error (\d{1,4}): ([A-Za-z][^\n]{1,120}?)\.?\s*$")
+        .expect("static regex")
+});
+// `CU_SAFE_CALL`'s `Cuda driver error <hex CUresult> in file '<f>' in line <n>.`
+static CUTIL_DRIVER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"\bCuda driver error ([0-9a-fA-F]{1,4}) in file ['‘’`].{1,300}?['‘’`] in line \d{1,7}",
+    )
+    .expect("static regex")
+});
+
+/// The error a cutil check names on `line`: the table's entry where the text (or, for
+/// `CU_SAFE_CALL`, the hex `CUresult`) is known, else the text as printed (the format says it is
+/// `cudaGetErrorString`'s). `(name, code, message, category)`.
+fn cutil_error(line: &str) -> Option<(String, Option<u32>, Option<&'static str>, &'static str)> {
+    let found = CUTIL
+        .captures(line)
+        .and_then(|c| Some((None, c.get(1)?.as_str())))
+        .or_else(|| {
+            let c = CUTIL_SAFE_CALL.captures(line)?;
+            Some((c[1].parse::<u32>().ok(), c.get(2)?.as_str()))
+        });
+    if let Some((num, text)) = found {
+        let text = text.trim();
+        return Some(match by_message(text) {
+            Some(e) => (e.0.to_string(), num.or(Some(e.1)), Some(e.2), e.4),
+            None => (super::clip(text, 120), num, None, "other"),
+        });
+    }
+    let c = CUTIL_DRIVER.captures(line)?;
+    let n = u32::from_str_radix(&c[1], 16).ok()?;
+    by_curesult(n).map(|e| (e.0.to_string(), Some(e.1), Some(e.2), e.4))
+}
+
 static NAMES: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"\b(cudaError[A-Z][A-Za-z]+|CUDA_ERROR_[A-Z_]+|CUBLAS_STATUS_[A-Z_]+|CUDNN_STATUS_[A-Z_]+)\b")
         .expect("static regex")
@@ -1098,6 +1157,7 @@ pub fn recognised_line(line: &str) -> bool {
         || unnamed_curesult(line).is_some()
         || cuda_gdb_exception(line).is_some()
         || device_assert(line).is_some()
+        || cutil_error(line).is_some()
         || super::cuda_libs::recognised_line(line)
 }
 
@@ -1174,6 +1234,10 @@ pub(crate) fn anchor_phrases() -> Vec<&'static str> {
         "CUDA_EXCEPTION_",
         // `device_assert`: the runtime's line for a failed device-side assert
         "thread: [",
+        // `cutil_error`: the CUDA SDK's cutil checks
+        "Cuda error in file ",
+        "cudaSafeCall() Runtime API error ",
+        "Cuda driver error ",
     ];
     // `cuda_libs::recognised_line`'s phrases
     p.extend([
@@ -1500,6 +1564,10 @@ pub fn parse_cuda_runtime_log(text: &str) -> CudaRuntimeLog {
             && let Some(e) = by_name(n)
         {
             add(e.0.to_string(), Some(e.1), Some(e.2), e.4);
+        }
+        // the CUDA SDK's cutil checks
+        if let Some((n, code, msg, cat)) = cutil_error(line) {
+            add(n, code, msg, cat);
         }
         // THC: the exception `_THError` raised, and the FAIL line printed before it. A FAIL in
         // THCGeneral.cpp with `invalid argument` and no exception after it is PyTorch 1.0's
@@ -2710,6 +2778,46 @@ mod tests {
     /// cuda-gdb's device exception (h120: ggml-org/llama.cpp#24398, the poster's coredump
     /// summary; ggml-org/llama.cpp#18799, cuda-gdb's own stop lines) is the runtime error the
     /// process gets; the exception named in a comment or prose is not.
+    #[test]
+    fn cutil_checks_name_the_runtime_error_they_print() {
+        // h124: NVIDIA developer forum 282, the x264 port's CUDA_SAFE_CALL line quoted in prose
+        // with the forum's curly quotes; the CUDA 1.x-2.x text is kept as printed
+        let t = "The error message is \u{201c}Cuda error in file \u{2018}common/cuda/mc.cu\u{2019} in line 104 : unspecified driver error.\u{201d} which is the first of the last 4 calls at the end of this code fragment.\n";
+        assert!(looks_like(t));
+        let r = parse_cuda_runtime_log(t);
+        assert_eq!(r.error_names, ["unspecified driver error"]);
+        assert_eq!((r.errors[0].code, r.errors[0].category), (None, "other"));
+        // CUDA_SAFE_CALL as printed, a text of the table
+        let r = parse_cuda_runtime_log(
+            "Cuda error in file 'reduction_kernel.cu' in line 212 : out of memory.\n",
+        );
+        assert_eq!(r.error_names, ["cudaErrorMemoryAllocation"]);
+        // CUT_CHECK_ERROR: the program's own message before the file
+        let r = parse_cuda_runtime_log(
+            "Cuda error: Kernel execution failed in file 'bitonic.cu' in line 88 : unspecified launch failure.\n",
+        );
+        assert_eq!(r.error_names, ["cudaErrorLaunchFailure"]);
+        // cutilSafeCall keeps the number it printed
+        let r = parse_cuda_runtime_log(
+            "main.cu(57) : cudaSafeCall() Runtime API error 38: no CUDA-capable device is detected.\n",
+        );
+        assert_eq!(r.error_names, ["cudaErrorNoDevice"]);
+        assert_eq!(r.errors[0].code, Some(38));
+        // CU_SAFE_CALL's hex CUresult: 0x2bc is CUDA_ERROR_ILLEGAL_ADDRESS (700)
+        let r = parse_cuda_runtime_log("Cuda driver error 2bc in file 'sim.cpp' in line 301.\n");
+        assert_eq!(r.error_names, ["cudaErrorIllegalAddress"]);
+        // not cutil's output: the macro's own source, cutil's other checks, prose
+        for t in [
+            "        fprintf(stderr, \"Cuda error in file '%s' in line %i : %s.\\n\",        \\\n",
+            "Cut error in file 'main.cpp' in line 40.\n",
+            "CUFFT error in file 'fft.cu' in line 12.\n",
+            "I get a Cuda error in file mc.cu sometimes, any idea?\n",
+            "Cuda driver error in file 'x.cpp' in line 3.\n",
+        ] {
+            assert!(parse_cuda_runtime_log(t).errors.is_empty(), "{t}");
+        }
+    }
+
     #[test]
     fn cuda_gdb_device_exceptions_are_the_runtime_errors_they_raise() {
         let t = "CUDA Exception: Warp Misaligned Register\nkernel: void flash_attn_ext_f16<256, 256, 32, 2, false, false>(...)\nGridDim (64,1,1)  BlockDim (32,4,1)   focus: device 0, sm 10, warp 0, lane 0\n";

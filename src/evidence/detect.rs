@@ -381,6 +381,12 @@ mod tests {
                 "Job ID: 64626\nCluster: stanage.alces.network\nUser/Group: a_user/clusterusers\nState: COMPLETED (exit code 0)\nNodes: 2\nCores per node: 1\nCPU Utilized: 00:02:37\nCPU Efficiency: 35.68% of 00:07:20 core-walltime\nJob Wall-clock time: 00:03:40\nMemory Utilized: 137.64 MB (estimated maximum)\nMemory Efficiency: 1.71% of 7.84 GB (3.92 GB/core)\n",
             ),
             (
+                // h124: the nvidia-docker 1.0 wiki's `lsmod | grep nvidia` (module-init-tools'
+                // layout, a space after a count with no holders)
+                "lsmod",
+                "$ lsmod | grep nvidia\nnvidia_uvm            711531  2 \nnvidia_modeset        742329  0 \nnvidia              10058469  80 nvidia_modeset,nvidia_uvm\n",
+            ),
+            (
                 // rug-cit-hpc/slurm-jobinfo (043c763b) README: the 2015 script's example
                 "slurm-jobinfo",
                 "Name                : bash\nUser                : aeh\nPartition           : normal\nCores               : 50\nState               : FAILED\nReserved walltime   : 2-00:00:00\nUsed walltime       :   00:02:51\nUsed CPU time       :   00:00:59\n% User (Computation): 83.22%\n% System (I/O)      : 16.78%\nMem reserved        : 100M/node\n",

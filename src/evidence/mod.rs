@@ -75,6 +75,7 @@ pub mod jobinfo;
 pub mod jobstats;
 pub mod kernel_log;
 pub mod kube_events;
+pub mod lsmod;
 pub mod lspci;
 pub mod mlxlink;
 pub mod mount_text;
@@ -395,6 +396,7 @@ pub static KINDS: &[&dyn EvidenceKind] = &[
     // a torch build beside GPU names (ComfyUI, sglang, version prints): before the package list,
     // whose rows it also reads
     &torch_env::TorchEnvKind,
+    &lsmod::LsmodKind,
     &pip_list::PipListKind,
     // a Go server's slog records (ollama): no rule reads them
     &slog_log::SlogLogKind,
