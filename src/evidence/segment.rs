@@ -959,8 +959,12 @@ pub fn job_text_in_paste(text: &str) -> Option<(JobText, Cow<'_, str>)> {
 /// The lines of a paste that no kind read, the others blanked (line numbers stay the file's):
 /// where the paste as a whole is no job text (a traceback pasted above an `nvidia-smi` table),
 /// what is left once the kinds took their parts may be ([`job_text_in_paste`] of it). `None`
-/// where no kind read a part, or every line was read.
+/// where no kind read a part, or every line was read, or the text is too big to cut
+/// ([`SEGMENT_MAX`]: a log, not a paste of several outputs).
 pub fn unread_lines(text: &str) -> Option<String> {
+    if text.len() > SEGMENT_MAX {
+        return None;
+    }
     let r = segment(text);
     if r.parts.is_empty() || r.unread.is_empty() {
         return None;
