@@ -596,8 +596,9 @@ pub fn is_links_only(r: &NvmlReading) -> bool {
 /// Two pastes that describe one machine, read in turn: where one is `lspci -vv` (links only),
 /// its links join the other's GPUs. Otherwise (a table and `-q` sections, `-q` and a CSV) the
 /// later reading stands where it read a field, and the earlier fills what it did not: each
-/// GPU of the later is matched to the earlier's by bus id (by index where neither names one),
-/// and the earlier's GPUs no later one matches are kept. A `-q` pasted above a table keeps its
+/// GPU of the later is matched to the earlier's by bus id (by index where neither names one)
+/// where their names and UUIDs do not disagree, and the earlier's GPUs no later one matches
+/// are kept. A `-q` pasted above a table keeps its
 /// clocks, ECC and temperature limits, which the table does not print.
 pub fn combine(earlier: Option<NvmlReading>, later: NvmlReading) -> NvmlReading {
     match earlier {
@@ -628,14 +629,33 @@ fn merge_readings(earlier: NvmlReading, mut later: NvmlReading) -> NvmlReading {
     let bus = |g: &GpuReading| g.pci_bus_id.ok().map(|s| bus_key(s));
     let by_index = later.gpus.iter().all(|g| bus(g).is_none())
         && earlier.gpus.iter().all(|g| bus(g).is_none());
+    // one GPU read twice has one bus id, and names and UUIDs that do not disagree (two
+    // machines' GPUs often share `01:00.0`); a table cuts a long name with `...`
+    let name = |g: &GpuReading| {
+        g.name
+            .ok()
+            .map(|n| n.trim().trim_end_matches("...").trim().to_ascii_lowercase())
+    };
+    let agree = |a: &GpuReading, b: &GpuReading| {
+        let names = match (name(a), name(b)) {
+            (Some(x), Some(y)) => x.starts_with(&y) || y.starts_with(&x),
+            _ => true,
+        };
+        let uuids = match (a.uuid.ok(), b.uuid.ok()) {
+            (Some(x), Some(y)) => x.eq_ignore_ascii_case(y),
+            _ => true,
+        };
+        names && uuids
+    };
     let mut unmatched = Vec::new();
     for eg in earlier.gpus {
         let hit = later.gpus.iter_mut().find(|g| {
-            if by_index {
-                g.index == eg.index
-            } else {
-                bus(g).is_some() && bus(g) == bus(&eg)
-            }
+            agree(g, &eg)
+                && if by_index {
+                    g.index == eg.index
+                } else {
+                    bus(g).is_some() && bus(g) == bus(&eg)
+                }
         });
         match hit {
             Some(g) => fill_gpu(g, &eg),

@@ -116,13 +116,28 @@ fn is_fence(line: &str) -> bool {
     line.trim_start().starts_with("```") || line.trim_start().starts_with("~~~")
 }
 
-/// Blocks of lines (0-based, inclusive): cut at blank lines and fences, and before prompts.
+/// The column heads of an `nvidia-smi topo -m` matrix (`\tGPU0\tGPU1\t…\tCPU Affinity`, its
+/// NICs or affinity columns after the GPUs): a tool that prints the matrix under its own lines
+/// (sglang's `check_env` ends with `NVIDIA Topology:` and the matrix, no blank line between) is
+/// two outputs, cut there.
+fn is_topo_head(line: &str) -> bool {
+    let mut t = line.split_whitespace();
+    t.next() == Some("GPU0")
+        && t.next().is_some_and(|x| {
+            ["GPU1", "NIC0", "mlx5_0", "CPU"]
+                .iter()
+                .any(|p| x.starts_with(p))
+        })
+}
+
+/// Blocks of lines (0-based, inclusive): cut at blank lines and fences, and before prompts and
+/// a topology matrix's column heads.
 fn blocks(lines: &[&str]) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
     let mut start: Option<usize> = None;
     for (i, l) in lines.iter().enumerate() {
         let sep = l.trim().is_empty() || is_fence(l);
-        if sep || is_prompt(l) {
+        if sep || is_prompt(l) || is_topo_head(l) {
             if let Some(s) = start.take() {
                 out.push((s, i - 1));
             }
@@ -991,6 +1006,33 @@ fn is_attachment(t: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// sglang's `check_env` prints `NVIDIA Topology:` and the `topo -m` matrix right under its
+    /// own lines: its versions are read as its kind's, the matrix as a matrix, with or without
+    /// a blank line between (corpus h126, sglang#8336; h24, sglang#18943, has no matrix).
+    #[test]
+    fn a_check_env_and_the_matrix_under_it_are_two_outputs() {
+        let t = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/fixtures/corpus/h126_checkenv_sglang8336_h200_mtp_ima.txt"),
+        )
+        .unwrap();
+        let kinds = |t: &str| -> Vec<String> {
+            segment(t)
+                .parts
+                .iter()
+                .map(|p| p.kind.name().to_string())
+                .collect()
+        };
+        assert_eq!(kinds(&t), ["cuda-version", "nvidia-smi-topo"]);
+        let spaced = t.replacen("NVIDIA Topology: \n", "NVIDIA Topology: \n\n", 1);
+        assert_eq!(kinds(&spaced), ["cuda-version", "nvidia-smi-topo"]);
+        // a matrix's rows are no column heads
+        assert!(is_topo_head("\tGPU0\tGPU1\tCPU Affinity\tNUMA Affinity"));
+        assert!(is_topo_head("        GPU0    NIC0    CPU Affinity"));
+        assert!(!is_topo_head("GPU0\t X \tNV12\tSYS\t0-31\t0"));
+        assert!(!is_topo_head("GPU0: NVIDIA H200"));
+    }
 
     /// What a post pastes: its fences' contents, or what its sentences surround; the rest
     /// blanked so that line numbers stay the file's.

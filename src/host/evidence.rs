@@ -309,4 +309,36 @@ mod tests {
             .find(|g| g.name.ok().is_some_and(|n| n.contains("GTX 1660")));
         assert_eq!(other.and_then(|g| g.memory_used.ok()), Some(&0));
     }
+
+    #[test]
+    fn two_machines_gpus_at_one_bus_id_stay_two() {
+        // corpus h26 (a TITAN V's `-q`, bus 01:00.0) and h108 (a GTX 1660's table, 01:00.0):
+        // one bus id, two names, two GPUs; neither takes the other's power limits
+        let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/corpus");
+        let q = std::fs::read_to_string(corpus.join("h26_smiq_gpud_testdata_560_titanv_idle.txt"))
+            .unwrap();
+        let table =
+            std::fs::read_to_string(corpus.join("h108_smi_immich13831_gtx1660_idle_container.txt"))
+                .unwrap();
+        for paste in [format!("{q}\n{table}"), format!("{table}\n{q}")] {
+            let r = nvml_of(&paste);
+            assert_eq!(r.gpus.len(), 2);
+            let titan = r
+                .gpus
+                .iter()
+                .find(|g| g.name.ok().is_some_and(|n| n.contains("TITAN V")));
+            let gtx = r
+                .gpus
+                .iter()
+                .find(|g| g.name.ok().is_some_and(|n| n.contains("GTX 1660")));
+            let (Some(titan), Some(gtx)) = (titan, gtx) else {
+                panic!("{:?}", r.gpus.iter().map(|g| &g.name).collect::<Vec<_>>())
+            };
+            assert_eq!(gtx.power_limit_mw.ok(), Some(&125_000));
+            assert_ne!(
+                gtx.power_default_limit_mw.ok(),
+                titan.power_default_limit_mw.ok()
+            );
+        }
+    }
 }
