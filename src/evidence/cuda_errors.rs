@@ -113,9 +113,9 @@
 //! - a failed `assert` in device code, which the CUDA runtime prints to stderr when the host
 //!   next synchronises, in the form the CUDA C++ Programming Guide gives (section "Assertion",
 //!   <https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#assertion>, the same
-//!   since CUDA 4.0 and compute capability 2.x): `<filename>:<line number>:<function>: block:
+//!   since CUDA 4.0 and compute capability 2.x): ``<filename>:<line number>:<function>: block:
 //!   [blockIdx.x,blockIdx.y,blockIdx.z], thread: [threadIdx.x,threadIdx.y,threadIdx.z]
-//!   Assertion `<expression>` failed.`, one line per failing thread, after which "any subsequent
+//!   Assertion `<expression>` failed.``, one line per failing thread, after which "any subsequent
 //!   host-side synchronization calls made for the same device will return cudaErrorAssert".
 //!   PyTorch's kernels assert through `CUDA_KERNEL_ASSERT` (`c10/macros/Macros.h`, the device
 //!   `assert`, or `__assert_fail` where `NDEBUG` is set), so the line names ATen's source file,
@@ -266,8 +266,8 @@ pub struct CudaRuntimeLog {
     /// "CUDA kernel errors might be asynchronously reported …": the stack may not be where it
     /// failed.
     pub async_hint: bool,
-    /// Device-side assertions the runtime printed (`<file>:<line>: <function>: block: […],
-    /// thread: […] Assertion `<expr>` failed.`), distinct by file, line and condition.
+    /// Device-side assertions the runtime printed (``<file>:<line>: <function>: block: […],
+    /// thread: […] Assertion `<expr>` failed.``), distinct by file, line and condition.
     pub device_asserts: Vec<DeviceAssert>,
     /// `+cu121`-style wheel tags seen on torch versions in the text (`torch 2.1.0+cu121`).
     pub torch_wheel_cuda: Vec<String>,

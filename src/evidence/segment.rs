@@ -986,7 +986,9 @@ pub fn unread_lines(text: &str) -> Option<String> {
     }
     let mut out = String::with_capacity(text.len());
     for (n, l) in text.lines().enumerate() {
-        if r.unread.iter().any(|&(a, b)| a <= n + 1 && n + 1 <= b) {
+        // `unread` is 1-based
+        let line = n + 1;
+        if r.unread.iter().any(|&(a, b)| (a..=b).contains(&line)) {
             out.push_str(l);
         }
         out.push('\n');
