@@ -2270,7 +2270,7 @@ mod pasted_gpu_evidence {
 mod truncation {
     use super::*;
 
-    fn judge(text: &str) -> serde_json::Value {
+    pub(super) fn judge(text: &str) -> serde_json::Value {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("paste.txt");
         std::fs::write(&p, text).unwrap();
@@ -2287,7 +2287,7 @@ mod truncation {
         serde_json::from_str(&out.stdout).unwrap()
     }
 
-    fn result<'a>(v: &'a serde_json::Value, id: &str) -> (&'a str, String) {
+    pub(super) fn result<'a>(v: &'a serde_json::Value, id: &str) -> (&'a str, String) {
         let r = v["results"]
             .as_array()
             .unwrap()
@@ -2553,37 +2553,13 @@ fn a_paddle_oom_is_read_and_said_plainly() {
 /// put together here, in the test (found by `bench/paste_variants.py --variants beside_table`).
 mod views {
     use super::*;
+    use truncation::{judge, result};
 
     const IDLE_TABLE: &str =
         "tests/fixtures/corpus/h108_smi_immich13831_gtx1660_idle_container.txt";
 
-    fn judge(text: &str) -> serde_json::Value {
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("paste.txt");
-        std::fs::write(&p, text).unwrap();
-        let out = run(&[
-            "plan",
-            "--sample",
-            "0",
-            "--format",
-            "json",
-            "--evidence",
-            p.to_str().unwrap(),
-        ]);
-        assert_ne!(out.code, 1, "{}", out.stderr);
-        serde_json::from_str(&out.stdout).unwrap()
-    }
-
     fn verdict(v: &serde_json::Value, id: &str) -> String {
-        v["results"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|r| r["id"] == id)
-            .unwrap_or_else(|| panic!("{id} not in {v}"))["verdict"]
-            .as_str()
-            .unwrap()
-            .to_string()
+        result(v, id).0.to_string()
     }
 
     #[test]
