@@ -596,7 +596,7 @@ pub fn is_links_only(r: &NvmlReading) -> bool {
 /// Two pastes that describe one machine, read in turn: where one is `lspci -vv` (links only),
 /// its links join the other's GPUs. Otherwise (a table and `-q` sections, `-q` and a CSV) the
 /// later reading stands where it read a field, and the earlier fills what it did not: each
-/// GPU of the later is matched to the earlier's by bus id (by index where neither names one)
+/// GPU of the later is matched to the earlier's by bus id (by index where one names none)
 /// where their names and UUIDs do not disagree, and the earlier's GPUs no later one matches
 /// are kept. A `-q` pasted above a table keeps its
 /// clocks, ECC and temperature limits, which the table does not print.
@@ -627,8 +627,6 @@ fn merge_readings(earlier: NvmlReading, mut later: NvmlReading) -> NvmlReading {
     fill(&mut later.cuda_driver_version, earlier.cuda_driver_version);
     fill(&mut later.nvml_version, earlier.nvml_version);
     let bus = |g: &GpuReading| g.pci_bus_id.ok().map(|s| bus_key(s));
-    let by_index = later.gpus.iter().all(|g| bus(g).is_none())
-        && earlier.gpus.iter().all(|g| bus(g).is_none());
     // one GPU read twice has one bus id, and names and UUIDs that do not disagree (two
     // machines' GPUs often share `01:00.0`); a table cuts a long name with `...`
     let name = |g: &GpuReading| {
@@ -649,12 +647,14 @@ fn merge_readings(earlier: NvmlReading, mut later: NvmlReading) -> NvmlReading {
     };
     let mut unmatched = Vec::new();
     for eg in earlier.gpus {
+        // by bus id where both name one; else by nvidia-smi's GPU index, which its table,
+        // `-q`, `dmon` and `--query-gpu` of one machine share (`dmon` and a CSV without
+        // `pci.bus_id` name no bus)
         let hit = later.gpus.iter_mut().find(|g| {
             agree(g, &eg)
-                && if by_index {
-                    g.index == eg.index
-                } else {
-                    bus(g).is_some() && bus(g) == bus(&eg)
+                && match (bus(g), bus(&eg)) {
+                    (Some(a), Some(b)) => a == b,
+                    _ => g.index == eg.index,
                 }
         });
         match hit {

@@ -341,4 +341,30 @@ mod tests {
             );
         }
     }
+
+    #[test]
+    fn one_machine_s_table_dmon_and_query_loop_are_one_gpu() {
+        // made on the H200 by bench/mixed_h200.sh: dmon and the CSV name no bus id, so they
+        // are matched by the GPU index nvidia-smi gives all three
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/evidence/mixed_h200");
+        let read = |n: &str| std::fs::read_to_string(dir.join(n)).unwrap();
+        let (table, dmon, csv, q) = (
+            read("table.txt"),
+            read("dmon.txt"),
+            read("csv.txt"),
+            read("q_sections.txt"),
+        );
+        let t = nvml_of(&table);
+        for paste in [
+            format!("{table}\n{dmon}\n{csv}"),
+            format!("{csv}\n{dmon}\n{table}"),
+            format!("{q}\n{table}"),
+            format!("{table}\n{q}"),
+        ] {
+            let r = nvml_of(&paste);
+            assert_eq!(r.gpus.len(), 1, "{paste}");
+            assert_eq!(r.gpus[0].pci_bus_id, t.gpus[0].pci_bus_id);
+            assert_eq!(r.gpus[0].memory_total.ok(), Some(&(143771 * 1024 * 1024)));
+        }
+    }
 }
