@@ -984,11 +984,14 @@ pub fn unread_lines(text: &str) -> Option<String> {
     if r.parts.is_empty() || r.unread.is_empty() {
         return None;
     }
+    // `unread` is 1-based, sorted and merged: one pass over the lines and the ranges together
+    // (a paste alternating read and unread lines holds as many ranges as lines)
+    let mut ranges = r.unread.iter().peekable();
     let mut out = String::with_capacity(text.len());
     for (n, l) in text.lines().enumerate() {
-        // `unread` is 1-based
         let line = n + 1;
-        if r.unread.iter().any(|&(a, b)| (a..=b).contains(&line)) {
+        while ranges.next_if(|&&(_, b)| b < line).is_some() {}
+        if ranges.peek().is_some_and(|&&(a, _)| a <= line) {
             out.push_str(l);
         }
         out.push('\n');
@@ -1034,6 +1037,28 @@ mod tests {
         assert!(is_topo_head("        GPU0    NIC0    CPU Affinity"));
         assert!(!is_topo_head("GPU0\t X \tNV12\tSYS\t0-31\t0"));
         assert!(!is_topo_head("GPU0: NVIDIA H200"));
+    }
+
+    /// The lines left unread, each where it stood, in one pass over lines and ranges (a
+    /// paste alternating read and unread blocks holds a range per block).
+    #[test]
+    fn unread_lines_keep_their_places() {
+        let table = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/fixtures/evidence/mixed_h200/table.txt"),
+        )
+        .unwrap();
+        let mut t = String::new();
+        for i in 0..20 {
+            t.push_str(&format!("\nrun {i} of the loop, then:\n\n{table}"));
+        }
+        let r = segment(&t);
+        let u = unread_lines(&t).expect("some lines read, some not");
+        assert_eq!(u.lines().count(), t.lines().count());
+        for (n, (kept, orig)) in u.lines().zip(t.lines()).enumerate() {
+            let unread = r.unread.iter().any(|&(a, b)| (a..=b).contains(&(n + 1)));
+            assert_eq!(kept, if unread { orig } else { "" }, "line {}", n + 1);
+        }
     }
 
     /// What a post pastes: its fences' contents, or what its sentences surround; the rest
