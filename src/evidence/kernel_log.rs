@@ -28,6 +28,20 @@
 //! did and the load fails. `The NVIDIA probe routine failed for %d device(s).` (the probe ran
 //! and failed) is another report and is not read as either.
 //!
+//! The module's refusal of a user-space client of another version (`RmCheckVersionString`'s
+//! error, open-gpu-kernel-modules `src/nvidia/arch/nvalloc/unix/src/osapi.c`, read at
+//! 515.43.04 `1739a20ef` and 595.45.04 `df1c9a3de`): every NVIDIA library opening
+//! `/dev/nvidiactl` (NVML, CUDA, the GL driver) sends its own version string; when it differs
+//! from the module's `NV_VERSION_STRING` the ioctl fails with `NV_ERR_GENERIC` (NVML's
+//! `Driver/library version mismatch`) and the module prints, before 575 `NVRM: API mismatch:
+//! the client has the version %s, but` / `NVRM: this kernel module has the version %s.
+//! Please` / two more lines, and from 575 on `NVRM: API mismatch: the client '%s' (pid %u)` /
+//! `NVRM: has the version %s, but this kernel module has` / `NVRM: the version %s.  Please
+//! make sure that this` / two more lines (a log shipper may join them with `#012`). The module
+//! names its own version when it loads (`NVRM: loading NVIDIA UNIX x86_64 Kernel Module
+//! %s`, `... Open Kernel Module for x86_64  %s`): a load of the client's version after the
+//! refusal is the mismatch resolved (a reboot or a module reload), read as no mismatch.
+//!
 //! The Kubernetes device plugin reports the same Xid events from NVML (`EventTypeXidCriticalError`)
 //! in its own log, for the Xids it does not skip as application errors (NVIDIA/k8s-device-plugin,
 //! read at `1b826ac`): `XidCriticalError: Xid=%d on Device=%s, the device will go unhealthy.`
@@ -151,6 +165,30 @@ pub struct KernelLog {
     /// load. Only when the log says so.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub no_adapter_probed: bool,
+    /// The newest refusal of a user-space client of another version (`NVRM: API mismatch`),
+    /// unless a load of the client's version came after it. Only when there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub api_mismatch: Option<ApiMismatch>,
+}
+
+/// `NVRM: API mismatch: …`: the kernel module refused a client (a library) of another
+/// version, so that library (NVML, CUDA) cannot start. See the module documentation.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct ApiMismatch {
+    /// The version the client sent (the installed user-space driver).
+    pub client_version: String,
+    /// The loaded kernel module's version, when the excerpt reaches it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub module_version: Option<String>,
+    /// The client process, drivers 575 and later (`'nvidia-smi' (pid 1234)`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pid: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timestamp: Option<String>,
+    /// Refusals in the log (every client, every attempt).
+    pub count: u64,
 }
 
 static XID: LazyLock<Regex> = LazyLock::new(|| {
@@ -172,6 +210,11 @@ static DEVICE_PLUGIN_XID: LazyLock<Regex> = LazyLock::new(|| {
 });
 static SXID: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"SXid \((?:PCI:)?[0-9A-Fa-f:.]+\): (\d+),\s*(Fatal|Non-fatal)?")
+        .expect("static regex")
+});
+/// The refusal's sentence once its lines are joined (see [`ApiMismatch`]).
+static API_MISMATCH: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"API mismatch: the client (?:'([^']*)' \(pid (\d+)\) )?has the version ([^\s,]+),? but(?: this kernel module has(?: the version (\d+(?:\.\d+)*))?)?")
         .expect("static regex")
 });
 static DMESG_TS: LazyLock<Regex> =
@@ -315,12 +358,14 @@ mod rare {
     pub const AER: [usize; 2] = [12, 13];
     pub const NOT_CALLED: usize = 14;
     pub const NONE_PROBED: usize = 15;
+    pub const API_MISMATCH: usize = 16;
+    pub const MODULE_LOAD: usize = 17;
 }
 
 /// Phrases one of which every line [`Reader::read_rare`] reads something from holds, found
 /// all at once in one pass over a line ([`RARE`], overlapping: each phrase the line holds is
 /// found).
-const RARE_PHRASES: [&str; 16] = [
+const RARE_PHRASES: [&str; 18] = [
     "XidCriticalError: Xid=",
     "SXid (",
     "NVRM: The NVIDIA GPU ",
@@ -337,6 +382,8 @@ const RARE_PHRASES: [&str; 16] = [
     "PCIe Bus Error",
     "NVIDIA probe routine was not called for ",
     "No NVIDIA graphics adapter probed",
+    "API mismatch: the client",
+    "NVRM: loading NVIDIA UNIX",
 ];
 static RARE: LazyLock<aho_corasick::AhoCorasick> = LazyLock::new(|| {
     aho_corasick::AhoCorasick::builder()
@@ -453,6 +500,9 @@ struct Reader {
     aer_recovery_failed: bool,
     /// The NVIDIA GPUs with an `AER: can't recover (no error_detected callback)` line.
     aer_cant_recover: Vec<String>,
+    /// An `API mismatch` refusal being read: its text so far (from `API mismatch:` on, the
+    /// lines joined), its timestamp and how many more lines may continue it.
+    mismatch: Option<(String, Option<String>, u8)>,
 }
 
 /// Adds `pci` to `list` once, up to [`super::MAX_ITEMS`]: Xid's `0000:3b:00` and the device
@@ -480,6 +530,9 @@ impl Reader {
     /// One line of the log (not a comment) holding the phrases of [`RARE_PHRASES`] `found`
     /// says ([`rare_phrases`]).
     fn read_found(&mut self, line: &str, found: u32) {
+        if self.mismatch.is_some() {
+            self.continue_mismatch(line, found);
+        }
         self.report_gpu = self
             .report_gpu
             .take()
@@ -597,6 +650,39 @@ impl Reader {
         if holds(rare::NONE_PROBED) && has!(line, "NVRM:") {
             self.log.no_adapter_probed = true;
         }
+        if holds(rare::API_MISMATCH) && has!(line, "NVRM:") {
+            self.end_mismatch();
+            let at = find_lit!(line, "API mismatch: the client").unwrap_or(0);
+            // a shipper's `#012` is the module's own newline
+            let text = line[at..].replace("#012", "\n");
+            self.mismatch = Some((text, timestamp(line), 4));
+            if self
+                .mismatch
+                .as_ref()
+                .is_some_and(|m| m.0.contains("same version"))
+            {
+                self.end_mismatch();
+            }
+        }
+        if holds(rare::MODULE_LOAD) {
+            self.end_mismatch();
+            // `NVRM: loading NVIDIA UNIX x86_64 Kernel Module  550.144.03  Mon Dec 30 …`,
+            // `NVRM: loading NVIDIA UNIX Open Kernel Module for x86_64  570.158.01  Release …`
+            let at = find_lit!(line, "Kernel Module").map_or(line.len(), |i| i + 13);
+            let version = line[at..]
+                .split_whitespace()
+                .find(|w| w.starts_with(|c: char| c.is_ascii_digit()));
+            if version.is_some()
+                && self
+                    .log
+                    .api_mismatch
+                    .as_ref()
+                    .is_some_and(|m| Some(m.client_version.as_str()) == version)
+            {
+                // the client's version loaded after the refusal: resolved
+                self.log.api_mismatch = None;
+            }
+        }
         if rare::LOST.into_iter().any(holds) && is_gpu_lost(line) {
             self.log.gpu_lost = true;
         }
@@ -625,7 +711,51 @@ impl Reader {
         }
     }
 
+    /// A read line while a refusal is being read: an `NVRM:` line that starts nothing of its
+    /// own continues it (its text after `NVRM:`); anything else ends it.
+    fn continue_mismatch(&mut self, line: &str, found: u32) {
+        let starts_own = found & (1 << rare::API_MISMATCH | 1 << rare::MODULE_LOAD) != 0
+            || has!(line, "NVRM: Xid (");
+        match (find_lit!(line, "NVRM:"), self.mismatch.as_mut()) {
+            (Some(at), Some((text, _, left))) if !starts_own && *left > 0 => {
+                text.push('\n');
+                text.push_str(&line[at + 5..]);
+                *left -= 1;
+                if *left == 0 || text.contains("same version") {
+                    self.end_mismatch();
+                }
+            }
+            _ => self.end_mismatch(),
+        }
+    }
+
+    /// The refusal being read, read (see [`API_MISMATCH`]).
+    fn end_mismatch(&mut self) {
+        let Some((text, timestamp, _)) = self.mismatch.take() else {
+            return;
+        };
+        let joined = text
+            .split('\n')
+            .map(|l| l.trim().trim_start_matches("NVRM:").trim())
+            .collect::<Vec<_>>()
+            .join(" ");
+        let joined = joined.split_whitespace().collect::<Vec<_>>().join(" ");
+        let Some(c) = API_MISMATCH.captures(&joined) else {
+            return;
+        };
+        let count = self.log.api_mismatch.as_ref().map_or(0, |m| m.count) + 1;
+        self.log.api_mismatch = Some(ApiMismatch {
+            client_version: super::clip(&c[3], 64),
+            module_version: c.get(4).map(|m| m.as_str().to_string()),
+            client: c.get(1).map(|m| super::clip(m.as_str(), 64)),
+            pid: c.get(2).and_then(|m| m.as_str().parse().ok()),
+            timestamp,
+            count,
+        });
+    }
+
     fn finish(mut self) -> KernelLog {
+        self.end_mismatch();
         if self.aer_fatal && self.aer_recovery_failed && !self.aer_cant_recover.is_empty() {
             self.log.gpu_lost = true;
             self.log.aer_unrecovered_gpus = self.aer_cant_recover;
@@ -755,6 +885,10 @@ impl super::EvidenceKind for KernelLogKind {
                 "no_adapter_probed",
                 "the NVIDIA module was left no GPU (`No NVIDIA graphics adapter probed!`; only when the log says so)",
             ),
+            (
+                "api_mismatch",
+                "{client_version, module_version?, client?, pid?, timestamp?, count}: the module refused a library of another version (`NVRM: API mismatch`), the newest refusal, unless the client's version loaded after it; only when there is one",
+            ),
         ]
     }
     fn read_by(&self) -> &'static [&'static str] {
@@ -810,6 +944,121 @@ mod tests {
         ))
         .unwrap();
         assert!(v.get("probe_not_called").is_none() && v.get("no_adapter_probed").is_none());
+    }
+
+    #[test]
+    fn api_mismatch_is_read_in_both_wordings_and_every_line_form() {
+        let corpus = |name: &str| {
+            std::fs::read_to_string(
+                std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                    .join("tests/fixtures/corpus")
+                    .join(name),
+            )
+            .unwrap()
+        };
+        // the pre-575 wording, continuation lines indented under the timestamp (dalle#104)
+        let m = parse_kernel_log(&corpus("h92_dmesg_dalle104_api_mismatch_515_510.txt"))
+            .api_mismatch
+            .unwrap();
+        assert_eq!(m.client_version, "515.48.07");
+        assert_eq!(m.module_version.as_deref(), Some("510.73.05"));
+        assert_eq!((m.client.as_deref(), m.pid, m.count), (None, None, 1));
+        assert_eq!(m.timestamp.as_deref(), Some("7386.259769"));
+        // the 575+ wording naming the client and its pid (nvidia-all#394), beside another
+        // driver's line
+        let m = parse_kernel_log(&corpus(
+            "h92_dmesg_nvidiaall394_api_mismatch_client_pid.txt",
+        ))
+        .api_mismatch
+        .unwrap();
+        assert_eq!(
+            (m.client.as_deref(), m.pid, m.client_version.as_str()),
+            (Some("kwin_wayland"), Some(1005), "595.84")
+        );
+        assert_eq!(m.module_version.as_deref(), Some("595.80"));
+        // every line stamped, after the module's own load of 570.148.06 (vgpuarchive#1)
+        let m = parse_kernel_log(&corpus("h92_dmesg_vgpuarchive1_api_mismatch_guest_570.txt"))
+            .api_mismatch
+            .unwrap();
+        assert_eq!(
+            (m.client_version.as_str(), m.module_version.as_deref()),
+            ("570.148.08", Some("570.148.06"))
+        );
+        // rsyslog's `#012` for the module's newlines (ansible-slurm-appliance#287)
+        let m = parse_kernel_log(&corpus("h92_syslog_stackhpc287_api_mismatch_hash012.txt"))
+            .api_mismatch
+            .unwrap();
+        assert_eq!(
+            (m.client_version.as_str(), m.module_version.as_deref()),
+            ("535.54.03", Some("530.30.02"))
+        );
+        // a kern.log repeating the refusal, each line syslog-stamped (the module's text as
+        // Ubuntu forums quote it): counted, and the newest kept
+        let t = "Dec 22 11:26:00 blocky kernel: [   15.483551] NVRM: API mismatch: the client has the version 319.32, but\nDec 22 11:26:00 blocky kernel: [   15.483551] NVRM: this kernel module has the version 304.108.  Please\nDec 22 11:26:00 blocky kernel: [   15.483551] NVRM: make sure that this kernel module and all NVIDIA driver\nDec 22 11:26:00 blocky kernel: [   15.483551] NVRM: components have the same version.\nDec 22 11:26:00 blocky kernel: [   15.785471] NVRM: API mismatch: the client has the version 319.32, but\nDec 22 11:26:00 blocky kernel: [   15.785471] NVRM: this kernel module has the version 304.108.  Please\n";
+        let m = parse_kernel_log(t).api_mismatch.unwrap();
+        assert_eq!(m.count, 2);
+        assert_eq!(m.module_version.as_deref(), Some("304.108"));
+        // an excerpt cut after the first line still names the client's version
+        let t = "[ 9.4] NVRM: API mismatch: the client has the version 470.129.06, but\n";
+        let m = parse_kernel_log(t).api_mismatch.unwrap();
+        assert_eq!(
+            (m.client_version.as_str(), m.module_version),
+            ("470.129.06", None)
+        );
+    }
+
+    #[test]
+    fn api_mismatch_resolved_by_a_load_of_the_client_s_version() {
+        let refusal = "[ 100.1] NVRM: API mismatch: the client has the version 570.133.07, but\n               NVRM: this kernel module has the version 570.124.06.  Please\n               NVRM: make sure that this kernel module and all NVIDIA driver\n               NVRM: components have the same version.\n";
+        // the reboot (or reload) brings up the client's version: resolved
+        let open = "[ 5.2] NVRM: loading NVIDIA UNIX Open Kernel Module for x86_64  570.133.07  Release Build  (dvs-builder@U22)  Fri Mar 28 11:18:11 UTC 2025\n";
+        assert_eq!(
+            parse_kernel_log(&format!("{refusal}{open}")).api_mismatch,
+            None
+        );
+        let closed = "[ 5.2] NVRM: loading NVIDIA UNIX x86_64 Kernel Module  570.133.07  Mon May  5 11:36:21 UTC 2025\n";
+        assert_eq!(
+            parse_kernel_log(&format!("{refusal}{closed}")).api_mismatch,
+            None
+        );
+        // the old module loaded again, or a load before the refusal: still refused
+        let old = closed.replace("570.133.07", "570.124.06");
+        assert!(
+            parse_kernel_log(&format!("{refusal}{old}"))
+                .api_mismatch
+                .is_some()
+        );
+        assert!(
+            parse_kernel_log(&format!("{closed}{refusal}"))
+                .api_mismatch
+                .is_some()
+        );
+        // a load line right after the first line of a refusal ends it, read as far as it went
+        let first = refusal.lines().next().unwrap();
+        let m = parse_kernel_log(&format!("{first}\n{old}"))
+            .api_mismatch
+            .unwrap();
+        assert_eq!(m.module_version, None);
+    }
+
+    #[test]
+    fn no_api_mismatch_where_none_is_printed() {
+        // a module load and an Xid, the refusal quoted in prose without the module's prefix,
+        // and a log with none: the field is absent, so no snapshot of a log changes
+        for t in [
+            "[ 6.2] NVRM: loading NVIDIA UNIX x86_64 Kernel Module  570.148.06  Mon May  5 11:36:21 UTC 2025\n[ 9.1] NVRM: Xid (PCI:0000:01:00): 13, Graphics Exception\n",
+            "after the upgrade dmesg says API mismatch: the client has the version 515, but …\n",
+            "[ 1.0] usb 1-1: new high-speed USB device\n",
+        ] {
+            let k = parse_kernel_log(t);
+            assert_eq!(k.api_mismatch, None, "{t}");
+            assert!(
+                serde_json::to_value(&k)
+                    .unwrap()
+                    .get("api_mismatch")
+                    .is_none()
+            );
+        }
     }
 
     #[test]

@@ -14,6 +14,20 @@ use std::time::Duration;
 /// A log read in part (over [`crate::vocab::io::MAX_LOG_BYTES`]) is judged on the part read,
 /// and says so in `cut`: a rule that fails on it says it was judged on part of the input, and
 /// one that would pass is unknown instead (the engine's rule: a cut input never gives pass).
+/// The kernel log the person gave (`--kernel-log`, or one pasted with `--evidence`), read, with
+/// where it came from: what the `kernel.log` probe reads first, for a probe that needs only
+/// the log's own lines (never this machine's log).
+pub(crate) fn given_kernel_log(ctx: &ProbeCtx) -> Option<(String, kernel_log::KernelLog)> {
+    if let Some(p) = &ctx.inputs.kernel_log {
+        let (t, _) = read_log_tail(p).ok()?;
+        return Some((p.display().to_string(), kernel_log::parse_kernel_log(&t)));
+    }
+    let (p, t) = evidence_of(&ctx.inputs.evidence, &kernel_log::KernelLogKind)
+        .into_iter()
+        .next()?;
+    Some((p.display().to_string(), kernel_log::parse_kernel_log(&t)))
+}
+
 fn judged_in_part(outcome: ProbeOutcome, cut: Option<crate::vocab::io::Cut>) -> ProbeOutcome {
     match (outcome, cut) {
         (ProbeOutcome::Value(Value::Object(mut m)), Some(cut)) => {
@@ -223,6 +237,10 @@ impl Probe for KernelLog {
             (
                 "aer_unrecovered_gpus",
                 "PCI addresses of the NVIDIA GPUs the kernel's AER recovery gave up after a fatal PCIe error (only when there is one)",
+            ),
+            (
+                "api_mismatch",
+                "{client_version, module_version?, client?, pid?, timestamp?, count}: the module refused a library of another version (`NVRM: API mismatch`; only when the newest refusal was not resolved by a load of the client's version)",
             ),
             ("sxid_codes", "distinct NVSwitch SXid codes"),
             (

@@ -225,6 +225,35 @@ pub fn reading_json(r: &NvmlReading) -> Value {
     Value::Object(out)
 }
 
+/// NVML cannot start where the kernel log given shows the loaded module refusing a library of
+/// another version (`NVRM: API mismatch`, [`crate::evidence::kernel_log::ApiMismatch`]): NVML
+/// sends its version string as every NVIDIA library does, the module's version check fails the
+/// ioctl, and `nvmlInit` returns `NVML_ERROR_LIB_RM_VERSION_MISMATCH` (nvidia-smi's `Failed to
+/// initialize NVML: Driver/library version mismatch`). Only for a host known from pasted text
+/// alone: a live host's own NVML answer is the reading, whatever an old log says.
+fn refused_by_module(ctx: &ProbeCtx) -> Option<Value> {
+    let (file, log) = super::logs::given_kernel_log(ctx)?;
+    let m = log.api_mismatch?;
+    let client = match (&m.client, m.pid) {
+        (Some(c), Some(pid)) => format!("a client ('{c}', pid {pid}) of version "),
+        _ => "a client of version ".into(),
+    };
+    let module = m
+        .module_version
+        .as_deref()
+        .map_or(String::new(), |v| format!(" {v}"));
+    Some(json!({
+        "available": false,
+        "error": format!(
+            "the kernel module{module} refused {client}{} (`NVRM: API mismatch`, {} time{} in {file}): the loaded module and the installed libraries are of different versions, so NVML and CUDA fail with `Driver/library version mismatch`",
+            m.client_version,
+            m.count,
+            if m.count == 1 { "" } else { "s" },
+        ),
+        "api_mismatch": m,
+    }))
+}
+
 impl Probe for Nvml {
     type Params = super::NoParams;
     fn name(&self) -> &'static str {
@@ -242,6 +271,10 @@ impl Probe for Nvml {
             (
                 "error",
                 "why NVML cannot start (`NVML cannot be loaded: ...`)",
+            ),
+            (
+                "api_mismatch",
+                "{client_version, module_version?, client?, pid?, timestamp?, count}: only with `available` false on a host known from pasted text, whose kernel log shows the module refusing a library of another version (`NVRM: API mismatch`)",
             ),
             ("driver_version", "`580.159.04`"),
             (
@@ -354,10 +387,12 @@ impl Probe for Nvml {
     fn run(&self, _params: &super::NoParams, ctx: &ProbeCtx) -> ProbeOutcome {
         match ctx.host.nvml() {
             Ok(r) => ProbeOutcome::Value(reading_json(&r)),
-            // what pasted evidence does not cover is unknown; an NVML that failed is a reading
-            Err(e @ crate::host::HostError::NotInEvidence { .. }) => {
-                ProbeOutcome::Unknown(e.into())
-            }
+            // what pasted evidence does not cover is unknown, unless the kernel log given shows
+            // the module refusing the installed libraries; an NVML that failed is a reading
+            Err(e @ crate::host::HostError::NotInEvidence { .. }) => match refused_by_module(ctx) {
+                Some(v) => ProbeOutcome::Value(v),
+                None => ProbeOutcome::Unknown(e.into()),
+            },
             Err(e) => ProbeOutcome::Value(json!({ "available": false, "error": e })),
         }
     }
@@ -399,6 +434,39 @@ mod tests {
             &Inputs::default(),
             Duration::ZERO,
         ))
+    }
+
+    #[test]
+    fn a_kernel_log_s_api_mismatch_is_nvml_failing_only_where_no_host_answers() {
+        let log = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/corpus/h92_dmesg_nvidiaall394_api_mismatch_client_pid.txt");
+        let inputs = Inputs {
+            kernel_log: Some(log.clone()),
+            ..Inputs::default()
+        };
+        // judged from the log alone (no NVIDIA driver here): NVML cannot start
+        let alone = crate::host::evidence::EvidenceHost::inputs_only("no local driver");
+        let v = value_of(run_with(&Nvml, &alone, json!({}), &inputs, Duration::ZERO));
+        assert_eq!(v["available"], json!(false));
+        assert_eq!(v["api_mismatch"]["client_version"], json!("595.84"));
+        let e = v["error"].as_str().unwrap();
+        assert!(
+            e.contains("595.80") && e.contains("'kwin_wayland', pid 1005"),
+            "{e}"
+        );
+        assert!(e.contains("Driver/library version mismatch"), "{e}");
+        // a host that answers is read, whatever an old log says
+        let mut h = SnapshotHost::empty();
+        h.set_nvml(Ok(reading()));
+        let v = value_of(run_with(&Nvml, &h, json!({}), &inputs, Duration::ZERO));
+        assert_eq!(v["available"], json!(true));
+        // a log without a refusal leaves the pasted-text host's NVML unknown
+        let quiet = Inputs {
+            kernel_log: Some(log.with_file_name("h26_dmesg_gpud_pstore_550_load_no_xid.txt")),
+            ..Inputs::default()
+        };
+        let out = run_with(&Nvml, &alone, json!({}), &quiet, Duration::ZERO);
+        assert!(matches!(out, ProbeOutcome::Unknown(_)), "{out:?}");
     }
 
     #[test]
