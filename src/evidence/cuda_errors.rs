@@ -987,6 +987,65 @@ fn cutil_error(line: &str) -> Option<(String, Option<u32>, Option<&'static str>,
     by_curesult(n).map(|e| (e.0.to_string(), Some(e.1), Some(e.2), e.4))
 }
 
+// Enoki's CUDA memory pool (mitsuba-renderer/enoki `src/cuda/jit.cu`, the stored text read by
+// the search tool, id 578540746; the array library of Mitsuba 2 and psdr-cuda): `cuda_malloc`,
+// `cuda_managed_malloc` and `cuda_host_malloc` retry a failed `cudaMalloc` / `cudaMallocManaged`
+// / `cudaMallocHost` once after `cuda_sync()` and `cuda_malloc_trim()` (its free lists given
+// back), then `throw std::runtime_error("<fn>(): out of memory!")`, raised in Python as
+// `RuntimeError: cuda_malloc(): out of memory!` (Mitsuba 2's docs: "The rendering or autodiff
+// graph exhausted your GPU's memory"): the runtime's cudaErrorMemoryAllocation that survived
+// the pool's own release and retry.
+static ENOKI_MALLOC: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\bcuda_(?:managed_|host_)?malloc\(\): out of memory!").expect("static regex")
+});
+
+/// True when `line` holds Enoki's allocation failure.
+fn enoki_malloc_failed(line: &str) -> bool {
+    line.contains("malloc(): out of memory!") && ENOKI_MALLOC.is_match(line)
+}
+
+// mallocMC's (and ScatterAlloc's, whose code it carries) `CUDA::error` (`mallocMC_utils.hpp`,
+// read in ComputationalRadiationPhysics/picongpu's copy at 2acd8a20 and alpaka-group/mallocMC's,
+// `genErrorString`: `msg << file << '(' << line << "): error: " << cudaGetErrorString(error)`),
+// thrown by `MALLOCMC_CUDA_CHECKED_CALL` around the reserve pool's `cudaMalloc`
+// (`ReservePoolPolicies::SimpleCudaMalloc::setMemPool`); uncaught, libstdc++'s terminate handler
+// prints `terminate called after throwing an instance of 'CUDA::error'` and `  what():  ` before
+// the message, which a terminal or a post may wrap after `(<line>):`. Read where the file is a
+// C/C++/CUDA source and the text after `error: ` is one of the runtime's own strings (the table),
+// so a compiler's `f.cu(12): error: identifier "x" is undefined` names nothing.
+static CPP_CUDA_ERROR: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"\.(?:c|cc|cpp|cxx|h|hh|hpp|hxx|cu|cuh|inl)\(\d{1,7}\):(?: ?error: ([A-Za-z][^\n]{1,120}?))?\s*$",
+    )
+    .expect("static regex")
+});
+/// The exception's class as libstdc++'s terminate handler names it.
+const CUDA_ERROR_THROWN: &str = "terminate called after throwing an instance of 'CUDA::error'";
+
+/// The runtime error a `<file>(<line>): error: <text>` line names; `Some(None)` for a line that
+/// ends at `(<line>):`, whose text a wrapped paste carries on the next line.
+#[allow(clippy::type_complexity)]
+fn cpp_cuda_error(
+    line: &str,
+) -> Option<Option<&'static (&'static str, u32, &'static str, &'static str, &'static str)>> {
+    if !line.contains("):") {
+        return None;
+    }
+    let c = CPP_CUDA_ERROR.captures(line)?;
+    match c.get(1) {
+        Some(t) => by_message(t.as_str()).map(Some),
+        None => Some(None),
+    }
+}
+
+/// The runtime error the second half of a wrapped `CUDA::error` message names (`error: <text>`
+/// alone on the line after `<file>(<line>):`).
+fn wrapped_cpp_cuda_error(
+    line: &str,
+) -> Option<&'static (&'static str, u32, &'static str, &'static str, &'static str)> {
+    by_message(line.trim().strip_prefix("error: ")?)
+}
+
 static NAMES: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"\b(cudaError[A-Z][A-Za-z]+|CUDA_ERROR_[A-Z_]+|CUBLAS_STATUS_[A-Z_]+|CUDNN_STATUS_[A-Z_]+)\b")
         .expect("static regex")
@@ -1158,6 +1217,9 @@ pub fn recognised_line(line: &str) -> bool {
         || cuda_gdb_exception(line).is_some()
         || device_assert(line).is_some()
         || cutil_error(line).is_some()
+        || enoki_malloc_failed(line)
+        || line.contains(CUDA_ERROR_THROWN)
+        || cpp_cuda_error(line).is_some_and(|e| e.is_some())
         || super::cuda_libs::recognised_line(line)
 }
 
@@ -1238,6 +1300,11 @@ pub(crate) fn anchor_phrases() -> Vec<&'static str> {
         "Cuda error in file ",
         "cudaSafeCall() Runtime API error ",
         "Cuda driver error ",
+        // `enoki_malloc_failed`: Enoki's `cuda_malloc(): out of memory!`
+        "malloc(): out of memory!",
+        // `cpp_cuda_error`: mallocMC's `CUDA::error`, thrown or printed
+        "instance of 'CUDA::error'",
+        "): error: ",
     ];
     // `cuda_libs::recognised_line`'s phrases
     p.extend([
@@ -1322,7 +1389,17 @@ pub fn parse_cuda_runtime_log(text: &str) -> CudaRuntimeLog {
     // the first device-side assertion line: the error it makes the runtime return
     // (`cudaErrorAssert`), where no line of the text names that error itself
     let mut first_assert_line: Option<String> = None;
+    // a `CUDA::error` message wrapped after `<file>(<line>):`: its `error: <text>` is next
+    let mut wrapped_cpp = false;
     for line in super::content_lines(text) {
+        if std::mem::take(&mut wrapped_cpp)
+            && let Some(e) = wrapped_cpp_cuda_error(line)
+        {
+            note_error(&mut out, e.0, Some(e.1), Some(e.2), e.4, line);
+            out.lines += 1;
+            continue;
+        }
+        wrapped_cpp = matches!(cpp_cuda_error(line.trim_end()), Some(None));
         if let Some(code) = device_query_code.take()
             && let Some(e) = device_query_error(code, line)
         {
@@ -1568,6 +1645,16 @@ pub fn parse_cuda_runtime_log(text: &str) -> CudaRuntimeLog {
         // the CUDA SDK's cutil checks
         if let Some((n, code, msg, cat)) = cutil_error(line) {
             add(n, code, msg, cat);
+        }
+        // Enoki's pool, out of memory after its own release and retry
+        if enoki_malloc_failed(line)
+            && let Some(e) = by_name("cudaErrorMemoryAllocation")
+        {
+            add(e.0.to_string(), Some(e.1), Some(e.2), e.4);
+        }
+        // mallocMC's `CUDA::error`: `<file>(<line>): error: <text>`
+        if let Some(Some(e)) = cpp_cuda_error(line) {
+            add(e.0.to_string(), Some(e.1), Some(e.2), e.4);
         }
         // THC: the exception `_THError` raised, and the FAIL line printed before it. A FAIL in
         // THCGeneral.cpp with `invalid argument` and no exception after it is PyTorch 1.0's
@@ -2272,6 +2359,86 @@ mod tests {
             parse_cuda_runtime_log(ctx).error_names,
             ["cudaErrorMemoryAllocation"]
         );
+    }
+
+    #[test]
+    fn enokis_pool_out_of_memory_is_the_runtimes_allocation_failure() {
+        // uiuc-graphics/psdr-cuda#7 (h128): Enoki's `cuda_malloc()` raised in Python
+        let t = include_str!(
+            "../../tests/fixtures/corpus/h128_cudaerr_psdrcuda7_enoki_cuda_malloc_oom_traceback.txt"
+        );
+        assert!(looks_like(t));
+        let m = parse_cuda_runtime_log(t);
+        assert_eq!(m.error_names, ["cudaErrorMemoryAllocation"]);
+        assert_eq!(m.errors[0].code, Some(2));
+        assert_eq!(
+            m.errors[0].line,
+            "RuntimeError: cuda_malloc(): out of memory!"
+        );
+        // the managed and pinned-host pools say the same of their calls
+        for l in [
+            "RuntimeError: cuda_managed_malloc(): out of memory!\n",
+            "cuda_host_malloc(): out of memory!\n",
+        ] {
+            assert_eq!(
+                parse_cuda_runtime_log(l).error_names,
+                ["cudaErrorMemoryAllocation"],
+                "{l}"
+            );
+        }
+        // its other messages, a Python MemoryError and prose are not it
+        for l in [
+            "cuda_malloc(): internal error!\n",
+            "cuda_malloc_trim(): freed 3 arrays (1 GiB device memory)\n",
+            "my_malloc(): out of memory!\n",
+            "MemoryError: out of memory\n",
+            "it ran out of memory in cuda_malloc\n",
+        ] {
+            assert!(!looks_like(l), "{l}");
+            assert!(parse_cuda_runtime_log(l).errors.is_empty(), "{l}");
+        }
+    }
+
+    #[test]
+    fn mallocmcs_cuda_error_is_read_whole_or_wrapped() {
+        // ComputationalRadiationPhysics/picongpu#3064 (h128): the terminate handler's lines,
+        // the message wrapped after `(42):`
+        let t = include_str!(
+            "../../tests/fixtures/corpus/h128_cudaerr_picongpu3064_mallocmc_cuda_error_oom_v100.txt"
+        );
+        assert!(looks_like(t));
+        let m = parse_cuda_runtime_log(t);
+        assert_eq!(m.error_names, ["cudaErrorMemoryAllocation"]);
+        assert_eq!(m.errors[0].line, "error: out of memory");
+        // the same message on one line, caught and printed or thrown
+        let one = "  what():  /src/mallocMC/reservePoolPolicies/SimpleCudaMalloc_impl.hpp(42): error: out of memory\n";
+        assert!(looks_like(one));
+        assert_eq!(
+            parse_cuda_runtime_log(one).error_names,
+            ["cudaErrorMemoryAllocation"]
+        );
+        let illegal = "include/mallocMC/mallocMC_utils.hpp(88): error: an illegal memory access was encountered\n";
+        assert_eq!(
+            parse_cuda_runtime_log(illegal).error_names,
+            ["cudaErrorIllegalAddress"]
+        );
+        // nvcc's and MSVC's diagnostics, a text the runtime does not print, a path that is not
+        // a source file, and a `(N):` line with no `error:` after it name nothing
+        for l in [
+            "kernel.cu(12): error: identifier \"x\" is undefined\n",
+            "main.cpp(7): error C2065: 'x': undeclared identifier\n",
+            "pool.hpp(42): error: pool exhausted\n",
+            "run.log(42): error: out of memory\n",
+            "pool.hpp(42):\nwarning: out of memory\n",
+            "pool.hpp(42):\n\nerror: out of memory\n",
+            "error: out of memory\n",
+        ] {
+            assert!(parse_cuda_runtime_log(l).errors.is_empty(), "{l}");
+        }
+        // the class alone says a CUDA::error was thrown: the text is read, with nothing named
+        let thrown = "terminate called after throwing an instance of 'CUDA::error'\n";
+        assert!(looks_like(thrown));
+        assert!(parse_cuda_runtime_log(thrown).errors.is_empty());
     }
 
     #[test]
