@@ -11,7 +11,11 @@
 //!   or there is no symbol table; the function (`??` when unknown; a C++ function as its
 //!   demangled name, parameter types included); ` (` the arguments `)`; then ` at FILE:LINE`
 //!   with debug information, or ` from LIBRARY` without. A long frame wraps at `wrap_here
-//!   ("   ")`: its ` from …` on the next line, three spaces in.
+//!   ("   ")`: its ` from …` on the next line, three spaces in; and at `wrap_hint (3)` before
+//!   the argument list (gdb 13+, `print_frame`: `uiout->wrap_hint (3)` then `" ("`): a demangled
+//!   C++ name as long as the terminal puts its ` (args) from …` on the next line, four spaces
+//!   in (NVIDIA/Megatron-LM#1679: `#8  0x… in c10d::ProcessGroupNCCL::initNCCLComm(std::…,
+//!   bool)` then `    () from …/libtorch_cuda.so`).
 //!
 //! ```text
 //! Thread 1 (Thread 0x7f012db1f740 (LWP 20271)):
@@ -25,6 +29,25 @@
 //! and its extensions'. What a thread is doing is read as in a `py-spy dump --native`
 //! ([`super::pyspy_dump::activity`]: an NCCL call such as `ncclGroupEnd`, a `cudaStreamSynchronize`),
 //! so the dump is given in py-spy's shape ([`PyspyDump`]) to the probe that reads both.
+//!
+//! gdb's `thread N` command heads the backtrace that follows with the thread it selected:
+//! `[Switching to thread 12 (Thread 0x7f9d0cc00700 (LWP 30756))]` (`gdb/thread.c`,
+//! `print_selected_thread_frame`: `[Switching to thread `, `print_thread_id`, ` (`,
+//! `target_pid_to_str`, `)]`), read as a thread header.
+//!
+//! CPython's gdb extension (`Tools/gdb/libpython.py`, loaded with the interpreter's debug
+//! symbols) adds `py-bt`. Python 2.7's prints each Python frame as `Frame.print_summary` does:
+//! `#%i %s` — gdb's frame level and the frame object's repr cut at `MAX_OUTPUT_LEN` (1024)
+//! characters with `...(truncated)` (`get_truncated_repr`) — then the frame's source line four
+//! spaces in; `PyFrameObjectPtr.write_repr` writes that repr as `Frame 0x%x, for file %s, line
+//! %i, in %s (` and the locals (CPython 2.7 and 3.x, read in the code corpus's copies of
+//! `libpython.py`). Such a line is a Python frame of the thread above it, with its file and
+//! line as py-spy gives them (pytorch/pytorch#24927's pin-memory thread in `multiprocessing/
+//! queues.py`'s `get`):
+//!
+//! ```text
+//! #3 Frame 0x7fa3b9fec850, for file /av/lib/third_party/python2.7/multiprocessing/queues.py, line 131, in get (self=<Queue(…
+//! ```
 //!
 //! cuda-gdb (NVIDIA/cuda-gdb, gdb with CUDA support) adds the device side of the same process:
 //! `info cuda kernels`, the kernels present on the devices with their status and invocation,
@@ -55,6 +78,49 @@ fn header(l: &str) -> Option<(String, Option<u32>, Option<String>)> {
         .and_then(|t| t.rsplit_once(" \""))
         .map(|(_, n)| n.to_string());
     Some((num.to_string(), lwp, name))
+}
+
+/// gdb's `thread N` selection line, `[Switching to thread 12 (Thread 0x… (LWP 30756))]` →
+/// (gdb's number, LWP), as [`header`] reads a `thread apply` heading.
+fn switching_header(l: &str) -> Option<(String, Option<u32>, Option<String>)> {
+    let rest = l
+        .trim()
+        .strip_prefix("[Switching to thread ")?
+        .strip_suffix(']')?;
+    header(&format!("Thread {rest}:"))
+}
+
+/// A frame of libpython's `py-bt` (see the module's notes): `#N Frame 0x…, for file F, line L,
+/// in NAME (locals…` → the Python frame (function, file, line).
+fn py_bt_frame(l: &str) -> Option<Frame> {
+    let t = l.trim_start().strip_prefix('#')?;
+    let (level, rest) = t.split_once(' ')?;
+    if level.is_empty() || !level.chars().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    let rest = rest.strip_prefix("Frame 0x")?;
+    let (addr, rest) = rest.split_once(", for file ")?;
+    if addr.is_empty() || !addr.chars().all(|c| c.is_ascii_hexdigit()) {
+        return None;
+    }
+    let (file, rest) = rest.split_once(", line ")?;
+    let (line, rest) = rest.split_once(", in ")?;
+    let line: u32 = line.parse().ok()?;
+    let name = rest.split(" (").next().unwrap_or("").trim();
+    if file.is_empty()
+        || name.is_empty()
+        || !name
+            .chars()
+            .all(|c| c.is_alphanumeric() || c == '_' || c == '<' || c == '>')
+    {
+        return None;
+    }
+    Some(Frame {
+        function: super::clip(name, super::MAX_TEXT),
+        file: super::clip(file, super::MAX_TEXT),
+        line: Some(line),
+        ..Frame::default()
+    })
 }
 
 /// `#3  0x… in func (args) at file:line` / `… from lib` / `#0  func (args) at file:line`.
@@ -361,7 +427,11 @@ pub fn looks_like_gdb_backtrace(text: &str) -> bool {
             && frame(l).is_some()
     };
     lines.iter().enumerate().any(|(i, l)| {
-        header(l).is_some() && lines.get(i + 1).is_some_and(|n| is_frame(n, "0"))
+        (header(l).is_some() || switching_header(l).is_some())
+            && lines.get(i + 1).is_some_and(|n| is_frame(n, "0"))
+            // libpython's `py-bt` frames: their `Frame 0x…, for file …, line …, in …` is no
+            // other producer's
+            || py_bt_frame(l).is_some()
             || is_frame(l, "0") && lines[i + 1..].iter().take(2).any(|n| is_frame(n, "1"))
             // cuda-gdb's tables of the device's kernels and threads
             || cuda_kernels_header(l)
@@ -374,14 +444,48 @@ pub fn looks_like_gdb_backtrace(text: &str) -> bool {
     })
 }
 
+/// A `#N  0x… in NAME` line without its argument list: the head of a frame gdb wrapped before
+/// ` (` (see the module's notes), joined with the next line when that one starts with `(`.
+fn is_unwrapped_frame_head(l: &str) -> bool {
+    let Some(t) = l.trim_start().strip_prefix('#') else {
+        return false;
+    };
+    let Some((level, rest)) = t.split_once(' ') else {
+        return false;
+    };
+    if level.is_empty() || !level.chars().all(|c| c.is_ascii_digit()) {
+        return false;
+    }
+    let rest = rest.trim_start();
+    let name = match rest.split_once(" in ") {
+        Some((pc, n)) if pc.starts_with("0x") => n,
+        _ => return false,
+    };
+    !name.is_empty() && !name.contains(" (") && (name.contains("::") || !name.contains(' '))
+}
+
 /// The backtraces in py-spy's shape: one process per run of threads numbered from 1 (a second
 /// `Thread 1` header is another process's), its pid the LWP of its thread 1; a bare `bt` is one
 /// thread of an unknown process.
 pub fn parse_gdb_backtrace(text: &str) -> PyspyDump {
     let mut out = PyspyDump::default();
     let mut table = false;
+    // a `#N` line whose argument list gdb wrapped onto the next line
+    let mut wrapped: Option<String> = None;
     for raw in super::scan::lines(text) {
         let l = raw.trim_end_matches('\r');
+        let joined;
+        let l = match wrapped.take() {
+            Some(head) if l.starts_with(' ') && l.trim_start().starts_with('(') => {
+                joined = format!("{head} {}", l.trim_start());
+                joined.as_str()
+            }
+            _ => l,
+        };
+        if frame(l).is_none() && py_bt_frame(l).is_none() && is_unwrapped_frame_head(l) {
+            wrapped = Some(l.to_string());
+            continue;
+        }
         if info_threads_header(l) {
             // `info threads`: one process, each row a thread and its innermost frame
             table = true;
@@ -408,7 +512,7 @@ pub fn parse_gdb_backtrace(text: &str) -> PyspyDump {
             }
             table = false;
         }
-        if let Some((num, lwp, name)) = header(l) {
+        if let Some((num, lwp, name)) = header(l).or_else(|| switching_header(l)) {
             let first = num == "1" || num.ends_with(".1");
             if first || out.processes.is_empty() {
                 if out.processes.len() >= super::MAX_ITEMS {
@@ -430,7 +534,7 @@ pub fn parse_gdb_backtrace(text: &str) -> PyspyDump {
             }
             continue;
         }
-        if let Some(f) = frame(l) {
+        if let Some(f) = frame(l).or_else(|| py_bt_frame(l)) {
             if out.processes.last().is_none_or(|p| p.threads.is_empty()) {
                 // `bt` of the current thread only: no header
                 if out.processes.is_empty() {
@@ -479,7 +583,7 @@ impl super::EvidenceKind for GdbBacktraceKind {
         "gdb-backtrace"
     }
     fn doc(&self) -> &'static str {
-        "gdb's backtrace of a hung process's threads (`thread apply all bt`, or `info threads`: each thread's innermost frame), and cuda-gdb's `info cuda kernels` / `info cuda threads` of its device: each thread's native frames, each kernel's name or source lines"
+        "gdb's backtrace of a hung process's threads (`thread apply all bt`, a `thread N` selection and its `bt`, or `info threads`: each thread's innermost frame), libpython's `py-bt` frames (`#N Frame 0x…, for file F, line L, in NAME (…`), and cuda-gdb's `info cuda kernels` / `info cuda threads` of its device: each thread's native and Python frames, each kernel's name or source lines"
     }
     fn example(&self) -> &'static str {
         "gdb -p PID -batch -ex 'thread apply all bt' > bt.txt"
@@ -780,5 +884,105 @@ mod tests {
         assert!(!looks_like_gdb_backtrace(
             "I ran info cuda kernels and info cuda threads, both hang\n"
         ));
+    }
+
+    #[test]
+    fn nccls_profiling_names_and_pytorchs_lazy_communicator_creation_are_collectives() {
+        // NVIDIA/Megatron-LM#1679: cuda-gdb's `bt` of a hung rank (no `Thread N (…)` heading,
+        // gdb's stop line above it), the main thread in ProcessGroupNCCL::recv's lazy
+        // communicator creation, NCCL's strong `p`-prefixed symbol without debug info
+        let t = crate::test_corpus("h129_gdb_megatron1679_cuda_gdb_recv_lazy_comm_init_hang.txt");
+        assert!(looks_like_gdb_backtrace(&t));
+        let d = parse_gdb_backtrace(&t);
+        let th = &d.processes[0].threads[0];
+        assert_eq!(th.frames.len(), 10);
+        assert_eq!(th.frames[6].function, "pncclCommInitRankConfig");
+        assert_eq!(th.frames[6].file, "/lib/x86_64-linux-gnu/libnccl.so.2");
+        assert_eq!(
+            th.frames[8].function,
+            "c10d::ProcessGroupNCCL::initNCCLComm"
+        );
+        assert_eq!(
+            th.frames[9].file,
+            "/usr/local/lib/python3.12/dist-packages/torch/lib/libtorch_cuda.so"
+        );
+        assert!(matches!(
+            activity(th),
+            Activity::Collective { ref op, ref frame }
+                if op == "ncclCommInitRankConfig"
+                    && frame == "pncclCommInitRankConfig (/lib/x86_64-linux-gnu/libnccl.so.2)"
+        ));
+        // the same stack with NCCL's frames unnamed: PyTorch's creation names the op
+        let unnamed = Thread {
+            frames: th.frames[7..].to_vec(),
+            ..Thread::default()
+        };
+        assert!(
+            matches!(activity(&unnamed), Activity::Collective { ref op, .. } if op == "initNCCLComm")
+        );
+        // not NCCL calls: a `p`-prefixed NCCL symbol that is no call every rank makes, and a
+        // Python function of that name (it has a line)
+        let not = |function: &str, line: Option<u32>| Thread {
+            frames: vec![Frame {
+                function: function.into(),
+                file: "libnccl.so.2".into(),
+                line,
+                ..Frame::default()
+            }],
+            ..Thread::default()
+        };
+        assert_eq!(activity(&not("pncclGetUniqueId", None)), Activity::Other);
+        assert_eq!(activity(&not("pncclAllReduce", Some(12))), Activity::Other);
+        assert_eq!(activity(&not("pnccl", None)), Activity::Other);
+        assert!(matches!(
+            activity(&not("pncclAllReduce", None)),
+            Activity::Collective { ref op, .. } if op == "ncclAllReduce"
+        ));
+    }
+
+    #[test]
+    fn libpython_py_bt_frames_and_thread_selection() {
+        // pytorch/pytorch#24927: `thread 12` then its `bt` and `py-bt` (Python 2.7): the
+        // loader's pin-memory thread in a queue get
+        let t = crate::test_corpus("h129_gdb_pytorch24927_pin_memory_thread_queue_get_py27.txt");
+        assert!(looks_like_gdb_backtrace(&t));
+        let d = parse_gdb_backtrace(&t);
+        assert_eq!(d.processes.len(), 1);
+        let th = &d.processes[0].threads[0];
+        assert_eq!(th.id, "30756");
+        // not gdb's thread 1: the pid is not known
+        assert_eq!(d.processes[0].pid, 0);
+        assert_eq!(th.frames.len(), 2);
+        assert_eq!(th.frames[0].function, "poll");
+        assert_eq!(th.frames[0].file, "../sysdeps/unix/syscall-template.S");
+        assert_eq!(th.frames[1].function, "get");
+        assert_eq!(
+            th.frames[1].file,
+            "/av/lib/third_party/python2.7/multiprocessing/queues.py"
+        );
+        assert_eq!(th.frames[1].line, Some(131));
+        // a queue get alone does not say whose queue: the loader's frames are cut in the paste
+        assert_eq!(activity(th), Activity::Other);
+        // a py-bt frame alone is read; the Python 3 form of a frame's summary too
+        let f = py_bt_frame("#7 Frame 0x7f3484000910, for file /usr/lib/python3.8/threading.py, line 302, in wait (self=<Condition(_lock=<_thread.lock at remote 0x7f37>) at remote 0x7f36>, timeout=None)").unwrap();
+        assert_eq!((f.function.as_str(), f.line), ("wait", Some(302)));
+        assert!(looks_like_gdb_backtrace(
+            "(gdb) py-bt\n#4 Frame 0x7f3484000910, for file /a/threading.py, line 358, in wait (self=...(truncated)\n"
+        ));
+        // neighbours: prose and other `#N` lines
+        for l in [
+            "#3 Frame rate dropped, for file uploads",
+            "#3 Frame 0xZZ, for file a.py, line 1, in f (",
+            "#3 Frame 0x7f, for file a.py, line one, in f (",
+            "## Frame 0x7f, for file a.py, line 1, in f (",
+        ] {
+            assert!(py_bt_frame(l).is_none(), "{l}");
+            assert!(!looks_like_gdb_backtrace(l), "{l}");
+        }
+        assert!(
+            switching_header("[Switching to thread 2 (Thread 0x75786a7ff640 (LWP 51477))]")
+                .is_some_and(|(n, lwp, _)| n == "2" && lwp == Some(51477))
+        );
+        assert!(switching_header("[Switching to thread 2]").is_none());
     }
 }

@@ -663,10 +663,38 @@ const ONECCL_COLLECTIVES: &[&str] = &[
     "recv",
 ];
 
-/// `c10d::ProcessGroupNCCL::getNCCLComm` (a `--native` frame): ProcessGroupNCCL creating the
-/// communicator on a collective's first use of a device (`ProcessGroupNCCL.cpp`, 2.x), which
-/// waits for every rank's NCCL bootstrap: the op is named after it.
-const NATIVE_COMM_INIT: &str = "c10d::ProcessGroupNCCL::getNCCLComm";
+/// ProcessGroupNCCL creating the communicator on a collective's or a send/receive's first use
+/// of a device, which waits for every rank's NCCL bootstrap (a `--native` or gdb frame): the op
+/// is named after the method. `c10d::ProcessGroupNCCL::getNCCLComm` created it up to PyTorch
+/// 2.2; later `torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp` (pytorch/pytorch, read in the
+/// code corpus's copies of 2.5–2.9) only looks the communicator up there, and `collective()` and
+/// `pointToPoint()` call `initNCCLComm(key, device, opType, p2pRank, …)` when it is missing,
+/// which broadcasts the unique id through the store and calls `NCCLComm::create` →
+/// `ncclCommInitRankConfig` (NVIDIA/Megatron-LM#1679's cuda-gdb backtrace of a hung rank:
+/// `pncclCommInitRankConfig` ← `c10d::NCCLComm::create` ← `c10d::ProcessGroupNCCL::initNCCLComm`
+/// ← `c10d::ProcessGroupNCCL::recv`).
+const NATIVE_COMM_INIT: &[&str] = &[
+    "c10d::ProcessGroupNCCL::getNCCLComm",
+    "c10d::ProcessGroupNCCL::initNCCLComm",
+];
+
+/// An NCCL call as a native frame may name it: NCCL builds every public function with
+/// `NCCL_API(ret, func, args)`, which under `PROFAPI` (on by default: `makefiles/common.mk`,
+/// `PROFAPI ?= 1` → `-DPROFAPI`) defines the code as `p##func` and `func` as a weak alias of it
+/// (`src/include/core.h`, NVIDIA/nccl 5067397c; the same since 2.4), so a backtrace through a
+/// libnccl without debug symbols names the strong symbol, `pncclCommInitRankConfig` for
+/// `ncclCommInitRankConfig`. Only a frame without a Python line (a C symbol) is renamed.
+fn nccl_call_name(f: &Frame) -> &str {
+    let n = py_name(f);
+    match n.strip_prefix('p') {
+        Some(rest)
+            if f.line.is_none() && rest.starts_with("nccl") && NCCL_CALLS.contains(&rest) =>
+        {
+            rest
+        }
+        _ => n,
+    }
+}
 
 const NATIVE_SYNC: &[&str] = &[
     "cudaStreamSynchronize",
@@ -757,12 +785,18 @@ fn collective_at(f: &Frame) -> Option<Activity> {
             frame: at(f),
         });
     }
+    let call = nccl_call_name(f);
     if f.file.ends_with("torch/distributed/utils.py") && DDP_INIT_COLLECTIVES.contains(&name)
-        || NCCL_CALLS.contains(&name)
-        || f.line.is_none() && f.function == NATIVE_COMM_INIT
+        || NCCL_CALLS.contains(&call)
+        || f.line.is_none() && NATIVE_COMM_INIT.contains(&f.function.as_str())
     {
+        let op = if NCCL_CALLS.contains(&call) {
+            call
+        } else {
+            name
+        };
         return Some(Activity::Collective {
-            op: name.rsplit("::").next().unwrap_or(name).to_string(),
+            op: op.rsplit("::").next().unwrap_or(op).to_string(),
             frame: at(f),
         });
     }

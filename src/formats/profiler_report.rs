@@ -332,6 +332,87 @@ pub fn torch_table_pageable(text: &str) -> Option<TablePageable> {
     })
 }
 
+/// The kernel launches of a `key_averages().table()` with device columns, as the Nsight Systems
+/// summary the launch rules read ([`crate::evidence::nsys_stats::Summary`]): the host's launch
+/// rows (`cudaLaunchKernel`, `cuLaunchKernel`, `cudaLaunchKernelExC`: Kineto records each CUDA
+/// runtime and driver call the CPU makes as its own event, `ActivityType::CUDA_RUNTIME` /
+/// `CUDA_DRIVER`, so the table lists them with their `CPU total` and `# of Calls`) against the
+/// device time of the whole table (`_build_table`'s `Self CUDA time total:` footer, the sum of
+/// every device event's self time; `CUDA time total:` before PyTorch 1.11 printed `Self`).
+/// A table keeps its top `row_limit` rows only, so the kernels themselves are not all there:
+/// the launches are counted by the launch calls and each one's device time is taken as their
+/// mean (`Self CUDA time total` / launches), the figure the summary's `gpu_op_median_us`
+/// stands for where a report has no median. Each table up to its footers is read alone; a
+/// table with a `cudaGraphLaunch` row (one call running a whole graph of kernels) or without
+/// a launch row or a device total is not read.
+pub fn torch_table_launches(text: &str) -> Option<crate::evidence::nsys_stats::Summary> {
+    use crate::evidence::nsys_stats::{Row, Summary};
+    let is_launch = |n: &str| {
+        matches!(
+            n,
+            "cudaLaunchKernel" | "cudaLaunchKernelExC" | "cuLaunchKernel" | "cuLaunchKernelEx"
+        )
+    };
+    let mut launches: Vec<Row> = Vec::new();
+    let mut graph = false;
+    let mut self_cpu_seen = false;
+    for l in text.lines().take(20_000) {
+        let t = l.trim();
+        if t.starts_with("Self CPU time total:") {
+            self_cpu_seen = true;
+            continue;
+        }
+        let device_total = t
+            .strip_prefix("Self CUDA time total:")
+            .or_else(|| t.strip_prefix("CUDA time total:"))
+            .and_then(|v| seconds(v.trim()));
+        if let Some(dev) = device_total {
+            let calls: u64 = launches.iter().filter_map(|r| r.count).sum();
+            if !graph && calls > 0 && dev > 0.0 {
+                let dev_ns = dev * 1e9;
+                return Some(Summary {
+                    format: "torch profiler table",
+                    reports: vec!["key_averages".into()],
+                    api: launches,
+                    kernels: vec![Row {
+                        name: "device time of the table (Self CUDA time total)".into(),
+                        count: Some(calls),
+                        total_ns: Some(dev_ns),
+                        avg_ns: Some(dev_ns / calls as f64),
+                        ..Row::default()
+                    }],
+                    ..Summary::default()
+                });
+            }
+            launches.clear();
+            graph = false;
+            self_cpu_seen = false;
+            continue;
+        }
+        if self_cpu_seen && !t.is_empty() {
+            // a footer without the device's: the next table starts
+            launches.clear();
+            graph = false;
+            self_cpu_seen = false;
+        }
+        let Some((name, cpu_total, calls)) = table_row(l) else {
+            continue;
+        };
+        if name == "cudaGraphLaunch" || name == "cuGraphLaunch" {
+            graph = true;
+        }
+        if is_launch(name) && !launches.iter().any(|r| r.name == name) {
+            launches.push(Row {
+                name: name.to_string(),
+                count: calls,
+                total_ns: Some(cpu_total * 1e9),
+                ..Row::default()
+            });
+        }
+    }
+    None
+}
+
 /// A `pstats` row (`Stats.print_line`): `ncalls` (`n` or `n/m`), `tottime`, `percall`,
 /// `cumtime`, `percall` as `%8.3f` (a `percall` of no calls is blank), then the function as
 /// `func_std_string` writes it: `file:line(name)`, `{built-in method …}`, `{method … objects}`.
@@ -614,6 +695,48 @@ mod tests {
         }
         let cpu_only = "                       Memcpy HtoD (Pageable -> Device)         0.00%       0.000us         0.00%       0.000us       0.000us            30  \n";
         assert_eq!(torch_table_pageable(cpu_only), None);
+    }
+
+    #[test]
+    fn kernel_launches_are_read_against_the_tables_device_time() {
+        use crate::test_corpus as corpus;
+        // duoan/playground-cuda's eager preset: 3264 cudaLaunchKernel calls, 22.039 ms of host
+        // time, 8.311 ms of device time in the whole table
+        let s = torch_table_launches(&corpus(
+            "h129_torchprof_playgroundcuda_eager_micro_ops_launch_bound.txt",
+        ))
+        .unwrap();
+        assert_eq!(s.format, "torch profiler table");
+        assert_eq!(s.api.len(), 1);
+        assert_eq!(s.api[0].name, "cudaLaunchKernel");
+        assert_eq!(s.api[0].count, Some(3264));
+        assert!((s.api[0].total_ns.unwrap() - 22_039_000.0).abs() < 1.0);
+        let k = &s.kernels[0];
+        assert_eq!(k.count, Some(3264));
+        assert!((k.total_ns.unwrap() - 8_311_000.0).abs() < 1.0);
+        assert!((k.avg_ns.unwrap() - 8_311_000.0 / 3264.0).abs() < 1e-6);
+        let f = crate::evidence::nsys_stats::facts(&[s]);
+        assert_eq!(f["gpu_ops"], 3264);
+        assert_eq!(f["enqueue"]["calls"], 3264);
+        // the data preset's table lists no launch row in its top rows; the H200 captures'
+        // tables, a CPU-only table (pytorch#124547) and a Lightning report: nothing read
+        for name in [
+            "h129_torchprof_playgroundcuda_data_workers0_dataloader_self_cpu.txt",
+            "h41_profiler_pytorch124547_cpu_only_profilerstep.txt",
+        ] {
+            assert_eq!(torch_table_launches(&corpus(name)), None, "{name}");
+        }
+        // a graph launch runs many kernels per call: not read
+        let graph = "                                       cudaLaunchKernel        20.59%      22.039ms        20.59%      22.039ms       6.752us       0.000us         0.00%       0.000us       0.000us          3264  \n                                        cudaGraphLaunch         1.00%       1.000ms         1.00%       1.000ms      10.000us       0.000us         0.00%       0.000us       0.000us           100  \nSelf CPU time total: 107.043ms\nSelf CUDA time total: 8.311ms\n";
+        assert_eq!(torch_table_launches(graph), None);
+        // without the device's footer (a CPU-only profile of the same rows): nothing
+        let no_device = graph.replace("                                        cudaGraphLaunch         1.00%       1.000ms         1.00%       1.000ms      10.000us       0.000us         0.00%       0.000us       0.000us           100  \n", "").replace("Self CUDA time total: 8.311ms\n", "");
+        assert_eq!(torch_table_launches(&no_device), None);
+        // the same without the graph launch is read, and a pre-1.11 `CUDA time total:` footer too
+        let plain = graph.replace("                                        cudaGraphLaunch         1.00%       1.000ms         1.00%       1.000ms      10.000us       0.000us         0.00%       0.000us       0.000us           100  \n", "");
+        assert!(torch_table_launches(&plain).is_some());
+        let old = plain.replace("Self CUDA time total", "CUDA time total");
+        assert!(torch_table_launches(&old).is_some());
     }
 
     #[test]

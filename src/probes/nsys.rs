@@ -25,7 +25,7 @@ impl Probe for NsysStats {
         "nsys.stats"
     }
     fn doc(&self) -> &'static str {
-        "pasted Nsight Systems statistics reports (`nsys stats`, `--stats=true`) or nvprof summaries: host syncs and launches in the CUDA API time, GPU operations and their durations, pageable host-to-device copies"
+        "pasted Nsight Systems statistics reports (`nsys stats`, `--stats=true`) or nvprof summaries: host syncs and launches in the CUDA API time, GPU operations and their durations, pageable host-to-device copies; a PyTorch profiler table's kernel-launch rows against its device time total"
     }
     fn fields(&self) -> &'static [(&'static str, &'static str)] {
         &[
@@ -34,7 +34,10 @@ impl Probe for NsysStats {
                 "false (and nothing else) when `optional` and no report was given",
             ),
             ("files", "the pastes read"),
-            ("format", "`nsys` or `nvprof` (the first paste's)"),
+            (
+                "format",
+                "`nsys`, `nvprof` or `torch profiler table` (the first paste's)",
+            ),
             ("reports", "reports (nsys) or sections (nvprof) read"),
             ("api_total_ns", "host time in all CUDA API calls listed"),
             ("api_calls", "CUDA API calls listed"),
@@ -80,6 +83,23 @@ impl Probe for NsysStats {
             let s = nsys_stats::parse_nvprof(&t);
             files.push(p.display().to_string());
             sums.push(s);
+        }
+        // a PyTorch profiler table with device columns: its launch calls against its device
+        // time (profiler_report::torch_table_launches), where no Nsight report came from the file
+        for p in &ctx.inputs.evidence {
+            if files.contains(&p.display().to_string()) {
+                continue;
+            }
+            let Ok(t) = crate::vocab::io::read_shared(p) else {
+                continue;
+            };
+            if !crate::formats::profiler_report::looks_like_torch_table(&t) {
+                continue;
+            }
+            if let Some(s) = crate::formats::profiler_report::torch_table_launches(&t) {
+                files.push(p.display().to_string());
+                sums.push(s);
+            }
         }
         if sums.is_empty() {
             return if params.optional {
