@@ -178,7 +178,11 @@ const WITNESSES: &[(&str, &str, &str)] = &[
         "h7_ibstat_azhpc_down_polling_elided",
         "h7_ibstat_gpud_active_partial_ibpanic",
     ),
-    ("ibstatus", "", "h7_ibstatus_nccl1412_hdr_active"),
+    (
+        "ibstatus",
+        "h110_ibstatus_trinity219_sys_files_not_found",
+        "h7_ibstatus_nccl1412_hdr_active",
+    ),
     (
         "ibv-devinfo",
         "h7_ibvdevinfo_deepep38_ib_port_down",
@@ -186,7 +190,7 @@ const WITNESSES: &[(&str, &str, &str)] = &[
     ),
     (
         "ibdev2netdev",
-        "",
+        "h11_ibdev2netdev_sriov382_ib_vf_down",
         "h7_ibdev2netdev_imbue_ib_ip_down_healthy",
     ),
     (
@@ -509,18 +513,6 @@ const GAPS: &[(&str, Side, &str, &str)] = &[
         Side::Problem,
         "h7_lspci_jan_riser_gen1_downgraded",
         "LnkSta `2.5GT/s (downgraded)` without the GPU's load: an idle GPU drops to Gen1 to save power, so driver.pcie-link-degraded needs utilization to judge",
-    ),
-    (
-        "ibstatus",
-        Side::Problem,
-        "",
-        "searched (issues, pages, code): ibstatus is pasted from healthy ports; down ports are pasted as ibstat or ibv_devinfo",
-    ),
-    (
-        "ibdev2netdev",
-        Side::Problem,
-        "h11_ibdev2netdev_sriov382_ib_vf_down",
-        "without -v, `(Down)` is the interface's carrier, not the RDMA port's state (imbue-ai/cluster-health#4 shows it on a healthy IB fabric); no public `-v` listing with a port DOWN was found",
     ),
     (
         "nccl-error-log",

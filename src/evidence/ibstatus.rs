@@ -16,7 +16,11 @@
 //!
 //! When sysfs has no device (`/sys/class/infiniband` missing, no `ports` under a device) the
 //! script's `fatal` prints `Fatal error:  No devices` or `Fatal error:  device 'X': sys files
-//! not found (…/ports)` and exits; such a paste is read as that error, with no port.
+//! not found (…/ports)` and exits; such a paste is read as that error, with no port. The script
+//! (`cd $infiniband_base || fatal No devices; for dev in *`) prints the second for the device
+//! `*` only where `/sys/class/infiniband` exists and is empty: the shell's glob matched nothing.
+//! That is `empty_class`: the RDMA core is loaded and no device registered, read by `ib.ports`
+//! as a host without any RDMA port ([`super::infiniband::IbPort::no_device`]).
 //!
 //! A file it cannot read prints `unknown`, which is kept as no value. The state words are the
 //! kernel's (`DOWN`, `INIT`, `ARMED`, `ACTIVE`; `Polling`, `Disabled`, `LinkUp`, …), mapped to
@@ -33,6 +37,10 @@ pub struct Ibstatus {
     /// files not found (…)`): it found no RDMA device to show.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub errors: Vec<String>,
+    /// `Fatal error:  device '*': sys files not found (/sys/class/infiniband/*/ports)`: the
+    /// class directory exists and holds no device (the script's `for dev in *` matched nothing).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub empty_class: bool,
 }
 
 /// One `Infiniband device 'DEV' port N status:` block.
@@ -129,6 +137,9 @@ pub fn parse_ibstatus(text: &str) -> Ibstatus {
     for raw in super::content_lines(text) {
         let line = clean(raw);
         if let Some(e) = fatal_line(line) {
+            if e.contains("device '*': sys files not found") {
+                out.empty_class = true;
+            }
             if out.errors.len() < super::MAX_ITEMS {
                 out.errors.push(super::clip(e, super::MAX_TEXT));
             }
@@ -186,6 +197,9 @@ pub fn parse_ibstatus(text: &str) -> Ibstatus {
 
 impl Ibstatus {
     pub fn ports(&self) -> Vec<IbPort> {
+        if self.ports.is_empty() && self.empty_class {
+            return vec![IbPort::no_device("ibstatus")];
+        }
         self.ports
             .iter()
             .map(|p| IbPort {
@@ -230,6 +244,10 @@ impl super::EvidenceKind for IbstatusKind {
                 "ports: device, port, default_gid, base_lid, sm_lid, state, phys_state, rate, rate_gbps, link_layer",
             ),
             ("errors", "the script's `Fatal error:` lines (no device)"),
+            (
+                "empty_class",
+                "`device '*': sys files not found`: /sys/class/infiniband exists and holds no device",
+            ),
         ]
     }
     fn read_by(&self) -> &'static [&'static str] {
@@ -270,9 +288,24 @@ mod tests {
         let v = parse_ibstatus(t);
         assert!(v.ports.is_empty());
         assert_eq!(v.errors.len(), 1);
+        assert!(v.empty_class);
+        let ports = v.ports();
+        assert_eq!(ports.len(), 1);
+        assert!(ports[0].is_no_device());
+        assert_eq!(ports[0].verdict(), Verdict::Down);
+        // a named device that is not there (a typo, `ibstatus mlx5_9`): not the empty class
+        let t = "Fatal error:  device 'mlx5_9': sys files not found (/sys/class/infiniband/mlx5_9/ports)\n";
+        let v = parse_ibstatus(t);
+        assert_eq!(v.errors.len(), 1);
+        assert!(!v.empty_class);
+        assert!(v.ports().is_empty());
         // Oneflow-Inc/oneflow#9115: openibd stopped
         let t = "ibstatus\nFatal error:  No devices\n/usr/sbin/ibstatus: 21: exit: Illegal number: -1\n";
-        assert_eq!(parse_ibstatus(t).errors, vec!["Fatal error:  No devices"]);
+        let v = parse_ibstatus(t);
+        assert_eq!(v.errors, vec!["Fatal error:  No devices"]);
+        // no class directory: no RDMA stack loaded, as on any host without RDMA: not judged
+        assert!(!v.empty_class);
+        assert!(v.ports().is_empty());
         // a healthy paste has no such line (NVIDIA/nccl#1412's ports stay read as before)
         assert!(!looks_like_ibstatus("Fatal error: disk full\n"));
     }

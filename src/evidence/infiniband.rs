@@ -14,7 +14,26 @@
 //! Only a port whose logical state is read is judged; `ibdev2netdev` without `-v` prints the
 //! state of the *network interface* (its carrier), which for an IPoIB interface says nothing
 //! about the RDMA port (an IB fabric without IPoIB configured shows every interface `Down`), so
-//! such a line only counts for a RoCE (Ethernet) interface, whose RDMA port follows the link.
+//! such a line only counts for a RoCE (Ethernet) interface, whose RDMA port follows the link,
+//! and for an interface a container network plugin created and brought up. `ibdev2netdev`
+//! (Mellanox/docker-sriov-plugin `ibdev2netdev` at b0619966) prints `Down` wherever
+//! `/sys/class/net/X/carrier` is not 1, which includes an interface nobody set up (the file then
+//! cannot be read). Multus names a pod's extra interfaces `net1`, `net2`, …
+//! (k8snetworkplumbingwg/multus-cni `pkg/multus/multus.go` `getIfname`, read at 62abb002:
+//! `fmt.Sprintf("net%d", idx)` where the network asks for no name), and the plugins it
+//! delegates to bring the interface up inside the pod (k8snetworkplumbingwg/ib-sriov-cni
+//! `pkg/sriov/sriov.go` `SetupVF` at 001d3f78, step 5 `LinkSetUp`; sriov-cni and macvlan
+//! likewise): such an interface is administratively up, so `Down` is its port (an IB VF whose
+//! link state the PF keeps down, or no subnet manager) or its link.
+//!
+//! `ibstatus` (rdma-core `infiniband-diags/scripts/ibstatus` at e8279e0b) run without
+//! arguments does `cd /sys/class/infiniband || fatal No devices` and then `for dev in *`: where
+//! the class directory exists (the RDMA core is loaded) but holds no device, the shell's
+//! unmatched glob reaches `ib_status` as the literal `*` and the script stops with
+//! `Fatal error:  device '*': sys files not found (/sys/class/infiniband/*/ports)`. That host
+//! has no RDMA port at all (the HCA's driver did not register it, or the container sees none):
+//! it is read as one port-less entry, judged down ([`IbPort::no_device`]). `Fatal error:  No
+//! devices` (no class directory: no RDMA stack loaded, as on any host without RDMA) is not.
 
 use serde::Serialize;
 
@@ -60,7 +79,30 @@ pub enum Verdict {
     NotShown,
 }
 
+/// The device name of [`IbPort::no_device`]: the glob `ibstatus` printed.
+pub const NO_DEVICE: &str = "*";
+
 impl IbPort {
+    /// The entry for a tool that found the RDMA class empty: no device, no port.
+    pub fn no_device(source: &'static str) -> IbPort {
+        IbPort {
+            device: NO_DEVICE.to_string(),
+            port: 0,
+            state: Some("Down".to_string()),
+            physical_state: None,
+            link_layer: None,
+            rate_gbps: None,
+            netdev: None,
+            netdev_state: None,
+            sm_lid: None,
+            source,
+        }
+    }
+
+    pub fn is_no_device(&self) -> bool {
+        self.device == NO_DEVICE && self.port == 0
+    }
+
     pub fn verdict(&self) -> Verdict {
         if let Some(s) = &self.state {
             return if s == "Active" {
@@ -69,11 +111,21 @@ impl IbPort {
                 Verdict::Down
             };
         }
-        match (&self.netdev_state, self.is_ethernet_netdev()) {
+        let carrier_is_port = self.is_ethernet_netdev() || self.is_pod_netdev();
+        match (&self.netdev_state, carrier_is_port) {
             (Some(s), true) if s == "Up" => Verdict::Up,
             (Some(s), true) if s == "Down" => Verdict::Down,
             _ => Verdict::NotShown,
         }
+    }
+
+    /// A pod interface Multus named (`net1`, `net2`, …), which its CNI plugin brought up.
+    fn is_pod_netdev(&self) -> bool {
+        self.netdev.as_deref().is_some_and(|n| {
+            n.strip_prefix("net").is_some_and(|d| {
+                !d.is_empty() && d.len() <= 3 && d.bytes().all(|b| b.is_ascii_digit())
+            })
+        })
     }
 
     /// The interface is an Ethernet one (RoCE): by link layer, or by the kernel's names for
@@ -89,6 +141,15 @@ impl IbPort {
 
     /// The usual cause of this state, in a sentence, and what to look at next.
     pub fn cause(&self) -> String {
+        if self.is_no_device() {
+            return "no RDMA device is registered (/sys/class/infiniband exists but is empty): the HCA's driver (mlx5_ib, mlx4_ib) did not load or could not initialise the card (firmware: `dmesg | grep -i mlx`), or the container was given no RDMA device".into();
+        }
+        if self.state.is_none() && !self.is_ethernet_netdev() && self.is_pod_netdev() {
+            let n = self.netdev.as_deref().unwrap_or("net1");
+            return format!(
+                "the pod interface {n}, which its CNI plugin brought up, has no carrier: the VF's port is not active (its link state on the PF, e.g. the SR-IOV network's linkState, or no subnet manager that supports virtualization) or its link is down"
+            );
+        }
         let phys = self.physical_state.as_deref().unwrap_or("");
         let state = self.state.as_deref().unwrap_or("");
         let roce = self.link_layer.as_deref() == Some("Ethernet")
@@ -116,6 +177,9 @@ impl IbPort {
     }
 
     pub fn name(&self) -> String {
+        if self.is_no_device() {
+            return "no RDMA device".to_string();
+        }
         if self.device.is_empty() {
             // the paste started inside the device's block
             format!("port {} of an unnamed device", self.port)
@@ -204,6 +268,40 @@ mod tests {
         assert_eq!(p.verdict(), Verdict::Down);
         p.netdev_state = Some("Up".into());
         assert_eq!(p.verdict(), Verdict::Up);
+    }
+
+    #[test]
+    fn a_pod_interface_carrier_is_judged() {
+        // k8snetworkplumbingwg/sriov-network-operator#382: `mlx5_3 port 1 ==> net1 (Down)` in
+        // the pod; Multus's `netN`, brought up by the CNI plugin
+        let mut p = port(None, None);
+        p.link_layer = None;
+        p.netdev = Some("net1".into());
+        p.netdev_state = Some("Down".into());
+        assert_eq!(p.verdict(), Verdict::Down);
+        assert!(p.cause().contains("CNI"), "{}", p.cause());
+        p.netdev_state = Some("Up".into());
+        assert_eq!(p.verdict(), Verdict::Up);
+        // not Multus's names: a host's netdevs, words that only start like it
+        for n in ["network0", "net", "netx1", "net12345", "ibp75s0v7", "ib0"] {
+            p.netdev = Some(n.into());
+            p.netdev_state = Some("Down".into());
+            assert_eq!(p.verdict(), Verdict::NotShown, "{n}");
+        }
+    }
+
+    #[test]
+    fn the_empty_class_is_a_port_less_entry() {
+        let p = IbPort::no_device("ibstatus");
+        assert!(p.is_no_device());
+        assert_eq!(p.verdict(), Verdict::Down);
+        assert_eq!(p.name(), "no RDMA device");
+        assert!(
+            p.cause().contains("no RDMA device is registered"),
+            "{}",
+            p.cause()
+        );
+        assert!(!port(Some("Down"), None).is_no_device());
     }
 
     #[test]

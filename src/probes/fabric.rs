@@ -136,6 +136,9 @@ fn merge(ports: Vec<IbPort>) -> Vec<IbPort> {
 
 /// How the tool put the port's state, for the message: `State Down, Physical state Polling`.
 fn how(p: &IbPort) -> String {
+    if p.is_no_device() {
+        return format!("{}: /sys/class/infiniband holds no device", p.source);
+    }
     match (&p.state, &p.physical_state) {
         (Some(s), Some(ph)) => format!("state {s}, physical state {ph}"),
         (Some(s), None) => format!("state {s}"),
@@ -290,6 +293,47 @@ mod tests {
         assert_eq!(m[0].source, "ibstat");
         assert_eq!(m[0].netdev.as_deref(), Some("enp27s0f1np1"));
         assert!(m[0].cause().contains("enp27s0f1np1"), "{}", m[0].cause());
+    }
+
+    #[test]
+    fn an_empty_rdma_class_is_one_down_entry() {
+        // clustervision/trinity#219: ibstatus over an empty /sys/class/infiniband
+        let ports = ibstatus::parse_ibstatus(
+            "[root@node045 ~]# ibstatus\nFatal error:  device '*': sys files not found (/sys/class/infiniband/*/ports)\n",
+        )
+        .ports();
+        let v = judge(&merge(ports), &["t.txt (ibstatus)".to_string()]);
+        assert_eq!(v["judged"], 1);
+        assert_eq!(v["active"], 0);
+        assert_eq!(v["down"][0]["name"], "no RDMA device");
+        assert_eq!(
+            v["down"][0]["how"],
+            "ibstatus: /sys/class/infiniband holds no device"
+        );
+        // no class directory at all: nothing to judge
+        let ports = ibstatus::parse_ibstatus("Fatal error:  No devices\n").ports();
+        assert!(ports.is_empty());
+    }
+
+    #[test]
+    fn a_pod_vf_without_carrier_is_down() {
+        // k8snetworkplumbingwg/sriov-network-operator#382, ibdev2netdev inside the pod
+        let ports = ibdev2netdev::parse_ibdev2netdev(
+            "[root@sample-pod-4-5bddf8c4b4-hf49j /]# ibdev2netdev\nmlx5_3 port 1 ==> net1 (Down)\n",
+        )
+        .ports();
+        let v = judge(&merge(ports), &[]);
+        assert_eq!(v["judged"], 1);
+        assert_eq!(v["down"][0]["name"], "mlx5_3 port 1");
+        assert_eq!(v["down"][0]["how"], "net1 Down");
+        // the host's IPoIB interfaces Down (Imbue's healthy pure-IB node) stay not shown
+        let ports = ibdev2netdev::parse_ibdev2netdev(
+            "mlx5_0 port 1 ==> ibp26s0 (Down)\nmlx5_1 port 1 ==> enp27s0f0np0 (Up)\n",
+        )
+        .ports();
+        let v = judge(&merge(ports), &[]);
+        assert_eq!(v["down"].as_array().unwrap().len(), 0);
+        assert_eq!(v["not_shown"][0], "mlx5_0 port 1");
     }
 
     #[test]
