@@ -312,6 +312,10 @@ impl super::Probe for PyspyDumpProbe {
             ),
             ("files", "the dumps read"),
             (
+                "tool",
+                "what printed the dumps, for messages: `py-spy dump`, `faulthandler dump`, `pystack dump`, `gdb backtrace`, or `stack dump` where they differ",
+            ),
+            (
                 "samples",
                 "main-thread samples of training processes (one per dump)",
             ),
@@ -364,27 +368,32 @@ impl super::Probe for PyspyDumpProbe {
     fn run(&self, params: &DumpParams, ctx: &super::ProbeCtx) -> super::ProbeOutcome {
         let mut files = Vec::new();
         let mut dumps = Vec::new();
+        let mut tools: Vec<&str> = Vec::new();
         for p in &ctx.inputs.evidence {
             let Ok(t) = crate::vocab::io::read_shared(p) else {
                 continue;
             };
             if pyspy_dump::looks_like_pyspy_dump(&t) {
                 files.push(p.display().to_string());
+                tools.push("py-spy dump");
                 dumps.push(pyspy_dump::parse_pyspy_dump(&t));
             } else if faulthandler::looks_like_faulthandler_dump(&t) {
                 // Python's own dump of every thread (a hang watchdog's, a signal's): the same
                 // stacks without py-spy's thread states and names
                 files.push(p.display().to_string());
+                tools.push("faulthandler dump");
                 dumps.push(faulthandler::parse_faulthandler_dump(&t));
             } else if pystack_dump::looks_like_pystack_dump(&t) {
                 // pystack's dump of the process's threads: the same stacks, oldest frame first
                 // as printed, given innermost first
                 files.push(p.display().to_string());
+                tools.push("pystack dump");
                 dumps.push(pystack_dump::parse_pystack_dump(&t));
             } else if gdb_backtrace::looks_like_gdb_backtrace(&t) {
                 // gdb's `thread apply all bt` of the process: the native frames alone, as a
                 // `py-spy dump --native` shows them under the Python ones
                 files.push(p.display().to_string());
+                tools.push("gdb backtrace");
                 dumps.push(gdb_backtrace::parse_gdb_backtrace(&t));
             }
         }
@@ -397,7 +406,15 @@ impl super::Probe for PyspyDumpProbe {
                 )
             };
         }
-        super::ProbeOutcome::Value(summarize(&dumps, files))
+        let mut v = summarize(&dumps, files);
+        let tool = match tools.split_first() {
+            Some((first, rest)) if rest.iter().all(|t| t == first) => *first,
+            _ => "stack dump",
+        };
+        if let Value::Object(m) = &mut v {
+            m.insert("tool".into(), json!(tool));
+        }
+        super::ProbeOutcome::Value(v)
     }
 }
 
@@ -538,6 +555,31 @@ pub fn summarize(dumps: &[pyspy_dump::PyspyDump], files: Vec<String>) -> Value {
 mod dump_tests {
     use super::*;
     use crate::evidence::testutil::fixture;
+
+    /// The messages name what printed the stacks: a gdb backtrace is no py-spy dump.
+    #[test]
+    fn the_tool_that_printed_the_dumps_is_named() {
+        let dir = crate::evidence::testutil::fixture_dir().join("pyspy");
+        let run = |files: &[&str]| {
+            let inputs = crate::probes::Inputs {
+                evidence: files.iter().map(|f| dir.join(f)).collect(),
+                ..Default::default()
+            };
+            crate::probes::value_of(crate::probes::run_with(
+                &PyspyDumpProbe,
+                &crate::host::recorded::SnapshotHost::empty(),
+                json!({}),
+                &inputs,
+                Duration::ZERO,
+            ))
+        };
+        let gdb = "gdb_ddp_ctor_ncclgroupend_pytorch52916.txt";
+        let pyspy = "allgather_hang_accelerate.txt";
+        assert_eq!(run(&[gdb])["tool"], "gdb backtrace");
+        assert_eq!(run(&[pyspy])["tool"], "py-spy dump");
+        assert_eq!(run(&[pyspy, pyspy])["tool"], "py-spy dump");
+        assert_eq!(run(&[pyspy, gdb])["tool"], "stack dump");
+    }
 
     #[test]
     fn a_native_dump_in_the_drivers_host_to_device_copy_counts_as_a_copy() {
