@@ -69,6 +69,17 @@
 //!   conditions. This GPU can still perform workload.` [`power_cap_event`] names such an
 //!   incident (a thermal violation, `DCGM_FR_CLOCKS_EVENT_THERMAL`, is cooling and stays a
 //!   fault; `DCGM_FR_POWER_UNREADABLE` from the same watch stays one too).
+//! - The same run as NVIDIA/NVSentinel's Kubernetes preflight check logs it (its
+//!   `preflight-dcgm-diag` init container, which runs the diagnostic through DCGM's Python
+//!   bindings instead of `dcgmi`): `preflight-checks/dcgm-diag/dcgm_diag/__main__.py` (commit
+//!   14e04d0, `_run_diagnostic`) logs one JSON event per line (`"event"`, `"level"`,
+//!   `"timestamp"`, `"module": "preflight-dcgm-diag"`, `"version"`, then the call's extra keys;
+//!   `kubectl logs … | jq` pretty-prints them, NVIDIA/NVSentinel#772): `Diagnostic summary` with
+//!   `passed`, `failed`, `warned`, `skipped`, `total`; one `Test pass` / `Test warn` / `Test
+//!   fail` per result with `gpu` (its UUID), `test` (DCGM's test name), `error_code` and
+//!   `detail` (`Test passed`, or the result's error message); `DCGM diagnostic failed` with
+//!   `error` when the run itself did not complete. Read by [`parse_preflight_log`] into the
+//!   same tests (a GPU named by UUID stays in its test's messages, since the ids are indices).
 //! - `dcgmi discovery -l`, `dcgmi/Query.cpp` `DisplayDiscoveredDevices`: `N GPU(s) found.`
 //!   (4.x: `N GPUs found (Active).` / `(All).`), a `| GPU ID | Device Information |` box with
 //!   `Name: …`, `PCI Bus ID: …`, `Device UUID: …` (and `Status: …` under `-a`) per GPU, an
@@ -556,12 +567,116 @@ pub fn parse_diag_any(text: &str) -> Result<DcgmDiag, super::ParseError> {
     if !looks_like_diag(text) && looks_like_diag_json(text) {
         return parse_diag_json(text);
     }
+    if !looks_like_diag(text) && looks_like_preflight_log(text) {
+        return parse_preflight_log(text);
+    }
     parse_diag(text)
 }
 
 /// Any form of a diag run is in the text.
 pub fn looks_like_diag_any(text: &str) -> bool {
-    looks_like_diag(text) || looks_like_diag_json(text)
+    looks_like_diag(text) || looks_like_diag_json(text) || looks_like_preflight_log(text)
+}
+
+// ---------------------------------------------------------------------------------------------
+// NVSentinel's preflight dcgm-diag log
+
+static PREFLIGHT_MODULE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+    regex::Regex::new(r#""module"\s*:\s*"preflight-dcgm-diag""#).expect("static regex")
+});
+
+/// NVSentinel's `preflight-dcgm-diag` log (see the module's doc): a JSON event of that module.
+pub fn looks_like_preflight_log(text: &str) -> bool {
+    text.contains("\"event\"") && PREFLIGHT_MODULE.is_match(text)
+}
+
+/// Reads NVSentinel's preflight log event by event, keys in the order printed (one event per
+/// line, or pretty-printed by `jq`): `Test <status>` events become results of their test, the
+/// failed run's `error` a reason it did not run.
+pub fn parse_preflight_log(text: &str) -> Result<DcgmDiag, super::ParseError> {
+    use regex::Regex;
+    use std::sync::LazyLock;
+    static KV: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r#""((?:[^"\\]|\\.){1,80})"\s*:\s*(?:"((?:[^"\\]|\\.){0,2000})"|(-?\d{1,12}))"#)
+            .expect("static regex")
+    });
+    if !looks_like_preflight_log(text) {
+        return Err(super::ParseError::NotThisKind(
+            "no NVSentinel preflight-dcgm-diag event in the text",
+        ));
+    }
+    #[derive(Default)]
+    struct Event {
+        name: String,
+        fields: BTreeMap<String, String>,
+    }
+    let mut events: Vec<Event> = Vec::new();
+    for c in KV.captures_iter(text).take(100_000) {
+        let key = &c[1];
+        let val = c
+            .get(2)
+            .or_else(|| c.get(3))
+            .map(|m| m.as_str())
+            .unwrap_or("");
+        if key == "event" {
+            events.push(Event {
+                name: super::clip(val, 200),
+                ..Default::default()
+            });
+        } else if let Some(e) = events.last_mut()
+            && e.fields.len() < 64
+        {
+            e.fields
+                .entry(key.to_string())
+                .or_insert_with(|| super::clip(&val.replace("\\\"", "\""), super::MAX_TEXT));
+        }
+    }
+    let mut d = DcgmDiag::default();
+    for e in events.iter().filter(|e| {
+        e.fields
+            .get("module")
+            .is_none_or(|m| m == "preflight-dcgm-diag")
+    }) {
+        if let Some(st) = e.name.strip_prefix("Test ")
+            && let Some(r) = DiagResult::parse(st)
+        {
+            let name = e
+                .fields
+                .get("test")
+                .cloned()
+                .unwrap_or_else(|| "(test not shown)".into());
+            let i = match d.tests.iter().position(|t| t.name == name) {
+                Some(i) => i,
+                None if d.tests.len() < super::MAX_ITEMS => {
+                    d.tests.push(DiagTest::passed(name, ""));
+                    d.tests.len() - 1
+                }
+                None => continue,
+            };
+            let t = &mut d.tests[i];
+            merge(t, r, Vec::new(), false);
+            if r != DiagResult::Pass
+                && let Some(detail) = e.fields.get("detail")
+                && t.warnings.len() < super::MAX_ITEMS
+            {
+                let who = e
+                    .fields
+                    .get("gpu")
+                    .map(|g| format!("{g}: "))
+                    .unwrap_or_default();
+                t.warnings.push(format!("{who}{detail}"));
+            }
+        } else if e.name == "DCGM diagnostic failed" && d.not_run.len() < super::MAX_ITEMS {
+            d.not_run.push(
+                e.fields
+                    .get("error")
+                    .cloned()
+                    .unwrap_or_else(|| e.name.clone()),
+            );
+        }
+    }
+    summarise(&mut d, Vec::new());
+    Ok(d)
 }
 
 /// Reads `dcgmi diag -j` output key by key in the order printed, so a paste the poster
@@ -1419,7 +1534,9 @@ impl super::EvidenceKind for DcgmiDiag {
         &["dcgm.diag"]
     }
     fn detect(&self, s: &super::Sniff) -> bool {
-        looks_like_diag(s.unquoted) || looks_like_diag_json(s.head)
+        looks_like_diag(s.unquoted)
+            || looks_like_diag_json(s.head)
+            || looks_like_preflight_log(s.head)
     }
     fn parse(&self, text: &str) -> Result<serde_json::Value, super::ParseError> {
         super::to_value(&parse_diag_any(text)?)
@@ -2057,5 +2174,66 @@ mod tests {
         assert!(dmon_xids(&d).is_empty());
         let d = parse_dmon("#Entity   SMACT\nID\nGPU 0     N/A\n").unwrap();
         assert!(dmon_xids(&d).is_empty());
+    }
+
+    #[test]
+    fn nvsentinel_preflight_log_is_a_diag_run() {
+        // NVIDIA/NVSentinel#772 (corpus h133): a clean level-2 run, `kubectl logs | jq`
+        let t = include_str!(
+            "../../tests/fixtures/corpus/h133_preflight_nvsentinel772_dcgm_diag_pass_json.txt"
+        );
+        assert!(looks_like_preflight_log(t) && looks_like_diag_any(t));
+        assert!(!looks_like_diag(t) && !looks_like_diag_json(t));
+        let d = parse_diag_any(t).unwrap();
+        assert_eq!(d.tests.len(), 1, "{d:?}");
+        assert_eq!(d.tests[0].name, "software");
+        assert_eq!(d.tests[0].result, DiagResult::Pass);
+        assert!(d.failed.is_empty() && d.not_run.is_empty() && d.failure_messages.is_empty());
+        // the same PR's failing run (its `module` key cut by the stored copy, completed here):
+        // a warned test keeps its GPU's UUID in its message, the escaped quotes unescaped
+        let warn = "{\n  \"event\": \"Test warn\",\n  \"level\": \"warning\",\n  \"gpu\": \"GPU-64c6592e-0317-762b-fb32-0d561ed649ae\",\n  \"test\": \"software\",\n  \"error_code\": 29,\n  \"detail\": \"Persistence Mode: Persistence mode for GPU 0 is disabled. Enable persistence mode by running \\\"nvidia-smi -i <gpuId> -pm 1 \\\" as root.\",\n  \"timestamp\": \"2026-02-04T05:19:40.606906Z\",\n  \"module\": \"preflight-dcgm-diag\",\n  \"version\": \"dev\"\n}\n";
+        let d = parse_diag_any(warn).unwrap();
+        assert_eq!(d.failed, vec!["software: warn".to_string()]);
+        assert!(
+            d.failure_messages[0]
+                .starts_with("GPU-64c6592e-0317-762b-fb32-0d561ed649ae: Persistence Mode:")
+                && d.failure_messages[0]
+                    .contains("running \"nvidia-smi -i <gpuId> -pm 1 \" as root"),
+            "{d:?}"
+        );
+        // one event a line, as the container writes it (`__main__.py` `_run_diagnostic`): a
+        // failed result, a pass of another test, and the worst result kept per test
+        let raw = r#"{"event": "Test fail", "level": "error", "gpu": "GPU-1", "test": "memory", "error_code": 12, "detail": "GPU 1 had uncorrectable memory errors", "module": "preflight-dcgm-diag", "version": "dev"}
+{"event": "Test pass", "level": "info", "gpu": "GPU-0", "test": "memory", "error_code": 0, "detail": "Test passed", "module": "preflight-dcgm-diag", "version": "dev"}
+{"event": "Test pass", "level": "info", "gpu": "GPU-0", "test": "pcie", "error_code": 0, "detail": "Test passed", "module": "preflight-dcgm-diag", "version": "dev"}
+{"event": "DCGM diagnostic check failed", "level": "error", "module": "preflight-dcgm-diag", "version": "dev"}
+"#;
+        let d = parse_diag_any(raw).unwrap();
+        assert_eq!(d.tests.len(), 2);
+        assert_eq!(d.failed, vec!["memory: fail".to_string()]);
+        assert_eq!(
+            d.failure_messages,
+            vec!["GPU-1: GPU 1 had uncorrectable memory errors".to_string()]
+        );
+        // a run that did not complete: why, and no test
+        let down = r#"{"event": "DCGM diagnostic failed", "level": "error", "error": "Host engine connection invalid/disconnected", "module": "preflight-dcgm-diag", "version": "dev"}"#;
+        let d = parse_diag_any(down).unwrap();
+        assert!(d.tests.is_empty() && d.failed.is_empty());
+        assert_eq!(
+            d.not_run,
+            vec!["Host engine connection invalid/disconnected".to_string()]
+        );
+        // neighbours not claimed: another preflight module's events, a JSON log of the same
+        // shape from another program, prose naming the module
+        for other in [
+            r#"{"event": "Test fail", "test": "allreduce", "module": "preflight-nccl-allreduce"}"#,
+            r#"{"event": "Test fail", "level": "error", "test": "memory"}"#,
+            "the preflight-dcgm-diag init container failed on the node\n",
+        ] {
+            assert!(
+                !looks_like_preflight_log(other) && !looks_like_diag_any(other),
+                "{other}"
+            );
+        }
     }
 }

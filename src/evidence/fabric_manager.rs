@@ -23,7 +23,15 @@
 //!   failed with error:WARNING Nothing to do [NV_WARN_NOTHING_TO_DO]` (it found no NVSwitch:
 //!   normal on a machine without one, where the service is not needed, so not judged);
 //!   `Successfully configured all the available NVSwitches to route GPU NVLink traffic` and a
-//!   `systemctl status` of the unit `Active: active (running)` (it runs).
+//!   `systemctl status` of the unit `Active: active (running)` (it runs); `fabric manager config
+//!   file item: ITEM has an invalid value` (it rejects an item of its `fabricmanager.cfg` and
+//!   exits before it touches an NVSwitch: siderolabs/extensions#511, where the daemon "keeps
+//!   crashing" and its log "just repeats this one line" for `FABRIC_NODE_CONFIG_FILE`, then for
+//!   `DATABASE_PATH` on a newer release, until siderolabs/extensions#536 gave it the paths its
+//!   defaults expect; tinfoilsh/cvmimage#241, `LOG_FILE_NAME` pointing into a missing
+//!   `/var/log`, the PID file never appearing). The items are the upper-case keys of
+//!   `fabricmanager.cfg` (the Fabric Manager User Guide's configuration options: `LOG_LEVEL`,
+//!   `LOG_FILE_NAME`, `FABRIC_MODE`, `DATABASE_PATH`, `FABRIC_NODE_CONFIG_FILE`, …).
 //!
 //! Nothing else is inferred: a failed `systemctl start nvidia-fabricmanager` alone does not say
 //! whether the machine has NVSwitches at all (NVIDIA/gpu-operator#356, a GeForce VM).
@@ -59,6 +67,15 @@ pub struct VersionMismatch {
     pub line: String,
 }
 
+/// The Fabric Manager rejecting an item of its configuration file.
+#[derive(Debug, Clone, Serialize, PartialEq, Default)]
+pub struct ConfigRejected {
+    /// The `fabricmanager.cfg` key (`FABRIC_NODE_CONFIG_FILE`, `DATABASE_PATH`, …).
+    pub item: String,
+    /// The line, trimmed.
+    pub line: String,
+}
+
 /// What a text says about the NVLink fabric and its Fabric Manager.
 #[derive(Debug, Clone, Serialize, PartialEq, Default)]
 pub struct FabricReport {
@@ -66,6 +83,9 @@ pub struct FabricReport {
     pub gpus: Vec<GpuFabric>,
     /// The Fabric Manager's version-mismatch messages.
     pub version_mismatch: Vec<VersionMismatch>,
+    /// The Fabric Manager's rejections of its configuration file (one per item, in order).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub config_rejected: Vec<ConfigRejected>,
     /// The Fabric Manager found no NVSwitch (`NV_WARN_NOTHING_TO_DO`).
     pub nothing_to_do: bool,
     /// The Fabric Manager runs: it configured the NVSwitches, or its unit is active (running).
@@ -77,6 +97,7 @@ impl FabricReport {
     pub fn is_empty(&self) -> bool {
         self.gpus.is_empty()
             && self.version_mismatch.is_empty()
+            && self.config_rejected.is_empty()
             && !self.nothing_to_do
             && !self.running
     }
@@ -107,6 +128,13 @@ static XML_FABRIC: LazyLock<Regex> = LazyLock::new(|| {
 });
 static MISMATCH: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)fabric manager NVIDIA GPU driver interface version ([0-9][0-9.]{0,20}[0-9]) do(?:n't|n’t|esn't|esn’t|es not|\s?not) match with (?:the )?driver version ([0-9][0-9.]{0,20}[0-9])")
+        .expect("static regex")
+});
+
+// `fabric manager config file item: FABRIC_NODE_CONFIG_FILE has an invalid value`: the item is
+// an upper-case `fabricmanager.cfg` key
+static CONFIG_INVALID: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i:fabric manager config file item):?\s+([A-Z][A-Z0-9_]{1,63}) (?i:has an invalid value)")
         .expect("static regex")
 });
 
@@ -211,6 +239,16 @@ pub fn read(text: &str) -> FabricReport {
                 line: super::clip(t, super::MAX_TEXT),
             });
         }
+        if let Some(c) = CONFIG_INVALID.captures(t)
+            && !r.config_rejected.iter().any(|x| x.item == c[1])
+            && r.config_rejected.len() < super::MAX_ITEMS
+        {
+            // the daemon repeats the line on every restart: one entry per item
+            r.config_rejected.push(ConfigRejected {
+                item: c[1].to_string(),
+                line: super::clip(t, super::MAX_TEXT),
+            });
+        }
         if t.contains("NV_WARN_NOTHING_TO_DO") {
             r.nothing_to_do = true;
         }
@@ -244,6 +282,7 @@ fn status_active(text: &str) -> bool {
 /// A line only the Fabric Manager (or its unit) prints.
 fn fm_line(t: &str) -> bool {
     MISMATCH.is_match(t)
+        || CONFIG_INVALID.is_match(t)
         || t.contains("nv-fabricmanager[")
         || t.contains("nvidia-fabricmanager")
         || t.contains("NV_WARN_NOTHING_TO_DO")
@@ -310,6 +349,10 @@ impl super::EvidenceKind for FabricManagerKind {
             (
                 "version_mismatch",
                 "fabric_manager, driver, line: the Fabric Manager refusing another driver version",
+            ),
+            (
+                "config_rejected",
+                "item, line: the Fabric Manager rejecting an item of its fabricmanager.cfg (it exits)",
             ),
             ("nothing_to_do", "the Fabric Manager found no NVSwitch"),
             (
@@ -430,5 +473,34 @@ mod tests {
             "Please install nvidia-fabricmanager first, then rerun the job on the node with the right driver.\nThe job runs on eight GPUs.\nIt fails.\n"
         ));
         assert!(read("the fabric manager is not running").is_empty());
+    }
+
+    #[test]
+    fn the_fabric_manager_rejecting_its_configuration() {
+        // github.com/siderolabs/extensions/issues/511 (corpus h133): the extension's log, its
+        // node address left as the poster's placeholder
+        let t = include_str!(
+            "../../tests/fixtures/corpus/h133_fmlog_siderolabs511_fabric_node_config_invalid.txt"
+        );
+        assert!(detect(t));
+        let r = read(t);
+        assert_eq!(r.config_rejected.len(), 1);
+        assert_eq!(r.config_rejected[0].item, "FABRIC_NODE_CONFIG_FILE");
+        assert!(!r.running && r.version_mismatch.is_empty());
+        // the daemon repeats the line on every restart, and a newer release rejected
+        // DATABASE_PATH instead (the same issue): one entry per item
+        let repeated = "10.0.0.5: fabric manager config file item: FABRIC_NODE_CONFIG_FILE has an invalid value\n10.0.0.5: fabric manager config file item: FABRIC_NODE_CONFIG_FILE has an invalid value\nNov 04 10:01:02 node nv-fabricmanager[812]: fabric manager config file item: DATABASE_PATH has an invalid value\n";
+        let r = read(repeated);
+        let items: Vec<&str> = r.config_rejected.iter().map(|c| c.item.as_str()).collect();
+        assert_eq!(items, ["FABRIC_NODE_CONFIG_FILE", "DATABASE_PATH"]);
+        // the posters' prose about the same error is not the daemon's line
+        for prose in [
+            "It exits, with an error compalining that `FABRIC_NODE_CONFIG_FILE` is invalid.",
+            "instead saying that the \"DATABASE_PATH\" variable had an invalid value.",
+            "the fabric manager config file has an invalid value somewhere",
+        ] {
+            assert!(read(prose).config_rejected.is_empty(), "{prose}");
+            assert!(!detect(prose), "{prose}");
+        }
     }
 }

@@ -10,7 +10,8 @@
 //! GPUs are registered with the fabric).
 //!
 //! Only what a text shows is judged: a GPU whose `State` is not `Completed` (or `Completed` with
-//! a `Status` other than `Success`), the Fabric Manager refusing the driver's version, error
+//! a `Status` other than `Success`), the Fabric Manager refusing the driver's version or an item
+//! of its configuration file (it exits either way, so the NVSwitches are never set up), error
 //! 802. `Not Supported`/`N/A` states and a Fabric Manager that found no NVSwitch
 //! (`NV_WARN_NOTHING_TO_DO`, normal on a machine without one) are not judged.
 
@@ -51,6 +52,10 @@ impl Probe for FabricState {
                 "version_mismatch",
                 "fabric_manager, driver, line: the Fabric Manager refusing another driver version",
             ),
+            (
+                "config_rejected",
+                "item, line: the Fabric Manager rejecting an item of its fabricmanager.cfg",
+            ),
             ("system_not_ready", "the lines that report CUDA error 802"),
             ("nothing_to_do", "the Fabric Manager found no NVSwitch"),
             (
@@ -75,6 +80,7 @@ impl Probe for FabricState {
                 used = true;
                 all.gpus.extend(r.gpus);
                 all.version_mismatch.extend(r.version_mismatch);
+                all.config_rejected.extend(r.config_rejected);
                 all.nothing_to_do |= r.nothing_to_do;
                 all.running |= r.running;
             }
@@ -126,6 +132,18 @@ impl Probe for FabricState {
                 m.fabric_manager, m.driver
             ));
         }
+        let mut rejected: Vec<&str> = Vec::new();
+        for c in &all.config_rejected {
+            if !rejected.contains(&c.item.as_str()) {
+                rejected.push(&c.item);
+            }
+        }
+        if !rejected.is_empty() {
+            not_ready.push(format!(
+                "the Fabric Manager rejects its configuration ({} has an invalid value) and exits before it sets up the NVSwitches",
+                rejected.join(", ")
+            ));
+        }
         let judgeable = !not_ready.is_empty()
             || all.running
             || all.gpus.iter().any(|g| g.verdict != "not-judged");
@@ -134,6 +152,7 @@ impl Probe for FabricState {
             "not_ready": not_ready,
             "gpus": serde_json::to_value(&all.gpus).unwrap_or(Value::Null),
             "version_mismatch": serde_json::to_value(&all.version_mismatch).unwrap_or(Value::Null),
+            "config_rejected": serde_json::to_value(&all.config_rejected).unwrap_or(Value::Null),
             "system_not_ready": not_ready_errors,
             "nothing_to_do": all.nothing_to_do,
             "running": all.running,
