@@ -13,7 +13,7 @@ use serde_json::Value;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum JobText {
     Python,
-    /// a structured config: `yaml`, `json` or `toml`
+    /// a structured config: `yaml`, `json`, `toml`, [`JSONNET`] or [`HF_ARGS`]
     Config(&'static str),
     /// one or more training command lines
     Launcher,
@@ -197,6 +197,18 @@ pub struct FrameworkDefault {
 ///   `dataloader_num_workers` to the GPU count and `dataloader_pin_memory` when none of the
 ///   three `dataloader_*` keys is written, before it the Trainer's 0 applied, and the file
 ///   does not say which axolotl ran it.
+/// - AllenNLP's experiment config (`allennlp train config.jsonnet`): the keys
+///   `TrainModel.from_partial_objects` requires (allennlp `allennlp/commands/train.py`:
+///   `dataset_reader`, `train_data_path`, `model`, `data_loader`, `trainer`), its `data_loader`
+///   of the default implementation (no `type`, or 1.x's `"default"`, 2.x's `"multiprocess"`):
+///   `num_workers` is 0 (1.x `allennlp/data/dataloader.py` at 04fdb705, `DataLoader.__init__`
+///   and `from_partial_objects`, `num_workers: int = 0`; 2.x
+///   `allennlp/data/data_loaders/multiprocess_data_loader.py` at 18c35b61,
+///   `MultiProcessDataLoader.__init__`, `num_workers: int = 0`, "everything is done in the main
+///   process"). pin_memory is not read: 1.x passes `pin_memory=False` to torch, 2.x's loader has
+///   no such parameter (it moves batches to `cuda_device` itself), and the file does not say
+///   which AllenNLP ran it. A `"simple"` loader (no workers at all) or a `"multitask"` one
+///   (`num_workers` per dataset) is not read this way.
 pub fn framework_defaults(data: &Value) -> Vec<FrameworkDefault> {
     let Some(top) = data.as_object() else {
         return Vec::new();
@@ -268,6 +280,25 @@ pub fn framework_defaults(data: &Value) -> Vec<FrameworkDefault> {
                 });
             }
         }
+    }
+    let allennlp = ["dataset_reader", "model", "trainer"]
+        .iter()
+        .all(|k| top.get(*k).is_some_and(Value::is_object))
+        && top.contains_key("train_data_path");
+    if allennlp
+        && let Some(loader) = top.get("data_loader").and_then(Value::as_object)
+        && loader
+            .get("type")
+            .is_none_or(|t| matches!(t.as_str(), Some("default" | "multiprocess")))
+        && !loader.contains_key("num_workers")
+    {
+        out.push(FrameworkDefault {
+            framework: "AllenNLP",
+            setting: "num_workers",
+            key_path: "data_loader.num_workers",
+            value: Value::from(0),
+            cite: "allennlp/data/dataloader.py (1.x) and data_loaders/multiprocess_data_loader.py (2.x) `num_workers: int = 0`",
+        });
     }
     if ultralytics && !top.contains_key("workers") {
         out.push(FrameworkDefault {
@@ -1396,11 +1427,19 @@ pub fn parse_structured(text: &str) -> Option<(&'static str, Value)> {
         // the Trainer's printed arguments alone (`TrainingArguments(` then `key=value,` lines,
         // [`crate::formats::hf_args`]): a config no file holds, read for what it says
         .or_else(|| crate::formats::hf_args::parse_whole(text).map(|v| (HF_ARGS, v)))
+        // a Jsonnet config (AllenNLP's `local …;` then an object, [`crate::formats::jsonnet`]):
+        // read as the JSON it evaluates to
+        .or_else(|| crate::formats::jsonnet::evaluate(text).map(|v| (JSONNET, v)))
 }
 
 /// The format name of [`JobText::Config`] for the Trainer's printed arguments: a config read,
 /// not a file to edit.
 pub const HF_ARGS: &str = "hf-args";
+
+/// The format name of [`JobText::Config`] for a Jsonnet config: read as the JSON it evaluates
+/// to; its settings are not edited in place (a value may be a local bound elsewhere in the
+/// file, an expression or an import), so a fix names the key to change.
+pub const JSONNET: &str = "jsonnet";
 
 /// True when a text read as a log shows what a log reader reads: a loader warning (whole or
 /// cut), or progress lines. Such a log stays one even inside a post
@@ -1666,6 +1705,49 @@ PID USER PR NI VIRT RES SHR S %CPU %MEM TIME+ COMMAND\n\
             let (_, v) = parse_structured(&corpus(f)).unwrap();
             assert_eq!(framework_defaults(&v), [], "{f}");
         }
+    }
+
+    #[test]
+    fn an_allennlp_experiment_s_loader_without_workers_is_allennlp_s_default() {
+        // DeCLUTR's declutr_small.jsonnet before PR #119 (h132): jsonnet locals, no num_workers
+        let (_, v) = parse_structured(&corpus(
+            "h132_jsonnet_declutr119_allennlp_loader_no_workers.jsonnet",
+        ))
+        .unwrap();
+        let d = framework_defaults(&v);
+        assert_eq!(
+            (d.len(), d[0].framework, d[0].key_path, d[0].value.clone()),
+            (1, "AllenNLP", "data_loader.num_workers", json!(0))
+        );
+        // the same experiment with its workers written (the corpus' allennlp file sets 20 but
+        // is a fragment without dataset_reader/model): nothing left to default
+        let mut w = v.clone();
+        w["data_loader"]["num_workers"] = json!(1);
+        assert_eq!(framework_defaults(&w), []);
+        let (_, frag) = parse_structured(&corpus("allennlp_jsonnet_20_workers.jsonnet")).unwrap();
+        assert_eq!(framework_defaults(&frag), []);
+        // the default loader named by type, 1.x and 2.x: still 0
+        for t in ["default", "multiprocess"] {
+            let mut x = v.clone();
+            x["data_loader"]["type"] = json!(t);
+            assert_eq!(framework_defaults(&x).len(), 1, "{t}");
+        }
+        // loaders that are not the default implementation: not read
+        for t in ["simple", "multitask", "my_loader"] {
+            let mut x = v.clone();
+            x["data_loader"]["type"] = json!(t);
+            assert_eq!(framework_defaults(&x), [], "{t}");
+        }
+        // not an AllenNLP experiment: no train_data_path, or no data_loader object
+        let mut x = v.clone();
+        x.as_object_mut().unwrap().remove("train_data_path");
+        assert_eq!(framework_defaults(&x), []);
+        let mut x = v.clone();
+        x["data_loader"] = json!("loader.jsonnet");
+        assert_eq!(framework_defaults(&x), []);
+        let plain =
+            json!({"model": {"type": "x"}, "trainer": {}, "data_loader": {"batch_size": 4}});
+        assert_eq!(framework_defaults(&plain), []);
     }
 
     #[test]

@@ -29,6 +29,7 @@ pub mod env;
 pub mod fstab;
 pub mod hf_args;
 pub mod job_text;
+pub mod jsonnet;
 pub mod keypath;
 pub mod launcher;
 pub mod line;

@@ -882,6 +882,8 @@ fn resolve(g: &mut Gathered) {
             JobText::Config(f) => {
                 // the Trainer's printed arguments (formats::hf_args): read, but no file to edit
                 let printed = f == job_text::HF_ARGS;
+                // a Jsonnet config (formats::jsonnet): read as it evaluates, not edited in place
+                let editable = !printed && f != job_text::JSONNET;
                 if let Some(data) = &d.data {
                     let settings = job_text::find_settings(data);
                     // what the file leaves to its framework: the framework's default, said so
@@ -893,7 +895,11 @@ fn resolve(g: &mut Gathered) {
                             setting: fd.setting,
                             value: Some(fd.value.clone()),
                             unjudged: None,
-                            file: d.path.clone(),
+                            file: if editable {
+                                d.path.clone()
+                            } else {
+                                String::new()
+                            },
                             key: fd.key_path.to_string(),
                             source: format!(
                                 "`{}` absent from {}: {}'s default {} ({})",
@@ -908,10 +914,10 @@ fn resolve(g: &mut Gathered) {
                             setting: o.setting,
                             value: Some(o.value.clone()),
                             unjudged: None,
-                            file: if printed {
-                                String::new()
-                            } else {
+                            file: if editable {
                                 d.path.clone()
+                            } else {
+                                String::new()
                             },
                             key: o.key_path.clone(),
                             source: if printed {
@@ -1772,6 +1778,41 @@ mod tests {
         // OTX's recipe (a `task:` of its own names) is no Ultralytics file: its 2 workers
         let c = chosen(&["h27_yaml_otx_classification_base_2_workers.yaml"]);
         assert_eq!(c["num_workers"]["value"], 2);
+    }
+
+    #[test]
+    fn a_jsonnet_config_is_read_as_it_evaluates_and_not_edited() {
+        // DeCLUTR's AllenNLP config before PR #119 (h132): the loader leaves num_workers to
+        // AllenNLP (0); the value is read, but a jsonnet file is no file a fix writes into
+        let c = chosen(&["h132_jsonnet_declutr119_allennlp_loader_no_workers.jsonnet"]);
+        assert_eq!(c["num_workers"]["value"], 0, "{c:?}");
+        assert_eq!(c["num_workers"]["key"], "data_loader.num_workers");
+        assert_eq!(
+            c["num_workers"]["file"], "",
+            "a jsonnet file is not edited in place"
+        );
+        assert!(
+            c["num_workers"]["source"]
+                .as_str()
+                .unwrap()
+                .contains("AllenNLP's default 0"),
+            "{}",
+            c["num_workers"]
+        );
+        // fursovia/dpeter's AllenNLP fragment (jsonnet locals): its written 20 workers
+        let c = chosen(&["allennlp_jsonnet_20_workers.jsonnet"]);
+        assert_eq!(c["num_workers"]["value"], 20);
+        assert_eq!(c["pin_memory"]["value"], true);
+        // a jsonnet whose workers come from outside (`std.extVar`) sets no number and takes
+        // no default
+        let c = chosen_text(
+            "x.jsonnet",
+            "local w = std.parseInt(std.extVar('W'));\n{ dataset_reader: {type: 'r'}, train_data_path: 'a', model: {type: 'm'}, trainer: {}, data_loader: { batch_size: 8, num_workers: w } }",
+        );
+        assert!(
+            c.get("num_workers").is_none_or(|n| !n["value"].is_number()),
+            "{c:?}"
+        );
     }
 
     #[test]
