@@ -198,11 +198,7 @@ pub fn parse_jetson_release(text: &str) -> JetsonRelease {
             },
             Section::Hardware if out.hardware.len() < super::MAX_ITEMS => out.hardware.push(pair),
             Section::Platform if out.platform.len() < super::MAX_ITEMS => out.platform.push(pair),
-            Section::Jtop => {
-                if name == "Service" {
-                    out.jtop_service = Some(pair.1);
-                }
-            }
+            Section::Jtop if name == "Service" => out.jtop_service = Some(pair.1),
             Section::Libraries => {
                 if name == "CUDA" {
                     if value == "Not installed" {
