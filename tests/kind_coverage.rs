@@ -215,6 +215,11 @@ const WITNESSES: &[(&str, &str, &str)] = &[
         "h114_dockerinfo_ctk653_no_nvidia_runtime",
     ),
     (
+        "jetson-release",
+        "",
+        "h134_jetsonrelease_jetsonfpv_orin_nano_jp61_tested_env",
+    ),
+    (
         "gpu-scheduling",
         "h118_k8snode_k8sdp58_allocatable_0_of_capacity_16",
         "h118_k8snode_podmandesktop7778_status_gpu_1_of_1",
@@ -357,6 +362,12 @@ const GAPS: &[(&str, Side, &str, &str)] = &[
         Side::Problem,
         "",
         "no rule reads `docker info` (the kind's read_by is empty): a missing `nvidia` runtime matters only to a run that asks for it with --runtime=nvidia, which the text does not show (--gpus goes through the toolkit's hook or CDI without it)",
+    ),
+    (
+        "jetson-release",
+        Side::Problem,
+        "",
+        "no rule reads jetson-stats' `jetson_release` (the kind's read_by is empty): it names the JetPack, L4T and CUDA a Jetson runs, not a job's failure; a torch wheel built for another CUDA shows in the job's own CUDA-init warning, which the CUDA-runtime reader reads",
     ),
     (
         "show-gids",

@@ -41,7 +41,8 @@ const NOT_RECORDED: &[(&str, &[&str])] = &[
     ("diskstats", &["unavailable"]),
     ("pressure", &["unavailable"]),
     ("file", &["data"]),
-    ("env", &["file", "launched_by", "nodes", "starts_job"]),
+    // `starts_job`: the `export` lines above `nvcc --version` in cuda/ptx_unsupported_toolchain_ryankor.txt (h134)
+    ("env", &["file", "launched_by", "nodes"]),
     ("command", &["data"]),
     ("process", &["age_s", "unavailable"]),
     ("config", &["captures"]),

@@ -728,9 +728,18 @@ static CUDA_ERROR: LazyLock<Regex> = LazyLock::new(|| {
 // backslash (a JSON or repr escape: no `cudaGetErrorString` text holds one), and a retyped
 // paste may drop the space after the colon (`start:CUDA error:uncorrectable ECC error
 // encountered\`, ollama#4226); both read only where the text is the runtime's.
+//
+// The launch check that CUDA tutorials and kernels copy after a `<<<…>>>` launch,
+// `printf("CUDA kernel launch error: %s\n", cudaGetErrorString(err))` after
+// `cudaGetLastError()` or `cudaDeviceSynchronize()` (mirage-project's persistent-kernel
+// launchers, many torch extensions; `fprintf(stderr, "CUDA Kernel Launch Error: %s\n", …)` in
+// others; the search tool's `find_string` of the literal, December 2026), prints the runtime's
+// text behind `CUDA kernel launch error: ` (h134: RyanKor/cuda-programming's note, `the provided
+// PTX was compiled with an unsupported toolchain.` from a hello-world built by nvcc 12.6 on an
+// older driver); read, as the others, only where the text is the runtime's.
 static QUALIFIED: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r"(?i)\bcuda (?:driver )?error(?: \d{1,4}| in [A-Za-z_][\w:.<>-]{0,60}| at \S{1,200})?: ?([A-Za-z][A-Za-z0-9 /,'_-]{2,120}?)\s*(?::\s|:$|\.\s|\.$|$|\(|\\)",
+        r"(?i)\bcuda (?:driver |(?:kernel )?launch )?error(?: \d{1,4}| in [A-Za-z_][\w:.<>-]{0,60}| at \S{1,200})?: ?([A-Za-z][A-Za-z0-9 /,'_-]{2,120}?)\s*(?::\s|:$|\.\s|\.$|$|\(|\\)",
     )
     .expect("static regex")
 });
@@ -1273,6 +1282,13 @@ pub(crate) fn anchor_phrases() -> Vec<&'static str> {
         "Test CUDA failure",
         "CUDA error ",
         "CUDA driver error: ",
+        // `qualified`: the launch check's `CUDA kernel launch error: <text>`, as the copies
+        // print it
+        "CUDA kernel launch error: ",
+        "CUDA Kernel Launch Error: ",
+        "CUDA launch error: ",
+        "cuda kernel launch error: ",
+        "cuda launch error: ",
         "CUDA failed with error ",
         "cuda failed with error ",
         "cuda execution failed with error ",
@@ -2797,6 +2813,44 @@ mod tests {
             "CUDA error:see the log above\\n err\n",
         ] {
             assert!(!looks_like(healthy), "{healthy}");
+            assert!(
+                parse_cuda_runtime_log(healthy).error_names.is_empty(),
+                "{healthy}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_kernel_launch_checks_cuda_kernel_launch_error_line_is_read() {
+        // h134: RyanKor/cuda-programming troubleshooting/tutorial/Readme.md, a hello-world built
+        // with nvcc 12.6 on a driver of an older CUDA
+        let t = "CUDA kernel launch error: the provided PTX was compiled with an unsupported toolchain.\n";
+        assert!(looks_like(t));
+        assert_eq!(
+            parse_cuda_runtime_log(t).error_names,
+            ["cudaErrorUnsupportedPtxVersion"]
+        );
+        // the same check in another case, `fprintf(stderr, "CUDA Kernel Launch Error: %s\n", …)`,
+        // and the launch check without `kernel`
+        for (line, name) in [
+            (
+                "CUDA Kernel Launch Error: too many resources requested for launch\n",
+                "cudaErrorLaunchOutOfResources",
+            ),
+            (
+                "CUDA launch error: invalid device function\n",
+                "cudaErrorInvalidDeviceFunction",
+            ),
+        ] {
+            assert!(looks_like(line), "{line}");
+            assert_eq!(parse_cuda_runtime_log(line).error_names, [name], "{line}");
+        }
+        // a program's own words after the colon, and a launch error of no CUDA, name nothing
+        for healthy in [
+            "CUDA kernel launch error: grid dimension too large for my tiling\n",
+            "Kernel launch error: the queue was full, retrying\n",
+            "OpenCL kernel launch error: invalid device function\n",
+        ] {
             assert!(
                 parse_cuda_runtime_log(healthy).error_names.is_empty(),
                 "{healthy}"

@@ -303,6 +303,11 @@ mod tests {
                 "docker info|grep -i runtime\n Runtimes: io.containerd.runc.v2 runc\n Default Runtime: runc\n",
             ),
             (
+                // SnapDragonfly/jetson-fpv doc/TESTENV.md (jetson-stats' `jetson_release`)
+                "jetson-release",
+                "Software part of jetson-stats 4.3.1 - (c) 2024, Raffaello Bonghi\nModel: NVIDIA Jetson Orin Nano Developer Kit - Jetpack 6.1 [L4T 36.4.0]\nNV Power Mode[0]: 15W\nLibraries:\n - CUDA: 12.6.68\n",
+            ),
+            (
                 // tuananh0788/Exadata#2 (infiniband-diags' `ibportstate` on a switch port)
                 "ibportstate",
                 "# Port info: Lid 1 port 28\nLinkState:.......................Down\nPhysLinkState:...................Disabled\nLinkWidthActive:.................4X\nLinkSpeedActive:.................2.5 Gbps\n",

@@ -71,6 +71,7 @@ pub mod ibstat;
 pub mod ibstatus;
 pub mod ibv_devinfo;
 pub mod infiniband;
+pub mod jetson_release;
 pub mod jobinfo;
 pub mod jobstats;
 pub mod kernel_log;
@@ -390,6 +391,8 @@ pub static KINDS: &[&dyn EvidenceKind] = &[
     &bandwidth_test::BandwidthTestKind,
     // `docker info` (its runtimes): no rule reads it
     &docker_info::DockerInfoKind,
+    // jetson-stats' `jetson_release` (a Jetson's JetPack, L4T and CUDA): no rule reads it
+    &jetson_release::JetsonReleaseKind,
     // another vendor's tool or error (rocm-smi, xpu-smi, a HIP error, …): late, so that a text
     // an NVIDIA kind reads stays that kind's; it only says what the text is
     &other_vendor::OtherVendorKind,

@@ -646,12 +646,20 @@ impl Probe for CudaCompat {
             ))
         });
         let said = rt.as_ref().and_then(|r| {
-            (r.driver_too_old || r.insufficient_driver || r.forward_compat_unsupported).then(|| {
+            // an error `says_driver_too_old` keeps out of the runtime's list (a PTX of a newer
+            // toolkit than the driver, `cudaErrorUnsupportedPtxVersion`; a call that requires a
+            // newer driver) says it too, and is judged here rather than dropped
+            (r.driver_too_old
+                || r.insufficient_driver
+                || r.forward_compat_unsupported
+                || r.errors.iter().any(|e| says_driver_too_old(&e.name)))
+            .then(|| {
                 r.errors
                     .iter()
                     .find(|e| {
                         e.name == "cudaErrorInsufficientDriver"
                             || e.name == "cudaErrorCompatNotSupportedOnDevice"
+                            || says_driver_too_old(&e.name)
                     })
                     .map(|e| e.line.clone())
                     .or_else(|| r.driver_check_line.clone())
@@ -1105,6 +1113,30 @@ mod tests {
             ],
         ));
         assert!(v["torch_cuda_code"].is_null(), "{v}");
+    }
+
+    #[test]
+    fn a_ptx_of_a_newer_toolkit_says_too_old() {
+        // h134: a kernel launch check's `CUDA kernel launch error: the provided PTX was compiled
+        // with an unsupported toolchain.` (cudaErrorUnsupportedPtxVersion) above nvcc 12.6
+        let v = value_of(run(
+            &CudaCompat,
+            &["cuda/ptx_unsupported_toolchain_ryankor.txt"],
+        ));
+        assert_eq!(v["said_too_old"], true, "{v}");
+        assert_eq!(
+            v["said"],
+            "CUDA kernel launch error: the provided PTX was compiled with an unsupported toolchain."
+        );
+        // and it is not a runtime error of its own (`cuda.error-in-log`)
+        let v = value_of(run(
+            &CudaLog,
+            &["cuda/ptx_unsupported_toolchain_ryankor.txt"],
+        ));
+        assert!(
+            v["runtime_errors"].as_array().is_none_or(|a| a.is_empty()),
+            "{v}"
+        );
     }
 
     #[test]
