@@ -163,7 +163,7 @@ pub struct KernelLog {
     pub no_adapter_probed: bool,
     /// The resource manager's checks and assertions that failed with `NV_ERR_NO_MEMORY`
     /// (`NVRM: …: Check failed: Out of memory [NV_ERR_NO_MEMORY] (0x00000051) returned from
-    /// …`): the driver could not allocate host (or, on a unified-memory GPU, shared) memory.
+    /// …`): the driver could not allocate memory (host, unified, video memory or VA space).
     /// Only when there are some.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rm_no_memory: Option<u64>,
