@@ -630,6 +630,35 @@ fn by_name(
 const UNKNOWN_ERROR_ENV: &str =
     "CUDA unknown error - this may be due to an incorrectly set up environment";
 
+/// The heads under which torch delivers [`UNKNOWN_ERROR_ENV`]: `_cuda_init()` raises the
+/// `TORCH_CHECK` of `device_count_impl` as a Python `RuntimeError` (`torch/cuda/__init__.py`,
+/// `_lazy_init`), and `device_count()` warns it behind "CUDA initialization: ".
+const UNKNOWN_ERROR_HEADS: [&str; 2] = [
+    "RuntimeError: CUDA unknown error",
+    "CUDA initialization: CUDA unknown error",
+];
+
+/// The line holds `c10/cuda/CUDAFunctions.cpp`'s cudaErrorUnknown message: whole
+/// ([`UNKNOWN_ERROR_ENV`]), or cut after its fixed head where a poster quoted only the
+/// exception (``the same `RuntimeError: CUDA unknown error` at `torch._C._cuda_init()` `` in
+/// a comment, h127: tonyd2wild/GLM-5.3-Flash-NVFP4-DFlash2-2x-DGX-Spark#6): one of
+/// [`UNKNOWN_ERROR_HEADS`] not followed by a letter, digit or `_` (no other torch or CUDA
+/// message starts with these words; `CUDA error: unknown error` is the runtime's own wording,
+/// read by name).
+fn unknown_error_env(line: &str) -> bool {
+    if line.contains(UNKNOWN_ERROR_ENV) {
+        return true;
+    }
+    UNKNOWN_ERROR_HEADS.iter().any(|head| {
+        line.match_indices(head).any(|(at, _)| {
+            line[at + head.len()..]
+                .chars()
+                .next()
+                .is_none_or(|c| !c.is_alphanumeric() && c != '_')
+        })
+    })
+}
+
 /// The words of the driver-too-old message from its first one a line test recognises on; a
 /// `found version` reading follows them.
 const TOO_OLD_WORDS: &str = "NVIDIA driver on your system is too old (found version";
@@ -1204,8 +1233,7 @@ pub fn recognised_line(line: &str) -> bool {
         || line.contains("is not compatible with the current PyTorch installation")
         || line.contains("CUDA error: ")
         || line.contains("CUDA driver initialization failed")
-        || line
-            .contains("CUDA unknown error - this may be due to an incorrectly set up environment")
+        || unknown_error_env(line)
         || (line.contains("Found GPU") && line.contains("cuda capability"))
         || (line.contains("Found GPU") && line.contains("compute capability (CC)"))
         || line.contains("CUBLAS_STATUS_")
@@ -1270,6 +1298,9 @@ pub(crate) fn anchor_phrases() -> Vec<&'static str> {
         "CUDA error: ",
         "CUDA driver initialization failed",
         "CUDA unknown error - this may be due to an incorrectly set up environment",
+        // `unknown_error_env`: the message's head alone
+        "RuntimeError: CUDA unknown error",
+        "CUDA initialization: CUDA unknown error",
         "cuda capability",
         "compute capability (CC)",
         "CUBLAS_STATUS_",
@@ -1471,7 +1502,7 @@ pub fn parse_cuda_runtime_log(text: &str) -> CudaRuntimeLog {
             out.driver_init_failed = true;
             carried = true;
         }
-        if line.contains(UNKNOWN_ERROR_ENV) {
+        if unknown_error_env(line) {
             out.unknown_error_env = true;
             carried = true;
         }
@@ -1740,7 +1771,7 @@ pub fn parse_cuda_runtime_log(text: &str) -> CudaRuntimeLog {
         // RazgrizHsu/immich-deduper#126). Only that case's fixed text: "CUDA driver
         // initialization failed, you might not have a CUDA gpu." (`cudaErrorInitializationError`)
         // stays a flag, its own words allowing a machine without a GPU.
-        if line.contains(UNKNOWN_ERROR_ENV)
+        if unknown_error_env(line)
             && let Some(e) = by_name("cudaErrorUnknown")
         {
             add(e.0.to_string(), Some(e.1), Some(e.2), e.4);
@@ -2523,6 +2554,44 @@ mod tests {
             "UserWarning: CUDA initialization: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver from http://www.nvidia.com/Download/index.aspx (Triggered internally at  /pytorch/c10/cuda/CUDAFunctions.cpp:100.)\n",
         );
         assert!(m.no_driver && m.errors.is_empty());
+    }
+
+    #[test]
+    fn torch_unknown_error_head_alone_is_cuda_error_999() {
+        // h127: tonyd2wild/GLM-5.3-Flash-NVFP4-DFlash2-2x-DGX-Spark#6, the exception quoted in
+        // backticks in a comment, cut after `_cuda_init`'s RuntimeError head
+        let t = include_str!(
+            "../../tests/fixtures/corpus/h127_comment_glm53spark6_cuda_unknown_error_cuda_init.txt"
+        );
+        assert!(looks_like(t));
+        let m = parse_cuda_runtime_log(t);
+        assert_eq!(m.error_names, ["cudaErrorUnknown"]);
+        assert!(m.unknown_error_env);
+        // the warning's head, cut by its poster at the dash or the line's end
+        for t in [
+            "UserWarning: CUDA initialization: CUDA unknown error\n",
+            "UserWarning: CUDA initialization: CUDA unknown error - see above\n",
+            "raised \"RuntimeError: CUDA unknown error\" on the head node\n",
+        ] {
+            assert_eq!(
+                parse_cuda_runtime_log(t).error_names,
+                ["cudaErrorUnknown"],
+                "{t}"
+            );
+        }
+        // neighbours: the words in prose without torch's head, a longer word after the head,
+        // the runtime's own `CUDA error: unknown error` (read by its name, not as this text)
+        for t in [
+            "we keep getting a CUDA unknown error at startup\n",
+            "RuntimeError: CUDA unknown errors_total counter\n",
+        ] {
+            assert!(!looks_like(t), "{t}");
+            let m = parse_cuda_runtime_log(t);
+            assert!(m.errors.is_empty() && !m.unknown_error_env, "{t}");
+        }
+        let m = parse_cuda_runtime_log("RuntimeError: CUDA error: unknown error\n");
+        assert!(!m.unknown_error_env);
+        assert_eq!(m.error_names, ["cudaErrorUnknown"]);
     }
 
     #[test]

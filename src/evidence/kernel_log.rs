@@ -50,6 +50,16 @@
 //! v0.12.0), then `XidCriticalError: Xid=%d on Device=%s; marking device as unhealthy.` (klog
 //! in `internal/rm/health.go` from v0.14.0). Such a line is read as that Xid on the device it
 //! names (a GPU or MIG UUID, in `pci`'s place), or on `all devices`.
+//!
+//! The resource manager's report of an allocation that failed for lack of memory
+//! (NVIDIA/open-gpu-kernel-modules `src/nvidia/src/libraries/utils/nvassert.c`, read at
+//! `1739a20`: `nvCheckOkFailed`, `nvCheckOkFailedNoLog`, `nvAssertOkFailed` and
+//! `nvAssertOkFailedNoLog` print `Check failed: %s (0x%08X) returned from %s @ %s:%d` or
+//! `Assertion failed: …` through `NV_PRINTF`, which prefixes `NVRM: ` and the calling
+//! function; `nvAssertStatusToString` gives the status as its `nvstatuscodes.h` string then
+//! `[NAME]`, so `NV_ERR_NO_MEMORY` (0x51) reads `Out of memory [NV_ERR_NO_MEMORY]`): each such
+//! line is counted and the first kept. The `returned from` part may sit on the next line where
+//! a poster or a log shipper wrapped the message; the status is on the line with `NVRM:`.
 
 use super::scan::{find_lit, has};
 use regex::Regex;
@@ -169,6 +179,15 @@ pub struct KernelLog {
     /// unless a load of the client's version came after it. Only when there is one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub api_mismatch: Option<ApiMismatch>,
+    /// The resource manager's checks and assertions that failed with `NV_ERR_NO_MEMORY`
+    /// (`NVRM: …: Check failed: Out of memory [NV_ERR_NO_MEMORY] (0x00000051) returned from
+    /// …`): the driver could not allocate memory (host, unified, video memory or VA space).
+    /// Only when there are some.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rm_no_memory: Option<u64>,
+    /// The first such line, from `NVRM:` on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rm_no_memory_first: Option<String>,
 }
 
 /// `NVRM: API mismatch: …`: the kernel module refused a client (a library) of another
@@ -360,12 +379,13 @@ mod rare {
     pub const NONE_PROBED: usize = 15;
     pub const API_MISMATCH: usize = 16;
     pub const MODULE_LOAD: usize = 17;
+    pub const NO_MEMORY: usize = 18;
 }
 
 /// Phrases one of which every line [`Reader::read_rare`] reads something from holds, found
 /// all at once in one pass over a line ([`RARE`], overlapping: each phrase the line holds is
 /// found).
-const RARE_PHRASES: [&str; 18] = [
+const RARE_PHRASES: [&str; 19] = [
     "XidCriticalError: Xid=",
     "SXid (",
     "NVRM: The NVIDIA GPU ",
@@ -384,6 +404,7 @@ const RARE_PHRASES: [&str; 18] = [
     "No NVIDIA graphics adapter probed",
     "API mismatch: the client",
     "NVRM: loading NVIDIA UNIX",
+    "[NV_ERR_NO_MEMORY]",
 ];
 static RARE: LazyLock<aho_corasick::AhoCorasick> = LazyLock::new(|| {
     aho_corasick::AhoCorasick::builder()
@@ -683,6 +704,17 @@ impl Reader {
                 self.log.api_mismatch = None;
             }
         }
+        if holds(rare::NO_MEMORY)
+            && let Some(at) = find_lit!(line, "NVRM:")
+            && line[at..].contains(" failed: ")
+        {
+            let n = self.log.rm_no_memory.unwrap_or(0);
+            self.log.rm_no_memory = Some(n.saturating_add(1));
+            if self.log.rm_no_memory_first.is_none() {
+                self.log.rm_no_memory_first =
+                    Some(super::clip(line[at..].trim_end(), super::MAX_TEXT));
+            }
+        }
         if rare::LOST.into_iter().any(holds) && is_gpu_lost(line) {
             self.log.gpu_lost = true;
         }
@@ -889,6 +921,11 @@ impl super::EvidenceKind for KernelLogKind {
                 "api_mismatch",
                 "{client_version, module_version?, client?, pid?, timestamp?, count}: the module refused a library of another version (`NVRM: API mismatch`), the newest refusal, unless the client's version loaded after it; only when there is one",
             ),
+            (
+                "rm_no_memory",
+                "the driver's checks and assertions that failed with `Out of memory [NV_ERR_NO_MEMORY]` (only when there are some)",
+            ),
+            ("rm_no_memory_first", "the first such line, from `NVRM:` on"),
         ]
     }
     fn read_by(&self) -> &'static [&'static str] {
@@ -912,6 +949,54 @@ mod tests {
     use super::*;
     use crate::evidence::testutil::{fixture, prefixes};
     use proptest::prelude::*;
+
+    #[test]
+    fn rm_no_memory_failures_are_read() {
+        // h127: dgx-spark-playbooks#97, one message the poster wrapped at `(0x00000051)`
+        let t = include_str!(
+            "../../tests/fixtures/corpus/h127_kern_dgxspark97_gb10_nvrm_no_memory_wrapped.txt"
+        );
+        let k = parse_kernel_log(t);
+        assert_eq!(k.rm_no_memory, Some(1));
+        assert_eq!(
+            k.rm_no_memory_first.as_deref(),
+            Some("NVRM: nvCheckOkFailedNoLog: Check failed: Out of memory [NV_ERR_NO_MEMORY]")
+        );
+        assert!(k.xid_codes.is_empty() && !k.gsp_timeout && !k.fallen_off_bus);
+        // h127: dgx-spark-playbooks#116, beside the IOVA mapping failure (another message)
+        let t = include_str!(
+            "../../tests/fixtures/corpus/h127_kern_dgxspark116_gb10_nvrm_no_memory_iova.txt"
+        );
+        assert_eq!(parse_kernel_log(t).rm_no_memory, Some(1));
+        // h97: vllm#41834, dmesg stamped, three lines (two from _memdescAllocInternal, one
+        // from system_mem.c), journald's memory pressure around them
+        let t = include_str!(
+            "../../tests/fixtures/corpus/h97_dmesg_vllm41834_sm12x_nv_err_no_memory_journald_pressure.txt"
+        );
+        let k = parse_kernel_log(t);
+        assert_eq!(k.rm_no_memory, Some(3));
+        assert!(
+            k.rm_no_memory_first
+                .as_deref()
+                .is_some_and(|m| m.starts_with("NVRM: nvCheckOkFailedNoLog: Check failed: Out of memory [NV_ERR_NO_MEMORY] (0x00000051) returned from _memdescAllocInternal"))
+        );
+        // nvAssertOkFailed's wording, in a journal
+        let t = "Sep 13 10:00:01 spark kernel: NVRM: osAllocPagesInternal: Assertion failed: Out of memory [NV_ERR_NO_MEMORY] (0x00000051) returned from memdescAlloc(pMemDesc) @ mem_desc.c:1359\n";
+        assert_eq!(parse_kernel_log(t).rm_no_memory, Some(1));
+        // neighbours: another status, the status quoted in prose without the driver's prefix,
+        // a line without the check's wording, an Xid log
+        for t in [
+            "[ 12.0] NVRM: nvAssertOkFailedNoLog: Assertion failed: Generic Error: Invalid state [NV_ERR_INVALID_STATE] (0x00000040) returned from pRmApi->Control @ kernel_gsp.c:4411\n",
+            "the driver logs NV_ERR_NO_MEMORY [NV_ERR_NO_MEMORY] when memory runs out\n",
+            "[ 12.0] NVRM: status [NV_ERR_NO_MEMORY]\n",
+            "[ 1.0] NVRM: Xid (PCI:0000:3b:00): 79, pid=1, GPU has fallen off the bus.\n",
+        ] {
+            let k = parse_kernel_log(t);
+            assert_eq!(k.rm_no_memory, None, "{t}");
+            let v = serde_json::to_value(&k).unwrap();
+            assert!(v.get("rm_no_memory").is_none() && v.get("rm_no_memory_first").is_none());
+        }
+    }
 
     #[test]
     fn nvidia_module_probe_not_called_is_read() {

@@ -247,6 +247,14 @@ impl Probe for KernelLog {
                 "sxid_fatal_codes",
                 "SXid codes a line calls Fatal (NVLink traffic through the switch stalls)",
             ),
+            (
+                "rm_no_memory",
+                "the driver's checks and assertions that failed with NV_ERR_NO_MEMORY (`NVRM: …: Check failed: Out of memory [NV_ERR_NO_MEMORY]`; only when there are some)",
+            ),
+            (
+                "rm_no_memory_first",
+                "the first such line, from `NVRM:` on (only when there is one)",
+            ),
             ("aer", "PCIe AER errors"),
             (
                 "file",
