@@ -33,7 +33,17 @@ const CAPTURED: &[&str] = &[
 ];
 
 /// The floor `GPUFIX_CORPUS_STRICT=1` (run by `.ci/run`) holds: the whole corpus's figures after
-/// the seventh session of 2026-12-06 (sealed batches h120-h126: 2026 issues, the memory and
+/// the session of 2026-12-07 (sealed batches h127-h134: 2026 issues, the memory layer, stacks
+/// and profiles, the nvidia-smi family, NCCL logs and fabric tools, container specs and
+/// configs, the driver layer, the CUDA runtime layer off GitHub; NVRM's API mismatch and
+/// NV_ERR_NO_MEMORY in kernel logs (`memory.driver-no-memory`), mallocMC's and Enoki's
+/// allocation errors, cuda-gdb/gdb `py-bt` stacks, a torch profiler table's launches, ibstatus's
+/// empty class and a pod's `netN` carrier, Jsonnet configs, the `jetson-release` kind, the
+/// Fabric Manager's config rejection and NVSentinel's DCGM diag log; 2,184 artifacts): 896 of
+/// 980 detected (914.3 per mille), 0 healthy with a false finding, 0 unreadable (h130's
+/// tensor2tensor#17 and h131's nccl-tests#100 given an `allow` at the merge, see the corpus
+/// README). Every artifact detected before is detected still; the new misses are the batches'
+/// own. Before them, after the seventh session of 2026-12-06 (sealed batches h120-h126: 2026 issues, the memory and
 /// CUDA runtime layers, NVIDIA's tools off GitHub, comm and data from unmined repositories,
 /// pages off GitHub, training code and configs, the big repositories' 2025-26 issues; cuda-gdb exceptions, the kernel's device-assert
 /// line, the CUDA SDK's cutil checks, the `ggml-abort` and `lsmod` kinds, DCGM's power-cap
@@ -186,7 +196,7 @@ const CAPTURED: &[&str] = &[
 /// 35 MB Kineto trace of h11 is judged within `plan`'s probe timeout depends on the machine's
 /// load. A change that reads the corpus worse fails CI; one that reads it better raises these.
 /// Issue 24's target is 95% detected, 0 and 0: the detected share is not met.
-const FLOOR_DETECTED_PER_MILLE: usize = 911;
+const FLOOR_DETECTED_PER_MILLE: usize = 914;
 const MAX_FALSE_ON_HEALTHY: usize = 0;
 const MAX_UNREADABLE: usize = 0;
 

@@ -1020,8 +1020,61 @@ impl super::EvidenceKind for NvprofSummaryKind {
     }
 }
 
+/// A PyTorch profiler table's kernel launch calls against its device time
+/// ([`crate::formats::profiler_report::torch_table_launches`]) as the summary the launch rules
+/// read: the launch rows as the host's API calls, and the table's device time as one kernel row
+/// of as many launches, each taking their mean.
+pub fn from_torch_table(t: crate::formats::profiler_report::TableLaunches) -> Summary {
+    let calls: u64 = t.launches.iter().filter_map(|r| r.calls).sum();
+    let dev_ns = t.device_total_s * 1e9;
+    Summary {
+        format: "torch profiler table",
+        reports: vec!["key_averages".into()],
+        api: t
+            .launches
+            .into_iter()
+            .map(|l| Row {
+                name: l.name,
+                count: l.calls,
+                total_ns: Some(l.cpu_total_s * 1e9),
+                ..Row::default()
+            })
+            .collect(),
+        kernels: vec![Row {
+            name: "device time of the table (Self CUDA time total)".into(),
+            count: Some(calls),
+            total_ns: Some(dev_ns),
+            avg_ns: (calls > 0).then(|| dev_ns / calls as f64),
+            ..Row::default()
+        }],
+        ..Summary::default()
+    }
+}
+
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_torch_table_s_launches_are_a_summary_the_launch_rules_read() {
+        // duoan/playground-cuda's eager preset (h129): 3264 cudaLaunchKernel calls, 22.039 ms of
+        // host time, 8.311 ms of device time in the whole table
+        let t = crate::formats::profiler_report::torch_table_launches(&crate::test_corpus(
+            "h129_torchprof_playgroundcuda_eager_micro_ops_launch_bound.txt",
+        ))
+        .unwrap();
+        let s = from_torch_table(t);
+        assert_eq!(s.format, "torch profiler table");
+        assert_eq!(s.api.len(), 1);
+        assert_eq!(s.api[0].count, Some(3264));
+        assert!((s.api[0].total_ns.unwrap() - 22_039_000.0).abs() < 1.0);
+        let k = &s.kernels[0];
+        assert_eq!(k.count, Some(3264));
+        assert!((k.total_ns.unwrap() - 8_311_000.0).abs() < 1.0);
+        assert!((k.avg_ns.unwrap() - 8_311_000.0 / 3264.0).abs() < 1e-6);
+        let f = facts(&[s]);
+        assert_eq!(f["gpu_ops"], 3264);
+        assert_eq!(f["enqueue"]["calls"], 3264);
+    }
     use super::*;
     use crate::evidence::EvidenceKind as _;
     use crate::evidence::testutil::{fixture, prefixes};

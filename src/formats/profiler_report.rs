@@ -332,8 +332,28 @@ pub fn torch_table_pageable(text: &str) -> Option<TablePageable> {
     })
 }
 
-/// The kernel launches of a `key_averages().table()` with device columns, as the Nsight Systems
-/// summary the launch rules read ([`crate::evidence::nsys_stats::Summary`]): the host's launch
+/// A table's kernel launch calls and its device time ([`torch_table_launches`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TableLaunches {
+    /// Each launch call's row, once per name.
+    pub launches: Vec<TableLaunch>,
+    /// The table's `Self CUDA time total`, seconds.
+    pub device_total_s: f64,
+}
+
+/// One launch call's row of a profiler table.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TableLaunch {
+    pub name: String,
+    /// `# of Calls`.
+    pub calls: Option<u64>,
+    /// `CPU total`, seconds.
+    pub cpu_total_s: f64,
+}
+
+/// The kernel launches of a `key_averages().table()` with device columns, which the evidence
+/// layer turns into the Nsight Systems summary the launch rules read
+/// (`evidence::nsys_stats::from_torch_table`): the host's launch
 /// rows (`cudaLaunchKernel`, `cuLaunchKernel`, `cudaLaunchKernelExC`: Kineto records each CUDA
 /// runtime and driver call the CPU makes as its own event, `ActivityType::CUDA_RUNTIME` /
 /// `CUDA_DRIVER`, so the table lists them with their `CPU total` and `# of Calls`) against the
@@ -345,15 +365,14 @@ pub fn torch_table_pageable(text: &str) -> Option<TablePageable> {
 /// stands for where a report has no median. Each table up to its footers is read alone; a
 /// table with a `cudaGraphLaunch` row (one call running a whole graph of kernels) or without
 /// a launch row or a device total is not read.
-pub fn torch_table_launches(text: &str) -> Option<crate::evidence::nsys_stats::Summary> {
-    use crate::evidence::nsys_stats::{Row, Summary};
+pub fn torch_table_launches(text: &str) -> Option<TableLaunches> {
     let is_launch = |n: &str| {
         matches!(
             n,
             "cudaLaunchKernel" | "cudaLaunchKernelExC" | "cuLaunchKernel" | "cuLaunchKernelEx"
         )
     };
-    let mut launches: Vec<Row> = Vec::new();
+    let mut launches: Vec<TableLaunch> = Vec::new();
     let mut graph = false;
     let mut self_cpu_seen = false;
     for l in text.lines().take(20_000) {
@@ -367,21 +386,11 @@ pub fn torch_table_launches(text: &str) -> Option<crate::evidence::nsys_stats::S
             .or_else(|| t.strip_prefix("CUDA time total:"))
             .and_then(|v| seconds(v.trim()));
         if let Some(dev) = device_total {
-            let calls: u64 = launches.iter().filter_map(|r| r.count).sum();
+            let calls: u64 = launches.iter().filter_map(|r| r.calls).sum();
             if !graph && calls > 0 && dev > 0.0 {
-                let dev_ns = dev * 1e9;
-                return Some(Summary {
-                    format: "torch profiler table",
-                    reports: vec!["key_averages".into()],
-                    api: launches,
-                    kernels: vec![Row {
-                        name: "device time of the table (Self CUDA time total)".into(),
-                        count: Some(calls),
-                        total_ns: Some(dev_ns),
-                        avg_ns: Some(dev_ns / calls as f64),
-                        ..Row::default()
-                    }],
-                    ..Summary::default()
+                return Some(TableLaunches {
+                    launches,
+                    device_total_s: dev,
                 });
             }
             launches.clear();
@@ -402,11 +411,10 @@ pub fn torch_table_launches(text: &str) -> Option<crate::evidence::nsys_stats::S
             graph = true;
         }
         if is_launch(name) && !launches.iter().any(|r| r.name == name) {
-            launches.push(Row {
+            launches.push(TableLaunch {
                 name: name.to_string(),
-                count: calls,
-                total_ns: Some(cpu_total * 1e9),
-                ..Row::default()
+                calls,
+                cpu_total_s: cpu_total,
             });
         }
     }
@@ -706,18 +714,11 @@ mod tests {
             "h129_torchprof_playgroundcuda_eager_micro_ops_launch_bound.txt",
         ))
         .unwrap();
-        assert_eq!(s.format, "torch profiler table");
-        assert_eq!(s.api.len(), 1);
-        assert_eq!(s.api[0].name, "cudaLaunchKernel");
-        assert_eq!(s.api[0].count, Some(3264));
-        assert!((s.api[0].total_ns.unwrap() - 22_039_000.0).abs() < 1.0);
-        let k = &s.kernels[0];
-        assert_eq!(k.count, Some(3264));
-        assert!((k.total_ns.unwrap() - 8_311_000.0).abs() < 1.0);
-        assert!((k.avg_ns.unwrap() - 8_311_000.0 / 3264.0).abs() < 1e-6);
-        let f = crate::evidence::nsys_stats::facts(&[s]);
-        assert_eq!(f["gpu_ops"], 3264);
-        assert_eq!(f["enqueue"]["calls"], 3264);
+        assert_eq!(s.launches.len(), 1);
+        assert_eq!(s.launches[0].name, "cudaLaunchKernel");
+        assert_eq!(s.launches[0].calls, Some(3264));
+        assert!((s.launches[0].cpu_total_s - 0.022_039).abs() < 1e-9);
+        assert!((s.device_total_s - 0.008_311).abs() < 1e-9);
         // the data preset's table lists no launch row in its top rows; the H200 captures'
         // tables, a CPU-only table (pytorch#124547) and a Lightning report: nothing read
         for name in [

@@ -98,7 +98,7 @@ impl Probe for NsysStats {
             }
             if let Some(s) = crate::formats::profiler_report::torch_table_launches(&t) {
                 files.push(p.display().to_string());
-                sums.push(s);
+                sums.push(crate::evidence::nsys_stats::from_torch_table(s));
             }
         }
         if sums.is_empty() {
