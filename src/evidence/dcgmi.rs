@@ -590,16 +590,28 @@ pub fn looks_like_preflight_log(text: &str) -> bool {
     text.contains("\"event\"") && PREFLIGHT_MODULE.is_match(text)
 }
 
+/// A JSON key and its string or integer value, as `dcgmi diag -j` and NVSentinel's preflight
+/// log print them (read in order, so a shortened or cut paste is read as far as it goes).
+static JSON_KV: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+    regex::Regex::new(
+        r#""((?:[^"\\]|\\.){1,80})"\s*:\s*(?:"((?:[^"\\]|\\.){0,2000})"|(-?\d{1,12}))"#,
+    )
+    .expect("static regex")
+});
+
+/// The text's JSON keys and their values ([`JSON_KV`]) in the order printed, up to 100,000.
+fn json_pairs(text: &str) -> impl Iterator<Item = (&str, &str)> {
+    JSON_KV.captures_iter(text).take(100_000).map(|c| {
+        let key = c.get(1).map_or("", |m| m.as_str());
+        let val = c.get(2).or_else(|| c.get(3)).map_or("", |m| m.as_str());
+        (key, val)
+    })
+}
+
 /// Reads NVSentinel's preflight log event by event, keys in the order printed (one event per
 /// line, or pretty-printed by `jq`): `Test <status>` events become results of their test, the
 /// failed run's `error` a reason it did not run.
 pub fn parse_preflight_log(text: &str) -> Result<DcgmDiag, super::ParseError> {
-    use regex::Regex;
-    use std::sync::LazyLock;
-    static KV: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r#""((?:[^"\\]|\\.){1,80})"\s*:\s*(?:"((?:[^"\\]|\\.){0,2000})"|(-?\d{1,12}))"#)
-            .expect("static regex")
-    });
     if !looks_like_preflight_log(text) {
         return Err(super::ParseError::NotThisKind(
             "no NVSentinel preflight-dcgm-diag event in the text",
@@ -611,13 +623,7 @@ pub fn parse_preflight_log(text: &str) -> Result<DcgmDiag, super::ParseError> {
         fields: BTreeMap<String, String>,
     }
     let mut events: Vec<Event> = Vec::new();
-    for c in KV.captures_iter(text).take(100_000) {
-        let key = &c[1];
-        let val = c
-            .get(2)
-            .or_else(|| c.get(3))
-            .map(|m| m.as_str())
-            .unwrap_or("");
+    for (key, val) in json_pairs(text) {
         if key == "event" {
             events.push(Event {
                 name: super::clip(val, 200),
@@ -684,12 +690,6 @@ pub fn parse_preflight_log(text: &str) -> Result<DcgmDiag, super::ParseError> {
 /// `"category"` opens a stage, a `"name"` under it a test, each `"status"` a result of that
 /// test for the `"gpu_id"` next to it.
 pub fn parse_diag_json(text: &str) -> Result<DcgmDiag, super::ParseError> {
-    use regex::Regex;
-    use std::sync::LazyLock;
-    static KV: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r#""((?:[^"\\]|\\.){1,80})"\s*:\s*(?:"((?:[^"\\]|\\.){0,2000})"|(-?\d{1,12}))"#)
-            .expect("static regex")
-    });
     if !looks_like_diag_json(text) {
         return Err(super::ParseError::NotThisKind(
             "no `dcgmi diag -j` output in the text",
@@ -709,13 +709,7 @@ pub fn parse_diag_json(text: &str) -> Result<DcgmDiag, super::ParseError> {
             }
             *gpu = None;
         };
-    for c in KV.captures_iter(text).take(100_000) {
-        let key = &c[1];
-        let val = c
-            .get(2)
-            .or_else(|| c.get(3))
-            .map(|m| m.as_str())
-            .unwrap_or("");
+    for (key, val) in json_pairs(text) {
         match key {
             "category" => {
                 flush(&mut cur, &mut status, &mut gpu);

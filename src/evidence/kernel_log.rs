@@ -1033,14 +1033,7 @@ mod tests {
 
     #[test]
     fn api_mismatch_is_read_in_both_wordings_and_every_line_form() {
-        let corpus = |name: &str| {
-            std::fs::read_to_string(
-                std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-                    .join("tests/fixtures/corpus")
-                    .join(name),
-            )
-            .unwrap()
-        };
+        let corpus = crate::test_corpus;
         // the pre-575 wording, continuation lines indented under the timestamp (dalle#104)
         let m = parse_kernel_log(&corpus("h92_dmesg_dalle104_api_mismatch_515_510.txt"))
             .api_mismatch
