@@ -93,6 +93,7 @@ pub struct Hca {
 
 #[derive(Debug, Clone, Default, Serialize, PartialEq)]
 pub struct DevPort {
+    /// The port number; 0 where the paste starts below the port's `port:` line.
     pub port: u32,
     /// `PORT_ACTIVE` etc., as printed.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -236,7 +237,13 @@ pub fn looks_like_ibv_devinfo(text: &str) -> bool {
                     .iter()
                     .any(|k| n.starts_with(k))
             })
-    }) || lines.iter().enumerate().any(|(i, l)| {
+    }) || {
+        // a paste that starts inside a port (below its `port:` line): devinfo's own
+        // `phys_state:` or `state:` with its number, and another such line or a `GID[` line
+        let port_lines = lines.iter().filter(|l| port_line_with_code(l)).count();
+        let gids = lines.iter().filter(|l| l.starts_with("GID[")).count();
+        port_lines >= 1 && port_lines + gids >= 2
+    } || lines.iter().enumerate().any(|(i, l)| {
         // a paste that starts inside a device (below its `hca_id:`): a `port:\tN` line with
         // devinfo's own `state:\t\tPORT_<STATE> (N)` under it (print_hca_cap's
         // `port_state_str()` and code), which no other tool prints
@@ -247,6 +254,37 @@ pub fn looks_like_ibv_devinfo(text: &str) -> bool {
                 .and_then(|n| n.strip_prefix("state:"))
                 .is_some_and(port_state_with_code)
     })
+}
+
+/// `LINK_UP (5)`: devinfo.c's `port_phy_state_str()` word and the physical state's number
+/// (rdma-core `libibverbs/examples/devinfo.c`: SLEEP, POLLING, DISABLED, `PORT_CONFIGURATION
+/// TRAINNING`, LINK_UP, LINK_ERROR_RECOVERY, `PHY TEST`), printed only by `ibv_devinfo -v`.
+fn phys_state_with_code(v: &str) -> bool {
+    let v = v.trim();
+    let Some((w, code)) = v.rsplit_once(" (") else {
+        return false;
+    };
+    matches!(
+        w,
+        "SLEEP"
+            | "POLLING"
+            | "DISABLED"
+            | "PORT_CONFIGURATION TRAINNING"
+            | "LINK_UP"
+            | "LINK_ERROR_RECOVERY"
+            | "PHY TEST"
+    ) && code
+        .strip_suffix(')')
+        .is_some_and(|n| n.parse::<u32>().is_ok())
+}
+
+/// A port-level line of `ibv_devinfo -v` that no other tool prints: `state:` or `phys_state:`
+/// with devinfo's word and number. A paste that starts below a port's `port:` line (a GID
+/// table quoted with the port's state above it) begins with one.
+fn port_line_with_code(t: &str) -> bool {
+    t.strip_prefix("state:").is_some_and(port_state_with_code)
+        || t.strip_prefix("phys_state:")
+            .is_some_and(phys_state_with_code)
 }
 
 /// `PORT_ACTIVE (4)`: devinfo.c's `port_state_str()` word and the state's number.
@@ -332,10 +370,17 @@ pub fn parse_ibv_devinfo(text: &str) -> IbvDevinfo {
         if out.hcas.is_empty() {
             // a paste that starts inside a device: its fields still belong to one
             let key = t.split(':').next().unwrap_or("").trim();
-            if !STARTS_INSIDE.contains(&key) {
+            if STARTS_INSIDE.contains(&key) {
+                out.hcas.push(Hca::default());
+            } else if port_line_with_code(t) {
+                // one that starts inside a port: a port whose number the paste cut (0)
+                out.hcas.push(Hca {
+                    ports: vec![DevPort::default()],
+                    ..Hca::default()
+                });
+            } else {
                 continue;
             }
-            out.hcas.push(Hca::default());
         }
         let Some(h) = out.hcas.last_mut() else {
             continue;
@@ -579,6 +624,39 @@ mod tests {
     use super::*;
     use crate::evidence::infiniband::Verdict;
     use crate::evidence::testutil::{fixture, prefixes};
+
+    #[test]
+    fn a_paste_that_starts_below_a_port_line_is_read() {
+        // corpus h131: NVIDIA/nccl#769's `ibv_devinfo -v` fragment, phys_state and the GID table
+        // of one RoCE port, tab-indented as devinfo prints it
+        let t = crate::test_corpus("h131_ibvdevinfo_nccl769_roce_gid_table_fragment.txt");
+        assert!(looks_like_ibv_devinfo(&t));
+        let v = parse_ibv_devinfo(&t);
+        assert_eq!(v.hcas.len(), 1);
+        let p = &v.hcas[0].ports[0];
+        assert_eq!((p.port, p.phys_state.as_deref()), (0, Some("LINK_UP")));
+        assert_eq!(p.gids.len(), 4);
+        assert_eq!(p.gids[3], "::ffff:200.0.209.6, RoCE v2");
+        // with a question above it and a thank-you under it, as an issue body holds it
+        let post = format!("Here is what I see on the node:\n{t}\nAny idea?\n");
+        assert!(looks_like_ibv_devinfo(&post));
+        // a port's state and physical state apart (the lines between cut), down and disabled
+        let t = "\t\t\tstate:\t\t\tPORT_DOWN (1)\n\t\t\tlink_layer:\t\tInfiniBand\n\t\t\tphys_state:\t\tDISABLED (3)\n";
+        assert!(looks_like_ibv_devinfo(t));
+        let p = parse_ibv_devinfo(t).hcas[0].ports[0].clone();
+        assert_eq!(p.state.as_deref(), Some("PORT_DOWN"));
+        assert_eq!(p.phys_state.as_deref(), Some("DISABLED"));
+        // neighbours: one such line alone, a word without devinfo's number, prose, ibstat's own
+        // `Physical state: LinkUp`
+        for t in [
+            "\t\t\tphys_state:\t\tLINK_UP (5)\n",
+            "phys_state: LINK_UP\nstate: PORT_ACTIVE\nGID[0]: fe80::1\n",
+            "the phys_state is LINK_UP (5) and the state PORT_ACTIVE (4)\n",
+            "\t\tState: Active\n\t\tPhysical state: LinkUp\n\t\tRate: 100\n",
+        ] {
+            assert!(!looks_like_ibv_devinfo(t), "{t}");
+        }
+    }
 
     #[test]
     fn a_paste_that_starts_below_hca_id_is_read() {

@@ -180,7 +180,10 @@ impl IbPort {
         if self.is_no_device() {
             return "no RDMA device".to_string();
         }
-        if self.device.is_empty() {
+        if self.device.is_empty() && self.port == 0 {
+            // the paste started inside the port's block, below its `port:` line
+            "a port whose device and number the paste cut".to_string()
+        } else if self.device.is_empty() {
             // the paste started inside the device's block
             format!("port {} of an unnamed device", self.port)
         } else {
