@@ -278,8 +278,46 @@ pub struct CudaRuntimeLog {
     /// no GPU shown beside them (a machine without one prints them too), JAX's CPU-only jaxlib
     /// beside a GPU (a job that imports JAX without computing with it prints it too).
     pub library_messages_not_judged: Vec<super::cuda_libs::LibraryProblem>,
+    /// TensorFlow's and XLA's CUDA diagnostics found the loaded kernel module and the
+    /// user-mode driver (libcuda, the "DSO") of different versions ([`kernel_dso_mismatch`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kernel_dso_mismatch: Option<KernelDsoMismatch>,
     /// Lines that carried one of these messages.
     pub lines: u64,
+}
+
+/// TensorFlow's (and XLA's) `Diagnostician::WarnOnDsoKernelMismatch` in `cuda_diagnostics.cc`
+/// (tensorflow/tensorflow `tensorflow/stream_executor/cuda/cuda_diagnostics.cc`, TF 0.x-2.12;
+/// openxla/xla `xla/stream_executor/cuda/cuda_diagnostics.cc` since): after `cuInit` fails, TF
+/// reads the kernel module's version from `/proc/driver/nvidia/version` and libcuda's from the
+/// loaded library, and where both are known and differ logs at ERROR `kernel version <k> does
+/// not match DSO version <d> -- cannot find working devices in this configuration`
+/// (`DriverVersionToString`: `major.minor.patch`, `352.63.0`). Where a version could not be
+/// read the same line carries the status's text instead (`kernel version not found`), which
+/// says nothing of a mismatch and is not read.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct KernelDsoMismatch {
+    /// The loaded kernel module's version, as TF printed it (`470.182.3`).
+    pub kernel_version: String,
+    /// libcuda's, the user-mode driver's (`470.223.2`).
+    pub dso_version: String,
+    /// The line that said so.
+    pub line: String,
+}
+
+static KERNEL_DSO: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\bkernel version (\d{2,4}(?:\.\d{1,4}){1,3}) does not match DSO version (\d{2,4}(?:\.\d{1,4}){1,3})\b")
+        .expect("static regex")
+});
+
+/// The kernel module's and libcuda's versions where TF's diagnostics line says they differ.
+pub fn kernel_dso_mismatch(line: &str) -> Option<(&str, &str)> {
+    if !line.contains("does not match DSO version") {
+        return None;
+    }
+    let c = KERNEL_DSO.captures(line)?;
+    let (k, d) = (c.get(1)?.as_str(), c.get(2)?.as_str());
+    (k != d).then_some((k, d))
 }
 
 /// (runtime name, number, cudaGetErrorString text, CUresult name, category).
@@ -1225,6 +1263,7 @@ fn cuda_gdb_exception(line: &str) -> Option<&'static str> {
 
 pub fn recognised_line(line: &str) -> bool {
     device_query_count(line).is_some()
+        || kernel_dso_mismatch(line).is_some()
         || line.contains("NVIDIA driver on your system is too old")
         || line.contains("Found no NVIDIA driver on your system")
         || line.contains("CUDA driver version is insufficient for CUDA runtime version")
@@ -1307,6 +1346,8 @@ pub(crate) fn anchor_phrases() -> Vec<&'static str> {
         "CUDNN_STATUS_",
         "cudaError",
         "CUDA_ERROR_",
+        // `kernel_dso_mismatch`: TF's diagnostics
+        "does not match DSO version",
         "THCudaCheck FAIL",
         "cuda runtime error (",
         "Cuda failure",
@@ -1455,6 +1496,15 @@ pub fn parse_cuda_runtime_log(text: &str) -> CudaRuntimeLog {
             continue;
         }
         device_query_code = device_query_count(line);
+        if out.kernel_dso_mismatch.is_none()
+            && let Some((k, d)) = kernel_dso_mismatch(line)
+        {
+            out.kernel_dso_mismatch = Some(KernelDsoMismatch {
+                kernel_version: k.into(),
+                dso_version: d.into(),
+                line: super::clip(line.trim(), super::MAX_TEXT),
+            });
+        }
         if LIB_PHRASES.is_match(line) {
             libs.read(line);
         }
@@ -1972,11 +2022,15 @@ impl super::EvidenceKind for CudaRuntimeKind {
                 "library_messages_not_judged",
                 "library messages the text gives no ground to judge (TensorFlow's cudart dlerror alone, JAX's CPU-only jaxlib)",
             ),
+            (
+                "kernel_dso_mismatch",
+                "TensorFlow's CUDA diagnostics: the loaded kernel module's and libcuda's versions differ (kernel_version, dso_version, line); the `nvml` probe of a host known from text reads it as NVML failing",
+            ),
             ("lines", "lines that carried one of these messages"),
         ]
     }
     fn read_by(&self) -> &'static [&'static str] {
-        &["cuda.log", "cuda.compat"]
+        &["cuda.log", "cuda.compat", "nvml"]
     }
     fn detect(&self, s: &super::Sniff) -> bool {
         // the error can sit anywhere in a long log: scan for its line, collecting nothing
@@ -1990,6 +2044,47 @@ impl super::EvidenceKind for CudaRuntimeKind {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tensorflow_s_kernel_dso_mismatch_is_read_where_both_versions_are_known_and_differ() {
+        // h12: tensorflow/tensorflow#4768 (TF 0.x, stream_executor); h134: OpenVINO's notebook
+        // page (TF 2.12, compiler/xla/stream_executor), indented and timestamped
+        let t =
+            include_str!("../../tests/fixtures/corpus/h12_cudaerr_tf4768_kernel_dso_mismatch.txt");
+        assert!(looks_like(t));
+        let m = parse_cuda_runtime_log(t).kernel_dso_mismatch.unwrap();
+        assert_eq!(
+            (m.kernel_version.as_str(), m.dso_version.as_str()),
+            ("352.63.0", "361.93.2")
+        );
+        assert!(
+            m.line
+                .starts_with("E tensorflow/stream_executor/cuda/cuda_diagnostics.cc:296]")
+        );
+        let t = include_str!(
+            "../../tests/fixtures/corpus/h134_tferr_openvino_bit_cuinit_804_kernel_dso_mismatch.txt"
+        );
+        let m = parse_cuda_runtime_log(t).kernel_dso_mismatch.unwrap();
+        assert_eq!(
+            (m.kernel_version.as_str(), m.dso_version.as_str()),
+            ("470.182.3", "470.223.2")
+        );
+        // the line alone is the kind's: XLA's path of 2025 (external/local_xla)
+        let xla = "2025-01-27 13:52:31.859580: E external/local_xla/xla/stream_executor/cuda/cuda_diagnostics.cc:262] kernel version 550.120.0 does not match DSO version 560.35.5 -- cannot find working devices in this configuration\n";
+        assert!(looks_like(xla));
+        assert_eq!(kernel_dso_mismatch(xla), Some(("550.120.0", "560.35.5")));
+        // neighbours: a version TF could not read (the status's text in its place), equal
+        // versions, the INFO line of a match, a TF healthy start, prose
+        for t in [
+            "E tensorflow/stream_executor/cuda/cuda_diagnostics.cc:296] kernel version Permission denied: could not open driver version path for reading: /proc/driver/nvidia/version does not match DSO version 361.93.2 -- cannot find working devices in this configuration",
+            "kernel version 470.57.2 does not match DSO version 470.57.2 -- cannot find working devices",
+            "I tensorflow/stream_executor/cuda/cuda_diagnostics.cc:200] kernel version seems to match DSO: 460.32.3",
+            "the kernel version does not match DSO version, what should I do?",
+        ] {
+            assert_eq!(kernel_dso_mismatch(t), None, "{t}");
+            assert_eq!(parse_cuda_runtime_log(t).kernel_dso_mismatch, None, "{t}");
+        }
+    }
 
     #[test]
     fn check_vs_0_of_glog_and_openpose_is_the_runtime_error() {

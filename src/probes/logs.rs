@@ -11,23 +11,43 @@ use crate::vocab::io::{read_log_tail, read_shared_cut};
 use serde_json::{Value, json};
 use std::time::Duration;
 
-/// A log read in part (over [`crate::vocab::io::MAX_LOG_BYTES`]) is judged on the part read,
-/// and says so in `cut`: a rule that fails on it says it was judged on part of the input, and
-/// one that would pass is unknown instead (the engine's rule: a cut input never gives pass).
 /// The kernel log the person gave (`--kernel-log`, or one pasted with `--evidence`), read, with
 /// where it came from: what the `kernel.log` probe reads first, for a probe that needs only
 /// the log's own lines (never this machine's log).
 pub(crate) fn given_kernel_log(ctx: &ProbeCtx) -> Option<(String, kernel_log::KernelLog)> {
+    read_given_kernel_log(ctx)?.ok().map(|(p, log, _)| (p, log))
+}
+
+/// Where a kernel log came from, the log, and the cut of a `--kernel-log` read in part.
+type GivenKernelLog = (String, kernel_log::KernelLog, Option<crate::vocab::io::Cut>);
+
+/// [`given_kernel_log`] with the cut of a `--kernel-log` read in part (its newest
+/// [`crate::vocab::io::MAX_LOG_BYTES`]), or why a `--kernel-log` could not be read.
+fn read_given_kernel_log(ctx: &ProbeCtx) -> Option<Result<GivenKernelLog, String>> {
     if let Some(p) = &ctx.inputs.kernel_log {
-        let (t, _) = read_log_tail(p).ok()?;
-        return Some((p.display().to_string(), kernel_log::parse_kernel_log(&t)));
+        // its end: the newest messages are about the GPUs as they are now
+        return Some(match read_log_tail(p) {
+            Ok((t, cut)) => Ok((
+                p.display().to_string(),
+                kernel_log::parse_kernel_log(&t),
+                cut,
+            )),
+            Err(e) => Err(format!("cannot read {}: {e}", p.display())),
+        });
     }
     let (p, t) = evidence_of(&ctx.inputs.evidence, &kernel_log::KernelLogKind)
         .into_iter()
         .next()?;
-    Some((p.display().to_string(), kernel_log::parse_kernel_log(&t)))
+    Some(Ok((
+        p.display().to_string(),
+        kernel_log::parse_kernel_log(&t),
+        None,
+    )))
 }
 
+/// A log read in part (over [`crate::vocab::io::MAX_LOG_BYTES`]) is judged on the part read,
+/// and says so in `cut`: a rule that fails on it says it was judged on part of the input, and
+/// one that would pass is unknown instead (the engine's rule: a cut input never gives pass).
 fn judged_in_part(outcome: ProbeOutcome, cut: Option<crate::vocab::io::Cut>) -> ProbeOutcome {
     match (outcome, cut) {
         (ProbeOutcome::Value(Value::Object(mut m)), Some(cut)) => {
@@ -271,24 +291,10 @@ impl Probe for KernelLog {
         ]
     }
     fn run(&self, _params: &super::NoParams, ctx: &ProbeCtx) -> ProbeOutcome {
-        if let Some(p) = &ctx.inputs.kernel_log {
-            // its end: the newest messages are about the GPUs as they are now
-            return match read_log_tail(p) {
-                Ok((t, cut)) => judged_in_part(
-                    to_value(&kernel_log::parse_kernel_log(&t), p.display().to_string()),
-                    cut,
-                ),
-                Err(e) => ProbeOutcome::Unknown(format!("cannot read {}: {e}", p.display())),
-            };
-        }
-        if let Some((p, t)) = evidence_of(
-            &ctx.inputs.evidence,
-            &crate::evidence::kernel_log::KernelLogKind,
-        )
-        .into_iter()
-        .next()
-        {
-            return to_value(&kernel_log::parse_kernel_log(&t), p.display().to_string());
+        match read_given_kernel_log(ctx) {
+            Some(Ok((p, log, cut))) => return judged_in_part(to_value(&log, p), cut),
+            Some(Err(e)) => return ProbeOutcome::Unknown(e),
+            None => {}
         }
         // `dcgmi dmon -e 230` shows each GPU's last Xid (the XIDER column) without a kernel log
         for (p, t) in evidence_of(&ctx.inputs.evidence, &crate::evidence::dcgmi::DcgmiDmon) {

@@ -254,6 +254,29 @@ fn refused_by_module(ctx: &ProbeCtx) -> Option<Value> {
     }))
 }
 
+/// NVML cannot start where TensorFlow's CUDA diagnostics, in the text given, found the loaded
+/// kernel module and libcuda of different versions
+/// ([`crate::evidence::cuda_errors::KernelDsoMismatch`]): the same condition as the module's
+/// `NVRM: API mismatch`, seen from user space. Only for a host known from pasted text alone, as
+/// [`refused_by_module`].
+fn kernel_dso_mismatch(ctx: &ProbeCtx) -> Option<Value> {
+    let kind = crate::evidence::cuda_errors::CudaRuntimeKind;
+    super::inputs::evidence_of(&ctx.inputs.evidence, &kind)
+        .into_iter()
+        .find_map(|(p, t)| {
+            let m = crate::evidence::cuda_errors::parse_cuda_runtime_log(&t).kernel_dso_mismatch?;
+            Some(json!({
+                "available": false,
+                "error": format!(
+                    "the loaded kernel module is {k} and the user-mode driver (libcuda) {d} (TensorFlow's CUDA diagnostics in {}: `kernel version {k} does not match DSO version {d}`): a Driver/library version mismatch, so NVML and CUDA cannot start",
+                    p.display(),
+                    k = m.kernel_version,
+                    d = m.dso_version,
+                ),
+            }))
+        })
+}
+
 impl Probe for Nvml {
     type Params = super::NoParams;
     fn name(&self) -> &'static str {
@@ -389,10 +412,12 @@ impl Probe for Nvml {
             Ok(r) => ProbeOutcome::Value(reading_json(&r)),
             // what pasted evidence does not cover is unknown, unless the kernel log given shows
             // the module refusing the installed libraries; an NVML that failed is a reading
-            Err(e @ crate::host::HostError::NotInEvidence { .. }) => match refused_by_module(ctx) {
-                Some(v) => ProbeOutcome::Value(v),
-                None => ProbeOutcome::Unknown(e.into()),
-            },
+            Err(e @ crate::host::HostError::NotInEvidence { .. }) => {
+                match refused_by_module(ctx).or_else(|| kernel_dso_mismatch(ctx)) {
+                    Some(v) => ProbeOutcome::Value(v),
+                    None => ProbeOutcome::Unknown(e.into()),
+                }
+            }
             Err(e) => ProbeOutcome::Value(json!({ "available": false, "error": e })),
         }
     }
@@ -466,6 +491,38 @@ mod tests {
             ..Inputs::default()
         };
         let out = run_with(&Nvml, &alone, json!({}), &quiet, Duration::ZERO);
+        assert!(matches!(out, ProbeOutcome::Unknown(_)), "{out:?}");
+    }
+
+    #[test]
+    fn tensorflow_s_kernel_dso_mismatch_is_nvml_failing_only_where_no_host_answers() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/corpus");
+        let inputs = Inputs {
+            evidence: vec![dir.join("h12_cudaerr_tf4768_kernel_dso_mismatch.txt")],
+            ..Inputs::default()
+        };
+        let alone = crate::host::evidence::EvidenceHost::inputs_only("no local driver");
+        let v = value_of(run_with(&Nvml, &alone, json!({}), &inputs, Duration::ZERO));
+        assert_eq!(v["available"], json!(false));
+        let e = v["error"].as_str().unwrap();
+        assert!(
+            e.contains("kernel module is 352.63.0") && e.contains("(libcuda) 361.93.2"),
+            "{e}"
+        );
+        assert!(e.contains("mismatch"), "{e}");
+        // a host that answers is read, whatever the log says
+        let mut h = SnapshotHost::empty();
+        h.set_nvml(Ok(reading()));
+        let v = value_of(run_with(&Nvml, &h, json!({}), &inputs, Duration::ZERO));
+        assert_eq!(v["available"], json!(true));
+        // TF's cuInit failure without the diagnostics' verdict says nothing of NVML
+        let other = Inputs {
+            evidence: vec![
+                dir.join("h95_tfcuinit_tf44869_compat_no_device_driver_not_running.txt"),
+            ],
+            ..Inputs::default()
+        };
+        let out = run_with(&Nvml, &alone, json!({}), &other, Duration::ZERO);
         assert!(matches!(out, ProbeOutcome::Unknown(_)), "{out:?}");
     }
 
