@@ -13,6 +13,10 @@ The ways (each changes only how the text is wrapped, never what it says):
   kubectl  an RFC 3339 timestamp before every line (`kubectl logs --timestamps`)
   compose  `trainer-1  | ` before every line (`docker compose logs`)
   ansi     every line in colour (`\\x1b[31m…\\x1b[0m`)
+  rank     `[rank0]: ` before every line (torchrun's `--local-ranks-filter`/`--tee` prefix of
+           PyTorch 2.2+, which distributed tracebacks and NCCL lines carry)
+  ray      `(RayWorkerWrapper pid=4165) ` before every line (Ray's worker-output prefix, as vLLM's
+           and verl's multi-GPU logs carry it)
   sentences  a question above the text and a sentence below it, no fence (an issue body)
   post     a sentence, the text in a ```text fence, and a thank-you line under it
   beside_table  the text, then a healthy idle nvidia-smi table of another machine under it
@@ -50,6 +54,8 @@ VARIANTS = {
     "post": lambda t: "I see the following output:\n\n```text\n" + t + ("" if t.endswith("\n") else "\n") + "```\n\nThanks in advance.\n",
     "beside_table": lambda t: t + ("" if t.endswith("\n") else "\n") + "\n" + _neighbour("h108_smi_immich13831_gtx1660_idle_container.txt"),
     "beside_env": lambda t: _neighbour("h109_collectenv_pytorch165929_h100_torch290_cu128_driver550.txt") + "\n" + t,
+    "rank": lambda t: "".join("[rank0]: " + l for l in t.splitlines(True)),
+    "ray": lambda t: "".join("(RayWorkerWrapper pid=4165) " + l for l in t.splitlines(True)),
     "ansi": lambda t: "".join("\x1b[31m" + l.rstrip("\n") + "\x1b[0m" + ("\n" if l.endswith("\n") else "") for l in t.splitlines(True)),
 }
 

@@ -809,7 +809,46 @@ fn collective_at(f: &Frame) -> Option<Activity> {
     if let Some(op) = nccl_device_code(f) {
         return Some(Activity::Collective { op, frame: at(f) });
     }
+    if let Some(op) = serving_collective(f) {
+        return Some(Activity::Collective {
+            op: op.to_string(),
+            frame: at(f),
+        });
+    }
     None
+}
+
+/// vLLM's and SGLang's own collectives, which do not pass through `distributed_c10d.py`: a
+/// `GroupCoordinator` of `distributed/parallel_state.py` (vllm-project/vllm, the stored copy read
+/// by the search tool, id 16784586; SGLang's `python/sglang/srt/distributed/parallel_state.py`
+/// is its fork) hands `all_reduce`, `all_gather(v)`, `reduce_scatter(v)` and `gather` (and their
+/// `_…_out_place` halves) to a device communicator under `distributed/device_communicators/`
+/// (`cuda_communicator.py`, `pynccl.py`, `custom_all_reduce.py`, `symm_mem.py`,
+/// `quick_all_reduce.py`), whose methods of the same names run NCCL or a peer-memory kernel
+/// that waits for every rank. Not `shm_broadcast.py`'s `MessageQueue` (`dequeue`,
+/// `acquire_read`, `broadcast_object` through it): an idle worker waits there for the
+/// scheduler's next request (h41's vllm#50835), which is no collective. → the op as
+/// `torch.distributed` names it.
+fn serving_collective(f: &Frame) -> Option<&'static str> {
+    let file = f.file.replace('\\', "/");
+    let serving = file.contains("vllm/distributed/") || file.contains("sglang/srt/distributed/");
+    if !serving
+        || f.line.is_none()
+        || !(file.ends_with("distributed/parallel_state.py")
+            || file.contains("distributed/device_communicators/")
+                && !file.ends_with("shm_broadcast.py"))
+    {
+        return None;
+    }
+    let name = py_name(f).trim_start_matches('_');
+    let name = name.strip_suffix("_out_place").unwrap_or(name);
+    Some(match name {
+        "all_reduce" | "custom_all_reduce" | "quick_all_reduce" => "all_reduce",
+        "all_gather" | "all_gatherv" => "all_gather",
+        "reduce_scatter" | "reduce_scatterv" => "reduce_scatter",
+        "gather" => "gather",
+        _ => return None,
+    })
 }
 
 /// A GPU frame of NCCL's own kernel, as cuda-gdb shows a device's work
@@ -1307,6 +1346,63 @@ mod tests {
             activity(&d.processes[0].threads[0]),
             Activity::HostSync { .. }
         ));
+    }
+
+    #[test]
+    fn vllm_s_and_sglang_s_own_collectives_but_not_their_message_queue() {
+        // modelscope/ms-swift#8506: a GRPO run's vLLM all-reduce (symm_mem) inside a compiled
+        // forward, hung at step 105
+        let d = parse_pyspy_dump(&crate::test_corpus(
+            "h37_pyspy_msswift8506_vllm_allreduce_stuck.txt",
+        ));
+        let main = &d.processes[0].threads[0];
+        assert_eq!(
+            activity(main),
+            Activity::Collective {
+                op: "all_reduce".into(),
+                frame: "all_reduce (vllm/distributed/device_communicators/symm_mem.py:148)".into()
+            }
+        );
+        // h41's vllm#50835: an idle engine core's workers wait in the message queue
+        let d = parse_pyspy_dump(&crate::test_corpus(
+            "h41_pyspy_vllm50835_enginecore_shm_dequeue_wait.txt",
+        ));
+        for t in d.processes.iter().flat_map(|p| &p.threads) {
+            assert!(!matches!(activity(t), Activity::Collective { .. }), "{t:?}");
+        }
+        let frame = |function: &str, file: &str| Frame {
+            function: function.into(),
+            file: file.into(),
+            line: Some(1),
+            ..Frame::default()
+        };
+        for (func, file, op) in [
+            (
+                "_all_gather_out_place",
+                "sglang/srt/distributed/parallel_state.py",
+                Some("all_gather"),
+            ),
+            (
+                "custom_all_reduce",
+                "/usr/lib/python3/dist-packages/vllm/distributed/device_communicators/custom_all_reduce.py",
+                Some("all_reduce"),
+            ),
+            (
+                "reduce_scatterv",
+                "vllm/distributed/device_communicators/pynccl.py",
+                Some("reduce_scatter"),
+            ),
+            // neighbours: the message queue, another module's all_reduce, a helper of the group
+            (
+                "broadcast_object",
+                "vllm/distributed/device_communicators/shm_broadcast.py",
+                None,
+            ),
+            ("all_reduce", "megatron/core/parallel_state.py", None),
+            ("graph_capture", "vllm/distributed/parallel_state.py", None),
+        ] {
+            assert_eq!(serving_collective(&frame(func, file)), op, "{func} {file}");
+        }
     }
 
     #[test]
