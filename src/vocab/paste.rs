@@ -26,6 +26,12 @@
 //!   the container's name, `width` one more than the longest name), taken where most lines
 //!   carry it under a few names;
 //! - `[defaultN]:` (torchrun's `--tee`/`--redirects`, torch `elastic/multiprocessing/api.py`);
+//! - `[rankN]: ` before each line a rank's Python prints (PyTorch 2.2+ under torchrun: every
+//!   line of a rank's traceback, `[rank1]: Traceback (most recent call last):`, as the H200's
+//!   torch 2.11 printed it in `h200_nccl_2ranks_one_gpu.log`); not c10's own `[rankN]:` before a
+//!   C++ log line's glog head (`[rank0]:[E1203 15:06:00.795629686 ProcessGroupNCCL.cpp:689]`,
+//!   `c10/util/Logging.cpp`'s `MessageLogger` with `GLOBAL_RANK` set), which has no space and
+//!   which the readers of those lines read as the producer's;
 //! - `(NAME pid=N, ip=A) ` / `(pid=N) ` / `(raylet) ` / `(autoscaler +5m3s) ` (Ray's driver-side
 //!   worker log prefix, `ray/_private/worker.py` `print_worker_logs`: `(` + `prefix_for` (the
 //!   actor or task name and `pid=`, nothing for the raylet and autoscaler) + pid + `, ip=A`
@@ -122,6 +128,7 @@ enum Form {
     Compose,
     ComposeNamed,
     Torchrun,
+    TorchRank,
     Ray,
     Mpirun,
     Rank,
@@ -130,13 +137,14 @@ enum Form {
     RunTask,
 }
 
-const FORMS: [Form; 12] = [
+const FORMS: [Form; 13] = [
     Form::Quote,
     Form::Timestamp,
     Form::Pod,
     Form::Compose,
     Form::ComposeNamed,
     Form::Torchrun,
+    Form::TorchRank,
     Form::Ray,
     Form::Mpirun,
     Form::Rank,
@@ -177,6 +185,12 @@ fn prefix(form: Form, line: &str) -> Option<usize> {
             let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
             return (digits > 0 && rest[digits..].starts_with("]:"))
                 .then_some("[default".len() + digits + 2);
+        }
+        Form::TorchRank => {
+            let rest = line.strip_prefix("[rank")?;
+            let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+            return ((1..=6).contains(&digits) && rest[digits..].starts_with("]: "))
+                .then_some("[rank".len() + digits + 3);
         }
         Form::Timestamp => &RFC3339,
         Form::Pod => &POD,
@@ -445,8 +459,22 @@ mod tests {
     }
 
     #[test]
+    fn a_rank_s_python_lines_lose_torch_s_rank_prefix_its_cpp_lines_keep_c10_s() {
+        // the H200's torch 2.11 under torchrun (corpus h200_nccl_2ranks_one_gpu.log): a rank's
+        // traceback, each line behind `[rank1]: `, beside c10's glog line
+        let t = "[rank1]: Traceback (most recent call last):\n[rank1]:   File \"/tmp/cap/nccl1.py\", line 3, in <module>\n[rank1]: torch.distributed.DistBackendError: NCCL error in: /pytorch/torch/csrc/distributed/c10d/NCCLUtils.cpp:94, invalid usage\n[rank1]:[W1203 13:51:11.402093616 ProcessGroupNCCL.cpp:1553] Warning: WARNING: destroy_process_group() was not called\n";
+        assert_eq!(
+            u(t),
+            "Traceback (most recent call last):\n  File \"/tmp/cap/nccl1.py\", line 3, in <module>\ntorch.distributed.DistBackendError: NCCL error in: /pytorch/torch/csrc/distributed/c10d/NCCLUtils.cpp:94, invalid usage\n[rank1]:[W1203 13:51:11.402093616 ProcessGroupNCCL.cpp:1553] Warning: WARNING: destroy_process_group() was not called\n"
+        );
+        // one such line is a quotation, not a carrier
+        let one = "as the log says, [rank0]: RuntimeError: boom\nno more\n";
+        assert_eq!(u(one), one);
+    }
+
+    #[test]
     fn each_carrier_is_taken_off() {
-        let cases: [(&str, String); 10] = [
+        let cases: [(&str, String); 11] = [
             ("crlf", NCCL.replace('\n', "\r\n")),
             ("quote", NCCL.lines().map(|l| format!("> {l}\n")).collect()),
             (
@@ -479,6 +507,10 @@ mod tests {
             (
                 "torchrun",
                 NCCL.lines().map(|l| format!("[default0]:{l}\n")).collect(),
+            ),
+            (
+                "torch rank",
+                NCCL.lines().map(|l| format!("[rank0]: {l}\n")).collect(),
             ),
             (
                 "ray",
@@ -612,7 +644,7 @@ mod tests {
     #[test]
     fn every_fixture_text_survives_every_carrier() {
         type Wrap = fn(&str) -> String;
-        let carriers: [(&str, Option<Form>, Wrap); 12] = [
+        let carriers: [(&str, Option<Form>, Wrap); 13] = [
             ("crlf", None, |l| format!("{l}\r")),
             ("quote", Some(Form::Quote), |l| {
                 if l.is_empty() {
@@ -638,6 +670,9 @@ mod tests {
             ("ansi", None, |l| format!("\x1b[31m{l}\x1b[0m")),
             ("torchrun", Some(Form::Torchrun), |l| {
                 format!("[default0]:{l}")
+            }),
+            ("torch rank", Some(Form::TorchRank), |l| {
+                format!("[rank3]: {l}")
             }),
             ("ray", Some(Form::Ray), |l| {
                 format!("(RayTrainWorker pid=4012, ip=10.0.0.7) {l}")
