@@ -37,7 +37,8 @@
 //!   and adds its mounts, and the patch's `volumes` and `hostIPC` join the pod's. A value left
 //!   to a parameter (`"{{workflow.parameters.gpus}}"`) is a number the spec does not fix.
 //! - Which GPUs a container sees: docker's `--gpus` (`all`, `N`, `device=0,1`), the NVIDIA
-//!   container runtime (`--runtime=nvidia`, the `nvidia-docker` wrapper) exposing what
+//!   container runtime (`--runtime=nvidia`, compose's `runtime: nvidia`, the `nvidia-docker`
+//!   wrapper) exposing what
 //!   `NVIDIA_VISIBLE_DEVICES` names (`all` in NVIDIA's CUDA images; github.com/NVIDIA/nvidia-container-toolkit
 //!   `internal/config/image/cuda_image.go`), `--device /dev/nvidiaN`, compose's device
 //!   reservation `count`, Kubernetes' `nvidia.com/gpu` limit. NCCL keeps its intra-node buffers
@@ -489,6 +490,39 @@ fn s(v: &Yaml) -> Option<String> {
     }
 }
 
+/// The GPUs a compose service gets from the NVIDIA container runtime, as `docker run
+/// --runtime=nvidia -e NVIDIA_VISIBLE_DEVICES=…` gives them ([`docker_run`]): the Compose
+/// Specification's `runtime` ("specifies which runtime to use for the service's containers",
+/// compose-spec `spec.md`, services) set to `nvidia`, and `environment` in either of its forms
+/// (a list of `KEY=VAL` strings or a mapping; a key alone takes the shell's value, unknown
+/// here). The runtime exposes what `NVIDIA_VISIBLE_DEVICES` names, `all` in NVIDIA's CUDA
+/// images when the service does not set it (nvidia-container-toolkit
+/// `internal/config/image/cuda_image.go`); the variable alone, without the runtime named,
+/// counts as it does for `docker run -e`, the runtime being the daemon's default on GPU hosts.
+fn compose_nvidia_runtime_gpus(svc: &Yaml) -> Option<String> {
+    let runtime = svc
+        .get("runtime")
+        .and_then(s)
+        .is_some_and(|r| r == "nvidia");
+    const KEY: &str = "NVIDIA_VISIBLE_DEVICES";
+    let visible: Option<Option<String>> = match svc.get("environment") {
+        Some(Yaml::Sequence(items)) => items.iter().filter_map(s).find_map(|e| {
+            let (k, v) = e.split_once('=').unwrap_or((e.as_str(), ""));
+            (k.trim() == KEY).then(|| e.contains('=').then(|| v.trim().to_string()))
+        }),
+        Some(m @ Yaml::Mapping(_)) => m.get(KEY).map(|v| if v.is_null() { None } else { s(v) }),
+        _ => None,
+    };
+    if !runtime && visible.is_none() {
+        return None;
+    }
+    Some(match visible.flatten().as_deref() {
+        None => "all".into(),
+        Some(v @ ("all" | "none" | "void" | "")) => v.to_string(),
+        Some(v) => format!("device={v}"),
+    })
+}
+
 fn compose_service(name: &str, svc: &Yaml) -> Container {
     let mut c = Container {
         name: name.to_string(),
@@ -525,6 +559,9 @@ fn compose_service(name: &str, svc: &Yaml) -> Container {
                 .then(|| d.get("count").and_then(s).unwrap_or_else(|| "gpu".into()))
         })
     });
+    if c.gpus.is_none() {
+        c.gpus = compose_nvidia_runtime_gpus(svc);
+    }
     let mut host_shm = None;
     let mut tmpfs = None;
     for v in svc
@@ -1792,6 +1829,64 @@ mod tests {
         assert_eq!(gpu_count("device=0,1"), Some(2));
         assert_eq!(gpu_count("\"device=0\""), Some(1));
         assert_eq!(gpu_count("2"), Some(2));
+    }
+
+    #[test]
+    fn compose_services_on_the_nvidia_runtime() {
+        let corpus = |n: &str| {
+            std::fs::read_to_string(format!(
+                "{}/tests/fixtures/corpus/{n}",
+                env!("CARGO_MANIFEST_DIR")
+            ))
+            .unwrap()
+        };
+        // TextyMcSpeechy's compose file (h138, problem: PR #66, the piper trainer's DataLoader
+        // workers die on the 64 MB /dev/shm): runtime: nvidia with NVIDIA_VISIBLE_DEVICES=all
+        // in the list form, a build and no command
+        let t = corpus("h138_compose_textymcspeechy66_piper_gpu_no_shm.yml");
+        let c = &parse_container_specs(&t)[0].containers[0];
+        assert_eq!((c.name.as_str(), c.gpus.as_deref()), ("piper", Some("all")));
+        assert_eq!(gpu_count(c.gpus.as_deref().unwrap()), None);
+        assert_eq!(c.shm.how, "default");
+        assert!(!c.runs_other_program());
+        // the runtime alone: the image's NVIDIA_VISIBLE_DEVICES, all
+        let t = "services:\n  train:\n    build: .\n    runtime: nvidia\n";
+        let c = &parse_container_specs(t)[0].containers[0];
+        assert_eq!(c.gpus.as_deref(), Some("all"));
+        // the mapping form naming two devices, and a number
+        let t = "services:\n  train:\n    image: pytorch/pytorch\n    runtime: nvidia\n    environment:\n      NVIDIA_VISIBLE_DEVICES: \"0,1\"\n      OTHER: x\n";
+        let c = &parse_container_specs(t)[0].containers[0];
+        assert_eq!(c.gpus.as_deref(), Some("device=0,1"));
+        assert_eq!(gpu_count(c.gpus.as_deref().unwrap()), Some(2));
+        let t = "services:\n  train:\n    image: pytorch/pytorch\n    runtime: nvidia\n    environment:\n      NVIDIA_VISIBLE_DEVICES: 3\n";
+        let c = &parse_container_specs(t)[0].containers[0];
+        assert_eq!(gpu_count(c.gpus.as_deref().unwrap()), Some(1));
+        // a value the shell fills in (TextyMcSpeechy's later file): a number the file does
+        // not fix
+        let t = "services:\n  piper:\n    build: .\n    runtime: nvidia\n    environment:\n      - NVIDIA_VISIBLE_DEVICES=${NVIDIA_VISIBLE_DEVICES:-all}\n";
+        let c = &parse_container_specs(t)[0].containers[0];
+        assert_eq!(gpu_count(c.gpus.as_deref().unwrap()), None);
+        // no GPU asked: another runtime, a look-alike variable, a service without either
+        for t in [
+            "services:\n  web:\n    image: nginx\n    runtime: runc\n",
+            "services:\n  web:\n    image: nginx\n    environment:\n      - NVIDIA_VISIBLE_DEVICES_NOTE=all\n      - MY_NVIDIA_VISIBLE_DEVICES=0\n",
+            "services:\n  web:\n    image: nginx\n    environment:\n      CUDA_VISIBLE_DEVICES: \"0\"\n",
+        ] {
+            let c = &parse_container_specs(t)[0].containers[0];
+            assert_eq!(c.gpus, None, "{t}");
+        }
+        // the devices turned off, and a GPU reservation that names its count first
+        let t = "services:\n  cpu:\n    image: x\n    runtime: nvidia\n    environment:\n      - NVIDIA_VISIBLE_DEVICES=void\n";
+        let c = &parse_container_specs(t)[0].containers[0];
+        assert_eq!(gpu_count(c.gpus.as_deref().unwrap()), Some(0));
+        let t = "services:\n  t:\n    image: x\n    runtime: nvidia\n    deploy:\n      resources:\n        reservations:\n          devices:\n            - driver: nvidia\n              count: 2\n              capabilities: [gpu]\n";
+        let c = &parse_container_specs(t)[0].containers[0];
+        assert_eq!(c.gpus.as_deref(), Some("2"));
+        // the runtime with a named tool for its command is not a job's container
+        let t = "services:\n  smi:\n    image: nvidia/cuda:12.4.1-base-ubuntu22.04\n    runtime: nvidia\n    command: nvidia-smi\n";
+        let c = &parse_container_specs(t)[0].containers[0];
+        assert_eq!(c.gpus.as_deref(), Some("all"));
+        assert!(c.runs_other_program());
     }
 
     #[test]

@@ -749,6 +749,15 @@ pub struct StepTimings {
 ///   prints `avg_reader_cost: {:.5f} sec, avg_batch_cost: {:.5f} sec` with
 ///   `train_reader_cost / print_interval` and `(train_reader_cost + train_run_cost) /
 ///   print_interval`: the same two timers, the batch again counting the reader.
+/// - PaddleDetection's dynamic-graph trainer (PaddlePaddle/PaddleDetection
+///   `ppdet/engine/callbacks.py`, `LogPrinter.on_step_end`, read at release/2.0 3903e78,
+///   release/2.3 2a4c8f4 and develop 666f597): `eta: 54 days, 5:33:41 batch_cost: 2.9940
+///   data_cost: 2.7134 ips: 5.3440 images/s`, `str()` of two `SmoothedValue(log_iter,
+///   fmt='{avg:.4f}')` (`ppdet/utils/stats.py`): the means over the last `log_iter` iterations.
+///   `Trainer.train` (`ppdet/engine/trainer.py`) sets `iter_tic` before `enumerate(self.loader)`
+///   yields the batch, updates `data_time` with `time.time() - iter_tic` as the batch arrives
+///   and `batch_time` with the same difference after the optimizer step, then resets
+///   `iter_tic`: the batch's cost includes the wait.
 /// - YOLOX's trainer (Megvii-BaseDetection/YOLOX `yolox/core/trainer.py`, `after_iter`, and its
 ///   forks): `iter_time: 0.666s, data_time: 0.047s`, the meters with `time` in their name printed
 ///   as `"{}: {:.3f}s".format(k, v.avg)`, averaged over the print interval and cleared after it;
@@ -826,6 +835,14 @@ pub fn step_timings(text: &str) -> Option<StepTimings> {
                     "paddle",
                     r(r"\b(?:avg_)?reader_cost:\s*(\d+(?:\.\d+)?)"),
                     r(r"\b(?:avg_)?batch_cost:\s*(\d+(?:\.\d+)?)"),
+                    true,
+                ),
+                // PaddleDetection's LogPrinter, `batch_cost: 2.9940 data_cost: 2.7134`: the
+                // window's mean iteration (the wait in it), then the mean wait
+                (
+                    "paddledetection",
+                    r(r"\bdata_cost:\s*(\d+(?:\.\d+)?)"),
+                    r(r"\bbatch_cost:\s*(\d+(?:\.\d+)?)"),
                     true,
                 ),
                 (
@@ -2135,6 +2152,45 @@ PID USER PR NI VIRT RES SHR S %CPU %MEM TIME+ COMMAND\n\
             step_timings(&corpus(
                 "h82_log_paddleocr9787_avg_reader_cost_one_line.log"
             )),
+            None
+        );
+    }
+
+    #[test]
+    fn paddledetection_batch_cost_and_data_cost() {
+        // github.com/yeyupiaoling/PP-YOLOE/issues/8 (problem: 5 images/s on a 1080 Ti, the
+        // maintainer asks whether data reading is what slows it): four LogPrinter lines every
+        // 20 iterations, data_cost 2.70-2.96 s of batch_cost 2.98-3.21 s; the lines print
+        // window means, so the longest wait is left out as a possible start
+        let s = step_timings(&corpus("h138_log_ppyoloe8_ppdet_data_cost_2_7_of_3_0.log")).unwrap();
+        assert_eq!(
+            (s.format, s.lines, s.worst_left_out),
+            ("paddledetection", 3, true)
+        );
+        assert!(s.share > 0.89 && s.share < 0.92, "{s:?}");
+        assert!(s.worst.contains("[ 360/2311]"), "{s:?}");
+        // one line is one moment
+        let one = corpus("h138_log_ppyoloe8_ppdet_data_cost_2_7_of_3_0.log");
+        assert_eq!(step_timings(one.lines().next().unwrap()), None);
+        // a healthy loader in the same format: the wait is a small share
+        let fed = "[03/01 10:00:00] ppdet.engine INFO: Epoch: [1] [ 20/916] learning_rate: 0.010000 loss: 1.2 eta: 1:02:03 batch_cost: 0.3512 data_cost: 0.0021 ips: 22.7 images/s\n\
+                   [03/01 10:00:07] ppdet.engine INFO: Epoch: [1] [ 40/916] learning_rate: 0.010000 loss: 1.1 eta: 1:01:55 batch_cost: 0.3498 data_cost: 0.0019 ips: 22.8 images/s\n";
+        let s = step_timings(fed).unwrap();
+        assert_eq!((s.format, s.lines), ("paddledetection", 2));
+        assert!(s.share < 0.01, "{s:?}");
+        // PaddleOCR's reader_cost lines stay Paddle's other spelling, and a data_cost larger
+        // than its batch_cost (two numbers of different windows) is no progress line
+        let s = step_timings(&corpus("h82_log_paddleocr2083_reader_cost_5_3_of_6_0.log")).unwrap();
+        assert_eq!(s.format, "paddle");
+        assert_eq!(
+            step_timings("batch_cost: 0.1 data_cost: 0.5\nbatch_cost: 0.1 data_cost: 0.6\n"),
+            None
+        );
+        // words that only name the two timers (prose) are not read
+        assert_eq!(
+            step_timings(
+                "the batch_cost: grows with data_cost: see the FAQ\nbatch_cost: and data_cost: again\n"
+            ),
             None
         );
     }
