@@ -804,9 +804,21 @@ static CUDA_ERROR: LazyLock<Regex> = LazyLock::new(|| {
 // text behind `CUDA kernel launch error: ` (h134: RyanKor/cuda-programming's note, `the provided
 // PTX was compiled with an unsupported toolchain.` from a hello-world built by nvcc 12.6 on an
 // older driver); read, as the others, only where the text is the runtime's.
+//
+// TensorRT-LLM's `check` (NVIDIA/TensorRT-LLM `cpp/include/tensorrt_llm/common/cudaUtils.h`, the
+// stored text read by the search tool, id 15816991480; behind `TLLM_CUDA_CHECK` and
+// `check_cuda_error`) throws `[TensorRT-LLM][ERROR] CUDA runtime error in %s: %s`, the failed
+// call as written (`#val`, with its arguments) and `_cudaGetErrorEnum`, which is
+// `cudaGetErrorString`; TensorRT-Edge-LLM's `_checkCuda` (`cpp/common/checkMacros.h`, ids
+// 21659714861 and 69811666809) throws the same `CUDA runtime error in %s: %s` as a
+// `std::runtime_error`, which libstdc++'s terminate handler prints after `what(): `
+// (NVIDIA/TensorRT-Edge-LLM#50: `CUDA runtime error in cudaFreeHost(data): an illegal memory
+// access was encountered`). So `runtime ` may stand before `error`, and the call after `in`
+// may carry its parenthesised arguments (calls among them); read, as the others, only where
+// the text is the runtime's.
 static QUALIFIED: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r"(?i)\bcuda (?:driver |(?:kernel )?launch )?error(?: \d{1,4}| in [A-Za-z_][\w:.<>-]{0,60}| at \S{1,200})?: ?([A-Za-z][A-Za-z0-9 /,'_-]{2,120}?)\s*(?::\s|:$|\.\s|\.$|$|\(|\\)",
+        r"(?i)\bcuda (?:driver |runtime |(?:kernel )?launch )?error(?: \d{1,4}| in [A-Za-z_:][\w:.<>-]{0,60}(?:\([^\n]{0,160}?\))?| at \S{1,200})?: ?([A-Za-z][A-Za-z0-9 /,'_-]{2,120}?)\s*(?::\s|:$|\.\s|\.$|$|\(|\\)",
     )
     .expect("static regex")
 });
@@ -829,16 +841,46 @@ static FAILED_WITH: LazyLock<Regex> = LazyLock::new(|| {
     .expect("static regex")
 });
 
-/// The table's error a `CUDA failed with error <text>` names.
+// FlashInfer's kernel launchers (flashinfer-ai/flashinfer `csrc/batch_prefill.cu`,
+// `batch_decode.cu`, `batch_mla_*.cu`, `sampling.cu` and their JIT templates; the stored texts
+// read by the search tool, ids 66166757074, 65735930444 and 1358158075) check the launch's
+// `cudaError_t` with `TVM_FFI_ICHECK(status == cudaSuccess) << "<Op> failed with error " <<
+// cudaGetErrorString(status)` (before the TVM-FFI port `TORCH_CHECK(status == cudaSuccess,
+// "<Op> failed with error ", cudaGetErrorString(status))` and `CHECK(...)`), so the message is
+// `Check failed: (status == cudaSuccess) is false: BatchPrefillWithPagedKVCache failed with
+// error an illegal memory access was encountered` or `RuntimeError: <Op> failed with error
+// <text>`, the check's head often on the line before (vLLM#37754). The op is one of the
+// library's CamelCase names of two words or more (`BatchPrefillWithPagedKVCache`,
+// `SamplingFromProbs`), so a program's `Command failed with error …` is not one; named only
+// where the text is the runtime's.
+static OP_FAILED_WITH: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"\b[A-Z][a-z0-9]+(?:[A-Z][A-Za-z0-9]*)+ failed with error ([A-Za-z][A-Za-z0-9 /,'_-]{1,120}?)\s*(?:\.\s|\.$|$)",
+    )
+    .expect("static regex")
+});
+
+/// The table's error a `CUDA failed with error <text>` (or FlashInfer's `<Op> failed with
+/// error <text>`) names.
 fn failed_with(
     line: &str,
 ) -> Option<&'static (&'static str, u32, &'static str, &'static str, &'static str)> {
-    FAILED_WITH.captures_iter(line).find_map(|c| {
-        by_message(c[2].trim()).filter(|e| {
-            c.get(1)
-                .is_none_or(|n| n.as_str().parse::<u32>().ok() == Some(e.1))
+    if !line.contains(" failed with error ") {
+        return None;
+    }
+    FAILED_WITH
+        .captures_iter(line)
+        .find_map(|c| {
+            by_message(c[2].trim()).filter(|e| {
+                c.get(1)
+                    .is_none_or(|n| n.as_str().parse::<u32>().ok() == Some(e.1))
+            })
         })
-    })
+        .or_else(|| {
+            OP_FAILED_WITH
+                .captures_iter(line)
+                .find_map(|c| by_message(c[1].trim()))
+        })
 }
 
 // A `CUresult` printed by its number because `cuGetErrorName` did not know it (see the module
@@ -1080,6 +1122,25 @@ fn enoki_malloc_failed(line: &str) -> bool {
     line.contains("malloc(): out of memory!") && ENOKI_MALLOC.is_match(line)
 }
 
+// ND4J's CUDA backend (deeplearning4j, Deeplearning4j's and SameDiff's arrays; `nd4j-cuda`
+// `org.nd4j.jita.memory.CudaMemoryManager.allocate`, the stored text read by the search tool, id
+// 738196383): a device allocation calls libnd4j's `NativeOps::mallocDevice` (id 2403541552),
+// which returns a null pointer when its `cudaMalloc` fails, and the manager throws
+// `RuntimeException("Failed to allocate " + bytes + " bytes from DEVICE [" + device + "]
+// memory")`: cudaMalloc's failure, out of memory (a context broken by an earlier error fails
+// every later call before this one). The cuDNN helper's `Cannot allocate N bytes of device
+// memory (CUDA error = 2), proceeding with host memory` is a fallback that carried on, as
+// TensorFlow's retried allocations are (see `an_allocators_own_oom_report_is_not_a_cuda_error`),
+// and is not read.
+static ND4J_DEVICE_ALLOC: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\bFailed to allocate \d+ bytes from DEVICE \[\d+\] memory").expect("static regex")
+});
+
+/// True when `line` holds ND4J's failed device allocation.
+fn nd4j_device_alloc_failed(line: &str) -> bool {
+    line.contains(" bytes from DEVICE [") && ND4J_DEVICE_ALLOC.is_match(line)
+}
+
 // mallocMC's (and ScatterAlloc's, whose code it carries) `CUDA::error` (`mallocMC_utils.hpp`,
 // read in ComputationalRadiationPhysics/picongpu's copy at 2acd8a20 and alpaka-group/mallocMC's,
 // `genErrorString`: `msg << file << '(' << line << "): error: " << cudaGetErrorString(error)`),
@@ -1294,6 +1355,7 @@ pub fn recognised_line(line: &str) -> bool {
         || device_assert(line).is_some()
         || cutil_error(line).is_some()
         || enoki_malloc_failed(line)
+        || nd4j_device_alloc_failed(line)
         || line.contains(CUDA_ERROR_THROWN)
         || cpp_cuda_error(line).is_some_and(|e| e.is_some())
         || super::cuda_libs::recognised_line(line)
@@ -1390,6 +1452,12 @@ pub(crate) fn anchor_phrases() -> Vec<&'static str> {
         "Cuda driver error ",
         // `enoki_malloc_failed`: Enoki's `cuda_malloc(): out of memory!`
         "malloc(): out of memory!",
+        // `nd4j_device_alloc_failed`: ND4J's `Failed to allocate N bytes from DEVICE [D] memory`
+        " bytes from DEVICE [",
+        // `failed_with`: FlashInfer's `<Op> failed with error <text>`
+        " failed with error ",
+        // `qualified`: TensorRT-LLM's `CUDA runtime error in <call>: <text>`
+        "CUDA runtime error in ",
         // `cpp_cuda_error`: mallocMC's `CUDA::error`, thrown or printed
         "instance of 'CUDA::error'",
         "): error: ",
@@ -1745,6 +1813,12 @@ pub fn parse_cuda_runtime_log(text: &str) -> CudaRuntimeLog {
         }
         // Enoki's pool, out of memory after its own release and retry
         if enoki_malloc_failed(line)
+            && let Some(e) = by_name("cudaErrorMemoryAllocation")
+        {
+            add(e.0.to_string(), Some(e.1), Some(e.2), e.4);
+        }
+        // ND4J's device allocation, cudaMalloc failed
+        if nd4j_device_alloc_failed(line)
             && let Some(e) = by_name("cudaErrorMemoryAllocation")
         {
             add(e.0.to_string(), Some(e.1), Some(e.2), e.4);
@@ -2537,6 +2611,92 @@ mod tests {
             "it ran out of memory in cuda_malloc\n",
         ] {
             assert!(!looks_like(l), "{l}");
+            assert!(parse_cuda_runtime_log(l).errors.is_empty(), "{l}");
+        }
+    }
+
+    #[test]
+    fn flashinfers_op_failed_with_error_names_the_runtimes_text() {
+        // vLLM#37754 via StepCodex (h136): the TVM-FFI check's head on the line before
+        let t = include_str!(
+            "../../tests/fixtures/corpus/h136_cudaerr_stepcodex_vllm37754_flashinfer_illegal_address.txt"
+        );
+        assert!(looks_like(t));
+        let m = parse_cuda_runtime_log(t);
+        assert_eq!(m.error_names, ["cudaErrorIllegalAddress"]);
+        assert_eq!(
+            m.errors[0].line,
+            "BatchPrefillWithPagedKVCache failed with error an illegal memory access was encountered"
+        );
+        // the TORCH_CHECK form of FlashInfer before TVM-FFI, on one line, and its other ops
+        for (l, name) in [
+            (
+                "RuntimeError: BatchDecodeWithPagedKVCache failed with error out of memory\n",
+                "cudaErrorMemoryAllocation",
+            ),
+            (
+                "Check failed: (status == cudaSuccess) is false: SamplingFromProbs failed with error no kernel image is available for execution on the device\n",
+                "cudaErrorNoKernelImageForDevice",
+            ),
+        ] {
+            assert_eq!(parse_cuda_runtime_log(l).error_names, [name], "{l}");
+        }
+        // a one-word program, a text the runtime does not print, and prose are not it
+        for l in [
+            "Command failed with error out of memory\n",
+            "npm install failed with error out of memory\n",
+            "BatchPrefillWithPagedKVCache failed with error code 7\n",
+            "the prefill failed with error an illegal memory access was encountered\n",
+        ] {
+            assert!(parse_cuda_runtime_log(l).errors.is_empty(), "{l}");
+        }
+    }
+
+    #[test]
+    fn tensorrt_llms_cuda_runtime_error_in_a_call_names_the_runtimes_text() {
+        // NVIDIA/TensorRT-Edge-LLM#50 (h136): the terminate handler's `what():` line
+        let t = include_str!(
+            "../../tests/fixtures/corpus/h136_cudaerr_trtedgellm50_myelin_cuda_error_700_cudafreehost.txt"
+        );
+        assert!(looks_like(t));
+        let m = parse_cuda_runtime_log(t);
+        assert_eq!(m.error_names, ["cudaErrorIllegalAddress"]);
+        assert_eq!(
+            m.errors[0].line,
+            "what(): CUDA runtime error in cudaFreeHost(data): an illegal memory access was encountered"
+        );
+        // TensorRT-LLM's own prefix, a namespaced call with several arguments
+        let l = "[TensorRT-LLM][ERROR] CUDA runtime error in ::cudaMallocAsync(ptr, n, mCudaStream->get()): out of memory (/src/cpp/tensorrt_llm/runtime/tllmBuffers.h:133)\n";
+        assert_eq!(
+            parse_cuda_runtime_log(l).error_names,
+            ["cudaErrorMemoryAllocation"]
+        );
+        // a program's own text behind the same words names nothing
+        for l in [
+            "CUDA runtime error in cudaFreeHost(data): the buffer was never mapped\n",
+            "CUDA runtime error in my_kernel: bad grid\n",
+        ] {
+            assert!(parse_cuda_runtime_log(l).errors.is_empty(), "{l}");
+        }
+    }
+
+    #[test]
+    fn nd4js_failed_device_allocation_is_cudamallocs_failure() {
+        // Stack Overflow's DL4J question on a 1 GB GTX 750 (h136)
+        let t = include_str!(
+            "../../tests/fixtures/corpus/h136_cudaerr_whosebug_dl4j_failed_to_allocate_device_memory.txt"
+        );
+        assert!(looks_like(t));
+        let m = parse_cuda_runtime_log(t);
+        assert_eq!(m.error_names, ["cudaErrorMemoryAllocation"]);
+        assert_eq!(m.errors[0].count, 2);
+        assert!(m.errors[0].line.starts_with("Exception in thread"));
+        // the cuDNN helper's fallback that carried on, host memory, and prose are not it
+        for l in [
+            "2019-01-12 14:47:44 WARN  org.deeplearning4j.nn.layers.BaseCudnnHelper Cannot allocate 300000000 bytes of device memory (CUDA error = 2), proceeding with host memory\n",
+            "java.lang.RuntimeException: Failed to allocate 4096 bytes from HOST memory\n",
+            "Failed to allocate memory from DEVICE [0]\n",
+        ] {
             assert!(parse_cuda_runtime_log(l).errors.is_empty(), "{l}");
         }
     }

@@ -180,6 +180,19 @@ static ASYNC_OOM: LazyLock<Regex> = LazyLock::new(|| {
 const HIP_OOM: &str = "HIP out of memory. Tried to allocate";
 /// The phrase every `cudaMallocAsync` OOM holds, also when a log keeps its first line alone.
 const ASYNC_OOM_PHRASE: &str = "would exceed allowed memory. (out of memory)";
+/// The caching allocator's OOM that failed while it was being reported. When `malloc` of
+/// `c10/cuda/CUDACachingAllocator.cpp` (pytorch/pytorch 2.1-2.x; the stored texts read by the
+/// search tool, ids 3232397 and 79076714) finds no block after freeing its cache, it builds the
+/// `OutOfMemoryError` message, and first `reportProcessMemoryInfo` asks NVML for the GPU's
+/// processes (the message's "Process N has X memory in use" and "Including non-PyTorch memory,
+/// this process has X"), under `TORCH_INTERNAL_ASSERT(NVML_SUCCESS == r)`. That function is
+/// called from this path alone, so where NVML cannot list processes (Jetson's integrated GPU,
+/// whose NVML is partial) the allocator's out-of-memory surfaces as `RuntimeError: NVML_SUCCESS
+/// == r INTERNAL ASSERT FAILED at ".../c10/cuda/CUDACachingAllocator.cpp":838, please report a
+/// bug to PyTorch.` with none of the message's figures (the NVIDIA forum's Orin Nano thread
+/// 370049, a JetPack 6.2 wheel: "It looks like the error is OOM"). Read as an OOM without
+/// figures.
+const NVML_OOM_ASSERT: &str = "NVML_SUCCESS == r INTERNAL ASSERT FAILED";
 static OTHER_PROC: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(&format!(r"Process (\d+) has {SIZE} memory in use")).expect("static regex")
 });
@@ -311,7 +324,7 @@ fn holds(text: &str, needle: &str) -> bool {
 /// is case folded: a search for every word in any case runs at a tenth of the speed.
 static ANY: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r"(?i-u:allocated)|out of memory|OutOfMemoryError|Tried to allocate|total capa|memory in use|allowed;|expandable_segments:True|max_split_size_mb|reserved memory|Non-releasable memory|CUDA OOMs:|cudaMalloc retries:|_bytes\.all\.|num_ooms|Max_MA",
+        r"(?i-u:allocated)|out of memory|OutOfMemoryError|Tried to allocate|total capa|memory in use|allowed;|expandable_segments:True|max_split_size_mb|reserved memory|Non-releasable memory|CUDA OOMs:|cudaMalloc retries:|_bytes\.all\.|num_ooms|Max_MA|NVML_SUCCESS == r INTERNAL ASSERT FAILED",
     )
     .expect("static regex")
 });
@@ -330,7 +343,8 @@ fn read_all(text: &str) -> TorchMemory {
         oom: holds(text, "CUDA out of memory")
             || holds(text, HIP_OOM)
             || holds(text, "OutOfMemoryError")
-            || holds(text, ASYNC_OOM_PHRASE),
+            || holds(text, ASYNC_OOM_PHRASE)
+            || holds(text, NVML_OOM_ASSERT),
         ..Default::default()
     };
     // the `(?i)` patterns are run only on a text holding their words (see
@@ -543,6 +557,7 @@ impl super::EvidenceKind for TorchMemoryKind {
             || has!(line, HIP_OOM)
             || has!(line, "OutOfMemoryError")
             || has!(line, ASYNC_OOM_PHRASE)
+            || has!(line, NVML_OOM_ASSERT)
             || has!(line, "PyTorch CUDA memory summary")
             || looks_like_memory_stats(line)
     }
@@ -552,6 +567,7 @@ impl super::EvidenceKind for TorchMemoryKind {
             HIP_OOM,
             "OutOfMemoryError",
             ASYNC_OOM_PHRASE,
+            NVML_OOM_ASSERT,
             "PyTorch CUDA memory summary",
             "reserved_bytes.all.",
         ]
@@ -1003,6 +1019,32 @@ mod tests {
         );
         assert_eq!(p.reserved_mib, Some(21626.88));
         assert_eq!(p.fragmentation, Some(0.3026));
+    }
+
+    #[test]
+    fn the_allocators_nvml_assert_is_an_oom_without_figures() {
+        use crate::evidence::EvidenceKind;
+        // NVIDIA forum thread 370049 (h136): JetPack 6.2's wheel on an Orin Nano, the assert
+        // wrapped before its file
+        let t = include_str!(
+            "../../tests/fixtures/corpus/h136_forumpost_nvforum370049_orin_nano_nvml_assert_caching_allocator.txt"
+        );
+        assert!(
+            TorchMemoryKind.marker("RuntimeError: NVML_SUCCESS == r INTERNAL ASSERT FAILED at")
+        );
+        let m = parse_torch_memory(t);
+        assert!(m.oom);
+        assert_eq!(m.source, None);
+        assert_eq!(m.reserved_mib, None);
+        // other internal asserts, and NVML's own errors, are not it
+        for l in [
+            "RuntimeError: false INTERNAL ASSERT FAILED at \"../c10/cuda/CUDAGraph.cpp\":47\n",
+            "NVML_SUCCESS == r failed\n",
+            "Failed to initialize NVML: Driver/library version mismatch\n",
+        ] {
+            assert!(!parse_torch_memory(l).oom, "{l}");
+            assert!(!l.lines().any(|x| TorchMemoryKind.marker(x)), "{l}");
+        }
     }
 
     #[test]

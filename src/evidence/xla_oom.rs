@@ -18,6 +18,14 @@
 //!   `NumAllocs:`, `MaxAllocSize:`, `Reserved:`, `PeakReserved:`, `LargestFreeBlock:`);
 //!   TensorFlow 1.x's `gpu_bfc_allocator.cc` startup lines (`Creating bin of max chunk size S`,
 //!   `Allocating S bytes.`) are the same allocator being created, not an OOM.
+//! - TensorFlow's `report_tensor_allocations_upon_oom` listing (`RunOptions`, TF 1.x-2.x):
+//!   where an op fails with `RESOURCE_EXHAUSTED` and the option is set, the executor appends
+//!   `ReportAllocsOnResourceExhausted`'s report (`tensorflow/core/common_runtime/
+//!   step_stats_collector.cc`, the stored text read by the search tool, id 13278416231):
+//!   `Current usage from device: <device>, allocator: <name>` per device and allocator, then
+//!   `  <HumanReadableNumBytes> from <node>` for its largest live tensors. It is printed only
+//!   after an allocation failed, so the line is read as the allocator's OOM, its name as
+//!   `allocator`.
 //!
 //! No rule reads this kind: an XLA OOM says the program did not fit, and XLA's `total
 //! fragmentation` is its buffer packing at compile time, not a caching allocator holding idle
@@ -45,6 +53,9 @@ static BFC_OOM: LazyLock<Regex> = LazyLock::new(|| {
 static STAT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^\s*(parameter allocation|constant allocation|maybe_live_out allocation|preallocated temp allocation|preallocated temp fragmentation|total allocation|total fragmentation):\s*(\S+)(?:\s*\(([0-9.]+)%\))?").unwrap()
 });
+static CURRENT_USAGE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"Current usage from device: /\S+, allocator: ([A-Za-z0-9_]{1,64})").unwrap()
+});
 static BFC_STAT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^\s*(Limit|InUse|MaxInUse|NumAllocs|MaxAllocSize|Reserved|PeakReserved|LargestFreeBlock):\s+(\d+)\s*$").unwrap()
 });
@@ -55,6 +66,7 @@ fn is_marker(l: &str) -> bool {
         || REQUEST.is_match(l)
         || BFC_OOM.is_match(l)
         || has!(l, "BufferAssignment OOM Debugging.")
+        || (has!(l, "Current usage from device: ") && CURRENT_USAGE.is_match(l))
         || has!(l, "gpu_bfc_allocator.cc")
         || (has!(l, "bfc_allocator.cc") && has!(l, "Allocator ("))
 }
@@ -97,6 +109,12 @@ pub fn read(text: &str) -> Option<serde_json::Value> {
         }
         if l.contains("BufferAssignment OOM Debugging.") {
             any = true;
+        }
+        // TF's listing after a failed allocation (`report_tensor_allocations_upon_oom`)
+        if let Some(c) = CURRENT_USAGE.captures(l) {
+            any = true;
+            out.entry("allocator")
+                .or_insert_with(|| super::clip(&c[1], 64).into());
         }
         if let Some(c) = STAT.captures(l) {
             let key = c[1].replace([' ', '-'], "_");
@@ -162,6 +180,7 @@ impl super::EvidenceKind for XlaOomKind {
             "ran out of memory trying to allocate",
             "BufferAssignment OOM Debugging.",
             "bfc_allocator.cc",
+            "Current usage from device: ",
         ]
     }
     fn has_markers(&self) -> bool {
@@ -196,7 +215,10 @@ impl super::EvidenceKind for XlaOomKind {
             ),
             ("request_bytes", "its N"),
             ("device_ordinal", "its D"),
-            ("allocator", "the BFC allocator's name (`GPU_0_bfc`)"),
+            (
+                "allocator",
+                "the BFC allocator's name (`GPU_0_bfc`), from its OOM line or TF's `Current usage from device` listing",
+            ),
             (
                 "allocator_request",
                 "the size it ran out of memory trying to allocate",
@@ -283,6 +305,28 @@ mod tests {
         assert_eq!(b["Reserved"], 0);
         assert_eq!(b["PeakReserved"], 0);
         assert_eq!(b["LargestFreeBlock"], 0);
+    }
+
+    #[test]
+    fn tensorflows_allocation_listing_after_an_oom() {
+        use crate::evidence::EvidenceKind;
+        // discuss.tf.wiki topic 171 (h136): `report_tensor_allocations_upon_oom`'s listing
+        let t = include_str!(
+            "../../tests/fixtures/corpus/h136_tfoom_tfwiki171_report_tensor_allocations_unet.txt"
+        );
+        assert!(XlaOomKind.marker(
+            "Current usage from device: /job:localhost/replica:0/task:0/device:GPU:0, allocator: GPU_0_bfc"
+        ));
+        let v = read(t).unwrap();
+        assert_eq!(v["allocator"], "GPU_0_bfc");
+        assert_eq!(v["oom"], true);
+        // prose about current usage, and another tool's line, are not it
+        for l in [
+            "Current usage from device: high\n",
+            "current usage from device /dev/sda, allocator: none\n",
+        ] {
+            assert!(read(l).is_none(), "{l}");
+        }
     }
 
     #[test]
