@@ -198,6 +198,7 @@ const WITNESSES: &[(&str, &str, &str)] = &[
         "h23_rdmalink_rccl1423_mlx5_7_down_polling",
         "h23_rdmalink_3fs263_rxe_active",
     ),
+    ("lshca", "h139_lshca_ucx5970_arm_cx5_port_init_down_x8", ""),
     ("show-gids", "", "h93_showgids_ucx9484_bond_vxlan_roce"),
     (
         "cuda-p2p-bandwidth",
@@ -327,6 +328,12 @@ enum Side {
 /// judging it right moves it to [`WITNESSES`]), and what was searched or why no rule can judge
 /// it. Keep it as short as the public record allows.
 const GAPS: &[(&str, Side, &str, &str)] = &[
+    (
+        "lshca",
+        Side::Healthy,
+        "",
+        "no public lshca table of healthy ports was found (h139 took the one public table that holds LnkStat, openucx/ucx#5970's two ports down and initializing; lshca drops the LnkStat column where every port is `actv`, so a healthy table shows no port state to judge)",
+    ),
     (
         "lsmod",
         Side::Problem,

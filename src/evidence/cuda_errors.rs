@@ -954,6 +954,37 @@ fn sample_error(
         .find_map(|c| by_message(c[1].trim()))
 }
 
+// gpu-burn's checks (wilicc/gpu-burn `gpu_burn-drv.cpp`, `_checkError`, read at 3ead140; this
+// form since 564a9a6, 2023-04-13, "Improve status code to string handling"): a failed driver
+// call throws `std::runtime_error` with `Error (<file>:<line>): <cuGetErrorString>`, or
+// `Error in <desc> (<file>:<line>): <cuGetErrorString>` where the call names what it did
+// (`Error in load module (gpu_burn-drv.cpp:244): …`); each worker process that fails prints it
+// behind the C++ runtime's `terminate called after throwing an instance of
+// 'std::runtime_error'` as `  what():  Error (…): …`, and the launcher as `Couldn't init a GPU
+// test: Error (…): …` (wilicc/gpu-burn#92: `Error (gpu_burn-drv.cpp:298): system not yet
+// initialized` on every GPU of an 8x H100 80GB HBM3 node). `cuGetErrorString`'s texts are the
+// runtime's (the table below); its cuBLAS twin prints `cublasGetStatusString`'s, which the table
+// does not hold and so names nothing. The older form, `Error: CUDA_ERROR_X` and `Error in
+// "<desc>": CUDA_ERROR_X`, is read by the `CUDA_ERROR_` names.
+static GPU_BURN_ERROR: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"\bError(?: in [^()\n]{1,80}?)? \([\w./\\-]{1,200}\.(?:cpp|cu|cc|cxx|c|h|hpp):\d{1,6}\): ([A-Za-z][^\n]{1,120}?)\s*$",
+    )
+    .expect("static regex")
+});
+
+/// The table's error a gpu-burn `Error (<file>:<line>): <text>` names, if its text is the
+/// runtime's.
+fn gpu_burn_error(
+    line: &str,
+) -> Option<&'static (&'static str, u32, &'static str, &'static str, &'static str)> {
+    if !line.contains("Error") {
+        return None;
+    }
+    let c = GPU_BURN_ERROR.captures(line)?;
+    by_message(c[1].trim())
+}
+
 /// The CUDA samples' `deviceQuery` on failure (NVIDIA/cuda-samples
 /// `Samples/1_Utilities/deviceQuery/deviceQuery.cpp`, `main`, read at c94ff366, CUDA 13.0
 /// samples; the same since the CUDA 5 samples, and `bandwidthTest.cu`'s `runTest` at ceab6e8b):
@@ -1349,6 +1380,7 @@ pub fn recognised_line(line: &str) -> bool {
         || check_vs_0(line).is_some()
         || qualified(line).is_some()
         || sample_error(line).is_some()
+        || gpu_burn_error(line).is_some()
         || failed_with(line).is_some()
         || unnamed_curesult(line).is_some()
         || cuda_gdb_exception(line).is_some()
@@ -1904,6 +1936,10 @@ pub fn parse_cuda_runtime_log(text: &str) -> CudaRuntimeLog {
         if let Some(e) = sample_error(line) {
             add(e.0.to_string(), Some(e.1), Some(e.2), e.4);
         }
+        // gpu-burn's `Error (<file>:<line>): <text>`
+        if let Some(e) = gpu_burn_error(line) {
+            add(e.0.to_string(), Some(e.1), Some(e.2), e.4);
+        }
         // CTranslate2's (and tensorview's) `CUDA failed with error <text>`
         if let Some(e) = failed_with(line) {
             add(e.0.to_string(), Some(e.1), Some(e.2), e.4);
@@ -2403,6 +2439,35 @@ mod tests {
                 .errors
                 .is_empty()
         );
+    }
+
+    #[test]
+    fn gpu_burns_checks_are_read() {
+        // wilicc/gpu-burn#92 (h139): 8x H100 80GB HBM3 without the Fabric Manager, each worker's
+        // `what():` line, the first 802 and then the OS error of the others
+        let t = "GPU 6: NVIDIA H100 80GB HBM3 ...\nterminate called after throwing an instance of 'std::runtime_error'\n  what():  Error (gpu_burn-drv.cpp:298): system not yet initialized\nterminate called after throwing an instance of 'std::runtime_error'\n  what():  Error (gpu_burn-drv.cpp:298): OS call failed or operation not supported on this OS\n";
+        assert!(looks_like(t));
+        let m = parse_cuda_runtime_log(t);
+        assert_eq!(
+            m.error_names,
+            ["cudaErrorSystemNotReady", "cudaErrorOperatingSystem"]
+        );
+        assert_eq!(m.errors[0].code, Some(802));
+        assert_eq!(m.errors[1].code, Some(304));
+        // the launcher's prefix and a described call (`Error in <desc> (<file>:<line>): …`)
+        let m = parse_cuda_runtime_log(
+            "Couldn't init a GPU test: Error in load module (gpu_burn-drv.cpp:244): unknown error\n",
+        );
+        assert_eq!(m.error_names, ["cudaErrorUnknown"]);
+        // a text that is not the runtime's names nothing (cuBLAS's status strings, prose)
+        assert!(
+            parse_cuda_runtime_log("  what():  Error (gpu_burn-drv.cpp:122): the banana is ripe\n")
+                .errors
+                .is_empty()
+        );
+        assert!(!looks_like("Error (see above): please retry\n"));
+        // a compiler's `file.cpp:12:` diagnostics are not this form
+        assert!(!looks_like("gpu_burn-drv.cpp:298:5: error: expected ';'\n"));
     }
 
     #[test]

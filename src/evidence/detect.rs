@@ -273,6 +273,11 @@ mod tests {
                 "link mlx5_7/1 subnet_prefix fe80:0000:0000:0000 lid 3403 sm_lid 1 lmc 0 state DOWN physical_state POLLING\n",
             ),
             (
+                // openucx/ucx#5970 (lshca's system view of a CI node)
+                "lshca",
+                "  PCI_addr   |  RDMA  | Net | Numa | LnkStat | IpStat | Link | Rate | LnkCapWidth | LnkStaWidth | HCA_Type\n-----------------------------------------------------------------------------------------------------------\n000a:11:00.1 | mlx5_1 | ib1 |  2   |  init   |  down  |  IB  | 100  |   x16 G3    |   x8 >!<    |  MT4119\n",
+            ),
+            (
                 // MrBr-github/lshca#11 (`mlxlink --json`, cut inside Supported Info)
                 "mlxlink",
                 "#mlxlink -d /dev/mst/mt4119_pciconf0 -p 1 --json\n{\n   \"result\" : {\n      \"output\" : {\n         \"Operational Info\" : {\n            \"Physical state\" : \"LinkUp\",\n            \"Speed\" : \"IB-EDR\",\n            \"State\" : \"Active\",\n",

@@ -33,8 +33,24 @@
 //!   `fabricmanager.cfg` (the Fabric Manager User Guide's configuration options: `LOG_LEVEL`,
 //!   `LOG_FILE_NAME`, `FABRIC_MODE`, `DATABASE_PATH`, `FABRIC_NODE_CONFIG_FILE`, …).
 //!
-//! Nothing else is inferred: a failed `systemctl start nvidia-fabricmanager` alone does not say
-//! whether the machine has NVSwitches at all (NVIDIA/gpu-operator#356, a GeForce VM).
+//! - systemd's own words when it starts or stops the unit: `systemctl start|restart` waits for
+//!   the job and, where it fails, prints `Job for nvidia-fabricmanager.service failed because
+//!   <explanation>.` (systemd `src/shared/bus-wait-for-jobs.c`, `check_wait_response`, whose
+//!   table maps the job's result to `of unavailable resources or another system error`, `the
+//!   service did not take the steps required by its unit configuration`, `a timeout was
+//!   exceeded`, `the control process exited with error code`, `a fatal signal was delivered to
+//!   the control process`, `a fatal signal was delivered causing the control process to dump
+//!   core`, `the service failed to send watchdog ping`, `start of the service was attempted too
+//!   often`; `Job for %s failed.` for another result), and the journal's `Stopping
+//!   nvidia-fabricmanager.service` / the start script's `Stopped "Nvidia Fabric Manager"`
+//!   (NVIDIA/nvtrust#128: an 8x H20 guest in protected-PCIe mode whose Fabric Manager had
+//!   configured the NVSwitches, was stopped, and then failed to restart).
+//!
+//! The text is read in order: the Fabric Manager runs after it configured the NVSwitches or its
+//! unit shows `active (running)`, and no longer after a later stop or failed start. A failed
+//! start alone does not say whether the machine has NVSwitches at all (NVIDIA/gpu-operator#356,
+//! a GeForce VM), so it is judged only beside the Fabric Manager's own word that it configured
+//! NVSwitches on this machine (`start_failed` with `configured`).
 
 use regex::Regex;
 use serde::Serialize;
@@ -88,8 +104,17 @@ pub struct FabricReport {
     pub config_rejected: Vec<ConfigRejected>,
     /// The Fabric Manager found no NVSwitch (`NV_WARN_NOTHING_TO_DO`).
     pub nothing_to_do: bool,
-    /// The Fabric Manager runs: it configured the NVSwitches, or its unit is active (running).
+    /// The Fabric Manager runs: it configured the NVSwitches, or its unit is active (running),
+    /// and no later line says it stopped or failed to start.
     pub running: bool,
+    /// The Fabric Manager said it configured the NVSwitches (`Successfully configured all the
+    /// available NVSwitches`): the machine has them.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub configured: bool,
+    /// systemd's reason the unit's last start job failed (`the control process exited with error
+    /// code`; `failed` where systemd gave none), where no later line says it runs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub start_failed: Option<String>,
 }
 
 impl FabricReport {
@@ -100,6 +125,8 @@ impl FabricReport {
             && self.config_rejected.is_empty()
             && !self.nothing_to_do
             && !self.running
+            && !self.configured
+            && self.start_failed.is_none()
     }
 }
 
@@ -137,6 +164,22 @@ static CONFIG_INVALID: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i:fabric manager config file item):?\s+([A-Z][A-Z0-9_]{1,63}) (?i:has an invalid value)")
         .expect("static regex")
 });
+
+// systemd's `Job for UNIT failed because EXPLANATION.` / `Job for UNIT failed.` for the
+// Fabric Manager's unit (see the module's doc)
+static JOB_FAILED: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\bJob for nvidia-fabricmanager(?:\.service)? failed(?: because ([^\n]{1,120}?))?\.(?:\s|$)")
+        .expect("static regex")
+});
+
+/// The unit being stopped: systemd's `Stopping nvidia-fabricmanager.service`, the unit's start
+/// script's `Stopped "Nvidia Fabric Manager"`.
+fn stopped_line(t: &str) -> bool {
+    t.contains("Stopping nvidia-fabricmanager.service")
+        || (t.contains("nvidia-fabricmanager-start.sh[")
+            && t.contains("Stopped \"Nvidia Fabric Manager\""))
+        || t.contains("nvidia-fabricmanager.service: Deactivated")
+}
 
 fn indent(l: &str) -> usize {
     l.len() - l.trim_start().len()
@@ -228,7 +271,8 @@ pub fn read(text: &str) -> FabricReport {
     let mut r = FabricReport::default();
     text_sections(&text, &mut r.gpus);
     xml_sections(&text, &mut r.gpus);
-    for l in text.lines() {
+    let (mut last_up, mut last_stop, mut job_failed) = (None, None, None);
+    for (i, l) in text.lines().enumerate() {
         let t = l.trim();
         if let Some(c) = MISMATCH.captures(t)
             && r.version_mismatch.len() < super::MAX_ITEMS
@@ -253,30 +297,54 @@ pub fn read(text: &str) -> FabricReport {
             r.nothing_to_do = true;
         }
         if t.contains("Successfully configured all the available NVSwitches") {
-            r.running = true;
+            r.configured = true;
+            last_up = Some(i);
+        }
+        if stopped_line(t) {
+            last_stop = Some(i);
+        }
+        if let Some(c) = JOB_FAILED.captures(t) {
+            job_failed = Some(i);
+            r.start_failed = Some(c.get(1).map_or("failed".to_string(), |m| {
+                super::clip(m.as_str(), super::MAX_TEXT)
+            }));
         }
     }
-    if status_active(&text) {
-        r.running = true;
+    // a `systemctl status` that shows the unit running is the state when it was run; a journal
+    // is history, so a job that failed is not undone by an older `configured` line printed
+    // after it (the failure, then `journalctl -xeu` to see why)
+    let active = status_active_at(&text);
+    if let (Some(a), Some(j)) = (active, job_failed)
+        && a > j
+    {
+        r.start_failed = None;
     }
+    let up = last_up.max(active);
+    r.running = r.start_failed.is_none() && up.is_some() && up > last_stop;
     r
 }
 
 /// `systemctl status nvidia-fabricmanager`: the unit's header line, then `Active: active
 /// (running)` before the next unit's header.
 fn status_active(text: &str) -> bool {
+    status_active_at(text).is_some()
+}
+
+/// The line (its index) of the last `Active: active (running)` of the Fabric Manager's unit.
+fn status_active_at(text: &str) -> Option<usize> {
     let mut in_unit = false;
-    for l in text.lines() {
+    let mut at = None;
+    for (i, l) in text.lines().enumerate() {
         let t = l.trim().trim_start_matches(['●', '×', '○', '*']).trim();
         if t.starts_with("nvidia-fabricmanager.service - ") {
             in_unit = true;
         } else if t.ends_with(".service") && t.contains(" - ") {
             in_unit = false;
         } else if in_unit && t.starts_with("Active: active (running)") {
-            return true;
+            at = Some(i);
         }
     }
-    false
+    at
 }
 
 /// A line only the Fabric Manager (or its unit) prints.
@@ -357,7 +425,15 @@ impl super::EvidenceKind for FabricManagerKind {
             ("nothing_to_do", "the Fabric Manager found no NVSwitch"),
             (
                 "running",
-                "the Fabric Manager configured the NVSwitches or its unit runs",
+                "the Fabric Manager configured the NVSwitches or its unit runs, and did not stop or fail to start since",
+            ),
+            (
+                "configured",
+                "the Fabric Manager said it configured the NVSwitches (the machine has them)",
+            ),
+            (
+                "start_failed",
+                "systemd's reason the unit's last start failed (`Job for nvidia-fabricmanager.service failed because …`)",
             ),
         ]
     }
@@ -473,6 +549,40 @@ mod tests {
             "Please install nvidia-fabricmanager first, then rerun the job on the node with the right driver.\nThe job runs on eight GPUs.\nIt fails.\n"
         ));
         assert!(read("the fabric manager is not running").is_empty());
+    }
+
+    #[test]
+    fn a_failed_start_and_a_stop_are_read_in_order() {
+        // github.com/NVIDIA/nvtrust/issues/128 (h139): the restart fails, then the journal shows
+        // the earlier run configuring the NVSwitches and being stopped
+        let t = "[root@TENCENT64 ~]# systemctl restart nvidia-fabricmanager.service \nJob for nvidia-fabricmanager.service failed because the control process exited with error code.\nSee \"systemctl status nvidia-fabricmanager.service\" and \"journalctl -xeu nvidia-fabricmanager.service\" for details.\n[root@TENCENT64 ~]# journalctl -xeu nvidia-fabricmanager.service --no-pager\nJan 05 14:44:41 TENCENT64 nvidia-fabricmanager-start.sh[1049]: Detected Pre-NVL5 system\nJan 05 14:45:28 TENCENT64 nv-fabricmanager[1120]: Successfully configured all the available NVSwitches to route GPU NVLink traffic. NVLink Peer-to-Peer support will be enabled once the GPUs are successfully registered with the NVLink fabric.\nJan 05 14:45:28 TENCENT64 systemd[1]: Started nvidia-fabricmanager.service - NVIDIA fabric manager service.\nJan 05 15:32:16 TENCENT64 systemd[1]: Stopping nvidia-fabricmanager.service - NVIDIA fabric manager service...\nJan 05 15:32:16 TENCENT64 nvidia-fabricmanager-start.sh[20411]: Stopped \"Nvidia Fabric Manager\"\n";
+        assert!(detect(t));
+        let r = read(t);
+        assert!(r.configured);
+        assert!(!r.running);
+        assert_eq!(
+            r.start_failed.as_deref(),
+            Some("the control process exited with error code")
+        );
+        // the journal alone: configured, then stopped: not running, no failed start
+        let j = "Jan 05 14:45:28 h nv-fabricmanager[1120]: Successfully configured all the available NVSwitches to route GPU NVLink traffic.\nJan 05 15:32:16 h systemd[1]: Stopping nvidia-fabricmanager.service - NVIDIA fabric manager service...\n";
+        let r = read(j);
+        assert!(r.configured && !r.running && r.start_failed.is_none());
+        // a status run after the failure that shows the unit running undoes it
+        let fixed = "Job for nvidia-fabricmanager.service failed because a timeout was exceeded.\n● nvidia-fabricmanager.service - NVIDIA fabric manager service\n     Active: active (running) since Mon 2026-01-05 16:00:00 CST; 1min ago\n";
+        let r = read(fixed);
+        assert!(r.start_failed.is_none() && r.running);
+        // systemd's reasonless form
+        let r = read("Job for nvidia-fabricmanager.service failed.\n");
+        assert_eq!(r.start_failed.as_deref(), Some("failed"));
+        assert!(!r.configured);
+        // another unit's failure, and prose, are not the Fabric Manager's
+        assert!(read("Job for docker.service failed because the control process exited with error code.\n").start_failed.is_none());
+        assert!(
+            read("the nvidia-fabricmanager job failed yesterday")
+                .start_failed
+                .is_none()
+        );
     }
 
     #[test]

@@ -76,6 +76,7 @@ pub mod jobinfo;
 pub mod jobstats;
 pub mod kernel_log;
 pub mod kube_events;
+pub mod lshca;
 pub mod lsmod;
 pub mod lspci;
 pub mod mlxlink;
@@ -345,6 +346,7 @@ pub static KINDS: &[&dyn EvidenceKind] = &[
     &ibv_devinfo::IbvDevinfoKind,
     &ibdev2netdev::Ibdev2netdevKind,
     &rdma_link::RdmaLinkKind,
+    &lshca::LshcaKind,
     &mlxlink::MlxlinkKind,
     &show_gids::ShowGidsKind,
     &ibportstate::IbportstateKind,

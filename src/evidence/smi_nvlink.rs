@@ -25,6 +25,25 @@
 //! fault is the board's: a lone GPU, or a PCIe card with no bridge fitted (the same line on a
 //! GeForce pair with no bridge), has nothing to link to.
 //!
+//! `nvidia-smi nvlink -e` / `--errorcounters` prints each link's error counters under the same
+//! GPU line, one counter a line, `Link %u: <Counter> Errors: %llu` (nvidia-smi's documentation:
+//! `-e, --errorcounters` "Display error counters"; NVML's `nvmlDeviceGetNvLinkErrorCounter`,
+//! whose `nvmlNvLinkErrorCounter_t` are `NVML_NVLINK_ERROR_DL_REPLAY`, `DL_RECOVERY`,
+//! `DL_CRC_FLIT`, `DL_CRC_DATA`), as stas00/ml-engineering's NVLink notes quote it on an H100
+//! (`Replay Errors`, `Recovery Errors`, `CRC Errors`, a blank line between links), older drivers
+//! with the CRC counter split (`CRC Flit Errors`, `CRC Data Errors`), and NVIDIA/srt-slurm#307 on
+//! a GB300:
+//!
+//! ```text
+//! GPU 0: NVIDIA GB300
+//! \t Link 0: Replay Errors: 0
+//! \t Link 0: Recovery Errors: 0
+//! \t Link 0: CRC Errors: 0
+//! ```
+//!
+//! The counters are kept per link (`errors`, the counter's name without `Errors` and its count);
+//! such a link's state is not printed, so it is judged neither up nor down.
+//!
 //! DCGM prints the same states as a grid, `dcgmi nvlink -s` / `--link-status`
 //! (`Nvlink::DisplayNvLinkLinkStatus` and `nvLinkStateToCharacter` in NVIDIA/DCGM
 //! `dcgmi/Nvlink.cpp`, read at `72fa3fe`, DCGM 4.6.0; the same form in 3.x as DCGM#198 and the
@@ -79,6 +98,10 @@ pub struct NvLink {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub gb_per_s: Option<f64>,
     pub value: String,
+    /// `nvidia-smi nvlink -e`'s counters of the link (`Replay`, `Recovery`, `CRC`, `CRC Flit`,
+    /// `CRC Data`) and their counts, in the order printed.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub errors: Vec<(String, u64)>,
 }
 
 impl NvlinkGpu {
@@ -113,6 +136,19 @@ fn link_value(v: &str) -> Option<(Option<bool>, Option<f64>)> {
     }
     let speed = v.strip_suffix("GB/s")?.trim().parse::<f64>().ok()?;
     Some((Some(true), Some(speed)))
+}
+
+/// An error counter's value, `Replay Errors: 0` → (`Replay`, 0): words, then `Errors: N`.
+fn counter_value(v: &str) -> Option<(String, u64)> {
+    let (name, n) = v.rsplit_once("Errors:")?;
+    let name = name.trim();
+    let n = n.trim().parse::<u64>().ok()?;
+    (!name.is_empty()
+        && name.len() <= 40
+        && name
+            .split(' ')
+            .all(|w| !w.is_empty() && w.chars().all(|c| c.is_ascii_alphanumeric())))
+    .then(|| (name.to_string(), n))
 }
 
 /// `GPU N: NAME (UUID: …)` → (N, NAME).
@@ -163,7 +199,7 @@ fn dcgmi_state_row(line: &str) -> Option<Vec<char>> {
 pub fn looks_like_nvlink_status(text: &str) -> bool {
     let mut after_gpu_id = false;
     for l in text.lines() {
-        if link_line(l).is_some_and(|(_, v)| link_value(v).is_some())
+        if link_line(l).is_some_and(|(_, v)| link_value(v).is_some() || counter_value(v).is_some())
             || (after_gpu_id && dcgmi_state_row(l).is_some())
             || all_inactive_line(l)
         {
@@ -198,6 +234,7 @@ pub fn parse_nvlink_status(text: &str) -> NvlinkStatus {
                         },
                         gb_per_s: None,
                         value: c.to_string(),
+                        errors: Vec::new(),
                     })
                     .collect();
                 s.gpus.push(NvlinkGpu {
@@ -228,6 +265,25 @@ pub fn parse_nvlink_status(text: &str) -> NvlinkStatus {
             if s.gpus.is_empty() {
                 s.gpus.push(NvlinkGpu::default());
             }
+            if let Some(counter) = counter_value(v) {
+                // `-e`: one line per counter; the link's entry gathers them
+                if let Some(g) = s.gpus.last_mut() {
+                    if let Some(i) = g.links.iter().rposition(|l| l.link == link) {
+                        if g.links[i].errors.len() < super::MAX_ITEMS {
+                            g.links[i].errors.push(counter);
+                        }
+                    } else if g.links.len() < super::MAX_ITEMS {
+                        g.links.push(NvLink {
+                            link,
+                            active: None,
+                            gb_per_s: None,
+                            value: String::new(),
+                            errors: vec![counter],
+                        });
+                    }
+                }
+                continue;
+            }
             let (active, gb_per_s) = link_value(v).unwrap_or((None, None));
             if let Some(g) = s.gpus.last_mut() {
                 g.links.push(NvLink {
@@ -235,6 +291,7 @@ pub fn parse_nvlink_status(text: &str) -> NvlinkStatus {
                     active,
                     gb_per_s,
                     value: super::clip(v, super::MAX_TEXT),
+                    errors: Vec::new(),
                 });
             }
         }
@@ -250,7 +307,7 @@ impl super::EvidenceKind for NvlinkStatusKind {
         "nvidia-smi-nvlink"
     }
     fn doc(&self) -> &'static str {
-        "nvidia-smi nvlink -s / --status: each GPU's NVLinks, their speed or `<inactive>`; dcgmi nvlink -s's U/D/X/_ grid alike"
+        "nvidia-smi nvlink -s / --status: each GPU's NVLinks, their speed or `<inactive>`; nvidia-smi nvlink -e's error counters per link; dcgmi nvlink -s's U/D/X/_ grid alike"
     }
     fn example(&self) -> &'static str {
         "nvidia-smi nvlink -s"
@@ -258,7 +315,7 @@ impl super::EvidenceKind for NvlinkStatusKind {
     fn fields(&self) -> &'static [(&'static str, &'static str)] {
         &[(
             "gpus",
-            "index, name, links (link, active, gb_per_s, value) per GPU; all_inactive where nvidia-smi said all its links are inActive",
+            "index, name, links (link, active, gb_per_s, value, errors: nvlink -e's counters) per GPU; all_inactive where nvidia-smi said all its links are inActive",
         )]
     }
     fn read_by(&self) -> &'static [&'static str] {
@@ -271,7 +328,7 @@ impl super::EvidenceKind for NvlinkStatusKind {
         let v = parse_nvlink_status(text);
         if v.gpus.is_empty() {
             return Err(super::ParseError::NotThisKind(
-                "no `Link N: <speed> GB/s` or `Link N: <inactive>` line, no `all links are inActive` line, nor a dcgmi `gpuId N:` link-state row, in the text",
+                "no `Link N: <speed> GB/s`, `Link N: <inactive>` or `Link N: <counter> Errors: N` line, no `all links are inActive` line, nor a dcgmi `gpuId N:` link-state row, in the text",
             ));
         }
         super::to_value(&v)
@@ -309,6 +366,41 @@ mod tests {
         // `nvidia-smi -L` alone is not this kind
         assert!(!looks_like_nvlink_status(
             "GPU 0: NVIDIA A100-SXM4-80GB (UUID: GPU-ff8a40d4-abc6-08d1-f939-15848b5d4e05)\n"
+        ));
+    }
+
+    #[test]
+    fn error_counters_per_link() {
+        // NVIDIA/srt-slurm#307 (h139): the hardware snapshot's header, nvlink -e on a GB300 and
+        // the next command's error, all counters 0
+        let t = "===== node01 | before | 2026-08-13T07:53:30Z =====\n\n# ---------- NVLink ----------\n\n$ nvidia-smi nvlink -e\nGPU 0: NVIDIA GB300\n\t Link 0: Replay Errors: 0\n\t Link 0: Recovery Errors: 0\n\t Link 0: CRC Errors: 0\n\n$ ls -al /dev/nvidia-caps-imex-channels/\nls: cannot access '/dev/nvidia-caps-imex-channels/': No such file or directory\n[exit 2]\n";
+        assert!(looks_like_nvlink_status(t));
+        let s = parse_nvlink_status(t);
+        assert_eq!(s.gpus.len(), 1);
+        assert_eq!(s.gpus[0].name.as_deref(), Some("NVIDIA GB300"));
+        assert_eq!(s.gpus[0].links.len(), 1);
+        let l = &s.gpus[0].links[0];
+        assert_eq!(l.active, None);
+        assert_eq!(
+            l.errors,
+            [
+                ("Replay".to_string(), 0),
+                ("Recovery".to_string(), 0),
+                ("CRC".to_string(), 0)
+            ]
+        );
+        assert!(s.gpus[0].inactive().is_empty());
+        // older drivers split the CRC counter; two GPUs, counts kept per link
+        let t = "GPU 0: NVIDIA GeForce RTX 3090 (UUID: GPU-a)\n         Link 0: Replay Errors: 0\n         Link 0: CRC Flit Errors: 5\n         Link 0: CRC Data Errors: 0\n         Link 1: Replay Errors: 12\nGPU 1: NVIDIA GeForce RTX 3090 (UUID: GPU-b)\n         Link 0: Replay Errors: 0\n";
+        let s = parse_nvlink_status(t);
+        assert_eq!(s.gpus.len(), 2);
+        assert_eq!(s.gpus[0].links.len(), 2);
+        assert_eq!(s.gpus[0].links[0].errors[1], ("CRC Flit".to_string(), 5));
+        assert_eq!(s.gpus[0].links[1].errors, [("Replay".to_string(), 12)]);
+        // a counter word that is not one, and prose, are not this kind
+        assert!(!looks_like_nvlink_status("Link 0: errors: many\n"));
+        assert!(!looks_like_nvlink_status(
+            "Link 3: Replay Errors: a few, I think\n"
         ));
     }
 

@@ -1,5 +1,5 @@
 //! `ib.ports`: the state of each InfiniBand/RoCE port, from pasted `ibstat`, `ibstatus`,
-//! `ibv_devinfo`, `ibdev2netdev`, `rdma link` or `mlxlink` output (`--evidence`), else from the host's `/sys/class/infiniband` (the
+//! `ibv_devinfo`, `ibdev2netdev`, `rdma link`, `mlxlink` or `lshca` output (`--evidence`), else from the host's `/sys/class/infiniband` (the
 //! files those tools read: `ports/N/state`, `phys_state`, `link_layer`, `rate`).
 //!
 //! A port is *down* when its logical state is not Active. A down port whose physical state is
@@ -10,7 +10,7 @@
 
 use super::{Probe, ProbeCtx, ProbeOutcome};
 use crate::evidence::infiniband::{IbPort, Verdict, logical_state, physical_state};
-use crate::evidence::{ibdev2netdev, ibstat, ibstatus, ibv_devinfo, mlxlink, rdma_link};
+use crate::evidence::{ibdev2netdev, ibstat, ibstatus, ibv_devinfo, lshca, mlxlink, rdma_link};
 use crate::host::Host;
 use crate::vocab::io::read_shared;
 use serde_json::{Value, json};
@@ -53,6 +53,9 @@ fn from_evidence(paths: &[std::path::PathBuf]) -> (Vec<IbPort>, Vec<String>) {
         }
         if mlxlink::looks_like_mlxlink(&text) {
             found("mlxlink", mlxlink::parse_mlxlink(&text).ports());
+        }
+        if lshca::looks_like_lshca(&text) {
+            found("lshca", lshca::parse_lshca(&text).ports());
         }
     }
     (ports, sources)

@@ -12,7 +12,8 @@
 //! Only what a text shows is judged: a GPU whose `State` is not `Completed` (or `Completed` with
 //! a `Status` other than `Success`), the Fabric Manager refusing the driver's version or an item
 //! of its configuration file (it exits either way, so the NVSwitches are never set up), error
-//! 802. `Not Supported`/`N/A` states and a Fabric Manager that found no NVSwitch
+//! 802, the Fabric Manager's unit failing to start on a machine whose NVSwitches it had
+//! configured. `Not Supported`/`N/A` states and a Fabric Manager that found no NVSwitch
 //! (`NV_WARN_NOTHING_TO_DO`, normal on a machine without one) are not judged.
 
 use super::{NoParams, Probe, ProbeCtx, ProbeOutcome};
@@ -83,6 +84,10 @@ impl Probe for FabricState {
                 all.config_rejected.extend(r.config_rejected);
                 all.nothing_to_do |= r.nothing_to_do;
                 all.running |= r.running;
+                all.configured |= r.configured;
+                if r.start_failed.is_some() {
+                    all.start_failed = r.start_failed;
+                }
             }
             if cuda_errors::looks_like(&t) {
                 let log = cuda_errors::parse_cuda_runtime_log(&t);
@@ -142,6 +147,16 @@ impl Probe for FabricState {
             not_ready.push(format!(
                 "the Fabric Manager rejects its configuration ({} has an invalid value) and exits before it sets up the NVSwitches",
                 rejected.join(", ")
+            ));
+        }
+        // a failed start judged only where the Fabric Manager had configured NVSwitches here
+        // (see `evidence::fabric_manager`): a machine without them needs no Fabric Manager
+        if let Some(why) = &all.start_failed
+            && all.configured
+            && !all.nothing_to_do
+        {
+            not_ready.push(format!(
+                "the Fabric Manager, which had configured this machine's NVSwitches, does not run: its unit failed to start (systemd: {why})"
             ));
         }
         let judgeable = !not_ready.is_empty()
