@@ -675,7 +675,10 @@ fn async_frame(line: &str) -> bool {
 /// `file:line` of a back-trace frame and the `(strerror)` after its code, if printed
 /// (`misc/socket.cc:505 -> 2 (Operation now in progress)`).
 fn frame_at(line: &str) -> (String, Option<String>) {
-    let after = line.split_once(" NCCL INFO ").map_or(line, |(_, m)| m).trim();
+    let after = line
+        .split_once(" NCCL INFO ")
+        .map_or(line, |(_, m)| m)
+        .trim();
     let at = after.split_whitespace().next().unwrap_or("").to_string();
     let why = after
         .split_once(" -> ")
@@ -2534,7 +2537,13 @@ n1:7:9 [1] NCCL INFO group.cc:65 -> 2 [Async thread]\n";
         let e = parse_nccl_errors(w);
         assert_eq!(e.error_results, vec!["ncclSystemError".to_string()]);
         assert_eq!(e.errors[0].count, 1);
-        assert!(e.errors[0].last_error.as_deref().unwrap().contains("Connection refused"));
+        assert!(
+            e.errors[0]
+                .last_error
+                .as_deref()
+                .unwrap()
+                .contains("Connection refused")
+        );
         // neighbours: frames without the async frame and without a WARN (a skipped plugin,
         // nccl#676) stay nothing, and so does a frame that ends otherwise
         for h in [
