@@ -658,15 +658,18 @@ const WRAPPED_WATCHDOG: &str = "Watchdog\ncaught collective";
 
 /// `ncclResult_t` (`src/nccl.h.in`) by number.
 /// A back-trace frame of an async job's own result: NVIDIA/nccl `src/group.cc`
-/// `ncclAsyncJobMain` (2.12 on, read at v2.18.1-1 and 5067397c) runs a communicator's init (and
+/// `ncclAsyncJobMain` (2.13 on, read at v2.13.4-1, v2.18.1-1 and 5067397c) runs a communicator's init (and
 /// the other jobs `ncclGroupEnd` waits for) on its own thread and, when the job returns an
 /// error, prints `INFO(NCCL_INIT,"%s:%d -> %d [Async thread]", __FILE__, __LINE__,
-/// job->result)`; before that `src/include/checks.h`'s `NCCLCHECKTHREAD` printed the same
-/// suffix for the init thread's result. `groupLaunch` collects the job's result and the group
+/// job->result)`; before that `src/include/checks.h`'s `NCCLCHECKTHREAD` (2.12) and
+/// `group.cc`'s own async thread (v2.11.4-1) printed the same suffix for the init thread's
+/// result. `groupLaunch` collects the job's result and the group
 /// call returns it to the caller, so such a frame is an error result whether or not a WARN came
-/// first: `EQCHECK` and `SYSCHECK`-style checks (`src/misc/socket.cc`'s `EQCHECK(ret == 1 &&
-/// (pfd.revents & POLLOUT), 0)` in `socketPollConnect`, 2.18) print only `"%s:%d -> %d (%s)"`,
-/// no WARN. A plugin NCCL skips fails inside the init and is passed over, so its trace never
+/// first: `EQCHECK` / `NEQCHECK` / `SYSCHECKGOTO` print only their frame, no WARN (`"%s:%d ->
+/// %d"`, from 2.19 `"%s:%d -> %d (%s)"` with `strerror(errno)`), as `src/misc/socket.cc`'s
+/// `EQCHECK(ret == 1 && (pfd.revents & POLLOUT), 0)` in `socketPollConnect` does (line 505 at
+/// v2.19.3-1 to v2.21.5-1, under `socket.cc:570`, `bootstrap.cc:275` and `group.cc:64` at
+/// v2.20.5-1). A plugin NCCL skips fails inside the init and is passed over, so its trace never
 /// reaches this frame.
 fn async_frame(line: &str) -> bool {
     line.trim_end().ends_with("[Async thread]")
@@ -2506,8 +2509,9 @@ gpu01:351578:351578 [0] NCCL INFO net.cc:55 -> 3\n";
 
     #[test]
     fn an_async_thread_frame_is_the_init_jobs_result_without_a_warn() {
-        // github.com/pytorch/pytorch/issues/131781 (NCCL 2.18.1): socket.cc's EQCHECK prints only
-        // its frame, no WARN; the trace reaches group.cc's `[Async thread]` on three threads
+        // github.com/pytorch/pytorch/issues/131781 (a comment's run, NCCL 2.20 by its frames):
+        // socket.cc's EQCHECK prints only its frame, no WARN; the trace reaches group.cc's
+        // `[Async thread]`
         let t = "g105:26927:27054 [6] NCCL INFO Using network IB\n\
 g105:26921:27058 [0] NCCL INFO misc/socket.cc:505 -> 2 (Operation now in progress)\n\
 g105:26921:27058 [0] NCCL INFO misc/socket.cc:570 -> 2\n\
