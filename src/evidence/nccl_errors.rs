@@ -657,6 +657,47 @@ fn nccl_version_of(printed: &str) -> String {
 const WRAPPED_WATCHDOG: &str = "Watchdog\ncaught collective";
 
 /// `ncclResult_t` (`src/nccl.h.in`) by number.
+/// A back-trace frame of an async job's own result: NVIDIA/nccl `src/group.cc`
+/// `ncclAsyncJobMain` (2.13 on, read at v2.13.4-1, v2.18.1-1 and 5067397c) runs a communicator's init (and
+/// the other jobs `ncclGroupEnd` waits for) on its own thread and, when the job returns an
+/// error, prints `INFO(NCCL_INIT,"%s:%d -> %d [Async thread]", __FILE__, __LINE__,
+/// job->result)`; before that `src/include/checks.h`'s `NCCLCHECKTHREAD` (2.12) and
+/// `group.cc`'s own async thread (v2.11.4-1) printed the same suffix for the init thread's
+/// result. `groupLaunch` collects the job's result and the group
+/// call returns it to the caller, so such a frame is an error result whether or not a WARN came
+/// first: `EQCHECK` / `NEQCHECK` / `SYSCHECKGOTO` print only their frame, no WARN (`"%s:%d ->
+/// %d"`, from 2.19 `"%s:%d -> %d (%s)"` with `strerror(errno)`), as `src/misc/socket.cc`'s
+/// `EQCHECK(ret == 1 && (pfd.revents & POLLOUT), 0)` in `socketPollConnect` does (line 505 at
+/// v2.19.3-1 to v2.21.5-1, under `socket.cc:570`, `bootstrap.cc:275` and `group.cc:64` at
+/// v2.20.5-1). A plugin NCCL skips fails inside the init and is passed over, so its trace never
+/// reaches this frame.
+fn async_frame(line: &str) -> bool {
+    line.trim_end().ends_with("[Async thread]")
+}
+
+/// `file:line` of a back-trace frame and the `(strerror)` after its code, if printed
+/// (`misc/socket.cc:505 -> 2 (Operation now in progress)`).
+fn frame_at(line: &str) -> (String, Option<String>) {
+    let after = line
+        .split_once(" NCCL INFO ")
+        .map_or(line, |(_, m)| m)
+        .trim();
+    let at = after.split_whitespace().next().unwrap_or("").to_string();
+    let why = after
+        .split_once(" -> ")
+        .and_then(|(_, r)| r.split_once(" ("))
+        .and_then(|(_, r)| r.strip_suffix(')'))
+        .filter(|w| !w.is_empty())
+        .map(|w| super::clip(w, super::MAX_TEXT));
+    (super::clip(&at, 200), why)
+}
+
+fn note_traced(traced: &mut Vec<String>, thread: &str) {
+    if traced.len() < super::MAX_ITEMS && !traced.iter().any(|t| t == thread) {
+        traced.push(thread.to_string());
+    }
+}
+
 fn result_of_code(c: &str) -> Option<&'static str> {
     Some(match c {
         "1" => "ncclUnhandledCudaError",
@@ -729,6 +770,9 @@ fn warn_result(warn: &str) -> Option<&'static str> {
     if let Some(r) = socket_warn_result(w) {
         return Some(r);
     }
+    if net_init_failed(w) {
+        return Some("ncclInvalidUsage");
+    }
     // the proxy service thread names the result the operation it ran for a rank returned
     let code = |after: &str| -> Option<&'static str> {
         let digits: String = after.chars().take_while(char::is_ascii_digit).collect();
@@ -746,6 +790,19 @@ fn warn_result(warn: &str) -> Option<&'static str> {
         return code(after);
     }
     None
+}
+
+/// NCCL could not set up any network for the communicator: NVIDIA/nccl `src/plugin/net.cc`
+/// `ncclNetInit` (2.27 on, read at v2.27.3-1, v2.28.3-1 and 5067397c) tries the plugins
+/// NCCL_NET_PLUGIN names, then its internal IB and Socket, and where none initializes and is
+/// assigned to the communicator `WARN("Failed to initialize any NET plugin"); return
+/// ncclInvalidUsage;`; `src/net.cc` `ncclNetInit` (2.12 to 2.26, read at v2.12.12-1, v2.18.1-1
+/// and v2.23.4-1) `WARN("Error: network %s not found.", …); return ncclInvalidUsage;` where no
+/// enabled network matches NCCL_NET (a plugin that failed to load or initialize, a misspelt
+/// name). The communicator's init fails with that result.
+fn net_init_failed(w: &str) -> bool {
+    w.starts_with("Failed to initialize any NET plugin")
+        || (w.starts_with("Error: network ") && w.trim_end().ends_with(" not found."))
 }
 
 /// A WARN that is CUDA's failure inside NCCL: NVIDIA/nccl `src/include/checks.h` (`CUDACHECK`,
@@ -1083,6 +1140,9 @@ const ANCHOR_PHRASES: &[&str] = &[
     "WARN Call to ibv_",
     "WARN ibv_post_",
     "WARN NET/OFI Couldn't ",
+    // `net_init_failed`
+    "WARN Failed to initialize any NET plugin",
+    "WARN Error: network ",
     // `cuda_failure_warn`
     "Cuda failure ",
     // `shm_teardown_failed`
@@ -1254,6 +1314,11 @@ pub fn parse_nccl_errors(text: &str) -> NcclErrors {
     let mut warn_thread: Option<String> = None;
     // a WARN that is itself a result (`warn_result`), until its back trace or the next WARN
     let mut pending: Option<(&'static str, String)> = None;
+    // threads whose back trace has been counted as a result (its `[Async thread]` frame is the
+    // same error), and the first frame of each other thread's trace: `file:line` and the
+    // `(strerror)` 2.19+ adds (see `async_frame`)
+    let mut traced: Vec<String> = Vec::new();
+    let mut first_frames: Vec<(String, String, Option<String>)> = Vec::new();
     // `Timeout at NCCL work: S` lines: (pg, rank, seq)
     let mut timed_out_at: Vec<(Option<String>, Option<u32>, Option<u64>)> = Vec::new();
     let mut lines = text.lines();
@@ -1440,6 +1505,7 @@ pub fn parse_nccl_errors(text: &str) -> NcclErrors {
             warn_thread = None;
             pending = None;
             carried = true;
+            note_traced(&mut traced, &c[1]);
             if let Some(r) = result_of_code(&c[2])
                 && let Some(i) = note_result(&mut out, r)
             {
@@ -1451,6 +1517,32 @@ pub fn parse_nccl_errors(text: &str) -> NcclErrors {
                 }
                 last_result = Some(i);
                 fresh = false;
+            }
+        } else if let Some(c) = CHECK_TRACE.captures(line) {
+            carried = true;
+            let thread = c[1].to_string();
+            if async_frame(line) && !traced.contains(&thread) {
+                // the async job's own result (see `async_frame`), its thread printed no WARN:
+                // the failing check's frame (the first of the thread) is where it failed
+                note_traced(&mut traced, &thread);
+                if let Some(r) = result_of_code(&c[2])
+                    && let Some(i) = note_result(&mut out, r)
+                {
+                    if let Some((_, at, why)) = first_frames.iter().find(|f| f.0 == thread) {
+                        let e = &mut out.errors[i];
+                        e.location.get_or_insert_with(|| at.clone());
+                        if e.last_error.is_none() {
+                            e.last_error.clone_from(why);
+                        }
+                    }
+                    last_result = Some(i);
+                    fresh = false;
+                }
+            } else if !first_frames.iter().any(|f| f.0 == thread)
+                && first_frames.len() < super::MAX_ITEMS
+            {
+                let (at, why) = frame_at(line);
+                first_frames.push((thread, at, why));
             }
         } else if let Some(i) = last_result {
             last_error_on(line, i, &mut out, &mut want_last_error);
@@ -2413,6 +2505,90 @@ gpu01:351578:351578 [0] NCCL INFO net.cc:55 -> 3\n";
         // a WARN of another thread does not make a trace an error
         let o = "a:1:2 [0] misc/ibvwrap.cc:63 NCCL WARN Failed to open libibverbs.so[.1]\na:1:3 [0] NCCL INFO net.cc:55 -> 3\n";
         assert!(parse_nccl_errors(o).errors.is_empty());
+    }
+
+    #[test]
+    fn an_async_thread_frame_is_the_init_jobs_result_without_a_warn() {
+        // github.com/pytorch/pytorch/issues/131781 (a comment's run, NCCL 2.20 by its frames):
+        // socket.cc's EQCHECK prints only its frame, no WARN; the trace reaches group.cc's
+        // `[Async thread]`
+        let t = "g105:26927:27054 [6] NCCL INFO Using network IB\n\
+g105:26921:27058 [0] NCCL INFO misc/socket.cc:505 -> 2 (Operation now in progress)\n\
+g105:26921:27058 [0] NCCL INFO misc/socket.cc:570 -> 2\n\
+g105:26921:27058 [0] NCCL INFO bootstrap.cc:275 -> 2\n\
+g105:26921:27058 [0] NCCL INFO init.cc:1493 -> 2\n\
+g105:26921:27058 [0] NCCL INFO group.cc:64 -> 2 [Async thread]\n\
+g105:26923:27059 [2] NCCL INFO misc/socket.cc:505 -> 2 (Operation now in progress)\n\
+g105:26923:27059 [2] NCCL INFO group.cc:64 -> 2 [Async thread]\n";
+        assert!(looks_like(t));
+        let e = parse_nccl_errors(t);
+        assert_eq!(e.error_results, vec!["ncclSystemError".to_string()]);
+        assert_eq!(e.errors[0].count, 2);
+        assert_eq!(e.errors[0].location.as_deref(), Some("misc/socket.cc:505"));
+        assert_eq!(
+            e.errors[0].last_error.as_deref(),
+            Some("Operation now in progress")
+        );
+        // the frame alone (a paste that kept only it) is the result too, without a place
+        let a = parse_nccl_errors("n1:7:9 [1] NCCL INFO group.cc:72 -> 3 [Async thread]\n");
+        assert_eq!(a.error_results, vec!["ncclInternalError".to_string()]);
+        assert_eq!(a.errors[0].location, None);
+        // a WARN's trace that goes on to the frame is one error, not two
+        let w = "n1:7:9 [1] misc/socket.cc:484 NCCL WARN socketStartConnect: Connect to 10.0.0.2<4000> failed : Connection refused\n\
+n1:7:9 [1] NCCL INFO misc/socket.cc:567 -> 2\n\
+n1:7:9 [1] NCCL INFO bootstrap.cc:270 -> 2\n\
+n1:7:9 [1] NCCL INFO group.cc:65 -> 2 [Async thread]\n";
+        let e = parse_nccl_errors(w);
+        assert_eq!(e.error_results, vec!["ncclSystemError".to_string()]);
+        assert_eq!(e.errors[0].count, 1);
+        assert!(
+            e.errors[0]
+                .last_error
+                .as_deref()
+                .unwrap()
+                .contains("Connection refused")
+        );
+        // neighbours: frames without the async frame and without a WARN (a skipped plugin,
+        // nccl#676) stay nothing, and so does a frame that ends otherwise
+        for h in [
+            "gpu01:351578:351578 [0] NCCL INFO net.cc:55 -> 3\n",
+            "n1:7:9 [1] NCCL INFO misc/socket.cc:505 -> 2 (Operation now in progress)\nn1:7:9 [1] NCCL INFO init.cc:1493 -> 2\n",
+            "n1:7:9 [1] NCCL INFO group.cc:64 -> 0 [Async thread]\n",
+            "n1:7:9 [1] NCCL INFO [Async thread] -> 2\n",
+        ] {
+            assert!(parse_nccl_errors(h).errors.is_empty(), "{h}");
+        }
+    }
+
+    #[test]
+    fn no_net_plugin_initialized_is_invalid_usage() {
+        // the Polaris evidence file (rcc-uchicago/pedramh-profiling, polaris_nccl_debug_info.md):
+        // aws-ofi-nccl 1.21.1 fails, then NCCL 2.28.3's ncclNetInit gives up
+        let t = "NCCL INFO NET/OFI No eligible providers were found\n\
+[2026-09-17 04:02:30] x3002c0s31b0n0:3333526:3333526 [0] int nccl_net_ofi_create_plugin(nccl_net_ofi_plugin_t**):418 NCCL WARN NET/OFI aws-ofi-nccl initialization failed\n\
+[2026-09-17 04:02:30] x3002c0s31b0n0:3333526:3333526 [0] plugin/net.cc:306 NCCL WARN Failed to initialize any NET plugin\n";
+        assert!(looks_like(t));
+        let e = parse_nccl_errors(t);
+        assert_eq!(e.error_results, vec!["ncclInvalidUsage".to_string()]);
+        assert_eq!(
+            e.errors[0].last_error.as_deref(),
+            Some("Failed to initialize any NET plugin")
+        );
+        // 2.12–2.26's wording, NCCL_NET naming a network no plugin provides
+        let o = "h:1:1 [0] net.cc:285 NCCL WARN Error: network AWS Libfabric not found.\n";
+        assert_eq!(
+            parse_nccl_errors(o).error_results,
+            vec!["ncclInvalidUsage".to_string()]
+        );
+        // neighbours: the plugin's own failure alone (NCCL may go on with IB or Socket), NCCL's
+        // INFO that one plugin failed, and a WARN that only mentions a network
+        for h in [
+            "h:1:1 [0] int nccl_net_ofi_create_plugin(nccl_net_ofi_plugin_t**):418 NCCL WARN NET/OFI aws-ofi-nccl initialization failed\n",
+            "h:1:1 [0] NCCL INFO Failed to initialize NET plugin IB\n",
+            "h:1:1 [0] init.cc:100 NCCL WARN Error: network interface eth9 not usable, trying the next\n",
+        ] {
+            assert!(parse_nccl_errors(h).errors.is_empty(), "{h}");
+        }
     }
 
     #[test]

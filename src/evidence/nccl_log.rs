@@ -109,7 +109,8 @@ pub struct NcclLog {
     /// `IB` or `Socket` (or a plugin's network name), from the strongest evidence present.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub net: Option<String>,
-    /// `channels`, `using_network` or `init`.
+    /// `channels`, `using_network` or `init`; `ofi_provider tcp` where aws-ofi-nccl's libfabric
+    /// provider is TCP (see `ofi_over_sockets`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub net_source: Option<String>,
     /// A network plugin NCCL loaded (`P2P plugin IBext`, `Loaded net plugin ...`).
@@ -367,6 +368,22 @@ fn transport_name(raw: &str) -> (String, bool) {
         _ => head.split_whitespace().next().unwrap_or(head).to_string(),
     };
     (super::clip(&name, 64), gdr)
+}
+
+/// Whether aws-ofi-nccl's libfabric provider sends over TCP sockets. aws/aws-ofi-nccl (read at
+/// v1.6.0, v1.9.1-aws, v1.14.0 and 2daf7d3, 2026): `NCCL_OFI_INFO(NCCL_INIT | NCCL_NET,
+/// "Selected Provider is %s (found %d nics)", …)` (`src/nccl_ofi_net.c`, to 1.13) and `"Selected
+/// provider is %s, fabric is %s (found %d nics)"` (`nccl_net_ofi_query_provider_capabilities`,
+/// 1.14 on) print `fabric_attr->prov_name`; where the RDMA protocol finds no provider (`No
+/// eligible providers were found`, `src/nccl_ofi_rdma.cpp`) the SENDRECV protocol may take
+/// libfabric's `tcp` provider (the plugin's own filters match it with `strncmp(prov_name, "tcp",
+/// 3)`, "to catch both tcp and tcp;ofi_rxm stacked providers", `src/nccl_ofi_ofiutils.cpp`) and
+/// then forces NCCL_PROTO=simple (`Need to force simple protocol: GDR not supported`). NCCL
+/// still says `Using network AWS Libfabric` (or `Libfabric`): the plugin's name, not the wire.
+/// `tcp…`, libfabric's older `sockets` provider and `udp…` go over the kernel's sockets; `efa`,
+/// `cxi`, `verbs…`, `psm3` and `opx` do not.
+fn ofi_over_sockets(provider: &str) -> bool {
+    provider.starts_with("tcp") || provider == "sockets" || provider.starts_with("udp")
 }
 
 fn net_kind(name: &str) -> String {
@@ -654,6 +671,8 @@ pub fn parse_nccl_log(text: &str) -> NcclLog {
     let mut hosts = BTreeSet::new();
     let mut used = BTreeSet::new();
     let (mut using_network, mut ib_init, mut socket_init) = (None, false, false);
+    // aws-ofi-nccl's libfabric provider (`NET/OFI Selected provider is tcp, …`)
+    let mut ofi_provider: Option<String> = None;
     let mut net_channels: BTreeSet<String> = BTreeSet::new();
     let mut nnodes: Option<u32> = None;
     let mut ranks_by_host: BTreeMap<String, BTreeSet<u32>> = BTreeMap::new();
@@ -922,6 +941,15 @@ pub fn parse_nccl_log(text: &str) -> NcclLog {
             }
         }
         let m = msg.trim();
+        if let Some(rest) = m
+            .strip_prefix("NET/OFI Selected provider is ")
+            .or_else(|| m.strip_prefix("NET/OFI Selected Provider is "))
+        {
+            let name = rest.split([',', ' ']).next().unwrap_or("");
+            if !name.is_empty() && ofi_provider.is_none() {
+                ofi_provider = Some(super::clip(name, 64));
+            }
+        }
         if m.starts_with("NET/")
             && has!(m, " : GPU Direct RDMA ")
             && let Some(c) = GDR_HCA.captures(m)
@@ -1067,6 +1095,18 @@ pub fn parse_nccl_log(text: &str) -> NcclLog {
     } else {
         (None, None)
     };
+    // a net plugin whose libfabric provider is TCP carries the traffic over sockets, whatever
+    // the plugin's network is called (see `ofi_over_sockets`)
+    if let Some(p) = ofi_provider.as_deref()
+        && ofi_over_sockets(p)
+        && log
+            .net
+            .as_deref()
+            .is_some_and(|n| n != "IB" && n != "Socket")
+    {
+        log.net = Some("Socket".into());
+        log.net_source = Some(format!("ofi_provider {p}"));
+    }
     log.network_used = if log.connections_seen > 0 {
         Some(!net_channels.is_empty())
     } else if log.nranks == Some(1) {
@@ -1300,7 +1340,7 @@ impl super::EvidenceKind for NcclLogKind {
             ("net", "IB, Socket or a plugin's network"),
             (
                 "net_source",
-                "what decided `net`: channels, using_network or init",
+                "what decided `net`: channels, using_network, init, or `ofi_provider <name>` (aws-ofi-nccl on libfabric's tcp provider)",
             ),
             ("net_plugin", "a network plugin NCCL loaded"),
             ("ib_devices", "IB devices NCCL used"),
@@ -1530,6 +1570,50 @@ mod tests {
         assert!(!tests_line(
             "2-GPU tests consistently pass without any “Out of bounds values” failure."
         ));
+    }
+
+    #[test]
+    fn ofi_plugin_on_libfabrics_tcp_provider_is_sockets() {
+        // the Polaris team's note (rcc-uchicago/pedramh-profiling, polaris_nccl_debug_info.md):
+        // aws-ofi-nccl 1.21.1 found no RDMA provider and took `tcp`; NCCL names the plugin
+        let t = "x1:5:5 [0] NCCL INFO NET/OFI No eligible providers were found\n\
+x1:5:5 [0] NCCL INFO NET/OFI Selected provider is tcp, fabric is 10.201.0.0/16 (found 2 nics)\n\
+x1:5:5 [0] NCCL INFO NET/OFI Need to force simple protocol: GDR not supported\n\
+x1:5:5 [0] NCCL INFO Using network AWS Libfabric\n\
+x1:5:9 [0] NCCL INFO comm 0x1 rank 0 nRanks 16 nNodes 4 localRanks 4 localRank 0 MNNVL 0\n";
+        let l = parse_nccl_log(t);
+        assert_eq!(l.net.as_deref(), Some("Socket"));
+        assert_eq!(l.net_source.as_deref(), Some("ofi_provider tcp"));
+        assert_eq!(l.multi_node, Some(true));
+        // 1.x's wording with a stacked provider, the channels naming the plugin
+        let o = "a:1:1 [0] NCCL INFO NET/OFI Selected Provider is tcp;ofi_rxm (found 1 nics)\n\
+a:1:2 [0] NCCL INFO Channel 00/0 : 4[0] -> 0[0] [receive] via NET/AWS Libfabric/0\n";
+        assert_eq!(parse_nccl_log(o).net.as_deref(), Some("Socket"));
+        // neighbours: EFA and Slingshot's cxi are the RDMA fabric (the same note's working
+        // run), and a tcp provider line does not turn NCCL's own IB into sockets
+        for (h, net) in [
+            (
+                "a:1:1 [0] NCCL INFO NET/OFI Selected Provider is efa (found 4 nics)\na:1:1 [0] NCCL INFO Using network AWS Libfabric\n",
+                "AWS Libfabric",
+            ),
+            (
+                "a:1:1 [0] NCCL INFO NET/OFI Selected Provider is cxi (found 2 nics)\na:1:1 [0] NCCL INFO Using network AWS Libfabric\n",
+                "AWS Libfabric",
+            ),
+            (
+                "a:1:1 [0] NCCL INFO NET/OFI Selected provider is tcp, fabric is x (found 1 nics)\na:1:1 [0] NCCL INFO Using network IB\n",
+                "IB",
+            ),
+        ] {
+            let l = parse_nccl_log(h);
+            assert_eq!(l.net.as_deref(), Some(net), "{h}");
+            assert!(
+                !l.net_source.as_deref().unwrap_or("").starts_with("ofi"),
+                "{h}"
+            );
+        }
+        assert!(ofi_over_sockets("sockets") && ofi_over_sockets("udp;ofi_rxd"));
+        assert!(!ofi_over_sockets("verbs;ofi_rxm") && !ofi_over_sockets("psm3"));
     }
 
     #[test]
