@@ -910,11 +910,18 @@ mod tests {
         assert!(looks_like(&quoted));
         // neighbours: another report's OS line, a title without the rules, the padded key
         // under another title, the torch format's own `OS:` without vLLM's head
-        assert!(!looks_like("OS                           : Ubuntu 22.04\nGCC version : 11.4.0\n"));
-        assert!(!looks_like("System Info\nOS                           : Ubuntu 22.04\n"));
-        assert!(!looks_like("==============================\n       CPU Info\n==============================\nOS                           : Ubuntu 22.04\n"));
-        assert!(!looks_like("==============================\n        System Info\n==============================\nOS: Ubuntu 22.04 is what I run\n"));
+        assert!(!looks_like(
+            "OS                           : Ubuntu 22.04\nGCC version : 11.4.0\n"
+        ));
+        assert!(!looks_like(
+            "System Info\nOS                           : Ubuntu 22.04\n"
+        ));
+        assert!(!looks_like(
+            "==============================\n       CPU Info\n==============================\nOS                           : Ubuntu 22.04\n"
+        ));
+        assert!(!looks_like(
+            "==============================\n        System Info\n==============================\nOS: Ubuntu 22.04 is what I run\n"
+        ));
         assert!(!looks_like("== System Info ==\nOS : Ubuntu\n"));
     }
-
 }

@@ -1717,8 +1717,9 @@ mod tests {
         let post = "It fails:\n```\n  File \"x.py\", line 1, in f\n    g()\n    ~^^\nRuntimeError: CUDA error: out of memory\n```\nthanks\n";
         assert_eq!(
             pasted_document(post).as_deref(),
-            Some("\n\n  File \"x.py\", line 1, in f\n    g()\n    ~^^\nRuntimeError: CUDA error: out of memory\n\n\n")
+            Some(
+                "\n\n  File \"x.py\", line 1, in f\n    g()\n    ~^^\nRuntimeError: CUDA error: out of memory\n\n\n"
+            )
         );
     }
-
 }
