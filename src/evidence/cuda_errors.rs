@@ -1109,7 +1109,23 @@ fn check_vs_0(
     }
     let c = CHECK_VS_0.captures(line)?;
     let code: u32 = c[1].parse().ok()?;
-    by_message(c[2].trim()).filter(|e| e.1 == code)
+    let text = c[2].trim();
+    by_message(text).filter(|e| e.1 == code).or_else(|| {
+        // the check's line retold inside a sentence of a question (a Stack Overflow question
+        // machine-translated into Chinese, h142: `我知道Check failed: error == cudaSuccess (2
+        // vs. 0) out of memory我得到的错误是…`): the runtime's text for that number, then
+        // text that is not an ASCII letter or digit (the sentence's own script, punctuation)
+        CUDA_ERRORS.iter().find(|e| {
+            e.1 == code
+                && text.len() > e.2.len()
+                && text.is_char_boundary(e.2.len())
+                && text[..e.2.len()].eq_ignore_ascii_case(e.2)
+                && text[e.2.len()..]
+                    .chars()
+                    .next()
+                    .is_some_and(|ch| !ch.is_ascii() && ch.is_alphabetic())
+        })
+    })
 }
 
 /// The table's error for a `Error <N>: <text>` whose number and text agree.
@@ -2364,8 +2380,19 @@ mod tests {
         }
         // neighbours: a number that disagrees with the text, a check of another API, glog's
         // CHECK of something else, prose
+        // the line retold inside a machine-translated question's sentence (qa.1r1g.com's copy
+        // of a Stack Overflow question, h142)
+        let t = include_str!(
+            "../../tests/fixtures/corpus/h142_forum_1r1g_caffe_segnet_oom_batch1_question.txt"
+        );
+        let log = parse_cuda_runtime_log(t);
+        let names: Vec<&str> = log.errors.iter().map(|e| e.name.as_str()).collect();
+        assert_eq!(names, vec!["cudaErrorMemoryAllocation"]);
         for t in [
             "Check failed: error == cudaSuccess (3 vs. 0)  out of memory",
+            "Check failed: error == cudaSuccess (3 vs. 0) out of memory我得到",
+            "Check failed: error == cudaSuccess (2 vs. 0) out of memoryless",
+            "Check failed: error == cudaSuccess (2 vs. 0) out of memory, again",
             "Check failed: status == CUBLAS_STATUS_SUCCESS (13 vs. 0)  CUBLAS_STATUS_EXECUTION_FAILED",
             "Check failed: count == 2 (3 vs. 2)  out of memory",
             "the check failed (2 vs. 0) with out of memory",
