@@ -120,6 +120,11 @@ const WITNESSES: &[(&str, &str, &str)] = &[
         "",
         "h120_traceback_llamacpp24400_fattn_ggml_abort_t4",
     ),
+    (
+        "dataloader-worker-death",
+        "",
+        "h135_dataloader_weightslab111_worker_exit_code_1_wrapped",
+    ),
     ("nvidia-smi-mig", "", "h17_mig_lgi_dcgm_138_a100"),
     ("nvidia-smi-dmon", "", "dmon_idle_header"),
     ("gpustat", "", "h57_gpustat_gs130_p100_idle_header"),
@@ -453,6 +458,12 @@ const GAPS: &[(&str, Side, &str, &str)] = &[
         Side::Problem,
         "",
         "no rule reads `mig -lgi`/`-lgip` (the kind's read_by is empty): a MIG layout is an operator's choice, not a fault",
+    ),
+    (
+        "dataloader-worker-death",
+        Side::Problem,
+        "",
+        "no rule reads a DataLoader worker's death (the kind's read_by is empty): a worker that raised and exited with status 1 (h135: weightslab#111), one the OOM killer ended (SIGKILL, `Killed`: host memory, no rule's) or one that crashed in native code is the job's own failure; a bus error, the one death a rule reads (data.shm-too-small), is shm-error-log's; the death is read so that the paste is recognised and how the worker died is in the report",
     ),
     (
         "ggml-abort",

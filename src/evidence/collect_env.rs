@@ -124,7 +124,19 @@ pub struct CollectEnv {
 /// `[{pip_version}] ` (`prepend`, `pip_version` being `pip` or `pip3`; torch/utils/collect_env.py
 /// read at pytorch/pytorch 00adac86, the same in 2.x and in vLLM's copy), so `[pip3] name==ver`
 /// is collect_env's own line, not pip's (see `pip_line`).
+///
+/// vLLM's copy opens with its `System Info` section (`env_info_fmt` of `vllm/collect_env.py`,
+/// vllm-project/vllm at 030ea52e: `==============================`, `        System Info`, the
+/// rule again, then `OS`, `GCC version`, `Clang version`, `CMake version` and `Libc version`
+/// padded to one column before ` : `), and `main` prints `Collecting environment information...`
+/// above it (`get_pip_packages` then `uv is set` where pip is missing from a uv venv). Those
+/// keys are printed by other reports too, so that section is recognised by its title between
+/// the rules followed by the padded `OS` key ([`vllm_system_info`]): a paste cut into blocks
+/// reads the section with the rest of the output.
 pub fn looks_like(text: &str) -> bool {
+    if vllm_system_info(text) {
+        return true;
+    }
     let mut torch = false;
     let mut cuda_build = false;
     let mut own: Vec<&'static str> = Vec::new();
@@ -159,6 +171,21 @@ pub fn looks_like(text: &str) -> bool {
         }
     }
     false
+}
+
+/// vLLM's `System Info` section head (see [`looks_like`]): a rule of `=`, the title alone on its
+/// line, the rule again, and the padded `OS` key (`OS` then spaces then `:`) on the next line.
+fn vllm_system_info(text: &str) -> bool {
+    let rule = |l: &str| l.len() >= 10 && l.bytes().all(|b| b == b'=');
+    let lines: Vec<&str> = text.lines().take(200).map(strip_quote).collect();
+    lines.windows(4).any(|w| {
+        rule(w[0])
+            && w[1] == "System Info"
+            && rule(w[2])
+            && w[3]
+                .strip_prefix("OS ")
+                .is_some_and(|r| r.trim_start_matches(' ').starts_with(':'))
+    })
 }
 
 /// The keys of `env_info_fmt` that no other tool prints as `Key: value` lines (`OS`, `GCC
@@ -858,5 +885,43 @@ mod tests {
         fn random_text_never_panics(s in "\\PC{0,600}") {
             let _ = parse_collect_env(&s);
         }
+    }
+    /// vLLM's collect_env opens with `System Info` (OS, GCC, Clang, CMake, Libc) above a blank
+    /// line: that block alone is vLLM's output and is read with the rest
+    /// (flashinfer-ai/flashinfer#3279 and vllm-project/vllm#42186, h135's corpus texts).
+    #[test]
+    fn vllm_system_info_section_is_collect_env() {
+        let head = "Collecting environment information...\nuv is set\n==============================\n        System Info\n==============================\nOS                           : Ubuntu 24.04.4 LTS (x86_64)\nGCC version                  : (Ubuntu 13.3.0-6ubuntu2~24.04.1) 13.3.0\nClang version                : Could not collect\nCMake version                : version 3.28.3\nLibc version                 : glibc-2.39\n";
+        assert!(looks_like(head));
+        let whole = format!(
+            "{head}\n==============================\n       PyTorch Info\n==============================\nPyTorch version              : 2.11.0+cu130\nIs debug build               : False\nCUDA used to build PyTorch   : 13.0\n"
+        );
+        let e = parse_collect_env(&whole);
+        assert_eq!(e.os.as_deref(), Some("Ubuntu 24.04.4 LTS (x86_64)"));
+        assert_eq!(e.libc.as_deref(), Some("glibc-2.39"));
+        assert_eq!(e.cmake.as_deref(), Some("version 3.28.3"));
+        assert_eq!(e.torch_version.as_deref(), Some("2.11.0+cu130"));
+        let r = crate::evidence::segment::segment(&whole);
+        assert!(r.unread.is_empty(), "{:?}", r.unread);
+        assert_eq!(r.parts.len(), 1);
+        assert_eq!(r.parts[0].kind.name(), "torch-collect-env");
+        // quoted in a post, the same
+        let quoted: String = head.lines().map(|l| format!("> {l}\n")).collect();
+        assert!(looks_like(&quoted));
+        // neighbours: another report's OS line, a title without the rules, the padded key
+        // under another title, the torch format's own `OS:` without vLLM's head
+        assert!(!looks_like(
+            "OS                           : Ubuntu 22.04\nGCC version : 11.4.0\n"
+        ));
+        assert!(!looks_like(
+            "System Info\nOS                           : Ubuntu 22.04\n"
+        ));
+        assert!(!looks_like(
+            "==============================\n       CPU Info\n==============================\nOS                           : Ubuntu 22.04\n"
+        ));
+        assert!(!looks_like(
+            "==============================\n        System Info\n==============================\nOS: Ubuntu 22.04 is what I run\n"
+        ));
+        assert!(!looks_like("== System Info ==\nOS : Ubuntu\n"));
     }
 }

@@ -32,6 +32,16 @@
 //!   PyTorch was built for and the hardware CCs it supports:", one "- %d.%d which supports
 //!   hardware CC %s" line per entry of the list (a cubin and a PTX of one architecture are two
 //!   lines), then "Please follow the instructions at … one of these CUDA versions: …";
+//! - `torchvision/extension.py` (pytorch/vision, read at 0341aa50 and 0d7913da;
+//!   `_check_cuda_version`): where torchvision's `_C` ops report a CUDA (`_cuda_version()`)
+//!   other than `torch.version.cuda`, importing torchvision raises `RuntimeError("Detected that
+//!   PyTorch and torchvision were compiled with different CUDA versions. PyTorch has CUDA
+//!   Version={}.{} and torchvision has CUDA Version={}.{}. Please reinstall the torchvision that
+//!   matches your PyTorch install.")`; later releases compare the major only and say `different
+//!   CUDA major versions` (the wording of public pastes from torchvision 0.16 on, e.g.
+//!   deforum/deforum-stable-diffusion#348) with the same two `Version=X.Y`. A rich console wraps
+//!   the message over several lines, so it is read from the text with its line breaks folded
+//!   ([`extension_cuda_mismatch`]);
 //! - `c10/cuda/CUDAException.cpp`: `CUDA error: <cudaGetErrorString>` with its hints ("CUDA
 //!   kernel errors might be asynchronously reported …", "consider passing CUDA_LAUNCH_BLOCKING=1",
 //!   "Compile with `TORCH_USE_CUDA_DSA`");
@@ -282,6 +292,10 @@ pub struct CudaRuntimeLog {
     /// user-mode driver (libcuda, the "DSO") of different versions ([`kernel_dso_mismatch`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kernel_dso_mismatch: Option<KernelDsoMismatch>,
+    /// A torch extension (torchvision) refused to load because it was built for another CUDA
+    /// than PyTorch ([`extension_cuda_mismatch`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub extension_cuda_mismatch: Option<ExtensionCudaMismatch>,
     /// Lines that carried one of these messages.
     pub lines: u64,
 }
@@ -318,6 +332,62 @@ pub fn kernel_dso_mismatch(line: &str) -> Option<(&str, &str)> {
     let c = KERNEL_DSO.captures(line)?;
     let (k, d) = (c.get(1)?.as_str(), c.get(2)?.as_str());
     (k != d).then_some((k, d))
+}
+
+/// torchvision's `_check_cuda_version` (see the module's sources): the extension and PyTorch
+/// were built for different CUDA versions, so the extension's ops do not load.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ExtensionCudaMismatch {
+    /// The extension that refused, as the message names it (`torchvision`).
+    pub extension: String,
+    /// The CUDA PyTorch was built for (`11.7`).
+    pub torch_cuda: String,
+    /// The CUDA the extension was built for (`11.8`).
+    pub extension_cuda: String,
+    /// The message, its line breaks folded into spaces.
+    pub line: String,
+}
+
+const EXTENSION_CUDA_HEAD: &str = "Detected that PyTorch and ";
+
+static EXTENSION_CUDA: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"Detected that PyTorch and (\w+) were compiled with different CUDA (?:major )?versions\. ?PyTorch has CUDA Version=(\d{1,2}\.\d{1,2}) and (\w+) has CUDA Version=(\d{1,2}\.\d{1,2})\b")
+        .expect("static regex")
+});
+
+/// The first extension-versus-PyTorch CUDA mismatch `text` reports: the message from its head,
+/// over at most six lines (a console wraps it; `│` frames and the spaces around line breaks
+/// fold into one space), where the two versions it prints differ and the extension it names in
+/// both places is the same.
+pub fn extension_cuda_mismatch(text: &str) -> Option<ExtensionCudaMismatch> {
+    for (at, _) in text.match_indices(EXTENSION_CUDA_HEAD) {
+        let rest = &text[at..];
+        let end = rest
+            .char_indices()
+            .filter(|(_, c)| *c == '\n')
+            .nth(5)
+            .map_or(rest.len(), |(i, _)| i);
+        let folded = rest[..end]
+            .split(|c: char| c.is_whitespace() || c == '│')
+            .filter(|w| !w.is_empty())
+            .collect::<Vec<_>>()
+            .join(" ");
+        let Some(c) = EXTENSION_CUDA.captures(&folded) else {
+            continue;
+        };
+        let (ext, t, ext2, e) = (&c[1], &c[2], &c[3], &c[4]);
+        if ext != ext2 || t == e {
+            continue;
+        }
+        let whole = c.get(0).map_or("", |m| m.as_str());
+        return Some(ExtensionCudaMismatch {
+            extension: ext.into(),
+            torch_cuda: t.into(),
+            extension_cuda: e.into(),
+            line: super::clip(whole, super::MAX_TEXT),
+        });
+    }
+    None
 }
 
 /// (runtime name, number, cudaGetErrorString text, CUresult name, category).
@@ -1039,7 +1109,23 @@ fn check_vs_0(
     }
     let c = CHECK_VS_0.captures(line)?;
     let code: u32 = c[1].parse().ok()?;
-    by_message(c[2].trim()).filter(|e| e.1 == code)
+    let text = c[2].trim();
+    by_message(text).filter(|e| e.1 == code).or_else(|| {
+        // the check's line retold inside a sentence of a question (a Stack Overflow question
+        // machine-translated into Chinese, h142: `我知道Check failed: error == cudaSuccess (2
+        // vs. 0) out of memory我得到的错误是…`): the runtime's text for that number, then
+        // text that is not an ASCII letter or digit (the sentence's own script, punctuation)
+        CUDA_ERRORS.iter().find(|e| {
+            e.1 == code
+                && text.len() > e.2.len()
+                && text.is_char_boundary(e.2.len())
+                && text[..e.2.len()].eq_ignore_ascii_case(e.2)
+                && text[e.2.len()..]
+                    .chars()
+                    .next()
+                    .is_some_and(|ch| !ch.is_ascii() && ch.is_alphabetic())
+        })
+    })
 }
 
 /// The table's error for a `Error <N>: <text>` whose number and text agree.
@@ -1356,6 +1442,7 @@ fn cuda_gdb_exception(line: &str) -> Option<&'static str> {
 pub fn recognised_line(line: &str) -> bool {
     device_query_count(line).is_some()
         || kernel_dso_mismatch(line).is_some()
+        || (line.contains(EXTENSION_CUDA_HEAD) && line.contains(" were compiled with different"))
         || line.contains("NVIDIA driver on your system is too old")
         || line.contains("Found no NVIDIA driver on your system")
         || line.contains("CUDA driver version is insufficient for CUDA runtime version")
@@ -1442,6 +1529,8 @@ pub(crate) fn anchor_phrases() -> Vec<&'static str> {
         "CUDA_ERROR_",
         // `kernel_dso_mismatch`: TF's diagnostics
         "does not match DSO version",
+        // `extension_cuda_mismatch`: torchvision's `_check_cuda_version`
+        EXTENSION_CUDA_HEAD,
         "THCudaCheck FAIL",
         "cuda runtime error (",
         "Cuda failure",
@@ -1579,6 +1668,7 @@ pub fn parse_cuda_runtime_log(text: &str) -> CudaRuntimeLog {
     let mut first_assert_line: Option<String> = None;
     // a `CUDA::error` message wrapped after `<file>(<line>):`: its `error: <text>` is next
     let mut wrapped_cpp = false;
+    let mut extension_head = false;
     for line in super::content_lines(text) {
         if std::mem::take(&mut wrapped_cpp)
             && let Some(e) = wrapped_cpp_cuda_error(line)
@@ -1596,6 +1686,8 @@ pub fn parse_cuda_runtime_log(text: &str) -> CudaRuntimeLog {
             continue;
         }
         device_query_code = device_query_count(line);
+        // the message may be wrapped over the next lines: read from the text after the loop
+        extension_head |= line.contains(EXTENSION_CUDA_HEAD);
         if out.kernel_dso_mismatch.is_none()
             && let Some((k, d)) = kernel_dso_mismatch(line)
         {
@@ -2016,6 +2108,9 @@ pub fn parse_cuda_runtime_log(text: &str) -> CudaRuntimeLog {
             out.lines += 1;
         }
     }
+    if extension_head {
+        out.extension_cuda_mismatch = extension_cuda_mismatch(text);
+    }
     // the runtime returns cudaErrorAssert to the next synchronisation after a device-side
     // assert: a text that shows only the assertion lines (cut before the traceback) shows it
     if let Some(l) = first_assert_line
@@ -2136,6 +2231,10 @@ impl super::EvidenceKind for CudaRuntimeKind {
                 "kernel_dso_mismatch",
                 "TensorFlow's CUDA diagnostics: the loaded kernel module's and libcuda's versions differ (kernel_version, dso_version, line); the `nvml` probe of a host known from text reads it as NVML failing",
             ),
+            (
+                "extension_cuda_mismatch",
+                "torchvision's `_check_cuda_version`: the extension and PyTorch were built for different CUDA versions (extension, torch_cuda, extension_cuda, line)",
+            ),
             ("lines", "lines that carried one of these messages"),
         ]
     }
@@ -2154,6 +2253,64 @@ impl super::EvidenceKind for CudaRuntimeKind {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn torchvision_built_for_another_cuda_is_read_wrapped_or_not() {
+        // h141: sd-1click-colab#30 (the traceback, one line) and sd-easy-mode#18 (wrapped at 80
+        // columns by a rich console, trailing spaces kept)
+        for (t, name) in [
+            (
+                include_str!(
+                    "../../tests/fixtures/corpus/h141_tvcuda_sd1click30_torch117_tv118_traceback.txt"
+                ),
+                "one line",
+            ),
+            (
+                include_str!(
+                    "../../tests/fixtures/corpus/h141_tvcuda_sdeasymode18_wrapped_torch117_tv118.txt"
+                ),
+                "wrapped",
+            ),
+        ] {
+            assert!(looks_like(t), "{name}");
+            let m = parse_cuda_runtime_log(t)
+                .extension_cuda_mismatch
+                .expect(name);
+            assert_eq!(
+                (
+                    m.extension.as_str(),
+                    m.torch_cuda.as_str(),
+                    m.extension_cuda.as_str()
+                ),
+                ("torchvision", "11.7", "11.8"),
+                "{name}"
+            );
+            assert!(m.line.ends_with("CUDA Version=11.8"), "{name}: {}", m.line);
+        }
+        // the later wording (major versions only), inside a rich traceback's frame
+        let t = "\u{2502} RuntimeError: Detected that PyTorch and torchvision were compiled with different CUDA major \u{2502}\n\u{2502} versions. PyTorch has CUDA Version=12.1 and torchvision has CUDA Version=11.8. Please \u{2502}\n";
+        let m = extension_cuda_mismatch(t).unwrap();
+        assert_eq!(
+            (m.torch_cuda.as_str(), m.extension_cuda.as_str()),
+            ("12.1", "11.8")
+        );
+        // neighbours not claimed: the head without versions (prose, a title cut short), equal
+        // versions, two different names, torchvision's other refusal, a CPU-only message
+        for t in [
+            "RuntimeError: Detected that PyTorch and torchvision were compiled with different CUDA versions. Please reinstall",
+            "Detected that PyTorch and torchvision were compiled with different CUDA versions. PyTorch has CUDA Version=11.8 and torchvision has CUDA Version=11.8.",
+            "Detected that PyTorch and torchvision were compiled with different CUDA versions. PyTorch has CUDA Version=11.7 and torchaudio has CUDA Version=11.8.",
+            "RuntimeError: Couldn't load custom C++ ops. This can happen if your PyTorch and torchvision versions are incompatible",
+            "PyTorch has CUDA Version=11.7 and torchvision has CUDA Version=11.8.",
+        ] {
+            assert_eq!(extension_cuda_mismatch(t), None, "{t}");
+            assert_eq!(
+                parse_cuda_runtime_log(t).extension_cuda_mismatch,
+                None,
+                "{t}"
+            );
+        }
+    }
 
     #[test]
     fn tensorflow_s_kernel_dso_mismatch_is_read_where_both_versions_are_known_and_differ() {
@@ -2223,8 +2380,19 @@ mod tests {
         }
         // neighbours: a number that disagrees with the text, a check of another API, glog's
         // CHECK of something else, prose
+        // the line retold inside a machine-translated question's sentence (qa.1r1g.com's copy
+        // of a Stack Overflow question, h142)
+        let t = include_str!(
+            "../../tests/fixtures/corpus/h142_forum_1r1g_caffe_segnet_oom_batch1_question.txt"
+        );
+        let log = parse_cuda_runtime_log(t);
+        let names: Vec<&str> = log.errors.iter().map(|e| e.name.as_str()).collect();
+        assert_eq!(names, vec!["cudaErrorMemoryAllocation"]);
         for t in [
             "Check failed: error == cudaSuccess (3 vs. 0)  out of memory",
+            "Check failed: error == cudaSuccess (3 vs. 0) out of memory我得到",
+            "Check failed: error == cudaSuccess (2 vs. 0) out of memoryless",
+            "Check failed: error == cudaSuccess (2 vs. 0) out of memory, again",
             "Check failed: status == CUBLAS_STATUS_SUCCESS (13 vs. 0)  CUBLAS_STATUS_EXECUTION_FAILED",
             "Check failed: count == 2 (3 vs. 2)  out of memory",
             "the check failed (2 vs. 0) with out of memory",

@@ -28,6 +28,15 @@
 //! - XLA's `xla/stream_executor/cuda/cuda_dnn.cc` (`CudnnSupport::Init`, run as a GPU's stream
 //!   executor starts): "Loaded runtime CuDNN library: X but source was compiled with: Y. CuDNN
 //!   library needs to have matching major version and equal or higher minor version."
+//!   TensorFlow 0.x-1.x's `tensorflow/stream_executor/cuda/cuda_dnn.cc` (`CudnnSupport::Init`,
+//!   before the `CudnnVersion` check of 1.5+; read in the code search's copy of that file, the
+//!   one with the `TF_DISABLE_TENSOR_OP_MATH` switch) compared `cudnnCompatibilityVersion` of
+//!   `cudnnGetVersion()` and `CUDNN_VERSION` and logged `port::StrCat("Loaded runtime CuDNN
+//!   library: ", loaded_version, " (compatibility version ", loaded_compat_version, ") but source
+//!   was compiled with ", CUDNN_VERSION, " (compatibility version ", compiled_compat_version,
+//!   ").  If using a binary install, upgrade your CuDNN library to match. …")`: the bare
+//!   `MAJOR*1000+MINOR*100+PATCH` numbers (5005 is 5.0.5), no colon after "with"; the convolution
+//!   then aborts (`conv_ops.cc … Check failed: stream->parent()->GetConvolveAlgorithms`).
 //! - JAX's `jax/_src/xla_bridge.py` (jax-ml/jax at cec06d11, and `_check_cuda_versions` as
 //!   added in 94045182, 2023): `_suggest_missing_backends` warns only where
 //!   `has_visible_nvidia_gpu()` (`/dev/nvidia0`, WSL2's `/dev/dxg`) and no CUDA backend came up:
@@ -117,6 +126,7 @@ pub fn recognised_line(line: &str) -> bool {
     (line.contains("Could not load dynamic library '") && tf_gpu_library(line).is_some())
         || line.contains("Cannot dlopen some GPU libraries")
         || XLA_CUDNN.is_match(line)
+        || TF1_CUDNN.is_match(line)
         || line.contains("CUDA backend failed to initialize: ")
         || line.contains("but a CUDA-enabled jaxlib is not installed")
         || TORCH_CUDNN.is_match(line)
@@ -140,6 +150,10 @@ static TF0_DSO: LazyLock<Regex> = LazyLock::new(|| {
 });
 static CAFFE2_CUDNN: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"cuDNN compiled \((\d+)\) and runtime \((\d+)\) versions mismatch")
+        .expect("static regex")
+});
+static TF1_CUDNN: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"Loaded runtime CuDNN library: (\d+) \(compatibility version \d+\) but source was compiled with (\d+) \(compatibility version \d+\)")
         .expect("static regex")
 });
 static XLA_CUDNN: LazyLock<Regex> = LazyLock::new(|| {
@@ -220,11 +234,12 @@ impl LibraryProblem {
 
 /// The cuDNN version checks that stop a framework: (the check, framework, the capture groups
 /// of the build's version and of the one found).
-static CUDNN_CHECKS: LazyLock<[(&'static Regex, &'static str, usize, usize); 3]> =
+static CUDNN_CHECKS: LazyLock<[(&'static Regex, &'static str, usize, usize); 4]> =
     LazyLock::new(|| {
         [
             (&*CAFFE2_CUDNN, "Caffe2", 1, 2),
             (&*XLA_CUDNN, "XLA", 2, 1),
+            (&*TF1_CUDNN, "TensorFlow", 2, 1),
             (&*TORCH_CUDNN, "PyTorch", 1, 2),
         ]
     });
@@ -468,6 +483,39 @@ mod tests {
         assert!(p.is_empty(), "{p:?}");
         assert_eq!(u.len(), 1);
         assert_eq!(u[0].library, "libcudart.so.11.0");
+    }
+
+    #[test]
+    fn tensorflow_1x_cudnn_compatibility_check_is_a_version_problem() {
+        // whosebug.com 2129428 (h142): TensorFlow 0.x on a Tesla K20m, cuDNN 5.0.5 loaded
+        // where the build wants 5.1.3
+        let (p, u) = read(&corpus(
+            "h142_tfcudnn_whosebug_k20m_cudnn5005_built5103.txt",
+        ));
+        assert_eq!(p.len(), 1, "{p:?}");
+        assert_eq!(
+            (
+                p[0].framework,
+                p[0].problem,
+                p[0].wanted.as_deref(),
+                p[0].found.as_deref()
+            ),
+            ("TensorFlow", "version", Some("5103"), Some("5005"))
+        );
+        assert!(u.is_empty());
+        // the format alone, and neighbours not claimed: the message's own source line, the
+        // 1.5+ wording without the numbers, prose naming the check
+        assert!(recognised_line(
+            "E tensorflow/stream_executor/cuda/cuda_dnn.cc:378] Loaded runtime CuDNN library: 7101 (compatibility version 7100) but source was compiled with 7003 (compatibility version 7000).  If using a binary install, upgrade your CuDNN library to match."
+        ));
+        for not in [
+            r#"port::StrCat("Loaded runtime CuDNN library: ", loaded_version, " (compatibility version ","#,
+            "Loaded runtime CuDNN library: X (compatibility version Y) but source was compiled with Z",
+            "I got the Loaded runtime CuDNN library error again",
+        ] {
+            assert!(!recognised_line(not), "{not}");
+            assert!(read(not).0.is_empty(), "{not}");
+        }
     }
 
     #[test]

@@ -456,6 +456,12 @@ mod tests {
                 "Thread 1 (Thread 0x7f012db1f740 (LWP 20271)):\n#0  0x00007f012d92bc10 in __tls_get_addr_slow (ti=0x7f01040f0858) at ../sysdeps/x86_64/dl-tls.c:43\n#1  0x00007f012d931ba8 in __tls_get_addr () at ../sysdeps/x86_64/tls_get_addr.S:55\n#2  0x00007f00ad957285 in ncclGroupEnd () at group.cc:176\n",
             ),
             (
+                // GrayboxTech/weightslab#111 (h135): a worker that exited with status 1, the
+                // report on its own line
+                "dataloader-worker-death",
+                "ch: DataLoader worker (pid 2804708) exited unexpectedly with exit code 1. Details are lost due to mul\ntiprocessing. Rerunning with num_workers=0 may give better error trace.\n",
+            ),
+            (
                 // ggml-org/llama.cpp#24400 (h120): ggml_abort behind llama-cli's spinner, then
                 // glibc's backtrace_symbols_fd frames
                 "ggml-abort",

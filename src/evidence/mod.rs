@@ -76,6 +76,7 @@ pub mod jobinfo;
 pub mod jobstats;
 pub mod kernel_log;
 pub mod kube_events;
+pub mod loader_worker;
 pub mod lshca;
 pub mod lsmod;
 pub mod lspci;
@@ -339,6 +340,9 @@ pub static KINDS: &[&dyn EvidenceKind] = &[
     // ggml's abort (`FILE:LINE: GGML_ASSERT(…) failed` / `fatal error`) and glibc's frames: no
     // rule reads it; a CUDA error above it is the CUDA-runtime kind's
     &ggml_abort::GgmlAbortKind,
+    // a DataLoader worker's death (`DataLoader worker (pid N) exited unexpectedly with exit code
+    // C` / `is killed by signal: S`): no rule reads it; a bus error is shm-error-log's
+    &loader_worker::LoaderWorkerKind,
     &nsys_stats::NsysStatsKind,
     &nsys_stats::NvprofSummaryKind,
     &ibstat::IbstatKind,

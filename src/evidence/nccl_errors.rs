@@ -773,6 +773,9 @@ fn warn_result(warn: &str) -> Option<&'static str> {
     if net_init_failed(w) {
         return Some("ncclInvalidUsage");
     }
+    if duplicate_gpu(w) {
+        return Some("ncclInvalidUsage");
+    }
     // the proxy service thread names the result the operation it ran for a rank returned
     let code = |after: &str| -> Option<&'static str> {
         let digits: String = after.chars().take_while(char::is_ascii_digit).collect();
@@ -791,6 +794,23 @@ fn warn_result(warn: &str) -> Option<&'static str> {
     }
     None
 }
+
+/// Two ranks of one host on the same GPU: NVIDIA/nccl `src/init.cc` (`initTransportsRank`, read
+/// at v2.18.1-1 and 5067397c) compares each peer's `hostHash` and `busId` with its own and, on a
+/// match, `WARN("Duplicate GPU detected : rank %d and rank %d both on CUDA device %lx", rank, i,
+/// busId); ret = ncclInvalidUsage; goto fail;`: the communicator's init fails with that result
+/// (torch relays it as `ncclInvalidUsage … Last error: Duplicate GPU detected : …`). The body
+/// `rank %d and rank %d both on CUDA device %lx` is the format's own and no other NCCL message
+/// has it, so it is read wherever a paste keeps it: after NCCL's words, or retyped behind the
+/// poster's own `Error: ` (thomaskalnik.com's 24-GPU DeepSeek run, h142).
+fn duplicate_gpu(w: &str) -> bool {
+    DUPLICATE_GPU.is_match(w)
+}
+
+static DUPLICATE_GPU: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?:^|Duplicate GPU detected : |^Error: )rank \d+ and rank \d+ both on CUDA device [0-9a-fA-F]+\b")
+        .expect("static regex")
+});
 
 /// NCCL could not set up any network for the communicator: NVIDIA/nccl `src/plugin/net.cc`
 /// `ncclNetInit` (2.27 on, read at v2.27.3-1, v2.28.3-1 and 5067397c) tries the plugins
@@ -909,6 +929,7 @@ fn relayed_warn_result(line: &str) -> Option<&'static str> {
         || t.starts_with("NET/IB: Got completion ")
         || t.starts_with("communicator encountered a fatal error (detected in ")
         || t.starts_with("Failed to bind NVLink SHARP (NVLS) Multicast memory of size ")
+        || duplicate_gpu(t)
     {
         return warn_result(t);
     }
@@ -1160,6 +1181,8 @@ const ANCHOR_PHRASES: &[&str] = &[
     "] [c10d - debug] ",
     "] [c10d - trace] ",
     "Ranks    Status  Errors",
+    // `duplicate_gpu`
+    " both on CUDA device ",
 ];
 
 fn parse_work(inner: &str, t: &mut CollectiveTimeout) {
@@ -2204,6 +2227,37 @@ mod tests {
     }
 
     use super::*;
+
+    #[test]
+    fn duplicate_gpu_is_ncclinvalidusage_with_or_without_nccls_header() {
+        // thomaskalnik.com's DeepSeek V3 run (h142): the body retyped behind `Error: `
+        let t =
+            std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(
+                "tests/fixtures/corpus/h142_ncclerr_kalnik_dsv3_duplicate_gpu_rank_mapping.txt",
+            ))
+            .expect("corpus file");
+        let e = parse_nccl_errors(&t);
+        assert_eq!(e.error_results, ["ncclInvalidUsage"], "{e:?}");
+        assert!(
+            e.errors[0]
+                .last_error
+                .as_deref()
+                .is_some_and(|r| r.contains("rank 27 and rank 19 both on CUDA device 53000")),
+            "{e:?}"
+        );
+        assert!(t.lines().all(recognised_line));
+        // NCCL's own WARN with its header
+        let t = "node1:1234:1300 [3] NCCL WARN Duplicate GPU detected : rank 3 and rank 7 both on CUDA device 1b000\n";
+        assert_eq!(parse_nccl_errors(t).error_results, ["ncclInvalidUsage"]);
+        // neighbours not claimed: prose about the check, the format string, other ranks' talk
+        for not in [
+            "I think rank 3 and rank 7 both run on the same GPU\n",
+            r#"WARN("Duplicate GPU detected : rank %d and rank %d both on CUDA device %lx", rank, i, busId);"#,
+            "Error: rank 3 and rank 7 both timed out\n",
+        ] {
+            assert!(parse_nccl_errors(not).error_results.is_empty(), "{not}");
+        }
+    }
 
     #[test]
     fn reasons_lose_the_autolinks_and_carets_a_paste_added() {

@@ -112,8 +112,25 @@ fn is_prompt(line: &str) -> bool {
         })
 }
 
+/// A Markdown code fence: three backticks or tildes (CommonMark 0.31.2, 4.5 "Fenced code
+/// blocks"), but not the position markers CPython 3.11+ prints under a traceback frame's source
+/// line, which can start with three tildes ([`is_traceback_carets`]).
 fn is_fence(line: &str) -> bool {
-    line.trim_start().starts_with("```") || line.trim_start().starts_with("~~~")
+    let t = line.trim_start();
+    t.starts_with("```") || t.starts_with("~~~") && !is_traceback_carets(line)
+}
+
+/// The caret line CPython 3.11+ prints under a frame's source line (PEP 657; python/cpython
+/// `Lib/traceback.py` at `00897611`, `StackSummary.format_frame_summary`'s `output_line`: one
+/// character per column, a space before the instruction, `secondary_char` inside the anchors of
+/// a call, subscript or binary operator and `primary_char` outside them, `_Anchors` defaulting
+/// to `~` and `^`, without anchors `^` alone; the lines indented by `textwrap.indent(…, '    ')`):
+/// `    ~~~~~~~~~~~~~~~~~~~~~~~~~~^^` under `    offload_stream.synchronize()`. After its indent
+/// it holds only `~` and `^`, and a `^` (the anchors' characters, or the whole instruction's):
+/// a tilde fence (`~~~`, `~~~python`) has none.
+pub(crate) fn is_traceback_carets(line: &str) -> bool {
+    let t = line.trim();
+    t.contains('^') && t.chars().all(|c| c == '~' || c == '^')
 }
 
 /// The column heads of an `nvidia-smi topo -m` matrix (`\tGPU0\tGPU1\t…\tCPU Affinity`, its
@@ -1671,5 +1688,38 @@ mod tests {
         assert!(!is_prose(&corpus(
             "h80_nccltests_nvforum360195_b200_cuda700_vllm.log"
         )));
+    }
+    /// CPython 3.11+'s caret lines under a frame's source line start with `~~~` but are no
+    /// fence: a traceback they sit in is one block, read whole
+    /// (github.com/Comfy-Org/ComfyUI/issues/14165, h135's corpus text).
+    #[test]
+    fn python_traceback_carets_are_no_fence() {
+        assert!(is_traceback_carets(
+            "    ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~^^"
+        ));
+        assert!(is_traceback_carets("    ~~~~~~~~~~~~~~~~~~~^^"));
+        assert!(is_traceback_carets("    ^^^^^^^^^^^^^^^^^^^"));
+        assert!(is_traceback_carets("~~~^^~~~"));
+        for fence in ["~~~", "~~~~", "  ~~~python", "~~~ yaml", "```", "````text"] {
+            assert!(!is_traceback_carets(fence), "{fence}");
+            assert!(is_fence(fence), "{fence}");
+        }
+        assert!(!is_fence("    ~~~~~~~~~~~~~~~~~~~^^"));
+        assert!(!is_traceback_carets(""));
+        assert!(!is_traceback_carets("    x ~ ^ y"));
+        let tb = "Traceback (most recent call last):\n  File \"C:\\ComfyUI\\execution.py\", line 541, in execute\n    comfy.model_management.reset_cast_buffers()\n    ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~^^\n  File \"C:\\ComfyUI\\comfy\\model_management.py\", line 1366, in reset_cast_buffers\n    offload_stream.synchronize()\n    ~~~~~~~~~~~~~~~~~~~~~~~~~~^^\ntorch.AcceleratorError: CUDA error: out of memory\n";
+        let r = segment(tb);
+        assert!(r.unread.is_empty(), "{:?}", r.unread);
+        assert_eq!(r.parts.len(), 1);
+        assert_eq!(r.parts[0].kind.name(), "cuda-runtime-log");
+        assert_eq!(r.parts[0].lines, vec![(1, 8)]);
+        // no fence opened by a caret line: the post's paste is its one real fence
+        let post = "It fails:\n```\n  File \"x.py\", line 1, in f\n    g()\n    ~^^\nRuntimeError: CUDA error: out of memory\n```\nthanks\n";
+        assert_eq!(
+            pasted_document(post).as_deref(),
+            Some(
+                "\n\n  File \"x.py\", line 1, in f\n    g()\n    ~^^\nRuntimeError: CUDA error: out of memory\n\n\n"
+            )
+        );
     }
 }

@@ -262,6 +262,10 @@ impl Probe for CudaLog {
                 "library messages not judged: TensorFlow's dlopen failures where the text shows no GPU, JAX's CPU-only jaxlib beside a GPU",
             ),
             (
+                "extension_cuda_mismatch",
+                "a torch extension (torchvision) built for another CUDA than PyTorch refused to load: extension, torch_cuda, extension_cuda, line",
+            ),
+            (
                 "runtime_errors",
                 "errors other than the driver's and the architecture's, each with `next`: the evidence to collect, and for a device-side assert whose assertion line the text holds, `assertion`: its condition, file:line and function",
             ),
