@@ -79,16 +79,41 @@ fn frame(l: &str) -> Option<Frame> {
     })
 }
 
+/// A frame line exactly as `dump_frame` writes it (`Python/traceback.c`: `PUTS(fd, "  File
+/// \"")`, the file, `PUTS(fd, "\", line ")`, the number, `PUTS(fd, " in ")`, the name; every
+/// CPython 3.x): the line starts with `File "` and its number is digits (or `???`) followed by
+/// ` in `. An exception's traceback (`Lib/traceback.py`, `  File "f", line N, in name`) puts a
+/// comma after the number and is not this.
+fn strict_frame(l: &str) -> Option<Frame> {
+    let t = l.trim();
+    if !t.starts_with("File \"") {
+        return None;
+    }
+    let f = frame(t)?;
+    let (_, tail) = t.rsplit_once("\", line ")?;
+    let (num, _) = tail.split_once(" in ")?;
+    (num == "???" || !num.is_empty() && num.chars().all(|c| c.is_ascii_digit())).then_some(f)
+}
+
+/// Frame lines in `dump_frame`'s own shape needed, one after the other, to take a paste without
+/// its thread header (the poster or the page kept the frames only) as a faulthandler dump.
+const HEADERLESS_FRAMES: usize = 3;
+
 /// True when the text holds a faulthandler dump: a thread header followed (past the line
-/// prefixes logs add) by a frame line or `<no Python frame>`.
+/// prefixes logs add) by a frame line or `<no Python frame>`, or, without a header, at least
+/// [`HEADERLESS_FRAMES`] consecutive frame lines in `dump_frame`'s exact shape.
 pub fn looks_like_faulthandler_dump(text: &str) -> bool {
     let lines: Vec<&str> = super::content_lines(text).take(20_000).collect();
-    lines.iter().enumerate().any(|(i, l)| {
+    let headed = lines.iter().enumerate().any(|(i, l)| {
         header(l).is_some()
             && lines[i + 1..].iter().take(2).any(|n| {
                 n.contains("<no Python frame>") || n.contains("File \"") || n.contains("File ???")
             })
-    })
+    });
+    headed
+        || lines
+            .windows(HEADERLESS_FRAMES)
+            .any(|w| w.iter().all(|l| strict_frame(l).is_some()))
 }
 
 /// The dump in py-spy's shape: one process (a faulthandler dump is one process's), its threads.
@@ -116,6 +141,11 @@ pub fn parse_faulthandler_dump(text: &str) -> PyspyDump {
                 frames: Vec::new(),
             });
             continue;
+        }
+        // frames pasted without their header: a thread faulthandler did not name (its
+        // `Thread 0x…` line is not in the text), as `Stack (most recent call first):` gives
+        if p.threads.is_empty() && strict_frame(l).is_some() {
+            p.threads.push(Thread::default());
         }
         let Some(th) = p.threads.last_mut() else {
             continue;
@@ -289,6 +319,33 @@ Thread 0x00007ff406132180 (most recent call first):\n  File \"torch/distributed/
         assert_eq!(th.frames.len(), 2);
         assert_eq!(th.frames[1].file, "???");
         assert_eq!(th.frames[1].line, None);
+    }
+
+    #[test]
+    fn frames_pasted_without_their_thread_header() {
+        // vllm-project/vllm#2731: the poster's stack, `dump_frame`'s lines only, in all_reduce
+        let t = test_corpus("h140_faulthandler_vllm2731_tp_all_reduce_stuck.txt");
+        assert!(looks_like_faulthandler_dump(&t));
+        let d = parse_faulthandler_dump(&t);
+        let p = &d.processes[0];
+        assert_eq!(p.threads.len(), 1);
+        let th = &p.threads[0];
+        assert_eq!(th.id, "");
+        assert_eq!(th.name, None);
+        assert_eq!(th.frames.len(), 12);
+        assert_eq!(th.frames[0].line, Some(2050));
+        assert!(
+            matches!(activity(th), Activity::Collective { ref op, .. } if op == "all_reduce"),
+            "{:?}",
+            activity(th)
+        );
+        // fewer than three such lines, or lines of an exception's traceback (a comma after the
+        // number), are not a dump
+        let two = "  File \"a.py\", line 1 in f\n  File \"b.py\", line 2 in g\n";
+        assert!(!looks_like_faulthandler_dump(two));
+        let tb = "  File \"a.py\", line 1, in f\n  File \"b.py\", line 2, in g\n  File \"c.py\", line 3, in h\n";
+        assert!(!looks_like_faulthandler_dump(tb));
+        assert!(parse_faulthandler_dump(tb).processes.is_empty());
     }
 
     #[test]

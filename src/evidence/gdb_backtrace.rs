@@ -615,6 +615,7 @@ impl super::EvidenceKind for GdbBacktraceKind {
 mod tests {
     use super::*;
     use crate::evidence::pyspy_dump::{Activity, activity};
+    use crate::test_corpus;
 
     /// github.com/pytorch/pytorch/issues/52916: DistributedDataParallel's constructor hangs
     /// with NCCL; gdb's backtrace of the hung process's main thread
@@ -727,6 +728,61 @@ mod tests {
     const ONECCL_ALLGATHER: &str = "#0  0x0000145afa2a9e40 in ccl_executor::wait(ccl_request const*) () from /home/ratnampa/2025_1/ccl/2021.15/lib/libccl.so.1\n\
 #1  0x0000145afa164cf1 in ccl_coll_create(ccl_coll_param&, ccl_coll_attr const&) ()\n   from /home/ratnampa/2025_1/ccl/2021.15/lib/libccl.so.1\n\
 #2  0x0000145afa163a31 in ccl_allgather_impl(void const*, void*, unsigned long, ccl::v1::datatype, ccl_coll_attr const&, ccl_comm*, ccl_stream const*, std::vector<ccl::v1::event, std::allocator<ccl::v1::event> > const&) ()\n   from /home/ratnampa/2025_1/ccl/2021.15/lib/libccl.so.1\n";
+
+    #[test]
+    fn a_tensorrt_llm_nccl_plugins_enqueue_is_its_collective() {
+        // NVIDIA/TensorRT-LLM#2560: the executionLoop thread waiting under
+        // AllgatherPlugin::enqueue (a cudaStreamQuery beneath it)
+        let t = test_corpus("h140_gdb_trtllm2560_execution_loop_allgather_plugin.txt");
+        assert!(looks_like_gdb_backtrace(&t));
+        let d = parse_gdb_backtrace(&t);
+        let th = &d.processes[0].threads[0];
+        assert_eq!(th.name.as_deref(), Some("executionLoop"));
+        match activity(th) {
+            Activity::Collective { op, frame } => {
+                assert_eq!(op, "all_gather");
+                assert!(frame.starts_with("tensorrt_llm::plugins::AllgatherPlugin::enqueue ("));
+            }
+            other => panic!("{other:?}"),
+        }
+        // the other plugins, with debug info
+        for (plugin, op) in [
+            ("AllreducePlugin", "all_reduce"),
+            ("ReduceScatterPlugin", "reduce_scatter"),
+            ("SendPlugin", "send"),
+            ("RecvPlugin", "recv"),
+        ] {
+            let text = format!(
+                "Thread 1 (Thread 0x7f (LWP 9) \"python3\"):\n#0  0x00007f in tensorrt_llm::plugins::{plugin}::enqueue(nvinfer1::PluginTensorDesc const*, void*, CUstream_st*) (this=0x1) at /src/cpp/tensorrt_llm/plugins/ncclPlugin/x.cpp:98\n"
+            );
+            let th = &parse_gdb_backtrace(&text).processes[0].threads[0];
+            assert!(
+                matches!(activity(th), Activity::Collective { op: ref o, .. } if o == op),
+                "{plugin}: {:?}",
+                activity(th)
+            );
+        }
+        // neighbours not claimed: a plugin that is no collective, a plugin's other method
+        for f in [
+            "tensorrt_llm::plugins::GPTAttentionPlugin::enqueue(int)",
+            "tensorrt_llm::plugins::AllgatherPlugin::initialize()",
+        ] {
+            let text = format!(
+                "Thread 1 (Thread 0x7f (LWP 9) \"python3\"):\n#0  0x00007f in {f} () from /x/libnvinfer_plugin_tensorrt_llm.so\n"
+            );
+            let th = &parse_gdb_backtrace(&text).processes[0].threads[0];
+            assert_eq!(activity(th), Activity::Other, "{f}");
+        }
+        // the same issue's idle helper threads are no collective
+        let t = test_corpus("h140_gdb_trtllm2560_helper_threads_poll_epoll.txt");
+        let d = parse_gdb_backtrace(&t);
+        assert!(
+            d.processes
+                .iter()
+                .flat_map(|p| &p.threads)
+                .all(|t| activity(t) == Activity::Other)
+        );
+    }
 
     #[test]
     fn nccl_launching_a_groups_kernel_is_inside_the_collective() {

@@ -760,6 +760,9 @@ pub fn activity(t: &Thread) -> Activity {
     if let Some(c) = t.frames.iter().find_map(collective_at) {
         return c;
     }
+    if let Some(c) = pynccl_warmup(t) {
+        return c;
+    }
     for f in &t.frames {
         let name = py_name(f);
         let py_sync = name == "synchronize"
@@ -809,6 +812,12 @@ fn collective_at(f: &Frame) -> Option<Activity> {
     if let Some(op) = nccl_device_code(f) {
         return Some(Activity::Collective { op, frame: at(f) });
     }
+    if let Some(op) = trtllm_plugin_collective(f) {
+        return Some(Activity::Collective {
+            op: op.to_string(),
+            frame: at(f),
+        });
+    }
     if let Some(op) = serving_collective(f) {
         return Some(Activity::Collective {
             op: op.to_string(),
@@ -816,6 +825,55 @@ fn collective_at(f: &Frame) -> Option<Activity> {
         });
     }
     None
+}
+
+/// The warm-up all-reduce of vLLM's and SGLang's `PyNcclCommunicator`: its `__init__`
+/// (`distributed/device_communicators/pynccl.py`; sgl-project/sglang 06c48ca8, the stored copy
+/// read by the search tool, and vLLM's of which it is a fork) creates the communicator with
+/// `ncclCommInitRank`, then, under "# A small all_reduce for warmup.", runs `self.all_reduce(data)`
+/// on a one-element tensor and `self.stream.synchronize()` (vLLM: `stream.synchronize()`). The
+/// all-reduce only enqueues `ncclAllReduce` and returns; the stream's synchronize then waits for
+/// it, and with it for every rank of the group, so a thread in a `torch/cuda/` `synchronize`
+/// called directly by `__init__` of `pynccl.py` is in that collective, not in a host sync of a
+/// step. py-spy prints the file as short as the target's `sys.path` allows (`pynccl.py`,
+/// `sglang/srt/distributed/device_communicators/pynccl.py`), so the name's end is matched.
+fn pynccl_warmup(t: &Thread) -> Option<Activity> {
+    t.frames.windows(2).find_map(|w| {
+        let (sync, caller) = (&w[0], &w[1]);
+        let file = caller.file.replace('\\', "/");
+        (py_name(sync) == "synchronize"
+            && sync.file.contains("torch/cuda/")
+            && py_name(caller) == "__init__"
+            && caller.line.is_some()
+            && (file == "pynccl.py" || file.ends_with("/pynccl.py")))
+        .then(|| Activity::Collective {
+            op: "all_reduce".to_string(),
+            frame: at(caller),
+        })
+    })
+}
+
+/// TensorRT-LLM's NCCL plugins (NVIDIA/TensorRT-LLM `cpp/tensorrt_llm/plugins/ncclPlugin/`,
+/// read at 14e801da: `AllgatherPlugin::enqueue` calls `ncclAllGather(…, stream)`; the sibling
+/// `allreducePlugin.cpp`, `reduceScatterPlugin.cpp`, `sendPlugin.cpp` and `recvPlugin.cpp`
+/// enqueue `ncclAllReduce` (or the custom all-reduce kernel), `ncclReduceScatter`, `ncclSend`
+/// and `ncclRecv`): TensorRT runs a plugin layer by calling its `enqueue` on the engine's
+/// stream, so a native frame `tensorrt_llm::plugins::<Op>Plugin::enqueue` (gdb, `--native`) is
+/// the engine inside that collective → the op as `torch.distributed` names it.
+fn trtllm_plugin_collective(f: &Frame) -> Option<&'static str> {
+    // a C++ symbol, with or without debug info (`at allgatherPlugin.cpp:98` or `from lib….so`)
+    let class = f
+        .function
+        .strip_prefix("tensorrt_llm::plugins::")?
+        .strip_suffix("::enqueue")?;
+    Some(match class {
+        "AllreducePlugin" => "all_reduce",
+        "AllgatherPlugin" => "all_gather",
+        "ReduceScatterPlugin" => "reduce_scatter",
+        "SendPlugin" => "send",
+        "RecvPlugin" => "recv",
+        _ => return None,
+    })
 }
 
 /// vLLM's and SGLang's own collectives, which do not pass through `distributed_c10d.py`: a
@@ -982,6 +1040,7 @@ impl super::EvidenceKind for PyspyDumpKind {
 mod tests {
     use super::*;
     use crate::evidence::testutil::{fixture, prefixes};
+    use crate::test_corpus;
 
     #[test]
     fn a_second_main_thread_is_the_next_process() {
@@ -1212,6 +1271,54 @@ mod tests {
                 .is_some_and(|(_, s, _)| !s.as_deref().is_some_and(|s| STATUS_WORDS.contains(&s)))
         );
         assert_eq!(thread_header("Thread (most recent call first):"), None);
+    }
+
+    #[test]
+    fn a_pynccl_communicators_warm_up_synchronize_is_its_all_reduce() {
+        // devopsrustem/slurmv4 3/14.sh: SGLang 0.5.9 over two nodes, every scheduler of node
+        // 0007 in the stream synchronize under PyNcclCommunicator.__init__'s warm-up all_reduce
+        let t = test_corpus("h140_pyspy_slurmv4_sglang_two_nodes_pynccl_warmup_synchronize.txt");
+        assert!(looks_like_pyspy_dump(&t));
+        let d = parse_pyspy_dump(&t);
+        assert_eq!(d.processes.len(), 8);
+        for p in &d.processes {
+            let m = p.main_thread().unwrap();
+            match activity(m) {
+                Activity::Collective { op, frame } => {
+                    assert_eq!(op, "all_reduce");
+                    assert_eq!(frame, "__init__ (pynccl.py:121)");
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+        // the full path py-spy prints when sys.path does not shorten it
+        let full = "Thread 7 (active): \"MainThread\"\n    synchronize (torch/cuda/streams.py:102)\n    __init__ (sglang/srt/distributed/device_communicators/pynccl.py:121)\n";
+        let th = &parse_pyspy_dump(full).processes[0].threads[0];
+        assert!(matches!(activity(th), Activity::Collective { ref op, .. } if op == "all_reduce"));
+        // neighbours not claimed: a step's own synchronize, a synchronize called by another
+        // `__init__`, and pynccl's __init__ without a synchronize under it
+        for (text, want) in [
+            (
+                "Thread 7 (active): \"MainThread\"\n    synchronize (torch/cuda/__init__.py:801)\n    train_step (train.py:40)\n",
+                "host_sync",
+            ),
+            (
+                "Thread 7 (active): \"MainThread\"\n    synchronize (torch/cuda/streams.py:102)\n    __init__ (my_pynccl_cache.py:12)\n",
+                "host_sync",
+            ),
+            (
+                "Thread 7 (active): \"MainThread\"\n    __init__ (pynccl.py:104)\n    __init__ (distributed/parallel_state.py:338)\n",
+                "other",
+            ),
+        ] {
+            let th = &parse_pyspy_dump(text).processes[0].threads[0];
+            let got = match activity(th) {
+                Activity::HostSync { .. } => "host_sync",
+                Activity::Other => "other",
+                other => panic!("{text}: {other:?}"),
+            };
+            assert_eq!(got, want, "{text}");
+        }
     }
 
     #[test]
