@@ -33,7 +33,16 @@ const CAPTURED: &[&str] = &[
 ];
 
 /// The floor `GPUFIX_CORPUS_STRICT=1` (run by `.ci/run`) holds: the whole corpus's figures after
-/// the session of 2026-12-07 (sealed batches h127-h134: 2026 issues, the memory layer, stacks
+/// the second session of 2026-12-07 (sealed batches h135-h143: 2026 issues, OOMs and CUDA errors
+/// off GitHub, hung multi-GPU jobs, data-pipeline configs and logs, NVIDIA's and the fabric's
+/// tools, stacks, environment reports, pages off GitHub, NCCL INFO logs; TensorFlow's
+/// kernel/DSO mismatch, vLLM's and SGLang's own collectives, torch's `[rankN]: ` carrier, the
+/// `dataloader-worker-death` and `lshca` kinds, `cuda.torch-extension-cuda-mismatch`; 2,263
+/// artifacts): 936 of 1,021 detected (916.7 per mille), 0 healthy with a false finding, 0
+/// unreadable (h142's GTX 1050 table and h12's TensorFlow mismatch given an `allow` at the merge,
+/// see the corpus README). Every artifact detected before is detected still; the new misses are
+/// two of the batches' own (h137's Polaris tcp fallback, h138's ms-swift command). Before them,
+/// after the session of 2026-12-07 (sealed batches h127-h134: 2026 issues, the memory layer, stacks
 /// and profiles, the nvidia-smi family, NCCL logs and fabric tools, container specs and
 /// configs, the driver layer, the CUDA runtime layer off GitHub; NVRM's API mismatch and
 /// NV_ERR_NO_MEMORY in kernel logs (`memory.driver-no-memory`), mallocMC's and Enoki's
@@ -196,7 +205,7 @@ const CAPTURED: &[&str] = &[
 /// 35 MB Kineto trace of h11 is judged within `plan`'s probe timeout depends on the machine's
 /// load. A change that reads the corpus worse fails CI; one that reads it better raises these.
 /// Issue 24's target is 95% detected, 0 and 0: the detected share is not met.
-const FLOOR_DETECTED_PER_MILLE: usize = 914;
+const FLOOR_DETECTED_PER_MILLE: usize = 916;
 const MAX_FALSE_ON_HEALTHY: usize = 0;
 const MAX_UNREADABLE: usize = 0;
 

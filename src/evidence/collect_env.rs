@@ -131,7 +131,7 @@ pub struct CollectEnv {
 /// padded to one column before ` : `), and `main` prints `Collecting environment information...`
 /// above it (`get_pip_packages` then `uv is set` where pip is missing from a uv venv). Those
 /// keys are printed by other reports too, so that section is recognised by its title between
-/// the rules followed by the padded `OS` key ([`vllm_system_info`]): a paste cut into blocks
+/// the rules followed by the padded `OS` key (`vllm_system_info`): a paste cut into blocks
 /// reads the section with the rest of the output.
 pub fn looks_like(text: &str) -> bool {
     if vllm_system_info(text) {

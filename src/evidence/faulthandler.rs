@@ -101,7 +101,7 @@ const HEADERLESS_FRAMES: usize = 3;
 
 /// True when the text holds a faulthandler dump: a thread header followed (past the line
 /// prefixes logs add) by a frame line or `<no Python frame>`, or, without a header, at least
-/// [`HEADERLESS_FRAMES`] consecutive frame lines in `dump_frame`'s exact shape.
+/// `HEADERLESS_FRAMES` (three) consecutive frame lines in `dump_frame`'s exact shape.
 pub fn looks_like_faulthandler_dump(text: &str) -> bool {
     let lines: Vec<&str> = super::content_lines(text).take(20_000).collect();
     let headed = lines.iter().enumerate().any(|(i, l)| {
