@@ -80,6 +80,7 @@ pub mod loader_worker;
 pub mod lshca;
 pub mod lsmod;
 pub mod lspci;
+pub(crate) mod memo;
 pub mod mlxlink;
 pub mod mount_text;
 pub mod mounts;

@@ -87,8 +87,8 @@ fn to_object<T: serde::Serialize>(t: &T) -> Map<String, Value> {
 fn read_text(
     ctx: &ProbeCtx,
 ) -> (
-    Option<cuda_errors::CudaRuntimeLog>,
-    Option<collect_env::CollectEnv>,
+    Option<Arc<cuda_errors::CudaRuntimeLog>>,
+    Option<Arc<collect_env::CollectEnv>>,
     Vec<String>,
 ) {
     let mut files = Vec::new();
@@ -102,14 +102,14 @@ fn read_text(
         .collect();
     let rt = first_evidence(&logs, cuda_errors::looks_like).map(|(p, t)| {
         files.push(p.display().to_string());
-        cuda_errors::parse_cuda_runtime_log(&t)
+        crate::evidence::memo::parsed(&t, cuda_errors::parse_cuda_runtime_log)
     });
     let env = first_evidence(&ctx.inputs.evidence, collect_env::looks_like).map(|(p, t)| {
         let s = p.display().to_string();
         if !files.contains(&s) {
             files.push(s);
         }
-        collect_env::parse_collect_env(&t)
+        crate::evidence::memo::parsed(&t, collect_env::parse_collect_env)
     });
     (rt, env, files)
 }
@@ -370,8 +370,8 @@ impl Probe for CudaLog {
         }
         // every field of the runtime reader is there, false/empty when only collect_env was given
         let empty = cuda_errors::CudaRuntimeLog::default();
-        let mut out = to_object(rt.as_ref().unwrap_or(&empty));
-        let driver = driver_from_text(rt.as_ref(), env.as_ref());
+        let mut out = to_object(rt.as_deref().unwrap_or(&empty));
+        let driver = driver_from_text(rt.as_deref(), env.as_deref());
         // the architecture the text shows missing, and the GPU it belongs to
         let (mut gpu, mut sm, mut archs) = (None, None, Vec::new());
         let mut arch_missing = false;
@@ -580,7 +580,7 @@ impl Probe for CudaLog {
                 json!(e.cuda_available == Some(false) && !e.gpus.is_empty() && !e.cpu_only_build),
             );
             out.insert("cpu_only_build".into(), json!(e.cpu_only_build));
-            out.insert("env".into(), Value::Object(to_object(e)));
+            out.insert("env".into(), Value::Object(to_object(&**e)));
         } else {
             out.insert("cuda_unavailable_with_gpu".into(), json!(false));
             out.insert("cpu_only_build".into(), json!(false));
@@ -642,7 +642,7 @@ impl Probe for CudaCompat {
                 device_query::parse_device_query(&t)
             },
         );
-        let text_driver = driver_from_text(rt.as_ref(), env.as_ref()).or_else(|| {
+        let text_driver = driver_from_text(rt.as_deref(), env.as_deref()).or_else(|| {
             let v = dq.as_ref()?.driver_cuda.as_deref()?;
             Some((
                 device_query::version_code(v)?,

@@ -134,7 +134,7 @@ impl Probe for DriverBinding {
             &kernel_log::KernelLogKind,
         ));
         for (p, t) in logs {
-            let k = kernel_log::parse_kernel_log(&t);
+            let k = crate::evidence::memo::parsed(&t, kernel_log::parse_kernel_log);
             // `No NVIDIA graphics adapter probed!` alone is a bus without an NVIDIA display
             // device (nv.c prints it when the probe was called for none and none was left
             // uncalled): no other driver is named by it

@@ -90,7 +90,7 @@ impl Probe for FabricState {
                 }
             }
             if cuda_errors::looks_like(&t) {
-                let log = cuda_errors::parse_cuda_runtime_log(&t);
+                let log = crate::evidence::memo::parsed(&t, cuda_errors::parse_cuda_runtime_log);
                 for e in log.errors.iter().filter(|e| system_not_ready(e)) {
                     used = true;
                     if not_ready_errors.len() < crate::evidence::MAX_ITEMS {

@@ -14,12 +14,18 @@ use std::time::Duration;
 /// The kernel log the person gave (`--kernel-log`, or one pasted with `--evidence`), read, with
 /// where it came from: what the `kernel.log` probe reads first, for a probe that needs only
 /// the log's own lines (never this machine's log).
-pub(crate) fn given_kernel_log(ctx: &ProbeCtx) -> Option<(String, kernel_log::KernelLog)> {
+pub(crate) fn given_kernel_log(
+    ctx: &ProbeCtx,
+) -> Option<(String, std::sync::Arc<kernel_log::KernelLog>)> {
     read_given_kernel_log(ctx)?.ok().map(|(p, log, _)| (p, log))
 }
 
 /// Where a kernel log came from, the log, and the cut of a `--kernel-log` read in part.
-type GivenKernelLog = (String, kernel_log::KernelLog, Option<crate::vocab::io::Cut>);
+type GivenKernelLog = (
+    String,
+    std::sync::Arc<kernel_log::KernelLog>,
+    Option<crate::vocab::io::Cut>,
+);
 
 /// [`given_kernel_log`] with the cut of a `--kernel-log` read in part (its newest
 /// [`crate::vocab::io::MAX_LOG_BYTES`]), or why a `--kernel-log` could not be read.
@@ -29,7 +35,7 @@ fn read_given_kernel_log(ctx: &ProbeCtx) -> Option<Result<GivenKernelLog, String
         return Some(match read_log_tail(p) {
             Ok((t, cut)) => Ok((
                 p.display().to_string(),
-                kernel_log::parse_kernel_log(&t),
+                std::sync::Arc::new(kernel_log::parse_kernel_log(&t)),
                 cut,
             )),
             Err(e) => Err(format!("cannot read {}: {e}", p.display())),
@@ -40,7 +46,7 @@ fn read_given_kernel_log(ctx: &ProbeCtx) -> Option<Result<GivenKernelLog, String
         .next()?;
     Some(Ok((
         p.display().to_string(),
-        kernel_log::parse_kernel_log(&t),
+        crate::evidence::memo::parsed(&t, kernel_log::parse_kernel_log),
         None,
     )))
 }
@@ -292,7 +298,7 @@ impl Probe for KernelLog {
     }
     fn run(&self, _params: &super::NoParams, ctx: &ProbeCtx) -> ProbeOutcome {
         match read_given_kernel_log(ctx) {
-            Some(Ok((p, log, cut))) => return judged_in_part(to_value(&log, p), cut),
+            Some(Ok((p, log, cut))) => return judged_in_part(to_value(&*log, p), cut),
             Some(Err(e)) => return ProbeOutcome::Unknown(e),
             None => {}
         }

@@ -233,7 +233,7 @@ pub fn reading_json(r: &NvmlReading) -> Value {
 /// alone: a live host's own NVML answer is the reading, whatever an old log says.
 fn refused_by_module(ctx: &ProbeCtx) -> Option<Value> {
     let (file, log) = super::logs::given_kernel_log(ctx)?;
-    let m = log.api_mismatch?;
+    let m = log.api_mismatch.as_ref()?;
     let client = match (&m.client, m.pid) {
         (Some(c), Some(pid)) => format!("a client ('{c}', pid {pid}) of version "),
         _ => "a client of version ".into(),
@@ -264,7 +264,11 @@ fn kernel_dso_mismatch(ctx: &ProbeCtx) -> Option<Value> {
     super::inputs::evidence_of(&ctx.inputs.evidence, &kind)
         .into_iter()
         .find_map(|(p, t)| {
-            let m = crate::evidence::cuda_errors::parse_cuda_runtime_log(&t).kernel_dso_mismatch?;
+            let log = crate::evidence::memo::parsed(
+                &t,
+                crate::evidence::cuda_errors::parse_cuda_runtime_log,
+            );
+            let m = log.kernel_dso_mismatch.as_ref()?;
             Some(json!({
                 "available": false,
                 "error": format!(

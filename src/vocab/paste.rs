@@ -180,18 +180,10 @@ fn prefix(form: Form, line: &str) -> Option<usize> {
             let at = sp + digits;
             return ((1..=6).contains(&digits) && b[at..].starts_with(b": ")).then_some(at + 2);
         }
-        Form::Torchrun => {
-            let rest = line.strip_prefix("[default")?;
-            let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-            return (digits > 0 && rest[digits..].starts_with("]:"))
-                .then_some("[default".len() + digits + 2);
-        }
-        Form::TorchRank => {
-            let rest = line.strip_prefix("[rank")?;
-            let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-            return ((1..=6).contains(&digits) && rest[digits..].starts_with("]: "))
-                .then_some("[rank".len() + digits + 3);
-        }
+        // torchrun's `--tee`/`--redirects` prefix `[default0]:`, and the `[rank0]: ` PyTorch
+        // puts before a rank's traceback
+        Form::Torchrun => return numbered(line, "[default", usize::MAX, "]:"),
+        Form::TorchRank => return numbered(line, "[rank", 6, "]: "),
         Form::Timestamp => &RFC3339,
         Form::Pod => &POD,
         Form::Compose => &COMPOSE,
@@ -231,6 +223,14 @@ fn prefix(form: Form, line: &str) -> Option<usize> {
         return None;
     }
     Some(end)
+}
+
+/// The length of `head`, 1 to `max_digits` ASCII digits and `tail` at the start of `line`.
+fn numbered(line: &str, head: &str, max_digits: usize, tail: &str) -> Option<usize> {
+    let rest = line.strip_prefix(head)?;
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    ((1..=max_digits).contains(&digits) && rest[digits..].starts_with(tail))
+        .then_some(head.len() + digits + tail.len())
 }
 
 /// The key a prefix is counted under: the host (pdsh) or service (Compose) it names, so that a
