@@ -791,11 +791,35 @@ pub struct StepTimings {
 ///   the batch's time includes the wait; the current values are read. The validation loop's
 ///   `Test: [k/N] Data … Batch …` lines print no `Remain` and are not read.
 ///
+/// - PIPs' training loop (aharley/pips `train.py`, read at a05a120): `…; step 000032/200000;
+///   rtime 210.16; itime 212.36; loss = 76.14967`, `print('%s; step %06d/%d; rtime %.2f; itime
+///   %.2f; loss = %.5f' % (model_name, global_step, max_iters, read_time, iter_time, …))`.
+///   `iter_start_time` is taken before `read_start_time`, and the read loops on
+///   `next(train_iterloader)` until the dataset's sample is usable (the dataset prints `warning:
+///   sampling failed` and draws another), so `rtime` is the wait for the batch and `itime` the
+///   whole step with it; one step each, not a mean. With `grad_acc` above 1 `rtime` is the last
+///   micro-batch's read only, so the share read is a lower bound.
+/// - maskrcnn-benchmark's trainer (facebookresearch/maskrcnn-benchmark
+///   `maskrcnn_benchmark/engine/trainer.py`, `do_train`, and the many detection and
+///   scene-graph trainers that copied it, ten copies at least in the index): `data_time =
+///   time.time() - end` as the batch arrives, `batch_time = time.time() - end` after
+///   `optimizer.step()`, `meters.update(time=batch_time, data=data_time)`, and every 20
+///   iterations `MetricLogger(delimiter="  ")` prints each meter as `"{}: {:.4f} ({:.4f})"` of
+///   `SmoothedValue(window_size=20)`'s `median` and `global_avg` (`maskrcnn_benchmark/utils/
+///   metric_logger.py`): `time: 0.5088 (0.4600)  data: 0.0164 (0.0177)`, the median of the
+///   last 20 iterations, the wait inside the step. The medians are read.
+///
 /// - torchvision's `MetricLogger.log_every` and its copies: see [`metric_logger_timings`],
 ///   read first.
 ///
 /// `None` without two such lines (one line is one moment), except for MetricLogger's, whose
-/// printed values are averages over 20 iterations.
+/// printed values are averages over 20 iterations, and PaddleDetection's: `Trainer.train`
+/// (`ppdet/engine/trainer.py`) creates its two `SmoothedValue(self.cfg.log_iter)` once, before
+/// the epoch loop, so the window runs across epochs, and `LogPrinter` prints only when
+/// `step_id % log_iter == 0`; `log_iter` is 20 in `configs/runtime.yml` (read at 0700414), the
+/// base every model config includes. One line `Epoch: [e] [s/N]` is a mean over the last 20
+/// iterations once `e * N + s + 1` iterations (from epoch 0) reach 20 ([`paddledetection_window`]);
+/// a run resumed at a later epoch starts its window again, which one line cannot tell.
 ///
 /// With three lines or more the longest wait is left out as an iterator's start, but only
 /// where its line could be the start: the line prints no batch counter (`[k/N]`, `iter: k/N`,
@@ -878,6 +902,22 @@ pub fn step_timings(text: &str) -> Option<StepTimings> {
                 // a training loop's own timing print, `load_data_time: 0.0001, train_step_time:
                 // 0.665` (guoqincode/Open-AnimateAnyone#101, the loop times the batch fetch and
                 // the step apart): the wait for the batch, then the step without it
+                // PIPs' train.py, `step 000032/200000; rtime 210.16; itime 212.36`: the read
+                // of the batch, then the step with the read in it
+                (
+                    "pips",
+                    r(r"\brtime (\d+(?:\.\d+)?);"),
+                    r(r"\bitime (\d+(?:\.\d+)?);"),
+                    true,
+                ),
+                // maskrcnn-benchmark's MetricLogger, `time: 0.5088 (0.4600)  data: 0.0164
+                // (0.0177)`: the medians of the last 20 iterations before the global averages
+                (
+                    "maskrcnn-benchmark",
+                    r(r"(?:^|\s)data: (\d+(?:\.\d+)?) \(\d"),
+                    r(r"(?:^|\s)time: (\d+(?:\.\d+)?) \(\d"),
+                    true,
+                ),
                 (
                     "own-loop",
                     r(r"\bload_data_time:\s*(\d+(?:\.\d+)?)"),
@@ -906,7 +946,12 @@ pub fn step_timings(text: &str) -> Option<StepTimings> {
                 rows.push((i + 1, d, step));
             }
         }
-        if rows.len() < 2 {
+        // one PaddleDetection line is a mean over its window once the run has filled it
+        let lines_all: Vec<&str> = text.lines().take(20_000).collect();
+        let one_window = rows.len() == 1
+            && *format == "paddledetection"
+            && paddledetection_window(lines_all[rows[0].0 - 1]);
+        if rows.len() < 2 && !one_window {
             continue;
         }
         // the longest wait is named; with three lines or more it is left out of the share: a
@@ -958,6 +1003,26 @@ pub fn step_timings(text: &str) -> Option<StepTimings> {
         });
     }
     None
+}
+
+/// `log_iter` of PaddleDetection's `configs/runtime.yml`: the window of its `SmoothedValue`s.
+const PADDLEDETECTION_LOG_ITER: u64 = 20;
+
+/// Whether a PaddleDetection `LogPrinter` line (`Epoch: [18] [0/4] …`) comes after at least
+/// [`PADDLEDETECTION_LOG_ITER`] iterations of the run, `e * N + s + 1` counted from epoch 0:
+/// its `batch_cost` and `data_cost` are then means over a full window, not one iteration.
+fn paddledetection_window(line: &str) -> bool {
+    static RE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"\bEpoch: \[(\d+)\] \[\s*(\d+)/(\d+)\]").expect("static regex")
+    });
+    let Some(c) = RE.captures(line) else {
+        return false;
+    };
+    let n = |i: usize| c.get(i).and_then(|m| m.as_str().parse::<u64>().ok());
+    let (Some(e), Some(s), Some(per)) = (n(1), n(2), n(3)) else {
+        return false;
+    };
+    e.saturating_mul(per).saturating_add(s).saturating_add(1) >= PADDLEDETECTION_LOG_ITER
 }
 
 /// The batch counter of a progress line, `k` of `k/N`: `[e][k/N]` (PyTorch's ImageNet
@@ -1277,10 +1342,16 @@ pub fn single_process_loader(text: &str) -> Option<(usize, String)> {
 /// `reader_cost: 0.02 s`, `152.1 images/sec`), and the time of one step after its number:
 /// TF-slim's `learning.train_step` logs `global step %d: loss = %.4f (%.3f sec/step)`, and
 /// RETURNN's step report (`returnn/torch/engine.py`) `ep 55 train, step 1347, ce 0.324, …,
-/// 0.855 sec/step, elapsed 0:16:59, …` with its epoch as `ep`.
+/// 0.855 sec/step, elapsed 0:16:59, …` with its epoch as `ep`; and the time per iteration
+/// Detectron2's `inference_on_dataset` prints (`detectron2/evaluation/evaluator.py`,
+/// `log_every_n_seconds`: `f"Inference done {idx + 1}/{total}. " f"Dataloading:
+/// {data_seconds_per_iter:.4f} s/iter. " f"Inference: … s/iter. " f"Eval: … s/iter. "
+/// f"Total: … s/iter. " f"ETA={eta}"`, run by Mask2Former's `--eval-only` and copied into
+/// other projects' evaluators): an evaluation loop's averages since its warm-up, a log of the
+/// job, whose times are not the training loop's and are not read as its batch wait.
 static METRIC: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
     regex::Regex::new(
-        r"(?i)\b(?:loss|lr|acc|epoch|ep|iter|step|time|data|batch_cost|reader_cost|data_time|ips|samples|throughput|wps|ups|ppl|bsz)\b\s*[:=]?\s*[-+]?\d|\d\s*(?:images|samples|tokens|img|it)/s(?:ec)?\b|\d\s*(?:sec|s)/step\b",
+        r"(?i)\b(?:loss|lr|acc|epoch|ep|iter|step|time|data|batch_cost|reader_cost|data_time|ips|samples|throughput|wps|ups|ppl|bsz)\b\s*[:=]?\s*[-+]?\d|\d\s*(?:images|samples|tokens|img|it)/s(?:ec)?\b|\d\s*(?:sec|s)/(?:step|iter)\b",
     )
     .expect("static regex")
 });
@@ -2169,9 +2240,13 @@ PID USER PR NI VIRT RES SHR S %CPU %MEM TIME+ COMMAND\n\
         );
         assert!(s.share > 0.89 && s.share < 0.92, "{s:?}");
         assert!(s.worst.contains("[ 360/2311]"), "{s:?}");
-        // one line is one moment
+        // one line at [0][340/2311] is already a window: `Trainer.train` keeps its two
+        // SmoothedValue(log_iter=20) across the run and this is its 341st iteration
+        // (`paddledetection_window`, h147), so the line is a mean of 20, not one moment
         let one = corpus("h138_log_ppyoloe8_ppdet_data_cost_2_7_of_3_0.log");
-        assert_eq!(step_timings(one.lines().next().unwrap()), None);
+        let s = step_timings(one.lines().next().unwrap()).unwrap();
+        assert_eq!((s.format, s.lines), ("paddledetection", 1));
+        assert!((s.share - 2.7134 / 2.9940).abs() < 1e-9, "{s:?}");
         // a healthy loader in the same format: the wait is a small share
         let fed = "[03/01 10:00:00] ppdet.engine INFO: Epoch: [1] [ 20/916] learning_rate: 0.010000 loss: 1.2 eta: 1:02:03 batch_cost: 0.3512 data_cost: 0.0021 ips: 22.7 images/s\n\
                    [03/01 10:00:07] ppdet.engine INFO: Epoch: [1] [ 40/916] learning_rate: 0.010000 loss: 1.1 eta: 1:01:55 batch_cost: 0.3498 data_cost: 0.0019 ips: 22.8 images/s\n";
@@ -2324,6 +2399,103 @@ PID USER PR NI VIRT RES SHR S %CPU %MEM TIME+ COMMAND\n\
             batch_counter("Epoch: [1/120][180/3368] Data 0.002"),
             Some(180)
         );
+    }
+
+    #[test]
+    fn step_timings_of_pips_rtime_and_itime() {
+        // aharley/pips#17: PIPs' train.py prints the batch's read (rtime) and the step with it
+        // (itime); step 32 waits 210.16 s of 212.36 s after the dataset's `warning: sampling
+        // failed`, a step mid-run (counter 32, printed every step), so it is kept
+        let s = step_timings(&corpus("h147_log_pips17_rtime_spike_210s.txt")).unwrap();
+        assert_eq!((s.format, s.lines, s.worst_line), ("pips", 12, 10));
+        assert!(!s.worst_left_out);
+        assert!(s.share > 0.85 && s.share < 0.95, "{}", s.share);
+        // the steps before the spike: a read of 0.03-0.06 s of 2 s
+        let healthy = "m; step 000024/200000; rtime 0.06; itime 1.95; loss = 67.71947\nm; step 000025/200000; rtime 0.05; itime 1.91; loss = 107.49207\nm; step 000026/200000; rtime 0.06; itime 1.86; loss = 106.29369\n";
+        let s = step_timings(healthy).unwrap();
+        assert_eq!(s.format, "pips");
+        assert!(s.share < 0.05, "{}", s.share);
+        // a line with the read alone, or words that merely end in `rtime`, is not one
+        assert!(step_timings("step 1; rtime 3.0; loss 1\nstep 2; rtime 3.0; loss 1\n").is_none());
+        assert!(
+            step_timings("startime 3.0; splitime 4.0;\nstartime 3.0; splitime 4.0;\n").is_none()
+        );
+    }
+
+    #[test]
+    fn one_paddledetection_line_is_a_window_once_the_run_fills_it() {
+        // PaddlePaddle/PaddleDetection#8765: epoch 18 of 4 batches, so the 20-iteration
+        // SmoothedValue window behind batch_cost/data_cost is full: one line is read
+        let s = step_timings(&corpus("h147_log_paddledet8765_data_cost_7_8_of_8_6.txt")).unwrap();
+        assert_eq!((s.format, s.lines, s.worst_line), ("paddledetection", 1, 1));
+        assert!((s.share - 7.8027 / 8.5667).abs() < 1e-9, "{}", s.share);
+        assert!(!s.worst_left_out);
+        let line = |e: u32, k: u32, n: u32| {
+            format!(
+                "[12/22 16:25:45] ppdet.engine INFO: Epoch: [{e}] [{k}/{n}] learning_rate: 0.000713 loss: 1.525035 eta: 0:35:24 batch_cost: 8.5667 data_cost: 7.8027 ips: 2.8015 images/s\n"
+            )
+        };
+        // 0*7312 + 20 + 1 = 21 iterations: the window is full
+        assert!(step_timings(&line(0, 20, 7312)).is_some());
+        assert!(step_timings(&line(5, 0, 4)).is_some());
+        // the run's first line (one iteration in the window) and its 19th are not
+        assert!(step_timings(&line(0, 0, 7312)).is_none());
+        assert!(step_timings(&line(4, 2, 4)).is_none());
+        assert!(!paddledetection_window(
+            "Epoch: [18] data_cost: 7.8 batch_cost: 8.5"
+        ));
+        // one line of another loop stays one moment
+        assert!(
+            step_timings(
+                "Epoch(train) [18][0/4]  lr: 2.0e-02  time: 8.5667  data_time: 7.8027  loss: 1.0\n"
+            )
+            .is_none()
+        );
+    }
+
+    #[test]
+    fn step_timings_of_maskrcnn_benchmark_metric_logger() {
+        // facebookresearch/maskrcnn-benchmark#976: `time: 0.5088 (0.4600)  data: 0.0164
+        // (0.0177)`, medians of 20 iterations before the global averages; data under 4%
+        let s = step_timings(&corpus(
+            "h147_log_maskrcnnbench976_time_rising_data_small.txt",
+        ))
+        .unwrap();
+        // printed every 20 iterations without a `/N` counter: the longest wait (iter 1140's
+        // 0.0176) is left out as a possible start, as for the other windowed loggers
+        assert_eq!(
+            (s.format, s.lines, s.worst_line),
+            ("maskrcnn-benchmark", 2, 2)
+        );
+        assert!(s.worst_left_out);
+        assert!((s.data_s - (0.0164 + 0.0137)).abs() < 1e-9, "{}", s.data_s);
+        assert!((s.step_s - (0.5088 + 0.4809)).abs() < 1e-9, "{}", s.step_s);
+        // a loader-bound copy of the same logger
+        let bound = "eta: 1:00:00  iter: 20  loss: 1.0 (1.0)  time: 2.0000 (2.1000)  data: 1.8000 (1.9000)  lr: 0.01  max mem: 3000\neta: 1:00:00  iter: 40  loss: 1.0 (1.0)  time: 2.0000 (2.0500)  data: 1.7000 (1.8000)  lr: 0.01  max mem: 3000\n";
+        let s = step_timings(bound).unwrap();
+        assert_eq!(s.format, "maskrcnn-benchmark");
+        assert!(s.share > 0.8);
+        // torchvision's MetricLogger (`time: 0.5000  data: 0.3000`, no parentheses) stays its own
+        let tv = "Epoch: [0]  [ 20/500]  eta: 0:10:00  lr: 0.1  loss: 1.0 (1.0)  time: 0.5000  data: 0.3000  max mem: 3000\nEpoch: [0]  [ 40/500]  eta: 0:09:00  lr: 0.1  loss: 1.0 (1.0)  time: 0.5000  data: 0.3000  max mem: 3000\n";
+        assert_eq!(step_timings(tv).unwrap().format, "metric-logger");
+        // `data_time:` and `update_time:` are other loops' words
+        assert!(step_timings("update_time: 2.0 (2.0) metadata: 1.0 (1.0)\nupdate_time: 2.0 (2.0) metadata: 1.0 (1.0)\n").is_none());
+    }
+
+    #[test]
+    fn detectron2_s_evaluator_lines_are_a_log_without_a_batch_wait() {
+        // facebookresearch/Mask2Former#225: inference_on_dataset's s/iter averages (each line
+        // in the poster's backticks) are a log of the job; evaluation is not the training loop
+        let t = corpus("h147_log_mask2former225_eval_dataloading_small.txt");
+        assert_eq!(detect(&t), Some(JobText::Log));
+        assert!(step_timings(&t).is_none());
+        assert!(is_progress_line(
+            "[01/14 14:27:12 d2.evaluation.evaluator]: Inference done 11/23852. Dataloading: 0.0006 s/iter. Inference: 0.0625 s/iter. Eval: 0.3715 s/iter. Total: 0.4347 s/iter. ETA=2:52:42"
+        ));
+        // one `s/iter` in prose is not a progress line
+        assert!(!is_progress_line(
+            "the old loader took 3 s/iter on this disk"
+        ));
     }
 
     #[test]
