@@ -954,12 +954,13 @@ fn failed_with(
 }
 
 // FAISS's `CUDA_VERIFY` (facebookresearch/faiss `faiss/gpu/utils/DeviceUtils.h`, the stored text
-// read by the search tool, id 43683096934; cuVS and RAFT carry copies): `FAISS_ASSERT_FMT(err__ ==
+// read by the search tool, id 43683096934; other projects copy the macro, ids 271241413 and
+// 17282311516): `FAISS_ASSERT_FMT(err__ ==
 // cudaSuccess, "CUDA error %d %s", (int)err__, cudaGetErrorString(err__))`, which
 // `FAISS_ASSERT_FMT` (`faiss/impl/FaissAssert.h`, read at 14151f08) prints to stderr as `Faiss
 // assertion 'err__ == cudaSuccess' failed in <function> at <file>:<line>; details: CUDA error
 // 700 an illegal memory access was encountered` before `abort()` (NVIDIA/cuvs#2490, a CAGRA
-// search on an RTX PRO 4500 Blackwell). Number and text stand with no colon between them, so
+// search through FAISS on a Blackwell RTX 4500). Number and text stand with no colon between them, so
 // they are read only where both agree with the runtime's table, as `Error <N>: <text>` is.
 static CUDA_ERROR_N_TEXT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"\bCUDA error (\d{1,4}) ([A-Za-z][A-Za-z0-9 /,'_-]{2,120}?)\s*(?:\.\s|\.$|$)")
