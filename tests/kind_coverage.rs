@@ -226,6 +226,11 @@ const WITNESSES: &[(&str, &str, &str)] = &[
         "h134_jetsonrelease_jetsonfpv_orin_nano_jp61_tested_env",
     ),
     (
+        "whichllm-hardware",
+        "",
+        "h144_issue_whichllm2_no_gpu_detected_rich_box",
+    ),
+    (
         "gpu-scheduling",
         "h118_k8snode_k8sdp58_allocatable_0_of_capacity_16",
         "h118_k8snode_podmandesktop7778_status_gpu_1_of_1",
@@ -380,6 +385,12 @@ const GAPS: &[(&str, Side, &str, &str)] = &[
         Side::Problem,
         "",
         "no rule reads jetson-stats' `jetson_release` (the kind's read_by is empty): it names the JetPack, L4T and CUDA a Jetson runs, not a job's failure; a torch wheel built for another CUDA shows in the job's own CUDA-init warning, which the CUDA-runtime reader reads",
+    ),
+    (
+        "whichllm-hardware",
+        Side::Problem,
+        "",
+        "no rule reads whichllm's `Hardware Info` panel (the kind's read_by is empty): its `No GPU detected` is the tool's own verdict from nvidia-ml-py or nvidia-smi, not why (Andyyyy64/whichllm#2 and #34 were whichllm's bugs); the driver's and CUDA's own errors are read where pasted beside it",
     ),
     (
         "show-gids",

@@ -953,6 +953,66 @@ fn failed_with(
         })
 }
 
+// FAISS's `CUDA_VERIFY` (facebookresearch/faiss `faiss/gpu/utils/DeviceUtils.h`, the stored text
+// read by the search tool, id 43683096934; other projects copy the macro, ids 271241413 and
+// 17282311516): `FAISS_ASSERT_FMT(err__ ==
+// cudaSuccess, "CUDA error %d %s", (int)err__, cudaGetErrorString(err__))`, which
+// `FAISS_ASSERT_FMT` (`faiss/impl/FaissAssert.h`, read at 14151f08) prints to stderr as `Faiss
+// assertion 'err__ == cudaSuccess' failed in <function> at <file>:<line>; details: CUDA error
+// 700 an illegal memory access was encountered` before `abort()` (NVIDIA/cuvs#2490, a CAGRA
+// search through FAISS on a Blackwell RTX 4500). Number and text stand with no colon between them, so
+// they are read only where both agree with the runtime's table, as `Error <N>: <text>` is.
+static CUDA_ERROR_N_TEXT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\bCUDA error (\d{1,4}) ([A-Za-z][A-Za-z0-9 /,'_-]{2,120}?)\s*(?:\.\s|\.$|$)")
+        .expect("static regex")
+});
+
+/// The table's error a FAISS `CUDA error <N> <text>` names, number and text agreeing.
+fn cuda_error_n_text(
+    line: &str,
+) -> Option<&'static (&'static str, u32, &'static str, &'static str, &'static str)> {
+    if !line.contains("CUDA error ") {
+        return None;
+    }
+    CUDA_ERROR_N_TEXT.captures_iter(line).find_map(|c| {
+        let code: u32 = c[1].parse().ok()?;
+        by_message(c[2].trim()).filter(|e| e.1 == code)
+    })
+}
+
+// The hand-written check that names the failed call and then `cudaGetErrorString`'s text:
+// `"<call> failed: " + cudaGetErrorString(err)`. LichtFeld Studio's CUDA memory pool
+// (MrNeRF/LichtFeld-Studio `src/core/tensor/internal/memory_pool.hpp`, the stored text read by
+// the search tool, id 62507713247, `CudaMemoryPool`: `LOG_ERROR(std::string("cudaGetDevice
+// failed: ") + cudaGetErrorString(err))`, `"[MEM] cudaMalloc failed: " + … + ", trimming..."`,
+// `"[MEM] cudaMalloc retry failed: "`, `"cudaMallocAsync failed for bucket " + N + ": "`) logs
+// `cudaMallocAsync failed: an illegal memory access was encountered` when a sticky error of an
+// earlier kernel surfaces at the next allocation (MrNeRF/LichtFeld-Studio#649); the same literal
+// is in other allocators the search tool's `find_string` found (`"cudaMallocAsync failed: " +
+// std::string(cudaGetErrorString(r))`, ids 70607109075 and 7027072664; `CudaBuffer:
+// cudaMallocAsync failed: `, id 58268065113; `CudaArena: cudaMallocAsync failed: `, id
+// 55590017869). The call is a runtime or driver API name (`cuda` or `cu` and a capital), with
+// its arguments or a `for <what>` where the program adds them; read only where the text after
+// the colon is the runtime's, so a program's own `cudaFoo failed: bad size` names nothing.
+static CALL_FAILED: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"\b(?:cuda|cu)[A-Z][A-Za-z0-9_]{1,40}(?:\([^()\n]{0,120}\))? (?:retry )?failed(?: for [^:\n]{1,80}?)?: ?([A-Za-z][A-Za-z0-9 /,'_-]{2,120}?)\s*(?:,\s|\.\s|\.$|$|\(|\\)",
+    )
+    .expect("static regex")
+});
+
+/// The table's error a `<cudaCall> failed: <text>` names, if its text is the runtime's.
+fn call_failed(
+    line: &str,
+) -> Option<&'static (&'static str, u32, &'static str, &'static str, &'static str)> {
+    if !line.contains("failed") {
+        return None;
+    }
+    CALL_FAILED
+        .captures_iter(line)
+        .find_map(|c| by_message(c[1].trim()))
+}
+
 // A `CUresult` printed by its number because `cuGetErrorName` did not know it (see the module
 // doc): TF's `failed call to cuInit: UNKNOWN ERROR (N)`, XLA's `CUDA error: <detail>: UNKNOWN
 // ERROR (N)` and jaxlib's `failed: Unknown CUDA error N; cuGetErrorName failed`. Only in these
@@ -1469,6 +1529,8 @@ pub fn recognised_line(line: &str) -> bool {
         || sample_error(line).is_some()
         || gpu_burn_error(line).is_some()
         || failed_with(line).is_some()
+        || cuda_error_n_text(line).is_some()
+        || call_failed(line).is_some()
         || unnamed_curesult(line).is_some()
         || cuda_gdb_exception(line).is_some()
         || device_assert(line).is_some()
@@ -1579,6 +1641,10 @@ pub(crate) fn anchor_phrases() -> Vec<&'static str> {
         " failed with error ",
         // `qualified`: TensorRT-LLM's `CUDA runtime error in <call>: <text>`
         "CUDA runtime error in ",
+        // `call_failed`: a program's `<cudaCall> failed: <text>` (`cudaMallocAsync failed: `,
+        // `cudaMalloc retry failed: `, `cudaMallocAsync failed for bucket N: `)
+        " failed: ",
+        " failed for ",
         // `cpp_cuda_error`: mallocMC's `CUDA::error`, thrown or printed
         "instance of 'CUDA::error'",
         "): error: ",
@@ -2034,6 +2100,14 @@ pub fn parse_cuda_runtime_log(text: &str) -> CudaRuntimeLog {
         }
         // CTranslate2's (and tensorview's) `CUDA failed with error <text>`
         if let Some(e) = failed_with(line) {
+            add(e.0.to_string(), Some(e.1), Some(e.2), e.4);
+        }
+        // FAISS's `details: CUDA error <N> <text>`
+        if let Some(e) = cuda_error_n_text(line) {
+            add(e.0.to_string(), Some(e.1), Some(e.2), e.4);
+        }
+        // a program's `<cudaCall> failed: <text>`
+        if let Some(e) = call_failed(line) {
             add(e.0.to_string(), Some(e.1), Some(e.2), e.4);
         }
         // TF's, XLA's and jaxlib's `CUresult` printed by its number. 303 so printed is their
@@ -2636,6 +2710,91 @@ mod tests {
         assert!(!looks_like("Error (see above): please retry\n"));
         // a compiler's `file.cpp:12:` diagnostics are not this form
         assert!(!looks_like("gpu_burn-drv.cpp:298:5: error: expected ';'\n"));
+    }
+
+    #[test]
+    fn faiss_cuda_verify_is_read_number_and_text_agreeing() {
+        // NVIDIA/cuvs#2490 (h144): FAISS's `CUDA_VERIFY` through `FAISS_ASSERT_FMT`, as the
+        // poster wrapped it over four lines, then compute-sanitizer's report
+        let t = "Faiss assertion 'err__ == cudaSuccess' failed in\n  faiss::gpu::Tensor<float,2,true,long,DefaultPtrTraits>::copyFrom(..., cudaStream_t)\n  at .../faiss/gpu/utils/Tensor-inl.cuh:191;\n  details: CUDA error 700 an illegal memory access was encountered\n\n========= Invalid __global__ read of size 16 bytes\n";
+        assert!(looks_like(t));
+        let m = parse_cuda_runtime_log(t);
+        assert_eq!(m.error_names, ["cudaErrorIllegalAddress"]);
+        assert_eq!(m.errors[0].code, Some(700));
+        assert_eq!(m.errors[0].category, "memory-access");
+        assert_eq!(m.lines, 1);
+        // FAISS's own one-line form, with an out of memory
+        let m = parse_cuda_runtime_log(
+            "Faiss assertion 'err__ == cudaSuccess' failed in void faiss::gpu::allocMemorySpaceV(faiss::gpu::MemorySpace, void**, size_t) at /faiss/gpu/utils/MemorySpace.cpp:69; details: CUDA error 2 out of memory\n",
+        );
+        assert_eq!(m.error_names, ["cudaErrorMemoryAllocation"]);
+        // a number that is not the text's, or a text that is not the runtime's, names nothing
+        assert!(
+            parse_cuda_runtime_log(
+                "details: CUDA error 2 an illegal memory access was encountered\n"
+            )
+            .errors
+            .is_empty()
+        );
+        assert!(
+            parse_cuda_runtime_log("we saw CUDA error 700 times in the log\n")
+                .errors
+                .is_empty()
+        );
+        assert!(!looks_like("CUDA error 12 reasons why your build fails\n"));
+    }
+
+    #[test]
+    fn a_failed_calls_runtime_text_is_read() {
+        // MrNeRF/LichtFeld-Studio#649 (h144): the memory pool's log after an earlier kernel's
+        // illegal access, then the program's own lines
+        let t = "cudaMallocAsync failed: an illegal memory access was encountered\nFailed to allocate from memory pool\nTraining error: Shape mismatch: rendered and gt_image must have same shape\n";
+        assert!(looks_like(t));
+        let m = parse_cuda_runtime_log(t);
+        assert_eq!(m.error_names, ["cudaErrorIllegalAddress"]);
+        assert_eq!(m.lines, 1);
+        // LichtFeld's other forms: a prefix, a trailing clause, `retry`, `for bucket N`
+        let m = parse_cuda_runtime_log("[MEM] cudaMalloc failed: out of memory, trimming...\n");
+        assert_eq!(m.error_names, ["cudaErrorMemoryAllocation"]);
+        let m = parse_cuda_runtime_log("[MEM] cudaMalloc retry failed: out of memory\n");
+        assert_eq!(m.error_names, ["cudaErrorMemoryAllocation"]);
+        let m = parse_cuda_runtime_log(
+            "[warn] cudaMallocAsync failed for bucket 268435456: an illegal memory access was encountered\n",
+        );
+        assert_eq!(m.error_names, ["cudaErrorIllegalAddress"]);
+        // other programs' copies: a class prefix, the call with its arguments, a driver call
+        let m = parse_cuda_runtime_log(
+            "RuntimeError: CudaBuffer: cudaMallocAsync failed: out of memory\n",
+        );
+        assert_eq!(m.error_names, ["cudaErrorMemoryAllocation"]);
+        let m = parse_cuda_runtime_log(
+            "cudaMemcpy(dst, src, n, cudaMemcpyDeviceToHost) failed: an illegal memory access was encountered\n",
+        );
+        assert_eq!(m.error_names, ["cudaErrorIllegalAddress"]);
+        let m = parse_cuda_runtime_log("cuCtxSynchronize failed: unspecified launch failure\n");
+        assert_eq!(m.error_names, ["cudaErrorLaunchFailure"]);
+        // a program's own text after the colon, another library's call, or prose name nothing
+        assert!(
+            parse_cuda_runtime_log("cudaMallocAsync failed: requested size too large\n")
+                .errors
+                .is_empty()
+        );
+        assert!(
+            parse_cuda_runtime_log("cublasCreate failed: CUBLAS handle\n")
+                .errors
+                .is_empty()
+        );
+        assert!(
+            parse_cuda_runtime_log("Build failed: out of memory\n")
+                .errors
+                .is_empty()
+        );
+        assert!(
+            parse_cuda_runtime_log("Failed to allocate from memory pool\n")
+                .errors
+                .is_empty()
+        );
+        assert!(!looks_like("docker pull failed: unknown error\n"));
     }
 
     #[test]

@@ -313,6 +313,11 @@ mod tests {
                 "Software part of jetson-stats 4.3.1 - (c) 2024, Raffaello Bonghi\nModel: NVIDIA Jetson Orin Nano Developer Kit - Jetpack 6.1 [L4T 36.4.0]\nNV Power Mode[0]: 15W\nLibraries:\n - CUDA: 12.6.68\n",
             ),
             (
+                // Andyyyy64/whichllm#2 (whichllm's `Hardware Info` panel, no GPU found)
+                "whichllm-hardware",
+                "╭──────── Hardware Info ────────╮\n│ No GPU detected — CPU-only mode                              │\n│ CPU: AMD Ryzen 9 3900X 12-Core Processor — 6 cores (AVX2) │\n│ RAM: 15.6 GB                                                 │\n",
+            ),
+            (
                 // tuananh0788/Exadata#2 (infiniband-diags' `ibportstate` on a switch port)
                 "ibportstate",
                 "# Port info: Lid 1 port 28\nLinkState:.......................Down\nPhysLinkState:...................Disabled\nLinkWidthActive:.................4X\nLinkSpeedActive:.................2.5 Gbps\n",

@@ -117,6 +117,7 @@ pub mod torch_memory;
 pub mod torch_wheels;
 pub mod torchrun_failure;
 pub mod trace;
+pub mod whichllm;
 pub mod xla_oom;
 
 pub use detect::{detect, detect_file};
@@ -400,6 +401,9 @@ pub static KINDS: &[&dyn EvidenceKind] = &[
     &docker_info::DockerInfoKind,
     // jetson-stats' `jetson_release` (a Jetson's JetPack, L4T and CUDA): no rule reads it
     &jetson_release::JetsonReleaseKind,
+    // whichllm's `Hardware Info` panel (the GPUs it detected, or `No GPU detected`): no rule
+    // reads it
+    &whichllm::WhichllmHardwareKind,
     // another vendor's tool or error (rocm-smi, xpu-smi, a HIP error, …): late, so that a text
     // an NVIDIA kind reads stays that kind's; it only says what the text is
     &other_vendor::OtherVendorKind,
