@@ -2069,6 +2069,7 @@ a:1:3 [0] NCCL INFO comm 0x1 rank 0 nRanks 16 nNodes 2 localRanks 8 localRank 0 
         c.inputs.nccl_log = Some(nccl(
             "a:1:1 [0] NCCL INFO comm 0x1 rank 0 nranks 2 cudaDev 0 busId 1000 - Init START\n\
 a:2:2 [1] NCCL INFO comm 0x1 rank 1 nranks 2 cudaDev 1 busId 2000 - Init START\n\
+a:1:3 [0] NCCL INFO Could not enable P2P between dev 0(=1000) and dev 1(=2000)\n\
 a:1:3 [0] NCCL INFO Channel 00 : 0[1000] -> 1[2000] via SHM/direct/direct\n\
 a:2:3 [1] NCCL INFO Channel 00 : 1[2000] -> 0[1000] via SHM/direct/direct\n",
         ));

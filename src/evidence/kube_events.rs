@@ -25,6 +25,16 @@
 //!   one line per VolumeMount, `w.Write(LEVEL_3, "%s from %s (%s)\n", mount.MountPath,
 //!   mount.Name, flags)` (`describeContainerVolumes`; flags `ro` or `rw`, then `path="…"` for a
 //!   subPath). A line `/dev/shm from dshm (rw)` ties the evicted volume to `/dev/shm`.
+//! - OpenPAI's job report, where the platform wrote the pod spec itself (microsoft/pai, read
+//!   at f1e6bc4d7, 2019-08, "Set shared memory size for k8s pod jobs", and a95d9420, 2024-06):
+//!   `src/rest-server/src/models/v2/job/k8s.js` `generateTaskRole` gives every task's pod the
+//!   volume `{name: 'dshm', emptyDir: {medium: 'Memory', sizeLimit: `${shmMB}Mi`}}` (shmMB from
+//!   the job's `extraContainerOptions.shmMB`, 512 by default) mounted at `/dev/shm` in the
+//!   container `app`, and no other volume of that name; the web portal's exit diagnostics
+//!   (`src/webportal/src/app/job/job-view/fabric/job-detail.jsx` `showExitDiagnostics`, from
+//!   bd08823c0, 2019-05) print `[Exit Trigger Info]`, then `ExitTriggerMessage: …`, and the
+//!   exit spec under `[Exit Spec]`. In a text holding that report, `dshm` is the pod's
+//!   memory-backed /dev/shm by the platform's own spec (PaddleSeg#3640).
 
 use serde::Serialize;
 
@@ -33,8 +43,30 @@ pub struct KubeEvents {
     pub events: Vec<Event>,
     /// Volumes the kubelet evicted the pod for: an emptyDir used past its `sizeLimit`.
     pub emptydir_evictions: Vec<EmptyDirEviction>,
-    /// Volumes `kubectl describe pod` lists as mounted at `/dev/shm` (`/dev/shm from dshm (rw)`).
+    /// Volumes the text shows mounted at `/dev/shm`: `kubectl describe pod`'s `Mounts:` lines
+    /// (`/dev/shm from dshm (rw)`), and OpenPAI's `dshm` where the text holds OpenPAI's job
+    /// report (see `openpai_report`).
     pub shm_volumes: Vec<String>,
+    /// The text holds OpenPAI's exit diagnostics (`[Exit Trigger Info]` and
+    /// `ExitTriggerMessage:`): the pod is OpenPAI's, whose spec mounts the memory emptyDir
+    /// `dshm` at /dev/shm (module doc).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub openpai_report: bool,
+}
+
+/// OpenPAI's web portal's exit diagnostics: its `[Exit Trigger Info]` header and the
+/// `ExitTriggerMessage: ` line `showExitDiagnostics` prints under it.
+pub fn openpai_report(text: &str) -> bool {
+    let mut header = false;
+    for l in super::content_lines(text).take(100_000) {
+        let l = l.trim();
+        if l == "[Exit Trigger Info]" {
+            header = true;
+        } else if header && l.starts_with("ExitTriggerMessage: ") {
+            return true;
+        }
+    }
+    false
 }
 
 #[derive(Debug, Clone, Default, Serialize, PartialEq)]
@@ -148,10 +180,16 @@ pub fn parse_kube_events(text: &str) -> KubeEvents {
             shm_volumes.push(name.to_string());
         }
     }
+    // OpenPAI's pods mount their `dshm` at /dev/shm (module doc)
+    let openpai = openpai_report(text);
+    if openpai && !shm_volumes.iter().any(|v| v == "dshm") {
+        shm_volumes.push("dshm".to_string());
+    }
     KubeEvents {
         events,
         emptydir_evictions,
         shm_volumes,
+        openpai_report: openpai,
     }
 }
 
@@ -177,7 +215,11 @@ impl super::EvidenceKind for KubeEventsKind {
             ),
             (
                 "shm_volumes",
-                "volumes describe's `Mounts:` lists at /dev/shm (`/dev/shm from dshm (rw)`)",
+                "volumes the text shows at /dev/shm: describe's `Mounts:` lines (`/dev/shm from dshm (rw)`), or OpenPAI's `dshm` beside OpenPAI's job report",
+            ),
+            (
+                "openpai_report",
+                "the text holds OpenPAI's exit diagnostics (`[Exit Trigger Info]`, `ExitTriggerMessage:`), whose pods mount the memory emptyDir `dshm` at /dev/shm",
             ),
         ]
     }
@@ -303,6 +345,29 @@ mod tests {
         let evicted = parse_kube_events(&format!("{mounts}Events:\n{EVICTED}"));
         assert_eq!(evicted.shm_volumes, vec!["dshm".to_string()]);
         assert_eq!(evicted.emptydir_evictions[0].volume, "dshm");
+    }
+
+    /// OpenPAI's own report ties `dshm` to /dev/shm: PaddleSeg#3640's title (the kubelet's
+    /// message) above the portal's exit diagnostics as the issue holds them. Neighbours: the
+    /// same eviction alone, the report with another volume evicted, and the report's words in
+    /// prose without its header.
+    #[test]
+    fn openpais_report_ties_dshm_to_dev_shm() {
+        let report = "[Exit Trigger Info]\n\nExitTriggerMessage: FailedTaskCount 1 has reached MinFailedTaskCount 1 in the TaskRole\nExitTriggerTaskRole: taskrole\nExitTriggerTaskIndex: 0\n\n--------------------------------------------------------------------------------\n\n[Exit Spec]\n\ncode: -1000\nphrase: PodEvicted\nissuer: PAI_K8S\n";
+        let evicted = "Usage of EmptyDir volume \"dshm\" exceeds the limit \"512Mi\".\n\n";
+        let e = parse_kube_events(&format!("{evicted}{report}"));
+        assert!(e.openpai_report);
+        assert_eq!(e.shm_volumes, vec!["dshm".to_string()]);
+        assert_eq!(e.emptydir_evictions[0].volume, "dshm");
+        assert!(!parse_kube_events(evicted).openpai_report);
+        assert!(parse_kube_events(evicted).shm_volumes.is_empty());
+        let other =
+            format!("Usage of EmptyDir volume \"cache\" exceeds the limit \"1Gi\".\n{report}");
+        let o = parse_kube_events(&other);
+        assert_eq!(o.shm_volumes, vec!["dshm".to_string()]);
+        assert_eq!(o.emptydir_evictions[0].volume, "cache");
+        let prose = format!("{evicted}The ExitTriggerMessage: said nothing useful.\n");
+        assert!(!parse_kube_events(&prose).openpai_report);
     }
 
     #[test]

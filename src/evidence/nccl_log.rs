@@ -146,6 +146,11 @@ pub struct NcclLog {
     pub local_net_connections: u64,
     /// Connections through P2P (IPC, CUMEM, direct pointer) or NVLS.
     pub p2p_connections: u64,
+    /// NCCL's own line saying P2P between two local GPUs was wanted and refused (see
+    /// [`p2p_refused`]): the first such line, clipped. Absent where no line says so: GPUs
+    /// under different CPU host bridges go via SHM by NCCL's default, with no line.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub p2p_denied: Option<String>,
     /// `Init COMPLETE` was printed for at least one communicator.
     pub init_complete: bool,
     /// Distinct networks NCCL said it chose (`Using network X`), per rank.
@@ -821,6 +826,9 @@ pub fn parse_nccl_log(text: &str) -> NcclLog {
                 log.local_ranks = Some(log.local_ranks.map_or(n, |m| m.max(n)));
             }
         }
+        if log.p2p_denied.is_none() && p2p_refused(msg.trim()) {
+            log.p2p_denied = Some(super::clip(msg.trim(), 200));
+        }
         if warn {
             let m = msg.trim();
             if m.starts_with("NET/IB : Got completion") || m.starts_with("NET/IB : Got async event")
@@ -1276,6 +1284,25 @@ fn ib_intent(log: &NcclLog, unopened: Option<&str>, text: &str) -> Option<String
     None
 }
 
+/// NCCL's lines that say P2P between two GPUs of one node was allowed by the topology (and
+/// NCCL_P2P_LEVEL) and then refused by the driver or CUDA, so the pair falls back to SHM or
+/// the network. NVIDIA/nccl (read at v2.10.3-1, v2.12.12-1, v2.19.3-1 and 5067397c, 2.30):
+/// `src/graph/paths.cc` `ncclTopoCheckP2p` sets `p2pLevel = PATH_PXB` by default (2.10 to 2.29
+/// on Intel, ARM and Zhaoxin CPUs, 2.30 everywhere but AMD with two GPUs or fewer), so GPUs
+/// under different CPU host bridges go via SHM by NCCL's own choice and nothing is printed;
+/// only where the path is within that level does it ask NVML (2.12 on) and print `P2P is
+/// disabled between connected GPUs %d and %d` (INFO) or `P2P is disabled between NVLINK
+/// connected GPUs %d and %d` (WARN); `src/transport/p2p.cc` `p2pCanConnect`, after the
+/// topology said yes, prints `peer query failed between dev`, `Could not enable P2P between
+/// dev` (cudaDeviceCanAccessPeer said no) and `Legacy IPC not supported` (cudaIpcGetMemHandle
+/// failed, WSL).
+fn p2p_refused(m: &str) -> bool {
+    m.starts_with("P2P is disabled between ")
+        || m.starts_with("Could not enable P2P between dev ")
+        || m.starts_with("peer query failed between dev ")
+        || m.starts_with("Legacy IPC not supported")
+}
+
 /// The registry entry.
 pub struct NcclLogKind;
 
@@ -1369,6 +1396,10 @@ impl super::EvidenceKind for NcclLogKind {
                 "connections within a node through the network",
             ),
             ("p2p_connections", "connections through P2P or NVLS"),
+            (
+                "p2p_denied",
+                "NCCL's line saying P2P between local GPUs was refused (`P2P is disabled between connected GPUs`, `Could not enable P2P between dev`)",
+            ),
             ("init_complete", "`Init COMPLETE` was printed"),
             ("networks_chosen", "networks NCCL said it chose"),
             ("ib_wanted", "the environment asked for IB"),
@@ -1686,6 +1717,47 @@ h:1:2 [0] NCCL INFO Channel 00/02 : 0[0] -> 1[1] via P2P/IPC\n";
         assert_eq!(l.multi_node, Some(false));
         assert_eq!(l.network_used, Some(false));
         assert_eq!(l.p2p_connections, 1);
+    }
+
+    #[test]
+    fn p2p_refused_only_where_nccl_says_so() {
+        // Open-Sora-Plan#386 (the corpus's h108): four GPUs of one VM, every pair via SHM and
+        // no line saying why: NCCL's default for GPUs under different host bridges
+        let shm = "ins:3018453:3024011 [2] NCCL INFO Channel 01 : 2[1040] -> 0[1020] via SHM/direct/direct\n\
+ins:3018454:3024009 [3] NCCL INFO Channel 01 : 3[1050] -> 1[1030] via SHM/direct/direct\n";
+        let l = parse_nccl_log(shm);
+        assert_eq!(l.local_shm_connections, 2);
+        assert_eq!(l.p2p_denied, None);
+        // `src/transport/p2p.cc` `p2pCanConnect` (turingaicloud/quickstart#6, the corpus's h48)
+        let cuda = format!(
+            "10-0-4-11:62453:62550 [1] NCCL INFO Could not enable P2P between dev 1(=1e000) and dev 0(=1d000)\n{shm}"
+        );
+        assert_eq!(
+            parse_nccl_log(&cuda).p2p_denied.as_deref(),
+            Some("Could not enable P2P between dev 1(=1e000) and dev 0(=1d000)")
+        );
+        // `src/graph/paths.cc` `ncclTopoCheckP2p`: NVML's verdict, INFO and the NVLink WARN
+        for line in [
+            "h:1:2 [0] NCCL INFO P2P is disabled between connected GPUs 0 and 1. You can repress this message with NCCL_IGNORE_DISABLED_P2P=1.",
+            "h:1:2 [0] graph/paths.cc:312 NCCL WARN P2P is disabled between NVLINK connected GPUs 1 and 0. This should not be the case given their connectivity, and is probably due to a hardware issue. If you still want to proceed, you can set NCCL_IGNORE_DISABLED_P2P=1.",
+            "h:1:2 [0] NCCL INFO peer query failed between dev 0(=1000) and dev 1(=2000)",
+            "h:1:2 [0] NCCL INFO Legacy IPC not supported",
+        ] {
+            let l = parse_nccl_log(&format!("{line}\n{shm}"));
+            assert!(l.p2p_denied.is_some(), "{line}");
+        }
+        // neighbours: the env echo and a P2P channel are no refusal
+        for line in [
+            "h:1:1 [0] NCCL INFO NCCL_P2P_DISABLE set by environment to 1.",
+            "h:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/IPC",
+            "h:1:2 [0] NCCL INFO NCCL_IGNORE_DISABLED_P2P set by environment to 1.",
+        ] {
+            assert_eq!(
+                parse_nccl_log(&format!("{line}\n")).p2p_denied,
+                None,
+                "{line}"
+            );
+        }
     }
 
     #[test]

@@ -139,6 +139,10 @@ impl Probe for NcclLog {
                 "connections between GPUs of one node through the network",
             ),
             ("p2p_connections", "connections through P2P or NVLS"),
+            (
+                "p2p_denied",
+                "NCCL's line saying P2P between local GPUs was refused by the driver or CUDA (`P2P is disabled between connected GPUs`, `Could not enable P2P between dev`); absent where none says so",
+            ),
             ("init_complete", "`Init COMPLETE` was printed"),
             ("networks_chosen", "distinct networks NCCL said it chose"),
             ("ib_wanted", "the environment asked for IB"),

@@ -256,7 +256,13 @@ impl Probe for Shm {
             let k = crate::evidence::kube_events::parse_kube_events(&t);
             let at_shm = k.shm_volumes;
             k.emptydir_evictions.into_iter().next().map(|e| {
-                let here = at_shm.contains(&e.volume);
+                // OpenPAI's report may stand apart from the eviction line (another part of the
+                // paste): the whole file says whether the pod is OpenPAI's, whose `dshm` is
+                // its /dev/shm (kube_events' module doc)
+                let here = at_shm.contains(&e.volume)
+                    || e.volume == "dshm"
+                        && crate::vocab::io::read_shared(&p)
+                            .is_ok_and(|w| crate::evidence::kube_events::openpai_report(&w));
                 (p, e, here)
             })
         }) {
