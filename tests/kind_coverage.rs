@@ -145,7 +145,11 @@ const WITNESSES: &[(&str, &str, &str)] = &[
         "h117_jobreport_hsuper_jobinfo_cpu_job_accounting",
     ),
     ("lsmod", "", "h124_lsmod_nvdockerwiki_361_modules_libraries"),
-    ("iostat", "h145_iostat_saucejiang_hdd_small_files_util93", ""),
+    (
+        "iostat",
+        "h145_iostat_saucejiang_hdd_small_files_util93",
+        "",
+    ),
     (
         "scontrol-job",
         "",

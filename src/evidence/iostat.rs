@@ -88,7 +88,10 @@ fn value(tok: &str) -> Option<f64> {
     {
         return None;
     }
-    format!("{int}.{frac}").parse().ok().filter(|x: &f64| x.is_finite())
+    format!("{int}.{frac}")
+        .parse()
+        .ok()
+        .filter(|x: &f64| x.is_finite())
 }
 
 /// A device name as the kernel and sysstat print it (`sda`, `nvme0n1`, `dm-0`, `md127`,
@@ -220,7 +223,10 @@ impl super::EvidenceKind for IostatKind {
                 "devices",
                 "device, await_ms (await, or r_await and w_await weighted by r/s and w/s), util_pct, read_per_s, write_per_s, read_await_ms, write_await_ms, read_mb_s, read_size_kb, queue",
             ),
-            ("reports", "reports (headers) read; a device's last row is kept"),
+            (
+                "reports",
+                "reports (headers) read; a device's last row is kept",
+            ),
         ]
     }
     fn read_by(&self) -> &'static [&'static str] {
@@ -257,7 +263,10 @@ mod tests {
         assert_eq!(d.device, "sda");
         assert_eq!(d.util_pct, 93.40);
         assert_eq!((d.read_per_s, d.write_per_s), (Some(382.50), Some(4.50)));
-        assert_eq!((d.read_await_ms, d.write_await_ms), (Some(38.86), Some(47.78)));
+        assert_eq!(
+            (d.read_await_ms, d.write_await_ms),
+            (Some(38.86), Some(47.78))
+        );
         // (382.5 * 38.86 + 4.5 * 47.78) / 387
         assert!((d.await_ms - 38.9637).abs() < 1e-3, "{}", d.await_ms);
         assert_eq!(d.read_mb_s, Some(9.45));
@@ -275,7 +284,10 @@ mod tests {
         assert_eq!(v.reports, 2);
         assert_eq!(v.devices.len(), 2);
         let b = v.busiest().unwrap();
-        assert_eq!((b.device.as_str(), b.util_pct, b.await_ms), ("sdb", 100.0, 98.40));
+        assert_eq!(
+            (b.device.as_str(), b.util_pct, b.await_ms),
+            ("sdb", 100.0, 98.40)
+        );
         assert_eq!(b.read_mb_s, Some(5.0));
         assert_eq!(b.queue, Some(31.90));
         // -s, a locale's decimal comma

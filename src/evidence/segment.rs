@@ -835,18 +835,29 @@ pub fn is_rendered_table(text: &str) -> bool {
         !w.is_empty() && w.chars().all(char::is_alphabetic)
     };
     let (mut rows, mut first) = (0usize, true);
-    for (i, line) in text.lines().map(str::trim).filter(|l| !l.is_empty()).enumerate() {
+    for (i, line) in text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .enumerate()
+    {
         if i > 40 {
             return false;
         }
         let t: Vec<&str> = line.split_whitespace().collect();
         let is_first = std::mem::replace(&mut first, false);
-        if t.iter().any(|w| w.contains(':') || w.contains('=') || w.contains('|')) {
+        if t.iter()
+            .any(|w| w.contains(':') || w.contains('=') || w.contains('|'))
+        {
             return false;
         }
         let (label, value) = t.split_at(t.len() - 1);
         let words = label.iter().filter(|w| word(w)).count();
-        if label.len() >= 2 && words >= 2 && words * 4 >= label.len() * 3 && VALUE.is_match(value[0]) {
+        if label.len() >= 2
+            && words >= 2
+            && words * 4 >= label.len() * 3
+            && VALUE.is_match(value[0])
+        {
             rows += 1;
         } else if !(is_first && (2..=4).contains(&t.len()) && t.iter().all(|w| word(w))) {
             return false;

@@ -94,8 +94,10 @@ impl EvidenceHost {
                 }
                 // a post's own table, as the page rendered it (a label and a value per row)
                 if crate::evidence::segment::is_rendered_table(&text) {
-                    h.names
-                        .push(format!("{} (a table a page rendered: nothing read)", name_of(p)));
+                    h.names.push(format!(
+                        "{} (a table a page rendered: nothing read)",
+                        name_of(p)
+                    ));
                     continue;
                 }
                 let near = match nearest(&text) {

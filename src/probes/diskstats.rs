@@ -287,9 +287,9 @@ fn pasted_iostat(evidence: &[std::path::PathBuf]) -> Option<Value> {
         let v = iostat::parse_iostat(&t);
         listed += v.devices.len();
         if let Some(d) = v.busiest()
-            && best.as_ref().is_none_or(|(_, _, b)| {
-                (d.util_pct, d.await_ms) > (b.util_pct, b.await_ms)
-            })
+            && best
+                .as_ref()
+                .is_none_or(|(_, _, b)| (d.util_pct, d.await_ms) > (b.util_pct, b.await_ms))
         {
             best = Some((p.display().to_string(), v.reports, d.clone()));
         }
@@ -487,7 +487,10 @@ mod tests {
         let p = &v["pasted"];
         assert_eq!(p["device"], json!("sda"));
         assert_eq!(p["util_pct"], json!(93.4));
-        assert_eq!((p["listed"].clone(), p["reports"].clone()), (json!(1), json!(1)));
+        assert_eq!(
+            (p["listed"].clone(), p["reports"].clone()),
+            (json!(1), json!(1))
+        );
         assert!(p["file"].as_str().unwrap().ends_with("util93.txt"));
         assert!(v["unavailable"]["devices"].is_string());
         assert!(v.get("for_path").is_none());
