@@ -146,6 +146,11 @@ const WITNESSES: &[(&str, &str, &str)] = &[
     ),
     ("lsmod", "", "h124_lsmod_nvdockerwiki_361_modules_libraries"),
     (
+        "iostat",
+        "h145_iostat_saucejiang_hdd_small_files_util93",
+        "",
+    ),
+    (
         "scontrol-job",
         "",
         "h107_scontrol_jhuarchdocs_showjob_a100_12cpu",
@@ -343,6 +348,12 @@ const GAPS: &[(&str, Side, &str, &str)] = &[
         Side::Healthy,
         "",
         "no public lshca table of healthy ports was found (h139 took the one public table that holds LnkStat, openucx/ucx#5970's two ports down and initializing; lshca drops the LnkStat column where every port is `actv`, so a healthy table shows no port state to judge)",
+    ),
+    (
+        "iostat",
+        Side::Healthy,
+        "",
+        "no public `iostat -x` of a healthy data disk under a training was found in the pages searched for h145 (the one public paste beside a slow training is saucejiang.ink's saturated disk); tutorials print made-up rows",
     ),
     (
         "lsmod",

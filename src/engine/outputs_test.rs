@@ -38,7 +38,6 @@ const NOT_RECORDED: &[(&str, &[&str])] = &[
         ],
     ),
     ("fstab", &["entry"]),
-    ("diskstats", &["unavailable"]),
     ("pressure", &["unavailable"]),
     ("file", &["data"]),
     // `starts_job`: the `export` lines above `nvcc --version` in cuda/ptx_unsupported_toolchain_ryankor.txt (h134)

@@ -396,6 +396,11 @@ mod tests {
                 "Job ID: 64626\nCluster: stanage.alces.network\nUser/Group: a_user/clusterusers\nState: COMPLETED (exit code 0)\nNodes: 2\nCores per node: 1\nCPU Utilized: 00:02:37\nCPU Efficiency: 35.68% of 00:07:20 core-walltime\nJob Wall-clock time: 00:03:40\nMemory Utilized: 137.64 MB (estimated maximum)\nMemory Efficiency: 1.71% of 7.84 GB (3.92 GB/core)\n",
             ),
             (
+                // h145: saucejiang.ink's iostat -x (sysstat 12) of a disk saturated by small reads
+                "iostat",
+                "Device            r/s     rMB/s   rrqm/s  %rrqm r_await rareq-sz     w/s     wMB/s   wrqm/s  %wrqm w_await wareq-sz     d/s     dMB/s   drqm/s  %drqm d_await dareq-sz     f/s f_await  aqu-sz  %util\nsda            382.50      9.45    14.50   3.65   38.86    25.31    4.50      0.94   235.50  98.12   47.78   213.33    0.00      0.00     0.00   0.00    0.00     0.00    0.00    0.00   15.08  93.40\n",
+            ),
+            (
                 // h124: the nvidia-docker 1.0 wiki's `lsmod | grep nvidia` (module-init-tools'
                 // layout, a space after a count with no holders)
                 "lsmod",

@@ -71,6 +71,7 @@ pub mod ibstat;
 pub mod ibstatus;
 pub mod ibv_devinfo;
 pub mod infiniband;
+pub mod iostat;
 pub mod jetson_release;
 pub mod jobinfo;
 pub mod jobstats;
@@ -384,6 +385,8 @@ pub static KINDS: &[&dyn EvidenceKind] = &[
     &cuda_errors::CudaRuntimeKind,
     &collect_env::CollectEnvKind,
     &mount_text::Df,
+    // sysstat's `iostat -x`: a `Device … %util` header over device rows, no other kind's
+    &iostat::IostatKind,
     &mount_text::Mountinfo,
     &mount_text::MountOutput,
     &mounts::FstabKind,

@@ -818,6 +818,54 @@ pub fn is_prose(text: &str) -> bool {
     all > 0 && prose * 5 >= all * 3
 }
 
+/// True when `text` is a small table a person wrote in a post, as a page's stored copy renders
+/// it: each row of a Markdown table (GitHub Flavored Markdown's table extension: cells between
+/// pipes, a delimiter row under the header) becomes its cells' text run together, a label of
+/// words and one value (`Single GPU step time 22.03ms`, `Communication overhead 42.6%`), under
+/// at most one header of two to four words (`Metric Value`). No program prints this: output
+/// rows carry a separator (`key: value`, `key=value`), several values, or identifiers, and a
+/// training log's lines are job text, read before this is asked. Asked, like [`is_prose`], only
+/// of a text no kind reads: such a table shows nothing gpufix judges.
+pub fn is_rendered_table(text: &str) -> bool {
+    static VALUE: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"^[-+~≈]?\d+(?:[.,]\d+)?(?:%|[A-Za-z/]{1,6})?$").expect("static regex")
+    });
+    let word = |w: &str| {
+        let w = w.trim_matches(|c: char| !c.is_alphanumeric());
+        !w.is_empty() && w.chars().all(char::is_alphabetic)
+    };
+    let (mut rows, mut first) = (0usize, true);
+    for (i, line) in text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .enumerate()
+    {
+        if i > 40 {
+            return false;
+        }
+        let t: Vec<&str> = line.split_whitespace().collect();
+        let is_first = std::mem::replace(&mut first, false);
+        if t.iter()
+            .any(|w| w.contains(':') || w.contains('=') || w.contains('|'))
+        {
+            return false;
+        }
+        let (label, value) = t.split_at(t.len() - 1);
+        let words = label.iter().filter(|w| word(w)).count();
+        if label.len() >= 2
+            && words >= 2
+            && words * 4 >= label.len() * 3
+            && VALUE.is_match(value[0])
+        {
+            rows += 1;
+        } else if !(is_first && (2..=4).contains(&t.len()) && t.iter().all(|w| word(w))) {
+            return false;
+        }
+    }
+    (3..=40).contains(&rows)
+}
+
 /// A shell command line as a person types it into a post (`nvidia-smi --query-gpu=… --format=csv`,
 /// `$ sudo lspci -vvv | grep LnkSta`): what the poster ran, which is their writing, not a
 /// program's output. POSIX's Shell Command Language (XCU 2.9.1, simple commands) makes such a
@@ -1646,6 +1694,31 @@ mod tests {
             "",
         ] {
             assert!(!is_prose(out), "{out}");
+        }
+    }
+
+    #[test]
+    fn a_table_a_page_rendered_is_no_output() {
+        // h145: dev.to's "DDP Is Not Always Faster", its Markdown table as the stored copy
+        // renders it (the cells run together)
+        let t = corpus("h145_forum_devto_ddp_two_t4_step_times.txt");
+        assert!(!is_prose(&t));
+        assert!(is_rendered_table(&t));
+        assert!(is_rendered_table(
+            "Method Time\nDirect tensor indexing 0.39s\nDataLoader with shuffle 48.49s\nDataLoader with workers 43.29s\n"
+        ));
+        // output and logs are not: key: value lines, a df row, a log's epoch lines, an
+        // nvidia-smi row, iostat rows, two rows only
+        for out in [
+            "Fan Speed : 30 %\nPower Draw : 55.00 W\nGPU Current Temp : 40 C\n",
+            "shm  1.0G  883M  142M  87% /dev/shm\nudev 16G 0 16G 0% /dev\ntmpfs 3.2G 2.1M 3.2G 1% /run\n",
+            "Epoch 0: 6843.771 seconds\nEpoch 1: 6840.100 seconds\nEpoch 2: 6839.000 seconds\n",
+            "sda 382.50 9.45 14.50\nsdb 1.00 0.10 0.00\nsdc 0.00 0.00 0.00\n",
+            "|   0  GeForce RTX 3090    On   | 00000000:81:00.0 Off |                  N/A |\n",
+            "Single GPU step time 22.03ms\nDDP step time 26.36ms\n",
+            "loss went down to 0.5\nthen it went up to 0.9\nand stayed at 0.9 for hours and hours again\n",
+        ] {
+            assert!(!is_rendered_table(out), "{out}");
         }
     }
 

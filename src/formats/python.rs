@@ -1276,6 +1276,109 @@ fn loader_snippet(text: &str) -> bool {
             .any(|c| c.callee == "DataLoader")
 }
 
+/// A host copy a loop repeats to take one element: inside the body of `for VAR in …:`, a
+/// subscript whose value is `EXPR.cpu()` (then `.numpy()`, `.tolist()` or `.detach()`) and whose
+/// index names the loop's variable while `EXPR` does not (`index_keep.cpu().numpy()[i]`).
+/// PyTorch's `Tensor.cpu()` is `to("cpu")` with `non_blocking=False`: the copy of a CUDA tensor
+/// returns only once the device has finished the work queued before it and the copy itself
+/// (CUDA Runtime API, "API synchronization behavior": a device-to-pageable-host `cudaMemcpy` is
+/// synchronous), so the loop waits for the GPU once per iteration to read the same tensor again.
+/// A copy the loop does not index by its variable (a whole batch moved once per step, a value
+/// logged) is not this: how often such a line runs, the source alone does not say.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoopHostCopy {
+    /// 1-based line of the copy and its text, and of the loop header.
+    pub line: usize,
+    pub text: String,
+    pub loop_line: usize,
+    pub loop_header: String,
+    /// Such copies in the source.
+    pub count: usize,
+}
+
+pub fn loop_host_copies(src: &str) -> Option<LoopHostCopy> {
+    static HOST_COPY: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"^(.+?)\.cpu\(\s*\)(?:\s*\.\s*(?:numpy|tolist|detach)\(\s*\))*$")
+            .expect("static regex")
+    });
+    let tree = syntax::parse(Lang::Python, src).ok()?;
+    let mentions = |hay: &str, var: &str| {
+        hay.match_indices(var).any(|(i, _)| {
+            let before = hay[..i].chars().next_back();
+            let after = hay[i + var.len()..].chars().next();
+            !before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '.')
+                && !after.is_some_and(|c| c.is_alphanumeric() || c == '_')
+        })
+    };
+    let line_text = |n: usize| src.lines().nth(n - 1).unwrap_or("").trim().to_string();
+    let mut first: Option<LoopHostCopy> = None;
+    let mut count = 0;
+    for f in syntax::nodes(&tree) {
+        if f.kind() != "for_statement" {
+            continue;
+        }
+        let (Some(left), Some(body)) =
+            (f.child_by_field_name("left"), f.child_by_field_name("body"))
+        else {
+            continue;
+        };
+        let vars: Vec<&str> = {
+            let mut v = Vec::new();
+            let mut stack = vec![left];
+            while let Some(n) = stack.pop() {
+                if n.kind() == "identifier" {
+                    v.push(syntax::text(n, src));
+                }
+                let mut c = n.walk();
+                stack.extend(n.children(&mut c));
+            }
+            v
+        };
+        if vars.is_empty() {
+            continue;
+        }
+        let mut stack = vec![body];
+        while let Some(n) = stack.pop() {
+            let mut c = n.walk();
+            stack.extend(n.children(&mut c));
+            if n.kind() != "subscript" {
+                continue;
+            }
+            let (Some(value), Some(index)) = (
+                n.child_by_field_name("value"),
+                n.child_by_field_name("subscript"),
+            ) else {
+                continue;
+            };
+            let Some(cap) = HOST_COPY.captures(syntax::text(value, src)) else {
+                continue;
+            };
+            let receiver = cap.get(1).map_or("", |m| m.as_str());
+            let index = syntax::text(index, src);
+            if vars.iter().any(|v| mentions(index, v))
+                && !vars.iter().any(|v| mentions(receiver, v))
+            {
+                count += 1;
+                let line = n.start_position().row + 1;
+                let loop_line = f.start_position().row + 1;
+                if first.as_ref().is_none_or(|h| line < h.line) {
+                    first = Some(LoopHostCopy {
+                        line,
+                        text: line_text(line),
+                        loop_line,
+                        loop_header: line_text(loop_line),
+                        count: 0,
+                    });
+                }
+            }
+        }
+    }
+    first.map(|mut h| {
+        h.count = count;
+        h
+    })
+}
+
 #[cfg(test)]
 mod grammar_tests {
     use super::*;
@@ -1500,6 +1603,33 @@ mod grammar_tests {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_loop_that_copies_a_tensor_to_the_host_to_take_its_element() {
+        // h145: Swin-MAE's window_masking as Ingero's dev.to write-up quotes it
+        let src = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/corpus/h145_python_ingero_swinmae_window_masking_cpu_numpy.py"
+        ))
+        .unwrap();
+        let h = super::loop_host_copies(&src).expect("found");
+        assert_eq!((h.line, h.loop_line, h.count), (3, 2, 2));
+        assert!(h.text.contains("index_keep.cpu().numpy()[i]"), "{}", h.text);
+        assert_eq!(h.loop_header, "for i in range(B):");
+        // a tuple target, .tolist(), nested in a def
+        let t = "def f(x, idx):\n    out = []\n    for b, (a, c) in enumerate(pairs):\n        out.append(idx.cpu().tolist()[b])\n    return out\n";
+        assert_eq!(super::loop_host_copies(t).unwrap().line, 4);
+        // not this: the copy is of the loop's own element, taken once per step, or not indexed
+        for t in [
+            "for i in range(B):\n    v = x[i].cpu().numpy()\n",
+            "for batch in loader:\n    loss = model(batch.cuda())\n    losses.append(loss.item())\n",
+            "for i, (img, lbl) in enumerate(loader):\n    preds = out.cpu().numpy()\n    print(preds[0])\n",
+            "ids = idx.cpu().numpy()\nfor i in range(B):\n    y[i] = ids[i]\n",
+            "for i in range(B):\n    y = table.cpu()[0]\n",
+            "for i in range(B):\n    y = rows[i].cpu()[i]\n",
+        ] {
+            assert_eq!(super::loop_host_copies(t), None, "{t}");
+        }
+    }
 
     #[test]
     fn a_prefixed_string_at_the_very_start_does_not_panic() {

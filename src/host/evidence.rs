@@ -92,6 +92,14 @@ impl EvidenceHost {
                         .push(format!("{} (prose: nothing read)", name_of(p)));
                     continue;
                 }
+                // a post's own table, as the page rendered it (a label and a value per row)
+                if crate::evidence::segment::is_rendered_table(&text) {
+                    h.names.push(format!(
+                        "{} (a table a page rendered: nothing read)",
+                        name_of(p)
+                    ));
+                    continue;
+                }
                 let near = match nearest(&text) {
                     Some((k, n, line)) => {
                         format!("; the nearest kind is {} (line {n}: `{line}`)", k.name())

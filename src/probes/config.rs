@@ -133,6 +133,10 @@ impl Probe for Config {
                 "{file, line, frame}: a traceback printed when the job was stopped shows the loop waiting in the DataLoader's queue",
             ),
             (
+                "loop_host_copy",
+                "{line, text, loop_line, loop_header, count, file}: a Python source whose `for` loop copies a tensor to the host (`.cpu()`, then `.numpy()`/`.tolist()`) each iteration to take the element its index names (`x.cpu().numpy()[i]`): a wait for the GPU per iteration",
+            ),
+            (
                 "loader_profile",
                 "{report, action, calls, loader_s, whole, whole_s, share, file, line}: a PyTorch Lightning profiler report's row for the training DataLoader's next (train_dataloader_next, get_train_batch) against run_training_epoch (or the report's Total), or a torch profiler table's DataLoader rows (enumerate(DataLoader)#…__next__) against ProfilerStep* (or the table's Self CPU time total), or a cProfile listing's torch/utils/data/dataloader.py __next__ row against the listing's total",
             ),
@@ -299,6 +303,15 @@ impl Probe for Config {
             })
         {
             out["loader_interrupt"] = json!({"line": t.line, "frame": t.frame, "file": f});
+        }
+        // a loop that copies a tensor to the host each iteration to take one element of it
+        if let Some((h, f)) = g
+            .docs
+            .iter()
+            .filter(|d| d.kind == crate::formats::job_text::JobText::Python)
+            .find_map(|d| crate::formats::python::loop_host_copies(&d.text).map(|h| (h, &d.path)))
+        {
+            out["loop_host_copy"] = json!({"line": h.line, "text": h.text, "loop_line": h.loop_line, "loop_header": h.loop_header, "count": h.count, "file": f});
         }
         // what the batches are made of (text or images), where the job's text shows it
         out["workload"] = json!(

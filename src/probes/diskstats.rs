@@ -1,5 +1,7 @@
 //! `diskstats` (sampled): block device latency, utilization and throughput from two readings of
-//! `/proc/diskstats` over the `--sample` window, the way `iostat -x` computes them.
+//! `/proc/diskstats` over the `--sample` window, the way `iostat -x` computes them; and, from a
+//! pasted `iostat -x` ([`crate::evidence::iostat`], `--evidence`), the same figures as sysstat
+//! printed them for another machine's devices (`pasted`: the busiest device listed).
 
 use super::mounts::{mount_for_path, parse_mounts};
 use super::{Probe, ProbeCtx, ProbeOutcome, read_text};
@@ -188,6 +190,10 @@ impl Probe for Diskstats {
                 "with `path`: {device, mount_point, fstype, disk?, ...the device's fields}; for a partition `disk` names the whole disk",
             ),
             (
+                "pasted",
+                "from a pasted `iostat -x` (--evidence): the busiest device listed (highest %util, then await) as {device, file, listed (devices in the paste), reports, await_ms, util_pct, read_per_s?, write_per_s?, read_await_ms?, write_await_ms?, read_mb_s?, read_size_kb?, queue?}; which device holds the data the paste does not say",
+            ),
+            (
                 "unavailable",
                 "why rates or for_path are missing (zero window, not a block device)",
             ),
@@ -198,11 +204,21 @@ impl Probe for Diskstats {
     }
     fn run(&self, params: &DiskstatsParams, ctx: &ProbeCtx) -> ProbeOutcome {
         let host = ctx.host;
+        let pasted = pasted_iostat(&ctx.inputs.evidence);
         let read = || read_text(host, "/proc/diskstats").map(|t| parse_diskstats(&t));
         let t0 = host.now();
         let first = match read() {
             Ok(s) => s,
-            Err(e) => return e.into(),
+            // another machine's paste stands without this host's counters
+            Err(e) => {
+                return match pasted {
+                    Some(p) => ProbeOutcome::Value(json!({
+                        "pasted": p,
+                        "unavailable": {"devices": e.to_string()},
+                    })),
+                    None => e.into(),
+                };
+            }
         };
         let mut unavailable = Map::new();
         let (last, secs) = if ctx.sample.is_zero() {
@@ -250,11 +266,43 @@ impl Probe for Diskstats {
             }
         }
         out.insert("devices".into(), Value::Object(devices));
+        if let Some(p) = pasted {
+            out.insert("pasted".into(), p);
+        }
         if !unavailable.is_empty() {
             out.insert("unavailable".into(), Value::Object(unavailable));
         }
         ProbeOutcome::Value(Value::Object(out))
     }
+}
+
+/// The busiest device of the pasted `iostat -x` reports (every paste's devices together):
+/// highest `%util`, then the longest await, with the file it came from and how many devices the
+/// pastes list. `None` without such a paste.
+fn pasted_iostat(evidence: &[std::path::PathBuf]) -> Option<Value> {
+    use crate::evidence::iostat::{self, IostatKind};
+    let mut best: Option<(String, usize, iostat::Device)> = None;
+    let mut listed = 0;
+    for (p, t) in super::inputs::evidence_of(evidence, &IostatKind) {
+        let v = iostat::parse_iostat(&t);
+        listed += v.devices.len();
+        if let Some(d) = v.busiest()
+            && best
+                .as_ref()
+                .is_none_or(|(_, _, b)| (d.util_pct, d.await_ms) > (b.util_pct, b.await_ms))
+        {
+            best = Some((p.display().to_string(), v.reports, d.clone()));
+        }
+    }
+    let (file, reports, d) = best?;
+    let mut o = match serde_json::to_value(&d) {
+        Ok(Value::Object(o)) => o,
+        _ => return None,
+    };
+    o.insert("file".into(), json!(file));
+    o.insert("listed".into(), json!(listed));
+    o.insert("reports".into(), json!(reports));
+    Some(Value::Object(o))
 }
 
 /// Why `for_path` is unavailable: its field says so, the rest of the probe's value stands.
@@ -418,5 +466,52 @@ mod tests {
         ));
         assert_eq!(v["for_path"]["device"], json!("dm-0"));
         assert_eq!(v["for_path"]["await_ms"], json!(0.5));
+    }
+
+    #[test]
+    fn a_pasted_iostat_stands_for_another_machine_s_disks() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/corpus");
+        let inputs = Inputs {
+            evidence: vec![dir.join("h145_iostat_saucejiang_hdd_small_files_util93.txt")],
+            ..Inputs::default()
+        };
+        // no host to read (--no-system): the paste alone
+        let alone = crate::host::evidence::EvidenceHost::inputs_only("no local driver");
+        let v = value_of(run_with(
+            &Diskstats,
+            &alone,
+            json!({"path": "/"}),
+            &inputs,
+            Duration::ZERO,
+        ));
+        let p = &v["pasted"];
+        assert_eq!(p["device"], json!("sda"));
+        assert_eq!(p["util_pct"], json!(93.4));
+        assert_eq!(
+            (p["listed"].clone(), p["reports"].clone()),
+            (json!(1), json!(1))
+        );
+        assert!(p["file"].as_str().unwrap().ends_with("util93.txt"));
+        assert!(v["unavailable"]["devices"].is_string());
+        assert!(v.get("for_path").is_none());
+        // beside a host that answers, both are given
+        let v = value_of(run_with(
+            &Diskstats,
+            &host(),
+            json!({"path": "/"}),
+            &inputs,
+            Duration::from_secs(1),
+        ));
+        assert_eq!(v["for_path"]["device"], json!("vda"));
+        assert_eq!(v["pasted"]["device"], json!("sda"));
+        // without a paste, nothing is pasted
+        let v = value_of(run_with(
+            &Diskstats,
+            &host(),
+            json!({"path": "/"}),
+            &Inputs::default(),
+            Duration::from_secs(1),
+        ));
+        assert!(v.get("pasted").is_none());
     }
 }
