@@ -393,29 +393,29 @@ pub fn parse_perftest(text: &str) -> Perftest {
         }
         let Some(n) = numbers(line) else { continue };
         match &cols {
-            Some(Columns::Bw(_)) if n.len() >= 5 => {
+            Some(Columns::Bw(_)) if n.len() >= 5 && out.bw.len() < super::MAX_ITEMS => {
                 let f = |i: usize| n[i].parse::<f64>().unwrap_or_default();
-                if out.bw.len() < super::MAX_ITEMS {
-                    out.bw.push(BwRow {
-                        bytes: n[0].parse().unwrap_or_default(),
-                        iterations: n[1].parse().unwrap_or_default(),
-                        peak: f(2),
-                        average: f(3),
-                        msg_rate_mpps: f(4),
-                    });
-                }
+                out.bw.push(BwRow {
+                    bytes: n[0].parse().unwrap_or_default(),
+                    iterations: n[1].parse().unwrap_or_default(),
+                    peak: f(2),
+                    average: f(3),
+                    msg_rate_mpps: f(4),
+                });
             }
-            Some(Columns::Lat(names)) if n.len() >= 3 && n.len() <= names.len() + 2 => {
-                if out.latency.len() < super::MAX_ITEMS {
-                    out.latency.push(LatRow {
-                        bytes: n[0].parse().unwrap_or_default(),
-                        iterations: n[1].parse().unwrap_or_default(),
-                        usec: n[2..]
-                            .iter()
-                            .map(|x| x.parse().unwrap_or_default())
-                            .collect(),
-                    });
-                }
+            Some(Columns::Lat(names))
+                if n.len() >= 3
+                    && n.len() <= names.len() + 2
+                    && out.latency.len() < super::MAX_ITEMS =>
+            {
+                out.latency.push(LatRow {
+                    bytes: n[0].parse().unwrap_or_default(),
+                    iterations: n[1].parse().unwrap_or_default(),
+                    usec: n[2..]
+                        .iter()
+                        .map(|x| x.parse().unwrap_or_default())
+                        .collect(),
+                });
             }
             _ => {}
         }
