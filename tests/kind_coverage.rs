@@ -209,6 +209,16 @@ const WITNESSES: &[(&str, &str, &str)] = &[
         "h23_rdmalink_3fs263_rxe_active",
     ),
     ("lshca", "h139_lshca_ucx5970_arm_cx5_port_init_down_x8", ""),
+    (
+        "perftest",
+        "h146_perftest_perftest43_send_lat_port_state_down",
+        "h146_perftest_ncclt191_write_bw_bond_roce_185g",
+    ),
+    (
+        "iblinkinfo",
+        "",
+        "h146_iblinkinfo_ncclt71_v100_edr_switch_active",
+    ),
     ("show-gids", "", "h93_showgids_ucx9484_bond_vxlan_roce"),
     (
         "cuda-p2p-bandwidth",
@@ -408,6 +418,12 @@ const GAPS: &[(&str, Side, &str, &str)] = &[
         Side::Problem,
         "",
         "no rule reads a `show_gids` table (the kind's read_by is empty): it lists the GIDs a port has, not whether the port is up, which `rdma link`, ibstat or ibv_devinfo show",
+    ),
+    (
+        "iblinkinfo",
+        Side::Problem,
+        "",
+        "no public `iblinkinfo` paste with a CA port down or initializing was found (the issues, pages and code corpora searched for `==(` lines with `Down/ Polling` and `Initialize/`, 2026-12-07): users paste it to show a healthy fabric (NVIDIA/nccl-tests#71, h146); the reader's down and initializing forms are tested from iblinkinfo.c's `print_port`",
     ),
     (
         "ibportstate",

@@ -278,6 +278,21 @@ mod tests {
                 "  PCI_addr   |  RDMA  | Net | Numa | LnkStat | IpStat | Link | Rate | LnkCapWidth | LnkStaWidth | HCA_Type\n-----------------------------------------------------------------------------------------------------------\n000a:11:00.1 | mlx5_1 | ib1 |  2   |  init   |  down  |  IB  | 100  |   x16 G3    |   x8 >!<    |  MT4119\n",
             ),
             (
+                // NVIDIA/nccl-tests#191 (perftest's ib_write_bw over a RoCE bond)
+                "perftest",
+                " ib_write_bw -x 3 -q 8 -d mlx5_bond_1 {serverip} --report_gbits --run_infinitely\n                    RDMA_Write BW Test\n Dual-port       : OFF          Device         : mlx5_bond_1\n Number of qps   : 8            Transport type : IB\n Link type       : Ethernet\n GID index       : 3\n #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]\n 65536      1765470            185.37              184.94              0.352743\n",
+            ),
+            (
+                // linux-rdma/perftest#43 (a port not active stops the test)
+                "perftest",
+                " Port number 1 state is Down\n Couldn't set the link layer\n Couldn't get context for the device\n",
+            ),
+            (
+                // NVIDIA/nccl-tests#71 (infiniband-diags' iblinkinfo, EDR behind an MQM8700)
+                "iblinkinfo",
+                "CA: gpu-v100-3 HCA-1:\n      0xb88303ffff7f61c4      6    1[  ] ==( 4X      25.78125 Gbps Active/  LinkUp)==>       3    3[  ] \"MF0;ibswitch254:MQM8700/U1\" ( )\nSwitch: 0x0c42a10300b95bfa MF0;ibswitch254:MQM8700/U1:\n           3    1[  ] ==( 4X      25.78125 Gbps Active/  LinkUp)==>       1    1[  ] \"gpu-v100-0 HCA-1\" ( )\n",
+            ),
+            (
                 // MrBr-github/lshca#11 (`mlxlink --json`, cut inside Supported Info)
                 "mlxlink",
                 "#mlxlink -d /dev/mst/mt4119_pciconf0 -p 1 --json\n{\n   \"result\" : {\n      \"output\" : {\n         \"Operational Info\" : {\n            \"Physical state\" : \"LinkUp\",\n            \"Speed\" : \"IB-EDR\",\n            \"State\" : \"Active\",\n",

@@ -65,7 +65,8 @@ pub struct IbPort {
     /// The subnet manager's LID as the port knows it (0 or absent: none assigned).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sm_lid: Option<u32>,
-    /// `ibstat`, `ibv_devinfo`, `ibdev2netdev`, `rdma link`, `mlxlink` or `lshca`.
+    /// `ibstat`, `ibv_devinfo`, `ibdev2netdev`, `rdma link`, `mlxlink`, `lshca`, `iblinkinfo`
+    /// or `perftest`.
     pub source: &'static str,
 }
 

@@ -66,6 +66,7 @@ pub mod gpu_arch;
 pub mod gpu_scheduling;
 pub mod gpustat;
 pub mod ibdev2netdev;
+pub mod iblinkinfo;
 pub mod ibportstate;
 pub mod ibstat;
 pub mod ibstatus;
@@ -96,6 +97,7 @@ pub mod nvitop;
 pub mod other_vendor;
 pub mod p2p_bandwidth;
 pub mod paddle_oom;
+pub mod perftest;
 pub mod pip_list;
 pub mod pyspy_dump;
 pub mod pystack_dump;
@@ -354,6 +356,11 @@ pub static KINDS: &[&dyn EvidenceKind] = &[
     &ibdev2netdev::Ibdev2netdevKind,
     &rdma_link::RdmaLinkKind,
     &lshca::LshcaKind,
+    // perftest (ib_write_bw, …): its title, `Key : value` header pairs, report columns, port
+    // state line or its own failures; before mlxlink, whose `Key : value` pages it resembles
+    &perftest::PerftestKind,
+    // infiniband-diags' iblinkinfo: `CA:`/`Switch:` headers over `==( 4X … Active/ LinkUp)==>` lines
+    &iblinkinfo::IblinkinfoKind,
     &mlxlink::MlxlinkKind,
     &show_gids::ShowGidsKind,
     &ibportstate::IbportstateKind,

@@ -12,7 +12,8 @@
 //!   `$d\t$p\t$g\t$gid\t\t\t$_type\t$_ndev`; `$_type` is `grep -o "[Vv].*"` of
 //!   `gid_attrs/types/N` (`RoCE v2` -> `v2`, `IB/RoCE v1` -> `v1`), `$_ndev` is
 //!   `gid_attrs/ndevs/N` (empty on an InfiniBand port);
-//! - a last line `n_gids_found=N`.
+//! - a last line `n_gids_found=N` (a host with no GID prints the two header lines and
+//!   `n_gids_found=0`, which is read as the script's empty table).
 //!
 //! A paste usually has its tabs turned into spaces, so a row is read by its words: device, port,
 //! index, the GID (eight groups of four hex digits), then what is there of the IPv4 address,
@@ -102,11 +103,15 @@ fn found(line: &str) -> Option<u32> {
     clean(line).strip_prefix("n_gids_found=")?.parse().ok()
 }
 
-/// The script's header above its rows, or rows closed by its `n_gids_found=` line.
+/// The script's header above its rows, or rows closed by its `n_gids_found=` line, or the
+/// header closed by `n_gids_found=0` where the host has no GID at all (no RDMA port with an
+/// address: the script prints its header and its count, nothing between).
 pub fn looks_like_show_gids(text: &str) -> bool {
     let lines: Vec<&str> = text.lines().take(4000).collect();
     let rows = lines.iter().filter(|l| row(l).is_some()).count();
-    rows > 0 && (lines.iter().any(|l| is_header(l)) || lines.iter().any(|l| found(l).is_some()))
+    let header = lines.iter().any(|l| is_header(l));
+    let count = lines.iter().any(|l| found(l).is_some());
+    (rows > 0 && (header || count)) || (header && count)
 }
 
 pub fn parse_show_gids(text: &str) -> ShowGids {
@@ -150,9 +155,9 @@ impl super::EvidenceKind for ShowGidsKind {
     }
     fn parse(&self, text: &str) -> Result<serde_json::Value, super::ParseError> {
         let v = parse_show_gids(text);
-        if v.gids.is_empty() {
+        if v.gids.is_empty() && !looks_like_show_gids(&super::unquote(text)) {
             return Err(super::ParseError::NotThisKind(
-                "no `show_gids` row (`DEV PORT INDEX GID [IPv4] VER DEV`) in the text",
+                "no `show_gids` row (`DEV PORT INDEX GID [IPv4] VER DEV`), nor its header over `n_gids_found=`, in the text",
             ));
         }
         super::to_value(&v)
@@ -187,6 +192,24 @@ mod tests {
         assert_eq!(d.found, Some(2));
         assert_eq!(d.gids[0].netdev, None);
         assert_eq!(d.gids[1].ipv4.as_deref(), Some("10.0.0.2"));
+    }
+
+    #[test]
+    fn a_host_without_gids_prints_the_header_and_a_zero_count() {
+        use crate::evidence::EvidenceKind;
+        // Mellanox/k8s-rdma-sriov-dev-plugin#30 (h146): a pod on the calico CNI, whose eth0 is
+        // a veth, sees no RDMA port with an address
+        let t = "[root@rdma-test-wv8kj tmp]# show_gids \nDEV\tPORT\tINDEX\tGID\t\t\t\t\tIPv4  \t\tVER\tDEV\n---\t----\t-----\t---\t\t\t\t\t------------  \t---\t---\nn_gids_found=0\n";
+        assert!(looks_like_show_gids(t));
+        let d = parse_show_gids(t);
+        assert!(d.gids.is_empty());
+        assert_eq!(d.found, Some(0));
+        assert!(ShowGidsKind.parse(t).is_ok());
+        // the header alone, or a count alone in prose, is not the table
+        assert!(!looks_like_show_gids("DEV PORT INDEX GID IPv4 VER DEV\n"));
+        assert!(!looks_like_show_gids(
+            "it printed n_gids_found=0\nn_gids_found=0\n"
+        ));
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! `ib.ports`: the state of each InfiniBand/RoCE port, from pasted `ibstat`, `ibstatus`,
-//! `ibv_devinfo`, `ibdev2netdev`, `rdma link`, `mlxlink` or `lshca` output (`--evidence`), else from the host's `/sys/class/infiniband` (the
+//! `ibv_devinfo`, `ibdev2netdev`, `rdma link`, `mlxlink`, `lshca`, `iblinkinfo` or perftest output
+//! (`--evidence`), else from the host's `/sys/class/infiniband` (the
 //! files those tools read: `ports/N/state`, `phys_state`, `link_layer`, `rate`).
 //!
 //! A port is *down* when its logical state is not Active. A down port whose physical state is
@@ -10,7 +11,9 @@
 
 use super::{Probe, ProbeCtx, ProbeOutcome};
 use crate::evidence::infiniband::{IbPort, Verdict, logical_state, physical_state};
-use crate::evidence::{ibdev2netdev, ibstat, ibstatus, ibv_devinfo, lshca, mlxlink, rdma_link};
+use crate::evidence::{
+    ibdev2netdev, iblinkinfo, ibstat, ibstatus, ibv_devinfo, lshca, mlxlink, perftest, rdma_link,
+};
 use crate::host::Host;
 use crate::vocab::io::read_shared;
 use serde_json::{Value, json};
@@ -56,6 +59,13 @@ fn from_evidence(paths: &[std::path::PathBuf]) -> (Vec<IbPort>, Vec<String>) {
         }
         if lshca::looks_like_lshca(&text) {
             found("lshca", lshca::parse_lshca(&text).ports());
+        }
+        if iblinkinfo::looks_like_iblinkinfo(&text) {
+            found("iblinkinfo", iblinkinfo::parse_iblinkinfo(&text).ports());
+        }
+        let unquoted = crate::evidence::unquote(&text);
+        if perftest::looks_like_perftest(&unquoted) {
+            found("perftest", perftest::parse_perftest(&unquoted).ports());
         }
     }
     (ports, sources)
@@ -208,7 +218,7 @@ impl Probe for IbPorts {
         "ib.ports"
     }
     fn doc(&self) -> &'static str {
-        "InfiniBand/RoCE port states from pasted ibstat, ibstatus, ibv_devinfo, ibdev2netdev, rdma link or mlxlink output, else the host's /sys/class/infiniband"
+        "InfiniBand/RoCE port states from pasted ibstat, ibstatus, ibv_devinfo, ibdev2netdev, rdma link, mlxlink, lshca, iblinkinfo or perftest output, else the host's /sys/class/infiniband"
     }
     fn fields(&self) -> &'static [(&'static str, &'static str)] {
         &[
