@@ -96,6 +96,16 @@ const SHELLS: [&str; 6] = ["bash", "sh", "zsh", "ash", "dash", "fish"];
 impl Container {
     /// The command runs one named program that is neither a shell nor a PyTorch job (an
     /// `nvidia-smi` check, a web server): the container's `/dev/shm` does not serve training.
+    ///
+    /// A command whose first word is an option (`--model-id $model --num-shard 2`) names no
+    /// program: `docker run [OPTIONS] IMAGE [COMMAND] [ARG...]` hands it to the image's
+    /// ENTRYPOINT ("Command line arguments to `docker run <image>` will be appended after all
+    /// elements in an exec form ENTRYPOINT, and will override all elements specified using
+    /// CMD", Dockerfile reference, docs.docker.com/reference/dockerfile/#entrypoint; compose's
+    /// `command` and a Kubernetes container's `args` the same way), so the image's own program
+    /// runs, as when no command is given (text-generation-inference's README before #60:
+    /// `… ghcr.io/huggingface/text-generation-inference:latest --model-id $model --num-shard
+    /// $num_shard`, the launcher starting one NCCL shard per GPU).
     pub fn runs_other_program(&self) -> bool {
         let Some(cmd) = self.command.as_deref() else {
             return false;
@@ -108,7 +118,10 @@ impl Container {
             .rsplit('/')
             .next()
             .unwrap_or("");
-        self.pytorch_hint.is_none() && !first.is_empty() && !SHELLS.contains(&first)
+        self.pytorch_hint.is_none()
+            && !first.is_empty()
+            && !first.starts_with('-')
+            && !SHELLS.contains(&first)
     }
 }
 
@@ -1365,8 +1378,13 @@ pub fn parse_container_specs(text: &str) -> Vec<ContainerSpec> {
     // a wrapper script's `docker run ${RUNTIME} ${NAME} --rm … ${IMAGE}` is read with the
     // variables it assigns above the command (`IMAGE="raster-vision-pytorch"`), as bash runs it
     let runs: Vec<Container> = crate::formats::launcher::expanded_commands(text)
-        .iter()
-        .filter_map(|w| docker_run_words(w).map(|(nv, a)| docker_run(nv, a)))
+        .into_iter()
+        .chain(
+            substituted_docker_runs(text)
+                .iter()
+                .flat_map(|b| crate::formats::launcher::expanded_commands(b)),
+        )
+        .filter_map(|w| docker_run_words(&w).map(|(nv, a)| docker_run(nv, a)))
         .take(super::MAX_ITEMS)
         .collect();
     if !runs.is_empty() {
@@ -1451,22 +1469,78 @@ pub fn parse_container_specs(text: &str) -> Vec<ContainerSpec> {
     out
 }
 
+const DOCKER_RUN_PREFIXES: [&str; 5] = [
+    "docker run",
+    "docker container run",
+    "nvidia-docker run",
+    "podman run",
+    "docker create",
+];
+
 /// A line that starts a `docker run` (or `create`, `podman run`, `nvidia-docker run`) command,
-/// after a prompt or `sudo`.
+/// after a prompt or `sudo`, or opens a command substitution that runs one
+/// (`container_name=$(docker run \`, see [`substituted_docker_runs`]).
 fn is_docker_run_line(l: &str) -> bool {
-    let l = l
-        .trim_start()
-        .trim_start_matches("$ ")
-        .trim_start_matches("sudo ");
-    [
-        "docker run",
-        "docker container run",
-        "nvidia-docker run",
-        "podman run",
-        "docker create",
-    ]
-    .iter()
-    .any(|p| l.starts_with(p))
+    let starts = |l: &str| {
+        let l = l
+            .trim_start()
+            .trim_start_matches("$ ")
+            .trim_start_matches("sudo ");
+        DOCKER_RUN_PREFIXES.iter().any(|p| l.starts_with(p))
+    };
+    starts(l) || l.match_indices("$(").any(|(i, _)| starts(&l[i + 2..]))
+}
+
+/// The bodies of the command substitutions (`$( … )`) that run `docker run`: bash runs the
+/// command inside `$(command)` in a subshell and puts its output in place of it (GNU Bash
+/// manual 5.2, §3.5.4 "Command Substitution"), so `container_name=$(docker run --gpus all …
+/// "${DOCKER_IMAGE}")` starts the container as a `docker run` line would; CI scripts keep the
+/// id it prints to `docker exec` the job into it (PiPPy's `pippy_tests.yaml` before #420, a
+/// GitHub Actions step's `run: |` script). The command reader leaves command substitutions
+/// out (a `$(hostname)` is no command of the job), so they are found here: from `$(` to the
+/// `)` that closes it, past quoted text and nested parentheses; `$((` is arithmetic, not a
+/// command.
+fn substituted_docker_runs(text: &str) -> Vec<String> {
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while let Some(off) = text[i..].find("$(") {
+        let start = i + off + 2;
+        i = start;
+        if b.get(start) == Some(&b'(') {
+            continue;
+        }
+        let (mut depth, mut j, mut quote) = (1usize, start, None::<u8>);
+        while j < b.len() {
+            let ch = b[j];
+            match quote {
+                Some(q) if ch == q => quote = None,
+                Some(_) => {}
+                None => match ch {
+                    b'\'' | b'"' => quote = Some(ch),
+                    b'\\' => j += 1,
+                    b'(' => depth += 1,
+                    b')' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            break;
+                        }
+                    }
+                    _ => {}
+                },
+            }
+            j += 1;
+        }
+        let body = &text[start..j.min(b.len())];
+        let head = body.trim_start().trim_start_matches("sudo ");
+        if DOCKER_RUN_PREFIXES.iter().any(|p| head.starts_with(p)) {
+            out.push(body.to_string());
+            if out.len() >= super::MAX_ITEMS {
+                break;
+            }
+        }
+    }
+    out
 }
 
 pub fn looks_like_container_spec(text: &str) -> bool {
@@ -1829,6 +1903,107 @@ mod tests {
         assert_eq!(gpu_count("device=0,1"), Some(2));
         assert_eq!(gpu_count("\"device=0\""), Some(1));
         assert_eq!(gpu_count("2"), Some(2));
+    }
+
+    #[test]
+    fn docker_run_in_a_command_substitution() {
+        let corpus = |n: &str| {
+            std::fs::read_to_string(format!(
+                "{}/tests/fixtures/corpus/{n}",
+                env!("CARGO_MANIFEST_DIR")
+            ))
+            .unwrap()
+        };
+        // PiPPy's GPU integration-test job before #420 (h149, problem): a GitHub Actions step
+        // whose `run: |` script keeps `container_name=$(docker run \ --gpus all … "${DOCKER_IMAGE}"
+        // )` and then `docker exec`s the tests into it; no --shm-size or --ipc
+        let t = corpus("h149_dockerrun_pippy420_gpu_ci_job_no_shm.yaml");
+        assert!(looks_like_container_spec(&t));
+        let specs = parse_container_specs(&t);
+        assert_eq!(specs.len(), 1);
+        assert_eq!(specs[0].containers.len(), 1);
+        let c = &specs[0].containers[0];
+        assert_eq!(c.image.as_deref(), Some("${DOCKER_IMAGE}"));
+        assert_eq!(c.gpus.as_deref(), Some("all"));
+        assert_eq!(c.command, None);
+        assert!(!c.runs_other_program());
+        assert_eq!(
+            (c.shm.how, c.shm.size_mib),
+            ("default", Some(DEFAULT_SHM_MIB))
+        );
+        // #420's fix: the same step with --shm-size=1g
+        let fixed = t.replace(
+            "            --gpus all \\\n",
+            "            --gpus all \\\n            --shm-size=1g --ulimit memlock=-1 \\\n",
+        );
+        assert_ne!(fixed, t);
+        let c = &parse_container_specs(&fixed)[0].containers[0];
+        assert_eq!(c.shm.size_mib, Some(1024.0));
+        // on one line, after `export`, with `sudo`: the `)` closes the substitution, not the image
+        let t =
+            "export id=$(sudo docker run --gpus all -t -d -w /var/lib/jenkins ${DOCKER_IMAGE})\n";
+        assert!(is_docker_run_line(t));
+        let c = &parse_container_specs(t)[0].containers[0];
+        assert_eq!(c.image.as_deref(), Some("${DOCKER_IMAGE}"));
+        // a `$(pwd)` inside the run and a quoted `)` do not end it early
+        let t = "cid=$(docker run --gpus 2 -v $(pwd):/w -e NOTE=\"a)b\" img python train.py)\n";
+        let c = &parse_container_specs(t)[0].containers[0];
+        assert_eq!(c.image.as_deref(), Some("img"));
+        assert_eq!(c.command.as_deref(), Some("python train.py"));
+        // neighbours that run no container: another program, arithmetic, docker's other verbs
+        for t in [
+            "N=$(nvidia-smi -L | wc -l)\n",
+            "echo $((1 + 2))\n",
+            "docker stop $(docker ps -q) || true\n",
+            "id=$(docker exec -t c nvidia-smi)\n",
+            "echo \"$(hostname)\"\n",
+        ] {
+            assert!(parse_container_specs(t).is_empty(), "{t}");
+            assert!(!is_docker_run_line(t), "{t}");
+        }
+        assert!(substituted_docker_runs("x=$(docker run img").len() == 1);
+    }
+
+    #[test]
+    fn options_after_the_image_go_to_its_entrypoint() {
+        let corpus = |n: &str| {
+            std::fs::read_to_string(format!(
+                "{}/tests/fixtures/corpus/{n}",
+                env!("CARGO_MANIFEST_DIR")
+            ))
+            .unwrap()
+        };
+        // text-generation-inference's README before #60 (h149, problem): the launcher's
+        // options after the image, two NCCL shards, no --shm-size
+        let t = corpus("h149_dockerrun_tgi60_num_shard_2_no_shm.sh");
+        let c = &parse_container_specs(&t)[0].containers[0];
+        assert_eq!(
+            c.image.as_deref(),
+            Some("ghcr.io/huggingface/text-generation-inference:latest")
+        );
+        assert_eq!(
+            c.command.as_deref(),
+            Some("--model-id bigscience/bloom-560m --num-shard 2")
+        );
+        assert_eq!(c.pytorch_hint, None);
+        assert!(!c.runs_other_program());
+        assert_eq!(c.shm.how, "default");
+        // #60's fix
+        let fixed = t.replace("--gpus all ", "--gpus all --shm-size 1g ");
+        let c = &parse_container_specs(&fixed)[0].containers[0];
+        assert_eq!(c.shm.size_mib, Some(1024.0));
+        // a named program after the image still is one
+        for (t, other) in [
+            (
+                "docker run --gpus all nvidia/cuda:12.4.1-base nvidia-smi -L\n",
+                true,
+            ),
+            ("docker run --gpus all img -c 'x'\n", false),
+            ("docker run --gpus all img bash -c 'python t.py'\n", false),
+        ] {
+            let c = &parse_container_specs(t)[0].containers[0];
+            assert_eq!(c.runs_other_program(), other, "{t}");
+        }
     }
 
     #[test]
