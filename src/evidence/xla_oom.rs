@@ -27,6 +27,22 @@
 //!   after an allocation failed, so the line is read as the allocator's OOM, its name as
 //!   `allocator`.
 //!
+//! - the TPU runtime's allocator (closed source; its wordings documented by openxla/xla
+//!   `docs/errors/error_0100.md` at 4456b67 and `error_0101.md` at 11903d4): E0100's buffer
+//!   allocation failure `Attempting to allocate S. That was not possible. There are F free.`,
+//!   with `Due to fragmentation, the largest contiguous region of free memory is L.` where no
+//!   single free block holds the request, then `; (0x0x0_HBM0)` (the memory space); E0101's
+//!   program load `Attempting to reserve S at the bottom of memory. That was not possible.
+//!   There are F free, R reserved, and V reservable.`; and the older runtime's (jax 0.4.x on
+//!   Colab TPUs, 2023) `Could not allocate N bytes in memory SPACE; A bytes allocatable, V
+//!   bytes available`. Sizes are the runtime's human-readable ones (K/M/G/T, binary). The
+//!   error docs name the two causes: a request above the free memory (out of memory) or free
+//!   memory enough in total but in no single contiguous block (fragmentation): `fragmented`
+//!   says the second, from the figures (largest contiguous or allocatable < request <= free).
+//! - XLA's old `LocalClient` (`tensorflow/compiler/xla/python/local_client.cc`, jaxlib 0.1.x,
+//!   2019): `Execution of replica 0 failed: Resource exhausted: Out of memory while trying to
+//!   allocate N bytes.`, read also where a terminal or the paste wrapped it after `Out`.
+//!
 //! No rule reads this kind: an XLA OOM says the program did not fit, and XLA's `total
 //! fragmentation` is its buffer packing at compile time, not a caching allocator holding idle
 //! memory (`memory.allocator-fragmentation` reads PyTorch's). The reader makes the text
@@ -59,10 +75,41 @@ static CURRENT_USAGE: LazyLock<Regex> = LazyLock::new(|| {
 static BFC_STAT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^\s*(Limit|InUse|MaxInUse|NumAllocs|MaxAllocSize|Reserved|PeakReserved|LargestFreeBlock):\s+(\d+)\s*$").unwrap()
 });
+// the TPU runtime (E0100, E0101, the 2023 wording); sizes as `31.06M`, `29.49G`, `0B`
+static TPU_ALLOC: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"Attempting to (allocate|reserve) ([0-9.]+[KMGT]?i?B?)(?: at the bottom of memory)?\. That was not possible\. There are ([0-9.]+[KMGT]?i?B?) free(?:, ([0-9.]+[KMGT]?i?B?) reserved, and ([0-9.]+[KMGT]?i?B?) reservable)?\.(?: Due to fragmentation, the largest contiguous region of free memory is ([0-9.]+[KMGT]?i?B?)\.)?(?:; \(([0-9A-Za-z_]{1,32})\))?").unwrap()
+});
+static TPU_COULD_NOT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"Could not allocate (\d+) bytes in memory ([0-9A-Za-z_]{1,32}); (\d+) bytes allocatable, (\d+) bytes available").unwrap()
+});
+// XLA's old message wrapped after `Out` (the next line begins `of memory while trying …`)
+static OOM_WRAPPED_HEAD: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(RESOURCE_EXHAUSTED|Resource exhausted): Out\s*$").unwrap());
+static OOM_WRAPPED_TAIL: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^\s*of memory while trying to allocate (\d+) bytes").unwrap());
+
+/// Bytes of the TPU runtime's human-readable size (`31.06M`, `29.49G`, `147.64M`, `0B`),
+/// binary multiples; `None` for anything else.
+fn tpu_bytes(s: &str) -> Option<u64> {
+    let s = s.trim().trim_end_matches('B').trim_end_matches('i');
+    let (num, mult) = match s.chars().last()? {
+        'K' => (&s[..s.len() - 1], 1u64 << 10),
+        'M' => (&s[..s.len() - 1], 1 << 20),
+        'G' => (&s[..s.len() - 1], 1 << 30),
+        'T' => (&s[..s.len() - 1], 1 << 40),
+        _ => (s, 1),
+    };
+    let n: f64 = num.parse().ok()?;
+    (n.is_finite() && n >= 0.0).then(|| (n * mult as f64).round() as u64)
+}
+
 static BUFFER: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\s*Buffer \d+:\s*$").unwrap());
 
 fn is_marker(l: &str) -> bool {
     OOM.is_match(l)
+        || OOM_WRAPPED_HEAD.is_match(l)
+        || TPU_ALLOC.is_match(l)
+        || TPU_COULD_NOT.is_match(l)
         || REQUEST.is_match(l)
         || BFC_OOM.is_match(l)
         || has!(l, "BufferAssignment OOM Debugging.")
@@ -78,7 +125,50 @@ pub fn read(text: &str) -> Option<serde_json::Value> {
     let mut bfc = serde_json::Map::new();
     let (mut any, mut peak, mut in_peak, mut bins) = (false, 0u64, false, 0u64);
     let mut not_a_failure = false;
+    let mut wrapped_head = None::<String>;
+    let mut tpu = serde_json::Map::new();
     for l in text.lines() {
+        if let (Some(status), Some(c)) = (wrapped_head.take(), OOM_WRAPPED_TAIL.captures(l)) {
+            any = true;
+            out.entry("status").or_insert_with(|| status.into());
+            out.entry("oom_bytes")
+                .or_insert_with(|| c[1].parse::<u64>().ok().into());
+        }
+        if let Some(c) = OOM_WRAPPED_HEAD.captures(l) {
+            wrapped_head = Some(c[1].to_string());
+        }
+        if tpu.is_empty() {
+            if let Some(c) = TPU_ALLOC.captures(l) {
+                any = true;
+                tpu.insert("operation".into(), c[1].to_string().into());
+                tpu.insert("request".into(), c[2].to_string().into());
+                tpu.insert("request_bytes".into(), tpu_bytes(&c[2]).into());
+                tpu.insert("free".into(), c[3].to_string().into());
+                tpu.insert("free_bytes".into(), tpu_bytes(&c[3]).into());
+                if let (Some(r), Some(v)) = (c.get(4), c.get(5)) {
+                    tpu.insert("reserved_bytes".into(), tpu_bytes(r.as_str()).into());
+                    tpu.insert("reservable_bytes".into(), tpu_bytes(v.as_str()).into());
+                }
+                if let Some(m) = c.get(6) {
+                    tpu.insert("largest_free".into(), m.as_str().to_string().into());
+                    tpu.insert("largest_free_bytes".into(), tpu_bytes(m.as_str()).into());
+                }
+                if let Some(m) = c.get(7) {
+                    tpu.insert("memory_space".into(), m.as_str().to_string().into());
+                }
+            } else if let Some(c) = TPU_COULD_NOT.captures(l) {
+                any = true;
+                tpu.insert("operation".into(), "allocate".into());
+                tpu.insert("request_bytes".into(), c[1].parse::<u64>().ok().into());
+                tpu.insert("memory_space".into(), c[2].to_string().into());
+                tpu.insert("largest_free_bytes".into(), c[3].parse::<u64>().ok().into());
+                tpu.insert("free_bytes".into(), c[4].parse::<u64>().ok().into());
+            }
+            if !tpu.is_empty() && l.contains("RESOURCE_EXHAUSTED") {
+                out.entry("status")
+                    .or_insert_with(|| "RESOURCE_EXHAUSTED".into());
+            }
+        }
         if let Some(c) = OOM.captures(l) {
             any = true;
             out.entry("status")
@@ -147,9 +237,20 @@ pub fn read(text: &str) -> Option<serde_json::Value> {
     if !any {
         return None;
     }
+    if !tpu.is_empty() {
+        let n = |k: &str| tpu.get(k).and_then(|v| v.as_u64());
+        // the error docs' fragmentation: the free memory holds the request, no block of it does
+        let fragmented = matches!(
+            (n("request_bytes"), n("free_bytes"), n("largest_free_bytes")),
+            (Some(r), Some(f), Some(l)) if l < r && r <= f
+        );
+        tpu.insert("fragmented".into(), fragmented.into());
+        out.insert("tpu".into(), tpu.into());
+    }
     out.insert(
         "oom".into(),
         (out.contains_key("oom_bytes")
+            || out.contains_key("tpu")
             || out.contains_key("request_bytes")
             || (out.contains_key("allocator") && !not_a_failure))
             .into(),
@@ -176,6 +277,8 @@ impl super::EvidenceKind for XlaOomKind {
         &[
             "RESOURCE_EXHAUSTED",
             "Resource exhausted",
+            "That was not possible.",
+            " bytes allocatable, ",
             "Failed to allocate request for ",
             "ran out of memory trying to allocate",
             "BufferAssignment OOM Debugging.",
@@ -208,6 +311,10 @@ impl super::EvidenceKind for XlaOomKind {
             (
                 "oom_bytes",
                 "N of `Out of memory while trying to allocate N bytes`",
+            ),
+            (
+                "tpu",
+                "the TPU runtime's allocation or program-load failure: operation (allocate/reserve), request, request_bytes, free, free_bytes, largest_free(_bytes) (the largest contiguous region, or the older wording's allocatable bytes), reserved_bytes and reservable_bytes (a program load), memory_space (0x0x0_HBM0), fragmented (free memory enough in total, in no single block)",
             ),
             (
                 "request",
@@ -359,5 +466,77 @@ mod tests {
         assert_eq!(v["bfc_region"], "10.54GiB");
         // prose about an OOM is not the report
         assert!(read("I get an out of memory error with jax on my GPU\n").is_none());
+    }
+
+    #[test]
+    fn the_tpu_runtimes_allocation_failures() {
+        use crate::evidence::EvidenceKind;
+        // github.com/google/trax/issues/431 (h148): E0100 with the fragmentation sentence
+        let t = include_str!(
+            "../../tests/fixtures/corpus/h148_xlaoom_trax431_tpu_largest_contiguous_region.txt"
+        );
+        assert!(XlaOomKind.marker(t.lines().next().unwrap()));
+        let v = read(t).unwrap();
+        assert_eq!(v["oom"], true);
+        assert_eq!(v["status"], "RESOURCE_EXHAUSTED");
+        let p = &v["tpu"];
+        assert_eq!(p["operation"], "allocate");
+        assert_eq!(p["request"], "31.06M");
+        assert_eq!(p["request_bytes"], 32568771u64);
+        assert_eq!(p["free"], "58.64M");
+        assert_eq!(p["largest_free"], "30.56M");
+        assert_eq!(p["largest_free_bytes"], 32044483u64);
+        assert_eq!(p["memory_space"], "0x0x0_HBM0");
+        assert_eq!(p["fragmented"], true);
+        // github.com/jax-ml/jax/issues/14304 (h148): the older wording, allocatable < available
+        let t = include_str!(
+            "../../tests/fixtures/corpus/h148_xlaoom_jax14304_hbm_allocatable_below_available.txt"
+        );
+        let v = read(t).unwrap();
+        let p = &v["tpu"];
+        assert_eq!(p["request_bytes"], 10485760u64);
+        assert_eq!(p["largest_free_bytes"], 4374528u64);
+        assert_eq!(p["free_bytes"], 14942208u64);
+        assert_eq!(p["memory_space"], "0x0x0_HBM0");
+        assert_eq!(p["fragmented"], true);
+        assert_eq!(v["oom"], true);
+        // openxla/xla docs/errors/error_0100.md's sample: more than the free memory, no
+        // fragmentation sentence: out of memory, not fragmented
+        let v = read("ValueError: RESOURCE_EXHAUSTED: Error allocating device buffer: Attempting to allocate 8.00M. That was not possible. There are 6.43M free.; (0x0x1_HBM0)\n").unwrap();
+        assert_eq!(v["tpu"]["request_bytes"], 8388608u64);
+        assert_eq!(v["tpu"]["memory_space"], "0x0x1_HBM0");
+        assert_eq!(v["tpu"]["fragmented"], false);
+        // error_0101.md's program load: reserved and reservable, a program bigger than the free
+        let v = read("XlaRuntimeError: RESOURCE_EXHAUSTED: Error loading program 'jit_embedding_pipeline_step_fn': Attempting to reserve 29.49G at the bottom of memory. That was not possible. There are 147.64M free, 0B reserved, and 147.64M reservable. Scope: unknown..: while running replica 0 and partition 34 of a replicated computation (other replicas may have failed as well).\n").unwrap();
+        let p = &v["tpu"];
+        assert_eq!(p["operation"], "reserve");
+        assert_eq!(p["reserved_bytes"], 0);
+        assert_eq!(p["reservable_bytes"], 154811761u64);
+        assert_eq!(p["fragmented"], false);
+        // prose about it, and another allocator's wording, are not it
+        for l in [
+            "I tried to allocate more but that was not possible.\n",
+            "Could not allocate 10 bytes of host memory\n",
+            "java.lang.OutOfMemoryError: Failed to allocate a 24 byte allocation with 1361696 free bytes; failed due to fragmentation (largest possible contiguous allocation 190840832 bytes)\n",
+        ] {
+            assert!(read(l).is_none(), "{l}");
+        }
+    }
+
+    #[test]
+    fn the_old_local_client_message_wrapped_after_out() {
+        use crate::evidence::EvidenceKind;
+        // github.com/jax-ml/jax/issues/788 (h148): jaxlib 0.1.20, the paste wrapped after `Out `
+        let t = include_str!(
+            "../../tests/fixtures/corpus/h148_xlaoom_jax788_replica_resource_exhausted_wrapped.txt"
+        );
+        assert!(XlaOomKind.marker(t.lines().next().unwrap()));
+        let v = read(t).unwrap();
+        assert_eq!(v["oom"], true);
+        assert_eq!(v["status"], "Resource exhausted");
+        assert_eq!(v["oom_bytes"], 5520758552u64);
+        // a line ending `Out` with nothing after it, or followed by another line, holds no size
+        assert!(read("Resource exhausted: Out\nof the box it works\n").is_none());
+        assert!(read("Time Out\nof memory while trying to allocate 5 bytes\n").is_none());
     }
 }
