@@ -87,7 +87,11 @@ const WITNESSES: &[(&str, &str, &str)] = &[
         "h115_dcgmexp_dcgm235_xid45_console_series",
         "h115_dcgmexp_gpuoperator340_t4_dcgmproftester_excerpt",
     ),
-    ("nvidia-smi-list", "", ""),
+    (
+        "nvidia-smi-list",
+        "h150_smierr_sonar72_smi_L_gpu0_device_handle_unknown_error",
+        "",
+    ),
     (
         "fabric-manager",
         "h54_smiq_gpuop2511_fabric_in_progress",
@@ -445,12 +449,6 @@ const GAPS: &[(&str, Side, &str, &str)] = &[
         Side::Problem,
         "",
         "searched (issues): `--query-gpu` CSVs are pasted for monitors and field questions; no thread whose problem (idle GPU, power cap, PCIe downgrade, throttling) the CSV shows",
-    ),
-    (
-        "nvidia-smi-list",
-        Side::Problem,
-        "",
-        "no rule reads `nvidia-smi -L` (the kind's read_by is empty; `nvlink -s` is the nvidia-smi-nvlink kind since h26): a GPU list names the GPUs, not a fault",
     ),
     (
         "nvidia-smi-list",
