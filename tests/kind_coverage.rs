@@ -87,11 +87,7 @@ const WITNESSES: &[(&str, &str, &str)] = &[
         "h115_dcgmexp_dcgm235_xid45_console_series",
         "h115_dcgmexp_gpuoperator340_t4_dcgmproftester_excerpt",
     ),
-    (
-        "nvidia-smi-list",
-        "h150_smierr_sonar72_smi_L_gpu0_device_handle_unknown_error",
-        "",
-    ),
+    ("nvidia-smi-list", "", ""),
     (
         "fabric-manager",
         "h54_smiq_gpuop2511_fabric_in_progress",
@@ -449,6 +445,12 @@ const GAPS: &[(&str, Side, &str, &str)] = &[
         Side::Problem,
         "",
         "searched (issues): `--query-gpu` CSVs are pasted for monitors and field questions; no thread whose problem (idle GPU, power cap, PCIe downgrade, throttling) the CSV shows",
+    ),
+    (
+        "nvidia-smi-list",
+        Side::Problem,
+        "",
+        "a GPU list names the GPUs, not a fault; the one fault it can show, `-L`'s `Unable to determine the device handle for gpu <bus id>: …` (h150's NordicHPC/sonar#72 paste), is the kernel-log kind's lost-GPU marker, so that paste is read as kernel-log (the list's `unreachable` field feeds `kernel.log` only where the list reader gets the text)",
     ),
     (
         "nvidia-smi-list",
