@@ -477,7 +477,7 @@ const GAPS: &[(&str, Side, &str, &str)] = &[
         "nvidia-smi-list",
         Side::Problem,
         "",
-        "no rule reads `nvidia-smi -L` (the kind's read_by is empty; `nvlink -s` is the nvidia-smi-nvlink kind since h26): a GPU list names the GPUs, not a fault",
+        "a GPU list names the GPUs, not a fault; the one fault it can show, `-L`'s `Unable to determine the device handle for gpu <bus id>: …` (h150's NordicHPC/sonar#72 paste), is the kernel-log kind's lost-GPU marker, so that paste is read as kernel-log (the list's `unreachable` field feeds `kernel.log` only where the list reader gets the text)",
     ),
     (
         "nvidia-smi-list",

@@ -358,8 +358,14 @@ pub fn is_gpu_lost(line: &str) -> bool {
     static UNABLE: LazyLock<memchr::memmem::Finder<'static>> = LazyLock::new(|| {
         memchr::memmem::Finder::new("Unable to determine the device handle for GPU")
     });
+    // `nvidia-smi -L` words the same failure with a lower-case `gpu` (NordicHPC/sonar#72:
+    // `Unable to determine the device handle for gpu 0000:18:00.0: Unknown Error` above the
+    // GPUs it could list), the table and `-q` with `GPU` (the h19 corpus texts)
+    static UNABLE_LIST: LazyLock<memchr::memmem::Finder<'static>> = LazyLock::new(|| {
+        memchr::memmem::Finder::new("Unable to determine the device handle for gpu")
+    });
     has!(line, "GPU is lost")
-        || (UNABLE.find(line.as_bytes()).is_some()
+        || ((UNABLE.find(line.as_bytes()).is_some() || UNABLE_LIST.find(line.as_bytes()).is_some())
             && (has!(line, "Unknown Error") || has!(line, "lost")))
 }
 
@@ -373,7 +379,7 @@ mod rare {
     pub const RM_INIT: usize = 4;
     pub const RM_INIT_LOWER: usize = 5;
     pub const GSP: [usize; 4] = [6, 7, 8, 9];
-    pub const LOST: [usize; 2] = [10, 11];
+    pub const LOST: [usize; 3] = [10, 11, 19];
     pub const AER: [usize; 2] = [12, 13];
     pub const NOT_CALLED: usize = 14;
     pub const NONE_PROBED: usize = 15;
@@ -385,7 +391,7 @@ mod rare {
 /// Phrases one of which every line [`Reader::read_rare`] reads something from holds, found
 /// all at once in one pass over a line ([`RARE`], overlapping: each phrase the line holds is
 /// found).
-const RARE_PHRASES: [&str; 19] = [
+const RARE_PHRASES: [&str; 20] = [
     "XidCriticalError: Xid=",
     "SXid (",
     "NVRM: The NVIDIA GPU ",
@@ -405,6 +411,7 @@ const RARE_PHRASES: [&str; 19] = [
     "API mismatch: the client",
     "NVRM: loading NVIDIA UNIX",
     "[NV_ERR_NO_MEMORY]",
+    "Unable to determine the device handle for gpu",
 ];
 static RARE: LazyLock<aho_corasick::AhoCorasick> = LazyLock::new(|| {
     aho_corasick::AhoCorasick::builder()
@@ -488,7 +495,7 @@ fn xid_code(line: &str) -> Option<Option<u32>> {
 }
 
 /// Phrases one of which every line [`parse_kernel_log`] reads holds.
-const ANCHOR_PHRASES: [&str; 10] = [
+const ANCHOR_PHRASES: [&str; 11] = [
     "XidCriticalError: Xid=",
     "SXid (",
     "NVRM:",
@@ -497,6 +504,7 @@ const ANCHOR_PHRASES: [&str; 10] = [
     "rm_init_adapter failed",
     "GPU is lost",
     "Unable to determine the device handle for GPU",
+    "Unable to determine the device handle for gpu",
     "AER",
     "PCIe Bus Error",
 ];
@@ -866,6 +874,7 @@ impl super::EvidenceKind for KernelLogKind {
             "AER:",
             "GPU is lost",
             "Unable to determine the device handle for GPU",
+            "Unable to determine the device handle for gpu",
         ]
     }
     fn has_markers(&self) -> bool {
@@ -1342,6 +1351,8 @@ mod tests {
         for t in [
             "Unable to determine the device handle for GPU 0000:02:00.0: GPU is lost. Reboot the system to recover this GPU\n",
             "Unable to determine the device handle for GPU0000:A1:00.0: Unknown Error\n",
+            // `nvidia-smi -L`'s wording (NordicHPC/sonar#72)
+            "Unable to determine the device handle for gpu 0000:18:00.0: Unknown Error\n",
         ] {
             assert!(parse_kernel_log(t).gpu_lost, "{t}");
             assert!(detect_kernel(t), "{t}");

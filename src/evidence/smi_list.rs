@@ -10,8 +10,15 @@
 //!   (UUID: MIG-<uuid>)` (R470 and later) or `(UUID: MIG-GPU-<uuid>/<gi>/<ci>)` (R450-R465);
 //! - `nvlink -s`: under each GPU, `\t Link <n>: <speed> GB/s` or `\t Link <n>: <inactive>`.
 //!
-//! No rule reads it: a list of GPUs shows no fault. It is read so that such a paste is not
-//! "cannot tell what this is", and its links (an `<inactive>` one) are there for whoever looks.
+//! - a GPU NVML cannot reach any more: `-L` prints `Unable to determine the device handle for
+//!   gpu <bus id>: <nvmlErrorString>` in its place (lower-case `gpu`, NordicHPC/sonar#72:
+//!   `... for gpu 0000:18:00.0: Unknown Error` above GPUs 1-3 of four), where the table and
+//!   `-q` print `... for GPU <bus id>: ...` (the h19 corpus texts).
+//!
+//! A list of GPUs shows no fault and no rule reads it, except the unreachable GPU: the
+//! `kernel.log` probe reads it as the GPU lost that nvidia-smi reports elsewhere (see
+//! [`super::kernel_log::is_gpu_lost`]). The rest is read so that such a paste is not "cannot
+//! tell what this is", and its links (an `<inactive>` one) are there for whoever looks.
 
 use serde::Serialize;
 
@@ -31,6 +38,28 @@ pub struct SmiList {
     pub gpus: Vec<ListedGpu>,
     /// Links `nvlink -s` shows `<inactive>`, as `GPU 0 link 2`.
     pub inactive_links: Vec<String>,
+    /// GPUs whose device handle NVML could not get: the bus id and NVML's error, as
+    /// `0000:18:00.0: Unknown Error`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unreachable: Vec<String>,
+}
+
+/// `Unable to determine the device handle for gpu 0000:18:00.0: Unknown Error` (or `GPU`,
+/// with or without the space before the bus id) -> `0000:18:00.0: Unknown Error`.
+fn unreachable_line(line: &str) -> Option<String> {
+    let l = super::smi_tables::clean(line).trim();
+    let rest = l.strip_prefix("Unable to determine the device handle for ")?;
+    let rest = rest
+        .strip_prefix("gpu")
+        .or_else(|| rest.strip_prefix("GPU"))?
+        .trim_start();
+    let (bus, err) = rest.split_once(": ")?;
+    let bus_ok = bus.len() >= 7
+        && bus.contains(':')
+        && bus
+            .chars()
+            .all(|c| c.is_ascii_hexdigit() || c == ':' || c == '.');
+    (bus_ok && !err.trim().is_empty()).then(|| format!("{bus}: {}", err.trim()))
 }
 
 /// `GPU 0: NVIDIA A100-SXM4-40GB (UUID: GPU-…)` -> (index, name, uuid).
@@ -117,6 +146,12 @@ pub fn parse_smi_list(text: &str) -> Result<SmiList, super::ParseError> {
             }
             continue;
         }
+        if let Some(u) = unreachable_line(l) {
+            if out.unreachable.len() < super::MAX_ITEMS {
+                out.unreachable.push(u);
+            }
+            continue;
+        }
         let Some(g) = out.gpus.last_mut() else {
             continue;
         };
@@ -156,10 +191,14 @@ impl super::EvidenceKind for SmiListKind {
                 "per GPU: index, name, uuid, mig_devices, links (GB/s; none for <inactive>)",
             ),
             ("inactive_links", "links nvlink -s shows <inactive>"),
+            (
+                "unreachable",
+                "GPUs whose device handle NVML could not get: bus id and error",
+            ),
         ]
     }
     fn read_by(&self) -> &'static [&'static str] {
-        &[]
+        &["kernel.log"]
     }
     fn detect(&self, s: &super::Sniff) -> bool {
         looks_like_smi_list(s.unquoted)
@@ -218,5 +257,34 @@ mod tests {
             "GPU models and configuration: GPU 0: NVIDIA A100 80GB PCIe\nNvidia driver version: 525.116.04\n"
         ));
         assert!(!looks_like_smi_list("GPU 0: NVIDIA A100\nsomething else\n"));
+    }
+
+    #[test]
+    fn a_gpu_nvml_cannot_reach_in_the_list() {
+        // NordicHPC/sonar#72 (h150 corpus): the first of four RTX 2080 Ti failing
+        let t = "$ nvidia-smi -L\nUnable to determine the device handle for gpu 0000:18:00.0: Unknown Error\nGPU 1: NVIDIA GeForce RTX 2080 Ti (UUID: GPU-f0f3ae96-fe93-f5c8-4295-bf657e5a25da)\nGPU 2: NVIDIA GeForce RTX 2080 Ti (UUID: GPU-99c4f278-11da-052d-ac5c-3490b58ade04)\n";
+        let l = parse_smi_list(t).unwrap();
+        assert_eq!(l.unreachable, vec!["0000:18:00.0: Unknown Error"]);
+        assert_eq!(l.gpus.len(), 2);
+        assert!(l.gpus.iter().all(|g| g.index != 0));
+        // the table's and -q's wording, no space before the bus id (h19)
+        assert_eq!(
+            unreachable_line(
+                "Unable to determine the device handle for GPU0000:A1:00.0: Unknown Error"
+            )
+            .as_deref(),
+            Some("0000:A1:00.0: Unknown Error")
+        );
+        // neighbours: prose about the message, a list with every GPU, a bus id that is not one
+        assert!(
+            unreachable_line("We saw Unable to determine the device handle for gpu errors")
+                .is_none()
+        );
+        assert!(
+            unreachable_line("Unable to determine the device handle for gpu: Unknown Error")
+                .is_none()
+        );
+        let all = "GPU 0: NVIDIA A100-SXM4-40GB (UUID: GPU-370ec676-e407-3115-836a-8ebcb3c4f62a)\n";
+        assert!(parse_smi_list(all).unwrap().unreachable.is_empty());
     }
 }

@@ -342,6 +342,26 @@ impl Probe for KernelLog {
             });
             return to_value(&k, p.display().to_string());
         }
+        // `nvidia-smi -L` printing `Unable to determine the device handle for gpu <bus id>: …`
+        // in the place of a GPU (see `evidence::smi_list`): the GPU lost that the same words
+        // say in a table or `-q` (`kernel_log::is_gpu_lost`)
+        for (p, t) in evidence_of(
+            &ctx.inputs.evidence,
+            &crate::evidence::smi_list::SmiListKind,
+        ) {
+            let Ok(l) = crate::evidence::smi_list::parse_smi_list(&t) else {
+                continue;
+            };
+            if l.unreachable.is_empty() {
+                continue;
+            }
+            let k = kernel_log::KernelLog {
+                gpu_lost: true,
+                lines: l.unreachable.len() as u64,
+                ..Default::default()
+            };
+            return to_value(&k, p.display().to_string());
+        }
         // `lspci` showing an NVIDIA GPU whose configuration space reads all ones (`(rev ff)`,
         // `!!! Unknown header type 7f`) beside NVIDIA GPUs that answer: that GPU no longer
         // answers on the bus, the state the driver reports as fallen off the bus (see
