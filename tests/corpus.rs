@@ -33,6 +33,18 @@ const CAPTURED: &[&str] = &[
 ];
 
 /// The floor `GPUFIX_CORPUS_STRICT=1` (run by `.ci/run`) holds: the whole corpus's figures after
+/// the third session of 2026-12-07 (sealed batches h144-h150: 2026 issues, slow training posted
+/// off GitHub, perftest/iblinkinfo/show_gids, training logs with per-step timing, XLA and TPU
+/// OOMs, container specs, NVIDIA's diagnostics; the `perftest`, `iblinkinfo`, `iostat` and
+/// `whichllm-hardware` kinds, FAISS's and `<call> failed:` CUDA errors, PaddleDetection's and
+/// maskrcnn-benchmark's windows, NCCL's own P2P refusals for `comm.shm-between-local-gpus`,
+/// OpenPAI's dshm eviction; 2,325 artifacts): 951 of 1,043 detected (911.8 per mille), 0 healthy
+/// with a false finding, 0 unreadable (h144's vLLM table and h146's DeepEP topology given an
+/// `allow` at the merge, see the corpus README). Every artifact detected before is detected still,
+/// and two earlier texts mend (h85's OpenPAI eviction found, h108's false finding gone); the share
+/// fell because 8 of the batches' 22 problems stay missed (XLA/TPU fragmentation no rule reads,
+/// two single progress lines at batch 0, two proposed rules not written, a failure only in a
+/// reporter's sentence). Before them, after
 /// the second session of 2026-12-07 (sealed batches h135-h143: 2026 issues, OOMs and CUDA errors
 /// off GitHub, hung multi-GPU jobs, data-pipeline configs and logs, NVIDIA's and the fabric's
 /// tools, stacks, environment reports, pages off GitHub, NCCL INFO logs; TensorFlow's
@@ -205,7 +217,7 @@ const CAPTURED: &[&str] = &[
 /// 35 MB Kineto trace of h11 is judged within `plan`'s probe timeout depends on the machine's
 /// load. A change that reads the corpus worse fails CI; one that reads it better raises these.
 /// Issue 24's target is 95% detected, 0 and 0: the detected share is not met.
-const FLOOR_DETECTED_PER_MILLE: usize = 916;
+const FLOOR_DETECTED_PER_MILLE: usize = 911;
 const MAX_FALSE_ON_HEALTHY: usize = 0;
 const MAX_UNREADABLE: usize = 0;
 

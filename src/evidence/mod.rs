@@ -455,12 +455,14 @@ pub(crate) use crate::vocab::clip;
 /// one space after each, so the indentation the tool printed is kept. Text not mostly quoted is
 /// returned as it is.
 pub(crate) fn unquote(text: &str) -> std::borrow::Cow<'_, str> {
-    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-    let quoted = lines
-        .iter()
-        .filter(|l| l.trim_start().starts_with('>'))
-        .count();
-    if lines.is_empty() || quoted * 2 <= lines.len() {
+    // counted in one pass, not collected: every probe that may meet a quoted paste calls this
+    // on the whole text, a large log included
+    let (mut lines, mut quoted) = (0usize, 0usize);
+    for l in text.lines().filter(|l| !l.trim().is_empty()) {
+        lines += 1;
+        quoted += usize::from(l.trim_start().starts_with('>'));
+    }
+    if lines == 0 || quoted * 2 <= lines {
         return std::borrow::Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len());

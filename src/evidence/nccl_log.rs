@@ -147,7 +147,7 @@ pub struct NcclLog {
     /// Connections through P2P (IPC, CUMEM, direct pointer) or NVLS.
     pub p2p_connections: u64,
     /// NCCL's own line saying P2P between two local GPUs was wanted and refused (see
-    /// [`p2p_refused`]): the first such line, clipped. Absent where no line says so: GPUs
+    /// `p2p_refused`): the first such line, clipped. Absent where no line says so: GPUs
     /// under different CPU host bridges go via SHM by NCCL's default, with no line.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub p2p_denied: Option<String>,

@@ -818,7 +818,7 @@ pub struct StepTimings {
 /// the epoch loop, so the window runs across epochs, and `LogPrinter` prints only when
 /// `step_id % log_iter == 0`; `log_iter` is 20 in `configs/runtime.yml` (read at 0700414), the
 /// base every model config includes. One line `Epoch: [e] [s/N]` is a mean over the last 20
-/// iterations once `e * N + s + 1` iterations (from epoch 0) reach 20 ([`paddledetection_window`]);
+/// iterations once `e * N + s + 1` iterations (from epoch 0) reach 20 (`paddledetection_window`);
 /// a run resumed at a later epoch starts its window again, which one line cannot tell.
 ///
 /// With three lines or more the longest wait is left out as an iterator's start, but only
