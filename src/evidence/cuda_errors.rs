@@ -296,6 +296,14 @@ pub struct CudaRuntimeLog {
     /// than PyTorch ([`extension_cuda_mismatch`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub extension_cuda_mismatch: Option<ExtensionCudaMismatch>,
+    /// PyTorch's architecture warning quoted without the line that names the GPU: `_check_cubins`'
+    /// "The current PyTorch install supports CUDA capabilities …" with no "… is not compatible
+    /// with the current PyTorch installation" before it, or 2.11's `_warn_unsupported_code`
+    /// advice "… to install a PyTorch release that supports one of these CUDA versions: …" with
+    /// no "Found GPU… (CC)" line. `torch/cuda/__init__.py` prints either only inside the warning
+    /// for a GPU that no architecture of the build runs, so the build lacks a GPU's architecture;
+    /// a GPU the text names whose major the quoted list lacks is then in `incompatible_gpus`.
+    pub arch_warning_unattributed: bool,
     /// Lines that carried one of these messages.
     pub lines: u64,
 }
@@ -1372,6 +1380,13 @@ static SUPPORTS: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"The current PyTorch install supports CUDA capabilities ((?:(?:sm|compute)_\d{2,3}[a-z]?\s*)+)")
         .expect("static regex")
 });
+/// The advice line ending torch 2.11's `_warn_unsupported_code` (see the module's sources):
+/// "Please follow the instructions at https://pytorch.org/get-started/locally/ to install a
+/// PyTorch release that supports one of these CUDA versions: 12.6, 12.8", appended only where a
+/// release of its `PYTORCH_RELEASES_CODE_CC` runs the GPU, inside the warning `_check_capability`
+/// gives only for a GPU no architecture of `get_arch_list()` runs.
+const RELEASE_ADVICE: &str =
+    "to install a PyTorch release that supports one of these CUDA versions: ";
 static OLD_GPU: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"Found GPU(\d+) (.+?) which is of cuda capability (\d+\.\d+)")
         .expect("static regex")
@@ -1509,6 +1524,9 @@ pub fn recognised_line(line: &str) -> bool {
         || physx_driver_check(line).is_some()
         || line.contains("no kernel image is available for execution on the device")
         || line.contains("is not compatible with the current PyTorch installation")
+        || (line.contains("The current PyTorch install supports CUDA capabilities")
+            && SUPPORTS.is_match(line))
+        || line.contains(RELEASE_ADVICE)
         || line.contains("CUDA error: ")
         || line.contains("CUDA driver initialization failed")
         || unknown_error_env(line)
@@ -1577,6 +1595,9 @@ pub(crate) fn anchor_phrases() -> Vec<&'static str> {
         "CUDA driver version is ",
         "no kernel image is available for execution on the device",
         "is not compatible with the current PyTorch installation",
+        // `_check_cubins`' list and 2.11's advice, quoted without the GPU's line
+        "The current PyTorch install supports CUDA capabilities",
+        RELEASE_ADVICE,
         "CUDA error: ",
         "CUDA driver initialization failed",
         "CUDA unknown error - this may be due to an incorrectly set up environment",
@@ -1722,6 +1743,9 @@ pub fn parse_cuda_runtime_log(text: &str) -> CudaRuntimeLog {
         || super::nccl_errors::cuda_failure_warned(text);
     // `_check_cubins` prints its message over three lines: keep the GPU until the list follows
     let mut pending_gpu: Option<usize> = None;
+    // `_check_cubins`' list with no "not compatible" line before it, and 2.11's advice line
+    let mut unattributed_list: Option<Vec<String>> = None;
+    let mut advice = false;
     // the libraries a framework could not use, and the lines around them that say a GPU was
     // there (TensorFlow's "Found device", JAX's version lines)
     static LIB_PHRASES: LazyLock<Regex> =
@@ -1735,6 +1759,25 @@ pub fn parse_cuda_runtime_log(text: &str) -> CudaRuntimeLog {
     // a `CUDA::error` message wrapped after `<file>(<line>):`: its `error: <text>` is next
     let mut wrapped_cpp = false;
     let mut extension_head = false;
+    // `content_lines` passes over `#` lines (a fixture's citation of its source); PyTorch's
+    // driver message with its found version is PyTorch's own words wherever the line begins: an
+    // issue's title kept as a markdown heading (`# The NVIDIA driver on your system is too old
+    // (found version 11080)`), a shell session's output pasted as a comment. Only that message is
+    // read there; every other line of the text as before.
+    if text.contains("too old (found version") {
+        for line in super::scan::lines(text).filter(|l| l.trim_start().starts_with('#')) {
+            if let Some(c) = TOO_OLD.captures(line) {
+                out.driver_too_old = true;
+                if out.driver_found_version.is_none()
+                    && let Ok(v) = c[1].parse::<u32>()
+                {
+                    out.driver_found_version = Some(v);
+                    out.driver_cuda = Some(cuda_compat::cuda_code_str(v));
+                }
+                out.lines += 1;
+            }
+        }
+    }
     for line in super::content_lines(text) {
         if std::mem::take(&mut wrapped_cpp)
             && let Some(e) = wrapped_cpp_cuda_error(line)
@@ -1852,7 +1895,14 @@ pub fn parse_cuda_runtime_log(text: &str) -> CudaRuntimeLog {
                 .collect();
             if let Some(i) = pending_gpu.take() {
                 out.incompatible_gpus[i].supported = list;
+            } else if unattributed_list.is_none() {
+                // the list alone: the GPU it was printed for is found among the names below
+                unattributed_list = Some(list);
             }
+            carried = true;
+        }
+        if line.contains(RELEASE_ADVICE) {
+            advice = true;
             carried = true;
         }
         // torch 2.11: the GPU, then its build's list one architecture a line
@@ -2206,7 +2256,52 @@ pub fn parse_cuda_runtime_log(text: &str) -> CudaRuntimeLog {
         .iter()
         .any(|n| n == "cudaErrorNoKernelImageForDevice");
     (out.library_problems, out.library_messages_not_judged) = libs.finish();
+    if out.incompatible_gpus.is_empty()
+        && out.old_gpus.is_empty()
+        && (unattributed_list.is_some() || advice)
+    {
+        out.arch_warning_unattributed = true;
+        if let Some(list) = unattributed_list {
+            attribute_supports_list(&mut out, text, list);
+        }
+    }
     out
+}
+
+/// `_check_cubins`' list quoted without its GPU's line: the GPUs the text names (as the driver
+/// prints names, or a GeForce card as its owner writes it: [`super::gpu_arch::names_in`]) whose
+/// major architecture no `sm_` entry of the list has, `_check_cubins`' own test (`supported =
+/// any(sm // 10 == cap_major for sm in supported_sm)`), are the GPUs it was printed for.
+fn attribute_supports_list(out: &mut CudaRuntimeLog, text: &str, list: Vec<String>) {
+    let majors: Vec<u32> = list
+        .iter()
+        .filter_map(|a| a.strip_prefix("sm_"))
+        .filter_map(|n| {
+            n.trim_end_matches(|c: char| c.is_ascii_alphabetic())
+                .parse::<u32>()
+                .ok()
+        })
+        .map(|sm| sm / 10)
+        .collect();
+    if majors.is_empty() {
+        return;
+    }
+    for line in super::content_lines(text) {
+        for g in super::gpu_arch::names_in(line) {
+            if majors.contains(&(g.sm / 10))
+                || out.incompatible_gpus.len() >= super::MAX_ITEMS
+                || out.incompatible_gpus.iter().any(|x| x.name == g.name)
+            {
+                continue;
+            }
+            out.incompatible_gpus.push(IncompatibleGpu {
+                name: super::clip(&g.name, 200),
+                capability: format!("sm_{}", g.sm),
+                sm: g.sm,
+                supported: list.clone(),
+            });
+        }
+    }
 }
 
 /// The registry entry (see [`super::EvidenceKind`]).
@@ -2308,6 +2403,10 @@ impl super::EvidenceKind for CudaRuntimeKind {
             (
                 "extension_cuda_mismatch",
                 "torchvision's `_check_cuda_version`: the extension and PyTorch were built for different CUDA versions (extension, torch_cuda, extension_cuda, line)",
+            ),
+            (
+                "arch_warning_unattributed",
+                "PyTorch's architecture warning quoted without its GPU line (`The current PyTorch install supports CUDA capabilities …` alone, 2.11's `… a PyTorch release that supports one of these CUDA versions: …`): printed only for a GPU the build has no kernels for",
             ),
             ("lines", "lines that carried one of these messages"),
         ]
@@ -2477,6 +2576,84 @@ mod tests {
 
     /// The driver-too-old message broken over two lines between its own words is read as
     /// printed; lines that only look alike are not joined.
+    /// `_check_cubins`' list and 2.11's `_warn_unsupported_code` advice are printed only inside
+    /// the warning for a GPU no architecture of the build runs: quoted without the GPU's line,
+    /// they still say the build lacks one, and a GPU the text names whose major the list lacks
+    /// is the one (`supported = any(sm // 10 == cap_major …)`).
+    #[test]
+    fn an_architecture_warning_quoted_without_its_gpu_line() {
+        let corpus = crate::evidence::testutil::fixture_dir().join("../corpus");
+        // yuval-alaluf/stylegan3-editing#12 (h16): the list mid-sentence in the poster's prose,
+        // the RTX 3090 named in full-width brackets
+        let t =
+            std::fs::read_to_string(corpus.join("h16_post_stylegan3editing12_arch_sm86_prose.md"))
+                .unwrap();
+        assert!(looks_like(&t));
+        let m = parse_cuda_runtime_log(&t);
+        assert!(m.arch_warning_unattributed);
+        assert_eq!(m.incompatible_gpus.len(), 1, "{:?}", m.incompatible_gpus);
+        let g = &m.incompatible_gpus[0];
+        assert_eq!((g.name.as_str(), g.sm), ("GeForce RTX 3090", 86));
+        assert_eq!(g.supported, ["sm_37", "sm_50", "sm_60", "sm_70", "sm_75"]);
+        // a named GPU whose major the list has is not the one it was printed for
+        let other = "GPUs: NVIDIA GeForce RTX 3090 and a Tesla K80.\nThe current PyTorch install supports CUDA capabilities sm_50 sm_60 sm_70 sm_75 sm_80 sm_86.\n";
+        let m = parse_cuda_runtime_log(other);
+        assert!(m.arch_warning_unattributed);
+        assert_eq!(m.incompatible_gpus.len(), 1);
+        assert_eq!(m.incompatible_gpus[0].sm, 37);
+        // the whole warning: the GPU comes from its own line, nothing is unattributed
+        let whole = "NVIDIA GeForce RTX 3090 with CUDA capability sm_86 is not compatible with the current PyTorch installation.\nThe current PyTorch install supports CUDA capabilities sm_37 sm_50 sm_60 sm_70 sm_75.\n";
+        let m = parse_cuda_runtime_log(whole);
+        assert!(!m.arch_warning_unattributed);
+        assert_eq!(m.incompatible_gpus.len(), 1);
+        assert_eq!(m.incompatible_gpus[0].supported.len(), 5);
+        // pytorch/pytorch#182250's description (h45): only the warning's last line, a V100
+        // named in prose (no GPU the table takes), 2.11.0+cu128 written after the code block
+        let t = std::fs::read_to_string(
+            corpus.join("h45_pytorch182250_v100_torch211_cu128_description.md"),
+        )
+        .unwrap();
+        assert!(looks_like(&t));
+        let m = parse_cuda_runtime_log(&t);
+        assert!(m.arch_warning_unattributed);
+        assert!(m.incompatible_gpus.is_empty());
+        // the whole 2.11 warning names its GPU (h45_pytorch182250_v100x2_…_cc_warning)
+        let t = std::fs::read_to_string(
+            corpus.join("h45_pytorch182250_v100x2_torch211_cu128_cc_warning.log"),
+        )
+        .unwrap();
+        let m = parse_cuda_runtime_log(&t);
+        assert!(!m.arch_warning_unattributed);
+        assert!(!m.incompatible_gpus.is_empty());
+        // words about the warning are not its lines
+        for prose in [
+            "The current PyTorch install supports CUDA capabilities of your card, so it runs.\n",
+            "install a PyTorch release that supports your CUDA version\n",
+        ] {
+            assert!(!looks_like(prose), "{prose}");
+            assert!(!parse_cuda_runtime_log(prose).arch_warning_unattributed);
+        }
+    }
+
+    /// PyTorch's driver message on a `#` line (an issue's title kept as a markdown heading,
+    /// FastEval/FastEval#92) is read; nothing else on such a line is.
+    #[test]
+    fn the_driver_message_as_a_markdown_heading() {
+        let t = "# The NVIDIA driver on your system is too old (found version 11080)\n\nI'm running with 11.8 and have PyTorch 2.1.2+cu118 installed\n";
+        assert!(looks_like(t));
+        let m = parse_cuda_runtime_log(t);
+        assert!(m.driver_too_old);
+        assert_eq!(m.driver_found_version, Some(11080));
+        for other in [
+            "# The NVIDIA driver on your system is too old\nit was fixed\n",
+            "# CUDA error: no kernel image is available for execution on the device\n",
+            "### Failed to initialize NVML\n",
+        ] {
+            let m = parse_cuda_runtime_log(other);
+            assert!(!m.driver_too_old && !m.no_kernel_image, "{other}");
+        }
+    }
+
     #[test]
     fn device_side_assertion_lines_are_read_from_the_runtimes_format() {
         // RuiZhang97/ISNet#31 (h121): torch 2.x's error with its hints, then the BCE kernel's

@@ -189,7 +189,8 @@ const VARIANT_WORDS: &[&str] = &[
 /// `S-PCIE-32GB`), then single-space words of [`VARIANT_WORDS`] or memory sizes (`80GB`).
 fn variant_len(after: &str) -> usize {
     let mut len = after
-        .find(|c: char| c.is_whitespace() || c == ',' || c == ')' || c == '|')
+        // (a suffix the driver prints is ASCII: full-width punctuation after a name is prose's)
+        .find(|c: char| c.is_whitespace() || c == ',' || c == ')' || c == '|' || !c.is_ascii())
         .unwrap_or(after.len());
     loop {
         let rest = &after[len..];
@@ -487,6 +488,11 @@ mod tests {
         assert!(n("GTX 3090").is_empty());
         // text around the name in other scripts (full-width punctuation, CJK)
         assert_eq!(n("显卡：NVIDIA GeForce RTX 3090，驱动"), [86]);
+        // full-width punctuation ends the name (stylegan3-editing#12: `GeForce RTX 3090）`)
+        assert_eq!(
+            names_in("nvidia. GeForce RTX 3090） because")[0].name,
+            "GeForce RTX 3090"
+        );
         assert!(n("é…ü “quoted” 中文").is_empty());
         // a longer model is not read as the shorter one
         assert!(n("NVIDIA A1000 6GB").is_empty());

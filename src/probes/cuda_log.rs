@@ -237,6 +237,10 @@ impl Probe for CudaLog {
             ),
             ("no_kernel_image", "cudaErrorNoKernelImageForDevice"),
             (
+                "arch_warning_unattributed",
+                "PyTorch's architecture warning quoted without its GPU line (its list of the build's capabilities, or 2.11's advice to install a release for other CUDA versions): the build lacks some GPU's architecture",
+            ),
+            (
                 "incompatible_gpus",
                 "GPUs PyTorch says its build has no kernels for: name, capability, supported",
             ),
@@ -389,9 +393,11 @@ impl Probe for CudaLog {
             } else if let Some(g) = r.needs_newer_cuda.first() {
                 gpu = Some(g.name.clone());
             }
+            // (PyTorch's warning quoted without its GPU line is its warning all the same)
             let warned = !r.incompatible_gpus.is_empty()
                 || !r.old_gpus.is_empty()
-                || !r.needs_newer_cuda.is_empty();
+                || !r.needs_newer_cuda.is_empty()
+                || r.arch_warning_unattributed;
             arch_missing = r.no_kernel_image || warned;
             // "no kernel image" alone, where the official wheel the text names carries every
             // GPU it names: PyTorch's own kernels run there, so the kernel without an image is
@@ -821,6 +827,29 @@ mod tests {
         let out = run(kind, &[p.to_str().unwrap()]);
         let _ = std::fs::remove_file(&p);
         out
+    }
+
+    /// PyTorch's architecture warning quoted without its GPU line is its warning: the build
+    /// lacks a GPU's architecture (pytorch/pytorch#182250's description, 2.11's advice line
+    /// alone; stylegan3-editing#12, `_check_cubins`' list mid-sentence beside an RTX 3090).
+    #[test]
+    fn an_architecture_warning_without_its_gpu_line_is_the_arch_missing() {
+        let advice = "When executing the code on a system with a V100 the recommendation states:\n\n```shell\nPlease follow the instructions at https://pytorch.org/get-started/locally/ to install a PyTorch release that supports one of these CUDA versions: 12.6, 12.8\n```\n";
+        let v = value_of(run_text(&CudaLog, "advice", advice));
+        assert_eq!(v["arch_missing"], true, "{v}");
+        assert_eq!(v["arch_warning_unattributed"], true);
+        assert!(v.get("arch_gpu").is_none());
+        let prose = "when using a newer graphics card ( like nvidia. GeForce RTX 3090) capability sm_86 is not compatible at the same time, you can see The current PyTorch install supports CUDA capabilities sm_37 sm_50 sm_60 sm_70 sm_75 currently\n";
+        let v = value_of(run_text(&CudaLog, "list", prose));
+        assert_eq!(v["arch_missing"], true, "{v}");
+        assert_eq!(v["arch_gpu"], "GeForce RTX 3090");
+        assert_eq!(v["arch_sm"], 86);
+        // the same words without the warning's lines: nothing to judge
+        let healthy = "On a system with a V100 and torch 2.11 the capability check passes; I installed a PyTorch release for CUDA 12.6.\n";
+        assert!(matches!(
+            run_text(&CudaLog, "healthy", healthy),
+            ProbeOutcome::NotApplicable(_)
+        ));
     }
 
     #[test]
