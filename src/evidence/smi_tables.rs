@@ -98,6 +98,38 @@ pub struct UsageGpu {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub retired_pages_pending: Option<bool>,
     pub samples: usize,
+    /// Over a time series of this GPU (dmon rows, a `--query-gpu -l` loop), how often work came
+    /// back after the GPU went idle: a sample at [`WORK_PCT`] or more, then one at 0 %, then
+    /// one at [`WORK_PCT`] or more again. `utilization.gpu` is the "percent of time over the
+    /// past sample period during which one or more kernels was executing on the GPU"
+    /// (`nvidia-smi --help-query-gpu`; nvml.h's `nvmlUtilization_t.gpu`, NVIDIA/go-nvml
+    /// pkg/nvml/nvml.h at feba957; dmon's `sm` column is the same counter): 0 is a whole sample
+    /// period without a kernel, and work after it says whatever ran before the gap was still
+    /// there through it (a job that ends or starts inside the window shows no return).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub work_resumed: usize,
+    /// Where this GPU's series stands: 0 no work yet, 1 working, 2 idle after work.
+    #[serde(skip)]
+    pub work_phase: u8,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+/// A sample at which a GPU counts as working for [`UsageGpu::work_resumed`]: kernels ran for a
+/// tenth of the sample period or more, the level below which `launch.gpu-underutilized` calls
+/// one reading near idle (its `max_snapshot_util`); less is what a desktop's compositor or a
+/// monitoring tool's own context shows between samples of nothing.
+pub const WORK_PCT: f64 = 10.0;
+
+/// The next [`UsageGpu::work_phase`] after a sample at `util`, and whether work came back.
+fn work_step(phase: u8, util: Option<f64>) -> (u8, bool) {
+    match util {
+        Some(x) if x >= WORK_PCT => (1, phase == 2),
+        Some(x) if x == 0.0 && phase == 1 => (2, false),
+        _ => (phase, false),
+    }
 }
 
 #[derive(Debug, Clone, Default, Serialize, PartialEq)]
@@ -1258,6 +1290,7 @@ pub fn parse_query_csv(text: &str) -> Result<SmiUsage, super::ParseError> {
                     .and_then(num),
                 retired_pages_pending: get("retired_pages.pending").and_then(yes),
                 samples: 1,
+                ..Default::default()
             };
             u.samples += 1;
             merge_sample(&mut u.gpus, g);
@@ -1462,6 +1495,8 @@ fn merge_sample(gpus: &mut Vec<UsageGpu>, g: UsageGpu) {
                 (a, b) => a.or(b),
             };
             let samples = x.samples + 1;
+            let (work_phase, back) = work_step(x.work_phase, g.util_gpu);
+            let work_resumed = x.work_resumed + usize::from(back);
             let name = x.name.take();
             let reasons = match (
                 x.clocks_event_reasons.take(),
@@ -1484,10 +1519,15 @@ fn merge_sample(gpus: &mut Vec<UsageGpu>, g: UsageGpu) {
                 util_mem: umem,
                 util_gpu_max: umax,
                 samples,
+                work_phase,
+                work_resumed,
                 ..g
             };
         }
-        None if !full => gpus.push(g),
+        None if !full => {
+            let (work_phase, _) = work_step(0, g.util_gpu);
+            gpus.push(UsageGpu { work_phase, ..g })
+        }
         None => {}
     }
 }
@@ -2765,6 +2805,54 @@ GPU-28780eb0-24d5-1f13-59b8-ae5c23617a72, 1328667, /usr/local/bin/python3.10, 13
         assert_eq!(u.gpus[0].util_gpu, Some(20.0));
         assert_eq!(u.gpus[1].util_gpu, Some(90.0));
         assert!(u.truncated);
+    }
+
+    /// dmon's rows are a time series of each GPU: work that comes back after a sample at 0 %
+    /// is counted, work that only starts or only stops inside the window is not.
+    #[test]
+    fn dmon_counts_work_that_comes_back_after_an_idle_sample() {
+        use crate::test_corpus as corpus;
+        let resumed = |name: &str| parse_monitor(&corpus(name)).unwrap().gpus[0].work_resumed;
+        // our H200 during a num_workers=0 job: sm 0, 47, 0, 47, 0
+        assert_eq!(resumed("h200_smi_dmon_starved.txt"), 1);
+        // mini-llms-playground's L4 at batch 1: work, 7 %, 0, 0, 0, work
+        assert_eq!(resumed("h122_dmon_minillms_l4_bs1_bursty_idle_gaps.txt"), 1);
+        // healthy, idle, all-zero and a series that falls to 4-8 % at its end: no return
+        for healthy in [
+            "h200_smi_dmon_healthy.txt",
+            "h200_smi_dmon_idle.txt",
+            "h14_dmon_su_idle_zeros_telegraf.txt",
+            "h64_dmon_fullbot_s_u_jpg_ofa.txt",
+            "h112_dmon_mybiome_su_jpg_ofa_dash_rows.txt",
+            "dmon_idle_header.txt",
+        ] {
+            assert_eq!(resumed(healthy), 0, "{healthy}");
+        }
+        let head = "# gpu     sm    mem    enc    dec\n# Idx      %      %      %      %\n";
+        let series = |sm: &[u32]| {
+            let rows: String = sm
+                .iter()
+                .map(|x| format!("    0  {x:>5}      1      0      0\n"))
+                .collect();
+            parse_monitor(&format!("{head}{rows}")).unwrap().gpus[0].work_resumed
+        };
+        // a job that starts, or ends, inside the window
+        assert_eq!(series(&[0, 0, 0, 60, 70]), 0);
+        assert_eq!(series(&[60, 70, 0, 0, 0]), 0);
+        // a desktop's noise between samples of nothing is no work
+        assert_eq!(series(&[0, 3, 0, 5, 0, 2, 0]), 0);
+        // two gaps, two returns; a dip that never reaches 0 is no gap
+        assert_eq!(series(&[50, 0, 50, 0, 0, 40]), 2);
+        assert_eq!(series(&[50, 4, 50, 8, 40]), 0);
+        // each GPU its own series
+        let two = format!(
+            "{head}    0     50      1      0      0\n    1      0      0      0      0\n    0      0      1      0      0\n    1     50      0      0      0\n    0     50      1      0      0\n"
+        );
+        let u = parse_monitor(&two).unwrap();
+        assert_eq!((u.gpus[0].work_resumed, u.gpus[1].work_resumed), (1, 0));
+        // a --query-gpu loop is a series too
+        let csv = "index, utilization.gpu [%]\n0, 40 %\n0, 0 %\n0, 45 %\n";
+        assert_eq!(parse_query_csv(csv).unwrap().gpus[0].work_resumed, 1);
     }
 
     #[test]

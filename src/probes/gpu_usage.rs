@@ -62,6 +62,10 @@ pub fn is_training_process(p: &UsageProcess) -> bool {
     .any(|k| n.contains(k))
 }
 
+const HELD: &str = "memory held (the paste lists no processes)";
+const RESUMED: &str =
+    "work resumed after idle samples (the paste lists no processes and no memory)";
+
 /// Judges what one paste shows.
 pub fn usage_value(u: &SmiUsage, source: &str) -> Value {
     let mut gpus = Vec::new();
@@ -82,7 +86,15 @@ pub fn usage_value(u: &SmiUsage, source: &str) -> Value {
             && !u.container_check
             && u.format != "q-text"
             && holds_job_memory(g);
-        let hosts_job = !procs.is_empty() || held || u.job_report;
+        // nor memory: a time series whose work comes back after a sample of no kernel at all
+        // shows something kept running on the GPU through the gap (see `work_resumed`). A
+        // memory column that shows only a context's footprint says what holds the GPU, so
+        // the series is read this way only where the paste prints no memory.
+        let resumed = !u.processes_listed
+            && !u.container_check
+            && g.memory_used_mib.is_none()
+            && g.work_resumed > 0;
+        let hosts_job = !procs.is_empty() || held || resumed || u.job_report;
         if hosts_job {
             if let Some(x) = g.util_gpu {
                 busy_utils.push(x);
@@ -96,8 +108,10 @@ pub fn usage_value(u: &SmiUsage, source: &str) -> Value {
                 "the summary is of the job's own GPUs (jobinfo)"
             } else if u.job_report {
                 "the report is of the job's own GPUs (Slurm jobstats)"
+            } else if held {
+                HELD
             } else {
-                "memory held (the paste lists no processes)"
+                RESUMED
             });
         }
         gpus.push(json!({
@@ -136,7 +150,7 @@ pub fn usage_value(u: &SmiUsage, source: &str) -> Value {
         out.insert("snapshot".into(), json!(job_samples <= 1 && !u.job_report));
         out.insert(
             "job_inferred".into(),
-            json!(evidence == Some("memory held (the paste lists no processes)")),
+            json!(evidence == Some(HELD) || evidence == Some(RESUMED)),
         );
     }
     if u.truncated {
@@ -224,7 +238,7 @@ impl Probe for GpuUsage {
             ("gpu_util", "mean utilization (%) of the GPUs a job is on"),
             (
                 "process_on_gpu",
-                "a training process (python, torchrun, ...) is on a GPU, or, where no processes are listed, a GPU holds job-sized memory (1 GiB or more: a CUDA context alone holds 60-600 MiB), or the paste is a Slurm jobstats report or seff summary of the job's own GPUs",
+                "a training process (python, torchrun, ...) is on a GPU, or, where no processes are listed, a GPU holds job-sized memory (1 GiB or more: a CUDA context alone holds 60-600 MiB), or a time series that prints no memory shows work coming back after a sample at 0%, or the paste is a Slurm jobstats report or seff summary of the job's own GPUs",
             ),
             ("process_evidence", "why process_on_gpu is true"),
             ("job_gpus", "how many GPUs the job is on"),
@@ -234,7 +248,7 @@ impl Probe for GpuUsage {
             ),
             (
                 "job_inferred",
-                "no training process is listed: the job is inferred from the memory its GPUs hold",
+                "no training process is listed: the job is inferred from the memory its GPUs hold, or, where the paste prints no memory, from a time series whose work comes back after a sample at 0%",
             ),
             (
                 "gpus",
@@ -519,6 +533,59 @@ mod tests {
         assert_ne!(busy, t);
         let v = usage_value(&smi_tables::parse_table(&busy).unwrap(), "x");
         assert_eq!(v["process_on_gpu"], json!(true), "{v}");
+    }
+
+    /// A dmon or `--query-gpu` series that prints no memory shows a job where work comes back
+    /// after a sample at 0 %: our H200's num_workers=0 job (sm 0, 47, 0, 47, 0) and
+    /// mini-llms-playground's L4 at batch 1 are judged over their windows (the full bar); the
+    /// healthy, idle and unexplained series of the corpus show no job.
+    #[test]
+    fn a_series_whose_work_comes_back_after_idle_shows_a_job() {
+        let judge = |t: &str| usage_value(&smi_tables::parse_monitor(t).unwrap(), "x");
+        for (name, mean) in [
+            ("h200_smi_dmon_starved.txt", 18.8),
+            ("h122_dmon_minillms_l4_bs1_bursty_idle_gaps.txt", 43.6),
+        ] {
+            let v = judge(&corpus(name));
+            assert_eq!(v["process_on_gpu"], json!(true), "{name}");
+            assert_eq!(v["job_inferred"], json!(true), "{name}");
+            assert_eq!(v["snapshot"], json!(false), "{name}");
+            assert_eq!(v["gpu_util"], json!(mean), "{name}");
+        }
+        for name in [
+            "h200_smi_dmon_healthy.txt",
+            "h200_smi_dmon_idle.txt",
+            "h14_dmon_su_idle_zeros_telegraf.txt",
+            "h64_dmon_fullbot_s_u_jpg_ofa.txt",
+            "dmon_idle_header.txt",
+        ] {
+            assert_eq!(
+                judge(&corpus(name))["process_on_gpu"],
+                json!(false),
+                "{name}"
+            );
+        }
+        // the same series with a memory column: a context's footprint says what holds the GPU
+        // (no job), a training-sized one names the job as before
+        let fb = |mb: u32| {
+            let rows: String = [0, 47, 0, 47, 0]
+                .iter()
+                .map(|sm| format!("    0  {sm:>5}     23  {mb:>6}\n"))
+                .collect();
+            judge(&format!(
+                "# gpu     sm    mem     fb\n# Idx      %      %     MB\n{rows}"
+            ))
+        };
+        assert_eq!(fb(300)["process_on_gpu"], json!(false));
+        let v = fb(9000);
+        assert_eq!(v["process_evidence"], json!(HELD));
+        // pmon lists its processes: the list says what runs, not the series
+        let pmon = "# gpu        pid  type    sm   mem   enc   dec   command\n\
+# Idx          #   C/G     %     %     %     %   name\n\
+    0       1200     G    40     1     -     -   Xorg\n\
+    0       1200     G     0     0     -     -   Xorg\n\
+    0       1200     G    40     1     -     -   Xorg\n";
+        assert_eq!(judge(pmon)["process_on_gpu"], json!(false));
     }
 
     #[test]
