@@ -9,7 +9,8 @@
 //!   `schema/compose-spec.json`, 170098ba): `services.*.shm_size` (a byte value, `11-extension.md`:
 //!   `b`, `k`/`kb`, `m`/`mb`, `g`/`gb`), `ipc`, `volumes` (short `SRC:DST[:MODE]` or long
 //!   `{type, source, target, tmpfs.size}`), `tmpfs`, `image`, `command`, `entrypoint`.
-//!   `build.shm_size` sizes the build, not the running service, and is not read as such.
+//!   `build.shm_size` sizes the build, not the running service, and is not read as such; a
+//!   service whose only size is there is judged on the runtime's default (`build_shm_size`).
 //!   A service's keys may come from an anchored block through a `<<: *name` merge key
 //!   ("Compose follows the rule outlined by YAML merge type", compose-spec `10-fragments.md`;
 //!   yaml.org/type/merge.html: the mapping's own keys win), typically an `x-` extension
@@ -152,6 +153,13 @@ pub struct Container {
     /// target, or a command that uses CUDA.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cuda_hint: Option<String>,
+    /// A compose service's `build.shm_size`: the shared memory of the image build's `RUN`
+    /// steps only ("the size of the shared memory (/dev/shm partition on Linux) allocated for
+    /// building Docker images", compose-spec `build.md`, `shm_size`), not the running
+    /// container's; written where the author meant the service's, it says the job needs
+    /// shared memory.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub build_shm_size: Option<String>,
     /// `--privileged` / `privileged: true` / `securityContext.privileged: true`.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub privileged: bool,
@@ -699,6 +707,7 @@ fn compose_service(name: &str, svc: &Yaml) -> Container {
     }
     c.privileged = svc.get("privileged").and_then(Yaml::as_bool) == Some(true);
     c.gpus_elsewhere = svc.get("extends").is_some();
+    c.build_shm_size = svc.get("build").and_then(|b| b.get("shm_size")).and_then(s);
     let target = svc.get("build").and_then(|b| b.get("target")).and_then(s);
     c.cuda_hint = cuda_hint(c.image.as_deref(), target.as_deref(), c.command.as_deref());
     let mut host_shm = None;
