@@ -196,6 +196,26 @@ pub fn cuda_hint(
         {
             return None;
         }
+        // the GPU stack's own infrastructure (the GPU Operator, device plugin, feature
+        // discovery, DCGM and its exporter, the container toolkit, the driver container, the
+        // MIG manager, validators): NVIDIA's manifests run them without a GPU request, on the
+        // NVIDIA runtime class or with `NVIDIA_VISIBLE_DEVICES` set by the operator
+        if [
+            "operator",
+            "device-plugin",
+            "feature-discovery",
+            "dcgm",
+            "exporter",
+            "toolkit",
+            "driver",
+            "mig-manager",
+            "validator",
+        ]
+        .iter()
+        .any(|w| low.contains(w))
+        {
+            return None;
+        }
         if low.contains("cuda") || low.contains("cudnn") || low.starts_with("nvcr.io/nvidia/") {
             return Some(format!("`{name}`"));
         }
@@ -2490,6 +2510,9 @@ mod tests {
             "postgres:16",
             "ghcr.io/org/app:${IMAGE_TAG:-main}",
             "ghcr.io/open-edge-platform/physical-ai-studio-cpu:main",
+            "nvcr.io/nvidia/k8s-device-plugin:v0.14.1",
+            "nvcr.io/nvidia/k8s/dcgm-exporter:3.3.5-3.4.0-ubuntu22.04",
+            "nvcr.io/nvidia/gpu-operator:v23.9.1",
         ] {
             assert!(
                 cuda_hint(Some(image), None, Some("uvicorn app:app")).is_none(),
