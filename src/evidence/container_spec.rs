@@ -9,7 +9,8 @@
 //!   `schema/compose-spec.json`, 170098ba): `services.*.shm_size` (a byte value, `11-extension.md`:
 //!   `b`, `k`/`kb`, `m`/`mb`, `g`/`gb`), `ipc`, `volumes` (short `SRC:DST[:MODE]` or long
 //!   `{type, source, target, tmpfs.size}`), `tmpfs`, `image`, `command`, `entrypoint`.
-//!   `build.shm_size` sizes the build, not the running service, and is not read as such.
+//!   `build.shm_size` sizes the build, not the running service, and is not read as such; a
+//!   service whose only size is there is judged on the runtime's default (`build_shm_size`).
 //!   A service's keys may come from an anchored block through a `<<: *name` merge key
 //!   ("Compose follows the rule outlined by YAML merge type", compose-spec `10-fragments.md`;
 //!   yaml.org/type/merge.html: the mapping's own keys win), typically an `x-` extension
@@ -148,6 +149,117 @@ pub struct Container {
     /// GPUs asked for (`--gpus all`, `nvidia.com/gpu: 8`, a compose device reservation).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub gpus: Option<String>,
+    /// What shows that the container runs CUDA work ([`cuda_hint`]): a CUDA image or build
+    /// target, or a command that uses CUDA.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cuda_hint: Option<String>,
+    /// A compose service's `build.shm_size`: the shared memory of the image build's `RUN`
+    /// steps only ("the size of the shared memory (/dev/shm partition on Linux) allocated for
+    /// building Docker images", compose-spec `build.md`, `shm_size`), not the running
+    /// container's; written where the author meant the service's, it says the job needs
+    /// shared memory.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub build_shm_size: Option<String>,
+    /// `--privileged` / `privileged: true` / `securityContext.privileged: true`.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub privileged: bool,
+    /// The spec leaves the container's GPUs to another file or object (a compose service that
+    /// `extends` another, or one in a file that completes a base file): not judged for them.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub gpus_elsewhere: bool,
+}
+
+/// What shows that a container runs CUDA work, from its image, build target and command:
+///
+/// - an image or build target named for CUDA: `cuda`/`cudnn` in it (NVIDIA's `nvidia/cuda`
+///   base images, PyTorch's `pytorch/pytorch:…-cuda12.1-cudnn8-runtime`), a `cuXYZ` build tag
+///   (`…-cu121`), a `gpu` word (`tensorflow/tensorflow:latest-gpu`,
+///   `paddlepaddle/paddle:…-gpu-…`), or NVIDIA's NGC registry (`nvcr.io/nvidia/…`, every image
+///   of which is built on a CUDA base);
+/// - a name chosen by a variable that selects the accelerator (`physical-ai-studio-${AI_DEVICE:-cpu}`,
+///   `${DEVICE}`, `${ACCELERATOR}`, `${GPU_…}`, `${CUDA_…}`): the same service runs the CUDA
+///   build when the variable says so (compose interpolates `${VAR:-default}` from the
+///   environment or `.env`, compose-spec `12-interpolation.md`);
+/// - a command that uses CUDA (`--device cuda`, `cuda:0`, `torch.cuda`, `CUDA_VISIBLE_DEVICES`).
+///
+/// An image for another vendor's GPUs (`rocm`, Intel's `xpu`/`oneapi`) is none of these.
+pub fn cuda_hint(
+    image: Option<&str>,
+    target: Option<&str>,
+    command: Option<&str>,
+) -> Option<String> {
+    fn named(name: &str) -> Option<String> {
+        let low = name.to_ascii_lowercase();
+        if ["rocm", "xpu", "oneapi", "ipex"]
+            .iter()
+            .any(|w| low.contains(w))
+        {
+            return None;
+        }
+        // the GPU stack's own infrastructure (the GPU Operator, device plugin, feature
+        // discovery, DCGM and its exporter, the container toolkit, the driver container, the
+        // MIG manager, validators): NVIDIA's manifests run them without a GPU request, on the
+        // NVIDIA runtime class or with `NVIDIA_VISIBLE_DEVICES` set by the operator
+        if [
+            "operator",
+            "device-plugin",
+            "feature-discovery",
+            "dcgm",
+            "exporter",
+            "toolkit",
+            "driver",
+            "mig-manager",
+            "validator",
+        ]
+        .iter()
+        .any(|w| low.contains(w))
+        {
+            return None;
+        }
+        if low.contains("cuda") || low.contains("cudnn") || low.starts_with("nvcr.io/nvidia/") {
+            return Some(format!("`{name}`"));
+        }
+        let words: Vec<&str> = low
+            .split(|c: char| !c.is_ascii_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .collect();
+        let cu = |w: &str| {
+            w.strip_prefix("cu").is_some_and(|d| {
+                (2..=3).contains(&d.len()) && d.bytes().all(|b| b.is_ascii_digit())
+            })
+        };
+        if words.iter().any(|w| *w == "gpu" || cu(w)) {
+            return Some(format!("`{name}`"));
+        }
+        // `${AI_DEVICE:-cpu}`: a variable that picks the accelerator
+        let mut rest = name;
+        while let Some(at) = rest.find("${") {
+            let var: String = rest[at + 2..]
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            let up = var.to_ascii_uppercase();
+            if up.ends_with("DEVICE")
+                || up.contains("ACCELERATOR")
+                || up.starts_with("GPU")
+                || up.starts_with("CUDA")
+            {
+                return Some(format!("`{name}` (a CUDA build when `{var}` selects cuda)"));
+            }
+            rest = &rest[at + 2..];
+        }
+        None
+    }
+    if let Some(h) = image.and_then(named) {
+        return Some(format!("image {h}"));
+    }
+    if let Some(h) = target.and_then(named) {
+        return Some(format!("build target {h}"));
+    }
+    let cmd = command?;
+    let low = cmd.to_ascii_lowercase();
+    (low.contains("cuda") && !low.contains("rocm"))
+        .then(|| format!("command `{}`", super::clip(cmd, 120)))
 }
 
 #[derive(Debug, Clone, Default, Serialize, PartialEq)]
@@ -289,6 +401,7 @@ fn docker_run(nvidia_docker: bool, args: &[String]) -> Container {
     let mut nvidia_runtime = nvidia_docker;
     let mut visible: Option<String> = None;
     let mut nvidia_devices = 0u32;
+    let mut cdi_gpus: Vec<String> = Vec::new();
     let mut shm_size = None;
     let mut ipc = None;
     let mut host_shm = None;
@@ -318,6 +431,7 @@ fn docker_run(nvidia_docker: bool, args: &[String]) -> Container {
             continue;
         }
         if DOCKER_BOOL.contains(&flag.as_str()) {
+            c.privileged |= flag == "--privileged";
             i += 1;
             continue;
         }
@@ -339,6 +453,7 @@ fn docker_run(nvidia_docker: bool, args: &[String]) -> Container {
             "--ipc" => ipc = Some(value),
             "--name" => c.name = value,
             "--gpus" => c.gpus = Some(value),
+            "--privileged" => c.privileged = value != "false",
             "--runtime" => nvidia_runtime |= value == "nvidia",
             "-e" | "--env" => {
                 if let Some(v) = value.strip_prefix("NVIDIA_VISIBLE_DEVICES=") {
@@ -346,6 +461,11 @@ fn docker_run(nvidia_docker: bool, args: &[String]) -> Container {
                 }
             }
             "--device" => {
+                // a CDI device (`--device nvidia.com/gpu=all`, docker 25+ with CDI enabled;
+                // nvidia-container-toolkit's `nvidia-ctk cdi generate` names them so)
+                if let Some(d) = value.strip_prefix("nvidia.com/gpu=") {
+                    cdi_gpus.push(d.to_string());
+                }
                 let host = value.split(':').next().unwrap_or("");
                 if host
                     .strip_prefix("/dev/nvidia")
@@ -403,7 +523,11 @@ fn docker_run(nvidia_docker: bool, args: &[String]) -> Container {
         c.name = c.image.clone().unwrap_or_else(|| "docker run".into());
     }
     if c.gpus.is_none() {
-        c.gpus = if nvidia_devices > 0 {
+        c.gpus = if cdi_gpus.iter().any(|d| d == "all") {
+            Some("all".into())
+        } else if !cdi_gpus.is_empty() {
+            Some(format!("device={}", cdi_gpus.join(",")))
+        } else if nvidia_devices > 0 {
             Some(nvidia_devices.to_string())
         } else if nvidia_runtime || visible.is_some() {
             // NVIDIA_VISIBLE_DEVICES lists devices (`0,1`), where `--gpus N` counts them
@@ -421,6 +545,7 @@ fn docker_run(nvidia_docker: bool, args: &[String]) -> Container {
         c.image.as_deref().unwrap_or(""),
         c.command.as_deref().unwrap_or("")
     ));
+    c.cuda_hint = cuda_hint(c.image.as_deref(), None, c.command.as_deref());
     c.shm = resolve(
         ipc.as_deref(),
         host_shm,
@@ -575,6 +700,36 @@ fn compose_service(name: &str, svc: &Yaml) -> Container {
     if c.gpus.is_none() {
         c.gpus = compose_nvidia_runtime_gpus(svc);
     }
+    // `devices` (compose-spec: `HOST_PATH:CONTAINER_PATH[:CGROUP_PERMISSIONS]`, or a CDI
+    // device name such as `nvidia.com/gpu=all`): the GPU's device nodes or a CDI GPU
+    if c.gpus.is_none() {
+        let devs: Vec<String> = svc
+            .get("devices")
+            .and_then(Yaml::as_sequence)
+            .into_iter()
+            .flatten()
+            .filter_map(s)
+            .collect();
+        let nodes = devs
+            .iter()
+            .filter(|d| {
+                d.split(':')
+                    .next()
+                    .and_then(|h| h.strip_prefix("/dev/nvidia"))
+                    .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+            })
+            .count();
+        c.gpus = match devs.iter().find_map(|d| d.strip_prefix("nvidia.com/gpu=")) {
+            Some("all") => Some("all".into()),
+            Some(d) => Some(format!("device={d}")),
+            None => (nodes > 0).then(|| nodes.to_string()),
+        };
+    }
+    c.privileged = svc.get("privileged").and_then(Yaml::as_bool) == Some(true);
+    c.gpus_elsewhere = svc.get("extends").is_some();
+    c.build_shm_size = svc.get("build").and_then(|b| b.get("shm_size")).and_then(s);
+    let target = svc.get("build").and_then(|b| b.get("target")).and_then(s);
+    c.cuda_hint = cuda_hint(c.image.as_deref(), target.as_deref(), c.command.as_deref());
     let mut host_shm = None;
     let mut tmpfs = None;
     for v in svc
@@ -785,6 +940,33 @@ fn pod_containers(spec: &Yaml) -> Vec<Container> {
                 .get("nvidia.com/gpu")
                 .and_then(s)
         });
+        // another NVIDIA resource (a MIG profile `nvidia.com/mig-1g.5gb`, a shared
+        // `nvidia.com/gpu.shared`): the device plugin gives the container that GPU
+        k.gpus_elsewhere = ["limits", "requests"].iter().any(|r| {
+            c.get("resources")
+                .and_then(|x| x.get(*r))
+                .and_then(Yaml::as_mapping)
+                .is_some_and(|m| {
+                    m.keys()
+                        .filter_map(|k| k.as_str())
+                        .any(|k| k.starts_with("nvidia.com/"))
+                })
+        }) || c
+            .get("env")
+            .and_then(Yaml::as_sequence)
+            .into_iter()
+            .flatten()
+            .any(|e| e.get("name").and_then(s).as_deref() == Some("NVIDIA_VISIBLE_DEVICES"))
+            || spec
+                .get("runtimeClassName")
+                .and_then(s)
+                .is_some_and(|r| r.contains("nvidia"));
+        k.privileged = c
+            .get("securityContext")
+            .and_then(|x| x.get("privileged"))
+            .and_then(Yaml::as_bool)
+            == Some(true);
+        k.cuda_hint = cuda_hint(k.image.as_deref(), None, k.command.as_deref());
         let mount = c
             .get("volumeMounts")
             .and_then(Yaml::as_sequence)
@@ -1409,6 +1591,10 @@ pub fn parse_container_specs(text: &str) -> Vec<ContainerSpec> {
                 .and_then(Yaml::as_mapping)
                 .is_some_and(is_override_services)
             {
+                // the base file may give the service its GPUs as well
+                for c in containers.iter_mut() {
+                    c.gpus_elsewhere = true;
+                }
                 for c in containers.iter_mut().filter(|c| c.shm.how == "default") {
                     c.shm = Shm {
                         how: SHM_FROM_BASE_FILE,
@@ -1562,7 +1748,7 @@ impl super::EvidenceKind for ContainerSpecKind {
         "container-spec"
     }
     fn doc(&self) -> &'static str {
-        "a container spec (`docker run` line, docker-compose.yml, Kubernetes Pod/Job/Deployment YAML, Argo Workflow template): how it sizes /dev/shm and whether it runs a PyTorch job"
+        "a container spec (`docker run` line, docker-compose.yml, Kubernetes Pod/Job/Deployment YAML, Argo Workflow template): how it sizes /dev/shm, whether it runs a PyTorch job, and whether a container that runs CUDA work asks for GPUs"
     }
     fn example(&self) -> &'static str {
         "cat docker-compose.yml  (or: kubectl get pod POD -o yaml)"
@@ -1570,11 +1756,11 @@ impl super::EvidenceKind for ContainerSpecKind {
     fn fields(&self) -> &'static [(&'static str, &'static str)] {
         &[(
             "specs",
-            "per spec: source (docker-run, compose, kubernetes, argo workflow, kubernetes fragment), containers (name, image, command, pytorch_hint, shm: how, size_mib, written; gpus)",
+            "per spec: source (docker-run, compose, kubernetes, argo workflow, kubernetes fragment), containers (name, image, command, pytorch_hint, shm: how, size_mib, written; gpus, cuda_hint, privileged, gpus_elsewhere)",
         )]
     }
     fn read_by(&self) -> &'static [&'static str] {
-        &["shm"]
+        &["shm", "container.gpus"]
     }
     fn detect(&self, s: &super::Sniff) -> bool {
         looks_like_container_spec(s.head)
@@ -2284,5 +2470,76 @@ mod tests {
     fn prose_is_not_a_spec() {
         assert!(!looks_like_container_spec("we use docker for training\n"));
         assert!(!looks_like_container_spec("services: many\n"));
+    }
+
+    #[test]
+    fn what_shows_a_container_runs_cuda_work() {
+        // NVIDIA's base images, PyTorch's CUDA images, NGC, a cuXYZ tag, a -gpu tag
+        for image in [
+            "nvidia/cuda:12.4.1-devel-ubuntu22.04",
+            "pytorch/pytorch:2.1.0-cuda12.1-cudnn8-runtime",
+            "nvcr.io/nvidia/pytorch:24.05-py3",
+            "ghcr.io/org/trainer:2.3-cu121",
+            "tensorflow/tensorflow:latest-gpu",
+        ] {
+            assert!(cuda_hint(Some(image), None, None).is_some(), "{image}");
+        }
+        // physical-ai-studio before #312 (h149): the accelerator chosen by a variable
+        let h = cuda_hint(
+            Some(
+                "${REGISTRY:-ghcr.io/open-edge-platform/}physical-ai-studio-${AI_DEVICE:-cpu}:${IMAGE_TAG:-main}",
+            ),
+            None,
+            None,
+        );
+        assert!(h.is_some_and(|h| h.contains("AI_DEVICE")));
+        // a command that uses CUDA
+        assert!(
+            cuda_hint(
+                Some("myorg/train:1"),
+                None,
+                Some("python train.py --device cuda")
+            )
+            .is_some()
+        );
+        // not CUDA work: a CPU or other-vendor image, a web server, a tag variable
+        for image in [
+            "rocm/pytorch:rocm6.1_ubuntu22.04_py3.10_pytorch_2.1.2",
+            "intel/intel-extension-for-pytorch:2.1.10-xpu",
+            "python:3.11-slim",
+            "postgres:16",
+            "ghcr.io/org/app:${IMAGE_TAG:-main}",
+            "ghcr.io/open-edge-platform/physical-ai-studio-cpu:main",
+            "nvcr.io/nvidia/k8s-device-plugin:v0.14.1",
+            "nvcr.io/nvidia/k8s/dcgm-exporter:3.3.5-3.4.0-ubuntu22.04",
+            "nvcr.io/nvidia/gpu-operator:v23.9.1",
+        ] {
+            assert!(
+                cuda_hint(Some(image), None, Some("uvicorn app:app")).is_none(),
+                "{image}"
+            );
+        }
+    }
+
+    #[test]
+    fn how_a_container_asks_for_gpus() {
+        // docker run: a CDI device, a privileged container without GPUs
+        let t = "docker run --rm --device nvidia.com/gpu=all nvidia/cuda:12.4.1-base nvidia-smi\n";
+        let c = &parse_container_specs(t)[0].containers[0];
+        assert_eq!(c.gpus.as_deref(), Some("all"));
+        assert!(c.cuda_hint.is_some());
+        let t = "docker run --rm --privileged nvidia/cuda:12.4.1-base nvidia-smi\n";
+        let c = &parse_container_specs(t)[0].containers[0];
+        assert_eq!(c.gpus, None);
+        assert!(c.privileged);
+        // compose: a device node list, and a service that extends another
+        let t = "services:\n  train:\n    image: nvidia/cuda:12.4.1-base\n    devices:\n      - /dev/nvidia0:/dev/nvidia0\n  other:\n    extends:\n      service: train\n    image: nvidia/cuda:12.4.1-base\n";
+        let cs = &parse_container_specs(t)[0].containers;
+        assert_eq!(cs[0].gpus.as_deref(), Some("1"));
+        assert!(cs[1].gpus_elsewhere);
+        // Kubernetes: a MIG resource gives the container a GPU
+        let t = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: c\n    image: nvidia/cuda:12.4.1-base\n    resources:\n      limits:\n        nvidia.com/mig-1g.5gb: 1\n";
+        let c = &parse_container_specs(t)[0].containers[0];
+        assert!(c.gpus_elsewhere);
     }
 }

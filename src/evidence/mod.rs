@@ -113,6 +113,7 @@ pub mod slog_log;
 pub mod smi_list;
 pub mod smi_nvlink;
 pub mod smi_p2p;
+pub mod smi_reset;
 pub mod smi_tables;
 pub mod tensor_sharing;
 pub mod torch_env;

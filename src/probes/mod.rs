@@ -10,6 +10,7 @@ pub mod cluster_gpus;
 pub mod command;
 pub mod config;
 pub mod config_sources;
+pub mod container_gpus;
 pub mod cuda_log;
 pub mod cuda_stack;
 pub mod dcgm;
@@ -22,6 +23,7 @@ pub mod fabric;
 pub mod fabric_manager;
 pub mod file;
 pub mod fstab;
+pub mod gpu_reset;
 pub mod gpu_usage;
 pub mod inputs;
 pub mod kernel_modules;
@@ -226,10 +228,12 @@ pub static PROBES: &[&dyn ProbeKind] = &[
     &fabric_manager::FabricState,
     &driver_binding::DriverBinding,
     &logs::TorchMemory,
+    &gpu_reset::GpuReset,
     &gpu_usage::GpuUsage,
     &topology::GpuTopology,
     &mount_checks::DataMounts,
     &mount_checks::Shm,
+    &container_gpus::ContainerGpus,
     &open_files::OpenFiles,
 ];
 

@@ -391,6 +391,9 @@ fn from_container_spec(p: &std::path::Path, text: &str) -> ProbeOutcome {
             c.pytorch_hint.is_some()
                 || (c.gpus.is_some() && !c.runs_other_program())
                 || *source == K8S_FRAGMENT
+                // shared memory sized for the build alone (`build.shm_size`): the author
+                // meant the job to have it
+                || (c.build_shm_size.is_some() && c.shm.how == "default")
         })
         .collect();
     let Some((source, c)) = jobs
@@ -426,6 +429,11 @@ fn from_container_spec(p: &std::path::Path, text: &str) -> ProbeOutcome {
         ));
     }
     let setting = match (c.shm.how, &c.shm.written) {
+        ("default", _) if c.build_shm_size.is_some() => format!(
+            "{source} `{}` sets shm_size {} under `build:`, which sizes only the image build's RUN steps; the running container has no shm size, --ipc=host or /dev/shm mount: the runtime's 64 MiB default",
+            c.name,
+            c.build_shm_size.as_deref().unwrap_or_default()
+        ),
         ("default", _) => format!(
             "{source} `{}` sets no shm size, --ipc=host or /dev/shm mount: the runtime's 64 MiB default",
             c.name
@@ -464,6 +472,33 @@ fn from_container_spec(p: &std::path::Path, text: &str) -> ProbeOutcome {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shm_size_under_build_only_leaves_the_service_on_64_mib() {
+        // ECMWFCode4Earth/wildfire-forecasting docker/docker-compose.yml at 915529e (h132):
+        // shm_size under build: only; the same file after PR #24 sizes the service too (h132's
+        // next artifact)
+        let before = "services:\n  esowc-wildfire:\n    build:\n      context: ../\n      shm_size: '10gb'\n      dockerfile: docker/Dockerfile\n    init: true\n";
+        let ProbeOutcome::Value(v) = from_container_spec(std::path::Path::new("c.yml"), before)
+        else {
+            panic!("judged")
+        };
+        assert_eq!(v["size_mib"], json!(64.0));
+        assert!(v["source"].as_str().unwrap().contains("under `build:`"));
+        let after = "services:\n  esowc-wildfire:\n    build:\n      context: ../\n      shm_size: '10gb'\n      dockerfile: docker/Dockerfile\n    shm_size: '10gb'\n";
+        // (the service's own size is written: nothing else in the file shows a job, so it is
+        // not judged, and not failed)
+        assert!(matches!(
+            from_container_spec(std::path::Path::new("c.yml"), after),
+            ProbeOutcome::NotApplicable(_)
+        ));
+        // a web service built without any shm size is still no job
+        let web = "services:\n  web:\n    build: .\n    ports: ['80:80']\n";
+        assert!(matches!(
+            from_container_spec(std::path::Path::new("c.yml"), web),
+            ProbeOutcome::NotApplicable(_)
+        ));
+    }
 
     #[test]
     fn a_gpu_service_of_an_override_compose_file_is_not_judged_on_64_mib() {
