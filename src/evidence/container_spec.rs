@@ -176,10 +176,14 @@ pub struct Container {
 ///   (`…-cu121`), a `gpu` word (`tensorflow/tensorflow:latest-gpu`,
 ///   `paddlepaddle/paddle:…-gpu-…`), or NVIDIA's NGC registry (`nvcr.io/nvidia/…`, every image
 ///   of which is built on a CUDA base);
-/// - a name chosen by a variable that selects the accelerator (`physical-ai-studio-${AI_DEVICE:-cpu}`,
-///   `${DEVICE}`, `${ACCELERATOR}`, `${GPU_…}`, `${CUDA_…}`): the same service runs the CUDA
-///   build when the variable says so (compose interpolates `${VAR:-default}` from the
-///   environment or `.env`, compose-spec `12-interpolation.md`);
+/// - a name chosen by a variable that selects the accelerator (`${AI_DEVICE:-cuda}`,
+///   `${DEVICE-gpu}`, `${ACCELERATOR:-cu121}`), where the default the file writes is a CUDA
+///   one (compose interpolates `${VAR:-default}` from the environment or `.env`,
+///   compose-spec `12-interpolation.md`): the file as written runs the CUDA build. A variable
+///   without a default, or whose default is `cpu` (physical-ai-studio's
+///   `physical-ai-studio-${AI_DEVICE:-cpu}` before #312), is not: what it becomes is in an
+///   environment or override file the text does not show, and a base file whose GPU
+///   settings sit in a `docker-compose.gpu.yml` beside it is the usual shape of that;
 /// - a command that uses CUDA (`--device cuda`, `cuda:0`, `torch.cuda`, `CUDA_VISIBLE_DEVICES`).
 ///
 /// An image for another vendor's GPUs (`rocm`, Intel's `xpu`/`oneapi`) is none of these.
@@ -231,7 +235,7 @@ pub fn cuda_hint(
         if words.iter().any(|w| *w == "gpu" || cu(w)) {
             return Some(format!("`{name}`"));
         }
-        // `${AI_DEVICE:-cpu}`: a variable that picks the accelerator
+        // `${AI_DEVICE:-cuda}`: a variable that picks the accelerator, with a CUDA default
         let mut rest = name;
         while let Some(at) = rest.find("${") {
             let var: String = rest[at + 2..]
@@ -239,12 +243,22 @@ pub fn cuda_hint(
                 .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
                 .collect();
             let up = var.to_ascii_uppercase();
-            if up.ends_with("DEVICE")
-                || up.contains("ACCELERATOR")
-                || up.starts_with("GPU")
-                || up.starts_with("CUDA")
+            let after = &rest[at + 2 + var.len()..];
+            let default = after
+                .strip_prefix(":-")
+                .or_else(|| after.strip_prefix('-'))
+                .map(|d| &d[..d.find('}').unwrap_or(d.len())]);
+            let cuda_default = default.is_some_and(|d| {
+                let d = d.to_ascii_lowercase();
+                d.contains("cuda") || d == "gpu" || cu(&d)
+            });
+            if cuda_default
+                && (up.ends_with("DEVICE")
+                    || up.contains("ACCELERATOR")
+                    || up.starts_with("GPU")
+                    || up.starts_with("CUDA"))
             {
-                return Some(format!("`{name}` (a CUDA build when `{var}` selects cuda)"));
+                return Some(format!("`{name}` (`{var}` defaults to a CUDA build)"));
             }
             rest = &rest[at + 2..];
         }
@@ -2484,15 +2498,23 @@ mod tests {
         ] {
             assert!(cuda_hint(Some(image), None, None).is_some(), "{image}");
         }
-        // physical-ai-studio before #312 (h149): the accelerator chosen by a variable
+        // the accelerator chosen by a variable whose default is a CUDA build (written for
+        // this test)
         let h = cuda_hint(
-            Some(
-                "${REGISTRY:-ghcr.io/open-edge-platform/}physical-ai-studio-${AI_DEVICE:-cpu}:${IMAGE_TAG:-main}",
-            ),
+            Some("ghcr.io/org/studio-${AI_DEVICE:-cuda}:main"),
             None,
             None,
         );
         assert!(h.is_some_and(|h| h.contains("AI_DEVICE")));
+        assert!(cuda_hint(Some("org/trainer:${ACCELERATOR-cu121}"), None, None).is_some());
+        // physical-ai-studio before #312 (h149): the variable defaults to cpu, and one without
+        // a default says nothing; what it becomes is in a file the text does not show
+        for image in [
+            "${REGISTRY:-ghcr.io/open-edge-platform/}physical-ai-studio-${AI_DEVICE:-cpu}:${IMAGE_TAG:-main}",
+            "ghcr.io/org/studio-${DEVICE}:main",
+        ] {
+            assert!(cuda_hint(Some(image), None, None).is_none(), "{image}");
+        }
         // a command that uses CUDA
         assert!(
             cuda_hint(
