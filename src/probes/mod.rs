@@ -226,6 +226,7 @@ pub static PROBES: &[&dyn ProbeKind] = &[
     &fabric_manager::FabricState,
     &driver_binding::DriverBinding,
     &logs::TorchMemory,
+    &logs::XlaOom,
     &gpu_usage::GpuUsage,
     &topology::GpuTopology,
     &mount_checks::DataMounts,
