@@ -693,8 +693,14 @@ fn judge(
                 if let Some(fix) = &r.rule.fix {
                     for a in &fix.actions {
                         // `when`: the action is proposed only where its expression holds
-                        let mut a = a.clone();
-                        if let Some(Value::String(w)) = a.remove("when") {
+                        // (the other keys keep their order: `remove` would swap the last in)
+                        let when = a.get("when").cloned();
+                        let a: Map<String, Value> = a
+                            .iter()
+                            .filter(|(k, _)| k.as_str() != "when")
+                            .map(|(k, v)| (k.clone(), v.clone()))
+                            .collect();
+                        if let Some(Value::String(w)) = when {
                             match expr::eval_bool_in(&w, mj.clone()) {
                                 Ok(true) => {}
                                 Ok(false) => continue,
