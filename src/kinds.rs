@@ -665,6 +665,8 @@ mod tests {
                         .filter_map(|a| {
                             let mut m = a.as_object()?.clone();
                             let kind = m.remove("kind")?.as_str()?.to_string();
+                            // `when` is the action's condition, not a parameter of its kind
+                            m.remove("when");
                             Some((kind.clone(), crate::fixes::spec(&kind)?.params, m))
                         })
                         .collect();

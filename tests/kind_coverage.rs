@@ -276,7 +276,11 @@ const WITNESSES: &[(&str, &str, &str)] = &[
         "h106_dataloader_finiteelementnetworks2_dupfd_errno24",
         "h106_log_gpustack5258_worker_errno24_not_loader",
     ),
-    ("xla-oom", "", "h13_tf_tf1772_gpu_bfc_creating_bins"),
+    (
+        "xla-oom",
+        "h148_xlaoom_trax431_tpu_largest_contiguous_region",
+        "h13_tf_tf1772_gpu_bfc_creating_bins",
+    ),
     (
         "paddle-oom",
         "",
@@ -592,12 +596,6 @@ const GAPS: &[(&str, Side, &str, &str)] = &[
         Side::Problem,
         "",
         "no rule reads a pasted toolkit version (the kind's read_by is empty): a version alone shows no fault",
-    ),
-    (
-        "xla-oom",
-        Side::Problem,
-        "",
-        "no rule reads an XLA or BFC out-of-memory report (the kind's read_by is empty): the program did not fit, and XLA's `total fragmentation` is its compile-time buffer packing, not a caching allocator's idle memory",
     ),
     (
         "paddle-oom",

@@ -403,3 +403,28 @@ fn conflicting_or_malformed_test_hosts_are_errors() {
         "{out}"
     );
 }
+
+/// A fix action's `when:` is an expression over the rule's names, checked at load like
+/// `fail_when` (it is the action's condition, not a parameter of its kind).
+#[test]
+fn a_fix_actions_when_is_validated_as_an_expression() {
+    let rule = |when: &str| {
+        format!(
+            "playbook: site\ntitle: site\nlayer: memory\nrules:\n  - id: site.when\n    title: t\n    why: w\n    severity: info\n    depends_on: []\n    probes:\n      m: {{ kind: torch.memory, optional: true }}\n    fail_when: \"m.reserved_mib is defined\"\n    message: m\n    fix:\n      safety: safe\n      restart: job\n      actions:\n        - kind: env.set\n          when: {when}\n          name: A\n          value: b\n"
+        )
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let check = |text: String| {
+        std::fs::write(dir.path().join("site.yaml"), text).unwrap();
+        gpufix(&["--playbooks", dir.path().to_str().unwrap(), "validate"])
+    };
+    let (code, out) = check(rule("\"m.given\""));
+    assert_eq!(code, 0, "{out}");
+    let (code, out) = check(rule("\"n.given\""));
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("/rules/0/fix/actions/0/when"), "{out}");
+    assert!(out.contains("`n` is not a declared probe"), "{out}");
+    let (code, out) = check(rule("true"));
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("`when` must be an expression string"), "{out}");
+}

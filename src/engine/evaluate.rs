@@ -407,6 +407,20 @@ fn needs_missing_input(applies_when: &str, ctx: &Value) -> Option<String> {
             return Some("needs --pid (no job attached)".into());
         }
     }
+    // optional probes (`optional: true`) that found none of their evidence: where every one
+    // the condition reads answered `given: false`, the evidence is what is missing
+    let optional: Vec<(&String, bool)> = m
+        .iter()
+        .filter(|(alias, _)| applies_when.contains(&format!("{alias}.")))
+        .filter_map(|(alias, v)| Some((alias, v.get("given")?.as_bool()?)))
+        .collect();
+    if !optional.is_empty() && optional.iter().all(|(_, given)| !given) {
+        let names: Vec<String> = optional.iter().map(|(a, _)| format!("`{a}`")).collect();
+        return Some(format!(
+            "needs --evidence that probe {} reads (none given)",
+            names.join(" or ")
+        ));
+    }
     for (k, v) in m.get("inputs")?.as_object()? {
         if v.is_null() && applies_when.contains(&format!("inputs.{k}")) {
             return Some(format!("needs --{}", k.replace('_', "-")));
@@ -678,7 +692,26 @@ fn judge(
                     );
                 if let Some(fix) = &r.rule.fix {
                     for a in &fix.actions {
-                        match expr::render_value_in(&Value::Object(a.clone()), &mj) {
+                        // `when`: the action is proposed only where its expression holds
+                        // (the other keys keep their order: `remove` would swap the last in)
+                        let when = a.get("when").cloned();
+                        let a: Map<String, Value> = a
+                            .iter()
+                            .filter(|(k, _)| k.as_str() != "when")
+                            .map(|(k, v)| (k.clone(), v.clone()))
+                            .collect();
+                        if let Some(Value::String(w)) = when {
+                            match expr::eval_bool_in(&w, mj.clone()) {
+                                Ok(true) => {}
+                                Ok(false) => continue,
+                                Err(e) => {
+                                    res.messages
+                                        .push(format!("fix action could not be judged: {e}"));
+                                    continue;
+                                }
+                            }
+                        }
+                        match expr::render_value_in(&Value::Object(a), &mj) {
                             Ok(v) if !actions.contains(&v) => actions.push(v),
                             Ok(_) => {}
                             Err(e) => res
@@ -689,7 +722,7 @@ fn judge(
                     if let Some(ins) = &fix.instructions {
                         let t = expr::render_in(ins, mj.clone())
                             .unwrap_or_else(|e| format!("(instructions template failed: {e})"));
-                        if !instructions.contains(&t) {
+                        if !t.trim().is_empty() && !instructions.contains(&t) {
                             instructions.push(t);
                         }
                     }
@@ -700,8 +733,15 @@ fn judge(
     }
     if res.verdict == Verdict::Fail {
         if let Some(fix) = &r.rule.fix {
+            // where every action's `when` left it out, only the instructions remain: a
+            // person carries them out, nothing is executed
+            let manual = actions.is_empty() && !fix.actions.is_empty() && !instructions.is_empty();
             res.fix = Some(FixProposal {
-                safety: r.fix_safety.unwrap_or(fix.safety),
+                safety: if manual {
+                    crate::report::Safety::Manual
+                } else {
+                    r.fix_safety.unwrap_or(fix.safety)
+                },
                 restart: fix.restart.as_str().to_string(),
                 actions,
                 instructions: if instructions.is_empty() {

@@ -58,6 +58,9 @@ const NOT_RECORDED: &[(&str, &[&str])] = &[
             "ras",
         ],
     ),
+    // no recorded host holds an XLA or TPU out-of-memory report (the corpus's are read in
+    // playbooks/tests/memory.yaml and tests/cli.rs)
+    ("xla.oom", &["bfc_stats", "file", "oom", "oom_bytes", "tpu"]),
     (
         "torch.memory",
         &[

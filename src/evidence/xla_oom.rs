@@ -43,10 +43,12 @@
 //!   2019): `Execution of replica 0 failed: Resource exhausted: Out of memory while trying to
 //!   allocate N bytes.`, read also where a terminal or the paste wrapped it after `Out`.
 //!
-//! No rule reads this kind: an XLA OOM says the program did not fit, and XLA's `total
-//! fragmentation` is its buffer packing at compile time, not a caching allocator holding idle
-//! memory (`memory.allocator-fragmentation` reads PyTorch's). The reader makes the text
-//! readable and says what it holds.
+//! The `xla.oom` probe gives this reading to `memory.allocator-fragmentation`, which judges
+//! only the TPU runtime's `fragmented` (its own figures: free memory enough in total, in no
+//! single block). Otherwise an XLA OOM says the program did not fit: XLA's `total
+//! fragmentation` is its buffer packing at compile time, not an allocator holding idle memory,
+//! and the BFC stats' `Limit - InUse` is no free memory in one place (EXLA's report with
+//! `LargestFreeBlock: 0` and its regions allocated up to the limit).
 
 use regex::Regex;
 use std::sync::LazyLock;
@@ -357,7 +359,7 @@ impl super::EvidenceKind for XlaOomKind {
         ]
     }
     fn read_by(&self) -> &'static [&'static str] {
-        &[]
+        &["xla.oom"]
     }
     fn detect(&self, s: &super::Sniff) -> bool {
         // (`scan::marker_lines` of the text, from the search made once for the late kinds)

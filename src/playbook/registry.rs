@@ -14,7 +14,9 @@ Generated from the kinds' parameter types by `gpufix list --probes --fixes --for
 a test fails when this file is stale (regenerate it with \
 `cargo run -- list --probes --fixes --format markdown > docs/playbooks.md`).\n\n\
 A key or parameter marked * is required. Any parameter may be a template (`\"{{ params.x }}\"`); \
-its rendered value is checked against the type shown.\n\n## Probe kinds\n",
+its rendered value is checked against the type shown. Any fix action may carry `when:`, an \
+expression: the action is proposed only where it holds (a rule that judges two producers' texts, \
+each with its own fix); a finding left with instructions only is a manual fix.\n\n## Probe kinds\n",
     );
     for p in crate::probes::PROBES {
         out.push_str(&format!(
@@ -81,8 +83,22 @@ pub fn fix_actions_schema(g: &mut SchemaGenerator) -> Schema {
         .iter()
         .map(|f| (f.name, f.doc, f.params))
         .collect();
-    g.definitions_mut()
-        .insert("FixAction".into(), union_schema("fix", &kinds));
+    let mut union = union_schema("fix", &kinds);
+    // every action may carry `when`, an expression: proposed only where it holds
+    if let Some(one_of) = union.get_mut("oneOf").and_then(|v| v.as_array_mut()) {
+        for k in one_of {
+            if let Some(props) = k.get_mut("properties").and_then(|v| v.as_object_mut()) {
+                props.insert(
+                    "when".into(),
+                    serde_json::json!({
+                        "type": "string",
+                        "description": "an expression: the action is proposed only where it holds"
+                    }),
+                );
+            }
+        }
+    }
+    g.definitions_mut().insert("FixAction".into(), union);
     schemars::json_schema!({
         "type": "array",
         "items": { "$ref": "#/$defs/FixAction" }

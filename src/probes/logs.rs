@@ -727,8 +727,17 @@ fn syslog_file(host: &dyn crate::host::Host, f: &str) -> Result<Option<HostLog>,
 
 pub struct TorchMemory;
 
+/// Parameters: `optional`.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OptionalParams {
+    /// without the evidence, answer `{given: false}` instead of not-applicable (for a rule that judges another framework's report too)
+    #[serde(default)]
+    pub optional: bool,
+}
+
 impl Probe for TorchMemory {
-    type Params = super::NoParams;
+    type Params = OptionalParams;
     fn name(&self) -> &'static str {
         "torch.memory"
     }
@@ -738,6 +747,10 @@ impl Probe for TorchMemory {
     fn fields(&self) -> &'static [(&'static str, &'static str)] {
         &[
             ("file", "the file read"),
+            (
+                "given",
+                "false (and nothing else) when `optional` and no summary or OOM message was given",
+            ),
             ("allocated_mib", "memory allocated by tensors"),
             ("reserved_mib", "memory the caching allocator holds"),
             ("peak_allocated_mib", "peak allocated"),
@@ -798,7 +811,7 @@ impl Probe for TorchMemory {
             ),
         ]
     }
-    fn run(&self, _params: &super::NoParams, ctx: &ProbeCtx) -> ProbeOutcome {
+    fn run(&self, params: &OptionalParams, ctx: &ProbeCtx) -> ProbeOutcome {
         match evidence_of(
             &ctx.inputs.evidence,
             &crate::evidence::torch_memory::TorchMemoryKind,
@@ -810,8 +823,59 @@ impl Probe for TorchMemory {
                 &torch_memory::parse_torch_memory(&t),
                 p.display().to_string(),
             ),
+            None if params.optional => ProbeOutcome::Value(json!({"given": false})),
             None => ProbeOutcome::NotApplicable(
                 "needs --evidence with a torch memory summary or OOM message".into(),
+            ),
+        }
+    }
+}
+
+/// `xla.oom`: an XLA out-of-memory report (JAX, TF/XLA), the TPU runtime's allocation failure
+/// or the BFC allocator's, read by [`crate::evidence::xla_oom`].
+pub struct XlaOom;
+
+impl Probe for XlaOom {
+    type Params = OptionalParams;
+    fn name(&self) -> &'static str {
+        "xla.oom"
+    }
+    fn doc(&self) -> &'static str {
+        "an XLA out-of-memory report (JAX, TF/XLA): the TPU runtime's allocation failure with its free and largest contiguous figures, the BFC allocator's OOM and stats, BufferAssignment (--evidence)"
+    }
+    fn fields(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            ("file", "the file read"),
+            (
+                "given",
+                "false (and nothing else) when `optional` and no XLA OOM report was given",
+            ),
+            ("oom", "an allocation failed"),
+            (
+                "tpu",
+                "the TPU runtime's failure: request_bytes, free_bytes, largest_free_bytes, memory_space, fragmented (free memory enough in total, in no single block)",
+            ),
+            (
+                "oom_bytes",
+                "N of `Out of memory while trying to allocate N bytes`",
+            ),
+            ("bfc_stats", "the BFC allocator's AllocatorStats (bytes)"),
+        ]
+    }
+    fn run(&self, params: &OptionalParams, ctx: &ProbeCtx) -> ProbeOutcome {
+        let found = evidence_of(&ctx.inputs.evidence, &crate::evidence::xla_oom::XlaOomKind)
+            .into_iter()
+            .find_map(|(p, t)| crate::evidence::xla_oom::read(&t).map(|v| (p, v)));
+        match found {
+            Some((p, Value::Object(mut m))) => {
+                m.insert("given".into(), json!(true));
+                m.insert("file".into(), json!(p.display().to_string()));
+                ProbeOutcome::Value(Value::Object(m))
+            }
+            Some((_, v)) => ProbeOutcome::Value(v),
+            None if params.optional => ProbeOutcome::Value(json!({"given": false})),
+            None => ProbeOutcome::NotApplicable(
+                "needs --evidence with an XLA or TPU out-of-memory report".into(),
             ),
         }
     }

@@ -229,6 +229,7 @@ pub static PROBES: &[&dyn ProbeKind] = &[
     &driver_binding::DriverBinding,
     &logs::TorchMemory,
     &gpu_reset::GpuReset,
+    &logs::XlaOom,
     &gpu_usage::GpuUsage,
     &topology::GpuTopology,
     &mount_checks::DataMounts,

@@ -346,6 +346,18 @@ pub(super) fn check_rule(
             };
             let mut params = action.clone();
             params.remove("kind");
+            // `when`: an expression; the action is proposed only where it holds (a rule that
+            // judges two producers' texts, each with its own fix)
+            match params.remove("when") {
+                None => {}
+                Some(Value::String(w)) => expr_check(&w, &format!("{sub}/when"), &scope, d),
+                Some(_) => d.push(
+                    "bad-fix-param",
+                    &format!("{sub}/when"),
+                    "`when` must be an expression string".into(),
+                    "write it as a fail_when expression, e.g. `x.given`".into(),
+                ),
+            }
             for pr in fixes::param_problems(fk, &params) {
                 d.push(
                     "bad-fix-param",
