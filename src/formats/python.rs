@@ -1296,47 +1296,6 @@ pub struct LoopHostCopy {
     pub count: usize,
 }
 
-/// Whether the source shows its data consumed over several epochs: a `for` loop whose
-/// variable names an epoch (`for epoch in range(args.epochs):`, `for ep_idx, epoch in …`), or a
-/// call given an epoch count by keyword (`trainer.fit(…, epochs=…)`, `Trainer(max_epochs=…)`,
-/// `TrainingArguments(num_train_epochs=…)`). torch's DataLoader starts its worker processes
-/// each time it is iterated and, without `persistent_workers`, shuts them down when the
-/// iteration ends (torch/utils/data/dataloader.py, `DataLoader.__iter__` /
-/// `_get_iterator`, pytorch/pytorch@v2.5.0): the restart costs once per epoch, so a text that
-/// shows only the loader being built (a snippet, one pass over the data) does not show it.
-pub fn shows_epochs(src: &str, m: &Module) -> bool {
-    let names_epoch = |s: &str| s.to_ascii_lowercase().contains("epoch");
-    if m.calls.iter().any(|c| {
-        c.args.iter().any(|a| {
-            a.name.as_deref().is_some_and(|n| {
-                matches!(
-                    n,
-                    "epochs" | "max_epochs" | "num_epochs" | "n_epochs" | "num_train_epochs"
-                )
-            })
-        })
-    }) {
-        return true;
-    }
-    let Ok(tree) = syntax::parse(Lang::Python, src) else {
-        return false;
-    };
-    syntax::nodes(&tree).into_iter().any(|f| {
-        f.kind() == "for_statement"
-            && f.child_by_field_name("left").is_some_and(|left| {
-                let mut stack = vec![left];
-                while let Some(n) = stack.pop() {
-                    if n.kind() == "identifier" && names_epoch(syntax::text(n, src)) {
-                        return true;
-                    }
-                    let mut c = n.walk();
-                    stack.extend(n.children(&mut c));
-                }
-                false
-            })
-    })
-}
-
 pub fn loop_host_copies(src: &str) -> Option<LoopHostCopy> {
     static HOST_COPY: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
         regex::Regex::new(r"^(.+?)\.cpu\(\s*\)(?:\s*\.\s*(?:numpy|tolist|detach)\(\s*\))*$")
@@ -1644,27 +1603,6 @@ mod grammar_tests {
 
 #[cfg(test)]
 mod tests {
-    #[test]
-    fn shows_epochs_finds_an_epoch_loop_or_an_epoch_count() {
-        for src in [
-            "for epoch in range(args.start_epoch, args.epochs):\n    train_one_epoch(model, loader)\n",
-            "for ep_idx, (epoch, lr) in enumerate(plan):\n    pass\n",
-            "trainer = Trainer(max_epochs=20)\n",
-            "model.fit(loader, epochs=epochs)\n",
-            "args = TrainingArguments(out, num_train_epochs=3)\n",
-        ] {
-            assert!(shows_epochs(src, &scan(src)), "{src}");
-        }
-        for src in [
-            "loader = DataLoader(ds, num_workers=4)\n",
-            "for batch in loader:\n    step(batch)\n",
-            "for i, (x, y) in enumerate(loader):\n    pass\n",
-            "# for epoch in range(10):\nepochs_done = 0\n",
-        ] {
-            assert!(!shows_epochs(src, &scan(src)), "{src}");
-        }
-    }
-
     #[test]
     fn a_loop_that_copies_a_tensor_to_the_host_to_take_its_element() {
         // h145: Swin-MAE's window_masking as Ingero's dev.to write-up quotes it

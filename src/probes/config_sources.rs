@@ -1082,7 +1082,6 @@ fn python_settings(
     let flags = python::argparse_flags(&m);
     // an MMEngine/MMCV config that inherits base files (`_base_ = […]`, or the pure-Python
     // style's `with read_base():`)
-    let shows_epochs = python::shows_epochs(&d.text, &m);
     let inherits = m.assigns.iter().any(|a| a.target == "_base_")
         || m.calls.iter().any(|c| c.callee == "read_base");
     let file = d.path.clone();
@@ -1226,17 +1225,12 @@ fn python_settings(
             ctx.split('.').any(job_text::is_eval_segment) || job_text::is_eval_segment(&ctx);
         if LOADER_CALLEES.contains(&c.callee.as_str()) {
             let at = format!("{short}:{} {}(…)", c.line, c.callee);
-            // absent keywords take torch's default (torch/utils/data/dataloader.py,
-            // `DataLoader.__init__`: num_workers=0, pin_memory=False, persistent_workers=False,
-            // unchanged since torch 1.7.0); persistent_workers only where the source shows the
-            // loader iterated once per epoch (`DataLoader.__iter__` builds a new iterator,
-            // and so new worker processes, on every pass unless persistent_workers is set):
-            // a snippet that only builds the loader does not show the restart
-            let persistent_default = shows_epochs.then(|| json!(false));
+            // absent keywords take torch's default; persistent_workers only when written
+            // (its absence is not worth a finding on every script)
             for (kw, default) in [
                 ("num_workers", Some(json!(0))),
                 ("pin_memory", Some(json!(false))),
-                ("persistent_workers", persistent_default),
+                ("persistent_workers", None),
             ] {
                 let setting = job_text::canonical_setting(kw).unwrap_or("num_workers");
                 match c.kwarg(kw) {
@@ -1269,11 +1263,7 @@ fn python_settings(
                                 unjudged: None,
                                 file: file.clone(),
                                 key: python::kwarg_key(c, kw),
-                                source: if kw == "persistent_workers" {
-                                    format!("{at} without {kw} (torch's default False; the source runs it once per epoch)")
-                                } else {
-                                    format!("{at} without {kw} (torch's default)")
-                                },
+                                source: format!("{at} without {kw} (torch's default)"),
                                 rank: 1,
                                 eval_only,
                             });
@@ -1735,42 +1725,6 @@ mod tests {
             let c = chosen_text("/job/train.py", text);
             assert!(c.get("num_workers").is_none(), "{text}: {c:?}");
         }
-    }
-
-    #[test]
-    fn a_loader_run_once_per_epoch_without_persistent_workers_takes_torch_s_default() {
-        // torchvision's references/classification/train.py: `DataLoader(…, num_workers=
-        // args.workers, pin_memory=True, …)` without persistent_workers, iterated by
-        // `for epoch in range(args.start_epoch, args.epochs)`: torch's default False applies
-        let c = chosen(&["py_torchvision_classification_train.py"]);
-        assert_eq!(c["persistent_workers"]["value"], false, "{c:?}");
-        let src = c["persistent_workers"]["source"].as_str().unwrap();
-        assert!(
-            src.contains("without persistent_workers (torch's default False"),
-            "{src}"
-        );
-        // the same loader with an epoch count given to a fit call
-        let fit = "from torch.utils.data import DataLoader\nloader = DataLoader(ds, batch_size=8, num_workers=4)\nmodel.fit(loader, epochs=10)\n";
-        assert_eq!(
-            chosen_text("/job/train.py", fit)["persistent_workers"]["value"],
-            false
-        );
-        // neighbours that do not show the restart: a snippet that only builds the loader
-        // (h80's blog post, num_workers=4), one pass over the data, a loop over batches
-        for text in [
-            "train_dataloader = DataLoader(dataset, batch_size, pin_memory=True, num_workers=4)\n",
-            "loader = DataLoader(ds, num_workers=4)\nfor batch in loader:\n    step(batch)\n",
-            "loader = DataLoader(ds, num_workers=4)\nfor i, (x, y) in enumerate(loader):\n    print(i)\n",
-        ] {
-            let c = chosen_text("/job/train.py", text);
-            assert!(c.get("persistent_workers").is_none(), "{text}: {c:?}");
-        }
-        // written, it is what the source says whatever the loop
-        let c = chosen_text(
-            "/job/train.py",
-            "loader = DataLoader(ds, num_workers=4, persistent_workers=True)\n",
-        );
-        assert_eq!(c["persistent_workers"]["value"], true);
     }
 
     #[test]
