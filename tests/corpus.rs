@@ -33,6 +33,13 @@ const CAPTURED: &[&str] = &[
 ];
 
 /// The floor `GPUFIX_CORPUS_STRICT=1` (run by `.ci/run`) holds: the whole corpus's figures after
+/// the fourth session of 2026-12-07 (no new batch; the old misses revisited by cluster: an
+/// unknown GPU named from PyTorch's own arch sentence, the driver message in an issue title,
+/// dmon and `--query-gpu` series read over time, the TPU runtime's fragmentation with its own
+/// fix, `build.shm_size`, and two new rules, `cuda.container-gpus-not-requested` and
+/// `driver.gpu-reset-blocked`; 2,325 artifacts): 960 of 1,043 detected (920.4 per mille), 0
+/// healthy with a false finding, 0 unreadable. Every artifact detected before is detected still.
+/// Before them, after
 /// the third session of 2026-12-07 (sealed batches h144-h150: 2026 issues, slow training posted
 /// off GitHub, perftest/iblinkinfo/show_gids, training logs with per-step timing, XLA and TPU
 /// OOMs, container specs, NVIDIA's diagnostics; the `perftest`, `iblinkinfo`, `iostat` and
@@ -217,7 +224,7 @@ const CAPTURED: &[&str] = &[
 /// 35 MB Kineto trace of h11 is judged within `plan`'s probe timeout depends on the machine's
 /// load. A change that reads the corpus worse fails CI; one that reads it better raises these.
 /// Issue 24's target is 95% detected, 0 and 0: the detected share is not met.
-const FLOOR_DETECTED_PER_MILLE: usize = 911;
+const FLOOR_DETECTED_PER_MILLE: usize = 920;
 const MAX_FALSE_ON_HEALTHY: usize = 0;
 const MAX_UNREADABLE: usize = 0;
 
