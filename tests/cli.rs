@@ -2502,24 +2502,28 @@ fn a_large_pasted_log_is_held_once() {
     }
 }
 
+/// `gpufix plan --evidence FILE --sample 0 --format json`'s report, which must not be an error.
+fn plan_evidence_json(file: &str) -> serde_json::Value {
+    let o = run(&[
+        "plan",
+        "--evidence",
+        file,
+        "--sample",
+        "0",
+        "--format",
+        "json",
+    ]);
+    assert_ne!(o.code, 1, "{file}: {}", o.stderr);
+    serde_json::from_str(&o.stdout).unwrap()
+}
+
 /// PaddlePaddle's GPU out-of-memory error (its CUDA allocator's `Out of memory error on GPU N.
 /// Cannot allocate …`) is read as `paddle-oom` and the plan says what it holds, where it was
 /// "prose: nothing read" before; a PyTorch OOM beside it stays PyTorch's.
 #[test]
 fn a_paddle_oom_is_read_and_said_plainly() {
     let notes = |file: &str| -> Vec<String> {
-        let o = run(&[
-            "plan",
-            "--evidence",
-            file,
-            "--sample",
-            "0",
-            "--format",
-            "json",
-        ]);
-        assert_ne!(o.code, 1, "{file}: {}", o.stderr);
-        let v: serde_json::Value = serde_json::from_str(&o.stdout).unwrap();
-        v["notes"]
+        plan_evidence_json(file)["notes"]
             .as_array()
             .into_iter()
             .flatten()
@@ -2661,17 +2665,7 @@ mod views {
 #[test]
 fn a_fragmented_tpu_oom_gets_xla_advice_not_pytorch_settings() {
     let fix = |file: &str| -> serde_json::Value {
-        let o = run(&[
-            "plan",
-            "--evidence",
-            file,
-            "--sample",
-            "0",
-            "--format",
-            "json",
-        ]);
-        assert_ne!(o.code, 1, "{file}: {}", o.stderr);
-        let v: serde_json::Value = serde_json::from_str(&o.stdout).unwrap();
+        let v = plan_evidence_json(file);
         let r = v["results"]
             .as_array()
             .unwrap()
