@@ -344,6 +344,26 @@ fn load(errors: &mut Vec<String>) -> Vec<Artifact> {
     out
 }
 
+/// One text copied twice from one thread is one artifact: counted twice, it weighs double in
+/// every figure (and two copies were labelled opposite ways once). The same text from two
+/// threads is allowed: people paste the same error line into different threads. Checked over
+/// the whole corpus, also when `GPUFIX_CORPUS_ONLY` measures one batch, so a new batch cannot
+/// re-add an old text.
+fn same_text_same_thread(artifacts: &[Artifact], errors: &mut Vec<String>) {
+    let mut seen: BTreeMap<(Vec<u8>, &str), &str> = BTreeMap::new();
+    for a in artifacts {
+        let Ok(bytes) = std::fs::read(&a.file) else {
+            continue; // check_label reports it
+        };
+        if let Some(first) = seen.insert((bytes, a.label.source.as_str()), &a.name) {
+            errors.push(format!(
+                "{}: the same text from the same source as {first} ({}); keep one",
+                a.name, a.label.source
+            ));
+        }
+    }
+}
+
 /// A crude e-mail finder: `local@domain.tld` with a letter-only TLD.
 fn has_email(text: &str) -> Option<&str> {
     text.split(|c: char| c.is_whitespace() || "<>()[]\"',;`".contains(c))
@@ -509,6 +529,7 @@ fn table_line(kind: &str, r: &Row) -> String {
 fn corpus() {
     let mut errors = Vec::new();
     let mut artifacts = load(&mut errors);
+    same_text_same_thread(&artifacts, &mut errors);
     // GPUFIX_CORPUS_ONLY=h2_ measures one batch alone (a held-out batch's honest figures).
     let only = std::env::var("GPUFIX_CORPUS_ONLY").unwrap_or_default();
     artifacts.retain(|a| a.name.starts_with(&only));

@@ -200,33 +200,30 @@ pub fn cuda_hint(
         {
             return None;
         }
+        let words: Vec<&str> = low
+            .split(|c: char| !c.is_ascii_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .collect();
         // the GPU stack's own infrastructure (the GPU Operator, device plugin, feature
         // discovery, DCGM and its exporter, the container toolkit, the driver container, the
         // MIG manager, validators): NVIDIA's manifests run them without a GPU request, on the
-        // NVIDIA runtime class or with `NVIDIA_VISIBLE_DEVICES` set by the operator
-        if [
-            "operator",
-            "device-plugin",
-            "feature-discovery",
-            "dcgm",
-            "exporter",
-            "toolkit",
-            "driver",
-            "mig-manager",
-            "validator",
-        ]
-        .iter()
-        .any(|w| low.contains(w))
+        // NVIDIA runtime class or with `NVIDIA_VISIBLE_DEVICES` set by the operator. Whole
+        // words of the image's name, so a training image that merely holds one (`drivers`,
+        // `cuda-toolkit-train`) is still judged.
+        let pair = |a: &str, b: &str| words.windows(2).any(|w| w[0] == a && w[1] == b);
+        if words
+            .iter()
+            .any(|w| ["operator", "dcgm", "exporter", "driver", "validator"].contains(w))
+            || pair("device", "plugin")
+            || pair("feature", "discovery")
+            || pair("container", "toolkit")
+            || pair("mig", "manager")
         {
             return None;
         }
         if low.contains("cuda") || low.contains("cudnn") || low.starts_with("nvcr.io/nvidia/") {
             return Some(format!("`{name}`"));
         }
-        let words: Vec<&str> = low
-            .split(|c: char| !c.is_ascii_alphanumeric())
-            .filter(|w| !w.is_empty())
-            .collect();
         let cu = |w: &str| {
             w.strip_prefix("cu").is_some_and(|d| {
                 (2..=3).contains(&d.len()) && d.bytes().all(|b| b.is_ascii_digit())
@@ -2535,9 +2532,26 @@ mod tests {
             "nvcr.io/nvidia/k8s-device-plugin:v0.14.1",
             "nvcr.io/nvidia/k8s/dcgm-exporter:3.3.5-3.4.0-ubuntu22.04",
             "nvcr.io/nvidia/gpu-operator:v23.9.1",
+            "nvcr.io/nvidia/k8s/container-toolkit:v1.14.6-ubuntu20.04",
+            "nvcr.io/nvidia/driver:535.154.05-ubuntu22.04",
+            "nvcr.io/nvidia/cloud-native/k8s-mig-manager:v0.6.0-ubuntu20.04",
+            "nvcr.io/nvidia/cloud-native/gpu-operator-validator:v23.9.1",
+            "nvcr.io/nvidia/k8s/gpu-feature-discovery:v0.8.2",
         ] {
             assert!(
                 cuda_hint(Some(image), None, Some("uvicorn app:app")).is_none(),
+                "{image}"
+            );
+        }
+        // a training image whose name only holds one of those words inside another word is
+        // still CUDA work
+        for image in [
+            "myorg/drivers-license-ocr:cuda12.1",
+            "myorg/cuda-toolkit-train:1.0",
+            "myorg/cooperator-rl:cu121",
+        ] {
+            assert!(
+                cuda_hint(Some(image), None, Some("python train.py")).is_some(),
                 "{image}"
             );
         }

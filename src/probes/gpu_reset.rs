@@ -57,10 +57,15 @@ impl Probe for GpuReset {
             .into_iter()
             .filter(|g| !all.reset.contains(&g.gpu))
             .partition(|g| g.in_use);
+        let listed = |gs: &[smi_reset::Refused]| -> Vec<serde_json::Value> {
+            gs.iter()
+                .map(|g| json!({"gpu": g.gpu, "reason": g.reason, "line": g.line}))
+                .collect()
+        };
         ProbeOutcome::Value(json!({
             "judgeable": true,
-            "blocked": blocked.iter().map(|g| json!({"gpu": g.gpu, "reason": g.reason, "line": g.line})).collect::<Vec<_>>(),
-            "refused_other": other.iter().map(|g| json!({"gpu": g.gpu, "reason": g.reason, "line": g.line})).collect::<Vec<_>>(),
+            "blocked": listed(&blocked),
+            "refused_other": listed(&other),
             "reset": all.reset,
             "files": files,
         }))
