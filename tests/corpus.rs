@@ -480,6 +480,41 @@ fn run(a: &Artifact) -> Outcome {
     Outcome::Judged(failed)
 }
 
+/// Every artifact's outcome, in the artifacts' order. Each run is its own gpufix process, so they
+/// run side by side, one per CPU (`GPUFIX_CORPUS_JOBS` to choose): on CI's two cores the corpus
+/// takes half the time. The report is built afterwards in order, so it does not depend on which
+/// run ended first.
+fn run_all(artifacts: &[Artifact]) -> Vec<Outcome> {
+    use std::sync::Mutex;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let jobs = std::env::var("GPUFIX_CORPUS_JOBS")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .min(artifacts.len().max(1));
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<Option<Outcome>>> = Mutex::new(artifacts.iter().map(|_| None).collect());
+    std::thread::scope(|s| {
+        for _ in 0..jobs {
+            s.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(a) = artifacts.get(i) else { break };
+                    let o = run(a);
+                    results.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(o);
+                }
+            });
+        }
+    });
+    results
+        .into_inner()
+        .unwrap_or_else(|e| e.into_inner())
+        .into_iter()
+        .map(|o| o.expect("every artifact was run"))
+        .collect()
+}
+
 #[derive(Default)]
 struct Row {
     artifacts: usize,
@@ -548,9 +583,10 @@ fn corpus() {
         corpus_dir().display()
     );
 
+    let outcomes = run_all(&artifacts);
     let mut rows: BTreeMap<String, Row> = BTreeMap::new();
     let mut details = String::new();
-    for a in &artifacts {
+    for (a, outcome) in artifacts.iter().zip(outcomes) {
         let l = &a.label;
         let row = rows.entry(l.kind.clone()).or_default();
         row.artifacts += 1;
@@ -560,7 +596,7 @@ fn corpus() {
         } else {
             row.healthy += 1
         }
-        match run(a) {
+        match outcome {
             Outcome::Unreadable(why) => {
                 row.unreadable += 1;
                 let _ = writeln!(details, "- `{}` ({}) unreadable: {why}", a.name, l.kind);
