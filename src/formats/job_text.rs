@@ -714,7 +714,7 @@ pub fn workload(text: &str) -> Option<&'static str> {
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct StepTimings {
     /// Which loop printed it (`metric-logger`, `lerobot`, `imagenet-example`, `mmengine`,
-    /// `paddle`, `yolox`, `own-loop`).
+    /// `paddle`, `yolox`, `own-loop`, `wav2letter`, `espnet2`, `lua-trainbatch`, …).
     pub format: &'static str,
     /// Progress lines summed.
     pub lines: usize,
@@ -809,11 +809,38 @@ pub struct StepTimings {
 ///   metric_logger.py`): `time: 0.5088 (0.4600)  data: 0.0164 (0.0177)`, the median of the
 ///   last 20 iterations, the wait inside the step. The medians are read.
 ///
+/// - wav2letter++'s `Train.cpp` (flashlight/wav2letter, read at 0133bb81; the same `logStatus`
+///   in its `src/runtime/Logger.cpp` copies and in flashlight's `fl_asr_train`): every epoch, or
+///   every `--reportiters` updates, `epoch: 1 | … | bch(ms): 557.78 | smp(ms): 538.41 | fwd(ms):
+///   9.84 | …`, `format("%.2f", meters.timer.value() * 1000)` and the same of
+///   `meters.sampletimer`. The loop resumes `sampletimer` after the optimizer step and stops it
+///   (`stopAndIncUnit`) as `for (auto& sample : *trainset)` hands over the next sample, while
+///   `timer` runs through and counts a unit per sample: `smp` is the mean wait for a batch,
+///   `bch` the mean batch with the wait in it, both since the meters were last reset (the
+///   epoch or the report interval). One line is already a mean over many batches.
+/// - ESPnet2's trainer (espnet/espnet `espnet2/train/trainer.py` `train_one_epoch`, read at
+///   1c344a95, and `espnet2/train/reporter.py`): `reporter.measure_iter_time(iterator,
+///   "iter_time")` registers the time `next(iterator)` took, and `train_time=time.perf_counter()
+///   - start_time` is registered after the optimizer step, `start_time` being reset right after
+///   it, so the step's time includes the wait. `SubReporter.log_message(-log_interval)` prints
+///   `{epoch}epoch:{key}:{start}-{stop}batch: iter_time=…, …, train_time=…`, each value the
+///   mean of the interval (`{:.3f}`, or `{:.3e}` below 1e-3), and the epoch's end prints
+///   `{epoch}epoch results: [train] iter_time=…, …, train_time=…`, the epoch's mean: one line is
+///   a mean over many batches. A line a terminal wrapped (ESPnet's own `doc/espnet2_tutorial.md`
+///   shows two, split inside a key) is read with `train_time` on one of the next two lines.
+/// - imagenet-multiGPU.torch's `train.lua` (soumith/imagenet-multiGPU.torch, read at 89395bf,
+///   and the Lua Torch trainers that copied its `trainBatch`): the donkeys' end callback takes
+///   `dataLoadingTime = dataTimer:time().real` and resets `timer`, runs the step, prints
+///   `Epoch: [%d][%d/%d]\tTime %.3f Err %.4f Top1-%%: %.2f LR %.0e DataLoadingTime %.3f` and
+///   resets `dataTimer`: `Time` is the step after the batch arrived, `DataLoadingTime` the wait
+///   before it, measured apart (the step is their sum); one batch each.
+///
 /// - torchvision's `MetricLogger.log_every` and its copies: see [`metric_logger_timings`],
 ///   read first.
 ///
 /// `None` without two such lines (one line is one moment), except for MetricLogger's, whose
-/// printed values are averages over 20 iterations, and PaddleDetection's: `Trainer.train`
+/// printed values are averages over 20 iterations, wav2letter's and ESPnet2's (means over an
+/// epoch or a log interval), and PaddleDetection's: `Trainer.train`
 /// (`ppdet/engine/trainer.py`) creates its two `SmoothedValue(self.cfg.log_iter)` once, before
 /// the epoch loop, so the window runs across epochs, and `LogPrinter` prints only when
 /// `step_id % log_iter == 0`; `log_iter` is 20 in `configs/runtime.yml` (read at 0700414), the
@@ -924,8 +951,41 @@ pub fn step_timings(text: &str) -> Option<StepTimings> {
                     r(r"\btrain_step_time:\s*(\d+(?:\.\d+)?)"),
                     false,
                 ),
+                // wav2letter++/flashlight's `logStatus`, `bch(ms): 557.78 | smp(ms): 538.41`:
+                // the mean batch, then the mean wait for the sample in it, in milliseconds
+                // (`asr-bch(ms)` of the joint ASR/LM trainer is not this timer)
+                (
+                    "wav2letter",
+                    r(r"(?:^|[\s|])smp\(ms\):\s*(\d+(?:\.\d+)?)"),
+                    r(r"(?:^|[\s|])bch\(ms\):\s*(\d+(?:\.\d+)?)"),
+                    true,
+                ),
+                // ESPnet2's trainer, `2epoch:train:1-10batch: iter_time=0.006, … train_time=0.203`
+                // and `1epoch results: [train] iter_time=2.763e-04, … train_time=0.429`: the
+                // wait for the batch, then the step with the wait in it (small values printed
+                // `{:.3e}`)
+                (
+                    "espnet2",
+                    r(r"(?:^|[\s,])iter_time=(\d+(?:\.\d+)?(?:e[-+]?\d+)?)"),
+                    r(r"(?:^|[\s,])train_time=(\d+(?:\.\d+)?(?:e[-+]?\d+)?)"),
+                    true,
+                ),
+                // imagenet-multiGPU.torch's `trainBatch` and the Lua Torch trainers that copied
+                // it, `Time 3.915 Err 6.9070 … DataLoadingTime 11.843`: the step after the batch
+                // arrived, then the wait for it, measured apart
+                (
+                    "lua-trainbatch",
+                    r(r"\bDataLoadingTime\s+(\d+(?:\.\d+)?)"),
+                    r(r"\bTime\s+(\d+(?:\.\d+)?)\s+(?:Err|Loss)\b"),
+                    false,
+                ),
             ]
         });
+    // formats whose every line prints means over many batches (an epoch, or the log
+    // interval), so one line is already a measure and not one moment
+    const WINDOWED: [&str; 2] = ["wav2letter", "espnet2"];
+    // formats printed in milliseconds
+    const MILLISECONDS: [&str; 1] = ["wav2letter"];
     let num = |re: &regex::Regex, l: &str| -> Option<f64> {
         re.captures(l)?
             .get(1)?
@@ -937,9 +997,31 @@ pub fn step_timings(text: &str) -> Option<StepTimings> {
     for (format, data_re, step_re, inclusive) in PATTERNS.iter() {
         // (1-based line, data, step) of each progress line
         let mut rows: Vec<(usize, f64, f64)> = Vec::new();
-        for (i, l) in text.lines().take(20_000).enumerate() {
-            let (Some(d), Some(s)) = (num(data_re, l), num(step_re, l)) else {
+        let all: Vec<&str> = text.lines().take(20_000).collect();
+        for (i, l) in all.iter().enumerate() {
+            let Some(d) = num(data_re, l) else {
                 continue;
+            };
+            // ESPnet2's one long line, wrapped by the terminal it was copied from: the step
+            // on one of the next two lines, before the next record's wait
+            let s = num(step_re, l).or_else(|| {
+                (*format == "espnet2")
+                    .then(|| {
+                        all.iter()
+                            .skip(i + 1)
+                            .take(2)
+                            .take_while(|n| num(data_re, n).is_none())
+                            .find_map(|n| num(step_re, n))
+                    })
+                    .flatten()
+            });
+            let Some(s) = s else {
+                continue;
+            };
+            let (d, s) = if MILLISECONDS.contains(format) {
+                (d / 1000.0, s / 1000.0)
+            } else {
+                (d, s)
             };
             let step = if *inclusive { s } else { s + d };
             if step > 0.0 && d <= step {
@@ -947,10 +1029,9 @@ pub fn step_timings(text: &str) -> Option<StepTimings> {
             }
         }
         // one PaddleDetection line is a mean over its window once the run has filled it
-        let lines_all: Vec<&str> = text.lines().take(20_000).collect();
         let one_window = rows.len() == 1
-            && *format == "paddledetection"
-            && paddledetection_window(lines_all[rows[0].0 - 1]);
+            && (WINDOWED.contains(format)
+                || (*format == "paddledetection" && paddledetection_window(all[rows[0].0 - 1])));
         if rows.len() < 2 && !one_window {
             continue;
         }
@@ -2117,6 +2198,93 @@ PID USER PR NI VIRT RES SHR S %CPU %MEM TIME+ COMMAND\n\
             None
         );
         assert!(!is_traceback_frame("File \"main.py\" line 3"));
+    }
+
+    #[test]
+    fn step_timings_of_speech_trainers_and_lua_torch() {
+        // github.com/flashlight/wav2letter/issues/516 (problem: GPU idle most of the time):
+        // two epoch lines, smp(ms) 538.41 of bch(ms) 557.78 and 501.88 of 520.89, in seconds
+        let s = step_timings(&corpus("h154_log_wav2letter516_smp_538_of_557ms.txt")).unwrap();
+        assert_eq!((s.format, s.lines, s.worst_line), ("wav2letter", 2, 1));
+        assert!((s.data_s - 1.04029).abs() < 1e-9, "{s:?}");
+        assert!((s.step_s - 1.07867).abs() < 1e-9, "{s:?}");
+        assert!(s.share > 0.96 && s.share < 0.97, "{s:?}");
+        // github.com/flashlight/wav2letter/issues/835 (the model, not the loader): one line,
+        // an epoch's mean, smp 0.56 of bch 3119.73 ms
+        let s = step_timings(&corpus(
+            "h154_log_wav2letter835_convglu_asg_smp_0_56_of_3119ms.txt",
+        ))
+        .unwrap();
+        assert_eq!((s.format, s.lines), ("wav2letter", 1));
+        assert!(s.share < 0.001, "{s:?}");
+        // github.com/flashlight/wav2letter/issues/555 (healthy): one report line at 1000
+        // updates before the memory manager's stats, 15.52 of 239.84 ms
+        let s = step_timings(&corpus(
+            "h154_log_wav2letter555_streaming_convnets_smp_15_of_240ms.txt",
+        ))
+        .unwrap();
+        assert_eq!((s.format, s.lines), ("wav2letter", 1));
+        assert!(s.share > 0.064 && s.share < 0.065, "{s:?}");
+        // the joint ASR/LM trainer's `asr-bch(ms)`/`lm-bch(ms)` are not the batch timer
+        assert_eq!(
+            step_timings(
+                "epoch: 1 | asr-bch(ms): 400.00 | lm-bch(ms): 10.00 | smp(ms): 5.00 | fwd(ms): 90.00\n"
+            ),
+            None
+        );
+
+        // github.com/espnet/espnet/issues/4802 (three GPUs barely faster; not the loader):
+        // two `1epoch results` lines, iter_time 2.763e-04 of 0.429 s and 1.570e-04 of 0.323 s
+        let s = step_timings(&corpus(
+            "h154_log_espnet4802_epoch_results_1gpu_3gpu_iter_time_small.txt",
+        ))
+        .unwrap();
+        assert_eq!((s.format, s.lines), ("espnet2", 2));
+        assert!((s.data_s - 4.333e-4).abs() < 1e-12, "{s:?}");
+        assert!((s.step_s - 0.752).abs() < 1e-9, "{s:?}");
+        // ESPnet's own tutorial (healthy): both records wrapped by the terminal, train_time
+        // on the next line
+        let s = step_timings(&corpus(
+            "h154_log_espnet2tutorial_trainlog_wrapped_iter_time_small.txt",
+        ))
+        .unwrap();
+        assert_eq!((s.format, s.lines, s.worst_line), ("espnet2", 2, 2));
+        assert!((s.step_s - 0.376).abs() < 1e-9, "{s:?}");
+        assert!(s.share > 0.016 && s.share < 0.017, "{s:?}");
+        // github.com/espnet/espnet/issues/2674 (healthy: an LM's 0.001 of 0.014 s); six
+        // interval means, the longest wait left out as any line's that prints no counter
+        let s = step_timings(&corpus("h69_log_espnet2674_lm_iter_time_small.log")).unwrap();
+        assert_eq!((s.format, s.lines, s.worst_left_out), ("espnet2", 5, true));
+        assert!(s.share > 0.07 && s.share < 0.08, "{s:?}");
+        // a wrapped record does not borrow the next record's train_time: the first line's
+        // wait (0.5) is left unread, the second line alone is read
+        let t = "[h] 1epoch:train:1-10batch: iter_time=0.500, forward_time=0.1, los\n[h] 1epoch:train:11-20batch: iter_time=0.001, forward_time=0.1, train_time=0.200\n";
+        let s = step_timings(t).unwrap();
+        assert_eq!((s.lines, s.worst_line), (1, 2));
+        assert!((s.share - 0.005).abs() < 1e-9, "{s:?}");
+        // YOLOX's `iter_time: 1.599s` is not ESPnet's, and iter_time= without train_time= is
+        // no step
+        assert_eq!(
+            step_timings(
+                "2epoch:train:1-10batch: iter_time=0.006, forward_time=0.076\n2epoch:train:11-20batch: iter_time=0.007, forward_time=0.070\n"
+            ),
+            None
+        );
+
+        // github.com/soumith/imagenet-multiGPU.torch/issues/49 (problem: 4 GPUs slower than
+        // one): per-batch Time (after the batch) beside DataLoadingTime (before it), summed
+        let s = step_timings(&corpus(
+            "h154_log_imagenetmultigpu49_dataloadingtime_4gpu_8gpu.txt",
+        ))
+        .unwrap();
+        assert_eq!(s.format, "lua-trainbatch");
+        assert_eq!((s.lines, s.worst_line, s.worst_left_out), (13, 18, false));
+        assert!(s.share > 0.5, "{s:?}");
+        // fbcunn's example prints `Time 0.42 ..` without the wait: not read
+        assert_eq!(
+            step_timings("Epoch: [1][1/10000] Time 0.42 ..\nEpoch: [1][2/10000] Time 0.42 ..\n"),
+            None
+        );
     }
 
     #[test]
