@@ -839,6 +839,10 @@ fn physx_driver_check(line: &str) -> Option<(u32, u32)> {
     let required: u32 = c[2].parse().ok()?;
     (found < required).then_some((found, required))
 }
+/// The end of a runtime text that a character outside ASCII makes (an optional `.` first): the
+/// runtime's texts are ASCII, the prose of a post in another script is not (see [`CUDA_ERROR`]).
+const NON_ASCII_END: &str = r"\.?[^\x00-\x7F]";
+
 // `CUDA error: <message>`, the message ending at the first `.`-and-space, newline or `(`-hint,
 // or at the closing back or double quote of a user who quoted the line in prose ("stops with
 // error `CUDA error: out of memory` even tho ...", ultralytics/ultralytics#14367). PyTorch 2.8+
@@ -848,10 +852,18 @@ fn physx_driver_check(line: &str) -> Option<(u32, u32)> {
 // log that joins the lines with spaces puts it on the message's line
 // (flashinfer-ai/flashinfer#4957: "unspecified launch failure Search for `cudaErrorLaunchFailure'
 // in …"), where it ends the message too.
+//
+// Every `cudaGetErrorString` text is ASCII (the runtime's table in `CUDA_ERRORS`, from
+// `driver_types.h` and the Runtime API reference), so a character outside ASCII ends the
+// message wherever it stands: a post in Chinese, Japanese or Korean goes on right after the
+// error, without a space, behind full-width punctuation (`an illegal memory access was
+// encountered，已经训练了好几轮了`, bubbliiiing/yolo3-pytorch#83; `…encountered，这是什么原因所致呀`,
+// AstarLight/Lets_OCR#77; `device-side assert triggered。`) or a curly quote. [`NON_ASCII_END`]
+// is the same stop for the other wrappers' patterns below.
 static CUDA_ERROR: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
-        r#"CUDA error: ([A-Za-z][A-Za-z0-9 ()/,'_-]{2,120}?)(?:\.\s|\.$|$| \(|\n| Search for `|CUDA kernel|\.?[`"”])"#,
-    )
+    Regex::new(&format!(
+        r#"CUDA error: ([A-Za-z][A-Za-z0-9 ()/,'_-]{{2,120}}?)(?:\.\s|\.$|$| \(|\n| Search for `|CUDA kernel|\.?[`"]|{NON_ASCII_END})"#,
+    ))
     .expect("static regex")
 });
 // Another program's wrapper: `CUDA error <n>: `, `CUDA error in <op>: `, `CUDA error at
@@ -895,9 +907,9 @@ static CUDA_ERROR: LazyLock<Regex> = LazyLock::new(|| {
 // may carry its parenthesised arguments (calls among them); read, as the others, only where
 // the text is the runtime's.
 static QUALIFIED: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
-        r"(?i)\bcuda (?:driver |runtime |(?:kernel )?launch )?error(?: \d{1,4}| in [A-Za-z_:][\w:.<>-]{0,60}(?:\([^\n]{0,160}?\))?| at \S{1,200})?: ?([A-Za-z][A-Za-z0-9 /,'_-]{2,120}?)\s*(?::\s|:$|\.\s|\.$|$|\(|\\)",
-    )
+    Regex::new(&format!(
+        r"(?i)\bcuda (?:driver |runtime |(?:kernel )?launch )?error(?: \d{{1,4}}| in [A-Za-z_:][\w:.<>-]{{0,60}}(?:\([^\n]{{0,160}}?\))?| at \S{{1,200}})?: ?([A-Za-z][A-Za-z0-9 /,'_-]{{2,120}}?)\s*(?::\s|:$|\.\s|\.$|$|\(|\\|{NON_ASCII_END})",
+    ))
     .expect("static regex")
 });
 
@@ -913,9 +925,9 @@ static QUALIFIED: LazyLock<Regex> = LazyLock::new(|| {
 // alone, which is not read: the enum's numbers changed between CUDA releases). Named only where
 // the text is the runtime's and a number, where printed, agrees with it.
 static FAILED_WITH: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
-        r"\b(?:CUDA|cuda) (?:execution )?failed with error (?:(\d{1,4}) )?([A-Za-z][A-Za-z0-9 /,'_-]{1,120}?)\s*(?:\.\s|\.$| at \S+:\d+|$)",
-    )
+    Regex::new(&format!(
+        r"\b(?:CUDA|cuda) (?:execution )?failed with error (?:(\d{{1,4}}) )?([A-Za-z][A-Za-z0-9 /,'_-]{{1,120}}?)\s*(?:\.\s|\.$| at \S+:\d+|$|{NON_ASCII_END})",
+    ))
     .expect("static regex")
 });
 
@@ -932,9 +944,9 @@ static FAILED_WITH: LazyLock<Regex> = LazyLock::new(|| {
 // `SamplingFromProbs`), so a program's `Command failed with error …` is not one; named only
 // where the text is the runtime's.
 static OP_FAILED_WITH: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
-        r"\b[A-Z][a-z0-9]+(?:[A-Z][A-Za-z0-9]*)+ failed with error ([A-Za-z][A-Za-z0-9 /,'_-]{1,120}?)\s*(?:\.\s|\.$|$)",
-    )
+    Regex::new(&format!(
+        r"\b[A-Z][a-z0-9]+(?:[A-Z][A-Za-z0-9]*)+ failed with error ([A-Za-z][A-Za-z0-9 /,'_-]{{1,120}}?)\s*(?:\.\s|\.$|$|{NON_ASCII_END})",
+    ))
     .expect("static regex")
 });
 
@@ -971,8 +983,10 @@ fn failed_with(
 // search through FAISS on a Blackwell RTX 4500). Number and text stand with no colon between them, so
 // they are read only where both agree with the runtime's table, as `Error <N>: <text>` is.
 static CUDA_ERROR_N_TEXT: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"\bCUDA error (\d{1,4}) ([A-Za-z][A-Za-z0-9 /,'_-]{2,120}?)\s*(?:\.\s|\.$|$)")
-        .expect("static regex")
+    Regex::new(&format!(
+        r"\bCUDA error (\d{{1,4}}) ([A-Za-z][A-Za-z0-9 /,'_-]{{2,120}}?)\s*(?:\.\s|\.$|$|{NON_ASCII_END})"
+    ))
+    .expect("static regex")
 });
 
 /// The table's error a FAISS `CUDA error <N> <text>` names, number and text agreeing.
@@ -3988,5 +4002,58 @@ mod tests {
         ] {
             assert!(parse_cuda_runtime_log(t).error_names.is_empty(), "{t}");
         }
+    }
+
+    /// A post in Chinese, Japanese or Korean goes on right after the runtime's text, with no
+    /// space, behind full-width punctuation: the runtime's texts are ASCII, so the first
+    /// character outside ASCII ends the message (see `NON_ASCII_END`).
+    #[test]
+    fn a_runtime_text_ends_where_east_asian_prose_begins() {
+        // bubbliiiing/yolo3-pytorch#83, the description whole
+        let m = parse_cuda_runtime_log(
+            "RuntimeError: CUDA error: an illegal memory access was encountered，已经训练了好几轮了，半夜训练的过程中报错了，请问是什么原因呀\n",
+        );
+        assert_eq!(m.error_names, ["cudaErrorIllegalAddress"]);
+        // AstarLight/Lets_OCR#77: the title joins the traceback on one line after Chinese words
+        let m = parse_cuda_runtime_log(
+            "训练报错 line 90, in backward allow_unreachable=True) # allow_unreachable flag RuntimeError: CUDA error: an illegal memory access was encountered，求解决问题\n",
+        );
+        assert_eq!(m.error_names, ["cudaErrorIllegalAddress"]);
+        // an ideographic full stop, a full stop then a full-width comma, a Japanese sentence
+        let m = parse_cuda_runtime_log(
+            "RuntimeError: CUDA error: device-side assert triggered。请问怎么办\n",
+        );
+        assert_eq!(m.error_names, ["cudaErrorAssert"]);
+        let m = parse_cuda_runtime_log("RuntimeError: CUDA error: out of memory.，换了卡也一样\n");
+        assert_eq!(m.error_names, ["cudaErrorMemoryAllocation"]);
+        let m = parse_cuda_runtime_log(
+            "CUDA error: unspecified launch failureが出て学習が止まります\n",
+        );
+        assert_eq!(m.error_names, ["cudaErrorLaunchFailure"]);
+        // the other wrappers' patterns stop there too
+        let m = parse_cuda_runtime_log(
+            "RuntimeError: CUDA failed with error out of memory，请问怎么办\n",
+        );
+        assert_eq!(m.error_names, ["cudaErrorMemoryAllocation"]);
+        let m = parse_cuda_runtime_log(
+            "CUDA runtime error in cudaFreeHost(data): an illegal memory access was encountered（第二次）\n",
+        );
+        assert_eq!(m.error_names, ["cudaErrorIllegalAddress"]);
+        // words in another script after the prefix are no runtime text; the ASCII message of
+        // the same line before the prose is read as it was
+        assert!(
+            parse_cuda_runtime_log("CUDA error: 显存不足\n")
+                .errors
+                .is_empty()
+        );
+        assert!(
+            parse_cuda_runtime_log("报错说 illegal memory access，不知道为什么\n")
+                .errors
+                .is_empty()
+        );
+        let m = parse_cuda_runtime_log(
+            "RuntimeError: CUDA error: an illegal memory access was encountered\n",
+        );
+        assert_eq!(m.error_names, ["cudaErrorIllegalAddress"]);
     }
 }

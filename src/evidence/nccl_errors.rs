@@ -770,6 +770,9 @@ fn warn_result(warn: &str) -> Option<&'static str> {
     if let Some(r) = socket_warn_result(w) {
         return Some(r);
     }
+    if connect_address_failed(w) {
+        return Some("ncclSystemError");
+    }
     if net_init_failed(w) {
         return Some("ncclInvalidUsage");
     }
@@ -853,6 +856,24 @@ pub fn cuda_failure_warned(text: &str) -> bool {
                 && l.split_once(" WARN ")
                     .is_some_and(|(_, w)| cuda_failure_warn(w))
         })
+}
+
+/// NCCL 2.4–2.9's socket connect failing: `connectAddress` of NVIDIA/nccl `src/include/socket.h`
+/// (read at v2.4.8-1, v2.5.6-1, v2.6.4-1, v2.7.3-1, v2.7.8-1, v2.8.4-1 and v2.9.9-1) gives up on
+/// any errno but a refused or timed-out connect it is still retrying with `WARN("Connect to %s
+/// failed : %s", socketToString(&remoteAddr->sa, line), strerror(errno)); return
+/// ncclSystemError;`, the address as `socketToString` prints it, `<host><<port>>` (an IPv6
+/// link-local one with its `%<interface>`). Bootstrap and the socket transport pass the result up
+/// with `NCCLCHECK`, so the WARN is that error where the paste kept no back trace after it
+/// (wenet-e2e/wenet#1891, torch 1.9's NCCL 2.7.8: `include/socket.h:403 NCCL WARN Connect to
+/// fe80::…%6<57335> failed : Network is unreachable`). 2.10–2.12 prefixed it `Net : ` and
+/// 2.13–2.14 returned `ncclRemoteError` for that wording (see the header), and 2.16 on names the
+/// function first (see [`socket_warn_result`]): those texts are not this one. Read only after
+/// ` WARN ` (a line without NCCL's header could be anyone's words).
+fn connect_address_failed(w: &str) -> bool {
+    static CONNECT_ADDRESS: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"^Connect to \S+<\d+> failed : \S").expect("static regex"));
+    CONNECT_ADDRESS.is_match(w)
 }
 
 /// The result NCCL's socket layer returns right after one of its WARNs (see the header):
@@ -1172,6 +1193,8 @@ const ANCHOR_PHRASES: &[&str] = &[
     // the socket layer's WARNs, with or without their header (`socket_warn_result`)
     "ocketStartConnect",
     "ocketPollConnect",
+    // `connect_address_failed` (2.4–2.9)
+    "WARN Connect to ",
     "ocketProgressOpt: Call to ",
     "socketProgress: Connection closed by remote peer ",
     "Timeout at NCCL work: ",
@@ -2642,6 +2665,47 @@ n1:7:9 [1] NCCL INFO group.cc:65 -> 2 [Async thread]\n";
             "h:1:1 [0] init.cc:100 NCCL WARN Error: network interface eth9 not usable, trying the next\n",
         ] {
             assert!(parse_nccl_errors(h).errors.is_empty(), "{h}");
+        }
+    }
+
+    /// NCCL 2.4–2.9's `connectAddress` (`src/include/socket.h`) warns `Connect to %s failed : %s`
+    /// and returns ncclSystemError (see [`connect_address_failed`]).
+    #[test]
+    fn nccl_2_4_to_2_9_connect_failure_is_a_system_error() {
+        // wenet-e2e/wenet#1891 (torch 1.9.0+cu111, NCCL 2.7.8): a two-node job dials a peer's
+        // IPv6 link-local address; the poster's Chinese line and the inline-code backtick kept
+        let t = "启动后得到如下报错，求指导\n\n\
+`voicec105:90736:90736 [0] misc/ibvwrap.cc:63 NCCL WARN Failed to open libibverbs.so[.1]\n\
+voicec105:90736:90736 [0] NCCL INFO NET/Socket : Using [0]eno1:172.16.20.105<0>\n\
+voicec105:90736:91655 [0] NCCL INFO Channel 00 : 1[89000] -> 2[b1000] [send] via NET/Socket/0\n\
+\n\
+voicec105:90736:91655 [0] include/socket.h:403 NCCL WARN Connect to fe80::c4eb:49ff:fe04:e32d%6<57335> failed : Network is unreachable\n";
+        assert!(looks_like(t));
+        let e = parse_nccl_errors(t);
+        assert_eq!(e.error_results, vec!["ncclSystemError".to_string()]);
+        assert!(
+            e.errors[0]
+                .last_error
+                .as_deref()
+                .unwrap()
+                .contains("Network is unreachable")
+        );
+        // an IPv4 peer refusing after NCCL's retries (the same WARN, another errno)
+        let t = "n1:7:9 [1] include/socket.h:390 NCCL WARN Connect to 10.0.0.2<4000> failed : Connection refused\n";
+        assert_eq!(
+            parse_nccl_errors(t).error_results,
+            vec!["ncclSystemError".to_string()]
+        );
+        // neighbours: the retry 2.4–2.9 log at INFO, the missing-verbs WARN that goes on over
+        // sockets, 2.10–2.14's `Net : ` wording (its result changed between releases), and the
+        // same words without NCCL's WARN header
+        for t in [
+            "n1:7:9 [1] NCCL INFO Call to connect returned Connection refused, retrying\n",
+            "n1:7:7 [0] misc/ibvwrap.cc:63 NCCL WARN Failed to open libibverbs.so[.1]\n",
+            "n1:7:9 [1] misc/socket.cc:456 NCCL WARN Net : Connect to 10.0.0.2<4000> failed : Connection refused\n",
+            "Connect to 10.0.0.2<4000> failed : Connection refused\n",
+        ] {
+            assert!(parse_nccl_errors(t).error_results.is_empty(), "{t}");
         }
     }
 

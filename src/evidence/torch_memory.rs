@@ -149,6 +149,22 @@ static OLDEST: LazyLock<Regex> = LazyLock::new(|| {
     .expect("static regex")
 });
 
+/// The caching allocator's out-of-memory message from `Tried to allocate` on, in either wording
+/// (`malloc` in `c10/cuda/CUDACachingAllocator.cpp`, pytorch/pytorch: 1.4–2.0's `Tried to allocate
+/// %s (GPU %d; %s total capacity; …` and 2.1+'s `Tried to allocate %s. GPU %d has a total
+/// capacity of …`, built by one `TORCH_CHECK_WITH(OutOfMemoryError, …)` behind "CUDA out of
+/// memory. "). The allocator prints these words only in that message, so a paste that kept the
+/// message without its first sentence (a comment that copied from `Tried to` on, under Korean
+/// lines asking about the same error: LISTatSNU/FastMRI_challenge#238) is the same
+/// out-of-memory error with all its figures; prose that only says it "tried to allocate" names
+/// no GPU and no capacity.
+static CUT_HEAD: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(&words(&format!(
+        r"Tried to allocate {SIZE}\s*(?:\(GPU \d+;\s*{SIZE} total capacity;|\.\s*GPU \d+ has a total capac?i?ty of {SIZE})"
+    )))
+    .expect("static regex")
+});
+
 /// `pattern` with each space between two words (a letter, digit or `)` before it, a letter,
 /// digit or `(` after it) read as any run of white space: a message broken at its spaces. The
 /// white space between a figure and its unit is `{SIZE}`'s own.
@@ -344,7 +360,8 @@ fn read_all(text: &str) -> TorchMemory {
             || holds(text, HIP_OOM)
             || holds(text, "OutOfMemoryError")
             || holds(text, ASYNC_OOM_PHRASE)
-            || holds(text, NVML_OOM_ASSERT),
+            || holds(text, NVML_OOM_ASSERT)
+            || (holds(text, "Tried to allocate") && CUT_HEAD.is_match(text)),
         ..Default::default()
     };
     // the `(?i)` patterns are run only on a text holding their words (see
@@ -560,6 +577,7 @@ impl super::EvidenceKind for TorchMemoryKind {
             || has!(line, NVML_OOM_ASSERT)
             || has!(line, "PyTorch CUDA memory summary")
             || looks_like_memory_stats(line)
+            || (has!(line, "Tried to allocate") && CUT_HEAD.is_match(line))
     }
     fn marker_phrases(&self) -> &'static [&'static str] {
         &[
@@ -570,6 +588,7 @@ impl super::EvidenceKind for TorchMemoryKind {
             NVML_OOM_ASSERT,
             "PyTorch CUDA memory summary",
             "reserved_bytes.all.",
+            "Tried to allocate",
         ]
     }
     fn has_markers(&self) -> bool {
@@ -646,6 +665,7 @@ impl super::EvidenceKind for TorchMemoryKind {
             || h.contains("PyTorch CUDA memory summary")
             || looks_like_memory_stats(h)
             || looks_like_memory_printout(h)
+            || (h.contains("Tried to allocate") && CUT_HEAD.is_match(h))
     }
     fn parse(&self, text: &str) -> Result<serde_json::Value, super::ParseError> {
         super::to_value(&parse_torch_memory(text))
@@ -820,6 +840,47 @@ mod tests {
         assert_eq!(m.allocated_mib, None);
         assert_eq!(m.fragmentation, None);
         insta::assert_json_snapshot!("torch_memory_oom_truncated", m);
+    }
+
+    /// The allocator's message kept from `Tried to allocate` on (see [`CUT_HEAD`]): the same
+    /// out-of-memory error with its figures, found among lines of another script.
+    #[test]
+    fn a_message_cut_before_tried_to_allocate_is_the_same_oom() {
+        use crate::evidence::EvidenceKind;
+        // LISTatSNU/FastMRI_challenge#238 (a Korean comment, torch 1.x wording), whole
+        let t = "안녕하세요!!\n\n저도 비슷한 문제를 겪고 있는데 해결해주실 수 있나요?\n\
+Tried to allocate 216.00 MiB (GPU 0; 7.92 GiB total capacity; 69.17 MiB already allocated; 24.56 MiB free; 86.00 MiB reserved in total by PyTorch) If reserved memory is >> allocated memory try setting max_split_size_mb to avoid fragmentation.  See documentation for Memory Management and PYTORCH_CUDA_ALLOC_CONF\n\n\
+IABENG102입니다!\n";
+        let m = parse_torch_memory(t);
+        assert!(m.oom);
+        assert_eq!(m.source, Some("oom_message"));
+        assert_eq!(m.tried_to_allocate_mib, Some(216.0));
+        assert_eq!(m.allocated_mib, Some(69.17));
+        assert_eq!(m.reserved_mib, Some(86.0));
+        assert_eq!(m.free_mib, Some(24.56));
+        let kind = TorchMemoryKind;
+        let line = t.lines().find(|l| l.starts_with("Tried")).unwrap();
+        assert!(kind.marker(line));
+        assert_eq!(
+            crate::evidence::detect::detect(line).map(|k| k.name()),
+            Some("torch-memory")
+        );
+        // 2.1+'s wording cut the same way
+        let m = parse_torch_memory(
+            "Tried to allocate 86.00 MiB. GPU 0 has a total capacty of 23.69 GiB of which 83.94 MiB is free. Of the allocated memory 22.22 GiB is allocated by PyTorch, and 1.04 GiB is reserved by PyTorch but unallocated.\n",
+        );
+        assert!(m.oom);
+        assert_eq!(m.reserved_unallocated_mib, Some(1064.96));
+        // neighbours: words that only say something tried to allocate name no GPU and no
+        // capacity, and are neither an OOM nor this kind's line
+        for t in [
+            "the loader tried to allocate 2 GiB of pinned memory and failed\n",
+            "Tried to allocate 216.00 MiB, then the job stopped\n",
+            "Tried to allocate 20.00 MiB (GPU 0 is busy)\n",
+        ] {
+            assert!(!parse_torch_memory(t).oom, "{t}");
+            assert!(!kind.marker(t.trim_end()), "{t}");
+        }
     }
 
     #[test]
