@@ -836,10 +836,8 @@ pub fn is_prose(text: &str) -> bool {
 /// WARNING **` opens before whitespace. The underscore form (`__text__`) is left out: Python's
 /// dunder names (`module.__init__(self)` in a traceback) are the same characters.
 fn strong_emphasis(t: &str) -> bool {
-    static STRONG: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"\*\*[^\s*](?:[^*]*[^\s*])?\*\*")
-            .expect("static regex")
-    });
+    static STRONG: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"\*\*[^\s*](?:[^*]*[^\s*])?\*\*").expect("static regex"));
     STRONG.is_match(t)
 }
 
@@ -1760,7 +1758,9 @@ mod tests {
         // `key: value` output are not
         let list = "- **Hardware**: GB200 NVL72\n- **Driver**: 580.126.09 (R580)\n- **CUDA**: 12.9\n- **torch**: 2.10.0+cu129\n";
         assert!(is_prose(list));
-        assert!(!is_prose("Driver: 580.126.09 (R580)\nCUDA: 12.9\ntorch: 2.10.0+cu129\n"));
+        assert!(!is_prose(
+            "Driver: 580.126.09 (R580)\nCUDA: 12.9\ntorch: 2.10.0+cu129\n"
+        ));
     }
 
     #[test]
