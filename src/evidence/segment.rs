@@ -817,7 +817,7 @@ pub fn is_prose(text: &str) -> bool {
         if cjk >= 4
             || (tokens.len() >= 4 && words * 4 >= tokens.len() * 3)
             || is_command_line(t)
-            || strong_emphasis(t)
+            || strong_emphasis(line.trim())
         {
             prose += n;
         }
@@ -1758,6 +1758,11 @@ mod tests {
         // `key: value` output are not
         let list = "- **Hardware**: GB200 NVL72\n- **Driver**: 580.126.09 (R580)\n- **CUDA**: 12.9\n- **torch**: 2.10.0+cu129\n";
         assert!(is_prose(list));
+        // a span that opens the line is read before the list markers are taken off (they
+        // would take its `**` too)
+        assert!(is_prose(
+            "**Driver**: 580.126.09 (R580)\n**CUDA**: 12.9 (13.0)\n"
+        ));
         assert!(!is_prose(
             "Driver: 580.126.09 (R580)\nCUDA: 12.9\ntorch: 2.10.0+cu129\n"
         ));
