@@ -782,7 +782,10 @@ pub fn nearest(text: &str) -> Option<(&'static dyn EvidenceKind, usize, String)>
 /// for a pasted screenshot or file) is neither prose nor output and is not counted. A shell
 /// command line the poster quotes (what they ran, `is_command_line`) is their writing and
 /// counts as a sentence line: a post that gives a command and then says in words what it
-/// printed holds no output either. Asked only
+/// printed holds no output either. So does a line with Markdown's strong emphasis
+/// (`strong_emphasis`): the `- **Driver**: 580.126.09 (R580)` of an issue's environment list
+/// is mostly numbers and names, but the markup is the poster's, which no program prints.
+/// Asked only
 /// of a text no kind reads: such a post is judged as showing nothing (every rule about the
 /// host not-applicable, with a note), anything else is an error.
 pub fn is_prose(text: &str) -> bool {
@@ -811,11 +814,31 @@ pub fn is_prose(text: &str) -> bool {
                         .all(|p| !p.is_empty() && p.chars().all(char::is_alphabetic))
             })
             .count();
-        if cjk >= 4 || (tokens.len() >= 4 && words * 4 >= tokens.len() * 3) || is_command_line(t) {
+        if cjk >= 4
+            || (tokens.len() >= 4 && words * 4 >= tokens.len() * 3)
+            || is_command_line(t)
+            || strong_emphasis(line.trim())
+        {
             prose += n;
         }
     }
     all > 0 && prose * 5 >= all * 3
+}
+
+/// True when `t` holds a Markdown strong-emphasis span written with asterisks, `**text**`
+/// (CommonMark 0.31.2 §6.2, as GitHub Flavored Markdown renders it: a run of two `*` that is
+/// left-flanking, so the character after it is no whitespace, closed by a run of two that is
+/// right-flanking, so the character before it is no whitespace, no `*` between). The markup is
+/// a person's, written for the page to render in bold: a post's `**Driver**: 580.126.09
+/// (R580)`, `**Hardware ruled out.**`. Program output does not print it, and what comes close
+/// does not match: Python's `func(*args, **kwargs)` has one run, a keyword-only `f(**a, **b)`
+/// closes after whitespace, a power `2**10 * 3**2` has a `*` between its runs, a banner's `**
+/// WARNING **` opens before whitespace. The underscore form (`__text__`) is left out: Python's
+/// dunder names (`module.__init__(self)` in a traceback) are the same characters.
+fn strong_emphasis(t: &str) -> bool {
+    static STRONG: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"\*\*[^\s*](?:[^*]*[^\s*])?\*\*").expect("static regex"));
+    STRONG.is_match(t)
 }
 
 /// True when `text` is a small table a person wrote in a post, as a page's stored copy renders
@@ -1677,6 +1700,12 @@ mod tests {
         ] {
             assert!(is_prose(&corpus(name)), "{name}");
         }
+        // an issue body whose environment list is written in Markdown's bold labels
+        // (github.com/NVIDIA/nccl/issues/2186, 2026-05-20, h152's corpus text: the list is
+        // mostly versions and names, the markup is the poster's)
+        assert!(is_prose(&corpus(
+            "h152_issue_nccl2186_gb200_mnnvl_healthmask_0xaa_sigsegv.txt"
+        )));
         // attachments alone are no prose; nor is a log line of hyphenated identifiers
         for out in [
             "![image](https://user-images.githubusercontent.com/1/2.png)\n<img width=\"977\" alt=\"Image\" src=\"https://github.com/user-attachments/assets/3\" />\n",
@@ -1695,6 +1724,48 @@ mod tests {
         ] {
             assert!(!is_prose(out), "{out}");
         }
+    }
+
+    #[test]
+    fn strong_emphasis_is_markup_not_output() {
+        // the spans posts write (github.com/NVIDIA/nccl/issues/2186's environment list,
+        // github.com/vllm-project/vllm/issues/57822's paragraph heads)
+        for t in [
+            "**Driver**: 580.126.09 (R580)",
+            "**torch**: 2.10.0+cu129",
+            "**Hardware ruled out.** The GPU logged zero Xid events",
+            "NCCL crashes with **SIGSEGV** during `ncclCommInitRank`",
+            "**x**",
+        ] {
+            assert!(strong_emphasis(t), "{t}");
+        }
+        // output that carries `*` or `_` runs: a traceback's `**kwargs`, a keyword-only
+        // signature, a power, dunder names, a bare `**` rule, a glob, a run closed after a space
+        for out in [
+            "    return func(*args, **kwargs)",
+            "def f(**a, **b):",
+            "x = 2**10 * 3**2",
+            "  File \"/usr/lib/python3.10/runpy.py\", line 196, in _run_module_as_main __main__",
+            "module.__init__(self) calls super().__init__()",
+            "**",
+            "ls /data/**/*.png",
+            "** WARNING ** disk almost full",
+            "",
+        ] {
+            assert!(!strong_emphasis(out), "{out}");
+        }
+        // the environment list alone is the poster's writing; the same values as a program's
+        // `key: value` output are not
+        let list = "- **Hardware**: GB200 NVL72\n- **Driver**: 580.126.09 (R580)\n- **CUDA**: 12.9\n- **torch**: 2.10.0+cu129\n";
+        assert!(is_prose(list));
+        // a span that opens the line is read before the list markers are taken off (they
+        // would take its `**` too)
+        assert!(is_prose(
+            "**Driver**: 580.126.09 (R580)\n**CUDA**: 12.9 (13.0)\n"
+        ));
+        assert!(!is_prose(
+            "Driver: 580.126.09 (R580)\nCUDA: 12.9\ntorch: 2.10.0+cu129\n"
+        ));
     }
 
     #[test]
