@@ -157,6 +157,11 @@ const WITNESSES: &[(&str, &str, &str)] = &[
     ),
     ("sacct", "", "h107_sacct_curcdocs_tresusageinave_gpuutil100"),
     (
+        "sacct-gpu-comment",
+        "",
+        "h153_sacct_aalto_triton_comment_json_gpu_util_99",
+    ),
+    (
         "nvidia-smi-topo",
         "h2_topo_8gpu_all_sys_ring_slow",
         "h2_topo_a100_nv12_spaces_cut",
@@ -554,6 +559,12 @@ const GAPS: &[(&str, Side, &str, &str)] = &[
         Side::Problem,
         "",
         "no rule reads `scontrol show job` (the kind's read_by is empty): the record says what a job asked for and was given (CPUs, tasks, TRES), not how it used them",
+    ),
+    (
+        "sacct-gpu-comment",
+        Side::Problem,
+        "",
+        "searched (pages, code, issues) in h153: the one public sacct_gpu comment is Triton's documented 99% job (AaltoSciComp/scicomp-docs gpu.rst); no thread pastes a low one",
     ),
     (
         "sacct",

@@ -406,6 +406,11 @@ mod tests {
                 "18194943||\n18194943.batch|cpu=00:56:24,energy=0,gres/gpuutil=100,mem=10621726720|\n18194943.extern|cpu=00:00:00,energy=0,gres/gpuutil=0,mem=262144|\n",
             ),
             (
+                // AaltoSciComp/scicomp-docs (44afdaa) triton/examples/monitoring/gpu.rst
+                "sacct-gpu-comment",
+                "   $ sacct -j JOBID -o comment -p\n   {\"gpu_util\": 99.0, \"gpu_mem_max\": 1279.0, \"gpu_power\": 204.26, \"ncpu\": 1, \"ngpu\": 1}|\n",
+            ),
+            (
                 // github.com/ai4d-iasc/trixie/issues/105: Slurm's own seff
                 "seff",
                 "Job ID: 64626\nCluster: stanage.alces.network\nUser/Group: a_user/clusterusers\nState: COMPLETED (exit code 0)\nNodes: 2\nCores per node: 1\nCPU Utilized: 00:02:37\nCPU Efficiency: 35.68% of 00:07:20 core-walltime\nJob Wall-clock time: 00:03:40\nMemory Utilized: 137.64 MB (estimated maximum)\nMemory Efficiency: 1.71% of 7.84 GB (3.92 GB/core)\n",

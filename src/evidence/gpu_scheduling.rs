@@ -33,7 +33,16 @@
 //!   the controller refuses (`src/common/slurm_errno.c`, ESLURM_INVALID_GRES: `Invalid generic
 //!   resource (gres) specification`, printed by `sbatch: error: Batch job submission failed:
 //!   %m`, srun's `Unable to allocate resources: %s` / `Unable to create step for job %u: %m`),
-//!   with the site's own `error:` lines a job-submit filter prints above it.
+//!   with the site's own `error:` lines a job-submit filter prints above it. The same commands
+//!   print ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE, `Requested node configuration is not
+//!   available`, when no node of the partition could ever hold the request (slurmctld's
+//!   `job_mgr.c` and the select plugin's test of the job against every node of the partition):
+//!   a refusal of the request's shape, not a wait. It says nothing of GPUs by itself (CPUs or
+//!   memory per node can be what no node has), so it is read only where the paste also shows
+//!   the command's GPU request, one of the options `src/common/slurm_opt.c` defines for
+//!   sbatch, salloc and srun: `--gres=gpu[:type]:N` (or `--gres gpu…`), `--gpus[=]N`/`-G N`,
+//!   `--gpus-per-node`, `--gpus-per-task`, `--gpus-per-socket`, on a command line or an
+//!   `#SBATCH` line.
 
 use serde::Serialize;
 
@@ -56,6 +65,10 @@ pub struct GpuScheduling {
     /// Submit errors ending in `Invalid generic resource (gres) specification`, with the other
     /// `error:` lines of the same command (a site filter's reason).
     pub invalid_gres: Vec<String>,
+    /// Submit errors ending in `Requested node configuration is not available`, read where the
+    /// paste also shows the command's GPU request: the error and the request, as `error (the
+    /// request: --gres=gpu:teslap100:1)`.
+    pub node_config_unavailable: Vec<String>,
     /// One sentence per thing the text shows the scheduler cannot give.
     pub findings: Vec<String>,
 }
@@ -332,6 +345,47 @@ fn gres_lower(l: &str) -> Option<GresLower> {
 }
 
 const INVALID_GRES: &str = "Invalid generic resource (gres) specification";
+/// ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE's text (`src/common/slurm_errno.c`).
+const NODE_CONFIG: &str = "Requested node configuration is not available";
+
+/// A GPU request among a line's words: `--gres=gpu:a100:2` (a `gres` list holding `gpu…`),
+/// `--gres gpu:1`, `--gpus=2`/`--gpus 2`/`-G 2`, `--gpus-per-node=4`, `--gpus-per-task=1`,
+/// `--gpus-per-socket=1` (`src/common/slurm_opt.c`), on a command line or an `#SBATCH` line.
+/// A count of 0 asks for none.
+fn gpu_request(line: &str) -> Option<String> {
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let gres_gpu = |v: &str| {
+        v.split(',')
+            .any(|g| g.strip_prefix("gres/").unwrap_or(g).starts_with("gpu"))
+    };
+    let count_not_zero = |v: &str| {
+        // `a100:2` or `2`: the last `:` field is the count
+        let n = v.rsplit(':').next().unwrap_or(v);
+        n.parse::<u64>().is_ok_and(|n| n > 0)
+    };
+    for (i, w) in words.iter().enumerate() {
+        let next = words.get(i + 1).copied().unwrap_or("");
+        let (opt, val) = match w.split_once('=') {
+            Some((o, v)) => (o, v),
+            None => (*w, next),
+        };
+        let hit = match opt {
+            "--gres" => gres_gpu(val) && val.split(',').all(|g| !g.ends_with(":0")),
+            "--gpus" | "-G" | "--gpus-per-node" | "--gpus-per-task" | "--gpus-per-socket" => {
+                count_not_zero(val)
+            }
+            _ => false,
+        };
+        if hit {
+            return Some(if w.contains('=') {
+                w.to_string()
+            } else {
+                format!("{w} {val}")
+            });
+        }
+    }
+    None
+}
 
 /// A submit command's `error:` line (`sbatch: error: …`, `srun: error: …`, `salloc: error: …`).
 fn submit_error(l: &str) -> Option<&str> {
@@ -349,7 +403,12 @@ pub fn parse_gpu_scheduling(text: &str) -> GpuScheduling {
         ..Default::default()
     };
     let mut errors: Vec<&str> = Vec::new();
+    let mut unavailable: Vec<&str> = Vec::new();
+    let mut request: Option<String> = None;
     for l in &lines {
+        if request.is_none() {
+            request = gpu_request(l);
+        }
         if let Some(a) = admission(l)
             && !v.admission_errors.contains(&a)
             && v.admission_errors.len() < super::MAX_ITEMS
@@ -380,8 +439,21 @@ pub fn parse_gpu_scheduling(text: &str) -> GpuScheduling {
                 if !v.invalid_gres.contains(&s) && v.invalid_gres.len() < super::MAX_ITEMS {
                     v.invalid_gres.push(s);
                 }
+            } else if e.ends_with(NODE_CONFIG) {
+                unavailable.push(e);
             } else {
                 errors.push(e);
+            }
+        }
+    }
+    // the refusal is of the GPU request only where the paste shows one
+    if let Some(req) = &request {
+        for e in unavailable {
+            let s = super::clip(&format!("{e} (the request: {req})"), super::MAX_TEXT);
+            if !v.node_config_unavailable.contains(&s)
+                && v.node_config_unavailable.len() < super::MAX_ITEMS
+            {
+                v.node_config_unavailable.push(s);
             }
         }
     }
@@ -447,6 +519,11 @@ pub fn parse_gpu_scheduling(text: &str) -> GpuScheduling {
     for e in &v.invalid_gres {
         f.push(format!("Slurm refused the job's GPU request: {e}"));
     }
+    for e in &v.node_config_unavailable {
+        f.push(format!(
+            "Slurm refused the job's GPU request, no node of the partition offers what it asks for: {e}"
+        ));
+    }
     f.dedup();
     f.truncate(super::MAX_ITEMS);
     v.findings = f;
@@ -465,6 +542,7 @@ pub fn looks_like(text: &str) -> bool {
             .any(|n| n.gres.is_some() || n.cfg_gpus.is_some() || n.alloc_gpus.is_some())
         || !v.gres_count_lower.is_empty()
         || !v.invalid_gres.is_empty()
+        || !v.node_config_unavailable.is_empty()
 }
 
 /// The registry entry (see [`super::EvidenceKind`]).
@@ -475,7 +553,7 @@ impl super::EvidenceKind for GpuSchedulingKind {
         "gpu-scheduling"
     }
     fn doc(&self) -> &'static str {
-        "what a cluster scheduler says about the GPUs it can give: a Kubernetes node's nvidia.com/gpu capacity and allocatable (describe node, get node -o yaml), gpu-feature-discovery labels, the kubelet's UnexpectedAdmissionError, the scheduler's Insufficient nvidia.com/gpu; Slurm's scontrol show node, slurmctld's gres count check and the submit commands' invalid gres error"
+        "what a cluster scheduler says about the GPUs it can give: a Kubernetes node's nvidia.com/gpu capacity and allocatable (describe node, get node -o yaml), gpu-feature-discovery labels, the kubelet's UnexpectedAdmissionError, the scheduler's Insufficient nvidia.com/gpu; Slurm's scontrol show node, slurmctld's gres count check and the submit commands' invalid gres error or refusal of a GPU request no node can hold"
     }
     fn example(&self) -> &'static str {
         "kubectl describe node gpu-node-1; scontrol show node gpu01"
@@ -506,6 +584,10 @@ impl super::EvidenceKind for GpuSchedulingKind {
             (
                 "invalid_gres",
                 "submit errors ending in Invalid generic resource (gres) specification, with the command's other error lines",
+            ),
+            (
+                "node_config_unavailable",
+                "submit errors ending in Requested node configuration is not available, where the paste also shows the command's GPU request (--gres=gpu…, --gpus…), with that request",
             ),
             (
                 "findings",
@@ -668,5 +750,53 @@ mod tests {
         assert!(!looks_like(
             "sbatch: error: Batch job submission failed: Invalid account or account/partition combination specified\n"
         ));
+    }
+
+    #[test]
+    fn a_gpu_request_no_node_can_hold() {
+        // problem: AaltoSciComp/scicomp-docs#26 (corpus h153_sbatcherr_aalto26_…), a P100 asked
+        // for without the GPU partition; the same request with `-p gpushort` starts
+        let t = crate::test_corpus(
+            "h153_sbatcherr_aalto26_sinteractive_gres_teslap100_no_partition.txt",
+        );
+        assert!(looks_like(&t));
+        let v = parse_gpu_scheduling(&t);
+        assert_eq!(
+            v.node_config_unavailable,
+            vec![
+                "Batch job submission failed: Requested node configuration is not available (the request: --gres=gpu:teslap100:1)"
+                    .to_string()
+            ]
+        );
+        assert_eq!(v.findings.len(), 1);
+        assert!(v.findings[0].contains("no node of the partition"));
+        // srun's and salloc's wording, the request on an `#SBATCH` line or as `--gpus N`
+        let t = "#SBATCH --gpus-per-node=8\nsrun: error: Unable to allocate resources: Requested node configuration is not available\n";
+        assert!(
+            parse_gpu_scheduling(t).node_config_unavailable[0]
+                .ends_with("(the request: --gpus-per-node=8)")
+        );
+        let t = "$ salloc --gpus 4 -p debug\nsalloc: error: Job submit/allocate failed: Requested node configuration is not available\n";
+        assert!(
+            parse_gpu_scheduling(t).node_config_unavailable[0].ends_with("(the request: --gpus 4)")
+        );
+    }
+
+    #[test]
+    fn the_same_refusal_without_a_gpu_request_is_not_read() {
+        // ArjunaCluster/ArjunaUsers#112: 56 tasks on nodes that keep 2 of their cores, no GPU
+        // asked for (the fix was `-n 54`); the script, then the error its prose quotes
+        let t = "#!/bin/bash\n#SBATCH -p debug\n#SBATCH -N 1\n#SBATCH -n 56\n#SBATCH --mem=2G\n#SBATCH -A marom\n#SBATCH -J test\n\necho \"Hello World!\"\nsbatch: error: Batch job submission failed: Requested node configuration is not available\n";
+        assert!(!looks_like(t));
+        assert!(parse_gpu_scheduling(t).findings.is_empty());
+        // a count of 0 asks for no GPU; `-G` with no count is some other tool's flag
+        assert_eq!(gpu_request("sbatch --gpus=0 job.sh"), None);
+        assert_eq!(gpu_request("grep -G pattern file"), None);
+        assert_eq!(gpu_request("#SBATCH --gres=gpu:0"), None);
+        assert_eq!(
+            gpu_request("#SBATCH --gres=gpu:a100:2"),
+            Some("--gres=gpu:a100:2".into())
+        );
+        assert_eq!(gpu_request("srun -G 1 python x.py"), Some("-G 1".into()));
     }
 }

@@ -103,6 +103,7 @@ pub mod pyspy_dump;
 pub mod pystack_dump;
 pub mod rdma_link;
 pub mod sacct;
+pub mod sacct_gpu;
 pub(crate) mod scan;
 pub mod scontrol_job;
 pub mod seff;
@@ -331,6 +332,9 @@ pub static KINDS: &[&dyn EvidenceKind] = &[
     &seff::SeffKind,
     // the `jobinfo` job summary: its accounting fields padded to 20 columns (`%-20s: %s`)
     &jobinfo::JobinfoKind,
+    // a site epilog's GPU statistics in a job's comment (`sacct -o comment`: sacct_gpu's JSON);
+    // before sacct, whose parsable rows (`ID|{…}|`) would claim it
+    &sacct_gpu::SacctGpuKind,
     // Slurm's job record and accounting table: `JobId=N JobName=` with its `KEY=value` lines,
     // a `JobID` header over its dash line or `ID|…` rows
     &scontrol_job::ScontrolJobKind,

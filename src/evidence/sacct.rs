@@ -38,7 +38,7 @@ pub struct Sacct {
 }
 
 /// `123`, `123_4`, `123.batch`, `123_4.0`, `123+1.extern`: a job or step id as sacct prints it.
-fn is_job_id(s: &str) -> bool {
+pub(crate) fn is_job_id(s: &str) -> bool {
     let (job, step) = s.split_once('.').unwrap_or((s, ""));
     let digits = |x: &str| !x.is_empty() && x.bytes().all(|b| b.is_ascii_digit());
     let job_ok = {

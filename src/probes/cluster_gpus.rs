@@ -22,7 +22,7 @@ impl Probe for ClusterGpus {
         "cluster.gpus"
     }
     fn doc(&self) -> &'static str {
-        "what a cluster scheduler says about the GPUs it can give (--evidence): a Kubernetes node's nvidia.com/gpu capacity and allocatable, UnexpectedAdmissionError, Insufficient nvidia.com/gpu; Slurm's scontrol show node, gres count reported lower than configured, Invalid generic resource (gres) specification"
+        "what a cluster scheduler says about the GPUs it can give (--evidence): a Kubernetes node's nvidia.com/gpu capacity and allocatable, UnexpectedAdmissionError, Insufficient nvidia.com/gpu; Slurm's scontrol show node, gres count reported lower than configured, Invalid generic resource (gres) specification, Requested node configuration is not available for a GPU request"
     }
     fn fields(&self) -> &'static [(&'static str, &'static str)] {
         &[
@@ -50,6 +50,10 @@ impl Probe for ClusterGpus {
             (
                 "invalid_gres",
                 "submit errors ending in Invalid generic resource (gres) specification",
+            ),
+            (
+                "node_config_unavailable",
+                "submit errors ending in Requested node configuration is not available, where the paste also shows the GPU request, with that request",
             ),
             (
                 "findings",

@@ -106,6 +106,8 @@ pub fn usage_value(u: &SmiUsage, source: &str) -> Value {
                 "the summary is of the job's own GPUs (seff)"
             } else if u.job_report && u.format == "jobinfo" {
                 "the summary is of the job's own GPUs (jobinfo)"
+            } else if u.job_report && u.format == "sacct-gpu-comment" {
+                "the job comment is of the job's own GPUs (sacct_gpu)"
             } else if u.job_report {
                 "the report is of the job's own GPUs (Slurm jobstats)"
             } else if held {
@@ -256,7 +258,7 @@ impl Probe for GpuUsage {
             ),
             (
                 "format",
-                "table, query-csv, dmon, pmon, dcgmi-dmon, q-text (-q text and -x XML), gpustat, nvitop, jobstats or seff",
+                "table, query-csv, dmon, pmon, dcgmi-dmon, q-text (-q text and -x XML), gpustat, nvitop, jobstats, seff or sacct-gpu-comment",
             ),
             ("samples", "rows read"),
             ("truncated", "the paste ends inside a GPU row"),
@@ -265,7 +267,7 @@ impl Probe for GpuUsage {
     fn run(&self, _params: &super::NoParams, ctx: &ProbeCtx) -> ProbeOutcome {
         type Usage = fn(&str) -> Result<smi_tables::SmiUsage, crate::evidence::ParseError>;
         // the kinds that show what GPUs were doing, each read into the usage they show
-        let kinds: [(&dyn EvidenceKind, Usage); 10] = [
+        let kinds: [(&dyn EvidenceKind, Usage); 11] = [
             (&smi_tables::Table, smi_tables::parse_table),
             (
                 &crate::evidence::nvitop::NvitopKind,
@@ -294,6 +296,10 @@ impl Probe for GpuUsage {
             (
                 &crate::evidence::seff::SeffKind,
                 crate::evidence::seff::parse_seff,
+            ),
+            (
+                &crate::evidence::sacct_gpu::SacctGpuKind,
+                crate::evidence::sacct_gpu::parse_sacct_gpu,
             ),
         ];
         // A paste can hold several views of the GPUs (a table, then `dmon` or a `--query-gpu`
