@@ -33,6 +33,12 @@ const CAPTURED: &[&str] = &[
 ];
 
 /// The floor `GPUFIX_CORPUS_STRICT=1` (run by `.ci/run`) holds: the whole corpus's figures after
+/// the fifth session of 2026-12-07 (sealed batches h151-h154: posts in Chinese and Korean, 2026
+/// issue text, cluster job text, speech and vision training logs, with their readers; nine
+/// duplicated texts removed; 2,348 artifacts): 968 of 1,053 detected (919.3 per mille), 0
+/// healthy with a false finding, 0 unreadable. Every artifact detected before is detected still;
+/// the floor went down a tenth of a percent because h152 added two NCCL segfaults that only the
+/// reporters' sentences state (no reader may claim them). Before them, after
 /// the fourth session of 2026-12-07 (no new batch; the old misses revisited by cluster: an
 /// unknown GPU named from PyTorch's own arch sentence, the driver message in an issue title,
 /// dmon and `--query-gpu` series read over time, the TPU runtime's fragmentation with its own
@@ -224,7 +230,7 @@ const CAPTURED: &[&str] = &[
 /// 35 MB Kineto trace of h11 is judged within `plan`'s probe timeout depends on the machine's
 /// load. A change that reads the corpus worse fails CI; one that reads it better raises these.
 /// Issue 24's target is 95% detected, 0 and 0: the detected share is not met.
-const FLOOR_DETECTED_PER_MILLE: usize = 920;
+const FLOOR_DETECTED_PER_MILLE: usize = 919;
 const MAX_FALSE_ON_HEALTHY: usize = 0;
 const MAX_UNREADABLE: usize = 0;
 
