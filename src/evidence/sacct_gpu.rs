@@ -47,7 +47,7 @@ struct Comment {
 /// `{"gpu_util": …, "ngpu": …, …}`: an object holding the role's two numeric keys.
 fn comment_object(field: &str) -> Option<(f64, f64, Option<f64>)> {
     let f = field.trim();
-    if !(f.starts_with('{') && f.ends_with('}')) || !f.contains("\"gpu_util\"") {
+    if !(f.starts_with('{') && f.ends_with('}') && f.contains("\"gpu_util\"")) {
         return None;
     }
     let v: Value = serde_json::from_str(f).ok()?;

@@ -820,9 +820,9 @@ pub struct StepTimings {
 ///   epoch or the report interval). One line is already a mean over many batches.
 /// - ESPnet2's trainer (espnet/espnet `espnet2/train/trainer.py` `train_one_epoch`, read at
 ///   1c344a95, and `espnet2/train/reporter.py`): `reporter.measure_iter_time(iterator,
-///   "iter_time")` registers the time `next(iterator)` took, and `train_time=time.perf_counter()
-///   - start_time` is registered after the optimizer step, `start_time` being reset right after
-///   it, so the step's time includes the wait. `SubReporter.log_message(-log_interval)` prints
+///   "iter_time")` registers the time `next(iterator)` took, and
+///   `train_time=time.perf_counter() - start_time` is registered after the optimizer step,
+///   `start_time` being reset right after it, so the step's time includes the wait. `SubReporter.log_message(-log_interval)` prints
 ///   `{epoch}epoch:{key}:{start}-{stop}batch: iter_time=…, …, train_time=…`, each value the
 ///   mean of the interval (`{:.3f}`, or `{:.3e}` below 1e-3), and the epoch's end prints
 ///   `{epoch}epoch results: [train] iter_time=…, …, train_time=…`, the epoch's mean: one line is
