@@ -54,9 +54,27 @@ pub fn topo_value(t: &Topology, source: &str) -> Value {
 }
 
 /// What a pasted `nvidia-smi nvlink -s` shows: the GPUs with a link `<inactive>`.
+///
+/// `nvlink -s` lists every link the GPU has (six on a V100, twelve on an A100, eighteen on an
+/// H100), `<inactive>` for one that did not train (nvidia-smi(1): "-s, --status Display link
+/// state (active/inactive)"). How many of them a board wires is the board's design: NVIDIA's
+/// boards of three or more SXM GPUs use every link (the DGX-1/HGX-1 hybrid cube-mesh gives each
+/// V100 all six, "NVIDIA DGX-1 With Tesla V100 System Architecture", WP-08437-002; HGX A100 and
+/// H100 baseboards take every link of every GPU to the NVSwitches), while a board of two SXM
+/// GPUs may bond the pair with only some of them. NVLink is point to point, so a link that fails
+/// to train is lost at both of its ends. What the text can show, then:
+/// - a GPU with fewer links up than another GPU of the paste: a link that did not train;
+/// - a GPU past index 1 with a link down: a host of three or more GPUs, where every link is
+///   wired;
+/// - GPUs 0 and 1 (or one of them alone) with the same number of links up and the rest
+///   `<inactive>`, and no GPU with more: the pair talks over NVLink, bonded by that many links; whether the board wires more
+///   is not in the text (a two-GPU board, or two GPUs of a bigger host asked for with `-i`), so
+///   they are not named.
 pub fn nvlink_status_value(s: &NvlinkStatus, source: &str) -> Value {
     let mut without = Vec::new();
     let mut inactive_links = 0;
+    let up = |g: &smi_nvlink::NvlinkGpu| g.links.iter().filter(|l| l.active == Some(true)).count();
+    let most_up = s.gpus.iter().map(up).max().unwrap_or(0);
     for (i, g) in s.gpus.iter().enumerate() {
         let off = g.inactive();
         inactive_links += off.len();
@@ -86,14 +104,19 @@ pub fn nvlink_status_value(s: &NvlinkStatus, source: &str) -> Value {
         if off.is_empty() || (bridged && g.links.iter().any(|l| l.active == Some(true))) {
             continue;
         }
-        let active = g.links.iter().filter(|l| l.active == Some(true)).count();
+        let active = up(g);
+        let index = g.index.unwrap_or(i as u32);
+        // a bond of the same width on both GPUs of a pair (see the doc comment)
+        if active > 0 && active == most_up && index < 2 && s.gpus.len() <= 2 {
+            continue;
+        }
         let list = off
             .iter()
             .map(u32::to_string)
             .collect::<Vec<_>>()
             .join(", ");
         without.push(json!({
-            "index": g.index.unwrap_or(i as u32),
+            "index": index,
             "why": format!("NVLink {list} <inactive> ({active} of {} links active)", g.links.len()),
         }));
     }
@@ -296,6 +319,37 @@ mod tests {
         let w = v["gpus_without_nvlink"].as_array().unwrap();
         assert_eq!(w.len(), 1);
         assert_eq!(w[0]["index"], json!(1));
+    }
+
+    #[test]
+    fn a_pair_bonded_by_some_of_its_links_is_not_named() {
+        // RWTH Aachen's HPC documentation (help.itc.rwth-aachen.de, the CLAIX NVLink page):
+        // `nvidia-smi nvlink --status -i 0` and `-i 1` of two V100-SXM2 bonded by two links each
+        let t = "GPU 0: Tesla V100-SXM2-16GB (UUID: GPU-388a149d-072d-881b-469c-a3e3c7c4dc19)\nLink 0: 25.781 GB/s\nLink 1: <inactive>\nLink 2: 25.781 GB/s\nLink 3: <inactive>\nLink 4: <inactive>\nLink 5: <inactive>\nGPU 1: Tesla V100-SXM2-16GB (UUID: GPU-142d0ca2-b09d-9c28-5583-7b3b749571f9)\nLink 0: <inactive>\nLink 1: 25.781 GB/s\nLink 2: 25.781 GB/s\nLink 3: <inactive>\nLink 4: <inactive>\nLink 5: <inactive>\n";
+        let v = nvlink_status_value(&smi_nvlink::parse_nvlink_status(t), "x");
+        assert_eq!(v["inactive_links"], json!(8));
+        assert_eq!(v["gpus_without_nvlink"], json!([]));
+        // the same pair with one end down to a single link: a link that did not train
+        let t = t.replacen("Link 2: 25.781 GB/s", "Link 2: <inactive>", 1);
+        let v = nvlink_status_value(&smi_nvlink::parse_nvlink_status(&t), "x");
+        let w = v["gpus_without_nvlink"].as_array().unwrap();
+        assert_eq!(w.len(), 1);
+        assert_eq!(w[0]["index"], json!(0));
+        // Azure/azhpc-diagnostics' 'bad' sample: GPUs 0-2 with six links up, GPU 3 with four
+        let six = "         Link 0: 25.781 GB/s\n         Link 1: 25.781 GB/s\n         Link 2: 25.781 GB/s\n         Link 3: 25.781 GB/s\n         Link 4: 25.781 GB/s\n         Link 5: 25.781 GB/s\n";
+        let t = format!(
+            "GPU 0: Tesla V100-SXM2-32GB (UUID: a)\n{six}GPU 1: Tesla V100-SXM2-32GB (UUID: b)\n{six}GPU 3: Tesla V100-SXM2-32GB (UUID: c)\n         Link 0: 25.781 GB/s\n         Link 1: 25.781 GB/s\n         Link 2: 25.781 GB/s\n         Link 3: <inactive>\n         Link 4: 25.781 GB/s\n         Link 5: <inactive>\n"
+        );
+        let v = nvlink_status_value(&smi_nvlink::parse_nvlink_status(&t), "x");
+        let w = v["gpus_without_nvlink"].as_array().unwrap();
+        assert_eq!(w.len(), 1);
+        assert_eq!(w[0]["index"], json!(3));
+        // two GPUs of a bigger host with the same partial bond: GPU 2 says the host has three
+        let t = "GPU 1: Tesla V100-SXM2-16GB (UUID: a)\nLink 0: 25.781 GB/s\nLink 1: <inactive>\nGPU 2: Tesla V100-SXM2-16GB (UUID: b)\nLink 0: 25.781 GB/s\nLink 1: <inactive>\n";
+        let v = nvlink_status_value(&smi_nvlink::parse_nvlink_status(t), "x");
+        let w = v["gpus_without_nvlink"].as_array().unwrap();
+        assert_eq!(w.len(), 1);
+        assert_eq!(w[0]["index"], json!(2));
     }
 
     #[test]
