@@ -183,7 +183,7 @@ impl Probe for GpuTopology {
             ),
             (
                 "gpus_without_nvlink",
-                "nvml: [{index, why}] GPUs without an active NVLink; nvlink -s: GPUs with a link `<inactive>`",
+                "nvml: [{index, why}] GPUs without an active NVLink; nvlink -s: GPUs with a link `<inactive>` and fewer links up than another GPU, or past index 1 (a pair 0/1 bonded by the same links is not named)",
             ),
             ("file", "topo -m: the file read"),
         ]
