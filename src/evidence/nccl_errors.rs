@@ -307,11 +307,16 @@ pub struct NcclErrors {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timeout_raised_at: Option<String>,
     /// "… detected by watchdog at work: S, last enqueued NCCL work: E, last completed NCCL
-    /// work: C": the lowest completed sequence any rank reports.
+    /// work: C": the lowest completed sequence any rank reports. Signed as PyTorch keeps it:
+    /// `struct ProcessGroupStatus` (`torch/csrc/distributed/c10d/logger.hpp`, 2.4 on, read in the
+    /// index's stored copy) holds `int64_t lastCompletedSeq{-1}` ("initialized to be -1 to
+    /// indicate no collective has been completed") and `lastEnqueuedSeq{-1}` likewise, and the
+    /// watchdog prints them as they are: `-1` is a group none of whose collectives had
+    /// completed (or been enqueued), not a number to drop.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub last_completed_work: Option<u64>,
+    pub last_completed_work: Option<i64>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub last_enqueued_work: Option<u64>,
+    pub last_enqueued_work: Option<i64>,
     pub errors: Vec<NcclError>,
     /// Distinct NCCL results named (`errors[].result`).
     pub error_results: Vec<String>,
@@ -1462,8 +1467,8 @@ pub fn parse_nccl_errors(text: &str) -> NcclErrors {
         }
         if let Some(c) = WORK_STATE.captures(line) {
             carried = true;
-            let enq: Option<u64> = c[2].parse().ok();
-            let done: Option<u64> = c[3].parse().ok();
+            let enq: Option<i64> = c[2].parse().ok();
+            let done: Option<i64> = c[3].parse().ok();
             if let Some(d) = done {
                 out.last_completed_work = Some(out.last_completed_work.map_or(d, |x| x.min(d)));
             }
@@ -2066,7 +2071,7 @@ impl super::EvidenceKind for NcclErrorsKind {
             ),
             (
                 "last_completed_work",
-                "the lowest sequence number a rank reports completed",
+                "the lowest sequence number a rank reports completed (-1: none completed)",
             ),
             (
                 "last_enqueued_work",
@@ -2354,6 +2359,37 @@ mod tests {
         assert_eq!(e.timeouts[0].timeout_ms, Some(1800000));
         assert_eq!(e.timeouts[0].numel_in, None);
         assert_eq!(e.timeouts[0].pg, None);
+    }
+
+    #[test]
+    fn work_state_minus_one_is_a_group_with_no_completed_collective() {
+        // github.com/ai-dynamo/dynamo/pull/1065: torch 2.6+'s state line behind Ray's prefix;
+        // `ProcessGroupStatus::lastCompletedSeq` starts at -1, so the group's first collective
+        // (SeqNum=1) never completed
+        let e = parse_nccl_errors(&fixture(
+            "nccl_errors/watchdog_first_collective_dynamo1065.log",
+        ));
+        assert_eq!(e.timeout_count, 1);
+        assert_eq!(e.timeouts[0].seq, Some(1));
+        assert_eq!(e.last_completed_work, Some(-1));
+        assert_eq!(e.last_enqueued_work, Some(1));
+        // github.com/thu-pacman/chitu/issues/80: the same wording after work had completed,
+        // behind a log collector's date and host
+        let t = "2025-03-27 17:31:09.952  sm228-a100-40g-23 [rank1]:[E327 09:31:09.977409258 ProcessGroupNCCL.cpp:2168] [PG ID 0 PG GUID 0(default_pg) Rank 1]  failure detected by watchdog at work sequence id: 3313 PG status: last enqueued work: 3313, last completed work: 3312\n";
+        let e = parse_nccl_errors(t);
+        assert_eq!(
+            (e.last_completed_work, e.last_enqueued_work),
+            (Some(3312), Some(3313))
+        );
+        // the lowest any rank reports: one rank with none completed makes it -1
+        let both = format!(
+            "{t}[rank0]:[E327 09:31:09.977409258 ProcessGroupNCCL.cpp:2168] [PG ID 0 PG GUID 0(default_pg) Rank 0]  failure detected by watchdog at work sequence id: 1 PG status: last enqueued work: 1, last completed work: -1\n"
+        );
+        let e = parse_nccl_errors(&both);
+        assert_eq!(
+            (e.last_completed_work, e.last_enqueued_work),
+            (Some(-1), Some(3313))
+        );
     }
 
     #[test]
@@ -2985,6 +3021,8 @@ OpType=ALLREDUCE, NumelIn=10, NumelOut=10, Timeout(ms)=10000) ran for\n\
             (w.rank, w.seq, w.pg.as_deref()),
             (Some(1), Some(1), Some("0"))
         );
+        // `last completed NCCL work: -1`: none had completed (2.4-2.5's wording of the state)
+        assert_eq!(e.last_completed_work, Some(-1));
         assert!(w.op.is_empty() && w.timeout_ms.is_none());
         // the watchdog's line for an error or a timeout alike is no timeout by itself
         // (github.com/XPixelGroup/BasicSR/issues/737's second line)

@@ -51,7 +51,7 @@ impl Probe for NcclErrors {
             ),
             (
                 "last_completed_work",
-                "the lowest sequence number a rank reports completed",
+                "the lowest sequence number a rank reports completed (-1: none completed)",
             ),
             (
                 "last_enqueued_work",
