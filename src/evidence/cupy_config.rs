@@ -74,9 +74,8 @@ static RECORD: LazyLock<Regex> = LazyLock::new(|| {
 });
 
 /// An exception's repr printed for a record (`_eval_or_error`): `Name('…')` or `Name(…)`.
-static ERROR_REPR: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^[A-Z][A-Za-z]*(Error|Exception)\(").expect("error repr regex")
-});
+static ERROR_REPR: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^[A-Z][A-Za-z]*(Error|Exception)\(").expect("error repr regex"));
 
 /// The record label `CuPy Version` padded as `__str__` pads it: the marker every
 /// `show_config()` prints, with a CUDA or ROCm record beside it.
@@ -107,7 +106,11 @@ pub fn looks_like_cupy_config(text: &str) -> bool {
 
 /// CUDA's version number as `show_config()` prints it (`12030`; `12090 (linked to CuPy)`).
 fn version_number(v: &str) -> Option<u32> {
-    let n: String = v.trim().chars().take_while(|c| c.is_ascii_digit()).collect();
+    let n: String = v
+        .trim()
+        .chars()
+        .take_while(|c| c.is_ascii_digit())
+        .collect();
     let n: u32 = n.parse().ok()?;
     // CUDA 7.0 (7000) to a CUDA 99: anything else is not a CUDA version
     (7000..100_000).contains(&n).then_some(n)
@@ -192,13 +195,28 @@ impl super::EvidenceKind for CupyConfigKind {
         &[
             ("cupy_version", "`CuPy Version`"),
             ("platform", "`CuPy Platform` (NVIDIA CUDA, AMD ROCm)"),
-            ("cuda_build", "`CUDA Build Version`: the CUDA CuPy was built with (12020)"),
-            ("cuda_driver", "`CUDA Driver Version`: the newest CUDA the driver runs"),
-            ("cuda_runtime", "`CUDA Runtime Version`: the runtime CuPy uses"),
-            ("cuda_runtime_local", "the runtime installed on the system (CuPy 13+)"),
+            (
+                "cuda_build",
+                "`CUDA Build Version`: the CUDA CuPy was built with (12020)",
+            ),
+            (
+                "cuda_driver",
+                "`CUDA Driver Version`: the newest CUDA the driver runs",
+            ),
+            (
+                "cuda_runtime",
+                "`CUDA Runtime Version`: the runtime CuPy uses",
+            ),
+            (
+                "cuda_runtime_local",
+                "the runtime installed on the system (CuPy 13+)",
+            ),
             ("nvrtc", "`NVRTC Version` as printed"),
             ("devices", "per GPU: index, name, compute_capability"),
-            ("errors", "records whose call failed: label and the exception's repr"),
+            (
+                "errors",
+                "records whose call failed: label and the exception's repr",
+            ),
         ]
     }
     fn read_by(&self) -> &'static [&'static str] {
@@ -265,7 +283,10 @@ mod tests {
         assert!(looks_like_cupy_config(t));
         let c = parse_cupy_config(t);
         assert_eq!((c.cuda_build, c.cuda_driver), (Some(12090), Some(13000)));
-        assert_eq!((c.cuda_runtime, c.cuda_runtime_local), (Some(12090), Some(12000)));
+        assert_eq!(
+            (c.cuda_runtime, c.cuda_runtime_local),
+            (Some(12090), Some(12000))
+        );
         assert_eq!(c.errors.len(), 1);
         assert_eq!(c.errors[0].0, "cuBLAS Version");
         assert!(c.errors[0].1.starts_with("ImportError('Failure finding"));
@@ -295,6 +316,8 @@ mod tests {
             "PyTorch version: 2.1.0\nCUDA used to build PyTorch: 12.1\nCUDA runtime version: 12.1.105\n"
         ));
         // a `CuPy Version` record alone (pip's table, a sentence) is not show_config
-        assert!(!looks_like_cupy_config("CuPy Version                 : 13.6.0\n"));
+        assert!(!looks_like_cupy_config(
+            "CuPy Version                 : 13.6.0\n"
+        ));
     }
 }
