@@ -77,9 +77,8 @@ static RECORD: LazyLock<Regex> = LazyLock::new(|| {
 static ERROR_REPR: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^[A-Z][A-Za-z]*(Error|Exception)\(").expect("error repr regex"));
 
-/// The record label `CuPy Version` padded as `__str__` pads it: the marker every
-/// `show_config()` prints, with a CUDA or ROCm record beside it.
-fn record<'a>(line: &'a str) -> Option<(&'a str, &'a str)> {
+/// A record line's label and value (`CUDA Driver Version          : 12030`).
+fn record(line: &str) -> Option<(&str, &str)> {
     let c = RECORD.captures(line.trim())?;
     Some((c.get(1)?.as_str(), c.get(2)?.as_str().trim()))
 }
