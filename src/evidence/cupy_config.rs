@@ -258,7 +258,7 @@ mod tests {
         assert_eq!(c.nvrtc.as_deref(), Some("(12, 3)"));
         assert_eq!(
             c.devices,
-            vec![Device {
+            [Device {
                 index: 0,
                 name: Some("NVIDIA GeForce RTX 4090".into()),
                 compute_capability: Some("89".into()),
