@@ -317,6 +317,11 @@ const WITNESSES: &[(&str, &str, &str)] = &[
         "h11_nvcc_qixuema_10_0_driver_module_gone",
     ),
     (
+        "cupy-show-config",
+        "h158_cudaerr_cupy9475_gtx1080_cuda13_nvrtc_invalid_arch",
+        "h158_cupyenv_cupy7967_rtx4090_cupy13b1_cuda123",
+    ),
+    (
         "cuda-device-query",
         "h9_devicequery_jetpack_returned35",
         "h7_cudainsuff_remode_devicequery_after_fix",

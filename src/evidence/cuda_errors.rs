@@ -266,6 +266,15 @@ pub struct CudaRuntimeLog {
     /// `cudaErrorNoKernelImageForDevice`: "no kernel image is available for execution on the
     /// device".
     pub no_kernel_image: bool,
+    /// NVRTC refused the architecture it was asked to compile for: its program log's
+    /// `nvrtc: error: invalid value for --gpu-architecture (-arch)` (the compile returning
+    /// NVRTC_ERROR_INVALID_OPTION). NVRTC accepts `-arch` only for the architectures its CUDA
+    /// release supports (NVRTC User Guide, Supported Compile Options), and a runtime compiler asks
+    /// for the GPU's own: CuPy's `_get_arch()` (cupy/cuda/compiler.py, read at 0122fc8e) passes
+    /// `-arch=compute_XY` of `device.compute_capability`, lowered only to the newest NVRTC
+    /// knows, so a refusal says the CUDA in use has no target for this GPU (one older than the
+    /// release's floor: a Pascal GPU under CUDA 13's NVRTC, Kepler under CUDA 12's).
+    pub nvrtc_arch_rejected: bool,
     pub incompatible_gpus: Vec<IncompatibleGpu>,
     pub old_gpus: Vec<OldGpu>,
     pub needs_newer_cuda: Vec<NeedsNewerCuda>,
@@ -1528,8 +1537,13 @@ fn cuda_gdb_exception(line: &str) -> Option<&'static str> {
     })
 }
 
+/// NVRTC's program-log line for an `-arch` it has no target for (see
+/// [`CudaRuntimeLog::nvrtc_arch_rejected`]).
+const NVRTC_ARCH_REJECTED: &str = "invalid value for --gpu-architecture (-arch)";
+
 pub fn recognised_line(line: &str) -> bool {
     device_query_count(line).is_some()
+        || line.contains(NVRTC_ARCH_REJECTED)
         || kernel_dso_mismatch(line).is_some()
         || (line.contains(EXTENSION_CUDA_HEAD) && line.contains(" were compiled with different"))
         || line.contains("NVIDIA driver on your system is too old")
@@ -1608,6 +1622,7 @@ pub(crate) fn anchor_phrases() -> Vec<&'static str> {
         // `physx_driver_check`: PhysX's `CUDA driver version is N, expected … at least M.`
         "CUDA driver version is ",
         "no kernel image is available for execution on the device",
+        NVRTC_ARCH_REJECTED,
         "is not compatible with the current PyTorch installation",
         // `_check_cubins`' list and 2.11's advice, quoted without the GPU's line
         "The current PyTorch install supports CUDA capabilities",
@@ -1873,6 +1888,10 @@ pub fn parse_cuda_runtime_log(text: &str) -> CudaRuntimeLog {
         }
         if line.contains("No CUDA GPUs are available") {
             out.no_gpus = true;
+            carried = true;
+        }
+        if line.contains(NVRTC_ARCH_REJECTED) {
+            out.nvrtc_arch_rejected = true;
             carried = true;
         }
         if line.contains("CUDA kernel errors might be asynchronously reported") {
@@ -2373,6 +2392,10 @@ impl super::EvidenceKind for CudaRuntimeKind {
             ),
             ("no_gpus", "\"No CUDA GPUs are available\""),
             ("no_kernel_image", "cudaErrorNoKernelImageForDevice"),
+            (
+                "nvrtc_arch_rejected",
+                "NVRTC refused the GPU's architecture (`invalid value for --gpu-architecture (-arch)`)",
+            ),
             (
                 "incompatible_gpus",
                 "GPUs the build has no kernels for: name, capability, sm, supported",
@@ -3117,6 +3140,25 @@ mod tests {
                 .errors
                 .is_empty()
         );
+    }
+
+    #[test]
+    fn nvrtc_refusing_the_gpus_architecture_is_read() {
+        // github.com/cupy/cupy/issues/9475: CuPy 13.6 on CUDA 13.0's NVRTC and a GTX 1080 (its
+        // title carries NVRTC's log line; the traceback names NVRTC_ERROR_INVALID_OPTION)
+        let t = include_str!(
+            "../../tests/fixtures/corpus/h158_cudaerr_cupy9475_gtx1080_cuda13_nvrtc_invalid_arch.txt"
+        );
+        assert!(looks_like(t));
+        let m = parse_cuda_runtime_log(t);
+        assert!(m.nvrtc_arch_rejected);
+        assert!(!m.no_kernel_image);
+        // NVRTC_ERROR_INVALID_OPTION alone (some other option refused) says nothing of the
+        // architecture; nor does a compile that went through
+        let other = "cupy_backends.cuda.libs.nvrtc.NVRTCError: NVRTC_ERROR_INVALID_OPTION (5)\n";
+        assert!(!parse_cuda_runtime_log(other).nvrtc_arch_rejected);
+        let fine = "NVRTC compilation error: kern.cu(3): error: identifier \"foo\" is undefined\n";
+        assert!(!parse_cuda_runtime_log(fine).nvrtc_arch_rejected);
     }
 
     #[test]

@@ -234,6 +234,10 @@ mod tests {
             ("ibstat", "infiniband/ibstat_polling.txt"),
             ("ibstatus", "infiniband/ibstatus_hdr_active_nccl1412.txt"),
             ("cuda-device-query", "cuda/devicequery_gtx770_remode9.txt"),
+            (
+                "cupy-show-config",
+                "cuda/cupy_show_config_rtx4090_cupy7967.txt",
+            ),
             ("ibv-devinfo", "infiniband/ibv_devinfo_port_down.txt"),
             ("ibdev2netdev", "infiniband/ibdev2netdev_vfs_down.txt"),
             ("pyspy-dump", "pyspy/allgather_hang_accelerate.txt"),

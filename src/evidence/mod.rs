@@ -51,6 +51,7 @@ pub mod cuda_compat;
 pub mod cuda_errors;
 pub mod cuda_libs;
 pub mod cuda_stack;
+pub mod cupy_config;
 pub mod dcgm_exporter;
 pub mod dcgmi;
 pub mod dcgmi_stats;
@@ -394,6 +395,9 @@ pub static KINDS: &[&dyn EvidenceKind] = &[
     // names, which would claim its `torch version` entry; the runtime lines are still read
     &ds_report::DsReportKind,
     &device_query::DeviceQueryKind,
+    // CuPy's show_config(): before the CUDA-runtime kind, whose lines (a traceback's NVRTC
+    // error) a paste often holds beside it; those are still read
+    &cupy_config::CupyConfigKind,
     &cuda_errors::CudaRuntimeKind,
     &collect_env::CollectEnvKind,
     &mount_text::Df,

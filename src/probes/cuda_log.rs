@@ -21,7 +21,9 @@
 //! holds (a traceback, prose, a training log).
 
 use super::{Probe, ProbeCtx, ProbeOutcome};
-use crate::evidence::{collect_env, cuda_compat, cuda_errors, device_query, smi_tables, torch_env};
+use crate::evidence::{
+    collect_env, cuda_compat, cuda_errors, cupy_config, device_query, smi_tables, torch_env,
+};
 use crate::vocab::io::read_shared;
 use serde_json::{Map, Value, json};
 use std::path::PathBuf;
@@ -237,6 +239,10 @@ impl Probe for CudaLog {
             ),
             ("no_kernel_image", "cudaErrorNoKernelImageForDevice"),
             (
+                "nvrtc_arch_rejected",
+                "NVRTC refused the GPU's architecture (`invalid value for --gpu-architecture (-arch)`)",
+            ),
+            (
                 "arch_warning_unattributed",
                 "PyTorch's architecture warning quoted without its GPU line (its list of the build's capabilities, or 2.11's advice to install a release for other CUDA versions): the build lacks some GPU's architecture",
             ),
@@ -398,7 +404,9 @@ impl Probe for CudaLog {
                 || !r.old_gpus.is_empty()
                 || !r.needs_newer_cuda.is_empty()
                 || r.arch_warning_unattributed;
-            arch_missing = r.no_kernel_image || warned;
+            // NVRTC refusing the GPU's architecture is the CUDA in use lacking it, as "no
+            // kernel image" is the build lacking it
+            arch_missing = r.no_kernel_image || warned || r.nvrtc_arch_rejected;
             // "no kernel image" alone, where the official wheel the text names carries every
             // GPU it names: PyTorch's own kernels run there, so the kernel without an image is
             // another library's (an extension built for other architectures): a runtime error
@@ -648,13 +656,29 @@ impl Probe for CudaCompat {
                 device_query::parse_device_query(&t)
             },
         );
-        let text_driver = driver_from_text(rt.as_deref(), env.as_deref()).or_else(|| {
-            let v = dq.as_ref()?.driver_cuda.as_deref()?;
-            Some((
-                device_query::version_code(v)?,
-                format!("deviceQuery's CUDA Driver Version {v}"),
-            ))
-        });
+        // CuPy's show_config() prints `CUDA Driver Version` (cudaDriverGetVersion: the newest
+        // CUDA the driver runs)
+        let cp = first_evidence(&ctx.inputs.evidence, cupy_config::looks_like_cupy_config).map(
+            |(p, t)| {
+                let s = p.display().to_string();
+                if !files.contains(&s) {
+                    files.push(s);
+                }
+                cupy_config::parse_cupy_config(&t)
+            },
+        );
+        let text_driver = driver_from_text(rt.as_deref(), env.as_deref())
+            .or_else(|| {
+                let v = dq.as_ref()?.driver_cuda.as_deref()?;
+                Some((
+                    device_query::version_code(v)?,
+                    format!("deviceQuery's CUDA Driver Version {v}"),
+                ))
+            })
+            .or_else(|| {
+                let v = cp.as_ref()?.cuda_driver?;
+                Some((v, format!("CuPy's show_config, CUDA Driver Version {v}")))
+            });
         let said = rt.as_ref().and_then(|r| {
             // an error `says_driver_too_old` keeps out of the runtime's list (a PTX of a newer
             // toolkit than the driver, `cudaErrorUnsupportedPtxVersion`; a call that requires a
@@ -685,7 +709,7 @@ impl Probe for CudaCompat {
         if let Some(s) = said {
             out.insert("said".into(), json!(s));
         }
-        let text_seen = rt.is_some() || env.is_some() || dq.is_some();
+        let text_seen = rt.is_some() || env.is_some() || dq.is_some() || cp.is_some();
         match text_driver {
             Some((code, src)) => {
                 out.insert("driver_cuda_code".into(), json!(code));
