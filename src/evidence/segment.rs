@@ -850,6 +850,9 @@ fn strong_emphasis(t: &str) -> bool {
 /// training log's lines are job text, read before this is asked. Asked, like [`is_prose`], only
 /// of a text no kind reads: such a table shows nothing gpufix judges.
 pub fn is_rendered_table(text: &str) -> bool {
+    if is_rendered_cell_grid(text) {
+        return true;
+    }
     static VALUE: LazyLock<Regex> = LazyLock::new(|| {
         Regex::new(r"^[-+~≈]?\d+(?:[.,]\d+)?(?:%|[A-Za-z/]{1,6})?$").expect("static regex")
     });
@@ -885,6 +888,63 @@ pub fn is_rendered_table(text: &str) -> bool {
         } else if !(is_first && (2..=4).contains(&t.len()) && t.iter().all(|w| word(w))) {
             return false;
         }
+    }
+    (3..=40).contains(&rows)
+}
+
+/// True when `text` is a table of figures a person wrote in a post, as a stored copy of the
+/// page renders its HTML `<table>`: the WHATWG HTML standard's rendered-text collection steps
+/// (the `innerText` getter, §3.2.7 "The innerText and outerText properties") put a U+0009 TAB
+/// after every `table-cell` box but the last of its `table-row` and a line feed after every
+/// `table-row`, so each row is one line of cells between tabs, empty cells kept (a header cell
+/// spanning columns leaves empty ones). A person's table of measurements (a forum post's
+/// epoch times per batch size on one and two GPUs, forums.fast.ai/t/43408) is then at most two
+/// header rows of words, then at least three rows whose cells are figures (a count, `12,500`
+/// with its thousands separator, `1.85`, `42.6%`, `15:17` as mm:ss, `1:02:03`), each row led
+/// by at most one label or figure. No program gpufix meets prints this and is not read first:
+/// `nvidia-smi topo -m` (tabs too) is its own kind, and its cells (`X`, `NV12`, `0-11`) are no
+/// figures; `key=value` or `|`-separated output is not a person's table. Asked, like
+/// [`is_prose`], only of a text no kind reads: such a table shows nothing gpufix judges.
+fn is_rendered_cell_grid(text: &str) -> bool {
+    static FIGURE: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(
+            r"^[-+~≈]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:%|[A-Za-z/]{1,6})?$|^\d+(?::\d{2}){1,2}(?:\.\d+)?$",
+        )
+        .expect("static regex")
+    });
+    // a label or a column head: some letters (`1 GPU`, `Epoch Time (mm:ss)`), never a field
+    // of output (`loss=0.5`, `| 0 |`)
+    let words = |c: &str| {
+        c.chars().any(char::is_alphabetic)
+            && !c.contains('=')
+            && !c.contains('|')
+            && !FIGURE.is_match(c)
+    };
+    let (mut header, mut rows) = (0usize, 0usize);
+    for (i, line) in text.lines().filter(|l| !l.trim().is_empty()).enumerate() {
+        if i > 42 || !line.contains('\t') {
+            return false;
+        }
+        let cells: Vec<&str> = line
+            .split('\t')
+            .map(str::trim)
+            .filter(|c| !c.is_empty())
+            .collect();
+        let figures = cells.iter().filter(|c| FIGURE.is_match(c)).count();
+        if figures == 0 && rows == 0 && header < 2 && !cells.is_empty() {
+            // a header row: column heads only
+            if !cells.iter().all(|c| words(c)) {
+                return false;
+            }
+            header += 1;
+            continue;
+        }
+        // a data row: figures, led by at most one label
+        let led = usize::from(cells.first().is_some_and(|c| !FIGURE.is_match(c)));
+        if figures < 2 || figures + led != cells.len() || (led == 1 && !words(cells[0])) {
+            return false;
+        }
+        rows += 1;
     }
     (3..=40).contains(&rows)
 }
@@ -1788,6 +1848,32 @@ mod tests {
             "|   0  GeForce RTX 3090    On   | 00000000:81:00.0 Off |                  N/A |\n",
             "Single GPU step time 22.03ms\nDDP step time 26.36ms\n",
             "loss went down to 0.5\nthen it went up to 0.9\nand stayed at 0.9 for hours and hours again\n",
+        ] {
+            assert!(!is_rendered_table(out), "{out}");
+        }
+    }
+
+    #[test]
+    fn a_table_a_page_rendered_cell_by_cell_is_no_output() {
+        // h155: forums.fast.ai/t/43408, the poster's epoch times on one and two GPUs by batch
+        // size, its <table> as the stored copy renders it (innerText: cells between tabs, a
+        // header cell spanning two columns leaving empty ones, mm:ss durations)
+        let t = corpus("h155_table_fastai43408_cifar_1gpu_2gpu_epoch_time_by_bs.txt");
+        assert!(!is_prose(&t));
+        assert!(is_rendered_table(&t));
+        // a label column and a percentage
+        assert!(is_rendered_table(
+            "Setting\tStep (ms)\tGPU util\nnum_workers 0\t563.3\t7%\nnum_workers 4\t120.5\t41%\nnum_workers 8\t37.3\t67%\n"
+        ));
+        // output with tabs is not: nvidia-smi topo -m rows (its own kind; NV12 and CPU
+        // ranges are no figures), key=value rows, a two-row table, a row of words only
+        // after the figures begin, a line without a tab
+        for out in [
+            "\tGPU0\tGPU1\tCPU Affinity\nGPU0\t X \tNV12\t0-11\nGPU1\tNV12\t X \t0-11\n",
+            "step\tloss=0.51\tlr=0.1\n1\tloss=0.50\tlr=0.1\n2\tloss=0.49\tlr=0.1\n3\tloss=0.47\tlr=0.1\n",
+            "bs\t1 GPU\t2 GPU\n4\t15:17\t8:16\n8\t8:02\t4:15\n",
+            "bs\t1 GPU\t2 GPU\n4\t15:17\t8:16\n8\t8:02\t4:15\nsee\tbelow\tthen\n16\t3:48\t2:06\n",
+            "bs\t1 GPU\t2 GPU\n4\t15:17\t8:16\n8 8:02 4:15\n16\t3:48\t2:06\n32\t1:59\t1:07\n",
         ] {
             assert!(!is_rendered_table(out), "{out}");
         }
