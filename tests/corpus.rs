@@ -33,6 +33,14 @@ const CAPTURED: &[&str] = &[
 ];
 
 /// The floor `GPUFIX_CORPUS_STRICT=1` (run by `.ci/run`) holds: the whole corpus's figures after
+/// the sixth session of 2026-12-07 (sealed batches h155-h158: slow-training forum posts, 2025-26
+/// distributed failures, NVIDIA's and the fabric's tools from notes and HPC docs, CUDA runtime
+/// and memory errors from repositories the corpus had little of; CuPy's `show_config()` and
+/// NVRTC's architecture refusal, an `nvlink -s` pair bonded by the same links, a page's table
+/// rendered cell by cell; 2,385 artifacts): 981 of 1,067 detected (919.4 per mille), 0 healthy
+/// with a false finding, 0 unreadable. Every artifact detected before is detected still; the one
+/// new miss is h156's DeepSpeed stack into `all_reduce` (an exception from a collective, which
+/// the text does not name). Before them, after
 /// the fifth session of 2026-12-07 (sealed batches h151-h154: posts in Chinese and Korean, 2026
 /// issue text, cluster job text, speech and vision training logs, with their readers; nine
 /// duplicated texts removed; 2,348 artifacts): 968 of 1,053 detected (919.3 per mille), 0
