@@ -624,7 +624,7 @@ impl Probe for CudaCompat {
             ("driver_cuda", "the same as major.minor"),
             (
                 "driver_source",
-                "where it came from: NVML, PyTorch's warning, collect_env's driver, deviceQuery, or nvidia-smi's banner pasted alone",
+                "where it came from: NVML, PyTorch's warning, collect_env's driver, deviceQuery, CuPy's show_config, or nvidia-smi's banner pasted alone",
             ),
             (
                 "said_too_old",
@@ -647,26 +647,21 @@ impl Probe for CudaCompat {
         let (rt, env, mut files) = read_text(ctx);
         let mut out = Map::new();
         // the CUDA samples' deviceQuery prints the driver's CUDA version on a passing run
-        let dq = first_evidence(&ctx.inputs.evidence, device_query::looks_like_device_query).map(
-            |(p, t)| {
-                let s = p.display().to_string();
-                if !files.contains(&s) {
-                    files.push(s);
-                }
-                device_query::parse_device_query(&t)
-            },
-        );
+        // the first `--evidence` text `recognises` accepts, its file among those read
+        let mut first_read = |recognises: fn(&str) -> bool| {
+            let (p, t) = first_evidence(&ctx.inputs.evidence, recognises)?;
+            let s = p.display().to_string();
+            if !files.contains(&s) {
+                files.push(s);
+            }
+            Some(t)
+        };
+        let dq = first_read(device_query::looks_like_device_query)
+            .map(|t| device_query::parse_device_query(&t));
         // CuPy's show_config() prints `CUDA Driver Version` (cudaDriverGetVersion: the newest
         // CUDA the driver runs)
-        let cp = first_evidence(&ctx.inputs.evidence, cupy_config::looks_like_cupy_config).map(
-            |(p, t)| {
-                let s = p.display().to_string();
-                if !files.contains(&s) {
-                    files.push(s);
-                }
-                cupy_config::parse_cupy_config(&t)
-            },
-        );
+        let cp = first_read(cupy_config::looks_like_cupy_config)
+            .map(|t| cupy_config::parse_cupy_config(&t));
         let text_driver = driver_from_text(rt.as_deref(), env.as_deref())
             .or_else(|| {
                 let v = dq.as_ref()?.driver_cuda.as_deref()?;
