@@ -296,6 +296,10 @@ impl Probe for CudaLog {
                 "the build lacks the GPU's architecture (no kernel image, sm_XX not compatible, GPU too old or too new for the build)",
             ),
             (
+                "arch_compiler",
+                "`nvrtc` where only NVRTC refusing `--gpu-architecture` shows the architecture missing: the CUDA toolkit a run-time compiler (CuPy) uses lacks it, not a PyTorch build",
+            ),
+            (
                 "arch_inferred",
                 "arch_missing was worked out from the build's CUDA and the GPU's name, not read from PyTorch's words",
             ),
@@ -385,6 +389,9 @@ impl Probe for CudaLog {
         // the architecture the text shows missing, and the GPU it belongs to
         let (mut gpu, mut sm, mut archs) = (None, None, Vec::new());
         let mut arch_missing = false;
+        // the architecture's absence shown only by NVRTC refusing it: the CUDA toolkit a run-time
+        // compiler (CuPy, Numba, Triton) uses lacks the target, not a PyTorch wheel
+        let mut nvrtc_only = false;
         if let Some(r) = &rt {
             if let Some(g) = r.incompatible_gpus.first() {
                 gpu = Some(g.name.clone());
@@ -407,6 +414,7 @@ impl Probe for CudaLog {
             // NVRTC refusing the GPU's architecture is the CUDA in use lacking it, as "no
             // kernel image" is the build lacking it
             arch_missing = r.no_kernel_image || warned || r.nvrtc_arch_rejected;
+            nvrtc_only = r.nvrtc_arch_rejected && !r.no_kernel_image && !warned;
             // "no kernel image" alone, where the official wheel the text names carries every
             // GPU it names: PyTorch's own kernels run there, so the kernel without an image is
             // another library's (an extension built for other architectures): a runtime error
@@ -518,6 +526,9 @@ impl Probe for CudaLog {
             });
         out.insert("arch_missing".into(), json!(arch_missing));
         out.insert("arch_inferred".into(), json!(inferred.is_some()));
+        if arch_missing && nvrtc_only && inferred.is_none() && from_wheel.is_none() {
+            out.insert("arch_compiler".into(), json!("nvrtc"));
+        }
         if arch_missing {
             if let Some(g) = &gpu {
                 out.insert("arch_gpu".into(), json!(g));
@@ -1210,5 +1221,21 @@ mod tests {
             ProbeOutcome::Unknown(e) => assert!(e.contains(crate::host::NOT_IN_EVIDENCE)),
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn nvrtc_refusing_the_architecture_names_the_toolkit_not_a_torch_build() {
+        // github.com/cupy/cupy/issues/9475's title line: CuPy on CUDA 13.0's NVRTC, a GTX 1080
+        let cupy = "GTX 1080 | \"NVRTC_ERROR_INVALID_OPTION (5)\" && \"nvrtc: error: invalid value for --gpu-architecture (-arch)\"\n";
+        let v = value_of(run_text(&CudaLog, "cupy", cupy));
+        assert_eq!(v["arch_missing"], true, "{v}");
+        assert_eq!(v["arch_compiler"], "nvrtc", "{v}");
+        // PyTorch's own "no kernel image" beside it: the build's list is what the text shows
+        let both = format!(
+            "{cupy}RuntimeError: CUDA error: no kernel image is available for execution on the device\n"
+        );
+        let v = value_of(run_text(&CudaLog, "both", &both));
+        assert_eq!(v["arch_missing"], true, "{v}");
+        assert!(v.get("arch_compiler").is_none(), "{v}");
     }
 }
