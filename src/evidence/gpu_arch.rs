@@ -190,7 +190,10 @@ const VARIANT_WORDS: &[&str] = &[
 fn variant_len(after: &str) -> usize {
     let mut len = after
         // (a suffix the driver prints is ASCII: full-width punctuation after a name is prose's)
-        .find(|c: char| c.is_whitespace() || c == ',' || c == ')' || c == '|' || !c.is_ascii())
+        // (a quote ends a Python string holding the name: `'NVIDIA GeForce RTX 5090'`)
+        .find(|c: char| {
+            c.is_whitespace() || matches!(c, ',' | ')' | '|' | '\'' | '"') || !c.is_ascii()
+        })
         .unwrap_or(after.len());
     loop {
         let rest = &after[len..];
@@ -382,6 +385,11 @@ mod tests {
         assert_eq!(
             one("NVIDIA GeForce RTX 3090"),
             [("NVIDIA GeForce RTX 3090".to_string(), 86)]
+        );
+        // a Python REPL's repr of `torch.cuda.get_device_name(0)`: the quote is not the name's
+        assert_eq!(
+            one("'NVIDIA GeForce RTX 5090'"),
+            [("NVIDIA GeForce RTX 5090".to_string(), 120)]
         );
         // not GeForce numbers: professional cards, longer numbers, words around
         for l in ["RTX 6000", "RTX 30901", "XRTX 3090", "RTX 3090x", "RTX 12"] {

@@ -60,6 +60,18 @@
 //!   MMDetection/MMSegmentation training log. The CUDA torch was built with is the `Built with`
 //!   line's where there is one, else the `CUDA Runtime` line's; only inside that block (a
 //!   `- CUDA Runtime` line elsewhere is no build), and a ROCm build's `HIP Runtime` is not read;
+//! - the build's own list of architectures, where the text prints it: `torch.cuda.get_arch_list()`
+//!   (`torch/cuda/__init__.py`: `arch_flags.split()` of `torch._C._cuda_getArchFlags()`, the
+//!   build's `TORCH_CUDA_ARCH_LIST` as `sm_XX` cubins and `compute_XX` PTX), as Python prints the
+//!   list (`['sm_50', 'sm_60', …, 'compute_37']`) on the line after the call or after a label
+//!   that says `arch list` (nnDetection's `PyTorch CUDA Arch List: [...]`), and show_config's
+//!   `  - NVCC architecture flags: -gencode;arch=compute_50,code=sm_50;…` (`code=sm_XX` a cubin,
+//!   `code=compute_XX` PTX). A GPU runs the build where a cubin of its major is no newer than it
+//!   or a PTX is no newer than it (the rule of `_check_capability`'s `DEVICE_REQUIREMENT` in
+//!   2.11, without its few listed exceptions). The capability a text prints for the GPU
+//!   (`torch.cuda.get_device_capability()`'s `(8, 6)`, nnDetection's `PyTorch Current Device
+//!   Capability: (8, 6)`) stands for a GPU whose name the text does not give. The build's own
+//!   list is judged before any table: a conda or source build carries its own list;
 //! - pip (`pip list` rows `torch  V`, `pip freeze` `torch==V`) and the many scripts that log
 //!   `PyTorch version: {torch.__version__}` or print `torch.__version__` on its own line.
 //!
@@ -170,6 +182,10 @@ pub struct TorchEnv {
     /// wheels carry other architecture lists.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub platform: Option<String>,
+    /// The build's own architecture lists the text prints (`get_arch_list()`, show_config's
+    /// NVCC flags), each as PyTorch writes it (`sm_50 … compute_90`), distinct.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub arch_lists: Vec<Vec<String>>,
     /// The environment report the text is, where it is one of the Hugging Face libraries'
     /// (`transformers env`, `accelerate env`, `trl env`, `llamafactory-cli env`) or
     /// pyannote.audio's checkpoint check.
@@ -208,6 +224,8 @@ pub struct WheelLacking {
     pub platform: &'static str,
     /// The newest CUDA variant of the same release that runs the GPU (`12060`).
     pub alternative: Option<u32>,
+    /// The list is the build's own, read from the text (not a table's).
+    pub from_text: bool,
 }
 
 use crate::vocab::push_unique;
@@ -244,9 +262,19 @@ impl TorchEnv {
         }
     }
 
+    /// The one architecture list the text prints for the build; `None` where it prints none or
+    /// several that differ (two environments).
+    pub fn one_arch_list(&self) -> Option<ArchList> {
+        match self.arch_lists.as_slice() {
+            [one] => ArchList::from_entries(one.iter().map(String::as_str)),
+            _ => None,
+        }
+    }
+
     /// Nothing of a build or a GPU was read.
     pub fn is_empty(&self) -> bool {
-        self.torch_versions.is_empty()
+        self.arch_lists.is_empty()
+            && self.torch_versions.is_empty()
             && self.torch_cuda.is_empty()
             && !self.cpu_only_build
             && !self.rocm_build
@@ -260,6 +288,11 @@ impl TorchEnv {
         }
         for c in other.torch_cuda {
             push_unique(&mut self.torch_cuda, c);
+        }
+        for l in other.arch_lists {
+            if !self.arch_lists.contains(&l) {
+                self.arch_lists.push(l);
+            }
         }
         self.cpu_only_build |= other.cpu_only_build;
         self.rocm_build |= other.rocm_build;
@@ -283,9 +316,11 @@ impl TorchEnv {
         cuda_compat::cuda_code(&self.torch_cuda[0])
     }
 
-    /// The text shows one CUDA build and at least one GPU the table knows: enough to judge.
+    /// The text shows one CUDA build (or the build's own architecture list) and at least one GPU
+    /// the table knows: enough to judge.
     pub fn judgeable(&self) -> bool {
-        self.build_cuda_code().is_some() && !self.gpus.is_empty()
+        (self.build_cuda_code().is_some() || self.one_arch_list().is_some())
+            && !self.gpus.is_empty()
     }
 
     /// The GPU (the one needing the newest CUDA, if several) that the build's CUDA cannot
@@ -373,6 +408,28 @@ impl TorchEnv {
     /// where no list was read, the floor of the CUDA that built it (nothing below sm_75 in a
     /// CUDA 13 build, on any platform); `None` when every GPU runs it or nothing applies.
     pub fn wheel_lacking(&self) -> Option<WheelLacking> {
+        if let Some(list) = self.one_arch_list() {
+            // the build's own list: every GPU it runs is judged by it, not by a table
+            let g = self
+                .gpus
+                .iter()
+                .filter(|g| !list.runs(g.sm))
+                .min_by_key(|g| g.sm)?;
+            return Some(WheelLacking {
+                gpu: g.name.clone(),
+                sm: g.sm,
+                build: match self.torch_versions.as_slice() {
+                    [one] => one.clone(),
+                    _ => "in use".into(),
+                },
+                build_cuda: self.build_cuda_code().unwrap_or(0),
+                archs: list.names.clone(),
+                source: "the build's own list in the text",
+                platform: "",
+                alternative: None,
+                from_text: true,
+            });
+        }
         let (v, build_cuda) = self.one_cuda_build()?;
         if let Some(p) = self.wheel_platform()
             && let Some(row) = torch_wheels::row_on(v, p)
@@ -391,6 +448,7 @@ impl TorchEnv {
                 source: row.source,
                 platform: p.name(),
                 alternative: row.alternative(v, g.sm),
+                from_text: false,
             });
         }
         let (floor, source) = torch_wheels::toolkit_floor(build_cuda)?;
@@ -408,8 +466,97 @@ impl TorchEnv {
             source,
             platform: "",
             alternative: None,
+            from_text: false,
         })
     }
+}
+
+/// One architecture list of the build, as read from the text (see the module's sources).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ArchList {
+    /// `sm_XX` entries: cubins, by number (90 for sm_90 and sm_90a).
+    pub cubins: Vec<u32>,
+    /// `compute_XX` entries: PTX.
+    pub ptx: Vec<u32>,
+    /// As PyTorch writes it (`sm_50 … compute_90`).
+    pub names: Vec<String>,
+}
+
+impl ArchList {
+    /// From the entries as printed (`sm_86`, `compute_37`, `sm_90a`); `None` when there is none.
+    fn from_entries<'a>(entries: impl Iterator<Item = &'a str>) -> Option<ArchList> {
+        let mut l = ArchList {
+            cubins: Vec::new(),
+            ptx: Vec::new(),
+            names: Vec::new(),
+        };
+        for e in entries {
+            let c = ARCH_ENTRY.captures(e)?;
+            let n: u32 = c[2].parse().ok()?;
+            if &c[1] == "sm" {
+                l.cubins.push(n);
+            } else {
+                l.ptx.push(n);
+            }
+            push_unique(&mut l.names, super::clip(e, 16));
+        }
+        (!l.names.is_empty() && l.names.len() <= 64).then_some(l)
+    }
+
+    /// A GPU of compute capability `sm` (86 for 8.6) finds a cubin of its major no newer than
+    /// itself, or PTX no newer than itself.
+    pub fn runs(&self, sm: u32) -> bool {
+        self.cubins.iter().any(|&a| a / 10 == sm / 10 && a <= sm)
+            || self.ptx.iter().any(|&p| p <= sm)
+    }
+}
+
+/// One entry of an architecture list (`sm_86`, `compute_37`, `sm_90a`).
+static ARCH_ENTRY: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^(sm|compute)_(\d{2,3})[a-z]?$").expect("static regex"));
+
+/// Python's repr of `get_arch_list()`: a list of quoted entries, nothing else in the brackets.
+static ARCH_REPR: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r#"\[\s*(['"](?:sm|compute)_\d{2,3}[a-z]?['"](?:\s*,\s*['"](?:sm|compute)_\d{2,3}[a-z]?['"])*)\s*,?\s*\]"#,
+    )
+    .expect("static regex")
+});
+
+/// show_config's `NVCC architecture flags` entries: `code=sm_XX` (a cubin), `code=compute_XX`
+/// (PTX).
+static NVCC_CODE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"code=((?:sm|compute)_\d{2,3}[a-z]?)\b").expect("static regex"));
+
+/// A capability as Python prints `get_device_capability()`'s tuple: `(8, 6)`.
+static CAPABILITY_TUPLE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\((\d{1,2}),\s*(\d)\)\s*$").expect("static regex"));
+
+/// The architecture list `line` prints, where the line or the one before says it is the
+/// build's (`get_arch_list()`, `Arch List`, show_config's NVCC flags).
+fn arch_list_in(line: &str, prev: &str) -> Option<ArchList> {
+    if let Some(flags) = line
+        .trim_start_matches(['-', ' '])
+        .strip_prefix("NVCC architecture flags:")
+    {
+        let entries: Vec<&str> = NVCC_CODE
+            .captures_iter(flags)
+            .filter_map(|c| c.get(1).map(|m| m.as_str()))
+            .collect();
+        return ArchList::from_entries(entries.into_iter());
+    }
+    let labelled = prev.contains("get_arch_list")
+        || line.contains("get_arch_list")
+        || crate::vocab::contains_ignore_ascii_case(line, "arch list", 0)
+        || crate::vocab::contains_ignore_ascii_case(line, "arch_list", 0);
+    if !labelled {
+        return None;
+    }
+    let c = ARCH_REPR.captures(line)?;
+    ArchList::from_entries(
+        c[1].split(',')
+            .map(|e| e.trim().trim_matches(|ch| ch == '\'' || ch == '"')),
+    )
 }
 
 /// Reads every build and GPU name in `text` (quoted with `> ` or not).
@@ -426,8 +573,31 @@ pub fn read(text: &str) -> TorchEnv {
     let mut pyannote = false;
     // inside torch's build configuration: its `CUDA Runtime` and `Built with CUDA Runtime`
     let mut config: Option<(Option<String>, Option<String>)> = None;
+    // the previous non-empty line: a REPL call whose result this line prints
+    let mut prev_line = String::new();
     for raw in super::content_lines(&text) {
         let line = raw.trim();
+        if !line.is_empty() {
+            if (line.contains("sm_") || line.contains("compute_"))
+                && let Some(l) = arch_list_in(line, &prev_line)
+                && !out.arch_lists.contains(&l.names)
+                && out.arch_lists.len() < 8
+            {
+                out.arch_lists.push(l.names);
+            }
+            if (prev_line.contains("get_device_capability") || line.contains("Device Capability"))
+                && let Some(c) = CAPABILITY_TUPLE.captures(line)
+                && let (Ok(maj), Ok(min)) = (c[1].parse::<u32>(), c[2].parse::<u32>())
+                && (1..=20).contains(&maj)
+            {
+                out.add_gpu(Named {
+                    name: format!("the GPU of compute capability {maj}.{min}"),
+                    sm: maj * 10 + min,
+                });
+            }
+            prev_line.clear();
+            prev_line.push_str(super::clip(line, 200).as_str());
+        }
         if let Some((runtime, built)) = &mut config {
             if let Some(c) = line
                 .starts_with('-')
@@ -621,24 +791,34 @@ pub fn looks_like(text: &str) -> bool {
     // a build line first (a few regexes on the lines that name torch), the GPU names after: a
     // training log names torch in every warning's path and no build
     let config = text.contains(CONFIG_HEAD);
-    let build = if named {
-        text.contains("torch.__version__")
-            || text.lines().any(|l| {
-                TORCH_VERSION.is_match(l)
-                    || DOTLESS.is_match(l)
-                    || BUILT_WITH.is_match(l)
-                    || listed_bare(l.trim()).is_some()
-                    || (config && l.contains("CUDA Runtime") && CONFIG_RUNTIME.is_match(l.trim()))
-            })
-    } else {
-        text.lines().any(|l| listed_bare(l.trim()).is_some())
-    };
+    // the build's own architecture list (`get_arch_list()`, an `Arch List` label, show_config's
+    // NVCC flags) is the build's report of itself, read even where no GPU is named
+    let arch_listed = named
+        && (text.contains("get_arch_list")
+            || text.contains("NVCC architecture flags:")
+            || crate::vocab::contains_ignore_ascii_case(text, "arch list", 0));
+    let build = arch_listed
+        || if named {
+            text.contains("torch.__version__")
+                || text.lines().any(|l| {
+                    TORCH_VERSION.is_match(l)
+                        || DOTLESS.is_match(l)
+                        || BUILT_WITH.is_match(l)
+                        || listed_bare(l.trim()).is_some()
+                        || (config
+                            && l.contains("CUDA Runtime")
+                            && CONFIG_RUNTIME.is_match(l.trim()))
+                })
+        } else {
+            text.lines().any(|l| listed_bare(l.trim()).is_some())
+        };
     if !build {
         return false;
     }
     let e = read(text);
-    (!e.torch_versions.is_empty() || !e.torch_cuda.is_empty())
-        && (!e.gpus.is_empty() || text.lines().any(|l| LLAMAFACTORY_ENV.is_match(l.trim())))
+    !e.arch_lists.is_empty()
+        || ((!e.torch_versions.is_empty() || !e.torch_cuda.is_empty())
+            && (!e.gpus.is_empty() || text.lines().any(|l| LLAMAFACTORY_ENV.is_match(l.trim()))))
 }
 
 /// `llamafactory-cli env`'s first line, as printed (``- `llamafactory` version: 0.9.3``) or as
@@ -668,7 +848,7 @@ impl super::EvidenceKind for TorchEnvKind {
         "torch-env"
     }
     fn doc(&self) -> &'static str {
-        "the PyTorch build and the GPUs a paste names (ComfyUI's startup log and error report, sglang's check_env, the Hugging Face libraries' env reports, torch's build configuration as OpenMMLab's collect_env prints it, version prints beside GPU names)"
+        "the PyTorch build and the GPUs a paste names (ComfyUI's startup log and error report, sglang's check_env, the Hugging Face libraries' env reports, torch's build configuration (torch.__config__.show(), as OpenMMLab's collect_env prints it too), torch.cuda.get_arch_list(), version prints beside GPU names)"
     }
     fn example(&self) -> &'static str {
         "python -m sglang.check_env"
@@ -692,6 +872,10 @@ impl super::EvidenceKind for TorchEnvKind {
             (
                 "platform",
                 "a platform other than Linux x86_64 the text shows (windows, aarch64): its official wheels carry other architecture lists",
+            ),
+            (
+                "arch_lists",
+                "the build's own architecture lists the text prints (torch.cuda.get_arch_list(), an `Arch List` line, show_config's NVCC architecture flags): sm_XX cubins and compute_XX PTX",
             ),
             (
                 "report",
@@ -1148,5 +1332,82 @@ mod tests {
         assert!(!looks_like("- NVIDIA GeForce RTX 4090\n- 0.23.0+cu128\n"));
         assert!(read("- I use 2.8.0+cu128 now\n").torch_versions.is_empty());
         assert!(read("- 2.8.0+cpu\n").torch_versions.is_empty());
+    }
+
+    /// The build's own list, as nnDetection's environment report prints it (healthy:
+    /// MIC-DKFZ/nnDetection#220, torch 1.13.0 cu117 on an RTX 3060-class GPU of capability 8.6,
+    /// whose list holds sm_86).
+    const NNDETECTION: &str = "----- PyTorch Information -----\nPyTorch Version: 1.13.0\nPyTorch Debug: False\nPyTorch CUDA: 11.7\nPyTorch Backend cudnn: 8500\nPyTorch CUDA Arch List: ['sm_37', 'sm_50', 'sm_60', 'sm_61', 'sm_70', 'sm_75', 'sm_80', 'sm_86', 'compute_37']\nPyTorch Current Device Capability: (8, 6)\nPyTorch CUDA available: True\n";
+
+    #[test]
+    fn an_arch_list_label_and_the_devices_capability_are_read() {
+        assert!(looks_like(NNDETECTION));
+        let e = read(NNDETECTION);
+        assert_eq!(
+            e.arch_lists,
+            [vec![
+                "sm_37",
+                "sm_50",
+                "sm_60",
+                "sm_61",
+                "sm_70",
+                "sm_75",
+                "sm_80",
+                "sm_86",
+                "compute_37"
+            ]]
+        );
+        assert_eq!(e.gpus.len(), 1);
+        assert_eq!(e.gpus[0].sm, 86);
+        let list = e.one_arch_list().expect("one list");
+        assert!(list.runs(86) && list.runs(89));
+        // no judgement: the list runs the GPU, whatever a table says
+        assert!(e.wheel_lacking().is_none());
+    }
+
+    #[test]
+    fn get_arch_list_printed_after_the_call_is_the_builds_own_list() {
+        // pytorch/pytorch#182250 (a maintainer's REPL, 2026-05): the 2.11 cu128 wheel has no
+        // sm_70; the issue is a V100's (the GPU line stands for it: the comment names none)
+        let repl = ">>> import torch\n>>> torch.__version__\n'2.11.0+cu128'\n>>> torch.cuda.get_arch_list()\n['sm_75', 'sm_80', 'sm_86', 'sm_90', 'sm_100', 'sm_120']\n";
+        assert!(looks_like(repl));
+        let e = read(repl);
+        assert_eq!(e.arch_lists.len(), 1);
+        assert_eq!(e.arch_lists[0].last().map(String::as_str), Some("sm_120"));
+        let v100 = format!("{repl}GPU 0: Tesla V100-SXM2-32GB\n");
+        let w = read(&v100).wheel_lacking().expect("V100 lacks");
+        assert!(w.from_text);
+        assert_eq!((w.sm, w.build.as_str()), (70, "2.11.0+cu128"));
+        // the same list before an RTX 5090 (sm_120): it runs
+        let b = format!("{repl}GPU 0: NVIDIA GeForce RTX 5090\n");
+        assert!(read(&b).wheel_lacking().is_none());
+        // a list nobody says is the build's (a TORCH_CUDA_ARCH_LIST of an extension) is not read
+        assert!(read("archs = ['sm_75', 'sm_80']\n").arch_lists.is_empty());
+    }
+
+    #[test]
+    fn show_configs_nvcc_flags_are_the_builds_list() {
+        // healthy: pytorch/pytorch#45021 (a comment of 2022-01): torch 1.8.1+cu111 on an RTX
+        // 3060 Laptop GPU, sm_86 in the flags
+        let t = "GPU 0: NVIDIA GeForce RTX 3060 Laptop GPU\nPyTorch: 1.8.1+cu111\nPyTorch compiling details: PyTorch built with:\n  - GCC 7.3\n  - CUDA Runtime 11.1\n  - NVCC architecture flags: -gencode;arch=compute_37,code=sm_37;-gencode;arch=compute_50,code=sm_50;-gencode;arch=compute_60,code=sm_60;-gencode;arch=compute_70,code=sm_70;-gencode;arch=compute_75,code=sm_75;-gencode;arch=compute_80,code=sm_80;-gencode;arch=compute_86,code=sm_86\n  - CuDNN 8.0.5\n";
+        let e = read(t);
+        assert_eq!(e.arch_lists.len(), 1);
+        assert_eq!(e.arch_lists[0].len(), 7);
+        assert!(e.wheel_lacking().is_none() && e.lacking().is_none());
+        // healthy: the corpus's EDTER#29 (torch 1.6.0 on a V100; a PTX entry `code=compute_37`)
+        let edter = include_str!(
+            "../../tests/fixtures/corpus/h109_mmcvenv_edter29_v100_pytorch16_sm70_flags.txt"
+        );
+        let e = read(edter);
+        assert!(e.arch_lists[0].contains(&"compute_37".to_string()), "{e:?}");
+        assert!(e.wheel_lacking().is_none());
+        // the bare show_config is the build's report of itself: read, nothing to judge
+        let bare = "PyTorch built with:\n  - GCC 9.3\n  - CUDA Runtime 11.8\n  - NVCC architecture flags: -gencode;arch=compute_50,code=sm_50;-gencode;arch=compute_90,code=sm_90\n";
+        assert!(looks_like(bare));
+        // and the same flags beside a GPU of a major no entry has, and newer than no PTX: lacking
+        let k80 = format!("GPU 0: Tesla K80\n{bare}");
+        let w = read(&k80).wheel_lacking().expect("K80 lacks");
+        assert_eq!(w.sm, 37);
+        assert_eq!(w.archs, ["sm_50", "sm_90"]);
     }
 }

@@ -321,6 +321,10 @@ impl Probe for CudaLog {
                 "the PyTorch build script the wheel's architecture list was read from",
             ),
             (
+                "arch_list_read",
+                "the architecture list judged is the build's own, printed in the text (`torch.cuda.get_arch_list()`, an `Arch List` line, show_config's NVCC architecture flags), not a table's",
+            ),
+            (
                 "arch_wheel_platform",
                 "that wheel's platform (Linux x86_64, Windows); empty where only the CUDA toolkit's floor judged the build",
             ),
@@ -533,13 +537,18 @@ impl Probe for CudaLog {
             if let Some(g) = &gpu {
                 out.insert("arch_gpu".into(), json!(g));
             }
-            if let Some(l) = &inferred {
+            if let Some(l) = &inferred
+                && l.build > 0
+            {
                 out.insert(
                     "arch_build_cuda".into(),
                     json!(cuda_compat::cuda_code_str(l.build)),
                 );
             }
             if let Some(w) = &from_wheel {
+                if w.from_text {
+                    out.insert("arch_list_read".into(), json!(true));
+                }
                 out.insert("arch_wheel".into(), json!(w.build));
                 out.insert("arch_wheel_source".into(), json!(w.source));
                 out.insert("arch_wheel_platform".into(), json!(w.platform));
@@ -1237,5 +1246,21 @@ mod tests {
         let v = value_of(run_text(&CudaLog, "both", &both));
         assert_eq!(v["arch_missing"], true, "{v}");
         assert!(v.get("arch_compiler").is_none(), "{v}");
+    }
+
+    #[test]
+    fn the_builds_own_arch_list_is_judged_and_said_to_be_read() {
+        // pytorch/pytorch#182250's REPL lines (2.11.0+cu128 has no sm_70); the GPU line stands
+        // for the V100
+        let t = ">>> torch.__version__\n'2.11.0+cu128'\n>>> torch.cuda.get_arch_list()\n['sm_75', 'sm_80', 'sm_86', 'sm_90', 'sm_100', 'sm_120']\nGPU 0: Tesla V100-SXM2-32GB\n";
+        let v = value_of(run_text(&CudaLog, "repl", t));
+        assert_eq!(v["arch_missing"], true, "{v}");
+        assert_eq!(v["arch_list_read"], true, "{v}");
+        assert_eq!(v["arch_sm"], 70);
+        assert_eq!(v["build_archs"][0], "sm_75");
+        // the list beside a GPU it runs: not missing
+        let ok = t.replace("Tesla V100-SXM2-32GB", "NVIDIA H100 80GB HBM3");
+        let v = value_of(run_text(&CudaLog, "ok", &ok));
+        assert_eq!(v["arch_missing"], false, "{v}");
     }
 }
