@@ -362,6 +362,27 @@ impl Probe for KernelLog {
             };
             return to_value(&k, p.display().to_string());
         }
+        // gpustat naming a GPU `((Unknown Error))` or `((GPU is lost))` (see
+        // `evidence::gpustat::is_unreachable_name`): NVML's same two errors nvidia-smi prints as
+        // `Unable to determine the device handle …: Unknown Error` and `GPU is lost`
+        for (p, t) in evidence_of(
+            &ctx.inputs.evidence,
+            &crate::evidence::gpustat::GpustatKind,
+        ) {
+            let Ok(u) = crate::evidence::gpustat::parse_gpustat(&t) else {
+                continue;
+            };
+            let lost = crate::evidence::gpustat::unreachable_gpus(&u);
+            if lost.is_empty() {
+                continue;
+            }
+            let k = kernel_log::KernelLog {
+                gpu_lost: true,
+                lines: lost.len() as u64,
+                ..Default::default()
+            };
+            return to_value(&k, p.display().to_string());
+        }
         // `lspci` showing an NVIDIA GPU whose configuration space reads all ones (`(rev ff)`,
         // `!!! Unknown header type 7f`) beside NVIDIA GPUs that answer: that GPU no longer
         // answers on the bus, the state the driver reports as fallen off the bus (see
