@@ -711,12 +711,20 @@ fn async_frame(line: &str) -> bool {
 /// branch. Every other failure the file returns warns first or is an `EQCHECK`/`SYSCHECK` frame
 /// of its own, and the file's callers (bootstrap, the proxy's connection, the socket transport)
 /// pass the result up with `NCCLCHECK`: a connection of the job that failed. A plugin NCCL
-/// skips fails in `net.cc` or the plugin's init, never here.
+/// skips fails in `net.cc` or the plugin's init, never here. Only `ncclSystemError` (`-> 2`) is
+/// read so: an aborted communicator's sockets return `ncclInternalError` with no WARN
+/// (`socketProgressOpt`'s `INFO(NCCL_NET, "socketProgressOpt: abort called"); return
+/// ncclInternalError;`, v2.21.5-1), the `socket.cc:47 -> 3` frames a watchdog's abort of a
+/// timed-out job leaves (NVIDIA/nccl#1610's log), which are the abort, not a failure of their own.
 fn socket_layer_frame(line: &str) -> bool {
-    line.split_once(" NCCL INFO ")
+    let frame = line
+        .split_once(" NCCL INFO ")
         .map_or(line, |(_, m)| m)
-        .trim_start()
-        .starts_with("misc/socket.cc:")
+        .trim_start();
+    frame.starts_with("misc/socket.cc:")
+        && frame
+            .split_once(" -> ")
+            .is_some_and(|(_, r)| r.split_whitespace().next() == Some("2"))
 }
 
 /// `file:line` of a back-trace frame and the `(strerror)` after its code, if printed
@@ -2715,6 +2723,11 @@ c39f5cf046aa:4774:4835 [1] NCCL INFO bootstrap.cc:274 -> 2\n\
 c39f5cf046aa:4774:4835 [1] NCCL INFO group.cc:64 -> 2 [Async thread]\n"
         );
         assert_eq!(parse_nccl_errors(&t2).errors[0].count, 1);
+        // an aborted communicator's sockets (`socketProgressOpt: abort called`, result 3) after
+        // a watchdog timeout (NVIDIA/nccl#1610's log): the abort, not another error
+        let a = " 2025-02-18 12:54 ncivki7qpk7pmo1btv0h0:180:915 [7] NCCL INFO misc/socket.cc:47 -> 3\n\
+ 2025-02-18 12:54 ncivki7qpk7pmo1btv0h0:180:915 [7] NCCL INFO misc/socket.cc:550 -> 3\n";
+        assert!(parse_nccl_errors(a).errors.is_empty());
         // healthy: the plugin NCCL skips traces in net.cc / net_ib.cc, not the socket layer
         let h = "gpu01:351578:351578 [0] NCCL INFO net.cc:55 -> 3\n\
 vm:859:859 [0] NCCL INFO transport/net_ib.cc:852 -> 3\n";
