@@ -636,7 +636,8 @@ static PADDLE_AT: LazyLock<Regex> =
 /// NCCL's own text (`Check failed: ncclGroupEnd() : unhandled system error (2)`). Read where the
 /// checked expression is an `nccl…(…)` call and the text is one of `ncclGetErrorString`'s.
 static ONEFLOW_CHECK: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"Check failed: (nccl[A-Za-z]+\([^)]*\)) : ([a-z][a-z -]*[a-z])").expect("static regex")
+    Regex::new(r"Check failed: (nccl[A-Za-z]+\([^)]*\)) : ([a-z][a-z -]*[a-z])")
+        .expect("static regex")
 });
 
 /// The result a OneFlow `OF_NCCL_CHECK` line names and the call it checked (see
@@ -2745,8 +2746,16 @@ vm:859:859 [0] NCCL INFO transport/net_ib.cc:852 -> 3\n";
         let e = parse_nccl_errors("NCCL Check failed: ncclGroupEnd() : unhandled system error\n");
         assert_eq!(e.error_results, vec!["ncclSystemError".to_string()]);
         // another library's failed check, or a text that is not NCCL's, is not read
-        assert!(parse_nccl_errors("Check failed: cudaMalloc(&p, n) : out of memory (2)\n").errors.is_empty());
-        assert!(parse_nccl_errors("Check failed: ncclCommCount(comm) : something else\n").errors.is_empty());
+        assert!(
+            parse_nccl_errors("Check failed: cudaMalloc(&p, n) : out of memory (2)\n")
+                .errors
+                .is_empty()
+        );
+        assert!(
+            parse_nccl_errors("Check failed: ncclCommCount(comm) : something else\n")
+                .errors
+                .is_empty()
+        );
     }
 
     #[test]

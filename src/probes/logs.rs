@@ -262,7 +262,7 @@ impl Probe for KernelLog {
             ),
             (
                 "gpu_lost",
-                "nvidia-smi says a GPU is lost or its device handle cannot be determined, or the kernel's AER recovery gave an NVIDIA GPU up after a fatal PCIe error",
+                "nvidia-smi says a GPU is lost or its device handle cannot be determined (gpustat names it `((Unknown Error))` or `((GPU is lost))`), or the kernel's AER recovery gave an NVIDIA GPU up after a fatal PCIe error",
             ),
             (
                 "aer_unrecovered_gpus",
@@ -365,10 +365,7 @@ impl Probe for KernelLog {
         // gpustat naming a GPU `((Unknown Error))` or `((GPU is lost))` (see
         // `evidence::gpustat::is_unreachable_name`): NVML's same two errors nvidia-smi prints as
         // `Unable to determine the device handle …: Unknown Error` and `GPU is lost`
-        for (p, t) in evidence_of(
-            &ctx.inputs.evidence,
-            &crate::evidence::gpustat::GpustatKind,
-        ) {
+        for (p, t) in evidence_of(&ctx.inputs.evidence, &crate::evidence::gpustat::GpustatKind) {
             let Ok(u) = crate::evidence::gpustat::parse_gpustat(&t) else {
                 continue;
             };
