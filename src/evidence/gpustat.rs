@@ -58,6 +58,38 @@ fn header_driver(line: &str) -> Option<String> {
     .then(|| last.to_string())
 }
 
+/// What gpustat prints in the name column for a GPU NVML cannot reach: `GPUStatCollection.
+/// new_query` (`gpustat/core.py` at 7a3b964, v1.1.1) wraps `nvmlDeviceGetHandleByIndex` and
+/// `get_gpu_info` of each GPU in `try`, and turns `NVMLError_Unknown` into
+/// `InvalidGPU(index, "((Unknown Error))", e)` and `NVMLError_GpuIsLost` into
+/// `InvalidGPU(index, "((GPU is lost))", e)`, whose other readings are `None` (printed `??` /
+/// `?`); `test_gpustat.py`'s `scenario_failing_one_gpu` is that case. These are the errors
+/// `nvidia-smi` words `Unable to determine the device handle for GPU <bus id>: Unknown Error`
+/// and `GPU is lost`: the GPU no longer answers the driver.
+const UNREACHABLE_NAMES: [&str; 2] = ["((Unknown Error))", "((GPU is lost))"];
+
+/// The name column shows gpustat's mark of a GPU NVML cannot reach ([`UNREACHABLE_NAMES`]),
+/// whole or shortened from the left to `--gpuname-width` (`GPUStat.print_to` through
+/// `util.shorten_left(name, width, placeholder='…')`, which keeps the name's right end).
+pub fn is_unreachable_name(name: &str) -> bool {
+    let n = strip_ansi(clean(name));
+    let n = n.trim();
+    UNREACHABLE_NAMES.iter().any(|u| {
+        n == *u
+            || n.strip_prefix('…')
+                .is_some_and(|tail| tail.len() >= 4 && u.ends_with(tail))
+    })
+}
+
+/// The indexes of the GPUs a gpustat paste shows as unreachable (see [`is_unreachable_name`]).
+pub fn unreachable_gpus(u: &SmiUsage) -> Vec<u32> {
+    u.gpus
+        .iter()
+        .filter(|g| g.name.as_deref().is_some_and(is_unreachable_name))
+        .map(|g| g.index)
+        .collect()
+}
+
 /// The text holds a gpustat GPU line.
 pub fn looks_like_gpustat(text: &str) -> bool {
     text.lines()
@@ -428,6 +460,27 @@ mod tests {
         let u = parse_gpustat(t).unwrap();
         assert_eq!(u.gpus[0].memory_used_mib, None);
         assert!(u.truncated);
+    }
+
+    #[test]
+    fn a_gpu_nvml_cannot_reach_is_named_as_such() {
+        // ZhengPeng7/BiRefNet#169 (2025-01): four RTX 3090s, GPU 1 gone while a training hangs
+        let t = "amax-Super-Server           Thu Jan 30 23:23:20 2025  550.120\n\
+[0] NVIDIA GeForce RTX 3090 | 62°C, 100 % | 16299 / 24576 MB | amax(16284M) gdm(4M)\n\
+[1] ((Unknown Error))       |  ?°C,   ? % |     ? /     ? MB | (Not Supported)\n\
+[2] NVIDIA GeForce RTX 3090 | 67°C, 100 % | 16299 / 24576 MB | amax(16284M) gdm(4M)\n";
+        let u = parse_gpustat(t).unwrap();
+        assert_eq!(unreachable_gpus(&u), vec![1]);
+        // NVMLError_GpuIsLost, and a name shortened from the left to `--gpuname-width 10`
+        assert!(is_unreachable_name("((GPU is lost))"));
+        assert!(is_unreachable_name("…n Error))"));
+        // healthy: every GPU named by NVML (wookayin/gpustat#95's four 1080 Tis)
+        let t = "[0] GeForce GTX 1080 Ti | 80'C, 100 % | 10839 / 11178 MB | a(?M)\n\
+[1] GeForce GTX 1080 Ti | 78'C, 100 % | 10839 / 11178 MB | a(?M)\n";
+        assert!(unreachable_gpus(&parse_gpustat(t).unwrap()).is_empty());
+        // a card's own name that merely contains the words is not the mark
+        assert!(!is_unreachable_name("Unknown Error"));
+        assert!(!is_unreachable_name("…"));
     }
 
     #[test]

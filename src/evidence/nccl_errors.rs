@@ -627,6 +627,26 @@ static PADDLE_ERROR: LazyLock<Regex> = LazyLock::new(|| {
 static PADDLE_AT: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"\(at (\S+:\d+)\)").expect("static regex"));
 
+/// OneFlow's own NCCL failure: `OF_NCCL_CHECK` (Oneflow-Inc/oneflow
+/// `oneflow/core/device/cuda_util.h`, read in the index's stored copies, the CUDA and ROCm
+/// headers alike) runs the call and, on any result but `ncclSuccess`, `LOG(FATAL) << "Check
+/// failed: " #condition " : " << ncclGetErrorString(r) << " (" << r << "). "` (later releases
+/// add `To see more detail, please run OneFlow with system variable NCCL_DEBUG=INFO`;
+/// `OF_NCCL_CHECK_OR_RETURN` builds the same text into its error): the call as written, then
+/// NCCL's own text (`Check failed: ncclGroupEnd() : unhandled system error (2)`). Read where the
+/// checked expression is an `nccl…(…)` call and the text is one of `ncclGetErrorString`'s.
+static ONEFLOW_CHECK: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"Check failed: (nccl[A-Za-z]+\([^)]*\)) : ([a-z][a-z -]*[a-z])")
+        .expect("static regex")
+});
+
+/// The result a OneFlow `OF_NCCL_CHECK` line names and the call it checked (see
+/// [`ONEFLOW_CHECK`]).
+fn oneflow_error(line: &str) -> Option<(&'static str, &str)> {
+    let c = ONEFLOW_CHECK.captures(line)?;
+    Some((result_of_string(c.get(2)?.as_str())?, c.get(1)?.as_str()))
+}
+
 /// The result a PaddlePaddle NCCL failure line names (see [`PADDLE_ERROR`]).
 fn paddle_error(line: &str) -> Option<&'static str> {
     let c = PADDLE_ERROR.captures(line)?;
@@ -678,6 +698,34 @@ const WRAPPED_WATCHDOG: &str = "Watchdog\ncaught collective";
 /// reaches this frame.
 fn async_frame(line: &str) -> bool {
     line.trim_end().ends_with("[Async thread]")
+}
+
+/// The first frame of a thread's back trace in NCCL's socket layer, `misc/socket.cc:N -> R`:
+/// a socket that failed to connect or accept, whether or not a WARN came first. NVIDIA/nccl
+/// `src/misc/socket.cc` (read at v2.16.2-1, v2.17.1-1, v2.18.3-1, v2.18.6-1, v2.19.3-1 and
+/// v2.20.5-1): `socketPollConnect`, when `getsockopt(SO_ERROR)` gives anything but success,
+/// `ECONNREFUSED`, `ETIMEDOUT` or `EINPROGRESS` (an unreachable host or network), sets the
+/// socket's state to error and `return ncclSystemError;` with no WARN in 2.16 to 2.19; its
+/// caller `socketProgressState` prints the first frame (`NCCLCHECK(socketPollConnect(sock))`,
+/// `socket.cc:557` at 2.16.2, `:564` at 2.17.1, `:567` at 2.18, `:568` at 2.19.3), and 2.20 added
+/// the WARN `socketPollConnect: Connect to %s returned %d(%s) errno %d(%s)` for that very
+/// branch. Every other failure the file returns warns first or is an `EQCHECK`/`SYSCHECK` frame
+/// of its own, and the file's callers (bootstrap, the proxy's connection, the socket transport)
+/// pass the result up with `NCCLCHECK`: a connection of the job that failed. A plugin NCCL
+/// skips fails in `net.cc` or the plugin's init, never here. Only `ncclSystemError` (`-> 2`) is
+/// read so: an aborted communicator's sockets return `ncclInternalError` with no WARN
+/// (`socketProgressOpt`'s `INFO(NCCL_NET, "socketProgressOpt: abort called"); return
+/// ncclInternalError;`, v2.21.5-1), the `socket.cc:47 -> 3` frames a watchdog's abort of a
+/// timed-out job leaves (NVIDIA/nccl#1610's log), which are the abort, not a failure of their own.
+fn socket_layer_frame(line: &str) -> bool {
+    let frame = line
+        .split_once(" NCCL INFO ")
+        .map_or(line, |(_, m)| m)
+        .trim_start();
+    frame.starts_with("misc/socket.cc:")
+        && frame
+            .split_once(" -> ")
+            .is_some_and(|(_, r)| r.split_whitespace().next() == Some("2"))
 }
 
 /// `file:line` of a back-trace frame and the `(strerror)` after its code, if printed
@@ -1090,6 +1138,7 @@ pub fn recognised_line(line: &str) -> bool {
         || line.contains("NCCL error in: ")
         || error_text(line).is_some()
         || paddle_error(line).is_some()
+        || oneflow_error(line).is_some()
         || check_failed(line).is_some()
         || CHECK_TRACE.is_match(line)
         || (line.contains("NCCL WARN") && line.contains("shared memory segment"))
@@ -1177,6 +1226,8 @@ const ANCHOR_PHRASES: &[&str] = &[
     "NCCL error: ",
     "NCCL Error ",
     "NCCL failure ",
+    // `oneflow_error`
+    "Check failed: nccl",
     "shared memory segment",
     "ncclShmOpen(",
     "Got completion from peer ",
@@ -1510,6 +1561,16 @@ pub fn parse_nccl_errors(text: &str) -> NcclErrors {
             if let Some(v) = version {
                 out.nccl_version.get_or_insert_with(|| nccl_version_of(v));
             }
+        } else if let Some((r, call)) = oneflow_error(line) {
+            // OneFlow's wording: the call it checked is where NCCL failed
+            carried = true;
+            if let Some(i) = note_result(&mut out, r) {
+                out.errors[i]
+                    .location
+                    .get_or_insert_with(|| super::clip(call, 200));
+                last_result = Some(i);
+                fresh = true;
+            }
         } else if let Some(r) = paddle_error(line) {
             // Paddle's own wording of the same failure; its `[Hint: 'nccl…Error'. …]` line
             // after it is this error, not another
@@ -1572,7 +1633,29 @@ pub fn parse_nccl_errors(text: &str) -> NcclErrors {
         } else if let Some(c) = CHECK_TRACE.captures(line) {
             carried = true;
             let thread = c[1].to_string();
-            if async_frame(line) && !traced.contains(&thread) {
+            if socket_layer_frame(line)
+                && !traced.contains(&thread)
+                && !first_frames.iter().any(|f| f.0 == thread)
+            {
+                // the socket layer's own failure, its thread printed no WARN (see
+                // `socket_layer_frame`): this frame is where it failed
+                note_traced(&mut traced, &thread);
+                let (at, why) = frame_at(line);
+                if first_frames.len() < super::MAX_ITEMS {
+                    first_frames.push((thread, at.clone(), why.clone()));
+                }
+                if let Some(r) = result_of_code(&c[2])
+                    && let Some(i) = note_result(&mut out, r)
+                {
+                    let e = &mut out.errors[i];
+                    e.location.get_or_insert(at);
+                    if e.last_error.is_none() {
+                        e.last_error = why;
+                    }
+                    last_result = Some(i);
+                    fresh = false;
+                }
+            } else if async_frame(line) && !traced.contains(&thread) {
                 // the async job's own result (see `async_frame`), its thread printed no WARN:
                 // the failing check's frame (the first of the thread) is where it failed
                 note_traced(&mut traced, &thread);
@@ -2621,6 +2704,61 @@ gpu01:351578:351578 [0] NCCL INFO net.cc:55 -> 3\n";
     }
 
     #[test]
+    fn a_socket_layer_frame_without_a_warn_is_a_failed_connection() {
+        // github.com/hiyouga/LlamaFactory/issues/5018 (torch 2.2.2, NCCL 2.19): two docker
+        // containers on two hosts, bootstrap on the bridge's 172.17.0.3; socketPollConnect's
+        // silent `return ncclSystemError` (2.16-2.19), its caller's frame first
+        let t = "c39f5cf046aa:4773:4907 [0] NCCL INFO NET/Socket : Using [0]eth0:172.17.0.3<0>\n\
+c39f5cf046aa:4773:4907 [0] NCCL INFO Using network Socket\n\
+c39f5cf046aa:4774:4835 [1] NCCL INFO misc/socket.cc:568 -> 2\n";
+        assert!(looks_like(t));
+        let e = parse_nccl_errors(t);
+        assert_eq!(e.error_results, vec!["ncclSystemError".to_string()]);
+        assert_eq!(e.errors[0].location.as_deref(), Some("misc/socket.cc:568"));
+        // the rest of the same thread's trace is the same error, not another (the frames
+        // v2.19.3-1 prints above it: ncclSocketConnect's `socket.cc:619`, bootstrap's
+        // `bootstrap.cc:274`, `group.cc:64`'s `[Async thread]`)
+        let t2 = format!(
+            "{t}c39f5cf046aa:4774:4835 [1] NCCL INFO misc/socket.cc:619 -> 2\n\
+c39f5cf046aa:4774:4835 [1] NCCL INFO bootstrap.cc:274 -> 2\n\
+c39f5cf046aa:4774:4835 [1] NCCL INFO group.cc:64 -> 2 [Async thread]\n"
+        );
+        assert_eq!(parse_nccl_errors(&t2).errors[0].count, 1);
+        // an aborted communicator's sockets (`socketProgressOpt: abort called`, result 3) after
+        // a watchdog timeout (NVIDIA/nccl#1610's log): the abort, not another error
+        let a = " 2025-02-18 12:54 ncivki7qpk7pmo1btv0h0:180:915 [7] NCCL INFO misc/socket.cc:47 -> 3\n\
+ 2025-02-18 12:54 ncivki7qpk7pmo1btv0h0:180:915 [7] NCCL INFO misc/socket.cc:550 -> 3\n";
+        assert!(parse_nccl_errors(a).errors.is_empty());
+        // healthy: the plugin NCCL skips traces in net.cc / net_ib.cc, not the socket layer
+        let h = "gpu01:351578:351578 [0] NCCL INFO net.cc:55 -> 3\n\
+vm:859:859 [0] NCCL INFO transport/net_ib.cc:852 -> 3\n";
+        assert!(parse_nccl_errors(h).errors.is_empty());
+    }
+
+    #[test]
+    fn oneflows_nccl_check_names_the_call_and_the_result() {
+        // Oneflow-Inc/oneflow `OF_NCCL_CHECK`'s message, as the macro prints it
+        let t = "Check failed: ncclGroupEnd() : unhandled system error (2). To see more detail, please run OneFlow with system variable NCCL_DEBUG=INFO\n";
+        let e = parse_nccl_errors(t);
+        assert_eq!(e.error_results, vec!["ncclSystemError".to_string()]);
+        assert_eq!(e.errors[0].location.as_deref(), Some("ncclGroupEnd()"));
+        // Oneflow-Inc/oneflow#3586's title, the same text without the code
+        let e = parse_nccl_errors("NCCL Check failed: ncclGroupEnd() : unhandled system error\n");
+        assert_eq!(e.error_results, vec!["ncclSystemError".to_string()]);
+        // another library's failed check, or a text that is not NCCL's, is not read
+        assert!(
+            parse_nccl_errors("Check failed: cudaMalloc(&p, n) : out of memory (2)\n")
+                .errors
+                .is_empty()
+        );
+        assert!(
+            parse_nccl_errors("Check failed: ncclCommCount(comm) : something else\n")
+                .errors
+                .is_empty()
+        );
+    }
+
+    #[test]
     fn an_async_thread_frame_is_the_init_jobs_result_without_a_warn() {
         // github.com/pytorch/pytorch/issues/131781 (a comment's run, NCCL 2.20 by its frames):
         // socket.cc's EQCHECK prints only its frame, no WARN; the trace reaches group.cc's
@@ -2661,11 +2799,19 @@ n1:7:9 [1] NCCL INFO group.cc:65 -> 2 [Async thread]\n";
                 .unwrap()
                 .contains("Connection refused")
         );
-        // neighbours: frames without the async frame and without a WARN (a skipped plugin,
-        // nccl#676) stay nothing, and so does a frame that ends otherwise
+        // a trace cut before its async frame that starts in the socket layer is still the
+        // socket's failure (see `socket_layer_frame`)
+        let c = parse_nccl_errors(
+            "n1:7:9 [1] NCCL INFO misc/socket.cc:505 -> 2 (Operation now in progress)\nn1:7:9 [1] NCCL INFO init.cc:1493 -> 2\n",
+        );
+        assert_eq!(c.error_results, vec!["ncclSystemError".to_string()]);
+        assert_eq!(c.errors[0].count, 1);
+        // neighbours: frames without the async frame and without a WARN outside the socket
+        // layer (a skipped plugin, nccl#676) stay nothing, and so does a frame that ends
+        // otherwise
         for h in [
             "gpu01:351578:351578 [0] NCCL INFO net.cc:55 -> 3\n",
-            "n1:7:9 [1] NCCL INFO misc/socket.cc:505 -> 2 (Operation now in progress)\nn1:7:9 [1] NCCL INFO init.cc:1493 -> 2\n",
+            "n1:7:9 [1] NCCL INFO init.cc:1493 -> 2\n",
             "n1:7:9 [1] NCCL INFO group.cc:64 -> 0 [Async thread]\n",
             "n1:7:9 [1] NCCL INFO [Async thread] -> 2\n",
         ] {

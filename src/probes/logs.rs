@@ -262,7 +262,7 @@ impl Probe for KernelLog {
             ),
             (
                 "gpu_lost",
-                "nvidia-smi says a GPU is lost or its device handle cannot be determined, or the kernel's AER recovery gave an NVIDIA GPU up after a fatal PCIe error",
+                "nvidia-smi says a GPU is lost or its device handle cannot be determined (gpustat names it `((Unknown Error))` or `((GPU is lost))`), or the kernel's AER recovery gave an NVIDIA GPU up after a fatal PCIe error",
             ),
             (
                 "aer_unrecovered_gpus",
@@ -358,6 +358,24 @@ impl Probe for KernelLog {
             let k = kernel_log::KernelLog {
                 gpu_lost: true,
                 lines: l.unreachable.len() as u64,
+                ..Default::default()
+            };
+            return to_value(&k, p.display().to_string());
+        }
+        // gpustat naming a GPU `((Unknown Error))` or `((GPU is lost))` (see
+        // `evidence::gpustat::is_unreachable_name`): NVML's same two errors nvidia-smi prints as
+        // `Unable to determine the device handle …: Unknown Error` and `GPU is lost`
+        for (p, t) in evidence_of(&ctx.inputs.evidence, &crate::evidence::gpustat::GpustatKind) {
+            let Ok(u) = crate::evidence::gpustat::parse_gpustat(&t) else {
+                continue;
+            };
+            let lost = crate::evidence::gpustat::unreachable_gpus(&u);
+            if lost.is_empty() {
+                continue;
+            }
+            let k = kernel_log::KernelLog {
+                gpu_lost: true,
+                lines: lost.len() as u64,
                 ..Default::default()
             };
             return to_value(&k, p.display().to_string());
