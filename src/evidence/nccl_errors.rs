@@ -2233,7 +2233,9 @@ mod tests {
         // the rank whose own watchdog raised it (`getNCCLWatchdogTimeoutErrorMsg("this local
         // rank")`), the store unreadable (`timeOutRank` stays -1), and the line without the
         // log prefix, as the source builds it
-        let e = parse_nccl_errors("[PG ID 0 PG GUID 0(default_pg) Rank 3] Received a dump signal due to a collective timeout from this local rank and we will try our best to dump the debug info. Last enqueued NCCL work: 1, last completed NCCL work: -1.This is most likely caused by incorrect usages of collectives\n");
+        let e = parse_nccl_errors(
+            "[PG ID 0 PG GUID 0(default_pg) Rank 3] Received a dump signal due to a collective timeout from this local rank and we will try our best to dump the debug info. Last enqueued NCCL work: 1, last completed NCCL work: -1.This is most likely caused by incorrect usages of collectives\n",
+        );
         assert!(e.dump_signals[0].from_self);
         assert_eq!(e.dump_signals[0].from_rank, None);
         assert_eq!(e.dump_signals[0].last_completed, Some(-1));
@@ -2241,7 +2243,10 @@ mod tests {
             "Received a dump signal due to a collective timeout from  rank -1 and we will try our best to dump the debug info. \n",
         );
         assert_eq!(e.dump_signals.len(), 1);
-        assert_eq!((e.dump_signals[0].rank, e.dump_signals[0].from_rank), (None, None));
+        assert_eq!(
+            (e.dump_signals[0].rank, e.dump_signals[0].from_rank),
+            (None, None)
+        );
         assert!(!e.dump_signals[0].from_self);
         // the same signal repeated by one rank is one; two ranks are two
         let two = format!(
