@@ -170,6 +170,24 @@
 //!   work: S, last enqueued NCCL work: E, …` (the last completed and enqueued work); not a
 //!   timeout by itself.
 //!
+//! - the flight recorder's dump signal (`ProcessGroupNCCL.cpp`, pytorch/pytorch 2.4 on; read in
+//!   the index's stored copy of 2.6's `watchdogHandler` / `heartbeatMonitor` and of 2.8+'s
+//!   `HeartbeatMonitor::getWatchdogTimeoutErrorMsg`): when a work of any group hits an exception,
+//!   "either an error or timeout", and `TORCH_NCCL_DUMP_ON_TIMEOUT` is on (the default), the
+//!   watchdog logs `<logPrefix()>Broadcasting flight-recorder dump signal to other processes via
+//!   TCPStore.` and writes its global rank to the store; the heartbeat monitor of every rank's
+//!   default group polls it, logs `<logPrefix()>Observed flight recorder dump signal from another
+//!   rank via TCPStore.` and then `<logPrefix()>Received a dump signal due to a collective timeout
+//!   from  rank N and we will try our best to dump the debug info. Last enqueued NCCL work: E,
+//!   last completed NCCL work: C.This is most likely caused by …` (` rank N` with its own leading
+//!   space, so two spaces; `N` is -1 where the store could not be read; `from this local rank`
+//!   on the rank whose own watchdog set the flag; 2.8+ prints the backend's name, `NCCL`, in
+//!   `Last enqueued NCCL work`), and terminates the process `due to collective timeout or
+//!   exception`. Such a line is a collective that failed on rank N (PyTorch's words say
+//!   timeout; the same signal follows a collective's error) while this rank waited: the rank
+//!   that printed it is not where the cause is, rank N's own log is (see `dump_signals`). The
+//!   `Observed …` and `Broadcasting …` lines are read as this kind and count nothing.
+//!
 //! - NVIDIA/nccl `src/ras/client_support.cc` (RAS, NCCL 2.24 on; read at 12df1a11): the text
 //!   report `ncclras` (or `echo STATUS | nc localhost 28028`) prints: `Job summary`, then
 //!   `Communicators... (Ns)` and the table `Group     Comms     Nodes     Ranks     Ranks
@@ -269,6 +287,30 @@ pub struct NotJoined {
     pub state: Option<String>,
 }
 
+/// PyTorch's flight-recorder dump signal as a rank received it (see the header): a collective
+/// failed (timed out, or raised an error) on the rank it names.
+#[derive(Debug, Clone, Serialize, PartialEq, Default)]
+pub struct DumpSignal {
+    /// The rank that printed the line (its log prefix's `Rank N`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rank: Option<u32>,
+    /// Process group id of the prefix (the default group's monitor prints it: `0`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pg: Option<String>,
+    /// The rank whose collective failed (`from  rank N`); absent for `from this local rank` and
+    /// for `rank -1` (the store could not be read).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub from_rank: Option<u32>,
+    /// `from this local rank`: the printing rank's own watchdog raised it.
+    pub from_self: bool,
+    /// This rank's `Last enqueued NCCL work: E` (-1: none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_enqueued: Option<i64>,
+    /// This rank's `last completed NCCL work: C` (-1: none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_completed: Option<i64>,
+}
+
 /// An NCCL error result with NCCL's own reason.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct NcclError {
@@ -306,6 +348,11 @@ pub struct NcclErrors {
     /// or the `WorkNCCL::checkTimeout` frame): a timeout whose message line may be missing.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timeout_raised_at: Option<String>,
+    /// The flight recorder's `Received a dump signal due to a collective timeout from  rank N`
+    /// lines (one per printing rank and source): a collective failed on rank N while the
+    /// printing rank waited (see the header).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub dump_signals: Vec<DumpSignal>,
     /// "… detected by watchdog at work: S, last enqueued NCCL work: E, last completed NCCL
     /// work: C": the lowest completed sequence any rank reports. Signed as PyTorch keeps it:
     /// `struct ProcessGroupStatus` (`torch/csrc/distributed/c10d/logger.hpp`, 2.4 on, read in the
@@ -361,6 +408,17 @@ static TIMEOUT_AT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?:\[(?:PG (?:ID )?(\S+)(?: PG GUID [^\]]*?)? )?Rank (\d+)\]\s*)?Timeout at NCCL work: (\d+), last enqueued NCCL work: -?\d+")
         .expect("static regex")
 });
+/// The dump signal a rank's heartbeat monitor received (see the header): prefix, source, and the
+/// rank's own last enqueued and completed work.
+static DUMP_SIGNAL: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?:\[(?:PG (?:ID )?(\S+)(?: PG GUID [^\]]*?)? )?Rank (\d+)\]\s*)?Received a dump signal due to a collective timeout from\s+(this local rank|rank\s+(-?\d+))(?:.*?Last enqueued (?:\S+ )?work: (-?\d+), last completed (?:\S+ )?work: (-?\d+))?")
+        .expect("static regex")
+});
+/// The flight recorder's other two lines about the signal (read, counting nothing).
+const DUMP_SIGNAL_NOTICES: [&str; 2] = [
+    "Observed flight recorder dump signal from another rank via TCPStore",
+    "Broadcasting flight-recorder dump signal to other processes via TCPStore",
+];
 /// c10's back trace of the exception `WorkNCCL::checkTimeout` built (see the header).
 static RAISED_IN_CHECK_TIMEOUT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"Exception raised from checkTimeout at (\S*ProcessGroupNCCL\.cpp:\d+)|frame #\d+: c10d::ProcessGroupNCCL::WorkNCCL::checkTimeout\(")
@@ -1100,6 +1158,7 @@ fn marked(line: &str) -> bool {
         || line.contains(" -> ")
         || line.contains("checkTimeout")
         || line.contains("work sequence id")
+        || line.contains("dump signal")
 }
 
 /// `NCCL error: <text>` naming one of `ncclGetErrorString`'s texts, or its result code
@@ -1155,6 +1214,9 @@ pub fn recognised_line(line: &str) -> bool {
         || relayed_warn_result(line).is_some()
         // PyTorch's distributed log itself (no failure by itself, see the header)
         || C10D_LINE.is_match(line)
+        // the flight recorder's dump signal (see the header)
+        || DUMP_SIGNAL.is_match(line)
+        || DUMP_SIGNAL_NOTICES.iter().any(|n| line.contains(n))
         // NCCL's RAS report (see the header): its communicator table's heading
         || RAS_HEADING.is_match(line)
 }
@@ -1254,6 +1316,9 @@ const ANCHOR_PHRASES: &[&str] = &[
     "ocketProgressOpt: Call to ",
     "socketProgress: Connection closed by remote peer ",
     "Timeout at NCCL work: ",
+    "Received a dump signal due to a collective timeout from",
+    "Observed flight recorder dump signal from another rank via TCPStore",
+    "Broadcasting flight-recorder dump signal to other processes via TCPStore",
     "Exception raised from checkTimeout at ",
     "::WorkNCCL::checkTimeout(",
     "] [c10d] ",
@@ -1501,6 +1566,26 @@ pub fn parse_nccl_errors(text: &str) -> NcclErrors {
             if out.timeouts.len() < super::MAX_ITEMS {
                 out.timeouts.push(t);
             }
+        }
+        if let Some(c) = DUMP_SIGNAL.captures(line) {
+            carried = true;
+            let from = c.get(4).and_then(|m| m.as_str().parse::<i64>().ok());
+            let d = DumpSignal {
+                rank: c.get(2).and_then(|m| m.as_str().parse().ok()),
+                pg: c.get(1).map(|m| m.as_str().to_string()),
+                from_rank: from.and_then(|r| u32::try_from(r).ok()),
+                from_self: c[3].starts_with("this"),
+                last_enqueued: c.get(5).and_then(|m| m.as_str().parse().ok()),
+                last_completed: c.get(6).and_then(|m| m.as_str().parse().ok()),
+            };
+            if !out.dump_signals.iter().any(|x| {
+                x.rank == d.rank && x.from_rank == d.from_rank && x.from_self == d.from_self
+            }) && out.dump_signals.len() < super::MAX_ITEMS
+            {
+                out.dump_signals.push(d);
+            }
+        } else if DUMP_SIGNAL_NOTICES.iter().any(|n| line.contains(n)) {
+            carried = true;
         }
         if let Some(c) = TIMEOUT_AT.captures(line) {
             timed_out_at.push((
@@ -2149,6 +2234,10 @@ impl super::EvidenceKind for NcclErrorsKind {
                 "the flight recorder analyzer's collectives that some ranks never reached: seq, op, missing_ranks, state",
             ),
             (
+                "dump_signals",
+                "the flight recorder's dump signal a rank received: a collective failed (timed out or raised) on from_rank while this rank waited: rank, pg, from_rank, from_self, last_enqueued, last_completed",
+            ),
+            (
                 "timeout_raised_at",
                 "a back trace of the exception PyTorch's WorkNCCL::checkTimeout built (a timeout whose message line may be missing)",
             ),
@@ -2202,6 +2291,72 @@ impl super::EvidenceKind for NcclErrorsKind {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_flight_recorders_dump_signal_names_the_rank_whose_collective_failed() {
+        // github.com/PrimeIntellect-ai/prime-rl/pull/3186 (h160): rank 0's heartbeat monitor, no
+        // watchdog line of its own; `from  rank 13` with the two spaces `c10::str(" rank ", N)`
+        // leaves after "from "
+        let t = "[rank0]:[E804 23:05:54.816499929 ProcessGroupNCCL.cpp:1849] [PG ID 0 PG GUID 0(default_pg) Rank 0] Observed flight recorder dump signal from another rank via TCPStore.\n[rank0]:[E804 23:05:54.817424543 ProcessGroupNCCL.cpp:1914] [PG ID 0 PG GUID 0(default_pg) Rank 0] Received a dump signal due to a collective timeout from  rank 13 and we will try our best to dump the debug info. Last enqueued NCCL work: 1261, last completed NCCL work: 1259.This is most likely caused by incorrect usages of collectives, e.g., wrong sizes used across ranks, the order of collectives is not same for all ranks or the scheduled collective, for some reason, didn't run. Additionally, this can be caused by GIL deadlock or other reasons such as network errors or bugs in the communications library (e.g. NCCL), etc. \n[rank0]:[E804 23:05:54.818690144 ProcessGroupNCCL.cpp:1628] [PG ID 0 PG GUID 0(default_pg) Rank 0] ProcessGroupNCCL preparing to dump debug info. Include stack trace: 1, only active collectives: 0\n";
+        assert!(looks_like(t));
+        let e = parse_nccl_errors(t);
+        assert_eq!(
+            e.dump_signals,
+            [DumpSignal {
+                rank: Some(0),
+                pg: Some("0".into()),
+                from_rank: Some(13),
+                from_self: false,
+                last_enqueued: Some(1261),
+                last_completed: Some(1259),
+            }]
+        );
+        // a signal is no watchdog timeout of this rank, nor an NCCL result
+        assert_eq!(e.timeout_count, 0);
+        assert!(e.errors.is_empty());
+        // the rank whose own watchdog raised it (`getNCCLWatchdogTimeoutErrorMsg("this local
+        // rank")`), the store unreadable (`timeOutRank` stays -1), and the line without the
+        // log prefix, as the source builds it
+        let e = parse_nccl_errors(
+            "[PG ID 0 PG GUID 0(default_pg) Rank 3] Received a dump signal due to a collective timeout from this local rank and we will try our best to dump the debug info. Last enqueued NCCL work: 1, last completed NCCL work: -1.This is most likely caused by incorrect usages of collectives\n",
+        );
+        assert!(e.dump_signals[0].from_self);
+        assert_eq!(e.dump_signals[0].from_rank, None);
+        assert_eq!(e.dump_signals[0].last_completed, Some(-1));
+        let e = parse_nccl_errors(
+            "Received a dump signal due to a collective timeout from  rank -1 and we will try our best to dump the debug info. \n",
+        );
+        assert_eq!(e.dump_signals.len(), 1);
+        assert_eq!(
+            (e.dump_signals[0].rank, e.dump_signals[0].from_rank),
+            (None, None)
+        );
+        assert!(!e.dump_signals[0].from_self);
+        // the same signal repeated by one rank is one; two ranks are two
+        let two = format!(
+            "{l}{l}{}",
+            "[rank5]:[E804 23:05:54.1 ProcessGroupNCCL.cpp:1914] [PG ID 0 PG GUID 0(default_pg) Rank 5] Received a dump signal due to a collective timeout from  rank 13 and we will try our best\n",
+            l = "[rank0]:[E804 23:05:54.1 ProcessGroupNCCL.cpp:1914] [PG ID 0 PG GUID 0(default_pg) Rank 0] Received a dump signal due to a collective timeout from  rank 13 and we will try our best\n"
+        );
+        assert_eq!(parse_nccl_errors(&two).dump_signals.len(), 2);
+        // healthy neighbours: the notices alone are read and count nothing; prose about a dump
+        // signal and a dump the user asked for (`DumpPipe`) are not this line
+        for t in [
+            "[rank1]:[E804 23:05:54.1 ProcessGroupNCCL.cpp:1849] [PG ID 0 PG GUID 0(default_pg) Rank 1] Observed flight recorder dump signal from another rank via TCPStore.\n",
+            "[rank1]:[E804 23:05:54.1 ProcessGroupNCCL.cpp:2000] [PG ID 0 PG GUID 0(default_pg) Rank 1] Broadcasting flight-recorder dump signal to other processes via TCPStore.\n",
+        ] {
+            assert!(looks_like(t), "{t}");
+            let e = parse_nccl_errors(t);
+            assert!(e.dump_signals.is_empty(), "{t}");
+            assert_eq!(e.timeout_count, 0, "{t}");
+        }
+        for t in [
+            "We received a dump signal from the scheduler and restarted the job.\n",
+            "[rank0]:[I804 23:05:54.1 ProcessGroupNCCL.cpp:1500] [PG ID 0 PG GUID 0(default_pg) Rank 0] ProcessGroupNCCL dumping nccl trace to /tmp/nccl_trace_rank_0\n",
+        ] {
+            assert!(parse_nccl_errors(t).dump_signals.is_empty(), "{t}");
+        }
+    }
+
     #[test]
     fn a_cuda_failure_warn_is_unhandled_cuda_error_with_or_without_its_trace() {
         // h108, PKU-YuanGroup/Open-Sora-Plan#386 ("NCCL Error 1: unhandled cuda error"): the

@@ -46,6 +46,10 @@ impl Probe for NcclErrors {
                 "the flight recorder analyzer's collectives that some ranks never reached: seq, op, missing_ranks, state",
             ),
             (
+                "dump_signals",
+                "the flight recorder's dump signal a rank received: a collective failed (timed out or raised) on from_rank while this rank waited: rank, pg, from_rank, from_self, last_enqueued, last_completed",
+            ),
+            (
                 "timeout_raised_at",
                 "a back trace of the exception PyTorch's WorkNCCL::checkTimeout built (a timeout whose message line may be missing)",
             ),

@@ -60,6 +60,19 @@
 //!   be written `+00:00` by a timezone-aware `isoformat`, RFC 3339 §5.6), and the worker's own
 //!   lines come as `[taskcluster TIME] `).
 //!
+//! - a unified diff's hunk (GNU diffutils' unified format, `diff -u`, and `git diff`'s: git
+//!   `Documentation/diff-format.txt` / `diff-generate-patch.txt`, read at v2.47: a `diff --git a/P
+//!   b/P` line, extended headers such as `index H..H MODE`, `--- a/P` and `+++ b/P`, then hunks
+//!   `@@ -L,S +L,S @@` whose lines start with one column, ` ` for context, `+` for an added and
+//!   `-` for a removed line, `\ No newline at end of file` after a last line without one), and
+//!   the same hunk as a pull request's review thread shows it, under the file's `PATH:LINE`
+//!   alone on the line above (GitHub's review comment, as the index's stored threads render it,
+//!   h160's synthorg#1445 and training_hub#88): the file after the change is the producer's
+//!   text, so the marker column is taken off the context and added lines, and the removed lines
+//!   and the headers are left empty (lines are never dropped, see below). Taken only where the
+//!   text starts with such a header, or with the path line and holds two added lines, and every
+//!   other line is a diff's.
+//!
 //! A per-line prefix is taken only where the form marks enough of the text's lines that the
 //! text was carried that way (a Slurm label or pdsh host on most of them; the unambiguous forms
 //! on at least two), and only from the lines that carry it. Lines are never joined or split, so
@@ -364,6 +377,89 @@ fn dedent(mut text: String) -> String {
     text
 }
 
+/// A file path alone on its line, with an extension and an optional `:LINE` (the review thread's
+/// file header, see the module's header).
+static DIFF_PATH: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^[A-Za-z0-9_.][A-Za-z0-9_./-]*\.[A-Za-z][A-Za-z0-9]{0,7}(?::[0-9]+)?[ \t]*$")
+        .expect("static regex")
+});
+/// A hunk's range line: `@@ -L,S +L,S @@` and the function context git adds after it.
+static HUNK: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^@@ -[0-9]+(?:,[0-9]+)? \+[0-9]+(?:,[0-9]+)? @@").expect("static regex")
+});
+static GIT_INDEX: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^index [0-9a-f]{7,64}\.\.[0-9a-f]{7,64}(?: [0-7]{6})?$").expect("static regex")
+});
+
+/// How much of `line` a diff leaves of the file after the change: `Some(1)` for a context or
+/// added line (its marker), `Some(len)` for a removed line or a header (all of it), `Some(0)` for
+/// an empty line; `None` for a line no diff prints. `added` is set for an added line.
+fn diff_cut(line: &str, added: &mut bool) -> Option<usize> {
+    let all = Some(line.len());
+    match line.as_bytes().first() {
+        None => Some(0),
+        Some(b'+') if line.starts_with("+++ ") => all,
+        Some(b'+') => {
+            *added = true;
+            Some(1)
+        }
+        Some(b' ') => Some(1),
+        Some(b'-') => all,
+        Some(b'@') if HUNK.is_match(line) => all,
+        Some(b'\\') if line.starts_with("\\ No newline at end of file") => all,
+        Some(b'd') if line.starts_with("diff --git ") || line.starts_with("deleted file mode ") => {
+            all
+        }
+        Some(b'n') if line.starts_with("new file mode ") => all,
+        Some(b'i') if GIT_INDEX.is_match(line) => all,
+        _ => None,
+    }
+}
+
+/// The file a unified diff's hunk leaves (see the module's header), or the text unchanged.
+fn undiff(text: String) -> String {
+    let mut lines = text.lines().filter(|l| !l.trim().is_empty());
+    let Some(first) = lines.next() else {
+        return text;
+    };
+    let second = lines.next().unwrap_or("");
+    let headed = first.starts_with("diff --git ")
+        || HUNK.is_match(first)
+        || (first.starts_with("--- ") && second.starts_with("+++ "));
+    let path = !headed && DIFF_PATH.is_match(first);
+    if !headed && !path {
+        return text;
+    }
+    // every line a diff's, counted on the whole text (a hunk is short; a log that starts
+    // with a path is given up at its first other line)
+    let mut added = 0usize;
+    let mut header = path;
+    for line in text.lines() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        if std::mem::take(&mut header) {
+            continue;
+        }
+        let mut a = false;
+        if diff_cut(line, &mut a).is_none() {
+            return text;
+        }
+        added += usize::from(a);
+    }
+    if added == 0 || (path && added < 2) {
+        return text;
+    }
+    let header = std::cell::Cell::new(path);
+    cut_lines(text, |line| {
+        if header.get() && !line.trim().is_empty() {
+            header.set(false);
+            return (line.len(), 0);
+        }
+        (diff_cut(line, &mut false).unwrap_or(0), 0)
+    })
+}
+
 /// The text as its producer printed it: see the module's header for what is taken off. A
 /// text carried in none of these forms is returned as it is, without a copy.
 pub fn unwrap(text: String) -> String {
@@ -406,8 +502,9 @@ pub fn unwrap(text: String) -> String {
             (k, tail)
         });
     }
-    // a code block's indent, under a carrier or over one
-    dedent(text)
+    // a diff's hunk, under a carrier or not; then a code block's indent, under a carrier or
+    // over one (the hunk's own, once its marker column is off)
+    dedent(undiff(text))
 }
 
 #[cfg(test)]
@@ -416,6 +513,44 @@ mod tests {
 
     fn u(s: &str) -> String {
         unwrap(s.to_string())
+    }
+
+    #[test]
+    fn a_diff_hunk_is_read_as_the_file_after_the_change() {
+        // a review thread's hunk under its `PATH:LINE` (h160, github.com/Aureliolo/synthorg/pull/1445)
+        let t = "docker/compose.fine-tuning-gpu.yml:50\n+    group_add:\n+      - \"65532\"\n+    read_only: true\n+    deploy:\n+      resources:\n+        limits:\n+          memory: 8G\n";
+        assert_eq!(
+            u(t),
+            "\ngroup_add:\n  - \"65532\"\nread_only: true\ndeploy:\n  resources:\n    limits:\n      memory: 8G\n"
+        );
+        // `git diff`: headers and removed lines left empty, context and added lines kept, one
+        // line of the output for each of the input (a reader's line numbers stay the file's)
+        let t = "diff --git a/train.py b/train.py\nindex 3b18e51..a0c3f12 100644\n--- a/train.py\n+++ b/train.py\n@@ -10,3 +10,3 @@ def main():\n     loader = DataLoader(ds,\n-        num_workers=0)\n+        num_workers=8)\n\\ No newline at end of file\n";
+        let out = u(t);
+        assert_eq!(out.lines().count(), t.lines().count());
+        assert_eq!(
+            out.lines().filter(|l| !l.is_empty()).collect::<Vec<_>>(),
+            ["loader = DataLoader(ds,", "    num_workers=8)"]
+        );
+        // a hunk alone, from its range line
+        assert_eq!(
+            u("@@ -1,2 +1,2 @@\n-a: 1\n+a: 2\n b: 3\n"),
+            "\n\na: 2\nb: 3\n"
+        );
+        // not a diff: a YAML list, a markdown list of `+` and `-` bullets, nvidia-smi's table
+        // borders, an IP address over a log, a path over lines of another kind, a path over a
+        // single added line, a `--- ` line without `+++ ` after it
+        for t in [
+            "- name: a\n  image: b\n- name: c\n",
+            "+ one\n+ two\n- three\n",
+            "+-----------------------------------------------------------------------------+\n| NVIDIA-SMI 450.57       Driver Version: 450.57       CUDA Version: 11.0     |\n+-----------------------------------------------------------------------------+\n",
+            "10.25.117.28\n+ a\n+ b\n",
+            "config.yaml\nbatch_size: 8\nnum_workers: 4\n",
+            "train.py:12\n+    num_workers=0,\n",
+            "--- a/x.py\n+ a\n+ b\n",
+        ] {
+            assert_eq!(u(t), t, "{t}");
+        }
     }
 
     // nccl#1026 (an NCCL INFO line as NCCL prints it, `node:pid:tid [dev] NCCL INFO`)
