@@ -332,10 +332,7 @@ impl super::EvidenceKind for JaxEnvInfoKind {
                 "devices_line",
                 "`devices` (`jax.devices (N total, M local): [...]`, to 0.4.34) or `device-info` (0.4.35+)",
             ),
-            (
-                "device_count",
-                "all devices, of every process (`N total`)",
-            ),
+            ("device_count", "all devices, of every process (`N total`)"),
             ("local_device_count", "this process's devices"),
             (
                 "devices",

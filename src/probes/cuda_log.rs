@@ -645,9 +645,8 @@ fn judge_jax_env(ctx: &ProbeCtx, out: &mut Map<String, Value>, files: &mut Vec<S
     let Some(Value::Array(unjudged)) = out.remove("library_messages_not_judged") else {
         return;
     };
-    let (jax, rest): (Vec<Value>, Vec<Value>) = unjudged
-        .into_iter()
-        .partition(|v| v["framework"] == "JAX");
+    let (jax, rest): (Vec<Value>, Vec<Value>) =
+        unjudged.into_iter().partition(|v| v["framework"] == "JAX");
     if let Some(Value::Array(problems)) = out.get_mut("library_problems") {
         problems.extend(jax);
     }
