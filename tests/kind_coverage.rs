@@ -317,6 +317,11 @@ const WITNESSES: &[(&str, &str, &str)] = &[
         "h11_nvcc_qixuema_10_0_driver_module_gone",
     ),
     (
+        "jax-env-info",
+        "h161_jaxenv_jaxlibfs285_conda_cuda_build_cpu_only_560",
+        "h158_jaxenv_jax21295_8xa10g_550_env_info",
+    ),
+    (
         "cupy-show-config",
         "h158_cudaerr_cupy9475_gtx1080_cuda13_nvrtc_invalid_arch",
         "h158_cupyenv_cupy7967_rtx4090_cupy13b1_cuda123",

@@ -238,6 +238,7 @@ mod tests {
                 "cupy-show-config",
                 "cuda/cupy_show_config_rtx4090_cupy7967.txt",
             ),
+            ("jax-env-info", "cuda/jax_env_info_colab_cpu_jax12213.txt"),
             ("ibv-devinfo", "infiniband/ibv_devinfo_port_down.txt"),
             ("ibdev2netdev", "infiniband/ibdev2netdev_vfs_down.txt"),
             ("pyspy-dump", "pyspy/allgather_hang_accelerate.txt"),

@@ -74,6 +74,7 @@ pub mod ibstatus;
 pub mod ibv_devinfo;
 pub mod infiniband;
 pub mod iostat;
+pub mod jax_env_info;
 pub mod jetson_release;
 pub mod jobinfo;
 pub mod jobstats;
@@ -395,6 +396,10 @@ pub static KINDS: &[&dyn EvidenceKind] = &[
     // names, which would claim its `torch version` entry; the runtime lines are still read
     &ds_report::DsReportKind,
     &device_query::DeviceQueryKind,
+    // JAX's print_environment_info(): before the CUDA-runtime kind, whose JAX warning a paste
+    // often holds just above its `jax:` line (that warning is still read), and before the torch
+    // build beside GPU names; its `$ nvidia-smi` table stays the table kind's
+    &jax_env_info::JaxEnvInfoKind,
     // CuPy's show_config(): before the CUDA-runtime kind, whose lines (a traceback's NVRTC
     // error) a paste often holds beside it; those are still read
     &cupy_config::CupyConfigKind,

@@ -22,7 +22,8 @@
 
 use super::{Probe, ProbeCtx, ProbeOutcome};
 use crate::evidence::{
-    collect_env, cuda_compat, cuda_errors, cupy_config, device_query, smi_tables, torch_env,
+    collect_env, cuda_compat, cuda_errors, cupy_config, device_query, jax_env_info, smi_tables,
+    torch_env,
 };
 use crate::vocab::io::read_shared;
 use serde_json::{Map, Value, json};
@@ -269,7 +270,15 @@ impl Probe for CudaLog {
             ),
             (
                 "library_messages_not_judged",
-                "library messages not judged: TensorFlow's dlopen failures where the text shows no GPU, JAX's CPU-only jaxlib beside a GPU",
+                "library messages not judged: TensorFlow's dlopen failures where the text shows no GPU, JAX's CPU-only jaxlib or failed CUDA backend beside a GPU where no print_environment_info shows JAX itself on the CPU",
+            ),
+            (
+                "jax_env",
+                "JAX's print_environment_info() in the text: jax_version, jaxlib_version, device_platforms, device_count, env, nvidia_smi, … (the jax-env-info reader's fields)",
+            ),
+            (
+                "jax_cpu_beside_gpu",
+                "print_environment_info lists only CPU devices while the nvidia-smi it ran saw a GPU, and no JAX_PLATFORMS it printed asks for the CPU",
             ),
             (
                 "extension_cuda_mismatch",
@@ -604,6 +613,7 @@ impl Probe for CudaLog {
                 json!(cuda_compat::cuda_code_str(*code)),
             );
         }
+        judge_jax_env(ctx, &mut out, &mut files);
         if let Some(e) = &env {
             // A build without CUDA (`torch.version.cuda` is None: `+cpu`, `None`, or `Could not
             // collect`) is never available: torch/cuda/__init__.py `is_available` returns False
@@ -622,6 +632,45 @@ impl Probe for CudaLog {
         out.insert("files".into(), json!(files));
         ProbeOutcome::Value(Value::Object(out))
     }
+}
+
+/// JAX's print_environment_info() in the text: where it lists only CPU devices while the
+/// nvidia-smi it ran (`environment_info.py`'s `try_nvidia_smi`: a section only where nvidia-smi
+/// exited 0, i.e. saw a GPU) shows a GPU, JAX itself, in the environment the person reports, runs
+/// on the CPU beside that GPU. JAX's own fallback warning in the same text (a CPU-only jaxlib, a
+/// CUDA backend that failed), which alone is not judged (a PyTorch job that imports JAX prints it
+/// too: [`crate::evidence::cuda_libs`]), is then the reason and is judged. A JAX_PLATFORMS the
+/// print shows (jax 0.6.1+) that names no GPU platform is the CPU asked for: not judged.
+fn judge_jax_env(ctx: &ProbeCtx, out: &mut Map<String, Value>, files: &mut Vec<String>) {
+    let Some((p, t)) = first_evidence(&ctx.inputs.evidence, jax_env_info::looks_like_jax_env_info)
+    else {
+        out.insert("jax_cpu_beside_gpu".into(), json!(false));
+        return;
+    };
+    let s = p.display().to_string();
+    if !files.contains(&s) {
+        files.push(s);
+    }
+    let e = crate::evidence::memo::parsed(&t, jax_env_info::parse_jax_env_info);
+    let cpu_asked = e.env_var("JAX_PLATFORMS").is_some_and(|v| {
+        !v.split(',')
+            .any(|p| matches!(p.trim(), "cuda" | "gpu" | "rocm" | ""))
+    });
+    let cpu_beside_gpu = e.cpu_only() && e.nvidia_smi && !cpu_asked;
+    out.insert("jax_cpu_beside_gpu".into(), json!(cpu_beside_gpu));
+    out.insert("jax_env".into(), Value::Object(to_object(&*e)));
+    if !cpu_beside_gpu {
+        return;
+    }
+    let Some(Value::Array(unjudged)) = out.remove("library_messages_not_judged") else {
+        return;
+    };
+    let (jax, rest): (Vec<Value>, Vec<Value>) =
+        unjudged.into_iter().partition(|v| v["framework"] == "JAX");
+    if let Some(Value::Array(problems)) = out.get_mut("library_problems") {
+        problems.extend(jax);
+    }
+    out.insert("library_messages_not_judged".into(), Value::Array(rest));
 }
 
 pub struct CudaCompat;
