@@ -33,6 +33,13 @@ const CAPTURED: &[&str] = &[
 ];
 
 /// The floor `GPUFIX_CORPUS_STRICT=1` (run by `.ci/run`) holds: the whole corpus's figures after
+/// the seventh session of 2026-12-07 (sealed batches h159-h161: tool output inside Chinese-language
+/// threads, a fresh draw of 2026 issues from repositories no label cited, JAX's
+/// `print_environment_info()`; gpustat's lost-GPU marks, NCCL's silent socket failures and
+/// OneFlow's check, the flight recorder's dump signal, a diff hunk read as its file, the jax-env
+/// reader; 2,414 artifacts): 995 of 1,082 detected (919.6 per mille), 0 healthy with a false
+/// finding, 0 unreadable. Every artifact detected before is detected still; the one new miss is
+/// h160's compose hunk, which names no image and no GPU request. Before them, after
 /// the sixth session of 2026-12-07 (sealed batches h155-h158: slow-training forum posts, 2025-26
 /// distributed failures, NVIDIA's and the fabric's tools from notes and HPC docs, CUDA runtime
 /// and memory errors from repositories the corpus had little of; CuPy's `show_config()` and
