@@ -66,7 +66,7 @@ fn header_driver(line: &str) -> Option<String> {
 /// `?`); `test_gpustat.py`'s `scenario_failing_one_gpu` is that case. These are the errors
 /// `nvidia-smi` words `Unable to determine the device handle for GPU <bus id>: Unknown Error`
 /// and `GPU is lost`: the GPU no longer answers the driver.
-const UNREACHABLE_NAMES: [&str; 2] = ["((Unknown Error))", "((GPU is lost))"];
+pub const UNREACHABLE_NAMES: [&str; 2] = ["((Unknown Error))", "((GPU is lost))"];
 
 /// The name column shows gpustat's mark of a GPU NVML cannot reach ([`UNREACHABLE_NAMES`]),
 /// whole or shortened from the left to `--gpuname-width` (`GPUStat.print_to` through
