@@ -41,12 +41,15 @@ const NOT_RECORDED: &[(&str, &[&str])] = &[
     ("pressure", &["unavailable"]),
     ("file", &["data"]),
     // `starts_job`: the `export` lines above `nvcc --version` in cuda/ptx_unsupported_toolchain_ryankor.txt (h134)
-    ("env", &["file", "launched_by", "nodes"]),
+    ("env", &["file", "launched_by"]),
     ("command", &["data"]),
     ("process", &["age_s", "unavailable"]),
     ("config", &["captures"]),
     ("cuda.compat", &["said"]),
-    ("cuda.log", &["driver_found_version"]),
+    // `arch_list_read`: no public text in the corpus prints a build's own architecture list
+    // (`get_arch_list()`, show_config's NVCC flags) beside a GPU it lacks; the probe's unit test
+    // reads pytorch/pytorch#182250's REPL lines
+    ("cuda.log", &["driver_found_version", "arch_list_read"]),
     // `gdr_enabled_hcas`: no public text here prints NCCL's `GPU Direct RDMA Enabled for HCA`
     ("nccl.log", &["cut", "gdr_enabled_hcas", "net_plugin"]),
     (
