@@ -403,14 +403,7 @@ mod tests {
         l.finish()
     }
 
-    fn corpus(name: &str) -> String {
-        std::fs::read_to_string(
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("tests/fixtures/corpus")
-                .join(name),
-        )
-        .expect("corpus file")
-    }
+    use crate::evidence::corpus_text as corpus;
 
     #[test]
     fn tensorflow_missing_cuda_libraries_beside_its_gpus_are_problems() {

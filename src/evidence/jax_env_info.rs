@@ -381,14 +381,7 @@ impl super::EvidenceKind for JaxEnvInfoKind {
 mod tests {
     use super::*;
 
-    fn corpus(name: &str) -> String {
-        std::fs::read_to_string(
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("tests/fixtures/corpus")
-                .join(name),
-        )
-        .expect("corpus file")
-    }
+    use crate::evidence::corpus_text as corpus;
 
     /// jax-ml/jax#21295 (h158): jax 0.4.33 on 8 x A10G, the device list of 0.4.25–0.4.34 with
     /// numpy's elision, the platform line, nvidia-smi's section.

@@ -464,6 +464,17 @@ pub const MAX_TEXT: usize = 512;
 
 pub(crate) use crate::vocab::clip;
 
+/// A corpus artifact's text (`tests/fixtures/corpus/NAME`), for the readers' unit tests.
+#[cfg(test)]
+pub(crate) fn corpus_text(name: &str) -> String {
+    std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/corpus")
+            .join(name),
+    )
+    .expect("corpus file")
+}
+
 /// The text without markdown quote markers, when it is quoted as a whole (a reply on GitHub
 /// quotes a paste with `> ` before every line): each quoted line loses its `>` markers and the
 /// one space after each, so the indentation the tool printed is kept. Text not mostly quoted is

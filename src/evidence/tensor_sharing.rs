@@ -290,13 +290,7 @@ pub fn fd_limit(text: &str) -> Option<FdLimit> {
 mod tests {
     use super::*;
 
-    fn corpus(name: &str) -> String {
-        std::fs::read_to_string(format!(
-            "{}/tests/fixtures/corpus/{name}",
-            env!("CARGO_MANIFEST_DIR")
-        ))
-        .unwrap()
-    }
+    use crate::evidence::corpus_text as corpus;
 
     #[test]
     fn torchs_own_message_and_its_terminal_wrapped_form() {
