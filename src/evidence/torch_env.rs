@@ -574,12 +574,12 @@ pub fn read(text: &str) -> TorchEnv {
     // inside torch's build configuration: its `CUDA Runtime` and `Built with CUDA Runtime`
     let mut config: Option<(Option<String>, Option<String>)> = None;
     // the previous non-empty line: a REPL call whose result this line prints
-    let mut prev_line = String::new();
+    let mut prev_line: &str = "";
     for raw in super::content_lines(&text) {
         let line = raw.trim();
         if !line.is_empty() {
             if (line.contains("sm_") || line.contains("compute_"))
-                && let Some(l) = arch_list_in(line, &prev_line)
+                && let Some(l) = arch_list_in(line, prev_line)
                 && !out.arch_lists.contains(&l.names)
                 && out.arch_lists.len() < 8
             {
@@ -595,8 +595,7 @@ pub fn read(text: &str) -> TorchEnv {
                     sm: maj * 10 + min,
                 });
             }
-            prev_line.clear();
-            prev_line.push_str(super::clip(line, 200).as_str());
+            prev_line = line;
         }
         if let Some((runtime, built)) = &mut config {
             if let Some(c) = line
