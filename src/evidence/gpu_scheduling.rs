@@ -396,7 +396,7 @@ fn submit_error(l: &str) -> Option<&str> {
 }
 
 pub fn parse_gpu_scheduling(text: &str) -> GpuScheduling {
-    let lines: Vec<&str> = super::scan::lines(text).take(20_000).collect();
+    let lines: Vec<&str> = super::scan::lines(text).take(MAX_LINES).collect();
     let mut v = GpuScheduling {
         k8s_resources: resource_lists(&lines),
         slurm_nodes: slurm_nodes(&lines),
@@ -530,9 +530,41 @@ pub fn parse_gpu_scheduling(text: &str) -> GpuScheduling {
     v
 }
 
+/// Lines [`parse_gpu_scheduling`] reads, from the top.
+const MAX_LINES: usize = 20_000;
+
+/// Literal text one of which a line holds for each thing [`looks_like`] asks for: a GPU
+/// resource's name (`nvidia.com/`: the resource lists, the scheduler's `Insufficient`, the
+/// feature-discovery labels), the kubelet's admission failure, the `scontrol` keys read, and
+/// the slurmctld and submit-command messages.
+const ANY: [&str; 8] = [
+    "nvidia.com/",
+    "Allocate failed due to ",
+    "Gres=",
+    "CfgTRES=",
+    "AllocTRES=",
+    " count reported lower than configured (",
+    INVALID_GRES,
+    NODE_CONFIG,
+];
+
 /// True when the text holds anything this kind reads.
 pub fn looks_like(text: &str) -> bool {
-    let v = parse_gpu_scheduling(text);
+    // a text whose lines read hold none of [`ANY`] holds nothing: one search of those lines,
+    // not the reading of each (a 60 MB training log is handed to every detector)
+    static ANY_OF: std::sync::LazyLock<super::scan::Literals> =
+        std::sync::LazyLock::new(|| super::scan::Literals::new(&ANY));
+    let read = memchr::memchr_iter(b'\n', text.as_bytes())
+        .nth(MAX_LINES - 1)
+        .map_or(text, |i| &text[..i]);
+    if !ANY_OF.is_match(read) {
+        return false;
+    }
+    reads_anything(&parse_gpu_scheduling(text))
+}
+
+/// True when a reading holds anything this kind reads.
+fn reads_anything(v: &GpuScheduling) -> bool {
     !v.k8s_resources.is_empty()
         || !v.admission_errors.is_empty()
         || !v.insufficient.is_empty()
@@ -614,6 +646,35 @@ impl super::EvidenceKind for GpuSchedulingKind {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_literal_search_passes_over_no_text_the_reading_reads() {
+        // every corpus text: where the reading finds anything, the lines it reads hold one of
+        // `ANY`
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/corpus");
+        let texts: Vec<String> = std::fs::read_dir(&dir)
+            .expect("corpus")
+            .filter_map(|e| {
+                let p = e.ok()?.path();
+                (!p.to_string_lossy().ends_with(".yaml"))
+                    .then(|| std::fs::read_to_string(&p).ok())
+                    .flatten()
+            })
+            .collect();
+        let mut read = 0;
+        for t in &texts {
+            let whole = reads_anything(&parse_gpu_scheduling(t));
+            assert_eq!(looks_like(t), whole, "{t:.200}");
+            read += usize::from(whole);
+        }
+        // the corpus's scheduler texts
+        assert!(read >= 5, "{read} texts read");
+        // a line past those read is not searched either
+        let mut far = "x\n".repeat(MAX_LINES);
+        far.push_str("Allocate failed due to requested number of devices unavailable for nvidia.com/gpu. Requested: 1, Available: 0, which is unexpected\n");
+        assert!(!looks_like(&far));
+        assert!(looks_like(&far[2..]));
+    }
 
     #[test]
     fn describe_and_yaml_resource_lists() {

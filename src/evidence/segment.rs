@@ -347,16 +347,16 @@ fn segment_big<'a>(text: &'a str, first: Option<&'static dyn EvidenceKind>) -> R
         .collect();
     let b = text.as_bytes();
     let (mut pos, mut n, mut counted) = (0, 0, 0);
-    // (no kind, no phrase: the empty alternation would match at every byte)
+    let mut ahead = Vec::new();
     while !markers.is_empty() && pos <= text.len() {
-        let Some(m) = anchors.find_at(text, pos) else {
+        let Some((m_start, m_end)) = anchors.find_at(text, pos, &mut ahead) else {
             break;
         };
         // `pos` starts a line: the match's line starts at it or after it
-        let start = memchr::memrchr(b'\n', &b[pos..m.start()]).map_or(pos, |i| pos + i + 1);
+        let start = memchr::memrchr(b'\n', &b[pos..m_start]).map_or(pos, |i| pos + i + 1);
         n += memchr::memchr_iter(b'\n', &b[counted..start]).count();
         counted = start;
-        let end = memchr::memchr(b'\n', &b[m.end()..]).map_or(text.len(), |i| m.end() + i);
+        let end = memchr::memchr(b'\n', &b[m_end..]).map_or(text.len(), |i| m_end + i);
         let line = &text[start..end];
         let line = line.strip_suffix('\r').unwrap_or(line);
         for ((k, s), own) in markers.iter().zip(spans.iter_mut()).zip(&own) {
