@@ -18,6 +18,18 @@
 //!   err: …`).
 //! - the scheduler (`pkg/scheduler/framework/plugins/noderesources/fit.go`, `Insufficient %v`
 //!   per resource), summed into `0/N nodes are available: M Insufficient nvidia.com/gpu.`.
+//! - NVIDIA's KAI Scheduler (github.com/kai-scheduler/KAI-Scheduler, read 2026-12 through the
+//!   search index): a node's fit error for a resource is
+//!   `Node didn't have enough resources: %s, requested: %s, used: %s, capacity: %s` (or `…: %s,
+//!   taking all considerations into account` for a distributed task), `%s` being KAI's display
+//!   name of the resource, `GPUs` for whole or fractional GPUs and `GPU memory` for a
+//!   `gpu-memory` request (`pkg/scheduler/k8s_internal`, `NewInsufficientResourceError`,
+//!   `NewInsufficientGpuMemoryCapacity`); a pending task's fit errors are summed per reason into
+//!   `no nodes with enough resources were found: N node(s) didn't have enough resources: GPUs.`
+//!   (`pkg/scheduler/api/common_info`'s fit errors, as `pkg/scheduler/actions/allocate`'s
+//!   tests assert it; `No nodes …` in the 2025 releases, KAI-Scheduler#39), and a topology
+//!   constraint's into `node-group(s) didn't have enough resources: GPUs`. The podgroup's
+//!   condition and the pod's `Unschedulable` event carry the text.
 //! - gpu-feature-discovery's node labels (NVIDIA/k8s-device-plugin at 1b826acc,
 //!   `internal/lm/resource.go`: `nvidia.com/gpu.count`, `.product`, `.memory`, `.replicas`,
 //!   `nvidia.com/mig-<profile>.count`, `nvidia.com/mig.strategy`, …) as `kubectl describe
@@ -247,6 +259,48 @@ fn insufficient(l: &str, out: &mut Vec<Insufficient>) {
     }
 }
 
+/// KAI Scheduler's fit error for GPUs in a line (module doc): `N node(s) didn't have enough
+/// resources: GPUs`, `N node-group(s) …`, or one node's `Node didn't have enough resources:
+/// GPUs, requested: …`; `GPU memory` likewise. Other resources (`CPU cores`, `memory`) are not
+/// a GPU's and are left alone.
+fn kai_insufficient(l: &str, out: &mut Vec<Insufficient>) {
+    const NOT_ENOUGH: &str = " didn't have enough resources: ";
+    let mut rest = l;
+    while let Some(at) = rest.find(NOT_ENOUGH) {
+        let before = rest[..at].trim_end();
+        let after = &rest[at + NOT_ENOUGH.len()..];
+        let name = ["GPU memory", "GPUs"].into_iter().find(|n| {
+            after.strip_prefix(n).is_some_and(|r| {
+                r.is_empty() || r.starts_with([',', '.', ' ', '*', '"', '\''])
+            })
+        });
+        let who = before.rsplit([' ', ':', '*', '"']).next().unwrap_or("");
+        let nodes = if who == "Node" {
+            Some(1)
+        } else if who == "node(s)" || who == "node-group(s)" {
+            before[..before.len() - who.len()]
+                .trim_end()
+                .rsplit([' ', ':', '*', '"'])
+                .next()
+                .and_then(count)
+        } else {
+            None
+        };
+        if let Some(name) = name
+            && matches!(who, "Node" | "node(s)" | "node-group(s)")
+        {
+            let e = Insufficient {
+                resource: name.to_string(),
+                nodes,
+            };
+            if !out.contains(&e) && out.len() < super::MAX_ITEMS {
+                out.push(e);
+            }
+        }
+        rest = after;
+    }
+}
+
 /// A gpu-feature-discovery label line: `nvidia.com/<name>=<value>`, nothing else on the line
 /// (describe's `Labels:` column, or the same after `Labels:`).
 fn gfd_label(l: &str) -> Option<(String, String)> {
@@ -416,6 +470,7 @@ pub fn parse_gpu_scheduling(text: &str) -> GpuScheduling {
             v.admission_errors.push(a);
         }
         insufficient(l, &mut v.insufficient);
+        kai_insufficient(l, &mut v.insufficient);
         if let Some(kv) = gfd_label(l)
             && v.gfd_labels.len() < super::MAX_ITEMS
         {
@@ -553,7 +608,7 @@ impl super::EvidenceKind for GpuSchedulingKind {
         "gpu-scheduling"
     }
     fn doc(&self) -> &'static str {
-        "what a cluster scheduler says about the GPUs it can give: a Kubernetes node's nvidia.com/gpu capacity and allocatable (describe node, get node -o yaml), gpu-feature-discovery labels, the kubelet's UnexpectedAdmissionError, the scheduler's Insufficient nvidia.com/gpu; Slurm's scontrol show node, slurmctld's gres count check and the submit commands' invalid gres error or refusal of a GPU request no node can hold"
+        "what a cluster scheduler says about the GPUs it can give: a Kubernetes node's nvidia.com/gpu capacity and allocatable (describe node, get node -o yaml), gpu-feature-discovery labels, the kubelet's UnexpectedAdmissionError, the scheduler's Insufficient nvidia.com/gpu (KAI Scheduler's didn't have enough resources: GPUs); Slurm's scontrol show node, slurmctld's gres count check and the submit commands' invalid gres error or refusal of a GPU request no node can hold"
     }
     fn example(&self) -> &'static str {
         "kubectl describe node gpu-node-1; scontrol show node gpu01"
@@ -685,6 +740,49 @@ mod tests {
         assert!(!looks_like(
             "0/3 nodes are available: 3 Insufficient cpu, 3 Insufficient memory.\n"
         ));
+    }
+
+    #[test]
+    fn kai_schedulers_fit_errors_for_gpus() {
+        // github.com/kai-scheduler/KAI-Scheduler/issues/39 (corpus h164_k8sevents_kaisched39_…):
+        // the pod's event as the poster pasted it, inside markdown bold
+        let t = "**Warning  Unschedulable  kai-scheduler  No nodes with enough resources were found: 2 node(s) didn't have enough resources: GPUs.**\n";
+        let v = parse_gpu_scheduling(t);
+        assert_eq!(
+            v.insufficient,
+            vec![Insufficient {
+                resource: "GPUs".into(),
+                nodes: Some(2)
+            }]
+        );
+        assert_eq!(
+            v.findings,
+            vec!["the scheduler found 2 node(s) with too few free GPUs".to_string()]
+        );
+        // KAI's allocate tests: the lower-case summary, and its per-node form
+        // (`NewInsufficientResourceError`) and the topology form
+        let t = "no nodes with enough resources were found: 10 node(s) didn't have enough resources: GPUs.\n";
+        assert_eq!(parse_gpu_scheduling(t).insufficient[0].nodes, Some(10));
+        let t = "Unschedulable: <dgx02>: Node didn't have enough resources: GPUs, requested: 1, used: 8, capacity: 8\n";
+        assert_eq!(parse_gpu_scheduling(t).insufficient[0].nodes, Some(1));
+        let t = "Not enough resources for the workload: node-group(s) didn't have enough resources: GPU memory.\n";
+        let v = parse_gpu_scheduling(t);
+        assert_eq!(v.insufficient[0].nodes, None);
+        assert_eq!(v.findings, vec!["the scheduler found too few free GPU memory".to_string()]);
+        let t = "Not enough resources for the workload: 3 node-group(s) didn't have enough resources: GPU memory.\n";
+        assert_eq!(
+            parse_gpu_scheduling(t).insufficient[0].resource,
+            "GPU memory"
+        );
+        // healthy and neighbouring texts: CPU cores and memory are not a GPU's, prose naming
+        // the phrase without a count is not KAI's
+        for t in [
+            "no nodes with enough resources were found: 4 node(s) didn't have enough resources: CPU cores.\n",
+            "Node didn't have enough resources: memory, requested: 2147483648, used: 32290433792, capacity: 32457011200\n",
+            "my nodes didn't have enough resources: GPUs are all taken\n",
+        ] {
+            assert!(!looks_like(t), "{t}");
+        }
     }
 
     #[test]
