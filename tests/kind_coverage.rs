@@ -116,6 +116,11 @@ const WITNESSES: &[(&str, &str, &str)] = &[
     ),
     ("slog-log", "", "h73_mixed_ollama7597_version_ps_journal"),
     (
+        "dcgm-exporter-log",
+        "",
+        "h164_dcgmexp_dcgmexporter536_v423_slog_startup",
+    ),
+    (
         "ggml-abort",
         "",
         "h120_traceback_llamacpp24400_fattn_ggml_abort_t4",
@@ -527,6 +532,12 @@ const GAPS: &[(&str, Side, &str, &str)] = &[
         Side::Problem,
         "",
         "no rule reads a ggml abort (the kind's read_by is empty): a failed GGML_ASSERT or a backend dispatcher's `fatal error` is the program's own failure (h120: llama.cpp#24400's FlashAttention shape on a T4), and the CUDA error a backend's `CUDA error` abort follows is read by the cuda-runtime-log kind (cuda.error-in-log) wherever it stands; the abort is read so that the paste is recognised and where ggml stopped is in the report",
+    ),
+    (
+        "dcgm-exporter-log",
+        Side::Problem,
+        "",
+        "no rule reads dcgm-exporter's own log yet (the kind's read_by is empty): it says whether the exporter reached DCGM and NVML, a monitoring agent's health rather than the job's; h164 found no public problem log it could judge beyond what nvidia-smi-error already reads (`Failed to initialize NVML`); the log is read so that a pasted `kubectl logs` of the exporter is recognised and its version, DCP state and errors are in the report",
     ),
     (
         "slog-log",

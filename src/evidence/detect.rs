@@ -378,6 +378,11 @@ mod tests {
                 "...<snip>\n+-----  Performance Stats  ----------+-----------------------------------------+\n| Energy Consumed (Joules)           | 10747                                   |\n| Max GPU Memory Used (bytes)        | 543162368                               |\n| SM Utilization (%)                 | Avg: 100, Max: 100, Min: 100            |\n",
             ),
             (
+                // github.com/NVIDIA/dcgm-exporter/issues/536: 4.2.3's slog start-up
+                "dcgm-exporter-log",
+                "time=2025-08-20T09:31:33.967Z level=INFO msg=\"Starting dcgm-exporter\" Version=4.2.3-4.1.3\ntime=2025-08-20T09:31:34.038Z level=INFO msg=\"DCGM successfully initialized!\"\ntime=2025-08-20T09:31:34.038Z level=INFO msg=\"Collecting DCP Metrics\"\n",
+            ),
+            (
                 // NVIDIA/gpu-operator#340: dcgm-exporter's /metrics on a T4
                 "dcgm-exporter",
                 "# HELP DCGM_FI_DEV_XID_ERRORS Value of the last XID error encountered.\n# TYPE DCGM_FI_DEV_XID_ERRORS gauge\nDCGM_FI_DEV_XID_ERRORS{gpu=\"0\",UUID=\"GPU-e1200d64-e918-4277-cad9-75da90b9f618\",device=\"nvidia0\",modelName=\"Tesla T4\",Hostname=\"nvidia-dcgm-exporter-ml2wh\",container=\"dcgmproftester11\",namespace=\"default\",pod=\"dcgmproftester\"} 0\n",

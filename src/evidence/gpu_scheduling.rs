@@ -18,6 +18,33 @@
 //!   err: …`).
 //! - the scheduler (`pkg/scheduler/framework/plugins/noderesources/fit.go`, `Insufficient %v`
 //!   per resource), summed into `0/N nodes are available: M Insufficient nvidia.com/gpu.`.
+//! - NVIDIA's KAI Scheduler (github.com/kai-scheduler/KAI-Scheduler, read 2026-12 through the
+//!   search index): a node's fit error for a resource is
+//!   `Node didn't have enough resources: %s, requested: %s, used: %s, capacity: %s` (or `…: %s,
+//!   taking all considerations into account` for a distributed task), `%s` being KAI's display
+//!   name of the resource, `GPUs` for whole or fractional GPUs and `GPU memory` for a
+//!   `gpu-memory` request (`pkg/scheduler/k8s_internal`, `NewInsufficientResourceError`,
+//!   `NewInsufficientGpuMemoryCapacity`); a pending task's fit errors are summed per reason into
+//!   `no nodes with enough resources were found: N node(s) didn't have enough resources: GPUs.`
+//!   (`pkg/scheduler/api/common_info`'s fit errors, as `pkg/scheduler/actions/allocate`'s
+//!   tests assert it; `No nodes …` in the 2025 releases, KAI-Scheduler#39), and a topology
+//!   constraint's into `node-group(s) didn't have enough resources: GPUs`. The podgroup's
+//!   condition and the pod's `Unschedulable` event carry the text.
+//! - the kubelet's device manager (kubernetes/kubernetes
+//!   `pkg/kubelet/cm/devicemanager/plugin/v1beta1/client.go`, `Run`; before 1.25
+//!   `endpoint.go`, `run`): it opens the plugin's `ListAndWatch` stream and, when `Recv` fails,
+//!   logs `"ListAndWatch ended unexpectedly for device plugin" err="…" resource="<name>"`
+//!   (`klog.ErrorS`; older `listAndWatch ended unexpectedly for device plugin %s with error %v`
+//!   and a `resourceName=` key) and stops listening; the device manager drops the endpoint's
+//!   devices after its grace period (`endpointStopGracePeriod`, 5 min). The stream ends on every
+//!   plugin restart (`Unavailable … EOF`) and the plugin registers again, so that alone is no
+//!   fault. One error is deterministic: grpc-go's client refuses a message over its receive
+//!   limit, 4 MiB by default (`defaultClientMaxReceiveMessageSize`, which the kubelet's plugin
+//!   dial does not raise), with `code = ResourceExhausted desc = grpc: received message larger
+//!   than max (<size> vs. <limit>)`: a plugin whose device list is that large never delivers
+//!   one, on every registration, and the node never offers that resource
+//!   (github.com/Project-HAMi/volcano-vgpu-device-plugin/issues/99: `volcano.sh/vgpu-memory`,
+//!   one device per MiB of 8 x H20). Read for a resource whose name holds `gpu`.
 //! - gpu-feature-discovery's node labels (NVIDIA/k8s-device-plugin at 1b826acc,
 //!   `internal/lm/resource.go`: `nvidia.com/gpu.count`, `.product`, `.memory`, `.replicas`,
 //!   `nvidia.com/mig-<profile>.count`, `nvidia.com/mig.strategy`, …) as `kubectl describe
@@ -69,8 +96,19 @@ pub struct GpuScheduling {
     /// paste also shows the command's GPU request: the error and the request, as `error (the
     /// request: --gres=gpu:teslap100:1)`.
     pub node_config_unavailable: Vec<String>,
+    /// The kubelet's `ListAndWatch ended unexpectedly` for a GPU resource whose device list is
+    /// over its gRPC receive limit (`received message larger than max`).
+    pub device_lists_too_large: Vec<DeviceListTooLarge>,
     /// One sentence per thing the text shows the scheduler cannot give.
     pub findings: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct DeviceListTooLarge {
+    pub resource: String,
+    /// The message's size and the kubelet's limit, bytes.
+    pub size: u64,
+    pub limit: u64,
 }
 
 #[derive(Debug, Clone, Default, Serialize, PartialEq)]
@@ -247,6 +285,86 @@ fn insufficient(l: &str, out: &mut Vec<Insufficient>) {
     }
 }
 
+/// KAI Scheduler's fit error for GPUs in a line (module doc): `N node(s) didn't have enough
+/// resources: GPUs`, `N node-group(s) …`, or one node's `Node didn't have enough resources:
+/// GPUs, requested: …`; `GPU memory` likewise. Other resources (`CPU cores`, `memory`) are not
+/// a GPU's and are left alone.
+fn kai_insufficient(l: &str, out: &mut Vec<Insufficient>) {
+    const NOT_ENOUGH: &str = " didn't have enough resources: ";
+    let mut rest = l;
+    while let Some(at) = rest.find(NOT_ENOUGH) {
+        let before = rest[..at].trim_end();
+        let after = &rest[at + NOT_ENOUGH.len()..];
+        let name = ["GPU memory", "GPUs"].into_iter().find(|n| {
+            after
+                .strip_prefix(n)
+                .is_some_and(|r| r.is_empty() || r.starts_with([',', '.', ' ', '*', '"', '\'']))
+        });
+        let who = before.rsplit([' ', ':', '*', '"']).next().unwrap_or("");
+        let nodes = if who == "Node" {
+            Some(1)
+        } else if who == "node(s)" || who == "node-group(s)" {
+            before[..before.len() - who.len()]
+                .trim_end()
+                .rsplit([' ', ':', '*', '"'])
+                .next()
+                .and_then(count)
+        } else {
+            None
+        };
+        if let Some(name) = name
+            && matches!(who, "Node" | "node(s)" | "node-group(s)")
+        {
+            let e = Insufficient {
+                resource: name.to_string(),
+                nodes,
+            };
+            if !out.contains(&e) && out.len() < super::MAX_ITEMS {
+                out.push(e);
+            }
+        }
+        rest = after;
+    }
+}
+
+/// The kubelet's `ListAndWatch ended unexpectedly for device plugin` for a GPU resource with
+/// grpc-go's `received message larger than max (<size> vs. <limit>)` (module doc).
+fn device_list_too_large(l: &str) -> Option<DeviceListTooLarge> {
+    const ENDED: &str = "istAndWatch ended unexpectedly for device plugin";
+    const LARGER: &str = "received message larger than max (";
+    let at = l.find(ENDED)?;
+    if !matches!(l[..at].chars().last(), Some('L' | 'l')) {
+        return None;
+    }
+    let after = &l[at + ENDED.len()..];
+    let m = after.find(LARGER)?;
+    let (size, rest) = after[m + LARGER.len()..].split_once(" vs. ")?;
+    let limit = rest.split(')').next()?;
+    let (size, limit) = (size.trim().parse().ok()?, limit.trim().parse().ok()?);
+    // the resource: klog's `resource="…"` / `resourceName="…"`, or the old `plugin %s with`
+    let resource = ["resource=\"", "resourceName=\""]
+        .iter()
+        .find_map(|k| {
+            let i = after.find(k)?;
+            after[i + k.len()..].split('"').next()
+        })
+        .or_else(|| {
+            after
+                .trim_start()
+                .split_once(" with error")
+                .map(|(r, _)| r.trim())
+        })?;
+    (resource.to_ascii_lowercase().contains("gpu")
+        && !resource.is_empty()
+        && resource.len() <= 128
+        && !resource.contains(char::is_whitespace))
+    .then(|| DeviceListTooLarge {
+        resource: resource.to_string(),
+        size,
+        limit,
+    })
+}
+
 /// A gpu-feature-discovery label line: `nvidia.com/<name>=<value>`, nothing else on the line
 /// (describe's `Labels:` column, or the same after `Labels:`).
 fn gfd_label(l: &str) -> Option<(String, String)> {
@@ -416,6 +534,13 @@ pub fn parse_gpu_scheduling(text: &str) -> GpuScheduling {
             v.admission_errors.push(a);
         }
         insufficient(l, &mut v.insufficient);
+        kai_insufficient(l, &mut v.insufficient);
+        if let Some(d) = device_list_too_large(l)
+            && !v.device_lists_too_large.contains(&d)
+            && v.device_lists_too_large.len() < super::MAX_ITEMS
+        {
+            v.device_lists_too_large.push(d);
+        }
         if let Some(kv) = gfd_label(l)
             && v.gfd_labels.len() < super::MAX_ITEMS
         {
@@ -491,6 +616,12 @@ pub fn parse_gpu_scheduling(text: &str) -> GpuScheduling {
             ),
             None => format!("the scheduler found too few free {}", i.resource),
         });
+    }
+    for d in &v.device_lists_too_large {
+        f.push(format!(
+            "the kubelet cannot receive the device plugin's list of {}: {} bytes, over its gRPC limit of {} (ResourceExhausted), so the node never offers {}",
+            d.resource, d.size, d.limit, d.resource
+        ));
     }
     for g in &v.gres_count_lower {
         f.push(format!(
@@ -575,6 +706,7 @@ fn reads_anything(v: &GpuScheduling) -> bool {
         || !v.gres_count_lower.is_empty()
         || !v.invalid_gres.is_empty()
         || !v.node_config_unavailable.is_empty()
+        || !v.device_lists_too_large.is_empty()
 }
 
 /// The registry entry (see [`super::EvidenceKind`]).
@@ -585,7 +717,7 @@ impl super::EvidenceKind for GpuSchedulingKind {
         "gpu-scheduling"
     }
     fn doc(&self) -> &'static str {
-        "what a cluster scheduler says about the GPUs it can give: a Kubernetes node's nvidia.com/gpu capacity and allocatable (describe node, get node -o yaml), gpu-feature-discovery labels, the kubelet's UnexpectedAdmissionError, the scheduler's Insufficient nvidia.com/gpu; Slurm's scontrol show node, slurmctld's gres count check and the submit commands' invalid gres error or refusal of a GPU request no node can hold"
+        "what a cluster scheduler says about the GPUs it can give: a Kubernetes node's nvidia.com/gpu capacity and allocatable (describe node, get node -o yaml), gpu-feature-discovery labels, the kubelet's UnexpectedAdmissionError, the scheduler's Insufficient nvidia.com/gpu (KAI Scheduler's didn't have enough resources: GPUs), the kubelet's ListAndWatch refusing a GPU plugin's device list over its gRPC limit; Slurm's scontrol show node, slurmctld's gres count check and the submit commands' invalid gres error or refusal of a GPU request no node can hold"
     }
     fn example(&self) -> &'static str {
         "kubectl describe node gpu-node-1; scontrol show node gpu01"
@@ -620,6 +752,10 @@ impl super::EvidenceKind for GpuSchedulingKind {
             (
                 "node_config_unavailable",
                 "submit errors ending in Requested node configuration is not available, where the paste also shows the command's GPU request (--gres=gpu…, --gpus…), with that request",
+            ),
+            (
+                "device_lists_too_large",
+                "the kubelet's ListAndWatch ended for a GPU resource whose device list is over its gRPC receive limit: resource, size, limit",
             ),
             (
                 "findings",
@@ -746,6 +882,91 @@ mod tests {
         assert!(!looks_like(
             "0/3 nodes are available: 3 Insufficient cpu, 3 Insufficient memory.\n"
         ));
+    }
+
+    #[test]
+    fn kai_schedulers_fit_errors_for_gpus() {
+        // github.com/kai-scheduler/KAI-Scheduler/issues/39 (corpus h164_k8sevents_kaisched39_…):
+        // the pod's event as the poster pasted it, inside markdown bold
+        let t = "**Warning  Unschedulable  kai-scheduler  No nodes with enough resources were found: 2 node(s) didn't have enough resources: GPUs.**\n";
+        let v = parse_gpu_scheduling(t);
+        assert_eq!(
+            v.insufficient,
+            vec![Insufficient {
+                resource: "GPUs".into(),
+                nodes: Some(2)
+            }]
+        );
+        assert_eq!(
+            v.findings,
+            vec!["the scheduler found 2 node(s) with too few free GPUs".to_string()]
+        );
+        // KAI's allocate tests: the lower-case summary, and its per-node form
+        // (`NewInsufficientResourceError`) and the topology form
+        let t = "no nodes with enough resources were found: 10 node(s) didn't have enough resources: GPUs.\n";
+        assert_eq!(parse_gpu_scheduling(t).insufficient[0].nodes, Some(10));
+        let t = "Unschedulable: <dgx02>: Node didn't have enough resources: GPUs, requested: 1, used: 8, capacity: 8\n";
+        assert_eq!(parse_gpu_scheduling(t).insufficient[0].nodes, Some(1));
+        let t = "Not enough resources for the workload: node-group(s) didn't have enough resources: GPU memory.\n";
+        let v = parse_gpu_scheduling(t);
+        assert_eq!(v.insufficient[0].nodes, None);
+        assert_eq!(
+            v.findings,
+            vec!["the scheduler found too few free GPU memory".to_string()]
+        );
+        let t = "Not enough resources for the workload: 3 node-group(s) didn't have enough resources: GPU memory.\n";
+        assert_eq!(
+            parse_gpu_scheduling(t).insufficient[0].resource,
+            "GPU memory"
+        );
+        // healthy and neighbouring texts: CPU cores and memory are not a GPU's, prose naming
+        // the phrase without a count is not KAI's
+        for t in [
+            "no nodes with enough resources were found: 4 node(s) didn't have enough resources: CPU cores.\n",
+            "Node didn't have enough resources: memory, requested: 2147483648, used: 32290433792, capacity: 32457011200\n",
+            "my nodes didn't have enough resources: GPUs are all taken\n",
+        ] {
+            assert!(!looks_like(t), "{t}");
+        }
+    }
+
+    #[test]
+    fn the_kubelet_refuses_a_device_list_over_its_grpc_limit() {
+        // github.com/Project-HAMi/volcano-vgpu-device-plugin/issues/99 (corpus
+        // h164_kubelet_volcanovgpu99_…): 8 x H20, one device per MiB of GPU memory
+        let t = "E0116 16:52:03.819472  175650 client.go:88] \"ListAndWatch ended unexpectedly for device plugin\" err=\"rpc error: code = ResourceExhausted desc = grpc: received message larger than max (23264648 vs. 4194304)\" resource=\"volcano.sh/vgpu-memory\"\n";
+        let v = parse_gpu_scheduling(t);
+        assert_eq!(
+            v.device_lists_too_large,
+            vec![DeviceListTooLarge {
+                resource: "volcano.sh/vgpu-memory".into(),
+                size: 23264648,
+                limit: 4194304
+            }]
+        );
+        assert_eq!(v.findings.len(), 1);
+        // github.com/Project-HAMi/volcano-vgpu-device-plugin/issues/134: the same under
+        // journalctl's prefix; the kubelet before 1.25 (`endpoint.go`, written here in its
+        // format string with the same error)
+        let t = "Jun 05 10:59:27 cn-linux-005 kubelet[55792]: E0605 10:59:27.878147   55792 client.go:90] \"ListAndWatch ended unexpectedly for device plugin\" err=\"rpc error: code = ResourceExhausted desc = grpc: received message larger than max (9052428 vs. 4194304)\" resource=\"volcano.sh/vgpu-memory\"\n";
+        assert_eq!(
+            parse_gpu_scheduling(t).device_lists_too_large[0].size,
+            9052428
+        );
+        let t = "E0116 16:52:03.819472  1 endpoint.go:107] listAndWatch ended unexpectedly for device plugin nvidia.com/gpu with error rpc error: code = ResourceExhausted desc = grpc: received message larger than max (5000000 vs. 4194304)\n";
+        assert_eq!(
+            parse_gpu_scheduling(t).device_lists_too_large[0].resource,
+            "nvidia.com/gpu"
+        );
+        // no fault: a plugin restart's EOF (github.com/bottlerocket-os/bottlerocket/issues/4250),
+        // the same limit for a resource that is not a GPU's, the registration lines
+        for t in [
+            "Oct 17 12:05:33 ip-xx-xx-x-xx.ec2.internal kubelet[1655]: E1017 12:05:33.335816    1655 client.go:90] \"ListAndWatch ended unexpectedly for device plugin\" err=\"rpc error: code = Unavailable desc = error reading from server: EOF\" resource=\"nvidia.com/gpu\"\n",
+            "E0116 16:52:03.819472  1 client.go:88] \"ListAndWatch ended unexpectedly for device plugin\" err=\"rpc error: code = ResourceExhausted desc = grpc: received message larger than max (5000000 vs. 4194304)\" resource=\"example.com/hugepages\"\n",
+            "I0116 16:52:03.110671  175650 server.go:144] \"Got registration request from device plugin with resource\" resourceName=\"volcano.sh/vgpu-number\"\n",
+        ] {
+            assert!(!looks_like(t), "{t}");
+        }
     }
 
     #[test]

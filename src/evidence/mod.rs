@@ -53,6 +53,7 @@ pub mod cuda_libs;
 pub mod cuda_stack;
 pub mod cupy_config;
 pub mod dcgm_exporter;
+pub mod dcgm_exporter_log;
 pub mod dcgmi;
 pub mod dcgmi_stats;
 pub mod detect;
@@ -325,6 +326,8 @@ pub static KINDS: &[&dyn EvidenceKind] = &[
     &dcgmi::DcgmiDiscovery,
     // dcgm-exporter's series: `DCGM_FI_…{gpu="0",…} value`, no other kind's lines
     &dcgm_exporter::DcgmExporterKind,
+    // dcgm-exporter's own log: one of its start-up records (`msg="Starting dcgm-exporter"`…)
+    &dcgm_exporter_log::DcgmExporterLogKind,
     &smi_tables::Monitor,
     &gpustat::GpustatKind,
     // Slurm jobstats: its banner and meters are no other kind's

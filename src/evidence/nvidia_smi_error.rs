@@ -40,15 +40,36 @@ pub fn nvidia_smi_error_line(text: &str) -> Option<&str> {
 /// nvml error: driver not loaded: unknown.`), so the message is read where it starts a line or
 /// follows `stderr: `. Other initialization errors (`driver error: failed to process request`,
 /// `cuda error: …`) are not NVML's and are left alone.
+///
+/// The same commands print `detection error: %s` when the library initialised but could not
+/// list the driver or the devices (`src/cli/configure.c`, `info.c`, `list.c`:
+/// `nvc_driver_info_new` or `nvc_device_info_new` failed, `warnx("detection error: %s",
+/// nvc_error(nvc))`); with an `nvml error: …` reason that is NVML failing to query the GPUs
+/// (one in a bad state answers `unknown error`). The hook's stderr can hold an earlier line of
+/// the toolkit's before the CLI's (`Auto-detected mode as 'legacy'`, the runtime's mode
+/// detection); containerd logs the error as a quoted logfmt value (`error="… stderr:
+/// Auto-detected mode as 'legacy'\nnvidia-container-cli: detection error: nvml error: unknown
+/// error: unknown"`, github.com/Project-HAMi/volcano-vgpu-device-plugin/issues/123), so the
+/// message is also read after a `\n` escape when the stderr it sits in starts earlier on the
+/// line.
 fn container_cli_message(l: &str) -> Option<&str> {
-    const CLI: &str = "nvidia-container-cli: initialization error: ";
-    let at = l.find(CLI)?;
+    const CLI: &str = "nvidia-container-cli: ";
+    const CONTEXTS: [&str; 2] = ["initialization error: ", "detection error: "];
+    let (at, reason) = l.match_indices(CLI).find_map(|(at, _)| {
+        let after = &l[at + CLI.len()..];
+        CONTEXTS
+            .iter()
+            .find_map(|c| after.strip_prefix(c))
+            .map(|reason| (at, reason))
+    })?;
     let before = l[..at].trim_end();
-    if !(before.is_empty() || before.ends_with("stderr:")) {
+    let escaped_stderr = before
+        .strip_suffix("\\n")
+        .is_some_and(|b| b.contains("stderr: "));
+    if !(before.is_empty() || before.ends_with("stderr:") || escaped_stderr) {
         return None;
     }
-    let msg = &l[at..];
-    let reason = &msg[CLI.len()..];
+    let msg = l[at..].trim_end_matches('"');
     let nvml = reason.starts_with("nvml error: ")
         || reason
             .strip_prefix("load library failed: ")
@@ -209,6 +230,7 @@ impl super::EvidenceKind for NvidiaSmiError {
             "NVML library version mismatch",
             "No devices were found",
             "nvidia-container-cli: initialization error: ",
+            "nvidia-container-cli: detection error: ",
             // the device plugin's klog words for a container without NVML
             // (`plugin_found_no_nvml`)
             "NVML not detected: could not load NVML library",
@@ -431,5 +453,30 @@ mod tests {
         // not a failure
         let debug = "I0418 18:12:58.648174 217303 nvc.c:376] initializing library context (version=1.9.0, build=5e135c17d6dbae861ec343e9a8d3a0d2af758a4f)\n";
         assert_eq!(nvidia_smi_error_line(debug), None);
+    }
+
+    #[test]
+    fn the_container_clis_detection_error_inside_containerds_quoted_error() {
+        // github.com/Project-HAMi/volcano-vgpu-device-plugin/issues/123 (corpus
+        // h164_journal_volcanovgpu123_…): a node with a faulty GPU, containerd's journal line
+        // for StartContainer, the hook's two stderr lines joined by a `\n` escape
+        let journal = "4月 28 15:08:10 master-02 containerd[3862899]: time=\"2026-04-28T15:08:10.867655874+08:00\" level=error msg=\"StartContainer for \\\"8c9ea3e0970fab7df3893a1fca87318bf892d3a8cc85eaf33807f335533b8bb6\\\" failed\" error=\"failed to create containerd task: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: error during container init: error running hook #0: error running hook: exit status 1, stdout: , stderr: Auto-detected mode as 'legacy'\\nnvidia-container-cli: detection error: nvml error: unknown error: unknown\"\n";
+        assert_eq!(
+            nvidia_smi_error_line(journal),
+            Some("nvidia-container-cli: detection error: nvml error: unknown error: unknown")
+        );
+        // libnvidia-container's `warnx("detection error: %s", …)` alone on its line
+        let bare = "nvidia-container-cli: detection error: nvml error: driver not loaded\n";
+        assert!(nvidia_smi_error_line(bare).is_some());
+        // not NVML's: a detection error of another reason, a `\n` escape with no stderr before
+        // it, the CLI's other contexts, prose naming the phrase
+        for t in [
+            "nvidia-container-cli: detection error: open failed: /proc/driver/nvidia/version: no such file or directory\n",
+            "msg=\"hook said\\nnvidia-container-cli: detection error: nvml error: unknown error\"\n",
+            "stderr: nvidia-container-cli: mount error: file creation failed: /var/lib/docker/overlay2/x/merged/run/nvidia-persistenced/socket: no such device or address\n",
+            "we saw a nvidia-container-cli: detection error: nvml error: unknown error once\n",
+        ] {
+            assert_eq!(nvidia_smi_error_line(t), None, "{t}");
+        }
     }
 }

@@ -22,7 +22,7 @@ impl Probe for ClusterGpus {
         "cluster.gpus"
     }
     fn doc(&self) -> &'static str {
-        "what a cluster scheduler says about the GPUs it can give (--evidence): a Kubernetes node's nvidia.com/gpu capacity and allocatable, UnexpectedAdmissionError, Insufficient nvidia.com/gpu; Slurm's scontrol show node, gres count reported lower than configured, Invalid generic resource (gres) specification, Requested node configuration is not available for a GPU request"
+        "what a cluster scheduler says about the GPUs it can give (--evidence): a Kubernetes node's nvidia.com/gpu capacity and allocatable, UnexpectedAdmissionError, Insufficient nvidia.com/gpu, the kubelet refusing a GPU plugin's device list over its gRPC limit; Slurm's scontrol show node, gres count reported lower than configured, Invalid generic resource (gres) specification, Requested node configuration is not available for a GPU request"
     }
     fn fields(&self) -> &'static [(&'static str, &'static str)] {
         &[
@@ -54,6 +54,10 @@ impl Probe for ClusterGpus {
             (
                 "node_config_unavailable",
                 "submit errors ending in Requested node configuration is not available, where the paste also shows the GPU request, with that request",
+            ),
+            (
+                "device_lists_too_large",
+                "the kubelet's ListAndWatch ended for a GPU resource whose device list is over its gRPC receive limit: resource, size, limit",
             ),
             (
                 "findings",
