@@ -667,10 +667,13 @@ const MAX_LINES: usize = 20_000;
 /// Literal text one of which a line holds for each thing [`looks_like`] asks for: a GPU
 /// resource's name (`nvidia.com/`: the resource lists, the scheduler's `Insufficient`, the
 /// feature-discovery labels), the kubelet's admission failure, the `scontrol` keys read, and
-/// the slurmctld and submit-command messages.
-const ANY: [&str; 8] = [
+/// the slurmctld and submit-command messages, KAI Scheduler's fit error and the kubelet's
+/// `ListAndWatch` end.
+const ANY: [&str; 10] = [
     "nvidia.com/",
     "Allocate failed due to ",
+    " didn't have enough resources: ",
+    "istAndWatch ended unexpectedly for device plugin",
     "Gres=",
     "CfgTRES=",
     "AllocTRES=",
