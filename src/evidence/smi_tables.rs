@@ -161,11 +161,17 @@ pub(crate) fn clean(line: &str) -> &str {
             // markdown escapes a leading `#` (dmon's header) as `\#`
             l = &t[1..];
             break;
+        } else if let Some(r) = t.strip_prefix("**").filter(|r| r.starts_with('|')) {
+            // a table row the poster made bold in markdown: `**|    2      8539 … |**`
+            l = r;
         } else {
             break;
         }
     }
-    l.trim_end_matches('`')
+    let l = l.trim_end_matches('`');
+    l.strip_suffix("**")
+        .filter(|r| r.ends_with('|'))
+        .unwrap_or(l)
 }
 
 fn num(s: &str) -> Option<f64> {
@@ -230,6 +236,8 @@ pub fn looks_like_table(h: &str) -> bool {
             && h.contains('|'))
         // a paste trimmed to the process section or the MIG section
         || (h.contains("Processes:") && h.contains("Process name") && h.contains('|'))
+        // or to process rows alone, without the section's header
+        || h.lines().filter(|l| bare_process_row(clean(l).trim()).is_some()).count() >= 2
         || (h.contains("MIG devices:") && h.contains('|'))
         || h.lines().any(|l| {
             let l = clean(l);
@@ -405,6 +413,18 @@ fn process_row(c: &[&str]) -> Option<UsageProcess> {
     })
 }
 
+/// A row of the table's process section read without the section's header, as a paste cut
+/// down to the rows in question gives it: one framed cell (`|  GPU  [GI CI]  PID  Type
+/// Process name  Usage |`, the header nvidia-smi prints above these rows, R470 on with the
+/// MIG GI/CI columns, before it without) whose last field is the memory in MiB. A GPU row is
+/// several cells between `|`, so it is never one of these.
+fn bare_process_row(t: &str) -> Option<UsageProcess> {
+    if !t.starts_with('|') || !t.ends_with('|') {
+        return None;
+    }
+    process_row(&cells(t)).filter(|p| p.memory_mib.is_some() && p.pid.is_some())
+}
+
 /// One rule of the table's frame as nvidia-smi prints it: `+-----+-----+`, `|=====+=====|`,
 /// `|-----+-----+` (a whole line, no spaces). Its inner `+` junctions mark the column borders
 /// of the rows below it.
@@ -550,6 +570,19 @@ pub fn parse_table(text: &str) -> Result<SmiUsage, super::ParseError> {
             continue;
         }
         let c = cells(t);
+        // process rows pasted without their section's header (nothing of the table above
+        // them): read as the processes they are; the section is not whole, so processes not
+        // shown stay unknown
+        if !in_procs
+            && u.gpus.is_empty()
+            && pending.is_none()
+            && let Some(p) = bare_process_row(t)
+        {
+            if u.processes.len() < super::MAX_ITEMS {
+                u.processes.push(p);
+            }
+            continue;
+        }
         if in_procs {
             if t.contains("No running processes") {
                 procs_whole = true;
@@ -1712,6 +1745,65 @@ pub struct TopoLink {
 pub fn looks_like_topo(h: &str) -> bool {
     h.contains("CPU Affinity") && h.lines().any(|l| clean(l).trim_start().starts_with("GPU0"))
         || h.contains("Legend:") && h.contains("PHB") && h.contains("PIX")
+        || is_bare_topo_matrix(h)
+}
+
+/// A cell of the `topo -m` matrix between two GPUs: `X` (the GPU itself), `NV<n>` (n bonded
+/// NVLinks) or one of the PCIe levels the legend names, which are NVML's
+/// `nvmlGpuTopologyLevel_t` as nvidia-smi prints them (nvidia-ml-py `pynvml.py`,
+/// `_nvmlGpuTopologyLevel_t`, the 13.x binding: `NVML_TOPOLOGY_SINGLE` PIX,
+/// `_MULTIPLE` PXB, `_HOSTBRIDGE` PHB, `_NODE` NODE, `_SYSTEM` SYS), and `SOC`, the name
+/// drivers before R384 printed for SYS ("Connection traversing PCIe as well as the SMP link
+/// between CPU sockets").
+fn is_topo_cell(c: &str) -> bool {
+    matches!(c, "X" | "PIX" | "PXB" | "PHB" | "NODE" | "SYS" | "SOC")
+        || c.strip_prefix("NV")
+            .is_some_and(|n| !n.is_empty() && n.chars().all(|d| d.is_ascii_digit()))
+}
+
+/// The `topo -m` matrix as people paste it when they cut the `CPU Affinity`/`NUMA Affinity`
+/// columns and the legend away: a header of `GPU0 GPU1 ...` (consecutively numbered, at least
+/// two) and under it at least two rows `GPU<i>` whose cells under those columns are all
+/// matrix cells ([`is_topo_cell`]), `X` where the row meets its own column and a link
+/// elsewhere. `topo -p2p` (`OK`/`NS`/`CNS` cells), `nvlink` and prose are not matrices of links.
+fn is_bare_topo_matrix(h: &str) -> bool {
+    let mut lines = h.lines().map(|l| clean(l).trim());
+    while let Some(l) = lines.next() {
+        let cols: Vec<&str> = l.split_whitespace().collect();
+        let gpus = cols
+            .iter()
+            .enumerate()
+            .take_while(|(i, c)| **c == format!("GPU{i}"))
+            .count();
+        if gpus < 2 {
+            continue;
+        }
+        let mut rows = 0;
+        for r in lines.by_ref() {
+            let toks: Vec<&str> = r.split_whitespace().collect();
+            let Some(i) = toks
+                .first()
+                .and_then(|t| t.strip_prefix("GPU"))
+                .and_then(|n| n.parse::<usize>().ok())
+            else {
+                break;
+            };
+            let cells = toks.get(1..=gpus);
+            let ok = i < gpus
+                && cells.is_some_and(|cs| {
+                    cs.iter().all(|c| is_topo_cell(c))
+                        && cs.iter().enumerate().all(|(j, c)| (*c == "X") == (j == i))
+                });
+            if !ok {
+                break;
+            }
+            rows += 1;
+        }
+        if rows >= 2 {
+            return true;
+        }
+    }
+    false
 }
 
 pub fn parse_topo(text: &str) -> Result<Topology, super::ParseError> {
@@ -2920,6 +3012,80 @@ Legend:\n  X    = Self\n";
         // no row above: a cut first row holds a figure
         assert!(cut_row(&["0", "5"], None));
         assert!(!cut_row(&["see above"], None));
+    }
+
+    #[test]
+    fn a_topo_matrix_without_its_affinity_columns_and_legend_is_read() {
+        // forum.level1techs.com/t/gpu-gpu-expected-bandwidth/185531: two RTX 3070 Ti, the
+        // poster's topo -m "edited slightly" (tabs, only the PHB legend line left)
+        let phb = "\tGPU0\tGPU1\t\nGPU0\t X \tPHB\t\nGPU1\tPHB\t X \t\n  PHB  = Connection traversing PCIe as well as a PCIe Host Bridge (typically the CPU)\n";
+        assert!(looks_like_topo(phb));
+        let t = parse_topo(phb).unwrap();
+        assert_eq!((t.pairs, t.nvlink_pairs), (1, 0));
+        assert_eq!(t.links[0].link, "PHB");
+        // cortwave.github.io/posts/multi-gpu: 4x RTX 4090 on two sockets, spaces, no legend
+        let sys = "$ nvidia-smi topo -m\n        GPU0    GPU1    GPU2    GPU3\nGPU0     X      PHB     SYS     SYS\nGPU1    PHB      X      SYS     SYS\nGPU2    SYS     SYS      X      PHB\nGPU3    SYS     SYS     PHB      X\n";
+        assert!(looks_like_topo(sys));
+        let t = parse_topo(sys).unwrap();
+        assert_eq!(t.pairs, 6);
+        assert_eq!(t.links.iter().filter(|l| l.link == "SYS").count(), 4);
+        // an NVLink pair, as the legend-less matrix of two NVLinked cards prints it
+        assert!(looks_like_topo(
+            "\tGPU0\tGPU1\nGPU0\t X \tNV4\nGPU1\tNV4\t X \n"
+        ));
+    }
+
+    #[test]
+    fn process_rows_pasted_without_their_header_are_read() {
+        // discuss.pytorch.org/t/66080: three rows of the pre-R470 process section, the middle
+        // one made bold by the poster (process 8539 on GPU 2 and GPU 3)
+        let t = "|    2      8538      C   /usr/bin/python3                            8025MiB |\n**|    2      8539      C   /usr/bin/python3                            1369MiB |**\n|    3      8539      C   /usr/bin/python3                            8037MiB |\n";
+        assert!(looks_like_table(t));
+        let u = parse_table(t).unwrap();
+        assert_eq!(u.processes.len(), 3);
+        assert_eq!(u.processes[1].pid, Some(8539));
+        assert_eq!(u.processes[1].gpu, Some(2));
+        assert_eq!(u.processes[1].memory_mib, Some(1369.0));
+        assert!(!u.processes_listed);
+        assert_eq!(
+            u.gpus.iter().map(|g| g.index).collect::<Vec<_>>(),
+            vec![2, 3]
+        );
+        // R470 on: GI and CI columns (stackoverflow.com/questions/70074789)
+        let gi = "|    0   N/A  N/A      1047      G   /usr/lib/xorg/Xorg                168MiB |\n|    0   N/A  N/A      5521      G   /usr/lib/xorg/Xorg                363MiB |\n";
+        assert!(looks_like_table(gi));
+        assert_eq!(parse_table(gi).unwrap().processes[1].pid, Some(5521));
+        // one row, a GPU row (several cells), and a framed sentence are not process rows
+        assert!(!looks_like_table(
+            "|    2      8538      C   /usr/bin/python3                            8025MiB |\n"
+        ));
+        assert!(
+            bare_process_row(
+                "| N/A   40C    P0    55W / 250W |  31194MiB / 32480MiB |     44%      Default |"
+            )
+            .is_none()
+        );
+        assert!(bare_process_row("| see the 2 C rows above, 300MiB |").is_none());
+    }
+
+    #[test]
+    fn matrices_that_are_not_topo_links_are_not_claimed() {
+        // topo -p2p r: OK/NS cells
+        assert!(!is_bare_topo_matrix(
+            " \tGPU0\tGPU1\n GPU0\tX\tOK\n GPU1\tOK\tX\n"
+        ));
+        // one row only, a diagonal that is not X, a word that is no link
+        assert!(!is_bare_topo_matrix("GPU0 GPU1\nGPU0 X PHB\n"));
+        assert!(!is_bare_topo_matrix(
+            "GPU0 GPU1\nGPU0 PHB PHB\nGPU1 PHB X\n"
+        ));
+        assert!(!is_bare_topo_matrix(
+            "GPU0 GPU1\nGPU0 X fast\nGPU1 fast X\n"
+        ));
+        // prose naming GPUs
+        assert!(!is_bare_topo_matrix(
+            "GPU0 and GPU1 are slow\nGPU0 is at 100%\nGPU1 is at 0%\n"
+        ));
     }
 
     #[test]
