@@ -63,6 +63,14 @@ const TITLES: &[&str] = &[
     "P2P=Disabled Latency Matrix (us)",
     "P2P=Enabled Latency (P2P Writes) Matrix (us)",
     "P2P=Enabled Latency (P2P Reads) Matrix (us)",
+    // The CUDA demo suite's `busGrind` (`extras/demo_suite`, shipped as a binary: no source is
+    // published) prints the same `D\D` matrices under its own titles, as its public output
+    // shows them (forum.level1techs.com/t/gpu-gpu-expected-bandwidth/185531, h163); P2P=Disabled
+    // is the same title of its run with peer access off.
+    "P2P Bandwidth Matrix (GB/s) - Unidirectional, P2P=Enabled",
+    "P2P Bandwidth Matrix (GB/s) - Bidirectional, P2P=Enabled",
+    "P2P Bandwidth Matrix (GB/s) - Unidirectional, P2P=Disabled",
+    "P2P Bandwidth Matrix (GB/s) - Bidirectional, P2P=Disabled",
 ];
 
 fn title(line: &str) -> Option<&'static str> {
@@ -185,7 +193,7 @@ impl super::EvidenceKind for P2pBandwidthKind {
         "cuda-p2p-bandwidth"
     }
     fn doc(&self) -> &'static str {
-        "the CUDA samples' `p2pBandwidthLatencyTest` output: which GPU pairs can access each other as peers, and the copy bandwidth and latency matrices with P2P disabled and enabled"
+        "the CUDA samples' `p2pBandwidthLatencyTest` output: which GPU pairs can access each other as peers, and the copy bandwidth and latency matrices with P2P disabled and enabled (and the demo suite's `busGrind` P2P bandwidth matrices)"
     }
     fn example(&self) -> &'static str {
         "./p2pBandwidthLatencyTest"
@@ -226,6 +234,30 @@ impl super::EvidenceKind for P2pBandwidthKind {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn busgrind_matrices_are_read() {
+        // h163: two RTX 3070 Ti, 3.3 GB/s one way between them (Level1Techs 185531)
+        let t = crate::evidence::corpus_text(
+            "h163_p2pbw_level1techs185531_busgrind_3070ti_phb_3gbs.txt",
+        );
+        assert!(looks_like_p2p_bandwidth(&t));
+        let v = parse_p2p_bandwidth(&t);
+        assert_eq!(v.matrices.len(), 2);
+        assert_eq!(
+            v.matrices[0].title,
+            "P2P Bandwidth Matrix (GB/s) - Unidirectional, P2P=Enabled"
+        );
+        assert_eq!(
+            v.matrices[0].rows,
+            vec![(0, vec![257.84, 3.32]), (1, vec![3.32, 263.90])]
+        );
+        assert_eq!(v.matrices[1].rows[1], (1, vec![4.98, 270.33]));
+        // a title alone in prose, with words after it, is not one
+        assert!(!looks_like_p2p_bandwidth(
+            "the P2P Bandwidth Matrix (GB/s) - Unidirectional, P2P=Enabled shows 3 GB/s\n"
+        ));
+    }
 
     #[test]
     fn peers_devices_and_the_connectivity_matrix_with_tabs() {
