@@ -53,7 +53,14 @@ pub fn canonical_setting(name: &str) -> Option<&'static str> {
         | "n_data_workers"
         | "num_loader_workers"
         | "data_loader_workers"
-        | "num_cpu_workers" => "num_workers",
+        | "num_cpu_workers"
+        // kohya-ss/sd-scripts (`library/train_util.py`, `--max_data_loader_n_workers`, default
+        // 8, "max num workers for DataLoader"), which its trainers pass on as
+        // `DataLoader(..., num_workers=min(args.max_data_loader_n_workers, os.cpu_count()),
+        // persistent_workers=args.persistent_data_loader_workers)` (`train_network.py`); the
+        // same names in sd-scripts' `--config_file` TOML, kohya_ss's GUI configs,
+        // LoRA_Easy_Training_Scripts' TOML and musubi-tuner
+        | "max_data_loader_n_workers" => "num_workers",
         // the YOLOV3 family (Peterisfar/YOLOV3 and its descendants argusswift/YOLOv4-pytorch,
         // GGHL, ...): config/yolov*_config.py `TRAIN = {..., "NUMBER_WORKERS": 4, ...}` feeds
         // train.py `DataLoader(..., num_workers=cfg.TRAIN["NUMBER_WORKERS"], ...)`; in that
@@ -65,7 +72,9 @@ pub fn canonical_setting(name: &str) -> Option<&'static str> {
         | "pin_mem"
         | "pinned_memory"
         | "pin_memory_device_copy" => "pin_memory",
-        "persistent_workers" | "dataloader_persistent_workers" => "persistent_workers",
+        "persistent_workers"
+        | "dataloader_persistent_workers"
+        | "persistent_data_loader_workers" => "persistent_workers",
         "bucket_cap_mb" | "ddp_bucket_cap_mb" => "bucket_cap_mb",
         _ => return None,
     })
@@ -663,12 +672,34 @@ fn judge_warnings(text: &str, warnings: &mut [LogWarning]) {
     }
 }
 
+/// Whether the job trains on latents kohya-ss/sd-scripts cached before training: its
+/// `--cache_latents` / `--cache_latents_to_disk` flags (a bare flag on a command line,
+/// `cache_latents = true` in a `--config_file` TOML or a front end's TOML/JSON/YAML). The
+/// dataset's `__getitem__` (`library/train_util.py`, `BaseDataset`) then takes
+/// `image_info.latents` (`# cache_latents=Trueの場合`) or loads `image_info.latents_npz`
+/// (`# …cache_latents_to_disk=Trueの場合`) instead of reading, cropping and resizing the image,
+/// so its DataLoader workers serve tensors the VAE already made and tokenize captions.
+pub fn cached_latents(text: &str) -> bool {
+    static RE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(
+            r#"(?mi)(?:^|[\s"',{])cache_latents(?:_to_disk)?["']?[ \t]*[:=][ \t]*["']?(?:true|1)\b|(?:^|[\s\[,(])["']?--cache_latents(?:_to_disk)?(?:[ \t]*=[ \t]*["']?(?:true|1)\b|["']?[ \t]*(?:[,\])]|$)|[ \t])"#,
+        )
+        .expect("static regex")
+    });
+    RE.is_match(text)
+}
+
 /// What the job's batches are made of, where the text shows it: `text` for a language-model
 /// fine-tune or pre-training (a tokenizer, a sequence length, a decoder layer to shard, LoRA),
-/// `image` for vision pipelines (resize/crop/flip transforms, image loading). A tokenized text
-/// batch is cheap to collate, so a few workers feed a GPU that an image pipeline would starve.
+/// `image` for vision pipelines (resize/crop/flip transforms, image loading), `cached-latents`
+/// for an sd-scripts job whose VAE latents were cached before training ([`cached_latents`]),
+/// whatever else it names. A tokenized text batch is cheap to collate, so a few workers feed
+/// a GPU that an image pipeline would starve; a batch of cached latents needs no decoding.
 /// None when the text shows neither, or both (a multimodal job counts as images).
 pub fn workload(text: &str) -> Option<&'static str> {
+    if cached_latents(text) {
+        return Some("cached-latents");
+    }
     const TEXT: &[&str] = &[
         "tokenizer",
         "model_max_length",
@@ -2174,6 +2205,52 @@ PID USER PR NI VIRT RES SHR S %CPU %MEM TIME+ COMMAND\n\
             Some("image")
         );
         assert_eq!(workload("train:\n  num_workers: 2\n"), None);
+    }
+
+    #[test]
+    fn sd_scripts_cached_latents_and_loader_names() {
+        // github.com/67372a/LoRA_Easy_Training_Scripts/issues/88: the front end's TOML with
+        // `max_data_loader_n_workers = 1`, persistent workers and both cache flags; its
+        // `image_dir` and `vae` would make it an image job
+        let t = corpus("h162_kohyatoml_loraeasy88_5070_one_worker_cached_latents.toml");
+        assert!(cached_latents(&t));
+        assert_eq!(workload(&t), Some("cached-latents"));
+        assert_eq!(
+            canonical_setting("max_data_loader_n_workers"),
+            Some("num_workers")
+        );
+        assert_eq!(
+            canonical_setting("persistent_data_loader_workers"),
+            Some("persistent_workers")
+        );
+        // the flags as sd-scripts' argparse takes them, on a command line, in a Python list of
+        // arguments, in JSON and YAML
+        for t in [
+            "accelerate launch train_network.py --cache_latents --max_data_loader_n_workers 2\n",
+            "accelerate launch train_network.py \\\n  --cache_latents_to_disk \\\n  --seed 42\n",
+            "  --gradient_checkpointing\n  --cache_latents\n",
+            "cmd = [\"--sdpa\", \"--cache_latents\", \"--network_train_unet_only\"]\n",
+            "{\"cache_latents\": true, \"max_data_loader_n_workers\": \"0\"}\n",
+            "cache_latents_to_disk: True\n",
+        ] {
+            assert!(cached_latents(t), "{t}");
+        }
+        // not cached: the flag switched off, an attribute read in Python, a prose mention, a
+        // longer flag name
+        for t in [
+            "cache_latents = false\n",
+            "\"cache_latents\": false,\n",
+            "  cache_latents = args.cache_latents\n",
+            "if args.cache_latents:\n    vae.to(device)\n",
+            "use cache_latents to save VRAM\n",
+            "--cache_latents_to_disk_dir /tmp/x\n",
+        ] {
+            assert!(!cached_latents(t), "{t}");
+        }
+        assert_eq!(
+            workload("image_dir = \"x\"\ncache_latents = false\n"),
+            Some("image")
+        );
     }
 
     /// Real warnings cut mid-line in the test (no cut copies are committed): a log that stops
