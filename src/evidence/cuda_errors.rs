@@ -313,8 +313,55 @@ pub struct CudaRuntimeLog {
     /// for a GPU that no architecture of the build runs, so the build lacks a GPU's architecture;
     /// a GPU the text names whose major the quoted list lacks is then in `incompatible_gpus`.
     pub arch_warning_unattributed: bool,
+    /// Where PyTorch threw the CUDA error from, as c10's back trace under it names it
+    /// ([`cuda_check_raises`]), distinct.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub raised_from: Vec<RaisedFrom>,
     /// Lines that carried one of these messages.
     pub lines: u64,
+}
+
+/// The head of the back trace c10 appends to a CUDA error: `c10/util/Exception.cpp`'s
+/// `Exception raised from <function> at <file>:<line> (most recent call first):` (then
+/// `c10/util/Backtrace.cpp`'s `frame #N: <symbol> + 0x… (0x… in <lib>)` lines), where the
+/// file is `c10/cuda/CUDAException.cpp`: PyTorch 1.13 on routes every `C10_CUDA_CHECK` through
+/// its `c10_cuda_check_implementation`, whose `TORCH_CHECK` message is the `CUDA error: …` with
+/// its hints (read at pytorch/pytorch 01a6a16d). `c10::Error::what()` puts the back trace after
+/// the message and a blank line, so a paste carries it as a block of its own under the error.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct RaisedFrom {
+    pub function: String,
+    pub file: String,
+    pub line: u32,
+}
+
+/// Every distinct [`RaisedFrom`] the text's back trace heads name, at most
+/// [`super::MAX_ITEMS`].
+pub fn cuda_check_raises(text: &str) -> Vec<RaisedFrom> {
+    static RE: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(
+            r"Exception raised from (\S+) at (\S*CUDAException\.cpp):(\d+) \(most recent call first\):",
+        )
+        .expect("static regex")
+    });
+    let mut out: Vec<RaisedFrom> = Vec::new();
+    for c in RE.captures_iter(text) {
+        let Ok(line) = c[3].parse::<u32>() else {
+            continue;
+        };
+        let r = RaisedFrom {
+            function: super::clip(&c[1], 200),
+            file: super::clip(&c[2], 300),
+            line,
+        };
+        if !out.contains(&r) {
+            out.push(r);
+        }
+        if out.len() >= super::MAX_ITEMS {
+            break;
+        }
+    }
+    out
 }
 
 /// TensorFlow's (and XLA's) `Diagnostician::WarnOnDsoKernelMismatch` in `cuda_diagnostics.cc`
@@ -2289,6 +2336,7 @@ pub fn parse_cuda_runtime_log(text: &str) -> CudaRuntimeLog {
         .iter()
         .any(|n| n == "cudaErrorNoKernelImageForDevice");
     (out.library_problems, out.library_messages_not_judged) = libs.finish();
+    out.raised_from = cuda_check_raises(text);
     if out.incompatible_gpus.is_empty()
         && out.old_gpus.is_empty()
         && (unattributed_list.is_some() || advice)
@@ -2445,6 +2493,10 @@ impl super::EvidenceKind for CudaRuntimeKind {
                 "arch_warning_unattributed",
                 "PyTorch's architecture warning quoted without its GPU line (`The current PyTorch install supports CUDA capabilities …` alone, 2.11's `… a PyTorch release that supports one of these CUDA versions: …`): printed only for a GPU the build has no kernels for",
             ),
+            (
+                "raised_from",
+                "c10's back trace under a CUDA error: the function, file (c10/cuda/CUDAException.cpp) and line PyTorch threw it from",
+            ),
             ("lines", "lines that carried one of these messages"),
         ]
     }
@@ -2463,6 +2515,52 @@ impl super::EvidenceKind for CudaRuntimeKind {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn c10_s_back_trace_under_a_cuda_error_names_where_it_was_raised() {
+        // h162: hao-ai-lab/FastVideo#1008, the watchdog's `unspecified launch failure`, a
+        // blank line, then c10's back trace head and frame #0 (frame #1 cut)
+        let t = include_str!(
+            "../../tests/fixtures/corpus/h162_cudaerr_fastvideo1008_wan14b_watchdog_unspecified_launch_failure.txt"
+        );
+        let m = parse_cuda_runtime_log(t);
+        assert_eq!(m.error_names, ["cudaErrorLaunchFailure"]);
+        assert_eq!(
+            m.raised_from,
+            [RaisedFrom {
+                function: "c10_cuda_check_implementation".into(),
+                file: "/pytorch/c10/cuda/CUDAException.cpp".into(),
+                line: 43,
+            }]
+        );
+        // the back trace block alone, as the segmenter offers it to the part above it, is read
+        let trace = t.split("\n\n").nth(1).unwrap();
+        assert_eq!(cuda_check_raises(trace).len(), 1);
+        // a repeat (every rank prints one) is one entry; an older build's relative path is
+        // read too
+        let two = "Exception raised from c10_cuda_check_implementation at ../c10/cuda/CUDAException.cpp:44 (most recent call first):\n\
+                   frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x57 (0x7f in libc10.so)\n\
+                   Exception raised from c10_cuda_check_implementation at ../c10/cuda/CUDAException.cpp:44 (most recent call first):\n";
+        assert_eq!(
+            cuda_check_raises(two),
+            [RaisedFrom {
+                function: "c10_cuda_check_implementation".into(),
+                file: "../c10/cuda/CUDAException.cpp".into(),
+                line: 44,
+            }]
+        );
+        // neighbours: other throw sites (the NCCL watchdog's timeout, the caching allocator's
+        // OOM), the head without its file, prose
+        for t in [
+            "Exception raised from checkTimeout at ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:565 (most recent call first):\n",
+            "Exception raised from malloc at ../c10/cuda/CUDACachingAllocator.cpp:1200 (most recent call first):\n",
+            "Exception raised from c10_cuda_check_implementation (most recent call first):\n",
+            "the exception was raised from CUDAException.cpp:43, see the trace\n",
+        ] {
+            assert!(cuda_check_raises(t).is_empty(), "{t}");
+            assert!(parse_cuda_runtime_log(t).raised_from.is_empty(), "{t}");
+        }
+    }
 
     #[test]
     fn torchvision_built_for_another_cuda_is_read_wrapped_or_not() {

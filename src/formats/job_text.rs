@@ -53,7 +53,14 @@ pub fn canonical_setting(name: &str) -> Option<&'static str> {
         | "n_data_workers"
         | "num_loader_workers"
         | "data_loader_workers"
-        | "num_cpu_workers" => "num_workers",
+        | "num_cpu_workers"
+        // kohya-ss/sd-scripts (`library/train_util.py`, `--max_data_loader_n_workers`, default
+        // 8, "max num workers for DataLoader"), which its trainers pass on as
+        // `DataLoader(..., num_workers=min(args.max_data_loader_n_workers, os.cpu_count()),
+        // persistent_workers=args.persistent_data_loader_workers)` (`train_network.py`); the
+        // same names in sd-scripts' `--config_file` TOML, kohya_ss's GUI configs,
+        // LoRA_Easy_Training_Scripts' TOML and musubi-tuner
+        | "max_data_loader_n_workers" => "num_workers",
         // the YOLOV3 family (Peterisfar/YOLOV3 and its descendants argusswift/YOLOv4-pytorch,
         // GGHL, ...): config/yolov*_config.py `TRAIN = {..., "NUMBER_WORKERS": 4, ...}` feeds
         // train.py `DataLoader(..., num_workers=cfg.TRAIN["NUMBER_WORKERS"], ...)`; in that
@@ -65,7 +72,9 @@ pub fn canonical_setting(name: &str) -> Option<&'static str> {
         | "pin_mem"
         | "pinned_memory"
         | "pin_memory_device_copy" => "pin_memory",
-        "persistent_workers" | "dataloader_persistent_workers" => "persistent_workers",
+        "persistent_workers"
+        | "dataloader_persistent_workers"
+        | "persistent_data_loader_workers" => "persistent_workers",
         "bucket_cap_mb" | "ddp_bucket_cap_mb" => "bucket_cap_mb",
         _ => return None,
     })
@@ -663,12 +672,34 @@ fn judge_warnings(text: &str, warnings: &mut [LogWarning]) {
     }
 }
 
+/// Whether the job trains on latents kohya-ss/sd-scripts cached before training: its
+/// `--cache_latents` / `--cache_latents_to_disk` flags (a bare flag on a command line,
+/// `cache_latents = true` in a `--config_file` TOML or a front end's TOML/JSON/YAML). The
+/// dataset's `__getitem__` (`library/train_util.py`, `BaseDataset`) then takes
+/// `image_info.latents` (`# cache_latents=Trueの場合`) or loads `image_info.latents_npz`
+/// (`# …cache_latents_to_disk=Trueの場合`) instead of reading, cropping and resizing the image,
+/// so its DataLoader workers serve tensors the VAE already made and tokenize captions.
+pub fn cached_latents(text: &str) -> bool {
+    static RE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(
+            r#"(?mi)(?:^|[\s"',{])cache_latents(?:_to_disk)?["']?[ \t]*[:=][ \t]*["']?(?:true|1)\b|(?:^|[\s\[,(])["']?--cache_latents(?:_to_disk)?(?:[ \t]*=[ \t]*["']?(?:true|1)\b|["']?[ \t]*(?:[,\])]|$)|[ \t])"#,
+        )
+        .expect("static regex")
+    });
+    RE.is_match(text)
+}
+
 /// What the job's batches are made of, where the text shows it: `text` for a language-model
 /// fine-tune or pre-training (a tokenizer, a sequence length, a decoder layer to shard, LoRA),
-/// `image` for vision pipelines (resize/crop/flip transforms, image loading). A tokenized text
-/// batch is cheap to collate, so a few workers feed a GPU that an image pipeline would starve.
+/// `image` for vision pipelines (resize/crop/flip transforms, image loading), `cached-latents`
+/// for an sd-scripts job whose VAE latents were cached before training ([`cached_latents`]),
+/// whatever else it names. A tokenized text batch is cheap to collate, so a few workers feed
+/// a GPU that an image pipeline would starve; a batch of cached latents needs no decoding.
 /// None when the text shows neither, or both (a multimodal job counts as images).
 pub fn workload(text: &str) -> Option<&'static str> {
+    if cached_latents(text) {
+        return Some("cached-latents");
+    }
     const TEXT: &[&str] = &[
         "tokenizer",
         "model_max_length",
@@ -978,6 +1009,32 @@ pub fn step_timings(text: &str) -> Option<StepTimings> {
                     r(r"\bDataLoadingTime\s+(\d+(?:\.\d+)?)"),
                     r(r"\bTime\s+(\d+(?:\.\d+)?)\s+(?:Err|Loss)\b"),
                     false,
+                ),
+                // Sana's `train_scripts/train.py` (NVlabs/Sana, read at 0bcf2bf5 and in the
+                // index's other copies of it and its forks): every `log_interval` steps (and at an
+                // epoch's first) `Epoch: {e} | Global Step: {g} | Local Step: {s} // {n},
+                // total_eta: …, epoch_eta:…, time: all:{t:.3f}, model:{t_m:.3f}, data:{t_d:.3f},
+                // lm:{t_lm:.3f}, vae:{t_vae:.3f}, lr:…`, with `t = (time.time() - last_tic) /
+                // log_interval` the wall time per step since the last print (the wait in it) and
+                // `t_d` the mean of `data_time_all += time.time() - data_time_start`, from the end
+                // of one step (`data_time_start = time.time()`) to its next batch after
+                // `accelerator.wait_for_everyone()`; its variants print other timers between
+                // (`optimizer:`, `IQA:`, `Connector:`) in the same `name:value` form
+                (
+                    "sana",
+                    r(r"(?:^|[\s,])data:(\d+(?:\.\d+)?)"),
+                    r(r"\btime: all:(\d+(?:\.\d+)?)"),
+                    true,
+                ),
+                // PixArt-α's `train_scripts/train.py` (PixArt-alpha/PixArt-alpha, read at
+                // 37d7cef6; PixArt-Σ's is the same), the loop Sana's grew from: `Step/Epoch
+                // [{g}/{e}][{s + 1}/{n}]:total_eta: …, epoch_eta:…, time_all:{t:.3f},
+                // time_data:{t_d:.3f}, lr:…`, the same two means over `log_interval`
+                (
+                    "pixart",
+                    r(r"\btime_data:(\d+(?:\.\d+)?)"),
+                    r(r"\btime_all:(\d+(?:\.\d+)?)"),
+                    true,
                 ),
             ]
         });
@@ -2150,6 +2207,52 @@ PID USER PR NI VIRT RES SHR S %CPU %MEM TIME+ COMMAND\n\
         assert_eq!(workload("train:\n  num_workers: 2\n"), None);
     }
 
+    #[test]
+    fn sd_scripts_cached_latents_and_loader_names() {
+        // github.com/67372a/LoRA_Easy_Training_Scripts/issues/88: the front end's TOML with
+        // `max_data_loader_n_workers = 1`, persistent workers and both cache flags; its
+        // `image_dir` and `vae` would make it an image job
+        let t = corpus("h162_kohyatoml_loraeasy88_5070_one_worker_cached_latents.toml");
+        assert!(cached_latents(&t));
+        assert_eq!(workload(&t), Some("cached-latents"));
+        assert_eq!(
+            canonical_setting("max_data_loader_n_workers"),
+            Some("num_workers")
+        );
+        assert_eq!(
+            canonical_setting("persistent_data_loader_workers"),
+            Some("persistent_workers")
+        );
+        // the flags as sd-scripts' argparse takes them, on a command line, in a Python list of
+        // arguments, in JSON and YAML
+        for t in [
+            "accelerate launch train_network.py --cache_latents --max_data_loader_n_workers 2\n",
+            "accelerate launch train_network.py \\\n  --cache_latents_to_disk \\\n  --seed 42\n",
+            "  --gradient_checkpointing\n  --cache_latents\n",
+            "cmd = [\"--sdpa\", \"--cache_latents\", \"--network_train_unet_only\"]\n",
+            "{\"cache_latents\": true, \"max_data_loader_n_workers\": \"0\"}\n",
+            "cache_latents_to_disk: True\n",
+        ] {
+            assert!(cached_latents(t), "{t}");
+        }
+        // not cached: the flag switched off, an attribute read in Python, a prose mention, a
+        // longer flag name
+        for t in [
+            "cache_latents = false\n",
+            "\"cache_latents\": false,\n",
+            "  cache_latents = args.cache_latents\n",
+            "if args.cache_latents:\n    vae.to(device)\n",
+            "use cache_latents to save VRAM\n",
+            "--cache_latents_to_disk_dir /tmp/x\n",
+        ] {
+            assert!(!cached_latents(t), "{t}");
+        }
+        assert_eq!(
+            workload("image_dir = \"x\"\ncache_latents = false\n"),
+            Some("image")
+        );
+    }
+
     /// Real warnings cut mid-line in the test (no cut copies are committed): a log that stops
     /// inside its only warning says so; the whole one is read.
     #[test]
@@ -2283,6 +2386,59 @@ PID USER PR NI VIRT RES SHR S %CPU %MEM TIME+ COMMAND\n\
         // fbcunn's example prints `Time 0.42 ..` without the wait: not read
         assert_eq!(
             step_timings("Epoch: [1][1/10000] Time 0.42 ..\nEpoch: [1][2/10000] Time 0.42 ..\n"),
+            None
+        );
+    }
+
+    #[test]
+    fn step_timings_of_sana_and_pixart() {
+        // github.com/NVlabs/Sana/issues/206 (healthy steps before a watchdog timeout): three
+        // epoch-2 lines, `time: all:1.39x` of which `data:0.003`, then validation bars; the
+        // lines print no batch counter, so the longest wait is left out of three
+        let s = step_timings(&corpus(
+            "h162_log_sana206_time_all_model_data_before_validation.txt",
+        ))
+        .unwrap();
+        assert_eq!((s.format, s.lines, s.worst_left_out), ("sana", 2, true));
+        assert!((s.data_s - 0.006).abs() < 1e-9, "{s:?}");
+        assert!(s.share > 0.002 && s.share < 0.003, "{s:?}");
+        // a loader that cannot keep up, in the f-string of Sana's train.py (the `optimizer:`
+        // variant of its other trainers between `model:` and `data:`)
+        let t = "2025-03-18 12:10:18 - [Sana] - INFO - Epoch: 1 | Global Step: 100 | Local Step: 100 // 1877, total_eta: 6:23:44, epoch_eta:0:19:20, time: all:2.400, model:0.500, optimizer:0.100, data:1.700, lm:0.076, lr:4.330e-05, s:(32, 32), loss:0.6753\n\
+                 2025-03-18 12:10:46 - [Sana] - INFO - Epoch: 1 | Global Step: 120 | Local Step: 120 // 1877, total_eta: 6:22:56, epoch_eta:0:18:50, time: all:2.500, model:0.500, optimizer:0.100, data:1.800, lm:0.077, lr:4.330e-05, s:(32, 32), loss:0.6772\n";
+        let s = step_timings(t).unwrap();
+        assert_eq!(
+            (s.format, s.lines, s.worst_line, s.worst_left_out),
+            ("sana", 2, 2, false)
+        );
+        assert!((s.share - 3.5 / 4.9).abs() < 1e-9, "{s:?}");
+        // PixArt-α's `Step/Epoch [g/e][s/n]:… time_all:…, time_data:…`: counters every 10
+        // steps, so of three lines the longest wait (the epoch's first) is left out
+        let t = "Step/Epoch [1/1][1/2000]:total_eta: 1 day, 2:00:00, epoch_eta:0:40:00, time_all:0.240, time_data:0.200, lr:2.000e-05, s:(128, 128), loss:0.1234, grad_norm:0.5000\n\
+                 Step/Epoch [10/1][10/2000]:total_eta: 1 day, 1:50:00, epoch_eta:0:39:00, time_all:1.200, time_data:0.010, lr:2.000e-05, s:(128, 128), loss:0.1200, grad_norm:0.4000\n\
+                 Step/Epoch [20/1][20/2000]:total_eta: 1 day, 1:40:00, epoch_eta:0:38:00, time_all:1.180, time_data:0.012, lr:2.000e-05, s:(128, 128), loss:0.1100, grad_norm:0.4000\n";
+        let s = step_timings(t).unwrap();
+        assert_eq!(
+            (s.format, s.lines, s.worst_line, s.worst_left_out),
+            ("pixart", 2, 1, true)
+        );
+        assert!((s.share - 0.022 / 2.38).abs() < 1e-9, "{s:?}");
+        // neighbours: one line is no measure; `time: all:` without a `data:` timer, and a
+        // `data:` value beside no `time: all:`, are not Sana's
+        assert_eq!(
+            step_timings(
+                "Epoch: 1 | Global Step: 1 | Local Step: 1 // 10, total_eta: 0:01:00, epoch_eta:0:00:50, time: all:1.000, model:0.100, data:0.800, lm:0.0, vae:0.0, lr:1.0e-04\n"
+            ),
+            None
+        );
+        assert_eq!(
+            step_timings(
+                "time: all:1.000, model:0.900, lm:0.050\ntime: all:1.100, model:0.900, lm:0.050\n"
+            ),
+            None
+        );
+        assert_eq!(
+            step_timings("split: train, data:0.500, total:4\nsplit: val, data:0.400, total:4\n"),
             None
         );
     }

@@ -146,7 +146,7 @@ impl Probe for Config {
             ),
             (
                 "workload",
-                "`text` (tokenized language-model batches) or `image`, where the job's text shows it; null otherwise",
+                "`text` (tokenized language-model batches), `image`, or `cached-latents` (an sd-scripts job training on VAE latents cached before it), where the job's text shows it; null otherwise",
             ),
             (
                 "node",
