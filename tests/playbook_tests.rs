@@ -250,7 +250,7 @@ fn explain_shows_the_bindings_of_data_workers_too_few() {
     let (code, out) = gpufix(&["explain", "data.workers-too-few"]);
     assert_eq!(code, 0, "{out}");
     assert!(
-        out.contains("    config_suggests = [params.max_workers_text if cfg.workload == 'text' else params.max_workers, (params.node_cpus if params.node_cpus > 0 else cfg.node.cpus) // cfg.node.gpus] | min"),
+        out.contains("    config_suggests = [params.max_workers_text if cfg.workload == 'text' else (params.max_workers_cached if cfg.workload == 'cached-latents' else params.max_workers), (params.node_cpus if params.node_cpus > 0 else cfg.node.cpus) // cfg.node.gpus] | min"),
         "{out}"
     );
     assert!(
