@@ -279,9 +279,9 @@ fn root_cause<'a>(report: &'a Report, r: &'a RuleResult) -> &'a str {
 
 /// Columns a person's terminal shows whole: every evidence line fits in them.
 const WIDTH: usize = 100;
-/// Evidence lines a rule shows without `-v` (a job's worker census reads 22 values: 7 lines);
-/// the values past them are counted.
-const EVIDENCE_LINES: usize = 8;
+/// Evidence lines a rule shows without `-v` (a job's worker census reads 25 values, with the
+/// loader-workers rule's parameters: 9 lines); the values past them are counted.
+const EVIDENCE_LINES: usize = 9;
 /// Where an evidence line starts; the lines it wraps onto start under its first value.
 const EVIDENCE_LEAD: &str = "            evidence: ";
 /// The least room a value keeps beside a long name.
